@@ -1,0 +1,7 @@
+module github.com/ckbench/ckbench
+
+go 1.26.0
+
+require github.com/klauspost/cpuid/v2 v2.4.2
+
+require golang.org/x/sys v0.49.0 // indirect

@@ -1,0 +1,202 @@
+package attention
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/ckbench/ckbench/kernels/buf"
+	"github.com/ckbench/ckbench/kernels/isa"
+)
+
+// runnable returns every compiled tier, skipping (with the reason) those
+// this CPU cannot run.
+func runnable(t *testing.T) []Impl {
+	var out []Impl
+	for _, im := range Impls() {
+		if st := isa.Detect(im.Tier); !st.Runs {
+			t.Logf("tier %s skipped: %s", im.Tier, st.Reason)
+			continue
+		}
+		out = append(out, im)
+	}
+	return out
+}
+
+// pattern fills a problem in one of the ways the gate must survive.
+type pattern func(s Shape, b Buffers)
+
+func random(s Shape, b Buffers) { FillRandom(b, 42) }
+
+// equalScores makes every key row identical: all scores equal.
+func equalScores(s Shape, b Buffers) {
+	FillRandom(b, 43)
+	d, stride := s.D, s.Capacity()*s.D
+	for kh := 0; kh < s.Hkv; kh++ {
+		for j := 1; j < s.T; j++ {
+			copy(b.K[kh*stride+j*d:kh*stride+(j+1)*d], b.K[kh*stride:kh*stride+d])
+		}
+	}
+}
+
+// hugeScores makes scaled scores land near ±80, where a careless exp
+// overflows (e^80 ≈ 5.5e34, e^89 is +Inf in float32) or produces NaN. The
+// values are chosen so that every score is exact in float32 (D a power of
+// four, so 1/sqrt(D) is exact; q constant; k = ±(1 - j%7/64)): softmax
+// amplifies a score's rounding error by |x| ≈ 80, and the gate is about the
+// kernel, not about the conditioning of its input.
+func hugeScores(s Shape, b Buffers) {
+	FillRandom(b, 44)
+	d := s.D
+	qv := float32(80 * math.Sqrt(float64(d)) / float64(d)) // q·k·scale = ±80 for k = ±1
+	for i := range b.Q {
+		b.Q[i] = qv
+	}
+	signs := make([]float32, s.T)
+	buf.FillUniform(signs, 45, -1, 1)
+	stride := s.Capacity() * d
+	for kh := 0; kh < s.Hkv; kh++ {
+		for j := 0; j < s.T; j++ {
+			sgn := float32(1)
+			if signs[j] < 0 {
+				sgn = -1
+			}
+			jitter := 1 - float32(j%7)/64 // scores 80, 78.75, …, 72.5 and their negatives
+			for i := range d {
+				b.K[kh*stride+j*d+i] = sgn * jitter
+			}
+		}
+	}
+}
+
+type gateCase struct {
+	name string
+	p    Params
+	fill pattern
+}
+
+// gateCases is the shape table of the correctness gate (issue #2, item 5).
+func gateCases() []gateCase {
+	var cs []gateCase
+	add := func(name string, p Params, f pattern) { cs = append(cs, gateCase{name, p, f}) }
+	for _, k := range Kernels {
+		for _, e := range []Exp{ExpExact, ExpFast} {
+			for _, d := range []int{64, 80, 96, 128, 256} {
+				tk := AutoTileK(d)
+				for _, t := range []int{1, tk - 1, tk, tk + 1, 16*3 + 5, 200} {
+					if t < 1 {
+						continue
+					}
+					add(fmt.Sprintf("T=%d", t), Params{Kernel: k, Shape: Shape{H: 2, Hkv: 1, D: d, T: t, Cap: t + 3}, Exp: e}, random)
+				}
+			}
+			for _, tk := range []int{1, 7, 8, 33, 256} {
+				add(fmt.Sprintf("tk=%d", tk), Params{Kernel: k, Shape: Shape{H: 1, Hkv: 1, D: 128, T: 300}, TileK: tk, Exp: e}, random)
+			}
+			for _, g := range []int{1, 2, 4, 8} {
+				add(fmt.Sprintf("gqa=%d", g), Params{Kernel: k, Shape: Shape{H: 2 * g, Hkv: 2, D: 64, T: 77}, Exp: e}, random)
+			}
+			add("equal", Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 128, T: 100}, Exp: e}, equalScores)
+			add("pm80", Params{Kernel: k, Shape: Shape{H: 4, Hkv: 1, D: 64, T: 157}, Exp: e}, hugeScores)
+			add("pm80-d256", Params{Kernel: k, Shape: Shape{H: 2, Hkv: 2, D: 256, T: 61}, TileK: 16, Exp: e}, hugeScores)
+			add("long", Params{Kernel: k, Shape: Shape{H: 2, Hkv: 1, D: 128, T: 4099}, Exp: e}, random)
+		}
+	}
+	return cs
+}
+
+func TestGate(t *testing.T) {
+	for _, im := range runnable(t) {
+		for _, c := range gateCases() {
+			name := fmt.Sprintf("%s/%s/%s/hd=%d/T=%d/g=%d/%s", im.Tier, c.p.Kernel, c.p.Exp, c.p.D, c.p.T, c.p.Group(), c.name)
+			t.Run(name, func(t *testing.T) {
+				b := Alloc(c.p)
+				c.fill(c.p.Shape, b)
+				if err := c.p.Check(b); err != nil {
+					t.Fatal(err)
+				}
+				for i := range b.O {
+					b.O[i] = float32(math.NaN()) // the kernel must overwrite all of o
+				}
+				for i := range b.WS {
+					b.WS[i] = float32(math.NaN()) // and must not read workspace it did not write
+				}
+				im.Run(c.p, b)
+				want := Reference(c.p.Shape, b.Q, b.K, b.V)
+				if err := MaxRelErr(b.O, want, c.p.D); !(err <= Tolerance(c.p.Exp)) {
+					t.Fatalf("max rel err %.3g > %.0e", err, Tolerance(c.p.Exp))
+				}
+			})
+		}
+	}
+}
+
+func TestNoAllocs(t *testing.T) {
+	for _, im := range runnable(t) {
+		for _, k := range Kernels {
+			p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 100}}
+			b := Alloc(p)
+			FillRandom(b, 1)
+			if n := testing.AllocsPerRun(10, func() { im.Run(p, b) }); n != 0 {
+				t.Errorf("%s/%s allocates %.0f times per call", im.Tier, k, n)
+			}
+		}
+	}
+}
+
+func TestFastExp(t *testing.T) {
+	for x := float32(-87); x <= 88; x += 0.173 {
+		got, want := float64(FastExp(x)), math.Exp(float64(x))
+		if rel := math.Abs(got-want) / want; rel > 2e-4 {
+			t.Fatalf("FastExp(%v) = %v, want %v (rel %.2g)", x, got, want, rel)
+		}
+	}
+	if FastExp(-1000) != 0 || math.IsInf(float64(FastExp(1000)), 0) {
+		t.Fatalf("FastExp clamps: got %v and %v", FastExp(-1000), FastExp(1000))
+	}
+}
+
+func TestValidate(t *testing.T) {
+	bad := []Params{
+		{Kernel: "nope", Shape: Shape{H: 1, Hkv: 1, D: 64, T: 1}},
+		{Kernel: DecodeFlash, Shape: Shape{H: 3, Hkv: 2, D: 64, T: 1}},
+		{Kernel: DecodeFlash, Shape: Shape{H: 1, Hkv: 1, D: 72, T: 1}},
+		{Kernel: DecodeFlash, Shape: Shape{H: 1, Hkv: 1, D: 512, T: 1}},
+		{Kernel: DecodeFlash, Shape: Shape{H: 1, Hkv: 1, D: 64, T: 0}},
+		{Kernel: DecodeFlash, Shape: Shape{H: 1, Hkv: 1, D: 64, T: 9, Cap: 8}},
+		{Kernel: DecodeFlash, Shape: Shape{H: 1, Hkv: 1, D: 64, T: 9}, TileK: 257},
+		{Kernel: DecodeFlash, Shape: Shape{H: 0, Hkv: 1, D: 64, T: 9}},
+	}
+	for _, p := range bad {
+		if err := p.Validate(); err == nil {
+			t.Errorf("%+v: no error", p)
+		}
+	}
+	p := Params{Kernel: DecodeFlash, Shape: Shape{H: 1, Hkv: 1, D: 64, T: 8}}
+	if err := p.Check(Buffers{}); err == nil {
+		t.Error("Check accepted empty buffers")
+	}
+}
+
+func TestWork(t *testing.T) {
+	p := Params{Kernel: DecodeFlashGQA, Shape: Shape{H: 32, Hkv: 8, D: 128, T: 4096}}
+	w := p.Work()
+	if w.Flops != 4*32*4096*128 || w.Bytes != 2*8*4096*128*4+8*32*128 || w.Traffic != w.Bytes || w.Exps != 32*4096 {
+		t.Fatalf("gqa work %+v", w)
+	}
+	p.Kernel = DecodeFlash
+	if w := p.Work(); w.Traffic != 2*32*4096*128*4+8*32*128 || w.Bytes != 2*8*4096*128*4+8*32*128 {
+		t.Fatalf("flash work %+v", w)
+	}
+	if ai := w.AI(); math.Abs(ai-w.Flops/w.Bytes) > 0 {
+		t.Fatal(ai)
+	}
+}
+
+func TestAutoTileK(t *testing.T) {
+	for d, want := range map[int]int{64: 32, 80: 16, 128: 16, 256: 8} {
+		if got := AutoTileK(d); got != want {
+			t.Errorf("AutoTileK(%d) = %d, want %d", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package attention
+
+import "math"
+
+// flashGeneric is the readable contract of flash decode (DESIGN.md §1):
+// per query head a running max m, running sum s and unnormalized output o,
+// updated one tile of tk keys at a time, normalized once at the end.
+func flashGeneric(o, q []float32, g int, k, v []float32, n, d, tk int, scale float32, e Exp, ws []float32) {
+	m, s := ws[:g], ws[g:2*g]
+	tiles := ws[flashStateLen(g):]
+	tb := tileBufLen(tk)
+	for h := range g {
+		m[h], s[h] = float32(math.Inf(-1)), 0
+		clear(o[h*d : (h+1)*d])
+	}
+	for t0 := 0; t0 < n; t0 += tk {
+		cnt := min(tk, n-t0)
+		kt, vt := k[t0*d:(t0+cnt)*d], v[t0*d:(t0+cnt)*d]
+		// Every head of the group works on the same tile while it is in L1.
+		for h := range g {
+			x := tiles[h*tb : h*tb+cnt]
+			qh, oh := q[h*d:(h+1)*d], o[h*d:(h+1)*d]
+			mBlk := float32(math.Inf(-1))
+			for j := range cnt {
+				x[j] = scale * dot(qh, kt[j*d:(j+1)*d])
+				mBlk = max(mBlk, x[j])
+			}
+			if mBlk > m[h] {
+				var c float32 // first tile: nothing to rescale
+				if !math.IsInf(float64(m[h]), -1) {
+					c = expf(m[h]-mBlk, e)
+				}
+				s[h] *= c
+				scaleInPlace(oh, c)
+				m[h] = mBlk
+			}
+			for j := range cnt {
+				w := expf(x[j]-m[h], e)
+				s[h] += w
+				axpy(oh, w, vt[j*d:(j+1)*d])
+			}
+		}
+	}
+	for h := range g {
+		normalize(o[h*d:(h+1)*d], s[h])
+	}
+}
+
+// naiveGeneric is the textbook decode: scores for all n keys, a 3-pass
+// softmax over them (max; exp and sum; normalize), then P·V.
+func naiveGeneric(o, q, k, v []float32, n, d int, scale float32, e Exp, ws []float32) {
+	p := ws[:n]
+	mx := float32(math.Inf(-1))
+	for j := range n {
+		p[j] = scale * dot(q, k[j*d:(j+1)*d])
+		mx = max(mx, p[j])
+	}
+	var sum float32
+	for j := range n {
+		p[j] = expf(p[j]-mx, e)
+		sum += p[j]
+	}
+	inv := 1 / sum
+	for j := range n {
+		p[j] *= inv
+	}
+	clear(o[:d])
+	for j := range n {
+		axpy(o[:d], p[j], v[j*d:(j+1)*d])
+	}
+}
+
+func dot(a, b []float32) float32 {
+	var acc float32
+	for i := range a {
+		acc += a[i] * b[i]
+	}
+	return acc
+}
+
+// axpy: y += a*x.
+func axpy(y []float32, a float32, x []float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += a * x[i]
+	}
+}
+
+func scaleInPlace(y []float32, c float32) {
+	for i := range y {
+		y[i] *= c
+	}
+}
+
+// normalize divides o by s, or zeroes it when s is 0 (no weight at all).
+func normalize(o []float32, s float32) {
+	if s == 0 {
+		clear(o)
+		return
+	}
+	scaleInPlace(o, 1/s)
+}

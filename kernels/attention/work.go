@@ -1,0 +1,46 @@
+package attention
+
+// Work is the work model of one call (DESIGN.md §2).
+type Work struct {
+	Flops   float64 // multiply and add count 2 each; exp counted apart
+	Exps    float64 // exponentials evaluated (one per query head per key)
+	Bytes   float64 // compulsory bytes: each input read once, each output written once
+	Traffic float64 // bytes this kernel's loop structure streams from the KV cache and q/o
+}
+
+// AI is the arithmetic intensity in FLOP per compulsory byte.
+func (w Work) AI() float64 { return w.Flops / w.Bytes }
+
+// kvElemBytes is the size of one KV element (f32 today; f16 will be 2).
+const kvElemBytes = 4
+
+// Work returns the work model of p:
+//
+//	FLOPs   4·H·T·D           (q·k and P·V, 2·D each per head and key)
+//	bytes   2·Hkv·T·D·e + 8·H·D  (K and V once, q read and o written in f32)
+//	traffic decode-flash re-reads a KV head once per query head: 2·H·T·D·e + 8·H·D;
+//	        the other kernels stream each KV row once: traffic = bytes.
+func (p Params) Work() Work {
+	h, hkv, t, d := float64(p.H), float64(p.Hkv), float64(p.T), float64(p.D)
+	w := Work{
+		Flops: 4 * h * t * d,
+		Exps:  h * t,
+		Bytes: 2*hkv*t*d*kvElemBytes + 8*h*d,
+	}
+	w.Traffic = w.Bytes
+	if p.Kernel == DecodeFlash {
+		w.Traffic = 2*h*t*d*kvElemBytes + 8*h*d
+	}
+	return w
+}
+
+// WorkFormula states the model of a kernel in the words of Work, for
+// `ckbench list`.
+func WorkFormula(k Kernel) (flops, bytes, traffic string) {
+	flops, bytes = "4·H·T·D (+ H·T exp)", "2·Hkv·T·D·e + 8·H·D (e = 4 for f32 KV)"
+	traffic = "= bytes (each KV row streamed once)"
+	if k == DecodeFlash {
+		traffic = "2·H·T·D·e + 8·H·D (each query head re-reads its KV head)"
+	}
+	return
+}

@@ -1,0 +1,5 @@
+package isa
+
+import "runtime"
+
+const goarch = runtime.GOARCH
