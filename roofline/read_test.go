@@ -1,0 +1,49 @@
+package roofline
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/ckbench/ckbench/kernels/buf"
+	"github.com/ckbench/ckbench/kernels/isa"
+)
+
+func TestReadSum(t *testing.T) {
+	for _, tier := range isa.All {
+		if st := isa.Detect(tier); !st.Runs {
+			t.Logf("%s skipped: %s", tier, st.Reason)
+			continue
+		}
+		for _, n := range []int{0, 128, 1024, 128 * 77} {
+			x := buf.Floats(n)
+			for i := range x {
+				x[i] = float32(i%5) - 1 // small integers: every order sums exactly
+			}
+			var want float32
+			for _, v := range x {
+				want += v
+			}
+			if got := ReadSum(tier, x); got != want {
+				t.Errorf("%s n=%d: %v, want %v", tier, n, got, want)
+			}
+		}
+	}
+}
+
+func BenchmarkReadSum(b *testing.B) {
+	for _, tier := range isa.All {
+		if !isa.Detect(tier).Runs {
+			continue
+		}
+		for _, kib := range []int{16, 256, 4096, 65536} {
+			x := buf.Floats(kib * 256)
+			buf.FillUniform(x, 1, -1, 1) // touch every page: untouched memory is the shared zero page
+			b.Run(fmt.Sprintf("isa=%s/kib=%d", tier, kib), func(b *testing.B) {
+				b.SetBytes(int64(4 * len(x)))
+				for b.Loop() {
+					ReadSum(tier, x)
+				}
+			})
+		}
+	}
+}
