@@ -25,7 +25,7 @@ type tier struct {
 // a streaming kernel can read per second on this core.
 func readSum(t tier) {
 	TEXT("readSum"+t.name, NOSPLIT, "func(p *float32, n int) float32")
-	Doc("readSum"+t.name+" returns the sum of n floats at p; n is a multiple of 8 vectors.")
+	Doc("readSum" + t.name + " returns the sum of n floats at p; n is a multiple of 8 vectors.")
 	p, n := GP64(), GP64()
 	Load(Param("p"), p)
 	Load(Param("n"), n)

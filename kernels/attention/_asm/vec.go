@@ -39,10 +39,10 @@ const (
 	cFastC2
 	cFastC3
 	cFastC4
-	cExactLo    // below this exp(x) is flushed to 0 (AVX2)
-	cExactLoZ   // clamp for AVX-512, where VSCALEFPS underflows gracefully
-	cExactHi    // exp(88) < MaxFloat32
-	cLn2Hi      // ln 2 = cLn2Hi + cLn2Lo (Cody–Waite)
+	cExactLo  // below this exp(x) is flushed to 0 (AVX2)
+	cExactLoZ // clamp for AVX-512, where VSCALEFPS underflows gracefully
+	cExactHi  // exp(88) < MaxFloat32
+	cLn2Hi    // ln 2 = cLn2Hi + cLn2Lo (Cody–Waite)
 	cLn2Lo
 	cP0 // Cephes expf polynomial: e^r ≈ 1 + r + r²·P(r)
 	cP1
