@@ -190,10 +190,10 @@ type Buffers struct {
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
 // Workspace layout of the flash kernels, for a group of g query heads:
-// [m[0..g) s[0..g) pad to 16][tile buffer of head 0][tile buffer of head 1]...
+// [m[0..g) s[0..g) mb[0..g) pad to 16][tile buffer of head 0][tile buffer of head 1]...
 // each tile buffer roundUp(tile,16) floats, so vector loops may run past the
 // last valid score. The naive kernel uses roundUp(T,16) floats of scores.
-func flashStateLen(g int) int { return roundUp(2*g, 16) }
+func flashStateLen(g int) int { return roundUp(3*g, 16) }
 func tileBufLen(tk int) int   { return roundUp(tk, 16) }
 
 // WorkspaceLen is the number of float32 of workspace p needs.

@@ -345,31 +345,37 @@ GLOBL expconst<>(SB), RODATA|NOPTR, $1344
 // func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
 // Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $40-96
-	MOVQ   ng+16(FP), AX
-	MOVQ   state+72(FP), CX
-	MOVQ   o+0(FP), DX
-	MOVQ   d+48(FP), BX
-	SHLQ   $0x02, BX
-	XORQ   SI, SI
-	VMOVSS expconst<>+0(SB), X0
+	MOVQ $0x00000000, 32(SP)
 
 init_1:
-	CMPQ   SI, AX
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
 	JGE    init_done_1
-	VMOVSS X0, (CX)(SI*4)
-	LEAQ   (CX)(AX*4), DI
-	MOVL   $0x00000000, (DI)(SI*4)
-	VXORPS Y1, Y1, Y1
-	MOVQ   DX, DI
-	MOVQ   BX, R8
+	VMOVSS expconst<>+0(SB), X0
+	MOVQ   state+72(FP), AX
+	MOVQ   32(SP), CX
+	VMOVSS X0, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	MOVL   $0x00000000, (AX)(CX*4)
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   AX, AX
 
 zero_loop_1:
-	VMOVUPS Y1, (DI)
-	ADDQ    $0x00000020, DI
-	SUBQ    $0x00000020, R8
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
 	JNZ     zero_loop_1
-	ADDQ    BX, DX
-	INCQ    SI
+	INCQ    32(SP)
 	JMP     init_1
 
 init_done_1:
@@ -390,143 +396,169 @@ tile_1:
 	MOVQ    CX, 24(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-head_1:
-	MOVQ  32(SP), AX
-	MOVQ  ng+16(FP), CX
-	CMPQ  AX, CX
-	JGE   tile_done_1
-	MOVQ  d+48(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  AX, CX
-	IMULQ DX, CX
-	MOVQ  CX, BX
-	MOVQ  q+8(FP), SI
-	ADDQ  SI, CX
-	MOVQ  o+0(FP), SI
-	ADDQ  SI, BX
-	MOVQ  tileStride+88(FP), SI
-	IMULQ AX, SI
-	MOVQ  tiles+80(FP), DI
-	ADDQ  DI, SI
-	MOVQ  (SP), R8
-	MOVQ  24(SP), DI
-	XORQ  R9, R9
-	MOVQ  SI, R10
-	LEAQ  (DX)(DX*2), R11
+scores_1:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_1
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    BX, BX
+	LEAQ    (AX)(AX*2), DI
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_1:
-	MOVQ   DI, R12
-	SUBQ   R9, R12
-	CMPQ   R12, $0x08
+	CMPQ   SI, $0x08
 	JL     scores_by1_1
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	MOVQ   R8, R12
-	LEAQ   (R8)(DX*4), R13
-	MOVQ   CX, R14
-	MOVQ   DX, R15
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   BX, R8
+	LEAQ   (BX)(AX*4), R9
+	MOVQ   CX, R10
+	SUBQ   BX, R10
+	MOVQ   AX, R11
+	ANDQ   $0xffffffc0, R11
+	ADDQ   BX, R11
+	CMPQ   R8, R11
+	JAE    scores_odd_1
 
-scores_chunk8_1:
-	VMOVUPS      (R14), Y8
-	VFMADD231PS  (R12), Y8, Y0
-	VFMADD231PS  (R12)(DX*1), Y8, Y1
-	VFMADD231PS  (R12)(DX*2), Y8, Y2
-	VFMADD231PS  (R12)(R11*1), Y8, Y3
-	VFMADD231PS  (R13), Y8, Y4
-	VFMADD231PS  (R13)(DX*1), Y8, Y5
-	VFMADD231PS  (R13)(DX*2), Y8, Y6
-	VFMADD231PS  (R13)(R11*1), Y8, Y7
-	ADDQ         $0x00000020, R12
-	ADDQ         $0x00000020, R13
-	ADDQ         $0x00000020, R14
-	SUBQ         $0x00000020, R15
-	JNZ          scores_chunk8_1
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y3, Y2, Y1
-	VHADDPS      Y5, Y4, Y2
-	VHADDPS      Y7, Y6, Y3
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y3, Y2, Y1
-	VPERM2F128   $0x20, Y1, Y0, Y2
-	VPERM2F128   $0x31, Y1, Y0, Y0
-	VADDPS       Y0, Y2, Y2
-	VBROADCASTSS scale+64(FP), Y0
-	VMULPS       Y0, Y2, Y2
-	VMOVUPS      Y2, (R10)
-	ADDQ         $0x20, R10
-	ADDQ         $0x08, R9
-	LEAQ         (R8)(DX*8), R8
+scores_pairs_1:
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(AX*1), Y10, Y3
+	VFMADD231PS (R8)(AX*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(AX*1), Y10, Y7
+	VFMADD231PS (R9)(AX*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+	VMOVUPS     32(R8)(R10*1), Y10
+	VFMADD231PS 32(R8), Y10, Y2
+	VFMADD231PS 32(R8)(AX*1), Y10, Y3
+	VFMADD231PS 32(R8)(AX*2), Y10, Y4
+	VFMADD231PS 32(R8)(DI*1), Y10, Y5
+	VFMADD231PS 32(R9), Y10, Y6
+	VFMADD231PS 32(R9)(AX*1), Y10, Y7
+	VFMADD231PS 32(R9)(AX*2), Y10, Y8
+	VFMADD231PS 32(R9)(DI*1), Y10, Y9
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_1
+
+scores_odd_1:
+	LEAQ        (BX)(AX*1), R11
+	CMPQ        R8, R11
+	JAE         scores_reduce_1
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(AX*1), Y10, Y3
+	VFMADD231PS (R8)(AX*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(AX*1), Y10, Y7
+	VFMADD231PS (R9)(AX*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+
+scores_reduce_1:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, SI
+	LEAQ         (BX)(AX*8), BX
 	JMP          scores_by8_1
 
 scores_by1_1:
-	CMPQ   R9, DI
-	JGE    scores_done_1
-	VXORPS Y0, Y0, Y0
-	MOVQ   R8, R12
-	MOVQ   CX, R14
-	MOVQ   DX, R15
+	TESTQ  SI, SI
+	JZ     scores_done_2
+	VXORPS Y2, Y2, Y2
+	MOVQ   BX, R8
+	MOVQ   CX, R10
+	SUBQ   BX, R10
+	LEAQ   (BX)(AX*1), R11
 
 scores_chunk1_1:
-	VMOVUPS      (R14), Y1
-	VFMADD231PS  (R12), Y1, Y0
-	ADDQ         $0x00000020, R12
-	ADDQ         $0x00000020, R14
-	SUBQ         $0x00000020, R15
-	JNZ          scores_chunk1_1
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X0, X1, X1
-	VMOVHLPS     X1, X1, X0
-	VADDPS       X0, X1, X1
-	VMOVSHDUP    X1, X0
-	VADDPS       X0, X1, X1
-	VMULSS       scale+64(FP), X1, X1
-	VMOVSS       X1, (R10)
-	ADDQ         $0x04, R10
-	INCQ         R9
-	ADDQ         DX, R8
+	VMOVUPS      (R8)(R10*1), Y3
+	VFMADD231PS  (R8), Y3, Y2
+	ADDQ         $0x00000020, R8
+	CMPQ         R8, R11
+	JB           scores_chunk1_1
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (DX)
+	ADDQ         $0x04, DX
+	DECQ         SI
+	ADDQ         AX, BX
 	JMP          scores_by1_1
 
-scores_done_1:
-	VMOVUPS expconst<>+0(SB), Y0
-	MOVQ    SI, CX
-	MOVQ    DI, R8
-
-max_loop_1:
-	CMPQ   R8, $0x00000008
-	JL     max_tail_1
-	VMAXPS (CX), Y0, Y0
-	ADDQ   $0x00000020, CX
-	SUBQ   $0x00000008, R8
-	JMP    max_loop_1
-
-max_tail_1:
-	VEXTRACTF128 $0x01, Y0, X1
-	VMAXPS       X0, X1, X1
-	VMOVHLPS     X1, X1, X0
-	VMAXPS       X0, X1, X1
-	VMOVSHDUP    X1, X0
-	VMAXPS       X0, X1, X1
-
-max_tail1_1:
-	TESTQ  R8, R8
-	JZ     max_done_1
-	VMAXSS (CX), X1, X1
-	ADDQ   $0x04, CX
-	DECQ   R8
-	JMP    max_tail1_1
-
-max_done_1:
-	MOVQ         state+72(FP), R8
+scores_done_2:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
-	LEAQ         (R8)(CX*4), CX
-	VMOVSS       (R8)(AX*4), X0
-	VMAXSS       X0, X1, X1
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	INCQ         32(SP)
+	JMP          scores_1
+
+scores_done_1:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_1:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_1
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
 	JEQ          no_rescale_1
 	VSUBSS       X1, X0, X0
@@ -552,29 +584,50 @@ max_done_1:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	VMULSS       (CX)(AX*4), X0, X2
-	VMOVSS       X2, (CX)(AX*4)
-	MOVQ         BX, R9
-	MOVQ         DX, R10
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
 
 scale_loop_1:
-	VMULPS  (R9), Y0, Y2
-	VMOVUPS Y2, (R9)
-	ADDQ    $0x00000020, R9
-	SUBQ    $0x00000020, R10
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
 	JNZ     scale_loop_1
-	VMOVSS  X1, (R8)(AX*4)
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
 
 no_rescale_1:
-	VBROADCASTSS (R8)(AX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
 	VXORPS       Y1, Y1, Y1
-	MOVQ         SI, R8
-	MOVQ         DI, R9
+	MOVQ         CX, CX
 
 exp_loop_1:
-	CMPQ         R9, $0x00000008
+	CMPQ         CX, $0x00000008
 	JL           exp_tail_1
-	VMOVUPS      (R8), Y2
+	VMOVUPS      (AX), Y2
 	VSUBPS       Y0, Y2, Y2
 	VCMPPS       $0x0d, expconst<>+640(SB), Y2, Y3
 	VMAXPS       expconst<>+640(SB), Y2, Y2
@@ -597,10 +650,10 @@ exp_loop_1:
 	VPSLLD       $0x17, Y5, Y5
 	VMULPS       Y5, Y4, Y2
 	VANDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, (R8)
+	VMOVUPS      Y2, (AX)
 	VADDPS       Y2, Y1, Y1
-	ADDQ         $0x00000020, R8
-	SUBQ         $0x00000008, R9
+	ADDQ         $0x00000020, AX
+	SUBQ         $0x00000008, CX
 	JMP          exp_loop_1
 
 exp_tail_1:
@@ -610,9 +663,9 @@ exp_tail_1:
 	VADDPS       X1, X2, X2
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
-	TESTQ        R9, R9
+	TESTQ        CX, CX
 	JZ           exp_done_1
-	VMOVUPS      (R8), Y1
+	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x0d, expconst<>+640(SB), Y1, Y0
 	VMAXPS       expconst<>+640(SB), Y1, Y1
@@ -635,168 +688,215 @@ exp_tail_1:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y1
 	VANDPS       Y0, Y1, Y1
-	VMOVUPS      Y1, (R8)
+	VMOVUPS      Y1, (AX)
 
 exp_tail1_1:
-	VADDSS (R8), X2, X2
-	ADDQ   $0x04, R8
-	DECQ   R9
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
 	JNZ    exp_tail1_1
 
 exp_done_1:
-	VADDSS (CX)(AX*4), X2, X2
-	VMOVSS X2, (CX)(AX*4)
-	MOVQ   8(SP), AX
-	XORQ   CX, CX
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	INCQ   32(SP)
+	JMP    softmax_1
+
+softmax_done_1:
+	MOVQ $0x00000000, 32(SP)
+
+pv_1:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_1
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	XORQ  DI, DI
 
 pv_block_1:
-	MOVQ    DX, R8
-	SUBQ    CX, R8
-	CMPQ    R8, $0x00000100
+	MOVQ    AX, R8
+	SUBQ    DI, R8
+	CMPQ    R8, $0x00000080
 	JL      pv_next_1
-	VMOVUPS (BX)(CX*1), Y0
-	VMOVUPS 32(BX)(CX*1), Y1
-	VMOVUPS 64(BX)(CX*1), Y2
-	VMOVUPS 96(BX)(CX*1), Y3
-	VMOVUPS 128(BX)(CX*1), Y4
-	VMOVUPS 160(BX)(CX*1), Y5
-	VMOVUPS 192(BX)(CX*1), Y6
-	VMOVUPS 224(BX)(CX*1), Y7
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
+	VMOVUPS (CX)(DI*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(DI*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(DI*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(DI*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R8
+	LEAQ    (BX)(DI*1), R9
+	MOVQ    SI, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_1
 
-pv_row_1:
+pv_pair_1:
+	VBROADCASTSS (R8), Y8
+	VBROADCASTSS 4(R8), Y9
+	VFMADD231PS  (R9), Y8, Y0
+	VFMADD231PS  (R9)(AX*1), Y9, Y1
+	VFMADD231PS  32(R9), Y8, Y2
+	VFMADD231PS  32(R9)(AX*1), Y9, Y3
+	VFMADD231PS  64(R9), Y8, Y4
+	VFMADD231PS  64(R9)(AX*1), Y9, Y5
+	VFMADD231PS  96(R9), Y8, Y6
+	VFMADD231PS  96(R9)(AX*1), Y9, Y7
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(AX*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_1
+
+pv_single_1:
+	TESTQ        R10, R10
+	JZ           pv_merge_1
 	VBROADCASTSS (R8), Y8
 	VFMADD231PS  (R9), Y8, Y0
-	VFMADD231PS  32(R9), Y8, Y1
-	VFMADD231PS  64(R9), Y8, Y2
-	VFMADD231PS  96(R9), Y8, Y3
-	VFMADD231PS  128(R9), Y8, Y4
-	VFMADD231PS  160(R9), Y8, Y5
-	VFMADD231PS  192(R9), Y8, Y6
-	VFMADD231PS  224(R9), Y8, Y7
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_1
-	VMOVUPS      Y0, (BX)(CX*1)
-	VMOVUPS      Y1, 32(BX)(CX*1)
-	VMOVUPS      Y2, 64(BX)(CX*1)
-	VMOVUPS      Y3, 96(BX)(CX*1)
-	VMOVUPS      Y4, 128(BX)(CX*1)
-	VMOVUPS      Y5, 160(BX)(CX*1)
-	VMOVUPS      Y6, 192(BX)(CX*1)
-	VMOVUPS      Y7, 224(BX)(CX*1)
-	ADDQ         $0x00000100, CX
-	JMP          pv_block_1
+	VFMADD231PS  32(R9), Y8, Y2
+	VFMADD231PS  64(R9), Y8, Y4
+	VFMADD231PS  96(R9), Y8, Y6
+
+pv_merge_1:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(DI*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(DI*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(DI*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(DI*1)
+	ADDQ    $0x00000080, DI
+	JMP     pv_block_1
 
 pv_next_1:
 pv_block_2:
-	MOVQ    DX, R8
-	SUBQ    CX, R8
-	CMPQ    R8, $0x00000080
+	MOVQ    AX, R8
+	SUBQ    DI, R8
+	CMPQ    R8, $0x00000040
 	JL      pv_next_2
-	VMOVUPS (BX)(CX*1), Y0
-	VMOVUPS 32(BX)(CX*1), Y1
-	VMOVUPS 64(BX)(CX*1), Y2
-	VMOVUPS 96(BX)(CX*1), Y3
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
+	VMOVUPS (CX)(DI*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(DI*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R8
+	LEAQ    (BX)(DI*1), R9
+	MOVQ    SI, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_2
 
-pv_row_2:
+pv_pair_2:
+	VBROADCASTSS (R8), Y4
+	VBROADCASTSS 4(R8), Y5
+	VFMADD231PS  (R9), Y4, Y0
+	VFMADD231PS  (R9)(AX*1), Y5, Y1
+	VFMADD231PS  32(R9), Y4, Y2
+	VFMADD231PS  32(R9)(AX*1), Y5, Y3
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(AX*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_2
+
+pv_single_2:
+	TESTQ        R10, R10
+	JZ           pv_merge_2
 	VBROADCASTSS (R8), Y4
 	VFMADD231PS  (R9), Y4, Y0
-	VFMADD231PS  32(R9), Y4, Y1
-	VFMADD231PS  64(R9), Y4, Y2
-	VFMADD231PS  96(R9), Y4, Y3
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_2
-	VMOVUPS      Y0, (BX)(CX*1)
-	VMOVUPS      Y1, 32(BX)(CX*1)
-	VMOVUPS      Y2, 64(BX)(CX*1)
-	VMOVUPS      Y3, 96(BX)(CX*1)
-	ADDQ         $0x00000080, CX
-	JMP          pv_block_2
+	VFMADD231PS  32(R9), Y4, Y2
+
+pv_merge_2:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(DI*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(DI*1)
+	ADDQ    $0x00000040, DI
+	JMP     pv_block_2
 
 pv_next_2:
 pv_block_3:
-	MOVQ    DX, R8
-	SUBQ    CX, R8
-	CMPQ    R8, $0x00000040
+	MOVQ    AX, R8
+	SUBQ    DI, R8
+	CMPQ    R8, $0x00000020
 	JL      pv_next_3
-	VMOVUPS (BX)(CX*1), Y0
-	VMOVUPS 32(BX)(CX*1), Y1
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
+	VMOVUPS (CX)(DI*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R8
+	LEAQ    (BX)(DI*1), R9
+	MOVQ    SI, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_3
 
-pv_row_3:
+pv_pair_3:
+	VBROADCASTSS (R8), Y2
+	VBROADCASTSS 4(R8), Y3
+	VFMADD231PS  (R9), Y2, Y0
+	VFMADD231PS  (R9)(AX*1), Y3, Y1
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(AX*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_3
+
+pv_single_3:
+	TESTQ        R10, R10
+	JZ           pv_merge_3
 	VBROADCASTSS (R8), Y2
 	VFMADD231PS  (R9), Y2, Y0
-	VFMADD231PS  32(R9), Y2, Y1
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_3
-	VMOVUPS      Y0, (BX)(CX*1)
-	VMOVUPS      Y1, 32(BX)(CX*1)
-	ADDQ         $0x00000040, CX
-	JMP          pv_block_3
+
+pv_merge_3:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(DI*1)
+	ADDQ    $0x00000020, DI
+	JMP     pv_block_3
 
 pv_next_3:
-pv_block_4:
-	MOVQ    DX, R8
-	SUBQ    CX, R8
-	CMPQ    R8, $0x00000020
-	JL      pv_next_4
-	VMOVUPS (BX)(CX*1), Y0
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
-
-pv_row_4:
-	VBROADCASTSS (R8), Y1
-	VFMADD231PS  (R9), Y1, Y0
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_4
-	VMOVUPS      Y0, (BX)(CX*1)
-	ADDQ         $0x00000020, CX
-	JMP          pv_block_4
-
-pv_next_4:
 	INCQ 32(SP)
-	JMP  head_1
+	JMP  pv_1
 
-tile_done_1:
+pv_done_1:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
-	MOVQ  AX, DX
-	IMULQ CX, DX
-	SHLQ  $0x02, DX
-	ADDQ  DX, (SP)
-	ADDQ  DX, 8(SP)
+	IMULQ AX, CX
+	SHLQ  $0x02, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
 	SUBQ  AX, 16(SP)
 	JMP   tile_1
 
 finish_1:
-	MOVQ ng+16(FP), AX
-	MOVQ state+72(FP), CX
-	MOVQ o+0(FP), DX
-	MOVQ d+48(FP), BX
-	SHLQ $0x02, BX
-	XORQ SI, SI
+	MOVQ $0x00000000, 32(SP)
 
 norm_1:
-	CMPQ     SI, AX
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
 	JGE      norm_done_1
-	LEAQ     (CX)(AX*4), DI
-	VMOVSS   (DI)(SI*4), X0
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
 	VXORPS   X1, X1, X1
 	VUCOMISS X1, X0
 	JEQ      recip_zero_1
@@ -805,17 +905,21 @@ norm_1:
 
 recip_zero_1:
 	VBROADCASTSS X1, Y0
-	MOVQ         DX, DI
-	MOVQ         BX, R8
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
 
 scale_loop_2:
-	VMULPS  (DI), Y0, Y1
-	VMOVUPS Y1, (DI)
-	ADDQ    $0x00000020, DI
-	SUBQ    $0x00000020, R8
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
 	JNZ     scale_loop_2
-	ADDQ    BX, DX
-	INCQ    SI
+	INCQ    32(SP)
 	JMP     norm_1
 
 norm_done_1:
@@ -825,125 +929,134 @@ norm_done_1:
 // func naiveDecodeExactAVX2(o *float32, q *float32, k *float32, v *float32, n int, d int, scale float32, ws *float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·naiveDecodeExactAVX2(SB), NOSPLIT, $0-64
-	MOVQ ws+56(FP), AX
-	MOVQ q+8(FP), CX
-	MOVQ k+16(FP), DX
-	MOVQ n+32(FP), BX
-	MOVQ d+40(FP), SI
-	SHLQ $0x02, SI
-	XORQ DI, DI
-	MOVQ AX, R8
-	LEAQ (SI)(SI*2), R9
+	MOVQ    ws+56(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    k+16(FP), DX
+	MOVQ    n+32(FP), BX
+	MOVQ    d+40(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    BX, DI
+	MOVQ    AX, R8
+	LEAQ    (SI)(SI*2), R9
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_2:
-	MOVQ   BX, R10
-	SUBQ   DI, R10
-	CMPQ   R10, $0x08
+	CMPQ   DI, $0x08
 	JL     scores_by1_2
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
 	MOVQ   DX, R10
 	LEAQ   (DX)(SI*4), R11
 	MOVQ   CX, R12
+	SUBQ   DX, R12
 	MOVQ   SI, R13
+	ANDQ   $0xffffffc0, R13
+	ADDQ   DX, R13
+	CMPQ   R10, R13
+	JAE    scores_odd_2
 
-scores_chunk8_2:
-	VMOVUPS      (R12), Y8
-	VFMADD231PS  (R10), Y8, Y0
-	VFMADD231PS  (R10)(SI*1), Y8, Y1
-	VFMADD231PS  (R10)(SI*2), Y8, Y2
-	VFMADD231PS  (R10)(R9*1), Y8, Y3
-	VFMADD231PS  (R11), Y8, Y4
-	VFMADD231PS  (R11)(SI*1), Y8, Y5
-	VFMADD231PS  (R11)(SI*2), Y8, Y6
-	VFMADD231PS  (R11)(R9*1), Y8, Y7
-	ADDQ         $0x00000020, R10
-	ADDQ         $0x00000020, R11
-	ADDQ         $0x00000020, R12
-	SUBQ         $0x00000020, R13
-	JNZ          scores_chunk8_2
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y3, Y2, Y1
-	VHADDPS      Y5, Y4, Y2
-	VHADDPS      Y7, Y6, Y3
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y3, Y2, Y1
-	VPERM2F128   $0x20, Y1, Y0, Y2
-	VPERM2F128   $0x31, Y1, Y0, Y0
-	VADDPS       Y0, Y2, Y2
-	VBROADCASTSS scale+48(FP), Y0
-	VMULPS       Y0, Y2, Y2
-	VMOVUPS      Y2, (R8)
+scores_pairs_2:
+	VMOVUPS     (R10)(R12*1), Y10
+	VFMADD231PS (R10), Y10, Y2
+	VFMADD231PS (R10)(SI*1), Y10, Y3
+	VFMADD231PS (R10)(SI*2), Y10, Y4
+	VFMADD231PS (R10)(R9*1), Y10, Y5
+	VFMADD231PS (R11), Y10, Y6
+	VFMADD231PS (R11)(SI*1), Y10, Y7
+	VFMADD231PS (R11)(SI*2), Y10, Y8
+	VFMADD231PS (R11)(R9*1), Y10, Y9
+	VMOVUPS     32(R10)(R12*1), Y10
+	VFMADD231PS 32(R10), Y10, Y2
+	VFMADD231PS 32(R10)(SI*1), Y10, Y3
+	VFMADD231PS 32(R10)(SI*2), Y10, Y4
+	VFMADD231PS 32(R10)(R9*1), Y10, Y5
+	VFMADD231PS 32(R11), Y10, Y6
+	VFMADD231PS 32(R11)(SI*1), Y10, Y7
+	VFMADD231PS 32(R11)(SI*2), Y10, Y8
+	VFMADD231PS 32(R11)(R9*1), Y10, Y9
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x00000040, R11
+	CMPQ        R10, R13
+	JB          scores_pairs_2
+
+scores_odd_2:
+	LEAQ        (DX)(SI*1), R13
+	CMPQ        R10, R13
+	JAE         scores_reduce_2
+	VMOVUPS     (R10)(R12*1), Y10
+	VFMADD231PS (R10), Y10, Y2
+	VFMADD231PS (R10)(SI*1), Y10, Y3
+	VFMADD231PS (R10)(SI*2), Y10, Y4
+	VFMADD231PS (R10)(R9*1), Y10, Y5
+	VFMADD231PS (R11), Y10, Y6
+	VFMADD231PS (R11)(SI*1), Y10, Y7
+	VFMADD231PS (R11)(SI*2), Y10, Y8
+	VFMADD231PS (R11)(R9*1), Y10, Y9
+
+scores_reduce_2:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+48(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (R8)
 	ADDQ         $0x20, R8
-	ADDQ         $0x08, DI
+	SUBQ         $0x08, DI
 	LEAQ         (DX)(SI*8), DX
 	JMP          scores_by8_2
 
 scores_by1_2:
-	CMPQ   DI, BX
-	JGE    scores_done_2
-	VXORPS Y0, Y0, Y0
+	TESTQ  DI, DI
+	JZ     scores_done_3
+	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   CX, R12
-	MOVQ   SI, R13
+	SUBQ   DX, R12
+	LEAQ   (DX)(SI*1), R13
 
 scores_chunk1_2:
-	VMOVUPS      (R12), Y1
-	VFMADD231PS  (R10), Y1, Y0
+	VMOVUPS      (R10)(R12*1), Y3
+	VFMADD231PS  (R10), Y3, Y2
 	ADDQ         $0x00000020, R10
-	ADDQ         $0x00000020, R12
-	SUBQ         $0x00000020, R13
-	JNZ          scores_chunk1_2
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X0, X1, X1
-	VMOVHLPS     X1, X1, X0
-	VADDPS       X0, X1, X1
-	VMOVSHDUP    X1, X0
-	VADDPS       X0, X1, X1
-	VMULSS       scale+48(FP), X1, X1
-	VMOVSS       X1, (R8)
+	CMPQ         R10, R13
+	JB           scores_chunk1_2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+48(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (R8)
 	ADDQ         $0x04, R8
-	INCQ         DI
+	DECQ         DI
 	ADDQ         SI, DX
 	JMP          scores_by1_2
 
-scores_done_2:
-	VMOVUPS expconst<>+0(SB), Y0
-	MOVQ    AX, CX
-	MOVQ    BX, DX
-
-max_loop_2:
-	CMPQ   DX, $0x00000008
-	JL     max_tail_2
-	VMAXPS (CX), Y0, Y0
-	ADDQ   $0x00000020, CX
-	SUBQ   $0x00000008, DX
-	JMP    max_loop_2
-
-max_tail_2:
-	VEXTRACTF128 $0x01, Y0, X1
-	VMAXPS       X0, X1, X1
-	VMOVHLPS     X1, X1, X0
-	VMAXPS       X0, X1, X1
-	VMOVSHDUP    X1, X0
-	VMAXPS       X0, X1, X1
-
-max_tail1_2:
-	TESTQ  DX, DX
-	JZ     max_done_2
-	VMAXSS (CX), X1, X1
-	ADDQ   $0x04, CX
-	DECQ   DX
-	JMP    max_tail1_2
-
-max_done_2:
-	VBROADCASTSS X1, Y0
+scores_done_3:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	VBROADCASTSS X2, Y0
 	VXORPS       Y1, Y1, Y1
 	MOVQ         AX, CX
 	MOVQ         BX, DX
@@ -1051,158 +1164,182 @@ zero_loop_2:
 	JNZ     zero_loop_2
 	XORQ    DI, DI
 
-pv_block_5:
+pv_block_4:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
-	CMPQ    R8, $0x00000100
-	JL      pv_next_5
+	CMPQ    R8, $0x00000080
+	JL      pv_next_4
 	VMOVUPS (CX)(DI*1), Y0
-	VMOVUPS 32(CX)(DI*1), Y1
-	VMOVUPS 64(CX)(DI*1), Y2
-	VMOVUPS 96(CX)(DI*1), Y3
-	VMOVUPS 128(CX)(DI*1), Y4
-	VMOVUPS 160(CX)(DI*1), Y5
-	VMOVUPS 192(CX)(DI*1), Y6
-	VMOVUPS 224(CX)(DI*1), Y7
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(DI*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(DI*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(DI*1), Y6
+	VXORPS  Y7, Y7, Y7
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_4
 
-pv_row_5:
+pv_pair_4:
+	VBROADCASTSS (R8), Y8
+	VBROADCASTSS 4(R8), Y9
+	VFMADD231PS  (R9), Y8, Y0
+	VFMADD231PS  (R9)(SI*1), Y9, Y1
+	VFMADD231PS  32(R9), Y8, Y2
+	VFMADD231PS  32(R9)(SI*1), Y9, Y3
+	VFMADD231PS  64(R9), Y8, Y4
+	VFMADD231PS  64(R9)(SI*1), Y9, Y5
+	VFMADD231PS  96(R9), Y8, Y6
+	VFMADD231PS  96(R9)(SI*1), Y9, Y7
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(SI*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_4
+
+pv_single_4:
+	TESTQ        R10, R10
+	JZ           pv_merge_4
 	VBROADCASTSS (R8), Y8
 	VFMADD231PS  (R9), Y8, Y0
-	VFMADD231PS  32(R9), Y8, Y1
-	VFMADD231PS  64(R9), Y8, Y2
-	VFMADD231PS  96(R9), Y8, Y3
-	VFMADD231PS  128(R9), Y8, Y4
-	VFMADD231PS  160(R9), Y8, Y5
-	VFMADD231PS  192(R9), Y8, Y6
-	VFMADD231PS  224(R9), Y8, Y7
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_5
-	VMOVUPS      Y0, (CX)(DI*1)
-	VMOVUPS      Y1, 32(CX)(DI*1)
-	VMOVUPS      Y2, 64(CX)(DI*1)
-	VMOVUPS      Y3, 96(CX)(DI*1)
-	VMOVUPS      Y4, 128(CX)(DI*1)
-	VMOVUPS      Y5, 160(CX)(DI*1)
-	VMOVUPS      Y6, 192(CX)(DI*1)
-	VMOVUPS      Y7, 224(CX)(DI*1)
-	ADDQ         $0x00000100, DI
-	JMP          pv_block_5
+	VFMADD231PS  32(R9), Y8, Y2
+	VFMADD231PS  64(R9), Y8, Y4
+	VFMADD231PS  96(R9), Y8, Y6
+
+pv_merge_4:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(DI*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(DI*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(DI*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(DI*1)
+	ADDQ    $0x00000080, DI
+	JMP     pv_block_4
+
+pv_next_4:
+pv_block_5:
+	MOVQ    SI, R8
+	SUBQ    DI, R8
+	CMPQ    R8, $0x00000040
+	JL      pv_next_5
+	VMOVUPS (CX)(DI*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(DI*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    AX, R8
+	LEAQ    (DX)(DI*1), R9
+	MOVQ    BX, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_5
+
+pv_pair_5:
+	VBROADCASTSS (R8), Y4
+	VBROADCASTSS 4(R8), Y5
+	VFMADD231PS  (R9), Y4, Y0
+	VFMADD231PS  (R9)(SI*1), Y5, Y1
+	VFMADD231PS  32(R9), Y4, Y2
+	VFMADD231PS  32(R9)(SI*1), Y5, Y3
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(SI*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_5
+
+pv_single_5:
+	TESTQ        R10, R10
+	JZ           pv_merge_5
+	VBROADCASTSS (R8), Y4
+	VFMADD231PS  (R9), Y4, Y0
+	VFMADD231PS  32(R9), Y4, Y2
+
+pv_merge_5:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(DI*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(DI*1)
+	ADDQ    $0x00000040, DI
+	JMP     pv_block_5
 
 pv_next_5:
 pv_block_6:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
-	CMPQ    R8, $0x00000080
+	CMPQ    R8, $0x00000020
 	JL      pv_next_6
 	VMOVUPS (CX)(DI*1), Y0
-	VMOVUPS 32(CX)(DI*1), Y1
-	VMOVUPS 64(CX)(DI*1), Y2
-	VMOVUPS 96(CX)(DI*1), Y3
+	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_6
 
-pv_row_6:
-	VBROADCASTSS (R8), Y4
-	VFMADD231PS  (R9), Y4, Y0
-	VFMADD231PS  32(R9), Y4, Y1
-	VFMADD231PS  64(R9), Y4, Y2
-	VFMADD231PS  96(R9), Y4, Y3
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_6
-	VMOVUPS      Y0, (CX)(DI*1)
-	VMOVUPS      Y1, 32(CX)(DI*1)
-	VMOVUPS      Y2, 64(CX)(DI*1)
-	VMOVUPS      Y3, 96(CX)(DI*1)
-	ADDQ         $0x00000080, DI
-	JMP          pv_block_6
+pv_pair_6:
+	VBROADCASTSS (R8), Y2
+	VBROADCASTSS 4(R8), Y3
+	VFMADD231PS  (R9), Y2, Y0
+	VFMADD231PS  (R9)(SI*1), Y3, Y1
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(SI*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_6
 
-pv_next_6:
-pv_block_7:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000040
-	JL      pv_next_7
-	VMOVUPS (CX)(DI*1), Y0
-	VMOVUPS 32(CX)(DI*1), Y1
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-
-pv_row_7:
+pv_single_6:
+	TESTQ        R10, R10
+	JZ           pv_merge_6
 	VBROADCASTSS (R8), Y2
 	VFMADD231PS  (R9), Y2, Y0
-	VFMADD231PS  32(R9), Y2, Y1
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_7
-	VMOVUPS      Y0, (CX)(DI*1)
-	VMOVUPS      Y1, 32(CX)(DI*1)
-	ADDQ         $0x00000040, DI
-	JMP          pv_block_7
 
-pv_next_7:
-pv_block_8:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000020
-	JL      pv_next_8
-	VMOVUPS (CX)(DI*1), Y0
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
+pv_merge_6:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(DI*1)
+	ADDQ    $0x00000020, DI
+	JMP     pv_block_6
 
-pv_row_8:
-	VBROADCASTSS (R8), Y1
-	VFMADD231PS  (R9), Y1, Y0
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_8
-	VMOVUPS      Y0, (CX)(DI*1)
-	ADDQ         $0x00000020, DI
-	JMP          pv_block_8
-
-pv_next_8:
+pv_next_6:
 	VZEROUPPER
 	RET
 
 // func flashDecodeFastAVX2(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
 // Requires: AVX, AVX2, CMOV, FMA3
 TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $40-96
-	MOVQ   ng+16(FP), AX
-	MOVQ   state+72(FP), CX
-	MOVQ   o+0(FP), DX
-	MOVQ   d+48(FP), BX
-	SHLQ   $0x02, BX
-	XORQ   SI, SI
-	VMOVSS expconst<>+0(SB), X0
+	MOVQ $0x00000000, 32(SP)
 
 init_2:
-	CMPQ   SI, AX
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
 	JGE    init_done_2
-	VMOVSS X0, (CX)(SI*4)
-	LEAQ   (CX)(AX*4), DI
-	MOVL   $0x00000000, (DI)(SI*4)
-	VXORPS Y1, Y1, Y1
-	MOVQ   DX, DI
-	MOVQ   BX, R8
+	VMOVSS expconst<>+0(SB), X0
+	MOVQ   state+72(FP), AX
+	MOVQ   32(SP), CX
+	VMOVSS X0, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	MOVL   $0x00000000, (AX)(CX*4)
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   AX, AX
 
 zero_loop_3:
-	VMOVUPS Y1, (DI)
-	ADDQ    $0x00000020, DI
-	SUBQ    $0x00000020, R8
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
 	JNZ     zero_loop_3
-	ADDQ    BX, DX
-	INCQ    SI
+	INCQ    32(SP)
 	JMP     init_2
 
 init_done_2:
@@ -1223,143 +1360,169 @@ tile_2:
 	MOVQ    CX, 24(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-head_2:
-	MOVQ  32(SP), AX
-	MOVQ  ng+16(FP), CX
-	CMPQ  AX, CX
-	JGE   tile_done_2
-	MOVQ  d+48(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  AX, CX
-	IMULQ DX, CX
-	MOVQ  CX, BX
-	MOVQ  q+8(FP), SI
-	ADDQ  SI, CX
-	MOVQ  o+0(FP), SI
-	ADDQ  SI, BX
-	MOVQ  tileStride+88(FP), SI
-	IMULQ AX, SI
-	MOVQ  tiles+80(FP), DI
-	ADDQ  DI, SI
-	MOVQ  (SP), R8
-	MOVQ  24(SP), DI
-	XORQ  R9, R9
-	MOVQ  SI, R10
-	LEAQ  (DX)(DX*2), R11
+scores_2:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_4
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    BX, BX
+	LEAQ    (AX)(AX*2), DI
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_3:
-	MOVQ   DI, R12
-	SUBQ   R9, R12
-	CMPQ   R12, $0x08
+	CMPQ   SI, $0x08
 	JL     scores_by1_3
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	MOVQ   R8, R12
-	LEAQ   (R8)(DX*4), R13
-	MOVQ   CX, R14
-	MOVQ   DX, R15
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   BX, R8
+	LEAQ   (BX)(AX*4), R9
+	MOVQ   CX, R10
+	SUBQ   BX, R10
+	MOVQ   AX, R11
+	ANDQ   $0xffffffc0, R11
+	ADDQ   BX, R11
+	CMPQ   R8, R11
+	JAE    scores_odd_3
 
-scores_chunk8_3:
-	VMOVUPS      (R14), Y8
-	VFMADD231PS  (R12), Y8, Y0
-	VFMADD231PS  (R12)(DX*1), Y8, Y1
-	VFMADD231PS  (R12)(DX*2), Y8, Y2
-	VFMADD231PS  (R12)(R11*1), Y8, Y3
-	VFMADD231PS  (R13), Y8, Y4
-	VFMADD231PS  (R13)(DX*1), Y8, Y5
-	VFMADD231PS  (R13)(DX*2), Y8, Y6
-	VFMADD231PS  (R13)(R11*1), Y8, Y7
-	ADDQ         $0x00000020, R12
-	ADDQ         $0x00000020, R13
-	ADDQ         $0x00000020, R14
-	SUBQ         $0x00000020, R15
-	JNZ          scores_chunk8_3
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y3, Y2, Y1
-	VHADDPS      Y5, Y4, Y2
-	VHADDPS      Y7, Y6, Y3
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y3, Y2, Y1
-	VPERM2F128   $0x20, Y1, Y0, Y2
-	VPERM2F128   $0x31, Y1, Y0, Y0
-	VADDPS       Y0, Y2, Y2
-	VBROADCASTSS scale+64(FP), Y0
-	VMULPS       Y0, Y2, Y2
-	VMOVUPS      Y2, (R10)
-	ADDQ         $0x20, R10
-	ADDQ         $0x08, R9
-	LEAQ         (R8)(DX*8), R8
+scores_pairs_3:
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(AX*1), Y10, Y3
+	VFMADD231PS (R8)(AX*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(AX*1), Y10, Y7
+	VFMADD231PS (R9)(AX*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+	VMOVUPS     32(R8)(R10*1), Y10
+	VFMADD231PS 32(R8), Y10, Y2
+	VFMADD231PS 32(R8)(AX*1), Y10, Y3
+	VFMADD231PS 32(R8)(AX*2), Y10, Y4
+	VFMADD231PS 32(R8)(DI*1), Y10, Y5
+	VFMADD231PS 32(R9), Y10, Y6
+	VFMADD231PS 32(R9)(AX*1), Y10, Y7
+	VFMADD231PS 32(R9)(AX*2), Y10, Y8
+	VFMADD231PS 32(R9)(DI*1), Y10, Y9
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_3
+
+scores_odd_3:
+	LEAQ        (BX)(AX*1), R11
+	CMPQ        R8, R11
+	JAE         scores_reduce_3
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(AX*1), Y10, Y3
+	VFMADD231PS (R8)(AX*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(AX*1), Y10, Y7
+	VFMADD231PS (R9)(AX*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+
+scores_reduce_3:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, SI
+	LEAQ         (BX)(AX*8), BX
 	JMP          scores_by8_3
 
 scores_by1_3:
-	CMPQ   R9, DI
-	JGE    scores_done_3
-	VXORPS Y0, Y0, Y0
-	MOVQ   R8, R12
-	MOVQ   CX, R14
-	MOVQ   DX, R15
+	TESTQ  SI, SI
+	JZ     scores_done_5
+	VXORPS Y2, Y2, Y2
+	MOVQ   BX, R8
+	MOVQ   CX, R10
+	SUBQ   BX, R10
+	LEAQ   (BX)(AX*1), R11
 
 scores_chunk1_3:
-	VMOVUPS      (R14), Y1
-	VFMADD231PS  (R12), Y1, Y0
-	ADDQ         $0x00000020, R12
-	ADDQ         $0x00000020, R14
-	SUBQ         $0x00000020, R15
-	JNZ          scores_chunk1_3
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X0, X1, X1
-	VMOVHLPS     X1, X1, X0
-	VADDPS       X0, X1, X1
-	VMOVSHDUP    X1, X0
-	VADDPS       X0, X1, X1
-	VMULSS       scale+64(FP), X1, X1
-	VMOVSS       X1, (R10)
-	ADDQ         $0x04, R10
-	INCQ         R9
-	ADDQ         DX, R8
+	VMOVUPS      (R8)(R10*1), Y3
+	VFMADD231PS  (R8), Y3, Y2
+	ADDQ         $0x00000020, R8
+	CMPQ         R8, R11
+	JB           scores_chunk1_3
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (DX)
+	ADDQ         $0x04, DX
+	DECQ         SI
+	ADDQ         AX, BX
 	JMP          scores_by1_3
 
-scores_done_3:
-	VMOVUPS expconst<>+0(SB), Y0
-	MOVQ    SI, CX
-	MOVQ    DI, R8
-
-max_loop_3:
-	CMPQ   R8, $0x00000008
-	JL     max_tail_3
-	VMAXPS (CX), Y0, Y0
-	ADDQ   $0x00000020, CX
-	SUBQ   $0x00000008, R8
-	JMP    max_loop_3
-
-max_tail_3:
-	VEXTRACTF128 $0x01, Y0, X1
-	VMAXPS       X0, X1, X1
-	VMOVHLPS     X1, X1, X0
-	VMAXPS       X0, X1, X1
-	VMOVSHDUP    X1, X0
-	VMAXPS       X0, X1, X1
-
-max_tail1_3:
-	TESTQ  R8, R8
-	JZ     max_done_3
-	VMAXSS (CX), X1, X1
-	ADDQ   $0x04, CX
-	DECQ   R8
-	JMP    max_tail1_3
-
-max_done_3:
-	MOVQ         state+72(FP), R8
+scores_done_5:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
-	LEAQ         (R8)(CX*4), CX
-	VMOVSS       (R8)(AX*4), X0
-	VMAXSS       X0, X1, X1
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	INCQ         32(SP)
+	JMP          scores_2
+
+scores_done_4:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_2:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_2
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
 	JEQ          no_rescale_2
 	VSUBSS       X1, X0, X0
@@ -1378,29 +1541,50 @@ max_done_3:
 	VPADDD       expconst<>+192(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y3, Y0
-	VMULSS       (CX)(AX*4), X0, X2
-	VMOVSS       X2, (CX)(AX*4)
-	MOVQ         BX, R9
-	MOVQ         DX, R10
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
 
 scale_loop_3:
-	VMULPS  (R9), Y0, Y2
-	VMOVUPS Y2, (R9)
-	ADDQ    $0x00000020, R9
-	SUBQ    $0x00000020, R10
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
 	JNZ     scale_loop_3
-	VMOVSS  X1, (R8)(AX*4)
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
 
 no_rescale_2:
-	VBROADCASTSS (R8)(AX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
 	VXORPS       Y1, Y1, Y1
-	MOVQ         SI, R8
-	MOVQ         DI, R9
+	MOVQ         CX, CX
 
 exp_loop_3:
-	CMPQ        R9, $0x00000008
+	CMPQ        CX, $0x00000008
 	JL          exp_tail_3
-	VMOVUPS     (R8), Y2
+	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
 	VMAXPS      expconst<>+256(SB), Y2, Y2
 	VMINPS      expconst<>+320(SB), Y2, Y2
@@ -1416,10 +1600,10 @@ exp_loop_3:
 	VPADDD      expconst<>+192(SB), Y3, Y3
 	VPSLLD      $0x17, Y3, Y3
 	VMULPS      Y3, Y4, Y2
-	VMOVUPS     Y2, (R8)
+	VMOVUPS     Y2, (AX)
 	VADDPS      Y2, Y1, Y1
-	ADDQ        $0x00000020, R8
-	SUBQ        $0x00000008, R9
+	ADDQ        $0x00000020, AX
+	SUBQ        $0x00000008, CX
 	JMP         exp_loop_3
 
 exp_tail_3:
@@ -1429,9 +1613,9 @@ exp_tail_3:
 	VADDPS       X1, X2, X2
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
-	TESTQ        R9, R9
+	TESTQ        CX, CX
 	JZ           exp_done_3
-	VMOVUPS      (R8), Y1
+	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMAXPS       expconst<>+256(SB), Y1, Y1
 	VMINPS       expconst<>+320(SB), Y1, Y1
@@ -1447,168 +1631,215 @@ exp_tail_3:
 	VPADDD       expconst<>+192(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y3, Y1
-	VMOVUPS      Y1, (R8)
+	VMOVUPS      Y1, (AX)
 
 exp_tail1_3:
-	VADDSS (R8), X2, X2
-	ADDQ   $0x04, R8
-	DECQ   R9
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
 	JNZ    exp_tail1_3
 
 exp_done_3:
-	VADDSS (CX)(AX*4), X2, X2
-	VMOVSS X2, (CX)(AX*4)
-	MOVQ   8(SP), AX
-	XORQ   CX, CX
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	INCQ   32(SP)
+	JMP    softmax_2
 
-pv_block_9:
+softmax_done_2:
+	MOVQ $0x00000000, 32(SP)
+
+pv_2:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_2
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	XORQ  DI, DI
+
+pv_block_7:
+	MOVQ    AX, R8
+	SUBQ    DI, R8
+	CMPQ    R8, $0x00000080
+	JL      pv_next_7
+	VMOVUPS (CX)(DI*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(DI*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(DI*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(DI*1), Y6
+	VXORPS  Y7, Y7, Y7
 	MOVQ    DX, R8
-	SUBQ    CX, R8
-	CMPQ    R8, $0x00000100
-	JL      pv_next_9
-	VMOVUPS (BX)(CX*1), Y0
-	VMOVUPS 32(BX)(CX*1), Y1
-	VMOVUPS 64(BX)(CX*1), Y2
-	VMOVUPS 96(BX)(CX*1), Y3
-	VMOVUPS 128(BX)(CX*1), Y4
-	VMOVUPS 160(BX)(CX*1), Y5
-	VMOVUPS 192(BX)(CX*1), Y6
-	VMOVUPS 224(BX)(CX*1), Y7
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
+	LEAQ    (BX)(DI*1), R9
+	MOVQ    SI, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_7
 
-pv_row_9:
+pv_pair_7:
+	VBROADCASTSS (R8), Y8
+	VBROADCASTSS 4(R8), Y9
+	VFMADD231PS  (R9), Y8, Y0
+	VFMADD231PS  (R9)(AX*1), Y9, Y1
+	VFMADD231PS  32(R9), Y8, Y2
+	VFMADD231PS  32(R9)(AX*1), Y9, Y3
+	VFMADD231PS  64(R9), Y8, Y4
+	VFMADD231PS  64(R9)(AX*1), Y9, Y5
+	VFMADD231PS  96(R9), Y8, Y6
+	VFMADD231PS  96(R9)(AX*1), Y9, Y7
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(AX*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_7
+
+pv_single_7:
+	TESTQ        R10, R10
+	JZ           pv_merge_7
 	VBROADCASTSS (R8), Y8
 	VFMADD231PS  (R9), Y8, Y0
-	VFMADD231PS  32(R9), Y8, Y1
-	VFMADD231PS  64(R9), Y8, Y2
-	VFMADD231PS  96(R9), Y8, Y3
-	VFMADD231PS  128(R9), Y8, Y4
-	VFMADD231PS  160(R9), Y8, Y5
-	VFMADD231PS  192(R9), Y8, Y6
-	VFMADD231PS  224(R9), Y8, Y7
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_9
-	VMOVUPS      Y0, (BX)(CX*1)
-	VMOVUPS      Y1, 32(BX)(CX*1)
-	VMOVUPS      Y2, 64(BX)(CX*1)
-	VMOVUPS      Y3, 96(BX)(CX*1)
-	VMOVUPS      Y4, 128(BX)(CX*1)
-	VMOVUPS      Y5, 160(BX)(CX*1)
-	VMOVUPS      Y6, 192(BX)(CX*1)
-	VMOVUPS      Y7, 224(BX)(CX*1)
-	ADDQ         $0x00000100, CX
-	JMP          pv_block_9
+	VFMADD231PS  32(R9), Y8, Y2
+	VFMADD231PS  64(R9), Y8, Y4
+	VFMADD231PS  96(R9), Y8, Y6
 
-pv_next_9:
-pv_block_10:
+pv_merge_7:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(DI*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(DI*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(DI*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(DI*1)
+	ADDQ    $0x00000080, DI
+	JMP     pv_block_7
+
+pv_next_7:
+pv_block_8:
+	MOVQ    AX, R8
+	SUBQ    DI, R8
+	CMPQ    R8, $0x00000040
+	JL      pv_next_8
+	VMOVUPS (CX)(DI*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(DI*1), Y2
+	VXORPS  Y3, Y3, Y3
 	MOVQ    DX, R8
-	SUBQ    CX, R8
-	CMPQ    R8, $0x00000080
-	JL      pv_next_10
-	VMOVUPS (BX)(CX*1), Y0
-	VMOVUPS 32(BX)(CX*1), Y1
-	VMOVUPS 64(BX)(CX*1), Y2
-	VMOVUPS 96(BX)(CX*1), Y3
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
+	LEAQ    (BX)(DI*1), R9
+	MOVQ    SI, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_8
 
-pv_row_10:
+pv_pair_8:
+	VBROADCASTSS (R8), Y4
+	VBROADCASTSS 4(R8), Y5
+	VFMADD231PS  (R9), Y4, Y0
+	VFMADD231PS  (R9)(AX*1), Y5, Y1
+	VFMADD231PS  32(R9), Y4, Y2
+	VFMADD231PS  32(R9)(AX*1), Y5, Y3
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(AX*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_8
+
+pv_single_8:
+	TESTQ        R10, R10
+	JZ           pv_merge_8
 	VBROADCASTSS (R8), Y4
 	VFMADD231PS  (R9), Y4, Y0
-	VFMADD231PS  32(R9), Y4, Y1
-	VFMADD231PS  64(R9), Y4, Y2
-	VFMADD231PS  96(R9), Y4, Y3
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_10
-	VMOVUPS      Y0, (BX)(CX*1)
-	VMOVUPS      Y1, 32(BX)(CX*1)
-	VMOVUPS      Y2, 64(BX)(CX*1)
-	VMOVUPS      Y3, 96(BX)(CX*1)
-	ADDQ         $0x00000080, CX
-	JMP          pv_block_10
+	VFMADD231PS  32(R9), Y4, Y2
 
-pv_next_10:
-pv_block_11:
+pv_merge_8:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(DI*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(DI*1)
+	ADDQ    $0x00000040, DI
+	JMP     pv_block_8
+
+pv_next_8:
+pv_block_9:
+	MOVQ    AX, R8
+	SUBQ    DI, R8
+	CMPQ    R8, $0x00000020
+	JL      pv_next_9
+	VMOVUPS (CX)(DI*1), Y0
+	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R8
-	SUBQ    CX, R8
-	CMPQ    R8, $0x00000040
-	JL      pv_next_11
-	VMOVUPS (BX)(CX*1), Y0
-	VMOVUPS 32(BX)(CX*1), Y1
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
+	LEAQ    (BX)(DI*1), R9
+	MOVQ    SI, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_9
 
-pv_row_11:
+pv_pair_9:
+	VBROADCASTSS (R8), Y2
+	VBROADCASTSS 4(R8), Y3
+	VFMADD231PS  (R9), Y2, Y0
+	VFMADD231PS  (R9)(AX*1), Y3, Y1
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(AX*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_9
+
+pv_single_9:
+	TESTQ        R10, R10
+	JZ           pv_merge_9
 	VBROADCASTSS (R8), Y2
 	VFMADD231PS  (R9), Y2, Y0
-	VFMADD231PS  32(R9), Y2, Y1
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_11
-	VMOVUPS      Y0, (BX)(CX*1)
-	VMOVUPS      Y1, 32(BX)(CX*1)
-	ADDQ         $0x00000040, CX
-	JMP          pv_block_11
 
-pv_next_11:
-pv_block_12:
-	MOVQ    DX, R8
-	SUBQ    CX, R8
-	CMPQ    R8, $0x00000020
-	JL      pv_next_12
-	VMOVUPS (BX)(CX*1), Y0
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
+pv_merge_9:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(DI*1)
+	ADDQ    $0x00000020, DI
+	JMP     pv_block_9
 
-pv_row_12:
-	VBROADCASTSS (R8), Y1
-	VFMADD231PS  (R9), Y1, Y0
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_12
-	VMOVUPS      Y0, (BX)(CX*1)
-	ADDQ         $0x00000020, CX
-	JMP          pv_block_12
-
-pv_next_12:
+pv_next_9:
 	INCQ 32(SP)
-	JMP  head_2
+	JMP  pv_2
 
-tile_done_2:
+pv_done_2:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
-	MOVQ  AX, DX
-	IMULQ CX, DX
-	SHLQ  $0x02, DX
-	ADDQ  DX, (SP)
-	ADDQ  DX, 8(SP)
+	IMULQ AX, CX
+	SHLQ  $0x02, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
 	SUBQ  AX, 16(SP)
 	JMP   tile_2
 
 finish_2:
-	MOVQ ng+16(FP), AX
-	MOVQ state+72(FP), CX
-	MOVQ o+0(FP), DX
-	MOVQ d+48(FP), BX
-	SHLQ $0x02, BX
-	XORQ SI, SI
+	MOVQ $0x00000000, 32(SP)
 
 norm_2:
-	CMPQ     SI, AX
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
 	JGE      norm_done_2
-	LEAQ     (CX)(AX*4), DI
-	VMOVSS   (DI)(SI*4), X0
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
 	VXORPS   X1, X1, X1
 	VUCOMISS X1, X0
 	JEQ      recip_zero_3
@@ -1617,17 +1848,21 @@ norm_2:
 
 recip_zero_3:
 	VBROADCASTSS X1, Y0
-	MOVQ         DX, DI
-	MOVQ         BX, R8
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
 
 scale_loop_4:
-	VMULPS  (DI), Y0, Y1
-	VMOVUPS Y1, (DI)
-	ADDQ    $0x00000020, DI
-	SUBQ    $0x00000020, R8
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
 	JNZ     scale_loop_4
-	ADDQ    BX, DX
-	INCQ    SI
+	INCQ    32(SP)
 	JMP     norm_2
 
 norm_done_2:
@@ -1637,125 +1872,134 @@ norm_done_2:
 // func naiveDecodeFastAVX2(o *float32, q *float32, k *float32, v *float32, n int, d int, scale float32, ws *float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·naiveDecodeFastAVX2(SB), NOSPLIT, $0-64
-	MOVQ ws+56(FP), AX
-	MOVQ q+8(FP), CX
-	MOVQ k+16(FP), DX
-	MOVQ n+32(FP), BX
-	MOVQ d+40(FP), SI
-	SHLQ $0x02, SI
-	XORQ DI, DI
-	MOVQ AX, R8
-	LEAQ (SI)(SI*2), R9
+	MOVQ    ws+56(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    k+16(FP), DX
+	MOVQ    n+32(FP), BX
+	MOVQ    d+40(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    BX, DI
+	MOVQ    AX, R8
+	LEAQ    (SI)(SI*2), R9
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_4:
-	MOVQ   BX, R10
-	SUBQ   DI, R10
-	CMPQ   R10, $0x08
+	CMPQ   DI, $0x08
 	JL     scores_by1_4
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
 	MOVQ   DX, R10
 	LEAQ   (DX)(SI*4), R11
 	MOVQ   CX, R12
+	SUBQ   DX, R12
 	MOVQ   SI, R13
+	ANDQ   $0xffffffc0, R13
+	ADDQ   DX, R13
+	CMPQ   R10, R13
+	JAE    scores_odd_4
 
-scores_chunk8_4:
-	VMOVUPS      (R12), Y8
-	VFMADD231PS  (R10), Y8, Y0
-	VFMADD231PS  (R10)(SI*1), Y8, Y1
-	VFMADD231PS  (R10)(SI*2), Y8, Y2
-	VFMADD231PS  (R10)(R9*1), Y8, Y3
-	VFMADD231PS  (R11), Y8, Y4
-	VFMADD231PS  (R11)(SI*1), Y8, Y5
-	VFMADD231PS  (R11)(SI*2), Y8, Y6
-	VFMADD231PS  (R11)(R9*1), Y8, Y7
-	ADDQ         $0x00000020, R10
-	ADDQ         $0x00000020, R11
-	ADDQ         $0x00000020, R12
-	SUBQ         $0x00000020, R13
-	JNZ          scores_chunk8_4
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y3, Y2, Y1
-	VHADDPS      Y5, Y4, Y2
-	VHADDPS      Y7, Y6, Y3
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y3, Y2, Y1
-	VPERM2F128   $0x20, Y1, Y0, Y2
-	VPERM2F128   $0x31, Y1, Y0, Y0
-	VADDPS       Y0, Y2, Y2
-	VBROADCASTSS scale+48(FP), Y0
-	VMULPS       Y0, Y2, Y2
-	VMOVUPS      Y2, (R8)
+scores_pairs_4:
+	VMOVUPS     (R10)(R12*1), Y10
+	VFMADD231PS (R10), Y10, Y2
+	VFMADD231PS (R10)(SI*1), Y10, Y3
+	VFMADD231PS (R10)(SI*2), Y10, Y4
+	VFMADD231PS (R10)(R9*1), Y10, Y5
+	VFMADD231PS (R11), Y10, Y6
+	VFMADD231PS (R11)(SI*1), Y10, Y7
+	VFMADD231PS (R11)(SI*2), Y10, Y8
+	VFMADD231PS (R11)(R9*1), Y10, Y9
+	VMOVUPS     32(R10)(R12*1), Y10
+	VFMADD231PS 32(R10), Y10, Y2
+	VFMADD231PS 32(R10)(SI*1), Y10, Y3
+	VFMADD231PS 32(R10)(SI*2), Y10, Y4
+	VFMADD231PS 32(R10)(R9*1), Y10, Y5
+	VFMADD231PS 32(R11), Y10, Y6
+	VFMADD231PS 32(R11)(SI*1), Y10, Y7
+	VFMADD231PS 32(R11)(SI*2), Y10, Y8
+	VFMADD231PS 32(R11)(R9*1), Y10, Y9
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x00000040, R11
+	CMPQ        R10, R13
+	JB          scores_pairs_4
+
+scores_odd_4:
+	LEAQ        (DX)(SI*1), R13
+	CMPQ        R10, R13
+	JAE         scores_reduce_4
+	VMOVUPS     (R10)(R12*1), Y10
+	VFMADD231PS (R10), Y10, Y2
+	VFMADD231PS (R10)(SI*1), Y10, Y3
+	VFMADD231PS (R10)(SI*2), Y10, Y4
+	VFMADD231PS (R10)(R9*1), Y10, Y5
+	VFMADD231PS (R11), Y10, Y6
+	VFMADD231PS (R11)(SI*1), Y10, Y7
+	VFMADD231PS (R11)(SI*2), Y10, Y8
+	VFMADD231PS (R11)(R9*1), Y10, Y9
+
+scores_reduce_4:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+48(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (R8)
 	ADDQ         $0x20, R8
-	ADDQ         $0x08, DI
+	SUBQ         $0x08, DI
 	LEAQ         (DX)(SI*8), DX
 	JMP          scores_by8_4
 
 scores_by1_4:
-	CMPQ   DI, BX
-	JGE    scores_done_4
-	VXORPS Y0, Y0, Y0
+	TESTQ  DI, DI
+	JZ     scores_done_6
+	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   CX, R12
-	MOVQ   SI, R13
+	SUBQ   DX, R12
+	LEAQ   (DX)(SI*1), R13
 
 scores_chunk1_4:
-	VMOVUPS      (R12), Y1
-	VFMADD231PS  (R10), Y1, Y0
+	VMOVUPS      (R10)(R12*1), Y3
+	VFMADD231PS  (R10), Y3, Y2
 	ADDQ         $0x00000020, R10
-	ADDQ         $0x00000020, R12
-	SUBQ         $0x00000020, R13
-	JNZ          scores_chunk1_4
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X0, X1, X1
-	VMOVHLPS     X1, X1, X0
-	VADDPS       X0, X1, X1
-	VMOVSHDUP    X1, X0
-	VADDPS       X0, X1, X1
-	VMULSS       scale+48(FP), X1, X1
-	VMOVSS       X1, (R8)
+	CMPQ         R10, R13
+	JB           scores_chunk1_4
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+48(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (R8)
 	ADDQ         $0x04, R8
-	INCQ         DI
+	DECQ         DI
 	ADDQ         SI, DX
 	JMP          scores_by1_4
 
-scores_done_4:
-	VMOVUPS expconst<>+0(SB), Y0
-	MOVQ    AX, CX
-	MOVQ    BX, DX
-
-max_loop_4:
-	CMPQ   DX, $0x00000008
-	JL     max_tail_4
-	VMAXPS (CX), Y0, Y0
-	ADDQ   $0x00000020, CX
-	SUBQ   $0x00000008, DX
-	JMP    max_loop_4
-
-max_tail_4:
-	VEXTRACTF128 $0x01, Y0, X1
-	VMAXPS       X0, X1, X1
-	VMOVHLPS     X1, X1, X0
-	VMAXPS       X0, X1, X1
-	VMOVSHDUP    X1, X0
-	VMAXPS       X0, X1, X1
-
-max_tail1_4:
-	TESTQ  DX, DX
-	JZ     max_done_4
-	VMAXSS (CX), X1, X1
-	ADDQ   $0x04, CX
-	DECQ   DX
-	JMP    max_tail1_4
-
-max_done_4:
-	VBROADCASTSS X1, Y0
+scores_done_6:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	VBROADCASTSS X2, Y0
 	VXORPS       Y1, Y1, Y1
 	MOVQ         AX, CX
 	MOVQ         BX, DX
@@ -1849,158 +2093,182 @@ zero_loop_4:
 	JNZ     zero_loop_4
 	XORQ    DI, DI
 
-pv_block_13:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000100
-	JL      pv_next_13
-	VMOVUPS (CX)(DI*1), Y0
-	VMOVUPS 32(CX)(DI*1), Y1
-	VMOVUPS 64(CX)(DI*1), Y2
-	VMOVUPS 96(CX)(DI*1), Y3
-	VMOVUPS 128(CX)(DI*1), Y4
-	VMOVUPS 160(CX)(DI*1), Y5
-	VMOVUPS 192(CX)(DI*1), Y6
-	VMOVUPS 224(CX)(DI*1), Y7
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-
-pv_row_13:
-	VBROADCASTSS (R8), Y8
-	VFMADD231PS  (R9), Y8, Y0
-	VFMADD231PS  32(R9), Y8, Y1
-	VFMADD231PS  64(R9), Y8, Y2
-	VFMADD231PS  96(R9), Y8, Y3
-	VFMADD231PS  128(R9), Y8, Y4
-	VFMADD231PS  160(R9), Y8, Y5
-	VFMADD231PS  192(R9), Y8, Y6
-	VFMADD231PS  224(R9), Y8, Y7
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_13
-	VMOVUPS      Y0, (CX)(DI*1)
-	VMOVUPS      Y1, 32(CX)(DI*1)
-	VMOVUPS      Y2, 64(CX)(DI*1)
-	VMOVUPS      Y3, 96(CX)(DI*1)
-	VMOVUPS      Y4, 128(CX)(DI*1)
-	VMOVUPS      Y5, 160(CX)(DI*1)
-	VMOVUPS      Y6, 192(CX)(DI*1)
-	VMOVUPS      Y7, 224(CX)(DI*1)
-	ADDQ         $0x00000100, DI
-	JMP          pv_block_13
-
-pv_next_13:
-pv_block_14:
+pv_block_10:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000080
-	JL      pv_next_14
+	JL      pv_next_10
 	VMOVUPS (CX)(DI*1), Y0
-	VMOVUPS 32(CX)(DI*1), Y1
-	VMOVUPS 64(CX)(DI*1), Y2
-	VMOVUPS 96(CX)(DI*1), Y3
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(DI*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(DI*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(DI*1), Y6
+	VXORPS  Y7, Y7, Y7
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_10
 
-pv_row_14:
-	VBROADCASTSS (R8), Y4
-	VFMADD231PS  (R9), Y4, Y0
-	VFMADD231PS  32(R9), Y4, Y1
-	VFMADD231PS  64(R9), Y4, Y2
-	VFMADD231PS  96(R9), Y4, Y3
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_14
-	VMOVUPS      Y0, (CX)(DI*1)
-	VMOVUPS      Y1, 32(CX)(DI*1)
-	VMOVUPS      Y2, 64(CX)(DI*1)
-	VMOVUPS      Y3, 96(CX)(DI*1)
-	ADDQ         $0x00000080, DI
-	JMP          pv_block_14
+pv_pair_10:
+	VBROADCASTSS (R8), Y8
+	VBROADCASTSS 4(R8), Y9
+	VFMADD231PS  (R9), Y8, Y0
+	VFMADD231PS  (R9)(SI*1), Y9, Y1
+	VFMADD231PS  32(R9), Y8, Y2
+	VFMADD231PS  32(R9)(SI*1), Y9, Y3
+	VFMADD231PS  64(R9), Y8, Y4
+	VFMADD231PS  64(R9)(SI*1), Y9, Y5
+	VFMADD231PS  96(R9), Y8, Y6
+	VFMADD231PS  96(R9)(SI*1), Y9, Y7
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(SI*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_10
 
-pv_next_14:
-pv_block_15:
+pv_single_10:
+	TESTQ        R10, R10
+	JZ           pv_merge_10
+	VBROADCASTSS (R8), Y8
+	VFMADD231PS  (R9), Y8, Y0
+	VFMADD231PS  32(R9), Y8, Y2
+	VFMADD231PS  64(R9), Y8, Y4
+	VFMADD231PS  96(R9), Y8, Y6
+
+pv_merge_10:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(DI*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(DI*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(DI*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(DI*1)
+	ADDQ    $0x00000080, DI
+	JMP     pv_block_10
+
+pv_next_10:
+pv_block_11:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_15
+	JL      pv_next_11
 	VMOVUPS (CX)(DI*1), Y0
-	VMOVUPS 32(CX)(DI*1), Y1
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(DI*1), Y2
+	VXORPS  Y3, Y3, Y3
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_11
 
-pv_row_15:
-	VBROADCASTSS (R8), Y2
-	VFMADD231PS  (R9), Y2, Y0
-	VFMADD231PS  32(R9), Y2, Y1
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_15
-	VMOVUPS      Y0, (CX)(DI*1)
-	VMOVUPS      Y1, 32(CX)(DI*1)
-	ADDQ         $0x00000040, DI
-	JMP          pv_block_15
+pv_pair_11:
+	VBROADCASTSS (R8), Y4
+	VBROADCASTSS 4(R8), Y5
+	VFMADD231PS  (R9), Y4, Y0
+	VFMADD231PS  (R9)(SI*1), Y5, Y1
+	VFMADD231PS  32(R9), Y4, Y2
+	VFMADD231PS  32(R9)(SI*1), Y5, Y3
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(SI*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_11
 
-pv_next_15:
-pv_block_16:
+pv_single_11:
+	TESTQ        R10, R10
+	JZ           pv_merge_11
+	VBROADCASTSS (R8), Y4
+	VFMADD231PS  (R9), Y4, Y0
+	VFMADD231PS  32(R9), Y4, Y2
+
+pv_merge_11:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(DI*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(DI*1)
+	ADDQ    $0x00000040, DI
+	JMP     pv_block_11
+
+pv_next_11:
+pv_block_12:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000020
-	JL      pv_next_16
+	JL      pv_next_12
 	VMOVUPS (CX)(DI*1), Y0
+	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_12
 
-pv_row_16:
-	VBROADCASTSS (R8), Y1
-	VFMADD231PS  (R9), Y1, Y0
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_16
-	VMOVUPS      Y0, (CX)(DI*1)
-	ADDQ         $0x00000020, DI
-	JMP          pv_block_16
+pv_pair_12:
+	VBROADCASTSS (R8), Y2
+	VBROADCASTSS 4(R8), Y3
+	VFMADD231PS  (R9), Y2, Y0
+	VFMADD231PS  (R9)(SI*1), Y3, Y1
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(SI*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_12
 
-pv_next_16:
+pv_single_12:
+	TESTQ        R10, R10
+	JZ           pv_merge_12
+	VBROADCASTSS (R8), Y2
+	VFMADD231PS  (R9), Y2, Y0
+
+pv_merge_12:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(DI*1)
+	ADDQ    $0x00000020, DI
+	JMP     pv_block_12
+
+pv_next_12:
 	VZEROUPPER
 	RET
 
 // func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
 // Requires: AVX, AVX512DQ, AVX512F, CMOV
 TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $40-96
-	MOVQ   ng+16(FP), AX
-	MOVQ   state+72(FP), CX
-	MOVQ   o+0(FP), DX
-	MOVQ   d+48(FP), BX
-	SHLQ   $0x02, BX
-	XORQ   SI, SI
-	VMOVSS expconst<>+0(SB), X0
+	MOVQ $0x00000000, 32(SP)
 
 init_3:
-	CMPQ   SI, AX
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
 	JGE    init_done_3
-	VMOVSS X0, (CX)(SI*4)
-	LEAQ   (CX)(AX*4), DI
-	MOVL   $0x00000000, (DI)(SI*4)
-	VXORPS Z1, Z1, Z1
-	MOVQ   DX, DI
-	MOVQ   BX, R8
+	VMOVSS expconst<>+0(SB), X0
+	MOVQ   state+72(FP), AX
+	MOVQ   32(SP), CX
+	VMOVSS X0, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	MOVL   $0x00000000, (AX)(CX*4)
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	VXORPS Z0, Z0, Z0
+	MOVQ   AX, AX
 
 zero_loop_5:
-	VMOVUPS Z1, (DI)
-	ADDQ    $0x00000040, DI
-	SUBQ    $0x00000040, R8
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
 	JNZ     zero_loop_5
-	ADDQ    BX, DX
-	INCQ    SI
+	INCQ    32(SP)
 	JMP     init_3
 
 init_done_3:
@@ -2021,71 +2289,92 @@ tile_3:
 	MOVQ    CX, 24(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-head_3:
-	MOVQ  32(SP), AX
-	MOVQ  ng+16(FP), CX
-	CMPQ  AX, CX
-	JGE   tile_done_3
-	MOVQ  d+48(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  AX, CX
-	IMULQ DX, CX
-	MOVQ  CX, BX
-	MOVQ  q+8(FP), SI
-	ADDQ  SI, CX
-	MOVQ  o+0(FP), SI
-	ADDQ  SI, BX
-	MOVQ  tileStride+88(FP), SI
-	IMULQ AX, SI
-	MOVQ  tiles+80(FP), DI
-	ADDQ  DI, SI
-	MOVQ  (SP), R8
-	MOVQ  24(SP), DI
-	XORQ  R9, R9
-	MOVQ  SI, R10
-	LEAQ  (DX)(DX*2), R11
+scores_3:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_7
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    BX, BX
+	LEAQ    (AX)(AX*2), DI
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
 
 scores_by8_5:
-	MOVQ   DI, R12
-	SUBQ   R9, R12
-	CMPQ   R12, $0x08
+	CMPQ   SI, $0x08
 	JL     scores_by1_5
 	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
 	VXORPS Z4, Z4, Z4
 	VXORPS Z5, Z5, Z5
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
-	MOVQ   R8, R12
-	LEAQ   (R8)(DX*4), R13
-	MOVQ   CX, R14
-	MOVQ   DX, R15
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	MOVQ   BX, R8
+	LEAQ   (BX)(AX*4), R9
+	MOVQ   CX, R10
+	SUBQ   BX, R10
+	MOVQ   AX, R11
+	ANDQ   $0xffffff80, R11
+	ADDQ   BX, R11
+	CMPQ   R8, R11
+	JAE    scores_odd_5
 
-scores_chunk8_5:
-	VMOVUPS       (R14), Z8
-	VFMADD231PS   (R12), Z8, Z0
-	VFMADD231PS   (R12)(DX*1), Z8, Z1
-	VFMADD231PS   (R12)(DX*2), Z8, Z2
-	VFMADD231PS   (R12)(R11*1), Z8, Z3
-	VFMADD231PS   (R13), Z8, Z4
-	VFMADD231PS   (R13)(DX*1), Z8, Z5
-	VFMADD231PS   (R13)(DX*2), Z8, Z6
-	VFMADD231PS   (R13)(R11*1), Z8, Z7
-	ADDQ          $0x00000040, R12
-	ADDQ          $0x00000040, R13
-	ADDQ          $0x00000040, R14
-	SUBQ          $0x00000040, R15
-	JNZ           scores_chunk8_5
-	VEXTRACTF64X4 $0x01, Z0, Y8
-	VADDPS        Y8, Y0, Y8
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y0
-	VEXTRACTF64X4 $0x01, Z2, Y1
-	VADDPS        Y1, Y2, Y1
-	VEXTRACTF64X4 $0x01, Z3, Y2
-	VADDPS        Y2, Y3, Y2
+scores_pairs_5:
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(AX*1), Z10, Z3
+	VFMADD231PS (R8)(AX*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(AX*1), Z10, Z7
+	VFMADD231PS (R9)(AX*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	VMOVUPS     64(R8)(R10*1), Z10
+	VFMADD231PS 64(R8), Z10, Z0
+	VFMADD231PS 64(R8)(AX*1), Z10, Z3
+	VFMADD231PS 64(R8)(AX*2), Z10, Z4
+	VFMADD231PS 64(R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R9), Z10, Z6
+	VFMADD231PS 64(R9)(AX*1), Z10, Z7
+	VFMADD231PS 64(R9)(AX*2), Z10, Z8
+	VFMADD231PS 64(R9)(DI*1), Z10, Z9
+	ADDQ        $0x00000080, R8
+	ADDQ        $0x00000080, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_5
+
+scores_odd_5:
+	LEAQ        (BX)(AX*1), R11
+	CMPQ        R8, R11
+	JAE         scores_reduce_5
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(AX*1), Z10, Z3
+	VFMADD231PS (R8)(AX*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(AX*1), Z10, Z7
+	VFMADD231PS (R9)(AX*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+
+scores_reduce_5:
+	VEXTRACTF64X4 $0x01, Z0, Y10
+	VADDPS        Y10, Y0, Y10
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
 	VEXTRACTF64X4 $0x01, Z4, Y3
 	VADDPS        Y3, Y4, Y3
 	VEXTRACTF64X4 $0x01, Z5, Y4
@@ -2094,170 +2383,196 @@ scores_chunk8_5:
 	VADDPS        Y5, Y6, Y5
 	VEXTRACTF64X4 $0x01, Z7, Y6
 	VADDPS        Y6, Y7, Y6
-	VHADDPS       Y0, Y8, Y0
-	VHADDPS       Y2, Y1, Y1
-	VHADDPS       Y4, Y3, Y2
-	VHADDPS       Y6, Y5, Y3
-	VHADDPS       Y1, Y0, Y0
-	VHADDPS       Y3, Y2, Y1
-	VPERM2F128    $0x20, Y1, Y0, Y2
-	VPERM2F128    $0x31, Y1, Y0, Y0
-	VADDPS        Y0, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z8, Y7
+	VADDPS        Y7, Y8, Y7
+	VEXTRACTF64X4 $0x01, Z9, Y8
+	VADDPS        Y8, Y9, Y8
+	VHADDPS       Y0, Y10, Y0
+	VHADDPS       Y4, Y3, Y3
+	VHADDPS       Y6, Y5, Y4
+	VHADDPS       Y8, Y7, Y5
+	VHADDPS       Y3, Y0, Y0
+	VHADDPS       Y5, Y4, Y3
+	VPERM2F128    $0x20, Y3, Y0, Y4
+	VPERM2F128    $0x31, Y3, Y0, Y0
+	VADDPS        Y0, Y4, Y4
 	VBROADCASTSS  scale+64(FP), Y0
-	VMULPS        Y0, Y2, Y2
-	VMOVUPS       Y2, (R10)
-	ADDQ          $0x20, R10
-	ADDQ          $0x08, R9
-	LEAQ          (R8)(DX*8), R8
+	VMULPS        Y0, Y4, Y4
+	VMAXPS        Y4, Y1, Y1
+	VMOVUPS       Y4, (DX)
+	ADDQ          $0x20, DX
+	SUBQ          $0x08, SI
+	LEAQ          (BX)(AX*8), BX
 	JMP           scores_by8_5
 
 scores_by1_5:
-	CMPQ   R9, DI
-	JGE    scores_done_5
+	TESTQ  SI, SI
+	JZ     scores_done_8
 	VXORPS Z0, Z0, Z0
-	MOVQ   R8, R12
-	MOVQ   CX, R14
-	MOVQ   DX, R15
+	MOVQ   BX, R8
+	MOVQ   CX, R10
+	SUBQ   BX, R10
+	LEAQ   (BX)(AX*1), R11
 
 scores_chunk1_5:
-	VMOVUPS       (R14), Z1
-	VFMADD231PS   (R12), Z1, Z0
-	ADDQ          $0x00000040, R12
-	ADDQ          $0x00000040, R14
-	SUBQ          $0x00000040, R15
-	JNZ           scores_chunk1_5
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPS        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VADDPS        X1, X0, X0
-	VMOVHLPS      X0, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSHDUP     X0, X1
-	VADDPS        X1, X0, X0
+	VMOVUPS       (R8)(R10*1), Z3
+	VFMADD231PS   (R8), Z3, Z0
+	ADDQ          $0x00000040, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_5
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF128  $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
 	VMULSS        scale+64(FP), X0, X0
-	VMOVSS        X0, (R10)
-	ADDQ          $0x04, R10
-	INCQ          R9
-	ADDQ          DX, R8
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (DX)
+	ADDQ          $0x04, DX
+	DECQ          SI
+	ADDQ          AX, BX
 	JMP           scores_by1_5
 
-scores_done_5:
-	VMOVUPS expconst<>+0(SB), Z0
-	MOVQ    SI, CX
-	MOVQ    DI, R8
-
-max_loop_5:
-	CMPQ   R8, $0x00000010
-	JL     max_tail_5
-	VMAXPS (CX), Z0, Z0
-	ADDQ   $0x00000040, CX
-	SUBQ   $0x00000010, R8
-	JMP    max_loop_5
-
-max_tail_5:
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VMAXPS        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VMAXPS        X1, X0, X0
-	VMOVHLPS      X0, X0, X1
-	VMAXPS        X1, X0, X0
-	VMOVSHDUP     X0, X1
-	VMAXPS        X1, X0, X0
-
-max_tail1_5:
-	TESTQ  R8, R8
-	JZ     max_done_5
-	VMAXSS (CX), X0, X0
-	ADDQ   $0x04, CX
-	DECQ   R8
-	JMP    max_tail1_5
-
-max_done_5:
-	MOVQ         state+72(FP), R8
+scores_done_8:
+	VEXTRACTF128 $0x01, Y1, X0
+	VMAXPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VMAXPS       X1, X0, X0
+	VMAXSS       X2, X0, X0
+	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
-	LEAQ         (R8)(CX*4), CX
-	VMOVSS       (R8)(AX*4), X1
-	VMAXSS       X1, X0, X0
-	VUCOMISS     X1, X0
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X0, (AX)(CX*4)
+	INCQ         32(SP)
+	JMP          scores_3
+
+scores_done_7:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_3:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_3
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
 	JEQ          no_rescale_3
-	VSUBSS       X0, X1, X1
-	VBROADCASTSS X1, Z1
-	VMAXPS       expconst<>+704(SB), Z1, Z1
-	VMINPS       expconst<>+768(SB), Z1, Z1
-	VMULPS       expconst<>+128(SB), Z1, Z2
-	VCVTPS2DQ    Z2, Z2
-	VCVTDQ2PS    Z2, Z2
-	VFNMADD231PS expconst<>+832(SB), Z2, Z1
-	VFNMADD231PS expconst<>+896(SB), Z2, Z1
-	VMOVUPS      expconst<>+960(SB), Z3
-	VFMADD213PS  expconst<>+1024(SB), Z1, Z3
-	VFMADD213PS  expconst<>+1088(SB), Z1, Z3
-	VFMADD213PS  expconst<>+1152(SB), Z1, Z3
-	VFMADD213PS  expconst<>+1216(SB), Z1, Z3
-	VFMADD213PS  expconst<>+1280(SB), Z1, Z3
-	VMULPS       Z1, Z1, Z4
-	VFMADD213PS  Z1, Z4, Z3
-	VADDPS       expconst<>+64(SB), Z3, Z3
-	VSCALEFPS    Z2, Z3, Z1
-	VMULSS       (CX)(AX*4), X1, X2
-	VMOVSS       X2, (CX)(AX*4)
-	MOVQ         BX, R9
-	MOVQ         DX, R10
-
-scale_loop_5:
-	VMULPS  (R9), Z1, Z2
-	VMOVUPS Z2, (R9)
-	ADDQ    $0x00000040, R9
-	SUBQ    $0x00000040, R10
-	JNZ     scale_loop_5
-	VMOVSS  X0, (R8)(AX*4)
-
-no_rescale_3:
-	VBROADCASTSS (R8)(AX*4), Z0
-	VXORPS       Z1, Z1, Z1
-	MOVQ         SI, R8
-	MOVQ         DI, R9
-
-exp_loop_5:
-	CMPQ         R9, $0x00000010
-	JL           exp_tail_5
-	VMOVUPS      (R8), Z2
-	VSUBPS       Z0, Z2, Z2
-	VMAXPS       expconst<>+704(SB), Z2, Z2
-	VMINPS       expconst<>+768(SB), Z2, Z2
-	VMULPS       expconst<>+128(SB), Z2, Z3
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Z0
+	VMAXPS       expconst<>+704(SB), Z0, Z0
+	VMINPS       expconst<>+768(SB), Z0, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z3
 	VCVTPS2DQ    Z3, Z3
 	VCVTDQ2PS    Z3, Z3
-	VFNMADD231PS expconst<>+832(SB), Z3, Z2
-	VFNMADD231PS expconst<>+896(SB), Z3, Z2
+	VFNMADD231PS expconst<>+832(SB), Z3, Z0
+	VFNMADD231PS expconst<>+896(SB), Z3, Z0
 	VMOVUPS      expconst<>+960(SB), Z4
-	VFMADD213PS  expconst<>+1024(SB), Z2, Z4
-	VFMADD213PS  expconst<>+1088(SB), Z2, Z4
-	VFMADD213PS  expconst<>+1152(SB), Z2, Z4
-	VFMADD213PS  expconst<>+1216(SB), Z2, Z4
-	VFMADD213PS  expconst<>+1280(SB), Z2, Z4
-	VMULPS       Z2, Z2, Z5
-	VFMADD213PS  Z2, Z5, Z4
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z4
+	VMULPS       Z0, Z0, Z5
+	VFMADD213PS  Z0, Z5, Z4
 	VADDPS       expconst<>+64(SB), Z4, Z4
-	VSCALEFPS    Z3, Z4, Z2
-	VMOVUPS      Z2, (R8)
-	VADDPS       Z2, Z1, Z1
-	ADDQ         $0x00000040, R8
-	SUBQ         $0x00000010, R9
+	VSCALEFPS    Z3, Z4, Z0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_5:
+	VMULPS  (CX), Z0, Z3
+	VMOVUPS Z3, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_5
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_3:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VXORPS       Z3, Z3, Z3
+	MOVQ         CX, CX
+
+exp_loop_5:
+	CMPQ         CX, $0x00000010
+	JL           exp_tail_5
+	VMOVUPS      (AX), Y1
+	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
+	VSUBPS       Z0, Z1, Z1
+	VMAXPS       expconst<>+704(SB), Z1, Z1
+	VMINPS       expconst<>+768(SB), Z1, Z1
+	VMULPS       expconst<>+128(SB), Z1, Z4
+	VCVTPS2DQ    Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	VFNMADD231PS expconst<>+832(SB), Z4, Z1
+	VFNMADD231PS expconst<>+896(SB), Z4, Z1
+	VMOVUPS      expconst<>+960(SB), Z5
+	VFMADD213PS  expconst<>+1024(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1088(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1152(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1216(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1280(SB), Z1, Z5
+	VMULPS       Z1, Z1, Z6
+	VFMADD213PS  Z1, Z6, Z5
+	VADDPS       expconst<>+64(SB), Z5, Z5
+	VSCALEFPS    Z4, Z5, Z1
+	VMOVUPS      Z1, (AX)
+	VADDPS       Z1, Z3, Z3
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, CX
 	JMP          exp_loop_5
 
 exp_tail_5:
-	VEXTRACTF64X4 $0x01, Z1, Y2
-	VADDPS        Y2, Y1, Y2
-	VEXTRACTF128  $0x01, Y2, X1
-	VADDPS        X2, X1, X1
-	VMOVHLPS      X1, X1, X2
-	VADDPS        X2, X1, X1
-	VMOVSHDUP     X1, X2
-	VADDPS        X2, X1, X1
-	TESTQ         R9, R9
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y1
+	VEXTRACTF128  $0x01, Y1, X3
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	TESTQ         CX, CX
 	JZ            exp_done_5
-	VMOVUPS       (R8), Z2
+	VMOVUPS       (AX), Y2
+	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
 	VSUBPS        Z0, Z2, Z2
 	VMAXPS        expconst<>+704(SB), Z2, Z2
 	VMINPS        expconst<>+768(SB), Z2, Z2
@@ -2266,178 +2581,311 @@ exp_tail_5:
 	VCVTDQ2PS     Z0, Z0
 	VFNMADD231PS  expconst<>+832(SB), Z0, Z2
 	VFNMADD231PS  expconst<>+896(SB), Z0, Z2
-	VMOVUPS       expconst<>+960(SB), Z3
-	VFMADD213PS   expconst<>+1024(SB), Z2, Z3
-	VFMADD213PS   expconst<>+1088(SB), Z2, Z3
-	VFMADD213PS   expconst<>+1152(SB), Z2, Z3
-	VFMADD213PS   expconst<>+1216(SB), Z2, Z3
-	VFMADD213PS   expconst<>+1280(SB), Z2, Z3
-	VMULPS        Z2, Z2, Z4
-	VFMADD213PS   Z2, Z4, Z3
-	VADDPS        expconst<>+64(SB), Z3, Z3
-	VSCALEFPS     Z0, Z3, Z2
-	VMOVUPS       Z2, (R8)
+	VMOVUPS       expconst<>+960(SB), Z4
+	VFMADD213PS   expconst<>+1024(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1088(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1152(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1216(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1280(SB), Z2, Z4
+	VMULPS        Z2, Z2, Z5
+	VFMADD213PS   Z2, Z5, Z4
+	VADDPS        expconst<>+64(SB), Z4, Z4
+	VSCALEFPS     Z0, Z4, Z2
+	VMOVUPS       Z2, (AX)
 
 exp_tail1_5:
-	VADDSS (R8), X1, X1
-	ADDQ   $0x04, R8
-	DECQ   R9
+	VADDSS (AX), X3, X3
+	ADDQ   $0x04, AX
+	DECQ   CX
 	JNZ    exp_tail1_5
 
 exp_done_5:
-	VADDSS (CX)(AX*4), X1, X1
-	VMOVSS X1, (CX)(AX*4)
-	MOVQ   8(SP), AX
-	XORQ   CX, CX
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X3, X3
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X3, (AX)(CX*4)
+	INCQ   32(SP)
+	JMP    softmax_3
 
-pv_block_17:
-	MOVQ    DX, R8
-	SUBQ    CX, R8
+softmax_done_3:
+	MOVQ $0x00000000, 32(SP)
+
+pv_3:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_3
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	XORQ  DI, DI
+
+pv_block_13:
+	MOVQ    AX, R8
+	SUBQ    DI, R8
 	CMPQ    R8, $0x00000200
-	JL      pv_next_17
-	VMOVUPS (BX)(CX*1), Z0
-	VMOVUPS 64(BX)(CX*1), Z1
-	VMOVUPS 128(BX)(CX*1), Z2
-	VMOVUPS 192(BX)(CX*1), Z3
-	VMOVUPS 256(BX)(CX*1), Z4
-	VMOVUPS 320(BX)(CX*1), Z5
-	VMOVUPS 384(BX)(CX*1), Z6
-	VMOVUPS 448(BX)(CX*1), Z7
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
-
-pv_row_17:
-	VBROADCASTSS (R8), Z8
-	VFMADD231PS  (R9), Z8, Z0
-	VFMADD231PS  64(R9), Z8, Z1
-	VFMADD231PS  128(R9), Z8, Z2
-	VFMADD231PS  192(R9), Z8, Z3
-	VFMADD231PS  256(R9), Z8, Z4
-	VFMADD231PS  320(R9), Z8, Z5
-	VFMADD231PS  384(R9), Z8, Z6
-	VFMADD231PS  448(R9), Z8, Z7
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_17
-	VMOVUPS      Z0, (BX)(CX*1)
-	VMOVUPS      Z1, 64(BX)(CX*1)
-	VMOVUPS      Z2, 128(BX)(CX*1)
-	VMOVUPS      Z3, 192(BX)(CX*1)
-	VMOVUPS      Z4, 256(BX)(CX*1)
-	VMOVUPS      Z5, 320(BX)(CX*1)
-	VMOVUPS      Z6, 384(BX)(CX*1)
-	VMOVUPS      Z7, 448(BX)(CX*1)
-	ADDQ         $0x00000200, CX
-	JMP          pv_block_17
-
-pv_next_17:
-pv_block_18:
+	JL      pv_next_13
+	VMOVUPS (CX)(DI*1), Z0
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 64(CX)(DI*1), Z4
+	VXORPS  Z5, Z5, Z5
+	VMOVUPS 128(CX)(DI*1), Z6
+	VXORPS  Z7, Z7, Z7
+	VMOVUPS 192(CX)(DI*1), Z8
+	VXORPS  Z9, Z9, Z9
+	VMOVUPS 256(CX)(DI*1), Z10
+	VXORPS  Z11, Z11, Z11
+	VMOVUPS 320(CX)(DI*1), Z12
+	VXORPS  Z13, Z13, Z13
+	VMOVUPS 384(CX)(DI*1), Z14
+	VXORPS  Z15, Z15, Z15
+	VMOVUPS 448(CX)(DI*1), Z16
+	VXORPS  Z17, Z17, Z17
 	MOVQ    DX, R8
-	SUBQ    CX, R8
-	CMPQ    R8, $0x00000100
-	JL      pv_next_18
-	VMOVUPS (BX)(CX*1), Z0
-	VMOVUPS 64(BX)(CX*1), Z1
-	VMOVUPS 128(BX)(CX*1), Z2
-	VMOVUPS 192(BX)(CX*1), Z3
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
+	LEAQ    (BX)(DI*1), R9
+	MOVQ    SI, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_13
 
-pv_row_18:
+pv_pair_13:
+	VBROADCASTSS (R8), Z18
+	VBROADCASTSS 4(R8), Z19
+	VFMADD231PS  (R9), Z18, Z0
+	VFMADD231PS  (R9)(AX*1), Z19, Z3
+	VFMADD231PS  64(R9), Z18, Z4
+	VFMADD231PS  64(R9)(AX*1), Z19, Z5
+	VFMADD231PS  128(R9), Z18, Z6
+	VFMADD231PS  128(R9)(AX*1), Z19, Z7
+	VFMADD231PS  192(R9), Z18, Z8
+	VFMADD231PS  192(R9)(AX*1), Z19, Z9
+	VFMADD231PS  256(R9), Z18, Z10
+	VFMADD231PS  256(R9)(AX*1), Z19, Z11
+	VFMADD231PS  320(R9), Z18, Z12
+	VFMADD231PS  320(R9)(AX*1), Z19, Z13
+	VFMADD231PS  384(R9), Z18, Z14
+	VFMADD231PS  384(R9)(AX*1), Z19, Z15
+	VFMADD231PS  448(R9), Z18, Z16
+	VFMADD231PS  448(R9)(AX*1), Z19, Z17
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(AX*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_13
+
+pv_single_13:
+	TESTQ        R10, R10
+	JZ           pv_merge_13
+	VBROADCASTSS (R8), Z18
+	VFMADD231PS  (R9), Z18, Z0
+	VFMADD231PS  64(R9), Z18, Z4
+	VFMADD231PS  128(R9), Z18, Z6
+	VFMADD231PS  192(R9), Z18, Z8
+	VFMADD231PS  256(R9), Z18, Z10
+	VFMADD231PS  320(R9), Z18, Z12
+	VFMADD231PS  384(R9), Z18, Z14
+	VFMADD231PS  448(R9), Z18, Z16
+
+pv_merge_13:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(DI*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(DI*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(DI*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(DI*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(DI*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(DI*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(DI*1)
+	ADDQ    $0x00000200, DI
+	JMP     pv_block_13
+
+pv_next_13:
+pv_block_14:
+	MOVQ    AX, R8
+	SUBQ    DI, R8
+	CMPQ    R8, $0x00000100
+	JL      pv_next_14
+	VMOVUPS (CX)(DI*1), Z0
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 64(CX)(DI*1), Z4
+	VXORPS  Z5, Z5, Z5
+	VMOVUPS 128(CX)(DI*1), Z6
+	VXORPS  Z7, Z7, Z7
+	VMOVUPS 192(CX)(DI*1), Z8
+	VXORPS  Z9, Z9, Z9
+	MOVQ    DX, R8
+	LEAQ    (BX)(DI*1), R9
+	MOVQ    SI, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_14
+
+pv_pair_14:
+	VBROADCASTSS (R8), Z10
+	VBROADCASTSS 4(R8), Z11
+	VFMADD231PS  (R9), Z10, Z0
+	VFMADD231PS  (R9)(AX*1), Z11, Z3
+	VFMADD231PS  64(R9), Z10, Z4
+	VFMADD231PS  64(R9)(AX*1), Z11, Z5
+	VFMADD231PS  128(R9), Z10, Z6
+	VFMADD231PS  128(R9)(AX*1), Z11, Z7
+	VFMADD231PS  192(R9), Z10, Z8
+	VFMADD231PS  192(R9)(AX*1), Z11, Z9
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(AX*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_14
+
+pv_single_14:
+	TESTQ        R10, R10
+	JZ           pv_merge_14
+	VBROADCASTSS (R8), Z10
+	VFMADD231PS  (R9), Z10, Z0
+	VFMADD231PS  64(R9), Z10, Z4
+	VFMADD231PS  128(R9), Z10, Z6
+	VFMADD231PS  192(R9), Z10, Z8
+
+pv_merge_14:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(DI*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(DI*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(DI*1)
+	ADDQ    $0x00000100, DI
+	JMP     pv_block_14
+
+pv_next_14:
+pv_block_15:
+	MOVQ    AX, R8
+	SUBQ    DI, R8
+	CMPQ    R8, $0x00000080
+	JL      pv_next_15
+	VMOVUPS (CX)(DI*1), Z0
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 64(CX)(DI*1), Z4
+	VXORPS  Z5, Z5, Z5
+	MOVQ    DX, R8
+	LEAQ    (BX)(DI*1), R9
+	MOVQ    SI, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_15
+
+pv_pair_15:
+	VBROADCASTSS (R8), Z6
+	VBROADCASTSS 4(R8), Z7
+	VFMADD231PS  (R9), Z6, Z0
+	VFMADD231PS  (R9)(AX*1), Z7, Z3
+	VFMADD231PS  64(R9), Z6, Z4
+	VFMADD231PS  64(R9)(AX*1), Z7, Z5
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(AX*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_15
+
+pv_single_15:
+	TESTQ        R10, R10
+	JZ           pv_merge_15
+	VBROADCASTSS (R8), Z6
+	VFMADD231PS  (R9), Z6, Z0
+	VFMADD231PS  64(R9), Z6, Z4
+
+pv_merge_15:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(DI*1)
+	ADDQ    $0x00000080, DI
+	JMP     pv_block_15
+
+pv_next_15:
+pv_block_16:
+	MOVQ    AX, R8
+	SUBQ    DI, R8
+	CMPQ    R8, $0x00000040
+	JL      pv_next_16
+	VMOVUPS (CX)(DI*1), Z0
+	VXORPS  Z3, Z3, Z3
+	MOVQ    DX, R8
+	LEAQ    (BX)(DI*1), R9
+	MOVQ    SI, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_16
+
+pv_pair_16:
+	VBROADCASTSS (R8), Z4
+	VBROADCASTSS 4(R8), Z5
+	VFMADD231PS  (R9), Z4, Z0
+	VFMADD231PS  (R9)(AX*1), Z5, Z3
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(AX*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_16
+
+pv_single_16:
+	TESTQ        R10, R10
+	JZ           pv_merge_16
 	VBROADCASTSS (R8), Z4
 	VFMADD231PS  (R9), Z4, Z0
-	VFMADD231PS  64(R9), Z4, Z1
-	VFMADD231PS  128(R9), Z4, Z2
-	VFMADD231PS  192(R9), Z4, Z3
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_18
-	VMOVUPS      Z0, (BX)(CX*1)
-	VMOVUPS      Z1, 64(BX)(CX*1)
-	VMOVUPS      Z2, 128(BX)(CX*1)
-	VMOVUPS      Z3, 192(BX)(CX*1)
-	ADDQ         $0x00000100, CX
-	JMP          pv_block_18
 
-pv_next_18:
-pv_block_19:
-	MOVQ    DX, R8
-	SUBQ    CX, R8
-	CMPQ    R8, $0x00000080
-	JL      pv_next_19
-	VMOVUPS (BX)(CX*1), Z0
-	VMOVUPS 64(BX)(CX*1), Z1
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
+pv_merge_16:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	ADDQ    $0x00000040, DI
+	JMP     pv_block_16
 
-pv_row_19:
-	VBROADCASTSS (R8), Z2
-	VFMADD231PS  (R9), Z2, Z0
-	VFMADD231PS  64(R9), Z2, Z1
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_19
-	VMOVUPS      Z0, (BX)(CX*1)
-	VMOVUPS      Z1, 64(BX)(CX*1)
-	ADDQ         $0x00000080, CX
-	JMP          pv_block_19
-
-pv_next_19:
-pv_block_20:
-	MOVQ    DX, R8
-	SUBQ    CX, R8
-	CMPQ    R8, $0x00000040
-	JL      pv_next_20
-	VMOVUPS (BX)(CX*1), Z0
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
-
-pv_row_20:
-	VBROADCASTSS (R8), Z1
-	VFMADD231PS  (R9), Z1, Z0
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_20
-	VMOVUPS      Z0, (BX)(CX*1)
-	ADDQ         $0x00000040, CX
-	JMP          pv_block_20
-
-pv_next_20:
+pv_next_16:
 	INCQ 32(SP)
-	JMP  head_3
+	JMP  pv_3
 
-tile_done_3:
+pv_done_3:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
-	MOVQ  AX, DX
-	IMULQ CX, DX
-	SHLQ  $0x02, DX
-	ADDQ  DX, (SP)
-	ADDQ  DX, 8(SP)
+	IMULQ AX, CX
+	SHLQ  $0x02, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
 	SUBQ  AX, 16(SP)
 	JMP   tile_3
 
 finish_3:
-	MOVQ ng+16(FP), AX
-	MOVQ state+72(FP), CX
-	MOVQ o+0(FP), DX
-	MOVQ d+48(FP), BX
-	SHLQ $0x02, BX
-	XORQ SI, SI
+	MOVQ $0x00000000, 32(SP)
 
 norm_3:
-	CMPQ     SI, AX
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
 	JGE      norm_done_3
-	LEAQ     (CX)(AX*4), DI
-	VMOVSS   (DI)(SI*4), X0
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
 	VXORPS   X1, X1, X1
 	VUCOMISS X1, X0
 	JEQ      recip_zero_5
@@ -2446,17 +2894,21 @@ norm_3:
 
 recip_zero_5:
 	VBROADCASTSS X1, Z0
-	MOVQ         DX, DI
-	MOVQ         BX, R8
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
 
 scale_loop_6:
-	VMULPS  (DI), Z0, Z1
-	VMOVUPS Z1, (DI)
-	ADDQ    $0x00000040, DI
-	SUBQ    $0x00000040, R8
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_6
-	ADDQ    BX, DX
-	INCQ    SI
+	INCQ    32(SP)
 	JMP     norm_3
 
 norm_done_3:
@@ -2466,55 +2918,80 @@ norm_done_3:
 // func naiveDecodeExactAVX512(o *float32, q *float32, k *float32, v *float32, n int, d int, scale float32, ws *float32)
 // Requires: AVX, AVX512DQ, AVX512F
 TEXT ·naiveDecodeExactAVX512(SB), NOSPLIT, $0-64
-	MOVQ ws+56(FP), AX
-	MOVQ q+8(FP), CX
-	MOVQ k+16(FP), DX
-	MOVQ n+32(FP), BX
-	MOVQ d+40(FP), SI
-	SHLQ $0x02, SI
-	XORQ DI, DI
-	MOVQ AX, R8
-	LEAQ (SI)(SI*2), R9
+	MOVQ    ws+56(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    k+16(FP), DX
+	MOVQ    n+32(FP), BX
+	MOVQ    d+40(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    BX, DI
+	MOVQ    AX, R8
+	LEAQ    (SI)(SI*2), R9
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_6:
-	MOVQ   BX, R10
-	SUBQ   DI, R10
-	CMPQ   R10, $0x08
+	CMPQ   DI, $0x08
 	JL     scores_by1_6
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
 	VXORPS Z4, Z4, Z4
 	VXORPS Z5, Z5, Z5
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
 	MOVQ   DX, R10
 	LEAQ   (DX)(SI*4), R11
 	MOVQ   CX, R12
+	SUBQ   DX, R12
 	MOVQ   SI, R13
+	ANDQ   $0xffffff80, R13
+	ADDQ   DX, R13
+	CMPQ   R10, R13
+	JAE    scores_odd_6
 
-scores_chunk8_6:
-	VMOVUPS       (R12), Z8
-	VFMADD231PS   (R10), Z8, Z0
-	VFMADD231PS   (R10)(SI*1), Z8, Z1
-	VFMADD231PS   (R10)(SI*2), Z8, Z2
-	VFMADD231PS   (R10)(R9*1), Z8, Z3
-	VFMADD231PS   (R11), Z8, Z4
-	VFMADD231PS   (R11)(SI*1), Z8, Z5
-	VFMADD231PS   (R11)(SI*2), Z8, Z6
-	VFMADD231PS   (R11)(R9*1), Z8, Z7
-	ADDQ          $0x00000040, R10
-	ADDQ          $0x00000040, R11
-	ADDQ          $0x00000040, R12
-	SUBQ          $0x00000040, R13
-	JNZ           scores_chunk8_6
-	VEXTRACTF64X4 $0x01, Z0, Y8
-	VADDPS        Y8, Y0, Y8
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y0
-	VEXTRACTF64X4 $0x01, Z2, Y1
-	VADDPS        Y1, Y2, Y1
+scores_pairs_6:
+	VMOVUPS     (R10)(R12*1), Z10
+	VFMADD231PS (R10), Z10, Z2
+	VFMADD231PS (R10)(SI*1), Z10, Z3
+	VFMADD231PS (R10)(SI*2), Z10, Z4
+	VFMADD231PS (R10)(R9*1), Z10, Z5
+	VFMADD231PS (R11), Z10, Z6
+	VFMADD231PS (R11)(SI*1), Z10, Z7
+	VFMADD231PS (R11)(SI*2), Z10, Z8
+	VFMADD231PS (R11)(R9*1), Z10, Z9
+	VMOVUPS     64(R10)(R12*1), Z10
+	VFMADD231PS 64(R10), Z10, Z2
+	VFMADD231PS 64(R10)(SI*1), Z10, Z3
+	VFMADD231PS 64(R10)(SI*2), Z10, Z4
+	VFMADD231PS 64(R10)(R9*1), Z10, Z5
+	VFMADD231PS 64(R11), Z10, Z6
+	VFMADD231PS 64(R11)(SI*1), Z10, Z7
+	VFMADD231PS 64(R11)(SI*2), Z10, Z8
+	VFMADD231PS 64(R11)(R9*1), Z10, Z9
+	ADDQ        $0x00000080, R10
+	ADDQ        $0x00000080, R11
+	CMPQ        R10, R13
+	JB          scores_pairs_6
+
+scores_odd_6:
+	LEAQ        (DX)(SI*1), R13
+	CMPQ        R10, R13
+	JAE         scores_reduce_6
+	VMOVUPS     (R10)(R12*1), Z10
+	VFMADD231PS (R10), Z10, Z2
+	VFMADD231PS (R10)(SI*1), Z10, Z3
+	VFMADD231PS (R10)(SI*2), Z10, Z4
+	VFMADD231PS (R10)(R9*1), Z10, Z5
+	VFMADD231PS (R11), Z10, Z6
+	VFMADD231PS (R11)(SI*1), Z10, Z7
+	VFMADD231PS (R11)(SI*2), Z10, Z8
+	VFMADD231PS (R11)(R9*1), Z10, Z9
+
+scores_reduce_6:
+	VEXTRACTF64X4 $0x01, Z2, Y10
+	VADDPS        Y10, Y2, Y10
 	VEXTRACTF64X4 $0x01, Z3, Y2
 	VADDPS        Y2, Y3, Y2
 	VEXTRACTF64X4 $0x01, Z4, Y3
@@ -2525,162 +3002,146 @@ scores_chunk8_6:
 	VADDPS        Y5, Y6, Y5
 	VEXTRACTF64X4 $0x01, Z7, Y6
 	VADDPS        Y6, Y7, Y6
-	VHADDPS       Y0, Y8, Y0
-	VHADDPS       Y2, Y1, Y1
-	VHADDPS       Y4, Y3, Y2
-	VHADDPS       Y6, Y5, Y3
-	VHADDPS       Y1, Y0, Y0
-	VHADDPS       Y3, Y2, Y1
-	VPERM2F128    $0x20, Y1, Y0, Y2
-	VPERM2F128    $0x31, Y1, Y0, Y0
-	VADDPS        Y0, Y2, Y2
-	VBROADCASTSS  scale+48(FP), Y0
-	VMULPS        Y0, Y2, Y2
-	VMOVUPS       Y2, (R8)
+	VEXTRACTF64X4 $0x01, Z8, Y7
+	VADDPS        Y7, Y8, Y7
+	VEXTRACTF64X4 $0x01, Z9, Y8
+	VADDPS        Y8, Y9, Y8
+	VHADDPS       Y2, Y10, Y2
+	VHADDPS       Y4, Y3, Y3
+	VHADDPS       Y6, Y5, Y4
+	VHADDPS       Y8, Y7, Y5
+	VHADDPS       Y3, Y2, Y2
+	VHADDPS       Y5, Y4, Y3
+	VPERM2F128    $0x20, Y3, Y2, Y4
+	VPERM2F128    $0x31, Y3, Y2, Y2
+	VADDPS        Y2, Y4, Y4
+	VBROADCASTSS  scale+48(FP), Y2
+	VMULPS        Y2, Y4, Y4
+	VMAXPS        Y4, Y0, Y0
+	VMOVUPS       Y4, (R8)
 	ADDQ          $0x20, R8
-	ADDQ          $0x08, DI
+	SUBQ          $0x08, DI
 	LEAQ          (DX)(SI*8), DX
 	JMP           scores_by8_6
 
 scores_by1_6:
-	CMPQ   DI, BX
-	JGE    scores_done_6
-	VXORPS Z0, Z0, Z0
+	TESTQ  DI, DI
+	JZ     scores_done_9
+	VXORPS Z2, Z2, Z2
 	MOVQ   DX, R10
 	MOVQ   CX, R12
-	MOVQ   SI, R13
+	SUBQ   DX, R12
+	LEAQ   (DX)(SI*1), R13
 
 scores_chunk1_6:
-	VMOVUPS       (R12), Z1
-	VFMADD231PS   (R10), Z1, Z0
+	VMOVUPS       (R10)(R12*1), Z3
+	VFMADD231PS   (R10), Z3, Z2
 	ADDQ          $0x00000040, R10
-	ADDQ          $0x00000040, R12
-	SUBQ          $0x00000040, R13
-	JNZ           scores_chunk1_6
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPS        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VADDPS        X1, X0, X0
-	VMOVHLPS      X0, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSHDUP     X0, X1
-	VADDPS        X1, X0, X0
-	VMULSS        scale+48(FP), X0, X0
-	VMOVSS        X0, (R8)
+	CMPQ          R10, R13
+	JB            scores_chunk1_6
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y3
+	VEXTRACTF128  $0x01, Y3, X2
+	VADDPS        X3, X2, X2
+	VMOVHLPS      X2, X2, X3
+	VADDPS        X3, X2, X2
+	VMOVSHDUP     X2, X3
+	VADDPS        X3, X2, X2
+	VMULSS        scale+48(FP), X2, X2
+	VMAXSS        X2, X1, X1
+	VMOVSS        X2, (R8)
 	ADDQ          $0x04, R8
-	INCQ          DI
+	DECQ          DI
 	ADDQ          SI, DX
 	JMP           scores_by1_6
 
-scores_done_6:
-	VMOVUPS expconst<>+0(SB), Z0
-	MOVQ    AX, CX
-	MOVQ    BX, DX
-
-max_loop_6:
-	CMPQ   DX, $0x00000010
-	JL     max_tail_6
-	VMAXPS (CX), Z0, Z0
-	ADDQ   $0x00000040, CX
-	SUBQ   $0x00000010, DX
-	JMP    max_loop_6
-
-max_tail_6:
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VMAXPS        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VMAXPS        X1, X0, X0
-	VMOVHLPS      X0, X0, X1
-	VMAXPS        X1, X0, X0
-	VMOVSHDUP     X0, X1
-	VMAXPS        X1, X0, X0
-
-max_tail1_6:
-	TESTQ  DX, DX
-	JZ     max_done_6
-	VMAXSS (CX), X0, X0
-	ADDQ   $0x04, CX
-	DECQ   DX
-	JMP    max_tail1_6
-
-max_done_6:
-	VBROADCASTSS X0, Z0
-	VXORPS       Z1, Z1, Z1
+scores_done_9:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	VBROADCASTSS X2, Z2
+	VXORPS       Z3, Z3, Z3
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
 exp_loop_6:
 	CMPQ         DX, $0x00000010
 	JL           exp_tail_6
-	VMOVUPS      (CX), Z2
-	VSUBPS       Z0, Z2, Z2
-	VMAXPS       expconst<>+704(SB), Z2, Z2
-	VMINPS       expconst<>+768(SB), Z2, Z2
-	VMULPS       expconst<>+128(SB), Z2, Z3
-	VCVTPS2DQ    Z3, Z3
-	VCVTDQ2PS    Z3, Z3
-	VFNMADD231PS expconst<>+832(SB), Z3, Z2
-	VFNMADD231PS expconst<>+896(SB), Z3, Z2
-	VMOVUPS      expconst<>+960(SB), Z4
-	VFMADD213PS  expconst<>+1024(SB), Z2, Z4
-	VFMADD213PS  expconst<>+1088(SB), Z2, Z4
-	VFMADD213PS  expconst<>+1152(SB), Z2, Z4
-	VFMADD213PS  expconst<>+1216(SB), Z2, Z4
-	VFMADD213PS  expconst<>+1280(SB), Z2, Z4
-	VMULPS       Z2, Z2, Z5
-	VFMADD213PS  Z2, Z5, Z4
-	VADDPS       expconst<>+64(SB), Z4, Z4
-	VSCALEFPS    Z3, Z4, Z2
-	VMOVUPS      Z2, (CX)
-	VADDPS       Z2, Z1, Z1
+	VMOVUPS      (CX), Y0
+	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
+	VSUBPS       Z2, Z0, Z0
+	VMAXPS       expconst<>+704(SB), Z0, Z0
+	VMINPS       expconst<>+768(SB), Z0, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z4
+	VCVTPS2DQ    Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	VFNMADD231PS expconst<>+832(SB), Z4, Z0
+	VFNMADD231PS expconst<>+896(SB), Z4, Z0
+	VMOVUPS      expconst<>+960(SB), Z5
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z5
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z5
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z5
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z5
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z5
+	VMULPS       Z0, Z0, Z6
+	VFMADD213PS  Z0, Z6, Z5
+	VADDPS       expconst<>+64(SB), Z5, Z5
+	VSCALEFPS    Z4, Z5, Z0
+	VMOVUPS      Z0, (CX)
+	VADDPS       Z0, Z3, Z3
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
 	JMP          exp_loop_6
 
 exp_tail_6:
-	VEXTRACTF64X4 $0x01, Z1, Y2
-	VADDPS        Y2, Y1, Y2
-	VEXTRACTF128  $0x01, Y2, X1
-	VADDPS        X2, X1, X1
-	VMOVHLPS      X1, X1, X2
-	VADDPS        X2, X1, X1
-	VMOVSHDUP     X1, X2
-	VADDPS        X2, X1, X1
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF128  $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
 	TESTQ         DX, DX
 	JZ            exp_done_6
-	VMOVUPS       (CX), Z2
-	VSUBPS        Z0, Z2, Z2
-	VMAXPS        expconst<>+704(SB), Z2, Z2
-	VMINPS        expconst<>+768(SB), Z2, Z2
-	VMULPS        expconst<>+128(SB), Z2, Z0
+	VMOVUPS       (CX), Y1
+	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
+	VSUBPS        Z2, Z1, Z1
+	VMAXPS        expconst<>+704(SB), Z1, Z1
+	VMINPS        expconst<>+768(SB), Z1, Z1
+	VMULPS        expconst<>+128(SB), Z1, Z0
 	VCVTPS2DQ     Z0, Z0
 	VCVTDQ2PS     Z0, Z0
-	VFNMADD231PS  expconst<>+832(SB), Z0, Z2
-	VFNMADD231PS  expconst<>+896(SB), Z0, Z2
-	VMOVUPS       expconst<>+960(SB), Z3
-	VFMADD213PS   expconst<>+1024(SB), Z2, Z3
-	VFMADD213PS   expconst<>+1088(SB), Z2, Z3
-	VFMADD213PS   expconst<>+1152(SB), Z2, Z3
-	VFMADD213PS   expconst<>+1216(SB), Z2, Z3
-	VFMADD213PS   expconst<>+1280(SB), Z2, Z3
-	VMULPS        Z2, Z2, Z4
-	VFMADD213PS   Z2, Z4, Z3
-	VADDPS        expconst<>+64(SB), Z3, Z3
-	VSCALEFPS     Z0, Z3, Z2
-	VMOVUPS       Z2, (CX)
+	VFNMADD231PS  expconst<>+832(SB), Z0, Z1
+	VFNMADD231PS  expconst<>+896(SB), Z0, Z1
+	VMOVUPS       expconst<>+960(SB), Z2
+	VFMADD213PS   expconst<>+1024(SB), Z1, Z2
+	VFMADD213PS   expconst<>+1088(SB), Z1, Z2
+	VFMADD213PS   expconst<>+1152(SB), Z1, Z2
+	VFMADD213PS   expconst<>+1216(SB), Z1, Z2
+	VFMADD213PS   expconst<>+1280(SB), Z1, Z2
+	VMULPS        Z1, Z1, Z4
+	VFMADD213PS   Z1, Z4, Z2
+	VADDPS        expconst<>+64(SB), Z2, Z2
+	VSCALEFPS     Z0, Z2, Z1
+	VMOVUPS       Z1, (CX)
 
 exp_tail1_6:
-	VADDSS (CX), X1, X1
+	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
 	JNZ    exp_tail1_6
 
 exp_done_6:
 	VXORPS   X0, X0, X0
-	VUCOMISS X0, X1
+	VUCOMISS X0, X3
 	JEQ      recip_zero_6
 	VMOVSS   expconst<>+64(SB), X0
-	VDIVSS   X1, X0, X0
+	VDIVSS   X3, X0, X0
 
 recip_zero_6:
 	VBROADCASTSS X0, Z0
@@ -2706,158 +3167,268 @@ zero_loop_6:
 	JNZ     zero_loop_6
 	XORQ    DI, DI
 
-pv_block_21:
+pv_block_17:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000200
-	JL      pv_next_21
+	JL      pv_next_17
 	VMOVUPS (CX)(DI*1), Z0
-	VMOVUPS 64(CX)(DI*1), Z1
-	VMOVUPS 128(CX)(DI*1), Z2
-	VMOVUPS 192(CX)(DI*1), Z3
-	VMOVUPS 256(CX)(DI*1), Z4
-	VMOVUPS 320(CX)(DI*1), Z5
-	VMOVUPS 384(CX)(DI*1), Z6
-	VMOVUPS 448(CX)(DI*1), Z7
+	VXORPS  Z1, Z1, Z1
+	VMOVUPS 64(CX)(DI*1), Z2
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 128(CX)(DI*1), Z4
+	VXORPS  Z5, Z5, Z5
+	VMOVUPS 192(CX)(DI*1), Z6
+	VXORPS  Z7, Z7, Z7
+	VMOVUPS 256(CX)(DI*1), Z8
+	VXORPS  Z9, Z9, Z9
+	VMOVUPS 320(CX)(DI*1), Z10
+	VXORPS  Z11, Z11, Z11
+	VMOVUPS 384(CX)(DI*1), Z12
+	VXORPS  Z13, Z13, Z13
+	VMOVUPS 448(CX)(DI*1), Z14
+	VXORPS  Z15, Z15, Z15
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_17
 
-pv_row_21:
-	VBROADCASTSS (R8), Z8
-	VFMADD231PS  (R9), Z8, Z0
-	VFMADD231PS  64(R9), Z8, Z1
-	VFMADD231PS  128(R9), Z8, Z2
-	VFMADD231PS  192(R9), Z8, Z3
-	VFMADD231PS  256(R9), Z8, Z4
-	VFMADD231PS  320(R9), Z8, Z5
-	VFMADD231PS  384(R9), Z8, Z6
-	VFMADD231PS  448(R9), Z8, Z7
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_21
-	VMOVUPS      Z0, (CX)(DI*1)
-	VMOVUPS      Z1, 64(CX)(DI*1)
-	VMOVUPS      Z2, 128(CX)(DI*1)
-	VMOVUPS      Z3, 192(CX)(DI*1)
-	VMOVUPS      Z4, 256(CX)(DI*1)
-	VMOVUPS      Z5, 320(CX)(DI*1)
-	VMOVUPS      Z6, 384(CX)(DI*1)
-	VMOVUPS      Z7, 448(CX)(DI*1)
-	ADDQ         $0x00000200, DI
-	JMP          pv_block_21
+pv_pair_17:
+	VBROADCASTSS (R8), Z16
+	VBROADCASTSS 4(R8), Z17
+	VFMADD231PS  (R9), Z16, Z0
+	VFMADD231PS  (R9)(SI*1), Z17, Z1
+	VFMADD231PS  64(R9), Z16, Z2
+	VFMADD231PS  64(R9)(SI*1), Z17, Z3
+	VFMADD231PS  128(R9), Z16, Z4
+	VFMADD231PS  128(R9)(SI*1), Z17, Z5
+	VFMADD231PS  192(R9), Z16, Z6
+	VFMADD231PS  192(R9)(SI*1), Z17, Z7
+	VFMADD231PS  256(R9), Z16, Z8
+	VFMADD231PS  256(R9)(SI*1), Z17, Z9
+	VFMADD231PS  320(R9), Z16, Z10
+	VFMADD231PS  320(R9)(SI*1), Z17, Z11
+	VFMADD231PS  384(R9), Z16, Z12
+	VFMADD231PS  384(R9)(SI*1), Z17, Z13
+	VFMADD231PS  448(R9), Z16, Z14
+	VFMADD231PS  448(R9)(SI*1), Z17, Z15
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(SI*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_17
 
-pv_next_21:
-pv_block_22:
+pv_single_17:
+	TESTQ        R10, R10
+	JZ           pv_merge_17
+	VBROADCASTSS (R8), Z16
+	VFMADD231PS  (R9), Z16, Z0
+	VFMADD231PS  64(R9), Z16, Z2
+	VFMADD231PS  128(R9), Z16, Z4
+	VFMADD231PS  192(R9), Z16, Z6
+	VFMADD231PS  256(R9), Z16, Z8
+	VFMADD231PS  320(R9), Z16, Z10
+	VFMADD231PS  384(R9), Z16, Z12
+	VFMADD231PS  448(R9), Z16, Z14
+
+pv_merge_17:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(DI*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(DI*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(DI*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 256(CX)(DI*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 320(CX)(DI*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 384(CX)(DI*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 448(CX)(DI*1)
+	ADDQ    $0x00000200, DI
+	JMP     pv_block_17
+
+pv_next_17:
+pv_block_18:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000100
-	JL      pv_next_22
+	JL      pv_next_18
 	VMOVUPS (CX)(DI*1), Z0
-	VMOVUPS 64(CX)(DI*1), Z1
-	VMOVUPS 128(CX)(DI*1), Z2
-	VMOVUPS 192(CX)(DI*1), Z3
+	VXORPS  Z1, Z1, Z1
+	VMOVUPS 64(CX)(DI*1), Z2
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 128(CX)(DI*1), Z4
+	VXORPS  Z5, Z5, Z5
+	VMOVUPS 192(CX)(DI*1), Z6
+	VXORPS  Z7, Z7, Z7
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_18
 
-pv_row_22:
-	VBROADCASTSS (R8), Z4
-	VFMADD231PS  (R9), Z4, Z0
-	VFMADD231PS  64(R9), Z4, Z1
-	VFMADD231PS  128(R9), Z4, Z2
-	VFMADD231PS  192(R9), Z4, Z3
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_22
-	VMOVUPS      Z0, (CX)(DI*1)
-	VMOVUPS      Z1, 64(CX)(DI*1)
-	VMOVUPS      Z2, 128(CX)(DI*1)
-	VMOVUPS      Z3, 192(CX)(DI*1)
-	ADDQ         $0x00000100, DI
-	JMP          pv_block_22
+pv_pair_18:
+	VBROADCASTSS (R8), Z8
+	VBROADCASTSS 4(R8), Z9
+	VFMADD231PS  (R9), Z8, Z0
+	VFMADD231PS  (R9)(SI*1), Z9, Z1
+	VFMADD231PS  64(R9), Z8, Z2
+	VFMADD231PS  64(R9)(SI*1), Z9, Z3
+	VFMADD231PS  128(R9), Z8, Z4
+	VFMADD231PS  128(R9)(SI*1), Z9, Z5
+	VFMADD231PS  192(R9), Z8, Z6
+	VFMADD231PS  192(R9)(SI*1), Z9, Z7
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(SI*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_18
 
-pv_next_22:
-pv_block_23:
+pv_single_18:
+	TESTQ        R10, R10
+	JZ           pv_merge_18
+	VBROADCASTSS (R8), Z8
+	VFMADD231PS  (R9), Z8, Z0
+	VFMADD231PS  64(R9), Z8, Z2
+	VFMADD231PS  128(R9), Z8, Z4
+	VFMADD231PS  192(R9), Z8, Z6
+
+pv_merge_18:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(DI*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(DI*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(DI*1)
+	ADDQ    $0x00000100, DI
+	JMP     pv_block_18
+
+pv_next_18:
+pv_block_19:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000080
-	JL      pv_next_23
+	JL      pv_next_19
 	VMOVUPS (CX)(DI*1), Z0
-	VMOVUPS 64(CX)(DI*1), Z1
+	VXORPS  Z1, Z1, Z1
+	VMOVUPS 64(CX)(DI*1), Z2
+	VXORPS  Z3, Z3, Z3
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_19
 
-pv_row_23:
-	VBROADCASTSS (R8), Z2
-	VFMADD231PS  (R9), Z2, Z0
-	VFMADD231PS  64(R9), Z2, Z1
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_23
-	VMOVUPS      Z0, (CX)(DI*1)
-	VMOVUPS      Z1, 64(CX)(DI*1)
-	ADDQ         $0x00000080, DI
-	JMP          pv_block_23
+pv_pair_19:
+	VBROADCASTSS (R8), Z4
+	VBROADCASTSS 4(R8), Z5
+	VFMADD231PS  (R9), Z4, Z0
+	VFMADD231PS  (R9)(SI*1), Z5, Z1
+	VFMADD231PS  64(R9), Z4, Z2
+	VFMADD231PS  64(R9)(SI*1), Z5, Z3
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(SI*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_19
 
-pv_next_23:
-pv_block_24:
+pv_single_19:
+	TESTQ        R10, R10
+	JZ           pv_merge_19
+	VBROADCASTSS (R8), Z4
+	VFMADD231PS  (R9), Z4, Z0
+	VFMADD231PS  64(R9), Z4, Z2
+
+pv_merge_19:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(DI*1)
+	ADDQ    $0x00000080, DI
+	JMP     pv_block_19
+
+pv_next_19:
+pv_block_20:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_24
+	JL      pv_next_20
 	VMOVUPS (CX)(DI*1), Z0
+	VXORPS  Z1, Z1, Z1
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_20
 
-pv_row_24:
-	VBROADCASTSS (R8), Z1
-	VFMADD231PS  (R9), Z1, Z0
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_24
-	VMOVUPS      Z0, (CX)(DI*1)
-	ADDQ         $0x00000040, DI
-	JMP          pv_block_24
+pv_pair_20:
+	VBROADCASTSS (R8), Z2
+	VBROADCASTSS 4(R8), Z3
+	VFMADD231PS  (R9), Z2, Z0
+	VFMADD231PS  (R9)(SI*1), Z3, Z1
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(SI*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_20
 
-pv_next_24:
+pv_single_20:
+	TESTQ        R10, R10
+	JZ           pv_merge_20
+	VBROADCASTSS (R8), Z2
+	VFMADD231PS  (R9), Z2, Z0
+
+pv_merge_20:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	ADDQ    $0x00000040, DI
+	JMP     pv_block_20
+
+pv_next_20:
 	VZEROUPPER
 	RET
 
 // func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
 // Requires: AVX, AVX512DQ, AVX512F, CMOV
 TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $40-96
-	MOVQ   ng+16(FP), AX
-	MOVQ   state+72(FP), CX
-	MOVQ   o+0(FP), DX
-	MOVQ   d+48(FP), BX
-	SHLQ   $0x02, BX
-	XORQ   SI, SI
-	VMOVSS expconst<>+0(SB), X0
+	MOVQ $0x00000000, 32(SP)
 
 init_4:
-	CMPQ   SI, AX
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
 	JGE    init_done_4
-	VMOVSS X0, (CX)(SI*4)
-	LEAQ   (CX)(AX*4), DI
-	MOVL   $0x00000000, (DI)(SI*4)
-	VXORPS Z1, Z1, Z1
-	MOVQ   DX, DI
-	MOVQ   BX, R8
+	VMOVSS expconst<>+0(SB), X0
+	MOVQ   state+72(FP), AX
+	MOVQ   32(SP), CX
+	VMOVSS X0, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	MOVL   $0x00000000, (AX)(CX*4)
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	VXORPS Z0, Z0, Z0
+	MOVQ   AX, AX
 
 zero_loop_7:
-	VMOVUPS Z1, (DI)
-	ADDQ    $0x00000040, DI
-	SUBQ    $0x00000040, R8
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
 	JNZ     zero_loop_7
-	ADDQ    BX, DX
-	INCQ    SI
+	INCQ    32(SP)
 	JMP     init_4
 
 init_done_4:
@@ -2878,71 +3449,92 @@ tile_4:
 	MOVQ    CX, 24(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-head_4:
-	MOVQ  32(SP), AX
-	MOVQ  ng+16(FP), CX
-	CMPQ  AX, CX
-	JGE   tile_done_4
-	MOVQ  d+48(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  AX, CX
-	IMULQ DX, CX
-	MOVQ  CX, BX
-	MOVQ  q+8(FP), SI
-	ADDQ  SI, CX
-	MOVQ  o+0(FP), SI
-	ADDQ  SI, BX
-	MOVQ  tileStride+88(FP), SI
-	IMULQ AX, SI
-	MOVQ  tiles+80(FP), DI
-	ADDQ  DI, SI
-	MOVQ  (SP), R8
-	MOVQ  24(SP), DI
-	XORQ  R9, R9
-	MOVQ  SI, R10
-	LEAQ  (DX)(DX*2), R11
+scores_4:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_10
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    BX, BX
+	LEAQ    (AX)(AX*2), DI
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
 
 scores_by8_7:
-	MOVQ   DI, R12
-	SUBQ   R9, R12
-	CMPQ   R12, $0x08
+	CMPQ   SI, $0x08
 	JL     scores_by1_7
 	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
 	VXORPS Z4, Z4, Z4
 	VXORPS Z5, Z5, Z5
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
-	MOVQ   R8, R12
-	LEAQ   (R8)(DX*4), R13
-	MOVQ   CX, R14
-	MOVQ   DX, R15
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	MOVQ   BX, R8
+	LEAQ   (BX)(AX*4), R9
+	MOVQ   CX, R10
+	SUBQ   BX, R10
+	MOVQ   AX, R11
+	ANDQ   $0xffffff80, R11
+	ADDQ   BX, R11
+	CMPQ   R8, R11
+	JAE    scores_odd_7
 
-scores_chunk8_7:
-	VMOVUPS       (R14), Z8
-	VFMADD231PS   (R12), Z8, Z0
-	VFMADD231PS   (R12)(DX*1), Z8, Z1
-	VFMADD231PS   (R12)(DX*2), Z8, Z2
-	VFMADD231PS   (R12)(R11*1), Z8, Z3
-	VFMADD231PS   (R13), Z8, Z4
-	VFMADD231PS   (R13)(DX*1), Z8, Z5
-	VFMADD231PS   (R13)(DX*2), Z8, Z6
-	VFMADD231PS   (R13)(R11*1), Z8, Z7
-	ADDQ          $0x00000040, R12
-	ADDQ          $0x00000040, R13
-	ADDQ          $0x00000040, R14
-	SUBQ          $0x00000040, R15
-	JNZ           scores_chunk8_7
-	VEXTRACTF64X4 $0x01, Z0, Y8
-	VADDPS        Y8, Y0, Y8
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y0
-	VEXTRACTF64X4 $0x01, Z2, Y1
-	VADDPS        Y1, Y2, Y1
-	VEXTRACTF64X4 $0x01, Z3, Y2
-	VADDPS        Y2, Y3, Y2
+scores_pairs_7:
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(AX*1), Z10, Z3
+	VFMADD231PS (R8)(AX*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(AX*1), Z10, Z7
+	VFMADD231PS (R9)(AX*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	VMOVUPS     64(R8)(R10*1), Z10
+	VFMADD231PS 64(R8), Z10, Z0
+	VFMADD231PS 64(R8)(AX*1), Z10, Z3
+	VFMADD231PS 64(R8)(AX*2), Z10, Z4
+	VFMADD231PS 64(R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R9), Z10, Z6
+	VFMADD231PS 64(R9)(AX*1), Z10, Z7
+	VFMADD231PS 64(R9)(AX*2), Z10, Z8
+	VFMADD231PS 64(R9)(DI*1), Z10, Z9
+	ADDQ        $0x00000080, R8
+	ADDQ        $0x00000080, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_7
+
+scores_odd_7:
+	LEAQ        (BX)(AX*1), R11
+	CMPQ        R8, R11
+	JAE         scores_reduce_7
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(AX*1), Z10, Z3
+	VFMADD231PS (R8)(AX*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(AX*1), Z10, Z7
+	VFMADD231PS (R9)(AX*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+
+scores_reduce_7:
+	VEXTRACTF64X4 $0x01, Z0, Y10
+	VADDPS        Y10, Y0, Y10
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
 	VEXTRACTF64X4 $0x01, Z4, Y3
 	VADDPS        Y3, Y4, Y3
 	VEXTRACTF64X4 $0x01, Z5, Y4
@@ -2951,341 +3543,500 @@ scores_chunk8_7:
 	VADDPS        Y5, Y6, Y5
 	VEXTRACTF64X4 $0x01, Z7, Y6
 	VADDPS        Y6, Y7, Y6
-	VHADDPS       Y0, Y8, Y0
-	VHADDPS       Y2, Y1, Y1
-	VHADDPS       Y4, Y3, Y2
-	VHADDPS       Y6, Y5, Y3
-	VHADDPS       Y1, Y0, Y0
-	VHADDPS       Y3, Y2, Y1
-	VPERM2F128    $0x20, Y1, Y0, Y2
-	VPERM2F128    $0x31, Y1, Y0, Y0
-	VADDPS        Y0, Y2, Y2
+	VEXTRACTF64X4 $0x01, Z8, Y7
+	VADDPS        Y7, Y8, Y7
+	VEXTRACTF64X4 $0x01, Z9, Y8
+	VADDPS        Y8, Y9, Y8
+	VHADDPS       Y0, Y10, Y0
+	VHADDPS       Y4, Y3, Y3
+	VHADDPS       Y6, Y5, Y4
+	VHADDPS       Y8, Y7, Y5
+	VHADDPS       Y3, Y0, Y0
+	VHADDPS       Y5, Y4, Y3
+	VPERM2F128    $0x20, Y3, Y0, Y4
+	VPERM2F128    $0x31, Y3, Y0, Y0
+	VADDPS        Y0, Y4, Y4
 	VBROADCASTSS  scale+64(FP), Y0
-	VMULPS        Y0, Y2, Y2
-	VMOVUPS       Y2, (R10)
-	ADDQ          $0x20, R10
-	ADDQ          $0x08, R9
-	LEAQ          (R8)(DX*8), R8
+	VMULPS        Y0, Y4, Y4
+	VMAXPS        Y4, Y1, Y1
+	VMOVUPS       Y4, (DX)
+	ADDQ          $0x20, DX
+	SUBQ          $0x08, SI
+	LEAQ          (BX)(AX*8), BX
 	JMP           scores_by8_7
 
 scores_by1_7:
-	CMPQ   R9, DI
-	JGE    scores_done_7
+	TESTQ  SI, SI
+	JZ     scores_done_11
 	VXORPS Z0, Z0, Z0
-	MOVQ   R8, R12
-	MOVQ   CX, R14
-	MOVQ   DX, R15
+	MOVQ   BX, R8
+	MOVQ   CX, R10
+	SUBQ   BX, R10
+	LEAQ   (BX)(AX*1), R11
 
 scores_chunk1_7:
-	VMOVUPS       (R14), Z1
-	VFMADD231PS   (R12), Z1, Z0
-	ADDQ          $0x00000040, R12
-	ADDQ          $0x00000040, R14
-	SUBQ          $0x00000040, R15
-	JNZ           scores_chunk1_7
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPS        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VADDPS        X1, X0, X0
-	VMOVHLPS      X0, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSHDUP     X0, X1
-	VADDPS        X1, X0, X0
+	VMOVUPS       (R8)(R10*1), Z3
+	VFMADD231PS   (R8), Z3, Z0
+	ADDQ          $0x00000040, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_7
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF128  $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
 	VMULSS        scale+64(FP), X0, X0
-	VMOVSS        X0, (R10)
-	ADDQ          $0x04, R10
-	INCQ          R9
-	ADDQ          DX, R8
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (DX)
+	ADDQ          $0x04, DX
+	DECQ          SI
+	ADDQ          AX, BX
 	JMP           scores_by1_7
 
-scores_done_7:
-	VMOVUPS expconst<>+0(SB), Z0
-	MOVQ    SI, CX
-	MOVQ    DI, R8
-
-max_loop_7:
-	CMPQ   R8, $0x00000010
-	JL     max_tail_7
-	VMAXPS (CX), Z0, Z0
-	ADDQ   $0x00000040, CX
-	SUBQ   $0x00000010, R8
-	JMP    max_loop_7
-
-max_tail_7:
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VMAXPS        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VMAXPS        X1, X0, X0
-	VMOVHLPS      X0, X0, X1
-	VMAXPS        X1, X0, X0
-	VMOVSHDUP     X0, X1
-	VMAXPS        X1, X0, X0
-
-max_tail1_7:
-	TESTQ  R8, R8
-	JZ     max_done_7
-	VMAXSS (CX), X0, X0
-	ADDQ   $0x04, CX
-	DECQ   R8
-	JMP    max_tail1_7
-
-max_done_7:
-	MOVQ         state+72(FP), R8
+scores_done_11:
+	VEXTRACTF128 $0x01, Y1, X0
+	VMAXPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VMAXPS       X1, X0, X0
+	VMAXSS       X2, X0, X0
+	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
-	LEAQ         (R8)(CX*4), CX
-	VMOVSS       (R8)(AX*4), X1
-	VMAXSS       X1, X0, X0
-	VUCOMISS     X1, X0
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X0, (AX)(CX*4)
+	INCQ         32(SP)
+	JMP          scores_4
+
+scores_done_10:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_4:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_4
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
 	JEQ          no_rescale_4
-	VSUBSS       X0, X1, X1
-	VBROADCASTSS X1, Z1
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Z0
+	VMAXPS       expconst<>+256(SB), Z0, Z0
+	VMINPS       expconst<>+320(SB), Z0, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z0
+	VCVTPS2DQ    Z0, Z3
+	VCVTDQ2PS    Z3, Z4
+	VSUBPS       Z4, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z4
+	VFMADD213PS  expconst<>+512(SB), Z0, Z4
+	VFMADD213PS  expconst<>+448(SB), Z0, Z4
+	VFMADD213PS  expconst<>+384(SB), Z0, Z4
+	VFMADD213PS  expconst<>+64(SB), Z0, Z4
+	VPADDD       expconst<>+192(SB), Z3, Z3
+	VPSLLD       $0x17, Z3, Z3
+	VMULPS       Z3, Z4, Z0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_7:
+	VMULPS  (CX), Z0, Z3
+	VMOVUPS Z3, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_7
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_4:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VXORPS       Z3, Z3, Z3
+	MOVQ         CX, CX
+
+exp_loop_7:
+	CMPQ         CX, $0x00000010
+	JL           exp_tail_7
+	VMOVUPS      (AX), Y1
+	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
+	VSUBPS       Z0, Z1, Z1
 	VMAXPS       expconst<>+256(SB), Z1, Z1
 	VMINPS       expconst<>+320(SB), Z1, Z1
 	VMULPS       expconst<>+128(SB), Z1, Z1
-	VCVTPS2DQ    Z1, Z2
-	VCVTDQ2PS    Z2, Z3
-	VSUBPS       Z3, Z1, Z1
-	VMOVUPS      expconst<>+576(SB), Z3
-	VFMADD213PS  expconst<>+512(SB), Z1, Z3
-	VFMADD213PS  expconst<>+448(SB), Z1, Z3
-	VFMADD213PS  expconst<>+384(SB), Z1, Z3
-	VFMADD213PS  expconst<>+64(SB), Z1, Z3
-	VPADDD       expconst<>+192(SB), Z2, Z2
-	VPSLLD       $0x17, Z2, Z2
-	VMULPS       Z2, Z3, Z1
-	VMULSS       (CX)(AX*4), X1, X2
-	VMOVSS       X2, (CX)(AX*4)
-	MOVQ         BX, R9
-	MOVQ         DX, R10
-
-scale_loop_7:
-	VMULPS  (R9), Z1, Z2
-	VMOVUPS Z2, (R9)
-	ADDQ    $0x00000040, R9
-	SUBQ    $0x00000040, R10
-	JNZ     scale_loop_7
-	VMOVSS  X0, (R8)(AX*4)
-
-no_rescale_4:
-	VBROADCASTSS (R8)(AX*4), Z0
-	VXORPS       Z1, Z1, Z1
-	MOVQ         SI, R8
-	MOVQ         DI, R9
-
-exp_loop_7:
-	CMPQ        R9, $0x00000010
-	JL          exp_tail_7
-	VMOVUPS     (R8), Z2
-	VSUBPS      Z0, Z2, Z2
-	VMAXPS      expconst<>+256(SB), Z2, Z2
-	VMINPS      expconst<>+320(SB), Z2, Z2
-	VMULPS      expconst<>+128(SB), Z2, Z2
-	VCVTPS2DQ   Z2, Z3
-	VCVTDQ2PS   Z3, Z4
-	VSUBPS      Z4, Z2, Z2
-	VMOVUPS     expconst<>+576(SB), Z4
-	VFMADD213PS expconst<>+512(SB), Z2, Z4
-	VFMADD213PS expconst<>+448(SB), Z2, Z4
-	VFMADD213PS expconst<>+384(SB), Z2, Z4
-	VFMADD213PS expconst<>+64(SB), Z2, Z4
-	VPADDD      expconst<>+192(SB), Z3, Z3
-	VPSLLD      $0x17, Z3, Z3
-	VMULPS      Z3, Z4, Z2
-	VMOVUPS     Z2, (R8)
-	VADDPS      Z2, Z1, Z1
-	ADDQ        $0x00000040, R8
-	SUBQ        $0x00000010, R9
-	JMP         exp_loop_7
+	VCVTPS2DQ    Z1, Z4
+	VCVTDQ2PS    Z4, Z5
+	VSUBPS       Z5, Z1, Z1
+	VMOVUPS      expconst<>+576(SB), Z5
+	VFMADD213PS  expconst<>+512(SB), Z1, Z5
+	VFMADD213PS  expconst<>+448(SB), Z1, Z5
+	VFMADD213PS  expconst<>+384(SB), Z1, Z5
+	VFMADD213PS  expconst<>+64(SB), Z1, Z5
+	VPADDD       expconst<>+192(SB), Z4, Z4
+	VPSLLD       $0x17, Z4, Z4
+	VMULPS       Z4, Z5, Z1
+	VMOVUPS      Z1, (AX)
+	VADDPS       Z1, Z3, Z3
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, CX
+	JMP          exp_loop_7
 
 exp_tail_7:
-	VEXTRACTF64X4 $0x01, Z1, Y2
-	VADDPS        Y2, Y1, Y2
-	VEXTRACTF128  $0x01, Y2, X1
-	VADDPS        X2, X1, X1
-	VMOVHLPS      X1, X1, X2
-	VADDPS        X2, X1, X1
-	VMOVSHDUP     X1, X2
-	VADDPS        X2, X1, X1
-	TESTQ         R9, R9
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y1
+	VEXTRACTF128  $0x01, Y1, X3
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	TESTQ         CX, CX
 	JZ            exp_done_7
-	VMOVUPS       (R8), Z2
+	VMOVUPS       (AX), Y2
+	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
 	VSUBPS        Z0, Z2, Z2
 	VMAXPS        expconst<>+256(SB), Z2, Z2
 	VMINPS        expconst<>+320(SB), Z2, Z2
 	VMULPS        expconst<>+128(SB), Z2, Z2
 	VCVTPS2DQ     Z2, Z0
-	VCVTDQ2PS     Z0, Z3
-	VSUBPS        Z3, Z2, Z2
-	VMOVUPS       expconst<>+576(SB), Z3
-	VFMADD213PS   expconst<>+512(SB), Z2, Z3
-	VFMADD213PS   expconst<>+448(SB), Z2, Z3
-	VFMADD213PS   expconst<>+384(SB), Z2, Z3
-	VFMADD213PS   expconst<>+64(SB), Z2, Z3
+	VCVTDQ2PS     Z0, Z4
+	VSUBPS        Z4, Z2, Z2
+	VMOVUPS       expconst<>+576(SB), Z4
+	VFMADD213PS   expconst<>+512(SB), Z2, Z4
+	VFMADD213PS   expconst<>+448(SB), Z2, Z4
+	VFMADD213PS   expconst<>+384(SB), Z2, Z4
+	VFMADD213PS   expconst<>+64(SB), Z2, Z4
 	VPADDD        expconst<>+192(SB), Z0, Z0
 	VPSLLD        $0x17, Z0, Z0
-	VMULPS        Z0, Z3, Z2
-	VMOVUPS       Z2, (R8)
+	VMULPS        Z0, Z4, Z2
+	VMOVUPS       Z2, (AX)
 
 exp_tail1_7:
-	VADDSS (R8), X1, X1
-	ADDQ   $0x04, R8
-	DECQ   R9
+	VADDSS (AX), X3, X3
+	ADDQ   $0x04, AX
+	DECQ   CX
 	JNZ    exp_tail1_7
 
 exp_done_7:
-	VADDSS (CX)(AX*4), X1, X1
-	VMOVSS X1, (CX)(AX*4)
-	MOVQ   8(SP), AX
-	XORQ   CX, CX
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X3, X3
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X3, (AX)(CX*4)
+	INCQ   32(SP)
+	JMP    softmax_4
 
-pv_block_25:
-	MOVQ    DX, R8
-	SUBQ    CX, R8
+softmax_done_4:
+	MOVQ $0x00000000, 32(SP)
+
+pv_4:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_4
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	XORQ  DI, DI
+
+pv_block_21:
+	MOVQ    AX, R8
+	SUBQ    DI, R8
 	CMPQ    R8, $0x00000200
-	JL      pv_next_25
-	VMOVUPS (BX)(CX*1), Z0
-	VMOVUPS 64(BX)(CX*1), Z1
-	VMOVUPS 128(BX)(CX*1), Z2
-	VMOVUPS 192(BX)(CX*1), Z3
-	VMOVUPS 256(BX)(CX*1), Z4
-	VMOVUPS 320(BX)(CX*1), Z5
-	VMOVUPS 384(BX)(CX*1), Z6
-	VMOVUPS 448(BX)(CX*1), Z7
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
-
-pv_row_25:
-	VBROADCASTSS (R8), Z8
-	VFMADD231PS  (R9), Z8, Z0
-	VFMADD231PS  64(R9), Z8, Z1
-	VFMADD231PS  128(R9), Z8, Z2
-	VFMADD231PS  192(R9), Z8, Z3
-	VFMADD231PS  256(R9), Z8, Z4
-	VFMADD231PS  320(R9), Z8, Z5
-	VFMADD231PS  384(R9), Z8, Z6
-	VFMADD231PS  448(R9), Z8, Z7
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_25
-	VMOVUPS      Z0, (BX)(CX*1)
-	VMOVUPS      Z1, 64(BX)(CX*1)
-	VMOVUPS      Z2, 128(BX)(CX*1)
-	VMOVUPS      Z3, 192(BX)(CX*1)
-	VMOVUPS      Z4, 256(BX)(CX*1)
-	VMOVUPS      Z5, 320(BX)(CX*1)
-	VMOVUPS      Z6, 384(BX)(CX*1)
-	VMOVUPS      Z7, 448(BX)(CX*1)
-	ADDQ         $0x00000200, CX
-	JMP          pv_block_25
-
-pv_next_25:
-pv_block_26:
+	JL      pv_next_21
+	VMOVUPS (CX)(DI*1), Z0
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 64(CX)(DI*1), Z4
+	VXORPS  Z5, Z5, Z5
+	VMOVUPS 128(CX)(DI*1), Z6
+	VXORPS  Z7, Z7, Z7
+	VMOVUPS 192(CX)(DI*1), Z8
+	VXORPS  Z9, Z9, Z9
+	VMOVUPS 256(CX)(DI*1), Z10
+	VXORPS  Z11, Z11, Z11
+	VMOVUPS 320(CX)(DI*1), Z12
+	VXORPS  Z13, Z13, Z13
+	VMOVUPS 384(CX)(DI*1), Z14
+	VXORPS  Z15, Z15, Z15
+	VMOVUPS 448(CX)(DI*1), Z16
+	VXORPS  Z17, Z17, Z17
 	MOVQ    DX, R8
-	SUBQ    CX, R8
-	CMPQ    R8, $0x00000100
-	JL      pv_next_26
-	VMOVUPS (BX)(CX*1), Z0
-	VMOVUPS 64(BX)(CX*1), Z1
-	VMOVUPS 128(BX)(CX*1), Z2
-	VMOVUPS 192(BX)(CX*1), Z3
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
+	LEAQ    (BX)(DI*1), R9
+	MOVQ    SI, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_21
 
-pv_row_26:
+pv_pair_21:
+	VBROADCASTSS (R8), Z18
+	VBROADCASTSS 4(R8), Z19
+	VFMADD231PS  (R9), Z18, Z0
+	VFMADD231PS  (R9)(AX*1), Z19, Z3
+	VFMADD231PS  64(R9), Z18, Z4
+	VFMADD231PS  64(R9)(AX*1), Z19, Z5
+	VFMADD231PS  128(R9), Z18, Z6
+	VFMADD231PS  128(R9)(AX*1), Z19, Z7
+	VFMADD231PS  192(R9), Z18, Z8
+	VFMADD231PS  192(R9)(AX*1), Z19, Z9
+	VFMADD231PS  256(R9), Z18, Z10
+	VFMADD231PS  256(R9)(AX*1), Z19, Z11
+	VFMADD231PS  320(R9), Z18, Z12
+	VFMADD231PS  320(R9)(AX*1), Z19, Z13
+	VFMADD231PS  384(R9), Z18, Z14
+	VFMADD231PS  384(R9)(AX*1), Z19, Z15
+	VFMADD231PS  448(R9), Z18, Z16
+	VFMADD231PS  448(R9)(AX*1), Z19, Z17
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(AX*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_21
+
+pv_single_21:
+	TESTQ        R10, R10
+	JZ           pv_merge_21
+	VBROADCASTSS (R8), Z18
+	VFMADD231PS  (R9), Z18, Z0
+	VFMADD231PS  64(R9), Z18, Z4
+	VFMADD231PS  128(R9), Z18, Z6
+	VFMADD231PS  192(R9), Z18, Z8
+	VFMADD231PS  256(R9), Z18, Z10
+	VFMADD231PS  320(R9), Z18, Z12
+	VFMADD231PS  384(R9), Z18, Z14
+	VFMADD231PS  448(R9), Z18, Z16
+
+pv_merge_21:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(DI*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(DI*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(DI*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(DI*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(DI*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(DI*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(DI*1)
+	ADDQ    $0x00000200, DI
+	JMP     pv_block_21
+
+pv_next_21:
+pv_block_22:
+	MOVQ    AX, R8
+	SUBQ    DI, R8
+	CMPQ    R8, $0x00000100
+	JL      pv_next_22
+	VMOVUPS (CX)(DI*1), Z0
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 64(CX)(DI*1), Z4
+	VXORPS  Z5, Z5, Z5
+	VMOVUPS 128(CX)(DI*1), Z6
+	VXORPS  Z7, Z7, Z7
+	VMOVUPS 192(CX)(DI*1), Z8
+	VXORPS  Z9, Z9, Z9
+	MOVQ    DX, R8
+	LEAQ    (BX)(DI*1), R9
+	MOVQ    SI, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_22
+
+pv_pair_22:
+	VBROADCASTSS (R8), Z10
+	VBROADCASTSS 4(R8), Z11
+	VFMADD231PS  (R9), Z10, Z0
+	VFMADD231PS  (R9)(AX*1), Z11, Z3
+	VFMADD231PS  64(R9), Z10, Z4
+	VFMADD231PS  64(R9)(AX*1), Z11, Z5
+	VFMADD231PS  128(R9), Z10, Z6
+	VFMADD231PS  128(R9)(AX*1), Z11, Z7
+	VFMADD231PS  192(R9), Z10, Z8
+	VFMADD231PS  192(R9)(AX*1), Z11, Z9
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(AX*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_22
+
+pv_single_22:
+	TESTQ        R10, R10
+	JZ           pv_merge_22
+	VBROADCASTSS (R8), Z10
+	VFMADD231PS  (R9), Z10, Z0
+	VFMADD231PS  64(R9), Z10, Z4
+	VFMADD231PS  128(R9), Z10, Z6
+	VFMADD231PS  192(R9), Z10, Z8
+
+pv_merge_22:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(DI*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(DI*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(DI*1)
+	ADDQ    $0x00000100, DI
+	JMP     pv_block_22
+
+pv_next_22:
+pv_block_23:
+	MOVQ    AX, R8
+	SUBQ    DI, R8
+	CMPQ    R8, $0x00000080
+	JL      pv_next_23
+	VMOVUPS (CX)(DI*1), Z0
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 64(CX)(DI*1), Z4
+	VXORPS  Z5, Z5, Z5
+	MOVQ    DX, R8
+	LEAQ    (BX)(DI*1), R9
+	MOVQ    SI, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_23
+
+pv_pair_23:
+	VBROADCASTSS (R8), Z6
+	VBROADCASTSS 4(R8), Z7
+	VFMADD231PS  (R9), Z6, Z0
+	VFMADD231PS  (R9)(AX*1), Z7, Z3
+	VFMADD231PS  64(R9), Z6, Z4
+	VFMADD231PS  64(R9)(AX*1), Z7, Z5
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(AX*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_23
+
+pv_single_23:
+	TESTQ        R10, R10
+	JZ           pv_merge_23
+	VBROADCASTSS (R8), Z6
+	VFMADD231PS  (R9), Z6, Z0
+	VFMADD231PS  64(R9), Z6, Z4
+
+pv_merge_23:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(DI*1)
+	ADDQ    $0x00000080, DI
+	JMP     pv_block_23
+
+pv_next_23:
+pv_block_24:
+	MOVQ    AX, R8
+	SUBQ    DI, R8
+	CMPQ    R8, $0x00000040
+	JL      pv_next_24
+	VMOVUPS (CX)(DI*1), Z0
+	VXORPS  Z3, Z3, Z3
+	MOVQ    DX, R8
+	LEAQ    (BX)(DI*1), R9
+	MOVQ    SI, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_24
+
+pv_pair_24:
+	VBROADCASTSS (R8), Z4
+	VBROADCASTSS 4(R8), Z5
+	VFMADD231PS  (R9), Z4, Z0
+	VFMADD231PS  (R9)(AX*1), Z5, Z3
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(AX*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_24
+
+pv_single_24:
+	TESTQ        R10, R10
+	JZ           pv_merge_24
 	VBROADCASTSS (R8), Z4
 	VFMADD231PS  (R9), Z4, Z0
-	VFMADD231PS  64(R9), Z4, Z1
-	VFMADD231PS  128(R9), Z4, Z2
-	VFMADD231PS  192(R9), Z4, Z3
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_26
-	VMOVUPS      Z0, (BX)(CX*1)
-	VMOVUPS      Z1, 64(BX)(CX*1)
-	VMOVUPS      Z2, 128(BX)(CX*1)
-	VMOVUPS      Z3, 192(BX)(CX*1)
-	ADDQ         $0x00000100, CX
-	JMP          pv_block_26
 
-pv_next_26:
-pv_block_27:
-	MOVQ    DX, R8
-	SUBQ    CX, R8
-	CMPQ    R8, $0x00000080
-	JL      pv_next_27
-	VMOVUPS (BX)(CX*1), Z0
-	VMOVUPS 64(BX)(CX*1), Z1
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
+pv_merge_24:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	ADDQ    $0x00000040, DI
+	JMP     pv_block_24
 
-pv_row_27:
-	VBROADCASTSS (R8), Z2
-	VFMADD231PS  (R9), Z2, Z0
-	VFMADD231PS  64(R9), Z2, Z1
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_27
-	VMOVUPS      Z0, (BX)(CX*1)
-	VMOVUPS      Z1, 64(BX)(CX*1)
-	ADDQ         $0x00000080, CX
-	JMP          pv_block_27
-
-pv_next_27:
-pv_block_28:
-	MOVQ    DX, R8
-	SUBQ    CX, R8
-	CMPQ    R8, $0x00000040
-	JL      pv_next_28
-	VMOVUPS (BX)(CX*1), Z0
-	MOVQ    SI, R8
-	LEAQ    (AX)(CX*1), R9
-	MOVQ    DI, R10
-
-pv_row_28:
-	VBROADCASTSS (R8), Z1
-	VFMADD231PS  (R9), Z1, Z0
-	ADDQ         $0x04, R8
-	ADDQ         DX, R9
-	DECQ         R10
-	JNZ          pv_row_28
-	VMOVUPS      Z0, (BX)(CX*1)
-	ADDQ         $0x00000040, CX
-	JMP          pv_block_28
-
-pv_next_28:
+pv_next_24:
 	INCQ 32(SP)
-	JMP  head_4
+	JMP  pv_4
 
-tile_done_4:
+pv_done_4:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
-	MOVQ  AX, DX
-	IMULQ CX, DX
-	SHLQ  $0x02, DX
-	ADDQ  DX, (SP)
-	ADDQ  DX, 8(SP)
+	IMULQ AX, CX
+	SHLQ  $0x02, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
 	SUBQ  AX, 16(SP)
 	JMP   tile_4
 
 finish_4:
-	MOVQ ng+16(FP), AX
-	MOVQ state+72(FP), CX
-	MOVQ o+0(FP), DX
-	MOVQ d+48(FP), BX
-	SHLQ $0x02, BX
-	XORQ SI, SI
+	MOVQ $0x00000000, 32(SP)
 
 norm_4:
-	CMPQ     SI, AX
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
 	JGE      norm_done_4
-	LEAQ     (CX)(AX*4), DI
-	VMOVSS   (DI)(SI*4), X0
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
 	VXORPS   X1, X1, X1
 	VUCOMISS X1, X0
 	JEQ      recip_zero_7
@@ -3294,17 +4045,21 @@ norm_4:
 
 recip_zero_7:
 	VBROADCASTSS X1, Z0
-	MOVQ         DX, DI
-	MOVQ         BX, R8
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
 
 scale_loop_8:
-	VMULPS  (DI), Z0, Z1
-	VMOVUPS Z1, (DI)
-	ADDQ    $0x00000040, DI
-	SUBQ    $0x00000040, R8
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_8
-	ADDQ    BX, DX
-	INCQ    SI
+	INCQ    32(SP)
 	JMP     norm_4
 
 norm_done_4:
@@ -3314,55 +4069,80 @@ norm_done_4:
 // func naiveDecodeFastAVX512(o *float32, q *float32, k *float32, v *float32, n int, d int, scale float32, ws *float32)
 // Requires: AVX, AVX512DQ, AVX512F
 TEXT ·naiveDecodeFastAVX512(SB), NOSPLIT, $0-64
-	MOVQ ws+56(FP), AX
-	MOVQ q+8(FP), CX
-	MOVQ k+16(FP), DX
-	MOVQ n+32(FP), BX
-	MOVQ d+40(FP), SI
-	SHLQ $0x02, SI
-	XORQ DI, DI
-	MOVQ AX, R8
-	LEAQ (SI)(SI*2), R9
+	MOVQ    ws+56(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    k+16(FP), DX
+	MOVQ    n+32(FP), BX
+	MOVQ    d+40(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    BX, DI
+	MOVQ    AX, R8
+	LEAQ    (SI)(SI*2), R9
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_8:
-	MOVQ   BX, R10
-	SUBQ   DI, R10
-	CMPQ   R10, $0x08
+	CMPQ   DI, $0x08
 	JL     scores_by1_8
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
 	VXORPS Z4, Z4, Z4
 	VXORPS Z5, Z5, Z5
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
 	MOVQ   DX, R10
 	LEAQ   (DX)(SI*4), R11
 	MOVQ   CX, R12
+	SUBQ   DX, R12
 	MOVQ   SI, R13
+	ANDQ   $0xffffff80, R13
+	ADDQ   DX, R13
+	CMPQ   R10, R13
+	JAE    scores_odd_8
 
-scores_chunk8_8:
-	VMOVUPS       (R12), Z8
-	VFMADD231PS   (R10), Z8, Z0
-	VFMADD231PS   (R10)(SI*1), Z8, Z1
-	VFMADD231PS   (R10)(SI*2), Z8, Z2
-	VFMADD231PS   (R10)(R9*1), Z8, Z3
-	VFMADD231PS   (R11), Z8, Z4
-	VFMADD231PS   (R11)(SI*1), Z8, Z5
-	VFMADD231PS   (R11)(SI*2), Z8, Z6
-	VFMADD231PS   (R11)(R9*1), Z8, Z7
-	ADDQ          $0x00000040, R10
-	ADDQ          $0x00000040, R11
-	ADDQ          $0x00000040, R12
-	SUBQ          $0x00000040, R13
-	JNZ           scores_chunk8_8
-	VEXTRACTF64X4 $0x01, Z0, Y8
-	VADDPS        Y8, Y0, Y8
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y0
-	VEXTRACTF64X4 $0x01, Z2, Y1
-	VADDPS        Y1, Y2, Y1
+scores_pairs_8:
+	VMOVUPS     (R10)(R12*1), Z10
+	VFMADD231PS (R10), Z10, Z2
+	VFMADD231PS (R10)(SI*1), Z10, Z3
+	VFMADD231PS (R10)(SI*2), Z10, Z4
+	VFMADD231PS (R10)(R9*1), Z10, Z5
+	VFMADD231PS (R11), Z10, Z6
+	VFMADD231PS (R11)(SI*1), Z10, Z7
+	VFMADD231PS (R11)(SI*2), Z10, Z8
+	VFMADD231PS (R11)(R9*1), Z10, Z9
+	VMOVUPS     64(R10)(R12*1), Z10
+	VFMADD231PS 64(R10), Z10, Z2
+	VFMADD231PS 64(R10)(SI*1), Z10, Z3
+	VFMADD231PS 64(R10)(SI*2), Z10, Z4
+	VFMADD231PS 64(R10)(R9*1), Z10, Z5
+	VFMADD231PS 64(R11), Z10, Z6
+	VFMADD231PS 64(R11)(SI*1), Z10, Z7
+	VFMADD231PS 64(R11)(SI*2), Z10, Z8
+	VFMADD231PS 64(R11)(R9*1), Z10, Z9
+	ADDQ        $0x00000080, R10
+	ADDQ        $0x00000080, R11
+	CMPQ        R10, R13
+	JB          scores_pairs_8
+
+scores_odd_8:
+	LEAQ        (DX)(SI*1), R13
+	CMPQ        R10, R13
+	JAE         scores_reduce_8
+	VMOVUPS     (R10)(R12*1), Z10
+	VFMADD231PS (R10), Z10, Z2
+	VFMADD231PS (R10)(SI*1), Z10, Z3
+	VFMADD231PS (R10)(SI*2), Z10, Z4
+	VFMADD231PS (R10)(R9*1), Z10, Z5
+	VFMADD231PS (R11), Z10, Z6
+	VFMADD231PS (R11)(SI*1), Z10, Z7
+	VFMADD231PS (R11)(SI*2), Z10, Z8
+	VFMADD231PS (R11)(R9*1), Z10, Z9
+
+scores_reduce_8:
+	VEXTRACTF64X4 $0x01, Z2, Y10
+	VADDPS        Y10, Y2, Y10
 	VEXTRACTF64X4 $0x01, Z3, Y2
 	VADDPS        Y2, Y3, Y2
 	VEXTRACTF64X4 $0x01, Z4, Y3
@@ -3373,156 +4153,140 @@ scores_chunk8_8:
 	VADDPS        Y5, Y6, Y5
 	VEXTRACTF64X4 $0x01, Z7, Y6
 	VADDPS        Y6, Y7, Y6
-	VHADDPS       Y0, Y8, Y0
-	VHADDPS       Y2, Y1, Y1
-	VHADDPS       Y4, Y3, Y2
-	VHADDPS       Y6, Y5, Y3
-	VHADDPS       Y1, Y0, Y0
-	VHADDPS       Y3, Y2, Y1
-	VPERM2F128    $0x20, Y1, Y0, Y2
-	VPERM2F128    $0x31, Y1, Y0, Y0
-	VADDPS        Y0, Y2, Y2
-	VBROADCASTSS  scale+48(FP), Y0
-	VMULPS        Y0, Y2, Y2
-	VMOVUPS       Y2, (R8)
+	VEXTRACTF64X4 $0x01, Z8, Y7
+	VADDPS        Y7, Y8, Y7
+	VEXTRACTF64X4 $0x01, Z9, Y8
+	VADDPS        Y8, Y9, Y8
+	VHADDPS       Y2, Y10, Y2
+	VHADDPS       Y4, Y3, Y3
+	VHADDPS       Y6, Y5, Y4
+	VHADDPS       Y8, Y7, Y5
+	VHADDPS       Y3, Y2, Y2
+	VHADDPS       Y5, Y4, Y3
+	VPERM2F128    $0x20, Y3, Y2, Y4
+	VPERM2F128    $0x31, Y3, Y2, Y2
+	VADDPS        Y2, Y4, Y4
+	VBROADCASTSS  scale+48(FP), Y2
+	VMULPS        Y2, Y4, Y4
+	VMAXPS        Y4, Y0, Y0
+	VMOVUPS       Y4, (R8)
 	ADDQ          $0x20, R8
-	ADDQ          $0x08, DI
+	SUBQ          $0x08, DI
 	LEAQ          (DX)(SI*8), DX
 	JMP           scores_by8_8
 
 scores_by1_8:
-	CMPQ   DI, BX
-	JGE    scores_done_8
-	VXORPS Z0, Z0, Z0
+	TESTQ  DI, DI
+	JZ     scores_done_12
+	VXORPS Z2, Z2, Z2
 	MOVQ   DX, R10
 	MOVQ   CX, R12
-	MOVQ   SI, R13
+	SUBQ   DX, R12
+	LEAQ   (DX)(SI*1), R13
 
 scores_chunk1_8:
-	VMOVUPS       (R12), Z1
-	VFMADD231PS   (R10), Z1, Z0
+	VMOVUPS       (R10)(R12*1), Z3
+	VFMADD231PS   (R10), Z3, Z2
 	ADDQ          $0x00000040, R10
-	ADDQ          $0x00000040, R12
-	SUBQ          $0x00000040, R13
-	JNZ           scores_chunk1_8
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPS        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VADDPS        X1, X0, X0
-	VMOVHLPS      X0, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSHDUP     X0, X1
-	VADDPS        X1, X0, X0
-	VMULSS        scale+48(FP), X0, X0
-	VMOVSS        X0, (R8)
+	CMPQ          R10, R13
+	JB            scores_chunk1_8
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y3
+	VEXTRACTF128  $0x01, Y3, X2
+	VADDPS        X3, X2, X2
+	VMOVHLPS      X2, X2, X3
+	VADDPS        X3, X2, X2
+	VMOVSHDUP     X2, X3
+	VADDPS        X3, X2, X2
+	VMULSS        scale+48(FP), X2, X2
+	VMAXSS        X2, X1, X1
+	VMOVSS        X2, (R8)
 	ADDQ          $0x04, R8
-	INCQ          DI
+	DECQ          DI
 	ADDQ          SI, DX
 	JMP           scores_by1_8
 
-scores_done_8:
-	VMOVUPS expconst<>+0(SB), Z0
-	MOVQ    AX, CX
-	MOVQ    BX, DX
-
-max_loop_8:
-	CMPQ   DX, $0x00000010
-	JL     max_tail_8
-	VMAXPS (CX), Z0, Z0
-	ADDQ   $0x00000040, CX
-	SUBQ   $0x00000010, DX
-	JMP    max_loop_8
-
-max_tail_8:
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VMAXPS        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VMAXPS        X1, X0, X0
-	VMOVHLPS      X0, X0, X1
-	VMAXPS        X1, X0, X0
-	VMOVSHDUP     X0, X1
-	VMAXPS        X1, X0, X0
-
-max_tail1_8:
-	TESTQ  DX, DX
-	JZ     max_done_8
-	VMAXSS (CX), X0, X0
-	ADDQ   $0x04, CX
-	DECQ   DX
-	JMP    max_tail1_8
-
-max_done_8:
-	VBROADCASTSS X0, Z0
-	VXORPS       Z1, Z1, Z1
+scores_done_12:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	VBROADCASTSS X2, Z2
+	VXORPS       Z3, Z3, Z3
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
 exp_loop_8:
-	CMPQ        DX, $0x00000010
-	JL          exp_tail_8
-	VMOVUPS     (CX), Z2
-	VSUBPS      Z0, Z2, Z2
-	VMAXPS      expconst<>+256(SB), Z2, Z2
-	VMINPS      expconst<>+320(SB), Z2, Z2
-	VMULPS      expconst<>+128(SB), Z2, Z2
-	VCVTPS2DQ   Z2, Z3
-	VCVTDQ2PS   Z3, Z4
-	VSUBPS      Z4, Z2, Z2
-	VMOVUPS     expconst<>+576(SB), Z4
-	VFMADD213PS expconst<>+512(SB), Z2, Z4
-	VFMADD213PS expconst<>+448(SB), Z2, Z4
-	VFMADD213PS expconst<>+384(SB), Z2, Z4
-	VFMADD213PS expconst<>+64(SB), Z2, Z4
-	VPADDD      expconst<>+192(SB), Z3, Z3
-	VPSLLD      $0x17, Z3, Z3
-	VMULPS      Z3, Z4, Z2
-	VMOVUPS     Z2, (CX)
-	VADDPS      Z2, Z1, Z1
-	ADDQ        $0x00000040, CX
-	SUBQ        $0x00000010, DX
-	JMP         exp_loop_8
+	CMPQ         DX, $0x00000010
+	JL           exp_tail_8
+	VMOVUPS      (CX), Y0
+	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
+	VSUBPS       Z2, Z0, Z0
+	VMAXPS       expconst<>+256(SB), Z0, Z0
+	VMINPS       expconst<>+320(SB), Z0, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z0
+	VCVTPS2DQ    Z0, Z4
+	VCVTDQ2PS    Z4, Z5
+	VSUBPS       Z5, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z5
+	VFMADD213PS  expconst<>+512(SB), Z0, Z5
+	VFMADD213PS  expconst<>+448(SB), Z0, Z5
+	VFMADD213PS  expconst<>+384(SB), Z0, Z5
+	VFMADD213PS  expconst<>+64(SB), Z0, Z5
+	VPADDD       expconst<>+192(SB), Z4, Z4
+	VPSLLD       $0x17, Z4, Z4
+	VMULPS       Z4, Z5, Z0
+	VMOVUPS      Z0, (CX)
+	VADDPS       Z0, Z3, Z3
+	ADDQ         $0x00000040, CX
+	SUBQ         $0x00000010, DX
+	JMP          exp_loop_8
 
 exp_tail_8:
-	VEXTRACTF64X4 $0x01, Z1, Y2
-	VADDPS        Y2, Y1, Y2
-	VEXTRACTF128  $0x01, Y2, X1
-	VADDPS        X2, X1, X1
-	VMOVHLPS      X1, X1, X2
-	VADDPS        X2, X1, X1
-	VMOVSHDUP     X1, X2
-	VADDPS        X2, X1, X1
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF128  $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
 	TESTQ         DX, DX
 	JZ            exp_done_8
-	VMOVUPS       (CX), Z2
-	VSUBPS        Z0, Z2, Z2
-	VMAXPS        expconst<>+256(SB), Z2, Z2
-	VMINPS        expconst<>+320(SB), Z2, Z2
-	VMULPS        expconst<>+128(SB), Z2, Z2
-	VCVTPS2DQ     Z2, Z0
-	VCVTDQ2PS     Z0, Z3
-	VSUBPS        Z3, Z2, Z2
-	VMOVUPS       expconst<>+576(SB), Z3
-	VFMADD213PS   expconst<>+512(SB), Z2, Z3
-	VFMADD213PS   expconst<>+448(SB), Z2, Z3
-	VFMADD213PS   expconst<>+384(SB), Z2, Z3
-	VFMADD213PS   expconst<>+64(SB), Z2, Z3
+	VMOVUPS       (CX), Y1
+	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
+	VSUBPS        Z2, Z1, Z1
+	VMAXPS        expconst<>+256(SB), Z1, Z1
+	VMINPS        expconst<>+320(SB), Z1, Z1
+	VMULPS        expconst<>+128(SB), Z1, Z1
+	VCVTPS2DQ     Z1, Z0
+	VCVTDQ2PS     Z0, Z2
+	VSUBPS        Z2, Z1, Z1
+	VMOVUPS       expconst<>+576(SB), Z2
+	VFMADD213PS   expconst<>+512(SB), Z1, Z2
+	VFMADD213PS   expconst<>+448(SB), Z1, Z2
+	VFMADD213PS   expconst<>+384(SB), Z1, Z2
+	VFMADD213PS   expconst<>+64(SB), Z1, Z2
 	VPADDD        expconst<>+192(SB), Z0, Z0
 	VPSLLD        $0x17, Z0, Z0
-	VMULPS        Z0, Z3, Z2
-	VMOVUPS       Z2, (CX)
+	VMULPS        Z0, Z2, Z1
+	VMOVUPS       Z1, (CX)
 
 exp_tail1_8:
-	VADDSS (CX), X1, X1
+	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
 	JNZ    exp_tail1_8
 
 exp_done_8:
 	VXORPS   X0, X0, X0
-	VUCOMISS X0, X1
+	VUCOMISS X0, X3
 	JEQ      recip_zero_8
 	VMOVSS   expconst<>+64(SB), X0
-	VDIVSS   X1, X0, X0
+	VDIVSS   X3, X0, X0
 
 recip_zero_8:
 	VBROADCASTSS X0, Z0
@@ -3548,126 +4312,230 @@ zero_loop_8:
 	JNZ     zero_loop_8
 	XORQ    DI, DI
 
-pv_block_29:
+pv_block_25:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000200
-	JL      pv_next_29
+	JL      pv_next_25
 	VMOVUPS (CX)(DI*1), Z0
-	VMOVUPS 64(CX)(DI*1), Z1
-	VMOVUPS 128(CX)(DI*1), Z2
-	VMOVUPS 192(CX)(DI*1), Z3
-	VMOVUPS 256(CX)(DI*1), Z4
-	VMOVUPS 320(CX)(DI*1), Z5
-	VMOVUPS 384(CX)(DI*1), Z6
-	VMOVUPS 448(CX)(DI*1), Z7
+	VXORPS  Z1, Z1, Z1
+	VMOVUPS 64(CX)(DI*1), Z2
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 128(CX)(DI*1), Z4
+	VXORPS  Z5, Z5, Z5
+	VMOVUPS 192(CX)(DI*1), Z6
+	VXORPS  Z7, Z7, Z7
+	VMOVUPS 256(CX)(DI*1), Z8
+	VXORPS  Z9, Z9, Z9
+	VMOVUPS 320(CX)(DI*1), Z10
+	VXORPS  Z11, Z11, Z11
+	VMOVUPS 384(CX)(DI*1), Z12
+	VXORPS  Z13, Z13, Z13
+	VMOVUPS 448(CX)(DI*1), Z14
+	VXORPS  Z15, Z15, Z15
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_25
 
-pv_row_29:
-	VBROADCASTSS (R8), Z8
-	VFMADD231PS  (R9), Z8, Z0
-	VFMADD231PS  64(R9), Z8, Z1
-	VFMADD231PS  128(R9), Z8, Z2
-	VFMADD231PS  192(R9), Z8, Z3
-	VFMADD231PS  256(R9), Z8, Z4
-	VFMADD231PS  320(R9), Z8, Z5
-	VFMADD231PS  384(R9), Z8, Z6
-	VFMADD231PS  448(R9), Z8, Z7
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_29
-	VMOVUPS      Z0, (CX)(DI*1)
-	VMOVUPS      Z1, 64(CX)(DI*1)
-	VMOVUPS      Z2, 128(CX)(DI*1)
-	VMOVUPS      Z3, 192(CX)(DI*1)
-	VMOVUPS      Z4, 256(CX)(DI*1)
-	VMOVUPS      Z5, 320(CX)(DI*1)
-	VMOVUPS      Z6, 384(CX)(DI*1)
-	VMOVUPS      Z7, 448(CX)(DI*1)
-	ADDQ         $0x00000200, DI
-	JMP          pv_block_29
+pv_pair_25:
+	VBROADCASTSS (R8), Z16
+	VBROADCASTSS 4(R8), Z17
+	VFMADD231PS  (R9), Z16, Z0
+	VFMADD231PS  (R9)(SI*1), Z17, Z1
+	VFMADD231PS  64(R9), Z16, Z2
+	VFMADD231PS  64(R9)(SI*1), Z17, Z3
+	VFMADD231PS  128(R9), Z16, Z4
+	VFMADD231PS  128(R9)(SI*1), Z17, Z5
+	VFMADD231PS  192(R9), Z16, Z6
+	VFMADD231PS  192(R9)(SI*1), Z17, Z7
+	VFMADD231PS  256(R9), Z16, Z8
+	VFMADD231PS  256(R9)(SI*1), Z17, Z9
+	VFMADD231PS  320(R9), Z16, Z10
+	VFMADD231PS  320(R9)(SI*1), Z17, Z11
+	VFMADD231PS  384(R9), Z16, Z12
+	VFMADD231PS  384(R9)(SI*1), Z17, Z13
+	VFMADD231PS  448(R9), Z16, Z14
+	VFMADD231PS  448(R9)(SI*1), Z17, Z15
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(SI*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_25
 
-pv_next_29:
-pv_block_30:
+pv_single_25:
+	TESTQ        R10, R10
+	JZ           pv_merge_25
+	VBROADCASTSS (R8), Z16
+	VFMADD231PS  (R9), Z16, Z0
+	VFMADD231PS  64(R9), Z16, Z2
+	VFMADD231PS  128(R9), Z16, Z4
+	VFMADD231PS  192(R9), Z16, Z6
+	VFMADD231PS  256(R9), Z16, Z8
+	VFMADD231PS  320(R9), Z16, Z10
+	VFMADD231PS  384(R9), Z16, Z12
+	VFMADD231PS  448(R9), Z16, Z14
+
+pv_merge_25:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(DI*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(DI*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(DI*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 256(CX)(DI*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 320(CX)(DI*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 384(CX)(DI*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 448(CX)(DI*1)
+	ADDQ    $0x00000200, DI
+	JMP     pv_block_25
+
+pv_next_25:
+pv_block_26:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000100
-	JL      pv_next_30
+	JL      pv_next_26
 	VMOVUPS (CX)(DI*1), Z0
-	VMOVUPS 64(CX)(DI*1), Z1
-	VMOVUPS 128(CX)(DI*1), Z2
-	VMOVUPS 192(CX)(DI*1), Z3
+	VXORPS  Z1, Z1, Z1
+	VMOVUPS 64(CX)(DI*1), Z2
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 128(CX)(DI*1), Z4
+	VXORPS  Z5, Z5, Z5
+	VMOVUPS 192(CX)(DI*1), Z6
+	VXORPS  Z7, Z7, Z7
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_26
 
-pv_row_30:
-	VBROADCASTSS (R8), Z4
-	VFMADD231PS  (R9), Z4, Z0
-	VFMADD231PS  64(R9), Z4, Z1
-	VFMADD231PS  128(R9), Z4, Z2
-	VFMADD231PS  192(R9), Z4, Z3
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_30
-	VMOVUPS      Z0, (CX)(DI*1)
-	VMOVUPS      Z1, 64(CX)(DI*1)
-	VMOVUPS      Z2, 128(CX)(DI*1)
-	VMOVUPS      Z3, 192(CX)(DI*1)
-	ADDQ         $0x00000100, DI
-	JMP          pv_block_30
+pv_pair_26:
+	VBROADCASTSS (R8), Z8
+	VBROADCASTSS 4(R8), Z9
+	VFMADD231PS  (R9), Z8, Z0
+	VFMADD231PS  (R9)(SI*1), Z9, Z1
+	VFMADD231PS  64(R9), Z8, Z2
+	VFMADD231PS  64(R9)(SI*1), Z9, Z3
+	VFMADD231PS  128(R9), Z8, Z4
+	VFMADD231PS  128(R9)(SI*1), Z9, Z5
+	VFMADD231PS  192(R9), Z8, Z6
+	VFMADD231PS  192(R9)(SI*1), Z9, Z7
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(SI*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_26
 
-pv_next_30:
-pv_block_31:
+pv_single_26:
+	TESTQ        R10, R10
+	JZ           pv_merge_26
+	VBROADCASTSS (R8), Z8
+	VFMADD231PS  (R9), Z8, Z0
+	VFMADD231PS  64(R9), Z8, Z2
+	VFMADD231PS  128(R9), Z8, Z4
+	VFMADD231PS  192(R9), Z8, Z6
+
+pv_merge_26:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(DI*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(DI*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(DI*1)
+	ADDQ    $0x00000100, DI
+	JMP     pv_block_26
+
+pv_next_26:
+pv_block_27:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000080
-	JL      pv_next_31
+	JL      pv_next_27
 	VMOVUPS (CX)(DI*1), Z0
-	VMOVUPS 64(CX)(DI*1), Z1
+	VXORPS  Z1, Z1, Z1
+	VMOVUPS 64(CX)(DI*1), Z2
+	VXORPS  Z3, Z3, Z3
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_27
 
-pv_row_31:
-	VBROADCASTSS (R8), Z2
-	VFMADD231PS  (R9), Z2, Z0
-	VFMADD231PS  64(R9), Z2, Z1
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_31
-	VMOVUPS      Z0, (CX)(DI*1)
-	VMOVUPS      Z1, 64(CX)(DI*1)
-	ADDQ         $0x00000080, DI
-	JMP          pv_block_31
+pv_pair_27:
+	VBROADCASTSS (R8), Z4
+	VBROADCASTSS 4(R8), Z5
+	VFMADD231PS  (R9), Z4, Z0
+	VFMADD231PS  (R9)(SI*1), Z5, Z1
+	VFMADD231PS  64(R9), Z4, Z2
+	VFMADD231PS  64(R9)(SI*1), Z5, Z3
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(SI*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_27
 
-pv_next_31:
-pv_block_32:
+pv_single_27:
+	TESTQ        R10, R10
+	JZ           pv_merge_27
+	VBROADCASTSS (R8), Z4
+	VFMADD231PS  (R9), Z4, Z0
+	VFMADD231PS  64(R9), Z4, Z2
+
+pv_merge_27:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(DI*1)
+	ADDQ    $0x00000080, DI
+	JMP     pv_block_27
+
+pv_next_27:
+pv_block_28:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_32
+	JL      pv_next_28
 	VMOVUPS (CX)(DI*1), Z0
+	VXORPS  Z1, Z1, Z1
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
+	CMPQ    R10, $0x02
+	JL      pv_single_28
 
-pv_row_32:
-	VBROADCASTSS (R8), Z1
-	VFMADD231PS  (R9), Z1, Z0
-	ADDQ         $0x04, R8
-	ADDQ         SI, R9
-	DECQ         R10
-	JNZ          pv_row_32
-	VMOVUPS      Z0, (CX)(DI*1)
-	ADDQ         $0x00000040, DI
-	JMP          pv_block_32
+pv_pair_28:
+	VBROADCASTSS (R8), Z2
+	VBROADCASTSS 4(R8), Z3
+	VFMADD231PS  (R9), Z2, Z0
+	VFMADD231PS  (R9)(SI*1), Z3, Z1
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(SI*2), R9
+	SUBQ         $0x02, R10
+	CMPQ         R10, $0x02
+	JGE          pv_pair_28
 
-pv_next_32:
+pv_single_28:
+	TESTQ        R10, R10
+	JZ           pv_merge_28
+	VBROADCASTSS (R8), Z2
+	VFMADD231PS  (R9), Z2, Z0
+
+pv_merge_28:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(DI*1)
+	ADDQ    $0x00000040, DI
+	JMP     pv_block_28
+
+pv_next_28:
 	VZEROUPPER
 	RET

@@ -60,9 +60,9 @@ type Status struct {
 	Reason  string   `json:"reason,omitempty"`  // human-readable, empty when Runs
 }
 
-// Detect reports whether the CPU can run tier t. It does not know whether a
-// kernel package was built with that tier (see the purego build tag); kernel
-// packages combine the two.
+// Detect reports whether tier t runs here: the CPU has every feature the
+// tier uses and this binary carries its kernels (the purego build tag
+// leaves only Generic).
 func Detect(t Tier) Status {
 	return detect(&cpuid.CPU, goarch, t)
 }
@@ -80,6 +80,10 @@ func detect(cpu *cpuid.CPUInfo, arch string, t Tier) Status {
 	}
 	if len(st.Missing) > 0 {
 		st.Reason = "CPU lacks " + strings.Join(st.Missing, "+")
+		return st
+	}
+	if t != Generic && !asmBuilt {
+		st.Reason = "not compiled in (built with -tags purego)"
 		return st
 	}
 	st.Runs = true

@@ -6,22 +6,25 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// scores writes buf[j] = scale·(q·k_j) for j < cnt, k rows db bytes apart.
-// Keys go eight at a time (eight independent FMA chains, one q load per
-// eight FMAs, one tree reduction per eight keys), the rest one at a time.
-func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem) {
-	j, row, out := GP64(), GP64(), GP64()
-	XORQ(j, j)
+// scores writes buf[j] = scale·(q·k_j) for j < cnt, k rows db bytes apart,
+// and returns their maximum (lane 0 of an xmm). Keys go eight at a time
+// (eight independent FMA chains, one q load per eight FMAs, one tree
+// reduction per eight keys), the rest one at a time. The maximum is taken
+// from registers: reloading the 8-wide stores as 16-wide vectors would
+// defeat store forwarding.
+func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem) VecVirtual {
+	left, row, out := GP64(), GP64(), GP64()
+	MOVQ(cnt, left)
 	MOVQ(k, row)
 	MOVQ(buf, out)
 	db3 := GP64()
 	LEAQ(Mem{Base: db, Index: db, Scale: 2}, db3)
+	mx, mx1 := YMM(), XMM()
+	VMOVUPS(kc(cNegInf), mx)
+	VMOVSS(kc(cNegInf), mx1)
 
 	by8, by1, done := label("scores_by8"), label("scores_by1"), label("scores_done")
 	Label(by8)
-	left := GP64()
-	MOVQ(cnt, left)
-	SUBQ(j, left)
 	CMPQ(left, Imm(8))
 	JL(LabelRef(by1))
 	var acc [8]VecVirtual
@@ -29,91 +32,89 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem) {
 		acc[i] = t.vec()
 		VXORPS(acc[i], acc[i], acc[i])
 	}
-	p0, p4, qp, c := GP64(), GP64(), GP64(), GP64()
+	p0, p4, qd, end := GP64(), GP64(), GP64(), GP64()
 	MOVQ(row, p0)
 	LEAQ(Mem{Base: row, Index: db, Scale: 4}, p4)
-	MOVQ(q, qp)
-	MOVQ(db, c)
-	chunk := label("scores_chunk8")
-	Label(chunk)
-	qv := t.vec()
-	VMOVUPS(Mem{Base: qp}, qv)
-	rows := []Mem{
-		{Base: p0}, {Base: p0, Index: db, Scale: 1}, {Base: p0, Index: db, Scale: 2}, {Base: p0, Index: db3, Scale: 1},
-		{Base: p4}, {Base: p4, Index: db, Scale: 1}, {Base: p4, Index: db, Scale: 2}, {Base: p4, Index: db3, Scale: 1},
+	MOVQ(q, qd)
+	SUBQ(row, qd) // q chunk = (p0)(qd*1): one induction pointer for all rows
+	// Two chunks per iteration, then the odd chunk if D/W is odd.
+	MOVQ(db, end)
+	ANDQ(U32(^uint32(2*t.vb()-1)), end)
+	ADDQ(row, end)
+	pairs, odd, reduce := label("scores_pairs"), label("scores_odd"), label("scores_reduce")
+	CMPQ(p0, end)
+	JAE(LabelRef(odd))
+	Label(pairs)
+	for u := 0; u < 2; u++ {
+		qv := t.vec()
+		VMOVUPS(Mem{Base: p0, Index: qd, Scale: 1, Disp: u * t.vb()}, qv)
+		for i, m := range rowsAt(p0, p4, db, db3, u*t.vb()) {
+			VFMADD231PS(m, qv, acc[i])
+		}
 	}
-	for i, m := range rows {
+	ADDQ(U32(2*t.vb()), p0)
+	ADDQ(U32(2*t.vb()), p4)
+	CMPQ(p0, end)
+	JB(LabelRef(pairs))
+	Label(odd)
+	LEAQ(Mem{Base: row, Index: db, Scale: 1}, end)
+	CMPQ(p0, end)
+	JAE(LabelRef(reduce))
+	qv := t.vec()
+	VMOVUPS(Mem{Base: p0, Index: qd, Scale: 1}, qv)
+	for i, m := range rowsAt(p0, p4, db, db3, 0) {
 		VFMADD231PS(m, qv, acc[i])
 	}
-	ADDQ(U32(t.vb()), p0)
-	ADDQ(U32(t.vb()), p4)
-	ADDQ(U32(t.vb()), qp)
-	SUBQ(U32(t.vb()), c)
-	JNZ(LabelRef(chunk))
+	Label(reduce)
 	s := t.reduce8(acc)
 	sc := YMM()
 	VBROADCASTSS(scale, sc)
 	VMULPS(sc, s, s)
+	VMAXPS(s, mx, mx)
 	VMOVUPS(s, Mem{Base: out})
 	ADDQ(Imm(32), out)
-	ADDQ(Imm(8), j)
+	SUBQ(Imm(8), left)
 	LEAQ(Mem{Base: row, Index: db, Scale: 8}, row)
 	JMP(LabelRef(by8))
 
 	Label(by1)
-	CMPQ(j, cnt)
-	JGE(LabelRef(done))
+	TESTQ(left, left)
+	JZ(LabelRef(done))
 	a := t.vec()
 	VXORPS(a, a, a)
 	MOVQ(row, p0)
-	MOVQ(q, qp)
-	MOVQ(db, c)
+	MOVQ(q, qd)
+	SUBQ(row, qd)
+	LEAQ(Mem{Base: row, Index: db, Scale: 1}, end)
 	chunk1 := label("scores_chunk1")
 	Label(chunk1)
 	qv1 := t.vec()
-	VMOVUPS(Mem{Base: qp}, qv1)
+	VMOVUPS(Mem{Base: p0, Index: qd, Scale: 1}, qv1)
 	VFMADD231PS(Mem{Base: p0}, qv1, a)
 	ADDQ(U32(t.vb()), p0)
-	ADDQ(U32(t.vb()), qp)
-	SUBQ(U32(t.vb()), c)
-	JNZ(LabelRef(chunk1))
+	CMPQ(p0, end)
+	JB(LabelRef(chunk1))
 	x := t.hreduce(a, VADDPS)
 	VMULSS(scale, x, x)
+	VMAXSS(x, mx1, mx1)
 	VMOVSS(x, Mem{Base: out})
 	ADDQ(Imm(4), out)
-	INCQ(j)
+	DECQ(left)
 	ADDQ(db, row)
 	JMP(LabelRef(by1))
 	Label(done)
+	m := hreduce128(mx, VMAXPS)
+	VMAXSS(mx1, m, m)
+	return m
 }
 
-// maxOf returns (lane 0 of an xmm) the largest of the cnt floats at buf.
-func (t tier) maxOf(buf, cnt GPVirtual) VecVirtual {
-	m := t.vec()
-	VMOVUPS(kc(cNegInf), m)
-	p, n := GP64(), GP64()
-	MOVQ(buf, p)
-	MOVQ(cnt, n)
-	loop, tail, done := label("max_loop"), label("max_tail"), label("max_done")
-	Label(loop)
-	CMPQ(n, U32(t.w))
-	JL(LabelRef(tail))
-	VMAXPS(Mem{Base: p}, m, m)
-	ADDQ(U32(t.vb()), p)
-	SUBQ(U32(t.w), n)
-	JMP(LabelRef(loop))
-	Label(tail)
-	x := t.hreduce(m, VMAXPS)
-	tl := label("max_tail1")
-	Label(tl)
-	TESTQ(n, n)
-	JZ(LabelRef(done))
-	VMAXSS(Mem{Base: p}, x, x)
-	ADDQ(Imm(4), p)
-	DECQ(n)
-	JMP(LabelRef(tl))
-	Label(done)
-	return x
+// rowsAt addresses eight consecutive rows (db bytes apart) at byte offset
+// off: rows 0-3 from p0, rows 4-7 from p4 = p0 + 4·db.
+func rowsAt(p0, p4, db, db3 GPVirtual, off int) []Mem {
+	return []Mem{
+		{Base: p0, Disp: off}, {Base: p0, Index: db, Scale: 1, Disp: off}, {Base: p0, Index: db, Scale: 2, Disp: off}, {Base: p0, Index: db3, Scale: 1, Disp: off},
+		{Base: p4, Disp: off}, {Base: p4, Index: db, Scale: 1, Disp: off}, {Base: p4, Index: db, Scale: 2, Disp: off}, {Base: p4, Index: db3, Scale: 1, Disp: off},
+	}
 }
 
 // expInPlace replaces buf[j] by exp(buf[j] - m) for j < cnt and returns
@@ -130,8 +131,7 @@ func (t tier) expInPlace(fast bool, buf, cnt GPVirtual, m VecVirtual) VecVirtual
 	Label(loop)
 	CMPQ(n, U32(t.w))
 	JL(LabelRef(tail))
-	x := t.vec()
-	VMOVUPS(Mem{Base: p}, x)
+	x := t.loadScores(p)
 	VSUBPS(m, x, x)
 	t.exp(fast, x)
 	VMOVUPS(x, Mem{Base: p})
@@ -143,8 +143,7 @@ func (t tier) expInPlace(fast bool, buf, cnt GPVirtual, m VecVirtual) VecVirtual
 	s := t.hreduce(acc, VADDPS)
 	TESTQ(n, n)
 	JZ(LabelRef(done))
-	y := t.vec()
-	VMOVUPS(Mem{Base: p}, y)
+	y := t.loadScores(p)
 	VSUBPS(m, y, y)
 	t.exp(fast, y)
 	VMOVUPS(y, Mem{Base: p})
@@ -189,13 +188,18 @@ func (t tier) zeroRow(row, db GPVirtual) {
 }
 
 // pv accumulates o += Σ_j w[j]·v_j over cnt rows of v (db bytes apart).
-// The row of o is walked in column blocks of 8, 4, 2 and 1 vectors held in
-// registers while all cnt rows stream past; every byte of v is still read
-// once, and each block keeps up to eight independent FMA chains.
+// The row of o is walked in column blocks held in registers while all cnt
+// rows stream past; every byte of v is still read once. Rows go in pairs
+// into two sets of accumulators, halving the FMA dependency chain (a tile
+// of 16 rows is otherwise a 16-deep chain of 4-cycle FMAs per register).
 func (t tier) pv(o, w, v, cnt, db GPVirtual) {
+	blocks := []int{8, 4, 2, 1} // vectors per block: 2×8 zmm accumulators of 32
+	if t.w == 8 {
+		blocks = []int{4, 2, 1} // 2×4 of the 16 ymm
+	}
 	col := GP64()
 	XORQ(col, col)
-	for _, nb := range []int{8, 4, 2, 1} {
+	for _, nb := range blocks {
 		top, next := label("pv_block"), label("pv_next")
 		Label(top)
 		left := GP64()
@@ -203,27 +207,43 @@ func (t tier) pv(o, w, v, cnt, db GPVirtual) {
 		SUBQ(col, left)
 		CMPQ(left, U32(nb*t.vb()))
 		JL(LabelRef(next))
-		acc := make([]VecVirtual, nb)
+		acc, acc2 := make([]VecVirtual, nb), make([]VecVirtual, nb)
 		for u := range acc {
-			acc[u] = t.vec()
+			acc[u], acc2[u] = t.vec(), t.vec()
 			VMOVUPS(Mem{Base: o, Index: col, Scale: 1, Disp: u * t.vb()}, acc[u])
+			VXORPS(acc2[u], acc2[u], acc2[u])
 		}
 		wp, rp, n := GP64(), GP64(), GP64()
 		MOVQ(w, wp)
 		LEAQ(Mem{Base: v, Index: col, Scale: 1}, rp)
 		MOVQ(cnt, n)
-		inner := label("pv_row")
-		Label(inner)
-		wv := t.vec()
-		VBROADCASTSS(Mem{Base: wp}, wv)
+		pair, single, merge := label("pv_pair"), label("pv_single"), label("pv_merge")
+		CMPQ(n, Imm(2))
+		JL(LabelRef(single))
+		Label(pair)
+		w0, w1 := t.vec(), t.vec()
+		VBROADCASTSS(Mem{Base: wp}, w0)
+		VBROADCASTSS(Mem{Base: wp, Disp: 4}, w1)
 		for u := range acc {
-			VFMADD231PS(Mem{Base: rp, Disp: u * t.vb()}, wv, acc[u])
+			VFMADD231PS(Mem{Base: rp, Disp: u * t.vb()}, w0, acc[u])
+			VFMADD231PS(Mem{Base: rp, Index: db, Scale: 1, Disp: u * t.vb()}, w1, acc2[u])
 		}
-		ADDQ(Imm(4), wp)
-		ADDQ(db, rp)
-		DECQ(n)
-		JNZ(LabelRef(inner))
+		ADDQ(Imm(8), wp)
+		LEAQ(Mem{Base: rp, Index: db, Scale: 2}, rp)
+		SUBQ(Imm(2), n)
+		CMPQ(n, Imm(2))
+		JGE(LabelRef(pair))
+		Label(single)
+		TESTQ(n, n)
+		JZ(LabelRef(merge))
+		w2 := t.vec()
+		VBROADCASTSS(Mem{Base: wp}, w2)
 		for u := range acc {
+			VFMADD231PS(Mem{Base: rp, Disp: u * t.vb()}, w2, acc[u])
+		}
+		Label(merge)
+		for u := range acc {
+			VADDPS(acc2[u], acc[u], acc[u])
 			VMOVUPS(acc[u], Mem{Base: o, Index: col, Scale: 1, Disp: u * t.vb()})
 		}
 		ADDQ(U32(nb*t.vb()), col)
@@ -256,42 +276,88 @@ func expName(fast bool) string {
 
 // flashDecode generates the online-softmax decode for g query heads sharing
 // one KV head (g = 1 is decode-flash; g = H/Hkv is decode-flash-gqa). Per
-// tile of tk keys, every head computes its scores into its own tile buffer,
-// rescales its (m, s, o) when the running max grows, exponentiates and
-// accumulates P·V, while the K and V tile stays in L1.
+// tile of tk keys, in three phases over the heads of the group:
+//
+//	A  scores of every head into its tile buffer, and the tile max;
+//	B  per head: rescale (s, o) if the running max grew, exponentiate, sum;
+//	C  P·V of every head.
+//
+// The heads of one phase are independent, so the core overlaps them; one
+// head's scores → max → exp → P·V chain is long and would otherwise run
+// alone. The K and V tile stays in L1 between the heads.
+//
+// state holds m[0..g), s[0..g) and the tile max mb[0..g).
 func (t tier) flashDecode(fast bool) {
 	TEXT("flashDecode"+expName(fast)+t.name, NOSPLIT,
 		"func(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride int)")
 	Doc("flashDecode"+expName(fast)+t.name+" is flash decode with "+map[bool]string{true: "the fast", false: "the exact"}[fast]+" exp; see flashGeneric.",
-		"state holds m[0..g) then s[0..g); tiles holds g tile buffers of tileStride bytes.")
+		"state holds m[0..ng), s[0..ng), mb[0..ng); tiles holds ng tile buffers of tileStride bytes.")
 	lKp, lVp, lRem, lCnt, lH := AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
 	scale := paramAddr("scale")
 
-	// m = -Inf, s = 0, o = 0 for every head of the group.
-	{
-		g, st, o, db, h := GP64(), GP64(), GP64(), GP64(), GP64()
-		Load(Param("ng"), g)
-		Load(Param("state"), st)
-		Load(Param("o"), o)
-		Load(Param("d"), db)
-		SHLQ(Imm(2), db)
-		XORQ(h, h)
-		ninf := XMM()
-		VMOVSS(kc(cNegInf), ninf)
-		loop, done := label("init"), label("init_done")
+	// forHeads emits "for h := 0; h < ng; h++ { body }" with h kept in
+	// lH, so that the body has every register to itself.
+	forHeads := func(name string, body func()) {
+		loop, done := label(name), label(name+"_done")
+		MOVQ(U32(0), lH)
 		Label(loop)
+		h, g := GP64(), GP64()
+		MOVQ(lH, h)
+		Load(Param("ng"), g)
 		CMPQ(h, g)
 		JGE(LabelRef(done))
-		VMOVSS(ninf, Mem{Base: st, Index: h, Scale: 4})
-		sp := GP64()
-		LEAQ(Mem{Base: st, Index: g, Scale: 4}, sp)
-		MOVL(U32(0), Mem{Base: sp, Index: h, Scale: 4})
-		t.zeroRow(o, db)
-		ADDQ(db, o)
-		INCQ(h)
+		body()
+		INCQ(lH)
 		JMP(LabelRef(loop))
 		Label(done)
 	}
+	// headRow returns base + h·d·4, the row of head h (h reloaded from lH).
+	headRow := func(param string, db GPVirtual) GPVirtual {
+		r, base := GP64(), GP64()
+		MOVQ(lH, r)
+		IMULQ(db, r)
+		Load(Param(param), base)
+		ADDQ(base, r)
+		return r
+	}
+	rowBytes := func() GPVirtual {
+		db := GP64()
+		Load(Param("d"), db)
+		SHLQ(Imm(2), db)
+		return db
+	}
+	tileOf := func() GPVirtual {
+		b, tiles := GP64(), GP64()
+		Load(Param("tileStride"), b)
+		IMULQ(lH, b)
+		Load(Param("tiles"), tiles)
+		ADDQ(tiles, b)
+		return b
+	}
+	// stateAt addresses state[i·ng + h] (i = 0 m, 1 s, 2 mb).
+	stateAt := func(i int) Mem {
+		st, h := GP64(), GP64()
+		Load(Param("state"), st)
+		if i > 0 {
+			g := GP64()
+			Load(Param("ng"), g)
+			for range i {
+				LEAQ(Mem{Base: st, Index: g, Scale: 4}, st)
+			}
+		}
+		MOVQ(lH, h)
+		return Mem{Base: st, Index: h, Scale: 4}
+	}
+
+	// m = -Inf, s = 0, o = 0 for every head of the group.
+	forHeads("init", func() {
+		ninf := XMM()
+		VMOVSS(kc(cNegInf), ninf)
+		VMOVSS(ninf, stateAt(0))
+		MOVL(U32(0), stateAt(1))
+		db := rowBytes()
+		t.zeroRow(headRow("o", db), db)
+	})
 	{
 		r := GP64()
 		Load(Param("k"), r)
@@ -313,49 +379,21 @@ func (t tier) flashDecode(fast bool) {
 		CMPQ(rem, cnt)
 		CMOVQLT(rem, cnt)
 		MOVQ(cnt, lCnt)
-		MOVQ(U32(0), lH)
 	}
-	head, tileDone := label("head"), label("tile_done")
-	Label(head)
-	{
-		h, g := GP64(), GP64()
-		MOVQ(lH, h)
-		Load(Param("ng"), g)
-		CMPQ(h, g)
-		JGE(LabelRef(tileDone))
-		db, qh, oh, bufh := GP64(), GP64(), GP64(), GP64()
-		Load(Param("d"), db)
-		SHLQ(Imm(2), db)
-		MOVQ(h, qh)
-		IMULQ(db, qh)
-		MOVQ(qh, oh)
-		q := GP64()
-		Load(Param("q"), q)
-		ADDQ(q, qh)
-		o := GP64()
-		Load(Param("o"), o)
-		ADDQ(o, oh)
-		Load(Param("tileStride"), bufh)
-		IMULQ(h, bufh)
-		tiles := GP64()
-		Load(Param("tiles"), tiles)
-		ADDQ(tiles, bufh)
-		kp, cnt := GP64(), GP64()
+	// A: scores and tile max of every head.
+	forHeads("scores", func() {
+		db := rowBytes()
+		qh, bufh, kp, cnt := headRow("q", db), tileOf(), GP64(), GP64()
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
-
-		t.scores(bufh, qh, kp, cnt, db, scale)
-		mblk := t.maxOf(bufh, cnt)
-
-		st, sp := GP64(), GP64()
-		Load(Param("state"), st)
-		Load(Param("ng"), g)
-		LEAQ(Mem{Base: st, Index: g, Scale: 4}, sp)
-		mAddr := Mem{Base: st, Index: h, Scale: 4}
-		sAddr := Mem{Base: sp, Index: h, Scale: 4}
+		mblk := t.scores(bufh, qh, kp, cnt, db, scale)
+		VMOVSS(mblk, stateAt(2))
+	})
+	// B: online-softmax update of every head.
+	forHeads("softmax", func() {
 		mold, mnew := XMM(), XMM()
-		VMOVSS(mAddr, mold)
-		VMAXSS(mold, mblk, mnew)
+		VMOVSS(stateAt(0), mold)
+		VMAXSS(stateAt(2), mold, mnew)
 		same := label("no_rescale")
 		VUCOMISS(mold, mnew)
 		JEQ(LabelRef(same))
@@ -367,31 +405,34 @@ func (t tier) flashDecode(fast bool) {
 		VBROADCASTSS(cx, c)
 		t.exp(fast, c)
 		sv := XMM()
-		VMULSS(sAddr, c.AsX(), sv)
-		VMOVSS(sv, sAddr)
-		t.scaleRow(oh, db, c)
-		VMOVSS(mnew, mAddr)
+		VMULSS(stateAt(1), c.AsX(), sv)
+		VMOVSS(sv, stateAt(1))
+		db := rowBytes()
+		t.scaleRow(headRow("o", db), db, c)
+		VMOVSS(mnew, stateAt(0))
 		Label(same)
 
 		mb := t.vec()
-		VBROADCASTSS(mAddr, mb)
-		sum := t.expInPlace(fast, bufh, cnt, mb)
-		VADDSS(sAddr, sum, sum)
-		VMOVSS(sum, sAddr)
-
-		vp := GP64()
-		MOVQ(lVp, vp)
-		t.pv(oh, bufh, vp, cnt, db)
-		INCQ(lH)
-		JMP(LabelRef(head))
-	}
-	Label(tileDone)
-	{
-		cnt, db, adv := GP64(), GP64(), GP64()
+		VBROADCASTSS(stateAt(0), mb)
+		bufh, cnt := tileOf(), GP64()
 		MOVQ(lCnt, cnt)
-		Load(Param("d"), db)
-		MOVQ(cnt, adv)
-		IMULQ(db, adv)
+		sum := t.expInPlace(fast, bufh, cnt, mb)
+		VADDSS(stateAt(1), sum, sum)
+		VMOVSS(sum, stateAt(1))
+	})
+	// C: P·V of every head.
+	forHeads("pv", func() {
+		db := rowBytes()
+		oh, bufh, vp, cnt := headRow("o", db), tileOf(), GP64(), GP64()
+		MOVQ(lVp, vp)
+		MOVQ(lCnt, cnt)
+		t.pv(oh, bufh, vp, cnt, db)
+	})
+	{
+		cnt, adv := GP64(), GP64()
+		MOVQ(lCnt, cnt)
+		Load(Param("d"), adv)
+		IMULQ(cnt, adv)
 		SHLQ(Imm(2), adv)
 		ADDQ(adv, lKp)
 		ADDQ(adv, lVp)
@@ -401,29 +442,13 @@ func (t tier) flashDecode(fast bool) {
 
 	// o *= 1/s per head (o = 0 when s == 0).
 	Label(finish)
-	{
-		g, st, o, db, h := GP64(), GP64(), GP64(), GP64(), GP64()
-		Load(Param("ng"), g)
-		Load(Param("state"), st)
-		Load(Param("o"), o)
-		Load(Param("d"), db)
-		SHLQ(Imm(2), db)
-		XORQ(h, h)
-		loop, done := label("norm"), label("norm_done")
-		Label(loop)
-		CMPQ(h, g)
-		JGE(LabelRef(done))
-		sp := GP64()
-		LEAQ(Mem{Base: st, Index: g, Scale: 4}, sp)
+	forHeads("norm", func() {
 		s := XMM()
-		VMOVSS(Mem{Base: sp, Index: h, Scale: 4}, s)
+		VMOVSS(stateAt(1), s)
 		inv := t.reciprocalOrZero(s)
-		t.scaleRow(o, db, inv)
-		ADDQ(db, o)
-		INCQ(h)
-		JMP(LabelRef(loop))
-		Label(done)
-	}
+		db := rowBytes()
+		t.scaleRow(headRow("o", db), db, inv)
+	})
 	VZEROUPPER()
 	RET()
 }
@@ -442,8 +467,7 @@ func (t tier) naiveDecode(fast bool) {
 	Load(Param("n"), n)
 	Load(Param("d"), db)
 	SHLQ(Imm(2), db)
-	t.scores(ws, q, k, n, db, paramAddr("scale"))
-	m := t.maxOf(ws, n)
+	m := t.scores(ws, q, k, n, db, paramAddr("scale"))
 	mb := t.vec()
 	VBROADCASTSS(m, mb)
 	s := t.expInPlace(fast, ws, n, mb)
@@ -480,4 +504,18 @@ func paramAddr(name string) Mem {
 		panic(err)
 	}
 	return b.Addr
+}
+
+// loadScores loads one vector of a tile buffer. Scores were stored eight at
+// a time; a 16-wide load spanning two such stores cannot be forwarded from
+// the store buffer and stalls, so AVX-512 assembles it from two halves.
+func (t tier) loadScores(p GPVirtual) VecVirtual {
+	x := t.vec()
+	if t.w == 8 {
+		VMOVUPS(Mem{Base: p}, x)
+		return x
+	}
+	VMOVUPS(Mem{Base: p}, x.AsY())
+	VINSERTF64X4(Imm(1), Mem{Base: p, Disp: 32}, x, x)
+	return x
 }

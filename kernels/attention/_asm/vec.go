@@ -181,7 +181,11 @@ func (t tier) fold256(v VecVirtual, op func(...Op)) Register {
 // hreduce folds all lanes of v with op (VADDPS or VMAXPS) into lane 0 of
 // the returned xmm.
 func (t tier) hreduce(v VecVirtual, op func(...Op)) VecVirtual {
-	y := t.fold256(v, op)
+	return hreduce128(t.fold256(v, op), op)
+}
+
+// hreduce128 folds the eight lanes of a ymm with op into lane 0 of an xmm.
+func hreduce128(y Register, op func(...Op)) VecVirtual {
 	x := XMM()
 	VEXTRACTF128(Imm(1), y, x)
 	op(y.(VecVirtual).AsX(), x, x)

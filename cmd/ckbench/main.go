@@ -1,0 +1,119 @@
+// Command ckbench measures how a CPU runs the kernels of LLM inference:
+// it sweeps kernel variants across shapes and ISA tiers, checks each
+// against a reference, times it honestly and writes CSV, JSON lines and
+// benchstat-ready files.
+//
+//	ckbench info              this machine: CPU, caches, features, tiers
+//	ckbench list [family]     kernels, tiers and work models
+//	ckbench sweep attention   measure the attention decode kernels
+//
+// The command is a thin layer over the packages sweeps, results, machine
+// and kernels/...; it parses flags, reports errors and picks defaults.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+)
+
+// version is the ckbench release; the VCS revision is appended when the
+// binary carries it.
+const version = "0.1.0-dev"
+
+func versionString() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += "+" + s.Value[:12]
+			}
+		}
+	}
+	return v
+}
+
+// usageError is bad input: one line on stderr, exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailure     = 1 // the run could not complete, or a kernel failed its check
+	exitUsage       = 2 // bad input
+	exitInterrupted = 130
+)
+
+const topUsage = `ckbench measures how this CPU runs the kernels of LLM inference.
+
+Usage:
+  ckbench info [--json]          CPU, caches, ISA features and which kernel tiers run here
+  ckbench list [attention]       kernels, tiers, parameters and work models (FLOPs, bytes)
+  ckbench sweep attention [flags]  check and time the attention decode kernels over a grid
+  ckbench version                print the version
+
+Run 'ckbench <command> --help' for the flags of a command.
+Results go to out/<run-id>/: machine.json, points.csv, points.jsonl and bench.txt
+(compare two machines with: benchstat -col /isa a/bench.txt b/bench.txt).
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole program; tests call it directly.
+func run(args []string, stdout, stderr io.Writer) int {
+	err := dispatch(args, stdout, stderr)
+	var ue usageError
+	var ex exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "ckbench: %s\n", ue.msg)
+		return exitUsage
+	case errors.As(err, &ex):
+		if ex.msg != "" {
+			fmt.Fprintf(stderr, "ckbench: %s\n", ex.msg)
+		}
+		return ex.code
+	}
+	fmt.Fprintf(stderr, "ckbench: %v\n", err)
+	return exitFailure
+}
+
+// exitError ends the program with a given status.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+func dispatch(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return exitError{code: exitUsage, msg: "no command given"}
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, topUsage)
+		return nil
+	case "version", "--version":
+		fmt.Fprintln(stdout, "ckbench", versionString())
+		return nil
+	case "info":
+		return cmdInfo(args[1:], stdout)
+	case "list":
+		return cmdList(args[1:], stdout)
+	case "sweep":
+		return cmdSweep(args[1:], stdout, stderr)
+	}
+	return usagef("unknown command %q (commands: info, list, sweep, version; see ckbench --help)", args[0])
+}

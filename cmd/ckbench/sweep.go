@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ckbench/ckbench/kernels/attention"
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/sweeps"
+)
+
+const sweepUsage = `Usage: ckbench sweep attention [flags]
+
+Checks every point of the grid against a float64 reference, then times it
+on one pinned CPU, and writes out/<run-id>/ (machine.json, points.csv,
+points.jsonl, bench.txt). A point that fails its check is recorded as
+failed and never timed; a tier this CPU lacks is recorded as skipped.
+
+Lists take commas; integer lists also take ranges: 512..65536 (doubling),
+512..65536x4 (times 4), 16..256+16 (step 16). Flags override the preset.
+
+Examples:
+  ckbench sweep attention --preset quick
+  ckbench sweep attention --kernel decode-flash,kv-read --hd 128 --ctx 4096,32768 --heads 1:1 --exp fast
+  ckbench sweep attention --heads 32:8 --ctx 32768 --cold
+
+Exit status: 0 done, 1 a kernel failed its check or the run failed,
+2 bad input, 130 interrupted (the folder is valid, complete=false).
+
+Flags:
+`
+
+// sweepFlags are the raw flag values of `ckbench sweep attention`.
+type sweepFlags struct {
+	kernel, isaList, hd, tk, ctx, heads, exp, preset, out, runID string
+	threads, cpu                                                 int
+	minTime                                                      time.Duration
+	cold, noProgress                                             bool
+	seed                                                         uint64
+}
+
+func cmdSweep(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "" {
+		return usagef("sweep: name a family: ckbench sweep attention (see ckbench sweep --help)")
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		fmt.Fprint(stdout, "Usage: ckbench sweep <family> [flags]\n\nFamilies: attention\nRun 'ckbench sweep attention --help' for its flags.\n")
+		return nil
+	}
+	if args[0] != "attention" {
+		return usagef("sweep: unknown family %q (known: attention)", args[0])
+	}
+	var f sweepFlags
+	fs := newFlagSet("sweep attention", sweepUsage, stdout)
+	fs.StringVar(&f.kernel, "kernel", "all", "kernels: "+strings.Join(sweeps.AttentionKernels(), ",")+" or all")
+	fs.StringVar(&f.isaList, "isa", "", "tiers: generic,avx2,avx512 or all (default: every tier that runs here)")
+	fs.StringVar(&f.hd, "hd", "", "head dims, e.g. 64,128 (multiples of 16 up to 256)")
+	fs.StringVar(&f.tk, "tk", "", "tile_k: auto or 1…256, e.g. auto,16,64")
+	fs.StringVar(&f.ctx, "ctx", "", "context lengths (KV tokens), e.g. 4096 or 512..65536x2")
+	fs.StringVar(&f.heads, "heads", "", "H:Hkv pairs, e.g. 16:8,32:8,8:8")
+	fs.StringVar(&f.exp, "exp", "", "exp variants: fast,exact or all")
+	fs.IntVar(&f.threads, "threads", 1, "threads per point (only 1 in this version)")
+	fs.StringVar(&f.preset, "preset", "quick", "grid and timing defaults: quick (~1 min), default, full (hours)")
+	fs.DurationVar(&f.minTime, "min-time", 0, "minimum sampling time per point (default 200ms; 100ms in quick)")
+	fs.StringVar(&f.out, "out", "out", "folder that receives the run folder")
+	fs.StringVar(&f.runID, "run-id", "", "name of the run folder (default: the start time, 20061102-150405)")
+	fs.BoolVar(&f.cold, "cold", false, "rotate through copies of the KV cache so every call reads it from DRAM")
+	fs.IntVar(&f.cpu, "cpu", -1, "CPU to pin the measuring thread to (default: the last allowed CPU)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the deterministic input data")
+	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is drawn only on a terminal anyway)")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return helpOK(err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+
+	grid, opt, notes, err := buildAttention(f, set)
+	if err != nil {
+		return err
+	}
+	info := machine.Describe()
+	plan, err := sweeps.PlanAttention(grid, opt, info)
+	if err != nil {
+		return usagef("sweep attention: %v", err)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(stderr, "note:", n)
+	}
+
+	started := time.Now()
+	id := f.runID
+	if id == "" {
+		id = results.NewRunID(started)
+	}
+	if strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+		return usagef("--run-id %q: a folder name, without slashes", id)
+	}
+	run, err := results.Create(f.out, results.Meta{
+		RunID: id, Ckbench: versionString(), Go: info.OS.GoVersion, Command: append([]string{"ckbench"}, os.Args[1:]...),
+		Started: started, Planned: len(plan.Points), Config: sweepConfig(grid, opt), Notes: notes, Machine: info,
+	})
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return err
+		}
+		return usagef("sweep attention: %v", err)
+	}
+
+	// First Ctrl-C: finish the current point, close the folder, exit 130.
+	// Second: leave at once (the folder is valid after every point).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go func() {
+		if _, ok := <-sig; !ok {
+			return
+		}
+		fmt.Fprintln(stderr, "\nckbench: interrupted; finishing the current point (Ctrl-C again to quit now)")
+		cancel()
+		if _, ok := <-sig; ok {
+			os.Exit(exitInterrupted)
+		}
+	}()
+
+	if !f.noProgress && isTerminal(stderr) {
+		opt.Progress = stderr
+	}
+	fmt.Fprintf(stderr, "ckbench: %d points -> %s\n", len(plan.Points), run.Dir)
+	complete, runErr := sweeps.Run(ctx, plan, opt, run.Add)
+	if err := run.Close(complete && runErr == nil); err != nil && runErr == nil {
+		runErr = err
+	}
+	printSummary(stdout, run.Records())
+	fmt.Fprintf(stdout, "\nresults: %s\n", run.Dir)
+	switch {
+	case runErr != nil:
+		return runErr
+	case !complete:
+		return exitError{code: exitInterrupted, msg: fmt.Sprintf("interrupted after %d of %d points; %s is valid and marked complete=false", len(run.Records()), len(plan.Points), run.Dir)}
+	}
+	if n := countStatus(run.Records(), results.StatusFailed); n > 0 {
+		return exitError{code: exitFailure, msg: fmt.Sprintf("%d points failed their correctness check (status=failed in points.csv)", n)}
+	}
+	return nil
+}
+
+// buildAttention turns flags into a grid and options: the preset first,
+// then every flag the user set.
+func buildAttention(f sweepFlags, set map[string]bool) (sweeps.AttentionGrid, sweeps.Options, []string, error) {
+	var notes []string
+	grid, sc, err := sweeps.Preset(f.preset)
+	if err != nil {
+		return grid, sweeps.Options{}, nil, usagef("--preset: %v", err)
+	}
+	opt := sweeps.Options{Sampler: sc, Cold: f.cold, Threads: f.threads, CPU: f.cpu, Seed: f.seed}
+	if f.threads < 1 {
+		return grid, opt, nil, usagef("--threads %d: must be ≥ 1", f.threads)
+	}
+	if f.threads > 1 {
+		return grid, opt, nil, usagef("--threads %d: only 1 thread per point is supported in this version", f.threads)
+	}
+	if set["min-time"] {
+		if f.minTime <= 0 {
+			return grid, opt, nil, usagef("--min-time %s: must be positive", f.minTime)
+		}
+		opt.Sampler.MinTime = f.minTime
+	}
+	if set["cpu"] {
+		cpus, err := sweeps.AllowedCPUs()
+		if err == nil && !containsInt(cpus, f.cpu) {
+			return grid, opt, nil, usagef("--cpu %d: not a CPU this process may use (allowed: %v)", f.cpu, cpus)
+		}
+	}
+	if set["kernel"] || f.kernel != "all" {
+		ks, err := sweeps.ParseList("kernel", f.kernel, sweeps.AttentionKernels(), func(s string) (string, error) {
+			for _, k := range sweeps.AttentionKernels() {
+				if k == s {
+					return s, nil
+				}
+			}
+			return "", fmt.Errorf("unknown attention kernel %q (known: %s)", s, strings.Join(sweeps.AttentionKernels(), ", "))
+		})
+		if err != nil {
+			return grid, opt, nil, usageError{err.Error()}
+		}
+		grid.Kernels = ks
+	}
+	if set["isa"] {
+		ts, err := sweeps.ParseList("isa", f.isaList, isa.All, isa.Parse)
+		if err != nil {
+			return grid, opt, nil, usageError{err.Error()}
+		}
+		grid.Tiers = ts
+	} else {
+		grid.Tiers = nil
+		for _, t := range isa.All {
+			if st := isa.Detect(t); st.Runs {
+				grid.Tiers = append(grid.Tiers, t)
+			} else {
+				notes = append(notes, fmt.Sprintf("tier %s skipped: %s", t, st.Reason))
+			}
+		}
+	}
+	var perr error
+	parseInts := func(name, val string, dst *[]int) {
+		if perr != nil || !set[name] {
+			return
+		}
+		*dst, perr = sweeps.ParseInts(name, val)
+	}
+	parseInts("hd", f.hd, &grid.HeadDims)
+	parseInts("ctx", f.ctx, &grid.Ctxs)
+	if perr != nil {
+		return grid, opt, nil, usageError{perr.Error()}
+	}
+	if set["tk"] {
+		tks, err := sweeps.ParseList("tk", f.tk, nil, func(s string) (int, error) {
+			if s == "auto" {
+				return 0, nil
+			}
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return 0, fmt.Errorf("%q is neither auto nor an integer", s)
+			}
+			if n < attention.MinTileK || n > attention.MaxTileK {
+				return 0, fmt.Errorf("tile %d out of range: larger than the maximum %d or below %d (use auto or %d…%d)", n, attention.MaxTileK, attention.MinTileK, attention.MinTileK, attention.MaxTileK)
+			}
+			return n, nil
+		})
+		if err != nil {
+			return grid, opt, nil, usageError{err.Error()}
+		}
+		grid.TileKs = tks
+	}
+	if set["heads"] {
+		hs, err := sweeps.ParseHeads(f.heads)
+		if err != nil {
+			return grid, opt, nil, usageError{err.Error()}
+		}
+		grid.Heads = hs
+	}
+	if set["exp"] {
+		es, err := sweeps.ParseList("exp", f.exp, []attention.Exp{attention.ExpFast, attention.ExpExact}, attention.ParseExp)
+		if err != nil {
+			return grid, opt, nil, usageError{err.Error()}
+		}
+		grid.Exps = es
+	}
+	if err := grid.Validate(); err != nil {
+		return grid, opt, nil, usageError{"sweep attention: " + err.Error()}
+	}
+	return grid, opt, notes, nil
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// sweepConfig is the grid and options as recorded in machine.json.
+func sweepConfig(g sweeps.AttentionGrid, o sweeps.Options) map[string]any {
+	heads := make([]string, len(g.Heads))
+	for i, h := range g.Heads {
+		heads[i] = h.String()
+	}
+	exps := make([]string, len(g.Exps))
+	for i, e := range g.Exps {
+		exps[i] = e.String()
+	}
+	return map[string]any{
+		"family": "attention", "kernels": g.Kernels, "isa": g.Tiers, "hd": g.HeadDims, "tk": g.TileKs,
+		"ctx": g.Ctxs, "heads": heads, "exp": exps, "threads": o.Threads, "cold": o.Cold, "seed": o.Seed,
+		"min_time": o.Sampler.MinTime.String(), "cpu": o.CPU,
+	}
+}
+
+func countStatus(recs []results.Record, status string) int {
+	n := 0
+	for _, r := range recs {
+		if r.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// printSummary prints one line per point: what it is, how fast, how close
+// to the read loop, and any failure or skip reason.
+func printSummary(w io.Writer, recs []results.Record) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "kernel\tisa\texp\thd\ttk\tctx\th:kvh\tstatus\tµs/call\tGB/s\tGFLOP/s\t% read\tcv %\t")
+	num := func(f results.Float, format string) string {
+		if !f.Valid() {
+			return "-"
+		}
+		return fmt.Sprintf(format, float64(f))
+	}
+	for _, r := range recs {
+		us := results.Missing()
+		if r.NsMedian.Valid() {
+			us = r.NsMedian / 1000
+		}
+		status := r.Status
+		if r.Status == results.StatusFailed || r.Status == results.StatusSkipped {
+			status += ": " + r.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d:%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH,
+			status, num(us, "%.2f"), num(r.GBs, "%.1f"), num(r.GFlops, "%.1f"), num(r.PctOfRead, "%.0f"), num(r.CvPct, "%.1f"))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d points: %d ok, %d unstable, %d failed, %d skipped\n", len(recs),
+		countStatus(recs, results.StatusOK), countStatus(recs, results.StatusUnstable),
+		countStatus(recs, results.StatusFailed), countStatus(recs, results.StatusSkipped))
+}
+
+// isTerminal reports whether w is a terminal (the progress bar needs one).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

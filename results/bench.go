@@ -1,0 +1,109 @@
+package results
+
+import (
+	"io"
+	"reflect"
+	"sort"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// nameKeys lists, per family, the record keys that make up a benchmark
+// name after Benchmark<Family>/<kernel>, in order.
+var nameKeys = map[string][]string{
+	"attention": {"isa", "exp", "hd", "tk", "ctx", "h", "kvh", "kv"},
+}
+
+// BenchLinesPerPoint bounds the result lines one point contributes to
+// bench.txt: the kept samples are split, in time order, into this many
+// consecutive groups, one line (mean ns per call of the group) each, so
+// benchstat sees the run-to-run spread without thousands of lines.
+const BenchLinesPerPoint = 10
+
+// BenchName is the benchmark name of a record, without the "Benchmark"
+// prefix: Attention/decode-flash/isa=avx512/exp=fast/hd=128/...
+func BenchName(r *Record) string {
+	var b strings.Builder
+	b.WriteString(strings.ToUpper(r.Family[:1]) + r.Family[1:])
+	b.WriteString("/" + keyName(r.Kernel))
+	v := reflect.ValueOf(r).Elem()
+	byName := map[string]int{}
+	for _, c := range columns {
+		byName[c.name] = c.index
+	}
+	for _, k := range nameKeys[r.Family] {
+		b.WriteString("/" + k + "=" + keyName(cell(v.Field(byName[k]))))
+	}
+	if r.Cold {
+		b.WriteString("/mode=cold")
+	}
+	if r.Th > 1 {
+		b.WriteString("/th=" + cell(v.FieldByName("Th")))
+	}
+	return b.String()
+}
+
+// WriteBench writes the timed records in the Go benchmark format, with the
+// file configuration in config (e.g. goos, goarch, cpu) and unit metadata
+// that tells benchstat that higher GB/s and GFLOP/s are better.
+func WriteBench(w io.Writer, config map[string]string, recs []Record) error {
+	bw := benchfmt.NewWriter(w)
+	keys := make([]string, 0, len(config))
+	for k := range config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var cfg []benchfmt.Config
+	for _, k := range keys {
+		cfg = append(cfg, benchfmt.Config{Key: k, Value: []byte(config[k]), File: true})
+	}
+	for _, unit := range []string{"GB/s", "GFLOP/s"} {
+		m := &benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: unit, Key: "better"}, OrigUnit: unit, Value: "higher"}
+		if err := bw.Write(m); err != nil {
+			return err
+		}
+	}
+	for i := range recs {
+		r := &recs[i]
+		if (r.Status != StatusOK && r.Status != StatusUnstable) || len(r.KeptNs) == 0 {
+			continue
+		}
+		name := benchfmt.Name(BenchName(r))
+		per := r.CallsPerSample
+		if per < 1 {
+			per = 1
+		}
+		for _, g := range splitGroups(r.KeptNs, BenchLinesPerPoint) {
+			var sum float64
+			for _, ns := range g {
+				sum += ns
+			}
+			ns := sum / float64(len(g))
+			vals := []benchfmt.Value{{Value: ns, Unit: "ns/op"}}
+			if r.Bytes.Valid() && r.Bytes > 0 {
+				vals = append(vals, benchfmt.Value{Value: float64(r.Bytes) / ns, Unit: "GB/s"})
+			}
+			if r.Flops.Valid() && r.Flops > 0 {
+				vals = append(vals, benchfmt.Value{Value: float64(r.Flops) / ns, Unit: "GFLOP/s"})
+			}
+			res := &benchfmt.Result{Config: cfg, Name: name, Iters: per * len(g), Values: vals}
+			if err := bw.Write(res); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// splitGroups splits xs, in order, into at most n groups of near-equal size.
+func splitGroups(xs []float64, n int) [][]float64 {
+	if len(xs) < n {
+		n = len(xs)
+	}
+	out := make([][]float64, 0, n)
+	for i := range n {
+		out = append(out, xs[i*len(xs)/n:(i+1)*len(xs)/n])
+	}
+	return out
+}

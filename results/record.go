@@ -1,0 +1,190 @@
+// Package results defines the record of one sweep point and writes a run's
+// folder: machine.json, points.csv and points.jsonl (one schema: the JSON
+// keys are the CSV columns, in the same order) and bench.txt in the Go
+// benchmark format that benchstat reads.
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+)
+
+// Status of a point.
+const (
+	StatusOK       = "ok"       // checked against the reference, then timed
+	StatusFailed   = "failed"   // did not match the reference: never timed
+	StatusSkipped  = "skipped"  // not run here (tier missing, too large, ...)
+	StatusUnstable = "unstable" // timed, but fewer than the minimum samples survived
+)
+
+// Float is a measured quantity that may be absent (NaN): an empty CSV cell
+// and a JSON null, never a misleading 0.
+type Float float64
+
+// Missing is the absent Float.
+func Missing() Float { return Float(math.NaN()) }
+
+// Valid reports whether f holds a value.
+func (f Float) Valid() bool { return !math.IsNaN(float64(f)) }
+
+// MarshalJSON writes null for a missing value.
+func (f Float) MarshalJSON() ([]byte, error) {
+	if !f.Valid() || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads null as missing.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		*f = Missing()
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("not a number: %s", b)
+	}
+	*f = Float(v)
+	return nil
+}
+
+// Record is one point of a sweep. The json tags name the columns of
+// points.csv and the keys of points.jsonl, in this order; keys that
+// identify a point use the names of DESIGN.md §4 everywhere.
+type Record struct {
+	Family string `json:"family"`
+	Kernel string `json:"kernel"`
+	ISA    string `json:"isa"`
+	HD     int    `json:"hd"`
+	TK     string `json:"tk"`     // "auto", a number, or "none" (kernels without tiles)
+	TKEff  int    `json:"tk_eff"` // the tile actually used (0 for none)
+	Ctx    int    `json:"ctx"`
+	H      int    `json:"h"`
+	KVH    int    `json:"kvh"`
+	KV     string `json:"kv"`
+	Exp    string `json:"exp"`
+	Th     int    `json:"th"`
+	Cold   bool   `json:"cold"`
+	Status string `json:"status"`
+	Reason string `json:"reason"`
+
+	NsMedian       Float `json:"ns_median"` // per call
+	NsMin          Float `json:"ns_min"`
+	MadPct         Float `json:"mad_pct"` // median absolute deviation, % of median
+	CvPct          Float `json:"cv_pct"`  // stddev / mean of kept samples, %
+	Samples        int   `json:"samples"` // kept
+	Rejected       int   `json:"rejected"`
+	CallsPerSample int   `json:"calls_per_sample"`
+
+	Flops     Float `json:"flops"`   // per call (work model)
+	Bytes     Float `json:"bytes"`   // compulsory bytes per call
+	Traffic   Float `json:"traffic"` // bytes the kernel's structure streams
+	AI        Float `json:"ai"`      // flops / bytes
+	GFlops    Float `json:"gflops"`  // at the median
+	GBs       Float `json:"gbs"`     // compulsory bytes / median time
+	ReadGBs   Float `json:"read_gbs"`
+	PctOfRead Float `json:"pct_of_read"` // gbs / read_gbs · 100
+	MaxRelErr Float `json:"max_rel_err"`
+	CPU       int   `json:"cpu"` // the CPU the measuring thread was pinned to (-1: not pinned)
+
+	// KeptNs holds the kept samples (ns per call, in order) for bench.txt.
+	KeptNs []float64 `json:"-"`
+}
+
+// NewRecord returns a record whose measured fields are all missing.
+func NewRecord() Record {
+	r := Record{CPU: -1}
+	m := Missing()
+	for _, f := range []*Float{&r.NsMedian, &r.NsMin, &r.MadPct, &r.CvPct, &r.Flops, &r.Bytes,
+		&r.Traffic, &r.AI, &r.GFlops, &r.GBs, &r.ReadGBs, &r.PctOfRead, &r.MaxRelErr} {
+		*f = m
+	}
+	return r
+}
+
+// column is one field of Record as it appears in the files.
+type column struct {
+	name  string
+	index int
+}
+
+var columns = func() []column {
+	t := reflect.TypeOf(Record{})
+	var cs []column
+	for i := range t.NumField() {
+		name := t.Field(i).Tag.Get("json")
+		if name == "" || name == "-" {
+			continue
+		}
+		cs = append(cs, column{name, i})
+	}
+	return cs
+}()
+
+// Columns returns the column names of points.csv, in order.
+func Columns() []string {
+	names := make([]string, len(columns))
+	for i, c := range columns {
+		names[i] = c.name
+	}
+	return names
+}
+
+// cell formats one field for CSV.
+func cell(v reflect.Value) string {
+	switch x := v.Interface().(type) {
+	case Float:
+		if !x.Valid() || math.IsInf(float64(x), 0) {
+			return ""
+		}
+		return strconv.FormatFloat(float64(x), 'g', 7, 64)
+	case string:
+		return x
+	case int:
+		return strconv.Itoa(x)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	panic(fmt.Sprintf("results: no CSV format for %s", v.Type()))
+}
+
+// setCell parses one CSV field into v.
+func setCell(v reflect.Value, s string) error {
+	switch v.Interface().(type) {
+	case Float:
+		if s == "" {
+			v.Set(reflect.ValueOf(Missing()))
+			return nil
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", s)
+		}
+		v.Set(reflect.ValueOf(Float(f)))
+	case string:
+		v.SetString(s)
+	case int:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", s)
+		}
+		v.SetInt(int64(n))
+	case bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%q is not true/false", s)
+		}
+		v.SetBool(b)
+	}
+	return nil
+}
+
+// marshalLine writes r as one JSON object with keys in column order.
+func marshalLine(r *Record) ([]byte, error) {
+	return json.Marshal(r) // encoding/json keeps struct field order
+}

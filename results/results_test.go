@@ -1,0 +1,178 @@
+package results
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/ckbench/ckbench/machine"
+)
+
+func sample() []Record {
+	ok := NewRecord()
+	ok.Family, ok.Kernel, ok.ISA, ok.HD, ok.TK, ok.TKEff = "attention", "decode-flash", "avx512", 128, "auto", 16
+	ok.Ctx, ok.H, ok.KVH, ok.KV, ok.Exp, ok.Th, ok.Status = 4096, 16, 8, "f32", "fast", 1, StatusOK
+	ok.NsMedian, ok.NsMin, ok.MadPct, ok.CvPct = 1000, 990, 0.5, 1.25
+	ok.Samples, ok.Rejected, ok.CallsPerSample = 12, 3, 20
+	ok.Flops, ok.Bytes, ok.Traffic, ok.AI, ok.GFlops, ok.GBs = 4e6, 8e6, 8e6, 0.5, 4, 8
+	ok.MaxRelErr, ok.CPU = 1e-7, 1
+	ok.KeptNs = []float64{1000, 1001, 999, 1000, 1002, 998, 1000, 1000, 1000, 1000, 1000, 1000}
+	failed := ok
+	failed.KeptNs = nil
+	failed.Status, failed.Reason, failed.ISA = StatusFailed, "max rel err 3e-2 > 1e-5", "avx2"
+	failed.NsMedian, failed.NsMin, failed.GBs, failed.GFlops = Missing(), Missing(), Missing(), Missing()
+	return []Record{ok, failed}
+}
+
+// equal compares records treating NaN == NaN and ignoring KeptNs.
+func equal(a, b Record) bool {
+	a.KeptNs, b.KeptNs = nil, nil
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	for i := range va.NumField() {
+		x, y := va.Field(i).Interface(), vb.Field(i).Interface()
+		if fx, ok := x.(Float); ok {
+			fy := y.(Float)
+			if fx.Valid() != fy.Valid() || (fx.Valid() && float32(fx) != float32(fy)) {
+				return false
+			}
+			continue
+		}
+		if !reflect.DeepEqual(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestRoundTrip(t *testing.T) {
+	recs := sample()
+	var csvBuf, jsonBuf bytes.Buffer
+	if err := WriteCSV(&csvBuf, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSONL(&jsonBuf, recs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(csvBuf.String(), "family,kernel,isa,hd,tk,") {
+		t.Fatalf("csv header: %q", strings.SplitN(csvBuf.String(), "\n", 2)[0])
+	}
+	if !strings.Contains(jsonBuf.String(), `"ns_median":null`) {
+		t.Fatalf("missing value must be null in JSON: %s", jsonBuf.String())
+	}
+	fromCSV, err := ReadCSV(&csvBuf, "points.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromJSON, err := ReadJSONL(&jsonBuf, "points.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if !equal(recs[i], fromCSV[i]) || !equal(recs[i], fromJSON[i]) {
+			t.Fatalf("record %d did not survive:\n%+v\n%+v\n%+v", i, recs[i], fromCSV[i], fromJSON[i])
+		}
+	}
+}
+
+func TestCorrupt(t *testing.T) {
+	for name, in := range map[string]string{
+		"bad number":  "family,ns_median\nattention,fast\n",
+		"unknown col": "family,colour\nattention,red\n",
+		"ragged":      "family,kernel\nattention\n",
+		"empty":       "",
+		"not an int":  "family,hd\nattention,1.5\n",
+		"bad bool":    "family,cold\nattention,maybe\n",
+	} {
+		if _, err := ReadCSV(strings.NewReader(in), "x.csv"); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("csv %s: err = %v", name, err)
+		}
+	}
+	for name, in := range map[string]string{
+		"truncated":   `{"family":"attention","hd":12`,
+		"unknown key": `{"family":"attention","colour":1}`,
+		"wrong type":  `{"hd":"big"}`,
+	} {
+		if _, err := ReadJSONL(strings.NewReader(in), "x.jsonl"); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("jsonl %s: err = %v", name, err)
+		}
+	}
+}
+
+func TestBenchFileReadsBack(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteBench(&b, map[string]string{"goos": "linux", "cpu": "Test CPU"}, sample()); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{"Unit GB/s better=higher", "Unit GFLOP/s better=higher", "cpu: Test CPU",
+		"BenchmarkAttention/decode-flash/isa=avx512/exp=fast/hd=128/tk=auto/ctx=4096/h=16/kvh=8/kv=f32 "} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("bench.txt lacks %q:\n%s", want, text)
+		}
+	}
+	r := benchfmt.NewReader(strings.NewReader(text), "bench.txt")
+	n := 0
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			n++
+			if _, ok := rec.Value("GB/s"); !ok {
+				t.Fatalf("no GB/s in %s", rec.Name)
+			}
+		case *benchfmt.SyntaxError:
+			t.Fatal(rec)
+		}
+	}
+	if n != BenchLinesPerPoint {
+		t.Fatalf("%d result lines, want %d (failed points get none)", n, BenchLinesPerPoint)
+	}
+}
+
+func TestRunFolder(t *testing.T) {
+	parent := t.TempDir()
+	meta := Meta{RunID: NewRunID(time.Unix(0, 0).UTC()), Machine: machine.Describe()}
+	run, err := Create(parent, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range sample() {
+		if err := run.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := ReadMeta(run.Dir)
+	if err != nil || m.Complete || m.Points != 2 {
+		t.Fatalf("mid-run meta %+v, %v", m, err)
+	}
+	if err := run.Close(false); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := ReadMeta(run.Dir); m.Complete || m.Finished.IsZero() {
+		t.Fatalf("interrupted run must say complete=false: %+v", m)
+	}
+	recs, err := ReadPoints(run.Dir)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("ReadPoints: %d, %v", len(recs), err)
+	}
+	entries, _ := os.ReadDir(run.Dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Fatalf("temp file left behind: %s", e.Name())
+		}
+	}
+	if _, err := Create(parent, meta); err == nil {
+		t.Fatal("Create reused an existing run folder")
+	}
+	file := filepath.Join(parent, "afile")
+	os.WriteFile(file, nil, 0o644)
+	if _, err := Create(file, meta); err == nil || !strings.Contains(err.Error(), "is a file") {
+		t.Fatalf("Create under a file: %v", err)
+	}
+}

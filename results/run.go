@@ -1,0 +1,121 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ckbench/ckbench/machine"
+)
+
+// Meta is machine.json: what ran, where, and whether it finished.
+type Meta struct {
+	RunID    string       `json:"run_id"`
+	Ckbench  string       `json:"ckbench_version"`
+	Go       string       `json:"go_version"`
+	Command  []string     `json:"command"`
+	Started  time.Time    `json:"started"`
+	Finished time.Time    `json:"finished,omitzero"`
+	Complete bool         `json:"complete"` // false while running and after an interrupted run
+	Points   int          `json:"points"`   // records written
+	Planned  int          `json:"planned"`  // points in the grid
+	Config   any          `json:"config,omitempty"`
+	Notes    []string     `json:"notes,omitempty"`
+	Machine  machine.Info `json:"machine"`
+}
+
+// Run is one results folder. Every Add rewrites all files atomically, so
+// the folder is complete and valid after each point, whatever happens next.
+type Run struct {
+	Dir  string
+	Meta Meta
+	recs []Record
+}
+
+// NewRunID names a run after its start time: 20261121-215137.
+func NewRunID(t time.Time) string { return t.Format("20060102-150405") }
+
+// Create makes the folder parent/meta.RunID and writes machine.json. It
+// refuses a parent that is a file and an existing run folder.
+func Create(parent string, meta Meta) (*Run, error) {
+	if st, err := os.Stat(parent); err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("--out %s is a file, not a folder: give a folder to hold run folders", parent)
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create output folder: %w", err)
+	}
+	dir := filepath.Join(parent, meta.RunID)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("run folder %s already exists", dir)
+		}
+		return nil, fmt.Errorf("cannot create run folder: %w", err)
+	}
+	r := &Run{Dir: dir, Meta: meta}
+	return r, r.flush()
+}
+
+// Add appends a record and rewrites the folder.
+func (r *Run) Add(rec Record) error {
+	r.recs = append(r.recs, rec)
+	return r.flush()
+}
+
+// Records returns the records added so far.
+func (r *Run) Records() []Record { return r.recs }
+
+// Close marks the run finished (complete or interrupted) and rewrites it.
+func (r *Run) Close(complete bool) error {
+	r.Meta.Complete = complete
+	r.Meta.Finished = time.Now()
+	return r.flush()
+}
+
+func (r *Run) flush() error {
+	r.Meta.Points = len(r.recs)
+	files := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"points.csv", func(w io.Writer) error { return WriteCSV(w, r.recs) }},
+		{"points.jsonl", func(w io.Writer) error { return WriteJSONL(w, r.recs) }},
+		{"bench.txt", func(w io.Writer) error { return WriteBench(w, r.benchConfig(), r.recs) }},
+		{"machine.json", func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(r.Meta)
+		}},
+	}
+	for _, f := range files {
+		if err := WriteFileAtomic(filepath.Join(r.Dir, f.name), f.write); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Run) benchConfig() map[string]string {
+	m := r.Meta.Machine
+	return map[string]string{
+		"goos": m.OS.GOOS, "goarch": m.OS.GOARCH, "cpu": m.CPU.Brand,
+		"pkg": "github.com/ckbench/ckbench", "ckbench": r.Meta.Ckbench,
+	}
+}
+
+// ReadMeta reads a run's machine.json.
+func ReadMeta(dir string) (Meta, error) {
+	var m Meta
+	path := filepath.Join(dir, "machine.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,312 @@
+package sweeps
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/ckbench/ckbench/kernels/attention"
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/roofline"
+)
+
+// KVRead is the in-run ceiling of the attention family: a plain
+// load-and-sum loop (roofline.ReadSum) over exactly the K and V bytes of
+// the shape, measured with the same sampler, in every tier. The GB/s of the
+// widest tier becomes read_gbs of every point of the same shape.
+const KVRead = "kv-read"
+
+// AttentionKernels lists the kernel names the attention sweep accepts.
+func AttentionKernels() []string {
+	names := []string{}
+	for _, k := range attention.Kernels {
+		names = append(names, string(k))
+	}
+	return append(names, KVRead)
+}
+
+// AttentionGrid is the parameter grid of `ckbench sweep attention`.
+type AttentionGrid struct {
+	Kernels  []string
+	Tiers    []isa.Tier
+	HeadDims []int
+	TileKs   []int // 0 = auto
+	Ctxs     []int
+	Heads    []HeadPair
+	Exps     []attention.Exp
+}
+
+// Preset returns a named default grid: quick (about a minute on 2 cores,
+// what `make run` does), default, or full.
+func Preset(name string) (AttentionGrid, SamplerConfig, error) {
+	g := AttentionGrid{Kernels: AttentionKernels(), Tiers: isa.All, TileKs: []int{0}}
+	var sc SamplerConfig
+	switch name {
+	case "quick":
+		g.HeadDims = []int{128}
+		g.Ctxs = []int{1024, 4096, 32768}
+		g.Heads = []HeadPair{{1, 1}, {32, 8}}
+		g.Exps = []attention.Exp{attention.ExpFast, attention.ExpExact}
+		sc.MinTime = 100e6
+	case "default":
+		g.HeadDims = []int{64, 128, 256}
+		g.Ctxs = []int{512, 2048, 8192, 32768}
+		g.Heads = []HeadPair{{1, 1}, {32, 8}, {8, 8}}
+		g.Exps = []attention.Exp{attention.ExpFast, attention.ExpExact}
+	case "full":
+		g.HeadDims = []int{64, 80, 96, 128, 256}
+		g.TileKs = []int{0, 8, 16, 32, 64, 128, 256}
+		g.Ctxs = []int{512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}
+		g.Heads = []HeadPair{{1, 1}, {8, 8}, {16, 8}, {32, 8}, {32, 4}, {64, 8}}
+		g.Exps = []attention.Exp{attention.ExpFast, attention.ExpExact}
+	default:
+		return g, sc, fmt.Errorf("unknown preset %q (known: quick, default, full)", name)
+	}
+	return g, sc, nil
+}
+
+// Validate reports the first impossible value in the grid.
+func (g AttentionGrid) Validate() error {
+	if len(g.Kernels) == 0 || len(g.Tiers) == 0 || len(g.HeadDims) == 0 || len(g.TileKs) == 0 ||
+		len(g.Ctxs) == 0 || len(g.Heads) == 0 || len(g.Exps) == 0 {
+		return fmt.Errorf("empty grid: every parameter needs at least one value")
+	}
+	for _, k := range g.Kernels {
+		if k == KVRead {
+			continue
+		}
+		if _, err := attention.ParseKernel(k); err != nil {
+			return fmt.Errorf("--kernel: %v", err)
+		}
+	}
+	for _, tk := range g.TileKs {
+		if tk != 0 && (tk < attention.MinTileK || tk > attention.MaxTileK) {
+			return fmt.Errorf("--tk %d: larger than the maximum tile %d (the workspace tile buffer); use auto or %d…%d", tk, attention.MaxTileK, attention.MinTileK, attention.MaxTileK)
+		}
+	}
+	for _, d := range g.HeadDims {
+		for _, h := range g.Heads {
+			for _, t := range g.Ctxs {
+				s := attention.Shape{H: h.H, Hkv: h.Hkv, D: d, T: t}
+				if err := s.Validate(); err != nil {
+					flag := "--hd"
+					switch {
+					case t <= 0:
+						flag = "--ctx"
+					case h.H%h.Hkv != 0:
+						flag = "--heads"
+					}
+					return fmt.Errorf("%s: %v", flag, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// attentionData is the data of one shape: q, K and V (copies for --cold),
+// and the float64 reference, computed once on first use.
+type attentionData struct {
+	shape attention.Shape
+	bufs  []attention.Buffers // one per cold copy; O and WS are shared and sized for the largest use
+	ref   []float64
+}
+
+func (d *attentionData) reference() []float64 {
+	if d.ref == nil {
+		b := d.bufs[0]
+		d.ref = attention.Reference(d.shape, b.Q, b.K, b.V)
+	}
+	return d.ref
+}
+
+// PlanAttention expands a grid into points, grouped by shape so that the
+// data and the reference are built once per shape.
+func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, error) {
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Threads > 1 {
+		return nil, fmt.Errorf("--threads %d: only 1 thread is supported in this version", opt.Threads)
+	}
+	opt.defaults(info)
+	plan := &Plan{Family: "attention"}
+	status := map[isa.Tier]isa.Status{}
+	for _, t := range g.Tiers {
+		status[t] = isa.Detect(t)
+	}
+	for _, d := range g.HeadDims {
+		for _, hp := range g.Heads {
+			for _, ctx := range g.Ctxs {
+				shape := attention.Shape{H: hp.H, Hkv: hp.Hkv, D: d, T: ctx}
+				grp := newAttentionGroup(shape, g, opt)
+				base := results.NewRecord()
+				base.Family, base.HD, base.Ctx, base.H, base.KVH, base.KV = "attention", d, ctx, hp.H, hp.Hkv, "f32"
+				for _, k := range g.Kernels {
+					if k != KVRead {
+						continue
+					}
+					// Widest tier first: its read rate is the ceiling of the shape.
+					for i := len(g.Tiers) - 1; i >= 0; i-- {
+						t := g.Tiers[i]
+						plan.Points = append(plan.Points, kvReadPoint(base, shape, t, status[t], grp))
+					}
+				}
+				for _, k := range g.Kernels {
+					if k == KVRead {
+						continue
+					}
+					kernel := attention.Kernel(k)
+					tks := g.TileKs
+					if kernel == attention.DecodeNaive {
+						tks = []int{-1} // no tiles
+					}
+					for _, t := range g.Tiers {
+						for _, e := range g.Exps {
+							for _, tk := range tks {
+								p := attention.Params{Kernel: kernel, Shape: shape, TileK: max(tk, 0), Exp: e}
+								plan.Points = append(plan.Points, decodePoint(base, p, tk < 0, t, status[t], grp))
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	describe := func(p Point) string {
+		return fmt.Sprintf("hd=%d ctx=%d heads=%d:%d", p.Rec.HD, p.Rec.Ctx, p.Rec.H, p.Rec.KVH)
+	}
+	if err := plan.checkMemory(opt.MemAvailable, describe); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// newAttentionGroup sizes and lazily builds the data of one shape.
+func newAttentionGroup(shape attention.Shape, g AttentionGrid, opt Options) *dataGroup {
+	kvFloats := int64(shape.Hkv) * int64(shape.T) * int64(shape.D)
+	copies := int64(1)
+	if opt.Cold {
+		copies = max(2, (opt.ColdBytes+8*kvFloats-1)/(8*kvFloats))
+	}
+	ws := int64(0)
+	for _, tk := range append(g.TileKs, -1) {
+		for _, k := range attention.Kernels {
+			p := attention.Params{Kernel: k, Shape: shape, TileK: max(tk, 0)}
+			ws = max(ws, int64(p.WorkspaceLen()))
+		}
+	}
+	mem := 4*(2*kvFloats*copies+2*int64(shape.H*shape.D)+ws) + 8*int64(shape.H*shape.D+shape.T)
+	seed := opt.Seed
+	return &dataGroup{mem: mem, alloc: func() any {
+		d := &attentionData{shape: shape}
+		p := attention.Params{Kernel: attention.DecodeNaive, Shape: shape}
+		first := attention.Alloc(p)
+		first.WS = make([]float32, ws)
+		attention.FillRandom(first, seed)
+		d.bufs = append(d.bufs, first)
+		for range copies - 1 {
+			c := first
+			c.K, c.V = attention.Alloc(p).K, attention.Alloc(p).V
+			copy(c.K, first.K)
+			copy(c.V, first.V)
+			d.bufs = append(d.bufs, c)
+		}
+		return d
+	}}
+}
+
+// rotate returns a call that runs f on the next buffer set each time.
+func rotate(bufs []attention.Buffers, f func(attention.Buffers)) func() {
+	if len(bufs) == 1 {
+		b := bufs[0]
+		return func() { f(b) }
+	}
+	i := 0
+	return func() {
+		f(bufs[i])
+		i++
+		if i == len(bufs) {
+			i = 0
+		}
+	}
+}
+
+func decodePoint(base results.Record, p attention.Params, noTile bool, t isa.Tier, st isa.Status, grp *dataGroup) Point {
+	rec := base
+	rec.Kernel, rec.ISA, rec.Exp = string(p.Kernel), string(t), p.Exp.String()
+	switch {
+	case noTile:
+		rec.TK, rec.TKEff = "none", 0
+	case p.TileK == 0:
+		rec.TK, rec.TKEff = "auto", p.Tile()
+	default:
+		rec.TK, rec.TKEff = strconv.Itoa(p.TileK), p.TileK
+	}
+	w := p.Work()
+	rec.Flops, rec.Bytes, rec.Traffic = results.Float(w.Flops), results.Float(w.Bytes), results.Float(w.Traffic)
+	rec.AI = results.Float(w.AI())
+	pt := Point{Rec: rec, Tier: t, Mem: grp.mem, group: grp}
+	im, ok := attention.Lookup(t)
+	switch {
+	case !st.Runs:
+		pt.Skip = st.Reason
+	case !ok:
+		pt.Skip = "no " + string(t) + " implementation in this build"
+	}
+	pt.prepare = func(g *dataGroup) (func(), float64, error) {
+		d := g.get().(*attentionData)
+		b := d.bufs[0]
+		if err := p.Check(b); err != nil {
+			return nil, math.NaN(), err
+		}
+		for i := range b.O {
+			b.O[i] = float32(math.NaN()) // the kernel must write every output
+		}
+		im.Run(p, b)
+		relErr := attention.MaxRelErr(b.O, d.reference(), p.D)
+		if tol := attention.Tolerance(p.Exp); !(relErr <= tol) {
+			return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.0e against the float64 reference", relErr, tol)
+		}
+		return rotate(d.bufs, func(b attention.Buffers) { im.Run(p, b) }), relErr, nil
+	}
+	return pt
+}
+
+var readSink float32 // keeps the read loop's result observable
+
+func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.Status, grp *dataGroup) Point {
+	rec := base
+	rec.Kernel, rec.ISA, rec.Exp, rec.TK = KVRead, string(t), "none", "none"
+	kvBytes := float64(2 * shape.Hkv * shape.T * shape.D * 4)
+	rec.Flops, rec.Bytes, rec.Traffic, rec.AI = 0, results.Float(kvBytes), results.Float(kvBytes), 0
+	pt := Point{Rec: rec, Tier: t, Mem: grp.mem, group: grp}
+	if !st.Runs {
+		pt.Skip = st.Reason
+	}
+	n := shape.Hkv * shape.T * shape.D
+	pt.prepare = func(g *dataGroup) (func(), float64, error) {
+		d := g.get().(*attentionData)
+		b := d.bufs[0]
+		got := float64(roofline.ReadSum(t, b.K[:n])) + float64(roofline.ReadSum(t, b.V[:n]))
+		var want, mag float64
+		for _, x := range [][]float32{b.K[:n], b.V[:n]} {
+			for _, v := range x {
+				want += float64(v)
+				mag += math.Abs(float64(v))
+			}
+		}
+		relErr := math.Abs(got-want) / mag
+		if !(relErr <= 1e-3) {
+			return nil, relErr, fmt.Errorf("read loop sum off by %.3g of Σ|x|", relErr)
+		}
+		call := rotate(d.bufs, func(b attention.Buffers) {
+			readSink += roofline.ReadSum(t, b.K[:n]) + roofline.ReadSum(t, b.V[:n])
+		})
+		return call, relErr, nil
+	}
+	pt.ceiling = true
+	return pt
+}

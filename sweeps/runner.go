@@ -1,0 +1,294 @@
+// Package sweeps turns a grid of kernel parameters into measured points:
+// it plans the grid, checks each point against its reference, times it
+// with an honest sampler on a pinned thread, and hands every record to a
+// sink (the results folder) as soon as it is done.
+package sweeps
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/results"
+)
+
+// Options apply to every family's sweep.
+type Options struct {
+	Sampler SamplerConfig
+	Cold    bool   // rotate buffer copies so every call reads from DRAM
+	Threads int    // 1 for now
+	CPU     int    // CPU to pin the measuring thread to; -1 picks the last allowed one
+	Seed    uint64 // data seed; the same seed gives the same data everywhere
+
+	// ColdBytes is how many bytes a cold rotation must stream between two
+	// uses of one copy (default: 2 × (L2 + L3) from cpuid, ≥ 64 MiB).
+	ColdBytes int64
+	// MemAvailable bounds a point's memory (default: /proc/meminfo).
+	MemAvailable int64
+
+	// Meter, if set, is read around every sample (hardware counters).
+	Meter Meter
+	// Annotate, if set, completes each record before it is written
+	// (e.g. the roofline bound of its tier and memory level).
+	Annotate func(*results.Record)
+	// Progress receives a progress bar (nil: none).
+	Progress io.Writer
+}
+
+func (o *Options) defaults(info machine.Info) {
+	if o.Threads == 0 {
+		o.Threads = 1
+	}
+	if o.ColdBytes == 0 {
+		o.ColdBytes = max(2*int64(max(info.Cache.L2, 0)+max(info.Cache.L3, 0)), 64<<20)
+	}
+	if o.MemAvailable == 0 {
+		o.MemAvailable = info.OS.MemAvail
+	}
+}
+
+// Point is one planned measurement.
+type Point struct {
+	Rec   results.Record // identity and work model; the runner fills the rest
+	Tier  isa.Tier
+	Skip  string // why this point will not run here ("" to run)
+	Mem   int64  // bytes its data needs
+	group *dataGroup
+	// ceiling marks a plain read loop over the group's data: its GB/s
+	// becomes read_gbs (and pct_of_read) of the points measured after it.
+	ceiling bool
+	// prepare builds the timed call from the group's data and checks its
+	// output against the reference: err means the point failed the gate.
+	prepare func(g *dataGroup) (call func(), relErr float64, err error)
+}
+
+// dataGroup is the data shared by consecutive points (one shape).
+type dataGroup struct {
+	mem   int64
+	alloc func() any // builds the data on first use
+	data  any
+	// read is the best read-loop bandwidth measured on this group (GB/s).
+	read float64
+}
+
+func (g *dataGroup) get() any {
+	if g.data == nil {
+		g.data = g.alloc()
+	}
+	return g.data
+}
+
+// Plan is a whole sweep, in run order.
+type Plan struct {
+	Family string
+	Points []Point
+}
+
+// Largest returns the point with the largest memory need.
+func (p *Plan) Largest() (Point, bool) {
+	if len(p.Points) == 0 {
+		return Point{}, false
+	}
+	return slices.MaxFunc(p.Points, func(a, b Point) int { return cmpInt64(a.Mem, b.Mem) }), true
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// checkMemory refuses a plan whose largest point would not fit in memory.
+func (p *Plan) checkMemory(avail int64, describe func(Point) string) error {
+	big, ok := p.Largest()
+	if !ok || avail <= 0 {
+		return nil
+	}
+	if limit := avail * 8 / 10; big.Mem > limit {
+		return fmt.Errorf("point %s needs %s of memory but only %s is available (80%% of MemAvailable %s); lower --ctx or --heads, or drop --cold",
+			describe(big), machine.Bytes(big.Mem), machine.Bytes(limit), machine.Bytes(avail))
+	}
+	return nil
+}
+
+// Run measures every point of plan in order and passes each record to sink
+// as soon as it is complete. It stops between points when ctx is
+// cancelled and then returns complete = false. The measuring goroutine is
+// locked to one OS thread pinned to one CPU for the whole run.
+func Run(ctx context.Context, plan *Plan, opt Options, sink func(results.Record) error) (complete bool, err error) {
+	cpu := opt.CPU
+	if cpu < 0 {
+		cpus, err := AllowedCPUs()
+		if err != nil || len(cpus) == 0 {
+			return false, fmt.Errorf("cannot read CPU affinity: %v", err)
+		}
+		cpu = cpus[len(cpus)-1] // CPU 0 tends to take the housekeeping interrupts
+	}
+	type outcome struct {
+		complete bool
+		err      error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		// This goroutine exits still locked: the runtime then ends the
+		// pinned thread rather than reuse it elsewhere.
+		pinErr := PinThread(cpu)
+		pinned := cpu
+		if pinErr != nil {
+			pinned = -1
+		}
+		c, err := runPinned(ctx, plan, opt, pinned, sink)
+		done <- outcome{c, err}
+	}()
+	o := <-done
+	return o.complete, o.err
+}
+
+func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(results.Record) error) (bool, error) {
+	bar := newProgress(opt.Progress, len(plan.Points))
+	defer bar.finish()
+	var last *dataGroup
+	for i := range plan.Points {
+		if ctx.Err() != nil {
+			return false, nil
+		}
+		p := &plan.Points[i]
+		if p.group != last && last != nil {
+			last.data = nil // let the previous shape's buffers go
+			runtime.GC()
+		}
+		last = p.group
+		bar.start(i, p.Rec)
+		rec := measurePoint(p, opt, cpu)
+		if p.ceiling && rec.Status == results.StatusOK {
+			p.group.read = max(p.group.read, float64(rec.GBs))
+		}
+		if p.group.read > 0 {
+			rec.ReadGBs = results.Float(p.group.read)
+			if rec.GBs.Valid() {
+				rec.PctOfRead = 100 * rec.GBs / rec.ReadGBs
+			}
+		}
+		if opt.Annotate != nil {
+			opt.Annotate(&rec)
+		}
+		if err := sink(rec); err != nil {
+			return false, err
+		}
+		bar.done(i+1, rec.Status == results.StatusSkipped)
+	}
+	return true, nil
+}
+
+// measurePoint gates and times one point.
+func measurePoint(p *Point, opt Options, cpu int) results.Record {
+	rec := p.Rec
+	rec.CPU = cpu
+	rec.Th = opt.Threads
+	rec.Cold = opt.Cold
+	if p.Skip != "" {
+		rec.Status, rec.Reason = results.StatusSkipped, p.Skip
+		return rec
+	}
+	call, relErr, err := p.prepare(p.group)
+	rec.MaxRelErr = results.Float(relErr)
+	if err != nil {
+		rec.Status, rec.Reason = results.StatusFailed, err.Error()
+		return rec
+	}
+	runtime.GC() // no collection work left over from setup inside the samples
+	st, _ := Measure(context.Background(), opt.Sampler, call, opt.Meter)
+	rec.Samples, rec.Rejected, rec.CallsPerSample = st.Kept, st.Rejected, st.CallsPerSample
+	rec.KeptNs = st.Samples
+	if st.Kept == 0 {
+		rec.Status, rec.Reason = results.StatusUnstable, fmt.Sprintf("every sample was preempted (%d rejected); the machine is busy", st.Rejected)
+		return rec
+	}
+	rec.Status = results.StatusOK
+	if !st.Enough(opt.Sampler) {
+		rec.Status = results.StatusUnstable
+		rec.Reason = fmt.Sprintf("only %d samples kept (%d rejected for preemption)", st.Kept, st.Rejected)
+	}
+	rec.NsMedian, rec.NsMin = results.Float(st.Median), results.Float(st.Min)
+	rec.MadPct, rec.CvPct = results.Float(st.MADPct()), results.Float(st.CVPct())
+	if rec.Flops.Valid() {
+		rec.GFlops = results.Float(float64(rec.Flops) / st.Median)
+	}
+	if rec.Bytes.Valid() {
+		rec.GBs = results.Float(float64(rec.Bytes) / st.Median)
+	}
+	return rec
+}
+
+// progress draws "[=====>    ] 12/48  ETA 1m20s  what" on a terminal.
+type progress struct {
+	w        io.Writer
+	total    int
+	began    time.Time
+	measured int // points that took real time (not skipped)
+	spent    time.Duration
+	pointAt  time.Time
+	label    string
+}
+
+func newProgress(w io.Writer, total int) *progress {
+	return &progress{w: w, total: total, began: time.Now()}
+}
+
+func (p *progress) start(i int, r results.Record) {
+	if p.w == nil {
+		return
+	}
+	p.pointAt = time.Now()
+	p.label = fmt.Sprintf("%s %s hd=%d ctx=%d h=%d:%d", r.Kernel, r.ISA, r.HD, r.Ctx, r.H, r.KVH)
+	p.draw(i)
+}
+
+func (p *progress) done(n int, skipped bool) {
+	if p.w == nil {
+		return
+	}
+	if !skipped {
+		p.measured++
+		p.spent += time.Since(p.pointAt)
+	}
+	p.draw(n)
+}
+
+func (p *progress) draw(n int) {
+	const width = 30
+	fill := width * n / max(p.total, 1)
+	bar := make([]byte, width)
+	for i := range bar {
+		switch {
+		case i < fill:
+			bar[i] = '='
+		case i == fill:
+			bar[i] = '>'
+		default:
+			bar[i] = ' '
+		}
+	}
+	eta := "ETA --"
+	if p.measured > 0 {
+		per := p.spent / time.Duration(p.measured)
+		eta = "ETA " + (per * time.Duration(p.total-n)).Round(time.Second).String()
+	}
+	fmt.Fprintf(p.w, "\r\033[K[%s] %d/%d  %s  %s", bar, n, p.total, eta, p.label)
+}
+
+func (p *progress) finish() {
+	if p.w == nil {
+		return
+	}
+	fmt.Fprintf(p.w, "\r\033[K%d points in %s\n", p.total, time.Since(p.began).Round(time.Second))
+}

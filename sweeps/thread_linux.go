@@ -1,0 +1,50 @@
+package sweeps
+
+import (
+	"fmt"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+type linuxThread struct{}
+
+func currentThread() threadState { return linuxThread{} }
+
+// involuntarySwitches reads ru_nivcsw of the calling thread.
+func (linuxThread) involuntarySwitches() (int64, error) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		return 0, err
+	}
+	return ru.Nivcsw, nil
+}
+
+// AllowedCPUs lists the CPUs this process may run on.
+func AllowedCPUs() ([]int, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, err
+	}
+	var cpus []int
+	for i := range 1024 {
+		if set.IsSet(i) {
+			cpus = append(cpus, i)
+		}
+	}
+	return cpus, nil
+}
+
+// PinThread locks the calling goroutine to its OS thread and that thread
+// to cpu. There is no unpin: the measuring goroutine exits still locked, so
+// the runtime ends the pinned thread instead of reusing it.
+func PinThread(cpu int) error {
+	runtime.LockOSThread()
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("cannot pin to CPU %d: %w (see --cpu; allowed CPUs: taskset -p $$)", cpu, err)
+	}
+	return nil
+}

@@ -1,0 +1,31 @@
+//go:build !linux
+
+package sweeps
+
+import (
+	"errors"
+	"runtime"
+)
+
+type otherThread struct{}
+
+func currentThread() threadState { return otherThread{} }
+
+func (otherThread) involuntarySwitches() (int64, error) {
+	return 0, errors.New("per-thread context switches not available on " + runtime.GOOS)
+}
+
+// AllowedCPUs lists the CPUs this process may run on.
+func AllowedCPUs() ([]int, error) {
+	cpus := make([]int, runtime.NumCPU())
+	for i := range cpus {
+		cpus[i] = i
+	}
+	return cpus, nil
+}
+
+// PinThread locks the goroutine to its thread; CPU affinity is Linux-only.
+func PinThread(int) error {
+	runtime.LockOSThread()
+	return errors.New("CPU pinning is only implemented on Linux; timings may migrate between CPUs")
+}
