@@ -267,8 +267,8 @@ func decodePoint(base results.Record, p attention.Params, noTile bool, t isa.Tie
 		}
 		im.Run(p, b)
 		relErr := attention.MaxRelErr(b.O, d.reference(), p.D)
-		if tol := attention.Tolerance(p.Exp); !(relErr <= tol) {
-			return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.0e against the float64 reference", relErr, tol)
+		if tol := attention.GateTolerance(p.Exp, p.T); !(relErr <= tol) {
+			return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
 		}
 		return rotate(d.bufs, func(b attention.Buffers) { im.Run(p, b) }), relErr, nil
 	}

@@ -12,7 +12,7 @@ import (
 type SamplerConfig struct {
 	MinTime    time.Duration // keep sampling at least this long (default 200 ms)
 	MinSamples int           // and until this many samples are kept (default 10)
-	MaxTime    time.Duration // give up on MinSamples after this long (default 10×MinTime, ≥ 2 s)
+	MaxTime    time.Duration // give up on MinSamples after this long (default 10×MinTime, ≥ 2 s, ≥ 3×MinSamples samples)
 	SampleTime time.Duration // each sample runs enough calls to last this long (default 20 µs)
 	Warmup     time.Duration // untimed calls first (default MinTime/10, ≥ 1 call)
 }
@@ -88,14 +88,19 @@ func Measure(ctx context.Context, cfg SamplerConfig, call func(), meter Meter) (
 		call()
 	}
 
-	// Calibrate calls per sample.
+	// Calibrate calls per sample on the fastest of three tries, so that one
+	// slow try (an interrupt, a page fault) does not leave samples short.
 	n := 1
+	var el time.Duration
 	for {
-		t0 := time.Now()
-		for range n {
-			call()
+		el = time.Duration(math.MaxInt64)
+		for range 3 {
+			t0 := time.Now()
+			for range n {
+				call()
+			}
+			el = min(el, time.Since(t0))
 		}
-		el := time.Since(t0)
 		if el >= cfg.SampleTime {
 			break
 		}
@@ -106,6 +111,9 @@ func Measure(ctx context.Context, cfg SamplerConfig, call func(), meter Meter) (
 		n = max(n+1, int(float64(n)*1.2*float64(cfg.SampleTime)/float64(el)))
 	}
 
+	// A slow kernel must still get its MinSamples: allow three times what
+	// they take, whatever MaxTime says.
+	maxTime := max(cfg.MaxTime, 3*time.Duration(cfg.MinSamples)*el)
 	st := Stats{CallsPerSample: n}
 	begin := time.Now()
 	for {
@@ -132,7 +140,7 @@ func Measure(ctx context.Context, cfg SamplerConfig, call func(), meter Meter) (
 			st.Rejected++
 		}
 		total := time.Since(begin)
-		if (total >= cfg.MinTime && len(st.Samples) >= cfg.MinSamples) || total >= cfg.MaxTime {
+		if (total >= cfg.MinTime && len(st.Samples) >= cfg.MinSamples) || total >= maxTime {
 			break
 		}
 	}

@@ -53,7 +53,8 @@ func cmdList(args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "\nparameters: hd a multiple of %d up to %d; tk auto (CKE: 32 for D≤64, 16 for D≤128, else 8) or %d…%d;\n",
 		attention.HeadDimMultiple, attention.MaxHeadDim, attention.MinTileK, attention.MaxTileK)
 	fmt.Fprintln(stdout, "            heads H:Hkv with H a multiple of Hkv; exp exact (≤ 2 ulp) or fast (CKE polynomial, ~1e-4)")
-	fmt.Fprintf(stdout, "correctness gate: max relative error vs a float64 reference ≤ %.0e (exact), ≤ %.0e (fast)\n",
+	fmt.Fprintf(stdout, "correctness gate: max relative error vs a float64 reference ≤ %.0e (exact), ≤ %.0e (fast);\n",
 		attention.Tolerance(attention.ExpExact), attention.Tolerance(attention.ExpFast))
+	fmt.Fprintln(stdout, "                  beyond ~16k keys at least √T·2⁻²⁴, the expected error of float32 accumulation")
 	return nil
 }

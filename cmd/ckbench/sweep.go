@@ -88,6 +88,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 
+	if strings.ContainsAny(f.runID, `/\`) || f.runID == "." || f.runID == ".." {
+		return usagef("--run-id %q: a folder name, without slashes", f.runID)
+	}
 	grid, opt, notes, err := buildAttention(f, set)
 	if err != nil {
 		return err
@@ -97,17 +100,10 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("sweep attention: %v", err)
 	}
-	for _, n := range notes {
-		fmt.Fprintln(stderr, "note:", n)
-	}
-
 	started := time.Now()
 	id := f.runID
 	if id == "" {
 		id = results.NewRunID(started)
-	}
-	if strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
-		return usagef("--run-id %q: a folder name, without slashes", id)
 	}
 	run, err := results.Create(f.out, results.Meta{
 		RunID: id, Ckbench: versionString(), Go: info.OS.GoVersion, Command: append([]string{"ckbench"}, os.Args[1:]...),
@@ -139,6 +135,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		}
 	}()
 
+	for _, n := range notes {
+		fmt.Fprintln(stderr, "note:", n)
+	}
 	if !f.noProgress && isTerminal(stderr) {
 		opt.Progress = stderr
 	}
@@ -322,13 +321,15 @@ func printSummary(w io.Writer, recs []results.Record) {
 			us = r.NsMedian / 1000
 		}
 		status := r.Status
-		if r.Status == results.StatusFailed || r.Status == results.StatusSkipped {
-			status += ": " + r.Reason
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d:%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH,
 			status, num(us, "%.2f"), num(r.GBs, "%.1f"), num(r.GFlops, "%.1f"), num(r.PctOfRead, "%.0f"), num(r.CvPct, "%.1f"))
 	}
 	tw.Flush()
+	for _, r := range recs {
+		if r.Reason != "" {
+			fmt.Fprintf(w, "%s %s/%s exp=%s hd=%d tk=%s ctx=%d h:kvh=%d:%d: %s\n", r.Status, r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH, r.Reason)
+		}
+	}
 	fmt.Fprintf(w, "%d points: %d ok, %d unstable, %d failed, %d skipped\n", len(recs),
 		countStatus(recs, results.StatusOK), countStatus(recs, results.StatusUnstable),
 		countStatus(recs, results.StatusFailed), countStatus(recs, results.StatusSkipped))

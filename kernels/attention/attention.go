@@ -90,6 +90,15 @@ func Tolerance(e Exp) float64 {
 	return 1e-5
 }
 
+// GateTolerance is the tolerance a sweep applies to a point with T keys. It
+// is Tolerance(e) while T is short; beyond, float32 accumulation over T
+// terms has an expected relative error of about √T·2⁻²⁴ (a random walk of
+// roundings: 1.1e-5 at T = 32768, 1.5e-5 at 65536), and a gate tighter than
+// that would fail correct kernels for the arithmetic they are asked to do.
+func GateTolerance(e Exp, t int) float64 {
+	return max(Tolerance(e), math.Sqrt(float64(t))*0x1p-24)
+}
+
 // Limits of the asm tiers, enforced for every tier so that a shape valid in
 // one tier is valid in all.
 const (

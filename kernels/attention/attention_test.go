@@ -193,6 +193,15 @@ func TestWork(t *testing.T) {
 	}
 }
 
+func TestGateTolerance(t *testing.T) {
+	if GateTolerance(ExpExact, 4096) != 1e-5 || GateTolerance(ExpFast, 65536) != 5e-4 {
+		t.Fatal("short contexts and fast exp keep the fixed tolerance")
+	}
+	if got := GateTolerance(ExpExact, 65536); math.Abs(got-256*0x1p-24) > 1e-12 {
+		t.Fatalf("T=65536: %g", got)
+	}
+}
+
 func TestAutoTileK(t *testing.T) {
 	for d, want := range map[int]int{64: 32, 80: 16, 128: 16, 256: 8} {
 		if got := AutoTileK(d); got != want {

@@ -34,11 +34,13 @@ func flashGeneric(o, q []float32, g int, k, v []float32, n, d, tk int, scale flo
 				scaleInPlace(oh, c)
 				m[h] = mBlk
 			}
+			var ts float32 // the tile's sum, added once: s stays accurate over long contexts
 			for j := range cnt {
 				w := expf(x[j]-m[h], e)
-				s[h] += w
+				ts += w
 				axpy(oh, w, vt[j*d:(j+1)*d])
 			}
+			s[h] += ts
 		}
 	}
 	for h := range g {
@@ -56,9 +58,13 @@ func naiveGeneric(o, q, k, v []float32, n, d int, scale float32, e Exp, ws []flo
 		mx = max(mx, p[j])
 	}
 	var sum float32
-	for j := range n {
-		p[j] = expf(p[j]-mx, e)
-		sum += p[j]
+	for j0 := 0; j0 < n; j0 += 16 { // blocked sum: accurate over long contexts
+		var bs float32
+		for j := j0; j < min(j0+16, n); j++ {
+			p[j] = expf(p[j]-mx, e)
+			bs += p[j]
+		}
+		sum += bs
 	}
 	inv := 1 / sum
 	for j := range n {

@@ -1,6 +1,8 @@
 package isa
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/cpuid/v2"
@@ -28,5 +30,25 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := Parse("avx1024"); err == nil {
 		t.Error("Parse accepted avx1024")
+	}
+}
+
+// TestExpectedSkips lets a run under emulation prove the skip path:
+// make test-portable sets CKBENCH_EXPECT_SKIPPED=avx512 for QEMU's Haswell.
+func TestExpectedSkips(t *testing.T) {
+	list := os.Getenv("CKBENCH_EXPECT_SKIPPED")
+	if list == "" {
+		t.Skip("CKBENCH_EXPECT_SKIPPED not set")
+	}
+	for _, name := range strings.Split(list, ",") {
+		tier, err := Parse(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := Detect(tier); st.Runs || st.Reason == "" {
+			t.Errorf("tier %s should be skipped here: %+v", tier, st)
+		} else {
+			t.Logf("tier %s skipped: %s", tier, st.Reason)
+		}
 	}
 }

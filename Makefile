@@ -1,0 +1,54 @@
+# ckbench — see README.md. Every target works on a fresh machine with Go.
+GO      ?= go
+BIN     := bin/ckbench
+OUT     ?= out
+PRESET  ?= quick
+# Haswell has AVX2+FMA+F16C and no AVX-512; the features TCG cannot emulate are
+# turned off so that QEMU does not warn about them on every run.
+QEMU_X86   ?= qemu-x86_64 -cpu Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm
+QEMU_ARM64 ?= qemu-aarch64
+
+.PHONY: run build test test-portable bench generate check-generate vet fmt-check ci clean
+
+# The main job: a quick attention sweep into out/<run-id>/.
+run: build
+	$(BIN) sweep attention --preset $(PRESET) --out $(OUT)
+
+build:
+	$(GO) build -o $(BIN) ./cmd/ckbench
+
+# Unit, correctness and CLI tests (every tier this CPU runs), plus the
+# pure-Go build that the purego tag forces.
+test:
+	$(GO) test ./...
+	$(GO) test -tags purego ./kernels/... ./cmd/...
+
+# The same tests where AVX-512 does not exist (QEMU's Haswell model: the
+# avx512 tier must report skipped, never run) and on arm64 (generic only).
+# Needs qemu-user (Debian: apt-get install qemu-user).
+test-portable:
+	CKBENCH_EXPECT_SKIPPED=avx512 GOARCH=amd64 $(GO) test -exec "$(QEMU_X86)" ./...
+	CKBENCH_EXPECT_SKIPPED=avx2,avx512 GOARCH=arm64 $(GO) test -exec "$(QEMU_ARM64)" ./...
+
+# go test's own benchmarks of the kernels (ckbench sweep is the real tool).
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 200ms ./kernels/... ./roofline/
+
+# Regenerate the avo assembly (each generator is its own module in _asm/).
+generate:
+	$(GO) generate ./...
+
+# CI: regenerating must leave the tree unchanged.
+check-generate: generate
+	@git diff --exit-code -- '*.s' || { echo "generated assembly is stale: run make generate and commit"; exit 1; }
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+ci: fmt-check vet test check-generate test-portable
+
+clean:
+	rm -rf bin

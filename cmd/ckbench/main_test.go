@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/results"
+)
+
+func ckbench(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// tiny is a sweep small enough for a test (and for qemu).
+func tiny(out string, extra ...string) []string {
+	args := []string{"sweep", "attention", "--kernel", "decode-flash,decode-flash-gqa,kv-read", "--hd", "64",
+		"--ctx", "40", "--heads", "4:2", "--exp", "fast", "--min-time", "2ms", "--out", out, "--no-progress"}
+	return append(args, extra...)
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plainfile")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string][]string{
+		"no command":         {},
+		"unknown command":    {"benchmark"},
+		"unknown family":     {"sweep", "convolution"},
+		"no family":          {"sweep"},
+		"unknown flag":       tiny(dir, "--colour", "red"),
+		"unknown kernel":     tiny(dir, "--kernel", "decode-fast"),
+		"unknown tier":       tiny(dir, "--isa", "avx1024"),
+		"unsupported hd":     tiny(dir, "--hd", "72"),
+		"hd too large":       tiny(dir, "--hd", "512"),
+		"tk too large":       tiny(dir, "--tk", "512"),
+		"tk not a number":    tiny(dir, "--tk", "big"),
+		"H not multiple":     tiny(dir, "--heads", "12:8"),
+		"ctx zero":           tiny(dir, "--ctx", "0"),
+		"ctx negative":       tiny(dir, "--ctx", "-5"),
+		"malformed range":    tiny(dir, "--ctx", "512..64x"),
+		"reversed range":     tiny(dir, "--ctx", "4096..512"),
+		"out is a file":      tiny(file),
+		"threads zero":       tiny(dir, "--threads", "0"),
+		"threads two":        tiny(dir, "--threads", "2"),
+		"unknown exp":        tiny(dir, "--exp", "approx"),
+		"unknown preset":     tiny(dir, "--preset", "huge"),
+		"bad min-time":       tiny(dir, "--min-time", "-1s"),
+		"stray argument":     tiny(dir, "extra"),
+		"cpu not allowed":    tiny(dir, "--cpu", "100000"),
+		"run-id with slash":  tiny(dir, "--run-id", "a/b"),
+		"larger than memory": tiny(dir, "--ctx", "100000000", "--heads", "64:64", "--hd", "256"),
+		"info stray":         {"info", "--yaml"},
+		"list family":        {"list", "gemm"},
+	}
+	for name, args := range cases {
+		code, _, stderr := ckbench(t, args...)
+		if code != exitUsage {
+			t.Errorf("%s: exit %d, want %d (stderr %q)", name, code, exitUsage, stderr)
+			continue
+		}
+		if name == "no command" {
+			continue // prints the usage, then the error
+		}
+		if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "ckbench: ") {
+			t.Errorf("%s: want one 'ckbench: ' line, got %q", name, stderr)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 { // only plainfile: no run folder for refused input
+		t.Errorf("bad input left files behind: %v", entries)
+	}
+}
+
+func TestHelpAndInfo(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"sweep", "attention", "--help"}, {"info", "--help"}, {"list", "--help"}, {"version"}} {
+		if code, out, _ := ckbench(t, args...); code != 0 || out == "" {
+			t.Errorf("%v: exit %d, output %q", args, code, out)
+		}
+	}
+	code, out, _ := ckbench(t, "info")
+	if code != 0 || !strings.Contains(out, "tiers") || !strings.Contains(out, "generic  runs here") {
+		t.Fatalf("info: %d\n%s", code, out)
+	}
+	code, out, _ = ckbench(t, "info", "--json")
+	var in map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &in) != nil || in["tiers"] == nil || in["cache"] == nil {
+		t.Fatalf("info --json: %d\n%s", code, out)
+	}
+	code, out, _ = ckbench(t, "list", "attention")
+	if code != 0 || !strings.Contains(out, "4·H·T·D") || !strings.Contains(out, "decode-flash-gqa") {
+		t.Fatalf("list: %d\n%s", code, out)
+	}
+}
+
+func TestSweepEndToEnd(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := ckbench(t, tiny(out, "--isa", "all", "--run-id", "e2e")...)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	dir := filepath.Join(out, "e2e")
+	meta, err := results.ReadMeta(dir)
+	if err != nil || !meta.Complete || meta.Points != meta.Planned || meta.Points == 0 {
+		t.Fatalf("machine.json: %+v, %v", meta, err)
+	}
+	recs, err := results.ReadPoints(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "points.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fromCSV, err := results.ReadCSV(f, "points.csv")
+	if err != nil || len(fromCSV) != len(recs) {
+		t.Fatalf("points.csv: %d records, %v", len(fromCSV), err)
+	}
+	timed := 0
+	for _, r := range recs {
+		st := isa.Detect(isa.Tier(r.ISA))
+		switch {
+		case !st.Runs:
+			if r.Status != results.StatusSkipped || r.Reason != st.Reason {
+				t.Errorf("%s/%s must be skipped with %q: %s %q", r.Kernel, r.ISA, st.Reason, r.Status, r.Reason)
+			}
+		case r.Status == results.StatusOK || r.Status == results.StatusUnstable:
+			timed++
+		default:
+			t.Errorf("%s/%s: %s %s", r.Kernel, r.ISA, r.Status, r.Reason)
+		}
+	}
+	// bench.txt: one line group per timed point, readable by benchfmt
+	// (what benchstat uses), with the tier as a name key for -col /isa.
+	bf, err := os.Open(filepath.Join(dir, "bench.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bf.Close()
+	names := map[string]bool{}
+	rd := benchfmt.NewReader(bf, "bench.txt")
+	for rd.Scan() {
+		switch r := rd.Result().(type) {
+		case *benchfmt.Result:
+			names[r.Name.String()] = true
+			if _, parts := r.Name.Parts(); !strings.Contains(string(bytes.Join(parts, nil)), "/isa=") {
+				t.Fatalf("no isa key in %s", r.Name)
+			}
+		case *benchfmt.SyntaxError:
+			t.Fatal(r)
+		}
+	}
+	if len(names) != timed {
+		t.Fatalf("bench.txt names %d benchmarks, %d points were timed", len(names), timed)
+	}
+	if !strings.Contains(stdout, "decode-flash-gqa") || !strings.Contains(stdout, dir) {
+		t.Fatalf("summary:\n%s", stdout)
+	}
+}

@@ -1,0 +1,250 @@
+package sweeps
+
+import (
+	"context"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckbench/ckbench/kernels/attention"
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/results"
+)
+
+func TestParseInts(t *testing.T) {
+	good := map[string][]int{
+		"64":            {64},
+		"64,128, 256":   {64, 128, 256},
+		"512..4096":     {512, 1024, 2048, 4096},
+		"512..65536x4":  {512, 2048, 8192, 32768},
+		"16..64+16":     {16, 32, 48, 64},
+		"8,8,16":        {8, 16},
+		"1..1":          {1},
+		"100..300x2,64": {100, 200, 64},
+	}
+	for in, want := range good {
+		got, err := ParseInts("ctx", in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("ParseInts(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "abc", "0", "-4", "1..", "..8", "8..4", "1..8x1", "1..8xq", "1..8+0", "1..8+x", "1..100000000+1", "3.5"} {
+		if _, err := ParseInts("ctx", in); err == nil {
+			t.Errorf("ParseInts(%q) accepted", in)
+		} else if !strings.Contains(err.Error(), "--ctx") {
+			t.Errorf("ParseInts(%q): error does not name the flag: %v", in, err)
+		}
+	}
+}
+
+func TestParseHeads(t *testing.T) {
+	got, err := ParseHeads("16:8, 32:8,8")
+	if want := []HeadPair{{16, 8}, {32, 8}, {8, 8}}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("ParseHeads = %v, %v", got, err)
+	}
+	for _, in := range []string{"", "12:8", "a:b", "8:0", ":8", "8:"} {
+		if _, err := ParseHeads(in); err == nil {
+			t.Errorf("ParseHeads(%q) accepted", in)
+		}
+	}
+}
+
+func TestStats(t *testing.T) {
+	s := Stats{Samples: []float64{10, 12, 11, 13, 100}}
+	s.summarize()
+	if s.Median != 12 || s.Min != 10 || s.Max != 100 || s.MAD != 1 || s.Kept != 5 {
+		t.Fatalf("stats %+v", s)
+	}
+	if math.Abs(s.MADPct()-100.0/12) > 1e-9 || s.CV <= 0 {
+		t.Fatalf("spread %v %v", s.MADPct(), s.CV)
+	}
+	var empty Stats
+	empty.summarize()
+	if !math.IsNaN(empty.Median) {
+		t.Fatal("no samples must give NaN, not 0")
+	}
+}
+
+func TestMeasure(t *testing.T) {
+	if err := PinThread(0); err != nil {
+		t.Logf("not pinned: %v", err)
+	}
+	calls := 0
+	cfg := SamplerConfig{MinTime: 5 * time.Millisecond, MinSamples: 10, SampleTime: 20 * time.Microsecond}
+	st, err := Measure(context.Background(), cfg, func() {
+		calls++
+		time.Sleep(0) // a few ns of work
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Kept < 10 || st.CallsPerSample < 1 || !(st.Median > 0) || st.Min > st.Median {
+		t.Fatalf("stats %+v", st)
+	}
+	// Each kept sample lasted ≥ SampleTime: calls per sample × ns per call.
+	if st.Median*float64(st.CallsPerSample) < 0.5*float64(cfg.SampleTime) {
+		t.Fatalf("samples too short: %v ns × %d calls", st.Median, st.CallsPerSample)
+	}
+	if _, err := Measure(cancelled(), cfg, func() {}, nil); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("cancelled Measure: %v", err)
+	}
+}
+
+func cancelled() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+// countingMeter checks the Meter seam sees every sample.
+type countingMeter struct{ begins, ends, kept int }
+
+func (m *countingMeter) Begin() { m.begins++ }
+func (m *countingMeter) End(kept bool, calls int) {
+	m.ends++
+	if kept {
+		m.kept++
+	}
+}
+
+func tinyGrid() AttentionGrid {
+	return AttentionGrid{
+		Kernels: AttentionKernels(), Tiers: isa.All, HeadDims: []int{64}, TileKs: []int{0},
+		Ctxs: []int{40}, Heads: []HeadPair{{4, 2}}, Exps: []attention.Exp{attention.ExpFast},
+	}
+}
+
+func TestRunAttention(t *testing.T) {
+	meter := &countingMeter{}
+	annotated := 0
+	opt := Options{Sampler: SamplerConfig{MinTime: 2 * time.Millisecond}, CPU: -1, Seed: 3, Meter: meter,
+		Annotate: func(*results.Record) { annotated++ }}
+	plan, err := PlanAttention(tinyGrid(), opt, machine.Describe())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// kv-read first (widest tier first), then each kernel × tier.
+	if plan.Points[0].Rec.Kernel != KVRead || plan.Points[0].Tier != isa.AVX512 {
+		t.Fatalf("first point %s/%s", plan.Points[0].Rec.Kernel, plan.Points[0].Tier)
+	}
+	var recs []results.Record
+	complete, err := Run(context.Background(), plan, opt, func(r results.Record) error {
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil || !complete || len(recs) != len(plan.Points) || annotated != len(recs) {
+		t.Fatalf("run: complete=%v err=%v %d records of %d, %d annotated", complete, err, len(recs), len(plan.Points), annotated)
+	}
+	for _, r := range recs {
+		runs := isa.Detect(isa.Tier(r.ISA)).Runs
+		switch {
+		case !runs && r.Status != results.StatusSkipped:
+			t.Errorf("%s/%s: tier does not run here but status %s", r.Kernel, r.ISA, r.Status)
+		case !runs:
+			if r.Reason == "" || r.NsMedian.Valid() {
+				t.Errorf("skipped %s/%s: reason %q, time %v", r.Kernel, r.ISA, r.Reason, r.NsMedian)
+			}
+		case r.Status != results.StatusOK && r.Status != results.StatusUnstable:
+			t.Errorf("%s/%s: %s %s", r.Kernel, r.ISA, r.Status, r.Reason)
+		default:
+			if !r.NsMedian.Valid() || !r.GBs.Valid() || r.Samples == 0 || !r.MaxRelErr.Valid() || !r.ReadGBs.Valid() {
+				t.Errorf("%s/%s: incomplete record %+v", r.Kernel, r.ISA, r)
+			}
+		}
+	}
+	if meter.begins == 0 || meter.begins != meter.ends {
+		t.Errorf("meter saw %d begins, %d ends", meter.begins, meter.ends)
+	}
+}
+
+func TestFailingPointIsNeverTimed(t *testing.T) {
+	grp := &dataGroup{alloc: func() any { return 0 }}
+	timed := false
+	plan := &Plan{Family: "attention", Points: []Point{{
+		Rec: results.NewRecord(), Tier: isa.Generic, group: grp,
+		prepare: func(*dataGroup) (func(), float64, error) {
+			return func() { timed = true }, 0.5, errors.New("max rel err 0.5 exceeds 1e-05")
+		},
+	}}}
+	var recs []results.Record
+	if _, err := Run(context.Background(), plan, Options{CPU: -1}, func(r results.Record) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := recs[0]
+	if timed || r.Status != results.StatusFailed || r.NsMedian.Valid() || float64(r.MaxRelErr) != 0.5 || !strings.Contains(r.Reason, "exceeds") {
+		t.Fatalf("failed point: timed=%v %+v", timed, r)
+	}
+}
+
+func TestInterruptStopsBetweenPoints(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	grp := &dataGroup{alloc: func() any { return 0 }}
+	point := Point{Rec: results.NewRecord(), Tier: isa.Generic, group: grp,
+		prepare: func(*dataGroup) (func(), float64, error) { return func() {}, 0, nil }}
+	plan := &Plan{Family: "attention", Points: []Point{point, point, point}}
+	n := 0
+	complete, err := Run(ctx, plan, Options{CPU: -1, Sampler: SamplerConfig{MinTime: time.Millisecond}}, func(r results.Record) error {
+		n++
+		cancel() // Ctrl-C during the first point
+		return nil
+	})
+	if err != nil || complete || n != 1 {
+		t.Fatalf("complete=%v err=%v points=%d, want the first point only", complete, err, n)
+	}
+}
+
+func TestPlanRejects(t *testing.T) {
+	info := machine.Describe()
+	cases := map[string]func(g *AttentionGrid){
+		"unknown kernel": func(g *AttentionGrid) { g.Kernels = []string{"decode-fast"} },
+		"bad hd":         func(g *AttentionGrid) { g.HeadDims = []int{72} },
+		"big tk":         func(g *AttentionGrid) { g.TileKs = []int{512} },
+		"bad heads":      func(g *AttentionGrid) { g.Heads = []HeadPair{{6, 4}} },
+		"zero ctx":       func(g *AttentionGrid) { g.Ctxs = []int{0} },
+		"empty":          func(g *AttentionGrid) { g.Exps = nil },
+	}
+	for name, mutate := range cases {
+		g := tinyGrid()
+		mutate(&g)
+		if _, err := PlanAttention(g, Options{}, info); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// A grid point larger than memory is refused before anything runs.
+	g := tinyGrid()
+	g.Ctxs = []int{1 << 24}
+	g.Heads = []HeadPair{{64, 64}}
+	g.HeadDims = []int{256}
+	_, err := PlanAttention(g, Options{MemAvailable: 8 << 30}, info)
+	if err == nil || !strings.Contains(err.Error(), "memory") || !strings.Contains(err.Error(), "ctx=16777216") {
+		t.Fatalf("memory check: %v", err)
+	}
+	if _, err := PlanAttention(tinyGrid(), Options{Threads: 2}, info); err == nil {
+		t.Fatal("--threads 2 accepted")
+	}
+}
+
+func TestColdRotation(t *testing.T) {
+	g := tinyGrid()
+	g.Kernels = []string{string(attention.DecodeFlash)}
+	g.Tiers = []isa.Tier{isa.Generic}
+	plan, err := PlanAttention(g, Options{Cold: true, ColdBytes: 1 << 20}, machine.Describe())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := plan.Points[0].group.get().(*attentionData)
+	kvBytes := 2 * 2 * 40 * 64 * 4
+	if want := (1<<20 + kvBytes - 1) / kvBytes; len(d.bufs) != want {
+		t.Fatalf("%d copies, want %d", len(d.bufs), want)
+	}
+	if &d.bufs[0].K[0] == &d.bufs[1].K[0] || d.bufs[1].K[7] != d.bufs[0].K[7] {
+		t.Fatal("cold copies must be distinct buffers with the same data")
+	}
+}
