@@ -343,7 +343,7 @@ DATA expconst<>+1340(SB)/4, $0x3f000000
 GLOBL expconst<>(SB), RODATA|NOPTR, $1344
 
 // func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $40-96
 	MOVQ $0x00000000, 32(SP)
 
@@ -413,8 +413,11 @@ scores_1:
 	ADDQ    BX, DX
 	MOVQ    (SP), BX
 	MOVQ    24(SP), SI
+	CMPQ    32(SP), $0x00000000
+	JNE     scores_plain_1
+	MOVQ    8(SP), DI
 	MOVQ    BX, BX
-	LEAQ    (AX)(AX*2), DI
+	LEAQ    (AX)(AX*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
@@ -429,53 +432,58 @@ scores_by8_1:
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	MOVQ   BX, R8
-	LEAQ   (BX)(AX*4), R9
-	MOVQ   CX, R10
-	SUBQ   BX, R10
-	MOVQ   AX, R11
-	ANDQ   $0xffffffc0, R11
-	ADDQ   BX, R11
-	CMPQ   R8, R11
+	MOVQ   BX, R9
+	LEAQ   (BX)(AX*4), R10
+	MOVQ   CX, R11
+	SUBQ   BX, R11
+	MOVQ   AX, R12
+	ANDQ   $0xffffffc0, R12
+	ADDQ   BX, R12
+	CMPQ   R9, R12
 	JAE    scores_odd_1
 
 scores_pairs_1:
-	VMOVUPS     (R8)(R10*1), Y10
-	VFMADD231PS (R8), Y10, Y2
-	VFMADD231PS (R8)(AX*1), Y10, Y3
-	VFMADD231PS (R8)(AX*2), Y10, Y4
-	VFMADD231PS (R8)(DI*1), Y10, Y5
-	VFMADD231PS (R9), Y10, Y6
-	VFMADD231PS (R9)(AX*1), Y10, Y7
-	VFMADD231PS (R9)(AX*2), Y10, Y8
-	VFMADD231PS (R9)(DI*1), Y10, Y9
-	VMOVUPS     32(R8)(R10*1), Y10
-	VFMADD231PS 32(R8), Y10, Y2
-	VFMADD231PS 32(R8)(AX*1), Y10, Y3
-	VFMADD231PS 32(R8)(AX*2), Y10, Y4
-	VFMADD231PS 32(R8)(DI*1), Y10, Y5
-	VFMADD231PS 32(R9), Y10, Y6
-	VFMADD231PS 32(R9)(AX*1), Y10, Y7
-	VFMADD231PS 32(R9)(AX*2), Y10, Y8
-	VFMADD231PS 32(R9)(DI*1), Y10, Y9
-	ADDQ        $0x00000040, R8
+	VMOVUPS     (R9)(R11*1), Y10
+	VFMADD231PS (R9), Y10, Y2
+	VFMADD231PS (R9)(AX*1), Y10, Y3
+	VFMADD231PS (R9)(AX*2), Y10, Y4
+	VFMADD231PS (R9)(R8*1), Y10, Y5
+	VFMADD231PS (R10), Y10, Y6
+	VFMADD231PS (R10)(AX*1), Y10, Y7
+	VFMADD231PS (R10)(AX*2), Y10, Y8
+	VFMADD231PS (R10)(R8*1), Y10, Y9
+	VMOVUPS     32(R9)(R11*1), Y10
+	VFMADD231PS 32(R9), Y10, Y2
+	VFMADD231PS 32(R9)(AX*1), Y10, Y3
+	PREFETCHT0  (DI)
+	VFMADD231PS 32(R9)(AX*2), Y10, Y4
+	VFMADD231PS 32(R9)(R8*1), Y10, Y5
+	PREFETCHT0  64(DI)
+	VFMADD231PS 32(R10), Y10, Y6
+	VFMADD231PS 32(R10)(AX*1), Y10, Y7
+	PREFETCHT0  128(DI)
+	VFMADD231PS 32(R10)(AX*2), Y10, Y8
+	VFMADD231PS 32(R10)(R8*1), Y10, Y9
+	PREFETCHT0  192(DI)
+	ADDQ        $0x00000100, DI
 	ADDQ        $0x00000040, R9
-	CMPQ        R8, R11
+	ADDQ        $0x00000040, R10
+	CMPQ        R9, R12
 	JB          scores_pairs_1
 
 scores_odd_1:
-	LEAQ        (BX)(AX*1), R11
-	CMPQ        R8, R11
+	LEAQ        (BX)(AX*1), R12
+	CMPQ        R9, R12
 	JAE         scores_reduce_1
-	VMOVUPS     (R8)(R10*1), Y10
-	VFMADD231PS (R8), Y10, Y2
-	VFMADD231PS (R8)(AX*1), Y10, Y3
-	VFMADD231PS (R8)(AX*2), Y10, Y4
-	VFMADD231PS (R8)(DI*1), Y10, Y5
-	VFMADD231PS (R9), Y10, Y6
-	VFMADD231PS (R9)(AX*1), Y10, Y7
-	VFMADD231PS (R9)(AX*2), Y10, Y8
-	VFMADD231PS (R9)(DI*1), Y10, Y9
+	VMOVUPS     (R9)(R11*1), Y10
+	VFMADD231PS (R9), Y10, Y2
+	VFMADD231PS (R9)(AX*1), Y10, Y3
+	VFMADD231PS (R9)(AX*2), Y10, Y4
+	VFMADD231PS (R9)(R8*1), Y10, Y5
+	VFMADD231PS (R10), Y10, Y6
+	VFMADD231PS (R10)(AX*1), Y10, Y7
+	VFMADD231PS (R10)(AX*2), Y10, Y8
+	VFMADD231PS (R10)(R8*1), Y10, Y9
 
 scores_reduce_1:
 	VHADDPS      Y3, Y2, Y2
@@ -498,18 +506,18 @@ scores_reduce_1:
 
 scores_by1_1:
 	TESTQ  SI, SI
-	JZ     scores_done_2
+	JZ     scores_done_3
 	VXORPS Y2, Y2, Y2
-	MOVQ   BX, R8
-	MOVQ   CX, R10
-	SUBQ   BX, R10
-	LEAQ   (BX)(AX*1), R11
+	MOVQ   BX, R9
+	MOVQ   CX, R11
+	SUBQ   BX, R11
+	LEAQ   (BX)(AX*1), R12
 
 scores_chunk1_1:
-	VMOVUPS      (R8)(R10*1), Y3
-	VFMADD231PS  (R8), Y3, Y2
-	ADDQ         $0x00000020, R8
-	CMPQ         R8, R11
+	VMOVUPS      (R9)(R11*1), Y3
+	VFMADD231PS  (R9), Y3, Y2
+	ADDQ         $0x00000020, R9
+	CMPQ         R9, R12
 	JB           scores_chunk1_1
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
@@ -525,7 +533,7 @@ scores_chunk1_1:
 	ADDQ         AX, BX
 	JMP          scores_by1_1
 
-scores_done_2:
+scores_done_3:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -539,8 +547,139 @@ scores_done_2:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
-	INCQ         32(SP)
-	JMP          scores_1
+	JMP          scores_done_2
+
+scores_plain_1:
+	MOVQ    BX, BX
+	LEAQ    (AX)(AX*2), DI
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_2:
+	CMPQ   SI, $0x08
+	JL     scores_by1_2
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   BX, R8
+	LEAQ   (BX)(AX*4), R9
+	MOVQ   CX, R10
+	SUBQ   BX, R10
+	MOVQ   AX, R11
+	ANDQ   $0xffffffc0, R11
+	ADDQ   BX, R11
+	CMPQ   R8, R11
+	JAE    scores_odd_2
+
+scores_pairs_2:
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(AX*1), Y10, Y3
+	VFMADD231PS (R8)(AX*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(AX*1), Y10, Y7
+	VFMADD231PS (R9)(AX*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+	VMOVUPS     32(R8)(R10*1), Y10
+	VFMADD231PS 32(R8), Y10, Y2
+	VFMADD231PS 32(R8)(AX*1), Y10, Y3
+	VFMADD231PS 32(R8)(AX*2), Y10, Y4
+	VFMADD231PS 32(R8)(DI*1), Y10, Y5
+	VFMADD231PS 32(R9), Y10, Y6
+	VFMADD231PS 32(R9)(AX*1), Y10, Y7
+	VFMADD231PS 32(R9)(AX*2), Y10, Y8
+	VFMADD231PS 32(R9)(DI*1), Y10, Y9
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_2
+
+scores_odd_2:
+	LEAQ        (BX)(AX*1), R11
+	CMPQ        R8, R11
+	JAE         scores_reduce_2
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(AX*1), Y10, Y3
+	VFMADD231PS (R8)(AX*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(AX*1), Y10, Y7
+	VFMADD231PS (R9)(AX*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+
+scores_reduce_2:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, SI
+	LEAQ         (BX)(AX*8), BX
+	JMP          scores_by8_2
+
+scores_by1_2:
+	TESTQ  SI, SI
+	JZ     scores_done_4
+	VXORPS Y2, Y2, Y2
+	MOVQ   BX, R8
+	MOVQ   CX, R10
+	SUBQ   BX, R10
+	LEAQ   (BX)(AX*1), R11
+
+scores_chunk1_2:
+	VMOVUPS      (R8)(R10*1), Y3
+	VFMADD231PS  (R8), Y3, Y2
+	ADDQ         $0x00000020, R8
+	CMPQ         R8, R11
+	JB           scores_chunk1_2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (DX)
+	ADDQ         $0x04, DX
+	DECQ         SI
+	ADDQ         AX, BX
+	JMP          scores_by1_2
+
+scores_done_4:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+
+scores_done_2:
+	INCQ 32(SP)
+	JMP  scores_1
 
 scores_done_1:
 	MOVQ $0x00000000, 32(SP)
@@ -730,13 +869,172 @@ pv_1:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
-	XORQ  DI, DI
+	CMPQ  32(SP), $0x00000000
+	JNE   pv_plain_1
+	MOVQ  tk+56(FP), DI
+	IMULQ AX, DI
+	ADDQ  k+24(FP), DI
+	SUBQ  v+32(FP), DI
+	LEAQ  (DI)(AX*1), R8
+	XORQ  R9, R9
 
 pv_block_1:
+	MOVQ    AX, R10
+	SUBQ    R9, R10
+	CMPQ    R10, $0x00000080
+	JL      pv_next_1
+	VMOVUPS (CX)(R9*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R9*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R9*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R9*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R10
+	LEAQ    (BX)(R9*1), R11
+	MOVQ    SI, R12
+	CMPQ    R12, $0x02
+	JL      pv_single_1
+
+pv_pair_1:
+	VBROADCASTSS (R10), Y8
+	VBROADCASTSS 4(R10), Y9
+	VFMADD231PS  (R11), Y8, Y0
+	VFMADD231PS  (R11)(AX*1), Y9, Y1
+	PREFETCHT0   (R11)(DI*1)
+	PREFETCHT0   (R11)(R8*1)
+	VFMADD231PS  32(R11), Y8, Y2
+	VFMADD231PS  32(R11)(AX*1), Y9, Y3
+	VFMADD231PS  64(R11), Y8, Y4
+	VFMADD231PS  64(R11)(AX*1), Y9, Y5
+	PREFETCHT0   64(R11)(DI*1)
+	PREFETCHT0   64(R11)(R8*1)
+	VFMADD231PS  96(R11), Y8, Y6
+	VFMADD231PS  96(R11)(AX*1), Y9, Y7
+	ADDQ         $0x08, R10
+	LEAQ         (R11)(AX*2), R11
+	SUBQ         $0x02, R12
+	CMPQ         R12, $0x02
+	JGE          pv_pair_1
+
+pv_single_1:
+	TESTQ        R12, R12
+	JZ           pv_merge_1
+	VBROADCASTSS (R10), Y8
+	VFMADD231PS  (R11), Y8, Y0
+	VFMADD231PS  32(R11), Y8, Y2
+	VFMADD231PS  64(R11), Y8, Y4
+	VFMADD231PS  96(R11), Y8, Y6
+
+pv_merge_1:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R9*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R9*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R9*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R9*1)
+	ADDQ    $0x00000080, R9
+	JMP     pv_block_1
+
+pv_next_1:
+pv_block_2:
+	MOVQ    AX, R10
+	SUBQ    R9, R10
+	CMPQ    R10, $0x00000040
+	JL      pv_next_2
+	VMOVUPS (CX)(R9*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R9*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R10
+	LEAQ    (BX)(R9*1), R11
+	MOVQ    SI, R12
+	CMPQ    R12, $0x02
+	JL      pv_single_2
+
+pv_pair_2:
+	VBROADCASTSS (R10), Y4
+	VBROADCASTSS 4(R10), Y5
+	VFMADD231PS  (R11), Y4, Y0
+	VFMADD231PS  (R11)(AX*1), Y5, Y1
+	PREFETCHT0   (R11)(DI*1)
+	PREFETCHT0   (R11)(R8*1)
+	VFMADD231PS  32(R11), Y4, Y2
+	VFMADD231PS  32(R11)(AX*1), Y5, Y3
+	ADDQ         $0x08, R10
+	LEAQ         (R11)(AX*2), R11
+	SUBQ         $0x02, R12
+	CMPQ         R12, $0x02
+	JGE          pv_pair_2
+
+pv_single_2:
+	TESTQ        R12, R12
+	JZ           pv_merge_2
+	VBROADCASTSS (R10), Y4
+	VFMADD231PS  (R11), Y4, Y0
+	VFMADD231PS  32(R11), Y4, Y2
+
+pv_merge_2:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R9*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R9*1)
+	ADDQ    $0x00000040, R9
+	JMP     pv_block_2
+
+pv_next_2:
+pv_block_3:
+	MOVQ    AX, R10
+	SUBQ    R9, R10
+	CMPQ    R10, $0x00000020
+	JL      pv_next_3
+	VMOVUPS (CX)(R9*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R10
+	LEAQ    (BX)(R9*1), R11
+	MOVQ    SI, R12
+	CMPQ    R12, $0x02
+	JL      pv_single_3
+
+pv_pair_3:
+	VBROADCASTSS (R10), Y2
+	VBROADCASTSS 4(R10), Y3
+	VFMADD231PS  (R11), Y2, Y0
+	VFMADD231PS  (R11)(AX*1), Y3, Y1
+	PREFETCHT0   (R11)(DI*1)
+	PREFETCHT0   (R11)(R8*1)
+	ADDQ         $0x08, R10
+	LEAQ         (R11)(AX*2), R11
+	SUBQ         $0x02, R12
+	CMPQ         R12, $0x02
+	JGE          pv_pair_3
+
+pv_single_3:
+	TESTQ        R12, R12
+	JZ           pv_merge_3
+	VBROADCASTSS (R10), Y2
+	VFMADD231PS  (R11), Y2, Y0
+
+pv_merge_3:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R9*1)
+	ADDQ    $0x00000020, R9
+	JMP     pv_block_3
+
+pv_next_3:
+	JMP pv_done_2
+
+pv_plain_1:
+	XORQ DI, DI
+
+pv_block_4:
 	MOVQ    AX, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000080
-	JL      pv_next_1
+	JL      pv_next_4
 	VMOVUPS (CX)(DI*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(DI*1), Y2
@@ -749,9 +1047,9 @@ pv_block_1:
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_1
+	JL      pv_single_4
 
-pv_pair_1:
+pv_pair_4:
 	VBROADCASTSS (R8), Y8
 	VBROADCASTSS 4(R8), Y9
 	VFMADD231PS  (R9), Y8, Y0
@@ -766,18 +1064,18 @@ pv_pair_1:
 	LEAQ         (R9)(AX*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_1
+	JGE          pv_pair_4
 
-pv_single_1:
+pv_single_4:
 	TESTQ        R10, R10
-	JZ           pv_merge_1
+	JZ           pv_merge_4
 	VBROADCASTSS (R8), Y8
 	VFMADD231PS  (R9), Y8, Y0
 	VFMADD231PS  32(R9), Y8, Y2
 	VFMADD231PS  64(R9), Y8, Y4
 	VFMADD231PS  96(R9), Y8, Y6
 
-pv_merge_1:
+pv_merge_4:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(DI*1)
 	VADDPS  Y3, Y2, Y2
@@ -787,14 +1085,14 @@ pv_merge_1:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(DI*1)
 	ADDQ    $0x00000080, DI
-	JMP     pv_block_1
+	JMP     pv_block_4
 
-pv_next_1:
-pv_block_2:
+pv_next_4:
+pv_block_5:
 	MOVQ    AX, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_2
+	JL      pv_next_5
 	VMOVUPS (CX)(DI*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(DI*1), Y2
@@ -803,9 +1101,9 @@ pv_block_2:
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_2
+	JL      pv_single_5
 
-pv_pair_2:
+pv_pair_5:
 	VBROADCASTSS (R8), Y4
 	VBROADCASTSS 4(R8), Y5
 	VFMADD231PS  (R9), Y4, Y0
@@ -816,38 +1114,38 @@ pv_pair_2:
 	LEAQ         (R9)(AX*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_2
+	JGE          pv_pair_5
 
-pv_single_2:
+pv_single_5:
 	TESTQ        R10, R10
-	JZ           pv_merge_2
+	JZ           pv_merge_5
 	VBROADCASTSS (R8), Y4
 	VFMADD231PS  (R9), Y4, Y0
 	VFMADD231PS  32(R9), Y4, Y2
 
-pv_merge_2:
+pv_merge_5:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(DI*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(DI*1)
 	ADDQ    $0x00000040, DI
-	JMP     pv_block_2
+	JMP     pv_block_5
 
-pv_next_2:
-pv_block_3:
+pv_next_5:
+pv_block_6:
 	MOVQ    AX, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000020
-	JL      pv_next_3
+	JL      pv_next_6
 	VMOVUPS (CX)(DI*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R8
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_3
+	JL      pv_single_6
 
-pv_pair_3:
+pv_pair_6:
 	VBROADCASTSS (R8), Y2
 	VBROADCASTSS 4(R8), Y3
 	VFMADD231PS  (R9), Y2, Y0
@@ -856,21 +1154,22 @@ pv_pair_3:
 	LEAQ         (R9)(AX*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_3
+	JGE          pv_pair_6
 
-pv_single_3:
+pv_single_6:
 	TESTQ        R10, R10
-	JZ           pv_merge_3
+	JZ           pv_merge_6
 	VBROADCASTSS (R8), Y2
 	VFMADD231PS  (R9), Y2, Y0
 
-pv_merge_3:
+pv_merge_6:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(DI*1)
 	ADDQ    $0x00000020, DI
-	JMP     pv_block_3
+	JMP     pv_block_6
 
-pv_next_3:
+pv_next_6:
+pv_done_2:
 	INCQ 32(SP)
 	JMP  pv_1
 
@@ -941,9 +1240,9 @@ TEXT ·naiveDecodeExactAVX2(SB), NOSPLIT, $0-64
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_2:
+scores_by8_3:
 	CMPQ   DI, $0x08
-	JL     scores_by1_2
+	JL     scores_by1_3
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -960,9 +1259,9 @@ scores_by8_2:
 	ANDQ   $0xffffffc0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
-	JAE    scores_odd_2
+	JAE    scores_odd_3
 
-scores_pairs_2:
+scores_pairs_3:
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R10), Y10, Y2
 	VFMADD231PS (R10)(SI*1), Y10, Y3
@@ -984,12 +1283,12 @@ scores_pairs_2:
 	ADDQ        $0x00000040, R10
 	ADDQ        $0x00000040, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_2
+	JB          scores_pairs_3
 
-scores_odd_2:
+scores_odd_3:
 	LEAQ        (DX)(SI*1), R13
 	CMPQ        R10, R13
-	JAE         scores_reduce_2
+	JAE         scores_reduce_3
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R10), Y10, Y2
 	VFMADD231PS (R10)(SI*1), Y10, Y3
@@ -1000,7 +1299,7 @@ scores_odd_2:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 
-scores_reduce_2:
+scores_reduce_3:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -1017,23 +1316,23 @@ scores_reduce_2:
 	ADDQ         $0x20, R8
 	SUBQ         $0x08, DI
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_2
+	JMP          scores_by8_3
 
-scores_by1_2:
+scores_by1_3:
 	TESTQ  DI, DI
-	JZ     scores_done_3
+	JZ     scores_done_5
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   CX, R12
 	SUBQ   DX, R12
 	LEAQ   (DX)(SI*1), R13
 
-scores_chunk1_2:
+scores_chunk1_3:
 	VMOVUPS      (R10)(R12*1), Y3
 	VFMADD231PS  (R10), Y3, Y2
 	ADDQ         $0x00000020, R10
 	CMPQ         R10, R13
-	JB           scores_chunk1_2
+	JB           scores_chunk1_3
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -1046,9 +1345,9 @@ scores_chunk1_2:
 	ADDQ         $0x04, R8
 	DECQ         DI
 	ADDQ         SI, DX
-	JMP          scores_by1_2
+	JMP          scores_by1_3
 
-scores_done_3:
+scores_done_5:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -1164,11 +1463,11 @@ zero_loop_2:
 	JNZ     zero_loop_2
 	XORQ    DI, DI
 
-pv_block_4:
+pv_block_7:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000080
-	JL      pv_next_4
+	JL      pv_next_7
 	VMOVUPS (CX)(DI*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(DI*1), Y2
@@ -1181,9 +1480,9 @@ pv_block_4:
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_4
+	JL      pv_single_7
 
-pv_pair_4:
+pv_pair_7:
 	VBROADCASTSS (R8), Y8
 	VBROADCASTSS 4(R8), Y9
 	VFMADD231PS  (R9), Y8, Y0
@@ -1198,18 +1497,18 @@ pv_pair_4:
 	LEAQ         (R9)(SI*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_4
+	JGE          pv_pair_7
 
-pv_single_4:
+pv_single_7:
 	TESTQ        R10, R10
-	JZ           pv_merge_4
+	JZ           pv_merge_7
 	VBROADCASTSS (R8), Y8
 	VFMADD231PS  (R9), Y8, Y0
 	VFMADD231PS  32(R9), Y8, Y2
 	VFMADD231PS  64(R9), Y8, Y4
 	VFMADD231PS  96(R9), Y8, Y6
 
-pv_merge_4:
+pv_merge_7:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(DI*1)
 	VADDPS  Y3, Y2, Y2
@@ -1219,14 +1518,14 @@ pv_merge_4:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(DI*1)
 	ADDQ    $0x00000080, DI
-	JMP     pv_block_4
+	JMP     pv_block_7
 
-pv_next_4:
-pv_block_5:
+pv_next_7:
+pv_block_8:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_5
+	JL      pv_next_8
 	VMOVUPS (CX)(DI*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(DI*1), Y2
@@ -1235,9 +1534,9 @@ pv_block_5:
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_5
+	JL      pv_single_8
 
-pv_pair_5:
+pv_pair_8:
 	VBROADCASTSS (R8), Y4
 	VBROADCASTSS 4(R8), Y5
 	VFMADD231PS  (R9), Y4, Y0
@@ -1248,38 +1547,38 @@ pv_pair_5:
 	LEAQ         (R9)(SI*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_5
+	JGE          pv_pair_8
 
-pv_single_5:
+pv_single_8:
 	TESTQ        R10, R10
-	JZ           pv_merge_5
+	JZ           pv_merge_8
 	VBROADCASTSS (R8), Y4
 	VFMADD231PS  (R9), Y4, Y0
 	VFMADD231PS  32(R9), Y4, Y2
 
-pv_merge_5:
+pv_merge_8:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(DI*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(DI*1)
 	ADDQ    $0x00000040, DI
-	JMP     pv_block_5
+	JMP     pv_block_8
 
-pv_next_5:
-pv_block_6:
+pv_next_8:
+pv_block_9:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000020
-	JL      pv_next_6
+	JL      pv_next_9
 	VMOVUPS (CX)(DI*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_6
+	JL      pv_single_9
 
-pv_pair_6:
+pv_pair_9:
 	VBROADCASTSS (R8), Y2
 	VBROADCASTSS 4(R8), Y3
 	VFMADD231PS  (R9), Y2, Y0
@@ -1288,26 +1587,26 @@ pv_pair_6:
 	LEAQ         (R9)(SI*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_6
+	JGE          pv_pair_9
 
-pv_single_6:
+pv_single_9:
 	TESTQ        R10, R10
-	JZ           pv_merge_6
+	JZ           pv_merge_9
 	VBROADCASTSS (R8), Y2
 	VFMADD231PS  (R9), Y2, Y0
 
-pv_merge_6:
+pv_merge_9:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(DI*1)
 	ADDQ    $0x00000020, DI
-	JMP     pv_block_6
+	JMP     pv_block_9
 
-pv_next_6:
+pv_next_9:
 	VZEROUPPER
 	RET
 
 // func flashDecodeFastAVX2(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $40-96
 	MOVQ $0x00000000, 32(SP)
 
@@ -1364,7 +1663,7 @@ scores_2:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_4
+	JGE     scores_done_6
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -1377,14 +1676,151 @@ scores_2:
 	ADDQ    BX, DX
 	MOVQ    (SP), BX
 	MOVQ    24(SP), SI
+	CMPQ    32(SP), $0x00000000
+	JNE     scores_plain_2
+	MOVQ    8(SP), DI
+	MOVQ    BX, BX
+	LEAQ    (AX)(AX*2), R8
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_4:
+	CMPQ   SI, $0x08
+	JL     scores_by1_4
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   BX, R9
+	LEAQ   (BX)(AX*4), R10
+	MOVQ   CX, R11
+	SUBQ   BX, R11
+	MOVQ   AX, R12
+	ANDQ   $0xffffffc0, R12
+	ADDQ   BX, R12
+	CMPQ   R9, R12
+	JAE    scores_odd_4
+
+scores_pairs_4:
+	VMOVUPS     (R9)(R11*1), Y10
+	VFMADD231PS (R9), Y10, Y2
+	VFMADD231PS (R9)(AX*1), Y10, Y3
+	VFMADD231PS (R9)(AX*2), Y10, Y4
+	VFMADD231PS (R9)(R8*1), Y10, Y5
+	VFMADD231PS (R10), Y10, Y6
+	VFMADD231PS (R10)(AX*1), Y10, Y7
+	VFMADD231PS (R10)(AX*2), Y10, Y8
+	VFMADD231PS (R10)(R8*1), Y10, Y9
+	VMOVUPS     32(R9)(R11*1), Y10
+	VFMADD231PS 32(R9), Y10, Y2
+	VFMADD231PS 32(R9)(AX*1), Y10, Y3
+	PREFETCHT0  (DI)
+	VFMADD231PS 32(R9)(AX*2), Y10, Y4
+	VFMADD231PS 32(R9)(R8*1), Y10, Y5
+	PREFETCHT0  64(DI)
+	VFMADD231PS 32(R10), Y10, Y6
+	VFMADD231PS 32(R10)(AX*1), Y10, Y7
+	PREFETCHT0  128(DI)
+	VFMADD231PS 32(R10)(AX*2), Y10, Y8
+	VFMADD231PS 32(R10)(R8*1), Y10, Y9
+	PREFETCHT0  192(DI)
+	ADDQ        $0x00000100, DI
+	ADDQ        $0x00000040, R9
+	ADDQ        $0x00000040, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_4
+
+scores_odd_4:
+	LEAQ        (BX)(AX*1), R12
+	CMPQ        R9, R12
+	JAE         scores_reduce_4
+	VMOVUPS     (R9)(R11*1), Y10
+	VFMADD231PS (R9), Y10, Y2
+	VFMADD231PS (R9)(AX*1), Y10, Y3
+	VFMADD231PS (R9)(AX*2), Y10, Y4
+	VFMADD231PS (R9)(R8*1), Y10, Y5
+	VFMADD231PS (R10), Y10, Y6
+	VFMADD231PS (R10)(AX*1), Y10, Y7
+	VFMADD231PS (R10)(AX*2), Y10, Y8
+	VFMADD231PS (R10)(R8*1), Y10, Y9
+
+scores_reduce_4:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, SI
+	LEAQ         (BX)(AX*8), BX
+	JMP          scores_by8_4
+
+scores_by1_4:
+	TESTQ  SI, SI
+	JZ     scores_done_8
+	VXORPS Y2, Y2, Y2
+	MOVQ   BX, R9
+	MOVQ   CX, R11
+	SUBQ   BX, R11
+	LEAQ   (BX)(AX*1), R12
+
+scores_chunk1_4:
+	VMOVUPS      (R9)(R11*1), Y3
+	VFMADD231PS  (R9), Y3, Y2
+	ADDQ         $0x00000020, R9
+	CMPQ         R9, R12
+	JB           scores_chunk1_4
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (DX)
+	ADDQ         $0x04, DX
+	DECQ         SI
+	ADDQ         AX, BX
+	JMP          scores_by1_4
+
+scores_done_8:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	JMP          scores_done_7
+
+scores_plain_2:
 	MOVQ    BX, BX
 	LEAQ    (AX)(AX*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_3:
+scores_by8_5:
 	CMPQ   SI, $0x08
-	JL     scores_by1_3
+	JL     scores_by1_5
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -1401,9 +1837,9 @@ scores_by8_3:
 	ANDQ   $0xffffffc0, R11
 	ADDQ   BX, R11
 	CMPQ   R8, R11
-	JAE    scores_odd_3
+	JAE    scores_odd_5
 
-scores_pairs_3:
+scores_pairs_5:
 	VMOVUPS     (R8)(R10*1), Y10
 	VFMADD231PS (R8), Y10, Y2
 	VFMADD231PS (R8)(AX*1), Y10, Y3
@@ -1425,12 +1861,12 @@ scores_pairs_3:
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_3
+	JB          scores_pairs_5
 
-scores_odd_3:
+scores_odd_5:
 	LEAQ        (BX)(AX*1), R11
 	CMPQ        R8, R11
-	JAE         scores_reduce_3
+	JAE         scores_reduce_5
 	VMOVUPS     (R8)(R10*1), Y10
 	VFMADD231PS (R8), Y10, Y2
 	VFMADD231PS (R8)(AX*1), Y10, Y3
@@ -1441,7 +1877,7 @@ scores_odd_3:
 	VFMADD231PS (R9)(AX*2), Y10, Y8
 	VFMADD231PS (R9)(DI*1), Y10, Y9
 
-scores_reduce_3:
+scores_reduce_5:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -1458,23 +1894,23 @@ scores_reduce_3:
 	ADDQ         $0x20, DX
 	SUBQ         $0x08, SI
 	LEAQ         (BX)(AX*8), BX
-	JMP          scores_by8_3
+	JMP          scores_by8_5
 
-scores_by1_3:
+scores_by1_5:
 	TESTQ  SI, SI
-	JZ     scores_done_5
+	JZ     scores_done_9
 	VXORPS Y2, Y2, Y2
 	MOVQ   BX, R8
 	MOVQ   CX, R10
 	SUBQ   BX, R10
 	LEAQ   (BX)(AX*1), R11
 
-scores_chunk1_3:
+scores_chunk1_5:
 	VMOVUPS      (R8)(R10*1), Y3
 	VFMADD231PS  (R8), Y3, Y2
 	ADDQ         $0x00000020, R8
 	CMPQ         R8, R11
-	JB           scores_chunk1_3
+	JB           scores_chunk1_5
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -1487,9 +1923,9 @@ scores_chunk1_3:
 	ADDQ         $0x04, DX
 	DECQ         SI
 	ADDQ         AX, BX
-	JMP          scores_by1_3
+	JMP          scores_by1_5
 
-scores_done_5:
+scores_done_9:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -1503,10 +1939,12 @@ scores_done_5:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
-	INCQ         32(SP)
-	JMP          scores_2
 
-scores_done_4:
+scores_done_7:
+	INCQ 32(SP)
+	JMP  scores_2
+
+scores_done_6:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_2:
@@ -1660,7 +2098,7 @@ pv_2:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_2
+	JGE   pv_done_3
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -1673,13 +2111,172 @@ pv_2:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
-	XORQ  DI, DI
+	CMPQ  32(SP), $0x00000000
+	JNE   pv_plain_2
+	MOVQ  tk+56(FP), DI
+	IMULQ AX, DI
+	ADDQ  k+24(FP), DI
+	SUBQ  v+32(FP), DI
+	LEAQ  (DI)(AX*1), R8
+	XORQ  R9, R9
 
-pv_block_7:
+pv_block_10:
+	MOVQ    AX, R10
+	SUBQ    R9, R10
+	CMPQ    R10, $0x00000080
+	JL      pv_next_10
+	VMOVUPS (CX)(R9*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R9*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R9*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R9*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R10
+	LEAQ    (BX)(R9*1), R11
+	MOVQ    SI, R12
+	CMPQ    R12, $0x02
+	JL      pv_single_10
+
+pv_pair_10:
+	VBROADCASTSS (R10), Y8
+	VBROADCASTSS 4(R10), Y9
+	VFMADD231PS  (R11), Y8, Y0
+	VFMADD231PS  (R11)(AX*1), Y9, Y1
+	PREFETCHT0   (R11)(DI*1)
+	PREFETCHT0   (R11)(R8*1)
+	VFMADD231PS  32(R11), Y8, Y2
+	VFMADD231PS  32(R11)(AX*1), Y9, Y3
+	VFMADD231PS  64(R11), Y8, Y4
+	VFMADD231PS  64(R11)(AX*1), Y9, Y5
+	PREFETCHT0   64(R11)(DI*1)
+	PREFETCHT0   64(R11)(R8*1)
+	VFMADD231PS  96(R11), Y8, Y6
+	VFMADD231PS  96(R11)(AX*1), Y9, Y7
+	ADDQ         $0x08, R10
+	LEAQ         (R11)(AX*2), R11
+	SUBQ         $0x02, R12
+	CMPQ         R12, $0x02
+	JGE          pv_pair_10
+
+pv_single_10:
+	TESTQ        R12, R12
+	JZ           pv_merge_10
+	VBROADCASTSS (R10), Y8
+	VFMADD231PS  (R11), Y8, Y0
+	VFMADD231PS  32(R11), Y8, Y2
+	VFMADD231PS  64(R11), Y8, Y4
+	VFMADD231PS  96(R11), Y8, Y6
+
+pv_merge_10:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R9*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R9*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R9*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R9*1)
+	ADDQ    $0x00000080, R9
+	JMP     pv_block_10
+
+pv_next_10:
+pv_block_11:
+	MOVQ    AX, R10
+	SUBQ    R9, R10
+	CMPQ    R10, $0x00000040
+	JL      pv_next_11
+	VMOVUPS (CX)(R9*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R9*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R10
+	LEAQ    (BX)(R9*1), R11
+	MOVQ    SI, R12
+	CMPQ    R12, $0x02
+	JL      pv_single_11
+
+pv_pair_11:
+	VBROADCASTSS (R10), Y4
+	VBROADCASTSS 4(R10), Y5
+	VFMADD231PS  (R11), Y4, Y0
+	VFMADD231PS  (R11)(AX*1), Y5, Y1
+	PREFETCHT0   (R11)(DI*1)
+	PREFETCHT0   (R11)(R8*1)
+	VFMADD231PS  32(R11), Y4, Y2
+	VFMADD231PS  32(R11)(AX*1), Y5, Y3
+	ADDQ         $0x08, R10
+	LEAQ         (R11)(AX*2), R11
+	SUBQ         $0x02, R12
+	CMPQ         R12, $0x02
+	JGE          pv_pair_11
+
+pv_single_11:
+	TESTQ        R12, R12
+	JZ           pv_merge_11
+	VBROADCASTSS (R10), Y4
+	VFMADD231PS  (R11), Y4, Y0
+	VFMADD231PS  32(R11), Y4, Y2
+
+pv_merge_11:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R9*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R9*1)
+	ADDQ    $0x00000040, R9
+	JMP     pv_block_11
+
+pv_next_11:
+pv_block_12:
+	MOVQ    AX, R10
+	SUBQ    R9, R10
+	CMPQ    R10, $0x00000020
+	JL      pv_next_12
+	VMOVUPS (CX)(R9*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R10
+	LEAQ    (BX)(R9*1), R11
+	MOVQ    SI, R12
+	CMPQ    R12, $0x02
+	JL      pv_single_12
+
+pv_pair_12:
+	VBROADCASTSS (R10), Y2
+	VBROADCASTSS 4(R10), Y3
+	VFMADD231PS  (R11), Y2, Y0
+	VFMADD231PS  (R11)(AX*1), Y3, Y1
+	PREFETCHT0   (R11)(DI*1)
+	PREFETCHT0   (R11)(R8*1)
+	ADDQ         $0x08, R10
+	LEAQ         (R11)(AX*2), R11
+	SUBQ         $0x02, R12
+	CMPQ         R12, $0x02
+	JGE          pv_pair_12
+
+pv_single_12:
+	TESTQ        R12, R12
+	JZ           pv_merge_12
+	VBROADCASTSS (R10), Y2
+	VFMADD231PS  (R11), Y2, Y0
+
+pv_merge_12:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R9*1)
+	ADDQ    $0x00000020, R9
+	JMP     pv_block_12
+
+pv_next_12:
+	JMP pv_done_4
+
+pv_plain_2:
+	XORQ DI, DI
+
+pv_block_13:
 	MOVQ    AX, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000080
-	JL      pv_next_7
+	JL      pv_next_13
 	VMOVUPS (CX)(DI*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(DI*1), Y2
@@ -1692,9 +2289,9 @@ pv_block_7:
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_7
+	JL      pv_single_13
 
-pv_pair_7:
+pv_pair_13:
 	VBROADCASTSS (R8), Y8
 	VBROADCASTSS 4(R8), Y9
 	VFMADD231PS  (R9), Y8, Y0
@@ -1709,18 +2306,18 @@ pv_pair_7:
 	LEAQ         (R9)(AX*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_7
+	JGE          pv_pair_13
 
-pv_single_7:
+pv_single_13:
 	TESTQ        R10, R10
-	JZ           pv_merge_7
+	JZ           pv_merge_13
 	VBROADCASTSS (R8), Y8
 	VFMADD231PS  (R9), Y8, Y0
 	VFMADD231PS  32(R9), Y8, Y2
 	VFMADD231PS  64(R9), Y8, Y4
 	VFMADD231PS  96(R9), Y8, Y6
 
-pv_merge_7:
+pv_merge_13:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(DI*1)
 	VADDPS  Y3, Y2, Y2
@@ -1730,14 +2327,14 @@ pv_merge_7:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(DI*1)
 	ADDQ    $0x00000080, DI
-	JMP     pv_block_7
+	JMP     pv_block_13
 
-pv_next_7:
-pv_block_8:
+pv_next_13:
+pv_block_14:
 	MOVQ    AX, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_8
+	JL      pv_next_14
 	VMOVUPS (CX)(DI*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(DI*1), Y2
@@ -1746,9 +2343,9 @@ pv_block_8:
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_8
+	JL      pv_single_14
 
-pv_pair_8:
+pv_pair_14:
 	VBROADCASTSS (R8), Y4
 	VBROADCASTSS 4(R8), Y5
 	VFMADD231PS  (R9), Y4, Y0
@@ -1759,38 +2356,38 @@ pv_pair_8:
 	LEAQ         (R9)(AX*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_8
+	JGE          pv_pair_14
 
-pv_single_8:
+pv_single_14:
 	TESTQ        R10, R10
-	JZ           pv_merge_8
+	JZ           pv_merge_14
 	VBROADCASTSS (R8), Y4
 	VFMADD231PS  (R9), Y4, Y0
 	VFMADD231PS  32(R9), Y4, Y2
 
-pv_merge_8:
+pv_merge_14:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(DI*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(DI*1)
 	ADDQ    $0x00000040, DI
-	JMP     pv_block_8
+	JMP     pv_block_14
 
-pv_next_8:
-pv_block_9:
+pv_next_14:
+pv_block_15:
 	MOVQ    AX, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000020
-	JL      pv_next_9
+	JL      pv_next_15
 	VMOVUPS (CX)(DI*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R8
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_9
+	JL      pv_single_15
 
-pv_pair_9:
+pv_pair_15:
 	VBROADCASTSS (R8), Y2
 	VBROADCASTSS 4(R8), Y3
 	VFMADD231PS  (R9), Y2, Y0
@@ -1799,25 +2396,26 @@ pv_pair_9:
 	LEAQ         (R9)(AX*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_9
+	JGE          pv_pair_15
 
-pv_single_9:
+pv_single_15:
 	TESTQ        R10, R10
-	JZ           pv_merge_9
+	JZ           pv_merge_15
 	VBROADCASTSS (R8), Y2
 	VFMADD231PS  (R9), Y2, Y0
 
-pv_merge_9:
+pv_merge_15:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(DI*1)
 	ADDQ    $0x00000020, DI
-	JMP     pv_block_9
+	JMP     pv_block_15
 
-pv_next_9:
+pv_next_15:
+pv_done_4:
 	INCQ 32(SP)
 	JMP  pv_2
 
-pv_done_2:
+pv_done_3:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
 	IMULQ AX, CX
@@ -1884,9 +2482,9 @@ TEXT ·naiveDecodeFastAVX2(SB), NOSPLIT, $0-64
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_4:
+scores_by8_6:
 	CMPQ   DI, $0x08
-	JL     scores_by1_4
+	JL     scores_by1_6
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -1903,9 +2501,9 @@ scores_by8_4:
 	ANDQ   $0xffffffc0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
-	JAE    scores_odd_4
+	JAE    scores_odd_6
 
-scores_pairs_4:
+scores_pairs_6:
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R10), Y10, Y2
 	VFMADD231PS (R10)(SI*1), Y10, Y3
@@ -1927,12 +2525,12 @@ scores_pairs_4:
 	ADDQ        $0x00000040, R10
 	ADDQ        $0x00000040, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_4
+	JB          scores_pairs_6
 
-scores_odd_4:
+scores_odd_6:
 	LEAQ        (DX)(SI*1), R13
 	CMPQ        R10, R13
-	JAE         scores_reduce_4
+	JAE         scores_reduce_6
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R10), Y10, Y2
 	VFMADD231PS (R10)(SI*1), Y10, Y3
@@ -1943,7 +2541,7 @@ scores_odd_4:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 
-scores_reduce_4:
+scores_reduce_6:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -1960,23 +2558,23 @@ scores_reduce_4:
 	ADDQ         $0x20, R8
 	SUBQ         $0x08, DI
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_4
+	JMP          scores_by8_6
 
-scores_by1_4:
+scores_by1_6:
 	TESTQ  DI, DI
-	JZ     scores_done_6
+	JZ     scores_done_10
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   CX, R12
 	SUBQ   DX, R12
 	LEAQ   (DX)(SI*1), R13
 
-scores_chunk1_4:
+scores_chunk1_6:
 	VMOVUPS      (R10)(R12*1), Y3
 	VFMADD231PS  (R10), Y3, Y2
 	ADDQ         $0x00000020, R10
 	CMPQ         R10, R13
-	JB           scores_chunk1_4
+	JB           scores_chunk1_6
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -1989,9 +2587,9 @@ scores_chunk1_4:
 	ADDQ         $0x04, R8
 	DECQ         DI
 	ADDQ         SI, DX
-	JMP          scores_by1_4
+	JMP          scores_by1_6
 
-scores_done_6:
+scores_done_10:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -2093,11 +2691,11 @@ zero_loop_4:
 	JNZ     zero_loop_4
 	XORQ    DI, DI
 
-pv_block_10:
+pv_block_16:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000080
-	JL      pv_next_10
+	JL      pv_next_16
 	VMOVUPS (CX)(DI*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(DI*1), Y2
@@ -2110,9 +2708,9 @@ pv_block_10:
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_10
+	JL      pv_single_16
 
-pv_pair_10:
+pv_pair_16:
 	VBROADCASTSS (R8), Y8
 	VBROADCASTSS 4(R8), Y9
 	VFMADD231PS  (R9), Y8, Y0
@@ -2127,18 +2725,18 @@ pv_pair_10:
 	LEAQ         (R9)(SI*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_10
+	JGE          pv_pair_16
 
-pv_single_10:
+pv_single_16:
 	TESTQ        R10, R10
-	JZ           pv_merge_10
+	JZ           pv_merge_16
 	VBROADCASTSS (R8), Y8
 	VFMADD231PS  (R9), Y8, Y0
 	VFMADD231PS  32(R9), Y8, Y2
 	VFMADD231PS  64(R9), Y8, Y4
 	VFMADD231PS  96(R9), Y8, Y6
 
-pv_merge_10:
+pv_merge_16:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(DI*1)
 	VADDPS  Y3, Y2, Y2
@@ -2148,14 +2746,14 @@ pv_merge_10:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(DI*1)
 	ADDQ    $0x00000080, DI
-	JMP     pv_block_10
+	JMP     pv_block_16
 
-pv_next_10:
-pv_block_11:
+pv_next_16:
+pv_block_17:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_11
+	JL      pv_next_17
 	VMOVUPS (CX)(DI*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(DI*1), Y2
@@ -2164,9 +2762,9 @@ pv_block_11:
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_11
+	JL      pv_single_17
 
-pv_pair_11:
+pv_pair_17:
 	VBROADCASTSS (R8), Y4
 	VBROADCASTSS 4(R8), Y5
 	VFMADD231PS  (R9), Y4, Y0
@@ -2177,38 +2775,38 @@ pv_pair_11:
 	LEAQ         (R9)(SI*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_11
+	JGE          pv_pair_17
 
-pv_single_11:
+pv_single_17:
 	TESTQ        R10, R10
-	JZ           pv_merge_11
+	JZ           pv_merge_17
 	VBROADCASTSS (R8), Y4
 	VFMADD231PS  (R9), Y4, Y0
 	VFMADD231PS  32(R9), Y4, Y2
 
-pv_merge_11:
+pv_merge_17:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(DI*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(DI*1)
 	ADDQ    $0x00000040, DI
-	JMP     pv_block_11
+	JMP     pv_block_17
 
-pv_next_11:
-pv_block_12:
+pv_next_17:
+pv_block_18:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000020
-	JL      pv_next_12
+	JL      pv_next_18
 	VMOVUPS (CX)(DI*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_12
+	JL      pv_single_18
 
-pv_pair_12:
+pv_pair_18:
 	VBROADCASTSS (R8), Y2
 	VBROADCASTSS 4(R8), Y3
 	VFMADD231PS  (R9), Y2, Y0
@@ -2217,26 +2815,26 @@ pv_pair_12:
 	LEAQ         (R9)(SI*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_12
+	JGE          pv_pair_18
 
-pv_single_12:
+pv_single_18:
 	TESTQ        R10, R10
-	JZ           pv_merge_12
+	JZ           pv_merge_18
 	VBROADCASTSS (R8), Y2
 	VFMADD231PS  (R9), Y2, Y0
 
-pv_merge_12:
+pv_merge_18:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(DI*1)
 	ADDQ    $0x00000020, DI
-	JMP     pv_block_12
+	JMP     pv_block_18
 
-pv_next_12:
+pv_next_18:
 	VZEROUPPER
 	RET
 
 // func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
-// Requires: AVX, AVX512DQ, AVX512F, CMOV
+// Requires: AVX, AVX512DQ, AVX512F, CMOV, MMX+
 TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $40-96
 	MOVQ $0x00000000, 32(SP)
 
@@ -2293,7 +2891,7 @@ scores_3:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_7
+	JGE     scores_done_11
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -2306,14 +2904,17 @@ scores_3:
 	ADDQ    BX, DX
 	MOVQ    (SP), BX
 	MOVQ    24(SP), SI
+	CMPQ    32(SP), $0x00000000
+	JNE     scores_plain_3
+	MOVQ    8(SP), DI
 	MOVQ    BX, BX
-	LEAQ    (AX)(AX*2), DI
+	LEAQ    (AX)(AX*2), R8
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
-scores_by8_5:
+scores_by8_7:
 	CMPQ   SI, $0x08
-	JL     scores_by1_5
+	JL     scores_by1_7
 	VXORPS Z0, Z0, Z0
 	VXORPS Z3, Z3, Z3
 	VXORPS Z4, Z4, Z4
@@ -2322,55 +2923,64 @@ scores_by8_5:
 	VXORPS Z7, Z7, Z7
 	VXORPS Z8, Z8, Z8
 	VXORPS Z9, Z9, Z9
-	MOVQ   BX, R8
-	LEAQ   (BX)(AX*4), R9
-	MOVQ   CX, R10
-	SUBQ   BX, R10
-	MOVQ   AX, R11
-	ANDQ   $0xffffff80, R11
-	ADDQ   BX, R11
-	CMPQ   R8, R11
-	JAE    scores_odd_5
+	MOVQ   BX, R9
+	LEAQ   (BX)(AX*4), R10
+	MOVQ   CX, R11
+	SUBQ   BX, R11
+	MOVQ   AX, R12
+	ANDQ   $0xffffff80, R12
+	ADDQ   BX, R12
+	CMPQ   R9, R12
+	JAE    scores_odd_7
 
-scores_pairs_5:
-	VMOVUPS     (R8)(R10*1), Z10
-	VFMADD231PS (R8), Z10, Z0
-	VFMADD231PS (R8)(AX*1), Z10, Z3
-	VFMADD231PS (R8)(AX*2), Z10, Z4
-	VFMADD231PS (R8)(DI*1), Z10, Z5
-	VFMADD231PS (R9), Z10, Z6
-	VFMADD231PS (R9)(AX*1), Z10, Z7
-	VFMADD231PS (R9)(AX*2), Z10, Z8
-	VFMADD231PS (R9)(DI*1), Z10, Z9
-	VMOVUPS     64(R8)(R10*1), Z10
-	VFMADD231PS 64(R8), Z10, Z0
-	VFMADD231PS 64(R8)(AX*1), Z10, Z3
-	VFMADD231PS 64(R8)(AX*2), Z10, Z4
-	VFMADD231PS 64(R8)(DI*1), Z10, Z5
-	VFMADD231PS 64(R9), Z10, Z6
-	VFMADD231PS 64(R9)(AX*1), Z10, Z7
-	VFMADD231PS 64(R9)(AX*2), Z10, Z8
-	VFMADD231PS 64(R9)(DI*1), Z10, Z9
-	ADDQ        $0x00000080, R8
+scores_pairs_7:
+	VMOVUPS     (R9)(R11*1), Z10
+	VFMADD231PS (R9), Z10, Z0
+	VFMADD231PS (R9)(AX*1), Z10, Z3
+	VFMADD231PS (R9)(AX*2), Z10, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS (R10)(AX*1), Z10, Z7
+	VFMADD231PS (R10)(AX*2), Z10, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VMOVUPS     64(R9)(R11*1), Z10
+	VFMADD231PS 64(R9), Z10, Z0
+	VFMADD231PS 64(R9)(AX*1), Z10, Z3
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	VFMADD231PS 64(R9)(AX*2), Z10, Z4
+	VFMADD231PS 64(R9)(R8*1), Z10, Z5
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
+	VFMADD231PS 64(R10), Z10, Z6
+	VFMADD231PS 64(R10)(AX*1), Z10, Z7
+	PREFETCHT0  256(DI)
+	PREFETCHT0  320(DI)
+	VFMADD231PS 64(R10)(AX*2), Z10, Z8
+	VFMADD231PS 64(R10)(R8*1), Z10, Z9
+	PREFETCHT0  384(DI)
+	PREFETCHT0  448(DI)
+	ADDQ        $0x00000200, DI
 	ADDQ        $0x00000080, R9
-	CMPQ        R8, R11
-	JB          scores_pairs_5
+	ADDQ        $0x00000080, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_7
 
-scores_odd_5:
-	LEAQ        (BX)(AX*1), R11
-	CMPQ        R8, R11
-	JAE         scores_reduce_5
-	VMOVUPS     (R8)(R10*1), Z10
-	VFMADD231PS (R8), Z10, Z0
-	VFMADD231PS (R8)(AX*1), Z10, Z3
-	VFMADD231PS (R8)(AX*2), Z10, Z4
-	VFMADD231PS (R8)(DI*1), Z10, Z5
-	VFMADD231PS (R9), Z10, Z6
-	VFMADD231PS (R9)(AX*1), Z10, Z7
-	VFMADD231PS (R9)(AX*2), Z10, Z8
-	VFMADD231PS (R9)(DI*1), Z10, Z9
+scores_odd_7:
+	LEAQ        (BX)(AX*1), R12
+	CMPQ        R9, R12
+	JAE         scores_reduce_7
+	VMOVUPS     (R9)(R11*1), Z10
+	VFMADD231PS (R9), Z10, Z0
+	VFMADD231PS (R9)(AX*1), Z10, Z3
+	VFMADD231PS (R9)(AX*2), Z10, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS (R10)(AX*1), Z10, Z7
+	VFMADD231PS (R10)(AX*2), Z10, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
 
-scores_reduce_5:
+scores_reduce_7:
 	VEXTRACTF64X4 $0x01, Z0, Y10
 	VADDPS        Y10, Y0, Y10
 	VEXTRACTF64X4 $0x01, Z3, Y0
@@ -2403,23 +3013,23 @@ scores_reduce_5:
 	ADDQ          $0x20, DX
 	SUBQ          $0x08, SI
 	LEAQ          (BX)(AX*8), BX
-	JMP           scores_by8_5
+	JMP           scores_by8_7
 
-scores_by1_5:
+scores_by1_7:
 	TESTQ  SI, SI
-	JZ     scores_done_8
+	JZ     scores_done_13
 	VXORPS Z0, Z0, Z0
-	MOVQ   BX, R8
-	MOVQ   CX, R10
-	SUBQ   BX, R10
-	LEAQ   (BX)(AX*1), R11
+	MOVQ   BX, R9
+	MOVQ   CX, R11
+	SUBQ   BX, R11
+	LEAQ   (BX)(AX*1), R12
 
-scores_chunk1_5:
-	VMOVUPS       (R8)(R10*1), Z3
-	VFMADD231PS   (R8), Z3, Z0
-	ADDQ          $0x00000040, R8
-	CMPQ          R8, R11
-	JB            scores_chunk1_5
+scores_chunk1_7:
+	VMOVUPS       (R9)(R11*1), Z3
+	VFMADD231PS   (R9), Z3, Z0
+	ADDQ          $0x00000040, R9
+	CMPQ          R9, R12
+	JB            scores_chunk1_7
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
 	VEXTRACTF128  $0x01, Y3, X0
@@ -2434,9 +3044,9 @@ scores_chunk1_5:
 	ADDQ          $0x04, DX
 	DECQ          SI
 	ADDQ          AX, BX
-	JMP           scores_by1_5
+	JMP           scores_by1_7
 
-scores_done_8:
+scores_done_13:
 	VEXTRACTF128 $0x01, Y1, X0
 	VMAXPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -2450,10 +3060,159 @@ scores_done_8:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X0, (AX)(CX*4)
-	INCQ         32(SP)
-	JMP          scores_3
+	JMP          scores_done_12
 
-scores_done_7:
+scores_plain_3:
+	MOVQ    BX, BX
+	LEAQ    (AX)(AX*2), DI
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_8:
+	CMPQ   SI, $0x08
+	JL     scores_by1_8
+	VXORPS Z0, Z0, Z0
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	MOVQ   BX, R8
+	LEAQ   (BX)(AX*4), R9
+	MOVQ   CX, R10
+	SUBQ   BX, R10
+	MOVQ   AX, R11
+	ANDQ   $0xffffff80, R11
+	ADDQ   BX, R11
+	CMPQ   R8, R11
+	JAE    scores_odd_8
+
+scores_pairs_8:
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(AX*1), Z10, Z3
+	VFMADD231PS (R8)(AX*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(AX*1), Z10, Z7
+	VFMADD231PS (R9)(AX*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	VMOVUPS     64(R8)(R10*1), Z10
+	VFMADD231PS 64(R8), Z10, Z0
+	VFMADD231PS 64(R8)(AX*1), Z10, Z3
+	VFMADD231PS 64(R8)(AX*2), Z10, Z4
+	VFMADD231PS 64(R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R9), Z10, Z6
+	VFMADD231PS 64(R9)(AX*1), Z10, Z7
+	VFMADD231PS 64(R9)(AX*2), Z10, Z8
+	VFMADD231PS 64(R9)(DI*1), Z10, Z9
+	ADDQ        $0x00000080, R8
+	ADDQ        $0x00000080, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_8
+
+scores_odd_8:
+	LEAQ        (BX)(AX*1), R11
+	CMPQ        R8, R11
+	JAE         scores_reduce_8
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(AX*1), Z10, Z3
+	VFMADD231PS (R8)(AX*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(AX*1), Z10, Z7
+	VFMADD231PS (R9)(AX*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+
+scores_reduce_8:
+	VEXTRACTF64X4 $0x01, Z0, Y10
+	VADDPS        Y10, Y0, Y10
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y6, Y7, Y6
+	VEXTRACTF64X4 $0x01, Z8, Y7
+	VADDPS        Y7, Y8, Y7
+	VEXTRACTF64X4 $0x01, Z9, Y8
+	VADDPS        Y8, Y9, Y8
+	VHADDPS       Y0, Y10, Y0
+	VHADDPS       Y4, Y3, Y3
+	VHADDPS       Y6, Y5, Y4
+	VHADDPS       Y8, Y7, Y5
+	VHADDPS       Y3, Y0, Y0
+	VHADDPS       Y5, Y4, Y3
+	VPERM2F128    $0x20, Y3, Y0, Y4
+	VPERM2F128    $0x31, Y3, Y0, Y0
+	VADDPS        Y0, Y4, Y4
+	VBROADCASTSS  scale+64(FP), Y0
+	VMULPS        Y0, Y4, Y4
+	VMAXPS        Y4, Y1, Y1
+	VMOVUPS       Y4, (DX)
+	ADDQ          $0x20, DX
+	SUBQ          $0x08, SI
+	LEAQ          (BX)(AX*8), BX
+	JMP           scores_by8_8
+
+scores_by1_8:
+	TESTQ  SI, SI
+	JZ     scores_done_14
+	VXORPS Z0, Z0, Z0
+	MOVQ   BX, R8
+	MOVQ   CX, R10
+	SUBQ   BX, R10
+	LEAQ   (BX)(AX*1), R11
+
+scores_chunk1_8:
+	VMOVUPS       (R8)(R10*1), Z3
+	VFMADD231PS   (R8), Z3, Z0
+	ADDQ          $0x00000040, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_8
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF128  $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (DX)
+	ADDQ          $0x04, DX
+	DECQ          SI
+	ADDQ          AX, BX
+	JMP           scores_by1_8
+
+scores_done_14:
+	VEXTRACTF128 $0x01, Y1, X0
+	VMAXPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VMAXPS       X1, X0, X0
+	VMAXSS       X2, X0, X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X0, (AX)(CX*4)
+
+scores_done_12:
+	INCQ 32(SP)
+	JMP  scores_3
+
+scores_done_11:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_3:
@@ -2620,7 +3379,7 @@ pv_3:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_3
+	JGE   pv_done_5
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -2633,13 +3392,280 @@ pv_3:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
-	XORQ  DI, DI
+	CMPQ  32(SP), $0x00000000
+	JNE   pv_plain_3
+	MOVQ  tk+56(FP), DI
+	IMULQ AX, DI
+	ADDQ  k+24(FP), DI
+	SUBQ  v+32(FP), DI
+	LEAQ  (DI)(AX*1), R8
+	XORQ  R9, R9
 
-pv_block_13:
+pv_block_19:
+	MOVQ    AX, R10
+	SUBQ    R9, R10
+	CMPQ    R10, $0x00000200
+	JL      pv_next_19
+	VMOVUPS (CX)(R9*1), Z0
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 64(CX)(R9*1), Z4
+	VXORPS  Z5, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z6
+	VXORPS  Z7, Z7, Z7
+	VMOVUPS 192(CX)(R9*1), Z8
+	VXORPS  Z9, Z9, Z9
+	VMOVUPS 256(CX)(R9*1), Z10
+	VXORPS  Z11, Z11, Z11
+	VMOVUPS 320(CX)(R9*1), Z12
+	VXORPS  Z13, Z13, Z13
+	VMOVUPS 384(CX)(R9*1), Z14
+	VXORPS  Z15, Z15, Z15
+	VMOVUPS 448(CX)(R9*1), Z16
+	VXORPS  Z17, Z17, Z17
+	MOVQ    DX, R10
+	LEAQ    (BX)(R9*1), R11
+	MOVQ    SI, R12
+	CMPQ    R12, $0x02
+	JL      pv_single_19
+
+pv_pair_19:
+	VBROADCASTSS (R10), Z18
+	VBROADCASTSS 4(R10), Z19
+	VFMADD231PS  (R11), Z18, Z0
+	VFMADD231PS  (R11)(AX*1), Z19, Z3
+	PREFETCHT0   (R11)(DI*1)
+	PREFETCHT0   (R11)(R8*1)
+	VFMADD231PS  64(R11), Z18, Z4
+	VFMADD231PS  64(R11)(AX*1), Z19, Z5
+	PREFETCHT0   64(R11)(DI*1)
+	PREFETCHT0   64(R11)(R8*1)
+	VFMADD231PS  128(R11), Z18, Z6
+	VFMADD231PS  128(R11)(AX*1), Z19, Z7
+	PREFETCHT0   128(R11)(DI*1)
+	PREFETCHT0   128(R11)(R8*1)
+	VFMADD231PS  192(R11), Z18, Z8
+	VFMADD231PS  192(R11)(AX*1), Z19, Z9
+	PREFETCHT0   192(R11)(DI*1)
+	PREFETCHT0   192(R11)(R8*1)
+	VFMADD231PS  256(R11), Z18, Z10
+	VFMADD231PS  256(R11)(AX*1), Z19, Z11
+	PREFETCHT0   256(R11)(DI*1)
+	PREFETCHT0   256(R11)(R8*1)
+	VFMADD231PS  320(R11), Z18, Z12
+	VFMADD231PS  320(R11)(AX*1), Z19, Z13
+	PREFETCHT0   320(R11)(DI*1)
+	PREFETCHT0   320(R11)(R8*1)
+	VFMADD231PS  384(R11), Z18, Z14
+	VFMADD231PS  384(R11)(AX*1), Z19, Z15
+	PREFETCHT0   384(R11)(DI*1)
+	PREFETCHT0   384(R11)(R8*1)
+	VFMADD231PS  448(R11), Z18, Z16
+	VFMADD231PS  448(R11)(AX*1), Z19, Z17
+	PREFETCHT0   448(R11)(DI*1)
+	PREFETCHT0   448(R11)(R8*1)
+	ADDQ         $0x08, R10
+	LEAQ         (R11)(AX*2), R11
+	SUBQ         $0x02, R12
+	CMPQ         R12, $0x02
+	JGE          pv_pair_19
+
+pv_single_19:
+	TESTQ        R12, R12
+	JZ           pv_merge_19
+	VBROADCASTSS (R10), Z18
+	VFMADD231PS  (R11), Z18, Z0
+	VFMADD231PS  64(R11), Z18, Z4
+	VFMADD231PS  128(R11), Z18, Z6
+	VFMADD231PS  192(R11), Z18, Z8
+	VFMADD231PS  256(R11), Z18, Z10
+	VFMADD231PS  320(R11), Z18, Z12
+	VFMADD231PS  384(R11), Z18, Z14
+	VFMADD231PS  448(R11), Z18, Z16
+
+pv_merge_19:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R9*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R9*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R9*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R9*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R9*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R9*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R9*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R9*1)
+	ADDQ    $0x00000200, R9
+	JMP     pv_block_19
+
+pv_next_19:
+pv_block_20:
+	MOVQ    AX, R10
+	SUBQ    R9, R10
+	CMPQ    R10, $0x00000100
+	JL      pv_next_20
+	VMOVUPS (CX)(R9*1), Z0
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 64(CX)(R9*1), Z4
+	VXORPS  Z5, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z6
+	VXORPS  Z7, Z7, Z7
+	VMOVUPS 192(CX)(R9*1), Z8
+	VXORPS  Z9, Z9, Z9
+	MOVQ    DX, R10
+	LEAQ    (BX)(R9*1), R11
+	MOVQ    SI, R12
+	CMPQ    R12, $0x02
+	JL      pv_single_20
+
+pv_pair_20:
+	VBROADCASTSS (R10), Z10
+	VBROADCASTSS 4(R10), Z11
+	VFMADD231PS  (R11), Z10, Z0
+	VFMADD231PS  (R11)(AX*1), Z11, Z3
+	PREFETCHT0   (R11)(DI*1)
+	PREFETCHT0   (R11)(R8*1)
+	VFMADD231PS  64(R11), Z10, Z4
+	VFMADD231PS  64(R11)(AX*1), Z11, Z5
+	PREFETCHT0   64(R11)(DI*1)
+	PREFETCHT0   64(R11)(R8*1)
+	VFMADD231PS  128(R11), Z10, Z6
+	VFMADD231PS  128(R11)(AX*1), Z11, Z7
+	PREFETCHT0   128(R11)(DI*1)
+	PREFETCHT0   128(R11)(R8*1)
+	VFMADD231PS  192(R11), Z10, Z8
+	VFMADD231PS  192(R11)(AX*1), Z11, Z9
+	PREFETCHT0   192(R11)(DI*1)
+	PREFETCHT0   192(R11)(R8*1)
+	ADDQ         $0x08, R10
+	LEAQ         (R11)(AX*2), R11
+	SUBQ         $0x02, R12
+	CMPQ         R12, $0x02
+	JGE          pv_pair_20
+
+pv_single_20:
+	TESTQ        R12, R12
+	JZ           pv_merge_20
+	VBROADCASTSS (R10), Z10
+	VFMADD231PS  (R11), Z10, Z0
+	VFMADD231PS  64(R11), Z10, Z4
+	VFMADD231PS  128(R11), Z10, Z6
+	VFMADD231PS  192(R11), Z10, Z8
+
+pv_merge_20:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R9*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R9*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R9*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R9*1)
+	ADDQ    $0x00000100, R9
+	JMP     pv_block_20
+
+pv_next_20:
+pv_block_21:
+	MOVQ    AX, R10
+	SUBQ    R9, R10
+	CMPQ    R10, $0x00000080
+	JL      pv_next_21
+	VMOVUPS (CX)(R9*1), Z0
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 64(CX)(R9*1), Z4
+	VXORPS  Z5, Z5, Z5
+	MOVQ    DX, R10
+	LEAQ    (BX)(R9*1), R11
+	MOVQ    SI, R12
+	CMPQ    R12, $0x02
+	JL      pv_single_21
+
+pv_pair_21:
+	VBROADCASTSS (R10), Z6
+	VBROADCASTSS 4(R10), Z7
+	VFMADD231PS  (R11), Z6, Z0
+	VFMADD231PS  (R11)(AX*1), Z7, Z3
+	PREFETCHT0   (R11)(DI*1)
+	PREFETCHT0   (R11)(R8*1)
+	VFMADD231PS  64(R11), Z6, Z4
+	VFMADD231PS  64(R11)(AX*1), Z7, Z5
+	PREFETCHT0   64(R11)(DI*1)
+	PREFETCHT0   64(R11)(R8*1)
+	ADDQ         $0x08, R10
+	LEAQ         (R11)(AX*2), R11
+	SUBQ         $0x02, R12
+	CMPQ         R12, $0x02
+	JGE          pv_pair_21
+
+pv_single_21:
+	TESTQ        R12, R12
+	JZ           pv_merge_21
+	VBROADCASTSS (R10), Z6
+	VFMADD231PS  (R11), Z6, Z0
+	VFMADD231PS  64(R11), Z6, Z4
+
+pv_merge_21:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R9*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R9*1)
+	ADDQ    $0x00000080, R9
+	JMP     pv_block_21
+
+pv_next_21:
+pv_block_22:
+	MOVQ    AX, R10
+	SUBQ    R9, R10
+	CMPQ    R10, $0x00000040
+	JL      pv_next_22
+	VMOVUPS (CX)(R9*1), Z0
+	VXORPS  Z3, Z3, Z3
+	MOVQ    DX, R10
+	LEAQ    (BX)(R9*1), R11
+	MOVQ    SI, R12
+	CMPQ    R12, $0x02
+	JL      pv_single_22
+
+pv_pair_22:
+	VBROADCASTSS (R10), Z4
+	VBROADCASTSS 4(R10), Z5
+	VFMADD231PS  (R11), Z4, Z0
+	VFMADD231PS  (R11)(AX*1), Z5, Z3
+	PREFETCHT0   (R11)(DI*1)
+	PREFETCHT0   (R11)(R8*1)
+	ADDQ         $0x08, R10
+	LEAQ         (R11)(AX*2), R11
+	SUBQ         $0x02, R12
+	CMPQ         R12, $0x02
+	JGE          pv_pair_22
+
+pv_single_22:
+	TESTQ        R12, R12
+	JZ           pv_merge_22
+	VBROADCASTSS (R10), Z4
+	VFMADD231PS  (R11), Z4, Z0
+
+pv_merge_22:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R9*1)
+	ADDQ    $0x00000040, R9
+	JMP     pv_block_22
+
+pv_next_22:
+	JMP pv_done_6
+
+pv_plain_3:
+	XORQ DI, DI
+
+pv_block_23:
 	MOVQ    AX, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000200
-	JL      pv_next_13
+	JL      pv_next_23
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z3, Z3, Z3
 	VMOVUPS 64(CX)(DI*1), Z4
@@ -2660,9 +3686,9 @@ pv_block_13:
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_13
+	JL      pv_single_23
 
-pv_pair_13:
+pv_pair_23:
 	VBROADCASTSS (R8), Z18
 	VBROADCASTSS 4(R8), Z19
 	VFMADD231PS  (R9), Z18, Z0
@@ -2685,11 +3711,11 @@ pv_pair_13:
 	LEAQ         (R9)(AX*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_13
+	JGE          pv_pair_23
 
-pv_single_13:
+pv_single_23:
 	TESTQ        R10, R10
-	JZ           pv_merge_13
+	JZ           pv_merge_23
 	VBROADCASTSS (R8), Z18
 	VFMADD231PS  (R9), Z18, Z0
 	VFMADD231PS  64(R9), Z18, Z4
@@ -2700,7 +3726,7 @@ pv_single_13:
 	VFMADD231PS  384(R9), Z18, Z14
 	VFMADD231PS  448(R9), Z18, Z16
 
-pv_merge_13:
+pv_merge_23:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	VADDPS  Z5, Z4, Z4
@@ -2718,14 +3744,14 @@ pv_merge_13:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(DI*1)
 	ADDQ    $0x00000200, DI
-	JMP     pv_block_13
+	JMP     pv_block_23
 
-pv_next_13:
-pv_block_14:
+pv_next_23:
+pv_block_24:
 	MOVQ    AX, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000100
-	JL      pv_next_14
+	JL      pv_next_24
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z3, Z3, Z3
 	VMOVUPS 64(CX)(DI*1), Z4
@@ -2738,9 +3764,9 @@ pv_block_14:
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_14
+	JL      pv_single_24
 
-pv_pair_14:
+pv_pair_24:
 	VBROADCASTSS (R8), Z10
 	VBROADCASTSS 4(R8), Z11
 	VFMADD231PS  (R9), Z10, Z0
@@ -2755,18 +3781,18 @@ pv_pair_14:
 	LEAQ         (R9)(AX*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_14
+	JGE          pv_pair_24
 
-pv_single_14:
+pv_single_24:
 	TESTQ        R10, R10
-	JZ           pv_merge_14
+	JZ           pv_merge_24
 	VBROADCASTSS (R8), Z10
 	VFMADD231PS  (R9), Z10, Z0
 	VFMADD231PS  64(R9), Z10, Z4
 	VFMADD231PS  128(R9), Z10, Z6
 	VFMADD231PS  192(R9), Z10, Z8
 
-pv_merge_14:
+pv_merge_24:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	VADDPS  Z5, Z4, Z4
@@ -2776,14 +3802,14 @@ pv_merge_14:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(DI*1)
 	ADDQ    $0x00000100, DI
-	JMP     pv_block_14
+	JMP     pv_block_24
 
-pv_next_14:
-pv_block_15:
+pv_next_24:
+pv_block_25:
 	MOVQ    AX, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000080
-	JL      pv_next_15
+	JL      pv_next_25
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z3, Z3, Z3
 	VMOVUPS 64(CX)(DI*1), Z4
@@ -2792,9 +3818,9 @@ pv_block_15:
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_15
+	JL      pv_single_25
 
-pv_pair_15:
+pv_pair_25:
 	VBROADCASTSS (R8), Z6
 	VBROADCASTSS 4(R8), Z7
 	VFMADD231PS  (R9), Z6, Z0
@@ -2805,38 +3831,38 @@ pv_pair_15:
 	LEAQ         (R9)(AX*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_15
+	JGE          pv_pair_25
 
-pv_single_15:
+pv_single_25:
 	TESTQ        R10, R10
-	JZ           pv_merge_15
+	JZ           pv_merge_25
 	VBROADCASTSS (R8), Z6
 	VFMADD231PS  (R9), Z6, Z0
 	VFMADD231PS  64(R9), Z6, Z4
 
-pv_merge_15:
+pv_merge_25:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(DI*1)
 	ADDQ    $0x00000080, DI
-	JMP     pv_block_15
+	JMP     pv_block_25
 
-pv_next_15:
-pv_block_16:
+pv_next_25:
+pv_block_26:
 	MOVQ    AX, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_16
+	JL      pv_next_26
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z3, Z3, Z3
 	MOVQ    DX, R8
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_16
+	JL      pv_single_26
 
-pv_pair_16:
+pv_pair_26:
 	VBROADCASTSS (R8), Z4
 	VBROADCASTSS 4(R8), Z5
 	VFMADD231PS  (R9), Z4, Z0
@@ -2845,25 +3871,26 @@ pv_pair_16:
 	LEAQ         (R9)(AX*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_16
+	JGE          pv_pair_26
 
-pv_single_16:
+pv_single_26:
 	TESTQ        R10, R10
-	JZ           pv_merge_16
+	JZ           pv_merge_26
 	VBROADCASTSS (R8), Z4
 	VFMADD231PS  (R9), Z4, Z0
 
-pv_merge_16:
+pv_merge_26:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	ADDQ    $0x00000040, DI
-	JMP     pv_block_16
+	JMP     pv_block_26
 
-pv_next_16:
+pv_next_26:
+pv_done_6:
 	INCQ 32(SP)
 	JMP  pv_3
 
-pv_done_3:
+pv_done_5:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
 	IMULQ AX, CX
@@ -2930,9 +3957,9 @@ TEXT ·naiveDecodeExactAVX512(SB), NOSPLIT, $0-64
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_6:
+scores_by8_9:
 	CMPQ   DI, $0x08
-	JL     scores_by1_6
+	JL     scores_by1_9
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
 	VXORPS Z4, Z4, Z4
@@ -2949,9 +3976,9 @@ scores_by8_6:
 	ANDQ   $0xffffff80, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
-	JAE    scores_odd_6
+	JAE    scores_odd_9
 
-scores_pairs_6:
+scores_pairs_9:
 	VMOVUPS     (R10)(R12*1), Z10
 	VFMADD231PS (R10), Z10, Z2
 	VFMADD231PS (R10)(SI*1), Z10, Z3
@@ -2973,12 +4000,12 @@ scores_pairs_6:
 	ADDQ        $0x00000080, R10
 	ADDQ        $0x00000080, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_6
+	JB          scores_pairs_9
 
-scores_odd_6:
+scores_odd_9:
 	LEAQ        (DX)(SI*1), R13
 	CMPQ        R10, R13
-	JAE         scores_reduce_6
+	JAE         scores_reduce_9
 	VMOVUPS     (R10)(R12*1), Z10
 	VFMADD231PS (R10), Z10, Z2
 	VFMADD231PS (R10)(SI*1), Z10, Z3
@@ -2989,7 +4016,7 @@ scores_odd_6:
 	VFMADD231PS (R11)(SI*2), Z10, Z8
 	VFMADD231PS (R11)(R9*1), Z10, Z9
 
-scores_reduce_6:
+scores_reduce_9:
 	VEXTRACTF64X4 $0x01, Z2, Y10
 	VADDPS        Y10, Y2, Y10
 	VEXTRACTF64X4 $0x01, Z3, Y2
@@ -3022,23 +4049,23 @@ scores_reduce_6:
 	ADDQ          $0x20, R8
 	SUBQ          $0x08, DI
 	LEAQ          (DX)(SI*8), DX
-	JMP           scores_by8_6
+	JMP           scores_by8_9
 
-scores_by1_6:
+scores_by1_9:
 	TESTQ  DI, DI
-	JZ     scores_done_9
+	JZ     scores_done_15
 	VXORPS Z2, Z2, Z2
 	MOVQ   DX, R10
 	MOVQ   CX, R12
 	SUBQ   DX, R12
 	LEAQ   (DX)(SI*1), R13
 
-scores_chunk1_6:
+scores_chunk1_9:
 	VMOVUPS       (R10)(R12*1), Z3
 	VFMADD231PS   (R10), Z3, Z2
 	ADDQ          $0x00000040, R10
 	CMPQ          R10, R13
-	JB            scores_chunk1_6
+	JB            scores_chunk1_9
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF128  $0x01, Y3, X2
@@ -3053,9 +4080,9 @@ scores_chunk1_6:
 	ADDQ          $0x04, R8
 	DECQ          DI
 	ADDQ          SI, DX
-	JMP           scores_by1_6
+	JMP           scores_by1_9
 
-scores_done_9:
+scores_done_15:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -3167,11 +4194,11 @@ zero_loop_6:
 	JNZ     zero_loop_6
 	XORQ    DI, DI
 
-pv_block_17:
+pv_block_27:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000200
-	JL      pv_next_17
+	JL      pv_next_27
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z1, Z1, Z1
 	VMOVUPS 64(CX)(DI*1), Z2
@@ -3192,9 +4219,9 @@ pv_block_17:
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_17
+	JL      pv_single_27
 
-pv_pair_17:
+pv_pair_27:
 	VBROADCASTSS (R8), Z16
 	VBROADCASTSS 4(R8), Z17
 	VFMADD231PS  (R9), Z16, Z0
@@ -3217,11 +4244,11 @@ pv_pair_17:
 	LEAQ         (R9)(SI*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_17
+	JGE          pv_pair_27
 
-pv_single_17:
+pv_single_27:
 	TESTQ        R10, R10
-	JZ           pv_merge_17
+	JZ           pv_merge_27
 	VBROADCASTSS (R8), Z16
 	VFMADD231PS  (R9), Z16, Z0
 	VFMADD231PS  64(R9), Z16, Z2
@@ -3232,7 +4259,7 @@ pv_single_17:
 	VFMADD231PS  384(R9), Z16, Z12
 	VFMADD231PS  448(R9), Z16, Z14
 
-pv_merge_17:
+pv_merge_27:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	VADDPS  Z3, Z2, Z2
@@ -3250,14 +4277,14 @@ pv_merge_17:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(DI*1)
 	ADDQ    $0x00000200, DI
-	JMP     pv_block_17
+	JMP     pv_block_27
 
-pv_next_17:
-pv_block_18:
+pv_next_27:
+pv_block_28:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000100
-	JL      pv_next_18
+	JL      pv_next_28
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z1, Z1, Z1
 	VMOVUPS 64(CX)(DI*1), Z2
@@ -3270,9 +4297,9 @@ pv_block_18:
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_18
+	JL      pv_single_28
 
-pv_pair_18:
+pv_pair_28:
 	VBROADCASTSS (R8), Z8
 	VBROADCASTSS 4(R8), Z9
 	VFMADD231PS  (R9), Z8, Z0
@@ -3287,18 +4314,18 @@ pv_pair_18:
 	LEAQ         (R9)(SI*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_18
+	JGE          pv_pair_28
 
-pv_single_18:
+pv_single_28:
 	TESTQ        R10, R10
-	JZ           pv_merge_18
+	JZ           pv_merge_28
 	VBROADCASTSS (R8), Z8
 	VFMADD231PS  (R9), Z8, Z0
 	VFMADD231PS  64(R9), Z8, Z2
 	VFMADD231PS  128(R9), Z8, Z4
 	VFMADD231PS  192(R9), Z8, Z6
 
-pv_merge_18:
+pv_merge_28:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	VADDPS  Z3, Z2, Z2
@@ -3308,14 +4335,14 @@ pv_merge_18:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(DI*1)
 	ADDQ    $0x00000100, DI
-	JMP     pv_block_18
+	JMP     pv_block_28
 
-pv_next_18:
-pv_block_19:
+pv_next_28:
+pv_block_29:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000080
-	JL      pv_next_19
+	JL      pv_next_29
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z1, Z1, Z1
 	VMOVUPS 64(CX)(DI*1), Z2
@@ -3324,9 +4351,9 @@ pv_block_19:
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_19
+	JL      pv_single_29
 
-pv_pair_19:
+pv_pair_29:
 	VBROADCASTSS (R8), Z4
 	VBROADCASTSS 4(R8), Z5
 	VFMADD231PS  (R9), Z4, Z0
@@ -3337,38 +4364,38 @@ pv_pair_19:
 	LEAQ         (R9)(SI*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_19
+	JGE          pv_pair_29
 
-pv_single_19:
+pv_single_29:
 	TESTQ        R10, R10
-	JZ           pv_merge_19
+	JZ           pv_merge_29
 	VBROADCASTSS (R8), Z4
 	VFMADD231PS  (R9), Z4, Z0
 	VFMADD231PS  64(R9), Z4, Z2
 
-pv_merge_19:
+pv_merge_29:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(DI*1)
 	ADDQ    $0x00000080, DI
-	JMP     pv_block_19
+	JMP     pv_block_29
 
-pv_next_19:
-pv_block_20:
+pv_next_29:
+pv_block_30:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_20
+	JL      pv_next_30
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z1, Z1, Z1
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_20
+	JL      pv_single_30
 
-pv_pair_20:
+pv_pair_30:
 	VBROADCASTSS (R8), Z2
 	VBROADCASTSS 4(R8), Z3
 	VFMADD231PS  (R9), Z2, Z0
@@ -3377,26 +4404,26 @@ pv_pair_20:
 	LEAQ         (R9)(SI*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_20
+	JGE          pv_pair_30
 
-pv_single_20:
+pv_single_30:
 	TESTQ        R10, R10
-	JZ           pv_merge_20
+	JZ           pv_merge_30
 	VBROADCASTSS (R8), Z2
 	VFMADD231PS  (R9), Z2, Z0
 
-pv_merge_20:
+pv_merge_30:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	ADDQ    $0x00000040, DI
-	JMP     pv_block_20
+	JMP     pv_block_30
 
-pv_next_20:
+pv_next_30:
 	VZEROUPPER
 	RET
 
 // func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
-// Requires: AVX, AVX512DQ, AVX512F, CMOV
+// Requires: AVX, AVX512DQ, AVX512F, CMOV, MMX+
 TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $40-96
 	MOVQ $0x00000000, 32(SP)
 
@@ -3453,7 +4480,7 @@ scores_4:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_10
+	JGE     scores_done_16
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -3466,14 +4493,17 @@ scores_4:
 	ADDQ    BX, DX
 	MOVQ    (SP), BX
 	MOVQ    24(SP), SI
+	CMPQ    32(SP), $0x00000000
+	JNE     scores_plain_4
+	MOVQ    8(SP), DI
 	MOVQ    BX, BX
-	LEAQ    (AX)(AX*2), DI
+	LEAQ    (AX)(AX*2), R8
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
-scores_by8_7:
+scores_by8_10:
 	CMPQ   SI, $0x08
-	JL     scores_by1_7
+	JL     scores_by1_10
 	VXORPS Z0, Z0, Z0
 	VXORPS Z3, Z3, Z3
 	VXORPS Z4, Z4, Z4
@@ -3482,55 +4512,64 @@ scores_by8_7:
 	VXORPS Z7, Z7, Z7
 	VXORPS Z8, Z8, Z8
 	VXORPS Z9, Z9, Z9
-	MOVQ   BX, R8
-	LEAQ   (BX)(AX*4), R9
-	MOVQ   CX, R10
-	SUBQ   BX, R10
-	MOVQ   AX, R11
-	ANDQ   $0xffffff80, R11
-	ADDQ   BX, R11
-	CMPQ   R8, R11
-	JAE    scores_odd_7
+	MOVQ   BX, R9
+	LEAQ   (BX)(AX*4), R10
+	MOVQ   CX, R11
+	SUBQ   BX, R11
+	MOVQ   AX, R12
+	ANDQ   $0xffffff80, R12
+	ADDQ   BX, R12
+	CMPQ   R9, R12
+	JAE    scores_odd_10
 
-scores_pairs_7:
-	VMOVUPS     (R8)(R10*1), Z10
-	VFMADD231PS (R8), Z10, Z0
-	VFMADD231PS (R8)(AX*1), Z10, Z3
-	VFMADD231PS (R8)(AX*2), Z10, Z4
-	VFMADD231PS (R8)(DI*1), Z10, Z5
-	VFMADD231PS (R9), Z10, Z6
-	VFMADD231PS (R9)(AX*1), Z10, Z7
-	VFMADD231PS (R9)(AX*2), Z10, Z8
-	VFMADD231PS (R9)(DI*1), Z10, Z9
-	VMOVUPS     64(R8)(R10*1), Z10
-	VFMADD231PS 64(R8), Z10, Z0
-	VFMADD231PS 64(R8)(AX*1), Z10, Z3
-	VFMADD231PS 64(R8)(AX*2), Z10, Z4
-	VFMADD231PS 64(R8)(DI*1), Z10, Z5
-	VFMADD231PS 64(R9), Z10, Z6
-	VFMADD231PS 64(R9)(AX*1), Z10, Z7
-	VFMADD231PS 64(R9)(AX*2), Z10, Z8
-	VFMADD231PS 64(R9)(DI*1), Z10, Z9
-	ADDQ        $0x00000080, R8
+scores_pairs_10:
+	VMOVUPS     (R9)(R11*1), Z10
+	VFMADD231PS (R9), Z10, Z0
+	VFMADD231PS (R9)(AX*1), Z10, Z3
+	VFMADD231PS (R9)(AX*2), Z10, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS (R10)(AX*1), Z10, Z7
+	VFMADD231PS (R10)(AX*2), Z10, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VMOVUPS     64(R9)(R11*1), Z10
+	VFMADD231PS 64(R9), Z10, Z0
+	VFMADD231PS 64(R9)(AX*1), Z10, Z3
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	VFMADD231PS 64(R9)(AX*2), Z10, Z4
+	VFMADD231PS 64(R9)(R8*1), Z10, Z5
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
+	VFMADD231PS 64(R10), Z10, Z6
+	VFMADD231PS 64(R10)(AX*1), Z10, Z7
+	PREFETCHT0  256(DI)
+	PREFETCHT0  320(DI)
+	VFMADD231PS 64(R10)(AX*2), Z10, Z8
+	VFMADD231PS 64(R10)(R8*1), Z10, Z9
+	PREFETCHT0  384(DI)
+	PREFETCHT0  448(DI)
+	ADDQ        $0x00000200, DI
 	ADDQ        $0x00000080, R9
-	CMPQ        R8, R11
-	JB          scores_pairs_7
+	ADDQ        $0x00000080, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_10
 
-scores_odd_7:
-	LEAQ        (BX)(AX*1), R11
-	CMPQ        R8, R11
-	JAE         scores_reduce_7
-	VMOVUPS     (R8)(R10*1), Z10
-	VFMADD231PS (R8), Z10, Z0
-	VFMADD231PS (R8)(AX*1), Z10, Z3
-	VFMADD231PS (R8)(AX*2), Z10, Z4
-	VFMADD231PS (R8)(DI*1), Z10, Z5
-	VFMADD231PS (R9), Z10, Z6
-	VFMADD231PS (R9)(AX*1), Z10, Z7
-	VFMADD231PS (R9)(AX*2), Z10, Z8
-	VFMADD231PS (R9)(DI*1), Z10, Z9
+scores_odd_10:
+	LEAQ        (BX)(AX*1), R12
+	CMPQ        R9, R12
+	JAE         scores_reduce_10
+	VMOVUPS     (R9)(R11*1), Z10
+	VFMADD231PS (R9), Z10, Z0
+	VFMADD231PS (R9)(AX*1), Z10, Z3
+	VFMADD231PS (R9)(AX*2), Z10, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS (R10)(AX*1), Z10, Z7
+	VFMADD231PS (R10)(AX*2), Z10, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
 
-scores_reduce_7:
+scores_reduce_10:
 	VEXTRACTF64X4 $0x01, Z0, Y10
 	VADDPS        Y10, Y0, Y10
 	VEXTRACTF64X4 $0x01, Z3, Y0
@@ -3563,23 +4602,23 @@ scores_reduce_7:
 	ADDQ          $0x20, DX
 	SUBQ          $0x08, SI
 	LEAQ          (BX)(AX*8), BX
-	JMP           scores_by8_7
+	JMP           scores_by8_10
 
-scores_by1_7:
+scores_by1_10:
 	TESTQ  SI, SI
-	JZ     scores_done_11
+	JZ     scores_done_18
 	VXORPS Z0, Z0, Z0
-	MOVQ   BX, R8
-	MOVQ   CX, R10
-	SUBQ   BX, R10
-	LEAQ   (BX)(AX*1), R11
+	MOVQ   BX, R9
+	MOVQ   CX, R11
+	SUBQ   BX, R11
+	LEAQ   (BX)(AX*1), R12
 
-scores_chunk1_7:
-	VMOVUPS       (R8)(R10*1), Z3
-	VFMADD231PS   (R8), Z3, Z0
-	ADDQ          $0x00000040, R8
-	CMPQ          R8, R11
-	JB            scores_chunk1_7
+scores_chunk1_10:
+	VMOVUPS       (R9)(R11*1), Z3
+	VFMADD231PS   (R9), Z3, Z0
+	ADDQ          $0x00000040, R9
+	CMPQ          R9, R12
+	JB            scores_chunk1_10
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
 	VEXTRACTF128  $0x01, Y3, X0
@@ -3594,9 +4633,9 @@ scores_chunk1_7:
 	ADDQ          $0x04, DX
 	DECQ          SI
 	ADDQ          AX, BX
-	JMP           scores_by1_7
+	JMP           scores_by1_10
 
-scores_done_11:
+scores_done_18:
 	VEXTRACTF128 $0x01, Y1, X0
 	VMAXPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -3610,10 +4649,159 @@ scores_done_11:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X0, (AX)(CX*4)
-	INCQ         32(SP)
-	JMP          scores_4
+	JMP          scores_done_17
 
-scores_done_10:
+scores_plain_4:
+	MOVQ    BX, BX
+	LEAQ    (AX)(AX*2), DI
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_11:
+	CMPQ   SI, $0x08
+	JL     scores_by1_11
+	VXORPS Z0, Z0, Z0
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	MOVQ   BX, R8
+	LEAQ   (BX)(AX*4), R9
+	MOVQ   CX, R10
+	SUBQ   BX, R10
+	MOVQ   AX, R11
+	ANDQ   $0xffffff80, R11
+	ADDQ   BX, R11
+	CMPQ   R8, R11
+	JAE    scores_odd_11
+
+scores_pairs_11:
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(AX*1), Z10, Z3
+	VFMADD231PS (R8)(AX*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(AX*1), Z10, Z7
+	VFMADD231PS (R9)(AX*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	VMOVUPS     64(R8)(R10*1), Z10
+	VFMADD231PS 64(R8), Z10, Z0
+	VFMADD231PS 64(R8)(AX*1), Z10, Z3
+	VFMADD231PS 64(R8)(AX*2), Z10, Z4
+	VFMADD231PS 64(R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R9), Z10, Z6
+	VFMADD231PS 64(R9)(AX*1), Z10, Z7
+	VFMADD231PS 64(R9)(AX*2), Z10, Z8
+	VFMADD231PS 64(R9)(DI*1), Z10, Z9
+	ADDQ        $0x00000080, R8
+	ADDQ        $0x00000080, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_11
+
+scores_odd_11:
+	LEAQ        (BX)(AX*1), R11
+	CMPQ        R8, R11
+	JAE         scores_reduce_11
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(AX*1), Z10, Z3
+	VFMADD231PS (R8)(AX*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(AX*1), Z10, Z7
+	VFMADD231PS (R9)(AX*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+
+scores_reduce_11:
+	VEXTRACTF64X4 $0x01, Z0, Y10
+	VADDPS        Y10, Y0, Y10
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y6, Y7, Y6
+	VEXTRACTF64X4 $0x01, Z8, Y7
+	VADDPS        Y7, Y8, Y7
+	VEXTRACTF64X4 $0x01, Z9, Y8
+	VADDPS        Y8, Y9, Y8
+	VHADDPS       Y0, Y10, Y0
+	VHADDPS       Y4, Y3, Y3
+	VHADDPS       Y6, Y5, Y4
+	VHADDPS       Y8, Y7, Y5
+	VHADDPS       Y3, Y0, Y0
+	VHADDPS       Y5, Y4, Y3
+	VPERM2F128    $0x20, Y3, Y0, Y4
+	VPERM2F128    $0x31, Y3, Y0, Y0
+	VADDPS        Y0, Y4, Y4
+	VBROADCASTSS  scale+64(FP), Y0
+	VMULPS        Y0, Y4, Y4
+	VMAXPS        Y4, Y1, Y1
+	VMOVUPS       Y4, (DX)
+	ADDQ          $0x20, DX
+	SUBQ          $0x08, SI
+	LEAQ          (BX)(AX*8), BX
+	JMP           scores_by8_11
+
+scores_by1_11:
+	TESTQ  SI, SI
+	JZ     scores_done_19
+	VXORPS Z0, Z0, Z0
+	MOVQ   BX, R8
+	MOVQ   CX, R10
+	SUBQ   BX, R10
+	LEAQ   (BX)(AX*1), R11
+
+scores_chunk1_11:
+	VMOVUPS       (R8)(R10*1), Z3
+	VFMADD231PS   (R8), Z3, Z0
+	ADDQ          $0x00000040, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_11
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF128  $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (DX)
+	ADDQ          $0x04, DX
+	DECQ          SI
+	ADDQ          AX, BX
+	JMP           scores_by1_11
+
+scores_done_19:
+	VEXTRACTF128 $0x01, Y1, X0
+	VMAXPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VMAXPS       X1, X0, X0
+	VMAXSS       X2, X0, X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X0, (AX)(CX*4)
+
+scores_done_17:
+	INCQ 32(SP)
+	JMP  scores_4
+
+scores_done_16:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_4:
@@ -3771,7 +4959,7 @@ pv_4:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_4
+	JGE   pv_done_7
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -3784,13 +4972,280 @@ pv_4:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
-	XORQ  DI, DI
+	CMPQ  32(SP), $0x00000000
+	JNE   pv_plain_4
+	MOVQ  tk+56(FP), DI
+	IMULQ AX, DI
+	ADDQ  k+24(FP), DI
+	SUBQ  v+32(FP), DI
+	LEAQ  (DI)(AX*1), R8
+	XORQ  R9, R9
 
-pv_block_21:
+pv_block_31:
+	MOVQ    AX, R10
+	SUBQ    R9, R10
+	CMPQ    R10, $0x00000200
+	JL      pv_next_31
+	VMOVUPS (CX)(R9*1), Z0
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 64(CX)(R9*1), Z4
+	VXORPS  Z5, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z6
+	VXORPS  Z7, Z7, Z7
+	VMOVUPS 192(CX)(R9*1), Z8
+	VXORPS  Z9, Z9, Z9
+	VMOVUPS 256(CX)(R9*1), Z10
+	VXORPS  Z11, Z11, Z11
+	VMOVUPS 320(CX)(R9*1), Z12
+	VXORPS  Z13, Z13, Z13
+	VMOVUPS 384(CX)(R9*1), Z14
+	VXORPS  Z15, Z15, Z15
+	VMOVUPS 448(CX)(R9*1), Z16
+	VXORPS  Z17, Z17, Z17
+	MOVQ    DX, R10
+	LEAQ    (BX)(R9*1), R11
+	MOVQ    SI, R12
+	CMPQ    R12, $0x02
+	JL      pv_single_31
+
+pv_pair_31:
+	VBROADCASTSS (R10), Z18
+	VBROADCASTSS 4(R10), Z19
+	VFMADD231PS  (R11), Z18, Z0
+	VFMADD231PS  (R11)(AX*1), Z19, Z3
+	PREFETCHT0   (R11)(DI*1)
+	PREFETCHT0   (R11)(R8*1)
+	VFMADD231PS  64(R11), Z18, Z4
+	VFMADD231PS  64(R11)(AX*1), Z19, Z5
+	PREFETCHT0   64(R11)(DI*1)
+	PREFETCHT0   64(R11)(R8*1)
+	VFMADD231PS  128(R11), Z18, Z6
+	VFMADD231PS  128(R11)(AX*1), Z19, Z7
+	PREFETCHT0   128(R11)(DI*1)
+	PREFETCHT0   128(R11)(R8*1)
+	VFMADD231PS  192(R11), Z18, Z8
+	VFMADD231PS  192(R11)(AX*1), Z19, Z9
+	PREFETCHT0   192(R11)(DI*1)
+	PREFETCHT0   192(R11)(R8*1)
+	VFMADD231PS  256(R11), Z18, Z10
+	VFMADD231PS  256(R11)(AX*1), Z19, Z11
+	PREFETCHT0   256(R11)(DI*1)
+	PREFETCHT0   256(R11)(R8*1)
+	VFMADD231PS  320(R11), Z18, Z12
+	VFMADD231PS  320(R11)(AX*1), Z19, Z13
+	PREFETCHT0   320(R11)(DI*1)
+	PREFETCHT0   320(R11)(R8*1)
+	VFMADD231PS  384(R11), Z18, Z14
+	VFMADD231PS  384(R11)(AX*1), Z19, Z15
+	PREFETCHT0   384(R11)(DI*1)
+	PREFETCHT0   384(R11)(R8*1)
+	VFMADD231PS  448(R11), Z18, Z16
+	VFMADD231PS  448(R11)(AX*1), Z19, Z17
+	PREFETCHT0   448(R11)(DI*1)
+	PREFETCHT0   448(R11)(R8*1)
+	ADDQ         $0x08, R10
+	LEAQ         (R11)(AX*2), R11
+	SUBQ         $0x02, R12
+	CMPQ         R12, $0x02
+	JGE          pv_pair_31
+
+pv_single_31:
+	TESTQ        R12, R12
+	JZ           pv_merge_31
+	VBROADCASTSS (R10), Z18
+	VFMADD231PS  (R11), Z18, Z0
+	VFMADD231PS  64(R11), Z18, Z4
+	VFMADD231PS  128(R11), Z18, Z6
+	VFMADD231PS  192(R11), Z18, Z8
+	VFMADD231PS  256(R11), Z18, Z10
+	VFMADD231PS  320(R11), Z18, Z12
+	VFMADD231PS  384(R11), Z18, Z14
+	VFMADD231PS  448(R11), Z18, Z16
+
+pv_merge_31:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R9*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R9*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R9*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R9*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R9*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R9*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R9*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R9*1)
+	ADDQ    $0x00000200, R9
+	JMP     pv_block_31
+
+pv_next_31:
+pv_block_32:
+	MOVQ    AX, R10
+	SUBQ    R9, R10
+	CMPQ    R10, $0x00000100
+	JL      pv_next_32
+	VMOVUPS (CX)(R9*1), Z0
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 64(CX)(R9*1), Z4
+	VXORPS  Z5, Z5, Z5
+	VMOVUPS 128(CX)(R9*1), Z6
+	VXORPS  Z7, Z7, Z7
+	VMOVUPS 192(CX)(R9*1), Z8
+	VXORPS  Z9, Z9, Z9
+	MOVQ    DX, R10
+	LEAQ    (BX)(R9*1), R11
+	MOVQ    SI, R12
+	CMPQ    R12, $0x02
+	JL      pv_single_32
+
+pv_pair_32:
+	VBROADCASTSS (R10), Z10
+	VBROADCASTSS 4(R10), Z11
+	VFMADD231PS  (R11), Z10, Z0
+	VFMADD231PS  (R11)(AX*1), Z11, Z3
+	PREFETCHT0   (R11)(DI*1)
+	PREFETCHT0   (R11)(R8*1)
+	VFMADD231PS  64(R11), Z10, Z4
+	VFMADD231PS  64(R11)(AX*1), Z11, Z5
+	PREFETCHT0   64(R11)(DI*1)
+	PREFETCHT0   64(R11)(R8*1)
+	VFMADD231PS  128(R11), Z10, Z6
+	VFMADD231PS  128(R11)(AX*1), Z11, Z7
+	PREFETCHT0   128(R11)(DI*1)
+	PREFETCHT0   128(R11)(R8*1)
+	VFMADD231PS  192(R11), Z10, Z8
+	VFMADD231PS  192(R11)(AX*1), Z11, Z9
+	PREFETCHT0   192(R11)(DI*1)
+	PREFETCHT0   192(R11)(R8*1)
+	ADDQ         $0x08, R10
+	LEAQ         (R11)(AX*2), R11
+	SUBQ         $0x02, R12
+	CMPQ         R12, $0x02
+	JGE          pv_pair_32
+
+pv_single_32:
+	TESTQ        R12, R12
+	JZ           pv_merge_32
+	VBROADCASTSS (R10), Z10
+	VFMADD231PS  (R11), Z10, Z0
+	VFMADD231PS  64(R11), Z10, Z4
+	VFMADD231PS  128(R11), Z10, Z6
+	VFMADD231PS  192(R11), Z10, Z8
+
+pv_merge_32:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R9*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R9*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R9*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R9*1)
+	ADDQ    $0x00000100, R9
+	JMP     pv_block_32
+
+pv_next_32:
+pv_block_33:
+	MOVQ    AX, R10
+	SUBQ    R9, R10
+	CMPQ    R10, $0x00000080
+	JL      pv_next_33
+	VMOVUPS (CX)(R9*1), Z0
+	VXORPS  Z3, Z3, Z3
+	VMOVUPS 64(CX)(R9*1), Z4
+	VXORPS  Z5, Z5, Z5
+	MOVQ    DX, R10
+	LEAQ    (BX)(R9*1), R11
+	MOVQ    SI, R12
+	CMPQ    R12, $0x02
+	JL      pv_single_33
+
+pv_pair_33:
+	VBROADCASTSS (R10), Z6
+	VBROADCASTSS 4(R10), Z7
+	VFMADD231PS  (R11), Z6, Z0
+	VFMADD231PS  (R11)(AX*1), Z7, Z3
+	PREFETCHT0   (R11)(DI*1)
+	PREFETCHT0   (R11)(R8*1)
+	VFMADD231PS  64(R11), Z6, Z4
+	VFMADD231PS  64(R11)(AX*1), Z7, Z5
+	PREFETCHT0   64(R11)(DI*1)
+	PREFETCHT0   64(R11)(R8*1)
+	ADDQ         $0x08, R10
+	LEAQ         (R11)(AX*2), R11
+	SUBQ         $0x02, R12
+	CMPQ         R12, $0x02
+	JGE          pv_pair_33
+
+pv_single_33:
+	TESTQ        R12, R12
+	JZ           pv_merge_33
+	VBROADCASTSS (R10), Z6
+	VFMADD231PS  (R11), Z6, Z0
+	VFMADD231PS  64(R11), Z6, Z4
+
+pv_merge_33:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R9*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R9*1)
+	ADDQ    $0x00000080, R9
+	JMP     pv_block_33
+
+pv_next_33:
+pv_block_34:
+	MOVQ    AX, R10
+	SUBQ    R9, R10
+	CMPQ    R10, $0x00000040
+	JL      pv_next_34
+	VMOVUPS (CX)(R9*1), Z0
+	VXORPS  Z3, Z3, Z3
+	MOVQ    DX, R10
+	LEAQ    (BX)(R9*1), R11
+	MOVQ    SI, R12
+	CMPQ    R12, $0x02
+	JL      pv_single_34
+
+pv_pair_34:
+	VBROADCASTSS (R10), Z4
+	VBROADCASTSS 4(R10), Z5
+	VFMADD231PS  (R11), Z4, Z0
+	VFMADD231PS  (R11)(AX*1), Z5, Z3
+	PREFETCHT0   (R11)(DI*1)
+	PREFETCHT0   (R11)(R8*1)
+	ADDQ         $0x08, R10
+	LEAQ         (R11)(AX*2), R11
+	SUBQ         $0x02, R12
+	CMPQ         R12, $0x02
+	JGE          pv_pair_34
+
+pv_single_34:
+	TESTQ        R12, R12
+	JZ           pv_merge_34
+	VBROADCASTSS (R10), Z4
+	VFMADD231PS  (R11), Z4, Z0
+
+pv_merge_34:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R9*1)
+	ADDQ    $0x00000040, R9
+	JMP     pv_block_34
+
+pv_next_34:
+	JMP pv_done_8
+
+pv_plain_4:
+	XORQ DI, DI
+
+pv_block_35:
 	MOVQ    AX, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000200
-	JL      pv_next_21
+	JL      pv_next_35
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z3, Z3, Z3
 	VMOVUPS 64(CX)(DI*1), Z4
@@ -3811,9 +5266,9 @@ pv_block_21:
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_21
+	JL      pv_single_35
 
-pv_pair_21:
+pv_pair_35:
 	VBROADCASTSS (R8), Z18
 	VBROADCASTSS 4(R8), Z19
 	VFMADD231PS  (R9), Z18, Z0
@@ -3836,11 +5291,11 @@ pv_pair_21:
 	LEAQ         (R9)(AX*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_21
+	JGE          pv_pair_35
 
-pv_single_21:
+pv_single_35:
 	TESTQ        R10, R10
-	JZ           pv_merge_21
+	JZ           pv_merge_35
 	VBROADCASTSS (R8), Z18
 	VFMADD231PS  (R9), Z18, Z0
 	VFMADD231PS  64(R9), Z18, Z4
@@ -3851,7 +5306,7 @@ pv_single_21:
 	VFMADD231PS  384(R9), Z18, Z14
 	VFMADD231PS  448(R9), Z18, Z16
 
-pv_merge_21:
+pv_merge_35:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	VADDPS  Z5, Z4, Z4
@@ -3869,14 +5324,14 @@ pv_merge_21:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(DI*1)
 	ADDQ    $0x00000200, DI
-	JMP     pv_block_21
+	JMP     pv_block_35
 
-pv_next_21:
-pv_block_22:
+pv_next_35:
+pv_block_36:
 	MOVQ    AX, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000100
-	JL      pv_next_22
+	JL      pv_next_36
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z3, Z3, Z3
 	VMOVUPS 64(CX)(DI*1), Z4
@@ -3889,9 +5344,9 @@ pv_block_22:
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_22
+	JL      pv_single_36
 
-pv_pair_22:
+pv_pair_36:
 	VBROADCASTSS (R8), Z10
 	VBROADCASTSS 4(R8), Z11
 	VFMADD231PS  (R9), Z10, Z0
@@ -3906,18 +5361,18 @@ pv_pair_22:
 	LEAQ         (R9)(AX*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_22
+	JGE          pv_pair_36
 
-pv_single_22:
+pv_single_36:
 	TESTQ        R10, R10
-	JZ           pv_merge_22
+	JZ           pv_merge_36
 	VBROADCASTSS (R8), Z10
 	VFMADD231PS  (R9), Z10, Z0
 	VFMADD231PS  64(R9), Z10, Z4
 	VFMADD231PS  128(R9), Z10, Z6
 	VFMADD231PS  192(R9), Z10, Z8
 
-pv_merge_22:
+pv_merge_36:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	VADDPS  Z5, Z4, Z4
@@ -3927,14 +5382,14 @@ pv_merge_22:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(DI*1)
 	ADDQ    $0x00000100, DI
-	JMP     pv_block_22
+	JMP     pv_block_36
 
-pv_next_22:
-pv_block_23:
+pv_next_36:
+pv_block_37:
 	MOVQ    AX, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000080
-	JL      pv_next_23
+	JL      pv_next_37
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z3, Z3, Z3
 	VMOVUPS 64(CX)(DI*1), Z4
@@ -3943,9 +5398,9 @@ pv_block_23:
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_23
+	JL      pv_single_37
 
-pv_pair_23:
+pv_pair_37:
 	VBROADCASTSS (R8), Z6
 	VBROADCASTSS 4(R8), Z7
 	VFMADD231PS  (R9), Z6, Z0
@@ -3956,38 +5411,38 @@ pv_pair_23:
 	LEAQ         (R9)(AX*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_23
+	JGE          pv_pair_37
 
-pv_single_23:
+pv_single_37:
 	TESTQ        R10, R10
-	JZ           pv_merge_23
+	JZ           pv_merge_37
 	VBROADCASTSS (R8), Z6
 	VFMADD231PS  (R9), Z6, Z0
 	VFMADD231PS  64(R9), Z6, Z4
 
-pv_merge_23:
+pv_merge_37:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(DI*1)
 	ADDQ    $0x00000080, DI
-	JMP     pv_block_23
+	JMP     pv_block_37
 
-pv_next_23:
-pv_block_24:
+pv_next_37:
+pv_block_38:
 	MOVQ    AX, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_24
+	JL      pv_next_38
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z3, Z3, Z3
 	MOVQ    DX, R8
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_24
+	JL      pv_single_38
 
-pv_pair_24:
+pv_pair_38:
 	VBROADCASTSS (R8), Z4
 	VBROADCASTSS 4(R8), Z5
 	VFMADD231PS  (R9), Z4, Z0
@@ -3996,25 +5451,26 @@ pv_pair_24:
 	LEAQ         (R9)(AX*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_24
+	JGE          pv_pair_38
 
-pv_single_24:
+pv_single_38:
 	TESTQ        R10, R10
-	JZ           pv_merge_24
+	JZ           pv_merge_38
 	VBROADCASTSS (R8), Z4
 	VFMADD231PS  (R9), Z4, Z0
 
-pv_merge_24:
+pv_merge_38:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	ADDQ    $0x00000040, DI
-	JMP     pv_block_24
+	JMP     pv_block_38
 
-pv_next_24:
+pv_next_38:
+pv_done_8:
 	INCQ 32(SP)
 	JMP  pv_4
 
-pv_done_4:
+pv_done_7:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
 	IMULQ AX, CX
@@ -4081,9 +5537,9 @@ TEXT ·naiveDecodeFastAVX512(SB), NOSPLIT, $0-64
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_8:
+scores_by8_12:
 	CMPQ   DI, $0x08
-	JL     scores_by1_8
+	JL     scores_by1_12
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
 	VXORPS Z4, Z4, Z4
@@ -4100,9 +5556,9 @@ scores_by8_8:
 	ANDQ   $0xffffff80, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
-	JAE    scores_odd_8
+	JAE    scores_odd_12
 
-scores_pairs_8:
+scores_pairs_12:
 	VMOVUPS     (R10)(R12*1), Z10
 	VFMADD231PS (R10), Z10, Z2
 	VFMADD231PS (R10)(SI*1), Z10, Z3
@@ -4124,12 +5580,12 @@ scores_pairs_8:
 	ADDQ        $0x00000080, R10
 	ADDQ        $0x00000080, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_8
+	JB          scores_pairs_12
 
-scores_odd_8:
+scores_odd_12:
 	LEAQ        (DX)(SI*1), R13
 	CMPQ        R10, R13
-	JAE         scores_reduce_8
+	JAE         scores_reduce_12
 	VMOVUPS     (R10)(R12*1), Z10
 	VFMADD231PS (R10), Z10, Z2
 	VFMADD231PS (R10)(SI*1), Z10, Z3
@@ -4140,7 +5596,7 @@ scores_odd_8:
 	VFMADD231PS (R11)(SI*2), Z10, Z8
 	VFMADD231PS (R11)(R9*1), Z10, Z9
 
-scores_reduce_8:
+scores_reduce_12:
 	VEXTRACTF64X4 $0x01, Z2, Y10
 	VADDPS        Y10, Y2, Y10
 	VEXTRACTF64X4 $0x01, Z3, Y2
@@ -4173,23 +5629,23 @@ scores_reduce_8:
 	ADDQ          $0x20, R8
 	SUBQ          $0x08, DI
 	LEAQ          (DX)(SI*8), DX
-	JMP           scores_by8_8
+	JMP           scores_by8_12
 
-scores_by1_8:
+scores_by1_12:
 	TESTQ  DI, DI
-	JZ     scores_done_12
+	JZ     scores_done_20
 	VXORPS Z2, Z2, Z2
 	MOVQ   DX, R10
 	MOVQ   CX, R12
 	SUBQ   DX, R12
 	LEAQ   (DX)(SI*1), R13
 
-scores_chunk1_8:
+scores_chunk1_12:
 	VMOVUPS       (R10)(R12*1), Z3
 	VFMADD231PS   (R10), Z3, Z2
 	ADDQ          $0x00000040, R10
 	CMPQ          R10, R13
-	JB            scores_chunk1_8
+	JB            scores_chunk1_12
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF128  $0x01, Y3, X2
@@ -4204,9 +5660,9 @@ scores_chunk1_8:
 	ADDQ          $0x04, R8
 	DECQ          DI
 	ADDQ          SI, DX
-	JMP           scores_by1_8
+	JMP           scores_by1_12
 
-scores_done_12:
+scores_done_20:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -4312,11 +5768,11 @@ zero_loop_8:
 	JNZ     zero_loop_8
 	XORQ    DI, DI
 
-pv_block_25:
+pv_block_39:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000200
-	JL      pv_next_25
+	JL      pv_next_39
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z1, Z1, Z1
 	VMOVUPS 64(CX)(DI*1), Z2
@@ -4337,9 +5793,9 @@ pv_block_25:
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_25
+	JL      pv_single_39
 
-pv_pair_25:
+pv_pair_39:
 	VBROADCASTSS (R8), Z16
 	VBROADCASTSS 4(R8), Z17
 	VFMADD231PS  (R9), Z16, Z0
@@ -4362,11 +5818,11 @@ pv_pair_25:
 	LEAQ         (R9)(SI*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_25
+	JGE          pv_pair_39
 
-pv_single_25:
+pv_single_39:
 	TESTQ        R10, R10
-	JZ           pv_merge_25
+	JZ           pv_merge_39
 	VBROADCASTSS (R8), Z16
 	VFMADD231PS  (R9), Z16, Z0
 	VFMADD231PS  64(R9), Z16, Z2
@@ -4377,7 +5833,7 @@ pv_single_25:
 	VFMADD231PS  384(R9), Z16, Z12
 	VFMADD231PS  448(R9), Z16, Z14
 
-pv_merge_25:
+pv_merge_39:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	VADDPS  Z3, Z2, Z2
@@ -4395,14 +5851,14 @@ pv_merge_25:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(DI*1)
 	ADDQ    $0x00000200, DI
-	JMP     pv_block_25
+	JMP     pv_block_39
 
-pv_next_25:
-pv_block_26:
+pv_next_39:
+pv_block_40:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000100
-	JL      pv_next_26
+	JL      pv_next_40
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z1, Z1, Z1
 	VMOVUPS 64(CX)(DI*1), Z2
@@ -4415,9 +5871,9 @@ pv_block_26:
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_26
+	JL      pv_single_40
 
-pv_pair_26:
+pv_pair_40:
 	VBROADCASTSS (R8), Z8
 	VBROADCASTSS 4(R8), Z9
 	VFMADD231PS  (R9), Z8, Z0
@@ -4432,18 +5888,18 @@ pv_pair_26:
 	LEAQ         (R9)(SI*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_26
+	JGE          pv_pair_40
 
-pv_single_26:
+pv_single_40:
 	TESTQ        R10, R10
-	JZ           pv_merge_26
+	JZ           pv_merge_40
 	VBROADCASTSS (R8), Z8
 	VFMADD231PS  (R9), Z8, Z0
 	VFMADD231PS  64(R9), Z8, Z2
 	VFMADD231PS  128(R9), Z8, Z4
 	VFMADD231PS  192(R9), Z8, Z6
 
-pv_merge_26:
+pv_merge_40:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	VADDPS  Z3, Z2, Z2
@@ -4453,14 +5909,14 @@ pv_merge_26:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(DI*1)
 	ADDQ    $0x00000100, DI
-	JMP     pv_block_26
+	JMP     pv_block_40
 
-pv_next_26:
-pv_block_27:
+pv_next_40:
+pv_block_41:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000080
-	JL      pv_next_27
+	JL      pv_next_41
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z1, Z1, Z1
 	VMOVUPS 64(CX)(DI*1), Z2
@@ -4469,9 +5925,9 @@ pv_block_27:
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_27
+	JL      pv_single_41
 
-pv_pair_27:
+pv_pair_41:
 	VBROADCASTSS (R8), Z4
 	VBROADCASTSS 4(R8), Z5
 	VFMADD231PS  (R9), Z4, Z0
@@ -4482,38 +5938,38 @@ pv_pair_27:
 	LEAQ         (R9)(SI*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_27
+	JGE          pv_pair_41
 
-pv_single_27:
+pv_single_41:
 	TESTQ        R10, R10
-	JZ           pv_merge_27
+	JZ           pv_merge_41
 	VBROADCASTSS (R8), Z4
 	VFMADD231PS  (R9), Z4, Z0
 	VFMADD231PS  64(R9), Z4, Z2
 
-pv_merge_27:
+pv_merge_41:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(DI*1)
 	ADDQ    $0x00000080, DI
-	JMP     pv_block_27
+	JMP     pv_block_41
 
-pv_next_27:
-pv_block_28:
+pv_next_41:
+pv_block_42:
 	MOVQ    SI, R8
 	SUBQ    DI, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_28
+	JL      pv_next_42
 	VMOVUPS (CX)(DI*1), Z0
 	VXORPS  Z1, Z1, Z1
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
 	CMPQ    R10, $0x02
-	JL      pv_single_28
+	JL      pv_single_42
 
-pv_pair_28:
+pv_pair_42:
 	VBROADCASTSS (R8), Z2
 	VBROADCASTSS 4(R8), Z3
 	VFMADD231PS  (R9), Z2, Z0
@@ -4522,20 +5978,20 @@ pv_pair_28:
 	LEAQ         (R9)(SI*2), R9
 	SUBQ         $0x02, R10
 	CMPQ         R10, $0x02
-	JGE          pv_pair_28
+	JGE          pv_pair_42
 
-pv_single_28:
+pv_single_42:
 	TESTQ        R10, R10
-	JZ           pv_merge_28
+	JZ           pv_merge_42
 	VBROADCASTSS (R8), Z2
 	VFMADD231PS  (R9), Z2, Z0
 
-pv_merge_28:
+pv_merge_42:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(DI*1)
 	ADDQ    $0x00000040, DI
-	JMP     pv_block_28
+	JMP     pv_block_42
 
-pv_next_28:
+pv_next_42:
 	VZEROUPPER
 	RET

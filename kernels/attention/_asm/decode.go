@@ -12,7 +12,11 @@ import (
 // reduction per eight keys), the rest one at a time. The maximum is taken
 // from registers: reloading the 8-wide stores as 16-wide vectors would
 // defeat store forwarding.
-func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem) VecVirtual {
+//
+// With pf set, every two-chunk step also prefetches the next 8 vectors of
+// bytes at *pf (advancing it): the first head of a group uses it to pull
+// the V tile in while the scores are computed, so memory keeps streaming.
+func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem, pf ...GPVirtual) VecVirtual {
 	left, row, out := GP64(), GP64(), GP64()
 	MOVQ(cnt, left)
 	MOVQ(k, row)
@@ -50,7 +54,16 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem) VecVirtual {
 		VMOVUPS(Mem{Base: p0, Index: qd, Scale: 1, Disp: u * t.vb()}, qv)
 		for i, m := range rowsAt(p0, p4, db, db3, u*t.vb()) {
 			VFMADD231PS(m, qv, acc[i])
+			if len(pf) > 0 && u == 1 && i%2 == 1 {
+				// 16 vectors of K per step; prefetch as many bytes of V.
+				for l := 0; l < 2*t.vb()/64; l++ {
+					PREFETCHT0(Mem{Base: pf[0], Disp: ((i/2)*2*t.vb()/64 + l) * 64})
+				}
+			}
 		}
+	}
+	if len(pf) > 0 {
+		ADDQ(U32(16*t.vb()/2), pf[0])
 	}
 	ADDQ(U32(2*t.vb()), p0)
 	ADDQ(U32(2*t.vb()), p4)
@@ -192,7 +205,10 @@ func (t tier) zeroRow(row, db GPVirtual) {
 // rows stream past; every byte of v is still read once. Rows go in pairs
 // into two sets of accumulators, halving the FMA dependency chain (a tile
 // of 16 rows is otherwise a 16-deep chain of 4-cycle FMAs per register).
-func (t tier) pv(o, w, v, cnt, db GPVirtual) {
+//
+// With pf = (d, d2) set, each row pair also prefetches its lines d and d2
+// bytes ahead (the same rows of the next K tile).
+func (t tier) pv(o, w, v, cnt, db GPVirtual, pf ...GPVirtual) {
 	blocks := []int{8, 4, 2, 1} // vectors per block: 2×8 zmm accumulators of 32
 	if t.w == 8 {
 		blocks = []int{4, 2, 1} // 2×4 of the 16 ymm
@@ -227,6 +243,11 @@ func (t tier) pv(o, w, v, cnt, db GPVirtual) {
 		for u := range acc {
 			VFMADD231PS(Mem{Base: rp, Disp: u * t.vb()}, w0, acc[u])
 			VFMADD231PS(Mem{Base: rp, Index: db, Scale: 1, Disp: u * t.vb()}, w1, acc2[u])
+			if (u*t.vb())%64 == 0 {
+				for _, d := range pf {
+					PREFETCHT0(Mem{Base: rp, Index: d, Scale: 1, Disp: u * t.vb()})
+				}
+			}
 		}
 		ADDQ(Imm(8), wp)
 		LEAQ(Mem{Base: rp, Index: db, Scale: 2}, rp)
@@ -380,14 +401,25 @@ func (t tier) flashDecode(fast bool) {
 		CMOVQLT(rem, cnt)
 		MOVQ(cnt, lCnt)
 	}
-	// A: scores and tile max of every head.
+	// A: scores and tile max of every head. The first head also
+	// prefetches this tile's V, needed in phase C.
 	forHeads("scores", func() {
 		db := rowBytes()
 		qh, bufh, kp, cnt := headRow("q", db), tileOf(), GP64(), GP64()
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
-		mblk := t.scores(bufh, qh, kp, cnt, db, scale)
-		VMOVSS(mblk, stateAt(2))
+		plain, done := label("scores_plain"), label("scores_done")
+		CMPQ(lH, U32(0))
+		JNE(LabelRef(plain))
+		cur := GP64()
+		MOVQ(lVp, cur)
+		m0 := t.scores(bufh, qh, kp, cnt, db, scale, cur)
+		VMOVSS(m0, stateAt(2))
+		JMP(LabelRef(done))
+		Label(plain)
+		m1 := t.scores(bufh, qh, kp, cnt, db, scale)
+		VMOVSS(m1, stateAt(2))
+		Label(done)
 	})
 	// B: online-softmax update of every head.
 	forHeads("softmax", func() {
@@ -420,13 +452,27 @@ func (t tier) flashDecode(fast bool) {
 		VADDSS(stateAt(1), sum, sum)
 		VMOVSS(sum, stateAt(1))
 	})
-	// C: P·V of every head.
+	// C: P·V of every head. The first head also prefetches the next K
+	// tile (from V, the same rows tk·d floats on, in the K buffer).
 	forHeads("pv", func() {
 		db := rowBytes()
 		oh, bufh, vp, cnt := headRow("o", db), tileOf(), GP64(), GP64()
 		MOVQ(lVp, vp)
 		MOVQ(lCnt, cnt)
+		plain, done := label("pv_plain"), label("pv_done")
+		CMPQ(lH, U32(0))
+		JNE(LabelRef(plain))
+		d1, d2 := GP64(), GP64()
+		Load(Param("tk"), d1)
+		IMULQ(db, d1)
+		ADDQ(paramAddr("k"), d1)
+		SUBQ(paramAddr("v"), d1)
+		LEAQ(Mem{Base: d1, Index: db, Scale: 1}, d2)
+		t.pv(oh, bufh, vp, cnt, db, d1, d2)
+		JMP(LabelRef(done))
+		Label(plain)
 		t.pv(oh, bufh, vp, cnt, db)
+		Label(done)
 	})
 	{
 		cnt, adv := GP64(), GP64()
