@@ -44,10 +44,19 @@ func BenchName(r *Record) string {
 	return b.String()
 }
 
-// WriteBench writes the timed records in the Go benchmark format, with the
-// file configuration in config (e.g. goos, goarch, cpu) and unit metadata
-// that tells benchstat that higher GB/s and GFLOP/s are better.
-func WriteBench(w io.Writer, config map[string]string, recs []Record) error {
+// WriteBench writes the timed records in the Go benchmark format, with
+// unit metadata that tells benchstat that higher GB/s and GFLOP/s are
+// better. The machine is named in comment lines (header), not as file
+// configuration: benchstat puts results whose file configuration differs
+// into separate tables, so "cpu: ..." would stop `benchstat a b` from
+// comparing two machines, the main use of this file. config holds the
+// configuration keys that are the same everywhere (pkg).
+func WriteBench(w io.Writer, header []string, config map[string]string, recs []Record) error {
+	for _, h := range header {
+		if _, err := io.WriteString(w, "# "+h+"\n"); err != nil {
+			return err
+		}
+	}
 	bw := benchfmt.NewWriter(w)
 	keys := make([]string, 0, len(config))
 	for k := range config {

@@ -107,15 +107,18 @@ func TestCorrupt(t *testing.T) {
 
 func TestBenchFileReadsBack(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteBench(&b, map[string]string{"goos": "linux", "cpu": "Test CPU"}, sample()); err != nil {
+	if err := WriteBench(&b, []string{"cpu Test CPU"}, map[string]string{"pkg": "x"}, sample()); err != nil {
 		t.Fatal(err)
 	}
 	text := b.String()
-	for _, want := range []string{"Unit GB/s better=higher", "Unit GFLOP/s better=higher", "cpu: Test CPU",
+	for _, want := range []string{"Unit GB/s better=higher", "Unit GFLOP/s better=higher", "# cpu Test CPU\n", "pkg: x",
 		"BenchmarkAttention/decode-flash/isa=avx512/exp=fast/hd=128/tk=auto/ctx=4096/h=16/kvh=8/kv=f32 "} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("bench.txt lacks %q:\n%s", want, text)
 		}
+	}
+	if strings.Contains(text, "\ncpu:") || strings.Contains(text, "\ngoarch:") {
+		t.Fatalf("machine-specific file configuration splits benchstat tables between machines:\n%s", text)
 	}
 	r := benchfmt.NewReader(strings.NewReader(text), "bench.txt")
 	n := 0

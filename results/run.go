@@ -83,7 +83,7 @@ func (r *Run) flush() error {
 	}{
 		{"points.csv", func(w io.Writer) error { return WriteCSV(w, r.recs) }},
 		{"points.jsonl", func(w io.Writer) error { return WriteJSONL(w, r.recs) }},
-		{"bench.txt", func(w io.Writer) error { return WriteBench(w, r.benchConfig(), r.recs) }},
+		{"bench.txt", func(w io.Writer) error { return WriteBench(w, r.benchHeader(), r.benchConfig(), r.recs) }},
 		{"machine.json", func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
@@ -99,10 +99,14 @@ func (r *Run) flush() error {
 }
 
 func (r *Run) benchConfig() map[string]string {
+	return map[string]string{"pkg": "github.com/ckbench/ckbench"}
+}
+
+func (r *Run) benchHeader() []string {
 	m := r.Meta.Machine
-	return map[string]string{
-		"goos": m.OS.GOOS, "goarch": m.OS.GOARCH, "cpu": m.CPU.Brand,
-		"pkg": "github.com/ckbench/ckbench", "ckbench": r.Meta.Ckbench,
+	return []string{
+		fmt.Sprintf("ckbench %s, run %s, %s", r.Meta.Ckbench, r.Meta.RunID, r.Meta.Go),
+		fmt.Sprintf("cpu %s (family %d model %d), %s/%s; details in machine.json", m.CPU.Brand, m.CPU.Family, m.CPU.Model, m.OS.GOOS, m.OS.GOARCH),
 	}
 }
 

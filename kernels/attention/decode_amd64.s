@@ -340,11 +340,27 @@ DATA expconst<>+1328(SB)/4, $0x3f000000
 DATA expconst<>+1332(SB)/4, $0x3f000000
 DATA expconst<>+1336(SB)/4, $0x3f000000
 DATA expconst<>+1340(SB)/4, $0x3f000000
-GLOBL expconst<>(SB), RODATA|NOPTR, $1344
+DATA expconst<>+1344(SB)/4, $0x00000000
+DATA expconst<>+1348(SB)/4, $0x00000000
+DATA expconst<>+1352(SB)/4, $0x00000000
+DATA expconst<>+1356(SB)/4, $0x00000000
+DATA expconst<>+1360(SB)/4, $0x00000000
+DATA expconst<>+1364(SB)/4, $0x00000000
+DATA expconst<>+1368(SB)/4, $0x00000000
+DATA expconst<>+1372(SB)/4, $0x00000000
+DATA expconst<>+1376(SB)/4, $0x00000000
+DATA expconst<>+1380(SB)/4, $0x00000000
+DATA expconst<>+1384(SB)/4, $0x00000000
+DATA expconst<>+1388(SB)/4, $0x00000000
+DATA expconst<>+1392(SB)/4, $0x00000000
+DATA expconst<>+1396(SB)/4, $0x00000000
+DATA expconst<>+1400(SB)/4, $0x00000000
+DATA expconst<>+1404(SB)/4, $0x00000000
+GLOBL expconst<>(SB), RODATA|NOPTR, $1408
 
 // func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $40-96
+TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $96-96
 	MOVQ $0x00000000, 32(SP)
 
 init_1:
@@ -396,11 +412,11 @@ tile_1:
 	MOVQ    CX, 24(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_1:
+scores_single_1:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_1
+	JGE     scores_single_done_1
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -506,7 +522,7 @@ scores_reduce_1:
 
 scores_by1_1:
 	TESTQ  SI, SI
-	JZ     scores_done_3
+	JZ     scores_done_2
 	VXORPS Y2, Y2, Y2
 	MOVQ   BX, R9
 	MOVQ   CX, R11
@@ -533,7 +549,7 @@ scores_chunk1_1:
 	ADDQ         AX, BX
 	JMP          scores_by1_1
 
-scores_done_3:
+scores_done_2:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -547,7 +563,7 @@ scores_done_3:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
-	JMP          scores_done_2
+	JMP          scores_done_1
 
 scores_plain_1:
 	MOVQ    BX, BX
@@ -635,7 +651,7 @@ scores_reduce_2:
 
 scores_by1_2:
 	TESTQ  SI, SI
-	JZ     scores_done_4
+	JZ     scores_done_3
 	VXORPS Y2, Y2, Y2
 	MOVQ   BX, R8
 	MOVQ   CX, R10
@@ -662,7 +678,7 @@ scores_chunk1_2:
 	ADDQ         AX, BX
 	JMP          scores_by1_2
 
-scores_done_4:
+scores_done_3:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -677,11 +693,11 @@ scores_done_4:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 
-scores_done_2:
-	INCQ 32(SP)
-	JMP  scores_1
-
 scores_done_1:
+	INCQ 32(SP)
+	JMP  scores_single_1
+
+scores_single_done_1:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_1:
@@ -852,11 +868,11 @@ exp_done_1:
 softmax_done_1:
 	MOVQ $0x00000000, 32(SP)
 
-pv_1:
+pv_single_head_1:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_1
+	JGE   pv_single_head_done_1
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -1025,7 +1041,7 @@ pv_merge_3:
 	JMP     pv_block_3
 
 pv_next_3:
-	JMP pv_done_2
+	JMP pv_done_1
 
 pv_plain_1:
 	XORQ DI, DI
@@ -1169,11 +1185,11 @@ pv_merge_6:
 	JMP     pv_block_6
 
 pv_next_6:
-pv_done_2:
-	INCQ 32(SP)
-	JMP  pv_1
-
 pv_done_1:
+	INCQ 32(SP)
+	JMP  pv_single_head_1
+
+pv_single_head_done_1:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
 	IMULQ AX, CX
@@ -1320,7 +1336,7 @@ scores_reduce_3:
 
 scores_by1_3:
 	TESTQ  DI, DI
-	JZ     scores_done_5
+	JZ     scores_done_4
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   CX, R12
@@ -1347,7 +1363,7 @@ scores_chunk1_3:
 	ADDQ         SI, DX
 	JMP          scores_by1_3
 
-scores_done_5:
+scores_done_4:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -1607,7 +1623,7 @@ pv_next_9:
 
 // func flashDecodeFastAVX2(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $40-96
+TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $96-96
 	MOVQ $0x00000000, 32(SP)
 
 init_2:
@@ -1659,11 +1675,11 @@ tile_2:
 	MOVQ    CX, 24(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_2:
+scores_single_2:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_6
+	JGE     scores_single_done_2
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -1769,7 +1785,7 @@ scores_reduce_4:
 
 scores_by1_4:
 	TESTQ  SI, SI
-	JZ     scores_done_8
+	JZ     scores_done_6
 	VXORPS Y2, Y2, Y2
 	MOVQ   BX, R9
 	MOVQ   CX, R11
@@ -1796,7 +1812,7 @@ scores_chunk1_4:
 	ADDQ         AX, BX
 	JMP          scores_by1_4
 
-scores_done_8:
+scores_done_6:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -1810,7 +1826,7 @@ scores_done_8:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
-	JMP          scores_done_7
+	JMP          scores_done_5
 
 scores_plain_2:
 	MOVQ    BX, BX
@@ -1898,7 +1914,7 @@ scores_reduce_5:
 
 scores_by1_5:
 	TESTQ  SI, SI
-	JZ     scores_done_9
+	JZ     scores_done_7
 	VXORPS Y2, Y2, Y2
 	MOVQ   BX, R8
 	MOVQ   CX, R10
@@ -1925,7 +1941,7 @@ scores_chunk1_5:
 	ADDQ         AX, BX
 	JMP          scores_by1_5
 
-scores_done_9:
+scores_done_7:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -1940,11 +1956,11 @@ scores_done_9:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 
-scores_done_7:
+scores_done_5:
 	INCQ 32(SP)
-	JMP  scores_2
+	JMP  scores_single_2
 
-scores_done_6:
+scores_single_done_2:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_2:
@@ -2094,11 +2110,11 @@ exp_done_3:
 softmax_done_2:
 	MOVQ $0x00000000, 32(SP)
 
-pv_2:
+pv_single_head_2:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_3
+	JGE   pv_single_head_done_2
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -2267,7 +2283,7 @@ pv_merge_12:
 	JMP     pv_block_12
 
 pv_next_12:
-	JMP pv_done_4
+	JMP pv_done_2
 
 pv_plain_2:
 	XORQ DI, DI
@@ -2411,11 +2427,11 @@ pv_merge_15:
 	JMP     pv_block_15
 
 pv_next_15:
-pv_done_4:
+pv_done_2:
 	INCQ 32(SP)
-	JMP  pv_2
+	JMP  pv_single_head_2
 
-pv_done_3:
+pv_single_head_done_2:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
 	IMULQ AX, CX
@@ -2562,7 +2578,7 @@ scores_reduce_6:
 
 scores_by1_6:
 	TESTQ  DI, DI
-	JZ     scores_done_10
+	JZ     scores_done_8
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   CX, R12
@@ -2589,7 +2605,7 @@ scores_chunk1_6:
 	ADDQ         SI, DX
 	JMP          scores_by1_6
 
-scores_done_10:
+scores_done_8:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -2834,32 +2850,32 @@ pv_next_18:
 	RET
 
 // func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
-// Requires: AVX, AVX512DQ, AVX512F, CMOV, MMX+
-TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $40-96
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $96-96
 	MOVQ $0x00000000, 32(SP)
 
 init_3:
-	MOVQ   32(SP), AX
-	MOVQ   ng+16(FP), CX
-	CMPQ   AX, CX
-	JGE    init_done_3
-	VMOVSS expconst<>+0(SB), X0
-	MOVQ   state+72(FP), AX
-	MOVQ   32(SP), CX
-	VMOVSS X0, (AX)(CX*4)
-	MOVQ   state+72(FP), AX
-	MOVQ   ng+16(FP), CX
-	LEAQ   (AX)(CX*4), AX
-	MOVQ   32(SP), CX
-	MOVL   $0x00000000, (AX)(CX*4)
-	MOVQ   d+48(FP), AX
-	SHLQ   $0x02, AX
-	MOVQ   32(SP), CX
-	IMULQ  AX, CX
-	MOVQ   o+0(FP), DX
-	ADDQ   DX, CX
-	VXORPS Z0, Z0, Z0
-	MOVQ   AX, AX
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     init_done_3
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	MOVL    $0x00000000, (AX)(CX*4)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    o+0(FP), DX
+	ADDQ    DX, CX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    AX, AX
 
 zero_loop_5:
 	VMOVUPS Z0, (CX)
@@ -2887,11 +2903,527 @@ tile_3:
 	MOVQ    CX, 24(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_3:
+scores_pairs_7:
+	MOVQ    32(SP), AX
+	INCQ    AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_pairs_done_1
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), DI
+	MOVQ    DX, R8
+	ADDQ    tileStride+88(FP), R8
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	CMPQ    32(SP), $0x00000000
+	JNE     scores2_plain_1
+	MOVQ    8(SP), R9
+	MOVQ    CX, 64(SP)
+	MOVQ    DI, 72(SP)
+	MOVQ    DX, 80(SP)
+	MOVQ    R8, 88(SP)
+	MOVQ    SI, 48(SP)
+	MOVQ    BX, 56(SP)
+	LEAQ    (AX)(AX*2), CX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVUPS expconst<>+0(SB), Y21
+	VMOVSS  expconst<>+0(SB), X22
+
+scores2_by8_1:
+	CMPQ    48(SP), $0x08
+	JL      scores2_by1_1
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), DX
+	MOVQ    64(SP), BX
+	SUBQ    DX, BX
+	MOVQ    72(SP), SI
+	SUBQ    DX, SI
+	LEAQ    (DX)(AX*1), DI
+	MOVQ    DI, 40(SP)
+	LEAQ    (DX)(AX*4), DI
+
+scores2_chunk_1:
+	VMOVUPS       (DX)(BX*1), Z18
+	VMOVUPS       (DX)(SI*1), Z19
+	VMOVUPS       (DX), Z20
+	VFMADD231PS   Z20, Z18, Z0
+	VFMADD231PS   Z20, Z19, Z10
+	VMOVUPS       (DX)(AX*1), Z20
+	VFMADD231PS   Z20, Z18, Z3
+	VFMADD231PS   Z20, Z19, Z11
+	VMOVUPS       (DX)(AX*2), Z20
+	VFMADD231PS   Z20, Z18, Z4
+	VFMADD231PS   Z20, Z19, Z12
+	VMOVUPS       (DX)(CX*1), Z20
+	VFMADD231PS   Z20, Z18, Z5
+	VFMADD231PS   Z20, Z19, Z13
+	VMOVUPS       (DI), Z20
+	VFMADD231PS   Z20, Z18, Z6
+	VFMADD231PS   Z20, Z19, Z14
+	VMOVUPS       (DI)(AX*1), Z20
+	VFMADD231PS   Z20, Z18, Z7
+	VFMADD231PS   Z20, Z19, Z15
+	VMOVUPS       (DI)(AX*2), Z20
+	VFMADD231PS   Z20, Z18, Z8
+	VFMADD231PS   Z20, Z19, Z16
+	VMOVUPS       (DI)(CX*1), Z20
+	VFMADD231PS   Z20, Z18, Z9
+	VFMADD231PS   Z20, Z19, Z17
+	PREFETCHT0    (R9)
+	PREFETCHT0    64(R9)
+	PREFETCHT0    128(R9)
+	PREFETCHT0    192(R9)
+	PREFETCHT0    256(R9)
+	PREFETCHT0    320(R9)
+	PREFETCHT0    384(R9)
+	PREFETCHT0    448(R9)
+	ADDQ          $0x00000200, R9
+	ADDQ          $0x00000040, DX
+	ADDQ          $0x00000040, DI
+	CMPQ          DX, 40(SP)
+	JB            scores2_chunk_1
+	VEXTRACTF64X4 $0x01, Z0, Y18
+	VADDPS        Y18, Y0, Y18
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y6, Y7, Y6
+	VEXTRACTF64X4 $0x01, Z8, Y7
+	VADDPS        Y7, Y8, Y7
+	VEXTRACTF64X4 $0x01, Z9, Y8
+	VADDPS        Y8, Y9, Y8
+	VSHUFPS       $0x88, Y0, Y18, Y9
+	VSHUFPS       $0xdd, Y0, Y18, Y0
+	VADDPS        Y0, Y9, Y0
+	VSHUFPS       $0x88, Y4, Y3, Y9
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y9, Y3
+	VSHUFPS       $0x88, Y6, Y5, Y4
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y8, Y7, Y5
+	VSHUFPS       $0xdd, Y8, Y7, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y3, Y0, Y6
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y6, Y0
+	VSHUFPS       $0x88, Y5, Y4, Y3
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFF32X4    $0x00, Y3, Y0, Y4
+	VSHUFF32X4    $0x03, Y3, Y0, Y0
+	VADDPS        Y0, Y4, Y4
+	VBROADCASTSS  scale+64(FP), Y0
+	VMULPS        Y0, Y4, Y4
+	VMAXPS        Y4, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z10, Y0
+	VADDPS        Y0, Y10, Y0
+	VEXTRACTF64X4 $0x01, Z11, Y3
+	VADDPS        Y3, Y11, Y3
+	VEXTRACTF64X4 $0x01, Z12, Y5
+	VADDPS        Y5, Y12, Y5
+	VEXTRACTF64X4 $0x01, Z13, Y6
+	VADDPS        Y6, Y13, Y6
+	VEXTRACTF64X4 $0x01, Z14, Y7
+	VADDPS        Y7, Y14, Y7
+	VEXTRACTF64X4 $0x01, Z15, Y8
+	VADDPS        Y8, Y15, Y8
+	VEXTRACTF64X4 $0x01, Z16, Y9
+	VADDPS        Y9, Y16, Y9
+	VEXTRACTF64X4 $0x01, Z17, Y10
+	VADDPS        Y10, Y17, Y10
+	VSHUFPS       $0x88, Y3, Y0, Y11
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y11, Y0
+	VSHUFPS       $0x88, Y6, Y5, Y3
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y8, Y7, Y5
+	VSHUFPS       $0xdd, Y8, Y7, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y10, Y9, Y6
+	VSHUFPS       $0xdd, Y10, Y9, Y7
+	VADDPS        Y7, Y6, Y6
+	VSHUFPS       $0x88, Y3, Y0, Y7
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y7, Y0
+	VSHUFPS       $0x88, Y6, Y5, Y3
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y3, Y3
+	VSHUFF32X4    $0x00, Y3, Y0, Y5
+	VSHUFF32X4    $0x03, Y3, Y0, Y0
+	VADDPS        Y0, Y5, Y5
+	VBROADCASTSS  scale+64(FP), Y0
+	VMULPS        Y0, Y5, Y5
+	VMAXPS        Y5, Y21, Y21
+	MOVQ          80(SP), DX
+	VMOVUPS       Y4, (DX)
+	ADDQ          $0x00000020, 80(SP)
+	MOVQ          88(SP), DX
+	VMOVUPS       Y5, (DX)
+	ADDQ          $0x00000020, 88(SP)
+	SUBQ          $0x08, 48(SP)
+	MOVQ          56(SP), DX
+	LEAQ          (DX)(AX*8), DX
+	MOVQ          DX, 56(SP)
+	JMP           scores2_by8_1
+
+scores2_by1_1:
+	CMPQ    48(SP), $0x00
+	JE      scores2_done_2
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    56(SP), CX
+	MOVQ    64(SP), DX
+	SUBQ    CX, DX
+	MOVQ    72(SP), BX
+	SUBQ    CX, BX
+	LEAQ    (CX)(AX*1), SI
+	MOVQ    SI, 40(SP)
+
+scores2_chunk1_1:
+	VMOVUPS       (CX), Z4
+	VFMADD231PS   (CX)(DX*1), Z4, Z0
+	VFMADD231PS   (CX)(BX*1), Z4, Z3
+	ADDQ          $0x00000040, CX
+	CMPQ          CX, 40(SP)
+	JB            scores2_chunk1_1
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X4
+	VADDPS        X4, X0, X0
+	VMOVSHDUP     X0, X4
+	VADDPS        X4, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X22, X22
+	MOVQ          80(SP), CX
+	VMOVSS        X0, (CX)
+	ADDQ          $0x00000004, 80(SP)
+	MOVQ          88(SP), CX
+	VMOVSS        X3, (CX)
+	ADDQ          $0x00000004, 88(SP)
+	DECQ          48(SP)
+	MOVQ          56(SP), CX
+	ADDQ          AX, CX
+	MOVQ          CX, 56(SP)
+	JMP           scores2_by1_1
+
+scores2_done_2:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	VEXTRACTF32X4 $0x01, Y21, X1
+	VMAXPS        X21, X1, X1
+	VMOVHLPS      X1, X1, X2
+	VMAXPS        X2, X1, X1
+	VMOVSHDUP     X1, X2
+	VMAXPS        X2, X1, X1
+	VMAXSS        X22, X1, X1
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	VMOVSS        X1, 4(AX)(CX*4)
+	JMP           scores2_done_1
+
+scores2_plain_1:
+	MOVQ    CX, 64(SP)
+	MOVQ    DI, 72(SP)
+	MOVQ    DX, 80(SP)
+	MOVQ    R8, 88(SP)
+	MOVQ    SI, 48(SP)
+	MOVQ    BX, 56(SP)
+	LEAQ    (AX)(AX*2), CX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVUPS expconst<>+0(SB), Y21
+	VMOVSS  expconst<>+0(SB), X22
+
+scores2_by8_2:
+	CMPQ    48(SP), $0x08
+	JL      scores2_by1_2
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), DX
+	MOVQ    64(SP), BX
+	SUBQ    DX, BX
+	MOVQ    72(SP), SI
+	SUBQ    DX, SI
+	LEAQ    (DX)(AX*1), DI
+	MOVQ    DI, 40(SP)
+	LEAQ    (DX)(AX*4), DI
+
+scores2_chunk_2:
+	VMOVUPS       (DX)(BX*1), Z18
+	VMOVUPS       (DX)(SI*1), Z19
+	VMOVUPS       (DX), Z20
+	VFMADD231PS   Z20, Z18, Z0
+	VFMADD231PS   Z20, Z19, Z10
+	VMOVUPS       (DX)(AX*1), Z20
+	VFMADD231PS   Z20, Z18, Z3
+	VFMADD231PS   Z20, Z19, Z11
+	VMOVUPS       (DX)(AX*2), Z20
+	VFMADD231PS   Z20, Z18, Z4
+	VFMADD231PS   Z20, Z19, Z12
+	VMOVUPS       (DX)(CX*1), Z20
+	VFMADD231PS   Z20, Z18, Z5
+	VFMADD231PS   Z20, Z19, Z13
+	VMOVUPS       (DI), Z20
+	VFMADD231PS   Z20, Z18, Z6
+	VFMADD231PS   Z20, Z19, Z14
+	VMOVUPS       (DI)(AX*1), Z20
+	VFMADD231PS   Z20, Z18, Z7
+	VFMADD231PS   Z20, Z19, Z15
+	VMOVUPS       (DI)(AX*2), Z20
+	VFMADD231PS   Z20, Z18, Z8
+	VFMADD231PS   Z20, Z19, Z16
+	VMOVUPS       (DI)(CX*1), Z20
+	VFMADD231PS   Z20, Z18, Z9
+	VFMADD231PS   Z20, Z19, Z17
+	ADDQ          $0x00000040, DX
+	ADDQ          $0x00000040, DI
+	CMPQ          DX, 40(SP)
+	JB            scores2_chunk_2
+	VEXTRACTF64X4 $0x01, Z0, Y18
+	VADDPS        Y18, Y0, Y18
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y6, Y7, Y6
+	VEXTRACTF64X4 $0x01, Z8, Y7
+	VADDPS        Y7, Y8, Y7
+	VEXTRACTF64X4 $0x01, Z9, Y8
+	VADDPS        Y8, Y9, Y8
+	VSHUFPS       $0x88, Y0, Y18, Y9
+	VSHUFPS       $0xdd, Y0, Y18, Y0
+	VADDPS        Y0, Y9, Y0
+	VSHUFPS       $0x88, Y4, Y3, Y9
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y9, Y3
+	VSHUFPS       $0x88, Y6, Y5, Y4
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y8, Y7, Y5
+	VSHUFPS       $0xdd, Y8, Y7, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y3, Y0, Y6
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y6, Y0
+	VSHUFPS       $0x88, Y5, Y4, Y3
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFF32X4    $0x00, Y3, Y0, Y4
+	VSHUFF32X4    $0x03, Y3, Y0, Y0
+	VADDPS        Y0, Y4, Y4
+	VBROADCASTSS  scale+64(FP), Y0
+	VMULPS        Y0, Y4, Y4
+	VMAXPS        Y4, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z10, Y0
+	VADDPS        Y0, Y10, Y0
+	VEXTRACTF64X4 $0x01, Z11, Y3
+	VADDPS        Y3, Y11, Y3
+	VEXTRACTF64X4 $0x01, Z12, Y5
+	VADDPS        Y5, Y12, Y5
+	VEXTRACTF64X4 $0x01, Z13, Y6
+	VADDPS        Y6, Y13, Y6
+	VEXTRACTF64X4 $0x01, Z14, Y7
+	VADDPS        Y7, Y14, Y7
+	VEXTRACTF64X4 $0x01, Z15, Y8
+	VADDPS        Y8, Y15, Y8
+	VEXTRACTF64X4 $0x01, Z16, Y9
+	VADDPS        Y9, Y16, Y9
+	VEXTRACTF64X4 $0x01, Z17, Y10
+	VADDPS        Y10, Y17, Y10
+	VSHUFPS       $0x88, Y3, Y0, Y11
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y11, Y0
+	VSHUFPS       $0x88, Y6, Y5, Y3
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y8, Y7, Y5
+	VSHUFPS       $0xdd, Y8, Y7, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y10, Y9, Y6
+	VSHUFPS       $0xdd, Y10, Y9, Y7
+	VADDPS        Y7, Y6, Y6
+	VSHUFPS       $0x88, Y3, Y0, Y7
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y7, Y0
+	VSHUFPS       $0x88, Y6, Y5, Y3
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y3, Y3
+	VSHUFF32X4    $0x00, Y3, Y0, Y5
+	VSHUFF32X4    $0x03, Y3, Y0, Y0
+	VADDPS        Y0, Y5, Y5
+	VBROADCASTSS  scale+64(FP), Y0
+	VMULPS        Y0, Y5, Y5
+	VMAXPS        Y5, Y21, Y21
+	MOVQ          80(SP), DX
+	VMOVUPS       Y4, (DX)
+	ADDQ          $0x00000020, 80(SP)
+	MOVQ          88(SP), DX
+	VMOVUPS       Y5, (DX)
+	ADDQ          $0x00000020, 88(SP)
+	SUBQ          $0x08, 48(SP)
+	MOVQ          56(SP), DX
+	LEAQ          (DX)(AX*8), DX
+	MOVQ          DX, 56(SP)
+	JMP           scores2_by8_2
+
+scores2_by1_2:
+	CMPQ    48(SP), $0x00
+	JE      scores2_done_3
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    56(SP), CX
+	MOVQ    64(SP), DX
+	SUBQ    CX, DX
+	MOVQ    72(SP), BX
+	SUBQ    CX, BX
+	LEAQ    (CX)(AX*1), SI
+	MOVQ    SI, 40(SP)
+
+scores2_chunk1_2:
+	VMOVUPS       (CX), Z4
+	VFMADD231PS   (CX)(DX*1), Z4, Z0
+	VFMADD231PS   (CX)(BX*1), Z4, Z3
+	ADDQ          $0x00000040, CX
+	CMPQ          CX, 40(SP)
+	JB            scores2_chunk1_2
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X4
+	VADDPS        X4, X0, X0
+	VMOVSHDUP     X0, X4
+	VADDPS        X4, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X22, X22
+	MOVQ          80(SP), CX
+	VMOVSS        X0, (CX)
+	ADDQ          $0x00000004, 80(SP)
+	MOVQ          88(SP), CX
+	VMOVSS        X3, (CX)
+	ADDQ          $0x00000004, 88(SP)
+	DECQ          48(SP)
+	MOVQ          56(SP), CX
+	ADDQ          AX, CX
+	MOVQ          CX, 56(SP)
+	JMP           scores2_by1_2
+
+scores2_done_3:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	VEXTRACTF32X4 $0x01, Y21, X1
+	VMAXPS        X21, X1, X1
+	VMOVHLPS      X1, X1, X2
+	VMAXPS        X2, X1, X1
+	VMOVSHDUP     X1, X2
+	VMAXPS        X2, X1, X1
+	VMAXSS        X22, X1, X1
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	VMOVSS        X1, 4(AX)(CX*4)
+
+scores2_done_1:
+	ADDQ $0x00000002, 32(SP)
+	JMP  scores_pairs_7
+
+scores_pairs_done_1:
+scores_single_3:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_11
+	JGE     scores_single_done_3
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -2913,27 +3445,27 @@ scores_3:
 	VMOVSS  expconst<>+0(SB), X2
 
 scores_by8_7:
-	CMPQ   SI, $0x08
-	JL     scores_by1_7
-	VXORPS Z0, Z0, Z0
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	MOVQ   BX, R9
-	LEAQ   (BX)(AX*4), R10
-	MOVQ   CX, R11
-	SUBQ   BX, R11
-	MOVQ   AX, R12
-	ANDQ   $0xffffff80, R12
-	ADDQ   BX, R12
-	CMPQ   R9, R12
-	JAE    scores_odd_7
+	CMPQ    SI, $0x08
+	JL      scores_by1_7
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    BX, R9
+	LEAQ    (BX)(AX*4), R10
+	MOVQ    CX, R11
+	SUBQ    BX, R11
+	MOVQ    AX, R12
+	ANDQ    $0xffffff80, R12
+	ADDQ    BX, R12
+	CMPQ    R9, R12
+	JAE     scores_odd_7
 
-scores_pairs_7:
+scores_pairs_8:
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z0
 	VFMADD231PS (R9)(AX*1), Z10, Z3
@@ -2964,7 +3496,7 @@ scores_pairs_7:
 	ADDQ        $0x00000080, R9
 	ADDQ        $0x00000080, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_7
+	JB          scores_pairs_8
 
 scores_odd_7:
 	LEAQ        (BX)(AX*1), R12
@@ -2997,14 +3529,26 @@ scores_reduce_7:
 	VADDPS        Y7, Y8, Y7
 	VEXTRACTF64X4 $0x01, Z9, Y8
 	VADDPS        Y8, Y9, Y8
-	VHADDPS       Y0, Y10, Y0
-	VHADDPS       Y4, Y3, Y3
-	VHADDPS       Y6, Y5, Y4
-	VHADDPS       Y8, Y7, Y5
-	VHADDPS       Y3, Y0, Y0
-	VHADDPS       Y5, Y4, Y3
-	VPERM2F128    $0x20, Y3, Y0, Y4
-	VPERM2F128    $0x31, Y3, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y10, Y9
+	VSHUFPS       $0xdd, Y0, Y10, Y0
+	VADDPS        Y0, Y9, Y0
+	VSHUFPS       $0x88, Y4, Y3, Y9
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y9, Y3
+	VSHUFPS       $0x88, Y6, Y5, Y4
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y8, Y7, Y5
+	VSHUFPS       $0xdd, Y8, Y7, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y3, Y0, Y6
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y6, Y0
+	VSHUFPS       $0x88, Y5, Y4, Y3
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFF32X4    $0x00, Y3, Y0, Y4
+	VSHUFF32X4    $0x03, Y3, Y0, Y0
 	VADDPS        Y0, Y4, Y4
 	VBROADCASTSS  scale+64(FP), Y0
 	VMULPS        Y0, Y4, Y4
@@ -3016,13 +3560,13 @@ scores_reduce_7:
 	JMP           scores_by8_7
 
 scores_by1_7:
-	TESTQ  SI, SI
-	JZ     scores_done_13
-	VXORPS Z0, Z0, Z0
-	MOVQ   BX, R9
-	MOVQ   CX, R11
-	SUBQ   BX, R11
-	LEAQ   (BX)(AX*1), R12
+	TESTQ   SI, SI
+	JZ      scores_done_10
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    BX, R9
+	MOVQ    CX, R11
+	SUBQ    BX, R11
+	LEAQ    (BX)(AX*1), R12
 
 scores_chunk1_7:
 	VMOVUPS       (R9)(R11*1), Z3
@@ -3032,7 +3576,7 @@ scores_chunk1_7:
 	JB            scores_chunk1_7
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
-	VEXTRACTF128  $0x01, Y3, X0
+	VEXTRACTF32X4 $0x01, Y3, X0
 	VADDPS        X3, X0, X0
 	VMOVHLPS      X0, X0, X3
 	VADDPS        X3, X0, X0
@@ -3046,21 +3590,21 @@ scores_chunk1_7:
 	ADDQ          AX, BX
 	JMP           scores_by1_7
 
-scores_done_13:
-	VEXTRACTF128 $0x01, Y1, X0
-	VMAXPS       X1, X0, X0
-	VMOVHLPS     X0, X0, X1
-	VMAXPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VMAXPS       X1, X0, X0
-	VMAXSS       X2, X0, X0
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMOVSS       X0, (AX)(CX*4)
-	JMP          scores_done_12
+scores_done_10:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	JMP           scores_done_9
 
 scores_plain_3:
 	MOVQ    BX, BX
@@ -3069,27 +3613,27 @@ scores_plain_3:
 	VMOVSS  expconst<>+0(SB), X2
 
 scores_by8_8:
-	CMPQ   SI, $0x08
-	JL     scores_by1_8
-	VXORPS Z0, Z0, Z0
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	MOVQ   BX, R8
-	LEAQ   (BX)(AX*4), R9
-	MOVQ   CX, R10
-	SUBQ   BX, R10
-	MOVQ   AX, R11
-	ANDQ   $0xffffff80, R11
-	ADDQ   BX, R11
-	CMPQ   R8, R11
-	JAE    scores_odd_8
+	CMPQ    SI, $0x08
+	JL      scores_by1_8
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    BX, R8
+	LEAQ    (BX)(AX*4), R9
+	MOVQ    CX, R10
+	SUBQ    BX, R10
+	MOVQ    AX, R11
+	ANDQ    $0xffffff80, R11
+	ADDQ    BX, R11
+	CMPQ    R8, R11
+	JAE     scores_odd_8
 
-scores_pairs_8:
+scores_pairs_9:
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
 	VFMADD231PS (R8)(AX*1), Z10, Z3
@@ -3111,7 +3655,7 @@ scores_pairs_8:
 	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_8
+	JB          scores_pairs_9
 
 scores_odd_8:
 	LEAQ        (BX)(AX*1), R11
@@ -3144,14 +3688,26 @@ scores_reduce_8:
 	VADDPS        Y7, Y8, Y7
 	VEXTRACTF64X4 $0x01, Z9, Y8
 	VADDPS        Y8, Y9, Y8
-	VHADDPS       Y0, Y10, Y0
-	VHADDPS       Y4, Y3, Y3
-	VHADDPS       Y6, Y5, Y4
-	VHADDPS       Y8, Y7, Y5
-	VHADDPS       Y3, Y0, Y0
-	VHADDPS       Y5, Y4, Y3
-	VPERM2F128    $0x20, Y3, Y0, Y4
-	VPERM2F128    $0x31, Y3, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y10, Y9
+	VSHUFPS       $0xdd, Y0, Y10, Y0
+	VADDPS        Y0, Y9, Y0
+	VSHUFPS       $0x88, Y4, Y3, Y9
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y9, Y3
+	VSHUFPS       $0x88, Y6, Y5, Y4
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y8, Y7, Y5
+	VSHUFPS       $0xdd, Y8, Y7, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y3, Y0, Y6
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y6, Y0
+	VSHUFPS       $0x88, Y5, Y4, Y3
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFF32X4    $0x00, Y3, Y0, Y4
+	VSHUFF32X4    $0x03, Y3, Y0, Y0
 	VADDPS        Y0, Y4, Y4
 	VBROADCASTSS  scale+64(FP), Y0
 	VMULPS        Y0, Y4, Y4
@@ -3163,13 +3719,13 @@ scores_reduce_8:
 	JMP           scores_by8_8
 
 scores_by1_8:
-	TESTQ  SI, SI
-	JZ     scores_done_14
-	VXORPS Z0, Z0, Z0
-	MOVQ   BX, R8
-	MOVQ   CX, R10
-	SUBQ   BX, R10
-	LEAQ   (BX)(AX*1), R11
+	TESTQ   SI, SI
+	JZ      scores_done_11
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    BX, R8
+	MOVQ    CX, R10
+	SUBQ    BX, R10
+	LEAQ    (BX)(AX*1), R11
 
 scores_chunk1_8:
 	VMOVUPS       (R8)(R10*1), Z3
@@ -3179,7 +3735,7 @@ scores_chunk1_8:
 	JB            scores_chunk1_8
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
-	VEXTRACTF128  $0x01, Y3, X0
+	VEXTRACTF32X4 $0x01, Y3, X0
 	VADDPS        X3, X0, X0
 	VMOVHLPS      X0, X0, X3
 	VADDPS        X3, X0, X0
@@ -3193,26 +3749,26 @@ scores_chunk1_8:
 	ADDQ          AX, BX
 	JMP           scores_by1_8
 
-scores_done_14:
-	VEXTRACTF128 $0x01, Y1, X0
-	VMAXPS       X1, X0, X0
-	VMOVHLPS     X0, X0, X1
-	VMAXPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VMAXPS       X1, X0, X0
-	VMAXSS       X2, X0, X0
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMOVSS       X0, (AX)(CX*4)
-
-scores_done_12:
-	INCQ 32(SP)
-	JMP  scores_3
-
 scores_done_11:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+
+scores_done_9:
+	INCQ 32(SP)
+	JMP  scores_single_3
+
+scores_single_done_3:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_3:
@@ -3287,7 +3843,7 @@ no_rescale_3:
 	MOVQ         tiles+80(FP), CX
 	ADDQ         CX, AX
 	MOVQ         24(SP), CX
-	VXORPS       Z3, Z3, Z3
+	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
 exp_loop_5:
@@ -3322,7 +3878,7 @@ exp_loop_5:
 exp_tail_5:
 	VEXTRACTF64X4 $0x01, Z3, Y1
 	VADDPS        Y1, Y3, Y1
-	VEXTRACTF128  $0x01, Y1, X3
+	VEXTRACTF32X4 $0x01, Y1, X3
 	VADDPS        X1, X3, X3
 	VMOVHLPS      X3, X3, X1
 	VADDPS        X1, X3, X3
@@ -3375,11 +3931,537 @@ exp_done_5:
 softmax_done_3:
 	MOVQ $0x00000000, 32(SP)
 
-pv_3:
+pv_pairs_1:
+	MOVQ  32(SP), AX
+	INCQ  AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_pairs_done_1
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), DI
+	MOVQ  DX, R8
+	ADDQ  tileStride+88(FP), R8
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	CMPQ  32(SP), $0x00000000
+	JNE   pv2_plain_1
+	MOVQ  tk+56(FP), R9
+	IMULQ AX, R9
+	ADDQ  k+24(FP), R9
+	SUBQ  v+32(FP), R9
+	LEAQ  (R9)(AX*1), R10
+	MOVQ  CX, 40(SP)
+	MOVQ  DI, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  R8, CX
+	SUBQ  DX, CX
+	MOVQ  BX, 64(SP)
+	MOVQ  SI, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_1:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv2_next_1
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_1
+
+pv2_pair_1:
+	VMOVUPS      (SI), Z18
+	VMOVUPS      64(SI), Z19
+	VMOVUPS      128(SI), Z20
+	VMOVUPS      192(SI), Z21
+	VMOVUPS      (SI)(AX*1), Z22
+	VMOVUPS      64(SI)(AX*1), Z23
+	VMOVUPS      128(SI)(AX*1), Z24
+	VMOVUPS      192(SI)(AX*1), Z25
+	VBROADCASTSS (BX), Z26
+	VFMADD231PS  Z18, Z26, Z0
+	VFMADD231PS  Z19, Z26, Z3
+	VFMADD231PS  Z20, Z26, Z4
+	VFMADD231PS  Z21, Z26, Z5
+	VBROADCASTSS 4(BX), Z26
+	VFMADD231PS  Z22, Z26, Z6
+	VFMADD231PS  Z23, Z26, Z7
+	VFMADD231PS  Z24, Z26, Z8
+	VFMADD231PS  Z25, Z26, Z9
+	VBROADCASTSS (BX)(CX*1), Z26
+	VFMADD231PS  Z18, Z26, Z10
+	VFMADD231PS  Z19, Z26, Z11
+	VFMADD231PS  Z20, Z26, Z12
+	VFMADD231PS  Z21, Z26, Z13
+	VBROADCASTSS 4(BX)(CX*1), Z18
+	VFMADD231PS  Z22, Z18, Z14
+	VFMADD231PS  Z23, Z18, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD231PS  Z25, Z18, Z17
+	PREFETCHT0   (SI)(R9*1)
+	PREFETCHT0   (SI)(R10*1)
+	PREFETCHT0   64(SI)(R9*1)
+	PREFETCHT0   64(SI)(R10*1)
+	PREFETCHT0   128(SI)(R9*1)
+	PREFETCHT0   128(SI)(R10*1)
+	PREFETCHT0   192(SI)(R9*1)
+	PREFETCHT0   192(SI)(R10*1)
+	ADDQ         $0x08, BX
+	LEAQ         (SI)(AX*2), SI
+	SUBQ         $0x02, DI
+	CMPQ         DI, $0x02
+	JGE          pv2_pair_1
+
+pv2_single_1:
+	TESTQ        DI, DI
+	JZ           pv2_merge_1
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (SI), Z18, Z0
+	VFMADD231PS  64(SI), Z18, Z3
+	VFMADD231PS  128(SI), Z18, Z4
+	VFMADD231PS  192(SI), Z18, Z5
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  (SI), Z18, Z10
+	VFMADD231PS  64(SI), Z18, Z11
+	VFMADD231PS  128(SI), Z18, Z12
+	VFMADD231PS  192(SI), Z18, Z13
+
+pv2_merge_1:
+	MOVQ    40(SP), BX
+	VADDPS  Z6, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VADDPS  Z9, Z5, Z5
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z14, Z10, Z10
+	VMOVUPS Z10, (BX)(DX*1)
+	VADDPS  Z15, Z11, Z11
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VADDPS  Z16, Z12, Z12
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VADDPS  Z17, Z13, Z13
+	VMOVUPS Z13, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 80(SP)
+	JMP     pv2_block_1
+
+pv2_next_1:
+pv2_block_2:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_2
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_2
+
+pv2_pair_2:
+	VMOVUPS      (SI), Z10
+	VMOVUPS      64(SI), Z11
+	VMOVUPS      (SI)(AX*1), Z12
+	VMOVUPS      64(SI)(AX*1), Z13
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  Z10, Z14, Z0
+	VFMADD231PS  Z11, Z14, Z3
+	VBROADCASTSS 4(BX), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS (BX)(CX*1), Z14
+	VFMADD231PS  Z10, Z14, Z6
+	VFMADD231PS  Z11, Z14, Z7
+	VBROADCASTSS 4(BX)(CX*1), Z10
+	VFMADD231PS  Z12, Z10, Z8
+	VFMADD231PS  Z13, Z10, Z9
+	PREFETCHT0   (SI)(R9*1)
+	PREFETCHT0   (SI)(R10*1)
+	PREFETCHT0   64(SI)(R9*1)
+	PREFETCHT0   64(SI)(R10*1)
+	ADDQ         $0x08, BX
+	LEAQ         (SI)(AX*2), SI
+	SUBQ         $0x02, DI
+	CMPQ         DI, $0x02
+	JGE          pv2_pair_2
+
+pv2_single_2:
+	TESTQ        DI, DI
+	JZ           pv2_merge_2
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  (SI), Z10, Z0
+	VFMADD231PS  64(SI), Z10, Z3
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  (SI), Z10, Z6
+	VFMADD231PS  64(SI), Z10, Z7
+
+pv2_merge_2:
+	MOVQ    40(SP), BX
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS Z6, (BX)(DX*1)
+	VADDPS  Z9, Z7, Z7
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_2
+
+pv2_next_2:
+pv2_block_3:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_3
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_3
+
+pv2_pair_3:
+	VMOVUPS      (SI), Z6
+	VMOVUPS      (SI)(AX*1), Z7
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VBROADCASTSS 4(BX), Z8
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS (BX)(CX*1), Z8
+	VFMADD231PS  Z6, Z8, Z4
+	VBROADCASTSS 4(BX)(CX*1), Z6
+	VFMADD231PS  Z7, Z6, Z5
+	PREFETCHT0   (SI)(R9*1)
+	PREFETCHT0   (SI)(R10*1)
+	ADDQ         $0x08, BX
+	LEAQ         (SI)(AX*2), SI
+	SUBQ         $0x02, DI
+	CMPQ         DI, $0x02
+	JGE          pv2_pair_3
+
+pv2_single_3:
+	TESTQ        DI, DI
+	JZ           pv2_merge_3
+	VBROADCASTSS (BX), Z6
+	VFMADD231PS  (SI), Z6, Z0
+	VBROADCASTSS (BX)(CX*1), Z6
+	VFMADD231PS  (SI), Z6, Z4
+
+pv2_merge_3:
+	MOVQ    40(SP), BX
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, (BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_3
+
+pv2_next_3:
+	JMP pv2_done_1
+
+pv2_plain_1:
+	MOVQ CX, 40(SP)
+	MOVQ DI, 48(SP)
+	MOVQ DX, 56(SP)
+	MOVQ R8, CX
+	SUBQ DX, CX
+	MOVQ BX, 64(SP)
+	MOVQ SI, 72(SP)
+	MOVQ $0x00000000, 80(SP)
+
+pv2_block_4:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv2_next_4
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_4
+
+pv2_pair_4:
+	VMOVUPS      (SI), Z18
+	VMOVUPS      64(SI), Z19
+	VMOVUPS      128(SI), Z20
+	VMOVUPS      192(SI), Z21
+	VMOVUPS      (SI)(AX*1), Z22
+	VMOVUPS      64(SI)(AX*1), Z23
+	VMOVUPS      128(SI)(AX*1), Z24
+	VMOVUPS      192(SI)(AX*1), Z25
+	VBROADCASTSS (BX), Z26
+	VFMADD231PS  Z18, Z26, Z0
+	VFMADD231PS  Z19, Z26, Z3
+	VFMADD231PS  Z20, Z26, Z4
+	VFMADD231PS  Z21, Z26, Z5
+	VBROADCASTSS 4(BX), Z26
+	VFMADD231PS  Z22, Z26, Z6
+	VFMADD231PS  Z23, Z26, Z7
+	VFMADD231PS  Z24, Z26, Z8
+	VFMADD231PS  Z25, Z26, Z9
+	VBROADCASTSS (BX)(CX*1), Z26
+	VFMADD231PS  Z18, Z26, Z10
+	VFMADD231PS  Z19, Z26, Z11
+	VFMADD231PS  Z20, Z26, Z12
+	VFMADD231PS  Z21, Z26, Z13
+	VBROADCASTSS 4(BX)(CX*1), Z18
+	VFMADD231PS  Z22, Z18, Z14
+	VFMADD231PS  Z23, Z18, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD231PS  Z25, Z18, Z17
+	ADDQ         $0x08, BX
+	LEAQ         (SI)(AX*2), SI
+	SUBQ         $0x02, DI
+	CMPQ         DI, $0x02
+	JGE          pv2_pair_4
+
+pv2_single_4:
+	TESTQ        DI, DI
+	JZ           pv2_merge_4
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (SI), Z18, Z0
+	VFMADD231PS  64(SI), Z18, Z3
+	VFMADD231PS  128(SI), Z18, Z4
+	VFMADD231PS  192(SI), Z18, Z5
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  (SI), Z18, Z10
+	VFMADD231PS  64(SI), Z18, Z11
+	VFMADD231PS  128(SI), Z18, Z12
+	VFMADD231PS  192(SI), Z18, Z13
+
+pv2_merge_4:
+	MOVQ    40(SP), BX
+	VADDPS  Z6, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VADDPS  Z9, Z5, Z5
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z14, Z10, Z10
+	VMOVUPS Z10, (BX)(DX*1)
+	VADDPS  Z15, Z11, Z11
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VADDPS  Z16, Z12, Z12
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VADDPS  Z17, Z13, Z13
+	VMOVUPS Z13, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 80(SP)
+	JMP     pv2_block_4
+
+pv2_next_4:
+pv2_block_5:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_5
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_5
+
+pv2_pair_5:
+	VMOVUPS      (SI), Z10
+	VMOVUPS      64(SI), Z11
+	VMOVUPS      (SI)(AX*1), Z12
+	VMOVUPS      64(SI)(AX*1), Z13
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  Z10, Z14, Z0
+	VFMADD231PS  Z11, Z14, Z3
+	VBROADCASTSS 4(BX), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS (BX)(CX*1), Z14
+	VFMADD231PS  Z10, Z14, Z6
+	VFMADD231PS  Z11, Z14, Z7
+	VBROADCASTSS 4(BX)(CX*1), Z10
+	VFMADD231PS  Z12, Z10, Z8
+	VFMADD231PS  Z13, Z10, Z9
+	ADDQ         $0x08, BX
+	LEAQ         (SI)(AX*2), SI
+	SUBQ         $0x02, DI
+	CMPQ         DI, $0x02
+	JGE          pv2_pair_5
+
+pv2_single_5:
+	TESTQ        DI, DI
+	JZ           pv2_merge_5
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  (SI), Z10, Z0
+	VFMADD231PS  64(SI), Z10, Z3
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  (SI), Z10, Z6
+	VFMADD231PS  64(SI), Z10, Z7
+
+pv2_merge_5:
+	MOVQ    40(SP), BX
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS Z6, (BX)(DX*1)
+	VADDPS  Z9, Z7, Z7
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_5
+
+pv2_next_5:
+pv2_block_6:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_6
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_6
+
+pv2_pair_6:
+	VMOVUPS      (SI), Z6
+	VMOVUPS      (SI)(AX*1), Z7
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VBROADCASTSS 4(BX), Z8
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS (BX)(CX*1), Z8
+	VFMADD231PS  Z6, Z8, Z4
+	VBROADCASTSS 4(BX)(CX*1), Z6
+	VFMADD231PS  Z7, Z6, Z5
+	ADDQ         $0x08, BX
+	LEAQ         (SI)(AX*2), SI
+	SUBQ         $0x02, DI
+	CMPQ         DI, $0x02
+	JGE          pv2_pair_6
+
+pv2_single_6:
+	TESTQ        DI, DI
+	JZ           pv2_merge_6
+	VBROADCASTSS (BX), Z6
+	VFMADD231PS  (SI), Z6, Z0
+	VBROADCASTSS (BX)(CX*1), Z6
+	VFMADD231PS  (SI), Z6, Z4
+
+pv2_merge_6:
+	MOVQ    40(SP), BX
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, (BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_6
+
+pv2_next_6:
+pv2_done_1:
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_pairs_1
+
+pv_pairs_done_1:
+pv_single_head_3:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_5
+	JGE   pv_single_head_done_3
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -3407,21 +4489,21 @@ pv_block_19:
 	CMPQ    R10, $0x00000200
 	JL      pv_next_19
 	VMOVUPS (CX)(R9*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R9*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	VMOVUPS 128(CX)(R9*1), Z6
-	VXORPS  Z7, Z7, Z7
+	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 192(CX)(R9*1), Z8
-	VXORPS  Z9, Z9, Z9
+	VMOVUPS expconst<>+1344(SB), Z9
 	VMOVUPS 256(CX)(R9*1), Z10
-	VXORPS  Z11, Z11, Z11
+	VMOVUPS expconst<>+1344(SB), Z11
 	VMOVUPS 320(CX)(R9*1), Z12
-	VXORPS  Z13, Z13, Z13
+	VMOVUPS expconst<>+1344(SB), Z13
 	VMOVUPS 384(CX)(R9*1), Z14
-	VXORPS  Z15, Z15, Z15
+	VMOVUPS expconst<>+1344(SB), Z15
 	VMOVUPS 448(CX)(R9*1), Z16
-	VXORPS  Z17, Z17, Z17
+	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R10
 	LEAQ    (BX)(R9*1), R11
 	MOVQ    SI, R12
@@ -3509,13 +4591,13 @@ pv_block_20:
 	CMPQ    R10, $0x00000100
 	JL      pv_next_20
 	VMOVUPS (CX)(R9*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R9*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	VMOVUPS 128(CX)(R9*1), Z6
-	VXORPS  Z7, Z7, Z7
+	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 192(CX)(R9*1), Z8
-	VXORPS  Z9, Z9, Z9
+	VMOVUPS expconst<>+1344(SB), Z9
 	MOVQ    DX, R10
 	LEAQ    (BX)(R9*1), R11
 	MOVQ    SI, R12
@@ -3575,9 +4657,9 @@ pv_block_21:
 	CMPQ    R10, $0x00000080
 	JL      pv_next_21
 	VMOVUPS (CX)(R9*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R9*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	MOVQ    DX, R10
 	LEAQ    (BX)(R9*1), R11
 	MOVQ    SI, R12
@@ -3623,7 +4705,7 @@ pv_block_22:
 	CMPQ    R10, $0x00000040
 	JL      pv_next_22
 	VMOVUPS (CX)(R9*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R10
 	LEAQ    (BX)(R9*1), R11
 	MOVQ    SI, R12
@@ -3656,7 +4738,7 @@ pv_merge_22:
 	JMP     pv_block_22
 
 pv_next_22:
-	JMP pv_done_6
+	JMP pv_done_3
 
 pv_plain_3:
 	XORQ DI, DI
@@ -3667,21 +4749,21 @@ pv_block_23:
 	CMPQ    R8, $0x00000200
 	JL      pv_next_23
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(DI*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	VMOVUPS 128(CX)(DI*1), Z6
-	VXORPS  Z7, Z7, Z7
+	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 192(CX)(DI*1), Z8
-	VXORPS  Z9, Z9, Z9
+	VMOVUPS expconst<>+1344(SB), Z9
 	VMOVUPS 256(CX)(DI*1), Z10
-	VXORPS  Z11, Z11, Z11
+	VMOVUPS expconst<>+1344(SB), Z11
 	VMOVUPS 320(CX)(DI*1), Z12
-	VXORPS  Z13, Z13, Z13
+	VMOVUPS expconst<>+1344(SB), Z13
 	VMOVUPS 384(CX)(DI*1), Z14
-	VXORPS  Z15, Z15, Z15
+	VMOVUPS expconst<>+1344(SB), Z15
 	VMOVUPS 448(CX)(DI*1), Z16
-	VXORPS  Z17, Z17, Z17
+	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R8
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
@@ -3753,13 +4835,13 @@ pv_block_24:
 	CMPQ    R8, $0x00000100
 	JL      pv_next_24
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(DI*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	VMOVUPS 128(CX)(DI*1), Z6
-	VXORPS  Z7, Z7, Z7
+	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 192(CX)(DI*1), Z8
-	VXORPS  Z9, Z9, Z9
+	VMOVUPS expconst<>+1344(SB), Z9
 	MOVQ    DX, R8
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
@@ -3811,9 +4893,9 @@ pv_block_25:
 	CMPQ    R8, $0x00000080
 	JL      pv_next_25
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(DI*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	MOVQ    DX, R8
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
@@ -3855,7 +4937,7 @@ pv_block_26:
 	CMPQ    R8, $0x00000040
 	JL      pv_next_26
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R8
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
@@ -3886,11 +4968,11 @@ pv_merge_26:
 	JMP     pv_block_26
 
 pv_next_26:
-pv_done_6:
+pv_done_3:
 	INCQ 32(SP)
-	JMP  pv_3
+	JMP  pv_single_head_3
 
-pv_done_5:
+pv_single_head_done_3:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
 	IMULQ AX, CX
@@ -3913,7 +4995,7 @@ norm_3:
 	LEAQ     (AX)(CX*4), AX
 	MOVQ     32(SP), CX
 	VMOVSS   (AX)(CX*4), X0
-	VXORPS   X1, X1, X1
+	VMOVUPS  expconst<>+1344(SB), X1
 	VUCOMISS X1, X0
 	JEQ      recip_zero_5
 	VMOVSS   expconst<>+64(SB), X1
@@ -3943,7 +5025,7 @@ norm_done_3:
 	RET
 
 // func naiveDecodeExactAVX512(o *float32, q *float32, k *float32, v *float32, n int, d int, scale float32, ws *float32)
-// Requires: AVX, AVX512DQ, AVX512F
+// Requires: AVX, AVX512F, AVX512VL
 TEXT ·naiveDecodeExactAVX512(SB), NOSPLIT, $0-64
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
@@ -3958,27 +5040,27 @@ TEXT ·naiveDecodeExactAVX512(SB), NOSPLIT, $0-64
 	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_9:
-	CMPQ   DI, $0x08
-	JL     scores_by1_9
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	MOVQ   DX, R10
-	LEAQ   (DX)(SI*4), R11
-	MOVQ   CX, R12
-	SUBQ   DX, R12
-	MOVQ   SI, R13
-	ANDQ   $0xffffff80, R13
-	ADDQ   DX, R13
-	CMPQ   R10, R13
-	JAE    scores_odd_9
+	CMPQ    DI, $0x08
+	JL      scores_by1_9
+	VMOVUPS expconst<>+1344(SB), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R10
+	LEAQ    (DX)(SI*4), R11
+	MOVQ    CX, R12
+	SUBQ    DX, R12
+	MOVQ    SI, R13
+	ANDQ    $0xffffff80, R13
+	ADDQ    DX, R13
+	CMPQ    R10, R13
+	JAE     scores_odd_9
 
-scores_pairs_9:
+scores_pairs_10:
 	VMOVUPS     (R10)(R12*1), Z10
 	VFMADD231PS (R10), Z10, Z2
 	VFMADD231PS (R10)(SI*1), Z10, Z3
@@ -4000,7 +5082,7 @@ scores_pairs_9:
 	ADDQ        $0x00000080, R10
 	ADDQ        $0x00000080, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_9
+	JB          scores_pairs_10
 
 scores_odd_9:
 	LEAQ        (DX)(SI*1), R13
@@ -4033,14 +5115,26 @@ scores_reduce_9:
 	VADDPS        Y7, Y8, Y7
 	VEXTRACTF64X4 $0x01, Z9, Y8
 	VADDPS        Y8, Y9, Y8
-	VHADDPS       Y2, Y10, Y2
-	VHADDPS       Y4, Y3, Y3
-	VHADDPS       Y6, Y5, Y4
-	VHADDPS       Y8, Y7, Y5
-	VHADDPS       Y3, Y2, Y2
-	VHADDPS       Y5, Y4, Y3
-	VPERM2F128    $0x20, Y3, Y2, Y4
-	VPERM2F128    $0x31, Y3, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y10, Y9
+	VSHUFPS       $0xdd, Y2, Y10, Y2
+	VADDPS        Y2, Y9, Y2
+	VSHUFPS       $0x88, Y4, Y3, Y9
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y9, Y3
+	VSHUFPS       $0x88, Y6, Y5, Y4
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y8, Y7, Y5
+	VSHUFPS       $0xdd, Y8, Y7, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y3, Y2, Y6
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y2, Y6, Y2
+	VSHUFPS       $0x88, Y5, Y4, Y3
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFF32X4    $0x00, Y3, Y2, Y4
+	VSHUFF32X4    $0x03, Y3, Y2, Y2
 	VADDPS        Y2, Y4, Y4
 	VBROADCASTSS  scale+48(FP), Y2
 	VMULPS        Y2, Y4, Y4
@@ -4052,13 +5146,13 @@ scores_reduce_9:
 	JMP           scores_by8_9
 
 scores_by1_9:
-	TESTQ  DI, DI
-	JZ     scores_done_15
-	VXORPS Z2, Z2, Z2
-	MOVQ   DX, R10
-	MOVQ   CX, R12
-	SUBQ   DX, R12
-	LEAQ   (DX)(SI*1), R13
+	TESTQ   DI, DI
+	JZ      scores_done_12
+	VMOVUPS expconst<>+1344(SB), Z2
+	MOVQ    DX, R10
+	MOVQ    CX, R12
+	SUBQ    DX, R12
+	LEAQ    (DX)(SI*1), R13
 
 scores_chunk1_9:
 	VMOVUPS       (R10)(R12*1), Z3
@@ -4068,7 +5162,7 @@ scores_chunk1_9:
 	JB            scores_chunk1_9
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
-	VEXTRACTF128  $0x01, Y3, X2
+	VEXTRACTF32X4 $0x01, Y3, X2
 	VADDPS        X3, X2, X2
 	VMOVHLPS      X2, X2, X3
 	VADDPS        X3, X2, X2
@@ -4082,18 +5176,18 @@ scores_chunk1_9:
 	ADDQ          SI, DX
 	JMP           scores_by1_9
 
-scores_done_15:
-	VEXTRACTF128 $0x01, Y0, X2
-	VMAXPS       X0, X2, X2
-	VMOVHLPS     X2, X2, X0
-	VMAXPS       X0, X2, X2
-	VMOVSHDUP    X2, X0
-	VMAXPS       X0, X2, X2
-	VMAXSS       X1, X2, X2
-	VBROADCASTSS X2, Z2
-	VXORPS       Z3, Z3, Z3
-	MOVQ         AX, CX
-	MOVQ         BX, DX
+scores_done_12:
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VMAXPS        X0, X2, X2
+	VMOVHLPS      X2, X2, X0
+	VMAXPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VMAXPS        X0, X2, X2
+	VMAXSS        X1, X2, X2
+	VBROADCASTSS  X2, Z2
+	VMOVUPS       expconst<>+1344(SB), Z3
+	MOVQ          AX, CX
+	MOVQ          BX, DX
 
 exp_loop_6:
 	CMPQ         DX, $0x00000010
@@ -4127,7 +5221,7 @@ exp_loop_6:
 exp_tail_6:
 	VEXTRACTF64X4 $0x01, Z3, Y0
 	VADDPS        Y0, Y3, Y0
-	VEXTRACTF128  $0x01, Y0, X3
+	VEXTRACTF32X4 $0x01, Y0, X3
 	VADDPS        X0, X3, X3
 	VMOVHLPS      X3, X3, X0
 	VADDPS        X0, X3, X3
@@ -4164,7 +5258,7 @@ exp_tail1_6:
 	JNZ    exp_tail1_6
 
 exp_done_6:
-	VXORPS   X0, X0, X0
+	VMOVUPS  expconst<>+1344(SB), X0
 	VUCOMISS X0, X3
 	JEQ      recip_zero_6
 	VMOVSS   expconst<>+64(SB), X0
@@ -4183,7 +5277,7 @@ normp_3:
 	JG      normp_3
 	MOVQ    o+0(FP), CX
 	MOVQ    v+24(FP), DX
-	VXORPS  Z0, Z0, Z0
+	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    CX, DI
 	MOVQ    SI, R8
 
@@ -4200,21 +5294,21 @@ pv_block_27:
 	CMPQ    R8, $0x00000200
 	JL      pv_next_27
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z1, Z1, Z1
+	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(DI*1), Z2
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 128(CX)(DI*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	VMOVUPS 192(CX)(DI*1), Z6
-	VXORPS  Z7, Z7, Z7
+	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 256(CX)(DI*1), Z8
-	VXORPS  Z9, Z9, Z9
+	VMOVUPS expconst<>+1344(SB), Z9
 	VMOVUPS 320(CX)(DI*1), Z10
-	VXORPS  Z11, Z11, Z11
+	VMOVUPS expconst<>+1344(SB), Z11
 	VMOVUPS 384(CX)(DI*1), Z12
-	VXORPS  Z13, Z13, Z13
+	VMOVUPS expconst<>+1344(SB), Z13
 	VMOVUPS 448(CX)(DI*1), Z14
-	VXORPS  Z15, Z15, Z15
+	VMOVUPS expconst<>+1344(SB), Z15
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
@@ -4286,13 +5380,13 @@ pv_block_28:
 	CMPQ    R8, $0x00000100
 	JL      pv_next_28
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z1, Z1, Z1
+	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(DI*1), Z2
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 128(CX)(DI*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	VMOVUPS 192(CX)(DI*1), Z6
-	VXORPS  Z7, Z7, Z7
+	VMOVUPS expconst<>+1344(SB), Z7
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
@@ -4344,9 +5438,9 @@ pv_block_29:
 	CMPQ    R8, $0x00000080
 	JL      pv_next_29
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z1, Z1, Z1
+	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(DI*1), Z2
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
@@ -4388,7 +5482,7 @@ pv_block_30:
 	CMPQ    R8, $0x00000040
 	JL      pv_next_30
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z1, Z1, Z1
+	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
@@ -4423,32 +5517,32 @@ pv_next_30:
 	RET
 
 // func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
-// Requires: AVX, AVX512DQ, AVX512F, CMOV, MMX+
-TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $40-96
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $96-96
 	MOVQ $0x00000000, 32(SP)
 
 init_4:
-	MOVQ   32(SP), AX
-	MOVQ   ng+16(FP), CX
-	CMPQ   AX, CX
-	JGE    init_done_4
-	VMOVSS expconst<>+0(SB), X0
-	MOVQ   state+72(FP), AX
-	MOVQ   32(SP), CX
-	VMOVSS X0, (AX)(CX*4)
-	MOVQ   state+72(FP), AX
-	MOVQ   ng+16(FP), CX
-	LEAQ   (AX)(CX*4), AX
-	MOVQ   32(SP), CX
-	MOVL   $0x00000000, (AX)(CX*4)
-	MOVQ   d+48(FP), AX
-	SHLQ   $0x02, AX
-	MOVQ   32(SP), CX
-	IMULQ  AX, CX
-	MOVQ   o+0(FP), DX
-	ADDQ   DX, CX
-	VXORPS Z0, Z0, Z0
-	MOVQ   AX, AX
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     init_done_4
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	MOVL    $0x00000000, (AX)(CX*4)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    o+0(FP), DX
+	ADDQ    DX, CX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    AX, AX
 
 zero_loop_7:
 	VMOVUPS Z0, (CX)
@@ -4476,11 +5570,527 @@ tile_4:
 	MOVQ    CX, 24(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_4:
+scores_pairs_11:
+	MOVQ    32(SP), AX
+	INCQ    AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_pairs_done_2
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), DI
+	MOVQ    DX, R8
+	ADDQ    tileStride+88(FP), R8
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	CMPQ    32(SP), $0x00000000
+	JNE     scores2_plain_2
+	MOVQ    8(SP), R9
+	MOVQ    CX, 64(SP)
+	MOVQ    DI, 72(SP)
+	MOVQ    DX, 80(SP)
+	MOVQ    R8, 88(SP)
+	MOVQ    SI, 48(SP)
+	MOVQ    BX, 56(SP)
+	LEAQ    (AX)(AX*2), CX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVUPS expconst<>+0(SB), Y21
+	VMOVSS  expconst<>+0(SB), X22
+
+scores2_by8_3:
+	CMPQ    48(SP), $0x08
+	JL      scores2_by1_3
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), DX
+	MOVQ    64(SP), BX
+	SUBQ    DX, BX
+	MOVQ    72(SP), SI
+	SUBQ    DX, SI
+	LEAQ    (DX)(AX*1), DI
+	MOVQ    DI, 40(SP)
+	LEAQ    (DX)(AX*4), DI
+
+scores2_chunk_3:
+	VMOVUPS       (DX)(BX*1), Z18
+	VMOVUPS       (DX)(SI*1), Z19
+	VMOVUPS       (DX), Z20
+	VFMADD231PS   Z20, Z18, Z0
+	VFMADD231PS   Z20, Z19, Z10
+	VMOVUPS       (DX)(AX*1), Z20
+	VFMADD231PS   Z20, Z18, Z3
+	VFMADD231PS   Z20, Z19, Z11
+	VMOVUPS       (DX)(AX*2), Z20
+	VFMADD231PS   Z20, Z18, Z4
+	VFMADD231PS   Z20, Z19, Z12
+	VMOVUPS       (DX)(CX*1), Z20
+	VFMADD231PS   Z20, Z18, Z5
+	VFMADD231PS   Z20, Z19, Z13
+	VMOVUPS       (DI), Z20
+	VFMADD231PS   Z20, Z18, Z6
+	VFMADD231PS   Z20, Z19, Z14
+	VMOVUPS       (DI)(AX*1), Z20
+	VFMADD231PS   Z20, Z18, Z7
+	VFMADD231PS   Z20, Z19, Z15
+	VMOVUPS       (DI)(AX*2), Z20
+	VFMADD231PS   Z20, Z18, Z8
+	VFMADD231PS   Z20, Z19, Z16
+	VMOVUPS       (DI)(CX*1), Z20
+	VFMADD231PS   Z20, Z18, Z9
+	VFMADD231PS   Z20, Z19, Z17
+	PREFETCHT0    (R9)
+	PREFETCHT0    64(R9)
+	PREFETCHT0    128(R9)
+	PREFETCHT0    192(R9)
+	PREFETCHT0    256(R9)
+	PREFETCHT0    320(R9)
+	PREFETCHT0    384(R9)
+	PREFETCHT0    448(R9)
+	ADDQ          $0x00000200, R9
+	ADDQ          $0x00000040, DX
+	ADDQ          $0x00000040, DI
+	CMPQ          DX, 40(SP)
+	JB            scores2_chunk_3
+	VEXTRACTF64X4 $0x01, Z0, Y18
+	VADDPS        Y18, Y0, Y18
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y6, Y7, Y6
+	VEXTRACTF64X4 $0x01, Z8, Y7
+	VADDPS        Y7, Y8, Y7
+	VEXTRACTF64X4 $0x01, Z9, Y8
+	VADDPS        Y8, Y9, Y8
+	VSHUFPS       $0x88, Y0, Y18, Y9
+	VSHUFPS       $0xdd, Y0, Y18, Y0
+	VADDPS        Y0, Y9, Y0
+	VSHUFPS       $0x88, Y4, Y3, Y9
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y9, Y3
+	VSHUFPS       $0x88, Y6, Y5, Y4
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y8, Y7, Y5
+	VSHUFPS       $0xdd, Y8, Y7, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y3, Y0, Y6
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y6, Y0
+	VSHUFPS       $0x88, Y5, Y4, Y3
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFF32X4    $0x00, Y3, Y0, Y4
+	VSHUFF32X4    $0x03, Y3, Y0, Y0
+	VADDPS        Y0, Y4, Y4
+	VBROADCASTSS  scale+64(FP), Y0
+	VMULPS        Y0, Y4, Y4
+	VMAXPS        Y4, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z10, Y0
+	VADDPS        Y0, Y10, Y0
+	VEXTRACTF64X4 $0x01, Z11, Y3
+	VADDPS        Y3, Y11, Y3
+	VEXTRACTF64X4 $0x01, Z12, Y5
+	VADDPS        Y5, Y12, Y5
+	VEXTRACTF64X4 $0x01, Z13, Y6
+	VADDPS        Y6, Y13, Y6
+	VEXTRACTF64X4 $0x01, Z14, Y7
+	VADDPS        Y7, Y14, Y7
+	VEXTRACTF64X4 $0x01, Z15, Y8
+	VADDPS        Y8, Y15, Y8
+	VEXTRACTF64X4 $0x01, Z16, Y9
+	VADDPS        Y9, Y16, Y9
+	VEXTRACTF64X4 $0x01, Z17, Y10
+	VADDPS        Y10, Y17, Y10
+	VSHUFPS       $0x88, Y3, Y0, Y11
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y11, Y0
+	VSHUFPS       $0x88, Y6, Y5, Y3
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y8, Y7, Y5
+	VSHUFPS       $0xdd, Y8, Y7, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y10, Y9, Y6
+	VSHUFPS       $0xdd, Y10, Y9, Y7
+	VADDPS        Y7, Y6, Y6
+	VSHUFPS       $0x88, Y3, Y0, Y7
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y7, Y0
+	VSHUFPS       $0x88, Y6, Y5, Y3
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y3, Y3
+	VSHUFF32X4    $0x00, Y3, Y0, Y5
+	VSHUFF32X4    $0x03, Y3, Y0, Y0
+	VADDPS        Y0, Y5, Y5
+	VBROADCASTSS  scale+64(FP), Y0
+	VMULPS        Y0, Y5, Y5
+	VMAXPS        Y5, Y21, Y21
+	MOVQ          80(SP), DX
+	VMOVUPS       Y4, (DX)
+	ADDQ          $0x00000020, 80(SP)
+	MOVQ          88(SP), DX
+	VMOVUPS       Y5, (DX)
+	ADDQ          $0x00000020, 88(SP)
+	SUBQ          $0x08, 48(SP)
+	MOVQ          56(SP), DX
+	LEAQ          (DX)(AX*8), DX
+	MOVQ          DX, 56(SP)
+	JMP           scores2_by8_3
+
+scores2_by1_3:
+	CMPQ    48(SP), $0x00
+	JE      scores2_done_5
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    56(SP), CX
+	MOVQ    64(SP), DX
+	SUBQ    CX, DX
+	MOVQ    72(SP), BX
+	SUBQ    CX, BX
+	LEAQ    (CX)(AX*1), SI
+	MOVQ    SI, 40(SP)
+
+scores2_chunk1_3:
+	VMOVUPS       (CX), Z4
+	VFMADD231PS   (CX)(DX*1), Z4, Z0
+	VFMADD231PS   (CX)(BX*1), Z4, Z3
+	ADDQ          $0x00000040, CX
+	CMPQ          CX, 40(SP)
+	JB            scores2_chunk1_3
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X4
+	VADDPS        X4, X0, X0
+	VMOVSHDUP     X0, X4
+	VADDPS        X4, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X22, X22
+	MOVQ          80(SP), CX
+	VMOVSS        X0, (CX)
+	ADDQ          $0x00000004, 80(SP)
+	MOVQ          88(SP), CX
+	VMOVSS        X3, (CX)
+	ADDQ          $0x00000004, 88(SP)
+	DECQ          48(SP)
+	MOVQ          56(SP), CX
+	ADDQ          AX, CX
+	MOVQ          CX, 56(SP)
+	JMP           scores2_by1_3
+
+scores2_done_5:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	VEXTRACTF32X4 $0x01, Y21, X1
+	VMAXPS        X21, X1, X1
+	VMOVHLPS      X1, X1, X2
+	VMAXPS        X2, X1, X1
+	VMOVSHDUP     X1, X2
+	VMAXPS        X2, X1, X1
+	VMAXSS        X22, X1, X1
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	VMOVSS        X1, 4(AX)(CX*4)
+	JMP           scores2_done_4
+
+scores2_plain_2:
+	MOVQ    CX, 64(SP)
+	MOVQ    DI, 72(SP)
+	MOVQ    DX, 80(SP)
+	MOVQ    R8, 88(SP)
+	MOVQ    SI, 48(SP)
+	MOVQ    BX, 56(SP)
+	LEAQ    (AX)(AX*2), CX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVUPS expconst<>+0(SB), Y21
+	VMOVSS  expconst<>+0(SB), X22
+
+scores2_by8_4:
+	CMPQ    48(SP), $0x08
+	JL      scores2_by1_4
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), DX
+	MOVQ    64(SP), BX
+	SUBQ    DX, BX
+	MOVQ    72(SP), SI
+	SUBQ    DX, SI
+	LEAQ    (DX)(AX*1), DI
+	MOVQ    DI, 40(SP)
+	LEAQ    (DX)(AX*4), DI
+
+scores2_chunk_4:
+	VMOVUPS       (DX)(BX*1), Z18
+	VMOVUPS       (DX)(SI*1), Z19
+	VMOVUPS       (DX), Z20
+	VFMADD231PS   Z20, Z18, Z0
+	VFMADD231PS   Z20, Z19, Z10
+	VMOVUPS       (DX)(AX*1), Z20
+	VFMADD231PS   Z20, Z18, Z3
+	VFMADD231PS   Z20, Z19, Z11
+	VMOVUPS       (DX)(AX*2), Z20
+	VFMADD231PS   Z20, Z18, Z4
+	VFMADD231PS   Z20, Z19, Z12
+	VMOVUPS       (DX)(CX*1), Z20
+	VFMADD231PS   Z20, Z18, Z5
+	VFMADD231PS   Z20, Z19, Z13
+	VMOVUPS       (DI), Z20
+	VFMADD231PS   Z20, Z18, Z6
+	VFMADD231PS   Z20, Z19, Z14
+	VMOVUPS       (DI)(AX*1), Z20
+	VFMADD231PS   Z20, Z18, Z7
+	VFMADD231PS   Z20, Z19, Z15
+	VMOVUPS       (DI)(AX*2), Z20
+	VFMADD231PS   Z20, Z18, Z8
+	VFMADD231PS   Z20, Z19, Z16
+	VMOVUPS       (DI)(CX*1), Z20
+	VFMADD231PS   Z20, Z18, Z9
+	VFMADD231PS   Z20, Z19, Z17
+	ADDQ          $0x00000040, DX
+	ADDQ          $0x00000040, DI
+	CMPQ          DX, 40(SP)
+	JB            scores2_chunk_4
+	VEXTRACTF64X4 $0x01, Z0, Y18
+	VADDPS        Y18, Y0, Y18
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y6, Y7, Y6
+	VEXTRACTF64X4 $0x01, Z8, Y7
+	VADDPS        Y7, Y8, Y7
+	VEXTRACTF64X4 $0x01, Z9, Y8
+	VADDPS        Y8, Y9, Y8
+	VSHUFPS       $0x88, Y0, Y18, Y9
+	VSHUFPS       $0xdd, Y0, Y18, Y0
+	VADDPS        Y0, Y9, Y0
+	VSHUFPS       $0x88, Y4, Y3, Y9
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y9, Y3
+	VSHUFPS       $0x88, Y6, Y5, Y4
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y8, Y7, Y5
+	VSHUFPS       $0xdd, Y8, Y7, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y3, Y0, Y6
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y6, Y0
+	VSHUFPS       $0x88, Y5, Y4, Y3
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFF32X4    $0x00, Y3, Y0, Y4
+	VSHUFF32X4    $0x03, Y3, Y0, Y0
+	VADDPS        Y0, Y4, Y4
+	VBROADCASTSS  scale+64(FP), Y0
+	VMULPS        Y0, Y4, Y4
+	VMAXPS        Y4, Y1, Y1
+	VEXTRACTF64X4 $0x01, Z10, Y0
+	VADDPS        Y0, Y10, Y0
+	VEXTRACTF64X4 $0x01, Z11, Y3
+	VADDPS        Y3, Y11, Y3
+	VEXTRACTF64X4 $0x01, Z12, Y5
+	VADDPS        Y5, Y12, Y5
+	VEXTRACTF64X4 $0x01, Z13, Y6
+	VADDPS        Y6, Y13, Y6
+	VEXTRACTF64X4 $0x01, Z14, Y7
+	VADDPS        Y7, Y14, Y7
+	VEXTRACTF64X4 $0x01, Z15, Y8
+	VADDPS        Y8, Y15, Y8
+	VEXTRACTF64X4 $0x01, Z16, Y9
+	VADDPS        Y9, Y16, Y9
+	VEXTRACTF64X4 $0x01, Z17, Y10
+	VADDPS        Y10, Y17, Y10
+	VSHUFPS       $0x88, Y3, Y0, Y11
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y11, Y0
+	VSHUFPS       $0x88, Y6, Y5, Y3
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y3, Y3
+	VSHUFPS       $0x88, Y8, Y7, Y5
+	VSHUFPS       $0xdd, Y8, Y7, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y10, Y9, Y6
+	VSHUFPS       $0xdd, Y10, Y9, Y7
+	VADDPS        Y7, Y6, Y6
+	VSHUFPS       $0x88, Y3, Y0, Y7
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y7, Y0
+	VSHUFPS       $0x88, Y6, Y5, Y3
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y3, Y3
+	VSHUFF32X4    $0x00, Y3, Y0, Y5
+	VSHUFF32X4    $0x03, Y3, Y0, Y0
+	VADDPS        Y0, Y5, Y5
+	VBROADCASTSS  scale+64(FP), Y0
+	VMULPS        Y0, Y5, Y5
+	VMAXPS        Y5, Y21, Y21
+	MOVQ          80(SP), DX
+	VMOVUPS       Y4, (DX)
+	ADDQ          $0x00000020, 80(SP)
+	MOVQ          88(SP), DX
+	VMOVUPS       Y5, (DX)
+	ADDQ          $0x00000020, 88(SP)
+	SUBQ          $0x08, 48(SP)
+	MOVQ          56(SP), DX
+	LEAQ          (DX)(AX*8), DX
+	MOVQ          DX, 56(SP)
+	JMP           scores2_by8_4
+
+scores2_by1_4:
+	CMPQ    48(SP), $0x00
+	JE      scores2_done_6
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    56(SP), CX
+	MOVQ    64(SP), DX
+	SUBQ    CX, DX
+	MOVQ    72(SP), BX
+	SUBQ    CX, BX
+	LEAQ    (CX)(AX*1), SI
+	MOVQ    SI, 40(SP)
+
+scores2_chunk1_4:
+	VMOVUPS       (CX), Z4
+	VFMADD231PS   (CX)(DX*1), Z4, Z0
+	VFMADD231PS   (CX)(BX*1), Z4, Z3
+	ADDQ          $0x00000040, CX
+	CMPQ          CX, 40(SP)
+	JB            scores2_chunk1_4
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X4
+	VADDPS        X4, X0, X0
+	VMOVSHDUP     X0, X4
+	VADDPS        X4, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X22, X22
+	MOVQ          80(SP), CX
+	VMOVSS        X0, (CX)
+	ADDQ          $0x00000004, 80(SP)
+	MOVQ          88(SP), CX
+	VMOVSS        X3, (CX)
+	ADDQ          $0x00000004, 88(SP)
+	DECQ          48(SP)
+	MOVQ          56(SP), CX
+	ADDQ          AX, CX
+	MOVQ          CX, 56(SP)
+	JMP           scores2_by1_4
+
+scores2_done_6:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	VEXTRACTF32X4 $0x01, Y21, X1
+	VMAXPS        X21, X1, X1
+	VMOVHLPS      X1, X1, X2
+	VMAXPS        X2, X1, X1
+	VMOVSHDUP     X1, X2
+	VMAXPS        X2, X1, X1
+	VMAXSS        X22, X1, X1
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	VMOVSS        X1, 4(AX)(CX*4)
+
+scores2_done_4:
+	ADDQ $0x00000002, 32(SP)
+	JMP  scores_pairs_11
+
+scores_pairs_done_2:
+scores_single_4:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_16
+	JGE     scores_single_done_4
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -4502,27 +6112,27 @@ scores_4:
 	VMOVSS  expconst<>+0(SB), X2
 
 scores_by8_10:
-	CMPQ   SI, $0x08
-	JL     scores_by1_10
-	VXORPS Z0, Z0, Z0
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	MOVQ   BX, R9
-	LEAQ   (BX)(AX*4), R10
-	MOVQ   CX, R11
-	SUBQ   BX, R11
-	MOVQ   AX, R12
-	ANDQ   $0xffffff80, R12
-	ADDQ   BX, R12
-	CMPQ   R9, R12
-	JAE    scores_odd_10
+	CMPQ    SI, $0x08
+	JL      scores_by1_10
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    BX, R9
+	LEAQ    (BX)(AX*4), R10
+	MOVQ    CX, R11
+	SUBQ    BX, R11
+	MOVQ    AX, R12
+	ANDQ    $0xffffff80, R12
+	ADDQ    BX, R12
+	CMPQ    R9, R12
+	JAE     scores_odd_10
 
-scores_pairs_10:
+scores_pairs_12:
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z0
 	VFMADD231PS (R9)(AX*1), Z10, Z3
@@ -4553,7 +6163,7 @@ scores_pairs_10:
 	ADDQ        $0x00000080, R9
 	ADDQ        $0x00000080, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_10
+	JB          scores_pairs_12
 
 scores_odd_10:
 	LEAQ        (BX)(AX*1), R12
@@ -4586,14 +6196,26 @@ scores_reduce_10:
 	VADDPS        Y7, Y8, Y7
 	VEXTRACTF64X4 $0x01, Z9, Y8
 	VADDPS        Y8, Y9, Y8
-	VHADDPS       Y0, Y10, Y0
-	VHADDPS       Y4, Y3, Y3
-	VHADDPS       Y6, Y5, Y4
-	VHADDPS       Y8, Y7, Y5
-	VHADDPS       Y3, Y0, Y0
-	VHADDPS       Y5, Y4, Y3
-	VPERM2F128    $0x20, Y3, Y0, Y4
-	VPERM2F128    $0x31, Y3, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y10, Y9
+	VSHUFPS       $0xdd, Y0, Y10, Y0
+	VADDPS        Y0, Y9, Y0
+	VSHUFPS       $0x88, Y4, Y3, Y9
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y9, Y3
+	VSHUFPS       $0x88, Y6, Y5, Y4
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y8, Y7, Y5
+	VSHUFPS       $0xdd, Y8, Y7, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y3, Y0, Y6
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y6, Y0
+	VSHUFPS       $0x88, Y5, Y4, Y3
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFF32X4    $0x00, Y3, Y0, Y4
+	VSHUFF32X4    $0x03, Y3, Y0, Y0
 	VADDPS        Y0, Y4, Y4
 	VBROADCASTSS  scale+64(FP), Y0
 	VMULPS        Y0, Y4, Y4
@@ -4605,13 +6227,13 @@ scores_reduce_10:
 	JMP           scores_by8_10
 
 scores_by1_10:
-	TESTQ  SI, SI
-	JZ     scores_done_18
-	VXORPS Z0, Z0, Z0
-	MOVQ   BX, R9
-	MOVQ   CX, R11
-	SUBQ   BX, R11
-	LEAQ   (BX)(AX*1), R12
+	TESTQ   SI, SI
+	JZ      scores_done_14
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    BX, R9
+	MOVQ    CX, R11
+	SUBQ    BX, R11
+	LEAQ    (BX)(AX*1), R12
 
 scores_chunk1_10:
 	VMOVUPS       (R9)(R11*1), Z3
@@ -4621,7 +6243,7 @@ scores_chunk1_10:
 	JB            scores_chunk1_10
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
-	VEXTRACTF128  $0x01, Y3, X0
+	VEXTRACTF32X4 $0x01, Y3, X0
 	VADDPS        X3, X0, X0
 	VMOVHLPS      X0, X0, X3
 	VADDPS        X3, X0, X0
@@ -4635,21 +6257,21 @@ scores_chunk1_10:
 	ADDQ          AX, BX
 	JMP           scores_by1_10
 
-scores_done_18:
-	VEXTRACTF128 $0x01, Y1, X0
-	VMAXPS       X1, X0, X0
-	VMOVHLPS     X0, X0, X1
-	VMAXPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VMAXPS       X1, X0, X0
-	VMAXSS       X2, X0, X0
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMOVSS       X0, (AX)(CX*4)
-	JMP          scores_done_17
+scores_done_14:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	JMP           scores_done_13
 
 scores_plain_4:
 	MOVQ    BX, BX
@@ -4658,27 +6280,27 @@ scores_plain_4:
 	VMOVSS  expconst<>+0(SB), X2
 
 scores_by8_11:
-	CMPQ   SI, $0x08
-	JL     scores_by1_11
-	VXORPS Z0, Z0, Z0
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	MOVQ   BX, R8
-	LEAQ   (BX)(AX*4), R9
-	MOVQ   CX, R10
-	SUBQ   BX, R10
-	MOVQ   AX, R11
-	ANDQ   $0xffffff80, R11
-	ADDQ   BX, R11
-	CMPQ   R8, R11
-	JAE    scores_odd_11
+	CMPQ    SI, $0x08
+	JL      scores_by1_11
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    BX, R8
+	LEAQ    (BX)(AX*4), R9
+	MOVQ    CX, R10
+	SUBQ    BX, R10
+	MOVQ    AX, R11
+	ANDQ    $0xffffff80, R11
+	ADDQ    BX, R11
+	CMPQ    R8, R11
+	JAE     scores_odd_11
 
-scores_pairs_11:
+scores_pairs_13:
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
 	VFMADD231PS (R8)(AX*1), Z10, Z3
@@ -4700,7 +6322,7 @@ scores_pairs_11:
 	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_11
+	JB          scores_pairs_13
 
 scores_odd_11:
 	LEAQ        (BX)(AX*1), R11
@@ -4733,14 +6355,26 @@ scores_reduce_11:
 	VADDPS        Y7, Y8, Y7
 	VEXTRACTF64X4 $0x01, Z9, Y8
 	VADDPS        Y8, Y9, Y8
-	VHADDPS       Y0, Y10, Y0
-	VHADDPS       Y4, Y3, Y3
-	VHADDPS       Y6, Y5, Y4
-	VHADDPS       Y8, Y7, Y5
-	VHADDPS       Y3, Y0, Y0
-	VHADDPS       Y5, Y4, Y3
-	VPERM2F128    $0x20, Y3, Y0, Y4
-	VPERM2F128    $0x31, Y3, Y0, Y0
+	VSHUFPS       $0x88, Y0, Y10, Y9
+	VSHUFPS       $0xdd, Y0, Y10, Y0
+	VADDPS        Y0, Y9, Y0
+	VSHUFPS       $0x88, Y4, Y3, Y9
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y9, Y3
+	VSHUFPS       $0x88, Y6, Y5, Y4
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y8, Y7, Y5
+	VSHUFPS       $0xdd, Y8, Y7, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y3, Y0, Y6
+	VSHUFPS       $0xdd, Y3, Y0, Y0
+	VADDPS        Y0, Y6, Y0
+	VSHUFPS       $0x88, Y5, Y4, Y3
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFF32X4    $0x00, Y3, Y0, Y4
+	VSHUFF32X4    $0x03, Y3, Y0, Y0
 	VADDPS        Y0, Y4, Y4
 	VBROADCASTSS  scale+64(FP), Y0
 	VMULPS        Y0, Y4, Y4
@@ -4752,13 +6386,13 @@ scores_reduce_11:
 	JMP           scores_by8_11
 
 scores_by1_11:
-	TESTQ  SI, SI
-	JZ     scores_done_19
-	VXORPS Z0, Z0, Z0
-	MOVQ   BX, R8
-	MOVQ   CX, R10
-	SUBQ   BX, R10
-	LEAQ   (BX)(AX*1), R11
+	TESTQ   SI, SI
+	JZ      scores_done_15
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    BX, R8
+	MOVQ    CX, R10
+	SUBQ    BX, R10
+	LEAQ    (BX)(AX*1), R11
 
 scores_chunk1_11:
 	VMOVUPS       (R8)(R10*1), Z3
@@ -4768,7 +6402,7 @@ scores_chunk1_11:
 	JB            scores_chunk1_11
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
-	VEXTRACTF128  $0x01, Y3, X0
+	VEXTRACTF32X4 $0x01, Y3, X0
 	VADDPS        X3, X0, X0
 	VMOVHLPS      X0, X0, X3
 	VADDPS        X3, X0, X0
@@ -4782,26 +6416,26 @@ scores_chunk1_11:
 	ADDQ          AX, BX
 	JMP           scores_by1_11
 
-scores_done_19:
-	VEXTRACTF128 $0x01, Y1, X0
-	VMAXPS       X1, X0, X0
-	VMOVHLPS     X0, X0, X1
-	VMAXPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VMAXPS       X1, X0, X0
-	VMAXSS       X2, X0, X0
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMOVSS       X0, (AX)(CX*4)
+scores_done_15:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
 
-scores_done_17:
+scores_done_13:
 	INCQ 32(SP)
-	JMP  scores_4
+	JMP  scores_single_4
 
-scores_done_16:
+scores_single_done_4:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_4:
@@ -4873,7 +6507,7 @@ no_rescale_4:
 	MOVQ         tiles+80(FP), CX
 	ADDQ         CX, AX
 	MOVQ         24(SP), CX
-	VXORPS       Z3, Z3, Z3
+	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
 exp_loop_7:
@@ -4905,7 +6539,7 @@ exp_loop_7:
 exp_tail_7:
 	VEXTRACTF64X4 $0x01, Z3, Y1
 	VADDPS        Y1, Y3, Y1
-	VEXTRACTF128  $0x01, Y1, X3
+	VEXTRACTF32X4 $0x01, Y1, X3
 	VADDPS        X1, X3, X3
 	VMOVHLPS      X3, X3, X1
 	VADDPS        X1, X3, X3
@@ -4955,11 +6589,537 @@ exp_done_7:
 softmax_done_4:
 	MOVQ $0x00000000, 32(SP)
 
-pv_4:
+pv_pairs_2:
+	MOVQ  32(SP), AX
+	INCQ  AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_pairs_done_2
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), DI
+	MOVQ  DX, R8
+	ADDQ  tileStride+88(FP), R8
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	CMPQ  32(SP), $0x00000000
+	JNE   pv2_plain_2
+	MOVQ  tk+56(FP), R9
+	IMULQ AX, R9
+	ADDQ  k+24(FP), R9
+	SUBQ  v+32(FP), R9
+	LEAQ  (R9)(AX*1), R10
+	MOVQ  CX, 40(SP)
+	MOVQ  DI, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  R8, CX
+	SUBQ  DX, CX
+	MOVQ  BX, 64(SP)
+	MOVQ  SI, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_7:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv2_next_7
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_7
+
+pv2_pair_7:
+	VMOVUPS      (SI), Z18
+	VMOVUPS      64(SI), Z19
+	VMOVUPS      128(SI), Z20
+	VMOVUPS      192(SI), Z21
+	VMOVUPS      (SI)(AX*1), Z22
+	VMOVUPS      64(SI)(AX*1), Z23
+	VMOVUPS      128(SI)(AX*1), Z24
+	VMOVUPS      192(SI)(AX*1), Z25
+	VBROADCASTSS (BX), Z26
+	VFMADD231PS  Z18, Z26, Z0
+	VFMADD231PS  Z19, Z26, Z3
+	VFMADD231PS  Z20, Z26, Z4
+	VFMADD231PS  Z21, Z26, Z5
+	VBROADCASTSS 4(BX), Z26
+	VFMADD231PS  Z22, Z26, Z6
+	VFMADD231PS  Z23, Z26, Z7
+	VFMADD231PS  Z24, Z26, Z8
+	VFMADD231PS  Z25, Z26, Z9
+	VBROADCASTSS (BX)(CX*1), Z26
+	VFMADD231PS  Z18, Z26, Z10
+	VFMADD231PS  Z19, Z26, Z11
+	VFMADD231PS  Z20, Z26, Z12
+	VFMADD231PS  Z21, Z26, Z13
+	VBROADCASTSS 4(BX)(CX*1), Z18
+	VFMADD231PS  Z22, Z18, Z14
+	VFMADD231PS  Z23, Z18, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD231PS  Z25, Z18, Z17
+	PREFETCHT0   (SI)(R9*1)
+	PREFETCHT0   (SI)(R10*1)
+	PREFETCHT0   64(SI)(R9*1)
+	PREFETCHT0   64(SI)(R10*1)
+	PREFETCHT0   128(SI)(R9*1)
+	PREFETCHT0   128(SI)(R10*1)
+	PREFETCHT0   192(SI)(R9*1)
+	PREFETCHT0   192(SI)(R10*1)
+	ADDQ         $0x08, BX
+	LEAQ         (SI)(AX*2), SI
+	SUBQ         $0x02, DI
+	CMPQ         DI, $0x02
+	JGE          pv2_pair_7
+
+pv2_single_7:
+	TESTQ        DI, DI
+	JZ           pv2_merge_7
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (SI), Z18, Z0
+	VFMADD231PS  64(SI), Z18, Z3
+	VFMADD231PS  128(SI), Z18, Z4
+	VFMADD231PS  192(SI), Z18, Z5
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  (SI), Z18, Z10
+	VFMADD231PS  64(SI), Z18, Z11
+	VFMADD231PS  128(SI), Z18, Z12
+	VFMADD231PS  192(SI), Z18, Z13
+
+pv2_merge_7:
+	MOVQ    40(SP), BX
+	VADDPS  Z6, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VADDPS  Z9, Z5, Z5
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z14, Z10, Z10
+	VMOVUPS Z10, (BX)(DX*1)
+	VADDPS  Z15, Z11, Z11
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VADDPS  Z16, Z12, Z12
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VADDPS  Z17, Z13, Z13
+	VMOVUPS Z13, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 80(SP)
+	JMP     pv2_block_7
+
+pv2_next_7:
+pv2_block_8:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_8
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_8
+
+pv2_pair_8:
+	VMOVUPS      (SI), Z10
+	VMOVUPS      64(SI), Z11
+	VMOVUPS      (SI)(AX*1), Z12
+	VMOVUPS      64(SI)(AX*1), Z13
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  Z10, Z14, Z0
+	VFMADD231PS  Z11, Z14, Z3
+	VBROADCASTSS 4(BX), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS (BX)(CX*1), Z14
+	VFMADD231PS  Z10, Z14, Z6
+	VFMADD231PS  Z11, Z14, Z7
+	VBROADCASTSS 4(BX)(CX*1), Z10
+	VFMADD231PS  Z12, Z10, Z8
+	VFMADD231PS  Z13, Z10, Z9
+	PREFETCHT0   (SI)(R9*1)
+	PREFETCHT0   (SI)(R10*1)
+	PREFETCHT0   64(SI)(R9*1)
+	PREFETCHT0   64(SI)(R10*1)
+	ADDQ         $0x08, BX
+	LEAQ         (SI)(AX*2), SI
+	SUBQ         $0x02, DI
+	CMPQ         DI, $0x02
+	JGE          pv2_pair_8
+
+pv2_single_8:
+	TESTQ        DI, DI
+	JZ           pv2_merge_8
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  (SI), Z10, Z0
+	VFMADD231PS  64(SI), Z10, Z3
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  (SI), Z10, Z6
+	VFMADD231PS  64(SI), Z10, Z7
+
+pv2_merge_8:
+	MOVQ    40(SP), BX
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS Z6, (BX)(DX*1)
+	VADDPS  Z9, Z7, Z7
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_8
+
+pv2_next_8:
+pv2_block_9:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_9
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_9
+
+pv2_pair_9:
+	VMOVUPS      (SI), Z6
+	VMOVUPS      (SI)(AX*1), Z7
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VBROADCASTSS 4(BX), Z8
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS (BX)(CX*1), Z8
+	VFMADD231PS  Z6, Z8, Z4
+	VBROADCASTSS 4(BX)(CX*1), Z6
+	VFMADD231PS  Z7, Z6, Z5
+	PREFETCHT0   (SI)(R9*1)
+	PREFETCHT0   (SI)(R10*1)
+	ADDQ         $0x08, BX
+	LEAQ         (SI)(AX*2), SI
+	SUBQ         $0x02, DI
+	CMPQ         DI, $0x02
+	JGE          pv2_pair_9
+
+pv2_single_9:
+	TESTQ        DI, DI
+	JZ           pv2_merge_9
+	VBROADCASTSS (BX), Z6
+	VFMADD231PS  (SI), Z6, Z0
+	VBROADCASTSS (BX)(CX*1), Z6
+	VFMADD231PS  (SI), Z6, Z4
+
+pv2_merge_9:
+	MOVQ    40(SP), BX
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, (BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_9
+
+pv2_next_9:
+	JMP pv2_done_2
+
+pv2_plain_2:
+	MOVQ CX, 40(SP)
+	MOVQ DI, 48(SP)
+	MOVQ DX, 56(SP)
+	MOVQ R8, CX
+	SUBQ DX, CX
+	MOVQ BX, 64(SP)
+	MOVQ SI, 72(SP)
+	MOVQ $0x00000000, 80(SP)
+
+pv2_block_10:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv2_next_10
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_10
+
+pv2_pair_10:
+	VMOVUPS      (SI), Z18
+	VMOVUPS      64(SI), Z19
+	VMOVUPS      128(SI), Z20
+	VMOVUPS      192(SI), Z21
+	VMOVUPS      (SI)(AX*1), Z22
+	VMOVUPS      64(SI)(AX*1), Z23
+	VMOVUPS      128(SI)(AX*1), Z24
+	VMOVUPS      192(SI)(AX*1), Z25
+	VBROADCASTSS (BX), Z26
+	VFMADD231PS  Z18, Z26, Z0
+	VFMADD231PS  Z19, Z26, Z3
+	VFMADD231PS  Z20, Z26, Z4
+	VFMADD231PS  Z21, Z26, Z5
+	VBROADCASTSS 4(BX), Z26
+	VFMADD231PS  Z22, Z26, Z6
+	VFMADD231PS  Z23, Z26, Z7
+	VFMADD231PS  Z24, Z26, Z8
+	VFMADD231PS  Z25, Z26, Z9
+	VBROADCASTSS (BX)(CX*1), Z26
+	VFMADD231PS  Z18, Z26, Z10
+	VFMADD231PS  Z19, Z26, Z11
+	VFMADD231PS  Z20, Z26, Z12
+	VFMADD231PS  Z21, Z26, Z13
+	VBROADCASTSS 4(BX)(CX*1), Z18
+	VFMADD231PS  Z22, Z18, Z14
+	VFMADD231PS  Z23, Z18, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD231PS  Z25, Z18, Z17
+	ADDQ         $0x08, BX
+	LEAQ         (SI)(AX*2), SI
+	SUBQ         $0x02, DI
+	CMPQ         DI, $0x02
+	JGE          pv2_pair_10
+
+pv2_single_10:
+	TESTQ        DI, DI
+	JZ           pv2_merge_10
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (SI), Z18, Z0
+	VFMADD231PS  64(SI), Z18, Z3
+	VFMADD231PS  128(SI), Z18, Z4
+	VFMADD231PS  192(SI), Z18, Z5
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  (SI), Z18, Z10
+	VFMADD231PS  64(SI), Z18, Z11
+	VFMADD231PS  128(SI), Z18, Z12
+	VFMADD231PS  192(SI), Z18, Z13
+
+pv2_merge_10:
+	MOVQ    40(SP), BX
+	VADDPS  Z6, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VADDPS  Z9, Z5, Z5
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z14, Z10, Z10
+	VMOVUPS Z10, (BX)(DX*1)
+	VADDPS  Z15, Z11, Z11
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VADDPS  Z16, Z12, Z12
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VADDPS  Z17, Z13, Z13
+	VMOVUPS Z13, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 80(SP)
+	JMP     pv2_block_10
+
+pv2_next_10:
+pv2_block_11:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_11
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_11
+
+pv2_pair_11:
+	VMOVUPS      (SI), Z10
+	VMOVUPS      64(SI), Z11
+	VMOVUPS      (SI)(AX*1), Z12
+	VMOVUPS      64(SI)(AX*1), Z13
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  Z10, Z14, Z0
+	VFMADD231PS  Z11, Z14, Z3
+	VBROADCASTSS 4(BX), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS (BX)(CX*1), Z14
+	VFMADD231PS  Z10, Z14, Z6
+	VFMADD231PS  Z11, Z14, Z7
+	VBROADCASTSS 4(BX)(CX*1), Z10
+	VFMADD231PS  Z12, Z10, Z8
+	VFMADD231PS  Z13, Z10, Z9
+	ADDQ         $0x08, BX
+	LEAQ         (SI)(AX*2), SI
+	SUBQ         $0x02, DI
+	CMPQ         DI, $0x02
+	JGE          pv2_pair_11
+
+pv2_single_11:
+	TESTQ        DI, DI
+	JZ           pv2_merge_11
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  (SI), Z10, Z0
+	VFMADD231PS  64(SI), Z10, Z3
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  (SI), Z10, Z6
+	VFMADD231PS  64(SI), Z10, Z7
+
+pv2_merge_11:
+	MOVQ    40(SP), BX
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS Z6, (BX)(DX*1)
+	VADDPS  Z9, Z7, Z7
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_11
+
+pv2_next_11:
+pv2_block_12:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_12
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_12
+
+pv2_pair_12:
+	VMOVUPS      (SI), Z6
+	VMOVUPS      (SI)(AX*1), Z7
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VBROADCASTSS 4(BX), Z8
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS (BX)(CX*1), Z8
+	VFMADD231PS  Z6, Z8, Z4
+	VBROADCASTSS 4(BX)(CX*1), Z6
+	VFMADD231PS  Z7, Z6, Z5
+	ADDQ         $0x08, BX
+	LEAQ         (SI)(AX*2), SI
+	SUBQ         $0x02, DI
+	CMPQ         DI, $0x02
+	JGE          pv2_pair_12
+
+pv2_single_12:
+	TESTQ        DI, DI
+	JZ           pv2_merge_12
+	VBROADCASTSS (BX), Z6
+	VFMADD231PS  (SI), Z6, Z0
+	VBROADCASTSS (BX)(CX*1), Z6
+	VFMADD231PS  (SI), Z6, Z4
+
+pv2_merge_12:
+	MOVQ    40(SP), BX
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, (BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_12
+
+pv2_next_12:
+pv2_done_2:
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_pairs_2
+
+pv_pairs_done_2:
+pv_single_head_4:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_7
+	JGE   pv_single_head_done_4
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -4987,21 +7147,21 @@ pv_block_31:
 	CMPQ    R10, $0x00000200
 	JL      pv_next_31
 	VMOVUPS (CX)(R9*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R9*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	VMOVUPS 128(CX)(R9*1), Z6
-	VXORPS  Z7, Z7, Z7
+	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 192(CX)(R9*1), Z8
-	VXORPS  Z9, Z9, Z9
+	VMOVUPS expconst<>+1344(SB), Z9
 	VMOVUPS 256(CX)(R9*1), Z10
-	VXORPS  Z11, Z11, Z11
+	VMOVUPS expconst<>+1344(SB), Z11
 	VMOVUPS 320(CX)(R9*1), Z12
-	VXORPS  Z13, Z13, Z13
+	VMOVUPS expconst<>+1344(SB), Z13
 	VMOVUPS 384(CX)(R9*1), Z14
-	VXORPS  Z15, Z15, Z15
+	VMOVUPS expconst<>+1344(SB), Z15
 	VMOVUPS 448(CX)(R9*1), Z16
-	VXORPS  Z17, Z17, Z17
+	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R10
 	LEAQ    (BX)(R9*1), R11
 	MOVQ    SI, R12
@@ -5089,13 +7249,13 @@ pv_block_32:
 	CMPQ    R10, $0x00000100
 	JL      pv_next_32
 	VMOVUPS (CX)(R9*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R9*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	VMOVUPS 128(CX)(R9*1), Z6
-	VXORPS  Z7, Z7, Z7
+	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 192(CX)(R9*1), Z8
-	VXORPS  Z9, Z9, Z9
+	VMOVUPS expconst<>+1344(SB), Z9
 	MOVQ    DX, R10
 	LEAQ    (BX)(R9*1), R11
 	MOVQ    SI, R12
@@ -5155,9 +7315,9 @@ pv_block_33:
 	CMPQ    R10, $0x00000080
 	JL      pv_next_33
 	VMOVUPS (CX)(R9*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R9*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	MOVQ    DX, R10
 	LEAQ    (BX)(R9*1), R11
 	MOVQ    SI, R12
@@ -5203,7 +7363,7 @@ pv_block_34:
 	CMPQ    R10, $0x00000040
 	JL      pv_next_34
 	VMOVUPS (CX)(R9*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R10
 	LEAQ    (BX)(R9*1), R11
 	MOVQ    SI, R12
@@ -5236,7 +7396,7 @@ pv_merge_34:
 	JMP     pv_block_34
 
 pv_next_34:
-	JMP pv_done_8
+	JMP pv_done_4
 
 pv_plain_4:
 	XORQ DI, DI
@@ -5247,21 +7407,21 @@ pv_block_35:
 	CMPQ    R8, $0x00000200
 	JL      pv_next_35
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(DI*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	VMOVUPS 128(CX)(DI*1), Z6
-	VXORPS  Z7, Z7, Z7
+	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 192(CX)(DI*1), Z8
-	VXORPS  Z9, Z9, Z9
+	VMOVUPS expconst<>+1344(SB), Z9
 	VMOVUPS 256(CX)(DI*1), Z10
-	VXORPS  Z11, Z11, Z11
+	VMOVUPS expconst<>+1344(SB), Z11
 	VMOVUPS 320(CX)(DI*1), Z12
-	VXORPS  Z13, Z13, Z13
+	VMOVUPS expconst<>+1344(SB), Z13
 	VMOVUPS 384(CX)(DI*1), Z14
-	VXORPS  Z15, Z15, Z15
+	VMOVUPS expconst<>+1344(SB), Z15
 	VMOVUPS 448(CX)(DI*1), Z16
-	VXORPS  Z17, Z17, Z17
+	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R8
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
@@ -5333,13 +7493,13 @@ pv_block_36:
 	CMPQ    R8, $0x00000100
 	JL      pv_next_36
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(DI*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	VMOVUPS 128(CX)(DI*1), Z6
-	VXORPS  Z7, Z7, Z7
+	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 192(CX)(DI*1), Z8
-	VXORPS  Z9, Z9, Z9
+	VMOVUPS expconst<>+1344(SB), Z9
 	MOVQ    DX, R8
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
@@ -5391,9 +7551,9 @@ pv_block_37:
 	CMPQ    R8, $0x00000080
 	JL      pv_next_37
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(DI*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	MOVQ    DX, R8
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
@@ -5435,7 +7595,7 @@ pv_block_38:
 	CMPQ    R8, $0x00000040
 	JL      pv_next_38
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R8
 	LEAQ    (BX)(DI*1), R9
 	MOVQ    SI, R10
@@ -5466,11 +7626,11 @@ pv_merge_38:
 	JMP     pv_block_38
 
 pv_next_38:
-pv_done_8:
+pv_done_4:
 	INCQ 32(SP)
-	JMP  pv_4
+	JMP  pv_single_head_4
 
-pv_done_7:
+pv_single_head_done_4:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
 	IMULQ AX, CX
@@ -5493,7 +7653,7 @@ norm_4:
 	LEAQ     (AX)(CX*4), AX
 	MOVQ     32(SP), CX
 	VMOVSS   (AX)(CX*4), X0
-	VXORPS   X1, X1, X1
+	VMOVUPS  expconst<>+1344(SB), X1
 	VUCOMISS X1, X0
 	JEQ      recip_zero_7
 	VMOVSS   expconst<>+64(SB), X1
@@ -5523,7 +7683,7 @@ norm_done_4:
 	RET
 
 // func naiveDecodeFastAVX512(o *float32, q *float32, k *float32, v *float32, n int, d int, scale float32, ws *float32)
-// Requires: AVX, AVX512DQ, AVX512F
+// Requires: AVX, AVX512F, AVX512VL
 TEXT ·naiveDecodeFastAVX512(SB), NOSPLIT, $0-64
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
@@ -5538,27 +7698,27 @@ TEXT ·naiveDecodeFastAVX512(SB), NOSPLIT, $0-64
 	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_12:
-	CMPQ   DI, $0x08
-	JL     scores_by1_12
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	MOVQ   DX, R10
-	LEAQ   (DX)(SI*4), R11
-	MOVQ   CX, R12
-	SUBQ   DX, R12
-	MOVQ   SI, R13
-	ANDQ   $0xffffff80, R13
-	ADDQ   DX, R13
-	CMPQ   R10, R13
-	JAE    scores_odd_12
+	CMPQ    DI, $0x08
+	JL      scores_by1_12
+	VMOVUPS expconst<>+1344(SB), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R10
+	LEAQ    (DX)(SI*4), R11
+	MOVQ    CX, R12
+	SUBQ    DX, R12
+	MOVQ    SI, R13
+	ANDQ    $0xffffff80, R13
+	ADDQ    DX, R13
+	CMPQ    R10, R13
+	JAE     scores_odd_12
 
-scores_pairs_12:
+scores_pairs_14:
 	VMOVUPS     (R10)(R12*1), Z10
 	VFMADD231PS (R10), Z10, Z2
 	VFMADD231PS (R10)(SI*1), Z10, Z3
@@ -5580,7 +7740,7 @@ scores_pairs_12:
 	ADDQ        $0x00000080, R10
 	ADDQ        $0x00000080, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_12
+	JB          scores_pairs_14
 
 scores_odd_12:
 	LEAQ        (DX)(SI*1), R13
@@ -5613,14 +7773,26 @@ scores_reduce_12:
 	VADDPS        Y7, Y8, Y7
 	VEXTRACTF64X4 $0x01, Z9, Y8
 	VADDPS        Y8, Y9, Y8
-	VHADDPS       Y2, Y10, Y2
-	VHADDPS       Y4, Y3, Y3
-	VHADDPS       Y6, Y5, Y4
-	VHADDPS       Y8, Y7, Y5
-	VHADDPS       Y3, Y2, Y2
-	VHADDPS       Y5, Y4, Y3
-	VPERM2F128    $0x20, Y3, Y2, Y4
-	VPERM2F128    $0x31, Y3, Y2, Y2
+	VSHUFPS       $0x88, Y2, Y10, Y9
+	VSHUFPS       $0xdd, Y2, Y10, Y2
+	VADDPS        Y2, Y9, Y2
+	VSHUFPS       $0x88, Y4, Y3, Y9
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y9, Y3
+	VSHUFPS       $0x88, Y6, Y5, Y4
+	VSHUFPS       $0xdd, Y6, Y5, Y5
+	VADDPS        Y5, Y4, Y4
+	VSHUFPS       $0x88, Y8, Y7, Y5
+	VSHUFPS       $0xdd, Y8, Y7, Y6
+	VADDPS        Y6, Y5, Y5
+	VSHUFPS       $0x88, Y3, Y2, Y6
+	VSHUFPS       $0xdd, Y3, Y2, Y2
+	VADDPS        Y2, Y6, Y2
+	VSHUFPS       $0x88, Y5, Y4, Y3
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y3, Y3
+	VSHUFF32X4    $0x00, Y3, Y2, Y4
+	VSHUFF32X4    $0x03, Y3, Y2, Y2
 	VADDPS        Y2, Y4, Y4
 	VBROADCASTSS  scale+48(FP), Y2
 	VMULPS        Y2, Y4, Y4
@@ -5632,13 +7804,13 @@ scores_reduce_12:
 	JMP           scores_by8_12
 
 scores_by1_12:
-	TESTQ  DI, DI
-	JZ     scores_done_20
-	VXORPS Z2, Z2, Z2
-	MOVQ   DX, R10
-	MOVQ   CX, R12
-	SUBQ   DX, R12
-	LEAQ   (DX)(SI*1), R13
+	TESTQ   DI, DI
+	JZ      scores_done_16
+	VMOVUPS expconst<>+1344(SB), Z2
+	MOVQ    DX, R10
+	MOVQ    CX, R12
+	SUBQ    DX, R12
+	LEAQ    (DX)(SI*1), R13
 
 scores_chunk1_12:
 	VMOVUPS       (R10)(R12*1), Z3
@@ -5648,7 +7820,7 @@ scores_chunk1_12:
 	JB            scores_chunk1_12
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
-	VEXTRACTF128  $0x01, Y3, X2
+	VEXTRACTF32X4 $0x01, Y3, X2
 	VADDPS        X3, X2, X2
 	VMOVHLPS      X2, X2, X3
 	VADDPS        X3, X2, X2
@@ -5662,18 +7834,18 @@ scores_chunk1_12:
 	ADDQ          SI, DX
 	JMP           scores_by1_12
 
-scores_done_20:
-	VEXTRACTF128 $0x01, Y0, X2
-	VMAXPS       X0, X2, X2
-	VMOVHLPS     X2, X2, X0
-	VMAXPS       X0, X2, X2
-	VMOVSHDUP    X2, X0
-	VMAXPS       X0, X2, X2
-	VMAXSS       X1, X2, X2
-	VBROADCASTSS X2, Z2
-	VXORPS       Z3, Z3, Z3
-	MOVQ         AX, CX
-	MOVQ         BX, DX
+scores_done_16:
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VMAXPS        X0, X2, X2
+	VMOVHLPS      X2, X2, X0
+	VMAXPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VMAXPS        X0, X2, X2
+	VMAXSS        X1, X2, X2
+	VBROADCASTSS  X2, Z2
+	VMOVUPS       expconst<>+1344(SB), Z3
+	MOVQ          AX, CX
+	MOVQ          BX, DX
 
 exp_loop_8:
 	CMPQ         DX, $0x00000010
@@ -5704,7 +7876,7 @@ exp_loop_8:
 exp_tail_8:
 	VEXTRACTF64X4 $0x01, Z3, Y0
 	VADDPS        Y0, Y3, Y0
-	VEXTRACTF128  $0x01, Y0, X3
+	VEXTRACTF32X4 $0x01, Y0, X3
 	VADDPS        X0, X3, X3
 	VMOVHLPS      X3, X3, X0
 	VADDPS        X0, X3, X3
@@ -5738,7 +7910,7 @@ exp_tail1_8:
 	JNZ    exp_tail1_8
 
 exp_done_8:
-	VXORPS   X0, X0, X0
+	VMOVUPS  expconst<>+1344(SB), X0
 	VUCOMISS X0, X3
 	JEQ      recip_zero_8
 	VMOVSS   expconst<>+64(SB), X0
@@ -5757,7 +7929,7 @@ normp_4:
 	JG      normp_4
 	MOVQ    o+0(FP), CX
 	MOVQ    v+24(FP), DX
-	VXORPS  Z0, Z0, Z0
+	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    CX, DI
 	MOVQ    SI, R8
 
@@ -5774,21 +7946,21 @@ pv_block_39:
 	CMPQ    R8, $0x00000200
 	JL      pv_next_39
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z1, Z1, Z1
+	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(DI*1), Z2
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 128(CX)(DI*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	VMOVUPS 192(CX)(DI*1), Z6
-	VXORPS  Z7, Z7, Z7
+	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 256(CX)(DI*1), Z8
-	VXORPS  Z9, Z9, Z9
+	VMOVUPS expconst<>+1344(SB), Z9
 	VMOVUPS 320(CX)(DI*1), Z10
-	VXORPS  Z11, Z11, Z11
+	VMOVUPS expconst<>+1344(SB), Z11
 	VMOVUPS 384(CX)(DI*1), Z12
-	VXORPS  Z13, Z13, Z13
+	VMOVUPS expconst<>+1344(SB), Z13
 	VMOVUPS 448(CX)(DI*1), Z14
-	VXORPS  Z15, Z15, Z15
+	VMOVUPS expconst<>+1344(SB), Z15
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
@@ -5860,13 +8032,13 @@ pv_block_40:
 	CMPQ    R8, $0x00000100
 	JL      pv_next_40
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z1, Z1, Z1
+	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(DI*1), Z2
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 128(CX)(DI*1), Z4
-	VXORPS  Z5, Z5, Z5
+	VMOVUPS expconst<>+1344(SB), Z5
 	VMOVUPS 192(CX)(DI*1), Z6
-	VXORPS  Z7, Z7, Z7
+	VMOVUPS expconst<>+1344(SB), Z7
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
@@ -5918,9 +8090,9 @@ pv_block_41:
 	CMPQ    R8, $0x00000080
 	JL      pv_next_41
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z1, Z1, Z1
+	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(DI*1), Z2
-	VXORPS  Z3, Z3, Z3
+	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10
@@ -5962,7 +8134,7 @@ pv_block_42:
 	CMPQ    R8, $0x00000040
 	JL      pv_next_42
 	VMOVUPS (CX)(DI*1), Z0
-	VXORPS  Z1, Z1, Z1
+	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R8
 	LEAQ    (DX)(DI*1), R9
 	MOVQ    BX, R10

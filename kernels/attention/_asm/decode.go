@@ -34,7 +34,7 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem, pf ...GPVirtual) V
 	var acc [8]VecVirtual
 	for i := range acc {
 		acc[i] = t.vec()
-		VXORPS(acc[i], acc[i], acc[i])
+		t.zero(acc[i])
 	}
 	p0, p4, qd, end := GP64(), GP64(), GP64(), GP64()
 	MOVQ(row, p0)
@@ -94,7 +94,7 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem, pf ...GPVirtual) V
 	TESTQ(left, left)
 	JZ(LabelRef(done))
 	a := t.vec()
-	VXORPS(a, a, a)
+	t.zero(a)
 	MOVQ(row, p0)
 	MOVQ(q, qd)
 	SUBQ(row, qd)
@@ -116,9 +116,157 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem, pf ...GPVirtual) V
 	ADDQ(db, row)
 	JMP(LabelRef(by1))
 	Label(done)
-	m := hreduce128(mx, VMAXPS)
+	m := t.hreduce128(mx, VMAXPS)
 	VMAXSS(mx1, m, m)
 	return m
+}
+
+// scores2 is scores for two heads of a GQA group at once (AVX-512 only):
+// each K vector is loaded once into a register and multiplied by both
+// heads' q, halving the loads and the loop overhead per score. It writes
+// buf0 and buf1 and returns both maxima. Only the chunk loop's pointers
+// live in GP registers; the per-batch state lives in the 56 scratch bytes
+// at tmp (avo leaves 12 GP registers to allocate). pf is as in scores:
+// eight lines of prefetch per eight K vectors.
+func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, scale Mem, tmp Mem, pf ...GPVirtual) (VecVirtual, VecVirtual) {
+	lEnd, lLeft, lRow := tmp, tmp.Offset(8), tmp.Offset(16)
+	lq := [2]Mem{tmp.Offset(24), tmp.Offset(32)}
+	lout := [2]Mem{tmp.Offset(40), tmp.Offset(48)}
+	MOVQ(q0, lq[0])
+	MOVQ(q1, lq[1])
+	MOVQ(buf0, lout[0])
+	MOVQ(buf1, lout[1])
+	MOVQ(cnt, lLeft)
+	MOVQ(k, lRow)
+	db3 := GP64()
+	LEAQ(Mem{Base: db, Index: db, Scale: 2}, db3)
+	var mx, mx1 [2]VecVirtual
+	for h := range 2 {
+		mx[h], mx1[h] = YMM(), XMM()
+		VMOVUPS(kc(cNegInf), mx[h])
+		VMOVSS(kc(cNegInf), mx1[h])
+	}
+	// setup points p0 at the batch's first row, qd[h] at q[h] - row, and
+	// the loop bound one row on.
+	setup := func() (p0 GPVirtual, qd [2]GPVirtual) {
+		p0 = GP64()
+		MOVQ(lRow, p0)
+		for h := range 2 {
+			qd[h] = GP64()
+			MOVQ(lq[h], qd[h])
+			SUBQ(p0, qd[h])
+		}
+		e := GP64()
+		LEAQ(Mem{Base: p0, Index: db, Scale: 1}, e)
+		MOVQ(e, lEnd)
+		return p0, qd
+	}
+	// emit stores one score per head (x[h], lane 0 or a ymm of eight) and
+	// advances the outputs.
+	advance := func(x [2]VecVirtual, bytes int) {
+		for h := range 2 {
+			out := GP64()
+			MOVQ(lout[h], out)
+			if bytes == 4 {
+				VMOVSS(x[h], Mem{Base: out})
+			} else {
+				VMOVUPS(x[h], Mem{Base: out})
+			}
+			ADDQ(U32(bytes), lout[h])
+		}
+	}
+
+	by8, by1, done := label("scores2_by8"), label("scores2_by1"), label("scores2_done")
+	Label(by8)
+	CMPQ(lLeft, Imm(8))
+	JL(LabelRef(by1))
+	var acc [2][8]VecVirtual
+	for h := range 2 {
+		for i := range 8 {
+			acc[h][i] = t.vec()
+			t.zero(acc[h][i])
+		}
+	}
+	p0, qd := setup()
+	p4 := GP64()
+	LEAQ(Mem{Base: p0, Index: db, Scale: 4}, p4)
+	chunk := label("scores2_chunk")
+	Label(chunk)
+	qa, qb := t.vec(), t.vec()
+	VMOVUPS(Mem{Base: p0, Index: qd[0], Scale: 1}, qa)
+	VMOVUPS(Mem{Base: p0, Index: qd[1], Scale: 1}, qb)
+	for i, m := range rowsAt(p0, p4, db, db3, 0) {
+		kr := t.vec()
+		VMOVUPS(m, kr)
+		VFMADD231PS(kr, qa, acc[0][i])
+		VFMADD231PS(kr, qb, acc[1][i])
+	}
+	if len(pf) > 0 {
+		for l := 0; l < 8*t.vb()/64; l++ {
+			PREFETCHT0(Mem{Base: pf[0], Disp: l * 64})
+		}
+		ADDQ(U32(8*t.vb()), pf[0])
+	}
+	ADDQ(U32(t.vb()), p0)
+	ADDQ(U32(t.vb()), p4)
+	CMPQ(p0, lEnd)
+	JB(LabelRef(chunk))
+	var s [2]VecVirtual
+	for h := range 2 {
+		s[h] = t.reduce8(acc[h])
+		sc := YMM()
+		VBROADCASTSS(scale, sc)
+		VMULPS(sc, s[h], s[h])
+		VMAXPS(s[h], mx[h], mx[h])
+	}
+	advance(s, 32)
+	SUBQ(Imm(8), lLeft)
+	{
+		r := GP64()
+		MOVQ(lRow, r)
+		LEAQ(Mem{Base: r, Index: db, Scale: 8}, r)
+		MOVQ(r, lRow)
+	}
+	JMP(LabelRef(by8))
+
+	Label(by1)
+	CMPQ(lLeft, Imm(0))
+	JE(LabelRef(done))
+	a, b := t.vec(), t.vec()
+	t.zero(a)
+	t.zero(b)
+	p1, qd1 := setup()
+	chunk1 := label("scores2_chunk1")
+	Label(chunk1)
+	kr := t.vec()
+	VMOVUPS(Mem{Base: p1}, kr)
+	VFMADD231PS(Mem{Base: p1, Index: qd1[0], Scale: 1}, kr, a)
+	VFMADD231PS(Mem{Base: p1, Index: qd1[1], Scale: 1}, kr, b)
+	ADDQ(U32(t.vb()), p1)
+	CMPQ(p1, lEnd)
+	JB(LabelRef(chunk1))
+	var x [2]VecVirtual
+	for h, v := range []VecVirtual{a, b} {
+		x[h] = t.hreduce(v, VADDPS)
+		VMULSS(scale, x[h], x[h])
+		VMAXSS(x[h], mx1[h], mx1[h])
+	}
+	advance(x, 4)
+	DECQ(lLeft)
+	{
+		r := GP64()
+		MOVQ(lRow, r)
+		ADDQ(db, r)
+		MOVQ(r, lRow)
+	}
+	JMP(LabelRef(by1))
+	Label(done)
+	var m [2]VecVirtual
+	for h := range 2 {
+		m[h] = t.hreduce128(mx[h], VMAXPS)
+		VMAXSS(mx1[h], m[h], m[h])
+	}
+	return m[0], m[1]
 }
 
 // rowsAt addresses eight consecutive rows (db bytes apart) at byte offset
@@ -136,7 +284,7 @@ func rowsAt(p0, p4, db, db3 GPVirtual, off int) []Mem {
 // written but never summed.
 func (t tier) expInPlace(fast bool, buf, cnt GPVirtual, m VecVirtual) VecVirtual {
 	acc := t.vec()
-	VXORPS(acc, acc, acc)
+	t.zero(acc)
 	p, n := GP64(), GP64()
 	MOVQ(buf, p)
 	MOVQ(cnt, n)
@@ -188,7 +336,7 @@ func (t tier) scaleRow(row, db GPVirtual, c VecVirtual) {
 // zeroRow clears db bytes at row.
 func (t tier) zeroRow(row, db GPVirtual) {
 	z := t.vec()
-	VXORPS(z, z, z)
+	t.zero(z)
 	p, n := GP64(), GP64()
 	MOVQ(row, p)
 	MOVQ(db, n)
@@ -227,7 +375,7 @@ func (t tier) pv(o, w, v, cnt, db GPVirtual, pf ...GPVirtual) {
 		for u := range acc {
 			acc[u], acc2[u] = t.vec(), t.vec()
 			VMOVUPS(Mem{Base: o, Index: col, Scale: 1, Disp: u * t.vb()}, acc[u])
-			VXORPS(acc2[u], acc2[u], acc2[u])
+			t.zero(acc2[u])
 		}
 		wp, rp, n := GP64(), GP64(), GP64()
 		MOVQ(w, wp)
@@ -273,10 +421,128 @@ func (t tier) pv(o, w, v, cnt, db GPVirtual, pf ...GPVirtual) {
 	}
 }
 
+// pv2 is pv for two heads at once (AVX-512 only): every V vector is loaded
+// once into a register and multiplied by both heads' weights. Blocks of up
+// to 4 vectors, rows in pairs, two heads: 16 accumulators, 8 V registers,
+// 4 broadcast weights. o[h] and w[h] are the heads' output rows and weight
+// buffers; the per-block state lives in the 48 scratch bytes at tmp. pf is
+// as in pv.
+func (t tier) pv2(o, w [2]GPVirtual, v, cnt, db GPVirtual, tmp Mem, pf ...GPVirtual) {
+	lo := [2]Mem{tmp, tmp.Offset(8)}
+	lW, lV, lCnt, lCol := tmp.Offset(16), tmp.Offset(24), tmp.Offset(32), tmp.Offset(40)
+	MOVQ(o[0], lo[0])
+	MOVQ(o[1], lo[1])
+	MOVQ(w[0], lW)
+	wd := GP64() // w[1] - w[0]: both weight buffers from one pointer
+	MOVQ(w[1], wd)
+	SUBQ(w[0], wd)
+	MOVQ(v, lV)
+	MOVQ(cnt, lCnt)
+	MOVQ(U32(0), lCol)
+	for _, nb := range []int{4, 2, 1} {
+		top, next := label("pv2_block"), label("pv2_next")
+		Label(top)
+		col, left := GP64(), GP64()
+		MOVQ(lCol, col)
+		MOVQ(db, left)
+		SUBQ(col, left)
+		CMPQ(left, U32(nb*t.vb()))
+		JL(LabelRef(next))
+		var acc [2][2][]VecVirtual // [head][row set][vector]
+		for h := range 2 {
+			ob := GP64()
+			MOVQ(lo[h], ob)
+			for r := range 2 {
+				acc[h][r] = make([]VecVirtual, nb)
+				for u := range nb {
+					acc[h][r][u] = t.vec()
+					if r == 0 {
+						VMOVUPS(Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.vb()}, acc[h][r][u])
+					} else {
+						t.zero(acc[h][r][u])
+					}
+				}
+			}
+		}
+		wp, rp, n := GP64(), GP64(), GP64()
+		MOVQ(lW, wp)
+		MOVQ(lV, rp)
+		ADDQ(col, rp)
+		MOVQ(lCnt, n)
+		pair, single, merge := label("pv2_pair"), label("pv2_single"), label("pv2_merge")
+		CMPQ(n, Imm(2))
+		JL(LabelRef(single))
+		Label(pair)
+		var vr [2][]VecVirtual
+		for r := range 2 {
+			vr[r] = make([]VecVirtual, nb)
+			for u := range nb {
+				vr[r][u] = t.vec()
+				m := Mem{Base: rp, Disp: u * t.vb()}
+				if r == 1 {
+					m = Mem{Base: rp, Index: db, Scale: 1, Disp: u * t.vb()}
+				}
+				VMOVUPS(m, vr[r][u])
+			}
+		}
+		for h := range 2 {
+			for r := range 2 {
+				wv := t.vec()
+				m := Mem{Base: wp, Disp: 4 * r}
+				if h == 1 {
+					m = Mem{Base: wp, Index: wd, Scale: 1, Disp: 4 * r}
+				}
+				VBROADCASTSS(m, wv)
+				for u := range nb {
+					VFMADD231PS(vr[r][u], wv, acc[h][r][u])
+				}
+			}
+		}
+		for u := range nb {
+			if (u*t.vb())%64 == 0 {
+				for _, d := range pf {
+					PREFETCHT0(Mem{Base: rp, Index: d, Scale: 1, Disp: u * t.vb()})
+				}
+			}
+		}
+		ADDQ(Imm(8), wp)
+		LEAQ(Mem{Base: rp, Index: db, Scale: 2}, rp)
+		SUBQ(Imm(2), n)
+		CMPQ(n, Imm(2))
+		JGE(LabelRef(pair))
+		Label(single)
+		TESTQ(n, n)
+		JZ(LabelRef(merge))
+		for h := range 2 {
+			wv := t.vec()
+			m := Mem{Base: wp}
+			if h == 1 {
+				m = Mem{Base: wp, Index: wd, Scale: 1}
+			}
+			VBROADCASTSS(m, wv)
+			for u := range nb {
+				VFMADD231PS(Mem{Base: rp, Disp: u * t.vb()}, wv, acc[h][0][u])
+			}
+		}
+		Label(merge)
+		for h := range 2 {
+			ob := GP64()
+			MOVQ(lo[h], ob)
+			for u := range nb {
+				VADDPS(acc[h][1][u], acc[h][0][u], acc[h][0][u])
+				VMOVUPS(acc[h][0][u], Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.vb()})
+			}
+		}
+		ADDQ(U32(nb*t.vb()), lCol)
+		JMP(LabelRef(top))
+		Label(next)
+	}
+}
+
 // reciprocalOrZero returns (broadcast) 1/s, or 0 when s == 0.
 func (t tier) reciprocalOrZero(s VecVirtual) VecVirtual {
 	r := XMM()
-	VXORPS(r, r, r)
+	t.zero(r)
 	zero := label("recip_zero")
 	VUCOMISS(r, s)
 	JEQ(LabelRef(zero))
@@ -314,6 +580,7 @@ func (t tier) flashDecode(fast bool) {
 	Doc("flashDecode"+expName(fast)+t.name+" is flash decode with "+map[bool]string{true: "the fast", false: "the exact"}[fast]+" exp; see flashGeneric.",
 		"state holds m[0..ng), s[0..ng), mb[0..ng); tiles holds ng tile buffers of tileStride bytes.")
 	lKp, lVp, lRem, lCnt, lH := AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
+	lTmp := AllocLocal(56)
 	scale := paramAddr("scale")
 
 	// forHeads emits "for h := 0; h < ng; h++ { body }" with h kept in
@@ -402,8 +669,56 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(cnt, lCnt)
 	}
 	// A: scores and tile max of every head. The first head also
-	// prefetches this tile's V, needed in phase C.
-	forHeads("scores", func() {
+	// prefetches this tile's V, needed in phase C. AVX-512 takes the heads
+	// two at a time (scores2), sharing each K load.
+	MOVQ(U32(0), lH)
+	if t.w == 16 {
+		pairs, pairsDone := label("scores_pairs"), label("scores_pairs_done")
+		Label(pairs)
+		{
+			h, g := GP64(), GP64()
+			MOVQ(lH, h)
+			INCQ(h)
+			Load(Param("ng"), g)
+			CMPQ(h, g)
+			JGE(LabelRef(pairsDone))
+			db := rowBytes()
+			q0, buf0, kp, cnt := headRow("q", db), tileOf(), GP64(), GP64()
+			q1, buf1 := GP64(), GP64()
+			LEAQ(Mem{Base: q0, Index: db, Scale: 1}, q1)
+			MOVQ(buf0, buf1)
+			ADDQ(paramAddr("tileStride"), buf1)
+			MOVQ(lKp, kp)
+			MOVQ(lCnt, cnt)
+			plain, done := label("scores2_plain"), label("scores2_done")
+			CMPQ(lH, U32(0))
+			JNE(LabelRef(plain))
+			cur := GP64()
+			MOVQ(lVp, cur)
+			a0, a1 := t.scores2(buf0, buf1, q0, q1, kp, cnt, db, scale, lTmp, cur)
+			mbA := stateAt(2)
+			VMOVSS(a0, mbA)
+			VMOVSS(a1, mbA.Offset(4))
+			JMP(LabelRef(done))
+			Label(plain)
+			b0, b1 := t.scores2(buf0, buf1, q0, q1, kp, cnt, db, scale, lTmp)
+			mbB := stateAt(2)
+			VMOVSS(b0, mbB)
+			VMOVSS(b1, mbB.Offset(4))
+			Label(done)
+			ADDQ(U32(2), lH)
+			JMP(LabelRef(pairs))
+		}
+		Label(pairsDone)
+	}
+	{
+		single, singleDone := label("scores_single"), label("scores_single_done")
+		Label(single)
+		h, g := GP64(), GP64()
+		MOVQ(lH, h)
+		Load(Param("ng"), g)
+		CMPQ(h, g)
+		JGE(LabelRef(singleDone))
 		db := rowBytes()
 		qh, bufh, kp, cnt := headRow("q", db), tileOf(), GP64(), GP64()
 		MOVQ(lKp, kp)
@@ -420,7 +735,10 @@ func (t tier) flashDecode(fast bool) {
 		m1 := t.scores(bufh, qh, kp, cnt, db, scale)
 		VMOVSS(m1, stateAt(2))
 		Label(done)
-	})
+		INCQ(lH)
+		JMP(LabelRef(single))
+		Label(singleDone)
+	}
 	// B: online-softmax update of every head.
 	forHeads("softmax", func() {
 		mold, mnew := XMM(), XMM()
@@ -454,7 +772,55 @@ func (t tier) flashDecode(fast bool) {
 	})
 	// C: P·V of every head. The first head also prefetches the next K
 	// tile (from V, the same rows tk·d floats on, in the K buffer).
-	forHeads("pv", func() {
+	// AVX-512 takes the heads two at a time (pv2), sharing each V load.
+	nextK := func(db GPVirtual) (GPVirtual, GPVirtual) {
+		d1, d2 := GP64(), GP64()
+		Load(Param("tk"), d1)
+		IMULQ(db, d1)
+		ADDQ(paramAddr("k"), d1)
+		SUBQ(paramAddr("v"), d1)
+		LEAQ(Mem{Base: d1, Index: db, Scale: 1}, d2)
+		return d1, d2
+	}
+	MOVQ(U32(0), lH)
+	if t.w == 16 {
+		pairs, pairsDone := label("pv_pairs"), label("pv_pairs_done")
+		Label(pairs)
+		h, g := GP64(), GP64()
+		MOVQ(lH, h)
+		INCQ(h)
+		Load(Param("ng"), g)
+		CMPQ(h, g)
+		JGE(LabelRef(pairsDone))
+		db := rowBytes()
+		o0, buf0, vp, cnt := headRow("o", db), tileOf(), GP64(), GP64()
+		o1, buf1 := GP64(), GP64()
+		LEAQ(Mem{Base: o0, Index: db, Scale: 1}, o1)
+		MOVQ(buf0, buf1)
+		ADDQ(paramAddr("tileStride"), buf1)
+		MOVQ(lVp, vp)
+		MOVQ(lCnt, cnt)
+		plain, done := label("pv2_plain"), label("pv2_done")
+		CMPQ(lH, U32(0))
+		JNE(LabelRef(plain))
+		d1, d2 := nextK(db)
+		t.pv2([2]GPVirtual{o0, o1}, [2]GPVirtual{buf0, buf1}, vp, cnt, db, lTmp, d1, d2)
+		JMP(LabelRef(done))
+		Label(plain)
+		t.pv2([2]GPVirtual{o0, o1}, [2]GPVirtual{buf0, buf1}, vp, cnt, db, lTmp)
+		Label(done)
+		ADDQ(U32(2), lH)
+		JMP(LabelRef(pairs))
+		Label(pairsDone)
+	}
+	{
+		single, singleDone := label("pv_single_head"), label("pv_single_head_done")
+		Label(single)
+		h, g := GP64(), GP64()
+		MOVQ(lH, h)
+		Load(Param("ng"), g)
+		CMPQ(h, g)
+		JGE(LabelRef(singleDone))
 		db := rowBytes()
 		oh, bufh, vp, cnt := headRow("o", db), tileOf(), GP64(), GP64()
 		MOVQ(lVp, vp)
@@ -462,18 +828,16 @@ func (t tier) flashDecode(fast bool) {
 		plain, done := label("pv_plain"), label("pv_done")
 		CMPQ(lH, U32(0))
 		JNE(LabelRef(plain))
-		d1, d2 := GP64(), GP64()
-		Load(Param("tk"), d1)
-		IMULQ(db, d1)
-		ADDQ(paramAddr("k"), d1)
-		SUBQ(paramAddr("v"), d1)
-		LEAQ(Mem{Base: d1, Index: db, Scale: 1}, d2)
+		d1, d2 := nextK(db)
 		t.pv(oh, bufh, vp, cnt, db, d1, d2)
 		JMP(LabelRef(done))
 		Label(plain)
 		t.pv(oh, bufh, vp, cnt, db)
 		Label(done)
-	})
+		INCQ(lH)
+		JMP(LabelRef(single))
+		Label(singleDone)
+	}
 	{
 		cnt, adv := GP64(), GP64()
 		MOVQ(lCnt, cnt)

@@ -50,6 +50,7 @@ const (
 	cP3
 	cP4
 	cP5
+	cZero
 	nConsts
 )
 
@@ -78,6 +79,7 @@ func emitConsts() {
 		cP3:       math.Float32bits(4.1665795894e-2),
 		cP4:       math.Float32bits(1.6666665459e-1),
 		cP5:       math.Float32bits(5.0000001201e-1),
+		cZero:     0,
 	}
 	constTable = GLOBL("expconst", RODATA|NOPTR)
 	for i, v := range vals {
@@ -181,13 +183,35 @@ func (t tier) fold256(v VecVirtual, op func(...Op)) Register {
 // hreduce folds all lanes of v with op (VADDPS or VMAXPS) into lane 0 of
 // the returned xmm.
 func (t tier) hreduce(v VecVirtual, op func(...Op)) VecVirtual {
-	return hreduce128(t.fold256(v, op), op)
+	return t.hreduce128(t.fold256(v, op), op)
+}
+
+// The AVX-512 tier may be given registers 16–31, which only EVEX encodings
+// reach: it must use EVEX forms (VEXTRACTF32X4 for VEXTRACTF128,
+// VSHUFF32X4 for VPERM2F128, shuffles for VHADDPS, a zero load for VXORPS, the
+// latter also because VXORPS on zmm is AVX512DQ, outside the tier).
+
+// zero clears v.
+//
+// AVX-512 loads zeros from the constant table: avo's liveness analysis
+// knows VXORPS x,x,x as a zeroing idiom but not VPXORD, and would keep the
+// register live from the function entry.
+func (t tier) zero(v VecVirtual) {
+	if t.w == 16 {
+		VMOVUPS(kc(cZero), v)
+		return
+	}
+	VXORPS(v, v, v)
 }
 
 // hreduce128 folds the eight lanes of a ymm with op into lane 0 of an xmm.
-func hreduce128(y Register, op func(...Op)) VecVirtual {
+func (t tier) hreduce128(y Register, op func(...Op)) VecVirtual {
 	x := XMM()
-	VEXTRACTF128(Imm(1), y, x)
+	if t.w == 16 {
+		VEXTRACTF32X4(Imm(1), y, x)
+	} else {
+		VEXTRACTF128(Imm(1), y, x)
+	}
 	op(y.(VecVirtual).AsX(), x, x)
 	h := XMM()
 	VMOVHLPS(x, x, h)
@@ -205,16 +229,32 @@ func (t tier) reduce8(acc [8]VecVirtual) VecVirtual {
 	}
 	var h [4]Register
 	for i := range h {
-		r := YMM()
-		VHADDPS(y[2*i+1], y[2*i], r) // [a0+a1, a2+a3, b0+b1, b2+b3 | same for the high lane]
-		h[i] = r
+		h[i] = t.hadd(y[2*i], y[2*i+1]) // [a0+a1, a2+a3, b0+b1, b2+b3 | same for the high lane]
 	}
-	lo03, lo47 := YMM(), YMM()
-	VHADDPS(h[1], h[0], lo03) // per 128-bit lane: partial sums of acc 0..3
-	VHADDPS(h[3], h[2], lo47) //                   and of acc 4..7
+	lo03 := t.hadd(h[0], h[1]) // per 128-bit lane: partial sums of acc 0..3
+	lo47 := t.hadd(h[2], h[3]) //                   and of acc 4..7
 	a, b := YMM(), YMM()
-	VPERM2F128(Imm(0x20), lo47, lo03, a) // low lanes:  [acc0..3 | acc4..7]
-	VPERM2F128(Imm(0x31), lo47, lo03, b) // high lanes
+	if t.w == 16 {
+		VSHUFF32X4(Imm(0), lo47, lo03, a) // low lanes:  [acc0..3 | acc4..7]
+		VSHUFF32X4(Imm(3), lo47, lo03, b) // high lanes
+	} else {
+		VPERM2F128(Imm(0x20), lo47, lo03, a)
+		VPERM2F128(Imm(0x31), lo47, lo03, b)
+	}
 	VADDPS(b, a, a)
 	return a
+}
+
+// hadd is VHADDPS(a, b) on ymm: per 128-bit lane [a0+a1, a2+a3, b0+b1, b2+b3].
+func (t tier) hadd(a, b Register) VecVirtual {
+	r := YMM()
+	if t.w == 8 {
+		VHADDPS(b, a, r)
+		return r
+	}
+	even, odd := YMM(), YMM()
+	VSHUFPS(Imm(0x88), b, a, even) // [a0, a2, b0, b2]
+	VSHUFPS(Imm(0xDD), b, a, odd)  // [a1, a3, b1, b3]
+	VADDPS(odd, even, r)
+	return r
 }
