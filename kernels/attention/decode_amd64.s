@@ -356,11 +356,27 @@ DATA expconst<>+1392(SB)/4, $0x00000000
 DATA expconst<>+1396(SB)/4, $0x00000000
 DATA expconst<>+1400(SB)/4, $0x00000000
 DATA expconst<>+1404(SB)/4, $0x00000000
-GLOBL expconst<>(SB), RODATA|NOPTR, $1408
+DATA expconst<>+1408(SB)/4, $0x00000000
+DATA expconst<>+1412(SB)/4, $0x00000004
+DATA expconst<>+1416(SB)/4, $0x00000008
+DATA expconst<>+1420(SB)/4, $0x0000000c
+DATA expconst<>+1424(SB)/4, $0x00000001
+DATA expconst<>+1428(SB)/4, $0x00000005
+DATA expconst<>+1432(SB)/4, $0x00000009
+DATA expconst<>+1436(SB)/4, $0x0000000d
+DATA expconst<>+1440(SB)/4, $0x00000000
+DATA expconst<>+1444(SB)/4, $0x00000000
+DATA expconst<>+1448(SB)/4, $0x00000000
+DATA expconst<>+1452(SB)/4, $0x00000000
+DATA expconst<>+1456(SB)/4, $0x00000000
+DATA expconst<>+1460(SB)/4, $0x00000000
+DATA expconst<>+1464(SB)/4, $0x00000000
+DATA expconst<>+1468(SB)/4, $0x00000000
+GLOBL expconst<>(SB), RODATA|NOPTR, $1472
 
 // func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $96-96
+TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $136-96
 	MOVQ $0x00000000, 32(SP)
 
 init_1:
@@ -410,6 +426,18 @@ tile_1:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
+	MOVQ    d+48(FP), AX
+	IMULQ   CX, AX
+	SHLQ    $0x02, AX
+	MOVQ    8(SP), CX
+	MOVQ    CX, 104(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 112(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	MOVQ    CX, 120(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 128(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_single_1:
@@ -1623,7 +1651,7 @@ pv_next_9:
 
 // func flashDecodeFastAVX2(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $96-96
+TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $136-96
 	MOVQ $0x00000000, 32(SP)
 
 init_2:
@@ -1673,6 +1701,18 @@ tile_2:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
+	MOVQ    d+48(FP), AX
+	IMULQ   CX, AX
+	SHLQ    $0x02, AX
+	MOVQ    8(SP), CX
+	MOVQ    CX, 104(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 112(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	MOVQ    CX, 120(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 128(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_single_2:
@@ -2851,7 +2891,7 @@ pv_next_18:
 
 // func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $96-96
+TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $136-96
 	MOVQ $0x00000000, 32(SP)
 
 init_3:
@@ -2901,6 +2941,18 @@ tile_3:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
+	MOVQ    d+48(FP), AX
+	IMULQ   CX, AX
+	SHLQ    $0x02, AX
+	MOVQ    8(SP), CX
+	MOVQ    CX, 104(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 112(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	MOVQ    CX, 120(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 128(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_pairs_7:
@@ -2924,9 +2976,6 @@ scores_pairs_7:
 	ADDQ    tileStride+88(FP), R8
 	MOVQ    (SP), BX
 	MOVQ    24(SP), SI
-	CMPQ    32(SP), $0x00000000
-	JNE     scores2_plain_1
-	MOVQ    8(SP), R9
 	MOVQ    CX, 64(SP)
 	MOVQ    DI, 72(SP)
 	MOVQ    DX, 80(SP)
@@ -2966,142 +3015,203 @@ scores2_by8_1:
 	LEAQ    (DX)(AX*1), DI
 	MOVQ    DI, 40(SP)
 	LEAQ    (DX)(AX*4), DI
+	MOVQ    40(SP), R8
+	SUBQ    $0x00000040, R8
+	MOVQ    R8, 96(SP)
+	CMPQ    DX, 96(SP)
+	JAE     scores2_odd_1
 
-scores2_chunk_1:
-	VMOVUPS       (DX)(BX*1), Z18
-	VMOVUPS       (DX)(SI*1), Z19
-	VMOVUPS       (DX), Z20
-	VFMADD231PS   Z20, Z18, Z0
-	VFMADD231PS   Z20, Z19, Z10
-	VMOVUPS       (DX)(AX*1), Z20
-	VFMADD231PS   Z20, Z18, Z3
-	VFMADD231PS   Z20, Z19, Z11
-	VMOVUPS       (DX)(AX*2), Z20
-	VFMADD231PS   Z20, Z18, Z4
-	VFMADD231PS   Z20, Z19, Z12
-	VMOVUPS       (DX)(CX*1), Z20
-	VFMADD231PS   Z20, Z18, Z5
-	VFMADD231PS   Z20, Z19, Z13
-	VMOVUPS       (DI), Z20
-	VFMADD231PS   Z20, Z18, Z6
-	VFMADD231PS   Z20, Z19, Z14
-	VMOVUPS       (DI)(AX*1), Z20
-	VFMADD231PS   Z20, Z18, Z7
-	VFMADD231PS   Z20, Z19, Z15
-	VMOVUPS       (DI)(AX*2), Z20
-	VFMADD231PS   Z20, Z18, Z8
-	VFMADD231PS   Z20, Z19, Z16
-	VMOVUPS       (DI)(CX*1), Z20
-	VFMADD231PS   Z20, Z18, Z9
-	VFMADD231PS   Z20, Z19, Z17
-	PREFETCHT0    (R9)
-	PREFETCHT0    64(R9)
-	PREFETCHT0    128(R9)
-	PREFETCHT0    192(R9)
-	PREFETCHT0    256(R9)
-	PREFETCHT0    320(R9)
-	PREFETCHT0    384(R9)
-	PREFETCHT0    448(R9)
-	ADDQ          $0x00000200, R9
-	ADDQ          $0x00000040, DX
-	ADDQ          $0x00000040, DI
-	CMPQ          DX, 40(SP)
-	JB            scores2_chunk_1
-	VEXTRACTF64X4 $0x01, Z0, Y18
-	VADDPS        Y18, Y0, Y18
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF64X4 $0x01, Z4, Y3
-	VADDPS        Y3, Y4, Y3
-	VEXTRACTF64X4 $0x01, Z5, Y4
-	VADDPS        Y4, Y5, Y4
-	VEXTRACTF64X4 $0x01, Z6, Y5
-	VADDPS        Y5, Y6, Y5
-	VEXTRACTF64X4 $0x01, Z7, Y6
-	VADDPS        Y6, Y7, Y6
-	VEXTRACTF64X4 $0x01, Z8, Y7
-	VADDPS        Y7, Y8, Y7
-	VEXTRACTF64X4 $0x01, Z9, Y8
-	VADDPS        Y8, Y9, Y8
-	VSHUFPS       $0x88, Y0, Y18, Y9
-	VSHUFPS       $0xdd, Y0, Y18, Y0
-	VADDPS        Y0, Y9, Y0
-	VSHUFPS       $0x88, Y4, Y3, Y9
-	VSHUFPS       $0xdd, Y4, Y3, Y3
-	VADDPS        Y3, Y9, Y3
-	VSHUFPS       $0x88, Y6, Y5, Y4
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y4, Y4
-	VSHUFPS       $0x88, Y8, Y7, Y5
-	VSHUFPS       $0xdd, Y8, Y7, Y6
-	VADDPS        Y6, Y5, Y5
-	VSHUFPS       $0x88, Y3, Y0, Y6
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y6, Y0
-	VSHUFPS       $0x88, Y5, Y4, Y3
-	VSHUFPS       $0xdd, Y5, Y4, Y4
-	VADDPS        Y4, Y3, Y3
-	VSHUFF32X4    $0x00, Y3, Y0, Y4
-	VSHUFF32X4    $0x03, Y3, Y0, Y0
-	VADDPS        Y0, Y4, Y4
-	VBROADCASTSS  scale+64(FP), Y0
-	VMULPS        Y0, Y4, Y4
-	VMAXPS        Y4, Y1, Y1
-	VEXTRACTF64X4 $0x01, Z10, Y0
-	VADDPS        Y0, Y10, Y0
-	VEXTRACTF64X4 $0x01, Z11, Y3
-	VADDPS        Y3, Y11, Y3
-	VEXTRACTF64X4 $0x01, Z12, Y5
-	VADDPS        Y5, Y12, Y5
-	VEXTRACTF64X4 $0x01, Z13, Y6
-	VADDPS        Y6, Y13, Y6
-	VEXTRACTF64X4 $0x01, Z14, Y7
-	VADDPS        Y7, Y14, Y7
-	VEXTRACTF64X4 $0x01, Z15, Y8
-	VADDPS        Y8, Y15, Y8
-	VEXTRACTF64X4 $0x01, Z16, Y9
-	VADDPS        Y9, Y16, Y9
-	VEXTRACTF64X4 $0x01, Z17, Y10
-	VADDPS        Y10, Y17, Y10
-	VSHUFPS       $0x88, Y3, Y0, Y11
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y11, Y0
-	VSHUFPS       $0x88, Y6, Y5, Y3
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y3, Y3
-	VSHUFPS       $0x88, Y8, Y7, Y5
-	VSHUFPS       $0xdd, Y8, Y7, Y6
-	VADDPS        Y6, Y5, Y5
-	VSHUFPS       $0x88, Y10, Y9, Y6
-	VSHUFPS       $0xdd, Y10, Y9, Y7
-	VADDPS        Y7, Y6, Y6
-	VSHUFPS       $0x88, Y3, Y0, Y7
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y7, Y0
-	VSHUFPS       $0x88, Y6, Y5, Y3
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y3, Y3
-	VSHUFF32X4    $0x00, Y3, Y0, Y5
-	VSHUFF32X4    $0x03, Y3, Y0, Y0
-	VADDPS        Y0, Y5, Y5
-	VBROADCASTSS  scale+64(FP), Y0
-	VMULPS        Y0, Y5, Y5
-	VMAXPS        Y5, Y21, Y21
-	MOVQ          80(SP), DX
-	VMOVUPS       Y4, (DX)
-	ADDQ          $0x00000020, 80(SP)
-	MOVQ          88(SP), DX
-	VMOVUPS       Y5, (DX)
-	ADDQ          $0x00000020, 88(SP)
-	SUBQ          $0x08, 48(SP)
-	MOVQ          56(SP), DX
-	LEAQ          (DX)(AX*8), DX
-	MOVQ          DX, 56(SP)
-	JMP           scores2_by8_1
+scores2_chunk2_1:
+	VMOVUPS     (DX)(BX*1), Z18
+	VMOVUPS     (DX)(SI*1), Z19
+	VMOVUPS     (DX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     (DX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     (DX)(AX*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     (DX)(CX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     (DI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     (DI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     (DI)(AX*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     (DI)(CX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	MOVQ        104(SP), R8
+	CMPQ        R8, 112(SP)
+	JAE         pf_skip_1
+	PREFETCHT0  (R8)
+	PREFETCHT0  64(R8)
+	PREFETCHT0  128(R8)
+	PREFETCHT0  192(R8)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_1:
+	VMOVUPS     64(DX)(BX*1), Z18
+	VMOVUPS     64(DX)(SI*1), Z19
+	VMOVUPS     64(DX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     64(DX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     64(DX)(AX*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     64(DX)(CX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     64(DI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     64(DI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     64(DI)(AX*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     64(DI)(CX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	MOVQ        104(SP), R8
+	CMPQ        R8, 112(SP)
+	JAE         pf_skip_2
+	PREFETCHT0  (R8)
+	PREFETCHT0  64(R8)
+	PREFETCHT0  128(R8)
+	PREFETCHT0  192(R8)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_2:
+	ADDQ $0x00000080, DX
+	ADDQ $0x00000080, DI
+	CMPQ DX, 96(SP)
+	JB   scores2_chunk2_1
+
+scores2_odd_1:
+	CMPQ        DX, 40(SP)
+	JAE         scores2_reduce_1
+	VMOVUPS     (DX)(BX*1), Z18
+	VMOVUPS     (DX)(SI*1), Z19
+	VMOVUPS     (DX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     (DX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     (DX)(AX*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     (DX)(CX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     (DI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     (DI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     (DI)(AX*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     (DI)(CX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	MOVQ        104(SP), DX
+	CMPQ        DX, 112(SP)
+	JAE         pf_skip_3
+	PREFETCHT0  (DX)
+	PREFETCHT0  64(DX)
+	PREFETCHT0  128(DX)
+	PREFETCHT0  192(DX)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_3:
+scores2_reduce_1:
+	VSHUFF32X4   $0x44, Z3, Z0, Z18
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z18, Z18
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z18, Z5
+	VSHUFF32X4   $0xdd, Z0, Z18, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z4
+	VADDPS       Z4, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z4
+	VSHUFF32X4   $0xee, Z13, Z12, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z15, Z14, Z5
+	VSHUFF32X4   $0xee, Z15, Z14, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x44, Z17, Z16, Z6
+	VSHUFF32X4   $0xee, Z17, Z16, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x88, Z4, Z0, Z7
+	VSHUFF32X4   $0xdd, Z4, Z0, Z0
+	VADDPS       Z0, Z7, Z7
+	VSHUFF32X4   $0x88, Z6, Z5, Z0
+	VSHUFF32X4   $0xdd, Z6, Z5, Z4
+	VADDPS       Z4, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z7, Z4
+	VSHUFPS      $0xdd, Z0, Z7, Z0
+	VADDPS       Z0, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z0
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z0, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z4, Z0, Z4
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y4, Y4
+	VMAXPS       Y4, Y21, Y21
+	MOVQ         80(SP), DX
+	VMOVUPS      Y3, (DX)
+	ADDQ         $0x00000020, 80(SP)
+	MOVQ         88(SP), DX
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x00000020, 88(SP)
+	SUBQ         $0x08, 48(SP)
+	MOVQ         56(SP), DX
+	LEAQ         (DX)(AX*8), DX
+	MOVQ         DX, 56(SP)
+	JMP          scores2_by8_1
 
 scores2_by1_1:
 	CMPQ    48(SP), $0x00
-	JE      scores2_done_2
+	JE      scores2_done_1
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    56(SP), CX
@@ -3151,272 +3261,30 @@ scores2_chunk1_1:
 	MOVQ          CX, 56(SP)
 	JMP           scores2_by1_1
 
-scores2_done_2:
-	VEXTRACTF32X4 $0x01, Y1, X0
-	VMAXPS        X1, X0, X0
-	VMOVHLPS      X0, X0, X1
-	VMAXPS        X1, X0, X0
-	VMOVSHDUP     X0, X1
-	VMAXPS        X1, X0, X0
-	VMAXSS        X2, X0, X0
-	VEXTRACTF32X4 $0x01, Y21, X1
-	VMAXPS        X21, X1, X1
-	VMOVHLPS      X1, X1, X2
-	VMAXPS        X2, X1, X1
-	VMOVSHDUP     X1, X2
-	VMAXPS        X2, X1, X1
-	VMAXSS        X22, X1, X1
-	MOVQ          state+72(FP), AX
-	MOVQ          ng+16(FP), CX
-	LEAQ          (AX)(CX*4), AX
-	LEAQ          (AX)(CX*4), AX
-	MOVQ          32(SP), CX
-	VMOVSS        X0, (AX)(CX*4)
-	VMOVSS        X1, 4(AX)(CX*4)
-	JMP           scores2_done_1
-
-scores2_plain_1:
-	MOVQ    CX, 64(SP)
-	MOVQ    DI, 72(SP)
-	MOVQ    DX, 80(SP)
-	MOVQ    R8, 88(SP)
-	MOVQ    SI, 48(SP)
-	MOVQ    BX, 56(SP)
-	LEAQ    (AX)(AX*2), CX
-	VMOVUPS expconst<>+0(SB), Y1
-	VMOVSS  expconst<>+0(SB), X2
-	VMOVUPS expconst<>+0(SB), Y21
-	VMOVSS  expconst<>+0(SB), X22
-
-scores2_by8_2:
-	CMPQ    48(SP), $0x08
-	JL      scores2_by1_2
-	VMOVUPS expconst<>+1344(SB), Z0
-	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS expconst<>+1344(SB), Z4
-	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS expconst<>+1344(SB), Z6
-	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS expconst<>+1344(SB), Z8
-	VMOVUPS expconst<>+1344(SB), Z9
-	VMOVUPS expconst<>+1344(SB), Z10
-	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS expconst<>+1344(SB), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS expconst<>+1344(SB), Z14
-	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS expconst<>+1344(SB), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    56(SP), DX
-	MOVQ    64(SP), BX
-	SUBQ    DX, BX
-	MOVQ    72(SP), SI
-	SUBQ    DX, SI
-	LEAQ    (DX)(AX*1), DI
-	MOVQ    DI, 40(SP)
-	LEAQ    (DX)(AX*4), DI
-
-scores2_chunk_2:
-	VMOVUPS       (DX)(BX*1), Z18
-	VMOVUPS       (DX)(SI*1), Z19
-	VMOVUPS       (DX), Z20
-	VFMADD231PS   Z20, Z18, Z0
-	VFMADD231PS   Z20, Z19, Z10
-	VMOVUPS       (DX)(AX*1), Z20
-	VFMADD231PS   Z20, Z18, Z3
-	VFMADD231PS   Z20, Z19, Z11
-	VMOVUPS       (DX)(AX*2), Z20
-	VFMADD231PS   Z20, Z18, Z4
-	VFMADD231PS   Z20, Z19, Z12
-	VMOVUPS       (DX)(CX*1), Z20
-	VFMADD231PS   Z20, Z18, Z5
-	VFMADD231PS   Z20, Z19, Z13
-	VMOVUPS       (DI), Z20
-	VFMADD231PS   Z20, Z18, Z6
-	VFMADD231PS   Z20, Z19, Z14
-	VMOVUPS       (DI)(AX*1), Z20
-	VFMADD231PS   Z20, Z18, Z7
-	VFMADD231PS   Z20, Z19, Z15
-	VMOVUPS       (DI)(AX*2), Z20
-	VFMADD231PS   Z20, Z18, Z8
-	VFMADD231PS   Z20, Z19, Z16
-	VMOVUPS       (DI)(CX*1), Z20
-	VFMADD231PS   Z20, Z18, Z9
-	VFMADD231PS   Z20, Z19, Z17
-	ADDQ          $0x00000040, DX
-	ADDQ          $0x00000040, DI
-	CMPQ          DX, 40(SP)
-	JB            scores2_chunk_2
-	VEXTRACTF64X4 $0x01, Z0, Y18
-	VADDPS        Y18, Y0, Y18
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF64X4 $0x01, Z4, Y3
-	VADDPS        Y3, Y4, Y3
-	VEXTRACTF64X4 $0x01, Z5, Y4
-	VADDPS        Y4, Y5, Y4
-	VEXTRACTF64X4 $0x01, Z6, Y5
-	VADDPS        Y5, Y6, Y5
-	VEXTRACTF64X4 $0x01, Z7, Y6
-	VADDPS        Y6, Y7, Y6
-	VEXTRACTF64X4 $0x01, Z8, Y7
-	VADDPS        Y7, Y8, Y7
-	VEXTRACTF64X4 $0x01, Z9, Y8
-	VADDPS        Y8, Y9, Y8
-	VSHUFPS       $0x88, Y0, Y18, Y9
-	VSHUFPS       $0xdd, Y0, Y18, Y0
-	VADDPS        Y0, Y9, Y0
-	VSHUFPS       $0x88, Y4, Y3, Y9
-	VSHUFPS       $0xdd, Y4, Y3, Y3
-	VADDPS        Y3, Y9, Y3
-	VSHUFPS       $0x88, Y6, Y5, Y4
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y4, Y4
-	VSHUFPS       $0x88, Y8, Y7, Y5
-	VSHUFPS       $0xdd, Y8, Y7, Y6
-	VADDPS        Y6, Y5, Y5
-	VSHUFPS       $0x88, Y3, Y0, Y6
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y6, Y0
-	VSHUFPS       $0x88, Y5, Y4, Y3
-	VSHUFPS       $0xdd, Y5, Y4, Y4
-	VADDPS        Y4, Y3, Y3
-	VSHUFF32X4    $0x00, Y3, Y0, Y4
-	VSHUFF32X4    $0x03, Y3, Y0, Y0
-	VADDPS        Y0, Y4, Y4
-	VBROADCASTSS  scale+64(FP), Y0
-	VMULPS        Y0, Y4, Y4
-	VMAXPS        Y4, Y1, Y1
-	VEXTRACTF64X4 $0x01, Z10, Y0
-	VADDPS        Y0, Y10, Y0
-	VEXTRACTF64X4 $0x01, Z11, Y3
-	VADDPS        Y3, Y11, Y3
-	VEXTRACTF64X4 $0x01, Z12, Y5
-	VADDPS        Y5, Y12, Y5
-	VEXTRACTF64X4 $0x01, Z13, Y6
-	VADDPS        Y6, Y13, Y6
-	VEXTRACTF64X4 $0x01, Z14, Y7
-	VADDPS        Y7, Y14, Y7
-	VEXTRACTF64X4 $0x01, Z15, Y8
-	VADDPS        Y8, Y15, Y8
-	VEXTRACTF64X4 $0x01, Z16, Y9
-	VADDPS        Y9, Y16, Y9
-	VEXTRACTF64X4 $0x01, Z17, Y10
-	VADDPS        Y10, Y17, Y10
-	VSHUFPS       $0x88, Y3, Y0, Y11
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y11, Y0
-	VSHUFPS       $0x88, Y6, Y5, Y3
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y3, Y3
-	VSHUFPS       $0x88, Y8, Y7, Y5
-	VSHUFPS       $0xdd, Y8, Y7, Y6
-	VADDPS        Y6, Y5, Y5
-	VSHUFPS       $0x88, Y10, Y9, Y6
-	VSHUFPS       $0xdd, Y10, Y9, Y7
-	VADDPS        Y7, Y6, Y6
-	VSHUFPS       $0x88, Y3, Y0, Y7
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y7, Y0
-	VSHUFPS       $0x88, Y6, Y5, Y3
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y3, Y3
-	VSHUFF32X4    $0x00, Y3, Y0, Y5
-	VSHUFF32X4    $0x03, Y3, Y0, Y0
-	VADDPS        Y0, Y5, Y5
-	VBROADCASTSS  scale+64(FP), Y0
-	VMULPS        Y0, Y5, Y5
-	VMAXPS        Y5, Y21, Y21
-	MOVQ          80(SP), DX
-	VMOVUPS       Y4, (DX)
-	ADDQ          $0x00000020, 80(SP)
-	MOVQ          88(SP), DX
-	VMOVUPS       Y5, (DX)
-	ADDQ          $0x00000020, 88(SP)
-	SUBQ          $0x08, 48(SP)
-	MOVQ          56(SP), DX
-	LEAQ          (DX)(AX*8), DX
-	MOVQ          DX, 56(SP)
-	JMP           scores2_by8_2
-
-scores2_by1_2:
-	CMPQ    48(SP), $0x00
-	JE      scores2_done_3
-	VMOVUPS expconst<>+1344(SB), Z0
-	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    56(SP), CX
-	MOVQ    64(SP), DX
-	SUBQ    CX, DX
-	MOVQ    72(SP), BX
-	SUBQ    CX, BX
-	LEAQ    (CX)(AX*1), SI
-	MOVQ    SI, 40(SP)
-
-scores2_chunk1_2:
-	VMOVUPS       (CX), Z4
-	VFMADD231PS   (CX)(DX*1), Z4, Z0
-	VFMADD231PS   (CX)(BX*1), Z4, Z3
-	ADDQ          $0x00000040, CX
-	CMPQ          CX, 40(SP)
-	JB            scores2_chunk1_2
-	VEXTRACTF64X4 $0x01, Z0, Y4
-	VADDPS        Y4, Y0, Y4
-	VEXTRACTF32X4 $0x01, Y4, X0
-	VADDPS        X4, X0, X0
-	VMOVHLPS      X0, X0, X4
-	VADDPS        X4, X0, X0
-	VMOVSHDUP     X0, X4
-	VADDPS        X4, X0, X0
-	VMULSS        scale+64(FP), X0, X0
-	VMAXSS        X0, X2, X2
-	VEXTRACTF64X4 $0x01, Z3, Y4
-	VADDPS        Y4, Y3, Y4
-	VEXTRACTF32X4 $0x01, Y4, X3
-	VADDPS        X4, X3, X3
-	VMOVHLPS      X3, X3, X4
-	VADDPS        X4, X3, X3
-	VMOVSHDUP     X3, X4
-	VADDPS        X4, X3, X3
-	VMULSS        scale+64(FP), X3, X3
-	VMAXSS        X3, X22, X22
-	MOVQ          80(SP), CX
-	VMOVSS        X0, (CX)
-	ADDQ          $0x00000004, 80(SP)
-	MOVQ          88(SP), CX
-	VMOVSS        X3, (CX)
-	ADDQ          $0x00000004, 88(SP)
-	DECQ          48(SP)
-	MOVQ          56(SP), CX
-	ADDQ          AX, CX
-	MOVQ          CX, 56(SP)
-	JMP           scores2_by1_2
-
-scores2_done_3:
-	VEXTRACTF32X4 $0x01, Y1, X0
-	VMAXPS        X1, X0, X0
-	VMOVHLPS      X0, X0, X1
-	VMAXPS        X1, X0, X0
-	VMOVSHDUP     X0, X1
-	VMAXPS        X1, X0, X0
-	VMAXSS        X2, X0, X0
-	VEXTRACTF32X4 $0x01, Y21, X1
-	VMAXPS        X21, X1, X1
-	VMOVHLPS      X1, X1, X2
-	VMAXPS        X2, X1, X1
-	VMOVSHDUP     X1, X2
-	VMAXPS        X2, X1, X1
-	VMAXSS        X22, X1, X1
-	MOVQ          state+72(FP), AX
-	MOVQ          ng+16(FP), CX
-	LEAQ          (AX)(CX*4), AX
-	LEAQ          (AX)(CX*4), AX
-	MOVQ          32(SP), CX
-	VMOVSS        X0, (AX)(CX*4)
-	VMOVSS        X1, 4(AX)(CX*4)
-
 scores2_done_1:
-	ADDQ $0x00000002, 32(SP)
-	JMP  scores_pairs_7
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	VEXTRACTF32X4 $0x01, Y21, X1
+	VMAXPS        X21, X1, X1
+	VMOVHLPS      X1, X1, X2
+	VMAXPS        X2, X1, X1
+	VMOVSHDUP     X1, X2
+	VMAXPS        X2, X1, X1
+	VMAXSS        X22, X1, X1
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	VMOVSS        X1, 4(AX)(CX*4)
+	ADDQ          $0x00000002, 32(SP)
+	JMP           scores_pairs_7
 
 scores_pairs_done_1:
 scores_single_3:
@@ -3513,51 +3381,40 @@ scores_odd_7:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 
 scores_reduce_7:
-	VEXTRACTF64X4 $0x01, Z0, Y10
-	VADDPS        Y10, Y0, Y10
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF64X4 $0x01, Z4, Y3
-	VADDPS        Y3, Y4, Y3
-	VEXTRACTF64X4 $0x01, Z5, Y4
-	VADDPS        Y4, Y5, Y4
-	VEXTRACTF64X4 $0x01, Z6, Y5
-	VADDPS        Y5, Y6, Y5
-	VEXTRACTF64X4 $0x01, Z7, Y6
-	VADDPS        Y6, Y7, Y6
-	VEXTRACTF64X4 $0x01, Z8, Y7
-	VADDPS        Y7, Y8, Y7
-	VEXTRACTF64X4 $0x01, Z9, Y8
-	VADDPS        Y8, Y9, Y8
-	VSHUFPS       $0x88, Y0, Y10, Y9
-	VSHUFPS       $0xdd, Y0, Y10, Y0
-	VADDPS        Y0, Y9, Y0
-	VSHUFPS       $0x88, Y4, Y3, Y9
-	VSHUFPS       $0xdd, Y4, Y3, Y3
-	VADDPS        Y3, Y9, Y3
-	VSHUFPS       $0x88, Y6, Y5, Y4
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y4, Y4
-	VSHUFPS       $0x88, Y8, Y7, Y5
-	VSHUFPS       $0xdd, Y8, Y7, Y6
-	VADDPS        Y6, Y5, Y5
-	VSHUFPS       $0x88, Y3, Y0, Y6
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y6, Y0
-	VSHUFPS       $0x88, Y5, Y4, Y3
-	VSHUFPS       $0xdd, Y5, Y4, Y4
-	VADDPS        Y4, Y3, Y3
-	VSHUFF32X4    $0x00, Y3, Y0, Y4
-	VSHUFF32X4    $0x03, Y3, Y0, Y0
-	VADDPS        Y0, Y4, Y4
-	VBROADCASTSS  scale+64(FP), Y0
-	VMULPS        Y0, Y4, Y4
-	VMAXPS        Y4, Y1, Y1
-	VMOVUPS       Y4, (DX)
-	ADDQ          $0x20, DX
-	SUBQ          $0x08, SI
-	LEAQ          (BX)(AX*8), BX
-	JMP           scores_by8_7
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, SI
+	LEAQ         (BX)(AX*8), BX
+	JMP          scores_by8_7
 
 scores_by1_7:
 	TESTQ   SI, SI
@@ -3672,51 +3529,40 @@ scores_odd_8:
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 
 scores_reduce_8:
-	VEXTRACTF64X4 $0x01, Z0, Y10
-	VADDPS        Y10, Y0, Y10
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF64X4 $0x01, Z4, Y3
-	VADDPS        Y3, Y4, Y3
-	VEXTRACTF64X4 $0x01, Z5, Y4
-	VADDPS        Y4, Y5, Y4
-	VEXTRACTF64X4 $0x01, Z6, Y5
-	VADDPS        Y5, Y6, Y5
-	VEXTRACTF64X4 $0x01, Z7, Y6
-	VADDPS        Y6, Y7, Y6
-	VEXTRACTF64X4 $0x01, Z8, Y7
-	VADDPS        Y7, Y8, Y7
-	VEXTRACTF64X4 $0x01, Z9, Y8
-	VADDPS        Y8, Y9, Y8
-	VSHUFPS       $0x88, Y0, Y10, Y9
-	VSHUFPS       $0xdd, Y0, Y10, Y0
-	VADDPS        Y0, Y9, Y0
-	VSHUFPS       $0x88, Y4, Y3, Y9
-	VSHUFPS       $0xdd, Y4, Y3, Y3
-	VADDPS        Y3, Y9, Y3
-	VSHUFPS       $0x88, Y6, Y5, Y4
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y4, Y4
-	VSHUFPS       $0x88, Y8, Y7, Y5
-	VSHUFPS       $0xdd, Y8, Y7, Y6
-	VADDPS        Y6, Y5, Y5
-	VSHUFPS       $0x88, Y3, Y0, Y6
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y6, Y0
-	VSHUFPS       $0x88, Y5, Y4, Y3
-	VSHUFPS       $0xdd, Y5, Y4, Y4
-	VADDPS        Y4, Y3, Y3
-	VSHUFF32X4    $0x00, Y3, Y0, Y4
-	VSHUFF32X4    $0x03, Y3, Y0, Y0
-	VADDPS        Y0, Y4, Y4
-	VBROADCASTSS  scale+64(FP), Y0
-	VMULPS        Y0, Y4, Y4
-	VMAXPS        Y4, Y1, Y1
-	VMOVUPS       Y4, (DX)
-	ADDQ          $0x20, DX
-	SUBQ          $0x08, SI
-	LEAQ          (BX)(AX*8), BX
-	JMP           scores_by8_8
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, SI
+	LEAQ         (BX)(AX*8), BX
+	JMP          scores_by8_8
 
 scores_by1_8:
 	TESTQ   SI, SI
@@ -3952,13 +3798,6 @@ pv_pairs_1:
 	ADDQ  tileStride+88(FP), R8
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
-	CMPQ  32(SP), $0x00000000
-	JNE   pv2_plain_1
-	MOVQ  tk+56(FP), R9
-	IMULQ AX, R9
-	ADDQ  k+24(FP), R9
-	SUBQ  v+32(FP), R9
-	LEAQ  (R9)(AX*1), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  DI, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -4028,19 +3867,21 @@ pv2_pair_1:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	PREFETCHT0   (SI)(R9*1)
-	PREFETCHT0   (SI)(R10*1)
-	PREFETCHT0   64(SI)(R9*1)
-	PREFETCHT0   64(SI)(R10*1)
-	PREFETCHT0   128(SI)(R9*1)
-	PREFETCHT0   128(SI)(R10*1)
-	PREFETCHT0   192(SI)(R9*1)
-	PREFETCHT0   192(SI)(R10*1)
-	ADDQ         $0x08, BX
-	LEAQ         (SI)(AX*2), SI
-	SUBQ         $0x02, DI
-	CMPQ         DI, $0x02
-	JGE          pv2_pair_1
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_4
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
+
+pf_skip_4:
+	ADDQ $0x08, BX
+	LEAQ (SI)(AX*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_1
 
 pv2_single_1:
 	TESTQ        DI, DI
@@ -4119,15 +3960,21 @@ pv2_pair_2:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	PREFETCHT0   (SI)(R9*1)
-	PREFETCHT0   (SI)(R10*1)
-	PREFETCHT0   64(SI)(R9*1)
-	PREFETCHT0   64(SI)(R10*1)
-	ADDQ         $0x08, BX
-	LEAQ         (SI)(AX*2), SI
-	SUBQ         $0x02, DI
-	CMPQ         DI, $0x02
-	JGE          pv2_pair_2
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_5
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
+
+pf_skip_5:
+	ADDQ $0x08, BX
+	LEAQ (SI)(AX*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_2
 
 pv2_single_2:
 	TESTQ        DI, DI
@@ -4184,13 +4031,21 @@ pv2_pair_3:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	PREFETCHT0   (SI)(R9*1)
-	PREFETCHT0   (SI)(R10*1)
-	ADDQ         $0x08, BX
-	LEAQ         (SI)(AX*2), SI
-	SUBQ         $0x02, DI
-	CMPQ         DI, $0x02
-	JGE          pv2_pair_3
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_6
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
+
+pf_skip_6:
+	ADDQ $0x08, BX
+	LEAQ (SI)(AX*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_3
 
 pv2_single_3:
 	TESTQ        DI, DI
@@ -4211,248 +4066,6 @@ pv2_merge_3:
 	JMP     pv2_block_3
 
 pv2_next_3:
-	JMP pv2_done_1
-
-pv2_plain_1:
-	MOVQ CX, 40(SP)
-	MOVQ DI, 48(SP)
-	MOVQ DX, 56(SP)
-	MOVQ R8, CX
-	SUBQ DX, CX
-	MOVQ BX, 64(SP)
-	MOVQ SI, 72(SP)
-	MOVQ $0x00000000, 80(SP)
-
-pv2_block_4:
-	MOVQ    80(SP), DX
-	MOVQ    AX, BX
-	SUBQ    DX, BX
-	CMPQ    BX, $0x00000100
-	JL      pv2_next_4
-	MOVQ    40(SP), BX
-	VMOVUPS (BX)(DX*1), Z0
-	VMOVUPS 64(BX)(DX*1), Z3
-	VMOVUPS 128(BX)(DX*1), Z4
-	VMOVUPS 192(BX)(DX*1), Z5
-	VMOVUPS expconst<>+1344(SB), Z6
-	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS expconst<>+1344(SB), Z8
-	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    48(SP), BX
-	VMOVUPS (BX)(DX*1), Z10
-	VMOVUPS 64(BX)(DX*1), Z11
-	VMOVUPS 128(BX)(DX*1), Z12
-	VMOVUPS 192(BX)(DX*1), Z13
-	VMOVUPS expconst<>+1344(SB), Z14
-	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS expconst<>+1344(SB), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    56(SP), BX
-	MOVQ    64(SP), SI
-	ADDQ    DX, SI
-	MOVQ    72(SP), DI
-	CMPQ    DI, $0x02
-	JL      pv2_single_4
-
-pv2_pair_4:
-	VMOVUPS      (SI), Z18
-	VMOVUPS      64(SI), Z19
-	VMOVUPS      128(SI), Z20
-	VMOVUPS      192(SI), Z21
-	VMOVUPS      (SI)(AX*1), Z22
-	VMOVUPS      64(SI)(AX*1), Z23
-	VMOVUPS      128(SI)(AX*1), Z24
-	VMOVUPS      192(SI)(AX*1), Z25
-	VBROADCASTSS (BX), Z26
-	VFMADD231PS  Z18, Z26, Z0
-	VFMADD231PS  Z19, Z26, Z3
-	VFMADD231PS  Z20, Z26, Z4
-	VFMADD231PS  Z21, Z26, Z5
-	VBROADCASTSS 4(BX), Z26
-	VFMADD231PS  Z22, Z26, Z6
-	VFMADD231PS  Z23, Z26, Z7
-	VFMADD231PS  Z24, Z26, Z8
-	VFMADD231PS  Z25, Z26, Z9
-	VBROADCASTSS (BX)(CX*1), Z26
-	VFMADD231PS  Z18, Z26, Z10
-	VFMADD231PS  Z19, Z26, Z11
-	VFMADD231PS  Z20, Z26, Z12
-	VFMADD231PS  Z21, Z26, Z13
-	VBROADCASTSS 4(BX)(CX*1), Z18
-	VFMADD231PS  Z22, Z18, Z14
-	VFMADD231PS  Z23, Z18, Z15
-	VFMADD231PS  Z24, Z18, Z16
-	VFMADD231PS  Z25, Z18, Z17
-	ADDQ         $0x08, BX
-	LEAQ         (SI)(AX*2), SI
-	SUBQ         $0x02, DI
-	CMPQ         DI, $0x02
-	JGE          pv2_pair_4
-
-pv2_single_4:
-	TESTQ        DI, DI
-	JZ           pv2_merge_4
-	VBROADCASTSS (BX), Z18
-	VFMADD231PS  (SI), Z18, Z0
-	VFMADD231PS  64(SI), Z18, Z3
-	VFMADD231PS  128(SI), Z18, Z4
-	VFMADD231PS  192(SI), Z18, Z5
-	VBROADCASTSS (BX)(CX*1), Z18
-	VFMADD231PS  (SI), Z18, Z10
-	VFMADD231PS  64(SI), Z18, Z11
-	VFMADD231PS  128(SI), Z18, Z12
-	VFMADD231PS  192(SI), Z18, Z13
-
-pv2_merge_4:
-	MOVQ    40(SP), BX
-	VADDPS  Z6, Z0, Z0
-	VMOVUPS Z0, (BX)(DX*1)
-	VADDPS  Z7, Z3, Z3
-	VMOVUPS Z3, 64(BX)(DX*1)
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS Z4, 128(BX)(DX*1)
-	VADDPS  Z9, Z5, Z5
-	VMOVUPS Z5, 192(BX)(DX*1)
-	MOVQ    48(SP), BX
-	VADDPS  Z14, Z10, Z10
-	VMOVUPS Z10, (BX)(DX*1)
-	VADDPS  Z15, Z11, Z11
-	VMOVUPS Z11, 64(BX)(DX*1)
-	VADDPS  Z16, Z12, Z12
-	VMOVUPS Z12, 128(BX)(DX*1)
-	VADDPS  Z17, Z13, Z13
-	VMOVUPS Z13, 192(BX)(DX*1)
-	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_4
-
-pv2_next_4:
-pv2_block_5:
-	MOVQ    80(SP), DX
-	MOVQ    AX, BX
-	SUBQ    DX, BX
-	CMPQ    BX, $0x00000080
-	JL      pv2_next_5
-	MOVQ    40(SP), BX
-	VMOVUPS (BX)(DX*1), Z0
-	VMOVUPS 64(BX)(DX*1), Z3
-	VMOVUPS expconst<>+1344(SB), Z4
-	VMOVUPS expconst<>+1344(SB), Z5
-	MOVQ    48(SP), BX
-	VMOVUPS (BX)(DX*1), Z6
-	VMOVUPS 64(BX)(DX*1), Z7
-	VMOVUPS expconst<>+1344(SB), Z8
-	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    56(SP), BX
-	MOVQ    64(SP), SI
-	ADDQ    DX, SI
-	MOVQ    72(SP), DI
-	CMPQ    DI, $0x02
-	JL      pv2_single_5
-
-pv2_pair_5:
-	VMOVUPS      (SI), Z10
-	VMOVUPS      64(SI), Z11
-	VMOVUPS      (SI)(AX*1), Z12
-	VMOVUPS      64(SI)(AX*1), Z13
-	VBROADCASTSS (BX), Z14
-	VFMADD231PS  Z10, Z14, Z0
-	VFMADD231PS  Z11, Z14, Z3
-	VBROADCASTSS 4(BX), Z14
-	VFMADD231PS  Z12, Z14, Z4
-	VFMADD231PS  Z13, Z14, Z5
-	VBROADCASTSS (BX)(CX*1), Z14
-	VFMADD231PS  Z10, Z14, Z6
-	VFMADD231PS  Z11, Z14, Z7
-	VBROADCASTSS 4(BX)(CX*1), Z10
-	VFMADD231PS  Z12, Z10, Z8
-	VFMADD231PS  Z13, Z10, Z9
-	ADDQ         $0x08, BX
-	LEAQ         (SI)(AX*2), SI
-	SUBQ         $0x02, DI
-	CMPQ         DI, $0x02
-	JGE          pv2_pair_5
-
-pv2_single_5:
-	TESTQ        DI, DI
-	JZ           pv2_merge_5
-	VBROADCASTSS (BX), Z10
-	VFMADD231PS  (SI), Z10, Z0
-	VFMADD231PS  64(SI), Z10, Z3
-	VBROADCASTSS (BX)(CX*1), Z10
-	VFMADD231PS  (SI), Z10, Z6
-	VFMADD231PS  64(SI), Z10, Z7
-
-pv2_merge_5:
-	MOVQ    40(SP), BX
-	VADDPS  Z4, Z0, Z0
-	VMOVUPS Z0, (BX)(DX*1)
-	VADDPS  Z5, Z3, Z3
-	VMOVUPS Z3, 64(BX)(DX*1)
-	MOVQ    48(SP), BX
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS Z6, (BX)(DX*1)
-	VADDPS  Z9, Z7, Z7
-	VMOVUPS Z7, 64(BX)(DX*1)
-	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_5
-
-pv2_next_5:
-pv2_block_6:
-	MOVQ    80(SP), DX
-	MOVQ    AX, BX
-	SUBQ    DX, BX
-	CMPQ    BX, $0x00000040
-	JL      pv2_next_6
-	MOVQ    40(SP), BX
-	VMOVUPS (BX)(DX*1), Z0
-	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    48(SP), BX
-	VMOVUPS (BX)(DX*1), Z4
-	VMOVUPS expconst<>+1344(SB), Z5
-	MOVQ    56(SP), BX
-	MOVQ    64(SP), SI
-	ADDQ    DX, SI
-	MOVQ    72(SP), DI
-	CMPQ    DI, $0x02
-	JL      pv2_single_6
-
-pv2_pair_6:
-	VMOVUPS      (SI), Z6
-	VMOVUPS      (SI)(AX*1), Z7
-	VBROADCASTSS (BX), Z8
-	VFMADD231PS  Z6, Z8, Z0
-	VBROADCASTSS 4(BX), Z8
-	VFMADD231PS  Z7, Z8, Z3
-	VBROADCASTSS (BX)(CX*1), Z8
-	VFMADD231PS  Z6, Z8, Z4
-	VBROADCASTSS 4(BX)(CX*1), Z6
-	VFMADD231PS  Z7, Z6, Z5
-	ADDQ         $0x08, BX
-	LEAQ         (SI)(AX*2), SI
-	SUBQ         $0x02, DI
-	CMPQ         DI, $0x02
-	JGE          pv2_pair_6
-
-pv2_single_6:
-	TESTQ        DI, DI
-	JZ           pv2_merge_6
-	VBROADCASTSS (BX), Z6
-	VFMADD231PS  (SI), Z6, Z0
-	VBROADCASTSS (BX)(CX*1), Z6
-	VFMADD231PS  (SI), Z6, Z4
-
-pv2_merge_6:
-	MOVQ    40(SP), BX
-	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (BX)(DX*1)
-	MOVQ    48(SP), BX
-	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, (BX)(DX*1)
-	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_6
-
-pv2_next_6:
-pv2_done_1:
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_pairs_1
 
@@ -5099,51 +4712,40 @@ scores_odd_9:
 	VFMADD231PS (R11)(R9*1), Z10, Z9
 
 scores_reduce_9:
-	VEXTRACTF64X4 $0x01, Z2, Y10
-	VADDPS        Y10, Y2, Y10
-	VEXTRACTF64X4 $0x01, Z3, Y2
-	VADDPS        Y2, Y3, Y2
-	VEXTRACTF64X4 $0x01, Z4, Y3
-	VADDPS        Y3, Y4, Y3
-	VEXTRACTF64X4 $0x01, Z5, Y4
-	VADDPS        Y4, Y5, Y4
-	VEXTRACTF64X4 $0x01, Z6, Y5
-	VADDPS        Y5, Y6, Y5
-	VEXTRACTF64X4 $0x01, Z7, Y6
-	VADDPS        Y6, Y7, Y6
-	VEXTRACTF64X4 $0x01, Z8, Y7
-	VADDPS        Y7, Y8, Y7
-	VEXTRACTF64X4 $0x01, Z9, Y8
-	VADDPS        Y8, Y9, Y8
-	VSHUFPS       $0x88, Y2, Y10, Y9
-	VSHUFPS       $0xdd, Y2, Y10, Y2
-	VADDPS        Y2, Y9, Y2
-	VSHUFPS       $0x88, Y4, Y3, Y9
-	VSHUFPS       $0xdd, Y4, Y3, Y3
-	VADDPS        Y3, Y9, Y3
-	VSHUFPS       $0x88, Y6, Y5, Y4
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y4, Y4
-	VSHUFPS       $0x88, Y8, Y7, Y5
-	VSHUFPS       $0xdd, Y8, Y7, Y6
-	VADDPS        Y6, Y5, Y5
-	VSHUFPS       $0x88, Y3, Y2, Y6
-	VSHUFPS       $0xdd, Y3, Y2, Y2
-	VADDPS        Y2, Y6, Y2
-	VSHUFPS       $0x88, Y5, Y4, Y3
-	VSHUFPS       $0xdd, Y5, Y4, Y4
-	VADDPS        Y4, Y3, Y3
-	VSHUFF32X4    $0x00, Y3, Y2, Y4
-	VSHUFF32X4    $0x03, Y3, Y2, Y2
-	VADDPS        Y2, Y4, Y4
-	VBROADCASTSS  scale+48(FP), Y2
-	VMULPS        Y2, Y4, Y4
-	VMAXPS        Y4, Y0, Y0
-	VMOVUPS       Y4, (R8)
-	ADDQ          $0x20, R8
-	SUBQ          $0x08, DI
-	LEAQ          (DX)(SI*8), DX
-	JMP           scores_by8_9
+	VSHUFF32X4   $0x44, Z3, Z2, Z10
+	VSHUFF32X4   $0xee, Z3, Z2, Z2
+	VADDPS       Z2, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z2
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z2, Z2
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z2, Z10, Z5
+	VSHUFF32X4   $0xdd, Z2, Z10, Z2
+	VADDPS       Z2, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z2
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z2, Z2
+	VSHUFPS      $0x88, Z2, Z5, Z3
+	VSHUFPS      $0xdd, Z2, Z5, Z2
+	VADDPS       Z2, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z2
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z2, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z2
+	VPERMPS      Z3, Z2, Z3
+	VBROADCASTSS scale+48(FP), Y2
+	VMULPS       Y2, Y3, Y3
+	VMAXPS       Y3, Y0, Y0
+	VMOVUPS      Y3, (R8)
+	ADDQ         $0x20, R8
+	SUBQ         $0x08, DI
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_9
 
 scores_by1_9:
 	TESTQ   DI, DI
@@ -5518,7 +5120,7 @@ pv_next_30:
 
 // func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $96-96
+TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $136-96
 	MOVQ $0x00000000, 32(SP)
 
 init_4:
@@ -5568,6 +5170,18 @@ tile_4:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
+	MOVQ    d+48(FP), AX
+	IMULQ   CX, AX
+	SHLQ    $0x02, AX
+	MOVQ    8(SP), CX
+	MOVQ    CX, 104(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 112(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	MOVQ    CX, 120(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 128(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_pairs_11:
@@ -5591,9 +5205,6 @@ scores_pairs_11:
 	ADDQ    tileStride+88(FP), R8
 	MOVQ    (SP), BX
 	MOVQ    24(SP), SI
-	CMPQ    32(SP), $0x00000000
-	JNE     scores2_plain_2
-	MOVQ    8(SP), R9
 	MOVQ    CX, 64(SP)
 	MOVQ    DI, 72(SP)
 	MOVQ    DX, 80(SP)
@@ -5606,9 +5217,9 @@ scores_pairs_11:
 	VMOVUPS expconst<>+0(SB), Y21
 	VMOVSS  expconst<>+0(SB), X22
 
-scores2_by8_3:
+scores2_by8_2:
 	CMPQ    48(SP), $0x08
-	JL      scores2_by1_3
+	JL      scores2_by1_2
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -5633,142 +5244,203 @@ scores2_by8_3:
 	LEAQ    (DX)(AX*1), DI
 	MOVQ    DI, 40(SP)
 	LEAQ    (DX)(AX*4), DI
+	MOVQ    40(SP), R8
+	SUBQ    $0x00000040, R8
+	MOVQ    R8, 96(SP)
+	CMPQ    DX, 96(SP)
+	JAE     scores2_odd_2
 
-scores2_chunk_3:
-	VMOVUPS       (DX)(BX*1), Z18
-	VMOVUPS       (DX)(SI*1), Z19
-	VMOVUPS       (DX), Z20
-	VFMADD231PS   Z20, Z18, Z0
-	VFMADD231PS   Z20, Z19, Z10
-	VMOVUPS       (DX)(AX*1), Z20
-	VFMADD231PS   Z20, Z18, Z3
-	VFMADD231PS   Z20, Z19, Z11
-	VMOVUPS       (DX)(AX*2), Z20
-	VFMADD231PS   Z20, Z18, Z4
-	VFMADD231PS   Z20, Z19, Z12
-	VMOVUPS       (DX)(CX*1), Z20
-	VFMADD231PS   Z20, Z18, Z5
-	VFMADD231PS   Z20, Z19, Z13
-	VMOVUPS       (DI), Z20
-	VFMADD231PS   Z20, Z18, Z6
-	VFMADD231PS   Z20, Z19, Z14
-	VMOVUPS       (DI)(AX*1), Z20
-	VFMADD231PS   Z20, Z18, Z7
-	VFMADD231PS   Z20, Z19, Z15
-	VMOVUPS       (DI)(AX*2), Z20
-	VFMADD231PS   Z20, Z18, Z8
-	VFMADD231PS   Z20, Z19, Z16
-	VMOVUPS       (DI)(CX*1), Z20
-	VFMADD231PS   Z20, Z18, Z9
-	VFMADD231PS   Z20, Z19, Z17
-	PREFETCHT0    (R9)
-	PREFETCHT0    64(R9)
-	PREFETCHT0    128(R9)
-	PREFETCHT0    192(R9)
-	PREFETCHT0    256(R9)
-	PREFETCHT0    320(R9)
-	PREFETCHT0    384(R9)
-	PREFETCHT0    448(R9)
-	ADDQ          $0x00000200, R9
-	ADDQ          $0x00000040, DX
-	ADDQ          $0x00000040, DI
-	CMPQ          DX, 40(SP)
-	JB            scores2_chunk_3
-	VEXTRACTF64X4 $0x01, Z0, Y18
-	VADDPS        Y18, Y0, Y18
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF64X4 $0x01, Z4, Y3
-	VADDPS        Y3, Y4, Y3
-	VEXTRACTF64X4 $0x01, Z5, Y4
-	VADDPS        Y4, Y5, Y4
-	VEXTRACTF64X4 $0x01, Z6, Y5
-	VADDPS        Y5, Y6, Y5
-	VEXTRACTF64X4 $0x01, Z7, Y6
-	VADDPS        Y6, Y7, Y6
-	VEXTRACTF64X4 $0x01, Z8, Y7
-	VADDPS        Y7, Y8, Y7
-	VEXTRACTF64X4 $0x01, Z9, Y8
-	VADDPS        Y8, Y9, Y8
-	VSHUFPS       $0x88, Y0, Y18, Y9
-	VSHUFPS       $0xdd, Y0, Y18, Y0
-	VADDPS        Y0, Y9, Y0
-	VSHUFPS       $0x88, Y4, Y3, Y9
-	VSHUFPS       $0xdd, Y4, Y3, Y3
-	VADDPS        Y3, Y9, Y3
-	VSHUFPS       $0x88, Y6, Y5, Y4
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y4, Y4
-	VSHUFPS       $0x88, Y8, Y7, Y5
-	VSHUFPS       $0xdd, Y8, Y7, Y6
-	VADDPS        Y6, Y5, Y5
-	VSHUFPS       $0x88, Y3, Y0, Y6
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y6, Y0
-	VSHUFPS       $0x88, Y5, Y4, Y3
-	VSHUFPS       $0xdd, Y5, Y4, Y4
-	VADDPS        Y4, Y3, Y3
-	VSHUFF32X4    $0x00, Y3, Y0, Y4
-	VSHUFF32X4    $0x03, Y3, Y0, Y0
-	VADDPS        Y0, Y4, Y4
-	VBROADCASTSS  scale+64(FP), Y0
-	VMULPS        Y0, Y4, Y4
-	VMAXPS        Y4, Y1, Y1
-	VEXTRACTF64X4 $0x01, Z10, Y0
-	VADDPS        Y0, Y10, Y0
-	VEXTRACTF64X4 $0x01, Z11, Y3
-	VADDPS        Y3, Y11, Y3
-	VEXTRACTF64X4 $0x01, Z12, Y5
-	VADDPS        Y5, Y12, Y5
-	VEXTRACTF64X4 $0x01, Z13, Y6
-	VADDPS        Y6, Y13, Y6
-	VEXTRACTF64X4 $0x01, Z14, Y7
-	VADDPS        Y7, Y14, Y7
-	VEXTRACTF64X4 $0x01, Z15, Y8
-	VADDPS        Y8, Y15, Y8
-	VEXTRACTF64X4 $0x01, Z16, Y9
-	VADDPS        Y9, Y16, Y9
-	VEXTRACTF64X4 $0x01, Z17, Y10
-	VADDPS        Y10, Y17, Y10
-	VSHUFPS       $0x88, Y3, Y0, Y11
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y11, Y0
-	VSHUFPS       $0x88, Y6, Y5, Y3
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y3, Y3
-	VSHUFPS       $0x88, Y8, Y7, Y5
-	VSHUFPS       $0xdd, Y8, Y7, Y6
-	VADDPS        Y6, Y5, Y5
-	VSHUFPS       $0x88, Y10, Y9, Y6
-	VSHUFPS       $0xdd, Y10, Y9, Y7
-	VADDPS        Y7, Y6, Y6
-	VSHUFPS       $0x88, Y3, Y0, Y7
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y7, Y0
-	VSHUFPS       $0x88, Y6, Y5, Y3
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y3, Y3
-	VSHUFF32X4    $0x00, Y3, Y0, Y5
-	VSHUFF32X4    $0x03, Y3, Y0, Y0
-	VADDPS        Y0, Y5, Y5
-	VBROADCASTSS  scale+64(FP), Y0
-	VMULPS        Y0, Y5, Y5
-	VMAXPS        Y5, Y21, Y21
-	MOVQ          80(SP), DX
-	VMOVUPS       Y4, (DX)
-	ADDQ          $0x00000020, 80(SP)
-	MOVQ          88(SP), DX
-	VMOVUPS       Y5, (DX)
-	ADDQ          $0x00000020, 88(SP)
-	SUBQ          $0x08, 48(SP)
-	MOVQ          56(SP), DX
-	LEAQ          (DX)(AX*8), DX
-	MOVQ          DX, 56(SP)
-	JMP           scores2_by8_3
+scores2_chunk2_2:
+	VMOVUPS     (DX)(BX*1), Z18
+	VMOVUPS     (DX)(SI*1), Z19
+	VMOVUPS     (DX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     (DX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     (DX)(AX*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     (DX)(CX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     (DI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     (DI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     (DI)(AX*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     (DI)(CX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	MOVQ        104(SP), R8
+	CMPQ        R8, 112(SP)
+	JAE         pf_skip_7
+	PREFETCHT0  (R8)
+	PREFETCHT0  64(R8)
+	PREFETCHT0  128(R8)
+	PREFETCHT0  192(R8)
+	ADDQ        $0x00000100, 104(SP)
 
-scores2_by1_3:
+pf_skip_7:
+	VMOVUPS     64(DX)(BX*1), Z18
+	VMOVUPS     64(DX)(SI*1), Z19
+	VMOVUPS     64(DX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     64(DX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     64(DX)(AX*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     64(DX)(CX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     64(DI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     64(DI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     64(DI)(AX*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     64(DI)(CX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	MOVQ        104(SP), R8
+	CMPQ        R8, 112(SP)
+	JAE         pf_skip_8
+	PREFETCHT0  (R8)
+	PREFETCHT0  64(R8)
+	PREFETCHT0  128(R8)
+	PREFETCHT0  192(R8)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_8:
+	ADDQ $0x00000080, DX
+	ADDQ $0x00000080, DI
+	CMPQ DX, 96(SP)
+	JB   scores2_chunk2_2
+
+scores2_odd_2:
+	CMPQ        DX, 40(SP)
+	JAE         scores2_reduce_2
+	VMOVUPS     (DX)(BX*1), Z18
+	VMOVUPS     (DX)(SI*1), Z19
+	VMOVUPS     (DX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     (DX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     (DX)(AX*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     (DX)(CX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     (DI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     (DI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     (DI)(AX*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     (DI)(CX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	MOVQ        104(SP), DX
+	CMPQ        DX, 112(SP)
+	JAE         pf_skip_9
+	PREFETCHT0  (DX)
+	PREFETCHT0  64(DX)
+	PREFETCHT0  128(DX)
+	PREFETCHT0  192(DX)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_9:
+scores2_reduce_2:
+	VSHUFF32X4   $0x44, Z3, Z0, Z18
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z18, Z18
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z18, Z5
+	VSHUFF32X4   $0xdd, Z0, Z18, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z4
+	VADDPS       Z4, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z4
+	VSHUFF32X4   $0xee, Z13, Z12, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z15, Z14, Z5
+	VSHUFF32X4   $0xee, Z15, Z14, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x44, Z17, Z16, Z6
+	VSHUFF32X4   $0xee, Z17, Z16, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x88, Z4, Z0, Z7
+	VSHUFF32X4   $0xdd, Z4, Z0, Z0
+	VADDPS       Z0, Z7, Z7
+	VSHUFF32X4   $0x88, Z6, Z5, Z0
+	VSHUFF32X4   $0xdd, Z6, Z5, Z4
+	VADDPS       Z4, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z7, Z4
+	VSHUFPS      $0xdd, Z0, Z7, Z0
+	VADDPS       Z0, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z0
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z0, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z4, Z0, Z4
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y4, Y4
+	VMAXPS       Y4, Y21, Y21
+	MOVQ         80(SP), DX
+	VMOVUPS      Y3, (DX)
+	ADDQ         $0x00000020, 80(SP)
+	MOVQ         88(SP), DX
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x00000020, 88(SP)
+	SUBQ         $0x08, 48(SP)
+	MOVQ         56(SP), DX
+	LEAQ         (DX)(AX*8), DX
+	MOVQ         DX, 56(SP)
+	JMP          scores2_by8_2
+
+scores2_by1_2:
 	CMPQ    48(SP), $0x00
-	JE      scores2_done_5
+	JE      scores2_done_2
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    56(SP), CX
@@ -5779,13 +5451,13 @@ scores2_by1_3:
 	LEAQ    (CX)(AX*1), SI
 	MOVQ    SI, 40(SP)
 
-scores2_chunk1_3:
+scores2_chunk1_2:
 	VMOVUPS       (CX), Z4
 	VFMADD231PS   (CX)(DX*1), Z4, Z0
 	VFMADD231PS   (CX)(BX*1), Z4, Z3
 	ADDQ          $0x00000040, CX
 	CMPQ          CX, 40(SP)
-	JB            scores2_chunk1_3
+	JB            scores2_chunk1_2
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y4, Y0, Y4
 	VEXTRACTF32X4 $0x01, Y4, X0
@@ -5816,9 +5488,9 @@ scores2_chunk1_3:
 	MOVQ          56(SP), CX
 	ADDQ          AX, CX
 	MOVQ          CX, 56(SP)
-	JMP           scores2_by1_3
+	JMP           scores2_by1_2
 
-scores2_done_5:
+scores2_done_2:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -5840,250 +5512,8 @@ scores2_done_5:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 	VMOVSS        X1, 4(AX)(CX*4)
-	JMP           scores2_done_4
-
-scores2_plain_2:
-	MOVQ    CX, 64(SP)
-	MOVQ    DI, 72(SP)
-	MOVQ    DX, 80(SP)
-	MOVQ    R8, 88(SP)
-	MOVQ    SI, 48(SP)
-	MOVQ    BX, 56(SP)
-	LEAQ    (AX)(AX*2), CX
-	VMOVUPS expconst<>+0(SB), Y1
-	VMOVSS  expconst<>+0(SB), X2
-	VMOVUPS expconst<>+0(SB), Y21
-	VMOVSS  expconst<>+0(SB), X22
-
-scores2_by8_4:
-	CMPQ    48(SP), $0x08
-	JL      scores2_by1_4
-	VMOVUPS expconst<>+1344(SB), Z0
-	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS expconst<>+1344(SB), Z4
-	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS expconst<>+1344(SB), Z6
-	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS expconst<>+1344(SB), Z8
-	VMOVUPS expconst<>+1344(SB), Z9
-	VMOVUPS expconst<>+1344(SB), Z10
-	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS expconst<>+1344(SB), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS expconst<>+1344(SB), Z14
-	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS expconst<>+1344(SB), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    56(SP), DX
-	MOVQ    64(SP), BX
-	SUBQ    DX, BX
-	MOVQ    72(SP), SI
-	SUBQ    DX, SI
-	LEAQ    (DX)(AX*1), DI
-	MOVQ    DI, 40(SP)
-	LEAQ    (DX)(AX*4), DI
-
-scores2_chunk_4:
-	VMOVUPS       (DX)(BX*1), Z18
-	VMOVUPS       (DX)(SI*1), Z19
-	VMOVUPS       (DX), Z20
-	VFMADD231PS   Z20, Z18, Z0
-	VFMADD231PS   Z20, Z19, Z10
-	VMOVUPS       (DX)(AX*1), Z20
-	VFMADD231PS   Z20, Z18, Z3
-	VFMADD231PS   Z20, Z19, Z11
-	VMOVUPS       (DX)(AX*2), Z20
-	VFMADD231PS   Z20, Z18, Z4
-	VFMADD231PS   Z20, Z19, Z12
-	VMOVUPS       (DX)(CX*1), Z20
-	VFMADD231PS   Z20, Z18, Z5
-	VFMADD231PS   Z20, Z19, Z13
-	VMOVUPS       (DI), Z20
-	VFMADD231PS   Z20, Z18, Z6
-	VFMADD231PS   Z20, Z19, Z14
-	VMOVUPS       (DI)(AX*1), Z20
-	VFMADD231PS   Z20, Z18, Z7
-	VFMADD231PS   Z20, Z19, Z15
-	VMOVUPS       (DI)(AX*2), Z20
-	VFMADD231PS   Z20, Z18, Z8
-	VFMADD231PS   Z20, Z19, Z16
-	VMOVUPS       (DI)(CX*1), Z20
-	VFMADD231PS   Z20, Z18, Z9
-	VFMADD231PS   Z20, Z19, Z17
-	ADDQ          $0x00000040, DX
-	ADDQ          $0x00000040, DI
-	CMPQ          DX, 40(SP)
-	JB            scores2_chunk_4
-	VEXTRACTF64X4 $0x01, Z0, Y18
-	VADDPS        Y18, Y0, Y18
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF64X4 $0x01, Z4, Y3
-	VADDPS        Y3, Y4, Y3
-	VEXTRACTF64X4 $0x01, Z5, Y4
-	VADDPS        Y4, Y5, Y4
-	VEXTRACTF64X4 $0x01, Z6, Y5
-	VADDPS        Y5, Y6, Y5
-	VEXTRACTF64X4 $0x01, Z7, Y6
-	VADDPS        Y6, Y7, Y6
-	VEXTRACTF64X4 $0x01, Z8, Y7
-	VADDPS        Y7, Y8, Y7
-	VEXTRACTF64X4 $0x01, Z9, Y8
-	VADDPS        Y8, Y9, Y8
-	VSHUFPS       $0x88, Y0, Y18, Y9
-	VSHUFPS       $0xdd, Y0, Y18, Y0
-	VADDPS        Y0, Y9, Y0
-	VSHUFPS       $0x88, Y4, Y3, Y9
-	VSHUFPS       $0xdd, Y4, Y3, Y3
-	VADDPS        Y3, Y9, Y3
-	VSHUFPS       $0x88, Y6, Y5, Y4
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y4, Y4
-	VSHUFPS       $0x88, Y8, Y7, Y5
-	VSHUFPS       $0xdd, Y8, Y7, Y6
-	VADDPS        Y6, Y5, Y5
-	VSHUFPS       $0x88, Y3, Y0, Y6
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y6, Y0
-	VSHUFPS       $0x88, Y5, Y4, Y3
-	VSHUFPS       $0xdd, Y5, Y4, Y4
-	VADDPS        Y4, Y3, Y3
-	VSHUFF32X4    $0x00, Y3, Y0, Y4
-	VSHUFF32X4    $0x03, Y3, Y0, Y0
-	VADDPS        Y0, Y4, Y4
-	VBROADCASTSS  scale+64(FP), Y0
-	VMULPS        Y0, Y4, Y4
-	VMAXPS        Y4, Y1, Y1
-	VEXTRACTF64X4 $0x01, Z10, Y0
-	VADDPS        Y0, Y10, Y0
-	VEXTRACTF64X4 $0x01, Z11, Y3
-	VADDPS        Y3, Y11, Y3
-	VEXTRACTF64X4 $0x01, Z12, Y5
-	VADDPS        Y5, Y12, Y5
-	VEXTRACTF64X4 $0x01, Z13, Y6
-	VADDPS        Y6, Y13, Y6
-	VEXTRACTF64X4 $0x01, Z14, Y7
-	VADDPS        Y7, Y14, Y7
-	VEXTRACTF64X4 $0x01, Z15, Y8
-	VADDPS        Y8, Y15, Y8
-	VEXTRACTF64X4 $0x01, Z16, Y9
-	VADDPS        Y9, Y16, Y9
-	VEXTRACTF64X4 $0x01, Z17, Y10
-	VADDPS        Y10, Y17, Y10
-	VSHUFPS       $0x88, Y3, Y0, Y11
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y11, Y0
-	VSHUFPS       $0x88, Y6, Y5, Y3
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y3, Y3
-	VSHUFPS       $0x88, Y8, Y7, Y5
-	VSHUFPS       $0xdd, Y8, Y7, Y6
-	VADDPS        Y6, Y5, Y5
-	VSHUFPS       $0x88, Y10, Y9, Y6
-	VSHUFPS       $0xdd, Y10, Y9, Y7
-	VADDPS        Y7, Y6, Y6
-	VSHUFPS       $0x88, Y3, Y0, Y7
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y7, Y0
-	VSHUFPS       $0x88, Y6, Y5, Y3
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y3, Y3
-	VSHUFF32X4    $0x00, Y3, Y0, Y5
-	VSHUFF32X4    $0x03, Y3, Y0, Y0
-	VADDPS        Y0, Y5, Y5
-	VBROADCASTSS  scale+64(FP), Y0
-	VMULPS        Y0, Y5, Y5
-	VMAXPS        Y5, Y21, Y21
-	MOVQ          80(SP), DX
-	VMOVUPS       Y4, (DX)
-	ADDQ          $0x00000020, 80(SP)
-	MOVQ          88(SP), DX
-	VMOVUPS       Y5, (DX)
-	ADDQ          $0x00000020, 88(SP)
-	SUBQ          $0x08, 48(SP)
-	MOVQ          56(SP), DX
-	LEAQ          (DX)(AX*8), DX
-	MOVQ          DX, 56(SP)
-	JMP           scores2_by8_4
-
-scores2_by1_4:
-	CMPQ    48(SP), $0x00
-	JE      scores2_done_6
-	VMOVUPS expconst<>+1344(SB), Z0
-	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    56(SP), CX
-	MOVQ    64(SP), DX
-	SUBQ    CX, DX
-	MOVQ    72(SP), BX
-	SUBQ    CX, BX
-	LEAQ    (CX)(AX*1), SI
-	MOVQ    SI, 40(SP)
-
-scores2_chunk1_4:
-	VMOVUPS       (CX), Z4
-	VFMADD231PS   (CX)(DX*1), Z4, Z0
-	VFMADD231PS   (CX)(BX*1), Z4, Z3
-	ADDQ          $0x00000040, CX
-	CMPQ          CX, 40(SP)
-	JB            scores2_chunk1_4
-	VEXTRACTF64X4 $0x01, Z0, Y4
-	VADDPS        Y4, Y0, Y4
-	VEXTRACTF32X4 $0x01, Y4, X0
-	VADDPS        X4, X0, X0
-	VMOVHLPS      X0, X0, X4
-	VADDPS        X4, X0, X0
-	VMOVSHDUP     X0, X4
-	VADDPS        X4, X0, X0
-	VMULSS        scale+64(FP), X0, X0
-	VMAXSS        X0, X2, X2
-	VEXTRACTF64X4 $0x01, Z3, Y4
-	VADDPS        Y4, Y3, Y4
-	VEXTRACTF32X4 $0x01, Y4, X3
-	VADDPS        X4, X3, X3
-	VMOVHLPS      X3, X3, X4
-	VADDPS        X4, X3, X3
-	VMOVSHDUP     X3, X4
-	VADDPS        X4, X3, X3
-	VMULSS        scale+64(FP), X3, X3
-	VMAXSS        X3, X22, X22
-	MOVQ          80(SP), CX
-	VMOVSS        X0, (CX)
-	ADDQ          $0x00000004, 80(SP)
-	MOVQ          88(SP), CX
-	VMOVSS        X3, (CX)
-	ADDQ          $0x00000004, 88(SP)
-	DECQ          48(SP)
-	MOVQ          56(SP), CX
-	ADDQ          AX, CX
-	MOVQ          CX, 56(SP)
-	JMP           scores2_by1_4
-
-scores2_done_6:
-	VEXTRACTF32X4 $0x01, Y1, X0
-	VMAXPS        X1, X0, X0
-	VMOVHLPS      X0, X0, X1
-	VMAXPS        X1, X0, X0
-	VMOVSHDUP     X0, X1
-	VMAXPS        X1, X0, X0
-	VMAXSS        X2, X0, X0
-	VEXTRACTF32X4 $0x01, Y21, X1
-	VMAXPS        X21, X1, X1
-	VMOVHLPS      X1, X1, X2
-	VMAXPS        X2, X1, X1
-	VMOVSHDUP     X1, X2
-	VMAXPS        X2, X1, X1
-	VMAXSS        X22, X1, X1
-	MOVQ          state+72(FP), AX
-	MOVQ          ng+16(FP), CX
-	LEAQ          (AX)(CX*4), AX
-	LEAQ          (AX)(CX*4), AX
-	MOVQ          32(SP), CX
-	VMOVSS        X0, (AX)(CX*4)
-	VMOVSS        X1, 4(AX)(CX*4)
-
-scores2_done_4:
-	ADDQ $0x00000002, 32(SP)
-	JMP  scores_pairs_11
+	ADDQ          $0x00000002, 32(SP)
+	JMP           scores_pairs_11
 
 scores_pairs_done_2:
 scores_single_4:
@@ -6180,51 +5610,40 @@ scores_odd_10:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 
 scores_reduce_10:
-	VEXTRACTF64X4 $0x01, Z0, Y10
-	VADDPS        Y10, Y0, Y10
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF64X4 $0x01, Z4, Y3
-	VADDPS        Y3, Y4, Y3
-	VEXTRACTF64X4 $0x01, Z5, Y4
-	VADDPS        Y4, Y5, Y4
-	VEXTRACTF64X4 $0x01, Z6, Y5
-	VADDPS        Y5, Y6, Y5
-	VEXTRACTF64X4 $0x01, Z7, Y6
-	VADDPS        Y6, Y7, Y6
-	VEXTRACTF64X4 $0x01, Z8, Y7
-	VADDPS        Y7, Y8, Y7
-	VEXTRACTF64X4 $0x01, Z9, Y8
-	VADDPS        Y8, Y9, Y8
-	VSHUFPS       $0x88, Y0, Y10, Y9
-	VSHUFPS       $0xdd, Y0, Y10, Y0
-	VADDPS        Y0, Y9, Y0
-	VSHUFPS       $0x88, Y4, Y3, Y9
-	VSHUFPS       $0xdd, Y4, Y3, Y3
-	VADDPS        Y3, Y9, Y3
-	VSHUFPS       $0x88, Y6, Y5, Y4
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y4, Y4
-	VSHUFPS       $0x88, Y8, Y7, Y5
-	VSHUFPS       $0xdd, Y8, Y7, Y6
-	VADDPS        Y6, Y5, Y5
-	VSHUFPS       $0x88, Y3, Y0, Y6
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y6, Y0
-	VSHUFPS       $0x88, Y5, Y4, Y3
-	VSHUFPS       $0xdd, Y5, Y4, Y4
-	VADDPS        Y4, Y3, Y3
-	VSHUFF32X4    $0x00, Y3, Y0, Y4
-	VSHUFF32X4    $0x03, Y3, Y0, Y0
-	VADDPS        Y0, Y4, Y4
-	VBROADCASTSS  scale+64(FP), Y0
-	VMULPS        Y0, Y4, Y4
-	VMAXPS        Y4, Y1, Y1
-	VMOVUPS       Y4, (DX)
-	ADDQ          $0x20, DX
-	SUBQ          $0x08, SI
-	LEAQ          (BX)(AX*8), BX
-	JMP           scores_by8_10
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, SI
+	LEAQ         (BX)(AX*8), BX
+	JMP          scores_by8_10
 
 scores_by1_10:
 	TESTQ   SI, SI
@@ -6339,51 +5758,40 @@ scores_odd_11:
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 
 scores_reduce_11:
-	VEXTRACTF64X4 $0x01, Z0, Y10
-	VADDPS        Y10, Y0, Y10
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF64X4 $0x01, Z4, Y3
-	VADDPS        Y3, Y4, Y3
-	VEXTRACTF64X4 $0x01, Z5, Y4
-	VADDPS        Y4, Y5, Y4
-	VEXTRACTF64X4 $0x01, Z6, Y5
-	VADDPS        Y5, Y6, Y5
-	VEXTRACTF64X4 $0x01, Z7, Y6
-	VADDPS        Y6, Y7, Y6
-	VEXTRACTF64X4 $0x01, Z8, Y7
-	VADDPS        Y7, Y8, Y7
-	VEXTRACTF64X4 $0x01, Z9, Y8
-	VADDPS        Y8, Y9, Y8
-	VSHUFPS       $0x88, Y0, Y10, Y9
-	VSHUFPS       $0xdd, Y0, Y10, Y0
-	VADDPS        Y0, Y9, Y0
-	VSHUFPS       $0x88, Y4, Y3, Y9
-	VSHUFPS       $0xdd, Y4, Y3, Y3
-	VADDPS        Y3, Y9, Y3
-	VSHUFPS       $0x88, Y6, Y5, Y4
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y4, Y4
-	VSHUFPS       $0x88, Y8, Y7, Y5
-	VSHUFPS       $0xdd, Y8, Y7, Y6
-	VADDPS        Y6, Y5, Y5
-	VSHUFPS       $0x88, Y3, Y0, Y6
-	VSHUFPS       $0xdd, Y3, Y0, Y0
-	VADDPS        Y0, Y6, Y0
-	VSHUFPS       $0x88, Y5, Y4, Y3
-	VSHUFPS       $0xdd, Y5, Y4, Y4
-	VADDPS        Y4, Y3, Y3
-	VSHUFF32X4    $0x00, Y3, Y0, Y4
-	VSHUFF32X4    $0x03, Y3, Y0, Y0
-	VADDPS        Y0, Y4, Y4
-	VBROADCASTSS  scale+64(FP), Y0
-	VMULPS        Y0, Y4, Y4
-	VMAXPS        Y4, Y1, Y1
-	VMOVUPS       Y4, (DX)
-	ADDQ          $0x20, DX
-	SUBQ          $0x08, SI
-	LEAQ          (BX)(AX*8), BX
-	JMP           scores_by8_11
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, SI
+	LEAQ         (BX)(AX*8), BX
+	JMP          scores_by8_11
 
 scores_by1_11:
 	TESTQ   SI, SI
@@ -6610,13 +6018,6 @@ pv_pairs_2:
 	ADDQ  tileStride+88(FP), R8
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
-	CMPQ  32(SP), $0x00000000
-	JNE   pv2_plain_2
-	MOVQ  tk+56(FP), R9
-	IMULQ AX, R9
-	ADDQ  k+24(FP), R9
-	SUBQ  v+32(FP), R9
-	LEAQ  (R9)(AX*1), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  DI, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -6626,12 +6027,12 @@ pv_pairs_2:
 	MOVQ  SI, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_7:
+pv2_block_4:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv2_next_7
+	JL      pv2_next_4
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -6655,9 +6056,9 @@ pv2_block_7:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_7
+	JL      pv2_single_4
 
-pv2_pair_7:
+pv2_pair_4:
 	VMOVUPS      (SI), Z18
 	VMOVUPS      64(SI), Z19
 	VMOVUPS      128(SI), Z20
@@ -6686,23 +6087,25 @@ pv2_pair_7:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	PREFETCHT0   (SI)(R9*1)
-	PREFETCHT0   (SI)(R10*1)
-	PREFETCHT0   64(SI)(R9*1)
-	PREFETCHT0   64(SI)(R10*1)
-	PREFETCHT0   128(SI)(R9*1)
-	PREFETCHT0   128(SI)(R10*1)
-	PREFETCHT0   192(SI)(R9*1)
-	PREFETCHT0   192(SI)(R10*1)
-	ADDQ         $0x08, BX
-	LEAQ         (SI)(AX*2), SI
-	SUBQ         $0x02, DI
-	CMPQ         DI, $0x02
-	JGE          pv2_pair_7
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_10
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
 
-pv2_single_7:
+pf_skip_10:
+	ADDQ $0x08, BX
+	LEAQ (SI)(AX*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_4
+
+pv2_single_4:
 	TESTQ        DI, DI
-	JZ           pv2_merge_7
+	JZ           pv2_merge_4
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (SI), Z18, Z0
 	VFMADD231PS  64(SI), Z18, Z3
@@ -6714,7 +6117,7 @@ pv2_single_7:
 	VFMADD231PS  128(SI), Z18, Z12
 	VFMADD231PS  192(SI), Z18, Z13
 
-pv2_merge_7:
+pv2_merge_4:
 	MOVQ    40(SP), BX
 	VADDPS  Z6, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -6734,15 +6137,15 @@ pv2_merge_7:
 	VADDPS  Z17, Z13, Z13
 	VMOVUPS Z13, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_7
+	JMP     pv2_block_4
 
-pv2_next_7:
-pv2_block_8:
+pv2_next_4:
+pv2_block_5:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_8
+	JL      pv2_next_5
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -6758,9 +6161,9 @@ pv2_block_8:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_8
+	JL      pv2_single_5
 
-pv2_pair_8:
+pv2_pair_5:
 	VMOVUPS      (SI), Z10
 	VMOVUPS      64(SI), Z11
 	VMOVUPS      (SI)(AX*1), Z12
@@ -6777,19 +6180,25 @@ pv2_pair_8:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	PREFETCHT0   (SI)(R9*1)
-	PREFETCHT0   (SI)(R10*1)
-	PREFETCHT0   64(SI)(R9*1)
-	PREFETCHT0   64(SI)(R10*1)
-	ADDQ         $0x08, BX
-	LEAQ         (SI)(AX*2), SI
-	SUBQ         $0x02, DI
-	CMPQ         DI, $0x02
-	JGE          pv2_pair_8
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_11
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
 
-pv2_single_8:
+pf_skip_11:
+	ADDQ $0x08, BX
+	LEAQ (SI)(AX*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_5
+
+pv2_single_5:
 	TESTQ        DI, DI
-	JZ           pv2_merge_8
+	JZ           pv2_merge_5
 	VBROADCASTSS (BX), Z10
 	VFMADD231PS  (SI), Z10, Z0
 	VFMADD231PS  64(SI), Z10, Z3
@@ -6797,7 +6206,7 @@ pv2_single_8:
 	VFMADD231PS  (SI), Z10, Z6
 	VFMADD231PS  64(SI), Z10, Z7
 
-pv2_merge_8:
+pv2_merge_5:
 	MOVQ    40(SP), BX
 	VADDPS  Z4, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -6809,15 +6218,15 @@ pv2_merge_8:
 	VADDPS  Z9, Z7, Z7
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_8
+	JMP     pv2_block_5
 
-pv2_next_8:
-pv2_block_9:
+pv2_next_5:
+pv2_block_6:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv2_next_9
+	JL      pv2_next_6
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -6829,9 +6238,9 @@ pv2_block_9:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_9
+	JL      pv2_single_6
 
-pv2_pair_9:
+pv2_pair_6:
 	VMOVUPS      (SI), Z6
 	VMOVUPS      (SI)(AX*1), Z7
 	VBROADCASTSS (BX), Z8
@@ -6842,23 +6251,31 @@ pv2_pair_9:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	PREFETCHT0   (SI)(R9*1)
-	PREFETCHT0   (SI)(R10*1)
-	ADDQ         $0x08, BX
-	LEAQ         (SI)(AX*2), SI
-	SUBQ         $0x02, DI
-	CMPQ         DI, $0x02
-	JGE          pv2_pair_9
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_12
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
 
-pv2_single_9:
+pf_skip_12:
+	ADDQ $0x08, BX
+	LEAQ (SI)(AX*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_6
+
+pv2_single_6:
 	TESTQ        DI, DI
-	JZ           pv2_merge_9
+	JZ           pv2_merge_6
 	VBROADCASTSS (BX), Z6
 	VFMADD231PS  (SI), Z6, Z0
 	VBROADCASTSS (BX)(CX*1), Z6
 	VFMADD231PS  (SI), Z6, Z4
 
-pv2_merge_9:
+pv2_merge_6:
 	MOVQ    40(SP), BX
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -6866,251 +6283,9 @@ pv2_merge_9:
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, (BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_9
+	JMP     pv2_block_6
 
-pv2_next_9:
-	JMP pv2_done_2
-
-pv2_plain_2:
-	MOVQ CX, 40(SP)
-	MOVQ DI, 48(SP)
-	MOVQ DX, 56(SP)
-	MOVQ R8, CX
-	SUBQ DX, CX
-	MOVQ BX, 64(SP)
-	MOVQ SI, 72(SP)
-	MOVQ $0x00000000, 80(SP)
-
-pv2_block_10:
-	MOVQ    80(SP), DX
-	MOVQ    AX, BX
-	SUBQ    DX, BX
-	CMPQ    BX, $0x00000100
-	JL      pv2_next_10
-	MOVQ    40(SP), BX
-	VMOVUPS (BX)(DX*1), Z0
-	VMOVUPS 64(BX)(DX*1), Z3
-	VMOVUPS 128(BX)(DX*1), Z4
-	VMOVUPS 192(BX)(DX*1), Z5
-	VMOVUPS expconst<>+1344(SB), Z6
-	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS expconst<>+1344(SB), Z8
-	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    48(SP), BX
-	VMOVUPS (BX)(DX*1), Z10
-	VMOVUPS 64(BX)(DX*1), Z11
-	VMOVUPS 128(BX)(DX*1), Z12
-	VMOVUPS 192(BX)(DX*1), Z13
-	VMOVUPS expconst<>+1344(SB), Z14
-	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS expconst<>+1344(SB), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    56(SP), BX
-	MOVQ    64(SP), SI
-	ADDQ    DX, SI
-	MOVQ    72(SP), DI
-	CMPQ    DI, $0x02
-	JL      pv2_single_10
-
-pv2_pair_10:
-	VMOVUPS      (SI), Z18
-	VMOVUPS      64(SI), Z19
-	VMOVUPS      128(SI), Z20
-	VMOVUPS      192(SI), Z21
-	VMOVUPS      (SI)(AX*1), Z22
-	VMOVUPS      64(SI)(AX*1), Z23
-	VMOVUPS      128(SI)(AX*1), Z24
-	VMOVUPS      192(SI)(AX*1), Z25
-	VBROADCASTSS (BX), Z26
-	VFMADD231PS  Z18, Z26, Z0
-	VFMADD231PS  Z19, Z26, Z3
-	VFMADD231PS  Z20, Z26, Z4
-	VFMADD231PS  Z21, Z26, Z5
-	VBROADCASTSS 4(BX), Z26
-	VFMADD231PS  Z22, Z26, Z6
-	VFMADD231PS  Z23, Z26, Z7
-	VFMADD231PS  Z24, Z26, Z8
-	VFMADD231PS  Z25, Z26, Z9
-	VBROADCASTSS (BX)(CX*1), Z26
-	VFMADD231PS  Z18, Z26, Z10
-	VFMADD231PS  Z19, Z26, Z11
-	VFMADD231PS  Z20, Z26, Z12
-	VFMADD231PS  Z21, Z26, Z13
-	VBROADCASTSS 4(BX)(CX*1), Z18
-	VFMADD231PS  Z22, Z18, Z14
-	VFMADD231PS  Z23, Z18, Z15
-	VFMADD231PS  Z24, Z18, Z16
-	VFMADD231PS  Z25, Z18, Z17
-	ADDQ         $0x08, BX
-	LEAQ         (SI)(AX*2), SI
-	SUBQ         $0x02, DI
-	CMPQ         DI, $0x02
-	JGE          pv2_pair_10
-
-pv2_single_10:
-	TESTQ        DI, DI
-	JZ           pv2_merge_10
-	VBROADCASTSS (BX), Z18
-	VFMADD231PS  (SI), Z18, Z0
-	VFMADD231PS  64(SI), Z18, Z3
-	VFMADD231PS  128(SI), Z18, Z4
-	VFMADD231PS  192(SI), Z18, Z5
-	VBROADCASTSS (BX)(CX*1), Z18
-	VFMADD231PS  (SI), Z18, Z10
-	VFMADD231PS  64(SI), Z18, Z11
-	VFMADD231PS  128(SI), Z18, Z12
-	VFMADD231PS  192(SI), Z18, Z13
-
-pv2_merge_10:
-	MOVQ    40(SP), BX
-	VADDPS  Z6, Z0, Z0
-	VMOVUPS Z0, (BX)(DX*1)
-	VADDPS  Z7, Z3, Z3
-	VMOVUPS Z3, 64(BX)(DX*1)
-	VADDPS  Z8, Z4, Z4
-	VMOVUPS Z4, 128(BX)(DX*1)
-	VADDPS  Z9, Z5, Z5
-	VMOVUPS Z5, 192(BX)(DX*1)
-	MOVQ    48(SP), BX
-	VADDPS  Z14, Z10, Z10
-	VMOVUPS Z10, (BX)(DX*1)
-	VADDPS  Z15, Z11, Z11
-	VMOVUPS Z11, 64(BX)(DX*1)
-	VADDPS  Z16, Z12, Z12
-	VMOVUPS Z12, 128(BX)(DX*1)
-	VADDPS  Z17, Z13, Z13
-	VMOVUPS Z13, 192(BX)(DX*1)
-	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_10
-
-pv2_next_10:
-pv2_block_11:
-	MOVQ    80(SP), DX
-	MOVQ    AX, BX
-	SUBQ    DX, BX
-	CMPQ    BX, $0x00000080
-	JL      pv2_next_11
-	MOVQ    40(SP), BX
-	VMOVUPS (BX)(DX*1), Z0
-	VMOVUPS 64(BX)(DX*1), Z3
-	VMOVUPS expconst<>+1344(SB), Z4
-	VMOVUPS expconst<>+1344(SB), Z5
-	MOVQ    48(SP), BX
-	VMOVUPS (BX)(DX*1), Z6
-	VMOVUPS 64(BX)(DX*1), Z7
-	VMOVUPS expconst<>+1344(SB), Z8
-	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    56(SP), BX
-	MOVQ    64(SP), SI
-	ADDQ    DX, SI
-	MOVQ    72(SP), DI
-	CMPQ    DI, $0x02
-	JL      pv2_single_11
-
-pv2_pair_11:
-	VMOVUPS      (SI), Z10
-	VMOVUPS      64(SI), Z11
-	VMOVUPS      (SI)(AX*1), Z12
-	VMOVUPS      64(SI)(AX*1), Z13
-	VBROADCASTSS (BX), Z14
-	VFMADD231PS  Z10, Z14, Z0
-	VFMADD231PS  Z11, Z14, Z3
-	VBROADCASTSS 4(BX), Z14
-	VFMADD231PS  Z12, Z14, Z4
-	VFMADD231PS  Z13, Z14, Z5
-	VBROADCASTSS (BX)(CX*1), Z14
-	VFMADD231PS  Z10, Z14, Z6
-	VFMADD231PS  Z11, Z14, Z7
-	VBROADCASTSS 4(BX)(CX*1), Z10
-	VFMADD231PS  Z12, Z10, Z8
-	VFMADD231PS  Z13, Z10, Z9
-	ADDQ         $0x08, BX
-	LEAQ         (SI)(AX*2), SI
-	SUBQ         $0x02, DI
-	CMPQ         DI, $0x02
-	JGE          pv2_pair_11
-
-pv2_single_11:
-	TESTQ        DI, DI
-	JZ           pv2_merge_11
-	VBROADCASTSS (BX), Z10
-	VFMADD231PS  (SI), Z10, Z0
-	VFMADD231PS  64(SI), Z10, Z3
-	VBROADCASTSS (BX)(CX*1), Z10
-	VFMADD231PS  (SI), Z10, Z6
-	VFMADD231PS  64(SI), Z10, Z7
-
-pv2_merge_11:
-	MOVQ    40(SP), BX
-	VADDPS  Z4, Z0, Z0
-	VMOVUPS Z0, (BX)(DX*1)
-	VADDPS  Z5, Z3, Z3
-	VMOVUPS Z3, 64(BX)(DX*1)
-	MOVQ    48(SP), BX
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS Z6, (BX)(DX*1)
-	VADDPS  Z9, Z7, Z7
-	VMOVUPS Z7, 64(BX)(DX*1)
-	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_11
-
-pv2_next_11:
-pv2_block_12:
-	MOVQ    80(SP), DX
-	MOVQ    AX, BX
-	SUBQ    DX, BX
-	CMPQ    BX, $0x00000040
-	JL      pv2_next_12
-	MOVQ    40(SP), BX
-	VMOVUPS (BX)(DX*1), Z0
-	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    48(SP), BX
-	VMOVUPS (BX)(DX*1), Z4
-	VMOVUPS expconst<>+1344(SB), Z5
-	MOVQ    56(SP), BX
-	MOVQ    64(SP), SI
-	ADDQ    DX, SI
-	MOVQ    72(SP), DI
-	CMPQ    DI, $0x02
-	JL      pv2_single_12
-
-pv2_pair_12:
-	VMOVUPS      (SI), Z6
-	VMOVUPS      (SI)(AX*1), Z7
-	VBROADCASTSS (BX), Z8
-	VFMADD231PS  Z6, Z8, Z0
-	VBROADCASTSS 4(BX), Z8
-	VFMADD231PS  Z7, Z8, Z3
-	VBROADCASTSS (BX)(CX*1), Z8
-	VFMADD231PS  Z6, Z8, Z4
-	VBROADCASTSS 4(BX)(CX*1), Z6
-	VFMADD231PS  Z7, Z6, Z5
-	ADDQ         $0x08, BX
-	LEAQ         (SI)(AX*2), SI
-	SUBQ         $0x02, DI
-	CMPQ         DI, $0x02
-	JGE          pv2_pair_12
-
-pv2_single_12:
-	TESTQ        DI, DI
-	JZ           pv2_merge_12
-	VBROADCASTSS (BX), Z6
-	VFMADD231PS  (SI), Z6, Z0
-	VBROADCASTSS (BX)(CX*1), Z6
-	VFMADD231PS  (SI), Z6, Z4
-
-pv2_merge_12:
-	MOVQ    40(SP), BX
-	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (BX)(DX*1)
-	MOVQ    48(SP), BX
-	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, (BX)(DX*1)
-	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_12
-
-pv2_next_12:
-pv2_done_2:
+pv2_next_6:
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_pairs_2
 
@@ -7757,51 +6932,40 @@ scores_odd_12:
 	VFMADD231PS (R11)(R9*1), Z10, Z9
 
 scores_reduce_12:
-	VEXTRACTF64X4 $0x01, Z2, Y10
-	VADDPS        Y10, Y2, Y10
-	VEXTRACTF64X4 $0x01, Z3, Y2
-	VADDPS        Y2, Y3, Y2
-	VEXTRACTF64X4 $0x01, Z4, Y3
-	VADDPS        Y3, Y4, Y3
-	VEXTRACTF64X4 $0x01, Z5, Y4
-	VADDPS        Y4, Y5, Y4
-	VEXTRACTF64X4 $0x01, Z6, Y5
-	VADDPS        Y5, Y6, Y5
-	VEXTRACTF64X4 $0x01, Z7, Y6
-	VADDPS        Y6, Y7, Y6
-	VEXTRACTF64X4 $0x01, Z8, Y7
-	VADDPS        Y7, Y8, Y7
-	VEXTRACTF64X4 $0x01, Z9, Y8
-	VADDPS        Y8, Y9, Y8
-	VSHUFPS       $0x88, Y2, Y10, Y9
-	VSHUFPS       $0xdd, Y2, Y10, Y2
-	VADDPS        Y2, Y9, Y2
-	VSHUFPS       $0x88, Y4, Y3, Y9
-	VSHUFPS       $0xdd, Y4, Y3, Y3
-	VADDPS        Y3, Y9, Y3
-	VSHUFPS       $0x88, Y6, Y5, Y4
-	VSHUFPS       $0xdd, Y6, Y5, Y5
-	VADDPS        Y5, Y4, Y4
-	VSHUFPS       $0x88, Y8, Y7, Y5
-	VSHUFPS       $0xdd, Y8, Y7, Y6
-	VADDPS        Y6, Y5, Y5
-	VSHUFPS       $0x88, Y3, Y2, Y6
-	VSHUFPS       $0xdd, Y3, Y2, Y2
-	VADDPS        Y2, Y6, Y2
-	VSHUFPS       $0x88, Y5, Y4, Y3
-	VSHUFPS       $0xdd, Y5, Y4, Y4
-	VADDPS        Y4, Y3, Y3
-	VSHUFF32X4    $0x00, Y3, Y2, Y4
-	VSHUFF32X4    $0x03, Y3, Y2, Y2
-	VADDPS        Y2, Y4, Y4
-	VBROADCASTSS  scale+48(FP), Y2
-	VMULPS        Y2, Y4, Y4
-	VMAXPS        Y4, Y0, Y0
-	VMOVUPS       Y4, (R8)
-	ADDQ          $0x20, R8
-	SUBQ          $0x08, DI
-	LEAQ          (DX)(SI*8), DX
-	JMP           scores_by8_12
+	VSHUFF32X4   $0x44, Z3, Z2, Z10
+	VSHUFF32X4   $0xee, Z3, Z2, Z2
+	VADDPS       Z2, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z2
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z2, Z2
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z2, Z10, Z5
+	VSHUFF32X4   $0xdd, Z2, Z10, Z2
+	VADDPS       Z2, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z2
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z2, Z2
+	VSHUFPS      $0x88, Z2, Z5, Z3
+	VSHUFPS      $0xdd, Z2, Z5, Z2
+	VADDPS       Z2, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z2
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z2, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z2
+	VPERMPS      Z3, Z2, Z3
+	VBROADCASTSS scale+48(FP), Y2
+	VMULPS       Y2, Y3, Y3
+	VMAXPS       Y3, Y0, Y0
+	VMOVUPS      Y3, (R8)
+	ADDQ         $0x20, R8
+	SUBQ         $0x08, DI
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_12
 
 scores_by1_12:
 	TESTQ   DI, DI

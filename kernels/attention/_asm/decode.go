@@ -125,11 +125,11 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem, pf ...GPVirtual) V
 // each K vector is loaded once into a register and multiplied by both
 // heads' q, halving the loads and the loop overhead per score. It writes
 // buf0 and buf1 and returns both maxima. Only the chunk loop's pointers
-// live in GP registers; the per-batch state lives in the 56 scratch bytes
-// at tmp (avo leaves 12 GP registers to allocate). pf is as in scores:
+// live in GP registers; the per-batch state lives in the scratch bytes
+// at tmp (64 bytes; avo leaves 12 GP registers to allocate). pf is as in scores:
 // eight lines of prefetch per eight K vectors.
-func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, scale Mem, tmp Mem, pf ...GPVirtual) (VecVirtual, VecVirtual) {
-	lEnd, lLeft, lRow := tmp, tmp.Offset(8), tmp.Offset(16)
+func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, scale Mem, tmp Mem, pf *prefetcher) (VecVirtual, VecVirtual) {
+	lEnd, lLeft, lRow, lEnd2 := tmp, tmp.Offset(8), tmp.Offset(16), tmp.Offset(56)
 	lq := [2]Mem{tmp.Offset(24), tmp.Offset(32)}
 	lout := [2]Mem{tmp.Offset(40), tmp.Offset(48)}
 	MOVQ(q0, lq[0])
@@ -190,27 +190,40 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, scale Mem, tmp M
 	p0, qd := setup()
 	p4 := GP64()
 	LEAQ(Mem{Base: p0, Index: db, Scale: 4}, p4)
-	chunk := label("scores2_chunk")
-	Label(chunk)
-	qa, qb := t.vec(), t.vec()
-	VMOVUPS(Mem{Base: p0, Index: qd[0], Scale: 1}, qa)
-	VMOVUPS(Mem{Base: p0, Index: qd[1], Scale: 1}, qb)
-	for i, m := range rowsAt(p0, p4, db, db3, 0) {
-		kr := t.vec()
-		VMOVUPS(m, kr)
-		VFMADD231PS(kr, qa, acc[0][i])
-		VFMADD231PS(kr, qb, acc[1][i])
-	}
-	if len(pf) > 0 {
-		for l := 0; l < 8*t.vb()/64; l++ {
-			PREFETCHT0(Mem{Base: pf[0], Disp: l * 64})
+	// Two chunks per iteration while two remain, then the odd one.
+	body := func(off int) {
+		qa, qb := t.vec(), t.vec()
+		VMOVUPS(Mem{Base: p0, Index: qd[0], Scale: 1, Disp: off}, qa)
+		VMOVUPS(Mem{Base: p0, Index: qd[1], Scale: 1, Disp: off}, qb)
+		for i, m := range rowsAt(p0, p4, db, db3, off) {
+			kr := t.vec()
+			VMOVUPS(m, kr)
+			VFMADD231PS(kr, qa, acc[0][i])
+			VFMADD231PS(kr, qb, acc[1][i])
 		}
-		ADDQ(U32(8*t.vb()), pf[0])
+		pf.step()
 	}
-	ADDQ(U32(t.vb()), p0)
-	ADDQ(U32(t.vb()), p4)
+	chunk2, odd, reduce := label("scores2_chunk2"), label("scores2_odd"), label("scores2_reduce")
+	{
+		e2 := GP64()
+		MOVQ(lEnd, e2)
+		SUBQ(U32(t.vb()), e2) // p0 + 2 vectors ≤ end ⟺ p0 < end - vb
+		MOVQ(e2, lEnd2)
+	}
+	CMPQ(p0, lEnd2)
+	JAE(LabelRef(odd))
+	Label(chunk2)
+	body(0)
+	body(t.vb())
+	ADDQ(U32(2*t.vb()), p0)
+	ADDQ(U32(2*t.vb()), p4)
+	CMPQ(p0, lEnd2)
+	JB(LabelRef(chunk2))
+	Label(odd)
 	CMPQ(p0, lEnd)
-	JB(LabelRef(chunk))
+	JAE(LabelRef(reduce))
+	body(0)
+	Label(reduce)
 	var s [2]VecVirtual
 	for h := range 2 {
 		s[h] = t.reduce8(acc[h])
@@ -267,6 +280,28 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, scale Mem, tmp M
 		VMAXSS(mx1[h], m[h], m[h])
 	}
 	return m[0], m[1]
+}
+
+// prefetcher spreads software prefetches of one region over the inner
+// loops of every head pair of a GQA group.
+type prefetcher struct{ cur, end Mem }
+
+const prefetchLines = 4
+
+func (p *prefetcher) step() {
+	if p == nil {
+		return
+	}
+	skip := label("pf_skip")
+	c := GP64()
+	MOVQ(p.cur, c)
+	CMPQ(c, p.end)
+	JAE(LabelRef(skip))
+	for l := range prefetchLines {
+		PREFETCHT0(Mem{Base: c, Disp: 64 * l})
+	}
+	ADDQ(U32(64*prefetchLines), p.cur)
+	Label(skip)
 }
 
 // rowsAt addresses eight consecutive rows (db bytes apart) at byte offset
@@ -427,7 +462,7 @@ func (t tier) pv(o, w, v, cnt, db GPVirtual, pf ...GPVirtual) {
 // 4 broadcast weights. o[h] and w[h] are the heads' output rows and weight
 // buffers; the per-block state lives in the 48 scratch bytes at tmp. pf is
 // as in pv.
-func (t tier) pv2(o, w [2]GPVirtual, v, cnt, db GPVirtual, tmp Mem, pf ...GPVirtual) {
+func (t tier) pv2(o, w [2]GPVirtual, v, cnt, db GPVirtual, tmp Mem, pf *prefetcher) {
 	lo := [2]Mem{tmp, tmp.Offset(8)}
 	lW, lV, lCnt, lCol := tmp.Offset(16), tmp.Offset(24), tmp.Offset(32), tmp.Offset(40)
 	MOVQ(o[0], lo[0])
@@ -498,13 +533,7 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, db GPVirtual, tmp Mem, pf ...GPVirt
 				}
 			}
 		}
-		for u := range nb {
-			if (u*t.vb())%64 == 0 {
-				for _, d := range pf {
-					PREFETCHT0(Mem{Base: rp, Index: d, Scale: 1, Disp: u * t.vb()})
-				}
-			}
-		}
+		pf.step()
 		ADDQ(Imm(8), wp)
 		LEAQ(Mem{Base: rp, Index: db, Scale: 2}, rp)
 		SUBQ(Imm(2), n)
@@ -580,7 +609,9 @@ func (t tier) flashDecode(fast bool) {
 	Doc("flashDecode"+expName(fast)+t.name+" is flash decode with "+map[bool]string{true: "the fast", false: "the exact"}[fast]+" exp; see flashGeneric.",
 		"state holds m[0..ng), s[0..ng), mb[0..ng); tiles holds ng tile buffers of tileStride bytes.")
 	lKp, lVp, lRem, lCnt, lH := AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
-	lTmp := AllocLocal(56)
+	lTmp := AllocLocal(64)
+	pfV := prefetcher{cur: AllocLocal(8), end: AllocLocal(8)}
+	pfK := prefetcher{cur: AllocLocal(8), end: AllocLocal(8)}
 	scale := paramAddr("scale")
 
 	// forHeads emits "for h := 0; h < ng; h++ { body }" with h kept in
@@ -667,6 +698,20 @@ func (t tier) flashDecode(fast bool) {
 		CMPQ(rem, cnt)
 		CMOVQLT(rem, cnt)
 		MOVQ(cnt, lCnt)
+		// Prefetch regions of this tile: its V (phase A), the next K (phase C).
+		bytes, p := GP64(), GP64()
+		Load(Param("d"), bytes)
+		IMULQ(cnt, bytes)
+		SHLQ(Imm(2), bytes)
+		MOVQ(lVp, p)
+		MOVQ(p, pfV.cur)
+		ADDQ(bytes, p)
+		MOVQ(p, pfV.end)
+		MOVQ(lKp, p)
+		ADDQ(bytes, p)
+		MOVQ(p, pfK.cur)
+		ADDQ(bytes, p)
+		MOVQ(p, pfK.end)
 	}
 	// A: scores and tile max of every head. The first head also
 	// prefetches this tile's V, needed in phase C. AVX-512 takes the heads
@@ -690,22 +735,10 @@ func (t tier) flashDecode(fast bool) {
 			ADDQ(paramAddr("tileStride"), buf1)
 			MOVQ(lKp, kp)
 			MOVQ(lCnt, cnt)
-			plain, done := label("scores2_plain"), label("scores2_done")
-			CMPQ(lH, U32(0))
-			JNE(LabelRef(plain))
-			cur := GP64()
-			MOVQ(lVp, cur)
-			a0, a1 := t.scores2(buf0, buf1, q0, q1, kp, cnt, db, scale, lTmp, cur)
-			mbA := stateAt(2)
-			VMOVSS(a0, mbA)
-			VMOVSS(a1, mbA.Offset(4))
-			JMP(LabelRef(done))
-			Label(plain)
-			b0, b1 := t.scores2(buf0, buf1, q0, q1, kp, cnt, db, scale, lTmp)
-			mbB := stateAt(2)
-			VMOVSS(b0, mbB)
-			VMOVSS(b1, mbB.Offset(4))
-			Label(done)
+			m0, m1 := t.scores2(buf0, buf1, q0, q1, kp, cnt, db, scale, lTmp, &pfV)
+			mb := stateAt(2)
+			VMOVSS(m0, mb)
+			VMOVSS(m1, mb.Offset(4))
 			ADDQ(U32(2), lH)
 			JMP(LabelRef(pairs))
 		}
@@ -800,15 +833,7 @@ func (t tier) flashDecode(fast bool) {
 		ADDQ(paramAddr("tileStride"), buf1)
 		MOVQ(lVp, vp)
 		MOVQ(lCnt, cnt)
-		plain, done := label("pv2_plain"), label("pv2_done")
-		CMPQ(lH, U32(0))
-		JNE(LabelRef(plain))
-		d1, d2 := nextK(db)
-		t.pv2([2]GPVirtual{o0, o1}, [2]GPVirtual{buf0, buf1}, vp, cnt, db, lTmp, d1, d2)
-		JMP(LabelRef(done))
-		Label(plain)
-		t.pv2([2]GPVirtual{o0, o1}, [2]GPVirtual{buf0, buf1}, vp, cnt, db, lTmp)
-		Label(done)
+		t.pv2([2]GPVirtual{o0, o1}, [2]GPVirtual{buf0, buf1}, vp, cnt, db, lTmp, &pfK)
 		ADDQ(U32(2), lH)
 		JMP(LabelRef(pairs))
 		Label(pairsDone)

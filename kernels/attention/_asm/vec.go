@@ -51,10 +51,14 @@ const (
 	cP4
 	cP5
 	cZero
+	cReduceIdx // int32 lane indices for reduce8Z
 	nConsts
 )
 
 var constTable Mem
+
+// reduceIdx picks lane 0 of each 128-bit lane, then lane 1 (see reduce8Z).
+var reduceIdx = [16]uint32{0, 4, 8, 12, 1, 5, 9, 13}
 
 func emitConsts() {
 	vals := [nConsts]uint32{
@@ -84,6 +88,9 @@ func emitConsts() {
 	constTable = GLOBL("expconst", RODATA|NOPTR)
 	for i, v := range vals {
 		for lane := 0; lane < 16; lane++ {
+			if i == cReduceIdx {
+				v = reduceIdx[lane]
+			}
 			DATA(64*i+4*lane, U32(v))
 		}
 	}
@@ -223,6 +230,9 @@ func (t tier) hreduce128(y Register, op func(...Op)) VecVirtual {
 
 // reduce8 returns a ymm whose lane i is the sum of all lanes of acc[i].
 func (t tier) reduce8(acc [8]VecVirtual) VecVirtual {
+	if t.w == 16 {
+		return reduce8Z(acc)
+	}
 	var y [8]Register
 	for i, a := range acc {
 		y[i] = t.fold256(a, VADDPS)
@@ -243,6 +253,44 @@ func (t tier) reduce8(acc [8]VecVirtual) VecVirtual {
 	}
 	VADDPS(b, a, a)
 	return a
+}
+
+// reduce8Z is reduce8 for zmm accumulators as a transposing tree: 128-bit
+// lanes of pairs first (VSHUFF32X4), then floats within lanes (VSHUFPS),
+// then one VPERMPS to order the eight sums: 17 shuffles and 8 adds, where
+// folding each zmm to a ymm and then running VHADDPS trees takes 22 and 15.
+func reduce8Z(a [8]VecVirtual) VecVirtual {
+	// Level 1: (a0,a1) → [A0+A2, A1+A3, B0+B2, B1+B3] in 128-bit lanes.
+	var s [4]VecVirtual
+	for i := range s {
+		u, v := ZMM(), ZMM()
+		VSHUFF32X4(Imm(0x44), a[2*i+1], a[2*i], u) // [A0 A1 B0 B1]
+		VSHUFF32X4(Imm(0xEE), a[2*i+1], a[2*i], v) // [A2 A3 B2 B3]
+		VADDPS(v, u, u)
+		s[i] = u
+	}
+	// Level 2: lane i of t[j] holds a 4-float partial sum of acc 4j+i.
+	var t [2]VecVirtual
+	for j := range t {
+		u, v := ZMM(), ZMM()
+		VSHUFF32X4(Imm(0x88), s[2*j+1], s[2*j], u)
+		VSHUFF32X4(Imm(0xDD), s[2*j+1], s[2*j], v)
+		VADDPS(v, u, u)
+		t[j] = u
+	}
+	// Level 3: within each lane, [x0 x1 x2 x3], [y0 y1 y2 y3] → [Σx, Σy, Σx, Σy].
+	p, q := ZMM(), ZMM()
+	VSHUFPS(Imm(0x88), t[1], t[0], p) // [x0 x2 y0 y2]
+	VSHUFPS(Imm(0xDD), t[1], t[0], q) // [x1 x3 y1 y3]
+	VADDPS(q, p, p)
+	VSHUFPS(Imm(0x88), p, p, q) // [r0 r2 r0 r2]
+	VSHUFPS(Imm(0xDD), p, p, p) // [r1 r3 r1 r3]
+	VADDPS(q, p, p)
+	// Lane i is [acc i, acc 4+i, ...]: gather into [acc 0 … acc 7].
+	idx := ZMM()
+	VMOVUPS(kc(cReduceIdx), idx)
+	VPERMPS(p, idx, p)
+	return p.AsY().(VecVirtual)
 }
 
 // hadd is VHADDPS(a, b) on ymm: per 128-bit lane [a0+a1, a2+a3, b0+b1, b2+b3].
