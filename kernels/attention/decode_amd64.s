@@ -407,7 +407,7 @@ zero_loop_1:
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
 	JNZ     zero_loop_1
-	INCQ    32(SP)
+	ADDQ    $0x00000001, 32(SP)
 	JMP     init_1
 
 init_done_1:
@@ -440,11 +440,11 @@ tile_1:
 	MOVQ    CX, 128(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_single_1:
+scores_1:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_single_done_1
+	JGE     scores_done_1
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -458,7 +458,7 @@ scores_single_1:
 	MOVQ    (SP), BX
 	MOVQ    24(SP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     scores_plain_1
+	JNE     other_head_1
 	MOVQ    8(SP), DI
 	MOVQ    BX, BX
 	LEAQ    (AX)(AX*2), R8
@@ -591,9 +591,9 @@ scores_done_2:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
-	JMP          scores_done_1
+	JMP          first_done_1
 
-scores_plain_1:
+other_head_1:
 	MOVQ    BX, BX
 	LEAQ    (AX)(AX*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
@@ -721,11 +721,11 @@ scores_done_3:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 
-scores_done_1:
-	INCQ 32(SP)
-	JMP  scores_single_1
+first_done_1:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_1
 
-scores_single_done_1:
+scores_done_1:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_1:
@@ -890,17 +890,17 @@ exp_done_1:
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
 	VMOVSS X2, (AX)(CX*4)
-	INCQ   32(SP)
+	ADDQ   $0x00000001, 32(SP)
 	JMP    softmax_1
 
 softmax_done_1:
 	MOVQ $0x00000000, 32(SP)
 
-pv_single_head_1:
+pv_1:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_single_head_done_1
+	JGE   pv_done_1
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -914,7 +914,7 @@ pv_single_head_1:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	CMPQ  32(SP), $0x00000000
-	JNE   pv_plain_1
+	JNE   other_head_2
 	MOVQ  tk+56(FP), DI
 	IMULQ AX, DI
 	ADDQ  k+24(FP), DI
@@ -1069,9 +1069,9 @@ pv_merge_3:
 	JMP     pv_block_3
 
 pv_next_3:
-	JMP pv_done_1
+	JMP first_done_2
 
-pv_plain_1:
+other_head_2:
 	XORQ DI, DI
 
 pv_block_4:
@@ -1213,11 +1213,11 @@ pv_merge_6:
 	JMP     pv_block_6
 
 pv_next_6:
-pv_done_1:
-	INCQ 32(SP)
-	JMP  pv_single_head_1
+first_done_2:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_1
 
-pv_single_head_done_1:
+pv_done_1:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
 	IMULQ AX, CX
@@ -1262,7 +1262,7 @@ scale_loop_2:
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
 	JNZ     scale_loop_2
-	INCQ    32(SP)
+	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_1
 
 norm_done_1:
@@ -1682,7 +1682,7 @@ zero_loop_3:
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
 	JNZ     zero_loop_3
-	INCQ    32(SP)
+	ADDQ    $0x00000001, 32(SP)
 	JMP     init_2
 
 init_done_2:
@@ -1715,11 +1715,11 @@ tile_2:
 	MOVQ    CX, 128(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_single_2:
+scores_2:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_single_done_2
+	JGE     scores_done_5
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -1733,7 +1733,7 @@ scores_single_2:
 	MOVQ    (SP), BX
 	MOVQ    24(SP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     scores_plain_2
+	JNE     other_head_3
 	MOVQ    8(SP), DI
 	MOVQ    BX, BX
 	LEAQ    (AX)(AX*2), R8
@@ -1866,9 +1866,9 @@ scores_done_6:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
-	JMP          scores_done_5
+	JMP          first_done_3
 
-scores_plain_2:
+other_head_3:
 	MOVQ    BX, BX
 	LEAQ    (AX)(AX*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
@@ -1996,11 +1996,11 @@ scores_done_7:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 
-scores_done_5:
-	INCQ 32(SP)
-	JMP  scores_single_2
+first_done_3:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_2
 
-scores_single_done_2:
+scores_done_5:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_2:
@@ -2144,17 +2144,17 @@ exp_done_3:
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
 	VMOVSS X2, (AX)(CX*4)
-	INCQ   32(SP)
+	ADDQ   $0x00000001, 32(SP)
 	JMP    softmax_2
 
 softmax_done_2:
 	MOVQ $0x00000000, 32(SP)
 
-pv_single_head_2:
+pv_2:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_single_head_done_2
+	JGE   pv_done_2
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -2168,7 +2168,7 @@ pv_single_head_2:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	CMPQ  32(SP), $0x00000000
-	JNE   pv_plain_2
+	JNE   other_head_4
 	MOVQ  tk+56(FP), DI
 	IMULQ AX, DI
 	ADDQ  k+24(FP), DI
@@ -2323,9 +2323,9 @@ pv_merge_12:
 	JMP     pv_block_12
 
 pv_next_12:
-	JMP pv_done_2
+	JMP first_done_4
 
-pv_plain_2:
+other_head_4:
 	XORQ DI, DI
 
 pv_block_13:
@@ -2467,11 +2467,11 @@ pv_merge_15:
 	JMP     pv_block_15
 
 pv_next_15:
-pv_done_2:
-	INCQ 32(SP)
-	JMP  pv_single_head_2
+first_done_4:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_2
 
-pv_single_head_done_2:
+pv_done_2:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
 	IMULQ AX, CX
@@ -2516,7 +2516,7 @@ scale_loop_4:
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
 	JNZ     scale_loop_4
-	INCQ    32(SP)
+	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_2
 
 norm_done_2:
@@ -2922,7 +2922,7 @@ zero_loop_5:
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     zero_loop_5
-	INCQ    32(SP)
+	ADDQ    $0x00000001, 32(SP)
 	JMP     init_3
 
 init_done_3:
@@ -2955,12 +2955,12 @@ tile_3:
 	MOVQ    CX, 128(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_pairs_7:
+scores_3:
 	MOVQ    32(SP), AX
 	INCQ    AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_pairs_done_1
+	JGE     scores_done_9
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -3284,14 +3284,14 @@ scores2_done_1:
 	VMOVSS        X0, (AX)(CX*4)
 	VMOVSS        X1, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_pairs_7
+	JMP           scores_3
 
-scores_pairs_done_1:
-scores_single_3:
+scores_done_9:
+scores_4:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_single_done_3
+	JGE     scores_done_10
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -3305,7 +3305,7 @@ scores_single_3:
 	MOVQ    (SP), BX
 	MOVQ    24(SP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     scores_plain_3
+	JNE     other_head_5
 	MOVQ    8(SP), DI
 	MOVQ    BX, BX
 	LEAQ    (AX)(AX*2), R8
@@ -3333,7 +3333,7 @@ scores_by8_7:
 	CMPQ    R9, R12
 	JAE     scores_odd_7
 
-scores_pairs_8:
+scores_pairs_7:
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z0
 	VFMADD231PS (R9)(AX*1), Z10, Z3
@@ -3364,7 +3364,7 @@ scores_pairs_8:
 	ADDQ        $0x00000080, R9
 	ADDQ        $0x00000080, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_8
+	JB          scores_pairs_7
 
 scores_odd_7:
 	LEAQ        (BX)(AX*1), R12
@@ -3418,7 +3418,7 @@ scores_reduce_7:
 
 scores_by1_7:
 	TESTQ   SI, SI
-	JZ      scores_done_10
+	JZ      scores_done_11
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    BX, R9
 	MOVQ    CX, R11
@@ -3447,7 +3447,7 @@ scores_chunk1_7:
 	ADDQ          AX, BX
 	JMP           scores_by1_7
 
-scores_done_10:
+scores_done_11:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -3461,9 +3461,9 @@ scores_done_10:
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
-	JMP           scores_done_9
+	JMP           first_done_5
 
-scores_plain_3:
+other_head_5:
 	MOVQ    BX, BX
 	LEAQ    (AX)(AX*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
@@ -3490,7 +3490,7 @@ scores_by8_8:
 	CMPQ    R8, R11
 	JAE     scores_odd_8
 
-scores_pairs_9:
+scores_pairs_8:
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
 	VFMADD231PS (R8)(AX*1), Z10, Z3
@@ -3512,7 +3512,7 @@ scores_pairs_9:
 	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_9
+	JB          scores_pairs_8
 
 scores_odd_8:
 	LEAQ        (BX)(AX*1), R11
@@ -3566,7 +3566,7 @@ scores_reduce_8:
 
 scores_by1_8:
 	TESTQ   SI, SI
-	JZ      scores_done_11
+	JZ      scores_done_12
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    BX, R8
 	MOVQ    CX, R10
@@ -3595,7 +3595,7 @@ scores_chunk1_8:
 	ADDQ          AX, BX
 	JMP           scores_by1_8
 
-scores_done_11:
+scores_done_12:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -3610,11 +3610,11 @@ scores_done_11:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 
-scores_done_9:
-	INCQ 32(SP)
-	JMP  scores_single_3
+first_done_5:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_4
 
-scores_single_done_3:
+scores_done_10:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_3:
@@ -3771,18 +3771,18 @@ exp_done_5:
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
 	VMOVSS X3, (AX)(CX*4)
-	INCQ   32(SP)
+	ADDQ   $0x00000001, 32(SP)
 	JMP    softmax_3
 
 softmax_done_3:
 	MOVQ $0x00000000, 32(SP)
 
-pv_pairs_1:
+pv_3:
 	MOVQ  32(SP), AX
 	INCQ  AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_pairs_done_1
+	JGE   pv_done_3
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -4067,14 +4067,14 @@ pv2_merge_3:
 
 pv2_next_3:
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_pairs_1
+	JMP  pv_3
 
-pv_pairs_done_1:
-pv_single_head_3:
+pv_done_3:
+pv_4:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_single_head_done_3
+	JGE   pv_done_4
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -4088,7 +4088,7 @@ pv_single_head_3:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	CMPQ  32(SP), $0x00000000
-	JNE   pv_plain_3
+	JNE   other_head_6
 	MOVQ  tk+56(FP), DI
 	IMULQ AX, DI
 	ADDQ  k+24(FP), DI
@@ -4351,9 +4351,9 @@ pv_merge_22:
 	JMP     pv_block_22
 
 pv_next_22:
-	JMP pv_done_3
+	JMP first_done_6
 
-pv_plain_3:
+other_head_6:
 	XORQ DI, DI
 
 pv_block_23:
@@ -4581,11 +4581,11 @@ pv_merge_26:
 	JMP     pv_block_26
 
 pv_next_26:
-pv_done_3:
-	INCQ 32(SP)
-	JMP  pv_single_head_3
+first_done_6:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_4
 
-pv_single_head_done_3:
+pv_done_4:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
 	IMULQ AX, CX
@@ -4630,7 +4630,7 @@ scale_loop_6:
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_6
-	INCQ    32(SP)
+	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_3
 
 norm_done_3:
@@ -4673,7 +4673,7 @@ scores_by8_9:
 	CMPQ    R10, R13
 	JAE     scores_odd_9
 
-scores_pairs_10:
+scores_pairs_9:
 	VMOVUPS     (R10)(R12*1), Z10
 	VFMADD231PS (R10), Z10, Z2
 	VFMADD231PS (R10)(SI*1), Z10, Z3
@@ -4695,7 +4695,7 @@ scores_pairs_10:
 	ADDQ        $0x00000080, R10
 	ADDQ        $0x00000080, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_10
+	JB          scores_pairs_9
 
 scores_odd_9:
 	LEAQ        (DX)(SI*1), R13
@@ -4749,7 +4749,7 @@ scores_reduce_9:
 
 scores_by1_9:
 	TESTQ   DI, DI
-	JZ      scores_done_12
+	JZ      scores_done_13
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R10
 	MOVQ    CX, R12
@@ -4778,7 +4778,7 @@ scores_chunk1_9:
 	ADDQ          SI, DX
 	JMP           scores_by1_9
 
-scores_done_12:
+scores_done_13:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -5151,7 +5151,7 @@ zero_loop_7:
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     zero_loop_7
-	INCQ    32(SP)
+	ADDQ    $0x00000001, 32(SP)
 	JMP     init_4
 
 init_done_4:
@@ -5184,12 +5184,12 @@ tile_4:
 	MOVQ    CX, 128(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_pairs_11:
+scores_5:
 	MOVQ    32(SP), AX
 	INCQ    AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_pairs_done_2
+	JGE     scores_done_14
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -5513,14 +5513,14 @@ scores2_done_2:
 	VMOVSS        X0, (AX)(CX*4)
 	VMOVSS        X1, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_pairs_11
+	JMP           scores_5
 
-scores_pairs_done_2:
-scores_single_4:
+scores_done_14:
+scores_6:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_single_done_4
+	JGE     scores_done_15
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -5534,7 +5534,7 @@ scores_single_4:
 	MOVQ    (SP), BX
 	MOVQ    24(SP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     scores_plain_4
+	JNE     other_head_7
 	MOVQ    8(SP), DI
 	MOVQ    BX, BX
 	LEAQ    (AX)(AX*2), R8
@@ -5562,7 +5562,7 @@ scores_by8_10:
 	CMPQ    R9, R12
 	JAE     scores_odd_10
 
-scores_pairs_12:
+scores_pairs_10:
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z0
 	VFMADD231PS (R9)(AX*1), Z10, Z3
@@ -5593,7 +5593,7 @@ scores_pairs_12:
 	ADDQ        $0x00000080, R9
 	ADDQ        $0x00000080, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_12
+	JB          scores_pairs_10
 
 scores_odd_10:
 	LEAQ        (BX)(AX*1), R12
@@ -5647,7 +5647,7 @@ scores_reduce_10:
 
 scores_by1_10:
 	TESTQ   SI, SI
-	JZ      scores_done_14
+	JZ      scores_done_16
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    BX, R9
 	MOVQ    CX, R11
@@ -5676,7 +5676,7 @@ scores_chunk1_10:
 	ADDQ          AX, BX
 	JMP           scores_by1_10
 
-scores_done_14:
+scores_done_16:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -5690,9 +5690,9 @@ scores_done_14:
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
-	JMP           scores_done_13
+	JMP           first_done_7
 
-scores_plain_4:
+other_head_7:
 	MOVQ    BX, BX
 	LEAQ    (AX)(AX*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
@@ -5719,7 +5719,7 @@ scores_by8_11:
 	CMPQ    R8, R11
 	JAE     scores_odd_11
 
-scores_pairs_13:
+scores_pairs_11:
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
 	VFMADD231PS (R8)(AX*1), Z10, Z3
@@ -5741,7 +5741,7 @@ scores_pairs_13:
 	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_13
+	JB          scores_pairs_11
 
 scores_odd_11:
 	LEAQ        (BX)(AX*1), R11
@@ -5795,7 +5795,7 @@ scores_reduce_11:
 
 scores_by1_11:
 	TESTQ   SI, SI
-	JZ      scores_done_15
+	JZ      scores_done_17
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    BX, R8
 	MOVQ    CX, R10
@@ -5824,7 +5824,7 @@ scores_chunk1_11:
 	ADDQ          AX, BX
 	JMP           scores_by1_11
 
-scores_done_15:
+scores_done_17:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -5839,11 +5839,11 @@ scores_done_15:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 
-scores_done_13:
-	INCQ 32(SP)
-	JMP  scores_single_4
+first_done_7:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_6
 
-scores_single_done_4:
+scores_done_15:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_4:
@@ -5991,18 +5991,18 @@ exp_done_7:
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
 	VMOVSS X3, (AX)(CX*4)
-	INCQ   32(SP)
+	ADDQ   $0x00000001, 32(SP)
 	JMP    softmax_4
 
 softmax_done_4:
 	MOVQ $0x00000000, 32(SP)
 
-pv_pairs_2:
+pv_5:
 	MOVQ  32(SP), AX
 	INCQ  AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_pairs_done_2
+	JGE   pv_done_5
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -6287,14 +6287,14 @@ pv2_merge_6:
 
 pv2_next_6:
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_pairs_2
+	JMP  pv_5
 
-pv_pairs_done_2:
-pv_single_head_4:
+pv_done_5:
+pv_6:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_single_head_done_4
+	JGE   pv_done_6
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -6308,7 +6308,7 @@ pv_single_head_4:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	CMPQ  32(SP), $0x00000000
-	JNE   pv_plain_4
+	JNE   other_head_8
 	MOVQ  tk+56(FP), DI
 	IMULQ AX, DI
 	ADDQ  k+24(FP), DI
@@ -6571,9 +6571,9 @@ pv_merge_34:
 	JMP     pv_block_34
 
 pv_next_34:
-	JMP pv_done_4
+	JMP first_done_8
 
-pv_plain_4:
+other_head_8:
 	XORQ DI, DI
 
 pv_block_35:
@@ -6801,11 +6801,11 @@ pv_merge_38:
 	JMP     pv_block_38
 
 pv_next_38:
-pv_done_4:
-	INCQ 32(SP)
-	JMP  pv_single_head_4
+first_done_8:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_6
 
-pv_single_head_done_4:
+pv_done_6:
 	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
 	IMULQ AX, CX
@@ -6850,7 +6850,7 @@ scale_loop_8:
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_8
-	INCQ    32(SP)
+	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_4
 
 norm_done_4:
@@ -6893,7 +6893,7 @@ scores_by8_12:
 	CMPQ    R10, R13
 	JAE     scores_odd_12
 
-scores_pairs_14:
+scores_pairs_12:
 	VMOVUPS     (R10)(R12*1), Z10
 	VFMADD231PS (R10), Z10, Z2
 	VFMADD231PS (R10)(SI*1), Z10, Z3
@@ -6915,7 +6915,7 @@ scores_pairs_14:
 	ADDQ        $0x00000080, R10
 	ADDQ        $0x00000080, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_14
+	JB          scores_pairs_12
 
 scores_odd_12:
 	LEAQ        (DX)(SI*1), R13
@@ -6969,7 +6969,7 @@ scores_reduce_12:
 
 scores_by1_12:
 	TESTQ   DI, DI
-	JZ      scores_done_16
+	JZ      scores_done_18
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R10
 	MOVQ    CX, R12
@@ -6998,7 +6998,7 @@ scores_chunk1_12:
 	ADDQ          SI, DX
 	JMP           scores_by1_12
 
-scores_done_16:
+scores_done_18:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
