@@ -10,6 +10,7 @@ import (
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/roofline"
+	"github.com/ckbench/ckbench/sweeps/sampler"
 )
 
 // KVRead is the in-run ceiling of the attention family: a plain
@@ -40,9 +41,9 @@ type AttentionGrid struct {
 
 // Preset returns a named default grid: quick (about a minute on 2 cores,
 // what `make run` does), default, or full.
-func Preset(name string) (AttentionGrid, SamplerConfig, error) {
+func Preset(name string) (AttentionGrid, sampler.Config, error) {
 	g := AttentionGrid{Kernels: AttentionKernels(), Tiers: isa.All, TileKs: []int{0}}
-	var sc SamplerConfig
+	var sc sampler.Config
 	switch name {
 	case "quick":
 		g.HeadDims = []int{128}

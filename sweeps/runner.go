@@ -15,11 +15,12 @@ import (
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/sweeps/sampler"
 )
 
 // Options apply to every family's sweep.
 type Options struct {
-	Sampler SamplerConfig
+	Sampler sampler.Config
 	Cold    bool   // rotate buffer copies so every call reads from DRAM
 	Threads int    // 1 for now
 	CPU     int    // CPU to pin the measuring thread to; -1 picks the last allowed one
@@ -32,7 +33,7 @@ type Options struct {
 	MemAvailable int64
 
 	// Meter, if set, is read around every sample (hardware counters).
-	Meter Meter
+	Meter sampler.Meter
 	// Annotate, if set, completes each record before it is written
 	// (e.g. the roofline bound of its tier and memory level).
 	Annotate func(*results.Record)
@@ -127,7 +128,7 @@ func (p *Plan) checkMemory(avail int64, describe func(Point) string) error {
 func Run(ctx context.Context, plan *Plan, opt Options, sink func(results.Record) error) (complete bool, err error) {
 	cpu := opt.CPU
 	if cpu < 0 {
-		cpus, err := AllowedCPUs()
+		cpus, err := sampler.AllowedCPUs()
 		if err != nil || len(cpus) == 0 {
 			return false, fmt.Errorf("cannot read CPU affinity: %v", err)
 		}
@@ -141,7 +142,7 @@ func Run(ctx context.Context, plan *Plan, opt Options, sink func(results.Record)
 	go func() {
 		// This goroutine exits still locked: the runtime then ends the
 		// pinned thread rather than reuse it elsewhere.
-		pinErr := PinThread(cpu)
+		pinErr := sampler.PinThread(cpu)
 		pinned := cpu
 		if pinErr != nil {
 			pinned = -1
@@ -206,7 +207,7 @@ func measurePoint(p *Point, opt Options, cpu int) results.Record {
 		return rec
 	}
 	runtime.GC() // no collection work left over from setup inside the samples
-	st, _ := Measure(context.Background(), opt.Sampler, call, opt.Meter)
+	st, _ := sampler.Measure(context.Background(), opt.Sampler, call, opt.Meter)
 	rec.Samples, rec.Rejected, rec.CallsPerSample = st.Kept, st.Rejected, st.CallsPerSample
 	rec.KeptNs = st.Samples
 	if st.Kept == 0 {

@@ -3,7 +3,6 @@ package sweeps
 import (
 	"context"
 	"errors"
-	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/sweeps/sampler"
 )
 
 func TestParseInts(t *testing.T) {
@@ -53,53 +53,6 @@ func TestParseHeads(t *testing.T) {
 	}
 }
 
-func TestStats(t *testing.T) {
-	s := Stats{Samples: []float64{10, 12, 11, 13, 100}}
-	s.summarize()
-	if s.Median != 12 || s.Min != 10 || s.Max != 100 || s.MAD != 1 || s.Kept != 5 {
-		t.Fatalf("stats %+v", s)
-	}
-	if math.Abs(s.MADPct()-100.0/12) > 1e-9 || s.CV <= 0 {
-		t.Fatalf("spread %v %v", s.MADPct(), s.CV)
-	}
-	var empty Stats
-	empty.summarize()
-	if !math.IsNaN(empty.Median) {
-		t.Fatal("no samples must give NaN, not 0")
-	}
-}
-
-func TestMeasure(t *testing.T) {
-	if err := PinThread(0); err != nil {
-		t.Logf("not pinned: %v", err)
-	}
-	calls := 0
-	cfg := SamplerConfig{MinTime: 5 * time.Millisecond, MinSamples: 10, SampleTime: 20 * time.Microsecond}
-	st, err := Measure(context.Background(), cfg, func() {
-		calls++
-		time.Sleep(0) // a few ns of work
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Kept < 10 || st.CallsPerSample < 1 || !(st.Median > 0) || st.Min > st.Median {
-		t.Fatalf("stats %+v", st)
-	}
-	// Each kept sample lasted ≥ SampleTime: calls per sample × ns per call.
-	if st.Median*float64(st.CallsPerSample) < 0.5*float64(cfg.SampleTime) {
-		t.Fatalf("samples too short: %v ns × %d calls", st.Median, st.CallsPerSample)
-	}
-	if _, err := Measure(cancelled(), cfg, func() {}, nil); !errors.Is(err, ErrInterrupted) {
-		t.Fatalf("cancelled Measure: %v", err)
-	}
-}
-
-func cancelled() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
-}
-
 // countingMeter checks the Meter seam sees every sample.
 type countingMeter struct{ begins, ends, kept int }
 
@@ -121,7 +74,7 @@ func tinyGrid() AttentionGrid {
 func TestRunAttention(t *testing.T) {
 	meter := &countingMeter{}
 	annotated := 0
-	opt := Options{Sampler: SamplerConfig{MinTime: 2 * time.Millisecond}, CPU: -1, Seed: 3, Meter: meter,
+	opt := Options{Sampler: sampler.Config{MinTime: 2 * time.Millisecond}, CPU: -1, Seed: 3, Meter: meter,
 		Annotate: func(*results.Record) { annotated++ }}
 	plan, err := PlanAttention(tinyGrid(), opt, machine.Describe())
 	if err != nil {
@@ -190,7 +143,7 @@ func TestInterruptStopsBetweenPoints(t *testing.T) {
 		prepare: func(*dataGroup) (func(), float64, error) { return func() {}, 0, nil }}
 	plan := &Plan{Family: "attention", Points: []Point{point, point, point}}
 	n := 0
-	complete, err := Run(ctx, plan, Options{CPU: -1, Sampler: SamplerConfig{MinTime: time.Millisecond}}, func(r results.Record) error {
+	complete, err := Run(ctx, plan, Options{CPU: -1, Sampler: sampler.Config{MinTime: time.Millisecond}}, func(r results.Record) error {
 		n++
 		cancel() // Ctrl-C during the first point
 		return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/sweeps"
+	"github.com/ckbench/ckbench/sweeps/sampler"
 )
 
 const sweepUsage = `Usage: ckbench sweep attention [flags]
@@ -182,7 +183,7 @@ func buildAttention(f sweepFlags, set map[string]bool) (sweeps.AttentionGrid, sw
 		opt.Sampler.MinTime = f.minTime
 	}
 	if set["cpu"] {
-		cpus, err := sweeps.AllowedCPUs()
+		cpus, err := sampler.AllowedCPUs()
 		if err == nil && !containsInt(cpus, f.cpu) {
 			return grid, opt, nil, usagef("--cpu %d: not a CPU this process may use (allowed: %v)", f.cpu, cpus)
 		}

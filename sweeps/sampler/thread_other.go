@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sweeps
+package sampler
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package sweeps
+package sampler
 
 import (
 	"fmt"

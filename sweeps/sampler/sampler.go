@@ -1,4 +1,8 @@
-package sweeps
+// Package sampler times a call honestly: on a thread locked and pinned to
+// one CPU, after a warm-up, in samples long enough for the clock, dropping
+// every sample during which the thread was preempted. The sweep runner and
+// the roofline measurements both use it.
+package sampler
 
 import (
 	"context"
@@ -8,8 +12,8 @@ import (
 	"time"
 )
 
-// SamplerConfig sets how a point is timed (see Measure).
-type SamplerConfig struct {
+// Config sets how a call is timed (see Measure).
+type Config struct {
 	MinTime    time.Duration // keep sampling at least this long (default 200 ms)
 	MinSamples int           // and until this many samples are kept (default 10)
 	MaxTime    time.Duration // give up on MinSamples after this long (default 10×MinTime, ≥ 2 s, ≥ 3×MinSamples samples)
@@ -17,7 +21,7 @@ type SamplerConfig struct {
 	Warmup     time.Duration // untimed calls first (default MinTime/10, ≥ 1 call)
 }
 
-func (c SamplerConfig) withDefaults() SamplerConfig {
+func (c Config) withDefaults() Config {
 	if c.MinTime <= 0 {
 		c.MinTime = 200 * time.Millisecond
 	}
@@ -51,7 +55,7 @@ func (s Stats) MADPct() float64 { return 100 * s.MAD / s.Median }
 func (s Stats) CVPct() float64  { return 100 * s.CV }
 
 // Enough reports whether the sampler kept the configured minimum.
-func (s Stats) Enough(c SamplerConfig) bool { return s.Kept >= c.withDefaults().MinSamples }
+func (s Stats) Enough(c Config) bool { return s.Kept >= c.withDefaults().MinSamples }
 
 // Meter is read around every sample: the seam for hardware counters. Begin
 // is called right before the timed calls, End right after; End reports
@@ -77,7 +81,7 @@ var ErrInterrupted = errors.New("interrupted")
 // the thread was preempted (an involuntary context switch, read with
 // getrusage(RUSAGE_THREAD)) measured the scheduler, not the kernel: it is
 // dropped and counted as rejected.
-func Measure(ctx context.Context, cfg SamplerConfig, call func(), meter Meter) (Stats, error) {
+func Measure(ctx context.Context, cfg Config, call func(), meter Meter) (Stats, error) {
 	cfg = cfg.withDefaults()
 	th := currentThread()
 
