@@ -10,7 +10,7 @@ func readSumFor(t isa.Tier) func(*float32, int) float32 {
 	switch t {
 	case isa.AVX2:
 		return readSumAVX2
-	case isa.AVX512:
+	case isa.AVX512, isa.AVX512VNNI:
 		return readSumAVX512
 	}
 	return nil

@@ -42,7 +42,7 @@ type AttentionGrid struct {
 // Preset returns a named default grid: quick (about a minute on 2 cores,
 // what `make run` does), default, or full.
 func Preset(name string) (AttentionGrid, sampler.Config, error) {
-	g := AttentionGrid{Kernels: AttentionKernels(), Tiers: isa.All, TileKs: []int{0}}
+	g := AttentionGrid{Kernels: AttentionKernels(), Tiers: attention.Tiers(), TileKs: []int{0}}
 	var sc sampler.Config
 	switch name {
 	case "quick":
@@ -136,7 +136,11 @@ func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, erro
 	plan := &Plan{Family: "attention"}
 	status := map[isa.Tier]isa.Status{}
 	for _, t := range g.Tiers {
-		status[t] = isa.Detect(t)
+		st := isa.Detect(t)
+		if _, ok := attention.Lookup(t); !ok && st.Runs {
+			st.Runs, st.Reason = false, noKernels(t)
+		}
+		status[t] = st
 	}
 	for _, d := range g.HeadDims {
 		for _, hp := range g.Heads {
@@ -250,12 +254,9 @@ func decodePoint(base results.Record, p attention.Params, noTile bool, t isa.Tie
 	rec.Flops, rec.Bytes, rec.Traffic = results.Float(w.Flops), results.Float(w.Bytes), results.Float(w.Traffic)
 	rec.AI = results.Float(w.AI())
 	pt := Point{Rec: rec, Tier: t, Mem: grp.mem, group: grp}
-	im, ok := attention.Lookup(t)
-	switch {
-	case !st.Runs:
+	im, _ := attention.Lookup(t)
+	if !st.Runs {
 		pt.Skip = st.Reason
-	case !ok:
-		pt.Skip = "no " + string(t) + " implementation in this build"
 	}
 	pt.prepare = func(g *dataGroup) (func(), float64, error) {
 		d := g.get().(*attentionData)
@@ -274,6 +275,15 @@ func decodePoint(base results.Record, p attention.Params, noTile bool, t isa.Tie
 		return rotate(d.bufs, func(b attention.Buffers) { im.Run(p, b) }), relErr, nil
 	}
 	return pt
+}
+
+// noKernels is the skip reason of a tier the attention family does not
+// implement in this binary.
+func noKernels(t isa.Tier) string {
+	if t == isa.AVX512VNNI {
+		return "no attention kernels in the avx512vnni tier (it adds only int8 instructions; see avx512)"
+	}
+	return "no " + string(t) + " attention kernels in this build"
 }
 
 var readSink float32 // keeps the read loop's result observable

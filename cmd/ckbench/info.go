@@ -56,9 +56,9 @@ func cmdInfo(args []string, stdout io.Writer) error {
 	fmt.Fprintln(stdout, "tiers")
 	for _, t := range in.Tiers {
 		if t.Runs {
-			fmt.Fprintf(stdout, "  %-8s runs here\n", t.Tier)
+			fmt.Fprintf(stdout, "  %-10s runs here\n", t.Tier)
 		} else {
-			fmt.Fprintf(stdout, "  %-8s skipped: %s\n", t.Tier, t.Reason)
+			fmt.Fprintf(stdout, "  %-10s skipped: %s\n", t.Tier, t.Reason)
 		}
 	}
 	return nil

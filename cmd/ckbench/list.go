@@ -37,11 +37,11 @@ func cmdList(args []string, stdout io.Writer) error {
 		_, built := attention.Lookup(t)
 		switch {
 		case !built:
-			fmt.Fprintf(stdout, "  %-8s not in this build\n", t)
+			fmt.Fprintf(stdout, "  %-10s no attention kernels (int8-only tier, or not in this build)\n", t)
 		case st.Runs:
-			fmt.Fprintf(stdout, "  %-8s runs here\n", t)
+			fmt.Fprintf(stdout, "  %-10s runs here\n", t)
 		default:
-			fmt.Fprintf(stdout, "  %-8s skipped here: %s\n", t, st.Reason)
+			fmt.Fprintf(stdout, "  %-10s skipped here: %s\n", t, st.Reason)
 		}
 	}
 	fmt.Fprintln(stdout, "\nkernels (per call; e = 4 bytes per f32 KV element):")

@@ -210,7 +210,7 @@ func buildAttention(f sweepFlags, set map[string]bool) (sweeps.AttentionGrid, sw
 		grid.Tiers = ts
 	} else {
 		grid.Tiers = nil
-		for _, t := range isa.All {
+		for _, t := range attention.Tiers() {
 			if st := isa.Detect(t); st.Runs {
 				grid.Tiers = append(grid.Tiers, t)
 			} else {

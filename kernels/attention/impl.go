@@ -24,6 +24,15 @@ var impls = []Impl{{Tier: isa.Generic, flash: flashGeneric, naive: naiveGeneric}
 // can run them: check isa.Detect before calling Run on one.
 func Impls() []Impl { return impls }
 
+// Tiers lists the tiers this binary has attention kernels for.
+func Tiers() []isa.Tier {
+	ts := make([]isa.Tier, len(impls))
+	for i, im := range impls {
+		ts[i] = im.Tier
+	}
+	return ts
+}
+
 // Lookup returns the implementation of tier t, if this binary has one.
 func Lookup(t isa.Tier) (Impl, bool) {
 	for _, im := range impls {

@@ -27,10 +27,13 @@ const (
 	// AVX512 is 512-bit AVX-512 Foundation with Byte/Word and Vector Length
 	// extensions (Skylake-SP and later, Zen 4).
 	AVX512 Tier = "avx512"
+	// AVX512VNNI adds the VNNI int8 dot product (VPDPBUSD) to AVX512
+	// (Cascade Lake and later, Zen 4). Only int8 kernels have this tier.
+	AVX512VNNI Tier = "avx512vnni"
 )
 
 // All lists every tier ckbench knows, in order from the most portable.
-var All = []Tier{Generic, AVX2, AVX512}
+var All = []Tier{Generic, AVX2, AVX512, AVX512VNNI}
 
 // Requires lists the cpuid features a tier's kernels use.
 func (t Tier) Requires() []cpuid.FeatureID {
@@ -39,6 +42,8 @@ func (t Tier) Requires() []cpuid.FeatureID {
 		return []cpuid.FeatureID{cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C}
 	case AVX512:
 		return []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL}
+	case AVX512VNNI:
+		return []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512VNNI}
 	}
 	return nil
 }
@@ -46,7 +51,7 @@ func (t Tier) Requires() []cpuid.FeatureID {
 // Arch is the GOARCH a tier's kernels are written for ("" for any).
 func (t Tier) Arch() string {
 	switch t {
-	case AVX2, AVX512:
+	case AVX2, AVX512, AVX512VNNI:
 		return "amd64"
 	}
 	return ""
