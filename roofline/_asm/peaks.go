@@ -1,0 +1,202 @@
+package main
+
+import (
+	"math"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// chains is the number of independent accumulators of a peak kernel:
+// enough to cover latency × ports (FMA: 4 cycles × 2 ports = 8; VPDPBUSD
+// 5 × 2 = 10) with slack, leaving registers for the operands (AVX2 has 16
+// vector registers, AVX-512 32).
+func (t tier) chains() int {
+	if t.vb == 64 {
+		return 24
+	}
+	return 12
+}
+
+// Constant rows of 64 bytes, read as broadcast vectors.
+const (
+	cMul    = iota // FMA multiplier just below 1: accumulators converge, never overflow
+	cAdd           // FMA addend, also the step between chains' start values
+	cSeed          // first chain's start value
+	cU8            // int8 kernels: unsigned bytes
+	cS8            // int8 kernels: signed bytes
+	cOnes16        // int16 ones for VPMADDWD
+	cZero          // zeros (VXORPS on zmm is AVX512DQ, outside the avx512 tier)
+	nConsts
+)
+
+var constTable Mem
+
+func emitConsts() {
+	constTable = GLOBL("peakconst", RODATA|NOPTR)
+	rows := [nConsts]uint32{
+		cMul:    math.Float32bits(0.9999999),
+		cAdd:    math.Float32bits(0.001),
+		cSeed:   math.Float32bits(0.5),
+		cU8:     0x03020103,
+		cS8:     0xfd02ff01,
+		cOnes16: 0x00010001,
+	}
+	for i, v := range rows {
+		for lane := 0; lane < 16; lane++ {
+			DATA(64*i+4*lane, U32(v))
+		}
+	}
+}
+
+func kc(i int) Mem { return constTable.Offset(64 * i) }
+
+// fmaPeak generates func(iters int) float32: iters rounds of one FMA
+// (acc = acc·a + b) on each of chains() independent accumulators. The
+// chains start at distinct values (compilers and CPUs may merge identical
+// ones); the sum of all lanes is returned so the work is observable.
+// FLOPs per call: iters × chains × lanes × 2.
+func fmaPeak(t tier) {
+	TEXT("fmaPeak"+t.name, NOSPLIT, "func(iters int) float32")
+	Doc("fmaPeak" + t.name + " runs iters rounds of one FMA on each independent accumulator.")
+	n := GP64()
+	Load(Param("iters"), n)
+	a, b := t.vec(), t.vec()
+	VMOVUPS(kc(cMul), a)
+	VMOVUPS(kc(cAdd), b)
+	acc := make([]VecVirtual, t.chains())
+	for i := range acc {
+		acc[i] = t.vec()
+		if i == 0 {
+			VMOVUPS(kc(cSeed), acc[i])
+		} else {
+			VADDPS(b, acc[i-1], acc[i]) // start values seed, seed+b, seed+2b, ...
+		}
+	}
+	loop, done := "fma_loop"+t.name, "fma_done"+t.name
+	TESTQ(n, n)
+	JZ(LabelRef(done))
+	Label(loop)
+	for i := range acc {
+		VFMADD213PS(b, a, acc[i]) // acc = a·acc + b
+	}
+	DECQ(n)
+	JNZ(LabelRef(loop))
+	Label(done)
+	for len(acc) > 1 {
+		half := (len(acc) + 1) / 2
+		for i := half; i < len(acc); i++ {
+			VADDPS(acc[i], acc[i-half], acc[i-half])
+		}
+		acc = acc[:half]
+	}
+	Store(horizontalSum(t, acc[0]), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// int8Peak generates func(iters int) int32: iters rounds of an unsigned ×
+// signed int8 dot product into each of chains() int32 accumulators:
+// VPMADDUBSW + VPMADDWD + VPADDD (AVX2, AVX-512BW), or one VPDPBUSD (VNNI).
+// Each round is vb multiply-adds per chain; ops = 2 per multiply-add.
+func int8Peak(t tier, vnni bool) {
+	name := "int8Peak" + t.name
+	if vnni {
+		name = "int8PeakVNNI"
+	}
+	TEXT(name, NOSPLIT, "func(iters int) int32")
+	Doc(name + " runs iters rounds of an int8 dot product on each independent accumulator.")
+	n := GP64()
+	Load(Param("iters"), n)
+	u, s := t.vec(), t.vec()
+	VMOVUPS(kc(cU8), u)
+	VMOVUPS(kc(cS8), s)
+	var ones VecVirtual
+	if !vnni {
+		ones = t.vec()
+		VMOVUPS(kc(cOnes16), ones)
+	}
+	k := t.chains()
+	if !vnni && t.vb == 32 {
+		k = 11 // u, s, ones and a temporary take the other 5 of 16
+	}
+	acc := make([]VecVirtual, k)
+	for i := range acc {
+		acc[i] = t.vec()
+		VMOVUPS(kc(cOnes16), acc[i]) // any start: integer chains cannot be merged
+	}
+	loop, done := name+"_loop", name+"_done"
+	TESTQ(n, n)
+	JZ(LabelRef(done))
+	Label(loop)
+	for i := range acc {
+		if vnni {
+			VPDPBUSD(s, u, acc[i]) // acc += Σ4 u8·s8 per int32 lane
+			continue
+		}
+		p := t.vec()
+		VPMADDUBSW(s, u, p)  // u8·s8 pairs summed to int16
+		VPMADDWD(ones, p, p) // int16 pairs summed to int32
+		VPADDD(p, acc[i], acc[i])
+	}
+	DECQ(n)
+	JNZ(LabelRef(loop))
+	Label(done)
+	for i := 1; i < len(acc); i++ {
+		VPADDD(acc[i], acc[0], acc[0])
+	}
+	r := GP32()
+	VMOVD(acc[0].AsX(), r)
+	Store(r, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// clockChain generates func(n int) int: n rounds of 8 dependent integer
+// adds (1 cycle each on every x86 core since the P6), so 8n cycles; the
+// loop counter runs in parallel. It estimates the core clock without
+// trusting the TSC, which ticks at a fixed rate that is not the core's.
+func clockChain() {
+	TEXT("clockChain", NOSPLIT, "func(n int) int")
+	Doc("clockChain runs n rounds of 8 dependent adds: 8n core cycles.")
+	n, x, one := GP64(), GP64(), GP64()
+	Load(Param("n"), n)
+	XORQ(x, x)
+	MOVQ(U32(1), one)
+	TESTQ(n, n)
+	JZ(LabelRef("clock_done"))
+	Label("clock_loop")
+	for range 8 {
+		ADDQ(one, x)
+	}
+	DECQ(n)
+	JNZ(LabelRef("clock_loop"))
+	Label("clock_done")
+	Store(x, ReturnIndex(0))
+	RET()
+}
+
+// horizontalSum returns lane 0 of an xmm holding the sum of v's lanes.
+func horizontalSum(t tier, v VecVirtual) VecVirtual {
+	y := Register(v)
+	if t.vb == 64 {
+		hi := YMM()
+		VEXTRACTF64X4(Imm(1), v, hi)
+		VADDPS(hi, v.AsY(), hi)
+		y = hi
+	}
+	x := XMM()
+	if t.vb == 64 {
+		VEXTRACTF32X4(Imm(1), y, x) // EVEX: y may be one of Y16–Y31
+	} else {
+		VEXTRACTF128(Imm(1), y, x)
+	}
+	VADDPS(y.(VecVirtual).AsX(), x, x)
+	h := XMM()
+	VMOVHLPS(x, x, h)
+	VADDPS(h, x, x)
+	VMOVSHDUP(x, h)
+	VADDSS(h, x, x)
+	return x
+}

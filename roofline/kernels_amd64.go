@@ -1,0 +1,80 @@
+//go:build !purego
+
+package roofline
+
+import "github.com/ckbench/ckbench/kernels/isa"
+
+//go:generate go run -C _asm . -out ../kernels_amd64.s
+
+// asmKernels are the amd64 measurement kernels of one tier (nil: none).
+type asmKernels struct {
+	readSum func(p *float32, n int) float32
+	copy    func(dst, src *float32, n int)
+	write   func(dst *float32, n int)
+	writeNT func(dst *float32, n int)
+	fma     func(iters int) float32
+	int8    func(iters int) int32
+	chains  int // accumulators of fma (and of int8 with VNNI; AVX2 int8 uses 11)
+	vb      int // bytes per vector
+}
+
+var (
+	kAVX2   = asmKernels{readSumAVX2, copyAVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, int8PeakAVX2, 12, 32}
+	kAVX512 = asmKernels{readSumAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, int8PeakAVX512, 24, 64}
+	kVNNI   = asmKernels{readSumAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, int8PeakVNNI, 24, 64}
+)
+
+func kernelsFor(t isa.Tier) *asmKernels {
+	switch t {
+	case isa.AVX2:
+		return &kAVX2
+	case isa.AVX512:
+		return &kAVX512
+	case isa.AVX512VNNI:
+		return &kVNNI
+	}
+	return nil
+}
+
+// int8Chains is the accumulator count of the int8 kernel of t.
+func int8Chains(t isa.Tier) int {
+	if t == isa.AVX2 {
+		return 11 // u, s, ones and a temporary take 5 of the 16 ymm
+	}
+	return 24
+}
+
+func clockChainAsm(n int) int { return clockChain(n) }
+
+const haveClockChain = true
+
+//go:noescape
+func readSumAVX2(p *float32, n int) float32
+
+//go:noescape
+func readSumAVX512(p *float32, n int) float32
+
+//go:noescape
+func copyAVX2(dst, src *float32, n int)
+
+//go:noescape
+func copyAVX512(dst, src *float32, n int)
+
+//go:noescape
+func writeAVX2(dst *float32, n int)
+
+//go:noescape
+func writeAVX512(dst *float32, n int)
+
+//go:noescape
+func writeNTAVX2(dst *float32, n int)
+
+//go:noescape
+func writeNTAVX512(dst *float32, n int)
+
+func fmaPeakAVX2(iters int) float32
+func fmaPeakAVX512(iters int) float32
+func int8PeakAVX2(iters int) int32
+func int8PeakAVX512(iters int) int32
+func int8PeakVNNI(iters int) int32
+func clockChain(n int) int

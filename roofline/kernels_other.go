@@ -1,0 +1,25 @@
+//go:build !amd64 || purego
+
+package roofline
+
+import "github.com/ckbench/ckbench/kernels/isa"
+
+// asmKernels: none on this platform; the generic Go kernels stand in.
+type asmKernels struct {
+	readSum func(p *float32, n int) float32
+	copy    func(dst, src *float32, n int)
+	write   func(dst *float32, n int)
+	writeNT func(dst *float32, n int)
+	fma     func(iters int) float32
+	int8    func(iters int) int32
+	chains  int
+	vb      int
+}
+
+func kernelsFor(isa.Tier) *asmKernels { return nil }
+
+func int8Chains(isa.Tier) int { return 0 }
+
+func clockChainAsm(int) int { return 0 }
+
+const haveClockChain = false

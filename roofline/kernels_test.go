@@ -1,0 +1,98 @@
+package roofline
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ckbench/ckbench/kernels/buf"
+	"github.com/ckbench/ckbench/kernels/isa"
+)
+
+func runnableTiers(t *testing.T) []isa.Tier {
+	var ts []isa.Tier
+	for _, tier := range isa.All {
+		if st := isa.Detect(tier); !st.Runs {
+			t.Logf("%s skipped: %s", tier, st.Reason)
+			continue
+		}
+		ts = append(ts, tier)
+	}
+	return ts
+}
+
+func TestCopyWrite(t *testing.T) {
+	for _, tier := range runnableTiers(t) {
+		for _, n := range []int{0, 5, 128, 1000, 128 * 33} {
+			src, dst := buf.Floats(n), buf.Floats(n)
+			buf.FillUniform(src, uint64(n), -1, 1)
+			Copy(tier, dst, src)
+			for i := range n {
+				if dst[i] != src[i] {
+					t.Fatalf("%s Copy n=%d: dst[%d] = %v, want %v", tier, n, i, dst[i], src[i])
+				}
+			}
+			for _, nt := range []bool{false, true} {
+				Write(tier, dst, nt)
+				for i := range n {
+					if dst[i] != 0.5 {
+						t.Fatalf("%s Write(nt=%v) n=%d: dst[%d] = %v", tier, nt, n, i, dst[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// fmaModel is the value FMA(t, iters) must return: every lane of chain i
+// starts at 0.5 + 0.001·i and takes x = 0.9999999·x + 0.001 each round.
+func fmaModel(chains, lanes, iters int) float64 {
+	var sum float64
+	for i := range chains {
+		x := 0.5 + 0.001*float64(i)
+		for range iters {
+			x = 0.9999999*x + 0.001
+		}
+		sum += float64(lanes) * x
+	}
+	return sum
+}
+
+func TestFMA(t *testing.T) {
+	for _, tier := range runnableTiers(t) {
+		got := float64(FMA(tier, 1000))
+		chains, lanes := genericChains, 1
+		if k := kernelsFor(tier); k != nil {
+			chains, lanes = k.chains, k.vb/4
+		}
+		want := fmaModel(chains, lanes, 1000)
+		if math.Abs(got-want) > 1e-4*want {
+			t.Errorf("%s: FMA = %v, want %v", tier, got, want)
+		}
+		if FMAFlopsPerIter(tier) != float64(chains*lanes*2) {
+			t.Errorf("%s: %v FLOP per iteration", tier, FMAFlopsPerIter(tier))
+		}
+	}
+}
+
+func TestInt8(t *testing.T) {
+	for _, tier := range runnableTiers(t) {
+		if tier == isa.Generic {
+			continue
+		}
+		// Each int32 lane starts at 0x00010001 and adds u·s over 4 bytes:
+		// (3,1,2,3)·(1,-1,2,-3) = -3 per round; lane 0 sums every chain.
+		k := int8Chains(tier)
+		want := int32(k * (0x00010001 - 3*100))
+		if got := Int8(tier, 100); got != want {
+			t.Errorf("%s: Int8 = %d, want %d", tier, got, want)
+		}
+	}
+}
+
+func TestClockChain(t *testing.T) {
+	if got, ok := ClockChain(1000); ok && got != 8000 {
+		t.Fatalf("ClockChain(1000) = %d, want 8000", got)
+	} else if !ok {
+		t.Skip("no clock-chain kernel on this platform")
+	}
+}

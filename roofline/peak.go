@@ -1,0 +1,66 @@
+package roofline
+
+import "github.com/ckbench/ckbench/kernels/isa"
+
+// FMAFlopsPerIter is the FLOP count of one iteration of FMA(t): one FMA (2
+// FLOP per lane) on every independent accumulator.
+func FMAFlopsPerIter(t isa.Tier) float64 {
+	if k := kernelsFor(t); k != nil {
+		return float64(k.chains * k.vb / 4 * 2)
+	}
+	return genericChains * 2
+}
+
+// FMA runs iters iterations of the FP32 FMA peak kernel of t and returns a
+// value that depends on all of them. The generic tier is what pure Go does:
+// scalar multiply-adds on independent chains (the compiler does not fuse
+// them without GOAMD64=v3).
+func FMA(t isa.Tier, iters int) float32 {
+	if k := kernelsFor(t); k != nil {
+		return k.fma(iters)
+	}
+	return fmaGeneric(iters)
+}
+
+// genericChains is the number of independent float32 chains of fmaGeneric.
+const genericChains = 12
+
+func fmaGeneric(iters int) float32 {
+	const a, b = 0.9999999, 0.001
+	// Distinct start values: identical chains could be merged.
+	x0, x1, x2, x3 := float32(0.5), float32(0.501), float32(0.502), float32(0.503)
+	x4, x5, x6, x7 := float32(0.504), float32(0.505), float32(0.506), float32(0.507)
+	x8, x9, x10, x11 := float32(0.508), float32(0.509), float32(0.510), float32(0.511)
+	for range iters {
+		x0, x1, x2, x3 = x0*a+b, x1*a+b, x2*a+b, x3*a+b
+		x4, x5, x6, x7 = x4*a+b, x5*a+b, x6*a+b, x7*a+b
+		x8, x9, x10, x11 = x8*a+b, x9*a+b, x10*a+b, x11*a+b
+	}
+	return x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8 + x9 + x10 + x11
+}
+
+// Int8OpsPerIter is the op count of one iteration of Int8(t): every
+// accumulator takes one vector of unsigned × signed int8 multiply-adds,
+// 2 ops each. 0 when t has no int8 kernel.
+func Int8OpsPerIter(t isa.Tier) float64 {
+	k := kernelsFor(t)
+	if k == nil {
+		return 0
+	}
+	return float64(int8Chains(t) * k.vb * 2)
+}
+
+// Int8 runs iters iterations of the int8 dot-product peak kernel of t
+// (VPMADDUBSW+VPMADDWD on avx2/avx512, VPDPBUSD on avx512vnni).
+func Int8(t isa.Tier, iters int) int32 {
+	if k := kernelsFor(t); k != nil {
+		return k.int8(iters)
+	}
+	return 0
+}
+
+// ClockChain runs n rounds of 8 dependent integer adds (8n core cycles)
+// and reports whether this build has the kernel (amd64 only today).
+func ClockChain(n int) (int, bool) {
+	return clockChainAsm(n), haveClockChain
+}
