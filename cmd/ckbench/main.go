@@ -56,6 +56,7 @@ Usage:
   ckbench info [--json]          CPU, caches, ISA features and which kernel tiers run here
   ckbench list [attention]       kernels, tiers, parameters and work models (FLOPs, bytes)
   ckbench sweep attention [flags]  check and time the attention decode kernels over a grid
+  ckbench roofline [--quick]     measure compute and bandwidth ceilings (roofline.json)
   ckbench version                print the version
 
 Run 'ckbench <command> --help' for the flags of a command.
@@ -114,6 +115,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdList(args[1:], stdout)
 	case "sweep":
 		return cmdSweep(args[1:], stdout, stderr)
+	case "roofline":
+		return cmdRoofline(args[1:], stdout, stderr)
 	}
-	return usagef("unknown command %q (commands: info, list, sweep, version; see ckbench --help)", args[0])
+	return usagef("unknown command %q (commands: info, list, sweep, roofline, version; see ckbench --help)", args[0])
 }

@@ -54,3 +54,27 @@ func cancelled() context.Context {
 	cancel()
 	return ctx
 }
+
+func TestMeasureParallel(t *testing.T) {
+	cpus, err := AllowedCPUs()
+	if err != nil {
+		t.Skip(err)
+	}
+	calls := make([]int, len(cpus))
+	cfg := Config{MinTime: 5 * time.Millisecond, MinSamples: 5, SampleTime: 50 * time.Microsecond}
+	st, err := MeasureParallel(cfg, cpus, func(w int) {
+		calls[w]++
+		time.Sleep(0)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Kept < 5 || !(st.Median > 0) {
+		t.Fatalf("stats %+v", st)
+	}
+	for w, c := range calls {
+		if c == 0 {
+			t.Fatalf("worker %d never ran", w)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/roofline"
+	"github.com/ckbench/ckbench/sweeps"
+)
+
+const rooflineUsage = `Usage: ckbench roofline [flags]
+
+Measures this machine's ceilings: FP32 FMA peak per ISA tier, int8 dot
+peak (VPMADDUBSW+VPMADDWD; VPDPBUSD on avx512vnni), the core clock, and
+read/copy/write bandwidth over working sets from 4 KiB to 8 × L3, on 1
+thread and on all CPUs. Writes out/<run-id>/roofline.json.
+
+Flags:
+`
+
+func cmdRoofline(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("roofline", rooflineUsage, stdout)
+	threads := fs.String("threads", "", "thread counts, e.g. 1,2 (default: 1 and every allowed CPU)")
+	out := fs.String("out", "out", "folder that receives the run folder")
+	runID := fs.String("run-id", "", "name of the run folder (default: the start time)")
+	quick := fs.Bool("quick", false, "one working set per octave and short sampling (well under a minute)")
+	if err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
+	}
+	var opt roofline.Options
+	opt.Quick = *quick
+	if *threads != "" {
+		ts, err := sweeps.ParseInts("threads", *threads)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		opt.Threads = ts
+	}
+	if strings.ContainsAny(*runID, `/\`) {
+		return usagef("--run-id %q: a folder name, without slashes", *runID)
+	}
+	if st, err := os.Stat(*out); err == nil && !st.IsDir() {
+		return usagef("--out %s is a file, not a folder", *out)
+	}
+	info := machine.Describe()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	opt.Progress = stderr
+	r, err := roofline.Measure(ctx, info, opt)
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "--threads") {
+			return usageError{"roofline: " + err.Error()}
+		}
+		return err
+	}
+	id := *runID
+	if id == "" {
+		id = results.NewRunID(time.Now())
+	}
+	dir := filepath.Join(*out, id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "roofline.json")
+	if err := results.WriteFileAtomic(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "ceilings:")
+	for _, c := range r.Compute {
+		fmt.Fprintf(stdout, "  %-10s %-9s %d thread(s) %9.1f %s\n", c.Tier, c.Kind, c.Threads, c.Value, c.Unit)
+	}
+	for _, lv := range r.Levels {
+		note := ""
+		if lv.Note != "" {
+			note = "  (" + lv.Note + ")"
+		}
+		fmt.Fprintf(stdout, "  %-4s read %d thread(s) %7.1f GB/s%s\n", lv.Name, lv.Threads, lv.GBs, note)
+	}
+	fmt.Fprintf(stdout, "  core clock ≈ %.2f GHz\nresults: %s\n", r.Clock.CoreGHz, path)
+	return nil
+}

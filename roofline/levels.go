@@ -1,0 +1,143 @@
+package roofline
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/ckbench/ckbench/machine"
+)
+
+// Caches are the cache sizes the plateau windows come from (bytes; ≤ 0
+// when cpuid did not report the level). L2 and L3 are per core and per
+// package as cpuid describes them.
+type Caches struct{ L1D, L2, L3 int64 }
+
+// Level is the bandwidth ceiling of one memory level: the median GB/s of
+// the points inside its window, with the checks that make it trustworthy.
+type Level struct {
+	Name    string  `json:"name"` // L1, L2, L3, DRAM
+	Threads int     `json:"threads"`
+	Kernel  string  `json:"kernel"`
+	GBs     float64 `json:"gbs"`
+	Lo      int64   `json:"window_lo"` // working-set window the plateau is read from
+	Hi      int64   `json:"window_hi"`
+	Points  int     `json:"points"`
+	CVPct   float64 `json:"cv_pct"` // spread of the points in the window
+	// Knee is the first working set past the window where bandwidth falls
+	// below halfway to the next level's plateau; KneeOK says it lies
+	// between half and four times the cpuid size (the fall is gradual: a
+	// working set of 1.5× the cache still hits in it a good part of the time).
+	Knee   int64  `json:"knee,omitempty"`
+	KneeOK bool   `json:"knee_ok"`
+	Note   string `json:"note,omitempty"`
+}
+
+// Plateaus reads the level ceilings off one bandwidth curve (points sorted
+// by size). A level without points in its window is left out; a level
+// whose plateau is not at least 10 % above the next one (an L3 that adds
+// no bandwidth, as on some VMs) is kept with a note saying so.
+func Plateaus(curve []Point, c Caches) []Level {
+	type window struct {
+		name     string
+		lo, hi   int64
+		cacheLen int64 // the cpuid size the knee after this level is checked against
+	}
+	var ws []window
+	if c.L1D > 0 {
+		// Below L1D/4 a call is too short for its overhead to vanish.
+		ws = append(ws, window{"L1", c.L1D / 4, c.L1D / 2, c.L1D})
+	}
+	if c.L2 > 0 {
+		ws = append(ws, window{"L2", 2 * max(c.L1D, 0), c.L2 / 2, c.L2})
+	}
+	last := max(c.L2, c.L1D)
+	if c.L3 > 0 {
+		ws = append(ws, window{"L3", 2 * c.L2, c.L3 / 2, c.L3})
+		last = c.L3
+	}
+	ws = append(ws, window{"DRAM", 4 * last, math.MaxInt64, 0})
+
+	var levels []Level
+	for _, w := range ws {
+		var v []float64
+		for _, p := range curve {
+			if p.Bytes >= w.lo && p.Bytes <= w.hi && p.GBs > 0 {
+				v = append(v, p.GBs)
+			}
+		}
+		if len(v) == 0 {
+			continue
+		}
+		lv := Level{Name: w.name, Lo: w.lo, Hi: min(w.hi, curve[len(curve)-1].Bytes), Points: len(v), GBs: medianOf(v), CVPct: cvPct(v)}
+		if lv.CVPct > 15 {
+			lv.Note = fmt.Sprintf("window not flat (CV %.0f%%)", lv.CVPct)
+		}
+		levels = append(levels, lv)
+	}
+	// Knees and distinctness, level by level.
+	for i := 0; i+1 < len(levels); i++ {
+		a, b := &levels[i], levels[i+1]
+		if a.GBs < 1.1*b.GBs {
+			a.Note = joinNote(a.Note, fmt.Sprintf("not distinct from %s (%.0f vs %.0f GB/s): this level adds no bandwidth here", b.Name, a.GBs, b.GBs))
+			continue
+		}
+		mid := (a.GBs + b.GBs) / 2
+		for _, p := range curve {
+			if p.Bytes > a.Hi && p.GBs < mid {
+				a.Knee = p.Bytes
+				break
+			}
+		}
+		size := cacheSize(a.Name, c)
+		a.KneeOK = a.Knee > 0 && size > 0 && a.Knee >= size/2 && a.Knee <= 4*size
+		if a.Knee > 0 && !a.KneeOK {
+			a.Note = joinNote(a.Note, fmt.Sprintf("knee at %s, cpuid says %s", machine.Bytes(a.Knee), machine.Bytes(size)))
+		}
+	}
+	return levels
+}
+
+func cacheSize(name string, c Caches) int64 {
+	switch name {
+	case "L1":
+		return c.L1D
+	case "L2":
+		return c.L2
+	case "L3":
+		return c.L3
+	}
+	return 0
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func medianOf(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func cvPct(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	var sum, ss float64
+	for _, x := range v {
+		sum += x
+	}
+	mean := sum / float64(len(v))
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	return 100 * math.Sqrt(ss/float64(len(v)-1)) / mean
+}

@@ -1,0 +1,122 @@
+package roofline
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// synthetic builds a bandwidth curve with plateaus at the given GB/s for
+// working sets up to each cache size (a level with size 0 is absent),
+// smooth steps between them, and multiplicative noise.
+func synthetic(c Caches, l1, l2, l3, dram, noise float64) []Point {
+	r := rand.New(rand.NewPCG(1, 2))
+	var pts []Point
+	for _, s := range Sizes(4<<10, 2<<30, 2) {
+		bw := dram
+		switch {
+		case c.L1D > 0 && s <= c.L1D:
+			bw = l1
+		case c.L2 > 0 && s <= c.L2:
+			bw = l2
+		case c.L3 > 0 && s <= c.L3:
+			bw = l3
+		}
+		bw *= 1 + noise*(2*r.Float64()-1)
+		pts = append(pts, Point{Bytes: s, GBs: bw})
+	}
+	return pts
+}
+
+var spr = Caches{L1D: 48 << 10, L2: 2 << 20, L3: 105 << 20}
+
+func find(t *testing.T, ls []Level, name string) Level {
+	t.Helper()
+	for _, l := range ls {
+		if l.Name == name {
+			return l
+		}
+	}
+	t.Fatalf("no level %s in %+v", name, ls)
+	return Level{}
+}
+
+func TestPlateausClean(t *testing.T) {
+	ls := Plateaus(synthetic(spr, 400, 210, 85, 36, 0), spr)
+	want := map[string]float64{"L1": 400, "L2": 210, "L3": 85, "DRAM": 36}
+	if len(ls) != 4 {
+		t.Fatalf("%d levels: %+v", len(ls), ls)
+	}
+	for name, gbs := range want {
+		l := find(t, ls, name)
+		if l.GBs != gbs || l.Note != "" {
+			t.Errorf("%s: %+v, want %v GB/s and no note", name, l, gbs)
+		}
+		if name != "DRAM" && !l.KneeOK {
+			t.Errorf("%s: knee %d not accepted against cpuid", name, l.Knee)
+		}
+	}
+}
+
+func TestPlateausNoisy(t *testing.T) {
+	ls := Plateaus(synthetic(spr, 400, 210, 85, 36, 0.08), spr)
+	for name, gbs := range map[string]float64{"L1": 400, "L2": 210, "L3": 85, "DRAM": 36} {
+		if l := find(t, ls, name); math.Abs(l.GBs-gbs) > 0.1*gbs {
+			t.Errorf("%s: %.1f GB/s, want %v ± 10%%", name, l.GBs, gbs)
+		}
+	}
+}
+
+func TestPlateausNoL3(t *testing.T) {
+	c := Caches{L1D: 32 << 10, L2: 1 << 20} // cpuid reports no L3
+	ls := Plateaus(synthetic(c, 300, 150, 0, 30, 0), c)
+	for _, l := range ls {
+		if l.Name == "L3" {
+			t.Fatalf("an L3 level without an L3: %+v", ls)
+		}
+	}
+	if d := find(t, ls, "DRAM"); d.GBs != 30 || d.Lo != 4<<20 {
+		t.Fatalf("DRAM %+v", d)
+	}
+}
+
+func TestPlateausLevelMissing(t *testing.T) {
+	// cpuid reports an L3, but it gives no more bandwidth than DRAM (as on
+	// some VMs): the level is kept, with a note, and no knee claimed.
+	ls := Plateaus(synthetic(spr, 400, 210, 36, 36, 0), spr)
+	l3 := find(t, ls, "L3")
+	if !strings.Contains(l3.Note, "not distinct") || l3.KneeOK {
+		t.Fatalf("L3 %+v", l3)
+	}
+}
+
+func TestSizes(t *testing.T) {
+	s := Sizes(4<<10, 64<<10, 1)
+	if len(s) != 5 || s[0] != 4<<10 || s[4] != 64<<10 {
+		t.Fatalf("Sizes = %v", s)
+	}
+	for _, x := range Sizes(4<<10, 1<<30, 2) {
+		if x%(4*StreamGranule) != 0 {
+			t.Fatalf("size %d not a multiple of the stream granule", x)
+		}
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	r := Roofline{Version: 1, Method: Method, Compute: []Compute{{Kind: "fp32-fma", Tier: "avx512", Threads: 1, Unit: "GFLOP/s", Value: 175}},
+		Bandwidth: []Curve{{Kernel: "read", Tier: "avx512", Threads: 1, Points: synthetic(spr, 400, 210, 85, 36, 0)}}}
+	r.Levels = Plateaus(r.Bandwidth[0].Points, spr)
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Roofline
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Compute[0] != r.Compute[0] || len(back.Levels) != len(r.Levels) || back.Levels[1] != r.Levels[1] {
+		t.Fatalf("round trip lost data:\n%+v\n%+v", r, back)
+	}
+}

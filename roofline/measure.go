@@ -1,0 +1,263 @@
+package roofline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/ckbench/ckbench/kernels/buf"
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/sweeps/sampler"
+)
+
+// Options say what to measure.
+type Options struct {
+	Threads  []int      // thread counts; default 1 and every allowed CPU
+	Quick    bool       // read curve only, one size per octave, shorter sampling
+	Tiers    []isa.Tier // compute tiers; default every tier that runs here
+	MaxBytes int64      // largest working set per thread; default 8 × L3 (or 8 × L2), ≥ 64 MiB
+	Progress io.Writer  // one line per measurement (nil: quiet)
+}
+
+// Stat is the sampler's summary of one measurement, in ns per call.
+type Stat struct {
+	Median    float64 `json:"ns_median"`
+	Min       float64 `json:"ns_min"`
+	MADPct    float64 `json:"mad_pct"`
+	CVPct     float64 `json:"cv_pct"`
+	Kept      int     `json:"samples"`
+	Rejected  int     `json:"rejected"`
+	Tolerated int     `json:"tolerated"` // kept although preempted (samples ≥ 20 ms)
+	Calls     int     `json:"calls_per_sample"`
+}
+
+// Compute is one compute ceiling: a peak kernel of a tier on n threads.
+type Compute struct {
+	Kind       string   `json:"kind"` // fp32-fma or int8-dot
+	Tier       isa.Tier `json:"tier"`
+	Threads    int      `json:"threads"`
+	Unit       string   `json:"unit"`  // GFLOP/s or GOP/s
+	Value      float64  `json:"value"` // all threads together
+	OpsPerCall float64  `json:"ops_per_call"`
+	Stat       Stat     `json:"stat"`
+}
+
+// Point is the bandwidth of one working-set size.
+type Point struct {
+	Bytes int64   `json:"bytes"` // working set per thread
+	GBs   float64 `json:"gbs"`   // all threads together
+	Stat  Stat    `json:"stat"`
+}
+
+// Curve is bandwidth against working-set size for one kernel.
+type Curve struct {
+	Kernel  string   `json:"kernel"` // read, copy, write, write-nt
+	Tier    isa.Tier `json:"tier"`
+	Threads int      `json:"threads"`
+	Points  []Point  `json:"points"`
+}
+
+// Roofline is roofline.json.
+type Roofline struct {
+	Version int          `json:"version"`
+	Method  string       `json:"method"`
+	Created time.Time    `json:"created"`
+	Quick   bool         `json:"quick"`
+	Machine machine.Info `json:"machine"`
+	Clock   struct {
+		CoreGHz float64 `json:"core_ghz"` // from a chain of dependent adds
+		BaseGHz float64 `json:"base_ghz"` // as cpuid reports it (not a measurement)
+		Method  string  `json:"method"`
+	} `json:"clock"`
+	Compute   []Compute `json:"compute"`
+	Bandwidth []Curve   `json:"bandwidth"`
+	Levels    []Level   `json:"levels"` // from the read curves
+}
+
+// Method describes how the ceilings were measured, for roofline.json.
+const Method = "Each ceiling is a measurement kernel (roofline/_asm) timed by the ckbench sampler on threads pinned one per CPU, started together; time is the slowest thread, samples with a preemption are dropped. fp32-fma: independent accumulator chains, 2 FLOP per lane per FMA. int8-dot: VPMADDUBSW+VPMADDWD (avx2, avx512) or VPDPBUSD (avx512vnni), 2 ops per int8 multiply-add. Bandwidth: read (load and sum), copy (src+dst = working set) and write (normal and non-temporal stores) with the widest tier, per-thread buffers, log-spaced working sets; levels are the median of the read curve inside windows set by the cpuid cache sizes."
+
+// Measure runs the roofline measurements on this machine.
+func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, error) {
+	cpus, err := sampler.AllowedCPUs()
+	if err != nil {
+		return nil, err
+	}
+	if len(opt.Threads) == 0 {
+		opt.Threads = []int{1}
+		if len(cpus) > 1 {
+			opt.Threads = append(opt.Threads, len(cpus))
+		}
+	}
+	for _, n := range opt.Threads {
+		if n < 1 || n > len(cpus) {
+			return nil, fmt.Errorf("--threads %d: this process may use %d CPUs (%v)", n, len(cpus), cpus)
+		}
+	}
+	if len(opt.Tiers) == 0 {
+		for _, t := range isa.All {
+			if isa.Detect(t).Runs {
+				opt.Tiers = append(opt.Tiers, t)
+			}
+		}
+	}
+	caches := Caches{L1D: int64(info.Cache.L1D), L2: int64(info.Cache.L2), L3: int64(info.Cache.L3)}
+	if opt.MaxBytes == 0 {
+		opt.MaxBytes = max(8*max(caches.L3, caches.L2), 64<<20)
+	}
+	cfg := sampler.Config{MinTime: 100 * time.Millisecond, SampleTime: time.Millisecond}
+	steps := 2 // sizes per octave
+	if opt.Quick {
+		cfg.MinTime, cfg.MinSamples, steps = 20*time.Millisecond, 5, 1
+	}
+	r := &Roofline{Version: 1, Method: Method, Created: time.Now().UTC(), Quick: opt.Quick, Machine: info}
+	logf := func(format string, a ...any) {
+		if opt.Progress != nil {
+			fmt.Fprintf(opt.Progress, format+"\n", a...)
+		}
+	}
+
+	// The core clock: 8 dependent adds per round, one cycle each.
+	if _, ok := ClockChain(1); ok {
+		const rounds = 1 << 16
+		st, err := sampler.MeasureParallel(cfg, cpus[len(cpus)-1:], func(int) { ClockChain(rounds) })
+		if err != nil {
+			return nil, err
+		}
+		r.Clock.CoreGHz = 8 * rounds / st.Min // fastest sample: the clock the core can hold
+		r.Clock.Method = "8 dependent integer adds per round (1 cycle each), fastest sample"
+	}
+	r.Clock.BaseGHz = float64(info.CPU.BaseHz) / 1e9
+	logf("core clock ≈ %.2f GHz (cpuid base %.2f GHz; the TSC is not the core clock)", r.Clock.CoreGHz, r.Clock.BaseGHz)
+
+	for _, n := range opt.Threads {
+		set := cpus[len(cpus)-n:]
+		for _, t := range opt.Tiers {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			const iters = 1 << 12
+			st, err := sampler.MeasureParallel(cfg, set, func(int) { FMA(t, iters) })
+			if err != nil {
+				return nil, err
+			}
+			ops := FMAFlopsPerIter(t) * iters
+			c := Compute{Kind: "fp32-fma", Tier: t, Threads: n, Unit: "GFLOP/s", OpsPerCall: ops, Stat: stat(st),
+				Value: rate(float64(n)*ops, st)}
+			r.Compute = append(r.Compute, c)
+			logf("%-10s fp32-fma  %d thread(s): %8.1f GFLOP/s", t, n, c.Value)
+			if Int8OpsPerIter(t) == 0 {
+				continue
+			}
+			st, err = sampler.MeasureParallel(cfg, set, func(int) { Int8(t, iters) })
+			if err != nil {
+				return nil, err
+			}
+			ops = Int8OpsPerIter(t) * iters
+			c = Compute{Kind: "int8-dot", Tier: t, Threads: n, Unit: "GOP/s", OpsPerCall: ops, Stat: stat(st),
+				Value: rate(float64(n)*ops, st)}
+			r.Compute = append(r.Compute, c)
+			logf("%-10s int8-dot  %d thread(s): %8.1f GOP/s", t, n, c.Value)
+		}
+		wide := opt.Tiers[len(opt.Tiers)-1]
+		kernels := []string{"read", "copy", "write", "write-nt"}
+		if opt.Quick {
+			kernels = kernels[:1] // the levels are read off the read curve
+		}
+		for _, k := range kernels {
+			curve := Curve{Kernel: k, Tier: wide, Threads: n}
+			for _, size := range Sizes(4<<10, opt.MaxBytes, steps) {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				p, err := measureStream(cfg, set, wide, k, size)
+				if err != nil {
+					return nil, err
+				}
+				curve.Points = append(curve.Points, p)
+				logf("%-8s %d thread(s) %9s: %7.1f GB/s", k, n, machine.Bytes(size), p.GBs)
+			}
+			r.Bandwidth = append(r.Bandwidth, curve)
+			if k == "read" {
+				for _, lv := range Plateaus(curve.Points, caches) {
+					lv.Threads, lv.Kernel = n, k
+					r.Levels = append(r.Levels, lv)
+				}
+			}
+		}
+	}
+	return r, nil
+}
+
+// Sizes are the working sets from lo to hi, steps per octave, multiples of
+// the stream granule.
+func Sizes(lo, hi int64, steps int) []int64 {
+	var out []int64
+	f := math.Pow(2, 1/float64(steps))
+	for x := float64(lo); int64(x) <= hi; x *= f {
+		s := int64(x) / (4 * StreamGranule) * (4 * StreamGranule)
+		if len(out) == 0 || s != out[len(out)-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// measureStream times one stream kernel on a working set of size bytes per
+// thread, each thread on its own buffers.
+func measureStream(cfg sampler.Config, cpus []int, t isa.Tier, kernel string, size int64) (Point, error) {
+	floats := int(size / 4)
+	src, dst := make([][]float32, len(cpus)), make([][]float32, len(cpus))
+	for w := range cpus {
+		switch kernel {
+		case "copy":
+			src[w], dst[w] = buf.Floats(floats/2), buf.Floats(floats/2)
+			Write(t, src[w], false) // fault the pages in before timing
+			Write(t, dst[w], false)
+		case "read":
+			src[w] = buf.Floats(floats)
+			Write(t, src[w], false) // any non-zero data: untouched pages all map the zero page
+		default:
+			dst[w] = buf.Floats(floats)
+			Write(t, dst[w], false)
+		}
+	}
+	sink := make([]float32, len(cpus)) // per worker: no shared writes
+	call := func(w int) {
+		switch kernel {
+		case "read":
+			sink[w] += ReadSum(t, src[w])
+		case "copy":
+			Copy(t, dst[w], src[w])
+		case "write":
+			Write(t, dst[w], false)
+		case "write-nt":
+			Write(t, dst[w], true)
+		}
+	}
+	st, err := sampler.MeasureParallel(cfg, cpus, call)
+	if err != nil {
+		return Point{}, err
+	}
+	return Point{Bytes: size, GBs: rate(float64(len(cpus))*float64(size), st), Stat: stat(st)}, nil
+}
+
+func stat(s sampler.Stats) Stat {
+	st := Stat{Median: s.Median, Min: s.Min, MADPct: s.MADPct(), CVPct: s.CVPct(), Kept: s.Kept, Rejected: s.Rejected,
+		Tolerated: s.Tolerated, Calls: s.CallsPerSample}
+	if s.Kept == 0 { // JSON has no NaN: an empty measurement is all zeros with its rejected count
+		st.Median, st.Min, st.MADPct, st.CVPct = 0, 0, 0, 0
+	}
+	return st
+}
+
+// rate is ops/ns (GB/s, GFLOP/s) of a measurement, 0 when nothing was kept.
+func rate(ops float64, s sampler.Stats) float64 {
+	if s.Kept == 0 {
+		return 0
+	}
+	return ops / s.Median
+}
