@@ -162,7 +162,7 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 			r.Compute = append(r.Compute, c)
 			logf("%-10s int8-dot  %d thread(s): %8.1f GOP/s", t, n, c.Value)
 		}
-		wide := opt.Tiers[len(opt.Tiers)-1]
+		wide := streamTier(opt.Tiers)
 		kernels := []string{"read", "copy", "write", "write-nt"}
 		if opt.Quick {
 			kernels = kernels[:1] // the levels are read off the read curve
@@ -190,6 +190,18 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 		}
 	}
 	return r, nil
+}
+
+// streamTier is the widest of the tiers with its own loads and stores
+// (avx512vnni adds only int8 instructions to avx512).
+func streamTier(ts []isa.Tier) isa.Tier {
+	w := isa.Generic
+	for _, t := range ts {
+		if t != isa.AVX512VNNI {
+			w = t
+		}
+	}
+	return w
 }
 
 // Sizes are the working sets from lo to hi, steps per octave, multiples of

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/plots"
 	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/roofline"
 	"github.com/ckbench/ckbench/sweeps"
@@ -22,7 +23,8 @@ const rooflineUsage = `Usage: ckbench roofline [flags]
 Measures this machine's ceilings: FP32 FMA peak per ISA tier, int8 dot
 peak (VPMADDUBSW+VPMADDWD; VPDPBUSD on avx512vnni), the core clock, and
 read/copy/write bandwidth over working sets from 4 KiB to 8 × L3, on 1
-thread and on all CPUs. Writes out/<run-id>/roofline.json.
+thread and on all CPUs. Writes out/<run-id>/roofline.json, roofline.png,
+roofline.svg and bandwidth.png.
 
 Flags:
 `
@@ -78,6 +80,12 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 	}); err != nil {
 		return err
 	}
+	if err := plots.FromRoofline(r, nil).Save(filepath.Join(dir, "roofline.png"), filepath.Join(dir, "roofline.svg")); err != nil {
+		return err
+	}
+	if err := plots.BandwidthOf(r).Save(filepath.Join(dir, "bandwidth.png")); err != nil {
+		return err
+	}
 	fmt.Fprintln(stdout, "ceilings:")
 	for _, c := range r.Compute {
 		fmt.Fprintf(stdout, "  %-10s %-9s %d thread(s) %9.1f %s\n", c.Tier, c.Kind, c.Threads, c.Value, c.Unit)
@@ -89,6 +97,6 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "  %-4s read %d thread(s) %7.1f GB/s%s\n", lv.Name, lv.Threads, lv.GBs, note)
 	}
-	fmt.Fprintf(stdout, "  core clock ≈ %.2f GHz\nresults: %s\n", r.Clock.CoreGHz, path)
+	fmt.Fprintf(stdout, "  core clock ≈ %.2f GHz\nresults: %s (roofline.png, roofline.svg, bandwidth.png beside it)\n", r.Clock.CoreGHz, path)
 	return nil
 }

@@ -1,0 +1,272 @@
+// Package plots draws ckbench's charts (PNG and SVG, with gonum/plot):
+// the roofline of a machine with sweep points on it, and bandwidth against
+// working-set size. It knows nothing of how the numbers were measured.
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Roof is a horizontal compute ceiling.
+type Roof struct {
+	Label  string
+	GFlops float64
+}
+
+// Slope is a bandwidth ceiling: GFLOP/s = AI × GB/s.
+type Slope struct {
+	Label string
+	GBs   float64
+}
+
+// Mark is one measured point: colored by Series, shaped by Group.
+type Mark struct {
+	Series, Group string
+	AI, GFlops    float64
+}
+
+// Roofline is a log-log chart of FLOP/s against arithmetic intensity.
+type Roofline struct {
+	Title  string
+	Roofs  []Roof
+	Slopes []Slope
+	Marks  []Mark
+}
+
+// Save writes the chart to each path; the extension picks the format
+// (.png, .svg). Files are written under a temporary name and renamed.
+func (c Roofline) Save(paths ...string) error {
+	p := plot.New()
+	p.Title.Text = c.Title
+	p.X.Label.Text = "arithmetic intensity (FLOP/byte)"
+	p.Y.Label.Text = "GFLOP/s"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	p.Legend.Top, p.Legend.Left = true, true
+
+	xmin, xmax := 1.0/64, 64.0
+	for _, m := range c.Marks {
+		if m.AI > 0 {
+			xmin, xmax = math.Min(xmin, m.AI/2), math.Max(xmax, m.AI*2)
+		}
+	}
+	top := 0.0
+	for _, r := range c.Roofs {
+		top = math.Max(top, r.GFlops)
+	}
+	ymin := math.Inf(1)
+	for _, s := range c.Slopes {
+		ymin = math.Min(ymin, xmin*s.GBs)
+	}
+	for _, m := range c.Marks {
+		if m.GFlops > 0 {
+			ymin = math.Min(ymin, m.GFlops/2)
+		}
+	}
+	if math.IsInf(ymin, 1) {
+		ymin = top / 1000
+	}
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, top*2
+
+	var labels plotter.XYLabels
+	for i, r := range c.Roofs {
+		l, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: r.GFlops}, {X: xmax, Y: r.GFlops}})
+		if err != nil {
+			return err
+		}
+		l.Color, l.Dashes = color.Gray{Y: 40}, []vg.Length{vg.Points(4), vg.Points(2 + float64(i))}
+		p.Add(l)
+		// Roofs can sit close together: stagger their labels along x.
+		labels.XYs = append(labels.XYs, plotter.XY{X: xmin * 1.1 * math.Pow(6, float64(i%3)), Y: r.GFlops * 1.08})
+		labels.Labels = append(labels.Labels, fmt.Sprintf("%s %.0f GFLOP/s", r.Label, r.GFlops))
+	}
+	for i, s := range c.Slopes {
+		ridge := top / s.GBs // where the diagonal meets the highest roof
+		end := math.Min(xmax, ridge)
+		l, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: xmin * s.GBs}, {X: end, Y: end * s.GBs}})
+		if err != nil {
+			return err
+		}
+		l.Color = color.Gray{Y: 90}
+		p.Add(l)
+		// Near the left end of the diagonal, where they spread out in y;
+		// staggered in x for levels of similar bandwidth.
+		at := math.Min(xmin*1.5*math.Pow(1.8, float64(i%4)), end/2)
+		labels.XYs = append(labels.XYs, plotter.XY{X: at, Y: at * s.GBs * 1.2})
+		labels.Labels = append(labels.Labels, fmt.Sprintf("%s %.0f GB/s", s.Label, s.GBs))
+	}
+	if len(labels.Labels) > 0 {
+		lb, err := plotter.NewLabels(labels)
+		if err != nil {
+			return err
+		}
+		for i := range lb.TextStyle {
+			lb.TextStyle[i].Font.Size = vg.Points(7)
+		}
+		p.Add(lb)
+	}
+	if err := addMarks(p, c.Marks); err != nil {
+		return err
+	}
+	return save(p, 9*vg.Inch, 6*vg.Inch, paths)
+}
+
+// addMarks plots the points, one color per series, one shape per group.
+func addMarks(p *plot.Plot, marks []Mark) error {
+	var series, groups []string
+	index := func(list *[]string, s string) int {
+		for i, x := range *list {
+			if x == s {
+				return i
+			}
+		}
+		*list = append(*list, s)
+		return len(*list) - 1
+	}
+	type key struct{ s, g int }
+	pts := map[key]plotter.XYs{}
+	var order []key
+	for _, m := range marks {
+		if !(m.AI > 0 && m.GFlops > 0) {
+			continue
+		}
+		k := key{index(&series, m.Series), index(&groups, m.Group)}
+		if _, ok := pts[k]; !ok {
+			order = append(order, k)
+		}
+		pts[k] = append(pts[k], plotter.XY{X: m.AI, Y: m.GFlops})
+	}
+	for _, k := range order {
+		sc, err := plotter.NewScatter(pts[k])
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle.Color = plotutil.Color(k.s)
+		sc.GlyphStyle.Shape = plotutil.Shape(k.g)
+		sc.GlyphStyle.Radius = vg.Points(3)
+		p.Add(sc)
+		p.Legend.Add(series[k.s]+" "+groups[k.g], sc)
+	}
+	return nil
+}
+
+// Curve is one line of a bandwidth chart.
+type Curve struct {
+	Label string
+	Bytes []float64
+	GBs   []float64
+}
+
+// Marker is a vertical line at a working-set size (a cache size).
+type Marker struct {
+	Label string
+	Bytes float64
+}
+
+// Bandwidth is a chart of GB/s against working-set size (log x).
+type Bandwidth struct {
+	Title   string
+	Curves  []Curve
+	Markers []Marker
+}
+
+// Save writes the chart to each path (.png, .svg).
+func (c Bandwidth) Save(paths ...string) error {
+	p := plot.New()
+	p.Title.Text = c.Title
+	p.X.Label.Text = "working set per thread (bytes)"
+	p.Y.Label.Text = "GB/s"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker = byteTicks{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Top = true
+	ymin, ymax := math.Inf(1), 0.0
+	for i, cv := range c.Curves {
+		var xy plotter.XYs
+		for j := range cv.Bytes {
+			if cv.GBs[j] > 0 {
+				xy = append(xy, plotter.XY{X: cv.Bytes[j], Y: cv.GBs[j]})
+				ymin, ymax = math.Min(ymin, cv.GBs[j]), math.Max(ymax, cv.GBs[j])
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		l, s, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return err
+		}
+		l.Color, s.Color, s.Shape = plotutil.Color(i), plotutil.Color(i), draw.CircleGlyph{}
+		p.Add(l, s)
+		p.Legend.Add(cv.Label, l)
+	}
+	if ymax == 0 {
+		ymin, ymax = 1, 10
+	}
+	p.Y.Min, p.Y.Max = ymin/1.5, ymax*1.5
+	for _, m := range c.Markers {
+		l, err := plotter.NewLine(plotter.XYs{{X: m.Bytes, Y: p.Y.Min}, {X: m.Bytes, Y: p.Y.Max}})
+		if err != nil {
+			return err
+		}
+		l.Color, l.Dashes = color.Gray{Y: 120}, []vg.Length{vg.Points(3), vg.Points(3)}
+		p.Add(l)
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: m.Bytes * 1.05, Y: p.Y.Min * 1.1}}, Labels: []string{m.Label}})
+		if err != nil {
+			return err
+		}
+		p.Add(lb)
+	}
+	return save(p, 9*vg.Inch, 5*vg.Inch, paths)
+}
+
+// byteTicks labels powers of 4 of a byte axis: 4K, 16K, 1M, ...
+type byteTicks struct{}
+
+func (byteTicks) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	for v := 1024.0; v <= max*1.01; v *= 4 {
+		if v >= min/1.01 {
+			ticks = append(ticks, plot.Tick{Value: v, Label: byteLabel(v)})
+		}
+	}
+	return ticks
+}
+
+func byteLabel(v float64) string {
+	switch {
+	case v >= 1<<30:
+		return fmt.Sprintf("%gG", v/(1<<30))
+	case v >= 1<<20:
+		return fmt.Sprintf("%gM", v/(1<<20))
+	}
+	return fmt.Sprintf("%gK", v/(1<<10))
+}
+
+// save writes p to every path through a temporary file and a rename.
+func save(p *plot.Plot, w, h vg.Length, paths []string) error {
+	for _, path := range paths {
+		ext := filepath.Ext(path)
+		tmp := strings.TrimSuffix(path, ext) + ".tmp" + ext
+		if err := p.Save(w, h, tmp); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+	}
+	return nil
+}
