@@ -89,8 +89,15 @@ type Record struct {
 	GBs       Float `json:"gbs"`     // compulsory bytes / median time
 	ReadGBs   Float `json:"read_gbs"`
 	PctOfRead Float `json:"pct_of_read"` // gbs / read_gbs · 100
-	MaxRelErr Float `json:"max_rel_err"`
-	CPU       int   `json:"cpu"` // the CPU the measuring thread was pinned to (-1: not pinned)
+	// The roofline bound (see roofline.Bound): the memory level the
+	// working set lives in, min(compute peak of the tier, AI × that level's
+	// bandwidth), and gflops as a percentage of it (for kernels without
+	// FLOPs: gbs as a percentage of the level's bandwidth).
+	Level       string `json:"level"`
+	BoundGFlops Float  `json:"bound_gflops"`
+	PctOfBound  Float  `json:"pct_of_bound"`
+	MaxRelErr   Float  `json:"max_rel_err"`
+	CPU         int    `json:"cpu"` // the CPU the measuring thread was pinned to (-1: not pinned)
 
 	// KeptNs holds the kept samples (ns per call, in order) for bench.txt.
 	KeptNs []float64 `json:"-"`
@@ -101,7 +108,7 @@ func NewRecord() Record {
 	r := Record{CPU: -1}
 	m := Missing()
 	for _, f := range []*Float{&r.NsMedian, &r.NsMin, &r.MadPct, &r.CvPct, &r.Flops, &r.Bytes,
-		&r.Traffic, &r.AI, &r.GFlops, &r.GBs, &r.ReadGBs, &r.PctOfRead, &r.MaxRelErr} {
+		&r.Traffic, &r.AI, &r.GFlops, &r.GBs, &r.ReadGBs, &r.PctOfRead, &r.BoundGFlops, &r.PctOfBound, &r.MaxRelErr} {
 		*f = m
 	}
 	return r

@@ -14,7 +14,9 @@ import (
 
 	"github.com/ckbench/ckbench/kernels/attention"
 	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/roofline"
 )
 
 func ckbench(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -27,7 +29,7 @@ func ckbench(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // tiny is a sweep small enough for a test (and for qemu).
 func tiny(out string, extra ...string) []string {
 	args := []string{"sweep", "attention", "--kernel", "decode-flash,decode-flash-gqa,kv-read", "--hd", "64",
-		"--ctx", "40", "--heads", "4:2", "--exp", "fast", "--min-time", "2ms", "--out", out, "--no-progress"}
+		"--ctx", "40", "--heads", "4:2", "--exp", "fast", "--min-time", "2ms", "--out", out, "--no-progress", "--roofline", "none"}
 	return append(args, extra...)
 }
 
@@ -208,5 +210,90 @@ func TestInterrupt(t *testing.T) {
 	recs, err := results.ReadPoints(dir)
 	if code != exitInterrupted || meta.Complete || err != nil || len(recs) == 0 || len(recs) >= meta.Planned || meta.Points != len(recs) {
 		t.Fatalf("exit %d, complete=%v, %d of %d points, %v", code, meta.Complete, len(recs), meta.Planned, err)
+	}
+}
+
+// writeRoofline writes a synthetic roofline.json for machine m.
+func writeRoofline(t *testing.T, path string, m machine.Info) {
+	t.Helper()
+	r := roofline.Roofline{Version: 1, Method: "synthetic", Machine: m}
+	for _, tier := range isa.All {
+		r.Compute = append(r.Compute, roofline.Compute{Kind: "fp32-fma", Tier: tier, Threads: 1, Unit: "GFLOP/s", Value: 100})
+	}
+	for i, name := range []string{"L1", "L2", "L3", "DRAM"} {
+		r.Levels = append(r.Levels, roofline.Level{Name: name, Threads: 1, Kernel: "read", GBs: 400 / float64(i+1)})
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSweepRoofline(t *testing.T) {
+	dir := t.TempDir()
+	here, other := filepath.Join(dir, "here.json"), filepath.Join(dir, "other.json")
+	writeRoofline(t, here, machine.Describe())
+	m := machine.Describe()
+	m.CPU.Brand = "Some Other CPU"
+	writeRoofline(t, other, m)
+	corrupt := filepath.Join(dir, "corrupt.json")
+	os.WriteFile(corrupt, []byte(`{"version": 1, "levels": [`), 0o644)
+
+	with := func(id string, extra ...string) []string {
+		args := tiny(filepath.Join(dir, "out"))
+		args = args[:len(args)-2] // drop --roofline none
+		return append(append(args, "--run-id", id), extra...)
+	}
+	for name, args := range map[string][]string{
+		"other machine": with("a", "--roofline", other),
+		"missing file":  with("b", "--roofline", filepath.Join(dir, "nope.json")),
+		"corrupt file":  with("c", "--roofline", corrupt),
+		"not json":      with("d", "--roofline", "/etc/hostname"),
+	} {
+		if code, _, stderr := ckbench(t, args...); code != exitUsage || !strings.Contains(stderr, "--roofline") {
+			t.Errorf("%s: exit %d, stderr %q", name, code, stderr)
+		}
+	}
+	if code, _, stderr := ckbench(t, with("forced", "--roofline", other, "--force")...); code != 0 || !strings.Contains(stderr, "another machine") {
+		t.Fatalf("--force: exit %d, stderr %q", code, stderr)
+	}
+	code, out, stderr := ckbench(t, with("ok", "--roofline", here)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	run := filepath.Join(dir, "out", "ok")
+	recs, err := results.ReadPoints(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Status == results.StatusOK && (r.Level == "" || !r.BoundGFlops.Valid() || !r.PctOfBound.Valid()) {
+			t.Fatalf("%s/%s not on the roofline: level %q bound %v pct %v", r.Kernel, r.ISA, r.Level, r.BoundGFlops, r.PctOfBound)
+		}
+	}
+	for _, f := range []string{"roofline.json", "roofline.png", "roofline.svg"} {
+		if _, err := os.Stat(filepath.Join(run, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestRooflineBadInput(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	os.WriteFile(file, nil, 0o644)
+	for name, args := range map[string][]string{
+		"threads 0":         {"roofline", "--threads", "0"},
+		"too many threads":  {"roofline", "--threads", "100000"},
+		"out is a file":     {"roofline", "--out", file},
+		"unknown flag":      {"roofline", "--fast"},
+		"threads malformed": {"roofline", "--threads", "1..x"},
+	} {
+		if code, _, stderr := ckbench(t, args...); code != exitUsage {
+			t.Errorf("%s: exit %d, stderr %q", name, code, stderr)
+		}
 	}
 }

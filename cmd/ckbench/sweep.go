@@ -47,11 +47,11 @@ Flags:
 
 // sweepFlags are the raw flag values of `ckbench sweep attention`.
 type sweepFlags struct {
-	kernel, isaList, hd, tk, ctx, heads, exp, preset, out, runID string
-	threads, cpu                                                 int
-	minTime                                                      time.Duration
-	cold, noProgress                                             bool
-	seed                                                         uint64
+	kernel, isaList, hd, tk, ctx, heads, exp, preset, out, runID, roof string
+	threads, cpu                                                       int
+	minTime                                                            time.Duration
+	cold, noProgress, force                                            bool
+	seed                                                               uint64
 }
 
 func cmdSweep(args []string, stdout, stderr io.Writer) error {
@@ -83,6 +83,8 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.cpu, "cpu", -1, "CPU to pin the measuring thread to (default: the last allowed CPU)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the deterministic input data")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is drawn only on a terminal anyway)")
+	fs.StringVar(&f.roof, "roofline", "auto", "bound for pct_of_bound: auto (measure a quick 1-thread roofline first, ~20 s), none, or a roofline.json to reuse")
+	fs.BoolVar(&f.force, "force", false, "use a --roofline file measured on another machine")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return helpOK(err)
 	}
@@ -101,23 +103,6 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("sweep attention: %v", err)
 	}
-	started := time.Now()
-	id := f.runID
-	if id == "" {
-		id = results.NewRunID(started)
-	}
-	run, err := results.Create(f.out, results.Meta{
-		RunID: id, Ckbench: versionString(), Go: info.OS.GoVersion, Command: append([]string{"ckbench"}, os.Args[1:]...),
-		Started: started, Planned: len(plan.Points), Config: sweepConfig(grid, opt), Notes: notes, Machine: info,
-	})
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return err
-		}
-		return usagef("sweep attention: %v", err)
-	}
-
 	// First Ctrl-C: finish the current point, close the folder, exit 130.
 	// Second: leave at once (the folder is valid after every point).
 	ctx, cancel := context.WithCancel(context.Background())
@@ -136,6 +121,32 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		}
 	}()
 
+	roof, roofNotes, err := sweepRoofline(ctx, f, info, stderr)
+	if err != nil {
+		return err
+	}
+	notes = append(notes, roofNotes...)
+	if roof != nil {
+		opt.Annotate = sweeps.BoundBy(roof, opt.Cold)
+	}
+
+	started := time.Now()
+	id := f.runID
+	if id == "" {
+		id = results.NewRunID(started)
+	}
+	run, err := results.Create(f.out, results.Meta{
+		RunID: id, Ckbench: versionString(), Go: info.OS.GoVersion, Command: append([]string{"ckbench"}, os.Args[1:]...),
+		Started: started, Planned: len(plan.Points), Config: sweepConfig(grid, opt), Notes: notes, Machine: info,
+	})
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return err
+		}
+		return usagef("sweep attention: %v", err)
+	}
+
 	for _, n := range notes {
 		fmt.Fprintln(stderr, "note:", n)
 	}
@@ -146,6 +157,11 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	complete, runErr := sweeps.Run(ctx, plan, opt, run.Add)
 	if err := run.Close(complete && runErr == nil); err != nil && runErr == nil {
 		runErr = err
+	}
+	if roof != nil {
+		if err := writeSweepRoofline(run, roof); err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	printSummary(stdout, run.Records())
 	fmt.Fprintf(stdout, "\nresults: %s\n", run.Dir)
@@ -309,7 +325,7 @@ func countStatus(recs []results.Record, status string) int {
 // to the read loop, and any failure or skip reason.
 func printSummary(w io.Writer, recs []results.Record) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "kernel\tisa\texp\thd\ttk\tctx\th:kvh\tstatus\tµs/call\tGB/s\tGFLOP/s\t% read\tcv %\t")
+	fmt.Fprintln(tw, "kernel\tisa\texp\thd\ttk\tctx\th:kvh\tstatus\tµs/call\tGB/s\tGFLOP/s\t% read\tlevel\t% bound\tcv %\t")
 	num := func(f results.Float, format string) string {
 		if !f.Valid() {
 			return "-"
@@ -322,8 +338,12 @@ func printSummary(w io.Writer, recs []results.Record) {
 			us = r.NsMedian / 1000
 		}
 		status := r.Status
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d:%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH,
-			status, num(us, "%.2f"), num(r.GBs, "%.1f"), num(r.GFlops, "%.1f"), num(r.PctOfRead, "%.0f"), num(r.CvPct, "%.1f"))
+		level := r.Level
+		if level == "" {
+			level = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d:%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH,
+			status, num(us, "%.2f"), num(r.GBs, "%.1f"), num(r.GFlops, "%.1f"), num(r.PctOfRead, "%.0f"), level, num(r.PctOfBound, "%.0f"), num(r.CvPct, "%.1f"))
 	}
 	tw.Flush()
 	for _, r := range recs {

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/plots"
+	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/roofline"
+)
+
+// sweepRoofline returns the roofline a sweep bounds its points by: measured
+// now (auto), read from a file (refused when it comes from another machine,
+// unless --force), or none.
+func sweepRoofline(ctx context.Context, f sweepFlags, info machine.Info, stderr io.Writer) (*roofline.Roofline, []string, error) {
+	switch f.roof {
+	case "none":
+		return nil, nil, nil
+	case "auto":
+		fmt.Fprintln(stderr, "ckbench: measuring the roofline first (quick, 1 thread, ~20 s; --roofline FILE reuses one, --roofline none skips)")
+		r, err := roofline.Measure(ctx, info, roofline.Options{Threads: []int{1}, Quick: true})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, exitError{code: exitInterrupted, msg: "interrupted while measuring the roofline; nothing written"}
+			}
+			return nil, nil, fmt.Errorf("measuring the roofline: %w", err)
+		}
+		return r, []string{"roofline measured in this run (quick, 1 thread): roofline.json"}, nil
+	}
+	r, err := roofline.Load(f.roof, info)
+	switch {
+	case errors.Is(err, roofline.ErrOtherMachine) && f.force:
+		msg := fmt.Sprintf("--roofline %s: %v; used anyway (--force): bounds may not apply", f.roof, err)
+		fmt.Fprintln(stderr, "warning:", msg)
+		return r, []string{msg}, nil
+	case errors.Is(err, roofline.ErrOtherMachine):
+		return nil, nil, usagef("--roofline %s: %v (measure one here with ckbench roofline, or pass --force)", f.roof, err)
+	case err != nil:
+		return nil, nil, usagef("--roofline %s: %v", f.roof, err)
+	}
+	return r, []string{"roofline from " + f.roof}, nil
+}
+
+// writeSweepRoofline keeps the roofline in the run folder and draws every
+// timed point on it: colored by kernel, marked by tier.
+func writeSweepRoofline(run *results.Run, r *roofline.Roofline) error {
+	if err := results.WriteFileAtomic(filepath.Join(run.Dir, "roofline.json"), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}); err != nil {
+		return err
+	}
+	var marks []plots.Mark
+	for _, rec := range run.Records() {
+		if rec.GFlops.Valid() && rec.AI.Valid() && rec.GFlops > 0 {
+			marks = append(marks, plots.Mark{Series: rec.Kernel, Group: rec.ISA, AI: float64(rec.AI), GFlops: float64(rec.GFlops)})
+		}
+	}
+	c := plots.FromRoofline(r, marks)
+	c.Title = "Sweep on the roofline: " + r.Machine.CPU.Brand
+	return c.Save(filepath.Join(run.Dir, "roofline.png"), filepath.Join(run.Dir, "roofline.svg"))
+}

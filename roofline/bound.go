@@ -1,0 +1,122 @@
+package roofline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/machine"
+)
+
+// Bound is the roofline bound of one point.
+type Bound struct {
+	Level  string  // memory level its working set lives in (DRAM when cold)
+	GBs    float64 // that level's bandwidth ceiling
+	Peak   float64 // compute ceiling of its tier (GFLOP/s), 0 if unknown
+	GFlops float64 // min(Peak, AI × GBs)
+}
+
+// LevelOf names the level a working set of ws bytes per thread lives in,
+// by the cpuid cache sizes.
+func LevelOf(ws int64, c Caches) string {
+	switch {
+	case c.L1D > 0 && ws <= c.L1D:
+		return "L1"
+	case c.L2 > 0 && ws <= c.L2:
+		return "L2"
+	case c.L3 > 0 && ws <= c.L3:
+		return "L3"
+	}
+	return "DRAM"
+}
+
+// Caches returns the cache sizes the roofline was measured with.
+func (r *Roofline) Caches() Caches {
+	return Caches{L1D: int64(r.Machine.Cache.L1D), L2: int64(r.Machine.Cache.L2), L3: int64(r.Machine.Cache.L3)}
+}
+
+// Bound returns the bound of a point of tier t on threads threads with
+// arithmetic intensity ai (FLOP/byte) and a working set of ws bytes per
+// thread: min(FP32 FMA peak of t, ai × bandwidth of the level). cold puts
+// the working set in DRAM. A level the roofline lacks falls back to the
+// next level out.
+func (r *Roofline) Bound(t isa.Tier, threads int, ai float64, ws int64, cold bool) Bound {
+	b := Bound{Level: LevelOf(ws, r.Caches())}
+	if cold {
+		b.Level = "DRAM"
+	}
+	order := []string{"L1", "L2", "L3", "DRAM"}
+	for i, name := range order {
+		if name != b.Level {
+			continue
+		}
+		for _, next := range order[i:] {
+			if gbs := r.levelGBs(next, threads); gbs > 0 {
+				b.Level, b.GBs = next, gbs
+				break
+			}
+		}
+		break
+	}
+	for _, c := range r.Compute {
+		if c.Kind == "fp32-fma" && c.Tier == t && c.Threads == threads {
+			b.Peak = c.Value
+		}
+	}
+	b.GFlops = ai * b.GBs
+	if b.Peak > 0 && b.Peak < b.GFlops {
+		b.GFlops = b.Peak
+	}
+	return b
+}
+
+func (r *Roofline) levelGBs(name string, threads int) float64 {
+	for _, lv := range r.Levels {
+		if lv.Name == name && lv.Threads == threads {
+			return lv.GBs
+		}
+	}
+	return 0
+}
+
+// ErrOtherMachine marks a roofline measured on a different machine.
+var ErrOtherMachine = errors.New("roofline was measured on another machine")
+
+// Load reads a roofline.json and checks it was measured on a machine like
+// this one (same CPU brand, family, model, CPU count and cache sizes).
+func Load(path string, here machine.Info) (*Roofline, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read roofline: %w", err)
+	}
+	var r Roofline
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s is not a roofline.json: %v", path, err)
+	}
+	if r.Version != 1 || len(r.Levels) == 0 || len(r.Compute) == 0 {
+		return nil, fmt.Errorf("%s is not a roofline.json (version %d, %d levels, %d compute ceilings)", path, r.Version, len(r.Levels), len(r.Compute))
+	}
+	if diff := machineDiff(r.Machine, here); diff != "" {
+		return &r, fmt.Errorf("%w: %s", ErrOtherMachine, diff)
+	}
+	return &r, nil
+}
+
+// machineDiff says how two machines differ in what a roofline depends on.
+func machineDiff(a, b machine.Info) string {
+	var d []string
+	if a.CPU.Brand != b.CPU.Brand || a.CPU.Family != b.CPU.Family || a.CPU.Model != b.CPU.Model {
+		d = append(d, fmt.Sprintf("CPU %q (family %d model %d) vs %q (family %d model %d)",
+			a.CPU.Brand, a.CPU.Family, a.CPU.Model, b.CPU.Brand, b.CPU.Family, b.CPU.Model))
+	}
+	if a.Cache != b.Cache {
+		d = append(d, fmt.Sprintf("caches %+v vs %+v", a.Cache, b.Cache))
+	}
+	if a.OS.CPUs != b.OS.CPUs {
+		d = append(d, fmt.Sprintf("%d vs %d CPUs", a.OS.CPUs, b.OS.CPUs))
+	}
+	return strings.Join(d, "; ")
+}

@@ -1,0 +1,31 @@
+package sweeps
+
+import (
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/roofline"
+)
+
+// BoundBy returns an Options.Annotate that puts every record on the
+// roofline r: its level (the working set is the point's compulsory bytes;
+// DRAM when cold), bound_gflops and pct_of_bound.
+func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record) {
+	return func(rec *results.Record) {
+		if !rec.Bytes.Valid() || !rec.AI.Valid() {
+			return
+		}
+		b := r.Bound(isa.Tier(rec.ISA), max(rec.Th, 1), float64(rec.AI), int64(rec.Bytes), cold)
+		rec.Level = b.Level
+		if b.GBs <= 0 {
+			return
+		}
+		rec.BoundGFlops = results.Float(b.GFlops)
+		switch {
+		case !rec.GBs.Valid():
+		case b.GFlops > 0 && rec.GFlops.Valid():
+			rec.PctOfBound = 100 * rec.GFlops / results.Float(b.GFlops)
+		case rec.Flops.Valid() && rec.Flops == 0: // a pure data mover: bandwidth bound
+			rec.PctOfBound = 100 * rec.GBs / results.Float(b.GBs)
+		}
+	}
+}
