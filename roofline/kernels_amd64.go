@@ -13,15 +13,16 @@ type asmKernels struct {
 	write   func(dst *float32, n int)
 	writeNT func(dst *float32, n int)
 	fma     func(iters int) float32
+	fmaClk  func(iters int) int
 	int8    func(iters int) int32
 	chains  int // accumulators of fma (and of int8 with VNNI; AVX2 int8 uses 11)
 	vb      int // bytes per vector
 }
 
 var (
-	kAVX2   = asmKernels{readSumAVX2, copyAVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, int8PeakAVX2, 12, 32}
-	kAVX512 = asmKernels{readSumAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, int8PeakAVX512, 24, 64}
-	kVNNI   = asmKernels{readSumAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, int8PeakVNNI, 24, 64}
+	kAVX2   = asmKernels{readSumAVX2, copyAVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
+	kAVX512 = asmKernels{readSumAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
+	kVNNI   = asmKernels{readSumAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
 )
 
 func kernelsFor(t isa.Tier) *asmKernels {
@@ -74,6 +75,8 @@ func writeNTAVX512(dst *float32, n int)
 
 func fmaPeakAVX2(iters int) float32
 func fmaPeakAVX512(iters int) float32
+func fmaClockAVX2(iters int) int
+func fmaClockAVX512(iters int) int
 func int8PeakAVX2(iters int) int32
 func int8PeakAVX512(iters int) int32
 func int8PeakVNNI(iters int) int32

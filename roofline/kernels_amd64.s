@@ -316,6 +316,58 @@ fma_doneAVX2:
 	VZEROUPPER
 	RET
 
+// func fmaClockAVX2(iters int) int
+// Requires: AVX, FMA3
+TEXT ·fmaClockAVX2(SB), NOSPLIT, $0-16
+	MOVQ    iters+0(FP), AX
+	XORQ    CX, CX
+	MOVQ    $0x00000001, DX
+	VMOVUPS peakconst<>+0(SB), Y0
+	VMOVUPS peakconst<>+64(SB), Y1
+	VMOVUPS peakconst<>+128(SB), Y2
+	VMOVUPS peakconst<>+128(SB), Y3
+	VMOVUPS peakconst<>+128(SB), Y4
+	VMOVUPS peakconst<>+128(SB), Y5
+	VMOVUPS peakconst<>+128(SB), Y6
+	VMOVUPS peakconst<>+128(SB), Y7
+	VMOVUPS peakconst<>+128(SB), Y8
+	VMOVUPS peakconst<>+128(SB), Y9
+	VMOVUPS peakconst<>+128(SB), Y10
+	VMOVUPS peakconst<>+128(SB), Y11
+	VMOVUPS peakconst<>+128(SB), Y12
+	VMOVUPS peakconst<>+128(SB), Y13
+	TESTQ   AX, AX
+	JZ      fmaclock_doneAVX2
+
+fmaclock_loopAVX2:
+	VFMADD213PS Y1, Y0, Y2
+	ADDQ        DX, CX
+	VFMADD213PS Y1, Y0, Y3
+	ADDQ        DX, CX
+	VFMADD213PS Y1, Y0, Y4
+	ADDQ        DX, CX
+	VFMADD213PS Y1, Y0, Y5
+	ADDQ        DX, CX
+	VFMADD213PS Y1, Y0, Y6
+	ADDQ        DX, CX
+	VFMADD213PS Y1, Y0, Y7
+	ADDQ        DX, CX
+	VFMADD213PS Y1, Y0, Y8
+	ADDQ        DX, CX
+	VFMADD213PS Y1, Y0, Y9
+	ADDQ        DX, CX
+	VFMADD213PS Y1, Y0, Y10
+	VFMADD213PS Y1, Y0, Y11
+	VFMADD213PS Y1, Y0, Y12
+	VFMADD213PS Y1, Y0, Y13
+	DECQ        AX
+	JNZ         fmaclock_loopAVX2
+
+fmaclock_doneAVX2:
+	MOVQ CX, ret+8(FP)
+	VZEROUPPER
+	RET
+
 // func int8PeakAVX2(iters int) int32
 // Requires: AVX, AVX2
 TEXT ·int8PeakAVX2(SB), NOSPLIT, $0-12
@@ -625,6 +677,90 @@ fma_doneAVX512:
 	VMOVSHDUP     X1, X0
 	VADDSS        X0, X1, X1
 	MOVSS         X1, ret+8(FP)
+	VZEROUPPER
+	RET
+
+// func fmaClockAVX512(iters int) int
+// Requires: AVX, AVX512F
+TEXT ·fmaClockAVX512(SB), NOSPLIT, $0-16
+	MOVQ    iters+0(FP), AX
+	XORQ    CX, CX
+	MOVQ    $0x00000001, DX
+	VMOVUPS peakconst<>+0(SB), Z0
+	VMOVUPS peakconst<>+64(SB), Z1
+	VMOVUPS peakconst<>+128(SB), Z2
+	VMOVUPS peakconst<>+128(SB), Z3
+	VMOVUPS peakconst<>+128(SB), Z4
+	VMOVUPS peakconst<>+128(SB), Z5
+	VMOVUPS peakconst<>+128(SB), Z6
+	VMOVUPS peakconst<>+128(SB), Z7
+	VMOVUPS peakconst<>+128(SB), Z8
+	VMOVUPS peakconst<>+128(SB), Z9
+	VMOVUPS peakconst<>+128(SB), Z10
+	VMOVUPS peakconst<>+128(SB), Z11
+	VMOVUPS peakconst<>+128(SB), Z12
+	VMOVUPS peakconst<>+128(SB), Z13
+	VMOVUPS peakconst<>+128(SB), Z14
+	VMOVUPS peakconst<>+128(SB), Z15
+	VMOVUPS peakconst<>+128(SB), Z16
+	VMOVUPS peakconst<>+128(SB), Z17
+	VMOVUPS peakconst<>+128(SB), Z18
+	VMOVUPS peakconst<>+128(SB), Z19
+	VMOVUPS peakconst<>+128(SB), Z20
+	VMOVUPS peakconst<>+128(SB), Z21
+	VMOVUPS peakconst<>+128(SB), Z22
+	VMOVUPS peakconst<>+128(SB), Z23
+	VMOVUPS peakconst<>+128(SB), Z24
+	VMOVUPS peakconst<>+128(SB), Z25
+	TESTQ   AX, AX
+	JZ      fmaclock_doneAVX512
+
+fmaclock_loopAVX512:
+	VFMADD213PS Z1, Z0, Z2
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z3
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z4
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z5
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z6
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z7
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z8
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z9
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z10
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z11
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z12
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z13
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z14
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z15
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z16
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z17
+	ADDQ        DX, CX
+	VFMADD213PS Z1, Z0, Z18
+	VFMADD213PS Z1, Z0, Z19
+	VFMADD213PS Z1, Z0, Z20
+	VFMADD213PS Z1, Z0, Z21
+	VFMADD213PS Z1, Z0, Z22
+	VFMADD213PS Z1, Z0, Z23
+	VFMADD213PS Z1, Z0, Z24
+	VFMADD213PS Z1, Z0, Z25
+	DECQ        AX
+	JNZ         fmaclock_loopAVX512
+
+fmaclock_doneAVX512:
+	MOVQ CX, ret+8(FP)
 	VZEROUPPER
 	RET
 

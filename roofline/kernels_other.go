@@ -11,6 +11,7 @@ type asmKernels struct {
 	write   func(dst *float32, n int)
 	writeNT func(dst *float32, n int)
 	fma     func(iters int) float32
+	fmaClk  func(iters int) int
 	int8    func(iters int) int32
 	chains  int
 	vb      int

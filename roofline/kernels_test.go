@@ -89,6 +89,18 @@ func TestInt8(t *testing.T) {
 	}
 }
 
+func TestFMAClock(t *testing.T) {
+	for _, tier := range runnableTiers(t) {
+		k := kernelsFor(tier)
+		if k == nil {
+			continue
+		}
+		if got, want := FMAClock(tier, 100), 100*(k.chains*2/3); got != want {
+			t.Errorf("%s: FMAClock(100) = %d adds, want %d", tier, got, want)
+		}
+	}
+}
+
 func TestClockChain(t *testing.T) {
 	if got, ok := ClockChain(1000); ok && got != 8000 {
 		t.Fatalf("ClockChain(1000) = %d, want 8000", got)

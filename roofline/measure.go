@@ -43,7 +43,18 @@ type Compute struct {
 	Value      float64  `json:"value"` // all threads together
 	OpsPerCall float64  `json:"ops_per_call"`
 	Stat       Stat     `json:"stat"`
+	// For fp32-fma: the core clock while this tier's FMAs run (fmaClock),
+	// and Value as a share of lanes × 2 FLOP × FMAPorts × that clock ×
+	// threads: how close the kernel comes to the silicon.
+	LoadGHz    float64 `json:"load_ghz,omitempty"`
+	PctOfPorts float64 `json:"pct_of_ports,omitempty"`
 }
+
+// FMAPorts is the number of FMA pipes per core assumed by PctOfPorts: two
+// on every x86 core ckbench targets with AVX2 or AVX-512 (Intel since
+// Haswell, ports 0 and 1, or 0 and 5 for 512-bit on server parts; AMD Zen
+// 2–4). A measured share above 50 % on one thread proves at least two.
+const FMAPorts = 2
 
 // Point is the bandwidth of one working-set size.
 type Point struct {
@@ -147,8 +158,19 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 			ops := FMAFlopsPerIter(t) * iters
 			c := Compute{Kind: "fp32-fma", Tier: t, Threads: n, Unit: "GFLOP/s", OpsPerCall: ops, Stat: stat(st),
 				Value: rate(float64(n)*ops, st)}
+			if adds := FMAClock(t, iters); adds > 0 {
+				cs, err := sampler.MeasureParallel(cfg, set, func(int) { FMAClock(t, iters) })
+				if err != nil {
+					return nil, err
+				}
+				c.LoadGHz = rate(float64(adds), cs)
+				lanes := FMAFlopsPerIter(t) / 2 / float64(kernelsFor(t).chains)
+				if c.LoadGHz > 0 {
+					c.PctOfPorts = 100 * c.Value / (lanes * 2 * FMAPorts * c.LoadGHz * float64(n))
+				}
+			}
 			r.Compute = append(r.Compute, c)
-			logf("%-10s fp32-fma  %d thread(s): %8.1f GFLOP/s", t, n, c.Value)
+			logf("%-10s fp32-fma  %d thread(s): %8.1f GFLOP/s (clock under load %.2f GHz: %.0f%% of %d FMA ports)", t, n, c.Value, c.LoadGHz, c.PctOfPorts, FMAPorts)
 			if Int8OpsPerIter(t) == 0 {
 				continue
 			}

@@ -59,6 +59,17 @@ func Int8(t isa.Tier, iters int) int32 {
 	return 0
 }
 
+// FMAClock runs iters rounds of the tier's FMAs beside a dependent add
+// chain that sets the pace, and returns the adds done (= core cycles);
+// 0 when t has no such kernel. Its time gives the core clock under the
+// tier's vector load.
+func FMAClock(t isa.Tier, iters int) int {
+	if k := kernelsFor(t); k != nil {
+		return k.fmaClk(iters)
+	}
+	return 0
+}
+
 // ClockChain runs n rounds of 8 dependent integer adds (8n core cycles)
 // and reports whether this build has the kernel (amd64 only today).
 func ClockChain(n int) (int, bool) {

@@ -35,6 +35,7 @@ func main() {
 		writeKernel(t, false)
 		writeKernel(t, true)
 		fmaPeak(t)
+		fmaClock(t)
 		int8Peak(t, false)
 	}
 	int8Peak(avx512, true)

@@ -200,3 +200,50 @@ func horizontalSum(t tier, v VecVirtual) VecVirtual {
 	VADDSS(h, x, x)
 	return x
 }
+
+// fmaClock generates func(iters int) int: each iteration issues chains()
+// FMAs (as fmaPeak) beside a chain of clockAdds dependent integer adds.
+// The add chain is the longer of the two (clockAdds cycles against
+// chains()/2 cycles of FMA throughput), so an iteration takes clockAdds
+// core cycles exactly, while the FMA units are kept busy at the clock the
+// core holds under this tier's vector load (AVX-512 may run below the
+// scalar clock).
+func fmaClock(t tier) {
+	TEXT("fmaClock"+t.name, NOSPLIT, "func(iters int) int")
+	Doc("fmaClock" + t.name + " runs iters rounds of FMAs beside a dependent add chain; see clockAdds.")
+	n, x, one := GP64(), GP64(), GP64()
+	Load(Param("iters"), n)
+	XORQ(x, x)
+	MOVQ(U32(1), one)
+	a, b := t.vec(), t.vec()
+	VMOVUPS(kc(cMul), a)
+	VMOVUPS(kc(cAdd), b)
+	acc := make([]VecVirtual, t.chains())
+	for i := range acc {
+		acc[i] = t.vec()
+		VMOVUPS(kc(cSeed), acc[i])
+	}
+	loop, done := "fmaclock_loop"+t.name, "fmaclock_done"+t.name
+	TESTQ(n, n)
+	JZ(LabelRef(done))
+	Label(loop)
+	for i := range acc {
+		VFMADD213PS(b, a, acc[i])
+		if i < clockAdds(t) {
+			ADDQ(one, x)
+		}
+	}
+	for i := len(acc); i < clockAdds(t); i++ {
+		ADDQ(one, x)
+	}
+	DECQ(n)
+	JNZ(LabelRef(loop))
+	Label(done)
+	Store(x, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// clockAdds is the length of fmaClock's add chain per iteration: a third
+// more cycles than its FMAs need on two ports.
+func clockAdds(t tier) int { return t.chains() * 2 / 3 }
