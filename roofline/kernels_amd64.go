@@ -8,10 +8,10 @@ import "github.com/ckbench/ckbench/kernels/isa"
 
 // asmKernels are the amd64 measurement kernels of one tier (nil: none).
 type asmKernels struct {
-	readSum func(p *float32, n int) float32
-	copy    func(dst, src *float32, n int)
-	write   func(dst *float32, n int)
-	writeNT func(dst *float32, n int)
+	readSum func(p *float32, n, reps int) float32
+	copy    func(dst, src *float32, n, reps int)
+	write   func(dst *float32, n, reps int)
+	writeNT func(dst *float32, n, reps int)
 	fma     func(iters int) float32
 	fmaClk  func(iters int) int
 	int8    func(iters int) int32
@@ -50,28 +50,28 @@ func clockChainAsm(n int) int { return clockChain(n) }
 const haveClockChain = true
 
 //go:noescape
-func readSumAVX2(p *float32, n int) float32
+func readSumAVX2(p *float32, n, reps int) float32
 
 //go:noescape
-func readSumAVX512(p *float32, n int) float32
+func readSumAVX512(p *float32, n, reps int) float32
 
 //go:noescape
-func copyAVX2(dst, src *float32, n int)
+func copyAVX2(dst, src *float32, n, reps int)
 
 //go:noescape
-func copyAVX512(dst, src *float32, n int)
+func copyAVX512(dst, src *float32, n, reps int)
 
 //go:noescape
-func writeAVX2(dst *float32, n int)
+func writeAVX2(dst *float32, n, reps int)
 
 //go:noescape
-func writeAVX512(dst *float32, n int)
+func writeAVX512(dst *float32, n, reps int)
 
 //go:noescape
-func writeNTAVX2(dst *float32, n int)
+func writeNTAVX2(dst *float32, n, reps int)
 
 //go:noescape
-func writeNTAVX512(dst *float32, n int)
+func writeNTAVX512(dst *float32, n, reps int)
 
 func fmaPeakAVX2(iters int) float32
 func fmaPeakAVX512(iters int) float32

@@ -118,11 +118,12 @@ DATA peakconst<>+440(SB)/4, $0x00000000
 DATA peakconst<>+444(SB)/4, $0x00000000
 GLOBL peakconst<>(SB), RODATA|NOPTR, $448
 
-// func readSumAVX2(p *float32, n int) float32
+// func readSumAVX2(p *float32, n int, reps int) float32
 // Requires: AVX, SSE
-TEXT ·readSumAVX2(SB), NOSPLIT, $0-20
+TEXT ·readSumAVX2(SB), NOSPLIT, $0-28
 	MOVQ    p+0(FP), AX
 	MOVQ    n+8(FP), CX
+	MOVQ    reps+16(FP), DX
 	SHLQ    $0x02, CX
 	VMOVUPS peakconst<>+384(SB), Y0
 	VMOVUPS peakconst<>+384(SB), Y1
@@ -133,22 +134,31 @@ TEXT ·readSumAVX2(SB), NOSPLIT, $0-20
 	VMOVUPS peakconst<>+384(SB), Y6
 	VMOVUPS peakconst<>+384(SB), Y7
 	TESTQ   CX, CX
-	JZ      doneAVX2
+	JZ      read_doneAVX2
+	TESTQ   DX, DX
+	JZ      read_doneAVX2
 
-loopAVX2:
-	VADDPS (AX), Y0, Y0
-	VADDPS 32(AX), Y1, Y1
-	VADDPS 64(AX), Y2, Y2
-	VADDPS 96(AX), Y3, Y3
-	VADDPS 128(AX), Y4, Y4
-	VADDPS 160(AX), Y5, Y5
-	VADDPS 192(AX), Y6, Y6
-	VADDPS 224(AX), Y7, Y7
-	ADDQ   $0x00000100, AX
-	SUBQ   $0x00000100, CX
-	JNZ    loopAVX2
+read_repAVX2:
+	MOVQ AX, BX
+	MOVQ CX, SI
 
-doneAVX2:
+read_loopAVX2:
+	VADDPS (BX), Y0, Y0
+	VADDPS 32(BX), Y1, Y1
+	VADDPS 64(BX), Y2, Y2
+	VADDPS 96(BX), Y3, Y3
+	VADDPS 128(BX), Y4, Y4
+	VADDPS 160(BX), Y5, Y5
+	VADDPS 192(BX), Y6, Y6
+	VADDPS 224(BX), Y7, Y7
+	ADDQ   $0x00000100, BX
+	SUBQ   $0x00000100, SI
+	TESTQ  SI, SI
+	JNZ    read_loopAVX2
+	DECQ   DX
+	JNZ    read_repAVX2
+
+read_doneAVX2:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -162,97 +172,128 @@ doneAVX2:
 	VADDPS       X0, X1, X1
 	VMOVSHDUP    X1, X0
 	VADDSS       X0, X1, X1
-	MOVSS        X1, ret+16(FP)
+	MOVSS        X1, ret+24(FP)
 	VZEROUPPER
 	RET
 
-// func copyAVX2(dst *float32, src *float32, n int)
+// func copyAVX2(dst *float32, src *float32, n int, reps int)
 // Requires: AVX
-TEXT ·copyAVX2(SB), NOSPLIT, $0-24
+TEXT ·copyAVX2(SB), NOSPLIT, $0-32
 	MOVQ  dst+0(FP), AX
 	MOVQ  src+8(FP), CX
 	MOVQ  n+16(FP), DX
+	MOVQ  reps+24(FP), BX
 	SHLQ  $0x02, DX
 	TESTQ DX, DX
 	JZ    copy_doneAVX2
+	TESTQ BX, BX
+	JZ    copy_doneAVX2
+
+copy_repAVX2:
+	MOVQ AX, SI
+	MOVQ CX, DI
+	MOVQ DX, R8
 
 copy_loopAVX2:
-	VMOVUPS (CX), Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 96(CX), Y3
-	VMOVUPS 128(CX), Y4
-	VMOVUPS 160(CX), Y5
-	VMOVUPS 192(CX), Y6
-	VMOVUPS 224(CX), Y7
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y1, 32(AX)
-	VMOVUPS Y2, 64(AX)
-	VMOVUPS Y3, 96(AX)
-	VMOVUPS Y4, 128(AX)
-	VMOVUPS Y5, 160(AX)
-	VMOVUPS Y6, 192(AX)
-	VMOVUPS Y7, 224(AX)
-	ADDQ    $0x00000100, CX
-	ADDQ    $0x00000100, AX
-	SUBQ    $0x00000100, DX
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	VMOVUPS Y2, 64(SI)
+	VMOVUPS Y3, 96(SI)
+	VMOVUPS Y4, 128(SI)
+	VMOVUPS Y5, 160(SI)
+	VMOVUPS Y6, 192(SI)
+	VMOVUPS Y7, 224(SI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000100, R8
+	TESTQ   R8, R8
 	JNZ     copy_loopAVX2
+	DECQ    BX
+	JNZ     copy_repAVX2
 
 copy_doneAVX2:
 	VZEROUPPER
 	RET
 
-// func writeAVX2(dst *float32, n int)
+// func writeAVX2(dst *float32, n int, reps int)
 // Requires: AVX
-TEXT ·writeAVX2(SB), NOSPLIT, $0-16
+TEXT ·writeAVX2(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    n+8(FP), CX
+	MOVQ    reps+16(FP), DX
 	SHLQ    $0x02, CX
 	VMOVUPS peakconst<>+128(SB), Y0
 	TESTQ   CX, CX
-	JZ      writeAVX2_done
+	JZ      writeAVX2_doneAVX2
+	TESTQ   DX, DX
+	JZ      writeAVX2_doneAVX2
 
-writeAVX2_loop:
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y0, 32(AX)
-	VMOVUPS Y0, 64(AX)
-	VMOVUPS Y0, 96(AX)
-	VMOVUPS Y0, 128(AX)
-	VMOVUPS Y0, 160(AX)
-	VMOVUPS Y0, 192(AX)
-	VMOVUPS Y0, 224(AX)
-	ADDQ    $0x00000100, AX
-	SUBQ    $0x00000100, CX
-	JNZ     writeAVX2_loop
+writeAVX2_repAVX2:
+	MOVQ AX, BX
+	MOVQ CX, SI
 
-writeAVX2_done:
+writeAVX2_loopAVX2:
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y0, 32(BX)
+	VMOVUPS Y0, 64(BX)
+	VMOVUPS Y0, 96(BX)
+	VMOVUPS Y0, 128(BX)
+	VMOVUPS Y0, 160(BX)
+	VMOVUPS Y0, 192(BX)
+	VMOVUPS Y0, 224(BX)
+	ADDQ    $0x00000100, BX
+	SUBQ    $0x00000100, SI
+	TESTQ   SI, SI
+	JNZ     writeAVX2_loopAVX2
+	DECQ    DX
+	JNZ     writeAVX2_repAVX2
+
+writeAVX2_doneAVX2:
 	VZEROUPPER
 	RET
 
-// func writeNTAVX2(dst *float32, n int)
+// func writeNTAVX2(dst *float32, n int, reps int)
 // Requires: AVX, MMX+
-TEXT ·writeNTAVX2(SB), NOSPLIT, $0-16
+TEXT ·writeNTAVX2(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    n+8(FP), CX
+	MOVQ    reps+16(FP), DX
 	SHLQ    $0x02, CX
 	VMOVUPS peakconst<>+128(SB), Y0
 	TESTQ   CX, CX
-	JZ      writeNTAVX2_done
+	JZ      writeNTAVX2_doneAVX2
+	TESTQ   DX, DX
+	JZ      writeNTAVX2_doneAVX2
 
-writeNTAVX2_loop:
-	VMOVNTPS Y0, (AX)
-	VMOVNTPS Y0, 32(AX)
-	VMOVNTPS Y0, 64(AX)
-	VMOVNTPS Y0, 96(AX)
-	VMOVNTPS Y0, 128(AX)
-	VMOVNTPS Y0, 160(AX)
-	VMOVNTPS Y0, 192(AX)
-	VMOVNTPS Y0, 224(AX)
-	ADDQ     $0x00000100, AX
-	SUBQ     $0x00000100, CX
-	JNZ      writeNTAVX2_loop
+writeNTAVX2_repAVX2:
+	MOVQ AX, BX
+	MOVQ CX, SI
 
-writeNTAVX2_done:
+writeNTAVX2_loopAVX2:
+	VMOVNTPS Y0, (BX)
+	VMOVNTPS Y0, 32(BX)
+	VMOVNTPS Y0, 64(BX)
+	VMOVNTPS Y0, 96(BX)
+	VMOVNTPS Y0, 128(BX)
+	VMOVNTPS Y0, 160(BX)
+	VMOVNTPS Y0, 192(BX)
+	VMOVNTPS Y0, 224(BX)
+	ADDQ     $0x00000100, BX
+	SUBQ     $0x00000100, SI
+	TESTQ    SI, SI
+	JNZ      writeNTAVX2_loopAVX2
+	DECQ     DX
+	JNZ      writeNTAVX2_repAVX2
+
+writeNTAVX2_doneAVX2:
 	SFENCE
 	VZEROUPPER
 	RET
@@ -442,11 +483,12 @@ int8PeakAVX2_done:
 	VZEROUPPER
 	RET
 
-// func readSumAVX512(p *float32, n int) float32
+// func readSumAVX512(p *float32, n int, reps int) float32
 // Requires: AVX, AVX512F, AVX512VL, SSE
-TEXT ·readSumAVX512(SB), NOSPLIT, $0-20
+TEXT ·readSumAVX512(SB), NOSPLIT, $0-28
 	MOVQ    p+0(FP), AX
 	MOVQ    n+8(FP), CX
+	MOVQ    reps+16(FP), DX
 	SHLQ    $0x02, CX
 	VMOVUPS peakconst<>+384(SB), Z0
 	VMOVUPS peakconst<>+384(SB), Z1
@@ -457,22 +499,31 @@ TEXT ·readSumAVX512(SB), NOSPLIT, $0-20
 	VMOVUPS peakconst<>+384(SB), Z6
 	VMOVUPS peakconst<>+384(SB), Z7
 	TESTQ   CX, CX
-	JZ      doneAVX512
+	JZ      read_doneAVX512
+	TESTQ   DX, DX
+	JZ      read_doneAVX512
 
-loopAVX512:
-	VADDPS (AX), Z0, Z0
-	VADDPS 64(AX), Z1, Z1
-	VADDPS 128(AX), Z2, Z2
-	VADDPS 192(AX), Z3, Z3
-	VADDPS 256(AX), Z4, Z4
-	VADDPS 320(AX), Z5, Z5
-	VADDPS 384(AX), Z6, Z6
-	VADDPS 448(AX), Z7, Z7
-	ADDQ   $0x00000200, AX
-	SUBQ   $0x00000200, CX
-	JNZ    loopAVX512
+read_repAVX512:
+	MOVQ AX, BX
+	MOVQ CX, SI
 
-doneAVX512:
+read_loopAVX512:
+	VADDPS (BX), Z0, Z0
+	VADDPS 64(BX), Z1, Z1
+	VADDPS 128(BX), Z2, Z2
+	VADDPS 192(BX), Z3, Z3
+	VADDPS 256(BX), Z4, Z4
+	VADDPS 320(BX), Z5, Z5
+	VADDPS 384(BX), Z6, Z6
+	VADDPS 448(BX), Z7, Z7
+	ADDQ   $0x00000200, BX
+	SUBQ   $0x00000200, SI
+	TESTQ  SI, SI
+	JNZ    read_loopAVX512
+	DECQ   DX
+	JNZ    read_repAVX512
+
+read_doneAVX512:
 	VADDPS        Z4, Z0, Z0
 	VADDPS        Z5, Z1, Z1
 	VADDPS        Z6, Z2, Z2
@@ -488,97 +539,128 @@ doneAVX512:
 	VADDPS        X1, X0, X0
 	VMOVSHDUP     X0, X1
 	VADDSS        X1, X0, X0
-	MOVSS         X0, ret+16(FP)
+	MOVSS         X0, ret+24(FP)
 	VZEROUPPER
 	RET
 
-// func copyAVX512(dst *float32, src *float32, n int)
+// func copyAVX512(dst *float32, src *float32, n int, reps int)
 // Requires: AVX, AVX512F
-TEXT ·copyAVX512(SB), NOSPLIT, $0-24
+TEXT ·copyAVX512(SB), NOSPLIT, $0-32
 	MOVQ  dst+0(FP), AX
 	MOVQ  src+8(FP), CX
 	MOVQ  n+16(FP), DX
+	MOVQ  reps+24(FP), BX
 	SHLQ  $0x02, DX
 	TESTQ DX, DX
 	JZ    copy_doneAVX512
+	TESTQ BX, BX
+	JZ    copy_doneAVX512
+
+copy_repAVX512:
+	MOVQ AX, SI
+	MOVQ CX, DI
+	MOVQ DX, R8
 
 copy_loopAVX512:
-	VMOVUPS (CX), Z0
-	VMOVUPS 64(CX), Z1
-	VMOVUPS 128(CX), Z2
-	VMOVUPS 192(CX), Z3
-	VMOVUPS 256(CX), Z4
-	VMOVUPS 320(CX), Z5
-	VMOVUPS 384(CX), Z6
-	VMOVUPS 448(CX), Z7
-	VMOVUPS Z0, (AX)
-	VMOVUPS Z1, 64(AX)
-	VMOVUPS Z2, 128(AX)
-	VMOVUPS Z3, 192(AX)
-	VMOVUPS Z4, 256(AX)
-	VMOVUPS Z5, 320(AX)
-	VMOVUPS Z6, 384(AX)
-	VMOVUPS Z7, 448(AX)
-	ADDQ    $0x00000200, CX
-	ADDQ    $0x00000200, AX
-	SUBQ    $0x00000200, DX
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z1
+	VMOVUPS 128(DI), Z2
+	VMOVUPS 192(DI), Z3
+	VMOVUPS 256(DI), Z4
+	VMOVUPS 320(DI), Z5
+	VMOVUPS 384(DI), Z6
+	VMOVUPS 448(DI), Z7
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	VMOVUPS Z2, 128(SI)
+	VMOVUPS Z3, 192(SI)
+	VMOVUPS Z4, 256(SI)
+	VMOVUPS Z5, 320(SI)
+	VMOVUPS Z6, 384(SI)
+	VMOVUPS Z7, 448(SI)
+	ADDQ    $0x00000200, DI
+	ADDQ    $0x00000200, SI
+	SUBQ    $0x00000200, R8
+	TESTQ   R8, R8
 	JNZ     copy_loopAVX512
+	DECQ    BX
+	JNZ     copy_repAVX512
 
 copy_doneAVX512:
 	VZEROUPPER
 	RET
 
-// func writeAVX512(dst *float32, n int)
+// func writeAVX512(dst *float32, n int, reps int)
 // Requires: AVX, AVX512F
-TEXT ·writeAVX512(SB), NOSPLIT, $0-16
+TEXT ·writeAVX512(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    n+8(FP), CX
+	MOVQ    reps+16(FP), DX
 	SHLQ    $0x02, CX
 	VMOVUPS peakconst<>+128(SB), Z0
 	TESTQ   CX, CX
-	JZ      writeAVX512_done
+	JZ      writeAVX512_doneAVX512
+	TESTQ   DX, DX
+	JZ      writeAVX512_doneAVX512
 
-writeAVX512_loop:
-	VMOVUPS Z0, (AX)
-	VMOVUPS Z0, 64(AX)
-	VMOVUPS Z0, 128(AX)
-	VMOVUPS Z0, 192(AX)
-	VMOVUPS Z0, 256(AX)
-	VMOVUPS Z0, 320(AX)
-	VMOVUPS Z0, 384(AX)
-	VMOVUPS Z0, 448(AX)
-	ADDQ    $0x00000200, AX
-	SUBQ    $0x00000200, CX
-	JNZ     writeAVX512_loop
+writeAVX512_repAVX512:
+	MOVQ AX, BX
+	MOVQ CX, SI
 
-writeAVX512_done:
+writeAVX512_loopAVX512:
+	VMOVUPS Z0, (BX)
+	VMOVUPS Z0, 64(BX)
+	VMOVUPS Z0, 128(BX)
+	VMOVUPS Z0, 192(BX)
+	VMOVUPS Z0, 256(BX)
+	VMOVUPS Z0, 320(BX)
+	VMOVUPS Z0, 384(BX)
+	VMOVUPS Z0, 448(BX)
+	ADDQ    $0x00000200, BX
+	SUBQ    $0x00000200, SI
+	TESTQ   SI, SI
+	JNZ     writeAVX512_loopAVX512
+	DECQ    DX
+	JNZ     writeAVX512_repAVX512
+
+writeAVX512_doneAVX512:
 	VZEROUPPER
 	RET
 
-// func writeNTAVX512(dst *float32, n int)
+// func writeNTAVX512(dst *float32, n int, reps int)
 // Requires: AVX, AVX512F, MMX+
-TEXT ·writeNTAVX512(SB), NOSPLIT, $0-16
+TEXT ·writeNTAVX512(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    n+8(FP), CX
+	MOVQ    reps+16(FP), DX
 	SHLQ    $0x02, CX
 	VMOVUPS peakconst<>+128(SB), Z0
 	TESTQ   CX, CX
-	JZ      writeNTAVX512_done
+	JZ      writeNTAVX512_doneAVX512
+	TESTQ   DX, DX
+	JZ      writeNTAVX512_doneAVX512
 
-writeNTAVX512_loop:
-	VMOVNTPS Z0, (AX)
-	VMOVNTPS Z0, 64(AX)
-	VMOVNTPS Z0, 128(AX)
-	VMOVNTPS Z0, 192(AX)
-	VMOVNTPS Z0, 256(AX)
-	VMOVNTPS Z0, 320(AX)
-	VMOVNTPS Z0, 384(AX)
-	VMOVNTPS Z0, 448(AX)
-	ADDQ     $0x00000200, AX
-	SUBQ     $0x00000200, CX
-	JNZ      writeNTAVX512_loop
+writeNTAVX512_repAVX512:
+	MOVQ AX, BX
+	MOVQ CX, SI
 
-writeNTAVX512_done:
+writeNTAVX512_loopAVX512:
+	VMOVNTPS Z0, (BX)
+	VMOVNTPS Z0, 64(BX)
+	VMOVNTPS Z0, 128(BX)
+	VMOVNTPS Z0, 192(BX)
+	VMOVNTPS Z0, 256(BX)
+	VMOVNTPS Z0, 320(BX)
+	VMOVNTPS Z0, 384(BX)
+	VMOVNTPS Z0, 448(BX)
+	ADDQ     $0x00000200, BX
+	SUBQ     $0x00000200, SI
+	TESTQ    SI, SI
+	JNZ      writeNTAVX512_loopAVX512
+	DECQ     DX
+	JNZ      writeNTAVX512_repAVX512
+
+writeNTAVX512_doneAVX512:
 	SFENCE
 	VZEROUPPER
 	RET

@@ -6,10 +6,10 @@ import "github.com/ckbench/ckbench/kernels/isa"
 
 // asmKernels: none on this platform; the generic Go kernels stand in.
 type asmKernels struct {
-	readSum func(p *float32, n int) float32
-	copy    func(dst, src *float32, n int)
-	write   func(dst *float32, n int)
-	writeNT func(dst *float32, n int)
+	readSum func(p *float32, n, reps int) float32
+	copy    func(dst, src *float32, n, reps int)
+	write   func(dst *float32, n, reps int)
+	writeNT func(dst *float32, n, reps int)
 	fma     func(iters int) float32
 	fmaClk  func(iters int) int
 	int8    func(iters int) int32

@@ -25,14 +25,14 @@ func TestCopyWrite(t *testing.T) {
 		for _, n := range []int{0, 5, 128, 1000, 128 * 33} {
 			src, dst := buf.Floats(n), buf.Floats(n)
 			buf.FillUniform(src, uint64(n), -1, 1)
-			Copy(tier, dst, src)
+			Copy(tier, dst, src, 2)
 			for i := range n {
 				if dst[i] != src[i] {
 					t.Fatalf("%s Copy n=%d: dst[%d] = %v, want %v", tier, n, i, dst[i], src[i])
 				}
 			}
 			for _, nt := range []bool{false, true} {
-				Write(tier, dst, nt)
+				Write(tier, dst, nt, 2)
 				for i := range n {
 					if dst[i] != 0.5 {
 						t.Fatalf("%s Write(nt=%v) n=%d: dst[%d] = %v", tier, nt, n, i, dst[i])
@@ -55,6 +55,18 @@ func fmaModel(chains, lanes, iters int) float64 {
 		sum += float64(lanes) * x
 	}
 	return sum
+}
+
+func TestReadSumRepeat(t *testing.T) {
+	for _, tier := range runnableTiers(t) {
+		x := buf.Floats(128*3 + 5)
+		for i := range x {
+			x[i] = float32(i % 3)
+		}
+		if one, three := ReadSum(tier, x), ReadSumRepeat(tier, x, 3); three != 3*one {
+			t.Errorf("%s: 3 passes sum to %v, one to %v", tier, three, one)
+		}
+	}
 }
 
 func TestFMA(t *testing.T) {

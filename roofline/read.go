@@ -14,16 +14,25 @@ const StreamGranule = 128
 // ReadSum returns the sum of x, reading it with the widest loads tier t
 // has and 8 independent accumulators: a plain load-and-sum loop, the read
 // bandwidth a streaming kernel can hope for. The CPU must run t.
-func ReadSum(t isa.Tier, x []float32) float32 {
+func ReadSum(t isa.Tier, x []float32) float32 { return ReadSumRepeat(t, x, 1) }
+
+// ReadSumRepeat is ReadSum reading x reps times in one call (the sum
+// counts every pass): small working sets are measured without the cost of
+// a call per pass.
+func ReadSumRepeat(t isa.Tier, x []float32, reps int) float32 {
 	n := len(x) / StreamGranule * StreamGranule
 	var s float32
 	if k := kernelsFor(t); k != nil && n > 0 {
-		s = k.readSum(&x[0], n)
+		s = k.readSum(&x[0], n, reps)
 	} else {
-		s = readSumGeneric(x[:n])
+		for range reps {
+			s += readSumGeneric(x[:n])
+		}
 	}
-	for _, v := range x[n:] {
-		s += v
+	for range reps {
+		for _, v := range x[n:] {
+			s += v
+		}
 	}
 	return s
 }
@@ -38,12 +47,13 @@ func readSumGeneric(x []float32) float32 {
 	return ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]))
 }
 
-// Copy copies src to dst (same length) with the widest loads and stores of t.
-func Copy(t isa.Tier, dst, src []float32) {
+// Copy copies src to dst (same length) with the widest loads and stores
+// of t, reps times over.
+func Copy(t isa.Tier, dst, src []float32, reps int) {
 	src = src[:len(dst)]
 	n := len(dst) / StreamGranule * StreamGranule
 	if k := kernelsFor(t); k != nil && n > 0 {
-		k.copy(&dst[0], &src[0], n)
+		k.copy(&dst[0], &src[0], n, reps)
 	} else {
 		for i := range n {
 			dst[i] = src[i]
@@ -52,16 +62,16 @@ func Copy(t isa.Tier, dst, src []float32) {
 	copy(dst[n:], src[n:])
 }
 
-// Write fills dst with 0.5 using the widest stores of t; nonTemporal
-// stores bypass the caches (and the read-for-ownership). dst must be
-// 64-byte aligned.
-func Write(t isa.Tier, dst []float32, nonTemporal bool) {
+// Write fills dst with 0.5 using the widest stores of t, reps times over;
+// nonTemporal stores bypass the caches (and the read-for-ownership). dst
+// must be 64-byte aligned.
+func Write(t isa.Tier, dst []float32, nonTemporal bool, reps int) {
 	n := len(dst) / StreamGranule * StreamGranule
 	if k := kernelsFor(t); k != nil && n > 0 {
 		if nonTemporal {
-			k.writeNT(&dst[0], n)
+			k.writeNT(&dst[0], n, reps)
 		} else {
-			k.write(&dst[0], n)
+			k.write(&dst[0], n, reps)
 		}
 	} else {
 		for i := range n {

@@ -9,31 +9,38 @@ import (
 // The stream kernels move n floats (n a multiple of 8 vectors), 8 vectors
 // per iteration: the widest loads and stores of the tier, nothing else.
 
-// readSum generates func(p *float32, n int) float32: the sum of n floats
-// into 8 independent accumulators. It is the "plain load-and-sum loop":
-// the most a streaming kernel can read per second on this core.
+// Every stream kernel takes reps: it passes over the same n floats reps
+// times in one call, so that an L1-sized working set is not measured
+// against the cost of the call.
+
+// readSum generates func(p *float32, n, reps int) float32: the sum of n
+// floats (reps times) into 8 independent accumulators. It is the "plain
+// load-and-sum loop": the most a streaming kernel can read per second on
+// this core.
 func readSum(t tier) {
-	TEXT("readSum"+t.name, NOSPLIT, "func(p *float32, n int) float32")
-	Doc("readSum" + t.name + " returns the sum of n floats at p; n is a multiple of 8 vectors.")
-	p, n := GP64(), GP64()
-	Load(Param("p"), p)
-	Load(Param("n"), n)
-	SHLQ(Imm(2), n) // bytes
+	TEXT("readSum"+t.name, NOSPLIT, "func(p *float32, n, reps int) float32")
+	Doc("readSum" + t.name + " returns the sum of n floats at p, read reps times; n is a multiple of 8 vectors.")
+	p0, n0, reps := GP64(), GP64(), GP64()
+	Load(Param("p"), p0)
+	Load(Param("n"), n0)
+	Load(Param("reps"), reps)
+	SHLQ(Imm(2), n0) // bytes
 	var acc [8]VecVirtual
 	for i := range acc {
 		acc[i] = t.vec()
 		VMOVUPS(kc(cZero), acc[i])
 	}
-	TESTQ(n, n)
-	JZ(LabelRef("done" + t.name))
-	Label("loop" + t.name)
-	for i := range acc {
-		VADDPS(Mem{Base: p, Disp: i * t.vb}, acc[i], acc[i])
-	}
-	ADDQ(U32(8*t.vb), p)
-	SUBQ(U32(8*t.vb), n)
-	JNZ(LabelRef("loop" + t.name))
-	Label("done" + t.name)
+	p, n := GP64(), GP64()
+	repeat(t, "read", n0, reps, func() {
+		MOVQ(p0, p)
+		MOVQ(n0, n)
+	}, func() {
+		for i := range acc {
+			VADDPS(Mem{Base: p, Disp: i * t.vb}, acc[i], acc[i])
+		}
+		ADDQ(U32(8*t.vb), p)
+		SUBQ(U32(8*t.vb), n)
+	}, n)
 	for s := 4; s >= 1; s /= 2 {
 		for i := 0; i < s; i++ {
 			VADDPS(acc[i+s], acc[i], acc[i])
@@ -44,31 +51,34 @@ func readSum(t tier) {
 	RET()
 }
 
-// copyKernel generates func(dst, src *float32, n int): dst = src.
+// copyKernel generates func(dst, src *float32, n, reps int): dst = src.
 func copyKernel(t tier) {
-	TEXT("copy"+t.name, NOSPLIT, "func(dst, src *float32, n int)")
-	Doc("copy" + t.name + " copies n floats from src to dst; n is a multiple of 8 vectors.")
+	TEXT("copy"+t.name, NOSPLIT, "func(dst, src *float32, n, reps int)")
+	Doc("copy" + t.name + " copies n floats from src to dst, reps times; n is a multiple of 8 vectors.")
+	d0, s0, n0, reps := GP64(), GP64(), GP64(), GP64()
+	Load(Param("dst"), d0)
+	Load(Param("src"), s0)
+	Load(Param("n"), n0)
+	Load(Param("reps"), reps)
+	SHLQ(Imm(2), n0)
 	d, s, n := GP64(), GP64(), GP64()
-	Load(Param("dst"), d)
-	Load(Param("src"), s)
-	Load(Param("n"), n)
-	SHLQ(Imm(2), n)
-	TESTQ(n, n)
-	JZ(LabelRef("copy_done" + t.name))
-	Label("copy_loop" + t.name)
-	var v [8]VecVirtual
-	for i := range v {
-		v[i] = t.vec()
-		VMOVUPS(Mem{Base: s, Disp: i * t.vb}, v[i])
-	}
-	for i := range v {
-		VMOVUPS(v[i], Mem{Base: d, Disp: i * t.vb})
-	}
-	ADDQ(U32(8*t.vb), s)
-	ADDQ(U32(8*t.vb), d)
-	SUBQ(U32(8*t.vb), n)
-	JNZ(LabelRef("copy_loop" + t.name))
-	Label("copy_done" + t.name)
+	repeat(t, "copy", n0, reps, func() {
+		MOVQ(d0, d)
+		MOVQ(s0, s)
+		MOVQ(n0, n)
+	}, func() {
+		var v [8]VecVirtual
+		for i := range v {
+			v[i] = t.vec()
+			VMOVUPS(Mem{Base: s, Disp: i * t.vb}, v[i])
+		}
+		for i := range v {
+			VMOVUPS(v[i], Mem{Base: d, Disp: i * t.vb})
+		}
+		ADDQ(U32(8*t.vb), s)
+		ADDQ(U32(8*t.vb), d)
+		SUBQ(U32(8*t.vb), n)
+	}, n)
 	VZEROUPPER()
 	RET()
 }
@@ -82,32 +92,53 @@ func writeKernel(t tier, nt bool) {
 	if nt {
 		name = "writeNT" + t.name
 	}
-	TEXT(name, NOSPLIT, "func(dst *float32, n int)")
-	Doc(name + " stores n floats at dst; n is a multiple of 8 vectors.")
-	d, n := GP64(), GP64()
-	Load(Param("dst"), d)
-	Load(Param("n"), n)
-	SHLQ(Imm(2), n)
+	TEXT(name, NOSPLIT, "func(dst *float32, n, reps int)")
+	Doc(name + " stores n floats at dst, reps times; n is a multiple of 8 vectors.")
+	d0, n0, reps := GP64(), GP64(), GP64()
+	Load(Param("dst"), d0)
+	Load(Param("n"), n0)
+	Load(Param("reps"), reps)
+	SHLQ(Imm(2), n0)
 	v := t.vec()
 	VMOVUPS(kc(cSeed), v)
-	TESTQ(n, n)
-	JZ(LabelRef(name + "_done"))
-	Label(name + "_loop")
-	for i := 0; i < 8; i++ {
-		m := Mem{Base: d, Disp: i * t.vb}
-		if nt {
-			VMOVNTPS(v, m)
-		} else {
-			VMOVUPS(v, m)
+	d, n := GP64(), GP64()
+	repeat(t, name, n0, reps, func() {
+		MOVQ(d0, d)
+		MOVQ(n0, n)
+	}, func() {
+		for i := 0; i < 8; i++ {
+			m := Mem{Base: d, Disp: i * t.vb}
+			if nt {
+				VMOVNTPS(v, m)
+			} else {
+				VMOVUPS(v, m)
+			}
 		}
-	}
-	ADDQ(U32(8*t.vb), d)
-	SUBQ(U32(8*t.vb), n)
-	JNZ(LabelRef(name + "_loop"))
-	Label(name + "_done")
+		ADDQ(U32(8*t.vb), d)
+		SUBQ(U32(8*t.vb), n)
+	}, n)
 	if nt {
 		SFENCE()
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// repeat emits: reps times { start(); while left != 0 { body() } }, where
+// body must decrease left to 0. Nothing runs when bytes or reps is 0.
+func repeat(t tier, name string, bytes, reps GPVirtual, start, body func(), left GPVirtual) {
+	outer, inner, done := name+"_rep"+t.name, name+"_loop"+t.name, name+"_done"+t.name
+	TESTQ(bytes, bytes)
+	JZ(LabelRef(done))
+	TESTQ(reps, reps)
+	JZ(LabelRef(done))
+	Label(outer)
+	start()
+	Label(inner)
+	body()
+	TESTQ(left, left)
+	JNZ(LabelRef(inner))
+	DECQ(reps)
+	JNZ(LabelRef(outer))
+	Label(done)
 }
