@@ -47,6 +47,8 @@ func int8Chains(t isa.Tier) int {
 
 func clockChainAsm(n int) int { return clockChain(n) }
 
+func rdtscAsm() uint64 { return rdtsc() }
+
 const haveClockChain = true
 
 //go:noescape
@@ -81,3 +83,4 @@ func int8PeakAVX2(iters int) int32
 func int8PeakAVX512(iters int) int32
 func int8PeakVNNI(iters int) int32
 func clockChain(n int) int
+func rdtsc() uint64

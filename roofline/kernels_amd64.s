@@ -1098,3 +1098,12 @@ clock_loop:
 clock_done:
 	MOVQ CX, ret+8(FP)
 	RET
+
+// func rdtsc() uint64
+// Requires: RDTSC
+TEXT ·rdtsc(SB), NOSPLIT, $0-8
+	RDTSC
+	SHLQ $0x20, DX
+	ORQ  DX, AX
+	MOVQ AX, ret+0(FP)
+	RET

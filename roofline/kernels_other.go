@@ -23,4 +23,6 @@ func int8Chains(isa.Tier) int { return 0 }
 
 func clockChainAsm(int) int { return 0 }
 
+func rdtscAsm() uint64 { return 0 }
+
 const haveClockChain = false

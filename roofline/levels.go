@@ -53,7 +53,9 @@ func Plateaus(curve []Point, c Caches) []Level {
 	}
 	last := max(c.L2, c.L1D)
 	if c.L3 > 0 {
-		ws = append(ws, window{"L3", 2 * c.L2, c.L3 / 2, c.L3})
+		// L3 is shared and, on a VM, often only partly this guest's: stop
+		// the window at a quarter of it, clear of the fall.
+		ws = append(ws, window{"L3", 2 * c.L2, c.L3 / 4, c.L3})
 		last = c.L3
 	}
 	ws = append(ws, window{"DRAM", 4 * last, math.MaxInt64, 0})

@@ -81,15 +81,21 @@ type Roofline struct {
 	Clock   struct {
 		CoreGHz float64 `json:"core_ghz"` // from a chain of dependent adds
 		BaseGHz float64 `json:"base_ghz"` // as cpuid reports it (not a measurement)
+		TSCGHz  float64 `json:"tsc_ghz"`  // TSC ticks per ns, measured against the OS clock; 0 if unknown
 		Method  string  `json:"method"`
 	} `json:"clock"`
-	Compute   []Compute `json:"compute"`
-	Bandwidth []Curve   `json:"bandwidth"`
-	Levels    []Level   `json:"levels"` // from the read curves
+	Compute   []Compute    `json:"compute"`
+	Skipped   []isa.Status `json:"skipped,omitempty"` // tiers asked for that do not run here
+	Bandwidth []Curve      `json:"bandwidth"`
+	Levels    []Level      `json:"levels"` // from the read curves
 }
 
 // Method describes how the ceilings were measured, for roofline.json.
 const Method = "Each ceiling is a measurement kernel (roofline/_asm) timed by the ckbench sampler on threads pinned one per CPU, started together; time is the slowest thread, samples with a preemption are dropped. fp32-fma: independent accumulator chains, 2 FLOP per lane per FMA. int8-dot: VPMADDUBSW+VPMADDWD (avx2, avx512) or VPDPBUSD (avx512vnni), 2 ops per int8 multiply-add. Bandwidth: read (load and sum), copy (src+dst = working set) and write (normal and non-temporal stores) with the widest tier, per-thread buffers, log-spaced working sets; levels are the median of the read curve inside windows set by the cpuid cache sizes."
+
+// detect is isa.Detect; tests replace it to check that a tier the CPU
+// lacks is reported and never run.
+var detect = isa.Detect
 
 // Measure runs the roofline measurements on this machine.
 func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, error) {
@@ -109,12 +115,18 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 		}
 	}
 	if len(opt.Tiers) == 0 {
-		for _, t := range isa.All {
-			if isa.Detect(t).Runs {
-				opt.Tiers = append(opt.Tiers, t)
-			}
+		opt.Tiers = isa.All
+	}
+	var tiers []isa.Tier // the ones that run: a tier the CPU lacks is never executed
+	var skipped []isa.Status
+	for _, t := range opt.Tiers {
+		if st := detect(t); st.Runs {
+			tiers = append(tiers, t)
+		} else {
+			skipped = append(skipped, st)
 		}
 	}
+	opt.Tiers = tiers
 	caches := Caches{L1D: int64(info.Cache.L1D), L2: int64(info.Cache.L2), L3: int64(info.Cache.L3)}
 	if opt.MaxBytes == 0 {
 		opt.MaxBytes = max(8*max(caches.L3, caches.L2), 64<<20)
@@ -124,11 +136,14 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 	if opt.Quick {
 		cfg.MinTime, cfg.MinSamples, steps = 20*time.Millisecond, 5, 1
 	}
-	r := &Roofline{Version: 1, Method: Method, Created: time.Now().UTC(), Quick: opt.Quick, Machine: info}
+	r := &Roofline{Version: 1, Method: Method, Created: time.Now().UTC(), Quick: opt.Quick, Machine: info, Skipped: skipped}
 	logf := func(format string, a ...any) {
 		if opt.Progress != nil {
 			fmt.Fprintf(opt.Progress, format+"\n", a...)
 		}
+	}
+	for _, st := range skipped {
+		logf("%-10s skipped: %s", st.Tier, st.Reason)
 	}
 
 	// The core clock: 8 dependent adds per round, one cycle each.
@@ -138,11 +153,12 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 		if err != nil {
 			return nil, err
 		}
-		r.Clock.CoreGHz = 8 * rounds / st.Min // fastest sample: the clock the core can hold
-		r.Clock.Method = "8 dependent integer adds per round (1 cycle each), fastest sample"
+		r.Clock.CoreGHz = rate(8*rounds, st)
+		r.Clock.Method = "8 dependent integer adds per round (1 cycle each), median sample"
 	}
 	r.Clock.BaseGHz = float64(info.CPU.BaseHz) / 1e9
-	logf("core clock ≈ %.2f GHz (cpuid base %.2f GHz; the TSC is not the core clock)", r.Clock.CoreGHz, r.Clock.BaseGHz)
+	r.Clock.TSCGHz = TSCGHz()
+	logf("core clock ≈ %.2f GHz; TSC %.2f GHz (a fixed-rate counter, not core cycles)", r.Clock.CoreGHz, r.Clock.TSCGHz)
 
 	for _, n := range opt.Threads {
 		set := cpus[len(cpus)-n:]

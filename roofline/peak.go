@@ -1,6 +1,10 @@
 package roofline
 
-import "github.com/ckbench/ckbench/kernels/isa"
+import (
+	"time"
+
+	"github.com/ckbench/ckbench/kernels/isa"
+)
 
 // FMAFlopsPerIter is the FLOP count of one iteration of FMA(t): one FMA (2
 // FLOP per lane) on every independent accumulator.
@@ -68,6 +72,19 @@ func FMAClock(t isa.Tier, iters int) int {
 		return k.fmaClk(iters)
 	}
 	return 0
+}
+
+// TSCGHz measures the time-stamp counter's rate against the OS clock over
+// 50 ms (0 where the build has no RDTSC kernel). The TSC ticks at a fixed
+// rate that is neither the core clock nor its cycles.
+func TSCGHz() float64 {
+	if !haveClockChain {
+		return 0
+	}
+	t0, c0 := time.Now(), rdtscAsm()
+	time.Sleep(50 * time.Millisecond)
+	c1, t1 := rdtscAsm(), time.Now()
+	return float64(c1-c0) / float64(t1.Sub(t0).Nanoseconds())
 }
 
 // ClockChain runs n rounds of 8 dependent integer adds (8n core cycles)

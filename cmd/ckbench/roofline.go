@@ -86,9 +86,16 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 	if err := plots.BandwidthOf(r).Save(filepath.Join(dir, "bandwidth.png")); err != nil {
 		return err
 	}
+	for _, st := range r.Skipped {
+		fmt.Fprintf(stdout, "  %-10s skipped: %s\n", st.Tier, st.Reason)
+	}
 	fmt.Fprintln(stdout, "ceilings:")
 	for _, c := range r.Compute {
-		fmt.Fprintf(stdout, "  %-10s %-9s %d thread(s) %9.1f %s\n", c.Tier, c.Kind, c.Threads, c.Value, c.Unit)
+		extra := ""
+		if c.LoadGHz > 0 {
+			extra = fmt.Sprintf("  (%.0f%% of %d FMA ports at %.2f GHz under load)", c.PctOfPorts, roofline.FMAPorts, c.LoadGHz)
+		}
+		fmt.Fprintf(stdout, "  %-10s %-9s %d thread(s) %9.1f %s%s\n", c.Tier, c.Kind, c.Threads, c.Value, c.Unit, extra)
 	}
 	for _, lv := range r.Levels {
 		note := ""
@@ -97,6 +104,6 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "  %-4s read %d thread(s) %7.1f GB/s%s\n", lv.Name, lv.Threads, lv.GBs, note)
 	}
-	fmt.Fprintf(stdout, "  core clock ≈ %.2f GHz\nresults: %s (roofline.png, roofline.svg, bandwidth.png beside it)\n", r.Clock.CoreGHz, path)
+	fmt.Fprintf(stdout, "  core clock ≈ %.2f GHz (integer chain); TSC %.2f GHz\nresults: %s (roofline.png, roofline.svg, bandwidth.png beside it)\n", r.Clock.CoreGHz, r.Clock.TSCGHz, path)
 	return nil
 }

@@ -40,5 +40,6 @@ func main() {
 	}
 	int8Peak(avx512, true)
 	clockChain()
+	rdtsc()
 	Generate()
 }

@@ -177,6 +177,17 @@ func clockChain() {
 	RET()
 }
 
+// rdtsc generates func() uint64: the time-stamp counter.
+func rdtsc() {
+	TEXT("rdtsc", NOSPLIT, "func() uint64")
+	Doc("rdtsc returns the time-stamp counter (fixed rate, not core cycles).")
+	RDTSC()
+	SHLQ(Imm(32), RDX)
+	ORQ(RDX, RAX)
+	Store(RAX, ReturnIndex(0))
+	RET()
+}
+
 // horizontalSum returns lane 0 of an xmm holding the sum of v's lanes.
 func horizontalSum(t tier, v VecVirtual) VecVirtual {
 	y := Register(v)

@@ -1,0 +1,107 @@
+package roofline
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/machine"
+)
+
+func testRoofline() *Roofline {
+	r := &Roofline{Version: 1}
+	r.Machine.Cache.L1D, r.Machine.Cache.L2, r.Machine.Cache.L3 = 48<<10, 2<<20, 100<<20
+	r.Compute = []Compute{{Kind: "fp32-fma", Tier: isa.AVX512, Threads: 1, Value: 200}, {Kind: "fp32-fma", Tier: isa.AVX2, Threads: 1, Value: 100}}
+	for _, l := range []Level{{Name: "L1", GBs: 400}, {Name: "L2", GBs: 200}, {Name: "L3", GBs: 50}, {Name: "DRAM", GBs: 20}} {
+		l.Threads = 1
+		r.Levels = append(r.Levels, l)
+	}
+	return r
+}
+
+func TestBoundRidge(t *testing.T) {
+	r := testRoofline()
+	// DRAM at 20 GB/s meets the 200 GFLOP/s roof at AI = 10.
+	for _, c := range []struct{ ai, want float64 }{{0.25, 5}, {1, 20}, {10, 200}, {100, 200}} {
+		if b := r.Bound(isa.AVX512, 1, c.ai, 1<<30, false); b.GFlops != c.want || b.Level != "DRAM" {
+			t.Errorf("AI %v: %+v, want %v GFLOP/s in DRAM", c.ai, b, c.want)
+		}
+	}
+	if b := r.Bound(isa.AVX2, 1, 100, 1<<30, false); b.GFlops != 100 || b.Peak != 100 {
+		t.Errorf("the tier's own roof: %+v", b)
+	}
+}
+
+func TestBoundLevels(t *testing.T) {
+	r := testRoofline()
+	for _, c := range []struct {
+		ws    int64
+		cold  bool
+		level string
+	}{
+		{48 << 10, false, "L1"}, {48<<10 + 1, false, "L2"}, {2 << 20, false, "L2"},
+		{2<<20 + 1, false, "L3"}, {100 << 20, false, "L3"}, {100<<20 + 1, false, "DRAM"},
+		{4 << 10, true, "DRAM"},
+	} {
+		if b := r.Bound(isa.AVX512, 1, 1, c.ws, c.cold); b.Level != c.level {
+			t.Errorf("working set %d cold=%v: level %s, want %s", c.ws, c.cold, b.Level, c.level)
+		}
+	}
+	// A level the roofline lacks falls back to the next one out.
+	r.Levels = append(r.Levels[:2], r.Levels[3])
+	if b := r.Bound(isa.AVX512, 1, 1, 50<<20, false); b.Level != "DRAM" || b.GBs != 20 {
+		t.Errorf("missing L3: %+v", b)
+	}
+}
+
+func TestLoadChecksMachine(t *testing.T) {
+	here := machine.Describe()
+	dir := t.TempDir()
+	r := testRoofline()
+	r.Machine = here
+	path := dir + "/r.json"
+	if err := writeJSON(path, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path, here); err != nil {
+		t.Fatalf("same machine: %v", err)
+	}
+	other := here
+	other.CPU.Model++
+	if _, err := Load(path, other); err == nil || !strings.Contains(err.Error(), "another machine") {
+		t.Fatalf("other machine: %v", err)
+	}
+	if _, err := Load(dir+"/missing.json", here); err == nil {
+		t.Fatal("missing file accepted")
+	}
+}
+
+func TestSkippedTierNeverRuns(t *testing.T) {
+	defer func(d func(isa.Tier) isa.Status) { detect = d }(detect)
+	detect = func(t isa.Tier) isa.Status {
+		if t == isa.Generic {
+			return isa.Status{Tier: t, Runs: true}
+		}
+		return isa.Status{Tier: t, Reason: "CPU lacks everything (test)"}
+	}
+	info := machine.Describe()
+	r, err := Measure(context.Background(), info, Options{Threads: []int{1}, Quick: true, MaxBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Skipped) != len(isa.All)-1 {
+		t.Fatalf("skipped %+v", r.Skipped)
+	}
+	for _, c := range r.Compute {
+		if c.Tier != isa.Generic {
+			t.Fatalf("a skipped tier ran: %+v", c)
+		}
+	}
+	for _, c := range r.Bandwidth {
+		if c.Tier != isa.Generic || len(c.Points) == 0 || math.IsNaN(c.Points[0].GBs) {
+			t.Fatalf("bandwidth %+v", c)
+		}
+	}
+}
