@@ -49,6 +49,10 @@ func clockChainAsm(n int) int { return clockChain(n) }
 
 func rdtscAsm() uint64 { return rdtsc() }
 
+// fmaGenericFor is the generic tier's FMA ceiling kernel: asm, so the Go
+// scheduler cannot preempt it mid-sample; same instructions as compiled Go.
+var fmaGenericFor = fmaScalar
+
 const haveClockChain = true
 
 //go:noescape
@@ -84,3 +88,4 @@ func int8PeakAVX512(iters int) int32
 func int8PeakVNNI(iters int) int32
 func clockChain(n int) int
 func rdtsc() uint64
+func fmaScalar(iters int) float32

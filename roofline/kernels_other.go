@@ -25,4 +25,6 @@ func clockChainAsm(int) int { return 0 }
 
 func rdtscAsm() uint64 { return 0 }
 
+var fmaGenericFor = fmaGeneric
+
 const haveClockChain = false

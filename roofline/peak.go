@@ -23,10 +23,11 @@ func FMA(t isa.Tier, iters int) float32 {
 	if k := kernelsFor(t); k != nil {
 		return k.fma(iters)
 	}
-	return fmaGeneric(iters)
+	return fmaGenericFor(iters)
 }
 
-// genericChains is the number of independent float32 chains of fmaGeneric.
+// genericChains is the number of independent float32 chains of fmaGeneric
+// (and of its amd64 asm twin, fmaScalar).
 const genericChains = 12
 
 func fmaGeneric(iters int) float32 {

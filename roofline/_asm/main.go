@@ -39,6 +39,7 @@ func main() {
 		int8Peak(t, false)
 	}
 	int8Peak(avx512, true)
+	fmaScalar()
 	clockChain()
 	rdtsc()
 	Generate()

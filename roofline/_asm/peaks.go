@@ -258,3 +258,43 @@ func fmaClock(t tier) {
 // clockAdds is the length of fmaClock's add chain per iteration: a third
 // more cycles than its FMAs need on two ports.
 func clockAdds(t tier) int { return t.chains() * 2 / 3 }
+
+// fmaScalar generates func(iters int) float32: the generic tier's ceiling,
+// what compiled Go does for float32 x = x·a + b (MULSS then ADDSS: Go only
+// fuses with GOAMD64=v3), on 12 independent chains. Written in asm like
+// the other peaks so that the Go scheduler cannot preempt it mid-sample.
+// FLOPs per call: iters × 12 × 2.
+func fmaScalar() {
+	TEXT("fmaScalar", NOSPLIT, "func(iters int) float32")
+	Doc("fmaScalar runs iters rounds of x = x*a + b (MULSS, ADDSS) on 12 independent chains.")
+	n := GP64()
+	Load(Param("iters"), n)
+	a, b := XMM(), XMM()
+	MOVSS(kc(cMul), a)
+	MOVSS(kc(cAdd), b)
+	acc := make([]VecVirtual, 12)
+	for i := range acc {
+		acc[i] = XMM()
+		if i == 0 {
+			MOVSS(kc(cSeed), acc[i])
+		} else {
+			MOVSS(acc[i-1], acc[i])
+			ADDSS(b, acc[i])
+		}
+	}
+	TESTQ(n, n)
+	JZ(LabelRef("fmas_done"))
+	Label("fmas_loop")
+	for i := range acc {
+		MULSS(a, acc[i])
+		ADDSS(b, acc[i])
+	}
+	DECQ(n)
+	JNZ(LabelRef("fmas_loop"))
+	Label("fmas_done")
+	for i := 1; i < len(acc); i++ {
+		ADDSS(acc[i], acc[0])
+	}
+	Store(acc[0], ReturnIndex(0))
+	RET()
+}
