@@ -6,19 +6,6 @@ import "github.com/ckbench/ckbench/kernels/isa"
 
 //go:generate go run -C _asm . -out ../kernels_amd64.s
 
-// asmKernels are the amd64 measurement kernels of one tier (nil: none).
-type asmKernels struct {
-	readSum func(p *float32, n, reps int) float32
-	copy    func(dst, src *float32, n, reps int)
-	write   func(dst *float32, n, reps int)
-	writeNT func(dst *float32, n, reps int)
-	fma     func(iters int) float32
-	fmaClk  func(iters int) int
-	int8    func(iters int) int32
-	chains  int // accumulators of fma (and of int8 with VNNI; AVX2 int8 uses 11)
-	vb      int // bytes per vector
-}
-
 var (
 	kAVX2   = asmKernels{readSumAVX2, copyAVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
 	kAVX512 = asmKernels{readSumAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}

@@ -4,19 +4,7 @@ package roofline
 
 import "github.com/ckbench/ckbench/kernels/isa"
 
-// asmKernels: none on this platform; the generic Go kernels stand in.
-type asmKernels struct {
-	readSum func(p *float32, n, reps int) float32
-	copy    func(dst, src *float32, n, reps int)
-	write   func(dst *float32, n, reps int)
-	writeNT func(dst *float32, n, reps int)
-	fma     func(iters int) float32
-	fmaClk  func(iters int) int
-	int8    func(iters int) int32
-	chains  int
-	vb      int
-}
-
+// No asm kernels on this platform: the generic Go kernels stand in.
 func kernelsFor(isa.Tier) *asmKernels { return nil }
 
 func int8Chains(isa.Tier) int { return 0 }

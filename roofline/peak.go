@@ -6,6 +6,20 @@ import (
 	"github.com/ckbench/ckbench/kernels/isa"
 )
 
+// asmKernels are the measurement kernels of one tier in asm (kernelsFor
+// returns nil where there are none: other platforms, purego, generic).
+type asmKernels struct {
+	readSum func(p *float32, n, reps int) float32
+	copy    func(dst, src *float32, n, reps int)
+	write   func(dst *float32, n, reps int)
+	writeNT func(dst *float32, n, reps int)
+	fma     func(iters int) float32
+	fmaClk  func(iters int) int
+	int8    func(iters int) int32
+	chains  int // accumulators of fma (and of int8 with VNNI; AVX2 int8 uses 11)
+	vb      int // bytes per vector
+}
+
 // FMAFlopsPerIter is the FLOP count of one iteration of FMA(t): one FMA (2
 // FLOP per lane) on every independent accumulator.
 func FMAFlopsPerIter(t isa.Tier) float64 {

@@ -1,8 +1,8 @@
 package sampler
 
 import (
+	"context"
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -60,7 +60,7 @@ func MeasureParallel(cfg Config, cpus []int, call func(worker int)) (Stats, erro
 		}
 	}
 	// round runs n calls on every worker and returns the slowest time.
-	round := func(n int) (time.Duration, bool) {
+	round := func(n int, _ bool) (time.Duration, bool) {
 		for _, o := range orders {
 			o <- order{calls: n}
 		}
@@ -73,46 +73,9 @@ func MeasureParallel(cfg Config, cpus []int, call func(worker int)) (Stats, erro
 		}
 		return worst, preempted
 	}
-
-	start := time.Now()
-	for time.Since(start) < cfg.Warmup {
-		round(1)
-	}
-	n := 1
-	var el time.Duration
-	for {
-		el = time.Duration(math.MaxInt64)
-		for range 3 {
-			d, _ := round(n)
-			el = min(el, d)
-		}
-		if el >= cfg.SampleTime {
-			break
-		}
-		if el <= 0 {
-			n *= 10
-			continue
-		}
-		n = max(n+1, int(float64(n)*1.2*float64(cfg.SampleTime)/float64(el)))
-	}
-	maxTime := max(cfg.MaxTime, 3*time.Duration(cfg.MinSamples)*el)
-	st := Stats{CallsPerSample: n}
-	begin := time.Now()
-	for {
-		d, preempted := round(n)
-		if preempted && d >= cfg.Tolerate {
-			preempted = false
-			st.Tolerated++
-		}
-		if preempted {
-			st.Rejected++
-		} else {
-			st.Samples = append(st.Samples, float64(d.Nanoseconds())/float64(n))
-		}
-		total := time.Since(begin)
-		if (total >= cfg.MinTime && len(st.Samples) >= cfg.MinSamples) || total >= maxTime {
-			break
-		}
+	st, err := sample(context.Background(), cfg, round)
+	if err != nil {
+		return st, err
 	}
 	st.summarize()
 	return st, nil

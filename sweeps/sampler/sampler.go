@@ -93,12 +93,35 @@ var ErrInterrupted = errors.New("interrupted")
 func Measure(ctx context.Context, cfg Config, call func(), meter Meter) (Stats, error) {
 	cfg = cfg.withDefaults()
 	th := currentThread()
+	round := func(n int, metered bool) (time.Duration, bool) {
+		sw0, err0 := th.involuntarySwitches()
+		if metered && meter != nil {
+			meter.Begin()
+		}
+		t0 := time.Now()
+		for range n {
+			call()
+		}
+		el := time.Since(t0)
+		sw1, err1 := th.involuntarySwitches()
+		preempted := err0 == nil && err1 == nil && sw1 != sw0 // no counter: keep everything
+		if metered && meter != nil {
+			meter.End(!preempted || el >= cfg.Tolerate, n)
+		}
+		return el, preempted
+	}
+	return sample(ctx, cfg, round)
+}
 
+// sample is the method shared by Measure and MeasureParallel. round(n,
+// metered) runs n calls (on every worker), returning the time of the
+// slowest and whether any was preempted; metered rounds are the samples.
+func sample(ctx context.Context, cfg Config, round func(n int, metered bool) (time.Duration, bool)) (Stats, error) {
 	// Warm up: caches, TLB, branch predictors, clock ramp.
 	start := time.Now()
-	call()
+	round(1, false)
 	for time.Since(start) < cfg.Warmup {
-		call()
+		round(1, false)
 	}
 
 	// Calibrate calls per sample on the fastest of three tries, so that one
@@ -108,11 +131,8 @@ func Measure(ctx context.Context, cfg Config, call func(), meter Meter) (Stats, 
 	for {
 		el = time.Duration(math.MaxInt64)
 		for range 3 {
-			t0 := time.Now()
-			for range n {
-				call()
-			}
-			el = min(el, time.Since(t0))
+			d, _ := round(n, false)
+			el = min(el, d)
 		}
 		if el >= cfg.SampleTime {
 			break
@@ -133,28 +153,15 @@ func Measure(ctx context.Context, cfg Config, call func(), meter Meter) (Stats, 
 		if err := ctx.Err(); err != nil {
 			return st, ErrInterrupted
 		}
-		sw0, err0 := th.involuntarySwitches()
-		if meter != nil {
-			meter.Begin()
-		}
-		t0 := time.Now()
-		for range n {
-			call()
-		}
-		el := time.Since(t0)
-		sw1, err1 := th.involuntarySwitches()
-		kept := err0 != nil || err1 != nil || sw1 == sw0 // no counter: keep everything
-		if !kept && el >= cfg.Tolerate {
-			kept = true
+		d, preempted := round(n, true)
+		if preempted && d >= cfg.Tolerate {
+			preempted = false
 			st.Tolerated++
 		}
-		if meter != nil {
-			meter.End(kept, n)
-		}
-		if kept {
-			st.Samples = append(st.Samples, float64(el.Nanoseconds())/float64(n))
-		} else {
+		if preempted {
 			st.Rejected++
+		} else {
+			st.Samples = append(st.Samples, float64(d.Nanoseconds())/float64(n))
 		}
 		total := time.Since(begin)
 		if (total >= cfg.MinTime && len(st.Samples) >= cfg.MinSamples) || total >= maxTime {
