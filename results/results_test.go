@@ -81,6 +81,28 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+func TestFlushThrottle(t *testing.T) {
+	run, err := Create(t.TempDir(), Meta{RunID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.FlushEvery = time.Hour
+	for _, rec := range sample() {
+		if err := run.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m, _ := ReadMeta(run.Dir); m.Points != 1 {
+		t.Fatalf("the first point is written at once, the second waits: %d on disk", m.Points)
+	}
+	if err := run.Close(true); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := ReadMeta(run.Dir); m.Points != 2 || !m.Complete {
+		t.Fatalf("Close writes everything: %+v", m)
+	}
+}
+
 func TestCorrupt(t *testing.T) {
 	for name, in := range map[string]string{
 		"bad number":  "family,ns_median\nattention,fast\n",
@@ -145,6 +167,7 @@ func TestRunFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	run.FlushEvery = 0 // rewrite after every point
 	for _, rec := range sample() {
 		if err := run.Add(rec); err != nil {
 			t.Fatal(err)

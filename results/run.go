@@ -28,12 +28,16 @@ type Meta struct {
 	Machine  machine.Info `json:"machine"`
 }
 
-// Run is one results folder. Every Add rewrites all files atomically, so
-// the folder is complete and valid after each point, whatever happens next.
+// Run is one results folder. Its files are rewritten atomically (temp file,
+// rename) on the first Add, then at most every FlushEvery, and on Close: the
+// folder is valid at every moment, and a sweep of thousands of points does
+// not rewrite its files after each one.
 type Run struct {
-	Dir  string
-	Meta Meta
-	recs []Record
+	Dir        string
+	Meta       Meta
+	FlushEvery time.Duration // default 2 s; 0 rewrites after every point
+	recs       []Record
+	flushed    time.Time
 }
 
 // NewRunID names a run after its start time: 20261121-215137.
@@ -55,13 +59,17 @@ func Create(parent string, meta Meta) (*Run, error) {
 		}
 		return nil, fmt.Errorf("cannot create run folder: %w", err)
 	}
-	r := &Run{Dir: dir, Meta: meta}
+	r := &Run{Dir: dir, Meta: meta, FlushEvery: 2 * time.Second}
 	return r, r.flush()
 }
 
-// Add appends a record and rewrites the folder.
+// Add appends a record; the folder is rewritten when FlushEvery has passed
+// since the last rewrite (always for the first record).
 func (r *Run) Add(rec Record) error {
 	r.recs = append(r.recs, rec)
+	if len(r.recs) > 1 && time.Since(r.flushed) < r.FlushEvery {
+		return nil
+	}
 	return r.flush()
 }
 
@@ -76,6 +84,7 @@ func (r *Run) Close(complete bool) error {
 }
 
 func (r *Run) flush() error {
+	r.flushed = time.Now()
 	r.Meta.Points = len(r.recs)
 	files := []struct {
 		name  string
