@@ -31,6 +31,8 @@ type Stat struct {
 	Kept      int     `json:"samples"`
 	Rejected  int     `json:"rejected"`
 	Tolerated int     `json:"tolerated"` // kept although preempted (samples ≥ 20 ms)
+	StealMS   float64 `json:"steal_ms"`  // hypervisor steal on these CPUs during the measurement
+	Tries     int     `json:"tries"`     // measurements taken (redone after steal)
 	Calls     int     `json:"calls_per_sample"`
 }
 
@@ -91,7 +93,34 @@ type Roofline struct {
 }
 
 // Method describes how the ceilings were measured, for roofline.json.
-const Method = "Each ceiling is a measurement kernel (roofline/_asm) timed by the ckbench sampler on threads pinned one per CPU, started together; time is the slowest thread, samples with a preemption are dropped. fp32-fma: independent accumulator chains, 2 FLOP per lane per FMA. int8-dot: VPMADDUBSW+VPMADDWD (avx2, avx512) or VPDPBUSD (avx512vnni), 2 ops per int8 multiply-add. Bandwidth: read (load and sum), copy (src+dst = working set) and write (normal and non-temporal stores) with the widest tier, per-thread buffers, log-spaced working sets; levels are the median of the read curve inside windows set by the cpuid cache sizes."
+const Method = "Each ceiling is a measurement kernel (roofline/_asm) timed by the ckbench sampler on threads pinned one per CPU, started together; time is the slowest thread, samples with a preemption are dropped. fp32-fma: independent accumulator chains, 2 FLOP per lane per FMA. int8-dot: VPMADDUBSW+VPMADDWD (avx2, avx512) or VPDPBUSD (avx512vnni), 2 ops per int8 multiply-add. Bandwidth: read (load and sum), copy (src+dst = working set) and write (normal and non-temporal stores) with the widest tier, per-thread buffers, log-spaced working sets; levels are the median of the read curve inside windows set by the cpuid cache sizes. A measurement during which the hypervisor stole time from its CPUs (/proc/stat) is redone, up to 3 tries; steal_ms records what remained."
+
+// measure runs sampler.MeasureParallel and redoes it (up to 3 tries) when
+// the hypervisor stole time from these CPUs meanwhile: steal is invisible to
+// the sampler's preemption check, and on a busy host it moves a ceiling by
+// 10 % and more. The last try is kept, with its steal recorded.
+func measure(cfg sampler.Config, cpus []int, call func(int)) (sampler.Stats, Stat, error) {
+	var st sampler.Stats
+	var steal time.Duration
+	tries := 0
+	for tries < 3 {
+		tries++
+		s0, ok := sampler.StealTime(cpus)
+		var err error
+		st, err = sampler.MeasureParallel(cfg, cpus, call)
+		if err != nil {
+			return st, Stat{}, err
+		}
+		s1, _ := sampler.StealTime(cpus)
+		steal = s1 - s0
+		if !ok || steal == 0 {
+			break
+		}
+	}
+	out := stat(st)
+	out.StealMS, out.Tries = float64(steal)/1e6, tries
+	return st, out, nil
+}
 
 // detect is isa.Detect; tests replace it to check that a tier the CPU
 // lacks is reported and never run.
@@ -149,7 +178,7 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 	// The core clock: 8 dependent adds per round, one cycle each.
 	if _, ok := ClockChain(1); ok {
 		const rounds = 1 << 16
-		st, err := sampler.MeasureParallel(cfg, cpus[len(cpus)-1:], func(int) { ClockChain(rounds) })
+		st, _, err := measure(cfg, cpus[len(cpus)-1:], func(int) { ClockChain(rounds) })
 		if err != nil {
 			return nil, err
 		}
@@ -167,15 +196,15 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 				return nil, err
 			}
 			const iters = 1 << 12
-			st, err := sampler.MeasureParallel(cfg, set, func(int) { FMA(t, iters) })
+			st, sst, err := measure(cfg, set, func(int) { FMA(t, iters) })
 			if err != nil {
 				return nil, err
 			}
 			ops := FMAFlopsPerIter(t) * iters
-			c := Compute{Kind: "fp32-fma", Tier: t, Threads: n, Unit: "GFLOP/s", OpsPerCall: ops, Stat: stat(st),
+			c := Compute{Kind: "fp32-fma", Tier: t, Threads: n, Unit: "GFLOP/s", OpsPerCall: ops, Stat: sst,
 				Value: rate(float64(n)*ops, st)}
 			if adds := FMAClock(t, iters); adds > 0 {
-				cs, err := sampler.MeasureParallel(cfg, set, func(int) { FMAClock(t, iters) })
+				cs, _, err := measure(cfg, set, func(int) { FMAClock(t, iters) })
 				if err != nil {
 					return nil, err
 				}
@@ -190,12 +219,12 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 			if Int8OpsPerIter(t) == 0 {
 				continue
 			}
-			st, err = sampler.MeasureParallel(cfg, set, func(int) { Int8(t, iters) })
+			st, sst, err = measure(cfg, set, func(int) { Int8(t, iters) })
 			if err != nil {
 				return nil, err
 			}
 			ops = Int8OpsPerIter(t) * iters
-			c = Compute{Kind: "int8-dot", Tier: t, Threads: n, Unit: "GOP/s", OpsPerCall: ops, Stat: stat(st),
+			c = Compute{Kind: "int8-dot", Tier: t, Threads: n, Unit: "GOP/s", OpsPerCall: ops, Stat: sst,
 				Value: rate(float64(n)*ops, st)}
 			r.Compute = append(r.Compute, c)
 			logf("%-10s int8-dot  %d thread(s): %8.1f GOP/s", t, n, c.Value)
@@ -291,11 +320,11 @@ func measureStream(cfg sampler.Config, cpus []int, t isa.Tier, kernel string, si
 			Write(t, dst[w], true, reps)
 		}
 	}
-	st, err := sampler.MeasureParallel(cfg, cpus, call)
+	st, sst, err := measure(cfg, cpus, call)
 	if err != nil {
 		return Point{}, err
 	}
-	return Point{Bytes: size, GBs: rate(float64(len(cpus)*reps)*float64(size), st), Stat: stat(st)}, nil
+	return Point{Bytes: size, GBs: rate(float64(len(cpus)*reps)*float64(size), st), Stat: sst}, nil
 }
 
 func stat(s sampler.Stats) Stat {

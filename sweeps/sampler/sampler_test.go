@@ -78,3 +78,17 @@ func TestMeasureParallel(t *testing.T) {
 		}
 	}
 }
+
+func TestStealTime(t *testing.T) {
+	cpus, err := AllowedCPUs()
+	if err != nil {
+		t.Skip(err)
+	}
+	d0, ok := StealTime(cpus)
+	if !ok {
+		t.Skip("no steal column in /proc/stat here")
+	}
+	if d1, _ := StealTime(cpus); d0 < 0 || d1 < d0 {
+		t.Fatalf("steal went from %v to %v", d0, d1)
+	}
+}
