@@ -28,12 +28,8 @@ func BenchName(r *Record) string {
 	b.WriteString(strings.ToUpper(r.Family[:1]) + r.Family[1:])
 	b.WriteString("/" + keyName(r.Kernel))
 	v := reflect.ValueOf(r).Elem()
-	byName := map[string]int{}
-	for _, c := range columns {
-		byName[c.name] = c.index
-	}
 	for _, k := range nameKeys[r.Family] {
-		b.WriteString("/" + k + "=" + keyName(cell(v.Field(byName[k]))))
+		b.WriteString("/" + k + "=" + keyName(cell(v.Field(columnIndex[k]))))
 	}
 	if r.Cold {
 		b.WriteString("/mode=cold")

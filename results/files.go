@@ -96,13 +96,9 @@ func ReadCSV(r io.Reader, name string) ([]Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: no header: %v", name, ErrCorrupt, err)
 	}
-	index := map[string]int{}
-	for _, c := range columns {
-		index[c.name] = c.index
-	}
 	fields := make([]int, len(header))
 	for i, h := range header {
-		idx, ok := index[h]
+		idx, ok := columnIndex[h]
 		if !ok {
 			return nil, fmt.Errorf("%s: %w: unknown column %q", name, ErrCorrupt, h)
 		}

@@ -133,6 +133,15 @@ var columns = func() []column {
 	return cs
 }()
 
+// columnIndex maps a column name to its Record field.
+var columnIndex = func() map[string]int {
+	m := make(map[string]int, len(columns))
+	for _, c := range columns {
+		m[c.name] = c.index
+	}
+	return m
+}()
+
 // Columns returns the column names of points.csv, in order.
 func Columns() []string {
 	names := make([]string, len(columns))

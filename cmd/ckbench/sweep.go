@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -200,7 +201,7 @@ func buildAttention(f sweepFlags, set map[string]bool) (sweeps.AttentionGrid, sw
 	}
 	if set["cpu"] {
 		cpus, err := sampler.AllowedCPUs()
-		if err == nil && !containsInt(cpus, f.cpu) {
+		if err == nil && !slices.Contains(cpus, f.cpu) {
 			return grid, opt, nil, usagef("--cpu %d: not a CPU this process may use (allowed: %v)", f.cpu, cpus)
 		}
 	}
@@ -283,15 +284,6 @@ func buildAttention(f sweepFlags, set map[string]bool) (sweeps.AttentionGrid, sw
 		return grid, opt, nil, usageError{"sweep attention: " + err.Error()}
 	}
 	return grid, opt, notes, nil
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // sweepConfig is the grid and options as recorded in machine.json.

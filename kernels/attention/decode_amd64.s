@@ -2971,17 +2971,17 @@ scores_3:
 	IMULQ   32(SP), DX
 	MOVQ    tiles+80(FP), BX
 	ADDQ    BX, DX
-	LEAQ    (CX)(AX*1), DI
-	MOVQ    DX, R8
-	ADDQ    tileStride+88(FP), R8
-	MOVQ    (SP), BX
-	MOVQ    24(SP), SI
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, SI
+	ADDQ    tileStride+88(FP), SI
+	MOVQ    (SP), DI
+	MOVQ    24(SP), R8
 	MOVQ    CX, 64(SP)
-	MOVQ    DI, 72(SP)
+	MOVQ    BX, 72(SP)
 	MOVQ    DX, 80(SP)
-	MOVQ    R8, 88(SP)
-	MOVQ    SI, 48(SP)
-	MOVQ    BX, 56(SP)
+	MOVQ    SI, 88(SP)
+	MOVQ    R8, 48(SP)
+	MOVQ    DI, 56(SP)
 	LEAQ    (AX)(AX*2), CX
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
@@ -3793,18 +3793,18 @@ pv_3:
 	IMULQ 32(SP), DX
 	MOVQ  tiles+80(FP), BX
 	ADDQ  BX, DX
-	LEAQ  (CX)(AX*1), DI
-	MOVQ  DX, R8
-	ADDQ  tileStride+88(FP), R8
-	MOVQ  8(SP), BX
-	MOVQ  24(SP), SI
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
 	MOVQ  CX, 40(SP)
-	MOVQ  DI, 48(SP)
+	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
-	MOVQ  R8, CX
+	MOVQ  SI, CX
 	SUBQ  DX, CX
-	MOVQ  BX, 64(SP)
-	MOVQ  SI, 72(SP)
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
 pv2_block_1:
@@ -5200,17 +5200,17 @@ scores_5:
 	IMULQ   32(SP), DX
 	MOVQ    tiles+80(FP), BX
 	ADDQ    BX, DX
-	LEAQ    (CX)(AX*1), DI
-	MOVQ    DX, R8
-	ADDQ    tileStride+88(FP), R8
-	MOVQ    (SP), BX
-	MOVQ    24(SP), SI
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, SI
+	ADDQ    tileStride+88(FP), SI
+	MOVQ    (SP), DI
+	MOVQ    24(SP), R8
 	MOVQ    CX, 64(SP)
-	MOVQ    DI, 72(SP)
+	MOVQ    BX, 72(SP)
 	MOVQ    DX, 80(SP)
-	MOVQ    R8, 88(SP)
-	MOVQ    SI, 48(SP)
-	MOVQ    BX, 56(SP)
+	MOVQ    SI, 88(SP)
+	MOVQ    R8, 48(SP)
+	MOVQ    DI, 56(SP)
 	LEAQ    (AX)(AX*2), CX
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
@@ -6013,18 +6013,18 @@ pv_5:
 	IMULQ 32(SP), DX
 	MOVQ  tiles+80(FP), BX
 	ADDQ  BX, DX
-	LEAQ  (CX)(AX*1), DI
-	MOVQ  DX, R8
-	ADDQ  tileStride+88(FP), R8
-	MOVQ  8(SP), BX
-	MOVQ  24(SP), SI
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
 	MOVQ  CX, 40(SP)
-	MOVQ  DI, 48(SP)
+	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
-	MOVQ  R8, CX
+	MOVQ  SI, CX
 	SUBQ  DX, CX
-	MOVQ  BX, 64(SP)
-	MOVQ  SI, 72(SP)
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
 pv2_block_4:

@@ -740,20 +740,27 @@ func (t tier) flashDecode(fast bool) {
 		ADDQ(bytes, p)
 		MOVQ(p, pfK.end)
 	}
+	// pairRows returns the rows (of param, q or o) and tile buffers of
+	// heads h and h+1, and the row size in bytes.
+	pairRows := func(param string) (row [2]GPVirtual, buf [2]GPVirtual, db GPVirtual) {
+		db = rowBytes()
+		row[0], buf[0] = headRow(param, db), tileOf()
+		row[1], buf[1] = GP64(), GP64()
+		LEAQ(Mem{Base: row[0], Index: db, Scale: 1}, row[1])
+		MOVQ(buf[0], buf[1])
+		ADDQ(paramAddr("tileStride"), buf[1])
+		return row, buf, db
+	}
 	// A: scores and tile max of every head, AVX-512 two heads at a time
 	// (scores2, sharing each K load). Prefetch keeps memory busy through
 	// the phase: the pairs spread this tile's V over their loops (pfV); a
 	// lone head (decode-flash, odd groups) fetches it if it is the first.
 	eachHead("scores", func() {
-		db := rowBytes()
-		q0, buf0, kp, cnt := headRow("q", db), tileOf(), GP64(), GP64()
-		q1, buf1 := GP64(), GP64()
-		LEAQ(Mem{Base: q0, Index: db, Scale: 1}, q1)
-		MOVQ(buf0, buf1)
-		ADDQ(paramAddr("tileStride"), buf1)
+		q, buf, db := pairRows("q")
+		kp, cnt := GP64(), GP64()
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
-		m0, m1 := t.scores2(buf0, buf1, q0, q1, kp, cnt, db, scale, lTmp, &pfV)
+		m0, m1 := t.scores2(buf[0], buf[1], q[0], q[1], kp, cnt, db, scale, lTmp, &pfV)
 		mb := stateAt(2)
 		VMOVSS(m0, mb)
 		VMOVSS(m1, mb.Offset(4))
@@ -806,15 +813,11 @@ func (t tier) flashDecode(fast bool) {
 	// lone first head fetches it row by row (from V: the same rows tk·d
 	// floats on, in the K buffer).
 	eachHead("pv", func() {
-		db := rowBytes()
-		o0, buf0, vp, cnt := headRow("o", db), tileOf(), GP64(), GP64()
-		o1, buf1 := GP64(), GP64()
-		LEAQ(Mem{Base: o0, Index: db, Scale: 1}, o1)
-		MOVQ(buf0, buf1)
-		ADDQ(paramAddr("tileStride"), buf1)
+		o, buf, db := pairRows("o")
+		vp, cnt := GP64(), GP64()
 		MOVQ(lVp, vp)
 		MOVQ(lCnt, cnt)
-		t.pv2([2]GPVirtual{o0, o1}, [2]GPVirtual{buf0, buf1}, vp, cnt, db, lTmp, &pfK)
+		t.pv2(o, buf, vp, cnt, db, lTmp, &pfK)
 	}, func() {
 		db := rowBytes()
 		oh, bufh, vp, cnt := headRow("o", db), tileOf(), GP64(), GP64()
