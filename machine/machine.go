@@ -14,6 +14,7 @@ import (
 
 	"github.com/klauspost/cpuid/v2"
 
+	"github.com/ckbench/ckbench/hwcounters"
 	"github.com/ckbench/ckbench/kernels/isa"
 )
 
@@ -58,6 +59,36 @@ type Info struct {
 		GoVersion    string `json:"go_version"`
 		PerfParanoid string `json:"perf_event_paranoid,omitempty"`
 	} `json:"os"`
+	// Counters is which performance counters open here, for this user.
+	Counters Counters `json:"counters"`
+}
+
+// Counters describes perf_event_open on this machine.
+type Counters struct {
+	// ExcludeKernel: events count user mode only (not root; see hwcounters).
+	ExcludeKernel bool      `json:"exclude_kernel"`
+	Events        []Counter `json:"events"`
+}
+
+// Counter is one event's availability, with the reason when it is not.
+type Counter struct {
+	Event     string `json:"event"`
+	Kind      string `json:"kind"`
+	Available bool   `json:"available"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// DescribeCounters probes evs (opening and closing each) on this thread.
+func DescribeCounters(evs []hwcounters.Event) Counters {
+	cs := Counters{ExcludeKernel: !hwcounters.Privileged()}
+	for _, s := range hwcounters.Probe(evs) {
+		c := Counter{Event: s.Event.Name, Kind: s.Event.Kind.String(), Available: s.Available()}
+		if s.Err != nil {
+			c.Reason = s.Err.Error()
+		}
+		cs.Events = append(cs.Events, c)
+	}
+	return cs
 }
 
 // featuresFor lists the features that matter to ckbench on an architecture.
@@ -106,6 +137,7 @@ func Describe() Info {
 		in.OS.PerfParanoid = strings.TrimSpace(string(b))
 	}
 	in.OS.MemTotal, in.OS.MemAvail = meminfo()
+	in.Counters = DescribeCounters(hwcounters.Default())
 	return in
 }
 

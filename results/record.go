@@ -11,6 +11,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 )
 
 // Status of a point.
@@ -99,6 +100,32 @@ type Record struct {
 	MaxRelErr   Float  `json:"max_rel_err"`
 	CPU         int    `json:"cpu"` // the CPU the measuring thread was pinned to (-1: not pinned)
 
+	// Performance counters per call, summed over the kept samples and
+	// scaled for multiplexing (see hwcounters). Missing when the event is
+	// unavailable here or not asked for: machine.json says which and why.
+	Cycles          Float  `json:"cycles"`
+	Instructions    Float  `json:"instructions"`
+	RefCycles       Float  `json:"ref_cycles"`
+	BranchMisses    Float  `json:"branch_misses"`
+	L1DReadMisses   Float  `json:"l1d_read_misses"`
+	LLCReads        Float  `json:"llc_reads"`
+	LLCReadMisses   Float  `json:"llc_read_misses"`
+	DTLBReadMisses  Float  `json:"dtlb_read_misses"`
+	TaskClockNs     Float  `json:"task_clock_ns"`
+	ContextSwitches Float  `json:"context_switches"`
+	CPUMigrations   Float  `json:"cpu_migrations"`
+	PageFaults      Float  `json:"page_faults"`
+	RawCounts       string `json:"raw_counts"` // raw events: "r01c2=1234.5 r0151=12"
+	// CountersRunningPct is the smallest running/enabled of the counter
+	// groups: below 100 the counts are extrapolated (multiplexed PMU).
+	CountersRunningPct Float `json:"counters_running_pct"`
+	// Derived where their inputs exist.
+	IPC           Float `json:"ipc"`             // instructions / cycles
+	GHz           Float `json:"ghz"`             // cycles / task-clock: the effective clock
+	BytesPerCycle Float `json:"bytes_per_cycle"` // compulsory bytes / cycles
+	FlopsPerCycle Float `json:"flops_per_cycle"`
+	LLCMissPct    Float `json:"llc_miss_pct"` // llc_read_misses / llc_reads
+
 	// KeptNs holds the kept samples (ns per call, in order) for bench.txt.
 	KeptNs []float64 `json:"-"`
 }
@@ -106,13 +133,48 @@ type Record struct {
 // NewRecord returns a record whose measured fields are all missing.
 func NewRecord() Record {
 	r := Record{CPU: -1}
-	m := Missing()
-	for _, f := range []*Float{&r.NsMedian, &r.NsMin, &r.MadPct, &r.CvPct, &r.Flops, &r.Bytes,
-		&r.Traffic, &r.AI, &r.GFlops, &r.GBs, &r.ReadGBs, &r.PctOfRead, &r.BoundGFlops, &r.PctOfBound, &r.MaxRelErr} {
-		*f = m
+	v := reflect.ValueOf(&r).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Type() == floatType {
+			f.SetFloat(math.NaN())
+		}
 	}
 	return r
 }
+
+var floatType = reflect.TypeFor[Float]()
+
+// SetCounter stores the per-call count of a named hardware-counter event
+// ("cycles", "llc-read-misses", "task-clock", ...) in its column. It
+// reports false for an event without a column of its own (raw events).
+func (r *Record) SetCounter(event string, v float64) bool {
+	name := strings.ReplaceAll(event, "-", "_")
+	if event == "task-clock" {
+		name = "task_clock_ns"
+	}
+	i, ok := counterColumns[name]
+	if !ok {
+		return false
+	}
+	reflect.ValueOf(r).Elem().Field(i).SetFloat(v)
+	return true
+}
+
+// counterColumns are the Float columns from cycles to page_faults.
+var counterColumns = func() map[string]int {
+	m := map[string]int{}
+	in := false
+	for _, c := range columns {
+		in = in || c.name == "cycles"
+		if in {
+			m[c.name] = c.index
+		}
+		if c.name == "page_faults" {
+			break
+		}
+	}
+	return m
+}()
 
 // column is one field of Record as it appears in the files.
 type column struct {

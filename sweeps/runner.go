@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ckbench/ckbench/hwcounters"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
@@ -32,8 +33,9 @@ type Options struct {
 	// MemAvailable bounds a point's memory (default: /proc/meminfo).
 	MemAvailable int64
 
-	// Meter, if set, is read around every sample (hardware counters).
-	Meter sampler.Meter
+	// Counters are read around every sample, on the measuring thread;
+	// each record gets their per-call counts (nil: none).
+	Counters []hwcounters.Event
 	// Annotate, if set, completes each record before it is written
 	// (e.g. the roofline bound of its tier and memory level).
 	Annotate func(*results.Record)
@@ -157,6 +159,10 @@ func Run(ctx context.Context, plan *Plan, opt Options, sink func(results.Record)
 func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(results.Record) error) (bool, error) {
 	bar := newProgress(opt.Progress, len(plan.Points))
 	defer bar.finish()
+	meter := openCounters(opt.Counters) // on this, the measuring, thread
+	if meter != nil {
+		defer meter.c.Close()
+	}
 	var last *dataGroup
 	for i := range plan.Points {
 		if ctx.Err() != nil {
@@ -169,7 +175,7 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 		}
 		last = p.group
 		bar.start(i, p.Rec)
-		rec := measurePoint(p, opt, cpu)
+		rec := measurePoint(p, opt, cpu, meter)
 		if p.ceiling && rec.Status == results.StatusOK {
 			p.group.read = max(p.group.read, float64(rec.GBs))
 		}
@@ -191,7 +197,7 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 }
 
 // measurePoint gates and times one point.
-func measurePoint(p *Point, opt Options, cpu int) results.Record {
+func measurePoint(p *Point, opt Options, cpu int, meter *counterMeter) results.Record {
 	rec := p.Rec
 	rec.CPU = cpu
 	rec.Th = opt.Threads
@@ -207,7 +213,15 @@ func measurePoint(p *Point, opt Options, cpu int) results.Record {
 		return rec
 	}
 	runtime.GC() // no collection work left over from setup inside the samples
-	st, _ := sampler.Measure(context.Background(), opt.Sampler, call, opt.Meter)
+	var m sampler.Meter
+	if meter != nil {
+		meter.reset()
+		m = meter
+	}
+	st, _ := sampler.Measure(context.Background(), opt.Sampler, call, m)
+	if meter != nil {
+		meter.fill(&rec)
+	}
 	rec.Samples, rec.Rejected, rec.CallsPerSample = st.Kept, st.Rejected, st.CallsPerSample
 	rec.KeptNs = st.Samples
 	if st.Kept == 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckbench/ckbench/hwcounters"
 	"github.com/ckbench/ckbench/kernels/attention"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
@@ -53,17 +54,6 @@ func TestParseHeads(t *testing.T) {
 	}
 }
 
-// countingMeter checks the Meter seam sees every sample.
-type countingMeter struct{ begins, ends, kept int }
-
-func (m *countingMeter) Begin() { m.begins++ }
-func (m *countingMeter) End(kept bool, calls int) {
-	m.ends++
-	if kept {
-		m.kept++
-	}
-}
-
 func tinyGrid() AttentionGrid {
 	return AttentionGrid{
 		Kernels: AttentionKernels(), Tiers: isa.All, HeadDims: []int{64}, TileKs: []int{0},
@@ -72,9 +62,16 @@ func tinyGrid() AttentionGrid {
 }
 
 func TestRunAttention(t *testing.T) {
-	meter := &countingMeter{}
 	annotated := 0
-	opt := Options{Sampler: sampler.Config{MinTime: 2 * time.Millisecond}, CPU: -1, Seed: 3, Meter: meter,
+	evs, err := hwcounters.ParseList("task-clock,cycles,page-faults")
+	if err != nil {
+		t.Fatal(err)
+	}
+	avail := map[string]bool{}
+	for _, s := range hwcounters.Probe(evs) {
+		avail[s.Event.Name] = s.Available()
+	}
+	opt := Options{Sampler: sampler.Config{MinTime: 2 * time.Millisecond}, CPU: -1, Seed: 3, Counters: evs,
 		Annotate: func(*results.Record) { annotated++ }}
 	plan, err := PlanAttention(tinyGrid(), opt, machine.Describe())
 	if err != nil {
@@ -114,10 +111,53 @@ func TestRunAttention(t *testing.T) {
 			if !r.NsMedian.Valid() || !r.GBs.Valid() || r.Samples == 0 || !r.MaxRelErr.Valid() || !r.ReadGBs.Valid() {
 				t.Errorf("%s/%s: incomplete record %+v", r.Kernel, r.ISA, r)
 			}
+			checkCounters(t, r, avail)
 		}
 	}
-	if meter.begins == 0 || meter.begins != meter.ends {
-		t.Errorf("meter saw %d begins, %d ends", meter.begins, meter.ends)
+}
+
+// checkCounters: an available counter has a value per call, an
+// unavailable one none (never 0), and task-clock agrees with the timer.
+func checkCounters(t *testing.T, r results.Record, avail map[string]bool) {
+	t.Helper()
+	if r.TaskClockNs.Valid() != avail["task-clock"] || r.Cycles.Valid() != avail["cycles"] || r.PageFaults.Valid() != avail["page-faults"] {
+		t.Errorf("%s/%s: counters task-clock=%v cycles=%v page-faults=%v, availability %v", r.Kernel, r.ISA, r.TaskClockNs, r.Cycles, r.PageFaults, avail)
+	}
+	if r.TaskClockNs.Valid() {
+		// The same time measured twice: by the thread's CPU time and by
+		// the wall clock around the same samples.
+		if ratio := float64(r.TaskClockNs / r.NsMedian); ratio < 0.5 || ratio > 2 {
+			t.Errorf("%s/%s: task-clock %v ns per call but %v ns per call timed", r.Kernel, r.ISA, r.TaskClockNs, r.NsMedian)
+		}
+		if r.CountersRunningPct != 100 {
+			t.Errorf("software counters multiplexed? running %v%%", r.CountersRunningPct)
+		}
+	}
+	if r.IPC.Valid() != (avail["cycles"] && r.Instructions.Valid()) || r.GHz.Valid() != (avail["cycles"] && avail["task-clock"]) {
+		t.Errorf("%s/%s: derived metrics ipc=%v ghz=%v without their inputs", r.Kernel, r.ISA, r.IPC, r.GHz)
+	}
+}
+
+func TestDerivedCounterMetrics(t *testing.T) {
+	r := results.NewRecord()
+	r.Bytes, r.Flops = 4096, 2048
+	r.TaskClockNs, r.Cycles, r.Instructions = 1000, 3000, 6000
+	r.LLCReads, r.LLCReadMisses = 200, 50
+	derive(&r)
+	if r.IPC != 2 || r.GHz != 3 || r.BytesPerCycle != 4096.0/3000 || r.FlopsPerCycle != 2048.0/3000 || r.LLCMissPct != 25 {
+		t.Fatalf("derived: ipc %v ghz %v B/c %v F/c %v llc %v", r.IPC, r.GHz, r.BytesPerCycle, r.FlopsPerCycle, r.LLCMissPct)
+	}
+	none := results.NewRecord()
+	none.TaskClockNs = 1000
+	derive(&none)
+	if none.IPC.Valid() || none.GHz.Valid() || none.BytesPerCycle.Valid() || none.LLCMissPct.Valid() {
+		t.Fatal("a derived metric got a value without its inputs")
+	}
+	if !none.SetCounter("llc-read-misses", 5) || none.LLCReadMisses != 5 || !none.SetCounter("task-clock", 7) || none.TaskClockNs != 7 {
+		t.Fatal("SetCounter does not reach its column")
+	}
+	if none.SetCounter("r01c2", 1) {
+		t.Fatal("a raw event has no column of its own")
 	}
 }
 

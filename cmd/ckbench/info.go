@@ -61,7 +61,24 @@ func cmdInfo(args []string, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "  %-10s skipped: %s\n", t.Tier, t.Reason)
 		}
 	}
+	printCounters(stdout, in.Counters)
 	return nil
+}
+
+// printCounters lists each event as available or not, with the reason.
+func printCounters(w io.Writer, cs machine.Counters) {
+	mode := "user and kernel mode (root)"
+	if cs.ExcludeKernel {
+		mode = "user mode only (not root: exclude_kernel)"
+	}
+	fmt.Fprintf(w, "counters   %s; 'ckbench counters' reads them on a calibrated loop\n", mode)
+	for _, c := range cs.Events {
+		if c.Available {
+			fmt.Fprintf(w, "  %-17s available\n", c.Event)
+		} else {
+			fmt.Fprintf(w, "  %-17s unavailable: %s\n", c.Event, strings.TrimPrefix(c.Reason, c.Event+": "))
+		}
+	}
 }
 
 func cacheSize(n int) string {

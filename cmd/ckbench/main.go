@@ -3,12 +3,13 @@
 // against a reference, times it honestly and writes CSV, JSON lines and
 // benchstat-ready files.
 //
-//	ckbench info              this machine: CPU, caches, features, tiers
+//	ckbench info              this machine: CPU, caches, features, tiers, counters
+//	ckbench counters          read each performance counter on a calibrated loop
 //	ckbench list [family]     kernels, tiers and work models
 //	ckbench sweep attention   measure the attention decode kernels
 //
 // The command is a thin layer over the packages sweeps, results, machine
-// and kernels/...; it parses flags, reports errors and picks defaults.
+// hwcounters and kernels/...; it parses flags, reports errors and picks defaults.
 package main
 
 import (
@@ -53,7 +54,8 @@ const (
 const topUsage = `ckbench measures how this CPU runs the kernels of LLM inference.
 
 Usage:
-  ckbench info [--json]          CPU, caches, ISA features and which kernel tiers run here
+  ckbench info [--json]          CPU, caches, ISA features, which kernel tiers and counters work here
+  ckbench counters [--events L]  read each performance counter on a calibrated loop
   ckbench list [attention]       kernels, tiers, parameters and work models (FLOPs, bytes)
   ckbench sweep attention [flags]  check and time the attention decode kernels over a grid
   ckbench roofline [--quick]     measure compute and bandwidth ceilings (roofline.json)
@@ -117,6 +119,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdSweep(args[1:], stdout, stderr)
 	case "roofline":
 		return cmdRoofline(args[1:], stdout, stderr)
+	case "counters":
+		return cmdCounters(args[1:], stdout)
 	}
-	return usagef("unknown command %q (commands: info, list, sweep, roofline, version; see ckbench --help)", args[0])
+	return usagef("unknown command %q (commands: info, counters, list, sweep, roofline, version; see ckbench --help)", args[0])
 }

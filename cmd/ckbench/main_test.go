@@ -66,6 +66,11 @@ func TestBadInput(t *testing.T) {
 		"cpu not allowed":    tiny(dir, "--cpu", "100000"),
 		"run-id with slash":  tiny(dir, "--run-id", "a/b"),
 		"larger than memory": tiny(dir, "--ctx", "100000000", "--heads", "64:64", "--hd", "256"),
+		"unknown counter":    tiny(dir, "--counters", "cyclez"),
+		"bad raw counter":    tiny(dir, "--counters", "rxyz"),
+		"counters events":    {"counters", "--events", "bogus"},
+		"counters none":      {"counters", "--events", "none"},
+		"counters rounds":    {"counters", "--rounds", "5"},
 		"info stray":         {"info", "--yaml"},
 		"list family":        {"list", "gemm"},
 	}
@@ -102,6 +107,14 @@ func TestHelpAndInfo(t *testing.T) {
 	var in map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &in) != nil || in["tiers"] == nil || in["cache"] == nil {
 		t.Fatalf("info --json: %d\n%s", code, out)
+	}
+	if !strings.Contains(out, "counters") || !strings.Contains(out, "task-clock") {
+		t.Fatalf("info does not list the counters:\n%s", out)
+	}
+	// Every event is shown, as available or with its reason.
+	code, out, _ = ckbench(t, "counters", "--events", "task-clock,cycles", "--rounds", "100000")
+	if code != 0 || !strings.Contains(out, "task-clock") || !strings.Contains(out, "cycles") {
+		t.Fatalf("counters: %d\n%s", code, out)
 	}
 	code, out, _ = ckbench(t, "list", "attention")
 	if code != 0 || !strings.Contains(out, "4·H·T·D") || !strings.Contains(out, "decode-flash-gqa") {
@@ -148,6 +161,34 @@ func TestSweepEndToEnd(t *testing.T) {
 			timed++
 		default:
 			t.Errorf("%s/%s: %s %s", r.Kernel, r.ISA, r.Status, r.Reason)
+		}
+	}
+	// Counters (--counters default): machine.json gives each event's
+	// availability once; a timed point has a value exactly for those that
+	// opened, and an empty cell (never 0) for the rest.
+	if len(meta.Machine.Counters.Events) == 0 {
+		t.Fatal("machine.json lists no counters")
+	}
+	for _, c := range meta.Machine.Counters.Events {
+		if !c.Available && c.Reason == "" {
+			t.Errorf("counter %s unavailable without a reason", c.Event)
+		}
+		for _, r := range fromCSV {
+			if r.Status != results.StatusOK {
+				continue
+			}
+			var v results.Float
+			switch c.Event {
+			case "task-clock":
+				v = r.TaskClockNs
+			case "cycles":
+				v = r.Cycles
+			default:
+				continue
+			}
+			if v.Valid() != c.Available {
+				t.Errorf("%s/%s: %s = %v but available=%v", r.Kernel, r.ISA, c.Event, v, c.Available)
+			}
 		}
 	}
 	// bench.txt: one line group per timed point, readable by benchfmt

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ckbench/ckbench/hwcounters"
 	"github.com/ckbench/ckbench/kernels/attention"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
@@ -48,11 +49,11 @@ Flags:
 
 // sweepFlags are the raw flag values of `ckbench sweep attention`.
 type sweepFlags struct {
-	kernel, isaList, hd, tk, ctx, heads, exp, preset, out, runID, roof string
-	threads, cpu                                                       int
-	minTime                                                            time.Duration
-	cold, noProgress, force                                            bool
-	seed                                                               uint64
+	kernel, isaList, hd, tk, ctx, heads, exp, preset, out, runID, roof, counters string
+	threads, cpu                                                                 int
+	minTime                                                                      time.Duration
+	cold, noProgress, force                                                      bool
+	seed                                                                         uint64
 }
 
 func cmdSweep(args []string, stdout, stderr io.Writer) error {
@@ -85,6 +86,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the deterministic input data")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is drawn only on a terminal anyway)")
 	fs.StringVar(&f.roof, "roofline", "auto", "bound for pct_of_bound: auto (measure a quick 1-thread roofline first, ~20 s), none, or a roofline.json to reuse")
+	fs.StringVar(&f.counters, "counters", "default", "performance counters per point: default (all named events that open here), none, or a list such as cycles,instructions,r01c2 (see ckbench counters)")
 	fs.BoolVar(&f.force, "force", false, "use a --roofline file measured on another machine")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return helpOK(err)
@@ -100,6 +102,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	info := machine.Describe()
+	// machine.json says, once, which of the asked-for counters open here
+	// and why not; their columns stay empty where they do not.
+	info.Counters = machine.DescribeCounters(opt.Counters)
 	plan, err := sweeps.PlanAttention(grid, opt, info)
 	if err != nil {
 		return usagef("sweep attention: %v", err)
@@ -187,6 +192,9 @@ func buildAttention(f sweepFlags, set map[string]bool) (sweeps.AttentionGrid, sw
 		return grid, sweeps.Options{}, nil, usagef("--preset: %v", err)
 	}
 	opt := sweeps.Options{Sampler: sc, Cold: f.cold, Threads: f.threads, CPU: f.cpu, Seed: f.seed}
+	if opt.Counters, err = hwcounters.ParseList(f.counters); err != nil {
+		return grid, opt, nil, usagef("--counters: %v", err)
+	}
 	if f.threads < 1 {
 		return grid, opt, nil, usagef("--threads %d: must be ≥ 1", f.threads)
 	}
@@ -299,8 +307,16 @@ func sweepConfig(g sweeps.AttentionGrid, o sweeps.Options) map[string]any {
 	return map[string]any{
 		"family": "attention", "kernels": g.Kernels, "isa": g.Tiers, "hd": g.HeadDims, "tk": g.TileKs,
 		"ctx": g.Ctxs, "heads": heads, "exp": exps, "threads": o.Threads, "cold": o.Cold, "seed": o.Seed,
-		"min_time": o.Sampler.MinTime.String(), "cpu": o.CPU,
+		"min_time": o.Sampler.MinTime.String(), "cpu": o.CPU, "counters": counterNames(o.Counters),
 	}
+}
+
+func counterNames(evs []hwcounters.Event) []string {
+	names := make([]string, len(evs))
+	for i, e := range evs {
+		names[i] = e.Name
+	}
+	return names
 }
 
 func countStatus(recs []results.Record, status string) int {
