@@ -19,7 +19,12 @@ type Options struct {
 	Quick    bool       // read curve only, one size per octave, shorter sampling
 	Tiers    []isa.Tier // compute tiers; default every tier that runs here
 	MaxBytes int64      // largest working set per thread; default 8 × L3 (or 8 × L2), ≥ 64 MiB
-	Progress io.Writer  // one line per measurement (nil: quiet)
+	// Passes is how many times every measurement is taken, in turn, each
+	// with its share of the sampling time; the best pass is kept (default
+	// 3, 2 with Quick). A neighbour on a shared host that slows one pass
+	// does not lower the ceiling, and the spread between passes shows it.
+	Passes   int
+	Progress io.Writer // one line per measurement (nil: quiet)
 }
 
 // Stat is the sampler's summary of one measurement, in ns per call.
@@ -33,7 +38,10 @@ type Stat struct {
 	Tolerated int     `json:"tolerated"` // kept although preempted (samples ≥ 20 ms)
 	StealMS   float64 `json:"steal_ms"`  // hypervisor steal on these CPUs during the measurement
 	Tries     int     `json:"tries"`     // measurements taken (redone after steal)
-	Calls     int     `json:"calls_per_sample"`
+	// PassSpreadPct is (best − worst) / best of the passes' rates, in %:
+	// how much the machine's other load moved this measurement.
+	PassSpreadPct float64 `json:"pass_spread_pct"`
+	Calls         int     `json:"calls_per_sample"`
 }
 
 // Compute is one compute ceiling: a peak kernel of a tier on n threads.
@@ -90,10 +98,14 @@ type Roofline struct {
 	Skipped   []isa.Status `json:"skipped,omitempty"` // tiers asked for that do not run here
 	Bandwidth []Curve      `json:"bandwidth"`
 	Levels    []Level      `json:"levels"` // from the read curves
+	Passes    int          `json:"passes"`
+	// MaxPassSpreadPct is the largest PassSpreadPct of any ceiling
+	// measurement: above a few percent the machine was busy meanwhile.
+	MaxPassSpreadPct float64 `json:"max_pass_spread_pct"`
 }
 
 // Method describes how the ceilings were measured, for roofline.json.
-const Method = "Each ceiling is a measurement kernel (roofline/_asm) timed by the ckbench sampler on threads pinned one per CPU, started together; time is the slowest thread, samples with a preemption are dropped. fp32-fma: independent accumulator chains, 2 FLOP per lane per FMA. int8-dot: VPMADDUBSW+VPMADDWD (avx2, avx512) or VPDPBUSD (avx512vnni), 2 ops per int8 multiply-add. Bandwidth: read (load and sum), copy (src+dst = working set) and write (normal and non-temporal stores) with the widest tier, per-thread buffers, log-spaced working sets; levels are the median of the read curve inside windows set by the cpuid cache sizes. A measurement during which the hypervisor stole time from its CPUs (/proc/stat) is redone, up to 3 tries; steal_ms records what remained."
+const Method = "Each ceiling is a measurement kernel (roofline/_asm) timed by the ckbench sampler on threads pinned one per CPU, started together; time is the slowest thread, samples with a preemption are dropped. fp32-fma: independent accumulator chains, 2 FLOP per lane per FMA. int8-dot: VPMADDUBSW+VPMADDWD (avx2, avx512) or VPDPBUSD (avx512vnni), 2 ops per int8 multiply-add. Bandwidth: read (load and sum), copy (src+dst = working set) and write (normal and non-temporal stores) with the widest tier, per-thread buffers, log-spaced working sets; levels are the median of the read curve inside windows set by the cpuid cache sizes. Every measurement is taken in several passes over the whole set, in turn, and the pass with the highest rate is kept (pass_spread_pct says how far they differed). A measurement during which the hypervisor stole time from its CPUs (/proc/stat) is redone, up to 3 tries; steal_ms records what remained."
 
 // measure runs sampler.MeasureParallel and redoes it (up to 3 tries) when
 // the hypervisor stole time from these CPUs meanwhile: steal is invisible to
@@ -165,7 +177,15 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 	if opt.Quick {
 		cfg.MinTime, cfg.MinSamples, steps = 20*time.Millisecond, 5, 1
 	}
-	r := &Roofline{Version: 1, Method: Method, Created: time.Now().UTC(), Quick: opt.Quick, Machine: info, Skipped: skipped}
+	if opt.Passes <= 0 {
+		opt.Passes = 3
+		if opt.Quick {
+			opt.Passes = 2
+		}
+	}
+	// Each pass samples its share of the time, and at least 5 samples.
+	cfg.MinTime = max(cfg.MinTime/time.Duration(opt.Passes), 10*time.Millisecond)
+	cfg.MinSamples = 5
 	logf := func(format string, a ...any) {
 		if opt.Progress != nil {
 			fmt.Fprintf(opt.Progress, format+"\n", a...)
@@ -174,31 +194,71 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 	for _, st := range skipped {
 		logf("%-10s skipped: %s", st.Tier, st.Reason)
 	}
+	m := &measurer{ctx: ctx, cpus: cpus, opt: opt, cfg: cfg, steps: steps, logf: logf}
+	passes := make([]*Roofline, opt.Passes)
+	for i := range passes {
+		logf("pass %d of %d", i+1, opt.Passes)
+		passes[i] = &Roofline{}
+		if err := m.pass(passes[i]); err != nil {
+			return nil, err
+		}
+	}
+	r := bestOf(passes)
+	r.Version, r.Method, r.Created, r.Quick, r.Machine, r.Skipped = 1, Method, time.Now().UTC(), opt.Quick, info, skipped
+	r.Passes = opt.Passes
+	r.Clock.BaseGHz = float64(info.CPU.BaseHz) / 1e9
+	r.Clock.TSCGHz = TSCGHz()
+	for _, curve := range r.Bandwidth {
+		if curve.Kernel == "read" {
+			for _, lv := range Plateaus(curve.Points, caches) {
+				lv.Threads, lv.Kernel = curve.Threads, curve.Kernel
+				r.Levels = append(r.Levels, lv)
+			}
+		}
+	}
+	logf("core clock ≈ %.2f GHz; TSC %.2f GHz (a fixed-rate counter, not core cycles)", r.Clock.CoreGHz, r.Clock.TSCGHz)
+	for _, c := range r.Compute {
+		logf("%-10s %-9s %d thread(s): %8.1f %s (best of %d passes, spread %.1f%%)", c.Tier, c.Kind, c.Threads, c.Value, c.Unit, r.Passes, c.Stat.PassSpreadPct)
+	}
+	for _, lv := range r.Levels {
+		logf("%-4s %d thread(s): %7.1f GB/s", lv.Name, lv.Threads, lv.GBs)
+	}
+	return r, nil
+}
 
+// measurer holds what every pass of Measure shares.
+type measurer struct {
+	ctx   context.Context
+	cpus  []int
+	opt   Options
+	cfg   sampler.Config
+	steps int
+	logf  func(string, ...any)
+}
+
+// pass takes every measurement once into r (clock, compute, bandwidth).
+func (m *measurer) pass(r *Roofline) error {
+	cpus, opt, cfg, logf := m.cpus, m.opt, m.cfg, m.logf
 	// The core clock: 8 dependent adds per round, one cycle each.
 	if _, ok := ClockChain(1); ok {
 		const rounds = 1 << 16
 		st, _, err := measure(cfg, cpus[len(cpus)-1:], func(int) { ClockChain(rounds) })
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.Clock.CoreGHz = rate(8*rounds, st)
-		r.Clock.Method = "8 dependent integer adds per round (1 cycle each), median sample"
+		r.Clock.Method = "8 dependent integer adds per round (1 cycle each), median sample, best pass"
 	}
-	r.Clock.BaseGHz = float64(info.CPU.BaseHz) / 1e9
-	r.Clock.TSCGHz = TSCGHz()
-	logf("core clock ≈ %.2f GHz; TSC %.2f GHz (a fixed-rate counter, not core cycles)", r.Clock.CoreGHz, r.Clock.TSCGHz)
-
 	for _, n := range opt.Threads {
 		set := cpus[len(cpus)-n:]
 		for _, t := range opt.Tiers {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+			if err := m.ctx.Err(); err != nil {
+				return err
 			}
 			const iters = 1 << 12
 			st, sst, err := measure(cfg, set, func(int) { FMA(t, iters) })
 			if err != nil {
-				return nil, err
+				return err
 			}
 			ops := FMAFlopsPerIter(t) * iters
 			c := Compute{Kind: "fp32-fma", Tier: t, Threads: n, Unit: "GFLOP/s", OpsPerCall: ops, Stat: sst,
@@ -206,7 +266,7 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 			if adds := FMAClock(t, iters); adds > 0 {
 				cs, _, err := measure(cfg, set, func(int) { FMAClock(t, iters) })
 				if err != nil {
-					return nil, err
+					return err
 				}
 				c.LoadGHz = rate(float64(adds), cs)
 				lanes := FMAFlopsPerIter(t) / 2 / float64(kernelsFor(t).chains)
@@ -215,19 +275,17 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 				}
 			}
 			r.Compute = append(r.Compute, c)
-			logf("%-10s fp32-fma  %d thread(s): %8.1f GFLOP/s (clock under load %.2f GHz: %.0f%% of %d FMA ports)", t, n, c.Value, c.LoadGHz, c.PctOfPorts, FMAPorts)
 			if Int8OpsPerIter(t) == 0 {
 				continue
 			}
 			st, sst, err = measure(cfg, set, func(int) { Int8(t, iters) })
 			if err != nil {
-				return nil, err
+				return err
 			}
 			ops = Int8OpsPerIter(t) * iters
 			c = Compute{Kind: "int8-dot", Tier: t, Threads: n, Unit: "GOP/s", OpsPerCall: ops, Stat: sst,
 				Value: rate(float64(n)*ops, st)}
 			r.Compute = append(r.Compute, c)
-			logf("%-10s int8-dot  %d thread(s): %8.1f GOP/s", t, n, c.Value)
 		}
 		wide := streamTier(opt.Tiers)
 		kernels := []string{"read", "copy", "write", "write-nt"}
@@ -236,27 +294,68 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 		}
 		for _, k := range kernels {
 			curve := Curve{Kernel: k, Tier: wide, Threads: n}
-			for _, size := range Sizes(4<<10, opt.MaxBytes, steps) {
-				if err := ctx.Err(); err != nil {
-					return nil, err
+			for _, size := range Sizes(4<<10, opt.MaxBytes, m.steps) {
+				if err := m.ctx.Err(); err != nil {
+					return err
 				}
 				p, err := measureStream(cfg, set, wide, k, size)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				curve.Points = append(curve.Points, p)
 				logf("%-8s %d thread(s) %9s: %7.1f GB/s", k, n, machine.Bytes(size), p.GBs)
 			}
 			r.Bandwidth = append(r.Bandwidth, curve)
-			if k == "read" {
-				for _, lv := range Plateaus(curve.Points, caches) {
-					lv.Threads, lv.Kernel = n, k
-					r.Levels = append(r.Levels, lv)
-				}
-			}
 		}
 	}
-	return r, nil
+	return nil
+}
+
+// bestOf merges passes of the same measurements: for each, the pass with
+// the highest rate, its spread across passes recorded.
+func bestOf(passes []*Roofline) *Roofline {
+	r := passes[0]
+	spread := func(vals []float64) (best int, pct float64) {
+		lo := math.Inf(1)
+		for i, v := range vals {
+			if v > vals[best] {
+				best = i
+			}
+			lo = min(lo, v)
+		}
+		if vals[best] > 0 {
+			pct = 100 * (vals[best] - lo) / vals[best]
+		}
+		return best, pct
+	}
+	clocks := make([]float64, len(passes))
+	for p, x := range passes {
+		clocks[p] = x.Clock.CoreGHz
+	}
+	b, _ := spread(clocks)
+	r.Clock = passes[b].Clock
+	vals := make([]float64, len(passes))
+	for i := range r.Compute {
+		for p, x := range passes {
+			vals[p] = x.Compute[i].Value
+		}
+		b, pct := spread(vals)
+		r.Compute[i] = passes[b].Compute[i]
+		r.Compute[i].Stat.PassSpreadPct = pct
+		r.MaxPassSpreadPct = max(r.MaxPassSpreadPct, pct)
+	}
+	for c := range r.Bandwidth {
+		for i := range r.Bandwidth[c].Points {
+			for p, x := range passes {
+				vals[p] = x.Bandwidth[c].Points[i].GBs
+			}
+			b, pct := spread(vals)
+			r.Bandwidth[c].Points[i] = passes[b].Bandwidth[c].Points[i]
+			r.Bandwidth[c].Points[i].Stat.PassSpreadPct = pct
+			r.MaxPassSpreadPct = max(r.MaxPassSpreadPct, pct)
+		}
+	}
+	return r
 }
 
 // streamTier is the widest of the tiers with its own loads and stores
