@@ -13,6 +13,7 @@ import (
 // name after Benchmark<Family>/<kernel>, in order.
 var nameKeys = map[string][]string{
 	"attention": {"isa", "exp", "hd", "tk", "ctx", "h", "kvh", "kv"},
+	"quant":     {"isa", "fmt", "act", "m", "k", "rb"},
 }
 
 // BenchLinesPerPoint bounds the result lines one point contributes to

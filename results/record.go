@@ -69,6 +69,13 @@ type Record struct {
 	KVH    int    `json:"kvh"`
 	KV     string `json:"kv"`
 	Exp    string `json:"exp"`
+	// The quant family's keys: weight format, activations (f32, q8_0,
+	// q8_1, q8_K), shape y[M] = W[M×K]·x[K], rows per pass.
+	Fmt    string `json:"fmt"`
+	Act    string `json:"act"`
+	M      int    `json:"m"`
+	K      int    `json:"k"`
+	RB     int    `json:"rb"`
 	Th     int    `json:"th"`
 	Cold   bool   `json:"cold"`
 	Status string `json:"status"`
@@ -86,7 +93,9 @@ type Record struct {
 	Bytes     Float `json:"bytes"`   // compulsory bytes per call
 	Traffic   Float `json:"traffic"` // bytes the kernel's structure streams
 	AI        Float `json:"ai"`      // flops / bytes
+	IntOps    Float `json:"int_ops"` // int8 multiply-adds × 2 per call (gemv-q8)
 	GFlops    Float `json:"gflops"`  // at the median
+	GOps      Float `json:"gops"`    // int_ops / median time
 	GBs       Float `json:"gbs"`     // compulsory bytes / median time
 	ReadGBs   Float `json:"read_gbs"`
 	PctOfRead Float `json:"pct_of_read"` // gbs / read_gbs · 100

@@ -44,6 +44,12 @@ func (r *Roofline) Caches() Caches {
 // the working set in DRAM. A level the roofline lacks falls back to the
 // next level out.
 func (r *Roofline) Bound(t isa.Tier, threads int, ai float64, ws int64, cold bool) Bound {
+	return r.BoundOf("fp32-fma", t, threads, ai, ws, cold)
+}
+
+// BoundOf is Bound against the compute ceiling of kind (fp32-fma, or
+// int8-dot for the integer GEMVs, with ai in int8 ops per byte).
+func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws int64, cold bool) Bound {
 	b := Bound{Level: LevelOf(ws, r.Caches())}
 	if cold {
 		b.Level = "DRAM"
@@ -62,7 +68,7 @@ func (r *Roofline) Bound(t isa.Tier, threads int, ai float64, ws int64, cold boo
 		break
 	}
 	for _, c := range r.Compute {
-		if c.Kind == "fp32-fma" && c.Tier == t && c.Threads == threads {
+		if c.Kind == kind && c.Tier == t && c.Threads == threads {
 			b.Peak = c.Value
 		}
 	}

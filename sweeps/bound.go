@@ -14,7 +14,7 @@ func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record) {
 		if !rec.Bytes.Valid() || !rec.AI.Valid() {
 			return
 		}
-		b := r.Bound(isa.Tier(rec.ISA), max(rec.Th, 1), float64(rec.AI), int64(rec.Bytes), cold)
+		b := r.BoundOf(computeRoof(rec), isa.Tier(rec.ISA), max(rec.Th, 1), float64(rec.AI), int64(rec.Bytes), cold)
 		rec.Level = b.Level
 		if b.GBs <= 0 {
 			return
@@ -28,4 +28,13 @@ func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record) {
 			rec.PctOfBound = 100 * rec.GBs / results.Float(b.GBs)
 		}
 	}
+}
+
+// computeRoof is the compute ceiling a record is held to: the int8 dot
+// peak for the integer GEMV (its AI counts int8 ops), FP32 FMA otherwise.
+func computeRoof(rec *results.Record) string {
+	if rec.IntOps.Valid() && rec.IntOps > 0 {
+		return "int8-dot"
+	}
+	return "fp32-fma"
 }

@@ -241,6 +241,9 @@ func measurePoint(p *Point, opt Options, cpu int, meter *counterMeter) results.R
 	if rec.Bytes.Valid() {
 		rec.GBs = results.Float(float64(rec.Bytes) / st.Median)
 	}
+	if rec.IntOps.Valid() {
+		rec.GOps = results.Float(float64(rec.IntOps) / st.Median)
+	}
 	return rec
 }
 
@@ -265,6 +268,9 @@ func (p *progress) start(i int, r results.Record) {
 	}
 	p.pointAt = time.Now()
 	p.label = fmt.Sprintf("%s %s hd=%d ctx=%d h=%d:%d", r.Kernel, r.ISA, r.HD, r.Ctx, r.H, r.KVH)
+	if r.Family == "quant" {
+		p.label = fmt.Sprintf("%s %s %s act=%s %dx%d rb=%d", r.Kernel, r.ISA, r.Fmt, r.Act, r.M, r.K, r.RB)
+	}
 	p.draw(i)
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/ckbench/ckbench/sweeps"
 )
 
-const listUsage = `Usage: ckbench list [attention]
+const listUsage = `Usage: ckbench list [attention|quant]
 
 Lists the kernels of a family (all families when none is named), the tiers
 each is built for and whether they run here, the parameters a sweep takes,
@@ -27,8 +27,13 @@ func cmdList(args []string, stdout io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
-	if family != "attention" {
-		return usagef("list: unknown family %q (known: attention)", family)
+	switch family {
+	case "attention":
+	case "quant":
+		listQuant(stdout)
+		return nil
+	default:
+		return usagef("list: unknown family %q (known: attention, quant)", family)
 	}
 	fmt.Fprintln(stdout, "family attention: decode over a head-major f32 KV cache k[kv_head][T][D], q[H][D]")
 	fmt.Fprintln(stdout, "\ntiers:")

@@ -7,6 +7,8 @@
 //	ckbench counters          read each performance counter on a calibrated loop
 //	ckbench list [family]     kernels, tiers and work models
 //	ckbench sweep attention   measure the attention decode kernels
+//	ckbench sweep quant       measure the quantized GEMV kernels
+//	ckbench verify quant      check the GGML formats against golden vectors
 //
 // The command is a thin layer over the packages sweeps, results, machine
 // hwcounters and kernels/...; it parses flags, reports errors and picks defaults.
@@ -56,8 +58,10 @@ const topUsage = `ckbench measures how this CPU runs the kernels of LLM inferenc
 Usage:
   ckbench info [--json]          CPU, caches, ISA features, which kernel tiers and counters work here
   ckbench counters [--events L]  read each performance counter on a calibrated loop
-  ckbench list [attention]       kernels, tiers, parameters and work models (FLOPs, bytes)
+  ckbench list [attention|quant] kernels, tiers, parameters and work models (FLOPs, bytes)
   ckbench sweep attention [flags]  check and time the attention decode kernels over a grid
+  ckbench sweep quant [flags]    check and time the quantized GEMV kernels (GGML formats)
+  ckbench verify quant [--golden DIR]  check the GGML formats byte for byte against golden vectors
   ckbench roofline [--quick]     measure compute and bandwidth ceilings (roofline.json)
   ckbench version                print the version
 
@@ -121,6 +125,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdRoofline(args[1:], stdout, stderr)
 	case "counters":
 		return cmdCounters(args[1:], stdout)
+	case "verify":
+		return cmdVerify(args[1:], stdout)
 	}
-	return usagef("unknown command %q (commands: info, counters, list, sweep, roofline, version; see ckbench --help)", args[0])
+	return usagef("unknown command %q (commands: info, counters, list, sweep, roofline, verify, version; see ckbench --help)", args[0])
 }

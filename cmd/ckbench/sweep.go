@@ -58,57 +58,80 @@ type sweepFlags struct {
 
 func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "" {
-		return usagef("sweep: name a family: ckbench sweep attention (see ckbench sweep --help)")
+		return usagef("sweep: name a family: ckbench sweep attention|quant (see ckbench sweep --help)")
 	}
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
-		fmt.Fprint(stdout, "Usage: ckbench sweep <family> [flags]\n\nFamilies: attention\nRun 'ckbench sweep attention --help' for its flags.\n")
+	switch args[0] {
+	case "-h", "--help", "-help":
+		fmt.Fprint(stdout, "Usage: ckbench sweep <family> [flags]\n\nFamilies: attention, quant\nRun 'ckbench sweep attention --help' or 'ckbench sweep quant --help' for the flags.\n")
 		return nil
+	case "attention":
+		return sweepAttention(args[1:], stdout, stderr)
+	case "quant":
+		return sweepQuant(args[1:], stdout, stderr)
 	}
-	if args[0] != "attention" {
-		return usagef("sweep: unknown family %q (known: attention)", args[0])
-	}
-	var f sweepFlags
-	fs := newFlagSet("sweep attention", sweepUsage, stdout)
-	fs.StringVar(&f.kernel, "kernel", "all", "kernels: "+strings.Join(sweeps.AttentionKernels(), ",")+" or all")
-	fs.StringVar(&f.isaList, "isa", "", "tiers: generic,avx2,avx512 or all (default: every tier that runs here)")
-	fs.StringVar(&f.hd, "hd", "", "head dims, e.g. 64,128 (multiples of 16 up to 256)")
-	fs.StringVar(&f.tk, "tk", "", "tile_k: auto or 1…256, e.g. auto,16,64")
-	fs.StringVar(&f.ctx, "ctx", "", "context lengths (KV tokens), e.g. 4096 or 512..65536x2")
-	fs.StringVar(&f.heads, "heads", "", "H:Hkv pairs, e.g. 16:8,32:8,8:8")
-	fs.StringVar(&f.exp, "exp", "", "exp variants: fast,exact or all")
+	return usagef("sweep: unknown family %q (known: attention, quant)", args[0])
+}
+
+// addCommonFlags declares the flags every family's sweep has.
+func addCommonFlags(fs *flag.FlagSet, f *sweepFlags, coldWhat string) {
+	fs.StringVar(&f.isaList, "isa", "", "tiers: generic,avx2,avx512,avx512vnni or all (default: every tier that runs here)")
 	fs.IntVar(&f.threads, "threads", 1, "threads per point (only 1 in this version)")
 	fs.StringVar(&f.preset, "preset", "quick", "grid and timing defaults: quick (~1 min), default, full (hours)")
 	fs.DurationVar(&f.minTime, "min-time", 0, "minimum sampling time per point (default 200ms; 100ms in quick)")
 	fs.StringVar(&f.out, "out", "out", "folder that receives the run folder")
 	fs.StringVar(&f.runID, "run-id", "", "name of the run folder (default: the start time, 20061102-150405)")
-	fs.BoolVar(&f.cold, "cold", false, "rotate through copies of the KV cache so every call reads it from DRAM")
+	fs.BoolVar(&f.cold, "cold", false, "rotate through copies of "+coldWhat+" so every call reads it from DRAM")
 	fs.IntVar(&f.cpu, "cpu", -1, "CPU to pin the measuring thread to (default: the last allowed CPU)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the deterministic input data")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is drawn only on a terminal anyway)")
 	fs.StringVar(&f.roof, "roofline", "auto", "bound for pct_of_bound: auto (measure a quick 1-thread roofline first, ~20 s), none, or a roofline.json to reuse")
 	fs.StringVar(&f.counters, "counters", "default", "performance counters per point: default (all named events that open here), none, or a list such as cycles,instructions,r01c2 (see ckbench counters)")
 	fs.BoolVar(&f.force, "force", false, "use a --roofline file measured on another machine")
-	if err := parseFlags(fs, args[1:]); err != nil {
+}
+
+func sweepAttention(args []string, stdout, stderr io.Writer) error {
+	var f sweepFlags
+	fs := newFlagSet("sweep attention", sweepUsage, stdout)
+	fs.StringVar(&f.kernel, "kernel", "all", "kernels: "+strings.Join(sweeps.AttentionKernels(), ",")+" or all")
+	fs.StringVar(&f.hd, "hd", "", "head dims, e.g. 64,128 (multiples of 16 up to 256)")
+	fs.StringVar(&f.tk, "tk", "", "tile_k: auto or 1…256, e.g. auto,16,64")
+	fs.StringVar(&f.ctx, "ctx", "", "context lengths (KV tokens), e.g. 4096 or 512..65536x2")
+	fs.StringVar(&f.heads, "heads", "", "H:Hkv pairs, e.g. 16:8,32:8,8:8")
+	fs.StringVar(&f.exp, "exp", "", "exp variants: fast,exact or all")
+	addCommonFlags(fs, &f, "the KV cache")
+	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-
-	if strings.ContainsAny(f.runID, `/\`) || f.runID == "." || f.runID == ".." {
-		return usagef("--run-id %q: a folder name, without slashes", f.runID)
+	if err := checkRunID(f.runID); err != nil {
+		return err
 	}
 	grid, opt, notes, err := buildAttention(f, set)
 	if err != nil {
 		return err
 	}
 	info := machine.Describe()
-	// machine.json says, once, which of the asked-for counters open here
-	// and why not; their columns stay empty where they do not.
-	info.Counters = machine.DescribeCounters(opt.Counters)
 	plan, err := sweeps.PlanAttention(grid, opt, info)
 	if err != nil {
 		return usagef("sweep attention: %v", err)
 	}
+	return runSweep(f, plan, opt, sweepConfig(grid, opt), notes, info, stdout, stderr)
+}
+
+func checkRunID(id string) error {
+	if strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+		return usagef("--run-id %q: a folder name, without slashes", id)
+	}
+	return nil
+}
+
+// runSweep is what every family shares once its plan is made: the
+// roofline, the run folder, the progress bar, Ctrl-C, the summary.
+func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[string]any, notes []string, info machine.Info, stdout, stderr io.Writer) error {
+	// machine.json says, once, which of the asked-for counters open here
+	// and why not; their columns stay empty where they do not.
+	info.Counters = machine.DescribeCounters(opt.Counters)
 	// First Ctrl-C: finish the current point, close the folder, exit 130.
 	// Second: leave at once (the folder is valid after every point).
 	ctx, cancel := context.WithCancel(context.Background())
@@ -143,14 +166,14 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	run, err := results.Create(f.out, results.Meta{
 		RunID: id, Ckbench: versionString(), Go: info.OS.GoVersion, Command: append([]string{"ckbench"}, os.Args[1:]...),
-		Started: started, Planned: len(plan.Points), Config: sweepConfig(grid, opt), Notes: notes, Machine: info,
+		Started: started, Planned: len(plan.Points), Config: config, Notes: notes, Machine: info,
 	})
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			return err
 		}
-		return usagef("sweep attention: %v", err)
+		return usagef("sweep %s: %v", plan.Family, err)
 	}
 
 	for _, n := range notes {
@@ -169,7 +192,11 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 			runErr = err
 		}
 	}
-	printSummary(stdout, run.Records())
+	if plan.Family == "quant" {
+		printQuantSummary(stdout, run.Records())
+	} else {
+		printSummary(stdout, run.Records())
+	}
 	fmt.Fprintf(stdout, "\nresults: %s\n", run.Dir)
 	switch {
 	case runErr != nil:
@@ -183,36 +210,65 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// buildAttention turns flags into a grid and options: the preset first,
-// then every flag the user set.
-func buildAttention(f sweepFlags, set map[string]bool) (sweeps.AttentionGrid, sweeps.Options, []string, error) {
+// buildOptions reads the flags every family shares into options, on top of
+// the preset's sampler settings, and resolves --isa against the tiers the
+// family has (default: those that run here, the rest noted as skipped).
+func buildOptions(f sweepFlags, set map[string]bool, sc sampler.Config, familyTiers []isa.Tier) (sweeps.Options, []isa.Tier, []string, error) {
 	var notes []string
-	grid, sc, err := sweeps.Preset(f.preset)
-	if err != nil {
-		return grid, sweeps.Options{}, nil, usagef("--preset: %v", err)
-	}
 	opt := sweeps.Options{Sampler: sc, Cold: f.cold, Threads: f.threads, CPU: f.cpu, Seed: f.seed}
+	var err error
 	if opt.Counters, err = hwcounters.ParseList(f.counters); err != nil {
-		return grid, opt, nil, usagef("--counters: %v", err)
+		return opt, nil, nil, usagef("--counters: %v", err)
 	}
 	if f.threads < 1 {
-		return grid, opt, nil, usagef("--threads %d: must be ≥ 1", f.threads)
+		return opt, nil, nil, usagef("--threads %d: must be ≥ 1", f.threads)
 	}
 	if f.threads > 1 {
-		return grid, opt, nil, usagef("--threads %d: only 1 thread per point is supported in this version", f.threads)
+		return opt, nil, nil, usagef("--threads %d: only 1 thread per point is supported in this version", f.threads)
 	}
 	if set["min-time"] {
 		if f.minTime <= 0 {
-			return grid, opt, nil, usagef("--min-time %s: must be positive", f.minTime)
+			return opt, nil, nil, usagef("--min-time %s: must be positive", f.minTime)
 		}
 		opt.Sampler.MinTime = f.minTime
 	}
 	if set["cpu"] {
 		cpus, err := sampler.AllowedCPUs()
 		if err == nil && !slices.Contains(cpus, f.cpu) {
-			return grid, opt, nil, usagef("--cpu %d: not a CPU this process may use (allowed: %v)", f.cpu, cpus)
+			return opt, nil, nil, usagef("--cpu %d: not a CPU this process may use (allowed: %v)", f.cpu, cpus)
 		}
 	}
+	var tiers []isa.Tier
+	if set["isa"] {
+		ts, err := sweeps.ParseList("isa", f.isaList, isa.All, isa.Parse)
+		if err != nil {
+			return opt, nil, nil, usageError{err.Error()}
+		}
+		tiers = ts
+	} else {
+		for _, t := range familyTiers {
+			if st := isa.Detect(t); st.Runs {
+				tiers = append(tiers, t)
+			} else {
+				notes = append(notes, fmt.Sprintf("tier %s skipped: %s", t, st.Reason))
+			}
+		}
+	}
+	return opt, tiers, notes, nil
+}
+
+// buildAttention turns flags into a grid and options: the preset first,
+// then every flag the user set.
+func buildAttention(f sweepFlags, set map[string]bool) (sweeps.AttentionGrid, sweeps.Options, []string, error) {
+	grid, sc, err := sweeps.Preset(f.preset)
+	if err != nil {
+		return grid, sweeps.Options{}, nil, usagef("--preset: %v", err)
+	}
+	opt, tiers, notes, err := buildOptions(f, set, sc, attention.Tiers())
+	if err != nil {
+		return grid, opt, nil, err
+	}
+	grid.Tiers = tiers
 	if set["kernel"] || f.kernel != "all" {
 		ks, err := sweeps.ParseList("kernel", f.kernel, sweeps.AttentionKernels(), func(s string) (string, error) {
 			for _, k := range sweeps.AttentionKernels() {
@@ -226,22 +282,6 @@ func buildAttention(f sweepFlags, set map[string]bool) (sweeps.AttentionGrid, sw
 			return grid, opt, nil, usageError{err.Error()}
 		}
 		grid.Kernels = ks
-	}
-	if set["isa"] {
-		ts, err := sweeps.ParseList("isa", f.isaList, isa.All, isa.Parse)
-		if err != nil {
-			return grid, opt, nil, usageError{err.Error()}
-		}
-		grid.Tiers = ts
-	} else {
-		grid.Tiers = nil
-		for _, t := range attention.Tiers() {
-			if st := isa.Detect(t); st.Runs {
-				grid.Tiers = append(grid.Tiers, t)
-			} else {
-				notes = append(notes, fmt.Sprintf("tier %s skipped: %s", t, st.Reason))
-			}
-		}
 	}
 	var perr error
 	parseInts := func(name, val string, dst *[]int) {

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/quant"
+	"github.com/ckbench/ckbench/kernels/quant/golden"
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/sweeps"
+)
+
+const sweepQuantUsage = `Usage: ckbench sweep quant [flags]
+
+Times the quantized GEMV kernels y[M] = W[M×K]·x[K] in the GGML block
+formats, in every tier: gemv-f32 (x in float32, weights dequantized in
+registers), gemv-q8 (x quantized to 8 bits inside the call, then integer
+dot products), quantize-q8 (that quantization alone) and dequant (W to
+float32 rows). Each point is first checked against the generic tier.
+
+Examples:
+  ckbench sweep quant --preset quick
+  ckbench sweep quant --fmt q4_0,q4_K --act f32,q8 --shape 4096x4096 --rb 1,4
+  ckbench sweep quant --fmt q8_0 --shape 16384x8192 --cold
+
+Exit status: 0 done, 1 a kernel failed its check or the run failed,
+2 bad input, 130 interrupted (the folder is valid, complete=false).
+
+Flags:
+`
+
+func sweepQuant(args []string, stdout, stderr io.Writer) error {
+	var f sweepFlags
+	var fmts, acts, shapes, rbs string
+	fs := newFlagSet("sweep quant", sweepQuantUsage, stdout)
+	fs.StringVar(&f.kernel, "kernel", "all", "kernels: gemv-f32,gemv-q8,quantize-q8,dequant or all")
+	fs.StringVar(&fmts, "fmt", "", "weight formats: q4_0,q4_1,q5_0,q5_1,q8_0,q4_K,q5_K,q6_K or all")
+	fs.StringVar(&acts, "act", "", "activations: f32 (gemv-f32), q8 (gemv-q8 with each format's own: q8_0, q8_1 or q8_K), or q8_0/q8_1/q8_K")
+	fs.StringVar(&shapes, "shape", "", "MxK shapes, e.g. 4096x4096,4096x14336,14336x4096")
+	fs.StringVar(&rbs, "rb", "", "rows per pass (sharing each x load), 1…8, e.g. 1,4")
+	addCommonFlags(fs, &f, "the weights")
+	if err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := checkRunID(f.runID); err != nil {
+		return err
+	}
+	grid, sc, err := sweeps.QuantPreset(f.preset)
+	if err != nil {
+		return usagef("--preset: %v", err)
+	}
+	opt, tiers, notes, err := buildOptions(f, set, sc, quant.Tiers())
+	if err != nil {
+		return err
+	}
+	grid.Tiers = tiers
+	if set["kernel"] {
+		if grid.Kernels, err = sweeps.ParseList("kernel", f.kernel, quant.Kernels, quant.ParseKernel); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	if set["fmt"] {
+		grid.FmtAll = strings.TrimSpace(fmts) == "all"
+		if grid.Formats, err = sweeps.ParseList("fmt", fmts, quant.WeightFormats(), quant.ParseFormat); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	if set["act"] {
+		if grid.Acts, err = sweeps.ParseList("act", acts, []string{sweeps.ActF32, sweeps.ActQ8}, func(s string) (string, error) { return s, nil }); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	if set["shape"] {
+		if grid.Shapes, err = sweeps.ParseShapes(shapes); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	if set["rb"] {
+		if grid.RBs, err = sweeps.ParseInts("rb", rbs); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	if err := grid.Validate(); err != nil {
+		return usagef("sweep quant: %v", err)
+	}
+	info := machine.Describe()
+	plan, err := sweeps.PlanQuant(grid, opt, info)
+	if err != nil {
+		return usagef("sweep quant: %v", err)
+	}
+	config := map[string]any{
+		"family": "quant", "kernels": grid.Kernels, "isa": grid.Tiers, "fmt": formatList(grid.Formats), "act": grid.Acts,
+		"shape": grid.Shapes, "rb": grid.RBs, "threads": opt.Threads, "cold": opt.Cold, "seed": opt.Seed,
+		"min_time": opt.Sampler.MinTime.String(), "cpu": opt.CPU, "counters": counterNames(opt.Counters),
+	}
+	return runSweep(f, plan, opt, config, notes, info, stdout, stderr)
+}
+
+func formatList(fs []quant.Format) []string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = f.String()
+	}
+	return s
+}
+
+// printQuantSummary is printSummary for the quant family.
+func printQuantSummary(w io.Writer, recs []results.Record) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "kernel\tisa\tfmt\tact\tMxK\trb\tstatus\tµs/call\tGB/s\tGFLOP/s\tGOP/s\tlevel\t% bound\tcv %\t")
+	for _, r := range recs {
+		us := results.Missing()
+		if r.NsMedian.Valid() {
+			us = r.NsMedian / 1000
+		}
+		level := r.Level
+		if level == "" {
+			level = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%dx%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Kernel, r.ISA, r.Fmt, r.Act, r.M, r.K, r.RB,
+			r.Status, num(us, "%.1f"), num(r.GBs, "%.1f"), num(r.GFlops, "%.1f"), num(r.GOps, "%.1f"), level, num(r.PctOfBound, "%.0f"), num(r.CvPct, "%.1f"))
+	}
+	tw.Flush()
+	for _, r := range recs {
+		if r.Reason != "" {
+			fmt.Fprintf(w, "%s %s/%s fmt=%s act=%s %dx%d rb=%d: %s\n", r.Status, r.Kernel, r.ISA, r.Fmt, r.Act, r.M, r.K, r.RB, r.Reason)
+		}
+	}
+	fmt.Fprintf(w, "%d points: %d ok, %d unstable, %d failed, %d skipped\n", len(recs),
+		countStatus(recs, results.StatusOK), countStatus(recs, results.StatusUnstable),
+		countStatus(recs, results.StatusFailed), countStatus(recs, results.StatusSkipped))
+}
+
+func num(f results.Float, format string) string {
+	if !f.Valid() {
+		return "-"
+	}
+	return fmt.Sprintf(format, float64(f))
+}
+
+// listQuant is `ckbench list quant`.
+func listQuant(w io.Writer) {
+	fmt.Fprintln(w, "family quant: y[M] = W[M×K]·x[K], W in a GGML block format (byte-exact), rows of K/QK blocks")
+	fmt.Fprintln(w, "\nformats:")
+	for _, f := range quant.Formats() {
+		fi := f.Info()
+		role := "weights, 8-bit activations " + f.Q8Act().String()
+		if !fi.Weight {
+			role = "activations"
+		}
+		fmt.Fprintf(w, "  %-5s %3d per block, %3d bytes (%.3g bits/weight), %s\n        %s\n", fi.Name, fi.Block, fi.Bytes, 8*float64(fi.Bytes)/float64(fi.Block), role, fi.Layout)
+	}
+	fmt.Fprintln(w, "\nkernels (per call):")
+	for _, k := range quant.Kernels {
+		flops, bytes := quant.WorkFormula(k)
+		fmt.Fprintf(w, "  %-11s FLOPs %s; bytes %s\n", k, flops, bytes)
+	}
+	fmt.Fprintln(w, "\ntiers (which kernel × format each implements):")
+	for _, t := range isa.All {
+		st := isa.Detect(t)
+		im, built := quant.Lookup(t)
+		where := "runs here"
+		if !st.Runs {
+			where = "skipped here: " + st.Reason
+		}
+		if !built {
+			fmt.Fprintf(w, "  %-10s no quant kernels in this build (%s)\n", t, where)
+			continue
+		}
+		fmt.Fprintf(w, "  %-10s %s\n", t, where)
+		for _, k := range quant.Kernels {
+			var have, missing []string
+			for _, f := range quant.WeightFormats() {
+				name := f.String()
+				if k == quant.QuantizeQ8 {
+					name = f.Q8Act().String()
+				}
+				if ok, _ := im.Has(k, f); ok {
+					if !strings.Contains(strings.Join(have, ","), name) {
+						have = append(have, name)
+					}
+				} else if !strings.Contains(strings.Join(missing, ","), name) {
+					missing = append(missing, name)
+				}
+			}
+			line := fmt.Sprintf("    %-11s %s", k, strings.Join(have, ","))
+			if len(missing) > 0 {
+				line += "   (missing: " + strings.Join(missing, ",") + ")"
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	fmt.Fprintf(w, "\ncorrectness gate: every tier against the generic tier, ∞-norm relative error ≤ %.0e\n", quant.Tolerance)
+	fmt.Fprintf(w, "(integer sums are exact; only the order of float additions differs). rb: 1…%d rows per pass.\n", quant.MaxRB)
+}
+
+const verifyUsage = `Usage: ckbench verify quant [--golden DIR]
+
+Checks ckbench's GGML formats against a folder of golden vectors in the
+format of ../shared/golden (index.json, input_f32.bin, act_f32.bin and the
+per-format files): the reference quantizers must give identical bytes, the
+dequantizers bit-identical floats, and the dot products agree with the
+float64 dot of the dequantized values (1e-5 relative; 1e-3 where the terms
+cancel). Prints pass/fail per format and row; exit 1 on any mismatch.
+
+Flags:
+`
+
+func cmdVerify(args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "quant" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprint(stdout, verifyUsage)
+			return nil
+		}
+		return usagef("verify: name what to verify: ckbench verify quant --golden DIR")
+	}
+	fs := newFlagSet("verify quant", verifyUsage, stdout)
+	dir := fs.String("golden", "../shared/golden", "folder of GGML golden vectors")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return helpOK(err)
+	}
+	res, err := golden.Verify(*dir)
+	if err != nil {
+		return usagef("verify quant: %v", err)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "format\trow\tact\tcheck\tresult\tdetail\t")
+	fails := 0
+	for _, r := range res {
+		verdict, act := "pass", "-"
+		if !r.OK {
+			verdict = "FAIL"
+			fails++
+		}
+		if r.Act >= 0 {
+			act = fmt.Sprint(r.Act)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", r.Format, r.Row, act, r.Check, verdict, r.Detail)
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "%d checks, %d failed (golden data: %s)\n", len(res), fails, *dir)
+	if fails > 0 {
+		return exitError{code: exitFailure, msg: fmt.Sprintf("%d of %d checks against %s failed", fails, len(res), *dir)}
+	}
+	return nil
+}

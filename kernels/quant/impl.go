@@ -1,0 +1,108 @@
+package quant
+
+import (
+	"fmt"
+
+	"github.com/ckbench/ckbench/kernels/isa"
+)
+
+// The functions one tier provides. A tier need not cover every format: a
+// missing one is reported (ckbench list quant) and skipped, never replaced
+// by another tier's code.
+type (
+	gemvF32Func    func(f Format, y []float32, w []byte, x []float32, m, k, rb int)
+	gemvQ8Func     func(f Format, y []float32, w []byte, x []float32, xq []byte, m, k, rb int)
+	quantizeQ8Func func(act Format, xq []byte, x []float32)
+	dequantFunc    func(f Format, d []float32, w []byte, m, k int)
+)
+
+// Impl is one ISA tier's implementation of the quant kernels.
+type Impl struct {
+	Tier isa.Tier
+	// Which formats each kernel covers in this tier (for QuantizeQ8: the
+	// activation formats).
+	gemvF32    map[Format]gemvF32Func
+	gemvQ8     map[Format]gemvQ8Func
+	quantizeQ8 map[Format]quantizeQ8Func
+	dequant    map[Format]dequantFunc
+}
+
+func everyFormat[F any](fs []Format, fn F) map[Format]F {
+	m := map[Format]F{}
+	for _, f := range fs {
+		m[f] = fn
+	}
+	return m
+}
+
+// impls holds every tier compiled into this binary, generic first; the
+// per-arch files append to it in init.
+var impls = []Impl{{
+	Tier:       isa.Generic,
+	gemvF32:    everyFormat(WeightFormats(), gemvF32Func(gemvF32Generic)),
+	gemvQ8:     everyFormat(WeightFormats(), gemvQ8Func(gemvQ8Generic)),
+	quantizeQ8: everyFormat([]Format{Q8_0, Q8_1, Q8_K}, quantizeQ8Func(quantizeQ8Generic)),
+	dequant:    everyFormat(WeightFormats(), dequantFunc(dequantGeneric)),
+}}
+
+// Impls returns the tiers compiled into this binary, whether or not the
+// CPU runs them: check isa.Detect before calling Run on one.
+func Impls() []Impl { return impls }
+
+// Tiers lists the tiers this binary has quant kernels for.
+func Tiers() []isa.Tier {
+	ts := make([]isa.Tier, len(impls))
+	for i, im := range impls {
+		ts[i] = im.Tier
+	}
+	return ts
+}
+
+// Lookup returns the implementation of tier t, if this binary has one.
+func Lookup(t isa.Tier) (Impl, bool) {
+	for _, im := range impls {
+		if im.Tier == t {
+			return im, true
+		}
+	}
+	return Impl{}, false
+}
+
+// Has reports whether im implements kernel k for format f, and if not why.
+func (im Impl) Has(k Kernel, f Format) (bool, string) {
+	var ok bool
+	switch k {
+	case GemvF32:
+		_, ok = im.gemvF32[f]
+	case GemvQ8:
+		_, ok = im.gemvQ8[f]
+	case QuantizeQ8:
+		_, ok = im.quantizeQ8[f.Q8Act()]
+	case Dequant:
+		_, ok = im.dequant[f]
+	}
+	if ok {
+		return true, ""
+	}
+	what := f.String()
+	if k == QuantizeQ8 {
+		what = f.Q8Act().String()
+	}
+	return false, fmt.Sprintf("%s has no %s kernel for %s yet", im.Tier, k, what)
+}
+
+// Run executes p on b. The caller must have checked p.Check(b), that the
+// CPU runs im.Tier and that im.Has(p.Kernel, p.Fmt). Run does not allocate.
+func (im Impl) Run(p Params, b Buffers) {
+	switch p.Kernel {
+	case GemvF32:
+		im.gemvF32[p.Fmt](p.Fmt, b.Y, b.W, b.X, p.M, p.K, p.Rows())
+	case GemvQ8:
+		im.gemvQ8[p.Fmt](p.Fmt, b.Y, b.W, b.X, b.XQ, p.M, p.K, p.Rows())
+	case QuantizeQ8:
+		act := p.Fmt.Q8Act()
+		im.quantizeQ8[act](act, b.XQ[:act.RowBytes(p.K)], b.X[:p.K])
+	case Dequant:
+		im.dequant[p.Fmt](p.Fmt, b.D, b.W, p.M, p.K)
+	}
+}

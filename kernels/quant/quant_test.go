@@ -1,0 +1,293 @@
+package quant
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ckbench/ckbench/kernels/isa"
+)
+
+func TestF16RoundTrip(t *testing.T) {
+	// Every half converts to float32 and back to itself (NaNs stay NaN).
+	for h := range 1 << 16 {
+		f := F16ToF32(uint16(h))
+		back := F32ToF16(f)
+		if math.IsNaN(float64(f)) {
+			if back&0x7c00 != 0x7c00 || back&0x3ff == 0 {
+				t.Fatalf("NaN %#04x came back as %#04x", h, back)
+			}
+			continue
+		}
+		if back != uint16(h) {
+			t.Fatalf("%#04x → %v → %#04x", h, f, back)
+		}
+	}
+}
+
+func TestF16Rounding(t *testing.T) {
+	for _, c := range []struct {
+		f float32
+		h uint16
+	}{
+		{1, 0x3c00}, {-2, 0xc000}, {65504, 0x7bff}, {65520, 0x7c00}, // 65520 rounds up to Inf
+		{65519.996, 0x7bff},
+		{1 + 1.0/2048, 0x3c00},                // tie between 1 and 1+2^-10: to even (1)
+		{1 + 3.0/2048, 0x3c02},                // tie: to even (1+2·2^-10)
+		{float32(math.Ldexp(1, -24)), 0x0001}, // smallest subnormal
+		{float32(math.Ldexp(1, -25)), 0x0000}, // half of it: tie to even (0)
+		{float32(math.Ldexp(3, -26)), 0x0001}, // 0.75 of it: up
+		{float32(math.Ldexp(1023, -24)), 0x03ff},
+		{float32(math.Ldexp(2047, -25)), 0x0400}, // rounds up into the smallest normal
+		{float32(math.Inf(-1)), 0xfc00}, {float32(math.Copysign(0, -1)), 0x8000},
+		{1e-10, 0},
+	} {
+		if got := F32ToF16(c.f); got != c.h {
+			t.Errorf("F32ToF16(%v) = %#04x, want %#04x", c.f, got, c.h)
+		}
+	}
+}
+
+// TestRoundTripError: quantize → dequantize stays within each format's
+// step size on random rows (the golden test checks exactness; this checks
+// the error is what the format allows on other data).
+func TestRoundTripError(t *testing.T) {
+	x := make([]float32, 1024)
+	for i := range x {
+		x[i] = float32(math.Sin(float64(i)*0.37)) * float32(1+i%7)
+	}
+	for _, f := range Formats() {
+		buf := make([]byte, f.RowBytes(len(x)))
+		y := make([]float32, len(x))
+		if err := Quantize(f, buf, x); err != nil {
+			t.Fatal(err)
+		}
+		if err := Dequantize(f, y, buf); err != nil {
+			t.Fatal(err)
+		}
+		fi := f.Info()
+		for b := 0; b < len(x); b += fi.Block {
+			lo, hi := minMax(x[b : b+fi.Block])
+			bound := float64(hi-lo) * stepFraction(f)
+			for i := b; i < b+fi.Block; i++ {
+				if e := math.Abs(float64(x[i] - y[i])); e > bound {
+					t.Fatalf("%s element %d: %v → %v, error %.3g > %.3g", f, i, x[i], y[i], e, bound)
+				}
+			}
+		}
+	}
+}
+
+// stepFraction bounds the round-trip error as a fraction of a block's range:
+// about one quantization step (the K-quants' 6-bit scales and the search
+// for a better scale can cost up to a few).
+func stepFraction(f Format) float64 {
+	switch f {
+	case Q4_0, Q4_1:
+		return 1.0 / 8
+	case Q5_0, Q5_1:
+		return 1.0 / 16
+	case Q8_0, Q8_1, Q8_K:
+		return 1.0 / 128
+	case Q4_K:
+		return 1.0 / 4
+	case Q5_K:
+		return 1.0 / 8
+	case Q6_K:
+		return 1.0 / 16
+	}
+	return 1
+}
+
+// gemvCase is one shape of the tier gate.
+type gemvCase struct {
+	name string
+	m, k int
+	fill func(p Params, b Buffers) // nil: random
+}
+
+// gateCases covers M not a multiple of rb, K = one block, zero blocks,
+// and the largest magnitudes.
+func gateCases(f Format) []gemvCase {
+	blk := f.Info().Block
+	return []gemvCase{
+		{"random", 13, 4 * QKK, nil},
+		{"one-block", 5, blk, nil},
+		{"m-one", 1, 2 * QKK, nil},
+		{"zero-blocks", 9, 2 * QKK, func(p Params, b Buffers) {
+			row := make([]float32, p.K)
+			for i := range row {
+				row[i] = float32(i%11) - 5
+			}
+			for i := range QKK { // the first super-block (all first blocks) zero
+				row[i] = 0
+			}
+			fillRows(p, b, row)
+			for i := range b.X[:blk] {
+				b.X[i] = 0
+			}
+		}},
+		{"max-magnitude", 7, 2 * QKK, func(p Params, b Buffers) {
+			row := make([]float32, p.K)
+			for i := range row {
+				row[i] = 60000 * float32(1-2*(i%2)) // near f16's largest finite
+			}
+			fillRows(p, b, row)
+			for i := range b.X[:p.K] {
+				b.X[i] = 1e4 * float32(1-2*(i%3%2))
+			}
+		}},
+	}
+}
+
+func fillRows(p Params, b Buffers, row []float32) {
+	rb := p.Fmt.RowBytes(p.K)
+	for m := range max(p.M, 1) {
+		Quantize(p.Fmt, b.W[m*rb:(m+1)*rb], row)
+	}
+}
+
+// TestTiersMatchGeneric is the gate of every SIMD tier: each kernel and
+// format it has matches the generic tier within Tolerance.
+func TestTiersMatchGeneric(t *testing.T) {
+	gen, _ := Lookup(isa.Generic)
+	for _, im := range Impls() {
+		if im.Tier == isa.Generic {
+			continue
+		}
+		if st := isa.Detect(im.Tier); !st.Runs {
+			t.Logf("%s skipped: %s", im.Tier, st.Reason)
+			continue
+		}
+		for _, f := range WeightFormats() {
+			for _, k := range Kernels {
+				if ok, _ := im.Has(k, f); !ok {
+					continue
+				}
+				for _, c := range gateCases(f) {
+					for _, rb := range []int{1, 3, 4, 8} {
+						p := Params{Kernel: k, Fmt: f, M: c.m, K: c.k, RB: rb}
+						b := Alloc(p)
+						if c.fill == nil {
+							FillRandom(p, b, 7)
+						} else {
+							c.fill(p, b)
+						}
+						want, got := run(gen, p, b), run(im, p, b)
+						if e := MaxRelErr(got, want); !(e <= Tolerance) {
+							t.Errorf("%s %s %s %s rb=%d: max rel err %.3g > %.0e", im.Tier, k, f, c.name, rb, e, Tolerance)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// run returns the output of p on b by im (fresh outputs each time).
+func run(im Impl, p Params, b Buffers) []float32 {
+	for i := range b.Y {
+		b.Y[i] = float32(math.NaN())
+	}
+	for i := range b.D {
+		b.D[i] = float32(math.NaN())
+	}
+	clear(b.XQ)
+	im.Run(p, b)
+	switch p.Kernel {
+	case QuantizeQ8:
+		// Compare the dequantized activations: bytes must match exactly,
+		// which a float compare at tolerance 0 on them shows.
+		act := p.Fmt.Q8Act()
+		out := make([]float32, p.K)
+		Dequantize(act, out, b.XQ[:act.RowBytes(p.K)])
+		return out
+	case Dequant:
+		return append([]float32(nil), b.D...)
+	}
+	return append([]float32(nil), b.Y[:p.M]...)
+}
+
+// TestGenericAgainstFloat64: the generic GEMVs equal the float64 dot of
+// the dequantized operands to float32 accuracy.
+func TestGenericAgainstFloat64(t *testing.T) {
+	gen, _ := Lookup(isa.Generic)
+	for _, f := range WeightFormats() {
+		for _, k := range []Kernel{GemvF32, GemvQ8} {
+			p := Params{Kernel: k, Fmt: f, M: 6, K: 2 * QKK}
+			b := Alloc(p)
+			FillRandom(p, b, 3)
+			gen.Run(p, b)
+			w := make([]float32, p.K)
+			x := b.X[:p.K]
+			if k == GemvQ8 {
+				x = make([]float32, p.K)
+				Dequantize(f.Q8Act(), x, b.XQ)
+			}
+			rb := f.RowBytes(p.K)
+			for m := range p.M {
+				Dequantize(f, w, b.W[m*rb:(m+1)*rb])
+				var want, mag float64
+				for i := range w {
+					want += float64(w[i]) * float64(x[i])
+					mag += math.Abs(float64(w[i]) * float64(x[i]))
+				}
+				if e := math.Abs(float64(b.Y[m]) - want); e > 1e-6*mag {
+					t.Errorf("%s %s row %d: %v, float64 %v (error %.3g of Σ|w·x| %.3g)", k, f, m, b.Y[m], want, e, mag)
+				}
+			}
+		}
+	}
+}
+
+func TestWork(t *testing.T) {
+	p := Params{Kernel: GemvF32, Fmt: Q4_0, M: 4096, K: 4096}
+	w := p.Work()
+	if w.Flops != 2*4096*4096 || w.Bytes != 4096*128*18+4*4096+4*4096 {
+		t.Fatalf("gemv-f32 q4_0 4096²: %+v", w)
+	}
+	p = Params{Kernel: GemvQ8, Fmt: Q6_K, M: 2, K: 512}
+	if w := p.Work(); w.IntOps != 2*2*512 || w.Bytes != 2*2*210+4*512+8 {
+		t.Fatalf("gemv-q8 q6_K: %+v", w)
+	}
+	p = Params{Kernel: QuantizeQ8, Fmt: Q4_K, K: 512}
+	if w := p.Work(); w.Flops != 0 || w.Bytes != 4*512+2*292 {
+		t.Fatalf("quantize-q8 to q8_K: %+v", w)
+	}
+	p = Params{Kernel: Dequant, Fmt: Q8_0, M: 3, K: 64}
+	if w := p.Work(); w.Bytes != 3*2*34+4*3*64 {
+		t.Fatalf("dequant: %+v", w)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, p := range []Params{
+		{Kernel: GemvF32, Fmt: Q4_K, M: 4, K: 100}, // K not a multiple of 256
+		{Kernel: GemvF32, Fmt: Q8_K, M: 4, K: 256}, // activation format as weights
+		{Kernel: GemvQ8, Fmt: Q4_0, M: 0, K: 32},   // no rows
+		{Kernel: GemvQ8, Fmt: Q4_0, M: 4, K: 32, RB: 9},
+		{Kernel: "gemm", Fmt: Q4_0, M: 4, K: 32},
+	} {
+		if p.Validate() == nil {
+			t.Errorf("%+v accepted", p)
+		}
+	}
+}
+
+func TestRunDoesNotAllocate(t *testing.T) {
+	for _, im := range Impls() {
+		if !isa.Detect(im.Tier).Runs {
+			continue
+		}
+		for _, k := range Kernels {
+			p := Params{Kernel: k, Fmt: Q4_K, M: 8, K: QKK, RB: 4}
+			if ok, _ := im.Has(k, p.Fmt); !ok {
+				continue
+			}
+			b := Alloc(p)
+			FillRandom(p, b, 1)
+			if n := testing.AllocsPerRun(5, func() { im.Run(p, b) }); n != 0 {
+				t.Errorf("%s %s allocates %.0f times per call", im.Tier, k, n)
+			}
+		}
+	}
+}

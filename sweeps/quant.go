@@ -1,0 +1,341 @@
+package sweeps
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/quant"
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/sweeps/sampler"
+)
+
+// Shape is one GEMV shape y[M] = W[M×K]·x[K].
+type Shape struct{ M, K int }
+
+func (s Shape) String() string { return fmt.Sprintf("%dx%d", s.M, s.K) }
+
+// ParseShapes reads MxK,MxK,...
+func ParseShapes(s string) ([]Shape, error) {
+	var out []Shape
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		ms, ks, ok := strings.Cut(item, "x")
+		m, err1 := strconv.Atoi(ms)
+		k, err2 := strconv.Atoi(ks)
+		if !ok || err1 != nil || err2 != nil || m <= 0 || k <= 0 {
+			return nil, fmt.Errorf("--shape %q: want MxK with positive integers, e.g. 4096x4096", item)
+		}
+		out = append(out, Shape{m, k})
+	}
+	return dedup(out), nil
+}
+
+// Act values of the quant grid: f32 (gemv-f32) or the 8-bit formats (gemv-q8).
+const (
+	ActF32 = "f32"
+	ActQ8  = "q8" // each format's own 8-bit activation format
+)
+
+// QuantGrid is the parameter grid of `ckbench sweep quant`.
+type QuantGrid struct {
+	Kernels []quant.Kernel
+	Tiers   []isa.Tier
+	Formats []quant.Format
+	Acts    []string // f32, q8, or q8_0/q8_1/q8_K (must match the format)
+	Shapes  []Shape
+	RBs     []int
+	// FmtAll: --fmt all: formats whose activation format differs from an
+	// explicit --act q8_X are left out instead of refused.
+	FmtAll bool
+}
+
+// QuantPreset returns a named default grid of the quant family.
+func QuantPreset(name string) (QuantGrid, sampler.Config, error) {
+	g := QuantGrid{Kernels: quant.Kernels, Tiers: quant.Tiers(), Acts: []string{ActF32, ActQ8}}
+	var sc sampler.Config
+	switch name {
+	case "quick":
+		g.Kernels = []quant.Kernel{quant.GemvF32, quant.GemvQ8, quant.QuantizeQ8}
+		g.Formats = []quant.Format{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K}
+		g.Shapes = []Shape{{4096, 4096}}
+		g.RBs = []int{4}
+		sc.MinTime = 100e6
+	case "default":
+		g.Formats, g.FmtAll = quant.WeightFormats(), true
+		g.Shapes = []Shape{{4096, 4096}, {4096, 14336}, {14336, 4096}}
+		g.RBs = []int{1, 4}
+	case "full":
+		g.Formats, g.FmtAll = quant.WeightFormats(), true
+		g.Shapes = []Shape{{4096, 4096}, {4096, 14336}, {14336, 4096}, {16384, 8192}}
+		g.RBs = []int{1, 2, 4, 8}
+	default:
+		return g, sc, fmt.Errorf("unknown preset %q (known: quick, default, full)", name)
+	}
+	return g, sc, nil
+}
+
+// actOf resolves an --act value for format f: "" when the pair does not
+// exist.
+func actOf(act string, f quant.Format) string {
+	switch act {
+	case ActF32:
+		return ActF32
+	case ActQ8:
+		return f.Q8Act().String()
+	}
+	if a, err := quant.ParseFormat(act); err == nil && a == f.Q8Act() {
+		return a.String()
+	}
+	return ""
+}
+
+// Validate reports the first impossible value in the grid.
+func (g QuantGrid) Validate() error {
+	if len(g.Kernels) == 0 || len(g.Tiers) == 0 || len(g.Formats) == 0 || len(g.Acts) == 0 || len(g.Shapes) == 0 || len(g.RBs) == 0 {
+		return fmt.Errorf("empty grid: every parameter needs at least one value")
+	}
+	for _, f := range g.Formats {
+		if !f.Info().Weight {
+			return fmt.Errorf("--fmt %s: an activation format; weight formats: %s", f, formatNames(quant.WeightFormats()))
+		}
+		for _, s := range g.Shapes {
+			if s.K%f.Info().Block != 0 {
+				return fmt.Errorf("--shape %s: K=%d is not a multiple of %s's block size %d", s, s.K, f, f.Info().Block)
+			}
+		}
+	}
+	for _, a := range g.Acts {
+		if a == ActF32 || a == ActQ8 {
+			continue
+		}
+		af, err := quant.ParseFormat(a)
+		if err != nil || (af != quant.Q8_0 && af != quant.Q8_1 && af != quant.Q8_K) {
+			return fmt.Errorf("--act %q: use f32, q8 (each format's own), q8_0, q8_1 or q8_K", a)
+		}
+		matched := false
+		for _, f := range g.Formats {
+			if actOf(a, f) != "" {
+				matched = true
+			} else if !g.FmtAll {
+				return fmt.Errorf("--act %s with --fmt %s: no such pair; %s's integer dot product takes %s activations", a, f, f, f.Q8Act())
+			}
+		}
+		if !matched {
+			return fmt.Errorf("--act %s: no format of --fmt takes %s activations", a, a)
+		}
+	}
+	for _, rb := range g.RBs {
+		if rb < 1 || rb > quant.MaxRB {
+			return fmt.Errorf("--rb %d: rows per pass must be 1…%d", rb, quant.MaxRB)
+		}
+	}
+	return nil
+}
+
+func formatNames(fs []quant.Format) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = f.String()
+	}
+	return strings.Join(s, ",")
+}
+
+// quantData is the data of one (format, shape): weights (copies for
+// --cold), x, and the generic tier's outputs, computed once on first use.
+type quantData struct {
+	p    quant.Params // kernel-free: Fmt, M, K
+	bufs []quant.Buffers
+	ref  map[quant.Kernel][]float32
+}
+
+// reference returns the generic tier's output of kernel k.
+func (d *quantData) reference(p quant.Params) []float32 {
+	if out, ok := d.ref[p.Kernel]; ok {
+		return out
+	}
+	gen, _ := quant.Lookup(isa.Generic)
+	out := runQuant(gen, p, d.bufs[0])
+	d.ref[p.Kernel] = out
+	return out
+}
+
+// runQuant runs p on b with fresh outputs and returns what it wrote.
+func runQuant(im quant.Impl, p quant.Params, b quant.Buffers) []float32 {
+	nan := float32(math.NaN())
+	for i := range b.Y {
+		b.Y[i] = nan
+	}
+	for i := range b.D {
+		b.D[i] = nan
+	}
+	clear(b.XQ)
+	im.Run(p, b)
+	switch p.Kernel {
+	case quant.QuantizeQ8:
+		act := p.Fmt.Q8Act()
+		out := make([]float32, p.K)
+		quant.Dequantize(act, out, b.XQ[:act.RowBytes(p.K)])
+		return out
+	case quant.Dequant:
+		return append([]float32(nil), b.D...)
+	}
+	return append([]float32(nil), b.Y[:p.M]...)
+}
+
+// PlanQuant expands a grid into points, grouped by format and shape.
+func PlanQuant(g QuantGrid, opt Options, info machine.Info) (*Plan, error) {
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Threads > 1 {
+		return nil, fmt.Errorf("--threads %d: only 1 thread is supported in this version", opt.Threads)
+	}
+	opt.defaults(info)
+	plan := &Plan{Family: "quant"}
+	status := map[isa.Tier]isa.Status{}
+	for _, t := range g.Tiers {
+		st := isa.Detect(t)
+		if _, ok := quant.Lookup(t); !ok && st.Runs {
+			st.Runs, st.Reason = false, "no "+string(t)+" quant kernels in this build"
+		}
+		status[t] = st
+	}
+	quantized := map[string]bool{} // quantize-q8 points already planned (per act format and K)
+	for _, f := range g.Formats {
+		for _, s := range g.Shapes {
+			hasDequant := false
+			for _, k := range g.Kernels {
+				hasDequant = hasDequant || k == quant.Dequant
+			}
+			grp := newQuantGroup(f, s, hasDequant, opt)
+			base := results.NewRecord()
+			base.Family, base.Fmt, base.M, base.K = "quant", f.String(), s.M, s.K
+			for _, k := range g.Kernels {
+				p := quant.Params{Kernel: k, Fmt: f, M: s.M, K: s.K}
+				switch k {
+				case quant.GemvF32, quant.GemvQ8:
+					for _, a := range g.Acts {
+						act := actOf(a, f)
+						if act == "" || (k == quant.GemvF32) != (act == ActF32) {
+							continue
+						}
+						for _, rb := range g.RBs {
+							p.RB = rb
+							for _, t := range g.Tiers {
+								plan.Points = append(plan.Points, quantPoint(base, p, act, t, status[t], grp))
+							}
+						}
+					}
+				case quant.QuantizeQ8:
+					key := fmt.Sprintf("%s/%d", f.Q8Act(), s.K)
+					if quantized[key] {
+						continue
+					}
+					quantized[key] = true
+					for _, t := range g.Tiers {
+						plan.Points = append(plan.Points, quantPoint(base, p, ActF32, t, status[t], grp))
+					}
+				case quant.Dequant:
+					for _, t := range g.Tiers {
+						plan.Points = append(plan.Points, quantPoint(base, p, "", t, status[t], grp))
+					}
+				}
+			}
+		}
+	}
+	describe := func(p Point) string {
+		return fmt.Sprintf("fmt=%s shape=%dx%d", p.Rec.Fmt, p.Rec.M, p.Rec.K)
+	}
+	if err := plan.checkMemory(opt.MemAvailable, describe); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// newQuantGroup sizes and lazily builds the data of one format and shape.
+func newQuantGroup(f quant.Format, s Shape, dequant bool, opt Options) *dataGroup {
+	p := quant.Params{Kernel: quant.GemvF32, Fmt: f, M: s.M, K: s.K}
+	wBytes := int64(s.M) * int64(f.RowBytes(s.K))
+	copies := int64(1)
+	if opt.Cold {
+		copies = max(2, (opt.ColdBytes+wBytes-1)/wBytes)
+	}
+	mem := wBytes*copies + 12*int64(s.K) + 8*int64(s.M)
+	if dequant {
+		mem += 4 * int64(s.M) * int64(s.K) * 2 // D, and the reference's copy
+	}
+	seed := opt.Seed
+	return &dataGroup{mem: mem, alloc: func() any {
+		d := &quantData{p: p, ref: map[quant.Kernel][]float32{}}
+		ap := p
+		if dequant {
+			ap.Kernel = quant.Dequant
+		}
+		first := quant.Alloc(ap)
+		quant.FillRandom(p, first, seed)
+		d.bufs = append(d.bufs, first)
+		for range copies - 1 {
+			c := first
+			c.W = make([]byte, len(first.W))
+			copy(c.W, first.W)
+			d.bufs = append(d.bufs, c)
+		}
+		return d
+	}}
+}
+
+func quantPoint(base results.Record, p quant.Params, act string, t isa.Tier, st isa.Status, grp *dataGroup) Point {
+	rec := base
+	rec.Kernel, rec.ISA, rec.Act, rec.RB = string(p.Kernel), string(t), act, p.RB
+	switch p.Kernel {
+	case quant.QuantizeQ8:
+		rec.Fmt, rec.M, rec.Act = p.Fmt.Q8Act().String(), 0, ActF32
+	case quant.Dequant:
+		rec.Act = "none"
+	}
+	w := p.Work()
+	rec.Flops, rec.Bytes, rec.Traffic = results.Float(w.Flops), results.Float(w.Bytes), results.Float(w.Bytes)
+	rec.AI = results.Float(w.AI())
+	if w.IntOps > 0 {
+		rec.IntOps = results.Float(w.IntOps)
+	}
+	pt := Point{Rec: rec, Tier: t, Mem: grp.mem, group: grp}
+	im, _ := quant.Lookup(t)
+	switch {
+	case !st.Runs:
+		pt.Skip = st.Reason
+	default:
+		if ok, why := im.Has(p.Kernel, p.Fmt); !ok {
+			pt.Skip = why
+		}
+	}
+	pt.prepare = func(g *dataGroup) (func(), float64, error) {
+		d := g.get().(*quantData)
+		b := d.bufs[0]
+		if err := p.Check(b); err != nil {
+			return nil, math.NaN(), err
+		}
+		want := d.reference(p)
+		got := runQuant(im, p, b)
+		relErr := quant.MaxRelErr(got, want)
+		if !(relErr <= quant.Tolerance) {
+			return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.0e against the generic tier", relErr, quant.Tolerance)
+		}
+		if len(d.bufs) == 1 {
+			return func() { im.Run(p, b) }, relErr, nil
+		}
+		i := 0
+		return func() {
+			im.Run(p, d.bufs[i])
+			i++
+			if i == len(d.bufs) {
+				i = 0
+			}
+		}, relErr, nil
+	}
+	return pt
+}
