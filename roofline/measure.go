@@ -105,7 +105,7 @@ type Roofline struct {
 }
 
 // Method describes how the ceilings were measured, for roofline.json.
-const Method = "Each ceiling is a measurement kernel (roofline/_asm) timed by the ckbench sampler on threads pinned one per CPU, started together; time is the slowest thread, samples with a preemption are dropped. fp32-fma: independent accumulator chains, 2 FLOP per lane per FMA. int8-dot: VPMADDUBSW+VPMADDWD (avx2, avx512) or VPDPBUSD (avx512vnni), 2 ops per int8 multiply-add. Bandwidth: read (load and sum), copy (src+dst = working set) and write (normal and non-temporal stores) with the widest tier, per-thread buffers, log-spaced working sets; levels are the median of the read curve inside windows set by the cpuid cache sizes. Every measurement is taken in several passes over the whole set, in turn, and the pass with the highest rate is kept (pass_spread_pct says how far they differed). A measurement during which the hypervisor stole time from its CPUs (/proc/stat) is redone, up to 3 tries; steal_ms records what remained."
+const Method = "Each ceiling is a measurement kernel (roofline/_asm) timed by the ckbench sampler on threads pinned one per CPU, started together; time is the slowest thread, samples with a preemption are dropped. fp32-fma: independent accumulator chains, 2 FLOP per lane per FMA. int8-dot: VPMADDUBSW+VPMADDWD (avx2, avx512) or VPDPBUSD (avx512vnni), 2 ops per int8 multiply-add. Bandwidth: read (load and sum), copy (src+dst = working set) and write (normal and non-temporal stores) with the widest tier, per-thread buffers, log-spaced working sets; levels are the median of the read curve inside windows set by the cpuid cache sizes. Every ceiling measurement (compute, read curve) is taken in several passes over the whole set, in turn, and the pass with the highest rate is kept (pass_spread_pct says how far they differed); the copy and write curves are measured once. A measurement during which the hypervisor stole time from its CPUs (/proc/stat) is redone, up to 3 tries; steal_ms records what remained."
 
 // measure runs sampler.MeasureParallel and redoes it (up to 3 tries) when
 // the hypervisor stole time from these CPUs meanwhile: steal is invisible to
@@ -194,12 +194,14 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 	for _, st := range skipped {
 		logf("%-10s skipped: %s", st.Tier, st.Reason)
 	}
-	m := &measurer{ctx: ctx, cpus: cpus, opt: opt, cfg: cfg, steps: steps, logf: logf}
+	once := cfg
+	once.MinTime = max(cfg.MinTime*time.Duration(opt.Passes), 10*time.Millisecond)
+	m := &measurer{ctx: ctx, cpus: cpus, opt: opt, cfg: cfg, once: once, steps: steps, logf: logf}
 	passes := make([]*Roofline, opt.Passes)
 	for i := range passes {
 		logf("pass %d of %d", i+1, opt.Passes)
 		passes[i] = &Roofline{}
-		if err := m.pass(passes[i]); err != nil {
+		if err := m.pass(passes[i], i == len(passes)-1); err != nil {
 			return nil, err
 		}
 	}
@@ -231,13 +233,18 @@ type measurer struct {
 	ctx   context.Context
 	cpus  []int
 	opt   Options
-	cfg   sampler.Config
+	cfg   sampler.Config // per pass
+	once  sampler.Config // for what is measured in one pass only
 	steps int
 	logf  func(string, ...any)
 }
 
 // pass takes every measurement once into r (clock, compute, bandwidth).
-func (m *measurer) pass(r *Roofline) error {
+// The ceilings (compute, and the read curve the levels come from) are
+// taken in every pass; the copy and write curves, which bound nothing,
+// only in the last, with the whole sampling time: the full run stays
+// within its time.
+func (m *measurer) pass(r *Roofline, last bool) error {
 	cpus, opt, cfg, logf := m.cpus, m.opt, m.cfg, m.logf
 	// The core clock: 8 dependent adds per round, one cycle each.
 	if _, ok := ClockChain(1); ok {
@@ -289,16 +296,20 @@ func (m *measurer) pass(r *Roofline) error {
 		}
 		wide := streamTier(opt.Tiers)
 		kernels := []string{"read", "copy", "write", "write-nt"}
-		if opt.Quick {
+		if opt.Quick || !last {
 			kernels = kernels[:1] // the levels are read off the read curve
 		}
 		for _, k := range kernels {
 			curve := Curve{Kernel: k, Tier: wide, Threads: n}
+			kcfg := cfg
+			if k != "read" {
+				kcfg = m.once
+			}
 			for _, size := range Sizes(4<<10, opt.MaxBytes, m.steps) {
 				if err := m.ctx.Err(); err != nil {
 					return err
 				}
-				p, err := measureStream(cfg, set, wide, k, size)
+				p, err := measureStream(kcfg, set, wide, k, size)
 				if err != nil {
 					return err
 				}
@@ -344,15 +355,28 @@ func bestOf(passes []*Roofline) *Roofline {
 		r.Compute[i].Stat.PassSpreadPct = pct
 		r.MaxPassSpreadPct = max(r.MaxPassSpreadPct, pct)
 	}
-	for c := range r.Bandwidth {
-		for i := range r.Bandwidth[c].Points {
-			for p, x := range passes {
-				vals[p] = x.Bandwidth[c].Points[i].GBs
+	// The last pass has every curve; the others only the read curves.
+	r.Bandwidth = passes[len(passes)-1].Bandwidth
+	for c, curve := range r.Bandwidth {
+		var same []*Curve
+		for _, x := range passes {
+			for j := range x.Bandwidth {
+				if x.Bandwidth[j].Kernel == curve.Kernel && x.Bandwidth[j].Threads == curve.Threads {
+					same = append(same, &x.Bandwidth[j])
+				}
+			}
+		}
+		vals := make([]float64, len(same))
+		for i := range curve.Points {
+			for p, x := range same {
+				vals[p] = x.Points[i].GBs
 			}
 			b, pct := spread(vals)
-			r.Bandwidth[c].Points[i] = passes[b].Bandwidth[c].Points[i]
+			r.Bandwidth[c].Points[i] = same[b].Points[i]
 			r.Bandwidth[c].Points[i].Stat.PassSpreadPct = pct
-			r.MaxPassSpreadPct = max(r.MaxPassSpreadPct, pct)
+			if len(same) > 1 {
+				r.MaxPassSpreadPct = max(r.MaxPassSpreadPct, pct)
+			}
 		}
 	}
 	return r

@@ -33,6 +33,13 @@ func tiny(out string, extra ...string) []string {
 	return append(args, extra...)
 }
 
+// tinyQuant is a quant sweep of a few milliseconds.
+func tinyQuant(out string, extra ...string) []string {
+	args := []string{"sweep", "quant", "--kernel", "gemv-f32,gemv-q8,quantize-q8,dequant", "--fmt", "q4_0,q4_K",
+		"--shape", "16x512", "--rb", "1,3", "--min-time", "2ms", "--out", out, "--no-progress", "--roofline", "none"}
+	return append(args, extra...)
+}
+
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "plainfile")
@@ -71,6 +78,16 @@ func TestBadInput(t *testing.T) {
 		"counters events":    {"counters", "--events", "bogus"},
 		"counters none":      {"counters", "--events", "none"},
 		"counters rounds":    {"counters", "--rounds", "5"},
+		"quant K not blocks": tinyQuant(dir, "--fmt", "q4_K", "--shape", "64x100"),
+		"quant unknown fmt":  tinyQuant(dir, "--fmt", "q3_K"),
+		"quant pair":         tinyQuant(dir, "--fmt", "q4_K", "--act", "q8_0"),
+		"quant act fmt":      tinyQuant(dir, "--fmt", "q8_K"),
+		"quant bad act":      tinyQuant(dir, "--act", "f16"),
+		"quant bad shape":    tinyQuant(dir, "--shape", "4096"),
+		"quant rb":           tinyQuant(dir, "--rb", "9"),
+		"quant kernel":       tinyQuant(dir, "--kernel", "gemm"),
+		"verify no golden":   {"verify", "quant", "--golden", filepath.Join(dir, "nowhere")},
+		"verify what":        {"verify", "attention"},
 		"info stray":         {"info", "--yaml"},
 		"list family":        {"list", "gemm"},
 	}
@@ -335,6 +352,79 @@ func TestRooflineBadInput(t *testing.T) {
 	} {
 		if code, _, stderr := ckbench(t, args...); code != exitUsage {
 			t.Errorf("%s: exit %d, stderr %q", name, code, stderr)
+		}
+	}
+}
+
+func TestSweepQuantEndToEnd(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := ckbench(t, tinyQuant(out, "--isa", "all", "--run-id", "q")...)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	recs, err := results.ReadPoints(filepath.Join(out, "q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernels := map[string]int{}
+	for _, r := range recs {
+		if r.Family != "quant" || r.Fmt == "" || r.K != 512 {
+			t.Errorf("record without its quant keys: %+v", r)
+		}
+		switch r.Status {
+		case results.StatusOK, results.StatusUnstable:
+			kernels[r.Kernel]++
+			if !r.MaxRelErr.Valid() || !r.GBs.Valid() {
+				t.Errorf("%s/%s %s: timed without gate or rate", r.Kernel, r.ISA, r.Fmt)
+			}
+			if (r.Kernel == "gemv-q8") != r.GOps.Valid() {
+				t.Errorf("%s: gops %v", r.Kernel, r.GOps)
+			}
+		case results.StatusSkipped:
+			if r.Reason == "" {
+				t.Errorf("%s/%s skipped without a reason", r.Kernel, r.ISA)
+			}
+		default:
+			t.Errorf("%s/%s %s: %s %s", r.Kernel, r.ISA, r.Fmt, r.Status, r.Reason)
+		}
+	}
+	// q4_0 and q4_K, rb 1 and 3: 4 gemv points each; quantize-q8 once per
+	// activation format (q8_0, q8_K); dequant per format.
+	if kernels["gemv-f32"] < 4 || kernels["gemv-q8"] < 4 || kernels["quantize-q8"] < 2 || kernels["dequant"] < 2 {
+		t.Errorf("timed points per kernel (generic at least): %v", kernels)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "q", "bench.txt"))
+	if err != nil || !strings.Contains(string(b), "BenchmarkQuant/gemv-q8/isa=generic/fmt=q4_K/act=q8_K/m=16/k=512/rb=3") {
+		t.Errorf("bench.txt lacks the quant names (%v):\n%.600s", err, b)
+	}
+}
+
+func TestVerifyQuant(t *testing.T) {
+	const dir = "../../../shared/golden"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("GGML golden vectors not found at %s: %v", dir, err)
+	}
+	code, stdout, _ := ckbench(t, "verify", "quant", "--golden", dir)
+	if code != 0 || !strings.Contains(stdout, "0 failed") {
+		t.Fatalf("verify quant on GGML's data: exit %d\n%s", code, stdout)
+	}
+	// A copy with one byte changed fails, naming the format and row.
+	bad := t.TempDir()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		if e.Name() == "q8_0.quant.bin" {
+			b[34*16*3+5] ^= 1 // row 3 (16 blocks of 34 bytes per row), block 0, a weight byte
+		}
+		os.WriteFile(filepath.Join(bad, e.Name()), b, 0o644)
+	}
+	code, stdout, stderr := ckbench(t, "verify", "quant", "--golden", bad)
+	if code != exitFailure || !strings.Contains(stdout, "FAIL") || !strings.Contains(stderr, "failed") {
+		t.Fatalf("verify quant on a changed copy: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.Contains(line, "FAIL") && !strings.HasPrefix(line, "q8_0") {
+			t.Errorf("unexpected failure: %s", line)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -48,54 +49,77 @@ func TestF16Rounding(t *testing.T) {
 }
 
 // TestRoundTripError: quantize → dequantize stays within each format's
-// step size on random rows (the golden test checks exactness; this checks
-// the error is what the format allows on other data).
+// bound on smooth rows (the golden test checks exactness; this and
+// FuzzRoundTrip check the error on other data).
 func TestRoundTripError(t *testing.T) {
 	x := make([]float32, 1024)
 	for i := range x {
 		x[i] = float32(math.Sin(float64(i)*0.37)) * float32(1+i%7)
 	}
 	for _, f := range Formats() {
-		buf := make([]byte, f.RowBytes(len(x)))
-		y := make([]float32, len(x))
-		if err := Quantize(f, buf, x); err != nil {
+		if err := checkRoundTrip(f, x); err != nil {
 			t.Fatal(err)
-		}
-		if err := Dequantize(f, y, buf); err != nil {
-			t.Fatal(err)
-		}
-		fi := f.Info()
-		for b := 0; b < len(x); b += fi.Block {
-			lo, hi := minMax(x[b : b+fi.Block])
-			bound := float64(hi-lo) * stepFraction(f)
-			for i := b; i < b+fi.Block; i++ {
-				if e := math.Abs(float64(x[i] - y[i])); e > bound {
-					t.Fatalf("%s element %d: %v → %v, error %.3g > %.3g", f, i, x[i], y[i], e, bound)
-				}
-			}
 		}
 	}
 }
 
-// stepFraction bounds the round-trip error as a fraction of a block's range:
-// about one quantization step (the K-quants' 6-bit scales and the search
-// for a better scale can cost up to a few).
-func stepFraction(f Format) float64 {
-	switch f {
-	case Q4_0, Q4_1:
-		return 1.0 / 8
-	case Q5_0, Q5_1:
-		return 1.0 / 16
-	case Q8_0, Q8_1, Q8_K:
-		return 1.0 / 128
-	case Q4_K:
-		return 1.0 / 4
-	case Q5_K:
-		return 1.0 / 8
-	case Q6_K:
-		return 1.0 / 16
+// checkRoundTrip quantizes and dequantizes x in format f and checks every
+// element against errorBound of its block.
+func checkRoundTrip(f Format, x []float32) error {
+	q := make([]byte, f.RowBytes(len(x)))
+	y := make([]float32, len(x))
+	if err := Quantize(f, q, x); err != nil {
+		return err
 	}
-	return 1
+	if err := Dequantize(f, y, q); err != nil {
+		return err
+	}
+	blk := f.Info().Block
+	for b := 0; b < len(x); b += blk {
+		bound := errorBound(f, x[b:b+blk])
+		for i := b; i < b+blk; i++ {
+			if e := math.Abs(float64(x[i] - y[i])); !(e <= bound) {
+				return fmt.Errorf("%s: x[%d] = %v came back %v (error %.3g > bound %.3g)", f, i, x[i], y[i], e, bound)
+			}
+		}
+	}
+	return nil
+}
+
+// errorBound is the largest round-trip error format f allows on block x:
+//   - symmetric formats: one step, amax/levels (the clamped end of the
+//     range, opposite the signed maximum, is a full step away);
+//   - q4_1, q5_1: half a step of the range, plus the f16 rounding of the min;
+//   - K-quants: a step of the super-block's range (or amax for q6_K) plus
+//     what the 6- or 8-bit scales lose (amax/50);
+//
+// plus f16 rounding of the scales (2⁻¹⁰ of amax) and an absolute floor
+// for blocks whose scale is below f16's smallest subnormal (they round to
+// zero: GGML's q6_K zeroes such super-blocks on purpose).
+func errorBound(f Format, x []float32) float64 {
+	lo, hi := minMax(x)
+	amax := math.Max(math.Abs(float64(lo)), math.Abs(float64(hi)))
+	rng := float64(hi - lo)
+	var b, floor float64 = 0, 1e-5
+	switch f {
+	case Q4_0:
+		b = amax / 8
+	case Q5_0:
+		b = amax / 16
+	case Q8_0, Q8_1, Q8_K:
+		b = amax / 127
+	case Q4_1:
+		b = rng/30 + rng/1024
+	case Q5_1:
+		b = rng/62 + rng/1024
+	case Q4_K:
+		b, floor = rng/15+amax/50, 3e-4
+	case Q5_K:
+		b, floor = rng/31+amax/50, 3e-4
+	case Q6_K:
+		b, floor = amax/32+amax/50, 3e-4
+	}
+	return b*1.01 + amax/1024 + floor
 }
 
 // gemvCase is one shape of the tier gate.

@@ -1,0 +1,117 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Seeds from GGML's golden data when it is there (the shared folder beside
+// the repository), else from a few synthetic rows.
+func goldenSeeds(f *testing.F, file string, chunk int) {
+	b, err := os.ReadFile(filepath.Join("../../../shared/golden", file))
+	if err != nil || len(b) < chunk {
+		return
+	}
+	for off := 0; off+chunk <= len(b); off += chunk {
+		f.Add(b[off : off+chunk])
+	}
+}
+
+// FuzzDequantize: any bytes are a valid block of every format: the
+// dequantizer must not panic, must write every output, and must give
+// finite values wherever the block's f16/f32 scales are finite.
+func FuzzDequantize(f *testing.F) {
+	for _, fm := range Formats() {
+		goldenSeeds(f, fm.String()+".quant.bin", fm.Info().Bytes)
+	}
+	f.Add(make([]byte, 292))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, fm := range Formats() {
+			fi := fm.Info()
+			n := len(data) / fi.Bytes
+			if n == 0 {
+				continue
+			}
+			src := data[:n*fi.Bytes]
+			dst := make([]float32, n*fi.Block)
+			for i := range dst {
+				dst[i] = float32(math.NaN())
+			}
+			if err := Dequantize(fm, dst, src); err != nil {
+				t.Fatal(err)
+			}
+			for b := range n {
+				if !finiteScales(fm, src[b*fi.Bytes:(b+1)*fi.Bytes]) {
+					continue
+				}
+				for i, v := range dst[b*fi.Block : (b+1)*fi.Block] {
+					if math.IsNaN(float64(v)) {
+						t.Fatalf("%s block %d element %d: NaN from finite scales", fm, b, i)
+					}
+				}
+			}
+			// The integer and float dot products read the same block
+			// layout: they must not panic either.
+			if fi.Weight {
+				x := make([]float32, n*fi.Block)
+				for i := range x {
+					x[i] = 1
+				}
+				DotF32(fm, src, x)
+				aq := make([]byte, fm.Q8Act().RowBytes(len(x)))
+				Quantize(fm.Q8Act(), aq, x)
+				DotQ8(fm, src, aq, len(x))
+			}
+		}
+	})
+}
+
+// finiteScales reports whether a block's scale fields hold finite numbers
+// (random bytes can spell f16 Inf or NaN, which dequantize to Inf/NaN as
+// GGML's do).
+func finiteScales(f Format, blk []byte) bool {
+	h := func(off int) bool { return binary.LittleEndian.Uint16(blk[off:])&0x7c00 != 0x7c00 }
+	switch f {
+	case Q4_0, Q5_0, Q8_0:
+		return h(0)
+	case Q4_1, Q5_1, Q8_1, Q4_K, Q5_K:
+		return h(0) && h(2)
+	case Q6_K:
+		return h(208)
+	case Q8_K:
+		return !math.IsInf(float64(math.Float32frombits(binary.LittleEndian.Uint32(blk))), 0) &&
+			!math.IsNaN(float64(math.Float32frombits(binary.LittleEndian.Uint32(blk))))
+	}
+	return true
+}
+
+// FuzzRoundTrip: quantize → dequantize of any finite row stays within the
+// format's error bound (errorBound), and never panics.
+func FuzzRoundTrip(f *testing.F) {
+	goldenSeeds(f, "input_f32.bin", 4*QKK)
+	goldenSeeds(f, "act_f32.bin", 4*QKK)
+	f.Add(make([]byte, 4*QKK))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n := len(data) / 4 / QKK * QKK
+		if n == 0 {
+			return
+		}
+		x := make([]float32, n)
+		for i := range x {
+			v := math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+			// Keep to what f16 scales can carry: finite, |x| ≤ 30000.
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || math.Abs(float64(v)) > 30000 {
+				v = 0
+			}
+			x[i] = v
+		}
+		for _, fm := range Formats() {
+			if err := checkRoundTrip(fm, x); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
