@@ -58,7 +58,10 @@ func Plateaus(curve []Point, c Caches) []Level {
 		ws = append(ws, window{"L3", 2 * c.L2, c.L3 / 4, c.L3})
 		last = c.L3
 	}
-	ws = append(ws, window{"DRAM", 4 * last, math.MaxInt64, 0})
+	// A stream of twice the last cache misses it all the way through (and
+	// a window of two octaves, up to 8 × L3, holds enough points for a
+	// steady median).
+	ws = append(ws, window{"DRAM", 2 * last, math.MaxInt64, 0})
 
 	var levels []Level
 	for _, w := range ws {

@@ -77,7 +77,7 @@ func TestPlateausNoL3(t *testing.T) {
 			t.Fatalf("an L3 level without an L3: %+v", ls)
 		}
 	}
-	if d := find(t, ls, "DRAM"); d.GBs != 30 || d.Lo != 4<<20 {
+	if d := find(t, ls, "DRAM"); d.GBs != 30 || d.Lo != 2<<20 { // from twice the last cache, L2
 		t.Fatalf("DRAM %+v", d)
 	}
 }

@@ -150,6 +150,7 @@ type quantData struct {
 	p    quant.Params // kernel-free: Fmt, M, K
 	bufs []quant.Buffers
 	ref  map[quant.Kernel][]float32
+	mag  map[quant.Kernel][]float64
 }
 
 // reference returns the generic tier's output of kernel k.
@@ -160,6 +161,7 @@ func (d *quantData) reference(p quant.Params) []float32 {
 	gen, _ := quant.Lookup(isa.Generic)
 	out := runQuant(gen, p, d.bufs[0])
 	d.ref[p.Kernel] = out
+	d.mag[p.Kernel] = quant.Magnitudes(p, d.bufs[0])
 	return out
 }
 
@@ -270,7 +272,7 @@ func newQuantGroup(f quant.Format, s Shape, dequant bool, opt Options) *dataGrou
 	}
 	seed := opt.Seed
 	return &dataGroup{mem: mem, alloc: func() any {
-		d := &quantData{p: p, ref: map[quant.Kernel][]float32{}}
+		d := &quantData{p: p, ref: map[quant.Kernel][]float32{}, mag: map[quant.Kernel][]float64{}}
 		ap := p
 		if dequant {
 			ap.Kernel = quant.Dequant
@@ -309,7 +311,7 @@ func quantPoint(base results.Record, p quant.Params, act string, t isa.Tier, st 
 	case !st.Runs:
 		pt.Skip = st.Reason
 	default:
-		if ok, why := im.Has(p.Kernel, p.Fmt); !ok {
+		if ok, why := im.Has(p); !ok {
 			pt.Skip = why
 		}
 	}
@@ -321,7 +323,7 @@ func quantPoint(base results.Record, p quant.Params, act string, t isa.Tier, st 
 		}
 		want := d.reference(p)
 		got := runQuant(im, p, b)
-		relErr := quant.MaxRelErr(got, want)
+		relErr := quant.MaxRelErr(got, want, d.mag[p.Kernel])
 		if !(relErr <= quant.Tolerance) {
 			return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.0e against the generic tier", relErr, quant.Tolerance)
 		}

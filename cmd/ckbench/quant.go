@@ -182,7 +182,7 @@ func listQuant(w io.Writer) {
 				if k == quant.QuantizeQ8 {
 					name = f.Q8Act().String()
 				}
-				if ok, _ := im.Has(k, f); ok {
+				if ok, _ := im.HasFormat(k, f); ok {
 					if !strings.Contains(strings.Join(have, ","), name) {
 						have = append(have, name)
 					}

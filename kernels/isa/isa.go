@@ -40,10 +40,13 @@ func (t Tier) Requires() []cpuid.FeatureID {
 	switch t {
 	case AVX2:
 		return []cpuid.FeatureID{cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C}
+	// The AVX-512 tiers also name AVX2, FMA and F16C: their kernels mix in
+	// VEX forms (the assembler picks VEX for Y0–Y15), which every AVX-512
+	// CPU has, but a tier must require every feature it uses.
 	case AVX512:
-		return []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL}
+		return []cpuid.FeatureID{cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL}
 	case AVX512VNNI:
-		return []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512VNNI}
+		return []cpuid.FeatureID{cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512VNNI}
 	}
 	return nil
 }

@@ -139,9 +139,10 @@ func (p Params) Check(b Buffers) error {
 }
 
 // MaxRelErr compares a kernel's output with the generic tier's: the
-// largest |got − want| over the largest |want| (∞-norm relative error, so a
-// row that cancels to near zero does not blow it up).
-func MaxRelErr(got, want []float32) float64 {
+// largest |got − want| over the largest scale (∞-norm relative error).
+// scale is want itself, or for the GEMVs Magnitudes: a dot product is
+// accurate relative to Σ|w·x|, not to its own value, which may cancel.
+func MaxRelErr(got, want []float32, scale []float64) float64 {
 	var diff, mag float64
 	for i := range want {
 		d := math.Abs(float64(got[i]) - float64(want[i]))
@@ -149,7 +150,11 @@ func MaxRelErr(got, want []float32) float64 {
 			return math.Inf(1)
 		}
 		diff = max(diff, d)
-		mag = max(mag, math.Abs(float64(want[i])))
+		if scale != nil {
+			mag = max(mag, scale[i])
+		} else {
+			mag = max(mag, math.Abs(float64(want[i])))
+		}
 	}
 	if mag == 0 {
 		return diff
@@ -157,6 +162,32 @@ func MaxRelErr(got, want []float32) float64 {
 	return diff / mag
 }
 
+// Magnitudes returns Σ_i |w_i·x_i| per row of a GEMV (in float64, from the
+// dequantized weights and, for gemv-q8, the dequantized activations in
+// b.XQ as the generic tier left them), the scale of MaxRelErr; nil for the
+// other kernels.
+func Magnitudes(p Params, b Buffers) []float64 {
+	if p.Kernel != GemvF32 && p.Kernel != GemvQ8 {
+		return nil
+	}
+	x := b.X[:p.K]
+	if p.Kernel == GemvQ8 {
+		x = make([]float32, p.K)
+		Dequantize(p.Fmt.Q8Act(), x, b.XQ[:p.Fmt.Q8Act().RowBytes(p.K)])
+	}
+	w := make([]float32, p.K)
+	rb := p.Fmt.RowBytes(p.K)
+	mag := make([]float64, p.M)
+	for m := range p.M {
+		Dequantize(p.Fmt, w, b.W[m*rb:(m+1)*rb])
+		for i := range w {
+			mag[m] += math.Abs(float64(w[i]) * float64(x[i]))
+		}
+	}
+	return mag
+}
+
 // Tolerance is the gate of a tier against the generic tier: integer sums
-// are exact, so only the order of the float additions differs.
+// are exact, so only the order of the float additions differs, which
+// moves a dot product by a few float32 roundings of Σ|w·x|.
 const Tolerance = 1e-6

@@ -19,6 +19,8 @@ type (
 // Impl is one ISA tier's implementation of the quant kernels.
 type Impl struct {
 	Tier isa.Tier
+	// maxRB is the most rows per pass its GEMVs take (0: any, up to MaxRB).
+	maxRB int
 	// Which formats each kernel covers in this tier (for QuantizeQ8: the
 	// activation formats).
 	gemvF32    map[Format]gemvF32Func
@@ -68,8 +70,21 @@ func Lookup(t isa.Tier) (Impl, bool) {
 	return Impl{}, false
 }
 
-// Has reports whether im implements kernel k for format f, and if not why.
-func (im Impl) Has(k Kernel, f Format) (bool, string) {
+// Has reports whether im implements p's kernel for its format and rows
+// per pass, and if not why.
+func (im Impl) Has(p Params) (bool, string) {
+	k, f := p.Kernel, p.Fmt
+	if ok, why := im.HasFormat(k, f); !ok {
+		return false, why
+	}
+	if (k == GemvF32 || k == GemvQ8) && im.maxRB > 0 && p.Rows() > im.maxRB {
+		return false, fmt.Sprintf("%s %s takes at most %d rows per pass (rb=%d)", im.Tier, k, im.maxRB, p.Rows())
+	}
+	return true, ""
+}
+
+// HasFormat reports whether im implements kernel k for format f at all.
+func (im Impl) HasFormat(k Kernel, f Format) (bool, string) {
 	var ok bool
 	switch k {
 	case GemvF32:
@@ -92,7 +107,7 @@ func (im Impl) Has(k Kernel, f Format) (bool, string) {
 }
 
 // Run executes p on b. The caller must have checked p.Check(b), that the
-// CPU runs im.Tier and that im.Has(p.Kernel, p.Fmt). Run does not allocate.
+// CPU runs im.Tier and that im.Has(p). Run does not allocate.
 func (im Impl) Run(p Params, b Buffers) {
 	switch p.Kernel {
 	case GemvF32:

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// tier is one ISA level of the integer GEMV. All tiers work on one
+// 32-weight block per 256-bit vector; they differ in how the u8×s8 dot
+// product is formed and in how many registers they have:
+//
+//	avx2        VPMADDUBSW + VPMADDWD (VEX), 16 registers: up to 4 rows a pass
+//	avx512      the same in EVEX form (AVX-512BW/VL), 32 registers: up to 8 rows
+//	avx512vnni  one VPDPBUSD (AVX-512 VNNI/VL), 32 registers: up to 8 rows
+type tier struct {
+	name  string
+	evex  bool // may use Y16–Y31 and EVEX-only forms; must avoid VEX-only ones
+	vnni  bool
+	maxRB int
+}
+
+var tiers = []tier{
+	{name: "AVX2", maxRB: 4},
+	{name: "AVX512", evex: true, maxRB: 8},
+	{name: "VNNI", evex: true, vnni: true, maxRB: 8},
+}
+
+// format is a 32-weight block format paired with Q8_0 activations
+// (34-byte blocks: f16 d, 32 × i8).
+type format struct {
+	name  string
+	bytes int // bytes per weight block
+}
+
+var (
+	q4_0 = format{"Q4_0", 18} // f16 d, 16 B nibbles: x = d·(q−8)
+	q8_0 = format{"Q8_0", 34} // f16 d, 32 × i8: x = d·q
+)
+
+// actBytes is the size of a Q8_0 activation block.
+const actBytes = 34
+
+// Constant rows of 32 bytes, read as ymm memory operands.
+const (
+	cNibble = iota // 0x0F bytes
+	cEight         // 0x08 bytes: Σ 8·y, the −8 of q4_0
+	cOnes16        // int16 ones for VPMADDWD
+	cHigh          // 0x80 bytes: y+128 as u8 (VNNI q8_0)
+	nConsts
+)
+
+var constTable Mem
+
+func emitConsts() {
+	constTable = GLOBL("gemvconst", RODATA|NOPTR)
+	rows := [nKConsts]uint32{
+		cNibble: 0x0f0f0f0f,
+		cEight:  0x08080808,
+		cOnes16: 0x00010001,
+		cHigh:   0x80808080,
+		cLow2:   0x30303030,
+	}
+	for j := range 8 {
+		rows[cWord0+j] = uint32(2*j) | uint32(2*j+1)<<8 | uint32(2*j)<<16 | uint32(2*j+1)<<24
+	}
+	rows[cOnes16Z], rows[cOnes16Z+1] = 0x00010001, 0x00010001
+	for i, v := range rows {
+		if i == cShift4 { // qwords 0, 0, 4, 4 (the assembler wants DATA in order)
+			for j, q := range []uint64{0, 0, 4, 4} {
+				DATA(32*i+8*j, U64(q))
+			}
+			continue
+		}
+		for lane := 0; lane < 8; lane++ {
+			DATA(32*i+4*lane, U32(v))
+		}
+	}
+}
+
+func kc(i int) Mem { return constTable.Offset(32 * i) }
+
+// dotU8S8 returns, in int32 lanes, Σ of 4 consecutive u8·s8 products of
+// u and s (each lane four bytes), with add (if not nil) added per lane.
+func (t tier) dotU8S8(u VecVirtual, s Op, add VecVirtual) VecVirtual {
+	p := YMM()
+	if t.vnni {
+		if add != nil {
+			VMOVDQA32(add, p)
+		} else {
+			VPXORD(p, p, p)
+		}
+		VPDPBUSD(s, u, p)
+		return p
+	}
+	VPMADDUBSW(s, u, p) // u8·s8 pairs summed to int16: |15·127·2|, |128·127·2| < 2^15
+	VPMADDWD(kc(cOnes16), p, p)
+	if add != nil {
+		VPADDD(add, p, p)
+	}
+	return p
+}
+
+// gemvQ8 generates func(y *float32, w *byte, stride int, xq *byte, nb int):
+// y[r] = Σ_b d_r,b · dy_b · Σ q·q8 for rb rows r of W (row r at w + r·stride,
+// nb blocks) against nb Q8_0 activation blocks at xq. Per block and row the
+// integer sum is exact (int32 lanes); the float sum runs in 8 lanes and is
+// reduced at the end of the row.
+func gemvQ8(t tier, f format, rb int) {
+	name := fmt.Sprintf("gemvQ8%s%sR%d", f.name, t.name, rb)
+	TEXT(name, NOSPLIT, "func(y *float32, w *byte, stride int, xq *byte, nb int)")
+	Doc(fmt.Sprintf("%s computes %d rows of a %s × Q8_0 GEMV (%s tier).", name, rb, f.name, t.name))
+	w, s, xq, nb := Load(Param("w"), GP64()), Load(Param("stride"), GP64()), Load(Param("xq"), GP64()), Load(Param("nb"), GP64())
+	// Rows 0–3 at w + {0, s, 2s, 3s}, rows 4–7 at w4 + the same.
+	s3 := GP64()
+	LEAQ(Mem{Base: s, Index: s, Scale: 2}, s3)
+	var w4 GPVirtual
+	if rb > 4 {
+		w4 = GP64()
+		LEAQ(Mem{Base: w, Index: s, Scale: 4}, w4)
+	}
+	row := func(r int, off int) Mem {
+		base := w
+		if r >= 4 {
+			base, r = w4, r-4
+		}
+		switch r {
+		case 0:
+			return Mem{Base: base, Disp: off}
+		case 1:
+			return Mem{Base: base, Index: s, Scale: 1, Disp: off}
+		case 2:
+			return Mem{Base: base, Index: s, Scale: 2, Disp: off}
+		}
+		return Mem{Base: base, Index: s3, Scale: 1, Disp: off}
+	}
+	acc := make([]VecVirtual, rb)
+	for r := range acc {
+		acc[r] = YMM()
+		t.zero(acc[r])
+	}
+	// Constants kept in registers: the unsigned operand of VPMADDUBSW and
+	// VPDPBUSD must be one.
+	var nibble, eight, high VecVirtual
+	if f == q4_0 {
+		nibble, eight = YMM(), YMM()
+		t.loadu(kc(cNibble), nibble)
+		t.loadu(kc(cEight), eight)
+	}
+	if f == q8_0 && t.vnni {
+		high = YMM()
+		t.loadu(kc(cHigh), high)
+	}
+	loop, done := "loop"+name, "done"+name
+	TESTQ(nb, nb)
+	JZ(LabelRef(done))
+	Label(loop)
+
+	// Shared by the rb rows: the activations, their scale, and for q4_0
+	// the −8·Σy per lane that turns Σ q·y into Σ (q−8)·y.
+	yv := YMM()
+	t.loadu(Mem{Base: xq, Disp: 2}, yv)
+	dy := YMM()
+	t.halfToFloat(Mem{Base: xq}, dy)
+	var neg8, yu VecVirtual
+	if f == q4_0 {
+		e := t.dotU8S8(eight, yv, nil)
+		neg8 = YMM()
+		t.zero(neg8)
+		VPSUBD(e, neg8, neg8)
+	}
+	if f == q8_0 && t.vnni {
+		// VPDPBUSD multiplies u8 by s8: take y+128 as the unsigned side
+		// and subtract 128·Σw (below) per row.
+		yu = YMM()
+		VPXORD(high, yv, yu)
+	}
+	for r := range rb {
+		prefetchRow(func(off int) Mem { return row(r, off) }, f.bytes)
+		var p VecVirtual
+		switch {
+		case f == q4_0:
+			// 16 bytes of nibbles → 32 unsigned levels in the order of the
+			// activations: low nibbles are weights 0–15, high ones 16–31.
+			lo, hi := XMM(), XMM()
+			t.loadu(row(r, 2), lo)
+			VPSRLW(Imm(4), lo, hi)
+			q := YMM()
+			t.insert128(hi, lo, q)
+			t.and(nibble, q, q)
+			p = t.dotU8S8(q, yv, neg8)
+		case t.vnni: // q8_0
+			wq := YMM()
+			t.loadu(row(r, 2), wq)
+			p = t.dotU8S8(yu, wq, nil)
+			c := t.dotU8S8(high, wq, nil)
+			VPSUBD(c, p, p)
+		case t.evex: // q8_0, AVX-512BW: |w| and y with w's sign (through a mask)
+			wq := YMM()
+			t.loadu(row(r, 2), wq)
+			aw := YMM()
+			VPABSB(wq, aw)
+			k := K()
+			VPMOVB2M(wq, k)
+			sy, zero := YMM(), YMM()
+			VMOVDQU64(yv, sy)
+			t.zero(zero)
+			VPSUBB(yv, zero, k, sy)
+			p = t.dotU8S8(aw, sy, nil)
+		default: // q8_0, AVX2
+			wq := YMM()
+			t.loadu(row(r, 2), wq)
+			aw, sy := YMM(), YMM()
+			VPABSB(wq, aw)
+			VPSIGNB(wq, yv, sy)
+			p = t.dotU8S8(aw, sy, nil)
+		}
+		VCVTDQ2PS(p, p)
+		d := YMM()
+		t.halfToFloat(row(r, 0), d)
+		VMULPS(dy, d, d)
+		VFMADD231PS(d, p, acc[r])
+	}
+	ADDQ(U32(f.bytes), w)
+	if rb > 4 {
+		ADDQ(U32(f.bytes), w4)
+	}
+	ADDQ(U32(actBytes), xq)
+	DECQ(nb)
+	JNZ(LabelRef(loop))
+
+	Label(done)
+	y := Load(Param("y"), GP64())
+	for r := range rb {
+		h := t.hsum(acc[r])
+		VMOVSS(h, Mem{Base: y, Disp: 4 * r})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// prefetchDist is how far ahead of a row's loads the kernels prefetch:
+// each row is its own stream, and rb streams at DRAM latency (~100 ns)
+// need about this much in flight to keep the memory busy.
+const prefetchDist = 1024
+
+// prefetchRow asks for the lines a row will reach prefetchDist ahead,
+// one per 64 of the bytes an iteration consumes.
+func prefetchRow(at func(off int) Mem, bytesPerIter int) {
+	for off := 0; off < bytesPerIter; off += 64 {
+		PREFETCHT0(at(prefetchDist + off))
+	}
+}
+
+// halfToFloat broadcasts the f16 at m to 8 float32 lanes.
+func (t tier) halfToFloat(m Mem, dst VecVirtual) {
+	h := XMM()
+	VPBROADCASTW(m, h)
+	VCVTPH2PS(h, dst)
+}
+
+// insert128 sets dst to lo in the low and hi in the high 128 bits.
+func (t tier) insert128(hi, lo VecVirtual, dst VecVirtual) {
+	if t.evex {
+		VINSERTI32X4(Imm(1), hi, lo.AsY(), dst)
+		return
+	}
+	VINSERTI128(Imm(1), hi, lo.AsY(), dst)
+}
+
+// loadu loads a vector (or xmm) from m, unaligned (or copies a register).
+func (t tier) loadu(m Op, dst VecVirtual) {
+	if t.evex {
+		VMOVDQU64(m, dst)
+		return
+	}
+	VMOVDQU(m, dst)
+}
+
+func (t tier) and(a, b, dst VecVirtual) {
+	if t.evex {
+		VPANDD(a, b, dst)
+		return
+	}
+	VPAND(a, b, dst)
+}
+
+func (t tier) zero(v VecVirtual) {
+	if t.evex {
+		VPXORD(v, v, v)
+		return
+	}
+	VPXOR(v, v, v)
+}
+
+// hsum returns lane 0 of an xmm holding the sum of v's 8 lanes.
+func (t tier) hsum(v VecVirtual) VecVirtual {
+	x := XMM()
+	if t.evex {
+		VEXTRACTF32X4(Imm(1), v, x)
+	} else {
+		VEXTRACTF128(Imm(1), v, x)
+	}
+	VADDPS(v.AsX(), x, x)
+	h := XMM()
+	VMOVHLPS(x, x, h)
+	VADDPS(h, x, x)
+	VMOVSHDUP(x, h)
+	VADDSS(h, x, x)
+	return x
+}

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The K-quant × Q8_K integer GEMVs. Per 256-weight super-block and row,
+// the integer part stays in int32 lanes: Σ_sub sc·Σ q·y through
+// VPMADDUBSW (u8 levels × s8 activations, int16 pairs) and VPMADDWD with
+// the sub-block's scale broadcast as int16 (VPDPWSSD in the VNNI tier),
+// and the min or offset term from the activations' bsums, also per lane.
+// Lanes are converted to float and scaled once per super-block; the row's
+// lanes are summed at the end.
+
+// Q8_K activation block: f32 d, 256 × i8, 16 × i16 bsums.
+const (
+	q8kBytes = 292
+	q8kQs    = 4
+	q8kBsums = 260
+)
+
+var (
+	q4_K = format{"Q4_K", 144}
+	q6_K = format{"Q6_K", 210}
+)
+
+// Constant rows (32 bytes) of the K-quant kernels, after the 32-block ones.
+const (
+	cLow2  = nConsts + iota // 0x30 bytes: the two high bits of a q6_K level in place
+	cWord0                  // cWord0+j: VPSHUFB indices broadcasting int16 word j (8 rows)
+	cShift4  = cWord0 + 8   // qword shift counts 0, 0, 4, 4 (VPSRLVQ: low then high nibbles)
+	cOnes16Z = cShift4 + 2  // int16 ones, 64 bytes (two rows)
+	nKConsts = cOnes16Z + 2
+)
+
+// scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one
+// 32-byte chunk: q unsigned levels (register), y signed activations
+// (memory), sc the int16 scale per lane pair.
+func (t tier) scaleDot(q VecVirtual, y Mem, sc VecVirtual, iacc VecVirtual) {
+	p := YMM()
+	VPMADDUBSW(y, q, p)
+	if t.vnni {
+		VPDPWSSD(sc, p, iacc)
+		return
+	}
+	VPMADDWD(sc, p, p)
+	VPADDD(p, iacc, iacc)
+}
+
+// bcastWords returns a ymm whose low 128 bits hold the int16 at lo and
+// high 128 bits the one at hi.
+func (t tier) bcastWords(lo, hi Mem) VecVirtual {
+	a, b := XMM(), XMM()
+	VPBROADCASTW(lo, a)
+	VPBROADCASTW(hi, b)
+	v := YMM()
+	t.insert128(b, a, v)
+	return v
+}
+
+// superScale returns the f16 at m times the Q8_K d in dy, in 8 lanes.
+func (t tier) superScale(m Mem, dy VecVirtual) VecVirtual {
+	d := YMM()
+	t.halfToFloat(m, d)
+	VMULPS(dy, d, d)
+	return d
+}
+
+// gemvK generates func(y *float32, w *byte, stride int, xq *byte, nb int)
+// for a K-quant format: rb rows at w + r·stride, nb super-blocks, against
+// nb Q8_K activation blocks at xq.
+func gemvK(t tier, f format, rb int) {
+	name := fmt.Sprintf("gemvQ8%s%sR%d", f.name, t.name, rb)
+	TEXT(name, NOSPLIT, "func(y *float32, w *byte, stride int, xq *byte, nb int)")
+	Doc(fmt.Sprintf("%s computes %d rows of a %s × Q8_K GEMV (%s tier).", name, rb, f.name, t.name))
+	w, s, nb := Load(Param("w"), GP64()), Load(Param("stride"), GP64()), Load(Param("nb"), GP64())
+	xq := GP64()
+	Load(Param("xq"), xq)
+	scratch := AllocLocal(32) // a row's int16 scales, for word broadcasts
+	acc := make([]VecVirtual, rb)
+	for r := range acc {
+		acc[r] = YMM()
+		t.zero(acc[r])
+	}
+	nibble := YMM()
+	t.loadu(kc(cNibble), nibble)
+	var low2 VecVirtual
+	if f == q6_K {
+		low2 = YMM()
+		t.loadu(kc(cLow2), low2)
+	}
+	row := GP64()
+	loop, done := "loop"+name, "done"+name
+	TESTQ(nb, nb)
+	JZ(LabelRef(done))
+	Label(loop)
+	dy := YMM()
+	VBROADCASTSS(Mem{Base: xq}, dy)
+	bsums := YMM()
+	t.loadu(Mem{Base: xq, Disp: q8kBsums}, bsums)
+	MOVQ(w, row)
+	for r := range rb {
+		if r > 0 {
+			ADDQ(s, row)
+		}
+		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes)
+		switch f {
+		case q4_K:
+			t.q4KBlock(row, xq, nibble, bsums, dy, acc[r])
+		case q6_K:
+			t.q6KBlock(row, xq, scratch, nibble, low2, bsums, dy, acc[r])
+		}
+	}
+	ADDQ(U32(f.bytes), w)
+	ADDQ(U32(q8kBytes), xq)
+	DECQ(nb)
+	JNZ(LabelRef(loop))
+
+	Label(done)
+	y := Load(Param("y"), GP64())
+	for r := range rb {
+		h := t.hsum(acc[r])
+		VMOVSS(h, Mem{Base: y, Disp: 4 * r})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// q4KBlock adds one q4_K super-block of the row at p to acc:
+// d·dy·Σ_j sc_j·Σ q·y − dmin·dy·Σ_j m_j·(bsum_2j + bsum_2j+1).
+func (t tier) q4KBlock(p, xq GPVirtual, nibble, bsums, dy, acc VecVirtual) {
+	// Unpack the 12 bytes of 6-bit scales and mins (see packScalesMins):
+	// a = bytes 0–3, b = 4–7, c = 8–11, into the 8 scales (sc) and the 8
+	// mins (mn), one byte each, in two GP registers: no trip through
+	// memory (a narrow store read back wider stalls store forwarding).
+	a, b, c, sc, mn := GP64(), GP64(), GP64(), GP64(), GP64()
+	MOVL(Mem{Base: p, Disp: 4}, a.As32())
+	MOVL(Mem{Base: p, Disp: 8}, b.As32())
+	MOVL(Mem{Base: p, Disp: 12}, c.As32())
+	MOVL(c.As32(), sc.As32())
+	ANDL(U32(0x0f0f0f0f), sc.As32())
+	MOVL(a.As32(), mn.As32())
+	SHRL(U8(2), mn.As32()) // bits 6–7 of each byte to bits 4–5
+	ANDL(U32(0x30303030), mn.As32())
+	ORL(mn.As32(), sc.As32()) // scales 4–7
+	SHLQ(U8(32), sc)
+	ANDL(U32(0x3f3f3f3f), a.As32())
+	ORQ(a, sc) // scales 0–7
+	SHRL(U8(4), c.As32())
+	ANDL(U32(0x0f0f0f0f), c.As32())
+	MOVL(b.As32(), mn.As32())
+	SHRL(U8(2), mn.As32())
+	ANDL(U32(0x30303030), mn.As32())
+	ORL(c.As32(), mn.As32()) // mins 4–7
+	SHLQ(U8(32), mn)
+	ANDL(U32(0x3f3f3f3f), b.As32())
+	ORQ(b, mn) // mins 0–7
+	// Scales as int16, in both 128-bit halves, for per-sub-block word
+	// broadcasts (VPSHUFB); mins as int16 pairs [m0 m0 m1 m1 …] against
+	// the 16 bsums.
+	x := XMM()
+	VMOVQ(sc, x)
+	VPMOVZXBW(x, x)
+	scw := YMM()
+	t.insert128(x, x, scw)
+	m16 := XMM()
+	VMOVQ(mn, m16)
+	VPMOVZXBW(m16, m16)
+	mlo, mhi := XMM(), XMM()
+	VPUNPCKLWD(m16, m16, mlo)
+	VPUNPCKHWD(m16, m16, mhi)
+	mins := YMM()
+	t.insert128(mhi, mlo, mins)
+	msum := YMM()
+	VPMADDWD(bsums, mins, msum)
+	word := func(j int) VecVirtual {
+		v := YMM()
+		VPSHUFB(kc(cWord0+j), scw, v)
+		return v
+	}
+
+	iacc := YMM()
+	t.zero(iacc)
+	for ch := range 4 {
+		q, lo, hi := YMM(), YMM(), YMM()
+		t.loadu(Mem{Base: p, Disp: 16 + 32*ch}, q)
+		t.and(nibble, q, lo)
+		VPSRLW(Imm(4), q, hi)
+		t.and(nibble, hi, hi)
+		t.scaleDot(lo, Mem{Base: xq, Disp: q8kQs + 64*ch}, word(2*ch), iacc)
+		t.scaleDot(hi, Mem{Base: xq, Disp: q8kQs + 64*ch + 32}, word(2*ch+1), iacc)
+	}
+	VCVTDQ2PS(iacc, iacc)
+	VCVTDQ2PS(msum, msum)
+	VFMADD231PS(t.superScale(Mem{Base: p}, dy), iacc, acc)
+	VFNMADD231PS(t.superScale(Mem{Base: p, Disp: 2}, dy), msum, acc)
+}
+
+// q6KBlock adds one q6_K super-block of the row at p to acc:
+// d·dy·(Σ_j sc_j·Σ q·y − 32·Σ_j sc_j·bsum_j), q the unsigned level 0…63.
+func (t tier) q6KBlock(p, xq GPVirtual, scratch Mem, nibble, low2, bsums, dy, acc VecVirtual) {
+	sc16 := YMM()
+	VPMOVSXBW(Mem{Base: p, Disp: 192}, sc16)
+	t.storeu(sc16, scratch)
+	iacc := YMM()
+	VPMADDWD(bsums, sc16, iacc)
+	VPSLLD(Imm(5), iacc, iacc) // 32·Σ sc·bsum
+	zero := YMM()
+	t.zero(zero)
+	VPSUBD(iacc, zero, iacc)
+	for n := range 2 {
+		l4lo, l4hi, h2 := YMM(), YMM(), YMM()
+		t.loadu(Mem{Base: p, Disp: 64 * n}, l4lo)
+		t.loadu(Mem{Base: p, Disp: 64*n + 32}, l4hi)
+		t.loadu(Mem{Base: p, Disp: 128 + 32*n}, h2)
+		// Quarter k of this half: 32 levels, 4 low bits from l4lo or l4hi
+		// (low or high nibble), 2 high bits from h2 (bits 2k, 2k+1).
+		for k := range 4 {
+			l4 := l4lo
+			if k%2 == 1 {
+				l4 = l4hi
+			}
+			q, h := YMM(), YMM()
+			if k < 2 {
+				t.and(nibble, l4, q)
+			} else {
+				VPSRLW(Imm(4), l4, q)
+				t.and(nibble, q, q)
+			}
+			// Bring bits 2k, 2k+1 of h2 to bits 4, 5.
+			switch sh := 4 - 2*k; {
+			case sh > 0:
+				VPSLLW(Imm(uint64(sh)), h2, h)
+			case sh < 0:
+				VPSRLW(Imm(uint64(-sh)), h2, h)
+			default:
+				t.loadu(h2, h)
+			}
+			t.and(low2, h, h)
+			t.or(h, q, q)
+			sub := 8*n + 2*k // its two sub-blocks of 16: sub, sub+1
+			t.scaleDot(q, Mem{Base: xq, Disp: q8kQs + 128*n + 32*k}, t.bcastWords(scratch.Offset(2*sub), scratch.Offset(2*sub+2)), iacc)
+		}
+	}
+	VCVTDQ2PS(iacc, iacc)
+	VFMADD231PS(t.superScale(Mem{Base: p, Disp: 208}, dy), iacc, acc)
+}
+
+func (t tier) storeu(v VecVirtual, m Mem) {
+	if t.evex {
+		VMOVDQU64(v, m)
+		return
+	}
+	VMOVDQU(v, m)
+}
+
+func (t tier) or(a, b, dst VecVirtual) {
+	if t.evex {
+		VPORD(a, b, dst)
+		return
+	}
+	VPOR(a, b, dst)
+}

@@ -1,0 +1,40 @@
+// Command _asm generates gemv_amd64.s, the AVX2, AVX-512 and AVX-512 VNNI
+// tiers of the quantized GEMV kernels, from one description per format.
+// It lives in its own module so that avo never becomes a dependency of
+// ckbench.
+//
+//	go generate ./kernels/quant   (runs: go run -C _asm . -out ../gemv_amd64.s)
+package main
+
+import (
+	"os"
+
+	. "github.com/mmcloughlin/avo/build"
+)
+
+func main() {
+	// avo loads the package for type information; pin the target so the
+	// output does not depend on the host (mmcloughlin/avo#450).
+	os.Setenv("GOOS", "linux")
+	os.Setenv("GOARCH", "amd64")
+	ConstraintExpr("!purego")
+	emitConsts()
+	for _, t := range tiers {
+		for rb := 1; rb <= t.maxRB; rb++ {
+			if t.evex {
+				gemvQ4_0Pairs(t, rb)
+			} else {
+				gemvQ8(t, q4_0, rb)
+			}
+		}
+		for rb := 1; rb <= t.maxRB; rb++ {
+			gemvQ8(t, q8_0, rb)
+		}
+		for _, f := range []format{q4_K, q6_K} {
+			for rb := 1; rb <= t.maxRB; rb++ {
+				gemvK(t, f, rb)
+			}
+		}
+	}
+	Generate()
+}

@@ -1,0 +1,59 @@
+//go:build !purego
+
+package quant
+
+import "github.com/ckbench/ckbench/kernels/isa"
+
+//go:generate go run -C _asm . -out ../gemv_amd64.s -stubs ../gemv_stubs_amd64.go -pkg quant
+
+// gemvQ8Rows is one generated kernel: rb rows (fixed per function) of an
+// integer GEMV, row r at w + r·stride, nb blocks, against the format's
+// 8-bit activations (Q8_0, or Q8_K for the K-quants).
+type gemvQ8Rows func(y *float32, w *byte, stride int, xq *byte, nb int)
+
+// The SIMD tiers, registered whether or not this CPU runs them (callers
+// check isa.Detect first; a tier the CPU lacks is reported, never run).
+// Each covers the formats it has kernels for; ckbench list quant shows
+// which, and the sweep skips the rest with the reason.
+func init() {
+	impls = append(impls,
+		Impl{Tier: isa.AVX2, maxRB: 4, gemvQ8: map[Format]gemvQ8Func{
+			Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0AVX2R1, gemvQ8Q4_0AVX2R2, gemvQ8Q4_0AVX2R3, gemvQ8Q4_0AVX2R4}),
+			Q8_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q8_0AVX2R1, gemvQ8Q8_0AVX2R2, gemvQ8Q8_0AVX2R3, gemvQ8Q8_0AVX2R4}),
+			Q4_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_KAVX2R1, gemvQ8Q4_KAVX2R2, gemvQ8Q4_KAVX2R3, gemvQ8Q4_KAVX2R4}),
+			Q6_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q6_KAVX2R1, gemvQ8Q6_KAVX2R2, gemvQ8Q6_KAVX2R3, gemvQ8Q6_KAVX2R4}),
+		}},
+		Impl{Tier: isa.AVX512, maxRB: 8, gemvQ8: map[Format]gemvQ8Func{
+			Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0AVX512R1, gemvQ8Q4_0AVX512R2, gemvQ8Q4_0AVX512R3, gemvQ8Q4_0AVX512R4, gemvQ8Q4_0AVX512R5, gemvQ8Q4_0AVX512R6, gemvQ8Q4_0AVX512R7, gemvQ8Q4_0AVX512R8}),
+			Q8_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q8_0AVX512R1, gemvQ8Q8_0AVX512R2, gemvQ8Q8_0AVX512R3, gemvQ8Q8_0AVX512R4, gemvQ8Q8_0AVX512R5, gemvQ8Q8_0AVX512R6, gemvQ8Q8_0AVX512R7, gemvQ8Q8_0AVX512R8}),
+			Q4_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_KAVX512R1, gemvQ8Q4_KAVX512R2, gemvQ8Q4_KAVX512R3, gemvQ8Q4_KAVX512R4, gemvQ8Q4_KAVX512R5, gemvQ8Q4_KAVX512R6, gemvQ8Q4_KAVX512R7, gemvQ8Q4_KAVX512R8}),
+			Q6_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q6_KAVX512R1, gemvQ8Q6_KAVX512R2, gemvQ8Q6_KAVX512R3, gemvQ8Q6_KAVX512R4, gemvQ8Q6_KAVX512R5, gemvQ8Q6_KAVX512R6, gemvQ8Q6_KAVX512R7, gemvQ8Q6_KAVX512R8}),
+		}},
+		Impl{Tier: isa.AVX512VNNI, maxRB: 8, gemvQ8: map[Format]gemvQ8Func{
+			Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0VNNIR1, gemvQ8Q4_0VNNIR2, gemvQ8Q4_0VNNIR3, gemvQ8Q4_0VNNIR4, gemvQ8Q4_0VNNIR5, gemvQ8Q4_0VNNIR6, gemvQ8Q4_0VNNIR7, gemvQ8Q4_0VNNIR8}),
+			Q8_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q8_0VNNIR1, gemvQ8Q8_0VNNIR2, gemvQ8Q8_0VNNIR3, gemvQ8Q8_0VNNIR4, gemvQ8Q8_0VNNIR5, gemvQ8Q8_0VNNIR6, gemvQ8Q8_0VNNIR7, gemvQ8Q8_0VNNIR8}),
+			Q4_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_KVNNIR1, gemvQ8Q4_KVNNIR2, gemvQ8Q4_KVNNIR3, gemvQ8Q4_KVNNIR4, gemvQ8Q4_KVNNIR5, gemvQ8Q4_KVNNIR6, gemvQ8Q4_KVNNIR7, gemvQ8Q4_KVNNIR8}),
+			Q6_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q6_KVNNIR1, gemvQ8Q6_KVNNIR2, gemvQ8Q6_KVNNIR3, gemvQ8Q6_KVNNIR4, gemvQ8Q6_KVNNIR5, gemvQ8Q6_KVNNIR6, gemvQ8Q6_KVNNIR7, gemvQ8Q6_KVNNIR8}),
+		}},
+	)
+}
+
+// gemvQ8Asm adapts the kernels of one format and tier (index = rows per
+// pass) to gemvQ8Func: it quantizes x (still the Go reference quantizer),
+// runs the rows rb at a time and the remainder one at a time. The slice
+// expressions are the bounds checks the asm cannot do.
+func gemvQ8Asm(rows []gemvQ8Rows) gemvQ8Func {
+	return func(f Format, y []float32, w []byte, x []float32, xq []byte, m, k, rb int) {
+		act := f.Q8Act()
+		quantizeQ8Generic(act, xq, x[:k])
+		nb, stride := k/formats[f].Block, f.RowBytes(k)
+		y, w, xq = y[:m], w[:m*stride], xq[:act.RowBytes(k)]
+		r := 0
+		for ; r+rb <= m; r += rb {
+			rows[rb](&y[r], &w[r*stride], stride, &xq[0], nb)
+		}
+		for ; r < m; r++ {
+			rows[1](&y[r], &w[r*stride], stride, &xq[0], nb)
+		}
+	}
+}
