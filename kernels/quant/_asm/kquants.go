@@ -30,10 +30,10 @@ var (
 
 // Constant rows (32 bytes) of the K-quant kernels, after the 32-block ones.
 const (
-	cLow2  = nConsts + iota // 0x30 bytes: the two high bits of a q6_K level in place
-	cWord0                  // cWord0+j: VPSHUFB indices broadcasting int16 word j (8 rows)
-	cShift4  = cWord0 + 8   // qword shift counts 0, 0, 4, 4 (VPSRLVQ: low then high nibbles)
-	cOnes16Z = cShift4 + 2  // int16 ones, 64 bytes (two rows)
+	cLow2    = nConsts + iota // 0x30 bytes: the two high bits of a q6_K level in place
+	cWord0                    // cWord0+j: VPSHUFB indices broadcasting int16 word j (8 rows)
+	cShift4  = cWord0 + 8     // qword shift counts 0, 0, 4, 4 (VPSRLVQ: low then high nibbles)
+	cOnes16Z = cShift4 + 2    // int16 ones, 64 bytes (two rows)
 	nKConsts = cOnes16Z + 2
 )
 
