@@ -10,9 +10,12 @@ QEMU_ARM64 ?= qemu-aarch64
 
 .PHONY: run build test test-portable bench generate check-generate vet fmt-check ci clean
 
-# The main job: a quick attention sweep into out/<run-id>/.
+# The main job: quick sweeps of every family into out/<run-id>-<family>/;
+# the roofline measured by the first is reused by the others.
+RUN_ID  ?= $(shell date +%Y%m%d-%H%M%S)
 run: build
-	$(BIN) sweep attention --preset $(PRESET) --out $(OUT)
+	$(BIN) sweep attention --preset $(PRESET) --out $(OUT) --run-id $(RUN_ID)-attention
+	$(BIN) sweep quant --preset $(PRESET) --out $(OUT) --run-id $(RUN_ID)-quant --roofline $(OUT)/$(RUN_ID)-attention/roofline.json
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ckbench
@@ -40,7 +43,7 @@ generate:
 
 # CI: regenerating must leave the tree unchanged.
 check-generate: generate
-	@git diff --exit-code -- '*.s' || { echo "generated assembly is stale: run make generate and commit"; exit 1; }
+	@git diff --exit-code -- '*.s' '*_stubs_amd64.go' || { echo "generated assembly is stale: run make generate and commit"; exit 1; }
 
 vet:
 	$(GO) vet ./...
