@@ -18,7 +18,7 @@ type Options struct {
 	Threads  []int      // thread counts; default 1 and every allowed CPU
 	Quick    bool       // read curve only, one size per octave, shorter sampling
 	Tiers    []isa.Tier // compute tiers; default every tier that runs here
-	MaxBytes int64      // largest working set per thread; default 8 × L3 (or 8 × L2), ≥ 64 MiB
+	MaxBytes int64      // largest working set, all threads together; default 8 × L3 (or 8 × L2), ≥ 64 MiB
 	// Passes is how many times every measurement is taken, in turn, each
 	// with its share of the sampling time; the best pass is kept (default
 	// 3, 2 with Quick). A neighbour on a shared host that slows one pass
@@ -234,6 +234,7 @@ type measurer struct {
 	cpus  []int
 	opt   Options
 	cfg   sampler.Config // per pass
+	arena arena
 	once  sampler.Config // for what is measured in one pass only
 	steps int
 	logf  func(string, ...any)
@@ -305,11 +306,13 @@ func (m *measurer) pass(r *Roofline, last bool) error {
 			if k != "read" {
 				kcfg = m.once
 			}
-			for _, size := range Sizes(4<<10, opt.MaxBytes, m.steps) {
+			// The working sets of all threads together reach MaxBytes.
+			perThread := opt.MaxBytes / int64(n)
+			for _, size := range Sizes(4<<10, perThread, m.steps) {
 				if err := m.ctx.Err(); err != nil {
 					return err
 				}
-				p, err := measureStream(kcfg, set, wide, k, size)
+				p, err := measureStream(kcfg, set, wide, k, size, perThread, &m.arena)
 				if err != nil {
 					return err
 				}
@@ -408,23 +411,47 @@ func Sizes(lo, hi int64, steps int) []int64 {
 	return out
 }
 
+// arena hands each worker one buffer as large as its largest working set,
+// written (faulted in) once, and slices it for every measurement:
+// allocating and faulting gigabytes afresh for every size, kernel and pass
+// would take most of the run.
+type arena struct{ bufs [][]float32 }
+
+// slices returns workers buffers of floats each, reserving perWorker floats
+// per worker on first use.
+func (a *arena) slices(t isa.Tier, workers, floats, perWorker int) [][]float32 {
+	for w := range workers {
+		if w == len(a.bufs) {
+			a.bufs = append(a.bufs, nil)
+		}
+		if len(a.bufs[w]) < floats {
+			a.bufs[w] = nil // let the old one go first
+			b := buf.Floats(max(floats, perWorker))
+			Write(t, b, false, 1) // any non-zero data: untouched pages all map the zero page
+			a.bufs[w] = b
+		}
+	}
+	out := make([][]float32, workers)
+	for w := range out {
+		out[w] = a.bufs[w][:floats]
+	}
+	return out
+}
+
 // measureStream times one stream kernel on a working set of size bytes per
-// thread, each thread on its own buffers.
-func measureStream(cfg sampler.Config, cpus []int, t isa.Tier, kernel string, size int64) (Point, error) {
+// thread, each thread on its own part of the arena (up to perThread bytes).
+func measureStream(cfg sampler.Config, cpus []int, t isa.Tier, kernel string, size, perThread int64, a *arena) (Point, error) {
 	floats := int(size / 4)
+	bufs := a.slices(t, len(cpus), floats, int(perThread/4))
 	src, dst := make([][]float32, len(cpus)), make([][]float32, len(cpus))
-	for w := range cpus {
+	for w, b := range bufs {
 		switch kernel {
 		case "copy":
-			src[w], dst[w] = buf.Floats(floats/2), buf.Floats(floats/2)
-			Write(t, src[w], false, 1) // fault the pages in before timing
-			Write(t, dst[w], false, 1)
+			src[w], dst[w] = b[:floats/2], b[floats/2:]
 		case "read":
-			src[w] = buf.Floats(floats)
-			Write(t, src[w], false, 1) // any non-zero data: untouched pages all map the zero page
+			src[w] = b
 		default:
-			dst[w] = buf.Floats(floats)
-			Write(t, dst[w], false, 1)
+			dst[w] = b
 		}
 	}
 	// Small working sets pass over their buffer several times per call, so

@@ -145,9 +145,9 @@ func formatNames(fs []quant.Format) string {
 }
 
 // quantData is the data of one (format, shape): weights (copies for
-// --cold), x, and the generic tier's outputs, computed once on first use.
+// --cold), x, and the generic tier's outputs and their scales, computed
+// once per kernel on first use.
 type quantData struct {
-	p    quant.Params // kernel-free: Fmt, M, K
 	bufs []quant.Buffers
 	ref  map[quant.Kernel][]float32
 	mag  map[quant.Kernel][]float64
@@ -272,7 +272,7 @@ func newQuantGroup(f quant.Format, s Shape, dequant bool, opt Options) *dataGrou
 	}
 	seed := opt.Seed
 	return &dataGroup{mem: mem, alloc: func() any {
-		d := &quantData{p: p, ref: map[quant.Kernel][]float32{}, mag: map[quant.Kernel][]float64{}}
+		d := &quantData{ref: map[quant.Kernel][]float32{}, mag: map[quant.Kernel][]float64{}}
 		ap := p
 		if dequant {
 			ap.Kernel = quant.Dequant

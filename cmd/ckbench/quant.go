@@ -124,7 +124,11 @@ func printQuantSummary(w io.Writer, recs []results.Record) {
 		if level == "" {
 			level = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%dx%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Kernel, r.ISA, r.Fmt, r.Act, r.M, r.K, r.RB,
+		shape, rb := fmt.Sprintf("%dx%d", r.M, r.K), fmt.Sprint(r.RB)
+		if r.M == 0 { // quantize-q8: x alone
+			shape, rb = fmt.Sprintf("K=%d", r.K), "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Kernel, r.ISA, r.Fmt, r.Act, shape, rb,
 			r.Status, num(us, "%.1f"), num(r.GBs, "%.1f"), num(r.GFlops, "%.1f"), num(r.GOps, "%.1f"), level, num(r.PctOfBound, "%.0f"), num(r.CvPct, "%.1f"))
 	}
 	tw.Flush()

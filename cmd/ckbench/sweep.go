@@ -374,12 +374,6 @@ func countStatus(recs []results.Record, status string) int {
 func printSummary(w io.Writer, recs []results.Record) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kernel\tisa\texp\thd\ttk\tctx\th:kvh\tstatus\tµs/call\tGB/s\tGFLOP/s\t% read\tlevel\t% bound\tcv %\t")
-	num := func(f results.Float, format string) string {
-		if !f.Valid() {
-			return "-"
-		}
-		return fmt.Sprintf(format, float64(f))
-	}
 	for _, r := range recs {
 		us := results.Missing()
 		if r.NsMedian.Valid() {
