@@ -21,7 +21,7 @@ type Options struct {
 	MaxBytes int64      // largest working set, all threads together; default 8 × L3 (or 8 × L2), ≥ 64 MiB
 	// Passes is how many times every measurement is taken, in turn, each
 	// with its share of the sampling time; the best pass is kept (default
-	// 3, 2 with Quick). A neighbour on a shared host that slows one pass
+	// 4, 2 with Quick). A neighbour on a shared host that slows one pass
 	// does not lower the ceiling, and the spread between passes shows it.
 	Passes   int
 	Progress io.Writer // one line per measurement (nil: quiet)
@@ -178,7 +178,7 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 		cfg.MinTime, cfg.MinSamples, steps = 20*time.Millisecond, 5, 1
 	}
 	if opt.Passes <= 0 {
-		opt.Passes = 3
+		opt.Passes = 4
 		if opt.Quick {
 			opt.Passes = 2
 		}
@@ -329,13 +329,17 @@ func (m *measurer) pass(r *Roofline, last bool) error {
 // the highest rate, its spread across passes recorded.
 func bestOf(passes []*Roofline) *Roofline {
 	r := passes[0]
+	// A pass whose every sample was preempted has rate 0: no measurement,
+	// so not part of the spread.
 	spread := func(vals []float64) (best int, pct float64) {
 		lo := math.Inf(1)
 		for i, v := range vals {
 			if v > vals[best] {
 				best = i
 			}
-			lo = min(lo, v)
+			if v > 0 {
+				lo = min(lo, v)
+			}
 		}
 		if vals[best] > 0 {
 			pct = 100 * (vals[best] - lo) / vals[best]
