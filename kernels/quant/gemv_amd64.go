@@ -22,20 +22,49 @@ func init() {
 			Q8_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q8_0AVX2R1, gemvQ8Q8_0AVX2R2, gemvQ8Q8_0AVX2R3, gemvQ8Q8_0AVX2R4}),
 			Q4_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_KAVX2R1, gemvQ8Q4_KAVX2R2, gemvQ8Q4_KAVX2R3, gemvQ8Q4_KAVX2R4}),
 			Q6_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q6_KAVX2R1, gemvQ8Q6_KAVX2R2, gemvQ8Q6_KAVX2R3, gemvQ8Q6_KAVX2R4}),
+		}, gemvF32: map[Format]gemvF32Func{
+			Q4_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_0AVX2R1, gemvF32Q4_0AVX2R2, gemvF32Q4_0AVX2R3, gemvF32Q4_0AVX2R4}),
+			Q8_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q8_0AVX2R1, gemvF32Q8_0AVX2R2, gemvF32Q8_0AVX2R3, gemvF32Q8_0AVX2R4}),
 		}},
 		Impl{Tier: isa.AVX512, maxRB: 8, gemvQ8: map[Format]gemvQ8Func{
 			Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0AVX512R1, gemvQ8Q4_0AVX512R2, gemvQ8Q4_0AVX512R3, gemvQ8Q4_0AVX512R4, gemvQ8Q4_0AVX512R5, gemvQ8Q4_0AVX512R6, gemvQ8Q4_0AVX512R7, gemvQ8Q4_0AVX512R8}),
 			Q8_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q8_0AVX512R1, gemvQ8Q8_0AVX512R2, gemvQ8Q8_0AVX512R3, gemvQ8Q8_0AVX512R4, gemvQ8Q8_0AVX512R5, gemvQ8Q8_0AVX512R6, gemvQ8Q8_0AVX512R7, gemvQ8Q8_0AVX512R8}),
 			Q4_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_KAVX512R1, gemvQ8Q4_KAVX512R2, gemvQ8Q4_KAVX512R3, gemvQ8Q4_KAVX512R4, gemvQ8Q4_KAVX512R5, gemvQ8Q4_KAVX512R6, gemvQ8Q4_KAVX512R7, gemvQ8Q4_KAVX512R8}),
 			Q6_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q6_KAVX512R1, gemvQ8Q6_KAVX512R2, gemvQ8Q6_KAVX512R3, gemvQ8Q6_KAVX512R4, gemvQ8Q6_KAVX512R5, gemvQ8Q6_KAVX512R6, gemvQ8Q6_KAVX512R7, gemvQ8Q6_KAVX512R8}),
+		}, gemvF32: map[Format]gemvF32Func{
+			Q4_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_0AVX512R1, gemvF32Q4_0AVX512R2, gemvF32Q4_0AVX512R3, gemvF32Q4_0AVX512R4, gemvF32Q4_0AVX512R5, gemvF32Q4_0AVX512R6, gemvF32Q4_0AVX512R7, gemvF32Q4_0AVX512R8}),
+			Q8_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q8_0AVX512R1, gemvF32Q8_0AVX512R2, gemvF32Q8_0AVX512R3, gemvF32Q8_0AVX512R4, gemvF32Q8_0AVX512R5, gemvF32Q8_0AVX512R6, gemvF32Q8_0AVX512R7, gemvF32Q8_0AVX512R8}),
 		}},
 		Impl{Tier: isa.AVX512VNNI, maxRB: 8, gemvQ8: map[Format]gemvQ8Func{
 			Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0VNNIR1, gemvQ8Q4_0VNNIR2, gemvQ8Q4_0VNNIR3, gemvQ8Q4_0VNNIR4, gemvQ8Q4_0VNNIR5, gemvQ8Q4_0VNNIR6, gemvQ8Q4_0VNNIR7, gemvQ8Q4_0VNNIR8}),
 			Q8_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q8_0VNNIR1, gemvQ8Q8_0VNNIR2, gemvQ8Q8_0VNNIR3, gemvQ8Q8_0VNNIR4, gemvQ8Q8_0VNNIR5, gemvQ8Q8_0VNNIR6, gemvQ8Q8_0VNNIR7, gemvQ8Q8_0VNNIR8}),
 			Q4_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_KVNNIR1, gemvQ8Q4_KVNNIR2, gemvQ8Q4_KVNNIR3, gemvQ8Q4_KVNNIR4, gemvQ8Q4_KVNNIR5, gemvQ8Q4_KVNNIR6, gemvQ8Q4_KVNNIR7, gemvQ8Q4_KVNNIR8}),
 			Q6_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q6_KVNNIR1, gemvQ8Q6_KVNNIR2, gemvQ8Q6_KVNNIR3, gemvQ8Q6_KVNNIR4, gemvQ8Q6_KVNNIR5, gemvQ8Q6_KVNNIR6, gemvQ8Q6_KVNNIR7, gemvQ8Q6_KVNNIR8}),
+		}, gemvF32: map[Format]gemvF32Func{
+			Q4_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_0VNNIR1, gemvF32Q4_0VNNIR2, gemvF32Q4_0VNNIR3, gemvF32Q4_0VNNIR4, gemvF32Q4_0VNNIR5, gemvF32Q4_0VNNIR6, gemvF32Q4_0VNNIR7, gemvF32Q4_0VNNIR8}),
+			Q8_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q8_0VNNIR1, gemvF32Q8_0VNNIR2, gemvF32Q8_0VNNIR3, gemvF32Q8_0VNNIR4, gemvF32Q8_0VNNIR5, gemvF32Q8_0VNNIR6, gemvF32Q8_0VNNIR7, gemvF32Q8_0VNNIR8}),
 		}},
 	)
+}
+
+// gemvF32Rows is one generated float32-activation kernel: rb rows of a
+// GEMV against x in float32.
+type gemvF32Rows func(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Asm adapts the kernels of one format and tier (index = rows per
+// pass) to gemvF32Func, rb rows at a time and the remainder one at a time.
+func gemvF32Asm(rows []gemvF32Rows) gemvF32Func {
+	return func(f Format, y []float32, w []byte, x []float32, m, k, rb int) {
+		nb, stride := k/formats[f].Block, f.RowBytes(k)
+		y, w, x = y[:m], w[:m*stride], x[:k]
+		r := 0
+		for ; r+rb <= m; r += rb {
+			rows[rb](&y[r], &w[r*stride], stride, &x[0], nb)
+		}
+		for ; r < m; r++ {
+			rows[1](&y[r], &w[r*stride], stride, &x[0], nb)
+		}
+	}
 }
 
 // gemvQ8Asm adapts the kernels of one format and tier (index = rows per

@@ -28,6 +28,30 @@ func gemvQ8Q8_0AVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
 // gemvQ8Q8_0AVX2R4 computes 4 rows of a Q8_0 × Q8_0 GEMV (AVX2 tier).
 func gemvQ8Q8_0AVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
+// gemvF32Q4_0AVX2R1 computes 1 rows of a Q4_0 × f32 GEMV (AVX2 tier).
+func gemvF32Q4_0AVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0AVX2R2 computes 2 rows of a Q4_0 × f32 GEMV (AVX2 tier).
+func gemvF32Q4_0AVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0AVX2R3 computes 3 rows of a Q4_0 × f32 GEMV (AVX2 tier).
+func gemvF32Q4_0AVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0AVX2R4 computes 4 rows of a Q4_0 × f32 GEMV (AVX2 tier).
+func gemvF32Q4_0AVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0AVX2R1 computes 1 rows of a Q8_0 × f32 GEMV (AVX2 tier).
+func gemvF32Q8_0AVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0AVX2R2 computes 2 rows of a Q8_0 × f32 GEMV (AVX2 tier).
+func gemvF32Q8_0AVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0AVX2R3 computes 3 rows of a Q8_0 × f32 GEMV (AVX2 tier).
+func gemvF32Q8_0AVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0AVX2R4 computes 4 rows of a Q8_0 × f32 GEMV (AVX2 tier).
+func gemvF32Q8_0AVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
+
 // gemvQ8Q4_KAVX2R1 computes 1 rows of a Q4_K × Q8_K GEMV (AVX2 tier).
 func gemvQ8Q4_KAVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
@@ -99,6 +123,54 @@ func gemvQ8Q8_0AVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0AVX512R8 computes 8 rows of a Q8_0 × Q8_0 GEMV (AVX512 tier).
 func gemvQ8Q8_0AVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
+
+// gemvF32Q4_0AVX512R1 computes 1 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_0AVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0AVX512R2 computes 2 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_0AVX512R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0AVX512R3 computes 3 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_0AVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0AVX512R4 computes 4 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_0AVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0AVX512R5 computes 5 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_0AVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0AVX512R6 computes 6 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_0AVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0AVX512R7 computes 7 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_0AVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0AVX512R8 computes 8 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_0AVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0AVX512R1 computes 1 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q8_0AVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0AVX512R2 computes 2 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q8_0AVX512R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0AVX512R3 computes 3 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q8_0AVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0AVX512R4 computes 4 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q8_0AVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0AVX512R5 computes 5 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q8_0AVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0AVX512R6 computes 6 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q8_0AVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0AVX512R7 computes 7 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q8_0AVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0AVX512R8 computes 8 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q8_0AVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvQ8Q4_KAVX512R1 computes 1 rows of a Q4_K × Q8_K GEMV (AVX512 tier).
 func gemvQ8Q4_KAVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
@@ -195,6 +267,54 @@ func gemvQ8Q8_0VNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0VNNIR8 computes 8 rows of a Q8_0 × Q8_0 GEMV (VNNI tier).
 func gemvQ8Q8_0VNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
+
+// gemvF32Q4_0VNNIR1 computes 1 rows of a Q4_0 × f32 GEMV (VNNI tier).
+func gemvF32Q4_0VNNIR1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0VNNIR2 computes 2 rows of a Q4_0 × f32 GEMV (VNNI tier).
+func gemvF32Q4_0VNNIR2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0VNNIR3 computes 3 rows of a Q4_0 × f32 GEMV (VNNI tier).
+func gemvF32Q4_0VNNIR3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0VNNIR4 computes 4 rows of a Q4_0 × f32 GEMV (VNNI tier).
+func gemvF32Q4_0VNNIR4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0VNNIR5 computes 5 rows of a Q4_0 × f32 GEMV (VNNI tier).
+func gemvF32Q4_0VNNIR5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0VNNIR6 computes 6 rows of a Q4_0 × f32 GEMV (VNNI tier).
+func gemvF32Q4_0VNNIR6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0VNNIR7 computes 7 rows of a Q4_0 × f32 GEMV (VNNI tier).
+func gemvF32Q4_0VNNIR7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_0VNNIR8 computes 8 rows of a Q4_0 × f32 GEMV (VNNI tier).
+func gemvF32Q4_0VNNIR8(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0VNNIR1 computes 1 rows of a Q8_0 × f32 GEMV (VNNI tier).
+func gemvF32Q8_0VNNIR1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0VNNIR2 computes 2 rows of a Q8_0 × f32 GEMV (VNNI tier).
+func gemvF32Q8_0VNNIR2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0VNNIR3 computes 3 rows of a Q8_0 × f32 GEMV (VNNI tier).
+func gemvF32Q8_0VNNIR3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0VNNIR4 computes 4 rows of a Q8_0 × f32 GEMV (VNNI tier).
+func gemvF32Q8_0VNNIR4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0VNNIR5 computes 5 rows of a Q8_0 × f32 GEMV (VNNI tier).
+func gemvF32Q8_0VNNIR5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0VNNIR6 computes 6 rows of a Q8_0 × f32 GEMV (VNNI tier).
+func gemvF32Q8_0VNNIR6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0VNNIR7 computes 7 rows of a Q8_0 × f32 GEMV (VNNI tier).
+func gemvF32Q8_0VNNIR7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q8_0VNNIR8 computes 8 rows of a Q8_0 × f32 GEMV (VNNI tier).
+func gemvF32Q8_0VNNIR8(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvQ8Q4_KVNNIR1 computes 1 rows of a Q4_K × Q8_K GEMV (VNNI tier).
 func gemvQ8Q4_KVNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)

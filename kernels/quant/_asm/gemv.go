@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -67,6 +68,7 @@ func emitConsts() {
 		rows[cWord0+j] = uint32(2*j) | uint32(2*j+1)<<8 | uint32(2*j)<<16 | uint32(2*j+1)<<24
 	}
 	rows[cOnes16Z], rows[cOnes16Z+1] = 0x00010001, 0x00010001
+	rows[cMinus8] = math.Float32bits(-8)
 	for i, v := range rows {
 		if i == cShift4 { // qwords 0, 0, 4, 4 (the assembler wants DATA in order)
 			for j, q := range []uint64{0, 0, 4, 4} {

@@ -34,7 +34,8 @@ const (
 	cWord0                    // cWord0+j: VPSHUFB indices broadcasting int16 word j (8 rows)
 	cShift4  = cWord0 + 8     // qword shift counts 0, 0, 4, 4 (VPSRLVQ: low then high nibbles)
 	cOnes16Z = cShift4 + 2    // int16 ones, 64 bytes (two rows)
-	nKConsts = cOnes16Z + 2
+	cMinus8  = cOnes16Z + 2   // float32 −8
+	nKConsts = cMinus8 + 1
 )
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one

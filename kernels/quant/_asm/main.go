@@ -30,6 +30,11 @@ func main() {
 		for rb := 1; rb <= t.maxRB; rb++ {
 			gemvQ8(t, q8_0, rb)
 		}
+		for _, f := range []format{q4_0, q8_0} {
+			for rb := 1; rb <= t.maxRB; rb++ {
+				gemvF32(t, f, rb)
+			}
+		}
 		for _, f := range []format{q4_K, q6_K} {
 			for rb := 1; rb <= t.maxRB; rb++ {
 				gemvK(t, f, rb)

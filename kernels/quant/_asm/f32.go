@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The float32-activation GEMVs: each weight block is turned into float32
+// levels in registers (never written to memory) and multiplied into x with
+// FMA. The block's scale is applied once per block and row:
+//
+//	q8_0  y += d · Σ q·x
+//	q4_0  y += d · (Σ q·x − 8·Σx)   (−8·Σx per lane shared by the rows)
+//
+// x is read once per block for all rb rows.
+
+// gemvF32 generates func(y *float32, w *byte, stride int, x *float32, nb int).
+func gemvF32(t tier, f format, rb int) {
+	name := fmt.Sprintf("gemvF32%s%sR%d", f.name, t.name, rb)
+	TEXT(name, NOSPLIT, "func(y *float32, w *byte, stride int, x *float32, nb int)")
+	Doc(fmt.Sprintf("%s computes %d rows of a %s × f32 GEMV (%s tier).", name, rb, f.name, t.name))
+	w, s, x, nb := GP64(), GP64(), GP64(), GP64()
+	Load(Param("w"), w)
+	Load(Param("stride"), s)
+	Load(Param("x"), x)
+	Load(Param("nb"), nb)
+	acc := make([]VecVirtual, rb)
+	for r := range acc {
+		acc[r] = YMM()
+		t.zero(acc[r])
+	}
+	var nibble, minus8 VecVirtual
+	if f == q4_0 {
+		nibble, minus8 = YMM(), YMM()
+		VPBROADCASTD(kc(cNibble), nibble)
+		VBROADCASTSS(kc(cMinus8), minus8)
+	}
+	row := GP64()
+	loop, done := "loop"+name, "done"+name
+	TESTQ(nb, nb)
+	JZ(LabelRef(done))
+	Label(loop)
+	xs := make([]VecVirtual, 4)
+	for i := range xs {
+		xs[i] = YMM()
+		VMOVUPS(Mem{Base: x, Disp: 32 * i}, xs[i])
+	}
+	var corr VecVirtual
+	if f == q4_0 {
+		corr = YMM()
+		VADDPS(xs[0], xs[1], corr)
+		VADDPS(xs[2], corr, corr)
+		VADDPS(xs[3], corr, corr)
+		VMULPS(minus8, corr, corr)
+	}
+	MOVQ(w, row)
+	for r := range rb {
+		if r > 0 {
+			ADDQ(s, row)
+		}
+		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes)
+		tb := YMM()
+		switch f {
+		case q8_0:
+			for i := range 4 {
+				q := YMM()
+				VPMOVSXBD(Mem{Base: row, Disp: 2 + 8*i}, q)
+				VCVTDQ2PS(q, q)
+				if i == 0 {
+					VMULPS(xs[0], q, tb)
+				} else {
+					VFMADD231PS(xs[i], q, tb)
+				}
+			}
+		case q4_0:
+			// Bytes 0–7 hold weights 0–7 (low nibbles) and 16–23 (high);
+			// bytes 8–15 weights 8–15 and 24–31.
+			t.loadu(corr, tb)
+			for half := range 2 {
+				a, lo, hi := YMM(), YMM(), YMM()
+				VPMOVZXBD(Mem{Base: row, Disp: 2 + 8*half}, a)
+				t.and(nibble, a, lo)
+				VPSRLD(Imm(4), a, hi)
+				VCVTDQ2PS(lo, lo)
+				VCVTDQ2PS(hi, hi)
+				VFMADD231PS(xs[half], lo, tb)
+				VFMADD231PS(xs[2+half], hi, tb)
+			}
+		}
+		d := YMM()
+		t.halfToFloat(Mem{Base: row}, d)
+		VFMADD231PS(d, tb, acc[r])
+	}
+	ADDQ(U32(f.bytes), w)
+	ADDQ(U32(128), x)
+	DECQ(nb)
+	JNZ(LabelRef(loop))
+
+	Label(done)
+	y := Load(Param("y"), GP64())
+	for r := range rb {
+		h := t.hsum(acc[r])
+		VMOVSS(h, Mem{Base: y, Disp: 4 * r})
+	}
+	VZEROUPPER()
+	RET()
+}
