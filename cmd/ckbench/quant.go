@@ -137,9 +137,7 @@ func printQuantSummary(w io.Writer, recs []results.Record) {
 			fmt.Fprintf(w, "%s %s/%s fmt=%s act=%s %dx%d rb=%d: %s\n", r.Status, r.Kernel, r.ISA, r.Fmt, r.Act, r.M, r.K, r.RB, r.Reason)
 		}
 	}
-	fmt.Fprintf(w, "%d points: %d ok, %d unstable, %d failed, %d skipped\n", len(recs),
-		countStatus(recs, results.StatusOK), countStatus(recs, results.StatusUnstable),
-		countStatus(recs, results.StatusFailed), countStatus(recs, results.StatusSkipped))
+	printCounts(w, recs)
 }
 
 func num(f results.Float, format string) string {

@@ -359,6 +359,13 @@ func counterNames(evs []hwcounters.Event) []string {
 	return names
 }
 
+// printCounts prints how many points ended in each status.
+func printCounts(w io.Writer, recs []results.Record) {
+	fmt.Fprintf(w, "%d points: %d ok, %d unstable, %d failed, %d skipped\n", len(recs),
+		countStatus(recs, results.StatusOK), countStatus(recs, results.StatusUnstable),
+		countStatus(recs, results.StatusFailed), countStatus(recs, results.StatusSkipped))
+}
+
 func countStatus(recs []results.Record, status string) int {
 	n := 0
 	for _, r := range recs {
@@ -393,9 +400,7 @@ func printSummary(w io.Writer, recs []results.Record) {
 			fmt.Fprintf(w, "%s %s/%s exp=%s hd=%d tk=%s ctx=%d h:kvh=%d:%d: %s\n", r.Status, r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH, r.Reason)
 		}
 	}
-	fmt.Fprintf(w, "%d points: %d ok, %d unstable, %d failed, %d skipped\n", len(recs),
-		countStatus(recs, results.StatusOK), countStatus(recs, results.StatusUnstable),
-		countStatus(recs, results.StatusFailed), countStatus(recs, results.StatusSkipped))
+	printCounts(w, recs)
 }
 
 // isTerminal reports whether w is a terminal (the progress bar needs one).

@@ -20,13 +20,7 @@ import (
 // gemvF32 generates func(y *float32, w *byte, stride int, x *float32, nb int).
 func gemvF32(t tier, f format, rb int) {
 	name := fmt.Sprintf("gemvF32%s%sR%d", f.name, t.name, rb)
-	TEXT(name, NOSPLIT, "func(y *float32, w *byte, stride int, x *float32, nb int)")
-	Doc(fmt.Sprintf("%s computes %d rows of a %s × f32 GEMV (%s tier).", name, rb, f.name, t.name))
-	w, s, x, nb := GP64(), GP64(), GP64(), GP64()
-	Load(Param("w"), w)
-	Load(Param("stride"), s)
-	Load(Param("x"), x)
-	Load(Param("nb"), nb)
+	w, s, x, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × f32 GEMV (%s tier).", name, rb, f.name, t.name), "x", "*float32")
 	acc := make([]VecVirtual, rb)
 	for r := range acc {
 		acc[r] = YMM()
@@ -100,11 +94,5 @@ func gemvF32(t tier, f format, rb int) {
 	JNZ(LabelRef(loop))
 
 	Label(done)
-	y := Load(Param("y"), GP64())
-	for r := range rb {
-		h := t.hsum(acc[r])
-		VMOVSS(h, Mem{Base: y, Disp: 4 * r})
-	}
-	VZEROUPPER()
-	RET()
+	t.storeRows(acc)
 }

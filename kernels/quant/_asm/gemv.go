@@ -105,6 +105,75 @@ func (t tier) dotU8S8(u VecVirtual, s Op, add VecVirtual) VecVirtual {
 	return p
 }
 
+// kernel declares one generated GEMV, func(y *float32, w *byte, stride
+// int, <act>, nb int), and loads its arguments but y (stored last).
+func kernel(name, doc, actName, actType string) (w, s, act, nb GPVirtual) {
+	TEXT(name, NOSPLIT, "func(y *float32, w *byte, stride int, "+actName+" "+actType+", nb int)")
+	Doc(doc)
+	w, s, act, nb = GP64(), GP64(), GP64(), GP64()
+	Load(Param("w"), w)
+	Load(Param("stride"), s)
+	Load(Param(actName), act)
+	Load(Param("nb"), nb)
+	return w, s, act, nb
+}
+
+// storeRows writes the lane sum of acc[r] to y[r] and returns.
+func (t tier) storeRows(acc []VecVirtual) {
+	y := Load(Param("y"), GP64())
+	for r := range acc {
+		h := t.hsum(acc[r])
+		VMOVSS(h, Mem{Base: y, Disp: 4 * r})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// q8_0Shared loads what the rows of one block share: the Q8_0
+// activations at xq, their scale in 8 lanes, and for q4_0 the −8·Σy per
+// lane (eight in a register), for VNNI q8_0 the activations + 128 (high).
+func (t tier) q8_0Shared(f format, xq GPVirtual, eight, high VecVirtual) (yv, dy, neg8, yu VecVirtual) {
+	yv = YMM()
+	t.loadu(Mem{Base: xq, Disp: 2}, yv)
+	dy = YMM()
+	t.halfToFloat(Mem{Base: xq}, dy)
+	if f == q4_0 {
+		e := t.dotU8S8(eight, yv, nil)
+		neg8 = YMM()
+		t.zero(neg8)
+		VPSUBD(e, neg8, neg8)
+	}
+	if f == q8_0 && t.vnni {
+		// VPDPBUSD multiplies u8 by s8: take y+128 as the unsigned side
+		// and subtract 128·Σw per row.
+		yu = YMM()
+		VPXORD(high, yv, yu)
+	}
+	return yv, dy, neg8, yu
+}
+
+// q4_0Dot returns the int32 lanes of Σ (q−8)·y for the q4_0 block at m:
+// its 16 bytes of nibbles become 32 unsigned levels in the order of the
+// activations (low nibbles are weights 0–15, high ones 16–31).
+func (t tier) q4_0Dot(m Mem, yv, nibble, neg8 VecVirtual) VecVirtual {
+	lo, hi := XMM(), XMM()
+	t.loadu(m, lo)
+	VPSRLW(Imm(4), lo, hi)
+	q := YMM()
+	t.insert128(hi, lo, q)
+	t.and(nibble, q, q)
+	return t.dotU8S8(q, yv, neg8)
+}
+
+// addScaled adds p (int32 lanes) × the row's f16 scale at m × dy to acc.
+func (t tier) addScaled(p VecVirtual, m Mem, dy, acc VecVirtual) {
+	VCVTDQ2PS(p, p)
+	d := YMM()
+	t.halfToFloat(m, d)
+	VMULPS(dy, d, d)
+	VFMADD231PS(d, p, acc)
+}
+
 // gemvQ8 generates func(y *float32, w *byte, stride int, xq *byte, nb int):
 // y[r] = Σ_b d_r,b · dy_b · Σ q·q8 for rb rows r of W (row r at w + r·stride,
 // nb blocks) against nb Q8_0 activation blocks at xq. Per block and row the
@@ -112,9 +181,7 @@ func (t tier) dotU8S8(u VecVirtual, s Op, add VecVirtual) VecVirtual {
 // reduced at the end of the row.
 func gemvQ8(t tier, f format, rb int) {
 	name := fmt.Sprintf("gemvQ8%s%sR%d", f.name, t.name, rb)
-	TEXT(name, NOSPLIT, "func(y *float32, w *byte, stride int, xq *byte, nb int)")
-	Doc(fmt.Sprintf("%s computes %d rows of a %s × Q8_0 GEMV (%s tier).", name, rb, f.name, t.name))
-	w, s, xq, nb := Load(Param("w"), GP64()), Load(Param("stride"), GP64()), Load(Param("xq"), GP64()), Load(Param("nb"), GP64())
+	w, s, xq, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × Q8_0 GEMV (%s tier).", name, rb, f.name, t.name), "xq", "*byte")
 	// Rows 0–3 at w + {0, s, 2s, 3s}, rows 4–7 at w4 + the same.
 	s3 := GP64()
 	LEAQ(Mem{Base: s, Index: s, Scale: 2}, s3)
@@ -160,39 +227,13 @@ func gemvQ8(t tier, f format, rb int) {
 	JZ(LabelRef(done))
 	Label(loop)
 
-	// Shared by the rb rows: the activations, their scale, and for q4_0
-	// the −8·Σy per lane that turns Σ q·y into Σ (q−8)·y.
-	yv := YMM()
-	t.loadu(Mem{Base: xq, Disp: 2}, yv)
-	dy := YMM()
-	t.halfToFloat(Mem{Base: xq}, dy)
-	var neg8, yu VecVirtual
-	if f == q4_0 {
-		e := t.dotU8S8(eight, yv, nil)
-		neg8 = YMM()
-		t.zero(neg8)
-		VPSUBD(e, neg8, neg8)
-	}
-	if f == q8_0 && t.vnni {
-		// VPDPBUSD multiplies u8 by s8: take y+128 as the unsigned side
-		// and subtract 128·Σw (below) per row.
-		yu = YMM()
-		VPXORD(high, yv, yu)
-	}
+	yv, dy, neg8, yu := t.q8_0Shared(f, xq, eight, high)
 	for r := range rb {
 		prefetchRow(func(off int) Mem { return row(r, off) }, f.bytes)
 		var p VecVirtual
 		switch {
 		case f == q4_0:
-			// 16 bytes of nibbles → 32 unsigned levels in the order of the
-			// activations: low nibbles are weights 0–15, high ones 16–31.
-			lo, hi := XMM(), XMM()
-			t.loadu(row(r, 2), lo)
-			VPSRLW(Imm(4), lo, hi)
-			q := YMM()
-			t.insert128(hi, lo, q)
-			t.and(nibble, q, q)
-			p = t.dotU8S8(q, yv, neg8)
+			p = t.q4_0Dot(row(r, 2), yv, nibble, neg8)
 		case t.vnni: // q8_0
 			wq := YMM()
 			t.loadu(row(r, 2), wq)
@@ -219,11 +260,7 @@ func gemvQ8(t tier, f format, rb int) {
 			VPSIGNB(wq, yv, sy)
 			p = t.dotU8S8(aw, sy, nil)
 		}
-		VCVTDQ2PS(p, p)
-		d := YMM()
-		t.halfToFloat(row(r, 0), d)
-		VMULPS(dy, d, d)
-		VFMADD231PS(d, p, acc[r])
+		t.addScaled(p, row(r, 0), dy, acc[r])
 	}
 	ADDQ(U32(f.bytes), w)
 	if rb > 4 {
@@ -234,13 +271,7 @@ func gemvQ8(t tier, f format, rb int) {
 	JNZ(LabelRef(loop))
 
 	Label(done)
-	y := Load(Param("y"), GP64())
-	for r := range rb {
-		h := t.hsum(acc[r])
-		VMOVSS(h, Mem{Base: y, Disp: 4 * r})
-	}
-	VZEROUPPER()
-	RET()
+	t.storeRows(acc)
 }
 
 // prefetchDist is how far ahead of a row's loads the kernels prefetch:

@@ -76,11 +76,7 @@ func (t tier) superScale(m Mem, dy VecVirtual) VecVirtual {
 // nb Q8_K activation blocks at xq.
 func gemvK(t tier, f format, rb int) {
 	name := fmt.Sprintf("gemvQ8%s%sR%d", f.name, t.name, rb)
-	TEXT(name, NOSPLIT, "func(y *float32, w *byte, stride int, xq *byte, nb int)")
-	Doc(fmt.Sprintf("%s computes %d rows of a %s × Q8_K GEMV (%s tier).", name, rb, f.name, t.name))
-	w, s, nb := Load(Param("w"), GP64()), Load(Param("stride"), GP64()), Load(Param("nb"), GP64())
-	xq := GP64()
-	Load(Param("xq"), xq)
+	w, s, xq, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × Q8_K GEMV (%s tier).", name, rb, f.name, t.name), "xq", "*byte")
 	scratch := AllocLocal(32) // a row's int16 scales, for word broadcasts
 	acc := make([]VecVirtual, rb)
 	for r := range acc {
@@ -122,13 +118,7 @@ func gemvK(t tier, f format, rb int) {
 	JNZ(LabelRef(loop))
 
 	Label(done)
-	y := Load(Param("y"), GP64())
-	for r := range rb {
-		h := t.hsum(acc[r])
-		VMOVSS(h, Mem{Base: y, Disp: 4 * r})
-	}
-	VZEROUPPER()
-	RET()
+	t.storeRows(acc)
 }
 
 // q4KBlock adds one q4_K super-block of the row at p to acc:

@@ -17,13 +17,7 @@ import (
 func gemvQ4_0Pairs(t tier, rb int) {
 	f := q4_0
 	name := fmt.Sprintf("gemvQ8%s%sR%d", f.name, t.name, rb)
-	TEXT(name, NOSPLIT, "func(y *float32, w *byte, stride int, xq *byte, nb int)")
-	Doc(fmt.Sprintf("%s computes %d rows of a %s × Q8_0 GEMV (%s tier, two blocks per vector).", name, rb, f.name, t.name))
-	w, s, xq, nb := GP64(), GP64(), GP64(), GP64()
-	Load(Param("w"), w)
-	Load(Param("stride"), s)
-	Load(Param("xq"), xq)
-	Load(Param("nb"), nb)
+	w, s, xq, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × Q8_0 GEMV (%s tier, two blocks per vector).", name, rb, f.name, t.name), "xq", "*byte")
 	row := GP64()
 	acc := make([]VecVirtual, rb)
 	for r := range acc {
@@ -89,13 +83,7 @@ func gemvQ4_0Pairs(t tier, rb int) {
 	JZ(LabelRef(done))
 	oneBlockQ4_0(t, w, s, xq, rb, accY)
 	Label(done)
-	y := Load(Param("y"), GP64())
-	for r := range rb {
-		h := t.hsum(accY[r])
-		VMOVSS(h, Mem{Base: y, Disp: 4 * r})
-	}
-	VZEROUPPER()
-	RET()
+	t.storeRows(accY)
 }
 
 // pairHalves sets dst to 8 lanes of the f16 at a, then 8 of the one at b.
@@ -130,34 +118,17 @@ func (t tier) dotZ(u VecVirtual, s Op, add VecVirtual) VecVirtual {
 
 // oneBlockQ4_0 adds one q4_0 block of rb rows (the 256-bit body of gemvQ8).
 func oneBlockQ4_0(t tier, w, s, xq GPVirtual, rb int, acc []VecVirtual) {
-	row := GP64()
-	yv := YMM()
-	t.loadu(Mem{Base: xq, Disp: 2}, yv)
-	dy := YMM()
-	t.halfToFloat(Mem{Base: xq}, dy)
 	eight, nibble := YMM(), YMM()
 	t.loadu(kc(cEight), eight)
 	t.loadu(kc(cNibble), nibble)
-	e := t.dotU8S8(eight, yv, nil)
-	neg8 := YMM()
-	t.zero(neg8)
-	VPSUBD(e, neg8, neg8)
+	yv, dy, neg8, _ := t.q8_0Shared(q4_0, xq, eight, nil)
+	row := GP64()
 	MOVQ(w, row)
 	for r := range rb {
 		if r > 0 {
 			ADDQ(s, row)
 		}
-		lo, hi := XMM(), XMM()
-		t.loadu(Mem{Base: row, Disp: 2}, lo)
-		VPSRLW(Imm(4), lo, hi)
-		q := YMM()
-		t.insert128(hi, lo, q)
-		t.and(nibble, q, q)
-		p := t.dotU8S8(q, yv, neg8)
-		VCVTDQ2PS(p, p)
-		d := YMM()
-		t.halfToFloat(Mem{Base: row}, d)
-		VMULPS(dy, d, d)
-		VFMADD231PS(d, p, acc[r])
+		p := t.q4_0Dot(Mem{Base: row, Disp: 2}, yv, nibble, neg8)
+		t.addScaled(p, Mem{Base: row}, dy, acc[r])
 	}
 }
