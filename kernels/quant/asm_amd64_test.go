@@ -8,6 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ckbench/ckbench/kernels/buf"
+	"github.com/ckbench/ckbench/kernels/isa"
 )
 
 // TestAVX2KernelsUseVEXRegistersOnly guards the AVX2 tier: the Go
@@ -40,4 +43,57 @@ func TestAVX2KernelsUseVEXRegistersOnly(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no AVX2 functions found in gemv_amd64.s")
 	}
+}
+
+// TestQuantizeQ8AVX2ByteExact: the generated activation quantizers write
+// the same bytes as the Go reference (and so as GGML) on random rows, ties
+// of magnitude with both signs, halves that round away from zero, zeros,
+// subnormal and large values.
+func TestQuantizeQ8AVX2ByteExact(t *testing.T) {
+	if !isa.Detect(isa.AVX2).Runs {
+		t.Skip("no AVX2 here")
+	}
+	rows := map[string][]float32{}
+	r := make([]float32, 1024)
+	buf.FillUniform(r, 9, -3, 3)
+	rows["random"] = r
+	ties := make([]float32, 1024)
+	for i := range ties {
+		ties[i] = float32(i%5) - 2 // ±2 first at index 0 (−2): the sign of the first wins
+	}
+	rows["ties"] = ties
+	halves := make([]float32, 1024)
+	for i := range halves {
+		halves[i] = (float32(i%255) - 127) / 2 // x/d lands on .5 often
+	}
+	halves[0] = 127
+	rows["halves"] = halves
+	zero := make([]float32, 1024)
+	zero[700] = 1e-40 // all of the first super-block zero, then a subnormal
+	rows["zeros"] = zero
+	big := make([]float32, 1024)
+	for i := range big {
+		big[i] = 3e38 * float32(1-2*(i%2)) / float32(1+i)
+	}
+	rows["large"] = big
+	for name, x := range rows {
+		for _, act := range []Format{Q8_0, Q8_K} {
+			want, got := make([]byte, act.RowBytes(len(x))), make([]byte, act.RowBytes(len(x)))
+			quantizeQ8Generic(act, want, x)
+			quantizeQ8AVX2(act, got, x)
+			if i := firstByteDiff(got, want); i >= 0 {
+				t.Errorf("%s %s: byte %d (block %d, offset %d): asm %#02x, reference %#02x",
+					act, name, i, i/act.Info().Bytes, i%act.Info().Bytes, got[i], want[i])
+			}
+		}
+	}
+}
+
+func firstByteDiff(a, b []byte) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
 }

@@ -17,7 +17,9 @@ type gemvQ8Rows func(y *float32, w *byte, stride int, xq *byte, nb int)
 // which, and the sweep skips the rest with the reason.
 func init() {
 	impls = append(impls,
-		Impl{Tier: isa.AVX2, maxRB: 4, gemvQ8: map[Format]gemvQ8Func{
+		Impl{Tier: isa.AVX2, maxRB: 4, quantizeQ8: map[Format]quantizeQ8Func{
+			Q8_0: quantizeQ8AVX2, Q8_K: quantizeQ8AVX2,
+		}, gemvQ8: map[Format]gemvQ8Func{
 			Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0AVX2R1, gemvQ8Q4_0AVX2R2, gemvQ8Q4_0AVX2R3, gemvQ8Q4_0AVX2R4}),
 			Q8_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q8_0AVX2R1, gemvQ8Q8_0AVX2R2, gemvQ8Q8_0AVX2R3, gemvQ8Q8_0AVX2R4}),
 			Q4_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_KAVX2R1, gemvQ8Q4_KAVX2R2, gemvQ8Q4_KAVX2R3, gemvQ8Q4_KAVX2R4}),
@@ -68,13 +70,14 @@ func gemvF32Asm(rows []gemvF32Rows) gemvF32Func {
 }
 
 // gemvQ8Asm adapts the kernels of one format and tier (index = rows per
-// pass) to gemvQ8Func: it quantizes x (still the Go reference quantizer),
-// runs the rows rb at a time and the remainder one at a time. The slice
+// pass) to gemvQ8Func: it quantizes x (the AVX2 quantizers, which every
+// SIMD tier has), runs the rows rb at a time and the remainder one at a
+// time. The slice
 // expressions are the bounds checks the asm cannot do.
 func gemvQ8Asm(rows []gemvQ8Rows) gemvQ8Func {
 	return func(f Format, y []float32, w []byte, x []float32, xq []byte, m, k, rb int) {
 		act := f.Q8Act()
-		quantizeQ8Generic(act, xq, x[:k])
+		quantizeQ8AVX2(act, xq, x[:k])
 		nb, stride := k/formats[f].Block, f.RowBytes(k)
 		y, w, xq = y[:m], w[:m*stride], xq[:act.RowBytes(k)]
 		r := 0
@@ -84,5 +87,24 @@ func gemvQ8Asm(rows []gemvQ8Rows) gemvQ8Func {
 		for ; r < m; r++ {
 			rows[1](&y[r], &w[r*stride], stride, &xq[0], nb)
 		}
+	}
+}
+
+// quantizeQ8AVX2 quantizes x to Q8_0 or Q8_K with the generated AVX2+F16C
+// quantizers (byte for byte GGML's reference ones), Q8_1 with the Go one.
+func quantizeQ8AVX2(act Format, xq []byte, x []float32) {
+	fi := formats[act]
+	nb := len(x) / fi.Block
+	if nb == 0 {
+		return
+	}
+	xq = xq[:nb*fi.Bytes]
+	switch act {
+	case Q8_0:
+		quantizeQ8_0AVX2(&xq[0], &x[0], nb)
+	case Q8_K:
+		quantizeQ8_KAVX2(&xq[0], &x[0], nb)
+	default:
+		quantizeQ8Generic(act, xq, x)
 	}
 }

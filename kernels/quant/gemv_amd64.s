@@ -144,7 +144,71 @@ DATA gemvconst<>+560(SB)/4, $0xc1000000
 DATA gemvconst<>+564(SB)/4, $0xc1000000
 DATA gemvconst<>+568(SB)/4, $0xc1000000
 DATA gemvconst<>+572(SB)/4, $0xc1000000
-GLOBL gemvconst<>(SB), RODATA|NOPTR, $576
+DATA gemvconst<>+576(SB)/4, $0x7fffffff
+DATA gemvconst<>+580(SB)/4, $0x7fffffff
+DATA gemvconst<>+584(SB)/4, $0x7fffffff
+DATA gemvconst<>+588(SB)/4, $0x7fffffff
+DATA gemvconst<>+592(SB)/4, $0x7fffffff
+DATA gemvconst<>+596(SB)/4, $0x7fffffff
+DATA gemvconst<>+600(SB)/4, $0x7fffffff
+DATA gemvconst<>+604(SB)/4, $0x7fffffff
+DATA gemvconst<>+608(SB)/4, $0x3f000000
+DATA gemvconst<>+612(SB)/4, $0x3f000000
+DATA gemvconst<>+616(SB)/4, $0x3f000000
+DATA gemvconst<>+620(SB)/4, $0x3f000000
+DATA gemvconst<>+624(SB)/4, $0x3f000000
+DATA gemvconst<>+628(SB)/4, $0x3f000000
+DATA gemvconst<>+632(SB)/4, $0x3f000000
+DATA gemvconst<>+636(SB)/4, $0x3f000000
+DATA gemvconst<>+640(SB)/4, $0x42fe0000
+DATA gemvconst<>+644(SB)/4, $0x42fe0000
+DATA gemvconst<>+648(SB)/4, $0x42fe0000
+DATA gemvconst<>+652(SB)/4, $0x42fe0000
+DATA gemvconst<>+656(SB)/4, $0x42fe0000
+DATA gemvconst<>+660(SB)/4, $0x42fe0000
+DATA gemvconst<>+664(SB)/4, $0x42fe0000
+DATA gemvconst<>+668(SB)/4, $0x42fe0000
+DATA gemvconst<>+672(SB)/4, $0xc2fe0000
+DATA gemvconst<>+676(SB)/4, $0xc2fe0000
+DATA gemvconst<>+680(SB)/4, $0xc2fe0000
+DATA gemvconst<>+684(SB)/4, $0xc2fe0000
+DATA gemvconst<>+688(SB)/4, $0xc2fe0000
+DATA gemvconst<>+692(SB)/4, $0xc2fe0000
+DATA gemvconst<>+696(SB)/4, $0xc2fe0000
+DATA gemvconst<>+700(SB)/4, $0xc2fe0000
+DATA gemvconst<>+704(SB)/4, $0x3f800000
+DATA gemvconst<>+708(SB)/4, $0x3f800000
+DATA gemvconst<>+712(SB)/4, $0x3f800000
+DATA gemvconst<>+716(SB)/4, $0x3f800000
+DATA gemvconst<>+720(SB)/4, $0x3f800000
+DATA gemvconst<>+724(SB)/4, $0x3f800000
+DATA gemvconst<>+728(SB)/4, $0x3f800000
+DATA gemvconst<>+732(SB)/4, $0x3f800000
+DATA gemvconst<>+736(SB)/4, $0x0000007f
+DATA gemvconst<>+740(SB)/4, $0x0000007f
+DATA gemvconst<>+744(SB)/4, $0x0000007f
+DATA gemvconst<>+748(SB)/4, $0x0000007f
+DATA gemvconst<>+752(SB)/4, $0x0000007f
+DATA gemvconst<>+756(SB)/4, $0x0000007f
+DATA gemvconst<>+760(SB)/4, $0x0000007f
+DATA gemvconst<>+764(SB)/4, $0x0000007f
+DATA gemvconst<>+768(SB)/4, $0x00000000
+DATA gemvconst<>+772(SB)/4, $0x00000004
+DATA gemvconst<>+776(SB)/4, $0x00000001
+DATA gemvconst<>+780(SB)/4, $0x00000005
+DATA gemvconst<>+784(SB)/4, $0x00000002
+DATA gemvconst<>+788(SB)/4, $0x00000006
+DATA gemvconst<>+792(SB)/4, $0x00000003
+DATA gemvconst<>+796(SB)/4, $0x00000007
+DATA gemvconst<>+800(SB)/4, $0x000000ff
+DATA gemvconst<>+804(SB)/4, $0x000000ff
+DATA gemvconst<>+808(SB)/4, $0x000000ff
+DATA gemvconst<>+812(SB)/4, $0x000000ff
+DATA gemvconst<>+816(SB)/4, $0x000000ff
+DATA gemvconst<>+820(SB)/4, $0x000000ff
+DATA gemvconst<>+824(SB)/4, $0x000000ff
+DATA gemvconst<>+828(SB)/4, $0x000000ff
+GLOBL gemvconst<>(SB), RODATA|NOPTR, $832
 
 // func gemvQ8Q4_0AVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 // Requires: AVX, AVX2, F16C, FMA3, MMX+
@@ -29771,5 +29835,626 @@ donegemvQ8Q6_KVNNIR8:
 	VMOVSHDUP     X0, X1
 	VADDSS        X1, X0, X0
 	VMOVSS        X0, 28(AX)
+	VZEROUPPER
+	RET
+
+// func quantizeQ8_0AVX2(dst *byte, x *float32, nb int)
+// Requires: AVX, AVX2, F16C
+TEXT ·quantizeQ8_0AVX2(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         x+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VBROADCASTSS gemvconst<>+576(SB), Y0
+	VBROADCASTSS gemvconst<>+608(SB), Y1
+	VBROADCASTSS gemvconst<>+640(SB), Y2
+	TESTQ        DX, DX
+	JZ           donequantizeQ8_0
+
+loopquantizeQ8_0:
+	VMOVUPS      (CX), Y3
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      64(CX), Y5
+	VMOVUPS      96(CX), Y6
+	VANDPS       Y0, Y3, Y7
+	VANDPS       Y0, Y4, Y8
+	VMAXPS       Y8, Y7, Y7
+	VANDPS       Y0, Y5, Y8
+	VMAXPS       Y8, Y7, Y7
+	VANDPS       Y0, Y6, Y8
+	VMAXPS       Y8, Y7, Y7
+	VEXTRACTF128 $0x01, Y7, X8
+	VMAXPS       X7, X8, X8
+	VMOVHLPS     X8, X8, X7
+	VMAXPS       X7, X8, X8
+	VMOVSHDUP    X8, X7
+	VMAXSS       X7, X8, X8
+	VDIVSS       X2, X8, X7
+	VCVTPS2PH    $0x00, X7, X8
+	VMOVD        X8, BX
+	MOVW         BX, (AX)
+	VMOVSS       gemvconst<>+704(SB), X8
+	VDIVSS       X7, X8, X8
+	VXORPS       X9, X9, X9
+	VCMPSS       $0x04, X9, X7, X7
+	VANDPS       X7, X8, X8
+	VBROADCASTSS X8, Y7
+	VMULPS       Y7, Y3, Y3
+	VROUNDPS     $0x03, Y3, Y8
+	VSUBPS       Y8, Y3, Y9
+	VANDPS       Y0, Y9, Y9
+	VCMPPS       $0x0d, Y1, Y9, Y9
+	VANDNPS      Y3, Y0, Y3
+	VORPS        gemvconst<>+704(SB), Y3, Y3
+	VANDPS       Y9, Y3, Y3
+	VADDPS       Y3, Y8, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VMULPS       Y7, Y4, Y4
+	VROUNDPS     $0x03, Y4, Y8
+	VSUBPS       Y8, Y4, Y9
+	VANDPS       Y0, Y9, Y9
+	VCMPPS       $0x0d, Y1, Y9, Y9
+	VANDNPS      Y4, Y0, Y4
+	VORPS        gemvconst<>+704(SB), Y4, Y4
+	VANDPS       Y9, Y4, Y4
+	VADDPS       Y4, Y8, Y4
+	VCVTTPS2DQ   Y4, Y4
+	VMULPS       Y7, Y5, Y5
+	VROUNDPS     $0x03, Y5, Y8
+	VSUBPS       Y8, Y5, Y9
+	VANDPS       Y0, Y9, Y9
+	VCMPPS       $0x0d, Y1, Y9, Y9
+	VANDNPS      Y5, Y0, Y5
+	VORPS        gemvconst<>+704(SB), Y5, Y5
+	VANDPS       Y9, Y5, Y5
+	VADDPS       Y5, Y8, Y5
+	VCVTTPS2DQ   Y5, Y5
+	VMULPS       Y7, Y6, Y6
+	VROUNDPS     $0x03, Y6, Y7
+	VSUBPS       Y7, Y6, Y8
+	VANDPS       Y0, Y8, Y8
+	VCMPPS       $0x0d, Y1, Y8, Y8
+	VANDNPS      Y6, Y0, Y6
+	VORPS        gemvconst<>+704(SB), Y6, Y6
+	VANDPS       Y8, Y6, Y6
+	VADDPS       Y6, Y7, Y6
+	VCVTTPS2DQ   Y6, Y6
+	VPBROADCASTD gemvconst<>+800(SB), Y7
+	VPAND        Y7, Y3, Y3
+	VPAND        Y7, Y4, Y4
+	VPAND        Y7, Y5, Y5
+	VPAND        Y7, Y6, Y6
+	VPACKUSDW    Y4, Y3, Y3
+	VPACKUSDW    Y6, Y5, Y4
+	VPACKUSWB    Y4, Y3, Y3
+	VMOVDQU      gemvconst<>+768(SB), Y4
+	VPERMD       Y3, Y4, Y3
+	VMOVDQU      Y3, 2(AX)
+	ADDQ         $0x00000022, AX
+	ADDQ         $0x00000080, CX
+	DECQ         DX
+	JNZ          loopquantizeQ8_0
+
+donequantizeQ8_0:
+	VZEROUPPER
+	RET
+
+// func quantizeQ8_KAVX2(dst *byte, x *float32, nb int)
+// Requires: AVX, AVX2
+TEXT ·quantizeQ8_KAVX2(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         x+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VBROADCASTSS gemvconst<>+576(SB), Y0
+	VPBROADCASTD gemvconst<>+736(SB), Y1
+	TESTQ        DX, DX
+	JZ           donequantizeQ8_K
+
+loopquantizeQ8_K:
+	VANDPS       (CX), Y0, Y2
+	VANDPS       32(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       64(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       96(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       128(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       160(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       192(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       224(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       256(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       288(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       320(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       352(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       384(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       416(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       448(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       480(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       512(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       544(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       576(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       608(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       640(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       672(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       704(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       736(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       768(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       800(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       832(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       864(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       896(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       928(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       960(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VANDPS       992(CX), Y0, Y3
+	VMAXPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VMAXPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VMAXPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VMAXSS       X2, X3, X3
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X3
+	JE           zeroquantizeQ8_K
+	VBROADCASTSS X3, Y2
+	XORQ         BX, BX
+
+findquantizeQ8_K:
+	VANDPS       (CX)(BX*4), Y0, Y3
+	VCMPPS       $0x00, Y2, Y3, Y3
+	VMOVMSKPS    Y3, SI
+	ADDQ         $0x08, BX
+	TESTL        SI, SI
+	JZ           findquantizeQ8_K
+	BSFL         SI, SI
+	SUBQ         $0x08, BX
+	ADDQ         SI, BX
+	VMOVSS       (CX)(BX*4), X2
+	VMOVSS       gemvconst<>+672(SB), X3
+	VDIVSS       X2, X3, X3
+	VMOVSS       gemvconst<>+704(SB), X2
+	VDIVSS       X3, X2, X2
+	VMOVSS       X2, (AX)
+	VBROADCASTSS X3, Y2
+	VMULPS       (CX), Y2, Y3
+	VCVTPS2DQ    Y3, Y3
+	VPMINSD      Y1, Y3, Y3
+	VMULPS       32(CX), Y2, Y4
+	VCVTPS2DQ    Y4, Y4
+	VPMINSD      Y1, Y4, Y4
+	VMULPS       64(CX), Y2, Y5
+	VCVTPS2DQ    Y5, Y5
+	VPMINSD      Y1, Y5, Y5
+	VMULPS       96(CX), Y2, Y6
+	VCVTPS2DQ    Y6, Y6
+	VPMINSD      Y1, Y6, Y6
+	VPSLLD       $0x18, Y3, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPSLLD       $0x18, Y4, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0x4e, X8, X7
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0xb1, X8, X7
+	VPADDD       X7, X8, X8
+	VMOVD        X8, BX
+	MOVW         BX, 260(AX)
+	VPSLLD       $0x18, Y5, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPSLLD       $0x18, Y6, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0x4e, X8, X7
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0xb1, X8, X7
+	VPADDD       X7, X8, X8
+	VMOVD        X8, BX
+	MOVW         BX, 262(AX)
+	VPBROADCASTD gemvconst<>+800(SB), Y7
+	VPAND        Y7, Y3, Y3
+	VPAND        Y7, Y4, Y4
+	VPAND        Y7, Y5, Y5
+	VPAND        Y7, Y6, Y6
+	VPACKUSDW    Y4, Y3, Y3
+	VPACKUSDW    Y6, Y5, Y4
+	VPACKUSWB    Y4, Y3, Y3
+	VMOVDQU      gemvconst<>+768(SB), Y4
+	VPERMD       Y3, Y4, Y3
+	VMOVDQU      Y3, 4(AX)
+	VMULPS       128(CX), Y2, Y3
+	VCVTPS2DQ    Y3, Y3
+	VPMINSD      Y1, Y3, Y3
+	VMULPS       160(CX), Y2, Y4
+	VCVTPS2DQ    Y4, Y4
+	VPMINSD      Y1, Y4, Y4
+	VMULPS       192(CX), Y2, Y5
+	VCVTPS2DQ    Y5, Y5
+	VPMINSD      Y1, Y5, Y5
+	VMULPS       224(CX), Y2, Y6
+	VCVTPS2DQ    Y6, Y6
+	VPMINSD      Y1, Y6, Y6
+	VPSLLD       $0x18, Y3, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPSLLD       $0x18, Y4, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0x4e, X8, X7
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0xb1, X8, X7
+	VPADDD       X7, X8, X8
+	VMOVD        X8, BX
+	MOVW         BX, 264(AX)
+	VPSLLD       $0x18, Y5, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPSLLD       $0x18, Y6, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0x4e, X8, X7
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0xb1, X8, X7
+	VPADDD       X7, X8, X8
+	VMOVD        X8, BX
+	MOVW         BX, 266(AX)
+	VPBROADCASTD gemvconst<>+800(SB), Y7
+	VPAND        Y7, Y3, Y3
+	VPAND        Y7, Y4, Y4
+	VPAND        Y7, Y5, Y5
+	VPAND        Y7, Y6, Y6
+	VPACKUSDW    Y4, Y3, Y3
+	VPACKUSDW    Y6, Y5, Y4
+	VPACKUSWB    Y4, Y3, Y3
+	VMOVDQU      gemvconst<>+768(SB), Y4
+	VPERMD       Y3, Y4, Y3
+	VMOVDQU      Y3, 36(AX)
+	VMULPS       256(CX), Y2, Y3
+	VCVTPS2DQ    Y3, Y3
+	VPMINSD      Y1, Y3, Y3
+	VMULPS       288(CX), Y2, Y4
+	VCVTPS2DQ    Y4, Y4
+	VPMINSD      Y1, Y4, Y4
+	VMULPS       320(CX), Y2, Y5
+	VCVTPS2DQ    Y5, Y5
+	VPMINSD      Y1, Y5, Y5
+	VMULPS       352(CX), Y2, Y6
+	VCVTPS2DQ    Y6, Y6
+	VPMINSD      Y1, Y6, Y6
+	VPSLLD       $0x18, Y3, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPSLLD       $0x18, Y4, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0x4e, X8, X7
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0xb1, X8, X7
+	VPADDD       X7, X8, X8
+	VMOVD        X8, BX
+	MOVW         BX, 268(AX)
+	VPSLLD       $0x18, Y5, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPSLLD       $0x18, Y6, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0x4e, X8, X7
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0xb1, X8, X7
+	VPADDD       X7, X8, X8
+	VMOVD        X8, BX
+	MOVW         BX, 270(AX)
+	VPBROADCASTD gemvconst<>+800(SB), Y7
+	VPAND        Y7, Y3, Y3
+	VPAND        Y7, Y4, Y4
+	VPAND        Y7, Y5, Y5
+	VPAND        Y7, Y6, Y6
+	VPACKUSDW    Y4, Y3, Y3
+	VPACKUSDW    Y6, Y5, Y4
+	VPACKUSWB    Y4, Y3, Y3
+	VMOVDQU      gemvconst<>+768(SB), Y4
+	VPERMD       Y3, Y4, Y3
+	VMOVDQU      Y3, 68(AX)
+	VMULPS       384(CX), Y2, Y3
+	VCVTPS2DQ    Y3, Y3
+	VPMINSD      Y1, Y3, Y3
+	VMULPS       416(CX), Y2, Y4
+	VCVTPS2DQ    Y4, Y4
+	VPMINSD      Y1, Y4, Y4
+	VMULPS       448(CX), Y2, Y5
+	VCVTPS2DQ    Y5, Y5
+	VPMINSD      Y1, Y5, Y5
+	VMULPS       480(CX), Y2, Y6
+	VCVTPS2DQ    Y6, Y6
+	VPMINSD      Y1, Y6, Y6
+	VPSLLD       $0x18, Y3, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPSLLD       $0x18, Y4, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0x4e, X8, X7
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0xb1, X8, X7
+	VPADDD       X7, X8, X8
+	VMOVD        X8, BX
+	MOVW         BX, 272(AX)
+	VPSLLD       $0x18, Y5, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPSLLD       $0x18, Y6, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0x4e, X8, X7
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0xb1, X8, X7
+	VPADDD       X7, X8, X8
+	VMOVD        X8, BX
+	MOVW         BX, 274(AX)
+	VPBROADCASTD gemvconst<>+800(SB), Y7
+	VPAND        Y7, Y3, Y3
+	VPAND        Y7, Y4, Y4
+	VPAND        Y7, Y5, Y5
+	VPAND        Y7, Y6, Y6
+	VPACKUSDW    Y4, Y3, Y3
+	VPACKUSDW    Y6, Y5, Y4
+	VPACKUSWB    Y4, Y3, Y3
+	VMOVDQU      gemvconst<>+768(SB), Y4
+	VPERMD       Y3, Y4, Y3
+	VMOVDQU      Y3, 100(AX)
+	VMULPS       512(CX), Y2, Y3
+	VCVTPS2DQ    Y3, Y3
+	VPMINSD      Y1, Y3, Y3
+	VMULPS       544(CX), Y2, Y4
+	VCVTPS2DQ    Y4, Y4
+	VPMINSD      Y1, Y4, Y4
+	VMULPS       576(CX), Y2, Y5
+	VCVTPS2DQ    Y5, Y5
+	VPMINSD      Y1, Y5, Y5
+	VMULPS       608(CX), Y2, Y6
+	VCVTPS2DQ    Y6, Y6
+	VPMINSD      Y1, Y6, Y6
+	VPSLLD       $0x18, Y3, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPSLLD       $0x18, Y4, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0x4e, X8, X7
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0xb1, X8, X7
+	VPADDD       X7, X8, X8
+	VMOVD        X8, BX
+	MOVW         BX, 276(AX)
+	VPSLLD       $0x18, Y5, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPSLLD       $0x18, Y6, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0x4e, X8, X7
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0xb1, X8, X7
+	VPADDD       X7, X8, X8
+	VMOVD        X8, BX
+	MOVW         BX, 278(AX)
+	VPBROADCASTD gemvconst<>+800(SB), Y7
+	VPAND        Y7, Y3, Y3
+	VPAND        Y7, Y4, Y4
+	VPAND        Y7, Y5, Y5
+	VPAND        Y7, Y6, Y6
+	VPACKUSDW    Y4, Y3, Y3
+	VPACKUSDW    Y6, Y5, Y4
+	VPACKUSWB    Y4, Y3, Y3
+	VMOVDQU      gemvconst<>+768(SB), Y4
+	VPERMD       Y3, Y4, Y3
+	VMOVDQU      Y3, 132(AX)
+	VMULPS       640(CX), Y2, Y3
+	VCVTPS2DQ    Y3, Y3
+	VPMINSD      Y1, Y3, Y3
+	VMULPS       672(CX), Y2, Y4
+	VCVTPS2DQ    Y4, Y4
+	VPMINSD      Y1, Y4, Y4
+	VMULPS       704(CX), Y2, Y5
+	VCVTPS2DQ    Y5, Y5
+	VPMINSD      Y1, Y5, Y5
+	VMULPS       736(CX), Y2, Y6
+	VCVTPS2DQ    Y6, Y6
+	VPMINSD      Y1, Y6, Y6
+	VPSLLD       $0x18, Y3, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPSLLD       $0x18, Y4, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0x4e, X8, X7
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0xb1, X8, X7
+	VPADDD       X7, X8, X8
+	VMOVD        X8, BX
+	MOVW         BX, 280(AX)
+	VPSLLD       $0x18, Y5, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPSLLD       $0x18, Y6, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0x4e, X8, X7
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0xb1, X8, X7
+	VPADDD       X7, X8, X8
+	VMOVD        X8, BX
+	MOVW         BX, 282(AX)
+	VPBROADCASTD gemvconst<>+800(SB), Y7
+	VPAND        Y7, Y3, Y3
+	VPAND        Y7, Y4, Y4
+	VPAND        Y7, Y5, Y5
+	VPAND        Y7, Y6, Y6
+	VPACKUSDW    Y4, Y3, Y3
+	VPACKUSDW    Y6, Y5, Y4
+	VPACKUSWB    Y4, Y3, Y3
+	VMOVDQU      gemvconst<>+768(SB), Y4
+	VPERMD       Y3, Y4, Y3
+	VMOVDQU      Y3, 164(AX)
+	VMULPS       768(CX), Y2, Y3
+	VCVTPS2DQ    Y3, Y3
+	VPMINSD      Y1, Y3, Y3
+	VMULPS       800(CX), Y2, Y4
+	VCVTPS2DQ    Y4, Y4
+	VPMINSD      Y1, Y4, Y4
+	VMULPS       832(CX), Y2, Y5
+	VCVTPS2DQ    Y5, Y5
+	VPMINSD      Y1, Y5, Y5
+	VMULPS       864(CX), Y2, Y6
+	VCVTPS2DQ    Y6, Y6
+	VPMINSD      Y1, Y6, Y6
+	VPSLLD       $0x18, Y3, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPSLLD       $0x18, Y4, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0x4e, X8, X7
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0xb1, X8, X7
+	VPADDD       X7, X8, X8
+	VMOVD        X8, BX
+	MOVW         BX, 284(AX)
+	VPSLLD       $0x18, Y5, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPSLLD       $0x18, Y6, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VEXTRACTI128 $0x01, Y7, X8
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0x4e, X8, X7
+	VPADDD       X7, X8, X8
+	VPSHUFD      $0xb1, X8, X7
+	VPADDD       X7, X8, X8
+	VMOVD        X8, BX
+	MOVW         BX, 286(AX)
+	VPBROADCASTD gemvconst<>+800(SB), Y7
+	VPAND        Y7, Y3, Y3
+	VPAND        Y7, Y4, Y4
+	VPAND        Y7, Y5, Y5
+	VPAND        Y7, Y6, Y6
+	VPACKUSDW    Y4, Y3, Y3
+	VPACKUSDW    Y6, Y5, Y4
+	VPACKUSWB    Y4, Y3, Y3
+	VMOVDQU      gemvconst<>+768(SB), Y4
+	VPERMD       Y3, Y4, Y3
+	VMOVDQU      Y3, 196(AX)
+	VMULPS       896(CX), Y2, Y3
+	VCVTPS2DQ    Y3, Y3
+	VPMINSD      Y1, Y3, Y3
+	VMULPS       928(CX), Y2, Y4
+	VCVTPS2DQ    Y4, Y4
+	VPMINSD      Y1, Y4, Y4
+	VMULPS       960(CX), Y2, Y5
+	VCVTPS2DQ    Y5, Y5
+	VPMINSD      Y1, Y5, Y5
+	VMULPS       992(CX), Y2, Y2
+	VCVTPS2DQ    Y2, Y2
+	VPMINSD      Y1, Y2, Y2
+	VPSLLD       $0x18, Y3, Y6
+	VPSRAD       $0x18, Y6, Y6
+	VPSLLD       $0x18, Y4, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPADDD       Y7, Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X7
+	VPADDD       X6, X7, X7
+	VPSHUFD      $0x4e, X7, X6
+	VPADDD       X6, X7, X7
+	VPSHUFD      $0xb1, X7, X6
+	VPADDD       X6, X7, X7
+	VMOVD        X7, BX
+	MOVW         BX, 288(AX)
+	VPSLLD       $0x18, Y5, Y6
+	VPSRAD       $0x18, Y6, Y6
+	VPSLLD       $0x18, Y2, Y7
+	VPSRAD       $0x18, Y7, Y7
+	VPADDD       Y7, Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X7
+	VPADDD       X6, X7, X7
+	VPSHUFD      $0x4e, X7, X6
+	VPADDD       X6, X7, X7
+	VPSHUFD      $0xb1, X7, X6
+	VPADDD       X6, X7, X7
+	VMOVD        X7, BX
+	MOVW         BX, 290(AX)
+	VPBROADCASTD gemvconst<>+800(SB), Y6
+	VPAND        Y6, Y3, Y3
+	VPAND        Y6, Y4, Y4
+	VPAND        Y6, Y5, Y5
+	VPAND        Y6, Y2, Y2
+	VPACKUSDW    Y4, Y3, Y3
+	VPACKUSDW    Y2, Y5, Y2
+	VPACKUSWB    Y2, Y3, Y3
+	VMOVDQU      gemvconst<>+768(SB), Y2
+	VPERMD       Y3, Y2, Y3
+	VMOVDQU      Y3, 228(AX)
+	JMP          nextquantizeQ8_K
+
+zeroquantizeQ8_K:
+	VPXOR   Y2, Y2, Y2
+	VMOVDQU Y2, (AX)
+	VMOVDQU Y2, 32(AX)
+	VMOVDQU Y2, 64(AX)
+	VMOVDQU Y2, 96(AX)
+	VMOVDQU Y2, 128(AX)
+	VMOVDQU Y2, 160(AX)
+	VMOVDQU Y2, 192(AX)
+	VMOVDQU Y2, 224(AX)
+	VMOVDQU Y2, 256(AX)
+	MOVL    $0x00000000, 288(AX)
+
+nextquantizeQ8_K:
+	ADDQ $0x00000124, AX
+	ADDQ $0x00000400, CX
+	DECQ DX
+	JNZ  loopquantizeQ8_K
+
+donequantizeQ8_K:
 	VZEROUPPER
 	RET

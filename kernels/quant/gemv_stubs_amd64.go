@@ -363,3 +363,9 @@ func gemvQ8Q6_KVNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KVNNIR8 computes 8 rows of a Q6_K × Q8_K GEMV (VNNI tier).
 func gemvQ8Q6_KVNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
+
+// quantizeQ8_0AVX2 quantizes nb blocks of 32 floats to Q8_0, as quantize_row_q8_0_ref.
+func quantizeQ8_0AVX2(dst *byte, x *float32, nb int)
+
+// quantizeQ8_KAVX2 quantizes nb blocks of 256 floats to Q8_K, as quantize_row_q8_K_ref.
+func quantizeQ8_KAVX2(dst *byte, x *float32, nb int)

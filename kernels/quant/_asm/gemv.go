@@ -69,10 +69,23 @@ func emitConsts() {
 	}
 	rows[cOnes16Z], rows[cOnes16Z+1] = 0x00010001, 0x00010001
 	rows[cMinus8] = math.Float32bits(-8)
+	rows[cAbsMask] = 0x7fffffff
+	rows[cHalf] = math.Float32bits(0.5)
+	rows[c127] = math.Float32bits(127)
+	rows[cMinus127] = math.Float32bits(-127)
+	rows[cOneF] = math.Float32bits(1)
+	rows[cInt127] = 127
+	rows[cLowByte] = 0xff
 	for i, v := range rows {
 		if i == cShift4 { // qwords 0, 0, 4, 4 (the assembler wants DATA in order)
 			for j, q := range []uint64{0, 0, 4, 4} {
 				DATA(32*i+8*j, U64(q))
+			}
+			continue
+		}
+		if i == cPackOrder {
+			for j, q := range []uint32{0, 4, 1, 5, 2, 6, 3, 7} {
+				DATA(32*i+4*j, U32(q))
 			}
 			continue
 		}

@@ -30,12 +30,20 @@ var (
 
 // Constant rows (32 bytes) of the K-quant kernels, after the 32-block ones.
 const (
-	cLow2    = nConsts + iota // 0x30 bytes: the two high bits of a q6_K level in place
-	cWord0                    // cWord0+j: VPSHUFB indices broadcasting int16 word j (8 rows)
-	cShift4  = cWord0 + 8     // qword shift counts 0, 0, 4, 4 (VPSRLVQ: low then high nibbles)
-	cOnes16Z = cShift4 + 2    // int16 ones, 64 bytes (two rows)
-	cMinus8  = cOnes16Z + 2   // float32 −8
-	nKConsts = cMinus8 + 1
+	cLow2      = nConsts + iota // 0x30 bytes: the two high bits of a q6_K level in place
+	cWord0                      // cWord0+j: VPSHUFB indices broadcasting int16 word j (8 rows)
+	cShift4    = cWord0 + 8     // qword shift counts 0, 0, 4, 4 (VPSRLVQ: low then high nibbles)
+	cOnes16Z   = cShift4 + 2    // int16 ones, 64 bytes (two rows)
+	cMinus8    = cOnes16Z + 2   // float32 −8
+	cAbsMask   = cMinus8 + 1    // 0x7fffffff
+	cHalf      = cAbsMask + 1   // float32 0.5
+	c127       = cHalf + 1      // float32 127
+	cMinus127  = c127 + 1       // float32 −127
+	cOneF      = cMinus127 + 1  // float32 1
+	cInt127    = cOneF + 1      // int32 127
+	cPackOrder = cInt127 + 1    // dword indices 0 4 1 5 2 6 3 7 (VPERMD after the packs)
+	cLowByte   = cPackOrder + 1 // int32 0xff
+	nKConsts   = cLowByte + 1
 )
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one

@@ -41,5 +41,7 @@ func main() {
 			}
 		}
 	}
+	quantizeQ8_0()
+	quantizeQ8_K()
 	Generate()
 }
