@@ -4,6 +4,7 @@ package quant
 
 import (
 	"bufio"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -96,4 +97,36 @@ func firstByteDiff(a, b []byte) int {
 		}
 	}
 	return -1
+}
+
+// TestDequantAsmBitExact: every tier's dequantizers give GGML's floats bit
+// for bit (the gate's tolerance would let a rounding slip through).
+func TestDequantAsmBitExact(t *testing.T) {
+	gen, _ := Lookup(isa.Generic)
+	for _, im := range Impls() {
+		if im.Tier == isa.Generic || !isa.Detect(im.Tier).Runs {
+			continue
+		}
+		for _, f := range WeightFormats() {
+			if ok, _ := im.HasFormat(Dequant, f); !ok {
+				continue
+			}
+			for _, c := range gateCases(f) {
+				p := Params{Kernel: Dequant, Fmt: f, M: c.m, K: c.k}
+				b := Alloc(p)
+				if c.fill == nil {
+					FillRandom(p, b, 11)
+				} else {
+					c.fill(p, b)
+				}
+				want, got := run(gen, p, b), run(im, p, b)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Errorf("%s dequant %s %s: element %d: %v, generic %v", im.Tier, f, c.name, i, got[i], want[i])
+						break
+					}
+				}
+			}
+		}
+	}
 }

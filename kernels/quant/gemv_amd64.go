@@ -17,7 +17,10 @@ type gemvQ8Rows func(y *float32, w *byte, stride int, xq *byte, nb int)
 // which, and the sweep skips the rest with the reason.
 func init() {
 	impls = append(impls,
-		Impl{Tier: isa.AVX2, maxRB: 4, quantizeQ8: map[Format]quantizeQ8Func{
+		Impl{dequant: map[Format]dequantFunc{
+			Q4_0: dequantAsm(dequantQ4_0AVX2), Q8_0: dequantAsm(dequantQ8_0AVX2),
+			Q4_K: dequantAsm(dequantQ4_KAVX2), Q6_K: dequantAsm(dequantQ6_KAVX2),
+		}, Tier: isa.AVX2, maxRB: 4, quantizeQ8: map[Format]quantizeQ8Func{
 			Q8_0: quantizeQ8AVX2, Q8_K: quantizeQ8AVX2,
 		}, gemvQ8: map[Format]gemvQ8Func{
 			Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0AVX2R1, gemvQ8Q4_0AVX2R2, gemvQ8Q4_0AVX2R3, gemvQ8Q4_0AVX2R4}),
@@ -28,7 +31,10 @@ func init() {
 			Q4_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_0AVX2R1, gemvF32Q4_0AVX2R2, gemvF32Q4_0AVX2R3, gemvF32Q4_0AVX2R4}),
 			Q8_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q8_0AVX2R1, gemvF32Q8_0AVX2R2, gemvF32Q8_0AVX2R3, gemvF32Q8_0AVX2R4}),
 		}},
-		Impl{Tier: isa.AVX512, maxRB: 8, gemvQ8: map[Format]gemvQ8Func{
+		Impl{dequant: map[Format]dequantFunc{
+			Q4_0: dequantAsm(dequantQ4_0AVX512), Q8_0: dequantAsm(dequantQ8_0AVX512),
+			Q4_K: dequantAsm(dequantQ4_KAVX512), Q6_K: dequantAsm(dequantQ6_KAVX512),
+		}, Tier: isa.AVX512, maxRB: 8, gemvQ8: map[Format]gemvQ8Func{
 			Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0AVX512R1, gemvQ8Q4_0AVX512R2, gemvQ8Q4_0AVX512R3, gemvQ8Q4_0AVX512R4, gemvQ8Q4_0AVX512R5, gemvQ8Q4_0AVX512R6, gemvQ8Q4_0AVX512R7, gemvQ8Q4_0AVX512R8}),
 			Q8_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q8_0AVX512R1, gemvQ8Q8_0AVX512R2, gemvQ8Q8_0AVX512R3, gemvQ8Q8_0AVX512R4, gemvQ8Q8_0AVX512R5, gemvQ8Q8_0AVX512R6, gemvQ8Q8_0AVX512R7, gemvQ8Q8_0AVX512R8}),
 			Q4_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_KAVX512R1, gemvQ8Q4_KAVX512R2, gemvQ8Q4_KAVX512R3, gemvQ8Q4_KAVX512R4, gemvQ8Q4_KAVX512R5, gemvQ8Q4_KAVX512R6, gemvQ8Q4_KAVX512R7, gemvQ8Q4_KAVX512R8}),
@@ -37,7 +43,10 @@ func init() {
 			Q4_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_0AVX512R1, gemvF32Q4_0AVX512R2, gemvF32Q4_0AVX512R3, gemvF32Q4_0AVX512R4, gemvF32Q4_0AVX512R5, gemvF32Q4_0AVX512R6, gemvF32Q4_0AVX512R7, gemvF32Q4_0AVX512R8}),
 			Q8_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q8_0AVX512R1, gemvF32Q8_0AVX512R2, gemvF32Q8_0AVX512R3, gemvF32Q8_0AVX512R4, gemvF32Q8_0AVX512R5, gemvF32Q8_0AVX512R6, gemvF32Q8_0AVX512R7, gemvF32Q8_0AVX512R8}),
 		}},
-		Impl{Tier: isa.AVX512VNNI, maxRB: 8, gemvQ8: map[Format]gemvQ8Func{
+		Impl{dequant: map[Format]dequantFunc{
+			Q4_0: dequantAsm(dequantQ4_0VNNI), Q8_0: dequantAsm(dequantQ8_0VNNI),
+			Q4_K: dequantAsm(dequantQ4_KVNNI), Q6_K: dequantAsm(dequantQ6_KVNNI),
+		}, Tier: isa.AVX512VNNI, maxRB: 8, gemvQ8: map[Format]gemvQ8Func{
 			Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0VNNIR1, gemvQ8Q4_0VNNIR2, gemvQ8Q4_0VNNIR3, gemvQ8Q4_0VNNIR4, gemvQ8Q4_0VNNIR5, gemvQ8Q4_0VNNIR6, gemvQ8Q4_0VNNIR7, gemvQ8Q4_0VNNIR8}),
 			Q8_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q8_0VNNIR1, gemvQ8Q8_0VNNIR2, gemvQ8Q8_0VNNIR3, gemvQ8Q8_0VNNIR4, gemvQ8Q8_0VNNIR5, gemvQ8Q8_0VNNIR6, gemvQ8Q8_0VNNIR7, gemvQ8Q8_0VNNIR8}),
 			Q4_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_KVNNIR1, gemvQ8Q4_KVNNIR2, gemvQ8Q4_KVNNIR3, gemvQ8Q4_KVNNIR4, gemvQ8Q4_KVNNIR5, gemvQ8Q4_KVNNIR6, gemvQ8Q4_KVNNIR7, gemvQ8Q4_KVNNIR8}),
@@ -47,6 +56,22 @@ func init() {
 			Q8_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q8_0VNNIR1, gemvF32Q8_0VNNIR2, gemvF32Q8_0VNNIR3, gemvF32Q8_0VNNIR4, gemvF32Q8_0VNNIR5, gemvF32Q8_0VNNIR6, gemvF32Q8_0VNNIR7, gemvF32Q8_0VNNIR8}),
 		}},
 	)
+}
+
+// dequantBlocks is one generated dequantizer: nb blocks to float32.
+type dequantBlocks func(dst *float32, w *byte, nb int)
+
+// dequantAsm adapts a generated dequantizer to dequantFunc.
+func dequantAsm(fn dequantBlocks) dequantFunc {
+	return func(f Format, d []float32, w []byte, m, k int) {
+		fi := formats[f]
+		nb := m * k / fi.Block
+		if nb == 0 {
+			return
+		}
+		d, w = d[:nb*fi.Block], w[:nb*fi.Bytes]
+		fn(&d[0], &w[0], nb)
+	}
 }
 
 // gemvF32Rows is one generated float32-activation kernel: rb rows of a

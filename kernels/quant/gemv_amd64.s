@@ -208,7 +208,31 @@ DATA gemvconst<>+816(SB)/4, $0x000000ff
 DATA gemvconst<>+820(SB)/4, $0x000000ff
 DATA gemvconst<>+824(SB)/4, $0x000000ff
 DATA gemvconst<>+828(SB)/4, $0x000000ff
-GLOBL gemvconst<>(SB), RODATA|NOPTR, $832
+DATA gemvconst<>+832(SB)/4, $0x00000000
+DATA gemvconst<>+836(SB)/4, $0x00000001
+DATA gemvconst<>+840(SB)/4, $0x00000002
+DATA gemvconst<>+844(SB)/4, $0x00000003
+DATA gemvconst<>+848(SB)/4, $0x00000004
+DATA gemvconst<>+852(SB)/4, $0x00000005
+DATA gemvconst<>+856(SB)/4, $0x00000006
+DATA gemvconst<>+860(SB)/4, $0x00000007
+DATA gemvconst<>+864(SB)/4, $0x00000003
+DATA gemvconst<>+868(SB)/4, $0x00000003
+DATA gemvconst<>+872(SB)/4, $0x00000003
+DATA gemvconst<>+876(SB)/4, $0x00000003
+DATA gemvconst<>+880(SB)/4, $0x00000003
+DATA gemvconst<>+884(SB)/4, $0x00000003
+DATA gemvconst<>+888(SB)/4, $0x00000003
+DATA gemvconst<>+892(SB)/4, $0x00000003
+DATA gemvconst<>+896(SB)/4, $0xc2000000
+DATA gemvconst<>+900(SB)/4, $0xc2000000
+DATA gemvconst<>+904(SB)/4, $0xc2000000
+DATA gemvconst<>+908(SB)/4, $0xc2000000
+DATA gemvconst<>+912(SB)/4, $0xc2000000
+DATA gemvconst<>+916(SB)/4, $0xc2000000
+DATA gemvconst<>+920(SB)/4, $0xc2000000
+DATA gemvconst<>+924(SB)/4, $0xc2000000
+GLOBL gemvconst<>(SB), RODATA|NOPTR, $928
 
 // func gemvQ8Q4_0AVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 // Requires: AVX, AVX2, F16C, FMA3, MMX+
@@ -29835,6 +29859,2484 @@ donegemvQ8Q6_KVNNIR8:
 	VMOVSHDUP     X0, X1
 	VADDSS        X1, X0, X0
 	VMOVSS        X0, 28(AX)
+	VZEROUPPER
+	RET
+
+// func dequantQ4_0AVX2(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, F16C
+TEXT ·dequantQ4_0AVX2(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ4_0AVX2
+
+loopdequantQ4_0AVX2:
+	VPBROADCASTW (CX), X1
+	VCVTPH2PS    X1, Y1
+	VBROADCASTSS gemvconst<>+544(SB), Y2
+	VPMOVZXBD    2(CX), Y3
+	VPAND        Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, (AX)
+	VPMOVZXBD    10(CX), Y3
+	VPAND        Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 32(AX)
+	VPMOVZXBD    2(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPAND        Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 64(AX)
+	VPMOVZXBD    10(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPAND        Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000012, CX
+	DECQ         DX
+	JNZ          loopdequantQ4_0AVX2
+
+donedequantQ4_0AVX2:
+	VZEROUPPER
+	RET
+
+// func dequantQ8_0AVX2(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, F16C
+TEXT ·dequantQ8_0AVX2(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ8_0AVX2
+
+loopdequantQ8_0AVX2:
+	VPBROADCASTW (CX), X0
+	VCVTPH2PS    X0, Y0
+	VPMOVSXBD    2(CX), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	VPMOVSXBD    10(CX), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 32(AX)
+	VPMOVSXBD    18(CX), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 64(AX)
+	VPMOVSXBD    26(CX), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000022, CX
+	DECQ         DX
+	JNZ          loopdequantQ8_0AVX2
+
+donedequantQ8_0AVX2:
+	VZEROUPPER
+	RET
+
+// func dequantQ4_KAVX2(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, F16C
+TEXT ·dequantQ4_KAVX2(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ4_KAVX2
+
+loopdequantQ4_KAVX2:
+	MOVL         4(CX), BX
+	MOVL         8(CX), SI
+	MOVL         12(CX), DI
+	MOVL         DI, R8
+	ANDL         $0x0f0f0f0f, R8
+	MOVL         BX, R9
+	SHRL         $0x02, R9
+	ANDL         $0x30303030, R9
+	ORL          R9, R8
+	SHLQ         $0x20, R8
+	ANDL         $0x3f3f3f3f, BX
+	ORQ          BX, R8
+	SHRL         $0x04, DI
+	ANDL         $0x0f0f0f0f, DI
+	MOVL         SI, R9
+	SHRL         $0x02, R9
+	ANDL         $0x30303030, R9
+	ORL          DI, R9
+	SHLQ         $0x20, R9
+	ANDL         $0x3f3f3f3f, SI
+	ORQ          SI, R9
+	VMOVQ        R8, X2
+	VPMOVZXBD    X2, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMOVQ        R9, X2
+	VPMOVZXBD    X2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VPBROADCASTW (CX), X3
+	VCVTPH2PS    X3, Y3
+	VPBROADCASTW 2(CX), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y1, Y3, Y3
+	VMULPS       Y2, Y4, Y4
+	VPBROADCASTD gemvconst<>+832(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    16(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, (AX)
+	VPMOVZXBD    24(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 32(AX)
+	VPMOVZXBD    32(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 64(AX)
+	VPMOVZXBD    40(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 96(AX)
+	VPBROADCASTD gemvconst<>+836(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    16(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 128(AX)
+	VPMOVZXBD    24(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 160(AX)
+	VPMOVZXBD    32(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 192(AX)
+	VPMOVZXBD    40(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 224(AX)
+	VPBROADCASTD gemvconst<>+840(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    48(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 256(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 288(AX)
+	VPMOVZXBD    64(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VPMOVZXBD    72(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 352(AX)
+	VPBROADCASTD gemvconst<>+844(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    48(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 384(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 416(AX)
+	VPMOVZXBD    64(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 448(AX)
+	VPMOVZXBD    72(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 480(AX)
+	VPBROADCASTD gemvconst<>+848(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    80(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 512(AX)
+	VPMOVZXBD    88(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 544(AX)
+	VPMOVZXBD    96(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 576(AX)
+	VPMOVZXBD    104(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 608(AX)
+	VPBROADCASTD gemvconst<>+852(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    80(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 640(AX)
+	VPMOVZXBD    88(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 672(AX)
+	VPMOVZXBD    96(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 704(AX)
+	VPMOVZXBD    104(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 736(AX)
+	VPBROADCASTD gemvconst<>+856(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    112(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 768(AX)
+	VPMOVZXBD    120(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 800(AX)
+	VPMOVZXBD    128(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 832(AX)
+	VPMOVZXBD    136(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 864(AX)
+	VPBROADCASTD gemvconst<>+860(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    112(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPAND        Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 896(AX)
+	VPMOVZXBD    120(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPAND        Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 928(AX)
+	VPMOVZXBD    128(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPAND        Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 960(AX)
+	VPMOVZXBD    136(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPAND        Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 992(AX)
+	ADDQ         $0x00000400, AX
+	ADDQ         $0x00000090, CX
+	DECQ         DX
+	JNZ          loopdequantQ4_KAVX2
+
+donedequantQ4_KAVX2:
+	VZEROUPPER
+	RET
+
+// func dequantQ6_KAVX2(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, F16C
+TEXT ·dequantQ6_KAVX2(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ6_KAVX2
+
+loopdequantQ6_KAVX2:
+	VPBROADCASTW 208(CX), X1
+	VCVTPH2PS    X1, Y1
+	VPMOVSXBD    192(CX), Y2
+	VCVTDQ2PS    Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VPMOVSXBD    200(CX), Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VPBROADCASTD gemvconst<>+864(SB), Y1
+	VBROADCASTSS gemvconst<>+896(SB), Y4
+	VPMOVZXBD    (CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    128(CX), Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+832(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, (AX)
+	VPMOVZXBD    8(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    136(CX), Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+832(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 32(AX)
+	VPMOVZXBD    16(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    144(CX), Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+836(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 64(AX)
+	VPMOVZXBD    24(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    152(CX), Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+836(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 96(AX)
+	VPMOVZXBD    32(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    128(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+840(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 128(AX)
+	VPMOVZXBD    40(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    136(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+840(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 160(AX)
+	VPMOVZXBD    48(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    144(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+844(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 192(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    152(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+844(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 224(AX)
+	VPMOVZXBD    (CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    128(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+848(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 256(AX)
+	VPMOVZXBD    8(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    136(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+848(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 288(AX)
+	VPMOVZXBD    16(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    144(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+852(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VPMOVZXBD    24(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    152(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+852(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 352(AX)
+	VPMOVZXBD    32(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    128(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+856(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 384(AX)
+	VPMOVZXBD    40(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    136(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+856(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 416(AX)
+	VPMOVZXBD    48(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    144(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+860(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 448(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    152(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPAND        Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+860(SB), Y6
+	VPERMPS      Y2, Y6, Y2
+	VMULPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 480(AX)
+	VPMOVZXBD    64(CX), Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    160(CX), Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+832(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 512(AX)
+	VPMOVZXBD    72(CX), Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    168(CX), Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+832(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 544(AX)
+	VPMOVZXBD    80(CX), Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    176(CX), Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+836(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 576(AX)
+	VPMOVZXBD    88(CX), Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    184(CX), Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+836(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 608(AX)
+	VPMOVZXBD    96(CX), Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    160(CX), Y5
+	VPSRLD       $0x02, Y5, Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+840(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 640(AX)
+	VPMOVZXBD    104(CX), Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    168(CX), Y5
+	VPSRLD       $0x02, Y5, Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+840(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 672(AX)
+	VPMOVZXBD    112(CX), Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    176(CX), Y5
+	VPSRLD       $0x02, Y5, Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+844(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 704(AX)
+	VPMOVZXBD    120(CX), Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    184(CX), Y5
+	VPSRLD       $0x02, Y5, Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+844(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 736(AX)
+	VPMOVZXBD    64(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    160(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+848(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 768(AX)
+	VPMOVZXBD    72(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    168(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+848(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 800(AX)
+	VPMOVZXBD    80(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    176(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+852(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 832(AX)
+	VPMOVZXBD    88(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    184(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+852(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 864(AX)
+	VPMOVZXBD    96(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    160(CX), Y5
+	VPSRLD       $0x06, Y5, Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+856(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 896(AX)
+	VPMOVZXBD    104(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    168(CX), Y5
+	VPSRLD       $0x06, Y5, Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+856(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 928(AX)
+	VPMOVZXBD    112(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    176(CX), Y5
+	VPSRLD       $0x06, Y5, Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+860(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 960(AX)
+	VPMOVZXBD    120(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPAND        Y0, Y2, Y2
+	VPMOVZXBD    184(CX), Y5
+	VPSRLD       $0x06, Y5, Y5
+	VPAND        Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+860(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 992(AX)
+	ADDQ         $0x00000400, AX
+	ADDQ         $0x000000d2, CX
+	DECQ         DX
+	JNZ          loopdequantQ6_KAVX2
+
+donedequantQ6_KAVX2:
+	VZEROUPPER
+	RET
+
+// func dequantQ4_0AVX512(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
+TEXT ·dequantQ4_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ4_0AVX512
+
+loopdequantQ4_0AVX512:
+	VPBROADCASTW (CX), X1
+	VCVTPH2PS    X1, Y1
+	VBROADCASTSS gemvconst<>+544(SB), Y2
+	VPMOVZXBD    2(CX), Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, (AX)
+	VPMOVZXBD    10(CX), Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 32(AX)
+	VPMOVZXBD    2(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 64(AX)
+	VPMOVZXBD    10(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000012, CX
+	DECQ         DX
+	JNZ          loopdequantQ4_0AVX512
+
+donedequantQ4_0AVX512:
+	VZEROUPPER
+	RET
+
+// func dequantQ8_0AVX512(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, F16C
+TEXT ·dequantQ8_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ8_0AVX512
+
+loopdequantQ8_0AVX512:
+	VPBROADCASTW (CX), X0
+	VCVTPH2PS    X0, Y0
+	VPMOVSXBD    2(CX), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	VPMOVSXBD    10(CX), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 32(AX)
+	VPMOVSXBD    18(CX), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 64(AX)
+	VPMOVSXBD    26(CX), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000022, CX
+	DECQ         DX
+	JNZ          loopdequantQ8_0AVX512
+
+donedequantQ8_0AVX512:
+	VZEROUPPER
+	RET
+
+// func dequantQ4_KAVX512(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
+TEXT ·dequantQ4_KAVX512(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ4_KAVX512
+
+loopdequantQ4_KAVX512:
+	MOVL         4(CX), BX
+	MOVL         8(CX), SI
+	MOVL         12(CX), DI
+	MOVL         DI, R8
+	ANDL         $0x0f0f0f0f, R8
+	MOVL         BX, R9
+	SHRL         $0x02, R9
+	ANDL         $0x30303030, R9
+	ORL          R9, R8
+	SHLQ         $0x20, R8
+	ANDL         $0x3f3f3f3f, BX
+	ORQ          BX, R8
+	SHRL         $0x04, DI
+	ANDL         $0x0f0f0f0f, DI
+	MOVL         SI, R9
+	SHRL         $0x02, R9
+	ANDL         $0x30303030, R9
+	ORL          DI, R9
+	SHLQ         $0x20, R9
+	ANDL         $0x3f3f3f3f, SI
+	ORQ          SI, R9
+	VMOVQ        R8, X2
+	VPMOVZXBD    X2, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMOVQ        R9, X2
+	VPMOVZXBD    X2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VPBROADCASTW (CX), X3
+	VCVTPH2PS    X3, Y3
+	VPBROADCASTW 2(CX), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y1, Y3, Y3
+	VMULPS       Y2, Y4, Y4
+	VPBROADCASTD gemvconst<>+832(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    16(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, (AX)
+	VPMOVZXBD    24(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 32(AX)
+	VPMOVZXBD    32(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 64(AX)
+	VPMOVZXBD    40(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 96(AX)
+	VPBROADCASTD gemvconst<>+836(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    16(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 128(AX)
+	VPMOVZXBD    24(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 160(AX)
+	VPMOVZXBD    32(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 192(AX)
+	VPMOVZXBD    40(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 224(AX)
+	VPBROADCASTD gemvconst<>+840(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    48(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 256(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 288(AX)
+	VPMOVZXBD    64(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VPMOVZXBD    72(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 352(AX)
+	VPBROADCASTD gemvconst<>+844(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    48(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 384(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 416(AX)
+	VPMOVZXBD    64(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 448(AX)
+	VPMOVZXBD    72(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 480(AX)
+	VPBROADCASTD gemvconst<>+848(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    80(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 512(AX)
+	VPMOVZXBD    88(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 544(AX)
+	VPMOVZXBD    96(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 576(AX)
+	VPMOVZXBD    104(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 608(AX)
+	VPBROADCASTD gemvconst<>+852(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    80(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 640(AX)
+	VPMOVZXBD    88(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 672(AX)
+	VPMOVZXBD    96(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 704(AX)
+	VPMOVZXBD    104(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 736(AX)
+	VPBROADCASTD gemvconst<>+856(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    112(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 768(AX)
+	VPMOVZXBD    120(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 800(AX)
+	VPMOVZXBD    128(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 832(AX)
+	VPMOVZXBD    136(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 864(AX)
+	VPBROADCASTD gemvconst<>+860(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    112(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 896(AX)
+	VPMOVZXBD    120(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 928(AX)
+	VPMOVZXBD    128(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 960(AX)
+	VPMOVZXBD    136(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 992(AX)
+	ADDQ         $0x00000400, AX
+	ADDQ         $0x00000090, CX
+	DECQ         DX
+	JNZ          loopdequantQ4_KAVX512
+
+donedequantQ4_KAVX512:
+	VZEROUPPER
+	RET
+
+// func dequantQ6_KAVX512(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
+TEXT ·dequantQ6_KAVX512(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ6_KAVX512
+
+loopdequantQ6_KAVX512:
+	VPBROADCASTW 208(CX), X1
+	VCVTPH2PS    X1, Y1
+	VPMOVSXBD    192(CX), Y2
+	VCVTDQ2PS    Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VPMOVSXBD    200(CX), Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VPBROADCASTD gemvconst<>+864(SB), Y1
+	VBROADCASTSS gemvconst<>+896(SB), Y4
+	VPMOVZXBD    (CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    128(CX), Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+832(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, (AX)
+	VPMOVZXBD    8(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    136(CX), Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+832(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 32(AX)
+	VPMOVZXBD    16(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    144(CX), Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+836(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 64(AX)
+	VPMOVZXBD    24(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    152(CX), Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+836(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 96(AX)
+	VPMOVZXBD    32(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    128(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+840(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 128(AX)
+	VPMOVZXBD    40(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    136(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+840(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 160(AX)
+	VPMOVZXBD    48(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    144(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+844(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 192(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    152(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+844(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 224(AX)
+	VPMOVZXBD    (CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    128(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+848(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 256(AX)
+	VPMOVZXBD    8(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    136(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+848(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 288(AX)
+	VPMOVZXBD    16(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    144(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+852(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VPMOVZXBD    24(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    152(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+852(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 352(AX)
+	VPMOVZXBD    32(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    128(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+856(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 384(AX)
+	VPMOVZXBD    40(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    136(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+856(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 416(AX)
+	VPMOVZXBD    48(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    144(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+860(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 448(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    152(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+860(SB), Y6
+	VPERMPS      Y2, Y6, Y2
+	VMULPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 480(AX)
+	VPMOVZXBD    64(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    160(CX), Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+832(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 512(AX)
+	VPMOVZXBD    72(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    168(CX), Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+832(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 544(AX)
+	VPMOVZXBD    80(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    176(CX), Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+836(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 576(AX)
+	VPMOVZXBD    88(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    184(CX), Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+836(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 608(AX)
+	VPMOVZXBD    96(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    160(CX), Y5
+	VPSRLD       $0x02, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+840(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 640(AX)
+	VPMOVZXBD    104(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    168(CX), Y5
+	VPSRLD       $0x02, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+840(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 672(AX)
+	VPMOVZXBD    112(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    176(CX), Y5
+	VPSRLD       $0x02, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+844(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 704(AX)
+	VPMOVZXBD    120(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    184(CX), Y5
+	VPSRLD       $0x02, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+844(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 736(AX)
+	VPMOVZXBD    64(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    160(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+848(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 768(AX)
+	VPMOVZXBD    72(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    168(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+848(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 800(AX)
+	VPMOVZXBD    80(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    176(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+852(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 832(AX)
+	VPMOVZXBD    88(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    184(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+852(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 864(AX)
+	VPMOVZXBD    96(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    160(CX), Y5
+	VPSRLD       $0x06, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+856(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 896(AX)
+	VPMOVZXBD    104(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    168(CX), Y5
+	VPSRLD       $0x06, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+856(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 928(AX)
+	VPMOVZXBD    112(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    176(CX), Y5
+	VPSRLD       $0x06, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+860(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 960(AX)
+	VPMOVZXBD    120(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    184(CX), Y5
+	VPSRLD       $0x06, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+860(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 992(AX)
+	ADDQ         $0x00000400, AX
+	ADDQ         $0x000000d2, CX
+	DECQ         DX
+	JNZ          loopdequantQ6_KAVX512
+
+donedequantQ6_KAVX512:
+	VZEROUPPER
+	RET
+
+// func dequantQ4_0VNNI(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
+TEXT ·dequantQ4_0VNNI(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ4_0VNNI
+
+loopdequantQ4_0VNNI:
+	VPBROADCASTW (CX), X1
+	VCVTPH2PS    X1, Y1
+	VBROADCASTSS gemvconst<>+544(SB), Y2
+	VPMOVZXBD    2(CX), Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, (AX)
+	VPMOVZXBD    10(CX), Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 32(AX)
+	VPMOVZXBD    2(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 64(AX)
+	VPMOVZXBD    10(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000012, CX
+	DECQ         DX
+	JNZ          loopdequantQ4_0VNNI
+
+donedequantQ4_0VNNI:
+	VZEROUPPER
+	RET
+
+// func dequantQ8_0VNNI(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, F16C
+TEXT ·dequantQ8_0VNNI(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ8_0VNNI
+
+loopdequantQ8_0VNNI:
+	VPBROADCASTW (CX), X0
+	VCVTPH2PS    X0, Y0
+	VPMOVSXBD    2(CX), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	VPMOVSXBD    10(CX), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 32(AX)
+	VPMOVSXBD    18(CX), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 64(AX)
+	VPMOVSXBD    26(CX), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000022, CX
+	DECQ         DX
+	JNZ          loopdequantQ8_0VNNI
+
+donedequantQ8_0VNNI:
+	VZEROUPPER
+	RET
+
+// func dequantQ4_KVNNI(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
+TEXT ·dequantQ4_KVNNI(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ4_KVNNI
+
+loopdequantQ4_KVNNI:
+	MOVL         4(CX), BX
+	MOVL         8(CX), SI
+	MOVL         12(CX), DI
+	MOVL         DI, R8
+	ANDL         $0x0f0f0f0f, R8
+	MOVL         BX, R9
+	SHRL         $0x02, R9
+	ANDL         $0x30303030, R9
+	ORL          R9, R8
+	SHLQ         $0x20, R8
+	ANDL         $0x3f3f3f3f, BX
+	ORQ          BX, R8
+	SHRL         $0x04, DI
+	ANDL         $0x0f0f0f0f, DI
+	MOVL         SI, R9
+	SHRL         $0x02, R9
+	ANDL         $0x30303030, R9
+	ORL          DI, R9
+	SHLQ         $0x20, R9
+	ANDL         $0x3f3f3f3f, SI
+	ORQ          SI, R9
+	VMOVQ        R8, X2
+	VPMOVZXBD    X2, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMOVQ        R9, X2
+	VPMOVZXBD    X2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VPBROADCASTW (CX), X3
+	VCVTPH2PS    X3, Y3
+	VPBROADCASTW 2(CX), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y1, Y3, Y3
+	VMULPS       Y2, Y4, Y4
+	VPBROADCASTD gemvconst<>+832(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    16(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, (AX)
+	VPMOVZXBD    24(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 32(AX)
+	VPMOVZXBD    32(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 64(AX)
+	VPMOVZXBD    40(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 96(AX)
+	VPBROADCASTD gemvconst<>+836(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    16(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 128(AX)
+	VPMOVZXBD    24(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 160(AX)
+	VPMOVZXBD    32(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 192(AX)
+	VPMOVZXBD    40(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 224(AX)
+	VPBROADCASTD gemvconst<>+840(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    48(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 256(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 288(AX)
+	VPMOVZXBD    64(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VPMOVZXBD    72(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 352(AX)
+	VPBROADCASTD gemvconst<>+844(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    48(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 384(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 416(AX)
+	VPMOVZXBD    64(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 448(AX)
+	VPMOVZXBD    72(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 480(AX)
+	VPBROADCASTD gemvconst<>+848(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    80(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 512(AX)
+	VPMOVZXBD    88(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 544(AX)
+	VPMOVZXBD    96(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 576(AX)
+	VPMOVZXBD    104(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 608(AX)
+	VPBROADCASTD gemvconst<>+852(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    80(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 640(AX)
+	VPMOVZXBD    88(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 672(AX)
+	VPMOVZXBD    96(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 704(AX)
+	VPMOVZXBD    104(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 736(AX)
+	VPBROADCASTD gemvconst<>+856(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    112(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 768(AX)
+	VPMOVZXBD    120(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 800(AX)
+	VPMOVZXBD    128(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 832(AX)
+	VPMOVZXBD    136(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 864(AX)
+	VPBROADCASTD gemvconst<>+860(SB), Y1
+	VPERMPS      Y3, Y1, Y2
+	VPERMPS      Y4, Y1, Y1
+	VPMOVZXBD    112(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 896(AX)
+	VPMOVZXBD    120(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 928(AX)
+	VPMOVZXBD    128(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 960(AX)
+	VPMOVZXBD    136(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      Y3, 992(AX)
+	ADDQ         $0x00000400, AX
+	ADDQ         $0x00000090, CX
+	DECQ         DX
+	JNZ          loopdequantQ4_KVNNI
+
+donedequantQ4_KVNNI:
+	VZEROUPPER
+	RET
+
+// func dequantQ6_KVNNI(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
+TEXT ·dequantQ6_KVNNI(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ6_KVNNI
+
+loopdequantQ6_KVNNI:
+	VPBROADCASTW 208(CX), X1
+	VCVTPH2PS    X1, Y1
+	VPMOVSXBD    192(CX), Y2
+	VCVTDQ2PS    Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VPMOVSXBD    200(CX), Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VPBROADCASTD gemvconst<>+864(SB), Y1
+	VBROADCASTSS gemvconst<>+896(SB), Y4
+	VPMOVZXBD    (CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    128(CX), Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+832(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, (AX)
+	VPMOVZXBD    8(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    136(CX), Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+832(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 32(AX)
+	VPMOVZXBD    16(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    144(CX), Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+836(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 64(AX)
+	VPMOVZXBD    24(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    152(CX), Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+836(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 96(AX)
+	VPMOVZXBD    32(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    128(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+840(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 128(AX)
+	VPMOVZXBD    40(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    136(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+840(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 160(AX)
+	VPMOVZXBD    48(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    144(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+844(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 192(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    152(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+844(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 224(AX)
+	VPMOVZXBD    (CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    128(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+848(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 256(AX)
+	VPMOVZXBD    8(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    136(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+848(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 288(AX)
+	VPMOVZXBD    16(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    144(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+852(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VPMOVZXBD    24(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    152(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+852(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 352(AX)
+	VPMOVZXBD    32(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    128(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+856(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 384(AX)
+	VPMOVZXBD    40(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    136(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+856(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 416(AX)
+	VPMOVZXBD    48(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    144(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+860(SB), Y6
+	VPERMPS      Y2, Y6, Y6
+	VMULPS       Y6, Y5, Y5
+	VMOVUPS      Y5, 448(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    152(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       Y1, Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VADDPS       Y4, Y5, Y5
+	VPBROADCASTD gemvconst<>+860(SB), Y6
+	VPERMPS      Y2, Y6, Y2
+	VMULPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 480(AX)
+	VPMOVZXBD    64(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    160(CX), Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+832(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 512(AX)
+	VPMOVZXBD    72(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    168(CX), Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+832(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 544(AX)
+	VPMOVZXBD    80(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    176(CX), Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+836(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 576(AX)
+	VPMOVZXBD    88(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    184(CX), Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+836(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 608(AX)
+	VPMOVZXBD    96(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    160(CX), Y5
+	VPSRLD       $0x02, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+840(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 640(AX)
+	VPMOVZXBD    104(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    168(CX), Y5
+	VPSRLD       $0x02, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+840(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 672(AX)
+	VPMOVZXBD    112(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    176(CX), Y5
+	VPSRLD       $0x02, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+844(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 704(AX)
+	VPMOVZXBD    120(CX), Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    184(CX), Y5
+	VPSRLD       $0x02, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+844(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 736(AX)
+	VPMOVZXBD    64(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    160(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+848(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 768(AX)
+	VPMOVZXBD    72(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    168(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+848(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 800(AX)
+	VPMOVZXBD    80(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    176(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+852(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 832(AX)
+	VPMOVZXBD    88(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    184(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+852(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 864(AX)
+	VPMOVZXBD    96(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    160(CX), Y5
+	VPSRLD       $0x06, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+856(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 896(AX)
+	VPMOVZXBD    104(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    168(CX), Y5
+	VPSRLD       $0x06, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+856(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 928(AX)
+	VPMOVZXBD    112(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    176(CX), Y5
+	VPSRLD       $0x06, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+860(SB), Y5
+	VPERMPS      Y3, Y5, Y5
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 960(AX)
+	VPMOVZXBD    120(CX), Y2
+	VPSRLD       $0x04, Y2, Y2
+	VPANDD       Y0, Y2, Y2
+	VPMOVZXBD    184(CX), Y5
+	VPSRLD       $0x06, Y5, Y5
+	VPANDD       Y1, Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VADDPS       Y4, Y2, Y2
+	VPBROADCASTD gemvconst<>+860(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 992(AX)
+	ADDQ         $0x00000400, AX
+	ADDQ         $0x000000d2, CX
+	DECQ         DX
+	JNZ          loopdequantQ6_KVNNI
+
+donedequantQ6_KVNNI:
 	VZEROUPPER
 	RET
 

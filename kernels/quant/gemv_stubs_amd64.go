@@ -364,6 +364,42 @@ func gemvQ8Q6_KVNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
 // gemvQ8Q6_KVNNIR8 computes 8 rows of a Q6_K × Q8_K GEMV (VNNI tier).
 func gemvQ8Q6_KVNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
 
+// dequantQ4_0AVX2 dequantizes nb Q4_0 blocks to float32, as dequantize_row_Q4_0 (AVX2 tier).
+func dequantQ4_0AVX2(dst *float32, w *byte, nb int)
+
+// dequantQ8_0AVX2 dequantizes nb Q8_0 blocks to float32, as dequantize_row_Q8_0 (AVX2 tier).
+func dequantQ8_0AVX2(dst *float32, w *byte, nb int)
+
+// dequantQ4_KAVX2 dequantizes nb Q4_K blocks to float32, as dequantize_row_Q4_K (AVX2 tier).
+func dequantQ4_KAVX2(dst *float32, w *byte, nb int)
+
+// dequantQ6_KAVX2 dequantizes nb Q6_K blocks to float32, as dequantize_row_Q6_K (AVX2 tier).
+func dequantQ6_KAVX2(dst *float32, w *byte, nb int)
+
+// dequantQ4_0AVX512 dequantizes nb Q4_0 blocks to float32, as dequantize_row_Q4_0 (AVX512 tier).
+func dequantQ4_0AVX512(dst *float32, w *byte, nb int)
+
+// dequantQ8_0AVX512 dequantizes nb Q8_0 blocks to float32, as dequantize_row_Q8_0 (AVX512 tier).
+func dequantQ8_0AVX512(dst *float32, w *byte, nb int)
+
+// dequantQ4_KAVX512 dequantizes nb Q4_K blocks to float32, as dequantize_row_Q4_K (AVX512 tier).
+func dequantQ4_KAVX512(dst *float32, w *byte, nb int)
+
+// dequantQ6_KAVX512 dequantizes nb Q6_K blocks to float32, as dequantize_row_Q6_K (AVX512 tier).
+func dequantQ6_KAVX512(dst *float32, w *byte, nb int)
+
+// dequantQ4_0VNNI dequantizes nb Q4_0 blocks to float32, as dequantize_row_Q4_0 (VNNI tier).
+func dequantQ4_0VNNI(dst *float32, w *byte, nb int)
+
+// dequantQ8_0VNNI dequantizes nb Q8_0 blocks to float32, as dequantize_row_Q8_0 (VNNI tier).
+func dequantQ8_0VNNI(dst *float32, w *byte, nb int)
+
+// dequantQ4_KVNNI dequantizes nb Q4_K blocks to float32, as dequantize_row_Q4_K (VNNI tier).
+func dequantQ4_KVNNI(dst *float32, w *byte, nb int)
+
+// dequantQ6_KVNNI dequantizes nb Q6_K blocks to float32, as dequantize_row_Q6_K (VNNI tier).
+func dequantQ6_KVNNI(dst *float32, w *byte, nb int)
+
 // quantizeQ8_0AVX2 quantizes nb blocks of 32 floats to Q8_0, as quantize_row_q8_0_ref.
 func quantizeQ8_0AVX2(dst *byte, x *float32, nb int)
 

@@ -76,10 +76,18 @@ func emitConsts() {
 	rows[cOneF] = math.Float32bits(1)
 	rows[cInt127] = 127
 	rows[cLowByte] = 0xff
+	rows[cThree] = 3
+	rows[cMinus32] = math.Float32bits(-32)
 	for i, v := range rows {
 		if i == cShift4 { // qwords 0, 0, 4, 4 (the assembler wants DATA in order)
 			for j, q := range []uint64{0, 0, 4, 4} {
 				DATA(32*i+8*j, U64(q))
+			}
+			continue
+		}
+		if i == cLaneIdx {
+			for j := range 8 {
+				DATA(32*i+4*j, U32(uint32(j)))
 			}
 			continue
 		}

@@ -43,7 +43,10 @@ const (
 	cInt127    = cOneF + 1      // int32 127
 	cPackOrder = cInt127 + 1    // dword indices 0 4 1 5 2 6 3 7 (VPERMD after the packs)
 	cLowByte   = cPackOrder + 1 // int32 0xff
-	nKConsts   = cLowByte + 1
+	cLaneIdx   = cLowByte + 1   // int32 0…7
+	cThree     = cLaneIdx + 1   // int32 3
+	cMinus32   = cThree + 1     // float32 −32
+	nKConsts   = cMinus32 + 1
 )
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one
@@ -132,32 +135,7 @@ func gemvK(t tier, f format, rb int) {
 // q4KBlock adds one q4_K super-block of the row at p to acc:
 // d·dy·Σ_j sc_j·Σ q·y − dmin·dy·Σ_j m_j·(bsum_2j + bsum_2j+1).
 func (t tier) q4KBlock(p, xq GPVirtual, nibble, bsums, dy, acc VecVirtual) {
-	// Unpack the 12 bytes of 6-bit scales and mins (see packScalesMins):
-	// a = bytes 0–3, b = 4–7, c = 8–11, into the 8 scales (sc) and the 8
-	// mins (mn), one byte each, in two GP registers: no trip through
-	// memory (a narrow store read back wider stalls store forwarding).
-	a, b, c, sc, mn := GP64(), GP64(), GP64(), GP64(), GP64()
-	MOVL(Mem{Base: p, Disp: 4}, a.As32())
-	MOVL(Mem{Base: p, Disp: 8}, b.As32())
-	MOVL(Mem{Base: p, Disp: 12}, c.As32())
-	MOVL(c.As32(), sc.As32())
-	ANDL(U32(0x0f0f0f0f), sc.As32())
-	MOVL(a.As32(), mn.As32())
-	SHRL(U8(2), mn.As32()) // bits 6–7 of each byte to bits 4–5
-	ANDL(U32(0x30303030), mn.As32())
-	ORL(mn.As32(), sc.As32()) // scales 4–7
-	SHLQ(U8(32), sc)
-	ANDL(U32(0x3f3f3f3f), a.As32())
-	ORQ(a, sc) // scales 0–7
-	SHRL(U8(4), c.As32())
-	ANDL(U32(0x0f0f0f0f), c.As32())
-	MOVL(b.As32(), mn.As32())
-	SHRL(U8(2), mn.As32())
-	ANDL(U32(0x30303030), mn.As32())
-	ORL(c.As32(), mn.As32()) // mins 4–7
-	SHLQ(U8(32), mn)
-	ANDL(U32(0x3f3f3f3f), b.As32())
-	ORQ(b, mn) // mins 0–7
+	sc, mn := unpackScalesMins(p)
 	// Scales as int16, in both 128-bit halves, for per-sub-block word
 	// broadcasts (VPSHUFB); mins as int16 pairs [m0 m0 m1 m1 …] against
 	// the 16 bsums.
@@ -263,4 +241,35 @@ func (t tier) or(a, b, dst VecVirtual) {
 		return
 	}
 	VPOR(a, b, dst)
+}
+
+// unpackScalesMins unpacks the 12 bytes of 6-bit scales and mins of the
+// q4_K super-block at p (see packScalesMins) into the 8 scales and the 8
+// mins, one byte each, in two GP registers: a = bytes 0–3, b = 4–7,
+// c = 8–11. No trip through memory: a narrow store read back wider stalls
+// store forwarding.
+func unpackScalesMins(p GPVirtual) (sc, mn GPVirtual) {
+	a, b, c, sc, mn := GP64(), GP64(), GP64(), GP64(), GP64()
+	MOVL(Mem{Base: p, Disp: 4}, a.As32())
+	MOVL(Mem{Base: p, Disp: 8}, b.As32())
+	MOVL(Mem{Base: p, Disp: 12}, c.As32())
+	MOVL(c.As32(), sc.As32())
+	ANDL(U32(0x0f0f0f0f), sc.As32())
+	MOVL(a.As32(), mn.As32())
+	SHRL(U8(2), mn.As32()) // bits 6–7 of each byte to bits 4–5
+	ANDL(U32(0x30303030), mn.As32())
+	ORL(mn.As32(), sc.As32()) // scales 4–7
+	SHLQ(U8(32), sc)
+	ANDL(U32(0x3f3f3f3f), a.As32())
+	ORQ(a, sc) // scales 0–7
+	SHRL(U8(4), c.As32())
+	ANDL(U32(0x0f0f0f0f), c.As32())
+	MOVL(b.As32(), mn.As32())
+	SHRL(U8(2), mn.As32())
+	ANDL(U32(0x30303030), mn.As32())
+	ORL(c.As32(), mn.As32()) // mins 4–7
+	SHLQ(U8(32), mn)
+	ANDL(U32(0x3f3f3f3f), b.As32())
+	ORQ(b, mn) // mins 0–7
+	return sc, mn
 }

@@ -41,6 +41,12 @@ func main() {
 			}
 		}
 	}
+	for _, t := range tiers {
+		dequant(t, q4_0, 32)
+		dequant(t, q8_0, 32)
+		dequant(t, q4_K, 256)
+		dequant(t, q6_K, 256)
+	}
 	quantizeQ8_0()
 	quantizeQ8_K()
 	Generate()

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The dequantizers: blocks to float32 rows, bit for bit GGML's
+// dequantize_row_* (each product rounded on its own: VMULPS then VSUBPS,
+// never an FMA). 8 weights per 256-bit vector.
+
+// levels8 loads 8 bytes at m as int32 lanes (signed or not) and converts
+// them to float32 after masking (mask, shift: the nibble or bits wanted).
+func (t tier) levels8(m Mem, signed bool, shift uint64, mask VecVirtual) VecVirtual {
+	v := YMM()
+	if signed {
+		VPMOVSXBD(m, v)
+	} else {
+		VPMOVZXBD(m, v)
+	}
+	if shift > 0 {
+		VPSRLD(Imm(shift), v, v)
+	}
+	if mask != nil {
+		t.and(mask, v, v)
+	}
+	VCVTDQ2PS(v, v)
+	return v
+}
+
+func (t tier) storeu8(v VecVirtual, m Mem) { VMOVUPS(v, m) } // VEX or EVEX, as the register needs
+
+// dequant generates func(dst *float32, w *byte, nb int).
+func dequant(t tier, f format, block int) {
+	name := fmt.Sprintf("dequant%s%s", f.name, t.name)
+	TEXT(name, NOSPLIT, "func(dst *float32, w *byte, nb int)")
+	Doc(fmt.Sprintf("%s dequantizes nb %s blocks to float32, as dequantize_row_%s (%s tier).", name, f.name, f.name, t.name))
+	dst, w, nb := GP64(), GP64(), GP64()
+	Load(Param("dst"), dst)
+	Load(Param("w"), w)
+	Load(Param("nb"), nb)
+	nibble := YMM()
+	VPBROADCASTD(kc(cNibble), nibble)
+	loop, done := "loop"+name, "done"+name
+	TESTQ(nb, nb)
+	JZ(LabelRef(done))
+	Label(loop)
+	switch f {
+	case q4_0:
+		d, eight := YMM(), YMM()
+		t.halfToFloat(Mem{Base: w}, d)
+		VBROADCASTSS(kc(cMinus8), eight)
+		for g := range 4 { // weights 8g…8g+7: low nibbles of bytes 0–15, then high ones
+			q := t.levels8(Mem{Base: w, Disp: 2 + 8*(g%2)}, false, uint64(4*(g/2)), nibble)
+			VADDPS(eight, q, q) // q − 8, exact
+			VMULPS(d, q, q)
+			t.storeu8(q, Mem{Base: dst, Disp: 32 * g})
+		}
+	case q8_0:
+		d := YMM()
+		t.halfToFloat(Mem{Base: w}, d)
+		for g := range 4 {
+			q := t.levels8(Mem{Base: w, Disp: 2 + 8*g}, true, 0, nil)
+			VMULPS(d, q, q)
+			t.storeu8(q, Mem{Base: dst, Disp: 32 * g})
+		}
+	case q4_K:
+		// Per sub-block j: d·sc_j and dmin·m_j in the lanes of two vectors,
+		// then broadcast (VPERMPS) for its 32 weights.
+		sc, mn := t.q4KScalesMins(w)
+		dsc, dmn := YMM(), YMM()
+		t.halfToFloat(Mem{Base: w}, dsc)
+		t.halfToFloat(Mem{Base: w, Disp: 2}, dmn)
+		VMULPS(sc, dsc, dsc)
+		VMULPS(mn, dmn, dmn)
+		for j := range 8 {
+			idx := YMM()
+			VPBROADCASTD(kc(cLaneIdx).Offset(4*j), idx)
+			d1, m1 := YMM(), YMM()
+			VPERMPS(dsc, idx, d1)
+			VPERMPS(dmn, idx, m1)
+			for k := range 4 {
+				q := t.levels8(Mem{Base: w, Disp: 16 + 32*(j/2) + 8*k}, false, uint64(4*(j%2)), nibble)
+				VMULPS(d1, q, q)
+				VSUBPS(m1, q, q)
+				t.storeu8(q, Mem{Base: dst, Disp: 4 * (32*j + 8*k)})
+			}
+		}
+	case q6_K:
+		// y = (d·sc)·(q − 32) per sub-block of 16; q from 4 low bits (ql)
+		// and 2 high bits (qh).
+		d := YMM()
+		t.halfToFloat(Mem{Base: w, Disp: 208}, d)
+		scs := make([]VecVirtual, 2)
+		for h := range 2 { // scales 8h…8h+7 as float, times d
+			scs[h] = YMM()
+			VPMOVSXBD(Mem{Base: w, Disp: 192 + 8*h}, scs[h])
+			VCVTDQ2PS(scs[h], scs[h])
+			VMULPS(d, scs[h], scs[h])
+		}
+		three, minus32 := YMM(), YMM()
+		VPBROADCASTD(kc(cThree), three)
+		VBROADCASTSS(kc(cMinus32), minus32)
+		for n := range 2 {
+			for quarter := range 4 { // elements 128n + 32·quarter + l, l < 32
+				for k := range 4 { // 8 of them: l = 8k…8k+7
+					l := 8 * k
+					lo := t.levels8raw(Mem{Base: w, Disp: 64*n + 32*(quarter%2) + l}, uint64(4*(quarter/2)), nibble)
+					hi := t.levels8raw(Mem{Base: w, Disp: 128 + 32*n + l}, uint64(2*quarter), three)
+					VPSLLD(Imm(4), hi, hi)
+					VPOR(hi, lo, lo)
+					VCVTDQ2PS(lo, lo)
+					VADDPS(minus32, lo, lo)      // q − 32, exact
+					sub := 8*n + 2*quarter + k/2 // (128n + 32·quarter + l) / 16
+					idx, s := YMM(), YMM()
+					VPBROADCASTD(kc(cLaneIdx).Offset(4*(sub%8)), idx)
+					VPERMPS(scs[sub/8], idx, s)
+					VMULPS(s, lo, lo)
+					t.storeu8(lo, Mem{Base: dst, Disp: 4 * (128*n + 32*quarter + l)})
+				}
+			}
+		}
+	}
+	ADDQ(U32(4*block), dst)
+	ADDQ(U32(f.bytes), w)
+	DECQ(nb)
+	JNZ(LabelRef(loop))
+	Label(done)
+	VZEROUPPER()
+	RET()
+}
+
+// levels8raw is levels8 without the conversion: int32 lanes.
+func (t tier) levels8raw(m Mem, shift uint64, mask VecVirtual) VecVirtual {
+	v := YMM()
+	VPMOVZXBD(m, v)
+	if shift > 0 {
+		VPSRLD(Imm(shift), v, v)
+	}
+	t.and(mask, v, v)
+	return v
+}
+
+// q4KScalesMins returns the 8 six-bit scales and the 8 mins of the q4_K
+// super-block at p as float32 lanes.
+func (t tier) q4KScalesMins(p GPVirtual) (sc, mn VecVirtual) {
+	s, m := unpackScalesMins(p)
+	sc, mn = YMM(), YMM()
+	x := XMM()
+	VMOVQ(s, x)
+	VPMOVZXBD(x, sc)
+	VCVTDQ2PS(sc, sc)
+	VMOVQ(m, x)
+	VPMOVZXBD(x, mn)
+	VCVTDQ2PS(mn, mn)
+	return sc, mn
+}
