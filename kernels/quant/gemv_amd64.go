@@ -30,6 +30,8 @@ func init() {
 		}, gemvF32: map[Format]gemvF32Func{
 			Q4_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_0AVX2R1, gemvF32Q4_0AVX2R2, gemvF32Q4_0AVX2R3, gemvF32Q4_0AVX2R4}),
 			Q8_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q8_0AVX2R1, gemvF32Q8_0AVX2R2, gemvF32Q8_0AVX2R3, gemvF32Q8_0AVX2R4}),
+			Q4_K: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_KAVX2R1, gemvF32Q4_KAVX2R2, gemvF32Q4_KAVX2R3, gemvF32Q4_KAVX2R4}),
+			Q6_K: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q6_KAVX2R1, gemvF32Q6_KAVX2R2, gemvF32Q6_KAVX2R3, gemvF32Q6_KAVX2R4}),
 		}},
 		Impl{dequant: map[Format]dequantFunc{
 			Q4_0: dequantAsm(dequantQ4_0AVX512), Q8_0: dequantAsm(dequantQ8_0AVX512),
@@ -42,6 +44,8 @@ func init() {
 		}, gemvF32: map[Format]gemvF32Func{
 			Q4_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_0AVX512R1, gemvF32Q4_0AVX512R2, gemvF32Q4_0AVX512R3, gemvF32Q4_0AVX512R4, gemvF32Q4_0AVX512R5, gemvF32Q4_0AVX512R6, gemvF32Q4_0AVX512R7, gemvF32Q4_0AVX512R8}),
 			Q8_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q8_0AVX512R1, gemvF32Q8_0AVX512R2, gemvF32Q8_0AVX512R3, gemvF32Q8_0AVX512R4, gemvF32Q8_0AVX512R5, gemvF32Q8_0AVX512R6, gemvF32Q8_0AVX512R7, gemvF32Q8_0AVX512R8}),
+			Q4_K: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_KAVX512R1, gemvF32Q4_KAVX512R2, gemvF32Q4_KAVX512R3, gemvF32Q4_KAVX512R4, gemvF32Q4_KAVX512R5, gemvF32Q4_KAVX512R6, gemvF32Q4_KAVX512R7, gemvF32Q4_KAVX512R8}),
+			Q6_K: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q6_KAVX512R1, gemvF32Q6_KAVX512R2, gemvF32Q6_KAVX512R3, gemvF32Q6_KAVX512R4, gemvF32Q6_KAVX512R5, gemvF32Q6_KAVX512R6, gemvF32Q6_KAVX512R7, gemvF32Q6_KAVX512R8}),
 		}},
 		Impl{dequant: map[Format]dequantFunc{
 			Q4_0: dequantAsm(dequantQ4_0VNNI), Q8_0: dequantAsm(dequantQ8_0VNNI),
@@ -54,6 +58,8 @@ func init() {
 		}, gemvF32: map[Format]gemvF32Func{
 			Q4_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_0VNNIR1, gemvF32Q4_0VNNIR2, gemvF32Q4_0VNNIR3, gemvF32Q4_0VNNIR4, gemvF32Q4_0VNNIR5, gemvF32Q4_0VNNIR6, gemvF32Q4_0VNNIR7, gemvF32Q4_0VNNIR8}),
 			Q8_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q8_0VNNIR1, gemvF32Q8_0VNNIR2, gemvF32Q8_0VNNIR3, gemvF32Q8_0VNNIR4, gemvF32Q8_0VNNIR5, gemvF32Q8_0VNNIR6, gemvF32Q8_0VNNIR7, gemvF32Q8_0VNNIR8}),
+			Q4_K: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_KVNNIR1, gemvF32Q4_KVNNIR2, gemvF32Q4_KVNNIR3, gemvF32Q4_KVNNIR4, gemvF32Q4_KVNNIR5, gemvF32Q4_KVNNIR6, gemvF32Q4_KVNNIR7, gemvF32Q4_KVNNIR8}),
+			Q6_K: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q6_KVNNIR1, gemvF32Q6_KVNNIR2, gemvF32Q6_KVNNIR3, gemvF32Q6_KVNNIR4, gemvF32Q6_KVNNIR5, gemvF32Q6_KVNNIR6, gemvF32Q6_KVNNIR7, gemvF32Q6_KVNNIR8}),
 		}},
 	)
 }

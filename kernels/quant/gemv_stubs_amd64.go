@@ -64,6 +64,18 @@ func gemvQ8Q4_KAVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
 // gemvQ8Q4_KAVX2R4 computes 4 rows of a Q4_K × Q8_K GEMV (AVX2 tier).
 func gemvQ8Q4_KAVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
+// gemvF32Q4_KAVX2R1 computes 1 rows of a Q4_K × f32 GEMV (AVX2 tier).
+func gemvF32Q4_KAVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KAVX2R2 computes 2 rows of a Q4_K × f32 GEMV (AVX2 tier).
+func gemvF32Q4_KAVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KAVX2R3 computes 3 rows of a Q4_K × f32 GEMV (AVX2 tier).
+func gemvF32Q4_KAVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KAVX2R4 computes 4 rows of a Q4_K × f32 GEMV (AVX2 tier).
+func gemvF32Q4_KAVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
+
 // gemvQ8Q6_KAVX2R1 computes 1 rows of a Q6_K × Q8_K GEMV (AVX2 tier).
 func gemvQ8Q6_KAVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
@@ -75,6 +87,18 @@ func gemvQ8Q6_KAVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KAVX2R4 computes 4 rows of a Q6_K × Q8_K GEMV (AVX2 tier).
 func gemvQ8Q6_KAVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
+
+// gemvF32Q6_KAVX2R1 computes 1 rows of a Q6_K × f32 GEMV (AVX2 tier).
+func gemvF32Q6_KAVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KAVX2R2 computes 2 rows of a Q6_K × f32 GEMV (AVX2 tier).
+func gemvF32Q6_KAVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KAVX2R3 computes 3 rows of a Q6_K × f32 GEMV (AVX2 tier).
+func gemvF32Q6_KAVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KAVX2R4 computes 4 rows of a Q6_K × f32 GEMV (AVX2 tier).
+func gemvF32Q6_KAVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvQ8Q4_0AVX512R1 computes 1 rows of a Q4_0 × Q8_0 GEMV (AVX512 tier, two blocks per vector).
 func gemvQ8Q4_0AVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
@@ -196,6 +220,30 @@ func gemvQ8Q4_KAVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
 // gemvQ8Q4_KAVX512R8 computes 8 rows of a Q4_K × Q8_K GEMV (AVX512 tier).
 func gemvQ8Q4_KAVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
 
+// gemvF32Q4_KAVX512R1 computes 1 rows of a Q4_K × f32 GEMV (AVX512 tier).
+func gemvF32Q4_KAVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KAVX512R2 computes 2 rows of a Q4_K × f32 GEMV (AVX512 tier).
+func gemvF32Q4_KAVX512R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KAVX512R3 computes 3 rows of a Q4_K × f32 GEMV (AVX512 tier).
+func gemvF32Q4_KAVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KAVX512R4 computes 4 rows of a Q4_K × f32 GEMV (AVX512 tier).
+func gemvF32Q4_KAVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KAVX512R5 computes 5 rows of a Q4_K × f32 GEMV (AVX512 tier).
+func gemvF32Q4_KAVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KAVX512R6 computes 6 rows of a Q4_K × f32 GEMV (AVX512 tier).
+func gemvF32Q4_KAVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KAVX512R7 computes 7 rows of a Q4_K × f32 GEMV (AVX512 tier).
+func gemvF32Q4_KAVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KAVX512R8 computes 8 rows of a Q4_K × f32 GEMV (AVX512 tier).
+func gemvF32Q4_KAVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
+
 // gemvQ8Q6_KAVX512R1 computes 1 rows of a Q6_K × Q8_K GEMV (AVX512 tier).
 func gemvQ8Q6_KAVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
@@ -219,6 +267,30 @@ func gemvQ8Q6_KAVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KAVX512R8 computes 8 rows of a Q6_K × Q8_K GEMV (AVX512 tier).
 func gemvQ8Q6_KAVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
+
+// gemvF32Q6_KAVX512R1 computes 1 rows of a Q6_K × f32 GEMV (AVX512 tier).
+func gemvF32Q6_KAVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KAVX512R2 computes 2 rows of a Q6_K × f32 GEMV (AVX512 tier).
+func gemvF32Q6_KAVX512R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KAVX512R3 computes 3 rows of a Q6_K × f32 GEMV (AVX512 tier).
+func gemvF32Q6_KAVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KAVX512R4 computes 4 rows of a Q6_K × f32 GEMV (AVX512 tier).
+func gemvF32Q6_KAVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KAVX512R5 computes 5 rows of a Q6_K × f32 GEMV (AVX512 tier).
+func gemvF32Q6_KAVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KAVX512R6 computes 6 rows of a Q6_K × f32 GEMV (AVX512 tier).
+func gemvF32Q6_KAVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KAVX512R7 computes 7 rows of a Q6_K × f32 GEMV (AVX512 tier).
+func gemvF32Q6_KAVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KAVX512R8 computes 8 rows of a Q6_K × f32 GEMV (AVX512 tier).
+func gemvF32Q6_KAVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvQ8Q4_0VNNIR1 computes 1 rows of a Q4_0 × Q8_0 GEMV (VNNI tier, two blocks per vector).
 func gemvQ8Q4_0VNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
@@ -340,6 +412,30 @@ func gemvQ8Q4_KVNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
 // gemvQ8Q4_KVNNIR8 computes 8 rows of a Q4_K × Q8_K GEMV (VNNI tier).
 func gemvQ8Q4_KVNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
 
+// gemvF32Q4_KVNNIR1 computes 1 rows of a Q4_K × f32 GEMV (VNNI tier).
+func gemvF32Q4_KVNNIR1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KVNNIR2 computes 2 rows of a Q4_K × f32 GEMV (VNNI tier).
+func gemvF32Q4_KVNNIR2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KVNNIR3 computes 3 rows of a Q4_K × f32 GEMV (VNNI tier).
+func gemvF32Q4_KVNNIR3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KVNNIR4 computes 4 rows of a Q4_K × f32 GEMV (VNNI tier).
+func gemvF32Q4_KVNNIR4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KVNNIR5 computes 5 rows of a Q4_K × f32 GEMV (VNNI tier).
+func gemvF32Q4_KVNNIR5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KVNNIR6 computes 6 rows of a Q4_K × f32 GEMV (VNNI tier).
+func gemvF32Q4_KVNNIR6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KVNNIR7 computes 7 rows of a Q4_K × f32 GEMV (VNNI tier).
+func gemvF32Q4_KVNNIR7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_KVNNIR8 computes 8 rows of a Q4_K × f32 GEMV (VNNI tier).
+func gemvF32Q4_KVNNIR8(y *float32, w *byte, stride int, x *float32, nb int)
+
 // gemvQ8Q6_KVNNIR1 computes 1 rows of a Q6_K × Q8_K GEMV (VNNI tier).
 func gemvQ8Q6_KVNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
 
@@ -363,6 +459,30 @@ func gemvQ8Q6_KVNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KVNNIR8 computes 8 rows of a Q6_K × Q8_K GEMV (VNNI tier).
 func gemvQ8Q6_KVNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
+
+// gemvF32Q6_KVNNIR1 computes 1 rows of a Q6_K × f32 GEMV (VNNI tier).
+func gemvF32Q6_KVNNIR1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KVNNIR2 computes 2 rows of a Q6_K × f32 GEMV (VNNI tier).
+func gemvF32Q6_KVNNIR2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KVNNIR3 computes 3 rows of a Q6_K × f32 GEMV (VNNI tier).
+func gemvF32Q6_KVNNIR3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KVNNIR4 computes 4 rows of a Q6_K × f32 GEMV (VNNI tier).
+func gemvF32Q6_KVNNIR4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KVNNIR5 computes 5 rows of a Q6_K × f32 GEMV (VNNI tier).
+func gemvF32Q6_KVNNIR5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KVNNIR6 computes 6 rows of a Q6_K × f32 GEMV (VNNI tier).
+func gemvF32Q6_KVNNIR6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KVNNIR7 computes 7 rows of a Q6_K × f32 GEMV (VNNI tier).
+func gemvF32Q6_KVNNIR7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q6_KVNNIR8 computes 8 rows of a Q6_K × f32 GEMV (VNNI tier).
+func gemvF32Q6_KVNNIR8(y *float32, w *byte, stride int, x *float32, nb int)
 
 // dequantQ4_0AVX2 dequantizes nb Q4_0 blocks to float32, as dequantize_row_Q4_0 (AVX2 tier).
 func dequantQ4_0AVX2(dst *float32, w *byte, nb int)

@@ -96,3 +96,91 @@ func gemvF32(t tier, f format, rb int) {
 	Label(done)
 	t.storeRows(acc)
 }
+
+// gemvF32K generates the float32-activation GEMV of a K-quant format:
+// per 8 weights, w = q·(d·sc) − dmin·m (q4_K) or (q − 32)·(d·sc) (q6_K),
+// then acc += w·x, both as FMAs.
+func gemvF32K(t tier, f format, rb int) {
+	name := fmt.Sprintf("gemvF32%s%sR%d", f.name, t.name, rb)
+	w, s, x, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × f32 GEMV (%s tier).", name, rb, f.name, t.name), "x", "*float32")
+	acc := make([]VecVirtual, rb)
+	for r := range acc {
+		acc[r] = YMM()
+		t.zero(acc[r])
+	}
+	nibble := YMM()
+	VPBROADCASTD(kc(cNibble), nibble)
+	var three VecVirtual
+	if f == q6_K {
+		three = YMM()
+		VPBROADCASTD(kc(cThree), three)
+	}
+	row := GP64()
+	loop, done := "loop"+name, "done"+name
+	TESTQ(nb, nb)
+	JZ(LabelRef(done))
+	Label(loop)
+	MOVQ(w, row)
+	for r := range rb {
+		if r > 0 {
+			ADDQ(s, row)
+		}
+		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes)
+		switch f {
+		case q4_K:
+			sc, mn := t.q4KScalesMins(row)
+			dsc, dmn := YMM(), YMM()
+			t.halfToFloat(Mem{Base: row}, dsc)
+			t.halfToFloat(Mem{Base: row, Disp: 2}, dmn)
+			VMULPS(sc, dsc, dsc)
+			VMULPS(mn, dmn, dmn)
+			for j := range 8 {
+				idx, d1, m1 := YMM(), YMM(), YMM()
+				VPBROADCASTD(kc(cLaneIdx).Offset(4*j), idx)
+				VPERMPS(dsc, idx, d1)
+				VPERMPS(dmn, idx, m1)
+				for k := range 4 {
+					q := t.levels8(Mem{Base: row, Disp: 16 + 32*(j/2) + 8*k}, false, uint64(4*(j%2)), nibble)
+					VFMSUB213PS(m1, d1, q) // q·d1 − m1
+					VFMADD231PS(Mem{Base: x, Disp: 4 * (32*j + 8*k)}, q, acc[r])
+				}
+			}
+		case q6_K:
+			d := YMM()
+			t.halfToFloat(Mem{Base: row, Disp: 208}, d)
+			scs := make([]VecVirtual, 2)
+			for h := range 2 {
+				scs[h] = YMM()
+				VPMOVSXBD(Mem{Base: row, Disp: 192 + 8*h}, scs[h])
+				VCVTDQ2PS(scs[h], scs[h])
+				VMULPS(d, scs[h], scs[h])
+			}
+			for n := range 2 {
+				for quarter := range 4 {
+					for k := range 4 {
+						l := 8 * k
+						lo := t.levels8raw(Mem{Base: row, Disp: 64*n + 32*(quarter%2) + l}, uint64(4*(quarter/2)), nibble)
+						hi := t.levels8raw(Mem{Base: row, Disp: 128 + 32*n + l}, uint64(2*quarter), three)
+						VPSLLD(Imm(4), hi, hi)
+						t.or(hi, lo, lo)
+						VCVTDQ2PS(lo, lo)
+						sub := 8*n + 2*quarter + k/2
+						idx, sv, s32 := YMM(), YMM(), YMM()
+						VPBROADCASTD(kc(cLaneIdx).Offset(4*(sub%8)), idx)
+						VPERMPS(scs[sub/8], idx, sv)
+						VMULPS(kc(cMinus32), sv, s32) // −32·s
+						VFMADD213PS(s32, sv, lo)      // q·s − 32·s
+						VFMADD231PS(Mem{Base: x, Disp: 4 * (128*n + 32*quarter + l)}, lo, acc[r])
+					}
+				}
+			}
+		}
+	}
+	ADDQ(U32(f.bytes), w)
+	ADDQ(U32(1024), x)
+	DECQ(nb)
+	JNZ(LabelRef(loop))
+
+	Label(done)
+	t.storeRows(acc)
+}

@@ -39,6 +39,9 @@ func main() {
 			for rb := 1; rb <= t.maxRB; rb++ {
 				gemvK(t, f, rb)
 			}
+			for rb := 1; rb <= t.maxRB; rb++ {
+				gemvF32K(t, f, rb)
+			}
 		}
 	}
 	for _, t := range tiers {
