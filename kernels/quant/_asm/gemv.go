@@ -91,6 +91,18 @@ func emitConsts() {
 			}
 			continue
 		}
+		if i >= cPairIdx && i < cPairIdx+4 {
+			k := uint32(i - cPairIdx)
+			lo, hi := 2*(2*k), 2*(2*k+1)
+			for j := range 8 {
+				v := lo | (lo+1)<<8 | lo<<16 | (lo+1)<<24
+				if j >= 4 {
+					v = hi | (hi+1)<<8 | hi<<16 | (hi+1)<<24
+				}
+				DATA(32*i+4*j, U32(v))
+			}
+			continue
+		}
 		if i == cPackOrder {
 			for j, q := range []uint32{0, 4, 1, 5, 2, 6, 3, 7} {
 				DATA(32*i+4*j, U32(q))

@@ -46,7 +46,8 @@ const (
 	cLaneIdx   = cLowByte + 1   // int32 0…7
 	cThree     = cLaneIdx + 1   // int32 3
 	cMinus32   = cThree + 1     // float32 −32
-	nKConsts   = cMinus32 + 1
+	cPairIdx   = cMinus32 + 1   // cPairIdx+k: VPSHUFB picking word 2k (low half), 2k+1 (high half); 4 rows
+	nKConsts   = cPairIdx + 4
 )
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one
@@ -63,17 +64,6 @@ func (t tier) scaleDot(q VecVirtual, y Mem, sc VecVirtual, iacc VecVirtual) {
 	VPADDD(p, iacc, iacc)
 }
 
-// bcastWords returns a ymm whose low 128 bits hold the int16 at lo and
-// high 128 bits the one at hi.
-func (t tier) bcastWords(lo, hi Mem) VecVirtual {
-	a, b := XMM(), XMM()
-	VPBROADCASTW(lo, a)
-	VPBROADCASTW(hi, b)
-	v := YMM()
-	t.insert128(b, a, v)
-	return v
-}
-
 // superScale returns the f16 at m times the Q8_K d in dy, in 8 lanes.
 func (t tier) superScale(m Mem, dy VecVirtual) VecVirtual {
 	d := YMM()
@@ -88,7 +78,6 @@ func (t tier) superScale(m Mem, dy VecVirtual) VecVirtual {
 func gemvK(t tier, f format, rb int) {
 	name := fmt.Sprintf("gemvQ8%s%sR%d", f.name, t.name, rb)
 	w, s, xq, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × Q8_K GEMV (%s tier).", name, rb, f.name, t.name), "xq", "*byte")
-	scratch := AllocLocal(32) // a row's int16 scales, for word broadcasts
 	acc := make([]VecVirtual, rb)
 	for r := range acc {
 		acc[r] = YMM()
@@ -120,7 +109,7 @@ func gemvK(t tier, f format, rb int) {
 		case q4_K:
 			t.q4KBlock(row, xq, nibble, bsums, dy, acc[r])
 		case q6_K:
-			t.q6KBlock(row, xq, scratch, nibble, low2, bsums, dy, acc[r])
+			t.q6KBlock(row, xq, nibble, low2, bsums, dy, acc[r])
 		}
 	}
 	ADDQ(U32(f.bytes), w)
@@ -179,10 +168,14 @@ func (t tier) q4KBlock(p, xq GPVirtual, nibble, bsums, dy, acc VecVirtual) {
 
 // q6KBlock adds one q6_K super-block of the row at p to acc:
 // d·dy·(Σ_j sc_j·Σ q·y − 32·Σ_j sc_j·bsum_j), q the unsigned level 0…63.
-func (t tier) q6KBlock(p, xq GPVirtual, scratch Mem, nibble, low2, bsums, dy, acc VecVirtual) {
+func (t tier) q6KBlock(p, xq GPVirtual, nibble, low2, bsums, dy, acc VecVirtual) {
 	sc16 := YMM()
 	VPMOVSXBW(Mem{Base: p, Disp: 192}, sc16)
-	t.storeu(sc16, scratch)
+	// Scales 0–7 and 8–15 each in both 128-bit halves: one VPSHUFB then
+	// puts sub-block s's scale in the low half and s+1's in the high half.
+	scHalf := [2]VecVirtual{YMM(), YMM()}
+	VPERMQ(Imm(0x44), sc16, scHalf[0])
+	VPERMQ(Imm(0xee), sc16, scHalf[1])
 	iacc := YMM()
 	VPMADDWD(bsums, sc16, iacc)
 	VPSLLD(Imm(5), iacc, iacc) // 32·Σ sc·bsum
@@ -219,8 +212,11 @@ func (t tier) q6KBlock(p, xq GPVirtual, scratch Mem, nibble, low2, bsums, dy, ac
 			}
 			t.and(low2, h, h)
 			t.or(h, q, q)
-			sub := 8*n + 2*k // its two sub-blocks of 16: sub, sub+1
-			t.scaleDot(q, Mem{Base: xq, Disp: q8kQs + 128*n + 32*k}, t.bcastWords(scratch.Offset(2*sub), scratch.Offset(2*sub+2)), iacc)
+			// Its two sub-blocks of 16 are 8n+2k and 8n+2k+1: words 2k and
+			// 2k+1 of scales half n.
+			sc := YMM()
+			VPSHUFB(kc(cPairIdx+k), scHalf[n], sc)
+			t.scaleDot(q, Mem{Base: xq, Disp: q8kQs + 128*n + 32*k}, sc, iacc)
 		}
 	}
 	VCVTDQ2PS(iacc, iacc)
