@@ -264,7 +264,71 @@ DATA gemvconst<>+1040(SB)/4, $0x0f0e0f0e
 DATA gemvconst<>+1044(SB)/4, $0x0f0e0f0e
 DATA gemvconst<>+1048(SB)/4, $0x0f0e0f0e
 DATA gemvconst<>+1052(SB)/4, $0x0f0e0f0e
-GLOBL gemvconst<>(SB), RODATA|NOPTR, $1056
+DATA gemvconst<>+1056(SB)/4, $0x00000000
+DATA gemvconst<>+1060(SB)/4, $0x00000000
+DATA gemvconst<>+1064(SB)/4, $0x00000000
+DATA gemvconst<>+1068(SB)/4, $0x00000000
+DATA gemvconst<>+1072(SB)/4, $0x00000000
+DATA gemvconst<>+1076(SB)/4, $0x00000000
+DATA gemvconst<>+1080(SB)/4, $0x00000000
+DATA gemvconst<>+1084(SB)/4, $0x00000000
+DATA gemvconst<>+1088(SB)/4, $0x00000001
+DATA gemvconst<>+1092(SB)/4, $0x00000001
+DATA gemvconst<>+1096(SB)/4, $0x00000001
+DATA gemvconst<>+1100(SB)/4, $0x00000001
+DATA gemvconst<>+1104(SB)/4, $0x00000001
+DATA gemvconst<>+1108(SB)/4, $0x00000001
+DATA gemvconst<>+1112(SB)/4, $0x00000001
+DATA gemvconst<>+1116(SB)/4, $0x00000001
+DATA gemvconst<>+1120(SB)/4, $0x00000002
+DATA gemvconst<>+1124(SB)/4, $0x00000002
+DATA gemvconst<>+1128(SB)/4, $0x00000002
+DATA gemvconst<>+1132(SB)/4, $0x00000002
+DATA gemvconst<>+1136(SB)/4, $0x00000002
+DATA gemvconst<>+1140(SB)/4, $0x00000002
+DATA gemvconst<>+1144(SB)/4, $0x00000002
+DATA gemvconst<>+1148(SB)/4, $0x00000002
+DATA gemvconst<>+1152(SB)/4, $0x00000003
+DATA gemvconst<>+1156(SB)/4, $0x00000003
+DATA gemvconst<>+1160(SB)/4, $0x00000003
+DATA gemvconst<>+1164(SB)/4, $0x00000003
+DATA gemvconst<>+1168(SB)/4, $0x00000003
+DATA gemvconst<>+1172(SB)/4, $0x00000003
+DATA gemvconst<>+1176(SB)/4, $0x00000003
+DATA gemvconst<>+1180(SB)/4, $0x00000003
+DATA gemvconst<>+1184(SB)/4, $0x00000004
+DATA gemvconst<>+1188(SB)/4, $0x00000004
+DATA gemvconst<>+1192(SB)/4, $0x00000004
+DATA gemvconst<>+1196(SB)/4, $0x00000004
+DATA gemvconst<>+1200(SB)/4, $0x00000004
+DATA gemvconst<>+1204(SB)/4, $0x00000004
+DATA gemvconst<>+1208(SB)/4, $0x00000004
+DATA gemvconst<>+1212(SB)/4, $0x00000004
+DATA gemvconst<>+1216(SB)/4, $0x00000005
+DATA gemvconst<>+1220(SB)/4, $0x00000005
+DATA gemvconst<>+1224(SB)/4, $0x00000005
+DATA gemvconst<>+1228(SB)/4, $0x00000005
+DATA gemvconst<>+1232(SB)/4, $0x00000005
+DATA gemvconst<>+1236(SB)/4, $0x00000005
+DATA gemvconst<>+1240(SB)/4, $0x00000005
+DATA gemvconst<>+1244(SB)/4, $0x00000005
+DATA gemvconst<>+1248(SB)/4, $0x00000006
+DATA gemvconst<>+1252(SB)/4, $0x00000006
+DATA gemvconst<>+1256(SB)/4, $0x00000006
+DATA gemvconst<>+1260(SB)/4, $0x00000006
+DATA gemvconst<>+1264(SB)/4, $0x00000006
+DATA gemvconst<>+1268(SB)/4, $0x00000006
+DATA gemvconst<>+1272(SB)/4, $0x00000006
+DATA gemvconst<>+1276(SB)/4, $0x00000006
+DATA gemvconst<>+1280(SB)/4, $0x00000007
+DATA gemvconst<>+1284(SB)/4, $0x00000007
+DATA gemvconst<>+1288(SB)/4, $0x00000007
+DATA gemvconst<>+1292(SB)/4, $0x00000007
+DATA gemvconst<>+1296(SB)/4, $0x00000007
+DATA gemvconst<>+1300(SB)/4, $0x00000007
+DATA gemvconst<>+1304(SB)/4, $0x00000007
+DATA gemvconst<>+1308(SB)/4, $0x00000007
+GLOBL gemvconst<>(SB), RODATA|NOPTR, $1312
 
 // func gemvQ8Q4_0AVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 // Requires: AVX, AVX2, F16C, FMA3, MMX+
@@ -10932,37 +10996,179 @@ TEXT ·gemvQ8Q4_0AVX512R1(SB), NOSPLIT, $0-40
 	VBROADCASTI64X4 gemvconst<>+32(SB), Z2
 	VBROADCASTI64X4 gemvconst<>+416(SB), Z3
 	MOVQ            DX, SI
-	SHRQ            $0x01, SI
-	JZ              tailgemvQ8Q4_0AVX512R1
+	SHRQ            $0x03, SI
+	JZ              pairsgemvQ8Q4_0AVX512R1
 
-loopgemvQ8Q4_0AVX512R1:
+octgemvQ8Q4_0AVX512R1:
+	MOVWQZX         (CX), BX
+	MOVWQZX         34(CX), DI
+	SHLQ            $0x10, DI
+	ORQ             DI, BX
+	MOVWQZX         68(CX), DI
+	SHLQ            $0x20, DI
+	ORQ             DI, BX
+	MOVWQZX         102(CX), DI
+	SHLQ            $0x30, DI
+	ORQ             DI, BX
+	MOVWQZX         136(CX), DI
+	MOVWQZX         170(CX), R8
+	SHLQ            $0x10, R8
+	ORQ             R8, DI
+	MOVWQZX         204(CX), R8
+	SHLQ            $0x20, R8
+	ORQ             R8, DI
+	MOVWQZX         238(CX), R8
+	SHLQ            $0x30, R8
+	ORQ             R8, DI
+	VPBROADCASTQ    BX, X4
+	VPBROADCASTQ    DI, X5
+	VPUNPCKLQDQ     X5, X4, X4
+	VCVTPH2PS       X4, Y4
+	MOVQ            AX, BX
+	MOVWQZX         (BX), DI
+	MOVWQZX         18(BX), R8
+	SHLQ            $0x10, R8
+	ORQ             R8, DI
+	MOVWQZX         36(BX), R8
+	SHLQ            $0x20, R8
+	ORQ             R8, DI
+	MOVWQZX         54(BX), R8
+	SHLQ            $0x30, R8
+	ORQ             R8, DI
+	MOVWQZX         72(BX), R8
+	MOVWQZX         90(BX), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         108(BX), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         126(BX), BX
+	SHLQ            $0x30, BX
+	ORQ             BX, R8
+	VPBROADCASTQ    DI, X5
+	VPBROADCASTQ    R8, X10
+	VPUNPCKLQDQ     X10, X5, X5
+	VCVTPH2PS       X5, Y5
+	VMULPS          Y4, Y5, Y5
 	VMOVDQU64       2(CX), Y4
 	VINSERTI64X4    $0x01, 36(CX), Z4, Z4
-	VPBROADCASTW    (CX), X6
-	VPBROADCASTW    34(CX), X5
-	VINSERTI32X4    $0x01, X5, Y6, Y5
-	VCVTPH2PS       Y5, Z5
-	VPMADDUBSW      Z4, Z2, Z7
-	VPMADDWD        gemvconst<>+480(SB), Z7, Z7
-	VPXORD          Z8, Z8, Z8
-	VPSUBD          Z7, Z8, Z8
+	VPMADDUBSW      Z4, Z2, Z13
+	VPMADDWD        gemvconst<>+480(SB), Z13, Z13
+	VPXORD          Z6, Z6, Z6
+	VPSUBD          Z13, Z6, Z6
 	MOVQ            AX, BX
 	PREFETCHT0      1024(BX)
-	VBROADCASTI32X4 2(BX), Y9
-	VBROADCASTI32X4 20(BX), Y7
-	VINSERTI64X4    $0x01, Y7, Z9, Z7
-	VPSRLVQ         Z3, Z7, Z7
-	VPANDD          Z1, Z7, Z7
-	VPMADDUBSW      Z4, Z7, Z7
-	VPMADDWD        gemvconst<>+480(SB), Z7, Z7
-	VPADDD          Z8, Z7, Z7
-	VCVTDQ2PS       Z7, Z7
-	VPBROADCASTW    (BX), X6
-	VPBROADCASTW    18(BX), X4
-	VINSERTI32X4    $0x01, X4, Y6, Y4
-	VCVTPH2PS       Y4, Z11
-	VMULPS          Z5, Z11, Z11
-	VFMADD231PS     Z11, Z7, Z0
+	PREFETCHT0      1088(BX)
+	VBROADCASTI32X4 2(BX), Y14
+	VBROADCASTI32X4 20(BX), Y13
+	VINSERTI64X4    $0x01, Y13, Z14, Z13
+	VPSRLVQ         Z3, Z13, Z13
+	VPANDD          Z1, Z13, Z13
+	VPMADDUBSW      Z4, Z13, Z13
+	VPMADDWD        gemvconst<>+480(SB), Z13, Z13
+	VPADDD          Z6, Z13, Z13
+	VCVTDQ2PS       Z13, Z13
+	VMOVDQU32       gemvconst<>+1056(SB), Z18
+	VPERMPS         Z5, Z18, Z18
+	VFMADD231PS     Z18, Z13, Z0
+	VMOVDQU64       70(CX), Y15
+	VINSERTI64X4    $0x01, 104(CX), Z15, Z15
+	VPMADDUBSW      Z15, Z2, Z13
+	VPMADDWD        gemvconst<>+480(SB), Z13, Z13
+	VPXORD          Z7, Z7, Z7
+	VPSUBD          Z13, Z7, Z7
+	MOVQ            AX, BX
+	VBROADCASTI32X4 38(BX), Y14
+	VBROADCASTI32X4 56(BX), Y4
+	VINSERTI64X4    $0x01, Y4, Z14, Z13
+	VPSRLVQ         Z3, Z13, Z13
+	VPANDD          Z1, Z13, Z13
+	VPMADDUBSW      Z15, Z13, Z13
+	VPMADDWD        gemvconst<>+480(SB), Z13, Z13
+	VPADDD          Z7, Z13, Z13
+	VCVTDQ2PS       Z13, Z13
+	VMOVDQU32       gemvconst<>+1120(SB), Z18
+	VPERMPS         Z5, Z18, Z18
+	VFMADD231PS     Z18, Z13, Z0
+	VMOVDQU64       138(CX), Y16
+	VINSERTI64X4    $0x01, 172(CX), Z16, Z16
+	VPMADDUBSW      Z16, Z2, Z13
+	VPMADDWD        gemvconst<>+480(SB), Z13, Z13
+	VPXORD          Z8, Z8, Z8
+	VPSUBD          Z13, Z8, Z8
+	MOVQ            AX, BX
+	PREFETCHT0      1096(BX)
+	PREFETCHT0      1160(BX)
+	VBROADCASTI32X4 74(BX), Y14
+	VBROADCASTI32X4 92(BX), Y4
+	VINSERTI64X4    $0x01, Y4, Z14, Z13
+	VPSRLVQ         Z3, Z13, Z13
+	VPANDD          Z1, Z13, Z13
+	VPMADDUBSW      Z16, Z13, Z13
+	VPMADDWD        gemvconst<>+480(SB), Z13, Z13
+	VPADDD          Z8, Z13, Z13
+	VCVTDQ2PS       Z13, Z13
+	VMOVDQU32       gemvconst<>+1184(SB), Z18
+	VPERMPS         Z5, Z18, Z18
+	VFMADD231PS     Z18, Z13, Z0
+	VMOVDQU64       206(CX), Y17
+	VINSERTI64X4    $0x01, 240(CX), Z17, Z17
+	VPMADDUBSW      Z17, Z2, Z13
+	VPMADDWD        gemvconst<>+480(SB), Z13, Z13
+	VPXORD          Z9, Z9, Z9
+	VPSUBD          Z13, Z9, Z9
+	MOVQ            AX, BX
+	VBROADCASTI32X4 110(BX), Y14
+	VBROADCASTI32X4 128(BX), Y4
+	VINSERTI64X4    $0x01, Y4, Z14, Z13
+	VPSRLVQ         Z3, Z13, Z13
+	VPANDD          Z1, Z13, Z13
+	VPMADDUBSW      Z17, Z13, Z13
+	VPMADDWD        gemvconst<>+480(SB), Z13, Z13
+	VPADDD          Z9, Z13, Z13
+	VCVTDQ2PS       Z13, Z13
+	VMOVDQU32       gemvconst<>+1248(SB), Z18
+	VPERMPS         Z5, Z18, Z18
+	VFMADD231PS     Z18, Z13, Z0
+	ADDQ            $0x00000090, AX
+	ADDQ            $0x00000110, CX
+	DECQ            SI
+	JNZ             octgemvQ8Q4_0AVX512R1
+
+pairsgemvQ8Q4_0AVX512R1:
+	MOVQ DX, SI
+	ANDQ $0x07, SI
+	SHRQ $0x01, SI
+	JZ   tailgemvQ8Q4_0AVX512R1
+
+loopgemvQ8Q4_0AVX512R1:
+	VMOVDQU64       2(CX), Y5
+	VINSERTI64X4    $0x01, 36(CX), Z5, Z5
+	VPBROADCASTW    (CX), X10
+	VPBROADCASTW    34(CX), X4
+	VINSERTI32X4    $0x01, X4, Y10, Y4
+	VCVTPH2PS       Y4, Z4
+	VPMADDUBSW      Z5, Z2, Z6
+	VPMADDWD        gemvconst<>+480(SB), Z6, Z6
+	VPXORD          Z11, Z11, Z11
+	VPSUBD          Z6, Z11, Z11
+	MOVQ            AX, BX
+	PREFETCHT0      1024(BX)
+	VBROADCASTI32X4 2(BX), Y14
+	VBROADCASTI32X4 20(BX), Y6
+	VINSERTI64X4    $0x01, Y6, Z14, Z6
+	VPSRLVQ         Z3, Z6, Z6
+	VPANDD          Z1, Z6, Z6
+	VPMADDUBSW      Z5, Z6, Z6
+	VPMADDWD        gemvconst<>+480(SB), Z6, Z6
+	VPADDD          Z11, Z6, Z6
+	VCVTDQ2PS       Z6, Z6
+	VPBROADCASTW    (BX), X10
+	VPBROADCASTW    18(BX), X5
+	VINSERTI32X4    $0x01, X5, Y10, Y5
+	VCVTPH2PS       Y5, Z7
+	VMULPS          Z4, Z7, Z7
+	VFMADD231PS     Z7, Z6, Z0
 	ADDQ            $0x00000024, AX
 	ADDQ            $0x00000044, CX
 	DECQ            SI
@@ -10980,15 +11186,15 @@ tailgemvQ8Q4_0AVX512R1:
 	VCVTPH2PS     X4, Y4
 	VPMADDUBSW    Y3, Y0, Y0
 	VPMADDWD      gemvconst<>+64(SB), Y0, Y0
-	VPXORD        Y10, Y10, Y10
-	VPSUBD        Y0, Y10, Y10
-	VMOVDQU64     2(AX), X6
-	VPSRLW        $0x04, X6, X0
-	VINSERTI32X4  $0x01, X0, Y6, Y0
+	VPXORD        Y12, Y12, Y12
+	VPSUBD        Y0, Y12, Y12
+	VMOVDQU64     2(AX), X10
+	VPSRLW        $0x04, X10, X0
+	VINSERTI32X4  $0x01, X0, Y10, Y0
 	VPANDD        Y2, Y0, Y0
 	VPMADDUBSW    Y3, Y0, Y0
 	VPMADDWD      gemvconst<>+64(SB), Y0, Y0
-	VPADDD        Y10, Y0, Y0
+	VPADDD        Y12, Y0, Y0
 	VCVTDQ2PS     Y0, Y0
 	VPBROADCASTW  (AX), X2
 	VCVTPH2PS     X2, Y2
@@ -11020,54 +11226,278 @@ TEXT ·gemvQ8Q4_0AVX512R2(SB), NOSPLIT, $0-40
 	VBROADCASTI64X4 gemvconst<>+32(SB), Z3
 	VBROADCASTI64X4 gemvconst<>+416(SB), Z4
 	MOVQ            BX, DI
-	SHRQ            $0x01, DI
-	JZ              tailgemvQ8Q4_0AVX512R2
+	SHRQ            $0x03, DI
+	JZ              pairsgemvQ8Q4_0AVX512R2
 
-loopgemvQ8Q4_0AVX512R2:
+octgemvQ8Q4_0AVX512R2:
+	MOVWQZX         (DX), SI
+	MOVWQZX         34(DX), R8
+	SHLQ            $0x10, R8
+	ORQ             R8, SI
+	MOVWQZX         68(DX), R8
+	SHLQ            $0x20, R8
+	ORQ             R8, SI
+	MOVWQZX         102(DX), R8
+	SHLQ            $0x30, R8
+	ORQ             R8, SI
+	MOVWQZX         136(DX), R8
+	MOVWQZX         170(DX), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         204(DX), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         238(DX), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	VPBROADCASTQ    SI, X5
+	VPBROADCASTQ    R8, X6
+	VPUNPCKLQDQ     X6, X5, X5
+	VCVTPH2PS       X5, Y5
+	MOVQ            AX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), R10
+	SHLQ            $0x30, R10
+	ORQ             R10, R9
+	VPBROADCASTQ    R8, X6
+	VPBROADCASTQ    R9, X7
+	VPUNPCKLQDQ     X7, X6, X6
+	VCVTPH2PS       X6, Y6
+	VMULPS          Y5, Y6, Y6
+	ADDQ            CX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), SI
+	SHLQ            $0x30, SI
+	ORQ             SI, R9
+	VPBROADCASTQ    R8, X7
+	VPBROADCASTQ    R9, X12
+	VPUNPCKLQDQ     X12, X7, X7
+	VCVTPH2PS       X7, Y7
+	VMULPS          Y5, Y7, Y7
 	VMOVDQU64       2(DX), Y5
 	VINSERTI64X4    $0x01, 36(DX), Z5, Z5
-	VPBROADCASTW    (DX), X7
-	VPBROADCASTW    34(DX), X6
-	VINSERTI32X4    $0x01, X6, Y7, Y6
-	VCVTPH2PS       Y6, Z6
-	VPMADDUBSW      Z5, Z3, Z8
-	VPMADDWD        gemvconst<>+480(SB), Z8, Z8
-	VPXORD          Z9, Z9, Z9
-	VPSUBD          Z8, Z9, Z9
+	VPMADDUBSW      Z5, Z3, Z15
+	VPMADDWD        gemvconst<>+480(SB), Z15, Z15
+	VPXORD          Z8, Z8, Z8
+	VPSUBD          Z15, Z8, Z8
 	MOVQ            AX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y10
-	VBROADCASTI32X4 20(SI), Y8
-	VINSERTI64X4    $0x01, Y8, Z10, Z8
-	VPSRLVQ         Z4, Z8, Z8
-	VPANDD          Z2, Z8, Z8
-	VPMADDUBSW      Z5, Z8, Z8
-	VPMADDWD        gemvconst<>+480(SB), Z8, Z8
-	VPADDD          Z9, Z8, Z8
-	VCVTDQ2PS       Z8, Z8
-	VPBROADCASTW    (SI), X7
-	VPBROADCASTW    18(SI), X10
-	VINSERTI32X4    $0x01, X10, Y7, Y10
-	VCVTPH2PS       Y10, Z12
-	VMULPS          Z6, Z12, Z12
-	VFMADD231PS     Z12, Z8, Z0
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y16
+	VBROADCASTI32X4 20(SI), Y15
+	VINSERTI64X4    $0x01, Y15, Z16, Z15
+	VPSRLVQ         Z4, Z15, Z15
+	VPANDD          Z2, Z15, Z15
+	VPMADDUBSW      Z5, Z15, Z15
+	VPMADDWD        gemvconst<>+480(SB), Z15, Z15
+	VPADDD          Z8, Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VMOVDQU32       gemvconst<>+1056(SB), Z20
+	VPERMPS         Z6, Z20, Z20
+	VFMADD231PS     Z20, Z15, Z0
 	ADDQ            CX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y10
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y16
+	VBROADCASTI32X4 20(SI), Y15
+	VINSERTI64X4    $0x01, Y15, Z16, Z15
+	VPSRLVQ         Z4, Z15, Z15
+	VPANDD          Z2, Z15, Z15
+	VPMADDUBSW      Z5, Z15, Z15
+	VPMADDWD        gemvconst<>+480(SB), Z15, Z15
+	VPADDD          Z8, Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VMOVDQU32       gemvconst<>+1056(SB), Z20
+	VPERMPS         Z7, Z20, Z20
+	VFMADD231PS     Z20, Z15, Z1
+	VMOVDQU64       70(DX), Y17
+	VINSERTI64X4    $0x01, 104(DX), Z17, Z17
+	VPMADDUBSW      Z17, Z3, Z15
+	VPMADDWD        gemvconst<>+480(SB), Z15, Z15
+	VPXORD          Z9, Z9, Z9
+	VPSUBD          Z15, Z9, Z9
+	MOVQ            AX, SI
+	VBROADCASTI32X4 38(SI), Y16
+	VBROADCASTI32X4 56(SI), Y5
+	VINSERTI64X4    $0x01, Y5, Z16, Z15
+	VPSRLVQ         Z4, Z15, Z15
+	VPANDD          Z2, Z15, Z15
+	VPMADDUBSW      Z17, Z15, Z15
+	VPMADDWD        gemvconst<>+480(SB), Z15, Z15
+	VPADDD          Z9, Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VMOVDQU32       gemvconst<>+1120(SB), Z20
+	VPERMPS         Z6, Z20, Z20
+	VFMADD231PS     Z20, Z15, Z0
+	ADDQ            CX, SI
+	VBROADCASTI32X4 38(SI), Y16
+	VBROADCASTI32X4 56(SI), Y5
+	VINSERTI64X4    $0x01, Y5, Z16, Z15
+	VPSRLVQ         Z4, Z15, Z15
+	VPANDD          Z2, Z15, Z15
+	VPMADDUBSW      Z17, Z15, Z15
+	VPMADDWD        gemvconst<>+480(SB), Z15, Z15
+	VPADDD          Z9, Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VMOVDQU32       gemvconst<>+1120(SB), Z20
+	VPERMPS         Z7, Z20, Z20
+	VFMADD231PS     Z20, Z15, Z1
+	VMOVDQU64       138(DX), Y18
+	VINSERTI64X4    $0x01, 172(DX), Z18, Z18
+	VPMADDUBSW      Z18, Z3, Z15
+	VPMADDWD        gemvconst<>+480(SB), Z15, Z15
+	VPXORD          Z10, Z10, Z10
+	VPSUBD          Z15, Z10, Z10
+	MOVQ            AX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y16
+	VBROADCASTI32X4 92(SI), Y5
+	VINSERTI64X4    $0x01, Y5, Z16, Z15
+	VPSRLVQ         Z4, Z15, Z15
+	VPANDD          Z2, Z15, Z15
+	VPMADDUBSW      Z18, Z15, Z15
+	VPMADDWD        gemvconst<>+480(SB), Z15, Z15
+	VPADDD          Z10, Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VMOVDQU32       gemvconst<>+1184(SB), Z20
+	VPERMPS         Z6, Z20, Z20
+	VFMADD231PS     Z20, Z15, Z0
+	ADDQ            CX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y16
+	VBROADCASTI32X4 92(SI), Y5
+	VINSERTI64X4    $0x01, Y5, Z16, Z15
+	VPSRLVQ         Z4, Z15, Z15
+	VPANDD          Z2, Z15, Z15
+	VPMADDUBSW      Z18, Z15, Z15
+	VPMADDWD        gemvconst<>+480(SB), Z15, Z15
+	VPADDD          Z10, Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VMOVDQU32       gemvconst<>+1184(SB), Z20
+	VPERMPS         Z7, Z20, Z20
+	VFMADD231PS     Z20, Z15, Z1
+	VMOVDQU64       206(DX), Y19
+	VINSERTI64X4    $0x01, 240(DX), Z19, Z19
+	VPMADDUBSW      Z19, Z3, Z15
+	VPMADDWD        gemvconst<>+480(SB), Z15, Z15
+	VPXORD          Z11, Z11, Z11
+	VPSUBD          Z15, Z11, Z11
+	MOVQ            AX, SI
+	VBROADCASTI32X4 110(SI), Y16
+	VBROADCASTI32X4 128(SI), Y5
+	VINSERTI64X4    $0x01, Y5, Z16, Z15
+	VPSRLVQ         Z4, Z15, Z15
+	VPANDD          Z2, Z15, Z15
+	VPMADDUBSW      Z19, Z15, Z15
+	VPMADDWD        gemvconst<>+480(SB), Z15, Z15
+	VPADDD          Z11, Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VMOVDQU32       gemvconst<>+1248(SB), Z20
+	VPERMPS         Z6, Z20, Z20
+	VFMADD231PS     Z20, Z15, Z0
+	ADDQ            CX, SI
+	VBROADCASTI32X4 110(SI), Y6
+	VBROADCASTI32X4 128(SI), Y5
+	VINSERTI64X4    $0x01, Y5, Z6, Z15
+	VPSRLVQ         Z4, Z15, Z15
+	VPANDD          Z2, Z15, Z15
+	VPMADDUBSW      Z19, Z15, Z15
+	VPMADDWD        gemvconst<>+480(SB), Z15, Z15
+	VPADDD          Z11, Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VMOVDQU32       gemvconst<>+1248(SB), Z20
+	VPERMPS         Z7, Z20, Z20
+	VFMADD231PS     Z20, Z15, Z1
+	ADDQ            $0x00000090, AX
+	ADDQ            $0x00000110, DX
+	DECQ            DI
+	JNZ             octgemvQ8Q4_0AVX512R2
+
+pairsgemvQ8Q4_0AVX512R2:
+	MOVQ BX, DI
+	ANDQ $0x07, DI
+	SHRQ $0x01, DI
+	JZ   tailgemvQ8Q4_0AVX512R2
+
+loopgemvQ8Q4_0AVX512R2:
+	VMOVDQU64       2(DX), Y6
+	VINSERTI64X4    $0x01, 36(DX), Z6, Z6
+	VPBROADCASTW    (DX), X12
+	VPBROADCASTW    34(DX), X5
+	VINSERTI32X4    $0x01, X5, Y12, Y5
+	VCVTPH2PS       Y5, Z5
+	VPMADDUBSW      Z6, Z3, Z8
+	VPMADDWD        gemvconst<>+480(SB), Z8, Z8
+	VPXORD          Z13, Z13, Z13
+	VPSUBD          Z8, Z13, Z13
+	MOVQ            AX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y7
 	VBROADCASTI32X4 20(SI), Y8
-	VINSERTI64X4    $0x01, Y8, Z10, Z8
+	VINSERTI64X4    $0x01, Y8, Z7, Z8
 	VPSRLVQ         Z4, Z8, Z8
 	VPANDD          Z2, Z8, Z8
-	VPMADDUBSW      Z5, Z8, Z8
+	VPMADDUBSW      Z6, Z8, Z8
 	VPMADDWD        gemvconst<>+480(SB), Z8, Z8
-	VPADDD          Z9, Z8, Z8
+	VPADDD          Z13, Z8, Z8
 	VCVTDQ2PS       Z8, Z8
-	VPBROADCASTW    (SI), X7
-	VPBROADCASTW    18(SI), X5
-	VINSERTI32X4    $0x01, X5, Y7, Y5
-	VCVTPH2PS       Y5, Z12
-	VMULPS          Z6, Z12, Z12
-	VFMADD231PS     Z12, Z8, Z1
+	VPBROADCASTW    (SI), X12
+	VPBROADCASTW    18(SI), X7
+	VINSERTI32X4    $0x01, X7, Y12, Y7
+	VCVTPH2PS       Y7, Z9
+	VMULPS          Z5, Z9, Z9
+	VFMADD231PS     Z9, Z8, Z0
+	ADDQ            CX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y7
+	VBROADCASTI32X4 20(SI), Y8
+	VINSERTI64X4    $0x01, Y8, Z7, Z8
+	VPSRLVQ         Z4, Z8, Z8
+	VPANDD          Z2, Z8, Z8
+	VPMADDUBSW      Z6, Z8, Z8
+	VPMADDWD        gemvconst<>+480(SB), Z8, Z8
+	VPADDD          Z13, Z8, Z8
+	VCVTDQ2PS       Z8, Z8
+	VPBROADCASTW    (SI), X12
+	VPBROADCASTW    18(SI), X6
+	VINSERTI32X4    $0x01, X6, Y12, Y6
+	VCVTPH2PS       Y6, Z9
+	VMULPS          Z5, Z9, Z9
+	VFMADD231PS     Z9, Z8, Z1
 	ADDQ            $0x00000024, AX
 	ADDQ            $0x00000044, DX
 	DECQ            DI
@@ -11087,28 +11517,28 @@ tailgemvQ8Q4_0AVX512R2:
 	VCVTPH2PS     X5, Y5
 	VPMADDUBSW    Y4, Y1, Y1
 	VPMADDWD      gemvconst<>+64(SB), Y1, Y1
-	VPXORD        Y11, Y11, Y11
-	VPSUBD        Y1, Y11, Y11
-	VMOVDQU64     2(AX), X7
-	VPSRLW        $0x04, X7, X1
-	VINSERTI32X4  $0x01, X1, Y7, Y1
+	VPXORD        Y14, Y14, Y14
+	VPSUBD        Y1, Y14, Y14
+	VMOVDQU64     2(AX), X12
+	VPSRLW        $0x04, X12, X1
+	VINSERTI32X4  $0x01, X1, Y12, Y1
 	VPANDD        Y3, Y1, Y1
 	VPMADDUBSW    Y4, Y1, Y1
 	VPMADDWD      gemvconst<>+64(SB), Y1, Y1
-	VPADDD        Y11, Y1, Y1
+	VPADDD        Y14, Y1, Y1
 	VCVTDQ2PS     Y1, Y1
 	VPBROADCASTW  (AX), X6
 	VCVTPH2PS     X6, Y6
 	VMULPS        Y5, Y6, Y6
 	VFMADD231PS   Y6, Y1, Y2
 	ADDQ          CX, AX
-	VMOVDQU64     2(AX), X7
-	VPSRLW        $0x04, X7, X1
-	VINSERTI32X4  $0x01, X1, Y7, Y1
+	VMOVDQU64     2(AX), X12
+	VPSRLW        $0x04, X12, X1
+	VINSERTI32X4  $0x01, X1, Y12, Y1
 	VPANDD        Y3, Y1, Y1
 	VPMADDUBSW    Y4, Y1, Y1
 	VPMADDWD      gemvconst<>+64(SB), Y1, Y1
-	VPADDD        Y11, Y1, Y1
+	VPADDD        Y14, Y1, Y1
 	VCVTDQ2PS     Y1, Y1
 	VPBROADCASTW  (AX), X3
 	VCVTPH2PS     X3, Y3
@@ -11148,71 +11578,377 @@ TEXT ·gemvQ8Q4_0AVX512R3(SB), NOSPLIT, $0-40
 	VBROADCASTI64X4 gemvconst<>+32(SB), Z4
 	VBROADCASTI64X4 gemvconst<>+416(SB), Z5
 	MOVQ            BX, DI
-	SHRQ            $0x01, DI
-	JZ              tailgemvQ8Q4_0AVX512R3
+	SHRQ            $0x03, DI
+	JZ              pairsgemvQ8Q4_0AVX512R3
 
-loopgemvQ8Q4_0AVX512R3:
+octgemvQ8Q4_0AVX512R3:
+	MOVWQZX         (DX), SI
+	MOVWQZX         34(DX), R8
+	SHLQ            $0x10, R8
+	ORQ             R8, SI
+	MOVWQZX         68(DX), R8
+	SHLQ            $0x20, R8
+	ORQ             R8, SI
+	MOVWQZX         102(DX), R8
+	SHLQ            $0x30, R8
+	ORQ             R8, SI
+	MOVWQZX         136(DX), R8
+	MOVWQZX         170(DX), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         204(DX), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         238(DX), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	VPBROADCASTQ    SI, X6
+	VPBROADCASTQ    R8, X7
+	VPUNPCKLQDQ     X7, X6, X6
+	VCVTPH2PS       X6, Y6
+	MOVQ            AX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), R10
+	SHLQ            $0x30, R10
+	ORQ             R10, R9
+	VPBROADCASTQ    R8, X7
+	VPBROADCASTQ    R9, X8
+	VPUNPCKLQDQ     X8, X7, X7
+	VCVTPH2PS       X7, Y7
+	VMULPS          Y6, Y7, Y7
+	ADDQ            CX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), R10
+	SHLQ            $0x30, R10
+	ORQ             R10, R9
+	VPBROADCASTQ    R8, X8
+	VPBROADCASTQ    R9, X9
+	VPUNPCKLQDQ     X9, X8, X8
+	VCVTPH2PS       X8, Y8
+	VMULPS          Y6, Y8, Y8
+	ADDQ            CX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), SI
+	SHLQ            $0x30, SI
+	ORQ             SI, R9
+	VPBROADCASTQ    R8, X9
+	VPBROADCASTQ    R9, X14
+	VPUNPCKLQDQ     X14, X9, X9
+	VCVTPH2PS       X9, Y9
+	VMULPS          Y6, Y9, Y9
 	VMOVDQU64       2(DX), Y6
 	VINSERTI64X4    $0x01, 36(DX), Z6, Z6
-	VPBROADCASTW    (DX), X8
-	VPBROADCASTW    34(DX), X7
-	VINSERTI32X4    $0x01, X7, Y8, Y7
-	VCVTPH2PS       Y7, Z7
-	VPMADDUBSW      Z6, Z4, Z9
-	VPMADDWD        gemvconst<>+480(SB), Z9, Z9
+	VPMADDUBSW      Z6, Z4, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
 	VPXORD          Z10, Z10, Z10
-	VPSUBD          Z9, Z10, Z10
+	VPSUBD          Z17, Z10, Z10
 	MOVQ            AX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y11
-	VBROADCASTI32X4 20(SI), Y9
-	VINSERTI64X4    $0x01, Y9, Z11, Z9
-	VPSRLVQ         Z5, Z9, Z9
-	VPANDD          Z3, Z9, Z9
-	VPMADDUBSW      Z6, Z9, Z9
-	VPMADDWD        gemvconst<>+480(SB), Z9, Z9
-	VPADDD          Z10, Z9, Z9
-	VCVTDQ2PS       Z9, Z9
-	VPBROADCASTW    (SI), X8
-	VPBROADCASTW    18(SI), X11
-	VINSERTI32X4    $0x01, X11, Y8, Y11
-	VCVTPH2PS       Y11, Z13
-	VMULPS          Z7, Z13, Z13
-	VFMADD231PS     Z13, Z9, Z0
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y18
+	VBROADCASTI32X4 20(SI), Y17
+	VINSERTI64X4    $0x01, Y17, Z18, Z17
+	VPSRLVQ         Z5, Z17, Z17
+	VPANDD          Z3, Z17, Z17
+	VPMADDUBSW      Z6, Z17, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPADDD          Z10, Z17, Z17
+	VCVTDQ2PS       Z17, Z17
+	VMOVDQU32       gemvconst<>+1056(SB), Z22
+	VPERMPS         Z7, Z22, Z22
+	VFMADD231PS     Z22, Z17, Z0
 	ADDQ            CX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y11
-	VBROADCASTI32X4 20(SI), Y9
-	VINSERTI64X4    $0x01, Y9, Z11, Z9
-	VPSRLVQ         Z5, Z9, Z9
-	VPANDD          Z3, Z9, Z9
-	VPMADDUBSW      Z6, Z9, Z9
-	VPMADDWD        gemvconst<>+480(SB), Z9, Z9
-	VPADDD          Z10, Z9, Z9
-	VCVTDQ2PS       Z9, Z9
-	VPBROADCASTW    (SI), X8
-	VPBROADCASTW    18(SI), X11
-	VINSERTI32X4    $0x01, X11, Y8, Y11
-	VCVTPH2PS       Y11, Z13
-	VMULPS          Z7, Z13, Z13
-	VFMADD231PS     Z13, Z9, Z1
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y18
+	VBROADCASTI32X4 20(SI), Y17
+	VINSERTI64X4    $0x01, Y17, Z18, Z17
+	VPSRLVQ         Z5, Z17, Z17
+	VPANDD          Z3, Z17, Z17
+	VPMADDUBSW      Z6, Z17, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPADDD          Z10, Z17, Z17
+	VCVTDQ2PS       Z17, Z17
+	VMOVDQU32       gemvconst<>+1056(SB), Z22
+	VPERMPS         Z8, Z22, Z22
+	VFMADD231PS     Z22, Z17, Z1
 	ADDQ            CX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y11
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y18
+	VBROADCASTI32X4 20(SI), Y17
+	VINSERTI64X4    $0x01, Y17, Z18, Z17
+	VPSRLVQ         Z5, Z17, Z17
+	VPANDD          Z3, Z17, Z17
+	VPMADDUBSW      Z6, Z17, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPADDD          Z10, Z17, Z17
+	VCVTDQ2PS       Z17, Z17
+	VMOVDQU32       gemvconst<>+1056(SB), Z22
+	VPERMPS         Z9, Z22, Z22
+	VFMADD231PS     Z22, Z17, Z2
+	VMOVDQU64       70(DX), Y19
+	VINSERTI64X4    $0x01, 104(DX), Z19, Z19
+	VPMADDUBSW      Z19, Z4, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPXORD          Z11, Z11, Z11
+	VPSUBD          Z17, Z11, Z11
+	MOVQ            AX, SI
+	VBROADCASTI32X4 38(SI), Y18
+	VBROADCASTI32X4 56(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z18, Z17
+	VPSRLVQ         Z5, Z17, Z17
+	VPANDD          Z3, Z17, Z17
+	VPMADDUBSW      Z19, Z17, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPADDD          Z11, Z17, Z17
+	VCVTDQ2PS       Z17, Z17
+	VMOVDQU32       gemvconst<>+1120(SB), Z22
+	VPERMPS         Z7, Z22, Z22
+	VFMADD231PS     Z22, Z17, Z0
+	ADDQ            CX, SI
+	VBROADCASTI32X4 38(SI), Y18
+	VBROADCASTI32X4 56(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z18, Z17
+	VPSRLVQ         Z5, Z17, Z17
+	VPANDD          Z3, Z17, Z17
+	VPMADDUBSW      Z19, Z17, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPADDD          Z11, Z17, Z17
+	VCVTDQ2PS       Z17, Z17
+	VMOVDQU32       gemvconst<>+1120(SB), Z22
+	VPERMPS         Z8, Z22, Z22
+	VFMADD231PS     Z22, Z17, Z1
+	ADDQ            CX, SI
+	VBROADCASTI32X4 38(SI), Y18
+	VBROADCASTI32X4 56(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z18, Z17
+	VPSRLVQ         Z5, Z17, Z17
+	VPANDD          Z3, Z17, Z17
+	VPMADDUBSW      Z19, Z17, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPADDD          Z11, Z17, Z17
+	VCVTDQ2PS       Z17, Z17
+	VMOVDQU32       gemvconst<>+1120(SB), Z22
+	VPERMPS         Z9, Z22, Z22
+	VFMADD231PS     Z22, Z17, Z2
+	VMOVDQU64       138(DX), Y20
+	VINSERTI64X4    $0x01, 172(DX), Z20, Z20
+	VPMADDUBSW      Z20, Z4, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPXORD          Z12, Z12, Z12
+	VPSUBD          Z17, Z12, Z12
+	MOVQ            AX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y18
+	VBROADCASTI32X4 92(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z18, Z17
+	VPSRLVQ         Z5, Z17, Z17
+	VPANDD          Z3, Z17, Z17
+	VPMADDUBSW      Z20, Z17, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPADDD          Z12, Z17, Z17
+	VCVTDQ2PS       Z17, Z17
+	VMOVDQU32       gemvconst<>+1184(SB), Z22
+	VPERMPS         Z7, Z22, Z22
+	VFMADD231PS     Z22, Z17, Z0
+	ADDQ            CX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y18
+	VBROADCASTI32X4 92(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z18, Z17
+	VPSRLVQ         Z5, Z17, Z17
+	VPANDD          Z3, Z17, Z17
+	VPMADDUBSW      Z20, Z17, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPADDD          Z12, Z17, Z17
+	VCVTDQ2PS       Z17, Z17
+	VMOVDQU32       gemvconst<>+1184(SB), Z22
+	VPERMPS         Z8, Z22, Z22
+	VFMADD231PS     Z22, Z17, Z1
+	ADDQ            CX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y18
+	VBROADCASTI32X4 92(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z18, Z17
+	VPSRLVQ         Z5, Z17, Z17
+	VPANDD          Z3, Z17, Z17
+	VPMADDUBSW      Z20, Z17, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPADDD          Z12, Z17, Z17
+	VCVTDQ2PS       Z17, Z17
+	VMOVDQU32       gemvconst<>+1184(SB), Z22
+	VPERMPS         Z9, Z22, Z22
+	VFMADD231PS     Z22, Z17, Z2
+	VMOVDQU64       206(DX), Y21
+	VINSERTI64X4    $0x01, 240(DX), Z21, Z21
+	VPMADDUBSW      Z21, Z4, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPXORD          Z13, Z13, Z13
+	VPSUBD          Z17, Z13, Z13
+	MOVQ            AX, SI
+	VBROADCASTI32X4 110(SI), Y18
+	VBROADCASTI32X4 128(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z18, Z17
+	VPSRLVQ         Z5, Z17, Z17
+	VPANDD          Z3, Z17, Z17
+	VPMADDUBSW      Z21, Z17, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPADDD          Z13, Z17, Z17
+	VCVTDQ2PS       Z17, Z17
+	VMOVDQU32       gemvconst<>+1248(SB), Z22
+	VPERMPS         Z7, Z22, Z22
+	VFMADD231PS     Z22, Z17, Z0
+	ADDQ            CX, SI
+	VBROADCASTI32X4 110(SI), Y7
+	VBROADCASTI32X4 128(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z7, Z17
+	VPSRLVQ         Z5, Z17, Z17
+	VPANDD          Z3, Z17, Z17
+	VPMADDUBSW      Z21, Z17, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPADDD          Z13, Z17, Z17
+	VCVTDQ2PS       Z17, Z17
+	VMOVDQU32       gemvconst<>+1248(SB), Z22
+	VPERMPS         Z8, Z22, Z22
+	VFMADD231PS     Z22, Z17, Z1
+	ADDQ            CX, SI
+	VBROADCASTI32X4 110(SI), Y7
+	VBROADCASTI32X4 128(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z7, Z17
+	VPSRLVQ         Z5, Z17, Z17
+	VPANDD          Z3, Z17, Z17
+	VPMADDUBSW      Z21, Z17, Z17
+	VPMADDWD        gemvconst<>+480(SB), Z17, Z17
+	VPADDD          Z13, Z17, Z17
+	VCVTDQ2PS       Z17, Z17
+	VMOVDQU32       gemvconst<>+1248(SB), Z22
+	VPERMPS         Z9, Z22, Z22
+	VFMADD231PS     Z22, Z17, Z2
+	ADDQ            $0x00000090, AX
+	ADDQ            $0x00000110, DX
+	DECQ            DI
+	JNZ             octgemvQ8Q4_0AVX512R3
+
+pairsgemvQ8Q4_0AVX512R3:
+	MOVQ BX, DI
+	ANDQ $0x07, DI
+	SHRQ $0x01, DI
+	JZ   tailgemvQ8Q4_0AVX512R3
+
+loopgemvQ8Q4_0AVX512R3:
+	VMOVDQU64       2(DX), Y7
+	VINSERTI64X4    $0x01, 36(DX), Z7, Z7
+	VPBROADCASTW    (DX), X14
+	VPBROADCASTW    34(DX), X6
+	VINSERTI32X4    $0x01, X6, Y14, Y6
+	VCVTPH2PS       Y6, Z6
+	VPMADDUBSW      Z7, Z4, Z9
+	VPMADDWD        gemvconst<>+480(SB), Z9, Z9
+	VPXORD          Z15, Z15, Z15
+	VPSUBD          Z9, Z15, Z15
+	MOVQ            AX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y8
 	VBROADCASTI32X4 20(SI), Y9
-	VINSERTI64X4    $0x01, Y9, Z11, Z9
+	VINSERTI64X4    $0x01, Y9, Z8, Z9
 	VPSRLVQ         Z5, Z9, Z9
 	VPANDD          Z3, Z9, Z9
-	VPMADDUBSW      Z6, Z9, Z9
+	VPMADDUBSW      Z7, Z9, Z9
 	VPMADDWD        gemvconst<>+480(SB), Z9, Z9
-	VPADDD          Z10, Z9, Z9
+	VPADDD          Z15, Z9, Z9
 	VCVTDQ2PS       Z9, Z9
-	VPBROADCASTW    (SI), X8
-	VPBROADCASTW    18(SI), X6
-	VINSERTI32X4    $0x01, X6, Y8, Y6
-	VCVTPH2PS       Y6, Z13
-	VMULPS          Z7, Z13, Z13
-	VFMADD231PS     Z13, Z9, Z2
+	VPBROADCASTW    (SI), X14
+	VPBROADCASTW    18(SI), X8
+	VINSERTI32X4    $0x01, X8, Y14, Y8
+	VCVTPH2PS       Y8, Z10
+	VMULPS          Z6, Z10, Z10
+	VFMADD231PS     Z10, Z9, Z0
+	ADDQ            CX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y8
+	VBROADCASTI32X4 20(SI), Y9
+	VINSERTI64X4    $0x01, Y9, Z8, Z9
+	VPSRLVQ         Z5, Z9, Z9
+	VPANDD          Z3, Z9, Z9
+	VPMADDUBSW      Z7, Z9, Z9
+	VPMADDWD        gemvconst<>+480(SB), Z9, Z9
+	VPADDD          Z15, Z9, Z9
+	VCVTDQ2PS       Z9, Z9
+	VPBROADCASTW    (SI), X14
+	VPBROADCASTW    18(SI), X8
+	VINSERTI32X4    $0x01, X8, Y14, Y8
+	VCVTPH2PS       Y8, Z10
+	VMULPS          Z6, Z10, Z10
+	VFMADD231PS     Z10, Z9, Z1
+	ADDQ            CX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y8
+	VBROADCASTI32X4 20(SI), Y9
+	VINSERTI64X4    $0x01, Y9, Z8, Z9
+	VPSRLVQ         Z5, Z9, Z9
+	VPANDD          Z3, Z9, Z9
+	VPMADDUBSW      Z7, Z9, Z9
+	VPMADDWD        gemvconst<>+480(SB), Z9, Z9
+	VPADDD          Z15, Z9, Z9
+	VCVTDQ2PS       Z9, Z9
+	VPBROADCASTW    (SI), X14
+	VPBROADCASTW    18(SI), X7
+	VINSERTI32X4    $0x01, X7, Y14, Y7
+	VCVTPH2PS       Y7, Z10
+	VMULPS          Z6, Z10, Z10
+	VFMADD231PS     Z10, Z9, Z2
 	ADDQ            $0x00000024, AX
 	ADDQ            $0x00000044, DX
 	DECQ            DI
@@ -11234,41 +11970,41 @@ tailgemvQ8Q4_0AVX512R3:
 	VCVTPH2PS     X6, Y6
 	VPMADDUBSW    Y5, Y2, Y2
 	VPMADDWD      gemvconst<>+64(SB), Y2, Y2
-	VPXORD        Y12, Y12, Y12
-	VPSUBD        Y2, Y12, Y12
-	VMOVDQU64     2(AX), X8
-	VPSRLW        $0x04, X8, X2
-	VINSERTI32X4  $0x01, X2, Y8, Y2
+	VPXORD        Y16, Y16, Y16
+	VPSUBD        Y2, Y16, Y16
+	VMOVDQU64     2(AX), X14
+	VPSRLW        $0x04, X14, X2
+	VINSERTI32X4  $0x01, X2, Y14, Y2
 	VPANDD        Y4, Y2, Y2
 	VPMADDUBSW    Y5, Y2, Y2
 	VPMADDWD      gemvconst<>+64(SB), Y2, Y2
-	VPADDD        Y12, Y2, Y2
+	VPADDD        Y16, Y2, Y2
 	VCVTDQ2PS     Y2, Y2
 	VPBROADCASTW  (AX), X7
 	VCVTPH2PS     X7, Y7
 	VMULPS        Y6, Y7, Y7
 	VFMADD231PS   Y7, Y2, Y3
 	ADDQ          CX, AX
-	VMOVDQU64     2(AX), X8
-	VPSRLW        $0x04, X8, X2
-	VINSERTI32X4  $0x01, X2, Y8, Y2
+	VMOVDQU64     2(AX), X14
+	VPSRLW        $0x04, X14, X2
+	VINSERTI32X4  $0x01, X2, Y14, Y2
 	VPANDD        Y4, Y2, Y2
 	VPMADDUBSW    Y5, Y2, Y2
 	VPMADDWD      gemvconst<>+64(SB), Y2, Y2
-	VPADDD        Y12, Y2, Y2
+	VPADDD        Y16, Y2, Y2
 	VCVTDQ2PS     Y2, Y2
 	VPBROADCASTW  (AX), X7
 	VCVTPH2PS     X7, Y7
 	VMULPS        Y6, Y7, Y7
 	VFMADD231PS   Y7, Y2, Y0
 	ADDQ          CX, AX
-	VMOVDQU64     2(AX), X8
-	VPSRLW        $0x04, X8, X2
-	VINSERTI32X4  $0x01, X2, Y8, Y2
+	VMOVDQU64     2(AX), X14
+	VPSRLW        $0x04, X14, X2
+	VINSERTI32X4  $0x01, X2, Y14, Y2
 	VPANDD        Y4, Y2, Y2
 	VPMADDUBSW    Y5, Y2, Y2
 	VPMADDWD      gemvconst<>+64(SB), Y2, Y2
-	VPADDD        Y12, Y2, Y2
+	VPADDD        Y16, Y2, Y2
 	VCVTDQ2PS     Y2, Y2
 	VPBROADCASTW  (AX), X4
 	VCVTPH2PS     X4, Y4
@@ -11316,88 +12052,476 @@ TEXT ·gemvQ8Q4_0AVX512R4(SB), NOSPLIT, $0-40
 	VBROADCASTI64X4 gemvconst<>+32(SB), Z5
 	VBROADCASTI64X4 gemvconst<>+416(SB), Z6
 	MOVQ            BX, DI
-	SHRQ            $0x01, DI
-	JZ              tailgemvQ8Q4_0AVX512R4
+	SHRQ            $0x03, DI
+	JZ              pairsgemvQ8Q4_0AVX512R4
 
-loopgemvQ8Q4_0AVX512R4:
+octgemvQ8Q4_0AVX512R4:
+	MOVWQZX         (DX), SI
+	MOVWQZX         34(DX), R8
+	SHLQ            $0x10, R8
+	ORQ             R8, SI
+	MOVWQZX         68(DX), R8
+	SHLQ            $0x20, R8
+	ORQ             R8, SI
+	MOVWQZX         102(DX), R8
+	SHLQ            $0x30, R8
+	ORQ             R8, SI
+	MOVWQZX         136(DX), R8
+	MOVWQZX         170(DX), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         204(DX), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         238(DX), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	VPBROADCASTQ    SI, X7
+	VPBROADCASTQ    R8, X8
+	VPUNPCKLQDQ     X8, X7, X7
+	VCVTPH2PS       X7, Y7
+	MOVQ            AX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), R10
+	SHLQ            $0x30, R10
+	ORQ             R10, R9
+	VPBROADCASTQ    R8, X8
+	VPBROADCASTQ    R9, X9
+	VPUNPCKLQDQ     X9, X8, X8
+	VCVTPH2PS       X8, Y8
+	VMULPS          Y7, Y8, Y8
+	ADDQ            CX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), R10
+	SHLQ            $0x30, R10
+	ORQ             R10, R9
+	VPBROADCASTQ    R8, X9
+	VPBROADCASTQ    R9, X10
+	VPUNPCKLQDQ     X10, X9, X9
+	VCVTPH2PS       X9, Y9
+	VMULPS          Y7, Y9, Y9
+	ADDQ            CX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), R10
+	SHLQ            $0x30, R10
+	ORQ             R10, R9
+	VPBROADCASTQ    R8, X10
+	VPBROADCASTQ    R9, X11
+	VPUNPCKLQDQ     X11, X10, X10
+	VCVTPH2PS       X10, Y10
+	VMULPS          Y7, Y10, Y10
+	ADDQ            CX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), SI
+	SHLQ            $0x30, SI
+	ORQ             SI, R9
+	VPBROADCASTQ    R8, X11
+	VPBROADCASTQ    R9, X16
+	VPUNPCKLQDQ     X16, X11, X11
+	VCVTPH2PS       X11, Y11
+	VMULPS          Y7, Y11, Y11
 	VMOVDQU64       2(DX), Y7
 	VINSERTI64X4    $0x01, 36(DX), Z7, Z7
-	VPBROADCASTW    (DX), X9
-	VPBROADCASTW    34(DX), X8
-	VINSERTI32X4    $0x01, X8, Y9, Y8
-	VCVTPH2PS       Y8, Z8
-	VPMADDUBSW      Z7, Z5, Z10
-	VPMADDWD        gemvconst<>+480(SB), Z10, Z10
-	VPXORD          Z11, Z11, Z11
-	VPSUBD          Z10, Z11, Z11
+	VPMADDUBSW      Z7, Z5, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPXORD          Z12, Z12, Z12
+	VPSUBD          Z19, Z12, Z12
 	MOVQ            AX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y12
-	VBROADCASTI32X4 20(SI), Y10
-	VINSERTI64X4    $0x01, Y10, Z12, Z10
-	VPSRLVQ         Z6, Z10, Z10
-	VPANDD          Z4, Z10, Z10
-	VPMADDUBSW      Z7, Z10, Z10
-	VPMADDWD        gemvconst<>+480(SB), Z10, Z10
-	VPADDD          Z11, Z10, Z10
-	VCVTDQ2PS       Z10, Z10
-	VPBROADCASTW    (SI), X9
-	VPBROADCASTW    18(SI), X12
-	VINSERTI32X4    $0x01, X12, Y9, Y12
-	VCVTPH2PS       Y12, Z14
-	VMULPS          Z8, Z14, Z14
-	VFMADD231PS     Z14, Z10, Z0
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y20
+	VBROADCASTI32X4 20(SI), Y19
+	VINSERTI64X4    $0x01, Y19, Z20, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z7, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z12, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1056(SB), Z24
+	VPERMPS         Z8, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z0
 	ADDQ            CX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y12
-	VBROADCASTI32X4 20(SI), Y10
-	VINSERTI64X4    $0x01, Y10, Z12, Z10
-	VPSRLVQ         Z6, Z10, Z10
-	VPANDD          Z4, Z10, Z10
-	VPMADDUBSW      Z7, Z10, Z10
-	VPMADDWD        gemvconst<>+480(SB), Z10, Z10
-	VPADDD          Z11, Z10, Z10
-	VCVTDQ2PS       Z10, Z10
-	VPBROADCASTW    (SI), X9
-	VPBROADCASTW    18(SI), X12
-	VINSERTI32X4    $0x01, X12, Y9, Y12
-	VCVTPH2PS       Y12, Z14
-	VMULPS          Z8, Z14, Z14
-	VFMADD231PS     Z14, Z10, Z1
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y20
+	VBROADCASTI32X4 20(SI), Y19
+	VINSERTI64X4    $0x01, Y19, Z20, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z7, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z12, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1056(SB), Z24
+	VPERMPS         Z9, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z1
 	ADDQ            CX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y12
-	VBROADCASTI32X4 20(SI), Y10
-	VINSERTI64X4    $0x01, Y10, Z12, Z10
-	VPSRLVQ         Z6, Z10, Z10
-	VPANDD          Z4, Z10, Z10
-	VPMADDUBSW      Z7, Z10, Z10
-	VPMADDWD        gemvconst<>+480(SB), Z10, Z10
-	VPADDD          Z11, Z10, Z10
-	VCVTDQ2PS       Z10, Z10
-	VPBROADCASTW    (SI), X9
-	VPBROADCASTW    18(SI), X12
-	VINSERTI32X4    $0x01, X12, Y9, Y12
-	VCVTPH2PS       Y12, Z14
-	VMULPS          Z8, Z14, Z14
-	VFMADD231PS     Z14, Z10, Z2
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y20
+	VBROADCASTI32X4 20(SI), Y19
+	VINSERTI64X4    $0x01, Y19, Z20, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z7, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z12, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1056(SB), Z24
+	VPERMPS         Z10, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z2
 	ADDQ            CX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y12
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y20
+	VBROADCASTI32X4 20(SI), Y19
+	VINSERTI64X4    $0x01, Y19, Z20, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z7, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z12, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1056(SB), Z24
+	VPERMPS         Z11, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z3
+	VMOVDQU64       70(DX), Y21
+	VINSERTI64X4    $0x01, 104(DX), Z21, Z21
+	VPMADDUBSW      Z21, Z5, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPXORD          Z13, Z13, Z13
+	VPSUBD          Z19, Z13, Z13
+	MOVQ            AX, SI
+	VBROADCASTI32X4 38(SI), Y20
+	VBROADCASTI32X4 56(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z20, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z21, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z13, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1120(SB), Z24
+	VPERMPS         Z8, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z0
+	ADDQ            CX, SI
+	VBROADCASTI32X4 38(SI), Y20
+	VBROADCASTI32X4 56(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z20, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z21, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z13, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1120(SB), Z24
+	VPERMPS         Z9, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z1
+	ADDQ            CX, SI
+	VBROADCASTI32X4 38(SI), Y20
+	VBROADCASTI32X4 56(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z20, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z21, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z13, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1120(SB), Z24
+	VPERMPS         Z10, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z2
+	ADDQ            CX, SI
+	VBROADCASTI32X4 38(SI), Y20
+	VBROADCASTI32X4 56(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z20, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z21, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z13, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1120(SB), Z24
+	VPERMPS         Z11, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z3
+	VMOVDQU64       138(DX), Y22
+	VINSERTI64X4    $0x01, 172(DX), Z22, Z22
+	VPMADDUBSW      Z22, Z5, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPXORD          Z14, Z14, Z14
+	VPSUBD          Z19, Z14, Z14
+	MOVQ            AX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y20
+	VBROADCASTI32X4 92(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z20, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z22, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z14, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1184(SB), Z24
+	VPERMPS         Z8, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z0
+	ADDQ            CX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y20
+	VBROADCASTI32X4 92(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z20, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z22, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z14, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1184(SB), Z24
+	VPERMPS         Z9, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z1
+	ADDQ            CX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y20
+	VBROADCASTI32X4 92(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z20, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z22, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z14, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1184(SB), Z24
+	VPERMPS         Z10, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z2
+	ADDQ            CX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y20
+	VBROADCASTI32X4 92(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z20, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z22, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z14, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1184(SB), Z24
+	VPERMPS         Z11, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z3
+	VMOVDQU64       206(DX), Y23
+	VINSERTI64X4    $0x01, 240(DX), Z23, Z23
+	VPMADDUBSW      Z23, Z5, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPXORD          Z15, Z15, Z15
+	VPSUBD          Z19, Z15, Z15
+	MOVQ            AX, SI
+	VBROADCASTI32X4 110(SI), Y20
+	VBROADCASTI32X4 128(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z20, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z23, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z15, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1248(SB), Z24
+	VPERMPS         Z8, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z0
+	ADDQ            CX, SI
+	VBROADCASTI32X4 110(SI), Y8
+	VBROADCASTI32X4 128(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z8, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z23, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z15, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1248(SB), Z24
+	VPERMPS         Z9, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z1
+	ADDQ            CX, SI
+	VBROADCASTI32X4 110(SI), Y8
+	VBROADCASTI32X4 128(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z8, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z23, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z15, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1248(SB), Z24
+	VPERMPS         Z10, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z2
+	ADDQ            CX, SI
+	VBROADCASTI32X4 110(SI), Y8
+	VBROADCASTI32X4 128(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z8, Z19
+	VPSRLVQ         Z6, Z19, Z19
+	VPANDD          Z4, Z19, Z19
+	VPMADDUBSW      Z23, Z19, Z19
+	VPMADDWD        gemvconst<>+480(SB), Z19, Z19
+	VPADDD          Z15, Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VMOVDQU32       gemvconst<>+1248(SB), Z24
+	VPERMPS         Z11, Z24, Z24
+	VFMADD231PS     Z24, Z19, Z3
+	ADDQ            $0x00000090, AX
+	ADDQ            $0x00000110, DX
+	DECQ            DI
+	JNZ             octgemvQ8Q4_0AVX512R4
+
+pairsgemvQ8Q4_0AVX512R4:
+	MOVQ BX, DI
+	ANDQ $0x07, DI
+	SHRQ $0x01, DI
+	JZ   tailgemvQ8Q4_0AVX512R4
+
+loopgemvQ8Q4_0AVX512R4:
+	VMOVDQU64       2(DX), Y8
+	VINSERTI64X4    $0x01, 36(DX), Z8, Z8
+	VPBROADCASTW    (DX), X16
+	VPBROADCASTW    34(DX), X7
+	VINSERTI32X4    $0x01, X7, Y16, Y7
+	VCVTPH2PS       Y7, Z7
+	VPMADDUBSW      Z8, Z5, Z10
+	VPMADDWD        gemvconst<>+480(SB), Z10, Z10
+	VPXORD          Z17, Z17, Z17
+	VPSUBD          Z10, Z17, Z17
+	MOVQ            AX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y9
 	VBROADCASTI32X4 20(SI), Y10
-	VINSERTI64X4    $0x01, Y10, Z12, Z10
+	VINSERTI64X4    $0x01, Y10, Z9, Z10
 	VPSRLVQ         Z6, Z10, Z10
 	VPANDD          Z4, Z10, Z10
-	VPMADDUBSW      Z7, Z10, Z10
+	VPMADDUBSW      Z8, Z10, Z10
 	VPMADDWD        gemvconst<>+480(SB), Z10, Z10
-	VPADDD          Z11, Z10, Z10
+	VPADDD          Z17, Z10, Z10
 	VCVTDQ2PS       Z10, Z10
-	VPBROADCASTW    (SI), X9
-	VPBROADCASTW    18(SI), X7
-	VINSERTI32X4    $0x01, X7, Y9, Y7
-	VCVTPH2PS       Y7, Z14
-	VMULPS          Z8, Z14, Z14
-	VFMADD231PS     Z14, Z10, Z3
+	VPBROADCASTW    (SI), X16
+	VPBROADCASTW    18(SI), X9
+	VINSERTI32X4    $0x01, X9, Y16, Y9
+	VCVTPH2PS       Y9, Z11
+	VMULPS          Z7, Z11, Z11
+	VFMADD231PS     Z11, Z10, Z0
+	ADDQ            CX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y9
+	VBROADCASTI32X4 20(SI), Y10
+	VINSERTI64X4    $0x01, Y10, Z9, Z10
+	VPSRLVQ         Z6, Z10, Z10
+	VPANDD          Z4, Z10, Z10
+	VPMADDUBSW      Z8, Z10, Z10
+	VPMADDWD        gemvconst<>+480(SB), Z10, Z10
+	VPADDD          Z17, Z10, Z10
+	VCVTDQ2PS       Z10, Z10
+	VPBROADCASTW    (SI), X16
+	VPBROADCASTW    18(SI), X9
+	VINSERTI32X4    $0x01, X9, Y16, Y9
+	VCVTPH2PS       Y9, Z11
+	VMULPS          Z7, Z11, Z11
+	VFMADD231PS     Z11, Z10, Z1
+	ADDQ            CX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y9
+	VBROADCASTI32X4 20(SI), Y10
+	VINSERTI64X4    $0x01, Y10, Z9, Z10
+	VPSRLVQ         Z6, Z10, Z10
+	VPANDD          Z4, Z10, Z10
+	VPMADDUBSW      Z8, Z10, Z10
+	VPMADDWD        gemvconst<>+480(SB), Z10, Z10
+	VPADDD          Z17, Z10, Z10
+	VCVTDQ2PS       Z10, Z10
+	VPBROADCASTW    (SI), X16
+	VPBROADCASTW    18(SI), X9
+	VINSERTI32X4    $0x01, X9, Y16, Y9
+	VCVTPH2PS       Y9, Z11
+	VMULPS          Z7, Z11, Z11
+	VFMADD231PS     Z11, Z10, Z2
+	ADDQ            CX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y9
+	VBROADCASTI32X4 20(SI), Y10
+	VINSERTI64X4    $0x01, Y10, Z9, Z10
+	VPSRLVQ         Z6, Z10, Z10
+	VPANDD          Z4, Z10, Z10
+	VPMADDUBSW      Z8, Z10, Z10
+	VPMADDWD        gemvconst<>+480(SB), Z10, Z10
+	VPADDD          Z17, Z10, Z10
+	VCVTDQ2PS       Z10, Z10
+	VPBROADCASTW    (SI), X16
+	VPBROADCASTW    18(SI), X8
+	VINSERTI32X4    $0x01, X8, Y16, Y8
+	VCVTPH2PS       Y8, Z11
+	VMULPS          Z7, Z11, Z11
+	VFMADD231PS     Z11, Z10, Z3
 	ADDQ            $0x00000024, AX
 	ADDQ            $0x00000044, DX
 	DECQ            DI
@@ -11421,54 +12545,54 @@ tailgemvQ8Q4_0AVX512R4:
 	VCVTPH2PS     X7, Y7
 	VPMADDUBSW    Y6, Y3, Y3
 	VPMADDWD      gemvconst<>+64(SB), Y3, Y3
-	VPXORD        Y13, Y13, Y13
-	VPSUBD        Y3, Y13, Y13
-	VMOVDQU64     2(AX), X9
-	VPSRLW        $0x04, X9, X3
-	VINSERTI32X4  $0x01, X3, Y9, Y3
+	VPXORD        Y18, Y18, Y18
+	VPSUBD        Y3, Y18, Y18
+	VMOVDQU64     2(AX), X16
+	VPSRLW        $0x04, X16, X3
+	VINSERTI32X4  $0x01, X3, Y16, Y3
 	VPANDD        Y5, Y3, Y3
 	VPMADDUBSW    Y6, Y3, Y3
 	VPMADDWD      gemvconst<>+64(SB), Y3, Y3
-	VPADDD        Y13, Y3, Y3
+	VPADDD        Y18, Y3, Y3
 	VCVTDQ2PS     Y3, Y3
 	VPBROADCASTW  (AX), X8
 	VCVTPH2PS     X8, Y8
 	VMULPS        Y7, Y8, Y8
 	VFMADD231PS   Y8, Y3, Y4
 	ADDQ          CX, AX
-	VMOVDQU64     2(AX), X9
-	VPSRLW        $0x04, X9, X3
-	VINSERTI32X4  $0x01, X3, Y9, Y3
+	VMOVDQU64     2(AX), X16
+	VPSRLW        $0x04, X16, X3
+	VINSERTI32X4  $0x01, X3, Y16, Y3
 	VPANDD        Y5, Y3, Y3
 	VPMADDUBSW    Y6, Y3, Y3
 	VPMADDWD      gemvconst<>+64(SB), Y3, Y3
-	VPADDD        Y13, Y3, Y3
+	VPADDD        Y18, Y3, Y3
 	VCVTDQ2PS     Y3, Y3
 	VPBROADCASTW  (AX), X8
 	VCVTPH2PS     X8, Y8
 	VMULPS        Y7, Y8, Y8
 	VFMADD231PS   Y8, Y3, Y0
 	ADDQ          CX, AX
-	VMOVDQU64     2(AX), X9
-	VPSRLW        $0x04, X9, X3
-	VINSERTI32X4  $0x01, X3, Y9, Y3
+	VMOVDQU64     2(AX), X16
+	VPSRLW        $0x04, X16, X3
+	VINSERTI32X4  $0x01, X3, Y16, Y3
 	VPANDD        Y5, Y3, Y3
 	VPMADDUBSW    Y6, Y3, Y3
 	VPMADDWD      gemvconst<>+64(SB), Y3, Y3
-	VPADDD        Y13, Y3, Y3
+	VPADDD        Y18, Y3, Y3
 	VCVTDQ2PS     Y3, Y3
 	VPBROADCASTW  (AX), X8
 	VCVTPH2PS     X8, Y8
 	VMULPS        Y7, Y8, Y8
 	VFMADD231PS   Y8, Y3, Y1
 	ADDQ          CX, AX
-	VMOVDQU64     2(AX), X9
-	VPSRLW        $0x04, X9, X3
-	VINSERTI32X4  $0x01, X3, Y9, Y3
+	VMOVDQU64     2(AX), X16
+	VPSRLW        $0x04, X16, X3
+	VINSERTI32X4  $0x01, X3, Y16, Y3
 	VPANDD        Y5, Y3, Y3
 	VPMADDUBSW    Y6, Y3, Y3
 	VPMADDWD      gemvconst<>+64(SB), Y3, Y3
-	VPADDD        Y13, Y3, Y3
+	VPADDD        Y18, Y3, Y3
 	VCVTDQ2PS     Y3, Y3
 	VPBROADCASTW  (AX), X5
 	VCVTPH2PS     X5, Y5
@@ -48896,36 +50020,174 @@ TEXT ·gemvQ8Q4_0VNNIR1(SB), NOSPLIT, $0-40
 	VBROADCASTI64X4 gemvconst<>+32(SB), Z2
 	VBROADCASTI64X4 gemvconst<>+416(SB), Z3
 	MOVQ            DX, SI
-	SHRQ            $0x01, SI
-	JZ              tailgemvQ8Q4_0VNNIR1
+	SHRQ            $0x03, SI
+	JZ              pairsgemvQ8Q4_0VNNIR1
 
-loopgemvQ8Q4_0VNNIR1:
+octgemvQ8Q4_0VNNIR1:
+	MOVWQZX         (CX), BX
+	MOVWQZX         34(CX), DI
+	SHLQ            $0x10, DI
+	ORQ             DI, BX
+	MOVWQZX         68(CX), DI
+	SHLQ            $0x20, DI
+	ORQ             DI, BX
+	MOVWQZX         102(CX), DI
+	SHLQ            $0x30, DI
+	ORQ             DI, BX
+	MOVWQZX         136(CX), DI
+	MOVWQZX         170(CX), R8
+	SHLQ            $0x10, R8
+	ORQ             R8, DI
+	MOVWQZX         204(CX), R8
+	SHLQ            $0x20, R8
+	ORQ             R8, DI
+	MOVWQZX         238(CX), R8
+	SHLQ            $0x30, R8
+	ORQ             R8, DI
+	VPBROADCASTQ    BX, X4
+	VPBROADCASTQ    DI, X5
+	VPUNPCKLQDQ     X5, X4, X4
+	VCVTPH2PS       X4, Y4
+	MOVQ            AX, BX
+	MOVWQZX         (BX), DI
+	MOVWQZX         18(BX), R8
+	SHLQ            $0x10, R8
+	ORQ             R8, DI
+	MOVWQZX         36(BX), R8
+	SHLQ            $0x20, R8
+	ORQ             R8, DI
+	MOVWQZX         54(BX), R8
+	SHLQ            $0x30, R8
+	ORQ             R8, DI
+	MOVWQZX         72(BX), R8
+	MOVWQZX         90(BX), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         108(BX), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         126(BX), BX
+	SHLQ            $0x30, BX
+	ORQ             BX, R8
+	VPBROADCASTQ    DI, X5
+	VPBROADCASTQ    R8, X14
+	VPUNPCKLQDQ     X14, X5, X5
+	VCVTPH2PS       X5, Y5
+	VMULPS          Y4, Y5, Y5
 	VMOVDQU64       2(CX), Y4
 	VINSERTI64X4    $0x01, 36(CX), Z4, Z4
-	VPBROADCASTW    (CX), X6
-	VPBROADCASTW    34(CX), X5
-	VINSERTI32X4    $0x01, X5, Y6, Y5
-	VCVTPH2PS       Y5, Z5
+	VPXORD          Z6, Z6, Z6
+	VPDPBUSD        Z4, Z2, Z6
 	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        Z4, Z2, Z7
-	VPXORD          Z8, Z8, Z8
-	VPSUBD          Z7, Z8, Z8
+	VPSUBD          Z6, Z7, Z7
 	MOVQ            AX, BX
 	PREFETCHT0      1024(BX)
-	VBROADCASTI32X4 2(BX), Y9
-	VBROADCASTI32X4 20(BX), Y10
-	VINSERTI64X4    $0x01, Y10, Z9, Z10
-	VPSRLVQ         Z3, Z10, Z10
-	VPANDD          Z1, Z10, Z10
-	VMOVDQA32       Z8, Z13
-	VPDPBUSD        Z4, Z10, Z13
-	VCVTDQ2PS       Z13, Z13
-	VPBROADCASTW    (BX), X6
-	VPBROADCASTW    18(BX), X4
-	VINSERTI32X4    $0x01, X4, Y6, Y4
-	VCVTPH2PS       Y4, Z10
-	VMULPS          Z5, Z10, Z10
-	VFMADD231PS     Z10, Z13, Z0
+	PREFETCHT0      1088(BX)
+	VBROADCASTI32X4 2(BX), Y19
+	VBROADCASTI32X4 20(BX), Y20
+	VINSERTI64X4    $0x01, Y20, Z19, Z20
+	VPSRLVQ         Z3, Z20, Z20
+	VPANDD          Z1, Z20, Z20
+	VMOVDQA32       Z7, Z21
+	VPDPBUSD        Z4, Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VMOVDQU32       gemvconst<>+1056(SB), Z20
+	VPERMPS         Z5, Z20, Z20
+	VFMADD231PS     Z20, Z21, Z0
+	VMOVDQU64       70(CX), Y22
+	VINSERTI64X4    $0x01, 104(CX), Z22, Z22
+	VPXORD          Z8, Z8, Z8
+	VPDPBUSD        Z22, Z2, Z8
+	VPXORD          Z9, Z9, Z9
+	VPSUBD          Z8, Z9, Z9
+	MOVQ            AX, BX
+	VBROADCASTI32X4 38(BX), Y19
+	VBROADCASTI32X4 56(BX), Y4
+	VINSERTI64X4    $0x01, Y4, Z19, Z20
+	VPSRLVQ         Z3, Z20, Z20
+	VPANDD          Z1, Z20, Z20
+	VMOVDQA32       Z9, Z21
+	VPDPBUSD        Z22, Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VMOVDQU32       gemvconst<>+1120(SB), Z20
+	VPERMPS         Z5, Z20, Z20
+	VFMADD231PS     Z20, Z21, Z0
+	VMOVDQU64       138(CX), Y23
+	VINSERTI64X4    $0x01, 172(CX), Z23, Z23
+	VPXORD          Z10, Z10, Z10
+	VPDPBUSD        Z23, Z2, Z10
+	VPXORD          Z11, Z11, Z11
+	VPSUBD          Z10, Z11, Z11
+	MOVQ            AX, BX
+	PREFETCHT0      1096(BX)
+	PREFETCHT0      1160(BX)
+	VBROADCASTI32X4 74(BX), Y19
+	VBROADCASTI32X4 92(BX), Y4
+	VINSERTI64X4    $0x01, Y4, Z19, Z20
+	VPSRLVQ         Z3, Z20, Z20
+	VPANDD          Z1, Z20, Z20
+	VMOVDQA32       Z11, Z21
+	VPDPBUSD        Z23, Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VMOVDQU32       gemvconst<>+1184(SB), Z20
+	VPERMPS         Z5, Z20, Z20
+	VFMADD231PS     Z20, Z21, Z0
+	VMOVDQU64       206(CX), Y24
+	VINSERTI64X4    $0x01, 240(CX), Z24, Z24
+	VPXORD          Z12, Z12, Z12
+	VPDPBUSD        Z24, Z2, Z12
+	VPXORD          Z13, Z13, Z13
+	VPSUBD          Z12, Z13, Z13
+	MOVQ            AX, BX
+	VBROADCASTI32X4 110(BX), Y19
+	VBROADCASTI32X4 128(BX), Y4
+	VINSERTI64X4    $0x01, Y4, Z19, Z20
+	VPSRLVQ         Z3, Z20, Z20
+	VPANDD          Z1, Z20, Z20
+	VMOVDQA32       Z13, Z21
+	VPDPBUSD        Z24, Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VMOVDQU32       gemvconst<>+1248(SB), Z20
+	VPERMPS         Z5, Z20, Z20
+	VFMADD231PS     Z20, Z21, Z0
+	ADDQ            $0x00000090, AX
+	ADDQ            $0x00000110, CX
+	DECQ            SI
+	JNZ             octgemvQ8Q4_0VNNIR1
+
+pairsgemvQ8Q4_0VNNIR1:
+	MOVQ DX, SI
+	ANDQ $0x07, SI
+	SHRQ $0x01, SI
+	JZ   tailgemvQ8Q4_0VNNIR1
+
+loopgemvQ8Q4_0VNNIR1:
+	VMOVDQU64       2(CX), Y5
+	VINSERTI64X4    $0x01, 36(CX), Z5, Z5
+	VPBROADCASTW    (CX), X14
+	VPBROADCASTW    34(CX), X4
+	VINSERTI32X4    $0x01, X4, Y14, Y4
+	VCVTPH2PS       Y4, Z4
+	VPXORD          Z15, Z15, Z15
+	VPDPBUSD        Z5, Z2, Z15
+	VPXORD          Z16, Z16, Z16
+	VPSUBD          Z15, Z16, Z16
+	MOVQ            AX, BX
+	PREFETCHT0      1024(BX)
+	VBROADCASTI32X4 2(BX), Y19
+	VBROADCASTI32X4 20(BX), Y6
+	VINSERTI64X4    $0x01, Y6, Z19, Z6
+	VPSRLVQ         Z3, Z6, Z6
+	VPANDD          Z1, Z6, Z6
+	VMOVDQA32       Z16, Z7
+	VPDPBUSD        Z5, Z6, Z7
+	VCVTDQ2PS       Z7, Z7
+	VPBROADCASTW    (BX), X14
+	VPBROADCASTW    18(BX), X5
+	VINSERTI32X4    $0x01, X5, Y14, Y5
+	VCVTPH2PS       Y5, Z6
+	VMULPS          Z4, Z6, Z6
+	VFMADD231PS     Z6, Z7, Z0
 	ADDQ            $0x00000024, AX
 	ADDQ            $0x00000044, CX
 	DECQ            SI
@@ -48941,15 +50203,15 @@ tailgemvQ8Q4_0VNNIR1:
 	VMOVDQU64     2(CX), Y3
 	VPBROADCASTW  (CX), X4
 	VCVTPH2PS     X4, Y4
-	VPXORD        Y11, Y11, Y11
-	VPDPBUSD      Y3, Y0, Y11
-	VPXORD        Y12, Y12, Y12
-	VPSUBD        Y11, Y12, Y12
-	VMOVDQU64     2(AX), X6
-	VPSRLW        $0x04, X6, X0
-	VINSERTI32X4  $0x01, X0, Y6, Y0
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD      Y3, Y0, Y17
+	VPXORD        Y18, Y18, Y18
+	VPSUBD        Y17, Y18, Y18
+	VMOVDQU64     2(AX), X14
+	VPSRLW        $0x04, X14, X0
+	VINSERTI32X4  $0x01, X0, Y14, Y0
 	VPANDD        Y2, Y0, Y0
-	VMOVDQA32     Y12, Y2
+	VMOVDQA32     Y18, Y2
 	VPDPBUSD      Y3, Y0, Y2
 	VCVTDQ2PS     Y2, Y2
 	VPBROADCASTW  (AX), X0
@@ -48982,52 +50244,268 @@ TEXT ·gemvQ8Q4_0VNNIR2(SB), NOSPLIT, $0-40
 	VBROADCASTI64X4 gemvconst<>+32(SB), Z3
 	VBROADCASTI64X4 gemvconst<>+416(SB), Z4
 	MOVQ            BX, DI
-	SHRQ            $0x01, DI
-	JZ              tailgemvQ8Q4_0VNNIR2
+	SHRQ            $0x03, DI
+	JZ              pairsgemvQ8Q4_0VNNIR2
 
-loopgemvQ8Q4_0VNNIR2:
+octgemvQ8Q4_0VNNIR2:
+	MOVWQZX         (DX), SI
+	MOVWQZX         34(DX), R8
+	SHLQ            $0x10, R8
+	ORQ             R8, SI
+	MOVWQZX         68(DX), R8
+	SHLQ            $0x20, R8
+	ORQ             R8, SI
+	MOVWQZX         102(DX), R8
+	SHLQ            $0x30, R8
+	ORQ             R8, SI
+	MOVWQZX         136(DX), R8
+	MOVWQZX         170(DX), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         204(DX), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         238(DX), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	VPBROADCASTQ    SI, X5
+	VPBROADCASTQ    R8, X6
+	VPUNPCKLQDQ     X6, X5, X5
+	VCVTPH2PS       X5, Y5
+	MOVQ            AX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), R10
+	SHLQ            $0x30, R10
+	ORQ             R10, R9
+	VPBROADCASTQ    R8, X6
+	VPBROADCASTQ    R9, X7
+	VPUNPCKLQDQ     X7, X6, X6
+	VCVTPH2PS       X6, Y6
+	VMULPS          Y5, Y6, Y6
+	ADDQ            CX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), SI
+	SHLQ            $0x30, SI
+	ORQ             SI, R9
+	VPBROADCASTQ    R8, X7
+	VPBROADCASTQ    R9, X16
+	VPUNPCKLQDQ     X16, X7, X7
+	VCVTPH2PS       X7, Y7
+	VMULPS          Y5, Y7, Y7
 	VMOVDQU64       2(DX), Y5
 	VINSERTI64X4    $0x01, 36(DX), Z5, Z5
-	VPBROADCASTW    (DX), X7
-	VPBROADCASTW    34(DX), X6
-	VINSERTI32X4    $0x01, X6, Y7, Y6
-	VCVTPH2PS       Y6, Z6
 	VPXORD          Z8, Z8, Z8
 	VPDPBUSD        Z5, Z3, Z8
 	VPXORD          Z9, Z9, Z9
 	VPSUBD          Z8, Z9, Z9
 	MOVQ            AX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y10
-	VBROADCASTI32X4 20(SI), Y11
-	VINSERTI64X4    $0x01, Y11, Z10, Z11
-	VPSRLVQ         Z4, Z11, Z11
-	VPANDD          Z2, Z11, Z11
-	VMOVDQA32       Z9, Z14
-	VPDPBUSD        Z5, Z11, Z14
-	VCVTDQ2PS       Z14, Z14
-	VPBROADCASTW    (SI), X7
-	VPBROADCASTW    18(SI), X10
-	VINSERTI32X4    $0x01, X10, Y7, Y10
-	VCVTPH2PS       Y10, Z11
-	VMULPS          Z6, Z11, Z11
-	VFMADD231PS     Z11, Z14, Z0
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y21
+	VBROADCASTI32X4 20(SI), Y22
+	VINSERTI64X4    $0x01, Y22, Z21, Z22
+	VPSRLVQ         Z4, Z22, Z22
+	VPANDD          Z2, Z22, Z22
+	VMOVDQA32       Z9, Z23
+	VPDPBUSD        Z5, Z22, Z23
+	VCVTDQ2PS       Z23, Z23
+	VMOVDQU32       gemvconst<>+1056(SB), Z22
+	VPERMPS         Z6, Z22, Z22
+	VFMADD231PS     Z22, Z23, Z0
 	ADDQ            CX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y10
-	VBROADCASTI32X4 20(SI), Y11
-	VINSERTI64X4    $0x01, Y11, Z10, Z11
-	VPSRLVQ         Z4, Z11, Z11
-	VPANDD          Z2, Z11, Z11
-	VMOVDQA32       Z9, Z14
-	VPDPBUSD        Z5, Z11, Z14
-	VCVTDQ2PS       Z14, Z14
-	VPBROADCASTW    (SI), X7
-	VPBROADCASTW    18(SI), X5
-	VINSERTI32X4    $0x01, X5, Y7, Y5
-	VCVTPH2PS       Y5, Z11
-	VMULPS          Z6, Z11, Z11
-	VFMADD231PS     Z11, Z14, Z1
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y21
+	VBROADCASTI32X4 20(SI), Y22
+	VINSERTI64X4    $0x01, Y22, Z21, Z22
+	VPSRLVQ         Z4, Z22, Z22
+	VPANDD          Z2, Z22, Z22
+	VMOVDQA32       Z9, Z23
+	VPDPBUSD        Z5, Z22, Z23
+	VCVTDQ2PS       Z23, Z23
+	VMOVDQU32       gemvconst<>+1056(SB), Z22
+	VPERMPS         Z7, Z22, Z22
+	VFMADD231PS     Z22, Z23, Z1
+	VMOVDQU64       70(DX), Y24
+	VINSERTI64X4    $0x01, 104(DX), Z24, Z24
+	VPXORD          Z10, Z10, Z10
+	VPDPBUSD        Z24, Z3, Z10
+	VPXORD          Z11, Z11, Z11
+	VPSUBD          Z10, Z11, Z11
+	MOVQ            AX, SI
+	VBROADCASTI32X4 38(SI), Y21
+	VBROADCASTI32X4 56(SI), Y5
+	VINSERTI64X4    $0x01, Y5, Z21, Z22
+	VPSRLVQ         Z4, Z22, Z22
+	VPANDD          Z2, Z22, Z22
+	VMOVDQA32       Z11, Z23
+	VPDPBUSD        Z24, Z22, Z23
+	VCVTDQ2PS       Z23, Z23
+	VMOVDQU32       gemvconst<>+1120(SB), Z22
+	VPERMPS         Z6, Z22, Z22
+	VFMADD231PS     Z22, Z23, Z0
+	ADDQ            CX, SI
+	VBROADCASTI32X4 38(SI), Y21
+	VBROADCASTI32X4 56(SI), Y5
+	VINSERTI64X4    $0x01, Y5, Z21, Z22
+	VPSRLVQ         Z4, Z22, Z22
+	VPANDD          Z2, Z22, Z22
+	VMOVDQA32       Z11, Z23
+	VPDPBUSD        Z24, Z22, Z23
+	VCVTDQ2PS       Z23, Z23
+	VMOVDQU32       gemvconst<>+1120(SB), Z22
+	VPERMPS         Z7, Z22, Z22
+	VFMADD231PS     Z22, Z23, Z1
+	VMOVDQU64       138(DX), Y25
+	VINSERTI64X4    $0x01, 172(DX), Z25, Z25
+	VPXORD          Z12, Z12, Z12
+	VPDPBUSD        Z25, Z3, Z12
+	VPXORD          Z13, Z13, Z13
+	VPSUBD          Z12, Z13, Z13
+	MOVQ            AX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y21
+	VBROADCASTI32X4 92(SI), Y5
+	VINSERTI64X4    $0x01, Y5, Z21, Z22
+	VPSRLVQ         Z4, Z22, Z22
+	VPANDD          Z2, Z22, Z22
+	VMOVDQA32       Z13, Z23
+	VPDPBUSD        Z25, Z22, Z23
+	VCVTDQ2PS       Z23, Z23
+	VMOVDQU32       gemvconst<>+1184(SB), Z22
+	VPERMPS         Z6, Z22, Z22
+	VFMADD231PS     Z22, Z23, Z0
+	ADDQ            CX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y21
+	VBROADCASTI32X4 92(SI), Y5
+	VINSERTI64X4    $0x01, Y5, Z21, Z22
+	VPSRLVQ         Z4, Z22, Z22
+	VPANDD          Z2, Z22, Z22
+	VMOVDQA32       Z13, Z23
+	VPDPBUSD        Z25, Z22, Z23
+	VCVTDQ2PS       Z23, Z23
+	VMOVDQU32       gemvconst<>+1184(SB), Z22
+	VPERMPS         Z7, Z22, Z22
+	VFMADD231PS     Z22, Z23, Z1
+	VMOVDQU64       206(DX), Y26
+	VINSERTI64X4    $0x01, 240(DX), Z26, Z26
+	VPXORD          Z14, Z14, Z14
+	VPDPBUSD        Z26, Z3, Z14
+	VPXORD          Z15, Z15, Z15
+	VPSUBD          Z14, Z15, Z15
+	MOVQ            AX, SI
+	VBROADCASTI32X4 110(SI), Y21
+	VBROADCASTI32X4 128(SI), Y5
+	VINSERTI64X4    $0x01, Y5, Z21, Z22
+	VPSRLVQ         Z4, Z22, Z22
+	VPANDD          Z2, Z22, Z22
+	VMOVDQA32       Z15, Z23
+	VPDPBUSD        Z26, Z22, Z23
+	VCVTDQ2PS       Z23, Z23
+	VMOVDQU32       gemvconst<>+1248(SB), Z22
+	VPERMPS         Z6, Z22, Z22
+	VFMADD231PS     Z22, Z23, Z0
+	ADDQ            CX, SI
+	VBROADCASTI32X4 110(SI), Y6
+	VBROADCASTI32X4 128(SI), Y5
+	VINSERTI64X4    $0x01, Y5, Z6, Z22
+	VPSRLVQ         Z4, Z22, Z22
+	VPANDD          Z2, Z22, Z22
+	VMOVDQA32       Z15, Z23
+	VPDPBUSD        Z26, Z22, Z23
+	VCVTDQ2PS       Z23, Z23
+	VMOVDQU32       gemvconst<>+1248(SB), Z22
+	VPERMPS         Z7, Z22, Z22
+	VFMADD231PS     Z22, Z23, Z1
+	ADDQ            $0x00000090, AX
+	ADDQ            $0x00000110, DX
+	DECQ            DI
+	JNZ             octgemvQ8Q4_0VNNIR2
+
+pairsgemvQ8Q4_0VNNIR2:
+	MOVQ BX, DI
+	ANDQ $0x07, DI
+	SHRQ $0x01, DI
+	JZ   tailgemvQ8Q4_0VNNIR2
+
+loopgemvQ8Q4_0VNNIR2:
+	VMOVDQU64       2(DX), Y6
+	VINSERTI64X4    $0x01, 36(DX), Z6, Z6
+	VPBROADCASTW    (DX), X16
+	VPBROADCASTW    34(DX), X5
+	VINSERTI32X4    $0x01, X5, Y16, Y5
+	VCVTPH2PS       Y5, Z5
+	VPXORD          Z17, Z17, Z17
+	VPDPBUSD        Z6, Z3, Z17
+	VPXORD          Z18, Z18, Z18
+	VPSUBD          Z17, Z18, Z18
+	MOVQ            AX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y7
+	VBROADCASTI32X4 20(SI), Y8
+	VINSERTI64X4    $0x01, Y8, Z7, Z8
+	VPSRLVQ         Z4, Z8, Z8
+	VPANDD          Z2, Z8, Z8
+	VMOVDQA32       Z18, Z9
+	VPDPBUSD        Z6, Z8, Z9
+	VCVTDQ2PS       Z9, Z9
+	VPBROADCASTW    (SI), X16
+	VPBROADCASTW    18(SI), X7
+	VINSERTI32X4    $0x01, X7, Y16, Y7
+	VCVTPH2PS       Y7, Z8
+	VMULPS          Z5, Z8, Z8
+	VFMADD231PS     Z8, Z9, Z0
+	ADDQ            CX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y7
+	VBROADCASTI32X4 20(SI), Y8
+	VINSERTI64X4    $0x01, Y8, Z7, Z8
+	VPSRLVQ         Z4, Z8, Z8
+	VPANDD          Z2, Z8, Z8
+	VMOVDQA32       Z18, Z9
+	VPDPBUSD        Z6, Z8, Z9
+	VCVTDQ2PS       Z9, Z9
+	VPBROADCASTW    (SI), X16
+	VPBROADCASTW    18(SI), X6
+	VINSERTI32X4    $0x01, X6, Y16, Y6
+	VCVTPH2PS       Y6, Z8
+	VMULPS          Z5, Z8, Z8
+	VFMADD231PS     Z8, Z9, Z1
 	ADDQ            $0x00000024, AX
 	ADDQ            $0x00000044, DX
 	DECQ            DI
@@ -49045,15 +50523,15 @@ tailgemvQ8Q4_0VNNIR2:
 	VMOVDQU64     2(DX), Y4
 	VPBROADCASTW  (DX), X5
 	VCVTPH2PS     X5, Y5
-	VPXORD        Y12, Y12, Y12
-	VPDPBUSD      Y4, Y1, Y12
-	VPXORD        Y13, Y13, Y13
-	VPSUBD        Y12, Y13, Y13
-	VMOVDQU64     2(AX), X7
-	VPSRLW        $0x04, X7, X1
-	VINSERTI32X4  $0x01, X1, Y7, Y1
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD      Y4, Y1, Y19
+	VPXORD        Y20, Y20, Y20
+	VPSUBD        Y19, Y20, Y20
+	VMOVDQU64     2(AX), X16
+	VPSRLW        $0x04, X16, X1
+	VINSERTI32X4  $0x01, X1, Y16, Y1
 	VPANDD        Y3, Y1, Y1
-	VMOVDQA32     Y13, Y6
+	VMOVDQA32     Y20, Y6
 	VPDPBUSD      Y4, Y1, Y6
 	VCVTDQ2PS     Y6, Y6
 	VPBROADCASTW  (AX), X1
@@ -49061,11 +50539,11 @@ tailgemvQ8Q4_0VNNIR2:
 	VMULPS        Y5, Y1, Y1
 	VFMADD231PS   Y1, Y6, Y2
 	ADDQ          CX, AX
-	VMOVDQU64     2(AX), X7
-	VPSRLW        $0x04, X7, X1
-	VINSERTI32X4  $0x01, X1, Y7, Y1
+	VMOVDQU64     2(AX), X16
+	VPSRLW        $0x04, X16, X1
+	VINSERTI32X4  $0x01, X1, Y16, Y1
 	VPANDD        Y3, Y1, Y1
-	VMOVDQA32     Y13, Y3
+	VMOVDQA32     Y20, Y3
 	VPDPBUSD      Y4, Y1, Y3
 	VCVTDQ2PS     Y3, Y3
 	VPBROADCASTW  (AX), X1
@@ -49106,68 +50584,362 @@ TEXT ·gemvQ8Q4_0VNNIR3(SB), NOSPLIT, $0-40
 	VBROADCASTI64X4 gemvconst<>+32(SB), Z4
 	VBROADCASTI64X4 gemvconst<>+416(SB), Z5
 	MOVQ            BX, DI
-	SHRQ            $0x01, DI
-	JZ              tailgemvQ8Q4_0VNNIR3
+	SHRQ            $0x03, DI
+	JZ              pairsgemvQ8Q4_0VNNIR3
 
-loopgemvQ8Q4_0VNNIR3:
+octgemvQ8Q4_0VNNIR3:
+	MOVWQZX         (DX), SI
+	MOVWQZX         34(DX), R8
+	SHLQ            $0x10, R8
+	ORQ             R8, SI
+	MOVWQZX         68(DX), R8
+	SHLQ            $0x20, R8
+	ORQ             R8, SI
+	MOVWQZX         102(DX), R8
+	SHLQ            $0x30, R8
+	ORQ             R8, SI
+	MOVWQZX         136(DX), R8
+	MOVWQZX         170(DX), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         204(DX), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         238(DX), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	VPBROADCASTQ    SI, X6
+	VPBROADCASTQ    R8, X7
+	VPUNPCKLQDQ     X7, X6, X6
+	VCVTPH2PS       X6, Y6
+	MOVQ            AX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), R10
+	SHLQ            $0x30, R10
+	ORQ             R10, R9
+	VPBROADCASTQ    R8, X7
+	VPBROADCASTQ    R9, X8
+	VPUNPCKLQDQ     X8, X7, X7
+	VCVTPH2PS       X7, Y7
+	VMULPS          Y6, Y7, Y7
+	ADDQ            CX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), R10
+	SHLQ            $0x30, R10
+	ORQ             R10, R9
+	VPBROADCASTQ    R8, X8
+	VPBROADCASTQ    R9, X9
+	VPUNPCKLQDQ     X9, X8, X8
+	VCVTPH2PS       X8, Y8
+	VMULPS          Y6, Y8, Y8
+	ADDQ            CX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), SI
+	SHLQ            $0x30, SI
+	ORQ             SI, R9
+	VPBROADCASTQ    R8, X9
+	VPBROADCASTQ    R9, X18
+	VPUNPCKLQDQ     X18, X9, X9
+	VCVTPH2PS       X9, Y9
+	VMULPS          Y6, Y9, Y9
 	VMOVDQU64       2(DX), Y6
 	VINSERTI64X4    $0x01, 36(DX), Z6, Z6
-	VPBROADCASTW    (DX), X8
-	VPBROADCASTW    34(DX), X7
-	VINSERTI32X4    $0x01, X7, Y8, Y7
-	VCVTPH2PS       Y7, Z7
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        Z6, Z4, Z9
 	VPXORD          Z10, Z10, Z10
-	VPSUBD          Z9, Z10, Z10
+	VPDPBUSD        Z6, Z4, Z10
+	VPXORD          Z11, Z11, Z11
+	VPSUBD          Z10, Z11, Z11
 	MOVQ            AX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y11
-	VBROADCASTI32X4 20(SI), Y12
-	VINSERTI64X4    $0x01, Y12, Z11, Z12
-	VPSRLVQ         Z5, Z12, Z12
-	VPANDD          Z3, Z12, Z12
-	VMOVDQA32       Z10, Z15
-	VPDPBUSD        Z6, Z12, Z15
-	VCVTDQ2PS       Z15, Z15
-	VPBROADCASTW    (SI), X8
-	VPBROADCASTW    18(SI), X11
-	VINSERTI32X4    $0x01, X11, Y8, Y11
-	VCVTPH2PS       Y11, Z12
-	VMULPS          Z7, Z12, Z12
-	VFMADD231PS     Z12, Z15, Z0
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y23
+	VBROADCASTI32X4 20(SI), Y24
+	VINSERTI64X4    $0x01, Y24, Z23, Z24
+	VPSRLVQ         Z5, Z24, Z24
+	VPANDD          Z3, Z24, Z24
+	VMOVDQA32       Z11, Z25
+	VPDPBUSD        Z6, Z24, Z25
+	VCVTDQ2PS       Z25, Z25
+	VMOVDQU32       gemvconst<>+1056(SB), Z24
+	VPERMPS         Z7, Z24, Z24
+	VFMADD231PS     Z24, Z25, Z0
 	ADDQ            CX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y11
-	VBROADCASTI32X4 20(SI), Y12
-	VINSERTI64X4    $0x01, Y12, Z11, Z12
-	VPSRLVQ         Z5, Z12, Z12
-	VPANDD          Z3, Z12, Z12
-	VMOVDQA32       Z10, Z15
-	VPDPBUSD        Z6, Z12, Z15
-	VCVTDQ2PS       Z15, Z15
-	VPBROADCASTW    (SI), X8
-	VPBROADCASTW    18(SI), X11
-	VINSERTI32X4    $0x01, X11, Y8, Y11
-	VCVTPH2PS       Y11, Z12
-	VMULPS          Z7, Z12, Z12
-	VFMADD231PS     Z12, Z15, Z1
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y23
+	VBROADCASTI32X4 20(SI), Y24
+	VINSERTI64X4    $0x01, Y24, Z23, Z24
+	VPSRLVQ         Z5, Z24, Z24
+	VPANDD          Z3, Z24, Z24
+	VMOVDQA32       Z11, Z25
+	VPDPBUSD        Z6, Z24, Z25
+	VCVTDQ2PS       Z25, Z25
+	VMOVDQU32       gemvconst<>+1056(SB), Z24
+	VPERMPS         Z8, Z24, Z24
+	VFMADD231PS     Z24, Z25, Z1
 	ADDQ            CX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y11
-	VBROADCASTI32X4 20(SI), Y12
-	VINSERTI64X4    $0x01, Y12, Z11, Z12
-	VPSRLVQ         Z5, Z12, Z12
-	VPANDD          Z3, Z12, Z12
-	VMOVDQA32       Z10, Z15
-	VPDPBUSD        Z6, Z12, Z15
-	VCVTDQ2PS       Z15, Z15
-	VPBROADCASTW    (SI), X8
-	VPBROADCASTW    18(SI), X6
-	VINSERTI32X4    $0x01, X6, Y8, Y6
-	VCVTPH2PS       Y6, Z12
-	VMULPS          Z7, Z12, Z12
-	VFMADD231PS     Z12, Z15, Z2
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y23
+	VBROADCASTI32X4 20(SI), Y24
+	VINSERTI64X4    $0x01, Y24, Z23, Z24
+	VPSRLVQ         Z5, Z24, Z24
+	VPANDD          Z3, Z24, Z24
+	VMOVDQA32       Z11, Z25
+	VPDPBUSD        Z6, Z24, Z25
+	VCVTDQ2PS       Z25, Z25
+	VMOVDQU32       gemvconst<>+1056(SB), Z24
+	VPERMPS         Z9, Z24, Z24
+	VFMADD231PS     Z24, Z25, Z2
+	VMOVDQU64       70(DX), Y26
+	VINSERTI64X4    $0x01, 104(DX), Z26, Z26
+	VPXORD          Z12, Z12, Z12
+	VPDPBUSD        Z26, Z4, Z12
+	VPXORD          Z13, Z13, Z13
+	VPSUBD          Z12, Z13, Z13
+	MOVQ            AX, SI
+	VBROADCASTI32X4 38(SI), Y23
+	VBROADCASTI32X4 56(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z23, Z24
+	VPSRLVQ         Z5, Z24, Z24
+	VPANDD          Z3, Z24, Z24
+	VMOVDQA32       Z13, Z25
+	VPDPBUSD        Z26, Z24, Z25
+	VCVTDQ2PS       Z25, Z25
+	VMOVDQU32       gemvconst<>+1120(SB), Z24
+	VPERMPS         Z7, Z24, Z24
+	VFMADD231PS     Z24, Z25, Z0
+	ADDQ            CX, SI
+	VBROADCASTI32X4 38(SI), Y23
+	VBROADCASTI32X4 56(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z23, Z24
+	VPSRLVQ         Z5, Z24, Z24
+	VPANDD          Z3, Z24, Z24
+	VMOVDQA32       Z13, Z25
+	VPDPBUSD        Z26, Z24, Z25
+	VCVTDQ2PS       Z25, Z25
+	VMOVDQU32       gemvconst<>+1120(SB), Z24
+	VPERMPS         Z8, Z24, Z24
+	VFMADD231PS     Z24, Z25, Z1
+	ADDQ            CX, SI
+	VBROADCASTI32X4 38(SI), Y23
+	VBROADCASTI32X4 56(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z23, Z24
+	VPSRLVQ         Z5, Z24, Z24
+	VPANDD          Z3, Z24, Z24
+	VMOVDQA32       Z13, Z25
+	VPDPBUSD        Z26, Z24, Z25
+	VCVTDQ2PS       Z25, Z25
+	VMOVDQU32       gemvconst<>+1120(SB), Z24
+	VPERMPS         Z9, Z24, Z24
+	VFMADD231PS     Z24, Z25, Z2
+	VMOVDQU64       138(DX), Y27
+	VINSERTI64X4    $0x01, 172(DX), Z27, Z27
+	VPXORD          Z14, Z14, Z14
+	VPDPBUSD        Z27, Z4, Z14
+	VPXORD          Z15, Z15, Z15
+	VPSUBD          Z14, Z15, Z15
+	MOVQ            AX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y23
+	VBROADCASTI32X4 92(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z23, Z24
+	VPSRLVQ         Z5, Z24, Z24
+	VPANDD          Z3, Z24, Z24
+	VMOVDQA32       Z15, Z25
+	VPDPBUSD        Z27, Z24, Z25
+	VCVTDQ2PS       Z25, Z25
+	VMOVDQU32       gemvconst<>+1184(SB), Z24
+	VPERMPS         Z7, Z24, Z24
+	VFMADD231PS     Z24, Z25, Z0
+	ADDQ            CX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y23
+	VBROADCASTI32X4 92(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z23, Z24
+	VPSRLVQ         Z5, Z24, Z24
+	VPANDD          Z3, Z24, Z24
+	VMOVDQA32       Z15, Z25
+	VPDPBUSD        Z27, Z24, Z25
+	VCVTDQ2PS       Z25, Z25
+	VMOVDQU32       gemvconst<>+1184(SB), Z24
+	VPERMPS         Z8, Z24, Z24
+	VFMADD231PS     Z24, Z25, Z1
+	ADDQ            CX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y23
+	VBROADCASTI32X4 92(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z23, Z24
+	VPSRLVQ         Z5, Z24, Z24
+	VPANDD          Z3, Z24, Z24
+	VMOVDQA32       Z15, Z25
+	VPDPBUSD        Z27, Z24, Z25
+	VCVTDQ2PS       Z25, Z25
+	VMOVDQU32       gemvconst<>+1184(SB), Z24
+	VPERMPS         Z9, Z24, Z24
+	VFMADD231PS     Z24, Z25, Z2
+	VMOVDQU64       206(DX), Y28
+	VINSERTI64X4    $0x01, 240(DX), Z28, Z28
+	VPXORD          Z16, Z16, Z16
+	VPDPBUSD        Z28, Z4, Z16
+	VPXORD          Z17, Z17, Z17
+	VPSUBD          Z16, Z17, Z17
+	MOVQ            AX, SI
+	VBROADCASTI32X4 110(SI), Y23
+	VBROADCASTI32X4 128(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z23, Z24
+	VPSRLVQ         Z5, Z24, Z24
+	VPANDD          Z3, Z24, Z24
+	VMOVDQA32       Z17, Z25
+	VPDPBUSD        Z28, Z24, Z25
+	VCVTDQ2PS       Z25, Z25
+	VMOVDQU32       gemvconst<>+1248(SB), Z24
+	VPERMPS         Z7, Z24, Z24
+	VFMADD231PS     Z24, Z25, Z0
+	ADDQ            CX, SI
+	VBROADCASTI32X4 110(SI), Y7
+	VBROADCASTI32X4 128(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z7, Z24
+	VPSRLVQ         Z5, Z24, Z24
+	VPANDD          Z3, Z24, Z24
+	VMOVDQA32       Z17, Z25
+	VPDPBUSD        Z28, Z24, Z25
+	VCVTDQ2PS       Z25, Z25
+	VMOVDQU32       gemvconst<>+1248(SB), Z24
+	VPERMPS         Z8, Z24, Z24
+	VFMADD231PS     Z24, Z25, Z1
+	ADDQ            CX, SI
+	VBROADCASTI32X4 110(SI), Y7
+	VBROADCASTI32X4 128(SI), Y6
+	VINSERTI64X4    $0x01, Y6, Z7, Z24
+	VPSRLVQ         Z5, Z24, Z24
+	VPANDD          Z3, Z24, Z24
+	VMOVDQA32       Z17, Z25
+	VPDPBUSD        Z28, Z24, Z25
+	VCVTDQ2PS       Z25, Z25
+	VMOVDQU32       gemvconst<>+1248(SB), Z24
+	VPERMPS         Z9, Z24, Z24
+	VFMADD231PS     Z24, Z25, Z2
+	ADDQ            $0x00000090, AX
+	ADDQ            $0x00000110, DX
+	DECQ            DI
+	JNZ             octgemvQ8Q4_0VNNIR3
+
+pairsgemvQ8Q4_0VNNIR3:
+	MOVQ BX, DI
+	ANDQ $0x07, DI
+	SHRQ $0x01, DI
+	JZ   tailgemvQ8Q4_0VNNIR3
+
+loopgemvQ8Q4_0VNNIR3:
+	VMOVDQU64       2(DX), Y7
+	VINSERTI64X4    $0x01, 36(DX), Z7, Z7
+	VPBROADCASTW    (DX), X18
+	VPBROADCASTW    34(DX), X6
+	VINSERTI32X4    $0x01, X6, Y18, Y6
+	VCVTPH2PS       Y6, Z6
+	VPXORD          Z19, Z19, Z19
+	VPDPBUSD        Z7, Z4, Z19
+	VPXORD          Z20, Z20, Z20
+	VPSUBD          Z19, Z20, Z20
+	MOVQ            AX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y8
+	VBROADCASTI32X4 20(SI), Y9
+	VINSERTI64X4    $0x01, Y9, Z8, Z9
+	VPSRLVQ         Z5, Z9, Z9
+	VPANDD          Z3, Z9, Z9
+	VMOVDQA32       Z20, Z10
+	VPDPBUSD        Z7, Z9, Z10
+	VCVTDQ2PS       Z10, Z10
+	VPBROADCASTW    (SI), X18
+	VPBROADCASTW    18(SI), X8
+	VINSERTI32X4    $0x01, X8, Y18, Y8
+	VCVTPH2PS       Y8, Z9
+	VMULPS          Z6, Z9, Z9
+	VFMADD231PS     Z9, Z10, Z0
+	ADDQ            CX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y8
+	VBROADCASTI32X4 20(SI), Y9
+	VINSERTI64X4    $0x01, Y9, Z8, Z9
+	VPSRLVQ         Z5, Z9, Z9
+	VPANDD          Z3, Z9, Z9
+	VMOVDQA32       Z20, Z10
+	VPDPBUSD        Z7, Z9, Z10
+	VCVTDQ2PS       Z10, Z10
+	VPBROADCASTW    (SI), X18
+	VPBROADCASTW    18(SI), X8
+	VINSERTI32X4    $0x01, X8, Y18, Y8
+	VCVTPH2PS       Y8, Z9
+	VMULPS          Z6, Z9, Z9
+	VFMADD231PS     Z9, Z10, Z1
+	ADDQ            CX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y8
+	VBROADCASTI32X4 20(SI), Y9
+	VINSERTI64X4    $0x01, Y9, Z8, Z9
+	VPSRLVQ         Z5, Z9, Z9
+	VPANDD          Z3, Z9, Z9
+	VMOVDQA32       Z20, Z10
+	VPDPBUSD        Z7, Z9, Z10
+	VCVTDQ2PS       Z10, Z10
+	VPBROADCASTW    (SI), X18
+	VPBROADCASTW    18(SI), X7
+	VINSERTI32X4    $0x01, X7, Y18, Y7
+	VCVTPH2PS       Y7, Z9
+	VMULPS          Z6, Z9, Z9
+	VFMADD231PS     Z9, Z10, Z2
 	ADDQ            $0x00000024, AX
 	ADDQ            $0x00000044, DX
 	DECQ            DI
@@ -49187,15 +50959,15 @@ tailgemvQ8Q4_0VNNIR3:
 	VMOVDQU64     2(DX), Y5
 	VPBROADCASTW  (DX), X6
 	VCVTPH2PS     X6, Y6
-	VPXORD        Y13, Y13, Y13
-	VPDPBUSD      Y5, Y2, Y13
-	VPXORD        Y14, Y14, Y14
-	VPSUBD        Y13, Y14, Y14
-	VMOVDQU64     2(AX), X8
-	VPSRLW        $0x04, X8, X2
-	VINSERTI32X4  $0x01, X2, Y8, Y2
+	VPXORD        Y21, Y21, Y21
+	VPDPBUSD      Y5, Y2, Y21
+	VPXORD        Y22, Y22, Y22
+	VPSUBD        Y21, Y22, Y22
+	VMOVDQU64     2(AX), X18
+	VPSRLW        $0x04, X18, X2
+	VINSERTI32X4  $0x01, X2, Y18, Y2
 	VPANDD        Y4, Y2, Y2
-	VMOVDQA32     Y14, Y7
+	VMOVDQA32     Y22, Y7
 	VPDPBUSD      Y5, Y2, Y7
 	VCVTDQ2PS     Y7, Y7
 	VPBROADCASTW  (AX), X2
@@ -49203,11 +50975,11 @@ tailgemvQ8Q4_0VNNIR3:
 	VMULPS        Y6, Y2, Y2
 	VFMADD231PS   Y2, Y7, Y3
 	ADDQ          CX, AX
-	VMOVDQU64     2(AX), X8
-	VPSRLW        $0x04, X8, X2
-	VINSERTI32X4  $0x01, X2, Y8, Y2
+	VMOVDQU64     2(AX), X18
+	VPSRLW        $0x04, X18, X2
+	VINSERTI32X4  $0x01, X2, Y18, Y2
 	VPANDD        Y4, Y2, Y2
-	VMOVDQA32     Y14, Y7
+	VMOVDQA32     Y22, Y7
 	VPDPBUSD      Y5, Y2, Y7
 	VCVTDQ2PS     Y7, Y7
 	VPBROADCASTW  (AX), X2
@@ -49215,11 +50987,11 @@ tailgemvQ8Q4_0VNNIR3:
 	VMULPS        Y6, Y2, Y2
 	VFMADD231PS   Y2, Y7, Y0
 	ADDQ          CX, AX
-	VMOVDQU64     2(AX), X8
-	VPSRLW        $0x04, X8, X2
-	VINSERTI32X4  $0x01, X2, Y8, Y2
+	VMOVDQU64     2(AX), X18
+	VPSRLW        $0x04, X18, X2
+	VINSERTI32X4  $0x01, X2, Y18, Y2
 	VPANDD        Y4, Y2, Y2
-	VMOVDQA32     Y14, Y4
+	VMOVDQA32     Y22, Y4
 	VPDPBUSD      Y5, Y2, Y4
 	VCVTDQ2PS     Y4, Y4
 	VPBROADCASTW  (AX), X2
@@ -49268,84 +51040,456 @@ TEXT ·gemvQ8Q4_0VNNIR4(SB), NOSPLIT, $0-40
 	VBROADCASTI64X4 gemvconst<>+32(SB), Z5
 	VBROADCASTI64X4 gemvconst<>+416(SB), Z6
 	MOVQ            BX, DI
-	SHRQ            $0x01, DI
-	JZ              tailgemvQ8Q4_0VNNIR4
+	SHRQ            $0x03, DI
+	JZ              pairsgemvQ8Q4_0VNNIR4
 
-loopgemvQ8Q4_0VNNIR4:
+octgemvQ8Q4_0VNNIR4:
+	MOVWQZX         (DX), SI
+	MOVWQZX         34(DX), R8
+	SHLQ            $0x10, R8
+	ORQ             R8, SI
+	MOVWQZX         68(DX), R8
+	SHLQ            $0x20, R8
+	ORQ             R8, SI
+	MOVWQZX         102(DX), R8
+	SHLQ            $0x30, R8
+	ORQ             R8, SI
+	MOVWQZX         136(DX), R8
+	MOVWQZX         170(DX), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         204(DX), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         238(DX), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	VPBROADCASTQ    SI, X7
+	VPBROADCASTQ    R8, X8
+	VPUNPCKLQDQ     X8, X7, X7
+	VCVTPH2PS       X7, Y7
+	MOVQ            AX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), R10
+	SHLQ            $0x30, R10
+	ORQ             R10, R9
+	VPBROADCASTQ    R8, X8
+	VPBROADCASTQ    R9, X9
+	VPUNPCKLQDQ     X9, X8, X8
+	VCVTPH2PS       X8, Y8
+	VMULPS          Y7, Y8, Y8
+	ADDQ            CX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), R10
+	SHLQ            $0x30, R10
+	ORQ             R10, R9
+	VPBROADCASTQ    R8, X9
+	VPBROADCASTQ    R9, X10
+	VPUNPCKLQDQ     X10, X9, X9
+	VCVTPH2PS       X9, Y9
+	VMULPS          Y7, Y9, Y9
+	ADDQ            CX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), R10
+	SHLQ            $0x30, R10
+	ORQ             R10, R9
+	VPBROADCASTQ    R8, X10
+	VPBROADCASTQ    R9, X11
+	VPUNPCKLQDQ     X11, X10, X10
+	VCVTPH2PS       X10, Y10
+	VMULPS          Y7, Y10, Y10
+	ADDQ            CX, SI
+	MOVWQZX         (SI), R8
+	MOVWQZX         18(SI), R9
+	SHLQ            $0x10, R9
+	ORQ             R9, R8
+	MOVWQZX         36(SI), R9
+	SHLQ            $0x20, R9
+	ORQ             R9, R8
+	MOVWQZX         54(SI), R9
+	SHLQ            $0x30, R9
+	ORQ             R9, R8
+	MOVWQZX         72(SI), R9
+	MOVWQZX         90(SI), R10
+	SHLQ            $0x10, R10
+	ORQ             R10, R9
+	MOVWQZX         108(SI), R10
+	SHLQ            $0x20, R10
+	ORQ             R10, R9
+	MOVWQZX         126(SI), SI
+	SHLQ            $0x30, SI
+	ORQ             SI, R9
+	VPBROADCASTQ    R8, X11
+	VPBROADCASTQ    R9, X20
+	VPUNPCKLQDQ     X20, X11, X11
+	VCVTPH2PS       X11, Y11
+	VMULPS          Y7, Y11, Y11
 	VMOVDQU64       2(DX), Y7
 	VINSERTI64X4    $0x01, 36(DX), Z7, Z7
-	VPBROADCASTW    (DX), X9
-	VPBROADCASTW    34(DX), X8
-	VINSERTI32X4    $0x01, X8, Y9, Y8
-	VCVTPH2PS       Y8, Z8
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        Z7, Z5, Z10
-	VPXORD          Z11, Z11, Z11
-	VPSUBD          Z10, Z11, Z11
+	VPXORD          Z12, Z12, Z12
+	VPDPBUSD        Z7, Z5, Z12
+	VPXORD          Z13, Z13, Z13
+	VPSUBD          Z12, Z13, Z13
 	MOVQ            AX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y12
-	VBROADCASTI32X4 20(SI), Y13
-	VINSERTI64X4    $0x01, Y13, Z12, Z13
-	VPSRLVQ         Z6, Z13, Z13
-	VPANDD          Z4, Z13, Z13
-	VMOVDQA32       Z11, Z16
-	VPDPBUSD        Z7, Z13, Z16
-	VCVTDQ2PS       Z16, Z16
-	VPBROADCASTW    (SI), X9
-	VPBROADCASTW    18(SI), X12
-	VINSERTI32X4    $0x01, X12, Y9, Y12
-	VCVTPH2PS       Y12, Z13
-	VMULPS          Z8, Z13, Z13
-	VFMADD231PS     Z13, Z16, Z0
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y25
+	VBROADCASTI32X4 20(SI), Y26
+	VINSERTI64X4    $0x01, Y26, Z25, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z13, Z27
+	VPDPBUSD        Z7, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1056(SB), Z26
+	VPERMPS         Z8, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z0
 	ADDQ            CX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y12
-	VBROADCASTI32X4 20(SI), Y13
-	VINSERTI64X4    $0x01, Y13, Z12, Z13
-	VPSRLVQ         Z6, Z13, Z13
-	VPANDD          Z4, Z13, Z13
-	VMOVDQA32       Z11, Z16
-	VPDPBUSD        Z7, Z13, Z16
-	VCVTDQ2PS       Z16, Z16
-	VPBROADCASTW    (SI), X9
-	VPBROADCASTW    18(SI), X12
-	VINSERTI32X4    $0x01, X12, Y9, Y12
-	VCVTPH2PS       Y12, Z13
-	VMULPS          Z8, Z13, Z13
-	VFMADD231PS     Z13, Z16, Z1
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y25
+	VBROADCASTI32X4 20(SI), Y26
+	VINSERTI64X4    $0x01, Y26, Z25, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z13, Z27
+	VPDPBUSD        Z7, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1056(SB), Z26
+	VPERMPS         Z9, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z1
 	ADDQ            CX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y12
-	VBROADCASTI32X4 20(SI), Y13
-	VINSERTI64X4    $0x01, Y13, Z12, Z13
-	VPSRLVQ         Z6, Z13, Z13
-	VPANDD          Z4, Z13, Z13
-	VMOVDQA32       Z11, Z16
-	VPDPBUSD        Z7, Z13, Z16
-	VCVTDQ2PS       Z16, Z16
-	VPBROADCASTW    (SI), X9
-	VPBROADCASTW    18(SI), X12
-	VINSERTI32X4    $0x01, X12, Y9, Y12
-	VCVTPH2PS       Y12, Z13
-	VMULPS          Z8, Z13, Z13
-	VFMADD231PS     Z13, Z16, Z2
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y25
+	VBROADCASTI32X4 20(SI), Y26
+	VINSERTI64X4    $0x01, Y26, Z25, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z13, Z27
+	VPDPBUSD        Z7, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1056(SB), Z26
+	VPERMPS         Z10, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z2
 	ADDQ            CX, SI
 	PREFETCHT0      1024(SI)
-	VBROADCASTI32X4 2(SI), Y12
-	VBROADCASTI32X4 20(SI), Y13
-	VINSERTI64X4    $0x01, Y13, Z12, Z13
-	VPSRLVQ         Z6, Z13, Z13
-	VPANDD          Z4, Z13, Z13
-	VMOVDQA32       Z11, Z16
-	VPDPBUSD        Z7, Z13, Z16
-	VCVTDQ2PS       Z16, Z16
-	VPBROADCASTW    (SI), X9
-	VPBROADCASTW    18(SI), X7
-	VINSERTI32X4    $0x01, X7, Y9, Y7
-	VCVTPH2PS       Y7, Z13
-	VMULPS          Z8, Z13, Z13
-	VFMADD231PS     Z13, Z16, Z3
+	PREFETCHT0      1088(SI)
+	VBROADCASTI32X4 2(SI), Y25
+	VBROADCASTI32X4 20(SI), Y26
+	VINSERTI64X4    $0x01, Y26, Z25, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z13, Z27
+	VPDPBUSD        Z7, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1056(SB), Z26
+	VPERMPS         Z11, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z3
+	VMOVDQU64       70(DX), Y28
+	VINSERTI64X4    $0x01, 104(DX), Z28, Z28
+	VPXORD          Z14, Z14, Z14
+	VPDPBUSD        Z28, Z5, Z14
+	VPXORD          Z15, Z15, Z15
+	VPSUBD          Z14, Z15, Z15
+	MOVQ            AX, SI
+	VBROADCASTI32X4 38(SI), Y25
+	VBROADCASTI32X4 56(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z25, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z15, Z27
+	VPDPBUSD        Z28, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1120(SB), Z26
+	VPERMPS         Z8, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z0
+	ADDQ            CX, SI
+	VBROADCASTI32X4 38(SI), Y25
+	VBROADCASTI32X4 56(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z25, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z15, Z27
+	VPDPBUSD        Z28, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1120(SB), Z26
+	VPERMPS         Z9, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z1
+	ADDQ            CX, SI
+	VBROADCASTI32X4 38(SI), Y25
+	VBROADCASTI32X4 56(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z25, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z15, Z27
+	VPDPBUSD        Z28, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1120(SB), Z26
+	VPERMPS         Z10, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z2
+	ADDQ            CX, SI
+	VBROADCASTI32X4 38(SI), Y25
+	VBROADCASTI32X4 56(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z25, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z15, Z27
+	VPDPBUSD        Z28, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1120(SB), Z26
+	VPERMPS         Z11, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z3
+	VMOVDQU64       138(DX), Y29
+	VINSERTI64X4    $0x01, 172(DX), Z29, Z29
+	VPXORD          Z16, Z16, Z16
+	VPDPBUSD        Z29, Z5, Z16
+	VPXORD          Z17, Z17, Z17
+	VPSUBD          Z16, Z17, Z17
+	MOVQ            AX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y25
+	VBROADCASTI32X4 92(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z25, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z17, Z27
+	VPDPBUSD        Z29, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1184(SB), Z26
+	VPERMPS         Z8, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z0
+	ADDQ            CX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y25
+	VBROADCASTI32X4 92(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z25, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z17, Z27
+	VPDPBUSD        Z29, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1184(SB), Z26
+	VPERMPS         Z9, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z1
+	ADDQ            CX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y25
+	VBROADCASTI32X4 92(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z25, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z17, Z27
+	VPDPBUSD        Z29, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1184(SB), Z26
+	VPERMPS         Z10, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z2
+	ADDQ            CX, SI
+	PREFETCHT0      1096(SI)
+	PREFETCHT0      1160(SI)
+	VBROADCASTI32X4 74(SI), Y25
+	VBROADCASTI32X4 92(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z25, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z17, Z27
+	VPDPBUSD        Z29, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1184(SB), Z26
+	VPERMPS         Z11, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z3
+	VMOVDQU64       206(DX), Y30
+	VINSERTI64X4    $0x01, 240(DX), Z30, Z30
+	VPXORD          Z18, Z18, Z18
+	VPDPBUSD        Z30, Z5, Z18
+	VPXORD          Z19, Z19, Z19
+	VPSUBD          Z18, Z19, Z19
+	MOVQ            AX, SI
+	VBROADCASTI32X4 110(SI), Y25
+	VBROADCASTI32X4 128(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z25, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z19, Z27
+	VPDPBUSD        Z30, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1248(SB), Z26
+	VPERMPS         Z8, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z0
+	ADDQ            CX, SI
+	VBROADCASTI32X4 110(SI), Y8
+	VBROADCASTI32X4 128(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z8, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z19, Z27
+	VPDPBUSD        Z30, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1248(SB), Z26
+	VPERMPS         Z9, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z1
+	ADDQ            CX, SI
+	VBROADCASTI32X4 110(SI), Y8
+	VBROADCASTI32X4 128(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z8, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z19, Z27
+	VPDPBUSD        Z30, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1248(SB), Z26
+	VPERMPS         Z10, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z2
+	ADDQ            CX, SI
+	VBROADCASTI32X4 110(SI), Y8
+	VBROADCASTI32X4 128(SI), Y7
+	VINSERTI64X4    $0x01, Y7, Z8, Z26
+	VPSRLVQ         Z6, Z26, Z26
+	VPANDD          Z4, Z26, Z26
+	VMOVDQA32       Z19, Z27
+	VPDPBUSD        Z30, Z26, Z27
+	VCVTDQ2PS       Z27, Z27
+	VMOVDQU32       gemvconst<>+1248(SB), Z26
+	VPERMPS         Z11, Z26, Z26
+	VFMADD231PS     Z26, Z27, Z3
+	ADDQ            $0x00000090, AX
+	ADDQ            $0x00000110, DX
+	DECQ            DI
+	JNZ             octgemvQ8Q4_0VNNIR4
+
+pairsgemvQ8Q4_0VNNIR4:
+	MOVQ BX, DI
+	ANDQ $0x07, DI
+	SHRQ $0x01, DI
+	JZ   tailgemvQ8Q4_0VNNIR4
+
+loopgemvQ8Q4_0VNNIR4:
+	VMOVDQU64       2(DX), Y8
+	VINSERTI64X4    $0x01, 36(DX), Z8, Z8
+	VPBROADCASTW    (DX), X20
+	VPBROADCASTW    34(DX), X7
+	VINSERTI32X4    $0x01, X7, Y20, Y7
+	VCVTPH2PS       Y7, Z7
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        Z8, Z5, Z21
+	VPXORD          Z22, Z22, Z22
+	VPSUBD          Z21, Z22, Z22
+	MOVQ            AX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y9
+	VBROADCASTI32X4 20(SI), Y10
+	VINSERTI64X4    $0x01, Y10, Z9, Z10
+	VPSRLVQ         Z6, Z10, Z10
+	VPANDD          Z4, Z10, Z10
+	VMOVDQA32       Z22, Z11
+	VPDPBUSD        Z8, Z10, Z11
+	VCVTDQ2PS       Z11, Z11
+	VPBROADCASTW    (SI), X20
+	VPBROADCASTW    18(SI), X9
+	VINSERTI32X4    $0x01, X9, Y20, Y9
+	VCVTPH2PS       Y9, Z10
+	VMULPS          Z7, Z10, Z10
+	VFMADD231PS     Z10, Z11, Z0
+	ADDQ            CX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y9
+	VBROADCASTI32X4 20(SI), Y10
+	VINSERTI64X4    $0x01, Y10, Z9, Z10
+	VPSRLVQ         Z6, Z10, Z10
+	VPANDD          Z4, Z10, Z10
+	VMOVDQA32       Z22, Z11
+	VPDPBUSD        Z8, Z10, Z11
+	VCVTDQ2PS       Z11, Z11
+	VPBROADCASTW    (SI), X20
+	VPBROADCASTW    18(SI), X9
+	VINSERTI32X4    $0x01, X9, Y20, Y9
+	VCVTPH2PS       Y9, Z10
+	VMULPS          Z7, Z10, Z10
+	VFMADD231PS     Z10, Z11, Z1
+	ADDQ            CX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y9
+	VBROADCASTI32X4 20(SI), Y10
+	VINSERTI64X4    $0x01, Y10, Z9, Z10
+	VPSRLVQ         Z6, Z10, Z10
+	VPANDD          Z4, Z10, Z10
+	VMOVDQA32       Z22, Z11
+	VPDPBUSD        Z8, Z10, Z11
+	VCVTDQ2PS       Z11, Z11
+	VPBROADCASTW    (SI), X20
+	VPBROADCASTW    18(SI), X9
+	VINSERTI32X4    $0x01, X9, Y20, Y9
+	VCVTPH2PS       Y9, Z10
+	VMULPS          Z7, Z10, Z10
+	VFMADD231PS     Z10, Z11, Z2
+	ADDQ            CX, SI
+	PREFETCHT0      1024(SI)
+	VBROADCASTI32X4 2(SI), Y9
+	VBROADCASTI32X4 20(SI), Y10
+	VINSERTI64X4    $0x01, Y10, Z9, Z10
+	VPSRLVQ         Z6, Z10, Z10
+	VPANDD          Z4, Z10, Z10
+	VMOVDQA32       Z22, Z11
+	VPDPBUSD        Z8, Z10, Z11
+	VCVTDQ2PS       Z11, Z11
+	VPBROADCASTW    (SI), X20
+	VPBROADCASTW    18(SI), X8
+	VINSERTI32X4    $0x01, X8, Y20, Y8
+	VCVTPH2PS       Y8, Z10
+	VMULPS          Z7, Z10, Z10
+	VFMADD231PS     Z10, Z11, Z3
 	ADDQ            $0x00000024, AX
 	ADDQ            $0x00000044, DX
 	DECQ            DI
@@ -49367,15 +51511,15 @@ tailgemvQ8Q4_0VNNIR4:
 	VMOVDQU64     2(DX), Y6
 	VPBROADCASTW  (DX), X7
 	VCVTPH2PS     X7, Y7
-	VPXORD        Y14, Y14, Y14
-	VPDPBUSD      Y6, Y3, Y14
-	VPXORD        Y15, Y15, Y15
-	VPSUBD        Y14, Y15, Y15
-	VMOVDQU64     2(AX), X9
-	VPSRLW        $0x04, X9, X3
-	VINSERTI32X4  $0x01, X3, Y9, Y3
+	VPXORD        Y23, Y23, Y23
+	VPDPBUSD      Y6, Y3, Y23
+	VPXORD        Y24, Y24, Y24
+	VPSUBD        Y23, Y24, Y24
+	VMOVDQU64     2(AX), X20
+	VPSRLW        $0x04, X20, X3
+	VINSERTI32X4  $0x01, X3, Y20, Y3
 	VPANDD        Y5, Y3, Y3
-	VMOVDQA32     Y15, Y8
+	VMOVDQA32     Y24, Y8
 	VPDPBUSD      Y6, Y3, Y8
 	VCVTDQ2PS     Y8, Y8
 	VPBROADCASTW  (AX), X3
@@ -49383,11 +51527,11 @@ tailgemvQ8Q4_0VNNIR4:
 	VMULPS        Y7, Y3, Y3
 	VFMADD231PS   Y3, Y8, Y4
 	ADDQ          CX, AX
-	VMOVDQU64     2(AX), X9
-	VPSRLW        $0x04, X9, X3
-	VINSERTI32X4  $0x01, X3, Y9, Y3
+	VMOVDQU64     2(AX), X20
+	VPSRLW        $0x04, X20, X3
+	VINSERTI32X4  $0x01, X3, Y20, Y3
 	VPANDD        Y5, Y3, Y3
-	VMOVDQA32     Y15, Y8
+	VMOVDQA32     Y24, Y8
 	VPDPBUSD      Y6, Y3, Y8
 	VCVTDQ2PS     Y8, Y8
 	VPBROADCASTW  (AX), X3
@@ -49395,11 +51539,11 @@ tailgemvQ8Q4_0VNNIR4:
 	VMULPS        Y7, Y3, Y3
 	VFMADD231PS   Y3, Y8, Y0
 	ADDQ          CX, AX
-	VMOVDQU64     2(AX), X9
-	VPSRLW        $0x04, X9, X3
-	VINSERTI32X4  $0x01, X3, Y9, Y3
+	VMOVDQU64     2(AX), X20
+	VPSRLW        $0x04, X20, X3
+	VINSERTI32X4  $0x01, X3, Y20, Y3
 	VPANDD        Y5, Y3, Y3
-	VMOVDQA32     Y15, Y8
+	VMOVDQA32     Y24, Y8
 	VPDPBUSD      Y6, Y3, Y8
 	VCVTDQ2PS     Y8, Y8
 	VPBROADCASTW  (AX), X3
@@ -49407,11 +51551,11 @@ tailgemvQ8Q4_0VNNIR4:
 	VMULPS        Y7, Y3, Y3
 	VFMADD231PS   Y3, Y8, Y1
 	ADDQ          CX, AX
-	VMOVDQU64     2(AX), X9
-	VPSRLW        $0x04, X9, X3
-	VINSERTI32X4  $0x01, X3, Y9, Y3
+	VMOVDQU64     2(AX), X20
+	VPSRLW        $0x04, X20, X3
+	VINSERTI32X4  $0x01, X3, Y20, Y3
 	VPANDD        Y5, Y3, Y3
-	VMOVDQA32     Y15, Y5
+	VMOVDQA32     Y24, Y5
 	VPDPBUSD      Y6, Y3, Y5
 	VCVTDQ2PS     Y5, Y5
 	VPBROADCASTW  (AX), X3

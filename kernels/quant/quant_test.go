@@ -136,7 +136,8 @@ func gateCases(f Format) []gemvCase {
 	return []gemvCase{
 		{"random", 13, 4 * QKK, nil},
 		{"one-block", 5, blk, nil},
-		{"odd-blocks", 6, 7 * blk, nil}, // pairs of blocks and a last one alone
+		{"odd-blocks", 6, 7 * blk, nil},    // pairs of blocks and a last one alone
+		{"mixed-blocks", 3, 13 * blk, nil}, // a group of 8, two pairs, one alone
 		{"m-one", 1, 2 * QKK, nil},
 		{"zero-blocks", 9, 2 * QKK, func(p Params, b Buffers) {
 			row := make([]float32, p.K)

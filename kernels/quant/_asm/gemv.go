@@ -103,6 +103,13 @@ func emitConsts() {
 			}
 			continue
 		}
+		if i >= cPairLanes && i < cPairLanes+8 {
+			pr, half := uint32(i-cPairLanes)/2, uint32(i-cPairLanes)%2
+			for j := range 8 {
+				DATA(32*i+4*j, U32(2*pr+half))
+			}
+			continue
+		}
 		if i == cPackOrder {
 			for j, q := range []uint32{0, 4, 1, 5, 2, 6, 3, 7} {
 				DATA(32*i+4*j, U32(q))

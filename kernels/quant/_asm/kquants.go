@@ -47,7 +47,8 @@ const (
 	cThree     = cLaneIdx + 1   // int32 3
 	cMinus32   = cThree + 1     // float32 −32
 	cPairIdx   = cMinus32 + 1   // cPairIdx+k: VPSHUFB picking word 2k (low half), 2k+1 (high half); 4 rows
-	nKConsts   = cPairIdx + 4
+	cPairLanes = cPairIdx + 4   // cPairLanes+2p: int32 lanes 0–7 = 2p, 8–15 = 2p+1 (64 bytes each; 4 of them)
+	nKConsts   = cPairLanes + 8
 )
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one

@@ -28,8 +28,69 @@ func gemvQ4_0Pairs(t tier, rb int) {
 	VBROADCASTI64X4(kc(cNibble), nibble)
 	VBROADCASTI64X4(kc(cEight), eight)
 	VBROADCASTI64X4(kc(cShift4), shifts)
+	// Groups of 8 blocks first (up to 4 rows per pass: with more, avo runs
+	// out of the registers these forms allow): the 8 block scales of a row
+	// are gathered and converted once (d·dy for 8 blocks in one vector)
+	// and handed to each pair by a lane permute, which keeps the f16
+	// conversions and multiplies off the port the 512-bit integer and FMA
+	// work needs.
+	pairsStart := "pairs" + name
+	if rb <= 4 {
+		octets := GP64()
+		MOVQ(nb, octets)
+		SHRQ(U8(3), octets)
+		octLoop := "oct" + name
+		JZ(LabelRef(pairsStart))
+		Label(octLoop)
+		dy8 := YMM()
+		gatherHalves8(Mem{Base: xq}, actBytes, dy8)
+		s8 := make([]VecVirtual, rb)
+		MOVQ(w, row)
+		for r := range rb {
+			if r > 0 {
+				ADDQ(s, row)
+			}
+			s8[r] = ZMM()
+			gatherHalves8(Mem{Base: row}, f.bytes, s8[r].AsY())
+			VMULPS(dy8, s8[r].AsY(), s8[r].AsY())
+		}
+		for pr := range 4 {
+			off := 2 * pr // first block of the pair
+			yv := ZMM()
+			VMOVDQU64(Mem{Base: xq, Disp: 2 + off*actBytes}, yv.AsY())
+			VINSERTI64X4(Imm(1), Mem{Base: xq, Disp: 2 + (off+1)*actBytes}, yv, yv)
+			e := t.dotZ(eight, yv, nil)
+			neg8 := ZMM()
+			VPXORD(neg8, neg8, neg8)
+			VPSUBD(e, neg8, neg8)
+			MOVQ(w, row)
+			for r := range rb {
+				if r > 0 {
+					ADDQ(s, row)
+				}
+				if pr%2 == 0 {
+					prefetchRow(func(o int) Mem { return Mem{Base: row, Disp: o + off*f.bytes} }, 4*f.bytes)
+				}
+				p := t.q4_0PairDot(Mem{Base: row, Disp: off * f.bytes}, f, yv, neg8, shifts, nibble)
+				VCVTDQ2PS(p, p)
+				idx, d := ZMM(), ZMM()
+				VMOVDQU32(kc(cPairLanes+2*pr), idx)
+				VPERMPS(s8[r], idx, d)
+				VFMADD231PS(d, p, acc[r])
+			}
+		}
+		ADDQ(U32(8*f.bytes), w)
+		ADDQ(U32(8*actBytes), xq)
+		DECQ(octets)
+		JNZ(LabelRef(octLoop))
+
+	}
+	Label(pairsStart)
 	pairs := GP64()
 	MOVQ(nb, pairs)
+	if rb <= 4 {
+		ANDQ(U8(7), pairs) // the octets took the rest
+	}
 	SHRQ(U8(1), pairs)
 	loop, tail := "loop"+name, "tail"+name
 	JZ(LabelRef(tail))
@@ -52,13 +113,7 @@ func gemvQ4_0Pairs(t tier, rb int) {
 			ADDQ(s, row)
 		}
 		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, 2*f.bytes)
-		lo, hi, q := YMM(), YMM(), ZMM()
-		VBROADCASTI32X4(Mem{Base: row, Disp: 2}, lo)
-		VBROADCASTI32X4(Mem{Base: row, Disp: 2 + f.bytes}, hi)
-		VINSERTI64X4(Imm(1), hi, lo.AsZ(), q)
-		VPSRLVQ(shifts, q, q)
-		VPANDD(nibble, q, q)
-		p := t.dotZ(q, yv, neg8)
+		p := t.q4_0PairDot(Mem{Base: row}, f, yv, neg8, shifts, nibble)
 		VCVTDQ2PS(p, p)
 		d := ZMM()
 		pairHalves(t, Mem{Base: row}, Mem{Base: row, Disp: f.bytes}, d)
@@ -84,6 +139,40 @@ func gemvQ4_0Pairs(t tier, rb int) {
 	oneBlockQ4_0(t, w, s, xq, rb, accY)
 	Label(done)
 	t.storeRows(accY)
+}
+
+// q4_0PairDot returns the int32 lanes of Σ (q−8)·y for the two q4_0
+// blocks at m (lanes 0–7 the first, 8–15 the second).
+func (t tier) q4_0PairDot(m Mem, f format, yv, neg8, shifts, nibble VecVirtual) VecVirtual {
+	lo, hi, q := YMM(), YMM(), ZMM()
+	VBROADCASTI32X4(m.Offset(2), lo)
+	VBROADCASTI32X4(m.Offset(2+f.bytes), hi)
+	VINSERTI64X4(Imm(1), hi, lo.AsZ(), q)
+	VPSRLVQ(shifts, q, q)
+	VPANDD(nibble, q, q)
+	return t.dotZ(q, yv, neg8)
+}
+
+// gatherHalves8 converts the 8 f16 at m, m+stride, … m+7·stride to 8
+// float32 lanes of dst. The halves are gathered in GP registers: VPINSRW
+// would need one of X0–X15, all taken with 5 rows and more.
+func gatherHalves8(m Mem, stride int, dst Op) {
+	var q [2]GPVirtual
+	for h := range 2 {
+		q[h] = GP64()
+		MOVWQZX(m.Offset(4*h*stride), q[h])
+		for i := 1; i < 4; i++ {
+			v := GP64()
+			MOVWQZX(m.Offset((4*h+i)*stride), v)
+			SHLQ(U8(16*i), v)
+			ORQ(v, q[h])
+		}
+	}
+	lo, hi := XMM(), XMM()
+	VPBROADCASTQ(q[0], lo) // EVEX-capable, unlike VMOVQ from a GP register in avo
+	VPBROADCASTQ(q[1], hi)
+	VPUNPCKLQDQ(hi, lo, lo)
+	VCVTPH2PS(lo, dst)
 }
 
 // pairHalves sets dst to 8 lanes of the f16 at a, then 8 of the one at b.
