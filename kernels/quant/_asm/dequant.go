@@ -70,18 +70,9 @@ func dequant(t tier, f format, block int) {
 	case q4_K:
 		// Per sub-block j: d·sc_j and dmin·m_j in the lanes of two vectors,
 		// then broadcast (VPERMPS) for its 32 weights.
-		sc, mn := t.q4KScalesMins(w)
-		dsc, dmn := YMM(), YMM()
-		t.halfToFloat(Mem{Base: w}, dsc)
-		t.halfToFloat(Mem{Base: w, Disp: 2}, dmn)
-		VMULPS(sc, dsc, dsc)
-		VMULPS(mn, dmn, dmn)
+		dsc, dmn := t.q4KSubScales(w)
 		for j := range 8 {
-			idx := YMM()
-			VPBROADCASTD(kc(cLaneIdx).Offset(4*j), idx)
-			d1, m1 := YMM(), YMM()
-			VPERMPS(dsc, idx, d1)
-			VPERMPS(dmn, idx, m1)
+			d1, m1 := laneBroadcast(dsc, j), laneBroadcast(dmn, j)
 			for k := range 4 {
 				q := t.levels8(Mem{Base: w, Disp: 16 + 32*(j/2) + 8*k}, false, uint64(4*(j%2)), nibble)
 				VMULPS(d1, q, q)
@@ -92,15 +83,7 @@ func dequant(t tier, f format, block int) {
 	case q6_K:
 		// y = (d·sc)·(q − 32) per sub-block of 16; q from 4 low bits (ql)
 		// and 2 high bits (qh).
-		d := YMM()
-		t.halfToFloat(Mem{Base: w, Disp: 208}, d)
-		scs := make([]VecVirtual, 2)
-		for h := range 2 { // scales 8h…8h+7 as float, times d
-			scs[h] = YMM()
-			VPMOVSXBD(Mem{Base: w, Disp: 192 + 8*h}, scs[h])
-			VCVTDQ2PS(scs[h], scs[h])
-			VMULPS(d, scs[h], scs[h])
-		}
+		scs := t.q6KSubScales(w)
 		three, minus32 := YMM(), YMM()
 		VPBROADCASTD(kc(cThree), three)
 		VBROADCASTSS(kc(cMinus32), minus32)
@@ -115,10 +98,7 @@ func dequant(t tier, f format, block int) {
 					VCVTDQ2PS(lo, lo)
 					VADDPS(minus32, lo, lo)      // q − 32, exact
 					sub := 8*n + 2*quarter + k/2 // (128n + 32·quarter + l) / 16
-					idx, s := YMM(), YMM()
-					VPBROADCASTD(kc(cLaneIdx).Offset(4*(sub%8)), idx)
-					VPERMPS(scs[sub/8], idx, s)
-					VMULPS(s, lo, lo)
+					VMULPS(laneBroadcast(scs[sub/8], sub%8), lo, lo)
 					t.storeu8(lo, Mem{Base: dst, Disp: 4 * (128*n + 32*quarter + l)})
 				}
 			}
@@ -142,6 +122,41 @@ func (t tier) levels8raw(m Mem, shift uint64, mask VecVirtual) VecVirtual {
 	}
 	t.and(mask, v, v)
 	return v
+}
+
+// q4KSubScales returns d·sc_j and dmin·m_j of the q4_K super-block at p,
+// sub-block j in lane j.
+func (t tier) q4KSubScales(p GPVirtual) (dsc, dmn VecVirtual) {
+	sc, mn := t.q4KScalesMins(p)
+	dsc, dmn = YMM(), YMM()
+	t.halfToFloat(Mem{Base: p}, dsc)
+	t.halfToFloat(Mem{Base: p, Disp: 2}, dmn)
+	VMULPS(sc, dsc, dsc)
+	VMULPS(mn, dmn, dmn)
+	return dsc, dmn
+}
+
+// laneBroadcast returns lane j of v in all 8 lanes (VPERMPS).
+func laneBroadcast(v VecVirtual, j int) VecVirtual {
+	idx, out := YMM(), YMM()
+	VPBROADCASTD(kc(cLaneIdx).Offset(4*j), idx)
+	VPERMPS(v, idx, out)
+	return out
+}
+
+// q6KSubScales returns d·sc for the 16 sub-blocks of the q6_K super-block
+// at p: sub-blocks 0–7 in the lanes of the first vector, 8–15 the second.
+func (t tier) q6KSubScales(p GPVirtual) [2]VecVirtual {
+	d := YMM()
+	t.halfToFloat(Mem{Base: p, Disp: 208}, d)
+	var scs [2]VecVirtual
+	for h := range 2 {
+		scs[h] = YMM()
+		VPMOVSXBD(Mem{Base: p, Disp: 192 + 8*h}, scs[h])
+		VCVTDQ2PS(scs[h], scs[h])
+		VMULPS(d, scs[h], scs[h])
+	}
+	return scs
 }
 
 // q4KScalesMins returns the 8 six-bit scales and the 8 mins of the q4_K

@@ -21,11 +21,7 @@ import (
 func gemvF32(t tier, f format, rb int) {
 	name := fmt.Sprintf("gemvF32%s%sR%d", f.name, t.name, rb)
 	w, s, x, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × f32 GEMV (%s tier).", name, rb, f.name, t.name), "x", "*float32")
-	acc := make([]VecVirtual, rb)
-	for r := range acc {
-		acc[r] = YMM()
-		t.zero(acc[r])
-	}
+	acc := t.zeroAccs(rb)
 	var nibble, minus8 VecVirtual
 	if f == q4_0 {
 		nibble, minus8 = YMM(), YMM()
@@ -103,11 +99,7 @@ func gemvF32(t tier, f format, rb int) {
 func gemvF32K(t tier, f format, rb int) {
 	name := fmt.Sprintf("gemvF32%s%sR%d", f.name, t.name, rb)
 	w, s, x, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × f32 GEMV (%s tier).", name, rb, f.name, t.name), "x", "*float32")
-	acc := make([]VecVirtual, rb)
-	for r := range acc {
-		acc[r] = YMM()
-		t.zero(acc[r])
-	}
+	acc := t.zeroAccs(rb)
 	nibble := YMM()
 	VPBROADCASTD(kc(cNibble), nibble)
 	var three VecVirtual
@@ -128,17 +120,9 @@ func gemvF32K(t tier, f format, rb int) {
 		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes)
 		switch f {
 		case q4_K:
-			sc, mn := t.q4KScalesMins(row)
-			dsc, dmn := YMM(), YMM()
-			t.halfToFloat(Mem{Base: row}, dsc)
-			t.halfToFloat(Mem{Base: row, Disp: 2}, dmn)
-			VMULPS(sc, dsc, dsc)
-			VMULPS(mn, dmn, dmn)
+			dsc, dmn := t.q4KSubScales(row)
 			for j := range 8 {
-				idx, d1, m1 := YMM(), YMM(), YMM()
-				VPBROADCASTD(kc(cLaneIdx).Offset(4*j), idx)
-				VPERMPS(dsc, idx, d1)
-				VPERMPS(dmn, idx, m1)
+				d1, m1 := laneBroadcast(dsc, j), laneBroadcast(dmn, j)
 				for k := range 4 {
 					q := t.levels8(Mem{Base: row, Disp: 16 + 32*(j/2) + 8*k}, false, uint64(4*(j%2)), nibble)
 					VFMSUB213PS(m1, d1, q) // q·d1 − m1
@@ -146,15 +130,7 @@ func gemvF32K(t tier, f format, rb int) {
 				}
 			}
 		case q6_K:
-			d := YMM()
-			t.halfToFloat(Mem{Base: row, Disp: 208}, d)
-			scs := make([]VecVirtual, 2)
-			for h := range 2 {
-				scs[h] = YMM()
-				VPMOVSXBD(Mem{Base: row, Disp: 192 + 8*h}, scs[h])
-				VCVTDQ2PS(scs[h], scs[h])
-				VMULPS(d, scs[h], scs[h])
-			}
+			scs := t.q6KSubScales(row)
 			for n := range 2 {
 				for quarter := range 4 {
 					for k := range 4 {
@@ -165,9 +141,7 @@ func gemvF32K(t tier, f format, rb int) {
 						t.or(hi, lo, lo)
 						VCVTDQ2PS(lo, lo)
 						sub := 8*n + 2*quarter + k/2
-						idx, sv, s32 := YMM(), YMM(), YMM()
-						VPBROADCASTD(kc(cLaneIdx).Offset(4*(sub%8)), idx)
-						VPERMPS(scs[sub/8], idx, sv)
+						sv, s32 := laneBroadcast(scs[sub/8], sub%8), YMM()
 						VMULPS(kc(cMinus32), sv, s32) // −32·s
 						VFMADD213PS(s32, sv, lo)      // q·s − 32·s
 						VFMADD231PS(Mem{Base: x, Disp: 4 * (128*n + 32*quarter + l)}, lo, acc[r])

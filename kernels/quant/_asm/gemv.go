@@ -158,6 +158,16 @@ func kernel(name, doc, actName, actType string) (w, s, act, nb GPVirtual) {
 	return w, s, act, nb
 }
 
+// zeroAccs returns rb zeroed 256-bit accumulators, one per row.
+func (t tier) zeroAccs(rb int) []VecVirtual {
+	acc := make([]VecVirtual, rb)
+	for r := range acc {
+		acc[r] = YMM()
+		t.zero(acc[r])
+	}
+	return acc
+}
+
 // storeRows writes the lane sum of acc[r] to y[r] and returns.
 func (t tier) storeRows(acc []VecVirtual) {
 	y := Load(Param("y"), GP64())
@@ -245,11 +255,7 @@ func gemvQ8(t tier, f format, rb int) {
 		}
 		return Mem{Base: base, Index: s3, Scale: 1, Disp: off}
 	}
-	acc := make([]VecVirtual, rb)
-	for r := range acc {
-		acc[r] = YMM()
-		t.zero(acc[r])
-	}
+	acc := t.zeroAccs(rb)
 	// Constants kept in registers: the unsigned operand of VPMADDUBSW and
 	// VPDPBUSD must be one.
 	var nibble, eight, high VecVirtual

@@ -79,11 +79,7 @@ func (t tier) superScale(m Mem, dy VecVirtual) VecVirtual {
 func gemvK(t tier, f format, rb int) {
 	name := fmt.Sprintf("gemvQ8%s%sR%d", f.name, t.name, rb)
 	w, s, xq, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × Q8_K GEMV (%s tier).", name, rb, f.name, t.name), "xq", "*byte")
-	acc := make([]VecVirtual, rb)
-	for r := range acc {
-		acc[r] = YMM()
-		t.zero(acc[r])
-	}
+	acc := t.zeroAccs(rb)
 	nibble := YMM()
 	t.loadu(kc(cNibble), nibble)
 	var low2 VecVirtual
