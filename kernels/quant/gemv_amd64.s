@@ -328,7 +328,39 @@ DATA gemvconst<>+1296(SB)/4, $0x00000007
 DATA gemvconst<>+1300(SB)/4, $0x00000007
 DATA gemvconst<>+1304(SB)/4, $0x00000007
 DATA gemvconst<>+1308(SB)/4, $0x00000007
-GLOBL gemvconst<>(SB), RODATA|NOPTR, $1312
+DATA gemvconst<>+1312(SB)/4, $0x10101010
+DATA gemvconst<>+1316(SB)/4, $0x10101010
+DATA gemvconst<>+1320(SB)/4, $0x10101010
+DATA gemvconst<>+1324(SB)/4, $0x10101010
+DATA gemvconst<>+1328(SB)/4, $0x10101010
+DATA gemvconst<>+1332(SB)/4, $0x10101010
+DATA gemvconst<>+1336(SB)/4, $0x10101010
+DATA gemvconst<>+1340(SB)/4, $0x10101010
+DATA gemvconst<>+1344(SB)/4, $0x01010101
+DATA gemvconst<>+1348(SB)/4, $0x01010101
+DATA gemvconst<>+1352(SB)/4, $0x01010101
+DATA gemvconst<>+1356(SB)/4, $0x01010101
+DATA gemvconst<>+1360(SB)/4, $0x01010101
+DATA gemvconst<>+1364(SB)/4, $0x01010101
+DATA gemvconst<>+1368(SB)/4, $0x01010101
+DATA gemvconst<>+1372(SB)/4, $0x01010101
+DATA gemvconst<>+1376(SB)/4, $0x00000000
+DATA gemvconst<>+1380(SB)/4, $0x00000000
+DATA gemvconst<>+1384(SB)/4, $0x01010101
+DATA gemvconst<>+1388(SB)/4, $0x01010101
+DATA gemvconst<>+1392(SB)/4, $0x02020202
+DATA gemvconst<>+1396(SB)/4, $0x02020202
+DATA gemvconst<>+1400(SB)/4, $0x03030303
+DATA gemvconst<>+1404(SB)/4, $0x03030303
+DATA gemvconst<>+1408(SB)/4, $0x08040201
+DATA gemvconst<>+1412(SB)/4, $0x80402010
+DATA gemvconst<>+1416(SB)/4, $0x08040201
+DATA gemvconst<>+1420(SB)/4, $0x80402010
+DATA gemvconst<>+1424(SB)/4, $0x08040201
+DATA gemvconst<>+1428(SB)/4, $0x80402010
+DATA gemvconst<>+1432(SB)/4, $0x08040201
+DATA gemvconst<>+1436(SB)/4, $0x80402010
+GLOBL gemvconst<>(SB), RODATA|NOPTR, $1440
 
 // func gemvQ8Q4_0AVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 // Requires: AVX, AVX2, F16C, FMA3, MMX+
@@ -922,6 +954,1184 @@ loopgemvQ8Q8_0AVX2R4:
 	JNZ          loopgemvQ8Q8_0AVX2R4
 
 donegemvQ8Q8_0AVX2R4:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X0, X4, X4
+	VMOVHLPS     X4, X4, X0
+	VADDPS       X0, X4, X4
+	VMOVSHDUP    X4, X0
+	VADDSS       X0, X4, X4
+	VMOVSS       X4, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 8(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X3, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 12(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1AVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1AVX2R1(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	LEAQ    (CX)(CX*2), CX
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU gemvconst<>+0(SB), Y1
+	VMOVDQU gemvconst<>+1344(SB), Y2
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q4_1AVX2R1
+
+loopgemvQ8Q4_1AVX2R1:
+	VMOVDQU      4(DX), Y3
+	VPBROADCASTW (DX), X4
+	VCVTPH2PS    X4, Y4
+	VPMADDUBSW   Y3, Y2, Y5
+	VPMADDWD     gemvconst<>+64(SB), Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	PREFETCHT0   1024(AX)
+	VMOVDQU      4(AX), X6
+	VPSRLW       $0x04, X6, X7
+	VINSERTI128  $0x01, X7, Y6, Y7
+	VPAND        Y1, Y7, Y7
+	VPMADDUBSW   Y3, Y7, Y3
+	VPMADDWD     gemvconst<>+64(SB), Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VPBROADCASTW (AX), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFMADD231PS  Y7, Y3, Y0
+	VPBROADCASTW 2(AX), X3
+	VCVTPH2PS    X3, Y3
+	VMULPS       Y4, Y3, Y3
+	VFMADD231PS  Y3, Y5, Y0
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1AVX2R1
+
+donegemvQ8Q4_1AVX2R1:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1AVX2R2(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1AVX2R2(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	VPXOR   Y0, Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	VMOVDQU gemvconst<>+0(SB), Y2
+	VMOVDQU gemvconst<>+1344(SB), Y3
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q4_1AVX2R2
+
+loopgemvQ8Q4_1AVX2R2:
+	VMOVDQU      4(DX), Y4
+	VPBROADCASTW (DX), X5
+	VCVTPH2PS    X5, Y5
+	VPMADDUBSW   Y4, Y3, Y6
+	VPMADDWD     gemvconst<>+64(SB), Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	PREFETCHT0   1024(AX)
+	VMOVDQU      4(AX), X7
+	VPSRLW       $0x04, X7, X8
+	VINSERTI128  $0x01, X8, Y7, Y8
+	VPAND        Y2, Y8, Y8
+	VPMADDUBSW   Y4, Y8, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (AX), X7
+	VCVTPH2PS    X7, Y9
+	VMULPS       Y5, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPBROADCASTW 2(AX), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y6, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU      4(AX)(CX*1), X7
+	VPSRLW       $0x04, X7, X8
+	VINSERTI128  $0x01, X8, Y7, Y8
+	VPAND        Y2, Y8, Y8
+	VPMADDUBSW   Y4, Y8, Y4
+	VPMADDWD     gemvconst<>+64(SB), Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VPBROADCASTW (AX)(CX*1), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y4, Y1
+	VPBROADCASTW 2(AX)(CX*1), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y5, Y4, Y4
+	VFMADD231PS  Y4, Y6, Y1
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1AVX2R2
+
+donegemvQ8Q4_1AVX2R2:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 4(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1AVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1AVX2R3(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	VPXOR   Y0, Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	VMOVDQU gemvconst<>+0(SB), Y3
+	VMOVDQU gemvconst<>+1344(SB), Y4
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q4_1AVX2R3
+
+loopgemvQ8Q4_1AVX2R3:
+	VMOVDQU      4(DX), Y5
+	VPBROADCASTW (DX), X6
+	VCVTPH2PS    X6, Y6
+	VPMADDUBSW   Y5, Y4, Y7
+	VPMADDWD     gemvconst<>+64(SB), Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	PREFETCHT0   1024(AX)
+	VMOVDQU      4(AX), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI128  $0x01, X9, Y8, Y9
+	VPAND        Y3, Y9, Y9
+	VPMADDUBSW   Y5, Y9, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX), X8
+	VCVTPH2PS    X8, Y10
+	VMULPS       Y6, Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPBROADCASTW 2(AX), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y7, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU      4(AX)(CX*1), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI128  $0x01, X9, Y8, Y9
+	VPAND        Y3, Y9, Y9
+	VPMADDUBSW   Y5, Y9, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX)(CX*1), X8
+	VCVTPH2PS    X8, Y10
+	VMULPS       Y6, Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPBROADCASTW 2(AX)(CX*1), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y7, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU      4(AX)(CX*2), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI128  $0x01, X9, Y8, Y9
+	VPAND        Y3, Y9, Y9
+	VPMADDUBSW   Y5, Y9, Y5
+	VPMADDWD     gemvconst<>+64(SB), Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VPBROADCASTW (AX)(CX*2), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y5, Y2
+	VPBROADCASTW 2(AX)(CX*2), X5
+	VCVTPH2PS    X5, Y5
+	VMULPS       Y6, Y5, Y5
+	VFMADD231PS  Y5, Y7, Y2
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1AVX2R3
+
+donegemvQ8Q4_1AVX2R3:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X0, X3, X3
+	VMOVHLPS     X3, X3, X0
+	VADDPS       X0, X3, X3
+	VMOVSHDUP    X3, X0
+	VADDSS       X0, X3, X3
+	VMOVSS       X3, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 8(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1AVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1AVX2R4(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	VPXOR   Y0, Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	VPXOR   Y3, Y3, Y3
+	VMOVDQU gemvconst<>+0(SB), Y4
+	VMOVDQU gemvconst<>+1344(SB), Y5
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q4_1AVX2R4
+
+loopgemvQ8Q4_1AVX2R4:
+	VMOVDQU      4(DX), Y6
+	VPBROADCASTW (DX), X7
+	VCVTPH2PS    X7, Y7
+	VPMADDUBSW   Y6, Y5, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	PREFETCHT0   1024(AX)
+	VMOVDQU      4(AX), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI128  $0x01, X10, Y9, Y10
+	VPAND        Y4, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX), X9
+	VCVTPH2PS    X9, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y10, Y0
+	VPBROADCASTW 2(AX), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU      4(AX)(CX*1), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI128  $0x01, X10, Y9, Y10
+	VPAND        Y4, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX)(CX*1), X9
+	VCVTPH2PS    X9, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y10, Y1
+	VPBROADCASTW 2(AX)(CX*1), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU      4(AX)(CX*2), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI128  $0x01, X10, Y9, Y10
+	VPAND        Y4, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX)(CX*2), X9
+	VCVTPH2PS    X9, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y10, Y2
+	VPBROADCASTW 2(AX)(CX*2), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU      4(AX)(SI*1), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI128  $0x01, X10, Y9, Y10
+	VPAND        Y4, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y6
+	VPMADDWD     gemvconst<>+64(SB), Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	VPBROADCASTW (AX)(SI*1), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y6, Y3
+	VPBROADCASTW 2(AX)(SI*1), X6
+	VCVTPH2PS    X6, Y6
+	VMULPS       Y7, Y6, Y6
+	VFMADD231PS  Y6, Y8, Y3
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1AVX2R4
+
+donegemvQ8Q4_1AVX2R4:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X0, X4, X4
+	VMOVHLPS     X4, X4, X0
+	VADDPS       X0, X4, X4
+	VMOVSHDUP    X4, X0
+	VADDSS       X0, X4, X4
+	VMOVSS       X4, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 8(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X3, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 12(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0AVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0AVX2R1(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	LEAQ    (CX)(CX*2), CX
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU gemvconst<>+0(SB), Y1
+	VMOVDQU gemvconst<>+1312(SB), Y2
+	VMOVDQU gemvconst<>+1344(SB), Y3
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q5_0AVX2R1
+
+loopgemvQ8Q5_0AVX2R1:
+	VMOVDQU      2(DX), Y4
+	VPBROADCASTW (DX), X5
+	VCVTPH2PS    X5, Y5
+	VPMADDUBSW   Y4, Y2, Y6
+	VPMADDWD     gemvconst<>+64(SB), Y6, Y6
+	VPXOR        Y7, Y7, Y7
+	VPSUBD       Y6, Y7, Y7
+	PREFETCHT0   1024(AX)
+	VMOVDQU      6(AX), X8
+	VPSRLW       $0x04, X8, X6
+	VINSERTI128  $0x01, X6, Y8, Y6
+	VPAND        Y1, Y6, Y6
+	VPBROADCASTD 2(AX), Y9
+	VPSHUFB      gemvconst<>+1376(SB), Y9, Y9
+	VPAND        gemvconst<>+1408(SB), Y9, Y9
+	VPMINUB      Y3, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPOR         Y9, Y6, Y6
+	VPMADDUBSW   Y4, Y6, Y4
+	VPMADDWD     gemvconst<>+64(SB), Y4, Y4
+	VPADDD       Y7, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VPBROADCASTW (AX), X6
+	VCVTPH2PS    X6, Y6
+	VMULPS       Y5, Y6, Y6
+	VFMADD231PS  Y6, Y4, Y0
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0AVX2R1
+
+donegemvQ8Q5_0AVX2R1:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0AVX2R2(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0AVX2R2(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	VPXOR   Y0, Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	VMOVDQU gemvconst<>+0(SB), Y2
+	VMOVDQU gemvconst<>+1312(SB), Y3
+	VMOVDQU gemvconst<>+1344(SB), Y4
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q5_0AVX2R2
+
+loopgemvQ8Q5_0AVX2R2:
+	VMOVDQU      2(DX), Y5
+	VPBROADCASTW (DX), X6
+	VCVTPH2PS    X6, Y6
+	VPMADDUBSW   Y5, Y3, Y7
+	VPMADDWD     gemvconst<>+64(SB), Y7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPSUBD       Y7, Y8, Y8
+	PREFETCHT0   1024(AX)
+	VMOVDQU      6(AX), X9
+	VPSRLW       $0x04, X9, X7
+	VINSERTI128  $0x01, X7, Y9, Y7
+	VPAND        Y2, Y7, Y7
+	VPBROADCASTD 2(AX), Y10
+	VPSHUFB      gemvconst<>+1376(SB), Y10, Y10
+	VPAND        gemvconst<>+1408(SB), Y10, Y10
+	VPMINUB      Y4, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y7, Y7
+	VPMADDUBSW   Y5, Y7, Y7
+	VPMADDWD     gemvconst<>+64(SB), Y7, Y7
+	VPADDD       Y8, Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VPBROADCASTW (AX), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y6, Y10, Y10
+	VFMADD231PS  Y10, Y7, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU      6(AX)(CX*1), X9
+	VPSRLW       $0x04, X9, X7
+	VINSERTI128  $0x01, X7, Y9, Y7
+	VPAND        Y2, Y7, Y7
+	VPBROADCASTD 2(AX)(CX*1), Y10
+	VPSHUFB      gemvconst<>+1376(SB), Y10, Y10
+	VPAND        gemvconst<>+1408(SB), Y10, Y10
+	VPMINUB      Y4, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y7, Y7
+	VPMADDUBSW   Y5, Y7, Y5
+	VPMADDWD     gemvconst<>+64(SB), Y5, Y5
+	VPADDD       Y8, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VPBROADCASTW (AX)(CX*1), X7
+	VCVTPH2PS    X7, Y7
+	VMULPS       Y6, Y7, Y7
+	VFMADD231PS  Y7, Y5, Y1
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0AVX2R2
+
+donegemvQ8Q5_0AVX2R2:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 4(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0AVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0AVX2R3(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	VPXOR   Y0, Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	VMOVDQU gemvconst<>+0(SB), Y3
+	VMOVDQU gemvconst<>+1312(SB), Y4
+	VMOVDQU gemvconst<>+1344(SB), Y5
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q5_0AVX2R3
+
+loopgemvQ8Q5_0AVX2R3:
+	VMOVDQU      2(DX), Y6
+	VPBROADCASTW (DX), X7
+	VCVTPH2PS    X7, Y7
+	VPMADDUBSW   Y6, Y4, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VPXOR        Y9, Y9, Y9
+	VPSUBD       Y8, Y9, Y9
+	PREFETCHT0   1024(AX)
+	VMOVDQU      6(AX), X10
+	VPSRLW       $0x04, X10, X8
+	VINSERTI128  $0x01, X8, Y10, Y8
+	VPAND        Y3, Y8, Y8
+	VPBROADCASTD 2(AX), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPAND        gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y5, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPOR         Y11, Y8, Y8
+	VPMADDUBSW   Y6, Y8, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VPADDD       Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (AX), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y8, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU      6(AX)(CX*1), X10
+	VPSRLW       $0x04, X10, X8
+	VINSERTI128  $0x01, X8, Y10, Y8
+	VPAND        Y3, Y8, Y8
+	VPBROADCASTD 2(AX)(CX*1), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPAND        gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y5, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPOR         Y11, Y8, Y8
+	VPMADDUBSW   Y6, Y8, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VPADDD       Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (AX)(CX*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y8, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU      6(AX)(CX*2), X10
+	VPSRLW       $0x04, X10, X8
+	VINSERTI128  $0x01, X8, Y10, Y8
+	VPAND        Y3, Y8, Y8
+	VPBROADCASTD 2(AX)(CX*2), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPAND        gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y5, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPOR         Y11, Y8, Y8
+	VPMADDUBSW   Y6, Y8, Y6
+	VPMADDWD     gemvconst<>+64(SB), Y6, Y6
+	VPADDD       Y9, Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	VPBROADCASTW (AX)(CX*2), X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y7, Y8, Y8
+	VFMADD231PS  Y8, Y6, Y2
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0AVX2R3
+
+donegemvQ8Q5_0AVX2R3:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X0, X3, X3
+	VMOVHLPS     X3, X3, X0
+	VADDPS       X0, X3, X3
+	VMOVSHDUP    X3, X0
+	VADDSS       X0, X3, X3
+	VMOVSS       X3, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 8(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0AVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0AVX2R4(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	VPXOR   Y0, Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	VPXOR   Y3, Y3, Y3
+	VMOVDQU gemvconst<>+0(SB), Y4
+	VMOVDQU gemvconst<>+1312(SB), Y5
+	VMOVDQU gemvconst<>+1344(SB), Y6
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q5_0AVX2R4
+
+loopgemvQ8Q5_0AVX2R4:
+	VMOVDQU      2(DX), Y7
+	VPBROADCASTW (DX), X8
+	VCVTPH2PS    X8, Y8
+	VPMADDUBSW   Y7, Y5, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VPXOR        Y10, Y10, Y10
+	VPSUBD       Y9, Y10, Y10
+	PREFETCHT0   1024(AX)
+	VMOVDQU      6(AX), X11
+	VPSRLW       $0x04, X11, X9
+	VINSERTI128  $0x01, X9, Y11, Y9
+	VPAND        Y4, Y9, Y9
+	VPBROADCASTD 2(AX), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPAND        gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y6, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y9, Y9
+	VPMADDUBSW   Y7, Y9, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VPADDD       Y10, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y9, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU      6(AX)(CX*1), X11
+	VPSRLW       $0x04, X11, X9
+	VINSERTI128  $0x01, X9, Y11, Y9
+	VPAND        Y4, Y9, Y9
+	VPBROADCASTD 2(AX)(CX*1), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPAND        gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y6, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y9, Y9
+	VPMADDUBSW   Y7, Y9, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VPADDD       Y10, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX)(CX*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y9, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU      6(AX)(CX*2), X11
+	VPSRLW       $0x04, X11, X9
+	VINSERTI128  $0x01, X9, Y11, Y9
+	VPAND        Y4, Y9, Y9
+	VPBROADCASTD 2(AX)(CX*2), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPAND        gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y6, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y9, Y9
+	VPMADDUBSW   Y7, Y9, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VPADDD       Y10, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX)(CX*2), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y9, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU      6(AX)(SI*1), X11
+	VPSRLW       $0x04, X11, X9
+	VINSERTI128  $0x01, X9, Y11, Y9
+	VPAND        Y4, Y9, Y9
+	VPBROADCASTD 2(AX)(SI*1), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPAND        gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y6, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y9, Y9
+	VPMADDUBSW   Y7, Y9, Y7
+	VPMADDWD     gemvconst<>+64(SB), Y7, Y7
+	VPADDD       Y10, Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VPBROADCASTW (AX)(SI*1), X9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VFMADD231PS  Y9, Y7, Y3
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0AVX2R4
+
+donegemvQ8Q5_0AVX2R4:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X0, X4, X4
+	VMOVHLPS     X4, X4, X0
+	VADDPS       X0, X4, X4
+	VMOVSHDUP    X4, X0
+	VADDSS       X0, X4, X4
+	VMOVSS       X4, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 8(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X3, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 12(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1AVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1AVX2R1(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	LEAQ    (CX)(CX*2), CX
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU gemvconst<>+0(SB), Y1
+	VMOVDQU gemvconst<>+1344(SB), Y2
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q5_1AVX2R1
+
+loopgemvQ8Q5_1AVX2R1:
+	VMOVDQU      4(DX), Y3
+	VPBROADCASTW (DX), X4
+	VCVTPH2PS    X4, Y4
+	VPMADDUBSW   Y3, Y2, Y5
+	VPMADDWD     gemvconst<>+64(SB), Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	PREFETCHT0   1024(AX)
+	VMOVDQU      8(AX), X6
+	VPSRLW       $0x04, X6, X7
+	VINSERTI128  $0x01, X7, Y6, Y7
+	VPAND        Y1, Y7, Y7
+	VPBROADCASTD 4(AX), Y8
+	VPSHUFB      gemvconst<>+1376(SB), Y8, Y8
+	VPAND        gemvconst<>+1408(SB), Y8, Y8
+	VPMINUB      Y2, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   Y3, Y7, Y3
+	VPMADDWD     gemvconst<>+64(SB), Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VPBROADCASTW (AX), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFMADD231PS  Y7, Y3, Y0
+	VPBROADCASTW 2(AX), X3
+	VCVTPH2PS    X3, Y3
+	VMULPS       Y4, Y3, Y3
+	VFMADD231PS  Y3, Y5, Y0
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1AVX2R1
+
+donegemvQ8Q5_1AVX2R1:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1AVX2R2(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1AVX2R2(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	VPXOR   Y0, Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	VMOVDQU gemvconst<>+0(SB), Y2
+	VMOVDQU gemvconst<>+1344(SB), Y3
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q5_1AVX2R2
+
+loopgemvQ8Q5_1AVX2R2:
+	VMOVDQU      4(DX), Y4
+	VPBROADCASTW (DX), X5
+	VCVTPH2PS    X5, Y5
+	VPMADDUBSW   Y4, Y3, Y6
+	VPMADDWD     gemvconst<>+64(SB), Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	PREFETCHT0   1024(AX)
+	VMOVDQU      8(AX), X7
+	VPSRLW       $0x04, X7, X8
+	VINSERTI128  $0x01, X8, Y7, Y8
+	VPAND        Y2, Y8, Y8
+	VPBROADCASTD 4(AX), Y9
+	VPSHUFB      gemvconst<>+1376(SB), Y9, Y9
+	VPAND        gemvconst<>+1408(SB), Y9, Y9
+	VPMINUB      Y3, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VPMADDUBSW   Y4, Y8, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (AX), X7
+	VCVTPH2PS    X7, Y9
+	VMULPS       Y5, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPBROADCASTW 2(AX), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y6, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU      8(AX)(CX*1), X7
+	VPSRLW       $0x04, X7, X8
+	VINSERTI128  $0x01, X8, Y7, Y8
+	VPAND        Y2, Y8, Y8
+	VPBROADCASTD 4(AX)(CX*1), Y9
+	VPSHUFB      gemvconst<>+1376(SB), Y9, Y9
+	VPAND        gemvconst<>+1408(SB), Y9, Y9
+	VPMINUB      Y3, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VPMADDUBSW   Y4, Y8, Y4
+	VPMADDWD     gemvconst<>+64(SB), Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VPBROADCASTW (AX)(CX*1), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y4, Y1
+	VPBROADCASTW 2(AX)(CX*1), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y5, Y4, Y4
+	VFMADD231PS  Y4, Y6, Y1
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1AVX2R2
+
+donegemvQ8Q5_1AVX2R2:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 4(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1AVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1AVX2R3(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	VPXOR   Y0, Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	VMOVDQU gemvconst<>+0(SB), Y3
+	VMOVDQU gemvconst<>+1344(SB), Y4
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q5_1AVX2R3
+
+loopgemvQ8Q5_1AVX2R3:
+	VMOVDQU      4(DX), Y5
+	VPBROADCASTW (DX), X6
+	VCVTPH2PS    X6, Y6
+	VPMADDUBSW   Y5, Y4, Y7
+	VPMADDWD     gemvconst<>+64(SB), Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	PREFETCHT0   1024(AX)
+	VMOVDQU      8(AX), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI128  $0x01, X9, Y8, Y9
+	VPAND        Y3, Y9, Y9
+	VPBROADCASTD 4(AX), Y10
+	VPSHUFB      gemvconst<>+1376(SB), Y10, Y10
+	VPAND        gemvconst<>+1408(SB), Y10, Y10
+	VPMINUB      Y4, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPMADDUBSW   Y5, Y9, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX), X8
+	VCVTPH2PS    X8, Y10
+	VMULPS       Y6, Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPBROADCASTW 2(AX), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y7, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU      8(AX)(CX*1), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI128  $0x01, X9, Y8, Y9
+	VPAND        Y3, Y9, Y9
+	VPBROADCASTD 4(AX)(CX*1), Y10
+	VPSHUFB      gemvconst<>+1376(SB), Y10, Y10
+	VPAND        gemvconst<>+1408(SB), Y10, Y10
+	VPMINUB      Y4, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPMADDUBSW   Y5, Y9, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX)(CX*1), X8
+	VCVTPH2PS    X8, Y10
+	VMULPS       Y6, Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPBROADCASTW 2(AX)(CX*1), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y7, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU      8(AX)(CX*2), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI128  $0x01, X9, Y8, Y9
+	VPAND        Y3, Y9, Y9
+	VPBROADCASTD 4(AX)(CX*2), Y10
+	VPSHUFB      gemvconst<>+1376(SB), Y10, Y10
+	VPAND        gemvconst<>+1408(SB), Y10, Y10
+	VPMINUB      Y4, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPMADDUBSW   Y5, Y9, Y5
+	VPMADDWD     gemvconst<>+64(SB), Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VPBROADCASTW (AX)(CX*2), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y5, Y2
+	VPBROADCASTW 2(AX)(CX*2), X5
+	VCVTPH2PS    X5, Y5
+	VMULPS       Y6, Y5, Y5
+	VFMADD231PS  Y5, Y7, Y2
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1AVX2R3
+
+donegemvQ8Q5_1AVX2R3:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X0, X3, X3
+	VMOVHLPS     X3, X3, X0
+	VADDPS       X0, X3, X3
+	VMOVSHDUP    X3, X0
+	VADDSS       X0, X3, X3
+	VMOVSS       X3, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 8(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1AVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1AVX2R4(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	VPXOR   Y0, Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	VPXOR   Y3, Y3, Y3
+	VMOVDQU gemvconst<>+0(SB), Y4
+	VMOVDQU gemvconst<>+1344(SB), Y5
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q5_1AVX2R4
+
+loopgemvQ8Q5_1AVX2R4:
+	VMOVDQU      4(DX), Y6
+	VPBROADCASTW (DX), X7
+	VCVTPH2PS    X7, Y7
+	VPMADDUBSW   Y6, Y5, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	PREFETCHT0   1024(AX)
+	VMOVDQU      8(AX), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI128  $0x01, X10, Y9, Y10
+	VPAND        Y4, Y10, Y10
+	VPBROADCASTD 4(AX), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPAND        gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y5, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX), X9
+	VCVTPH2PS    X9, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y10, Y0
+	VPBROADCASTW 2(AX), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU      8(AX)(CX*1), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI128  $0x01, X10, Y9, Y10
+	VPAND        Y4, Y10, Y10
+	VPBROADCASTD 4(AX)(CX*1), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPAND        gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y5, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX)(CX*1), X9
+	VCVTPH2PS    X9, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y10, Y1
+	VPBROADCASTW 2(AX)(CX*1), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU      8(AX)(CX*2), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI128  $0x01, X10, Y9, Y10
+	VPAND        Y4, Y10, Y10
+	VPBROADCASTD 4(AX)(CX*2), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPAND        gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y5, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX)(CX*2), X9
+	VCVTPH2PS    X9, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y10, Y2
+	VPBROADCASTW 2(AX)(CX*2), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU      8(AX)(SI*1), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI128  $0x01, X10, Y9, Y10
+	VPAND        Y4, Y10, Y10
+	VPBROADCASTD 4(AX)(SI*1), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPAND        gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y5, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y6
+	VPMADDWD     gemvconst<>+64(SB), Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	VPBROADCASTW (AX)(SI*1), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y6, Y3
+	VPBROADCASTW 2(AX)(SI*1), X6
+	VCVTPH2PS    X6, Y6
+	VMULPS       Y7, Y6, Y6
+	VFMADD231PS  Y6, Y8, Y3
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1AVX2R4
+
+donegemvQ8Q5_1AVX2R4:
 	MOVQ         y+0(FP), AX
 	VEXTRACTF128 $0x01, Y0, X4
 	VADDPS       X0, X4, X4
@@ -1676,6 +2886,1362 @@ loopgemvF32Q8_0AVX2R4:
 	JNZ          loopgemvF32Q8_0AVX2R4
 
 donegemvF32Q8_0AVX2R4:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X0, X4, X4
+	VMOVHLPS     X4, X4, X0
+	VADDPS       X0, X4, X4
+	VMOVSHDUP    X4, X0
+	VADDSS       X0, X4, X4
+	VMOVSS       X4, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 8(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X3, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 12(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KAVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KAVX2R1(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), CX
+	MOVQ    nb+32(FP), DX
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU gemvconst<>+0(SB), Y1
+	TESTQ   DX, DX
+	JZ      donegemvQ8Q5_KAVX2R1
+
+loopgemvQ8Q5_KAVX2R1:
+	VBROADCASTSS (CX), Y2
+	VMOVDQU      260(CX), Y3
+	MOVQ         AX, BX
+	PREFETCHT0   1024(BX)
+	PREFETCHT0   1088(BX)
+	PREFETCHT0   1152(BX)
+	MOVL         4(BX), SI
+	MOVL         8(BX), DI
+	MOVL         12(BX), R8
+	MOVL         R8, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         SI, R10
+	SHRL         $0x02, R10
+	ANDL         $0x30303030, R10
+	ORL          R10, R9
+	SHLQ         $0x20, R9
+	ANDL         $0x3f3f3f3f, SI
+	ORQ          SI, R9
+	SHRL         $0x04, R8
+	ANDL         $0x0f0f0f0f, R8
+	MOVL         DI, R10
+	SHRL         $0x02, R10
+	ANDL         $0x30303030, R10
+	ORL          R8, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	VMOVQ        R9, X4
+	VPMOVZXBW    X4, X4
+	VINSERTI128  $0x01, X4, Y4, Y5
+	VMOVQ        R10, X6
+	VPMOVZXBW    X6, X6
+	VPUNPCKLWD   X6, X6, X4
+	VPUNPCKHWD   X6, X6, X6
+	VINSERTI128  $0x01, X6, Y4, Y6
+	VPMADDWD     Y3, Y6, Y3
+	VPXOR        Y6, Y6, Y6
+	VMOVDQU      16(BX), Y7
+	VMOVDQU      48(BX), Y8
+	VPAND        Y1, Y8, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y7, Y10
+	VPAND        gemvconst<>+1312(SB), Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPSLLW       $0x03, Y7, Y10
+	VPAND        gemvconst<>+1312(SB), Y10, Y10
+	VPOR         Y10, Y8, Y8
+	VPSHUFB      gemvconst<>+160(SB), Y5, Y10
+	VPMADDUBSW   4(CX), Y9, Y9
+	VPMADDWD     Y10, Y9, Y9
+	VPADDD       Y9, Y6, Y6
+	VPSHUFB      gemvconst<>+192(SB), Y5, Y9
+	VPMADDUBSW   36(CX), Y8, Y8
+	VPMADDWD     Y9, Y8, Y8
+	VPADDD       Y8, Y6, Y6
+	VMOVDQU      80(BX), Y8
+	VPAND        Y1, Y8, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x02, Y7, Y10
+	VPAND        gemvconst<>+1312(SB), Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPSLLW       $0x01, Y7, Y10
+	VPAND        gemvconst<>+1312(SB), Y10, Y10
+	VPOR         Y10, Y8, Y8
+	VPSHUFB      gemvconst<>+224(SB), Y5, Y10
+	VPMADDUBSW   68(CX), Y9, Y9
+	VPMADDWD     Y10, Y9, Y9
+	VPADDD       Y9, Y6, Y6
+	VPSHUFB      gemvconst<>+256(SB), Y5, Y9
+	VPMADDUBSW   100(CX), Y8, Y8
+	VPMADDWD     Y9, Y8, Y8
+	VPADDD       Y8, Y6, Y6
+	VMOVDQU      112(BX), Y8
+	VPAND        Y1, Y8, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y1, Y8, Y8
+	VMOVDQU      Y7, Y10
+	VPAND        gemvconst<>+1312(SB), Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPSRLW       $0x01, Y7, Y10
+	VPAND        gemvconst<>+1312(SB), Y10, Y10
+	VPOR         Y10, Y8, Y8
+	VPSHUFB      gemvconst<>+288(SB), Y5, Y10
+	VPMADDUBSW   132(CX), Y9, Y9
+	VPMADDWD     Y10, Y9, Y9
+	VPADDD       Y9, Y6, Y6
+	VPSHUFB      gemvconst<>+320(SB), Y5, Y9
+	VPMADDUBSW   164(CX), Y8, Y8
+	VPMADDWD     Y9, Y8, Y8
+	VPADDD       Y8, Y6, Y6
+	VMOVDQU      144(BX), Y8
+	VPAND        Y1, Y8, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y1, Y8, Y8
+	VPSRLW       $0x02, Y7, Y10
+	VPAND        gemvconst<>+1312(SB), Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPSRLW       $0x03, Y7, Y7
+	VPAND        gemvconst<>+1312(SB), Y7, Y7
+	VPOR         Y7, Y8, Y8
+	VPSHUFB      gemvconst<>+352(SB), Y5, Y7
+	VPMADDUBSW   196(CX), Y9, Y9
+	VPMADDWD     Y7, Y9, Y9
+	VPADDD       Y9, Y6, Y6
+	VPSHUFB      gemvconst<>+384(SB), Y5, Y5
+	VPMADDUBSW   228(CX), Y8, Y7
+	VPMADDWD     Y5, Y7, Y7
+	VPADDD       Y7, Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	VCVTDQ2PS    Y3, Y3
+	VPBROADCASTW (BX), X4
+	VCVTPH2PS    X4, Y5
+	VMULPS       Y2, Y5, Y5
+	VFMADD231PS  Y5, Y6, Y0
+	VPBROADCASTW 2(BX), X4
+	VCVTPH2PS    X4, Y5
+	VMULPS       Y2, Y5, Y5
+	VFNMADD231PS Y5, Y3, Y0
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, CX
+	DECQ         DX
+	JNZ          loopgemvQ8Q5_KAVX2R1
+
+donegemvQ8Q5_KAVX2R1:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KAVX2R2(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KAVX2R2(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	VPXOR   Y0, Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	VMOVDQU gemvconst<>+0(SB), Y2
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q5_KAVX2R2
+
+loopgemvQ8Q5_KAVX2R2:
+	VBROADCASTSS (DX), Y3
+	VMOVDQU      260(DX), Y4
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X5
+	VPMOVZXBW    X5, X5
+	VINSERTI128  $0x01, X5, Y5, Y6
+	VMOVQ        R11, X7
+	VPMOVZXBW    X7, X7
+	VPUNPCKLWD   X7, X7, X5
+	VPUNPCKHWD   X7, X7, X7
+	VINSERTI128  $0x01, X7, Y5, Y7
+	VPMADDWD     Y4, Y7, Y7
+	VPXOR        Y8, Y8, Y8
+	VMOVDQU      16(SI), Y9
+	VMOVDQU      48(SI), Y10
+	VPAND        Y2, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        Y2, Y10, Y10
+	VPSLLW       $0x04, Y9, Y12
+	VPAND        gemvconst<>+1312(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPSLLW       $0x03, Y9, Y12
+	VPAND        gemvconst<>+1312(SB), Y12, Y12
+	VPOR         Y12, Y10, Y10
+	VPSHUFB      gemvconst<>+160(SB), Y6, Y12
+	VPMADDUBSW   4(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y8, Y8
+	VPSHUFB      gemvconst<>+192(SB), Y6, Y11
+	VPMADDUBSW   36(DX), Y10, Y10
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y8, Y8
+	VMOVDQU      80(SI), Y10
+	VPAND        Y2, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        Y2, Y10, Y10
+	VPSLLW       $0x02, Y9, Y12
+	VPAND        gemvconst<>+1312(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPSLLW       $0x01, Y9, Y12
+	VPAND        gemvconst<>+1312(SB), Y12, Y12
+	VPOR         Y12, Y10, Y10
+	VPSHUFB      gemvconst<>+224(SB), Y6, Y12
+	VPMADDUBSW   68(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y8, Y8
+	VPSHUFB      gemvconst<>+256(SB), Y6, Y11
+	VPMADDUBSW   100(DX), Y10, Y10
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y8, Y8
+	VMOVDQU      112(SI), Y10
+	VPAND        Y2, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        Y2, Y10, Y10
+	VMOVDQU      Y9, Y12
+	VPAND        gemvconst<>+1312(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPSRLW       $0x01, Y9, Y12
+	VPAND        gemvconst<>+1312(SB), Y12, Y12
+	VPOR         Y12, Y10, Y10
+	VPSHUFB      gemvconst<>+288(SB), Y6, Y12
+	VPMADDUBSW   132(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y8, Y8
+	VPSHUFB      gemvconst<>+320(SB), Y6, Y11
+	VPMADDUBSW   164(DX), Y10, Y10
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y8, Y8
+	VMOVDQU      144(SI), Y10
+	VPAND        Y2, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        Y2, Y10, Y10
+	VPSRLW       $0x02, Y9, Y12
+	VPAND        gemvconst<>+1312(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPSRLW       $0x03, Y9, Y9
+	VPAND        gemvconst<>+1312(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      gemvconst<>+352(SB), Y6, Y9
+	VPMADDUBSW   196(DX), Y11, Y11
+	VPMADDWD     Y9, Y11, Y11
+	VPADDD       Y11, Y8, Y8
+	VPSHUFB      gemvconst<>+384(SB), Y6, Y6
+	VPMADDUBSW   228(DX), Y10, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y7, Y7
+	VPBROADCASTW (SI), X5
+	VCVTPH2PS    X5, Y6
+	VMULPS       Y3, Y6, Y6
+	VFMADD231PS  Y6, Y8, Y0
+	VPBROADCASTW 2(SI), X5
+	VCVTPH2PS    X5, Y6
+	VMULPS       Y3, Y6, Y6
+	VFNMADD231PS Y6, Y7, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X5
+	VPMOVZXBW    X5, X5
+	VINSERTI128  $0x01, X5, Y5, Y6
+	VMOVQ        R11, X7
+	VPMOVZXBW    X7, X7
+	VPUNPCKLWD   X7, X7, X5
+	VPUNPCKHWD   X7, X7, X7
+	VINSERTI128  $0x01, X7, Y5, Y7
+	VPMADDWD     Y4, Y7, Y4
+	VPXOR        Y7, Y7, Y7
+	VMOVDQU      16(SI), Y8
+	VMOVDQU      48(SI), Y9
+	VPAND        Y2, Y9, Y10
+	VPSRLW       $0x04, Y9, Y9
+	VPAND        Y2, Y9, Y9
+	VPSLLW       $0x04, Y8, Y11
+	VPAND        gemvconst<>+1312(SB), Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPSLLW       $0x03, Y8, Y11
+	VPAND        gemvconst<>+1312(SB), Y11, Y11
+	VPOR         Y11, Y9, Y9
+	VPSHUFB      gemvconst<>+160(SB), Y6, Y11
+	VPMADDUBSW   4(DX), Y10, Y10
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y7, Y7
+	VPSHUFB      gemvconst<>+192(SB), Y6, Y10
+	VPMADDUBSW   36(DX), Y9, Y9
+	VPMADDWD     Y10, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VMOVDQU      80(SI), Y9
+	VPAND        Y2, Y9, Y10
+	VPSRLW       $0x04, Y9, Y9
+	VPAND        Y2, Y9, Y9
+	VPSLLW       $0x02, Y8, Y11
+	VPAND        gemvconst<>+1312(SB), Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPSLLW       $0x01, Y8, Y11
+	VPAND        gemvconst<>+1312(SB), Y11, Y11
+	VPOR         Y11, Y9, Y9
+	VPSHUFB      gemvconst<>+224(SB), Y6, Y11
+	VPMADDUBSW   68(DX), Y10, Y10
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y7, Y7
+	VPSHUFB      gemvconst<>+256(SB), Y6, Y10
+	VPMADDUBSW   100(DX), Y9, Y9
+	VPMADDWD     Y10, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VMOVDQU      112(SI), Y9
+	VPAND        Y2, Y9, Y10
+	VPSRLW       $0x04, Y9, Y9
+	VPAND        Y2, Y9, Y9
+	VMOVDQU      Y8, Y11
+	VPAND        gemvconst<>+1312(SB), Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPSRLW       $0x01, Y8, Y11
+	VPAND        gemvconst<>+1312(SB), Y11, Y11
+	VPOR         Y11, Y9, Y9
+	VPSHUFB      gemvconst<>+288(SB), Y6, Y11
+	VPMADDUBSW   132(DX), Y10, Y10
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y7, Y7
+	VPSHUFB      gemvconst<>+320(SB), Y6, Y10
+	VPMADDUBSW   164(DX), Y9, Y9
+	VPMADDWD     Y10, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VMOVDQU      144(SI), Y9
+	VPAND        Y2, Y9, Y10
+	VPSRLW       $0x04, Y9, Y9
+	VPAND        Y2, Y9, Y9
+	VPSRLW       $0x02, Y8, Y11
+	VPAND        gemvconst<>+1312(SB), Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPSRLW       $0x03, Y8, Y8
+	VPAND        gemvconst<>+1312(SB), Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPSHUFB      gemvconst<>+352(SB), Y6, Y8
+	VPMADDUBSW   196(DX), Y10, Y10
+	VPMADDWD     Y8, Y10, Y10
+	VPADDD       Y10, Y7, Y7
+	VPSHUFB      gemvconst<>+384(SB), Y6, Y6
+	VPMADDUBSW   228(DX), Y9, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VCVTDQ2PS    Y4, Y4
+	VPBROADCASTW (SI), X5
+	VCVTPH2PS    X5, Y6
+	VMULPS       Y3, Y6, Y6
+	VFMADD231PS  Y6, Y7, Y1
+	VPBROADCASTW 2(SI), X5
+	VCVTPH2PS    X5, Y6
+	VMULPS       Y3, Y6, Y6
+	VFNMADD231PS Y6, Y4, Y1
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KAVX2R2
+
+donegemvQ8Q5_KAVX2R2:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 4(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KAVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KAVX2R3(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	VPXOR   Y0, Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	VMOVDQU gemvconst<>+0(SB), Y3
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q5_KAVX2R3
+
+loopgemvQ8Q5_KAVX2R3:
+	VBROADCASTSS (DX), Y4
+	VMOVDQU      260(DX), Y5
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X6
+	VPMOVZXBW    X6, X6
+	VINSERTI128  $0x01, X6, Y6, Y7
+	VMOVQ        R11, X8
+	VPMOVZXBW    X8, X8
+	VPUNPCKLWD   X8, X8, X6
+	VPUNPCKHWD   X8, X8, X8
+	VINSERTI128  $0x01, X8, Y6, Y8
+	VPMADDWD     Y5, Y8, Y8
+	VPXOR        Y9, Y9, Y9
+	VMOVDQU      16(SI), Y10
+	VMOVDQU      48(SI), Y11
+	VPAND        Y3, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPAND        Y3, Y11, Y11
+	VPSLLW       $0x04, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPSLLW       $0x03, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+160(SB), Y7, Y13
+	VPMADDUBSW   4(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPSHUFB      gemvconst<>+192(SB), Y7, Y12
+	VPMADDUBSW   36(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y9, Y9
+	VMOVDQU      80(SI), Y11
+	VPAND        Y3, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPAND        Y3, Y11, Y11
+	VPSLLW       $0x02, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPSLLW       $0x01, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+224(SB), Y7, Y13
+	VPMADDUBSW   68(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPSHUFB      gemvconst<>+256(SB), Y7, Y12
+	VPMADDUBSW   100(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y9, Y9
+	VMOVDQU      112(SI), Y11
+	VPAND        Y3, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPAND        Y3, Y11, Y11
+	VMOVDQU      Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPSRLW       $0x01, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+288(SB), Y7, Y13
+	VPMADDUBSW   132(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPSHUFB      gemvconst<>+320(SB), Y7, Y12
+	VPMADDUBSW   164(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y9, Y9
+	VMOVDQU      144(SI), Y11
+	VPAND        Y3, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPAND        Y3, Y11, Y11
+	VPSRLW       $0x02, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPSRLW       $0x03, Y10, Y10
+	VPAND        gemvconst<>+1312(SB), Y10, Y10
+	VPOR         Y10, Y11, Y11
+	VPSHUFB      gemvconst<>+352(SB), Y7, Y10
+	VPMADDUBSW   196(DX), Y12, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPSHUFB      gemvconst<>+384(SB), Y7, Y7
+	VPMADDUBSW   228(DX), Y11, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPADDD       Y10, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFMADD231PS  Y7, Y9, Y0
+	VPBROADCASTW 2(SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFNMADD231PS Y7, Y8, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X6
+	VPMOVZXBW    X6, X6
+	VINSERTI128  $0x01, X6, Y6, Y7
+	VMOVQ        R11, X8
+	VPMOVZXBW    X8, X8
+	VPUNPCKLWD   X8, X8, X6
+	VPUNPCKHWD   X8, X8, X8
+	VINSERTI128  $0x01, X8, Y6, Y8
+	VPMADDWD     Y5, Y8, Y8
+	VPXOR        Y9, Y9, Y9
+	VMOVDQU      16(SI), Y10
+	VMOVDQU      48(SI), Y11
+	VPAND        Y3, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPAND        Y3, Y11, Y11
+	VPSLLW       $0x04, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPSLLW       $0x03, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+160(SB), Y7, Y13
+	VPMADDUBSW   4(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPSHUFB      gemvconst<>+192(SB), Y7, Y12
+	VPMADDUBSW   36(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y9, Y9
+	VMOVDQU      80(SI), Y11
+	VPAND        Y3, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPAND        Y3, Y11, Y11
+	VPSLLW       $0x02, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPSLLW       $0x01, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+224(SB), Y7, Y13
+	VPMADDUBSW   68(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPSHUFB      gemvconst<>+256(SB), Y7, Y12
+	VPMADDUBSW   100(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y9, Y9
+	VMOVDQU      112(SI), Y11
+	VPAND        Y3, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPAND        Y3, Y11, Y11
+	VMOVDQU      Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPSRLW       $0x01, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+288(SB), Y7, Y13
+	VPMADDUBSW   132(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPSHUFB      gemvconst<>+320(SB), Y7, Y12
+	VPMADDUBSW   164(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y9, Y9
+	VMOVDQU      144(SI), Y11
+	VPAND        Y3, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPAND        Y3, Y11, Y11
+	VPSRLW       $0x02, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPSRLW       $0x03, Y10, Y10
+	VPAND        gemvconst<>+1312(SB), Y10, Y10
+	VPOR         Y10, Y11, Y11
+	VPSHUFB      gemvconst<>+352(SB), Y7, Y10
+	VPMADDUBSW   196(DX), Y12, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPSHUFB      gemvconst<>+384(SB), Y7, Y7
+	VPMADDUBSW   228(DX), Y11, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPADDD       Y10, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFMADD231PS  Y7, Y9, Y1
+	VPBROADCASTW 2(SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFNMADD231PS Y7, Y8, Y1
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X6
+	VPMOVZXBW    X6, X6
+	VINSERTI128  $0x01, X6, Y6, Y7
+	VMOVQ        R11, X8
+	VPMOVZXBW    X8, X8
+	VPUNPCKLWD   X8, X8, X6
+	VPUNPCKHWD   X8, X8, X8
+	VINSERTI128  $0x01, X8, Y6, Y8
+	VPMADDWD     Y5, Y8, Y5
+	VPXOR        Y8, Y8, Y8
+	VMOVDQU      16(SI), Y9
+	VMOVDQU      48(SI), Y10
+	VPAND        Y3, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        Y3, Y10, Y10
+	VPSLLW       $0x04, Y9, Y12
+	VPAND        gemvconst<>+1312(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPSLLW       $0x03, Y9, Y12
+	VPAND        gemvconst<>+1312(SB), Y12, Y12
+	VPOR         Y12, Y10, Y10
+	VPSHUFB      gemvconst<>+160(SB), Y7, Y12
+	VPMADDUBSW   4(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y8, Y8
+	VPSHUFB      gemvconst<>+192(SB), Y7, Y11
+	VPMADDUBSW   36(DX), Y10, Y10
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y8, Y8
+	VMOVDQU      80(SI), Y10
+	VPAND        Y3, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        Y3, Y10, Y10
+	VPSLLW       $0x02, Y9, Y12
+	VPAND        gemvconst<>+1312(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPSLLW       $0x01, Y9, Y12
+	VPAND        gemvconst<>+1312(SB), Y12, Y12
+	VPOR         Y12, Y10, Y10
+	VPSHUFB      gemvconst<>+224(SB), Y7, Y12
+	VPMADDUBSW   68(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y8, Y8
+	VPSHUFB      gemvconst<>+256(SB), Y7, Y11
+	VPMADDUBSW   100(DX), Y10, Y10
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y8, Y8
+	VMOVDQU      112(SI), Y10
+	VPAND        Y3, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        Y3, Y10, Y10
+	VMOVDQU      Y9, Y12
+	VPAND        gemvconst<>+1312(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPSRLW       $0x01, Y9, Y12
+	VPAND        gemvconst<>+1312(SB), Y12, Y12
+	VPOR         Y12, Y10, Y10
+	VPSHUFB      gemvconst<>+288(SB), Y7, Y12
+	VPMADDUBSW   132(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y8, Y8
+	VPSHUFB      gemvconst<>+320(SB), Y7, Y11
+	VPMADDUBSW   164(DX), Y10, Y10
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y8, Y8
+	VMOVDQU      144(SI), Y10
+	VPAND        Y3, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        Y3, Y10, Y10
+	VPSRLW       $0x02, Y9, Y12
+	VPAND        gemvconst<>+1312(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPSRLW       $0x03, Y9, Y9
+	VPAND        gemvconst<>+1312(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      gemvconst<>+352(SB), Y7, Y9
+	VPMADDUBSW   196(DX), Y11, Y11
+	VPMADDWD     Y9, Y11, Y11
+	VPADDD       Y11, Y8, Y8
+	VPSHUFB      gemvconst<>+384(SB), Y7, Y7
+	VPMADDUBSW   228(DX), Y10, Y9
+	VPMADDWD     Y7, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y5, Y5
+	VPBROADCASTW (SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFMADD231PS  Y7, Y8, Y2
+	VPBROADCASTW 2(SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFNMADD231PS Y7, Y5, Y2
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KAVX2R3
+
+donegemvQ8Q5_KAVX2R3:
+	MOVQ         y+0(FP), AX
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X0, X3, X3
+	VMOVHLPS     X3, X3, X0
+	VADDPS       X0, X3, X3
+	VMOVSHDUP    X3, X0
+	VADDSS       X0, X3, X3
+	VMOVSS       X3, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, 8(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KAVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KAVX2R4(SB), NOSPLIT, $0-40
+	MOVQ    w+8(FP), AX
+	MOVQ    stride+16(FP), CX
+	MOVQ    xq+24(FP), DX
+	MOVQ    nb+32(FP), BX
+	VPXOR   Y0, Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	VPXOR   Y3, Y3, Y3
+	VMOVDQU gemvconst<>+0(SB), Y4
+	TESTQ   BX, BX
+	JZ      donegemvQ8Q5_KAVX2R4
+
+loopgemvQ8Q5_KAVX2R4:
+	VBROADCASTSS (DX), Y5
+	VMOVDQU      260(DX), Y6
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X7
+	VPMOVZXBW    X7, X7
+	VINSERTI128  $0x01, X7, Y7, Y8
+	VMOVQ        R11, X9
+	VPMOVZXBW    X9, X9
+	VPUNPCKLWD   X9, X9, X7
+	VPUNPCKHWD   X9, X9, X9
+	VINSERTI128  $0x01, X9, Y7, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPXOR        Y10, Y10, Y10
+	VMOVDQU      16(SI), Y11
+	VMOVDQU      48(SI), Y12
+	VPAND        Y4, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        Y4, Y12, Y12
+	VPSLLW       $0x04, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y13, Y13
+	VPSLLW       $0x03, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+160(SB), Y8, Y14
+	VPMADDUBSW   4(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VPSHUFB      gemvconst<>+192(SB), Y8, Y13
+	VPMADDUBSW   36(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y10, Y10
+	VMOVDQU      80(SI), Y12
+	VPAND        Y4, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        Y4, Y12, Y12
+	VPSLLW       $0x02, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y13, Y13
+	VPSLLW       $0x01, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+224(SB), Y8, Y14
+	VPMADDUBSW   68(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VPSHUFB      gemvconst<>+256(SB), Y8, Y13
+	VPMADDUBSW   100(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y10, Y10
+	VMOVDQU      112(SI), Y12
+	VPAND        Y4, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        Y4, Y12, Y12
+	VMOVDQU      Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y13, Y13
+	VPSRLW       $0x01, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+288(SB), Y8, Y14
+	VPMADDUBSW   132(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VPSHUFB      gemvconst<>+320(SB), Y8, Y13
+	VPMADDUBSW   164(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y10, Y10
+	VMOVDQU      144(SI), Y12
+	VPAND        Y4, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        Y4, Y12, Y12
+	VPSRLW       $0x02, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y13, Y13
+	VPSRLW       $0x03, Y11, Y11
+	VPAND        gemvconst<>+1312(SB), Y11, Y11
+	VPOR         Y11, Y12, Y12
+	VPSHUFB      gemvconst<>+352(SB), Y8, Y11
+	VPMADDUBSW   196(DX), Y13, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VPSHUFB      gemvconst<>+384(SB), Y8, Y8
+	VPMADDUBSW   228(DX), Y12, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y10, Y0
+	VPBROADCASTW 2(SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFNMADD231PS Y8, Y9, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X7
+	VPMOVZXBW    X7, X7
+	VINSERTI128  $0x01, X7, Y7, Y8
+	VMOVQ        R11, X9
+	VPMOVZXBW    X9, X9
+	VPUNPCKLWD   X9, X9, X7
+	VPUNPCKHWD   X9, X9, X9
+	VINSERTI128  $0x01, X9, Y7, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPXOR        Y10, Y10, Y10
+	VMOVDQU      16(SI), Y11
+	VMOVDQU      48(SI), Y12
+	VPAND        Y4, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        Y4, Y12, Y12
+	VPSLLW       $0x04, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y13, Y13
+	VPSLLW       $0x03, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+160(SB), Y8, Y14
+	VPMADDUBSW   4(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VPSHUFB      gemvconst<>+192(SB), Y8, Y13
+	VPMADDUBSW   36(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y10, Y10
+	VMOVDQU      80(SI), Y12
+	VPAND        Y4, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        Y4, Y12, Y12
+	VPSLLW       $0x02, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y13, Y13
+	VPSLLW       $0x01, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+224(SB), Y8, Y14
+	VPMADDUBSW   68(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VPSHUFB      gemvconst<>+256(SB), Y8, Y13
+	VPMADDUBSW   100(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y10, Y10
+	VMOVDQU      112(SI), Y12
+	VPAND        Y4, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        Y4, Y12, Y12
+	VMOVDQU      Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y13, Y13
+	VPSRLW       $0x01, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+288(SB), Y8, Y14
+	VPMADDUBSW   132(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VPSHUFB      gemvconst<>+320(SB), Y8, Y13
+	VPMADDUBSW   164(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y10, Y10
+	VMOVDQU      144(SI), Y12
+	VPAND        Y4, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        Y4, Y12, Y12
+	VPSRLW       $0x02, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y13, Y13
+	VPSRLW       $0x03, Y11, Y11
+	VPAND        gemvconst<>+1312(SB), Y11, Y11
+	VPOR         Y11, Y12, Y12
+	VPSHUFB      gemvconst<>+352(SB), Y8, Y11
+	VPMADDUBSW   196(DX), Y13, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VPSHUFB      gemvconst<>+384(SB), Y8, Y8
+	VPMADDUBSW   228(DX), Y12, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y10, Y1
+	VPBROADCASTW 2(SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFNMADD231PS Y8, Y9, Y1
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X7
+	VPMOVZXBW    X7, X7
+	VINSERTI128  $0x01, X7, Y7, Y8
+	VMOVQ        R11, X9
+	VPMOVZXBW    X9, X9
+	VPUNPCKLWD   X9, X9, X7
+	VPUNPCKHWD   X9, X9, X9
+	VINSERTI128  $0x01, X9, Y7, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPXOR        Y10, Y10, Y10
+	VMOVDQU      16(SI), Y11
+	VMOVDQU      48(SI), Y12
+	VPAND        Y4, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        Y4, Y12, Y12
+	VPSLLW       $0x04, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y13, Y13
+	VPSLLW       $0x03, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+160(SB), Y8, Y14
+	VPMADDUBSW   4(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VPSHUFB      gemvconst<>+192(SB), Y8, Y13
+	VPMADDUBSW   36(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y10, Y10
+	VMOVDQU      80(SI), Y12
+	VPAND        Y4, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        Y4, Y12, Y12
+	VPSLLW       $0x02, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y13, Y13
+	VPSLLW       $0x01, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+224(SB), Y8, Y14
+	VPMADDUBSW   68(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VPSHUFB      gemvconst<>+256(SB), Y8, Y13
+	VPMADDUBSW   100(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y10, Y10
+	VMOVDQU      112(SI), Y12
+	VPAND        Y4, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        Y4, Y12, Y12
+	VMOVDQU      Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y13, Y13
+	VPSRLW       $0x01, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+288(SB), Y8, Y14
+	VPMADDUBSW   132(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VPSHUFB      gemvconst<>+320(SB), Y8, Y13
+	VPMADDUBSW   164(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y10, Y10
+	VMOVDQU      144(SI), Y12
+	VPAND        Y4, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        Y4, Y12, Y12
+	VPSRLW       $0x02, Y11, Y14
+	VPAND        gemvconst<>+1312(SB), Y14, Y14
+	VPOR         Y14, Y13, Y13
+	VPSRLW       $0x03, Y11, Y11
+	VPAND        gemvconst<>+1312(SB), Y11, Y11
+	VPOR         Y11, Y12, Y12
+	VPSHUFB      gemvconst<>+352(SB), Y8, Y11
+	VPMADDUBSW   196(DX), Y13, Y13
+	VPMADDWD     Y11, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VPSHUFB      gemvconst<>+384(SB), Y8, Y8
+	VPMADDUBSW   228(DX), Y12, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPADDD       Y11, Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y10, Y2
+	VPBROADCASTW 2(SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFNMADD231PS Y8, Y9, Y2
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X7
+	VPMOVZXBW    X7, X7
+	VINSERTI128  $0x01, X7, Y7, Y8
+	VMOVQ        R11, X9
+	VPMOVZXBW    X9, X9
+	VPUNPCKLWD   X9, X9, X7
+	VPUNPCKHWD   X9, X9, X9
+	VINSERTI128  $0x01, X9, Y7, Y9
+	VPMADDWD     Y6, Y9, Y6
+	VPXOR        Y9, Y9, Y9
+	VMOVDQU      16(SI), Y10
+	VMOVDQU      48(SI), Y11
+	VPAND        Y4, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPAND        Y4, Y11, Y11
+	VPSLLW       $0x04, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPSLLW       $0x03, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+160(SB), Y8, Y13
+	VPMADDUBSW   4(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPSHUFB      gemvconst<>+192(SB), Y8, Y12
+	VPMADDUBSW   36(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y9, Y9
+	VMOVDQU      80(SI), Y11
+	VPAND        Y4, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPAND        Y4, Y11, Y11
+	VPSLLW       $0x02, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPSLLW       $0x01, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+224(SB), Y8, Y13
+	VPMADDUBSW   68(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPSHUFB      gemvconst<>+256(SB), Y8, Y12
+	VPMADDUBSW   100(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y9, Y9
+	VMOVDQU      112(SI), Y11
+	VPAND        Y4, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPAND        Y4, Y11, Y11
+	VMOVDQU      Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPSRLW       $0x01, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+288(SB), Y8, Y13
+	VPMADDUBSW   132(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPSHUFB      gemvconst<>+320(SB), Y8, Y12
+	VPMADDUBSW   164(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y9, Y9
+	VMOVDQU      144(SI), Y11
+	VPAND        Y4, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPAND        Y4, Y11, Y11
+	VPSRLW       $0x02, Y10, Y13
+	VPAND        gemvconst<>+1312(SB), Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPSRLW       $0x03, Y10, Y10
+	VPAND        gemvconst<>+1312(SB), Y10, Y10
+	VPOR         Y10, Y11, Y11
+	VPSHUFB      gemvconst<>+352(SB), Y8, Y10
+	VPMADDUBSW   196(DX), Y12, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VPSHUFB      gemvconst<>+384(SB), Y8, Y8
+	VPMADDUBSW   228(DX), Y11, Y10
+	VPMADDWD     Y8, Y10, Y10
+	VPADDD       Y10, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y6, Y6
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y9, Y3
+	VPBROADCASTW 2(SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFNMADD231PS Y8, Y6, Y3
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KAVX2R4
+
+donegemvQ8Q5_KAVX2R4:
 	MOVQ         y+0(FP), AX
 	VEXTRACTF128 $0x01, Y0, X4
 	VADDPS       X0, X4, X4
@@ -14940,6 +17506,3682 @@ donegemvQ8Q8_0AVX512R8:
 	VZEROUPPER
 	RET
 
+// func gemvQ8Q4_1AVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1AVX512R1(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), CX
+	VPXORD    Y0, Y0, Y0
+	VMOVDQU64 gemvconst<>+0(SB), Y1
+	VMOVDQU64 gemvconst<>+1344(SB), Y2
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1AVX512R1
+
+loopgemvQ8Q4_1AVX512R1:
+	VMOVDQU64    4(DX), Y3
+	VPBROADCASTW (DX), X4
+	VCVTPH2PS    X4, Y4
+	VPMADDUBSW   Y3, Y2, Y5
+	VPMADDWD     gemvconst<>+64(SB), Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X6
+	VPSRLW       $0x04, X6, X7
+	VINSERTI32X4 $0x01, X7, Y6, Y7
+	VPANDD       Y1, Y7, Y7
+	VPMADDUBSW   Y3, Y7, Y3
+	VPMADDWD     gemvconst<>+64(SB), Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VPBROADCASTW (AX), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFMADD231PS  Y7, Y3, Y0
+	VPBROADCASTW 2(AX), X3
+	VCVTPH2PS    X3, Y3
+	VMULPS       Y4, Y3, Y3
+	VFMADD231PS  Y3, Y5, Y0
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1AVX512R1
+
+donegemvQ8Q4_1AVX512R1:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1AVX512R2(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1AVX512R2(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VMOVDQU64 gemvconst<>+0(SB), Y2
+	VMOVDQU64 gemvconst<>+1344(SB), Y3
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1AVX512R2
+
+loopgemvQ8Q4_1AVX512R2:
+	VMOVDQU64    4(DX), Y4
+	VPBROADCASTW (DX), X5
+	VCVTPH2PS    X5, Y5
+	VPMADDUBSW   Y4, Y3, Y6
+	VPMADDWD     gemvconst<>+64(SB), Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X7
+	VPSRLW       $0x04, X7, X8
+	VINSERTI32X4 $0x01, X8, Y7, Y8
+	VPANDD       Y2, Y8, Y8
+	VPMADDUBSW   Y4, Y8, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (AX), X7
+	VCVTPH2PS    X7, Y9
+	VMULPS       Y5, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPBROADCASTW 2(AX), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y6, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    4(AX)(CX*1), X7
+	VPSRLW       $0x04, X7, X8
+	VINSERTI32X4 $0x01, X8, Y7, Y8
+	VPANDD       Y2, Y8, Y8
+	VPMADDUBSW   Y4, Y8, Y4
+	VPMADDWD     gemvconst<>+64(SB), Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VPBROADCASTW (AX)(CX*1), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y4, Y1
+	VPBROADCASTW 2(AX)(CX*1), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y5, Y4, Y4
+	VFMADD231PS  Y4, Y6, Y1
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1AVX512R2
+
+donegemvQ8Q4_1AVX512R2:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1AVX512R3(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1AVX512R3(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VMOVDQU64 gemvconst<>+0(SB), Y3
+	VMOVDQU64 gemvconst<>+1344(SB), Y4
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1AVX512R3
+
+loopgemvQ8Q4_1AVX512R3:
+	VMOVDQU64    4(DX), Y5
+	VPBROADCASTW (DX), X6
+	VCVTPH2PS    X6, Y6
+	VPMADDUBSW   Y5, Y4, Y7
+	VPMADDWD     gemvconst<>+64(SB), Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI32X4 $0x01, X9, Y8, Y9
+	VPANDD       Y3, Y9, Y9
+	VPMADDUBSW   Y5, Y9, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX), X8
+	VCVTPH2PS    X8, Y10
+	VMULPS       Y6, Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPBROADCASTW 2(AX), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y7, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    4(AX)(CX*1), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI32X4 $0x01, X9, Y8, Y9
+	VPANDD       Y3, Y9, Y9
+	VPMADDUBSW   Y5, Y9, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX)(CX*1), X8
+	VCVTPH2PS    X8, Y10
+	VMULPS       Y6, Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPBROADCASTW 2(AX)(CX*1), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y7, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    4(AX)(CX*2), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI32X4 $0x01, X9, Y8, Y9
+	VPANDD       Y3, Y9, Y9
+	VPMADDUBSW   Y5, Y9, Y5
+	VPMADDWD     gemvconst<>+64(SB), Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VPBROADCASTW (AX)(CX*2), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y5, Y2
+	VPBROADCASTW 2(AX)(CX*2), X5
+	VCVTPH2PS    X5, Y5
+	VMULPS       Y6, Y5, Y5
+	VFMADD231PS  Y5, Y7, Y2
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1AVX512R3
+
+donegemvQ8Q4_1AVX512R3:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1AVX512R4(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1AVX512R4(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VMOVDQU64 gemvconst<>+0(SB), Y4
+	VMOVDQU64 gemvconst<>+1344(SB), Y5
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1AVX512R4
+
+loopgemvQ8Q4_1AVX512R4:
+	VMOVDQU64    4(DX), Y6
+	VPBROADCASTW (DX), X7
+	VCVTPH2PS    X7, Y7
+	VPMADDUBSW   Y6, Y5, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX), X9
+	VCVTPH2PS    X9, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y10, Y0
+	VPBROADCASTW 2(AX), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    4(AX)(CX*1), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX)(CX*1), X9
+	VCVTPH2PS    X9, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y10, Y1
+	VPBROADCASTW 2(AX)(CX*1), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    4(AX)(CX*2), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX)(CX*2), X9
+	VCVTPH2PS    X9, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y10, Y2
+	VPBROADCASTW 2(AX)(CX*2), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    4(AX)(SI*1), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y6
+	VPMADDWD     gemvconst<>+64(SB), Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	VPBROADCASTW (AX)(SI*1), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y6, Y3
+	VPBROADCASTW 2(AX)(SI*1), X6
+	VCVTPH2PS    X6, Y6
+	VMULPS       Y7, Y6, Y6
+	VFMADD231PS  Y6, Y8, Y3
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1AVX512R4
+
+donegemvQ8Q4_1AVX512R4:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1AVX512R5(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1AVX512R5(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VMOVDQU64 gemvconst<>+0(SB), Y5
+	VMOVDQU64 gemvconst<>+1344(SB), Y6
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1AVX512R5
+
+loopgemvQ8Q4_1AVX512R5:
+	VMOVDQU64    4(DX), Y7
+	VPBROADCASTW (DX), X8
+	VCVTPH2PS    X8, Y8
+	VPMADDUBSW   Y7, Y6, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPMADDUBSW   Y7, Y11, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX), X10
+	VCVTPH2PS    X10, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y11, Y0
+	VPBROADCASTW 2(AX), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    4(AX)(CX*1), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPMADDUBSW   Y7, Y11, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX)(CX*1), X10
+	VCVTPH2PS    X10, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y11, Y1
+	VPBROADCASTW 2(AX)(CX*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    4(AX)(CX*2), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPMADDUBSW   Y7, Y11, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX)(CX*2), X10
+	VCVTPH2PS    X10, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y11, Y2
+	VPBROADCASTW 2(AX)(CX*2), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    4(AX)(SI*1), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPMADDUBSW   Y7, Y11, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX)(SI*1), X10
+	VCVTPH2PS    X10, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y11, Y3
+	VPBROADCASTW 2(AX)(SI*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    4(DI), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPMADDUBSW   Y7, Y11, Y7
+	VPMADDWD     gemvconst<>+64(SB), Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VPBROADCASTW (DI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y7, Y4
+	VPBROADCASTW 2(DI), X7
+	VCVTPH2PS    X7, Y7
+	VMULPS       Y8, Y7, Y7
+	VFMADD231PS  Y7, Y9, Y4
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000014, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1AVX512R5
+
+donegemvQ8Q4_1AVX512R5:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1AVX512R6(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1AVX512R6(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VMOVDQU64 gemvconst<>+0(SB), Y6
+	VMOVDQU64 gemvconst<>+1344(SB), Y7
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1AVX512R6
+
+loopgemvQ8Q4_1AVX512R6:
+	VMOVDQU64    4(DX), Y8
+	VPBROADCASTW (DX), X9
+	VCVTPH2PS    X9, Y9
+	VPMADDUBSW   Y8, Y7, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPMADDUBSW   Y8, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX), X11
+	VCVTPH2PS    X11, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y12, Y0
+	VPBROADCASTW 2(AX), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    4(AX)(CX*1), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPMADDUBSW   Y8, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(CX*1), X11
+	VCVTPH2PS    X11, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y12, Y1
+	VPBROADCASTW 2(AX)(CX*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    4(AX)(CX*2), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPMADDUBSW   Y8, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(CX*2), X11
+	VCVTPH2PS    X11, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y12, Y2
+	VPBROADCASTW 2(AX)(CX*2), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    4(AX)(SI*1), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPMADDUBSW   Y8, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(SI*1), X11
+	VCVTPH2PS    X11, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y12, Y3
+	VPBROADCASTW 2(AX)(SI*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    4(DI), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPMADDUBSW   Y8, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (DI), X11
+	VCVTPH2PS    X11, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y12, Y4
+	VPBROADCASTW 2(DI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    4(DI)(CX*1), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPMADDUBSW   Y8, Y12, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (DI)(CX*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y8, Y5
+	VPBROADCASTW 2(DI)(CX*1), X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y9, Y8, Y8
+	VFMADD231PS  Y8, Y10, Y5
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000014, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1AVX512R6
+
+donegemvQ8Q4_1AVX512R6:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1AVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1AVX512R7(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VMOVDQU64 gemvconst<>+0(SB), Y7
+	VMOVDQU64 gemvconst<>+1344(SB), Y8
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1AVX512R7
+
+loopgemvQ8Q4_1AVX512R7:
+	VMOVDQU64    4(DX), Y9
+	VPBROADCASTW (DX), X10
+	VCVTPH2PS    X10, Y10
+	VPMADDUBSW   Y9, Y8, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPMADDUBSW   Y9, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX), X12
+	VCVTPH2PS    X12, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y13, Y0
+	VPBROADCASTW 2(AX), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    4(AX)(CX*1), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPMADDUBSW   Y9, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(CX*1), X12
+	VCVTPH2PS    X12, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y13, Y1
+	VPBROADCASTW 2(AX)(CX*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    4(AX)(CX*2), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPMADDUBSW   Y9, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(CX*2), X12
+	VCVTPH2PS    X12, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y13, Y2
+	VPBROADCASTW 2(AX)(CX*2), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    4(AX)(SI*1), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPMADDUBSW   Y9, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(SI*1), X12
+	VCVTPH2PS    X12, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y13, Y3
+	VPBROADCASTW 2(AX)(SI*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    4(DI), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPMADDUBSW   Y9, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (DI), X12
+	VCVTPH2PS    X12, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y13, Y4
+	VPBROADCASTW 2(DI), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    4(DI)(CX*1), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPMADDUBSW   Y9, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (DI)(CX*1), X12
+	VCVTPH2PS    X12, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y13, Y5
+	VPBROADCASTW 2(DI)(CX*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y5
+	PREFETCHT0   1024(DI)(CX*2)
+	VMOVDQU64    4(DI)(CX*2), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPMADDUBSW   Y9, Y13, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (DI)(CX*2), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y9, Y6
+	VPBROADCASTW 2(DI)(CX*2), X9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS  Y9, Y11, Y6
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000014, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1AVX512R7
+
+donegemvQ8Q4_1AVX512R7:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X0, X7, X7
+	VMOVHLPS      X7, X7, X0
+	VADDPS        X0, X7, X7
+	VMOVSHDUP     X7, X0
+	VADDSS        X0, X7, X7
+	VMOVSS        X7, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1AVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1AVX512R8(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VPXORD    Y7, Y7, Y7
+	VMOVDQU64 gemvconst<>+0(SB), Y8
+	VMOVDQU64 gemvconst<>+1344(SB), Y9
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1AVX512R8
+
+loopgemvQ8Q4_1AVX512R8:
+	VMOVDQU64    4(DX), Y10
+	VPBROADCASTW (DX), X11
+	VCVTPH2PS    X11, Y11
+	VPMADDUBSW   Y10, Y9, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y14
+	VPMADDWD     gemvconst<>+64(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX), X13
+	VCVTPH2PS    X13, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y14, Y0
+	VPBROADCASTW 2(AX), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    4(AX)(CX*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y14
+	VPMADDWD     gemvconst<>+64(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(CX*1), X13
+	VCVTPH2PS    X13, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y14, Y1
+	VPBROADCASTW 2(AX)(CX*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    4(AX)(CX*2), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y14
+	VPMADDWD     gemvconst<>+64(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(CX*2), X13
+	VCVTPH2PS    X13, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y14, Y2
+	VPBROADCASTW 2(AX)(CX*2), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    4(AX)(SI*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y14
+	VPMADDWD     gemvconst<>+64(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(SI*1), X13
+	VCVTPH2PS    X13, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y14, Y3
+	VPBROADCASTW 2(AX)(SI*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    4(DI), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y14
+	VPMADDWD     gemvconst<>+64(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (DI), X13
+	VCVTPH2PS    X13, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y14, Y4
+	VPBROADCASTW 2(DI), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    4(DI)(CX*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y14
+	VPMADDWD     gemvconst<>+64(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (DI)(CX*1), X13
+	VCVTPH2PS    X13, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y14, Y5
+	VPBROADCASTW 2(DI)(CX*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y5
+	PREFETCHT0   1024(DI)(CX*2)
+	VMOVDQU64    4(DI)(CX*2), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y14
+	VPMADDWD     gemvconst<>+64(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (DI)(CX*2), X13
+	VCVTPH2PS    X13, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y14, Y6
+	VPBROADCASTW 2(DI)(CX*2), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y6
+	PREFETCHT0   1024(DI)(SI*1)
+	VMOVDQU64    4(DI)(SI*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (DI)(SI*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y10, Y7
+	VPBROADCASTW 2(DI)(SI*1), X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y11, Y10, Y10
+	VFMADD231PS  Y10, Y12, Y7
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000014, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1AVX512R8
+
+donegemvQ8Q4_1AVX512R8:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X8
+	VADDPS        X0, X8, X8
+	VMOVHLPS      X8, X8, X0
+	VADDPS        X0, X8, X8
+	VMOVSHDUP     X8, X0
+	VADDSS        X0, X8, X8
+	VMOVSS        X8, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 28(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0AVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0AVX512R1(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), CX
+	VPXORD    Y0, Y0, Y0
+	VMOVDQU64 gemvconst<>+0(SB), Y1
+	VMOVDQU64 gemvconst<>+1312(SB), Y2
+	VMOVDQU64 gemvconst<>+1344(SB), Y3
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0AVX512R1
+
+loopgemvQ8Q5_0AVX512R1:
+	VMOVDQU64    2(DX), Y4
+	VPBROADCASTW (DX), X5
+	VCVTPH2PS    X5, Y5
+	VPMADDUBSW   Y4, Y2, Y6
+	VPMADDWD     gemvconst<>+64(SB), Y6, Y6
+	VPXORD       Y7, Y7, Y7
+	VPSUBD       Y6, Y7, Y7
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X8
+	VPSRLW       $0x04, X8, X6
+	VINSERTI32X4 $0x01, X6, Y8, Y6
+	VPANDD       Y1, Y6, Y6
+	VPBROADCASTD 2(AX), Y9
+	VPSHUFB      gemvconst<>+1376(SB), Y9, Y9
+	VPANDD       gemvconst<>+1408(SB), Y9, Y9
+	VPMINUB      Y3, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPORD        Y9, Y6, Y6
+	VPMADDUBSW   Y4, Y6, Y4
+	VPMADDWD     gemvconst<>+64(SB), Y4, Y4
+	VPADDD       Y7, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VPBROADCASTW (AX), X6
+	VCVTPH2PS    X6, Y6
+	VMULPS       Y5, Y6, Y6
+	VFMADD231PS  Y6, Y4, Y0
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0AVX512R1
+
+donegemvQ8Q5_0AVX512R1:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0AVX512R2(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0AVX512R2(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VMOVDQU64 gemvconst<>+0(SB), Y2
+	VMOVDQU64 gemvconst<>+1312(SB), Y3
+	VMOVDQU64 gemvconst<>+1344(SB), Y4
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0AVX512R2
+
+loopgemvQ8Q5_0AVX512R2:
+	VMOVDQU64    2(DX), Y5
+	VPBROADCASTW (DX), X6
+	VCVTPH2PS    X6, Y6
+	VPMADDUBSW   Y5, Y3, Y7
+	VPMADDWD     gemvconst<>+64(SB), Y7, Y7
+	VPXORD       Y8, Y8, Y8
+	VPSUBD       Y7, Y8, Y8
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X9
+	VPSRLW       $0x04, X9, X7
+	VINSERTI32X4 $0x01, X7, Y9, Y7
+	VPANDD       Y2, Y7, Y7
+	VPBROADCASTD 2(AX), Y10
+	VPSHUFB      gemvconst<>+1376(SB), Y10, Y10
+	VPANDD       gemvconst<>+1408(SB), Y10, Y10
+	VPMINUB      Y4, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPORD        Y10, Y7, Y7
+	VPMADDUBSW   Y5, Y7, Y7
+	VPMADDWD     gemvconst<>+64(SB), Y7, Y7
+	VPADDD       Y8, Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VPBROADCASTW (AX), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y6, Y10, Y10
+	VFMADD231PS  Y10, Y7, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    6(AX)(CX*1), X9
+	VPSRLW       $0x04, X9, X7
+	VINSERTI32X4 $0x01, X7, Y9, Y7
+	VPANDD       Y2, Y7, Y7
+	VPBROADCASTD 2(AX)(CX*1), Y10
+	VPSHUFB      gemvconst<>+1376(SB), Y10, Y10
+	VPANDD       gemvconst<>+1408(SB), Y10, Y10
+	VPMINUB      Y4, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPORD        Y10, Y7, Y7
+	VPMADDUBSW   Y5, Y7, Y5
+	VPMADDWD     gemvconst<>+64(SB), Y5, Y5
+	VPADDD       Y8, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VPBROADCASTW (AX)(CX*1), X7
+	VCVTPH2PS    X7, Y7
+	VMULPS       Y6, Y7, Y7
+	VFMADD231PS  Y7, Y5, Y1
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0AVX512R2
+
+donegemvQ8Q5_0AVX512R2:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0AVX512R3(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0AVX512R3(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VMOVDQU64 gemvconst<>+0(SB), Y3
+	VMOVDQU64 gemvconst<>+1312(SB), Y4
+	VMOVDQU64 gemvconst<>+1344(SB), Y5
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0AVX512R3
+
+loopgemvQ8Q5_0AVX512R3:
+	VMOVDQU64    2(DX), Y6
+	VPBROADCASTW (DX), X7
+	VCVTPH2PS    X7, Y7
+	VPMADDUBSW   Y6, Y4, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VPXORD       Y9, Y9, Y9
+	VPSUBD       Y8, Y9, Y9
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X10
+	VPSRLW       $0x04, X10, X8
+	VINSERTI32X4 $0x01, X8, Y10, Y8
+	VPANDD       Y3, Y8, Y8
+	VPBROADCASTD 2(AX), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPANDD       gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y5, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPORD        Y11, Y8, Y8
+	VPMADDUBSW   Y6, Y8, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VPADDD       Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (AX), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y8, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    6(AX)(CX*1), X10
+	VPSRLW       $0x04, X10, X8
+	VINSERTI32X4 $0x01, X8, Y10, Y8
+	VPANDD       Y3, Y8, Y8
+	VPBROADCASTD 2(AX)(CX*1), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPANDD       gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y5, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPORD        Y11, Y8, Y8
+	VPMADDUBSW   Y6, Y8, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VPADDD       Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (AX)(CX*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y8, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    6(AX)(CX*2), X10
+	VPSRLW       $0x04, X10, X8
+	VINSERTI32X4 $0x01, X8, Y10, Y8
+	VPANDD       Y3, Y8, Y8
+	VPBROADCASTD 2(AX)(CX*2), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPANDD       gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y5, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPORD        Y11, Y8, Y8
+	VPMADDUBSW   Y6, Y8, Y6
+	VPMADDWD     gemvconst<>+64(SB), Y6, Y6
+	VPADDD       Y9, Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	VPBROADCASTW (AX)(CX*2), X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y7, Y8, Y8
+	VFMADD231PS  Y8, Y6, Y2
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0AVX512R3
+
+donegemvQ8Q5_0AVX512R3:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0AVX512R4(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0AVX512R4(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VMOVDQU64 gemvconst<>+0(SB), Y4
+	VMOVDQU64 gemvconst<>+1312(SB), Y5
+	VMOVDQU64 gemvconst<>+1344(SB), Y6
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0AVX512R4
+
+loopgemvQ8Q5_0AVX512R4:
+	VMOVDQU64    2(DX), Y7
+	VPBROADCASTW (DX), X8
+	VCVTPH2PS    X8, Y8
+	VPMADDUBSW   Y7, Y5, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VPXORD       Y10, Y10, Y10
+	VPSUBD       Y9, Y10, Y10
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X11
+	VPSRLW       $0x04, X11, X9
+	VINSERTI32X4 $0x01, X9, Y11, Y9
+	VPANDD       Y4, Y9, Y9
+	VPBROADCASTD 2(AX), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPANDD       gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y6, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPORD        Y12, Y9, Y9
+	VPMADDUBSW   Y7, Y9, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VPADDD       Y10, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y9, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    6(AX)(CX*1), X11
+	VPSRLW       $0x04, X11, X9
+	VINSERTI32X4 $0x01, X9, Y11, Y9
+	VPANDD       Y4, Y9, Y9
+	VPBROADCASTD 2(AX)(CX*1), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPANDD       gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y6, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPORD        Y12, Y9, Y9
+	VPMADDUBSW   Y7, Y9, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VPADDD       Y10, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX)(CX*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y9, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    6(AX)(CX*2), X11
+	VPSRLW       $0x04, X11, X9
+	VINSERTI32X4 $0x01, X9, Y11, Y9
+	VPANDD       Y4, Y9, Y9
+	VPBROADCASTD 2(AX)(CX*2), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPANDD       gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y6, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPORD        Y12, Y9, Y9
+	VPMADDUBSW   Y7, Y9, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VPADDD       Y10, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX)(CX*2), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y9, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    6(AX)(SI*1), X11
+	VPSRLW       $0x04, X11, X9
+	VINSERTI32X4 $0x01, X9, Y11, Y9
+	VPANDD       Y4, Y9, Y9
+	VPBROADCASTD 2(AX)(SI*1), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPANDD       gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y6, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPORD        Y12, Y9, Y9
+	VPMADDUBSW   Y7, Y9, Y7
+	VPMADDWD     gemvconst<>+64(SB), Y7, Y7
+	VPADDD       Y10, Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VPBROADCASTW (AX)(SI*1), X9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VFMADD231PS  Y9, Y7, Y3
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0AVX512R4
+
+donegemvQ8Q5_0AVX512R4:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0AVX512R5(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0AVX512R5(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VMOVDQU64 gemvconst<>+0(SB), Y5
+	VMOVDQU64 gemvconst<>+1312(SB), Y6
+	VMOVDQU64 gemvconst<>+1344(SB), Y7
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0AVX512R5
+
+loopgemvQ8Q5_0AVX512R5:
+	VMOVDQU64    2(DX), Y8
+	VPBROADCASTW (DX), X9
+	VCVTPH2PS    X9, Y9
+	VPMADDUBSW   Y8, Y6, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VPXORD       Y11, Y11, Y11
+	VPSUBD       Y10, Y11, Y11
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X12
+	VPSRLW       $0x04, X12, X10
+	VINSERTI32X4 $0x01, X10, Y12, Y10
+	VPANDD       Y5, Y10, Y10
+	VPBROADCASTD 2(AX), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y7, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y10, Y10
+	VPMADDUBSW   Y8, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VPADDD       Y11, Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y10, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    6(AX)(CX*1), X12
+	VPSRLW       $0x04, X12, X10
+	VINSERTI32X4 $0x01, X10, Y12, Y10
+	VPANDD       Y5, Y10, Y10
+	VPBROADCASTD 2(AX)(CX*1), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y7, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y10, Y10
+	VPMADDUBSW   Y8, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VPADDD       Y11, Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX)(CX*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y10, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    6(AX)(CX*2), X12
+	VPSRLW       $0x04, X12, X10
+	VINSERTI32X4 $0x01, X10, Y12, Y10
+	VPANDD       Y5, Y10, Y10
+	VPBROADCASTD 2(AX)(CX*2), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y7, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y10, Y10
+	VPMADDUBSW   Y8, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VPADDD       Y11, Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX)(CX*2), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y10, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    6(AX)(SI*1), X12
+	VPSRLW       $0x04, X12, X10
+	VINSERTI32X4 $0x01, X10, Y12, Y10
+	VPANDD       Y5, Y10, Y10
+	VPBROADCASTD 2(AX)(SI*1), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y7, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y10, Y10
+	VPMADDUBSW   Y8, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VPADDD       Y11, Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX)(SI*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y10, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    6(DI), X12
+	VPSRLW       $0x04, X12, X10
+	VINSERTI32X4 $0x01, X10, Y12, Y10
+	VPANDD       Y5, Y10, Y10
+	VPBROADCASTD 2(DI), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y7, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y10, Y10
+	VPMADDUBSW   Y8, Y10, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VPADDD       Y11, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (DI), X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y9, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y4
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000016, DI
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0AVX512R5
+
+donegemvQ8Q5_0AVX512R5:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0AVX512R6(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0AVX512R6(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VMOVDQU64 gemvconst<>+0(SB), Y6
+	VMOVDQU64 gemvconst<>+1312(SB), Y7
+	VMOVDQU64 gemvconst<>+1344(SB), Y8
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0AVX512R6
+
+loopgemvQ8Q5_0AVX512R6:
+	VMOVDQU64    2(DX), Y9
+	VPBROADCASTW (DX), X10
+	VCVTPH2PS    X10, Y10
+	VPMADDUBSW   Y9, Y7, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VPXORD       Y12, Y12, Y12
+	VPSUBD       Y11, Y12, Y12
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X13
+	VPSRLW       $0x04, X13, X11
+	VINSERTI32X4 $0x01, X11, Y13, Y11
+	VPANDD       Y6, Y11, Y11
+	VPBROADCASTD 2(AX), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y8, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y11, Y11
+	VPMADDUBSW   Y9, Y11, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VPADDD       Y12, Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y11, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    6(AX)(CX*1), X13
+	VPSRLW       $0x04, X13, X11
+	VINSERTI32X4 $0x01, X11, Y13, Y11
+	VPANDD       Y6, Y11, Y11
+	VPBROADCASTD 2(AX)(CX*1), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y8, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y11, Y11
+	VPMADDUBSW   Y9, Y11, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VPADDD       Y12, Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX)(CX*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y11, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    6(AX)(CX*2), X13
+	VPSRLW       $0x04, X13, X11
+	VINSERTI32X4 $0x01, X11, Y13, Y11
+	VPANDD       Y6, Y11, Y11
+	VPBROADCASTD 2(AX)(CX*2), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y8, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y11, Y11
+	VPMADDUBSW   Y9, Y11, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VPADDD       Y12, Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX)(CX*2), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y11, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    6(AX)(SI*1), X13
+	VPSRLW       $0x04, X13, X11
+	VINSERTI32X4 $0x01, X11, Y13, Y11
+	VPANDD       Y6, Y11, Y11
+	VPBROADCASTD 2(AX)(SI*1), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y8, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y11, Y11
+	VPMADDUBSW   Y9, Y11, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VPADDD       Y12, Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX)(SI*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y11, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    6(DI), X13
+	VPSRLW       $0x04, X13, X11
+	VINSERTI32X4 $0x01, X11, Y13, Y11
+	VPANDD       Y6, Y11, Y11
+	VPBROADCASTD 2(DI), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y8, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y11, Y11
+	VPMADDUBSW   Y9, Y11, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VPADDD       Y12, Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (DI), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y11, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    6(DI)(CX*1), X13
+	VPSRLW       $0x04, X13, X11
+	VINSERTI32X4 $0x01, X11, Y13, Y11
+	VPANDD       Y6, Y11, Y11
+	VPBROADCASTD 2(DI)(CX*1), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y8, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y11, Y11
+	VPMADDUBSW   Y9, Y11, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VPADDD       Y12, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (DI)(CX*1), X11
+	VCVTPH2PS    X11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y5
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000016, DI
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0AVX512R6
+
+donegemvQ8Q5_0AVX512R6:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0AVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0AVX512R7(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VMOVDQU64 gemvconst<>+0(SB), Y7
+	VMOVDQU64 gemvconst<>+1312(SB), Y8
+	VMOVDQU64 gemvconst<>+1344(SB), Y9
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0AVX512R7
+
+loopgemvQ8Q5_0AVX512R7:
+	VMOVDQU64    2(DX), Y10
+	VPBROADCASTW (DX), X11
+	VCVTPH2PS    X11, Y11
+	VPMADDUBSW   Y10, Y8, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VPXORD       Y13, Y13, Y13
+	VPSUBD       Y12, Y13, Y13
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X14
+	VPSRLW       $0x04, X14, X12
+	VINSERTI32X4 $0x01, X12, Y14, Y12
+	VPANDD       Y7, Y12, Y12
+	VPBROADCASTD 2(AX), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y12, Y12
+	VPMADDUBSW   Y10, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VPADDD       Y13, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX), X14
+	VCVTPH2PS    X14, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y12, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    6(AX)(CX*1), X14
+	VPSRLW       $0x04, X14, X12
+	VINSERTI32X4 $0x01, X12, Y14, Y12
+	VPANDD       Y7, Y12, Y12
+	VPBROADCASTD 2(AX)(CX*1), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y12, Y12
+	VPMADDUBSW   Y10, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VPADDD       Y13, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(CX*1), X14
+	VCVTPH2PS    X14, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y12, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    6(AX)(CX*2), X14
+	VPSRLW       $0x04, X14, X12
+	VINSERTI32X4 $0x01, X12, Y14, Y12
+	VPANDD       Y7, Y12, Y12
+	VPBROADCASTD 2(AX)(CX*2), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y12, Y12
+	VPMADDUBSW   Y10, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VPADDD       Y13, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(CX*2), X14
+	VCVTPH2PS    X14, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y12, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    6(AX)(SI*1), X14
+	VPSRLW       $0x04, X14, X12
+	VINSERTI32X4 $0x01, X12, Y14, Y12
+	VPANDD       Y7, Y12, Y12
+	VPBROADCASTD 2(AX)(SI*1), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y12, Y12
+	VPMADDUBSW   Y10, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VPADDD       Y13, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(SI*1), X14
+	VCVTPH2PS    X14, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y12, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    6(DI), X14
+	VPSRLW       $0x04, X14, X12
+	VINSERTI32X4 $0x01, X12, Y14, Y12
+	VPANDD       Y7, Y12, Y12
+	VPBROADCASTD 2(DI), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y12, Y12
+	VPMADDUBSW   Y10, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VPADDD       Y13, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (DI), X14
+	VCVTPH2PS    X14, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y12, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    6(DI)(CX*1), X14
+	VPSRLW       $0x04, X14, X12
+	VINSERTI32X4 $0x01, X12, Y14, Y12
+	VPANDD       Y7, Y12, Y12
+	VPBROADCASTD 2(DI)(CX*1), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y12, Y12
+	VPMADDUBSW   Y10, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VPADDD       Y13, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (DI)(CX*1), X14
+	VCVTPH2PS    X14, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y12, Y5
+	PREFETCHT0   1024(DI)(CX*2)
+	VMOVDQU64    6(DI)(CX*2), X14
+	VPSRLW       $0x04, X14, X12
+	VINSERTI32X4 $0x01, X12, Y14, Y12
+	VPANDD       Y7, Y12, Y12
+	VPBROADCASTD 2(DI)(CX*2), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y12, Y12
+	VPMADDUBSW   Y10, Y12, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VPADDD       Y13, Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (DI)(CX*2), X12
+	VCVTPH2PS    X12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y6
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000016, DI
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0AVX512R7
+
+donegemvQ8Q5_0AVX512R7:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X0, X7, X7
+	VMOVHLPS      X7, X7, X0
+	VADDPS        X0, X7, X7
+	VMOVSHDUP     X7, X0
+	VADDSS        X0, X7, X7
+	VMOVSS        X7, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0AVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0AVX512R8(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VPXORD    Y7, Y7, Y7
+	VMOVDQU64 gemvconst<>+0(SB), Y8
+	VMOVDQU64 gemvconst<>+1312(SB), Y9
+	VMOVDQU64 gemvconst<>+1344(SB), Y10
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0AVX512R8
+
+loopgemvQ8Q5_0AVX512R8:
+	VMOVDQU64    2(DX), Y11
+	VPBROADCASTW (DX), X12
+	VCVTPH2PS    X12, Y12
+	VPMADDUBSW   Y11, Y9, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VPXORD       Y14, Y14, Y14
+	VPSUBD       Y13, Y14, Y14
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X15
+	VPSRLW       $0x04, X15, X13
+	VINSERTI32X4 $0x01, X13, Y15, Y13
+	VPANDD       Y8, Y13, Y13
+	VPBROADCASTD 2(AX), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y10, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y13, Y13
+	VPMADDUBSW   Y11, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VPADDD       Y14, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX), X15
+	VCVTPH2PS    X15, Y16
+	VMULPS       Y12, Y16, Y16
+	VFMADD231PS  Y16, Y13, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    6(AX)(CX*1), X15
+	VPSRLW       $0x04, X15, X13
+	VINSERTI32X4 $0x01, X13, Y15, Y13
+	VPANDD       Y8, Y13, Y13
+	VPBROADCASTD 2(AX)(CX*1), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y10, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y13, Y13
+	VPMADDUBSW   Y11, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VPADDD       Y14, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(CX*1), X15
+	VCVTPH2PS    X15, Y16
+	VMULPS       Y12, Y16, Y16
+	VFMADD231PS  Y16, Y13, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    6(AX)(CX*2), X15
+	VPSRLW       $0x04, X15, X13
+	VINSERTI32X4 $0x01, X13, Y15, Y13
+	VPANDD       Y8, Y13, Y13
+	VPBROADCASTD 2(AX)(CX*2), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y10, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y13, Y13
+	VPMADDUBSW   Y11, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VPADDD       Y14, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(CX*2), X15
+	VCVTPH2PS    X15, Y16
+	VMULPS       Y12, Y16, Y16
+	VFMADD231PS  Y16, Y13, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    6(AX)(SI*1), X15
+	VPSRLW       $0x04, X15, X13
+	VINSERTI32X4 $0x01, X13, Y15, Y13
+	VPANDD       Y8, Y13, Y13
+	VPBROADCASTD 2(AX)(SI*1), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y10, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y13, Y13
+	VPMADDUBSW   Y11, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VPADDD       Y14, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(SI*1), X15
+	VCVTPH2PS    X15, Y16
+	VMULPS       Y12, Y16, Y16
+	VFMADD231PS  Y16, Y13, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    6(DI), X15
+	VPSRLW       $0x04, X15, X13
+	VINSERTI32X4 $0x01, X13, Y15, Y13
+	VPANDD       Y8, Y13, Y13
+	VPBROADCASTD 2(DI), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y10, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y13, Y13
+	VPMADDUBSW   Y11, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VPADDD       Y14, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (DI), X15
+	VCVTPH2PS    X15, Y16
+	VMULPS       Y12, Y16, Y16
+	VFMADD231PS  Y16, Y13, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    6(DI)(CX*1), X15
+	VPSRLW       $0x04, X15, X13
+	VINSERTI32X4 $0x01, X13, Y15, Y13
+	VPANDD       Y8, Y13, Y13
+	VPBROADCASTD 2(DI)(CX*1), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y10, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y13, Y13
+	VPMADDUBSW   Y11, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VPADDD       Y14, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (DI)(CX*1), X15
+	VCVTPH2PS    X15, Y16
+	VMULPS       Y12, Y16, Y16
+	VFMADD231PS  Y16, Y13, Y5
+	PREFETCHT0   1024(DI)(CX*2)
+	VMOVDQU64    6(DI)(CX*2), X15
+	VPSRLW       $0x04, X15, X13
+	VINSERTI32X4 $0x01, X13, Y15, Y13
+	VPANDD       Y8, Y13, Y13
+	VPBROADCASTD 2(DI)(CX*2), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y10, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y13, Y13
+	VPMADDUBSW   Y11, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VPADDD       Y14, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (DI)(CX*2), X15
+	VCVTPH2PS    X15, Y16
+	VMULPS       Y12, Y16, Y16
+	VFMADD231PS  Y16, Y13, Y6
+	PREFETCHT0   1024(DI)(SI*1)
+	VMOVDQU64    6(DI)(SI*1), X15
+	VPSRLW       $0x04, X15, X13
+	VINSERTI32X4 $0x01, X13, Y15, Y13
+	VPANDD       Y8, Y13, Y13
+	VPBROADCASTD 2(DI)(SI*1), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y10, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y13, Y13
+	VPMADDUBSW   Y11, Y13, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VPADDD       Y14, Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (DI)(SI*1), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y12, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y7
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000016, DI
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0AVX512R8
+
+donegemvQ8Q5_0AVX512R8:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X8
+	VADDPS        X0, X8, X8
+	VMOVHLPS      X8, X8, X0
+	VADDPS        X0, X8, X8
+	VMOVSHDUP     X8, X0
+	VADDSS        X0, X8, X8
+	VMOVSS        X8, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 28(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1AVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1AVX512R1(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), CX
+	VPXORD    Y0, Y0, Y0
+	VMOVDQU64 gemvconst<>+0(SB), Y1
+	VMOVDQU64 gemvconst<>+1344(SB), Y2
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1AVX512R1
+
+loopgemvQ8Q5_1AVX512R1:
+	VMOVDQU64    4(DX), Y3
+	VPBROADCASTW (DX), X4
+	VCVTPH2PS    X4, Y4
+	VPMADDUBSW   Y3, Y2, Y5
+	VPMADDWD     gemvconst<>+64(SB), Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X6
+	VPSRLW       $0x04, X6, X7
+	VINSERTI32X4 $0x01, X7, Y6, Y7
+	VPANDD       Y1, Y7, Y7
+	VPBROADCASTD 4(AX), Y8
+	VPSHUFB      gemvconst<>+1376(SB), Y8, Y8
+	VPANDD       gemvconst<>+1408(SB), Y8, Y8
+	VPMINUB      Y2, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPORD        Y8, Y7, Y7
+	VPMADDUBSW   Y3, Y7, Y3
+	VPMADDWD     gemvconst<>+64(SB), Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VPBROADCASTW (AX), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFMADD231PS  Y7, Y3, Y0
+	VPBROADCASTW 2(AX), X3
+	VCVTPH2PS    X3, Y3
+	VMULPS       Y4, Y3, Y3
+	VFMADD231PS  Y3, Y5, Y0
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1AVX512R1
+
+donegemvQ8Q5_1AVX512R1:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1AVX512R2(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1AVX512R2(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VMOVDQU64 gemvconst<>+0(SB), Y2
+	VMOVDQU64 gemvconst<>+1344(SB), Y3
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1AVX512R2
+
+loopgemvQ8Q5_1AVX512R2:
+	VMOVDQU64    4(DX), Y4
+	VPBROADCASTW (DX), X5
+	VCVTPH2PS    X5, Y5
+	VPMADDUBSW   Y4, Y3, Y6
+	VPMADDWD     gemvconst<>+64(SB), Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X7
+	VPSRLW       $0x04, X7, X8
+	VINSERTI32X4 $0x01, X8, Y7, Y8
+	VPANDD       Y2, Y8, Y8
+	VPBROADCASTD 4(AX), Y9
+	VPSHUFB      gemvconst<>+1376(SB), Y9, Y9
+	VPANDD       gemvconst<>+1408(SB), Y9, Y9
+	VPMINUB      Y3, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPORD        Y9, Y8, Y8
+	VPMADDUBSW   Y4, Y8, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (AX), X7
+	VCVTPH2PS    X7, Y9
+	VMULPS       Y5, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPBROADCASTW 2(AX), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y6, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    8(AX)(CX*1), X7
+	VPSRLW       $0x04, X7, X8
+	VINSERTI32X4 $0x01, X8, Y7, Y8
+	VPANDD       Y2, Y8, Y8
+	VPBROADCASTD 4(AX)(CX*1), Y9
+	VPSHUFB      gemvconst<>+1376(SB), Y9, Y9
+	VPANDD       gemvconst<>+1408(SB), Y9, Y9
+	VPMINUB      Y3, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPORD        Y9, Y8, Y8
+	VPMADDUBSW   Y4, Y8, Y4
+	VPMADDWD     gemvconst<>+64(SB), Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VPBROADCASTW (AX)(CX*1), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y4, Y1
+	VPBROADCASTW 2(AX)(CX*1), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y5, Y4, Y4
+	VFMADD231PS  Y4, Y6, Y1
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1AVX512R2
+
+donegemvQ8Q5_1AVX512R2:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1AVX512R3(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1AVX512R3(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VMOVDQU64 gemvconst<>+0(SB), Y3
+	VMOVDQU64 gemvconst<>+1344(SB), Y4
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1AVX512R3
+
+loopgemvQ8Q5_1AVX512R3:
+	VMOVDQU64    4(DX), Y5
+	VPBROADCASTW (DX), X6
+	VCVTPH2PS    X6, Y6
+	VPMADDUBSW   Y5, Y4, Y7
+	VPMADDWD     gemvconst<>+64(SB), Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI32X4 $0x01, X9, Y8, Y9
+	VPANDD       Y3, Y9, Y9
+	VPBROADCASTD 4(AX), Y10
+	VPSHUFB      gemvconst<>+1376(SB), Y10, Y10
+	VPANDD       gemvconst<>+1408(SB), Y10, Y10
+	VPMINUB      Y4, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPORD        Y10, Y9, Y9
+	VPMADDUBSW   Y5, Y9, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX), X8
+	VCVTPH2PS    X8, Y10
+	VMULPS       Y6, Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPBROADCASTW 2(AX), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y7, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    8(AX)(CX*1), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI32X4 $0x01, X9, Y8, Y9
+	VPANDD       Y3, Y9, Y9
+	VPBROADCASTD 4(AX)(CX*1), Y10
+	VPSHUFB      gemvconst<>+1376(SB), Y10, Y10
+	VPANDD       gemvconst<>+1408(SB), Y10, Y10
+	VPMINUB      Y4, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPORD        Y10, Y9, Y9
+	VPMADDUBSW   Y5, Y9, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX)(CX*1), X8
+	VCVTPH2PS    X8, Y10
+	VMULPS       Y6, Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPBROADCASTW 2(AX)(CX*1), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y7, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    8(AX)(CX*2), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI32X4 $0x01, X9, Y8, Y9
+	VPANDD       Y3, Y9, Y9
+	VPBROADCASTD 4(AX)(CX*2), Y10
+	VPSHUFB      gemvconst<>+1376(SB), Y10, Y10
+	VPANDD       gemvconst<>+1408(SB), Y10, Y10
+	VPMINUB      Y4, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPORD        Y10, Y9, Y9
+	VPMADDUBSW   Y5, Y9, Y5
+	VPMADDWD     gemvconst<>+64(SB), Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VPBROADCASTW (AX)(CX*2), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y5, Y2
+	VPBROADCASTW 2(AX)(CX*2), X5
+	VCVTPH2PS    X5, Y5
+	VMULPS       Y6, Y5, Y5
+	VFMADD231PS  Y5, Y7, Y2
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1AVX512R3
+
+donegemvQ8Q5_1AVX512R3:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1AVX512R4(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1AVX512R4(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VMOVDQU64 gemvconst<>+0(SB), Y4
+	VMOVDQU64 gemvconst<>+1344(SB), Y5
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1AVX512R4
+
+loopgemvQ8Q5_1AVX512R4:
+	VMOVDQU64    4(DX), Y6
+	VPBROADCASTW (DX), X7
+	VCVTPH2PS    X7, Y7
+	VPMADDUBSW   Y6, Y5, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPBROADCASTD 4(AX), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPANDD       gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y5, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPORD        Y11, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX), X9
+	VCVTPH2PS    X9, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y10, Y0
+	VPBROADCASTW 2(AX), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    8(AX)(CX*1), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPBROADCASTD 4(AX)(CX*1), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPANDD       gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y5, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPORD        Y11, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX)(CX*1), X9
+	VCVTPH2PS    X9, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y10, Y1
+	VPBROADCASTW 2(AX)(CX*1), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    8(AX)(CX*2), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPBROADCASTD 4(AX)(CX*2), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPANDD       gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y5, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPORD        Y11, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX)(CX*2), X9
+	VCVTPH2PS    X9, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y10, Y2
+	VPBROADCASTW 2(AX)(CX*2), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    8(AX)(SI*1), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPBROADCASTD 4(AX)(SI*1), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPANDD       gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y5, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPORD        Y11, Y10, Y10
+	VPMADDUBSW   Y6, Y10, Y6
+	VPMADDWD     gemvconst<>+64(SB), Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	VPBROADCASTW (AX)(SI*1), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y6, Y3
+	VPBROADCASTW 2(AX)(SI*1), X6
+	VCVTPH2PS    X6, Y6
+	VMULPS       Y7, Y6, Y6
+	VFMADD231PS  Y6, Y8, Y3
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1AVX512R4
+
+donegemvQ8Q5_1AVX512R4:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1AVX512R5(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1AVX512R5(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VMOVDQU64 gemvconst<>+0(SB), Y5
+	VMOVDQU64 gemvconst<>+1344(SB), Y6
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1AVX512R5
+
+loopgemvQ8Q5_1AVX512R5:
+	VMOVDQU64    4(DX), Y7
+	VPBROADCASTW (DX), X8
+	VCVTPH2PS    X8, Y8
+	VPMADDUBSW   Y7, Y6, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPBROADCASTD 4(AX), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPANDD       gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y6, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VPMADDUBSW   Y7, Y11, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX), X10
+	VCVTPH2PS    X10, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y11, Y0
+	VPBROADCASTW 2(AX), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    8(AX)(CX*1), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPBROADCASTD 4(AX)(CX*1), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPANDD       gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y6, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VPMADDUBSW   Y7, Y11, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX)(CX*1), X10
+	VCVTPH2PS    X10, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y11, Y1
+	VPBROADCASTW 2(AX)(CX*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    8(AX)(CX*2), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPBROADCASTD 4(AX)(CX*2), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPANDD       gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y6, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VPMADDUBSW   Y7, Y11, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX)(CX*2), X10
+	VCVTPH2PS    X10, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y11, Y2
+	VPBROADCASTW 2(AX)(CX*2), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    8(AX)(SI*1), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPBROADCASTD 4(AX)(SI*1), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPANDD       gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y6, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VPMADDUBSW   Y7, Y11, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX)(SI*1), X10
+	VCVTPH2PS    X10, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y11, Y3
+	VPBROADCASTW 2(AX)(SI*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    8(DI), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPBROADCASTD 4(DI), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPANDD       gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y6, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VPMADDUBSW   Y7, Y11, Y7
+	VPMADDWD     gemvconst<>+64(SB), Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VPBROADCASTW (DI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y7, Y4
+	VPBROADCASTW 2(DI), X7
+	VCVTPH2PS    X7, Y7
+	VMULPS       Y8, Y7, Y7
+	VFMADD231PS  Y7, Y9, Y4
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000018, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1AVX512R5
+
+donegemvQ8Q5_1AVX512R5:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1AVX512R6(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1AVX512R6(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VMOVDQU64 gemvconst<>+0(SB), Y6
+	VMOVDQU64 gemvconst<>+1344(SB), Y7
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1AVX512R6
+
+loopgemvQ8Q5_1AVX512R6:
+	VMOVDQU64    4(DX), Y8
+	VPBROADCASTW (DX), X9
+	VCVTPH2PS    X9, Y9
+	VPMADDUBSW   Y8, Y7, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPBROADCASTD 4(AX), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y7, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VPMADDUBSW   Y8, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX), X11
+	VCVTPH2PS    X11, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y12, Y0
+	VPBROADCASTW 2(AX), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    8(AX)(CX*1), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPBROADCASTD 4(AX)(CX*1), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y7, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VPMADDUBSW   Y8, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(CX*1), X11
+	VCVTPH2PS    X11, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y12, Y1
+	VPBROADCASTW 2(AX)(CX*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    8(AX)(CX*2), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPBROADCASTD 4(AX)(CX*2), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y7, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VPMADDUBSW   Y8, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(CX*2), X11
+	VCVTPH2PS    X11, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y12, Y2
+	VPBROADCASTW 2(AX)(CX*2), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    8(AX)(SI*1), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPBROADCASTD 4(AX)(SI*1), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y7, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VPMADDUBSW   Y8, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(SI*1), X11
+	VCVTPH2PS    X11, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y12, Y3
+	VPBROADCASTW 2(AX)(SI*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    8(DI), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPBROADCASTD 4(DI), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y7, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VPMADDUBSW   Y8, Y12, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (DI), X11
+	VCVTPH2PS    X11, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y12, Y4
+	VPBROADCASTW 2(DI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    8(DI)(CX*1), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPBROADCASTD 4(DI)(CX*1), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y7, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VPMADDUBSW   Y8, Y12, Y8
+	VPMADDWD     gemvconst<>+64(SB), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (DI)(CX*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y8, Y5
+	VPBROADCASTW 2(DI)(CX*1), X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y9, Y8, Y8
+	VFMADD231PS  Y8, Y10, Y5
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000018, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1AVX512R6
+
+donegemvQ8Q5_1AVX512R6:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1AVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1AVX512R7(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VMOVDQU64 gemvconst<>+0(SB), Y7
+	VMOVDQU64 gemvconst<>+1344(SB), Y8
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1AVX512R7
+
+loopgemvQ8Q5_1AVX512R7:
+	VMOVDQU64    4(DX), Y9
+	VPBROADCASTW (DX), X10
+	VCVTPH2PS    X10, Y10
+	VPMADDUBSW   Y9, Y8, Y11
+	VPMADDWD     gemvconst<>+64(SB), Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPBROADCASTD 4(AX), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y8, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPMADDUBSW   Y9, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX), X12
+	VCVTPH2PS    X12, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y13, Y0
+	VPBROADCASTW 2(AX), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    8(AX)(CX*1), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPBROADCASTD 4(AX)(CX*1), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y8, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPMADDUBSW   Y9, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(CX*1), X12
+	VCVTPH2PS    X12, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y13, Y1
+	VPBROADCASTW 2(AX)(CX*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    8(AX)(CX*2), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPBROADCASTD 4(AX)(CX*2), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y8, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPMADDUBSW   Y9, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(CX*2), X12
+	VCVTPH2PS    X12, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y13, Y2
+	VPBROADCASTW 2(AX)(CX*2), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    8(AX)(SI*1), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPBROADCASTD 4(AX)(SI*1), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y8, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPMADDUBSW   Y9, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(SI*1), X12
+	VCVTPH2PS    X12, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y13, Y3
+	VPBROADCASTW 2(AX)(SI*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    8(DI), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPBROADCASTD 4(DI), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y8, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPMADDUBSW   Y9, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (DI), X12
+	VCVTPH2PS    X12, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y13, Y4
+	VPBROADCASTW 2(DI), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    8(DI)(CX*1), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPBROADCASTD 4(DI)(CX*1), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y8, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPMADDUBSW   Y9, Y13, Y13
+	VPMADDWD     gemvconst<>+64(SB), Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (DI)(CX*1), X12
+	VCVTPH2PS    X12, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y13, Y5
+	VPBROADCASTW 2(DI)(CX*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y5
+	PREFETCHT0   1024(DI)(CX*2)
+	VMOVDQU64    8(DI)(CX*2), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPBROADCASTD 4(DI)(CX*2), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y8, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPMADDUBSW   Y9, Y13, Y9
+	VPMADDWD     gemvconst<>+64(SB), Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (DI)(CX*2), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y9, Y6
+	VPBROADCASTW 2(DI)(CX*2), X9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS  Y9, Y11, Y6
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000018, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1AVX512R7
+
+donegemvQ8Q5_1AVX512R7:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X0, X7, X7
+	VMOVHLPS      X7, X7, X0
+	VADDPS        X0, X7, X7
+	VMOVSHDUP     X7, X0
+	VADDSS        X0, X7, X7
+	VMOVSS        X7, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1AVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1AVX512R8(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VPXORD    Y7, Y7, Y7
+	VMOVDQU64 gemvconst<>+0(SB), Y8
+	VMOVDQU64 gemvconst<>+1344(SB), Y9
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1AVX512R8
+
+loopgemvQ8Q5_1AVX512R8:
+	VMOVDQU64    4(DX), Y10
+	VPBROADCASTW (DX), X11
+	VCVTPH2PS    X11, Y11
+	VPMADDUBSW   Y10, Y9, Y12
+	VPMADDWD     gemvconst<>+64(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(AX), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y14
+	VPMADDWD     gemvconst<>+64(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX), X13
+	VCVTPH2PS    X13, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y14, Y0
+	VPBROADCASTW 2(AX), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    8(AX)(CX*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(AX)(CX*1), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y14
+	VPMADDWD     gemvconst<>+64(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(CX*1), X13
+	VCVTPH2PS    X13, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y14, Y1
+	VPBROADCASTW 2(AX)(CX*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    8(AX)(CX*2), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(AX)(CX*2), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y14
+	VPMADDWD     gemvconst<>+64(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(CX*2), X13
+	VCVTPH2PS    X13, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y14, Y2
+	VPBROADCASTW 2(AX)(CX*2), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    8(AX)(SI*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(AX)(SI*1), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y14
+	VPMADDWD     gemvconst<>+64(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(SI*1), X13
+	VCVTPH2PS    X13, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y14, Y3
+	VPBROADCASTW 2(AX)(SI*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    8(DI), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(DI), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y14
+	VPMADDWD     gemvconst<>+64(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (DI), X13
+	VCVTPH2PS    X13, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y14, Y4
+	VPBROADCASTW 2(DI), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    8(DI)(CX*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(DI)(CX*1), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y14
+	VPMADDWD     gemvconst<>+64(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (DI)(CX*1), X13
+	VCVTPH2PS    X13, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y14, Y5
+	VPBROADCASTW 2(DI)(CX*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y5
+	PREFETCHT0   1024(DI)(CX*2)
+	VMOVDQU64    8(DI)(CX*2), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(DI)(CX*2), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y14
+	VPMADDWD     gemvconst<>+64(SB), Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (DI)(CX*2), X13
+	VCVTPH2PS    X13, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y14, Y6
+	VPBROADCASTW 2(DI)(CX*2), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y6
+	PREFETCHT0   1024(DI)(SI*1)
+	VMOVDQU64    8(DI)(SI*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(DI)(SI*1), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y9, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPMADDUBSW   Y10, Y14, Y10
+	VPMADDWD     gemvconst<>+64(SB), Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (DI)(SI*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y10, Y7
+	VPBROADCASTW 2(DI)(SI*1), X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y11, Y10, Y10
+	VFMADD231PS  Y10, Y12, Y7
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000018, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1AVX512R8
+
+donegemvQ8Q5_1AVX512R8:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X8
+	VADDPS        X0, X8, X8
+	VMOVHLPS      X8, X8, X0
+	VADDPS        X0, X8, X8
+	VMOVSHDUP     X8, X0
+	VADDSS        X0, X8, X8
+	VMOVSS        X8, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 28(AX)
+	VZEROUPPER
+	RET
+
 // func gemvF32Q4_0AVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
 TEXT ·gemvF32Q4_0AVX512R1(SB), NOSPLIT, $0-40
@@ -17236,6 +23478,4734 @@ loopgemvF32Q8_0AVX512R8:
 	JNZ          loopgemvF32Q8_0AVX512R8
 
 donegemvF32Q8_0AVX512R8:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X8
+	VADDPS        X0, X8, X8
+	VMOVHLPS      X8, X8, X0
+	VADDPS        X0, X8, X8
+	VMOVSHDUP     X8, X0
+	VADDSS        X0, X8, X8
+	VMOVSS        X8, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 28(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KAVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KAVX512R1(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), CX
+	MOVQ      nb+32(FP), DX
+	VPXORD    Y0, Y0, Y0
+	VMOVDQU64 gemvconst<>+0(SB), Y1
+	TESTQ     DX, DX
+	JZ        donegemvQ8Q5_KAVX512R1
+
+loopgemvQ8Q5_KAVX512R1:
+	VBROADCASTSS (CX), Y2
+	VMOVDQU64    260(CX), Y3
+	MOVQ         AX, BX
+	PREFETCHT0   1024(BX)
+	PREFETCHT0   1088(BX)
+	PREFETCHT0   1152(BX)
+	MOVL         4(BX), SI
+	MOVL         8(BX), DI
+	MOVL         12(BX), R8
+	MOVL         R8, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         SI, R10
+	SHRL         $0x02, R10
+	ANDL         $0x30303030, R10
+	ORL          R10, R9
+	SHLQ         $0x20, R9
+	ANDL         $0x3f3f3f3f, SI
+	ORQ          SI, R9
+	SHRL         $0x04, R8
+	ANDL         $0x0f0f0f0f, R8
+	MOVL         DI, R10
+	SHRL         $0x02, R10
+	ANDL         $0x30303030, R10
+	ORL          R8, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	VMOVQ        R9, X4
+	VPMOVZXBW    X4, X4
+	VINSERTI32X4 $0x01, X4, Y4, Y5
+	VMOVQ        R10, X6
+	VPMOVZXBW    X6, X6
+	VPUNPCKLWD   X6, X6, X4
+	VPUNPCKHWD   X6, X6, X6
+	VINSERTI32X4 $0x01, X6, Y4, Y6
+	VPMADDWD     Y3, Y6, Y3
+	VPXORD       Y7, Y7, Y7
+	VMOVDQU64    16(BX), Y6
+	VMOVDQU64    48(BX), Y8
+	VPANDD       Y1, Y8, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPANDD       Y1, Y8, Y8
+	VPSLLW       $0x04, Y6, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y9, Y9
+	VPSLLW       $0x03, Y6, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y8, Y8
+	VPSHUFB      gemvconst<>+160(SB), Y5, Y10
+	VPMADDUBSW   4(CX), Y9, Y9
+	VPMADDWD     Y10, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPSHUFB      gemvconst<>+192(SB), Y5, Y9
+	VPMADDUBSW   36(CX), Y8, Y8
+	VPMADDWD     Y9, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VMOVDQU64    80(BX), Y8
+	VPANDD       Y1, Y8, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPANDD       Y1, Y8, Y8
+	VPSLLW       $0x02, Y6, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y9, Y9
+	VPSLLW       $0x01, Y6, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y8, Y8
+	VPSHUFB      gemvconst<>+224(SB), Y5, Y10
+	VPMADDUBSW   68(CX), Y9, Y9
+	VPMADDWD     Y10, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPSHUFB      gemvconst<>+256(SB), Y5, Y9
+	VPMADDUBSW   100(CX), Y8, Y8
+	VPMADDWD     Y9, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VMOVDQU64    112(BX), Y8
+	VPANDD       Y1, Y8, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPANDD       Y1, Y8, Y8
+	VMOVDQU64    Y6, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y9, Y9
+	VPSRLW       $0x01, Y6, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y8, Y8
+	VPSHUFB      gemvconst<>+288(SB), Y5, Y10
+	VPMADDUBSW   132(CX), Y9, Y9
+	VPMADDWD     Y10, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPSHUFB      gemvconst<>+320(SB), Y5, Y9
+	VPMADDUBSW   164(CX), Y8, Y8
+	VPMADDWD     Y9, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VMOVDQU64    144(BX), Y8
+	VPANDD       Y1, Y8, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPANDD       Y1, Y8, Y8
+	VPSRLW       $0x02, Y6, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y9, Y9
+	VPSRLW       $0x03, Y6, Y6
+	VPANDD       gemvconst<>+1312(SB), Y6, Y6
+	VPORD        Y6, Y8, Y8
+	VPSHUFB      gemvconst<>+352(SB), Y5, Y6
+	VPMADDUBSW   196(CX), Y9, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPSHUFB      gemvconst<>+384(SB), Y5, Y5
+	VPMADDUBSW   228(CX), Y8, Y6
+	VPMADDWD     Y5, Y6, Y6
+	VPADDD       Y6, Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VCVTDQ2PS    Y3, Y3
+	VPBROADCASTW (BX), X4
+	VCVTPH2PS    X4, Y5
+	VMULPS       Y2, Y5, Y5
+	VFMADD231PS  Y5, Y7, Y0
+	VPBROADCASTW 2(BX), X4
+	VCVTPH2PS    X4, Y5
+	VMULPS       Y2, Y5, Y5
+	VFNMADD231PS Y5, Y3, Y0
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, CX
+	DECQ         DX
+	JNZ          loopgemvQ8Q5_KAVX512R1
+
+donegemvQ8Q5_KAVX512R1:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KAVX512R2(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KAVX512R2(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VMOVDQU64 gemvconst<>+0(SB), Y2
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_KAVX512R2
+
+loopgemvQ8Q5_KAVX512R2:
+	VBROADCASTSS (DX), Y3
+	VMOVDQU64    260(DX), Y4
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X5
+	VPMOVZXBW    X5, X5
+	VINSERTI32X4 $0x01, X5, Y5, Y6
+	VMOVQ        R11, X7
+	VPMOVZXBW    X7, X7
+	VPUNPCKLWD   X7, X7, X5
+	VPUNPCKHWD   X7, X7, X7
+	VINSERTI32X4 $0x01, X7, Y5, Y7
+	VPMADDWD     Y4, Y7, Y7
+	VPXORD       Y8, Y8, Y8
+	VMOVDQU64    16(SI), Y10
+	VMOVDQU64    48(SI), Y11
+	VPANDD       Y2, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPANDD       Y2, Y11, Y11
+	VPSLLW       $0x04, Y10, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VPSLLW       $0x03, Y10, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+160(SB), Y6, Y13
+	VPMADDUBSW   4(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VPSHUFB      gemvconst<>+192(SB), Y6, Y12
+	VPMADDUBSW   36(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y8, Y8
+	VMOVDQU64    80(SI), Y11
+	VPANDD       Y2, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPANDD       Y2, Y11, Y11
+	VPSLLW       $0x02, Y10, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VPSLLW       $0x01, Y10, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+224(SB), Y6, Y13
+	VPMADDUBSW   68(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VPSHUFB      gemvconst<>+256(SB), Y6, Y12
+	VPMADDUBSW   100(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y8, Y8
+	VMOVDQU64    112(SI), Y11
+	VPANDD       Y2, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPANDD       Y2, Y11, Y11
+	VMOVDQU64    Y10, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VPSRLW       $0x01, Y10, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+288(SB), Y6, Y13
+	VPMADDUBSW   132(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VPSHUFB      gemvconst<>+320(SB), Y6, Y12
+	VPMADDUBSW   164(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y8, Y8
+	VMOVDQU64    144(SI), Y11
+	VPANDD       Y2, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPANDD       Y2, Y11, Y11
+	VPSRLW       $0x02, Y10, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VPSRLW       $0x03, Y10, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y11, Y11
+	VPSHUFB      gemvconst<>+352(SB), Y6, Y10
+	VPMADDUBSW   196(DX), Y12, Y12
+	VPMADDWD     Y10, Y12, Y12
+	VPADDD       Y12, Y8, Y8
+	VPSHUFB      gemvconst<>+384(SB), Y6, Y6
+	VPMADDUBSW   228(DX), Y11, Y10
+	VPMADDWD     Y6, Y10, Y10
+	VPADDD       Y10, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y7, Y7
+	VPBROADCASTW (SI), X5
+	VCVTPH2PS    X5, Y6
+	VMULPS       Y3, Y6, Y6
+	VFMADD231PS  Y6, Y8, Y0
+	VPBROADCASTW 2(SI), X5
+	VCVTPH2PS    X5, Y6
+	VMULPS       Y3, Y6, Y6
+	VFNMADD231PS Y6, Y7, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X5
+	VPMOVZXBW    X5, X5
+	VINSERTI32X4 $0x01, X5, Y5, Y6
+	VMOVQ        R11, X7
+	VPMOVZXBW    X7, X7
+	VPUNPCKLWD   X7, X7, X5
+	VPUNPCKHWD   X7, X7, X7
+	VINSERTI32X4 $0x01, X7, Y5, Y7
+	VPMADDWD     Y4, Y7, Y4
+	VPXORD       Y9, Y9, Y9
+	VMOVDQU64    16(SI), Y7
+	VMOVDQU64    48(SI), Y10
+	VPANDD       Y2, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPANDD       Y2, Y10, Y10
+	VPSLLW       $0x04, Y7, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VPSLLW       $0x03, Y7, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y10, Y10
+	VPSHUFB      gemvconst<>+160(SB), Y6, Y12
+	VPMADDUBSW   4(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y9, Y9
+	VPSHUFB      gemvconst<>+192(SB), Y6, Y11
+	VPMADDUBSW   36(DX), Y10, Y10
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y9, Y9
+	VMOVDQU64    80(SI), Y10
+	VPANDD       Y2, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPANDD       Y2, Y10, Y10
+	VPSLLW       $0x02, Y7, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VPSLLW       $0x01, Y7, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y10, Y10
+	VPSHUFB      gemvconst<>+224(SB), Y6, Y12
+	VPMADDUBSW   68(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y9, Y9
+	VPSHUFB      gemvconst<>+256(SB), Y6, Y11
+	VPMADDUBSW   100(DX), Y10, Y10
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y9, Y9
+	VMOVDQU64    112(SI), Y10
+	VPANDD       Y2, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPANDD       Y2, Y10, Y10
+	VMOVDQU64    Y7, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VPSRLW       $0x01, Y7, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y10, Y10
+	VPSHUFB      gemvconst<>+288(SB), Y6, Y12
+	VPMADDUBSW   132(DX), Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y9, Y9
+	VPSHUFB      gemvconst<>+320(SB), Y6, Y11
+	VPMADDUBSW   164(DX), Y10, Y10
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y9, Y9
+	VMOVDQU64    144(SI), Y10
+	VPANDD       Y2, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPANDD       Y2, Y10, Y10
+	VPSRLW       $0x02, Y7, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VPSRLW       $0x03, Y7, Y7
+	VPANDD       gemvconst<>+1312(SB), Y7, Y7
+	VPORD        Y7, Y10, Y10
+	VPSHUFB      gemvconst<>+352(SB), Y6, Y7
+	VPMADDUBSW   196(DX), Y11, Y11
+	VPMADDWD     Y7, Y11, Y11
+	VPADDD       Y11, Y9, Y9
+	VPSHUFB      gemvconst<>+384(SB), Y6, Y6
+	VPMADDUBSW   228(DX), Y10, Y7
+	VPMADDWD     Y6, Y7, Y7
+	VPADDD       Y7, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y4, Y4
+	VPBROADCASTW (SI), X5
+	VCVTPH2PS    X5, Y6
+	VMULPS       Y3, Y6, Y6
+	VFMADD231PS  Y6, Y9, Y1
+	VPBROADCASTW 2(SI), X5
+	VCVTPH2PS    X5, Y6
+	VMULPS       Y3, Y6, Y6
+	VFNMADD231PS Y6, Y4, Y1
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KAVX512R2
+
+donegemvQ8Q5_KAVX512R2:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KAVX512R3(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KAVX512R3(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VMOVDQU64 gemvconst<>+0(SB), Y3
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_KAVX512R3
+
+loopgemvQ8Q5_KAVX512R3:
+	VBROADCASTSS (DX), Y4
+	VMOVDQU64    260(DX), Y5
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X6
+	VPMOVZXBW    X6, X6
+	VINSERTI32X4 $0x01, X6, Y6, Y7
+	VMOVQ        R11, X8
+	VPMOVZXBW    X8, X8
+	VPUNPCKLWD   X8, X8, X6
+	VPUNPCKHWD   X8, X8, X8
+	VINSERTI32X4 $0x01, X8, Y6, Y8
+	VPMADDWD     Y5, Y8, Y8
+	VPXORD       Y9, Y9, Y9
+	VMOVDQU64    16(SI), Y12
+	VMOVDQU64    48(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VPSLLW       $0x04, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSLLW       $0x03, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+160(SB), Y7, Y15
+	VPMADDUBSW   4(DX), Y14, Y14
+	VPMADDWD     Y15, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPSHUFB      gemvconst<>+192(SB), Y7, Y14
+	VPMADDUBSW   36(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y9, Y9
+	VMOVDQU64    80(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VPSLLW       $0x02, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSLLW       $0x01, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+224(SB), Y7, Y15
+	VPMADDUBSW   68(DX), Y14, Y14
+	VPMADDWD     Y15, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPSHUFB      gemvconst<>+256(SB), Y7, Y14
+	VPMADDUBSW   100(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y9, Y9
+	VMOVDQU64    112(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VMOVDQU64    Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSRLW       $0x01, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+288(SB), Y7, Y15
+	VPMADDUBSW   132(DX), Y14, Y14
+	VPMADDWD     Y15, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPSHUFB      gemvconst<>+320(SB), Y7, Y14
+	VPMADDUBSW   164(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y9, Y9
+	VMOVDQU64    144(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VPSRLW       $0x02, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSRLW       $0x03, Y12, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y13, Y13
+	VPSHUFB      gemvconst<>+352(SB), Y7, Y12
+	VPMADDUBSW   196(DX), Y14, Y14
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPSHUFB      gemvconst<>+384(SB), Y7, Y7
+	VPMADDUBSW   228(DX), Y13, Y12
+	VPMADDWD     Y7, Y12, Y12
+	VPADDD       Y12, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFMADD231PS  Y7, Y9, Y0
+	VPBROADCASTW 2(SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFNMADD231PS Y7, Y8, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X6
+	VPMOVZXBW    X6, X6
+	VINSERTI32X4 $0x01, X6, Y6, Y7
+	VMOVQ        R11, X8
+	VPMOVZXBW    X8, X8
+	VPUNPCKLWD   X8, X8, X6
+	VPUNPCKHWD   X8, X8, X8
+	VINSERTI32X4 $0x01, X8, Y6, Y8
+	VPMADDWD     Y5, Y8, Y8
+	VPXORD       Y10, Y10, Y10
+	VMOVDQU64    16(SI), Y12
+	VMOVDQU64    48(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VPSLLW       $0x04, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSLLW       $0x03, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+160(SB), Y7, Y15
+	VPMADDUBSW   4(DX), Y14, Y14
+	VPMADDWD     Y15, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VPSHUFB      gemvconst<>+192(SB), Y7, Y14
+	VPMADDUBSW   36(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VMOVDQU64    80(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VPSLLW       $0x02, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSLLW       $0x01, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+224(SB), Y7, Y15
+	VPMADDUBSW   68(DX), Y14, Y14
+	VPMADDWD     Y15, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VPSHUFB      gemvconst<>+256(SB), Y7, Y14
+	VPMADDUBSW   100(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VMOVDQU64    112(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VMOVDQU64    Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSRLW       $0x01, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+288(SB), Y7, Y15
+	VPMADDUBSW   132(DX), Y14, Y14
+	VPMADDWD     Y15, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VPSHUFB      gemvconst<>+320(SB), Y7, Y14
+	VPMADDUBSW   164(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y10, Y10
+	VMOVDQU64    144(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VPSRLW       $0x02, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSRLW       $0x03, Y12, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y13, Y13
+	VPSHUFB      gemvconst<>+352(SB), Y7, Y12
+	VPMADDUBSW   196(DX), Y14, Y14
+	VPMADDWD     Y12, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VPSHUFB      gemvconst<>+384(SB), Y7, Y7
+	VPMADDUBSW   228(DX), Y13, Y12
+	VPMADDWD     Y7, Y12, Y12
+	VPADDD       Y12, Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFMADD231PS  Y7, Y10, Y1
+	VPBROADCASTW 2(SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFNMADD231PS Y7, Y8, Y1
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X6
+	VPMOVZXBW    X6, X6
+	VINSERTI32X4 $0x01, X6, Y6, Y7
+	VMOVQ        R11, X8
+	VPMOVZXBW    X8, X8
+	VPUNPCKLWD   X8, X8, X6
+	VPUNPCKHWD   X8, X8, X8
+	VINSERTI32X4 $0x01, X8, Y6, Y8
+	VPMADDWD     Y5, Y8, Y5
+	VPXORD       Y11, Y11, Y11
+	VMOVDQU64    16(SI), Y8
+	VMOVDQU64    48(SI), Y12
+	VPANDD       Y3, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPANDD       Y3, Y12, Y12
+	VPSLLW       $0x04, Y8, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPSLLW       $0x03, Y8, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+160(SB), Y7, Y14
+	VPMADDUBSW   4(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+192(SB), Y7, Y13
+	VPMADDUBSW   36(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y11, Y11
+	VMOVDQU64    80(SI), Y12
+	VPANDD       Y3, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPANDD       Y3, Y12, Y12
+	VPSLLW       $0x02, Y8, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPSLLW       $0x01, Y8, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+224(SB), Y7, Y14
+	VPMADDUBSW   68(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+256(SB), Y7, Y13
+	VPMADDUBSW   100(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y11, Y11
+	VMOVDQU64    112(SI), Y12
+	VPANDD       Y3, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPANDD       Y3, Y12, Y12
+	VMOVDQU64    Y8, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPSRLW       $0x01, Y8, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+288(SB), Y7, Y14
+	VPMADDUBSW   132(DX), Y13, Y13
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+320(SB), Y7, Y13
+	VPMADDUBSW   164(DX), Y12, Y12
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y11, Y11
+	VMOVDQU64    144(SI), Y12
+	VPANDD       Y3, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPANDD       Y3, Y12, Y12
+	VPSRLW       $0x02, Y8, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPSRLW       $0x03, Y8, Y8
+	VPANDD       gemvconst<>+1312(SB), Y8, Y8
+	VPORD        Y8, Y12, Y12
+	VPSHUFB      gemvconst<>+352(SB), Y7, Y8
+	VPMADDUBSW   196(DX), Y13, Y13
+	VPMADDWD     Y8, Y13, Y13
+	VPADDD       Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+384(SB), Y7, Y7
+	VPMADDUBSW   228(DX), Y12, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VCVTDQ2PS    Y5, Y5
+	VPBROADCASTW (SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFMADD231PS  Y7, Y11, Y2
+	VPBROADCASTW 2(SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFNMADD231PS Y7, Y5, Y2
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KAVX512R3
+
+donegemvQ8Q5_KAVX512R3:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KAVX512R4(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KAVX512R4(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VMOVDQU64 gemvconst<>+0(SB), Y4
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_KAVX512R4
+
+loopgemvQ8Q5_KAVX512R4:
+	VBROADCASTSS (DX), Y5
+	VMOVDQU64    260(DX), Y6
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X7
+	VPMOVZXBW    X7, X7
+	VINSERTI32X4 $0x01, X7, Y7, Y8
+	VMOVQ        R11, X9
+	VPMOVZXBW    X9, X9
+	VPUNPCKLWD   X9, X9, X7
+	VPUNPCKHWD   X9, X9, X9
+	VINSERTI32X4 $0x01, X9, Y7, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPXORD       Y10, Y10, Y10
+	VMOVDQU64    16(SI), Y14
+	VMOVDQU64    48(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSLLW       $0x04, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSLLW       $0x03, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+160(SB), Y8, Y17
+	VPMADDUBSW   4(DX), Y16, Y16
+	VPMADDWD     Y17, Y16, Y16
+	VPADDD       Y16, Y10, Y10
+	VPSHUFB      gemvconst<>+192(SB), Y8, Y16
+	VPMADDUBSW   36(DX), Y15, Y15
+	VPMADDWD     Y16, Y15, Y15
+	VPADDD       Y15, Y10, Y10
+	VMOVDQU64    80(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSLLW       $0x02, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSLLW       $0x01, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+224(SB), Y8, Y17
+	VPMADDUBSW   68(DX), Y16, Y16
+	VPMADDWD     Y17, Y16, Y16
+	VPADDD       Y16, Y10, Y10
+	VPSHUFB      gemvconst<>+256(SB), Y8, Y16
+	VPMADDUBSW   100(DX), Y15, Y15
+	VPMADDWD     Y16, Y15, Y15
+	VPADDD       Y15, Y10, Y10
+	VMOVDQU64    112(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VMOVDQU64    Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSRLW       $0x01, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+288(SB), Y8, Y17
+	VPMADDUBSW   132(DX), Y16, Y16
+	VPMADDWD     Y17, Y16, Y16
+	VPADDD       Y16, Y10, Y10
+	VPSHUFB      gemvconst<>+320(SB), Y8, Y16
+	VPMADDUBSW   164(DX), Y15, Y15
+	VPMADDWD     Y16, Y15, Y15
+	VPADDD       Y15, Y10, Y10
+	VMOVDQU64    144(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSRLW       $0x02, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSRLW       $0x03, Y14, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y15, Y15
+	VPSHUFB      gemvconst<>+352(SB), Y8, Y14
+	VPMADDUBSW   196(DX), Y16, Y16
+	VPMADDWD     Y14, Y16, Y16
+	VPADDD       Y16, Y10, Y10
+	VPSHUFB      gemvconst<>+384(SB), Y8, Y8
+	VPMADDUBSW   228(DX), Y15, Y14
+	VPMADDWD     Y8, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y10, Y0
+	VPBROADCASTW 2(SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFNMADD231PS Y8, Y9, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X7
+	VPMOVZXBW    X7, X7
+	VINSERTI32X4 $0x01, X7, Y7, Y8
+	VMOVQ        R11, X9
+	VPMOVZXBW    X9, X9
+	VPUNPCKLWD   X9, X9, X7
+	VPUNPCKHWD   X9, X9, X9
+	VINSERTI32X4 $0x01, X9, Y7, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPXORD       Y11, Y11, Y11
+	VMOVDQU64    16(SI), Y14
+	VMOVDQU64    48(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSLLW       $0x04, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSLLW       $0x03, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+160(SB), Y8, Y17
+	VPMADDUBSW   4(DX), Y16, Y16
+	VPMADDWD     Y17, Y16, Y16
+	VPADDD       Y16, Y11, Y11
+	VPSHUFB      gemvconst<>+192(SB), Y8, Y16
+	VPMADDUBSW   36(DX), Y15, Y15
+	VPMADDWD     Y16, Y15, Y15
+	VPADDD       Y15, Y11, Y11
+	VMOVDQU64    80(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSLLW       $0x02, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSLLW       $0x01, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+224(SB), Y8, Y17
+	VPMADDUBSW   68(DX), Y16, Y16
+	VPMADDWD     Y17, Y16, Y16
+	VPADDD       Y16, Y11, Y11
+	VPSHUFB      gemvconst<>+256(SB), Y8, Y16
+	VPMADDUBSW   100(DX), Y15, Y15
+	VPMADDWD     Y16, Y15, Y15
+	VPADDD       Y15, Y11, Y11
+	VMOVDQU64    112(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VMOVDQU64    Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSRLW       $0x01, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+288(SB), Y8, Y17
+	VPMADDUBSW   132(DX), Y16, Y16
+	VPMADDWD     Y17, Y16, Y16
+	VPADDD       Y16, Y11, Y11
+	VPSHUFB      gemvconst<>+320(SB), Y8, Y16
+	VPMADDUBSW   164(DX), Y15, Y15
+	VPMADDWD     Y16, Y15, Y15
+	VPADDD       Y15, Y11, Y11
+	VMOVDQU64    144(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSRLW       $0x02, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSRLW       $0x03, Y14, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y15, Y15
+	VPSHUFB      gemvconst<>+352(SB), Y8, Y14
+	VPMADDUBSW   196(DX), Y16, Y16
+	VPMADDWD     Y14, Y16, Y16
+	VPADDD       Y16, Y11, Y11
+	VPSHUFB      gemvconst<>+384(SB), Y8, Y8
+	VPMADDUBSW   228(DX), Y15, Y14
+	VPMADDWD     Y8, Y14, Y14
+	VPADDD       Y14, Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y11, Y1
+	VPBROADCASTW 2(SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFNMADD231PS Y8, Y9, Y1
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X7
+	VPMOVZXBW    X7, X7
+	VINSERTI32X4 $0x01, X7, Y7, Y8
+	VMOVQ        R11, X9
+	VPMOVZXBW    X9, X9
+	VPUNPCKLWD   X9, X9, X7
+	VPUNPCKHWD   X9, X9, X9
+	VINSERTI32X4 $0x01, X9, Y7, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPXORD       Y12, Y12, Y12
+	VMOVDQU64    16(SI), Y14
+	VMOVDQU64    48(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSLLW       $0x04, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSLLW       $0x03, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+160(SB), Y8, Y17
+	VPMADDUBSW   4(DX), Y16, Y16
+	VPMADDWD     Y17, Y16, Y16
+	VPADDD       Y16, Y12, Y12
+	VPSHUFB      gemvconst<>+192(SB), Y8, Y16
+	VPMADDUBSW   36(DX), Y15, Y15
+	VPMADDWD     Y16, Y15, Y15
+	VPADDD       Y15, Y12, Y12
+	VMOVDQU64    80(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSLLW       $0x02, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSLLW       $0x01, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+224(SB), Y8, Y17
+	VPMADDUBSW   68(DX), Y16, Y16
+	VPMADDWD     Y17, Y16, Y16
+	VPADDD       Y16, Y12, Y12
+	VPSHUFB      gemvconst<>+256(SB), Y8, Y16
+	VPMADDUBSW   100(DX), Y15, Y15
+	VPMADDWD     Y16, Y15, Y15
+	VPADDD       Y15, Y12, Y12
+	VMOVDQU64    112(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VMOVDQU64    Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSRLW       $0x01, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+288(SB), Y8, Y17
+	VPMADDUBSW   132(DX), Y16, Y16
+	VPMADDWD     Y17, Y16, Y16
+	VPADDD       Y16, Y12, Y12
+	VPSHUFB      gemvconst<>+320(SB), Y8, Y16
+	VPMADDUBSW   164(DX), Y15, Y15
+	VPMADDWD     Y16, Y15, Y15
+	VPADDD       Y15, Y12, Y12
+	VMOVDQU64    144(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSRLW       $0x02, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSRLW       $0x03, Y14, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y15, Y15
+	VPSHUFB      gemvconst<>+352(SB), Y8, Y14
+	VPMADDUBSW   196(DX), Y16, Y16
+	VPMADDWD     Y14, Y16, Y16
+	VPADDD       Y16, Y12, Y12
+	VPSHUFB      gemvconst<>+384(SB), Y8, Y8
+	VPMADDUBSW   228(DX), Y15, Y14
+	VPMADDWD     Y8, Y14, Y14
+	VPADDD       Y14, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y12, Y2
+	VPBROADCASTW 2(SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFNMADD231PS Y8, Y9, Y2
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X7
+	VPMOVZXBW    X7, X7
+	VINSERTI32X4 $0x01, X7, Y7, Y8
+	VMOVQ        R11, X9
+	VPMOVZXBW    X9, X9
+	VPUNPCKLWD   X9, X9, X7
+	VPUNPCKHWD   X9, X9, X9
+	VINSERTI32X4 $0x01, X9, Y7, Y9
+	VPMADDWD     Y6, Y9, Y6
+	VPXORD       Y13, Y13, Y13
+	VMOVDQU64    16(SI), Y9
+	VMOVDQU64    48(SI), Y14
+	VPANDD       Y4, Y14, Y15
+	VPSRLW       $0x04, Y14, Y14
+	VPANDD       Y4, Y14, Y14
+	VPSLLW       $0x04, Y9, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VPSLLW       $0x03, Y9, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y14, Y14
+	VPSHUFB      gemvconst<>+160(SB), Y8, Y16
+	VPMADDUBSW   4(DX), Y15, Y15
+	VPMADDWD     Y16, Y15, Y15
+	VPADDD       Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+192(SB), Y8, Y15
+	VPMADDUBSW   36(DX), Y14, Y14
+	VPMADDWD     Y15, Y14, Y14
+	VPADDD       Y14, Y13, Y13
+	VMOVDQU64    80(SI), Y14
+	VPANDD       Y4, Y14, Y15
+	VPSRLW       $0x04, Y14, Y14
+	VPANDD       Y4, Y14, Y14
+	VPSLLW       $0x02, Y9, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VPSLLW       $0x01, Y9, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y14, Y14
+	VPSHUFB      gemvconst<>+224(SB), Y8, Y16
+	VPMADDUBSW   68(DX), Y15, Y15
+	VPMADDWD     Y16, Y15, Y15
+	VPADDD       Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+256(SB), Y8, Y15
+	VPMADDUBSW   100(DX), Y14, Y14
+	VPMADDWD     Y15, Y14, Y14
+	VPADDD       Y14, Y13, Y13
+	VMOVDQU64    112(SI), Y14
+	VPANDD       Y4, Y14, Y15
+	VPSRLW       $0x04, Y14, Y14
+	VPANDD       Y4, Y14, Y14
+	VMOVDQU64    Y9, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VPSRLW       $0x01, Y9, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y14, Y14
+	VPSHUFB      gemvconst<>+288(SB), Y8, Y16
+	VPMADDUBSW   132(DX), Y15, Y15
+	VPMADDWD     Y16, Y15, Y15
+	VPADDD       Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+320(SB), Y8, Y15
+	VPMADDUBSW   164(DX), Y14, Y14
+	VPMADDWD     Y15, Y14, Y14
+	VPADDD       Y14, Y13, Y13
+	VMOVDQU64    144(SI), Y14
+	VPANDD       Y4, Y14, Y15
+	VPSRLW       $0x04, Y14, Y14
+	VPANDD       Y4, Y14, Y14
+	VPSRLW       $0x02, Y9, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VPSRLW       $0x03, Y9, Y9
+	VPANDD       gemvconst<>+1312(SB), Y9, Y9
+	VPORD        Y9, Y14, Y14
+	VPSHUFB      gemvconst<>+352(SB), Y8, Y9
+	VPMADDUBSW   196(DX), Y15, Y15
+	VPMADDWD     Y9, Y15, Y15
+	VPADDD       Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+384(SB), Y8, Y8
+	VPMADDUBSW   228(DX), Y14, Y9
+	VPMADDWD     Y8, Y9, Y9
+	VPADDD       Y9, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VCVTDQ2PS    Y6, Y6
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y13, Y3
+	VPBROADCASTW 2(SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFNMADD231PS Y8, Y6, Y3
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KAVX512R4
+
+donegemvQ8Q5_KAVX512R4:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KAVX512R5(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KAVX512R5(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VMOVDQU64 gemvconst<>+0(SB), Y5
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_KAVX512R5
+
+loopgemvQ8Q5_KAVX512R5:
+	VBROADCASTSS (DX), Y6
+	VMOVDQU64    260(DX), Y7
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X8
+	VPMOVZXBW    X8, X8
+	VINSERTI32X4 $0x01, X8, Y8, Y9
+	VMOVQ        R11, X10
+	VPMOVZXBW    X10, X10
+	VPUNPCKLWD   X10, X10, X8
+	VPUNPCKHWD   X10, X10, X10
+	VINSERTI32X4 $0x01, X10, Y8, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPXORD       Y11, Y11, Y11
+	VMOVDQU64    16(SI), Y16
+	VMOVDQU64    48(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x04, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x03, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+160(SB), Y9, Y19
+	VPMADDUBSW   4(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y11, Y11
+	VPSHUFB      gemvconst<>+192(SB), Y9, Y18
+	VPMADDUBSW   36(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y11, Y11
+	VMOVDQU64    80(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+224(SB), Y9, Y19
+	VPMADDUBSW   68(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y11, Y11
+	VPSHUFB      gemvconst<>+256(SB), Y9, Y18
+	VPMADDUBSW   100(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y11, Y11
+	VMOVDQU64    112(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VMOVDQU64    Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+288(SB), Y9, Y19
+	VPMADDUBSW   132(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y11, Y11
+	VPSHUFB      gemvconst<>+320(SB), Y9, Y18
+	VPMADDUBSW   164(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y11, Y11
+	VMOVDQU64    144(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSRLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x03, Y16, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y17, Y17
+	VPSHUFB      gemvconst<>+352(SB), Y9, Y16
+	VPMADDUBSW   196(DX), Y18, Y18
+	VPMADDWD     Y16, Y18, Y18
+	VPADDD       Y18, Y11, Y11
+	VPSHUFB      gemvconst<>+384(SB), Y9, Y9
+	VPMADDUBSW   228(DX), Y17, Y16
+	VPMADDWD     Y9, Y16, Y16
+	VPADDD       Y16, Y11, Y11
+	VCVTDQ2PS    Y11, Y11
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y11, Y0
+	VPBROADCASTW 2(SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFNMADD231PS Y9, Y10, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X8
+	VPMOVZXBW    X8, X8
+	VINSERTI32X4 $0x01, X8, Y8, Y9
+	VMOVQ        R11, X10
+	VPMOVZXBW    X10, X10
+	VPUNPCKLWD   X10, X10, X8
+	VPUNPCKHWD   X10, X10, X10
+	VINSERTI32X4 $0x01, X10, Y8, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPXORD       Y12, Y12, Y12
+	VMOVDQU64    16(SI), Y16
+	VMOVDQU64    48(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x04, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x03, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+160(SB), Y9, Y19
+	VPMADDUBSW   4(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y12, Y12
+	VPSHUFB      gemvconst<>+192(SB), Y9, Y18
+	VPMADDUBSW   36(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y12, Y12
+	VMOVDQU64    80(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+224(SB), Y9, Y19
+	VPMADDUBSW   68(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y12, Y12
+	VPSHUFB      gemvconst<>+256(SB), Y9, Y18
+	VPMADDUBSW   100(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y12, Y12
+	VMOVDQU64    112(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VMOVDQU64    Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+288(SB), Y9, Y19
+	VPMADDUBSW   132(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y12, Y12
+	VPSHUFB      gemvconst<>+320(SB), Y9, Y18
+	VPMADDUBSW   164(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y12, Y12
+	VMOVDQU64    144(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSRLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x03, Y16, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y17, Y17
+	VPSHUFB      gemvconst<>+352(SB), Y9, Y16
+	VPMADDUBSW   196(DX), Y18, Y18
+	VPMADDWD     Y16, Y18, Y18
+	VPADDD       Y18, Y12, Y12
+	VPSHUFB      gemvconst<>+384(SB), Y9, Y9
+	VPMADDUBSW   228(DX), Y17, Y16
+	VPMADDWD     Y9, Y16, Y16
+	VPADDD       Y16, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y12, Y1
+	VPBROADCASTW 2(SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFNMADD231PS Y9, Y10, Y1
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X8
+	VPMOVZXBW    X8, X8
+	VINSERTI32X4 $0x01, X8, Y8, Y9
+	VMOVQ        R11, X10
+	VPMOVZXBW    X10, X10
+	VPUNPCKLWD   X10, X10, X8
+	VPUNPCKHWD   X10, X10, X10
+	VINSERTI32X4 $0x01, X10, Y8, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPXORD       Y13, Y13, Y13
+	VMOVDQU64    16(SI), Y16
+	VMOVDQU64    48(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x04, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x03, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+160(SB), Y9, Y19
+	VPMADDUBSW   4(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y13, Y13
+	VPSHUFB      gemvconst<>+192(SB), Y9, Y18
+	VPMADDUBSW   36(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y13, Y13
+	VMOVDQU64    80(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+224(SB), Y9, Y19
+	VPMADDUBSW   68(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y13, Y13
+	VPSHUFB      gemvconst<>+256(SB), Y9, Y18
+	VPMADDUBSW   100(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y13, Y13
+	VMOVDQU64    112(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VMOVDQU64    Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+288(SB), Y9, Y19
+	VPMADDUBSW   132(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y13, Y13
+	VPSHUFB      gemvconst<>+320(SB), Y9, Y18
+	VPMADDUBSW   164(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y13, Y13
+	VMOVDQU64    144(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSRLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x03, Y16, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y17, Y17
+	VPSHUFB      gemvconst<>+352(SB), Y9, Y16
+	VPMADDUBSW   196(DX), Y18, Y18
+	VPMADDWD     Y16, Y18, Y18
+	VPADDD       Y18, Y13, Y13
+	VPSHUFB      gemvconst<>+384(SB), Y9, Y9
+	VPMADDUBSW   228(DX), Y17, Y16
+	VPMADDWD     Y9, Y16, Y16
+	VPADDD       Y16, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y13, Y2
+	VPBROADCASTW 2(SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFNMADD231PS Y9, Y10, Y2
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X8
+	VPMOVZXBW    X8, X8
+	VINSERTI32X4 $0x01, X8, Y8, Y9
+	VMOVQ        R11, X10
+	VPMOVZXBW    X10, X10
+	VPUNPCKLWD   X10, X10, X8
+	VPUNPCKHWD   X10, X10, X10
+	VINSERTI32X4 $0x01, X10, Y8, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPXORD       Y14, Y14, Y14
+	VMOVDQU64    16(SI), Y16
+	VMOVDQU64    48(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x04, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x03, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+160(SB), Y9, Y19
+	VPMADDUBSW   4(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y14, Y14
+	VPSHUFB      gemvconst<>+192(SB), Y9, Y18
+	VPMADDUBSW   36(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y14, Y14
+	VMOVDQU64    80(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+224(SB), Y9, Y19
+	VPMADDUBSW   68(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y14, Y14
+	VPSHUFB      gemvconst<>+256(SB), Y9, Y18
+	VPMADDUBSW   100(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y14, Y14
+	VMOVDQU64    112(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VMOVDQU64    Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+288(SB), Y9, Y19
+	VPMADDUBSW   132(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y14, Y14
+	VPSHUFB      gemvconst<>+320(SB), Y9, Y18
+	VPMADDUBSW   164(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y14, Y14
+	VMOVDQU64    144(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSRLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x03, Y16, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y17, Y17
+	VPSHUFB      gemvconst<>+352(SB), Y9, Y16
+	VPMADDUBSW   196(DX), Y18, Y18
+	VPMADDWD     Y16, Y18, Y18
+	VPADDD       Y18, Y14, Y14
+	VPSHUFB      gemvconst<>+384(SB), Y9, Y9
+	VPMADDUBSW   228(DX), Y17, Y16
+	VPMADDWD     Y9, Y16, Y16
+	VPADDD       Y16, Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y14, Y3
+	VPBROADCASTW 2(SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFNMADD231PS Y9, Y10, Y3
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X8
+	VPMOVZXBW    X8, X8
+	VINSERTI32X4 $0x01, X8, Y8, Y9
+	VMOVQ        R11, X10
+	VPMOVZXBW    X10, X10
+	VPUNPCKLWD   X10, X10, X8
+	VPUNPCKHWD   X10, X10, X10
+	VINSERTI32X4 $0x01, X10, Y8, Y10
+	VPMADDWD     Y7, Y10, Y7
+	VPXORD       Y15, Y15, Y15
+	VMOVDQU64    16(SI), Y10
+	VMOVDQU64    48(SI), Y16
+	VPANDD       Y5, Y16, Y17
+	VPSRLW       $0x04, Y16, Y16
+	VPANDD       Y5, Y16, Y16
+	VPSLLW       $0x04, Y10, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y17, Y17
+	VPSLLW       $0x03, Y10, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y16, Y16
+	VPSHUFB      gemvconst<>+160(SB), Y9, Y18
+	VPMADDUBSW   4(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+192(SB), Y9, Y17
+	VPMADDUBSW   36(DX), Y16, Y16
+	VPMADDWD     Y17, Y16, Y16
+	VPADDD       Y16, Y15, Y15
+	VMOVDQU64    80(SI), Y16
+	VPANDD       Y5, Y16, Y17
+	VPSRLW       $0x04, Y16, Y16
+	VPANDD       Y5, Y16, Y16
+	VPSLLW       $0x02, Y10, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y17, Y17
+	VPSLLW       $0x01, Y10, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y16, Y16
+	VPSHUFB      gemvconst<>+224(SB), Y9, Y18
+	VPMADDUBSW   68(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+256(SB), Y9, Y17
+	VPMADDUBSW   100(DX), Y16, Y16
+	VPMADDWD     Y17, Y16, Y16
+	VPADDD       Y16, Y15, Y15
+	VMOVDQU64    112(SI), Y16
+	VPANDD       Y5, Y16, Y17
+	VPSRLW       $0x04, Y16, Y16
+	VPANDD       Y5, Y16, Y16
+	VMOVDQU64    Y10, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y17, Y17
+	VPSRLW       $0x01, Y10, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y16, Y16
+	VPSHUFB      gemvconst<>+288(SB), Y9, Y18
+	VPMADDUBSW   132(DX), Y17, Y17
+	VPMADDWD     Y18, Y17, Y17
+	VPADDD       Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+320(SB), Y9, Y17
+	VPMADDUBSW   164(DX), Y16, Y16
+	VPMADDWD     Y17, Y16, Y16
+	VPADDD       Y16, Y15, Y15
+	VMOVDQU64    144(SI), Y16
+	VPANDD       Y5, Y16, Y17
+	VPSRLW       $0x04, Y16, Y16
+	VPANDD       Y5, Y16, Y16
+	VPSRLW       $0x02, Y10, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y17, Y17
+	VPSRLW       $0x03, Y10, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y16, Y16
+	VPSHUFB      gemvconst<>+352(SB), Y9, Y10
+	VPMADDUBSW   196(DX), Y17, Y17
+	VPMADDWD     Y10, Y17, Y17
+	VPADDD       Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+384(SB), Y9, Y9
+	VPMADDUBSW   228(DX), Y16, Y10
+	VPMADDWD     Y9, Y10, Y10
+	VPADDD       Y10, Y15, Y15
+	VCVTDQ2PS    Y15, Y15
+	VCVTDQ2PS    Y7, Y7
+	VPBROADCASTW (SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y15, Y4
+	VPBROADCASTW 2(SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFNMADD231PS Y9, Y7, Y4
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KAVX512R5
+
+donegemvQ8Q5_KAVX512R5:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KAVX512R6(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KAVX512R6(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VMOVDQU64 gemvconst<>+0(SB), Y6
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_KAVX512R6
+
+loopgemvQ8Q5_KAVX512R6:
+	VBROADCASTSS (DX), Y7
+	VMOVDQU64    260(DX), Y8
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X9
+	VPMOVZXBW    X9, X9
+	VINSERTI32X4 $0x01, X9, Y9, Y10
+	VMOVQ        R11, X11
+	VPMOVZXBW    X11, X11
+	VPUNPCKLWD   X11, X11, X9
+	VPUNPCKHWD   X11, X11, X11
+	VINSERTI32X4 $0x01, X11, Y9, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPXORD       Y12, Y12, Y12
+	VMOVDQU64    16(SI), Y18
+	VMOVDQU64    48(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x04, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x03, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+160(SB), Y10, Y21
+	VPMADDUBSW   4(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y12, Y12
+	VPSHUFB      gemvconst<>+192(SB), Y10, Y20
+	VPMADDUBSW   36(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y12, Y12
+	VMOVDQU64    80(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+224(SB), Y10, Y21
+	VPMADDUBSW   68(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y12, Y12
+	VPSHUFB      gemvconst<>+256(SB), Y10, Y20
+	VPMADDUBSW   100(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y12, Y12
+	VMOVDQU64    112(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VMOVDQU64    Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+288(SB), Y10, Y21
+	VPMADDUBSW   132(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y12, Y12
+	VPSHUFB      gemvconst<>+320(SB), Y10, Y20
+	VPMADDUBSW   164(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y12, Y12
+	VMOVDQU64    144(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSRLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x03, Y18, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y19, Y19
+	VPSHUFB      gemvconst<>+352(SB), Y10, Y18
+	VPMADDUBSW   196(DX), Y20, Y20
+	VPMADDWD     Y18, Y20, Y20
+	VPADDD       Y20, Y12, Y12
+	VPSHUFB      gemvconst<>+384(SB), Y10, Y10
+	VPMADDUBSW   228(DX), Y19, Y18
+	VPMADDWD     Y10, Y18, Y18
+	VPADDD       Y18, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y12, Y0
+	VPBROADCASTW 2(SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFNMADD231PS Y10, Y11, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X9
+	VPMOVZXBW    X9, X9
+	VINSERTI32X4 $0x01, X9, Y9, Y10
+	VMOVQ        R11, X11
+	VPMOVZXBW    X11, X11
+	VPUNPCKLWD   X11, X11, X9
+	VPUNPCKHWD   X11, X11, X11
+	VINSERTI32X4 $0x01, X11, Y9, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPXORD       Y13, Y13, Y13
+	VMOVDQU64    16(SI), Y18
+	VMOVDQU64    48(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x04, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x03, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+160(SB), Y10, Y21
+	VPMADDUBSW   4(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y13, Y13
+	VPSHUFB      gemvconst<>+192(SB), Y10, Y20
+	VPMADDUBSW   36(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y13, Y13
+	VMOVDQU64    80(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+224(SB), Y10, Y21
+	VPMADDUBSW   68(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y13, Y13
+	VPSHUFB      gemvconst<>+256(SB), Y10, Y20
+	VPMADDUBSW   100(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y13, Y13
+	VMOVDQU64    112(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VMOVDQU64    Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+288(SB), Y10, Y21
+	VPMADDUBSW   132(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y13, Y13
+	VPSHUFB      gemvconst<>+320(SB), Y10, Y20
+	VPMADDUBSW   164(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y13, Y13
+	VMOVDQU64    144(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSRLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x03, Y18, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y19, Y19
+	VPSHUFB      gemvconst<>+352(SB), Y10, Y18
+	VPMADDUBSW   196(DX), Y20, Y20
+	VPMADDWD     Y18, Y20, Y20
+	VPADDD       Y20, Y13, Y13
+	VPSHUFB      gemvconst<>+384(SB), Y10, Y10
+	VPMADDUBSW   228(DX), Y19, Y18
+	VPMADDWD     Y10, Y18, Y18
+	VPADDD       Y18, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y13, Y1
+	VPBROADCASTW 2(SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFNMADD231PS Y10, Y11, Y1
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X9
+	VPMOVZXBW    X9, X9
+	VINSERTI32X4 $0x01, X9, Y9, Y10
+	VMOVQ        R11, X11
+	VPMOVZXBW    X11, X11
+	VPUNPCKLWD   X11, X11, X9
+	VPUNPCKHWD   X11, X11, X11
+	VINSERTI32X4 $0x01, X11, Y9, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPXORD       Y14, Y14, Y14
+	VMOVDQU64    16(SI), Y18
+	VMOVDQU64    48(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x04, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x03, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+160(SB), Y10, Y21
+	VPMADDUBSW   4(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y14, Y14
+	VPSHUFB      gemvconst<>+192(SB), Y10, Y20
+	VPMADDUBSW   36(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y14, Y14
+	VMOVDQU64    80(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+224(SB), Y10, Y21
+	VPMADDUBSW   68(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y14, Y14
+	VPSHUFB      gemvconst<>+256(SB), Y10, Y20
+	VPMADDUBSW   100(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y14, Y14
+	VMOVDQU64    112(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VMOVDQU64    Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+288(SB), Y10, Y21
+	VPMADDUBSW   132(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y14, Y14
+	VPSHUFB      gemvconst<>+320(SB), Y10, Y20
+	VPMADDUBSW   164(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y14, Y14
+	VMOVDQU64    144(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSRLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x03, Y18, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y19, Y19
+	VPSHUFB      gemvconst<>+352(SB), Y10, Y18
+	VPMADDUBSW   196(DX), Y20, Y20
+	VPMADDWD     Y18, Y20, Y20
+	VPADDD       Y20, Y14, Y14
+	VPSHUFB      gemvconst<>+384(SB), Y10, Y10
+	VPMADDUBSW   228(DX), Y19, Y18
+	VPMADDWD     Y10, Y18, Y18
+	VPADDD       Y18, Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y14, Y2
+	VPBROADCASTW 2(SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFNMADD231PS Y10, Y11, Y2
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X9
+	VPMOVZXBW    X9, X9
+	VINSERTI32X4 $0x01, X9, Y9, Y10
+	VMOVQ        R11, X11
+	VPMOVZXBW    X11, X11
+	VPUNPCKLWD   X11, X11, X9
+	VPUNPCKHWD   X11, X11, X11
+	VINSERTI32X4 $0x01, X11, Y9, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPXORD       Y15, Y15, Y15
+	VMOVDQU64    16(SI), Y18
+	VMOVDQU64    48(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x04, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x03, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+160(SB), Y10, Y21
+	VPMADDUBSW   4(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y15, Y15
+	VPSHUFB      gemvconst<>+192(SB), Y10, Y20
+	VPMADDUBSW   36(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y15, Y15
+	VMOVDQU64    80(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+224(SB), Y10, Y21
+	VPMADDUBSW   68(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y15, Y15
+	VPSHUFB      gemvconst<>+256(SB), Y10, Y20
+	VPMADDUBSW   100(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y15, Y15
+	VMOVDQU64    112(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VMOVDQU64    Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+288(SB), Y10, Y21
+	VPMADDUBSW   132(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y15, Y15
+	VPSHUFB      gemvconst<>+320(SB), Y10, Y20
+	VPMADDUBSW   164(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y15, Y15
+	VMOVDQU64    144(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSRLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x03, Y18, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y19, Y19
+	VPSHUFB      gemvconst<>+352(SB), Y10, Y18
+	VPMADDUBSW   196(DX), Y20, Y20
+	VPMADDWD     Y18, Y20, Y20
+	VPADDD       Y20, Y15, Y15
+	VPSHUFB      gemvconst<>+384(SB), Y10, Y10
+	VPMADDUBSW   228(DX), Y19, Y18
+	VPMADDWD     Y10, Y18, Y18
+	VPADDD       Y18, Y15, Y15
+	VCVTDQ2PS    Y15, Y15
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y15, Y3
+	VPBROADCASTW 2(SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFNMADD231PS Y10, Y11, Y3
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X9
+	VPMOVZXBW    X9, X9
+	VINSERTI32X4 $0x01, X9, Y9, Y10
+	VMOVQ        R11, X11
+	VPMOVZXBW    X11, X11
+	VPUNPCKLWD   X11, X11, X9
+	VPUNPCKHWD   X11, X11, X11
+	VINSERTI32X4 $0x01, X11, Y9, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPXORD       Y16, Y16, Y16
+	VMOVDQU64    16(SI), Y18
+	VMOVDQU64    48(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x04, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x03, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+160(SB), Y10, Y21
+	VPMADDUBSW   4(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y16, Y16
+	VPSHUFB      gemvconst<>+192(SB), Y10, Y20
+	VPMADDUBSW   36(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y16, Y16
+	VMOVDQU64    80(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+224(SB), Y10, Y21
+	VPMADDUBSW   68(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y16, Y16
+	VPSHUFB      gemvconst<>+256(SB), Y10, Y20
+	VPMADDUBSW   100(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y16, Y16
+	VMOVDQU64    112(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VMOVDQU64    Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+288(SB), Y10, Y21
+	VPMADDUBSW   132(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y16, Y16
+	VPSHUFB      gemvconst<>+320(SB), Y10, Y20
+	VPMADDUBSW   164(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y16, Y16
+	VMOVDQU64    144(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSRLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x03, Y18, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y19, Y19
+	VPSHUFB      gemvconst<>+352(SB), Y10, Y18
+	VPMADDUBSW   196(DX), Y20, Y20
+	VPMADDWD     Y18, Y20, Y20
+	VPADDD       Y20, Y16, Y16
+	VPSHUFB      gemvconst<>+384(SB), Y10, Y10
+	VPMADDUBSW   228(DX), Y19, Y18
+	VPMADDWD     Y10, Y18, Y18
+	VPADDD       Y18, Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y16, Y4
+	VPBROADCASTW 2(SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFNMADD231PS Y10, Y11, Y4
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X9
+	VPMOVZXBW    X9, X9
+	VINSERTI32X4 $0x01, X9, Y9, Y10
+	VMOVQ        R11, X11
+	VPMOVZXBW    X11, X11
+	VPUNPCKLWD   X11, X11, X9
+	VPUNPCKHWD   X11, X11, X11
+	VINSERTI32X4 $0x01, X11, Y9, Y11
+	VPMADDWD     Y8, Y11, Y8
+	VPXORD       Y17, Y17, Y17
+	VMOVDQU64    16(SI), Y11
+	VMOVDQU64    48(SI), Y18
+	VPANDD       Y6, Y18, Y19
+	VPSRLW       $0x04, Y18, Y18
+	VPANDD       Y6, Y18, Y18
+	VPSLLW       $0x04, Y11, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y19, Y19
+	VPSLLW       $0x03, Y11, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y18, Y18
+	VPSHUFB      gemvconst<>+160(SB), Y10, Y20
+	VPMADDUBSW   4(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+192(SB), Y10, Y19
+	VPMADDUBSW   36(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y17, Y17
+	VMOVDQU64    80(SI), Y18
+	VPANDD       Y6, Y18, Y19
+	VPSRLW       $0x04, Y18, Y18
+	VPANDD       Y6, Y18, Y18
+	VPSLLW       $0x02, Y11, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y19, Y19
+	VPSLLW       $0x01, Y11, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y18, Y18
+	VPSHUFB      gemvconst<>+224(SB), Y10, Y20
+	VPMADDUBSW   68(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+256(SB), Y10, Y19
+	VPMADDUBSW   100(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y17, Y17
+	VMOVDQU64    112(SI), Y18
+	VPANDD       Y6, Y18, Y19
+	VPSRLW       $0x04, Y18, Y18
+	VPANDD       Y6, Y18, Y18
+	VMOVDQU64    Y11, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y19, Y19
+	VPSRLW       $0x01, Y11, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y18, Y18
+	VPSHUFB      gemvconst<>+288(SB), Y10, Y20
+	VPMADDUBSW   132(DX), Y19, Y19
+	VPMADDWD     Y20, Y19, Y19
+	VPADDD       Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+320(SB), Y10, Y19
+	VPMADDUBSW   164(DX), Y18, Y18
+	VPMADDWD     Y19, Y18, Y18
+	VPADDD       Y18, Y17, Y17
+	VMOVDQU64    144(SI), Y18
+	VPANDD       Y6, Y18, Y19
+	VPSRLW       $0x04, Y18, Y18
+	VPANDD       Y6, Y18, Y18
+	VPSRLW       $0x02, Y11, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y19, Y19
+	VPSRLW       $0x03, Y11, Y11
+	VPANDD       gemvconst<>+1312(SB), Y11, Y11
+	VPORD        Y11, Y18, Y18
+	VPSHUFB      gemvconst<>+352(SB), Y10, Y11
+	VPMADDUBSW   196(DX), Y19, Y19
+	VPMADDWD     Y11, Y19, Y19
+	VPADDD       Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+384(SB), Y10, Y10
+	VPMADDUBSW   228(DX), Y18, Y11
+	VPMADDWD     Y10, Y11, Y11
+	VPADDD       Y11, Y17, Y17
+	VCVTDQ2PS    Y17, Y17
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y17, Y5
+	VPBROADCASTW 2(SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFNMADD231PS Y10, Y8, Y5
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KAVX512R6
+
+donegemvQ8Q5_KAVX512R6:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KAVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KAVX512R7(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VMOVDQU64 gemvconst<>+0(SB), Y7
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_KAVX512R7
+
+loopgemvQ8Q5_KAVX512R7:
+	VBROADCASTSS (DX), Y8
+	VMOVDQU64    260(DX), Y9
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X10
+	VPMOVZXBW    X10, X10
+	VINSERTI32X4 $0x01, X10, Y10, Y11
+	VMOVQ        R11, X12
+	VPMOVZXBW    X12, X12
+	VPUNPCKLWD   X12, X12, X10
+	VPUNPCKHWD   X12, X12, X12
+	VINSERTI32X4 $0x01, X12, Y10, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPXORD       Y13, Y13, Y13
+	VMOVDQU64    16(SI), Y20
+	VMOVDQU64    48(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x04, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x03, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+160(SB), Y11, Y23
+	VPMADDUBSW   4(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y13, Y13
+	VPSHUFB      gemvconst<>+192(SB), Y11, Y22
+	VPMADDUBSW   36(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y13, Y13
+	VMOVDQU64    80(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+224(SB), Y11, Y23
+	VPMADDUBSW   68(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y13, Y13
+	VPSHUFB      gemvconst<>+256(SB), Y11, Y22
+	VPMADDUBSW   100(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y13, Y13
+	VMOVDQU64    112(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VMOVDQU64    Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+288(SB), Y11, Y23
+	VPMADDUBSW   132(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y13, Y13
+	VPSHUFB      gemvconst<>+320(SB), Y11, Y22
+	VPMADDUBSW   164(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y13, Y13
+	VMOVDQU64    144(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSRLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x03, Y20, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y21, Y21
+	VPSHUFB      gemvconst<>+352(SB), Y11, Y20
+	VPMADDUBSW   196(DX), Y22, Y22
+	VPMADDWD     Y20, Y22, Y22
+	VPADDD       Y22, Y13, Y13
+	VPSHUFB      gemvconst<>+384(SB), Y11, Y11
+	VPMADDUBSW   228(DX), Y21, Y20
+	VPMADDWD     Y11, Y20, Y20
+	VPADDD       Y20, Y13, Y13
+	VCVTDQ2PS    Y13, Y13
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y13, Y0
+	VPBROADCASTW 2(SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFNMADD231PS Y11, Y12, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X10
+	VPMOVZXBW    X10, X10
+	VINSERTI32X4 $0x01, X10, Y10, Y11
+	VMOVQ        R11, X12
+	VPMOVZXBW    X12, X12
+	VPUNPCKLWD   X12, X12, X10
+	VPUNPCKHWD   X12, X12, X12
+	VINSERTI32X4 $0x01, X12, Y10, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPXORD       Y14, Y14, Y14
+	VMOVDQU64    16(SI), Y20
+	VMOVDQU64    48(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x04, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x03, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+160(SB), Y11, Y23
+	VPMADDUBSW   4(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y14, Y14
+	VPSHUFB      gemvconst<>+192(SB), Y11, Y22
+	VPMADDUBSW   36(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y14, Y14
+	VMOVDQU64    80(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+224(SB), Y11, Y23
+	VPMADDUBSW   68(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y14, Y14
+	VPSHUFB      gemvconst<>+256(SB), Y11, Y22
+	VPMADDUBSW   100(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y14, Y14
+	VMOVDQU64    112(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VMOVDQU64    Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+288(SB), Y11, Y23
+	VPMADDUBSW   132(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y14, Y14
+	VPSHUFB      gemvconst<>+320(SB), Y11, Y22
+	VPMADDUBSW   164(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y14, Y14
+	VMOVDQU64    144(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSRLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x03, Y20, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y21, Y21
+	VPSHUFB      gemvconst<>+352(SB), Y11, Y20
+	VPMADDUBSW   196(DX), Y22, Y22
+	VPMADDWD     Y20, Y22, Y22
+	VPADDD       Y22, Y14, Y14
+	VPSHUFB      gemvconst<>+384(SB), Y11, Y11
+	VPMADDUBSW   228(DX), Y21, Y20
+	VPMADDWD     Y11, Y20, Y20
+	VPADDD       Y20, Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y14, Y1
+	VPBROADCASTW 2(SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFNMADD231PS Y11, Y12, Y1
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X10
+	VPMOVZXBW    X10, X10
+	VINSERTI32X4 $0x01, X10, Y10, Y11
+	VMOVQ        R11, X12
+	VPMOVZXBW    X12, X12
+	VPUNPCKLWD   X12, X12, X10
+	VPUNPCKHWD   X12, X12, X12
+	VINSERTI32X4 $0x01, X12, Y10, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPXORD       Y15, Y15, Y15
+	VMOVDQU64    16(SI), Y20
+	VMOVDQU64    48(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x04, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x03, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+160(SB), Y11, Y23
+	VPMADDUBSW   4(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y15, Y15
+	VPSHUFB      gemvconst<>+192(SB), Y11, Y22
+	VPMADDUBSW   36(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y15, Y15
+	VMOVDQU64    80(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+224(SB), Y11, Y23
+	VPMADDUBSW   68(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y15, Y15
+	VPSHUFB      gemvconst<>+256(SB), Y11, Y22
+	VPMADDUBSW   100(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y15, Y15
+	VMOVDQU64    112(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VMOVDQU64    Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+288(SB), Y11, Y23
+	VPMADDUBSW   132(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y15, Y15
+	VPSHUFB      gemvconst<>+320(SB), Y11, Y22
+	VPMADDUBSW   164(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y15, Y15
+	VMOVDQU64    144(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSRLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x03, Y20, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y21, Y21
+	VPSHUFB      gemvconst<>+352(SB), Y11, Y20
+	VPMADDUBSW   196(DX), Y22, Y22
+	VPMADDWD     Y20, Y22, Y22
+	VPADDD       Y22, Y15, Y15
+	VPSHUFB      gemvconst<>+384(SB), Y11, Y11
+	VPMADDUBSW   228(DX), Y21, Y20
+	VPMADDWD     Y11, Y20, Y20
+	VPADDD       Y20, Y15, Y15
+	VCVTDQ2PS    Y15, Y15
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y15, Y2
+	VPBROADCASTW 2(SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFNMADD231PS Y11, Y12, Y2
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X10
+	VPMOVZXBW    X10, X10
+	VINSERTI32X4 $0x01, X10, Y10, Y11
+	VMOVQ        R11, X12
+	VPMOVZXBW    X12, X12
+	VPUNPCKLWD   X12, X12, X10
+	VPUNPCKHWD   X12, X12, X12
+	VINSERTI32X4 $0x01, X12, Y10, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPXORD       Y16, Y16, Y16
+	VMOVDQU64    16(SI), Y20
+	VMOVDQU64    48(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x04, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x03, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+160(SB), Y11, Y23
+	VPMADDUBSW   4(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y16, Y16
+	VPSHUFB      gemvconst<>+192(SB), Y11, Y22
+	VPMADDUBSW   36(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y16, Y16
+	VMOVDQU64    80(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+224(SB), Y11, Y23
+	VPMADDUBSW   68(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y16, Y16
+	VPSHUFB      gemvconst<>+256(SB), Y11, Y22
+	VPMADDUBSW   100(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y16, Y16
+	VMOVDQU64    112(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VMOVDQU64    Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+288(SB), Y11, Y23
+	VPMADDUBSW   132(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y16, Y16
+	VPSHUFB      gemvconst<>+320(SB), Y11, Y22
+	VPMADDUBSW   164(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y16, Y16
+	VMOVDQU64    144(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSRLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x03, Y20, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y21, Y21
+	VPSHUFB      gemvconst<>+352(SB), Y11, Y20
+	VPMADDUBSW   196(DX), Y22, Y22
+	VPMADDWD     Y20, Y22, Y22
+	VPADDD       Y22, Y16, Y16
+	VPSHUFB      gemvconst<>+384(SB), Y11, Y11
+	VPMADDUBSW   228(DX), Y21, Y20
+	VPMADDWD     Y11, Y20, Y20
+	VPADDD       Y20, Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y16, Y3
+	VPBROADCASTW 2(SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFNMADD231PS Y11, Y12, Y3
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X10
+	VPMOVZXBW    X10, X10
+	VINSERTI32X4 $0x01, X10, Y10, Y11
+	VMOVQ        R11, X12
+	VPMOVZXBW    X12, X12
+	VPUNPCKLWD   X12, X12, X10
+	VPUNPCKHWD   X12, X12, X12
+	VINSERTI32X4 $0x01, X12, Y10, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPXORD       Y17, Y17, Y17
+	VMOVDQU64    16(SI), Y20
+	VMOVDQU64    48(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x04, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x03, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+160(SB), Y11, Y23
+	VPMADDUBSW   4(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y17, Y17
+	VPSHUFB      gemvconst<>+192(SB), Y11, Y22
+	VPMADDUBSW   36(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y17, Y17
+	VMOVDQU64    80(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+224(SB), Y11, Y23
+	VPMADDUBSW   68(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y17, Y17
+	VPSHUFB      gemvconst<>+256(SB), Y11, Y22
+	VPMADDUBSW   100(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y17, Y17
+	VMOVDQU64    112(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VMOVDQU64    Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+288(SB), Y11, Y23
+	VPMADDUBSW   132(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y17, Y17
+	VPSHUFB      gemvconst<>+320(SB), Y11, Y22
+	VPMADDUBSW   164(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y17, Y17
+	VMOVDQU64    144(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSRLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x03, Y20, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y21, Y21
+	VPSHUFB      gemvconst<>+352(SB), Y11, Y20
+	VPMADDUBSW   196(DX), Y22, Y22
+	VPMADDWD     Y20, Y22, Y22
+	VPADDD       Y22, Y17, Y17
+	VPSHUFB      gemvconst<>+384(SB), Y11, Y11
+	VPMADDUBSW   228(DX), Y21, Y20
+	VPMADDWD     Y11, Y20, Y20
+	VPADDD       Y20, Y17, Y17
+	VCVTDQ2PS    Y17, Y17
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y17, Y4
+	VPBROADCASTW 2(SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFNMADD231PS Y11, Y12, Y4
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X10
+	VPMOVZXBW    X10, X10
+	VINSERTI32X4 $0x01, X10, Y10, Y11
+	VMOVQ        R11, X12
+	VPMOVZXBW    X12, X12
+	VPUNPCKLWD   X12, X12, X10
+	VPUNPCKHWD   X12, X12, X12
+	VINSERTI32X4 $0x01, X12, Y10, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPXORD       Y18, Y18, Y18
+	VMOVDQU64    16(SI), Y20
+	VMOVDQU64    48(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x04, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x03, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+160(SB), Y11, Y23
+	VPMADDUBSW   4(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y18, Y18
+	VPSHUFB      gemvconst<>+192(SB), Y11, Y22
+	VPMADDUBSW   36(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y18, Y18
+	VMOVDQU64    80(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+224(SB), Y11, Y23
+	VPMADDUBSW   68(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y18, Y18
+	VPSHUFB      gemvconst<>+256(SB), Y11, Y22
+	VPMADDUBSW   100(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y18, Y18
+	VMOVDQU64    112(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VMOVDQU64    Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+288(SB), Y11, Y23
+	VPMADDUBSW   132(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y18, Y18
+	VPSHUFB      gemvconst<>+320(SB), Y11, Y22
+	VPMADDUBSW   164(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y18, Y18
+	VMOVDQU64    144(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSRLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x03, Y20, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y21, Y21
+	VPSHUFB      gemvconst<>+352(SB), Y11, Y20
+	VPMADDUBSW   196(DX), Y22, Y22
+	VPMADDWD     Y20, Y22, Y22
+	VPADDD       Y22, Y18, Y18
+	VPSHUFB      gemvconst<>+384(SB), Y11, Y11
+	VPMADDUBSW   228(DX), Y21, Y20
+	VPMADDWD     Y11, Y20, Y20
+	VPADDD       Y20, Y18, Y18
+	VCVTDQ2PS    Y18, Y18
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y18, Y5
+	VPBROADCASTW 2(SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFNMADD231PS Y11, Y12, Y5
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X10
+	VPMOVZXBW    X10, X10
+	VINSERTI32X4 $0x01, X10, Y10, Y11
+	VMOVQ        R11, X12
+	VPMOVZXBW    X12, X12
+	VPUNPCKLWD   X12, X12, X10
+	VPUNPCKHWD   X12, X12, X12
+	VINSERTI32X4 $0x01, X12, Y10, Y12
+	VPMADDWD     Y9, Y12, Y9
+	VPXORD       Y19, Y19, Y19
+	VMOVDQU64    16(SI), Y12
+	VMOVDQU64    48(SI), Y20
+	VPANDD       Y7, Y20, Y21
+	VPSRLW       $0x04, Y20, Y20
+	VPANDD       Y7, Y20, Y20
+	VPSLLW       $0x04, Y12, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y21, Y21
+	VPSLLW       $0x03, Y12, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y20, Y20
+	VPSHUFB      gemvconst<>+160(SB), Y11, Y22
+	VPMADDUBSW   4(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+192(SB), Y11, Y21
+	VPMADDUBSW   36(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y19, Y19
+	VMOVDQU64    80(SI), Y20
+	VPANDD       Y7, Y20, Y21
+	VPSRLW       $0x04, Y20, Y20
+	VPANDD       Y7, Y20, Y20
+	VPSLLW       $0x02, Y12, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y21, Y21
+	VPSLLW       $0x01, Y12, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y20, Y20
+	VPSHUFB      gemvconst<>+224(SB), Y11, Y22
+	VPMADDUBSW   68(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+256(SB), Y11, Y21
+	VPMADDUBSW   100(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y19, Y19
+	VMOVDQU64    112(SI), Y20
+	VPANDD       Y7, Y20, Y21
+	VPSRLW       $0x04, Y20, Y20
+	VPANDD       Y7, Y20, Y20
+	VMOVDQU64    Y12, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y21, Y21
+	VPSRLW       $0x01, Y12, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y20, Y20
+	VPSHUFB      gemvconst<>+288(SB), Y11, Y22
+	VPMADDUBSW   132(DX), Y21, Y21
+	VPMADDWD     Y22, Y21, Y21
+	VPADDD       Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+320(SB), Y11, Y21
+	VPMADDUBSW   164(DX), Y20, Y20
+	VPMADDWD     Y21, Y20, Y20
+	VPADDD       Y20, Y19, Y19
+	VMOVDQU64    144(SI), Y20
+	VPANDD       Y7, Y20, Y21
+	VPSRLW       $0x04, Y20, Y20
+	VPANDD       Y7, Y20, Y20
+	VPSRLW       $0x02, Y12, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y21, Y21
+	VPSRLW       $0x03, Y12, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y20, Y20
+	VPSHUFB      gemvconst<>+352(SB), Y11, Y12
+	VPMADDUBSW   196(DX), Y21, Y21
+	VPMADDWD     Y12, Y21, Y21
+	VPADDD       Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+384(SB), Y11, Y11
+	VPMADDUBSW   228(DX), Y20, Y12
+	VPMADDWD     Y11, Y12, Y12
+	VPADDD       Y12, Y19, Y19
+	VCVTDQ2PS    Y19, Y19
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y19, Y6
+	VPBROADCASTW 2(SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFNMADD231PS Y11, Y9, Y6
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KAVX512R7
+
+donegemvQ8Q5_KAVX512R7:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X0, X7, X7
+	VMOVHLPS      X7, X7, X0
+	VADDPS        X0, X7, X7
+	VMOVSHDUP     X7, X0
+	VADDSS        X0, X7, X7
+	VMOVSS        X7, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KAVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KAVX512R8(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VPXORD    Y7, Y7, Y7
+	VMOVDQU64 gemvconst<>+0(SB), Y8
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_KAVX512R8
+
+loopgemvQ8Q5_KAVX512R8:
+	VBROADCASTSS (DX), Y9
+	VMOVDQU64    260(DX), Y10
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPXORD       Y14, Y14, Y14
+	VMOVDQU64    16(SI), Y22
+	VMOVDQU64    48(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x04, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x03, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y25
+	VPMADDUBSW   4(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y14, Y14
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y24
+	VPMADDUBSW   36(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y14, Y14
+	VMOVDQU64    80(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y25
+	VPMADDUBSW   68(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y14, Y14
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y24
+	VPMADDUBSW   100(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y14, Y14
+	VMOVDQU64    112(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VMOVDQU64    Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y25
+	VPMADDUBSW   132(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y14, Y14
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y24
+	VPMADDUBSW   164(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y14, Y14
+	VMOVDQU64    144(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSRLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x03, Y22, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y23, Y23
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y22
+	VPMADDUBSW   196(DX), Y24, Y24
+	VPMADDWD     Y22, Y24, Y24
+	VPADDD       Y24, Y14, Y14
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y23, Y22
+	VPMADDWD     Y12, Y22, Y22
+	VPADDD       Y22, Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y14, Y0
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y13, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPXORD       Y15, Y15, Y15
+	VMOVDQU64    16(SI), Y22
+	VMOVDQU64    48(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x04, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x03, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y25
+	VPMADDUBSW   4(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y15, Y15
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y24
+	VPMADDUBSW   36(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y15, Y15
+	VMOVDQU64    80(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y25
+	VPMADDUBSW   68(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y15, Y15
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y24
+	VPMADDUBSW   100(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y15, Y15
+	VMOVDQU64    112(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VMOVDQU64    Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y25
+	VPMADDUBSW   132(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y15, Y15
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y24
+	VPMADDUBSW   164(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y15, Y15
+	VMOVDQU64    144(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSRLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x03, Y22, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y23, Y23
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y22
+	VPMADDUBSW   196(DX), Y24, Y24
+	VPMADDWD     Y22, Y24, Y24
+	VPADDD       Y24, Y15, Y15
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y23, Y22
+	VPMADDWD     Y12, Y22, Y22
+	VPADDD       Y22, Y15, Y15
+	VCVTDQ2PS    Y15, Y15
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y15, Y1
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y13, Y1
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPXORD       Y16, Y16, Y16
+	VMOVDQU64    16(SI), Y22
+	VMOVDQU64    48(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x04, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x03, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y25
+	VPMADDUBSW   4(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y16, Y16
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y24
+	VPMADDUBSW   36(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y16, Y16
+	VMOVDQU64    80(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y25
+	VPMADDUBSW   68(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y16, Y16
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y24
+	VPMADDUBSW   100(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y16, Y16
+	VMOVDQU64    112(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VMOVDQU64    Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y25
+	VPMADDUBSW   132(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y16, Y16
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y24
+	VPMADDUBSW   164(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y16, Y16
+	VMOVDQU64    144(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSRLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x03, Y22, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y23, Y23
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y22
+	VPMADDUBSW   196(DX), Y24, Y24
+	VPMADDWD     Y22, Y24, Y24
+	VPADDD       Y24, Y16, Y16
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y23, Y22
+	VPMADDWD     Y12, Y22, Y22
+	VPADDD       Y22, Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y16, Y2
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y13, Y2
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPXORD       Y17, Y17, Y17
+	VMOVDQU64    16(SI), Y22
+	VMOVDQU64    48(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x04, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x03, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y25
+	VPMADDUBSW   4(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y17, Y17
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y24
+	VPMADDUBSW   36(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y17, Y17
+	VMOVDQU64    80(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y25
+	VPMADDUBSW   68(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y17, Y17
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y24
+	VPMADDUBSW   100(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y17, Y17
+	VMOVDQU64    112(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VMOVDQU64    Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y25
+	VPMADDUBSW   132(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y17, Y17
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y24
+	VPMADDUBSW   164(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y17, Y17
+	VMOVDQU64    144(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSRLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x03, Y22, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y23, Y23
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y22
+	VPMADDUBSW   196(DX), Y24, Y24
+	VPMADDWD     Y22, Y24, Y24
+	VPADDD       Y24, Y17, Y17
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y23, Y22
+	VPMADDWD     Y12, Y22, Y22
+	VPADDD       Y22, Y17, Y17
+	VCVTDQ2PS    Y17, Y17
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y17, Y3
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y13, Y3
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPXORD       Y18, Y18, Y18
+	VMOVDQU64    16(SI), Y22
+	VMOVDQU64    48(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x04, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x03, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y25
+	VPMADDUBSW   4(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y18, Y18
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y24
+	VPMADDUBSW   36(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y18, Y18
+	VMOVDQU64    80(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y25
+	VPMADDUBSW   68(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y18, Y18
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y24
+	VPMADDUBSW   100(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y18, Y18
+	VMOVDQU64    112(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VMOVDQU64    Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y25
+	VPMADDUBSW   132(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y18, Y18
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y24
+	VPMADDUBSW   164(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y18, Y18
+	VMOVDQU64    144(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSRLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x03, Y22, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y23, Y23
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y22
+	VPMADDUBSW   196(DX), Y24, Y24
+	VPMADDWD     Y22, Y24, Y24
+	VPADDD       Y24, Y18, Y18
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y23, Y22
+	VPMADDWD     Y12, Y22, Y22
+	VPADDD       Y22, Y18, Y18
+	VCVTDQ2PS    Y18, Y18
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y18, Y4
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y13, Y4
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPXORD       Y19, Y19, Y19
+	VMOVDQU64    16(SI), Y22
+	VMOVDQU64    48(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x04, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x03, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y25
+	VPMADDUBSW   4(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y19, Y19
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y24
+	VPMADDUBSW   36(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y19, Y19
+	VMOVDQU64    80(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y25
+	VPMADDUBSW   68(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y19, Y19
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y24
+	VPMADDUBSW   100(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y19, Y19
+	VMOVDQU64    112(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VMOVDQU64    Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y25
+	VPMADDUBSW   132(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y19, Y19
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y24
+	VPMADDUBSW   164(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y19, Y19
+	VMOVDQU64    144(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSRLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x03, Y22, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y23, Y23
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y22
+	VPMADDUBSW   196(DX), Y24, Y24
+	VPMADDWD     Y22, Y24, Y24
+	VPADDD       Y24, Y19, Y19
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y23, Y22
+	VPMADDWD     Y12, Y22, Y22
+	VPADDD       Y22, Y19, Y19
+	VCVTDQ2PS    Y19, Y19
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y19, Y5
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y13, Y5
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPXORD       Y20, Y20, Y20
+	VMOVDQU64    16(SI), Y22
+	VMOVDQU64    48(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x04, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x03, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y25
+	VPMADDUBSW   4(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y20, Y20
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y24
+	VPMADDUBSW   36(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y20, Y20
+	VMOVDQU64    80(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y25
+	VPMADDUBSW   68(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y20, Y20
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y24
+	VPMADDUBSW   100(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y20, Y20
+	VMOVDQU64    112(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VMOVDQU64    Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y25
+	VPMADDUBSW   132(DX), Y24, Y24
+	VPMADDWD     Y25, Y24, Y24
+	VPADDD       Y24, Y20, Y20
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y24
+	VPMADDUBSW   164(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y20, Y20
+	VMOVDQU64    144(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSRLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x03, Y22, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y23, Y23
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y22
+	VPMADDUBSW   196(DX), Y24, Y24
+	VPMADDWD     Y22, Y24, Y24
+	VPADDD       Y24, Y20, Y20
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y23, Y22
+	VPMADDWD     Y12, Y22, Y22
+	VPADDD       Y22, Y20, Y20
+	VCVTDQ2PS    Y20, Y20
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y20, Y6
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y13, Y6
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y10
+	VPXORD       Y21, Y21, Y21
+	VMOVDQU64    16(SI), Y13
+	VMOVDQU64    48(SI), Y22
+	VPANDD       Y8, Y22, Y23
+	VPSRLW       $0x04, Y22, Y22
+	VPANDD       Y8, Y22, Y22
+	VPSLLW       $0x04, Y13, Y24
+	VPANDD       gemvconst<>+1312(SB), Y24, Y24
+	VPORD        Y24, Y23, Y23
+	VPSLLW       $0x03, Y13, Y24
+	VPANDD       gemvconst<>+1312(SB), Y24, Y24
+	VPORD        Y24, Y22, Y22
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y24
+	VPMADDUBSW   4(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y23
+	VPMADDUBSW   36(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y21, Y21
+	VMOVDQU64    80(SI), Y22
+	VPANDD       Y8, Y22, Y23
+	VPSRLW       $0x04, Y22, Y22
+	VPANDD       Y8, Y22, Y22
+	VPSLLW       $0x02, Y13, Y24
+	VPANDD       gemvconst<>+1312(SB), Y24, Y24
+	VPORD        Y24, Y23, Y23
+	VPSLLW       $0x01, Y13, Y24
+	VPANDD       gemvconst<>+1312(SB), Y24, Y24
+	VPORD        Y24, Y22, Y22
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y24
+	VPMADDUBSW   68(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y23
+	VPMADDUBSW   100(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y21, Y21
+	VMOVDQU64    112(SI), Y22
+	VPANDD       Y8, Y22, Y23
+	VPSRLW       $0x04, Y22, Y22
+	VPANDD       Y8, Y22, Y22
+	VMOVDQU64    Y13, Y24
+	VPANDD       gemvconst<>+1312(SB), Y24, Y24
+	VPORD        Y24, Y23, Y23
+	VPSRLW       $0x01, Y13, Y24
+	VPANDD       gemvconst<>+1312(SB), Y24, Y24
+	VPORD        Y24, Y22, Y22
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y24
+	VPMADDUBSW   132(DX), Y23, Y23
+	VPMADDWD     Y24, Y23, Y23
+	VPADDD       Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y23
+	VPMADDUBSW   164(DX), Y22, Y22
+	VPMADDWD     Y23, Y22, Y22
+	VPADDD       Y22, Y21, Y21
+	VMOVDQU64    144(SI), Y22
+	VPANDD       Y8, Y22, Y23
+	VPSRLW       $0x04, Y22, Y22
+	VPANDD       Y8, Y22, Y22
+	VPSRLW       $0x02, Y13, Y24
+	VPANDD       gemvconst<>+1312(SB), Y24, Y24
+	VPORD        Y24, Y23, Y23
+	VPSRLW       $0x03, Y13, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y22, Y22
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y13
+	VPMADDUBSW   196(DX), Y23, Y23
+	VPMADDWD     Y13, Y23, Y23
+	VPADDD       Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y22, Y13
+	VPMADDWD     Y12, Y13, Y13
+	VPADDD       Y13, Y21, Y21
+	VCVTDQ2PS    Y21, Y21
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y21, Y7
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y10, Y7
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KAVX512R8
+
+donegemvQ8Q5_KAVX512R8:
 	MOVQ          y+0(FP), AX
 	VEXTRACTF32X4 $0x01, Y0, X8
 	VADDPS        X0, X8, X8
@@ -54084,6 +65054,3646 @@ donegemvQ8Q8_0VNNIR8:
 	VZEROUPPER
 	RET
 
+// func gemvQ8Q4_1VNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1VNNIR1(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), CX
+	VPXORD    Y0, Y0, Y0
+	VMOVDQU64 gemvconst<>+0(SB), Y1
+	VMOVDQU64 gemvconst<>+1344(SB), Y2
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1VNNIR1
+
+loopgemvQ8Q4_1VNNIR1:
+	VMOVDQU64    4(DX), Y3
+	VPBROADCASTW (DX), X4
+	VCVTPH2PS    X4, Y4
+	VPXORD       Y5, Y5, Y5
+	VPDPBUSD     Y3, Y2, Y5
+	VCVTDQ2PS    Y5, Y5
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X6
+	VPSRLW       $0x04, X6, X7
+	VINSERTI32X4 $0x01, X7, Y6, Y7
+	VPANDD       Y1, Y7, Y7
+	VPXORD       Y8, Y8, Y8
+	VPDPBUSD     Y3, Y7, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (AX), X3
+	VCVTPH2PS    X3, Y3
+	VMULPS       Y4, Y3, Y3
+	VFMADD231PS  Y3, Y8, Y0
+	VPBROADCASTW 2(AX), X3
+	VCVTPH2PS    X3, Y3
+	VMULPS       Y4, Y3, Y3
+	VFMADD231PS  Y3, Y5, Y0
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1VNNIR1
+
+donegemvQ8Q4_1VNNIR1:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1VNNIR2(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1VNNIR2(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VMOVDQU64 gemvconst<>+0(SB), Y2
+	VMOVDQU64 gemvconst<>+1344(SB), Y3
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1VNNIR2
+
+loopgemvQ8Q4_1VNNIR2:
+	VMOVDQU64    4(DX), Y4
+	VPBROADCASTW (DX), X5
+	VCVTPH2PS    X5, Y5
+	VPXORD       Y6, Y6, Y6
+	VPDPBUSD     Y4, Y3, Y6
+	VCVTDQ2PS    Y6, Y6
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X7
+	VPSRLW       $0x04, X7, X8
+	VINSERTI32X4 $0x01, X8, Y7, Y8
+	VPANDD       Y2, Y8, Y8
+	VPXORD       Y9, Y9, Y9
+	VPDPBUSD     Y4, Y8, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y9, Y0
+	VPBROADCASTW 2(AX), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y6, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    4(AX)(CX*1), X7
+	VPSRLW       $0x04, X7, X8
+	VINSERTI32X4 $0x01, X8, Y7, Y8
+	VPANDD       Y2, Y8, Y8
+	VPXORD       Y10, Y10, Y10
+	VPDPBUSD     Y4, Y8, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX)(CX*1), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y5, Y4, Y4
+	VFMADD231PS  Y4, Y10, Y1
+	VPBROADCASTW 2(AX)(CX*1), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y5, Y4, Y4
+	VFMADD231PS  Y4, Y6, Y1
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1VNNIR2
+
+donegemvQ8Q4_1VNNIR2:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1VNNIR3(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1VNNIR3(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VMOVDQU64 gemvconst<>+0(SB), Y3
+	VMOVDQU64 gemvconst<>+1344(SB), Y4
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1VNNIR3
+
+loopgemvQ8Q4_1VNNIR3:
+	VMOVDQU64    4(DX), Y5
+	VPBROADCASTW (DX), X6
+	VCVTPH2PS    X6, Y6
+	VPXORD       Y7, Y7, Y7
+	VPDPBUSD     Y5, Y4, Y7
+	VCVTDQ2PS    Y7, Y7
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI32X4 $0x01, X9, Y8, Y9
+	VPANDD       Y3, Y9, Y9
+	VPXORD       Y10, Y10, Y10
+	VPDPBUSD     Y5, Y9, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y10, Y0
+	VPBROADCASTW 2(AX), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y7, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    4(AX)(CX*1), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI32X4 $0x01, X9, Y8, Y9
+	VPANDD       Y3, Y9, Y9
+	VPXORD       Y11, Y11, Y11
+	VPDPBUSD     Y5, Y9, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX)(CX*1), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y11, Y1
+	VPBROADCASTW 2(AX)(CX*1), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y7, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    4(AX)(CX*2), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI32X4 $0x01, X9, Y8, Y9
+	VPANDD       Y3, Y9, Y9
+	VPXORD       Y12, Y12, Y12
+	VPDPBUSD     Y5, Y9, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(CX*2), X5
+	VCVTPH2PS    X5, Y5
+	VMULPS       Y6, Y5, Y5
+	VFMADD231PS  Y5, Y12, Y2
+	VPBROADCASTW 2(AX)(CX*2), X5
+	VCVTPH2PS    X5, Y5
+	VMULPS       Y6, Y5, Y5
+	VFMADD231PS  Y5, Y7, Y2
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1VNNIR3
+
+donegemvQ8Q4_1VNNIR3:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1VNNIR4(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1VNNIR4(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VMOVDQU64 gemvconst<>+0(SB), Y4
+	VMOVDQU64 gemvconst<>+1344(SB), Y5
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1VNNIR4
+
+loopgemvQ8Q4_1VNNIR4:
+	VMOVDQU64    4(DX), Y6
+	VPBROADCASTW (DX), X7
+	VCVTPH2PS    X7, Y7
+	VPXORD       Y8, Y8, Y8
+	VPDPBUSD     Y6, Y5, Y8
+	VCVTDQ2PS    Y8, Y8
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPXORD       Y11, Y11, Y11
+	VPDPBUSD     Y6, Y10, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y11, Y0
+	VPBROADCASTW 2(AX), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    4(AX)(CX*1), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPXORD       Y12, Y12, Y12
+	VPDPBUSD     Y6, Y10, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(CX*1), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y12, Y1
+	VPBROADCASTW 2(AX)(CX*1), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    4(AX)(CX*2), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPXORD       Y13, Y13, Y13
+	VPDPBUSD     Y6, Y10, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(CX*2), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y13, Y2
+	VPBROADCASTW 2(AX)(CX*2), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    4(AX)(SI*1), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPXORD       Y14, Y14, Y14
+	VPDPBUSD     Y6, Y10, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(SI*1), X6
+	VCVTPH2PS    X6, Y6
+	VMULPS       Y7, Y6, Y6
+	VFMADD231PS  Y6, Y14, Y3
+	VPBROADCASTW 2(AX)(SI*1), X6
+	VCVTPH2PS    X6, Y6
+	VMULPS       Y7, Y6, Y6
+	VFMADD231PS  Y6, Y8, Y3
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1VNNIR4
+
+donegemvQ8Q4_1VNNIR4:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1VNNIR5(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1VNNIR5(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VMOVDQU64 gemvconst<>+0(SB), Y5
+	VMOVDQU64 gemvconst<>+1344(SB), Y6
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1VNNIR5
+
+loopgemvQ8Q4_1VNNIR5:
+	VMOVDQU64    4(DX), Y7
+	VPBROADCASTW (DX), X8
+	VCVTPH2PS    X8, Y8
+	VPXORD       Y9, Y9, Y9
+	VPDPBUSD     Y7, Y6, Y9
+	VCVTDQ2PS    Y9, Y9
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPXORD       Y12, Y12, Y12
+	VPDPBUSD     Y7, Y11, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y12, Y0
+	VPBROADCASTW 2(AX), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    4(AX)(CX*1), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPXORD       Y13, Y13, Y13
+	VPDPBUSD     Y7, Y11, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(CX*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y13, Y1
+	VPBROADCASTW 2(AX)(CX*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    4(AX)(CX*2), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPXORD       Y14, Y14, Y14
+	VPDPBUSD     Y7, Y11, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(CX*2), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y14, Y2
+	VPBROADCASTW 2(AX)(CX*2), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    4(AX)(SI*1), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPXORD       Y15, Y15, Y15
+	VPDPBUSD     Y7, Y11, Y15
+	VCVTDQ2PS    Y15, Y15
+	VPBROADCASTW (AX)(SI*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y15, Y3
+	VPBROADCASTW 2(AX)(SI*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    4(DI), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPXORD       Y16, Y16, Y16
+	VPDPBUSD     Y7, Y11, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (DI), X7
+	VCVTPH2PS    X7, Y7
+	VMULPS       Y8, Y7, Y7
+	VFMADD231PS  Y7, Y16, Y4
+	VPBROADCASTW 2(DI), X7
+	VCVTPH2PS    X7, Y7
+	VMULPS       Y8, Y7, Y7
+	VFMADD231PS  Y7, Y9, Y4
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000014, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1VNNIR5
+
+donegemvQ8Q4_1VNNIR5:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1VNNIR6(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1VNNIR6(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VMOVDQU64 gemvconst<>+0(SB), Y6
+	VMOVDQU64 gemvconst<>+1344(SB), Y7
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1VNNIR6
+
+loopgemvQ8Q4_1VNNIR6:
+	VMOVDQU64    4(DX), Y8
+	VPBROADCASTW (DX), X9
+	VCVTPH2PS    X9, Y9
+	VPXORD       Y10, Y10, Y10
+	VPDPBUSD     Y8, Y7, Y10
+	VCVTDQ2PS    Y10, Y10
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPXORD       Y13, Y13, Y13
+	VPDPBUSD     Y8, Y12, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y13, Y0
+	VPBROADCASTW 2(AX), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    4(AX)(CX*1), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPXORD       Y14, Y14, Y14
+	VPDPBUSD     Y8, Y12, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(CX*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y14, Y1
+	VPBROADCASTW 2(AX)(CX*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    4(AX)(CX*2), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPXORD       Y15, Y15, Y15
+	VPDPBUSD     Y8, Y12, Y15
+	VCVTDQ2PS    Y15, Y15
+	VPBROADCASTW (AX)(CX*2), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y15, Y2
+	VPBROADCASTW 2(AX)(CX*2), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    4(AX)(SI*1), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPXORD       Y16, Y16, Y16
+	VPDPBUSD     Y8, Y12, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (AX)(SI*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y16, Y3
+	VPBROADCASTW 2(AX)(SI*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    4(DI), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPXORD       Y17, Y17, Y17
+	VPDPBUSD     Y8, Y12, Y17
+	VCVTDQ2PS    Y17, Y17
+	VPBROADCASTW (DI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y17, Y4
+	VPBROADCASTW 2(DI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    4(DI)(CX*1), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPXORD       Y18, Y18, Y18
+	VPDPBUSD     Y8, Y12, Y18
+	VCVTDQ2PS    Y18, Y18
+	VPBROADCASTW (DI)(CX*1), X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y9, Y8, Y8
+	VFMADD231PS  Y8, Y18, Y5
+	VPBROADCASTW 2(DI)(CX*1), X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y9, Y8, Y8
+	VFMADD231PS  Y8, Y10, Y5
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000014, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1VNNIR6
+
+donegemvQ8Q4_1VNNIR6:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1VNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1VNNIR7(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VMOVDQU64 gemvconst<>+0(SB), Y7
+	VMOVDQU64 gemvconst<>+1344(SB), Y8
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1VNNIR7
+
+loopgemvQ8Q4_1VNNIR7:
+	VMOVDQU64    4(DX), Y9
+	VPBROADCASTW (DX), X10
+	VCVTPH2PS    X10, Y10
+	VPXORD       Y11, Y11, Y11
+	VPDPBUSD     Y9, Y8, Y11
+	VCVTDQ2PS    Y11, Y11
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPXORD       Y14, Y14, Y14
+	VPDPBUSD     Y9, Y13, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y14, Y0
+	VPBROADCASTW 2(AX), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    4(AX)(CX*1), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPXORD       Y15, Y15, Y15
+	VPDPBUSD     Y9, Y13, Y15
+	VCVTDQ2PS    Y15, Y15
+	VPBROADCASTW (AX)(CX*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y15, Y1
+	VPBROADCASTW 2(AX)(CX*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    4(AX)(CX*2), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPXORD       Y16, Y16, Y16
+	VPDPBUSD     Y9, Y13, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (AX)(CX*2), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y16, Y2
+	VPBROADCASTW 2(AX)(CX*2), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    4(AX)(SI*1), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPXORD       Y17, Y17, Y17
+	VPDPBUSD     Y9, Y13, Y17
+	VCVTDQ2PS    Y17, Y17
+	VPBROADCASTW (AX)(SI*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y17, Y3
+	VPBROADCASTW 2(AX)(SI*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    4(DI), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPXORD       Y18, Y18, Y18
+	VPDPBUSD     Y9, Y13, Y18
+	VCVTDQ2PS    Y18, Y18
+	VPBROADCASTW (DI), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y18, Y4
+	VPBROADCASTW 2(DI), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    4(DI)(CX*1), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPXORD       Y19, Y19, Y19
+	VPDPBUSD     Y9, Y13, Y19
+	VCVTDQ2PS    Y19, Y19
+	VPBROADCASTW (DI)(CX*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y19, Y5
+	VPBROADCASTW 2(DI)(CX*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y5
+	PREFETCHT0   1024(DI)(CX*2)
+	VMOVDQU64    4(DI)(CX*2), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPXORD       Y20, Y20, Y20
+	VPDPBUSD     Y9, Y13, Y20
+	VCVTDQ2PS    Y20, Y20
+	VPBROADCASTW (DI)(CX*2), X9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS  Y9, Y20, Y6
+	VPBROADCASTW 2(DI)(CX*2), X9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS  Y9, Y11, Y6
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000014, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1VNNIR7
+
+donegemvQ8Q4_1VNNIR7:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X0, X7, X7
+	VMOVHLPS      X7, X7, X0
+	VADDPS        X0, X7, X7
+	VMOVSHDUP     X7, X0
+	VADDSS        X0, X7, X7
+	VMOVSS        X7, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q4_1VNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q4_1VNNIR8(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VPXORD    Y7, Y7, Y7
+	VMOVDQU64 gemvconst<>+0(SB), Y8
+	VMOVDQU64 gemvconst<>+1344(SB), Y9
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q4_1VNNIR8
+
+loopgemvQ8Q4_1VNNIR8:
+	VMOVDQU64    4(DX), Y10
+	VPBROADCASTW (DX), X11
+	VCVTPH2PS    X11, Y11
+	VPXORD       Y12, Y12, Y12
+	VPDPBUSD     Y10, Y9, Y12
+	VCVTDQ2PS    Y12, Y12
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    4(AX), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPXORD       Y15, Y15, Y15
+	VPDPBUSD     Y10, Y14, Y15
+	VCVTDQ2PS    Y15, Y15
+	VPBROADCASTW (AX), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y15, Y0
+	VPBROADCASTW 2(AX), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    4(AX)(CX*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPXORD       Y16, Y16, Y16
+	VPDPBUSD     Y10, Y14, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (AX)(CX*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y16, Y1
+	VPBROADCASTW 2(AX)(CX*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    4(AX)(CX*2), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPXORD       Y17, Y17, Y17
+	VPDPBUSD     Y10, Y14, Y17
+	VCVTDQ2PS    Y17, Y17
+	VPBROADCASTW (AX)(CX*2), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y17, Y2
+	VPBROADCASTW 2(AX)(CX*2), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    4(AX)(SI*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPXORD       Y18, Y18, Y18
+	VPDPBUSD     Y10, Y14, Y18
+	VCVTDQ2PS    Y18, Y18
+	VPBROADCASTW (AX)(SI*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y18, Y3
+	VPBROADCASTW 2(AX)(SI*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    4(DI), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPXORD       Y19, Y19, Y19
+	VPDPBUSD     Y10, Y14, Y19
+	VCVTDQ2PS    Y19, Y19
+	VPBROADCASTW (DI), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y19, Y4
+	VPBROADCASTW 2(DI), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    4(DI)(CX*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPXORD       Y20, Y20, Y20
+	VPDPBUSD     Y10, Y14, Y20
+	VCVTDQ2PS    Y20, Y20
+	VPBROADCASTW (DI)(CX*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y20, Y5
+	VPBROADCASTW 2(DI)(CX*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y5
+	PREFETCHT0   1024(DI)(CX*2)
+	VMOVDQU64    4(DI)(CX*2), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPXORD       Y21, Y21, Y21
+	VPDPBUSD     Y10, Y14, Y21
+	VCVTDQ2PS    Y21, Y21
+	VPBROADCASTW (DI)(CX*2), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y21, Y6
+	VPBROADCASTW 2(DI)(CX*2), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y6
+	PREFETCHT0   1024(DI)(SI*1)
+	VMOVDQU64    4(DI)(SI*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPXORD       Y22, Y22, Y22
+	VPDPBUSD     Y10, Y14, Y22
+	VCVTDQ2PS    Y22, Y22
+	VPBROADCASTW (DI)(SI*1), X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y11, Y10, Y10
+	VFMADD231PS  Y10, Y22, Y7
+	VPBROADCASTW 2(DI)(SI*1), X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y11, Y10, Y10
+	VFMADD231PS  Y10, Y12, Y7
+	ADDQ         $0x00000014, AX
+	ADDQ         $0x00000014, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q4_1VNNIR8
+
+donegemvQ8Q4_1VNNIR8:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X8
+	VADDPS        X0, X8, X8
+	VMOVHLPS      X8, X8, X0
+	VADDPS        X0, X8, X8
+	VMOVSHDUP     X8, X0
+	VADDSS        X0, X8, X8
+	VMOVSS        X8, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 28(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0VNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0VNNIR1(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), CX
+	VPXORD    Y0, Y0, Y0
+	VMOVDQU64 gemvconst<>+0(SB), Y1
+	VMOVDQU64 gemvconst<>+1312(SB), Y2
+	VMOVDQU64 gemvconst<>+1344(SB), Y3
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0VNNIR1
+
+loopgemvQ8Q5_0VNNIR1:
+	VMOVDQU64    2(DX), Y4
+	VPBROADCASTW (DX), X5
+	VCVTPH2PS    X5, Y5
+	VPXORD       Y6, Y6, Y6
+	VPDPBUSD     Y4, Y2, Y6
+	VPXORD       Y7, Y7, Y7
+	VPSUBD       Y6, Y7, Y7
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI32X4 $0x01, X9, Y8, Y9
+	VPANDD       Y1, Y9, Y9
+	VPBROADCASTD 2(AX), Y10
+	VPSHUFB      gemvconst<>+1376(SB), Y10, Y10
+	VPANDD       gemvconst<>+1408(SB), Y10, Y10
+	VPMINUB      Y3, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPORD        Y10, Y9, Y9
+	VMOVDQA32    Y7, Y10
+	VPDPBUSD     Y4, Y9, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y5, Y4, Y4
+	VFMADD231PS  Y4, Y10, Y0
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0VNNIR1
+
+donegemvQ8Q5_0VNNIR1:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0VNNIR2(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0VNNIR2(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VMOVDQU64 gemvconst<>+0(SB), Y2
+	VMOVDQU64 gemvconst<>+1312(SB), Y3
+	VMOVDQU64 gemvconst<>+1344(SB), Y4
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0VNNIR2
+
+loopgemvQ8Q5_0VNNIR2:
+	VMOVDQU64    2(DX), Y5
+	VPBROADCASTW (DX), X6
+	VCVTPH2PS    X6, Y6
+	VPXORD       Y7, Y7, Y7
+	VPDPBUSD     Y5, Y3, Y7
+	VPXORD       Y8, Y8, Y8
+	VPSUBD       Y7, Y8, Y8
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y2, Y10, Y10
+	VPBROADCASTD 2(AX), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPANDD       gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y4, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPORD        Y11, Y10, Y10
+	VMOVDQA32    Y8, Y11
+	VPDPBUSD     Y5, Y10, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y6, Y10, Y10
+	VFMADD231PS  Y10, Y11, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    6(AX)(CX*1), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y2, Y10, Y10
+	VPBROADCASTD 2(AX)(CX*1), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPANDD       gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y4, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPORD        Y11, Y10, Y10
+	VMOVDQA32    Y8, Y11
+	VPDPBUSD     Y5, Y10, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX)(CX*1), X5
+	VCVTPH2PS    X5, Y5
+	VMULPS       Y6, Y5, Y5
+	VFMADD231PS  Y5, Y11, Y1
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0VNNIR2
+
+donegemvQ8Q5_0VNNIR2:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0VNNIR3(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0VNNIR3(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VMOVDQU64 gemvconst<>+0(SB), Y3
+	VMOVDQU64 gemvconst<>+1312(SB), Y4
+	VMOVDQU64 gemvconst<>+1344(SB), Y5
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0VNNIR3
+
+loopgemvQ8Q5_0VNNIR3:
+	VMOVDQU64    2(DX), Y6
+	VPBROADCASTW (DX), X7
+	VCVTPH2PS    X7, Y7
+	VPXORD       Y8, Y8, Y8
+	VPDPBUSD     Y6, Y4, Y8
+	VPXORD       Y9, Y9, Y9
+	VPSUBD       Y8, Y9, Y9
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y3, Y11, Y11
+	VPBROADCASTD 2(AX), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPANDD       gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y5, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VMOVDQA32    Y9, Y12
+	VPDPBUSD     Y6, Y11, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y12, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    6(AX)(CX*1), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y3, Y11, Y11
+	VPBROADCASTD 2(AX)(CX*1), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPANDD       gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y5, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VMOVDQA32    Y9, Y12
+	VPDPBUSD     Y6, Y11, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(CX*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y7, Y11, Y11
+	VFMADD231PS  Y11, Y12, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    6(AX)(CX*2), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y3, Y11, Y11
+	VPBROADCASTD 2(AX)(CX*2), Y12
+	VPSHUFB      gemvconst<>+1376(SB), Y12, Y12
+	VPANDD       gemvconst<>+1408(SB), Y12, Y12
+	VPMINUB      Y5, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VMOVDQA32    Y9, Y12
+	VPDPBUSD     Y6, Y11, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(CX*2), X6
+	VCVTPH2PS    X6, Y6
+	VMULPS       Y7, Y6, Y6
+	VFMADD231PS  Y6, Y12, Y2
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0VNNIR3
+
+donegemvQ8Q5_0VNNIR3:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0VNNIR4(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0VNNIR4(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VMOVDQU64 gemvconst<>+0(SB), Y4
+	VMOVDQU64 gemvconst<>+1312(SB), Y5
+	VMOVDQU64 gemvconst<>+1344(SB), Y6
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0VNNIR4
+
+loopgemvQ8Q5_0VNNIR4:
+	VMOVDQU64    2(DX), Y7
+	VPBROADCASTW (DX), X8
+	VCVTPH2PS    X8, Y8
+	VPXORD       Y9, Y9, Y9
+	VPDPBUSD     Y7, Y5, Y9
+	VPXORD       Y10, Y10, Y10
+	VPSUBD       Y9, Y10, Y10
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y4, Y12, Y12
+	VPBROADCASTD 2(AX), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y6, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VMOVDQA32    Y10, Y13
+	VPDPBUSD     Y7, Y12, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y13, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    6(AX)(CX*1), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y4, Y12, Y12
+	VPBROADCASTD 2(AX)(CX*1), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y6, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VMOVDQA32    Y10, Y13
+	VPDPBUSD     Y7, Y12, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(CX*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y13, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    6(AX)(CX*2), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y4, Y12, Y12
+	VPBROADCASTD 2(AX)(CX*2), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y6, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VMOVDQA32    Y10, Y13
+	VPDPBUSD     Y7, Y12, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(CX*2), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y12, Y13, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    6(AX)(SI*1), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y4, Y12, Y12
+	VPBROADCASTD 2(AX)(SI*1), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y6, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VMOVDQA32    Y10, Y13
+	VPDPBUSD     Y7, Y12, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(SI*1), X7
+	VCVTPH2PS    X7, Y7
+	VMULPS       Y8, Y7, Y7
+	VFMADD231PS  Y7, Y13, Y3
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0VNNIR4
+
+donegemvQ8Q5_0VNNIR4:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0VNNIR5(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0VNNIR5(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VMOVDQU64 gemvconst<>+0(SB), Y5
+	VMOVDQU64 gemvconst<>+1312(SB), Y6
+	VMOVDQU64 gemvconst<>+1344(SB), Y7
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0VNNIR5
+
+loopgemvQ8Q5_0VNNIR5:
+	VMOVDQU64    2(DX), Y8
+	VPBROADCASTW (DX), X9
+	VCVTPH2PS    X9, Y9
+	VPXORD       Y10, Y10, Y10
+	VPDPBUSD     Y8, Y6, Y10
+	VPXORD       Y11, Y11, Y11
+	VPSUBD       Y10, Y11, Y11
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y5, Y13, Y13
+	VPBROADCASTD 2(AX), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y7, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VMOVDQA32    Y11, Y14
+	VPDPBUSD     Y8, Y13, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y14, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    6(AX)(CX*1), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y5, Y13, Y13
+	VPBROADCASTD 2(AX)(CX*1), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y7, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VMOVDQA32    Y11, Y14
+	VPDPBUSD     Y8, Y13, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(CX*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y14, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    6(AX)(CX*2), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y5, Y13, Y13
+	VPBROADCASTD 2(AX)(CX*2), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y7, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VMOVDQA32    Y11, Y14
+	VPDPBUSD     Y8, Y13, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(CX*2), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y14, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    6(AX)(SI*1), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y5, Y13, Y13
+	VPBROADCASTD 2(AX)(SI*1), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y7, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VMOVDQA32    Y11, Y14
+	VPDPBUSD     Y8, Y13, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(SI*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y9, Y13, Y13
+	VFMADD231PS  Y13, Y14, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    6(DI), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y5, Y13, Y13
+	VPBROADCASTD 2(DI), Y14
+	VPSHUFB      gemvconst<>+1376(SB), Y14, Y14
+	VPANDD       gemvconst<>+1408(SB), Y14, Y14
+	VPMINUB      Y7, Y14, Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VMOVDQA32    Y11, Y14
+	VPDPBUSD     Y8, Y13, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (DI), X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y9, Y8, Y8
+	VFMADD231PS  Y8, Y14, Y4
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000016, DI
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0VNNIR5
+
+donegemvQ8Q5_0VNNIR5:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0VNNIR6(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0VNNIR6(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VMOVDQU64 gemvconst<>+0(SB), Y6
+	VMOVDQU64 gemvconst<>+1312(SB), Y7
+	VMOVDQU64 gemvconst<>+1344(SB), Y8
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0VNNIR6
+
+loopgemvQ8Q5_0VNNIR6:
+	VMOVDQU64    2(DX), Y9
+	VPBROADCASTW (DX), X10
+	VCVTPH2PS    X10, Y10
+	VPXORD       Y11, Y11, Y11
+	VPDPBUSD     Y9, Y7, Y11
+	VPXORD       Y12, Y12, Y12
+	VPSUBD       Y11, Y12, Y12
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y6, Y14, Y14
+	VPBROADCASTD 2(AX), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y8, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VMOVDQA32    Y12, Y15
+	VPDPBUSD     Y9, Y14, Y15
+	VCVTDQ2PS    Y15, Y15
+	VPBROADCASTW (AX), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y15, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    6(AX)(CX*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y6, Y14, Y14
+	VPBROADCASTD 2(AX)(CX*1), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y8, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VMOVDQA32    Y12, Y15
+	VPDPBUSD     Y9, Y14, Y15
+	VCVTDQ2PS    Y15, Y15
+	VPBROADCASTW (AX)(CX*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y15, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    6(AX)(CX*2), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y6, Y14, Y14
+	VPBROADCASTD 2(AX)(CX*2), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y8, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VMOVDQA32    Y12, Y15
+	VPDPBUSD     Y9, Y14, Y15
+	VCVTDQ2PS    Y15, Y15
+	VPBROADCASTW (AX)(CX*2), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y15, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    6(AX)(SI*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y6, Y14, Y14
+	VPBROADCASTD 2(AX)(SI*1), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y8, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VMOVDQA32    Y12, Y15
+	VPDPBUSD     Y9, Y14, Y15
+	VCVTDQ2PS    Y15, Y15
+	VPBROADCASTW (AX)(SI*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y15, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    6(DI), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y6, Y14, Y14
+	VPBROADCASTD 2(DI), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y8, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VMOVDQA32    Y12, Y15
+	VPDPBUSD     Y9, Y14, Y15
+	VCVTDQ2PS    Y15, Y15
+	VPBROADCASTW (DI), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y10, Y14, Y14
+	VFMADD231PS  Y14, Y15, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    6(DI)(CX*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y6, Y14, Y14
+	VPBROADCASTD 2(DI)(CX*1), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y8, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VMOVDQA32    Y12, Y15
+	VPDPBUSD     Y9, Y14, Y15
+	VCVTDQ2PS    Y15, Y15
+	VPBROADCASTW (DI)(CX*1), X9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS  Y9, Y15, Y5
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000016, DI
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0VNNIR6
+
+donegemvQ8Q5_0VNNIR6:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0VNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0VNNIR7(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VMOVDQU64 gemvconst<>+0(SB), Y7
+	VMOVDQU64 gemvconst<>+1312(SB), Y8
+	VMOVDQU64 gemvconst<>+1344(SB), Y9
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0VNNIR7
+
+loopgemvQ8Q5_0VNNIR7:
+	VMOVDQU64    2(DX), Y10
+	VPBROADCASTW (DX), X11
+	VCVTPH2PS    X11, Y11
+	VPXORD       Y12, Y12, Y12
+	VPDPBUSD     Y10, Y8, Y12
+	VPXORD       Y13, Y13, Y13
+	VPSUBD       Y12, Y13, Y13
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X14
+	VPSRLW       $0x04, X14, X15
+	VINSERTI32X4 $0x01, X15, Y14, Y15
+	VPANDD       Y7, Y15, Y15
+	VPBROADCASTD 2(AX), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y9, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VMOVDQA32    Y13, Y16
+	VPDPBUSD     Y10, Y15, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (AX), X14
+	VCVTPH2PS    X14, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y16, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    6(AX)(CX*1), X14
+	VPSRLW       $0x04, X14, X15
+	VINSERTI32X4 $0x01, X15, Y14, Y15
+	VPANDD       Y7, Y15, Y15
+	VPBROADCASTD 2(AX)(CX*1), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y9, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VMOVDQA32    Y13, Y16
+	VPDPBUSD     Y10, Y15, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (AX)(CX*1), X14
+	VCVTPH2PS    X14, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y16, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    6(AX)(CX*2), X14
+	VPSRLW       $0x04, X14, X15
+	VINSERTI32X4 $0x01, X15, Y14, Y15
+	VPANDD       Y7, Y15, Y15
+	VPBROADCASTD 2(AX)(CX*2), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y9, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VMOVDQA32    Y13, Y16
+	VPDPBUSD     Y10, Y15, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (AX)(CX*2), X14
+	VCVTPH2PS    X14, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y16, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    6(AX)(SI*1), X14
+	VPSRLW       $0x04, X14, X15
+	VINSERTI32X4 $0x01, X15, Y14, Y15
+	VPANDD       Y7, Y15, Y15
+	VPBROADCASTD 2(AX)(SI*1), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y9, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VMOVDQA32    Y13, Y16
+	VPDPBUSD     Y10, Y15, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (AX)(SI*1), X14
+	VCVTPH2PS    X14, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y16, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    6(DI), X14
+	VPSRLW       $0x04, X14, X15
+	VINSERTI32X4 $0x01, X15, Y14, Y15
+	VPANDD       Y7, Y15, Y15
+	VPBROADCASTD 2(DI), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y9, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VMOVDQA32    Y13, Y16
+	VPDPBUSD     Y10, Y15, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (DI), X14
+	VCVTPH2PS    X14, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y16, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    6(DI)(CX*1), X14
+	VPSRLW       $0x04, X14, X15
+	VINSERTI32X4 $0x01, X15, Y14, Y15
+	VPANDD       Y7, Y15, Y15
+	VPBROADCASTD 2(DI)(CX*1), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y9, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VMOVDQA32    Y13, Y16
+	VPDPBUSD     Y10, Y15, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (DI)(CX*1), X14
+	VCVTPH2PS    X14, Y15
+	VMULPS       Y11, Y15, Y15
+	VFMADD231PS  Y15, Y16, Y5
+	PREFETCHT0   1024(DI)(CX*2)
+	VMOVDQU64    6(DI)(CX*2), X14
+	VPSRLW       $0x04, X14, X15
+	VINSERTI32X4 $0x01, X15, Y14, Y15
+	VPANDD       Y7, Y15, Y15
+	VPBROADCASTD 2(DI)(CX*2), Y16
+	VPSHUFB      gemvconst<>+1376(SB), Y16, Y16
+	VPANDD       gemvconst<>+1408(SB), Y16, Y16
+	VPMINUB      Y9, Y16, Y16
+	VPSLLW       $0x04, Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VMOVDQA32    Y13, Y16
+	VPDPBUSD     Y10, Y15, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (DI)(CX*2), X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y11, Y10, Y10
+	VFMADD231PS  Y10, Y16, Y6
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000016, DI
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0VNNIR7
+
+donegemvQ8Q5_0VNNIR7:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X0, X7, X7
+	VMOVHLPS      X7, X7, X0
+	VADDPS        X0, X7, X7
+	VMOVSHDUP     X7, X0
+	VADDSS        X0, X7, X7
+	VMOVSS        X7, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_0VNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_0VNNIR8(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VPXORD    Y7, Y7, Y7
+	VMOVDQU64 gemvconst<>+0(SB), Y8
+	VMOVDQU64 gemvconst<>+1312(SB), Y9
+	VMOVDQU64 gemvconst<>+1344(SB), Y10
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_0VNNIR8
+
+loopgemvQ8Q5_0VNNIR8:
+	VMOVDQU64    2(DX), Y11
+	VPBROADCASTW (DX), X12
+	VCVTPH2PS    X12, Y12
+	VPXORD       Y13, Y13, Y13
+	VPDPBUSD     Y11, Y9, Y13
+	VPXORD       Y14, Y14, Y14
+	VPSUBD       Y13, Y14, Y14
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    6(AX), X15
+	VPSRLW       $0x04, X15, X16
+	VINSERTI32X4 $0x01, X16, Y15, Y16
+	VPANDD       Y8, Y16, Y16
+	VPBROADCASTD 2(AX), Y17
+	VPSHUFB      gemvconst<>+1376(SB), Y17, Y17
+	VPANDD       gemvconst<>+1408(SB), Y17, Y17
+	VPMINUB      Y10, Y17, Y17
+	VPSLLW       $0x04, Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VMOVDQA32    Y14, Y17
+	VPDPBUSD     Y11, Y16, Y17
+	VCVTDQ2PS    Y17, Y17
+	VPBROADCASTW (AX), X15
+	VCVTPH2PS    X15, Y16
+	VMULPS       Y12, Y16, Y16
+	VFMADD231PS  Y16, Y17, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    6(AX)(CX*1), X15
+	VPSRLW       $0x04, X15, X16
+	VINSERTI32X4 $0x01, X16, Y15, Y16
+	VPANDD       Y8, Y16, Y16
+	VPBROADCASTD 2(AX)(CX*1), Y17
+	VPSHUFB      gemvconst<>+1376(SB), Y17, Y17
+	VPANDD       gemvconst<>+1408(SB), Y17, Y17
+	VPMINUB      Y10, Y17, Y17
+	VPSLLW       $0x04, Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VMOVDQA32    Y14, Y17
+	VPDPBUSD     Y11, Y16, Y17
+	VCVTDQ2PS    Y17, Y17
+	VPBROADCASTW (AX)(CX*1), X15
+	VCVTPH2PS    X15, Y16
+	VMULPS       Y12, Y16, Y16
+	VFMADD231PS  Y16, Y17, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    6(AX)(CX*2), X15
+	VPSRLW       $0x04, X15, X16
+	VINSERTI32X4 $0x01, X16, Y15, Y16
+	VPANDD       Y8, Y16, Y16
+	VPBROADCASTD 2(AX)(CX*2), Y17
+	VPSHUFB      gemvconst<>+1376(SB), Y17, Y17
+	VPANDD       gemvconst<>+1408(SB), Y17, Y17
+	VPMINUB      Y10, Y17, Y17
+	VPSLLW       $0x04, Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VMOVDQA32    Y14, Y17
+	VPDPBUSD     Y11, Y16, Y17
+	VCVTDQ2PS    Y17, Y17
+	VPBROADCASTW (AX)(CX*2), X15
+	VCVTPH2PS    X15, Y16
+	VMULPS       Y12, Y16, Y16
+	VFMADD231PS  Y16, Y17, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    6(AX)(SI*1), X15
+	VPSRLW       $0x04, X15, X16
+	VINSERTI32X4 $0x01, X16, Y15, Y16
+	VPANDD       Y8, Y16, Y16
+	VPBROADCASTD 2(AX)(SI*1), Y17
+	VPSHUFB      gemvconst<>+1376(SB), Y17, Y17
+	VPANDD       gemvconst<>+1408(SB), Y17, Y17
+	VPMINUB      Y10, Y17, Y17
+	VPSLLW       $0x04, Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VMOVDQA32    Y14, Y17
+	VPDPBUSD     Y11, Y16, Y17
+	VCVTDQ2PS    Y17, Y17
+	VPBROADCASTW (AX)(SI*1), X15
+	VCVTPH2PS    X15, Y16
+	VMULPS       Y12, Y16, Y16
+	VFMADD231PS  Y16, Y17, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    6(DI), X15
+	VPSRLW       $0x04, X15, X16
+	VINSERTI32X4 $0x01, X16, Y15, Y16
+	VPANDD       Y8, Y16, Y16
+	VPBROADCASTD 2(DI), Y17
+	VPSHUFB      gemvconst<>+1376(SB), Y17, Y17
+	VPANDD       gemvconst<>+1408(SB), Y17, Y17
+	VPMINUB      Y10, Y17, Y17
+	VPSLLW       $0x04, Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VMOVDQA32    Y14, Y17
+	VPDPBUSD     Y11, Y16, Y17
+	VCVTDQ2PS    Y17, Y17
+	VPBROADCASTW (DI), X15
+	VCVTPH2PS    X15, Y16
+	VMULPS       Y12, Y16, Y16
+	VFMADD231PS  Y16, Y17, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    6(DI)(CX*1), X15
+	VPSRLW       $0x04, X15, X16
+	VINSERTI32X4 $0x01, X16, Y15, Y16
+	VPANDD       Y8, Y16, Y16
+	VPBROADCASTD 2(DI)(CX*1), Y17
+	VPSHUFB      gemvconst<>+1376(SB), Y17, Y17
+	VPANDD       gemvconst<>+1408(SB), Y17, Y17
+	VPMINUB      Y10, Y17, Y17
+	VPSLLW       $0x04, Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VMOVDQA32    Y14, Y17
+	VPDPBUSD     Y11, Y16, Y17
+	VCVTDQ2PS    Y17, Y17
+	VPBROADCASTW (DI)(CX*1), X15
+	VCVTPH2PS    X15, Y16
+	VMULPS       Y12, Y16, Y16
+	VFMADD231PS  Y16, Y17, Y5
+	PREFETCHT0   1024(DI)(CX*2)
+	VMOVDQU64    6(DI)(CX*2), X15
+	VPSRLW       $0x04, X15, X16
+	VINSERTI32X4 $0x01, X16, Y15, Y16
+	VPANDD       Y8, Y16, Y16
+	VPBROADCASTD 2(DI)(CX*2), Y17
+	VPSHUFB      gemvconst<>+1376(SB), Y17, Y17
+	VPANDD       gemvconst<>+1408(SB), Y17, Y17
+	VPMINUB      Y10, Y17, Y17
+	VPSLLW       $0x04, Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VMOVDQA32    Y14, Y17
+	VPDPBUSD     Y11, Y16, Y17
+	VCVTDQ2PS    Y17, Y17
+	VPBROADCASTW (DI)(CX*2), X15
+	VCVTPH2PS    X15, Y16
+	VMULPS       Y12, Y16, Y16
+	VFMADD231PS  Y16, Y17, Y6
+	PREFETCHT0   1024(DI)(SI*1)
+	VMOVDQU64    6(DI)(SI*1), X15
+	VPSRLW       $0x04, X15, X16
+	VINSERTI32X4 $0x01, X16, Y15, Y16
+	VPANDD       Y8, Y16, Y16
+	VPBROADCASTD 2(DI)(SI*1), Y17
+	VPSHUFB      gemvconst<>+1376(SB), Y17, Y17
+	VPANDD       gemvconst<>+1408(SB), Y17, Y17
+	VPMINUB      Y10, Y17, Y17
+	VPSLLW       $0x04, Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VMOVDQA32    Y14, Y17
+	VPDPBUSD     Y11, Y16, Y17
+	VCVTDQ2PS    Y17, Y17
+	VPBROADCASTW (DI)(SI*1), X11
+	VCVTPH2PS    X11, Y11
+	VMULPS       Y12, Y11, Y11
+	VFMADD231PS  Y11, Y17, Y7
+	ADDQ         $0x00000016, AX
+	ADDQ         $0x00000016, DI
+	ADDQ         $0x00000022, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_0VNNIR8
+
+donegemvQ8Q5_0VNNIR8:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X8
+	VADDPS        X0, X8, X8
+	VMOVHLPS      X8, X8, X0
+	VADDPS        X0, X8, X8
+	VMOVSHDUP     X8, X0
+	VADDSS        X0, X8, X8
+	VMOVSS        X8, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 28(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1VNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1VNNIR1(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), CX
+	VPXORD    Y0, Y0, Y0
+	VMOVDQU64 gemvconst<>+0(SB), Y1
+	VMOVDQU64 gemvconst<>+1344(SB), Y2
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1VNNIR1
+
+loopgemvQ8Q5_1VNNIR1:
+	VMOVDQU64    4(DX), Y3
+	VPBROADCASTW (DX), X4
+	VCVTPH2PS    X4, Y4
+	VPXORD       Y5, Y5, Y5
+	VPDPBUSD     Y3, Y2, Y5
+	VCVTDQ2PS    Y5, Y5
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X6
+	VPSRLW       $0x04, X6, X7
+	VINSERTI32X4 $0x01, X7, Y6, Y7
+	VPANDD       Y1, Y7, Y7
+	VPBROADCASTD 4(AX), Y9
+	VPSHUFB      gemvconst<>+1376(SB), Y9, Y9
+	VPANDD       gemvconst<>+1408(SB), Y9, Y9
+	VPMINUB      Y2, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPORD        Y9, Y7, Y7
+	VPXORD       Y8, Y8, Y8
+	VPDPBUSD     Y3, Y7, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (AX), X3
+	VCVTPH2PS    X3, Y3
+	VMULPS       Y4, Y3, Y3
+	VFMADD231PS  Y3, Y8, Y0
+	VPBROADCASTW 2(AX), X3
+	VCVTPH2PS    X3, Y3
+	VMULPS       Y4, Y3, Y3
+	VFMADD231PS  Y3, Y5, Y0
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1VNNIR1
+
+donegemvQ8Q5_1VNNIR1:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1VNNIR2(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1VNNIR2(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VMOVDQU64 gemvconst<>+0(SB), Y2
+	VMOVDQU64 gemvconst<>+1344(SB), Y3
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1VNNIR2
+
+loopgemvQ8Q5_1VNNIR2:
+	VMOVDQU64    4(DX), Y4
+	VPBROADCASTW (DX), X5
+	VCVTPH2PS    X5, Y5
+	VPXORD       Y6, Y6, Y6
+	VPDPBUSD     Y4, Y3, Y6
+	VCVTDQ2PS    Y6, Y6
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X7
+	VPSRLW       $0x04, X7, X8
+	VINSERTI32X4 $0x01, X8, Y7, Y8
+	VPANDD       Y2, Y8, Y8
+	VPBROADCASTD 4(AX), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPANDD       gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y3, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPORD        Y11, Y8, Y8
+	VPXORD       Y9, Y9, Y9
+	VPDPBUSD     Y4, Y8, Y9
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (AX), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y9, Y0
+	VPBROADCASTW 2(AX), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y6, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    8(AX)(CX*1), X7
+	VPSRLW       $0x04, X7, X8
+	VINSERTI32X4 $0x01, X8, Y7, Y8
+	VPANDD       Y2, Y8, Y8
+	VPBROADCASTD 4(AX)(CX*1), Y11
+	VPSHUFB      gemvconst<>+1376(SB), Y11, Y11
+	VPANDD       gemvconst<>+1408(SB), Y11, Y11
+	VPMINUB      Y3, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPORD        Y11, Y8, Y8
+	VPXORD       Y10, Y10, Y10
+	VPDPBUSD     Y4, Y8, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX)(CX*1), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y5, Y4, Y4
+	VFMADD231PS  Y4, Y10, Y1
+	VPBROADCASTW 2(AX)(CX*1), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y5, Y4, Y4
+	VFMADD231PS  Y4, Y6, Y1
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1VNNIR2
+
+donegemvQ8Q5_1VNNIR2:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1VNNIR3(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1VNNIR3(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VMOVDQU64 gemvconst<>+0(SB), Y3
+	VMOVDQU64 gemvconst<>+1344(SB), Y4
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1VNNIR3
+
+loopgemvQ8Q5_1VNNIR3:
+	VMOVDQU64    4(DX), Y5
+	VPBROADCASTW (DX), X6
+	VCVTPH2PS    X6, Y6
+	VPXORD       Y7, Y7, Y7
+	VPDPBUSD     Y5, Y4, Y7
+	VCVTDQ2PS    Y7, Y7
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI32X4 $0x01, X9, Y8, Y9
+	VPANDD       Y3, Y9, Y9
+	VPBROADCASTD 4(AX), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y4, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y9, Y9
+	VPXORD       Y10, Y10, Y10
+	VPDPBUSD     Y5, Y9, Y10
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (AX), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y10, Y0
+	VPBROADCASTW 2(AX), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y7, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    8(AX)(CX*1), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI32X4 $0x01, X9, Y8, Y9
+	VPANDD       Y3, Y9, Y9
+	VPBROADCASTD 4(AX)(CX*1), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y4, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y9, Y9
+	VPXORD       Y11, Y11, Y11
+	VPDPBUSD     Y5, Y9, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX)(CX*1), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y11, Y1
+	VPBROADCASTW 2(AX)(CX*1), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y7, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    8(AX)(CX*2), X8
+	VPSRLW       $0x04, X8, X9
+	VINSERTI32X4 $0x01, X9, Y8, Y9
+	VPANDD       Y3, Y9, Y9
+	VPBROADCASTD 4(AX)(CX*2), Y13
+	VPSHUFB      gemvconst<>+1376(SB), Y13, Y13
+	VPANDD       gemvconst<>+1408(SB), Y13, Y13
+	VPMINUB      Y4, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPORD        Y13, Y9, Y9
+	VPXORD       Y12, Y12, Y12
+	VPDPBUSD     Y5, Y9, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(CX*2), X5
+	VCVTPH2PS    X5, Y5
+	VMULPS       Y6, Y5, Y5
+	VFMADD231PS  Y5, Y12, Y2
+	VPBROADCASTW 2(AX)(CX*2), X5
+	VCVTPH2PS    X5, Y5
+	VMULPS       Y6, Y5, Y5
+	VFMADD231PS  Y5, Y7, Y2
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1VNNIR3
+
+donegemvQ8Q5_1VNNIR3:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1VNNIR4(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1VNNIR4(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VMOVDQU64 gemvconst<>+0(SB), Y4
+	VMOVDQU64 gemvconst<>+1344(SB), Y5
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1VNNIR4
+
+loopgemvQ8Q5_1VNNIR4:
+	VMOVDQU64    4(DX), Y6
+	VPBROADCASTW (DX), X7
+	VCVTPH2PS    X7, Y7
+	VPXORD       Y8, Y8, Y8
+	VPDPBUSD     Y6, Y5, Y8
+	VCVTDQ2PS    Y8, Y8
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPBROADCASTD 4(AX), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y5, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y10, Y10
+	VPXORD       Y11, Y11, Y11
+	VPDPBUSD     Y6, Y10, Y11
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (AX), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y11, Y0
+	VPBROADCASTW 2(AX), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    8(AX)(CX*1), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPBROADCASTD 4(AX)(CX*1), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y5, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y10, Y10
+	VPXORD       Y12, Y12, Y12
+	VPDPBUSD     Y6, Y10, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX)(CX*1), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y12, Y1
+	VPBROADCASTW 2(AX)(CX*1), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    8(AX)(CX*2), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPBROADCASTD 4(AX)(CX*2), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y5, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y10, Y10
+	VPXORD       Y13, Y13, Y13
+	VPDPBUSD     Y6, Y10, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(CX*2), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y13, Y2
+	VPBROADCASTW 2(AX)(CX*2), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    8(AX)(SI*1), X9
+	VPSRLW       $0x04, X9, X10
+	VINSERTI32X4 $0x01, X10, Y9, Y10
+	VPANDD       Y4, Y10, Y10
+	VPBROADCASTD 4(AX)(SI*1), Y15
+	VPSHUFB      gemvconst<>+1376(SB), Y15, Y15
+	VPANDD       gemvconst<>+1408(SB), Y15, Y15
+	VPMINUB      Y5, Y15, Y15
+	VPSLLW       $0x04, Y15, Y15
+	VPORD        Y15, Y10, Y10
+	VPXORD       Y14, Y14, Y14
+	VPDPBUSD     Y6, Y10, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(SI*1), X6
+	VCVTPH2PS    X6, Y6
+	VMULPS       Y7, Y6, Y6
+	VFMADD231PS  Y6, Y14, Y3
+	VPBROADCASTW 2(AX)(SI*1), X6
+	VCVTPH2PS    X6, Y6
+	VMULPS       Y7, Y6, Y6
+	VFMADD231PS  Y6, Y8, Y3
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1VNNIR4
+
+donegemvQ8Q5_1VNNIR4:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1VNNIR5(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1VNNIR5(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VMOVDQU64 gemvconst<>+0(SB), Y5
+	VMOVDQU64 gemvconst<>+1344(SB), Y6
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1VNNIR5
+
+loopgemvQ8Q5_1VNNIR5:
+	VMOVDQU64    4(DX), Y7
+	VPBROADCASTW (DX), X8
+	VCVTPH2PS    X8, Y8
+	VPXORD       Y9, Y9, Y9
+	VPDPBUSD     Y7, Y6, Y9
+	VCVTDQ2PS    Y9, Y9
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPBROADCASTD 4(AX), Y17
+	VPSHUFB      gemvconst<>+1376(SB), Y17, Y17
+	VPANDD       gemvconst<>+1408(SB), Y17, Y17
+	VPMINUB      Y6, Y17, Y17
+	VPSLLW       $0x04, Y17, Y17
+	VPORD        Y17, Y11, Y11
+	VPXORD       Y12, Y12, Y12
+	VPDPBUSD     Y7, Y11, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (AX), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y12, Y0
+	VPBROADCASTW 2(AX), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    8(AX)(CX*1), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPBROADCASTD 4(AX)(CX*1), Y17
+	VPSHUFB      gemvconst<>+1376(SB), Y17, Y17
+	VPANDD       gemvconst<>+1408(SB), Y17, Y17
+	VPMINUB      Y6, Y17, Y17
+	VPSLLW       $0x04, Y17, Y17
+	VPORD        Y17, Y11, Y11
+	VPXORD       Y13, Y13, Y13
+	VPDPBUSD     Y7, Y11, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX)(CX*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y13, Y1
+	VPBROADCASTW 2(AX)(CX*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    8(AX)(CX*2), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPBROADCASTD 4(AX)(CX*2), Y17
+	VPSHUFB      gemvconst<>+1376(SB), Y17, Y17
+	VPANDD       gemvconst<>+1408(SB), Y17, Y17
+	VPMINUB      Y6, Y17, Y17
+	VPSLLW       $0x04, Y17, Y17
+	VPORD        Y17, Y11, Y11
+	VPXORD       Y14, Y14, Y14
+	VPDPBUSD     Y7, Y11, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(CX*2), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y14, Y2
+	VPBROADCASTW 2(AX)(CX*2), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    8(AX)(SI*1), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPBROADCASTD 4(AX)(SI*1), Y17
+	VPSHUFB      gemvconst<>+1376(SB), Y17, Y17
+	VPANDD       gemvconst<>+1408(SB), Y17, Y17
+	VPMINUB      Y6, Y17, Y17
+	VPSLLW       $0x04, Y17, Y17
+	VPORD        Y17, Y11, Y11
+	VPXORD       Y15, Y15, Y15
+	VPDPBUSD     Y7, Y11, Y15
+	VCVTDQ2PS    Y15, Y15
+	VPBROADCASTW (AX)(SI*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y15, Y3
+	VPBROADCASTW 2(AX)(SI*1), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y9, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    8(DI), X10
+	VPSRLW       $0x04, X10, X11
+	VINSERTI32X4 $0x01, X11, Y10, Y11
+	VPANDD       Y5, Y11, Y11
+	VPBROADCASTD 4(DI), Y17
+	VPSHUFB      gemvconst<>+1376(SB), Y17, Y17
+	VPANDD       gemvconst<>+1408(SB), Y17, Y17
+	VPMINUB      Y6, Y17, Y17
+	VPSLLW       $0x04, Y17, Y17
+	VPORD        Y17, Y11, Y11
+	VPXORD       Y16, Y16, Y16
+	VPDPBUSD     Y7, Y11, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (DI), X7
+	VCVTPH2PS    X7, Y7
+	VMULPS       Y8, Y7, Y7
+	VFMADD231PS  Y7, Y16, Y4
+	VPBROADCASTW 2(DI), X7
+	VCVTPH2PS    X7, Y7
+	VMULPS       Y8, Y7, Y7
+	VFMADD231PS  Y7, Y9, Y4
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000018, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1VNNIR5
+
+donegemvQ8Q5_1VNNIR5:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1VNNIR6(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1VNNIR6(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VMOVDQU64 gemvconst<>+0(SB), Y6
+	VMOVDQU64 gemvconst<>+1344(SB), Y7
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1VNNIR6
+
+loopgemvQ8Q5_1VNNIR6:
+	VMOVDQU64    4(DX), Y8
+	VPBROADCASTW (DX), X9
+	VCVTPH2PS    X9, Y9
+	VPXORD       Y10, Y10, Y10
+	VPDPBUSD     Y8, Y7, Y10
+	VCVTDQ2PS    Y10, Y10
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPBROADCASTD 4(AX), Y19
+	VPSHUFB      gemvconst<>+1376(SB), Y19, Y19
+	VPANDD       gemvconst<>+1408(SB), Y19, Y19
+	VPMINUB      Y7, Y19, Y19
+	VPSLLW       $0x04, Y19, Y19
+	VPORD        Y19, Y12, Y12
+	VPXORD       Y13, Y13, Y13
+	VPDPBUSD     Y8, Y12, Y13
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (AX), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y13, Y0
+	VPBROADCASTW 2(AX), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    8(AX)(CX*1), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPBROADCASTD 4(AX)(CX*1), Y19
+	VPSHUFB      gemvconst<>+1376(SB), Y19, Y19
+	VPANDD       gemvconst<>+1408(SB), Y19, Y19
+	VPMINUB      Y7, Y19, Y19
+	VPSLLW       $0x04, Y19, Y19
+	VPORD        Y19, Y12, Y12
+	VPXORD       Y14, Y14, Y14
+	VPDPBUSD     Y8, Y12, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX)(CX*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y14, Y1
+	VPBROADCASTW 2(AX)(CX*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    8(AX)(CX*2), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPBROADCASTD 4(AX)(CX*2), Y19
+	VPSHUFB      gemvconst<>+1376(SB), Y19, Y19
+	VPANDD       gemvconst<>+1408(SB), Y19, Y19
+	VPMINUB      Y7, Y19, Y19
+	VPSLLW       $0x04, Y19, Y19
+	VPORD        Y19, Y12, Y12
+	VPXORD       Y15, Y15, Y15
+	VPDPBUSD     Y8, Y12, Y15
+	VCVTDQ2PS    Y15, Y15
+	VPBROADCASTW (AX)(CX*2), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y15, Y2
+	VPBROADCASTW 2(AX)(CX*2), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    8(AX)(SI*1), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPBROADCASTD 4(AX)(SI*1), Y19
+	VPSHUFB      gemvconst<>+1376(SB), Y19, Y19
+	VPANDD       gemvconst<>+1408(SB), Y19, Y19
+	VPMINUB      Y7, Y19, Y19
+	VPSLLW       $0x04, Y19, Y19
+	VPORD        Y19, Y12, Y12
+	VPXORD       Y16, Y16, Y16
+	VPDPBUSD     Y8, Y12, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (AX)(SI*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y16, Y3
+	VPBROADCASTW 2(AX)(SI*1), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    8(DI), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPBROADCASTD 4(DI), Y19
+	VPSHUFB      gemvconst<>+1376(SB), Y19, Y19
+	VPANDD       gemvconst<>+1408(SB), Y19, Y19
+	VPMINUB      Y7, Y19, Y19
+	VPSLLW       $0x04, Y19, Y19
+	VPORD        Y19, Y12, Y12
+	VPXORD       Y17, Y17, Y17
+	VPDPBUSD     Y8, Y12, Y17
+	VCVTDQ2PS    Y17, Y17
+	VPBROADCASTW (DI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y17, Y4
+	VPBROADCASTW 2(DI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y10, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    8(DI)(CX*1), X11
+	VPSRLW       $0x04, X11, X12
+	VINSERTI32X4 $0x01, X12, Y11, Y12
+	VPANDD       Y6, Y12, Y12
+	VPBROADCASTD 4(DI)(CX*1), Y19
+	VPSHUFB      gemvconst<>+1376(SB), Y19, Y19
+	VPANDD       gemvconst<>+1408(SB), Y19, Y19
+	VPMINUB      Y7, Y19, Y19
+	VPSLLW       $0x04, Y19, Y19
+	VPORD        Y19, Y12, Y12
+	VPXORD       Y18, Y18, Y18
+	VPDPBUSD     Y8, Y12, Y18
+	VCVTDQ2PS    Y18, Y18
+	VPBROADCASTW (DI)(CX*1), X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y9, Y8, Y8
+	VFMADD231PS  Y8, Y18, Y5
+	VPBROADCASTW 2(DI)(CX*1), X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y9, Y8, Y8
+	VFMADD231PS  Y8, Y10, Y5
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000018, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1VNNIR6
+
+donegemvQ8Q5_1VNNIR6:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1VNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1VNNIR7(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VMOVDQU64 gemvconst<>+0(SB), Y7
+	VMOVDQU64 gemvconst<>+1344(SB), Y8
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1VNNIR7
+
+loopgemvQ8Q5_1VNNIR7:
+	VMOVDQU64    4(DX), Y9
+	VPBROADCASTW (DX), X10
+	VCVTPH2PS    X10, Y10
+	VPXORD       Y11, Y11, Y11
+	VPDPBUSD     Y9, Y8, Y11
+	VCVTDQ2PS    Y11, Y11
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPBROADCASTD 4(AX), Y21
+	VPSHUFB      gemvconst<>+1376(SB), Y21, Y21
+	VPANDD       gemvconst<>+1408(SB), Y21, Y21
+	VPMINUB      Y8, Y21, Y21
+	VPSLLW       $0x04, Y21, Y21
+	VPORD        Y21, Y13, Y13
+	VPXORD       Y14, Y14, Y14
+	VPDPBUSD     Y9, Y13, Y14
+	VCVTDQ2PS    Y14, Y14
+	VPBROADCASTW (AX), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y14, Y0
+	VPBROADCASTW 2(AX), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    8(AX)(CX*1), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPBROADCASTD 4(AX)(CX*1), Y21
+	VPSHUFB      gemvconst<>+1376(SB), Y21, Y21
+	VPANDD       gemvconst<>+1408(SB), Y21, Y21
+	VPMINUB      Y8, Y21, Y21
+	VPSLLW       $0x04, Y21, Y21
+	VPORD        Y21, Y13, Y13
+	VPXORD       Y15, Y15, Y15
+	VPDPBUSD     Y9, Y13, Y15
+	VCVTDQ2PS    Y15, Y15
+	VPBROADCASTW (AX)(CX*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y15, Y1
+	VPBROADCASTW 2(AX)(CX*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    8(AX)(CX*2), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPBROADCASTD 4(AX)(CX*2), Y21
+	VPSHUFB      gemvconst<>+1376(SB), Y21, Y21
+	VPANDD       gemvconst<>+1408(SB), Y21, Y21
+	VPMINUB      Y8, Y21, Y21
+	VPSLLW       $0x04, Y21, Y21
+	VPORD        Y21, Y13, Y13
+	VPXORD       Y16, Y16, Y16
+	VPDPBUSD     Y9, Y13, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (AX)(CX*2), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y16, Y2
+	VPBROADCASTW 2(AX)(CX*2), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    8(AX)(SI*1), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPBROADCASTD 4(AX)(SI*1), Y21
+	VPSHUFB      gemvconst<>+1376(SB), Y21, Y21
+	VPANDD       gemvconst<>+1408(SB), Y21, Y21
+	VPMINUB      Y8, Y21, Y21
+	VPSLLW       $0x04, Y21, Y21
+	VPORD        Y21, Y13, Y13
+	VPXORD       Y17, Y17, Y17
+	VPDPBUSD     Y9, Y13, Y17
+	VCVTDQ2PS    Y17, Y17
+	VPBROADCASTW (AX)(SI*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y17, Y3
+	VPBROADCASTW 2(AX)(SI*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    8(DI), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPBROADCASTD 4(DI), Y21
+	VPSHUFB      gemvconst<>+1376(SB), Y21, Y21
+	VPANDD       gemvconst<>+1408(SB), Y21, Y21
+	VPMINUB      Y8, Y21, Y21
+	VPSLLW       $0x04, Y21, Y21
+	VPORD        Y21, Y13, Y13
+	VPXORD       Y18, Y18, Y18
+	VPDPBUSD     Y9, Y13, Y18
+	VCVTDQ2PS    Y18, Y18
+	VPBROADCASTW (DI), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y18, Y4
+	VPBROADCASTW 2(DI), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    8(DI)(CX*1), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPBROADCASTD 4(DI)(CX*1), Y21
+	VPSHUFB      gemvconst<>+1376(SB), Y21, Y21
+	VPANDD       gemvconst<>+1408(SB), Y21, Y21
+	VPMINUB      Y8, Y21, Y21
+	VPSLLW       $0x04, Y21, Y21
+	VPORD        Y21, Y13, Y13
+	VPXORD       Y19, Y19, Y19
+	VPDPBUSD     Y9, Y13, Y19
+	VCVTDQ2PS    Y19, Y19
+	VPBROADCASTW (DI)(CX*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y19, Y5
+	VPBROADCASTW 2(DI)(CX*1), X12
+	VCVTPH2PS    X12, Y13
+	VMULPS       Y10, Y13, Y13
+	VFMADD231PS  Y13, Y11, Y5
+	PREFETCHT0   1024(DI)(CX*2)
+	VMOVDQU64    8(DI)(CX*2), X12
+	VPSRLW       $0x04, X12, X13
+	VINSERTI32X4 $0x01, X13, Y12, Y13
+	VPANDD       Y7, Y13, Y13
+	VPBROADCASTD 4(DI)(CX*2), Y21
+	VPSHUFB      gemvconst<>+1376(SB), Y21, Y21
+	VPANDD       gemvconst<>+1408(SB), Y21, Y21
+	VPMINUB      Y8, Y21, Y21
+	VPSLLW       $0x04, Y21, Y21
+	VPORD        Y21, Y13, Y13
+	VPXORD       Y20, Y20, Y20
+	VPDPBUSD     Y9, Y13, Y20
+	VCVTDQ2PS    Y20, Y20
+	VPBROADCASTW (DI)(CX*2), X9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS  Y9, Y20, Y6
+	VPBROADCASTW 2(DI)(CX*2), X9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS  Y9, Y11, Y6
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000018, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1VNNIR7
+
+donegemvQ8Q5_1VNNIR7:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X0, X7, X7
+	VMOVHLPS      X7, X7, X0
+	VADDPS        X0, X7, X7
+	VMOVSHDUP     X7, X0
+	VADDSS        X0, X7, X7
+	VMOVSS        X7, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_1VNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_1VNNIR8(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	LEAQ      (CX)(CX*2), SI
+	LEAQ      (AX)(CX*4), DI
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VPXORD    Y7, Y7, Y7
+	VMOVDQU64 gemvconst<>+0(SB), Y8
+	VMOVDQU64 gemvconst<>+1344(SB), Y9
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_1VNNIR8
+
+loopgemvQ8Q5_1VNNIR8:
+	VMOVDQU64    4(DX), Y10
+	VPBROADCASTW (DX), X11
+	VCVTPH2PS    X11, Y11
+	VPXORD       Y12, Y12, Y12
+	VPDPBUSD     Y10, Y9, Y12
+	VCVTDQ2PS    Y12, Y12
+	PREFETCHT0   1024(AX)
+	VMOVDQU64    8(AX), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(AX), Y23
+	VPSHUFB      gemvconst<>+1376(SB), Y23, Y23
+	VPANDD       gemvconst<>+1408(SB), Y23, Y23
+	VPMINUB      Y9, Y23, Y23
+	VPSLLW       $0x04, Y23, Y23
+	VPORD        Y23, Y14, Y14
+	VPXORD       Y15, Y15, Y15
+	VPDPBUSD     Y10, Y14, Y15
+	VCVTDQ2PS    Y15, Y15
+	VPBROADCASTW (AX), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y15, Y0
+	VPBROADCASTW 2(AX), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y0
+	PREFETCHT0   1024(AX)(CX*1)
+	VMOVDQU64    8(AX)(CX*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(AX)(CX*1), Y23
+	VPSHUFB      gemvconst<>+1376(SB), Y23, Y23
+	VPANDD       gemvconst<>+1408(SB), Y23, Y23
+	VPMINUB      Y9, Y23, Y23
+	VPSLLW       $0x04, Y23, Y23
+	VPORD        Y23, Y14, Y14
+	VPXORD       Y16, Y16, Y16
+	VPDPBUSD     Y10, Y14, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (AX)(CX*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y16, Y1
+	VPBROADCASTW 2(AX)(CX*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y1
+	PREFETCHT0   1024(AX)(CX*2)
+	VMOVDQU64    8(AX)(CX*2), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(AX)(CX*2), Y23
+	VPSHUFB      gemvconst<>+1376(SB), Y23, Y23
+	VPANDD       gemvconst<>+1408(SB), Y23, Y23
+	VPMINUB      Y9, Y23, Y23
+	VPSLLW       $0x04, Y23, Y23
+	VPORD        Y23, Y14, Y14
+	VPXORD       Y17, Y17, Y17
+	VPDPBUSD     Y10, Y14, Y17
+	VCVTDQ2PS    Y17, Y17
+	VPBROADCASTW (AX)(CX*2), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y17, Y2
+	VPBROADCASTW 2(AX)(CX*2), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y2
+	PREFETCHT0   1024(AX)(SI*1)
+	VMOVDQU64    8(AX)(SI*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(AX)(SI*1), Y23
+	VPSHUFB      gemvconst<>+1376(SB), Y23, Y23
+	VPANDD       gemvconst<>+1408(SB), Y23, Y23
+	VPMINUB      Y9, Y23, Y23
+	VPSLLW       $0x04, Y23, Y23
+	VPORD        Y23, Y14, Y14
+	VPXORD       Y18, Y18, Y18
+	VPDPBUSD     Y10, Y14, Y18
+	VCVTDQ2PS    Y18, Y18
+	VPBROADCASTW (AX)(SI*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y18, Y3
+	VPBROADCASTW 2(AX)(SI*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y3
+	PREFETCHT0   1024(DI)
+	VMOVDQU64    8(DI), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(DI), Y23
+	VPSHUFB      gemvconst<>+1376(SB), Y23, Y23
+	VPANDD       gemvconst<>+1408(SB), Y23, Y23
+	VPMINUB      Y9, Y23, Y23
+	VPSLLW       $0x04, Y23, Y23
+	VPORD        Y23, Y14, Y14
+	VPXORD       Y19, Y19, Y19
+	VPDPBUSD     Y10, Y14, Y19
+	VCVTDQ2PS    Y19, Y19
+	VPBROADCASTW (DI), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y19, Y4
+	VPBROADCASTW 2(DI), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y4
+	PREFETCHT0   1024(DI)(CX*1)
+	VMOVDQU64    8(DI)(CX*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(DI)(CX*1), Y23
+	VPSHUFB      gemvconst<>+1376(SB), Y23, Y23
+	VPANDD       gemvconst<>+1408(SB), Y23, Y23
+	VPMINUB      Y9, Y23, Y23
+	VPSLLW       $0x04, Y23, Y23
+	VPORD        Y23, Y14, Y14
+	VPXORD       Y20, Y20, Y20
+	VPDPBUSD     Y10, Y14, Y20
+	VCVTDQ2PS    Y20, Y20
+	VPBROADCASTW (DI)(CX*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y20, Y5
+	VPBROADCASTW 2(DI)(CX*1), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y5
+	PREFETCHT0   1024(DI)(CX*2)
+	VMOVDQU64    8(DI)(CX*2), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(DI)(CX*2), Y23
+	VPSHUFB      gemvconst<>+1376(SB), Y23, Y23
+	VPANDD       gemvconst<>+1408(SB), Y23, Y23
+	VPMINUB      Y9, Y23, Y23
+	VPSLLW       $0x04, Y23, Y23
+	VPORD        Y23, Y14, Y14
+	VPXORD       Y21, Y21, Y21
+	VPDPBUSD     Y10, Y14, Y21
+	VCVTDQ2PS    Y21, Y21
+	VPBROADCASTW (DI)(CX*2), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y21, Y6
+	VPBROADCASTW 2(DI)(CX*2), X13
+	VCVTPH2PS    X13, Y14
+	VMULPS       Y11, Y14, Y14
+	VFMADD231PS  Y14, Y12, Y6
+	PREFETCHT0   1024(DI)(SI*1)
+	VMOVDQU64    8(DI)(SI*1), X13
+	VPSRLW       $0x04, X13, X14
+	VINSERTI32X4 $0x01, X14, Y13, Y14
+	VPANDD       Y8, Y14, Y14
+	VPBROADCASTD 4(DI)(SI*1), Y23
+	VPSHUFB      gemvconst<>+1376(SB), Y23, Y23
+	VPANDD       gemvconst<>+1408(SB), Y23, Y23
+	VPMINUB      Y9, Y23, Y23
+	VPSLLW       $0x04, Y23, Y23
+	VPORD        Y23, Y14, Y14
+	VPXORD       Y22, Y22, Y22
+	VPDPBUSD     Y10, Y14, Y22
+	VCVTDQ2PS    Y22, Y22
+	VPBROADCASTW (DI)(SI*1), X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y11, Y10, Y10
+	VFMADD231PS  Y10, Y22, Y7
+	VPBROADCASTW 2(DI)(SI*1), X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y11, Y10, Y10
+	VFMADD231PS  Y10, Y12, Y7
+	ADDQ         $0x00000018, AX
+	ADDQ         $0x00000018, DI
+	ADDQ         $0x00000024, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_1VNNIR8
+
+donegemvQ8Q5_1VNNIR8:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X8
+	VADDPS        X0, X8, X8
+	VMOVHLPS      X8, X8, X0
+	VADDPS        X0, X8, X8
+	VMOVSHDUP     X8, X0
+	VADDSS        X0, X8, X8
+	VMOVSS        X8, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 28(AX)
+	VZEROUPPER
+	RET
+
 // func gemvF32Q4_0VNNIR1(y *float32, w *byte, stride int, x *float32, nb int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
 TEXT ·gemvF32Q4_0VNNIR1(SB), NOSPLIT, $0-40
@@ -56380,6 +70990,4446 @@ loopgemvF32Q8_0VNNIR8:
 	JNZ          loopgemvF32Q8_0VNNIR8
 
 donegemvF32Q8_0VNNIR8:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X8
+	VADDPS        X0, X8, X8
+	VMOVHLPS      X8, X8, X0
+	VADDPS        X0, X8, X8
+	VMOVSHDUP     X8, X0
+	VADDSS        X0, X8, X8
+	VMOVSS        X8, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 28(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KVNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KVNNIR1(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), CX
+	MOVQ      nb+32(FP), DX
+	VPXORD    Y0, Y0, Y0
+	VMOVDQU64 gemvconst<>+0(SB), Y1
+	TESTQ     DX, DX
+	JZ        donegemvQ8Q5_KVNNIR1
+
+loopgemvQ8Q5_KVNNIR1:
+	VBROADCASTSS (CX), Y2
+	VMOVDQU64    260(CX), Y3
+	MOVQ         AX, BX
+	PREFETCHT0   1024(BX)
+	PREFETCHT0   1088(BX)
+	PREFETCHT0   1152(BX)
+	MOVL         4(BX), SI
+	MOVL         8(BX), DI
+	MOVL         12(BX), R8
+	MOVL         R8, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         SI, R10
+	SHRL         $0x02, R10
+	ANDL         $0x30303030, R10
+	ORL          R10, R9
+	SHLQ         $0x20, R9
+	ANDL         $0x3f3f3f3f, SI
+	ORQ          SI, R9
+	SHRL         $0x04, R8
+	ANDL         $0x0f0f0f0f, R8
+	MOVL         DI, R10
+	SHRL         $0x02, R10
+	ANDL         $0x30303030, R10
+	ORL          R8, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	VMOVQ        R9, X4
+	VPMOVZXBW    X4, X4
+	VINSERTI32X4 $0x01, X4, Y4, Y5
+	VMOVQ        R10, X6
+	VPMOVZXBW    X6, X6
+	VPUNPCKLWD   X6, X6, X4
+	VPUNPCKHWD   X6, X6, X6
+	VINSERTI32X4 $0x01, X6, Y4, Y6
+	VPMADDWD     Y3, Y6, Y3
+	VPXORD       Y7, Y7, Y7
+	VMOVDQU64    16(BX), Y6
+	VMOVDQU64    48(BX), Y8
+	VPANDD       Y1, Y8, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPANDD       Y1, Y8, Y8
+	VPSLLW       $0x04, Y6, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y9, Y9
+	VPSLLW       $0x03, Y6, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y8, Y8
+	VPSHUFB      gemvconst<>+160(SB), Y5, Y10
+	VPMADDUBSW   4(CX), Y9, Y9
+	VPDPWSSD     Y10, Y9, Y7
+	VPSHUFB      gemvconst<>+192(SB), Y5, Y9
+	VPMADDUBSW   36(CX), Y8, Y8
+	VPDPWSSD     Y9, Y8, Y7
+	VMOVDQU64    80(BX), Y8
+	VPANDD       Y1, Y8, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPANDD       Y1, Y8, Y8
+	VPSLLW       $0x02, Y6, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y9, Y9
+	VPSLLW       $0x01, Y6, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y8, Y8
+	VPSHUFB      gemvconst<>+224(SB), Y5, Y10
+	VPMADDUBSW   68(CX), Y9, Y9
+	VPDPWSSD     Y10, Y9, Y7
+	VPSHUFB      gemvconst<>+256(SB), Y5, Y9
+	VPMADDUBSW   100(CX), Y8, Y8
+	VPDPWSSD     Y9, Y8, Y7
+	VMOVDQU64    112(BX), Y8
+	VPANDD       Y1, Y8, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPANDD       Y1, Y8, Y8
+	VMOVDQU64    Y6, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y9, Y9
+	VPSRLW       $0x01, Y6, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y8, Y8
+	VPSHUFB      gemvconst<>+288(SB), Y5, Y10
+	VPMADDUBSW   132(CX), Y9, Y9
+	VPDPWSSD     Y10, Y9, Y7
+	VPSHUFB      gemvconst<>+320(SB), Y5, Y9
+	VPMADDUBSW   164(CX), Y8, Y8
+	VPDPWSSD     Y9, Y8, Y7
+	VMOVDQU64    144(BX), Y8
+	VPANDD       Y1, Y8, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPANDD       Y1, Y8, Y8
+	VPSRLW       $0x02, Y6, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y9, Y9
+	VPSRLW       $0x03, Y6, Y6
+	VPANDD       gemvconst<>+1312(SB), Y6, Y6
+	VPORD        Y6, Y8, Y8
+	VPSHUFB      gemvconst<>+352(SB), Y5, Y6
+	VPMADDUBSW   196(CX), Y9, Y9
+	VPDPWSSD     Y6, Y9, Y7
+	VPSHUFB      gemvconst<>+384(SB), Y5, Y5
+	VPMADDUBSW   228(CX), Y8, Y6
+	VPDPWSSD     Y5, Y6, Y7
+	VCVTDQ2PS    Y7, Y7
+	VCVTDQ2PS    Y3, Y3
+	VPBROADCASTW (BX), X4
+	VCVTPH2PS    X4, Y5
+	VMULPS       Y2, Y5, Y5
+	VFMADD231PS  Y5, Y7, Y0
+	VPBROADCASTW 2(BX), X4
+	VCVTPH2PS    X4, Y5
+	VMULPS       Y2, Y5, Y5
+	VFNMADD231PS Y5, Y3, Y0
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, CX
+	DECQ         DX
+	JNZ          loopgemvQ8Q5_KVNNIR1
+
+donegemvQ8Q5_KVNNIR1:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KVNNIR2(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KVNNIR2(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VMOVDQU64 gemvconst<>+0(SB), Y2
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_KVNNIR2
+
+loopgemvQ8Q5_KVNNIR2:
+	VBROADCASTSS (DX), Y3
+	VMOVDQU64    260(DX), Y4
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X5
+	VPMOVZXBW    X5, X5
+	VINSERTI32X4 $0x01, X5, Y5, Y6
+	VMOVQ        R11, X7
+	VPMOVZXBW    X7, X7
+	VPUNPCKLWD   X7, X7, X5
+	VPUNPCKHWD   X7, X7, X7
+	VINSERTI32X4 $0x01, X7, Y5, Y7
+	VPMADDWD     Y4, Y7, Y7
+	VPXORD       Y8, Y8, Y8
+	VMOVDQU64    16(SI), Y10
+	VMOVDQU64    48(SI), Y11
+	VPANDD       Y2, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPANDD       Y2, Y11, Y11
+	VPSLLW       $0x04, Y10, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VPSLLW       $0x03, Y10, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+160(SB), Y6, Y13
+	VPMADDUBSW   4(DX), Y12, Y12
+	VPDPWSSD     Y13, Y12, Y8
+	VPSHUFB      gemvconst<>+192(SB), Y6, Y12
+	VPMADDUBSW   36(DX), Y11, Y11
+	VPDPWSSD     Y12, Y11, Y8
+	VMOVDQU64    80(SI), Y11
+	VPANDD       Y2, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPANDD       Y2, Y11, Y11
+	VPSLLW       $0x02, Y10, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VPSLLW       $0x01, Y10, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+224(SB), Y6, Y13
+	VPMADDUBSW   68(DX), Y12, Y12
+	VPDPWSSD     Y13, Y12, Y8
+	VPSHUFB      gemvconst<>+256(SB), Y6, Y12
+	VPMADDUBSW   100(DX), Y11, Y11
+	VPDPWSSD     Y12, Y11, Y8
+	VMOVDQU64    112(SI), Y11
+	VPANDD       Y2, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPANDD       Y2, Y11, Y11
+	VMOVDQU64    Y10, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VPSRLW       $0x01, Y10, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y11, Y11
+	VPSHUFB      gemvconst<>+288(SB), Y6, Y13
+	VPMADDUBSW   132(DX), Y12, Y12
+	VPDPWSSD     Y13, Y12, Y8
+	VPSHUFB      gemvconst<>+320(SB), Y6, Y12
+	VPMADDUBSW   164(DX), Y11, Y11
+	VPDPWSSD     Y12, Y11, Y8
+	VMOVDQU64    144(SI), Y11
+	VPANDD       Y2, Y11, Y12
+	VPSRLW       $0x04, Y11, Y11
+	VPANDD       Y2, Y11, Y11
+	VPSRLW       $0x02, Y10, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y12, Y12
+	VPSRLW       $0x03, Y10, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y11, Y11
+	VPSHUFB      gemvconst<>+352(SB), Y6, Y10
+	VPMADDUBSW   196(DX), Y12, Y12
+	VPDPWSSD     Y10, Y12, Y8
+	VPSHUFB      gemvconst<>+384(SB), Y6, Y6
+	VPMADDUBSW   228(DX), Y11, Y10
+	VPDPWSSD     Y6, Y10, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y7, Y7
+	VPBROADCASTW (SI), X5
+	VCVTPH2PS    X5, Y6
+	VMULPS       Y3, Y6, Y6
+	VFMADD231PS  Y6, Y8, Y0
+	VPBROADCASTW 2(SI), X5
+	VCVTPH2PS    X5, Y6
+	VMULPS       Y3, Y6, Y6
+	VFNMADD231PS Y6, Y7, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X5
+	VPMOVZXBW    X5, X5
+	VINSERTI32X4 $0x01, X5, Y5, Y6
+	VMOVQ        R11, X7
+	VPMOVZXBW    X7, X7
+	VPUNPCKLWD   X7, X7, X5
+	VPUNPCKHWD   X7, X7, X7
+	VINSERTI32X4 $0x01, X7, Y5, Y7
+	VPMADDWD     Y4, Y7, Y4
+	VPXORD       Y9, Y9, Y9
+	VMOVDQU64    16(SI), Y7
+	VMOVDQU64    48(SI), Y10
+	VPANDD       Y2, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPANDD       Y2, Y10, Y10
+	VPSLLW       $0x04, Y7, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VPSLLW       $0x03, Y7, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y10, Y10
+	VPSHUFB      gemvconst<>+160(SB), Y6, Y12
+	VPMADDUBSW   4(DX), Y11, Y11
+	VPDPWSSD     Y12, Y11, Y9
+	VPSHUFB      gemvconst<>+192(SB), Y6, Y11
+	VPMADDUBSW   36(DX), Y10, Y10
+	VPDPWSSD     Y11, Y10, Y9
+	VMOVDQU64    80(SI), Y10
+	VPANDD       Y2, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPANDD       Y2, Y10, Y10
+	VPSLLW       $0x02, Y7, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VPSLLW       $0x01, Y7, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y10, Y10
+	VPSHUFB      gemvconst<>+224(SB), Y6, Y12
+	VPMADDUBSW   68(DX), Y11, Y11
+	VPDPWSSD     Y12, Y11, Y9
+	VPSHUFB      gemvconst<>+256(SB), Y6, Y11
+	VPMADDUBSW   100(DX), Y10, Y10
+	VPDPWSSD     Y11, Y10, Y9
+	VMOVDQU64    112(SI), Y10
+	VPANDD       Y2, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPANDD       Y2, Y10, Y10
+	VMOVDQU64    Y7, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VPSRLW       $0x01, Y7, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y10, Y10
+	VPSHUFB      gemvconst<>+288(SB), Y6, Y12
+	VPMADDUBSW   132(DX), Y11, Y11
+	VPDPWSSD     Y12, Y11, Y9
+	VPSHUFB      gemvconst<>+320(SB), Y6, Y11
+	VPMADDUBSW   164(DX), Y10, Y10
+	VPDPWSSD     Y11, Y10, Y9
+	VMOVDQU64    144(SI), Y10
+	VPANDD       Y2, Y10, Y11
+	VPSRLW       $0x04, Y10, Y10
+	VPANDD       Y2, Y10, Y10
+	VPSRLW       $0x02, Y7, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y11, Y11
+	VPSRLW       $0x03, Y7, Y7
+	VPANDD       gemvconst<>+1312(SB), Y7, Y7
+	VPORD        Y7, Y10, Y10
+	VPSHUFB      gemvconst<>+352(SB), Y6, Y7
+	VPMADDUBSW   196(DX), Y11, Y11
+	VPDPWSSD     Y7, Y11, Y9
+	VPSHUFB      gemvconst<>+384(SB), Y6, Y6
+	VPMADDUBSW   228(DX), Y10, Y7
+	VPDPWSSD     Y6, Y7, Y9
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y4, Y4
+	VPBROADCASTW (SI), X5
+	VCVTPH2PS    X5, Y6
+	VMULPS       Y3, Y6, Y6
+	VFMADD231PS  Y6, Y9, Y1
+	VPBROADCASTW 2(SI), X5
+	VCVTPH2PS    X5, Y6
+	VMULPS       Y3, Y6, Y6
+	VFNMADD231PS Y6, Y4, Y1
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KVNNIR2
+
+donegemvQ8Q5_KVNNIR2:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KVNNIR3(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KVNNIR3(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VMOVDQU64 gemvconst<>+0(SB), Y3
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_KVNNIR3
+
+loopgemvQ8Q5_KVNNIR3:
+	VBROADCASTSS (DX), Y4
+	VMOVDQU64    260(DX), Y5
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X6
+	VPMOVZXBW    X6, X6
+	VINSERTI32X4 $0x01, X6, Y6, Y7
+	VMOVQ        R11, X8
+	VPMOVZXBW    X8, X8
+	VPUNPCKLWD   X8, X8, X6
+	VPUNPCKHWD   X8, X8, X8
+	VINSERTI32X4 $0x01, X8, Y6, Y8
+	VPMADDWD     Y5, Y8, Y8
+	VPXORD       Y9, Y9, Y9
+	VMOVDQU64    16(SI), Y12
+	VMOVDQU64    48(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VPSLLW       $0x04, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSLLW       $0x03, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+160(SB), Y7, Y15
+	VPMADDUBSW   4(DX), Y14, Y14
+	VPDPWSSD     Y15, Y14, Y9
+	VPSHUFB      gemvconst<>+192(SB), Y7, Y14
+	VPMADDUBSW   36(DX), Y13, Y13
+	VPDPWSSD     Y14, Y13, Y9
+	VMOVDQU64    80(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VPSLLW       $0x02, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSLLW       $0x01, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+224(SB), Y7, Y15
+	VPMADDUBSW   68(DX), Y14, Y14
+	VPDPWSSD     Y15, Y14, Y9
+	VPSHUFB      gemvconst<>+256(SB), Y7, Y14
+	VPMADDUBSW   100(DX), Y13, Y13
+	VPDPWSSD     Y14, Y13, Y9
+	VMOVDQU64    112(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VMOVDQU64    Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSRLW       $0x01, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+288(SB), Y7, Y15
+	VPMADDUBSW   132(DX), Y14, Y14
+	VPDPWSSD     Y15, Y14, Y9
+	VPSHUFB      gemvconst<>+320(SB), Y7, Y14
+	VPMADDUBSW   164(DX), Y13, Y13
+	VPDPWSSD     Y14, Y13, Y9
+	VMOVDQU64    144(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VPSRLW       $0x02, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSRLW       $0x03, Y12, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y13, Y13
+	VPSHUFB      gemvconst<>+352(SB), Y7, Y12
+	VPMADDUBSW   196(DX), Y14, Y14
+	VPDPWSSD     Y12, Y14, Y9
+	VPSHUFB      gemvconst<>+384(SB), Y7, Y7
+	VPMADDUBSW   228(DX), Y13, Y12
+	VPDPWSSD     Y7, Y12, Y9
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFMADD231PS  Y7, Y9, Y0
+	VPBROADCASTW 2(SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFNMADD231PS Y7, Y8, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X6
+	VPMOVZXBW    X6, X6
+	VINSERTI32X4 $0x01, X6, Y6, Y7
+	VMOVQ        R11, X8
+	VPMOVZXBW    X8, X8
+	VPUNPCKLWD   X8, X8, X6
+	VPUNPCKHWD   X8, X8, X8
+	VINSERTI32X4 $0x01, X8, Y6, Y8
+	VPMADDWD     Y5, Y8, Y8
+	VPXORD       Y10, Y10, Y10
+	VMOVDQU64    16(SI), Y12
+	VMOVDQU64    48(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VPSLLW       $0x04, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSLLW       $0x03, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+160(SB), Y7, Y15
+	VPMADDUBSW   4(DX), Y14, Y14
+	VPDPWSSD     Y15, Y14, Y10
+	VPSHUFB      gemvconst<>+192(SB), Y7, Y14
+	VPMADDUBSW   36(DX), Y13, Y13
+	VPDPWSSD     Y14, Y13, Y10
+	VMOVDQU64    80(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VPSLLW       $0x02, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSLLW       $0x01, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+224(SB), Y7, Y15
+	VPMADDUBSW   68(DX), Y14, Y14
+	VPDPWSSD     Y15, Y14, Y10
+	VPSHUFB      gemvconst<>+256(SB), Y7, Y14
+	VPMADDUBSW   100(DX), Y13, Y13
+	VPDPWSSD     Y14, Y13, Y10
+	VMOVDQU64    112(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VMOVDQU64    Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSRLW       $0x01, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y13, Y13
+	VPSHUFB      gemvconst<>+288(SB), Y7, Y15
+	VPMADDUBSW   132(DX), Y14, Y14
+	VPDPWSSD     Y15, Y14, Y10
+	VPSHUFB      gemvconst<>+320(SB), Y7, Y14
+	VPMADDUBSW   164(DX), Y13, Y13
+	VPDPWSSD     Y14, Y13, Y10
+	VMOVDQU64    144(SI), Y13
+	VPANDD       Y3, Y13, Y14
+	VPSRLW       $0x04, Y13, Y13
+	VPANDD       Y3, Y13, Y13
+	VPSRLW       $0x02, Y12, Y15
+	VPANDD       gemvconst<>+1312(SB), Y15, Y15
+	VPORD        Y15, Y14, Y14
+	VPSRLW       $0x03, Y12, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y13, Y13
+	VPSHUFB      gemvconst<>+352(SB), Y7, Y12
+	VPMADDUBSW   196(DX), Y14, Y14
+	VPDPWSSD     Y12, Y14, Y10
+	VPSHUFB      gemvconst<>+384(SB), Y7, Y7
+	VPMADDUBSW   228(DX), Y13, Y12
+	VPDPWSSD     Y7, Y12, Y10
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFMADD231PS  Y7, Y10, Y1
+	VPBROADCASTW 2(SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFNMADD231PS Y7, Y8, Y1
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X6
+	VPMOVZXBW    X6, X6
+	VINSERTI32X4 $0x01, X6, Y6, Y7
+	VMOVQ        R11, X8
+	VPMOVZXBW    X8, X8
+	VPUNPCKLWD   X8, X8, X6
+	VPUNPCKHWD   X8, X8, X8
+	VINSERTI32X4 $0x01, X8, Y6, Y8
+	VPMADDWD     Y5, Y8, Y5
+	VPXORD       Y11, Y11, Y11
+	VMOVDQU64    16(SI), Y8
+	VMOVDQU64    48(SI), Y12
+	VPANDD       Y3, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPANDD       Y3, Y12, Y12
+	VPSLLW       $0x04, Y8, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPSLLW       $0x03, Y8, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+160(SB), Y7, Y14
+	VPMADDUBSW   4(DX), Y13, Y13
+	VPDPWSSD     Y14, Y13, Y11
+	VPSHUFB      gemvconst<>+192(SB), Y7, Y13
+	VPMADDUBSW   36(DX), Y12, Y12
+	VPDPWSSD     Y13, Y12, Y11
+	VMOVDQU64    80(SI), Y12
+	VPANDD       Y3, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPANDD       Y3, Y12, Y12
+	VPSLLW       $0x02, Y8, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPSLLW       $0x01, Y8, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+224(SB), Y7, Y14
+	VPMADDUBSW   68(DX), Y13, Y13
+	VPDPWSSD     Y14, Y13, Y11
+	VPSHUFB      gemvconst<>+256(SB), Y7, Y13
+	VPMADDUBSW   100(DX), Y12, Y12
+	VPDPWSSD     Y13, Y12, Y11
+	VMOVDQU64    112(SI), Y12
+	VPANDD       Y3, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPANDD       Y3, Y12, Y12
+	VMOVDQU64    Y8, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPSRLW       $0x01, Y8, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y12, Y12
+	VPSHUFB      gemvconst<>+288(SB), Y7, Y14
+	VPMADDUBSW   132(DX), Y13, Y13
+	VPDPWSSD     Y14, Y13, Y11
+	VPSHUFB      gemvconst<>+320(SB), Y7, Y13
+	VPMADDUBSW   164(DX), Y12, Y12
+	VPDPWSSD     Y13, Y12, Y11
+	VMOVDQU64    144(SI), Y12
+	VPANDD       Y3, Y12, Y13
+	VPSRLW       $0x04, Y12, Y12
+	VPANDD       Y3, Y12, Y12
+	VPSRLW       $0x02, Y8, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y13, Y13
+	VPSRLW       $0x03, Y8, Y8
+	VPANDD       gemvconst<>+1312(SB), Y8, Y8
+	VPORD        Y8, Y12, Y12
+	VPSHUFB      gemvconst<>+352(SB), Y7, Y8
+	VPMADDUBSW   196(DX), Y13, Y13
+	VPDPWSSD     Y8, Y13, Y11
+	VPSHUFB      gemvconst<>+384(SB), Y7, Y7
+	VPMADDUBSW   228(DX), Y12, Y8
+	VPDPWSSD     Y7, Y8, Y11
+	VCVTDQ2PS    Y11, Y11
+	VCVTDQ2PS    Y5, Y5
+	VPBROADCASTW (SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFMADD231PS  Y7, Y11, Y2
+	VPBROADCASTW 2(SI), X6
+	VCVTPH2PS    X6, Y7
+	VMULPS       Y4, Y7, Y7
+	VFNMADD231PS Y7, Y5, Y2
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KVNNIR3
+
+donegemvQ8Q5_KVNNIR3:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KVNNIR4(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KVNNIR4(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VMOVDQU64 gemvconst<>+0(SB), Y4
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_KVNNIR4
+
+loopgemvQ8Q5_KVNNIR4:
+	VBROADCASTSS (DX), Y5
+	VMOVDQU64    260(DX), Y6
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X7
+	VPMOVZXBW    X7, X7
+	VINSERTI32X4 $0x01, X7, Y7, Y8
+	VMOVQ        R11, X9
+	VPMOVZXBW    X9, X9
+	VPUNPCKLWD   X9, X9, X7
+	VPUNPCKHWD   X9, X9, X9
+	VINSERTI32X4 $0x01, X9, Y7, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPXORD       Y10, Y10, Y10
+	VMOVDQU64    16(SI), Y14
+	VMOVDQU64    48(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSLLW       $0x04, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSLLW       $0x03, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+160(SB), Y8, Y17
+	VPMADDUBSW   4(DX), Y16, Y16
+	VPDPWSSD     Y17, Y16, Y10
+	VPSHUFB      gemvconst<>+192(SB), Y8, Y16
+	VPMADDUBSW   36(DX), Y15, Y15
+	VPDPWSSD     Y16, Y15, Y10
+	VMOVDQU64    80(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSLLW       $0x02, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSLLW       $0x01, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+224(SB), Y8, Y17
+	VPMADDUBSW   68(DX), Y16, Y16
+	VPDPWSSD     Y17, Y16, Y10
+	VPSHUFB      gemvconst<>+256(SB), Y8, Y16
+	VPMADDUBSW   100(DX), Y15, Y15
+	VPDPWSSD     Y16, Y15, Y10
+	VMOVDQU64    112(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VMOVDQU64    Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSRLW       $0x01, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+288(SB), Y8, Y17
+	VPMADDUBSW   132(DX), Y16, Y16
+	VPDPWSSD     Y17, Y16, Y10
+	VPSHUFB      gemvconst<>+320(SB), Y8, Y16
+	VPMADDUBSW   164(DX), Y15, Y15
+	VPDPWSSD     Y16, Y15, Y10
+	VMOVDQU64    144(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSRLW       $0x02, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSRLW       $0x03, Y14, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y15, Y15
+	VPSHUFB      gemvconst<>+352(SB), Y8, Y14
+	VPMADDUBSW   196(DX), Y16, Y16
+	VPDPWSSD     Y14, Y16, Y10
+	VPSHUFB      gemvconst<>+384(SB), Y8, Y8
+	VPMADDUBSW   228(DX), Y15, Y14
+	VPDPWSSD     Y8, Y14, Y10
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y10, Y0
+	VPBROADCASTW 2(SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFNMADD231PS Y8, Y9, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X7
+	VPMOVZXBW    X7, X7
+	VINSERTI32X4 $0x01, X7, Y7, Y8
+	VMOVQ        R11, X9
+	VPMOVZXBW    X9, X9
+	VPUNPCKLWD   X9, X9, X7
+	VPUNPCKHWD   X9, X9, X9
+	VINSERTI32X4 $0x01, X9, Y7, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPXORD       Y11, Y11, Y11
+	VMOVDQU64    16(SI), Y14
+	VMOVDQU64    48(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSLLW       $0x04, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSLLW       $0x03, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+160(SB), Y8, Y17
+	VPMADDUBSW   4(DX), Y16, Y16
+	VPDPWSSD     Y17, Y16, Y11
+	VPSHUFB      gemvconst<>+192(SB), Y8, Y16
+	VPMADDUBSW   36(DX), Y15, Y15
+	VPDPWSSD     Y16, Y15, Y11
+	VMOVDQU64    80(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSLLW       $0x02, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSLLW       $0x01, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+224(SB), Y8, Y17
+	VPMADDUBSW   68(DX), Y16, Y16
+	VPDPWSSD     Y17, Y16, Y11
+	VPSHUFB      gemvconst<>+256(SB), Y8, Y16
+	VPMADDUBSW   100(DX), Y15, Y15
+	VPDPWSSD     Y16, Y15, Y11
+	VMOVDQU64    112(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VMOVDQU64    Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSRLW       $0x01, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+288(SB), Y8, Y17
+	VPMADDUBSW   132(DX), Y16, Y16
+	VPDPWSSD     Y17, Y16, Y11
+	VPSHUFB      gemvconst<>+320(SB), Y8, Y16
+	VPMADDUBSW   164(DX), Y15, Y15
+	VPDPWSSD     Y16, Y15, Y11
+	VMOVDQU64    144(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSRLW       $0x02, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSRLW       $0x03, Y14, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y15, Y15
+	VPSHUFB      gemvconst<>+352(SB), Y8, Y14
+	VPMADDUBSW   196(DX), Y16, Y16
+	VPDPWSSD     Y14, Y16, Y11
+	VPSHUFB      gemvconst<>+384(SB), Y8, Y8
+	VPMADDUBSW   228(DX), Y15, Y14
+	VPDPWSSD     Y8, Y14, Y11
+	VCVTDQ2PS    Y11, Y11
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y11, Y1
+	VPBROADCASTW 2(SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFNMADD231PS Y8, Y9, Y1
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X7
+	VPMOVZXBW    X7, X7
+	VINSERTI32X4 $0x01, X7, Y7, Y8
+	VMOVQ        R11, X9
+	VPMOVZXBW    X9, X9
+	VPUNPCKLWD   X9, X9, X7
+	VPUNPCKHWD   X9, X9, X9
+	VINSERTI32X4 $0x01, X9, Y7, Y9
+	VPMADDWD     Y6, Y9, Y9
+	VPXORD       Y12, Y12, Y12
+	VMOVDQU64    16(SI), Y14
+	VMOVDQU64    48(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSLLW       $0x04, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSLLW       $0x03, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+160(SB), Y8, Y17
+	VPMADDUBSW   4(DX), Y16, Y16
+	VPDPWSSD     Y17, Y16, Y12
+	VPSHUFB      gemvconst<>+192(SB), Y8, Y16
+	VPMADDUBSW   36(DX), Y15, Y15
+	VPDPWSSD     Y16, Y15, Y12
+	VMOVDQU64    80(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSLLW       $0x02, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSLLW       $0x01, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+224(SB), Y8, Y17
+	VPMADDUBSW   68(DX), Y16, Y16
+	VPDPWSSD     Y17, Y16, Y12
+	VPSHUFB      gemvconst<>+256(SB), Y8, Y16
+	VPMADDUBSW   100(DX), Y15, Y15
+	VPDPWSSD     Y16, Y15, Y12
+	VMOVDQU64    112(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VMOVDQU64    Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSRLW       $0x01, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y15, Y15
+	VPSHUFB      gemvconst<>+288(SB), Y8, Y17
+	VPMADDUBSW   132(DX), Y16, Y16
+	VPDPWSSD     Y17, Y16, Y12
+	VPSHUFB      gemvconst<>+320(SB), Y8, Y16
+	VPMADDUBSW   164(DX), Y15, Y15
+	VPDPWSSD     Y16, Y15, Y12
+	VMOVDQU64    144(SI), Y15
+	VPANDD       Y4, Y15, Y16
+	VPSRLW       $0x04, Y15, Y15
+	VPANDD       Y4, Y15, Y15
+	VPSRLW       $0x02, Y14, Y17
+	VPANDD       gemvconst<>+1312(SB), Y17, Y17
+	VPORD        Y17, Y16, Y16
+	VPSRLW       $0x03, Y14, Y14
+	VPANDD       gemvconst<>+1312(SB), Y14, Y14
+	VPORD        Y14, Y15, Y15
+	VPSHUFB      gemvconst<>+352(SB), Y8, Y14
+	VPMADDUBSW   196(DX), Y16, Y16
+	VPDPWSSD     Y14, Y16, Y12
+	VPSHUFB      gemvconst<>+384(SB), Y8, Y8
+	VPMADDUBSW   228(DX), Y15, Y14
+	VPDPWSSD     Y8, Y14, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y12, Y2
+	VPBROADCASTW 2(SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFNMADD231PS Y8, Y9, Y2
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X7
+	VPMOVZXBW    X7, X7
+	VINSERTI32X4 $0x01, X7, Y7, Y8
+	VMOVQ        R11, X9
+	VPMOVZXBW    X9, X9
+	VPUNPCKLWD   X9, X9, X7
+	VPUNPCKHWD   X9, X9, X9
+	VINSERTI32X4 $0x01, X9, Y7, Y9
+	VPMADDWD     Y6, Y9, Y6
+	VPXORD       Y13, Y13, Y13
+	VMOVDQU64    16(SI), Y9
+	VMOVDQU64    48(SI), Y14
+	VPANDD       Y4, Y14, Y15
+	VPSRLW       $0x04, Y14, Y14
+	VPANDD       Y4, Y14, Y14
+	VPSLLW       $0x04, Y9, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VPSLLW       $0x03, Y9, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y14, Y14
+	VPSHUFB      gemvconst<>+160(SB), Y8, Y16
+	VPMADDUBSW   4(DX), Y15, Y15
+	VPDPWSSD     Y16, Y15, Y13
+	VPSHUFB      gemvconst<>+192(SB), Y8, Y15
+	VPMADDUBSW   36(DX), Y14, Y14
+	VPDPWSSD     Y15, Y14, Y13
+	VMOVDQU64    80(SI), Y14
+	VPANDD       Y4, Y14, Y15
+	VPSRLW       $0x04, Y14, Y14
+	VPANDD       Y4, Y14, Y14
+	VPSLLW       $0x02, Y9, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VPSLLW       $0x01, Y9, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y14, Y14
+	VPSHUFB      gemvconst<>+224(SB), Y8, Y16
+	VPMADDUBSW   68(DX), Y15, Y15
+	VPDPWSSD     Y16, Y15, Y13
+	VPSHUFB      gemvconst<>+256(SB), Y8, Y15
+	VPMADDUBSW   100(DX), Y14, Y14
+	VPDPWSSD     Y15, Y14, Y13
+	VMOVDQU64    112(SI), Y14
+	VPANDD       Y4, Y14, Y15
+	VPSRLW       $0x04, Y14, Y14
+	VPANDD       Y4, Y14, Y14
+	VMOVDQU64    Y9, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VPSRLW       $0x01, Y9, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y14, Y14
+	VPSHUFB      gemvconst<>+288(SB), Y8, Y16
+	VPMADDUBSW   132(DX), Y15, Y15
+	VPDPWSSD     Y16, Y15, Y13
+	VPSHUFB      gemvconst<>+320(SB), Y8, Y15
+	VPMADDUBSW   164(DX), Y14, Y14
+	VPDPWSSD     Y15, Y14, Y13
+	VMOVDQU64    144(SI), Y14
+	VPANDD       Y4, Y14, Y15
+	VPSRLW       $0x04, Y14, Y14
+	VPANDD       Y4, Y14, Y14
+	VPSRLW       $0x02, Y9, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y15, Y15
+	VPSRLW       $0x03, Y9, Y9
+	VPANDD       gemvconst<>+1312(SB), Y9, Y9
+	VPORD        Y9, Y14, Y14
+	VPSHUFB      gemvconst<>+352(SB), Y8, Y9
+	VPMADDUBSW   196(DX), Y15, Y15
+	VPDPWSSD     Y9, Y15, Y13
+	VPSHUFB      gemvconst<>+384(SB), Y8, Y8
+	VPMADDUBSW   228(DX), Y14, Y9
+	VPDPWSSD     Y8, Y9, Y13
+	VCVTDQ2PS    Y13, Y13
+	VCVTDQ2PS    Y6, Y6
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFMADD231PS  Y8, Y13, Y3
+	VPBROADCASTW 2(SI), X7
+	VCVTPH2PS    X7, Y8
+	VMULPS       Y5, Y8, Y8
+	VFNMADD231PS Y8, Y6, Y3
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KVNNIR4
+
+donegemvQ8Q5_KVNNIR4:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KVNNIR5(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KVNNIR5(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VMOVDQU64 gemvconst<>+0(SB), Y5
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_KVNNIR5
+
+loopgemvQ8Q5_KVNNIR5:
+	VBROADCASTSS (DX), Y6
+	VMOVDQU64    260(DX), Y7
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X8
+	VPMOVZXBW    X8, X8
+	VINSERTI32X4 $0x01, X8, Y8, Y9
+	VMOVQ        R11, X10
+	VPMOVZXBW    X10, X10
+	VPUNPCKLWD   X10, X10, X8
+	VPUNPCKHWD   X10, X10, X10
+	VINSERTI32X4 $0x01, X10, Y8, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPXORD       Y11, Y11, Y11
+	VMOVDQU64    16(SI), Y16
+	VMOVDQU64    48(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x04, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x03, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+160(SB), Y9, Y19
+	VPMADDUBSW   4(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y11
+	VPSHUFB      gemvconst<>+192(SB), Y9, Y18
+	VPMADDUBSW   36(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y11
+	VMOVDQU64    80(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+224(SB), Y9, Y19
+	VPMADDUBSW   68(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y11
+	VPSHUFB      gemvconst<>+256(SB), Y9, Y18
+	VPMADDUBSW   100(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y11
+	VMOVDQU64    112(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VMOVDQU64    Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+288(SB), Y9, Y19
+	VPMADDUBSW   132(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y11
+	VPSHUFB      gemvconst<>+320(SB), Y9, Y18
+	VPMADDUBSW   164(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y11
+	VMOVDQU64    144(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSRLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x03, Y16, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y17, Y17
+	VPSHUFB      gemvconst<>+352(SB), Y9, Y16
+	VPMADDUBSW   196(DX), Y18, Y18
+	VPDPWSSD     Y16, Y18, Y11
+	VPSHUFB      gemvconst<>+384(SB), Y9, Y9
+	VPMADDUBSW   228(DX), Y17, Y16
+	VPDPWSSD     Y9, Y16, Y11
+	VCVTDQ2PS    Y11, Y11
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y11, Y0
+	VPBROADCASTW 2(SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFNMADD231PS Y9, Y10, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X8
+	VPMOVZXBW    X8, X8
+	VINSERTI32X4 $0x01, X8, Y8, Y9
+	VMOVQ        R11, X10
+	VPMOVZXBW    X10, X10
+	VPUNPCKLWD   X10, X10, X8
+	VPUNPCKHWD   X10, X10, X10
+	VINSERTI32X4 $0x01, X10, Y8, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPXORD       Y12, Y12, Y12
+	VMOVDQU64    16(SI), Y16
+	VMOVDQU64    48(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x04, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x03, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+160(SB), Y9, Y19
+	VPMADDUBSW   4(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y12
+	VPSHUFB      gemvconst<>+192(SB), Y9, Y18
+	VPMADDUBSW   36(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y12
+	VMOVDQU64    80(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+224(SB), Y9, Y19
+	VPMADDUBSW   68(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y12
+	VPSHUFB      gemvconst<>+256(SB), Y9, Y18
+	VPMADDUBSW   100(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y12
+	VMOVDQU64    112(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VMOVDQU64    Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+288(SB), Y9, Y19
+	VPMADDUBSW   132(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y12
+	VPSHUFB      gemvconst<>+320(SB), Y9, Y18
+	VPMADDUBSW   164(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y12
+	VMOVDQU64    144(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSRLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x03, Y16, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y17, Y17
+	VPSHUFB      gemvconst<>+352(SB), Y9, Y16
+	VPMADDUBSW   196(DX), Y18, Y18
+	VPDPWSSD     Y16, Y18, Y12
+	VPSHUFB      gemvconst<>+384(SB), Y9, Y9
+	VPMADDUBSW   228(DX), Y17, Y16
+	VPDPWSSD     Y9, Y16, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y12, Y1
+	VPBROADCASTW 2(SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFNMADD231PS Y9, Y10, Y1
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X8
+	VPMOVZXBW    X8, X8
+	VINSERTI32X4 $0x01, X8, Y8, Y9
+	VMOVQ        R11, X10
+	VPMOVZXBW    X10, X10
+	VPUNPCKLWD   X10, X10, X8
+	VPUNPCKHWD   X10, X10, X10
+	VINSERTI32X4 $0x01, X10, Y8, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPXORD       Y13, Y13, Y13
+	VMOVDQU64    16(SI), Y16
+	VMOVDQU64    48(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x04, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x03, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+160(SB), Y9, Y19
+	VPMADDUBSW   4(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y13
+	VPSHUFB      gemvconst<>+192(SB), Y9, Y18
+	VPMADDUBSW   36(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y13
+	VMOVDQU64    80(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+224(SB), Y9, Y19
+	VPMADDUBSW   68(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y13
+	VPSHUFB      gemvconst<>+256(SB), Y9, Y18
+	VPMADDUBSW   100(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y13
+	VMOVDQU64    112(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VMOVDQU64    Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+288(SB), Y9, Y19
+	VPMADDUBSW   132(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y13
+	VPSHUFB      gemvconst<>+320(SB), Y9, Y18
+	VPMADDUBSW   164(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y13
+	VMOVDQU64    144(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSRLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x03, Y16, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y17, Y17
+	VPSHUFB      gemvconst<>+352(SB), Y9, Y16
+	VPMADDUBSW   196(DX), Y18, Y18
+	VPDPWSSD     Y16, Y18, Y13
+	VPSHUFB      gemvconst<>+384(SB), Y9, Y9
+	VPMADDUBSW   228(DX), Y17, Y16
+	VPDPWSSD     Y9, Y16, Y13
+	VCVTDQ2PS    Y13, Y13
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y13, Y2
+	VPBROADCASTW 2(SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFNMADD231PS Y9, Y10, Y2
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X8
+	VPMOVZXBW    X8, X8
+	VINSERTI32X4 $0x01, X8, Y8, Y9
+	VMOVQ        R11, X10
+	VPMOVZXBW    X10, X10
+	VPUNPCKLWD   X10, X10, X8
+	VPUNPCKHWD   X10, X10, X10
+	VINSERTI32X4 $0x01, X10, Y8, Y10
+	VPMADDWD     Y7, Y10, Y10
+	VPXORD       Y14, Y14, Y14
+	VMOVDQU64    16(SI), Y16
+	VMOVDQU64    48(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x04, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x03, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+160(SB), Y9, Y19
+	VPMADDUBSW   4(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y14
+	VPSHUFB      gemvconst<>+192(SB), Y9, Y18
+	VPMADDUBSW   36(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y14
+	VMOVDQU64    80(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSLLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSLLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+224(SB), Y9, Y19
+	VPMADDUBSW   68(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y14
+	VPSHUFB      gemvconst<>+256(SB), Y9, Y18
+	VPMADDUBSW   100(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y14
+	VMOVDQU64    112(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VMOVDQU64    Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x01, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y17, Y17
+	VPSHUFB      gemvconst<>+288(SB), Y9, Y19
+	VPMADDUBSW   132(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y14
+	VPSHUFB      gemvconst<>+320(SB), Y9, Y18
+	VPMADDUBSW   164(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y14
+	VMOVDQU64    144(SI), Y17
+	VPANDD       Y5, Y17, Y18
+	VPSRLW       $0x04, Y17, Y17
+	VPANDD       Y5, Y17, Y17
+	VPSRLW       $0x02, Y16, Y19
+	VPANDD       gemvconst<>+1312(SB), Y19, Y19
+	VPORD        Y19, Y18, Y18
+	VPSRLW       $0x03, Y16, Y16
+	VPANDD       gemvconst<>+1312(SB), Y16, Y16
+	VPORD        Y16, Y17, Y17
+	VPSHUFB      gemvconst<>+352(SB), Y9, Y16
+	VPMADDUBSW   196(DX), Y18, Y18
+	VPDPWSSD     Y16, Y18, Y14
+	VPSHUFB      gemvconst<>+384(SB), Y9, Y9
+	VPMADDUBSW   228(DX), Y17, Y16
+	VPDPWSSD     Y9, Y16, Y14
+	VCVTDQ2PS    Y14, Y14
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y14, Y3
+	VPBROADCASTW 2(SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFNMADD231PS Y9, Y10, Y3
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X8
+	VPMOVZXBW    X8, X8
+	VINSERTI32X4 $0x01, X8, Y8, Y9
+	VMOVQ        R11, X10
+	VPMOVZXBW    X10, X10
+	VPUNPCKLWD   X10, X10, X8
+	VPUNPCKHWD   X10, X10, X10
+	VINSERTI32X4 $0x01, X10, Y8, Y10
+	VPMADDWD     Y7, Y10, Y7
+	VPXORD       Y15, Y15, Y15
+	VMOVDQU64    16(SI), Y10
+	VMOVDQU64    48(SI), Y16
+	VPANDD       Y5, Y16, Y17
+	VPSRLW       $0x04, Y16, Y16
+	VPANDD       Y5, Y16, Y16
+	VPSLLW       $0x04, Y10, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y17, Y17
+	VPSLLW       $0x03, Y10, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y16, Y16
+	VPSHUFB      gemvconst<>+160(SB), Y9, Y18
+	VPMADDUBSW   4(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y15
+	VPSHUFB      gemvconst<>+192(SB), Y9, Y17
+	VPMADDUBSW   36(DX), Y16, Y16
+	VPDPWSSD     Y17, Y16, Y15
+	VMOVDQU64    80(SI), Y16
+	VPANDD       Y5, Y16, Y17
+	VPSRLW       $0x04, Y16, Y16
+	VPANDD       Y5, Y16, Y16
+	VPSLLW       $0x02, Y10, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y17, Y17
+	VPSLLW       $0x01, Y10, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y16, Y16
+	VPSHUFB      gemvconst<>+224(SB), Y9, Y18
+	VPMADDUBSW   68(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y15
+	VPSHUFB      gemvconst<>+256(SB), Y9, Y17
+	VPMADDUBSW   100(DX), Y16, Y16
+	VPDPWSSD     Y17, Y16, Y15
+	VMOVDQU64    112(SI), Y16
+	VPANDD       Y5, Y16, Y17
+	VPSRLW       $0x04, Y16, Y16
+	VPANDD       Y5, Y16, Y16
+	VMOVDQU64    Y10, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y17, Y17
+	VPSRLW       $0x01, Y10, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y16, Y16
+	VPSHUFB      gemvconst<>+288(SB), Y9, Y18
+	VPMADDUBSW   132(DX), Y17, Y17
+	VPDPWSSD     Y18, Y17, Y15
+	VPSHUFB      gemvconst<>+320(SB), Y9, Y17
+	VPMADDUBSW   164(DX), Y16, Y16
+	VPDPWSSD     Y17, Y16, Y15
+	VMOVDQU64    144(SI), Y16
+	VPANDD       Y5, Y16, Y17
+	VPSRLW       $0x04, Y16, Y16
+	VPANDD       Y5, Y16, Y16
+	VPSRLW       $0x02, Y10, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y17, Y17
+	VPSRLW       $0x03, Y10, Y10
+	VPANDD       gemvconst<>+1312(SB), Y10, Y10
+	VPORD        Y10, Y16, Y16
+	VPSHUFB      gemvconst<>+352(SB), Y9, Y10
+	VPMADDUBSW   196(DX), Y17, Y17
+	VPDPWSSD     Y10, Y17, Y15
+	VPSHUFB      gemvconst<>+384(SB), Y9, Y9
+	VPMADDUBSW   228(DX), Y16, Y10
+	VPDPWSSD     Y9, Y10, Y15
+	VCVTDQ2PS    Y15, Y15
+	VCVTDQ2PS    Y7, Y7
+	VPBROADCASTW (SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFMADD231PS  Y9, Y15, Y4
+	VPBROADCASTW 2(SI), X8
+	VCVTPH2PS    X8, Y9
+	VMULPS       Y6, Y9, Y9
+	VFNMADD231PS Y9, Y7, Y4
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KVNNIR5
+
+donegemvQ8Q5_KVNNIR5:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KVNNIR6(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KVNNIR6(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VMOVDQU64 gemvconst<>+0(SB), Y6
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_KVNNIR6
+
+loopgemvQ8Q5_KVNNIR6:
+	VBROADCASTSS (DX), Y7
+	VMOVDQU64    260(DX), Y8
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X9
+	VPMOVZXBW    X9, X9
+	VINSERTI32X4 $0x01, X9, Y9, Y10
+	VMOVQ        R11, X11
+	VPMOVZXBW    X11, X11
+	VPUNPCKLWD   X11, X11, X9
+	VPUNPCKHWD   X11, X11, X11
+	VINSERTI32X4 $0x01, X11, Y9, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPXORD       Y12, Y12, Y12
+	VMOVDQU64    16(SI), Y18
+	VMOVDQU64    48(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x04, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x03, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+160(SB), Y10, Y21
+	VPMADDUBSW   4(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y12
+	VPSHUFB      gemvconst<>+192(SB), Y10, Y20
+	VPMADDUBSW   36(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y12
+	VMOVDQU64    80(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+224(SB), Y10, Y21
+	VPMADDUBSW   68(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y12
+	VPSHUFB      gemvconst<>+256(SB), Y10, Y20
+	VPMADDUBSW   100(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y12
+	VMOVDQU64    112(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VMOVDQU64    Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+288(SB), Y10, Y21
+	VPMADDUBSW   132(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y12
+	VPSHUFB      gemvconst<>+320(SB), Y10, Y20
+	VPMADDUBSW   164(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y12
+	VMOVDQU64    144(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSRLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x03, Y18, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y19, Y19
+	VPSHUFB      gemvconst<>+352(SB), Y10, Y18
+	VPMADDUBSW   196(DX), Y20, Y20
+	VPDPWSSD     Y18, Y20, Y12
+	VPSHUFB      gemvconst<>+384(SB), Y10, Y10
+	VPMADDUBSW   228(DX), Y19, Y18
+	VPDPWSSD     Y10, Y18, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y12, Y0
+	VPBROADCASTW 2(SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFNMADD231PS Y10, Y11, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X9
+	VPMOVZXBW    X9, X9
+	VINSERTI32X4 $0x01, X9, Y9, Y10
+	VMOVQ        R11, X11
+	VPMOVZXBW    X11, X11
+	VPUNPCKLWD   X11, X11, X9
+	VPUNPCKHWD   X11, X11, X11
+	VINSERTI32X4 $0x01, X11, Y9, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPXORD       Y13, Y13, Y13
+	VMOVDQU64    16(SI), Y18
+	VMOVDQU64    48(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x04, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x03, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+160(SB), Y10, Y21
+	VPMADDUBSW   4(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y13
+	VPSHUFB      gemvconst<>+192(SB), Y10, Y20
+	VPMADDUBSW   36(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y13
+	VMOVDQU64    80(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+224(SB), Y10, Y21
+	VPMADDUBSW   68(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y13
+	VPSHUFB      gemvconst<>+256(SB), Y10, Y20
+	VPMADDUBSW   100(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y13
+	VMOVDQU64    112(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VMOVDQU64    Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+288(SB), Y10, Y21
+	VPMADDUBSW   132(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y13
+	VPSHUFB      gemvconst<>+320(SB), Y10, Y20
+	VPMADDUBSW   164(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y13
+	VMOVDQU64    144(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSRLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x03, Y18, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y19, Y19
+	VPSHUFB      gemvconst<>+352(SB), Y10, Y18
+	VPMADDUBSW   196(DX), Y20, Y20
+	VPDPWSSD     Y18, Y20, Y13
+	VPSHUFB      gemvconst<>+384(SB), Y10, Y10
+	VPMADDUBSW   228(DX), Y19, Y18
+	VPDPWSSD     Y10, Y18, Y13
+	VCVTDQ2PS    Y13, Y13
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y13, Y1
+	VPBROADCASTW 2(SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFNMADD231PS Y10, Y11, Y1
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X9
+	VPMOVZXBW    X9, X9
+	VINSERTI32X4 $0x01, X9, Y9, Y10
+	VMOVQ        R11, X11
+	VPMOVZXBW    X11, X11
+	VPUNPCKLWD   X11, X11, X9
+	VPUNPCKHWD   X11, X11, X11
+	VINSERTI32X4 $0x01, X11, Y9, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPXORD       Y14, Y14, Y14
+	VMOVDQU64    16(SI), Y18
+	VMOVDQU64    48(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x04, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x03, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+160(SB), Y10, Y21
+	VPMADDUBSW   4(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y14
+	VPSHUFB      gemvconst<>+192(SB), Y10, Y20
+	VPMADDUBSW   36(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y14
+	VMOVDQU64    80(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+224(SB), Y10, Y21
+	VPMADDUBSW   68(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y14
+	VPSHUFB      gemvconst<>+256(SB), Y10, Y20
+	VPMADDUBSW   100(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y14
+	VMOVDQU64    112(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VMOVDQU64    Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+288(SB), Y10, Y21
+	VPMADDUBSW   132(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y14
+	VPSHUFB      gemvconst<>+320(SB), Y10, Y20
+	VPMADDUBSW   164(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y14
+	VMOVDQU64    144(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSRLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x03, Y18, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y19, Y19
+	VPSHUFB      gemvconst<>+352(SB), Y10, Y18
+	VPMADDUBSW   196(DX), Y20, Y20
+	VPDPWSSD     Y18, Y20, Y14
+	VPSHUFB      gemvconst<>+384(SB), Y10, Y10
+	VPMADDUBSW   228(DX), Y19, Y18
+	VPDPWSSD     Y10, Y18, Y14
+	VCVTDQ2PS    Y14, Y14
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y14, Y2
+	VPBROADCASTW 2(SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFNMADD231PS Y10, Y11, Y2
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X9
+	VPMOVZXBW    X9, X9
+	VINSERTI32X4 $0x01, X9, Y9, Y10
+	VMOVQ        R11, X11
+	VPMOVZXBW    X11, X11
+	VPUNPCKLWD   X11, X11, X9
+	VPUNPCKHWD   X11, X11, X11
+	VINSERTI32X4 $0x01, X11, Y9, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPXORD       Y15, Y15, Y15
+	VMOVDQU64    16(SI), Y18
+	VMOVDQU64    48(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x04, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x03, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+160(SB), Y10, Y21
+	VPMADDUBSW   4(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y15
+	VPSHUFB      gemvconst<>+192(SB), Y10, Y20
+	VPMADDUBSW   36(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y15
+	VMOVDQU64    80(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+224(SB), Y10, Y21
+	VPMADDUBSW   68(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y15
+	VPSHUFB      gemvconst<>+256(SB), Y10, Y20
+	VPMADDUBSW   100(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y15
+	VMOVDQU64    112(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VMOVDQU64    Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+288(SB), Y10, Y21
+	VPMADDUBSW   132(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y15
+	VPSHUFB      gemvconst<>+320(SB), Y10, Y20
+	VPMADDUBSW   164(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y15
+	VMOVDQU64    144(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSRLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x03, Y18, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y19, Y19
+	VPSHUFB      gemvconst<>+352(SB), Y10, Y18
+	VPMADDUBSW   196(DX), Y20, Y20
+	VPDPWSSD     Y18, Y20, Y15
+	VPSHUFB      gemvconst<>+384(SB), Y10, Y10
+	VPMADDUBSW   228(DX), Y19, Y18
+	VPDPWSSD     Y10, Y18, Y15
+	VCVTDQ2PS    Y15, Y15
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y15, Y3
+	VPBROADCASTW 2(SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFNMADD231PS Y10, Y11, Y3
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X9
+	VPMOVZXBW    X9, X9
+	VINSERTI32X4 $0x01, X9, Y9, Y10
+	VMOVQ        R11, X11
+	VPMOVZXBW    X11, X11
+	VPUNPCKLWD   X11, X11, X9
+	VPUNPCKHWD   X11, X11, X11
+	VINSERTI32X4 $0x01, X11, Y9, Y11
+	VPMADDWD     Y8, Y11, Y11
+	VPXORD       Y16, Y16, Y16
+	VMOVDQU64    16(SI), Y18
+	VMOVDQU64    48(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x04, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x03, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+160(SB), Y10, Y21
+	VPMADDUBSW   4(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y16
+	VPSHUFB      gemvconst<>+192(SB), Y10, Y20
+	VPMADDUBSW   36(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y16
+	VMOVDQU64    80(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSLLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSLLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+224(SB), Y10, Y21
+	VPMADDUBSW   68(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y16
+	VPSHUFB      gemvconst<>+256(SB), Y10, Y20
+	VPMADDUBSW   100(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y16
+	VMOVDQU64    112(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VMOVDQU64    Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x01, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y19, Y19
+	VPSHUFB      gemvconst<>+288(SB), Y10, Y21
+	VPMADDUBSW   132(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y16
+	VPSHUFB      gemvconst<>+320(SB), Y10, Y20
+	VPMADDUBSW   164(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y16
+	VMOVDQU64    144(SI), Y19
+	VPANDD       Y6, Y19, Y20
+	VPSRLW       $0x04, Y19, Y19
+	VPANDD       Y6, Y19, Y19
+	VPSRLW       $0x02, Y18, Y21
+	VPANDD       gemvconst<>+1312(SB), Y21, Y21
+	VPORD        Y21, Y20, Y20
+	VPSRLW       $0x03, Y18, Y18
+	VPANDD       gemvconst<>+1312(SB), Y18, Y18
+	VPORD        Y18, Y19, Y19
+	VPSHUFB      gemvconst<>+352(SB), Y10, Y18
+	VPMADDUBSW   196(DX), Y20, Y20
+	VPDPWSSD     Y18, Y20, Y16
+	VPSHUFB      gemvconst<>+384(SB), Y10, Y10
+	VPMADDUBSW   228(DX), Y19, Y18
+	VPDPWSSD     Y10, Y18, Y16
+	VCVTDQ2PS    Y16, Y16
+	VCVTDQ2PS    Y11, Y11
+	VPBROADCASTW (SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y16, Y4
+	VPBROADCASTW 2(SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFNMADD231PS Y10, Y11, Y4
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X9
+	VPMOVZXBW    X9, X9
+	VINSERTI32X4 $0x01, X9, Y9, Y10
+	VMOVQ        R11, X11
+	VPMOVZXBW    X11, X11
+	VPUNPCKLWD   X11, X11, X9
+	VPUNPCKHWD   X11, X11, X11
+	VINSERTI32X4 $0x01, X11, Y9, Y11
+	VPMADDWD     Y8, Y11, Y8
+	VPXORD       Y17, Y17, Y17
+	VMOVDQU64    16(SI), Y11
+	VMOVDQU64    48(SI), Y18
+	VPANDD       Y6, Y18, Y19
+	VPSRLW       $0x04, Y18, Y18
+	VPANDD       Y6, Y18, Y18
+	VPSLLW       $0x04, Y11, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y19, Y19
+	VPSLLW       $0x03, Y11, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y18, Y18
+	VPSHUFB      gemvconst<>+160(SB), Y10, Y20
+	VPMADDUBSW   4(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y17
+	VPSHUFB      gemvconst<>+192(SB), Y10, Y19
+	VPMADDUBSW   36(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y17
+	VMOVDQU64    80(SI), Y18
+	VPANDD       Y6, Y18, Y19
+	VPSRLW       $0x04, Y18, Y18
+	VPANDD       Y6, Y18, Y18
+	VPSLLW       $0x02, Y11, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y19, Y19
+	VPSLLW       $0x01, Y11, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y18, Y18
+	VPSHUFB      gemvconst<>+224(SB), Y10, Y20
+	VPMADDUBSW   68(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y17
+	VPSHUFB      gemvconst<>+256(SB), Y10, Y19
+	VPMADDUBSW   100(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y17
+	VMOVDQU64    112(SI), Y18
+	VPANDD       Y6, Y18, Y19
+	VPSRLW       $0x04, Y18, Y18
+	VPANDD       Y6, Y18, Y18
+	VMOVDQU64    Y11, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y19, Y19
+	VPSRLW       $0x01, Y11, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y18, Y18
+	VPSHUFB      gemvconst<>+288(SB), Y10, Y20
+	VPMADDUBSW   132(DX), Y19, Y19
+	VPDPWSSD     Y20, Y19, Y17
+	VPSHUFB      gemvconst<>+320(SB), Y10, Y19
+	VPMADDUBSW   164(DX), Y18, Y18
+	VPDPWSSD     Y19, Y18, Y17
+	VMOVDQU64    144(SI), Y18
+	VPANDD       Y6, Y18, Y19
+	VPSRLW       $0x04, Y18, Y18
+	VPANDD       Y6, Y18, Y18
+	VPSRLW       $0x02, Y11, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y19, Y19
+	VPSRLW       $0x03, Y11, Y11
+	VPANDD       gemvconst<>+1312(SB), Y11, Y11
+	VPORD        Y11, Y18, Y18
+	VPSHUFB      gemvconst<>+352(SB), Y10, Y11
+	VPMADDUBSW   196(DX), Y19, Y19
+	VPDPWSSD     Y11, Y19, Y17
+	VPSHUFB      gemvconst<>+384(SB), Y10, Y10
+	VPMADDUBSW   228(DX), Y18, Y11
+	VPDPWSSD     Y10, Y11, Y17
+	VCVTDQ2PS    Y17, Y17
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFMADD231PS  Y10, Y17, Y5
+	VPBROADCASTW 2(SI), X9
+	VCVTPH2PS    X9, Y10
+	VMULPS       Y7, Y10, Y10
+	VFNMADD231PS Y10, Y8, Y5
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KVNNIR6
+
+donegemvQ8Q5_KVNNIR6:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KVNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KVNNIR7(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VMOVDQU64 gemvconst<>+0(SB), Y7
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_KVNNIR7
+
+loopgemvQ8Q5_KVNNIR7:
+	VBROADCASTSS (DX), Y8
+	VMOVDQU64    260(DX), Y9
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X10
+	VPMOVZXBW    X10, X10
+	VINSERTI32X4 $0x01, X10, Y10, Y11
+	VMOVQ        R11, X12
+	VPMOVZXBW    X12, X12
+	VPUNPCKLWD   X12, X12, X10
+	VPUNPCKHWD   X12, X12, X12
+	VINSERTI32X4 $0x01, X12, Y10, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPXORD       Y13, Y13, Y13
+	VMOVDQU64    16(SI), Y20
+	VMOVDQU64    48(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x04, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x03, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+160(SB), Y11, Y23
+	VPMADDUBSW   4(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y13
+	VPSHUFB      gemvconst<>+192(SB), Y11, Y22
+	VPMADDUBSW   36(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y13
+	VMOVDQU64    80(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+224(SB), Y11, Y23
+	VPMADDUBSW   68(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y13
+	VPSHUFB      gemvconst<>+256(SB), Y11, Y22
+	VPMADDUBSW   100(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y13
+	VMOVDQU64    112(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VMOVDQU64    Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+288(SB), Y11, Y23
+	VPMADDUBSW   132(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y13
+	VPSHUFB      gemvconst<>+320(SB), Y11, Y22
+	VPMADDUBSW   164(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y13
+	VMOVDQU64    144(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSRLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x03, Y20, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y21, Y21
+	VPSHUFB      gemvconst<>+352(SB), Y11, Y20
+	VPMADDUBSW   196(DX), Y22, Y22
+	VPDPWSSD     Y20, Y22, Y13
+	VPSHUFB      gemvconst<>+384(SB), Y11, Y11
+	VPMADDUBSW   228(DX), Y21, Y20
+	VPDPWSSD     Y11, Y20, Y13
+	VCVTDQ2PS    Y13, Y13
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y13, Y0
+	VPBROADCASTW 2(SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFNMADD231PS Y11, Y12, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X10
+	VPMOVZXBW    X10, X10
+	VINSERTI32X4 $0x01, X10, Y10, Y11
+	VMOVQ        R11, X12
+	VPMOVZXBW    X12, X12
+	VPUNPCKLWD   X12, X12, X10
+	VPUNPCKHWD   X12, X12, X12
+	VINSERTI32X4 $0x01, X12, Y10, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPXORD       Y14, Y14, Y14
+	VMOVDQU64    16(SI), Y20
+	VMOVDQU64    48(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x04, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x03, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+160(SB), Y11, Y23
+	VPMADDUBSW   4(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y14
+	VPSHUFB      gemvconst<>+192(SB), Y11, Y22
+	VPMADDUBSW   36(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y14
+	VMOVDQU64    80(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+224(SB), Y11, Y23
+	VPMADDUBSW   68(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y14
+	VPSHUFB      gemvconst<>+256(SB), Y11, Y22
+	VPMADDUBSW   100(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y14
+	VMOVDQU64    112(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VMOVDQU64    Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+288(SB), Y11, Y23
+	VPMADDUBSW   132(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y14
+	VPSHUFB      gemvconst<>+320(SB), Y11, Y22
+	VPMADDUBSW   164(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y14
+	VMOVDQU64    144(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSRLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x03, Y20, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y21, Y21
+	VPSHUFB      gemvconst<>+352(SB), Y11, Y20
+	VPMADDUBSW   196(DX), Y22, Y22
+	VPDPWSSD     Y20, Y22, Y14
+	VPSHUFB      gemvconst<>+384(SB), Y11, Y11
+	VPMADDUBSW   228(DX), Y21, Y20
+	VPDPWSSD     Y11, Y20, Y14
+	VCVTDQ2PS    Y14, Y14
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y14, Y1
+	VPBROADCASTW 2(SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFNMADD231PS Y11, Y12, Y1
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X10
+	VPMOVZXBW    X10, X10
+	VINSERTI32X4 $0x01, X10, Y10, Y11
+	VMOVQ        R11, X12
+	VPMOVZXBW    X12, X12
+	VPUNPCKLWD   X12, X12, X10
+	VPUNPCKHWD   X12, X12, X12
+	VINSERTI32X4 $0x01, X12, Y10, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPXORD       Y15, Y15, Y15
+	VMOVDQU64    16(SI), Y20
+	VMOVDQU64    48(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x04, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x03, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+160(SB), Y11, Y23
+	VPMADDUBSW   4(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y15
+	VPSHUFB      gemvconst<>+192(SB), Y11, Y22
+	VPMADDUBSW   36(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y15
+	VMOVDQU64    80(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+224(SB), Y11, Y23
+	VPMADDUBSW   68(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y15
+	VPSHUFB      gemvconst<>+256(SB), Y11, Y22
+	VPMADDUBSW   100(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y15
+	VMOVDQU64    112(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VMOVDQU64    Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+288(SB), Y11, Y23
+	VPMADDUBSW   132(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y15
+	VPSHUFB      gemvconst<>+320(SB), Y11, Y22
+	VPMADDUBSW   164(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y15
+	VMOVDQU64    144(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSRLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x03, Y20, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y21, Y21
+	VPSHUFB      gemvconst<>+352(SB), Y11, Y20
+	VPMADDUBSW   196(DX), Y22, Y22
+	VPDPWSSD     Y20, Y22, Y15
+	VPSHUFB      gemvconst<>+384(SB), Y11, Y11
+	VPMADDUBSW   228(DX), Y21, Y20
+	VPDPWSSD     Y11, Y20, Y15
+	VCVTDQ2PS    Y15, Y15
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y15, Y2
+	VPBROADCASTW 2(SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFNMADD231PS Y11, Y12, Y2
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X10
+	VPMOVZXBW    X10, X10
+	VINSERTI32X4 $0x01, X10, Y10, Y11
+	VMOVQ        R11, X12
+	VPMOVZXBW    X12, X12
+	VPUNPCKLWD   X12, X12, X10
+	VPUNPCKHWD   X12, X12, X12
+	VINSERTI32X4 $0x01, X12, Y10, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPXORD       Y16, Y16, Y16
+	VMOVDQU64    16(SI), Y20
+	VMOVDQU64    48(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x04, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x03, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+160(SB), Y11, Y23
+	VPMADDUBSW   4(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y16
+	VPSHUFB      gemvconst<>+192(SB), Y11, Y22
+	VPMADDUBSW   36(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y16
+	VMOVDQU64    80(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+224(SB), Y11, Y23
+	VPMADDUBSW   68(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y16
+	VPSHUFB      gemvconst<>+256(SB), Y11, Y22
+	VPMADDUBSW   100(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y16
+	VMOVDQU64    112(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VMOVDQU64    Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+288(SB), Y11, Y23
+	VPMADDUBSW   132(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y16
+	VPSHUFB      gemvconst<>+320(SB), Y11, Y22
+	VPMADDUBSW   164(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y16
+	VMOVDQU64    144(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSRLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x03, Y20, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y21, Y21
+	VPSHUFB      gemvconst<>+352(SB), Y11, Y20
+	VPMADDUBSW   196(DX), Y22, Y22
+	VPDPWSSD     Y20, Y22, Y16
+	VPSHUFB      gemvconst<>+384(SB), Y11, Y11
+	VPMADDUBSW   228(DX), Y21, Y20
+	VPDPWSSD     Y11, Y20, Y16
+	VCVTDQ2PS    Y16, Y16
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y16, Y3
+	VPBROADCASTW 2(SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFNMADD231PS Y11, Y12, Y3
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X10
+	VPMOVZXBW    X10, X10
+	VINSERTI32X4 $0x01, X10, Y10, Y11
+	VMOVQ        R11, X12
+	VPMOVZXBW    X12, X12
+	VPUNPCKLWD   X12, X12, X10
+	VPUNPCKHWD   X12, X12, X12
+	VINSERTI32X4 $0x01, X12, Y10, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPXORD       Y17, Y17, Y17
+	VMOVDQU64    16(SI), Y20
+	VMOVDQU64    48(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x04, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x03, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+160(SB), Y11, Y23
+	VPMADDUBSW   4(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y17
+	VPSHUFB      gemvconst<>+192(SB), Y11, Y22
+	VPMADDUBSW   36(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y17
+	VMOVDQU64    80(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+224(SB), Y11, Y23
+	VPMADDUBSW   68(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y17
+	VPSHUFB      gemvconst<>+256(SB), Y11, Y22
+	VPMADDUBSW   100(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y17
+	VMOVDQU64    112(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VMOVDQU64    Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+288(SB), Y11, Y23
+	VPMADDUBSW   132(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y17
+	VPSHUFB      gemvconst<>+320(SB), Y11, Y22
+	VPMADDUBSW   164(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y17
+	VMOVDQU64    144(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSRLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x03, Y20, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y21, Y21
+	VPSHUFB      gemvconst<>+352(SB), Y11, Y20
+	VPMADDUBSW   196(DX), Y22, Y22
+	VPDPWSSD     Y20, Y22, Y17
+	VPSHUFB      gemvconst<>+384(SB), Y11, Y11
+	VPMADDUBSW   228(DX), Y21, Y20
+	VPDPWSSD     Y11, Y20, Y17
+	VCVTDQ2PS    Y17, Y17
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y17, Y4
+	VPBROADCASTW 2(SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFNMADD231PS Y11, Y12, Y4
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X10
+	VPMOVZXBW    X10, X10
+	VINSERTI32X4 $0x01, X10, Y10, Y11
+	VMOVQ        R11, X12
+	VPMOVZXBW    X12, X12
+	VPUNPCKLWD   X12, X12, X10
+	VPUNPCKHWD   X12, X12, X12
+	VINSERTI32X4 $0x01, X12, Y10, Y12
+	VPMADDWD     Y9, Y12, Y12
+	VPXORD       Y18, Y18, Y18
+	VMOVDQU64    16(SI), Y20
+	VMOVDQU64    48(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x04, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x03, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+160(SB), Y11, Y23
+	VPMADDUBSW   4(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y18
+	VPSHUFB      gemvconst<>+192(SB), Y11, Y22
+	VPMADDUBSW   36(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y18
+	VMOVDQU64    80(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSLLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSLLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+224(SB), Y11, Y23
+	VPMADDUBSW   68(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y18
+	VPSHUFB      gemvconst<>+256(SB), Y11, Y22
+	VPMADDUBSW   100(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y18
+	VMOVDQU64    112(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VMOVDQU64    Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x01, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y21, Y21
+	VPSHUFB      gemvconst<>+288(SB), Y11, Y23
+	VPMADDUBSW   132(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y18
+	VPSHUFB      gemvconst<>+320(SB), Y11, Y22
+	VPMADDUBSW   164(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y18
+	VMOVDQU64    144(SI), Y21
+	VPANDD       Y7, Y21, Y22
+	VPSRLW       $0x04, Y21, Y21
+	VPANDD       Y7, Y21, Y21
+	VPSRLW       $0x02, Y20, Y23
+	VPANDD       gemvconst<>+1312(SB), Y23, Y23
+	VPORD        Y23, Y22, Y22
+	VPSRLW       $0x03, Y20, Y20
+	VPANDD       gemvconst<>+1312(SB), Y20, Y20
+	VPORD        Y20, Y21, Y21
+	VPSHUFB      gemvconst<>+352(SB), Y11, Y20
+	VPMADDUBSW   196(DX), Y22, Y22
+	VPDPWSSD     Y20, Y22, Y18
+	VPSHUFB      gemvconst<>+384(SB), Y11, Y11
+	VPMADDUBSW   228(DX), Y21, Y20
+	VPDPWSSD     Y11, Y20, Y18
+	VCVTDQ2PS    Y18, Y18
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y18, Y5
+	VPBROADCASTW 2(SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFNMADD231PS Y11, Y12, Y5
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X10
+	VPMOVZXBW    X10, X10
+	VINSERTI32X4 $0x01, X10, Y10, Y11
+	VMOVQ        R11, X12
+	VPMOVZXBW    X12, X12
+	VPUNPCKLWD   X12, X12, X10
+	VPUNPCKHWD   X12, X12, X12
+	VINSERTI32X4 $0x01, X12, Y10, Y12
+	VPMADDWD     Y9, Y12, Y9
+	VPXORD       Y19, Y19, Y19
+	VMOVDQU64    16(SI), Y12
+	VMOVDQU64    48(SI), Y20
+	VPANDD       Y7, Y20, Y21
+	VPSRLW       $0x04, Y20, Y20
+	VPANDD       Y7, Y20, Y20
+	VPSLLW       $0x04, Y12, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y21, Y21
+	VPSLLW       $0x03, Y12, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y20, Y20
+	VPSHUFB      gemvconst<>+160(SB), Y11, Y22
+	VPMADDUBSW   4(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y19
+	VPSHUFB      gemvconst<>+192(SB), Y11, Y21
+	VPMADDUBSW   36(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y19
+	VMOVDQU64    80(SI), Y20
+	VPANDD       Y7, Y20, Y21
+	VPSRLW       $0x04, Y20, Y20
+	VPANDD       Y7, Y20, Y20
+	VPSLLW       $0x02, Y12, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y21, Y21
+	VPSLLW       $0x01, Y12, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y20, Y20
+	VPSHUFB      gemvconst<>+224(SB), Y11, Y22
+	VPMADDUBSW   68(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y19
+	VPSHUFB      gemvconst<>+256(SB), Y11, Y21
+	VPMADDUBSW   100(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y19
+	VMOVDQU64    112(SI), Y20
+	VPANDD       Y7, Y20, Y21
+	VPSRLW       $0x04, Y20, Y20
+	VPANDD       Y7, Y20, Y20
+	VMOVDQU64    Y12, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y21, Y21
+	VPSRLW       $0x01, Y12, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y20, Y20
+	VPSHUFB      gemvconst<>+288(SB), Y11, Y22
+	VPMADDUBSW   132(DX), Y21, Y21
+	VPDPWSSD     Y22, Y21, Y19
+	VPSHUFB      gemvconst<>+320(SB), Y11, Y21
+	VPMADDUBSW   164(DX), Y20, Y20
+	VPDPWSSD     Y21, Y20, Y19
+	VMOVDQU64    144(SI), Y20
+	VPANDD       Y7, Y20, Y21
+	VPSRLW       $0x04, Y20, Y20
+	VPANDD       Y7, Y20, Y20
+	VPSRLW       $0x02, Y12, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y21, Y21
+	VPSRLW       $0x03, Y12, Y12
+	VPANDD       gemvconst<>+1312(SB), Y12, Y12
+	VPORD        Y12, Y20, Y20
+	VPSHUFB      gemvconst<>+352(SB), Y11, Y12
+	VPMADDUBSW   196(DX), Y21, Y21
+	VPDPWSSD     Y12, Y21, Y19
+	VPSHUFB      gemvconst<>+384(SB), Y11, Y11
+	VPMADDUBSW   228(DX), Y20, Y12
+	VPDPWSSD     Y11, Y12, Y19
+	VCVTDQ2PS    Y19, Y19
+	VCVTDQ2PS    Y9, Y9
+	VPBROADCASTW (SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFMADD231PS  Y11, Y19, Y6
+	VPBROADCASTW 2(SI), X10
+	VCVTPH2PS    X10, Y11
+	VMULPS       Y8, Y11, Y11
+	VFNMADD231PS Y11, Y9, Y6
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KVNNIR7
+
+donegemvQ8Q5_KVNNIR7:
+	MOVQ          y+0(FP), AX
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X0, X7, X7
+	VMOVHLPS      X7, X7, X0
+	VADDPS        X0, X7, X7
+	VMOVSHDUP     X7, X0
+	VADDSS        X0, X7, X7
+	VMOVSS        X7, (AX)
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(AX)
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(AX)
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(AX)
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(AX)
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(AX)
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 24(AX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8Q5_KVNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512VNNI, F16C, FMA3, MMX+
+TEXT ·gemvQ8Q5_KVNNIR8(SB), NOSPLIT, $0-40
+	MOVQ      w+8(FP), AX
+	MOVQ      stride+16(FP), CX
+	MOVQ      xq+24(FP), DX
+	MOVQ      nb+32(FP), BX
+	VPXORD    Y0, Y0, Y0
+	VPXORD    Y1, Y1, Y1
+	VPXORD    Y2, Y2, Y2
+	VPXORD    Y3, Y3, Y3
+	VPXORD    Y4, Y4, Y4
+	VPXORD    Y5, Y5, Y5
+	VPXORD    Y6, Y6, Y6
+	VPXORD    Y7, Y7, Y7
+	VMOVDQU64 gemvconst<>+0(SB), Y8
+	TESTQ     BX, BX
+	JZ        donegemvQ8Q5_KVNNIR8
+
+loopgemvQ8Q5_KVNNIR8:
+	VBROADCASTSS (DX), Y9
+	VMOVDQU64    260(DX), Y10
+	MOVQ         AX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPXORD       Y14, Y14, Y14
+	VMOVDQU64    16(SI), Y22
+	VMOVDQU64    48(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x04, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x03, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y25
+	VPMADDUBSW   4(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y14
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y24
+	VPMADDUBSW   36(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y14
+	VMOVDQU64    80(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y25
+	VPMADDUBSW   68(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y14
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y24
+	VPMADDUBSW   100(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y14
+	VMOVDQU64    112(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VMOVDQU64    Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y25
+	VPMADDUBSW   132(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y14
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y24
+	VPMADDUBSW   164(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y14
+	VMOVDQU64    144(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSRLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x03, Y22, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y23, Y23
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y22
+	VPMADDUBSW   196(DX), Y24, Y24
+	VPDPWSSD     Y22, Y24, Y14
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y23, Y22
+	VPDPWSSD     Y12, Y22, Y14
+	VCVTDQ2PS    Y14, Y14
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y14, Y0
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y13, Y0
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPXORD       Y15, Y15, Y15
+	VMOVDQU64    16(SI), Y22
+	VMOVDQU64    48(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x04, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x03, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y25
+	VPMADDUBSW   4(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y15
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y24
+	VPMADDUBSW   36(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y15
+	VMOVDQU64    80(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y25
+	VPMADDUBSW   68(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y15
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y24
+	VPMADDUBSW   100(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y15
+	VMOVDQU64    112(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VMOVDQU64    Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y25
+	VPMADDUBSW   132(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y15
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y24
+	VPMADDUBSW   164(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y15
+	VMOVDQU64    144(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSRLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x03, Y22, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y23, Y23
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y22
+	VPMADDUBSW   196(DX), Y24, Y24
+	VPDPWSSD     Y22, Y24, Y15
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y23, Y22
+	VPDPWSSD     Y12, Y22, Y15
+	VCVTDQ2PS    Y15, Y15
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y15, Y1
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y13, Y1
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPXORD       Y16, Y16, Y16
+	VMOVDQU64    16(SI), Y22
+	VMOVDQU64    48(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x04, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x03, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y25
+	VPMADDUBSW   4(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y16
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y24
+	VPMADDUBSW   36(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y16
+	VMOVDQU64    80(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y25
+	VPMADDUBSW   68(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y16
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y24
+	VPMADDUBSW   100(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y16
+	VMOVDQU64    112(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VMOVDQU64    Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y25
+	VPMADDUBSW   132(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y16
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y24
+	VPMADDUBSW   164(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y16
+	VMOVDQU64    144(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSRLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x03, Y22, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y23, Y23
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y22
+	VPMADDUBSW   196(DX), Y24, Y24
+	VPDPWSSD     Y22, Y24, Y16
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y23, Y22
+	VPDPWSSD     Y12, Y22, Y16
+	VCVTDQ2PS    Y16, Y16
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y16, Y2
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y13, Y2
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPXORD       Y17, Y17, Y17
+	VMOVDQU64    16(SI), Y22
+	VMOVDQU64    48(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x04, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x03, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y25
+	VPMADDUBSW   4(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y17
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y24
+	VPMADDUBSW   36(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y17
+	VMOVDQU64    80(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y25
+	VPMADDUBSW   68(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y17
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y24
+	VPMADDUBSW   100(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y17
+	VMOVDQU64    112(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VMOVDQU64    Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y25
+	VPMADDUBSW   132(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y17
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y24
+	VPMADDUBSW   164(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y17
+	VMOVDQU64    144(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSRLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x03, Y22, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y23, Y23
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y22
+	VPMADDUBSW   196(DX), Y24, Y24
+	VPDPWSSD     Y22, Y24, Y17
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y23, Y22
+	VPDPWSSD     Y12, Y22, Y17
+	VCVTDQ2PS    Y17, Y17
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y17, Y3
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y13, Y3
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPXORD       Y18, Y18, Y18
+	VMOVDQU64    16(SI), Y22
+	VMOVDQU64    48(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x04, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x03, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y25
+	VPMADDUBSW   4(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y18
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y24
+	VPMADDUBSW   36(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y18
+	VMOVDQU64    80(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y25
+	VPMADDUBSW   68(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y18
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y24
+	VPMADDUBSW   100(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y18
+	VMOVDQU64    112(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VMOVDQU64    Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y25
+	VPMADDUBSW   132(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y18
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y24
+	VPMADDUBSW   164(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y18
+	VMOVDQU64    144(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSRLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x03, Y22, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y23, Y23
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y22
+	VPMADDUBSW   196(DX), Y24, Y24
+	VPDPWSSD     Y22, Y24, Y18
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y23, Y22
+	VPDPWSSD     Y12, Y22, Y18
+	VCVTDQ2PS    Y18, Y18
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y18, Y4
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y13, Y4
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPXORD       Y19, Y19, Y19
+	VMOVDQU64    16(SI), Y22
+	VMOVDQU64    48(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x04, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x03, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y25
+	VPMADDUBSW   4(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y19
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y24
+	VPMADDUBSW   36(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y19
+	VMOVDQU64    80(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y25
+	VPMADDUBSW   68(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y19
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y24
+	VPMADDUBSW   100(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y19
+	VMOVDQU64    112(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VMOVDQU64    Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y25
+	VPMADDUBSW   132(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y19
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y24
+	VPMADDUBSW   164(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y19
+	VMOVDQU64    144(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSRLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x03, Y22, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y23, Y23
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y22
+	VPMADDUBSW   196(DX), Y24, Y24
+	VPDPWSSD     Y22, Y24, Y19
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y23, Y22
+	VPDPWSSD     Y12, Y22, Y19
+	VCVTDQ2PS    Y19, Y19
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y19, Y5
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y13, Y5
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y13
+	VPXORD       Y20, Y20, Y20
+	VMOVDQU64    16(SI), Y22
+	VMOVDQU64    48(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x04, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x03, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y25
+	VPMADDUBSW   4(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y20
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y24
+	VPMADDUBSW   36(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y20
+	VMOVDQU64    80(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSLLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSLLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y25
+	VPMADDUBSW   68(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y20
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y24
+	VPMADDUBSW   100(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y20
+	VMOVDQU64    112(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VMOVDQU64    Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x01, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y23, Y23
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y25
+	VPMADDUBSW   132(DX), Y24, Y24
+	VPDPWSSD     Y25, Y24, Y20
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y24
+	VPMADDUBSW   164(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y20
+	VMOVDQU64    144(SI), Y23
+	VPANDD       Y8, Y23, Y24
+	VPSRLW       $0x04, Y23, Y23
+	VPANDD       Y8, Y23, Y23
+	VPSRLW       $0x02, Y22, Y25
+	VPANDD       gemvconst<>+1312(SB), Y25, Y25
+	VPORD        Y25, Y24, Y24
+	VPSRLW       $0x03, Y22, Y22
+	VPANDD       gemvconst<>+1312(SB), Y22, Y22
+	VPORD        Y22, Y23, Y23
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y22
+	VPMADDUBSW   196(DX), Y24, Y24
+	VPDPWSSD     Y22, Y24, Y20
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y23, Y22
+	VPDPWSSD     Y12, Y22, Y20
+	VCVTDQ2PS    Y20, Y20
+	VCVTDQ2PS    Y13, Y13
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y20, Y6
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y13, Y6
+	ADDQ         CX, SI
+	PREFETCHT0   1024(SI)
+	PREFETCHT0   1088(SI)
+	PREFETCHT0   1152(SI)
+	MOVL         4(SI), DI
+	MOVL         8(SI), R8
+	MOVL         12(SI), R9
+	MOVL         R9, R10
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         DI, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R11, R10
+	SHLQ         $0x20, R10
+	ANDL         $0x3f3f3f3f, DI
+	ORQ          DI, R10
+	SHRL         $0x04, R9
+	ANDL         $0x0f0f0f0f, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x30303030, R11
+	ORL          R9, R11
+	SHLQ         $0x20, R11
+	ANDL         $0x3f3f3f3f, R8
+	ORQ          R8, R11
+	VMOVQ        R10, X11
+	VPMOVZXBW    X11, X11
+	VINSERTI32X4 $0x01, X11, Y11, Y12
+	VMOVQ        R11, X13
+	VPMOVZXBW    X13, X13
+	VPUNPCKLWD   X13, X13, X11
+	VPUNPCKHWD   X13, X13, X13
+	VINSERTI32X4 $0x01, X13, Y11, Y13
+	VPMADDWD     Y10, Y13, Y10
+	VPXORD       Y21, Y21, Y21
+	VMOVDQU64    16(SI), Y13
+	VMOVDQU64    48(SI), Y22
+	VPANDD       Y8, Y22, Y23
+	VPSRLW       $0x04, Y22, Y22
+	VPANDD       Y8, Y22, Y22
+	VPSLLW       $0x04, Y13, Y24
+	VPANDD       gemvconst<>+1312(SB), Y24, Y24
+	VPORD        Y24, Y23, Y23
+	VPSLLW       $0x03, Y13, Y24
+	VPANDD       gemvconst<>+1312(SB), Y24, Y24
+	VPORD        Y24, Y22, Y22
+	VPSHUFB      gemvconst<>+160(SB), Y12, Y24
+	VPMADDUBSW   4(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y21
+	VPSHUFB      gemvconst<>+192(SB), Y12, Y23
+	VPMADDUBSW   36(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y21
+	VMOVDQU64    80(SI), Y22
+	VPANDD       Y8, Y22, Y23
+	VPSRLW       $0x04, Y22, Y22
+	VPANDD       Y8, Y22, Y22
+	VPSLLW       $0x02, Y13, Y24
+	VPANDD       gemvconst<>+1312(SB), Y24, Y24
+	VPORD        Y24, Y23, Y23
+	VPSLLW       $0x01, Y13, Y24
+	VPANDD       gemvconst<>+1312(SB), Y24, Y24
+	VPORD        Y24, Y22, Y22
+	VPSHUFB      gemvconst<>+224(SB), Y12, Y24
+	VPMADDUBSW   68(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y21
+	VPSHUFB      gemvconst<>+256(SB), Y12, Y23
+	VPMADDUBSW   100(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y21
+	VMOVDQU64    112(SI), Y22
+	VPANDD       Y8, Y22, Y23
+	VPSRLW       $0x04, Y22, Y22
+	VPANDD       Y8, Y22, Y22
+	VMOVDQU64    Y13, Y24
+	VPANDD       gemvconst<>+1312(SB), Y24, Y24
+	VPORD        Y24, Y23, Y23
+	VPSRLW       $0x01, Y13, Y24
+	VPANDD       gemvconst<>+1312(SB), Y24, Y24
+	VPORD        Y24, Y22, Y22
+	VPSHUFB      gemvconst<>+288(SB), Y12, Y24
+	VPMADDUBSW   132(DX), Y23, Y23
+	VPDPWSSD     Y24, Y23, Y21
+	VPSHUFB      gemvconst<>+320(SB), Y12, Y23
+	VPMADDUBSW   164(DX), Y22, Y22
+	VPDPWSSD     Y23, Y22, Y21
+	VMOVDQU64    144(SI), Y22
+	VPANDD       Y8, Y22, Y23
+	VPSRLW       $0x04, Y22, Y22
+	VPANDD       Y8, Y22, Y22
+	VPSRLW       $0x02, Y13, Y24
+	VPANDD       gemvconst<>+1312(SB), Y24, Y24
+	VPORD        Y24, Y23, Y23
+	VPSRLW       $0x03, Y13, Y13
+	VPANDD       gemvconst<>+1312(SB), Y13, Y13
+	VPORD        Y13, Y22, Y22
+	VPSHUFB      gemvconst<>+352(SB), Y12, Y13
+	VPMADDUBSW   196(DX), Y23, Y23
+	VPDPWSSD     Y13, Y23, Y21
+	VPSHUFB      gemvconst<>+384(SB), Y12, Y12
+	VPMADDUBSW   228(DX), Y22, Y13
+	VPDPWSSD     Y12, Y13, Y21
+	VCVTDQ2PS    Y21, Y21
+	VCVTDQ2PS    Y10, Y10
+	VPBROADCASTW (SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFMADD231PS  Y12, Y21, Y7
+	VPBROADCASTW 2(SI), X11
+	VCVTPH2PS    X11, Y12
+	VMULPS       Y9, Y12, Y12
+	VFNMADD231PS Y12, Y10, Y7
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000124, DX
+	DECQ         BX
+	JNZ          loopgemvQ8Q5_KVNNIR8
+
+donegemvQ8Q5_KVNNIR8:
 	MOVQ          y+0(FP), AX
 	VEXTRACTF32X4 $0x01, Y0, X8
 	VADDPS        X0, X8, X8

@@ -29,20 +29,37 @@ var tiers = []tier{
 	{name: "VNNI", evex: true, vnni: true, maxRB: 8},
 }
 
-// format is a 32-weight block format paired with Q8_0 activations
-// (34-byte blocks: f16 d, 32 × i8).
+// format is a weight block format. The fields after bytes describe the
+// 32-weight ones, paired with Q8_0 activations (f16 d, 32 × i8) or, for
+// those with a min, Q8_1 (f16 d, f16 s, 32 × i8).
 type format struct {
 	name  string
 	bytes int // bytes per weight block
+	qs    int // offset of the levels (nibbles, or int8 for q8_0)
+	qh    int // offset of the u32 of fifth bits (q5_0, q5_1), or −1
+	min   int // offset of the f16 min (q4_1, q5_1), or −1
+	bias  int // subtracted from the levels: 8 (q4_0), 16 (q5_0) or 0
 }
 
 var (
-	q4_0 = format{"Q4_0", 18} // f16 d, 16 B nibbles: x = d·(q−8)
-	q8_0 = format{"Q8_0", 34} // f16 d, 32 × i8: x = d·q
+	q4_0 = format{"Q4_0", 18, 2, -1, -1, 8} // x = d·(q−8)
+	q4_1 = format{"Q4_1", 20, 4, -1, 2, 0}  // x = d·q + m
+	q5_0 = format{"Q5_0", 22, 6, 2, -1, 16} // x = d·(q−16), q = nibble | bit<<4
+	q5_1 = format{"Q5_1", 24, 8, 4, 2, 0}   // x = d·q + m
+	q8_0 = format{"Q8_0", 34, 2, -1, -1, 0} // x = d·q
 )
 
 // actBytes is the size of a Q8_0 activation block.
 const actBytes = 34
+
+// act returns the size of the format's activation block and the offset of
+// its levels: Q8_1 (36, 4) for the formats with a min, else Q8_0 (34, 2).
+func (f format) act() (bytes, qs int) {
+	if f.min >= 0 {
+		return 36, 4
+	}
+	return actBytes, 2
+}
 
 // Constant rows of 32 bytes, read as ymm memory operands.
 const (
@@ -76,6 +93,8 @@ func emitConsts() {
 	rows[cOneF] = math.Float32bits(1)
 	rows[cInt127] = 127
 	rows[cLowByte] = 0xff
+	rows[cSixteen] = 0x10101010
+	rows[cOnes8] = 0x01010101
 	rows[cThree] = 3
 	rows[cMinus32] = math.Float32bits(-32)
 	for i, v := range rows {
@@ -107,6 +126,26 @@ func emitConsts() {
 			pr, half := uint32(i-cPairLanes)/2, uint32(i-cPairLanes)%2
 			for j := range 8 {
 				DATA(32*i+4*j, U32(2*pr+half))
+			}
+			continue
+		}
+		if i == cSpread { // per 128-bit half: bytes 0–7 ← 0, 8–15 ← 1 (low half); 2, 3 (high half)
+			for j := range 8 {
+				b := uint32(j / 2)
+				if j >= 4 {
+					b = 2 + uint32(j-4)/2
+				}
+				DATA(32*i+4*j, U32(b*0x01010101))
+			}
+			continue
+		}
+		if i == cBitSel {
+			for j := range 8 {
+				v := uint32(0x08040201)
+				if j%2 == 1 {
+					v = 0x80402010
+				}
+				DATA(32*i+4*j, U32(v))
 			}
 			continue
 		}
@@ -179,19 +218,26 @@ func (t tier) storeRows(acc []VecVirtual) {
 	RET()
 }
 
-// q8_0Shared loads what the rows of one block share: the Q8_0
-// activations at xq, their scale in 8 lanes, and for q4_0 the −8·Σy per
-// lane (eight in a register), for VNNI q8_0 the activations + 128 (high).
-func (t tier) q8_0Shared(f format, xq GPVirtual, eight, high VecVirtual) (yv, dy, neg8, yu VecVirtual) {
+// q8_0Shared loads what the rows of one block share: the activations at
+// xq, their scale in 8 lanes, and
+//   - for q4_0, q5_0: −bias·Σy per lane (bias: the bias bytes in a register);
+//   - for q4_1, q5_1: Σy per lane as float (bias: 0x01 bytes), for the min;
+//   - for VNNI q8_0: the activations + 128 (high).
+func (t tier) q8_0Shared(f format, xq GPVirtual, bias, high VecVirtual) (yv, dy, corr, yu VecVirtual) {
+	_, qs := f.act()
 	yv = YMM()
-	t.loadu(Mem{Base: xq, Disp: 2}, yv)
+	t.loadu(Mem{Base: xq, Disp: qs}, yv)
 	dy = YMM()
 	t.halfToFloat(Mem{Base: xq}, dy)
-	if f == q4_0 {
-		e := t.dotU8S8(eight, yv, nil)
-		neg8 = YMM()
-		t.zero(neg8)
-		VPSUBD(e, neg8, neg8)
+	if f.bias > 0 {
+		e := t.dotU8S8(bias, yv, nil)
+		corr = YMM()
+		t.zero(corr)
+		VPSUBD(e, corr, corr)
+	}
+	if f.min >= 0 {
+		corr = t.dotU8S8(bias, yv, nil)
+		VCVTDQ2PS(corr, corr)
 	}
 	if f == q8_0 && t.vnni {
 		// VPDPBUSD multiplies u8 by s8: take y+128 as the unsigned side
@@ -199,20 +245,38 @@ func (t tier) q8_0Shared(f format, xq GPVirtual, eight, high VecVirtual) (yv, dy
 		yu = YMM()
 		VPXORD(high, yv, yu)
 	}
-	return yv, dy, neg8, yu
+	return yv, dy, corr, yu
 }
 
-// q4_0Dot returns the int32 lanes of Σ (q−8)·y for the q4_0 block at m:
-// its 16 bytes of nibbles become 32 unsigned levels in the order of the
-// activations (low nibbles are weights 0–15, high ones 16–31).
+// q4_0Dot returns the int32 lanes of Σ (q−8)·y for the q4_0 block at m
+// (see nibbleDot).
 func (t tier) q4_0Dot(m Mem, yv, nibble, neg8 VecVirtual) VecVirtual {
+	return t.dotU8S8(t.nibbles(m, nibble), yv, neg8)
+}
+
+// nibbles returns the 32 unsigned 4-bit levels of the 16 bytes at m in
+// the order of the activations: low nibbles are weights 0–15, high ones
+// 16–31.
+func (t tier) nibbles(m Mem, nibble Op) VecVirtual {
 	lo, hi := XMM(), XMM()
 	t.loadu(m, lo)
 	VPSRLW(Imm(4), lo, hi)
 	q := YMM()
 	t.insert128(hi, lo, q)
-	t.and(nibble, q, q)
-	return t.dotU8S8(q, yv, neg8)
+	t.and2(nibble, q, q)
+	return q
+}
+
+// addFifthBits ORs bit e of the u32 at m, as 16, into byte e of q: the
+// fifth bit of q5_0/q5_1 level e.
+func (t tier) addFifthBits(m Mem, ones VecVirtual, q VecVirtual) {
+	h := YMM()
+	VPBROADCASTD(m, h)
+	VPSHUFB(kc(cSpread), h, h) // byte e ← byte e/8 of the u32
+	t.and2(kc(cBitSel), h, h)  // ← bit e%8 of it
+	VPMINUB(ones, h, h)        // 0 or 1
+	VPSLLW(Imm(4), h, h)       // 0 or 16
+	t.or(h, q, q)
 }
 
 // addScaled adds p (int32 lanes) × the row's f16 scale at m × dy to acc.
@@ -231,7 +295,11 @@ func (t tier) addScaled(p VecVirtual, m Mem, dy, acc VecVirtual) {
 // reduced at the end of the row.
 func gemvQ8(t tier, f format, rb int) {
 	name := fmt.Sprintf("gemvQ8%s%sR%d", f.name, t.name, rb)
-	w, s, xq, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × Q8_0 GEMV (%s tier).", name, rb, f.name, t.name), "xq", "*byte")
+	actName := "Q8_0"
+	if f.min >= 0 {
+		actName = "Q8_1"
+	}
+	w, s, xq, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × %s GEMV (%s tier).", name, rb, f.name, actName, t.name), "xq", "*byte")
 	// Rows 0–3 at w + {0, s, 2s, 3s}, rows 4–7 at w4 + the same.
 	s3 := GP64()
 	LEAQ(Mem{Base: s, Index: s, Scale: 2}, s3)
@@ -258,11 +326,25 @@ func gemvQ8(t tier, f format, rb int) {
 	acc := t.zeroAccs(rb)
 	// Constants kept in registers: the unsigned operand of VPMADDUBSW and
 	// VPDPBUSD must be one.
-	var nibble, eight, high VecVirtual
-	if f == q4_0 {
-		nibble, eight = YMM(), YMM()
+	var nibble, bias, ones, high VecVirtual
+	if f != q8_0 {
+		nibble = YMM()
 		t.loadu(kc(cNibble), nibble)
-		t.loadu(kc(cEight), eight)
+	}
+	switch f.bias {
+	case 8:
+		bias = YMM()
+		t.loadu(kc(cEight), bias)
+	case 16:
+		bias = YMM()
+		t.loadu(kc(cSixteen), bias)
+	}
+	if f.qh >= 0 || f.min >= 0 {
+		ones = YMM()
+		t.loadu(kc(cOnes8), ones)
+	}
+	if f.min >= 0 {
+		bias = ones // Σy = Σ 1·y
 	}
 	if f == q8_0 && t.vnni {
 		high = YMM()
@@ -273,13 +355,21 @@ func gemvQ8(t tier, f format, rb int) {
 	JZ(LabelRef(done))
 	Label(loop)
 
-	yv, dy, neg8, yu := t.q8_0Shared(f, xq, eight, high)
+	yv, dy, corr, yu := t.q8_0Shared(f, xq, bias, high)
 	for r := range rb {
 		prefetchRow(func(off int) Mem { return row(r, off) }, f.bytes)
 		var p VecVirtual
 		switch {
-		case f == q4_0:
-			p = t.q4_0Dot(row(r, 2), yv, nibble, neg8)
+		case f != q8_0:
+			q := t.nibbles(row(r, f.qs), nibble)
+			if f.qh >= 0 {
+				t.addFifthBits(row(r, f.qh), ones, q)
+			}
+			if f.bias > 0 {
+				p = t.dotU8S8(q, yv, corr)
+			} else {
+				p = t.dotU8S8(q, yv, nil)
+			}
 		case t.vnni: // q8_0
 			wq := YMM()
 			t.loadu(row(r, 2), wq)
@@ -307,12 +397,19 @@ func gemvQ8(t tier, f format, rb int) {
 			p = t.dotU8S8(aw, sy, nil)
 		}
 		t.addScaled(p, row(r, 0), dy, acc[r])
+		if f.min >= 0 { // + m·dy·Σy
+			m := YMM()
+			t.halfToFloat(row(r, f.min), m)
+			VMULPS(dy, m, m)
+			VFMADD231PS(m, corr, acc[r])
+		}
 	}
 	ADDQ(U32(f.bytes), w)
 	if rb > 4 {
 		ADDQ(U32(f.bytes), w4)
 	}
-	ADDQ(U32(actBytes), xq)
+	ab, _ := f.act()
+	ADDQ(U32(ab), xq)
 	DECQ(nb)
 	JNZ(LabelRef(loop))
 
@@ -356,6 +453,15 @@ func (t tier) loadu(m Op, dst VecVirtual) {
 		return
 	}
 	VMOVDQU(m, dst)
+}
+
+// and2 is and with a memory operand allowed for a.
+func (t tier) and2(a Op, b, dst VecVirtual) {
+	if t.evex {
+		VPANDD(a, b, dst)
+		return
+	}
+	VPAND(a, b, dst)
 }
 
 func (t tier) and(a, b, dst VecVirtual) {

@@ -24,8 +24,9 @@ const (
 )
 
 var (
-	q4_K = format{"Q4_K", 144}
-	q6_K = format{"Q6_K", 210}
+	q4_K = format{name: "Q4_K", bytes: 144}
+	q5_K = format{name: "Q5_K", bytes: 176} // q4_K plus 32 B of fifth bits at 16; nibbles at 48
+	q6_K = format{name: "Q6_K", bytes: 210}
 )
 
 // Constant rows (32 bytes) of the K-quant kernels, after the 32-block ones.
@@ -48,7 +49,11 @@ const (
 	cMinus32   = cThree + 1     // float32 −32
 	cPairIdx   = cMinus32 + 1   // cPairIdx+k: VPSHUFB picking word 2k (low half), 2k+1 (high half); 4 rows
 	cPairLanes = cPairIdx + 4   // cPairLanes+2p: int32 lanes 0–7 = 2p, 8–15 = 2p+1 (64 bytes each; 4 of them)
-	nKConsts   = cPairLanes + 8
+	cSixteen   = cPairLanes + 8 // 0x10 bytes: Σ 16·y, the −16 of q5_0
+	cOnes8     = cSixteen + 1   // 0x01 bytes
+	cSpread    = cOnes8 + 1     // VPSHUFB: byte e ← byte e/8 (of a broadcast u32)
+	cBitSel    = cSpread + 1    // bytes 1, 2, 4, …, 128 repeating
+	nKConsts   = cBitSel + 1
 )
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one
@@ -103,8 +108,8 @@ func gemvK(t tier, f format, rb int) {
 		}
 		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes)
 		switch f {
-		case q4_K:
-			t.q4KBlock(row, xq, nibble, bsums, dy, acc[r])
+		case q4_K, q5_K:
+			t.q4KBlock(row, xq, nibble, bsums, dy, acc[r], f == q5_K)
 		case q6_K:
 			t.q6KBlock(row, xq, nibble, low2, bsums, dy, acc[r])
 		}
@@ -120,7 +125,10 @@ func gemvK(t tier, f format, rb int) {
 
 // q4KBlock adds one q4_K super-block of the row at p to acc:
 // d·dy·Σ_j sc_j·Σ q·y − dmin·dy·Σ_j m_j·(bsum_2j + bsum_2j+1).
-func (t tier) q4KBlock(p, xq GPVirtual, nibble, bsums, dy, acc VecVirtual) {
+//
+// With fifth (q5_K) each level also gets its fifth bit: for sub-block j,
+// bit j of byte i of the 32 bytes at 16, and the nibbles sit at 48.
+func (t tier) q4KBlock(p, xq GPVirtual, nibble, bsums, dy, acc VecVirtual, fifth bool) {
 	sc, mn := unpackScalesMins(p)
 	// Scales as int16, in both 128-bit halves, for per-sub-block word
 	// broadcasts (VPSHUFB); mins as int16 pairs [m0 m0 m1 m1 …] against
@@ -148,12 +156,23 @@ func (t tier) q4KBlock(p, xq GPVirtual, nibble, bsums, dy, acc VecVirtual) {
 
 	iacc := YMM()
 	t.zero(iacc)
+	qsOff := 16
+	var qh VecVirtual
+	if fifth {
+		qsOff = 48
+		qh = YMM()
+		t.loadu(Mem{Base: p, Disp: 16}, qh)
+	}
 	for ch := range 4 {
 		q, lo, hi := YMM(), YMM(), YMM()
-		t.loadu(Mem{Base: p, Disp: 16 + 32*ch}, q)
+		t.loadu(Mem{Base: p, Disp: qsOff + 32*ch}, q)
 		t.and(nibble, q, lo)
 		VPSRLW(Imm(4), q, hi)
 		t.and(nibble, hi, hi)
+		if fifth {
+			t.orBit(qh, 2*ch, lo)
+			t.orBit(qh, 2*ch+1, hi)
+		}
 		t.scaleDot(lo, Mem{Base: xq, Disp: q8kQs + 64*ch}, word(2*ch), iacc)
 		t.scaleDot(hi, Mem{Base: xq, Disp: q8kQs + 64*ch + 32}, word(2*ch+1), iacc)
 	}
@@ -218,6 +237,21 @@ func (t tier) q6KBlock(p, xq GPVirtual, nibble, low2, bsums, dy, acc VecVirtual)
 	}
 	VCVTDQ2PS(iacc, iacc)
 	VFMADD231PS(t.superScale(Mem{Base: p, Disp: 208}, dy), iacc, acc)
+}
+
+// orBit ORs bit b of each byte of qh, moved to bit 4 (16), into q.
+func (t tier) orBit(qh VecVirtual, b int, q VecVirtual) {
+	h := YMM()
+	switch {
+	case b < 4:
+		VPSLLW(Imm(uint64(4-b)), qh, h)
+	case b > 4:
+		VPSRLW(Imm(uint64(b-4)), qh, h)
+	default:
+		t.loadu(qh, h)
+	}
+	t.and2(kc(cSixteen), h, h)
+	t.or(h, q, q)
 }
 
 func (t tier) storeu(v VecVirtual, m Mem) {

@@ -27,13 +27,18 @@ func main() {
 				gemvQ8(t, q4_0, rb)
 			}
 		}
-		for rb := 1; rb <= t.maxRB; rb++ {
-			gemvQ8(t, q8_0, rb)
+		for _, f := range []format{q8_0, q4_1, q5_0, q5_1} {
+			for rb := 1; rb <= t.maxRB; rb++ {
+				gemvQ8(t, f, rb)
+			}
 		}
 		for _, f := range []format{q4_0, q8_0} {
 			for rb := 1; rb <= t.maxRB; rb++ {
 				gemvF32(t, f, rb)
 			}
+		}
+		for rb := 1; rb <= t.maxRB; rb++ {
+			gemvK(t, q5_K, rb)
 		}
 		for _, f := range []format{q4_K, q6_K} {
 			for rb := 1; rb <= t.maxRB; rb++ {
