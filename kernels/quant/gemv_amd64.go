@@ -19,6 +19,8 @@ func init() {
 	impls = append(impls,
 		Impl{dequant: map[Format]dequantFunc{
 			Q4_0: dequantAsm(dequantQ4_0AVX2), Q8_0: dequantAsm(dequantQ8_0AVX2),
+			Q4_1: dequantAsm(dequantQ4_1AVX2), Q5_0: dequantAsm(dequantQ5_0AVX2), Q5_1: dequantAsm(dequantQ5_1AVX2),
+			Q5_K: dequantAsm(dequantQ5_KAVX2),
 			Q4_K: dequantAsm(dequantQ4_KAVX2), Q6_K: dequantAsm(dequantQ6_KAVX2),
 		}, Tier: isa.AVX2, maxRB: 4, quantizeQ8: map[Format]quantizeQ8Func{
 			Q8_0: quantizeQ8AVX2, Q8_K: quantizeQ8AVX2,
@@ -39,6 +41,8 @@ func init() {
 		}},
 		Impl{dequant: map[Format]dequantFunc{
 			Q4_0: dequantAsm(dequantQ4_0AVX512), Q8_0: dequantAsm(dequantQ8_0AVX512),
+			Q4_1: dequantAsm(dequantQ4_1AVX512), Q5_0: dequantAsm(dequantQ5_0AVX512), Q5_1: dequantAsm(dequantQ5_1AVX512),
+			Q5_K: dequantAsm(dequantQ5_KAVX512),
 			Q4_K: dequantAsm(dequantQ4_KAVX512), Q6_K: dequantAsm(dequantQ6_KAVX512),
 		}, Tier: isa.AVX512, maxRB: 8, gemvQ8: map[Format]gemvQ8Func{
 			Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0AVX512R1, gemvQ8Q4_0AVX512R2, gemvQ8Q4_0AVX512R3, gemvQ8Q4_0AVX512R4, gemvQ8Q4_0AVX512R5, gemvQ8Q4_0AVX512R6, gemvQ8Q4_0AVX512R7, gemvQ8Q4_0AVX512R8}),
@@ -57,6 +61,8 @@ func init() {
 		}},
 		Impl{dequant: map[Format]dequantFunc{
 			Q4_0: dequantAsm(dequantQ4_0VNNI), Q8_0: dequantAsm(dequantQ8_0VNNI),
+			Q4_1: dequantAsm(dequantQ4_1VNNI), Q5_0: dequantAsm(dequantQ5_0VNNI), Q5_1: dequantAsm(dequantQ5_1VNNI),
+			Q5_K: dequantAsm(dequantQ5_KVNNI),
 			Q4_K: dequantAsm(dequantQ4_KVNNI), Q6_K: dequantAsm(dequantQ6_KVNNI),
 		}, Tier: isa.AVX512VNNI, maxRB: 8, gemvQ8: map[Format]gemvQ8Func{
 			Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0VNNIR1, gemvQ8Q4_0VNNIR2, gemvQ8Q4_0VNNIR3, gemvQ8Q4_0VNNIR4, gemvQ8Q4_0VNNIR5, gemvQ8Q4_0VNNIR6, gemvQ8Q4_0VNNIR7, gemvQ8Q4_0VNNIR8}),

@@ -360,7 +360,55 @@ DATA gemvconst<>+1424(SB)/4, $0x08040201
 DATA gemvconst<>+1428(SB)/4, $0x80402010
 DATA gemvconst<>+1432(SB)/4, $0x08040201
 DATA gemvconst<>+1436(SB)/4, $0x80402010
-GLOBL gemvconst<>(SB), RODATA|NOPTR, $1440
+DATA gemvconst<>+1440(SB)/4, $0xc1800000
+DATA gemvconst<>+1444(SB)/4, $0xc1800000
+DATA gemvconst<>+1448(SB)/4, $0xc1800000
+DATA gemvconst<>+1452(SB)/4, $0xc1800000
+DATA gemvconst<>+1456(SB)/4, $0xc1800000
+DATA gemvconst<>+1460(SB)/4, $0xc1800000
+DATA gemvconst<>+1464(SB)/4, $0xc1800000
+DATA gemvconst<>+1468(SB)/4, $0xc1800000
+DATA gemvconst<>+1472(SB)/4, $0x00000001
+DATA gemvconst<>+1476(SB)/4, $0x00000001
+DATA gemvconst<>+1480(SB)/4, $0x00000001
+DATA gemvconst<>+1484(SB)/4, $0x00000001
+DATA gemvconst<>+1488(SB)/4, $0x00000001
+DATA gemvconst<>+1492(SB)/4, $0x00000001
+DATA gemvconst<>+1496(SB)/4, $0x00000001
+DATA gemvconst<>+1500(SB)/4, $0x00000001
+DATA gemvconst<>+1504(SB)/4, $0x00000000
+DATA gemvconst<>+1508(SB)/4, $0x00000001
+DATA gemvconst<>+1512(SB)/4, $0x00000002
+DATA gemvconst<>+1516(SB)/4, $0x00000003
+DATA gemvconst<>+1520(SB)/4, $0x00000004
+DATA gemvconst<>+1524(SB)/4, $0x00000005
+DATA gemvconst<>+1528(SB)/4, $0x00000006
+DATA gemvconst<>+1532(SB)/4, $0x00000007
+DATA gemvconst<>+1536(SB)/4, $0x00000008
+DATA gemvconst<>+1540(SB)/4, $0x00000009
+DATA gemvconst<>+1544(SB)/4, $0x0000000a
+DATA gemvconst<>+1548(SB)/4, $0x0000000b
+DATA gemvconst<>+1552(SB)/4, $0x0000000c
+DATA gemvconst<>+1556(SB)/4, $0x0000000d
+DATA gemvconst<>+1560(SB)/4, $0x0000000e
+DATA gemvconst<>+1564(SB)/4, $0x0000000f
+DATA gemvconst<>+1568(SB)/4, $0x00000010
+DATA gemvconst<>+1572(SB)/4, $0x00000011
+DATA gemvconst<>+1576(SB)/4, $0x00000012
+DATA gemvconst<>+1580(SB)/4, $0x00000013
+DATA gemvconst<>+1584(SB)/4, $0x00000014
+DATA gemvconst<>+1588(SB)/4, $0x00000015
+DATA gemvconst<>+1592(SB)/4, $0x00000016
+DATA gemvconst<>+1596(SB)/4, $0x00000017
+DATA gemvconst<>+1600(SB)/4, $0x00000018
+DATA gemvconst<>+1604(SB)/4, $0x00000019
+DATA gemvconst<>+1608(SB)/4, $0x0000001a
+DATA gemvconst<>+1612(SB)/4, $0x0000001b
+DATA gemvconst<>+1616(SB)/4, $0x0000001c
+DATA gemvconst<>+1620(SB)/4, $0x0000001d
+DATA gemvconst<>+1624(SB)/4, $0x0000001e
+DATA gemvconst<>+1628(SB)/4, $0x0000001f
+GLOBL gemvconst<>(SB), RODATA|NOPTR, $1632
 
 // func gemvQ8Q4_0AVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 // Requires: AVX, AVX2, F16C, FMA3, MMX+
@@ -108081,6 +108129,189 @@ donedequantQ8_0AVX2:
 	VZEROUPPER
 	RET
 
+// func dequantQ4_1AVX2(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, F16C
+TEXT ·dequantQ4_1AVX2(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ4_1AVX2
+
+loopdequantQ4_1AVX2:
+	VPBROADCASTW (CX), X1
+	VCVTPH2PS    X1, Y1
+	VPBROADCASTW 2(CX), X2
+	VCVTPH2PS    X2, Y2
+	VPMOVZXBD    4(CX), Y3
+	VPAND        Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMOVUPS      Y3, (AX)
+	VPMOVZXBD    12(CX), Y3
+	VPAND        Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 32(AX)
+	VPMOVZXBD    4(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPAND        Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 64(AX)
+	VPMOVZXBD    12(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPAND        Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000014, CX
+	DECQ         DX
+	JNZ          loopdequantQ4_1AVX2
+
+donedequantQ4_1AVX2:
+	VZEROUPPER
+	RET
+
+// func dequantQ5_0AVX2(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, F16C
+TEXT ·dequantQ5_0AVX2(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ5_0AVX2
+
+loopdequantQ5_0AVX2:
+	VPBROADCASTW (CX), X1
+	VCVTPH2PS    X1, Y1
+	VBROADCASTSS gemvconst<>+1440(SB), Y2
+	VPBROADCASTD 2(CX), Y3
+	VPMOVZXBD    6(CX), Y4
+	VPAND        Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1504(SB), Y3, Y5
+	VPAND        gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	VPMOVZXBD    14(CX), Y4
+	VPAND        Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1536(SB), Y3, Y5
+	VPAND        gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, 32(AX)
+	VPMOVZXBD    6(CX), Y4
+	VPSRLD       $0x04, Y4, Y4
+	VPAND        Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1568(SB), Y3, Y5
+	VPAND        gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, 64(AX)
+	VPMOVZXBD    14(CX), Y4
+	VPSRLD       $0x04, Y4, Y4
+	VPAND        Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1600(SB), Y3, Y3
+	VPAND        gemvconst<>+1472(SB), Y3, Y3
+	VPSLLD       $0x04, Y3, Y3
+	VPOR         Y3, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000016, CX
+	DECQ         DX
+	JNZ          loopdequantQ5_0AVX2
+
+donedequantQ5_0AVX2:
+	VZEROUPPER
+	RET
+
+// func dequantQ5_1AVX2(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, F16C
+TEXT ·dequantQ5_1AVX2(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ5_1AVX2
+
+loopdequantQ5_1AVX2:
+	VPBROADCASTW (CX), X1
+	VCVTPH2PS    X1, Y1
+	VPBROADCASTW 2(CX), X2
+	VCVTPH2PS    X2, Y2
+	VPBROADCASTD 4(CX), Y3
+	VPMOVZXBD    8(CX), Y4
+	VPAND        Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1504(SB), Y3, Y5
+	VPAND        gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	VPMOVZXBD    16(CX), Y4
+	VPAND        Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1536(SB), Y3, Y5
+	VPAND        gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMOVUPS      Y4, 32(AX)
+	VPMOVZXBD    8(CX), Y4
+	VPSRLD       $0x04, Y4, Y4
+	VPAND        Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1568(SB), Y3, Y5
+	VPAND        gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMOVUPS      Y4, 64(AX)
+	VPMOVZXBD    16(CX), Y4
+	VPSRLD       $0x04, Y4, Y4
+	VPAND        Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1600(SB), Y3, Y3
+	VPAND        gemvconst<>+1472(SB), Y3, Y3
+	VPSLLD       $0x04, Y3, Y3
+	VPOR         Y3, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMOVUPS      Y4, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000018, CX
+	DECQ         DX
+	JNZ          loopdequantQ5_1AVX2
+
+donedequantQ5_1AVX2:
+	VZEROUPPER
+	RET
+
 // func dequantQ4_KAVX2(dst *float32, w *byte, nb int)
 // Requires: AVX, AVX2, F16C
 TEXT ·dequantQ4_KAVX2(SB), NOSPLIT, $0-24
@@ -108371,6 +108602,455 @@ loopdequantQ4_KAVX2:
 	JNZ          loopdequantQ4_KAVX2
 
 donedequantQ4_KAVX2:
+	VZEROUPPER
+	RET
+
+// func dequantQ5_KAVX2(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, F16C
+TEXT ·dequantQ5_KAVX2(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ5_KAVX2
+
+loopdequantQ5_KAVX2:
+	MOVL         4(CX), BX
+	MOVL         8(CX), SI
+	MOVL         12(CX), DI
+	MOVL         DI, R8
+	ANDL         $0x0f0f0f0f, R8
+	MOVL         BX, R9
+	SHRL         $0x02, R9
+	ANDL         $0x30303030, R9
+	ORL          R9, R8
+	SHLQ         $0x20, R8
+	ANDL         $0x3f3f3f3f, BX
+	ORQ          BX, R8
+	SHRL         $0x04, DI
+	ANDL         $0x0f0f0f0f, DI
+	MOVL         SI, R9
+	SHRL         $0x02, R9
+	ANDL         $0x30303030, R9
+	ORL          DI, R9
+	SHLQ         $0x20, R9
+	ANDL         $0x3f3f3f3f, SI
+	ORQ          SI, R9
+	VMOVQ        R8, X2
+	VPMOVZXBD    X2, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMOVQ        R9, X2
+	VPMOVZXBD    X2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VPBROADCASTW (CX), X3
+	VCVTPH2PS    X3, Y3
+	VPBROADCASTW 2(CX), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y1, Y3, Y3
+	VMULPS       Y2, Y4, Y4
+	VPBROADCASTD gemvconst<>+832(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+832(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    48(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, (AX)
+	VPMOVZXBD    56(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 32(AX)
+	VPMOVZXBD    64(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 64(AX)
+	VPMOVZXBD    72(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 96(AX)
+	VPBROADCASTD gemvconst<>+836(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+836(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    48(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x01, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 128(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x01, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 160(AX)
+	VPMOVZXBD    64(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x01, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 192(AX)
+	VPMOVZXBD    72(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x01, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 224(AX)
+	VPBROADCASTD gemvconst<>+840(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+840(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    80(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 256(AX)
+	VPMOVZXBD    88(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 288(AX)
+	VPMOVZXBD    96(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VPMOVZXBD    104(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 352(AX)
+	VPBROADCASTD gemvconst<>+844(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+844(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    80(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x03, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 384(AX)
+	VPMOVZXBD    88(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x03, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 416(AX)
+	VPMOVZXBD    96(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x03, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 448(AX)
+	VPMOVZXBD    104(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x03, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 480(AX)
+	VPBROADCASTD gemvconst<>+848(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+848(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    112(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 512(AX)
+	VPMOVZXBD    120(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 544(AX)
+	VPMOVZXBD    128(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 576(AX)
+	VPMOVZXBD    136(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 608(AX)
+	VPBROADCASTD gemvconst<>+852(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+852(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    112(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x05, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 640(AX)
+	VPMOVZXBD    120(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x05, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 672(AX)
+	VPMOVZXBD    128(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x05, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 704(AX)
+	VPMOVZXBD    136(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x05, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 736(AX)
+	VPBROADCASTD gemvconst<>+856(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+856(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    144(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 768(AX)
+	VPMOVZXBD    152(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 800(AX)
+	VPMOVZXBD    160(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 832(AX)
+	VPMOVZXBD    168(CX), Y5
+	VPAND        Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPAND        gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 864(AX)
+	VPBROADCASTD gemvconst<>+860(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+860(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    144(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPAND        Y0, Y3, Y3
+	VPMOVZXBD    16(CX), Y4
+	VPSRLD       $0x07, Y4, Y4
+	VPAND        gemvconst<>+1472(SB), Y4, Y4
+	VPSLLD       $0x04, Y4, Y4
+	VPOR         Y4, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 896(AX)
+	VPMOVZXBD    152(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPAND        Y0, Y3, Y3
+	VPMOVZXBD    24(CX), Y4
+	VPSRLD       $0x07, Y4, Y4
+	VPAND        gemvconst<>+1472(SB), Y4, Y4
+	VPSLLD       $0x04, Y4, Y4
+	VPOR         Y4, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 928(AX)
+	VPMOVZXBD    160(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPAND        Y0, Y3, Y3
+	VPMOVZXBD    32(CX), Y4
+	VPSRLD       $0x07, Y4, Y4
+	VPAND        gemvconst<>+1472(SB), Y4, Y4
+	VPSLLD       $0x04, Y4, Y4
+	VPOR         Y4, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 960(AX)
+	VPMOVZXBD    168(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPAND        Y0, Y3, Y3
+	VPMOVZXBD    40(CX), Y4
+	VPSRLD       $0x07, Y4, Y4
+	VPAND        gemvconst<>+1472(SB), Y4, Y4
+	VPSLLD       $0x04, Y4, Y4
+	VPOR         Y4, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 992(AX)
+	ADDQ         $0x00000400, AX
+	ADDQ         $0x000000b0, CX
+	DECQ         DX
+	JNZ          loopdequantQ5_KAVX2
+
+donedequantQ5_KAVX2:
 	VZEROUPPER
 	RET
 
@@ -108915,6 +109595,189 @@ donedequantQ8_0AVX512:
 	VZEROUPPER
 	RET
 
+// func dequantQ4_1AVX512(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
+TEXT ·dequantQ4_1AVX512(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ4_1AVX512
+
+loopdequantQ4_1AVX512:
+	VPBROADCASTW (CX), X1
+	VCVTPH2PS    X1, Y1
+	VPBROADCASTW 2(CX), X2
+	VCVTPH2PS    X2, Y2
+	VPMOVZXBD    4(CX), Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMOVUPS      Y3, (AX)
+	VPMOVZXBD    12(CX), Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 32(AX)
+	VPMOVZXBD    4(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 64(AX)
+	VPMOVZXBD    12(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000014, CX
+	DECQ         DX
+	JNZ          loopdequantQ4_1AVX512
+
+donedequantQ4_1AVX512:
+	VZEROUPPER
+	RET
+
+// func dequantQ5_0AVX512(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
+TEXT ·dequantQ5_0AVX512(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ5_0AVX512
+
+loopdequantQ5_0AVX512:
+	VPBROADCASTW (CX), X1
+	VCVTPH2PS    X1, Y1
+	VBROADCASTSS gemvconst<>+1440(SB), Y2
+	VPBROADCASTD 2(CX), Y3
+	VPMOVZXBD    6(CX), Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1504(SB), Y3, Y5
+	VPANDD       gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPORD        Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	VPMOVZXBD    14(CX), Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1536(SB), Y3, Y5
+	VPANDD       gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPORD        Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, 32(AX)
+	VPMOVZXBD    6(CX), Y4
+	VPSRLD       $0x04, Y4, Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1568(SB), Y3, Y5
+	VPANDD       gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPORD        Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, 64(AX)
+	VPMOVZXBD    14(CX), Y4
+	VPSRLD       $0x04, Y4, Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1600(SB), Y3, Y3
+	VPANDD       gemvconst<>+1472(SB), Y3, Y3
+	VPSLLD       $0x04, Y3, Y3
+	VPORD        Y3, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000016, CX
+	DECQ         DX
+	JNZ          loopdequantQ5_0AVX512
+
+donedequantQ5_0AVX512:
+	VZEROUPPER
+	RET
+
+// func dequantQ5_1AVX512(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
+TEXT ·dequantQ5_1AVX512(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ5_1AVX512
+
+loopdequantQ5_1AVX512:
+	VPBROADCASTW (CX), X1
+	VCVTPH2PS    X1, Y1
+	VPBROADCASTW 2(CX), X2
+	VCVTPH2PS    X2, Y2
+	VPBROADCASTD 4(CX), Y3
+	VPMOVZXBD    8(CX), Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1504(SB), Y3, Y5
+	VPANDD       gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPORD        Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	VPMOVZXBD    16(CX), Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1536(SB), Y3, Y5
+	VPANDD       gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPORD        Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMOVUPS      Y4, 32(AX)
+	VPMOVZXBD    8(CX), Y4
+	VPSRLD       $0x04, Y4, Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1568(SB), Y3, Y5
+	VPANDD       gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPORD        Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMOVUPS      Y4, 64(AX)
+	VPMOVZXBD    16(CX), Y4
+	VPSRLD       $0x04, Y4, Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1600(SB), Y3, Y3
+	VPANDD       gemvconst<>+1472(SB), Y3, Y3
+	VPSLLD       $0x04, Y3, Y3
+	VPORD        Y3, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMOVUPS      Y4, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000018, CX
+	DECQ         DX
+	JNZ          loopdequantQ5_1AVX512
+
+donedequantQ5_1AVX512:
+	VZEROUPPER
+	RET
+
 // func dequantQ4_KAVX512(dst *float32, w *byte, nb int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
 TEXT ·dequantQ4_KAVX512(SB), NOSPLIT, $0-24
@@ -109205,6 +110068,455 @@ loopdequantQ4_KAVX512:
 	JNZ          loopdequantQ4_KAVX512
 
 donedequantQ4_KAVX512:
+	VZEROUPPER
+	RET
+
+// func dequantQ5_KAVX512(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
+TEXT ·dequantQ5_KAVX512(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ5_KAVX512
+
+loopdequantQ5_KAVX512:
+	MOVL         4(CX), BX
+	MOVL         8(CX), SI
+	MOVL         12(CX), DI
+	MOVL         DI, R8
+	ANDL         $0x0f0f0f0f, R8
+	MOVL         BX, R9
+	SHRL         $0x02, R9
+	ANDL         $0x30303030, R9
+	ORL          R9, R8
+	SHLQ         $0x20, R8
+	ANDL         $0x3f3f3f3f, BX
+	ORQ          BX, R8
+	SHRL         $0x04, DI
+	ANDL         $0x0f0f0f0f, DI
+	MOVL         SI, R9
+	SHRL         $0x02, R9
+	ANDL         $0x30303030, R9
+	ORL          DI, R9
+	SHLQ         $0x20, R9
+	ANDL         $0x3f3f3f3f, SI
+	ORQ          SI, R9
+	VMOVQ        R8, X2
+	VPMOVZXBD    X2, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMOVQ        R9, X2
+	VPMOVZXBD    X2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VPBROADCASTW (CX), X3
+	VCVTPH2PS    X3, Y3
+	VPBROADCASTW 2(CX), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y1, Y3, Y3
+	VMULPS       Y2, Y4, Y4
+	VPBROADCASTD gemvconst<>+832(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+832(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    48(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, (AX)
+	VPMOVZXBD    56(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 32(AX)
+	VPMOVZXBD    64(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 64(AX)
+	VPMOVZXBD    72(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 96(AX)
+	VPBROADCASTD gemvconst<>+836(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+836(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    48(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x01, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 128(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x01, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 160(AX)
+	VPMOVZXBD    64(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x01, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 192(AX)
+	VPMOVZXBD    72(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x01, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 224(AX)
+	VPBROADCASTD gemvconst<>+840(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+840(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    80(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 256(AX)
+	VPMOVZXBD    88(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 288(AX)
+	VPMOVZXBD    96(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VPMOVZXBD    104(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 352(AX)
+	VPBROADCASTD gemvconst<>+844(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+844(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    80(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x03, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 384(AX)
+	VPMOVZXBD    88(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x03, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 416(AX)
+	VPMOVZXBD    96(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x03, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 448(AX)
+	VPMOVZXBD    104(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x03, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 480(AX)
+	VPBROADCASTD gemvconst<>+848(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+848(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    112(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 512(AX)
+	VPMOVZXBD    120(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 544(AX)
+	VPMOVZXBD    128(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 576(AX)
+	VPMOVZXBD    136(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 608(AX)
+	VPBROADCASTD gemvconst<>+852(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+852(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    112(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x05, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 640(AX)
+	VPMOVZXBD    120(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x05, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 672(AX)
+	VPMOVZXBD    128(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x05, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 704(AX)
+	VPMOVZXBD    136(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x05, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 736(AX)
+	VPBROADCASTD gemvconst<>+856(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+856(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    144(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 768(AX)
+	VPMOVZXBD    152(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 800(AX)
+	VPMOVZXBD    160(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 832(AX)
+	VPMOVZXBD    168(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 864(AX)
+	VPBROADCASTD gemvconst<>+860(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+860(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    144(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VPMOVZXBD    16(CX), Y4
+	VPSRLD       $0x07, Y4, Y4
+	VPANDD       gemvconst<>+1472(SB), Y4, Y4
+	VPSLLD       $0x04, Y4, Y4
+	VPORD        Y4, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 896(AX)
+	VPMOVZXBD    152(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VPMOVZXBD    24(CX), Y4
+	VPSRLD       $0x07, Y4, Y4
+	VPANDD       gemvconst<>+1472(SB), Y4, Y4
+	VPSLLD       $0x04, Y4, Y4
+	VPORD        Y4, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 928(AX)
+	VPMOVZXBD    160(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VPMOVZXBD    32(CX), Y4
+	VPSRLD       $0x07, Y4, Y4
+	VPANDD       gemvconst<>+1472(SB), Y4, Y4
+	VPSLLD       $0x04, Y4, Y4
+	VPORD        Y4, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 960(AX)
+	VPMOVZXBD    168(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VPMOVZXBD    40(CX), Y4
+	VPSRLD       $0x07, Y4, Y4
+	VPANDD       gemvconst<>+1472(SB), Y4, Y4
+	VPSLLD       $0x04, Y4, Y4
+	VPORD        Y4, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 992(AX)
+	ADDQ         $0x00000400, AX
+	ADDQ         $0x000000b0, CX
+	DECQ         DX
+	JNZ          loopdequantQ5_KAVX512
+
+donedequantQ5_KAVX512:
 	VZEROUPPER
 	RET
 
@@ -109749,6 +111061,189 @@ donedequantQ8_0VNNI:
 	VZEROUPPER
 	RET
 
+// func dequantQ4_1VNNI(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
+TEXT ·dequantQ4_1VNNI(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ4_1VNNI
+
+loopdequantQ4_1VNNI:
+	VPBROADCASTW (CX), X1
+	VCVTPH2PS    X1, Y1
+	VPBROADCASTW 2(CX), X2
+	VCVTPH2PS    X2, Y2
+	VPMOVZXBD    4(CX), Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMOVUPS      Y3, (AX)
+	VPMOVZXBD    12(CX), Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 32(AX)
+	VPMOVZXBD    4(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 64(AX)
+	VPMOVZXBD    12(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VADDPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000014, CX
+	DECQ         DX
+	JNZ          loopdequantQ4_1VNNI
+
+donedequantQ4_1VNNI:
+	VZEROUPPER
+	RET
+
+// func dequantQ5_0VNNI(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
+TEXT ·dequantQ5_0VNNI(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ5_0VNNI
+
+loopdequantQ5_0VNNI:
+	VPBROADCASTW (CX), X1
+	VCVTPH2PS    X1, Y1
+	VBROADCASTSS gemvconst<>+1440(SB), Y2
+	VPBROADCASTD 2(CX), Y3
+	VPMOVZXBD    6(CX), Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1504(SB), Y3, Y5
+	VPANDD       gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPORD        Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	VPMOVZXBD    14(CX), Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1536(SB), Y3, Y5
+	VPANDD       gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPORD        Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, 32(AX)
+	VPMOVZXBD    6(CX), Y4
+	VPSRLD       $0x04, Y4, Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1568(SB), Y3, Y5
+	VPANDD       gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPORD        Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, 64(AX)
+	VPMOVZXBD    14(CX), Y4
+	VPSRLD       $0x04, Y4, Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1600(SB), Y3, Y3
+	VPANDD       gemvconst<>+1472(SB), Y3, Y3
+	VPSLLD       $0x04, Y3, Y3
+	VPORD        Y3, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000016, CX
+	DECQ         DX
+	JNZ          loopdequantQ5_0VNNI
+
+donedequantQ5_0VNNI:
+	VZEROUPPER
+	RET
+
+// func dequantQ5_1VNNI(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
+TEXT ·dequantQ5_1VNNI(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ5_1VNNI
+
+loopdequantQ5_1VNNI:
+	VPBROADCASTW (CX), X1
+	VCVTPH2PS    X1, Y1
+	VPBROADCASTW 2(CX), X2
+	VCVTPH2PS    X2, Y2
+	VPBROADCASTD 4(CX), Y3
+	VPMOVZXBD    8(CX), Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1504(SB), Y3, Y5
+	VPANDD       gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPORD        Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	VPMOVZXBD    16(CX), Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1536(SB), Y3, Y5
+	VPANDD       gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPORD        Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMOVUPS      Y4, 32(AX)
+	VPMOVZXBD    8(CX), Y4
+	VPSRLD       $0x04, Y4, Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1568(SB), Y3, Y5
+	VPANDD       gemvconst<>+1472(SB), Y5, Y5
+	VPSLLD       $0x04, Y5, Y5
+	VPORD        Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMOVUPS      Y4, 64(AX)
+	VPMOVZXBD    16(CX), Y4
+	VPSRLD       $0x04, Y4, Y4
+	VPANDD       Y0, Y4, Y4
+	VPSRLVD      gemvconst<>+1600(SB), Y3, Y3
+	VPANDD       gemvconst<>+1472(SB), Y3, Y3
+	VPSLLD       $0x04, Y3, Y3
+	VPORD        Y3, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y1, Y4, Y4
+	VADDPS       Y2, Y4, Y4
+	VMOVUPS      Y4, 96(AX)
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x00000018, CX
+	DECQ         DX
+	JNZ          loopdequantQ5_1VNNI
+
+donedequantQ5_1VNNI:
+	VZEROUPPER
+	RET
+
 // func dequantQ4_KVNNI(dst *float32, w *byte, nb int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
 TEXT ·dequantQ4_KVNNI(SB), NOSPLIT, $0-24
@@ -110039,6 +111534,455 @@ loopdequantQ4_KVNNI:
 	JNZ          loopdequantQ4_KVNNI
 
 donedequantQ4_KVNNI:
+	VZEROUPPER
+	RET
+
+// func dequantQ5_KVNNI(dst *float32, w *byte, nb int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
+TEXT ·dequantQ5_KVNNI(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         nb+16(FP), DX
+	VPBROADCASTD gemvconst<>+0(SB), Y0
+	TESTQ        DX, DX
+	JZ           donedequantQ5_KVNNI
+
+loopdequantQ5_KVNNI:
+	MOVL         4(CX), BX
+	MOVL         8(CX), SI
+	MOVL         12(CX), DI
+	MOVL         DI, R8
+	ANDL         $0x0f0f0f0f, R8
+	MOVL         BX, R9
+	SHRL         $0x02, R9
+	ANDL         $0x30303030, R9
+	ORL          R9, R8
+	SHLQ         $0x20, R8
+	ANDL         $0x3f3f3f3f, BX
+	ORQ          BX, R8
+	SHRL         $0x04, DI
+	ANDL         $0x0f0f0f0f, DI
+	MOVL         SI, R9
+	SHRL         $0x02, R9
+	ANDL         $0x30303030, R9
+	ORL          DI, R9
+	SHLQ         $0x20, R9
+	ANDL         $0x3f3f3f3f, SI
+	ORQ          SI, R9
+	VMOVQ        R8, X2
+	VPMOVZXBD    X2, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMOVQ        R9, X2
+	VPMOVZXBD    X2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VPBROADCASTW (CX), X3
+	VCVTPH2PS    X3, Y3
+	VPBROADCASTW 2(CX), X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y1, Y3, Y3
+	VMULPS       Y2, Y4, Y4
+	VPBROADCASTD gemvconst<>+832(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+832(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    48(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, (AX)
+	VPMOVZXBD    56(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 32(AX)
+	VPMOVZXBD    64(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 64(AX)
+	VPMOVZXBD    72(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 96(AX)
+	VPBROADCASTD gemvconst<>+836(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+836(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    48(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x01, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 128(AX)
+	VPMOVZXBD    56(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x01, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 160(AX)
+	VPMOVZXBD    64(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x01, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 192(AX)
+	VPMOVZXBD    72(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x01, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 224(AX)
+	VPBROADCASTD gemvconst<>+840(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+840(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    80(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 256(AX)
+	VPMOVZXBD    88(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 288(AX)
+	VPMOVZXBD    96(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 320(AX)
+	VPMOVZXBD    104(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x02, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 352(AX)
+	VPBROADCASTD gemvconst<>+844(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+844(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    80(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x03, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 384(AX)
+	VPMOVZXBD    88(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x03, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 416(AX)
+	VPMOVZXBD    96(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x03, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 448(AX)
+	VPMOVZXBD    104(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x03, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 480(AX)
+	VPBROADCASTD gemvconst<>+848(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+848(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    112(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 512(AX)
+	VPMOVZXBD    120(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 544(AX)
+	VPMOVZXBD    128(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 576(AX)
+	VPMOVZXBD    136(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x04, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 608(AX)
+	VPBROADCASTD gemvconst<>+852(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+852(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    112(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x05, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 640(AX)
+	VPMOVZXBD    120(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x05, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 672(AX)
+	VPMOVZXBD    128(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x05, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 704(AX)
+	VPMOVZXBD    136(CX), Y5
+	VPSRLD       $0x04, Y5, Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x05, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 736(AX)
+	VPBROADCASTD gemvconst<>+856(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+856(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    144(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    16(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 768(AX)
+	VPMOVZXBD    152(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    24(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 800(AX)
+	VPMOVZXBD    160(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    32(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 832(AX)
+	VPMOVZXBD    168(CX), Y5
+	VPANDD       Y0, Y5, Y5
+	VPMOVZXBD    40(CX), Y6
+	VPSRLD       $0x06, Y6, Y6
+	VPANDD       gemvconst<>+1472(SB), Y6, Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPORD        Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y1, Y5, Y5
+	VSUBPS       Y2, Y5, Y5
+	VMOVUPS      Y5, 864(AX)
+	VPBROADCASTD gemvconst<>+860(SB), Y1
+	VPERMPS      Y3, Y1, Y1
+	VPBROADCASTD gemvconst<>+860(SB), Y2
+	VPERMPS      Y4, Y2, Y2
+	VPMOVZXBD    144(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VPMOVZXBD    16(CX), Y4
+	VPSRLD       $0x07, Y4, Y4
+	VPANDD       gemvconst<>+1472(SB), Y4, Y4
+	VPSLLD       $0x04, Y4, Y4
+	VPORD        Y4, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 896(AX)
+	VPMOVZXBD    152(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VPMOVZXBD    24(CX), Y4
+	VPSRLD       $0x07, Y4, Y4
+	VPANDD       gemvconst<>+1472(SB), Y4, Y4
+	VPSLLD       $0x04, Y4, Y4
+	VPORD        Y4, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 928(AX)
+	VPMOVZXBD    160(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VPMOVZXBD    32(CX), Y4
+	VPSRLD       $0x07, Y4, Y4
+	VPANDD       gemvconst<>+1472(SB), Y4, Y4
+	VPSLLD       $0x04, Y4, Y4
+	VPORD        Y4, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 960(AX)
+	VPMOVZXBD    168(CX), Y3
+	VPSRLD       $0x04, Y3, Y3
+	VPANDD       Y0, Y3, Y3
+	VPMOVZXBD    40(CX), Y4
+	VPSRLD       $0x07, Y4, Y4
+	VPANDD       gemvconst<>+1472(SB), Y4, Y4
+	VPSLLD       $0x04, Y4, Y4
+	VPORD        Y4, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VSUBPS       Y2, Y3, Y3
+	VMOVUPS      Y3, 992(AX)
+	ADDQ         $0x00000400, AX
+	ADDQ         $0x000000b0, CX
+	DECQ         DX
+	JNZ          loopdequantQ5_KVNNI
+
+donedequantQ5_KVNNI:
 	VZEROUPPER
 	RET
 

@@ -730,8 +730,20 @@ func dequantQ4_0AVX2(dst *float32, w *byte, nb int)
 // dequantQ8_0AVX2 dequantizes nb Q8_0 blocks to float32, as dequantize_row_Q8_0 (AVX2 tier).
 func dequantQ8_0AVX2(dst *float32, w *byte, nb int)
 
+// dequantQ4_1AVX2 dequantizes nb Q4_1 blocks to float32, as dequantize_row_Q4_1 (AVX2 tier).
+func dequantQ4_1AVX2(dst *float32, w *byte, nb int)
+
+// dequantQ5_0AVX2 dequantizes nb Q5_0 blocks to float32, as dequantize_row_Q5_0 (AVX2 tier).
+func dequantQ5_0AVX2(dst *float32, w *byte, nb int)
+
+// dequantQ5_1AVX2 dequantizes nb Q5_1 blocks to float32, as dequantize_row_Q5_1 (AVX2 tier).
+func dequantQ5_1AVX2(dst *float32, w *byte, nb int)
+
 // dequantQ4_KAVX2 dequantizes nb Q4_K blocks to float32, as dequantize_row_Q4_K (AVX2 tier).
 func dequantQ4_KAVX2(dst *float32, w *byte, nb int)
+
+// dequantQ5_KAVX2 dequantizes nb Q5_K blocks to float32, as dequantize_row_Q5_K (AVX2 tier).
+func dequantQ5_KAVX2(dst *float32, w *byte, nb int)
 
 // dequantQ6_KAVX2 dequantizes nb Q6_K blocks to float32, as dequantize_row_Q6_K (AVX2 tier).
 func dequantQ6_KAVX2(dst *float32, w *byte, nb int)
@@ -742,8 +754,20 @@ func dequantQ4_0AVX512(dst *float32, w *byte, nb int)
 // dequantQ8_0AVX512 dequantizes nb Q8_0 blocks to float32, as dequantize_row_Q8_0 (AVX512 tier).
 func dequantQ8_0AVX512(dst *float32, w *byte, nb int)
 
+// dequantQ4_1AVX512 dequantizes nb Q4_1 blocks to float32, as dequantize_row_Q4_1 (AVX512 tier).
+func dequantQ4_1AVX512(dst *float32, w *byte, nb int)
+
+// dequantQ5_0AVX512 dequantizes nb Q5_0 blocks to float32, as dequantize_row_Q5_0 (AVX512 tier).
+func dequantQ5_0AVX512(dst *float32, w *byte, nb int)
+
+// dequantQ5_1AVX512 dequantizes nb Q5_1 blocks to float32, as dequantize_row_Q5_1 (AVX512 tier).
+func dequantQ5_1AVX512(dst *float32, w *byte, nb int)
+
 // dequantQ4_KAVX512 dequantizes nb Q4_K blocks to float32, as dequantize_row_Q4_K (AVX512 tier).
 func dequantQ4_KAVX512(dst *float32, w *byte, nb int)
+
+// dequantQ5_KAVX512 dequantizes nb Q5_K blocks to float32, as dequantize_row_Q5_K (AVX512 tier).
+func dequantQ5_KAVX512(dst *float32, w *byte, nb int)
 
 // dequantQ6_KAVX512 dequantizes nb Q6_K blocks to float32, as dequantize_row_Q6_K (AVX512 tier).
 func dequantQ6_KAVX512(dst *float32, w *byte, nb int)
@@ -754,8 +778,20 @@ func dequantQ4_0VNNI(dst *float32, w *byte, nb int)
 // dequantQ8_0VNNI dequantizes nb Q8_0 blocks to float32, as dequantize_row_Q8_0 (VNNI tier).
 func dequantQ8_0VNNI(dst *float32, w *byte, nb int)
 
+// dequantQ4_1VNNI dequantizes nb Q4_1 blocks to float32, as dequantize_row_Q4_1 (VNNI tier).
+func dequantQ4_1VNNI(dst *float32, w *byte, nb int)
+
+// dequantQ5_0VNNI dequantizes nb Q5_0 blocks to float32, as dequantize_row_Q5_0 (VNNI tier).
+func dequantQ5_0VNNI(dst *float32, w *byte, nb int)
+
+// dequantQ5_1VNNI dequantizes nb Q5_1 blocks to float32, as dequantize_row_Q5_1 (VNNI tier).
+func dequantQ5_1VNNI(dst *float32, w *byte, nb int)
+
 // dequantQ4_KVNNI dequantizes nb Q4_K blocks to float32, as dequantize_row_Q4_K (VNNI tier).
 func dequantQ4_KVNNI(dst *float32, w *byte, nb int)
+
+// dequantQ5_KVNNI dequantizes nb Q5_K blocks to float32, as dequantize_row_Q5_K (VNNI tier).
+func dequantQ5_KVNNI(dst *float32, w *byte, nb int)
 
 // dequantQ6_KVNNI dequantizes nb Q6_K blocks to float32, as dequantize_row_Q6_K (VNNI tier).
 func dequantQ6_KVNNI(dst *float32, w *byte, nb int)

@@ -49,14 +49,40 @@ func dequant(t tier, f format, block int) {
 	JZ(LabelRef(done))
 	Label(loop)
 	switch f {
-	case q4_0:
-		d, eight := YMM(), YMM()
+	case q4_0, q4_1, q5_0, q5_1:
+		// x = d·(q − bias), or d·q + m; q5 levels get bit e of the u32 qh.
+		d := YMM()
 		t.halfToFloat(Mem{Base: w}, d)
-		VBROADCASTSS(kc(cMinus8), eight)
+		var bias, m, qh VecVirtual
+		if f.bias > 0 {
+			bias = YMM()
+			c := cMinus8
+			if f.bias == 16 {
+				c = cMinus16
+			}
+			VBROADCASTSS(kc(c), bias)
+		}
+		if f.min >= 0 {
+			m = YMM()
+			t.halfToFloat(Mem{Base: w, Disp: f.min}, m)
+		}
+		if f.qh >= 0 {
+			qh = YMM()
+			VPBROADCASTD(Mem{Base: w, Disp: f.qh}, qh)
+		}
 		for g := range 4 { // weights 8g…8g+7: low nibbles of bytes 0–15, then high ones
-			q := t.levels8(Mem{Base: w, Disp: 2 + 8*(g%2)}, false, uint64(4*(g/2)), nibble)
-			VADDPS(eight, q, q) // q − 8, exact
+			q := t.levels8raw(Mem{Base: w, Disp: f.qs + 8*(g%2)}, uint64(4*(g/2)), nibble)
+			if qh != nil {
+				t.orFifthBits8(qh, g, q)
+			}
+			VCVTDQ2PS(q, q)
+			if bias != nil {
+				VADDPS(bias, q, q) // q − bias, exact
+			}
 			VMULPS(d, q, q)
+			if m != nil {
+				VADDPS(m, q, q)
+			}
 			t.storeu8(q, Mem{Base: dst, Disp: 32 * g})
 		}
 	case q8_0:
@@ -67,14 +93,25 @@ func dequant(t tier, f format, block int) {
 			VMULPS(d, q, q)
 			t.storeu8(q, Mem{Base: dst, Disp: 32 * g})
 		}
-	case q4_K:
+	case q4_K, q5_K:
 		// Per sub-block j: d·sc_j and dmin·m_j in the lanes of two vectors,
-		// then broadcast (VPERMPS) for its 32 weights.
+		// then broadcast (VPERMPS) for its 32 weights. q5_K: bit j of the
+		// weight's byte in qh (32 B at 16) is its fifth bit.
 		dsc, dmn := t.q4KSubScales(w)
+		qsOff := 16
+		if f == q5_K {
+			qsOff = 48
+		}
 		for j := range 8 {
 			d1, m1 := laneBroadcast(dsc, j), laneBroadcast(dmn, j)
 			for k := range 4 {
-				q := t.levels8(Mem{Base: w, Disp: 16 + 32*(j/2) + 8*k}, false, uint64(4*(j%2)), nibble)
+				q := t.levels8raw(Mem{Base: w, Disp: qsOff + 32*(j/2) + 8*k}, uint64(4*(j%2)), nibble)
+				if f == q5_K {
+					h := t.levels8raw(Mem{Base: w, Disp: 16 + 8*k}, uint64(j), kc(cOne32))
+					VPSLLD(Imm(4), h, h)
+					t.or(h, q, q)
+				}
+				VCVTDQ2PS(q, q)
 				VMULPS(d1, q, q)
 				VSUBPS(m1, q, q)
 				t.storeu8(q, Mem{Base: dst, Disp: 4 * (32*j + 8*k)})
@@ -113,14 +150,24 @@ func dequant(t tier, f format, block int) {
 	RET()
 }
 
+// orFifthBits8 ORs, into the int32 levels q of weights 8g…8g+7 of a q5
+// block, their fifth bits (bits 8g… of the u32 broadcast in qh) as 16.
+func (t tier) orFifthBits8(qh VecVirtual, g int, q VecVirtual) {
+	h := YMM()
+	VPSRLVD(kc(cBitIdx+g), qh, h)
+	t.and2(kc(cOne32), h, h)
+	VPSLLD(Imm(4), h, h)
+	t.or(h, q, q)
+}
+
 // levels8raw is levels8 without the conversion: int32 lanes.
-func (t tier) levels8raw(m Mem, shift uint64, mask VecVirtual) VecVirtual {
+func (t tier) levels8raw(m Mem, shift uint64, mask Op) VecVirtual {
 	v := YMM()
 	VPMOVZXBD(m, v)
 	if shift > 0 {
 		VPSRLD(Imm(shift), v, v)
 	}
-	t.and(mask, v, v)
+	t.and2(mask, v, v)
 	return v
 }
 

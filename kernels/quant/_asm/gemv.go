@@ -95,6 +95,8 @@ func emitConsts() {
 	rows[cLowByte] = 0xff
 	rows[cSixteen] = 0x10101010
 	rows[cOnes8] = 0x01010101
+	rows[cMinus16] = math.Float32bits(-16)
+	rows[cOne32] = 1
 	rows[cThree] = 3
 	rows[cMinus32] = math.Float32bits(-32)
 	for i, v := range rows {
@@ -146,6 +148,12 @@ func emitConsts() {
 					v = 0x80402010
 				}
 				DATA(32*i+4*j, U32(v))
+			}
+			continue
+		}
+		if i >= cBitIdx && i < cBitIdx+4 {
+			for j := range 8 {
+				DATA(32*i+4*j, U32(uint32(8*(i-cBitIdx)+j)))
 			}
 			continue
 		}

@@ -53,7 +53,10 @@ const (
 	cOnes8     = cSixteen + 1   // 0x01 bytes
 	cSpread    = cOnes8 + 1     // VPSHUFB: byte e ← byte e/8 (of a broadcast u32)
 	cBitSel    = cSpread + 1    // bytes 1, 2, 4, …, 128 repeating
-	nKConsts   = cBitSel + 1
+	cMinus16   = cBitSel + 1    // float32 −16
+	cOne32     = cMinus16 + 1   // int32 1
+	cBitIdx    = cOne32 + 1     // cBitIdx+g: int32 8g … 8g+7 (4 rows)
+	nKConsts   = cBitIdx + 4
 )
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one

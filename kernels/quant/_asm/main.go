@@ -52,7 +52,11 @@ func main() {
 	for _, t := range tiers {
 		dequant(t, q4_0, 32)
 		dequant(t, q8_0, 32)
+		dequant(t, q4_1, 32)
+		dequant(t, q5_0, 32)
+		dequant(t, q5_1, 32)
 		dequant(t, q4_K, 256)
+		dequant(t, q5_K, 256)
 		dequant(t, q6_K, 256)
 	}
 	quantizeQ8_0()
