@@ -76,6 +76,42 @@ func gemvF32Q4_0AVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
 // gemvF32Q4_0AVX2R4 computes 4 rows of a Q4_0 × f32 GEMV (AVX2 tier).
 func gemvF32Q4_0AVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
 
+// gemvF32Q4_1AVX2R1 computes 1 rows of a Q4_1 × f32 GEMV (AVX2 tier).
+func gemvF32Q4_1AVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1AVX2R2 computes 2 rows of a Q4_1 × f32 GEMV (AVX2 tier).
+func gemvF32Q4_1AVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1AVX2R3 computes 3 rows of a Q4_1 × f32 GEMV (AVX2 tier).
+func gemvF32Q4_1AVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1AVX2R4 computes 4 rows of a Q4_1 × f32 GEMV (AVX2 tier).
+func gemvF32Q4_1AVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0AVX2R1 computes 1 rows of a Q5_0 × f32 GEMV (AVX2 tier).
+func gemvF32Q5_0AVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0AVX2R2 computes 2 rows of a Q5_0 × f32 GEMV (AVX2 tier).
+func gemvF32Q5_0AVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0AVX2R3 computes 3 rows of a Q5_0 × f32 GEMV (AVX2 tier).
+func gemvF32Q5_0AVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0AVX2R4 computes 4 rows of a Q5_0 × f32 GEMV (AVX2 tier).
+func gemvF32Q5_0AVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1AVX2R1 computes 1 rows of a Q5_1 × f32 GEMV (AVX2 tier).
+func gemvF32Q5_1AVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1AVX2R2 computes 2 rows of a Q5_1 × f32 GEMV (AVX2 tier).
+func gemvF32Q5_1AVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1AVX2R3 computes 3 rows of a Q5_1 × f32 GEMV (AVX2 tier).
+func gemvF32Q5_1AVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1AVX2R4 computes 4 rows of a Q5_1 × f32 GEMV (AVX2 tier).
+func gemvF32Q5_1AVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
+
 // gemvF32Q8_0AVX2R1 computes 1 rows of a Q8_0 × f32 GEMV (AVX2 tier).
 func gemvF32Q8_0AVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
 
@@ -99,6 +135,18 @@ func gemvQ8Q5_KAVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KAVX2R4 computes 4 rows of a Q5_K × Q8_K GEMV (AVX2 tier).
 func gemvQ8Q5_KAVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
+
+// gemvF32Q5_KAVX2R1 computes 1 rows of a Q5_K × f32 GEMV (AVX2 tier).
+func gemvF32Q5_KAVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KAVX2R2 computes 2 rows of a Q5_K × f32 GEMV (AVX2 tier).
+func gemvF32Q5_KAVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KAVX2R3 computes 3 rows of a Q5_K × f32 GEMV (AVX2 tier).
+func gemvF32Q5_KAVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KAVX2R4 computes 4 rows of a Q5_K × f32 GEMV (AVX2 tier).
+func gemvF32Q5_KAVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvQ8Q4_KAVX2R1 computes 1 rows of a Q4_K × Q8_K GEMV (AVX2 tier).
 func gemvQ8Q4_KAVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
@@ -292,6 +340,78 @@ func gemvF32Q4_0AVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
 // gemvF32Q4_0AVX512R8 computes 8 rows of a Q4_0 × f32 GEMV (AVX512 tier).
 func gemvF32Q4_0AVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
 
+// gemvF32Q4_1AVX512R1 computes 1 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_1AVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1AVX512R2 computes 2 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_1AVX512R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1AVX512R3 computes 3 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_1AVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1AVX512R4 computes 4 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_1AVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1AVX512R5 computes 5 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_1AVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1AVX512R6 computes 6 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_1AVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1AVX512R7 computes 7 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_1AVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1AVX512R8 computes 8 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q4_1AVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0AVX512R1 computes 1 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_0AVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0AVX512R2 computes 2 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_0AVX512R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0AVX512R3 computes 3 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_0AVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0AVX512R4 computes 4 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_0AVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0AVX512R5 computes 5 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_0AVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0AVX512R6 computes 6 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_0AVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0AVX512R7 computes 7 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_0AVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0AVX512R8 computes 8 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_0AVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1AVX512R1 computes 1 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_1AVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1AVX512R2 computes 2 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_1AVX512R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1AVX512R3 computes 3 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_1AVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1AVX512R4 computes 4 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_1AVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1AVX512R5 computes 5 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_1AVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1AVX512R6 computes 6 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_1AVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1AVX512R7 computes 7 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_1AVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1AVX512R8 computes 8 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+func gemvF32Q5_1AVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
+
 // gemvF32Q8_0AVX512R1 computes 1 rows of a Q8_0 × f32 GEMV (AVX512 tier).
 func gemvF32Q8_0AVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
 
@@ -339,6 +459,30 @@ func gemvQ8Q5_KAVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KAVX512R8 computes 8 rows of a Q5_K × Q8_K GEMV (AVX512 tier).
 func gemvQ8Q5_KAVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
+
+// gemvF32Q5_KAVX512R1 computes 1 rows of a Q5_K × f32 GEMV (AVX512 tier).
+func gemvF32Q5_KAVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KAVX512R2 computes 2 rows of a Q5_K × f32 GEMV (AVX512 tier).
+func gemvF32Q5_KAVX512R2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KAVX512R3 computes 3 rows of a Q5_K × f32 GEMV (AVX512 tier).
+func gemvF32Q5_KAVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KAVX512R4 computes 4 rows of a Q5_K × f32 GEMV (AVX512 tier).
+func gemvF32Q5_KAVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KAVX512R5 computes 5 rows of a Q5_K × f32 GEMV (AVX512 tier).
+func gemvF32Q5_KAVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KAVX512R6 computes 6 rows of a Q5_K × f32 GEMV (AVX512 tier).
+func gemvF32Q5_KAVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KAVX512R7 computes 7 rows of a Q5_K × f32 GEMV (AVX512 tier).
+func gemvF32Q5_KAVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KAVX512R8 computes 8 rows of a Q5_K × f32 GEMV (AVX512 tier).
+func gemvF32Q5_KAVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvQ8Q4_KAVX512R1 computes 1 rows of a Q4_K × Q8_K GEMV (AVX512 tier).
 func gemvQ8Q4_KAVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
@@ -580,6 +724,78 @@ func gemvF32Q4_0VNNIR7(y *float32, w *byte, stride int, x *float32, nb int)
 // gemvF32Q4_0VNNIR8 computes 8 rows of a Q4_0 × f32 GEMV (VNNI tier).
 func gemvF32Q4_0VNNIR8(y *float32, w *byte, stride int, x *float32, nb int)
 
+// gemvF32Q4_1VNNIR1 computes 1 rows of a Q4_1 × f32 GEMV (VNNI tier).
+func gemvF32Q4_1VNNIR1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1VNNIR2 computes 2 rows of a Q4_1 × f32 GEMV (VNNI tier).
+func gemvF32Q4_1VNNIR2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1VNNIR3 computes 3 rows of a Q4_1 × f32 GEMV (VNNI tier).
+func gemvF32Q4_1VNNIR3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1VNNIR4 computes 4 rows of a Q4_1 × f32 GEMV (VNNI tier).
+func gemvF32Q4_1VNNIR4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1VNNIR5 computes 5 rows of a Q4_1 × f32 GEMV (VNNI tier).
+func gemvF32Q4_1VNNIR5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1VNNIR6 computes 6 rows of a Q4_1 × f32 GEMV (VNNI tier).
+func gemvF32Q4_1VNNIR6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1VNNIR7 computes 7 rows of a Q4_1 × f32 GEMV (VNNI tier).
+func gemvF32Q4_1VNNIR7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q4_1VNNIR8 computes 8 rows of a Q4_1 × f32 GEMV (VNNI tier).
+func gemvF32Q4_1VNNIR8(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0VNNIR1 computes 1 rows of a Q5_0 × f32 GEMV (VNNI tier).
+func gemvF32Q5_0VNNIR1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0VNNIR2 computes 2 rows of a Q5_0 × f32 GEMV (VNNI tier).
+func gemvF32Q5_0VNNIR2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0VNNIR3 computes 3 rows of a Q5_0 × f32 GEMV (VNNI tier).
+func gemvF32Q5_0VNNIR3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0VNNIR4 computes 4 rows of a Q5_0 × f32 GEMV (VNNI tier).
+func gemvF32Q5_0VNNIR4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0VNNIR5 computes 5 rows of a Q5_0 × f32 GEMV (VNNI tier).
+func gemvF32Q5_0VNNIR5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0VNNIR6 computes 6 rows of a Q5_0 × f32 GEMV (VNNI tier).
+func gemvF32Q5_0VNNIR6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0VNNIR7 computes 7 rows of a Q5_0 × f32 GEMV (VNNI tier).
+func gemvF32Q5_0VNNIR7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_0VNNIR8 computes 8 rows of a Q5_0 × f32 GEMV (VNNI tier).
+func gemvF32Q5_0VNNIR8(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1VNNIR1 computes 1 rows of a Q5_1 × f32 GEMV (VNNI tier).
+func gemvF32Q5_1VNNIR1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1VNNIR2 computes 2 rows of a Q5_1 × f32 GEMV (VNNI tier).
+func gemvF32Q5_1VNNIR2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1VNNIR3 computes 3 rows of a Q5_1 × f32 GEMV (VNNI tier).
+func gemvF32Q5_1VNNIR3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1VNNIR4 computes 4 rows of a Q5_1 × f32 GEMV (VNNI tier).
+func gemvF32Q5_1VNNIR4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1VNNIR5 computes 5 rows of a Q5_1 × f32 GEMV (VNNI tier).
+func gemvF32Q5_1VNNIR5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1VNNIR6 computes 6 rows of a Q5_1 × f32 GEMV (VNNI tier).
+func gemvF32Q5_1VNNIR6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1VNNIR7 computes 7 rows of a Q5_1 × f32 GEMV (VNNI tier).
+func gemvF32Q5_1VNNIR7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_1VNNIR8 computes 8 rows of a Q5_1 × f32 GEMV (VNNI tier).
+func gemvF32Q5_1VNNIR8(y *float32, w *byte, stride int, x *float32, nb int)
+
 // gemvF32Q8_0VNNIR1 computes 1 rows of a Q8_0 × f32 GEMV (VNNI tier).
 func gemvF32Q8_0VNNIR1(y *float32, w *byte, stride int, x *float32, nb int)
 
@@ -627,6 +843,30 @@ func gemvQ8Q5_KVNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KVNNIR8 computes 8 rows of a Q5_K × Q8_K GEMV (VNNI tier).
 func gemvQ8Q5_KVNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
+
+// gemvF32Q5_KVNNIR1 computes 1 rows of a Q5_K × f32 GEMV (VNNI tier).
+func gemvF32Q5_KVNNIR1(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KVNNIR2 computes 2 rows of a Q5_K × f32 GEMV (VNNI tier).
+func gemvF32Q5_KVNNIR2(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KVNNIR3 computes 3 rows of a Q5_K × f32 GEMV (VNNI tier).
+func gemvF32Q5_KVNNIR3(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KVNNIR4 computes 4 rows of a Q5_K × f32 GEMV (VNNI tier).
+func gemvF32Q5_KVNNIR4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KVNNIR5 computes 5 rows of a Q5_K × f32 GEMV (VNNI tier).
+func gemvF32Q5_KVNNIR5(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KVNNIR6 computes 6 rows of a Q5_K × f32 GEMV (VNNI tier).
+func gemvF32Q5_KVNNIR6(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KVNNIR7 computes 7 rows of a Q5_K × f32 GEMV (VNNI tier).
+func gemvF32Q5_KVNNIR7(y *float32, w *byte, stride int, x *float32, nb int)
+
+// gemvF32Q5_KVNNIR8 computes 8 rows of a Q5_K × f32 GEMV (VNNI tier).
+func gemvF32Q5_KVNNIR8(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvQ8Q4_KVNNIR1 computes 1 rows of a Q4_K × Q8_K GEMV (VNNI tier).
 func gemvQ8Q4_KVNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)

@@ -12,8 +12,9 @@ import (
 // levels in registers (never written to memory) and multiplied into x with
 // FMA. The block's scale is applied once per block and row:
 //
-//	q8_0  y += d · Σ q·x
-//	q4_0  y += d · (Σ q·x − 8·Σx)   (−8·Σx per lane shared by the rows)
+//	q8_0        y += d · Σ q·x
+//	q4_0, q5_0  y += d · (Σ q·x − bias·Σx)   (−bias·Σx per lane shared by the rows)
+//	q4_1, q5_1  y += d · Σ q·x + m · Σx
 //
 // x is read once per block for all rb rows.
 
@@ -22,11 +23,10 @@ func gemvF32(t tier, f format, rb int) {
 	name := fmt.Sprintf("gemvF32%s%sR%d", f.name, t.name, rb)
 	w, s, x, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × f32 GEMV (%s tier).", name, rb, f.name, t.name), "x", "*float32")
 	acc := t.zeroAccs(rb)
-	var nibble, minus8 VecVirtual
-	if f == q4_0 {
-		nibble, minus8 = YMM(), YMM()
+	var nibble VecVirtual
+	if f != q8_0 {
+		nibble = YMM()
 		VPBROADCASTD(kc(cNibble), nibble)
-		VBROADCASTSS(kc(cMinus8), minus8)
 	}
 	row := GP64()
 	loop, done := "loop"+name, "done"+name
@@ -38,13 +38,19 @@ func gemvF32(t tier, f format, rb int) {
 		xs[i] = YMM()
 		VMOVUPS(Mem{Base: x, Disp: 32 * i}, xs[i])
 	}
+	// Σx per lane: times −bias for q4_0/q5_0, as it is for q4_1/q5_1.
 	var corr VecVirtual
-	if f == q4_0 {
+	if f != q8_0 {
 		corr = YMM()
 		VADDPS(xs[0], xs[1], corr)
 		VADDPS(xs[2], corr, corr)
 		VADDPS(xs[3], corr, corr)
-		VMULPS(minus8, corr, corr)
+		switch f.bias {
+		case 8:
+			VMULPS(kc(cMinus8), corr, corr)
+		case 16:
+			VMULPS(kc(cMinus16), corr, corr)
+		}
 	}
 	MOVQ(w, row)
 	for r := range rb {
@@ -65,20 +71,38 @@ func gemvF32(t tier, f format, rb int) {
 					VFMADD231PS(xs[i], q, tb)
 				}
 			}
-		case q4_0:
+		default: // q4_0, q4_1, q5_0, q5_1
 			// Bytes 0–7 hold weights 0–7 (low nibbles) and 16–23 (high);
 			// bytes 8–15 weights 8–15 and 24–31.
-			t.loadu(corr, tb)
+			var qh VecVirtual
+			if f.qh >= 0 {
+				qh = YMM()
+				VPBROADCASTD(Mem{Base: row, Disp: f.qh}, qh)
+			}
+			if f.bias > 0 {
+				t.loadu(corr, tb)
+			} else {
+				t.zero(tb)
+			}
 			for half := range 2 {
 				a, lo, hi := YMM(), YMM(), YMM()
-				VPMOVZXBD(Mem{Base: row, Disp: 2 + 8*half}, a)
+				VPMOVZXBD(Mem{Base: row, Disp: f.qs + 8*half}, a)
 				t.and(nibble, a, lo)
 				VPSRLD(Imm(4), a, hi)
+				if qh != nil {
+					t.orFifthBits8(qh, half, lo)
+					t.orFifthBits8(qh, 2+half, hi)
+				}
 				VCVTDQ2PS(lo, lo)
 				VCVTDQ2PS(hi, hi)
 				VFMADD231PS(xs[half], lo, tb)
 				VFMADD231PS(xs[2+half], hi, tb)
 			}
+		}
+		if f.min >= 0 { // + m·Σx
+			m := YMM()
+			t.halfToFloat(Mem{Base: row, Disp: f.min}, m)
+			VFMADD231PS(m, corr, acc[r])
 		}
 		d := YMM()
 		t.halfToFloat(Mem{Base: row}, d)
@@ -119,12 +143,22 @@ func gemvF32K(t tier, f format, rb int) {
 		}
 		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes)
 		switch f {
-		case q4_K:
+		case q4_K, q5_K:
 			dsc, dmn := t.q4KSubScales(row)
+			qsOff := 16
+			if f == q5_K {
+				qsOff = 48
+			}
 			for j := range 8 {
 				d1, m1 := laneBroadcast(dsc, j), laneBroadcast(dmn, j)
 				for k := range 4 {
-					q := t.levels8(Mem{Base: row, Disp: 16 + 32*(j/2) + 8*k}, false, uint64(4*(j%2)), nibble)
+					q := t.levels8raw(Mem{Base: row, Disp: qsOff + 32*(j/2) + 8*k}, uint64(4*(j%2)), nibble)
+					if f == q5_K { // bit j of the weight's qh byte is its fifth bit
+						h := t.levels8raw(Mem{Base: row, Disp: 16 + 8*k}, uint64(j), kc(cOne32))
+						VPSLLD(Imm(4), h, h)
+						t.or(h, q, q)
+					}
+					VCVTDQ2PS(q, q)
 					VFMSUB213PS(m1, d1, q) // q·d1 − m1
 					VFMADD231PS(Mem{Base: x, Disp: 4 * (32*j + 8*k)}, q, acc[r])
 				}

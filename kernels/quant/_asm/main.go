@@ -32,13 +32,16 @@ func main() {
 				gemvQ8(t, f, rb)
 			}
 		}
-		for _, f := range []format{q4_0, q8_0} {
+		for _, f := range []format{q4_0, q4_1, q5_0, q5_1, q8_0} {
 			for rb := 1; rb <= t.maxRB; rb++ {
 				gemvF32(t, f, rb)
 			}
 		}
 		for rb := 1; rb <= t.maxRB; rb++ {
 			gemvK(t, q5_K, rb)
+		}
+		for rb := 1; rb <= t.maxRB; rb++ {
+			gemvF32K(t, q5_K, rb)
 		}
 		for _, f := range []format{q4_K, q6_K} {
 			for rb := 1; rb <= t.maxRB; rb++ {
