@@ -472,18 +472,6 @@ func gemvF32Q5_KAVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
 // gemvF32Q5_KAVX512R4 computes 4 rows of a Q5_K × f32 GEMV (AVX512 tier).
 func gemvF32Q5_KAVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
 
-// gemvF32Q5_KAVX512R5 computes 5 rows of a Q5_K × f32 GEMV (AVX512 tier).
-func gemvF32Q5_KAVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q5_KAVX512R6 computes 6 rows of a Q5_K × f32 GEMV (AVX512 tier).
-func gemvF32Q5_KAVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q5_KAVX512R7 computes 7 rows of a Q5_K × f32 GEMV (AVX512 tier).
-func gemvF32Q5_KAVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q5_KAVX512R8 computes 8 rows of a Q5_K × f32 GEMV (AVX512 tier).
-func gemvF32Q5_KAVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
-
 // gemvQ8Q4_KAVX512R1 computes 1 rows of a Q4_K × Q8_K GEMV (AVX512 tier).
 func gemvQ8Q4_KAVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
@@ -520,18 +508,6 @@ func gemvF32Q4_KAVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
 // gemvF32Q4_KAVX512R4 computes 4 rows of a Q4_K × f32 GEMV (AVX512 tier).
 func gemvF32Q4_KAVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
 
-// gemvF32Q4_KAVX512R5 computes 5 rows of a Q4_K × f32 GEMV (AVX512 tier).
-func gemvF32Q4_KAVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q4_KAVX512R6 computes 6 rows of a Q4_K × f32 GEMV (AVX512 tier).
-func gemvF32Q4_KAVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q4_KAVX512R7 computes 7 rows of a Q4_K × f32 GEMV (AVX512 tier).
-func gemvF32Q4_KAVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q4_KAVX512R8 computes 8 rows of a Q4_K × f32 GEMV (AVX512 tier).
-func gemvF32Q4_KAVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
-
 // gemvQ8Q6_KAVX512R1 computes 1 rows of a Q6_K × Q8_K GEMV (AVX512 tier).
 func gemvQ8Q6_KAVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
@@ -567,18 +543,6 @@ func gemvF32Q6_KAVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q6_KAVX512R4 computes 4 rows of a Q6_K × f32 GEMV (AVX512 tier).
 func gemvF32Q6_KAVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q6_KAVX512R5 computes 5 rows of a Q6_K × f32 GEMV (AVX512 tier).
-func gemvF32Q6_KAVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q6_KAVX512R6 computes 6 rows of a Q6_K × f32 GEMV (AVX512 tier).
-func gemvF32Q6_KAVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q6_KAVX512R7 computes 7 rows of a Q6_K × f32 GEMV (AVX512 tier).
-func gemvF32Q6_KAVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q6_KAVX512R8 computes 8 rows of a Q6_K × f32 GEMV (AVX512 tier).
-func gemvF32Q6_KAVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvQ8Q4_0VNNIR1 computes 1 rows of a Q4_0 × Q8_0 GEMV (VNNI tier, two blocks per vector).
 func gemvQ8Q4_0VNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
@@ -856,18 +820,6 @@ func gemvF32Q5_KVNNIR3(y *float32, w *byte, stride int, x *float32, nb int)
 // gemvF32Q5_KVNNIR4 computes 4 rows of a Q5_K × f32 GEMV (VNNI tier).
 func gemvF32Q5_KVNNIR4(y *float32, w *byte, stride int, x *float32, nb int)
 
-// gemvF32Q5_KVNNIR5 computes 5 rows of a Q5_K × f32 GEMV (VNNI tier).
-func gemvF32Q5_KVNNIR5(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q5_KVNNIR6 computes 6 rows of a Q5_K × f32 GEMV (VNNI tier).
-func gemvF32Q5_KVNNIR6(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q5_KVNNIR7 computes 7 rows of a Q5_K × f32 GEMV (VNNI tier).
-func gemvF32Q5_KVNNIR7(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q5_KVNNIR8 computes 8 rows of a Q5_K × f32 GEMV (VNNI tier).
-func gemvF32Q5_KVNNIR8(y *float32, w *byte, stride int, x *float32, nb int)
-
 // gemvQ8Q4_KVNNIR1 computes 1 rows of a Q4_K × Q8_K GEMV (VNNI tier).
 func gemvQ8Q4_KVNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
 
@@ -904,18 +856,6 @@ func gemvF32Q4_KVNNIR3(y *float32, w *byte, stride int, x *float32, nb int)
 // gemvF32Q4_KVNNIR4 computes 4 rows of a Q4_K × f32 GEMV (VNNI tier).
 func gemvF32Q4_KVNNIR4(y *float32, w *byte, stride int, x *float32, nb int)
 
-// gemvF32Q4_KVNNIR5 computes 5 rows of a Q4_K × f32 GEMV (VNNI tier).
-func gemvF32Q4_KVNNIR5(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q4_KVNNIR6 computes 6 rows of a Q4_K × f32 GEMV (VNNI tier).
-func gemvF32Q4_KVNNIR6(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q4_KVNNIR7 computes 7 rows of a Q4_K × f32 GEMV (VNNI tier).
-func gemvF32Q4_KVNNIR7(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q4_KVNNIR8 computes 8 rows of a Q4_K × f32 GEMV (VNNI tier).
-func gemvF32Q4_KVNNIR8(y *float32, w *byte, stride int, x *float32, nb int)
-
 // gemvQ8Q6_KVNNIR1 computes 1 rows of a Q6_K × Q8_K GEMV (VNNI tier).
 func gemvQ8Q6_KVNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
 
@@ -951,18 +891,6 @@ func gemvF32Q6_KVNNIR3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q6_KVNNIR4 computes 4 rows of a Q6_K × f32 GEMV (VNNI tier).
 func gemvF32Q6_KVNNIR4(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q6_KVNNIR5 computes 5 rows of a Q6_K × f32 GEMV (VNNI tier).
-func gemvF32Q6_KVNNIR5(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q6_KVNNIR6 computes 6 rows of a Q6_K × f32 GEMV (VNNI tier).
-func gemvF32Q6_KVNNIR6(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q6_KVNNIR7 computes 7 rows of a Q6_K × f32 GEMV (VNNI tier).
-func gemvF32Q6_KVNNIR7(y *float32, w *byte, stride int, x *float32, nb int)
-
-// gemvF32Q6_KVNNIR8 computes 8 rows of a Q6_K × f32 GEMV (VNNI tier).
-func gemvF32Q6_KVNNIR8(y *float32, w *byte, stride int, x *float32, nb int)
 
 // dequantQ4_0AVX2 dequantizes nb Q4_0 blocks to float32, as dequantize_row_Q4_0 (AVX2 tier).
 func dequantQ4_0AVX2(dst *float32, w *byte, nb int)

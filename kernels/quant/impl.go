@@ -19,8 +19,10 @@ type (
 // Impl is one ISA tier's implementation of the quant kernels.
 type Impl struct {
 	Tier isa.Tier
-	// maxRB is the most rows per pass its GEMVs take (0: any, up to MaxRB).
-	maxRB int
+	// maxRB is the most rows per pass its GEMVs take (0: any, up to
+	// MaxRB); maxRBF32 overrides it for gemv-f32 of some formats.
+	maxRB    int
+	maxRBF32 map[Format]int
 	// Which formats each kernel covers in this tier (for QuantizeQ8: the
 	// activation formats).
 	gemvF32    map[Format]gemvF32Func
@@ -77,8 +79,12 @@ func (im Impl) Has(p Params) (bool, string) {
 	if ok, why := im.HasFormat(k, f); !ok {
 		return false, why
 	}
-	if (k == GemvF32 || k == GemvQ8) && im.maxRB > 0 && p.Rows() > im.maxRB {
-		return false, fmt.Sprintf("%s %s takes at most %d rows per pass (rb=%d)", im.Tier, k, im.maxRB, p.Rows())
+	most := im.maxRB
+	if n, ok := im.maxRBF32[f]; ok && k == GemvF32 {
+		most = n
+	}
+	if (k == GemvF32 || k == GemvQ8) && most > 0 && p.Rows() > most {
+		return false, fmt.Sprintf("%s %s %s takes at most %d rows per pass (rb=%d)", im.Tier, k, f, most, p.Rows())
 	}
 	return true, ""
 }

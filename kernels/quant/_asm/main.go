@@ -12,6 +12,11 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 )
 
+// maxRBF32K caps the rows per pass of the K-quant gemv-f32 kernels: each
+// row unrolls a whole super-block, and more rows do not make the (compute
+// bound) f32 path faster, only the file larger.
+const maxRBF32K = 4
+
 func main() {
 	// avo loads the package for type information; pin the target so the
 	// output does not depend on the host (mmcloughlin/avo#450).
@@ -40,14 +45,14 @@ func main() {
 		for rb := 1; rb <= t.maxRB; rb++ {
 			gemvK(t, q5_K, rb)
 		}
-		for rb := 1; rb <= t.maxRB; rb++ {
+		for rb := 1; rb <= min(t.maxRB, maxRBF32K); rb++ {
 			gemvF32K(t, q5_K, rb)
 		}
 		for _, f := range []format{q4_K, q6_K} {
 			for rb := 1; rb <= t.maxRB; rb++ {
 				gemvK(t, f, rb)
 			}
-			for rb := 1; rb <= t.maxRB; rb++ {
+			for rb := 1; rb <= min(t.maxRB, maxRBF32K); rb++ {
 				gemvF32K(t, f, rb)
 			}
 		}
