@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ckbench/ckbench/kernels/isa"
 )
 
 // Seeds from GGML's golden data when it is there (the shared folder beside
@@ -111,6 +113,46 @@ func FuzzRoundTrip(f *testing.F) {
 		for _, fm := range Formats() {
 			if err := checkRoundTrip(fm, x); err != nil {
 				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// FuzzDequantizeTiers: on any bytes, every SIMD tier's dequantizer gives
+// the generic tier's floats bit for bit (NaN for NaN: F16C quiets a
+// signalling NaN scale, Go keeps its payload as it is).
+func FuzzDequantizeTiers(f *testing.F) {
+	for _, fm := range WeightFormats() {
+		goldenSeeds(f, fm.String()+".quant.bin", fm.Info().Bytes)
+	}
+	f.Add(make([]byte, 420))
+	gen, _ := Lookup(isa.Generic)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, fm := range WeightFormats() {
+			fi := fm.Info()
+			n := len(data) / fi.Bytes
+			if n == 0 {
+				continue
+			}
+			p := Params{Kernel: Dequant, Fmt: fm, M: 1, K: n * fi.Block}
+			b := Buffers{W: data[:n*fi.Bytes], D: make([]float32, p.K)}
+			gen.Run(p, b)
+			want := append([]float32(nil), b.D...)
+			for _, im := range Impls() {
+				if im.Tier == isa.Generic || !isa.Detect(im.Tier).Runs {
+					continue
+				}
+				if ok, _ := im.Has(p); !ok {
+					continue
+				}
+				clear(b.D)
+				im.Run(p, b)
+				for i, v := range b.D {
+					w := want[i]
+					if math.Float32bits(v) != math.Float32bits(w) && !(v != v && w != w) {
+						t.Fatalf("%s %s element %d: %v (%#08x), generic %v (%#08x)", im.Tier, fm, i, v, math.Float32bits(v), w, math.Float32bits(w))
+					}
+				}
 			}
 		}
 	})
