@@ -146,19 +146,11 @@ func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, erro
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
-	if opt.Threads > 1 {
-		return nil, fmt.Errorf("--threads %d: only 1 thread is supported in this version", opt.Threads)
+	if err := opt.prepare(info); err != nil {
+		return nil, err
 	}
-	opt.defaults(info)
 	plan := &Plan{Family: "attention"}
-	status := map[isa.Tier]isa.Status{}
-	for _, t := range g.Tiers {
-		st := isa.Detect(t)
-		if _, ok := attention.Lookup(t); !ok && st.Runs {
-			st.Runs, st.Reason = false, noKernels(t)
-		}
-		status[t] = st
-	}
+	status := tierStatus(g.Tiers, func(t isa.Tier) bool { _, ok := attention.Lookup(t); return ok }, noKernels)
 	for _, d := range g.HeadDims {
 		for _, hp := range g.Heads {
 			for _, ctx := range g.Ctxs {

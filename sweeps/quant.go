@@ -193,19 +193,12 @@ func PlanQuant(g QuantGrid, opt Options, info machine.Info) (*Plan, error) {
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
-	if opt.Threads > 1 {
-		return nil, fmt.Errorf("--threads %d: only 1 thread is supported in this version", opt.Threads)
+	if err := opt.prepare(info); err != nil {
+		return nil, err
 	}
-	opt.defaults(info)
 	plan := &Plan{Family: "quant"}
-	status := map[isa.Tier]isa.Status{}
-	for _, t := range g.Tiers {
-		st := isa.Detect(t)
-		if _, ok := quant.Lookup(t); !ok && st.Runs {
-			st.Runs, st.Reason = false, "no "+string(t)+" quant kernels in this build"
-		}
-		status[t] = st
-	}
+	status := tierStatus(g.Tiers, func(t isa.Tier) bool { _, ok := quant.Lookup(t); return ok },
+		func(t isa.Tier) string { return "no " + string(t) + " quant kernels in this build" })
 	quantized := map[string]bool{} // quantize-q8 points already planned (per act format and K)
 	for _, f := range g.Formats {
 		for _, s := range g.Shapes {

@@ -43,6 +43,30 @@ type Options struct {
 	Progress io.Writer
 }
 
+// prepare checks what every family's planner refuses alike and fills the
+// defaults.
+func (o *Options) prepare(info machine.Info) error {
+	if o.Threads > 1 {
+		return fmt.Errorf("--threads %d: only 1 thread is supported in this version", o.Threads)
+	}
+	o.defaults(info)
+	return nil
+}
+
+// tierStatus is each tier's isa.Detect, marked as not running where this
+// binary has no kernels of the family for it (why says so).
+func tierStatus(tiers []isa.Tier, built func(isa.Tier) bool, why func(isa.Tier) string) map[isa.Tier]isa.Status {
+	status := map[isa.Tier]isa.Status{}
+	for _, t := range tiers {
+		st := isa.Detect(t)
+		if st.Runs && !built(t) {
+			st.Runs, st.Reason = false, why(t)
+		}
+		status[t] = st
+	}
+	return status
+}
+
 func (o *Options) defaults(info machine.Info) {
 	if o.Threads == 0 {
 		o.Threads = 1
