@@ -111,40 +111,22 @@ func formatList(fs []quant.Format) []string {
 	return s
 }
 
-// printQuantSummary is printSummary for the quant family.
-func printQuantSummary(w io.Writer, recs []results.Record) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "kernel\tisa\tfmt\tact\tMxK\trb\tstatus\tµs/call\tGB/s\tGFLOP/s\tGOP/s\tlevel\t% bound\tcv %\t")
-	for _, r := range recs {
-		us := results.Missing()
-		if r.NsMedian.Valid() {
-			us = r.NsMedian / 1000
-		}
-		level := r.Level
-		if level == "" {
-			level = "-"
-		}
+// quantSummary: quantize-q8 points have no M (x alone) and no rb.
+var quantSummary = summaryColumns{
+	keys: "kernel\tisa\tfmt\tact\tMxK\trb",
+	cells: func(r *results.Record) string {
 		shape, rb := fmt.Sprintf("%dx%d", r.M, r.K), fmt.Sprint(r.RB)
-		if r.M == 0 { // quantize-q8: x alone
+		if r.M == 0 {
 			shape, rb = fmt.Sprintf("K=%d", r.K), "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Kernel, r.ISA, r.Fmt, r.Act, shape, rb,
-			r.Status, num(us, "%.1f"), num(r.GBs, "%.1f"), num(r.GFlops, "%.1f"), num(r.GOps, "%.1f"), level, num(r.PctOfBound, "%.0f"), num(r.CvPct, "%.1f"))
-	}
-	tw.Flush()
-	for _, r := range recs {
-		if r.Reason != "" {
-			fmt.Fprintf(w, "%s %s/%s fmt=%s act=%s %dx%d rb=%d: %s\n", r.Status, r.Kernel, r.ISA, r.Fmt, r.Act, r.M, r.K, r.RB, r.Reason)
-		}
-	}
-	printCounts(w, recs)
-}
-
-func num(f results.Float, format string) string {
-	if !f.Valid() {
-		return "-"
-	}
-	return fmt.Sprintf(format, float64(f))
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", r.Kernel, r.ISA, r.Fmt, r.Act, shape, rb)
+	},
+	usFormat: "%.1f",
+	rate:     "GOP/s",
+	rateCell: func(r *results.Record) string { return num(r.GOps, "%.1f") },
+	named: func(r *results.Record) string {
+		return fmt.Sprintf("%s/%s fmt=%s act=%s %dx%d rb=%d", r.Kernel, r.ISA, r.Fmt, r.Act, r.M, r.K, r.RB)
+	},
 }
 
 // listQuant is `ckbench list quant`.

@@ -193,9 +193,9 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 		}
 	}
 	if plan.Family == "quant" {
-		printQuantSummary(stdout, run.Records())
+		printSummary(stdout, run.Records(), quantSummary)
 	} else {
-		printSummary(stdout, run.Records())
+		printSummary(stdout, run.Records(), attentionSummary)
 	}
 	fmt.Fprintf(stdout, "\nresults: %s\n", run.Dir)
 	switch {
@@ -376,31 +376,63 @@ func countStatus(recs []results.Record, status string) int {
 	return n
 }
 
+// summaryColumns is what a family shows of its points beside the timing:
+// the columns that say what a point is, one rate of its own, and how the
+// point is named in a reason line.
+type summaryColumns struct {
+	keys     string // header of the identity columns, tab-separated
+	cells    func(r *results.Record) string
+	usFormat string // µs/call
+	rate     string // header of the family's own rate column
+	rateCell func(r *results.Record) string
+	named    func(r *results.Record) string
+}
+
+var attentionSummary = summaryColumns{
+	keys: "kernel\tisa\texp\thd\ttk\tctx\th:kvh",
+	cells: func(r *results.Record) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%d\t%d:%d", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH)
+	},
+	usFormat: "%.2f",
+	rate:     "% read",
+	rateCell: func(r *results.Record) string { return num(r.PctOfRead, "%.0f") },
+	named: func(r *results.Record) string {
+		return fmt.Sprintf("%s/%s exp=%s hd=%d tk=%s ctx=%d h:kvh=%d:%d", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH)
+	},
+}
+
 // printSummary prints one line per point: what it is, how fast, how close
-// to the read loop, and any failure or skip reason.
-func printSummary(w io.Writer, recs []results.Record) {
+// to its ceilings, then any failure or skip reason and the counts.
+func printSummary(w io.Writer, recs []results.Record, c summaryColumns) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "kernel\tisa\texp\thd\ttk\tctx\th:kvh\tstatus\tµs/call\tGB/s\tGFLOP/s\t% read\tlevel\t% bound\tcv %\t")
-	for _, r := range recs {
+	fmt.Fprintf(tw, "%s\tstatus\tµs/call\tGB/s\tGFLOP/s\t%s\tlevel\t%% bound\tcv %%\t\n", c.keys, c.rate)
+	for i := range recs {
+		r := &recs[i]
 		us := results.Missing()
 		if r.NsMedian.Valid() {
 			us = r.NsMedian / 1000
 		}
-		status := r.Status
 		level := r.Level
 		if level == "" {
 			level = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d:%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH,
-			status, num(us, "%.2f"), num(r.GBs, "%.1f"), num(r.GFlops, "%.1f"), num(r.PctOfRead, "%.0f"), level, num(r.PctOfBound, "%.0f"), num(r.CvPct, "%.1f"))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.cells(r), r.Status, num(us, c.usFormat), num(r.GBs, "%.1f"),
+			num(r.GFlops, "%.1f"), c.rateCell(r), level, num(r.PctOfBound, "%.0f"), num(r.CvPct, "%.1f"))
 	}
 	tw.Flush()
-	for _, r := range recs {
-		if r.Reason != "" {
-			fmt.Fprintf(w, "%s %s/%s exp=%s hd=%d tk=%s ctx=%d h:kvh=%d:%d: %s\n", r.Status, r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH, r.Reason)
+	for i := range recs {
+		if r := &recs[i]; r.Reason != "" {
+			fmt.Fprintf(w, "%s %s: %s\n", r.Status, c.named(r), r.Reason)
 		}
 	}
 	printCounts(w, recs)
+}
+
+func num(f results.Float, format string) string {
+	if !f.Valid() {
+		return "-"
+	}
+	return fmt.Sprintf(format, float64(f))
 }
 
 // isTerminal reports whether w is a terminal (the progress bar needs one).

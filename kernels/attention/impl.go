@@ -25,23 +25,13 @@ var impls = []Impl{{Tier: isa.Generic, flash: flashGeneric, naive: naiveGeneric}
 func Impls() []Impl { return impls }
 
 // Tiers lists the tiers this binary has attention kernels for.
-func Tiers() []isa.Tier {
-	ts := make([]isa.Tier, len(impls))
-	for i, im := range impls {
-		ts[i] = im.Tier
-	}
-	return ts
-}
+func Tiers() []isa.Tier { return isa.TiersOf(impls) }
 
 // Lookup returns the implementation of tier t, if this binary has one.
-func Lookup(t isa.Tier) (Impl, bool) {
-	for _, im := range impls {
-		if im.Tier == t {
-			return im, true
-		}
-	}
-	return Impl{}, false
-}
+func Lookup(t isa.Tier) (Impl, bool) { return isa.Find(impls, t) }
+
+// TierOf makes Impl an isa.Implemented.
+func (im Impl) TierOf() isa.Tier { return im.Tier }
 
 // Run executes p on b. The caller must have checked p.Check(b) == nil and
 // that the CPU runs im.Tier; Run itself does not allocate.

@@ -54,23 +54,13 @@ var impls = []Impl{{
 func Impls() []Impl { return impls }
 
 // Tiers lists the tiers this binary has quant kernels for.
-func Tiers() []isa.Tier {
-	ts := make([]isa.Tier, len(impls))
-	for i, im := range impls {
-		ts[i] = im.Tier
-	}
-	return ts
-}
+func Tiers() []isa.Tier { return isa.TiersOf(impls) }
 
 // Lookup returns the implementation of tier t, if this binary has one.
-func Lookup(t isa.Tier) (Impl, bool) {
-	for _, im := range impls {
-		if im.Tier == t {
-			return im, true
-		}
-	}
-	return Impl{}, false
-}
+func Lookup(t isa.Tier) (Impl, bool) { return isa.Find(impls, t) }
+
+// TierOf makes Impl an isa.Implemented.
+func (im Impl) TierOf() isa.Tier { return im.Tier }
 
 // Has reports whether im implements p's kernel for its format and rows
 // per pass, and if not why.

@@ -36,12 +36,8 @@ func (t tier) storeu8(v VecVirtual, m Mem) { VMOVUPS(v, m) } // VEX or EVEX, as 
 // dequant generates func(dst *float32, w *byte, nb int).
 func dequant(t tier, f format, block int) {
 	name := fmt.Sprintf("dequant%s%s", f.name, t.name)
-	TEXT(name, NOSPLIT, "func(dst *float32, w *byte, nb int)")
-	Doc(fmt.Sprintf("%s dequantizes nb %s blocks to float32, as dequantize_row_%s (%s tier).", name, f.name, f.name, t.name))
-	dst, w, nb := GP64(), GP64(), GP64()
-	Load(Param("dst"), dst)
-	Load(Param("w"), w)
-	Load(Param("nb"), nb)
+	dst, w, nb := blocksKernel(name, fmt.Sprintf("%s dequantizes nb %s blocks to float32, as dequantize_row_%s (%s tier).", name, f.name, f.name, t.name),
+		"dst *float32", "w *byte")
 	nibble := YMM()
 	VPBROADCASTD(kc(cNibble), nibble)
 	loop, done := "loop"+name, "done"+name
@@ -98,19 +94,10 @@ func dequant(t tier, f format, block int) {
 		// then broadcast (VPERMPS) for its 32 weights. q5_K: bit j of the
 		// weight's byte in qh (32 B at 16) is its fifth bit.
 		dsc, dmn := t.q4KSubScales(w)
-		qsOff := 16
-		if f == q5_K {
-			qsOff = 48
-		}
 		for j := range 8 {
 			d1, m1 := laneBroadcast(dsc, j), laneBroadcast(dmn, j)
 			for k := range 4 {
-				q := t.levels8raw(Mem{Base: w, Disp: qsOff + 32*(j/2) + 8*k}, uint64(4*(j%2)), nibble)
-				if f == q5_K {
-					h := t.levels8raw(Mem{Base: w, Disp: 16 + 8*k}, uint64(j), kc(cOne32))
-					VPSLLD(Imm(4), h, h)
-					t.or(h, q, q)
-				}
+				q := t.kLevels8(w, f, j, k, nibble)
 				VCVTDQ2PS(q, q)
 				VMULPS(d1, q, q)
 				VSUBPS(m1, q, q)
@@ -128,10 +115,7 @@ func dequant(t tier, f format, block int) {
 			for quarter := range 4 { // elements 128n + 32·quarter + l, l < 32
 				for k := range 4 { // 8 of them: l = 8k…8k+7
 					l := 8 * k
-					lo := t.levels8raw(Mem{Base: w, Disp: 64*n + 32*(quarter%2) + l}, uint64(4*(quarter/2)), nibble)
-					hi := t.levels8raw(Mem{Base: w, Disp: 128 + 32*n + l}, uint64(2*quarter), three)
-					VPSLLD(Imm(4), hi, hi)
-					VPOR(hi, lo, lo)
+					lo := t.q6Levels8(w, n, quarter, l, nibble, three)
 					VCVTDQ2PS(lo, lo)
 					VADDPS(minus32, lo, lo)      // q − 32, exact
 					sub := 8*n + 2*quarter + k/2 // (128n + 32·quarter + l) / 16
@@ -158,6 +142,34 @@ func (t tier) orFifthBits8(qh VecVirtual, g int, q VecVirtual) {
 	t.and2(kc(cOne32), h, h)
 	VPSLLD(Imm(4), h, h)
 	t.or(h, q, q)
+}
+
+// kLevels8 returns the int32 levels of weights 32j+8k … 32j+8k+7 of the
+// q4_K or q5_K super-block at p (sub-block j: low nibbles of chunk j/2 for
+// even j, high for odd; q5_K adds bit j of the weight's qh byte as 16).
+func (t tier) kLevels8(p GPVirtual, f format, j, k int, nibble VecVirtual) VecVirtual {
+	qsOff := 16
+	if f == q5_K {
+		qsOff = 48
+	}
+	q := t.levels8raw(Mem{Base: p, Disp: qsOff + 32*(j/2) + 8*k}, uint64(4*(j%2)), nibble)
+	if f == q5_K {
+		h := t.levels8raw(Mem{Base: p, Disp: 16 + 8*k}, uint64(j), kc(cOne32))
+		VPSLLD(Imm(4), h, h)
+		t.or(h, q, q)
+	}
+	return q
+}
+
+// q6Levels8 returns the int32 levels (0…63) of weights 128n + 32·quarter +
+// l … +7 of the q6_K super-block at p: 4 low bits from ql (low or high
+// nibble), 2 high bits from qh (bits 2·quarter, 2·quarter+1).
+func (t tier) q6Levels8(p GPVirtual, n, quarter, l int, nibble, three VecVirtual) VecVirtual {
+	lo := t.levels8raw(Mem{Base: p, Disp: 64*n + 32*(quarter%2) + l}, uint64(4*(quarter/2)), nibble)
+	hi := t.levels8raw(Mem{Base: p, Disp: 128 + 32*n + l}, uint64(2*quarter), three)
+	VPSLLD(Imm(4), hi, hi)
+	t.or(hi, lo, lo)
+	return lo
 }
 
 // levels8raw is levels8 without the conversion: int32 lanes.

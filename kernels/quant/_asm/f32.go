@@ -145,19 +145,10 @@ func gemvF32K(t tier, f format, rb int) {
 		switch f {
 		case q4_K, q5_K:
 			dsc, dmn := t.q4KSubScales(row)
-			qsOff := 16
-			if f == q5_K {
-				qsOff = 48
-			}
 			for j := range 8 {
 				d1, m1 := laneBroadcast(dsc, j), laneBroadcast(dmn, j)
 				for k := range 4 {
-					q := t.levels8raw(Mem{Base: row, Disp: qsOff + 32*(j/2) + 8*k}, uint64(4*(j%2)), nibble)
-					if f == q5_K { // bit j of the weight's qh byte is its fifth bit
-						h := t.levels8raw(Mem{Base: row, Disp: 16 + 8*k}, uint64(j), kc(cOne32))
-						VPSLLD(Imm(4), h, h)
-						t.or(h, q, q)
-					}
+					q := t.kLevels8(row, f, j, k, nibble)
 					VCVTDQ2PS(q, q)
 					VFMSUB213PS(m1, d1, q) // q·d1 − m1
 					VFMADD231PS(Mem{Base: x, Disp: 4 * (32*j + 8*k)}, q, acc[r])
@@ -169,10 +160,7 @@ func gemvF32K(t tier, f format, rb int) {
 				for quarter := range 4 {
 					for k := range 4 {
 						l := 8 * k
-						lo := t.levels8raw(Mem{Base: row, Disp: 64*n + 32*(quarter%2) + l}, uint64(4*(quarter/2)), nibble)
-						hi := t.levels8raw(Mem{Base: row, Disp: 128 + 32*n + l}, uint64(2*quarter), three)
-						VPSLLD(Imm(4), hi, hi)
-						t.or(hi, lo, lo)
+						lo := t.q6Levels8(row, n, quarter, l, nibble, three)
 						VCVTDQ2PS(lo, lo)
 						sub := 8*n + 2*quarter + k/2
 						sv, s32 := laneBroadcast(scs[sub/8], sub%8), YMM()

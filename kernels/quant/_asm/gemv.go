@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -174,7 +175,13 @@ func kc(i int) Mem { return constTable.Offset(32 * i) }
 // dotU8S8 returns, in int32 lanes, Σ of 4 consecutive u8·s8 products of
 // u and s (each lane four bytes), with add (if not nil) added per lane.
 func (t tier) dotU8S8(u VecVirtual, s Op, add VecVirtual) VecVirtual {
-	p := YMM()
+	return t.dotIn(YMM, kc(cOnes16), u, s, add)
+}
+
+// dotIn is dotU8S8 on vectors made by vec (YMM or ZMM); ones16 is a row
+// of int16 ones of that width.
+func (t tier) dotIn(vec func() VecVirtual, ones16 Mem, u VecVirtual, s Op, add VecVirtual) VecVirtual {
+	p := vec()
 	if t.vnni {
 		if add != nil {
 			VMOVDQA32(add, p)
@@ -184,12 +191,24 @@ func (t tier) dotU8S8(u VecVirtual, s Op, add VecVirtual) VecVirtual {
 		VPDPBUSD(s, u, p)
 		return p
 	}
-	VPMADDUBSW(s, u, p) // u8·s8 pairs summed to int16: |15·127·2|, |128·127·2| < 2^15
-	VPMADDWD(kc(cOnes16), p, p)
+	VPMADDUBSW(s, u, p) // u8·s8 pairs summed to int16: |31·127·2|, |128·127·2| < 2^15
+	VPMADDWD(ones16, p, p)
 	if add != nil {
 		VPADDD(add, p, p)
 	}
 	return p
+}
+
+// blocksKernel declares one generated block kernel, func(<out>, <in>, nb
+// int) (quantizers, dequantizers), and loads its three arguments.
+func blocksKernel(name, doc, out, in string) (o, i, nb GPVirtual) {
+	TEXT(name, NOSPLIT, "func("+out+", "+in+", nb int)")
+	Doc(doc)
+	o, i, nb = GP64(), GP64(), GP64()
+	Load(Param(strings.Fields(out)[0]), o)
+	Load(Param(strings.Fields(in)[0]), i)
+	Load(Param("nb"), nb)
+	return o, i, nb
 }
 
 // kernel declares one generated GEMV, func(y *float32, w *byte, stride

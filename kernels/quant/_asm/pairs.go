@@ -56,13 +56,7 @@ func gemvQ4_0Pairs(t tier, rb int) {
 		}
 		for pr := range 4 {
 			off := 2 * pr // first block of the pair
-			yv := ZMM()
-			VMOVDQU64(Mem{Base: xq, Disp: 2 + off*actBytes}, yv.AsY())
-			VINSERTI64X4(Imm(1), Mem{Base: xq, Disp: 2 + (off+1)*actBytes}, yv, yv)
-			e := t.dotZ(eight, yv, nil)
-			neg8 := ZMM()
-			VPXORD(neg8, neg8, neg8)
-			VPSUBD(e, neg8, neg8)
+			yv, neg8 := t.q4_0PairShared(xq, off, eight)
 			MOVQ(w, row)
 			for r := range rb {
 				if r > 0 {
@@ -98,15 +92,9 @@ func gemvQ4_0Pairs(t tier, rb int) {
 
 	// Shared by the rows: two blocks of activations, their scales, and
 	// −8·Σy per lane.
-	yv := ZMM()
-	VMOVDQU64(Mem{Base: xq, Disp: 2}, yv.AsY())
-	VINSERTI64X4(Imm(1), Mem{Base: xq, Disp: 2 + actBytes}, yv, yv)
+	yv, neg8 := t.q4_0PairShared(xq, 0, eight)
 	dy := ZMM()
 	pairHalves(t, Mem{Base: xq}, Mem{Base: xq, Disp: actBytes}, dy)
-	e := t.dotZ(eight, yv, nil)
-	neg8 := ZMM()
-	VPXORD(neg8, neg8, neg8)
-	VPSUBD(e, neg8, neg8)
 	MOVQ(w, row)
 	for r := range rb {
 		if r > 0 {
@@ -139,6 +127,19 @@ func gemvQ4_0Pairs(t tier, rb int) {
 	oneBlockQ4_0(t, w, s, xq, rb, accY)
 	Label(done)
 	t.storeRows(accY)
+}
+
+// q4_0PairShared loads the Q8_0 activations of blocks off and off+1 at xq
+// into one 512-bit vector and −8·Σy per lane (eight: 0x08 bytes).
+func (t tier) q4_0PairShared(xq GPVirtual, off int, eight VecVirtual) (yv, neg8 VecVirtual) {
+	yv = ZMM()
+	VMOVDQU64(Mem{Base: xq, Disp: 2 + off*actBytes}, yv.AsY())
+	VINSERTI64X4(Imm(1), Mem{Base: xq, Disp: 2 + (off+1)*actBytes}, yv, yv)
+	e := t.dotZ(eight, yv, nil)
+	neg8 = ZMM()
+	VPXORD(neg8, neg8, neg8)
+	VPSUBD(e, neg8, neg8)
+	return yv, neg8
 }
 
 // q4_0PairDot returns the int32 lanes of Σ (q−8)·y for the two q4_0
@@ -187,22 +188,7 @@ func pairHalves(t tier, a, b Mem, dst VecVirtual) {
 
 // dotZ is dotU8S8 on 512-bit vectors.
 func (t tier) dotZ(u VecVirtual, s Op, add VecVirtual) VecVirtual {
-	p := ZMM()
-	if t.vnni {
-		if add != nil {
-			VMOVDQA32(add, p)
-		} else {
-			VPXORD(p, p, p)
-		}
-		VPDPBUSD(s, u, p)
-		return p
-	}
-	VPMADDUBSW(s, u, p)
-	VPMADDWD(kc(cOnes16Z), p, p)
-	if add != nil {
-		VPADDD(add, p, p)
-	}
-	return p
+	return t.dotIn(ZMM, kc(cOnes16Z), u, s, add)
 }
 
 // oneBlockQ4_0 adds one q4_0 block of rb rows (the 256-bit body of gemvQ8).

@@ -13,12 +13,7 @@ import (
 // of 32 floats to Q8_0 (f16 d = amax/127, q = roundf(x/d), rounding half
 // away from zero as C's roundf).
 func quantizeQ8_0() {
-	TEXT("quantizeQ8_0AVX2", NOSPLIT, "func(dst *byte, x *float32, nb int)")
-	Doc("quantizeQ8_0AVX2 quantizes nb blocks of 32 floats to Q8_0, as quantize_row_q8_0_ref.")
-	dst, x, nb := GP64(), GP64(), GP64()
-	Load(Param("dst"), dst)
-	Load(Param("x"), x)
-	Load(Param("nb"), nb)
+	dst, x, nb := blocksKernel("quantizeQ8_0AVX2", "quantizeQ8_0AVX2 quantizes nb blocks of 32 floats to Q8_0, as quantize_row_q8_0_ref.", "dst *byte", "x *float32")
 	absMask, half, f127 := YMM(), YMM(), YMM()
 	VBROADCASTSS(kc(cAbsMask), absMask)
 	VBROADCASTSS(kc(cHalf), half)
@@ -139,12 +134,7 @@ func packStore32(q []VecVirtual, m Mem) {
 // rounding to nearest even (VCVTPS2DQ), d = 1/iscale, and the sums of each
 // 16 levels. An all-zero block is stored as zeros.
 func quantizeQ8_K() {
-	TEXT("quantizeQ8_KAVX2", NOSPLIT, "func(dst *byte, x *float32, nb int)")
-	Doc("quantizeQ8_KAVX2 quantizes nb blocks of 256 floats to Q8_K, as quantize_row_q8_K_ref.")
-	dst, x, nb := GP64(), GP64(), GP64()
-	Load(Param("dst"), dst)
-	Load(Param("x"), x)
-	Load(Param("nb"), nb)
+	dst, x, nb := blocksKernel("quantizeQ8_KAVX2", "quantizeQ8_KAVX2 quantizes nb blocks of 256 floats to Q8_K, as quantize_row_q8_K_ref.", "dst *byte", "x *float32")
 	absMask, max127 := YMM(), YMM()
 	VBROADCASTSS(kc(cAbsMask), absMask)
 	VPBROADCASTD(kc(cInt127), max127)
