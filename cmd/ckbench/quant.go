@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -44,12 +43,8 @@ func sweepQuant(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&shapes, "shape", "", "MxK shapes, e.g. 4096x4096,4096x14336,14336x4096")
 	fs.StringVar(&rbs, "rb", "", "rows per pass (sharing each x load), 1…8, e.g. 1,4")
 	addCommonFlags(fs, &f, "the weights")
-	if err := parseFlags(fs, args); err != nil {
-		return helpOK(err)
-	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if err := checkRunID(f.runID); err != nil {
+	set, help, err := parseSweepFlags(fs, args, &f)
+	if help || err != nil {
 		return err
 	}
 	grid, sc, err := sweeps.QuantPreset(f.preset)

@@ -99,12 +99,8 @@ func sweepAttention(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.heads, "heads", "", "H:Hkv pairs, e.g. 16:8,32:8,8:8")
 	fs.StringVar(&f.exp, "exp", "", "exp variants: fast,exact or all")
 	addCommonFlags(fs, &f, "the KV cache")
-	if err := parseFlags(fs, args); err != nil {
-		return helpOK(err)
-	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if err := checkRunID(f.runID); err != nil {
+	set, help, err := parseSweepFlags(fs, args, &f)
+	if help || err != nil {
 		return err
 	}
 	grid, opt, notes, err := buildAttention(f, set)
@@ -117,6 +113,18 @@ func sweepAttention(args []string, stdout, stderr io.Writer) error {
 		return usagef("sweep attention: %v", err)
 	}
 	return runSweep(f, plan, opt, sweepConfig(grid, opt), notes, info, stdout, stderr)
+}
+
+// parseSweepFlags parses a family's flags and checks the shared ones that
+// need no grid; it returns which flags were set, or help = true when the
+// usage was asked for (and printed).
+func parseSweepFlags(fs *flag.FlagSet, args []string, f *sweepFlags) (set map[string]bool, help bool, err error) {
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err == errHelp, helpOK(err)
+	}
+	set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	return set, false, checkRunID(f.runID)
 }
 
 func checkRunID(id string) error {
