@@ -20,7 +20,7 @@ type Bound struct {
 }
 
 // LevelOf names the level a working set of ws bytes per thread lives in,
-// by the cpuid cache sizes.
+// by the cache sizes c.
 func LevelOf(ws int64, c Caches) string {
 	switch {
 	case c.L1D > 0 && ws <= c.L1D:
@@ -38,10 +38,42 @@ func (r *Roofline) Caches() Caches {
 	return Caches{L1D: int64(r.Machine.Cache.L1D), L2: int64(r.Machine.Cache.L2), L3: int64(r.Machine.Cache.L3)}
 }
 
+// Capacities returns the cache sizes a working set on threads threads is
+// held to: the cpuid size, or the level's measured knee where the curve
+// fell off before it. A VM is often given only part of a shared L3 (here
+// cpuid says 260 MiB and the read rate halves by 128 MiB): a working set
+// past the knee streams from the next level, and is bound by it.
+func (r *Roofline) Capacities(threads int) Caches {
+	c := r.Caches()
+	for _, lv := range r.Levels {
+		if lv.Threads != threads || lv.Knee <= 0 {
+			continue
+		}
+		switch lv.Name {
+		case "L1":
+			c.L1D = shrink(c.L1D, lv.Knee)
+		case "L2":
+			c.L2 = shrink(c.L2, lv.Knee)
+		case "L3":
+			c.L3 = shrink(c.L3, lv.Knee)
+		}
+	}
+	return c
+}
+
+// shrink returns the smaller of a cpuid size and a measured knee.
+func shrink(size, knee int64) int64 {
+	if size <= 0 || knee >= size {
+		return size
+	}
+	return knee
+}
+
 // Bound returns the bound of a point of tier t on threads threads with
 // arithmetic intensity ai (FLOP/byte) and a working set of ws bytes per
-// thread: min(FP32 FMA peak of t, ai × bandwidth of the level). cold puts
-// the working set in DRAM. A level the roofline lacks falls back to the
+// thread: min(FP32 FMA peak of t, ai × bandwidth of the level). The level
+// is the first whose capacity (Capacities) holds ws; cold puts the working
+// set in DRAM. A level the roofline lacks falls back to the
 // next level out.
 func (r *Roofline) Bound(t isa.Tier, threads int, ai float64, ws int64, cold bool) Bound {
 	return r.BoundOf("fp32-fma", t, threads, ai, ws, cold)
@@ -50,7 +82,7 @@ func (r *Roofline) Bound(t isa.Tier, threads int, ai float64, ws int64, cold boo
 // BoundOf is Bound against the compute ceiling of kind (fp32-fma, or
 // int8-dot for the integer GEMVs, with ai in int8 ops per byte).
 func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws int64, cold bool) Bound {
-	b := Bound{Level: LevelOf(ws, r.Caches())}
+	b := Bound{Level: LevelOf(ws, r.Capacities(threads))}
 	if cold {
 		b.Level = "DRAM"
 	}

@@ -56,6 +56,28 @@ func TestBoundLevels(t *testing.T) {
 	}
 }
 
+// TestBoundKnee: a level whose curve fell off before its cpuid size (a VM
+// given part of a shared L3) holds working sets only up to the knee; a
+// knee past the cpuid size changes nothing, and knees of other thread
+// counts are not used.
+func TestBoundKnee(t *testing.T) {
+	r := testRoofline()
+	r.Levels[2].Knee = 64 << 20 // cpuid says 100 MiB
+	r.Levels = append(r.Levels, Level{Name: "L3", Threads: 2, GBs: 90, Knee: 8 << 20})
+	for _, c := range []struct {
+		ws    int64
+		level string
+	}{{64 << 20, "L3"}, {64<<20 + 1, "DRAM"}, {90 << 20, "DRAM"}} {
+		if b := r.Bound(isa.AVX512, 1, 1, c.ws, false); b.Level != c.level {
+			t.Errorf("working set %d past a 64 MiB knee: level %s, want %s", c.ws, b.Level, c.level)
+		}
+	}
+	r.Levels[1].Knee = 4 << 20 // past L2's cpuid 2 MiB: cpuid stands
+	if got := r.Capacities(1); got.L2 != 2<<20 || got.L3 != 64<<20 || got.L1D != 48<<10 {
+		t.Errorf("capacities %+v", got)
+	}
+}
+
 func TestLoadChecksMachine(t *testing.T) {
 	here := machine.Describe()
 	dir := t.TempDir()

@@ -7,9 +7,9 @@ import "github.com/ckbench/ckbench/kernels/isa"
 //go:generate go run -C _asm . -out ../kernels_amd64.s
 
 var (
-	kAVX2   = asmKernels{readSumAVX2, copyAVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
-	kAVX512 = asmKernels{readSumAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
-	kVNNI   = asmKernels{readSumAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
+	kAVX2   = asmKernels{readSumAVX2, readXorAVX2, copyAVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
+	kAVX512 = asmKernels{readSumAVX512, readXorAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
+	kVNNI   = asmKernels{readSumAVX512, readXorAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
 )
 
 func kernelsFor(t isa.Tier) *asmKernels {
@@ -47,6 +47,12 @@ func readSumAVX2(p *float32, n, reps int) float32
 
 //go:noescape
 func readSumAVX512(p *float32, n, reps int) float32
+
+//go:noescape
+func readXorAVX2(p *byte, n int) uint64
+
+//go:noescape
+func readXorAVX512(p *byte, n int) uint64
 
 //go:noescape
 func copyAVX2(dst, src *float32, n, reps int)

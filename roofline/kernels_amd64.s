@@ -176,6 +176,52 @@ read_doneAVX2:
 	VZEROUPPER
 	RET
 
+// func readXorAVX2(p *byte, n int) uint64
+// Requires: AVX, AVX2
+TEXT ·readXorAVX2(SB), NOSPLIT, $0-24
+	MOVQ  p+0(FP), AX
+	MOVQ  n+8(FP), CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	TESTQ CX, CX
+	JZ    xor_doneAVX2
+
+xor_loopAVX2:
+	VPXOR (AX), Y0, Y0
+	VPXOR 32(AX), Y1, Y1
+	VPXOR 64(AX), Y2, Y2
+	VPXOR 96(AX), Y3, Y3
+	VPXOR 128(AX), Y4, Y4
+	VPXOR 160(AX), Y5, Y5
+	VPXOR 192(AX), Y6, Y6
+	VPXOR 224(AX), Y7, Y7
+	ADDQ  $0x00000100, AX
+	SUBQ  $0x00000100, CX
+	JNZ   xor_loopAVX2
+
+xor_doneAVX2:
+	VPXOR        Y4, Y0, Y0
+	VPXOR        Y5, Y1, Y1
+	VPXOR        Y6, Y2, Y2
+	VPXOR        Y7, Y3, Y3
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPXOR        X0, X1, X1
+	VPUNPCKHQDQ  X1, X1, X0
+	VPXOR        X0, X1, X1
+	VMOVQ        X1, AX
+	MOVQ         AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
 // func copyAVX2(dst *float32, src *float32, n int, reps int)
 // Requires: AVX
 TEXT ·copyAVX2(SB), NOSPLIT, $0-32
@@ -540,6 +586,54 @@ read_doneAVX512:
 	VMOVSHDUP     X0, X1
 	VADDSS        X1, X0, X0
 	MOVSS         X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func readXorAVX512(p *byte, n int) uint64
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·readXorAVX512(SB), NOSPLIT, $0-24
+	MOVQ   p+0(FP), AX
+	MOVQ   n+8(FP), CX
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z5, Z5, Z5
+	VPXORQ Z6, Z6, Z6
+	VPXORQ Z7, Z7, Z7
+	TESTQ  CX, CX
+	JZ     xor_doneAVX512
+
+xor_loopAVX512:
+	VPXORQ (AX), Z0, Z0
+	VPXORQ 64(AX), Z1, Z1
+	VPXORQ 128(AX), Z2, Z2
+	VPXORQ 192(AX), Z3, Z3
+	VPXORQ 256(AX), Z4, Z4
+	VPXORQ 320(AX), Z5, Z5
+	VPXORQ 384(AX), Z6, Z6
+	VPXORQ 448(AX), Z7, Z7
+	ADDQ   $0x00000200, AX
+	SUBQ   $0x00000200, CX
+	JNZ    xor_loopAVX512
+
+xor_doneAVX512:
+	VPXORQ        Z4, Z0, Z0
+	VPXORQ        Z5, Z1, Z1
+	VPXORQ        Z6, Z2, Z2
+	VPXORQ        Z7, Z3, Z3
+	VPXORQ        Z2, Z0, Z0
+	VPXORQ        Z3, Z1, Z1
+	VPXORQ        Z1, Z0, Z0
+	VEXTRACTI64X4 $0x01, Z0, Y1
+	VPXORQ        Y1, Y0, Y1
+	VEXTRACTI32X4 $0x01, Y1, X0
+	VPXORQ        X1, X0, X0
+	VPUNPCKHQDQ   X0, X0, X1
+	VPXORQ        X1, X0, X0
+	VMOVQ         X0, AX
+	MOVQ          AX, ret+16(FP)
 	VZEROUPPER
 	RET
 

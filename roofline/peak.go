@@ -10,6 +10,7 @@ import (
 // returns nil where there are none: other platforms, purego, generic).
 type asmKernels struct {
 	readSum func(p *float32, n, reps int) float32
+	readXor func(p *byte, n int) uint64
 	copy    func(dst, src *float32, n, reps int)
 	write   func(dst *float32, n, reps int)
 	writeNT func(dst *float32, n, reps int)

@@ -5,7 +5,11 @@
 // attention kernels).
 package roofline
 
-import "github.com/ckbench/ckbench/kernels/isa"
+import (
+	"encoding/binary"
+
+	"github.com/ckbench/ckbench/kernels/isa"
+)
 
 // StreamGranule is the granule of the stream kernels: lengths are rounded
 // down to it (8 AVX-512 vectors), the rest handled in Go.
@@ -45,6 +49,27 @@ func readSumGeneric(x []float32) float32 {
 		}
 	}
 	return ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]))
+}
+
+// ReadXor returns the XOR of b taken as little-endian 64-bit words (a
+// last partial word zero-padded), read with the widest loads of t: the
+// read loop for bytes that are not floats (the quant family's weights).
+func ReadXor(t isa.Tier, b []byte) uint64 {
+	var x uint64
+	n := 0
+	if k := kernelsFor(t); k != nil {
+		n = len(b) / (8 * k.vb) * (8 * k.vb)
+		if n > 0 {
+			x = k.readXor(&b[0], n)
+		}
+	}
+	for ; n+8 <= len(b); n += 8 {
+		x ^= binary.LittleEndian.Uint64(b[n:])
+	}
+	for i, v := range b[n:] {
+		x ^= uint64(v) << (8 * i)
+	}
+	return x
 }
 
 // Copy copies src to dst (same length) with the widest loads and stores

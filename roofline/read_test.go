@@ -30,6 +30,32 @@ func TestReadSum(t *testing.T) {
 	}
 }
 
+// TestReadXor: every word of the input counts, whatever its bits, at any
+// length and offset (the asm body, the word tail and the byte tail).
+func TestReadXor(t *testing.T) {
+	data := make([]byte, 8*1024+64)
+	for i := range data {
+		data[i] = byte(i*131 + i>>8)
+	}
+	for _, tier := range isa.All {
+		if st := isa.Detect(tier); !st.Runs {
+			continue
+		}
+		for _, n := range []int{0, 5, 8, 511, 512, 1024 + 13, 8 * 1024} {
+			for _, off := range []int{0, 1, 18} {
+				b := data[off : off+n]
+				var want uint64
+				for i, v := range b {
+					want ^= uint64(v) << (8 * (i % 8))
+				}
+				if got := ReadXor(tier, b); got != want {
+					t.Errorf("%s n=%d off=%d: %#x, want %#x", tier, n, off, got, want)
+				}
+			}
+		}
+	}
+}
+
 func BenchmarkReadSum(b *testing.B) {
 	for _, tier := range isa.All {
 		if !isa.Detect(tier).Runs {

@@ -232,8 +232,9 @@ func newAttentionGroup(shape attention.Shape, g AttentionGrid, opt Options) *dat
 	}}
 }
 
-// rotate returns a call that runs f on the next buffer set each time.
-func rotate(bufs []attention.Buffers, f func(attention.Buffers)) func() {
+// rotate returns a call that runs f on the next buffer set each time
+// (--cold: each call's data was last touched len(bufs)-1 calls ago).
+func rotate[B any](bufs []B, f func(B)) func() {
 	if len(bufs) == 1 {
 		b := bufs[0]
 		return func() { f(b) }

@@ -3,6 +3,7 @@ package sweeps
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,8 +11,35 @@ import (
 	"github.com/ckbench/ckbench/kernels/quant"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/roofline"
 	"github.com/ckbench/ckbench/sweeps/sampler"
 )
+
+// WRead is the in-run ceiling of the quant family: a plain read loop
+// (roofline.ReadXor) over exactly the weight bytes of the format and shape
+// (with --cold, rotating through the same copies as the kernels), measured
+// with the same sampler in every tier. The GB/s of the widest tier becomes
+// read_gbs (and pct_of_read) of every point of the same format and shape:
+// a ceiling taken minutes apart, on a host shared with other tenants, can
+// differ from the moment the kernels ran.
+const WRead quant.Kernel = "w-read"
+
+// QuantKernels lists the kernel names the quant sweep accepts.
+func QuantKernels() []quant.Kernel { return append(slices.Clone(quant.Kernels), WRead) }
+
+// ParseQuantKernel reads one --kernel value of the quant sweep.
+func ParseQuantKernel(s string) (quant.Kernel, error) {
+	for _, k := range QuantKernels() {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	names := make([]string, 0, len(QuantKernels()))
+	for _, k := range QuantKernels() {
+		names = append(names, string(k))
+	}
+	return "", fmt.Errorf("unknown quant kernel %q (known: %s)", s, strings.Join(names, ", "))
+}
 
 // Shape is one GEMV shape y[M] = W[M×K]·x[K].
 type Shape struct{ M, K int }
@@ -55,11 +83,11 @@ type QuantGrid struct {
 
 // QuantPreset returns a named default grid of the quant family.
 func QuantPreset(name string) (QuantGrid, sampler.Config, error) {
-	g := QuantGrid{Kernels: quant.Kernels, Tiers: quant.Tiers(), Acts: []string{ActF32, ActQ8}}
+	g := QuantGrid{Kernels: QuantKernels(), Tiers: quant.Tiers(), Acts: []string{ActF32, ActQ8}}
 	var sc sampler.Config
 	switch name {
 	case "quick":
-		g.Kernels = []quant.Kernel{quant.GemvF32, quant.GemvQ8, quant.QuantizeQ8}
+		g.Kernels = []quant.Kernel{WRead, quant.GemvF32, quant.GemvQ8, quant.QuantizeQ8}
 		g.Formats = []quant.Format{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K}
 		g.Shapes = []Shape{{4096, 4096}}
 		g.RBs = []int{4}
@@ -209,6 +237,13 @@ func PlanQuant(g QuantGrid, opt Options, info machine.Info) (*Plan, error) {
 			grp := newQuantGroup(f, s, hasDequant, opt)
 			base := results.NewRecord()
 			base.Family, base.Fmt, base.M, base.K = "quant", f.String(), s.M, s.K
+			if slices.Contains(g.Kernels, WRead) {
+				// Widest tier first: its read rate is the ceiling of the shape.
+				for i := len(g.Tiers) - 1; i >= 0; i-- {
+					t := g.Tiers[i]
+					plan.Points = append(plan.Points, wReadPoint(base, f, s, t, status[t], grp))
+				}
+			}
 			for _, k := range g.Kernels {
 				p := quant.Params{Kernel: k, Fmt: f, M: s.M, K: s.K}
 				switch k {
@@ -320,17 +355,30 @@ func quantPoint(base results.Record, p quant.Params, act string, t isa.Tier, st 
 		if !(relErr <= quant.Tolerance) {
 			return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.0e against the generic tier", relErr, quant.Tolerance)
 		}
-		if len(d.bufs) == 1 {
-			return func() { im.Run(p, b) }, relErr, nil
-		}
-		i := 0
-		return func() {
-			im.Run(p, d.bufs[i])
-			i++
-			if i == len(d.bufs) {
-				i = 0
-			}
-		}, relErr, nil
+		return rotate(d.bufs, func(b quant.Buffers) { im.Run(p, b) }), relErr, nil
 	}
+	return pt
+}
+
+var xorSink uint64 // keeps the weight read loop's result observable
+
+func wReadPoint(base results.Record, f quant.Format, s Shape, t isa.Tier, st isa.Status, grp *dataGroup) Point {
+	rec := base
+	rec.Kernel, rec.ISA, rec.Act = string(WRead), string(t), "none"
+	n := s.M * f.RowBytes(s.K)
+	rec.Flops, rec.Bytes, rec.Traffic, rec.AI = 0, results.Float(n), results.Float(n), 0
+	pt := Point{Rec: rec, Tier: t, Mem: grp.mem, group: grp}
+	if !st.Runs {
+		pt.Skip = st.Reason
+	}
+	pt.prepare = func(g *dataGroup) (func(), float64, error) {
+		d := g.get().(*quantData)
+		w := d.bufs[0].W[:n]
+		if got, want := roofline.ReadXor(t, w), roofline.ReadXor(isa.Generic, w); got != want {
+			return nil, 1, fmt.Errorf("read loop XOR %#x, Go's %#x: the loop skipped or misread bytes", got, want)
+		}
+		return rotate(d.bufs, func(b quant.Buffers) { xorSink ^= roofline.ReadXor(t, b.W[:n]) }), 0, nil
+	}
+	pt.ceiling = true
 	return pt
 }

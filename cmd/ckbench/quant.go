@@ -21,6 +21,9 @@ formats, in every tier: gemv-f32 (x in float32, weights dequantized in
 registers), gemv-q8 (x quantized to 8 bits inside the call, then integer
 dot products), quantize-q8 (that quantization alone) and dequant (W to
 float32 rows). Each point is first checked against the generic tier.
+w-read, a plain read of the same weight bytes in the same mode, is the
+in-run ceiling: "% read" is a point's GB/s against it, "% bound" against
+the roofline.
 
 Examples:
   ckbench sweep quant --preset quick
@@ -37,7 +40,7 @@ func sweepQuant(args []string, stdout, stderr io.Writer) error {
 	var f sweepFlags
 	var fmts, acts, shapes, rbs string
 	fs := newFlagSet("sweep quant", sweepQuantUsage, stdout)
-	fs.StringVar(&f.kernel, "kernel", "all", "kernels: gemv-f32,gemv-q8,quantize-q8,dequant or all")
+	fs.StringVar(&f.kernel, "kernel", "all", "kernels: gemv-f32,gemv-q8,quantize-q8,dequant,w-read (a plain read of the weight bytes: the in-run ceiling behind % read) or all")
 	fs.StringVar(&fmts, "fmt", "", "weight formats: q4_0,q4_1,q5_0,q5_1,q8_0,q4_K,q5_K,q6_K or all")
 	fs.StringVar(&acts, "act", "", "activations: f32 (gemv-f32), q8 (gemv-q8 with each format's own: q8_0, q8_1 or q8_K), or q8_0/q8_1/q8_K")
 	fs.StringVar(&shapes, "shape", "", "MxK shapes, e.g. 4096x4096,4096x14336,14336x4096")
@@ -57,7 +60,7 @@ func sweepQuant(args []string, stdout, stderr io.Writer) error {
 	}
 	grid.Tiers = tiers
 	if set["kernel"] {
-		if grid.Kernels, err = sweeps.ParseList("kernel", f.kernel, quant.Kernels, quant.ParseKernel); err != nil {
+		if grid.Kernels, err = sweeps.ParseList("kernel", f.kernel, sweeps.QuantKernels(), sweeps.ParseQuantKernel); err != nil {
 			return usageError{err.Error()}
 		}
 	}
@@ -141,6 +144,8 @@ func listQuant(w io.Writer) {
 		flops, bytes := quant.WorkFormula(k)
 		fmt.Fprintf(w, "  %-11s FLOPs %s; bytes %s\n", k, flops, bytes)
 	}
+	fmt.Fprintf(w, "  %-11s the ceiling: a plain read (64-bit XOR, widest loads) of the same weight bytes\n"+
+		"              bytes M·(K/QK)·block_bytes; its GB/s is read_gbs (%% read) of every point of the format and shape\n", sweeps.WRead)
 	fmt.Fprintln(w, "\ntiers (which kernel × format each implements):")
 	for _, t := range isa.All {
 		st := isa.Detect(t)

@@ -384,14 +384,16 @@ func countStatus(recs []results.Record, status string) int {
 	return n
 }
 
-// summaryColumns is what a family shows of its points beside the timing:
-// the columns that say what a point is, one rate of its own, and how the
-// point is named in a reason line.
+// summaryColumns is what a family shows of its points beside the timing
+// and the ceilings (% read: of the family's in-run read loop over the same
+// bytes; % bound: of the roofline): the columns that say what a point is,
+// optionally one rate of its own, and how the point is named in a reason
+// line.
 type summaryColumns struct {
 	keys     string // header of the identity columns, tab-separated
 	cells    func(r *results.Record) string
 	usFormat string // µs/call
-	rate     string // header of the family's own rate column
+	rate     string // header of the family's own rate column ("": none)
 	rateCell func(r *results.Record) string
 	named    func(r *results.Record) string
 }
@@ -402,8 +404,6 @@ var attentionSummary = summaryColumns{
 		return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%d\t%d:%d", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH)
 	},
 	usFormat: "%.2f",
-	rate:     "% read",
-	rateCell: func(r *results.Record) string { return num(r.PctOfRead, "%.0f") },
 	named: func(r *results.Record) string {
 		return fmt.Sprintf("%s/%s exp=%s hd=%d tk=%s ctx=%d h:kvh=%d:%d", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH)
 	},
@@ -413,7 +413,11 @@ var attentionSummary = summaryColumns{
 // to its ceilings, then any failure or skip reason and the counts.
 func printSummary(w io.Writer, recs []results.Record, c summaryColumns) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tstatus\tµs/call\tGB/s\tGFLOP/s\t%s\tlevel\t%% bound\tcv %%\t\n", c.keys, c.rate)
+	rateHead := ""
+	if c.rate != "" {
+		rateHead = c.rate + "\t"
+	}
+	fmt.Fprintf(tw, "%s\tstatus\tµs/call\tGB/s\tGFLOP/s\t%s%% read\tlevel\t%% bound\tcv %%\t\n", c.keys, rateHead)
 	for i := range recs {
 		r := &recs[i]
 		us := results.Missing()
@@ -424,8 +428,12 @@ func printSummary(w io.Writer, recs []results.Record, c summaryColumns) {
 		if level == "" {
 			level = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.cells(r), r.Status, num(us, c.usFormat), num(r.GBs, "%.1f"),
-			num(r.GFlops, "%.1f"), c.rateCell(r), level, num(r.PctOfBound, "%.0f"), num(r.CvPct, "%.1f"))
+		rate := ""
+		if c.rate != "" {
+			rate = c.rateCell(r) + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\t\n", c.cells(r), r.Status, num(us, c.usFormat), num(r.GBs, "%.1f"),
+			num(r.GFlops, "%.1f"), rate, num(r.PctOfRead, "%.0f"), level, num(r.PctOfBound, "%.0f"), num(r.CvPct, "%.1f"))
 	}
 	tw.Flush()
 	for i := range recs {

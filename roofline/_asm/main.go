@@ -31,6 +31,7 @@ func main() {
 	emitConsts()
 	for _, t := range []tier{avx2, avx512} {
 		readSum(t)
+		readXor(t)
 		copyKernel(t)
 		writeKernel(t, false)
 		writeKernel(t, true)

@@ -142,3 +142,71 @@ func repeat(t tier, name string, bytes, reps GPVirtual, start, body func(), left
 	JNZ(LabelRef(outer))
 	Label(done)
 }
+
+// readXor generates func(p *byte, n int) uint64: the XOR of the n bytes at
+// p as 64-bit words (n a multiple of 8 vectors), into 8 independent
+// accumulators. It is readSum for data that are not floats (quantized
+// weights, which as floats hold NaNs and subnormals): the same loads, an
+// integer op that costs nothing whatever the bits.
+func readXor(t tier) {
+	TEXT("readXor"+t.name, NOSPLIT, "func(p *byte, n int) uint64")
+	Doc("readXor" + t.name + " returns the XOR of the n bytes at p as 64-bit words; n is a multiple of 8 vectors.")
+	p, n := GP64(), GP64()
+	Load(Param("p"), p)
+	Load(Param("n"), n)
+	xor := func(a, b Op, dst VecVirtual) {
+		if t.vb == 64 {
+			VPXORQ(a, b, dst)
+		} else {
+			VPXOR(a, b, dst)
+		}
+	}
+	var acc [8]VecVirtual
+	for i := range acc {
+		acc[i] = t.vec()
+		xor(acc[i], acc[i], acc[i])
+	}
+	loop, done := "xor_loop"+t.name, "xor_done"+t.name
+	TESTQ(n, n)
+	JZ(LabelRef(done))
+	Label(loop)
+	for i := range acc {
+		xor(Mem{Base: p, Disp: i * t.vb}, acc[i], acc[i])
+	}
+	ADDQ(U32(8*t.vb), p)
+	SUBQ(U32(8*t.vb), n)
+	JNZ(LabelRef(loop))
+	Label(done)
+	for s := 4; s >= 1; s /= 2 {
+		for i := 0; i < s; i++ {
+			xor(acc[i+s], acc[i], acc[i])
+		}
+	}
+	y := VecVirtual(acc[0])
+	if t.vb == 64 {
+		hi := YMM()
+		VEXTRACTI64X4(Imm(1), acc[0], hi)
+		VPXORQ(hi, acc[0].AsY(), hi)
+		y = hi
+	}
+	x := XMM()
+	if t.vb == 64 {
+		VEXTRACTI32X4(Imm(1), y, x) // EVEX: y may be one of Y16–Y31
+		VPXORQ(y.AsX(), x, x)
+	} else {
+		VEXTRACTI128(Imm(1), y, x)
+		VPXOR(y.AsX(), x, x)
+	}
+	h := XMM()
+	VPUNPCKHQDQ(x, x, h)
+	if t.vb == 64 {
+		VPXORQ(h, x, x)
+	} else {
+		VPXOR(h, x, x)
+	}
+	r := GP64()
+	VMOVQ(x, r)
+	Store(r, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
