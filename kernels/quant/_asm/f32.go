@@ -57,7 +57,7 @@ func gemvF32(t tier, f format, rb int) {
 		if r > 0 {
 			ADDQ(s, row)
 		}
-		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes)
+		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes, 1024) // not tuned: gemv-f32 is compute-bound
 		tb := YMM()
 		switch f {
 		case q8_0:
@@ -141,7 +141,7 @@ func gemvF32K(t tier, f format, rb int) {
 		if r > 0 {
 			ADDQ(s, row)
 		}
-		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes)
+		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes, 1024) // not tuned: gemv-f32 is compute-bound
 		switch f {
 		case q4_K, q5_K:
 			dsc, dmn := t.q4KSubScales(row)

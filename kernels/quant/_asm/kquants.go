@@ -56,7 +56,8 @@ const (
 	cMinus16   = cBitSel + 1    // float32 −16
 	cOne32     = cMinus16 + 1   // int32 1
 	cBitIdx    = cOne32 + 1     // cBitIdx+g: int32 8g … 8g+7 (4 rows)
-	nKConsts   = cBitIdx + 4
+	cD9        = cBitIdx + 4    // int16 9j, j = 0…7: words of the f16 d of 8 q4_0 blocks (VPERMT2W)
+	nKConsts   = cD9 + 1
 )
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one
@@ -70,6 +71,23 @@ func (t tier) scaleDot(q VecVirtual, y Mem, sc VecVirtual, iacc VecVirtual) {
 		return
 	}
 	VPMADDWD(sc, p, p)
+	VPADDD(p, iacc, iacc)
+}
+
+// scaleDotAt is scaleDot with the scale read from memory: sc is a dword
+// holding the int16 scale twice. The VNNI tier takes it as an embedded
+// broadcast of VPDPWSSD; the others broadcast it with a load-port-only
+// VPBROADCASTD. Either way no shuffle port is spent on the scale.
+func (t tier) scaleDotAt(q VecVirtual, y Mem, sc Mem, iacc VecVirtual) {
+	p := YMM()
+	VPMADDUBSW(y, q, p)
+	if t.vnni {
+		VPDPWSSD_BCST(sc, p, iacc)
+		return
+	}
+	b := YMM()
+	VPBROADCASTD(sc, b)
+	VPMADDWD(b, p, p)
 	VPADDD(p, iacc, iacc)
 }
 
@@ -96,23 +114,34 @@ func gemvK(t tier, f format, rb int) {
 		t.loadu(kc(cLow2), low2)
 	}
 	row := GP64()
+	var scw Mem
+	if f != q6_K {
+		scw = AllocLocal(40) // 8 scales as dwords, d·dy and dmin·dy
+	}
+	np := newNextPass(w, s, rb, rb*f.bytes)
 	loop, done := "loop"+name, "done"+name
 	TESTQ(nb, nb)
 	JZ(LabelRef(done))
 	Label(loop)
+	np.step()
 	dy := YMM()
 	VBROADCASTSS(Mem{Base: xq}, dy)
 	bsums := YMM()
-	t.loadu(Mem{Base: xq, Disp: q8kBsums}, bsums)
+	var bs8 VecVirtual
+	if f == q6_K {
+		t.loadu(Mem{Base: xq, Disp: q8kBsums}, bsums)
+	} else {
+		bs8 = t.subBlockSums(xq)
+	}
 	MOVQ(w, row)
 	for r := range rb {
 		if r > 0 {
 			ADDQ(s, row)
 		}
-		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes)
+		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes, prefetchDist(rb))
 		switch f {
 		case q4_K, q5_K:
-			t.q4KBlock(row, xq, nibble, bsums, dy, acc[r], f == q5_K)
+			t.q4KBlock(row, xq, nibble, bs8, dy, acc[r], scw, f == q5_K)
 		case q6_K:
 			t.q6KBlock(row, xq, nibble, low2, bsums, dy, acc[r])
 		}
@@ -126,36 +155,41 @@ func gemvK(t tier, f format, rb int) {
 	t.storeRows(acc)
 }
 
+// subBlockSums returns, in the 8 int16 words of an xmm, the sums of the
+// Q8_K activations at xq per 32-weight sub-block (bsums in pairs): shared
+// by the rows of a pass, one VPMADDWD with a row's 8 mins then gives its
+// whole min term.
+func (t tier) subBlockSums(xq GPVirtual) VecVirtual {
+	lo, hi := XMM(), XMM()
+	t.loadu(Mem{Base: xq, Disp: q8kBsums}, lo)
+	t.loadu(Mem{Base: xq, Disp: q8kBsums + 16}, hi)
+	VPHADDW(hi, lo, lo) // |pair| ≤ 2·16·128: fits int16
+	return lo
+}
+
 // q4KBlock adds one q4_K super-block of the row at p to acc:
 // d·dy·Σ_j sc_j·Σ q·y − dmin·dy·Σ_j m_j·(bsum_2j + bsum_2j+1).
+// bs8 holds the bsum pairs (subBlockSums); scw is 40 bytes of scratch.
 //
 // With fifth (q5_K) each level also gets its fifth bit: for sub-block j,
 // bit j of byte i of the 32 bytes at 16, and the nibbles sit at 48.
-func (t tier) q4KBlock(p, xq GPVirtual, nibble, bsums, dy, acc VecVirtual, fifth bool) {
+func (t tier) q4KBlock(p, xq GPVirtual, nibble, bs8, dy, acc VecVirtual, scw Mem, fifth bool) {
 	sc, mn := unpackScalesMins(p)
-	// Scales as int16, in both 128-bit halves, for per-sub-block word
-	// broadcasts (VPSHUFB); mins as int16 pairs [m0 m0 m1 m1 …] against
-	// the 16 bsums.
-	x := XMM()
+	// Scales as dwords holding the int16 scale twice, in scratch memory:
+	// each chunk reads its sub-block's as a broadcast operand.
+	x, scd := XMM(), YMM()
 	VMOVQ(sc, x)
-	VPMOVZXBW(x, x)
-	scw := YMM()
-	t.insert128(x, x, scw)
-	m16 := XMM()
-	VMOVQ(mn, m16)
-	VPMOVZXBW(m16, m16)
-	mlo, mhi := XMM(), XMM()
-	VPUNPCKLWD(m16, m16, mlo)
-	VPUNPCKHWD(m16, m16, mhi)
-	mins := YMM()
-	t.insert128(mhi, mlo, mins)
+	VPMOVZXBD(x, scd)
+	hi := YMM()
+	VPSLLD(Imm(16), scd, hi)
+	t.or(hi, scd, scd)
+	t.storeu(scd, scw)
+	// Min term: 8 mins as int16 against the 8 bsum pairs, 4 int32 lanes
+	// (the upper lanes of msum are zero).
 	msum := YMM()
-	VPMADDWD(bsums, mins, msum)
-	word := func(j int) VecVirtual {
-		v := YMM()
-		VPSHUFB(kc(cWord0+j), scw, v)
-		return v
-	}
+	VMOVQ(mn, msum.AsX())
+	VPMOVZXBW(msum.AsX(), msum.AsX())
+	VPMADDWD(bs8, msum.AsX(), msum.AsX())
 
 	iacc := YMM()
 	t.zero(iacc)
@@ -176,13 +210,29 @@ func (t tier) q4KBlock(p, xq GPVirtual, nibble, bsums, dy, acc VecVirtual, fifth
 			t.orBit(qh, 2*ch, lo)
 			t.orBit(qh, 2*ch+1, hi)
 		}
-		t.scaleDot(lo, Mem{Base: xq, Disp: q8kQs + 64*ch}, word(2*ch), iacc)
-		t.scaleDot(hi, Mem{Base: xq, Disp: q8kQs + 64*ch + 32}, word(2*ch+1), iacc)
+		t.scaleDotAt(lo, Mem{Base: xq, Disp: q8kQs + 64*ch}, scw.Offset(4*(2*ch)), iacc)
+		t.scaleDotAt(hi, Mem{Base: xq, Disp: q8kQs + 64*ch + 32}, scw.Offset(4*(2*ch+1)), iacc)
 	}
 	VCVTDQ2PS(iacc, iacc)
 	VCVTDQ2PS(msum, msum)
-	VFMADD231PS(t.superScale(Mem{Base: p}, dy), iacc, acc)
-	VFNMADD231PS(t.superScale(Mem{Base: p, Disp: 2}, dy), msum, acc)
+	// d·dy and dmin·dy from one conversion of the f16 pair, through the
+	// scratch: the FMAs read them as broadcast operands (embedded in the
+	// EVEX tiers, a load-port-only VBROADCASTSS in AVX2).
+	dm := XMM()
+	VMOVD(Mem{Base: p}, dm)
+	VCVTPH2PS(dm, dm)
+	VMULPS(dy.AsX(), dm, dm)
+	VMOVQ(dm, scw.Offset(32))
+	if t.evex {
+		VFMADD231PS_BCST(scw.Offset(32), iacc, acc)
+		VFNMADD231PS_BCST(scw.Offset(36), msum, acc)
+		return
+	}
+	d, dmin := YMM(), YMM()
+	VBROADCASTSS(scw.Offset(32), d)
+	VFMADD231PS(d, iacc, acc)
+	VBROADCASTSS(scw.Offset(36), dmin)
+	VFNMADD231PS(dmin, msum, acc)
 }
 
 // q6KBlock adds one q6_K super-block of the row at p to acc:
