@@ -158,6 +158,21 @@ func emitConsts() {
 			}
 			continue
 		}
+		if i >= cQuad && i < cQuad+8 {
+			k, half := (i-cQuad)/2, (i-cQuad)%2
+			for j := range 8 {
+				w := 16*half + 2*j // first of the two words in this dword
+				DATA(32*i+4*j, U32(uint32(quadIdx[k](w))|uint32(quadIdx[k](w+1))<<16))
+			}
+			continue
+		}
+		if i >= cQuadLanes && i < cQuadLanes+4 {
+			h, half := (i-cQuadLanes)/2, (i-cQuadLanes)%2
+			for j := range 8 {
+				DATA(32*i+4*j, U32(uint32(4*h+(8*half+j)/4)))
+			}
+			continue
+		}
 		if i == cD9 {
 			for j := range 8 {
 				DATA(32*i+4*j, U32(uint32(18*j)|uint32(18*j+9)<<16))

@@ -57,7 +57,9 @@ const (
 	cOne32     = cMinus16 + 1   // int32 1
 	cBitIdx    = cOne32 + 1     // cBitIdx+g: int32 8g … 8g+7 (4 rows)
 	cD9        = cBitIdx + 4    // int16 9j, j = 0…7: words of the f16 d of 8 q4_0 blocks (VPERMT2W)
-	nKConsts   = cD9 + 1
+	cQuad      = cD9 + 1        // cQuad+2k: VPERMT2W word indices of the q4_0 quad kernel (64 bytes each; quadIdx)
+	cQuadLanes = cQuad + 8      // cQuadLanes+2h: int32 lanes 4j…4j+3 = 4h+j (64 bytes each; 2 of them)
+	nKConsts   = cQuadLanes + 4
 )
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one
