@@ -146,3 +146,29 @@ func cvPct(v []float64) float64 {
 	}
 	return 100 * math.Sqrt(ss/float64(len(v)-1)) / mean
 }
+
+// ScalingNotes says where a level on N threads scales well below N times
+// its 1-thread rate. L1 is private to a core: if two threads on two CPUs
+// read it at much less than twice the rate of one, the CPUs share a
+// physical core (SMT siblings, or vCPUs the hypervisor placed on sibling
+// threads), and the N-thread ceilings depend on that placement, which can
+// change from one run to the next.
+func (r *Roofline) ScalingNotes() []string {
+	var notes []string
+	one := map[string]float64{}
+	for _, lv := range r.Levels {
+		if lv.Threads == 1 {
+			one[lv.Name] = lv.GBs
+		}
+	}
+	for _, lv := range r.Levels {
+		if lv.Name != "L1" || lv.Threads <= 1 || one["L1"] <= 0 {
+			continue
+		}
+		if x := lv.GBs / one["L1"]; x < 0.75*float64(lv.Threads) {
+			notes = append(notes, fmt.Sprintf("L1 on %d threads reads %.2f× the rate of 1 thread (expected about %d×): the CPUs seem to share physical cores (SMT siblings, or vCPUs on sibling threads of the host), so %d-thread ceilings depend on that placement and can differ between runs",
+				lv.Threads, x, lv.Threads, lv.Threads))
+		}
+	}
+	return notes
+}

@@ -120,3 +120,20 @@ func TestJSONRoundTrip(t *testing.T) {
 		t.Fatalf("round trip lost data:\n%+v\n%+v", r, back)
 	}
 }
+
+// TestScalingNotes: an L1 that does not scale with threads is named; one
+// that does, or a roofline without a 1-thread L1, says nothing.
+func TestScalingNotes(t *testing.T) {
+	r := &Roofline{Levels: []Level{{Name: "L1", Threads: 1, GBs: 300}, {Name: "L1", Threads: 2, GBs: 430}, {Name: "L2", Threads: 2, GBs: 100}}}
+	if n := r.ScalingNotes(); len(n) != 1 || !strings.Contains(n[0], "1.43×") {
+		t.Errorf("sibling-like scaling: %q", n)
+	}
+	r.Levels[1].GBs = 590
+	if n := r.ScalingNotes(); len(n) != 0 {
+		t.Errorf("near 2×: %q", n)
+	}
+	r.Levels = r.Levels[1:]
+	if n := r.ScalingNotes(); len(n) != 0 {
+		t.Errorf("no 1-thread L1: %q", n)
+	}
+}

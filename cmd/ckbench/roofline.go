@@ -104,6 +104,9 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "  %-4s read %d thread(s) %7.1f GB/s%s\n", lv.Name, lv.Threads, lv.GBs, note)
 	}
+	for _, n := range r.ScalingNotes() {
+		fmt.Fprintf(stdout, "  note: %s\n", n)
+	}
 	if r.MaxPassSpreadPct > 5 {
 		fmt.Fprintf(stdout, "  warning: a ceiling moved by up to %.0f%% between its %d passes: something else (another tenant of the host?) was using the CPU or memory; the best pass is kept, but re-run on a quiet machine to trust ±5%%\n", r.MaxPassSpreadPct, r.Passes)
 	}
