@@ -183,7 +183,7 @@ func listQuant(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\ncorrectness gate: every tier against the generic tier before timing: GEMVs within %.0e of Σ|w·x| per row\n", quant.Tolerance)
 	fmt.Fprintln(w, "(integer sums are exact; only the order of float additions differs); dequant and quantize-q8 give the generic's values.")
-	fmt.Fprintf(w, "rb: 1…%d rows per pass (avx2: up to 4). The SIMD tiers' gemv-q8 quantize x with the AVX2 quantizers.\n", quant.MaxRB)
+	fmt.Fprintf(w, "rb: 1…%d rows per pass (avx2: up to 4). gemv-q8 quantizes x with its tier's quantize-q8.\n", quant.MaxRB)
 }
 
 const verifyUsage = `Usage: ckbench verify quant [--golden DIR]

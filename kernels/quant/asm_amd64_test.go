@@ -46,12 +46,27 @@ func TestAVX2KernelsUseVEXRegistersOnly(t *testing.T) {
 	}
 }
 
-// TestQuantizeQ8AVX2ByteExact: the generated activation quantizers write
+// TestQuantizeQ8AsmByteExact: the generated activation quantizers (AVX2
+// and AVX-512) write
 // the same bytes as the Go reference (and so as GGML) on random rows, ties
 // of magnitude with both signs, halves that round away from zero, zeros,
 // subnormal and large values.
-func TestQuantizeQ8AVX2ByteExact(t *testing.T) {
-	if !isa.Detect(isa.AVX2).Runs {
+func TestQuantizeQ8AsmByteExact(t *testing.T) {
+	var quantizers []struct {
+		tier isa.Tier
+		f    quantizeQ8Func
+	}
+	for _, q := range []struct {
+		tier isa.Tier
+		f    quantizeQ8Func
+	}{{isa.AVX2, quantizeQ8AVX2}, {isa.AVX512, quantizeQ8AVX512}} {
+		if isa.Detect(q.tier).Runs {
+			quantizers = append(quantizers, q)
+		} else {
+			t.Logf("%s quantizers not run: %s", q.tier, isa.Detect(q.tier).Reason)
+		}
+	}
+	if len(quantizers) == 0 {
 		t.Skip("no AVX2 here")
 	}
 	rows := map[string][]float32{}
@@ -78,13 +93,16 @@ func TestQuantizeQ8AVX2ByteExact(t *testing.T) {
 	}
 	rows["large"] = big
 	for name, x := range rows {
-		for _, act := range []Format{Q8_0, Q8_K} {
+		for _, act := range []Format{Q8_0, Q8_1, Q8_K} {
 			want, got := make([]byte, act.RowBytes(len(x))), make([]byte, act.RowBytes(len(x)))
 			quantizeQ8Generic(act, want, x)
-			quantizeQ8AVX2(act, got, x)
-			if i := firstByteDiff(got, want); i >= 0 {
-				t.Errorf("%s %s: byte %d (block %d, offset %d): asm %#02x, reference %#02x",
-					act, name, i, i/act.Info().Bytes, i%act.Info().Bytes, got[i], want[i])
+			for _, q := range quantizers {
+				clear(got)
+				q.f(act, got, x)
+				if i := firstByteDiff(got, want); i >= 0 {
+					t.Errorf("%s %s %s: byte %d (block %d, offset %d): asm %#02x, reference %#02x",
+						q.tier, act, name, i, i/act.Info().Bytes, i%act.Info().Bytes, got[i], want[i])
+				}
 			}
 		}
 	}

@@ -24,7 +24,7 @@ func init() {
 				Q5_K: dequantAsm(dequantQ5_KAVX2),
 				Q4_K: dequantAsm(dequantQ4_KAVX2), Q6_K: dequantAsm(dequantQ6_KAVX2),
 			}, quantizeQ8: map[Format]quantizeQ8Func{
-				Q8_0: quantizeQ8AVX2, Q8_K: quantizeQ8AVX2,
+				Q8_0: quantizeQ8AVX2, Q8_1: quantizeQ8AVX2, Q8_K: quantizeQ8AVX2,
 			}, gemvQ8: map[Format]gemvQ8Func{
 				Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0AVX2R1, gemvQ8Q4_0AVX2R2, gemvQ8Q4_0AVX2R3, gemvQ8Q4_0AVX2R4}),
 				Q8_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q8_0AVX2R1, gemvQ8Q8_0AVX2R2, gemvQ8Q8_0AVX2R3, gemvQ8Q8_0AVX2R4}),
@@ -45,20 +45,23 @@ func init() {
 				Q6_K: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q6_KAVX2R1, gemvF32Q6_KAVX2R2, gemvF32Q6_KAVX2R3, gemvF32Q6_KAVX2R4}),
 			}},
 		Impl{Tier: isa.AVX512, maxRB: 8, maxRBF32: kF32Rows,
+			quantizeQ8: map[Format]quantizeQ8Func{
+				Q8_0: quantizeQ8AVX512, Q8_1: quantizeQ8AVX512, Q8_K: quantizeQ8AVX512,
+			},
 			dequant: map[Format]dequantFunc{
 				Q4_0: dequantAsm(dequantQ4_0AVX512), Q8_0: dequantAsm(dequantQ8_0AVX512),
 				Q4_1: dequantAsm(dequantQ4_1AVX512), Q5_0: dequantAsm(dequantQ5_0AVX512), Q5_1: dequantAsm(dequantQ5_1AVX512),
 				Q5_K: dequantAsm(dequantQ5_KAVX512),
 				Q4_K: dequantAsm(dequantQ4_KAVX512), Q6_K: dequantAsm(dequantQ6_KAVX512),
 			}, gemvQ8: map[Format]gemvQ8Func{
-				Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0AVX512R1, gemvQ8Q4_0AVX512R2, gemvQ8Q4_0AVX512R3, gemvQ8Q4_0AVX512R4, gemvQ8Q4_0AVX512R5, gemvQ8Q4_0AVX512R6, gemvQ8Q4_0AVX512R7, gemvQ8Q4_0AVX512R8}),
-				Q8_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q8_0AVX512R1, gemvQ8Q8_0AVX512R2, gemvQ8Q8_0AVX512R3, gemvQ8Q8_0AVX512R4, gemvQ8Q8_0AVX512R5, gemvQ8Q8_0AVX512R6, gemvQ8Q8_0AVX512R7, gemvQ8Q8_0AVX512R8}),
-				Q4_1: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_1AVX512R1, gemvQ8Q4_1AVX512R2, gemvQ8Q4_1AVX512R3, gemvQ8Q4_1AVX512R4, gemvQ8Q4_1AVX512R5, gemvQ8Q4_1AVX512R6, gemvQ8Q4_1AVX512R7, gemvQ8Q4_1AVX512R8}),
-				Q5_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q5_0AVX512R1, gemvQ8Q5_0AVX512R2, gemvQ8Q5_0AVX512R3, gemvQ8Q5_0AVX512R4, gemvQ8Q5_0AVX512R5, gemvQ8Q5_0AVX512R6, gemvQ8Q5_0AVX512R7, gemvQ8Q5_0AVX512R8}),
-				Q5_1: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q5_1AVX512R1, gemvQ8Q5_1AVX512R2, gemvQ8Q5_1AVX512R3, gemvQ8Q5_1AVX512R4, gemvQ8Q5_1AVX512R5, gemvQ8Q5_1AVX512R6, gemvQ8Q5_1AVX512R7, gemvQ8Q5_1AVX512R8}),
-				Q4_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_KAVX512R1, gemvQ8Q4_KAVX512R2, gemvQ8Q4_KAVX512R3, gemvQ8Q4_KAVX512R4, gemvQ8Q4_KAVX512R5, gemvQ8Q4_KAVX512R6, gemvQ8Q4_KAVX512R7, gemvQ8Q4_KAVX512R8}),
-				Q5_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q5_KAVX512R1, gemvQ8Q5_KAVX512R2, gemvQ8Q5_KAVX512R3, gemvQ8Q5_KAVX512R4, gemvQ8Q5_KAVX512R5, gemvQ8Q5_KAVX512R6, gemvQ8Q5_KAVX512R7, gemvQ8Q5_KAVX512R8}),
-				Q6_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q6_KAVX512R1, gemvQ8Q6_KAVX512R2, gemvQ8Q6_KAVX512R3, gemvQ8Q6_KAVX512R4, gemvQ8Q6_KAVX512R5, gemvQ8Q6_KAVX512R6, gemvQ8Q6_KAVX512R7, gemvQ8Q6_KAVX512R8}),
+				Q4_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_0AVX512R1, gemvQ8Q4_0AVX512R2, gemvQ8Q4_0AVX512R3, gemvQ8Q4_0AVX512R4, gemvQ8Q4_0AVX512R5, gemvQ8Q4_0AVX512R6, gemvQ8Q4_0AVX512R7, gemvQ8Q4_0AVX512R8}),
+				Q8_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q8_0AVX512R1, gemvQ8Q8_0AVX512R2, gemvQ8Q8_0AVX512R3, gemvQ8Q8_0AVX512R4, gemvQ8Q8_0AVX512R5, gemvQ8Q8_0AVX512R6, gemvQ8Q8_0AVX512R7, gemvQ8Q8_0AVX512R8}),
+				Q4_1: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_1AVX512R1, gemvQ8Q4_1AVX512R2, gemvQ8Q4_1AVX512R3, gemvQ8Q4_1AVX512R4, gemvQ8Q4_1AVX512R5, gemvQ8Q4_1AVX512R6, gemvQ8Q4_1AVX512R7, gemvQ8Q4_1AVX512R8}),
+				Q5_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_0AVX512R1, gemvQ8Q5_0AVX512R2, gemvQ8Q5_0AVX512R3, gemvQ8Q5_0AVX512R4, gemvQ8Q5_0AVX512R5, gemvQ8Q5_0AVX512R6, gemvQ8Q5_0AVX512R7, gemvQ8Q5_0AVX512R8}),
+				Q5_1: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_1AVX512R1, gemvQ8Q5_1AVX512R2, gemvQ8Q5_1AVX512R3, gemvQ8Q5_1AVX512R4, gemvQ8Q5_1AVX512R5, gemvQ8Q5_1AVX512R6, gemvQ8Q5_1AVX512R7, gemvQ8Q5_1AVX512R8}),
+				Q4_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_KAVX512R1, gemvQ8Q4_KAVX512R2, gemvQ8Q4_KAVX512R3, gemvQ8Q4_KAVX512R4, gemvQ8Q4_KAVX512R5, gemvQ8Q4_KAVX512R6, gemvQ8Q4_KAVX512R7, gemvQ8Q4_KAVX512R8}),
+				Q5_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_KAVX512R1, gemvQ8Q5_KAVX512R2, gemvQ8Q5_KAVX512R3, gemvQ8Q5_KAVX512R4, gemvQ8Q5_KAVX512R5, gemvQ8Q5_KAVX512R6, gemvQ8Q5_KAVX512R7, gemvQ8Q5_KAVX512R8}),
+				Q6_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q6_KAVX512R1, gemvQ8Q6_KAVX512R2, gemvQ8Q6_KAVX512R3, gemvQ8Q6_KAVX512R4, gemvQ8Q6_KAVX512R5, gemvQ8Q6_KAVX512R6, gemvQ8Q6_KAVX512R7, gemvQ8Q6_KAVX512R8}),
 			}, gemvF32: map[Format]gemvF32Func{
 				Q4_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_0AVX512R1, gemvF32Q4_0AVX512R2, gemvF32Q4_0AVX512R3, gemvF32Q4_0AVX512R4, gemvF32Q4_0AVX512R5, gemvF32Q4_0AVX512R6, gemvF32Q4_0AVX512R7, gemvF32Q4_0AVX512R8}),
 				Q8_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q8_0AVX512R1, gemvF32Q8_0AVX512R2, gemvF32Q8_0AVX512R3, gemvF32Q8_0AVX512R4, gemvF32Q8_0AVX512R5, gemvF32Q8_0AVX512R6, gemvF32Q8_0AVX512R7, gemvF32Q8_0AVX512R8}),
@@ -70,20 +73,23 @@ func init() {
 				Q6_K: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q6_KAVX512R1, gemvF32Q6_KAVX512R2, gemvF32Q6_KAVX512R3, gemvF32Q6_KAVX512R4}),
 			}},
 		Impl{Tier: isa.AVX512VNNI, maxRB: 8, maxRBF32: kF32Rows,
+			quantizeQ8: map[Format]quantizeQ8Func{
+				Q8_0: quantizeQ8AVX512, Q8_1: quantizeQ8AVX512, Q8_K: quantizeQ8AVX512,
+			},
 			dequant: map[Format]dequantFunc{
 				Q4_0: dequantAsm(dequantQ4_0VNNI), Q8_0: dequantAsm(dequantQ8_0VNNI),
 				Q4_1: dequantAsm(dequantQ4_1VNNI), Q5_0: dequantAsm(dequantQ5_0VNNI), Q5_1: dequantAsm(dequantQ5_1VNNI),
 				Q5_K: dequantAsm(dequantQ5_KVNNI),
 				Q4_K: dequantAsm(dequantQ4_KVNNI), Q6_K: dequantAsm(dequantQ6_KVNNI),
 			}, gemvQ8: map[Format]gemvQ8Func{
-				Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0VNNIR1, gemvQ8Q4_0VNNIR2, gemvQ8Q4_0VNNIR3, gemvQ8Q4_0VNNIR4, gemvQ8Q4_0VNNIR5, gemvQ8Q4_0VNNIR6, gemvQ8Q4_0VNNIR7, gemvQ8Q4_0VNNIR8}),
-				Q8_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q8_0VNNIR1, gemvQ8Q8_0VNNIR2, gemvQ8Q8_0VNNIR3, gemvQ8Q8_0VNNIR4, gemvQ8Q8_0VNNIR5, gemvQ8Q8_0VNNIR6, gemvQ8Q8_0VNNIR7, gemvQ8Q8_0VNNIR8}),
-				Q4_1: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_1VNNIR1, gemvQ8Q4_1VNNIR2, gemvQ8Q4_1VNNIR3, gemvQ8Q4_1VNNIR4, gemvQ8Q4_1VNNIR5, gemvQ8Q4_1VNNIR6, gemvQ8Q4_1VNNIR7, gemvQ8Q4_1VNNIR8}),
-				Q5_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q5_0VNNIR1, gemvQ8Q5_0VNNIR2, gemvQ8Q5_0VNNIR3, gemvQ8Q5_0VNNIR4, gemvQ8Q5_0VNNIR5, gemvQ8Q5_0VNNIR6, gemvQ8Q5_0VNNIR7, gemvQ8Q5_0VNNIR8}),
-				Q5_1: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q5_1VNNIR1, gemvQ8Q5_1VNNIR2, gemvQ8Q5_1VNNIR3, gemvQ8Q5_1VNNIR4, gemvQ8Q5_1VNNIR5, gemvQ8Q5_1VNNIR6, gemvQ8Q5_1VNNIR7, gemvQ8Q5_1VNNIR8}),
-				Q4_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_KVNNIR1, gemvQ8Q4_KVNNIR2, gemvQ8Q4_KVNNIR3, gemvQ8Q4_KVNNIR4, gemvQ8Q4_KVNNIR5, gemvQ8Q4_KVNNIR6, gemvQ8Q4_KVNNIR7, gemvQ8Q4_KVNNIR8}),
-				Q5_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q5_KVNNIR1, gemvQ8Q5_KVNNIR2, gemvQ8Q5_KVNNIR3, gemvQ8Q5_KVNNIR4, gemvQ8Q5_KVNNIR5, gemvQ8Q5_KVNNIR6, gemvQ8Q5_KVNNIR7, gemvQ8Q5_KVNNIR8}),
-				Q6_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q6_KVNNIR1, gemvQ8Q6_KVNNIR2, gemvQ8Q6_KVNNIR3, gemvQ8Q6_KVNNIR4, gemvQ8Q6_KVNNIR5, gemvQ8Q6_KVNNIR6, gemvQ8Q6_KVNNIR7, gemvQ8Q6_KVNNIR8}),
+				Q4_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_0VNNIR1, gemvQ8Q4_0VNNIR2, gemvQ8Q4_0VNNIR3, gemvQ8Q4_0VNNIR4, gemvQ8Q4_0VNNIR5, gemvQ8Q4_0VNNIR6, gemvQ8Q4_0VNNIR7, gemvQ8Q4_0VNNIR8}),
+				Q8_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q8_0VNNIR1, gemvQ8Q8_0VNNIR2, gemvQ8Q8_0VNNIR3, gemvQ8Q8_0VNNIR4, gemvQ8Q8_0VNNIR5, gemvQ8Q8_0VNNIR6, gemvQ8Q8_0VNNIR7, gemvQ8Q8_0VNNIR8}),
+				Q4_1: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_1VNNIR1, gemvQ8Q4_1VNNIR2, gemvQ8Q4_1VNNIR3, gemvQ8Q4_1VNNIR4, gemvQ8Q4_1VNNIR5, gemvQ8Q4_1VNNIR6, gemvQ8Q4_1VNNIR7, gemvQ8Q4_1VNNIR8}),
+				Q5_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_0VNNIR1, gemvQ8Q5_0VNNIR2, gemvQ8Q5_0VNNIR3, gemvQ8Q5_0VNNIR4, gemvQ8Q5_0VNNIR5, gemvQ8Q5_0VNNIR6, gemvQ8Q5_0VNNIR7, gemvQ8Q5_0VNNIR8}),
+				Q5_1: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_1VNNIR1, gemvQ8Q5_1VNNIR2, gemvQ8Q5_1VNNIR3, gemvQ8Q5_1VNNIR4, gemvQ8Q5_1VNNIR5, gemvQ8Q5_1VNNIR6, gemvQ8Q5_1VNNIR7, gemvQ8Q5_1VNNIR8}),
+				Q4_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_KVNNIR1, gemvQ8Q4_KVNNIR2, gemvQ8Q4_KVNNIR3, gemvQ8Q4_KVNNIR4, gemvQ8Q4_KVNNIR5, gemvQ8Q4_KVNNIR6, gemvQ8Q4_KVNNIR7, gemvQ8Q4_KVNNIR8}),
+				Q5_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_KVNNIR1, gemvQ8Q5_KVNNIR2, gemvQ8Q5_KVNNIR3, gemvQ8Q5_KVNNIR4, gemvQ8Q5_KVNNIR5, gemvQ8Q5_KVNNIR6, gemvQ8Q5_KVNNIR7, gemvQ8Q5_KVNNIR8}),
+				Q6_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q6_KVNNIR1, gemvQ8Q6_KVNNIR2, gemvQ8Q6_KVNNIR3, gemvQ8Q6_KVNNIR4, gemvQ8Q6_KVNNIR5, gemvQ8Q6_KVNNIR6, gemvQ8Q6_KVNNIR7, gemvQ8Q6_KVNNIR8}),
 			}, gemvF32: map[Format]gemvF32Func{
 				Q4_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_0VNNIR1, gemvF32Q4_0VNNIR2, gemvF32Q4_0VNNIR3, gemvF32Q4_0VNNIR4, gemvF32Q4_0VNNIR5, gemvF32Q4_0VNNIR6, gemvF32Q4_0VNNIR7, gemvF32Q4_0VNNIR8}),
 				Q8_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q8_0VNNIR1, gemvF32Q8_0VNNIR2, gemvF32Q8_0VNNIR3, gemvF32Q8_0VNNIR4, gemvF32Q8_0VNNIR5, gemvF32Q8_0VNNIR6, gemvF32Q8_0VNNIR7, gemvF32Q8_0VNNIR8}),
@@ -137,15 +143,22 @@ func gemvF32Asm(rows []gemvF32Rows) gemvF32Func {
 	}
 }
 
-// gemvQ8Asm adapts the kernels of one format and tier (index = rows per
-// pass) to gemvQ8Func: it quantizes x (the AVX2 quantizers, which every
-// SIMD tier has), runs the rows rb at a time and the remainder one at a
-// time. The slice
-// expressions are the bounds checks the asm cannot do.
-func gemvQ8Asm(rows []gemvQ8Rows) gemvQ8Func {
+// gemvQ8Asm adapts the AVX2 kernels of one format (index = rows per pass)
+// to gemvQ8Func: x quantized by the AVX2 quantizers.
+func gemvQ8Asm(rows []gemvQ8Rows) gemvQ8Func { return gemvQ8AsmWith(quantizeQ8AVX2, rows) }
+
+// gemvQ8AsmZ is gemvQ8Asm for the AVX-512 tiers: x quantized by the
+// AVX-512 quantizers.
+func gemvQ8AsmZ(rows []gemvQ8Rows) gemvQ8Func { return gemvQ8AsmWith(quantizeQ8AVX512, rows) }
+
+// gemvQ8AsmWith adapts the kernels of one format and tier to gemvQ8Func:
+// it quantizes x with quantize, runs the rows rb at a time and the
+// remainder one at a time. The slice expressions are the bounds checks
+// the asm cannot do.
+func gemvQ8AsmWith(quantize quantizeQ8Func, rows []gemvQ8Rows) gemvQ8Func {
 	return func(f Format, y []float32, w []byte, x []float32, xq []byte, m, k, rb int) {
 		act := f.Q8Act()
-		quantizeQ8AVX2(act, xq, x[:k])
+		quantize(act, xq, x[:k])
 		nb, stride := k/formats[f].Block, f.RowBytes(k)
 		y, w, xq = y[:m], w[:m*stride], xq[:act.RowBytes(k)]
 		r := 0
@@ -158,9 +171,18 @@ func gemvQ8Asm(rows []gemvQ8Rows) gemvQ8Func {
 	}
 }
 
-// quantizeQ8AVX2 quantizes x to Q8_0 or Q8_K with the generated AVX2+F16C
-// quantizers (byte for byte GGML's reference ones), Q8_1 with the Go one.
+// quantizeQ8AVX2 quantizes x to Q8_0, Q8_1 or Q8_K with the generated
+// AVX2+F16C quantizers, byte for byte GGML's reference ones.
 func quantizeQ8AVX2(act Format, xq []byte, x []float32) {
+	quantizeQ8With(quantizeQ8_0AVX2, quantizeQ8_1AVX2, quantizeQ8_KAVX2, act, xq, x)
+}
+
+// quantizeQ8AVX512 is quantizeQ8AVX2 with the AVX-512 quantizers.
+func quantizeQ8AVX512(act Format, xq []byte, x []float32) {
+	quantizeQ8With(quantizeQ8_0AVX512, quantizeQ8_1AVX512, quantizeQ8_KAVX512, act, xq, x)
+}
+
+func quantizeQ8With(q8_0, q8_1, q8_K func(dst *byte, x *float32, nb int), act Format, xq []byte, x []float32) {
 	fi := formats[act]
 	nb := len(x) / fi.Block
 	if nb == 0 {
@@ -169,9 +191,11 @@ func quantizeQ8AVX2(act Format, xq []byte, x []float32) {
 	xq = xq[:nb*fi.Bytes]
 	switch act {
 	case Q8_0:
-		quantizeQ8_0AVX2(&xq[0], &x[0], nb)
+		q8_0(&xq[0], &x[0], nb)
+	case Q8_1:
+		q8_1(&xq[0], &x[0], nb)
 	case Q8_K:
-		quantizeQ8_KAVX2(&xq[0], &x[0], nb)
+		q8_K(&xq[0], &x[0], nb)
 	default:
 		quantizeQ8Generic(act, xq, x)
 	}

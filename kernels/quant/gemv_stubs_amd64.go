@@ -967,5 +967,17 @@ func dequantQ6_KVNNI(dst *float32, w *byte, nb int)
 // quantizeQ8_0AVX2 quantizes nb blocks of 32 floats to Q8_0, as quantize_row_q8_0_ref.
 func quantizeQ8_0AVX2(dst *byte, x *float32, nb int)
 
+// quantizeQ8_1AVX2 quantizes nb blocks of 32 floats to Q8_1, as quantize_row_q8_1_ref.
+func quantizeQ8_1AVX2(dst *byte, x *float32, nb int)
+
 // quantizeQ8_KAVX2 quantizes nb blocks of 256 floats to Q8_K, as quantize_row_q8_K_ref.
 func quantizeQ8_KAVX2(dst *byte, x *float32, nb int)
+
+// quantizeQ8_0AVX512 quantizes nb blocks of 32 floats to Q8_0, as quantize_row_q8_0_ref.
+func quantizeQ8_0AVX512(dst *byte, x *float32, nb int)
+
+// quantizeQ8_1AVX512 quantizes nb blocks of 32 floats to Q8_1, as quantize_row_q8_1_ref.
+func quantizeQ8_1AVX512(dst *byte, x *float32, nb int)
+
+// quantizeQ8_KAVX512 quantizes nb blocks of 256 floats to Q8_K, as quantize_row_q8_K_ref.
+func quantizeQ8_KAVX512(dst *byte, x *float32, nb int)

@@ -67,7 +67,11 @@ func main() {
 		dequant(t, q5_K, 256)
 		dequant(t, q6_K, 256)
 	}
-	quantizeQ8_0()
+	quantizeQ8_0(false)
+	quantizeQ8_0(true)
 	quantizeQ8_K()
+	quantizeQ8_0Z(false)
+	quantizeQ8_0Z(true)
+	quantizeQ8_KZ()
 	Generate()
 }

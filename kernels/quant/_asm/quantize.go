@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -11,14 +13,19 @@ import (
 
 // quantizeQ8_0 generates func(dst *byte, x *float32, nb int): nb blocks
 // of 32 floats to Q8_0 (f16 d = amax/127, q = roundf(x/d), rounding half
-// away from zero as C's roundf).
-func quantizeQ8_0() {
-	dst, x, nb := blocksKernel("quantizeQ8_0AVX2", "quantizeQ8_0AVX2 quantizes nb blocks of 32 floats to Q8_0, as quantize_row_q8_0_ref.", "dst *byte", "x *float32")
+// away from zero as C's roundf). With q81, Q8_1: the levels at 4, and at
+// 2 the f16 of d·Σq (the sum of the stored int8 levels).
+func quantizeQ8_0(q81 bool) {
+	name, act, qs, bytes := "quantizeQ8_0AVX2", "Q8_0", 2, 34
+	if q81 {
+		name, act, qs, bytes = "quantizeQ8_1AVX2", "Q8_1", 4, 36
+	}
+	dst, x, nb := blocksKernel(name, name+" quantizes nb blocks of 32 floats to "+act+", as quantize_row_"+strings.ToLower(act)+"_ref.", "dst *byte", "x *float32")
 	absMask, half, f127 := YMM(), YMM(), YMM()
 	VBROADCASTSS(kc(cAbsMask), absMask)
 	VBROADCASTSS(kc(cHalf), half)
 	VBROADCASTSS(kc(c127), f127)
-	loop, done := "loopquantizeQ8_0", "donequantizeQ8_0"
+	loop, done := "loop"+name, "done"+name
 	TESTQ(nb, nb)
 	JZ(LabelRef(done))
 	Label(loop)
@@ -47,14 +54,42 @@ func quantizeQ8_0() {
 		roundHalfAway(q[i], absMask, half)
 		VCVTTPS2DQ(q[i], q[i]) // already integral
 	}
-	packStore32(q, Mem{Base: dst, Disp: 2})
-	ADDQ(U32(34), dst)
+	if q81 {
+		// Σ of the stored levels (sign-extended low bytes), times d, to f16.
+		sum := YMM()
+		for i, v := range q {
+			e := YMM()
+			VPSLLD(Imm(24), v, e)
+			VPSRAD(Imm(24), e, e)
+			if i == 0 {
+				sum = e
+			} else {
+				VPADDD(e, sum, sum)
+			}
+		}
+		storeSumTimesD(hsumInt(sum), d, Mem{Base: dst, Disp: 2})
+	}
+	packStore32(q, Mem{Base: dst, Disp: qs})
+	ADDQ(U32(bytes), dst)
 	ADDQ(U32(128), x)
 	DECQ(nb)
 	JNZ(LabelRef(loop))
 	Label(done)
 	VZEROUPPER()
 	RET()
+}
+
+// storeSumTimesD stores at m the f16 (nearest even) of float32(sum)·d, d
+// in lane 0 of an xmm: the s of a Q8_1 block.
+func storeSumTimesD(sum GPVirtual, d VecVirtual, m Mem) {
+	f := XMM()
+	VCVTSI2SSL(sum, f, f)
+	VMULSS(d, f, f)
+	h := XMM()
+	VCVTPS2PH(Imm(0), f, h)
+	t := GP32()
+	VMOVD(h, t)
+	MOVW(t.As16(), m)
 }
 
 // hmaxAbs returns, in lane 0 of an xmm, the largest |v| over the vectors.
