@@ -108,15 +108,6 @@ func TestQuantizeQ8AsmByteExact(t *testing.T) {
 	}
 }
 
-func firstByteDiff(a, b []byte) int {
-	for i := range a {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return -1
-}
-
 // TestDequantAsmBitExact: every tier's dequantizers give GGML's floats bit
 // for bit (the gate's tolerance would let a rounding slip through).
 func TestDequantAsmBitExact(t *testing.T) {

@@ -157,3 +157,55 @@ func FuzzDequantizeTiers(f *testing.F) {
 		}
 	})
 }
+
+// FuzzQuantizeQ8Tiers: on any finite floats, every SIMD tier's activation
+// quantizer (quantize-q8: Q8_0, Q8_1, Q8_K) writes the generic tier's
+// bytes, which are GGML's.
+func FuzzQuantizeQ8Tiers(f *testing.F) {
+	goldenSeeds(f, "act_f32.bin", 4*QKK)
+	f.Add(make([]byte, 4*QKK))
+	gen, _ := Lookup(isa.Generic)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n := len(data) / 4 / QKK * QKK
+		if n == 0 {
+			return
+		}
+		for _, wf := range []Format{Q4_0, Q4_1, Q4_K} { // their activations: Q8_0, Q8_1, Q8_K
+			p := Params{Kernel: QuantizeQ8, Fmt: wf, K: n}
+			b := Alloc(p)
+			for i := range b.X[:n] {
+				v := math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					v = 0
+				}
+				b.X[i] = v
+			}
+			gen.Run(p, b)
+			want := append([]byte(nil), b.XQ...)
+			for _, im := range Impls() {
+				if im.Tier == isa.Generic || !isa.Detect(im.Tier).Runs {
+					continue
+				}
+				if ok, _ := im.Has(p); !ok {
+					continue
+				}
+				clear(b.XQ)
+				im.Run(p, b)
+				if i := firstByteDiff(b.XQ, want); i >= 0 {
+					act := wf.Q8Act()
+					t.Fatalf("%s %s: byte %d (block %d, offset %d): %#02x, generic %#02x", im.Tier, act, i, i/act.Info().Bytes, i%act.Info().Bytes, b.XQ[i], want[i])
+				}
+			}
+		}
+	})
+}
+
+// firstByteDiff returns the first index where a and b differ, or −1.
+func firstByteDiff(a, b []byte) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}
