@@ -76,8 +76,8 @@ func (p Params) Validate() error {
 
 // Buffers are the operands of a call. W holds M rows of Fmt.RowBytes(K)
 // bytes, X K floats, XQ the K activations in Fmt.Q8Act() (gemv-q8's
-// workspace, quantize-q8's output), Y M floats, D M×K floats (dequant's
-// output).
+// workspace, quantize-q8's output) and room for what a kernel derives from
+// them (XQLen), Y M floats, D M×K floats (dequant's output).
 type Buffers struct {
 	W  []byte
 	X  []float32
@@ -86,12 +86,27 @@ type Buffers struct {
 	D  []float32
 }
 
+// q4_0OctetPrep is the room gemv-q8 Q4_0 takes after the activations, per
+// octet of blocks: the AVX-512 tiers lay the activations out there once
+// per call for their four-blocks-a-vector kernels (prepQ4_0 in _asm).
+const q4_0OctetPrep = 416
+
+// XQLen is the length of XQ that p needs: the activations in Fmt.Q8Act(),
+// and for gemv-q8 Q4_0 the room of their prepared layout.
+func (p Params) XQLen() int {
+	n := p.Fmt.Q8Act().RowBytes(p.K)
+	if p.Kernel == GemvQ8 && p.Fmt == Q4_0 {
+		n += p.K / formats[Q4_0].Block / 8 * q4_0OctetPrep
+	}
+	return n
+}
+
 // Alloc returns buffers for p (D only for Dequant: it is M×K floats).
 func Alloc(p Params) Buffers {
 	b := Buffers{
 		W:  make([]byte, max(p.M, 1)*p.Fmt.RowBytes(p.K)),
 		X:  buf.Floats(p.K),
-		XQ: make([]byte, p.Fmt.Q8Act().RowBytes(p.K)),
+		XQ: make([]byte, p.XQLen()),
 		Y:  buf.Floats(max(p.M, 1)),
 	}
 	if p.Kernel == Dequant {
@@ -126,8 +141,8 @@ func (p Params) Check(b Buffers) error {
 	switch {
 	case len(b.X) < p.K:
 		return fmt.Errorf("x holds %d floats, want %d", len(b.X), p.K)
-	case len(b.XQ) < p.Fmt.Q8Act().RowBytes(p.K):
-		return fmt.Errorf("xq holds %d bytes, want %d", len(b.XQ), p.Fmt.Q8Act().RowBytes(p.K))
+	case len(b.XQ) < p.XQLen():
+		return fmt.Errorf("xq holds %d bytes, want %d", len(b.XQ), p.XQLen())
 	case p.Kernel != QuantizeQ8 && len(b.W) < m*rb:
 		return fmt.Errorf("W holds %d bytes, want %d", len(b.W), m*rb)
 	case (p.Kernel == GemvF32 || p.Kernel == GemvQ8) && len(b.Y) < p.M:

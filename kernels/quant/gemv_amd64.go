@@ -54,7 +54,7 @@ func init() {
 				Q5_K: dequantAsm(dequantQ5_KAVX512),
 				Q4_K: dequantAsm(dequantQ4_KAVX512), Q6_K: dequantAsm(dequantQ6_KAVX512),
 			}, gemvQ8: map[Format]gemvQ8Func{
-				Q4_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_0AVX512R1, gemvQ8Q4_0AVX512R2, gemvQ8Q4_0AVX512R3, gemvQ8Q4_0AVX512R4, gemvQ8Q4_0AVX512R5, gemvQ8Q4_0AVX512R6, gemvQ8Q4_0AVX512R7, gemvQ8Q4_0AVX512R8}),
+				Q4_0: gemvQ8AsmQ4_0Z(prepQ4_0AVX512, []gemvQ8Rows{nil, gemvQ8Q4_0AVX512R1, gemvQ8Q4_0AVX512R2, gemvQ8Q4_0AVX512R3, gemvQ8Q4_0AVX512R4, gemvQ8Q4_0AVX512R5, gemvQ8Q4_0AVX512R6, gemvQ8Q4_0AVX512R7, gemvQ8Q4_0AVX512R8}),
 				Q8_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q8_0AVX512R1, gemvQ8Q8_0AVX512R2, gemvQ8Q8_0AVX512R3, gemvQ8Q8_0AVX512R4, gemvQ8Q8_0AVX512R5, gemvQ8Q8_0AVX512R6, gemvQ8Q8_0AVX512R7, gemvQ8Q8_0AVX512R8}),
 				Q4_1: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_1AVX512R1, gemvQ8Q4_1AVX512R2, gemvQ8Q4_1AVX512R3, gemvQ8Q4_1AVX512R4, gemvQ8Q4_1AVX512R5, gemvQ8Q4_1AVX512R6, gemvQ8Q4_1AVX512R7, gemvQ8Q4_1AVX512R8}),
 				Q5_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_0AVX512R1, gemvQ8Q5_0AVX512R2, gemvQ8Q5_0AVX512R3, gemvQ8Q5_0AVX512R4, gemvQ8Q5_0AVX512R5, gemvQ8Q5_0AVX512R6, gemvQ8Q5_0AVX512R7, gemvQ8Q5_0AVX512R8}),
@@ -82,7 +82,7 @@ func init() {
 				Q5_K: dequantAsm(dequantQ5_KVNNI),
 				Q4_K: dequantAsm(dequantQ4_KVNNI), Q6_K: dequantAsm(dequantQ6_KVNNI),
 			}, gemvQ8: map[Format]gemvQ8Func{
-				Q4_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_0VNNIR1, gemvQ8Q4_0VNNIR2, gemvQ8Q4_0VNNIR3, gemvQ8Q4_0VNNIR4, gemvQ8Q4_0VNNIR5, gemvQ8Q4_0VNNIR6, gemvQ8Q4_0VNNIR7, gemvQ8Q4_0VNNIR8}),
+				Q4_0: gemvQ8AsmQ4_0Z(prepQ4_0VNNI, []gemvQ8Rows{nil, gemvQ8Q4_0VNNIR1, gemvQ8Q4_0VNNIR2, gemvQ8Q4_0VNNIR3, gemvQ8Q4_0VNNIR4, gemvQ8Q4_0VNNIR5, gemvQ8Q4_0VNNIR6, gemvQ8Q4_0VNNIR7, gemvQ8Q4_0VNNIR8}),
 				Q8_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q8_0VNNIR1, gemvQ8Q8_0VNNIR2, gemvQ8Q8_0VNNIR3, gemvQ8Q8_0VNNIR4, gemvQ8Q8_0VNNIR5, gemvQ8Q8_0VNNIR6, gemvQ8Q8_0VNNIR7, gemvQ8Q8_0VNNIR8}),
 				Q4_1: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_1VNNIR1, gemvQ8Q4_1VNNIR2, gemvQ8Q4_1VNNIR3, gemvQ8Q4_1VNNIR4, gemvQ8Q4_1VNNIR5, gemvQ8Q4_1VNNIR6, gemvQ8Q4_1VNNIR7, gemvQ8Q4_1VNNIR8}),
 				Q5_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_0VNNIR1, gemvQ8Q5_0VNNIR2, gemvQ8Q5_0VNNIR3, gemvQ8Q5_0VNNIR4, gemvQ8Q5_0VNNIR5, gemvQ8Q5_0VNNIR6, gemvQ8Q5_0VNNIR7, gemvQ8Q5_0VNNIR8}),
@@ -145,21 +145,33 @@ func gemvF32Asm(rows []gemvF32Rows) gemvF32Func {
 
 // gemvQ8Asm adapts the AVX2 kernels of one format (index = rows per pass)
 // to gemvQ8Func: x quantized by the AVX2 quantizers.
-func gemvQ8Asm(rows []gemvQ8Rows) gemvQ8Func { return gemvQ8AsmWith(quantizeQ8AVX2, rows) }
+func gemvQ8Asm(rows []gemvQ8Rows) gemvQ8Func { return gemvQ8AsmWith(quantizeQ8AVX2, nil, rows) }
 
 // gemvQ8AsmZ is gemvQ8Asm for the AVX-512 tiers: x quantized by the
 // AVX-512 quantizers.
-func gemvQ8AsmZ(rows []gemvQ8Rows) gemvQ8Func { return gemvQ8AsmWith(quantizeQ8AVX512, rows) }
+func gemvQ8AsmZ(rows []gemvQ8Rows) gemvQ8Func { return gemvQ8AsmWith(quantizeQ8AVX512, nil, rows) }
+
+// gemvQ8AsmQ4_0Z is gemvQ8AsmZ for Q4_0: after quantizing x it lays the
+// activations out for the four-blocks-a-vector kernels (prep), once per
+// call, in the room XQLen gives after them.
+func gemvQ8AsmQ4_0Z(prep func(dst, xq *byte, octets int), rows []gemvQ8Rows) gemvQ8Func {
+	return gemvQ8AsmWith(quantizeQ8AVX512, prep, rows)
+}
 
 // gemvQ8AsmWith adapts the kernels of one format and tier to gemvQ8Func:
-// it quantizes x with quantize, runs the rows rb at a time and the
-// remainder one at a time. The slice expressions are the bounds checks
-// the asm cannot do.
-func gemvQ8AsmWith(quantize quantizeQ8Func, rows []gemvQ8Rows) gemvQ8Func {
+// it quantizes x with quantize (and lays it out with prep, if any), runs
+// the rows rb at a time and the remainder one at a time. The slice
+// expressions are the bounds checks the asm cannot do.
+func gemvQ8AsmWith(quantize quantizeQ8Func, prep func(dst, xq *byte, octets int), rows []gemvQ8Rows) gemvQ8Func {
 	return func(f Format, y []float32, w []byte, x []float32, xq []byte, m, k, rb int) {
 		act := f.Q8Act()
 		quantize(act, xq, x[:k])
 		nb, stride := k/formats[f].Block, f.RowBytes(k)
+		if n := act.RowBytes(k); prep != nil && nb >= 8 {
+			octets := nb / 8
+			_ = xq[n+octets*q4_0OctetPrep-1] // the room the kernels read
+			prep(&xq[n], &xq[0], octets)
+		}
 		y, w, xq = y[:m], w[:m*stride], xq[:act.RowBytes(k)]
 		r := 0
 		for ; r+rb <= m; r += rb {

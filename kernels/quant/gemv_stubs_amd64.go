@@ -196,6 +196,9 @@ func gemvF32Q6_KAVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
 // gemvF32Q6_KAVX2R4 computes 4 rows of a Q6_K × f32 GEMV (AVX2 tier).
 func gemvF32Q6_KAVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
 
+// prepQ4_0AVX512 lays out the Q8_0 activations of octets of blocks for the q4_0 quad kernels.
+func prepQ4_0AVX512(dst *byte, xq *byte, nb int)
+
 // gemvQ8Q4_0AVX512R1 computes 1 rows of a Q4_0 × Q8_0 GEMV (AVX512 tier, two blocks per vector).
 func gemvQ8Q4_0AVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
@@ -543,6 +546,9 @@ func gemvF32Q6_KAVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q6_KAVX512R4 computes 4 rows of a Q6_K × f32 GEMV (AVX512 tier).
 func gemvF32Q6_KAVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
+
+// prepQ4_0VNNI lays out the Q8_0 activations of octets of blocks for the q4_0 quad kernels.
+func prepQ4_0VNNI(dst *byte, xq *byte, nb int)
 
 // gemvQ8Q4_0VNNIR1 computes 1 rows of a Q4_0 × Q8_0 GEMV (VNNI tier, two blocks per vector).
 func gemvQ8Q4_0VNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)

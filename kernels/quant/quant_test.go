@@ -252,7 +252,7 @@ func TestGenericAgainstFloat64(t *testing.T) {
 			x := b.X[:p.K]
 			if k == GemvQ8 {
 				x = make([]float32, p.K)
-				Dequantize(f.Q8Act(), x, b.XQ)
+				Dequantize(f.Q8Act(), x, b.XQ[:f.Q8Act().RowBytes(p.K)])
 			}
 			rb := f.RowBytes(p.K)
 			for m := range p.M {

@@ -25,6 +25,9 @@ func main() {
 	ConstraintExpr("!purego")
 	emitConsts()
 	for _, t := range tiers {
+		if t.evex {
+			prepQ4_0(t)
+		}
 		for rb := 1; rb <= t.maxRB; rb++ {
 			if t.evex {
 				gemvQ4_0Pairs(t, rb)

@@ -49,11 +49,17 @@ func gemvQ4_0Pairs(t tier, rb int) {
 			VMOVDQU64(kc(cQuad+2*k), qIdx[k])
 			VMOVDQU64(kc(cQuadLanes+2*k), lanes[k])
 		}
+		// The activations in the quads' layout, prepared once per call
+		// (prepQ4_0): after the nb Q8_0 blocks, octAct bytes per octet.
+		prep := GP64()
+		IMUL3Q(U32(actBytes), nb, prep)
+		ADDQ(xq, prep)
+		TESTQ(octets, octets)
 		JZ(LabelRef(pairsStart))
 		Label(octLoop)
 		np.step()
 		dy8 := YMM()
-		gatherHalves8(Mem{Base: xq}, actBytes, dy8)
+		VMOVUPS(Mem{Base: prep, Disp: octDy}, dy8)
 		s8 := make([]VecVirtual, rb)
 		MOVQ(w, row)
 		for r := range rb {
@@ -65,7 +71,7 @@ func gemvQ4_0Pairs(t tier, rb int) {
 			VMULPS(dy8, s8[r].AsY(), s8[r].AsY())
 		}
 		for qd := range 2 {
-			ylo, yhi, neg8 := t.q4_0QuadShared(xq, qd, eight)
+			ylo, yhi, neg8 := Mem{Base: prep, Disp: octYlo + 128*qd}, Mem{Base: prep, Disp: octYlo + 128*qd + 64}, Mem{Base: prep, Disp: octNeg8 + 64*qd}
 			MOVQ(w, row)
 			for r := range rb {
 				if r > 0 {
@@ -81,6 +87,7 @@ func gemvQ4_0Pairs(t tier, rb int) {
 		}
 		ADDQ(U32(8*f.bytes), w)
 		ADDQ(U32(8*actBytes), xq)
+		ADDQ(U32(octAct), prep)
 		DECQ(octets)
 		JNZ(LabelRef(octLoop))
 
@@ -160,6 +167,46 @@ var quadIdx = [4]func(w int) int{
 	func(w int) int { return 5 + 17*(w/8) + w%8 },
 }
 
+// The prepared activations of one octet (prepQ4_0), octAct bytes: per
+// quad the low and high halves (64 bytes each), then −8·Σy per lane of
+// each quad (int32), then dy of the 8 blocks (float32).
+const (
+	octYlo  = 0   // + 128·quad; the high halves 64 bytes on
+	octNeg8 = 256 // + 64·quad
+	octDy   = 384
+	octAct  = 416
+)
+
+// prepQ4_0 generates func(dst *byte, xq *byte, octets int): the Q8_0
+// activations of each octet of blocks at xq in the layout the q4_0 quad
+// kernels read (octAct bytes an octet at dst). It runs once per call, not
+// once per pass of rb rows.
+func prepQ4_0(t tier) {
+	dst, xq, octets := blocksKernel("prepQ4_0"+t.name, "prepQ4_0"+t.name+" lays out the Q8_0 activations of octets of blocks for the q4_0 quad kernels.", "dst *byte", "xq *byte")
+	eight := ZMM()
+	VBROADCASTI64X4(kc(cEight), eight)
+	loop, done := "loopprepQ4_0"+t.name, "doneprepQ4_0"+t.name
+	TESTQ(octets, octets)
+	JZ(LabelRef(done))
+	Label(loop)
+	for qd := range 2 {
+		ylo, yhi, neg8 := t.q4_0QuadShared(xq, qd, eight)
+		VMOVDQU64(ylo, Mem{Base: dst, Disp: octYlo + 128*qd})
+		VMOVDQU64(yhi, Mem{Base: dst, Disp: octYlo + 128*qd + 64})
+		VMOVDQU64(neg8, Mem{Base: dst, Disp: octNeg8 + 64*qd})
+	}
+	dy8 := YMM()
+	gatherHalves8(Mem{Base: xq}, actBytes, dy8)
+	VMOVUPS(dy8, Mem{Base: dst, Disp: octDy})
+	ADDQ(U32(octAct), dst)
+	ADDQ(U32(8*actBytes), xq)
+	DECQ(octets)
+	JNZ(LabelRef(loop))
+	Label(done)
+	VZEROUPPER()
+	RET()
+}
+
 // q4_0QuadShared loads the Q8_0 activations of quad qd of the octet at
 // xq: low halves (y 0–15 of its four blocks, 16 bytes each) and high
 // halves, and −8·Σy per lane (eight: 0x08 bytes).
@@ -188,8 +235,9 @@ func (t tier) q4_0QuadShared(xq GPVirtual, qd int, eight VecVirtual) (ylo, yhi, 
 }
 
 // q4_0QuadDot returns the int32 lanes of Σ (q−8)·y for quad qd of the
-// octet of the row at row (128-bit lane j: block 4qd+j).
-func (t tier) q4_0QuadDot(row GPVirtual, qd int, qIdx, ylo, yhi, neg8, nibble VecVirtual) VecVirtual {
+// octet of the row at row (128-bit lane j: block 4qd+j), with the
+// prepared activations' halves and −8·Σy at ylo, yhi and neg8.
+func (t tier) q4_0QuadDot(row GPVirtual, qd int, qIdx VecVirtual, ylo, yhi, neg8 Mem, nibble VecVirtual) VecVirtual {
 	base := 0
 	if qd == 1 {
 		base = 16
@@ -200,11 +248,14 @@ func (t tier) q4_0QuadDot(row GPVirtual, qd int, qIdx, ylo, yhi, neg8, nibble Ve
 	VPSRLW(Imm(4), q, hi)
 	VPANDD(nibble, q, q)
 	VPANDD(nibble, hi, hi)
-	p := t.dotZ(q, ylo, neg8)
+	p := ZMM()
+	VMOVDQU64(neg8, p)
 	if t.vnni {
+		VPDPBUSD(ylo, q, p)
 		VPDPBUSD(yhi, hi, p)
 		return p
 	}
+	p = t.dotZ(q, ylo, p)
 	return t.dotZ(hi, yhi, p)
 }
 
