@@ -92,10 +92,11 @@ type Buffers struct {
 const q4_0OctetPrep = 416
 
 // XQLen is the length of XQ that p needs: the activations in Fmt.Q8Act(),
-// and for gemv-q8 Q4_0 the room of their prepared layout.
+// and for Q4_0 the room of the layout gemv-q8 prepares (whatever the
+// kernel, so that one set of buffers serves every kernel of a shape).
 func (p Params) XQLen() int {
 	n := p.Fmt.Q8Act().RowBytes(p.K)
-	if p.Kernel == GemvQ8 && p.Fmt == Q4_0 {
+	if p.Fmt == Q4_0 {
 		n += p.K / formats[Q4_0].Block / 8 * q4_0OctetPrep
 	}
 	return n
