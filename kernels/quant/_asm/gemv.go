@@ -581,18 +581,30 @@ func (t tier) zero(v VecVirtual) {
 }
 
 // hsum returns lane 0 of an xmm holding the sum of v's 8 lanes.
-func (t tier) hsum(v VecVirtual) VecVirtual {
-	x := XMM()
-	if t.evex {
-		VEXTRACTF32X4(Imm(1), v, x)
-	} else {
-		VEXTRACTF128(Imm(1), v, x)
+func (t tier) hsum(v VecVirtual) VecVirtual { return hreduce(v, t.evex, VADDPS, VADDSS) }
+
+// hreduce folds the float lanes of v (ymm or zmm) with op down to lane 0
+// of an xmm (opss for the last, scalar step). evex: v may be one of
+// Y16–Y31 (the EVEX extracts); a zmm is always EVEX.
+func hreduce(v VecVirtual, evex bool, op, opss func(...Op)) VecVirtual {
+	y := v
+	if v.Size() == 64 {
+		y = YMM()
+		VEXTRACTF64X4(Imm(1), v, y)
+		op(v.AsY(), y, y)
+		evex = true
 	}
-	VADDPS(v.AsX(), x, x)
+	x := XMM()
+	if evex {
+		VEXTRACTF32X4(Imm(1), y, x)
+	} else {
+		VEXTRACTF128(Imm(1), y, x)
+	}
+	op(y.AsX(), x, x)
 	h := XMM()
 	VMOVHLPS(x, x, h)
-	VADDPS(h, x, x)
+	op(h, x, x)
 	VMOVSHDUP(x, h)
-	VADDSS(h, x, x)
+	opss(h, x, x)
 	return x
 }

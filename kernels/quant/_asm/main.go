@@ -70,11 +70,10 @@ func main() {
 		dequant(t, q5_K, 256)
 		dequant(t, q6_K, 256)
 	}
-	quantizeQ8_0(false)
-	quantizeQ8_0(true)
-	quantizeQ8_K()
-	quantizeQ8_0Z(false)
-	quantizeQ8_0Z(true)
-	quantizeQ8_KZ()
+	for _, w := range []qwidth{qAVX2, qAVX512} {
+		quantizeQ8_0(w, false)
+		quantizeQ8_0(w, true)
+		quantizeQ8_K(w)
+	}
 	Generate()
 }

@@ -8,68 +8,196 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// The activation quantizers in AVX2 (with F16C for the f16 scale), byte
-// for byte GGML's reference ones; every SIMD tier's gemv-q8 calls them.
+// The activation quantizers, byte for byte GGML's reference ones, in two
+// vector widths: AVX2 (with F16C for the f16 scale) and AVX-512 (F+BW+VL,
+// and F16C). Each tier's gemv-q8 calls those of its width.
+
+// qwidth is one vector width of the quantizers; the generators below are
+// written once against it. What differs: AND on floats is VPANDD in
+// AVX-512 (VANDPS needs AVX512DQ), truncation is VRNDSCALEPS, compares
+// write a mask register, and the low bytes of int32 lanes are stored by
+// VPMOVDB rather than by packs and a permute.
+type qwidth struct {
+	name string // suffix of the generated functions
+	vb   int    // bytes per vector
+	vec  func() VecVirtual
+}
+
+var (
+	qAVX2   = qwidth{"AVX2", 32, YMM}
+	qAVX512 = qwidth{"AVX512", 64, ZMM}
+)
+
+func (w qwidth) z() bool    { return w.vb == 64 }
+func (w qwidth) lanes() int { return w.vb / 4 }
+
+// and is a bitwise AND of float vectors (a may be memory).
+func (w qwidth) and(a Op, b, dst VecVirtual) {
+	if w.z() {
+		VPANDD(a, b, dst)
+		return
+	}
+	VANDPS(a, b, dst)
+}
+
+// hmax returns, in lane 0 of an xmm, the largest lane of m.
+func (w qwidth) hmax(m VecVirtual) VecVirtual { return hreduce(m, w.z(), VMAXPS, VMAXSS) }
+
+// hsumInt returns the sum of the int32 lanes of s in a GP register.
+func (w qwidth) hsumInt(s VecVirtual) GPVirtual {
+	y := s
+	if w.z() {
+		y = YMM()
+		VEXTRACTI64X4(Imm(1), s, y)
+		VPADDD(s.AsY(), y, y)
+	}
+	x := XMM()
+	if w.z() {
+		VEXTRACTI32X4(Imm(1), y, x)
+	} else {
+		VEXTRACTI128(Imm(1), y, x)
+	}
+	VPADDD(y.AsX(), x, x)
+	h := XMM()
+	VPSHUFD(Imm(0x4e), x, h)
+	VPADDD(h, x, x)
+	VPSHUFD(Imm(0xb1), x, h)
+	VPADDD(h, x, x)
+	r := GP32()
+	VMOVD(x, r)
+	return r
+}
+
+// eqBits sets bits to the mask of the lanes where a == b.
+func (w qwidth) eqBits(a, b VecVirtual, bits GPVirtual) {
+	if w.z() {
+		k := K()
+		VCMPPS(Imm(0), a, b, k)
+		KMOVW(k, bits)
+		return
+	}
+	VCMPPS(Imm(0), a, b, b)
+	VMOVMSKPS(b, bits)
+}
+
+// roundHalfAway rounds v to integral values, halves away from zero (C's
+// roundf): r = trunc(v); r += sign(v) where |v − r| ≥ 0.5.
+func (w qwidth) roundHalfAway(v, absMask, half, one VecVirtual) {
+	r, diff, sign := w.vec(), w.vec(), w.vec()
+	if w.z() {
+		VRNDSCALEPS(Imm(3), v, r) // toward zero
+	} else {
+		VROUNDPS(Imm(3), v, r)
+	}
+	VSUBPS(r, v, diff) // exact
+	w.and(absMask, diff, diff)
+	if w.z() {
+		k := K()
+		VCMPPS(Imm(13), half, diff, k) // |v − r| ≥ 0.5 (GE_OS)
+		VPANDND(v, absMask, sign)      // sign bit of v
+		VPORD(one, sign, sign)         // ±1
+		VADDPS(sign, r, k, r)          // only where the remainder reached a half
+		VMOVAPS(r, v)
+		return
+	}
+	VCMPPS(Imm(13), half, diff, diff)
+	VANDNPS(v, absMask, sign)
+	VORPS(one, sign, sign)
+	VANDPS(diff, sign, sign)
+	VADDPS(sign, r, v)
+}
+
+// storeLevels stores the low byte of each int32 lane of q, in order, at
+// m. The low byte, not a saturated one: that is what C's and Go's float →
+// int8 conversions leave for the out-of-range results of a block whose
+// scale overflows (1/d = Inf), and in range they agree.
+func (w qwidth) storeLevels(q []VecVirtual, m Mem) {
+	if w.z() {
+		for i, v := range q {
+			VPMOVDB(v, m.Offset(16*i))
+		}
+		return
+	}
+	for i := 0; i < len(q); i += 4 {
+		packStore32(q[i:i+4], m.Offset(32*(i/4)))
+	}
+}
+
+// sumLevels returns, in int32 lanes, the sum of the levels of q as stored
+// (sign-extended low bytes).
+func (w qwidth) sumLevels(q []VecVirtual) VecVirtual {
+	var sum VecVirtual
+	for i, v := range q {
+		e := w.vec()
+		VPSLLD(Imm(24), v, e)
+		VPSRAD(Imm(24), e, e)
+		if i == 0 {
+			sum = e
+		} else {
+			VPADDD(e, sum, sum)
+		}
+	}
+	return sum
+}
 
 // quantizeQ8_0 generates func(dst *byte, x *float32, nb int): nb blocks
 // of 32 floats to Q8_0 (f16 d = amax/127, q = roundf(x/d), rounding half
 // away from zero as C's roundf). With q81, Q8_1: the levels at 4, and at
 // 2 the f16 of d·Σq (the sum of the stored int8 levels).
-func quantizeQ8_0(q81 bool) {
-	name, act, qs, bytes := "quantizeQ8_0AVX2", "Q8_0", 2, 34
+func quantizeQ8_0(w qwidth, q81 bool) {
+	act, qs, bytes := "Q8_0", 2, 34
 	if q81 {
-		name, act, qs, bytes = "quantizeQ8_1AVX2", "Q8_1", 4, 36
+		act, qs, bytes = "Q8_1", 4, 36
 	}
+	name := "quantize" + act + w.name
 	dst, x, nb := blocksKernel(name, name+" quantizes nb blocks of 32 floats to "+act+", as quantize_row_"+strings.ToLower(act)+"_ref.", "dst *byte", "x *float32")
-	absMask, half, f127 := YMM(), YMM(), YMM()
-	VBROADCASTSS(kc(cAbsMask), absMask)
+	absMask, half, one := w.vec(), w.vec(), w.vec()
+	VPBROADCASTD(kc(cAbsMask), absMask)
 	VBROADCASTSS(kc(cHalf), half)
-	VBROADCASTSS(kc(c127), f127)
+	VBROADCASTSS(kc(cOneF), one)
+	f127 := XMM()
+	VMOVSS(kc(c127), f127)
 	loop, done := "loop"+name, "done"+name
 	TESTQ(nb, nb)
 	JZ(LabelRef(done))
 	Label(loop)
-	v := make([]VecVirtual, 4)
+	v := make([]VecVirtual, 32/w.lanes())
+	m := w.vec()
 	for i := range v {
-		v[i] = YMM()
-		VMOVUPS(Mem{Base: x, Disp: 32 * i}, v[i])
+		v[i] = w.vec()
+		VMOVUPS(Mem{Base: x, Disp: w.vb * i}, v[i])
+		if i == 0 {
+			w.and(absMask, v[i], m)
+			continue
+		}
+		a := w.vec()
+		w.and(absMask, v[i], a)
+		VMAXPS(a, m, m)
 	}
-	amax := hmaxAbs(v, absMask)
+	amax := w.hmax(m)
 	// d = amax/127 (float), id = d ? 1/d : 0, stored d as f16 (F16C, round
 	// to nearest even: VCVTPS2PH mode 0).
 	d := XMM()
-	VDIVSS(f127.AsX(), amax, d)
+	VDIVSS(f127, amax, d)
 	h := XMM()
 	VCVTPS2PH(Imm(0), d, h)
 	tmp := GP32()
 	VMOVD(h, tmp)
 	MOVW(tmp.As16(), Mem{Base: dst})
 	id := inverseOrZero(d)
-	idv := YMM()
+	idv := w.vec()
 	VBROADCASTSS(id, idv)
-	q := make([]VecVirtual, 4)
+	q := make([]VecVirtual, len(v))
 	for i := range v {
-		q[i] = YMM()
+		q[i] = w.vec()
 		VMULPS(idv, v[i], q[i])
-		roundHalfAway(q[i], absMask, half)
+		w.roundHalfAway(q[i], absMask, half, one)
 		VCVTTPS2DQ(q[i], q[i]) // already integral
 	}
 	if q81 {
-		// Σ of the stored levels (sign-extended low bytes), times d, to f16.
-		sum := YMM()
-		for i, v := range q {
-			e := YMM()
-			VPSLLD(Imm(24), v, e)
-			VPSRAD(Imm(24), e, e)
-			if i == 0 {
-				sum = e
-			} else {
-				VPADDD(e, sum, sum)
-			}
-		}
-		storeSumTimesD(hsumInt(sum), d, Mem{Base: dst, Disp: 2})
+		storeSumTimesD(w.hsumInt(w.sumLevels(q)), d, Mem{Base: dst, Disp: 2})
 	}
-	packStore32(q, Mem{Base: dst, Disp: qs})
+	w.storeLevels(q, Mem{Base: dst, Disp: qs})
 	ADDQ(U32(bytes), dst)
 	ADDQ(U32(128), x)
 	DECQ(nb)
@@ -77,6 +205,18 @@ func quantizeQ8_0(q81 bool) {
 	Label(done)
 	VZEROUPPER()
 	RET()
+}
+
+// inverseOrZero returns 1/d in lane 0, or 0 where d is 0.
+func inverseOrZero(d VecVirtual) VecVirtual {
+	one, id, z := XMM(), XMM(), XMM()
+	VMOVSS(kc(cOneF), one)
+	VDIVSS(d, one, id)
+	VXORPS(z, z, z)
+	mask := XMM()
+	VCMPSS(Imm(4), z, d, mask) // d != 0
+	VANDPS(mask, id, id)
+	return id
 }
 
 // storeSumTimesD stores at m the f16 (nearest even) of float32(sum)·d, d
@@ -92,61 +232,8 @@ func storeSumTimesD(sum GPVirtual, d VecVirtual, m Mem) {
 	MOVW(t.As16(), m)
 }
 
-// hmaxAbs returns, in lane 0 of an xmm, the largest |v| over the vectors.
-func hmaxAbs(v []VecVirtual, absMask VecVirtual) VecVirtual {
-	m := YMM()
-	VANDPS(absMask, v[0], m)
-	for _, x := range v[1:] {
-		a := YMM()
-		VANDPS(absMask, x, a)
-		VMAXPS(a, m, m)
-	}
-	return hmax(m)
-}
-
-// hmax returns, in lane 0 of an xmm, the largest lane of m.
-func hmax(m VecVirtual) VecVirtual {
-	x := XMM()
-	VEXTRACTF128(Imm(1), m, x)
-	VMAXPS(m.AsX(), x, x)
-	h := XMM()
-	VMOVHLPS(x, x, h)
-	VMAXPS(h, x, x)
-	VMOVSHDUP(x, h)
-	VMAXSS(h, x, x)
-	return x
-}
-
-// inverseOrZero returns 1/d in lane 0, or 0 where d is 0.
-func inverseOrZero(d VecVirtual) VecVirtual {
-	one, id, z := XMM(), XMM(), XMM()
-	VMOVSS(kc(cOneF), one)
-	VDIVSS(d, one, id)
-	VXORPS(z, z, z)
-	mask := XMM()
-	VCMPSS(Imm(4), z, d, mask) // d != 0
-	VANDPS(mask, id, id)
-	return id
-}
-
-// roundHalfAway rounds v to integral values, halves away from zero (C's
-// roundf): r = trunc(v); r += sign(v) where |v − r| ≥ 0.5.
-func roundHalfAway(v, absMask, half VecVirtual) {
-	r, diff, sign := YMM(), YMM(), YMM()
-	VROUNDPS(Imm(3), v, r) // toward zero
-	VSUBPS(r, v, diff)     // exact
-	VANDPS(absMask, diff, diff)
-	VCMPPS(Imm(13), half, diff, diff) // |v − r| ≥ 0.5 (GE_OS)
-	VANDNPS(v, absMask, sign)         // sign bit of v
-	VORPS(kc(cOneF), sign, sign)      // ±1
-	VANDPS(diff, sign, sign)
-	VADDPS(sign, r, v)
-}
-
-// packStore32 stores the low byte of each int32 lane of 4 vectors as 32
-// bytes in order at m. The low byte, not a saturated one: that is what C's
-// and Go's float → int8 conversions leave for the out-of-range results of
-// a block whose scale overflows (1/d = Inf), and in range they agree.
+// packStore32 stores the low byte of each int32 lane of 4 ymm as 32 bytes
+// in order at m (storeLevels for AVX2).
 func packStore32(q []VecVirtual, m Mem) {
 	low := YMM()
 	VPBROADCASTD(kc(cLowByte), low)
@@ -168,45 +255,45 @@ func packStore32(q []VecVirtual, m Mem) {
 // magnitude (the first, on ties) maps to −127, q = min(127, round(x·iscale))
 // rounding to nearest even (VCVTPS2DQ), d = 1/iscale, and the sums of each
 // 16 levels. An all-zero block is stored as zeros.
-func quantizeQ8_K() {
-	dst, x, nb := blocksKernel("quantizeQ8_KAVX2", "quantizeQ8_KAVX2 quantizes nb blocks of 256 floats to Q8_K, as quantize_row_q8_K_ref.", "dst *byte", "x *float32")
-	absMask, max127 := YMM(), YMM()
-	VBROADCASTSS(kc(cAbsMask), absMask)
+func quantizeQ8_K(w qwidth) {
+	name := "quantizeQ8_K" + w.name
+	dst, x, nb := blocksKernel(name, name+" quantizes nb blocks of 256 floats to Q8_K, as quantize_row_q8_K_ref.", "dst *byte", "x *float32")
+	absMask, max127 := w.vec(), w.vec()
+	VPBROADCASTD(kc(cAbsMask), absMask)
 	VPBROADCASTD(kc(cInt127), max127)
-	loop, done := "loopquantizeQ8_K", "donequantizeQ8_K"
-	zeroBlock, next := "zeroquantizeQ8_K", "nextquantizeQ8_K"
+	loop, done := "loop"+name, "done"+name
+	zeroBlock, next := "zero"+name, "next"+name
 	TESTQ(nb, nb)
 	JZ(LabelRef(done))
 	Label(loop)
 	// The largest magnitude.
-	m := YMM()
-	VANDPS(Mem{Base: x}, absMask, m)
-	for i := 1; i < 32; i++ {
-		a := YMM()
-		VANDPS(Mem{Base: x, Disp: 32 * i}, absMask, a)
+	m := w.vec()
+	w.and(Mem{Base: x}, absMask, m)
+	for i := 1; i < 1024/w.vb; i++ {
+		a := w.vec()
+		w.and(Mem{Base: x, Disp: w.vb * i}, absMask, a)
 		VMAXPS(a, m, m)
 	}
-	amax := hmax(m)
+	amax := w.hmax(m)
 	z := XMM()
 	VXORPS(z, z, z)
 	VUCOMISS(z, amax)
 	JE(LabelRef(zeroBlock))
 	// The first element of that magnitude, with its sign.
-	amaxv := YMM()
+	amaxv := w.vec()
 	VBROADCASTSS(amax, amaxv)
 	i, bits := GP64(), GP32()
 	XORQ(i, i)
-	find := "findquantizeQ8_K"
+	find := "find" + name
 	Label(find)
-	a := YMM()
-	VANDPS(Mem{Base: x, Index: i, Scale: 4}, absMask, a)
-	VCMPPS(Imm(0), amaxv, a, a) // == amax
-	VMOVMSKPS(a, bits)
-	ADDQ(U8(8), i)
+	a := w.vec()
+	w.and(Mem{Base: x, Index: i, Scale: 4}, absMask, a)
+	w.eqBits(amaxv, a, bits)
+	ADDQ(U8(w.lanes()), i)
 	TESTL(bits, bits)
 	JZ(LabelRef(find))
 	BSFL(bits, bits)
-	SUBQ(U8(8), i)
+	SUBQ(U8(w.lanes()), i)
 	ADDQ(bits.As64(), i)
 	maxv := XMM()
 	VMOVSS(Mem{Base: x, Index: i, Scale: 4}, maxv)
@@ -218,34 +305,32 @@ func quantizeQ8_K() {
 	VMOVSS(kc(cOneF), one)
 	VDIVSS(iscale, one, d)
 	VMOVSS(d, Mem{Base: dst})
-	isv := YMM()
+	isv := w.vec()
 	VBROADCASTSS(iscale, isv)
-	for g := range 8 { // 32 levels per round: two bsums
-		q := make([]VecVirtual, 4)
+	per16 := 16 / w.lanes() // vectors per bsum
+	for g := range 8 {      // 32 levels per round: two bsums
+		q := make([]VecVirtual, 2*per16)
 		for j := range q {
-			q[j] = YMM()
-			VMULPS(Mem{Base: x, Disp: 128*g + 32*j}, isv, q[j])
+			q[j] = w.vec()
+			VMULPS(Mem{Base: x, Disp: 128*g + w.vb*j}, isv, q[j])
 			VCVTPS2DQ(q[j], q[j]) // nearest even (MXCSR default), as nearest_int
 			VPMINSD(max127, q[j], q[j])
 		}
 		for h := range 2 {
-			// Sum the levels as the stored int8 (sign-extended low bytes).
-			s, u := YMM(), YMM()
-			VPSLLD(Imm(24), q[2*h], s)
-			VPSRAD(Imm(24), s, s)
-			VPSLLD(Imm(24), q[2*h+1], u)
-			VPSRAD(Imm(24), u, u)
-			VPADDD(u, s, s)
-			sum := hsumInt(s)
+			sum := w.hsumInt(w.sumLevels(q[h*per16 : (h+1)*per16]))
 			MOVW(sum.As16(), Mem{Base: dst, Disp: 4 + 256 + 2*(2*g+h)})
 		}
-		packStore32(q, Mem{Base: dst, Disp: 4 + 32*g})
+		w.storeLevels(q, Mem{Base: dst, Disp: 4 + 32*g})
 	}
 	JMP(LabelRef(next))
 
 	Label(zeroBlock)
 	zy := YMM()
-	VPXOR(zy, zy, zy)
+	if w.z() {
+		VPXORD(zy, zy, zy)
+	} else {
+		VPXOR(zy, zy, zy)
+	}
 	for off := 0; off+32 <= 292; off += 32 {
 		VMOVDQU(zy, Mem{Base: dst, Disp: off})
 	}
@@ -259,19 +344,4 @@ func quantizeQ8_K() {
 	Label(done)
 	VZEROUPPER()
 	RET()
-}
-
-// hsumInt returns the sum of the 8 int32 lanes of s in a GP register.
-func hsumInt(s VecVirtual) GPVirtual {
-	x := XMM()
-	VEXTRACTI128(Imm(1), s, x)
-	VPADDD(s.AsX(), x, x)
-	h := XMM()
-	VPSHUFD(Imm(0x4e), x, h)
-	VPADDD(h, x, x)
-	VPSHUFD(Imm(0xb1), x, h)
-	VPADDD(h, x, x)
-	r := GP32()
-	VMOVD(x, r)
-	return r
 }
