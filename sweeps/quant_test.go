@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/kernels/quant"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
@@ -26,20 +25,7 @@ func TestRunQuantWithWRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	widest := isa.Generic
-	for _, tr := range quant.Tiers() {
-		if isa.Detect(tr).Runs {
-			widest = tr
-		}
-	}
-	for _, p := range plan.Points {
-		if p.Skip == "" {
-			if p.Rec.Kernel != string(WRead) || p.Tier != widest {
-				t.Fatalf("first point that runs: %s/%s, want %s/%s", p.Rec.Kernel, p.Tier, WRead, widest)
-			}
-			break
-		}
-	}
+	checkCeilingFirst(t, plan, string(WRead), widestRunning(quant.Tiers()))
 	var recs []results.Record
 	complete, err := Run(context.Background(), plan, opt, func(r results.Record) error {
 		recs = append(recs, r)

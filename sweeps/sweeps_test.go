@@ -78,15 +78,7 @@ func TestRunAttention(t *testing.T) {
 		t.Fatal(err)
 	}
 	// kv-read first, the widest tier that runs first: it sets read_gbs.
-	for _, p := range plan.Points {
-		if p.Skip != "" {
-			continue
-		}
-		if want := widestRunning(); p.Rec.Kernel != KVRead || p.Tier != want {
-			t.Fatalf("first point that runs: %s/%s, want %s/%s", p.Rec.Kernel, p.Tier, KVRead, want)
-		}
-		break
-	}
+	checkCeilingFirst(t, plan, KVRead, widestRunning(attention.Tiers()))
 	var recs []results.Record
 	complete, err := Run(context.Background(), plan, opt, func(r results.Record) error {
 		recs = append(recs, r)
@@ -161,14 +153,29 @@ func TestDerivedCounterMetrics(t *testing.T) {
 	}
 }
 
-func widestRunning() isa.Tier {
+func widestRunning(tiers []isa.Tier) isa.Tier {
 	w := isa.Generic
-	for _, t := range attention.Tiers() {
+	for _, t := range tiers {
 		if isa.Detect(t).Runs {
 			w = t
 		}
 	}
 	return w
+}
+
+// checkCeilingFirst: the first point of the plan that runs is the family's
+// in-run read ceiling in the widest tier that runs here.
+func checkCeilingFirst(t *testing.T, plan *Plan, ceiling string, widest isa.Tier) {
+	t.Helper()
+	for _, p := range plan.Points {
+		if p.Skip != "" {
+			continue
+		}
+		if p.Rec.Kernel != ceiling || p.Tier != widest {
+			t.Fatalf("first point that runs: %s/%s, want %s/%s", p.Rec.Kernel, p.Tier, ceiling, widest)
+		}
+		return
+	}
 }
 
 func TestFailingPointIsNeverTimed(t *testing.T) {

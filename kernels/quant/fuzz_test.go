@@ -138,13 +138,7 @@ func FuzzDequantizeTiers(f *testing.F) {
 			b := Buffers{W: data[:n*fi.Bytes], D: make([]float32, p.K)}
 			gen.Run(p, b)
 			want := append([]float32(nil), b.D...)
-			for _, im := range Impls() {
-				if im.Tier == isa.Generic || !isa.Detect(im.Tier).Runs {
-					continue
-				}
-				if ok, _ := im.Has(p); !ok {
-					continue
-				}
+			for _, im := range simdImpls(p) {
 				clear(b.D)
 				im.Run(p, b)
 				for i, v := range b.D {
@@ -182,13 +176,7 @@ func FuzzQuantizeQ8Tiers(f *testing.F) {
 			}
 			gen.Run(p, b)
 			want := append([]byte(nil), b.XQ...)
-			for _, im := range Impls() {
-				if im.Tier == isa.Generic || !isa.Detect(im.Tier).Runs {
-					continue
-				}
-				if ok, _ := im.Has(p); !ok {
-					continue
-				}
+			for _, im := range simdImpls(p) {
 				clear(b.XQ)
 				im.Run(p, b)
 				if i := firstByteDiff(b.XQ, want); i >= 0 {
@@ -208,4 +196,18 @@ func firstByteDiff(a, b []byte) int {
 		}
 	}
 	return -1
+}
+
+// simdImpls returns the SIMD tiers that run here and have p.
+func simdImpls(p Params) []Impl {
+	var out []Impl
+	for _, im := range Impls() {
+		if im.Tier == isa.Generic || !isa.Detect(im.Tier).Runs {
+			continue
+		}
+		if ok, _ := im.Has(p); ok {
+			out = append(out, im)
+		}
+	}
+	return out
 }

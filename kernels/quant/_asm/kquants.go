@@ -64,32 +64,27 @@ const (
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one
 // 32-byte chunk: q unsigned levels (register), y signed activations
-// (memory), sc the int16 scale per lane pair.
-func (t tier) scaleDot(q VecVirtual, y Mem, sc VecVirtual, iacc VecVirtual) {
+// (memory), sc the int16 scale per lane pair: a register, or memory
+// holding one dword with the scale twice. From memory the VNNI tier takes
+// it as an embedded broadcast of VPDPWSSD and the others broadcast it
+// with a load-port-only VPBROADCASTD: no shuffle port spent on the scale.
+func (t tier) scaleDot(q VecVirtual, y Mem, sc Op, iacc VecVirtual) {
 	p := YMM()
 	VPMADDUBSW(y, q, p)
-	if t.vnni {
+	m, inMem := sc.(Mem)
+	switch {
+	case t.vnni && inMem:
+		VPDPWSSD_BCST(m, p, iacc)
+		return
+	case t.vnni:
 		VPDPWSSD(sc, p, iacc)
 		return
+	case inMem:
+		b := YMM()
+		VPBROADCASTD(m, b)
+		sc = b
 	}
 	VPMADDWD(sc, p, p)
-	VPADDD(p, iacc, iacc)
-}
-
-// scaleDotAt is scaleDot with the scale read from memory: sc is a dword
-// holding the int16 scale twice. The VNNI tier takes it as an embedded
-// broadcast of VPDPWSSD; the others broadcast it with a load-port-only
-// VPBROADCASTD. Either way no shuffle port is spent on the scale.
-func (t tier) scaleDotAt(q VecVirtual, y Mem, sc Mem, iacc VecVirtual) {
-	p := YMM()
-	VPMADDUBSW(y, q, p)
-	if t.vnni {
-		VPDPWSSD_BCST(sc, p, iacc)
-		return
-	}
-	b := YMM()
-	VPBROADCASTD(sc, b)
-	VPMADDWD(b, p, p)
 	VPADDD(p, iacc, iacc)
 }
 
@@ -216,8 +211,8 @@ func (t tier) q4KBlock(p, xq GPVirtual, nibble, bs8, dy, acc VecVirtual, scw Mem
 			t.orBit(qh, 2*ch, lo)
 			t.orBit(qh, 2*ch+1, hi)
 		}
-		t.scaleDotAt(lo, Mem{Base: xq, Disp: q8kQs + 64*ch}, scw.Offset(4*(2*ch)), iacc)
-		t.scaleDotAt(hi, Mem{Base: xq, Disp: q8kQs + 64*ch + 32}, scw.Offset(4*(2*ch+1)), iacc)
+		t.scaleDot(lo, Mem{Base: xq, Disp: q8kQs + 64*ch}, scw.Offset(4*(2*ch)), iacc)
+		t.scaleDot(hi, Mem{Base: xq, Disp: q8kQs + 64*ch + 32}, scw.Offset(4*(2*ch+1)), iacc)
 	}
 	VCVTDQ2PS(iacc, iacc)
 	VCVTDQ2PS(msum, msum)
