@@ -492,9 +492,9 @@ func prefetchRow(at func(off int) Mem, bytesPerIter, dist int) {
 // consumes, has them in L2 by the time the pass reaches them. The row
 // prefetches alone leave rb short streams for the hardware prefetcher to
 // find anew at every row. In interleaved A/B runs against them (4096×8192,
-// --cold, avx512vnni) it took 14–35 % off a q4_K call and 9–31 % off a
-// q4_0 call at rb 1–4, left q6_K and q8_0 within ±1 % at rb 4, and cost
-// 3–8 % at rb 8, where it is left out.
+// --cold, avx512vnni) it took 14–26 % off a q4_K call and 9–24 % off a
+// q4_0 call at rb 1–4, 20–25 % off q6_K and q8_0 at rb 1, left those two
+// within ±4 % at rb 4, and cost up to 12 % at rb 8, where it is left out.
 type nextPass struct {
 	p       GPVirtual
 	perIter int // bytes an iteration of the kernel's loop consumes
