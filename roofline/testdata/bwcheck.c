@@ -1,8 +1,10 @@
 // bwcheck: an independent C check of ckbench's bandwidth ceilings (issue #3).
 // Same method as roofline.Measure: a pinned thread, per-size buffers, a
-// warm-up, samples of at least 1 ms, median of the samples; AVX-512 loads
-// into 8 accumulators (read), 8-vector copies, and normal/non-temporal
-// stores. Build and run by hand:
+// warm-up, samples of at least 1 ms, median of the samples, and the best
+// of PASSES passes over all sizes in turn (a neighbour on a shared host
+// that slows one pass does not lower the ceiling); AVX-512 loads into 8
+// accumulators (read), 8-vector copies, and normal/non-temporal stores.
+// Build and run by hand:
 //
 //   gcc -O3 -march=native -o /tmp/bwcheck roofline/testdata/bwcheck.c && /tmp/bwcheck
 //
@@ -61,10 +63,20 @@ static int cmp(const void *a, const void *b) {
 }
 
 // measure returns GB/s (bytes per call / median ns per call).
+// arena is one buffer for every size, faulted once, as roofline.Measure
+// keeps one per thread: on a VM the DRAM rate of a buffer depends on where
+// the host put its pages (fresh 1 GiB buffers read at 12.5 to 15.5 GB/s
+// here), so both programs read from the same kind of allocation.
+static float *arena;
+#define ARENA (2ul << 30)
+
 static double measure(int kind, size_t bytes) {
 	size_t n = bytes / 4;
-	float *a = aligned_alloc(64, bytes), *b = aligned_alloc(64, bytes);
-	for (size_t i = 0; i < n; i++) a[i] = 1.0f, b[i] = 2.0f;
+	if (!arena) {
+		arena = aligned_alloc(64, 2 * ARENA);
+		for (size_t i = 0; i < 2 * ARENA / 4; i++) arena[i] = 1.0f;
+	}
+	float *a = arena, *b = arena + ARENA / 4;
 	size_t half = n / 2 / 128 * 128;
 	#define CALL() do { switch (kind) { \
 		case 0: readk(a, n); break; \
@@ -89,8 +101,6 @@ static double measure(int kind, size_t bytes) {
 		samples[k++] = (now() - s) / calls;
 	}
 	qsort(samples, k, sizeof samples[0], cmp);
-	free(a);
-	free(b);
 	double moved = kind == 1 ? 2.0 * half * 4 : (double)bytes;
 	return moved / samples[k / 2];
 }
@@ -103,9 +113,17 @@ int main(void) {
 	const char *names[] = {"read", "copy", "write", "write-nt"};
 	size_t sizes[] = {16 << 10, 512 << 10, 16 << 20, 1ul << 30};
 	const char *levels[] = {"L1 (16 KiB)", "L2 (512 KiB)", "L3 (16 MiB)", "DRAM (1 GiB)"};
+	enum { PASSES = 4 };
+	double best[4][4] = {{0}};
+	for (int p = 0; p < PASSES; p++)
+		for (int s = 0; s < 4; s++)
+			for (int k = 0; k < 4; k++) {
+				double v = measure(k, sizes[s]);
+				if (v > best[s][k]) best[s][k] = v;
+			}
 	for (int s = 0; s < 4; s++) {
 		printf("%-13s", levels[s]);
-		for (int k = 0; k < 4; k++) printf("  %s %6.1f GB/s", names[k], measure(k, sizes[s]));
+		for (int k = 0; k < 4; k++) printf("  %s %6.1f GB/s", names[k], best[s][k]);
 		printf("\n");
 	}
 	return sink == 12345.0f;
