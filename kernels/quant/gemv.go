@@ -86,20 +86,30 @@ type Buffers struct {
 	D  []float32
 }
 
-// q4_0OctetPrep is the room gemv-q8 Q4_0 takes after the activations, per
-// octet of blocks: the AVX-512 tiers lay the activations out there once
-// per call for their four-blocks-a-vector kernels (prepQ4_0 in _asm).
-const q4_0OctetPrep = 416
+// Room gemv-q8 takes after the activations, where the AVX-512 tiers lay
+// them out once per call for their 512-bit kernels: per octet of Q4_0
+// blocks (prepQ4_0 in _asm), per Q8_K block for Q4_K (prepQ8K).
+const (
+	q4_0OctetPrep = 416
+	q8KPrep       = 256
+)
+
+// prepRoom is that room for format f and K.
+func prepRoom(f Format, k int) int {
+	switch f {
+	case Q4_0:
+		return k / formats[Q4_0].Block / 8 * q4_0OctetPrep
+	case Q4_K:
+		return k / QKK * q8KPrep
+	}
+	return 0
+}
 
 // XQLen is the length of XQ that p needs: the activations in Fmt.Q8Act(),
-// and for Q4_0 the room of the layout gemv-q8 prepares (whatever the
-// kernel, so that one set of buffers serves every kernel of a shape).
+// and the room of the layout gemv-q8 prepares for the format (whatever
+// the kernel, so that one set of buffers serves every kernel of a shape).
 func (p Params) XQLen() int {
-	n := p.Fmt.Q8Act().RowBytes(p.K)
-	if p.Fmt == Q4_0 {
-		n += p.K / formats[Q4_0].Block / 8 * q4_0OctetPrep
-	}
-	return n
+	return p.Fmt.Q8Act().RowBytes(p.K) + prepRoom(p.Fmt, p.K)
 }
 
 // Alloc returns buffers for p (D only for Dequant: it is M×K floats).

@@ -54,12 +54,12 @@ func init() {
 				Q5_K: dequantAsm(dequantQ5_KAVX512),
 				Q4_K: dequantAsm(dequantQ4_KAVX512), Q6_K: dequantAsm(dequantQ6_KAVX512),
 			}, gemvQ8: map[Format]gemvQ8Func{
-				Q4_0: gemvQ8AsmQ4_0Z(prepQ4_0AVX512, []gemvQ8Rows{nil, gemvQ8Q4_0AVX512R1, gemvQ8Q4_0AVX512R2, gemvQ8Q4_0AVX512R3, gemvQ8Q4_0AVX512R4, gemvQ8Q4_0AVX512R5, gemvQ8Q4_0AVX512R6, gemvQ8Q4_0AVX512R7, gemvQ8Q4_0AVX512R8}),
+				Q4_0: gemvQ8AsmPrepZ(prepOctets(prepQ4_0AVX512), []gemvQ8Rows{nil, gemvQ8Q4_0AVX512R1, gemvQ8Q4_0AVX512R2, gemvQ8Q4_0AVX512R3, gemvQ8Q4_0AVX512R4, gemvQ8Q4_0AVX512R5, gemvQ8Q4_0AVX512R6, gemvQ8Q4_0AVX512R7, gemvQ8Q4_0AVX512R8}),
 				Q8_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q8_0AVX512R1, gemvQ8Q8_0AVX512R2, gemvQ8Q8_0AVX512R3, gemvQ8Q8_0AVX512R4, gemvQ8Q8_0AVX512R5, gemvQ8Q8_0AVX512R6, gemvQ8Q8_0AVX512R7, gemvQ8Q8_0AVX512R8}),
 				Q4_1: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_1AVX512R1, gemvQ8Q4_1AVX512R2, gemvQ8Q4_1AVX512R3, gemvQ8Q4_1AVX512R4, gemvQ8Q4_1AVX512R5, gemvQ8Q4_1AVX512R6, gemvQ8Q4_1AVX512R7, gemvQ8Q4_1AVX512R8}),
 				Q5_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_0AVX512R1, gemvQ8Q5_0AVX512R2, gemvQ8Q5_0AVX512R3, gemvQ8Q5_0AVX512R4, gemvQ8Q5_0AVX512R5, gemvQ8Q5_0AVX512R6, gemvQ8Q5_0AVX512R7, gemvQ8Q5_0AVX512R8}),
 				Q5_1: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_1AVX512R1, gemvQ8Q5_1AVX512R2, gemvQ8Q5_1AVX512R3, gemvQ8Q5_1AVX512R4, gemvQ8Q5_1AVX512R5, gemvQ8Q5_1AVX512R6, gemvQ8Q5_1AVX512R7, gemvQ8Q5_1AVX512R8}),
-				Q4_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_KAVX512R1, gemvQ8Q4_KAVX512R2, gemvQ8Q4_KAVX512R3, gemvQ8Q4_KAVX512R4, gemvQ8Q4_KAVX512R5, gemvQ8Q4_KAVX512R6, gemvQ8Q4_KAVX512R7, gemvQ8Q4_KAVX512R8}),
+				Q4_K: gemvQ8AsmPrepZ(prepQ8KAVX512, []gemvQ8Rows{nil, gemvQ8Q4_KAVX512R1, gemvQ8Q4_KAVX512R2, gemvQ8Q4_KAVX512R3, gemvQ8Q4_KAVX512R4, gemvQ8Q4_KAVX512R5, gemvQ8Q4_KAVX512R6, gemvQ8Q4_KAVX512R7, gemvQ8Q4_KAVX512R8}),
 				Q5_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_KAVX512R1, gemvQ8Q5_KAVX512R2, gemvQ8Q5_KAVX512R3, gemvQ8Q5_KAVX512R4, gemvQ8Q5_KAVX512R5, gemvQ8Q5_KAVX512R6, gemvQ8Q5_KAVX512R7, gemvQ8Q5_KAVX512R8}),
 				Q6_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q6_KAVX512R1, gemvQ8Q6_KAVX512R2, gemvQ8Q6_KAVX512R3, gemvQ8Q6_KAVX512R4, gemvQ8Q6_KAVX512R5, gemvQ8Q6_KAVX512R6, gemvQ8Q6_KAVX512R7, gemvQ8Q6_KAVX512R8}),
 			}, gemvF32: map[Format]gemvF32Func{
@@ -82,12 +82,12 @@ func init() {
 				Q5_K: dequantAsm(dequantQ5_KVNNI),
 				Q4_K: dequantAsm(dequantQ4_KVNNI), Q6_K: dequantAsm(dequantQ6_KVNNI),
 			}, gemvQ8: map[Format]gemvQ8Func{
-				Q4_0: gemvQ8AsmQ4_0Z(prepQ4_0VNNI, []gemvQ8Rows{nil, gemvQ8Q4_0VNNIR1, gemvQ8Q4_0VNNIR2, gemvQ8Q4_0VNNIR3, gemvQ8Q4_0VNNIR4, gemvQ8Q4_0VNNIR5, gemvQ8Q4_0VNNIR6, gemvQ8Q4_0VNNIR7, gemvQ8Q4_0VNNIR8}),
+				Q4_0: gemvQ8AsmPrepZ(prepOctets(prepQ4_0VNNI), []gemvQ8Rows{nil, gemvQ8Q4_0VNNIR1, gemvQ8Q4_0VNNIR2, gemvQ8Q4_0VNNIR3, gemvQ8Q4_0VNNIR4, gemvQ8Q4_0VNNIR5, gemvQ8Q4_0VNNIR6, gemvQ8Q4_0VNNIR7, gemvQ8Q4_0VNNIR8}),
 				Q8_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q8_0VNNIR1, gemvQ8Q8_0VNNIR2, gemvQ8Q8_0VNNIR3, gemvQ8Q8_0VNNIR4, gemvQ8Q8_0VNNIR5, gemvQ8Q8_0VNNIR6, gemvQ8Q8_0VNNIR7, gemvQ8Q8_0VNNIR8}),
 				Q4_1: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_1VNNIR1, gemvQ8Q4_1VNNIR2, gemvQ8Q4_1VNNIR3, gemvQ8Q4_1VNNIR4, gemvQ8Q4_1VNNIR5, gemvQ8Q4_1VNNIR6, gemvQ8Q4_1VNNIR7, gemvQ8Q4_1VNNIR8}),
 				Q5_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_0VNNIR1, gemvQ8Q5_0VNNIR2, gemvQ8Q5_0VNNIR3, gemvQ8Q5_0VNNIR4, gemvQ8Q5_0VNNIR5, gemvQ8Q5_0VNNIR6, gemvQ8Q5_0VNNIR7, gemvQ8Q5_0VNNIR8}),
 				Q5_1: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_1VNNIR1, gemvQ8Q5_1VNNIR2, gemvQ8Q5_1VNNIR3, gemvQ8Q5_1VNNIR4, gemvQ8Q5_1VNNIR5, gemvQ8Q5_1VNNIR6, gemvQ8Q5_1VNNIR7, gemvQ8Q5_1VNNIR8}),
-				Q4_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_KVNNIR1, gemvQ8Q4_KVNNIR2, gemvQ8Q4_KVNNIR3, gemvQ8Q4_KVNNIR4, gemvQ8Q4_KVNNIR5, gemvQ8Q4_KVNNIR6, gemvQ8Q4_KVNNIR7, gemvQ8Q4_KVNNIR8}),
+				Q4_K: gemvQ8AsmPrepZ(prepQ8KVNNI, []gemvQ8Rows{nil, gemvQ8Q4_KVNNIR1, gemvQ8Q4_KVNNIR2, gemvQ8Q4_KVNNIR3, gemvQ8Q4_KVNNIR4, gemvQ8Q4_KVNNIR5, gemvQ8Q4_KVNNIR6, gemvQ8Q4_KVNNIR7, gemvQ8Q4_KVNNIR8}),
 				Q5_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_KVNNIR1, gemvQ8Q5_KVNNIR2, gemvQ8Q5_KVNNIR3, gemvQ8Q5_KVNNIR4, gemvQ8Q5_KVNNIR5, gemvQ8Q5_KVNNIR6, gemvQ8Q5_KVNNIR7, gemvQ8Q5_KVNNIR8}),
 				Q6_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q6_KVNNIR1, gemvQ8Q6_KVNNIR2, gemvQ8Q6_KVNNIR3, gemvQ8Q6_KVNNIR4, gemvQ8Q6_KVNNIR5, gemvQ8Q6_KVNNIR6, gemvQ8Q6_KVNNIR7, gemvQ8Q6_KVNNIR8}),
 			}, gemvF32: map[Format]gemvF32Func{
@@ -151,26 +151,36 @@ func gemvQ8Asm(rows []gemvQ8Rows) gemvQ8Func { return gemvQ8AsmWith(quantizeQ8AV
 // AVX-512 quantizers.
 func gemvQ8AsmZ(rows []gemvQ8Rows) gemvQ8Func { return gemvQ8AsmWith(quantizeQ8AVX512, nil, rows) }
 
-// gemvQ8AsmQ4_0Z is gemvQ8AsmZ for Q4_0: after quantizing x it lays the
-// activations out for the four-blocks-a-vector kernels (prep), once per
-// call, in the room XQLen gives after them.
-func gemvQ8AsmQ4_0Z(prep func(dst, xq *byte, octets int), rows []gemvQ8Rows) gemvQ8Func {
+// gemvQ8AsmPrepZ is gemvQ8AsmZ for the formats whose 512-bit kernels
+// read the activations in a layout of their own (Q4_0, Q4_K): after
+// quantizing x it lays them out with prep, once per call, in the room
+// XQLen gives after them.
+func gemvQ8AsmPrepZ(prep func(dst, xq *byte, nb int), rows []gemvQ8Rows) gemvQ8Func {
 	return gemvQ8AsmWith(quantizeQ8AVX512, prep, rows)
+}
+
+// prepOctets adapts a Q4_0 layout kernel (it takes octets of blocks) to a
+// prep of gemvQ8AsmPrepZ (which passes blocks).
+func prepOctets(prep func(dst, xq *byte, octets int)) func(dst, xq *byte, nb int) {
+	return func(dst, xq *byte, nb int) {
+		if nb >= 8 {
+			prep(dst, xq, nb/8)
+		}
+	}
 }
 
 // gemvQ8AsmWith adapts the kernels of one format and tier to gemvQ8Func:
 // it quantizes x with quantize (and lays it out with prep, if any), runs
 // the rows rb at a time and the remainder one at a time. The slice
 // expressions are the bounds checks the asm cannot do.
-func gemvQ8AsmWith(quantize quantizeQ8Func, prep func(dst, xq *byte, octets int), rows []gemvQ8Rows) gemvQ8Func {
+func gemvQ8AsmWith(quantize quantizeQ8Func, prep func(dst, xq *byte, nb int), rows []gemvQ8Rows) gemvQ8Func {
 	return func(f Format, y []float32, w []byte, x []float32, xq []byte, m, k, rb int) {
 		act := f.Q8Act()
 		quantize(act, xq, x[:k])
 		nb, stride := k/formats[f].Block, f.RowBytes(k)
-		if n := act.RowBytes(k); prep != nil && nb >= 8 {
-			octets := nb / 8
-			_ = xq[n+octets*q4_0OctetPrep-1] // the room the kernels read
-			prep(&xq[n], &xq[0], octets)
+		if n, room := act.RowBytes(k), prepRoom(f, k); prep != nil && room > 0 {
+			_ = xq[n+room-1] // the room the kernels read
+			prep(&xq[n], &xq[0], nb)
 		}
 		y, w, xq = y[:m], w[:m*stride], xq[:act.RowBytes(k)]
 		r := 0

@@ -475,16 +475,19 @@ func gemvF32Q5_KAVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
 // gemvF32Q5_KAVX512R4 computes 4 rows of a Q5_K × f32 GEMV (AVX512 tier).
 func gemvF32Q5_KAVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
 
-// gemvQ8Q4_KAVX512R1 computes 1 rows of a Q4_K × Q8_K GEMV (AVX512 tier).
+// prepQ8KAVX512 lays out the levels of Q8_K blocks for the 512-bit q4_K kernels.
+func prepQ8KAVX512(dst *byte, xq *byte, nb int)
+
+// gemvQ8Q4_KAVX512R1 computes 1 rows of a Q4_K × Q8_K GEMV (AVX512 tier, 512-bit).
 func gemvQ8Q4_KAVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
-// gemvQ8Q4_KAVX512R2 computes 2 rows of a Q4_K × Q8_K GEMV (AVX512 tier).
+// gemvQ8Q4_KAVX512R2 computes 2 rows of a Q4_K × Q8_K GEMV (AVX512 tier, 512-bit).
 func gemvQ8Q4_KAVX512R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
-// gemvQ8Q4_KAVX512R3 computes 3 rows of a Q4_K × Q8_K GEMV (AVX512 tier).
+// gemvQ8Q4_KAVX512R3 computes 3 rows of a Q4_K × Q8_K GEMV (AVX512 tier, 512-bit).
 func gemvQ8Q4_KAVX512R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
-// gemvQ8Q4_KAVX512R4 computes 4 rows of a Q4_K × Q8_K GEMV (AVX512 tier).
+// gemvQ8Q4_KAVX512R4 computes 4 rows of a Q4_K × Q8_K GEMV (AVX512 tier, 512-bit).
 func gemvQ8Q4_KAVX512R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KAVX512R5 computes 5 rows of a Q4_K × Q8_K GEMV (AVX512 tier).
@@ -826,16 +829,19 @@ func gemvF32Q5_KVNNIR3(y *float32, w *byte, stride int, x *float32, nb int)
 // gemvF32Q5_KVNNIR4 computes 4 rows of a Q5_K × f32 GEMV (VNNI tier).
 func gemvF32Q5_KVNNIR4(y *float32, w *byte, stride int, x *float32, nb int)
 
-// gemvQ8Q4_KVNNIR1 computes 1 rows of a Q4_K × Q8_K GEMV (VNNI tier).
+// prepQ8KVNNI lays out the levels of Q8_K blocks for the 512-bit q4_K kernels.
+func prepQ8KVNNI(dst *byte, xq *byte, nb int)
+
+// gemvQ8Q4_KVNNIR1 computes 1 rows of a Q4_K × Q8_K GEMV (VNNI tier, 512-bit).
 func gemvQ8Q4_KVNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
 
-// gemvQ8Q4_KVNNIR2 computes 2 rows of a Q4_K × Q8_K GEMV (VNNI tier).
+// gemvQ8Q4_KVNNIR2 computes 2 rows of a Q4_K × Q8_K GEMV (VNNI tier, 512-bit).
 func gemvQ8Q4_KVNNIR2(y *float32, w *byte, stride int, xq *byte, nb int)
 
-// gemvQ8Q4_KVNNIR3 computes 3 rows of a Q4_K × Q8_K GEMV (VNNI tier).
+// gemvQ8Q4_KVNNIR3 computes 3 rows of a Q4_K × Q8_K GEMV (VNNI tier, 512-bit).
 func gemvQ8Q4_KVNNIR3(y *float32, w *byte, stride int, xq *byte, nb int)
 
-// gemvQ8Q4_KVNNIR4 computes 4 rows of a Q4_K × Q8_K GEMV (VNNI tier).
+// gemvQ8Q4_KVNNIR4 computes 4 rows of a Q4_K × Q8_K GEMV (VNNI tier, 512-bit).
 func gemvQ8Q4_KVNNIR4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KVNNIR5 computes 5 rows of a Q4_K × Q8_K GEMV (VNNI tier).

@@ -173,6 +173,14 @@ func emitConsts() {
 			}
 			continue
 		}
+		if i >= cKSpread && i < cKSpread+8 {
+			v, half := (i-cKSpread)/2, (i-cKSpread)%2
+			pair := [4][2]uint32{{0, 2}, {1, 3}, {4, 6}, {5, 7}}[v]
+			for j := range 8 {
+				DATA(32*i+4*j, U32(pair[half]))
+			}
+			continue
+		}
 		if i == cD9 {
 			for j := range 8 {
 				DATA(32*i+4*j, U32(uint32(18*j)|uint32(18*j+9)<<16))

@@ -59,7 +59,8 @@ const (
 	cD9        = cBitIdx + 4    // int16 9j, j = 0…7: words of the f16 d of 8 q4_0 blocks (VPERMT2W)
 	cQuad      = cD9 + 1        // cQuad+2k: VPERMT2W word indices of the q4_0 quad kernel (64 bytes each; quadIdx)
 	cQuadLanes = cQuad + 8      // cQuadLanes+2h: int32 lanes 4j…4j+3 = 4h+j (64 bytes each; 2 of them)
-	nKConsts   = cQuadLanes + 4
+	cKSpread   = cQuadLanes + 4 // cKSpread+2v: int32 lanes 0–7 = a, 8–15 = b for the sub-block pairs (0,2) (1,3) (4,6) (5,7)
+	nKConsts   = cKSpread + 8
 )
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one

@@ -51,9 +51,16 @@ func main() {
 		for rb := 1; rb <= min(t.maxRB, maxRBF32K); rb++ {
 			gemvF32K(t, q5_K, rb)
 		}
+		if t.evex {
+			prepQ8K(t)
+		}
 		for _, f := range []format{q4_K, q6_K} {
 			for rb := 1; rb <= t.maxRB; rb++ {
-				gemvK(t, f, rb)
+				if f == q4_K && t.evex && rb <= 4 {
+					gemvQ4KZ(t, rb)
+				} else {
+					gemvK(t, f, rb)
+				}
 			}
 			for rb := 1; rb <= min(t.maxRB, maxRBF32K); rb++ {
 				gemvF32K(t, f, rb)

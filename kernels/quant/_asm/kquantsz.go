@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The q4_K × Q8_K GEMV of the AVX-512 tiers (up to 4 rows a pass), on
+// 512-bit vectors. A 256-bit row of a super-block is short of ports 0 and
+// 1, the only ones its 256-bit VPMADDUBSW and VPDPWSSD run on; their
+// 512-bit forms run on ports 0 and 5, two a cycle (measured here), so half
+// as many of them do the same work. A 512-bit vector holds 64 nibble bytes,
+// two chunks: its low nibbles are sub-blocks j and j+2, its high nibbles
+// j+1 and j+3. The activations are laid out to match once per call
+// (prepQ8K) and each pair of sub-block scales is spread over the two
+// halves by one VPERMD.
+
+// q8kPrep is the size of one super-block's prepared activations.
+const q8kPrep = 256
+
+// prepQ8K generates func(dst *byte, xq *byte, nb int): the levels of nb
+// Q8_K blocks at xq, per block as [y0 y2] [y1 y3] [y4 y6] [y5 y7] (yj the
+// 32 levels of sub-block j), q8kPrep bytes a block at dst.
+func prepQ8K(t tier) {
+	dst, xq, nb := blocksKernel("prepQ8K"+t.name, "prepQ8K"+t.name+" lays out the levels of Q8_K blocks for the 512-bit q4_K kernels.", "dst *byte", "xq *byte")
+	loop, done := "loopprepQ8K"+t.name, "doneprepQ8K"+t.name
+	TESTQ(nb, nb)
+	JZ(LabelRef(done))
+	Label(loop)
+	for v, sb := range [4]int{0, 1, 4, 5} {
+		z := ZMM()
+		VMOVDQU64(Mem{Base: xq, Disp: q8kQs + 32*sb}, z.AsY())
+		VINSERTI64X4(Imm(1), Mem{Base: xq, Disp: q8kQs + 32*(sb+2)}, z, z)
+		VMOVDQU64(z, Mem{Base: dst, Disp: 64 * v})
+	}
+	ADDQ(U32(q8kPrep), dst)
+	ADDQ(U32(q8kBytes), xq)
+	DECQ(nb)
+	JNZ(LabelRef(loop))
+	Label(done)
+	VZEROUPPER()
+	RET()
+}
+
+// gemvQ4KZ generates gemvK for q4_K on 512-bit vectors (see above). The
+// prepared activations follow the nb Q8_K blocks at xq.
+func gemvQ4KZ(t tier, rb int) {
+	f := q4_K
+	name := fmt.Sprintf("gemvQ8%s%sR%d", f.name, t.name, rb)
+	w, s, xq, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × Q8_K GEMV (%s tier, 512-bit).", name, rb, f.name, t.name), "xq", "*byte")
+	acc := make([]VecVirtual, rb)
+	for r := range acc {
+		acc[r] = ZMM()
+		VPXORD(acc[r], acc[r], acc[r])
+	}
+	nibble := ZMM()
+	VBROADCASTI64X4(kc(cNibble), nibble)
+	// Dword indices of VPERMD: sub-block scales (a, b) to lanes 0–7, 8–15.
+	var spread [4]VecVirtual
+	for i := range spread {
+		spread[i] = ZMM()
+		VMOVDQU64(kc(cKSpread+2*i), spread[i])
+	}
+	prep := GP64()
+	IMUL3Q(U32(q8kBytes), nb, prep)
+	ADDQ(xq, prep)
+	scw := AllocLocal(8) // d·dy, dmin·dy
+	row := GP64()
+	np := newNextPass(w, s, rb, rb*f.bytes)
+	loop, done := "loop"+name, "done"+name
+	TESTQ(nb, nb)
+	JZ(LabelRef(done))
+	Label(loop)
+	np.step()
+	dy := YMM()
+	VBROADCASTSS(Mem{Base: xq}, dy)
+	bs8 := t.subBlockSums(xq)
+	MOVQ(w, row)
+	for r := range rb {
+		if r > 0 {
+			ADDQ(s, row)
+		}
+		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes, prefetchDist(rb))
+		sc, mn := unpackScalesMins(row)
+		// Scales as dwords holding the int16 scale twice (VPDPWSSD pairs).
+		x, scd := XMM(), ZMM()
+		VMOVQ(sc, x)
+		VPMOVZXBD(x, scd.AsY())
+		hi := YMM()
+		VPSLLD(Imm(16), scd.AsY(), hi)
+		VPORD(hi, scd.AsY(), scd.AsY())
+		msum := YMM()
+		VMOVQ(mn, msum.AsX())
+		VPMOVZXBW(msum.AsX(), msum.AsX())
+		VPMADDWD(bs8, msum.AsX(), msum.AsX())
+		iacc := ZMM()
+		VPXORD(iacc, iacc, iacc)
+		for half := range 2 {
+			q, lo, hn := ZMM(), ZMM(), ZMM()
+			VMOVDQU64(Mem{Base: row, Disp: 16 + 64*half}, q)
+			VPANDD(nibble, q, lo)
+			VPSRLW(Imm(4), q, hn)
+			VPANDD(nibble, hn, hn)
+			for k, lv := range []VecVirtual{lo, hn} {
+				v := 2*half + k // prepared vector and scale pair
+				p := ZMM()
+				VPMADDUBSW(Mem{Base: prep, Disp: 64 * v}, lv, p)
+				sv := ZMM()
+				VPERMD(scd, spread[v], sv)
+				if t.vnni {
+					VPDPWSSD(sv, p, iacc)
+				} else {
+					VPMADDWD(sv, p, p)
+					VPADDD(p, iacc, iacc)
+				}
+			}
+		}
+		VCVTDQ2PS(iacc, iacc)
+		VCVTDQ2PS(msum, msum)
+		dm := XMM()
+		VMOVD(Mem{Base: row}, dm)
+		VCVTPH2PS(dm, dm)
+		VMULPS(dy.AsX(), dm, dm)
+		VMOVQ(dm, scw)
+		VFMADD231PS_BCST(scw, iacc, acc[r])
+		VFNMADD231PS_BCST(scw.Offset(4), msum.AsZ(), acc[r])
+	}
+	ADDQ(U32(f.bytes), w)
+	ADDQ(U32(q8kBytes), xq)
+	ADDQ(U32(q8kPrep), prep)
+	DECQ(nb)
+	JNZ(LabelRef(loop))
+
+	Label(done)
+	t.storeRows(acc)
+}
