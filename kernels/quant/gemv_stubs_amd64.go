@@ -514,16 +514,16 @@ func gemvF32Q4_KAVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
 // gemvF32Q4_KAVX512R4 computes 4 rows of a Q4_K × f32 GEMV (AVX512 tier).
 func gemvF32Q4_KAVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
 
-// gemvQ8Q6_KAVX512R1 computes 1 rows of a Q6_K × Q8_K GEMV (AVX512 tier).
+// gemvQ8Q6_KAVX512R1 computes 1 rows of a Q6_K × Q8_K GEMV (AVX512 tier, 512-bit).
 func gemvQ8Q6_KAVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
-// gemvQ8Q6_KAVX512R2 computes 2 rows of a Q6_K × Q8_K GEMV (AVX512 tier).
+// gemvQ8Q6_KAVX512R2 computes 2 rows of a Q6_K × Q8_K GEMV (AVX512 tier, 512-bit).
 func gemvQ8Q6_KAVX512R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
-// gemvQ8Q6_KAVX512R3 computes 3 rows of a Q6_K × Q8_K GEMV (AVX512 tier).
+// gemvQ8Q6_KAVX512R3 computes 3 rows of a Q6_K × Q8_K GEMV (AVX512 tier, 512-bit).
 func gemvQ8Q6_KAVX512R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
-// gemvQ8Q6_KAVX512R4 computes 4 rows of a Q6_K × Q8_K GEMV (AVX512 tier).
+// gemvQ8Q6_KAVX512R4 computes 4 rows of a Q6_K × Q8_K GEMV (AVX512 tier, 512-bit).
 func gemvQ8Q6_KAVX512R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KAVX512R5 computes 5 rows of a Q6_K × Q8_K GEMV (AVX512 tier).
@@ -868,16 +868,16 @@ func gemvF32Q4_KVNNIR3(y *float32, w *byte, stride int, x *float32, nb int)
 // gemvF32Q4_KVNNIR4 computes 4 rows of a Q4_K × f32 GEMV (VNNI tier).
 func gemvF32Q4_KVNNIR4(y *float32, w *byte, stride int, x *float32, nb int)
 
-// gemvQ8Q6_KVNNIR1 computes 1 rows of a Q6_K × Q8_K GEMV (VNNI tier).
+// gemvQ8Q6_KVNNIR1 computes 1 rows of a Q6_K × Q8_K GEMV (VNNI tier, 512-bit).
 func gemvQ8Q6_KVNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
 
-// gemvQ8Q6_KVNNIR2 computes 2 rows of a Q6_K × Q8_K GEMV (VNNI tier).
+// gemvQ8Q6_KVNNIR2 computes 2 rows of a Q6_K × Q8_K GEMV (VNNI tier, 512-bit).
 func gemvQ8Q6_KVNNIR2(y *float32, w *byte, stride int, xq *byte, nb int)
 
-// gemvQ8Q6_KVNNIR3 computes 3 rows of a Q6_K × Q8_K GEMV (VNNI tier).
+// gemvQ8Q6_KVNNIR3 computes 3 rows of a Q6_K × Q8_K GEMV (VNNI tier, 512-bit).
 func gemvQ8Q6_KVNNIR3(y *float32, w *byte, stride int, xq *byte, nb int)
 
-// gemvQ8Q6_KVNNIR4 computes 4 rows of a Q6_K × Q8_K GEMV (VNNI tier).
+// gemvQ8Q6_KVNNIR4 computes 4 rows of a Q6_K × Q8_K GEMV (VNNI tier, 512-bit).
 func gemvQ8Q6_KVNNIR4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KVNNIR5 computes 5 rows of a Q6_K × Q8_K GEMV (VNNI tier).

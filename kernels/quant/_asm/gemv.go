@@ -173,6 +173,24 @@ func emitConsts() {
 			}
 			continue
 		}
+		if i >= cQ6Shift && i < cQ6Shift+4 {
+			k, half := (i-cQ6Shift)/2, (i-cQ6Shift)%2
+			c := [2][2]uint32{{4, 2}, {0, 2}}[k][half]
+			for j := range 8 {
+				DATA(32*i+4*j, U32(c|c<<16))
+			}
+			continue
+		}
+		if i >= cQ6Scale && i < cQ6Scale+4 {
+			k, half := (i-cQ6Scale)/2, (i-cQ6Scale)%2
+			for j := range 8 { // bytes 32·half + 4j … +3: 128-bit lane (2·half + j/4)
+				lane := uint32(2*half + j/4)
+				wd := lane + uint32(4*k)
+				v := (2 * wd) | (2*wd+1)<<8
+				DATA(32*i+4*j, U32(v|v<<16))
+			}
+			continue
+		}
 		if i >= cKSpread && i < cKSpread+8 {
 			v, half := (i-cKSpread)/2, (i-cKSpread)%2
 			pair := [4][2]uint32{{0, 2}, {1, 3}, {4, 6}, {5, 7}}[v]

@@ -60,7 +60,9 @@ const (
 	cQuad      = cD9 + 1        // cQuad+2k: VPERMT2W word indices of the q4_0 quad kernel (64 bytes each; quadIdx)
 	cQuadLanes = cQuad + 8      // cQuadLanes+2h: int32 lanes 4j…4j+3 = 4h+j (64 bytes each; 2 of them)
 	cKSpread   = cQuadLanes + 4 // cKSpread+2v: int32 lanes 0–7 = a, 8–15 = b for the sub-block pairs (0,2) (1,3) (4,6) (5,7)
-	nKConsts   = cKSpread + 8
+	cQ6Shift   = cKSpread + 8   // cQ6Shift+2i: int16 shift counts, words 0–15 then 16–31: 4, 2 (i = 0); 0, 2 (i = 1)
+	cQ6Scale   = cQ6Shift + 4   // cQ6Scale+2i: VPSHUFB, 128-bit lane j ← word j (i = 0) or 4+j (i = 1)
+	nKConsts   = cQ6Scale + 4
 )
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one

@@ -137,3 +137,99 @@ func gemvQ4KZ(t tier, rb int) {
 	Label(done)
 	t.storeRows(acc)
 }
+
+// gemvQ6KZ generates gemvK for q6_K on 512-bit vectors (AVX-512 tiers, up
+// to 4 rows a pass). Per half of a super-block (128 levels), the 64 bytes
+// of low bits are one vector: their low nibbles are quarters 0 and 1,
+// their high nibbles quarters 2 and 3, each 64 levels whose activations
+// are contiguous. The 32 bytes of high bits, loaded into both halves of a
+// vector, are brought into place by one variable word shift per pair of
+// quarters. A 128-bit lane is then one 16-level sub-block, whose scale a
+// VPSHUFB spreads over the lane.
+func gemvQ6KZ(t tier, rb int) {
+	f := q6_K
+	name := fmt.Sprintf("gemvQ8%s%sR%d", f.name, t.name, rb)
+	w, s, xq, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × Q8_K GEMV (%s tier, 512-bit).", name, rb, f.name, t.name), "xq", "*byte")
+	acc := make([]VecVirtual, rb)
+	for r := range acc {
+		acc[r] = ZMM()
+		VPXORD(acc[r], acc[r], acc[r])
+	}
+	nibble, low2 := ZMM(), ZMM()
+	VBROADCASTI64X4(kc(cNibble), nibble)
+	VBROADCASTI64X4(kc(cLow2), low2)
+	var cnt, ctrl [2]VecVirtual
+	for i := range 2 {
+		cnt[i], ctrl[i] = ZMM(), ZMM()
+		VMOVDQU64(kc(cQ6Shift+2*i), cnt[i])
+		VMOVDQU64(kc(cQ6Scale+2*i), ctrl[i])
+	}
+	scw := AllocLocal(8) // d·dy (8: frames are whole words)
+	row := GP64()
+	np := newNextPass(w, s, rb, rb*f.bytes)
+	loop, done := "loop"+name, "done"+name
+	TESTQ(nb, nb)
+	JZ(LabelRef(done))
+	Label(loop)
+	np.step()
+	bsums := YMM()
+	t.loadu(Mem{Base: xq, Disp: q8kBsums}, bsums)
+	MOVQ(w, row)
+	for r := range rb {
+		if r > 0 {
+			ADDQ(s, row)
+		}
+		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes, 2*prefetchDist(rb))
+		// −32·Σ sc·bsum, in the low 8 lanes.
+		sc16, iacc := YMM(), ZMM()
+		VPMOVSXBW(Mem{Base: row, Disp: 192}, sc16)
+		VPMADDWD(bsums, sc16, iacc.AsY())
+		VPSLLD(Imm(5), iacc.AsY(), iacc.AsY())
+		zero := YMM()
+		VPXORD(zero, zero, zero)
+		VPSUBD(iacc.AsY(), zero, iacc.AsY())
+		for n := range 2 {
+			l4, h := ZMM(), ZMM()
+			VMOVDQU64(Mem{Base: row, Disp: 64 * n}, l4)
+			VBROADCASTI64X4(Mem{Base: row, Disp: 128 + 32*n}, h)
+			sc8, bc := XMM(), ZMM()
+			VPMOVSXBW(Mem{Base: row, Disp: 192 + 8*n}, sc8)
+			VSHUFI32X4(Imm(0), sc8.AsZ(), sc8.AsZ(), bc) // the 8 scales in every 128-bit lane
+			for pair := range 2 { // quarters 0, 1 (low nibbles), then 2, 3 (high nibbles)
+				q, hb := ZMM(), ZMM()
+				if pair == 0 {
+					VPANDD(nibble, l4, q)
+					VPSLLVW(cnt[0], h, hb) // bits 0–1 (quarter 0) and 2–3 (quarter 1) to 4–5
+				} else {
+					VPSRLW(Imm(4), l4, q)
+					VPANDD(nibble, q, q)
+					VPSRLVW(cnt[1], h, hb) // bits 4–5 (quarter 2) stay, 6–7 (quarter 3) to 4–5
+				}
+				VPANDD(low2, hb, hb)
+				VPORD(hb, q, q)
+				p, sv := ZMM(), ZMM()
+				VPMADDUBSW(Mem{Base: xq, Disp: q8kQs + 128*n + 64*pair}, q, p)
+				VPSHUFB(ctrl[pair], bc, sv)
+				if t.vnni {
+					VPDPWSSD(sv, p, iacc)
+				} else {
+					VPMADDWD(sv, p, p)
+					VPADDD(p, iacc, iacc)
+				}
+			}
+		}
+		VCVTDQ2PS(iacc, iacc)
+		d := XMM()
+		t.halfToFloat(Mem{Base: row, Disp: 208}, d)
+		VMULSS(Mem{Base: xq}, d, d)
+		VMOVSS(d, scw)
+		VFMADD231PS_BCST(scw, iacc, acc[r])
+	}
+	ADDQ(U32(f.bytes), w)
+	ADDQ(U32(q8kBytes), xq)
+	DECQ(nb)
+	JNZ(LabelRef(loop))
+
+	Label(done)
+	t.storeRows(acc)
+}

@@ -56,9 +56,12 @@ func main() {
 		}
 		for _, f := range []format{q4_K, q6_K} {
 			for rb := 1; rb <= t.maxRB; rb++ {
-				if f == q4_K && t.evex && rb <= 4 {
+				switch {
+				case f == q4_K && t.evex && rb <= 4:
 					gemvQ4KZ(t, rb)
-				} else {
+				case f == q6_K && t.evex && rb <= 4:
+					gemvQ6KZ(t, rb)
+				default:
 					gemvK(t, f, rb)
 				}
 			}
