@@ -195,7 +195,8 @@ func gemvQ6KZ(t tier, rb int) {
 			sc8, bc := XMM(), ZMM()
 			VPMOVSXBW(Mem{Base: row, Disp: 192 + 8*n}, sc8)
 			VSHUFI32X4(Imm(0), sc8.AsZ(), sc8.AsZ(), bc) // the 8 scales in every 128-bit lane
-			for pair := range 2 {                        // quarters 0, 1 (low nibbles), then 2, 3 (high nibbles)
+			// Quarters 0 and 1 (low nibbles), then 2 and 3 (high nibbles).
+			for pair := range 2 {
 				q, hb := ZMM(), ZMM()
 				if pair == 0 {
 					VPANDD(nibble, l4, q)
