@@ -66,13 +66,16 @@ const (
 )
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one
-// 32-byte chunk: q unsigned levels (register), y signed activations
+// 32-byte chunk (or two, in 512-bit vectors): q unsigned levels (register), y signed activations
 // (memory), sc the int16 scale per lane pair: a register, or memory
 // holding one dword with the scale twice. From memory the VNNI tier takes
 // it as an embedded broadcast of VPDPWSSD and the others broadcast it
 // with a load-port-only VPBROADCASTD: no shuffle port spent on the scale.
 func (t tier) scaleDot(q VecVirtual, y Mem, sc Op, iacc VecVirtual) {
 	p := YMM()
+	if q.Size() == 64 {
+		p = ZMM()
+	}
 	VPMADDUBSW(y, q, p)
 	m, inMem := sc.(Mem)
 	switch {
@@ -118,45 +121,72 @@ func gemvK(t tier, f format, rb int) {
 	if f != q6_K {
 		scw = AllocLocal(40) // 8 scales as dwords, d·dy and dmin·dy
 	}
+	superBlocks(name, f, w, s, xq, nb, rb, func() {
+		dy := YMM()
+		VBROADCASTSS(Mem{Base: xq}, dy)
+		bsums := YMM()
+		var bs8 VecVirtual
+		if f == q6_K {
+			t.loadu(Mem{Base: xq, Disp: q8kBsums}, bsums)
+		} else {
+			bs8 = t.subBlockSums(xq)
+		}
+		eachRow(w, s, row, rb, f, func(r int) {
+			switch f {
+			case q4_K, q5_K:
+				t.q4KBlock(row, xq, nibble, bs8, dy, acc[r], scw, f == q5_K)
+			case q6_K:
+				t.q6KBlock(row, xq, nibble, low2, bsums, dy, acc[r])
+			}
+		})
+	})
+	t.storeRows(acc)
+}
+
+// superBlocks emits a K-quant kernel's loop over its nb super-blocks:
+// each iteration prefetches the next pass's bytes, runs body, and moves w
+// and xq (and each of adv) on by a block.
+func superBlocks(name string, f format, w, s, xq, nb GPVirtual, rb int, body func(), adv ...advance) {
 	np := newNextPass(w, s, rb, rb*f.bytes)
 	loop, done := "loop"+name, "done"+name
 	TESTQ(nb, nb)
 	JZ(LabelRef(done))
 	Label(loop)
 	np.step()
-	dy := YMM()
-	VBROADCASTSS(Mem{Base: xq}, dy)
-	bsums := YMM()
-	var bs8 VecVirtual
+	body()
+	ADDQ(U32(f.bytes), w)
+	ADDQ(U32(q8kBytes), xq)
+	for _, a := range adv {
+		ADDQ(U32(a.by), a.reg)
+	}
+	DECQ(nb)
+	JNZ(LabelRef(loop))
+	Label(done)
+}
+
+// advance is a pointer a loop moves on by a fixed number of bytes.
+type advance struct {
+	reg GPVirtual
+	by  int
+}
+
+// eachRow emits body(r) for the rb rows of a pass, row set to row r
+// (w + r·s), each row's bytes prefetched ahead (q6_K twice as far: at
+// 0.82 bytes a weight the same lead in time is more bytes; A/B: 3-4 % at
+// rb 1).
+func eachRow(w, s, row GPVirtual, rb int, f format, body func(r int)) {
+	dist := prefetchDist(rb)
 	if f == q6_K {
-		t.loadu(Mem{Base: xq, Disp: q8kBsums}, bsums)
-	} else {
-		bs8 = t.subBlockSums(xq)
+		dist *= 2
 	}
 	MOVQ(w, row)
 	for r := range rb {
 		if r > 0 {
 			ADDQ(s, row)
 		}
-		dist := prefetchDist(rb)
-		if f == q6_K {
-			dist *= 2 // 0.82 bytes a weight: the same lead in time is more bytes (A/B: 3-4 % at rb 1)
-		}
 		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes, dist)
-		switch f {
-		case q4_K, q5_K:
-			t.q4KBlock(row, xq, nibble, bs8, dy, acc[r], scw, f == q5_K)
-		case q6_K:
-			t.q6KBlock(row, xq, nibble, low2, bsums, dy, acc[r])
-		}
+		body(r)
 	}
-	ADDQ(U32(f.bytes), w)
-	ADDQ(U32(q8kBytes), xq)
-	DECQ(nb)
-	JNZ(LabelRef(loop))
-
-	Label(done)
-	t.storeRows(acc)
 }
 
 // subBlockSums returns, in the 8 int16 words of an xmm, the sums of the
@@ -217,25 +247,35 @@ func (t tier) q4KBlock(p, xq GPVirtual, nibble, bs8, dy, acc VecVirtual, scw Mem
 		t.scaleDot(lo, Mem{Base: xq, Disp: q8kQs + 64*ch}, scw.Offset(4*(2*ch)), iacc)
 		t.scaleDot(hi, Mem{Base: xq, Disp: q8kQs + 64*ch + 32}, scw.Offset(4*(2*ch+1)), iacc)
 	}
+	t.addSuperScaled(p, dy, iacc, msum, scw.Offset(32), acc)
+}
+
+// addSuperScaled adds d·dy·iacc − dmin·dy·msum to acc (int32 lanes
+// converted here), d and dmin the f16 pair at p: one conversion of the
+// pair, through 8 bytes of scratch at scw, from which the FMAs read them
+// as broadcast operands (embedded in the EVEX tiers, a load-port-only
+// VBROADCASTSS in AVX2). msum may be narrower than acc (zero lanes above).
+func (t tier) addSuperScaled(p GPVirtual, dy, iacc, msum VecVirtual, scw Mem, acc VecVirtual) {
 	VCVTDQ2PS(iacc, iacc)
 	VCVTDQ2PS(msum, msum)
-	// d·dy and dmin·dy from one conversion of the f16 pair, through the
-	// scratch: the FMAs read them as broadcast operands (embedded in the
-	// EVEX tiers, a load-port-only VBROADCASTSS in AVX2).
 	dm := XMM()
 	VMOVD(Mem{Base: p}, dm)
 	VCVTPH2PS(dm, dm)
 	VMULPS(dy.AsX(), dm, dm)
-	VMOVQ(dm, scw.Offset(32))
+	VMOVQ(dm, scw)
+	var m Op = msum
+	if acc.Size() == 64 {
+		m = msum.AsZ()
+	}
 	if t.evex {
-		VFMADD231PS_BCST(scw.Offset(32), iacc, acc)
-		VFNMADD231PS_BCST(scw.Offset(36), msum, acc)
+		VFMADD231PS_BCST(scw, iacc, acc)
+		VFNMADD231PS_BCST(scw.Offset(4), m, acc)
 		return
 	}
 	d, dmin := YMM(), YMM()
-	VBROADCASTSS(scw.Offset(32), d)
+	VBROADCASTSS(scw, d)
 	VFMADD231PS(d, iacc, acc)
-	VBROADCASTSS(scw.Offset(36), dmin)
+	VBROADCASTSS(scw.Offset(4), dmin)
 	VFNMADD231PS(dmin, msum, acc)
 }
 

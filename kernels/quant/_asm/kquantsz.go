@@ -51,11 +51,7 @@ func gemvQ4KZ(t tier, rb int) {
 	f := q4_K
 	name := fmt.Sprintf("gemvQ8%s%sR%d", f.name, t.name, rb)
 	w, s, xq, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × Q8_K GEMV (%s tier, 512-bit).", name, rb, f.name, t.name), "xq", "*byte")
-	acc := make([]VecVirtual, rb)
-	for r := range acc {
-		acc[r] = ZMM()
-		VPXORD(acc[r], acc[r], acc[r])
-	}
+	acc := zeroAccsZ(rb)
 	nibble := ZMM()
 	VBROADCASTI64X4(kc(cNibble), nibble)
 	// Dword indices of VPERMD: sub-block scales (a, b) to lanes 0–7, 8–15.
@@ -69,73 +65,52 @@ func gemvQ4KZ(t tier, rb int) {
 	ADDQ(xq, prep)
 	scw := AllocLocal(8) // d·dy, dmin·dy
 	row := GP64()
-	np := newNextPass(w, s, rb, rb*f.bytes)
-	loop, done := "loop"+name, "done"+name
-	TESTQ(nb, nb)
-	JZ(LabelRef(done))
-	Label(loop)
-	np.step()
-	dy := YMM()
-	VBROADCASTSS(Mem{Base: xq}, dy)
-	bs8 := t.subBlockSums(xq)
-	MOVQ(w, row)
-	for r := range rb {
-		if r > 0 {
-			ADDQ(s, row)
-		}
-		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes, prefetchDist(rb))
-		sc, mn := unpackScalesMins(row)
-		// Scales as dwords holding the int16 scale twice (VPDPWSSD pairs).
-		x, scd := XMM(), ZMM()
-		VMOVQ(sc, x)
-		VPMOVZXBD(x, scd.AsY())
-		hi := YMM()
-		VPSLLD(Imm(16), scd.AsY(), hi)
-		VPORD(hi, scd.AsY(), scd.AsY())
-		msum := YMM()
-		VMOVQ(mn, msum.AsX())
-		VPMOVZXBW(msum.AsX(), msum.AsX())
-		VPMADDWD(bs8, msum.AsX(), msum.AsX())
-		iacc := ZMM()
-		VPXORD(iacc, iacc, iacc)
-		for half := range 2 {
-			q, lo, hn := ZMM(), ZMM(), ZMM()
-			VMOVDQU64(Mem{Base: row, Disp: 16 + 64*half}, q)
-			VPANDD(nibble, q, lo)
-			VPSRLW(Imm(4), q, hn)
-			VPANDD(nibble, hn, hn)
-			for k, lv := range []VecVirtual{lo, hn} {
-				v := 2*half + k // prepared vector and scale pair
-				p := ZMM()
-				VPMADDUBSW(Mem{Base: prep, Disp: 64 * v}, lv, p)
-				sv := ZMM()
-				VPERMD(scd, spread[v], sv)
-				if t.vnni {
-					VPDPWSSD(sv, p, iacc)
-				} else {
-					VPMADDWD(sv, p, p)
-					VPADDD(p, iacc, iacc)
+	superBlocks(name, f, w, s, xq, nb, rb, func() {
+		dy := YMM()
+		VBROADCASTSS(Mem{Base: xq}, dy)
+		bs8 := t.subBlockSums(xq)
+		eachRow(w, s, row, rb, f, func(r int) {
+			sc, mn := unpackScalesMins(row)
+			// Scales as dwords holding the int16 scale twice (VPDPWSSD pairs).
+			x, scd := XMM(), ZMM()
+			VMOVQ(sc, x)
+			VPMOVZXBD(x, scd.AsY())
+			hi := YMM()
+			VPSLLD(Imm(16), scd.AsY(), hi)
+			VPORD(hi, scd.AsY(), scd.AsY())
+			msum := YMM()
+			VMOVQ(mn, msum.AsX())
+			VPMOVZXBW(msum.AsX(), msum.AsX())
+			VPMADDWD(bs8, msum.AsX(), msum.AsX())
+			iacc := ZMM()
+			VPXORD(iacc, iacc, iacc)
+			for half := range 2 {
+				q, lo, hn := ZMM(), ZMM(), ZMM()
+				VMOVDQU64(Mem{Base: row, Disp: 16 + 64*half}, q)
+				VPANDD(nibble, q, lo)
+				VPSRLW(Imm(4), q, hn)
+				VPANDD(nibble, hn, hn)
+				for k, lv := range []VecVirtual{lo, hn} {
+					v := 2*half + k // prepared vector and scale pair
+					sv := ZMM()
+					VPERMD(scd, spread[v], sv)
+					t.scaleDot(lv, Mem{Base: prep, Disp: 64 * v}, sv, iacc)
 				}
 			}
-		}
-		VCVTDQ2PS(iacc, iacc)
-		VCVTDQ2PS(msum, msum)
-		dm := XMM()
-		VMOVD(Mem{Base: row}, dm)
-		VCVTPH2PS(dm, dm)
-		VMULPS(dy.AsX(), dm, dm)
-		VMOVQ(dm, scw)
-		VFMADD231PS_BCST(scw, iacc, acc[r])
-		VFNMADD231PS_BCST(scw.Offset(4), msum.AsZ(), acc[r])
-	}
-	ADDQ(U32(f.bytes), w)
-	ADDQ(U32(q8kBytes), xq)
-	ADDQ(U32(q8kPrep), prep)
-	DECQ(nb)
-	JNZ(LabelRef(loop))
-
-	Label(done)
+			t.addSuperScaled(row, dy, iacc, msum, scw, acc[r])
+		})
+	}, advance{prep, q8kPrep})
 	t.storeRows(acc)
+}
+
+// zeroAccsZ returns rb zeroed 512-bit accumulators, one per row.
+func zeroAccsZ(rb int) []VecVirtual {
+	acc := make([]VecVirtual, rb)
+	for r := range acc {
+		acc[r] = ZMM()
+		VPXORD(acc[r], acc[r], acc[r])
+	}
+	return acc
 }
 
 // gemvQ6KZ generates gemvK for q6_K on 512-bit vectors (AVX-512 tiers, up
@@ -150,11 +125,7 @@ func gemvQ6KZ(t tier, rb int) {
 	f := q6_K
 	name := fmt.Sprintf("gemvQ8%s%sR%d", f.name, t.name, rb)
 	w, s, xq, nb := kernel(name, fmt.Sprintf("%s computes %d rows of a %s × Q8_K GEMV (%s tier, 512-bit).", name, rb, f.name, t.name), "xq", "*byte")
-	acc := make([]VecVirtual, rb)
-	for r := range acc {
-		acc[r] = ZMM()
-		VPXORD(acc[r], acc[r], acc[r])
-	}
+	acc := zeroAccsZ(rb)
 	nibble, low2 := ZMM(), ZMM()
 	VBROADCASTI64X4(kc(cNibble), nibble)
 	VBROADCASTI64X4(kc(cLow2), low2)
@@ -166,71 +137,50 @@ func gemvQ6KZ(t tier, rb int) {
 	}
 	scw := AllocLocal(8) // d·dy (8: frames are whole words)
 	row := GP64()
-	np := newNextPass(w, s, rb, rb*f.bytes)
-	loop, done := "loop"+name, "done"+name
-	TESTQ(nb, nb)
-	JZ(LabelRef(done))
-	Label(loop)
-	np.step()
-	bsums := YMM()
-	t.loadu(Mem{Base: xq, Disp: q8kBsums}, bsums)
-	MOVQ(w, row)
-	for r := range rb {
-		if r > 0 {
-			ADDQ(s, row)
-		}
-		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes, 2*prefetchDist(rb))
-		// −32·Σ sc·bsum, in the low 8 lanes.
-		sc16, iacc := YMM(), ZMM()
-		VPMOVSXBW(Mem{Base: row, Disp: 192}, sc16)
-		VPMADDWD(bsums, sc16, iacc.AsY())
-		VPSLLD(Imm(5), iacc.AsY(), iacc.AsY())
-		zero := YMM()
-		VPXORD(zero, zero, zero)
-		VPSUBD(iacc.AsY(), zero, iacc.AsY())
-		for n := range 2 {
-			l4, h := ZMM(), ZMM()
-			VMOVDQU64(Mem{Base: row, Disp: 64 * n}, l4)
-			VBROADCASTI64X4(Mem{Base: row, Disp: 128 + 32*n}, h)
-			sc8, bc := XMM(), ZMM()
-			VPMOVSXBW(Mem{Base: row, Disp: 192 + 8*n}, sc8)
-			VSHUFI32X4(Imm(0), sc8.AsZ(), sc8.AsZ(), bc) // the 8 scales in every 128-bit lane
-			// Quarters 0 and 1 (low nibbles), then 2 and 3 (high nibbles).
-			for pair := range 2 {
-				q, hb := ZMM(), ZMM()
-				if pair == 0 {
-					VPANDD(nibble, l4, q)
-					VPSLLVW(cnt[0], h, hb) // bits 0–1 (quarter 0) and 2–3 (quarter 1) to 4–5
-				} else {
-					VPSRLW(Imm(4), l4, q)
-					VPANDD(nibble, q, q)
-					VPSRLVW(cnt[1], h, hb) // bits 4–5 (quarter 2) stay, 6–7 (quarter 3) to 4–5
-				}
-				VPANDD(low2, hb, hb)
-				VPORD(hb, q, q)
-				p, sv := ZMM(), ZMM()
-				VPMADDUBSW(Mem{Base: xq, Disp: q8kQs + 128*n + 64*pair}, q, p)
-				VPSHUFB(ctrl[pair], bc, sv)
-				if t.vnni {
-					VPDPWSSD(sv, p, iacc)
-				} else {
-					VPMADDWD(sv, p, p)
-					VPADDD(p, iacc, iacc)
+	superBlocks(name, f, w, s, xq, nb, rb, func() {
+		bsums := YMM()
+		t.loadu(Mem{Base: xq, Disp: q8kBsums}, bsums)
+		eachRow(w, s, row, rb, f, func(r int) {
+			// −32·Σ sc·bsum, in the low 8 lanes.
+			sc16, iacc := YMM(), ZMM()
+			VPMOVSXBW(Mem{Base: row, Disp: 192}, sc16)
+			VPMADDWD(bsums, sc16, iacc.AsY())
+			VPSLLD(Imm(5), iacc.AsY(), iacc.AsY())
+			zero := YMM()
+			VPXORD(zero, zero, zero)
+			VPSUBD(iacc.AsY(), zero, iacc.AsY())
+			for n := range 2 {
+				l4, h := ZMM(), ZMM()
+				VMOVDQU64(Mem{Base: row, Disp: 64 * n}, l4)
+				VBROADCASTI64X4(Mem{Base: row, Disp: 128 + 32*n}, h)
+				sc8, bc := XMM(), ZMM()
+				VPMOVSXBW(Mem{Base: row, Disp: 192 + 8*n}, sc8)
+				VSHUFI32X4(Imm(0), sc8.AsZ(), sc8.AsZ(), bc) // the 8 scales in every 128-bit lane
+				// Quarters 0 and 1 (low nibbles), then 2 and 3 (high nibbles).
+				for pair := range 2 {
+					q, hb := ZMM(), ZMM()
+					if pair == 0 {
+						VPANDD(nibble, l4, q)
+						VPSLLVW(cnt[0], h, hb) // bits 0–1 (quarter 0) and 2–3 (quarter 1) to 4–5
+					} else {
+						VPSRLW(Imm(4), l4, q)
+						VPANDD(nibble, q, q)
+						VPSRLVW(cnt[1], h, hb) // bits 4–5 (quarter 2) stay, 6–7 (quarter 3) to 4–5
+					}
+					VPANDD(low2, hb, hb)
+					VPORD(hb, q, q)
+					sv := ZMM()
+					VPSHUFB(ctrl[pair], bc, sv)
+					t.scaleDot(q, Mem{Base: xq, Disp: q8kQs + 128*n + 64*pair}, sv, iacc)
 				}
 			}
-		}
-		VCVTDQ2PS(iacc, iacc)
-		d := XMM()
-		t.halfToFloat(Mem{Base: row, Disp: 208}, d)
-		VMULSS(Mem{Base: xq}, d, d)
-		VMOVSS(d, scw)
-		VFMADD231PS_BCST(scw, iacc, acc[r])
-	}
-	ADDQ(U32(f.bytes), w)
-	ADDQ(U32(q8kBytes), xq)
-	DECQ(nb)
-	JNZ(LabelRef(loop))
-
-	Label(done)
+			VCVTDQ2PS(iacc, iacc)
+			d := XMM()
+			t.halfToFloat(Mem{Base: row, Disp: 208}, d)
+			VMULSS(Mem{Base: xq}, d, d)
+			VMOVSS(d, scw)
+			VFMADD231PS_BCST(scw, iacc, acc[r])
+		})
+	})
 	t.storeRows(acc)
 }
