@@ -424,73 +424,91 @@ func gemvQ8(t tier, f format, rb int) {
 		high = YMM()
 		t.loadu(kc(cHigh), high)
 	}
+	var adv []advance
+	if rb > 4 {
+		adv = append(adv, advance{w4, f.bytes})
+	}
+	ab, _ := f.act()
+	blockLoop(name, f, w, s, xq, nb, rb, ab, func() {
+		yv, dy, corr, yu := t.q8_0Shared(f, xq, bias, high)
+		for r := range rb {
+			prefetchRow(func(off int) Mem { return row(r, off) }, f.bytes, prefetchDist(rb))
+			var p VecVirtual
+			switch {
+			case f != q8_0:
+				q := t.nibbles(row(r, f.qs), nibble)
+				if f.qh >= 0 {
+					t.addFifthBits(row(r, f.qh), ones, q)
+				}
+				if f.bias > 0 {
+					p = t.dotU8S8(q, yv, corr)
+				} else {
+					p = t.dotU8S8(q, yv, nil)
+				}
+			case t.vnni: // q8_0
+				wq := YMM()
+				t.loadu(row(r, 2), wq)
+				p = t.dotU8S8(yu, wq, nil)
+				c := t.dotU8S8(high, wq, nil)
+				VPSUBD(c, p, p)
+			case t.evex: // q8_0, AVX-512BW: |w| and y with w's sign (through a mask)
+				wq := YMM()
+				t.loadu(row(r, 2), wq)
+				aw := YMM()
+				VPABSB(wq, aw)
+				k := K()
+				VPMOVB2M(wq, k)
+				sy, zero := YMM(), YMM()
+				VMOVDQU64(yv, sy)
+				t.zero(zero)
+				VPSUBB(yv, zero, k, sy)
+				p = t.dotU8S8(aw, sy, nil)
+			default: // q8_0, AVX2
+				wq := YMM()
+				t.loadu(row(r, 2), wq)
+				aw, sy := YMM(), YMM()
+				VPABSB(wq, aw)
+				VPSIGNB(wq, yv, sy)
+				p = t.dotU8S8(aw, sy, nil)
+			}
+			t.addScaled(p, row(r, 0), dy, acc[r])
+			if f.min >= 0 { // + m·dy·Σy
+				m := YMM()
+				t.halfToFloat(row(r, f.min), m)
+				VMULPS(dy, m, m)
+				VFMADD231PS(m, corr, acc[r])
+			}
+		}
+	}, adv...)
+	t.storeRows(acc)
+}
+
+// advance is a pointer a loop moves on by a fixed number of bytes.
+type advance struct {
+	reg GPVirtual
+	by  int
+}
+
+// blockLoop emits a GEMV kernel's loop over its nb blocks (super-blocks
+// for the K-quants): each iteration prefetches the next pass's bytes, runs
+// body, and moves w on by a block, xq by actBytes and each of adv by its
+// own step.
+func blockLoop(name string, f format, w, s, xq, nb GPVirtual, rb, actBytes int, body func(), adv ...advance) {
 	np := newNextPass(w, s, rb, rb*f.bytes)
 	loop, done := "loop"+name, "done"+name
 	TESTQ(nb, nb)
 	JZ(LabelRef(done))
 	Label(loop)
 	np.step()
-
-	yv, dy, corr, yu := t.q8_0Shared(f, xq, bias, high)
-	for r := range rb {
-		prefetchRow(func(off int) Mem { return row(r, off) }, f.bytes, prefetchDist(rb))
-		var p VecVirtual
-		switch {
-		case f != q8_0:
-			q := t.nibbles(row(r, f.qs), nibble)
-			if f.qh >= 0 {
-				t.addFifthBits(row(r, f.qh), ones, q)
-			}
-			if f.bias > 0 {
-				p = t.dotU8S8(q, yv, corr)
-			} else {
-				p = t.dotU8S8(q, yv, nil)
-			}
-		case t.vnni: // q8_0
-			wq := YMM()
-			t.loadu(row(r, 2), wq)
-			p = t.dotU8S8(yu, wq, nil)
-			c := t.dotU8S8(high, wq, nil)
-			VPSUBD(c, p, p)
-		case t.evex: // q8_0, AVX-512BW: |w| and y with w's sign (through a mask)
-			wq := YMM()
-			t.loadu(row(r, 2), wq)
-			aw := YMM()
-			VPABSB(wq, aw)
-			k := K()
-			VPMOVB2M(wq, k)
-			sy, zero := YMM(), YMM()
-			VMOVDQU64(yv, sy)
-			t.zero(zero)
-			VPSUBB(yv, zero, k, sy)
-			p = t.dotU8S8(aw, sy, nil)
-		default: // q8_0, AVX2
-			wq := YMM()
-			t.loadu(row(r, 2), wq)
-			aw, sy := YMM(), YMM()
-			VPABSB(wq, aw)
-			VPSIGNB(wq, yv, sy)
-			p = t.dotU8S8(aw, sy, nil)
-		}
-		t.addScaled(p, row(r, 0), dy, acc[r])
-		if f.min >= 0 { // + m·dy·Σy
-			m := YMM()
-			t.halfToFloat(row(r, f.min), m)
-			VMULPS(dy, m, m)
-			VFMADD231PS(m, corr, acc[r])
-		}
-	}
+	body()
 	ADDQ(U32(f.bytes), w)
-	if rb > 4 {
-		ADDQ(U32(f.bytes), w4)
+	for _, a := range adv {
+		ADDQ(U32(a.by), a.reg)
 	}
-	ab, _ := f.act()
-	ADDQ(U32(ab), xq)
+	ADDQ(U32(actBytes), xq)
 	DECQ(nb)
 	JNZ(LabelRef(loop))
-
 	Label(done)
-	t.storeRows(acc)
 }
 
 // prefetchDist is how far ahead of a row's loads the kernels prefetch

@@ -121,7 +121,7 @@ func gemvK(t tier, f format, rb int) {
 	if f != q6_K {
 		scw = AllocLocal(40) // 8 scales as dwords, d·dy and dmin·dy
 	}
-	superBlocks(name, f, w, s, xq, nb, rb, func() {
+	blockLoop(name, f, w, s, xq, nb, rb, q8kBytes, func() {
 		dy := YMM()
 		VBROADCASTSS(Mem{Base: xq}, dy)
 		bsums := YMM()
@@ -141,33 +141,6 @@ func gemvK(t tier, f format, rb int) {
 		})
 	})
 	t.storeRows(acc)
-}
-
-// superBlocks emits a K-quant kernel's loop over its nb super-blocks:
-// each iteration prefetches the next pass's bytes, runs body, and moves w
-// and xq (and each of adv) on by a block.
-func superBlocks(name string, f format, w, s, xq, nb GPVirtual, rb int, body func(), adv ...advance) {
-	np := newNextPass(w, s, rb, rb*f.bytes)
-	loop, done := "loop"+name, "done"+name
-	TESTQ(nb, nb)
-	JZ(LabelRef(done))
-	Label(loop)
-	np.step()
-	body()
-	ADDQ(U32(f.bytes), w)
-	ADDQ(U32(q8kBytes), xq)
-	for _, a := range adv {
-		ADDQ(U32(a.by), a.reg)
-	}
-	DECQ(nb)
-	JNZ(LabelRef(loop))
-	Label(done)
-}
-
-// advance is a pointer a loop moves on by a fixed number of bytes.
-type advance struct {
-	reg GPVirtual
-	by  int
 }
 
 // eachRow emits body(r) for the rb rows of a pass, row set to row r

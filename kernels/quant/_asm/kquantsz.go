@@ -65,7 +65,7 @@ func gemvQ4KZ(t tier, rb int) {
 	ADDQ(xq, prep)
 	scw := AllocLocal(8) // d·dy, dmin·dy
 	row := GP64()
-	superBlocks(name, f, w, s, xq, nb, rb, func() {
+	blockLoop(name, f, w, s, xq, nb, rb, q8kBytes, func() {
 		dy := YMM()
 		VBROADCASTSS(Mem{Base: xq}, dy)
 		bs8 := t.subBlockSums(xq)
@@ -137,7 +137,7 @@ func gemvQ6KZ(t tier, rb int) {
 	}
 	scw := AllocLocal(8) // d·dy (8: frames are whole words)
 	row := GP64()
-	superBlocks(name, f, w, s, xq, nb, rb, func() {
+	blockLoop(name, f, w, s, xq, nb, rb, q8kBytes, func() {
 		bsums := YMM()
 		t.loadu(Mem{Base: xq, Disp: q8kBsums}, bsums)
 		eachRow(w, s, row, rb, f, func(r int) {
