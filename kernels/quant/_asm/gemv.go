@@ -82,9 +82,6 @@ func emitConsts() {
 		cHigh:   0x80808080,
 		cLow2:   0x30303030,
 	}
-	for j := range 8 {
-		rows[cWord0+j] = uint32(2*j) | uint32(2*j+1)<<8 | uint32(2*j)<<16 | uint32(2*j+1)<<24
-	}
 	rows[cOnes16Z], rows[cOnes16Z+1] = 0x00010001, 0x00010001
 	rows[cMinus8] = math.Float32bits(-8)
 	rows[cAbsMask] = 0x7fffffff
@@ -122,13 +119,6 @@ func emitConsts() {
 					v = hi | (hi+1)<<8 | hi<<16 | (hi+1)<<24
 				}
 				DATA(32*i+4*j, U32(v))
-			}
-			continue
-		}
-		if i >= cPairLanes && i < cPairLanes+8 {
-			pr, half := uint32(i-cPairLanes)/2, uint32(i-cPairLanes)%2
-			for j := range 8 {
-				DATA(32*i+4*j, U32(2*pr+half))
 			}
 			continue
 		}

@@ -32,8 +32,7 @@ var (
 // Constant rows (32 bytes) of the K-quant kernels, after the 32-block ones.
 const (
 	cLow2      = nConsts + iota // 0x30 bytes: the two high bits of a q6_K level in place
-	cWord0                      // cWord0+j: VPSHUFB indices broadcasting int16 word j (8 rows)
-	cShift4    = cWord0 + 8     // qword shift counts 0, 0, 4, 4 (VPSRLVQ: low then high nibbles)
+	cShift4                     // qword shift counts 0, 0, 4, 4 (VPSRLVQ: low then high nibbles)
 	cOnes16Z   = cShift4 + 2    // int16 ones, 64 bytes (two rows)
 	cMinus8    = cOnes16Z + 2   // float32 −8
 	cAbsMask   = cMinus8 + 1    // 0x7fffffff
@@ -48,8 +47,7 @@ const (
 	cThree     = cLaneIdx + 1   // int32 3
 	cMinus32   = cThree + 1     // float32 −32
 	cPairIdx   = cMinus32 + 1   // cPairIdx+k: VPSHUFB picking word 2k (low half), 2k+1 (high half); 4 rows
-	cPairLanes = cPairIdx + 4   // cPairLanes+2p: int32 lanes 0–7 = 2p, 8–15 = 2p+1 (64 bytes each; 4 of them)
-	cSixteen   = cPairLanes + 8 // 0x10 bytes: Σ 16·y, the −16 of q5_0
+	cSixteen   = cPairIdx + 4   // 0x10 bytes: Σ 16·y, the −16 of q5_0
 	cOnes8     = cSixteen + 1   // 0x01 bytes
 	cSpread    = cOnes8 + 1     // VPSHUFB: byte e ← byte e/8 (of a broadcast u32)
 	cBitSel    = cSpread + 1    // bytes 1, 2, 4, …, 128 repeating
