@@ -29,93 +29,84 @@ func gemvF32(t tier, f format, rb int) {
 		VPBROADCASTD(kc(cNibble), nibble)
 	}
 	row := GP64()
-	loop, done := "loop"+name, "done"+name
-	TESTQ(nb, nb)
-	JZ(LabelRef(done))
-	Label(loop)
-	xs := make([]VecVirtual, 4)
-	for i := range xs {
-		xs[i] = YMM()
-		VMOVUPS(Mem{Base: x, Disp: 32 * i}, xs[i])
-	}
-	// Σx per lane: times −bias for q4_0/q5_0, as it is for q4_1/q5_1.
-	var corr VecVirtual
-	if f != q8_0 {
-		corr = YMM()
-		VADDPS(xs[0], xs[1], corr)
-		VADDPS(xs[2], corr, corr)
-		VADDPS(xs[3], corr, corr)
-		switch f.bias {
-		case 8:
-			VMULPS(kc(cMinus8), corr, corr)
-		case 16:
-			VMULPS(kc(cMinus16), corr, corr)
+	blockLoop(name, f, w, x, nb, 128, nil, func() {
+		xs := make([]VecVirtual, 4)
+		for i := range xs {
+			xs[i] = YMM()
+			VMOVUPS(Mem{Base: x, Disp: 32 * i}, xs[i])
 		}
-	}
-	MOVQ(w, row)
-	for r := range rb {
-		if r > 0 {
-			ADDQ(s, row)
+		// Σx per lane: times −bias for q4_0/q5_0, as it is for q4_1/q5_1.
+		var corr VecVirtual
+		if f != q8_0 {
+			corr = YMM()
+			VADDPS(xs[0], xs[1], corr)
+			VADDPS(xs[2], corr, corr)
+			VADDPS(xs[3], corr, corr)
+			switch f.bias {
+			case 8:
+				VMULPS(kc(cMinus8), corr, corr)
+			case 16:
+				VMULPS(kc(cMinus16), corr, corr)
+			}
 		}
-		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes, 1024) // not tuned: gemv-f32 is compute-bound
-		tb := YMM()
-		switch f {
-		case q8_0:
-			for i := range 4 {
-				q := YMM()
-				VPMOVSXBD(Mem{Base: row, Disp: 2 + 8*i}, q)
-				VCVTDQ2PS(q, q)
-				if i == 0 {
-					VMULPS(xs[0], q, tb)
+		eachRow(w, s, row, rb, f.bytes, f32RowDist, func(r int) {
+			tb := YMM()
+			switch f {
+			case q8_0:
+				for i := range 4 {
+					q := YMM()
+					VPMOVSXBD(Mem{Base: row, Disp: 2 + 8*i}, q)
+					VCVTDQ2PS(q, q)
+					if i == 0 {
+						VMULPS(xs[0], q, tb)
+					} else {
+						VFMADD231PS(xs[i], q, tb)
+					}
+				}
+			default: // q4_0, q4_1, q5_0, q5_1
+				// Bytes 0–7 hold weights 0–7 (low nibbles) and 16–23 (high);
+				// bytes 8–15 weights 8–15 and 24–31.
+				var qh VecVirtual
+				if f.qh >= 0 {
+					qh = YMM()
+					VPBROADCASTD(Mem{Base: row, Disp: f.qh}, qh)
+				}
+				if f.bias > 0 {
+					t.loadu(corr, tb)
 				} else {
-					VFMADD231PS(xs[i], q, tb)
+					t.zero(tb)
+				}
+				for half := range 2 {
+					a, lo, hi := YMM(), YMM(), YMM()
+					VPMOVZXBD(Mem{Base: row, Disp: f.qs + 8*half}, a)
+					t.and(nibble, a, lo)
+					VPSRLD(Imm(4), a, hi)
+					if qh != nil {
+						t.orFifthBits8(qh, half, lo)
+						t.orFifthBits8(qh, 2+half, hi)
+					}
+					VCVTDQ2PS(lo, lo)
+					VCVTDQ2PS(hi, hi)
+					VFMADD231PS(xs[half], lo, tb)
+					VFMADD231PS(xs[2+half], hi, tb)
 				}
 			}
-		default: // q4_0, q4_1, q5_0, q5_1
-			// Bytes 0–7 hold weights 0–7 (low nibbles) and 16–23 (high);
-			// bytes 8–15 weights 8–15 and 24–31.
-			var qh VecVirtual
-			if f.qh >= 0 {
-				qh = YMM()
-				VPBROADCASTD(Mem{Base: row, Disp: f.qh}, qh)
+			if f.min >= 0 { // + m·Σx
+				m := YMM()
+				t.halfToFloat(Mem{Base: row, Disp: f.min}, m)
+				VFMADD231PS(m, corr, acc[r])
 			}
-			if f.bias > 0 {
-				t.loadu(corr, tb)
-			} else {
-				t.zero(tb)
-			}
-			for half := range 2 {
-				a, lo, hi := YMM(), YMM(), YMM()
-				VPMOVZXBD(Mem{Base: row, Disp: f.qs + 8*half}, a)
-				t.and(nibble, a, lo)
-				VPSRLD(Imm(4), a, hi)
-				if qh != nil {
-					t.orFifthBits8(qh, half, lo)
-					t.orFifthBits8(qh, 2+half, hi)
-				}
-				VCVTDQ2PS(lo, lo)
-				VCVTDQ2PS(hi, hi)
-				VFMADD231PS(xs[half], lo, tb)
-				VFMADD231PS(xs[2+half], hi, tb)
-			}
-		}
-		if f.min >= 0 { // + m·Σx
-			m := YMM()
-			t.halfToFloat(Mem{Base: row, Disp: f.min}, m)
-			VFMADD231PS(m, corr, acc[r])
-		}
-		d := YMM()
-		t.halfToFloat(Mem{Base: row}, d)
-		VFMADD231PS(d, tb, acc[r])
-	}
-	ADDQ(U32(f.bytes), w)
-	ADDQ(U32(128), x)
-	DECQ(nb)
-	JNZ(LabelRef(loop))
-
-	Label(done)
+			d := YMM()
+			t.halfToFloat(Mem{Base: row}, d)
+			VFMADD231PS(d, tb, acc[r])
+		})
+	})
 	t.storeRows(acc)
 }
+
+// f32RowDist is the row prefetch distance of the gemv-f32 kernels: not
+// tuned, they are compute-bound (no next-pass prefetch either).
+const f32RowDist = 1024
 
 // gemvF32K generates the float32-activation GEMV of a K-quant format:
 // per 8 weights, w = q·(d·sc) − dmin·m (q4_K) or (q − 32)·(d·sc) (q6_K),
@@ -132,51 +123,38 @@ func gemvF32K(t tier, f format, rb int) {
 		VPBROADCASTD(kc(cThree), three)
 	}
 	row := GP64()
-	loop, done := "loop"+name, "done"+name
-	TESTQ(nb, nb)
-	JZ(LabelRef(done))
-	Label(loop)
-	MOVQ(w, row)
-	for r := range rb {
-		if r > 0 {
-			ADDQ(s, row)
-		}
-		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes, 1024) // not tuned: gemv-f32 is compute-bound
-		switch f {
-		case q4_K, q5_K:
-			dsc, dmn := t.q4KSubScales(row)
-			for j := range 8 {
-				d1, m1 := laneBroadcast(dsc, j), laneBroadcast(dmn, j)
-				for k := range 4 {
-					q := t.kLevels8(row, f, j, k, nibble)
-					VCVTDQ2PS(q, q)
-					VFMSUB213PS(m1, d1, q) // q·d1 − m1
-					VFMADD231PS(Mem{Base: x, Disp: 4 * (32*j + 8*k)}, q, acc[r])
-				}
-			}
-		case q6_K:
-			scs := t.q6KSubScales(row)
-			for n := range 2 {
-				for quarter := range 4 {
+	blockLoop(name, f, w, x, nb, 1024, nil, func() {
+		eachRow(w, s, row, rb, f.bytes, f32RowDist, func(r int) {
+			switch f {
+			case q4_K, q5_K:
+				dsc, dmn := t.q4KSubScales(row)
+				for j := range 8 {
+					d1, m1 := laneBroadcast(dsc, j), laneBroadcast(dmn, j)
 					for k := range 4 {
-						l := 8 * k
-						lo := t.q6Levels8(row, n, quarter, l, nibble, three)
-						VCVTDQ2PS(lo, lo)
-						sub := 8*n + 2*quarter + k/2
-						sv, s32 := laneBroadcast(scs[sub/8], sub%8), YMM()
-						VMULPS(kc(cMinus32), sv, s32) // −32·s
-						VFMADD213PS(s32, sv, lo)      // q·s − 32·s
-						VFMADD231PS(Mem{Base: x, Disp: 4 * (128*n + 32*quarter + l)}, lo, acc[r])
+						q := t.kLevels8(row, f, j, k, nibble)
+						VCVTDQ2PS(q, q)
+						VFMSUB213PS(m1, d1, q) // q·d1 − m1
+						VFMADD231PS(Mem{Base: x, Disp: 4 * (32*j + 8*k)}, q, acc[r])
+					}
+				}
+			case q6_K:
+				scs := t.q6KSubScales(row)
+				for n := range 2 {
+					for quarter := range 4 {
+						for k := range 4 {
+							l := 8 * k
+							lo := t.q6Levels8(row, n, quarter, l, nibble, three)
+							VCVTDQ2PS(lo, lo)
+							sub := 8*n + 2*quarter + k/2
+							sv, s32 := laneBroadcast(scs[sub/8], sub%8), YMM()
+							VMULPS(kc(cMinus32), sv, s32) // −32·s
+							VFMADD213PS(s32, sv, lo)      // q·s − 32·s
+							VFMADD231PS(Mem{Base: x, Disp: 4 * (128*n + 32*quarter + l)}, lo, acc[r])
+						}
 					}
 				}
 			}
-		}
-	}
-	ADDQ(U32(f.bytes), w)
-	ADDQ(U32(1024), x)
-	DECQ(nb)
-	JNZ(LabelRef(loop))
-
-	Label(done)
+		})
+	})
 	t.storeRows(acc)
 }

@@ -419,7 +419,7 @@ func gemvQ8(t tier, f format, rb int) {
 		adv = append(adv, advance{w4, f.bytes})
 	}
 	ab, _ := f.act()
-	blockLoop(name, f, w, s, xq, nb, rb, ab, func() {
+	blockLoop(name, f, w, xq, nb, ab, newNextPass(w, s, rb, rb*f.bytes), func() {
 		yv, dy, corr, yu := t.q8_0Shared(f, xq, bias, high)
 		for r := range rb {
 			prefetchRow(func(off int) Mem { return row(r, off) }, f.bytes, prefetchDist(rb))
@@ -480,11 +480,10 @@ type advance struct {
 }
 
 // blockLoop emits a GEMV kernel's loop over its nb blocks (super-blocks
-// for the K-quants): each iteration prefetches the next pass's bytes, runs
-// body, and moves w on by a block, xq by actBytes and each of adv by its
-// own step.
-func blockLoop(name string, f format, w, s, xq, nb GPVirtual, rb, actBytes int, body func(), adv ...advance) {
-	np := newNextPass(w, s, rb, rb*f.bytes)
+// for the K-quants): each iteration prefetches the next pass's bytes (np;
+// nil: none), runs body, and moves w on by a block, x (the activations)
+// by actBytes and each of adv by its own step.
+func blockLoop(name string, f format, w, x, nb GPVirtual, actBytes int, np *nextPass, body func(), adv ...advance) {
 	loop, done := "loop"+name, "done"+name
 	TESTQ(nb, nb)
 	JZ(LabelRef(done))
@@ -495,10 +494,23 @@ func blockLoop(name string, f format, w, s, xq, nb GPVirtual, rb, actBytes int, 
 	for _, a := range adv {
 		ADDQ(U32(a.by), a.reg)
 	}
-	ADDQ(U32(actBytes), xq)
+	ADDQ(U32(actBytes), x)
 	DECQ(nb)
 	JNZ(LabelRef(loop))
 	Label(done)
+}
+
+// eachRow emits body(r) for the rb rows of a pass, row set to row r
+// (w + r·s), each row's bytes of an iteration prefetched dist ahead.
+func eachRow(w, s, row GPVirtual, rb, bytes, dist int, body func(r int)) {
+	MOVQ(w, row)
+	for r := range rb {
+		if r > 0 {
+			ADDQ(s, row)
+		}
+		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, bytes, dist)
+		body(r)
+	}
 }
 
 // prefetchDist is how far ahead of a row's loads the kernels prefetch

@@ -119,7 +119,7 @@ func gemvK(t tier, f format, rb int) {
 	if f != q6_K {
 		scw = AllocLocal(40) // 8 scales as dwords, d·dy and dmin·dy
 	}
-	blockLoop(name, f, w, s, xq, nb, rb, q8kBytes, func() {
+	blockLoop(name, f, w, xq, nb, q8kBytes, newNextPass(w, s, rb, rb*f.bytes), func() {
 		dy := YMM()
 		VBROADCASTSS(Mem{Base: xq}, dy)
 		bsums := YMM()
@@ -129,7 +129,7 @@ func gemvK(t tier, f format, rb int) {
 		} else {
 			bs8 = t.subBlockSums(xq)
 		}
-		eachRow(w, s, row, rb, f, func(r int) {
+		eachRow(w, s, row, rb, f.bytes, kRowDist(f, rb), func(r int) {
 			switch f {
 			case q4_K, q5_K:
 				t.q4KBlock(row, xq, nibble, bs8, dy, acc[r], scw, f == q5_K)
@@ -141,23 +141,14 @@ func gemvK(t tier, f format, rb int) {
 	t.storeRows(acc)
 }
 
-// eachRow emits body(r) for the rb rows of a pass, row set to row r
-// (w + r·s), each row's bytes prefetched ahead (q6_K twice as far: at
-// 0.82 bytes a weight the same lead in time is more bytes; A/B: 3-4 % at
-// rb 1).
-func eachRow(w, s, row GPVirtual, rb int, f format, body func(r int)) {
-	dist := prefetchDist(rb)
+// kRowDist is the row prefetch distance of a K-quant kernel: q6_K's is
+// twice prefetchDist (at 0.82 bytes a weight the same lead in time is more
+// bytes; A/B: 3-4 % at rb 1).
+func kRowDist(f format, rb int) int {
 	if f == q6_K {
-		dist *= 2
+		return 2 * prefetchDist(rb)
 	}
-	MOVQ(w, row)
-	for r := range rb {
-		if r > 0 {
-			ADDQ(s, row)
-		}
-		prefetchRow(func(off int) Mem { return Mem{Base: row, Disp: off} }, f.bytes, dist)
-		body(r)
-	}
+	return prefetchDist(rb)
 }
 
 // subBlockSums returns, in the 8 int16 words of an xmm, the sums of the

@@ -65,11 +65,11 @@ func gemvQ4KZ(t tier, rb int) {
 	ADDQ(xq, prep)
 	scw := AllocLocal(8) // d·dy, dmin·dy
 	row := GP64()
-	blockLoop(name, f, w, s, xq, nb, rb, q8kBytes, func() {
+	blockLoop(name, f, w, xq, nb, q8kBytes, newNextPass(w, s, rb, rb*f.bytes), func() {
 		dy := YMM()
 		VBROADCASTSS(Mem{Base: xq}, dy)
 		bs8 := t.subBlockSums(xq)
-		eachRow(w, s, row, rb, f, func(r int) {
+		eachRow(w, s, row, rb, f.bytes, kRowDist(f, rb), func(r int) {
 			sc, mn := unpackScalesMins(row)
 			// Scales as dwords holding the int16 scale twice (VPDPWSSD pairs).
 			x, scd := XMM(), ZMM()
@@ -137,10 +137,10 @@ func gemvQ6KZ(t tier, rb int) {
 	}
 	scw := AllocLocal(8) // d·dy (8: frames are whole words)
 	row := GP64()
-	blockLoop(name, f, w, s, xq, nb, rb, q8kBytes, func() {
+	blockLoop(name, f, w, xq, nb, q8kBytes, newNextPass(w, s, rb, rb*f.bytes), func() {
 		bsums := YMM()
 		t.loadu(Mem{Base: xq, Disp: q8kBsums}, bsums)
-		eachRow(w, s, row, rb, f, func(r int) {
+		eachRow(w, s, row, rb, f.bytes, kRowDist(f, rb), func(r int) {
 			// −32·Σ sc·bsum, in the low 8 lanes.
 			sc16, iacc := YMM(), ZMM()
 			VPMOVSXBW(Mem{Base: row, Disp: 192}, sc16)
