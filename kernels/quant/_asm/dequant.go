@@ -40,96 +40,89 @@ func dequant(t tier, f format, block int) {
 		"dst *float32", "w *byte")
 	nibble := YMM()
 	VPBROADCASTD(kc(cNibble), nibble)
-	loop, done := "loop"+name, "done"+name
-	TESTQ(nb, nb)
-	JZ(LabelRef(done))
-	Label(loop)
-	switch f {
-	case q4_0, q4_1, q5_0, q5_1:
-		// x = d·(q − bias), or d·q + m; q5 levels get bit e of the u32 qh.
-		d := YMM()
-		t.halfToFloat(Mem{Base: w}, d)
-		var bias, m, qh VecVirtual
-		if f.bias > 0 {
-			bias = YMM()
-			c := cMinus8
-			if f.bias == 16 {
-				c = cMinus16
+	countLoop(name, nb, func() {
+		switch f {
+		case q4_0, q4_1, q5_0, q5_1:
+			// x = d·(q − bias), or d·q + m; q5 levels get bit e of the u32 qh.
+			d := YMM()
+			t.halfToFloat(Mem{Base: w}, d)
+			var bias, m, qh VecVirtual
+			if f.bias > 0 {
+				bias = YMM()
+				c := cMinus8
+				if f.bias == 16 {
+					c = cMinus16
+				}
+				VBROADCASTSS(kc(c), bias)
 			}
-			VBROADCASTSS(kc(c), bias)
-		}
-		if f.min >= 0 {
-			m = YMM()
-			t.halfToFloat(Mem{Base: w, Disp: f.min}, m)
-		}
-		if f.qh >= 0 {
-			qh = YMM()
-			VPBROADCASTD(Mem{Base: w, Disp: f.qh}, qh)
-		}
-		for g := range 4 { // weights 8g…8g+7: low nibbles of bytes 0–15, then high ones
-			q := t.levels8raw(Mem{Base: w, Disp: f.qs + 8*(g%2)}, uint64(4*(g/2)), nibble)
-			if qh != nil {
-				t.orFifthBits8(qh, g, q)
+			if f.min >= 0 {
+				m = YMM()
+				t.halfToFloat(Mem{Base: w, Disp: f.min}, m)
 			}
-			VCVTDQ2PS(q, q)
-			if bias != nil {
-				VADDPS(bias, q, q) // q − bias, exact
+			if f.qh >= 0 {
+				qh = YMM()
+				VPBROADCASTD(Mem{Base: w, Disp: f.qh}, qh)
 			}
-			VMULPS(d, q, q)
-			if m != nil {
-				VADDPS(m, q, q)
-			}
-			t.storeu8(q, Mem{Base: dst, Disp: 32 * g})
-		}
-	case q8_0:
-		d := YMM()
-		t.halfToFloat(Mem{Base: w}, d)
-		for g := range 4 {
-			q := t.levels8(Mem{Base: w, Disp: 2 + 8*g}, true, 0, nil)
-			VMULPS(d, q, q)
-			t.storeu8(q, Mem{Base: dst, Disp: 32 * g})
-		}
-	case q4_K, q5_K:
-		// Per sub-block j: d·sc_j and dmin·m_j in the lanes of two vectors,
-		// then broadcast (VPERMPS) for its 32 weights. q5_K: bit j of the
-		// weight's byte in qh (32 B at 16) is its fifth bit.
-		dsc, dmn := t.q4KSubScales(w)
-		for j := range 8 {
-			d1, m1 := laneBroadcast(dsc, j), laneBroadcast(dmn, j)
-			for k := range 4 {
-				q := t.kLevels8(w, f, j, k, nibble)
+			for g := range 4 { // weights 8g…8g+7: low nibbles of bytes 0–15, then high ones
+				q := t.levels8raw(Mem{Base: w, Disp: f.qs + 8*(g%2)}, uint64(4*(g/2)), nibble)
+				if qh != nil {
+					t.orFifthBits8(qh, g, q)
+				}
 				VCVTDQ2PS(q, q)
-				VMULPS(d1, q, q)
-				VSUBPS(m1, q, q)
-				t.storeu8(q, Mem{Base: dst, Disp: 4 * (32*j + 8*k)})
+				if bias != nil {
+					VADDPS(bias, q, q) // q − bias, exact
+				}
+				VMULPS(d, q, q)
+				if m != nil {
+					VADDPS(m, q, q)
+				}
+				t.storeu8(q, Mem{Base: dst, Disp: 32 * g})
 			}
-		}
-	case q6_K:
-		// y = (d·sc)·(q − 32) per sub-block of 16; q from 4 low bits (ql)
-		// and 2 high bits (qh).
-		scs := t.q6KSubScales(w)
-		three, minus32 := YMM(), YMM()
-		VPBROADCASTD(kc(cThree), three)
-		VBROADCASTSS(kc(cMinus32), minus32)
-		for n := range 2 {
-			for quarter := range 4 { // elements 128n + 32·quarter + l, l < 32
-				for k := range 4 { // 8 of them: l = 8k…8k+7
-					l := 8 * k
-					lo := t.q6Levels8(w, n, quarter, l, nibble, three)
-					VCVTDQ2PS(lo, lo)
-					VADDPS(minus32, lo, lo)      // q − 32, exact
-					sub := 8*n + 2*quarter + k/2 // (128n + 32·quarter + l) / 16
-					VMULPS(laneBroadcast(scs[sub/8], sub%8), lo, lo)
-					t.storeu8(lo, Mem{Base: dst, Disp: 4 * (128*n + 32*quarter + l)})
+		case q8_0:
+			d := YMM()
+			t.halfToFloat(Mem{Base: w}, d)
+			for g := range 4 {
+				q := t.levels8(Mem{Base: w, Disp: 2 + 8*g}, true, 0, nil)
+				VMULPS(d, q, q)
+				t.storeu8(q, Mem{Base: dst, Disp: 32 * g})
+			}
+		case q4_K, q5_K:
+			// Per sub-block j: d·sc_j and dmin·m_j in the lanes of two vectors,
+			// then broadcast (VPERMPS) for its 32 weights. q5_K: bit j of the
+			// weight's byte in qh (32 B at 16) is its fifth bit.
+			dsc, dmn := t.q4KSubScales(w)
+			for j := range 8 {
+				d1, m1 := laneBroadcast(dsc, j), laneBroadcast(dmn, j)
+				for k := range 4 {
+					q := t.kLevels8(w, f, j, k, nibble)
+					VCVTDQ2PS(q, q)
+					VMULPS(d1, q, q)
+					VSUBPS(m1, q, q)
+					t.storeu8(q, Mem{Base: dst, Disp: 4 * (32*j + 8*k)})
+				}
+			}
+		case q6_K:
+			// y = (d·sc)·(q − 32) per sub-block of 16; q from 4 low bits (ql)
+			// and 2 high bits (qh).
+			scs := t.q6KSubScales(w)
+			three, minus32 := YMM(), YMM()
+			VPBROADCASTD(kc(cThree), three)
+			VBROADCASTSS(kc(cMinus32), minus32)
+			for n := range 2 {
+				for quarter := range 4 { // elements 128n + 32·quarter + l, l < 32
+					for k := range 4 { // 8 of them: l = 8k…8k+7
+						l := 8 * k
+						lo := t.q6Levels8(w, n, quarter, l, nibble, three)
+						VCVTDQ2PS(lo, lo)
+						VADDPS(minus32, lo, lo)      // q − 32, exact
+						sub := 8*n + 2*quarter + k/2 // (128n + 32·quarter + l) / 16
+						VMULPS(laneBroadcast(scs[sub/8], sub%8), lo, lo)
+						t.storeu8(lo, Mem{Base: dst, Disp: 4 * (128*n + 32*quarter + l)})
+					}
 				}
 			}
 		}
-	}
-	ADDQ(U32(4*block), dst)
-	ADDQ(U32(f.bytes), w)
-	DECQ(nb)
-	JNZ(LabelRef(loop))
-	Label(done)
+	}, advance{dst, 4 * block}, advance{w, f.bytes})
 	VZEROUPPER()
 	RET()
 }

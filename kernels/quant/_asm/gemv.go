@@ -484,18 +484,25 @@ type advance struct {
 // nil: none), runs body, and moves w on by a block, x (the activations)
 // by actBytes and each of adv by its own step.
 func blockLoop(name string, f format, w, x, nb GPVirtual, actBytes int, np *nextPass, body func(), adv ...advance) {
+	steps := append(append([]advance{{w, f.bytes}}, adv...), advance{x, actBytes})
+	countLoop(name, nb, func() {
+		np.step()
+		body()
+	}, steps...)
+}
+
+// countLoop emits "while n > 0 { body; move each of steps on; n-- }", with
+// the labels loop<name> and done<name>: the loop of every block kernel.
+func countLoop(name string, n GPVirtual, body func(), steps ...advance) {
 	loop, done := "loop"+name, "done"+name
-	TESTQ(nb, nb)
+	TESTQ(n, n)
 	JZ(LabelRef(done))
 	Label(loop)
-	np.step()
 	body()
-	ADDQ(U32(f.bytes), w)
-	for _, a := range adv {
+	for _, a := range steps {
 		ADDQ(U32(a.by), a.reg)
 	}
-	ADDQ(U32(actBytes), x)
-	DECQ(nb)
+	DECQ(n)
 	JNZ(LabelRef(loop))
 	Label(done)
 }

@@ -26,21 +26,14 @@ const q8kPrep = 256
 // 32 levels of sub-block j), q8kPrep bytes a block at dst.
 func prepQ8K(t tier) {
 	dst, xq, nb := blocksKernel("prepQ8K"+t.name, "prepQ8K"+t.name+" lays out the levels of Q8_K blocks for the 512-bit q4_K kernels.", "dst *byte", "xq *byte")
-	loop, done := "loopprepQ8K"+t.name, "doneprepQ8K"+t.name
-	TESTQ(nb, nb)
-	JZ(LabelRef(done))
-	Label(loop)
-	for v, sb := range [4]int{0, 1, 4, 5} {
-		z := ZMM()
-		VMOVDQU64(Mem{Base: xq, Disp: q8kQs + 32*sb}, z.AsY())
-		VINSERTI64X4(Imm(1), Mem{Base: xq, Disp: q8kQs + 32*(sb+2)}, z, z)
-		VMOVDQU64(z, Mem{Base: dst, Disp: 64 * v})
-	}
-	ADDQ(U32(q8kPrep), dst)
-	ADDQ(U32(q8kBytes), xq)
-	DECQ(nb)
-	JNZ(LabelRef(loop))
-	Label(done)
+	countLoop("prepQ8K"+t.name, nb, func() {
+		for v, sb := range [4]int{0, 1, 4, 5} {
+			z := ZMM()
+			VMOVDQU64(Mem{Base: xq, Disp: q8kQs + 32*sb}, z.AsY())
+			VINSERTI64X4(Imm(1), Mem{Base: xq, Disp: q8kQs + 32*(sb+2)}, z, z)
+			VMOVDQU64(z, Mem{Base: dst, Disp: 64 * v})
+		}
+	}, advance{dst, q8kPrep}, advance{xq, q8kBytes})
 	VZEROUPPER()
 	RET()
 }

@@ -185,24 +185,17 @@ func prepQ4_0(t tier) {
 	dst, xq, octets := blocksKernel("prepQ4_0"+t.name, "prepQ4_0"+t.name+" lays out the Q8_0 activations of octets of blocks for the q4_0 quad kernels.", "dst *byte", "xq *byte")
 	eight := ZMM()
 	VBROADCASTI64X4(kc(cEight), eight)
-	loop, done := "loopprepQ4_0"+t.name, "doneprepQ4_0"+t.name
-	TESTQ(octets, octets)
-	JZ(LabelRef(done))
-	Label(loop)
-	for qd := range 2 {
-		ylo, yhi, neg8 := t.q4_0QuadShared(xq, qd, eight)
-		VMOVDQU64(ylo, Mem{Base: dst, Disp: octYlo + 128*qd})
-		VMOVDQU64(yhi, Mem{Base: dst, Disp: octYlo + 128*qd + 64})
-		VMOVDQU64(neg8, Mem{Base: dst, Disp: octNeg8 + 64*qd})
-	}
-	dy8 := YMM()
-	gatherHalves8(Mem{Base: xq}, actBytes, dy8)
-	VMOVUPS(dy8, Mem{Base: dst, Disp: octDy})
-	ADDQ(U32(octAct), dst)
-	ADDQ(U32(8*actBytes), xq)
-	DECQ(octets)
-	JNZ(LabelRef(loop))
-	Label(done)
+	countLoop("prepQ4_0"+t.name, octets, func() {
+		for qd := range 2 {
+			ylo, yhi, neg8 := t.q4_0QuadShared(xq, qd, eight)
+			VMOVDQU64(ylo, Mem{Base: dst, Disp: octYlo + 128*qd})
+			VMOVDQU64(yhi, Mem{Base: dst, Disp: octYlo + 128*qd + 64})
+			VMOVDQU64(neg8, Mem{Base: dst, Disp: octNeg8 + 64*qd})
+		}
+		dy8 := YMM()
+		gatherHalves8(Mem{Base: xq}, actBytes, dy8)
+		VMOVUPS(dy8, Mem{Base: dst, Disp: octDy})
+	}, advance{dst, octAct}, advance{xq, 8 * actBytes})
 	VZEROUPPER()
 	RET()
 }

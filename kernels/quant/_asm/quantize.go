@@ -157,52 +157,45 @@ func quantizeQ8_0(w qwidth, q81 bool) {
 	VBROADCASTSS(kc(cOneF), one)
 	f127 := XMM()
 	VMOVSS(kc(c127), f127)
-	loop, done := "loop"+name, "done"+name
-	TESTQ(nb, nb)
-	JZ(LabelRef(done))
-	Label(loop)
-	v := make([]VecVirtual, 32/w.lanes())
-	m := w.vec()
-	for i := range v {
-		v[i] = w.vec()
-		VMOVUPS(Mem{Base: x, Disp: w.vb * i}, v[i])
-		if i == 0 {
-			w.and(absMask, v[i], m)
-			continue
+	countLoop(name, nb, func() {
+		v := make([]VecVirtual, 32/w.lanes())
+		m := w.vec()
+		for i := range v {
+			v[i] = w.vec()
+			VMOVUPS(Mem{Base: x, Disp: w.vb * i}, v[i])
+			if i == 0 {
+				w.and(absMask, v[i], m)
+				continue
+			}
+			a := w.vec()
+			w.and(absMask, v[i], a)
+			VMAXPS(a, m, m)
 		}
-		a := w.vec()
-		w.and(absMask, v[i], a)
-		VMAXPS(a, m, m)
-	}
-	amax := w.hmax(m)
-	// d = amax/127 (float), id = d ? 1/d : 0, stored d as f16 (F16C, round
-	// to nearest even: VCVTPS2PH mode 0).
-	d := XMM()
-	VDIVSS(f127, amax, d)
-	h := XMM()
-	VCVTPS2PH(Imm(0), d, h)
-	tmp := GP32()
-	VMOVD(h, tmp)
-	MOVW(tmp.As16(), Mem{Base: dst})
-	id := inverseOrZero(d)
-	idv := w.vec()
-	VBROADCASTSS(id, idv)
-	q := make([]VecVirtual, len(v))
-	for i := range v {
-		q[i] = w.vec()
-		VMULPS(idv, v[i], q[i])
-		w.roundHalfAway(q[i], absMask, half, one)
-		VCVTTPS2DQ(q[i], q[i]) // already integral
-	}
-	if q81 {
-		storeSumTimesD(w.hsumInt(w.sumLevels(q)), d, Mem{Base: dst, Disp: 2})
-	}
-	w.storeLevels(q, Mem{Base: dst, Disp: qs})
-	ADDQ(U32(bytes), dst)
-	ADDQ(U32(128), x)
-	DECQ(nb)
-	JNZ(LabelRef(loop))
-	Label(done)
+		amax := w.hmax(m)
+		// d = amax/127 (float), id = d ? 1/d : 0, stored d as f16 (F16C, round
+		// to nearest even: VCVTPS2PH mode 0).
+		d := XMM()
+		VDIVSS(f127, amax, d)
+		h := XMM()
+		VCVTPS2PH(Imm(0), d, h)
+		tmp := GP32()
+		VMOVD(h, tmp)
+		MOVW(tmp.As16(), Mem{Base: dst})
+		id := inverseOrZero(d)
+		idv := w.vec()
+		VBROADCASTSS(id, idv)
+		q := make([]VecVirtual, len(v))
+		for i := range v {
+			q[i] = w.vec()
+			VMULPS(idv, v[i], q[i])
+			w.roundHalfAway(q[i], absMask, half, one)
+			VCVTTPS2DQ(q[i], q[i]) // already integral
+		}
+		if q81 {
+			storeSumTimesD(w.hsumInt(w.sumLevels(q)), d, Mem{Base: dst, Disp: 2})
+		}
+		w.storeLevels(q, Mem{Base: dst, Disp: qs})
+	}, advance{dst, bytes}, advance{x, 128})
 	VZEROUPPER()
 	RET()
 }
@@ -261,87 +254,80 @@ func quantizeQ8_K(w qwidth) {
 	absMask, max127 := w.vec(), w.vec()
 	VPBROADCASTD(kc(cAbsMask), absMask)
 	VPBROADCASTD(kc(cInt127), max127)
-	loop, done := "loop"+name, "done"+name
 	zeroBlock, next := "zero"+name, "next"+name
-	TESTQ(nb, nb)
-	JZ(LabelRef(done))
-	Label(loop)
-	// The largest magnitude.
-	m := w.vec()
-	w.and(Mem{Base: x}, absMask, m)
-	for i := 1; i < 1024/w.vb; i++ {
+	countLoop(name, nb, func() {
+		// The largest magnitude.
+		m := w.vec()
+		w.and(Mem{Base: x}, absMask, m)
+		for i := 1; i < 1024/w.vb; i++ {
+			a := w.vec()
+			w.and(Mem{Base: x, Disp: w.vb * i}, absMask, a)
+			VMAXPS(a, m, m)
+		}
+		amax := w.hmax(m)
+		z := XMM()
+		VXORPS(z, z, z)
+		VUCOMISS(z, amax)
+		JE(LabelRef(zeroBlock))
+		// The first element of that magnitude, with its sign.
+		amaxv := w.vec()
+		VBROADCASTSS(amax, amaxv)
+		i, bits := GP64(), GP32()
+		XORQ(i, i)
+		find := "find" + name
+		Label(find)
 		a := w.vec()
-		w.and(Mem{Base: x, Disp: w.vb * i}, absMask, a)
-		VMAXPS(a, m, m)
-	}
-	amax := w.hmax(m)
-	z := XMM()
-	VXORPS(z, z, z)
-	VUCOMISS(z, amax)
-	JE(LabelRef(zeroBlock))
-	// The first element of that magnitude, with its sign.
-	amaxv := w.vec()
-	VBROADCASTSS(amax, amaxv)
-	i, bits := GP64(), GP32()
-	XORQ(i, i)
-	find := "find" + name
-	Label(find)
-	a := w.vec()
-	w.and(Mem{Base: x, Index: i, Scale: 4}, absMask, a)
-	w.eqBits(amaxv, a, bits)
-	ADDQ(U8(w.lanes()), i)
-	TESTL(bits, bits)
-	JZ(LabelRef(find))
-	BSFL(bits, bits)
-	SUBQ(U8(w.lanes()), i)
-	ADDQ(bits.As64(), i)
-	maxv := XMM()
-	VMOVSS(Mem{Base: x, Index: i, Scale: 4}, maxv)
-	// iscale = −127/maxv; d = 1/iscale.
-	iscale := XMM()
-	VMOVSS(kc(cMinus127), iscale)
-	VDIVSS(maxv, iscale, iscale)
-	one, d := XMM(), XMM()
-	VMOVSS(kc(cOneF), one)
-	VDIVSS(iscale, one, d)
-	VMOVSS(d, Mem{Base: dst})
-	isv := w.vec()
-	VBROADCASTSS(iscale, isv)
-	per16 := 16 / w.lanes() // vectors per bsum
-	for g := range 8 {      // 32 levels per round: two bsums
-		q := make([]VecVirtual, 2*per16)
-		for j := range q {
-			q[j] = w.vec()
-			VMULPS(Mem{Base: x, Disp: 128*g + w.vb*j}, isv, q[j])
-			VCVTPS2DQ(q[j], q[j]) // nearest even (MXCSR default), as nearest_int
-			VPMINSD(max127, q[j], q[j])
+		w.and(Mem{Base: x, Index: i, Scale: 4}, absMask, a)
+		w.eqBits(amaxv, a, bits)
+		ADDQ(U8(w.lanes()), i)
+		TESTL(bits, bits)
+		JZ(LabelRef(find))
+		BSFL(bits, bits)
+		SUBQ(U8(w.lanes()), i)
+		ADDQ(bits.As64(), i)
+		maxv := XMM()
+		VMOVSS(Mem{Base: x, Index: i, Scale: 4}, maxv)
+		// iscale = −127/maxv; d = 1/iscale.
+		iscale := XMM()
+		VMOVSS(kc(cMinus127), iscale)
+		VDIVSS(maxv, iscale, iscale)
+		one, d := XMM(), XMM()
+		VMOVSS(kc(cOneF), one)
+		VDIVSS(iscale, one, d)
+		VMOVSS(d, Mem{Base: dst})
+		isv := w.vec()
+		VBROADCASTSS(iscale, isv)
+		per16 := 16 / w.lanes() // vectors per bsum
+		for g := range 8 {      // 32 levels per round: two bsums
+			q := make([]VecVirtual, 2*per16)
+			for j := range q {
+				q[j] = w.vec()
+				VMULPS(Mem{Base: x, Disp: 128*g + w.vb*j}, isv, q[j])
+				VCVTPS2DQ(q[j], q[j]) // nearest even (MXCSR default), as nearest_int
+				VPMINSD(max127, q[j], q[j])
+			}
+			for h := range 2 {
+				sum := w.hsumInt(w.sumLevels(q[h*per16 : (h+1)*per16]))
+				MOVW(sum.As16(), Mem{Base: dst, Disp: 4 + 256 + 2*(2*g+h)})
+			}
+			w.storeLevels(q, Mem{Base: dst, Disp: 4 + 32*g})
 		}
-		for h := range 2 {
-			sum := w.hsumInt(w.sumLevels(q[h*per16 : (h+1)*per16]))
-			MOVW(sum.As16(), Mem{Base: dst, Disp: 4 + 256 + 2*(2*g+h)})
+		JMP(LabelRef(next))
+
+		Label(zeroBlock)
+		zy := YMM()
+		if w.z() {
+			VPXORD(zy, zy, zy)
+		} else {
+			VPXOR(zy, zy, zy)
 		}
-		w.storeLevels(q, Mem{Base: dst, Disp: 4 + 32*g})
-	}
-	JMP(LabelRef(next))
+		for off := 0; off+32 <= 292; off += 32 {
+			VMOVDQU(zy, Mem{Base: dst, Disp: off})
+		}
+		MOVL(U32(0), Mem{Base: dst, Disp: 288})
 
-	Label(zeroBlock)
-	zy := YMM()
-	if w.z() {
-		VPXORD(zy, zy, zy)
-	} else {
-		VPXOR(zy, zy, zy)
-	}
-	for off := 0; off+32 <= 292; off += 32 {
-		VMOVDQU(zy, Mem{Base: dst, Disp: off})
-	}
-	MOVL(U32(0), Mem{Base: dst, Disp: 288})
-
-	Label(next)
-	ADDQ(U32(292), dst)
-	ADDQ(U32(1024), x)
-	DECQ(nb)
-	JNZ(LabelRef(loop))
-	Label(done)
+		Label(next)
+	}, advance{dst, q8kBytes}, advance{x, 1024})
 	VZEROUPPER()
 	RET()
 }
