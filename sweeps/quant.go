@@ -29,14 +29,13 @@ func QuantKernels() []quant.Kernel { return append(slices.Clone(quant.Kernels), 
 
 // ParseQuantKernel reads one --kernel value of the quant sweep.
 func ParseQuantKernel(s string) (quant.Kernel, error) {
-	for _, k := range QuantKernels() {
+	known := QuantKernels()
+	names := make([]string, len(known))
+	for i, k := range known {
 		if string(k) == s {
 			return k, nil
 		}
-	}
-	names := make([]string, 0, len(QuantKernels()))
-	for _, k := range QuantKernels() {
-		names = append(names, string(k))
+		names[i] = string(k)
 	}
 	return "", fmt.Errorf("unknown quant kernel %q (known: %s)", s, strings.Join(names, ", "))
 }
