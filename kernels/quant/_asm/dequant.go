@@ -90,17 +90,11 @@ func dequant(t tier, f format, block int) {
 			// Per sub-block j: d·sc_j and dmin·m_j in the lanes of two vectors,
 			// then broadcast (VPERMPS) for its 32 weights. q5_K: bit j of the
 			// weight's byte in qh (32 B at 16) is its fifth bit.
-			dsc, dmn := t.q4KSubScales(w)
-			for j := range 8 {
-				d1, m1 := laneBroadcast(dsc, j), laneBroadcast(dmn, j)
-				for k := range 4 {
-					q := t.kLevels8(w, f, j, k, nibble)
-					VCVTDQ2PS(q, q)
-					VMULPS(d1, q, q)
-					VSUBPS(m1, q, q)
-					t.storeu8(q, Mem{Base: dst, Disp: 4 * (32*j + 8*k)})
-				}
-			}
+			t.q4KGroups(w, f, nibble, func(j, k int, q, d1, m1 VecVirtual) {
+				VMULPS(d1, q, q) // apart, as GGML rounds them: bit for bit
+				VSUBPS(m1, q, q)
+				t.storeu8(q, Mem{Base: dst, Disp: 4 * (32*j + 8*k)})
+			})
 		case q6_K:
 			// y = (d·sc)·(q − 32) per sub-block of 16; q from 4 low bits (ql)
 			// and 2 high bits (qh).
@@ -135,6 +129,22 @@ func (t tier) orFifthBits8(qh VecVirtual, g int, q VecVirtual) {
 	t.and2(kc(cOne32), h, h)
 	VPSLLD(Imm(4), h, h)
 	t.or(h, q, q)
+}
+
+// q4KGroups emits each(j, k, q, d1, m1) for the 32 groups of 8 levels of
+// the q4_K/q5_K super-block at p: q the levels of group k of sub-block j
+// as floats, d1 = d·sc_j and m1 = dmin·m_j in every lane. Dequantizing and
+// the f32 GEMV apply them differently (apart or fused).
+func (t tier) q4KGroups(p GPVirtual, f format, nibble VecVirtual, each func(j, k int, q, d1, m1 VecVirtual)) {
+	dsc, dmn := t.q4KSubScales(p)
+	for j := range 8 {
+		d1, m1 := laneBroadcast(dsc, j), laneBroadcast(dmn, j)
+		for k := range 4 {
+			q := t.kLevels8(p, f, j, k, nibble)
+			VCVTDQ2PS(q, q)
+			each(j, k, q, d1, m1)
+		}
+	}
 }
 
 // kLevels8 returns the int32 levels of weights 32j+8k … 32j+8k+7 of the

@@ -127,16 +127,10 @@ func gemvF32K(t tier, f format, rb int) {
 		eachRow(w, s, row, rb, f.bytes, f32RowDist, func(r int) {
 			switch f {
 			case q4_K, q5_K:
-				dsc, dmn := t.q4KSubScales(row)
-				for j := range 8 {
-					d1, m1 := laneBroadcast(dsc, j), laneBroadcast(dmn, j)
-					for k := range 4 {
-						q := t.kLevels8(row, f, j, k, nibble)
-						VCVTDQ2PS(q, q)
-						VFMSUB213PS(m1, d1, q) // q·d1 − m1
-						VFMADD231PS(Mem{Base: x, Disp: 4 * (32*j + 8*k)}, q, acc[r])
-					}
-				}
+				t.q4KGroups(row, f, nibble, func(j, k int, q, d1, m1 VecVirtual) {
+					VFMSUB213PS(m1, d1, q) // q·d1 − m1
+					VFMADD231PS(Mem{Base: x, Disp: 4 * (32*j + 8*k)}, q, acc[r])
+				})
 			case q6_K:
 				scs := t.q6KSubScales(row)
 				for n := range 2 {
