@@ -72,7 +72,7 @@ func WriteBench(w io.Writer, header []string, config map[string]string, recs []R
 	}
 	for i := range recs {
 		r := &recs[i]
-		if (r.Status != StatusOK && r.Status != StatusUnstable) || len(r.KeptNs) == 0 {
+		if r.Status != StatusOK || len(r.KeptNs) == 0 {
 			continue
 		}
 		name := benchfmt.Name(BenchName(r))

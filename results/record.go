@@ -19,8 +19,20 @@ const (
 	StatusOK       = "ok"       // checked against the reference, then timed
 	StatusFailed   = "failed"   // did not match the reference: never timed
 	StatusSkipped  = "skipped"  // not run here (tier missing, too large, ...)
-	StatusUnstable = "unstable" // timed, but fewer than the minimum samples survived
+	StatusUnstable = "unstable" // timed, but its samples spread too much or too few survived: not a result
+	// StatusAboveBound: timed, but faster than a ceiling measured on the
+	// same machine allows (pct_of_bound or pct_of_read above 105): a
+	// measurement problem, not a result. The reason says which ceiling.
+	StatusAboveBound = "above_bound"
 )
+
+// Statuses lists every status, in the order summaries count them.
+var Statuses = []string{StatusOK, StatusUnstable, StatusAboveBound, StatusFailed, StatusSkipped}
+
+// AboveBoundPct is the share of a ceiling above which a point is flagged
+// above_bound: 5 % over it is more than the run-to-run spread of a
+// ceiling measured with the best of several passes.
+const AboveBoundPct = 105
 
 // Float is a measured quantity that may be absent (NaN): an empty CSV cell
 // and a JSON null, never a misleading 0.
@@ -83,10 +95,11 @@ type Record struct {
 
 	NsMedian       Float `json:"ns_median"` // per call
 	NsMin          Float `json:"ns_min"`
-	MadPct         Float `json:"mad_pct"` // median absolute deviation, % of median
-	CvPct          Float `json:"cv_pct"`  // stddev / mean of kept samples, %
-	Samples        int   `json:"samples"` // kept
-	Rejected       int   `json:"rejected"`
+	MadPct         Float `json:"mad_pct"`   // median absolute deviation, % of median
+	CvPct          Float `json:"cv_pct"`    // stddev / mean of kept samples, %
+	Samples        int   `json:"samples"`   // kept
+	Rejected       int   `json:"rejected"`  // dropped: the thread was off the CPU during them
+	Tolerated      int   `json:"tolerated"` // kept although switched out, off the CPU under the limit
 	CallsPerSample int   `json:"calls_per_sample"`
 
 	Flops     Float `json:"flops"`   // per call (work model)

@@ -35,7 +35,7 @@ type Stat struct {
 	CVPct     float64 `json:"cv_pct"`
 	Kept      int     `json:"samples"`
 	Rejected  int     `json:"rejected"`
-	Tolerated int     `json:"tolerated"` // kept although preempted (samples ≥ 20 ms)
+	Tolerated int     `json:"tolerated"` // kept although switched out: off the CPU under the sampler's limit
 	StealMS   float64 `json:"steal_ms"`  // hypervisor steal on these CPUs during the measurement
 	Tries     int     `json:"tries"`     // measurements taken (redone after steal)
 	// PassSpreadPct is (best − worst) / best of the passes' rates, in %:

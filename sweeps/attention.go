@@ -214,7 +214,7 @@ func newAttentionGroup(shape attention.Shape, g AttentionGrid, opt Options) *dat
 	}
 	mem := 4*(2*kvFloats*copies+2*int64(shape.H*shape.D)+ws) + 8*int64(shape.H*shape.D+shape.T)
 	seed := opt.Seed
-	return &dataGroup{mem: mem, alloc: func() any {
+	return &dataGroup{mem: mem, ws: 8 * kvFloats, alloc: func() any {
 		d := &attentionData{shape: shape}
 		p := attention.Params{Kernel: attention.DecodeNaive, Shape: shape}
 		first := attention.Alloc(p)

@@ -7,14 +7,18 @@ import (
 )
 
 // BoundBy returns an Options.Annotate that puts every record on the
-// roofline r: its level (the working set is the point's compulsory bytes;
-// DRAM when cold), bound_gflops and pct_of_bound.
-func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record) {
-	return func(rec *results.Record) {
+// roofline r: its level (the working set is the shape's data, the same for
+// its read ceiling and its kernels; the point's compulsory bytes where
+// none is given; DRAM when cold), bound_gflops and pct_of_bound.
+func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
+	return func(rec *results.Record, ws int64) {
 		if !rec.Bytes.Valid() || !rec.AI.Valid() {
 			return
 		}
-		b := r.BoundOf(computeRoof(rec), isa.Tier(rec.ISA), max(rec.Th, 1), float64(rec.AI), int64(rec.Bytes), cold)
+		if ws <= 0 {
+			ws = int64(rec.Bytes)
+		}
+		b := r.BoundOf(computeRoof(rec), isa.Tier(rec.ISA), max(rec.Th, 1), float64(rec.AI), ws, cold)
 		rec.Level = b.Level
 		if b.GBs <= 0 {
 			return

@@ -298,7 +298,7 @@ func newQuantGroup(f quant.Format, s Shape, dequant bool, opt Options) *dataGrou
 		mem += 4 * int64(s.M) * int64(s.K) * 2 // D, and the reference's copy
 	}
 	seed := opt.Seed
-	return &dataGroup{mem: mem, alloc: func() any {
+	return &dataGroup{mem: mem, ws: wBytes, alloc: func() any {
 		d := &quantData{ref: map[quant.Kernel][]float32{}, mag: map[quant.Kernel][]float64{}}
 		ap := p
 		if dequant {
@@ -333,6 +333,9 @@ func quantPoint(base results.Record, p quant.Params, act string, t isa.Tier, st 
 		rec.IntOps = results.Float(w.IntOps)
 	}
 	pt := Point{Rec: rec, Tier: t, Mem: grp.mem, group: grp}
+	if p.Kernel == quant.QuantizeQ8 {
+		pt.ws = int64(w.Bytes) // reads x alone, not the weights
+	}
 	im, _ := quant.Lookup(t)
 	switch {
 	case !st.Runs:

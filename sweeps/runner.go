@@ -37,11 +37,22 @@ type Options struct {
 	// each record gets their per-call counts (nil: none).
 	Counters []hwcounters.Event
 	// Annotate, if set, completes each record before it is written
-	// (e.g. the roofline bound of its tier and memory level).
-	Annotate func(*results.Record)
+	// (e.g. the roofline bound of its tier and memory level). workingSet
+	// is the bytes of the shape's data the point reads: the same for the
+	// in-run ceiling and every kernel of the shape, so that they are held
+	// to the same memory level.
+	Annotate func(rec *results.Record, workingSet int64)
+	// MaxMADPct is the spread (MAD, % of the median) above which a point
+	// is unstable (default 3).
+	MaxMADPct float64
 	// Progress receives a progress bar (nil: none).
 	Progress io.Writer
 }
+
+// DefaultMaxMADPct is the spread above which a point is unstable: 3 % of
+// the median is about what two kernel variants worth telling apart differ
+// by, so a point noisier than that cannot rank them.
+const DefaultMaxMADPct = 3
 
 // prepare checks what every family's planner refuses alike and fills the
 // defaults.
@@ -86,6 +97,9 @@ type Point struct {
 	Skip  string // why this point will not run here ("" to run)
 	Mem   int64  // bytes its data needs
 	group *dataGroup
+	// ws overrides group.ws for a point that reads other data than the
+	// shape's (quantize-q8 reads only x).
+	ws int64
 	// ceiling marks a plain read loop over the group's data: its GB/s
 	// becomes read_gbs (and pct_of_read) of the points measured after it.
 	ceiling bool
@@ -97,6 +111,7 @@ type Point struct {
 // dataGroup is the data shared by consecutive points (one shape).
 type dataGroup struct {
 	mem   int64
+	ws    int64      // bytes of the shape's main data (KV, weights): its memory level
 	alloc func() any // builds the data on first use
 	data  any
 	// read is the best read-loop bandwidth measured on this group (GB/s).
@@ -210,8 +225,13 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 			}
 		}
 		if opt.Annotate != nil {
-			opt.Annotate(&rec)
+			ws := p.group.ws
+			if p.ws > 0 {
+				ws = p.ws
+			}
+			opt.Annotate(&rec, ws)
 		}
+		flagAboveBound(&rec)
 		if err := sink(rec); err != nil {
 			return false, err
 		}
@@ -246,19 +266,27 @@ func measurePoint(p *Point, opt Options, cpu int, meter *counterMeter) results.R
 	if meter != nil {
 		meter.fill(&rec)
 	}
-	rec.Samples, rec.Rejected, rec.CallsPerSample = st.Kept, st.Rejected, st.CallsPerSample
+	rec.Samples, rec.Rejected, rec.Tolerated, rec.CallsPerSample = st.Kept, st.Rejected, st.Tolerated, st.CallsPerSample
 	rec.KeptNs = st.Samples
 	if st.Kept == 0 {
 		rec.Status, rec.Reason = results.StatusUnstable, fmt.Sprintf("every sample was preempted (%d rejected); the machine is busy", st.Rejected)
 		return rec
 	}
 	rec.Status = results.StatusOK
-	if !st.Enough(opt.Sampler) {
-		rec.Status = results.StatusUnstable
-		rec.Reason = fmt.Sprintf("only %d samples kept (%d rejected for preemption)", st.Kept, st.Rejected)
+	maxMAD := opt.MaxMADPct
+	if maxMAD <= 0 {
+		maxMAD = DefaultMaxMADPct
 	}
 	rec.NsMedian, rec.NsMin = results.Float(st.Median), results.Float(st.Min)
 	rec.MadPct, rec.CvPct = results.Float(st.MADPct()), results.Float(st.CVPct())
+	switch {
+	case !st.Enough(opt.Sampler):
+		rec.Status = results.StatusUnstable
+		rec.Reason = fmt.Sprintf("only %d samples kept, %d needed (%d rejected: the thread was off its CPU); the machine is busy", st.Kept, opt.Sampler.MinSamplesOrDefault(), st.Rejected)
+	case st.MADPct() > maxMAD:
+		rec.Status = results.StatusUnstable
+		rec.Reason = fmt.Sprintf("samples spread %.1f %% (MAD) > %g %%: the machine's speed changed while it was measured (other tenants, clock); rerun on a quieter machine or with a longer minimum time", st.MADPct(), maxMAD)
+	}
 	if rec.Flops.Valid() {
 		rec.GFlops = results.Float(float64(rec.Flops) / st.Median)
 	}
@@ -269,6 +297,22 @@ func measurePoint(p *Point, opt Options, cpu int, meter *counterMeter) results.R
 		rec.GOps = results.Float(float64(rec.IntOps) / st.Median)
 	}
 	return rec
+}
+
+// flagAboveBound marks an ok point faster than a ceiling of this machine
+// allows: it is a measurement problem, not a result.
+func flagAboveBound(rec *results.Record) {
+	if rec.Status != results.StatusOK {
+		return
+	}
+	switch {
+	case rec.PctOfBound.Valid() && rec.PctOfBound > results.AboveBoundPct:
+		rec.Status = results.StatusAboveBound
+		rec.Reason = fmt.Sprintf("%.0f %% of its roofline bound (%s): the roofline was measured in a slower moment of the host, or the working set sits in a faster level than %s", float64(rec.PctOfBound), rec.Level, rec.Level)
+	case rec.PctOfRead.Valid() && rec.PctOfRead > results.AboveBoundPct:
+		rec.Status = results.StatusAboveBound
+		rec.Reason = fmt.Sprintf("%.0f %% of the read loop over the same bytes (%.1f GB/s, measured just before): the host's bandwidth changed between the two", float64(rec.PctOfRead), float64(rec.ReadGBs))
+	}
 }
 
 // progress draws "[=====>    ] 12/48  ETA 1m20s  what" on a terminal.

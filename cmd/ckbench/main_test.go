@@ -163,7 +163,7 @@ func TestSweepEndToEnd(t *testing.T) {
 	if err != nil || len(fromCSV) != len(recs) {
 		t.Fatalf("points.csv: %d records, %v", len(fromCSV), err)
 	}
-	timed := 0
+	timed := 0 // ok points: the only ones bench.txt carries
 	for _, r := range recs {
 		st := isa.Detect(isa.Tier(r.ISA))
 		if _, built := attention.Lookup(isa.Tier(r.ISA)); !built && st.Runs {
@@ -174,8 +174,12 @@ func TestSweepEndToEnd(t *testing.T) {
 			if r.Status != results.StatusSkipped || r.Reason != st.Reason {
 				t.Errorf("%s/%s must be skipped with %q: %s %q", r.Kernel, r.ISA, st.Reason, r.Status, r.Reason)
 			}
-		case r.Status == results.StatusOK || r.Status == results.StatusUnstable:
+		case r.Status == results.StatusOK:
 			timed++
+		case r.Status == results.StatusUnstable || r.Status == results.StatusAboveBound:
+			if r.Reason == "" || !r.NsMedian.Valid() {
+				t.Errorf("%s/%s: %s without reason or time", r.Kernel, r.ISA, r.Status)
+			}
 		default:
 			t.Errorf("%s/%s: %s %s", r.Kernel, r.ISA, r.Status, r.Reason)
 		}
@@ -208,7 +212,7 @@ func TestSweepEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	// bench.txt: one line group per timed point, readable by benchfmt
+	// bench.txt: one line group per ok point, readable by benchfmt
 	// (what benchstat uses), with the tier as a name key for -col /isa.
 	bf, err := os.Open(filepath.Join(dir, "bench.txt"))
 	if err != nil {

@@ -367,11 +367,20 @@ func counterNames(evs []hwcounters.Event) []string {
 	return names
 }
 
-// printCounts prints how many points ended in each status.
+// printCounts prints how many points ended in each status, and what to
+// make of the points that are not results.
 func printCounts(w io.Writer, recs []results.Record) {
-	fmt.Fprintf(w, "%d points: %d ok, %d unstable, %d failed, %d skipped\n", len(recs),
-		countStatus(recs, results.StatusOK), countStatus(recs, results.StatusUnstable),
-		countStatus(recs, results.StatusFailed), countStatus(recs, results.StatusSkipped))
+	parts := make([]string, len(results.Statuses))
+	for i, st := range results.Statuses {
+		parts[i] = fmt.Sprintf("%d %s", countStatus(recs, st), st)
+	}
+	fmt.Fprintf(w, "%d points: %s\n", len(recs), strings.Join(parts, ", "))
+	if n := countStatus(recs, results.StatusUnstable); n > 0 {
+		fmt.Fprintf(w, "%d points unstable: their samples spread more than %g %% (MAD) or too few survived; their numbers are not results (rerun them on a quieter machine)\n", n, float64(sweeps.DefaultMaxMADPct))
+	}
+	if n := countStatus(recs, results.StatusAboveBound); n > 0 {
+		fmt.Fprintf(w, "%d points above a ceiling measured here (> %d %%): a measurement problem, not a result (see their reasons)\n", n, results.AboveBoundPct)
+	}
 }
 
 func countStatus(recs []results.Record, status string) int {
@@ -417,7 +426,7 @@ func printSummary(w io.Writer, recs []results.Record, c summaryColumns) {
 	if c.rate != "" {
 		rateHead = c.rate + "\t"
 	}
-	fmt.Fprintf(tw, "%s\tstatus\tµs/call\tGB/s\tGFLOP/s\t%s%% read\tlevel\t%% bound\tcv %%\t\n", c.keys, rateHead)
+	fmt.Fprintf(tw, "%s\tstatus\tµs/call\tGB/s\tGFLOP/s\t%s%% read\tlevel\t%% bound\tmad %%\t\n", c.keys, rateHead)
 	for i := range recs {
 		r := &recs[i]
 		us := results.Missing()
@@ -433,7 +442,7 @@ func printSummary(w io.Writer, recs []results.Record, c summaryColumns) {
 			rate = c.rateCell(r) + "\t"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\t\n", c.cells(r), r.Status, num(us, c.usFormat), num(r.GBs, "%.1f"),
-			num(r.GFlops, "%.1f"), rate, num(r.PctOfRead, "%.0f"), level, num(r.PctOfBound, "%.0f"), num(r.CvPct, "%.1f"))
+			num(r.GFlops, "%.1f"), rate, num(r.PctOfRead, "%.0f"), level, num(r.PctOfBound, "%.0f"), num(r.MadPct, "%.1f"))
 	}
 	tw.Flush()
 	for i := range recs {

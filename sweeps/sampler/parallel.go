@@ -3,13 +3,13 @@ package sampler
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // MeasureParallel times call on len(cpus) workers at once, worker i on a
 // thread pinned to cpus[i]. Every sample starts all workers together and
 // lasts as long as the slowest of them (what a parallel kernel waits for);
-// a sample is rejected when any worker was preempted. It reports ns per
+// a sample is rejected when any worker spent more than Config.OffCPULimit
+// of it off its CPU. It reports ns per
 // call of the slowest worker. With one CPU it is Measure on a fresh pinned
 // thread.
 func MeasureParallel(cfg Config, cpus []int, call func(worker int)) (Stats, error) {
@@ -17,16 +17,12 @@ func MeasureParallel(cfg Config, cpus []int, call func(worker int)) (Stats, erro
 	if len(cpus) == 0 {
 		return Stats{}, fmt.Errorf("no CPUs to measure on")
 	}
-	type result struct {
-		el        time.Duration
-		preempted bool
-	}
 	type order struct {
 		calls int
 		quit  bool
 	}
 	orders := make([]chan order, len(cpus))
-	results := make(chan result, len(cpus))
+	results := make(chan sampleRun, len(cpus))
 	pinErrs := make(chan error, len(cpus))
 	for w, cpu := range cpus {
 		orders[w] = make(chan order)
@@ -38,14 +34,11 @@ func MeasureParallel(cfg Config, cpus []int, call func(worker int)) (Stats, erro
 				if o.quit {
 					return
 				}
-				sw0, err0 := th.involuntarySwitches()
-				t0 := time.Now()
-				for range o.calls {
-					call(w)
-				}
-				el := time.Since(t0)
-				sw1, err1 := th.involuntarySwitches()
-				results <- result{el, err0 == nil && err1 == nil && sw1 != sw0}
+				results <- timeCalls(th, func() {
+					for range o.calls {
+						call(w)
+					}
+				})
 			}
 		}()
 	}
@@ -59,21 +52,23 @@ func MeasureParallel(cfg Config, cpus []int, call func(worker int)) (Stats, erro
 			return Stats{}, err
 		}
 	}
-	// round runs n calls on every worker and returns the slowest time.
-	round := func(n int, _ bool) (time.Duration, bool) {
+	// round runs n calls on every worker and returns the slowest time and
+	// the largest time off the CPU.
+	round := func(n int, _ bool) sampleRun {
 		for _, o := range orders {
 			o <- order{calls: n}
 		}
-		var worst time.Duration
-		preempted := false
+		var worst sampleRun
 		for range cpus {
 			r := <-results
-			worst = max(worst, r.el)
-			preempted = preempted || r.preempted
+			worst.el = max(worst.el, r.el)
+			worst.offCPU = max(worst.offCPU, r.offCPU)
+			worst.preempted = worst.preempted || r.preempted
 		}
-		return worst, preempted
+		return worst
 	}
-	st, err := sample(context.Background(), cfg, round)
+	_, clockErr := currentThread().cpuTime()
+	st, err := sample(context.Background(), cfg, clockErr == nil, round)
 	if err != nil {
 		return st, err
 	}

@@ -17,13 +17,29 @@ type Config struct {
 	MinTime    time.Duration // keep sampling at least this long (default 200 ms)
 	MinSamples int           // and until this many samples are kept (default 10)
 	MaxTime    time.Duration // give up on MinSamples after this long (default 10×MinTime, ≥ 2 s, ≥ 3×MinSamples samples)
-	SampleTime time.Duration // each sample runs enough calls to last this long (default 20 µs)
+	SampleTime time.Duration // each sample runs enough calls to last this long (default 200 µs)
 	Warmup     time.Duration // untimed calls first (default MinTime/10, ≥ 1 call)
-	// Tolerate keeps a preempted sample that lasted at least this long
-	// (default 20 ms): a preemption costs microseconds, < 0.1 % of it,
-	// while such samples are rarely free of one, least of all with every
-	// CPU busy. Tolerated samples are counted apart.
-	Tolerate time.Duration
+	// MaxOffCPU is the largest share of a sample's wall time the thread
+	// may have spent not running (default 1 %, see OffCPULimit); a sample
+	// above it measured the scheduler or the hypervisor, not the kernel,
+	// and is dropped however long it is.
+	MaxOffCPU float64
+}
+
+// OffCPUFloor is the off-CPU time a sample may show without having been
+// descheduled: reading the thread's CPU clock is a system call (about
+// 1 µs in a VM) that starts inside the wall-clock interval, so an
+// undisturbed sample shows 0.5-1 µs "off CPU". A real preemption costs a
+// context-switch pair (several µs) and usually a time slice (ms).
+const OffCPUFloor = 2 * time.Microsecond
+
+// OffCPULimit is the off-CPU time above which a sample of length el is
+// rejected: MaxOffCPU of it, and never less than OffCPUFloor. With the
+// default 200 µs samples that is 2 µs, 1 %: a kept sample is at most 1 %
+// longer than the calls inside it took on the CPU.
+func (c Config) OffCPULimit(el time.Duration) time.Duration {
+	c = c.withDefaults()
+	return max(time.Duration(c.MaxOffCPU*float64(el)), OffCPUFloor)
 }
 
 func (c Config) withDefaults() Config {
@@ -37,13 +53,13 @@ func (c Config) withDefaults() Config {
 		c.MaxTime = max(10*c.MinTime, 2*time.Second)
 	}
 	if c.SampleTime <= 0 {
-		c.SampleTime = 20 * time.Microsecond
+		c.SampleTime = 200 * time.Microsecond
 	}
 	if c.Warmup <= 0 {
 		c.Warmup = c.MinTime / 10
 	}
-	if c.Tolerate <= 0 {
-		c.Tolerate = 20 * time.Millisecond
+	if c.MaxOffCPU <= 0 {
+		c.MaxOffCPU = 0.01
 	}
 	return c
 }
@@ -53,15 +69,23 @@ type Stats struct {
 	Median, Min, Max float64
 	MAD              float64 // median absolute deviation from the median
 	CV               float64 // stddev / mean
-	Kept, Rejected   int
-	Tolerated        int // kept although preempted (see Config.Tolerate)
-	CallsPerSample   int
-	Samples          []float64 // kept samples in time order
+	Kept, Rejected   int     // Rejected: samples dropped for time off the CPU
+	// Tolerated counts kept samples with an involuntary context switch
+	// whose time off the CPU stayed under Config.OffCPULimit (a kernel
+	// thread that ran for a microsecond).
+	Tolerated      int
+	CallsPerSample int
+	Samples        []float64 // kept samples in time order
+	// OffCPU is the largest time off the CPU among the kept samples.
+	OffCPU time.Duration
 }
 
 // MADPct and CVPct express the spread in percent of the median and mean.
 func (s Stats) MADPct() float64 { return 100 * s.MAD / s.Median }
 func (s Stats) CVPct() float64  { return 100 * s.CV }
+
+// MinSamplesOrDefault is MinSamples with its default applied.
+func (c Config) MinSamplesOrDefault() int { return c.withDefaults().MinSamples }
 
 // Enough reports whether the sampler kept the configured minimum.
 func (s Stats) Enough(c Config) bool { return s.Kept >= c.withDefaults().MinSamples }
@@ -75,9 +99,48 @@ type Meter interface {
 }
 
 // threadState is what the sampler needs from the OS for the calling
-// thread: a count of involuntary context switches (see sampler_linux.go).
+// thread: its CPU time (CLOCK_THREAD_CPUTIME_ID) and its count of
+// involuntary context switches (see thread_linux.go).
 type threadState interface {
+	cpuTime() (time.Duration, error)
 	involuntarySwitches() (int64, error)
+}
+
+// sampleRun is what one round of calls on one thread measured.
+type sampleRun struct {
+	el        time.Duration // wall time
+	offCPU    time.Duration // wall time minus the thread's CPU time (0 when unknown)
+	preempted bool          // an involuntary context switch happened
+}
+
+// timeCalls runs calls on the current thread and measures the time it was
+// not running: wall time minus the thread's CPU time. Where the OS gives
+// no thread CPU clock, offCPU stays 0 and only the switch count judges.
+func timeCalls(th threadState, calls func()) sampleRun {
+	sw0, errS0 := th.involuntarySwitches()
+	t0 := time.Now()
+	c0, errC0 := th.cpuTime()
+	calls()
+	c1, errC1 := th.cpuTime()
+	el := time.Since(t0)
+	sw1, errS1 := th.involuntarySwitches()
+	r := sampleRun{el: el, preempted: errS0 == nil && errS1 == nil && sw1 != sw0}
+	if errC0 == nil && errC1 == nil {
+		r.offCPU = max(el-(c1-c0), 0)
+	}
+	return r
+}
+
+// judge says whether a round is kept: its time off the CPU is within the
+// limit. A preemption without a clock to weigh it rejects the sample.
+func (c Config) judge(r sampleRun, haveClock bool) (keep, tolerated bool) {
+	if !haveClock {
+		return !r.preempted, false
+	}
+	if r.offCPU > c.OffCPULimit(r.el) {
+		return false, false
+	}
+	return true, r.preempted
 }
 
 // ErrInterrupted is returned by Measure when its context is cancelled.
@@ -87,36 +150,38 @@ var ErrInterrupted = errors.New("interrupted")
 // to its OS thread and pinned to one CPU. It warms up, finds how many calls
 // make a sample of at least SampleTime, then takes samples until MinTime
 // has passed and MinSamples are kept (or MaxTime). A sample during which
-// the thread was preempted (an involuntary context switch, read with
-// getrusage(RUSAGE_THREAD)) measured the scheduler, not the kernel: it is
-// dropped and counted as rejected.
+// the thread spent more than Config.OffCPULimit not running (wall time
+// minus CLOCK_THREAD_CPUTIME_ID: preempted by another task, an interrupt,
+// or, with paravirtual steal accounting, the hypervisor) measured the
+// scheduler, not the kernel: it is dropped and counted as rejected,
+// however long it is.
 func Measure(ctx context.Context, cfg Config, call func(), meter Meter) (Stats, error) {
 	cfg = cfg.withDefaults()
 	th := currentThread()
-	round := func(n int, metered bool) (time.Duration, bool) {
-		sw0, err0 := th.involuntarySwitches()
+	_, clockErr := th.cpuTime()
+	round := func(n int, metered bool) sampleRun {
 		if metered && meter != nil {
 			meter.Begin()
 		}
-		t0 := time.Now()
-		for range n {
-			call()
-		}
-		el := time.Since(t0)
-		sw1, err1 := th.involuntarySwitches()
-		preempted := err0 == nil && err1 == nil && sw1 != sw0 // no counter: keep everything
+		r := timeCalls(th, func() {
+			for range n {
+				call()
+			}
+		})
 		if metered && meter != nil {
-			meter.End(!preempted || el >= cfg.Tolerate, n)
+			keep, _ := cfg.judge(r, clockErr == nil)
+			meter.End(keep, n)
 		}
-		return el, preempted
+		return r
 	}
-	return sample(ctx, cfg, round)
+	return sample(ctx, cfg, clockErr == nil, round)
 }
 
 // sample is the method shared by Measure and MeasureParallel. round(n,
 // metered) runs n calls (on every worker), returning the time of the
-// slowest and whether any was preempted; metered rounds are the samples.
-func sample(ctx context.Context, cfg Config, round func(n int, metered bool) (time.Duration, bool)) (Stats, error) {
+// slowest, the largest time off the CPU and whether any was preempted;
+// metered rounds are the samples.
+func sample(ctx context.Context, cfg Config, haveClock bool, round func(n int, metered bool) sampleRun) (Stats, error) {
 	// Warm up: caches, TLB, branch predictors, clock ramp.
 	start := time.Now()
 	round(1, false)
@@ -131,8 +196,7 @@ func sample(ctx context.Context, cfg Config, round func(n int, metered bool) (ti
 	for {
 		el = time.Duration(math.MaxInt64)
 		for range 3 {
-			d, _ := round(n, false)
-			el = min(el, d)
+			el = min(el, round(n, false).el)
 		}
 		if el >= cfg.SampleTime {
 			break
@@ -153,15 +217,17 @@ func sample(ctx context.Context, cfg Config, round func(n int, metered bool) (ti
 		if err := ctx.Err(); err != nil {
 			return st, ErrInterrupted
 		}
-		d, preempted := round(n, true)
-		if preempted && d >= cfg.Tolerate {
-			preempted = false
-			st.Tolerated++
-		}
-		if preempted {
+		r := round(n, true)
+		keep, tolerated := cfg.judge(r, haveClock)
+		switch {
+		case !keep:
 			st.Rejected++
-		} else {
-			st.Samples = append(st.Samples, float64(d.Nanoseconds())/float64(n))
+		default:
+			if tolerated {
+				st.Tolerated++
+			}
+			st.OffCPU = max(st.OffCPU, r.offCPU)
+			st.Samples = append(st.Samples, float64(r.el.Nanoseconds())/float64(n))
 		}
 		total := time.Since(begin)
 		if (total >= cfg.MinTime && len(st.Samples) >= cfg.MinSamples) || total >= maxTime {

@@ -92,3 +92,90 @@ func TestStealTime(t *testing.T) {
 		t.Fatalf("steal went from %v to %v", d0, d1)
 	}
 }
+
+// TestPreemptedSamplesRejected provokes real preemption: a spinning thread
+// pinned to the measuring CPU takes turns with the measured one, so many
+// samples span a time slice of the hog. None of those may be kept however
+// long they are, and the kept samples must show the spread of the work
+// alone, not of the hog's slices (milliseconds against a 200 µs sample).
+func TestPreemptedSamplesRejected(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spins a hog thread for a second")
+	}
+	cpus, err := AllowedCPUs()
+	if err != nil || len(cpus) == 0 {
+		t.Skip("no CPU affinity here")
+	}
+	if _, err := currentThread().cpuTime(); err != nil {
+		t.Skip(err)
+	}
+	cpu := cpus[len(cpus)-1]
+	stop := make(chan struct{})
+	hogReady := make(chan error)
+	go func() {
+		err := PinThread(cpu)
+		hogReady <- err
+		if err != nil {
+			return
+		}
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				for i := 0; i < 1e5; i++ {
+					spinSink++
+				}
+			}
+		}
+	}()
+	if err := <-hogReady; err != nil {
+		t.Skip(err)
+	}
+	defer close(stop)
+
+	type result struct {
+		st  Stats
+		err error
+	}
+	done := make(chan result)
+	go func() {
+		if err := PinThread(cpu); err != nil {
+			done <- result{err: err}
+			return
+		}
+		cfg := Config{MinTime: 300 * time.Millisecond, MinSamples: 50, MaxTime: 2 * time.Second}
+		st, err := Measure(context.Background(), cfg, func() {
+			for i := 0; i < 2000; i++ {
+				spinWork += float64(i) * 1.0000001
+			}
+		}, nil)
+		done <- result{st, err}
+	}()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	st := r.st
+	t.Logf("kept %d, rejected %d, tolerated %d, median %.0f ns, max %.0f ns, MAD %.2f %%, largest off-CPU kept %v",
+		st.Kept, st.Rejected, st.Tolerated, st.Median, st.Max, st.MADPct(), st.OffCPU)
+	if st.Rejected == 0 {
+		t.Fatalf("a hog on the same CPU preempted no sample: the sampler cannot see preemption")
+	}
+	if st.Kept < 10 {
+		t.Fatalf("only %d samples kept", st.Kept)
+	}
+	limit := Config{}.OffCPULimit(time.Duration(st.Max * float64(st.CallsPerSample)))
+	if st.OffCPU > limit {
+		t.Fatalf("a kept sample was %v off the CPU, above the limit %v", st.OffCPU, limit)
+	}
+	// A sample that kept a hog's time slice would be ≥ 5× the median.
+	if st.Max > 2*st.Median {
+		t.Fatalf("kept samples spread from %.0f to %.0f ns (median %.0f): a preempted one was kept", st.Min, st.Max, st.Median)
+	}
+}
+
+var (
+	spinSink int
+	spinWork float64
+)

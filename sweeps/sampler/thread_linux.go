@@ -3,6 +3,7 @@ package sampler
 import (
 	"fmt"
 	"runtime"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -10,6 +11,17 @@ import (
 type linuxThread struct{}
 
 func currentThread() threadState { return linuxThread{} }
+
+// cpuTime reads CLOCK_THREAD_CPUTIME_ID: the time the calling thread has
+// run, up to now (the scheduler's sum_exec_runtime, which leaves out steal
+// time where the guest accounts it).
+func (linuxThread) cpuTime() (time.Duration, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0, err
+	}
+	return time.Duration(ts.Nano()), nil
+}
 
 // involuntarySwitches reads ru_nivcsw of the calling thread.
 func (linuxThread) involuntarySwitches() (int64, error) {

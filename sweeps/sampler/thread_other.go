@@ -5,11 +5,16 @@ package sampler
 import (
 	"errors"
 	"runtime"
+	"time"
 )
 
 type otherThread struct{}
 
 func currentThread() threadState { return otherThread{} }
+
+func (otherThread) cpuTime() (time.Duration, error) {
+	return 0, errors.New("per-thread CPU time not available on " + runtime.GOOS)
+}
 
 func (otherThread) involuntarySwitches() (int64, error) {
 	return 0, errors.New("per-thread context switches not available on " + runtime.GOOS)
