@@ -18,20 +18,51 @@ import (
 // folder and renames it into place, so a reader (or a crash) never sees a
 // half-written file.
 func WriteFileAtomic(path string, write func(w io.Writer) error) error {
+	return WriteFilesAtomic([]string{path}, []func(io.Writer) error{write})
+}
+
+// WriteFilesAtomic writes several files that must agree with each other:
+// each in full under a temporary name first, then all renamed into place.
+// If any write fails (a full disk), every temporary file is removed and
+// the old files stay as they were, still agreeing.
+func WriteFilesAtomic(paths []string, writes []func(w io.Writer) error) error {
+	tmps := make([]string, 0, len(paths))
+	cleanup := func() {
+		for _, t := range tmps {
+			os.Remove(t)
+		}
+	}
+	for i, path := range paths {
+		tmp, err := writeTemp(path, writes[i])
+		if err != nil {
+			cleanup()
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		tmps = append(tmps, tmp)
+	}
+	for i, tmp := range tmps {
+		if err := os.Rename(tmp, paths[i]); err != nil {
+			cleanup()
+			return fmt.Errorf("writing %s: %w", paths[i], err)
+		}
+	}
+	return nil
+}
+
+// writeTemp writes path's content to a synced temporary file beside it.
+func writeTemp(path string, write func(w io.Writer) error) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return err
+		return "", err
 	}
 	tmp := f.Name()
-	if err := f.Chmod(0o644); err != nil { // CreateTemp makes 0600; results are for sharing
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	err = write(bw)
+	err = f.Chmod(0o644) // CreateTemp makes 0600; results are for sharing
 	if err == nil {
-		err = bw.Flush()
+		bw := bufio.NewWriter(f)
+		err = write(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
 	}
 	if err == nil {
 		err = f.Sync()
@@ -39,14 +70,11 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
+		return "", err
 	}
-	return nil
+	return tmp, nil
 }
 
 // WriteCSV writes records as points.csv.

@@ -43,24 +43,74 @@ type Run struct {
 // NewRunID names a run after its start time: 20261121-215137.
 func NewRunID(t time.Time) string { return t.Format("20060102-150405") }
 
-// Create makes the folder parent/meta.RunID and writes machine.json. It
-// refuses a parent that is a file and an existing run folder.
-func Create(parent string, meta Meta) (*Run, error) {
+// ErrNotFolder: the folder meant to hold run folders is a file.
+var ErrNotFolder = errors.New("is a file, not a folder")
+
+// ErrRunExists: a run folder of that name exists already.
+var ErrRunExists = errors.New("run folder already exists")
+
+// CheckWritable makes sure parent is (or can be made) a folder this
+// process can write files in, before anything is measured.
+func CheckWritable(parent string) error {
 	if st, err := os.Stat(parent); err == nil && !st.IsDir() {
-		return nil, fmt.Errorf("--out %s is a file, not a folder: give a folder to hold run folders", parent)
+		return fmt.Errorf("%s %w", parent, ErrNotFolder)
 	}
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, fmt.Errorf("cannot create output folder: %w", err)
+		return fmt.Errorf("cannot create the output folder: %w", err)
 	}
-	dir := filepath.Join(parent, meta.RunID)
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("run folder %s already exists", dir)
-		}
-		return nil, fmt.Errorf("cannot create run folder: %w", err)
+	f, err := os.CreateTemp(parent, ".ckbench-write-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in the output folder %s: %w", parent, err)
 	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// Create makes the folder parent/meta.RunID and writes machine.json. It
+// refuses a parent that is a file and an existing run folder. An empty
+// RunID is the start time, with -2, -3, ... added when a run started in
+// the same second has it already.
+func Create(parent string, meta Meta) (*Run, error) {
+	dir, id, err := MakeRunDir(parent, meta.RunID, meta.Started)
+	if err != nil {
+		return nil, err
+	}
+	meta.RunID = id
 	r := &Run{Dir: dir, Meta: meta, FlushEvery: 2 * time.Second}
 	return r, r.flush()
+}
+
+// MakeRunDir creates the run folder parent/id and returns it with its id.
+// An empty id is the start time, with -2, -3, ... added when a run
+// started in the same second has it already (os.Mkdir decides, so two
+// processes never get the same folder).
+func MakeRunDir(parent, id string, started time.Time) (dir, runID string, err error) {
+	if err := CheckWritable(parent); err != nil {
+		return "", "", err
+	}
+	auto := id == ""
+	base := id
+	if auto {
+		base = NewRunID(started)
+	}
+	for n := 1; ; n++ {
+		runID = base
+		if n > 1 {
+			runID = fmt.Sprintf("%s-%d", base, n)
+		}
+		dir = filepath.Join(parent, runID)
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, runID, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", "", fmt.Errorf("cannot create run folder: %w", err)
+		}
+		if !auto || n >= 1000 {
+			return "", "", fmt.Errorf("%s: %w", dir, ErrRunExists)
+		}
+	}
 }
 
 // Add appends a record; the folder is rewritten when FlushEvery has passed
@@ -99,12 +149,15 @@ func (r *Run) flush() error {
 			return enc.Encode(r.Meta)
 		}},
 	}
-	for _, f := range files {
-		if err := WriteFileAtomic(filepath.Join(r.Dir, f.name), f.write); err != nil {
-			return err
-		}
+	// All four are written in full under temporary names first, then
+	// renamed into place: a write that fails (a full disk) leaves the
+	// folder as the last flush left it, every file with the same points.
+	ws := make([]func(io.Writer) error, len(files))
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i], ws[i] = filepath.Join(r.Dir, f.name), f.write
 	}
-	return nil
+	return WriteFilesAtomic(paths, ws)
 }
 
 func (r *Run) benchConfig() map[string]string {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 
@@ -14,7 +15,7 @@ import (
 // Bound is the roofline bound of one point.
 type Bound struct {
 	Level  string  // memory level its working set lives in (DRAM when cold)
-	GBs    float64 // that level's bandwidth ceiling
+	GBs    float64 // that level's bandwidth ceiling (0: none usable, no bound)
 	Peak   float64 // compute ceiling of its tier (GFLOP/s), 0 if unknown
 	GFlops float64 // min(Peak, AI × GBs)
 }
@@ -92,12 +93,20 @@ func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws 
 			continue
 		}
 		for _, next := range order[i:] {
-			if gbs := r.levelGBs(next, threads); gbs > 0 {
-				b.Level, b.GBs = next, gbs
-				break
+			lv, ok := r.level(next, threads)
+			if !ok {
+				continue // not measured: the next level out bounds it
 			}
+			b.Level = next
+			if !lv.Unusable {
+				b.GBs = lv.GBs
+			}
+			break
 		}
 		break
+	}
+	if b.GBs <= 0 {
+		return b // no usable ceiling for its level: no bound at all
 	}
 	for _, c := range r.Compute {
 		if c.Kind == kind && c.Tier == t && c.Threads == threads {
@@ -111,13 +120,44 @@ func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws 
 	return b
 }
 
-func (r *Roofline) levelGBs(name string, threads int) float64 {
+func (r *Roofline) level(name string, threads int) (Level, bool) {
 	for _, lv := range r.Levels {
-		if lv.Name == name && lv.Threads == threads {
-			return lv.GBs
+		if lv.Name == name && lv.Threads == threads && lv.GBs > 0 {
+			return lv, true
 		}
 	}
-	return 0
+	return Level{}, false
+}
+
+// UnusableLevels says which levels bound nothing because their window was
+// not flat, one line each, for a run's notes.
+func (r *Roofline) UnusableLevels() []string {
+	var notes []string
+	for _, lv := range r.Levels {
+		if lv.Unusable {
+			notes = append(notes, fmt.Sprintf("roofline %s (%d thread(s)) is not used as a bound: its window was not flat (CV %.0f %%) even when measured again; points in %s have pct_of_read only", lv.Name, lv.Threads, lv.CVPct, lv.Name))
+		}
+	}
+	return notes
+}
+
+// Validate refuses a roofline whose ceilings cannot bound anything: a
+// level or compute ceiling that is zero, negative or not a number.
+func (r *Roofline) Validate() error {
+	if r.Version != 1 || len(r.Levels) == 0 || len(r.Compute) == 0 {
+		return fmt.Errorf("not a roofline.json (version %d, %d levels, %d compute ceilings)", r.Version, len(r.Levels), len(r.Compute))
+	}
+	for _, lv := range r.Levels {
+		if !(lv.GBs > 0) || math.IsInf(lv.GBs, 0) || lv.Threads < 1 {
+			return fmt.Errorf("level %s (%d threads) has a ceiling of %v GB/s: a ceiling must be a positive number (measure it again with ckbench roofline)", lv.Name, lv.Threads, lv.GBs)
+		}
+	}
+	for _, c := range r.Compute {
+		if !(c.Value > 0) || math.IsInf(c.Value, 0) || c.Threads < 1 {
+			return fmt.Errorf("compute ceiling %s/%s (%d threads) is %v %s: a ceiling must be a positive number (measure it again with ckbench roofline)", c.Kind, c.Tier, c.Threads, c.Value, c.Unit)
+		}
+	}
+	return nil
 }
 
 // ErrOtherMachine marks a roofline measured on a different machine.
@@ -134,8 +174,8 @@ func Load(path string, here machine.Info) (*Roofline, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s is not a roofline.json: %v", path, err)
 	}
-	if r.Version != 1 || len(r.Levels) == 0 || len(r.Compute) == 0 {
-		return nil, fmt.Errorf("%s is not a roofline.json (version %d, %d levels, %d compute ceilings)", path, r.Version, len(r.Levels), len(r.Compute))
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	if diff := machineDiff(r.Machine, here); diff != "" {
 		return &r, fmt.Errorf("%w: %s", ErrOtherMachine, diff)

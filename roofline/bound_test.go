@@ -127,3 +127,82 @@ func TestSkippedTierNeverRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestUnusableLevelBoundsNothing: a level whose window stayed not flat
+// gives its points a level but no bound, and does not fall through to
+// the next level's ceiling either.
+func TestUnusableLevelBoundsNothing(t *testing.T) {
+	r := testRoofline()
+	r.Levels[2].Unusable, r.Levels[2].CVPct = true, 58
+	b := r.Bound(isa.AVX512, 1, 1, 50<<20, false)
+	if b.Level != "L3" || b.GBs != 0 || b.GFlops != 0 {
+		t.Fatalf("point in an unusable L3: %+v, want level L3 and no bound", b)
+	}
+	if notes := r.UnusableLevels(); len(notes) != 1 || !strings.Contains(notes[0], "L3") {
+		t.Fatalf("notes %q", notes)
+	}
+	if b := r.Bound(isa.AVX512, 1, 1, 1<<30, false); b.GBs != 20 {
+		t.Fatalf("DRAM still bounds: %+v", b)
+	}
+}
+
+// TestPlateausFlat: a window whose points move by more than FlatCVPct is
+// not flat (and Measure then measures it again or drops it).
+func TestPlateausFlat(t *testing.T) {
+	c := Caches{L1D: 32 << 10, L2: 1 << 20, L3: 16 << 20}
+	var flat, bumpy []Point
+	for _, size := range Sizes(4<<10, 256<<20, 2) {
+		g := 400.0
+		switch {
+		case size > 16<<20:
+			g = 20
+		case size > 1<<20:
+			g = 60
+		case size > 32<<10:
+			g = 150
+		}
+		flat = append(flat, Point{Bytes: size, GBs: g})
+		if size > 2<<20 && size <= 4<<20 {
+			g /= 3 // the host took L3 away for a moment
+		}
+		bumpy = append(bumpy, Point{Bytes: size, GBs: g})
+	}
+	for _, lv := range Plateaus(flat, c) {
+		if !lv.Flat() {
+			t.Errorf("flat curve: %s not flat (CV %.0f)", lv.Name, lv.CVPct)
+		}
+	}
+	for _, lv := range Plateaus(bumpy, c) {
+		if lv.Name == "L3" && lv.Flat() {
+			t.Errorf("bumpy L3 window is flat (CV %.0f)", lv.CVPct)
+		}
+	}
+}
+
+// TestValidate: a roofline.json with a zero, negative or NaN ceiling is
+// refused by Load, with the level named.
+func TestValidate(t *testing.T) {
+	here := machine.Describe()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		edit func(r *Roofline)
+		want string
+	}{
+		{"zero level", func(r *Roofline) { r.Levels[1].GBs = 0 }, "L2"},
+		{"negative level", func(r *Roofline) { r.Levels[3].GBs = -5 }, "DRAM"},
+		{"zero compute", func(r *Roofline) { r.Compute[0].Value = 0 }, "fp32-fma/avx512"},
+		{"negative compute", func(r *Roofline) { r.Compute[1].Value = -1 }, "fp32-fma/avx2"},
+	} {
+		r := testRoofline()
+		r.Machine = here
+		c.edit(r)
+		path := dir + "/r.json"
+		if err := writeJSON(path, r); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(path, here); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming %s", c.name, err, c.want)
+		}
+	}
+}

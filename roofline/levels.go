@@ -31,7 +31,19 @@ type Level struct {
 	Knee   int64  `json:"knee,omitempty"`
 	KneeOK bool   `json:"knee_ok"`
 	Note   string `json:"note,omitempty"`
+	// Unusable: the window stayed not flat (CV > FlatCVPct) after being
+	// measured again, so its median is no ceiling; points in this level
+	// get no roofline bound (their in-run read ceiling still holds).
+	Unusable bool `json:"unusable,omitempty"`
 }
+
+// FlatCVPct is the spread of a window's points above which its plateau is
+// not flat: the curve moved inside it (a level boundary inside the
+// window, or the host's load), so its median is not a ceiling.
+const FlatCVPct = 15
+
+// Flat reports whether the level's window was flat enough to be a ceiling.
+func (l Level) Flat() bool { return l.CVPct <= FlatCVPct }
 
 // Plateaus reads the level ceilings off one bandwidth curve (points sorted
 // by size). A level without points in its window is left out; a level
@@ -75,7 +87,7 @@ func Plateaus(curve []Point, c Caches) []Level {
 			continue
 		}
 		lv := Level{Name: w.name, Lo: w.lo, Hi: min(w.hi, curve[len(curve)-1].Bytes), Points: len(v), GBs: medianOf(v), CVPct: cvPct(v)}
-		if lv.CVPct > 15 {
+		if !lv.Flat() {
 			lv.Note = fmt.Sprintf("window not flat (CV %.0f%%)", lv.CVPct)
 		}
 		levels = append(levels, lv)

@@ -2,9 +2,11 @@ package roofline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/ckbench/ckbench/kernels/buf"
@@ -25,6 +27,9 @@ type Options struct {
 	// does not lower the ceiling, and the spread between passes shows it.
 	Passes   int
 	Progress io.Writer // one line per measurement (nil: quiet)
+	// Wait is told when a CPU is held by another process measuring on it
+	// (Measure waits for it; nil: silently).
+	Wait func(error)
 }
 
 // Stat is the sampler's summary of one measurement, in ns per call.
@@ -155,6 +160,15 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 			return nil, fmt.Errorf("--threads %d: this process may use %d CPUs (%v)", n, len(cpus), cpus)
 		}
 	}
+	// Every CPU a measurement will run on is this run's alone meanwhile.
+	unlock, err := sampler.LockCPUs(ctx, cpus[len(cpus)-slices.Max(opt.Threads):], opt.Wait)
+	if err != nil {
+		if errors.Is(err, sampler.ErrInterrupted) {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	defer unlock()
 	if len(opt.Tiers) == 0 {
 		opt.Tiers = isa.All
 	}
@@ -210,22 +224,75 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 	r.Passes = opt.Passes
 	r.Clock.BaseGHz = float64(info.CPU.BaseHz) / 1e9
 	r.Clock.TSCGHz = TSCGHz()
-	for _, curve := range r.Bandwidth {
-		if curve.Kernel == "read" {
-			for _, lv := range Plateaus(curve.Points, caches) {
-				lv.Threads, lv.Kernel = curve.Threads, curve.Kernel
-				r.Levels = append(r.Levels, lv)
-			}
+	for i := range r.Bandwidth {
+		curve := &r.Bandwidth[i]
+		if curve.Kernel != "read" {
+			continue
 		}
+		levels, err := m.flatLevels(curve, caches)
+		if err != nil {
+			return nil, err
+		}
+		r.Levels = append(r.Levels, levels...)
 	}
 	logf("core clock ≈ %.2f GHz; TSC %.2f GHz (a fixed-rate counter, not core cycles)", r.Clock.CoreGHz, r.Clock.TSCGHz)
 	for _, c := range r.Compute {
 		logf("%-10s %-9s %d thread(s): %8.1f %s (best of %d passes, spread %.1f%%)", c.Tier, c.Kind, c.Threads, c.Value, c.Unit, r.Passes, c.Stat.PassSpreadPct)
 	}
 	for _, lv := range r.Levels {
+		if lv.Unusable {
+			logf("%-4s %d thread(s): %7.1f GB/s, NOT USED as a bound: %s", lv.Name, lv.Threads, lv.GBs, lv.Note)
+			continue
+		}
 		logf("%-4s %d thread(s): %7.1f GB/s", lv.Name, lv.Threads, lv.GBs)
 	}
 	return r, nil
+}
+
+// flatLevels reads the levels off a read curve. A level whose window is
+// not flat is measured again, point by point with the longer one-pass
+// sampling, keeping each point's best; if it is still not flat it is
+// marked Unusable and bounds nothing.
+func (m *measurer) flatLevels(curve *Curve, caches Caches) ([]Level, error) {
+	levels := Plateaus(curve.Points, caches)
+	redo := false
+	for _, lv := range levels {
+		if lv.Flat() {
+			continue
+		}
+		redo = true
+		m.logf("%-4s %d thread(s): window not flat (CV %.0f%%): measuring it again", lv.Name, curve.Threads, lv.CVPct)
+		set := m.cpus[len(m.cpus)-curve.Threads:]
+		perThread := m.opt.MaxBytes / int64(curve.Threads)
+		for j, p := range curve.Points {
+			if p.Bytes < lv.Lo || p.Bytes > lv.Hi {
+				continue
+			}
+			if err := m.ctx.Err(); err != nil {
+				return nil, err
+			}
+			q, err := measureStream(m.once, set, curve.Tier, curve.Kernel, p.Bytes, perThread, &m.arena)
+			if err != nil {
+				return nil, err
+			}
+			if q.GBs > p.GBs {
+				q.Stat.PassSpreadPct = p.Stat.PassSpreadPct
+				curve.Points[j] = q
+			}
+		}
+	}
+	if redo {
+		levels = Plateaus(curve.Points, caches)
+	}
+	for i := range levels {
+		lv := &levels[i]
+		lv.Threads, lv.Kernel = curve.Threads, curve.Kernel
+		if !lv.Flat() {
+			lv.Unusable = true
+			lv.Note = joinNote(lv.Note, "still not flat when measured again: not used as a bound")
+		}
+	}
+	return levels, nil
 }
 
 // measurer holds what every pass of Measure shares.

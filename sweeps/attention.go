@@ -87,6 +87,16 @@ func (g AttentionGrid) Validate() error {
 			return fmt.Errorf("--tk %d: larger than the maximum tile %d (the workspace tile buffer); use auto or %d…%d", tk, attention.MaxTileK, attention.MinTileK, attention.MaxTileK)
 		}
 	}
+	for _, t := range g.Ctxs {
+		if t > MaxCtx {
+			return fmt.Errorf("--ctx %d: more than %d tokens", t, MaxCtx)
+		}
+	}
+	for _, h := range g.Heads {
+		if h.H > MaxHeads || h.Hkv > MaxHeads {
+			return fmt.Errorf("--heads %s: more than %d heads", h, MaxHeads)
+		}
+	}
 	for _, d := range g.HeadDims {
 		for _, h := range g.Heads {
 			for _, t := range g.Ctxs {
@@ -200,10 +210,10 @@ func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, erro
 
 // newAttentionGroup sizes and lazily builds the data of one shape.
 func newAttentionGroup(shape attention.Shape, g AttentionGrid, opt Options) *dataGroup {
-	kvFloats := int64(shape.Hkv) * int64(shape.T) * int64(shape.D)
+	kvFloats := satMul(int64(shape.Hkv), int64(shape.T), int64(shape.D))
 	copies := int64(1)
 	if opt.Cold {
-		copies = max(2, (opt.ColdBytes+8*kvFloats-1)/(8*kvFloats))
+		copies = max(2, opt.ColdBytes/satMul(8, kvFloats)+1)
 	}
 	ws := int64(0)
 	for _, tk := range append(g.TileKs, -1) {
@@ -212,9 +222,10 @@ func newAttentionGroup(shape attention.Shape, g AttentionGrid, opt Options) *dat
 			ws = max(ws, int64(p.WorkspaceLen()))
 		}
 	}
-	mem := 4*(2*kvFloats*copies+2*int64(shape.H*shape.D)+ws) + 8*int64(shape.H*shape.D+shape.T)
+	hd := int64(shape.H) * int64(shape.D)
+	mem := satAdd(satMul(8, kvFloats, copies), 8*hd, 4*ws, 8*(hd+int64(shape.T)))
 	seed := opt.Seed
-	return &dataGroup{mem: mem, ws: 8 * kvFloats, alloc: func() any {
+	return &dataGroup{mem: mem, ws: satMul(8, kvFloats), alloc: func() any {
 		d := &attentionData{shape: shape}
 		p := attention.Params{Kernel: attention.DecodeNaive, Shape: shape}
 		first := attention.Alloc(p)

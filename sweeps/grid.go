@@ -2,6 +2,7 @@ package sweeps
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -141,4 +142,42 @@ func ParseList[T comparable](flag, s string, all []T, parse func(string) (T, err
 		out = append(out, v)
 	}
 	return dedup(out), nil
+}
+
+// Limits on a grid's values: far above any model (a 1 G-token context,
+// 4096 heads, a 256 M-wide matrix), low enough that no size computed from
+// them overflows an int64 before the memory check refuses it.
+const (
+	MaxCtx   = 1 << 30
+	MaxHeads = 4096
+	MaxDim   = 1 << 28 // M and K of a quantized matrix
+)
+
+// satMul multiplies non-negative sizes, saturating at MaxInt64 instead of
+// wrapping: a size too large to hold is refused by the memory check, never
+// turned into a small or negative one.
+func satMul(xs ...int64) int64 {
+	p := int64(1)
+	for _, x := range xs {
+		if x < 0 {
+			return math.MaxInt64
+		}
+		if x != 0 && p > math.MaxInt64/x {
+			return math.MaxInt64
+		}
+		p *= x
+	}
+	return p
+}
+
+// satAdd adds non-negative sizes, saturating at MaxInt64.
+func satAdd(xs ...int64) int64 {
+	var s int64
+	for _, x := range xs {
+		if x < 0 || s > math.MaxInt64-x {
+			return math.MaxInt64
+		}
+		s += x
+	}
+	return s
 }

@@ -130,6 +130,9 @@ func (g QuantGrid) Validate() error {
 			return fmt.Errorf("--fmt %s: an activation format; weight formats: %s", f, formatNames(quant.WeightFormats()))
 		}
 		for _, s := range g.Shapes {
+			if s.M > MaxDim || s.K > MaxDim {
+				return fmt.Errorf("--shape %s: M and K must be at most %d", s, MaxDim)
+			}
 			if s.K%f.Info().Block != 0 {
 				return fmt.Errorf("--shape %s: K=%d is not a multiple of %s's block size %d", s, s.K, f, f.Info().Block)
 			}
@@ -288,14 +291,14 @@ func PlanQuant(g QuantGrid, opt Options, info machine.Info) (*Plan, error) {
 // newQuantGroup sizes and lazily builds the data of one format and shape.
 func newQuantGroup(f quant.Format, s Shape, dequant bool, opt Options) *dataGroup {
 	p := quant.Params{Kernel: quant.GemvF32, Fmt: f, M: s.M, K: s.K}
-	wBytes := int64(s.M) * int64(f.RowBytes(s.K))
+	wBytes := satMul(int64(s.M), int64(f.RowBytes(s.K)))
 	copies := int64(1)
 	if opt.Cold {
-		copies = max(2, (opt.ColdBytes+wBytes-1)/wBytes)
+		copies = max(2, opt.ColdBytes/wBytes+1)
 	}
-	mem := wBytes*copies + 12*int64(s.K) + 8*int64(s.M)
+	mem := satAdd(satMul(wBytes, copies), 12*int64(s.K), 8*int64(s.M))
 	if dequant {
-		mem += 4 * int64(s.M) * int64(s.K) * 2 // D, and the reference's copy
+		mem = satAdd(mem, satMul(8, int64(s.M), int64(s.K))) // D, and the reference's copy
 	}
 	seed := opt.Seed
 	return &dataGroup{mem: mem, ws: wBytes, alloc: func() any {

@@ -6,9 +6,11 @@ package sweeps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -22,10 +24,17 @@ import (
 // Options apply to every family's sweep.
 type Options struct {
 	Sampler sampler.Config
-	Cold    bool   // rotate buffer copies so every call reads from DRAM
-	Threads int    // 1 for now
-	CPU     int    // CPU to pin the measuring thread to; -1 picks the last allowed one
-	Seed    uint64 // data seed; the same seed gives the same data everywhere
+	Cold    bool // rotate buffer copies so every call reads from DRAM
+	Threads int  // 1 for now
+	CPU     int  // CPU to pin the measuring thread to; -1 picks the last allowed one no other ckbench holds
+	// CPULocked says the caller already holds CPU's lock
+	// (sampler.AcquireCPU); otherwise Run takes it, waiting while another
+	// process measures on it.
+	CPULocked bool
+	// Wait is told when the run has to wait for a CPU another process
+	// measures on (nil: wait silently).
+	Wait func(error)
+	Seed uint64 // data seed; the same seed gives the same data everywhere
 
 	// ColdBytes is how many bytes a cold rotation must stream between two
 	// uses of one copy (default: 2 × (L2 + L3) from cpuid, ≥ 64 MiB).
@@ -156,7 +165,7 @@ func (p *Plan) checkMemory(avail int64, describe func(Point) string) error {
 		return nil
 	}
 	if limit := avail * 8 / 10; big.Mem > limit {
-		return fmt.Errorf("point %s needs %s of memory but only %s is available (80%% of MemAvailable %s); lower --ctx or --heads, or drop --cold",
+		return fmt.Errorf("point %s needs %s of memory but only %s is available (80%% of MemAvailable %s); make the grid's largest shape smaller, or drop --cold",
 			describe(big), machine.Bytes(big.Mem), machine.Bytes(limit), machine.Bytes(avail))
 	}
 	return nil
@@ -168,12 +177,16 @@ func (p *Plan) checkMemory(avail int64, describe func(Point) string) error {
 // locked to one OS thread pinned to one CPU for the whole run.
 func Run(ctx context.Context, plan *Plan, opt Options, sink func(results.Record) error) (complete bool, err error) {
 	cpu := opt.CPU
-	if cpu < 0 {
-		cpus, err := sampler.AllowedCPUs()
-		if err != nil || len(cpus) == 0 {
-			return false, fmt.Errorf("cannot read CPU affinity: %v", err)
+	if !opt.CPULocked || cpu < 0 {
+		lock, err := sampler.AcquireCPU(ctx, cpu, opt.Wait)
+		if errors.Is(err, sampler.ErrInterrupted) {
+			return false, nil
 		}
-		cpu = cpus[len(cpus)-1] // CPU 0 tends to take the housekeeping interrupts
+		if err != nil {
+			return false, err
+		}
+		defer lock.Unlock()
+		cpu = lock.CPU()
 	}
 	type outcome struct {
 		complete bool
@@ -183,6 +196,14 @@ func Run(ctx context.Context, plan *Plan, opt Options, sink func(results.Record)
 	go func() {
 		// This goroutine exits still locked: the runtime then ends the
 		// pinned thread rather than reuse it elsewhere.
+		defer func() {
+			// A bug in a kernel or the runner must not kill the process
+			// from this goroutine (Go exits 2 on a panic, the bad-input
+			// status): it becomes the run's error, with its stack.
+			if p := recover(); p != nil {
+				done <- outcome{false, &PanicError{Value: p, Stack: debug.Stack()}}
+			}
+		}()
 		pinErr := sampler.PinThread(cpu)
 		pinned := cpu
 		if pinErr != nil {
@@ -238,6 +259,16 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 		bar.done(i+1, rec.Status == results.StatusSkipped)
 	}
 	return true, nil
+}
+
+// PanicError is a panic inside a run: a bug, never bad input.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("internal error (a bug in ckbench, please report it with this message): %v\n%s", e.Value, e.Stack)
 }
 
 // measurePoint gates and times one point.

@@ -20,6 +20,8 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+
+	"github.com/ckbench/ckbench/sweeps"
 )
 
 // version is the ckbench release; the VCS revision is appended when the
@@ -50,6 +52,7 @@ const (
 	exitOK          = 0
 	exitFailure     = 1 // the run could not complete, or a kernel failed its check
 	exitUsage       = 2 // bad input
+	exitInternal    = 3 // a bug: a panic caught (never 2, which says the input was bad)
 	exitInterrupted = 130
 )
 
@@ -75,13 +78,23 @@ func main() {
 }
 
 // run is the whole program; tests call it directly.
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "ckbench: internal error (a bug in ckbench, please report it with this message): %v\n%s", p, debug.Stack())
+			code = exitInternal
+		}
+	}()
 	err := dispatch(args, stdout, stderr)
+	var pe *sweeps.PanicError
 	var ue usageError
 	var ex exitError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &pe):
+		fmt.Fprintf(stderr, "ckbench: %v\n", err)
+		return exitInternal
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "ckbench: %s\n", ue.msg)
 		return exitUsage

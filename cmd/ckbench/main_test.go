@@ -73,6 +73,14 @@ func TestBadInput(t *testing.T) {
 		"cpu not allowed":    tiny(dir, "--cpu", "100000"),
 		"run-id with slash":  tiny(dir, "--run-id", "a/b"),
 		"larger than memory": tiny(dir, "--ctx", "100000000", "--heads", "64:64", "--hd", "256"),
+		"ctx max int64":      tiny(dir, "--ctx", "9223372036854775807", "--hd", "16"),
+		"ctx 2^60":           tiny(dir, "--ctx", "1152921504606846976"),
+		"ctx over int64":     tiny(dir, "--ctx", "99999999999999999999"),
+		"heads huge":         tiny(dir, "--heads", "1048576:1048576"),
+		"heads at limit":     tiny(dir, "--ctx", "1073741824", "--heads", "4096:4096"),
+		"quant shape 2^62":   tinyQuant(dir, "--shape", "4611686018427387904x4096"),
+		"quant shape limit":  tinyQuant(dir, "--fmt", "q4_0", "--shape", "268435456x268435456"),
+		"cold huge":          tiny(dir, "--ctx", "1073741824", "--cold"),
 		"unknown counter":    tiny(dir, "--counters", "cyclez"),
 		"bad raw counter":    tiny(dir, "--counters", "rxyz"),
 		"counters events":    {"counters", "--events", "bogus"},
@@ -278,6 +286,11 @@ func TestInterrupt(t *testing.T) {
 // writeRoofline writes a synthetic roofline.json for machine m.
 func writeRoofline(t *testing.T, path string, m machine.Info) {
 	t.Helper()
+	writeRooflineWith(t, path, m, func(*roofline.Roofline) {})
+}
+
+func writeRooflineWith(t *testing.T, path string, m machine.Info, edit func(*roofline.Roofline)) {
+	t.Helper()
 	r := roofline.Roofline{Version: 1, Method: "synthetic", Machine: m}
 	for _, tier := range isa.All {
 		r.Compute = append(r.Compute, roofline.Compute{Kind: "fp32-fma", Tier: tier, Threads: 1, Unit: "GFLOP/s", Value: 100})
@@ -285,6 +298,7 @@ func writeRoofline(t *testing.T, path string, m machine.Info) {
 	for i, name := range []string{"L1", "L2", "L3", "DRAM"} {
 		r.Levels = append(r.Levels, roofline.Level{Name: name, Threads: 1, Kernel: "read", GBs: 400 / float64(i+1)})
 	}
+	edit(&r)
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -301,6 +315,9 @@ func TestSweepRoofline(t *testing.T) {
 	m := machine.Describe()
 	m.CPU.Brand = "Some Other CPU"
 	writeRoofline(t, other, m)
+	zero, negative := filepath.Join(dir, "zero.json"), filepath.Join(dir, "negative.json")
+	writeRooflineWith(t, zero, machine.Describe(), func(r *roofline.Roofline) { r.Levels[3].GBs = 0 })
+	writeRooflineWith(t, negative, machine.Describe(), func(r *roofline.Roofline) { r.Compute[0].Value = -100 })
 	corrupt := filepath.Join(dir, "corrupt.json")
 	os.WriteFile(corrupt, []byte(`{"version": 1, "levels": [`), 0o644)
 
@@ -314,10 +331,16 @@ func TestSweepRoofline(t *testing.T) {
 		"missing file":  with("b", "--roofline", filepath.Join(dir, "nope.json")),
 		"corrupt file":  with("c", "--roofline", corrupt),
 		"not json":      with("d", "--roofline", "/etc/hostname"),
+		"zero ceiling":  with("e", "--roofline", zero),
+		"negative peak": with("f", "--roofline", negative),
 	} {
 		if code, _, stderr := ckbench(t, args...); code != exitUsage || !strings.Contains(stderr, "--roofline") {
 			t.Errorf("%s: exit %d, stderr %q", name, code, stderr)
 		}
+	}
+	// Refused input leaves nothing behind: no run folder, no temporary plot.
+	if entries, _ := os.ReadDir(filepath.Join(dir, "out")); len(entries) != 0 {
+		t.Errorf("refused rooflines left %v", entries)
 	}
 	if code, _, stderr := ckbench(t, with("forced", "--roofline", other, "--force")...); code != 0 || !strings.Contains(stderr, "another machine") {
 		t.Fatalf("--force: exit %d, stderr %q", code, stderr)

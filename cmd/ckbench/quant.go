@@ -96,7 +96,7 @@ func sweepQuant(args []string, stdout, stderr io.Writer) error {
 	config := map[string]any{
 		"family": "quant", "kernels": grid.Kernels, "isa": grid.Tiers, "fmt": formatList(grid.Formats), "act": grid.Acts,
 		"shape": grid.Shapes, "rb": grid.RBs, "threads": opt.Threads, "cold": opt.Cold, "seed": opt.Seed,
-		"min_time": opt.Sampler.MinTime.String(), "cpu": opt.CPU, "counters": counterNames(opt.Counters),
+		"min_time": opt.Sampler.Effective().MinTime.String(), "cpu": opt.CPU, "counters": counterNames(opt.Counters),
 	}
 	return runSweep(f, plan, opt, config, notes, info, stdout, stderr)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/roofline"
 	"github.com/ckbench/ckbench/sweeps"
+	"github.com/ckbench/ckbench/sweeps/sampler"
 )
 
 const rooflineUsage = `Usage: ckbench roofline [flags]
@@ -50,26 +51,29 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 	if strings.ContainsAny(*runID, `/\`) {
 		return usagef("--run-id %q: a folder name, without slashes", *runID)
 	}
-	if st, err := os.Stat(*out); err == nil && !st.IsDir() {
-		return usagef("--out %s is a file, not a folder", *out)
+	if cpus, err := sampler.AllowedCPUs(); err == nil {
+		for _, n := range opt.Threads {
+			if n < 1 || n > len(cpus) {
+				return usagef("roofline: --threads %d: this process may use %d CPUs (%v)", n, len(cpus), cpus)
+			}
+		}
+	}
+	// The folder first: nothing is measured for results that cannot be kept.
+	dir, _, err := results.MakeRunDir(*out, *runID, time.Now())
+	if err != nil {
+		return outError(err)
 	}
 	info := machine.Describe()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	opt.Progress = stderr
+	opt.Wait = func(err error) { fmt.Fprintf(stderr, "ckbench: %v; waiting for it (Ctrl-C to give up)\n", err) }
 	r, err := roofline.Measure(ctx, info, opt)
 	if err != nil {
+		os.Remove(dir) // still empty
 		if strings.HasPrefix(err.Error(), "--threads") {
 			return usageError{"roofline: " + err.Error()}
 		}
-		return err
-	}
-	id := *runID
-	if id == "" {
-		id = results.NewRunID(time.Now())
-	}
-	dir := filepath.Join(*out, id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	path := filepath.Join(dir, "roofline.json")

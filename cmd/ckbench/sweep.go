@@ -158,7 +158,13 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 		}
 	}()
 
-	roof, roofNotes, err := sweepRoofline(ctx, f, info, stderr)
+	// The output folder first: nothing is measured for a folder that
+	// cannot take the results.
+	if err := results.CheckWritable(f.out); err != nil {
+		return outError(err)
+	}
+	wait := func(err error) { fmt.Fprintf(stderr, "ckbench: %v; waiting for it (Ctrl-C to give up)\n", err) }
+	roof, roofNotes, err := sweepRoofline(ctx, f, info, wait, stderr)
 	if err != nil {
 		return err
 	}
@@ -166,22 +172,26 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 	if roof != nil {
 		opt.Annotate = sweeps.BoundBy(roof, opt.Cold)
 	}
+	// The CPU, locked against other ckbench runs for the whole sweep, so
+	// that machine.json records the CPU actually measured on.
+	lock, err := sampler.AcquireCPU(ctx, f.cpu, wait)
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitError{code: exitInterrupted, msg: "interrupted while waiting for a CPU; nothing written"}
+		}
+		return err
+	}
+	defer lock.Unlock()
+	opt.CPU, opt.CPULocked, opt.Wait = lock.CPU(), true, wait
+	config["cpu"] = opt.CPU
 
 	started := time.Now()
-	id := f.runID
-	if id == "" {
-		id = results.NewRunID(started)
-	}
 	run, err := results.Create(f.out, results.Meta{
-		RunID: id, Ckbench: versionString(), Go: info.OS.GoVersion, Command: append([]string{"ckbench"}, os.Args[1:]...),
+		RunID: f.runID, Ckbench: versionString(), Go: info.OS.GoVersion, Command: append([]string{"ckbench"}, os.Args[1:]...),
 		Started: started, Planned: len(plan.Points), Config: config, Notes: notes, Machine: info,
 	})
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return err
-		}
-		return usagef("sweep %s: %v", plan.Family, err)
+		return outError(err)
 	}
 
 	for _, n := range notes {
@@ -206,9 +216,13 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 		printSummary(stdout, run.Records(), attentionSummary)
 	}
 	fmt.Fprintf(stdout, "\nresults: %s\n", run.Dir)
+	var pe *sweeps.PanicError
 	switch {
-	case runErr != nil:
+	case errors.As(runErr, &pe):
 		return runErr
+	case runErr != nil:
+		return exitError{code: exitFailure, msg: fmt.Sprintf("the run stopped after %d of %d points: %v; %s holds the points written before (its files agree with each other, marked complete=false)",
+			run.Meta.Points, len(plan.Points), runErr, run.Dir)}
 	case !complete:
 		return exitError{code: exitInterrupted, msg: fmt.Sprintf("interrupted after %d of %d points; %s is valid and marked complete=false", len(run.Records()), len(plan.Points), run.Dir)}
 	}
@@ -216,6 +230,17 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 		return exitError{code: exitFailure, msg: fmt.Sprintf("%d points failed their correctness check (status=failed in points.csv)", n)}
 	}
 	return nil
+}
+
+// outError maps an error about the output folder to the flags that name it.
+func outError(err error) error {
+	switch {
+	case errors.Is(err, results.ErrNotFolder):
+		return usagef("--out: %v: give a folder to hold run folders", err)
+	case errors.Is(err, results.ErrRunExists):
+		return usagef("--run-id: %v: pick another name, or leave --run-id out for a new one", err)
+	}
+	return exitError{code: exitFailure, msg: fmt.Sprintf("%v (see --out)", err)}
 }
 
 // buildOptions reads the flags every family shares into options, on top of
@@ -353,10 +378,22 @@ func sweepConfig(g sweeps.AttentionGrid, o sweeps.Options) map[string]any {
 		exps[i] = e.String()
 	}
 	return map[string]any{
-		"family": "attention", "kernels": g.Kernels, "isa": g.Tiers, "hd": g.HeadDims, "tk": g.TileKs,
+		"family": "attention", "kernels": g.Kernels, "isa": g.Tiers, "hd": g.HeadDims, "tk": tileNames(g.TileKs),
 		"ctx": g.Ctxs, "heads": heads, "exp": exps, "threads": o.Threads, "cold": o.Cold, "seed": o.Seed,
-		"min_time": o.Sampler.MinTime.String(), "cpu": o.CPU, "counters": counterNames(o.Counters),
+		"min_time": o.Sampler.Effective().MinTime.String(), "cpu": o.CPU, "counters": counterNames(o.Counters),
 	}
+}
+
+// tileNames writes the tile_k list as --tk takes it: auto for 0.
+func tileNames(tks []int) []string {
+	names := make([]string, len(tks))
+	for i, tk := range tks {
+		names[i] = strconv.Itoa(tk)
+		if tk == 0 {
+			names[i] = "auto"
+		}
+	}
+	return names
 }
 
 func counterNames(evs []hwcounters.Event) []string {

@@ -17,33 +17,33 @@ import (
 // sweepRoofline returns the roofline a sweep bounds its points by: measured
 // now (auto), read from a file (refused when it comes from another machine,
 // unless --force), or none.
-func sweepRoofline(ctx context.Context, f sweepFlags, info machine.Info, stderr io.Writer) (*roofline.Roofline, []string, error) {
+func sweepRoofline(ctx context.Context, f sweepFlags, info machine.Info, wait func(error), stderr io.Writer) (*roofline.Roofline, []string, error) {
 	switch f.roof {
 	case "none":
 		return nil, nil, nil
 	case "auto":
 		fmt.Fprintln(stderr, "ckbench: measuring the roofline first (quick, 1 thread, ~20 s; --roofline FILE reuses one, --roofline none skips)")
-		r, err := roofline.Measure(ctx, info, roofline.Options{Threads: []int{1}, Quick: true})
+		r, err := roofline.Measure(ctx, info, roofline.Options{Threads: []int{1}, Quick: true, Wait: wait})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, exitError{code: exitInterrupted, msg: "interrupted while measuring the roofline; nothing written"}
 			}
 			return nil, nil, fmt.Errorf("measuring the roofline: %w", err)
 		}
-		return r, []string{"roofline measured in this run (quick, 1 thread): roofline.json"}, nil
+		return r, append([]string{"roofline measured in this run (quick, 1 thread): roofline.json"}, r.UnusableLevels()...), nil
 	}
 	r, err := roofline.Load(f.roof, info)
 	switch {
 	case errors.Is(err, roofline.ErrOtherMachine) && f.force:
 		msg := fmt.Sprintf("--roofline %s: %v; used anyway (--force): bounds may not apply", f.roof, err)
 		fmt.Fprintln(stderr, "warning:", msg)
-		return r, []string{msg}, nil
+		return r, append([]string{msg}, r.UnusableLevels()...), nil
 	case errors.Is(err, roofline.ErrOtherMachine):
 		return nil, nil, usagef("--roofline %s: %v (measure one here with ckbench roofline, or pass --force)", f.roof, err)
 	case err != nil:
 		return nil, nil, usagef("--roofline %s: %v", f.roof, err)
 	}
-	return r, []string{"roofline from " + f.roof}, nil
+	return r, append([]string{"roofline from " + f.roof}, r.UnusableLevels()...), nil
 }
 
 // writeSweepRoofline keeps the roofline in the run folder and draws every

@@ -87,6 +87,10 @@ func (s Stats) CVPct() float64  { return 100 * s.CV }
 // MinSamplesOrDefault is MinSamples with its default applied.
 func (c Config) MinSamplesOrDefault() int { return c.withDefaults().MinSamples }
 
+// Effective is the configuration with every default applied: what
+// Measure actually uses.
+func (c Config) Effective() Config { return c.withDefaults() }
+
 // Enough reports whether the sampler kept the configured minimum.
 func (s Stats) Enough(c Config) bool { return s.Kept >= c.withDefaults().MinSamples }
 
