@@ -30,13 +30,13 @@ func BenchName(r *Record) string {
 	b.WriteString("/" + keyName(r.Kernel))
 	v := reflect.ValueOf(r).Elem()
 	for _, k := range nameKeys[r.Family] {
-		b.WriteString("/" + k + "=" + keyName(cell(v.Field(columnIndex[k]))))
+		b.WriteString("/" + k + "=" + keyName(cell(v.Field(columnIndex[k]), column{})))
 	}
 	if r.Cold {
 		b.WriteString("/mode=cold")
 	}
 	if r.Th > 1 {
-		b.WriteString("/th=" + cell(v.FieldByName("Th")))
+		b.WriteString("/th=" + cell(v.FieldByName("Th"), column{}))
 	}
 	return b.String()
 }

@@ -87,7 +87,7 @@ func WriteCSV(w io.Writer, recs []Record) error {
 	for i := range recs {
 		v := reflect.ValueOf(&recs[i]).Elem()
 		for j, c := range columns {
-			row[j] = cell(v.Field(c.index))
+			row[j] = cell(v.Field(c.index), c)
 		}
 		if err := cw.Write(row); err != nil {
 			return err

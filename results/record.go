@@ -73,21 +73,21 @@ type Record struct {
 	Family string `json:"family"`
 	Kernel string `json:"kernel"`
 	ISA    string `json:"isa"`
-	HD     int    `json:"hd"`
+	HD     int    `json:"hd" blank:"zero"`
 	TK     string `json:"tk"`     // "auto", a number, or "none" (kernels without tiles)
-	TKEff  int    `json:"tk_eff"` // the tile actually used (0 for none)
-	Ctx    int    `json:"ctx"`
-	H      int    `json:"h"`
-	KVH    int    `json:"kvh"`
+	TKEff  int    `json:"tk_eff" blank:"zero"` // the tile actually used (0 for none)
+	Ctx    int    `json:"ctx" blank:"zero"`
+	H      int    `json:"h" blank:"zero"`
+	KVH    int    `json:"kvh" blank:"zero"`
 	KV     string `json:"kv"`
 	Exp    string `json:"exp"`
 	// The quant family's keys: weight format, activations (f32, q8_0,
 	// q8_1, q8_K), shape y[M] = W[M×K]·x[K], rows per pass.
 	Fmt    string `json:"fmt"`
 	Act    string `json:"act"`
-	M      int    `json:"m"`
-	K      int    `json:"k"`
-	RB     int    `json:"rb"`
+	M      int    `json:"m" blank:"zero"`
+	K      int    `json:"k" blank:"zero"`
+	RB     int    `json:"rb" blank:"zero"`
 	Th     int    `json:"th"`
 	Cold   bool   `json:"cold"`
 	Status string `json:"status"`
@@ -198,10 +198,14 @@ var counterColumns = func() map[string]int {
 	return m
 }()
 
-// column is one field of Record as it appears in the files.
+// column is one field of Record as it appears in the files. A blankZero
+// column (tag blank:"zero") is a positive size of one family only (hd,
+// ctx, m, k, rb, ...): its 0 means "does not apply", written as an empty
+// CSV cell and a JSON null, never as a misleading 0.
 type column struct {
-	name  string
-	index int
+	name      string
+	index     int
+	blankZero bool
 }
 
 var columns = func() []column {
@@ -212,7 +216,7 @@ var columns = func() []column {
 		if name == "" || name == "-" {
 			continue
 		}
-		cs = append(cs, column{name, i})
+		cs = append(cs, column{name, i, t.Field(i).Tag.Get("blank") == "zero"})
 	}
 	return cs
 }()
@@ -236,7 +240,10 @@ func Columns() []string {
 }
 
 // cell formats one field for CSV.
-func cell(v reflect.Value) string {
+func cell(v reflect.Value, c column) string {
+	if c.blankZero && v.Int() == 0 {
+		return ""
+	}
 	switch x := v.Interface().(type) {
 	case Float:
 		if !x.Valid() || math.IsInf(float64(x), 0) {
@@ -269,6 +276,10 @@ func setCell(v reflect.Value, s string) error {
 	case string:
 		v.SetString(s)
 	case int:
+		if s == "" {
+			v.SetInt(0) // a blank-zero column that does not apply
+			return nil
+		}
 		n, err := strconv.Atoi(s)
 		if err != nil {
 			return fmt.Errorf("%q is not an integer", s)
@@ -284,7 +295,30 @@ func setCell(v reflect.Value, s string) error {
 	return nil
 }
 
-// marshalLine writes r as one JSON object with keys in column order.
+// marshalLine writes r as one JSON object with keys in column order, a
+// blank-zero column's 0 as null.
 func marshalLine(r *Record) ([]byte, error) {
-	return json.Marshal(r) // encoding/json keeps struct field order
+	v := reflect.ValueOf(r).Elem()
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, c := range columns {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		key, _ := json.Marshal(c.name)
+		b.Write(key)
+		b.WriteByte(':')
+		f := v.Field(c.index)
+		if c.blankZero && f.Int() == 0 {
+			b.WriteString("null")
+			continue
+		}
+		val, err := json.Marshal(f.Interface())
+		if err != nil {
+			return nil, err
+		}
+		b.Write(val)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }

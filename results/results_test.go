@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"encoding/csv"
 	"errors"
 	"os"
 	"path/filepath"
@@ -200,5 +201,47 @@ func TestRunFolder(t *testing.T) {
 	os.WriteFile(file, nil, 0o644)
 	if _, err := Create(file, meta); err == nil || !strings.Contains(err.Error(), "is a file") {
 		t.Fatalf("Create under a file: %v", err)
+	}
+}
+
+// TestBlankZero: a column of the other family (m, k, rb on attention rows;
+// hd, ctx on quant rows) is an empty CSV cell and a JSON null, and reads
+// back as 0.
+func TestBlankZero(t *testing.T) {
+	a := NewRecord()
+	a.Family, a.Kernel, a.HD, a.Ctx, a.H, a.KVH = "attention", "decode-flash", 128, 4096, 8, 8
+	q := NewRecord()
+	q.Family, q.Kernel, q.M, q.K, q.RB = "quant", "gemv-q8", 64, 512, 4
+	var csvb, jb bytes.Buffer
+	if err := WriteCSV(&csvb, []Record{a, q}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSONL(&jb, []Record{a, q}); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := csv.NewReader(bytes.NewReader(csvb.Bytes())).ReadAll()
+	col := map[string]int{}
+	for i, n := range rows[0] {
+		col[n] = i
+	}
+	for _, c := range []struct {
+		row  int
+		name string
+	}{{1, "m"}, {1, "k"}, {1, "rb"}, {2, "hd"}, {2, "ctx"}, {2, "h"}, {2, "kvh"}} {
+		if v := rows[c.row][col[c.name]]; v != "" {
+			t.Errorf("row %d column %s = %q, want empty", c.row, c.name, v)
+		}
+	}
+	if !bytes.Contains(jb.Bytes(), []byte(`"m":null`)) || !bytes.Contains(jb.Bytes(), []byte(`"hd":128`)) {
+		t.Errorf("jsonl: %s", jb.Bytes())
+	}
+	for name, read := range map[string]func() ([]Record, error){
+		"csv":   func() ([]Record, error) { return ReadCSV(bytes.NewReader(csvb.Bytes()), "points.csv") },
+		"jsonl": func() ([]Record, error) { return ReadJSONL(bytes.NewReader(jb.Bytes()), "points.jsonl") },
+	} {
+		got, err := read()
+		if err != nil || len(got) != 2 || got[0].HD != 128 || got[0].M != 0 || got[1].RB != 4 || got[1].HD != 0 {
+			t.Errorf("%s read back: %v %+v", name, err, got)
+		}
 	}
 }

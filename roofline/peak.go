@@ -61,22 +61,44 @@ func fmaGeneric(iters int) float32 {
 
 // Int8OpsPerIter is the op count of one iteration of Int8(t): every
 // accumulator takes one vector of unsigned × signed int8 multiply-adds,
-// 2 ops each. 0 when t has no int8 kernel.
+// 2 ops each (the generic tier: one scalar multiply-add per chain).
 func Int8OpsPerIter(t isa.Tier) float64 {
 	k := kernelsFor(t)
 	if k == nil {
-		return 0
+		return genericInt8Chains * 2
 	}
 	return float64(int8Chains(t) * k.vb * 2)
 }
 
 // Int8 runs iters iterations of the int8 dot-product peak kernel of t
-// (VPMADDUBSW+VPMADDWD on avx2/avx512, VPDPBUSD on avx512vnni).
+// (VPMADDUBSW+VPMADDWD on avx2/avx512, VPDPBUSD on avx512vnni; the
+// generic tier: what pure Go does, scalar int32 multiply-adds of widened
+// int8 values on independent chains).
 func Int8(t isa.Tier, iters int) int32 {
 	if k := kernelsFor(t); k != nil {
 		return k.int8(iters)
 	}
-	return 0
+	return int8Generic(iters)
+}
+
+// genericInt8Chains is the number of independent chains of int8Generic.
+const genericInt8Chains = 12
+
+// int8Generic is the generic tier's int8 ceiling: each chain multiplies
+// its running value by a widened int8 and adds another, as the generic
+// dot product does per pair (one multiply, one add: 2 ops). The chain
+// feeds the multiply, so nothing can be hoisted out of the loop.
+func int8Generic(iters int) int32 {
+	const a, b = int32(int8(-3)), int32(uint8(201))
+	x0, x1, x2, x3 := int32(1), int32(2), int32(3), int32(4)
+	x4, x5, x6, x7 := int32(5), int32(6), int32(7), int32(8)
+	x8, x9, x10, x11 := int32(9), int32(10), int32(11), int32(12)
+	for range iters {
+		x0, x1, x2, x3 = x0*a+b, x1*a+b, x2*a+b, x3*a+b
+		x4, x5, x6, x7 = x4*a+b, x5*a+b, x6*a+b, x7*a+b
+		x8, x9, x10, x11 = x8*a+b, x9*a+b, x10*a+b, x11*a+b
+	}
+	return x0 ^ x1 ^ x2 ^ x3 ^ x4 ^ x5 ^ x6 ^ x7 ^ x8 ^ x9 ^ x10 ^ x11
 }
 
 // FMAClock runs iters rounds of the tier's FMAs beside a dependent add

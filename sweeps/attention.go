@@ -150,6 +150,11 @@ func (d *attentionData) reference() []float64 {
 	return d.ref
 }
 
+// AttentionTiers are the tiers the attention family offers: every tier
+// but avx512vnni, which adds only int8 instructions (the decode kernels
+// are float). A build without a tier's kernels (purego) records it skipped.
+var AttentionTiers = []isa.Tier{isa.Generic, isa.AVX2, isa.AVX512}
+
 // PlanAttention expands a grid into points, grouped by shape so that the
 // data and the reference are built once per shape.
 func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, error) {

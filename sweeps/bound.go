@@ -23,13 +23,18 @@ func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 		if b.GBs <= 0 {
 			return
 		}
-		rec.BoundGFlops = results.Float(b.GFlops)
 		switch {
-		case !rec.GBs.Valid():
-		case b.GFlops > 0 && rec.GFlops.Valid():
-			rec.PctOfBound = 100 * rec.GFlops / results.Float(b.GFlops)
-		case rec.Flops.Valid() && rec.Flops == 0: // a pure data mover: bandwidth bound
-			rec.PctOfBound = 100 * rec.GBs / results.Float(b.GBs)
+		case rec.Flops.Valid() && rec.Flops == 0:
+			// A pure data mover (kv-read, w-read): no compute bound, its
+			// bound is the level's bandwidth (pct_of_bound of that).
+			if rec.GBs.Valid() {
+				rec.PctOfBound = 100 * rec.GBs / results.Float(b.GBs)
+			}
+		case b.GFlops > 0:
+			rec.BoundGFlops = results.Float(b.GFlops)
+			if rec.GFlops.Valid() {
+				rec.PctOfBound = 100 * rec.GFlops / results.Float(b.GFlops)
+			}
 		}
 	}
 }

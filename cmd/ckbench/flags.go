@@ -9,11 +9,14 @@ import (
 )
 
 // newFlagSet returns a FlagSet that reports errors as one-line usage
-// errors instead of printing the whole usage.
+// errors instead of printing the whole usage. The flag package calls Usage
+// on every parse error and on -help alike, so Usage prints nothing:
+// parseFlags prints the usage, once, when help was asked for.
 func newFlagSet(name, usage string, stdout io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
+	fs.Usage = func() {}
+	usages[fs] = func() {
 		fmt.Fprint(stdout, usage)
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
@@ -21,6 +24,9 @@ func newFlagSet(name, usage string, stdout io.Writer) *flag.FlagSet {
 	}
 	return fs
 }
+
+// usages prints each FlagSet's usage and flags (see newFlagSet).
+var usages = map[*flag.FlagSet]func(){}
 
 // errHelp is returned after --help printed the usage.
 var errHelp = errors.New("help shown")
@@ -30,7 +36,7 @@ var errHelp = errors.New("help shown")
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
+			usages[fs]()
 			return errHelp
 		}
 		return usagef("%s: %v (see ckbench %s --help)", fs.Name(), err, fs.Name())

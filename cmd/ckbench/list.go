@@ -20,7 +20,7 @@ its loop structure implies, per call.
 
 func cmdList(args []string, stdout io.Writer) error {
 	fs := newFlagSet("list", listUsage, stdout)
-	family := "attention"
+	family := "" // every family
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		family, args = args[0], args[1:]
 	}
@@ -28,13 +28,22 @@ func cmdList(args []string, stdout io.Writer) error {
 		return helpOK(err)
 	}
 	switch family {
+	case "":
+		listAttention(stdout)
+		fmt.Fprintln(stdout)
+		listQuant(stdout)
 	case "attention":
+		listAttention(stdout)
 	case "quant":
 		listQuant(stdout)
-		return nil
 	default:
 		return usagef("list: unknown family %q (known: attention, quant)", family)
 	}
+	return nil
+}
+
+// listAttention describes the attention family.
+func listAttention(stdout io.Writer) {
 	fmt.Fprintln(stdout, "family attention: decode over a head-major f32 KV cache k[kv_head][T][D], q[H][D]")
 	fmt.Fprintln(stdout, "\ntiers:")
 	for _, t := range isa.All {
@@ -61,5 +70,4 @@ func cmdList(args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "correctness gate: max relative error vs a float64 reference ≤ %.0e (exact), ≤ %.0e (fast);\n",
 		attention.Tolerance(attention.ExpExact), attention.Tolerance(attention.ExpFast))
 	fmt.Fprintln(stdout, "                  beyond ~16k keys at least √T·2⁻²⁴, the expected error of float32 accumulation")
-	return nil
 }

@@ -69,8 +69,12 @@ Usage:
   ckbench version                print the version
 
 Run 'ckbench <command> --help' for the flags of a command.
-Results go to out/<run-id>/: machine.json, points.csv, points.jsonl and bench.txt
-(compare two machines with: benchstat -col /isa a/bench.txt b/bench.txt).
+Results go to out/<run-id>/: machine.json, points.csv, points.jsonl and bench.txt.
+Compare two machines (or two builds), point by point:
+  benchstat a/bench.txt b/bench.txt
+Compare the tiers of one run side by side:
+  benchstat -col /isa out/<run-id>/bench.txt
+(go install golang.org/x/perf/cmd/benchstat@latest)
 `
 
 func main() {

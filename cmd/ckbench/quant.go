@@ -54,7 +54,7 @@ func sweepQuant(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("--preset: %v", err)
 	}
-	opt, tiers, notes, err := buildOptions(f, set, sc, quant.Tiers())
+	opt, tiers, notes, err := buildOptions(f, set, sc, isa.All)
 	if err != nil {
 		return err
 	}
@@ -199,15 +199,15 @@ Flags:
 `
 
 func cmdVerify(args []string, stdout io.Writer) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		args = []string{"quant", "--help"} // the only family with golden vectors
+	}
 	if len(args) == 0 || args[0] != "quant" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprint(stdout, verifyUsage)
-			return nil
-		}
 		return usagef("verify: name what to verify: ckbench verify quant --golden DIR")
 	}
 	fs := newFlagSet("verify quant", verifyUsage, stdout)
-	dir := fs.String("golden", "../shared/golden", "folder of GGML golden vectors")
+	dir := fs.String("golden", "testdata/golden", "folder of GGML golden vectors (the repository's copy; ../shared/golden is the original)")
+	quiet := fs.Bool("quiet", false, "print one summary line per format (and each failure), not every check")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return helpOK(err)
 	}
@@ -216,20 +216,40 @@ func cmdVerify(args []string, stdout io.Writer) error {
 		return usagef("verify quant: %v", err)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "format\trow\tact\tcheck\tresult\tdetail\t")
+	if !*quiet {
+		fmt.Fprintln(tw, "format\trow\tact\tcheck\tresult\tdetail\t")
+	}
 	fails := 0
+	type tally struct{ checks, failed int }
+	perFormat := map[string]*tally{}
+	var order []string
 	for _, r := range res {
-		verdict, act := "pass", "-"
+		if perFormat[r.Format] == nil {
+			perFormat[r.Format] = &tally{}
+			order = append(order, r.Format)
+		}
+		perFormat[r.Format].checks++
+		verdict, act, row := "pass", "-", "-"
 		if !r.OK {
 			verdict = "FAIL"
 			fails++
+			perFormat[r.Format].failed++
 		}
 		if r.Act >= 0 {
 			act = fmt.Sprint(r.Act)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", r.Format, r.Row, act, r.Check, verdict, r.Detail)
+		if r.Row >= 0 {
+			row = fmt.Sprint(r.Row)
+		}
+		if !*quiet || !r.OK {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Format, row, act, r.Check, verdict, r.Detail)
+		}
 	}
 	tw.Flush()
+	for _, f := range order {
+		t := perFormat[f]
+		fmt.Fprintf(stdout, "%s: %d checks, %d failed\n", f, t.checks, t.failed)
+	}
 	fmt.Fprintf(stdout, "%d checks, %d failed (golden data: %s)\n", len(res), fails, *dir)
 	if fails > 0 {
 		return exitError{code: exitFailure, msg: fmt.Sprintf("%d of %d checks against %s failed", fails, len(res), *dir)}

@@ -271,20 +271,25 @@ func buildOptions(f sweepFlags, set map[string]bool, sc sampler.Config, familyTi
 			return opt, nil, nil, usagef("--cpu %d: not a CPU this process may use (allowed: %v)", f.cpu, cpus)
 		}
 	}
-	var tiers []isa.Tier
+	// The family's tiers, in every build: a tier this CPU or this build
+	// lacks stays in the grid and is recorded skipped, with the reason.
+	tiers := familyTiers
 	if set["isa"] {
-		ts, err := sweeps.ParseList("isa", f.isaList, isa.All, isa.Parse)
+		ts, err := sweeps.ParseList("isa", f.isaList, familyTiers, func(s string) (isa.Tier, error) {
+			t, err := isa.Parse(s)
+			if err == nil && !slices.Contains(familyTiers, t) {
+				err = fmt.Errorf("tier %s has no kernels in this family (its tiers: %v)", t, familyTiers)
+			}
+			return t, err
+		})
 		if err != nil {
 			return opt, nil, nil, usageError{err.Error()}
 		}
 		tiers = ts
-	} else {
-		for _, t := range familyTiers {
-			if st := isa.Detect(t); st.Runs {
-				tiers = append(tiers, t)
-			} else {
-				notes = append(notes, fmt.Sprintf("tier %s skipped: %s", t, st.Reason))
-			}
+	}
+	for _, t := range tiers {
+		if st := isa.Detect(t); !st.Runs {
+			notes = append(notes, fmt.Sprintf("tier %s skipped: %s", t, st.Reason))
 		}
 	}
 	return opt, tiers, notes, nil
@@ -297,7 +302,7 @@ func buildAttention(f sweepFlags, set map[string]bool) (sweeps.AttentionGrid, sw
 	if err != nil {
 		return grid, sweeps.Options{}, nil, usagef("--preset: %v", err)
 	}
-	opt, tiers, notes, err := buildOptions(f, set, sc, attention.Tiers())
+	opt, tiers, notes, err := buildOptions(f, set, sc, sweeps.AttentionTiers)
 	if err != nil {
 		return grid, opt, nil, err
 	}

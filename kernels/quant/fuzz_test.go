@@ -13,7 +13,7 @@ import (
 // Seeds from GGML's golden data when it is there (the shared folder beside
 // the repository), else from a few synthetic rows.
 func goldenSeeds(f *testing.F, file string, chunk int) {
-	b, err := os.ReadFile(filepath.Join("../../../shared/golden", file))
+	b, err := os.ReadFile(filepath.Join("../../testdata/golden", file))
 	if err != nil || len(b) < chunk {
 		return
 	}

@@ -10,11 +10,11 @@ import (
 )
 
 // goldenDir is GGML's golden data, kept outside the repository.
-const goldenDir = "../../../shared/golden"
+const goldenDir = "../../testdata/golden"
 
 func TestGolden(t *testing.T) {
 	if _, err := os.Stat(goldenDir); err != nil {
-		t.Skipf("GGML golden vectors not found at %s (they live in the shared folder beside the repository): %v", goldenDir, err)
+		t.Fatalf("GGML golden vectors not found at %s (they are part of the repository): %v", goldenDir, err)
 	}
 	res, err := golden.Verify(goldenDir)
 	if err != nil {

@@ -43,6 +43,7 @@ type FormatEntry struct {
 		Fn      string      `json:"fn"`
 		ActType string      `json:"act_type"`
 		N       int         `json:"n"`
+		File    string      `json:"file"` // f32 simd_native[acts][rows], f32 generic_scalar[acts][rows], f64 ref[acts][rows]
 		Ref     [][]float64 `json:"ref_f64_dequant_dot"`
 		Native  [][]float64 `json:"simd_native"`
 		Generic [][]float64 `json:"generic_scalar"`
@@ -146,23 +147,28 @@ func Verify(dir string) ([]Result, error) {
 	var out []Result
 	// The activation formats first: the dot products use them.
 	actQ, actDQ := map[string][]byte{}, map[string][]float32{}
+	// A format whose files cannot be read (missing, truncated) fails its
+	// own checks, naming the file; the other formats are still checked.
 	for _, name := range sortedKeys(ix.ActQuant) {
 		e := ix.ActQuant[name]
 		res, q, err := checkRows(dir, name, e.File, e.Dequant, act, arows, cols)
 		if err != nil {
-			return nil, err
+			out = append(out, fileFailure(name, err))
+			continue
+		}
+		if actDQ[name], err = readFloats(filepath.Join(dir, e.Dequant), arows*cols); err != nil {
+			out = append(out, fileFailure(name, err))
+			continue
 		}
 		actQ[name] = q
-		if actDQ[name], err = readFloats(filepath.Join(dir, e.Dequant), arows*cols); err != nil {
-			return nil, err
-		}
 		out = append(out, res...)
 	}
 	for _, name := range sortedKeys(ix.Formats) {
 		e := ix.Formats[name]
 		res, q, err := checkRows(dir, name, e.QuantFile, e.Dequant, input, rows, cols)
 		if err != nil {
-			return nil, err
+			out = append(out, fileFailure(name, err))
+			continue
 		}
 		out = append(out, res...)
 		if e.VecDot == nil {
@@ -170,11 +176,63 @@ func Verify(dir string) ([]Result, error) {
 		}
 		wdq, err := readFloats(filepath.Join(dir, e.Dequant), rows*cols)
 		if err != nil {
-			return nil, err
+			out = append(out, fileFailure(name, err))
+			continue
 		}
-		out = append(out, checkDots(name, e, q, actQ, wdq, actDQ[e.VecDot.ActType], rows, cols)...)
+		ref, err := readVecDot(dir, e, rows)
+		if err != nil {
+			out = append(out, fileFailure(name, err))
+			continue
+		}
+		out = append(out, checkDots(name, e, ref, q, actQ, wdq, actDQ[e.VecDot.ActType], rows, cols)...)
 	}
 	return out, nil
+}
+
+// fileFailure is the one failed check of a format whose files could not
+// be read.
+func fileFailure(name string, err error) Result {
+	return Result{Format: name, Row: -1, Act: -1, Check: "files", Detail: err.Error()}
+}
+
+// readVecDot reads a format's .vecdot.bin: f32 simd_native[acts][rows],
+// f32 generic_scalar[acts][rows], then f64 ref[acts][rows] (the float64
+// dot of the dequantized values). The file, not the copy of its numbers
+// in index.json, is what the dots are checked against; the two must
+// agree, or the folder is corrupt.
+func readVecDot(dir string, e FormatEntry, rows int) ([][]float64, error) {
+	vd := e.VecDot
+	acts := len(vd.Ref)
+	if vd.File == "" {
+		return nil, fmt.Errorf("index.json names no vecdot file for %s", vd.Fn)
+	}
+	n := acts * rows
+	path := filepath.Join(dir, vd.File)
+	b, err := readBytes(path, n*(4+4+8))
+	if err != nil {
+		return nil, err
+	}
+	ref := make([][]float64, acts)
+	for a := range acts {
+		ref[a] = make([]float64, rows)
+		for r := range rows {
+			i := a*rows + r
+			native := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+			generic := math.Float32frombits(binary.LittleEndian.Uint32(b[4*n+4*i:]))
+			ref[a][r] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*n+8*i:]))
+			if !sameAs(ref[a][r], vd.Ref[a][r], 1e-12) || !sameAs(float64(native), vd.Native[a][r], 1e-6) || !sameAs(float64(generic), vd.Generic[a][r], 1e-6) {
+				return nil, fmt.Errorf("%s: act %d row %d holds %v/%v/%v, index.json %v/%v/%v: the file is corrupt",
+					path, a, r, native, generic, ref[a][r], vd.Native[a][r], vd.Generic[a][r], vd.Ref[a][r])
+			}
+		}
+	}
+	return ref, nil
+}
+
+// sameAs compares a value read from a file with its decimal copy in
+// index.json, to the precision the copy was printed with.
+func sameAs(file, index, rel float64) bool {
+	return math.Abs(file-index) <= rel*max(math.Abs(index), 1e-30)
 }
 
 // checkRows quantizes each row of x with GGML's reference quantizer of
@@ -226,13 +284,13 @@ func checkRows(dir, name, quantFile, dequantFile string, x []float32, rows, cols
 
 // checkDots compares the integer dot product of GGML's weight bytes and
 // GGML's activation bytes with the float64 dot of their dequantized values.
-func checkDots(name string, e FormatEntry, wq []byte, actQ map[string][]byte, wdq, adq []float32, rows, cols int) []Result {
+func checkDots(name string, e FormatEntry, ref [][]float64, wq []byte, actQ map[string][]byte, wdq, adq []float32, rows, cols int) []Result {
 	f, _ := quant.ParseFormat(name)
 	af, err := quant.ParseFormat(e.VecDot.ActType)
 	var out []Result
 	aq, ok := actQ[e.VecDot.ActType]
 	rb, ab := f.RowBytes(cols), af.RowBytes(cols)
-	for a := range len(e.VecDot.Ref) {
+	for a := range len(ref) {
 		for r := range rows {
 			res := Result{Format: name, Row: r, Act: a, Check: "dot", OK: true}
 			switch {
@@ -240,7 +298,7 @@ func checkDots(name string, e FormatEntry, wq []byte, actQ map[string][]byte, wd
 				res.OK, res.Detail = false, fmt.Sprintf("no activations in %s", e.VecDot.ActType)
 			default:
 				got, derr := quant.DotQ8(f, wq[r*rb:(r+1)*rb], aq[a*ab:(a+1)*ab], cols)
-				want := e.VecDot.Ref[a][r]
+				want := ref[a][r]
 				tol := DotTolerance
 				if len(adq) > 0 && Cancellation(wdq[r*cols:(r+1)*cols], adq[a*cols:(a+1)*cols]) {
 					tol = CancellationTolerance
