@@ -74,7 +74,7 @@ type Record struct {
 	Kernel string `json:"kernel"`
 	ISA    string `json:"isa"`
 	HD     int    `json:"hd" blank:"zero"`
-	TK     string `json:"tk"`     // "auto", a number, or "none" (kernels without tiles)
+	TK     string `json:"tk"`                  // "auto", a number, or "none" (kernels without tiles)
 	TKEff  int    `json:"tk_eff" blank:"zero"` // the tile actually used (0 for none)
 	Ctx    int    `json:"ctx" blank:"zero"`
 	H      int    `json:"h" blank:"zero"`
