@@ -8,7 +8,7 @@ PRESET  ?= quick
 QEMU_X86   ?= qemu-x86_64 -cpu Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm
 QEMU_ARM64 ?= qemu-aarch64
 
-.PHONY: run build test test-portable bench generate check-generate vet fmt-check ci clean
+.PHONY: run build install test test-portable bench generate check-generate vet fmt-check ci clean
 
 # The main job: quick sweeps of every family into out/<run-id>-<family>/;
 # the roofline measured by the first is reused by the others.
@@ -19,6 +19,10 @@ run: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ckbench
+
+# ckbench on your PATH: $(go env GOPATH)/bin/ckbench.
+install:
+	$(GO) install ./cmd/ckbench
 
 # Unit, correctness and CLI tests (every tier this CPU runs), plus the
 # pure-Go build that the purego tag forces.

@@ -189,7 +189,7 @@ func listQuant(w io.Writer) {
 const verifyUsage = `Usage: ckbench verify quant [--golden DIR]
 
 Checks ckbench's GGML formats against a folder of golden vectors in the
-format of ../shared/golden (index.json, input_f32.bin, act_f32.bin and the
+format of testdata/golden (a copy of ../shared/golden) (index.json, input_f32.bin, act_f32.bin and the
 per-format files): the reference quantizers must give identical bytes, the
 dequantizers bit-identical floats, and the dot products agree with the
 float64 dot of the dequantized values (1e-5 relative; 1e-3 where the terms
