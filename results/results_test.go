@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -243,5 +244,51 @@ func TestBlankZero(t *testing.T) {
 		if err != nil || len(got) != 2 || got[0].HD != 128 || got[0].M != 0 || got[1].RB != 4 || got[1].HD != 0 {
 			t.Errorf("%s read back: %v %+v", name, err, got)
 		}
+	}
+}
+
+// TestRunIDsUnique: runs started in the same second with the default id
+// get distinct folders.
+func TestRunIDsUnique(t *testing.T) {
+	dir := t.TempDir()
+	started := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	seen := map[string]bool{}
+	for range 3 {
+		r, err := Create(dir, Meta{Started: started})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[r.Dir] {
+			t.Fatalf("folder %s given twice", r.Dir)
+		}
+		seen[r.Dir] = true
+	}
+	if _, err := Create(dir, Meta{RunID: "20261122-100000", Started: started}); !errors.Is(err, ErrRunExists) {
+		t.Fatalf("an explicit id that exists: %v", err)
+	}
+}
+
+// TestFilesAgreeAfterFailedWrite: when one file of a flush cannot be
+// written (a full disk), none of them changes.
+func TestFilesAgreeAfterFailedWrite(t *testing.T) {
+	dir := t.TempDir()
+	paths := []string{filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")}
+	write := func(s string) func(w io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	if err := WriteFilesAtomic(paths, []func(io.Writer) error{write("1"), write("1"), write("1")}); err != nil {
+		t.Fatal(err)
+	}
+	full := func(io.Writer) error { return errors.New("no space left on device") }
+	if err := WriteFilesAtomic(paths, []func(io.Writer) error{write("2"), write("2"), full}); err == nil {
+		t.Fatal("a failed write reported success")
+	}
+	for _, p := range paths {
+		if b, _ := os.ReadFile(p); string(b) != "1" {
+			t.Errorf("%s = %q after a failed flush, want the previous content", p, b)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("temporary files left: %v", entries)
 	}
 }
