@@ -69,6 +69,11 @@ func TestMeasureParallel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if st.Kept < 5 && st.Rejected > 0 {
+		// Every CPU busy (go test runs packages in parallel; qemu): the
+		// workers were off their CPUs, and rejecting is the right answer.
+		t.Skipf("machine too busy to keep samples on every CPU: %d kept, %d rejected", st.Kept, st.Rejected)
+	}
 	if st.Kept < 5 || !(st.Median > 0) {
 		t.Fatalf("stats %+v", st)
 	}
