@@ -25,6 +25,16 @@ func main() {
 	ConstraintExpr("!purego")
 	emitConsts()
 	for _, t := range tiers {
+		// VNNI adds only integer dot instructions: its float kernels
+		// (gemv-f32, dequant) and the activation layout prepQ8K would be
+		// AVX-512's byte for byte, so the VNNI tier registers those.
+		floats := !t.vnni
+		// The K-quant gemv-f32 kernels use no 512-bit vector, upper
+		// register or mask: in the AVX-512 tiers they would be the AVX2
+		// code in EVEX encodings (VPANDD for VPAND), measured no faster
+		// (go test -bench 'Quant/gemv-f32/.*fmt=q[456]_K', ±1 %, n.s.).
+		// The AVX-512 tiers register the AVX2 ones.
+		floatsK := floats && !t.evex
 		if t.evex {
 			prepQ4_0(t)
 		}
@@ -41,17 +51,17 @@ func main() {
 			}
 		}
 		for _, f := range []format{q4_0, q4_1, q5_0, q5_1, q8_0} {
-			for rb := 1; rb <= t.maxRB; rb++ {
+			for rb := 1; floats && rb <= t.maxRB; rb++ {
 				gemvF32(t, f, rb)
 			}
 		}
 		for rb := 1; rb <= t.maxRB; rb++ {
 			gemvK(t, q5_K, rb)
 		}
-		for rb := 1; rb <= min(t.maxRB, maxRBF32K); rb++ {
+		for rb := 1; floatsK && rb <= min(t.maxRB, maxRBF32K); rb++ {
 			gemvF32K(t, q5_K, rb)
 		}
-		if t.evex {
+		if t.evex && floats {
 			prepQ8K(t)
 		}
 		for _, f := range []format{q4_K, q6_K} {
@@ -65,12 +75,15 @@ func main() {
 					gemvK(t, f, rb)
 				}
 			}
-			for rb := 1; rb <= min(t.maxRB, maxRBF32K); rb++ {
+			for rb := 1; floatsK && rb <= min(t.maxRB, maxRBF32K); rb++ {
 				gemvF32K(t, f, rb)
 			}
 		}
 	}
 	for _, t := range tiers {
+		if t.vnni {
+			continue // AVX-512's dequantizers (see floats above)
+		}
 		dequant(t, q4_0, 32)
 		dequant(t, q8_0, 32)
 		dequant(t, q4_1, 32)
