@@ -143,6 +143,27 @@ func measure(cfg sampler.Config, cpus []int, call func(int)) (sampler.Stats, Sta
 // lacks is reported and never run.
 var detect = isa.Detect
 
+// ThreadsError is a thread count this process cannot run.
+type ThreadsError struct {
+	Threads int
+	CPUs    []int // the CPUs this process may use
+}
+
+func (e *ThreadsError) Error() string {
+	return fmt.Sprintf("%d threads: this process may use %d CPUs (%v)", e.Threads, len(e.CPUs), e.CPUs)
+}
+
+// CheckThreads refuses a thread count below 1 or above the CPUs this
+// process may use (cpus, from sampler.AllowedCPUs).
+func CheckThreads(threads, cpus []int) error {
+	for _, n := range threads {
+		if n < 1 || n > len(cpus) {
+			return &ThreadsError{Threads: n, CPUs: cpus}
+		}
+	}
+	return nil
+}
+
 // Measure runs the roofline measurements on this machine.
 func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, error) {
 	cpus, err := sampler.AllowedCPUs()
@@ -155,10 +176,8 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 			opt.Threads = append(opt.Threads, len(cpus))
 		}
 	}
-	for _, n := range opt.Threads {
-		if n < 1 || n > len(cpus) {
-			return nil, fmt.Errorf("--threads %d: this process may use %d CPUs (%v)", n, len(cpus), cpus)
-		}
+	if err := CheckThreads(opt.Threads, cpus); err != nil {
+		return nil, err
 	}
 	// Every CPU a measurement will run on is this run's alone meanwhile.
 	unlock, err := sampler.LockCPUs(ctx, cpus[len(cpus)-slices.Max(opt.Threads):], opt.Wait)

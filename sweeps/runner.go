@@ -177,7 +177,7 @@ func (p *Plan) checkMemory(avail int64, describe func(Point) string) error {
 // locked to one OS thread pinned to one CPU for the whole run.
 func Run(ctx context.Context, plan *Plan, opt Options, sink func(results.Record) error) (complete bool, err error) {
 	cpu := opt.CPU
-	if !opt.CPULocked || cpu < 0 {
+	if !opt.CPULocked {
 		lock, err := sampler.AcquireCPU(ctx, cpu, opt.Wait)
 		if errors.Is(err, sampler.ErrInterrupted) {
 			return false, nil
@@ -313,7 +313,7 @@ func measurePoint(p *Point, opt Options, cpu int, meter *counterMeter) results.R
 	switch {
 	case !st.Enough(opt.Sampler):
 		rec.Status = results.StatusUnstable
-		rec.Reason = fmt.Sprintf("only %d samples kept, %d needed (%d rejected: the thread was off its CPU); the machine is busy", st.Kept, opt.Sampler.MinSamplesOrDefault(), st.Rejected)
+		rec.Reason = fmt.Sprintf("only %d samples kept, %d needed (%d rejected: the thread was off its CPU); the machine is busy", st.Kept, opt.Sampler.Effective().MinSamples, st.Rejected)
 	case st.MADPct() > maxMAD:
 		rec.Status = results.StatusUnstable
 		rec.Reason = fmt.Sprintf("samples spread %.1f %% (MAD) > %g %%: the machine's speed changed while it was measured (other tenants, clock); rerun on a quieter machine or with a longer minimum time", st.MADPct(), maxMAD)

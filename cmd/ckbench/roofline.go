@@ -52,10 +52,8 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 		return usagef("--run-id %q: a folder name, without slashes", *runID)
 	}
 	if cpus, err := sampler.AllowedCPUs(); err == nil {
-		for _, n := range opt.Threads {
-			if n < 1 || n > len(cpus) {
-				return usagef("roofline: --threads %d: this process may use %d CPUs (%v)", n, len(cpus), cpus)
-			}
+		if err := roofline.CheckThreads(opt.Threads, cpus); err != nil {
+			return usagef("roofline: --threads: %v", err)
 		}
 	}
 	// The folder first: nothing is measured for results that cannot be kept.
@@ -67,13 +65,10 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	opt.Progress = stderr
-	opt.Wait = func(err error) { fmt.Fprintf(stderr, "ckbench: %v; waiting for it (Ctrl-C to give up)\n", err) }
+	opt.Wait = waitNotice(stderr)
 	r, err := roofline.Measure(ctx, info, opt)
 	if err != nil {
 		os.Remove(dir) // still empty
-		if strings.HasPrefix(err.Error(), "--threads") {
-			return usageError{"roofline: " + err.Error()}
-		}
 		return err
 	}
 	path := filepath.Join(dir, "roofline.json")

@@ -163,7 +163,7 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 	if err := results.CheckWritable(f.out); err != nil {
 		return outError(err)
 	}
-	wait := func(err error) { fmt.Fprintf(stderr, "ckbench: %v; waiting for it (Ctrl-C to give up)\n", err) }
+	wait := waitNotice(stderr)
 	roof, roofNotes, err := sweepRoofline(ctx, f, info, wait, stderr)
 	if err != nil {
 		return err
@@ -230,6 +230,12 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 		return exitError{code: exitFailure, msg: fmt.Sprintf("%d points failed their correctness check (status=failed in points.csv)", n)}
 	}
 	return nil
+}
+
+// waitNotice tells the user that a CPU is held by another ckbench run and
+// that this one waits for it.
+func waitNotice(stderr io.Writer) func(error) {
+	return func(err error) { fmt.Fprintf(stderr, "ckbench: %v; waiting for it (Ctrl-C to give up)\n", err) }
 }
 
 // outError maps an error about the output folder to the flags that name it.

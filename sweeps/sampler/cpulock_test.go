@@ -14,7 +14,9 @@ import (
 // AcquireCPU then picks another free CPU, or waits and gets the CPU once
 // it is released.
 func TestCPULock(t *testing.T) {
+	old := LockDir
 	LockDir = t.TempDir()
+	t.Cleanup(func() { LockDir = old })
 	cpus, _ := AllowedCPUs()
 	if len(cpus) > 1 {
 		held, err := TryLockCPU(cpus[len(cpus)-1])

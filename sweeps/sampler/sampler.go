@@ -27,10 +27,11 @@ type Config struct {
 }
 
 // OffCPUFloor is the off-CPU time a sample may show without having been
-// descheduled: reading the thread's CPU clock is a system call (about
-// 1 µs in a VM) that starts inside the wall-clock interval, so an
-// undisturbed sample shows 0.5-1 µs "off CPU". A real preemption costs a
-// context-switch pair (several µs) and usually a time slice (ms).
+// descheduled: the jitter between the wall clock and the thread's CPU
+// clock, whose reads are system calls of about 1 µs in a VM (measured
+// here: an undisturbed 20 µs sample shows −0.8 to −1 µs, its reads' own
+// CPU time). A real preemption costs a context-switch pair (several µs)
+// and usually a time slice (ms).
 const OffCPUFloor = 2 * time.Microsecond
 
 // OffCPULimit is the off-CPU time above which a sample of length el is
@@ -71,8 +72,9 @@ type Stats struct {
 	CV               float64 // stddev / mean
 	Kept, Rejected   int     // Rejected: samples dropped for time off the CPU
 	// Tolerated counts kept samples with an involuntary context switch
-	// whose time off the CPU stayed under Config.OffCPULimit (a kernel
-	// thread that ran for a microsecond).
+	// whose time off the CPU stayed under Config.OffCPULimit (a switch
+	// during the clock reads around the timed calls, or a kernel thread
+	// that ran for a microsecond).
 	Tolerated      int
 	CallsPerSample int
 	Samples        []float64 // kept samples in time order
@@ -83,9 +85,6 @@ type Stats struct {
 // MADPct and CVPct express the spread in percent of the median and mean.
 func (s Stats) MADPct() float64 { return 100 * s.MAD / s.Median }
 func (s Stats) CVPct() float64  { return 100 * s.CV }
-
-// MinSamplesOrDefault is MinSamples with its default applied.
-func (c Config) MinSamplesOrDefault() int { return c.withDefaults().MinSamples }
 
 // Effective is the configuration with every default applied: what
 // Measure actually uses.
@@ -121,12 +120,15 @@ type sampleRun struct {
 // not running: wall time minus the thread's CPU time. Where the OS gives
 // no thread CPU clock, offCPU stays 0 and only the switch count judges.
 func timeCalls(th threadState, calls func()) sampleRun {
+	// The timed interval holds the calls alone: the thread-clock reads
+	// (system calls) sit outside it, so its CPU-time interval is the
+	// larger by their cost and an undisturbed sample shows about −1 µs.
 	sw0, errS0 := th.involuntarySwitches()
-	t0 := time.Now()
 	c0, errC0 := th.cpuTime()
+	t0 := time.Now()
 	calls()
-	c1, errC1 := th.cpuTime()
 	el := time.Since(t0)
+	c1, errC1 := th.cpuTime()
 	sw1, errS1 := th.involuntarySwitches()
 	r := sampleRun{el: el, preempted: errS0 == nil && errS1 == nil && sw1 != sw0}
 	if errC0 == nil && errC1 == nil {
