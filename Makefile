@@ -8,7 +8,7 @@ PRESET  ?= quick
 QEMU_X86   ?= qemu-x86_64 -cpu Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm
 QEMU_ARM64 ?= qemu-aarch64
 
-.PHONY: run build install test test-portable bench generate check-generate vet fmt-check ci clean
+.PHONY: run build install test test-portable bench bwcheck generate check-generate vet fmt-check ci clean
 
 # The main job: quick sweeps of every family into out/<run-id>-<family>/;
 # the roofline measured by the first is reused by the others.
@@ -40,6 +40,25 @@ test-portable:
 # go test's own benchmarks of the kernels (ckbench sweep is the real tool).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 200ms ./kernels/... ./roofline/
+
+# The 1-thread read ceilings against an independent C loop (needs a C
+# compiler): roofline/testdata/bwcheck.c built with -march=native, and on an
+# AVX-512 CPU also without AVX-512 against ckbench's avx2 tier (the code an
+# AVX2-only CPU runs). Several minutes; results in $(OUT)/bwcheck/.
+CC ?= cc
+bwcheck: build
+	rm -rf $(OUT)/bwcheck && mkdir -p $(OUT)/bwcheck
+	$(CC) -O3 -march=native -o $(OUT)/bwcheck/bwcheck roofline/testdata/bwcheck.c
+	$(OUT)/bwcheck/bwcheck > $(OUT)/bwcheck/c-native.tsv
+	$(BIN) roofline --threads 1 --out $(OUT)/bwcheck --run-id native
+	$(GO) run roofline/testdata/bwcompare.go $(OUT)/bwcheck/native/roofline.json $(OUT)/bwcheck/c-native.tsv
+	@if grep -qw avx512f /proc/cpuinfo; then \
+	  set -e; \
+	  $(CC) -O3 -march=native -mno-avx512f -o $(OUT)/bwcheck/bwcheck-avx2 roofline/testdata/bwcheck.c; \
+	  $(OUT)/bwcheck/bwcheck-avx2 > $(OUT)/bwcheck/c-avx2.tsv; \
+	  $(BIN) roofline --threads 1 --isa generic,avx2 --out $(OUT)/bwcheck --run-id avx2; \
+	  $(GO) run roofline/testdata/bwcompare.go $(OUT)/bwcheck/avx2/roofline.json $(OUT)/bwcheck/c-avx2.tsv; \
+	fi
 
 # Regenerate the avo assembly (each generator is its own module in _asm/).
 generate:

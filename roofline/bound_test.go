@@ -206,3 +206,30 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestFMAUnitsFor(t *testing.T) {
+	for _, c := range []struct {
+		vendor        string
+		family, model int
+		tier          isa.Tier
+		lanes         int
+	}{
+		{"AuthenticAMD", 0x19, 0x01, isa.AVX2, 16},    // Zen 3
+		{"AuthenticAMD", 0x19, 0x11, isa.AVX512, 16},  // Zen 4: double-pumped
+		{"AuthenticAMD", 0x19, 0x11, isa.AVX2, 16},    // Zen 4, 256-bit
+		{"AuthenticAMD", 0x1a, 0x02, isa.AVX512, 32},  // Zen 5 server
+		{"AuthenticAMD", 0x17, 0x01, isa.AVX2, 8},     // Zen 1
+		{"GenuineIntel", 6, 0xcf, isa.AVX512, 32},     // Emerald Rapids
+		{"GenuineIntel", 6, 0xcf, isa.AVX2, 16},       //
+		{"GenuineIntel", 6, 0x8c, isa.AVX512VNNI, 16}, // Tiger Lake
+		{"SomethingElse", 1, 1, isa.AVX512, 32},       // assumed
+	} {
+		u, ok := FMAUnitsFor(c.vendor, c.family, c.model, c.tier)
+		if !ok || u.Lanes != c.lanes || u.Source == "" {
+			t.Errorf("%s %#x/%#x %s: %+v, want %d lanes", c.vendor, c.family, c.model, c.tier, u, c.lanes)
+		}
+	}
+	if _, ok := FMAUnitsFor("AuthenticAMD", 0x19, 1, isa.Generic); ok {
+		t.Error("generic has no FMA units")
+	}
+}

@@ -444,9 +444,17 @@ fmaclock_loopAVX2:
 	VFMADD213PS Y1, Y0, Y9
 	ADDQ        DX, CX
 	VFMADD213PS Y1, Y0, Y10
+	ADDQ        DX, CX
 	VFMADD213PS Y1, Y0, Y11
+	ADDQ        DX, CX
 	VFMADD213PS Y1, Y0, Y12
+	ADDQ        DX, CX
 	VFMADD213PS Y1, Y0, Y13
+	ADDQ        DX, CX
+	ADDQ        DX, CX
+	ADDQ        DX, CX
+	ADDQ        DX, CX
+	ADDQ        DX, CX
 	DECQ        AX
 	JNZ         fmaclock_loopAVX2
 
@@ -925,13 +933,29 @@ fmaclock_loopAVX512:
 	VFMADD213PS Z1, Z0, Z17
 	ADDQ        DX, CX
 	VFMADD213PS Z1, Z0, Z18
+	ADDQ        DX, CX
 	VFMADD213PS Z1, Z0, Z19
+	ADDQ        DX, CX
 	VFMADD213PS Z1, Z0, Z20
+	ADDQ        DX, CX
 	VFMADD213PS Z1, Z0, Z21
+	ADDQ        DX, CX
 	VFMADD213PS Z1, Z0, Z22
+	ADDQ        DX, CX
 	VFMADD213PS Z1, Z0, Z23
+	ADDQ        DX, CX
 	VFMADD213PS Z1, Z0, Z24
+	ADDQ        DX, CX
 	VFMADD213PS Z1, Z0, Z25
+	ADDQ        DX, CX
+	ADDQ        DX, CX
+	ADDQ        DX, CX
+	ADDQ        DX, CX
+	ADDQ        DX, CX
+	ADDQ        DX, CX
+	ADDQ        DX, CX
+	ADDQ        DX, CX
+	ADDQ        DX, CX
 	DECQ        AX
 	JNZ         fmaclock_loopAVX512
 

@@ -107,7 +107,7 @@ func TestFMAClock(t *testing.T) {
 		if k == nil {
 			continue
 		}
-		if got, want := FMAClock(tier, 100), 100*(k.chains*2/3); got != want {
+		if got, want := FMAClock(tier, 100), 100*(k.chains*4/3); got != want {
 			t.Errorf("%s: FMAClock(100) = %d adds, want %d", tier, got, want)
 		}
 	}

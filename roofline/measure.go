@@ -58,18 +58,22 @@ type Compute struct {
 	Value      float64  `json:"value"` // all threads together
 	OpsPerCall float64  `json:"ops_per_call"`
 	Stat       Stat     `json:"stat"`
-	// For fp32-fma: the core clock while this tier's FMAs run (fmaClock),
-	// and Value as a share of lanes × 2 FLOP × FMAPorts × that clock ×
-	// threads: how close the kernel comes to the silicon.
-	LoadGHz    float64 `json:"load_ghz,omitempty"`
-	PctOfPorts float64 `json:"pct_of_ports,omitempty"`
+	// For fp32-fma: the core clock while this tier's FMAs run (fmaClock,
+	// measured just before and just after the FMA kernel; the higher of
+	// the two), the core's FMA units for the tier, and Value as a share
+	// of their lanes × 2 FLOP × that clock × threads: how close the kernel
+	// comes to the silicon. Above 100 % is a measurement problem (the
+	// clock moved, or the FMA table is wrong for this CPU): Note says so.
+	LoadGHz    float64   `json:"load_ghz,omitempty"`
+	FMA        *FMAUnits `json:"fma_units,omitempty"`
+	PctOfPorts float64   `json:"pct_of_ports,omitempty"`
+	Note       string    `json:"note,omitempty"`
 }
 
-// FMAPorts is the number of FMA pipes per core assumed by PctOfPorts: two
-// on every x86 core ckbench targets with AVX2 or AVX-512 (Intel since
-// Haswell, ports 0 and 1, or 0 and 5 for 512-bit on server parts; AMD Zen
-// 2–4). A measured share above 50 % on one thread proves at least two.
-const FMAPorts = 2
+// PortsSlackPct is how far above 100 % of the FMA units a measurement may
+// read before it is flagged: the clock is measured beside the FMA kernel,
+// not during it, and a VM's clock moves by a few tenths of a percent.
+const PortsSlackPct = 1
 
 // Point is the bandwidth of one working-set size.
 type Point struct {
@@ -229,7 +233,8 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 	}
 	once := cfg
 	once.MinTime = max(cfg.MinTime*time.Duration(opt.Passes), 10*time.Millisecond)
-	m := &measurer{ctx: ctx, cpus: cpus, opt: opt, cfg: cfg, once: once, steps: steps, logf: logf}
+	m := &measurer{ctx: ctx, cpus: cpus, opt: opt, cfg: cfg, once: once, steps: steps, logf: logf,
+		vendor: info.CPU.Vendor, family: info.CPU.Family, model: info.CPU.Model}
 	passes := make([]*Roofline, opt.Passes)
 	for i := range passes {
 		logf("pass %d of %d", i+1, opt.Passes)
@@ -316,14 +321,17 @@ func (m *measurer) flatLevels(curve *Curve, caches Caches) ([]Level, error) {
 
 // measurer holds what every pass of Measure shares.
 type measurer struct {
-	ctx   context.Context
-	cpus  []int
-	opt   Options
-	cfg   sampler.Config // per pass
-	arena arena
-	once  sampler.Config // for what is measured in one pass only
-	steps int
-	logf  func(string, ...any)
+	ctx context.Context
+	// The CPU, for its FMA units (FMAUnitsFor).
+	vendor        string
+	family, model int
+	cpus          []int
+	opt           Options
+	cfg           sampler.Config // per pass
+	arena         arena
+	once          sampler.Config // for what is measured in one pass only
+	steps         int
+	logf          func(string, ...any)
 }
 
 // pass takes every measurement once into r (clock, compute, bandwidth).
@@ -350,6 +358,21 @@ func (m *measurer) pass(r *Roofline, last bool) error {
 				return err
 			}
 			const iters = 1 << 12
+			// The core clock under this tier's vector load (0 where the
+			// tier has no fmaClock kernel): taken just before and just
+			// after the FMA kernel, and the higher of the two kept.
+			loadClock := func() (float64, error) {
+				adds := FMAClock(t, iters)
+				if adds == 0 {
+					return 0, nil
+				}
+				cs, _, err := measure(cfg, set, func(int) { FMAClock(t, iters) })
+				return rate(float64(adds), cs), err
+			}
+			clockBefore, err := loadClock()
+			if err != nil {
+				return err
+			}
 			st, sst, err := measure(cfg, set, func(int) { FMA(t, iters) })
 			if err != nil {
 				return err
@@ -357,15 +380,19 @@ func (m *measurer) pass(r *Roofline, last bool) error {
 			ops := FMAFlopsPerIter(t) * iters
 			c := Compute{Kind: "fp32-fma", Tier: t, Threads: n, Unit: "GFLOP/s", OpsPerCall: ops, Stat: sst,
 				Value: rate(float64(n)*ops, st)}
-			if adds := FMAClock(t, iters); adds > 0 {
-				cs, _, err := measure(cfg, set, func(int) { FMAClock(t, iters) })
+			if u, ok := FMAUnitsFor(m.vendor, m.family, m.model, t); ok && clockBefore > 0 {
+				clockAfter, err := loadClock()
 				if err != nil {
 					return err
 				}
-				c.LoadGHz = rate(float64(adds), cs)
-				lanes := FMAFlopsPerIter(t) / 2 / float64(kernelsFor(t).chains)
+				c.LoadGHz = max(clockBefore, clockAfter)
+				c.FMA = &u
 				if c.LoadGHz > 0 {
-					c.PctOfPorts = 100 * c.Value / (lanes * 2 * FMAPorts * c.LoadGHz * float64(n))
+					c.PctOfPorts = 100 * c.Value / (float64(u.Lanes) * 2 * c.LoadGHz * float64(n))
+				}
+				if c.PctOfPorts > 100+PortsSlackPct {
+					c.Note = fmt.Sprintf("%.0f%% of %s at %.2f GHz: above what the units can do, so the clock moved during the measurement or %s is wrong for this CPU",
+						c.PctOfPorts, u, c.LoadGHz, u)
 				}
 			}
 			r.Compute = append(r.Compute, c)

@@ -73,3 +73,24 @@ func BenchmarkReadSum(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadSumL1 reads an L1-sized set many times per call, as the
+// roofline does: the loop itself, without the cost of a call.
+func BenchmarkReadSumL1(b *testing.B) {
+	for _, tier := range isa.All {
+		if !isa.Detect(tier).Runs {
+			continue
+		}
+		for _, kib := range []int{8, 16} {
+			x := buf.Floats(kib * 256)
+			buf.FillUniform(x, 1, -1, 1)
+			const reps = 256
+			b.Run(fmt.Sprintf("isa=%s/kib=%d", tier, kib), func(b *testing.B) {
+				b.SetBytes(int64(4 * len(x) * reps))
+				for b.Loop() {
+					ReadSumRepeat(tier, x, reps)
+				}
+			})
+		}
+	}
+}

@@ -378,9 +378,21 @@ func TestRooflineBadInput(t *testing.T) {
 		"out is a file":     {"roofline", "--out", file},
 		"unknown flag":      {"roofline", "--fast"},
 		"threads malformed": {"roofline", "--threads", "1..x"},
+		"unknown tier":      {"roofline", "--isa", "avx9"},
+		"empty tier list":   {"roofline", "--isa", ","},
 	} {
 		if code, _, stderr := ckbench(t, args...); code != exitUsage {
 			t.Errorf("%s: exit %d, stderr %q", name, code, stderr)
+		}
+	}
+	// A tier this CPU lacks is refused with the reason, before anything
+	// is measured.
+	for _, tier := range isa.All {
+		if st := isa.Detect(tier); !st.Runs {
+			code, _, stderr := ckbench(t, "roofline", "--isa", string(tier), "--out", dir)
+			if code != exitUsage || !strings.Contains(stderr, string(tier)) {
+				t.Errorf("--isa %s (not here): exit %d, stderr %q", tier, code, stderr)
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/plots"
 	"github.com/ckbench/ckbench/results"
@@ -36,11 +37,24 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "out", "folder that receives the run folder")
 	runID := fs.String("run-id", "", "name of the run folder (default: the start time)")
 	quick := fs.Bool("quick", false, "one working set per octave and short sampling (well under a minute)")
+	isaList := fs.String("isa", "", "tiers whose peaks are measured; the widest of them also reads the bandwidth curves, so --isa generic,avx2 measures an AVX-512 CPU as an AVX2-only one would (default: every tier that runs here)")
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
 	var opt roofline.Options
 	opt.Quick = *quick
+	if *isaList != "" && *isaList != "all" { // all: every tier that runs here, the default
+		ts, err := sweeps.ParseList("isa", *isaList, isa.All, isa.Parse)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		for _, t := range ts {
+			if st := isa.Detect(t); !st.Runs {
+				return usagef("roofline: --isa %s: %s", t, st.Reason)
+			}
+		}
+		opt.Tiers = ts
+	}
 	if *threads != "" {
 		ts, err := sweeps.ParseInts("threads", *threads)
 		if err != nil {
@@ -91,10 +105,13 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stdout, "ceilings:")
 	for _, c := range r.Compute {
 		extra := ""
-		if c.LoadGHz > 0 {
-			extra = fmt.Sprintf("  (%.0f%% of %d FMA ports at %.2f GHz under load)", c.PctOfPorts, roofline.FMAPorts, c.LoadGHz)
+		if c.LoadGHz > 0 && c.FMA != nil {
+			extra = fmt.Sprintf("  (%.1f%% of %s at %.2f GHz under load)", c.PctOfPorts, c.FMA, c.LoadGHz)
 		}
 		fmt.Fprintf(stdout, "  %-10s %-9s %d thread(s) %9.1f %s%s\n", c.Tier, c.Kind, c.Threads, c.Value, c.Unit, extra)
+		if c.Note != "" {
+			fmt.Fprintf(stdout, "  warning: %s %s: %s\n", c.Tier, c.Kind, c.Note)
+		}
 	}
 	for _, lv := range r.Levels {
 		note := ""

@@ -10,6 +10,13 @@
 // Layout (see DESIGN.md §1): the KV cache is head-major, k[kv_head][Cap][D]
 // and v[kv_head][Cap][D], with only the first T rows of each head valid;
 // queries q[H][D], output o[H][D]. Query head h reads KV head h*Hkv/H.
+//
+// Float specials: every tier gives, element for element, the class (NaN,
+// ±Inf, finite) the float64 Reference gives. A NaN in q or k makes the
+// heads that read it NaN; a score of +Inf is NaN (Inf − Inf in the
+// softmax); a score of −Inf is a key without weight; all scores −Inf is
+// NaN; NaN or ±Inf in v reaches its output column (0·Inf is NaN). The SIMD
+// exps let NaN through their clamps. TestSpecials and FuzzSpecials check it.
 package attention
 
 import (

@@ -746,9 +746,11 @@ softmax_1:
 	JEQ          no_rescale_1
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
-	VCMPPS       $0x0d, expconst<>+640(SB), Y0, Y2
-	VMAXPS       expconst<>+640(SB), Y0, Y0
-	VMINPS       expconst<>+768(SB), Y0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
 	VMULPS       expconst<>+128(SB), Y0, Y3
 	VCVTPS2DQ    Y3, Y4
 	VCVTDQ2PS    Y4, Y3
@@ -812,9 +814,11 @@ exp_loop_1:
 	JL           exp_tail_1
 	VMOVUPS      (AX), Y2
 	VSUBPS       Y0, Y2, Y2
-	VCMPPS       $0x0d, expconst<>+640(SB), Y2, Y3
-	VMAXPS       expconst<>+640(SB), Y2, Y2
-	VMINPS       expconst<>+768(SB), Y2, Y2
+	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
+	VMOVUPS      expconst<>+640(SB), Y4
+	VMAXPS       Y2, Y4, Y2
+	VMOVUPS      expconst<>+768(SB), Y4
+	VMINPS       Y2, Y4, Y2
 	VMULPS       expconst<>+128(SB), Y2, Y4
 	VCVTPS2DQ    Y4, Y5
 	VCVTDQ2PS    Y5, Y4
@@ -850,9 +854,11 @@ exp_tail_1:
 	JZ           exp_done_1
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
-	VCMPPS       $0x0d, expconst<>+640(SB), Y1, Y0
-	VMAXPS       expconst<>+640(SB), Y1, Y1
-	VMINPS       expconst<>+768(SB), Y1, Y1
+	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y1, Y3, Y1
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y1, Y3, Y1
 	VMULPS       expconst<>+128(SB), Y1, Y3
 	VCVTPS2DQ    Y3, Y4
 	VCVTDQ2PS    Y4, Y3
@@ -1242,9 +1248,13 @@ norm_1:
 	VMOVSS   (AX)(CX*4), X0
 	VXORPS   X1, X1, X1
 	VUCOMISS X1, X0
-	JEQ      recip_zero_1
-	VMOVSS   expconst<>+64(SB), X1
-	VDIVSS   X0, X1, X1
+	JNE      recip_div_1
+	JPS      recip_div_1
+	JMP      recip_zero_1
+
+recip_div_1:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
 
 recip_zero_1:
 	VBROADCASTSS X1, Y0
@@ -1409,9 +1419,11 @@ exp_loop_2:
 	JL           exp_tail_2
 	VMOVUPS      (CX), Y2
 	VSUBPS       Y0, Y2, Y2
-	VCMPPS       $0x0d, expconst<>+640(SB), Y2, Y3
-	VMAXPS       expconst<>+640(SB), Y2, Y2
-	VMINPS       expconst<>+768(SB), Y2, Y2
+	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
+	VMOVUPS      expconst<>+640(SB), Y4
+	VMAXPS       Y2, Y4, Y2
+	VMOVUPS      expconst<>+768(SB), Y4
+	VMINPS       Y2, Y4, Y2
 	VMULPS       expconst<>+128(SB), Y2, Y4
 	VCVTPS2DQ    Y4, Y5
 	VCVTDQ2PS    Y5, Y4
@@ -1447,9 +1459,11 @@ exp_tail_2:
 	JZ           exp_done_2
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
-	VCMPPS       $0x0d, expconst<>+640(SB), Y1, Y0
-	VMAXPS       expconst<>+640(SB), Y1, Y1
-	VMINPS       expconst<>+768(SB), Y1, Y1
+	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y1, Y3, Y1
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y1, Y3, Y1
 	VMULPS       expconst<>+128(SB), Y1, Y3
 	VCVTPS2DQ    Y3, Y4
 	VCVTDQ2PS    Y4, Y3
@@ -1479,9 +1493,13 @@ exp_tail1_2:
 exp_done_2:
 	VXORPS   X0, X0, X0
 	VUCOMISS X0, X2
-	JEQ      recip_zero_2
-	VMOVSS   expconst<>+64(SB), X0
-	VDIVSS   X2, X0, X0
+	JNE      recip_div_2
+	JPS      recip_div_2
+	JMP      recip_zero_2
+
+recip_div_2:
+	VMOVSS expconst<>+64(SB), X0
+	VDIVSS X2, X0, X0
 
 recip_zero_2:
 	VBROADCASTSS X0, Y0
@@ -2021,8 +2039,10 @@ softmax_2:
 	JEQ          no_rescale_2
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
-	VMAXPS       expconst<>+256(SB), Y0, Y0
-	VMINPS       expconst<>+320(SB), Y0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
 	VMULPS       expconst<>+128(SB), Y0, Y0
 	VCVTPS2DQ    Y0, Y2
 	VCVTDQ2PS    Y2, Y3
@@ -2080,8 +2100,10 @@ exp_loop_3:
 	JL          exp_tail_3
 	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
-	VMAXPS      expconst<>+256(SB), Y2, Y2
-	VMINPS      expconst<>+320(SB), Y2, Y2
+	VMOVUPS     expconst<>+256(SB), Y3
+	VMAXPS      Y2, Y3, Y2
+	VMOVUPS     expconst<>+320(SB), Y3
+	VMINPS      Y2, Y3, Y2
 	VMULPS      expconst<>+128(SB), Y2, Y2
 	VCVTPS2DQ   Y2, Y3
 	VCVTDQ2PS   Y3, Y4
@@ -2111,8 +2133,10 @@ exp_tail_3:
 	JZ           exp_done_3
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
-	VMAXPS       expconst<>+256(SB), Y1, Y1
-	VMINPS       expconst<>+320(SB), Y1, Y1
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y1, Y0, Y1
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y1, Y0, Y1
 	VMULPS       expconst<>+128(SB), Y1, Y1
 	VCVTPS2DQ    Y1, Y0
 	VCVTDQ2PS    Y0, Y3
@@ -2496,9 +2520,13 @@ norm_2:
 	VMOVSS   (AX)(CX*4), X0
 	VXORPS   X1, X1, X1
 	VUCOMISS X1, X0
-	JEQ      recip_zero_3
-	VMOVSS   expconst<>+64(SB), X1
-	VDIVSS   X0, X1, X1
+	JNE      recip_div_3
+	JPS      recip_div_3
+	JMP      recip_zero_3
+
+recip_div_3:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
 
 recip_zero_3:
 	VBROADCASTSS X1, Y0
@@ -2663,8 +2691,10 @@ exp_loop_4:
 	JL          exp_tail_4
 	VMOVUPS     (CX), Y2
 	VSUBPS      Y0, Y2, Y2
-	VMAXPS      expconst<>+256(SB), Y2, Y2
-	VMINPS      expconst<>+320(SB), Y2, Y2
+	VMOVUPS     expconst<>+256(SB), Y3
+	VMAXPS      Y2, Y3, Y2
+	VMOVUPS     expconst<>+320(SB), Y3
+	VMINPS      Y2, Y3, Y2
 	VMULPS      expconst<>+128(SB), Y2, Y2
 	VCVTPS2DQ   Y2, Y3
 	VCVTDQ2PS   Y3, Y4
@@ -2694,8 +2724,10 @@ exp_tail_4:
 	JZ           exp_done_4
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
-	VMAXPS       expconst<>+256(SB), Y1, Y1
-	VMINPS       expconst<>+320(SB), Y1, Y1
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y1, Y0, Y1
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y1, Y0, Y1
 	VMULPS       expconst<>+128(SB), Y1, Y1
 	VCVTPS2DQ    Y1, Y0
 	VCVTDQ2PS    Y0, Y3
@@ -2719,9 +2751,13 @@ exp_tail1_4:
 exp_done_4:
 	VXORPS   X0, X0, X0
 	VUCOMISS X0, X2
-	JEQ      recip_zero_4
-	VMOVSS   expconst<>+64(SB), X0
-	VDIVSS   X2, X0, X0
+	JNE      recip_div_4
+	JPS      recip_div_4
+	JMP      recip_zero_4
+
+recip_div_4:
+	VMOVSS expconst<>+64(SB), X0
+	VDIVSS X2, X0, X0
 
 recip_zero_4:
 	VBROADCASTSS X0, Y0
@@ -3635,8 +3671,10 @@ softmax_3:
 	JEQ          no_rescale_3
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
-	VMAXPS       expconst<>+704(SB), Z0, Z0
-	VMINPS       expconst<>+768(SB), Z0, Z0
+	VMOVUPS      expconst<>+704(SB), Z3
+	VMAXPS       Z0, Z3, Z0
+	VMOVUPS      expconst<>+768(SB), Z3
+	VMINPS       Z0, Z3, Z0
 	VMULPS       expconst<>+128(SB), Z0, Z3
 	VCVTPS2DQ    Z3, Z3
 	VCVTDQ2PS    Z3, Z3
@@ -3698,8 +3736,10 @@ exp_loop_5:
 	VMOVUPS      (AX), Y1
 	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
 	VSUBPS       Z0, Z1, Z1
-	VMAXPS       expconst<>+704(SB), Z1, Z1
-	VMINPS       expconst<>+768(SB), Z1, Z1
+	VMOVUPS      expconst<>+704(SB), Z4
+	VMAXPS       Z1, Z4, Z1
+	VMOVUPS      expconst<>+768(SB), Z4
+	VMINPS       Z1, Z4, Z1
 	VMULPS       expconst<>+128(SB), Z1, Z4
 	VCVTPS2DQ    Z4, Z4
 	VCVTDQ2PS    Z4, Z4
@@ -3735,8 +3775,10 @@ exp_tail_5:
 	VMOVUPS       (AX), Y2
 	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
 	VSUBPS        Z0, Z2, Z2
-	VMAXPS        expconst<>+704(SB), Z2, Z2
-	VMINPS        expconst<>+768(SB), Z2, Z2
+	VMOVUPS       expconst<>+704(SB), Z0
+	VMAXPS        Z2, Z0, Z2
+	VMOVUPS       expconst<>+768(SB), Z0
+	VMINPS        Z2, Z0, Z2
 	VMULPS        expconst<>+128(SB), Z2, Z0
 	VCVTPS2DQ     Z0, Z0
 	VCVTDQ2PS     Z0, Z0
@@ -4610,9 +4652,13 @@ norm_3:
 	VMOVSS   (AX)(CX*4), X0
 	VMOVUPS  expconst<>+1344(SB), X1
 	VUCOMISS X1, X0
-	JEQ      recip_zero_5
-	VMOVSS   expconst<>+64(SB), X1
-	VDIVSS   X0, X1, X1
+	JNE      recip_div_5
+	JPS      recip_div_5
+	JMP      recip_zero_5
+
+recip_div_5:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
 
 recip_zero_5:
 	VBROADCASTSS X1, Z0
@@ -4797,8 +4843,10 @@ exp_loop_6:
 	VMOVUPS      (CX), Y0
 	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
 	VSUBPS       Z2, Z0, Z0
-	VMAXPS       expconst<>+704(SB), Z0, Z0
-	VMINPS       expconst<>+768(SB), Z0, Z0
+	VMOVUPS      expconst<>+704(SB), Z4
+	VMAXPS       Z0, Z4, Z0
+	VMOVUPS      expconst<>+768(SB), Z4
+	VMINPS       Z0, Z4, Z0
 	VMULPS       expconst<>+128(SB), Z0, Z4
 	VCVTPS2DQ    Z4, Z4
 	VCVTDQ2PS    Z4, Z4
@@ -4834,8 +4882,10 @@ exp_tail_6:
 	VMOVUPS       (CX), Y1
 	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
 	VSUBPS        Z2, Z1, Z1
-	VMAXPS        expconst<>+704(SB), Z1, Z1
-	VMINPS        expconst<>+768(SB), Z1, Z1
+	VMOVUPS       expconst<>+704(SB), Z0
+	VMAXPS        Z1, Z0, Z1
+	VMOVUPS       expconst<>+768(SB), Z0
+	VMINPS        Z1, Z0, Z1
 	VMULPS        expconst<>+128(SB), Z1, Z0
 	VCVTPS2DQ     Z0, Z0
 	VCVTDQ2PS     Z0, Z0
@@ -4862,9 +4912,13 @@ exp_tail1_6:
 exp_done_6:
 	VMOVUPS  expconst<>+1344(SB), X0
 	VUCOMISS X0, X3
-	JEQ      recip_zero_6
-	VMOVSS   expconst<>+64(SB), X0
-	VDIVSS   X3, X0, X0
+	JNE      recip_div_6
+	JPS      recip_div_6
+	JMP      recip_zero_6
+
+recip_div_6:
+	VMOVSS expconst<>+64(SB), X0
+	VDIVSS X3, X0, X0
 
 recip_zero_6:
 	VBROADCASTSS X0, Z0
@@ -5864,8 +5918,10 @@ softmax_4:
 	JEQ          no_rescale_4
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
-	VMAXPS       expconst<>+256(SB), Z0, Z0
-	VMINPS       expconst<>+320(SB), Z0, Z0
+	VMOVUPS      expconst<>+256(SB), Z3
+	VMAXPS       Z0, Z3, Z0
+	VMOVUPS      expconst<>+320(SB), Z3
+	VMINPS       Z0, Z3, Z0
 	VMULPS       expconst<>+128(SB), Z0, Z0
 	VCVTPS2DQ    Z0, Z3
 	VCVTDQ2PS    Z3, Z4
@@ -5924,8 +5980,10 @@ exp_loop_7:
 	VMOVUPS      (AX), Y1
 	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
 	VSUBPS       Z0, Z1, Z1
-	VMAXPS       expconst<>+256(SB), Z1, Z1
-	VMINPS       expconst<>+320(SB), Z1, Z1
+	VMOVUPS      expconst<>+256(SB), Z4
+	VMAXPS       Z1, Z4, Z1
+	VMOVUPS      expconst<>+320(SB), Z4
+	VMINPS       Z1, Z4, Z1
 	VMULPS       expconst<>+128(SB), Z1, Z1
 	VCVTPS2DQ    Z1, Z4
 	VCVTDQ2PS    Z4, Z5
@@ -5958,8 +6016,10 @@ exp_tail_7:
 	VMOVUPS       (AX), Y2
 	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
 	VSUBPS        Z0, Z2, Z2
-	VMAXPS        expconst<>+256(SB), Z2, Z2
-	VMINPS        expconst<>+320(SB), Z2, Z2
+	VMOVUPS       expconst<>+256(SB), Z0
+	VMAXPS        Z2, Z0, Z2
+	VMOVUPS       expconst<>+320(SB), Z0
+	VMINPS        Z2, Z0, Z2
 	VMULPS        expconst<>+128(SB), Z2, Z2
 	VCVTPS2DQ     Z2, Z0
 	VCVTDQ2PS     Z0, Z4
@@ -6830,9 +6890,13 @@ norm_4:
 	VMOVSS   (AX)(CX*4), X0
 	VMOVUPS  expconst<>+1344(SB), X1
 	VUCOMISS X1, X0
-	JEQ      recip_zero_7
-	VMOVSS   expconst<>+64(SB), X1
-	VDIVSS   X0, X1, X1
+	JNE      recip_div_7
+	JPS      recip_div_7
+	JMP      recip_zero_7
+
+recip_div_7:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
 
 recip_zero_7:
 	VBROADCASTSS X1, Z0
@@ -7017,8 +7081,10 @@ exp_loop_8:
 	VMOVUPS      (CX), Y0
 	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
 	VSUBPS       Z2, Z0, Z0
-	VMAXPS       expconst<>+256(SB), Z0, Z0
-	VMINPS       expconst<>+320(SB), Z0, Z0
+	VMOVUPS      expconst<>+256(SB), Z4
+	VMAXPS       Z0, Z4, Z0
+	VMOVUPS      expconst<>+320(SB), Z4
+	VMINPS       Z0, Z4, Z0
 	VMULPS       expconst<>+128(SB), Z0, Z0
 	VCVTPS2DQ    Z0, Z4
 	VCVTDQ2PS    Z4, Z5
@@ -7051,8 +7117,10 @@ exp_tail_8:
 	VMOVUPS       (CX), Y1
 	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
 	VSUBPS        Z2, Z1, Z1
-	VMAXPS        expconst<>+256(SB), Z1, Z1
-	VMINPS        expconst<>+320(SB), Z1, Z1
+	VMOVUPS       expconst<>+256(SB), Z0
+	VMAXPS        Z1, Z0, Z1
+	VMOVUPS       expconst<>+320(SB), Z0
+	VMINPS        Z1, Z0, Z1
 	VMULPS        expconst<>+128(SB), Z1, Z1
 	VCVTPS2DQ     Z1, Z0
 	VCVTDQ2PS     Z0, Z2
@@ -7076,9 +7144,13 @@ exp_tail1_8:
 exp_done_8:
 	VMOVUPS  expconst<>+1344(SB), X0
 	VUCOMISS X0, X3
-	JEQ      recip_zero_8
-	VMOVSS   expconst<>+64(SB), X0
-	VDIVSS   X3, X0, X0
+	JNE      recip_div_8
+	JPS      recip_div_8
+	JMP      recip_zero_8
+
+recip_div_8:
+	VMOVSS expconst<>+64(SB), X0
+	VDIVSS X3, X0, X0
 
 recip_zero_8:
 	VBROADCASTSS X0, Z0

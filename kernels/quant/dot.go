@@ -192,7 +192,11 @@ func q6Levels(wb []byte, l *[QKK]int8) {
 }
 
 // DotF32 is the dot product of n weights w (format f) with float32 x:
-// each block dequantized (on the stack) and multiplied in float32.
+// each block dequantized (on the stack); the products of the dequantized
+// weights and x are exact in float64 and summed there, and the sum rounded
+// once to float32. So the result overflows only when the true dot product
+// does, and NaN or ±Inf come out as IEEE arithmetic on the exact products
+// gives them (Inf·0 and Inf − Inf are NaN).
 func DotF32(f Format, w []byte, x []float32) (float32, error) {
 	if !formats[f].Weight {
 		return 0, fmt.Errorf("%s is an activation format, not a weight format", f)
@@ -206,16 +210,14 @@ func DotF32(f Format, w []byte, x []float32) (float32, error) {
 func dotF32(f Format, w []byte, x []float32) float32 {
 	fi := formats[f]
 	var buf [QKK]float32
-	var sum float32
+	var sum float64
 	for b := range len(x) / fi.Block {
 		y := buf[:fi.Block]
 		DequantizeBlock(f, y, w[b*fi.Bytes:(b+1)*fi.Bytes])
 		xs := x[b*fi.Block : (b+1)*fi.Block]
-		var s float32
 		for i, v := range y {
-			s += float32(v * xs[i])
+			sum += float64(v) * float64(xs[i])
 		}
-		sum += s
 	}
-	return sum
+	return float32(sum)
 }

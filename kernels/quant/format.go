@@ -5,6 +5,17 @@
 // checked against; they round every float operation to float32 on its own
 // (no fused multiply-add), as GGML's portable build does, so that they
 // match GGML's bytes and floats exactly on every architecture.
+//
+// Float specials, the same in every tier (TestGemvSpecials and the fuzz
+// targets check them against the generic tier):
+//   - gemv-f32 is Σ w·x of the dequantized weights summed exactly and
+//     rounded once (DotF32): NaN and ±Inf only where IEEE arithmetic on the
+//     exact products gives them, and no overflow the true sum does not
+//     have. The SIMD kernels' rows that come out NaN or ±Inf are recomputed
+//     by that contract (gemvF32Asm).
+//   - quantize-q8 stores a block of x that holds NaN or ±Inf with a NaN
+//     scale and zero levels (see nonFinite), so gemv-q8 gives NaN for every
+//     row; finite blocks are GGML's bytes.
 package quant
 
 import (

@@ -152,9 +152,10 @@ func FuzzDequantizeTiers(f *testing.F) {
 	})
 }
 
-// FuzzQuantizeQ8Tiers: on any finite floats, every SIMD tier's activation
+// FuzzQuantizeQ8Tiers: on any floats, every SIMD tier's activation
 // quantizer (quantize-q8: Q8_0, Q8_1, Q8_K) writes the generic tier's
-// bytes, which are GGML's.
+// bytes: GGML's for finite blocks, the NaN block for blocks holding NaN
+// or ±Inf.
 func FuzzQuantizeQ8Tiers(f *testing.F) {
 	goldenSeeds(f, "act_f32.bin", 4*QKK)
 	f.Add(make([]byte, 4*QKK))
@@ -168,11 +169,7 @@ func FuzzQuantizeQ8Tiers(f *testing.F) {
 			p := Params{Kernel: QuantizeQ8, Fmt: wf, K: n}
 			b := Alloc(p)
 			for i := range b.X[:n] {
-				v := math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
-				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-					v = 0
-				}
-				b.X[i] = v
+				b.X[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
 			}
 			gen.Run(p, b)
 			want := append([]byte(nil), b.XQ...)
@@ -210,4 +207,75 @@ func simdImpls(p Params) []Impl {
 		}
 	}
 	return out
+}
+
+// FuzzGemvSpecials: x of moderate values with NaN, ±Inf and huge values
+// where the fuzzer puts them; every SIMD tier's gemv-f32 and gemv-q8 give
+// the generic tier's class row for row, finite rows within Tolerance of
+// looseMagnitudes.
+// Two bytes make one x: 0xff 0x00–0x02 are NaN, +Inf, −Inf; 0xfe e is
+// ±2^e (e up to 127: huge); anything else is int16/256.
+func FuzzGemvSpecials(f *testing.F) {
+	f.Add([]byte{0xff, 0, 10, 20, 0xff, 1, 30, 40, 0xfe, 120, 1, 2})
+	f.Add([]byte{0xfe, 126, 0xfe, 127, 0xfe, 125, 0xff, 2})
+	gen, _ := Lookup(isa.Generic)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const k = 256
+		xs := make([]float32, k)
+		for i := 0; 2*i+1 < len(data) && i < k; i++ {
+			a, c := data[2*i], data[2*i+1]
+			switch {
+			case a == 0xff && c < 3:
+				xs[i] = []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}[c]
+			case a == 0xfe:
+				xs[i] = float32(math.Ldexp(1-2*float64(c&1), int(c>>1)))
+			default:
+				xs[i] = float32(int16(uint16(a)<<8|uint16(c))) / 256
+			}
+		}
+		for _, kern := range []Kernel{GemvF32, GemvQ8} {
+			for _, fm := range WeightFormats() {
+				p := Params{Kernel: kern, Fmt: fm, M: 3, K: k, RB: 2}
+				b := Alloc(p)
+				FillRandom(p, b, 5)
+				copy(b.X, xs)
+				gen.Run(p, b)
+				want := append([]float32(nil), b.Y...)
+				mag := looseMagnitudes(p, b)
+				for _, im := range simdImpls(p) {
+					clear(b.Y)
+					im.Run(p, b)
+					checkRows(t, b.Y, want, mag)
+				}
+			}
+		}
+	})
+}
+
+// looseMagnitudes is 2·max|w|·Σ|x| per row: the scale of the rounding
+// error of the SIMD kernels, which sum q·x and the bias·Σx term apart
+// (Magnitudes, Σ|w·x|, is the finer scale of random data, but one huge x
+// against a weight of level 0 makes it small where those sums are not).
+func looseMagnitudes(p Params, b Buffers) []float64 {
+	x := b.X[:p.K]
+	if p.Kernel == GemvQ8 {
+		x = make([]float32, p.K)
+		Dequantize(p.Fmt.Q8Act(), x, b.XQ[:p.Fmt.Q8Act().RowBytes(p.K)])
+	}
+	var sx float64
+	for _, v := range x {
+		sx += math.Abs(float64(v))
+	}
+	w := make([]float32, p.K)
+	rb := p.Fmt.RowBytes(p.K)
+	mag := make([]float64, p.M)
+	for m := range p.M {
+		Dequantize(p.Fmt, w, b.W[m*rb:(m+1)*rb])
+		var mw float64
+		for _, v := range w {
+			mw = max(mw, math.Abs(float64(v)))
+		}
+		mag[m] = 2 * mw * sx
+	}
+	return mag
 }

@@ -143,7 +143,34 @@ func quantizeQ5_1(blk []byte, x []float32) {
 	le.PutUint32(blk[4:], qh)
 }
 
+// Activation blocks that hold a NaN or ±Inf. Q8 cannot carry them (a NaN
+// has no level, and Inf/127 is an Inf scale that turns every level into
+// 0·Inf), so such a block is stored with a NaN scale and zero levels: every
+// dot product that reads it is NaN. The bits are fixed (f16 0x7e00, f32
+// 0x7fc00000) so that every tier writes the same bytes. GGML's reference
+// leaves these blocks undefined (NaN compares false in its max, and C's
+// float → int8 of NaN is undefined behaviour).
+const (
+	nanF16 = 0x7e00
+	nanF32 = 0x7fc00000
+)
+
+// nonFinite reports whether x holds a NaN or ±Inf.
+func nonFinite(x []float32) bool {
+	for _, v := range x {
+		if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+			return true
+		}
+	}
+	return false
+}
+
 func quantizeQ8_0(blk []byte, x []float32) {
+	if nonFinite(x) {
+		clear(blk)
+		le.PutUint16(blk, nanF16)
+		return
+	}
 	_, amax := signedMax(x)
 	d := amax / 127
 	id := inv(d)
@@ -156,6 +183,12 @@ func quantizeQ8_0(blk []byte, x []float32) {
 // Q8_1 also stores s = d·Σq, which the q4_1/q5_1 dot products use for the
 // min term.
 func quantizeQ8_1(blk []byte, x []float32) {
+	if nonFinite(x) {
+		clear(blk)
+		le.PutUint16(blk, nanF16)
+		le.PutUint16(blk[2:], nanF16)
+		return
+	}
 	_, amax := signedMax(x)
 	d := amax / 127
 	id := inv(d)
@@ -175,6 +208,10 @@ func quantizeQ8_1(blk []byte, x []float32) {
 func quantizeQ8_K(blk []byte, x []float32) {
 	maxv, amax := signedMax(x)
 	clear(blk)
+	if nonFinite(x) {
+		le.PutUint32(blk, nanF32)
+		return
+	}
 	if amax == 0 {
 		return
 	}

@@ -214,8 +214,8 @@ func horizontalSum(t tier, v VecVirtual) VecVirtual {
 
 // fmaClock generates func(iters int) int: each iteration issues chains()
 // FMAs (as fmaPeak) beside a chain of clockAdds dependent integer adds.
-// The add chain is the longer of the two (clockAdds cycles against
-// chains()/2 cycles of FMA throughput), so an iteration takes clockAdds
+// The add chain is the longer of the two (clockAdds cycles against at most
+// chains() cycles of FMA throughput), so an iteration takes clockAdds
 // core cycles exactly, while the FMA units are kept busy at the clock the
 // core holds under this tier's vector load (AVX-512 may run below the
 // scalar clock).
@@ -256,8 +256,13 @@ func fmaClock(t tier) {
 }
 
 // clockAdds is the length of fmaClock's add chain per iteration: a third
-// more cycles than its FMAs need on two ports.
-func clockAdds(t tier) int { return t.chains() * 2 / 3 }
+// more cycles than its FMAs need at one vector FMA per cycle, so that the
+// chain sets the pace on every core: two full-width pipes (then the FMAs
+// use 3/8 of them), and also a core that splits the tier's vectors in
+// halves, as Zen 4 does 512-bit ones (3/4; with two ports' worth, 24 zmm
+// FMAs took 24 cycles there against 16 adds, and the clock read 2.3 GHz
+// for 3.5).
+func clockAdds(t tier) int { return t.chains() * 4 / 3 }
 
 // fmaScalar generates func(iters int) float32: the generic tier's ceiling,
 // what compiled Go does for float32 x = x·a + b (MULSS then ADDSS: Go only

@@ -568,13 +568,17 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, db GPVirtual, tmp Mem, pf *prefetch
 	}
 }
 
-// reciprocalOrZero returns (broadcast) 1/s, or 0 when s == 0.
+// reciprocalOrZero returns (broadcast) 1/s, or 0 when s == 0; NaN for a
+// NaN s (VUCOMISS reports NaN as unordered: ZF and PF set).
 func (t tier) reciprocalOrZero(s VecVirtual) VecVirtual {
 	r := XMM()
 	t.zero(r)
-	zero := label("recip_zero")
+	zero, div := label("recip_zero"), label("recip_div")
 	VUCOMISS(r, s)
-	JEQ(LabelRef(zero))
+	JNE(LabelRef(div))
+	JPS(LabelRef(div))
+	JMP(LabelRef(zero))
+	Label(div)
 	VMOVSS(kc(cOne), r)
 	VDIVSS(s, r, r)
 	Label(zero)

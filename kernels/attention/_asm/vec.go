@@ -107,10 +107,22 @@ func label(stem string) string {
 	return fmt.Sprintf("%s_%d", stem, labels[stem])
 }
 
-// expFast overwrites x with CKE's polynomial exp of x (DESIGN.md §1).
+// clamp limits x to [lo, hi] (constants) and lets NaN through: x is the
+// second source of VMAXPS/VMINPS, which is what they return when either
+// source is NaN. (With the constant as a memory operand, the only form
+// that takes one, NaN would become lo: a NaN score turned into a weight.)
+func (t tier) clamp(x VecVirtual, lo, hi int) {
+	c := t.vec()
+	VMOVUPS(kc(lo), c)
+	VMAXPS(x, c, x)
+	VMOVUPS(kc(hi), c)
+	VMINPS(x, c, x)
+}
+
+// expFast overwrites x with CKE's polynomial exp of x (DESIGN.md §1); NaN
+// stays NaN.
 func (t tier) expFast(x VecVirtual) {
-	VMAXPS(kc(cFastLo), x, x)
-	VMINPS(kc(cFastHi), x, x)
+	t.clamp(x, cFastLo, cFastHi)
 	VMULPS(kc(cLog2e), x, x) // z
 	n := t.vec()
 	VCVTPS2DQ(x, n) // round to nearest even (MXCSR default)
@@ -131,16 +143,16 @@ func (t tier) expFast(x VecVirtual) {
 // expExact overwrites x with an accurate exp (≤ 2 ulp): Cody–Waite range
 // reduction x = n·ln2 + r with ln 2 split in two constants, then the Cephes
 // degree-5 minimax polynomial for e^r on |r| ≤ ln2/2, then a scale by 2^n.
+// NaN stays NaN; −Inf gives 0.
 func (t tier) expExact(x VecVirtual) {
 	var keep VecVirtual
 	if t.w == 16 {
-		VMAXPS(kc(cExactLoZ), x, x)
+		t.clamp(x, cExactLoZ, cExactHi)
 	} else {
 		keep = t.vec()
-		VCMPPS(Imm(0x0D), kc(cExactLo), x, keep) // x >= lo (GE_OS); false for -Inf
-		VMAXPS(kc(cExactLo), x, x)
+		VCMPPS(Imm(0x05), kc(cExactLo), x, keep) // !(x < lo) (NLT_US): false for -Inf, true for NaN
+		t.clamp(x, cExactLo, cExactHi)
 	}
-	VMINPS(kc(cExactHi), x, x)
 	nf := t.vec()
 	VMULPS(kc(cLog2e), x, nf)
 	n := t.vec()

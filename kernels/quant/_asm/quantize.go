@@ -40,8 +40,60 @@ func (w qwidth) and(a Op, b, dst VecVirtual) {
 	VANDPS(a, b, dst)
 }
 
-// hmax returns, in lane 0 of an xmm, the largest lane of m.
-func (w qwidth) hmax(m VecVirtual) VecVirtual { return hreduce(m, w.z(), VMAXPS, VMAXSS) }
+// hmaxBits returns, in lane 0 of an xmm, the largest lane of m, lanes
+// compared as int32. On the bits of |x| that is the float order, with +Inf
+// above every finite value and NaN above +Inf, which VMAXPS does not keep
+// (it returns its second source when either is NaN, so a NaN in one lane
+// is lost at the next max).
+func (w qwidth) hmaxBits(m VecVirtual) VecVirtual { return hreduce(m, w.z(), VPMAXSD, VPMAXSD) }
+
+// absMaxBits returns the bits of max |x| over the vectors at x[0:n] (as
+// int32: see hmaxBits), in lane 0 of an xmm.
+func (w qwidth) absMaxBits(x Mem, n int, absMask VecVirtual) VecVirtual {
+	m := w.vec()
+	w.and(x, absMask, m)
+	for i := 1; i < n; i++ {
+		a := w.vec()
+		w.and(x.Offset(w.vb*i), absMask, a)
+		VPMAXSD(a, m, m)
+	}
+	return w.hmaxBits(m)
+}
+
+// jumpIfNonFinite jumps to l when the bits of max |x| (lane 0 of amax,
+// from absMaxBits) are those of ±Inf or NaN.
+func jumpIfNonFinite(amax VecVirtual, l string) {
+	b := GP32()
+	VMOVD(amax, b)
+	CMPL(b, U32(0x7f800000))
+	JAE(LabelRef(l))
+}
+
+// storeNaNBlock writes the block a NaN or ±Inf in x quantizes to (see
+// nonFinite in the package): a NaN scale (f16 0x7e00 at each of the
+// f16Scales offsets, or f32 0x7fc00000 at 0 with f32Scale) and zeros in the
+// other bytes [0, n).
+func (w qwidth) storeNaNBlock(dst GPVirtual, n int, f16Scales []int, f32Scale bool) {
+	z := YMM()
+	if w.z() {
+		VPXORD(z, z, z)
+	} else {
+		VPXOR(z, z, z)
+	}
+	off := 0
+	for ; off+32 <= n; off += 32 {
+		VMOVDQU(z, Mem{Base: dst, Disp: off})
+	}
+	if off < n { // the last, overlapping store
+		VMOVDQU(z, Mem{Base: dst, Disp: n - 32})
+	}
+	for _, o := range f16Scales {
+		MOVW(U16(0x7e00), Mem{Base: dst, Disp: o})
+	}
+	if f32Scale {
+		MOVL(U32(0x7fc00000), Mem{Base: dst})
+	}
+}
 
 // hsumInt returns the sum of the int32 lanes of s in a GP register.
 func (w qwidth) hsumInt(s VecVirtual) GPVirtual {
@@ -157,21 +209,15 @@ func quantizeQ8_0(w qwidth, q81 bool) {
 	VBROADCASTSS(kc(cOneF), one)
 	f127 := XMM()
 	VMOVSS(kc(c127), f127)
+	nanBlock, next := "nan"+name, "next"+name
 	countLoop(name, nb, func() {
 		v := make([]VecVirtual, 32/w.lanes())
-		m := w.vec()
 		for i := range v {
 			v[i] = w.vec()
 			VMOVUPS(Mem{Base: x, Disp: w.vb * i}, v[i])
-			if i == 0 {
-				w.and(absMask, v[i], m)
-				continue
-			}
-			a := w.vec()
-			w.and(absMask, v[i], a)
-			VMAXPS(a, m, m)
 		}
-		amax := w.hmax(m)
+		amax := w.absMaxBits(Mem{Base: x}, len(v), absMask)
+		jumpIfNonFinite(amax, nanBlock)
 		// d = amax/127 (float), id = d ? 1/d : 0, stored d as f16 (F16C, round
 		// to nearest even: VCVTPS2PH mode 0).
 		d := XMM()
@@ -195,6 +241,15 @@ func quantizeQ8_0(w qwidth, q81 bool) {
 			storeSumTimesD(w.hsumInt(w.sumLevels(q)), d, Mem{Base: dst, Disp: 2})
 		}
 		w.storeLevels(q, Mem{Base: dst, Disp: qs})
+		JMP(LabelRef(next))
+
+		Label(nanBlock)
+		scales := []int{0}
+		if q81 {
+			scales = []int{0, 2}
+		}
+		w.storeNaNBlock(dst, bytes, scales, false)
+		Label(next)
 	}, advance{dst, bytes}, advance{x, 128})
 	VZEROUPPER()
 	RET()
@@ -254,17 +309,11 @@ func quantizeQ8_K(w qwidth) {
 	absMask, max127 := w.vec(), w.vec()
 	VPBROADCASTD(kc(cAbsMask), absMask)
 	VPBROADCASTD(kc(cInt127), max127)
-	zeroBlock, next := "zero"+name, "next"+name
+	zeroBlock, nanBlock, next := "zero"+name, "nan"+name, "next"+name
 	countLoop(name, nb, func() {
 		// The largest magnitude.
-		m := w.vec()
-		w.and(Mem{Base: x}, absMask, m)
-		for i := 1; i < 1024/w.vb; i++ {
-			a := w.vec()
-			w.and(Mem{Base: x, Disp: w.vb * i}, absMask, a)
-			VMAXPS(a, m, m)
-		}
-		amax := w.hmax(m)
+		amax := w.absMaxBits(Mem{Base: x}, 1024/w.vb, absMask)
+		jumpIfNonFinite(amax, nanBlock)
 		z := XMM()
 		VXORPS(z, z, z)
 		VUCOMISS(z, amax)
@@ -325,6 +374,10 @@ func quantizeQ8_K(w qwidth) {
 			VMOVDQU(zy, Mem{Base: dst, Disp: off})
 		}
 		MOVL(U32(0), Mem{Base: dst, Disp: 288})
+		JMP(LabelRef(next))
+
+		Label(nanBlock)
+		w.storeNaNBlock(dst, q8kBytes, nil, true)
 
 		Label(next)
 	}, advance{dst, q8kBytes}, advance{x, 1024})
