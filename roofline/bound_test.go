@@ -233,3 +233,23 @@ func TestFMAUnitsFor(t *testing.T) {
 		t.Error("generic has no FMA units")
 	}
 }
+
+// TestBestOfPortsShare: the FMA ceiling's share of its units uses the best
+// clock under load over all passes, as it uses the best rate: a pass whose
+// clock read low never makes the ceiling read above 100 %.
+func TestBestOfPortsShare(t *testing.T) {
+	u := FMAUnits{Pipes: 2, Bits: 256, Lanes: 16}
+	pass := func(gflops, ghz float64) *Roofline {
+		return &Roofline{Compute: []Compute{{Kind: "fp32-fma", Tier: isa.AVX2, Threads: 1, Value: gflops, LoadGHz: ghz, FMA: &u}}}
+	}
+	r := bestOf([]*Roofline{pass(116, 3.69), pass(117.2, 3.534)})
+	c := r.Compute[0]
+	if c.Value != 117.2 || c.LoadGHz != 3.69 || c.PctOfPorts > 100 || c.Note != "" {
+		t.Fatalf("%+v", c)
+	}
+	// Above 100 % + slack with the best clock too: a note says so.
+	r = bestOf([]*Roofline{pass(130, 3.69)})
+	if c := r.Compute[0]; c.PctOfPorts <= 100+PortsSlackPct || !strings.Contains(c.Note, "above what the units can do") {
+		t.Fatalf("%+v", c)
+	}
+}

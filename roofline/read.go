@@ -33,9 +33,11 @@ func ReadSumRepeat(t isa.Tier, x []float32, reps int) float32 {
 			s += readSumGeneric(x[:n])
 		}
 	}
-	for range reps {
-		for _, v := range x[n:] {
-			s += v
+	if rest := x[n:]; len(rest) > 0 { // not an empty loop per pass: 1–3 % of a small set's time
+		for range reps {
+			for _, v := range rest {
+				s += v
+			}
 		}
 	}
 	return s
