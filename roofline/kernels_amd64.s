@@ -1293,8 +1293,9 @@ clock_done:
 	RET
 
 // func rdtsc() uint64
-// Requires: RDTSC
+// Requires: RDTSC, SSE2
 TEXT ·rdtsc(SB), NOSPLIT, $0-8
+	LFENCE
 	RDTSC
 	SHLQ $0x20, DX
 	ORQ  DX, AX

@@ -60,28 +60,62 @@ type Compute struct {
 	Stat       Stat     `json:"stat"`
 	// For fp32-fma: the core clock while this tier's FMAs run (fmaClock,
 	// measured just before and just after the FMA kernel; the higher of
-	// the two), the core's FMA units for the tier, and Value as a share
-	// of their lanes × 2 FLOP × that clock × threads: how close the kernel
-	// comes to the silicon. Above 100 % is a measurement problem (the
-	// clock moved, or the FMA table is wrong for this CPU): Note says so.
+	// the two, best of passes), the core's FMA units for the tier, and the
+	// share of them the FMA kernel uses at the clock it runs at (fmaShare):
+	// how close it comes to the silicon. Above 100 % is a measurement
+	// problem (the FMA table is wrong for this CPU): Note says so.
 	LoadGHz    float64   `json:"load_ghz,omitempty"`
 	FMA        *FMAUnits `json:"fma_units,omitempty"`
 	PctOfPorts float64   `json:"pct_of_ports,omitempty"`
 	Note       string    `json:"note,omitempty"`
 }
 
-// portsShare sets PctOfPorts (and Note, above 100 % + PortsSlackPct) from
-// Value, LoadGHz and FMA.
-func (c *Compute) portsShare() {
-	c.PctOfPorts, c.Note = 0, ""
-	if c.FMA == nil || c.LoadGHz <= 0 || c.Threads <= 0 {
-		return
+// flagPorts notes a PctOfPorts above 100 % + PortsSlackPct.
+func (c *Compute) flagPorts() {
+	c.Note = ""
+	if c.FMA != nil && c.PctOfPorts > 100+PortsSlackPct {
+		c.Note = fmt.Sprintf("%.1f%% of %s: above what the units can do, so %s is wrong for this CPU (or the host moved its clock between two kernels run back to back)",
+			c.PctOfPorts, c.FMA, c.FMA)
 	}
-	c.PctOfPorts = 100 * c.Value / (float64(c.FMA.Lanes) * 2 * c.LoadGHz * float64(c.Threads))
-	if c.PctOfPorts > 100+PortsSlackPct {
-		c.Note = fmt.Sprintf("%.1f%% of %s at %.2f GHz: above what the units can do, so the clock moved during the measurement or %s is wrong for this CPU",
-			c.PctOfPorts, c.FMA, c.LoadGHz, c.FMA)
+}
+
+// fmaShare measures, on every CPU of set at once, the share of its FMA
+// units u that tier t's FMA kernel uses at the clock it runs at. Each call
+// runs the FMA kernel and the clock kernel (fmaClock: core cycles counted
+// by a dependent add chain, under the same vector load) back to back, both
+// timed by the TSC: FMAs per TSC tick over core cycles per TSC tick is FMAs
+// per core cycle, whatever the clock did a moment before or after. The
+// result is the median over the calls of every CPU (the median of the
+// slowest CPU's, on several threads): it cannot read above 100 % by a
+// clock that moved between two separate measurements, as a rate over a
+// clock measured apart did (104 % on Zen 3; 103.7 % once here on Zen 4).
+func fmaShare(cfg sampler.Config, set []int, t isa.Tier, u FMAUnits, iters int) (float64, error) {
+	shares := make([][]float64, len(set))
+	lanes := FMAFlopsPerIter(t) / 2 * float64(iters) // FMA lane-operations per call
+	call := func(w int) {
+		c0 := rdtscAsm()
+		FMA(t, iters)
+		c1 := rdtscAsm()
+		cycles := FMAClock(t, iters)
+		c2 := rdtscAsm()
+		if c1 <= c0 || c2 <= c1 || cycles == 0 {
+			return
+		}
+		perCycle := lanes / float64(c1-c0) / (float64(cycles) / float64(c2-c1))
+		shares[w] = append(shares[w], perCycle/float64(u.Lanes))
 	}
+	if _, _, err := measure(cfg, set, call); err != nil {
+		return 0, err
+	}
+	share := math.Inf(1)
+	for _, v := range shares {
+		if len(v) == 0 {
+			return 0, nil
+		}
+		slices.Sort(v)
+		share = min(share, v[len(v)/2])
+	}
+	return share, nil
 }
 
 // PortsSlackPct is how far above 100 % of the FMA units a measurement may
@@ -401,7 +435,12 @@ func (m *measurer) pass(r *Roofline, last bool) error {
 				}
 				c.LoadGHz = max(clockBefore, clockAfter)
 				c.FMA = &u
-				c.portsShare()
+				share, err := fmaShare(cfg, set, t, u, iters)
+				if err != nil {
+					return err
+				}
+				c.PctOfPorts = 100 * share
+				c.flagPorts()
 			}
 			r.Compute = append(r.Compute, c)
 			if Int8OpsPerIter(t) == 0 {
@@ -478,10 +517,7 @@ func bestOf(passes []*Roofline) *Roofline {
 		for p, x := range passes {
 			vals[p] = x.Compute[i].Value
 		}
-		// The clock under load is a best of passes too: the best pass's
-		// FMA rate over its own pass's clock, read in a slow moment of the
-		// host, read above what the units can do (103.7 % once on Zen 4:
-		// 3.53 GHz under load against 3.69 for the core clock).
+		// The clock under load is a best of passes, as the rate is.
 		var load float64
 		for _, x := range passes {
 			load = max(load, x.Compute[i].LoadGHz)
@@ -491,7 +527,6 @@ func bestOf(passes []*Roofline) *Roofline {
 		r.Compute[i].Stat.PassSpreadPct = pct
 		r.MaxPassSpreadPct = max(r.MaxPassSpreadPct, pct)
 		r.Compute[i].LoadGHz = load
-		r.Compute[i].portsShare()
 	}
 	// The last pass has every curve; the others only the read curves.
 	r.Bandwidth = passes[len(passes)-1].Bandwidth

@@ -180,7 +180,8 @@ func clockChain() {
 // rdtsc generates func() uint64: the time-stamp counter.
 func rdtsc() {
 	TEXT("rdtsc", NOSPLIT, "func() uint64")
-	Doc("rdtsc returns the time-stamp counter (fixed rate, not core cycles).")
+	Doc("rdtsc returns the time-stamp counter (fixed rate, not core cycles), read once every earlier instruction has completed.")
+	LFENCE() // RDTSC alone may run before the kernel just called has finished
 	RDTSC()
 	SHLQ(Imm(32), RDX)
 	ORQ(RDX, RAX)

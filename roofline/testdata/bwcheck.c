@@ -153,18 +153,22 @@ static double measure(int kind, size_t bytes) {
 // Output, one line per measurement: kernel, working set in bytes, GB/s
 // (best of PASSES passes over all sizes in turn). roofline/testdata/
 // bwcompare.go reads it beside a roofline.json.
+enum { NSIZES = 19, PASSES = 4 };
+
 int main(int argc, char **argv) {
-	int cpu = 1, all = 0;
+	int cpu = 1, all = 0, nsizes = NSIZES;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-all")) all = 1;
 		else if (!strcmp(argv[i], "-cpu") && i + 1 < argc) cpu = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-sizes") && i + 1 < argc && atoi(argv[i + 1]) > 0) nsizes = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: bwcheck [-cpu N] [-all]\n"
+			fprintf(stderr, "usage: bwcheck [-cpu N] [-all] [-sizes K]\n"
 			                "  read bandwidth from 4 KiB to 1 GiB (powers of two) on CPU N (default 1);\n"
-			                "  -all: also copy, write and write-nt\n");
+			                "  -all: also copy, write and write-nt; -sizes K: only the first K sizes\n");
 			return 2;
 		}
 	}
+	if (nsizes > NSIZES) nsizes = NSIZES;
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
@@ -173,17 +177,16 @@ int main(int argc, char **argv) {
 		return 2;
 	}
 	const char *names[] = {"read", "copy", "write", "write-nt"};
-	enum { NSIZES = 19, PASSES = 4 };
 	int kinds = all ? 4 : 1;
 	static double best[4][NSIZES];
 	for (int p = 0; p < PASSES; p++)
-		for (int s = 0; s < NSIZES; s++)
+		for (int s = 0; s < nsizes; s++)
 			for (int k = 0; k < kinds; k++) {
 				double v = measure(k, (size_t)4096 << s);
 				if (v > best[k][s]) best[k][s] = v;
 			}
 	printf("# bwcheck %s, CPU %d, best of %d passes\n", WIDTH, cpu, PASSES);
 	for (int k = 0; k < kinds; k++)
-		for (int s = 0; s < NSIZES; s++) printf("%s\t%zu\t%.2f\n", names[k], (size_t)4096 << s, best[k][s]);
+		for (int s = 0; s < nsizes; s++) printf("%s\t%zu\t%.2f\n", names[k], (size_t)4096 << s, best[k][s]);
 	return sink == 12345.0f;
 }
