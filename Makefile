@@ -8,7 +8,7 @@ PRESET  ?= quick
 QEMU_X86   ?= qemu-x86_64 -cpu Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm
 QEMU_ARM64 ?= qemu-aarch64
 
-.PHONY: run build install test test-portable bench bwcheck generate check-generate vet fmt-check ci clean
+.PHONY: run build install test test-portable cross bench bwcheck generate check-generate vet fmt-check ci clean
 
 # The main job: quick sweeps of every family into out/<run-id>-<family>/;
 # the roofline measured by the first is reused by the others.
@@ -36,6 +36,15 @@ test:
 test-portable:
 	CKBENCH_EXPECT_SKIPPED=avx512,avx512vnni GOARCH=amd64 $(GO) test -exec "$(QEMU_X86)" ./...
 	CKBENCH_EXPECT_SKIPPED=avx2,avx512,avx512vnni GOARCH=arm64 $(GO) test -exec "$(QEMU_ARM64)" ./...
+
+# ckbench builds (and vets, tests included) wherever Go does: outside
+# linux/amd64 it has the generic tier; outside Linux no counters, no CPU
+# pinning or locks, and says so.
+CROSS ?= linux/amd64 linux/arm64 darwin/arm64 windows/amd64
+cross:
+	@set -e; for p in $(CROSS); do echo "GOOS=$${p%/*} GOARCH=$${p#*/}"; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -o /dev/null ./cmd/ckbench; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...; done
 
 # go test's own benchmarks of the kernels (ckbench sweep is the real tool).
 bench:
@@ -78,7 +87,7 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-ci: fmt-check vet test check-generate test-portable
+ci: fmt-check vet test check-generate cross test-portable
 
 clean:
 	rm -rf bin

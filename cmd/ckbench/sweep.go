@@ -15,7 +15,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"golang.org/x/sys/unix"
 
 	"github.com/ckbench/ckbench/hwcounters"
 	"github.com/ckbench/ckbench/kernels/attention"
@@ -511,9 +510,5 @@ func num(f results.Float, format string) string {
 // isTerminal reports whether w is a terminal (the progress bar needs one).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return ok && terminal(f)
 }

@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -48,7 +49,7 @@ func MeasureParallel(cfg Config, cpus []int, call func(worker int)) (Stats, erro
 		}
 	}()
 	for range cpus {
-		if err := <-pinErrs; err != nil {
+		if err := <-pinErrs; err != nil && !errors.Is(err, ErrNoAffinity) {
 			return Stats{}, err
 		}
 	}

@@ -26,6 +26,12 @@ type Config struct {
 	MaxOffCPU float64
 }
 
+// ErrNoAffinity is PinThread's answer where this build cannot set a
+// thread's CPU (every OS but Linux): the thread is locked to its goroutine
+// but may migrate between CPUs, so timings are less steady. Measurements
+// go on; callers say so.
+var ErrNoAffinity = errors.New("CPU affinity is only implemented on Linux: the measuring thread may migrate between CPUs")
+
 // OffCPUFloor is the off-CPU time a sample may show without having been
 // descheduled: the jitter between the wall clock and the thread's CPU
 // clock, whose reads are system calls of about 1 µs in a VM (measured

@@ -29,7 +29,7 @@ func (linuxThread) involuntarySwitches() (int64, error) {
 	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
 		return 0, err
 	}
-	return ru.Nivcsw, nil
+	return int64(ru.Nivcsw), nil
 }
 
 // AllowedCPUs lists the CPUs this process may run on.
@@ -56,7 +56,7 @@ func PinThread(cpu int) error {
 	set.Set(cpu)
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
 		runtime.UnlockOSThread()
-		return fmt.Errorf("cannot pin to CPU %d: %w (see --cpu; allowed CPUs: taskset -p $$)", cpu, err)
+		return fmt.Errorf("cannot pin to CPU %d: %w (the CPUs this process may use: taskset -p $$)", cpu, err)
 	}
 	return nil
 }

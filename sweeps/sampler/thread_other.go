@@ -29,8 +29,9 @@ func AllowedCPUs() ([]int, error) {
 	return cpus, nil
 }
 
-// PinThread locks the goroutine to its thread; CPU affinity is Linux-only.
+// PinThread locks the goroutine to its thread; CPU affinity is Linux-only,
+// so it returns ErrNoAffinity (the thread stays locked: measure anyway).
 func PinThread(int) error {
 	runtime.LockOSThread()
-	return errors.New("CPU pinning is only implemented on Linux; timings may migrate between CPUs")
+	return ErrNoAffinity
 }
