@@ -101,4 +101,3 @@ func checkUnprivileged(t *testing.T) {
 		}
 	}
 }
-

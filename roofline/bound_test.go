@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/isa/isatest"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/sweeps/sampler"
 )
@@ -258,10 +259,10 @@ func TestBestOfLoadClock(t *testing.T) {
 // finite share on every tier that runs here (its value is a timing, not
 // asserted).
 func TestFMAShare(t *testing.T) {
-	for _, tier := range runnableTiers(t) {
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
 		u, ok := FMAUnitsFor("", 0, 0, tier)
 		if !ok || kernelsFor(tier) == nil {
-			continue
+			return
 		}
 		cfg := sampler.Config{MinTime: 5 * time.Millisecond, SampleTime: 200 * time.Microsecond, MinSamples: 3}
 		cpus, err := sampler.AllowedCPUs()
@@ -275,5 +276,5 @@ func TestFMAShare(t *testing.T) {
 		if !(share > 0 && !math.IsInf(share, 0)) {
 			t.Errorf("%s: share %v", tier, share)
 		}
-	}
+	})
 }

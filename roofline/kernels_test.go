@@ -6,22 +6,11 @@ import (
 
 	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/isa/isatest"
 )
 
-func runnableTiers(t *testing.T) []isa.Tier {
-	var ts []isa.Tier
-	for _, tier := range isa.All {
-		if st := isa.Detect(tier); !st.Runs {
-			t.Logf("%s skipped: %s", tier, st.Reason)
-			continue
-		}
-		ts = append(ts, tier)
-	}
-	return ts
-}
-
 func TestCopyWrite(t *testing.T) {
-	for _, tier := range runnableTiers(t) {
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
 		for _, n := range []int{0, 5, 128, 1000, 128 * 33} {
 			src, dst := buf.Floats(n), buf.Floats(n)
 			buf.FillUniform(src, uint64(n), -1, 1)
@@ -40,7 +29,7 @@ func TestCopyWrite(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // fmaModel is the value FMA(t, iters) must return: every lane of chain i
@@ -58,7 +47,7 @@ func fmaModel(chains, lanes, iters int) float64 {
 }
 
 func TestReadSumRepeat(t *testing.T) {
-	for _, tier := range runnableTiers(t) {
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
 		x := buf.Floats(128*3 + 5)
 		for i := range x {
 			x[i] = float32(i % 3)
@@ -66,11 +55,11 @@ func TestReadSumRepeat(t *testing.T) {
 		if one, three := ReadSum(tier, x), ReadSumRepeat(tier, x, 3); three != 3*one {
 			t.Errorf("%s: 3 passes sum to %v, one to %v", tier, three, one)
 		}
-	}
+	})
 }
 
 func TestFMA(t *testing.T) {
-	for _, tier := range runnableTiers(t) {
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
 		got := float64(FMA(tier, 1000))
 		chains, lanes := genericChains, 1
 		if k := kernelsFor(tier); k != nil {
@@ -83,13 +72,13 @@ func TestFMA(t *testing.T) {
 		if FMAFlopsPerIter(tier) != float64(chains*lanes*2) {
 			t.Errorf("%s: %v FLOP per iteration", tier, FMAFlopsPerIter(tier))
 		}
-	}
+	})
 }
 
 func TestInt8(t *testing.T) {
-	for _, tier := range runnableTiers(t) {
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
 		if tier == isa.Generic {
-			continue
+			return
 		}
 		// Each int32 lane starts at 0x00010001 and adds u·s over 4 bytes:
 		// (3,1,2,3)·(1,-1,2,-3) = -3 per round; lane 0 sums every chain.
@@ -98,19 +87,19 @@ func TestInt8(t *testing.T) {
 		if got := Int8(tier, 100); got != want {
 			t.Errorf("%s: Int8 = %d, want %d", tier, got, want)
 		}
-	}
+	})
 }
 
 func TestFMAClock(t *testing.T) {
-	for _, tier := range runnableTiers(t) {
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
 		k := kernelsFor(tier)
 		if k == nil {
-			continue
+			return
 		}
 		if got, want := FMAClock(tier, 100), 100*(k.chains*4/3); got != want {
 			t.Errorf("%s: FMAClock(100) = %d adds, want %d", tier, got, want)
 		}
-	}
+	})
 }
 
 func TestClockChain(t *testing.T) {

@@ -6,14 +6,11 @@ import (
 
 	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/isa/isatest"
 )
 
 func TestReadSum(t *testing.T) {
-	for _, tier := range isa.All {
-		if st := isa.Detect(tier); !st.Runs {
-			t.Logf("%s skipped: %s", tier, st.Reason)
-			continue
-		}
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
 		for _, n := range []int{0, 128, 1024, 128 * 77} {
 			x := buf.Floats(n)
 			for i := range x {
@@ -27,7 +24,7 @@ func TestReadSum(t *testing.T) {
 				t.Errorf("%s n=%d: %v, want %v", tier, n, got, want)
 			}
 		}
-	}
+	})
 }
 
 // TestReadXor: every word of the input counts, whatever its bits, at any
@@ -37,10 +34,7 @@ func TestReadXor(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i*131 + i>>8)
 	}
-	for _, tier := range isa.All {
-		if st := isa.Detect(tier); !st.Runs {
-			continue
-		}
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
 		for _, n := range []int{0, 5, 8, 511, 512, 1024 + 13, 8 * 1024} {
 			for _, off := range []int{0, 1, 18} {
 				b := data[off : off+n]
@@ -53,7 +47,7 @@ func TestReadXor(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 func BenchmarkReadSum(b *testing.B) {

@@ -46,4 +46,3 @@ func TestInterrupt(t *testing.T) {
 		t.Fatalf("exit %d, complete=%v, %d of %d points, %v", code, meta.Complete, len(recs), meta.Planned, err)
 	}
 }
-

@@ -15,7 +15,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-
 	"github.com/ckbench/ckbench/hwcounters"
 	"github.com/ckbench/ckbench/kernels/attention"
 	"github.com/ckbench/ckbench/kernels/isa"

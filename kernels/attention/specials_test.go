@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/isa/isatest"
 )
 
 // class sorts a float into the four kinds the specials contract speaks of.
@@ -63,28 +63,23 @@ func specials() []special {
 // tier, kernel and exp; finite elements stay within the gate's tolerance.
 // The contract is in the package doc (Float specials).
 func TestSpecials(t *testing.T) {
-	for _, im := range Impls() {
-		t.Run(string(im.Tier), func(t *testing.T) {
-			if st := isa.Detect(im.Tier); !st.Runs {
-				t.Skip(st.Reason)
-			}
-			for _, k := range Kernels {
-				for _, e := range []Exp{ExpExact, ExpFast} {
-					for _, sp := range specials() {
-						p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 45}, TileK: 16, Exp: e}
-						t.Run(fmt.Sprintf("%s/%s/%s", k, e, sp.name), func(t *testing.T) {
-							b := Alloc(p)
-							FillRandom(b, 7)
-							plant(p, b, sp)
-							im.Run(p, b)
-							want := Reference(p.Shape, b.Q, b.K, b.V)
-							checkSpecials(t, b.O, want, p.D, Tolerance(e))
-						})
-					}
+	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+		for _, k := range Kernels {
+			for _, e := range []Exp{ExpExact, ExpFast} {
+				for _, sp := range specials() {
+					p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 45}, TileK: 16, Exp: e}
+					t.Run(fmt.Sprintf("%s/%s/%s", k, e, sp.name), func(t *testing.T) {
+						b := Alloc(p)
+						FillRandom(b, 7)
+						plant(p, b, sp)
+						im.Run(p, b)
+						want := Reference(p.Shape, b.Q, b.K, b.V)
+						checkSpecials(t, b.O, want, p.D, Tolerance(e))
+					})
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 func plant(p Params, b Buffers, sp special) {
@@ -168,7 +163,7 @@ func FuzzSpecials(f *testing.F) {
 					buf[idx%len(buf)] = v
 				}
 				want := Reference(p.Shape, b.Q, b.K, b.V)
-				for _, im := range runnable(t) {
+				for _, im := range runnable() {
 					im.Run(p, b)
 					checkSpecials(t, b.O, want, p.D, Tolerance(e))
 				}

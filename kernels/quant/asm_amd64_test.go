@@ -12,6 +12,7 @@ import (
 
 	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/isa/isatest"
 )
 
 // TestAVX2KernelsUseVEXRegistersOnly guards the AVX2 tier: the Go
@@ -52,23 +53,18 @@ func TestAVX2KernelsUseVEXRegistersOnly(t *testing.T) {
 // of magnitude with both signs, halves that round away from zero, zeros,
 // subnormal and large values.
 func TestQuantizeQ8AsmByteExact(t *testing.T) {
-	var quantizers []struct {
-		tier isa.Tier
-		f    quantizeQ8Func
-	}
 	for _, q := range []struct {
 		tier isa.Tier
 		f    quantizeQ8Func
 	}{{isa.AVX2, quantizeQ8AVX2}, {isa.AVX512, quantizeQ8AVX512}} {
-		if isa.Detect(q.tier).Runs {
-			quantizers = append(quantizers, q)
-		} else {
-			t.Logf("%s quantizers not run: %s", q.tier, isa.Detect(q.tier).Reason)
-		}
+		t.Run(string(q.tier), func(t *testing.T) {
+			isatest.Skip(t, q.tier)
+			checkQuantizer(t, q.f)
+		})
 	}
-	if len(quantizers) == 0 {
-		t.Skip("no AVX2 here")
-	}
+}
+
+func checkQuantizer(t *testing.T, quantize quantizeQ8Func) {
 	rows := map[string][]float32{}
 	r := make([]float32, 1024)
 	buf.FillUniform(r, 9, -3, 3)
@@ -96,13 +92,10 @@ func TestQuantizeQ8AsmByteExact(t *testing.T) {
 		for _, act := range []Format{Q8_0, Q8_1, Q8_K} {
 			want, got := make([]byte, act.RowBytes(len(x))), make([]byte, act.RowBytes(len(x)))
 			quantizeQ8Generic(act, want, x)
-			for _, q := range quantizers {
-				clear(got)
-				q.f(act, got, x)
-				if i := firstByteDiff(got, want); i >= 0 {
-					t.Errorf("%s %s %s: byte %d (block %d, offset %d): asm %#02x, reference %#02x",
-						q.tier, act, name, i, i/act.Info().Bytes, i%act.Info().Bytes, got[i], want[i])
-				}
+			quantize(act, got, x)
+			if i := firstByteDiff(got, want); i >= 0 {
+				t.Errorf("%s %s: byte %d (block %d, offset %d): asm %#02x, reference %#02x",
+					act, name, i, i/act.Info().Bytes, i%act.Info().Bytes, got[i], want[i])
 			}
 		}
 	}
@@ -112,10 +105,7 @@ func TestQuantizeQ8AsmByteExact(t *testing.T) {
 // for bit (the gate's tolerance would let a rounding slip through).
 func TestDequantAsmBitExact(t *testing.T) {
 	gen, _ := Lookup(isa.Generic)
-	for _, im := range Impls() {
-		if im.Tier == isa.Generic || !isa.Detect(im.Tier).Runs {
-			continue
-		}
+	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, f := range WeightFormats() {
 			if ok, _ := im.HasFormat(Dequant, f); !ok {
 				continue
@@ -131,11 +121,11 @@ func TestDequantAsmBitExact(t *testing.T) {
 				want, got := run(gen, p, b), run(im, p, b)
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Errorf("%s dequant %s %s: element %d: %v, generic %v", im.Tier, f, c.name, i, got[i], want[i])
+						t.Errorf("dequant %s %s: element %d: %v, generic %v", f, c.name, i, got[i], want[i])
 						break
 					}
 				}
 			}
 		}
-	}
+	})
 }

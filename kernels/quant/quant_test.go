@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/isa/isatest"
 )
 
 func TestF16RoundTrip(t *testing.T) {
@@ -172,30 +173,26 @@ func fillRows(p Params, b Buffers, row []float32) {
 	}
 }
 
-// TestTiersMatchGeneric is the gate of every SIMD tier: each kernel and
-// format it has matches the generic tier within Tolerance.
+// TestTiersMatchGeneric is the gate of every tier: each kernel and format
+// it has matches the generic tier within Tolerance, at every rows-per-pass
+// the tier offers (so every generated R1…R8 function runs: the 13-row case
+// takes a pass of each and a remainder), and writes nothing past its
+// outputs (a guard region after each is checked).
 func TestTiersMatchGeneric(t *testing.T) {
 	gen, _ := Lookup(isa.Generic)
-	for _, im := range Impls() {
-		if im.Tier == isa.Generic {
-			continue
-		}
-		if st := isa.Detect(im.Tier); !st.Runs {
-			t.Logf("%s skipped: %s", im.Tier, st.Reason)
-			continue
-		}
+	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, f := range WeightFormats() {
 			for _, k := range Kernels {
 				if ok, _ := im.HasFormat(k, f); !ok {
 					continue
 				}
 				for _, c := range gateCases(f) {
-					for _, rb := range []int{1, 3, 4, 8} {
+					for rb := 1; rb <= MaxRB; rb++ {
 						p := Params{Kernel: k, Fmt: f, M: c.m, K: c.k, RB: rb}
 						if ok, _ := im.Has(p); !ok {
 							continue
 						}
-						b := Alloc(p)
+						b, guards := allocGuarded(p)
 						if c.fill == nil {
 							FillRandom(p, b, 7)
 						} else {
@@ -205,13 +202,62 @@ func TestTiersMatchGeneric(t *testing.T) {
 						mag := Magnitudes(p, b)
 						got := run(im, p, b)
 						if e := MaxRelErr(got, want, mag); !(e <= Tolerance) {
-							t.Errorf("%s %s %s %s rb=%d: max rel err %.3g > %.0e", im.Tier, k, f, c.name, rb, e, Tolerance)
+							t.Errorf("%s %s %s rb=%d: max rel err %.3g > %.0e", k, f, c.name, rb, e, Tolerance)
+						}
+						if err := guards(); err != nil {
+							t.Errorf("%s %s %s rb=%d: %v", k, f, c.name, rb, err)
 						}
 					}
 				}
 			}
 		}
+	})
+}
+
+// guardLen is the size of the region after each output buffer that a
+// kernel must leave as it was.
+const guardLen = 64
+
+// allocGuarded is Alloc with a guard region after Y, D and XQ (inside
+// their capacity, beyond their length), and the check of those regions.
+func allocGuarded(p Params) (Buffers, func() error) {
+	b := Alloc(p)
+	const sentinel = 0x5a
+	grow := func(f []float32) []float32 {
+		if f == nil {
+			return nil
+		}
+		g := make([]float32, len(f)+guardLen)
+		for i := len(f); i < len(g); i++ {
+			g[i] = math.Float32frombits(sentinel * 0x01010101)
+		}
+		return g[:len(f)]
 	}
+	b.Y, b.D = grow(b.Y), grow(b.D)
+	xq := make([]byte, len(b.XQ)+guardLen)
+	for i := len(b.XQ); i < len(xq); i++ {
+		xq[i] = sentinel
+	}
+	b.XQ = xq[:len(b.XQ)]
+	check := func() error {
+		for name, f := range map[string][]float32{"y": b.Y, "d": b.D} {
+			if f == nil {
+				continue
+			}
+			for i, v := range f[len(f):cap(f)] {
+				if math.Float32bits(v) != sentinel*0x01010101 {
+					return fmt.Errorf("wrote %s[%d], %d past its end", name, len(f)+i, i)
+				}
+			}
+		}
+		for i, v := range b.XQ[len(b.XQ):cap(b.XQ)] {
+			if v != sentinel {
+				return fmt.Errorf("wrote xq[%d], %d past its end", len(b.XQ)+i, i)
+			}
+		}
+		return nil
+	}
+	return b, check
 }
 
 // run returns the output of p on b by im (fresh outputs each time).
@@ -305,10 +351,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestRunDoesNotAllocate(t *testing.T) {
-	for _, im := range Impls() {
-		if !isa.Detect(im.Tier).Runs {
-			continue
-		}
+	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, k := range Kernels {
 			p := Params{Kernel: k, Fmt: Q4_K, M: 8, K: QKK, RB: 4}
 			if ok, _ := im.Has(p); !ok {
@@ -317,8 +360,28 @@ func TestRunDoesNotAllocate(t *testing.T) {
 			b := Alloc(p)
 			FillRandom(p, b, 1)
 			if n := testing.AllocsPerRun(5, func() { im.Run(p, b) }); n != 0 {
-				t.Errorf("%s %s allocates %.0f times per call", im.Tier, k, n)
+				t.Errorf("%s allocates %.0f times per call", k, n)
 			}
+		}
+	})
+}
+
+// TestGuardsCatch: the guard check of allocGuarded sees a write past each
+// output.
+func TestGuardsCatch(t *testing.T) {
+	p := Params{Kernel: Dequant, Fmt: Q4_0, M: 2, K: 64}
+	for _, poke := range []func(Buffers){
+		func(b Buffers) { b.Y[:len(b.Y)+1][len(b.Y)] = 0 },
+		func(b Buffers) { b.D[:len(b.D)+guardLen][len(b.D)+guardLen-1] = 0 },
+		func(b Buffers) { b.XQ[:len(b.XQ)+3][len(b.XQ)+2] = 0 },
+	} {
+		b, check := allocGuarded(p)
+		if err := check(); err != nil {
+			t.Fatal(err)
+		}
+		poke(b)
+		if check() == nil {
+			t.Error("a write past the end went unseen")
 		}
 	}
 }

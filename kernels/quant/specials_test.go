@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/isa/isatest"
 )
 
 // class sorts a float into the four kinds the specials contract speaks of.
@@ -66,38 +67,33 @@ func gemvSpecials() []gemvSpecial {
 // contract is in the package doc (Float specials).
 func TestGemvSpecials(t *testing.T) {
 	gen, _ := Lookup(isa.Generic)
-	for _, im := range Impls() {
-		t.Run(string(im.Tier), func(t *testing.T) {
-			if st := isa.Detect(im.Tier); !st.Runs {
-				t.Skip(st.Reason)
-			}
-			for _, k := range []Kernel{GemvF32, GemvQ8} {
-				for _, f := range WeightFormats() {
-					for _, sp := range gemvSpecials() {
-						p := Params{Kernel: k, Fmt: f, M: 6, K: 512, RB: 4}
-						if ok, _ := im.Has(p); !ok {
-							p.RB = 1
-						}
-						if ok, why := im.Has(p); !ok {
-							t.Logf("%s %s: %s", k, f, why)
-							continue
-						}
-						t.Run(fmt.Sprintf("%s/%s/%s", k, f, sp.name), func(t *testing.T) {
-							b := Alloc(p)
-							FillRandom(p, b, 11)
-							sp.set(p, b)
-							gen.Run(p, b)
-							want := append([]float32(nil), b.Y...)
-							mag := Magnitudes(p, b)
-							clear(b.Y)
-							im.Run(p, b)
-							checkRows(t, b.Y, want, mag)
-						})
+	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+		for _, k := range []Kernel{GemvF32, GemvQ8} {
+			for _, f := range WeightFormats() {
+				for _, sp := range gemvSpecials() {
+					p := Params{Kernel: k, Fmt: f, M: 6, K: 512, RB: 4}
+					if ok, _ := im.Has(p); !ok {
+						p.RB = 1
 					}
+					if ok, why := im.Has(p); !ok {
+						t.Logf("%s %s: %s", k, f, why)
+						continue
+					}
+					t.Run(fmt.Sprintf("%s/%s/%s", k, f, sp.name), func(t *testing.T) {
+						b := Alloc(p)
+						FillRandom(p, b, 11)
+						sp.set(p, b)
+						gen.Run(p, b)
+						want := append([]float32(nil), b.Y...)
+						mag := Magnitudes(p, b)
+						clear(b.Y)
+						im.Run(p, b)
+						checkRows(t, b.Y, want, mag)
+					})
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // checkRows compares a GEMV's rows with the generic tier's: same class, and
