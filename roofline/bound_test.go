@@ -10,7 +10,7 @@ import (
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/kernels/isa/isatest"
 	"github.com/ckbench/ckbench/machine"
-	"github.com/ckbench/ckbench/sweeps/sampler"
+	"github.com/ckbench/ckbench/sampler"
 )
 
 func testRoofline() *Roofline {

@@ -12,7 +12,7 @@ import (
 	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
-	"github.com/ckbench/ckbench/sweeps/sampler"
+	"github.com/ckbench/ckbench/sampler"
 )
 
 // Options say what to measure.

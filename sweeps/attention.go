@@ -10,7 +10,7 @@ import (
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/roofline"
-	"github.com/ckbench/ckbench/sweeps/sampler"
+	"github.com/ckbench/ckbench/sampler"
 )
 
 // KVRead is the in-run ceiling of the attention family: a plain

@@ -3,10 +3,13 @@ package sweeps
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 
 	"github.com/ckbench/ckbench/hwcounters"
 	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/roofline"
+	"github.com/ckbench/ckbench/sampler"
 )
 
 // counterMeter reads the counter groups around every sample (it is the
@@ -90,4 +93,41 @@ func derive(r *results.Record) {
 	r.BytesPerCycle = r.Bytes / r.Cycles
 	r.FlopsPerCycle = r.Flops / r.Cycles
 	r.LLCMissPct = 100 * r.LLCReadMisses / r.LLCReads
+}
+
+// CalibrateCounters opens evs on a thread pinned to the last CPU this
+// process may use and reads them around rounds of a loop of known cost:
+// roofline's chain of dependent adds (8 cycles, 10 instructions a round on
+// x86-64), or a plain Go loop where that is not built (expected counts
+// unknown), and the first touch of fresh pages (see hwcounters.Calibrate).
+func CalibrateCounters(evs []hwcounters.Event, rounds int) hwcounters.Calibration {
+	loop := hwcounters.Loop{Name: "add chain", InstrPerIter: 10, CyclesPerIter: 8,
+		Run: func(n int) { roofline.ClockChain(n) }}
+	if _, ok := roofline.ClockChain(1); !ok {
+		loop = hwcounters.Loop{Name: "Go loop", Run: goLoop}
+	}
+	var cal hwcounters.Calibration
+	done := make(chan struct{})
+	go func() {
+		// Exits locked: the runtime ends the pinned thread.
+		defer close(done)
+		runtime.LockOSThread() // counters follow this thread
+		if cpus, err := sampler.AllowedCPUs(); err == nil && len(cpus) > 0 {
+			sampler.PinThread(cpus[len(cpus)-1])
+		}
+		cal = hwcounters.Calibrate(evs, loop, rounds)
+	}()
+	<-done
+	return cal
+}
+
+var goLoopSink int
+
+// goLoop is the fallback work where the asm chain is not built.
+func goLoop(n int) {
+	x := 0
+	for i := 0; i < n; i++ {
+		x = x*3 + i
+	}
+	goLoopSink += x
 }

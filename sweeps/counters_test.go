@@ -10,7 +10,7 @@ import (
 	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/roofline"
-	"github.com/ckbench/ckbench/sweeps/sampler"
+	"github.com/ckbench/ckbench/sampler"
 )
 
 var overheadSink float32

@@ -12,7 +12,7 @@ import (
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/roofline"
-	"github.com/ckbench/ckbench/sweeps/sampler"
+	"github.com/ckbench/ckbench/sampler"
 )
 
 // WRead is the in-run ceiling of the quant family: a plain read loop

@@ -8,7 +8,7 @@ import (
 	"github.com/ckbench/ckbench/kernels/quant"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
-	"github.com/ckbench/ckbench/sweeps/sampler"
+	"github.com/ckbench/ckbench/sampler"
 )
 
 // TestRunQuantWithWRead: the weight read loop runs first per format and

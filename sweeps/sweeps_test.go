@@ -14,7 +14,7 @@ import (
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
-	"github.com/ckbench/ckbench/sweeps/sampler"
+	"github.com/ckbench/ckbench/sampler"
 )
 
 func TestParseInts(t *testing.T) {

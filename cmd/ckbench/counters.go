@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/ckbench/ckbench/hwcounters"
-	"github.com/ckbench/ckbench/roofline"
-	"github.com/ckbench/ckbench/sweeps/sampler"
+	"github.com/ckbench/ckbench/sweeps"
 )
 
 const countersUsage = `Usage: ckbench counters [flags]
@@ -41,22 +39,7 @@ func cmdCounters(args []string, stdout io.Writer) error {
 	if *rounds < 1000 {
 		return usagef("--rounds %d: use at least 1000", *rounds)
 	}
-	loop := hwcounters.Loop{Name: "add chain", InstrPerIter: 10, CyclesPerIter: 8,
-		Run: func(n int) { roofline.ClockChain(n) }}
-	if _, ok := roofline.ClockChain(1); !ok {
-		loop = hwcounters.Loop{Name: "Go loop", Run: goLoop}
-	}
-	var cal hwcounters.Calibration
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runtime.LockOSThread() // counters follow this thread
-		if cpus, err := sampler.AllowedCPUs(); err == nil && len(cpus) > 0 {
-			sampler.PinThread(cpus[len(cpus)-1])
-		}
-		cal = hwcounters.Calibrate(evs, loop, *rounds)
-	}()
-	<-done
+	cal := sweeps.CalibrateCounters(evs, *rounds)
 
 	fmt.Fprintf(stdout, "loop: %s, %d rounds, %s wall; page-faults: first touch of %d pages\n\n", cal.Loop, cal.Iters, cal.Wall, cal.Pages)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -89,15 +72,4 @@ func cmdCounters(args []string, stdout io.Writer) error {
 		fmt.Fprintln(stdout, "\ncounting user mode only (exclude_kernel: not root)")
 	}
 	return nil
-}
-
-var goLoopSink int
-
-// goLoop is the fallback work where the asm chain is not built.
-func goLoop(n int) {
-	x := 0
-	for i := 0; i < n; i++ {
-		x = x*3 + i
-	}
-	goLoopSink += x
 }

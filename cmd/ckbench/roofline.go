@@ -13,11 +13,11 @@ import (
 
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
-	"github.com/ckbench/ckbench/plots"
+	"github.com/ckbench/ckbench/report"
 	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/roofline"
+	"github.com/ckbench/ckbench/sampler"
 	"github.com/ckbench/ckbench/sweeps"
-	"github.com/ckbench/ckbench/sweeps/sampler"
 )
 
 const rooflineUsage = `Usage: ckbench roofline [flags]
@@ -93,10 +93,10 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 	}); err != nil {
 		return err
 	}
-	if err := plots.FromRoofline(r, nil).Save(filepath.Join(dir, "roofline.png"), filepath.Join(dir, "roofline.svg")); err != nil {
+	if err := report.RooflineChart(r, nil).Save(filepath.Join(dir, "roofline.png"), filepath.Join(dir, "roofline.svg")); err != nil {
 		return err
 	}
-	if err := plots.BandwidthOf(r).Save(filepath.Join(dir, "bandwidth.png")); err != nil {
+	if err := report.BandwidthChart(r).Save(filepath.Join(dir, "bandwidth.png")); err != nil {
 		return err
 	}
 	for _, st := range r.Skipped {

@@ -20,8 +20,8 @@ import (
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/sampler"
 	"github.com/ckbench/ckbench/sweeps"
-	"github.com/ckbench/ckbench/sweeps/sampler"
 )
 
 const sweepUsage = `Usage: ckbench sweep attention [flags]

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/ckbench/ckbench/machine"
-	"github.com/ckbench/ckbench/plots"
+	"github.com/ckbench/ckbench/report"
 	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/roofline"
 )
@@ -56,13 +56,7 @@ func writeSweepRoofline(run *results.Run, r *roofline.Roofline) error {
 	}); err != nil {
 		return err
 	}
-	var marks []plots.Mark
-	for _, rec := range run.Records() {
-		if rec.GFlops.Valid() && rec.AI.Valid() && rec.GFlops > 0 {
-			marks = append(marks, plots.Mark{Series: rec.Kernel, Group: rec.ISA, AI: float64(rec.AI), GFlops: float64(rec.GFlops)})
-		}
-	}
-	c := plots.FromRoofline(r, marks)
+	c := report.RooflineChart(r, run.Records())
 	c.Title = "Sweep on the roofline: " + r.Machine.CPU.Brand
 	return c.Save(filepath.Join(run.Dir, "roofline.png"), filepath.Join(run.Dir, "roofline.svg"))
 }
