@@ -8,7 +8,7 @@ PRESET  ?= quick
 QEMU_X86   ?= qemu-x86_64 -cpu Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm
 QEMU_ARM64 ?= qemu-aarch64
 
-.PHONY: run build install test test-portable cross bench bwcheck generate check-generate vet fmt-check ci clean
+.PHONY: run build install test test-portable cross lint bench bwcheck generate check-generate vet fmt-check ci clean
 
 # The main job: quick sweeps of every family into out/<run-id>-<family>/;
 # the roofline measured by the first is reused by the others.
@@ -47,6 +47,12 @@ cross:
 	@set -e; for p in $(CROSS); do echo "GOOS=$${p%/*} GOARCH=$${p#*/}"; \
 	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -o /dev/null ./cmd/ckbench; \
 	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...; done
+
+# staticcheck, pinned (installed into bin/, not a dependency of the
+# module), on every OS the project builds for.
+lint:
+	GOBIN=$(CURDIR)/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+	@set -e; for os in linux darwin windows; do echo "staticcheck GOOS=$$os"; GOOS=$$os bin/staticcheck ./...; done
 
 # go test's own benchmarks of the kernels (ckbench sweep is the real tool).
 bench:
@@ -89,7 +95,7 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-ci: fmt-check vet test check-generate cross test-portable
+ci: fmt-check vet lint test check-generate cross test-portable
 
 clean:
 	rm -rf bin

@@ -1,9 +1,6 @@
 package hwcounters
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
 // Loop is a calibrated piece of work: Run(n) does n iterations of a loop
 // whose instructions and cycles per iteration are known (0: unknown).
@@ -30,26 +27,4 @@ type Calibration struct {
 	Wall  time.Duration
 	Pages int
 	Rows  []CalibrationRow
-}
-
-// expectation is what event e should read for the calibration work.
-func (cal *Calibration) expectation(e Event, loop Loop) (float64, string) {
-	n := float64(cal.Iters)
-	switch e.Name {
-	case "instructions":
-		if loop.InstrPerIter > 0 {
-			return loop.InstrPerIter * n, "loop"
-		}
-	case "cycles":
-		if loop.CyclesPerIter > 0 {
-			return loop.CyclesPerIter * n, "loop"
-		}
-	case "task-clock":
-		return float64(cal.Wall.Nanoseconds()), "loop (ns; expected = wall time)"
-	case "page-faults":
-		return float64(cal.Pages), "first touch of fresh pages"
-	case "context-switches", "cpu-migrations":
-		return 0, "loop (0 on a quiet, pinned thread)"
-	}
-	return math.NaN(), "loop"
 }

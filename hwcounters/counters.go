@@ -16,7 +16,6 @@ type Counters struct {
 	events []Event // the opened events, in the order asked for
 	where  []slot  // event i lives in groups[where[i].g] at value where[i].v
 	groups []*group
-	buf    []byte
 }
 
 type slot struct{ g, v int }

@@ -87,9 +87,3 @@ func errnoName(e syscall.Errno) string {
 	}
 	return e.Error()
 }
-
-// errKernelOnly is the reason a kernel-context software event is withheld
-// when exclude_kernel is set: it would read 0 whatever happened.
-func errKernelOnly(name string) error {
-	return fmt.Errorf("%s: counted only in kernel context, which exclude_kernel (set for non-root) hides: it would always read 0; run as root to count it", name)
-}

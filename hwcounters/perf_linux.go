@@ -4,6 +4,7 @@ package hwcounters
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"strconv"
@@ -15,10 +16,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// group is one perf event group: fds[0] is the leader, read for all.
+// group is one perf event group: fds[0] is the leader, read for all into
+// buf (sized for the group once it is complete, so Read does not allocate).
 type group struct {
 	kind Kind
 	fds  []int
+	buf  []byte
 }
 
 const readFormat = unix.PERF_FORMAT_GROUP | unix.PERF_FORMAT_TOTAL_TIME_ENABLED | unix.PERF_FORMAT_TOTAL_TIME_RUNNING
@@ -91,11 +94,9 @@ func Open(evs []Event) (*Counters, []Status) {
 	}
 	// where was filled kind by kind: put c.events back in the asked order.
 	c.reorder(evs)
-	n := 0
 	for _, g := range c.groups {
-		n = max(n, len(g.fds))
+		g.buf = make([]byte, 8*(3+len(g.fds)))
 	}
-	c.buf = make([]byte, 8*(3+n))
 	return c, st
 }
 
@@ -151,12 +152,11 @@ func (c *Counters) reorder(evs []Event) {
 // c.NewSnapshot), one read(2) per group, without allocating.
 func (c *Counters) Read(s Snapshot) error {
 	for i, g := range c.groups {
-		want := 8 * (3 + len(g.fds))
-		n, err := unix.Read(g.fds[0], c.buf[:want])
+		n, err := unix.Read(g.fds[0], g.buf)
 		if err != nil {
 			return err
 		}
-		if err := parseGroupRead(c.buf[:n], &s[i]); err != nil {
+		if err := parseGroupRead(g.buf[:n], &s[i]); err != nil {
 			return err
 		}
 	}
@@ -219,4 +219,32 @@ func Calibrate(evs []Event, loop Loop, iters int) Calibration {
 		cal.Rows = append(cal.Rows, row)
 	}
 	return cal
+}
+
+// expectation is what event e should read for the calibration work.
+func (cal *Calibration) expectation(e Event, loop Loop) (float64, string) {
+	n := float64(cal.Iters)
+	switch e.Name {
+	case "instructions":
+		if loop.InstrPerIter > 0 {
+			return loop.InstrPerIter * n, "loop"
+		}
+	case "cycles":
+		if loop.CyclesPerIter > 0 {
+			return loop.CyclesPerIter * n, "loop"
+		}
+	case "task-clock":
+		return float64(cal.Wall.Nanoseconds()), "loop (ns; expected = wall time)"
+	case "page-faults":
+		return float64(cal.Pages), "first touch of fresh pages"
+	case "context-switches", "cpu-migrations":
+		return 0, "loop (0 on a quiet, pinned thread)"
+	}
+	return math.NaN(), "loop"
+}
+
+// errKernelOnly is the reason a kernel-context software event is withheld
+// when exclude_kernel is set: it would read 0 whatever happened.
+func errKernelOnly(name string) error {
+	return fmt.Errorf("%s: counted only in kernel context, which exclude_kernel (set for non-root) hides: it would always read 0; run as root to count it", name)
 }

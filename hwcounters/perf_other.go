@@ -8,10 +8,7 @@ import (
 	"syscall"
 )
 
-type group struct {
-	kind Kind
-	fds  []int
-}
+type group struct{ fds []int }
 
 // Privileged reports whether the process runs as root.
 func Privileged() bool { return os.Geteuid() == 0 }
@@ -33,10 +30,6 @@ func (c *Counters) Read(s Snapshot) error { return nil }
 
 // Close has nothing to close.
 func (c *Counters) Close() error { return nil }
-
-func openEvent(e Event, leader int, excludeKernel bool, paranoid int) (int, error) {
-	return -1, &OpenError{Event: e.Name, Errno: syscall.ENOSYS, Paranoid: paranoid, ExcludeKernel: excludeKernel}
-}
 
 // Calibrate reports every event unavailable.
 func Calibrate(evs []Event, loop Loop, iters int) Calibration {

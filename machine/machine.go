@@ -141,13 +141,6 @@ func Describe() Info {
 	return in
 }
 
-// MemAvailable is the kernel's estimate of memory available to a new
-// workload without swapping, in bytes (0 if unknown).
-func MemAvailable() int64 {
-	_, avail := meminfo()
-	return avail
-}
-
 func meminfo() (total, avail int64) {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {

@@ -198,12 +198,3 @@ func machineDiff(a, b machine.Info) string {
 	}
 	return strings.Join(d, "; ")
 }
-
-// writeJSON writes r to path (tests and tools; the CLI writes atomically).
-func writeJSON(path string, r *Roofline) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
-}

@@ -2,7 +2,9 @@ package roofline
 
 import (
 	"context"
+	"encoding/json"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -277,4 +279,13 @@ func TestFMAShare(t *testing.T) {
 			t.Errorf("%s: share %v", tier, share)
 		}
 	})
+}
+
+// writeJSON writes r to path (the CLI writes atomically).
+func writeJSON(path string, r *Roofline) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

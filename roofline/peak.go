@@ -45,20 +45,6 @@ func FMA(t isa.Tier, iters int) float32 {
 // (and of its amd64 asm twin, fmaScalar).
 const genericChains = 12
 
-func fmaGeneric(iters int) float32 {
-	const a, b = 0.9999999, 0.001
-	// Distinct start values: identical chains could be merged.
-	x0, x1, x2, x3 := float32(0.5), float32(0.501), float32(0.502), float32(0.503)
-	x4, x5, x6, x7 := float32(0.504), float32(0.505), float32(0.506), float32(0.507)
-	x8, x9, x10, x11 := float32(0.508), float32(0.509), float32(0.510), float32(0.511)
-	for range iters {
-		x0, x1, x2, x3 = x0*a+b, x1*a+b, x2*a+b, x3*a+b
-		x4, x5, x6, x7 = x4*a+b, x5*a+b, x6*a+b, x7*a+b
-		x8, x9, x10, x11 = x8*a+b, x9*a+b, x10*a+b, x11*a+b
-	}
-	return x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8 + x9 + x10 + x11
-}
-
 // Int8OpsPerIter is the op count of one iteration of Int8(t): every
 // accumulator takes one vector of unsigned × signed int8 multiply-adds,
 // 2 ops each (the generic tier: one scalar multiply-add per chain).

@@ -312,6 +312,7 @@ func noKernels(t isa.Tier) string {
 	return "no " + string(t) + " attention kernels in this build"
 }
 
+//lint:ignore U1000 written, never read: it keeps the loop's result observable, so the compiler cannot drop the loop
 var readSink float32 // keeps the read loop's result observable
 
 func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.Status, grp *dataGroup) Point {

@@ -121,6 +121,7 @@ func CalibrateCounters(evs []hwcounters.Event, rounds int) hwcounters.Calibratio
 	return cal
 }
 
+//lint:ignore U1000 written, never read: it keeps the loop's result observable, so the compiler cannot drop the loop
 var goLoopSink int
 
 // goLoop is the fallback work where the asm chain is not built.

@@ -365,6 +365,7 @@ func quantPoint(base results.Record, p quant.Params, act string, t isa.Tier, st 
 	return pt
 }
 
+//lint:ignore U1000 written, never read: it keeps the loop's result observable, so the compiler cannot drop the loop
 var xorSink uint64 // keeps the weight read loop's result observable
 
 func wReadPoint(base results.Record, f quant.Format, s Shape, t isa.Tier, st isa.Status, grp *dataGroup) Point {

@@ -164,7 +164,7 @@ func (s Shape) Validate() error {
 	case s.H <= 0 || s.Hkv <= 0:
 		return fmt.Errorf("heads must be positive (got H=%d, Hkv=%d)", s.H, s.Hkv)
 	case s.H%s.Hkv != 0:
-		return fmt.Errorf("H=%d is not a multiple of Hkv=%d (GQA maps each KV head to H/Hkv query heads)", s.H, s.Hkv)
+		return fmt.Errorf("query heads H=%d are not a multiple of the KV heads Hkv=%d (GQA maps each KV head to H/Hkv query heads)", s.H, s.Hkv)
 	case s.D <= 0 || s.D%HeadDimMultiple != 0 || s.D > MaxHeadDim:
 		return fmt.Errorf("head dim %d not supported (use a multiple of %d up to %d, e.g. 64, 80, 96, 128, 256)", s.D, HeadDimMultiple, MaxHeadDim)
 	case s.T <= 0:

@@ -63,10 +63,10 @@ func (p Params) Validate() error {
 		return fmt.Errorf("%s is an activation format; weight formats: q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K", fi.Name)
 	}
 	if p.K <= 0 || p.K%fi.Block != 0 {
-		return fmt.Errorf("K=%d is not a positive multiple of %s's block size %d", p.K, fi.Name, fi.Block)
+		return fmt.Errorf("row length K=%d is not a positive multiple of %s's block size %d", p.K, fi.Name, fi.Block)
 	}
 	if p.M <= 0 && p.Kernel != QuantizeQ8 {
-		return fmt.Errorf("M=%d: must be ≥ 1", p.M)
+		return fmt.Errorf("rows M=%d: must be ≥ 1", p.M)
 	}
 	if p.RB < 0 || p.RB > MaxRB {
 		return fmt.Errorf("rb=%d: rows per pass must be 1…%d", p.RB, MaxRB)
@@ -155,11 +155,11 @@ func (p Params) Check(b Buffers) error {
 	case len(b.XQ) < p.XQLen():
 		return fmt.Errorf("xq holds %d bytes, want %d", len(b.XQ), p.XQLen())
 	case p.Kernel != QuantizeQ8 && len(b.W) < m*rb:
-		return fmt.Errorf("W holds %d bytes, want %d", len(b.W), m*rb)
+		return fmt.Errorf("weights W hold %d bytes, want %d", len(b.W), m*rb)
 	case (p.Kernel == GemvF32 || p.Kernel == GemvQ8) && len(b.Y) < p.M:
 		return fmt.Errorf("y holds %d floats, want %d", len(b.Y), p.M)
 	case p.Kernel == Dequant && len(b.D) < p.M*p.K:
-		return fmt.Errorf("D holds %d floats, want %d", len(b.D), p.M*p.K)
+		return fmt.Errorf("dequantized output D holds %d floats, want %d", len(b.D), p.M*p.K)
 	}
 	return nil
 }
