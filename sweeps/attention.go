@@ -79,22 +79,22 @@ func (g AttentionGrid) Validate() error {
 			continue
 		}
 		if _, err := attention.ParseKernel(k); err != nil {
-			return fmt.Errorf("--kernel: %v", err)
+			return paramErrorf("kernel", "%v", err)
 		}
 	}
 	for _, tk := range g.TileKs {
-		if tk != 0 && (tk < attention.MinTileK || tk > attention.MaxTileK) {
-			return fmt.Errorf("--tk %d: larger than the maximum tile %d (the workspace tile buffer); use auto or %d…%d", tk, attention.MaxTileK, attention.MinTileK, attention.MaxTileK)
+		if err := attention.ValidateTileK(tk); err != nil {
+			return paramErrorf("tk", "%v", err)
 		}
 	}
 	for _, t := range g.Ctxs {
 		if t > MaxCtx {
-			return fmt.Errorf("--ctx %d: more than %d tokens", t, MaxCtx)
+			return paramErrorf("ctx", "%d: more than %d tokens", t, MaxCtx)
 		}
 	}
 	for _, h := range g.Heads {
 		if h.H > MaxHeads || h.Hkv > MaxHeads {
-			return fmt.Errorf("--heads %s: more than %d heads", h, MaxHeads)
+			return paramErrorf("heads", "%s: more than %d heads", h, MaxHeads)
 		}
 	}
 	for _, d := range g.HeadDims {
@@ -102,14 +102,14 @@ func (g AttentionGrid) Validate() error {
 			for _, t := range g.Ctxs {
 				s := attention.Shape{H: h.H, Hkv: h.Hkv, D: d, T: t}
 				if err := s.Validate(); err != nil {
-					flag := "--hd"
+					param := "hd"
 					switch {
 					case t <= 0:
-						flag = "--ctx"
+						param = "ctx"
 					case h.H%h.Hkv != 0:
-						flag = "--heads"
+						param = "heads"
 					}
-					return fmt.Errorf("%s: %v", flag, err)
+					return paramErrorf(param, "%v", err)
 				}
 			}
 		}

@@ -7,19 +7,34 @@ import (
 	"strings"
 )
 
+// ParamError is a value of a sweep parameter that cannot be used: Param
+// names the parameter as the library knows it (tk, ctx, heads, hd, kernel,
+// isa, exp, fmt, act, shape, rb, threads), never a command-line flag; a
+// front end maps it to its own spelling (the CLI: --tk, …).
+type ParamError struct {
+	Param string
+	Msg   string // what is wrong with which value, and what would do
+}
+
+func (e *ParamError) Error() string { return e.Param + ": " + e.Msg }
+
+func paramErrorf(param, format string, args ...any) error {
+	return &ParamError{Param: param, Msg: fmt.Sprintf(format, args...)}
+}
+
 // ParseInts reads a list of positive integers, each item either a number
 // or a range: "a..b" (doubling), "a..bxF" (multiply by F) or "a..b+S"
 // (add S). Examples: "64,128", "512..65536x2", "16..256+16".
-func ParseInts(flag, s string) ([]int, error) {
+func ParseInts(param, s string) ([]int, error) {
 	if strings.TrimSpace(s) == "" {
-		return nil, fmt.Errorf("--%s: empty list", flag)
+		return nil, paramErrorf(param, "empty list")
 	}
 	var out []int
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		lo, hi, isRange := strings.Cut(item, "..")
 		if !isRange {
-			n, err := parsePositive(flag, item)
+			n, err := parsePositive(param, item)
 			if err != nil {
 				return nil, err
 			}
@@ -27,36 +42,37 @@ func ParseInts(flag, s string) ([]int, error) {
 			continue
 		}
 		step, mul := 0, 2
-		if h, f, ok := strings.Cut(hi, "x"); ok {
-			hi = h
-			m, err := strconv.Atoi(f)
-			if err != nil || m < 2 {
-				return nil, fmt.Errorf("--%s: bad range %q: the factor after x must be an integer ≥ 2", flag, item)
-			}
-			mul = m
-		} else if h, st, ok := strings.Cut(hi, "+"); ok {
+		if h, st, ok := strings.Cut(hi, "+"); ok {
 			hi = h
 			n, err := strconv.Atoi(st)
 			if err != nil || n < 1 {
-				return nil, fmt.Errorf("--%s: bad range %q: the step after + must be a positive integer", flag, item)
+				return nil, paramErrorf(param, "bad range %q: the step after + must be a positive integer", item)
 			}
 			step, mul = n, 0
+		} else if h, f, ok := strings.Cut(hi, "x"); ok {
+			hi = h
+			m, err := strconv.Atoi(f)
+			if err != nil || m < 2 {
+				return nil, paramErrorf(param, "bad range %q: the factor after x must be an integer ≥ 2", item)
+			}
+			mul = m
 		}
-		a, err := parsePositive(flag, lo)
+
+		a, err := parsePositive(param, lo)
 		if err != nil {
-			return nil, fmt.Errorf("--%s: bad range %q: %v", flag, item, err)
+			return nil, paramErrorf(param, "bad range %q: %v", item, err.(*ParamError).Msg)
 		}
-		b, err := parsePositive(flag, hi)
+		b, err := parsePositive(param, hi)
 		if err != nil {
-			return nil, fmt.Errorf("--%s: bad range %q: %v", flag, item, err)
+			return nil, paramErrorf(param, "bad range %q: %v", item, err.(*ParamError).Msg)
 		}
 		if b < a {
-			return nil, fmt.Errorf("--%s: bad range %q: end is below start", flag, item)
+			return nil, paramErrorf(param, "bad range %q: end is below start", item)
 		}
 		for v := a; v <= b; {
 			out = append(out, v)
 			if len(out) > 10000 {
-				return nil, fmt.Errorf("--%s: range %q has more than 10000 values", flag, item)
+				return nil, paramErrorf(param, "range %q has more than 10000 values", item)
 			}
 			if mul > 0 {
 				v *= mul
@@ -68,13 +84,13 @@ func ParseInts(flag, s string) ([]int, error) {
 	return dedup(out), nil
 }
 
-func parsePositive(flag, s string) (int, error) {
+func parsePositive(param, s string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil {
-		return 0, fmt.Errorf("--%s: %q is not an integer", flag, s)
+		return 0, paramErrorf(param, "%q is not an integer", s)
 	}
 	if n <= 0 {
-		return 0, fmt.Errorf("--%s: %d must be ≥ 1", flag, n)
+		return 0, paramErrorf(param, "%d must be ≥ 1", n)
 	}
 	return n, nil
 }
@@ -99,7 +115,7 @@ func (h HeadPair) String() string { return fmt.Sprintf("%d:%d", h.H, h.Hkv) }
 // ParseHeads reads "H:Hkv" pairs: "16:8,32:8,8:8". A bare "H" means H:H.
 func ParseHeads(s string) ([]HeadPair, error) {
 	if strings.TrimSpace(s) == "" {
-		return nil, fmt.Errorf("--heads: empty list")
+		return nil, paramErrorf("heads", "empty list")
 	}
 	var out []HeadPair
 	for _, item := range strings.Split(s, ",") {
@@ -116,7 +132,7 @@ func ParseHeads(s string) ([]HeadPair, error) {
 			return nil, err
 		}
 		if h%kv != 0 {
-			return nil, fmt.Errorf("--heads %s: H=%d is not a multiple of Hkv=%d (each KV head serves H/Hkv query heads)", item, h, kv)
+			return nil, paramErrorf("heads", "%s: H=%d is not a multiple of Hkv=%d (each KV head serves H/Hkv query heads)", item, h, kv)
 		}
 		out = append(out, HeadPair{h, kv})
 	}
@@ -125,19 +141,19 @@ func ParseHeads(s string) ([]HeadPair, error) {
 
 // ParseList splits a comma list and maps each item through parse; "all"
 // alone returns all.
-func ParseList[T comparable](flag, s string, all []T, parse func(string) (T, error)) ([]T, error) {
+func ParseList[T comparable](param, s string, all []T, parse func(string) (T, error)) ([]T, error) {
 	s = strings.TrimSpace(s)
 	if s == "all" {
 		return all, nil
 	}
 	if s == "" {
-		return nil, fmt.Errorf("--%s: empty list", flag)
+		return nil, paramErrorf(param, "empty list")
 	}
 	var out []T
 	for _, item := range strings.Split(s, ",") {
 		v, err := parse(strings.TrimSpace(item))
 		if err != nil {
-			return nil, fmt.Errorf("--%s: %v", flag, err)
+			return nil, paramErrorf(param, "%v", err)
 		}
 		out = append(out, v)
 	}
@@ -180,4 +196,20 @@ func satAdd(xs ...int64) int64 {
 		s += x
 	}
 	return s
+}
+
+// ParseTileKs reads a list of tile sizes: "auto" (attention.AutoTileK of
+// each head dim, stored as 0) or integers. Their range is checked once,
+// by AttentionGrid.Validate (attention.ValidateTileK).
+func ParseTileKs(s string) ([]int, error) {
+	return ParseList("tk", s, nil, func(item string) (int, error) {
+		if item == "auto" {
+			return 0, nil
+		}
+		n, err := strconv.Atoi(item)
+		if err != nil {
+			return 0, fmt.Errorf("%q is neither auto nor an integer", item)
+		}
+		return n, nil
+	})
 }

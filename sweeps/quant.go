@@ -54,7 +54,7 @@ func ParseShapes(s string) ([]Shape, error) {
 		m, err1 := strconv.Atoi(ms)
 		k, err2 := strconv.Atoi(ks)
 		if !ok || err1 != nil || err2 != nil || m <= 0 || k <= 0 {
-			return nil, fmt.Errorf("--shape %q: want MxK with positive integers, e.g. 4096x4096", item)
+			return nil, paramErrorf("shape", "%q: want MxK with positive integers, e.g. 4096x4096", item)
 		}
 		out = append(out, Shape{m, k})
 	}
@@ -127,14 +127,14 @@ func (g QuantGrid) Validate() error {
 	}
 	for _, f := range g.Formats {
 		if !f.Info().Weight {
-			return fmt.Errorf("--fmt %s: an activation format; weight formats: %s", f, formatNames(quant.WeightFormats()))
+			return paramErrorf("fmt", "%s is an activation format; weight formats: %s", f, formatNames(quant.WeightFormats()))
 		}
 		for _, s := range g.Shapes {
 			if s.M > MaxDim || s.K > MaxDim {
-				return fmt.Errorf("--shape %s: M and K must be at most %d", s, MaxDim)
+				return paramErrorf("shape", "%s: M and K must be at most %d", s, MaxDim)
 			}
 			if s.K%f.Info().Block != 0 {
-				return fmt.Errorf("--shape %s: K=%d is not a multiple of %s's block size %d", s, s.K, f, f.Info().Block)
+				return paramErrorf("shape", "%s: K=%d is not a multiple of %s's block size %d", s, s.K, f, f.Info().Block)
 			}
 		}
 	}
@@ -144,23 +144,23 @@ func (g QuantGrid) Validate() error {
 		}
 		af, err := quant.ParseFormat(a)
 		if err != nil || (af != quant.Q8_0 && af != quant.Q8_1 && af != quant.Q8_K) {
-			return fmt.Errorf("--act %q: use f32, q8 (each format's own), q8_0, q8_1 or q8_K", a)
+			return paramErrorf("act", "%q: use f32, q8 (each format's own), q8_0, q8_1 or q8_K", a)
 		}
 		matched := false
 		for _, f := range g.Formats {
 			if actOf(a, f) != "" {
 				matched = true
 			} else if !g.FmtAll {
-				return fmt.Errorf("--act %s with --fmt %s: no such pair; %s's integer dot product takes %s activations", a, f, f, f.Q8Act())
+				return paramErrorf("act", "%s with fmt %s: no such pair; %s's integer dot product takes %s activations", a, f, f, f.Q8Act())
 			}
 		}
 		if !matched {
-			return fmt.Errorf("--act %s: no format of --fmt takes %s activations", a, a)
+			return paramErrorf("act", "%s: none of the formats takes %s activations", a, a)
 		}
 	}
 	for _, rb := range g.RBs {
 		if rb < 1 || rb > quant.MaxRB {
-			return fmt.Errorf("--rb %d: rows per pass must be 1…%d", rb, quant.MaxRB)
+			return paramErrorf("rb", "%d: rows per pass must be 1…%d", rb, quant.MaxRB)
 		}
 	}
 	return nil

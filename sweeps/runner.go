@@ -67,7 +67,7 @@ const DefaultMaxMADPct = 3
 // defaults.
 func (o *Options) prepare(info machine.Info) error {
 	if o.Threads > 1 {
-		return fmt.Errorf("--threads %d: only 1 thread is supported in this version", o.Threads)
+		return paramErrorf("threads", "%d: only 1 thread is supported in this version", o.Threads)
 	}
 	o.defaults(info)
 	return nil
@@ -165,7 +165,7 @@ func (p *Plan) checkMemory(avail int64, describe func(Point) string) error {
 		return nil
 	}
 	if limit := avail * 8 / 10; big.Mem > limit {
-		return fmt.Errorf("point %s needs %s of memory but only %s is available (80%% of MemAvailable %s); make the grid's largest shape smaller, or drop --cold",
+		return fmt.Errorf("point %s needs %s of memory but only %s is available (80%% of MemAvailable %s); make the grid's largest shape smaller, or measure without cold copies",
 			describe(big), machine.Bytes(big.Mem), machine.Bytes(limit), machine.Bytes(avail))
 	}
 	return nil

@@ -37,8 +37,8 @@ func TestParseInts(t *testing.T) {
 	for _, in := range []string{"", "abc", "0", "-4", "1..", "..8", "8..4", "1..8x1", "1..8xq", "1..8+0", "1..8+x", "1..100000000+1", "3.5"} {
 		if _, err := ParseInts("ctx", in); err == nil {
 			t.Errorf("ParseInts(%q) accepted", in)
-		} else if !strings.Contains(err.Error(), "--ctx") {
-			t.Errorf("ParseInts(%q): error does not name the flag: %v", in, err)
+		} else if pe, ok := errors.AsType[*ParamError](err); !ok || pe.Param != "ctx" || strings.Contains(err.Error(), "--") {
+			t.Errorf("ParseInts(%q): want a ParamError naming ctx (not a flag), got %T %v", in, err, err)
 		}
 	}
 }

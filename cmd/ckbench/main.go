@@ -47,6 +47,16 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
+// flagError turns a library's error about a value into bad input, in the
+// CLI's words: a sweeps.ParamError names its parameter, which is spelled
+// --param here; any other error is given as it is.
+func flagError(err error) error {
+	if pe, ok := errors.AsType[*sweeps.ParamError](err); ok {
+		return usagef("--%s: %s", pe.Param, pe.Msg)
+	}
+	return usageError{err.Error()}
+}
+
 // Exit statuses.
 const (
 	exitOK          = 0

@@ -61,32 +61,32 @@ func sweepQuant(args []string, stdout, stderr io.Writer) error {
 	grid.Tiers = tiers
 	if set["kernel"] {
 		if grid.Kernels, err = sweeps.ParseList("kernel", f.kernel, sweeps.QuantKernels(), sweeps.ParseQuantKernel); err != nil {
-			return usageError{err.Error()}
+			return flagError(err)
 		}
 	}
 	if set["fmt"] {
 		grid.FmtAll = strings.TrimSpace(fmts) == "all"
 		if grid.Formats, err = sweeps.ParseList("fmt", fmts, quant.WeightFormats(), quant.ParseFormat); err != nil {
-			return usageError{err.Error()}
+			return flagError(err)
 		}
 	}
 	if set["act"] {
 		if grid.Acts, err = sweeps.ParseList("act", acts, []string{sweeps.ActF32, sweeps.ActQ8}, func(s string) (string, error) { return s, nil }); err != nil {
-			return usageError{err.Error()}
+			return flagError(err)
 		}
 	}
 	if set["shape"] {
 		if grid.Shapes, err = sweeps.ParseShapes(shapes); err != nil {
-			return usageError{err.Error()}
+			return flagError(err)
 		}
 	}
 	if set["rb"] {
 		if grid.RBs, err = sweeps.ParseInts("rb", rbs); err != nil {
-			return usageError{err.Error()}
+			return flagError(err)
 		}
 	}
 	if err := grid.Validate(); err != nil {
-		return usagef("sweep quant: %v", err)
+		return flagError(err)
 	}
 	info := machine.Describe()
 	plan, err := sweeps.PlanQuant(grid, opt, info)

@@ -46,7 +46,7 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 	if *isaList != "" && *isaList != "all" { // all: every tier that runs here, the default
 		ts, err := sweeps.ParseList("isa", *isaList, isa.All, isa.Parse)
 		if err != nil {
-			return usageError{err.Error()}
+			return flagError(err)
 		}
 		for _, t := range ts {
 			if st := isa.Detect(t); !st.Runs {
@@ -58,7 +58,7 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 	if *threads != "" {
 		ts, err := sweeps.ParseInts("threads", *threads)
 		if err != nil {
-			return usageError{err.Error()}
+			return flagError(err)
 		}
 		opt.Threads = ts
 	}

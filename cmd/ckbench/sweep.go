@@ -287,7 +287,7 @@ func buildOptions(f sweepFlags, set map[string]bool, sc sampler.Config, familyTi
 			return t, err
 		})
 		if err != nil {
-			return opt, nil, nil, usageError{err.Error()}
+			return opt, nil, nil, flagError(err)
 		}
 		tiers = ts
 	}
@@ -321,7 +321,7 @@ func buildAttention(f sweepFlags, set map[string]bool) (sweeps.AttentionGrid, sw
 			return "", fmt.Errorf("unknown attention kernel %q (known: %s)", s, strings.Join(sweeps.AttentionKernels(), ", "))
 		})
 		if err != nil {
-			return grid, opt, nil, usageError{err.Error()}
+			return grid, opt, nil, flagError(err)
 		}
 		grid.Kernels = ks
 	}
@@ -335,43 +335,31 @@ func buildAttention(f sweepFlags, set map[string]bool) (sweeps.AttentionGrid, sw
 	parseInts("hd", f.hd, &grid.HeadDims)
 	parseInts("ctx", f.ctx, &grid.Ctxs)
 	if perr != nil {
-		return grid, opt, nil, usageError{perr.Error()}
+		return grid, opt, nil, flagError(perr)
 	}
 	if set["tk"] {
-		tks, err := sweeps.ParseList("tk", f.tk, nil, func(s string) (int, error) {
-			if s == "auto" {
-				return 0, nil
-			}
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				return 0, fmt.Errorf("%q is neither auto nor an integer", s)
-			}
-			if n < attention.MinTileK || n > attention.MaxTileK {
-				return 0, fmt.Errorf("tile %d out of range: larger than the maximum %d or below %d (use auto or %d…%d)", n, attention.MaxTileK, attention.MinTileK, attention.MinTileK, attention.MaxTileK)
-			}
-			return n, nil
-		})
+		tks, err := sweeps.ParseTileKs(f.tk)
 		if err != nil {
-			return grid, opt, nil, usageError{err.Error()}
+			return grid, opt, nil, flagError(err)
 		}
 		grid.TileKs = tks
 	}
 	if set["heads"] {
 		hs, err := sweeps.ParseHeads(f.heads)
 		if err != nil {
-			return grid, opt, nil, usageError{err.Error()}
+			return grid, opt, nil, flagError(err)
 		}
 		grid.Heads = hs
 	}
 	if set["exp"] {
 		es, err := sweeps.ParseList("exp", f.exp, []attention.Exp{attention.ExpFast, attention.ExpExact}, attention.ParseExp)
 		if err != nil {
-			return grid, opt, nil, usageError{err.Error()}
+			return grid, opt, nil, flagError(err)
 		}
 		grid.Exps = es
 	}
 	if err := grid.Validate(); err != nil {
-		return grid, opt, nil, usageError{"sweep attention: " + err.Error()}
+		return grid, opt, nil, flagError(err)
 	}
 	return grid, opt, notes, nil
 }

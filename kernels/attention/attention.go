@@ -119,6 +119,15 @@ const (
 	MinTileK = 1
 )
 
+// ValidateTileK is the one check of a tile_k: 0 (auto: AutoTileK) or
+// MinTileK…MaxTileK, the keys the workspace tile buffer holds.
+func ValidateTileK(tk int) error {
+	if tk != 0 && (tk < MinTileK || tk > MaxTileK) {
+		return fmt.Errorf("tile_k %d out of range: auto, or %d…%d (the workspace tile buffer)", tk, MinTileK, MaxTileK)
+	}
+	return nil
+}
+
 // AutoTileK is CKE's tile_k policy: 32 for D ≤ 64, 16 for D ≤ 128, else 8.
 func AutoTileK(d int) int {
 	switch {
@@ -191,8 +200,8 @@ func (p Params) Validate() error {
 	if err := p.Shape.Validate(); err != nil {
 		return err
 	}
-	if p.TileK != 0 && (p.TileK < MinTileK || p.TileK > MaxTileK) {
-		return fmt.Errorf("tile_k %d out of range (use auto or %d…%d)", p.TileK, MinTileK, MaxTileK)
+	if err := ValidateTileK(p.TileK); err != nil {
+		return err
 	}
 	return nil
 }
