@@ -49,26 +49,52 @@ func naiveAsm(exact, fast naiveAsmFunc) naiveFunc {
 	}
 }
 
+// flashDecodeExactAVX2 computes, for ng query heads sharing one KV head, what flashGeneric does with ExpExact:
+// per tile of tk of the n keys, x[j] = scale·q·k[j] for each head, the running max and sum
+// rescaled when the max grows, o += exp(x[j]−m)·v[j]; then o /= s. state holds m, s and
+// the tile maxima (3·ng floats); tiles holds ng buffers of tileStride bytes.
+//
 //go:noescape
 func flashDecodeExactAVX2(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
 
+// flashDecodeFastAVX2 is flashDecodeExact with CKE's polynomial exp (FastExp) for exp.
+//
 //go:noescape
 func flashDecodeFastAVX2(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
 
+// flashDecodeExactAVX512 computes, for ng query heads sharing one KV head, what flashGeneric does with ExpExact:
+// per tile of tk of the n keys, x[j] = scale·q·k[j] for each head, the running max and sum
+// rescaled when the max grows, o += exp(x[j]−m)·v[j]; then o /= s. state holds m, s and
+// the tile maxima (3·ng floats); tiles holds ng buffers of tileStride bytes.
+//
 //go:noescape
 func flashDecodeExactAVX512(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
 
+// flashDecodeFastAVX512 is flashDecodeExact with CKE's polynomial exp (FastExp) for exp.
+//
 //go:noescape
 func flashDecodeFastAVX512(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
 
+// naiveDecodeExactAVX2 computes what naiveGeneric does with ExpExact for one head: ws[j] =
+// scale·q·k[j] for the n keys, then ws[j] = exp(ws[j]−max), s = Σ ws[j], and
+// o = Σ (ws[j]/s)·v[j]. ws holds n floats rounded up to 16.
+//
 //go:noescape
 func naiveDecodeExactAVX2(o, q, k, v *float32, n, d int, scale float32, ws *float32)
 
+// naiveDecodeFastAVX2 is naiveDecodeExact with FastExp for exp.
+//
 //go:noescape
 func naiveDecodeFastAVX2(o, q, k, v *float32, n, d int, scale float32, ws *float32)
 
+// naiveDecodeExactAVX512 computes what naiveGeneric does with ExpExact for one head: ws[j] =
+// scale·q·k[j] for the n keys, then ws[j] = exp(ws[j]−max), s = Σ ws[j], and
+// o = Σ (ws[j]/s)·v[j]. ws holds n floats rounded up to 16.
+//
 //go:noescape
 func naiveDecodeExactAVX512(o, q, k, v *float32, n, d int, scale float32, ws *float32)
 
+// naiveDecodeFastAVX512 is naiveDecodeExact with FastExp for exp.
+//
 //go:noescape
 func naiveDecodeFastAVX512(o, q, k, v *float32, n, d int, scale float32, ws *float32)

@@ -5,772 +5,1518 @@
 package quant
 
 // gemvQ8Q4_0AVX2R1 computes 1 rows of a Q4_0 × Q8_0 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0AVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0AVX2R2 computes 2 rows of a Q4_0 × Q8_0 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0AVX2R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0AVX2R3 computes 3 rows of a Q4_0 × Q8_0 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0AVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0AVX2R4 computes 4 rows of a Q4_0 × Q8_0 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0AVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0AVX2R1 computes 1 rows of a Q8_0 × Q8_0 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0AVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0AVX2R2 computes 2 rows of a Q8_0 × Q8_0 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0AVX2R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0AVX2R3 computes 3 rows of a Q8_0 × Q8_0 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0AVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0AVX2R4 computes 4 rows of a Q8_0 × Q8_0 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0AVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1AVX2R1 computes 1 rows of a Q4_1 × Q8_1 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1AVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1AVX2R2 computes 2 rows of a Q4_1 × Q8_1 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1AVX2R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1AVX2R3 computes 3 rows of a Q4_1 × Q8_1 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1AVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1AVX2R4 computes 4 rows of a Q4_1 × Q8_1 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1AVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0AVX2R1 computes 1 rows of a Q5_0 × Q8_0 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0AVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0AVX2R2 computes 2 rows of a Q5_0 × Q8_0 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0AVX2R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0AVX2R3 computes 3 rows of a Q5_0 × Q8_0 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0AVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0AVX2R4 computes 4 rows of a Q5_0 × Q8_0 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0AVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1AVX2R1 computes 1 rows of a Q5_1 × Q8_1 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1AVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1AVX2R2 computes 2 rows of a Q5_1 × Q8_1 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1AVX2R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1AVX2R3 computes 3 rows of a Q5_1 × Q8_1 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1AVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1AVX2R4 computes 4 rows of a Q5_1 × Q8_1 GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1AVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvF32Q4_0AVX2R1 computes 1 rows of a Q4_0 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_0AVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_0AVX2R2 computes 2 rows of a Q4_0 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_0AVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_0AVX2R3 computes 3 rows of a Q4_0 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_0AVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_0AVX2R4 computes 4 rows of a Q4_0 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_0AVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_1AVX2R1 computes 1 rows of a Q4_1 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_1AVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_1AVX2R2 computes 2 rows of a Q4_1 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_1AVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_1AVX2R3 computes 3 rows of a Q4_1 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_1AVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_1AVX2R4 computes 4 rows of a Q4_1 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_1AVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_0AVX2R1 computes 1 rows of a Q5_0 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_0AVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_0AVX2R2 computes 2 rows of a Q5_0 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_0AVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_0AVX2R3 computes 3 rows of a Q5_0 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_0AVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_0AVX2R4 computes 4 rows of a Q5_0 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_0AVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_1AVX2R1 computes 1 rows of a Q5_1 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_1AVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_1AVX2R2 computes 2 rows of a Q5_1 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_1AVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_1AVX2R3 computes 3 rows of a Q5_1 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_1AVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_1AVX2R4 computes 4 rows of a Q5_1 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_1AVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q8_0AVX2R1 computes 1 rows of a Q8_0 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q8_0AVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q8_0AVX2R2 computes 2 rows of a Q8_0 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q8_0AVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q8_0AVX2R3 computes 3 rows of a Q8_0 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q8_0AVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q8_0AVX2R4 computes 4 rows of a Q8_0 × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q8_0AVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvQ8Q5_KAVX2R1 computes 1 rows of a Q5_K × Q8_K GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KAVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KAVX2R2 computes 2 rows of a Q5_K × Q8_K GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KAVX2R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KAVX2R3 computes 3 rows of a Q5_K × Q8_K GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KAVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KAVX2R4 computes 4 rows of a Q5_K × Q8_K GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KAVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvF32Q5_KAVX2R1 computes 1 rows of a Q5_K × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_KAVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_KAVX2R2 computes 2 rows of a Q5_K × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_KAVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_KAVX2R3 computes 3 rows of a Q5_K × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_KAVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_KAVX2R4 computes 4 rows of a Q5_K × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_KAVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvQ8Q4_KAVX2R1 computes 1 rows of a Q4_K × Q8_K GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KAVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KAVX2R2 computes 2 rows of a Q4_K × Q8_K GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KAVX2R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KAVX2R3 computes 3 rows of a Q4_K × Q8_K GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KAVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KAVX2R4 computes 4 rows of a Q4_K × Q8_K GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KAVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvF32Q4_KAVX2R1 computes 1 rows of a Q4_K × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_KAVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_KAVX2R2 computes 2 rows of a Q4_K × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_KAVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_KAVX2R3 computes 3 rows of a Q4_K × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_KAVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_KAVX2R4 computes 4 rows of a Q4_K × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_KAVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvQ8Q6_KAVX2R1 computes 1 rows of a Q6_K × Q8_K GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KAVX2R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KAVX2R2 computes 2 rows of a Q6_K × Q8_K GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KAVX2R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KAVX2R3 computes 3 rows of a Q6_K × Q8_K GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KAVX2R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KAVX2R4 computes 4 rows of a Q6_K × Q8_K GEMV (AVX2 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KAVX2R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvF32Q6_KAVX2R1 computes 1 rows of a Q6_K × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q6_KAVX2R1(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q6_KAVX2R2 computes 2 rows of a Q6_K × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q6_KAVX2R2(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q6_KAVX2R3 computes 3 rows of a Q6_K × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q6_KAVX2R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q6_KAVX2R4 computes 4 rows of a Q6_K × f32 GEMV (AVX2 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q6_KAVX2R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // prepQ4_0AVX512 lays out the Q8_0 activations of octets of blocks for the q4_0 quad kernels.
+//
+//go:noescape
 func prepQ4_0AVX512(dst *byte, xq *byte, nb int)
 
 // gemvQ8Q4_0AVX512R1 computes 1 rows of a Q4_0 × Q8_0 GEMV (AVX512 tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0AVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0AVX512R2 computes 2 rows of a Q4_0 × Q8_0 GEMV (AVX512 tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0AVX512R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0AVX512R3 computes 3 rows of a Q4_0 × Q8_0 GEMV (AVX512 tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0AVX512R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0AVX512R4 computes 4 rows of a Q4_0 × Q8_0 GEMV (AVX512 tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0AVX512R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0AVX512R5 computes 5 rows of a Q4_0 × Q8_0 GEMV (AVX512 tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0AVX512R5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0AVX512R6 computes 6 rows of a Q4_0 × Q8_0 GEMV (AVX512 tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0AVX512R6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0AVX512R7 computes 7 rows of a Q4_0 × Q8_0 GEMV (AVX512 tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0AVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0AVX512R8 computes 8 rows of a Q4_0 × Q8_0 GEMV (AVX512 tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0AVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0AVX512R1 computes 1 rows of a Q8_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0AVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0AVX512R2 computes 2 rows of a Q8_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0AVX512R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0AVX512R3 computes 3 rows of a Q8_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0AVX512R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0AVX512R4 computes 4 rows of a Q8_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0AVX512R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0AVX512R5 computes 5 rows of a Q8_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0AVX512R5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0AVX512R6 computes 6 rows of a Q8_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0AVX512R6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0AVX512R7 computes 7 rows of a Q8_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0AVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0AVX512R8 computes 8 rows of a Q8_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0AVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1AVX512R1 computes 1 rows of a Q4_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1AVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1AVX512R2 computes 2 rows of a Q4_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1AVX512R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1AVX512R3 computes 3 rows of a Q4_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1AVX512R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1AVX512R4 computes 4 rows of a Q4_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1AVX512R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1AVX512R5 computes 5 rows of a Q4_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1AVX512R5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1AVX512R6 computes 6 rows of a Q4_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1AVX512R6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1AVX512R7 computes 7 rows of a Q4_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1AVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1AVX512R8 computes 8 rows of a Q4_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1AVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0AVX512R1 computes 1 rows of a Q5_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0AVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0AVX512R2 computes 2 rows of a Q5_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0AVX512R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0AVX512R3 computes 3 rows of a Q5_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0AVX512R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0AVX512R4 computes 4 rows of a Q5_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0AVX512R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0AVX512R5 computes 5 rows of a Q5_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0AVX512R5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0AVX512R6 computes 6 rows of a Q5_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0AVX512R6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0AVX512R7 computes 7 rows of a Q5_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0AVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0AVX512R8 computes 8 rows of a Q5_0 × Q8_0 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0AVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1AVX512R1 computes 1 rows of a Q5_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1AVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1AVX512R2 computes 2 rows of a Q5_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1AVX512R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1AVX512R3 computes 3 rows of a Q5_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1AVX512R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1AVX512R4 computes 4 rows of a Q5_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1AVX512R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1AVX512R5 computes 5 rows of a Q5_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1AVX512R5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1AVX512R6 computes 6 rows of a Q5_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1AVX512R6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1AVX512R7 computes 7 rows of a Q5_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1AVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1AVX512R8 computes 8 rows of a Q5_1 × Q8_1 GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1AVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvF32Q4_0AVX512R1 computes 1 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_0AVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_0AVX512R2 computes 2 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_0AVX512R2(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_0AVX512R3 computes 3 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_0AVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_0AVX512R4 computes 4 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_0AVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_0AVX512R5 computes 5 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_0AVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_0AVX512R6 computes 6 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_0AVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_0AVX512R7 computes 7 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_0AVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_0AVX512R8 computes 8 rows of a Q4_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_0AVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_1AVX512R1 computes 1 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_1AVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_1AVX512R2 computes 2 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_1AVX512R2(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_1AVX512R3 computes 3 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_1AVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_1AVX512R4 computes 4 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_1AVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_1AVX512R5 computes 5 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_1AVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_1AVX512R6 computes 6 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_1AVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_1AVX512R7 computes 7 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_1AVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q4_1AVX512R8 computes 8 rows of a Q4_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q4_1AVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_0AVX512R1 computes 1 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_0AVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_0AVX512R2 computes 2 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_0AVX512R2(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_0AVX512R3 computes 3 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_0AVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_0AVX512R4 computes 4 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_0AVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_0AVX512R5 computes 5 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_0AVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_0AVX512R6 computes 6 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_0AVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_0AVX512R7 computes 7 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_0AVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_0AVX512R8 computes 8 rows of a Q5_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_0AVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_1AVX512R1 computes 1 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_1AVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_1AVX512R2 computes 2 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_1AVX512R2(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_1AVX512R3 computes 3 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_1AVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_1AVX512R4 computes 4 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_1AVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_1AVX512R5 computes 5 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_1AVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_1AVX512R6 computes 6 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_1AVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_1AVX512R7 computes 7 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_1AVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q5_1AVX512R8 computes 8 rows of a Q5_1 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q5_1AVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q8_0AVX512R1 computes 1 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q8_0AVX512R1(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q8_0AVX512R2 computes 2 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q8_0AVX512R2(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q8_0AVX512R3 computes 3 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q8_0AVX512R3(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q8_0AVX512R4 computes 4 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q8_0AVX512R4(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q8_0AVX512R5 computes 5 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q8_0AVX512R5(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q8_0AVX512R6 computes 6 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q8_0AVX512R6(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q8_0AVX512R7 computes 7 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q8_0AVX512R7(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvF32Q8_0AVX512R8 computes 8 rows of a Q8_0 × f32 GEMV (AVX512 tier).
+// For each row r: y[r] = DotF32 of the nb blocks at w + r·stride with those at x.
+//
+//go:noescape
 func gemvF32Q8_0AVX512R8(y *float32, w *byte, stride int, x *float32, nb int)
 
 // gemvQ8Q5_KAVX512R1 computes 1 rows of a Q5_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KAVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KAVX512R2 computes 2 rows of a Q5_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KAVX512R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KAVX512R3 computes 3 rows of a Q5_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KAVX512R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KAVX512R4 computes 4 rows of a Q5_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KAVX512R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KAVX512R5 computes 5 rows of a Q5_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KAVX512R5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KAVX512R6 computes 6 rows of a Q5_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KAVX512R6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KAVX512R7 computes 7 rows of a Q5_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KAVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KAVX512R8 computes 8 rows of a Q5_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KAVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // prepQ8KAVX512 lays out the levels of Q8_K blocks for the 512-bit q4_K kernels.
+//
+//go:noescape
 func prepQ8KAVX512(dst *byte, xq *byte, nb int)
 
 // gemvQ8Q4_KAVX512R1 computes 1 rows of a Q4_K × Q8_K GEMV (AVX512 tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KAVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KAVX512R2 computes 2 rows of a Q4_K × Q8_K GEMV (AVX512 tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KAVX512R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KAVX512R3 computes 3 rows of a Q4_K × Q8_K GEMV (AVX512 tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KAVX512R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KAVX512R4 computes 4 rows of a Q4_K × Q8_K GEMV (AVX512 tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KAVX512R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KAVX512R5 computes 5 rows of a Q4_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KAVX512R5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KAVX512R6 computes 6 rows of a Q4_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KAVX512R6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KAVX512R7 computes 7 rows of a Q4_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KAVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KAVX512R8 computes 8 rows of a Q4_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KAVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KAVX512R1 computes 1 rows of a Q6_K × Q8_K GEMV (AVX512 tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KAVX512R1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KAVX512R2 computes 2 rows of a Q6_K × Q8_K GEMV (AVX512 tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KAVX512R2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KAVX512R3 computes 3 rows of a Q6_K × Q8_K GEMV (AVX512 tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KAVX512R3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KAVX512R4 computes 4 rows of a Q6_K × Q8_K GEMV (AVX512 tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KAVX512R4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KAVX512R5 computes 5 rows of a Q6_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KAVX512R5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KAVX512R6 computes 6 rows of a Q6_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KAVX512R6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KAVX512R7 computes 7 rows of a Q6_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KAVX512R7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KAVX512R8 computes 8 rows of a Q6_K × Q8_K GEMV (AVX512 tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KAVX512R8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // prepQ4_0VNNI lays out the Q8_0 activations of octets of blocks for the q4_0 quad kernels.
+//
+//go:noescape
 func prepQ4_0VNNI(dst *byte, xq *byte, nb int)
 
 // gemvQ8Q4_0VNNIR1 computes 1 rows of a Q4_0 × Q8_0 GEMV (VNNI tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0VNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0VNNIR2 computes 2 rows of a Q4_0 × Q8_0 GEMV (VNNI tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0VNNIR2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0VNNIR3 computes 3 rows of a Q4_0 × Q8_0 GEMV (VNNI tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0VNNIR3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0VNNIR4 computes 4 rows of a Q4_0 × Q8_0 GEMV (VNNI tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0VNNIR4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0VNNIR5 computes 5 rows of a Q4_0 × Q8_0 GEMV (VNNI tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0VNNIR5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0VNNIR6 computes 6 rows of a Q4_0 × Q8_0 GEMV (VNNI tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0VNNIR6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0VNNIR7 computes 7 rows of a Q4_0 × Q8_0 GEMV (VNNI tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0VNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_0VNNIR8 computes 8 rows of a Q4_0 × Q8_0 GEMV (VNNI tier, two blocks per vector).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_0VNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0VNNIR1 computes 1 rows of a Q8_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0VNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0VNNIR2 computes 2 rows of a Q8_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0VNNIR2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0VNNIR3 computes 3 rows of a Q8_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0VNNIR3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0VNNIR4 computes 4 rows of a Q8_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0VNNIR4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0VNNIR5 computes 5 rows of a Q8_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0VNNIR5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0VNNIR6 computes 6 rows of a Q8_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0VNNIR6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0VNNIR7 computes 7 rows of a Q8_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0VNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q8_0VNNIR8 computes 8 rows of a Q8_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q8_0VNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1VNNIR1 computes 1 rows of a Q4_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1VNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1VNNIR2 computes 2 rows of a Q4_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1VNNIR2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1VNNIR3 computes 3 rows of a Q4_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1VNNIR3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1VNNIR4 computes 4 rows of a Q4_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1VNNIR4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1VNNIR5 computes 5 rows of a Q4_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1VNNIR5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1VNNIR6 computes 6 rows of a Q4_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1VNNIR6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1VNNIR7 computes 7 rows of a Q4_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1VNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_1VNNIR8 computes 8 rows of a Q4_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_1VNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0VNNIR1 computes 1 rows of a Q5_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0VNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0VNNIR2 computes 2 rows of a Q5_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0VNNIR2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0VNNIR3 computes 3 rows of a Q5_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0VNNIR3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0VNNIR4 computes 4 rows of a Q5_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0VNNIR4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0VNNIR5 computes 5 rows of a Q5_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0VNNIR5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0VNNIR6 computes 6 rows of a Q5_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0VNNIR6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0VNNIR7 computes 7 rows of a Q5_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0VNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_0VNNIR8 computes 8 rows of a Q5_0 × Q8_0 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_0VNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1VNNIR1 computes 1 rows of a Q5_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1VNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1VNNIR2 computes 2 rows of a Q5_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1VNNIR2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1VNNIR3 computes 3 rows of a Q5_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1VNNIR3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1VNNIR4 computes 4 rows of a Q5_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1VNNIR4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1VNNIR5 computes 5 rows of a Q5_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1VNNIR5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1VNNIR6 computes 6 rows of a Q5_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1VNNIR6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1VNNIR7 computes 7 rows of a Q5_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1VNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_1VNNIR8 computes 8 rows of a Q5_1 × Q8_1 GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_1VNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KVNNIR1 computes 1 rows of a Q5_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KVNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KVNNIR2 computes 2 rows of a Q5_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KVNNIR2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KVNNIR3 computes 3 rows of a Q5_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KVNNIR3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KVNNIR4 computes 4 rows of a Q5_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KVNNIR4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KVNNIR5 computes 5 rows of a Q5_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KVNNIR5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KVNNIR6 computes 6 rows of a Q5_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KVNNIR6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KVNNIR7 computes 7 rows of a Q5_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KVNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q5_KVNNIR8 computes 8 rows of a Q5_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q5_KVNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KVNNIR1 computes 1 rows of a Q4_K × Q8_K GEMV (VNNI tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KVNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KVNNIR2 computes 2 rows of a Q4_K × Q8_K GEMV (VNNI tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KVNNIR2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KVNNIR3 computes 3 rows of a Q4_K × Q8_K GEMV (VNNI tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KVNNIR3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KVNNIR4 computes 4 rows of a Q4_K × Q8_K GEMV (VNNI tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KVNNIR4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KVNNIR5 computes 5 rows of a Q4_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KVNNIR5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KVNNIR6 computes 6 rows of a Q4_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KVNNIR6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KVNNIR7 computes 7 rows of a Q4_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KVNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q4_KVNNIR8 computes 8 rows of a Q4_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q4_KVNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KVNNIR1 computes 1 rows of a Q6_K × Q8_K GEMV (VNNI tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KVNNIR1(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KVNNIR2 computes 2 rows of a Q6_K × Q8_K GEMV (VNNI tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KVNNIR2(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KVNNIR3 computes 3 rows of a Q6_K × Q8_K GEMV (VNNI tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KVNNIR3(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KVNNIR4 computes 4 rows of a Q6_K × Q8_K GEMV (VNNI tier, 512-bit).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KVNNIR4(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KVNNIR5 computes 5 rows of a Q6_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KVNNIR5(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KVNNIR6 computes 6 rows of a Q6_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KVNNIR6(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KVNNIR7 computes 7 rows of a Q6_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KVNNIR7(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // gemvQ8Q6_KVNNIR8 computes 8 rows of a Q6_K × Q8_K GEMV (VNNI tier).
+// For each row r: y[r] = DotQ8 of the nb blocks at w + r·stride with those at xq.
+//
+//go:noescape
 func gemvQ8Q6_KVNNIR8(y *float32, w *byte, stride int, xq *byte, nb int)
 
 // dequantQ4_0AVX2 dequantizes nb Q4_0 blocks to float32, as dequantize_row_Q4_0 (AVX2 tier).
+//
+//go:noescape
 func dequantQ4_0AVX2(dst *float32, w *byte, nb int)
 
 // dequantQ8_0AVX2 dequantizes nb Q8_0 blocks to float32, as dequantize_row_Q8_0 (AVX2 tier).
+//
+//go:noescape
 func dequantQ8_0AVX2(dst *float32, w *byte, nb int)
 
 // dequantQ4_1AVX2 dequantizes nb Q4_1 blocks to float32, as dequantize_row_Q4_1 (AVX2 tier).
+//
+//go:noescape
 func dequantQ4_1AVX2(dst *float32, w *byte, nb int)
 
 // dequantQ5_0AVX2 dequantizes nb Q5_0 blocks to float32, as dequantize_row_Q5_0 (AVX2 tier).
+//
+//go:noescape
 func dequantQ5_0AVX2(dst *float32, w *byte, nb int)
 
 // dequantQ5_1AVX2 dequantizes nb Q5_1 blocks to float32, as dequantize_row_Q5_1 (AVX2 tier).
+//
+//go:noescape
 func dequantQ5_1AVX2(dst *float32, w *byte, nb int)
 
 // dequantQ4_KAVX2 dequantizes nb Q4_K blocks to float32, as dequantize_row_Q4_K (AVX2 tier).
+//
+//go:noescape
 func dequantQ4_KAVX2(dst *float32, w *byte, nb int)
 
 // dequantQ5_KAVX2 dequantizes nb Q5_K blocks to float32, as dequantize_row_Q5_K (AVX2 tier).
+//
+//go:noescape
 func dequantQ5_KAVX2(dst *float32, w *byte, nb int)
 
 // dequantQ6_KAVX2 dequantizes nb Q6_K blocks to float32, as dequantize_row_Q6_K (AVX2 tier).
+//
+//go:noescape
 func dequantQ6_KAVX2(dst *float32, w *byte, nb int)
 
 // dequantQ4_0AVX512 dequantizes nb Q4_0 blocks to float32, as dequantize_row_Q4_0 (AVX512 tier).
+//
+//go:noescape
 func dequantQ4_0AVX512(dst *float32, w *byte, nb int)
 
 // dequantQ8_0AVX512 dequantizes nb Q8_0 blocks to float32, as dequantize_row_Q8_0 (AVX512 tier).
+//
+//go:noescape
 func dequantQ8_0AVX512(dst *float32, w *byte, nb int)
 
 // dequantQ4_1AVX512 dequantizes nb Q4_1 blocks to float32, as dequantize_row_Q4_1 (AVX512 tier).
+//
+//go:noescape
 func dequantQ4_1AVX512(dst *float32, w *byte, nb int)
 
 // dequantQ5_0AVX512 dequantizes nb Q5_0 blocks to float32, as dequantize_row_Q5_0 (AVX512 tier).
+//
+//go:noescape
 func dequantQ5_0AVX512(dst *float32, w *byte, nb int)
 
 // dequantQ5_1AVX512 dequantizes nb Q5_1 blocks to float32, as dequantize_row_Q5_1 (AVX512 tier).
+//
+//go:noescape
 func dequantQ5_1AVX512(dst *float32, w *byte, nb int)
 
 // dequantQ4_KAVX512 dequantizes nb Q4_K blocks to float32, as dequantize_row_Q4_K (AVX512 tier).
+//
+//go:noescape
 func dequantQ4_KAVX512(dst *float32, w *byte, nb int)
 
 // dequantQ5_KAVX512 dequantizes nb Q5_K blocks to float32, as dequantize_row_Q5_K (AVX512 tier).
+//
+//go:noescape
 func dequantQ5_KAVX512(dst *float32, w *byte, nb int)
 
 // dequantQ6_KAVX512 dequantizes nb Q6_K blocks to float32, as dequantize_row_Q6_K (AVX512 tier).
+//
+//go:noescape
 func dequantQ6_KAVX512(dst *float32, w *byte, nb int)
 
 // quantizeQ8_0AVX2 quantizes nb blocks of 32 floats to Q8_0, as quantize_row_q8_0_ref.
+//
+//go:noescape
 func quantizeQ8_0AVX2(dst *byte, x *float32, nb int)
 
 // quantizeQ8_1AVX2 quantizes nb blocks of 32 floats to Q8_1, as quantize_row_q8_1_ref.
+//
+//go:noescape
 func quantizeQ8_1AVX2(dst *byte, x *float32, nb int)
 
 // quantizeQ8_KAVX2 quantizes nb blocks of 256 floats to Q8_K, as quantize_row_q8_K_ref.
+//
+//go:noescape
 func quantizeQ8_KAVX2(dst *byte, x *float32, nb int)
 
 // quantizeQ8_0AVX512 quantizes nb blocks of 32 floats to Q8_0, as quantize_row_q8_0_ref.
+//
+//go:noescape
 func quantizeQ8_0AVX512(dst *byte, x *float32, nb int)
 
 // quantizeQ8_1AVX512 quantizes nb blocks of 32 floats to Q8_1, as quantize_row_q8_1_ref.
+//
+//go:noescape
 func quantizeQ8_1AVX512(dst *byte, x *float32, nb int)
 
 // quantizeQ8_KAVX512 quantizes nb blocks of 256 floats to Q8_K, as quantize_row_q8_K_ref.
+//
+//go:noescape
 func quantizeQ8_KAVX512(dst *byte, x *float32, nb int)

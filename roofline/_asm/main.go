@@ -27,6 +27,9 @@ var (
 func main() {
 	os.Setenv("GOOS", "linux")
 	os.Setenv("GOARCH", "amd64")
+	// The kernels implement the stubs declared in package roofline
+	// (kernels_amd64.go): Implement takes each signature from there.
+	Package("github.com/ckbench/ckbench/roofline")
 	ConstraintExpr("!purego")
 	emitConsts()
 	for _, t := range []tier{avx2, avx512} {

@@ -58,7 +58,8 @@ func kc(i int) Mem { return constTable.Offset(64 * i) }
 // ones); the sum of all lanes is returned so the work is observable.
 // FLOPs per call: iters × chains × lanes × 2.
 func fmaPeak(t tier) {
-	TEXT("fmaPeak"+t.name, NOSPLIT, "func(iters int) float32")
+	Implement("fmaPeak" + t.name)
+	Attributes(NOSPLIT)
 	Doc("fmaPeak" + t.name + " runs iters rounds of one FMA on each independent accumulator.")
 	n := GP64()
 	Load(Param("iters"), n)
@@ -105,7 +106,8 @@ func int8Peak(t tier, vnni bool) {
 	if vnni {
 		name = "int8PeakVNNI"
 	}
-	TEXT(name, NOSPLIT, "func(iters int) int32")
+	Implement(name)
+	Attributes(NOSPLIT)
 	Doc(name + " runs iters rounds of an int8 dot product on each independent accumulator.")
 	n := GP64()
 	Load(Param("iters"), n)
@@ -158,7 +160,8 @@ func int8Peak(t tier, vnni bool) {
 // loop counter runs in parallel. It estimates the core clock without
 // trusting the TSC, which ticks at a fixed rate that is not the core's.
 func clockChain() {
-	TEXT("clockChain", NOSPLIT, "func(n int) int")
+	Implement("clockChain")
+	Attributes(NOSPLIT)
 	Doc("clockChain runs n rounds of 8 dependent adds: 8n core cycles.")
 	n, x, one := GP64(), GP64(), GP64()
 	Load(Param("n"), n)
@@ -179,7 +182,8 @@ func clockChain() {
 
 // rdtsc generates func() uint64: the time-stamp counter.
 func rdtsc() {
-	TEXT("rdtsc", NOSPLIT, "func() uint64")
+	Implement("rdtsc")
+	Attributes(NOSPLIT)
 	Doc("rdtsc returns the time-stamp counter (fixed rate, not core cycles), read once every earlier instruction has completed.")
 	LFENCE() // RDTSC alone may run before the kernel just called has finished
 	RDTSC()
@@ -221,7 +225,8 @@ func horizontalSum(t tier, v VecVirtual) VecVirtual {
 // core holds under this tier's vector load (AVX-512 may run below the
 // scalar clock).
 func fmaClock(t tier) {
-	TEXT("fmaClock"+t.name, NOSPLIT, "func(iters int) int")
+	Implement("fmaClock" + t.name)
+	Attributes(NOSPLIT)
 	Doc("fmaClock" + t.name + " runs iters rounds of FMAs beside a dependent add chain; see clockAdds.")
 	n, x, one := GP64(), GP64(), GP64()
 	Load(Param("iters"), n)
@@ -271,7 +276,8 @@ func clockAdds(t tier) int { return t.chains() * 4 / 3 }
 // the other peaks so that the Go scheduler cannot preempt it mid-sample.
 // FLOPs per call: iters × 12 × 2.
 func fmaScalar() {
-	TEXT("fmaScalar", NOSPLIT, "func(iters int) float32")
+	Implement("fmaScalar")
+	Attributes(NOSPLIT)
 	Doc("fmaScalar runs iters rounds of x = x*a + b (MULSS, ADDSS) on 12 independent chains.")
 	n := GP64()
 	Load(Param("iters"), n)

@@ -18,7 +18,8 @@ import (
 // load-and-sum loop": the most a streaming kernel can read per second on
 // this core.
 func readSum(t tier) {
-	TEXT("readSum"+t.name, NOSPLIT, "func(p *float32, n, reps int) float32")
+	Implement("readSum" + t.name)
+	Attributes(NOSPLIT)
 	Doc("readSum" + t.name + " returns the sum of n floats at p, read reps times; n is a multiple of 8 vectors.")
 	p0, n0, reps := GP64(), GP64(), GP64()
 	Load(Param("p"), p0)
@@ -53,7 +54,8 @@ func readSum(t tier) {
 
 // copyKernel generates func(dst, src *float32, n, reps int): dst = src.
 func copyKernel(t tier) {
-	TEXT("copy"+t.name, NOSPLIT, "func(dst, src *float32, n, reps int)")
+	Implement("copy" + t.name)
+	Attributes(NOSPLIT)
 	Doc("copy" + t.name + " copies n floats from src to dst, reps times; n is a multiple of 8 vectors.")
 	d0, s0, n0, reps := GP64(), GP64(), GP64(), GP64()
 	Load(Param("dst"), d0)
@@ -92,7 +94,8 @@ func writeKernel(t tier, nt bool) {
 	if nt {
 		name = "writeNT" + t.name
 	}
-	TEXT(name, NOSPLIT, "func(dst *float32, n, reps int)")
+	Implement(name)
+	Attributes(NOSPLIT)
 	Doc(name + " stores n floats at dst, reps times; n is a multiple of 8 vectors.")
 	d0, n0, reps := GP64(), GP64(), GP64()
 	Load(Param("dst"), d0)
@@ -149,7 +152,8 @@ func repeat(t tier, name string, bytes, reps GPVirtual, start, body func(), left
 // weights, which as floats hold NaNs and subnormals): the same loads, an
 // integer op that costs nothing whatever the bits.
 func readXor(t tier) {
-	TEXT("readXor"+t.name, NOSPLIT, "func(p *byte, n int) uint64")
+	Implement("readXor" + t.name)
+	Attributes(NOSPLIT)
 	Doc("readXor" + t.name + " returns the XOR of the n bytes at p as 64-bit words; n is a multiple of 8 vectors.")
 	p, n := GP64(), GP64()
 	Load(Param("p"), p)

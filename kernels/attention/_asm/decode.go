@@ -611,8 +611,8 @@ func expName(fast bool) string {
 //
 // state holds m[0..g), s[0..g) and the tile max mb[0..g).
 func (t tier) flashDecode(fast bool) {
-	TEXT("flashDecode"+expName(fast)+t.name, NOSPLIT,
-		"func(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride int)")
+	Implement("flashDecode" + expName(fast) + t.name) // its signature: the stub in decode_amd64.go
+	Attributes(NOSPLIT)
 	Doc("flashDecode"+expName(fast)+t.name+" is flash decode with "+map[bool]string{true: "the fast", false: "the exact"}[fast]+" exp; see flashGeneric.",
 		"state holds m[0..ng), s[0..ng), mb[0..ng); tiles holds ng tile buffers of tileStride bytes.")
 	lKp, lVp, lRem, lCnt, lH := AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
@@ -867,8 +867,8 @@ func (t tier) flashDecode(fast bool) {
 // naiveDecode generates the materialized decode for one query head: scores
 // for all n keys into ws, max, exp and sum, normalize, then P·V.
 func (t tier) naiveDecode(fast bool) {
-	TEXT("naiveDecode"+expName(fast)+t.name, NOSPLIT,
-		"func(o, q, k, v *float32, n, d int, scale float32, ws *float32)")
+	Implement("naiveDecode" + expName(fast) + t.name)
+	Attributes(NOSPLIT)
 	Doc("naiveDecode"+expName(fast)+t.name+" is the textbook decode; see naiveGeneric.",
 		"ws holds n scores rounded up to a multiple of 16 floats.")
 	ws, q, k, n, db := GP64(), GP64(), GP64(), GP64(), GP64()

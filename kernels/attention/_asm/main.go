@@ -16,6 +16,10 @@ func main() {
 	// output does not depend on the host (mmcloughlin/avo#450).
 	os.Setenv("GOOS", "linux")
 	os.Setenv("GOARCH", "amd64")
+	// The kernels implement the stubs declared in package attention:
+	// Implement takes each signature from there, so a stub and its asm
+	// cannot disagree.
+	Package("github.com/ckbench/ckbench/kernels/attention")
 	ConstraintExpr("!purego")
 	emitConsts()
 	for _, t := range []tier{avx2, avx512} {

@@ -240,6 +240,7 @@ func (t tier) dotIn(vec func() VecVirtual, ones16 Mem, u VecVirtual, s Op, add V
 // int) (quantizers, dequantizers), and loads its three arguments.
 func blocksKernel(name, doc, out, in string) (o, i, nb GPVirtual) {
 	TEXT(name, NOSPLIT, "func("+out+", "+in+", nb int)")
+	Pragma("noescape")
 	Doc(doc)
 	o, i, nb = GP64(), GP64(), GP64()
 	Load(Param(strings.Fields(out)[0]), o)
@@ -252,7 +253,12 @@ func blocksKernel(name, doc, out, in string) (o, i, nb GPVirtual) {
 // int, <act>, nb int), and loads its arguments but y (stored last).
 func kernel(name, doc, actName, actType string) (w, s, act, nb GPVirtual) {
 	TEXT(name, NOSPLIT, "func(y *float32, w *byte, stride int, "+actName+" "+actType+", nb int)")
-	Doc(doc)
+	Pragma("noescape")
+	dot := "DotF32"
+	if actName != "x" {
+		dot = "DotQ8"
+	}
+	Doc(doc, "For each row r: y[r] = "+dot+" of the nb blocks at w + r·stride with those at "+actName+".")
 	w, s, act, nb = GP64(), GP64(), GP64(), GP64()
 	Load(Param("w"), w)
 	Load(Param("stride"), s)
