@@ -2,101 +2,20 @@
 
 package quant
 
-import (
-	"math"
+import "math"
 
-	"github.com/ckbench/ckbench/kernels/isa"
-)
-
-//go:generate go run -C _asm . -out ../gemv_amd64.s -stubs ../gemv_stubs_amd64.go -pkg quant
+//go:generate go run -C _asm . -out ../gemv_amd64.s -stubs ../gemv_stubs_amd64.go -pkg quant -tiers ../gemv_tiers_amd64.go
 
 // gemvQ8Rows is one generated kernel: rb rows (fixed per function) of an
 // integer GEMV, row r at w + r·stride, nb blocks, against the format's
 // 8-bit activations (Q8_0, or Q8_K for the K-quants).
 type gemvQ8Rows func(y *float32, w *byte, stride int, xq *byte, nb int)
 
-// The SIMD tiers, registered whether or not this CPU runs them (callers
-// check isa.Detect first; a tier the CPU lacks is reported, never run).
-// Each covers the formats it has kernels for; ckbench list quant shows
-// which, and the sweep skips the rest with the reason.
-func init() {
-	avx2 := Impl{Tier: isa.AVX2, maxRB: 4,
-		dequant: map[Format]dequantFunc{
-			Q4_0: dequantAsm(dequantQ4_0AVX2), Q8_0: dequantAsm(dequantQ8_0AVX2),
-			Q4_1: dequantAsm(dequantQ4_1AVX2), Q5_0: dequantAsm(dequantQ5_0AVX2), Q5_1: dequantAsm(dequantQ5_1AVX2),
-			Q5_K: dequantAsm(dequantQ5_KAVX2),
-			Q4_K: dequantAsm(dequantQ4_KAVX2), Q6_K: dequantAsm(dequantQ6_KAVX2),
-		}, quantizeQ8: map[Format]quantizeQ8Func{
-			Q8_0: quantizeQ8AVX2, Q8_1: quantizeQ8AVX2, Q8_K: quantizeQ8AVX2,
-		}, gemvQ8: map[Format]gemvQ8Func{
-			Q4_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_0AVX2R1, gemvQ8Q4_0AVX2R2, gemvQ8Q4_0AVX2R3, gemvQ8Q4_0AVX2R4}),
-			Q8_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q8_0AVX2R1, gemvQ8Q8_0AVX2R2, gemvQ8Q8_0AVX2R3, gemvQ8Q8_0AVX2R4}),
-			Q4_1: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_1AVX2R1, gemvQ8Q4_1AVX2R2, gemvQ8Q4_1AVX2R3, gemvQ8Q4_1AVX2R4}),
-			Q5_0: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q5_0AVX2R1, gemvQ8Q5_0AVX2R2, gemvQ8Q5_0AVX2R3, gemvQ8Q5_0AVX2R4}),
-			Q5_1: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q5_1AVX2R1, gemvQ8Q5_1AVX2R2, gemvQ8Q5_1AVX2R3, gemvQ8Q5_1AVX2R4}),
-			Q4_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q4_KAVX2R1, gemvQ8Q4_KAVX2R2, gemvQ8Q4_KAVX2R3, gemvQ8Q4_KAVX2R4}),
-			Q5_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q5_KAVX2R1, gemvQ8Q5_KAVX2R2, gemvQ8Q5_KAVX2R3, gemvQ8Q5_KAVX2R4}),
-			Q6_K: gemvQ8Asm([]gemvQ8Rows{nil, gemvQ8Q6_KAVX2R1, gemvQ8Q6_KAVX2R2, gemvQ8Q6_KAVX2R3, gemvQ8Q6_KAVX2R4}),
-		}, gemvF32: map[Format]gemvF32Func{
-			Q4_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_0AVX2R1, gemvF32Q4_0AVX2R2, gemvF32Q4_0AVX2R3, gemvF32Q4_0AVX2R4}),
-			Q8_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q8_0AVX2R1, gemvF32Q8_0AVX2R2, gemvF32Q8_0AVX2R3, gemvF32Q8_0AVX2R4}),
-			Q4_1: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_1AVX2R1, gemvF32Q4_1AVX2R2, gemvF32Q4_1AVX2R3, gemvF32Q4_1AVX2R4}),
-			Q5_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q5_0AVX2R1, gemvF32Q5_0AVX2R2, gemvF32Q5_0AVX2R3, gemvF32Q5_0AVX2R4}),
-			Q5_1: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q5_1AVX2R1, gemvF32Q5_1AVX2R2, gemvF32Q5_1AVX2R3, gemvF32Q5_1AVX2R4}),
-			Q5_K: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q5_KAVX2R1, gemvF32Q5_KAVX2R2, gemvF32Q5_KAVX2R3, gemvF32Q5_KAVX2R4}),
-			Q4_K: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_KAVX2R1, gemvF32Q4_KAVX2R2, gemvF32Q4_KAVX2R3, gemvF32Q4_KAVX2R4}),
-			Q6_K: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q6_KAVX2R1, gemvF32Q6_KAVX2R2, gemvF32Q6_KAVX2R3, gemvF32Q6_KAVX2R4}),
-		}}
-	// The AVX-512 tiers' K-quant gemv-f32 are the AVX2 kernels (see _asm:
-	// they use no 512-bit feature).
-	avx512 := Impl{Tier: isa.AVX512, maxRB: 8, maxRBF32: kF32Rows,
-		quantizeQ8: map[Format]quantizeQ8Func{
-			Q8_0: quantizeQ8AVX512, Q8_1: quantizeQ8AVX512, Q8_K: quantizeQ8AVX512,
-		},
-		dequant: map[Format]dequantFunc{
-			Q4_0: dequantAsm(dequantQ4_0AVX512), Q8_0: dequantAsm(dequantQ8_0AVX512),
-			Q4_1: dequantAsm(dequantQ4_1AVX512), Q5_0: dequantAsm(dequantQ5_0AVX512), Q5_1: dequantAsm(dequantQ5_1AVX512),
-			Q5_K: dequantAsm(dequantQ5_KAVX512),
-			Q4_K: dequantAsm(dequantQ4_KAVX512), Q6_K: dequantAsm(dequantQ6_KAVX512),
-		}, gemvQ8: map[Format]gemvQ8Func{
-			Q4_0: gemvQ8AsmPrepZ(prepOctets(prepQ4_0AVX512), []gemvQ8Rows{nil, gemvQ8Q4_0AVX512R1, gemvQ8Q4_0AVX512R2, gemvQ8Q4_0AVX512R3, gemvQ8Q4_0AVX512R4, gemvQ8Q4_0AVX512R5, gemvQ8Q4_0AVX512R6, gemvQ8Q4_0AVX512R7, gemvQ8Q4_0AVX512R8}),
-			Q8_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q8_0AVX512R1, gemvQ8Q8_0AVX512R2, gemvQ8Q8_0AVX512R3, gemvQ8Q8_0AVX512R4, gemvQ8Q8_0AVX512R5, gemvQ8Q8_0AVX512R6, gemvQ8Q8_0AVX512R7, gemvQ8Q8_0AVX512R8}),
-			Q4_1: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_1AVX512R1, gemvQ8Q4_1AVX512R2, gemvQ8Q4_1AVX512R3, gemvQ8Q4_1AVX512R4, gemvQ8Q4_1AVX512R5, gemvQ8Q4_1AVX512R6, gemvQ8Q4_1AVX512R7, gemvQ8Q4_1AVX512R8}),
-			Q5_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_0AVX512R1, gemvQ8Q5_0AVX512R2, gemvQ8Q5_0AVX512R3, gemvQ8Q5_0AVX512R4, gemvQ8Q5_0AVX512R5, gemvQ8Q5_0AVX512R6, gemvQ8Q5_0AVX512R7, gemvQ8Q5_0AVX512R8}),
-			Q5_1: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_1AVX512R1, gemvQ8Q5_1AVX512R2, gemvQ8Q5_1AVX512R3, gemvQ8Q5_1AVX512R4, gemvQ8Q5_1AVX512R5, gemvQ8Q5_1AVX512R6, gemvQ8Q5_1AVX512R7, gemvQ8Q5_1AVX512R8}),
-			Q4_K: gemvQ8AsmPrepZ(prepQ8KAVX512, []gemvQ8Rows{nil, gemvQ8Q4_KAVX512R1, gemvQ8Q4_KAVX512R2, gemvQ8Q4_KAVX512R3, gemvQ8Q4_KAVX512R4, gemvQ8Q4_KAVX512R5, gemvQ8Q4_KAVX512R6, gemvQ8Q4_KAVX512R7, gemvQ8Q4_KAVX512R8}),
-			Q5_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_KAVX512R1, gemvQ8Q5_KAVX512R2, gemvQ8Q5_KAVX512R3, gemvQ8Q5_KAVX512R4, gemvQ8Q5_KAVX512R5, gemvQ8Q5_KAVX512R6, gemvQ8Q5_KAVX512R7, gemvQ8Q5_KAVX512R8}),
-			Q6_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q6_KAVX512R1, gemvQ8Q6_KAVX512R2, gemvQ8Q6_KAVX512R3, gemvQ8Q6_KAVX512R4, gemvQ8Q6_KAVX512R5, gemvQ8Q6_KAVX512R6, gemvQ8Q6_KAVX512R7, gemvQ8Q6_KAVX512R8}),
-		}, gemvF32: map[Format]gemvF32Func{
-			Q4_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_0AVX512R1, gemvF32Q4_0AVX512R2, gemvF32Q4_0AVX512R3, gemvF32Q4_0AVX512R4, gemvF32Q4_0AVX512R5, gemvF32Q4_0AVX512R6, gemvF32Q4_0AVX512R7, gemvF32Q4_0AVX512R8}),
-			Q8_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q8_0AVX512R1, gemvF32Q8_0AVX512R2, gemvF32Q8_0AVX512R3, gemvF32Q8_0AVX512R4, gemvF32Q8_0AVX512R5, gemvF32Q8_0AVX512R6, gemvF32Q8_0AVX512R7, gemvF32Q8_0AVX512R8}),
-			Q4_1: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q4_1AVX512R1, gemvF32Q4_1AVX512R2, gemvF32Q4_1AVX512R3, gemvF32Q4_1AVX512R4, gemvF32Q4_1AVX512R5, gemvF32Q4_1AVX512R6, gemvF32Q4_1AVX512R7, gemvF32Q4_1AVX512R8}),
-			Q5_0: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q5_0AVX512R1, gemvF32Q5_0AVX512R2, gemvF32Q5_0AVX512R3, gemvF32Q5_0AVX512R4, gemvF32Q5_0AVX512R5, gemvF32Q5_0AVX512R6, gemvF32Q5_0AVX512R7, gemvF32Q5_0AVX512R8}),
-			Q5_1: gemvF32Asm([]gemvF32Rows{nil, gemvF32Q5_1AVX512R1, gemvF32Q5_1AVX512R2, gemvF32Q5_1AVX512R3, gemvF32Q5_1AVX512R4, gemvF32Q5_1AVX512R5, gemvF32Q5_1AVX512R6, gemvF32Q5_1AVX512R7, gemvF32Q5_1AVX512R8}),
-			Q5_K: avx2.gemvF32[Q5_K],
-			Q4_K: avx2.gemvF32[Q4_K],
-			Q6_K: avx2.gemvF32[Q6_K],
-		}}
-	// VNNI differs from AVX-512 in the integer dot products alone: its
-	// float kernels, quantizers and the q4_K activation layout are AVX-512's.
-	vnni := Impl{Tier: isa.AVX512VNNI, maxRB: 8, maxRBF32: kF32Rows,
-		quantizeQ8: avx512.quantizeQ8, dequant: avx512.dequant, gemvF32: avx512.gemvF32,
-		gemvQ8: map[Format]gemvQ8Func{
-			Q4_0: gemvQ8AsmPrepZ(prepOctets(prepQ4_0VNNI), []gemvQ8Rows{nil, gemvQ8Q4_0VNNIR1, gemvQ8Q4_0VNNIR2, gemvQ8Q4_0VNNIR3, gemvQ8Q4_0VNNIR4, gemvQ8Q4_0VNNIR5, gemvQ8Q4_0VNNIR6, gemvQ8Q4_0VNNIR7, gemvQ8Q4_0VNNIR8}),
-			Q8_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q8_0VNNIR1, gemvQ8Q8_0VNNIR2, gemvQ8Q8_0VNNIR3, gemvQ8Q8_0VNNIR4, gemvQ8Q8_0VNNIR5, gemvQ8Q8_0VNNIR6, gemvQ8Q8_0VNNIR7, gemvQ8Q8_0VNNIR8}),
-			Q4_1: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q4_1VNNIR1, gemvQ8Q4_1VNNIR2, gemvQ8Q4_1VNNIR3, gemvQ8Q4_1VNNIR4, gemvQ8Q4_1VNNIR5, gemvQ8Q4_1VNNIR6, gemvQ8Q4_1VNNIR7, gemvQ8Q4_1VNNIR8}),
-			Q5_0: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_0VNNIR1, gemvQ8Q5_0VNNIR2, gemvQ8Q5_0VNNIR3, gemvQ8Q5_0VNNIR4, gemvQ8Q5_0VNNIR5, gemvQ8Q5_0VNNIR6, gemvQ8Q5_0VNNIR7, gemvQ8Q5_0VNNIR8}),
-			Q5_1: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_1VNNIR1, gemvQ8Q5_1VNNIR2, gemvQ8Q5_1VNNIR3, gemvQ8Q5_1VNNIR4, gemvQ8Q5_1VNNIR5, gemvQ8Q5_1VNNIR6, gemvQ8Q5_1VNNIR7, gemvQ8Q5_1VNNIR8}),
-			Q4_K: gemvQ8AsmPrepZ(prepQ8KAVX512, []gemvQ8Rows{nil, gemvQ8Q4_KVNNIR1, gemvQ8Q4_KVNNIR2, gemvQ8Q4_KVNNIR3, gemvQ8Q4_KVNNIR4, gemvQ8Q4_KVNNIR5, gemvQ8Q4_KVNNIR6, gemvQ8Q4_KVNNIR7, gemvQ8Q4_KVNNIR8}),
-			Q5_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q5_KVNNIR1, gemvQ8Q5_KVNNIR2, gemvQ8Q5_KVNNIR3, gemvQ8Q5_KVNNIR4, gemvQ8Q5_KVNNIR5, gemvQ8Q5_KVNNIR6, gemvQ8Q5_KVNNIR7, gemvQ8Q5_KVNNIR8}),
-			Q6_K: gemvQ8AsmZ([]gemvQ8Rows{nil, gemvQ8Q6_KVNNIR1, gemvQ8Q6_KVNNIR2, gemvQ8Q6_KVNNIR3, gemvQ8Q6_KVNNIR4, gemvQ8Q6_KVNNIR5, gemvQ8Q6_KVNNIR6, gemvQ8Q6_KVNNIR7, gemvQ8Q6_KVNNIR8}),
-		}}
-	impls = append(impls, avx2, avx512, vnni)
-}
-
-// kF32Rows: the K-quant gemv-f32 kernels go up to 4 rows per pass in
-// every tier (see maxRBF32K in _asm).
-var kF32Rows = map[Format]int{Q4_K: 4, Q5_K: 4, Q6_K: 4}
+// The SIMD tiers are registered by gemv_tiers_amd64.go, which the
+// generator writes from what it generates: which formats and rows per pass
+// each tier has kernels for, which it reuses from another tier (VNNI takes
+// AVX-512's float kernels, quantizers and dequantizers; the AVX-512 tiers
+// take the AVX2 K-quant gemv-f32), and the activation layouts.
 
 // dequantBlocks is one generated dequantizer: nb blocks to float32.
 type dequantBlocks func(dst *float32, w *byte, nb int)

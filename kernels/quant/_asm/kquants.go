@@ -359,3 +359,6 @@ func unpackScalesMins(p GPVirtual) (sc, mn GPVirtual) {
 	ORQ(b, mn) // mins 0–7
 	return sc, mn
 }
+
+// super reports whether f is a K-quant (256-weight super-blocks).
+func (f format) super() bool { return f == q4_K || f == q5_K || f == q6_K }

@@ -7,10 +7,14 @@
 package main
 
 import (
+	"flag"
+	"log"
 	"os"
 
 	. "github.com/mmcloughlin/avo/build"
 )
+
+var tiersOut = flag.String("tiers", "", "write the tier table (Go) to this file")
 
 // maxRBF32K caps the rows per pass of the K-quant gemv-f32 kernels: each
 // row unrolls a whole super-block, and more rows do not make the (compute
@@ -37,6 +41,7 @@ func main() {
 		floatsK := floats && !t.evex
 		if t.evex {
 			prepQ4_0(t)
+			layout(t, q4_0, "prepQ4_0"+t.name, true)
 		}
 		for rb := 1; rb <= t.maxRB; rb++ {
 			if t.evex {
@@ -44,23 +49,40 @@ func main() {
 			} else {
 				gemvQ8(t, q4_0, rb)
 			}
+			record(t, kGemvQ8, q4_0, rb)
 		}
 		for _, f := range []format{q8_0, q4_1, q5_0, q5_1} {
 			for rb := 1; rb <= t.maxRB; rb++ {
 				gemvQ8(t, f, rb)
+				record(t, kGemvQ8, f, rb)
 			}
 		}
 		for _, f := range []format{q4_0, q4_1, q5_0, q5_1, q8_0} {
 			for rb := 1; floats && rb <= t.maxRB; rb++ {
 				gemvF32(t, f, rb)
+				record(t, kGemvF32, f, rb)
+			}
+			if !floats {
+				reuse(t, kGemvF32, f, tiers[1])
 			}
 		}
 		for rb := 1; rb <= t.maxRB; rb++ {
 			gemvK(t, q5_K, rb)
+			record(t, kGemvQ8, q5_K, rb)
 		}
-		for rb := 1; floatsK && rb <= min(t.maxRB, maxRBF32K); rb++ {
-			gemvF32K(t, q5_K, rb)
+		f32K := func(f format) {
+			for rb := 1; floatsK && rb <= min(t.maxRB, maxRBF32K); rb++ {
+				gemvF32K(t, f, rb)
+				record(t, kGemvF32, f, rb)
+			}
+			switch {
+			case !floats:
+				reuse(t, kGemvF32, f, tiers[1]) // VNNI: AVX-512's (in turn AVX2's)
+			case !floatsK:
+				reuse(t, kGemvF32, f, tiers[0])
+			}
 		}
+		f32K(q5_K)
 		if t.evex && floats {
 			prepQ8K(t)
 		}
@@ -74,24 +96,27 @@ func main() {
 				default:
 					gemvK(t, f, rb)
 				}
+				record(t, kGemvQ8, f, rb)
 			}
-			for rb := 1; floatsK && rb <= min(t.maxRB, maxRBF32K); rb++ {
-				gemvF32K(t, f, rb)
+			if f == q4_K && t.evex {
+				layout(t, f, "prepQ8KAVX512", false) // VNNI reads AVX-512's layout
 			}
+			f32K(f)
 		}
 	}
 	for _, t := range tiers {
-		if t.vnni {
-			continue // AVX-512's dequantizers (see floats above)
+		for _, f := range []format{q4_0, q8_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K} {
+			if t.vnni {
+				reuse(t, kDequant, f, tiers[1]) // AVX-512's dequantizers (see floats above)
+				continue
+			}
+			block := 32
+			if f.super() {
+				block = 256
+			}
+			dequant(t, f, block)
+			record(t, kDequant, f, 0)
 		}
-		dequant(t, q4_0, 32)
-		dequant(t, q8_0, 32)
-		dequant(t, q4_1, 32)
-		dequant(t, q5_0, 32)
-		dequant(t, q5_1, 32)
-		dequant(t, q4_K, 256)
-		dequant(t, q5_K, 256)
-		dequant(t, q6_K, 256)
 	}
 	for _, w := range []qwidth{qAVX2, qAVX512} {
 		quantizeQ8_0(w, false)
@@ -99,4 +124,9 @@ func main() {
 		quantizeQ8_K(w)
 	}
 	Generate()
+	if *tiersOut != "" {
+		if err := writeTable(*tiersOut); err != nil {
+			log.Fatal(err)
+		}
+	}
 }
