@@ -10,10 +10,20 @@ import (
 )
 
 // nameKeys lists, per family, the record keys that make up a benchmark
-// name after Benchmark<Family>/<kernel>, in order.
-var nameKeys = map[string][]string{
-	"attention": {"isa", "exp", "hd", "tk", "ctx", "h", "kvh", "kv"},
-	"quant":     {"isa", "fmt", "act", "m", "k", "rb"},
+// name after Benchmark<Family>/<kernel>, in order: each family registers
+// its own (sweeps.Register calls RegisterBenchKeys).
+var nameKeys = map[string][]string{}
+
+// RegisterBenchKeys sets the record columns that name family's points in
+// bench.txt. A key that is not a column of the records panics: it is a
+// mistake in the family's adapter, found when the program starts.
+func RegisterBenchKeys(family string, keys []string) {
+	for _, k := range keys {
+		if _, ok := columnIndex[k]; !ok {
+			panic("results: bench key " + k + " of family " + family + " is not a record column")
+		}
+	}
+	nameKeys[family] = keys
 }
 
 // BenchLinesPerPoint bounds the result lines one point contributes to

@@ -129,6 +129,11 @@ func TestCorrupt(t *testing.T) {
 	}
 }
 
+func init() {
+	// What sweeps registers for the attention family.
+	RegisterBenchKeys("attention", []string{"isa", "exp", "hd", "tk", "ctx", "h", "kvh", "kv"})
+}
+
 func TestBenchFileReadsBack(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteBench(&b, []string{"cpu Test CPU"}, map[string]string{"pkg": "x"}, sample()); err != nil {

@@ -2,8 +2,11 @@ package sweeps
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ckbench/ckbench/kernels/attention"
 	"github.com/ckbench/ckbench/kernels/isa"
@@ -341,4 +344,140 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 	}
 	pt.ceiling = true
 	return pt
+}
+
+// The attention family's adapter: how the runner, the results and a front
+// end see it.
+func init() { Register(attentionFamily{}) }
+
+type attentionFamily struct{}
+
+func (attentionFamily) Name() string { return "attention" }
+
+func (attentionFamily) Doc() string {
+	return "Decode attention over a head-major f32 KV cache: flash decode with an online softmax (decode-flash; " +
+		"decode-flash-gqa applies each KV tile to every query head of its group), the materialized 3-pass " +
+		"decode (decode-naive), and kv-read, a plain read of the same K and V bytes: the in-run ceiling " +
+		"behind % read. Every point is first checked against a float64 reference."
+}
+
+func (attentionFamily) Examples() [][]string {
+	return [][]string{
+		{"preset=quick"},
+		{"kernel=decode-flash,kv-read", "hd=128", "ctx=4096,32768", "heads=1:1", "exp=fast"},
+		{"heads=32:8", "ctx=32768", "cold"},
+	}
+}
+
+func (attentionFamily) ColdWhat() string  { return "the KV cache" }
+func (attentionFamily) Tiers() []isa.Tier { return AttentionTiers }
+func (attentionFamily) Presets() []string { return []string{"quick", "default", "full"} }
+func (attentionFamily) BenchKeys() []string {
+	return []string{"isa", "exp", "hd", "tk", "ctx", "h", "kvh", "kv"}
+}
+
+func (attentionFamily) Params() []Param {
+	return []Param{
+		{"kernel", "kernels: " + strings.Join(AttentionKernels(), ",") + " or all"},
+		{"hd", "head dims, e.g. 64,128 (multiples of 16 up to 256)"},
+		{"tk", "tile_k: auto or 1…256, e.g. auto,16,64"},
+		{"ctx", "context lengths (KV tokens), e.g. 4096 or 512..65536x2"},
+		{"heads", "H:Hkv pairs, e.g. 16:8,32:8,8:8"},
+		{"exp", "exp variants: fast,exact or all"},
+	}
+}
+
+func (attentionFamily) Grid(preset string) (Grid, sampler.Config, error) {
+	g, sc, err := Preset(preset)
+	return &g, sc, err
+}
+
+func (attentionFamily) Summary() Summary {
+	return Summary{
+		Keys: "kernel\tisa\texp\thd\ttk\tctx\th:kvh",
+		Cells: func(r *results.Record) string {
+			return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%d\t%d:%d", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH)
+		},
+		USFormat: "%.2f",
+		Named: func(r *results.Record) string {
+			return fmt.Sprintf("%s/%s exp=%s hd=%d tk=%s ctx=%d h:kvh=%d:%d", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH)
+		},
+	}
+}
+
+func (attentionFamily) List(w io.Writer) {
+	fmt.Fprintln(w, "family attention: decode over a head-major f32 KV cache k[kv_head][T][D], q[H][D]")
+	fmt.Fprintln(w, "\ntiers:")
+	for _, t := range isa.All {
+		st := isa.Detect(t)
+		_, built := attention.Lookup(t)
+		switch {
+		case !built:
+			fmt.Fprintf(w, "  %-10s no attention kernels (int8-only tier, or not in this build)\n", t)
+		case st.Runs:
+			fmt.Fprintf(w, "  %-10s runs here\n", t)
+		default:
+			fmt.Fprintf(w, "  %-10s skipped here: %s\n", t, st.Reason)
+		}
+	}
+	fmt.Fprintln(w, "\nkernels (per call; e = 4 bytes per f32 KV element):")
+	for _, k := range attention.Kernels {
+		flops, bytes, traffic := attention.WorkFormula(k)
+		fmt.Fprintf(w, "  %s\n      FLOPs   %s\n      bytes   %s\n      traffic %s\n", k, flops, bytes, traffic)
+	}
+	fmt.Fprintf(w, "  %s\n      the ceiling: a plain load-and-sum loop over the same K and V bytes\n      bytes   2·Hkv·T·D·e; its GB/s is read_gbs of every point of the shape\n", KVRead)
+	fmt.Fprintf(w, "\nparameters: hd a multiple of %d up to %d; tk auto (CKE: 32 for D≤64, 16 for D≤128, else 8) or %d…%d;\n",
+		attention.HeadDimMultiple, attention.MaxHeadDim, attention.MinTileK, attention.MaxTileK)
+	fmt.Fprintln(w, "            heads H:Hkv with H a multiple of Hkv; exp exact (≤ 2 ulp) or fast (CKE polynomial, ~1e-4)")
+	fmt.Fprintf(w, "correctness gate: max relative error vs a float64 reference ≤ %.0e (exact), ≤ %.0e (fast);\n",
+		attention.Tolerance(attention.ExpExact), attention.Tolerance(attention.ExpFast))
+	fmt.Fprintln(w, "                  beyond ~16k keys at least √T·2⁻²⁴, the expected error of float32 accumulation")
+}
+
+// Set reads one parameter of the attention grid.
+func (g *AttentionGrid) Set(param, value string) error {
+	var err error
+	switch param {
+	case "kernel":
+		g.Kernels, err = ParseList("kernel", value, AttentionKernels(), func(s string) (string, error) {
+			if slices.Contains(AttentionKernels(), s) {
+				return s, nil
+			}
+			return "", fmt.Errorf("unknown attention kernel %q (known: %s)", s, strings.Join(AttentionKernels(), ", "))
+		})
+	case "hd":
+		g.HeadDims, err = ParseInts("hd", value)
+	case "ctx":
+		g.Ctxs, err = ParseInts("ctx", value)
+	case "tk":
+		g.TileKs, err = ParseTileKs(value)
+	case "heads":
+		g.Heads, err = ParseHeads(value)
+	case "exp":
+		g.Exps, err = ParseList("exp", value, []attention.Exp{attention.ExpFast, attention.ExpExact}, attention.ParseExp)
+	default:
+		err = paramErrorf(param, "not a parameter of the attention family")
+	}
+	return err
+}
+
+// SetTiers sets the tiers to sweep.
+func (g *AttentionGrid) SetTiers(ts []isa.Tier) { g.Tiers = ts }
+
+// Plan is PlanAttention.
+func (g *AttentionGrid) Plan(opt Options, info machine.Info) (*Plan, error) {
+	return PlanAttention(*g, opt, info)
+}
+
+// Config is the grid as machine.json records it (tk: auto for 0).
+func (g *AttentionGrid) Config() map[string]any {
+	tks := make([]string, len(g.TileKs))
+	for i, tk := range g.TileKs {
+		tks[i] = strconv.Itoa(tk)
+		if tk == 0 {
+			tks[i] = "auto"
+		}
+	}
+	return map[string]any{"kernels": g.Kernels, "isa": g.Tiers, "hd": g.HeadDims, "tk": tks,
+		"ctx": g.Ctxs, "heads": g.Heads, "exp": g.Exps}
 }

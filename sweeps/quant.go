@@ -2,6 +2,7 @@ package sweeps
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -387,4 +388,169 @@ func wReadPoint(base results.Record, f quant.Format, s Shape, t isa.Tier, st isa
 	}
 	pt.ceiling = true
 	return pt
+}
+
+// The quant family's adapter: how the runner, the results and a front end
+// see it.
+func init() { Register(quantFamily{}) }
+
+type quantFamily struct{}
+
+func (quantFamily) Name() string { return "quant" }
+
+func (quantFamily) Doc() string {
+	return "The quantized GEMV kernels y[M] = W[M×K]·x[K] in the GGML block formats, in every tier: gemv-f32 " +
+		"(x in float32, weights dequantized in registers), gemv-q8 (x quantized to 8 bits inside the call, then " +
+		"integer dot products), quantize-q8 (that quantization alone) and dequant (W to float32 rows). Each point " +
+		"is first checked against the generic tier. w-read, a plain read of the same weight bytes in the same mode, " +
+		"is the in-run ceiling: % read is a point's GB/s against it, % bound against the roofline."
+}
+
+func (quantFamily) Examples() [][]string {
+	return [][]string{
+		{"preset=quick"},
+		{"fmt=q4_0,q4_K", "act=f32,q8", "shape=4096x4096", "rb=1,4"},
+		{"fmt=q8_0", "shape=16384x8192", "cold"},
+	}
+}
+
+func (quantFamily) ColdWhat() string    { return "the weights" }
+func (quantFamily) Tiers() []isa.Tier   { return isa.All }
+func (quantFamily) Presets() []string   { return []string{"quick", "default", "full"} }
+func (quantFamily) BenchKeys() []string { return []string{"isa", "fmt", "act", "m", "k", "rb"} }
+
+func (quantFamily) Params() []Param {
+	return []Param{
+		{"kernel", "kernels: gemv-f32,gemv-q8,quantize-q8,dequant,w-read (a plain read of the weight bytes: the in-run ceiling behind % read) or all"},
+		{"fmt", "weight formats: q4_0,q4_1,q5_0,q5_1,q8_0,q4_K,q5_K,q6_K or all"},
+		{"act", "activations: f32 (gemv-f32), q8 (gemv-q8 with each format's own: q8_0, q8_1 or q8_K), or q8_0/q8_1/q8_K"},
+		{"shape", "MxK shapes, e.g. 4096x4096,4096x14336,14336x4096"},
+		{"rb", "rows per pass (sharing each x load), 1…8, e.g. 1,4"},
+	}
+}
+
+func (quantFamily) Grid(preset string) (Grid, sampler.Config, error) {
+	g, sc, err := QuantPreset(preset)
+	return &g, sc, err
+}
+
+// Summary: quantize-q8 points have no M (x alone) and no rb.
+func (quantFamily) Summary() Summary {
+	return Summary{
+		Keys: "kernel\tisa\tfmt\tact\tMxK\trb",
+		Cells: func(r *results.Record) string {
+			shape, rb := fmt.Sprintf("%dx%d", r.M, r.K), fmt.Sprint(r.RB)
+			if r.M == 0 {
+				shape, rb = fmt.Sprintf("K=%d", r.K), "-"
+			}
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", r.Kernel, r.ISA, r.Fmt, r.Act, shape, rb)
+		},
+		USFormat: "%.1f",
+		Rate:     "GOP/s",
+		RateCell: func(r *results.Record) string {
+			if !r.GOps.Valid() {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f", float64(r.GOps))
+		},
+		Named: func(r *results.Record) string {
+			return fmt.Sprintf("%s/%s fmt=%s act=%s %dx%d rb=%d", r.Kernel, r.ISA, r.Fmt, r.Act, r.M, r.K, r.RB)
+		},
+	}
+}
+
+func (quantFamily) List(w io.Writer) {
+	fmt.Fprintln(w, "family quant: y[M] = W[M×K]·x[K], W in a GGML block format (byte-exact), rows of K/QK blocks")
+	fmt.Fprintln(w, "\nformats:")
+	for _, f := range quant.Formats() {
+		fi := f.Info()
+		role := "weights, 8-bit activations " + f.Q8Act().String()
+		if !fi.Weight {
+			role = "activations"
+		}
+		fmt.Fprintf(w, "  %-5s %3d per block, %3d bytes (%.3g bits/weight), %s\n        %s\n", fi.Name, fi.Block, fi.Bytes, 8*float64(fi.Bytes)/float64(fi.Block), role, fi.Layout)
+	}
+	fmt.Fprintln(w, "\nkernels (per call):")
+	for _, k := range quant.Kernels {
+		flops, bytes := quant.WorkFormula(k)
+		fmt.Fprintf(w, "  %-11s FLOPs %s; bytes %s\n", k, flops, bytes)
+	}
+	fmt.Fprintf(w, "  %-11s the ceiling: a plain read (64-bit XOR, widest loads) of the same weight bytes\n"+
+		"              bytes M·(K/QK)·block_bytes; its GB/s is read_gbs (%% read) of every point of the format and shape\n", WRead)
+	fmt.Fprintln(w, "\ntiers (which kernel × format each implements):")
+	for _, t := range isa.All {
+		st := isa.Detect(t)
+		im, built := quant.Lookup(t)
+		where := "runs here"
+		if !st.Runs {
+			where = "skipped here: " + st.Reason
+		}
+		if !built {
+			fmt.Fprintf(w, "  %-10s no quant kernels in this build (%s)\n", t, where)
+			continue
+		}
+		fmt.Fprintf(w, "  %-10s %s\n", t, where)
+		for _, k := range quant.Kernels {
+			var have, missing []string
+			for _, f := range quant.WeightFormats() {
+				name := f.String()
+				if k == quant.QuantizeQ8 {
+					name = f.Q8Act().String()
+				}
+				if ok, _ := im.HasFormat(k, f); ok {
+					if !strings.Contains(strings.Join(have, ","), name) {
+						have = append(have, name)
+					}
+				} else if !strings.Contains(strings.Join(missing, ","), name) {
+					missing = append(missing, name)
+				}
+			}
+			line := fmt.Sprintf("    %-11s %s", k, strings.Join(have, ","))
+			if len(missing) > 0 {
+				line += "   (missing: " + strings.Join(missing, ",") + ")"
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	fmt.Fprintf(w, "\ncorrectness gate: every tier against the generic tier before timing: GEMVs within %.0e of Σ|w·x| per row\n", quant.Tolerance)
+	fmt.Fprintln(w, "(integer sums are exact; only the order of float additions differs); dequant and quantize-q8 give the generic's values.")
+	fmt.Fprintf(w, "rb: 1…%d rows per pass (avx2: up to 4). gemv-q8 quantizes x with its tier's quantize-q8.\n", quant.MaxRB)
+}
+
+// Set reads one parameter of the quant grid.
+func (g *QuantGrid) Set(param, value string) error {
+	var err error
+	switch param {
+	case "kernel":
+		g.Kernels, err = ParseList("kernel", value, QuantKernels(), ParseQuantKernel)
+	case "fmt":
+		g.FmtAll = strings.TrimSpace(value) == "all"
+		g.Formats, err = ParseList("fmt", value, quant.WeightFormats(), quant.ParseFormat)
+	case "act":
+		g.Acts, err = ParseList("act", value, []string{ActF32, ActQ8}, func(s string) (string, error) { return s, nil })
+	case "shape":
+		g.Shapes, err = ParseShapes(value)
+	case "rb":
+		g.RBs, err = ParseInts("rb", value)
+	default:
+		err = paramErrorf(param, "not a parameter of the quant family")
+	}
+	return err
+}
+
+// SetTiers sets the tiers to sweep.
+func (g *QuantGrid) SetTiers(ts []isa.Tier) { g.Tiers = ts }
+
+// Plan is PlanQuant.
+func (g *QuantGrid) Plan(opt Options, info machine.Info) (*Plan, error) {
+	return PlanQuant(*g, opt, info)
+}
+
+// Config is the grid as machine.json records it.
+func (g *QuantGrid) Config() map[string]any {
+	fmts := make([]string, len(g.Formats))
+	for i, f := range g.Formats {
+		fmts[i] = f.String()
+	}
+	return map[string]any{"kernels": g.Kernels, "isa": g.Tiers, "fmt": fmts, "act": g.Acts, "shape": g.Shapes, "rb": g.RBs}
 }

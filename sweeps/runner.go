@@ -366,9 +366,9 @@ func (p *progress) start(i int, r results.Record) {
 		return
 	}
 	p.pointAt = time.Now()
-	p.label = fmt.Sprintf("%s %s hd=%d ctx=%d h=%d:%d", r.Kernel, r.ISA, r.HD, r.Ctx, r.H, r.KVH)
-	if r.Family == "quant" {
-		p.label = fmt.Sprintf("%s %s %s act=%s %dx%d rb=%d", r.Kernel, r.ISA, r.Fmt, r.Act, r.M, r.K, r.RB)
+	p.label = r.Kernel + " " + r.ISA
+	if f, ok := LookupFamily(r.Family); ok {
+		p.label = f.Summary().Named(&r)
 	}
 	p.draw(i)
 }

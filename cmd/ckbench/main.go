@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/ckbench/ckbench/sweeps"
 )
@@ -71,9 +72,9 @@ const topUsage = `ckbench measures how this CPU runs the kernels of LLM inferenc
 Usage:
   ckbench info [--json]          CPU, caches, ISA features, which kernel tiers and counters work here
   ckbench counters [--events L]  read each performance counter on a calibrated loop
-  ckbench list [attention|quant] kernels, tiers, parameters and work models (FLOPs, bytes)
-  ckbench sweep attention [flags]  check and time the attention decode kernels over a grid
-  ckbench sweep quant [flags]    check and time the quantized GEMV kernels (GGML formats)
+  ckbench list [family]          kernels, tiers, parameters and work models (FLOPs, bytes)
+  ckbench sweep <family> [flags] check and time a family's kernels over a grid
+                                 (families: %s)
   ckbench verify quant [--golden DIR]  check the GGML formats byte for byte against golden vectors
   ckbench roofline [--quick]     measure compute and bandwidth ceilings (roofline.json)
   ckbench version                print the version
@@ -132,12 +133,12 @@ func (e exitError) Error() string { return e.msg }
 
 func dispatch(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, topUsage)
+		fmt.Fprintf(stderr, topUsage, strings.Join(sweeps.FamilyNames(), ", "))
 		return exitError{code: exitUsage, msg: "no command given"}
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, topUsage)
+		fmt.Fprintf(stdout, topUsage, strings.Join(sweeps.FamilyNames(), ", "))
 		return nil
 	case "version", "--version":
 		fmt.Fprintln(stdout, "ckbench", versionString())

@@ -9,14 +9,13 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ckbench/ckbench/hwcounters"
-	"github.com/ckbench/ckbench/kernels/attention"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
@@ -24,50 +23,90 @@ import (
 	"github.com/ckbench/ckbench/sweeps"
 )
 
-const sweepUsage = `Usage: ckbench sweep attention [flags]
-
-Checks every point of the grid against a float64 reference, then times it
-on one pinned CPU, and writes out/<run-id>/ (machine.json, points.csv,
-points.jsonl, bench.txt). A point that fails its check is recorded as
-failed and never timed; a tier this CPU lacks is recorded as skipped.
+// sweepUsage is the --help of `ckbench sweep <family>`, from the family.
+func sweepUsage(f sweeps.Family) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: ckbench sweep %s [flags]\n\n%s\n\n", f.Name(), wrap(f.Doc(), 72))
+	b.WriteString(`Each point is checked before it is timed, on one pinned CPU, and
+out/<run-id>/ gets machine.json, points.csv, points.jsonl and bench.txt. A
+point that fails its check is recorded as failed and never timed; a tier
+this CPU lacks is recorded as skipped.
 
 Lists take commas; integer lists also take ranges: 512..65536 (doubling),
 512..65536x4 (times 4), 16..256+16 (step 16). Flags override the preset.
 
 Examples:
-  ckbench sweep attention --preset quick
-  ckbench sweep attention --kernel decode-flash,kv-read --hd 128 --ctx 4096,32768 --heads 1:1 --exp fast
-  ckbench sweep attention --heads 32:8 --ctx 32768 --cold
-
+`)
+	for _, ex := range f.Examples() {
+		args := []string{"ckbench", "sweep", f.Name()}
+		for _, kv := range ex {
+			k, v, ok := strings.Cut(kv, "=")
+			args = append(args, "--"+k)
+			if ok {
+				args = append(args, v)
+			}
+		}
+		fmt.Fprintf(&b, "  %s\n", strings.Join(args, " "))
+	}
+	b.WriteString(`
 Exit status: 0 done, 1 a kernel failed its check or the run failed,
 2 bad input, 130 interrupted (the folder is valid, complete=false).
 
 Flags:
-`
+`)
+	return b.String()
+}
 
-// sweepFlags are the raw flag values of `ckbench sweep attention`.
+// wrap breaks s into lines of at most width columns.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(s) {
+		l := utf8.RuneCountInString(w)
+		switch {
+		case n == 0:
+		case n+1+l > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += l
+	}
+	return b.String()
+}
+
+// sweepFlags are the raw values of the flags every family's sweep has;
+// params holds the family's own (one flag per sweeps.Param).
 type sweepFlags struct {
-	kernel, isaList, hd, tk, ctx, heads, exp, preset, out, runID, roof, counters string
-	threads, cpu                                                                 int
-	minTime                                                                      time.Duration
-	cold, noProgress, force                                                      bool
-	seed                                                                         uint64
+	isaList, preset, out, runID, roof, counters string
+	threads, cpu                                int
+	minTime                                     time.Duration
+	cold, noProgress, force                     bool
+	seed                                        uint64
+	params                                      map[string]*string
 }
 
 func cmdSweep(args []string, stdout, stderr io.Writer) error {
+	names := strings.Join(sweeps.FamilyNames(), "|")
 	if len(args) == 0 || args[0] == "" {
-		return usagef("sweep: name a family: ckbench sweep attention|quant (see ckbench sweep --help)")
+		return usagef("sweep: name a family: ckbench sweep %s (see ckbench sweep --help)", names)
 	}
 	switch args[0] {
 	case "-h", "--help", "-help":
-		fmt.Fprint(stdout, "Usage: ckbench sweep <family> [flags]\n\nFamilies: attention, quant\nRun 'ckbench sweep attention --help' or 'ckbench sweep quant --help' for the flags.\n")
+		fmt.Fprintf(stdout, "Usage: ckbench sweep <family> [flags]\n\nFamilies: %s\n", strings.Join(sweeps.FamilyNames(), ", "))
+		for _, f := range sweeps.Families() {
+			fmt.Fprintf(stdout, "Run 'ckbench sweep %s --help' for its flags.\n", f.Name())
+		}
 		return nil
-	case "attention":
-		return sweepAttention(args[1:], stdout, stderr)
-	case "quant":
-		return sweepQuant(args[1:], stdout, stderr)
 	}
-	return usagef("sweep: unknown family %q (known: attention, quant)", args[0])
+	fam, ok := sweeps.LookupFamily(args[0])
+	if !ok {
+		return usagef("sweep: %v", sweeps.ErrUnknownFamily{Name: args[0]})
+	}
+	return sweepFamily(fam, args[1:], stdout, stderr)
 }
 
 // addCommonFlags declares the flags every family's sweep has.
@@ -87,30 +126,56 @@ func addCommonFlags(fs *flag.FlagSet, f *sweepFlags, coldWhat string) {
 	fs.BoolVar(&f.force, "force", false, "use a --roofline file measured on another machine")
 }
 
-func sweepAttention(args []string, stdout, stderr io.Writer) error {
-	var f sweepFlags
-	fs := newFlagSet("sweep attention", sweepUsage, stdout)
-	fs.StringVar(&f.kernel, "kernel", "all", "kernels: "+strings.Join(sweeps.AttentionKernels(), ",")+" or all")
-	fs.StringVar(&f.hd, "hd", "", "head dims, e.g. 64,128 (multiples of 16 up to 256)")
-	fs.StringVar(&f.tk, "tk", "", "tile_k: auto or 1…256, e.g. auto,16,64")
-	fs.StringVar(&f.ctx, "ctx", "", "context lengths (KV tokens), e.g. 4096 or 512..65536x2")
-	fs.StringVar(&f.heads, "heads", "", "H:Hkv pairs, e.g. 16:8,32:8,8:8")
-	fs.StringVar(&f.exp, "exp", "", "exp variants: fast,exact or all")
-	addCommonFlags(fs, &f, "the KV cache")
+// sweepFamily is `ckbench sweep <family>`: the family's parameters as
+// flags beside the common ones, the preset's grid with every flag the user
+// set on top, then the plan and the run.
+func sweepFamily(fam sweeps.Family, args []string, stdout, stderr io.Writer) error {
+	f := sweepFlags{params: map[string]*string{}}
+	fs := newFlagSet("sweep "+fam.Name(), sweepUsage(fam), stdout)
+	for _, p := range fam.Params() {
+		def := ""
+		if p.Name == "kernel" {
+			def = "all"
+		}
+		f.params[p.Name] = fs.String(p.Name, def, p.Usage)
+	}
+	addCommonFlags(fs, &f, fam.ColdWhat())
 	set, help, err := parseSweepFlags(fs, args, &f)
 	if help || err != nil {
 		return err
 	}
-	grid, opt, notes, err := buildAttention(f, set)
+	grid, sc, err := fam.Grid(f.preset)
+	if err != nil {
+		return usagef("--preset: %v", err)
+	}
+	opt, tiers, notes, err := buildOptions(f, set, sc, fam.Tiers())
 	if err != nil {
 		return err
 	}
-	info := machine.Describe()
-	plan, err := sweeps.PlanAttention(grid, opt, info)
-	if err != nil {
-		return usagef("sweep attention: %v", err)
+	grid.SetTiers(tiers)
+	for _, p := range fam.Params() {
+		if !set[p.Name] {
+			continue
+		}
+		if err := grid.Set(p.Name, *f.params[p.Name]); err != nil {
+			return flagError(err)
+		}
 	}
-	return runSweep(f, plan, opt, sweepConfig(grid, opt), notes, info, stdout, stderr)
+	info := machine.Describe()
+	plan, err := grid.Plan(opt, info)
+	if err != nil {
+		if _, ok := errors.AsType[*sweeps.ParamError](err); ok {
+			return flagError(err)
+		}
+		return usagef("sweep %s: %v", fam.Name(), err)
+	}
+	config := grid.Config()
+	config["family"] = fam.Name()
+	for k, v := range map[string]any{"threads": opt.Threads, "cold": opt.Cold, "seed": opt.Seed,
+		"min_time": opt.Sampler.Effective().MinTime.String(), "cpu": opt.CPU, "counters": counterNames(opt.Counters)} {
+		config[k] = v
+	}
+	return runSweep(f, plan, opt, config, notes, info, fam.Summary(), stdout, stderr)
 }
 
 // parseSweepFlags parses a family's flags and checks the shared ones that
@@ -134,7 +199,7 @@ func checkRunID(id string) error {
 
 // runSweep is what every family shares once its plan is made: the
 // roofline, the run folder, the progress bar, Ctrl-C, the summary.
-func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[string]any, notes []string, info machine.Info, stdout, stderr io.Writer) error {
+func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[string]any, notes []string, info machine.Info, summary sweeps.Summary, stdout, stderr io.Writer) error {
 	// machine.json says, once, which of the asked-for counters open here
 	// and why not; their columns stay empty where they do not.
 	info.Counters = machine.DescribeCounters(opt.Counters)
@@ -208,11 +273,7 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 			runErr = err
 		}
 	}
-	if plan.Family == "quant" {
-		printSummary(stdout, run.Records(), quantSummary)
-	} else {
-		printSummary(stdout, run.Records(), attentionSummary)
-	}
+	printSummary(stdout, run.Records(), summary)
 	fmt.Fprintf(stdout, "\nresults: %s\n", run.Dir)
 	var pe *sweeps.PanicError
 	switch {
@@ -299,100 +360,6 @@ func buildOptions(f sweepFlags, set map[string]bool, sc sampler.Config, familyTi
 	return opt, tiers, notes, nil
 }
 
-// buildAttention turns flags into a grid and options: the preset first,
-// then every flag the user set.
-func buildAttention(f sweepFlags, set map[string]bool) (sweeps.AttentionGrid, sweeps.Options, []string, error) {
-	grid, sc, err := sweeps.Preset(f.preset)
-	if err != nil {
-		return grid, sweeps.Options{}, nil, usagef("--preset: %v", err)
-	}
-	opt, tiers, notes, err := buildOptions(f, set, sc, sweeps.AttentionTiers)
-	if err != nil {
-		return grid, opt, nil, err
-	}
-	grid.Tiers = tiers
-	if set["kernel"] || f.kernel != "all" {
-		ks, err := sweeps.ParseList("kernel", f.kernel, sweeps.AttentionKernels(), func(s string) (string, error) {
-			for _, k := range sweeps.AttentionKernels() {
-				if k == s {
-					return s, nil
-				}
-			}
-			return "", fmt.Errorf("unknown attention kernel %q (known: %s)", s, strings.Join(sweeps.AttentionKernels(), ", "))
-		})
-		if err != nil {
-			return grid, opt, nil, flagError(err)
-		}
-		grid.Kernels = ks
-	}
-	var perr error
-	parseInts := func(name, val string, dst *[]int) {
-		if perr != nil || !set[name] {
-			return
-		}
-		*dst, perr = sweeps.ParseInts(name, val)
-	}
-	parseInts("hd", f.hd, &grid.HeadDims)
-	parseInts("ctx", f.ctx, &grid.Ctxs)
-	if perr != nil {
-		return grid, opt, nil, flagError(perr)
-	}
-	if set["tk"] {
-		tks, err := sweeps.ParseTileKs(f.tk)
-		if err != nil {
-			return grid, opt, nil, flagError(err)
-		}
-		grid.TileKs = tks
-	}
-	if set["heads"] {
-		hs, err := sweeps.ParseHeads(f.heads)
-		if err != nil {
-			return grid, opt, nil, flagError(err)
-		}
-		grid.Heads = hs
-	}
-	if set["exp"] {
-		es, err := sweeps.ParseList("exp", f.exp, []attention.Exp{attention.ExpFast, attention.ExpExact}, attention.ParseExp)
-		if err != nil {
-			return grid, opt, nil, flagError(err)
-		}
-		grid.Exps = es
-	}
-	if err := grid.Validate(); err != nil {
-		return grid, opt, nil, flagError(err)
-	}
-	return grid, opt, notes, nil
-}
-
-// sweepConfig is the grid and options as recorded in machine.json.
-func sweepConfig(g sweeps.AttentionGrid, o sweeps.Options) map[string]any {
-	heads := make([]string, len(g.Heads))
-	for i, h := range g.Heads {
-		heads[i] = h.String()
-	}
-	exps := make([]string, len(g.Exps))
-	for i, e := range g.Exps {
-		exps[i] = e.String()
-	}
-	return map[string]any{
-		"family": "attention", "kernels": g.Kernels, "isa": g.Tiers, "hd": g.HeadDims, "tk": tileNames(g.TileKs),
-		"ctx": g.Ctxs, "heads": heads, "exp": exps, "threads": o.Threads, "cold": o.Cold, "seed": o.Seed,
-		"min_time": o.Sampler.Effective().MinTime.String(), "cpu": o.CPU, "counters": counterNames(o.Counters),
-	}
-}
-
-// tileNames writes the tile_k list as --tk takes it: auto for 0.
-func tileNames(tks []int) []string {
-	names := make([]string, len(tks))
-	for i, tk := range tks {
-		names[i] = strconv.Itoa(tk)
-		if tk == 0 {
-			names[i] = "auto"
-		}
-	}
-	return names
-}
-
 func counterNames(evs []hwcounters.Event) []string {
 	names := make([]string, len(evs))
 	for i, e := range evs {
@@ -427,40 +394,15 @@ func countStatus(recs []results.Record, status string) int {
 	return n
 }
 
-// summaryColumns is what a family shows of its points beside the timing
-// and the ceilings (% read: of the family's in-run read loop over the same
-// bytes; % bound: of the roofline): the columns that say what a point is,
-// optionally one rate of its own, and how the point is named in a reason
-// line.
-type summaryColumns struct {
-	keys     string // header of the identity columns, tab-separated
-	cells    func(r *results.Record) string
-	usFormat string // µs/call
-	rate     string // header of the family's own rate column ("": none)
-	rateCell func(r *results.Record) string
-	named    func(r *results.Record) string
-}
-
-var attentionSummary = summaryColumns{
-	keys: "kernel\tisa\texp\thd\ttk\tctx\th:kvh",
-	cells: func(r *results.Record) string {
-		return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%d\t%d:%d", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH)
-	},
-	usFormat: "%.2f",
-	named: func(r *results.Record) string {
-		return fmt.Sprintf("%s/%s exp=%s hd=%d tk=%s ctx=%d h:kvh=%d:%d", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH)
-	},
-}
-
 // printSummary prints one line per point: what it is, how fast, how close
 // to its ceilings, then any failure or skip reason and the counts.
-func printSummary(w io.Writer, recs []results.Record, c summaryColumns) {
+func printSummary(w io.Writer, recs []results.Record, c sweeps.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	rateHead := ""
-	if c.rate != "" {
-		rateHead = c.rate + "\t"
+	if c.Rate != "" {
+		rateHead = c.Rate + "\t"
 	}
-	fmt.Fprintf(tw, "%s\tstatus\tµs/call\tGB/s\tGFLOP/s\t%s%% read\tlevel\t%% bound\tmad %%\t\n", c.keys, rateHead)
+	fmt.Fprintf(tw, "%s\tstatus\tµs/call\tGB/s\tGFLOP/s\t%s%% read\tlevel\t%% bound\tmad %%\t\n", c.Keys, rateHead)
 	for i := range recs {
 		r := &recs[i]
 		us := results.Missing()
@@ -472,16 +414,16 @@ func printSummary(w io.Writer, recs []results.Record, c summaryColumns) {
 			level = "-"
 		}
 		rate := ""
-		if c.rate != "" {
-			rate = c.rateCell(r) + "\t"
+		if c.Rate != "" {
+			rate = c.RateCell(r) + "\t"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\t\n", c.cells(r), r.Status, num(us, c.usFormat), num(r.GBs, "%.1f"),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\t\n", c.Cells(r), r.Status, num(us, c.USFormat), num(r.GBs, "%.1f"),
 			num(r.GFlops, "%.1f"), rate, num(r.PctOfRead, "%.0f"), level, num(r.PctOfBound, "%.0f"), num(r.MadPct, "%.1f"))
 	}
 	tw.Flush()
 	for i := range recs {
 		if r := &recs[i]; r.Reason != "" {
-			fmt.Fprintf(w, "%s %s: %s\n", r.Status, c.named(r), r.Reason)
+			fmt.Fprintf(w, "%s %s: %s\n", r.Status, c.Named(r), r.Reason)
 		}
 	}
 	printCounts(w, recs)
