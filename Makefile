@@ -87,7 +87,7 @@ generate:
 
 # CI: regenerating must leave the tree unchanged.
 check-generate: generate
-	@git diff --exit-code -- '*.s' '*_stubs_amd64.go' '*_tiers_amd64.go' || { echo "generated assembly is stale: run make generate and commit"; exit 1; }
+	@git diff --exit-code -- '*.s' '*_stubs_amd64.go' '*_tiers_amd64.go' '*_gen.go' || { echo "generated assembly is stale: run make generate and commit"; exit 1; }
 
 vet:
 	$(GO) vet ./...

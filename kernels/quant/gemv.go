@@ -86,15 +86,8 @@ type Buffers struct {
 	D  []float32
 }
 
-// Room gemv-q8 takes after the activations, where the AVX-512 tiers lay
-// them out once per call for their 512-bit kernels: per octet of Q4_0
-// blocks (prepQ4_0 in _asm), per Q8_K block for Q4_K (prepQ8K).
-const (
-	q4_0OctetPrep = 416
-	q8KPrep       = 256
-)
-
-// prepRoom is that room for format f and K.
+// prepRoom is the room after the activations for format f and K (the
+// sizes q4_0OctetPrep and q8KPrep come from the generator: layout_gen.go).
 func prepRoom(f Format, k int) int {
 	switch f {
 	case Q4_0:

@@ -4,7 +4,7 @@ package quant
 
 import "math"
 
-//go:generate go run -C _asm . -out ../gemv_amd64.s -stubs ../gemv_stubs_amd64.go -pkg quant -tiers ../gemv_tiers_amd64.go
+//go:generate go run -C _asm . -out ../gemv_amd64.s -stubs ../gemv_stubs_amd64.go -pkg quant -tiers ../gemv_tiers_amd64.go -layout ../layout_gen.go
 
 // gemvQ8Rows is one generated kernel: rb rows (fixed per function) of an
 // integer GEMV, row r at w + r·stride, nb blocks, against the format's

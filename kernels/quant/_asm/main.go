@@ -14,7 +14,10 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 )
 
-var tiersOut = flag.String("tiers", "", "write the tier table (Go) to this file")
+var (
+	tiersOut  = flag.String("tiers", "", "write the tier table (Go) to this file")
+	layoutOut = flag.String("layout", "", "write the sizes of the prepared activation layouts (Go) to this file")
+)
 
 // maxRBF32K caps the rows per pass of the K-quant gemv-f32 kernels: each
 // row unrolls a whole super-block, and more rows do not make the (compute
@@ -126,6 +129,11 @@ func main() {
 	Generate()
 	if *tiersOut != "" {
 		if err := writeTable(*tiersOut); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *layoutOut != "" {
+		if err := writeLayout(*layoutOut); err != nil {
 			log.Fatal(err)
 		}
 	}
