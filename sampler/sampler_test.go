@@ -115,6 +115,34 @@ func TestPreemptedSamplesRejected(t *testing.T) {
 		t.Skip(err)
 	}
 	cpu := cpus[len(cpus)-1]
+	type result struct {
+		st  Stats
+		err error
+	}
+	// measure times the same work on cpu, from a pinned thread.
+	measure := func(minTime time.Duration) result {
+		done := make(chan result)
+		go func() {
+			if err := PinThread(cpu); err != nil {
+				done <- result{err: err}
+				return
+			}
+			cfg := Config{MinTime: minTime, MinSamples: 50, MaxTime: 2 * time.Second}
+			st, err := Measure(context.Background(), cfg, func() {
+				for i := 0; i < 2000; i++ {
+					spinWork += float64(i) * 1.0000001
+				}
+			}, nil)
+			done <- result{st, err}
+		}()
+		return <-done
+	}
+	// The spread of the work alone, first: on an emulator (qemu, make
+	// test-portable) or a busy host it is itself a few percent.
+	base := measure(100 * time.Millisecond)
+	if base.err != nil {
+		t.Fatal(base.err)
+	}
 	stop := make(chan struct{})
 	hogReady := make(chan error)
 	go func() {
@@ -139,25 +167,7 @@ func TestPreemptedSamplesRejected(t *testing.T) {
 	}
 	defer close(stop)
 
-	type result struct {
-		st  Stats
-		err error
-	}
-	done := make(chan result)
-	go func() {
-		if err := PinThread(cpu); err != nil {
-			done <- result{err: err}
-			return
-		}
-		cfg := Config{MinTime: 300 * time.Millisecond, MinSamples: 50, MaxTime: 2 * time.Second}
-		st, err := Measure(context.Background(), cfg, func() {
-			for i := 0; i < 2000; i++ {
-				spinWork += float64(i) * 1.0000001
-			}
-		}, nil)
-		done <- result{st, err}
-	}()
-	r := <-done
+	r := measure(300 * time.Millisecond)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -180,8 +190,11 @@ func TestPreemptedSamplesRejected(t *testing.T) {
 	if st.Max > 10*st.Median {
 		t.Fatalf("kept samples spread from %.0f to %.0f ns (median %.0f): a preempted one was kept", st.Min, st.Max, st.Median)
 	}
-	if st.MADPct() > 3 {
-		t.Fatalf("kept samples spread %.1f %% (MAD): preemption leaked into them", st.MADPct())
+	// Preemption that leaked into kept samples spreads them by tens of
+	// percent (13 % MAD in issue #10's reproduction); the bound is 3 %, or
+	// twice the spread of the work measured alone where that is wider.
+	if bound := max(3, 2*base.st.MADPct()); st.MADPct() > bound {
+		t.Fatalf("kept samples spread %.1f %% (MAD), above %.1f %% (alone: %.1f %%): preemption leaked into them", st.MADPct(), bound, base.st.MADPct())
 	}
 }
 

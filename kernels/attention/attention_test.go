@@ -23,6 +23,30 @@ func runnable() []Impl {
 	return out
 }
 
+// guardLen floats after each output buffer (inside its capacity) must
+// come back as they were: the asm cannot overrun o or the workspace.
+const guardLen = 64
+
+const guardBits = 0x7fa5a5a5 // a NaN no kernel computes
+
+func guarded(x []float32) []float32 {
+	g := make([]float32, len(x)+guardLen)
+	copy(g, x)
+	for i := len(x); i < len(g); i++ {
+		g[i] = math.Float32frombits(guardBits)
+	}
+	return g[:len(x)]
+}
+
+func checkGuard(t *testing.T, name string, x []float32) {
+	t.Helper()
+	for i, v := range x[len(x):cap(x)] {
+		if math.Float32bits(v) != guardBits {
+			t.Fatalf("the kernel wrote %s[%d], %d past its end", name, len(x)+i, i)
+		}
+	}
+}
+
 // pattern fills a problem in one of the ways the gate must survive.
 type pattern func(s Shape, b Buffers)
 
@@ -114,9 +138,12 @@ func TestGate(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				b := Alloc(c.p)
 				c.fill(c.p.Shape, b)
+				b.O, b.WS = guarded(b.O), guarded(b.WS)
 				if err := c.p.Check(b); err != nil {
 					t.Fatal(err)
 				}
+				defer checkGuard(t, "o", b.O)
+				defer checkGuard(t, "ws", b.WS)
 				for i := range b.O {
 					b.O[i] = float32(math.NaN()) // the kernel must overwrite all of o
 				}
