@@ -40,7 +40,12 @@ func BenchName(r *Record) string {
 	b.WriteString("/" + keyName(r.Kernel))
 	v := reflect.ValueOf(r).Elem()
 	for _, k := range nameKeys[r.Family] {
-		b.WriteString("/" + k + "=" + keyName(cell(v.Field(columnIndex[k]), column{})))
+		c := columnByName[k]
+		val := cell(v.Field(c.index), c)
+		if val == "" && c.blankZero {
+			continue // a key that does not apply (a window of none) leaves the name as it was
+		}
+		b.WriteString("/" + k + "=" + keyName(val))
 	}
 	if r.Cold {
 		b.WriteString("/mode=cold")

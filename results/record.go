@@ -80,6 +80,7 @@ type Record struct {
 	H      int    `json:"h" blank:"zero"`
 	KVH    int    `json:"kvh" blank:"zero"`
 	KV     string `json:"kv"`
+	Window int    `json:"window" blank:"zero"` // sliding window (keys attended to); empty: none
 	Exp    string `json:"exp"`
 	// The quant family's keys: weight format, activations (f32, q8_0,
 	// q8_1, q8_K), shape y[M] = W[M×K]·x[K], rows per pass.
@@ -226,6 +227,15 @@ var columnIndex = func() map[string]int {
 	m := make(map[string]int, len(columns))
 	for _, c := range columns {
 		m[c.name] = c.index
+	}
+	return m
+}()
+
+// columnByName maps a column name to its column.
+var columnByName = func() map[string]column {
+	m := make(map[string]column, len(columns))
+	for _, c := range columns {
+		m[c.name] = c
 	}
 	return m
 }()

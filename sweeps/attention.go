@@ -40,12 +40,13 @@ type AttentionGrid struct {
 	Ctxs     []int
 	Heads    []HeadPair
 	Exps     []attention.Exp
+	Windows  []int // sliding windows (keys attended to); 0 = none
 }
 
 // Preset returns a named default grid: quick (about a minute on 2 cores,
 // what `make run` does), default, or full.
 func Preset(name string) (AttentionGrid, sampler.Config, error) {
-	g := AttentionGrid{Kernels: AttentionKernels(), Tiers: attention.Tiers(), TileKs: []int{0}}
+	g := AttentionGrid{Kernels: AttentionKernels(), Tiers: attention.Tiers(), TileKs: []int{0}, Windows: []int{0}}
 	var sc sampler.Config
 	switch name {
 	case "quick":
@@ -65,6 +66,7 @@ func Preset(name string) (AttentionGrid, sampler.Config, error) {
 		g.Ctxs = []int{512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}
 		g.Heads = []HeadPair{{1, 1}, {8, 8}, {16, 8}, {32, 8}, {32, 4}, {64, 8}}
 		g.Exps = []attention.Exp{attention.ExpFast, attention.ExpExact}
+		g.Windows = []int{0, 4096} // Mistral's sliding window
 	default:
 		return g, sc, fmt.Errorf("unknown preset %q (known: quick, default, full)", name)
 	}
@@ -74,7 +76,7 @@ func Preset(name string) (AttentionGrid, sampler.Config, error) {
 // Validate reports the first impossible value in the grid.
 func (g AttentionGrid) Validate() error {
 	if len(g.Kernels) == 0 || len(g.Tiers) == 0 || len(g.HeadDims) == 0 || len(g.TileKs) == 0 ||
-		len(g.Ctxs) == 0 || len(g.Heads) == 0 || len(g.Exps) == 0 {
+		len(g.Ctxs) == 0 || len(g.Heads) == 0 || len(g.Exps) == 0 || len(g.Windows) == 0 {
 		return fmt.Errorf("empty grid: every parameter needs at least one value")
 	}
 	for _, k := range g.Kernels {
@@ -93,6 +95,11 @@ func (g AttentionGrid) Validate() error {
 	for _, t := range g.Ctxs {
 		if t > MaxCtx {
 			return paramErrorf("ctx", "%d: more than %d tokens", t, MaxCtx)
+		}
+	}
+	for _, w := range g.Windows {
+		if w < 0 || w > MaxCtx {
+			return paramErrorf("window", "%d: a window is none or 1…%d keys", w, MaxCtx)
 		}
 	}
 	for _, h := range g.Heads {
@@ -130,15 +137,19 @@ type attentionData struct {
 	kvTotal, kvMag float64 // see kvSum
 }
 
-// kvSum returns the float64 sum of the valid K and V floats (n per
-// buffer) and the sum of their magnitudes: the kv-read gate, once per shape.
-func (d *attentionData) kvSum(n int) (sum, mag float64) {
+// kvSum returns the float64 sum of the K and V floats the kernels of s
+// read (each KV head's window) and the sum of their magnitudes: the
+// kv-read gate, once per shape.
+func (d *attentionData) kvSum(s attention.Shape) (sum, mag float64) {
 	if d.kvMag == 0 {
 		b := d.bufs[0]
-		for _, x := range [][]float32{b.K[:n], b.V[:n]} {
-			for _, v := range x {
-				d.kvTotal += float64(v)
-				d.kvMag += math.Abs(float64(v))
+		stride, off, n := s.Capacity()*s.D, s.First()*s.D, s.Keys()*s.D
+		for _, x := range [][]float32{b.K, b.V} {
+			for kh := range s.Hkv {
+				for _, v := range x[kh*stride+off : kh*stride+off+n] {
+					d.kvTotal += float64(v)
+					d.kvMag += math.Abs(float64(v))
+				}
 			}
 		}
 	}
@@ -172,34 +183,37 @@ func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, erro
 	for _, d := range g.HeadDims {
 		for _, hp := range g.Heads {
 			for _, ctx := range g.Ctxs {
-				shape := attention.Shape{H: hp.H, Hkv: hp.Hkv, D: d, T: ctx}
-				grp := newAttentionGroup(shape, g, opt)
-				base := results.NewRecord()
-				base.Family, base.HD, base.Ctx, base.H, base.KVH, base.KV = "attention", d, ctx, hp.H, hp.Hkv, "f32"
-				for _, k := range g.Kernels {
-					if k != KVRead {
-						continue
+				for _, w := range g.Windows {
+					shape := attention.Shape{H: hp.H, Hkv: hp.Hkv, D: d, T: ctx, Window: w}
+					grp := newAttentionGroup(shape, g, opt)
+					base := results.NewRecord()
+					base.Family, base.HD, base.Ctx, base.H, base.KVH, base.KV = "attention", d, ctx, hp.H, hp.Hkv, "f32"
+					base.Window = w
+					for _, k := range g.Kernels {
+						if k != KVRead {
+							continue
+						}
+						// Widest tier first: its read rate is the ceiling of the shape.
+						for i := len(g.Tiers) - 1; i >= 0; i-- {
+							t := g.Tiers[i]
+							plan.Points = append(plan.Points, kvReadPoint(base, shape, t, status[t], grp))
+						}
 					}
-					// Widest tier first: its read rate is the ceiling of the shape.
-					for i := len(g.Tiers) - 1; i >= 0; i-- {
-						t := g.Tiers[i]
-						plan.Points = append(plan.Points, kvReadPoint(base, shape, t, status[t], grp))
-					}
-				}
-				for _, k := range g.Kernels {
-					if k == KVRead {
-						continue
-					}
-					kernel := attention.Kernel(k)
-					tks := g.TileKs
-					if kernel == attention.DecodeNaive {
-						tks = []int{-1} // no tiles
-					}
-					for _, t := range g.Tiers {
-						for _, e := range g.Exps {
-							for _, tk := range tks {
-								p := attention.Params{Kernel: kernel, Shape: shape, TileK: max(tk, 0), Exp: e}
-								plan.Points = append(plan.Points, decodePoint(base, p, tk < 0, t, status[t], grp))
+					for _, k := range g.Kernels {
+						if k == KVRead {
+							continue
+						}
+						kernel := attention.Kernel(k)
+						tks := g.TileKs
+						if kernel == attention.DecodeNaive {
+							tks = []int{-1} // no tiles
+						}
+						for _, t := range g.Tiers {
+							for _, e := range g.Exps {
+								for _, tk := range tks {
+									p := attention.Params{Kernel: kernel, Shape: shape, TileK: max(tk, 0), Exp: e}
+									plan.Points = append(plan.Points, decodePoint(base, p, tk < 0, t, status[t], grp))
+								}
 							}
 						}
 					}
@@ -321,25 +335,31 @@ var readSink float32 // keeps the read loop's result observable
 func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.Status, grp *dataGroup) Point {
 	rec := base
 	rec.Kernel, rec.ISA, rec.Exp, rec.TK = KVRead, string(t), "none", "none"
-	kvBytes := float64(2 * shape.Hkv * shape.T * shape.D * 4)
+	kvBytes := float64(2 * shape.Hkv * shape.Keys() * shape.D * 4)
 	rec.Flops, rec.Bytes, rec.Traffic, rec.AI = 0, results.Float(kvBytes), results.Float(kvBytes), 0
 	pt := Point{Rec: rec, Tier: t, Mem: grp.mem, group: grp}
 	if !st.Runs {
 		pt.Skip = st.Reason
 	}
-	n := shape.Hkv * shape.T * shape.D
+	// The rows the kernels read: each KV head's window (all T rows
+	// without one), at its stride in the cache.
+	stride, off, n := shape.Capacity()*shape.D, shape.First()*shape.D, shape.Keys()*shape.D
+	read := func(x []float32) (s float32) {
+		for kh := range shape.Hkv {
+			s += roofline.ReadSum(t, x[kh*stride+off:kh*stride+off+n])
+		}
+		return s
+	}
 	pt.prepare = func(g *dataGroup) (func(), float64, error) {
 		d := g.get().(*attentionData)
 		b := d.bufs[0]
-		got := float64(roofline.ReadSum(t, b.K[:n])) + float64(roofline.ReadSum(t, b.V[:n]))
-		want, mag := d.kvSum(n)
+		got := float64(read(b.K)) + float64(read(b.V))
+		want, mag := d.kvSum(shape)
 		relErr := math.Abs(got-want) / mag
 		if !(relErr <= 1e-3) {
 			return nil, relErr, fmt.Errorf("read loop sum off by %.3g of Σ|x|", relErr)
 		}
-		call := rotate(d.bufs, func(b attention.Buffers) {
-			readSink += roofline.ReadSum(t, b.K[:n]) + roofline.ReadSum(t, b.V[:n])
-		})
+		call := rotate(d.bufs, func(b attention.Buffers) { readSink += read(b.K) + read(b.V) })
 		return call, relErr, nil
 	}
 	pt.ceiling = true
@@ -372,8 +392,10 @@ func (attentionFamily) Examples() [][]string {
 func (attentionFamily) ColdWhat() string  { return "the KV cache" }
 func (attentionFamily) Tiers() []isa.Tier { return AttentionTiers }
 func (attentionFamily) Presets() []string { return []string{"quick", "default", "full"} }
+
+// BenchKeys: window only appears in a name when the point has one.
 func (attentionFamily) BenchKeys() []string {
-	return []string{"isa", "exp", "hd", "tk", "ctx", "h", "kvh", "kv"}
+	return []string{"isa", "exp", "hd", "tk", "ctx", "h", "kvh", "kv", "window"}
 }
 
 func (attentionFamily) Params() []Param {
@@ -384,6 +406,7 @@ func (attentionFamily) Params() []Param {
 		{"ctx", "context lengths (KV tokens), e.g. 4096 or 512..65536x2"},
 		{"heads", "H:Hkv pairs, e.g. 16:8,32:8,8:8"},
 		{"exp", "exp variants: fast,exact or all"},
+		{"window", "sliding windows: none or a number of keys, e.g. none,4096 (the last W keys are attended to and read)"},
 	}
 }
 
@@ -396,13 +419,22 @@ func (attentionFamily) Summary() Summary {
 	return Summary{
 		Keys: "kernel\tisa\texp\thd\ttk\tctx\th:kvh",
 		Cells: func(r *results.Record) string {
-			return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%d\t%d:%d", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH)
+			return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s\t%d:%d", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, ctxCell(r), r.H, r.KVH)
 		},
 		USFormat: "%.2f",
 		Named: func(r *results.Record) string {
-			return fmt.Sprintf("%s/%s exp=%s hd=%d tk=%s ctx=%d h:kvh=%d:%d", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, r.Ctx, r.H, r.KVH)
+			return fmt.Sprintf("%s/%s exp=%s hd=%d tk=%s ctx=%s h:kvh=%d:%d", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, ctxCell(r), r.H, r.KVH)
 		},
 	}
+}
+
+// ctxCell is the context of a point, with its window when it has one:
+// 32768 or 32768/w4096.
+func ctxCell(r *results.Record) string {
+	if r.Window > 0 {
+		return fmt.Sprintf("%d/w%d", r.Ctx, r.Window)
+	}
+	return strconv.Itoa(r.Ctx)
 }
 
 func (attentionFamily) List(w io.Writer) {
@@ -428,7 +460,8 @@ func (attentionFamily) List(w io.Writer) {
 	fmt.Fprintf(w, "  %s\n      the ceiling: a plain load-and-sum loop over the same K and V bytes\n      bytes   2·Hkv·T·D·e; its GB/s is read_gbs of every point of the shape\n", KVRead)
 	fmt.Fprintf(w, "\nparameters: hd a multiple of %d up to %d; tk auto (CKE: 32 for D≤64, 16 for D≤128, else 8) or %d…%d;\n",
 		attention.HeadDimMultiple, attention.MaxHeadDim, attention.MinTileK, attention.MaxTileK)
-	fmt.Fprintln(w, "            heads H:Hkv with H a multiple of Hkv; exp exact (≤ 2 ulp) or fast (CKE polynomial, ~1e-4)")
+	fmt.Fprintln(w, "            heads H:Hkv with H a multiple of Hkv; exp exact (≤ 2 ulp) or fast (CKE polynomial, ~1e-4);")
+	fmt.Fprintln(w, "            window: the last W of the T keys are attended to and read (T becomes min(W, T) above)")
 	fmt.Fprintf(w, "correctness gate: max relative error vs a float64 reference ≤ %.0e (exact), ≤ %.0e (fast);\n",
 		attention.Tolerance(attention.ExpExact), attention.Tolerance(attention.ExpFast))
 	fmt.Fprintln(w, "                  beyond ~16k keys at least √T·2⁻²⁴, the expected error of float32 accumulation")
@@ -455,6 +488,17 @@ func (g *AttentionGrid) Set(param, value string) error {
 		g.Heads, err = ParseHeads(value)
 	case "exp":
 		g.Exps, err = ParseList("exp", value, []attention.Exp{attention.ExpFast, attention.ExpExact}, attention.ParseExp)
+	case "window":
+		g.Windows, err = ParseList("window", value, nil, func(s string) (int, error) {
+			if s == "none" {
+				return 0, nil
+			}
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				return 0, fmt.Errorf("%q is neither none nor a positive number of keys", s)
+			}
+			return n, nil
+		})
 	default:
 		err = paramErrorf(param, "not a parameter of the attention family")
 	}
@@ -479,5 +523,5 @@ func (g *AttentionGrid) Config() map[string]any {
 		}
 	}
 	return map[string]any{"kernels": g.Kernels, "isa": g.Tiers, "hd": g.HeadDims, "tk": tks,
-		"ctx": g.Ctxs, "heads": g.Heads, "exp": g.Exps}
+		"ctx": g.Ctxs, "heads": g.Heads, "exp": g.Exps, "window": g.Windows}
 }

@@ -58,7 +58,40 @@ func TestParseHeads(t *testing.T) {
 func tinyGrid() AttentionGrid {
 	return AttentionGrid{
 		Kernels: AttentionKernels(), Tiers: isa.All, HeadDims: []int{64}, TileKs: []int{0},
-		Ctxs: []int{40}, Heads: []HeadPair{{4, 2}}, Exps: []attention.Exp{attention.ExpFast},
+		Ctxs: []int{40}, Heads: []HeadPair{{4, 2}}, Exps: []attention.Exp{attention.ExpFast}, Windows: []int{0},
+	}
+}
+
+// TestPlanWindow: a window is a point of its own, its work and its
+// kv-read ceiling count the window's keys, not the context's.
+func TestPlanWindow(t *testing.T) {
+	g := tinyGrid()
+	g.Tiers = []isa.Tier{isa.Generic}
+	if err := g.Set("window", "none,7,400"); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := PlanAttention(g, Options{}, machine.Describe())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, p := range plan.Points {
+		keys := p.Rec.Ctx
+		if p.Rec.Window > 0 && p.Rec.Window < keys {
+			keys = p.Rec.Window
+		}
+		seen[p.Rec.Window] = true
+		if p.Rec.Kernel == KVRead && float64(p.Rec.Bytes) != float64(2*2*keys*64*4) {
+			t.Errorf("kv-read window=%d: %v bytes, want %d", p.Rec.Window, float64(p.Rec.Bytes), 2*2*keys*64*4)
+		}
+	}
+	if !seen[0] || !seen[7] || !seen[400] {
+		t.Fatalf("windows planned: %v", seen)
+	}
+	for _, bad := range []string{"0", "-3", "x"} {
+		if err := g.Set("window", bad); err == nil {
+			t.Errorf("window %q accepted", bad)
+		}
 	}
 }
 

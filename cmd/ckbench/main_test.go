@@ -64,6 +64,7 @@ func TestBadInput(t *testing.T) {
 		"reversed range":     tiny(dir, "--ctx", "4096..512"),
 		"out is a file":      tiny(file),
 		"threads zero":       tiny(dir, "--threads", "0"),
+		"window zero":        tiny(dir, "--window", "0"),
 		"threads two":        tiny(dir, "--threads", "2"),
 		"unknown exp":        tiny(dir, "--exp", "approx"),
 		"unknown preset":     tiny(dir, "--preset", "huge"),

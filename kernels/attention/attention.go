@@ -146,7 +146,22 @@ type Shape struct {
 	D   int // head dim
 	T   int // valid KV tokens
 	Cap int // KV capacity per head (rows); 0 means T
+	// Window is a sliding window (Mistral, Gemma): the query attends to
+	// the last Window of the T keys only, and only those are read. 0
+	// means all T; a window wider than T is all T.
+	Window int
 }
+
+// Keys is the number of keys attended to: min(Window, T), or T.
+func (s Shape) Keys() int {
+	if s.Window > 0 && s.Window < s.T {
+		return s.Window
+	}
+	return s.T
+}
+
+// First is the row of the first key attended to: T − Keys.
+func (s Shape) First() int { return s.T - s.Keys() }
 
 // Params is one kernel invocation: which kernel, shape, tile and exp.
 type Params struct {
@@ -180,6 +195,8 @@ func (s Shape) Validate() error {
 		return fmt.Errorf("context length must be ≥ 1 (got %d)", s.T)
 	case s.Cap != 0 && s.Cap < s.T:
 		return fmt.Errorf("KV capacity %d is smaller than context length %d", s.Cap, s.T)
+	case s.Window < 0:
+		return fmt.Errorf("sliding window %d: must be ≥ 1, or 0 for none", s.Window)
 	}
 	return nil
 }
@@ -225,7 +242,7 @@ func tileBufLen(tk int) int   { return roundUp(tk, 16) }
 func (p Params) WorkspaceLen() int {
 	switch p.Kernel {
 	case DecodeNaive:
-		return roundUp(p.T, 16)
+		return roundUp(p.Keys(), 16)
 	case DecodeFlashGQA:
 		g := p.Group()
 		return flashStateLen(g) + g*tileBufLen(p.Tile())

@@ -126,6 +126,11 @@ func gateCases() []gateCase {
 			add("pm80", Params{Kernel: k, Shape: Shape{H: 4, Hkv: 1, D: 64, T: 157}, Exp: e}, hugeScores)
 			add("pm80-d256", Params{Kernel: k, Shape: Shape{H: 2, Hkv: 2, D: 256, T: 61}, TileK: 16, Exp: e}, hugeScores)
 			add("long", Params{Kernel: k, Shape: Shape{H: 2, Hkv: 1, D: 128, T: 4099}, Exp: e}, random)
+			// Sliding windows: one key, a window equal to and wider than
+			// the context, and ones that are no multiple of the tile.
+			for _, w := range []int{1, 37, 77, 100, 1000} {
+				add(fmt.Sprintf("window=%d", w), Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 100, Cap: 120, Window: w}, TileK: 16, Exp: e}, random)
+			}
 		}
 	}
 	return cs
@@ -204,6 +209,35 @@ func TestValidate(t *testing.T) {
 	p := Params{Kernel: DecodeFlash, Shape: Shape{H: 1, Hkv: 1, D: 64, T: 8}}
 	if err := p.Check(Buffers{}); err == nil {
 		t.Error("Check accepted empty buffers")
+	}
+}
+
+// TestWindow: a window reads only its keys: the output is that of the
+// last Keys rows taken as the whole context, whatever the rows before
+// them hold (NaN here), and the work model counts Keys rows.
+func TestWindow(t *testing.T) {
+	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+		for _, k := range Kernels {
+			p := Params{Kernel: k, Shape: Shape{H: 2, Hkv: 1, D: 64, T: 90, Window: 33}}
+			b := Alloc(p)
+			FillRandom(b, 5)
+			for i := range p.First() * p.D {
+				b.K[i], b.V[i] = float32(math.NaN()), float32(math.NaN()) // outside the window
+			}
+			im.Run(p, b)
+			want := Reference(p.Shape, b.Q, b.K, b.V)
+			if err := MaxRelErr(b.O, want, p.D); !(err <= Tolerance(p.Exp)) {
+				t.Fatalf("%s: max rel err %.3g (a key outside the window was read?)", k, err)
+			}
+			full := p
+			full.T, full.Window = 33, 0
+			if p.Work() != full.Work() {
+				t.Errorf("%s: window work %+v, want that of 33 keys %+v", k, p.Work(), full.Work())
+			}
+		}
+	})
+	if err := (Shape{H: 1, Hkv: 1, D: 64, T: 8, Window: -1}).Validate(); err == nil {
+		t.Error("a negative window was accepted")
 	}
 }
 

@@ -35,29 +35,31 @@ func (im Impl) TierOf() isa.Tier { return im.Tier }
 
 // Run executes p on b. The caller must have checked p.Check(b) == nil and
 // that the CPU runs im.Tier; Run itself does not allocate.
+//
+// A sliding window needs nothing of the kernels: they are given the last
+// Keys rows of each KV head (from row First) as the whole context.
 func (im Impl) Run(p Params, b Buffers) {
-	d, n, tk := p.D, p.T, p.Tile()
+	d, n, tk := p.D, p.Keys(), p.Tile()
 	stride := p.Capacity() * d // floats per KV head
+	off := p.First() * d       // the window's first row within a KV head
 	scale := Scale(d)
+	rows := func(x []float32, kh int) []float32 { return x[kh*stride+off : kh*stride+off+n*d] }
 	switch p.Kernel {
 	case DecodeFlash:
 		for h := 0; h < p.H; h++ {
 			kh := h * p.Hkv / p.H
-			im.flash(b.O[h*d:(h+1)*d], b.Q[h*d:(h+1)*d], 1,
-				b.K[kh*stride:kh*stride+n*d], b.V[kh*stride:kh*stride+n*d], n, d, tk, scale, p.Exp, b.WS)
+			im.flash(b.O[h*d:(h+1)*d], b.Q[h*d:(h+1)*d], 1, rows(b.K, kh), rows(b.V, kh), n, d, tk, scale, p.Exp, b.WS)
 		}
 	case DecodeFlashGQA:
 		g := p.Group()
 		for kh := 0; kh < p.Hkv; kh++ {
 			h0 := kh * g
-			im.flash(b.O[h0*d:(h0+g)*d], b.Q[h0*d:(h0+g)*d], g,
-				b.K[kh*stride:kh*stride+n*d], b.V[kh*stride:kh*stride+n*d], n, d, tk, scale, p.Exp, b.WS)
+			im.flash(b.O[h0*d:(h0+g)*d], b.Q[h0*d:(h0+g)*d], g, rows(b.K, kh), rows(b.V, kh), n, d, tk, scale, p.Exp, b.WS)
 		}
 	case DecodeNaive:
 		for h := 0; h < p.H; h++ {
 			kh := h * p.Hkv / p.H
-			im.naive(b.O[h*d:(h+1)*d], b.Q[h*d:(h+1)*d],
-				b.K[kh*stride:kh*stride+n*d], b.V[kh*stride:kh*stride+n*d], n, d, scale, p.Exp, b.WS)
+			im.naive(b.O[h*d:(h+1)*d], b.Q[h*d:(h+1)*d], rows(b.K, kh), rows(b.V, kh), n, d, scale, p.Exp, b.WS)
 		}
 	}
 }

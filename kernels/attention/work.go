@@ -14,14 +14,15 @@ func (w Work) AI() float64 { return w.Flops / w.Bytes }
 // kvElemBytes is the size of one KV element (f32 today; f16 will be 2).
 const kvElemBytes = 4
 
-// Work returns the work model of p:
+// Work returns the work model of p, with T the keys attended to
+// (min(Window, T) under a sliding window):
 //
 //	FLOPs   4·H·T·D           (q·k and P·V, 2·D each per head and key)
 //	bytes   2·Hkv·T·D·e + 8·H·D  (K and V once, q read and o written in f32)
 //	traffic decode-flash re-reads a KV head once per query head: 2·H·T·D·e + 8·H·D;
 //	        the other kernels stream each KV row once: traffic = bytes.
 func (p Params) Work() Work {
-	h, hkv, t, d := float64(p.H), float64(p.Hkv), float64(p.T), float64(p.D)
+	h, hkv, t, d := float64(p.H), float64(p.Hkv), float64(p.Keys()), float64(p.D) // a window reads Keys of the T rows
 	w := Work{
 		Flops: 4 * h * t * d,
 		Exps:  h * t,
