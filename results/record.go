@@ -81,6 +81,7 @@ type Record struct {
 	KVH    int    `json:"kvh" blank:"zero"`
 	KV     string `json:"kv"`
 	Window int    `json:"window" blank:"zero"` // sliding window (keys attended to); empty: none
+	Splits int    `json:"splits" blank:"zero"` // decode-split's chunks of the keys; empty for the other kernels
 	Exp    string `json:"exp"`
 	// The quant family's keys: weight format, activations (f32, q8_0,
 	// q8_1, q8_K), shape y[M] = W[M×K]·x[K], rows per pass.

@@ -41,15 +41,18 @@ type AttentionGrid struct {
 	Heads    []HeadPair
 	Exps     []attention.Exp
 	Windows  []int // sliding windows (keys attended to); 0 = none
+	Splits   []int // decode-split's chunk counts
 }
 
 // Preset returns a named default grid: quick (about a minute on 2 cores,
 // what `make run` does), default, or full.
 func Preset(name string) (AttentionGrid, sampler.Config, error) {
-	g := AttentionGrid{Kernels: AttentionKernels(), Tiers: attention.Tiers(), TileKs: []int{0}, Windows: []int{0}}
+	g := AttentionGrid{Kernels: AttentionKernels(), Tiers: attention.Tiers(), TileKs: []int{0}, Windows: []int{0}, Splits: []int{4}}
 	var sc sampler.Config
 	switch name {
 	case "quick":
+		// decode-split is left to the larger presets: make run stays short.
+		g.Kernels = slices.DeleteFunc(slices.Clone(g.Kernels), func(k string) bool { return k == string(attention.DecodeSplit) })
 		g.HeadDims = []int{128}
 		g.Ctxs = []int{1024, 4096, 32768}
 		g.Heads = []HeadPair{{1, 1}, {32, 8}}
@@ -76,7 +79,7 @@ func Preset(name string) (AttentionGrid, sampler.Config, error) {
 // Validate reports the first impossible value in the grid.
 func (g AttentionGrid) Validate() error {
 	if len(g.Kernels) == 0 || len(g.Tiers) == 0 || len(g.HeadDims) == 0 || len(g.TileKs) == 0 ||
-		len(g.Ctxs) == 0 || len(g.Heads) == 0 || len(g.Exps) == 0 || len(g.Windows) == 0 {
+		len(g.Ctxs) == 0 || len(g.Heads) == 0 || len(g.Exps) == 0 || len(g.Windows) == 0 || len(g.Splits) == 0 {
 		return fmt.Errorf("empty grid: every parameter needs at least one value")
 	}
 	for _, k := range g.Kernels {
@@ -95,6 +98,11 @@ func (g AttentionGrid) Validate() error {
 	for _, t := range g.Ctxs {
 		if t > MaxCtx {
 			return paramErrorf("ctx", "%d: more than %d tokens", t, MaxCtx)
+		}
+	}
+	for _, n := range g.Splits {
+		if n < 1 || n > attention.MaxSplits {
+			return paramErrorf("splits", "%d: decode-split takes 1…%d chunks", n, attention.MaxSplits)
 		}
 	}
 	for _, w := range g.Windows {
@@ -208,11 +216,17 @@ func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, erro
 						if kernel == attention.DecodeNaive {
 							tks = []int{-1} // no tiles
 						}
+						splits := []int{0}
+						if kernel == attention.DecodeSplit {
+							splits = g.Splits
+						}
 						for _, t := range g.Tiers {
 							for _, e := range g.Exps {
 								for _, tk := range tks {
-									p := attention.Params{Kernel: kernel, Shape: shape, TileK: max(tk, 0), Exp: e}
-									plan.Points = append(plan.Points, decodePoint(base, p, tk < 0, t, status[t], grp))
+									for _, sp := range splits {
+										p := attention.Params{Kernel: kernel, Shape: shape, TileK: max(tk, 0), Exp: e, Splits: sp}
+										plan.Points = append(plan.Points, decodePoint(base, p, tk < 0, t, status[t], grp))
+									}
 								}
 							}
 						}
@@ -240,8 +254,10 @@ func newAttentionGroup(shape attention.Shape, g AttentionGrid, opt Options) *dat
 	ws := int64(0)
 	for _, tk := range append(g.TileKs, -1) {
 		for _, k := range attention.Kernels {
-			p := attention.Params{Kernel: k, Shape: shape, TileK: max(tk, 0)}
-			ws = max(ws, int64(p.WorkspaceLen()))
+			for _, sp := range append(g.Splits, 0) {
+				p := attention.Params{Kernel: k, Shape: shape, TileK: max(tk, 0), Splits: sp}
+				ws = max(ws, int64(p.WorkspaceLen()))
+			}
 		}
 	}
 	hd := int64(shape.H) * int64(shape.D)
@@ -284,7 +300,7 @@ func rotate[B any](bufs []B, f func(B)) func() {
 
 func decodePoint(base results.Record, p attention.Params, noTile bool, t isa.Tier, st isa.Status, grp *dataGroup) Point {
 	rec := base
-	rec.Kernel, rec.ISA, rec.Exp = string(p.Kernel), string(t), p.Exp.String()
+	rec.Kernel, rec.ISA, rec.Exp, rec.Splits = string(p.Kernel), string(t), p.Exp.String(), p.Splits
 	switch {
 	case noTile:
 		rec.TK, rec.TKEff = "none", 0
@@ -393,9 +409,9 @@ func (attentionFamily) ColdWhat() string  { return "the KV cache" }
 func (attentionFamily) Tiers() []isa.Tier { return AttentionTiers }
 func (attentionFamily) Presets() []string { return []string{"quick", "default", "full"} }
 
-// BenchKeys: window only appears in a name when the point has one.
+// BenchKeys: window and splits only appear in a name when the point has them.
 func (attentionFamily) BenchKeys() []string {
-	return []string{"isa", "exp", "hd", "tk", "ctx", "h", "kvh", "kv", "window"}
+	return []string{"isa", "exp", "hd", "tk", "ctx", "h", "kvh", "kv", "window", "splits"}
 }
 
 func (attentionFamily) Params() []Param {
@@ -407,6 +423,7 @@ func (attentionFamily) Params() []Param {
 		{"heads", "H:Hkv pairs, e.g. 16:8,32:8,8:8"},
 		{"exp", "exp variants: fast,exact or all"},
 		{"window", "sliding windows: none or a number of keys, e.g. none,4096 (the last W keys are attended to and read)"},
+		{"splits", "decode-split's chunks of the keys, merged by log-sum-exp: 1…64, e.g. 2,8"},
 	}
 }
 
@@ -488,6 +505,8 @@ func (g *AttentionGrid) Set(param, value string) error {
 		g.Heads, err = ParseHeads(value)
 	case "exp":
 		g.Exps, err = ParseList("exp", value, []attention.Exp{attention.ExpFast, attention.ExpExact}, attention.ParseExp)
+	case "splits":
+		g.Splits, err = ParseInts("splits", value)
 	case "window":
 		g.Windows, err = ParseList("window", value, nil, func(s string) (int, error) {
 			if s == "none" {
@@ -523,5 +542,5 @@ func (g *AttentionGrid) Config() map[string]any {
 		}
 	}
 	return map[string]any{"kernels": g.Kernels, "isa": g.Tiers, "hd": g.HeadDims, "tk": tks,
-		"ctx": g.Ctxs, "heads": g.Heads, "exp": g.Exps, "window": g.Windows}
+		"ctx": g.Ctxs, "heads": g.Heads, "exp": g.Exps, "window": g.Windows, "splits": g.Splits}
 }

@@ -65,6 +65,7 @@ func TestBadInput(t *testing.T) {
 		"out is a file":      tiny(file),
 		"threads zero":       tiny(dir, "--threads", "0"),
 		"window zero":        tiny(dir, "--window", "0"),
+		"splits too many":    tiny(dir, "--splits", "65"),
 		"threads two":        tiny(dir, "--threads", "2"),
 		"unknown exp":        tiny(dir, "--exp", "approx"),
 		"unknown preset":     tiny(dir, "--preset", "huge"),

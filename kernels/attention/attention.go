@@ -40,10 +40,19 @@ const (
 	// DecodeNaive materializes the 1×T score row, runs a 3-pass softmax
 	// (max; exp and sum; normalize), then P·V: the textbook shape.
 	DecodeNaive Kernel = "decode-naive"
+	// DecodeSplit is split-KV decode: the context is cut into Splits
+	// chunks, each chunk's keys go through the grouped flash kernel to a
+	// partial output with its log-sum-exp, and the partials are merged by
+	// LSE (FlashDecoding). One thread here: the chunks are what threads
+	// will share in long-context decode.
+	DecodeSplit Kernel = "decode-split"
 )
 
 // Kernels lists the attention kernels in display order.
-var Kernels = []Kernel{DecodeFlash, DecodeFlashGQA, DecodeNaive}
+var Kernels = []Kernel{DecodeFlash, DecodeFlashGQA, DecodeNaive, DecodeSplit}
+
+// MaxSplits bounds the chunks of DecodeSplit.
+const MaxSplits = 64
 
 // ParseKernel converts a kernel name, naming the known ones on error.
 func ParseKernel(s string) (Kernel, error) {
@@ -169,7 +178,14 @@ type Params struct {
 	Shape
 	TileK int // 0 means AutoTileK(D); ignored by DecodeNaive
 	Exp   Exp
+	// Splits is DecodeSplit's number of chunks of the keys (1…MaxSplits;
+	// 0 means 1). Chunks are as even as can be; with more chunks than keys
+	// some are empty and take no part.
+	Splits int
 }
+
+// SplitCount is the resolved number of chunks of DecodeSplit.
+func (p Params) SplitCount() int { return max(p.Splits, 1) }
 
 // Capacity returns the row stride of a KV head.
 func (s Shape) Capacity() int {
@@ -220,13 +236,20 @@ func (p Params) Validate() error {
 	if err := ValidateTileK(p.TileK); err != nil {
 		return err
 	}
+	if p.Splits < 0 || p.Splits > MaxSplits {
+		return fmt.Errorf("splits %d out of range: 1…%d", p.Splits, MaxSplits)
+	}
 	return nil
 }
 
 // Buffers are the operands of one call. K and V hold Hkv*Capacity*D floats,
-// Q and O hold H*D, WS holds WorkspaceLen floats.
+// Q and O hold H*D, WS holds WorkspaceLen floats. LSE, when not nil (H
+// floats), receives each query head's log-sum-exp of its scaled scores,
+// ln Σ exp(x_j) (−Inf when no key has weight), from the flash kernels and
+// DecodeSplit: what a caller needs to merge this output with another.
 type Buffers struct {
 	Q, K, V, O, WS []float32
+	LSE            []float32
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
@@ -246,6 +269,11 @@ func (p Params) WorkspaceLen() int {
 	case DecodeFlashGQA:
 		g := p.Group()
 		return flashStateLen(g) + g*tileBufLen(p.Tile())
+	case DecodeSplit:
+		// The grouped flash workspace, then per chunk the group's partial
+		// outputs (g·D) and their LSEs (g, rounded to 16).
+		g, n := p.Group(), p.SplitCount()
+		return flashStateLen(g) + g*tileBufLen(p.Tile()) + n*(g*p.D+roundUp(g, 16))
 	}
 	return flashStateLen(1) + tileBufLen(p.Tile())
 }
@@ -263,6 +291,12 @@ func (p Params) Check(b Buffers) error {
 		{"q", len(b.Q), p.H * p.D}, {"o", len(b.O), p.H * p.D},
 		{"k", len(b.K), kv}, {"v", len(b.V), kv},
 		{"workspace", len(b.WS), p.WorkspaceLen()},
+	}
+	if b.LSE != nil {
+		need = append(need, struct {
+			name      string
+			have, min int
+		}{"lse", len(b.LSE), p.H})
 	}
 	for _, n := range need {
 		if n.have < n.min {

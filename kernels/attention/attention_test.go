@@ -126,6 +126,15 @@ func gateCases() []gateCase {
 			add("pm80", Params{Kernel: k, Shape: Shape{H: 4, Hkv: 1, D: 64, T: 157}, Exp: e}, hugeScores)
 			add("pm80-d256", Params{Kernel: k, Shape: Shape{H: 2, Hkv: 2, D: 256, T: 61}, TileK: 16, Exp: e}, hugeScores)
 			add("long", Params{Kernel: k, Shape: Shape{H: 2, Hkv: 1, D: 128, T: 4099}, Exp: e}, random)
+			if k == DecodeSplit {
+				// Every split count 1…16, on contexts with chunks of one
+				// key or none (T = 10) and of several, with GQA groups.
+				for splits := 1; splits <= 16; splits++ {
+					for _, t := range []int{10, 100} {
+						add(fmt.Sprintf("splits=%d", splits), Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: t}, TileK: 16, Exp: e, Splits: splits}, random)
+					}
+				}
+			}
 			// Sliding windows: one key, a window equal to and wider than
 			// the context, and ones that are no multiple of the tile.
 			for _, w := range []int{1, 37, 77, 100, 1000} {
@@ -239,6 +248,56 @@ func TestWindow(t *testing.T) {
 	if err := (Shape{H: 1, Hkv: 1, D: 64, T: 8, Window: -1}).Validate(); err == nil {
 		t.Error("a negative window was accepted")
 	}
+}
+
+// TestLSE: the flash kernels and decode-split return each head's
+// log-sum-exp of its scaled scores, the float64 one within the gate's
+// tolerance (relative to its magnitude, at least 1).
+func TestLSE(t *testing.T) {
+	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+		for _, k := range []Kernel{DecodeFlash, DecodeFlashGQA, DecodeSplit} {
+			for _, e := range []Exp{ExpExact, ExpFast} {
+				p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 77, Window: 50}, Exp: e, Splits: 5}
+				b := Alloc(p)
+				FillRandom(b, 9)
+				b.LSE = make([]float32, p.H)
+				im.Run(p, b)
+				want := referenceLSE(p.Shape, b.Q, b.K)
+				for h, w := range want {
+					if d := math.Abs(float64(b.LSE[h]) - w); !(d <= Tolerance(e)*max(1, math.Abs(w))) {
+						t.Errorf("%s %s head %d: LSE %v, reference %v", k, e, h, b.LSE[h], w)
+					}
+				}
+			}
+		}
+	})
+}
+
+// referenceLSE is ln Σ_j exp(scale·q·k_j) per head, in float64, over the
+// window's keys.
+func referenceLSE(s Shape, q, k []float32) []float64 {
+	d, stride := s.D, s.Capacity()*s.D
+	out := make([]float64, s.H)
+	for h := range s.H {
+		kb := k[(h*s.Hkv/s.H)*stride+s.First()*d:]
+		var xs []float64
+		m := math.Inf(-1)
+		for j := range s.Keys() {
+			var acc float64
+			for i := range d {
+				acc += float64(q[h*d+i]) * float64(kb[j*d+i])
+			}
+			x := acc / math.Sqrt(float64(d))
+			xs = append(xs, x)
+			m = max(m, x)
+		}
+		var sum float64
+		for _, x := range xs {
+			sum += math.Exp(x - m)
+		}
+		out[h] = m + math.Log(sum)
+	}
+	return out
 }
 
 func TestWork(t *testing.T) {

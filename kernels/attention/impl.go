@@ -1,6 +1,10 @@
 package attention
 
-import "github.com/ckbench/ckbench/kernels/isa"
+import (
+	"math"
+
+	"github.com/ckbench/ckbench/kernels/isa"
+)
 
 // flashFunc runs flash decode for g query heads that share one KV head:
 // q and o hold g rows of d floats, k and v hold n valid rows of d floats.
@@ -49,17 +53,107 @@ func (im Impl) Run(p Params, b Buffers) {
 		for h := 0; h < p.H; h++ {
 			kh := h * p.Hkv / p.H
 			im.flash(b.O[h*d:(h+1)*d], b.Q[h*d:(h+1)*d], 1, rows(b.K, kh), rows(b.V, kh), n, d, tk, scale, p.Exp, b.WS)
+			if b.LSE != nil {
+				stateLSE(b.LSE[h:h+1], b.WS, 1)
+			}
 		}
 	case DecodeFlashGQA:
 		g := p.Group()
 		for kh := 0; kh < p.Hkv; kh++ {
 			h0 := kh * g
 			im.flash(b.O[h0*d:(h0+g)*d], b.Q[h0*d:(h0+g)*d], g, rows(b.K, kh), rows(b.V, kh), n, d, tk, scale, p.Exp, b.WS)
+			if b.LSE != nil {
+				stateLSE(b.LSE[h0:h0+g], b.WS, g)
+			}
+		}
+	case DecodeSplit:
+		g, splits := p.Group(), p.SplitCount()
+		fl := flashStateLen(g) + g*tileBufLen(tk) // the flash kernel's workspace
+		parts, lses := b.WS[fl:fl+splits*g*d], b.WS[fl+splits*g*d:]
+		for kh := 0; kh < p.Hkv; kh++ {
+			h0 := kh * g
+			k, v := rows(b.K, kh), rows(b.V, kh)
+			for c := range splits {
+				lo, hi := c*n/splits, (c+1)*n/splits // even chunks; empty ones when n < splits
+				oc, lc := parts[c*g*d:(c+1)*g*d], lses[c*roundUp(g, 16):c*roundUp(g, 16)+g]
+				if hi == lo {
+					for j := range lc {
+						lc[j] = float32(math.Inf(-1))
+					}
+					continue
+				}
+				im.flash(oc, b.Q[h0*d:(h0+g)*d], g, k[lo*d:hi*d], v[lo*d:hi*d], hi-lo, d, tk, scale, p.Exp, b.WS)
+				stateLSE(lc, b.WS, g)
+			}
+			mergeLSE(b.O[h0*d:(h0+g)*d], lse(b.LSE, h0, g), parts, lses, splits, g, d)
 		}
 	case DecodeNaive:
 		for h := 0; h < p.H; h++ {
 			kh := h * p.Hkv / p.H
 			im.naive(b.O[h*d:(h+1)*d], b.Q[h*d:(h+1)*d], rows(b.K, kh), rows(b.V, kh), n, d, scale, p.Exp, b.WS)
+		}
+	}
+}
+
+// stateLSE reads the log-sum-exp of g heads from the state a flash kernel
+// leaves at the start of its workspace (every tier: m[0..g), then s[0..g),
+// the running max and the sum of exp(x − m)): LSE = m + ln s.
+func stateLSE(dst, ws []float32, g int) {
+	for j := range g {
+		m, s := ws[j], ws[g+j]
+		dst[j] = m + float32(math.Log(float64(s))) // s = 0 (no weight): −Inf
+	}
+}
+
+// lse is the group's slice of the caller's LSE buffer, or nil.
+func lse(all []float32, h0, g int) []float32 {
+	if all == nil {
+		return nil
+	}
+	return all[h0 : h0+g]
+}
+
+// mergeLSE combines the partial outputs of chunks (each normalized, with
+// its LSE) into o: o = Σ_c exp(lse_c − M)·o_c / Σ_c exp(lse_c − M), M the
+// largest lse_c. Chunks with lse −Inf take no part; NaN in any partial
+// reaches o. The merged LSE goes to out when it is not nil.
+func mergeLSE(o, out, parts, lses []float32, splits, g, d int) {
+	stride := roundUp(g, 16)
+	for j := range g {
+		m := math.Inf(-1)
+		nan := false
+		for c := range splits {
+			l := float64(lses[c*stride+j])
+			nan = nan || l != l
+			m = max(m, l)
+		}
+		oj := o[j*d : (j+1)*d]
+		clear(oj)
+		var sum float64
+		if !math.IsInf(m, -1) {
+			for c := range splits {
+				l := float64(lses[c*stride+j])
+				if math.IsInf(l, -1) {
+					continue
+				}
+				w := math.Exp(l - m)
+				sum += w
+				axpy(oj, float32(w), parts[(c*g+j)*d:(c*g+j+1)*d])
+			}
+		}
+		switch {
+		case nan:
+			for i := range oj {
+				oj[i] = float32(math.NaN())
+			}
+		case sum > 0:
+			scaleInPlace(oj, float32(1/sum))
+		}
+		if out != nil {
+			out[j] = float32(m + math.Log(sum))
+			if nan {
+				out[j] = float32(math.NaN())
+			}
 		}
 	}
 }
