@@ -436,13 +436,22 @@ func (attentionFamily) Summary() Summary {
 	return Summary{
 		Keys: "kernel\tisa\texp\thd\ttk\tctx\th:kvh",
 		Cells: func(r *results.Record) string {
-			return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s\t%d:%d", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, ctxCell(r), r.H, r.KVH)
+			return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s\t%d:%d", kernelCell(r), r.ISA, r.Exp, r.HD, r.TK, ctxCell(r), r.H, r.KVH)
 		},
 		USFormat: "%.2f",
 		Named: func(r *results.Record) string {
-			return fmt.Sprintf("%s/%s exp=%s hd=%d tk=%s ctx=%s h:kvh=%d:%d", r.Kernel, r.ISA, r.Exp, r.HD, r.TK, ctxCell(r), r.H, r.KVH)
+			return fmt.Sprintf("%s/%s exp=%s hd=%d tk=%s ctx=%s h:kvh=%d:%d", kernelCell(r), r.ISA, r.Exp, r.HD, r.TK, ctxCell(r), r.H, r.KVH)
 		},
 	}
+}
+
+// kernelCell is the kernel of a point, with decode-split's chunk count:
+// decode-split×4.
+func kernelCell(r *results.Record) string {
+	if r.Splits > 0 {
+		return fmt.Sprintf("%s×%d", r.Kernel, r.Splits)
+	}
+	return r.Kernel
 }
 
 // ctxCell is the context of a point, with its window when it has one:
