@@ -19,7 +19,7 @@ var nameKeys = map[string][]string{}
 // mistake in the family's adapter, found when the program starts.
 func RegisterBenchKeys(family string, keys []string) {
 	for _, k := range keys {
-		if _, ok := columnIndex[k]; !ok {
+		if _, ok := columnByName[k]; !ok {
 			panic("results: bench key " + k + " of family " + family + " is not a record column")
 		}
 	}

@@ -126,11 +126,11 @@ func ReadCSV(r io.Reader, name string) ([]Record, error) {
 	}
 	fields := make([]int, len(header))
 	for i, h := range header {
-		idx, ok := columnIndex[h]
+		c, ok := columnByName[h]
 		if !ok {
 			return nil, fmt.Errorf("%s: %w: unknown column %q", name, ErrCorrupt, h)
 		}
-		fields[i] = idx
+		fields[i] = c.index
 	}
 	var recs []Record
 	for line := 2; ; line++ {

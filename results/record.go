@@ -223,15 +223,6 @@ var columns = func() []column {
 	return cs
 }()
 
-// columnIndex maps a column name to its Record field.
-var columnIndex = func() map[string]int {
-	m := make(map[string]int, len(columns))
-	for _, c := range columns {
-		m[c.name] = c.index
-	}
-	return m
-}()
-
 // columnByName maps a column name to its column.
 var columnByName = func() map[string]column {
 	m := make(map[string]column, len(columns))

@@ -271,7 +271,7 @@ func TestFMAShare(t *testing.T) {
 		if err != nil {
 			t.Skip(err)
 		}
-		share, err := fmaShare(cfg, cpus[len(cpus)-1:], tier, u, 256)
+		share, _, err := fmaShare(cfg, cpus[len(cpus)-1:], tier, u, 256)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -58,12 +58,11 @@ type Compute struct {
 	Value      float64  `json:"value"` // all threads together
 	OpsPerCall float64  `json:"ops_per_call"`
 	Stat       Stat     `json:"stat"`
-	// For fp32-fma: the core clock while this tier's FMAs run (fmaClock,
-	// measured just before and just after the FMA kernel; the higher of
-	// the two, best of passes), the core's FMA units for the tier, and the
-	// share of them the FMA kernel uses at the clock it runs at (fmaShare):
-	// how close it comes to the silicon. Above 100 % is a measurement
-	// problem (the FMA table is wrong for this CPU): Note says so.
+	// For fp32-fma, from fmaShare: the core clock while this tier's FMAs
+	// run (best of passes), the core's FMA units for the tier, and the
+	// share of them the FMA kernel uses at the clock it runs at: how close
+	// it comes to the silicon. Above 100 % is a measurement problem (the
+	// FMA table is wrong for this CPU): Note says so.
 	LoadGHz    float64   `json:"load_ghz,omitempty"`
 	FMA        *FMAUnits `json:"fma_units,omitempty"`
 	PctOfPorts float64   `json:"pct_of_ports,omitempty"`
@@ -80,17 +79,18 @@ func (c *Compute) flagPorts() {
 }
 
 // fmaShare measures, on every CPU of set at once, the share of its FMA
-// units u that tier t's FMA kernel uses at the clock it runs at. Each call
-// runs the FMA kernel and the clock kernel (fmaClock: core cycles counted
-// by a dependent add chain, under the same vector load) back to back, both
-// timed by the TSC: FMAs per TSC tick over core cycles per TSC tick is FMAs
-// per core cycle, whatever the clock did a moment before or after. The
-// result is the median over the calls of every CPU (the median of the
-// slowest CPU's, on several threads): it cannot read above 100 % by a
-// clock that moved between two separate measurements, as a rate over a
-// clock measured apart did (104 % on Zen 3; 103.7 % once here on Zen 4).
-func fmaShare(cfg sampler.Config, set []int, t isa.Tier, u FMAUnits, iters int) (float64, error) {
-	shares := make([][]float64, len(set))
+// units u that tier t's FMA kernel uses at the clock it runs at, and that
+// clock in core cycles per TSC tick. Each call runs the FMA kernel and the
+// clock kernel (fmaClock: core cycles counted by a dependent add chain,
+// under the same vector load) back to back, both timed by the TSC: FMAs
+// per TSC tick over core cycles per TSC tick is FMAs per core cycle,
+// whatever the clock did a moment before or after. Both results are
+// medians over the calls, of the slowest CPU on several threads: the share
+// cannot read above 100 % by a clock that moved between two separate
+// measurements, as a rate over a clock measured apart did (104 % on Zen 3;
+// 103.7 % once here on Zen 4).
+func fmaShare(cfg sampler.Config, set []int, t isa.Tier, u FMAUnits, iters int) (share, cyclesPerTick float64, err error) {
+	shares, clocks := make([][]float64, len(set)), make([][]float64, len(set))
 	lanes := FMAFlopsPerIter(t) / 2 * float64(iters) // FMA lane-operations per call
 	call := func(w int) {
 		c0 := rdtscAsm()
@@ -101,26 +101,33 @@ func fmaShare(cfg sampler.Config, set []int, t isa.Tier, u FMAUnits, iters int) 
 		if c1 <= c0 || c2 <= c1 || cycles == 0 {
 			return
 		}
-		perCycle := lanes / float64(c1-c0) / (float64(cycles) / float64(c2-c1))
-		shares[w] = append(shares[w], perCycle/float64(u.Lanes))
+		perTick := float64(cycles) / float64(c2-c1)
+		shares[w] = append(shares[w], lanes/float64(c1-c0)/perTick/float64(u.Lanes))
+		clocks[w] = append(clocks[w], perTick)
 	}
 	if _, _, err := measure(cfg, set, call); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	share := math.Inf(1)
-	for _, v := range shares {
-		if len(v) == 0 {
-			return 0, nil
+	share, cyclesPerTick = math.Inf(1), math.Inf(1)
+	for w := range set {
+		if len(shares[w]) == 0 {
+			return 0, 0, nil
 		}
-		slices.Sort(v)
-		share = min(share, v[len(v)/2])
+		share = min(share, median(shares[w]))
+		cyclesPerTick = min(cyclesPerTick, median(clocks[w]))
 	}
-	return share, nil
+	return share, cyclesPerTick, nil
+}
+
+// median sorts v and returns its middle element.
+func median(v []float64) float64 {
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
 // PortsSlackPct is how far above 100 % of the FMA units a measurement may
-// read before it is flagged: the clock is measured beside the FMA kernel,
-// not during it, and a VM's clock moves by a few tenths of a percent.
+// read before it is flagged: the FMA and clock kernels run one after the
+// other, not at once, and their TSC readings are a few ticks apart.
 const PortsSlackPct = 1
 
 // Point is the bandwidth of one working-set size.
@@ -282,7 +289,7 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 	once := cfg
 	once.MinTime = max(cfg.MinTime*time.Duration(opt.Passes), 10*time.Millisecond)
 	m := &measurer{ctx: ctx, cpus: cpus, opt: opt, cfg: cfg, once: once, steps: steps, logf: logf,
-		vendor: info.CPU.Vendor, family: info.CPU.Family, model: info.CPU.Model}
+		vendor: info.CPU.Vendor, family: info.CPU.Family, model: info.CPU.Model, tscGHz: TSCGHz()}
 	passes := make([]*Roofline, opt.Passes)
 	for i := range passes {
 		logf("pass %d of %d", i+1, opt.Passes)
@@ -295,7 +302,7 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 	r.Version, r.Method, r.Created, r.Quick, r.Machine, r.Skipped = 1, Method, time.Now().UTC(), opt.Quick, info, skipped
 	r.Passes = opt.Passes
 	r.Clock.BaseGHz = float64(info.CPU.BaseHz) / 1e9
-	r.Clock.TSCGHz = TSCGHz()
+	r.Clock.TSCGHz = m.tscGHz
 	for i := range r.Bandwidth {
 		curve := &r.Bandwidth[i]
 		if curve.Kernel != "read" {
@@ -370,9 +377,10 @@ func (m *measurer) flatLevels(curve *Curve, caches Caches) ([]Level, error) {
 // measurer holds what every pass of Measure shares.
 type measurer struct {
 	ctx context.Context
-	// The CPU, for its FMA units (FMAUnitsFor).
+	// The CPU, for its FMA units (FMAUnitsFor), and its TSC rate.
 	vendor        string
 	family, model int
+	tscGHz        float64
 	cpus          []int
 	opt           Options
 	cfg           sampler.Config // per pass
@@ -406,21 +414,6 @@ func (m *measurer) pass(r *Roofline, last bool) error {
 				return err
 			}
 			const iters = 1 << 12
-			// The core clock under this tier's vector load (0 where the
-			// tier has no fmaClock kernel): taken just before and just
-			// after the FMA kernel, and the higher of the two kept.
-			loadClock := func() (float64, error) {
-				adds := FMAClock(t, iters)
-				if adds == 0 {
-					return 0, nil
-				}
-				cs, _, err := measure(cfg, set, func(int) { FMAClock(t, iters) })
-				return rate(float64(adds), cs), err
-			}
-			clockBefore, err := loadClock()
-			if err != nil {
-				return err
-			}
 			st, sst, err := measure(cfg, set, func(int) { FMA(t, iters) })
 			if err != nil {
 				return err
@@ -428,18 +421,12 @@ func (m *measurer) pass(r *Roofline, last bool) error {
 			ops := FMAFlopsPerIter(t) * iters
 			c := Compute{Kind: "fp32-fma", Tier: t, Threads: n, Unit: "GFLOP/s", OpsPerCall: ops, Stat: sst,
 				Value: rate(float64(n)*ops, st)}
-			if u, ok := FMAUnitsFor(m.vendor, m.family, m.model, t); ok && clockBefore > 0 {
-				clockAfter, err := loadClock()
+			if u, ok := FMAUnitsFor(m.vendor, m.family, m.model, t); ok && kernelsFor(t) != nil {
+				share, cyclesPerTick, err := fmaShare(cfg, set, t, u, iters)
 				if err != nil {
 					return err
 				}
-				c.LoadGHz = max(clockBefore, clockAfter)
-				c.FMA = &u
-				share, err := fmaShare(cfg, set, t, u, iters)
-				if err != nil {
-					return err
-				}
-				c.PctOfPorts = 100 * share
+				c.FMA, c.PctOfPorts, c.LoadGHz = &u, 100*share, cyclesPerTick*m.tscGHz
 				c.flagPorts()
 			}
 			r.Compute = append(r.Compute, c)

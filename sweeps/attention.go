@@ -151,10 +151,9 @@ type attentionData struct {
 func (d *attentionData) kvSum(s attention.Shape) (sum, mag float64) {
 	if d.kvMag == 0 {
 		b := d.bufs[0]
-		stride, off, n := s.Capacity()*s.D, s.First()*s.D, s.Keys()*s.D
 		for _, x := range [][]float32{b.K, b.V} {
 			for kh := range s.Hkv {
-				for _, v := range x[kh*stride+off : kh*stride+off+n] {
+				for _, v := range s.KVRows(x, kh) {
 					d.kvTotal += float64(v)
 					d.kvMag += math.Abs(float64(v))
 				}
@@ -359,10 +358,9 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 	}
 	// The rows the kernels read: each KV head's window (all T rows
 	// without one), at its stride in the cache.
-	stride, off, n := shape.Capacity()*shape.D, shape.First()*shape.D, shape.Keys()*shape.D
 	read := func(x []float32) (s float32) {
 		for kh := range shape.Hkv {
-			s += roofline.ReadSum(t, x[kh*stride+off:kh*stride+off+n])
+			s += roofline.ReadSum(t, shape.KVRows(x, kh))
 		}
 		return s
 	}

@@ -217,7 +217,7 @@ func Run(ctx context.Context, plan *Plan, opt Options, sink func(results.Record)
 }
 
 func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(results.Record) error) (bool, error) {
-	bar := newProgress(opt.Progress, len(plan.Points))
+	bar := newProgress(opt.Progress, len(plan.Points), plan.Family)
 	defer bar.finish()
 	meter := openCounters(opt.Counters) // on this, the measuring, thread
 	if meter != nil {
@@ -355,10 +355,16 @@ type progress struct {
 	spent    time.Duration
 	pointAt  time.Time
 	label    string
+	named    func(*results.Record) string // the family's name of a point
 }
 
-func newProgress(w io.Writer, total int) *progress {
-	return &progress{w: w, total: total, began: time.Now()}
+func newProgress(w io.Writer, total int, family string) *progress {
+	p := &progress{w: w, total: total, began: time.Now()}
+	p.named = func(r *results.Record) string { return r.Kernel + " " + r.ISA }
+	if f, ok := LookupFamily(family); ok {
+		p.named = f.Summary().Named
+	}
+	return p
 }
 
 func (p *progress) start(i int, r results.Record) {
@@ -366,10 +372,7 @@ func (p *progress) start(i int, r results.Record) {
 		return
 	}
 	p.pointAt = time.Now()
-	p.label = r.Kernel + " " + r.ISA
-	if f, ok := LookupFamily(r.Family); ok {
-		p.label = f.Summary().Named(&r)
-	}
+	p.label = p.named(&r)
 	p.draw(i)
 }
 

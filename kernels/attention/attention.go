@@ -172,6 +172,13 @@ func (s Shape) Keys() int {
 // First is the row of the first key attended to: T − Keys.
 func (s Shape) First() int { return s.T - s.Keys() }
 
+// KVRows is the part of a K or V buffer (Hkv·Capacity·D floats) that the
+// query heads of KV head kh attend to: the Keys rows of its window.
+func (s Shape) KVRows(x []float32, kh int) []float32 {
+	base := (kh*s.Capacity() + s.First()) * s.D
+	return x[base : base+s.Keys()*s.D]
+}
+
 // Params is one kernel invocation: which kernel, shape, tile and exp.
 type Params struct {
 	Kernel Kernel

@@ -41,13 +41,11 @@ func (im Impl) TierOf() isa.Tier { return im.Tier }
 // that the CPU runs im.Tier; Run itself does not allocate.
 //
 // A sliding window needs nothing of the kernels: they are given the last
-// Keys rows of each KV head (from row First) as the whole context.
+// Keys rows of each KV head (KVRows) as the whole context.
 func (im Impl) Run(p Params, b Buffers) {
 	d, n, tk := p.D, p.Keys(), p.Tile()
-	stride := p.Capacity() * d // floats per KV head
-	off := p.First() * d       // the window's first row within a KV head
 	scale := Scale(d)
-	rows := func(x []float32, kh int) []float32 { return x[kh*stride+off : kh*stride+off+n*d] }
+	rows := p.KVRows
 	switch p.Kernel {
 	case DecodeFlash:
 		for h := 0; h < p.H; h++ {

@@ -3,16 +3,16 @@ package attention
 import "math"
 
 // Reference computes decode attention for shape s (over its window's keys)
-// in float64 with an exact two-pass softmax: the oracle every tier is checked against. It allocates
-// and is slow on purpose; it is not a kernel.
+// in float64 with an exact two-pass softmax: the oracle every tier is
+// checked against. It allocates and is slow on purpose; it is not a kernel.
 func Reference(s Shape, q, k, v []float32) []float64 {
-	d, n, stride := s.D, s.Keys(), s.Capacity()*s.D
+	d, n := s.D, s.Keys()
 	scale := 1 / math.Sqrt(float64(d))
 	out := make([]float64, s.H*d)
 	x := make([]float64, n)
 	for h := 0; h < s.H; h++ {
 		kh := h * s.Hkv / s.H
-		kb, vb := k[kh*stride+s.First()*d:], v[kh*stride+s.First()*d:] // the window's keys
+		kb, vb := s.KVRows(k, kh), s.KVRows(v, kh)
 		qh := q[h*d : (h+1)*d]
 		mx := math.Inf(-1)
 		for j := range n {

@@ -14,7 +14,7 @@
 //     have. The SIMD kernels' rows that come out NaN or ±Inf are recomputed
 //     by that contract (gemvF32Asm).
 //   - quantize-q8 stores a block of x that holds NaN or ±Inf with a NaN
-//     scale and zero levels (see nonFinite), so gemv-q8 gives NaN for every
+//     scale and zero levels (see quantizeQ8_0), so gemv-q8 gives NaN for every
 //     row; finite blocks are GGML's bytes.
 package quant
 

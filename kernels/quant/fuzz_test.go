@@ -257,13 +257,8 @@ func FuzzGemvSpecials(f *testing.F) {
 // (Magnitudes, Σ|w·x|, is the finer scale of random data, but one huge x
 // against a weight of level 0 makes it small where those sums are not).
 func looseMagnitudes(p Params, b Buffers) []float64 {
-	x := b.X[:p.K]
-	if p.Kernel == GemvQ8 {
-		x = make([]float32, p.K)
-		Dequantize(p.Fmt.Q8Act(), x, b.XQ[:p.Fmt.Q8Act().RowBytes(p.K)])
-	}
 	var sx float64
-	for _, v := range x {
+	for _, v := range activations(p, b) {
 		sx += math.Abs(float64(v))
 	}
 	w := make([]float32, p.K)

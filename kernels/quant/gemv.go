@@ -189,11 +189,7 @@ func Magnitudes(p Params, b Buffers) []float64 {
 	if p.Kernel != GemvF32 && p.Kernel != GemvQ8 {
 		return nil
 	}
-	x := b.X[:p.K]
-	if p.Kernel == GemvQ8 {
-		x = make([]float32, p.K)
-		Dequantize(p.Fmt.Q8Act(), x, b.XQ[:p.Fmt.Q8Act().RowBytes(p.K)])
-	}
+	x := activations(p, b)
 	w := make([]float32, p.K)
 	rb := p.Fmt.RowBytes(p.K)
 	mag := make([]float64, p.M)
@@ -204,6 +200,17 @@ func Magnitudes(p Params, b Buffers) []float64 {
 		}
 	}
 	return mag
+}
+
+// activations are the x a GEMV multiplies by: b.X, or for gemv-q8 the
+// dequantized activations in b.XQ as the generic tier left them.
+func activations(p Params, b Buffers) []float32 {
+	if p.Kernel != GemvQ8 {
+		return b.X[:p.K]
+	}
+	x := make([]float32, p.K)
+	Dequantize(p.Fmt.Q8Act(), x, b.XQ[:p.Fmt.Q8Act().RowBytes(p.K)])
+	return x
 }
 
 // Tolerance is the gate of a tier against the generic tier: integer sums

@@ -2,8 +2,6 @@
 
 package quant
 
-import "math"
-
 //go:generate go run -C _asm . -out ../gemv_amd64.s -stubs ../gemv_stubs_amd64.go -pkg quant -tiers ../gemv_tiers_amd64.go -layout ../layout_gen.go
 
 // gemvQ8Rows is one generated kernel: rb rows (fixed per function) of an
@@ -58,29 +56,22 @@ func gemvF32Asm(rows []gemvF32Rows) gemvF32Func {
 		for ; r < m; r++ {
 			rows[1](&y[r], &w[r*stride], stride, &x[0], nb)
 		}
-		if allFinite(y) {
-			return
-		}
-		for r, v := range y {
-			if !finite(v) {
-				y[r] = dotF32(f, w[r*stride:(r+1)*stride], x)
-			}
-		}
+		redoNonFinite(y, func(r int) float32 { return dotF32(f, w[r*stride:(r+1)*stride], x) })
 	}
 }
 
-// finite reports whether v is neither NaN nor ±Inf.
-func finite(v float32) bool { return math.Float32bits(v)&0x7f800000 != 0x7f800000 }
-
-// allFinite reports whether every element of y is finite: the largest
-// |y| as bits is below Inf's. Branch-free, about 5 instructions a row
-// (callgrind), well under 1 % of the cheapest GEMV row.
-func allFinite(y []float32) bool {
-	var mx uint32
-	for _, v := range y {
-		mx = max(mx, math.Float32bits(v)&0x7fffffff)
+// redoNonFinite replaces every row of y that is NaN or ±Inf by the generic
+// contract's value of that row (dot). All rows finite, the usual case, it
+// costs one branch-free pass over y (allFinite).
+func redoNonFinite(y []float32, dot func(r int) float32) {
+	if allFinite(y) {
+		return
 	}
-	return mx < 0x7f800000
+	for r, v := range y {
+		if !finite(v) {
+			y[r] = dot(r)
+		}
+	}
 }
 
 // gemvQ8Asm adapts the AVX2 kernels of one format (index = rows per pass)
@@ -133,14 +124,7 @@ func gemvQ8AsmWith(quantize quantizeQ8Func, prep func(dst, xq *byte, nb int), ro
 		// As in gemvF32Asm: a row that is not finite takes the generic
 		// dot's value, so that where scales overflow (Inf·0, Inf − Inf in
 		// another order) every tier gives the generic tier's class.
-		if allFinite(y) {
-			return
-		}
-		for r, v := range y {
-			if !finite(v) {
-				y[r] = dotQ8(f, w[r*stride:(r+1)*stride], xq, k)
-			}
-		}
+		redoNonFinite(y, func(r int) float32 { return dotQ8(f, w[r*stride:(r+1)*stride], xq, k) })
 	}
 }
 

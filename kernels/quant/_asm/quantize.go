@@ -70,7 +70,7 @@ func jumpIfNonFinite(amax VecVirtual, l string) {
 }
 
 // storeNaNBlock writes the block a NaN or ±Inf in x quantizes to (see
-// nonFinite in the package): a NaN scale (f16 0x7e00 at each of the
+// the quantizers in the package): a NaN scale (f16 0x7e00 at each of the
 // f16Scales offsets, or f32 0x7fc00000 at 0 with f32Scale) and zeros in the
 // other bytes [0, n).
 func (w qwidth) storeNaNBlock(dst GPVirtual, n int, f16Scales []int, f32Scale bool) {
