@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ckbench/ckbench/kernels/attention"
+	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
@@ -42,12 +43,14 @@ type AttentionGrid struct {
 	Exps     []attention.Exp
 	Windows  []int // sliding windows (keys attended to); 0 = none
 	Splits   []int // decode-split's chunk counts
+	KVs      []attention.KVType
 }
 
 // Preset returns a named default grid: quick (about a minute on 2 cores,
 // what `make run` does), default, or full.
 func Preset(name string) (AttentionGrid, sampler.Config, error) {
-	g := AttentionGrid{Kernels: AttentionKernels(), Tiers: attention.Tiers(), TileKs: []int{0}, Windows: []int{0}, Splits: []int{4}}
+	g := AttentionGrid{Kernels: AttentionKernels(), Tiers: attention.Tiers(), TileKs: []int{0}, Windows: []int{0}, Splits: []int{4},
+		KVs: attention.KVTypes}
 	var sc sampler.Config
 	switch name {
 	case "quick":
@@ -57,6 +60,7 @@ func Preset(name string) (AttentionGrid, sampler.Config, error) {
 		g.Ctxs = []int{1024, 4096, 32768}
 		g.Heads = []HeadPair{{1, 1}, {32, 8}}
 		g.Exps = []attention.Exp{attention.ExpFast, attention.ExpExact}
+		g.KVs = []attention.KVType{attention.F32, attention.F16}
 		sc.MinTime = 100e6
 	case "default":
 		g.HeadDims = []int{64, 128, 256}
@@ -79,7 +83,7 @@ func Preset(name string) (AttentionGrid, sampler.Config, error) {
 // Validate reports the first impossible value in the grid.
 func (g AttentionGrid) Validate() error {
 	if len(g.Kernels) == 0 || len(g.Tiers) == 0 || len(g.HeadDims) == 0 || len(g.TileKs) == 0 ||
-		len(g.Ctxs) == 0 || len(g.Heads) == 0 || len(g.Exps) == 0 || len(g.Windows) == 0 || len(g.Splits) == 0 {
+		len(g.Ctxs) == 0 || len(g.Heads) == 0 || len(g.Exps) == 0 || len(g.Windows) == 0 || len(g.Splits) == 0 || len(g.KVs) == 0 {
 		return fmt.Errorf("empty grid: every parameter needs at least one value")
 	}
 	for _, k := range g.Kernels {
@@ -116,6 +120,11 @@ func (g AttentionGrid) Validate() error {
 		}
 	}
 	for _, d := range g.HeadDims {
+		for _, kv := range g.KVs {
+			if s := (attention.Shape{H: 1, Hkv: 1, D: d, T: 1, KV: kv}); s.Validate() != nil && (attention.Shape{H: 1, Hkv: 1, D: d, T: 1}).Validate() == nil {
+				return paramErrorf("kv", "%s and hd %d: %v", kv, d, s.Validate())
+			}
+		}
 		for _, h := range g.Heads {
 			for _, t := range g.Ctxs {
 				s := attention.Shape{H: h.H, Hkv: h.Hkv, D: d, T: t}
@@ -191,10 +200,11 @@ func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, erro
 		for _, hp := range g.Heads {
 			for _, ctx := range g.Ctxs {
 				for _, w := range g.Windows {
-					shape := attention.Shape{H: hp.H, Hkv: hp.Hkv, D: d, T: ctx, Window: w}
+				for _, kv := range g.KVs {
+					shape := attention.Shape{H: hp.H, Hkv: hp.Hkv, D: d, T: ctx, Window: w, KV: kv}
 					grp := newAttentionGroup(shape, g, opt)
 					base := results.NewRecord()
-					base.Family, base.HD, base.Ctx, base.H, base.KVH, base.KV = "attention", d, ctx, hp.H, hp.Hkv, "f32"
+					base.Family, base.HD, base.Ctx, base.H, base.KVH, base.KV = "attention", d, ctx, hp.H, hp.Hkv, kv.String()
 					base.Window = w
 					for _, k := range g.Kernels {
 						if k != KVRead {
@@ -231,11 +241,12 @@ func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, erro
 						}
 					}
 				}
+				}
 			}
 		}
 	}
 	describe := func(p Point) string {
-		return fmt.Sprintf("hd=%d ctx=%d heads=%d:%d", p.Rec.HD, p.Rec.Ctx, p.Rec.H, p.Rec.KVH)
+		return fmt.Sprintf("hd=%d ctx=%d heads=%d:%d kv=%s", p.Rec.HD, p.Rec.Ctx, p.Rec.H, p.Rec.KVH, p.Rec.KV)
 	}
 	if err := plan.checkMemory(opt.MemAvailable, describe); err != nil {
 		return nil, err
@@ -243,12 +254,16 @@ func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, erro
 	return plan, nil
 }
 
-// newAttentionGroup sizes and lazily builds the data of one shape.
+// newAttentionGroup sizes and lazily builds the data of one shape: the
+// cache (K and V, in its element type) once per --cold copy, and for an
+// f16 or q8_0 cache the float32 K and V of its values once (the
+// reference's).
 func newAttentionGroup(shape attention.Shape, g AttentionGrid, opt Options) *dataGroup {
 	kvFloats := satMul(int64(shape.Hkv), int64(shape.T), int64(shape.D))
+	cacheBytes := satMul(2, int64(shape.Hkv), int64(shape.T), int64(shape.KV.RowBytes(shape.D))) // K and V
 	copies := int64(1)
 	if opt.Cold {
-		copies = max(2, opt.ColdBytes/satMul(8, kvFloats)+1)
+		copies = max(2, opt.ColdBytes/cacheBytes+1)
 	}
 	ws := int64(0)
 	for _, tk := range append(g.TileKs, -1) {
@@ -260,20 +275,33 @@ func newAttentionGroup(shape attention.Shape, g AttentionGrid, opt Options) *dat
 		}
 	}
 	hd := int64(shape.H) * int64(shape.D)
-	mem := satAdd(satMul(8, kvFloats, copies), 8*hd, 4*ws, 8*(hd+int64(shape.T)))
+	floats := int64(0) // the f32 K and V of an encoded cache
+	if shape.KV != attention.F32 {
+		floats = satMul(8, kvFloats)
+	}
+	mem := satAdd(satMul(cacheBytes, copies), floats, 8*hd, 4*ws, 8*(hd+int64(shape.T)))
 	seed := opt.Seed
-	return &dataGroup{mem: mem, ws: satMul(8, kvFloats), alloc: func() any {
+	return &dataGroup{mem: mem, ws: cacheBytes, alloc: func() any {
 		d := &attentionData{shape: shape}
 		p := attention.Params{Kernel: attention.DecodeNaive, Shape: shape}
 		first := attention.Alloc(p)
 		first.WS = make([]float32, ws)
 		attention.FillRandom(first, seed)
+		if err := attention.Encode(shape, first); err != nil {
+			panic(err) // Alloc sized the buffers for shape
+		}
 		d.bufs = append(d.bufs, first)
 		for range copies - 1 {
 			c := first
-			c.K, c.V = attention.Alloc(p).K, attention.Alloc(p).V
-			copy(c.K, first.K)
-			copy(c.V, first.V)
+			if shape.KV == attention.F32 {
+				c.K, c.V = buf.Floats(len(first.K)), buf.Floats(len(first.V))
+				copy(c.K, first.K)
+				copy(c.V, first.V)
+			} else {
+				c.KEnc, c.VEnc = buf.Bytes(len(first.KEnc)), buf.Bytes(len(first.VEnc))
+				copy(c.KEnc, first.KEnc)
+				copy(c.VEnc, first.VEnc)
+			}
 			d.bufs = append(d.bufs, c)
 		}
 		return d
@@ -350,7 +378,7 @@ var readSink float32 // keeps the read loop's result observable
 func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.Status, grp *dataGroup) Point {
 	rec := base
 	rec.Kernel, rec.ISA, rec.Exp, rec.TK = KVRead, string(t), "none", "none"
-	kvBytes := float64(2 * shape.Hkv * shape.Keys() * shape.D * 4)
+	kvBytes := float64(2 * shape.Hkv * shape.Keys() * shape.KV.RowBytes(shape.D))
 	rec.Flops, rec.Bytes, rec.Traffic, rec.AI = 0, results.Float(kvBytes), results.Float(kvBytes), 0
 	pt := Point{Rec: rec, Tier: t, Mem: grp.mem, group: grp}
 	if !st.Runs {
@@ -363,6 +391,25 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 			s += roofline.ReadSum(t, shape.KVRows(x, kh))
 		}
 		return s
+	}
+	if shape.KV != attention.F32 {
+		// An encoded cache is read as bytes: an XOR of 64-bit words
+		// (the quant family's read loop), checked against the generic one.
+		xor := func(t isa.Tier, b attention.Buffers) (x uint64) {
+			for kh := range shape.Hkv {
+				x ^= roofline.ReadXor(t, shape.KVRowBytes(b.KEnc, kh)) ^ roofline.ReadXor(t, shape.KVRowBytes(b.VEnc, kh))
+			}
+			return x
+		}
+		pt.prepare = func(g *dataGroup) (func(), float64, error) {
+			d := g.get().(*attentionData)
+			if got, want := xor(t, d.bufs[0]), xor(isa.Generic, d.bufs[0]); got != want {
+				return nil, math.NaN(), fmt.Errorf("read loop XOR %#x, want %#x", got, want)
+			}
+			return rotate(d.bufs, func(b attention.Buffers) { xorSink ^= xor(t, b) }), 0, nil
+		}
+		pt.ceiling = true
+		return pt
 	}
 	pt.prepare = func(g *dataGroup) (func(), float64, error) {
 		d := g.get().(*attentionData)
@@ -389,7 +436,7 @@ type attentionFamily struct{}
 func (attentionFamily) Name() string { return "attention" }
 
 func (attentionFamily) Doc() string {
-	return "Decode attention over a head-major f32 KV cache: flash decode with an online softmax (decode-flash; " +
+	return "Decode attention over a head-major KV cache of f32, f16 or q8_0: flash decode with an online softmax (decode-flash; " +
 		"decode-flash-gqa applies each KV tile to every query head of its group), the materialized 3-pass " +
 		"decode (decode-naive), and kv-read, a plain read of the same K and V bytes: the in-run ceiling " +
 		"behind % read. Every point is first checked against a float64 reference."
@@ -400,6 +447,7 @@ func (attentionFamily) Examples() [][]string {
 		{"preset=quick"},
 		{"kernel=decode-flash,kv-read", "hd=128", "ctx=4096,32768", "heads=1:1", "exp=fast"},
 		{"heads=32:8", "ctx=32768", "cold"},
+		{"kernel=decode-flash,kv-read", "kv=f16,q8_0", "hd=128", "heads=1:1", "ctx=4096"},
 	}
 }
 
@@ -422,6 +470,7 @@ func (attentionFamily) Params() []Param {
 		{"exp", "exp variants: fast,exact or all"},
 		{"window", "sliding windows: none or a number of keys, e.g. none,4096 (the last W keys are attended to and read)"},
 		{"splits", "decode-split's chunks of the keys, merged by log-sum-exp: 1…64, e.g. 2,8"},
+		{"kv", "KV cache element types: f32, f16 (widened in registers), q8_0 (GGML blocks along D, hd a multiple of 32) or all"},
 	}
 }
 
@@ -432,13 +481,13 @@ func (attentionFamily) Grid(preset string) (Grid, sampler.Config, error) {
 
 func (attentionFamily) Summary() Summary {
 	return Summary{
-		Keys: "kernel\tisa\texp\thd\ttk\tctx\th:kvh",
+		Keys: "kernel\tisa\tkv\texp\thd\ttk\tctx\th:kvh",
 		Cells: func(r *results.Record) string {
-			return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s\t%d:%d", kernelCell(r), r.ISA, r.Exp, r.HD, r.TK, ctxCell(r), r.H, r.KVH)
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d:%d", kernelCell(r), r.ISA, r.KV, r.Exp, r.HD, r.TK, ctxCell(r), r.H, r.KVH)
 		},
 		USFormat: "%.2f",
 		Named: func(r *results.Record) string {
-			return fmt.Sprintf("%s/%s exp=%s hd=%d tk=%s ctx=%s h:kvh=%d:%d", kernelCell(r), r.ISA, r.Exp, r.HD, r.TK, ctxCell(r), r.H, r.KVH)
+			return fmt.Sprintf("%s/%s kv=%s exp=%s hd=%d tk=%s ctx=%s h:kvh=%d:%d", kernelCell(r), r.ISA, r.KV, r.Exp, r.HD, r.TK, ctxCell(r), r.H, r.KVH)
 		},
 	}
 }
@@ -462,7 +511,7 @@ func ctxCell(r *results.Record) string {
 }
 
 func (attentionFamily) List(w io.Writer) {
-	fmt.Fprintln(w, "family attention: decode over a head-major f32 KV cache k[kv_head][T][D], q[H][D]")
+	fmt.Fprintln(w, "family attention: decode over a head-major KV cache k[kv_head][T][D] (f32, f16 or q8_0), q[H][D]")
 	fmt.Fprintln(w, "\ntiers:")
 	for _, t := range isa.All {
 		st := isa.Detect(t)
@@ -476,7 +525,7 @@ func (attentionFamily) List(w io.Writer) {
 			fmt.Fprintf(w, "  %-10s skipped here: %s\n", t, st.Reason)
 		}
 	}
-	fmt.Fprintln(w, "\nkernels (per call; e = 4 bytes per f32 KV element):")
+	fmt.Fprintln(w, "\nkernels (per call; e = bytes per KV value: 4 f32, 2 f16, 34/32 q8_0):")
 	for _, k := range attention.Kernels {
 		flops, bytes, traffic := attention.WorkFormula(k)
 		fmt.Fprintf(w, "  %s\n      FLOPs   %s\n      bytes   %s\n      traffic %s\n", k, flops, bytes, traffic)
@@ -485,7 +534,9 @@ func (attentionFamily) List(w io.Writer) {
 	fmt.Fprintf(w, "\nparameters: hd a multiple of %d up to %d; tk auto (CKE: 32 for D≤64, 16 for D≤128, else 8) or %d…%d;\n",
 		attention.HeadDimMultiple, attention.MaxHeadDim, attention.MinTileK, attention.MaxTileK)
 	fmt.Fprintln(w, "            heads H:Hkv with H a multiple of Hkv; exp exact (≤ 2 ulp) or fast (CKE polynomial, ~1e-4);")
-	fmt.Fprintln(w, "            window: the last W of the T keys are attended to and read (T becomes min(W, T) above)")
+	fmt.Fprintln(w, "            window: the last W of the T keys are attended to and read (T becomes min(W, T) above);")
+	fmt.Fprintln(w, "            kv: f16 is widened in registers (VCVTPH2PS), q8_0 (GGML's blocks of 32 along D, byte-exact")
+	fmt.Fprintln(w, "            with its quantizer) dequantized in registers; Q·K stays a float dot in every type")
 	fmt.Fprintf(w, "correctness gate: max relative error vs a float64 reference ≤ %.0e (exact), ≤ %.0e (fast);\n",
 		attention.Tolerance(attention.ExpExact), attention.Tolerance(attention.ExpFast))
 	fmt.Fprintln(w, "                  beyond ~16k keys at least √T·2⁻²⁴, the expected error of float32 accumulation")
@@ -514,6 +565,8 @@ func (g *AttentionGrid) Set(param, value string) error {
 		g.Exps, err = ParseList("exp", value, []attention.Exp{attention.ExpFast, attention.ExpExact}, attention.ParseExp)
 	case "splits":
 		g.Splits, err = ParseInts("splits", value)
+	case "kv":
+		g.KVs, err = ParseList("kv", value, attention.KVTypes, attention.ParseKVType)
 	case "window":
 		g.Windows, err = ParseList("window", value, nil, func(s string) (int, error) {
 			if s == "none" {
@@ -549,5 +602,5 @@ func (g *AttentionGrid) Config() map[string]any {
 		}
 	}
 	return map[string]any{"kernels": g.Kernels, "isa": g.Tiers, "hd": g.HeadDims, "tk": tks,
-		"ctx": g.Ctxs, "heads": g.Heads, "exp": g.Exps, "window": g.Windows, "splits": g.Splits}
+		"ctx": g.Ctxs, "heads": g.Heads, "exp": g.Exps, "window": g.Windows, "splits": g.Splits, "kv": g.KVs}
 }

@@ -59,6 +59,7 @@ func tinyGrid() AttentionGrid {
 	return AttentionGrid{
 		Kernels: AttentionKernels(), Tiers: isa.All, HeadDims: []int{64}, TileKs: []int{0},
 		Ctxs: []int{40}, Heads: []HeadPair{{4, 2}}, Exps: []attention.Exp{attention.ExpFast}, Windows: []int{0}, Splits: []int{3},
+		KVs: attention.KVTypes,
 	}
 }
 
@@ -81,8 +82,9 @@ func TestPlanWindow(t *testing.T) {
 			keys = p.Rec.Window
 		}
 		seen[p.Rec.Window] = true
-		if p.Rec.Kernel == KVRead && float64(p.Rec.Bytes) != float64(2*2*keys*64*4) {
-			t.Errorf("kv-read window=%d: %v bytes, want %d", p.Rec.Window, float64(p.Rec.Bytes), 2*2*keys*64*4)
+		kv, _ := attention.ParseKVType(p.Rec.KV) // f16 halves the bytes, q8_0 is 34 per 32 values
+		if want := 2 * 2 * keys * kv.RowBytes(64); p.Rec.Kernel == KVRead && float64(p.Rec.Bytes) != float64(want) {
+			t.Errorf("kv-read window=%d kv=%s: %v bytes, want %d", p.Rec.Window, kv, float64(p.Rec.Bytes), want)
 		}
 	}
 	if !seen[0] || !seen[7] || !seen[400] {
@@ -111,12 +113,16 @@ func TestRunAttention(t *testing.T) {
 	opt := Options{Sampler: sampler.Config{MinTime: 2 * time.Millisecond}, CPU: -1, Seed: 3, Counters: evs,
 		Annotate: func(r *results.Record, ws int64) {
 			annotated++
-			key := fmt.Sprintf("%d/%d/%d:%d", r.HD, r.Ctx, r.H, r.KVH)
+			key := fmt.Sprintf("%d/%d/%d:%d/%s", r.HD, r.Ctx, r.H, r.KVH, r.KV)
 			if wsOf[key] == nil {
 				wsOf[key] = map[int64]bool{}
 			}
 			wsOf[key][ws] = true
-			if want := int64(2 * r.KVH * r.Ctx * r.HD * 4); ws != want {
+			kv, err := attention.ParseKVType(r.KV)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := int64(2 * r.KVH * r.Ctx * kv.RowBytes(r.HD)); ws != want {
 				t.Errorf("%s/%s %s: working set %d, want the KV bytes %d", r.Kernel, r.ISA, key, ws, want)
 			}
 		}}
@@ -163,17 +169,19 @@ func timed(status string) bool {
 	return status == results.StatusOK || status == results.StatusUnstable || status == results.StatusAboveBound
 }
 
-// checkReadCeiling: in a one-shape run, every timed point after the read
+// checkReadCeiling: per shape, every timed point after the read
 // ceiling has read_gbs and pct_of_read exactly when a ceiling point was ok
 // (an unstable ceiling is no ceiling), and no point over 105 % of it is ok.
 func checkReadCeiling(t *testing.T, recs []results.Record, ceiling string) {
 	t.Helper()
-	ok := false
+	okOf := map[string]bool{} // per shape: the ceiling comes first in its group
 	for _, r := range recs {
+		key := fmt.Sprintf("%d/%d/%d/%d/%s/%d/%s", r.HD, r.Ctx, r.H, r.KVH, r.KV, r.Window, r.Fmt)
 		if r.Kernel == ceiling {
-			ok = ok || r.Status == results.StatusOK
+			okOf[key] = okOf[key] || r.Status == results.StatusOK
 			continue
 		}
+		ok := okOf[key]
 		if !timed(r.Status) {
 			continue
 		}
@@ -304,6 +312,10 @@ func TestPlanRejects(t *testing.T) {
 		"bad heads":      func(g *AttentionGrid) { g.Heads = []HeadPair{{6, 4}} },
 		"zero ctx":       func(g *AttentionGrid) { g.Ctxs = []int{0} },
 		"empty":          func(g *AttentionGrid) { g.Exps = nil },
+		"q8_0 hd 80": func(g *AttentionGrid) {
+			g.KVs, g.HeadDims = []attention.KVType{attention.Q8_0}, []int{80} // a q8_0 block is 32 values
+		},
+		"no kv": func(g *AttentionGrid) { g.KVs = nil },
 	}
 	for name, mutate := range cases {
 		g := tinyGrid()

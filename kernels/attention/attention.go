@@ -11,6 +11,14 @@
 // and v[kv_head][Cap][D], with only the first T rows of each head valid;
 // queries q[H][D], output o[H][D]. Query head h reads KV head h*Hkv/H.
 //
+// KV element types (KVType): f32; f16, IEEE binary16 widened in registers
+// (VCVTPH2PS); q8_0, GGML's block format along D (per 32 values an f16
+// scale d and 32 int8 q, value d·q), dequantized in registers. Q·K stays
+// a float dot against the float32 query in every type: quantizing the
+// query to int8 (GGML's vec_dot_q8_0_q8_0) would add ~1e-2 relative error
+// to the scores, far outside the gate, and at one query row the kernel is
+// bound by reading the cache, not by its arithmetic.
+//
 // Float specials: every tier gives, element for element, the class (NaN,
 // ±Inf, finite) the float64 Reference gives. A NaN in q or k makes the
 // heads that read it NaN; a score of +Inf is NaN (Inf − Inf in the
@@ -148,6 +156,58 @@ func AutoTileK(d int) int {
 	return 8
 }
 
+// KVType is the element type of the KV cache.
+type KVType uint8
+
+const (
+	F32  KVType = iota // float32
+	F16                // IEEE binary16, round to nearest even on store
+	Q8_0               // GGML q8_0 blocks along D: f16 scale + 32 int8, 34 bytes per 32 values
+)
+
+// KVTypes lists the KV element types in display order.
+var KVTypes = []KVType{F32, F16, Q8_0}
+
+// Q8Block is the number of values of one q8_0 block, Q8BlockBytes its size.
+const (
+	Q8Block      = 32
+	Q8BlockBytes = 2 + Q8Block
+)
+
+func (t KVType) String() string {
+	switch t {
+	case F16:
+		return "f16"
+	case Q8_0:
+		return "q8_0"
+	}
+	return "f32"
+}
+
+// ParseKVType converts f32, f16 or q8_0.
+func ParseKVType(s string) (KVType, error) {
+	for _, t := range KVTypes {
+		if t.String() == s {
+			return t, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown KV type %q (known: f32, f16, q8_0)", s)
+}
+
+// RowBytes is the size of one cache row of d values.
+func (t KVType) RowBytes(d int) int {
+	switch t {
+	case F16:
+		return 2 * d
+	case Q8_0:
+		return d / Q8Block * Q8BlockBytes
+	}
+	return 4 * d
+}
+
+// ElemBytes is the mean size of one value: 4, 2 or 34/32.
+func (t KVType) ElemBytes() float64 { return float64(t.RowBytes(Q8Block)) / Q8Block }
+
 // Shape is the problem size of one decode-attention call.
 type Shape struct {
 	H   int // query heads
@@ -159,6 +219,8 @@ type Shape struct {
 	// the last Window of the T keys only, and only those are read. 0
 	// means all T; a window wider than T is all T.
 	Window int
+	// KV is the element type of the cache (F32 when zero).
+	KV KVType
 }
 
 // Keys is the number of keys attended to: min(Window, T), or T.
@@ -178,6 +240,17 @@ func (s Shape) KVRows(x []float32, kh int) []float32 {
 	base := (kh*s.Capacity() + s.First()) * s.D
 	return x[base : base+s.Keys()*s.D]
 }
+
+// KVRowBytes is KVRows of an encoded cache (Hkv·Capacity rows of
+// KV.RowBytes(D) bytes).
+func (s Shape) KVRowBytes(x []byte, kh int) []byte {
+	rb := s.KV.RowBytes(s.D)
+	base := (kh*s.Capacity() + s.First()) * rb
+	return x[base : base+s.Keys()*rb]
+}
+
+// CacheBytes is the size of one of the K and V caches: Hkv·Capacity rows.
+func (s Shape) CacheBytes() int { return s.Hkv * s.Capacity() * s.KV.RowBytes(s.D) }
 
 // Params is one kernel invocation: which kernel, shape, tile and exp.
 type Params struct {
@@ -220,6 +293,10 @@ func (s Shape) Validate() error {
 		return fmt.Errorf("KV capacity %d is smaller than context length %d", s.Cap, s.T)
 	case s.Window < 0:
 		return fmt.Errorf("sliding window %d: must be ≥ 1, or 0 for none", s.Window)
+	case s.KV > Q8_0:
+		return fmt.Errorf("unknown KV type %d", s.KV)
+	case s.KV == Q8_0 && s.D%Q8Block != 0:
+		return fmt.Errorf("head dim %d is no multiple of %d, the q8_0 block (use 64, 96, 128, 256)", s.D, Q8Block)
 	}
 	return nil
 }
@@ -250,13 +327,17 @@ func (p Params) Validate() error {
 }
 
 // Buffers are the operands of one call. K and V hold Hkv*Capacity*D floats,
-// Q and O hold H*D, WS holds WorkspaceLen floats. LSE, when not nil (H
+// Q and O hold H*D, WS holds WorkspaceLen floats. For an f16 or q8_0 cache
+// the kernels read KEnc and VEnc (CacheBytes each) instead: K and V, when
+// present, are then the values the cache holds (see Encode) and only the
+// reference reads them. LSE, when not nil (H
 // floats), receives each query head's log-sum-exp of its scaled scores,
 // ln Σ exp(x_j) (−Inf when no key has weight), from the flash kernels and
 // DecodeSplit: what a caller needs to merge this output with another.
 type Buffers struct {
 	Q, K, V, O, WS []float32
 	LSE            []float32
+	KEnc, VEnc     []byte
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
@@ -269,7 +350,23 @@ func flashStateLen(g int) int { return roundUp(3*g, 16) }
 func tileBufLen(tk int) int   { return roundUp(tk, 16) }
 
 // WorkspaceLen is the number of float32 of workspace p needs.
+//
+// An f16 or q8_0 cache adds, at the end, room for one tile of K and V rows
+// (the naive kernel: one row) in float32: the generic tier dequantizes
+// into it; the SIMD tiers widen in registers and leave it alone.
 func (p Params) WorkspaceLen() int {
+	n := p.workspaceLen()
+	if p.KV != F32 {
+		rows := p.Tile()
+		if p.Kernel == DecodeNaive {
+			rows = 1
+		}
+		n += 2 * rows * p.D
+	}
+	return n
+}
+
+func (p Params) workspaceLen() int {
 	switch p.Kernel {
 	case DecodeNaive:
 		return roundUp(p.Keys(), 16)
@@ -290,24 +387,27 @@ func (p Params) Check(b Buffers) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	kv := p.Hkv * p.Capacity() * p.D
-	need := []struct {
+	type need1 struct {
 		name      string
 		have, min int
-	}{
+	}
+	need := []need1{
 		{"q", len(b.Q), p.H * p.D}, {"o", len(b.O), p.H * p.D},
-		{"k", len(b.K), kv}, {"v", len(b.V), kv},
 		{"workspace", len(b.WS), p.WorkspaceLen()},
 	}
+	if p.KV == F32 {
+		kv := p.Hkv * p.Capacity() * p.D
+		need = append(need, need1{"k", len(b.K), kv}, need1{"v", len(b.V), kv})
+	} else {
+		need = append(need, need1{"k " + p.KV.String() + " (bytes)", len(b.KEnc), p.CacheBytes()},
+			need1{"v " + p.KV.String() + " (bytes)", len(b.VEnc), p.CacheBytes()})
+	}
 	if b.LSE != nil {
-		need = append(need, struct {
-			name      string
-			have, min int
-		}{"lse", len(b.LSE), p.H})
+		need = append(need, need1{"lse", len(b.LSE), p.H})
 	}
 	for _, n := range need {
 		if n.have < n.min {
-			return fmt.Errorf("%s buffer has %d floats, %s needs %d", n.name, n.have, p.Kernel, n.min)
+			return fmt.Errorf("%s buffer has %d elements, %s needs %d", n.name, n.have, p.Kernel, n.min)
 		}
 	}
 	return nil

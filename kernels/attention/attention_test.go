@@ -140,6 +140,34 @@ func gateCases() []gateCase {
 			for _, w := range []int{1, 37, 77, 100, 1000} {
 				add(fmt.Sprintf("window=%d", w), Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 100, Cap: 120, Window: w}, TileK: 16, Exp: e}, random)
 			}
+			// f16 and q8_0 caches: the shapes above that exercise the
+			// kernels' row loops (head dims, tails of a tile, groups,
+			// windows, splits), against the reference over the values the
+			// encoded cache holds.
+			for _, kv := range []KVType{F16, Q8_0} {
+				kvs := func(s Shape) Shape { s.KV = kv; return s }
+				for _, d := range []int{64, 96, 128, 256} {
+					for _, t := range []int{1, 15, 17, 53, 200} {
+						add(fmt.Sprintf("%s/T=%d", kv, t), Params{Kernel: k, Shape: kvs(Shape{H: 2, Hkv: 1, D: d, T: t, Cap: t + 3}), Exp: e}, random)
+					}
+				}
+				for _, g := range []int{1, 3, 4, 8} {
+					for _, d := range []int{64, 256} {
+						add(fmt.Sprintf("%s/gqa=%d", kv, g), Params{Kernel: k, Shape: kvs(Shape{H: 2 * g, Hkv: 2, D: d, T: 77}), Exp: e}, random)
+					}
+				}
+				for _, tk := range []int{1, 7, 33} {
+					add(fmt.Sprintf("%s/tk=%d", kv, tk), Params{Kernel: k, Shape: kvs(Shape{H: 1, Hkv: 1, D: 128, T: 300}), TileK: tk, Exp: e}, random)
+				}
+				add(kv.String()+"/window=37", Params{Kernel: k, Shape: kvs(Shape{H: 4, Hkv: 2, D: 64, T: 100, Cap: 120, Window: 37}), TileK: 16, Exp: e}, random)
+				add(kv.String()+"/pm80", Params{Kernel: k, Shape: kvs(Shape{H: 4, Hkv: 1, D: 64, T: 157}), Exp: e}, hugeScores)
+				add(kv.String()+"/long", Params{Kernel: k, Shape: kvs(Shape{H: 2, Hkv: 1, D: 128, T: 4099}), Exp: e}, random)
+				if k == DecodeSplit {
+					for _, splits := range []int{1, 5, 16} {
+						add(fmt.Sprintf("%s/splits=%d", kv, splits), Params{Kernel: k, Shape: kvs(Shape{H: 4, Hkv: 2, D: 64, T: 10}), TileK: 16, Exp: e, Splits: splits}, random)
+					}
+				}
+			}
 		}
 	}
 	return cs
@@ -148,10 +176,13 @@ func gateCases() []gateCase {
 func TestGate(t *testing.T) {
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, c := range gateCases() {
-			name := fmt.Sprintf("%s/%s/hd=%d/T=%d/g=%d/%s", c.p.Kernel, c.p.Exp, c.p.D, c.p.T, c.p.Group(), c.name)
+			name := fmt.Sprintf("%s/%s/%s/hd=%d/T=%d/g=%d/%s", c.p.Kernel, c.p.KV, c.p.Exp, c.p.D, c.p.T, c.p.Group(), c.name)
 			t.Run(name, func(t *testing.T) {
 				b := Alloc(c.p)
 				c.fill(c.p.Shape, b)
+				if err := Encode(c.p.Shape, b); err != nil {
+					t.Fatal(err)
+				}
 				b.O, b.WS = guarded(b.O), guarded(b.WS)
 				if err := c.p.Check(b); err != nil {
 					t.Fatal(err)
@@ -177,11 +208,16 @@ func TestGate(t *testing.T) {
 func TestNoAllocs(t *testing.T) {
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, k := range Kernels {
-			p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 100}}
-			b := Alloc(p)
-			FillRandom(b, 1)
-			if n := testing.AllocsPerRun(10, func() { im.Run(p, b) }); n != 0 {
-				t.Errorf("%s allocates %.0f times per call", k, n)
+			for _, kv := range KVTypes {
+				p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 100, KV: kv}}
+				b := Alloc(p)
+				FillRandom(b, 1)
+				if err := Encode(p.Shape, b); err != nil {
+					t.Fatal(err)
+				}
+				if n := testing.AllocsPerRun(10, func() { im.Run(p, b) }); n != 0 {
+					t.Errorf("%s %s allocates %.0f times per call", k, kv, n)
+				}
 			}
 		}
 	})
@@ -309,6 +345,20 @@ func TestWork(t *testing.T) {
 	p.Kernel = DecodeFlash
 	if w := p.Work(); w.Traffic != 2*32*4096*128*4+8*32*128 || w.Bytes != 2*8*4096*128*4+8*32*128 {
 		t.Fatalf("flash work %+v", w)
+	}
+	// The element size of the cache: f16 halves the KV bytes, q8_0 is
+	// 34 bytes per 32 values (the f16 scale of each block included).
+	for _, c := range []struct {
+		kv KVType
+		e  float64
+	}{{F16, 2}, {Q8_0, 34.0 / 32}} {
+		p := Params{Kernel: DecodeFlashGQA, Shape: Shape{H: 32, Hkv: 8, D: 128, T: 4096, KV: c.kv}}
+		if w := p.Work(); w.Bytes != 2*8*4096*128*c.e+8*32*128 || w.Flops != 4*32*4096*128 {
+			t.Errorf("%s work %+v", c.kv, w)
+		}
+		if got, want := p.CacheBytes(), 8*4096*int(128*c.e); got != want {
+			t.Errorf("%s cache bytes %d, want %d", c.kv, got, want)
+		}
 	}
 	// Decode attention does 4 FLOPs (q·k and p·v, a multiply and an add
 	// each) per 8 bytes of K and V read: AI 0.5 without sharing, g/2 when

@@ -2,7 +2,11 @@
 
 package attention
 
-import "github.com/ckbench/ckbench/kernels/isa"
+import (
+	"unsafe"
+
+	"github.com/ckbench/ckbench/kernels/isa"
+)
 
 //go:generate go run -C _asm . -out ../decode_amd64.s
 
@@ -11,41 +15,85 @@ import "github.com/ckbench/ckbench/kernels/isa"
 func init() {
 	impls = append(impls,
 		Impl{Tier: isa.AVX2,
-			flash: flashAsm(flashDecodeExactAVX2, flashDecodeFastAVX2),
-			naive: naiveAsm(naiveDecodeExactAVX2, naiveDecodeFastAVX2)},
+			flash: flashAsm(flashKernels{
+				F32:  {flashF32(flashDecodeExactAVX2), flashF32(flashDecodeFastAVX2)},
+				F16:  {flashDecodeExactF16AVX2, flashDecodeFastF16AVX2},
+				Q8_0: {flashDecodeExactQ8AVX2, flashDecodeFastQ8AVX2},
+			}),
+			naive: naiveAsm(naiveKernels{
+				F32:  {naiveF32(naiveDecodeExactAVX2), naiveF32(naiveDecodeFastAVX2)},
+				F16:  {naiveDecodeExactF16AVX2, naiveDecodeFastF16AVX2},
+				Q8_0: {naiveDecodeExactQ8AVX2, naiveDecodeFastQ8AVX2},
+			})},
 		Impl{Tier: isa.AVX512,
-			flash: flashAsm(flashDecodeExactAVX512, flashDecodeFastAVX512),
-			naive: naiveAsm(naiveDecodeExactAVX512, naiveDecodeFastAVX512)},
+			flash: flashAsm(flashKernels{
+				F32:  {flashF32(flashDecodeExactAVX512), flashF32(flashDecodeFastAVX512)},
+				F16:  {flashDecodeExactF16AVX512, flashDecodeFastF16AVX512},
+				Q8_0: {flashDecodeExactQ8AVX512, flashDecodeFastQ8AVX512},
+			}),
+			naive: naiveAsm(naiveKernels{
+				F32:  {naiveF32(naiveDecodeExactAVX512), naiveF32(naiveDecodeFastAVX512)},
+				F16:  {naiveDecodeExactF16AVX512, naiveDecodeFastF16AVX512},
+				Q8_0: {naiveDecodeExactQ8AVX512, naiveDecodeFastQ8AVX512},
+			})},
 	)
 }
 
-type flashAsmFunc func(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+// The asm kernels take the cache as bytes (f16, q8_0) or floats (f32).
+type (
+	flashAsmFunc func(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+	naiveAsmFunc func(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+	// flashKernels and naiveKernels are a tier's kernels per KV type, exact then fast exp.
+	flashKernels [Q8_0 + 1][2]flashAsmFunc
+	naiveKernels [Q8_0 + 1][2]naiveAsmFunc
+)
 
-type naiveAsmFunc func(o, q, k, v *float32, n, d int, scale float32, ws *float32)
-
-// flashAsm adapts a pair of asm flash kernels to flashFunc. The slice
-// expressions are the bounds checks the asm cannot do.
-func flashAsm(exact, fast flashAsmFunc) flashFunc {
-	return func(o, q []float32, g int, k, v []float32, n, d, tk int, scale float32, e Exp, ws []float32) {
-		f := exact
-		if e == ExpFast {
-			f = fast
-		}
-		tb := tileBufLen(tk)
-		tiles := ws[flashStateLen(g) : flashStateLen(g)+g*tb]
-		o, q, k, v = o[:g*d], q[:g*d], k[:n*d], v[:n*d]
-		f(&o[0], &q[0], g, &k[0], &v[0], n, d, tk, scale, &ws[0], &tiles[0], 4*tb)
+// flashF32 and naiveF32 give an f32 kernel the byte-pointer signature.
+func flashF32(f func(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride int)) flashAsmFunc {
+	return func(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int) {
+		f(o, q, ng, (*float32)(unsafe.Pointer(k)), (*float32)(unsafe.Pointer(v)), n, d, tk, scale, state, tiles, tileStride)
 	}
 }
 
-func naiveAsm(exact, fast naiveAsmFunc) naiveFunc {
-	return func(o, q, k, v []float32, n, d int, scale float32, e Exp, ws []float32) {
-		f := exact
-		if e == ExpFast {
-			f = fast
-		}
-		o, q, k, v, ws = o[:d], q[:d], k[:n*d], v[:n*d], ws[:roundUp(n, 16)]
-		f(&o[0], &q[0], &k[0], &v[0], n, d, scale, &ws[0])
+func naiveF32(f func(o, q, k, v *float32, n, d int, scale float32, ws *float32)) naiveAsmFunc {
+	return func(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32) {
+		f(o, q, (*float32)(unsafe.Pointer(k)), (*float32)(unsafe.Pointer(v)), n, d, scale, ws)
+	}
+}
+
+// kvPtr is the first byte of n rows of s, checked to be there: the
+// bounds check the asm cannot do.
+func kvPtr(s kvSrc, n int) *byte {
+	if s.typ == F32 {
+		return (*byte)(unsafe.Pointer(&s.f32[:n*s.d][0]))
+	}
+	return &s.enc[:n*s.typ.RowBytes(s.d)][0]
+}
+
+func expIndex(e Exp) int {
+	if e == ExpFast {
+		return 1
+	}
+	return 0
+}
+
+// flashAsm adapts a tier's asm flash kernels to flashFunc. The slice
+// expressions are the bounds checks the asm cannot do.
+func flashAsm(fs flashKernels) flashFunc {
+	return func(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32) {
+		f := fs[k.typ][expIndex(e)]
+		tb := tileBufLen(tk)
+		tiles := ws[flashStateLen(g) : flashStateLen(g)+g*tb]
+		o, q = o[:g*d], q[:g*d]
+		f(&o[0], &q[0], g, kvPtr(k, n), kvPtr(v, n), n, d, tk, scale, &ws[0], &tiles[0], 4*tb)
+	}
+}
+
+func naiveAsm(fs naiveKernels) naiveFunc {
+	return func(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws []float32) {
+		f := fs[k.typ][expIndex(e)]
+		o, q, ws = o[:d], q[:d], ws[:roundUp(n, 16)]
+		f(&o[0], &q[0], kvPtr(k, n), kvPtr(v, n), n, d, scale, &ws[0])
 	}
 }
 
@@ -98,3 +146,83 @@ func naiveDecodeExactAVX512(o, q, k, v *float32, n, d int, scale float32, ws *fl
 //
 //go:noescape
 func naiveDecodeFastAVX512(o, q, k, v *float32, n, d int, scale float32, ws *float32)
+
+// flashDecodeExactF16AVX2 is flashDecodeExactAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
+//
+//go:noescape
+func flashDecodeExactF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+
+// naiveDecodeExactF16AVX2 is naiveDecodeExactAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
+//
+//go:noescape
+func naiveDecodeExactF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+
+// flashDecodeFastF16AVX2 is flashDecodeFastAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
+//
+//go:noescape
+func flashDecodeFastF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+
+// naiveDecodeFastF16AVX2 is naiveDecodeFastAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
+//
+//go:noescape
+func naiveDecodeFastF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+
+// flashDecodeExactF16AVX512 is flashDecodeExactAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
+//
+//go:noescape
+func flashDecodeExactF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+
+// naiveDecodeExactF16AVX512 is naiveDecodeExactAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
+//
+//go:noescape
+func naiveDecodeExactF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+
+// flashDecodeFastF16AVX512 is flashDecodeFastAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
+//
+//go:noescape
+func flashDecodeFastF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+
+// naiveDecodeFastF16AVX512 is naiveDecodeFastAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
+//
+//go:noescape
+func naiveDecodeFastF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+
+// flashDecodeExactQ8AVX2 is flashDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
+//
+//go:noescape
+func flashDecodeExactQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+
+// naiveDecodeExactQ8AVX2 is naiveDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
+//
+//go:noescape
+func naiveDecodeExactQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+
+// flashDecodeFastQ8AVX2 is flashDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
+//
+//go:noescape
+func flashDecodeFastQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+
+// naiveDecodeFastQ8AVX2 is naiveDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
+//
+//go:noescape
+func naiveDecodeFastQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+
+// flashDecodeExactQ8AVX512 is flashDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
+//
+//go:noescape
+func flashDecodeExactQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+
+// naiveDecodeExactQ8AVX512 is naiveDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
+//
+//go:noescape
+func naiveDecodeExactQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+
+// flashDecodeFastQ8AVX512 is flashDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
+//
+//go:noescape
+func flashDecodeFastQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+
+// naiveDecodeFastQ8AVX512 is naiveDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
+//
+//go:noescape
+func naiveDecodeFastQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)

@@ -427,8 +427,8 @@ tile_1:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    d+48(FP), AX
-	IMULQ   CX, AX
 	SHLQ    $0x02, AX
+	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
 	ADDQ    AX, CX
@@ -449,24 +449,26 @@ scores_1:
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
 	IMULQ   AX, CX
-	MOVQ    q+8(FP), DX
-	ADDQ    DX, CX
-	MOVQ    tileStride+88(FP), DX
-	IMULQ   32(SP), DX
-	MOVQ    tiles+80(FP), BX
-	ADDQ    BX, DX
-	MOVQ    (SP), BX
-	MOVQ    24(SP), SI
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    d+48(FP), SI
+	SHLQ    $0x02, SI
 	CMPQ    32(SP), $0x00000000
 	JNE     other_head_1
 	MOVQ    8(SP), DI
-	MOVQ    BX, BX
-	LEAQ    (AX)(AX*2), R8
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_1:
-	CMPQ   SI, $0x08
+	CMPQ   BX, $0x08
 	JL     scores_by1_1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
@@ -476,37 +478,37 @@ scores_by8_1:
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	MOVQ   BX, R9
-	LEAQ   (BX)(AX*4), R10
+	MOVQ   DX, R9
+	LEAQ   (DX)(SI*4), R10
 	MOVQ   CX, R11
-	SUBQ   BX, R11
-	MOVQ   AX, R12
+	SUBQ   DX, R11
+	MOVQ   SI, R12
 	ANDQ   $0xffffffc0, R12
-	ADDQ   BX, R12
+	ADDQ   DX, R12
 	CMPQ   R9, R12
 	JAE    scores_odd_1
 
 scores_pairs_1:
 	VMOVUPS     (R9)(R11*1), Y10
 	VFMADD231PS (R9), Y10, Y2
-	VFMADD231PS (R9)(AX*1), Y10, Y3
-	VFMADD231PS (R9)(AX*2), Y10, Y4
+	VFMADD231PS (R9)(SI*1), Y10, Y3
+	VFMADD231PS (R9)(SI*2), Y10, Y4
 	VFMADD231PS (R9)(R8*1), Y10, Y5
 	VFMADD231PS (R10), Y10, Y6
-	VFMADD231PS (R10)(AX*1), Y10, Y7
-	VFMADD231PS (R10)(AX*2), Y10, Y8
+	VFMADD231PS (R10)(SI*1), Y10, Y7
+	VFMADD231PS (R10)(SI*2), Y10, Y8
 	VFMADD231PS (R10)(R8*1), Y10, Y9
 	VMOVUPS     32(R9)(R11*1), Y10
 	VFMADD231PS 32(R9), Y10, Y2
-	VFMADD231PS 32(R9)(AX*1), Y10, Y3
+	VFMADD231PS 32(R9)(SI*1), Y10, Y3
 	PREFETCHT0  (DI)
-	VFMADD231PS 32(R9)(AX*2), Y10, Y4
+	VFMADD231PS 32(R9)(SI*2), Y10, Y4
 	VFMADD231PS 32(R9)(R8*1), Y10, Y5
 	PREFETCHT0  64(DI)
 	VFMADD231PS 32(R10), Y10, Y6
-	VFMADD231PS 32(R10)(AX*1), Y10, Y7
+	VFMADD231PS 32(R10)(SI*1), Y10, Y7
 	PREFETCHT0  128(DI)
-	VFMADD231PS 32(R10)(AX*2), Y10, Y8
+	VFMADD231PS 32(R10)(SI*2), Y10, Y8
 	VFMADD231PS 32(R10)(R8*1), Y10, Y9
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, DI
@@ -516,17 +518,17 @@ scores_pairs_1:
 	JB          scores_pairs_1
 
 scores_odd_1:
-	LEAQ        (BX)(AX*1), R12
+	LEAQ        (DX)(SI*1), R12
 	CMPQ        R9, R12
 	JAE         scores_reduce_1
 	VMOVUPS     (R9)(R11*1), Y10
 	VFMADD231PS (R9), Y10, Y2
-	VFMADD231PS (R9)(AX*1), Y10, Y3
-	VFMADD231PS (R9)(AX*2), Y10, Y4
+	VFMADD231PS (R9)(SI*1), Y10, Y3
+	VFMADD231PS (R9)(SI*2), Y10, Y4
 	VFMADD231PS (R9)(R8*1), Y10, Y5
 	VFMADD231PS (R10), Y10, Y6
-	VFMADD231PS (R10)(AX*1), Y10, Y7
-	VFMADD231PS (R10)(AX*2), Y10, Y8
+	VFMADD231PS (R10)(SI*1), Y10, Y7
+	VFMADD231PS (R10)(SI*2), Y10, Y8
 	VFMADD231PS (R10)(R8*1), Y10, Y9
 
 scores_reduce_1:
@@ -542,20 +544,20 @@ scores_reduce_1:
 	VBROADCASTSS scale+64(FP), Y2
 	VMULPS       Y2, Y4, Y4
 	VMAXPS       Y4, Y0, Y0
-	VMOVUPS      Y4, (DX)
-	ADDQ         $0x20, DX
-	SUBQ         $0x08, SI
-	LEAQ         (BX)(AX*8), BX
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
 	JMP          scores_by8_1
 
 scores_by1_1:
-	TESTQ  SI, SI
+	TESTQ  BX, BX
 	JZ     scores_done_2
 	VXORPS Y2, Y2, Y2
-	MOVQ   BX, R9
+	MOVQ   DX, R9
+	LEAQ   (DX)(SI*1), R12
 	MOVQ   CX, R11
-	SUBQ   BX, R11
-	LEAQ   (BX)(AX*1), R12
+	SUBQ   DX, R11
 
 scores_chunk1_1:
 	VMOVUPS      (R9)(R11*1), Y3
@@ -571,10 +573,10 @@ scores_chunk1_1:
 	VADDPS       X2, X3, X3
 	VMULSS       scale+64(FP), X3, X3
 	VMAXSS       X3, X1, X1
-	VMOVSS       X3, (DX)
-	ADDQ         $0x04, DX
-	DECQ         SI
-	ADDQ         AX, BX
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
 	JMP          scores_by1_1
 
 scores_done_2:
@@ -594,13 +596,13 @@ scores_done_2:
 	JMP          first_done_1
 
 other_head_1:
-	MOVQ    BX, BX
-	LEAQ    (AX)(AX*2), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_2:
-	CMPQ   SI, $0x08
+	CMPQ   BX, $0x08
 	JL     scores_by1_2
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
@@ -610,34 +612,34 @@ scores_by8_2:
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	MOVQ   BX, R8
-	LEAQ   (BX)(AX*4), R9
+	MOVQ   DX, R8
+	LEAQ   (DX)(SI*4), R9
 	MOVQ   CX, R10
-	SUBQ   BX, R10
-	MOVQ   AX, R11
+	SUBQ   DX, R10
+	MOVQ   SI, R11
 	ANDQ   $0xffffffc0, R11
-	ADDQ   BX, R11
+	ADDQ   DX, R11
 	CMPQ   R8, R11
 	JAE    scores_odd_2
 
 scores_pairs_2:
 	VMOVUPS     (R8)(R10*1), Y10
 	VFMADD231PS (R8), Y10, Y2
-	VFMADD231PS (R8)(AX*1), Y10, Y3
-	VFMADD231PS (R8)(AX*2), Y10, Y4
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
 	VFMADD231PS (R8)(DI*1), Y10, Y5
 	VFMADD231PS (R9), Y10, Y6
-	VFMADD231PS (R9)(AX*1), Y10, Y7
-	VFMADD231PS (R9)(AX*2), Y10, Y8
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
 	VFMADD231PS (R9)(DI*1), Y10, Y9
 	VMOVUPS     32(R8)(R10*1), Y10
 	VFMADD231PS 32(R8), Y10, Y2
-	VFMADD231PS 32(R8)(AX*1), Y10, Y3
-	VFMADD231PS 32(R8)(AX*2), Y10, Y4
+	VFMADD231PS 32(R8)(SI*1), Y10, Y3
+	VFMADD231PS 32(R8)(SI*2), Y10, Y4
 	VFMADD231PS 32(R8)(DI*1), Y10, Y5
 	VFMADD231PS 32(R9), Y10, Y6
-	VFMADD231PS 32(R9)(AX*1), Y10, Y7
-	VFMADD231PS 32(R9)(AX*2), Y10, Y8
+	VFMADD231PS 32(R9)(SI*1), Y10, Y7
+	VFMADD231PS 32(R9)(SI*2), Y10, Y8
 	VFMADD231PS 32(R9)(DI*1), Y10, Y9
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
@@ -645,17 +647,17 @@ scores_pairs_2:
 	JB          scores_pairs_2
 
 scores_odd_2:
-	LEAQ        (BX)(AX*1), R11
+	LEAQ        (DX)(SI*1), R11
 	CMPQ        R8, R11
 	JAE         scores_reduce_2
 	VMOVUPS     (R8)(R10*1), Y10
 	VFMADD231PS (R8), Y10, Y2
-	VFMADD231PS (R8)(AX*1), Y10, Y3
-	VFMADD231PS (R8)(AX*2), Y10, Y4
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
 	VFMADD231PS (R8)(DI*1), Y10, Y5
 	VFMADD231PS (R9), Y10, Y6
-	VFMADD231PS (R9)(AX*1), Y10, Y7
-	VFMADD231PS (R9)(AX*2), Y10, Y8
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
 	VFMADD231PS (R9)(DI*1), Y10, Y9
 
 scores_reduce_2:
@@ -671,20 +673,20 @@ scores_reduce_2:
 	VBROADCASTSS scale+64(FP), Y2
 	VMULPS       Y2, Y4, Y4
 	VMAXPS       Y4, Y0, Y0
-	VMOVUPS      Y4, (DX)
-	ADDQ         $0x20, DX
-	SUBQ         $0x08, SI
-	LEAQ         (BX)(AX*8), BX
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
 	JMP          scores_by8_2
 
 scores_by1_2:
-	TESTQ  SI, SI
+	TESTQ  BX, BX
 	JZ     scores_done_3
 	VXORPS Y2, Y2, Y2
-	MOVQ   BX, R8
+	MOVQ   DX, R8
+	LEAQ   (DX)(SI*1), R11
 	MOVQ   CX, R10
-	SUBQ   BX, R10
-	LEAQ   (BX)(AX*1), R11
+	SUBQ   DX, R10
 
 scores_chunk1_2:
 	VMOVUPS      (R8)(R10*1), Y3
@@ -700,10 +702,10 @@ scores_chunk1_2:
 	VADDPS       X2, X3, X3
 	VMULSS       scale+64(FP), X3, X3
 	VMAXSS       X3, X1, X1
-	VMOVSS       X3, (DX)
-	ADDQ         $0x04, DX
-	DECQ         SI
-	ADDQ         AX, BX
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
 	JMP          scores_by1_2
 
 scores_done_3:
@@ -919,303 +921,305 @@ pv_1:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
+	MOVQ  d+48(FP), DI
+	SHLQ  $0x02, DI
 	CMPQ  32(SP), $0x00000000
 	JNE   other_head_2
-	MOVQ  tk+56(FP), DI
-	IMULQ AX, DI
-	ADDQ  k+24(FP), DI
-	SUBQ  v+32(FP), DI
-	LEAQ  (DI)(AX*1), R8
-	XORQ  R9, R9
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
 
 pv_block_1:
-	MOVQ    AX, R10
-	SUBQ    R9, R10
-	CMPQ    R10, $0x00000080
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
 	JL      pv_next_1
-	VMOVUPS (CX)(R9*1), Y0
+	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R9*1), Y2
+	VMOVUPS 32(CX)(R10*1), Y2
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS 64(CX)(R9*1), Y4
+	VMOVUPS 64(CX)(R10*1), Y4
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS 96(CX)(R9*1), Y6
+	VMOVUPS 96(CX)(R10*1), Y6
 	VXORPS  Y7, Y7, Y7
-	MOVQ    DX, R10
-	LEAQ    (BX)(R9*1), R11
-	MOVQ    SI, R12
-	CMPQ    R12, $0x02
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
 	JL      pv_single_1
 
 pv_pair_1:
-	VBROADCASTSS (R10), Y8
-	VBROADCASTSS 4(R10), Y9
-	VFMADD231PS  (R11), Y8, Y0
-	VFMADD231PS  (R11)(AX*1), Y9, Y1
-	PREFETCHT0   (R11)(DI*1)
-	PREFETCHT0   (R11)(R8*1)
-	VFMADD231PS  32(R11), Y8, Y2
-	VFMADD231PS  32(R11)(AX*1), Y9, Y3
-	VFMADD231PS  64(R11), Y8, Y4
-	VFMADD231PS  64(R11)(AX*1), Y9, Y5
-	PREFETCHT0   64(R11)(DI*1)
-	PREFETCHT0   64(R11)(R8*1)
-	VFMADD231PS  96(R11), Y8, Y6
-	VFMADD231PS  96(R11)(AX*1), Y9, Y7
-	ADDQ         $0x08, R10
-	LEAQ         (R11)(AX*2), R11
-	SUBQ         $0x02, R12
-	CMPQ         R12, $0x02
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS 4(R11), Y9
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  (R12)(DI*1), Y9, Y1
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VFMADD231PS  32(R12), Y8, Y2
+	VFMADD231PS  32(R12)(DI*1), Y9, Y3
+	VFMADD231PS  64(R12), Y8, Y4
+	VFMADD231PS  64(R12)(DI*1), Y9, Y5
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	VFMADD231PS  96(R12), Y8, Y6
+	VFMADD231PS  96(R12)(DI*1), Y9, Y7
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
 	JGE          pv_pair_1
 
 pv_single_1:
-	TESTQ        R12, R12
+	TESTQ        R13, R13
 	JZ           pv_merge_1
-	VBROADCASTSS (R10), Y8
-	VFMADD231PS  (R11), Y8, Y0
-	VFMADD231PS  32(R11), Y8, Y2
-	VFMADD231PS  64(R11), Y8, Y4
-	VFMADD231PS  96(R11), Y8, Y6
+	VBROADCASTSS (R11), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y2
+	VFMADD231PS  64(R12), Y8, Y4
+	VFMADD231PS  96(R12), Y8, Y6
 
 pv_merge_1:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R9*1)
+	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R9*1)
+	VMOVUPS Y2, 32(CX)(R10*1)
 	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(R9*1)
+	VMOVUPS Y4, 64(CX)(R10*1)
 	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R9*1)
-	ADDQ    $0x00000080, R9
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
 	JMP     pv_block_1
 
 pv_next_1:
 pv_block_2:
-	MOVQ    AX, R10
-	SUBQ    R9, R10
-	CMPQ    R10, $0x00000040
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
 	JL      pv_next_2
-	VMOVUPS (CX)(R9*1), Y0
+	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R9*1), Y2
+	VMOVUPS 32(CX)(R10*1), Y2
 	VXORPS  Y3, Y3, Y3
-	MOVQ    DX, R10
-	LEAQ    (BX)(R9*1), R11
-	MOVQ    SI, R12
-	CMPQ    R12, $0x02
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
 	JL      pv_single_2
 
 pv_pair_2:
-	VBROADCASTSS (R10), Y4
-	VBROADCASTSS 4(R10), Y5
-	VFMADD231PS  (R11), Y4, Y0
-	VFMADD231PS  (R11)(AX*1), Y5, Y1
-	PREFETCHT0   (R11)(DI*1)
-	PREFETCHT0   (R11)(R8*1)
-	VFMADD231PS  32(R11), Y4, Y2
-	VFMADD231PS  32(R11)(AX*1), Y5, Y3
-	ADDQ         $0x08, R10
-	LEAQ         (R11)(AX*2), R11
-	SUBQ         $0x02, R12
-	CMPQ         R12, $0x02
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y5
+	VFMADD231PS  (R12), Y4, Y0
+	VFMADD231PS  (R12)(DI*1), Y5, Y1
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VFMADD231PS  32(R12), Y4, Y2
+	VFMADD231PS  32(R12)(DI*1), Y5, Y3
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
 	JGE          pv_pair_2
 
 pv_single_2:
-	TESTQ        R12, R12
+	TESTQ        R13, R13
 	JZ           pv_merge_2
-	VBROADCASTSS (R10), Y4
-	VFMADD231PS  (R11), Y4, Y0
-	VFMADD231PS  32(R11), Y4, Y2
+	VBROADCASTSS (R11), Y4
+	VFMADD231PS  (R12), Y4, Y0
+	VFMADD231PS  32(R12), Y4, Y2
 
 pv_merge_2:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R9*1)
+	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R9*1)
-	ADDQ    $0x00000040, R9
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
 	JMP     pv_block_2
 
 pv_next_2:
 pv_block_3:
-	MOVQ    AX, R10
-	SUBQ    R9, R10
-	CMPQ    R10, $0x00000020
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
 	JL      pv_next_3
-	VMOVUPS (CX)(R9*1), Y0
+	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R10
-	LEAQ    (BX)(R9*1), R11
-	MOVQ    SI, R12
-	CMPQ    R12, $0x02
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
 	JL      pv_single_3
 
 pv_pair_3:
-	VBROADCASTSS (R10), Y2
-	VBROADCASTSS 4(R10), Y3
-	VFMADD231PS  (R11), Y2, Y0
-	VFMADD231PS  (R11)(AX*1), Y3, Y1
-	PREFETCHT0   (R11)(DI*1)
-	PREFETCHT0   (R11)(R8*1)
-	ADDQ         $0x08, R10
-	LEAQ         (R11)(AX*2), R11
-	SUBQ         $0x02, R12
-	CMPQ         R12, $0x02
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y3
+	VFMADD231PS  (R12), Y2, Y0
+	VFMADD231PS  (R12)(DI*1), Y3, Y1
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
 	JGE          pv_pair_3
 
 pv_single_3:
-	TESTQ        R12, R12
+	TESTQ        R13, R13
 	JZ           pv_merge_3
-	VBROADCASTSS (R10), Y2
-	VFMADD231PS  (R11), Y2, Y0
+	VBROADCASTSS (R11), Y2
+	VFMADD231PS  (R12), Y2, Y0
 
 pv_merge_3:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R9*1)
-	ADDQ    $0x00000020, R9
+	VMOVUPS Y0, (CX)(R10*1)
+	ADDQ    $0x00000020, R10
 	JMP     pv_block_3
 
 pv_next_3:
 	JMP first_done_2
 
 other_head_2:
-	XORQ DI, DI
+	XORQ R8, R8
 
 pv_block_4:
-	MOVQ    AX, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000080
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
 	JL      pv_next_4
-	VMOVUPS (CX)(DI*1), Y0
+	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(DI*1), Y2
+	VMOVUPS 32(CX)(R8*1), Y2
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS 64(CX)(DI*1), Y4
+	VMOVUPS 64(CX)(R8*1), Y4
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS 96(CX)(DI*1), Y6
+	VMOVUPS 96(CX)(R8*1), Y6
 	VXORPS  Y7, Y7, Y7
-	MOVQ    DX, R8
-	LEAQ    (BX)(DI*1), R9
-	MOVQ    SI, R10
-	CMPQ    R10, $0x02
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_4
 
 pv_pair_4:
-	VBROADCASTSS (R8), Y8
-	VBROADCASTSS 4(R8), Y9
-	VFMADD231PS  (R9), Y8, Y0
-	VFMADD231PS  (R9)(AX*1), Y9, Y1
-	VFMADD231PS  32(R9), Y8, Y2
-	VFMADD231PS  32(R9)(AX*1), Y9, Y3
-	VFMADD231PS  64(R9), Y8, Y4
-	VFMADD231PS  64(R9)(AX*1), Y9, Y5
-	VFMADD231PS  96(R9), Y8, Y6
-	VFMADD231PS  96(R9)(AX*1), Y9, Y7
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(AX*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  (R10)(DI*1), Y9, Y1
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  32(R10)(DI*1), Y9, Y3
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  64(R10)(DI*1), Y9, Y5
+	VFMADD231PS  96(R10), Y8, Y6
+	VFMADD231PS  96(R10)(DI*1), Y9, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_4
 
 pv_single_4:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_4
-	VBROADCASTSS (R8), Y8
-	VFMADD231PS  (R9), Y8, Y0
-	VFMADD231PS  32(R9), Y8, Y2
-	VFMADD231PS  64(R9), Y8, Y4
-	VFMADD231PS  96(R9), Y8, Y6
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  96(R10), Y8, Y6
 
 pv_merge_4:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(DI*1)
+	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(DI*1)
+	VMOVUPS Y2, 32(CX)(R8*1)
 	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(DI*1)
+	VMOVUPS Y4, 64(CX)(R8*1)
 	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(DI*1)
-	ADDQ    $0x00000080, DI
+	VMOVUPS Y6, 96(CX)(R8*1)
+	ADDQ    $0x00000080, R8
 	JMP     pv_block_4
 
 pv_next_4:
 pv_block_5:
-	MOVQ    AX, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000040
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
 	JL      pv_next_5
-	VMOVUPS (CX)(DI*1), Y0
+	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(DI*1), Y2
+	VMOVUPS 32(CX)(R8*1), Y2
 	VXORPS  Y3, Y3, Y3
-	MOVQ    DX, R8
-	LEAQ    (BX)(DI*1), R9
-	MOVQ    SI, R10
-	CMPQ    R10, $0x02
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_5
 
 pv_pair_5:
-	VBROADCASTSS (R8), Y4
-	VBROADCASTSS 4(R8), Y5
-	VFMADD231PS  (R9), Y4, Y0
-	VFMADD231PS  (R9)(AX*1), Y5, Y1
-	VFMADD231PS  32(R9), Y4, Y2
-	VFMADD231PS  32(R9)(AX*1), Y5, Y3
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(AX*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y5
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  (R10)(DI*1), Y5, Y1
+	VFMADD231PS  32(R10), Y4, Y2
+	VFMADD231PS  32(R10)(DI*1), Y5, Y3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_5
 
 pv_single_5:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_5
-	VBROADCASTSS (R8), Y4
-	VFMADD231PS  (R9), Y4, Y0
-	VFMADD231PS  32(R9), Y4, Y2
+	VBROADCASTSS (R9), Y4
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  32(R10), Y4, Y2
 
 pv_merge_5:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(DI*1)
+	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(DI*1)
-	ADDQ    $0x00000040, DI
+	VMOVUPS Y2, 32(CX)(R8*1)
+	ADDQ    $0x00000040, R8
 	JMP     pv_block_5
 
 pv_next_5:
 pv_block_6:
-	MOVQ    AX, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000020
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
 	JL      pv_next_6
-	VMOVUPS (CX)(DI*1), Y0
+	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R8
-	LEAQ    (BX)(DI*1), R9
-	MOVQ    SI, R10
-	CMPQ    R10, $0x02
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_6
 
 pv_pair_6:
-	VBROADCASTSS (R8), Y2
-	VBROADCASTSS 4(R8), Y3
-	VFMADD231PS  (R9), Y2, Y0
-	VFMADD231PS  (R9)(AX*1), Y3, Y1
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(AX*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y3
+	VFMADD231PS  (R10), Y2, Y0
+	VFMADD231PS  (R10)(DI*1), Y3, Y1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_6
 
 pv_single_6:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_6
-	VBROADCASTSS (R8), Y2
-	VFMADD231PS  (R9), Y2, Y0
+	VBROADCASTSS (R9), Y2
+	VFMADD231PS  (R10), Y2, Y0
 
 pv_merge_6:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(DI*1)
-	ADDQ    $0x00000020, DI
+	VMOVUPS Y0, (CX)(R8*1)
+	ADDQ    $0x00000020, R8
 	JMP     pv_block_6
 
 pv_next_6:
@@ -1224,10 +1228,10 @@ first_done_2:
 	JMP  pv_1
 
 pv_done_1:
-	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
-	IMULQ AX, CX
 	SHLQ  $0x02, CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
 	ADDQ  CX, (SP)
 	ADDQ  CX, 8(SP)
 	SUBQ  AX, 16(SP)
@@ -1288,14 +1292,16 @@ TEXT ·naiveDecodeExactAVX2(SB), NOSPLIT, $0-64
 	MOVQ    n+32(FP), BX
 	MOVQ    d+40(FP), SI
 	SHLQ    $0x02, SI
-	MOVQ    BX, DI
-	MOVQ    AX, R8
-	LEAQ    (SI)(SI*2), R9
+	MOVQ    d+40(FP), DI
+	SHLQ    $0x02, DI
+	MOVQ    BX, R8
+	MOVQ    AX, R9
+	LEAQ    (DI)(DI*2), R10
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_3:
-	CMPQ   DI, $0x08
+	CMPQ   R8, $0x08
 	JL     scores_by1_3
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
@@ -1305,53 +1311,53 @@ scores_by8_3:
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	MOVQ   DX, R10
-	LEAQ   (DX)(SI*4), R11
-	MOVQ   CX, R12
-	SUBQ   DX, R12
-	MOVQ   SI, R13
-	ANDQ   $0xffffffc0, R13
-	ADDQ   DX, R13
-	CMPQ   R10, R13
+	MOVQ   DX, R11
+	LEAQ   (DX)(DI*4), R12
+	MOVQ   CX, R13
+	SUBQ   DX, R13
+	MOVQ   DI, R14
+	ANDQ   $0xffffffc0, R14
+	ADDQ   DX, R14
+	CMPQ   R11, R14
 	JAE    scores_odd_3
 
 scores_pairs_3:
-	VMOVUPS     (R10)(R12*1), Y10
-	VFMADD231PS (R10), Y10, Y2
-	VFMADD231PS (R10)(SI*1), Y10, Y3
-	VFMADD231PS (R10)(SI*2), Y10, Y4
-	VFMADD231PS (R10)(R9*1), Y10, Y5
-	VFMADD231PS (R11), Y10, Y6
-	VFMADD231PS (R11)(SI*1), Y10, Y7
-	VFMADD231PS (R11)(SI*2), Y10, Y8
-	VFMADD231PS (R11)(R9*1), Y10, Y9
-	VMOVUPS     32(R10)(R12*1), Y10
-	VFMADD231PS 32(R10), Y10, Y2
-	VFMADD231PS 32(R10)(SI*1), Y10, Y3
-	VFMADD231PS 32(R10)(SI*2), Y10, Y4
-	VFMADD231PS 32(R10)(R9*1), Y10, Y5
-	VFMADD231PS 32(R11), Y10, Y6
-	VFMADD231PS 32(R11)(SI*1), Y10, Y7
-	VFMADD231PS 32(R11)(SI*2), Y10, Y8
-	VFMADD231PS 32(R11)(R9*1), Y10, Y9
-	ADDQ        $0x00000040, R10
+	VMOVUPS     (R11)(R13*1), Y10
+	VFMADD231PS (R11), Y10, Y2
+	VFMADD231PS (R11)(DI*1), Y10, Y3
+	VFMADD231PS (R11)(DI*2), Y10, Y4
+	VFMADD231PS (R11)(R10*1), Y10, Y5
+	VFMADD231PS (R12), Y10, Y6
+	VFMADD231PS (R12)(DI*1), Y10, Y7
+	VFMADD231PS (R12)(DI*2), Y10, Y8
+	VFMADD231PS (R12)(R10*1), Y10, Y9
+	VMOVUPS     32(R11)(R13*1), Y10
+	VFMADD231PS 32(R11), Y10, Y2
+	VFMADD231PS 32(R11)(DI*1), Y10, Y3
+	VFMADD231PS 32(R11)(DI*2), Y10, Y4
+	VFMADD231PS 32(R11)(R10*1), Y10, Y5
+	VFMADD231PS 32(R12), Y10, Y6
+	VFMADD231PS 32(R12)(DI*1), Y10, Y7
+	VFMADD231PS 32(R12)(DI*2), Y10, Y8
+	VFMADD231PS 32(R12)(R10*1), Y10, Y9
 	ADDQ        $0x00000040, R11
-	CMPQ        R10, R13
+	ADDQ        $0x00000040, R12
+	CMPQ        R11, R14
 	JB          scores_pairs_3
 
 scores_odd_3:
-	LEAQ        (DX)(SI*1), R13
-	CMPQ        R10, R13
+	LEAQ        (DX)(DI*1), R14
+	CMPQ        R11, R14
 	JAE         scores_reduce_3
-	VMOVUPS     (R10)(R12*1), Y10
-	VFMADD231PS (R10), Y10, Y2
-	VFMADD231PS (R10)(SI*1), Y10, Y3
-	VFMADD231PS (R10)(SI*2), Y10, Y4
-	VFMADD231PS (R10)(R9*1), Y10, Y5
-	VFMADD231PS (R11), Y10, Y6
-	VFMADD231PS (R11)(SI*1), Y10, Y7
-	VFMADD231PS (R11)(SI*2), Y10, Y8
-	VFMADD231PS (R11)(R9*1), Y10, Y9
+	VMOVUPS     (R11)(R13*1), Y10
+	VFMADD231PS (R11), Y10, Y2
+	VFMADD231PS (R11)(DI*1), Y10, Y3
+	VFMADD231PS (R11)(DI*2), Y10, Y4
+	VFMADD231PS (R11)(R10*1), Y10, Y5
+	VFMADD231PS (R12), Y10, Y6
+	VFMADD231PS (R12)(DI*1), Y10, Y7
+	VFMADD231PS (R12)(DI*2), Y10, Y8
+	VFMADD231PS (R12)(R10*1), Y10, Y9
 
 scores_reduce_3:
 	VHADDPS      Y3, Y2, Y2
@@ -1366,26 +1372,26 @@ scores_reduce_3:
 	VBROADCASTSS scale+48(FP), Y2
 	VMULPS       Y2, Y4, Y4
 	VMAXPS       Y4, Y0, Y0
-	VMOVUPS      Y4, (R8)
-	ADDQ         $0x20, R8
-	SUBQ         $0x08, DI
-	LEAQ         (DX)(SI*8), DX
+	VMOVUPS      Y4, (R9)
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, R8
+	LEAQ         (DX)(DI*8), DX
 	JMP          scores_by8_3
 
 scores_by1_3:
-	TESTQ  DI, DI
+	TESTQ  R8, R8
 	JZ     scores_done_4
 	VXORPS Y2, Y2, Y2
-	MOVQ   DX, R10
-	MOVQ   CX, R12
-	SUBQ   DX, R12
-	LEAQ   (DX)(SI*1), R13
+	MOVQ   DX, R11
+	LEAQ   (DX)(DI*1), R14
+	MOVQ   CX, R13
+	SUBQ   DX, R13
 
 scores_chunk1_3:
-	VMOVUPS      (R10)(R12*1), Y3
-	VFMADD231PS  (R10), Y3, Y2
-	ADDQ         $0x00000020, R10
-	CMPQ         R10, R13
+	VMOVUPS      (R11)(R13*1), Y3
+	VFMADD231PS  (R11), Y3, Y2
+	ADDQ         $0x00000020, R11
+	CMPQ         R11, R14
 	JB           scores_chunk1_3
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
@@ -1395,10 +1401,10 @@ scores_chunk1_3:
 	VADDPS       X2, X3, X3
 	VMULSS       scale+48(FP), X3, X3
 	VMAXSS       X3, X1, X1
-	VMOVSS       X3, (R8)
-	ADDQ         $0x04, R8
-	DECQ         DI
-	ADDQ         SI, DX
+	VMOVSS       X3, (R9)
+	ADDQ         $0x04, R9
+	DECQ         R8
+	ADDQ         DI, DX
 	JMP          scores_by1_3
 
 scores_done_4:
@@ -1515,152 +1521,152 @@ normp_1:
 	MOVQ    o+0(FP), CX
 	MOVQ    v+24(FP), DX
 	VXORPS  Y0, Y0, Y0
-	MOVQ    CX, DI
-	MOVQ    SI, R8
+	MOVQ    CX, R8
+	MOVQ    SI, R9
 
 zero_loop_2:
-	VMOVUPS Y0, (DI)
-	ADDQ    $0x00000020, DI
-	SUBQ    $0x00000020, R8
+	VMOVUPS Y0, (R8)
+	ADDQ    $0x00000020, R8
+	SUBQ    $0x00000020, R9
 	JNZ     zero_loop_2
-	XORQ    DI, DI
+	XORQ    R8, R8
 
 pv_block_7:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000080
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
 	JL      pv_next_7
-	VMOVUPS (CX)(DI*1), Y0
+	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(DI*1), Y2
+	VMOVUPS 32(CX)(R8*1), Y2
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS 64(CX)(DI*1), Y4
+	VMOVUPS 64(CX)(R8*1), Y4
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS 96(CX)(DI*1), Y6
+	VMOVUPS 96(CX)(R8*1), Y6
 	VXORPS  Y7, Y7, Y7
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-	CMPQ    R10, $0x02
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_7
 
 pv_pair_7:
-	VBROADCASTSS (R8), Y8
-	VBROADCASTSS 4(R8), Y9
-	VFMADD231PS  (R9), Y8, Y0
-	VFMADD231PS  (R9)(SI*1), Y9, Y1
-	VFMADD231PS  32(R9), Y8, Y2
-	VFMADD231PS  32(R9)(SI*1), Y9, Y3
-	VFMADD231PS  64(R9), Y8, Y4
-	VFMADD231PS  64(R9)(SI*1), Y9, Y5
-	VFMADD231PS  96(R9), Y8, Y6
-	VFMADD231PS  96(R9)(SI*1), Y9, Y7
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(SI*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  (R10)(DI*1), Y9, Y1
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  32(R10)(DI*1), Y9, Y3
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  64(R10)(DI*1), Y9, Y5
+	VFMADD231PS  96(R10), Y8, Y6
+	VFMADD231PS  96(R10)(DI*1), Y9, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_7
 
 pv_single_7:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_7
-	VBROADCASTSS (R8), Y8
-	VFMADD231PS  (R9), Y8, Y0
-	VFMADD231PS  32(R9), Y8, Y2
-	VFMADD231PS  64(R9), Y8, Y4
-	VFMADD231PS  96(R9), Y8, Y6
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  96(R10), Y8, Y6
 
 pv_merge_7:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(DI*1)
+	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(DI*1)
+	VMOVUPS Y2, 32(CX)(R8*1)
 	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(DI*1)
+	VMOVUPS Y4, 64(CX)(R8*1)
 	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(DI*1)
-	ADDQ    $0x00000080, DI
+	VMOVUPS Y6, 96(CX)(R8*1)
+	ADDQ    $0x00000080, R8
 	JMP     pv_block_7
 
 pv_next_7:
 pv_block_8:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000040
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
 	JL      pv_next_8
-	VMOVUPS (CX)(DI*1), Y0
+	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(DI*1), Y2
+	VMOVUPS 32(CX)(R8*1), Y2
 	VXORPS  Y3, Y3, Y3
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-	CMPQ    R10, $0x02
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_8
 
 pv_pair_8:
-	VBROADCASTSS (R8), Y4
-	VBROADCASTSS 4(R8), Y5
-	VFMADD231PS  (R9), Y4, Y0
-	VFMADD231PS  (R9)(SI*1), Y5, Y1
-	VFMADD231PS  32(R9), Y4, Y2
-	VFMADD231PS  32(R9)(SI*1), Y5, Y3
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(SI*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y5
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  (R10)(DI*1), Y5, Y1
+	VFMADD231PS  32(R10), Y4, Y2
+	VFMADD231PS  32(R10)(DI*1), Y5, Y3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_8
 
 pv_single_8:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_8
-	VBROADCASTSS (R8), Y4
-	VFMADD231PS  (R9), Y4, Y0
-	VFMADD231PS  32(R9), Y4, Y2
+	VBROADCASTSS (R9), Y4
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  32(R10), Y4, Y2
 
 pv_merge_8:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(DI*1)
+	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(DI*1)
-	ADDQ    $0x00000040, DI
+	VMOVUPS Y2, 32(CX)(R8*1)
+	ADDQ    $0x00000040, R8
 	JMP     pv_block_8
 
 pv_next_8:
 pv_block_9:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000020
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
 	JL      pv_next_9
-	VMOVUPS (CX)(DI*1), Y0
+	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-	CMPQ    R10, $0x02
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_9
 
 pv_pair_9:
-	VBROADCASTSS (R8), Y2
-	VBROADCASTSS 4(R8), Y3
-	VFMADD231PS  (R9), Y2, Y0
-	VFMADD231PS  (R9)(SI*1), Y3, Y1
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(SI*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y3
+	VFMADD231PS  (R10), Y2, Y0
+	VFMADD231PS  (R10)(DI*1), Y3, Y1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_9
 
 pv_single_9:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_9
-	VBROADCASTSS (R8), Y2
-	VFMADD231PS  (R9), Y2, Y0
+	VBROADCASTSS (R9), Y2
+	VFMADD231PS  (R10), Y2, Y0
 
 pv_merge_9:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(DI*1)
-	ADDQ    $0x00000020, DI
+	VMOVUPS Y0, (CX)(R8*1)
+	ADDQ    $0x00000020, R8
 	JMP     pv_block_9
 
 pv_next_9:
@@ -1720,8 +1726,8 @@ tile_2:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    d+48(FP), AX
-	IMULQ   CX, AX
 	SHLQ    $0x02, AX
+	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
 	ADDQ    AX, CX
@@ -1742,24 +1748,26 @@ scores_2:
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
 	IMULQ   AX, CX
-	MOVQ    q+8(FP), DX
-	ADDQ    DX, CX
-	MOVQ    tileStride+88(FP), DX
-	IMULQ   32(SP), DX
-	MOVQ    tiles+80(FP), BX
-	ADDQ    BX, DX
-	MOVQ    (SP), BX
-	MOVQ    24(SP), SI
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    d+48(FP), SI
+	SHLQ    $0x02, SI
 	CMPQ    32(SP), $0x00000000
 	JNE     other_head_3
 	MOVQ    8(SP), DI
-	MOVQ    BX, BX
-	LEAQ    (AX)(AX*2), R8
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_4:
-	CMPQ   SI, $0x08
+	CMPQ   BX, $0x08
 	JL     scores_by1_4
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
@@ -1769,37 +1777,37 @@ scores_by8_4:
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	MOVQ   BX, R9
-	LEAQ   (BX)(AX*4), R10
+	MOVQ   DX, R9
+	LEAQ   (DX)(SI*4), R10
 	MOVQ   CX, R11
-	SUBQ   BX, R11
-	MOVQ   AX, R12
+	SUBQ   DX, R11
+	MOVQ   SI, R12
 	ANDQ   $0xffffffc0, R12
-	ADDQ   BX, R12
+	ADDQ   DX, R12
 	CMPQ   R9, R12
 	JAE    scores_odd_4
 
 scores_pairs_4:
 	VMOVUPS     (R9)(R11*1), Y10
 	VFMADD231PS (R9), Y10, Y2
-	VFMADD231PS (R9)(AX*1), Y10, Y3
-	VFMADD231PS (R9)(AX*2), Y10, Y4
+	VFMADD231PS (R9)(SI*1), Y10, Y3
+	VFMADD231PS (R9)(SI*2), Y10, Y4
 	VFMADD231PS (R9)(R8*1), Y10, Y5
 	VFMADD231PS (R10), Y10, Y6
-	VFMADD231PS (R10)(AX*1), Y10, Y7
-	VFMADD231PS (R10)(AX*2), Y10, Y8
+	VFMADD231PS (R10)(SI*1), Y10, Y7
+	VFMADD231PS (R10)(SI*2), Y10, Y8
 	VFMADD231PS (R10)(R8*1), Y10, Y9
 	VMOVUPS     32(R9)(R11*1), Y10
 	VFMADD231PS 32(R9), Y10, Y2
-	VFMADD231PS 32(R9)(AX*1), Y10, Y3
+	VFMADD231PS 32(R9)(SI*1), Y10, Y3
 	PREFETCHT0  (DI)
-	VFMADD231PS 32(R9)(AX*2), Y10, Y4
+	VFMADD231PS 32(R9)(SI*2), Y10, Y4
 	VFMADD231PS 32(R9)(R8*1), Y10, Y5
 	PREFETCHT0  64(DI)
 	VFMADD231PS 32(R10), Y10, Y6
-	VFMADD231PS 32(R10)(AX*1), Y10, Y7
+	VFMADD231PS 32(R10)(SI*1), Y10, Y7
 	PREFETCHT0  128(DI)
-	VFMADD231PS 32(R10)(AX*2), Y10, Y8
+	VFMADD231PS 32(R10)(SI*2), Y10, Y8
 	VFMADD231PS 32(R10)(R8*1), Y10, Y9
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, DI
@@ -1809,17 +1817,17 @@ scores_pairs_4:
 	JB          scores_pairs_4
 
 scores_odd_4:
-	LEAQ        (BX)(AX*1), R12
+	LEAQ        (DX)(SI*1), R12
 	CMPQ        R9, R12
 	JAE         scores_reduce_4
 	VMOVUPS     (R9)(R11*1), Y10
 	VFMADD231PS (R9), Y10, Y2
-	VFMADD231PS (R9)(AX*1), Y10, Y3
-	VFMADD231PS (R9)(AX*2), Y10, Y4
+	VFMADD231PS (R9)(SI*1), Y10, Y3
+	VFMADD231PS (R9)(SI*2), Y10, Y4
 	VFMADD231PS (R9)(R8*1), Y10, Y5
 	VFMADD231PS (R10), Y10, Y6
-	VFMADD231PS (R10)(AX*1), Y10, Y7
-	VFMADD231PS (R10)(AX*2), Y10, Y8
+	VFMADD231PS (R10)(SI*1), Y10, Y7
+	VFMADD231PS (R10)(SI*2), Y10, Y8
 	VFMADD231PS (R10)(R8*1), Y10, Y9
 
 scores_reduce_4:
@@ -1835,20 +1843,20 @@ scores_reduce_4:
 	VBROADCASTSS scale+64(FP), Y2
 	VMULPS       Y2, Y4, Y4
 	VMAXPS       Y4, Y0, Y0
-	VMOVUPS      Y4, (DX)
-	ADDQ         $0x20, DX
-	SUBQ         $0x08, SI
-	LEAQ         (BX)(AX*8), BX
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
 	JMP          scores_by8_4
 
 scores_by1_4:
-	TESTQ  SI, SI
+	TESTQ  BX, BX
 	JZ     scores_done_6
 	VXORPS Y2, Y2, Y2
-	MOVQ   BX, R9
+	MOVQ   DX, R9
+	LEAQ   (DX)(SI*1), R12
 	MOVQ   CX, R11
-	SUBQ   BX, R11
-	LEAQ   (BX)(AX*1), R12
+	SUBQ   DX, R11
 
 scores_chunk1_4:
 	VMOVUPS      (R9)(R11*1), Y3
@@ -1864,10 +1872,10 @@ scores_chunk1_4:
 	VADDPS       X2, X3, X3
 	VMULSS       scale+64(FP), X3, X3
 	VMAXSS       X3, X1, X1
-	VMOVSS       X3, (DX)
-	ADDQ         $0x04, DX
-	DECQ         SI
-	ADDQ         AX, BX
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
 	JMP          scores_by1_4
 
 scores_done_6:
@@ -1887,13 +1895,13 @@ scores_done_6:
 	JMP          first_done_3
 
 other_head_3:
-	MOVQ    BX, BX
-	LEAQ    (AX)(AX*2), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_5:
-	CMPQ   SI, $0x08
+	CMPQ   BX, $0x08
 	JL     scores_by1_5
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
@@ -1903,34 +1911,34 @@ scores_by8_5:
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	MOVQ   BX, R8
-	LEAQ   (BX)(AX*4), R9
+	MOVQ   DX, R8
+	LEAQ   (DX)(SI*4), R9
 	MOVQ   CX, R10
-	SUBQ   BX, R10
-	MOVQ   AX, R11
+	SUBQ   DX, R10
+	MOVQ   SI, R11
 	ANDQ   $0xffffffc0, R11
-	ADDQ   BX, R11
+	ADDQ   DX, R11
 	CMPQ   R8, R11
 	JAE    scores_odd_5
 
 scores_pairs_5:
 	VMOVUPS     (R8)(R10*1), Y10
 	VFMADD231PS (R8), Y10, Y2
-	VFMADD231PS (R8)(AX*1), Y10, Y3
-	VFMADD231PS (R8)(AX*2), Y10, Y4
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
 	VFMADD231PS (R8)(DI*1), Y10, Y5
 	VFMADD231PS (R9), Y10, Y6
-	VFMADD231PS (R9)(AX*1), Y10, Y7
-	VFMADD231PS (R9)(AX*2), Y10, Y8
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
 	VFMADD231PS (R9)(DI*1), Y10, Y9
 	VMOVUPS     32(R8)(R10*1), Y10
 	VFMADD231PS 32(R8), Y10, Y2
-	VFMADD231PS 32(R8)(AX*1), Y10, Y3
-	VFMADD231PS 32(R8)(AX*2), Y10, Y4
+	VFMADD231PS 32(R8)(SI*1), Y10, Y3
+	VFMADD231PS 32(R8)(SI*2), Y10, Y4
 	VFMADD231PS 32(R8)(DI*1), Y10, Y5
 	VFMADD231PS 32(R9), Y10, Y6
-	VFMADD231PS 32(R9)(AX*1), Y10, Y7
-	VFMADD231PS 32(R9)(AX*2), Y10, Y8
+	VFMADD231PS 32(R9)(SI*1), Y10, Y7
+	VFMADD231PS 32(R9)(SI*2), Y10, Y8
 	VFMADD231PS 32(R9)(DI*1), Y10, Y9
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
@@ -1938,17 +1946,17 @@ scores_pairs_5:
 	JB          scores_pairs_5
 
 scores_odd_5:
-	LEAQ        (BX)(AX*1), R11
+	LEAQ        (DX)(SI*1), R11
 	CMPQ        R8, R11
 	JAE         scores_reduce_5
 	VMOVUPS     (R8)(R10*1), Y10
 	VFMADD231PS (R8), Y10, Y2
-	VFMADD231PS (R8)(AX*1), Y10, Y3
-	VFMADD231PS (R8)(AX*2), Y10, Y4
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
 	VFMADD231PS (R8)(DI*1), Y10, Y5
 	VFMADD231PS (R9), Y10, Y6
-	VFMADD231PS (R9)(AX*1), Y10, Y7
-	VFMADD231PS (R9)(AX*2), Y10, Y8
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
 	VFMADD231PS (R9)(DI*1), Y10, Y9
 
 scores_reduce_5:
@@ -1964,20 +1972,20 @@ scores_reduce_5:
 	VBROADCASTSS scale+64(FP), Y2
 	VMULPS       Y2, Y4, Y4
 	VMAXPS       Y4, Y0, Y0
-	VMOVUPS      Y4, (DX)
-	ADDQ         $0x20, DX
-	SUBQ         $0x08, SI
-	LEAQ         (BX)(AX*8), BX
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
 	JMP          scores_by8_5
 
 scores_by1_5:
-	TESTQ  SI, SI
+	TESTQ  BX, BX
 	JZ     scores_done_7
 	VXORPS Y2, Y2, Y2
-	MOVQ   BX, R8
+	MOVQ   DX, R8
+	LEAQ   (DX)(SI*1), R11
 	MOVQ   CX, R10
-	SUBQ   BX, R10
-	LEAQ   (BX)(AX*1), R11
+	SUBQ   DX, R10
 
 scores_chunk1_5:
 	VMOVUPS      (R8)(R10*1), Y3
@@ -1993,10 +2001,10 @@ scores_chunk1_5:
 	VADDPS       X2, X3, X3
 	VMULSS       scale+64(FP), X3, X3
 	VMAXSS       X3, X1, X1
-	VMOVSS       X3, (DX)
-	ADDQ         $0x04, DX
-	DECQ         SI
-	ADDQ         AX, BX
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
 	JMP          scores_by1_5
 
 scores_done_7:
@@ -2191,303 +2199,305 @@ pv_2:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
+	MOVQ  d+48(FP), DI
+	SHLQ  $0x02, DI
 	CMPQ  32(SP), $0x00000000
 	JNE   other_head_4
-	MOVQ  tk+56(FP), DI
-	IMULQ AX, DI
-	ADDQ  k+24(FP), DI
-	SUBQ  v+32(FP), DI
-	LEAQ  (DI)(AX*1), R8
-	XORQ  R9, R9
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
 
 pv_block_10:
-	MOVQ    AX, R10
-	SUBQ    R9, R10
-	CMPQ    R10, $0x00000080
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
 	JL      pv_next_10
-	VMOVUPS (CX)(R9*1), Y0
+	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R9*1), Y2
+	VMOVUPS 32(CX)(R10*1), Y2
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS 64(CX)(R9*1), Y4
+	VMOVUPS 64(CX)(R10*1), Y4
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS 96(CX)(R9*1), Y6
+	VMOVUPS 96(CX)(R10*1), Y6
 	VXORPS  Y7, Y7, Y7
-	MOVQ    DX, R10
-	LEAQ    (BX)(R9*1), R11
-	MOVQ    SI, R12
-	CMPQ    R12, $0x02
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
 	JL      pv_single_10
 
 pv_pair_10:
-	VBROADCASTSS (R10), Y8
-	VBROADCASTSS 4(R10), Y9
-	VFMADD231PS  (R11), Y8, Y0
-	VFMADD231PS  (R11)(AX*1), Y9, Y1
-	PREFETCHT0   (R11)(DI*1)
-	PREFETCHT0   (R11)(R8*1)
-	VFMADD231PS  32(R11), Y8, Y2
-	VFMADD231PS  32(R11)(AX*1), Y9, Y3
-	VFMADD231PS  64(R11), Y8, Y4
-	VFMADD231PS  64(R11)(AX*1), Y9, Y5
-	PREFETCHT0   64(R11)(DI*1)
-	PREFETCHT0   64(R11)(R8*1)
-	VFMADD231PS  96(R11), Y8, Y6
-	VFMADD231PS  96(R11)(AX*1), Y9, Y7
-	ADDQ         $0x08, R10
-	LEAQ         (R11)(AX*2), R11
-	SUBQ         $0x02, R12
-	CMPQ         R12, $0x02
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS 4(R11), Y9
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  (R12)(DI*1), Y9, Y1
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VFMADD231PS  32(R12), Y8, Y2
+	VFMADD231PS  32(R12)(DI*1), Y9, Y3
+	VFMADD231PS  64(R12), Y8, Y4
+	VFMADD231PS  64(R12)(DI*1), Y9, Y5
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	VFMADD231PS  96(R12), Y8, Y6
+	VFMADD231PS  96(R12)(DI*1), Y9, Y7
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
 	JGE          pv_pair_10
 
 pv_single_10:
-	TESTQ        R12, R12
+	TESTQ        R13, R13
 	JZ           pv_merge_10
-	VBROADCASTSS (R10), Y8
-	VFMADD231PS  (R11), Y8, Y0
-	VFMADD231PS  32(R11), Y8, Y2
-	VFMADD231PS  64(R11), Y8, Y4
-	VFMADD231PS  96(R11), Y8, Y6
+	VBROADCASTSS (R11), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y2
+	VFMADD231PS  64(R12), Y8, Y4
+	VFMADD231PS  96(R12), Y8, Y6
 
 pv_merge_10:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R9*1)
+	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R9*1)
+	VMOVUPS Y2, 32(CX)(R10*1)
 	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(R9*1)
+	VMOVUPS Y4, 64(CX)(R10*1)
 	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R9*1)
-	ADDQ    $0x00000080, R9
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
 	JMP     pv_block_10
 
 pv_next_10:
 pv_block_11:
-	MOVQ    AX, R10
-	SUBQ    R9, R10
-	CMPQ    R10, $0x00000040
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
 	JL      pv_next_11
-	VMOVUPS (CX)(R9*1), Y0
+	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R9*1), Y2
+	VMOVUPS 32(CX)(R10*1), Y2
 	VXORPS  Y3, Y3, Y3
-	MOVQ    DX, R10
-	LEAQ    (BX)(R9*1), R11
-	MOVQ    SI, R12
-	CMPQ    R12, $0x02
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
 	JL      pv_single_11
 
 pv_pair_11:
-	VBROADCASTSS (R10), Y4
-	VBROADCASTSS 4(R10), Y5
-	VFMADD231PS  (R11), Y4, Y0
-	VFMADD231PS  (R11)(AX*1), Y5, Y1
-	PREFETCHT0   (R11)(DI*1)
-	PREFETCHT0   (R11)(R8*1)
-	VFMADD231PS  32(R11), Y4, Y2
-	VFMADD231PS  32(R11)(AX*1), Y5, Y3
-	ADDQ         $0x08, R10
-	LEAQ         (R11)(AX*2), R11
-	SUBQ         $0x02, R12
-	CMPQ         R12, $0x02
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y5
+	VFMADD231PS  (R12), Y4, Y0
+	VFMADD231PS  (R12)(DI*1), Y5, Y1
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VFMADD231PS  32(R12), Y4, Y2
+	VFMADD231PS  32(R12)(DI*1), Y5, Y3
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
 	JGE          pv_pair_11
 
 pv_single_11:
-	TESTQ        R12, R12
+	TESTQ        R13, R13
 	JZ           pv_merge_11
-	VBROADCASTSS (R10), Y4
-	VFMADD231PS  (R11), Y4, Y0
-	VFMADD231PS  32(R11), Y4, Y2
+	VBROADCASTSS (R11), Y4
+	VFMADD231PS  (R12), Y4, Y0
+	VFMADD231PS  32(R12), Y4, Y2
 
 pv_merge_11:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R9*1)
+	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R9*1)
-	ADDQ    $0x00000040, R9
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
 	JMP     pv_block_11
 
 pv_next_11:
 pv_block_12:
-	MOVQ    AX, R10
-	SUBQ    R9, R10
-	CMPQ    R10, $0x00000020
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
 	JL      pv_next_12
-	VMOVUPS (CX)(R9*1), Y0
+	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R10
-	LEAQ    (BX)(R9*1), R11
-	MOVQ    SI, R12
-	CMPQ    R12, $0x02
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
 	JL      pv_single_12
 
 pv_pair_12:
-	VBROADCASTSS (R10), Y2
-	VBROADCASTSS 4(R10), Y3
-	VFMADD231PS  (R11), Y2, Y0
-	VFMADD231PS  (R11)(AX*1), Y3, Y1
-	PREFETCHT0   (R11)(DI*1)
-	PREFETCHT0   (R11)(R8*1)
-	ADDQ         $0x08, R10
-	LEAQ         (R11)(AX*2), R11
-	SUBQ         $0x02, R12
-	CMPQ         R12, $0x02
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y3
+	VFMADD231PS  (R12), Y2, Y0
+	VFMADD231PS  (R12)(DI*1), Y3, Y1
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
 	JGE          pv_pair_12
 
 pv_single_12:
-	TESTQ        R12, R12
+	TESTQ        R13, R13
 	JZ           pv_merge_12
-	VBROADCASTSS (R10), Y2
-	VFMADD231PS  (R11), Y2, Y0
+	VBROADCASTSS (R11), Y2
+	VFMADD231PS  (R12), Y2, Y0
 
 pv_merge_12:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R9*1)
-	ADDQ    $0x00000020, R9
+	VMOVUPS Y0, (CX)(R10*1)
+	ADDQ    $0x00000020, R10
 	JMP     pv_block_12
 
 pv_next_12:
 	JMP first_done_4
 
 other_head_4:
-	XORQ DI, DI
+	XORQ R8, R8
 
 pv_block_13:
-	MOVQ    AX, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000080
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
 	JL      pv_next_13
-	VMOVUPS (CX)(DI*1), Y0
+	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(DI*1), Y2
+	VMOVUPS 32(CX)(R8*1), Y2
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS 64(CX)(DI*1), Y4
+	VMOVUPS 64(CX)(R8*1), Y4
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS 96(CX)(DI*1), Y6
+	VMOVUPS 96(CX)(R8*1), Y6
 	VXORPS  Y7, Y7, Y7
-	MOVQ    DX, R8
-	LEAQ    (BX)(DI*1), R9
-	MOVQ    SI, R10
-	CMPQ    R10, $0x02
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_13
 
 pv_pair_13:
-	VBROADCASTSS (R8), Y8
-	VBROADCASTSS 4(R8), Y9
-	VFMADD231PS  (R9), Y8, Y0
-	VFMADD231PS  (R9)(AX*1), Y9, Y1
-	VFMADD231PS  32(R9), Y8, Y2
-	VFMADD231PS  32(R9)(AX*1), Y9, Y3
-	VFMADD231PS  64(R9), Y8, Y4
-	VFMADD231PS  64(R9)(AX*1), Y9, Y5
-	VFMADD231PS  96(R9), Y8, Y6
-	VFMADD231PS  96(R9)(AX*1), Y9, Y7
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(AX*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  (R10)(DI*1), Y9, Y1
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  32(R10)(DI*1), Y9, Y3
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  64(R10)(DI*1), Y9, Y5
+	VFMADD231PS  96(R10), Y8, Y6
+	VFMADD231PS  96(R10)(DI*1), Y9, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_13
 
 pv_single_13:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_13
-	VBROADCASTSS (R8), Y8
-	VFMADD231PS  (R9), Y8, Y0
-	VFMADD231PS  32(R9), Y8, Y2
-	VFMADD231PS  64(R9), Y8, Y4
-	VFMADD231PS  96(R9), Y8, Y6
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  96(R10), Y8, Y6
 
 pv_merge_13:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(DI*1)
+	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(DI*1)
+	VMOVUPS Y2, 32(CX)(R8*1)
 	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(DI*1)
+	VMOVUPS Y4, 64(CX)(R8*1)
 	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(DI*1)
-	ADDQ    $0x00000080, DI
+	VMOVUPS Y6, 96(CX)(R8*1)
+	ADDQ    $0x00000080, R8
 	JMP     pv_block_13
 
 pv_next_13:
 pv_block_14:
-	MOVQ    AX, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000040
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
 	JL      pv_next_14
-	VMOVUPS (CX)(DI*1), Y0
+	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(DI*1), Y2
+	VMOVUPS 32(CX)(R8*1), Y2
 	VXORPS  Y3, Y3, Y3
-	MOVQ    DX, R8
-	LEAQ    (BX)(DI*1), R9
-	MOVQ    SI, R10
-	CMPQ    R10, $0x02
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_14
 
 pv_pair_14:
-	VBROADCASTSS (R8), Y4
-	VBROADCASTSS 4(R8), Y5
-	VFMADD231PS  (R9), Y4, Y0
-	VFMADD231PS  (R9)(AX*1), Y5, Y1
-	VFMADD231PS  32(R9), Y4, Y2
-	VFMADD231PS  32(R9)(AX*1), Y5, Y3
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(AX*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y5
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  (R10)(DI*1), Y5, Y1
+	VFMADD231PS  32(R10), Y4, Y2
+	VFMADD231PS  32(R10)(DI*1), Y5, Y3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_14
 
 pv_single_14:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_14
-	VBROADCASTSS (R8), Y4
-	VFMADD231PS  (R9), Y4, Y0
-	VFMADD231PS  32(R9), Y4, Y2
+	VBROADCASTSS (R9), Y4
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  32(R10), Y4, Y2
 
 pv_merge_14:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(DI*1)
+	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(DI*1)
-	ADDQ    $0x00000040, DI
+	VMOVUPS Y2, 32(CX)(R8*1)
+	ADDQ    $0x00000040, R8
 	JMP     pv_block_14
 
 pv_next_14:
 pv_block_15:
-	MOVQ    AX, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000020
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
 	JL      pv_next_15
-	VMOVUPS (CX)(DI*1), Y0
+	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R8
-	LEAQ    (BX)(DI*1), R9
-	MOVQ    SI, R10
-	CMPQ    R10, $0x02
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_15
 
 pv_pair_15:
-	VBROADCASTSS (R8), Y2
-	VBROADCASTSS 4(R8), Y3
-	VFMADD231PS  (R9), Y2, Y0
-	VFMADD231PS  (R9)(AX*1), Y3, Y1
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(AX*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y3
+	VFMADD231PS  (R10), Y2, Y0
+	VFMADD231PS  (R10)(DI*1), Y3, Y1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_15
 
 pv_single_15:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_15
-	VBROADCASTSS (R8), Y2
-	VFMADD231PS  (R9), Y2, Y0
+	VBROADCASTSS (R9), Y2
+	VFMADD231PS  (R10), Y2, Y0
 
 pv_merge_15:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(DI*1)
-	ADDQ    $0x00000020, DI
+	VMOVUPS Y0, (CX)(R8*1)
+	ADDQ    $0x00000020, R8
 	JMP     pv_block_15
 
 pv_next_15:
@@ -2496,10 +2506,10 @@ first_done_4:
 	JMP  pv_2
 
 pv_done_2:
-	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
-	IMULQ AX, CX
 	SHLQ  $0x02, CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
 	ADDQ  CX, (SP)
 	ADDQ  CX, 8(SP)
 	SUBQ  AX, 16(SP)
@@ -2560,14 +2570,16 @@ TEXT ·naiveDecodeFastAVX2(SB), NOSPLIT, $0-64
 	MOVQ    n+32(FP), BX
 	MOVQ    d+40(FP), SI
 	SHLQ    $0x02, SI
-	MOVQ    BX, DI
-	MOVQ    AX, R8
-	LEAQ    (SI)(SI*2), R9
+	MOVQ    d+40(FP), DI
+	SHLQ    $0x02, DI
+	MOVQ    BX, R8
+	MOVQ    AX, R9
+	LEAQ    (DI)(DI*2), R10
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_6:
-	CMPQ   DI, $0x08
+	CMPQ   R8, $0x08
 	JL     scores_by1_6
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
@@ -2577,53 +2589,53 @@ scores_by8_6:
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	MOVQ   DX, R10
-	LEAQ   (DX)(SI*4), R11
-	MOVQ   CX, R12
-	SUBQ   DX, R12
-	MOVQ   SI, R13
-	ANDQ   $0xffffffc0, R13
-	ADDQ   DX, R13
-	CMPQ   R10, R13
+	MOVQ   DX, R11
+	LEAQ   (DX)(DI*4), R12
+	MOVQ   CX, R13
+	SUBQ   DX, R13
+	MOVQ   DI, R14
+	ANDQ   $0xffffffc0, R14
+	ADDQ   DX, R14
+	CMPQ   R11, R14
 	JAE    scores_odd_6
 
 scores_pairs_6:
-	VMOVUPS     (R10)(R12*1), Y10
-	VFMADD231PS (R10), Y10, Y2
-	VFMADD231PS (R10)(SI*1), Y10, Y3
-	VFMADD231PS (R10)(SI*2), Y10, Y4
-	VFMADD231PS (R10)(R9*1), Y10, Y5
-	VFMADD231PS (R11), Y10, Y6
-	VFMADD231PS (R11)(SI*1), Y10, Y7
-	VFMADD231PS (R11)(SI*2), Y10, Y8
-	VFMADD231PS (R11)(R9*1), Y10, Y9
-	VMOVUPS     32(R10)(R12*1), Y10
-	VFMADD231PS 32(R10), Y10, Y2
-	VFMADD231PS 32(R10)(SI*1), Y10, Y3
-	VFMADD231PS 32(R10)(SI*2), Y10, Y4
-	VFMADD231PS 32(R10)(R9*1), Y10, Y5
-	VFMADD231PS 32(R11), Y10, Y6
-	VFMADD231PS 32(R11)(SI*1), Y10, Y7
-	VFMADD231PS 32(R11)(SI*2), Y10, Y8
-	VFMADD231PS 32(R11)(R9*1), Y10, Y9
-	ADDQ        $0x00000040, R10
+	VMOVUPS     (R11)(R13*1), Y10
+	VFMADD231PS (R11), Y10, Y2
+	VFMADD231PS (R11)(DI*1), Y10, Y3
+	VFMADD231PS (R11)(DI*2), Y10, Y4
+	VFMADD231PS (R11)(R10*1), Y10, Y5
+	VFMADD231PS (R12), Y10, Y6
+	VFMADD231PS (R12)(DI*1), Y10, Y7
+	VFMADD231PS (R12)(DI*2), Y10, Y8
+	VFMADD231PS (R12)(R10*1), Y10, Y9
+	VMOVUPS     32(R11)(R13*1), Y10
+	VFMADD231PS 32(R11), Y10, Y2
+	VFMADD231PS 32(R11)(DI*1), Y10, Y3
+	VFMADD231PS 32(R11)(DI*2), Y10, Y4
+	VFMADD231PS 32(R11)(R10*1), Y10, Y5
+	VFMADD231PS 32(R12), Y10, Y6
+	VFMADD231PS 32(R12)(DI*1), Y10, Y7
+	VFMADD231PS 32(R12)(DI*2), Y10, Y8
+	VFMADD231PS 32(R12)(R10*1), Y10, Y9
 	ADDQ        $0x00000040, R11
-	CMPQ        R10, R13
+	ADDQ        $0x00000040, R12
+	CMPQ        R11, R14
 	JB          scores_pairs_6
 
 scores_odd_6:
-	LEAQ        (DX)(SI*1), R13
-	CMPQ        R10, R13
+	LEAQ        (DX)(DI*1), R14
+	CMPQ        R11, R14
 	JAE         scores_reduce_6
-	VMOVUPS     (R10)(R12*1), Y10
-	VFMADD231PS (R10), Y10, Y2
-	VFMADD231PS (R10)(SI*1), Y10, Y3
-	VFMADD231PS (R10)(SI*2), Y10, Y4
-	VFMADD231PS (R10)(R9*1), Y10, Y5
-	VFMADD231PS (R11), Y10, Y6
-	VFMADD231PS (R11)(SI*1), Y10, Y7
-	VFMADD231PS (R11)(SI*2), Y10, Y8
-	VFMADD231PS (R11)(R9*1), Y10, Y9
+	VMOVUPS     (R11)(R13*1), Y10
+	VFMADD231PS (R11), Y10, Y2
+	VFMADD231PS (R11)(DI*1), Y10, Y3
+	VFMADD231PS (R11)(DI*2), Y10, Y4
+	VFMADD231PS (R11)(R10*1), Y10, Y5
+	VFMADD231PS (R12), Y10, Y6
+	VFMADD231PS (R12)(DI*1), Y10, Y7
+	VFMADD231PS (R12)(DI*2), Y10, Y8
+	VFMADD231PS (R12)(R10*1), Y10, Y9
 
 scores_reduce_6:
 	VHADDPS      Y3, Y2, Y2
@@ -2638,26 +2650,26 @@ scores_reduce_6:
 	VBROADCASTSS scale+48(FP), Y2
 	VMULPS       Y2, Y4, Y4
 	VMAXPS       Y4, Y0, Y0
-	VMOVUPS      Y4, (R8)
-	ADDQ         $0x20, R8
-	SUBQ         $0x08, DI
-	LEAQ         (DX)(SI*8), DX
+	VMOVUPS      Y4, (R9)
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, R8
+	LEAQ         (DX)(DI*8), DX
 	JMP          scores_by8_6
 
 scores_by1_6:
-	TESTQ  DI, DI
+	TESTQ  R8, R8
 	JZ     scores_done_8
 	VXORPS Y2, Y2, Y2
-	MOVQ   DX, R10
-	MOVQ   CX, R12
-	SUBQ   DX, R12
-	LEAQ   (DX)(SI*1), R13
+	MOVQ   DX, R11
+	LEAQ   (DX)(DI*1), R14
+	MOVQ   CX, R13
+	SUBQ   DX, R13
 
 scores_chunk1_6:
-	VMOVUPS      (R10)(R12*1), Y3
-	VFMADD231PS  (R10), Y3, Y2
-	ADDQ         $0x00000020, R10
-	CMPQ         R10, R13
+	VMOVUPS      (R11)(R13*1), Y3
+	VFMADD231PS  (R11), Y3, Y2
+	ADDQ         $0x00000020, R11
+	CMPQ         R11, R14
 	JB           scores_chunk1_6
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
@@ -2667,10 +2679,10 @@ scores_chunk1_6:
 	VADDPS       X2, X3, X3
 	VMULSS       scale+48(FP), X3, X3
 	VMAXSS       X3, X1, X1
-	VMOVSS       X3, (R8)
-	ADDQ         $0x04, R8
-	DECQ         DI
-	ADDQ         SI, DX
+	VMOVSS       X3, (R9)
+	ADDQ         $0x04, R9
+	DECQ         R8
+	ADDQ         DI, DX
 	JMP          scores_by1_6
 
 scores_done_8:
@@ -2773,152 +2785,152 @@ normp_2:
 	MOVQ    o+0(FP), CX
 	MOVQ    v+24(FP), DX
 	VXORPS  Y0, Y0, Y0
-	MOVQ    CX, DI
-	MOVQ    SI, R8
+	MOVQ    CX, R8
+	MOVQ    SI, R9
 
 zero_loop_4:
-	VMOVUPS Y0, (DI)
-	ADDQ    $0x00000020, DI
-	SUBQ    $0x00000020, R8
+	VMOVUPS Y0, (R8)
+	ADDQ    $0x00000020, R8
+	SUBQ    $0x00000020, R9
 	JNZ     zero_loop_4
-	XORQ    DI, DI
+	XORQ    R8, R8
 
 pv_block_16:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000080
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
 	JL      pv_next_16
-	VMOVUPS (CX)(DI*1), Y0
+	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(DI*1), Y2
+	VMOVUPS 32(CX)(R8*1), Y2
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS 64(CX)(DI*1), Y4
+	VMOVUPS 64(CX)(R8*1), Y4
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS 96(CX)(DI*1), Y6
+	VMOVUPS 96(CX)(R8*1), Y6
 	VXORPS  Y7, Y7, Y7
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-	CMPQ    R10, $0x02
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_16
 
 pv_pair_16:
-	VBROADCASTSS (R8), Y8
-	VBROADCASTSS 4(R8), Y9
-	VFMADD231PS  (R9), Y8, Y0
-	VFMADD231PS  (R9)(SI*1), Y9, Y1
-	VFMADD231PS  32(R9), Y8, Y2
-	VFMADD231PS  32(R9)(SI*1), Y9, Y3
-	VFMADD231PS  64(R9), Y8, Y4
-	VFMADD231PS  64(R9)(SI*1), Y9, Y5
-	VFMADD231PS  96(R9), Y8, Y6
-	VFMADD231PS  96(R9)(SI*1), Y9, Y7
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(SI*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  (R10)(DI*1), Y9, Y1
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  32(R10)(DI*1), Y9, Y3
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  64(R10)(DI*1), Y9, Y5
+	VFMADD231PS  96(R10), Y8, Y6
+	VFMADD231PS  96(R10)(DI*1), Y9, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_16
 
 pv_single_16:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_16
-	VBROADCASTSS (R8), Y8
-	VFMADD231PS  (R9), Y8, Y0
-	VFMADD231PS  32(R9), Y8, Y2
-	VFMADD231PS  64(R9), Y8, Y4
-	VFMADD231PS  96(R9), Y8, Y6
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  96(R10), Y8, Y6
 
 pv_merge_16:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(DI*1)
+	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(DI*1)
+	VMOVUPS Y2, 32(CX)(R8*1)
 	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(DI*1)
+	VMOVUPS Y4, 64(CX)(R8*1)
 	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(DI*1)
-	ADDQ    $0x00000080, DI
+	VMOVUPS Y6, 96(CX)(R8*1)
+	ADDQ    $0x00000080, R8
 	JMP     pv_block_16
 
 pv_next_16:
 pv_block_17:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000040
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
 	JL      pv_next_17
-	VMOVUPS (CX)(DI*1), Y0
+	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(DI*1), Y2
+	VMOVUPS 32(CX)(R8*1), Y2
 	VXORPS  Y3, Y3, Y3
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-	CMPQ    R10, $0x02
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_17
 
 pv_pair_17:
-	VBROADCASTSS (R8), Y4
-	VBROADCASTSS 4(R8), Y5
-	VFMADD231PS  (R9), Y4, Y0
-	VFMADD231PS  (R9)(SI*1), Y5, Y1
-	VFMADD231PS  32(R9), Y4, Y2
-	VFMADD231PS  32(R9)(SI*1), Y5, Y3
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(SI*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y5
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  (R10)(DI*1), Y5, Y1
+	VFMADD231PS  32(R10), Y4, Y2
+	VFMADD231PS  32(R10)(DI*1), Y5, Y3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_17
 
 pv_single_17:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_17
-	VBROADCASTSS (R8), Y4
-	VFMADD231PS  (R9), Y4, Y0
-	VFMADD231PS  32(R9), Y4, Y2
+	VBROADCASTSS (R9), Y4
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  32(R10), Y4, Y2
 
 pv_merge_17:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(DI*1)
+	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(DI*1)
-	ADDQ    $0x00000040, DI
+	VMOVUPS Y2, 32(CX)(R8*1)
+	ADDQ    $0x00000040, R8
 	JMP     pv_block_17
 
 pv_next_17:
 pv_block_18:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000020
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
 	JL      pv_next_18
-	VMOVUPS (CX)(DI*1), Y0
+	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-	CMPQ    R10, $0x02
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_18
 
 pv_pair_18:
-	VBROADCASTSS (R8), Y2
-	VBROADCASTSS 4(R8), Y3
-	VFMADD231PS  (R9), Y2, Y0
-	VFMADD231PS  (R9)(SI*1), Y3, Y1
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(SI*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y3
+	VFMADD231PS  (R10), Y2, Y0
+	VFMADD231PS  (R10)(DI*1), Y3, Y1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_18
 
 pv_single_18:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_18
-	VBROADCASTSS (R8), Y2
-	VFMADD231PS  (R9), Y2, Y0
+	VBROADCASTSS (R9), Y2
+	VFMADD231PS  (R10), Y2, Y0
 
 pv_merge_18:
 	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(DI*1)
-	ADDQ    $0x00000020, DI
+	VMOVUPS Y0, (CX)(R8*1)
+	ADDQ    $0x00000020, R8
 	JMP     pv_block_18
 
 pv_next_18:
@@ -2978,8 +2990,8 @@ tile_3:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    d+48(FP), AX
-	IMULQ   CX, AX
 	SHLQ    $0x02, AX
+	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
 	ADDQ    AX, CX
@@ -3007,18 +3019,20 @@ scores_3:
 	IMULQ   32(SP), DX
 	MOVQ    tiles+80(FP), BX
 	ADDQ    BX, DX
-	LEAQ    (CX)(AX*1), BX
-	MOVQ    DX, SI
-	ADDQ    tileStride+88(FP), SI
-	MOVQ    (SP), DI
-	MOVQ    24(SP), R8
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    d+48(FP), R8
+	SHLQ    $0x02, R8
 	MOVQ    CX, 64(SP)
-	MOVQ    BX, 72(SP)
+	MOVQ    AX, 72(SP)
 	MOVQ    DX, 80(SP)
-	MOVQ    SI, 88(SP)
-	MOVQ    R8, 48(SP)
-	MOVQ    DI, 56(SP)
-	LEAQ    (AX)(AX*2), CX
+	MOVQ    BX, 88(SP)
+	MOVQ    DI, 48(SP)
+	MOVQ    SI, 56(SP)
+	LEAQ    (R8)(R8*2), AX
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 	VMOVUPS expconst<>+0(SB), Y21
@@ -3043,134 +3057,134 @@ scores2_by8_1:
 	VMOVUPS expconst<>+1344(SB), Z15
 	VMOVUPS expconst<>+1344(SB), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    56(SP), DX
-	MOVQ    64(SP), BX
-	SUBQ    DX, BX
-	MOVQ    72(SP), SI
-	SUBQ    DX, SI
-	LEAQ    (DX)(AX*1), DI
-	MOVQ    DI, 40(SP)
-	LEAQ    (DX)(AX*4), DI
-	MOVQ    40(SP), R8
-	SUBQ    $0x00000040, R8
-	MOVQ    R8, 96(SP)
-	CMPQ    DX, 96(SP)
+	MOVQ    56(SP), CX
+	MOVQ    64(SP), DX
+	SUBQ    CX, DX
+	MOVQ    72(SP), BX
+	SUBQ    CX, BX
+	LEAQ    (CX)(R8*1), SI
+	MOVQ    SI, 40(SP)
+	LEAQ    (CX)(R8*4), SI
+	MOVQ    40(SP), DI
+	SUBQ    $0x00000040, DI
+	MOVQ    DI, 96(SP)
+	CMPQ    CX, 96(SP)
 	JAE     scores2_odd_1
 
 scores2_chunk2_1:
-	VMOVUPS     (DX)(BX*1), Z18
-	VMOVUPS     (DX)(SI*1), Z19
-	VMOVUPS     (DX), Z20
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX), Z20
 	VFMADD231PS Z20, Z18, Z0
 	VFMADD231PS Z20, Z19, Z10
-	VMOVUPS     (DX)(AX*1), Z20
+	VMOVUPS     (CX)(R8*1), Z20
 	VFMADD231PS Z20, Z18, Z3
 	VFMADD231PS Z20, Z19, Z11
-	VMOVUPS     (DX)(AX*2), Z20
+	VMOVUPS     (CX)(R8*2), Z20
 	VFMADD231PS Z20, Z18, Z4
 	VFMADD231PS Z20, Z19, Z12
-	VMOVUPS     (DX)(CX*1), Z20
+	VMOVUPS     (CX)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z5
 	VFMADD231PS Z20, Z19, Z13
-	VMOVUPS     (DI), Z20
+	VMOVUPS     (SI), Z20
 	VFMADD231PS Z20, Z18, Z6
 	VFMADD231PS Z20, Z19, Z14
-	VMOVUPS     (DI)(AX*1), Z20
+	VMOVUPS     (SI)(R8*1), Z20
 	VFMADD231PS Z20, Z18, Z7
 	VFMADD231PS Z20, Z19, Z15
-	VMOVUPS     (DI)(AX*2), Z20
+	VMOVUPS     (SI)(R8*2), Z20
 	VFMADD231PS Z20, Z18, Z8
 	VFMADD231PS Z20, Z19, Z16
-	VMOVUPS     (DI)(CX*1), Z20
+	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), R8
-	CMPQ        R8, 112(SP)
+	MOVQ        104(SP), DI
+	CMPQ        DI, 112(SP)
 	JAE         pf_skip_1
-	PREFETCHT0  (R8)
-	PREFETCHT0  64(R8)
-	PREFETCHT0  128(R8)
-	PREFETCHT0  192(R8)
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
 pf_skip_1:
-	VMOVUPS     64(DX)(BX*1), Z18
-	VMOVUPS     64(DX)(SI*1), Z19
-	VMOVUPS     64(DX), Z20
+	VMOVUPS     64(CX)(DX*1), Z18
+	VMOVUPS     64(CX)(BX*1), Z19
+	VMOVUPS     64(CX), Z20
 	VFMADD231PS Z20, Z18, Z0
 	VFMADD231PS Z20, Z19, Z10
-	VMOVUPS     64(DX)(AX*1), Z20
+	VMOVUPS     64(CX)(R8*1), Z20
 	VFMADD231PS Z20, Z18, Z3
 	VFMADD231PS Z20, Z19, Z11
-	VMOVUPS     64(DX)(AX*2), Z20
+	VMOVUPS     64(CX)(R8*2), Z20
 	VFMADD231PS Z20, Z18, Z4
 	VFMADD231PS Z20, Z19, Z12
-	VMOVUPS     64(DX)(CX*1), Z20
+	VMOVUPS     64(CX)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z5
 	VFMADD231PS Z20, Z19, Z13
-	VMOVUPS     64(DI), Z20
+	VMOVUPS     64(SI), Z20
 	VFMADD231PS Z20, Z18, Z6
 	VFMADD231PS Z20, Z19, Z14
-	VMOVUPS     64(DI)(AX*1), Z20
+	VMOVUPS     64(SI)(R8*1), Z20
 	VFMADD231PS Z20, Z18, Z7
 	VFMADD231PS Z20, Z19, Z15
-	VMOVUPS     64(DI)(AX*2), Z20
+	VMOVUPS     64(SI)(R8*2), Z20
 	VFMADD231PS Z20, Z18, Z8
 	VFMADD231PS Z20, Z19, Z16
-	VMOVUPS     64(DI)(CX*1), Z20
+	VMOVUPS     64(SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), R8
-	CMPQ        R8, 112(SP)
+	MOVQ        104(SP), DI
+	CMPQ        DI, 112(SP)
 	JAE         pf_skip_2
-	PREFETCHT0  (R8)
-	PREFETCHT0  64(R8)
-	PREFETCHT0  128(R8)
-	PREFETCHT0  192(R8)
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
 pf_skip_2:
-	ADDQ $0x00000080, DX
-	ADDQ $0x00000080, DI
-	CMPQ DX, 96(SP)
+	ADDQ $0x00000080, CX
+	ADDQ $0x00000080, SI
+	CMPQ CX, 96(SP)
 	JB   scores2_chunk2_1
 
 scores2_odd_1:
-	CMPQ        DX, 40(SP)
+	CMPQ        CX, 40(SP)
 	JAE         scores2_reduce_1
-	VMOVUPS     (DX)(BX*1), Z18
-	VMOVUPS     (DX)(SI*1), Z19
-	VMOVUPS     (DX), Z20
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX), Z20
 	VFMADD231PS Z20, Z18, Z0
 	VFMADD231PS Z20, Z19, Z10
-	VMOVUPS     (DX)(AX*1), Z20
+	VMOVUPS     (CX)(R8*1), Z20
 	VFMADD231PS Z20, Z18, Z3
 	VFMADD231PS Z20, Z19, Z11
-	VMOVUPS     (DX)(AX*2), Z20
+	VMOVUPS     (CX)(R8*2), Z20
 	VFMADD231PS Z20, Z18, Z4
 	VFMADD231PS Z20, Z19, Z12
-	VMOVUPS     (DX)(CX*1), Z20
+	VMOVUPS     (CX)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z5
 	VFMADD231PS Z20, Z19, Z13
-	VMOVUPS     (DI), Z20
+	VMOVUPS     (SI), Z20
 	VFMADD231PS Z20, Z18, Z6
 	VFMADD231PS Z20, Z19, Z14
-	VMOVUPS     (DI)(AX*1), Z20
+	VMOVUPS     (SI)(R8*1), Z20
 	VFMADD231PS Z20, Z18, Z7
 	VFMADD231PS Z20, Z19, Z15
-	VMOVUPS     (DI)(AX*2), Z20
+	VMOVUPS     (SI)(R8*2), Z20
 	VFMADD231PS Z20, Z18, Z8
 	VFMADD231PS Z20, Z19, Z16
-	VMOVUPS     (DI)(CX*1), Z20
+	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), DX
-	CMPQ        DX, 112(SP)
+	MOVQ        104(SP), CX
+	CMPQ        CX, 112(SP)
 	JAE         pf_skip_3
-	PREFETCHT0  (DX)
-	PREFETCHT0  64(DX)
-	PREFETCHT0  128(DX)
-	PREFETCHT0  192(DX)
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, 104(SP)
 
 pf_skip_3:
@@ -3233,16 +3247,16 @@ scores2_reduce_1:
 	VBROADCASTSS scale+64(FP), Y0
 	VMULPS       Y0, Y4, Y4
 	VMAXPS       Y4, Y21, Y21
-	MOVQ         80(SP), DX
-	VMOVUPS      Y3, (DX)
+	MOVQ         80(SP), CX
+	VMOVUPS      Y3, (CX)
 	ADDQ         $0x00000020, 80(SP)
-	MOVQ         88(SP), DX
-	VMOVUPS      Y4, (DX)
+	MOVQ         88(SP), CX
+	VMOVUPS      Y4, (CX)
 	ADDQ         $0x00000020, 88(SP)
 	SUBQ         $0x08, 48(SP)
-	MOVQ         56(SP), DX
-	LEAQ         (DX)(AX*8), DX
-	MOVQ         DX, 56(SP)
+	MOVQ         56(SP), CX
+	LEAQ         (CX)(R8*8), CX
+	MOVQ         CX, 56(SP)
 	JMP          scores2_by8_1
 
 scores2_by1_1:
@@ -3250,20 +3264,20 @@ scores2_by1_1:
 	JE      scores2_done_1
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    56(SP), CX
-	MOVQ    64(SP), DX
-	SUBQ    CX, DX
-	MOVQ    72(SP), BX
-	SUBQ    CX, BX
-	LEAQ    (CX)(AX*1), SI
-	MOVQ    SI, 40(SP)
+	MOVQ    56(SP), AX
+	MOVQ    64(SP), CX
+	SUBQ    AX, CX
+	MOVQ    72(SP), DX
+	SUBQ    AX, DX
+	LEAQ    (AX)(R8*1), BX
+	MOVQ    BX, 40(SP)
 
 scores2_chunk1_1:
-	VMOVUPS       (CX), Z4
-	VFMADD231PS   (CX)(DX*1), Z4, Z0
-	VFMADD231PS   (CX)(BX*1), Z4, Z3
-	ADDQ          $0x00000040, CX
-	CMPQ          CX, 40(SP)
+	VMOVUPS       (AX), Z4
+	VFMADD231PS   (AX)(CX*1), Z4, Z0
+	VFMADD231PS   (AX)(DX*1), Z4, Z3
+	ADDQ          $0x00000040, AX
+	CMPQ          AX, 40(SP)
 	JB            scores2_chunk1_1
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y4, Y0, Y4
@@ -3285,16 +3299,16 @@ scores2_chunk1_1:
 	VADDPS        X4, X3, X3
 	VMULSS        scale+64(FP), X3, X3
 	VMAXSS        X3, X22, X22
-	MOVQ          80(SP), CX
-	VMOVSS        X0, (CX)
+	MOVQ          80(SP), AX
+	VMOVSS        X0, (AX)
 	ADDQ          $0x00000004, 80(SP)
-	MOVQ          88(SP), CX
-	VMOVSS        X3, (CX)
+	MOVQ          88(SP), AX
+	VMOVSS        X3, (AX)
 	ADDQ          $0x00000004, 88(SP)
 	DECQ          48(SP)
-	MOVQ          56(SP), CX
-	ADDQ          AX, CX
-	MOVQ          CX, 56(SP)
+	MOVQ          56(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 56(SP)
 	JMP           scores2_by1_1
 
 scores2_done_1:
@@ -3332,24 +3346,26 @@ scores_4:
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
 	IMULQ   AX, CX
-	MOVQ    q+8(FP), DX
-	ADDQ    DX, CX
-	MOVQ    tileStride+88(FP), DX
-	IMULQ   32(SP), DX
-	MOVQ    tiles+80(FP), BX
-	ADDQ    BX, DX
-	MOVQ    (SP), BX
-	MOVQ    24(SP), SI
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    d+48(FP), SI
+	SHLQ    $0x02, SI
 	CMPQ    32(SP), $0x00000000
 	JNE     other_head_5
 	MOVQ    8(SP), DI
-	MOVQ    BX, BX
-	LEAQ    (AX)(AX*2), R8
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
 scores_by8_7:
-	CMPQ    SI, $0x08
+	CMPQ    BX, $0x08
 	JL      scores_by1_7
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -3359,40 +3375,40 @@ scores_by8_7:
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    BX, R9
-	LEAQ    (BX)(AX*4), R10
+	MOVQ    DX, R9
+	LEAQ    (DX)(SI*4), R10
 	MOVQ    CX, R11
-	SUBQ    BX, R11
-	MOVQ    AX, R12
+	SUBQ    DX, R11
+	MOVQ    SI, R12
 	ANDQ    $0xffffff80, R12
-	ADDQ    BX, R12
+	ADDQ    DX, R12
 	CMPQ    R9, R12
 	JAE     scores_odd_7
 
 scores_pairs_7:
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z0
-	VFMADD231PS (R9)(AX*1), Z10, Z3
-	VFMADD231PS (R9)(AX*2), Z10, Z4
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS (R10)(AX*1), Z10, Z7
-	VFMADD231PS (R10)(AX*2), Z10, Z8
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z0
-	VFMADD231PS 64(R9)(AX*1), Z10, Z3
+	VFMADD231PS 64(R9)(SI*1), Z10, Z3
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
-	VFMADD231PS 64(R9)(AX*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(R8*1), Z10, Z5
 	PREFETCHT0  128(DI)
 	PREFETCHT0  192(DI)
 	VFMADD231PS 64(R10), Z10, Z6
-	VFMADD231PS 64(R10)(AX*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z10, Z7
 	PREFETCHT0  256(DI)
 	PREFETCHT0  320(DI)
-	VFMADD231PS 64(R10)(AX*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(R8*1), Z10, Z9
 	PREFETCHT0  384(DI)
 	PREFETCHT0  448(DI)
@@ -3403,17 +3419,17 @@ scores_pairs_7:
 	JB          scores_pairs_7
 
 scores_odd_7:
-	LEAQ        (BX)(AX*1), R12
+	LEAQ        (DX)(SI*1), R12
 	CMPQ        R9, R12
 	JAE         scores_reduce_7
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z0
-	VFMADD231PS (R9)(AX*1), Z10, Z3
-	VFMADD231PS (R9)(AX*2), Z10, Z4
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS (R10)(AX*1), Z10, Z7
-	VFMADD231PS (R10)(AX*2), Z10, Z8
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 
 scores_reduce_7:
@@ -3446,20 +3462,20 @@ scores_reduce_7:
 	VBROADCASTSS scale+64(FP), Y0
 	VMULPS       Y0, Y3, Y3
 	VMAXPS       Y3, Y1, Y1
-	VMOVUPS      Y3, (DX)
-	ADDQ         $0x20, DX
-	SUBQ         $0x08, SI
-	LEAQ         (BX)(AX*8), BX
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
 	JMP          scores_by8_7
 
 scores_by1_7:
-	TESTQ   SI, SI
+	TESTQ   BX, BX
 	JZ      scores_done_11
 	VMOVUPS expconst<>+1344(SB), Z0
-	MOVQ    BX, R9
+	MOVQ    DX, R9
+	LEAQ    (DX)(SI*1), R12
 	MOVQ    CX, R11
-	SUBQ    BX, R11
-	LEAQ    (BX)(AX*1), R12
+	SUBQ    DX, R11
 
 scores_chunk1_7:
 	VMOVUPS       (R9)(R11*1), Z3
@@ -3477,10 +3493,10 @@ scores_chunk1_7:
 	VADDPS        X3, X0, X0
 	VMULSS        scale+64(FP), X0, X0
 	VMAXSS        X0, X2, X2
-	VMOVSS        X0, (DX)
-	ADDQ          $0x04, DX
-	DECQ          SI
-	ADDQ          AX, BX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
 	JMP           scores_by1_7
 
 scores_done_11:
@@ -3500,13 +3516,13 @@ scores_done_11:
 	JMP           first_done_5
 
 other_head_5:
-	MOVQ    BX, BX
-	LEAQ    (AX)(AX*2), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
 scores_by8_8:
-	CMPQ    SI, $0x08
+	CMPQ    BX, $0x08
 	JL      scores_by1_8
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -3516,34 +3532,34 @@ scores_by8_8:
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    BX, R8
-	LEAQ    (BX)(AX*4), R9
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*4), R9
 	MOVQ    CX, R10
-	SUBQ    BX, R10
-	MOVQ    AX, R11
+	SUBQ    DX, R10
+	MOVQ    SI, R11
 	ANDQ    $0xffffff80, R11
-	ADDQ    BX, R11
+	ADDQ    DX, R11
 	CMPQ    R8, R11
 	JAE     scores_odd_8
 
 scores_pairs_8:
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
-	VFMADD231PS (R8)(AX*1), Z10, Z3
-	VFMADD231PS (R8)(AX*2), Z10, Z4
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
 	VFMADD231PS (R8)(DI*1), Z10, Z5
 	VFMADD231PS (R9), Z10, Z6
-	VFMADD231PS (R9)(AX*1), Z10, Z7
-	VFMADD231PS (R9)(AX*2), Z10, Z8
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 	VMOVUPS     64(R8)(R10*1), Z10
 	VFMADD231PS 64(R8), Z10, Z0
-	VFMADD231PS 64(R8)(AX*1), Z10, Z3
-	VFMADD231PS 64(R8)(AX*2), Z10, Z4
+	VFMADD231PS 64(R8)(SI*1), Z10, Z3
+	VFMADD231PS 64(R8)(SI*2), Z10, Z4
 	VFMADD231PS 64(R8)(DI*1), Z10, Z5
 	VFMADD231PS 64(R9), Z10, Z6
-	VFMADD231PS 64(R9)(AX*1), Z10, Z7
-	VFMADD231PS 64(R9)(AX*2), Z10, Z8
+	VFMADD231PS 64(R9)(SI*1), Z10, Z7
+	VFMADD231PS 64(R9)(SI*2), Z10, Z8
 	VFMADD231PS 64(R9)(DI*1), Z10, Z9
 	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
@@ -3551,17 +3567,17 @@ scores_pairs_8:
 	JB          scores_pairs_8
 
 scores_odd_8:
-	LEAQ        (BX)(AX*1), R11
+	LEAQ        (DX)(SI*1), R11
 	CMPQ        R8, R11
 	JAE         scores_reduce_8
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
-	VFMADD231PS (R8)(AX*1), Z10, Z3
-	VFMADD231PS (R8)(AX*2), Z10, Z4
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
 	VFMADD231PS (R8)(DI*1), Z10, Z5
 	VFMADD231PS (R9), Z10, Z6
-	VFMADD231PS (R9)(AX*1), Z10, Z7
-	VFMADD231PS (R9)(AX*2), Z10, Z8
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 
 scores_reduce_8:
@@ -3594,20 +3610,20 @@ scores_reduce_8:
 	VBROADCASTSS scale+64(FP), Y0
 	VMULPS       Y0, Y3, Y3
 	VMAXPS       Y3, Y1, Y1
-	VMOVUPS      Y3, (DX)
-	ADDQ         $0x20, DX
-	SUBQ         $0x08, SI
-	LEAQ         (BX)(AX*8), BX
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
 	JMP          scores_by8_8
 
 scores_by1_8:
-	TESTQ   SI, SI
+	TESTQ   BX, BX
 	JZ      scores_done_12
 	VMOVUPS expconst<>+1344(SB), Z0
-	MOVQ    BX, R8
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*1), R11
 	MOVQ    CX, R10
-	SUBQ    BX, R10
-	LEAQ    (BX)(AX*1), R11
+	SUBQ    DX, R10
 
 scores_chunk1_8:
 	VMOVUPS       (R8)(R10*1), Z3
@@ -3625,10 +3641,10 @@ scores_chunk1_8:
 	VADDPS        X3, X0, X0
 	VMULSS        scale+64(FP), X0, X0
 	VMAXSS        X0, X2, X2
-	VMOVSS        X0, (DX)
-	ADDQ          $0x04, DX
-	DECQ          SI
-	ADDQ          AX, BX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
 	JMP           scores_by1_8
 
 scores_done_12:
@@ -3840,6 +3856,8 @@ pv_3:
 	ADDQ  tileStride+88(FP), SI
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
+	MOVQ  d+48(FP), R9
+	SHLQ  $0x02, R9
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -3885,10 +3903,10 @@ pv2_pair_1:
 	VMOVUPS      64(SI), Z19
 	VMOVUPS      128(SI), Z20
 	VMOVUPS      192(SI), Z21
-	VMOVUPS      (SI)(AX*1), Z22
-	VMOVUPS      64(SI)(AX*1), Z23
-	VMOVUPS      128(SI)(AX*1), Z24
-	VMOVUPS      192(SI)(AX*1), Z25
+	VMOVUPS      (SI)(R9*1), Z22
+	VMOVUPS      64(SI)(R9*1), Z23
+	VMOVUPS      128(SI)(R9*1), Z24
+	VMOVUPS      192(SI)(R9*1), Z25
 	VBROADCASTSS (BX), Z26
 	VFMADD231PS  Z18, Z26, Z0
 	VFMADD231PS  Z19, Z26, Z3
@@ -3920,7 +3938,7 @@ pv2_pair_1:
 
 pf_skip_4:
 	ADDQ $0x08, BX
-	LEAQ (SI)(AX*2), SI
+	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
 	JGE  pv2_pair_1
@@ -3988,8 +4006,8 @@ pv2_block_2:
 pv2_pair_2:
 	VMOVUPS      (SI), Z10
 	VMOVUPS      64(SI), Z11
-	VMOVUPS      (SI)(AX*1), Z12
-	VMOVUPS      64(SI)(AX*1), Z13
+	VMOVUPS      (SI)(R9*1), Z12
+	VMOVUPS      64(SI)(R9*1), Z13
 	VBROADCASTSS (BX), Z14
 	VFMADD231PS  Z10, Z14, Z0
 	VFMADD231PS  Z11, Z14, Z3
@@ -4013,7 +4031,7 @@ pv2_pair_2:
 
 pf_skip_5:
 	ADDQ $0x08, BX
-	LEAQ (SI)(AX*2), SI
+	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
 	JGE  pv2_pair_2
@@ -4064,7 +4082,7 @@ pv2_block_3:
 
 pv2_pair_3:
 	VMOVUPS      (SI), Z6
-	VMOVUPS      (SI)(AX*1), Z7
+	VMOVUPS      (SI)(R9*1), Z7
 	VBROADCASTSS (BX), Z8
 	VFMADD231PS  Z6, Z8, Z0
 	VBROADCASTSS 4(BX), Z8
@@ -4084,7 +4102,7 @@ pv2_pair_3:
 
 pf_skip_6:
 	ADDQ $0x08, BX
-	LEAQ (SI)(AX*2), SI
+	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
 	JGE  pv2_pair_3
@@ -4129,497 +4147,499 @@ pv_4:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
+	MOVQ  d+48(FP), DI
+	SHLQ  $0x02, DI
 	CMPQ  32(SP), $0x00000000
 	JNE   other_head_6
-	MOVQ  tk+56(FP), DI
-	IMULQ AX, DI
-	ADDQ  k+24(FP), DI
-	SUBQ  v+32(FP), DI
-	LEAQ  (DI)(AX*1), R8
-	XORQ  R9, R9
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
 
 pv_block_19:
-	MOVQ    AX, R10
-	SUBQ    R9, R10
-	CMPQ    R10, $0x00000200
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000200
 	JL      pv_next_19
-	VMOVUPS (CX)(R9*1), Z0
+	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 64(CX)(R9*1), Z4
+	VMOVUPS 64(CX)(R10*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 128(CX)(R9*1), Z6
+	VMOVUPS 128(CX)(R10*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS 192(CX)(R9*1), Z8
+	VMOVUPS 192(CX)(R10*1), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	VMOVUPS 256(CX)(R9*1), Z10
+	VMOVUPS 256(CX)(R10*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 320(CX)(R9*1), Z12
+	VMOVUPS 320(CX)(R10*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 384(CX)(R9*1), Z14
+	VMOVUPS 384(CX)(R10*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 448(CX)(R9*1), Z16
+	VMOVUPS 448(CX)(R10*1), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    DX, R10
-	LEAQ    (BX)(R9*1), R11
-	MOVQ    SI, R12
-	CMPQ    R12, $0x02
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
 	JL      pv_single_19
 
 pv_pair_19:
-	VBROADCASTSS (R10), Z18
-	VBROADCASTSS 4(R10), Z19
-	VFMADD231PS  (R11), Z18, Z0
-	VFMADD231PS  (R11)(AX*1), Z19, Z3
-	PREFETCHT0   (R11)(DI*1)
-	PREFETCHT0   (R11)(R8*1)
-	VFMADD231PS  64(R11), Z18, Z4
-	VFMADD231PS  64(R11)(AX*1), Z19, Z5
-	PREFETCHT0   64(R11)(DI*1)
-	PREFETCHT0   64(R11)(R8*1)
-	VFMADD231PS  128(R11), Z18, Z6
-	VFMADD231PS  128(R11)(AX*1), Z19, Z7
-	PREFETCHT0   128(R11)(DI*1)
-	PREFETCHT0   128(R11)(R8*1)
-	VFMADD231PS  192(R11), Z18, Z8
-	VFMADD231PS  192(R11)(AX*1), Z19, Z9
-	PREFETCHT0   192(R11)(DI*1)
-	PREFETCHT0   192(R11)(R8*1)
-	VFMADD231PS  256(R11), Z18, Z10
-	VFMADD231PS  256(R11)(AX*1), Z19, Z11
-	PREFETCHT0   256(R11)(DI*1)
-	PREFETCHT0   256(R11)(R8*1)
-	VFMADD231PS  320(R11), Z18, Z12
-	VFMADD231PS  320(R11)(AX*1), Z19, Z13
-	PREFETCHT0   320(R11)(DI*1)
-	PREFETCHT0   320(R11)(R8*1)
-	VFMADD231PS  384(R11), Z18, Z14
-	VFMADD231PS  384(R11)(AX*1), Z19, Z15
-	PREFETCHT0   384(R11)(DI*1)
-	PREFETCHT0   384(R11)(R8*1)
-	VFMADD231PS  448(R11), Z18, Z16
-	VFMADD231PS  448(R11)(AX*1), Z19, Z17
-	PREFETCHT0   448(R11)(DI*1)
-	PREFETCHT0   448(R11)(R8*1)
-	ADDQ         $0x08, R10
-	LEAQ         (R11)(AX*2), R11
-	SUBQ         $0x02, R12
-	CMPQ         R12, $0x02
+	VBROADCASTSS (R11), Z18
+	VBROADCASTSS 4(R11), Z19
+	VFMADD231PS  (R12), Z18, Z0
+	VFMADD231PS  (R12)(DI*1), Z19, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VFMADD231PS  64(R12), Z18, Z4
+	VFMADD231PS  64(R12)(DI*1), Z19, Z5
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	VFMADD231PS  128(R12), Z18, Z6
+	VFMADD231PS  128(R12)(DI*1), Z19, Z7
+	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT0   128(R12)(R9*1)
+	VFMADD231PS  192(R12), Z18, Z8
+	VFMADD231PS  192(R12)(DI*1), Z19, Z9
+	PREFETCHT0   192(R12)(R8*1)
+	PREFETCHT0   192(R12)(R9*1)
+	VFMADD231PS  256(R12), Z18, Z10
+	VFMADD231PS  256(R12)(DI*1), Z19, Z11
+	PREFETCHT0   256(R12)(R8*1)
+	PREFETCHT0   256(R12)(R9*1)
+	VFMADD231PS  320(R12), Z18, Z12
+	VFMADD231PS  320(R12)(DI*1), Z19, Z13
+	PREFETCHT0   320(R12)(R8*1)
+	PREFETCHT0   320(R12)(R9*1)
+	VFMADD231PS  384(R12), Z18, Z14
+	VFMADD231PS  384(R12)(DI*1), Z19, Z15
+	PREFETCHT0   384(R12)(R8*1)
+	PREFETCHT0   384(R12)(R9*1)
+	VFMADD231PS  448(R12), Z18, Z16
+	VFMADD231PS  448(R12)(DI*1), Z19, Z17
+	PREFETCHT0   448(R12)(R8*1)
+	PREFETCHT0   448(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
 	JGE          pv_pair_19
 
 pv_single_19:
-	TESTQ        R12, R12
+	TESTQ        R13, R13
 	JZ           pv_merge_19
-	VBROADCASTSS (R10), Z18
-	VFMADD231PS  (R11), Z18, Z0
-	VFMADD231PS  64(R11), Z18, Z4
-	VFMADD231PS  128(R11), Z18, Z6
-	VFMADD231PS  192(R11), Z18, Z8
-	VFMADD231PS  256(R11), Z18, Z10
-	VFMADD231PS  320(R11), Z18, Z12
-	VFMADD231PS  384(R11), Z18, Z14
-	VFMADD231PS  448(R11), Z18, Z16
+	VBROADCASTSS (R11), Z18
+	VFMADD231PS  (R12), Z18, Z0
+	VFMADD231PS  64(R12), Z18, Z4
+	VFMADD231PS  128(R12), Z18, Z6
+	VFMADD231PS  192(R12), Z18, Z8
+	VFMADD231PS  256(R12), Z18, Z10
+	VFMADD231PS  320(R12), Z18, Z12
+	VFMADD231PS  384(R12), Z18, Z14
+	VFMADD231PS  448(R12), Z18, Z16
 
 pv_merge_19:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(R9*1)
+	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 64(CX)(R9*1)
+	VMOVUPS Z4, 64(CX)(R10*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 128(CX)(R9*1)
+	VMOVUPS Z6, 128(CX)(R10*1)
 	VADDPS  Z9, Z8, Z8
-	VMOVUPS Z8, 192(CX)(R9*1)
+	VMOVUPS Z8, 192(CX)(R10*1)
 	VADDPS  Z11, Z10, Z10
-	VMOVUPS Z10, 256(CX)(R9*1)
+	VMOVUPS Z10, 256(CX)(R10*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 320(CX)(R9*1)
+	VMOVUPS Z12, 320(CX)(R10*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 384(CX)(R9*1)
+	VMOVUPS Z14, 384(CX)(R10*1)
 	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 448(CX)(R9*1)
-	ADDQ    $0x00000200, R9
+	VMOVUPS Z16, 448(CX)(R10*1)
+	ADDQ    $0x00000200, R10
 	JMP     pv_block_19
 
 pv_next_19:
 pv_block_20:
-	MOVQ    AX, R10
-	SUBQ    R9, R10
-	CMPQ    R10, $0x00000100
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
 	JL      pv_next_20
-	VMOVUPS (CX)(R9*1), Z0
+	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 64(CX)(R9*1), Z4
+	VMOVUPS 64(CX)(R10*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 128(CX)(R9*1), Z6
+	VMOVUPS 128(CX)(R10*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS 192(CX)(R9*1), Z8
+	VMOVUPS 192(CX)(R10*1), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    DX, R10
-	LEAQ    (BX)(R9*1), R11
-	MOVQ    SI, R12
-	CMPQ    R12, $0x02
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
 	JL      pv_single_20
 
 pv_pair_20:
-	VBROADCASTSS (R10), Z10
-	VBROADCASTSS 4(R10), Z11
-	VFMADD231PS  (R11), Z10, Z0
-	VFMADD231PS  (R11)(AX*1), Z11, Z3
-	PREFETCHT0   (R11)(DI*1)
-	PREFETCHT0   (R11)(R8*1)
-	VFMADD231PS  64(R11), Z10, Z4
-	VFMADD231PS  64(R11)(AX*1), Z11, Z5
-	PREFETCHT0   64(R11)(DI*1)
-	PREFETCHT0   64(R11)(R8*1)
-	VFMADD231PS  128(R11), Z10, Z6
-	VFMADD231PS  128(R11)(AX*1), Z11, Z7
-	PREFETCHT0   128(R11)(DI*1)
-	PREFETCHT0   128(R11)(R8*1)
-	VFMADD231PS  192(R11), Z10, Z8
-	VFMADD231PS  192(R11)(AX*1), Z11, Z9
-	PREFETCHT0   192(R11)(DI*1)
-	PREFETCHT0   192(R11)(R8*1)
-	ADDQ         $0x08, R10
-	LEAQ         (R11)(AX*2), R11
-	SUBQ         $0x02, R12
-	CMPQ         R12, $0x02
+	VBROADCASTSS (R11), Z10
+	VBROADCASTSS 4(R11), Z11
+	VFMADD231PS  (R12), Z10, Z0
+	VFMADD231PS  (R12)(DI*1), Z11, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VFMADD231PS  64(R12), Z10, Z4
+	VFMADD231PS  64(R12)(DI*1), Z11, Z5
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	VFMADD231PS  128(R12), Z10, Z6
+	VFMADD231PS  128(R12)(DI*1), Z11, Z7
+	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT0   128(R12)(R9*1)
+	VFMADD231PS  192(R12), Z10, Z8
+	VFMADD231PS  192(R12)(DI*1), Z11, Z9
+	PREFETCHT0   192(R12)(R8*1)
+	PREFETCHT0   192(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
 	JGE          pv_pair_20
 
 pv_single_20:
-	TESTQ        R12, R12
+	TESTQ        R13, R13
 	JZ           pv_merge_20
-	VBROADCASTSS (R10), Z10
-	VFMADD231PS  (R11), Z10, Z0
-	VFMADD231PS  64(R11), Z10, Z4
-	VFMADD231PS  128(R11), Z10, Z6
-	VFMADD231PS  192(R11), Z10, Z8
+	VBROADCASTSS (R11), Z10
+	VFMADD231PS  (R12), Z10, Z0
+	VFMADD231PS  64(R12), Z10, Z4
+	VFMADD231PS  128(R12), Z10, Z6
+	VFMADD231PS  192(R12), Z10, Z8
 
 pv_merge_20:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(R9*1)
+	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 64(CX)(R9*1)
+	VMOVUPS Z4, 64(CX)(R10*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 128(CX)(R9*1)
+	VMOVUPS Z6, 128(CX)(R10*1)
 	VADDPS  Z9, Z8, Z8
-	VMOVUPS Z8, 192(CX)(R9*1)
-	ADDQ    $0x00000100, R9
+	VMOVUPS Z8, 192(CX)(R10*1)
+	ADDQ    $0x00000100, R10
 	JMP     pv_block_20
 
 pv_next_20:
 pv_block_21:
-	MOVQ    AX, R10
-	SUBQ    R9, R10
-	CMPQ    R10, $0x00000080
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
 	JL      pv_next_21
-	VMOVUPS (CX)(R9*1), Z0
+	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 64(CX)(R9*1), Z4
+	VMOVUPS 64(CX)(R10*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	MOVQ    DX, R10
-	LEAQ    (BX)(R9*1), R11
-	MOVQ    SI, R12
-	CMPQ    R12, $0x02
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
 	JL      pv_single_21
 
 pv_pair_21:
-	VBROADCASTSS (R10), Z6
-	VBROADCASTSS 4(R10), Z7
-	VFMADD231PS  (R11), Z6, Z0
-	VFMADD231PS  (R11)(AX*1), Z7, Z3
-	PREFETCHT0   (R11)(DI*1)
-	PREFETCHT0   (R11)(R8*1)
-	VFMADD231PS  64(R11), Z6, Z4
-	VFMADD231PS  64(R11)(AX*1), Z7, Z5
-	PREFETCHT0   64(R11)(DI*1)
-	PREFETCHT0   64(R11)(R8*1)
-	ADDQ         $0x08, R10
-	LEAQ         (R11)(AX*2), R11
-	SUBQ         $0x02, R12
-	CMPQ         R12, $0x02
+	VBROADCASTSS (R11), Z6
+	VBROADCASTSS 4(R11), Z7
+	VFMADD231PS  (R12), Z6, Z0
+	VFMADD231PS  (R12)(DI*1), Z7, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VFMADD231PS  64(R12), Z6, Z4
+	VFMADD231PS  64(R12)(DI*1), Z7, Z5
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
 	JGE          pv_pair_21
 
 pv_single_21:
-	TESTQ        R12, R12
+	TESTQ        R13, R13
 	JZ           pv_merge_21
-	VBROADCASTSS (R10), Z6
-	VFMADD231PS  (R11), Z6, Z0
-	VFMADD231PS  64(R11), Z6, Z4
+	VBROADCASTSS (R11), Z6
+	VFMADD231PS  (R12), Z6, Z0
+	VFMADD231PS  64(R12), Z6, Z4
 
 pv_merge_21:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(R9*1)
+	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 64(CX)(R9*1)
-	ADDQ    $0x00000080, R9
+	VMOVUPS Z4, 64(CX)(R10*1)
+	ADDQ    $0x00000080, R10
 	JMP     pv_block_21
 
 pv_next_21:
 pv_block_22:
-	MOVQ    AX, R10
-	SUBQ    R9, R10
-	CMPQ    R10, $0x00000040
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
 	JL      pv_next_22
-	VMOVUPS (CX)(R9*1), Z0
+	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    DX, R10
-	LEAQ    (BX)(R9*1), R11
-	MOVQ    SI, R12
-	CMPQ    R12, $0x02
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
 	JL      pv_single_22
 
 pv_pair_22:
-	VBROADCASTSS (R10), Z4
-	VBROADCASTSS 4(R10), Z5
-	VFMADD231PS  (R11), Z4, Z0
-	VFMADD231PS  (R11)(AX*1), Z5, Z3
-	PREFETCHT0   (R11)(DI*1)
-	PREFETCHT0   (R11)(R8*1)
-	ADDQ         $0x08, R10
-	LEAQ         (R11)(AX*2), R11
-	SUBQ         $0x02, R12
-	CMPQ         R12, $0x02
+	VBROADCASTSS (R11), Z4
+	VBROADCASTSS 4(R11), Z5
+	VFMADD231PS  (R12), Z4, Z0
+	VFMADD231PS  (R12)(DI*1), Z5, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
 	JGE          pv_pair_22
 
 pv_single_22:
-	TESTQ        R12, R12
+	TESTQ        R13, R13
 	JZ           pv_merge_22
-	VBROADCASTSS (R10), Z4
-	VFMADD231PS  (R11), Z4, Z0
+	VBROADCASTSS (R11), Z4
+	VFMADD231PS  (R12), Z4, Z0
 
 pv_merge_22:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(R9*1)
-	ADDQ    $0x00000040, R9
+	VMOVUPS Z0, (CX)(R10*1)
+	ADDQ    $0x00000040, R10
 	JMP     pv_block_22
 
 pv_next_22:
 	JMP first_done_6
 
 other_head_6:
-	XORQ DI, DI
+	XORQ R8, R8
 
 pv_block_23:
-	MOVQ    AX, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000200
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
 	JL      pv_next_23
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 64(CX)(DI*1), Z4
+	VMOVUPS 64(CX)(R8*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 128(CX)(DI*1), Z6
+	VMOVUPS 128(CX)(R8*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS 192(CX)(DI*1), Z8
+	VMOVUPS 192(CX)(R8*1), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	VMOVUPS 256(CX)(DI*1), Z10
+	VMOVUPS 256(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 320(CX)(DI*1), Z12
+	VMOVUPS 320(CX)(R8*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 384(CX)(DI*1), Z14
+	VMOVUPS 384(CX)(R8*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 448(CX)(DI*1), Z16
+	VMOVUPS 448(CX)(R8*1), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    DX, R8
-	LEAQ    (BX)(DI*1), R9
-	MOVQ    SI, R10
-	CMPQ    R10, $0x02
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_23
 
 pv_pair_23:
-	VBROADCASTSS (R8), Z18
-	VBROADCASTSS 4(R8), Z19
-	VFMADD231PS  (R9), Z18, Z0
-	VFMADD231PS  (R9)(AX*1), Z19, Z3
-	VFMADD231PS  64(R9), Z18, Z4
-	VFMADD231PS  64(R9)(AX*1), Z19, Z5
-	VFMADD231PS  128(R9), Z18, Z6
-	VFMADD231PS  128(R9)(AX*1), Z19, Z7
-	VFMADD231PS  192(R9), Z18, Z8
-	VFMADD231PS  192(R9)(AX*1), Z19, Z9
-	VFMADD231PS  256(R9), Z18, Z10
-	VFMADD231PS  256(R9)(AX*1), Z19, Z11
-	VFMADD231PS  320(R9), Z18, Z12
-	VFMADD231PS  320(R9)(AX*1), Z19, Z13
-	VFMADD231PS  384(R9), Z18, Z14
-	VFMADD231PS  384(R9)(AX*1), Z19, Z15
-	VFMADD231PS  448(R9), Z18, Z16
-	VFMADD231PS  448(R9)(AX*1), Z19, Z17
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(AX*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z18
+	VBROADCASTSS 4(R9), Z19
+	VFMADD231PS  (R10), Z18, Z0
+	VFMADD231PS  (R10)(DI*1), Z19, Z3
+	VFMADD231PS  64(R10), Z18, Z4
+	VFMADD231PS  64(R10)(DI*1), Z19, Z5
+	VFMADD231PS  128(R10), Z18, Z6
+	VFMADD231PS  128(R10)(DI*1), Z19, Z7
+	VFMADD231PS  192(R10), Z18, Z8
+	VFMADD231PS  192(R10)(DI*1), Z19, Z9
+	VFMADD231PS  256(R10), Z18, Z10
+	VFMADD231PS  256(R10)(DI*1), Z19, Z11
+	VFMADD231PS  320(R10), Z18, Z12
+	VFMADD231PS  320(R10)(DI*1), Z19, Z13
+	VFMADD231PS  384(R10), Z18, Z14
+	VFMADD231PS  384(R10)(DI*1), Z19, Z15
+	VFMADD231PS  448(R10), Z18, Z16
+	VFMADD231PS  448(R10)(DI*1), Z19, Z17
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_23
 
 pv_single_23:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_23
-	VBROADCASTSS (R8), Z18
-	VFMADD231PS  (R9), Z18, Z0
-	VFMADD231PS  64(R9), Z18, Z4
-	VFMADD231PS  128(R9), Z18, Z6
-	VFMADD231PS  192(R9), Z18, Z8
-	VFMADD231PS  256(R9), Z18, Z10
-	VFMADD231PS  320(R9), Z18, Z12
-	VFMADD231PS  384(R9), Z18, Z14
-	VFMADD231PS  448(R9), Z18, Z16
+	VBROADCASTSS (R9), Z18
+	VFMADD231PS  (R10), Z18, Z0
+	VFMADD231PS  64(R10), Z18, Z4
+	VFMADD231PS  128(R10), Z18, Z6
+	VFMADD231PS  192(R10), Z18, Z8
+	VFMADD231PS  256(R10), Z18, Z10
+	VFMADD231PS  320(R10), Z18, Z12
+	VFMADD231PS  384(R10), Z18, Z14
+	VFMADD231PS  448(R10), Z18, Z16
 
 pv_merge_23:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
+	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 64(CX)(DI*1)
+	VMOVUPS Z4, 64(CX)(R8*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 128(CX)(DI*1)
+	VMOVUPS Z6, 128(CX)(R8*1)
 	VADDPS  Z9, Z8, Z8
-	VMOVUPS Z8, 192(CX)(DI*1)
+	VMOVUPS Z8, 192(CX)(R8*1)
 	VADDPS  Z11, Z10, Z10
-	VMOVUPS Z10, 256(CX)(DI*1)
+	VMOVUPS Z10, 256(CX)(R8*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 320(CX)(DI*1)
+	VMOVUPS Z12, 320(CX)(R8*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 384(CX)(DI*1)
+	VMOVUPS Z14, 384(CX)(R8*1)
 	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 448(CX)(DI*1)
-	ADDQ    $0x00000200, DI
+	VMOVUPS Z16, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
 	JMP     pv_block_23
 
 pv_next_23:
 pv_block_24:
-	MOVQ    AX, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000100
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
 	JL      pv_next_24
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 64(CX)(DI*1), Z4
+	VMOVUPS 64(CX)(R8*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 128(CX)(DI*1), Z6
+	VMOVUPS 128(CX)(R8*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS 192(CX)(DI*1), Z8
+	VMOVUPS 192(CX)(R8*1), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    DX, R8
-	LEAQ    (BX)(DI*1), R9
-	MOVQ    SI, R10
-	CMPQ    R10, $0x02
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_24
 
 pv_pair_24:
-	VBROADCASTSS (R8), Z10
-	VBROADCASTSS 4(R8), Z11
-	VFMADD231PS  (R9), Z10, Z0
-	VFMADD231PS  (R9)(AX*1), Z11, Z3
-	VFMADD231PS  64(R9), Z10, Z4
-	VFMADD231PS  64(R9)(AX*1), Z11, Z5
-	VFMADD231PS  128(R9), Z10, Z6
-	VFMADD231PS  128(R9)(AX*1), Z11, Z7
-	VFMADD231PS  192(R9), Z10, Z8
-	VFMADD231PS  192(R9)(AX*1), Z11, Z9
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(AX*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z11
+	VFMADD231PS  (R10), Z10, Z0
+	VFMADD231PS  (R10)(DI*1), Z11, Z3
+	VFMADD231PS  64(R10), Z10, Z4
+	VFMADD231PS  64(R10)(DI*1), Z11, Z5
+	VFMADD231PS  128(R10), Z10, Z6
+	VFMADD231PS  128(R10)(DI*1), Z11, Z7
+	VFMADD231PS  192(R10), Z10, Z8
+	VFMADD231PS  192(R10)(DI*1), Z11, Z9
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_24
 
 pv_single_24:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_24
-	VBROADCASTSS (R8), Z10
-	VFMADD231PS  (R9), Z10, Z0
-	VFMADD231PS  64(R9), Z10, Z4
-	VFMADD231PS  128(R9), Z10, Z6
-	VFMADD231PS  192(R9), Z10, Z8
+	VBROADCASTSS (R9), Z10
+	VFMADD231PS  (R10), Z10, Z0
+	VFMADD231PS  64(R10), Z10, Z4
+	VFMADD231PS  128(R10), Z10, Z6
+	VFMADD231PS  192(R10), Z10, Z8
 
 pv_merge_24:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
+	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 64(CX)(DI*1)
+	VMOVUPS Z4, 64(CX)(R8*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 128(CX)(DI*1)
+	VMOVUPS Z6, 128(CX)(R8*1)
 	VADDPS  Z9, Z8, Z8
-	VMOVUPS Z8, 192(CX)(DI*1)
-	ADDQ    $0x00000100, DI
+	VMOVUPS Z8, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
 	JMP     pv_block_24
 
 pv_next_24:
 pv_block_25:
-	MOVQ    AX, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000080
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
 	JL      pv_next_25
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 64(CX)(DI*1), Z4
+	VMOVUPS 64(CX)(R8*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	MOVQ    DX, R8
-	LEAQ    (BX)(DI*1), R9
-	MOVQ    SI, R10
-	CMPQ    R10, $0x02
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_25
 
 pv_pair_25:
-	VBROADCASTSS (R8), Z6
-	VBROADCASTSS 4(R8), Z7
-	VFMADD231PS  (R9), Z6, Z0
-	VFMADD231PS  (R9)(AX*1), Z7, Z3
-	VFMADD231PS  64(R9), Z6, Z4
-	VFMADD231PS  64(R9)(AX*1), Z7, Z5
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(AX*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z6
+	VBROADCASTSS 4(R9), Z7
+	VFMADD231PS  (R10), Z6, Z0
+	VFMADD231PS  (R10)(DI*1), Z7, Z3
+	VFMADD231PS  64(R10), Z6, Z4
+	VFMADD231PS  64(R10)(DI*1), Z7, Z5
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_25
 
 pv_single_25:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_25
-	VBROADCASTSS (R8), Z6
-	VFMADD231PS  (R9), Z6, Z0
-	VFMADD231PS  64(R9), Z6, Z4
+	VBROADCASTSS (R9), Z6
+	VFMADD231PS  (R10), Z6, Z0
+	VFMADD231PS  64(R10), Z6, Z4
 
 pv_merge_25:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
+	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 64(CX)(DI*1)
-	ADDQ    $0x00000080, DI
+	VMOVUPS Z4, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
 	JMP     pv_block_25
 
 pv_next_25:
 pv_block_26:
-	MOVQ    AX, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000040
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
 	JL      pv_next_26
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    DX, R8
-	LEAQ    (BX)(DI*1), R9
-	MOVQ    SI, R10
-	CMPQ    R10, $0x02
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_26
 
 pv_pair_26:
-	VBROADCASTSS (R8), Z4
-	VBROADCASTSS 4(R8), Z5
-	VFMADD231PS  (R9), Z4, Z0
-	VFMADD231PS  (R9)(AX*1), Z5, Z3
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(AX*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VFMADD231PS  (R10), Z4, Z0
+	VFMADD231PS  (R10)(DI*1), Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_26
 
 pv_single_26:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_26
-	VBROADCASTSS (R8), Z4
-	VFMADD231PS  (R9), Z4, Z0
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R10), Z4, Z0
 
 pv_merge_26:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
-	ADDQ    $0x00000040, DI
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
 	JMP     pv_block_26
 
 pv_next_26:
@@ -4628,10 +4648,10 @@ first_done_6:
 	JMP  pv_4
 
 pv_done_4:
-	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
-	IMULQ AX, CX
 	SHLQ  $0x02, CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
 	ADDQ  CX, (SP)
 	ADDQ  CX, 8(SP)
 	SUBQ  AX, 16(SP)
@@ -4692,14 +4712,16 @@ TEXT ·naiveDecodeExactAVX512(SB), NOSPLIT, $0-64
 	MOVQ    n+32(FP), BX
 	MOVQ    d+40(FP), SI
 	SHLQ    $0x02, SI
-	MOVQ    BX, DI
-	MOVQ    AX, R8
-	LEAQ    (SI)(SI*2), R9
+	MOVQ    d+40(FP), DI
+	SHLQ    $0x02, DI
+	MOVQ    BX, R8
+	MOVQ    AX, R9
+	LEAQ    (DI)(DI*2), R10
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_9:
-	CMPQ    DI, $0x08
+	CMPQ    R8, $0x08
 	JL      scores_by1_9
 	VMOVUPS expconst<>+1344(SB), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -4709,53 +4731,53 @@ scores_by8_9:
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    DX, R10
-	LEAQ    (DX)(SI*4), R11
-	MOVQ    CX, R12
-	SUBQ    DX, R12
-	MOVQ    SI, R13
-	ANDQ    $0xffffff80, R13
-	ADDQ    DX, R13
-	CMPQ    R10, R13
+	MOVQ    DX, R11
+	LEAQ    (DX)(DI*4), R12
+	MOVQ    CX, R13
+	SUBQ    DX, R13
+	MOVQ    DI, R14
+	ANDQ    $0xffffff80, R14
+	ADDQ    DX, R14
+	CMPQ    R11, R14
 	JAE     scores_odd_9
 
 scores_pairs_9:
-	VMOVUPS     (R10)(R12*1), Z10
-	VFMADD231PS (R10), Z10, Z2
-	VFMADD231PS (R10)(SI*1), Z10, Z3
-	VFMADD231PS (R10)(SI*2), Z10, Z4
-	VFMADD231PS (R10)(R9*1), Z10, Z5
-	VFMADD231PS (R11), Z10, Z6
-	VFMADD231PS (R11)(SI*1), Z10, Z7
-	VFMADD231PS (R11)(SI*2), Z10, Z8
-	VFMADD231PS (R11)(R9*1), Z10, Z9
-	VMOVUPS     64(R10)(R12*1), Z10
-	VFMADD231PS 64(R10), Z10, Z2
-	VFMADD231PS 64(R10)(SI*1), Z10, Z3
-	VFMADD231PS 64(R10)(SI*2), Z10, Z4
-	VFMADD231PS 64(R10)(R9*1), Z10, Z5
-	VFMADD231PS 64(R11), Z10, Z6
-	VFMADD231PS 64(R11)(SI*1), Z10, Z7
-	VFMADD231PS 64(R11)(SI*2), Z10, Z8
-	VFMADD231PS 64(R11)(R9*1), Z10, Z9
-	ADDQ        $0x00000080, R10
+	VMOVUPS     (R11)(R13*1), Z10
+	VFMADD231PS (R11), Z10, Z2
+	VFMADD231PS (R11)(DI*1), Z10, Z3
+	VFMADD231PS (R11)(DI*2), Z10, Z4
+	VFMADD231PS (R11)(R10*1), Z10, Z5
+	VFMADD231PS (R12), Z10, Z6
+	VFMADD231PS (R12)(DI*1), Z10, Z7
+	VFMADD231PS (R12)(DI*2), Z10, Z8
+	VFMADD231PS (R12)(R10*1), Z10, Z9
+	VMOVUPS     64(R11)(R13*1), Z10
+	VFMADD231PS 64(R11), Z10, Z2
+	VFMADD231PS 64(R11)(DI*1), Z10, Z3
+	VFMADD231PS 64(R11)(DI*2), Z10, Z4
+	VFMADD231PS 64(R11)(R10*1), Z10, Z5
+	VFMADD231PS 64(R12), Z10, Z6
+	VFMADD231PS 64(R12)(DI*1), Z10, Z7
+	VFMADD231PS 64(R12)(DI*2), Z10, Z8
+	VFMADD231PS 64(R12)(R10*1), Z10, Z9
 	ADDQ        $0x00000080, R11
-	CMPQ        R10, R13
+	ADDQ        $0x00000080, R12
+	CMPQ        R11, R14
 	JB          scores_pairs_9
 
 scores_odd_9:
-	LEAQ        (DX)(SI*1), R13
-	CMPQ        R10, R13
+	LEAQ        (DX)(DI*1), R14
+	CMPQ        R11, R14
 	JAE         scores_reduce_9
-	VMOVUPS     (R10)(R12*1), Z10
-	VFMADD231PS (R10), Z10, Z2
-	VFMADD231PS (R10)(SI*1), Z10, Z3
-	VFMADD231PS (R10)(SI*2), Z10, Z4
-	VFMADD231PS (R10)(R9*1), Z10, Z5
-	VFMADD231PS (R11), Z10, Z6
-	VFMADD231PS (R11)(SI*1), Z10, Z7
-	VFMADD231PS (R11)(SI*2), Z10, Z8
-	VFMADD231PS (R11)(R9*1), Z10, Z9
+	VMOVUPS     (R11)(R13*1), Z10
+	VFMADD231PS (R11), Z10, Z2
+	VFMADD231PS (R11)(DI*1), Z10, Z3
+	VFMADD231PS (R11)(DI*2), Z10, Z4
+	VFMADD231PS (R11)(R10*1), Z10, Z5
+	VFMADD231PS (R12), Z10, Z6
+	VFMADD231PS (R12)(DI*1), Z10, Z7
+	VFMADD231PS (R12)(DI*2), Z10, Z8
+	VFMADD231PS (R12)(R10*1), Z10, Z9
 
 scores_reduce_9:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
@@ -4787,26 +4809,26 @@ scores_reduce_9:
 	VBROADCASTSS scale+48(FP), Y2
 	VMULPS       Y2, Y3, Y3
 	VMAXPS       Y3, Y0, Y0
-	VMOVUPS      Y3, (R8)
-	ADDQ         $0x20, R8
-	SUBQ         $0x08, DI
-	LEAQ         (DX)(SI*8), DX
+	VMOVUPS      Y3, (R9)
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, R8
+	LEAQ         (DX)(DI*8), DX
 	JMP          scores_by8_9
 
 scores_by1_9:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      scores_done_13
 	VMOVUPS expconst<>+1344(SB), Z2
-	MOVQ    DX, R10
-	MOVQ    CX, R12
-	SUBQ    DX, R12
-	LEAQ    (DX)(SI*1), R13
+	MOVQ    DX, R11
+	LEAQ    (DX)(DI*1), R14
+	MOVQ    CX, R13
+	SUBQ    DX, R13
 
 scores_chunk1_9:
-	VMOVUPS       (R10)(R12*1), Z3
-	VFMADD231PS   (R10), Z3, Z2
-	ADDQ          $0x00000040, R10
-	CMPQ          R10, R13
+	VMOVUPS       (R11)(R13*1), Z3
+	VFMADD231PS   (R11), Z3, Z2
+	ADDQ          $0x00000040, R11
+	CMPQ          R11, R14
 	JB            scores_chunk1_9
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
@@ -4818,10 +4840,10 @@ scores_chunk1_9:
 	VADDPS        X3, X2, X2
 	VMULSS        scale+48(FP), X2, X2
 	VMAXSS        X2, X1, X1
-	VMOVSS        X2, (R8)
-	ADDQ          $0x04, R8
-	DECQ          DI
-	ADDQ          SI, DX
+	VMOVSS        X2, (R9)
+	ADDQ          $0x04, R9
+	DECQ          R8
+	ADDQ          DI, DX
 	JMP           scores_by1_9
 
 scores_done_13:
@@ -4934,238 +4956,238 @@ normp_3:
 	MOVQ    o+0(FP), CX
 	MOVQ    v+24(FP), DX
 	VMOVUPS expconst<>+1344(SB), Z0
-	MOVQ    CX, DI
-	MOVQ    SI, R8
+	MOVQ    CX, R8
+	MOVQ    SI, R9
 
 zero_loop_6:
-	VMOVUPS Z0, (DI)
-	ADDQ    $0x00000040, DI
-	SUBQ    $0x00000040, R8
+	VMOVUPS Z0, (R8)
+	ADDQ    $0x00000040, R8
+	SUBQ    $0x00000040, R9
 	JNZ     zero_loop_6
-	XORQ    DI, DI
+	XORQ    R8, R8
 
 pv_block_27:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000200
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
 	JL      pv_next_27
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	VMOVUPS 64(CX)(DI*1), Z2
+	VMOVUPS 64(CX)(R8*1), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 128(CX)(DI*1), Z4
+	VMOVUPS 128(CX)(R8*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 192(CX)(DI*1), Z6
+	VMOVUPS 192(CX)(R8*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS 256(CX)(DI*1), Z8
+	VMOVUPS 256(CX)(R8*1), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	VMOVUPS 320(CX)(DI*1), Z10
+	VMOVUPS 320(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 384(CX)(DI*1), Z12
+	VMOVUPS 384(CX)(R8*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 448(CX)(DI*1), Z14
+	VMOVUPS 448(CX)(R8*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-	CMPQ    R10, $0x02
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_27
 
 pv_pair_27:
-	VBROADCASTSS (R8), Z16
-	VBROADCASTSS 4(R8), Z17
-	VFMADD231PS  (R9), Z16, Z0
-	VFMADD231PS  (R9)(SI*1), Z17, Z1
-	VFMADD231PS  64(R9), Z16, Z2
-	VFMADD231PS  64(R9)(SI*1), Z17, Z3
-	VFMADD231PS  128(R9), Z16, Z4
-	VFMADD231PS  128(R9)(SI*1), Z17, Z5
-	VFMADD231PS  192(R9), Z16, Z6
-	VFMADD231PS  192(R9)(SI*1), Z17, Z7
-	VFMADD231PS  256(R9), Z16, Z8
-	VFMADD231PS  256(R9)(SI*1), Z17, Z9
-	VFMADD231PS  320(R9), Z16, Z10
-	VFMADD231PS  320(R9)(SI*1), Z17, Z11
-	VFMADD231PS  384(R9), Z16, Z12
-	VFMADD231PS  384(R9)(SI*1), Z17, Z13
-	VFMADD231PS  448(R9), Z16, Z14
-	VFMADD231PS  448(R9)(SI*1), Z17, Z15
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(SI*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z16
+	VBROADCASTSS 4(R9), Z17
+	VFMADD231PS  (R10), Z16, Z0
+	VFMADD231PS  (R10)(DI*1), Z17, Z1
+	VFMADD231PS  64(R10), Z16, Z2
+	VFMADD231PS  64(R10)(DI*1), Z17, Z3
+	VFMADD231PS  128(R10), Z16, Z4
+	VFMADD231PS  128(R10)(DI*1), Z17, Z5
+	VFMADD231PS  192(R10), Z16, Z6
+	VFMADD231PS  192(R10)(DI*1), Z17, Z7
+	VFMADD231PS  256(R10), Z16, Z8
+	VFMADD231PS  256(R10)(DI*1), Z17, Z9
+	VFMADD231PS  320(R10), Z16, Z10
+	VFMADD231PS  320(R10)(DI*1), Z17, Z11
+	VFMADD231PS  384(R10), Z16, Z12
+	VFMADD231PS  384(R10)(DI*1), Z17, Z13
+	VFMADD231PS  448(R10), Z16, Z14
+	VFMADD231PS  448(R10)(DI*1), Z17, Z15
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_27
 
 pv_single_27:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_27
-	VBROADCASTSS (R8), Z16
-	VFMADD231PS  (R9), Z16, Z0
-	VFMADD231PS  64(R9), Z16, Z2
-	VFMADD231PS  128(R9), Z16, Z4
-	VFMADD231PS  192(R9), Z16, Z6
-	VFMADD231PS  256(R9), Z16, Z8
-	VFMADD231PS  320(R9), Z16, Z10
-	VFMADD231PS  384(R9), Z16, Z12
-	VFMADD231PS  448(R9), Z16, Z14
+	VBROADCASTSS (R9), Z16
+	VFMADD231PS  (R10), Z16, Z0
+	VFMADD231PS  64(R10), Z16, Z2
+	VFMADD231PS  128(R10), Z16, Z4
+	VFMADD231PS  192(R10), Z16, Z6
+	VFMADD231PS  256(R10), Z16, Z8
+	VFMADD231PS  320(R10), Z16, Z10
+	VFMADD231PS  384(R10), Z16, Z12
+	VFMADD231PS  448(R10), Z16, Z14
 
 pv_merge_27:
 	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
+	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 64(CX)(DI*1)
+	VMOVUPS Z2, 64(CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 128(CX)(DI*1)
+	VMOVUPS Z4, 128(CX)(R8*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 192(CX)(DI*1)
+	VMOVUPS Z6, 192(CX)(R8*1)
 	VADDPS  Z9, Z8, Z8
-	VMOVUPS Z8, 256(CX)(DI*1)
+	VMOVUPS Z8, 256(CX)(R8*1)
 	VADDPS  Z11, Z10, Z10
-	VMOVUPS Z10, 320(CX)(DI*1)
+	VMOVUPS Z10, 320(CX)(R8*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 384(CX)(DI*1)
+	VMOVUPS Z12, 384(CX)(R8*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 448(CX)(DI*1)
-	ADDQ    $0x00000200, DI
+	VMOVUPS Z14, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
 	JMP     pv_block_27
 
 pv_next_27:
 pv_block_28:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000100
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
 	JL      pv_next_28
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	VMOVUPS 64(CX)(DI*1), Z2
+	VMOVUPS 64(CX)(R8*1), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 128(CX)(DI*1), Z4
+	VMOVUPS 128(CX)(R8*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 192(CX)(DI*1), Z6
+	VMOVUPS 192(CX)(R8*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-	CMPQ    R10, $0x02
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_28
 
 pv_pair_28:
-	VBROADCASTSS (R8), Z8
-	VBROADCASTSS 4(R8), Z9
-	VFMADD231PS  (R9), Z8, Z0
-	VFMADD231PS  (R9)(SI*1), Z9, Z1
-	VFMADD231PS  64(R9), Z8, Z2
-	VFMADD231PS  64(R9)(SI*1), Z9, Z3
-	VFMADD231PS  128(R9), Z8, Z4
-	VFMADD231PS  128(R9)(SI*1), Z9, Z5
-	VFMADD231PS  192(R9), Z8, Z6
-	VFMADD231PS  192(R9)(SI*1), Z9, Z7
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(SI*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z8
+	VBROADCASTSS 4(R9), Z9
+	VFMADD231PS  (R10), Z8, Z0
+	VFMADD231PS  (R10)(DI*1), Z9, Z1
+	VFMADD231PS  64(R10), Z8, Z2
+	VFMADD231PS  64(R10)(DI*1), Z9, Z3
+	VFMADD231PS  128(R10), Z8, Z4
+	VFMADD231PS  128(R10)(DI*1), Z9, Z5
+	VFMADD231PS  192(R10), Z8, Z6
+	VFMADD231PS  192(R10)(DI*1), Z9, Z7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_28
 
 pv_single_28:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_28
-	VBROADCASTSS (R8), Z8
-	VFMADD231PS  (R9), Z8, Z0
-	VFMADD231PS  64(R9), Z8, Z2
-	VFMADD231PS  128(R9), Z8, Z4
-	VFMADD231PS  192(R9), Z8, Z6
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R10), Z8, Z0
+	VFMADD231PS  64(R10), Z8, Z2
+	VFMADD231PS  128(R10), Z8, Z4
+	VFMADD231PS  192(R10), Z8, Z6
 
 pv_merge_28:
 	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
+	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 64(CX)(DI*1)
+	VMOVUPS Z2, 64(CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 128(CX)(DI*1)
+	VMOVUPS Z4, 128(CX)(R8*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 192(CX)(DI*1)
-	ADDQ    $0x00000100, DI
+	VMOVUPS Z6, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
 	JMP     pv_block_28
 
 pv_next_28:
 pv_block_29:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000080
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
 	JL      pv_next_29
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	VMOVUPS 64(CX)(DI*1), Z2
+	VMOVUPS 64(CX)(R8*1), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-	CMPQ    R10, $0x02
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_29
 
 pv_pair_29:
-	VBROADCASTSS (R8), Z4
-	VBROADCASTSS 4(R8), Z5
-	VFMADD231PS  (R9), Z4, Z0
-	VFMADD231PS  (R9)(SI*1), Z5, Z1
-	VFMADD231PS  64(R9), Z4, Z2
-	VFMADD231PS  64(R9)(SI*1), Z5, Z3
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(SI*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VFMADD231PS  (R10), Z4, Z0
+	VFMADD231PS  (R10)(DI*1), Z5, Z1
+	VFMADD231PS  64(R10), Z4, Z2
+	VFMADD231PS  64(R10)(DI*1), Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_29
 
 pv_single_29:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_29
-	VBROADCASTSS (R8), Z4
-	VFMADD231PS  (R9), Z4, Z0
-	VFMADD231PS  64(R9), Z4, Z2
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R10), Z4, Z0
+	VFMADD231PS  64(R10), Z4, Z2
 
 pv_merge_29:
 	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
+	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 64(CX)(DI*1)
-	ADDQ    $0x00000080, DI
+	VMOVUPS Z2, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
 	JMP     pv_block_29
 
 pv_next_29:
 pv_block_30:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000040
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
 	JL      pv_next_30
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-	CMPQ    R10, $0x02
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_30
 
 pv_pair_30:
-	VBROADCASTSS (R8), Z2
-	VBROADCASTSS 4(R8), Z3
-	VFMADD231PS  (R9), Z2, Z0
-	VFMADD231PS  (R9)(SI*1), Z3, Z1
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(SI*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z2
+	VBROADCASTSS 4(R9), Z3
+	VFMADD231PS  (R10), Z2, Z0
+	VFMADD231PS  (R10)(DI*1), Z3, Z1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_30
 
 pv_single_30:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_30
-	VBROADCASTSS (R8), Z2
-	VFMADD231PS  (R9), Z2, Z0
+	VBROADCASTSS (R9), Z2
+	VFMADD231PS  (R10), Z2, Z0
 
 pv_merge_30:
 	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
-	ADDQ    $0x00000040, DI
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
 	JMP     pv_block_30
 
 pv_next_30:
@@ -5225,8 +5247,8 @@ tile_4:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    d+48(FP), AX
-	IMULQ   CX, AX
 	SHLQ    $0x02, AX
+	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
 	ADDQ    AX, CX
@@ -5254,18 +5276,20 @@ scores_5:
 	IMULQ   32(SP), DX
 	MOVQ    tiles+80(FP), BX
 	ADDQ    BX, DX
-	LEAQ    (CX)(AX*1), BX
-	MOVQ    DX, SI
-	ADDQ    tileStride+88(FP), SI
-	MOVQ    (SP), DI
-	MOVQ    24(SP), R8
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    d+48(FP), R8
+	SHLQ    $0x02, R8
 	MOVQ    CX, 64(SP)
-	MOVQ    BX, 72(SP)
+	MOVQ    AX, 72(SP)
 	MOVQ    DX, 80(SP)
-	MOVQ    SI, 88(SP)
-	MOVQ    R8, 48(SP)
-	MOVQ    DI, 56(SP)
-	LEAQ    (AX)(AX*2), CX
+	MOVQ    BX, 88(SP)
+	MOVQ    DI, 48(SP)
+	MOVQ    SI, 56(SP)
+	LEAQ    (R8)(R8*2), AX
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 	VMOVUPS expconst<>+0(SB), Y21
@@ -5290,134 +5314,134 @@ scores2_by8_2:
 	VMOVUPS expconst<>+1344(SB), Z15
 	VMOVUPS expconst<>+1344(SB), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    56(SP), DX
-	MOVQ    64(SP), BX
-	SUBQ    DX, BX
-	MOVQ    72(SP), SI
-	SUBQ    DX, SI
-	LEAQ    (DX)(AX*1), DI
-	MOVQ    DI, 40(SP)
-	LEAQ    (DX)(AX*4), DI
-	MOVQ    40(SP), R8
-	SUBQ    $0x00000040, R8
-	MOVQ    R8, 96(SP)
-	CMPQ    DX, 96(SP)
+	MOVQ    56(SP), CX
+	MOVQ    64(SP), DX
+	SUBQ    CX, DX
+	MOVQ    72(SP), BX
+	SUBQ    CX, BX
+	LEAQ    (CX)(R8*1), SI
+	MOVQ    SI, 40(SP)
+	LEAQ    (CX)(R8*4), SI
+	MOVQ    40(SP), DI
+	SUBQ    $0x00000040, DI
+	MOVQ    DI, 96(SP)
+	CMPQ    CX, 96(SP)
 	JAE     scores2_odd_2
 
 scores2_chunk2_2:
-	VMOVUPS     (DX)(BX*1), Z18
-	VMOVUPS     (DX)(SI*1), Z19
-	VMOVUPS     (DX), Z20
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX), Z20
 	VFMADD231PS Z20, Z18, Z0
 	VFMADD231PS Z20, Z19, Z10
-	VMOVUPS     (DX)(AX*1), Z20
+	VMOVUPS     (CX)(R8*1), Z20
 	VFMADD231PS Z20, Z18, Z3
 	VFMADD231PS Z20, Z19, Z11
-	VMOVUPS     (DX)(AX*2), Z20
+	VMOVUPS     (CX)(R8*2), Z20
 	VFMADD231PS Z20, Z18, Z4
 	VFMADD231PS Z20, Z19, Z12
-	VMOVUPS     (DX)(CX*1), Z20
+	VMOVUPS     (CX)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z5
 	VFMADD231PS Z20, Z19, Z13
-	VMOVUPS     (DI), Z20
+	VMOVUPS     (SI), Z20
 	VFMADD231PS Z20, Z18, Z6
 	VFMADD231PS Z20, Z19, Z14
-	VMOVUPS     (DI)(AX*1), Z20
+	VMOVUPS     (SI)(R8*1), Z20
 	VFMADD231PS Z20, Z18, Z7
 	VFMADD231PS Z20, Z19, Z15
-	VMOVUPS     (DI)(AX*2), Z20
+	VMOVUPS     (SI)(R8*2), Z20
 	VFMADD231PS Z20, Z18, Z8
 	VFMADD231PS Z20, Z19, Z16
-	VMOVUPS     (DI)(CX*1), Z20
+	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), R8
-	CMPQ        R8, 112(SP)
+	MOVQ        104(SP), DI
+	CMPQ        DI, 112(SP)
 	JAE         pf_skip_7
-	PREFETCHT0  (R8)
-	PREFETCHT0  64(R8)
-	PREFETCHT0  128(R8)
-	PREFETCHT0  192(R8)
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
 pf_skip_7:
-	VMOVUPS     64(DX)(BX*1), Z18
-	VMOVUPS     64(DX)(SI*1), Z19
-	VMOVUPS     64(DX), Z20
+	VMOVUPS     64(CX)(DX*1), Z18
+	VMOVUPS     64(CX)(BX*1), Z19
+	VMOVUPS     64(CX), Z20
 	VFMADD231PS Z20, Z18, Z0
 	VFMADD231PS Z20, Z19, Z10
-	VMOVUPS     64(DX)(AX*1), Z20
+	VMOVUPS     64(CX)(R8*1), Z20
 	VFMADD231PS Z20, Z18, Z3
 	VFMADD231PS Z20, Z19, Z11
-	VMOVUPS     64(DX)(AX*2), Z20
+	VMOVUPS     64(CX)(R8*2), Z20
 	VFMADD231PS Z20, Z18, Z4
 	VFMADD231PS Z20, Z19, Z12
-	VMOVUPS     64(DX)(CX*1), Z20
+	VMOVUPS     64(CX)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z5
 	VFMADD231PS Z20, Z19, Z13
-	VMOVUPS     64(DI), Z20
+	VMOVUPS     64(SI), Z20
 	VFMADD231PS Z20, Z18, Z6
 	VFMADD231PS Z20, Z19, Z14
-	VMOVUPS     64(DI)(AX*1), Z20
+	VMOVUPS     64(SI)(R8*1), Z20
 	VFMADD231PS Z20, Z18, Z7
 	VFMADD231PS Z20, Z19, Z15
-	VMOVUPS     64(DI)(AX*2), Z20
+	VMOVUPS     64(SI)(R8*2), Z20
 	VFMADD231PS Z20, Z18, Z8
 	VFMADD231PS Z20, Z19, Z16
-	VMOVUPS     64(DI)(CX*1), Z20
+	VMOVUPS     64(SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), R8
-	CMPQ        R8, 112(SP)
+	MOVQ        104(SP), DI
+	CMPQ        DI, 112(SP)
 	JAE         pf_skip_8
-	PREFETCHT0  (R8)
-	PREFETCHT0  64(R8)
-	PREFETCHT0  128(R8)
-	PREFETCHT0  192(R8)
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
 pf_skip_8:
-	ADDQ $0x00000080, DX
-	ADDQ $0x00000080, DI
-	CMPQ DX, 96(SP)
+	ADDQ $0x00000080, CX
+	ADDQ $0x00000080, SI
+	CMPQ CX, 96(SP)
 	JB   scores2_chunk2_2
 
 scores2_odd_2:
-	CMPQ        DX, 40(SP)
+	CMPQ        CX, 40(SP)
 	JAE         scores2_reduce_2
-	VMOVUPS     (DX)(BX*1), Z18
-	VMOVUPS     (DX)(SI*1), Z19
-	VMOVUPS     (DX), Z20
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX), Z20
 	VFMADD231PS Z20, Z18, Z0
 	VFMADD231PS Z20, Z19, Z10
-	VMOVUPS     (DX)(AX*1), Z20
+	VMOVUPS     (CX)(R8*1), Z20
 	VFMADD231PS Z20, Z18, Z3
 	VFMADD231PS Z20, Z19, Z11
-	VMOVUPS     (DX)(AX*2), Z20
+	VMOVUPS     (CX)(R8*2), Z20
 	VFMADD231PS Z20, Z18, Z4
 	VFMADD231PS Z20, Z19, Z12
-	VMOVUPS     (DX)(CX*1), Z20
+	VMOVUPS     (CX)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z5
 	VFMADD231PS Z20, Z19, Z13
-	VMOVUPS     (DI), Z20
+	VMOVUPS     (SI), Z20
 	VFMADD231PS Z20, Z18, Z6
 	VFMADD231PS Z20, Z19, Z14
-	VMOVUPS     (DI)(AX*1), Z20
+	VMOVUPS     (SI)(R8*1), Z20
 	VFMADD231PS Z20, Z18, Z7
 	VFMADD231PS Z20, Z19, Z15
-	VMOVUPS     (DI)(AX*2), Z20
+	VMOVUPS     (SI)(R8*2), Z20
 	VFMADD231PS Z20, Z18, Z8
 	VFMADD231PS Z20, Z19, Z16
-	VMOVUPS     (DI)(CX*1), Z20
+	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), DX
-	CMPQ        DX, 112(SP)
+	MOVQ        104(SP), CX
+	CMPQ        CX, 112(SP)
 	JAE         pf_skip_9
-	PREFETCHT0  (DX)
-	PREFETCHT0  64(DX)
-	PREFETCHT0  128(DX)
-	PREFETCHT0  192(DX)
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, 104(SP)
 
 pf_skip_9:
@@ -5480,16 +5504,16 @@ scores2_reduce_2:
 	VBROADCASTSS scale+64(FP), Y0
 	VMULPS       Y0, Y4, Y4
 	VMAXPS       Y4, Y21, Y21
-	MOVQ         80(SP), DX
-	VMOVUPS      Y3, (DX)
+	MOVQ         80(SP), CX
+	VMOVUPS      Y3, (CX)
 	ADDQ         $0x00000020, 80(SP)
-	MOVQ         88(SP), DX
-	VMOVUPS      Y4, (DX)
+	MOVQ         88(SP), CX
+	VMOVUPS      Y4, (CX)
 	ADDQ         $0x00000020, 88(SP)
 	SUBQ         $0x08, 48(SP)
-	MOVQ         56(SP), DX
-	LEAQ         (DX)(AX*8), DX
-	MOVQ         DX, 56(SP)
+	MOVQ         56(SP), CX
+	LEAQ         (CX)(R8*8), CX
+	MOVQ         CX, 56(SP)
 	JMP          scores2_by8_2
 
 scores2_by1_2:
@@ -5497,20 +5521,20 @@ scores2_by1_2:
 	JE      scores2_done_2
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    56(SP), CX
-	MOVQ    64(SP), DX
-	SUBQ    CX, DX
-	MOVQ    72(SP), BX
-	SUBQ    CX, BX
-	LEAQ    (CX)(AX*1), SI
-	MOVQ    SI, 40(SP)
+	MOVQ    56(SP), AX
+	MOVQ    64(SP), CX
+	SUBQ    AX, CX
+	MOVQ    72(SP), DX
+	SUBQ    AX, DX
+	LEAQ    (AX)(R8*1), BX
+	MOVQ    BX, 40(SP)
 
 scores2_chunk1_2:
-	VMOVUPS       (CX), Z4
-	VFMADD231PS   (CX)(DX*1), Z4, Z0
-	VFMADD231PS   (CX)(BX*1), Z4, Z3
-	ADDQ          $0x00000040, CX
-	CMPQ          CX, 40(SP)
+	VMOVUPS       (AX), Z4
+	VFMADD231PS   (AX)(CX*1), Z4, Z0
+	VFMADD231PS   (AX)(DX*1), Z4, Z3
+	ADDQ          $0x00000040, AX
+	CMPQ          AX, 40(SP)
 	JB            scores2_chunk1_2
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y4, Y0, Y4
@@ -5532,16 +5556,16 @@ scores2_chunk1_2:
 	VADDPS        X4, X3, X3
 	VMULSS        scale+64(FP), X3, X3
 	VMAXSS        X3, X22, X22
-	MOVQ          80(SP), CX
-	VMOVSS        X0, (CX)
+	MOVQ          80(SP), AX
+	VMOVSS        X0, (AX)
 	ADDQ          $0x00000004, 80(SP)
-	MOVQ          88(SP), CX
-	VMOVSS        X3, (CX)
+	MOVQ          88(SP), AX
+	VMOVSS        X3, (AX)
 	ADDQ          $0x00000004, 88(SP)
 	DECQ          48(SP)
-	MOVQ          56(SP), CX
-	ADDQ          AX, CX
-	MOVQ          CX, 56(SP)
+	MOVQ          56(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 56(SP)
 	JMP           scores2_by1_2
 
 scores2_done_2:
@@ -5579,24 +5603,26 @@ scores_6:
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
 	IMULQ   AX, CX
-	MOVQ    q+8(FP), DX
-	ADDQ    DX, CX
-	MOVQ    tileStride+88(FP), DX
-	IMULQ   32(SP), DX
-	MOVQ    tiles+80(FP), BX
-	ADDQ    BX, DX
-	MOVQ    (SP), BX
-	MOVQ    24(SP), SI
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    d+48(FP), SI
+	SHLQ    $0x02, SI
 	CMPQ    32(SP), $0x00000000
 	JNE     other_head_7
 	MOVQ    8(SP), DI
-	MOVQ    BX, BX
-	LEAQ    (AX)(AX*2), R8
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
 scores_by8_10:
-	CMPQ    SI, $0x08
+	CMPQ    BX, $0x08
 	JL      scores_by1_10
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -5606,40 +5632,40 @@ scores_by8_10:
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    BX, R9
-	LEAQ    (BX)(AX*4), R10
+	MOVQ    DX, R9
+	LEAQ    (DX)(SI*4), R10
 	MOVQ    CX, R11
-	SUBQ    BX, R11
-	MOVQ    AX, R12
+	SUBQ    DX, R11
+	MOVQ    SI, R12
 	ANDQ    $0xffffff80, R12
-	ADDQ    BX, R12
+	ADDQ    DX, R12
 	CMPQ    R9, R12
 	JAE     scores_odd_10
 
 scores_pairs_10:
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z0
-	VFMADD231PS (R9)(AX*1), Z10, Z3
-	VFMADD231PS (R9)(AX*2), Z10, Z4
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS (R10)(AX*1), Z10, Z7
-	VFMADD231PS (R10)(AX*2), Z10, Z8
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z0
-	VFMADD231PS 64(R9)(AX*1), Z10, Z3
+	VFMADD231PS 64(R9)(SI*1), Z10, Z3
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
-	VFMADD231PS 64(R9)(AX*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(R8*1), Z10, Z5
 	PREFETCHT0  128(DI)
 	PREFETCHT0  192(DI)
 	VFMADD231PS 64(R10), Z10, Z6
-	VFMADD231PS 64(R10)(AX*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z10, Z7
 	PREFETCHT0  256(DI)
 	PREFETCHT0  320(DI)
-	VFMADD231PS 64(R10)(AX*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(R8*1), Z10, Z9
 	PREFETCHT0  384(DI)
 	PREFETCHT0  448(DI)
@@ -5650,17 +5676,17 @@ scores_pairs_10:
 	JB          scores_pairs_10
 
 scores_odd_10:
-	LEAQ        (BX)(AX*1), R12
+	LEAQ        (DX)(SI*1), R12
 	CMPQ        R9, R12
 	JAE         scores_reduce_10
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z0
-	VFMADD231PS (R9)(AX*1), Z10, Z3
-	VFMADD231PS (R9)(AX*2), Z10, Z4
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS (R10)(AX*1), Z10, Z7
-	VFMADD231PS (R10)(AX*2), Z10, Z8
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 
 scores_reduce_10:
@@ -5693,20 +5719,20 @@ scores_reduce_10:
 	VBROADCASTSS scale+64(FP), Y0
 	VMULPS       Y0, Y3, Y3
 	VMAXPS       Y3, Y1, Y1
-	VMOVUPS      Y3, (DX)
-	ADDQ         $0x20, DX
-	SUBQ         $0x08, SI
-	LEAQ         (BX)(AX*8), BX
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
 	JMP          scores_by8_10
 
 scores_by1_10:
-	TESTQ   SI, SI
+	TESTQ   BX, BX
 	JZ      scores_done_16
 	VMOVUPS expconst<>+1344(SB), Z0
-	MOVQ    BX, R9
+	MOVQ    DX, R9
+	LEAQ    (DX)(SI*1), R12
 	MOVQ    CX, R11
-	SUBQ    BX, R11
-	LEAQ    (BX)(AX*1), R12
+	SUBQ    DX, R11
 
 scores_chunk1_10:
 	VMOVUPS       (R9)(R11*1), Z3
@@ -5724,10 +5750,10 @@ scores_chunk1_10:
 	VADDPS        X3, X0, X0
 	VMULSS        scale+64(FP), X0, X0
 	VMAXSS        X0, X2, X2
-	VMOVSS        X0, (DX)
-	ADDQ          $0x04, DX
-	DECQ          SI
-	ADDQ          AX, BX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
 	JMP           scores_by1_10
 
 scores_done_16:
@@ -5747,13 +5773,13 @@ scores_done_16:
 	JMP           first_done_7
 
 other_head_7:
-	MOVQ    BX, BX
-	LEAQ    (AX)(AX*2), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
 scores_by8_11:
-	CMPQ    SI, $0x08
+	CMPQ    BX, $0x08
 	JL      scores_by1_11
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -5763,34 +5789,34 @@ scores_by8_11:
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    BX, R8
-	LEAQ    (BX)(AX*4), R9
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*4), R9
 	MOVQ    CX, R10
-	SUBQ    BX, R10
-	MOVQ    AX, R11
+	SUBQ    DX, R10
+	MOVQ    SI, R11
 	ANDQ    $0xffffff80, R11
-	ADDQ    BX, R11
+	ADDQ    DX, R11
 	CMPQ    R8, R11
 	JAE     scores_odd_11
 
 scores_pairs_11:
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
-	VFMADD231PS (R8)(AX*1), Z10, Z3
-	VFMADD231PS (R8)(AX*2), Z10, Z4
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
 	VFMADD231PS (R8)(DI*1), Z10, Z5
 	VFMADD231PS (R9), Z10, Z6
-	VFMADD231PS (R9)(AX*1), Z10, Z7
-	VFMADD231PS (R9)(AX*2), Z10, Z8
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 	VMOVUPS     64(R8)(R10*1), Z10
 	VFMADD231PS 64(R8), Z10, Z0
-	VFMADD231PS 64(R8)(AX*1), Z10, Z3
-	VFMADD231PS 64(R8)(AX*2), Z10, Z4
+	VFMADD231PS 64(R8)(SI*1), Z10, Z3
+	VFMADD231PS 64(R8)(SI*2), Z10, Z4
 	VFMADD231PS 64(R8)(DI*1), Z10, Z5
 	VFMADD231PS 64(R9), Z10, Z6
-	VFMADD231PS 64(R9)(AX*1), Z10, Z7
-	VFMADD231PS 64(R9)(AX*2), Z10, Z8
+	VFMADD231PS 64(R9)(SI*1), Z10, Z7
+	VFMADD231PS 64(R9)(SI*2), Z10, Z8
 	VFMADD231PS 64(R9)(DI*1), Z10, Z9
 	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
@@ -5798,17 +5824,17 @@ scores_pairs_11:
 	JB          scores_pairs_11
 
 scores_odd_11:
-	LEAQ        (BX)(AX*1), R11
+	LEAQ        (DX)(SI*1), R11
 	CMPQ        R8, R11
 	JAE         scores_reduce_11
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
-	VFMADD231PS (R8)(AX*1), Z10, Z3
-	VFMADD231PS (R8)(AX*2), Z10, Z4
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
 	VFMADD231PS (R8)(DI*1), Z10, Z5
 	VFMADD231PS (R9), Z10, Z6
-	VFMADD231PS (R9)(AX*1), Z10, Z7
-	VFMADD231PS (R9)(AX*2), Z10, Z8
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 
 scores_reduce_11:
@@ -5841,20 +5867,20 @@ scores_reduce_11:
 	VBROADCASTSS scale+64(FP), Y0
 	VMULPS       Y0, Y3, Y3
 	VMAXPS       Y3, Y1, Y1
-	VMOVUPS      Y3, (DX)
-	ADDQ         $0x20, DX
-	SUBQ         $0x08, SI
-	LEAQ         (BX)(AX*8), BX
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
 	JMP          scores_by8_11
 
 scores_by1_11:
-	TESTQ   SI, SI
+	TESTQ   BX, BX
 	JZ      scores_done_17
 	VMOVUPS expconst<>+1344(SB), Z0
-	MOVQ    BX, R8
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*1), R11
 	MOVQ    CX, R10
-	SUBQ    BX, R10
-	LEAQ    (BX)(AX*1), R11
+	SUBQ    DX, R10
 
 scores_chunk1_11:
 	VMOVUPS       (R8)(R10*1), Z3
@@ -5872,10 +5898,10 @@ scores_chunk1_11:
 	VADDPS        X3, X0, X0
 	VMULSS        scale+64(FP), X0, X0
 	VMAXSS        X0, X2, X2
-	VMOVSS        X0, (DX)
-	ADDQ          $0x04, DX
-	DECQ          SI
-	ADDQ          AX, BX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
 	JMP           scores_by1_11
 
 scores_done_17:
@@ -6078,6 +6104,8 @@ pv_5:
 	ADDQ  tileStride+88(FP), SI
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
+	MOVQ  d+48(FP), R9
+	SHLQ  $0x02, R9
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -6123,10 +6151,10 @@ pv2_pair_4:
 	VMOVUPS      64(SI), Z19
 	VMOVUPS      128(SI), Z20
 	VMOVUPS      192(SI), Z21
-	VMOVUPS      (SI)(AX*1), Z22
-	VMOVUPS      64(SI)(AX*1), Z23
-	VMOVUPS      128(SI)(AX*1), Z24
-	VMOVUPS      192(SI)(AX*1), Z25
+	VMOVUPS      (SI)(R9*1), Z22
+	VMOVUPS      64(SI)(R9*1), Z23
+	VMOVUPS      128(SI)(R9*1), Z24
+	VMOVUPS      192(SI)(R9*1), Z25
 	VBROADCASTSS (BX), Z26
 	VFMADD231PS  Z18, Z26, Z0
 	VFMADD231PS  Z19, Z26, Z3
@@ -6158,7 +6186,7 @@ pv2_pair_4:
 
 pf_skip_10:
 	ADDQ $0x08, BX
-	LEAQ (SI)(AX*2), SI
+	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
 	JGE  pv2_pair_4
@@ -6226,8 +6254,8 @@ pv2_block_5:
 pv2_pair_5:
 	VMOVUPS      (SI), Z10
 	VMOVUPS      64(SI), Z11
-	VMOVUPS      (SI)(AX*1), Z12
-	VMOVUPS      64(SI)(AX*1), Z13
+	VMOVUPS      (SI)(R9*1), Z12
+	VMOVUPS      64(SI)(R9*1), Z13
 	VBROADCASTSS (BX), Z14
 	VFMADD231PS  Z10, Z14, Z0
 	VFMADD231PS  Z11, Z14, Z3
@@ -6251,7 +6279,7 @@ pv2_pair_5:
 
 pf_skip_11:
 	ADDQ $0x08, BX
-	LEAQ (SI)(AX*2), SI
+	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
 	JGE  pv2_pair_5
@@ -6302,7 +6330,7 @@ pv2_block_6:
 
 pv2_pair_6:
 	VMOVUPS      (SI), Z6
-	VMOVUPS      (SI)(AX*1), Z7
+	VMOVUPS      (SI)(R9*1), Z7
 	VBROADCASTSS (BX), Z8
 	VFMADD231PS  Z6, Z8, Z0
 	VBROADCASTSS 4(BX), Z8
@@ -6322,7 +6350,7 @@ pv2_pair_6:
 
 pf_skip_12:
 	ADDQ $0x08, BX
-	LEAQ (SI)(AX*2), SI
+	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
 	JGE  pv2_pair_6
@@ -6367,497 +6395,499 @@ pv_6:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
+	MOVQ  d+48(FP), DI
+	SHLQ  $0x02, DI
 	CMPQ  32(SP), $0x00000000
 	JNE   other_head_8
-	MOVQ  tk+56(FP), DI
-	IMULQ AX, DI
-	ADDQ  k+24(FP), DI
-	SUBQ  v+32(FP), DI
-	LEAQ  (DI)(AX*1), R8
-	XORQ  R9, R9
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
 
 pv_block_31:
-	MOVQ    AX, R10
-	SUBQ    R9, R10
-	CMPQ    R10, $0x00000200
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000200
 	JL      pv_next_31
-	VMOVUPS (CX)(R9*1), Z0
+	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 64(CX)(R9*1), Z4
+	VMOVUPS 64(CX)(R10*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 128(CX)(R9*1), Z6
+	VMOVUPS 128(CX)(R10*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS 192(CX)(R9*1), Z8
+	VMOVUPS 192(CX)(R10*1), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	VMOVUPS 256(CX)(R9*1), Z10
+	VMOVUPS 256(CX)(R10*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 320(CX)(R9*1), Z12
+	VMOVUPS 320(CX)(R10*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 384(CX)(R9*1), Z14
+	VMOVUPS 384(CX)(R10*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 448(CX)(R9*1), Z16
+	VMOVUPS 448(CX)(R10*1), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    DX, R10
-	LEAQ    (BX)(R9*1), R11
-	MOVQ    SI, R12
-	CMPQ    R12, $0x02
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
 	JL      pv_single_31
 
 pv_pair_31:
-	VBROADCASTSS (R10), Z18
-	VBROADCASTSS 4(R10), Z19
-	VFMADD231PS  (R11), Z18, Z0
-	VFMADD231PS  (R11)(AX*1), Z19, Z3
-	PREFETCHT0   (R11)(DI*1)
-	PREFETCHT0   (R11)(R8*1)
-	VFMADD231PS  64(R11), Z18, Z4
-	VFMADD231PS  64(R11)(AX*1), Z19, Z5
-	PREFETCHT0   64(R11)(DI*1)
-	PREFETCHT0   64(R11)(R8*1)
-	VFMADD231PS  128(R11), Z18, Z6
-	VFMADD231PS  128(R11)(AX*1), Z19, Z7
-	PREFETCHT0   128(R11)(DI*1)
-	PREFETCHT0   128(R11)(R8*1)
-	VFMADD231PS  192(R11), Z18, Z8
-	VFMADD231PS  192(R11)(AX*1), Z19, Z9
-	PREFETCHT0   192(R11)(DI*1)
-	PREFETCHT0   192(R11)(R8*1)
-	VFMADD231PS  256(R11), Z18, Z10
-	VFMADD231PS  256(R11)(AX*1), Z19, Z11
-	PREFETCHT0   256(R11)(DI*1)
-	PREFETCHT0   256(R11)(R8*1)
-	VFMADD231PS  320(R11), Z18, Z12
-	VFMADD231PS  320(R11)(AX*1), Z19, Z13
-	PREFETCHT0   320(R11)(DI*1)
-	PREFETCHT0   320(R11)(R8*1)
-	VFMADD231PS  384(R11), Z18, Z14
-	VFMADD231PS  384(R11)(AX*1), Z19, Z15
-	PREFETCHT0   384(R11)(DI*1)
-	PREFETCHT0   384(R11)(R8*1)
-	VFMADD231PS  448(R11), Z18, Z16
-	VFMADD231PS  448(R11)(AX*1), Z19, Z17
-	PREFETCHT0   448(R11)(DI*1)
-	PREFETCHT0   448(R11)(R8*1)
-	ADDQ         $0x08, R10
-	LEAQ         (R11)(AX*2), R11
-	SUBQ         $0x02, R12
-	CMPQ         R12, $0x02
+	VBROADCASTSS (R11), Z18
+	VBROADCASTSS 4(R11), Z19
+	VFMADD231PS  (R12), Z18, Z0
+	VFMADD231PS  (R12)(DI*1), Z19, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VFMADD231PS  64(R12), Z18, Z4
+	VFMADD231PS  64(R12)(DI*1), Z19, Z5
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	VFMADD231PS  128(R12), Z18, Z6
+	VFMADD231PS  128(R12)(DI*1), Z19, Z7
+	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT0   128(R12)(R9*1)
+	VFMADD231PS  192(R12), Z18, Z8
+	VFMADD231PS  192(R12)(DI*1), Z19, Z9
+	PREFETCHT0   192(R12)(R8*1)
+	PREFETCHT0   192(R12)(R9*1)
+	VFMADD231PS  256(R12), Z18, Z10
+	VFMADD231PS  256(R12)(DI*1), Z19, Z11
+	PREFETCHT0   256(R12)(R8*1)
+	PREFETCHT0   256(R12)(R9*1)
+	VFMADD231PS  320(R12), Z18, Z12
+	VFMADD231PS  320(R12)(DI*1), Z19, Z13
+	PREFETCHT0   320(R12)(R8*1)
+	PREFETCHT0   320(R12)(R9*1)
+	VFMADD231PS  384(R12), Z18, Z14
+	VFMADD231PS  384(R12)(DI*1), Z19, Z15
+	PREFETCHT0   384(R12)(R8*1)
+	PREFETCHT0   384(R12)(R9*1)
+	VFMADD231PS  448(R12), Z18, Z16
+	VFMADD231PS  448(R12)(DI*1), Z19, Z17
+	PREFETCHT0   448(R12)(R8*1)
+	PREFETCHT0   448(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
 	JGE          pv_pair_31
 
 pv_single_31:
-	TESTQ        R12, R12
+	TESTQ        R13, R13
 	JZ           pv_merge_31
-	VBROADCASTSS (R10), Z18
-	VFMADD231PS  (R11), Z18, Z0
-	VFMADD231PS  64(R11), Z18, Z4
-	VFMADD231PS  128(R11), Z18, Z6
-	VFMADD231PS  192(R11), Z18, Z8
-	VFMADD231PS  256(R11), Z18, Z10
-	VFMADD231PS  320(R11), Z18, Z12
-	VFMADD231PS  384(R11), Z18, Z14
-	VFMADD231PS  448(R11), Z18, Z16
+	VBROADCASTSS (R11), Z18
+	VFMADD231PS  (R12), Z18, Z0
+	VFMADD231PS  64(R12), Z18, Z4
+	VFMADD231PS  128(R12), Z18, Z6
+	VFMADD231PS  192(R12), Z18, Z8
+	VFMADD231PS  256(R12), Z18, Z10
+	VFMADD231PS  320(R12), Z18, Z12
+	VFMADD231PS  384(R12), Z18, Z14
+	VFMADD231PS  448(R12), Z18, Z16
 
 pv_merge_31:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(R9*1)
+	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 64(CX)(R9*1)
+	VMOVUPS Z4, 64(CX)(R10*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 128(CX)(R9*1)
+	VMOVUPS Z6, 128(CX)(R10*1)
 	VADDPS  Z9, Z8, Z8
-	VMOVUPS Z8, 192(CX)(R9*1)
+	VMOVUPS Z8, 192(CX)(R10*1)
 	VADDPS  Z11, Z10, Z10
-	VMOVUPS Z10, 256(CX)(R9*1)
+	VMOVUPS Z10, 256(CX)(R10*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 320(CX)(R9*1)
+	VMOVUPS Z12, 320(CX)(R10*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 384(CX)(R9*1)
+	VMOVUPS Z14, 384(CX)(R10*1)
 	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 448(CX)(R9*1)
-	ADDQ    $0x00000200, R9
+	VMOVUPS Z16, 448(CX)(R10*1)
+	ADDQ    $0x00000200, R10
 	JMP     pv_block_31
 
 pv_next_31:
 pv_block_32:
-	MOVQ    AX, R10
-	SUBQ    R9, R10
-	CMPQ    R10, $0x00000100
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
 	JL      pv_next_32
-	VMOVUPS (CX)(R9*1), Z0
+	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 64(CX)(R9*1), Z4
+	VMOVUPS 64(CX)(R10*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 128(CX)(R9*1), Z6
+	VMOVUPS 128(CX)(R10*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS 192(CX)(R9*1), Z8
+	VMOVUPS 192(CX)(R10*1), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    DX, R10
-	LEAQ    (BX)(R9*1), R11
-	MOVQ    SI, R12
-	CMPQ    R12, $0x02
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
 	JL      pv_single_32
 
 pv_pair_32:
-	VBROADCASTSS (R10), Z10
-	VBROADCASTSS 4(R10), Z11
-	VFMADD231PS  (R11), Z10, Z0
-	VFMADD231PS  (R11)(AX*1), Z11, Z3
-	PREFETCHT0   (R11)(DI*1)
-	PREFETCHT0   (R11)(R8*1)
-	VFMADD231PS  64(R11), Z10, Z4
-	VFMADD231PS  64(R11)(AX*1), Z11, Z5
-	PREFETCHT0   64(R11)(DI*1)
-	PREFETCHT0   64(R11)(R8*1)
-	VFMADD231PS  128(R11), Z10, Z6
-	VFMADD231PS  128(R11)(AX*1), Z11, Z7
-	PREFETCHT0   128(R11)(DI*1)
-	PREFETCHT0   128(R11)(R8*1)
-	VFMADD231PS  192(R11), Z10, Z8
-	VFMADD231PS  192(R11)(AX*1), Z11, Z9
-	PREFETCHT0   192(R11)(DI*1)
-	PREFETCHT0   192(R11)(R8*1)
-	ADDQ         $0x08, R10
-	LEAQ         (R11)(AX*2), R11
-	SUBQ         $0x02, R12
-	CMPQ         R12, $0x02
+	VBROADCASTSS (R11), Z10
+	VBROADCASTSS 4(R11), Z11
+	VFMADD231PS  (R12), Z10, Z0
+	VFMADD231PS  (R12)(DI*1), Z11, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VFMADD231PS  64(R12), Z10, Z4
+	VFMADD231PS  64(R12)(DI*1), Z11, Z5
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	VFMADD231PS  128(R12), Z10, Z6
+	VFMADD231PS  128(R12)(DI*1), Z11, Z7
+	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT0   128(R12)(R9*1)
+	VFMADD231PS  192(R12), Z10, Z8
+	VFMADD231PS  192(R12)(DI*1), Z11, Z9
+	PREFETCHT0   192(R12)(R8*1)
+	PREFETCHT0   192(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
 	JGE          pv_pair_32
 
 pv_single_32:
-	TESTQ        R12, R12
+	TESTQ        R13, R13
 	JZ           pv_merge_32
-	VBROADCASTSS (R10), Z10
-	VFMADD231PS  (R11), Z10, Z0
-	VFMADD231PS  64(R11), Z10, Z4
-	VFMADD231PS  128(R11), Z10, Z6
-	VFMADD231PS  192(R11), Z10, Z8
+	VBROADCASTSS (R11), Z10
+	VFMADD231PS  (R12), Z10, Z0
+	VFMADD231PS  64(R12), Z10, Z4
+	VFMADD231PS  128(R12), Z10, Z6
+	VFMADD231PS  192(R12), Z10, Z8
 
 pv_merge_32:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(R9*1)
+	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 64(CX)(R9*1)
+	VMOVUPS Z4, 64(CX)(R10*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 128(CX)(R9*1)
+	VMOVUPS Z6, 128(CX)(R10*1)
 	VADDPS  Z9, Z8, Z8
-	VMOVUPS Z8, 192(CX)(R9*1)
-	ADDQ    $0x00000100, R9
+	VMOVUPS Z8, 192(CX)(R10*1)
+	ADDQ    $0x00000100, R10
 	JMP     pv_block_32
 
 pv_next_32:
 pv_block_33:
-	MOVQ    AX, R10
-	SUBQ    R9, R10
-	CMPQ    R10, $0x00000080
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
 	JL      pv_next_33
-	VMOVUPS (CX)(R9*1), Z0
+	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 64(CX)(R9*1), Z4
+	VMOVUPS 64(CX)(R10*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	MOVQ    DX, R10
-	LEAQ    (BX)(R9*1), R11
-	MOVQ    SI, R12
-	CMPQ    R12, $0x02
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
 	JL      pv_single_33
 
 pv_pair_33:
-	VBROADCASTSS (R10), Z6
-	VBROADCASTSS 4(R10), Z7
-	VFMADD231PS  (R11), Z6, Z0
-	VFMADD231PS  (R11)(AX*1), Z7, Z3
-	PREFETCHT0   (R11)(DI*1)
-	PREFETCHT0   (R11)(R8*1)
-	VFMADD231PS  64(R11), Z6, Z4
-	VFMADD231PS  64(R11)(AX*1), Z7, Z5
-	PREFETCHT0   64(R11)(DI*1)
-	PREFETCHT0   64(R11)(R8*1)
-	ADDQ         $0x08, R10
-	LEAQ         (R11)(AX*2), R11
-	SUBQ         $0x02, R12
-	CMPQ         R12, $0x02
+	VBROADCASTSS (R11), Z6
+	VBROADCASTSS 4(R11), Z7
+	VFMADD231PS  (R12), Z6, Z0
+	VFMADD231PS  (R12)(DI*1), Z7, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VFMADD231PS  64(R12), Z6, Z4
+	VFMADD231PS  64(R12)(DI*1), Z7, Z5
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
 	JGE          pv_pair_33
 
 pv_single_33:
-	TESTQ        R12, R12
+	TESTQ        R13, R13
 	JZ           pv_merge_33
-	VBROADCASTSS (R10), Z6
-	VFMADD231PS  (R11), Z6, Z0
-	VFMADD231PS  64(R11), Z6, Z4
+	VBROADCASTSS (R11), Z6
+	VFMADD231PS  (R12), Z6, Z0
+	VFMADD231PS  64(R12), Z6, Z4
 
 pv_merge_33:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(R9*1)
+	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 64(CX)(R9*1)
-	ADDQ    $0x00000080, R9
+	VMOVUPS Z4, 64(CX)(R10*1)
+	ADDQ    $0x00000080, R10
 	JMP     pv_block_33
 
 pv_next_33:
 pv_block_34:
-	MOVQ    AX, R10
-	SUBQ    R9, R10
-	CMPQ    R10, $0x00000040
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
 	JL      pv_next_34
-	VMOVUPS (CX)(R9*1), Z0
+	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    DX, R10
-	LEAQ    (BX)(R9*1), R11
-	MOVQ    SI, R12
-	CMPQ    R12, $0x02
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
 	JL      pv_single_34
 
 pv_pair_34:
-	VBROADCASTSS (R10), Z4
-	VBROADCASTSS 4(R10), Z5
-	VFMADD231PS  (R11), Z4, Z0
-	VFMADD231PS  (R11)(AX*1), Z5, Z3
-	PREFETCHT0   (R11)(DI*1)
-	PREFETCHT0   (R11)(R8*1)
-	ADDQ         $0x08, R10
-	LEAQ         (R11)(AX*2), R11
-	SUBQ         $0x02, R12
-	CMPQ         R12, $0x02
+	VBROADCASTSS (R11), Z4
+	VBROADCASTSS 4(R11), Z5
+	VFMADD231PS  (R12), Z4, Z0
+	VFMADD231PS  (R12)(DI*1), Z5, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
 	JGE          pv_pair_34
 
 pv_single_34:
-	TESTQ        R12, R12
+	TESTQ        R13, R13
 	JZ           pv_merge_34
-	VBROADCASTSS (R10), Z4
-	VFMADD231PS  (R11), Z4, Z0
+	VBROADCASTSS (R11), Z4
+	VFMADD231PS  (R12), Z4, Z0
 
 pv_merge_34:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(R9*1)
-	ADDQ    $0x00000040, R9
+	VMOVUPS Z0, (CX)(R10*1)
+	ADDQ    $0x00000040, R10
 	JMP     pv_block_34
 
 pv_next_34:
 	JMP first_done_8
 
 other_head_8:
-	XORQ DI, DI
+	XORQ R8, R8
 
 pv_block_35:
-	MOVQ    AX, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000200
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
 	JL      pv_next_35
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 64(CX)(DI*1), Z4
+	VMOVUPS 64(CX)(R8*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 128(CX)(DI*1), Z6
+	VMOVUPS 128(CX)(R8*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS 192(CX)(DI*1), Z8
+	VMOVUPS 192(CX)(R8*1), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	VMOVUPS 256(CX)(DI*1), Z10
+	VMOVUPS 256(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 320(CX)(DI*1), Z12
+	VMOVUPS 320(CX)(R8*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 384(CX)(DI*1), Z14
+	VMOVUPS 384(CX)(R8*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 448(CX)(DI*1), Z16
+	VMOVUPS 448(CX)(R8*1), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    DX, R8
-	LEAQ    (BX)(DI*1), R9
-	MOVQ    SI, R10
-	CMPQ    R10, $0x02
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_35
 
 pv_pair_35:
-	VBROADCASTSS (R8), Z18
-	VBROADCASTSS 4(R8), Z19
-	VFMADD231PS  (R9), Z18, Z0
-	VFMADD231PS  (R9)(AX*1), Z19, Z3
-	VFMADD231PS  64(R9), Z18, Z4
-	VFMADD231PS  64(R9)(AX*1), Z19, Z5
-	VFMADD231PS  128(R9), Z18, Z6
-	VFMADD231PS  128(R9)(AX*1), Z19, Z7
-	VFMADD231PS  192(R9), Z18, Z8
-	VFMADD231PS  192(R9)(AX*1), Z19, Z9
-	VFMADD231PS  256(R9), Z18, Z10
-	VFMADD231PS  256(R9)(AX*1), Z19, Z11
-	VFMADD231PS  320(R9), Z18, Z12
-	VFMADD231PS  320(R9)(AX*1), Z19, Z13
-	VFMADD231PS  384(R9), Z18, Z14
-	VFMADD231PS  384(R9)(AX*1), Z19, Z15
-	VFMADD231PS  448(R9), Z18, Z16
-	VFMADD231PS  448(R9)(AX*1), Z19, Z17
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(AX*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z18
+	VBROADCASTSS 4(R9), Z19
+	VFMADD231PS  (R10), Z18, Z0
+	VFMADD231PS  (R10)(DI*1), Z19, Z3
+	VFMADD231PS  64(R10), Z18, Z4
+	VFMADD231PS  64(R10)(DI*1), Z19, Z5
+	VFMADD231PS  128(R10), Z18, Z6
+	VFMADD231PS  128(R10)(DI*1), Z19, Z7
+	VFMADD231PS  192(R10), Z18, Z8
+	VFMADD231PS  192(R10)(DI*1), Z19, Z9
+	VFMADD231PS  256(R10), Z18, Z10
+	VFMADD231PS  256(R10)(DI*1), Z19, Z11
+	VFMADD231PS  320(R10), Z18, Z12
+	VFMADD231PS  320(R10)(DI*1), Z19, Z13
+	VFMADD231PS  384(R10), Z18, Z14
+	VFMADD231PS  384(R10)(DI*1), Z19, Z15
+	VFMADD231PS  448(R10), Z18, Z16
+	VFMADD231PS  448(R10)(DI*1), Z19, Z17
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_35
 
 pv_single_35:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_35
-	VBROADCASTSS (R8), Z18
-	VFMADD231PS  (R9), Z18, Z0
-	VFMADD231PS  64(R9), Z18, Z4
-	VFMADD231PS  128(R9), Z18, Z6
-	VFMADD231PS  192(R9), Z18, Z8
-	VFMADD231PS  256(R9), Z18, Z10
-	VFMADD231PS  320(R9), Z18, Z12
-	VFMADD231PS  384(R9), Z18, Z14
-	VFMADD231PS  448(R9), Z18, Z16
+	VBROADCASTSS (R9), Z18
+	VFMADD231PS  (R10), Z18, Z0
+	VFMADD231PS  64(R10), Z18, Z4
+	VFMADD231PS  128(R10), Z18, Z6
+	VFMADD231PS  192(R10), Z18, Z8
+	VFMADD231PS  256(R10), Z18, Z10
+	VFMADD231PS  320(R10), Z18, Z12
+	VFMADD231PS  384(R10), Z18, Z14
+	VFMADD231PS  448(R10), Z18, Z16
 
 pv_merge_35:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
+	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 64(CX)(DI*1)
+	VMOVUPS Z4, 64(CX)(R8*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 128(CX)(DI*1)
+	VMOVUPS Z6, 128(CX)(R8*1)
 	VADDPS  Z9, Z8, Z8
-	VMOVUPS Z8, 192(CX)(DI*1)
+	VMOVUPS Z8, 192(CX)(R8*1)
 	VADDPS  Z11, Z10, Z10
-	VMOVUPS Z10, 256(CX)(DI*1)
+	VMOVUPS Z10, 256(CX)(R8*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 320(CX)(DI*1)
+	VMOVUPS Z12, 320(CX)(R8*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 384(CX)(DI*1)
+	VMOVUPS Z14, 384(CX)(R8*1)
 	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 448(CX)(DI*1)
-	ADDQ    $0x00000200, DI
+	VMOVUPS Z16, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
 	JMP     pv_block_35
 
 pv_next_35:
 pv_block_36:
-	MOVQ    AX, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000100
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
 	JL      pv_next_36
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 64(CX)(DI*1), Z4
+	VMOVUPS 64(CX)(R8*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 128(CX)(DI*1), Z6
+	VMOVUPS 128(CX)(R8*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS 192(CX)(DI*1), Z8
+	VMOVUPS 192(CX)(R8*1), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    DX, R8
-	LEAQ    (BX)(DI*1), R9
-	MOVQ    SI, R10
-	CMPQ    R10, $0x02
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_36
 
 pv_pair_36:
-	VBROADCASTSS (R8), Z10
-	VBROADCASTSS 4(R8), Z11
-	VFMADD231PS  (R9), Z10, Z0
-	VFMADD231PS  (R9)(AX*1), Z11, Z3
-	VFMADD231PS  64(R9), Z10, Z4
-	VFMADD231PS  64(R9)(AX*1), Z11, Z5
-	VFMADD231PS  128(R9), Z10, Z6
-	VFMADD231PS  128(R9)(AX*1), Z11, Z7
-	VFMADD231PS  192(R9), Z10, Z8
-	VFMADD231PS  192(R9)(AX*1), Z11, Z9
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(AX*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z11
+	VFMADD231PS  (R10), Z10, Z0
+	VFMADD231PS  (R10)(DI*1), Z11, Z3
+	VFMADD231PS  64(R10), Z10, Z4
+	VFMADD231PS  64(R10)(DI*1), Z11, Z5
+	VFMADD231PS  128(R10), Z10, Z6
+	VFMADD231PS  128(R10)(DI*1), Z11, Z7
+	VFMADD231PS  192(R10), Z10, Z8
+	VFMADD231PS  192(R10)(DI*1), Z11, Z9
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_36
 
 pv_single_36:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_36
-	VBROADCASTSS (R8), Z10
-	VFMADD231PS  (R9), Z10, Z0
-	VFMADD231PS  64(R9), Z10, Z4
-	VFMADD231PS  128(R9), Z10, Z6
-	VFMADD231PS  192(R9), Z10, Z8
+	VBROADCASTSS (R9), Z10
+	VFMADD231PS  (R10), Z10, Z0
+	VFMADD231PS  64(R10), Z10, Z4
+	VFMADD231PS  128(R10), Z10, Z6
+	VFMADD231PS  192(R10), Z10, Z8
 
 pv_merge_36:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
+	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 64(CX)(DI*1)
+	VMOVUPS Z4, 64(CX)(R8*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 128(CX)(DI*1)
+	VMOVUPS Z6, 128(CX)(R8*1)
 	VADDPS  Z9, Z8, Z8
-	VMOVUPS Z8, 192(CX)(DI*1)
-	ADDQ    $0x00000100, DI
+	VMOVUPS Z8, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
 	JMP     pv_block_36
 
 pv_next_36:
 pv_block_37:
-	MOVQ    AX, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000080
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
 	JL      pv_next_37
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 64(CX)(DI*1), Z4
+	VMOVUPS 64(CX)(R8*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	MOVQ    DX, R8
-	LEAQ    (BX)(DI*1), R9
-	MOVQ    SI, R10
-	CMPQ    R10, $0x02
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_37
 
 pv_pair_37:
-	VBROADCASTSS (R8), Z6
-	VBROADCASTSS 4(R8), Z7
-	VFMADD231PS  (R9), Z6, Z0
-	VFMADD231PS  (R9)(AX*1), Z7, Z3
-	VFMADD231PS  64(R9), Z6, Z4
-	VFMADD231PS  64(R9)(AX*1), Z7, Z5
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(AX*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z6
+	VBROADCASTSS 4(R9), Z7
+	VFMADD231PS  (R10), Z6, Z0
+	VFMADD231PS  (R10)(DI*1), Z7, Z3
+	VFMADD231PS  64(R10), Z6, Z4
+	VFMADD231PS  64(R10)(DI*1), Z7, Z5
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_37
 
 pv_single_37:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_37
-	VBROADCASTSS (R8), Z6
-	VFMADD231PS  (R9), Z6, Z0
-	VFMADD231PS  64(R9), Z6, Z4
+	VBROADCASTSS (R9), Z6
+	VFMADD231PS  (R10), Z6, Z0
+	VFMADD231PS  64(R10), Z6, Z4
 
 pv_merge_37:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
+	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 64(CX)(DI*1)
-	ADDQ    $0x00000080, DI
+	VMOVUPS Z4, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
 	JMP     pv_block_37
 
 pv_next_37:
 pv_block_38:
-	MOVQ    AX, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000040
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
 	JL      pv_next_38
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    DX, R8
-	LEAQ    (BX)(DI*1), R9
-	MOVQ    SI, R10
-	CMPQ    R10, $0x02
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_38
 
 pv_pair_38:
-	VBROADCASTSS (R8), Z4
-	VBROADCASTSS 4(R8), Z5
-	VFMADD231PS  (R9), Z4, Z0
-	VFMADD231PS  (R9)(AX*1), Z5, Z3
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(AX*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VFMADD231PS  (R10), Z4, Z0
+	VFMADD231PS  (R10)(DI*1), Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_38
 
 pv_single_38:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_38
-	VBROADCASTSS (R8), Z4
-	VFMADD231PS  (R9), Z4, Z0
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R10), Z4, Z0
 
 pv_merge_38:
 	VADDPS  Z3, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
-	ADDQ    $0x00000040, DI
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
 	JMP     pv_block_38
 
 pv_next_38:
@@ -6866,10 +6896,10 @@ first_done_8:
 	JMP  pv_6
 
 pv_done_6:
-	MOVQ  24(SP), AX
 	MOVQ  d+48(FP), CX
-	IMULQ AX, CX
 	SHLQ  $0x02, CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
 	ADDQ  CX, (SP)
 	ADDQ  CX, 8(SP)
 	SUBQ  AX, 16(SP)
@@ -6930,14 +6960,16 @@ TEXT ·naiveDecodeFastAVX512(SB), NOSPLIT, $0-64
 	MOVQ    n+32(FP), BX
 	MOVQ    d+40(FP), SI
 	SHLQ    $0x02, SI
-	MOVQ    BX, DI
-	MOVQ    AX, R8
-	LEAQ    (SI)(SI*2), R9
+	MOVQ    d+40(FP), DI
+	SHLQ    $0x02, DI
+	MOVQ    BX, R8
+	MOVQ    AX, R9
+	LEAQ    (DI)(DI*2), R10
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
 scores_by8_12:
-	CMPQ    DI, $0x08
+	CMPQ    R8, $0x08
 	JL      scores_by1_12
 	VMOVUPS expconst<>+1344(SB), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -6947,53 +6979,53 @@ scores_by8_12:
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    DX, R10
-	LEAQ    (DX)(SI*4), R11
-	MOVQ    CX, R12
-	SUBQ    DX, R12
-	MOVQ    SI, R13
-	ANDQ    $0xffffff80, R13
-	ADDQ    DX, R13
-	CMPQ    R10, R13
+	MOVQ    DX, R11
+	LEAQ    (DX)(DI*4), R12
+	MOVQ    CX, R13
+	SUBQ    DX, R13
+	MOVQ    DI, R14
+	ANDQ    $0xffffff80, R14
+	ADDQ    DX, R14
+	CMPQ    R11, R14
 	JAE     scores_odd_12
 
 scores_pairs_12:
-	VMOVUPS     (R10)(R12*1), Z10
-	VFMADD231PS (R10), Z10, Z2
-	VFMADD231PS (R10)(SI*1), Z10, Z3
-	VFMADD231PS (R10)(SI*2), Z10, Z4
-	VFMADD231PS (R10)(R9*1), Z10, Z5
-	VFMADD231PS (R11), Z10, Z6
-	VFMADD231PS (R11)(SI*1), Z10, Z7
-	VFMADD231PS (R11)(SI*2), Z10, Z8
-	VFMADD231PS (R11)(R9*1), Z10, Z9
-	VMOVUPS     64(R10)(R12*1), Z10
-	VFMADD231PS 64(R10), Z10, Z2
-	VFMADD231PS 64(R10)(SI*1), Z10, Z3
-	VFMADD231PS 64(R10)(SI*2), Z10, Z4
-	VFMADD231PS 64(R10)(R9*1), Z10, Z5
-	VFMADD231PS 64(R11), Z10, Z6
-	VFMADD231PS 64(R11)(SI*1), Z10, Z7
-	VFMADD231PS 64(R11)(SI*2), Z10, Z8
-	VFMADD231PS 64(R11)(R9*1), Z10, Z9
-	ADDQ        $0x00000080, R10
+	VMOVUPS     (R11)(R13*1), Z10
+	VFMADD231PS (R11), Z10, Z2
+	VFMADD231PS (R11)(DI*1), Z10, Z3
+	VFMADD231PS (R11)(DI*2), Z10, Z4
+	VFMADD231PS (R11)(R10*1), Z10, Z5
+	VFMADD231PS (R12), Z10, Z6
+	VFMADD231PS (R12)(DI*1), Z10, Z7
+	VFMADD231PS (R12)(DI*2), Z10, Z8
+	VFMADD231PS (R12)(R10*1), Z10, Z9
+	VMOVUPS     64(R11)(R13*1), Z10
+	VFMADD231PS 64(R11), Z10, Z2
+	VFMADD231PS 64(R11)(DI*1), Z10, Z3
+	VFMADD231PS 64(R11)(DI*2), Z10, Z4
+	VFMADD231PS 64(R11)(R10*1), Z10, Z5
+	VFMADD231PS 64(R12), Z10, Z6
+	VFMADD231PS 64(R12)(DI*1), Z10, Z7
+	VFMADD231PS 64(R12)(DI*2), Z10, Z8
+	VFMADD231PS 64(R12)(R10*1), Z10, Z9
 	ADDQ        $0x00000080, R11
-	CMPQ        R10, R13
+	ADDQ        $0x00000080, R12
+	CMPQ        R11, R14
 	JB          scores_pairs_12
 
 scores_odd_12:
-	LEAQ        (DX)(SI*1), R13
-	CMPQ        R10, R13
+	LEAQ        (DX)(DI*1), R14
+	CMPQ        R11, R14
 	JAE         scores_reduce_12
-	VMOVUPS     (R10)(R12*1), Z10
-	VFMADD231PS (R10), Z10, Z2
-	VFMADD231PS (R10)(SI*1), Z10, Z3
-	VFMADD231PS (R10)(SI*2), Z10, Z4
-	VFMADD231PS (R10)(R9*1), Z10, Z5
-	VFMADD231PS (R11), Z10, Z6
-	VFMADD231PS (R11)(SI*1), Z10, Z7
-	VFMADD231PS (R11)(SI*2), Z10, Z8
-	VFMADD231PS (R11)(R9*1), Z10, Z9
+	VMOVUPS     (R11)(R13*1), Z10
+	VFMADD231PS (R11), Z10, Z2
+	VFMADD231PS (R11)(DI*1), Z10, Z3
+	VFMADD231PS (R11)(DI*2), Z10, Z4
+	VFMADD231PS (R11)(R10*1), Z10, Z5
+	VFMADD231PS (R12), Z10, Z6
+	VFMADD231PS (R12)(DI*1), Z10, Z7
+	VFMADD231PS (R12)(DI*2), Z10, Z8
+	VFMADD231PS (R12)(R10*1), Z10, Z9
 
 scores_reduce_12:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
@@ -7025,26 +7057,26 @@ scores_reduce_12:
 	VBROADCASTSS scale+48(FP), Y2
 	VMULPS       Y2, Y3, Y3
 	VMAXPS       Y3, Y0, Y0
-	VMOVUPS      Y3, (R8)
-	ADDQ         $0x20, R8
-	SUBQ         $0x08, DI
-	LEAQ         (DX)(SI*8), DX
+	VMOVUPS      Y3, (R9)
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, R8
+	LEAQ         (DX)(DI*8), DX
 	JMP          scores_by8_12
 
 scores_by1_12:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      scores_done_18
 	VMOVUPS expconst<>+1344(SB), Z2
-	MOVQ    DX, R10
-	MOVQ    CX, R12
-	SUBQ    DX, R12
-	LEAQ    (DX)(SI*1), R13
+	MOVQ    DX, R11
+	LEAQ    (DX)(DI*1), R14
+	MOVQ    CX, R13
+	SUBQ    DX, R13
 
 scores_chunk1_12:
-	VMOVUPS       (R10)(R12*1), Z3
-	VFMADD231PS   (R10), Z3, Z2
-	ADDQ          $0x00000040, R10
-	CMPQ          R10, R13
+	VMOVUPS       (R11)(R13*1), Z3
+	VFMADD231PS   (R11), Z3, Z2
+	ADDQ          $0x00000040, R11
+	CMPQ          R11, R14
 	JB            scores_chunk1_12
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
@@ -7056,10 +7088,10 @@ scores_chunk1_12:
 	VADDPS        X3, X2, X2
 	VMULSS        scale+48(FP), X2, X2
 	VMAXSS        X2, X1, X1
-	VMOVSS        X2, (R8)
-	ADDQ          $0x04, R8
-	DECQ          DI
-	ADDQ          SI, DX
+	VMOVSS        X2, (R9)
+	ADDQ          $0x04, R9
+	DECQ          R8
+	ADDQ          DI, DX
 	JMP           scores_by1_12
 
 scores_done_18:
@@ -7166,240 +7198,16112 @@ normp_4:
 	MOVQ    o+0(FP), CX
 	MOVQ    v+24(FP), DX
 	VMOVUPS expconst<>+1344(SB), Z0
-	MOVQ    CX, DI
-	MOVQ    SI, R8
+	MOVQ    CX, R8
+	MOVQ    SI, R9
 
 zero_loop_8:
-	VMOVUPS Z0, (DI)
-	ADDQ    $0x00000040, DI
-	SUBQ    $0x00000040, R8
+	VMOVUPS Z0, (R8)
+	ADDQ    $0x00000040, R8
+	SUBQ    $0x00000040, R9
 	JNZ     zero_loop_8
-	XORQ    DI, DI
+	XORQ    R8, R8
 
 pv_block_39:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000200
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
 	JL      pv_next_39
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	VMOVUPS 64(CX)(DI*1), Z2
+	VMOVUPS 64(CX)(R8*1), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 128(CX)(DI*1), Z4
+	VMOVUPS 128(CX)(R8*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 192(CX)(DI*1), Z6
+	VMOVUPS 192(CX)(R8*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS 256(CX)(DI*1), Z8
+	VMOVUPS 256(CX)(R8*1), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	VMOVUPS 320(CX)(DI*1), Z10
+	VMOVUPS 320(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 384(CX)(DI*1), Z12
+	VMOVUPS 384(CX)(R8*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 448(CX)(DI*1), Z14
+	VMOVUPS 448(CX)(R8*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-	CMPQ    R10, $0x02
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_39
 
 pv_pair_39:
-	VBROADCASTSS (R8), Z16
-	VBROADCASTSS 4(R8), Z17
-	VFMADD231PS  (R9), Z16, Z0
-	VFMADD231PS  (R9)(SI*1), Z17, Z1
-	VFMADD231PS  64(R9), Z16, Z2
-	VFMADD231PS  64(R9)(SI*1), Z17, Z3
-	VFMADD231PS  128(R9), Z16, Z4
-	VFMADD231PS  128(R9)(SI*1), Z17, Z5
-	VFMADD231PS  192(R9), Z16, Z6
-	VFMADD231PS  192(R9)(SI*1), Z17, Z7
-	VFMADD231PS  256(R9), Z16, Z8
-	VFMADD231PS  256(R9)(SI*1), Z17, Z9
-	VFMADD231PS  320(R9), Z16, Z10
-	VFMADD231PS  320(R9)(SI*1), Z17, Z11
-	VFMADD231PS  384(R9), Z16, Z12
-	VFMADD231PS  384(R9)(SI*1), Z17, Z13
-	VFMADD231PS  448(R9), Z16, Z14
-	VFMADD231PS  448(R9)(SI*1), Z17, Z15
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(SI*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z16
+	VBROADCASTSS 4(R9), Z17
+	VFMADD231PS  (R10), Z16, Z0
+	VFMADD231PS  (R10)(DI*1), Z17, Z1
+	VFMADD231PS  64(R10), Z16, Z2
+	VFMADD231PS  64(R10)(DI*1), Z17, Z3
+	VFMADD231PS  128(R10), Z16, Z4
+	VFMADD231PS  128(R10)(DI*1), Z17, Z5
+	VFMADD231PS  192(R10), Z16, Z6
+	VFMADD231PS  192(R10)(DI*1), Z17, Z7
+	VFMADD231PS  256(R10), Z16, Z8
+	VFMADD231PS  256(R10)(DI*1), Z17, Z9
+	VFMADD231PS  320(R10), Z16, Z10
+	VFMADD231PS  320(R10)(DI*1), Z17, Z11
+	VFMADD231PS  384(R10), Z16, Z12
+	VFMADD231PS  384(R10)(DI*1), Z17, Z13
+	VFMADD231PS  448(R10), Z16, Z14
+	VFMADD231PS  448(R10)(DI*1), Z17, Z15
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_39
 
 pv_single_39:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_39
-	VBROADCASTSS (R8), Z16
-	VFMADD231PS  (R9), Z16, Z0
-	VFMADD231PS  64(R9), Z16, Z2
-	VFMADD231PS  128(R9), Z16, Z4
-	VFMADD231PS  192(R9), Z16, Z6
-	VFMADD231PS  256(R9), Z16, Z8
-	VFMADD231PS  320(R9), Z16, Z10
-	VFMADD231PS  384(R9), Z16, Z12
-	VFMADD231PS  448(R9), Z16, Z14
+	VBROADCASTSS (R9), Z16
+	VFMADD231PS  (R10), Z16, Z0
+	VFMADD231PS  64(R10), Z16, Z2
+	VFMADD231PS  128(R10), Z16, Z4
+	VFMADD231PS  192(R10), Z16, Z6
+	VFMADD231PS  256(R10), Z16, Z8
+	VFMADD231PS  320(R10), Z16, Z10
+	VFMADD231PS  384(R10), Z16, Z12
+	VFMADD231PS  448(R10), Z16, Z14
 
 pv_merge_39:
 	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
+	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 64(CX)(DI*1)
+	VMOVUPS Z2, 64(CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 128(CX)(DI*1)
+	VMOVUPS Z4, 128(CX)(R8*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 192(CX)(DI*1)
+	VMOVUPS Z6, 192(CX)(R8*1)
 	VADDPS  Z9, Z8, Z8
-	VMOVUPS Z8, 256(CX)(DI*1)
+	VMOVUPS Z8, 256(CX)(R8*1)
 	VADDPS  Z11, Z10, Z10
-	VMOVUPS Z10, 320(CX)(DI*1)
+	VMOVUPS Z10, 320(CX)(R8*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 384(CX)(DI*1)
+	VMOVUPS Z12, 384(CX)(R8*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 448(CX)(DI*1)
-	ADDQ    $0x00000200, DI
+	VMOVUPS Z14, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
 	JMP     pv_block_39
 
 pv_next_39:
 pv_block_40:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000100
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
 	JL      pv_next_40
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	VMOVUPS 64(CX)(DI*1), Z2
+	VMOVUPS 64(CX)(R8*1), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 128(CX)(DI*1), Z4
+	VMOVUPS 128(CX)(R8*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 192(CX)(DI*1), Z6
+	VMOVUPS 192(CX)(R8*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-	CMPQ    R10, $0x02
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_40
 
 pv_pair_40:
-	VBROADCASTSS (R8), Z8
-	VBROADCASTSS 4(R8), Z9
-	VFMADD231PS  (R9), Z8, Z0
-	VFMADD231PS  (R9)(SI*1), Z9, Z1
-	VFMADD231PS  64(R9), Z8, Z2
-	VFMADD231PS  64(R9)(SI*1), Z9, Z3
-	VFMADD231PS  128(R9), Z8, Z4
-	VFMADD231PS  128(R9)(SI*1), Z9, Z5
-	VFMADD231PS  192(R9), Z8, Z6
-	VFMADD231PS  192(R9)(SI*1), Z9, Z7
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(SI*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z8
+	VBROADCASTSS 4(R9), Z9
+	VFMADD231PS  (R10), Z8, Z0
+	VFMADD231PS  (R10)(DI*1), Z9, Z1
+	VFMADD231PS  64(R10), Z8, Z2
+	VFMADD231PS  64(R10)(DI*1), Z9, Z3
+	VFMADD231PS  128(R10), Z8, Z4
+	VFMADD231PS  128(R10)(DI*1), Z9, Z5
+	VFMADD231PS  192(R10), Z8, Z6
+	VFMADD231PS  192(R10)(DI*1), Z9, Z7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_40
 
 pv_single_40:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_40
-	VBROADCASTSS (R8), Z8
-	VFMADD231PS  (R9), Z8, Z0
-	VFMADD231PS  64(R9), Z8, Z2
-	VFMADD231PS  128(R9), Z8, Z4
-	VFMADD231PS  192(R9), Z8, Z6
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R10), Z8, Z0
+	VFMADD231PS  64(R10), Z8, Z2
+	VFMADD231PS  128(R10), Z8, Z4
+	VFMADD231PS  192(R10), Z8, Z6
 
 pv_merge_40:
 	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
+	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 64(CX)(DI*1)
+	VMOVUPS Z2, 64(CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 128(CX)(DI*1)
+	VMOVUPS Z4, 128(CX)(R8*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 192(CX)(DI*1)
-	ADDQ    $0x00000100, DI
+	VMOVUPS Z6, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
 	JMP     pv_block_40
 
 pv_next_40:
 pv_block_41:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000080
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
 	JL      pv_next_41
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	VMOVUPS 64(CX)(DI*1), Z2
+	VMOVUPS 64(CX)(R8*1), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-	CMPQ    R10, $0x02
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_41
 
 pv_pair_41:
-	VBROADCASTSS (R8), Z4
-	VBROADCASTSS 4(R8), Z5
-	VFMADD231PS  (R9), Z4, Z0
-	VFMADD231PS  (R9)(SI*1), Z5, Z1
-	VFMADD231PS  64(R9), Z4, Z2
-	VFMADD231PS  64(R9)(SI*1), Z5, Z3
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(SI*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VFMADD231PS  (R10), Z4, Z0
+	VFMADD231PS  (R10)(DI*1), Z5, Z1
+	VFMADD231PS  64(R10), Z4, Z2
+	VFMADD231PS  64(R10)(DI*1), Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_41
 
 pv_single_41:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_41
-	VBROADCASTSS (R8), Z4
-	VFMADD231PS  (R9), Z4, Z0
-	VFMADD231PS  64(R9), Z4, Z2
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R10), Z4, Z0
+	VFMADD231PS  64(R10), Z4, Z2
 
 pv_merge_41:
 	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
+	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 64(CX)(DI*1)
-	ADDQ    $0x00000080, DI
+	VMOVUPS Z2, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
 	JMP     pv_block_41
 
 pv_next_41:
 pv_block_42:
-	MOVQ    SI, R8
-	SUBQ    DI, R8
-	CMPQ    R8, $0x00000040
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
 	JL      pv_next_42
-	VMOVUPS (CX)(DI*1), Z0
+	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	MOVQ    AX, R8
-	LEAQ    (DX)(DI*1), R9
-	MOVQ    BX, R10
-	CMPQ    R10, $0x02
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
 	JL      pv_single_42
 
 pv_pair_42:
-	VBROADCASTSS (R8), Z2
-	VBROADCASTSS 4(R8), Z3
-	VFMADD231PS  (R9), Z2, Z0
-	VFMADD231PS  (R9)(SI*1), Z3, Z1
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(SI*2), R9
-	SUBQ         $0x02, R10
-	CMPQ         R10, $0x02
+	VBROADCASTSS (R9), Z2
+	VBROADCASTSS 4(R9), Z3
+	VFMADD231PS  (R10), Z2, Z0
+	VFMADD231PS  (R10)(DI*1), Z3, Z1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
 	JGE          pv_pair_42
 
 pv_single_42:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           pv_merge_42
-	VBROADCASTSS (R8), Z2
-	VFMADD231PS  (R9), Z2, Z0
+	VBROADCASTSS (R9), Z2
+	VFMADD231PS  (R10), Z2, Z0
 
 pv_merge_42:
 	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (CX)(DI*1)
-	ADDQ    $0x00000040, DI
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
 	JMP     pv_block_42
 
 pv_next_42:
+	VZEROUPPER
+	RET
+
+// func flashDecodeExactF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
+TEXT ·flashDecodeExactF16AVX2(SB), NOSPLIT, $136-96
+	MOVQ $0x00000000, 32(SP)
+
+init_5:
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
+	JGE    init_done_5
+	VMOVSS expconst<>+0(SB), X0
+	MOVQ   state+72(FP), AX
+	MOVQ   32(SP), CX
+	VMOVSS X0, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	MOVL   $0x00000000, (AX)(CX*4)
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   AX, AX
+
+zero_loop_9:
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     zero_loop_9
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_5
+
+init_done_5:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_5:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_5
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x01, AX
+	IMULQ   CX, AX
+	MOVQ    8(SP), CX
+	MOVQ    CX, 104(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 112(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	MOVQ    CX, 120(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 128(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_7:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_19
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    d+48(FP), SI
+	SHLQ    $0x01, SI
+	CMPQ    32(SP), $0x00000000
+	JNE     other_head_9
+	MOVQ    8(SP), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_13:
+	CMPQ   BX, $0x08
+	JL     scores_by1_13
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R9
+	LEAQ   (DX)(SI*4), R10
+	MOVQ   CX, R11
+	SUBQ   DX, R11
+	SUBQ   DX, R11
+	MOVQ   SI, R12
+	ANDQ   $0xffffffe0, R12
+	ADDQ   DX, R12
+	CMPQ   R9, R12
+	JAE    scores_odd_13
+
+scores_pairs_13:
+	VMOVUPS     (R11)(R9*2), Y10
+	VCVTPH2PS   (R9), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R9)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   (R10), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R10)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R10)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R10)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	VMOVUPS     32(R11)(R9*2), Y10
+	VCVTPH2PS   16(R9), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   16(R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	PREFETCHT0  (DI)
+	VCVTPH2PS   16(R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   16(R9)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   16(R10), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   16(R10)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	PREFETCHT0  64(DI)
+	VCVTPH2PS   16(R10)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   16(R10)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000020, R9
+	ADDQ        $0x00000020, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_13
+
+scores_odd_13:
+	LEAQ        (DX)(SI*1), R12
+	CMPQ        R9, R12
+	JAE         scores_reduce_13
+	VMOVUPS     (R11)(R9*2), Y10
+	VCVTPH2PS   (R9), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R9)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   (R10), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R10)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R10)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R10)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+
+scores_reduce_13:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_13
+
+scores_by1_13:
+	TESTQ  BX, BX
+	JZ     scores_done_20
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R9
+	LEAQ   (DX)(SI*1), R12
+	MOVQ   CX, R11
+	SUBQ   DX, R11
+	SUBQ   DX, R11
+
+scores_chunk1_13:
+	VMOVUPS      (R11)(R9*2), Y3
+	VCVTPH2PS    (R9), Y4
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x00000010, R9
+	CMPQ         R9, R12
+	JB           scores_chunk1_13
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
+	JMP          scores_by1_13
+
+scores_done_20:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	JMP          first_done_9
+
+other_head_9:
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_14:
+	CMPQ   BX, $0x08
+	JL     scores_by1_14
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R8
+	LEAQ   (DX)(SI*4), R9
+	MOVQ   CX, R10
+	SUBQ   DX, R10
+	SUBQ   DX, R10
+	MOVQ   SI, R11
+	ANDQ   $0xffffffe0, R11
+	ADDQ   DX, R11
+	CMPQ   R8, R11
+	JAE    scores_odd_14
+
+scores_pairs_14:
+	VMOVUPS     (R10)(R8*2), Y10
+	VCVTPH2PS   (R8), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R8)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R8)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R8)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   (R9), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R9)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	VMOVUPS     32(R10)(R8*2), Y10
+	VCVTPH2PS   16(R8), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   16(R8)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   16(R8)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   16(R8)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   16(R9), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   16(R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   16(R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   16(R9)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	ADDQ        $0x00000020, R8
+	ADDQ        $0x00000020, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_14
+
+scores_odd_14:
+	LEAQ        (DX)(SI*1), R11
+	CMPQ        R8, R11
+	JAE         scores_reduce_14
+	VMOVUPS     (R10)(R8*2), Y10
+	VCVTPH2PS   (R8), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R8)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R8)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R8)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   (R9), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R9)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+
+scores_reduce_14:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_14
+
+scores_by1_14:
+	TESTQ  BX, BX
+	JZ     scores_done_21
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R8
+	LEAQ   (DX)(SI*1), R11
+	MOVQ   CX, R10
+	SUBQ   DX, R10
+	SUBQ   DX, R10
+
+scores_chunk1_14:
+	VMOVUPS      (R10)(R8*2), Y3
+	VCVTPH2PS    (R8), Y4
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x00000010, R8
+	CMPQ         R8, R11
+	JB           scores_chunk1_14
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
+	JMP          scores_by1_14
+
+scores_done_21:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+
+first_done_9:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_7
+
+scores_done_19:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_5:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_5
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_5
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_9:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_9
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_5:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, CX
+
+exp_loop_9:
+	CMPQ         CX, $0x00000008
+	JL           exp_tail_9
+	VMOVUPS      (AX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
+	VMOVUPS      expconst<>+640(SB), Y4
+	VMAXPS       Y2, Y4, Y2
+	VMOVUPS      expconst<>+768(SB), Y4
+	VMINPS       Y2, Y4, Y2
+	VMULPS       expconst<>+128(SB), Y2, Y4
+	VCVTPS2DQ    Y4, Y5
+	VCVTDQ2PS    Y5, Y4
+	VFNMADD231PS expconst<>+832(SB), Y4, Y2
+	VFNMADD231PS expconst<>+896(SB), Y4, Y2
+	VMOVUPS      expconst<>+960(SB), Y4
+	VFMADD213PS  expconst<>+1024(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1088(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1152(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1216(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1280(SB), Y2, Y4
+	VMULPS       Y2, Y2, Y6
+	VFMADD213PS  Y2, Y6, Y4
+	VADDPS       expconst<>+64(SB), Y4, Y4
+	VPADDD       expconst<>+192(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y4, Y2
+	VANDPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VADDPS       Y2, Y1, Y1
+	ADDQ         $0x00000020, AX
+	SUBQ         $0x00000008, CX
+	JMP          exp_loop_9
+
+exp_tail_9:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        CX, CX
+	JZ           exp_done_9
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y1, Y3, Y1
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y1, Y3, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y1
+	VFNMADD231PS expconst<>+896(SB), Y3, Y1
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y1, Y3
+	VMULPS       Y1, Y1, Y5
+	VFMADD213PS  Y1, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y1
+	VANDPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+
+exp_tail1_9:
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_9
+
+exp_done_9:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_5
+
+softmax_done_5:
+	MOVQ $0x00000000, 32(SP)
+
+pv_7:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_7
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  d+48(FP), DI
+	SHLQ  $0x01, DI
+	CMPQ  32(SP), $0x00000000
+	JNE   other_head_10
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
+
+pv_block_43:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_43
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R10*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R10*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_43
+
+pv_pair_43:
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS 4(R11), Y9
+	VCVTPH2PS    (R12), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VCVTPH2PS    (R12)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y1
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VCVTPH2PS    16(R12), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VCVTPH2PS    16(R12)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VCVTPH2PS    32(R12), Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VCVTPH2PS    32(R12)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y5
+	VCVTPH2PS    48(R12), Y10
+	VFMADD231PS  Y10, Y8, Y6
+	VCVTPH2PS    48(R12)(DI*1), Y8
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_43
+
+pv_single_43:
+	TESTQ        R13, R13
+	JZ           pv_merge_43
+	VBROADCASTSS (R11), Y8
+	VCVTPH2PS    (R12), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R12), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    32(R12), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    48(R12), Y9
+	VFMADD231PS  Y9, Y8, Y6
+
+pv_merge_43:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_43
+
+pv_next_43:
+pv_block_44:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_44
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_44
+
+pv_pair_44:
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y5
+	VCVTPH2PS    (R12), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VCVTPH2PS    (R12)(DI*1), Y6
+	VFMADD231PS  Y6, Y5, Y1
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VCVTPH2PS    16(R12), Y6
+	VFMADD231PS  Y6, Y4, Y2
+	VCVTPH2PS    16(R12)(DI*1), Y4
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_44
+
+pv_single_44:
+	TESTQ        R13, R13
+	JZ           pv_merge_44
+	VBROADCASTSS (R11), Y4
+	VCVTPH2PS    (R12), Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VCVTPH2PS    16(R12), Y5
+	VFMADD231PS  Y5, Y4, Y2
+
+pv_merge_44:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_44
+
+pv_next_44:
+pv_block_45:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_45
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_45
+
+pv_pair_45:
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y3
+	VCVTPH2PS    (R12), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VCVTPH2PS    (R12)(DI*1), Y2
+	VFMADD231PS  Y2, Y3, Y1
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_45
+
+pv_single_45:
+	TESTQ        R13, R13
+	JZ           pv_merge_45
+	VBROADCASTSS (R11), Y2
+	VCVTPH2PS    (R12), Y3
+	VFMADD231PS  Y3, Y2, Y0
+
+pv_merge_45:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	ADDQ    $0x00000020, R10
+	JMP     pv_block_45
+
+pv_next_45:
+	JMP first_done_10
+
+other_head_10:
+	XORQ R8, R8
+
+pv_block_46:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_46
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R8*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R8*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_46
+
+pv_pair_46:
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VCVTPH2PS    (R10), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VCVTPH2PS    (R10)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VCVTPH2PS    16(R10), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VCVTPH2PS    16(R10)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VCVTPH2PS    32(R10), Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VCVTPH2PS    32(R10)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y5
+	VCVTPH2PS    48(R10), Y10
+	VFMADD231PS  Y10, Y8, Y6
+	VCVTPH2PS    48(R10)(DI*1), Y8
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_46
+
+pv_single_46:
+	TESTQ        R11, R11
+	JZ           pv_merge_46
+	VBROADCASTSS (R9), Y8
+	VCVTPH2PS    (R10), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R10), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    32(R10), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    48(R10), Y9
+	VFMADD231PS  Y9, Y8, Y6
+
+pv_merge_46:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R8*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_46
+
+pv_next_46:
+pv_block_47:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_47
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_47
+
+pv_pair_47:
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y5
+	VCVTPH2PS    (R10), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VCVTPH2PS    (R10)(DI*1), Y6
+	VFMADD231PS  Y6, Y5, Y1
+	VCVTPH2PS    16(R10), Y6
+	VFMADD231PS  Y6, Y4, Y2
+	VCVTPH2PS    16(R10)(DI*1), Y4
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_47
+
+pv_single_47:
+	TESTQ        R11, R11
+	JZ           pv_merge_47
+	VBROADCASTSS (R9), Y4
+	VCVTPH2PS    (R10), Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VCVTPH2PS    16(R10), Y5
+	VFMADD231PS  Y5, Y4, Y2
+
+pv_merge_47:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_47
+
+pv_next_47:
+pv_block_48:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
+	JL      pv_next_48
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_48
+
+pv_pair_48:
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y3
+	VCVTPH2PS    (R10), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VCVTPH2PS    (R10)(DI*1), Y2
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_48
+
+pv_single_48:
+	TESTQ        R11, R11
+	JZ           pv_merge_48
+	VBROADCASTSS (R9), Y2
+	VCVTPH2PS    (R10), Y3
+	VFMADD231PS  Y3, Y2, Y0
+
+pv_merge_48:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	ADDQ    $0x00000020, R8
+	JMP     pv_block_48
+
+pv_next_48:
+first_done_10:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_7
+
+pv_done_7:
+	MOVQ  d+48(FP), CX
+	SHLQ  $0x01, CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_5
+
+finish_5:
+	MOVQ $0x00000000, 32(SP)
+
+norm_5:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_5
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VXORPS   X1, X1, X1
+	VUCOMISS X1, X0
+	JNE      recip_div_9
+	JPS      recip_div_9
+	JMP      recip_zero_9
+
+recip_div_9:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_9:
+	VBROADCASTSS X1, Y0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_10:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_10
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_5
+
+norm_done_5:
+	VZEROUPPER
+	RET
+
+// func naiveDecodeExactF16AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·naiveDecodeExactF16AVX2(SB), NOSPLIT, $0-64
+	MOVQ    ws+56(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    k+16(FP), DX
+	MOVQ    n+32(FP), BX
+	MOVQ    d+40(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    d+40(FP), DI
+	SHLQ    $0x01, DI
+	MOVQ    BX, R8
+	MOVQ    AX, R9
+	LEAQ    (DI)(DI*2), R10
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_15:
+	CMPQ   R8, $0x08
+	JL     scores_by1_15
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R11
+	LEAQ   (DX)(DI*4), R12
+	MOVQ   CX, R13
+	SUBQ   DX, R13
+	SUBQ   DX, R13
+	MOVQ   DI, R14
+	ANDQ   $0xffffffe0, R14
+	ADDQ   DX, R14
+	CMPQ   R11, R14
+	JAE    scores_odd_15
+
+scores_pairs_15:
+	VMOVUPS     (R13)(R11*2), Y10
+	VCVTPH2PS   (R11), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R11)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R11)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R11)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   (R12), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R12)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R12)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R12)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	VMOVUPS     32(R13)(R11*2), Y10
+	VCVTPH2PS   16(R11), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   16(R11)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   16(R11)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   16(R11)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   16(R12), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   16(R12)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   16(R12)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   16(R12)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	ADDQ        $0x00000020, R11
+	ADDQ        $0x00000020, R12
+	CMPQ        R11, R14
+	JB          scores_pairs_15
+
+scores_odd_15:
+	LEAQ        (DX)(DI*1), R14
+	CMPQ        R11, R14
+	JAE         scores_reduce_15
+	VMOVUPS     (R13)(R11*2), Y10
+	VCVTPH2PS   (R11), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R11)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R11)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R11)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   (R12), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R12)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R12)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R12)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+
+scores_reduce_15:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+48(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (R9)
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, R8
+	LEAQ         (DX)(DI*8), DX
+	JMP          scores_by8_15
+
+scores_by1_15:
+	TESTQ  R8, R8
+	JZ     scores_done_22
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R11
+	LEAQ   (DX)(DI*1), R14
+	MOVQ   CX, R13
+	SUBQ   DX, R13
+	SUBQ   DX, R13
+
+scores_chunk1_15:
+	VMOVUPS      (R13)(R11*2), Y3
+	VCVTPH2PS    (R11), Y4
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x00000010, R11
+	CMPQ         R11, R14
+	JB           scores_chunk1_15
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+48(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (R9)
+	ADDQ         $0x04, R9
+	DECQ         R8
+	ADDQ         DI, DX
+	JMP          scores_by1_15
+
+scores_done_22:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	VBROADCASTSS X2, Y0
+	VXORPS       Y1, Y1, Y1
+	MOVQ         AX, CX
+	MOVQ         BX, DX
+
+exp_loop_10:
+	CMPQ         DX, $0x00000008
+	JL           exp_tail_10
+	VMOVUPS      (CX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
+	VMOVUPS      expconst<>+640(SB), Y4
+	VMAXPS       Y2, Y4, Y2
+	VMOVUPS      expconst<>+768(SB), Y4
+	VMINPS       Y2, Y4, Y2
+	VMULPS       expconst<>+128(SB), Y2, Y4
+	VCVTPS2DQ    Y4, Y5
+	VCVTDQ2PS    Y5, Y4
+	VFNMADD231PS expconst<>+832(SB), Y4, Y2
+	VFNMADD231PS expconst<>+896(SB), Y4, Y2
+	VMOVUPS      expconst<>+960(SB), Y4
+	VFMADD213PS  expconst<>+1024(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1088(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1152(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1216(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1280(SB), Y2, Y4
+	VMULPS       Y2, Y2, Y6
+	VFMADD213PS  Y2, Y6, Y4
+	VADDPS       expconst<>+64(SB), Y4, Y4
+	VPADDD       expconst<>+192(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y4, Y2
+	VANDPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (CX)
+	VADDPS       Y2, Y1, Y1
+	ADDQ         $0x00000020, CX
+	SUBQ         $0x00000008, DX
+	JMP          exp_loop_10
+
+exp_tail_10:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        DX, DX
+	JZ           exp_done_10
+	VMOVUPS      (CX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y1, Y3, Y1
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y1, Y3, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y1
+	VFNMADD231PS expconst<>+896(SB), Y3, Y1
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y1, Y3
+	VMULPS       Y1, Y1, Y5
+	VFMADD213PS  Y1, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y1
+	VANDPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (CX)
+
+exp_tail1_10:
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_10
+
+exp_done_10:
+	VXORPS   X0, X0, X0
+	VUCOMISS X0, X2
+	JNE      recip_div_10
+	JPS      recip_div_10
+	JMP      recip_zero_10
+
+recip_div_10:
+	VMOVSS expconst<>+64(SB), X0
+	VDIVSS X2, X0, X0
+
+recip_zero_10:
+	VBROADCASTSS X0, Y0
+	MOVQ         AX, CX
+	MOVQ         BX, DX
+
+normp_5:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JG      normp_5
+	MOVQ    o+0(FP), CX
+	MOVQ    v+24(FP), DX
+	VXORPS  Y0, Y0, Y0
+	MOVQ    CX, R8
+	MOVQ    SI, R9
+
+zero_loop_10:
+	VMOVUPS Y0, (R8)
+	ADDQ    $0x00000020, R8
+	SUBQ    $0x00000020, R9
+	JNZ     zero_loop_10
+	XORQ    R8, R8
+
+pv_block_49:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_49
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R8*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R8*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_49
+
+pv_pair_49:
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VCVTPH2PS    (R10), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VCVTPH2PS    (R10)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VCVTPH2PS    16(R10), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VCVTPH2PS    16(R10)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VCVTPH2PS    32(R10), Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VCVTPH2PS    32(R10)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y5
+	VCVTPH2PS    48(R10), Y10
+	VFMADD231PS  Y10, Y8, Y6
+	VCVTPH2PS    48(R10)(DI*1), Y8
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_49
+
+pv_single_49:
+	TESTQ        R11, R11
+	JZ           pv_merge_49
+	VBROADCASTSS (R9), Y8
+	VCVTPH2PS    (R10), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R10), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    32(R10), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    48(R10), Y9
+	VFMADD231PS  Y9, Y8, Y6
+
+pv_merge_49:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R8*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_49
+
+pv_next_49:
+pv_block_50:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_50
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_50
+
+pv_pair_50:
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y5
+	VCVTPH2PS    (R10), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VCVTPH2PS    (R10)(DI*1), Y6
+	VFMADD231PS  Y6, Y5, Y1
+	VCVTPH2PS    16(R10), Y6
+	VFMADD231PS  Y6, Y4, Y2
+	VCVTPH2PS    16(R10)(DI*1), Y4
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_50
+
+pv_single_50:
+	TESTQ        R11, R11
+	JZ           pv_merge_50
+	VBROADCASTSS (R9), Y4
+	VCVTPH2PS    (R10), Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VCVTPH2PS    16(R10), Y5
+	VFMADD231PS  Y5, Y4, Y2
+
+pv_merge_50:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_50
+
+pv_next_50:
+pv_block_51:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
+	JL      pv_next_51
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_51
+
+pv_pair_51:
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y3
+	VCVTPH2PS    (R10), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VCVTPH2PS    (R10)(DI*1), Y2
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_51
+
+pv_single_51:
+	TESTQ        R11, R11
+	JZ           pv_merge_51
+	VBROADCASTSS (R9), Y2
+	VCVTPH2PS    (R10), Y3
+	VFMADD231PS  Y3, Y2, Y0
+
+pv_merge_51:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	ADDQ    $0x00000020, R8
+	JMP     pv_block_51
+
+pv_next_51:
+	VZEROUPPER
+	RET
+
+// func flashDecodeFastF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
+TEXT ·flashDecodeFastF16AVX2(SB), NOSPLIT, $136-96
+	MOVQ $0x00000000, 32(SP)
+
+init_6:
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
+	JGE    init_done_6
+	VMOVSS expconst<>+0(SB), X0
+	MOVQ   state+72(FP), AX
+	MOVQ   32(SP), CX
+	VMOVSS X0, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	MOVL   $0x00000000, (AX)(CX*4)
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   AX, AX
+
+zero_loop_11:
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     zero_loop_11
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_6
+
+init_done_6:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_6:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_6
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x01, AX
+	IMULQ   CX, AX
+	MOVQ    8(SP), CX
+	MOVQ    CX, 104(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 112(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	MOVQ    CX, 120(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 128(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_8:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_23
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    d+48(FP), SI
+	SHLQ    $0x01, SI
+	CMPQ    32(SP), $0x00000000
+	JNE     other_head_11
+	MOVQ    8(SP), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_16:
+	CMPQ   BX, $0x08
+	JL     scores_by1_16
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R9
+	LEAQ   (DX)(SI*4), R10
+	MOVQ   CX, R11
+	SUBQ   DX, R11
+	SUBQ   DX, R11
+	MOVQ   SI, R12
+	ANDQ   $0xffffffe0, R12
+	ADDQ   DX, R12
+	CMPQ   R9, R12
+	JAE    scores_odd_16
+
+scores_pairs_16:
+	VMOVUPS     (R11)(R9*2), Y10
+	VCVTPH2PS   (R9), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R9)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   (R10), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R10)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R10)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R10)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	VMOVUPS     32(R11)(R9*2), Y10
+	VCVTPH2PS   16(R9), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   16(R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	PREFETCHT0  (DI)
+	VCVTPH2PS   16(R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   16(R9)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   16(R10), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   16(R10)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	PREFETCHT0  64(DI)
+	VCVTPH2PS   16(R10)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   16(R10)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000020, R9
+	ADDQ        $0x00000020, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_16
+
+scores_odd_16:
+	LEAQ        (DX)(SI*1), R12
+	CMPQ        R9, R12
+	JAE         scores_reduce_16
+	VMOVUPS     (R11)(R9*2), Y10
+	VCVTPH2PS   (R9), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R9)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   (R10), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R10)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R10)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R10)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+
+scores_reduce_16:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_16
+
+scores_by1_16:
+	TESTQ  BX, BX
+	JZ     scores_done_24
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R9
+	LEAQ   (DX)(SI*1), R12
+	MOVQ   CX, R11
+	SUBQ   DX, R11
+	SUBQ   DX, R11
+
+scores_chunk1_16:
+	VMOVUPS      (R11)(R9*2), Y3
+	VCVTPH2PS    (R9), Y4
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x00000010, R9
+	CMPQ         R9, R12
+	JB           scores_chunk1_16
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
+	JMP          scores_by1_16
+
+scores_done_24:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	JMP          first_done_11
+
+other_head_11:
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_17:
+	CMPQ   BX, $0x08
+	JL     scores_by1_17
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R8
+	LEAQ   (DX)(SI*4), R9
+	MOVQ   CX, R10
+	SUBQ   DX, R10
+	SUBQ   DX, R10
+	MOVQ   SI, R11
+	ANDQ   $0xffffffe0, R11
+	ADDQ   DX, R11
+	CMPQ   R8, R11
+	JAE    scores_odd_17
+
+scores_pairs_17:
+	VMOVUPS     (R10)(R8*2), Y10
+	VCVTPH2PS   (R8), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R8)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R8)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R8)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   (R9), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R9)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	VMOVUPS     32(R10)(R8*2), Y10
+	VCVTPH2PS   16(R8), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   16(R8)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   16(R8)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   16(R8)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   16(R9), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   16(R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   16(R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   16(R9)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	ADDQ        $0x00000020, R8
+	ADDQ        $0x00000020, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_17
+
+scores_odd_17:
+	LEAQ        (DX)(SI*1), R11
+	CMPQ        R8, R11
+	JAE         scores_reduce_17
+	VMOVUPS     (R10)(R8*2), Y10
+	VCVTPH2PS   (R8), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R8)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R8)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R8)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   (R9), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R9)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+
+scores_reduce_17:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_17
+
+scores_by1_17:
+	TESTQ  BX, BX
+	JZ     scores_done_25
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R8
+	LEAQ   (DX)(SI*1), R11
+	MOVQ   CX, R10
+	SUBQ   DX, R10
+	SUBQ   DX, R10
+
+scores_chunk1_17:
+	VMOVUPS      (R10)(R8*2), Y3
+	VCVTPH2PS    (R8), Y4
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x00000010, R8
+	CMPQ         R8, R11
+	JB           scores_chunk1_17
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
+	JMP          scores_by1_17
+
+scores_done_25:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+
+first_done_11:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_8
+
+scores_done_23:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_6:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_6
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_6
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_11:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_11
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_6:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, CX
+
+exp_loop_11:
+	CMPQ        CX, $0x00000008
+	JL          exp_tail_11
+	VMOVUPS     (AX), Y2
+	VSUBPS      Y0, Y2, Y2
+	VMOVUPS     expconst<>+256(SB), Y3
+	VMAXPS      Y2, Y3, Y2
+	VMOVUPS     expconst<>+320(SB), Y3
+	VMINPS      Y2, Y3, Y2
+	VMULPS      expconst<>+128(SB), Y2, Y2
+	VCVTPS2DQ   Y2, Y3
+	VCVTDQ2PS   Y3, Y4
+	VSUBPS      Y4, Y2, Y2
+	VMOVUPS     expconst<>+576(SB), Y4
+	VFMADD213PS expconst<>+512(SB), Y2, Y4
+	VFMADD213PS expconst<>+448(SB), Y2, Y4
+	VFMADD213PS expconst<>+384(SB), Y2, Y4
+	VFMADD213PS expconst<>+64(SB), Y2, Y4
+	VPADDD      expconst<>+192(SB), Y3, Y3
+	VPSLLD      $0x17, Y3, Y3
+	VMULPS      Y3, Y4, Y2
+	VMOVUPS     Y2, (AX)
+	VADDPS      Y2, Y1, Y1
+	ADDQ        $0x00000020, AX
+	SUBQ        $0x00000008, CX
+	JMP         exp_loop_11
+
+exp_tail_11:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        CX, CX
+	JZ           exp_done_11
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y1, Y0, Y1
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y1, Y0, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y1
+	VCVTPS2DQ    Y1, Y0
+	VCVTDQ2PS    Y0, Y3
+	VSUBPS       Y3, Y1, Y1
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y1, Y3
+	VFMADD213PS  expconst<>+448(SB), Y1, Y3
+	VFMADD213PS  expconst<>+384(SB), Y1, Y3
+	VFMADD213PS  expconst<>+64(SB), Y1, Y3
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y3, Y1
+	VMOVUPS      Y1, (AX)
+
+exp_tail1_11:
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_11
+
+exp_done_11:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_6
+
+softmax_done_6:
+	MOVQ $0x00000000, 32(SP)
+
+pv_8:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_8
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  d+48(FP), DI
+	SHLQ  $0x01, DI
+	CMPQ  32(SP), $0x00000000
+	JNE   other_head_12
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
+
+pv_block_52:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_52
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R10*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R10*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_52
+
+pv_pair_52:
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS 4(R11), Y9
+	VCVTPH2PS    (R12), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VCVTPH2PS    (R12)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y1
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VCVTPH2PS    16(R12), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VCVTPH2PS    16(R12)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VCVTPH2PS    32(R12), Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VCVTPH2PS    32(R12)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y5
+	VCVTPH2PS    48(R12), Y10
+	VFMADD231PS  Y10, Y8, Y6
+	VCVTPH2PS    48(R12)(DI*1), Y8
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_52
+
+pv_single_52:
+	TESTQ        R13, R13
+	JZ           pv_merge_52
+	VBROADCASTSS (R11), Y8
+	VCVTPH2PS    (R12), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R12), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    32(R12), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    48(R12), Y9
+	VFMADD231PS  Y9, Y8, Y6
+
+pv_merge_52:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_52
+
+pv_next_52:
+pv_block_53:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_53
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_53
+
+pv_pair_53:
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y5
+	VCVTPH2PS    (R12), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VCVTPH2PS    (R12)(DI*1), Y6
+	VFMADD231PS  Y6, Y5, Y1
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VCVTPH2PS    16(R12), Y6
+	VFMADD231PS  Y6, Y4, Y2
+	VCVTPH2PS    16(R12)(DI*1), Y4
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_53
+
+pv_single_53:
+	TESTQ        R13, R13
+	JZ           pv_merge_53
+	VBROADCASTSS (R11), Y4
+	VCVTPH2PS    (R12), Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VCVTPH2PS    16(R12), Y5
+	VFMADD231PS  Y5, Y4, Y2
+
+pv_merge_53:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_53
+
+pv_next_53:
+pv_block_54:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_54
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_54
+
+pv_pair_54:
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y3
+	VCVTPH2PS    (R12), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VCVTPH2PS    (R12)(DI*1), Y2
+	VFMADD231PS  Y2, Y3, Y1
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_54
+
+pv_single_54:
+	TESTQ        R13, R13
+	JZ           pv_merge_54
+	VBROADCASTSS (R11), Y2
+	VCVTPH2PS    (R12), Y3
+	VFMADD231PS  Y3, Y2, Y0
+
+pv_merge_54:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	ADDQ    $0x00000020, R10
+	JMP     pv_block_54
+
+pv_next_54:
+	JMP first_done_12
+
+other_head_12:
+	XORQ R8, R8
+
+pv_block_55:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_55
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R8*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R8*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_55
+
+pv_pair_55:
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VCVTPH2PS    (R10), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VCVTPH2PS    (R10)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VCVTPH2PS    16(R10), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VCVTPH2PS    16(R10)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VCVTPH2PS    32(R10), Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VCVTPH2PS    32(R10)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y5
+	VCVTPH2PS    48(R10), Y10
+	VFMADD231PS  Y10, Y8, Y6
+	VCVTPH2PS    48(R10)(DI*1), Y8
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_55
+
+pv_single_55:
+	TESTQ        R11, R11
+	JZ           pv_merge_55
+	VBROADCASTSS (R9), Y8
+	VCVTPH2PS    (R10), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R10), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    32(R10), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    48(R10), Y9
+	VFMADD231PS  Y9, Y8, Y6
+
+pv_merge_55:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R8*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_55
+
+pv_next_55:
+pv_block_56:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_56
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_56
+
+pv_pair_56:
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y5
+	VCVTPH2PS    (R10), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VCVTPH2PS    (R10)(DI*1), Y6
+	VFMADD231PS  Y6, Y5, Y1
+	VCVTPH2PS    16(R10), Y6
+	VFMADD231PS  Y6, Y4, Y2
+	VCVTPH2PS    16(R10)(DI*1), Y4
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_56
+
+pv_single_56:
+	TESTQ        R11, R11
+	JZ           pv_merge_56
+	VBROADCASTSS (R9), Y4
+	VCVTPH2PS    (R10), Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VCVTPH2PS    16(R10), Y5
+	VFMADD231PS  Y5, Y4, Y2
+
+pv_merge_56:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_56
+
+pv_next_56:
+pv_block_57:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
+	JL      pv_next_57
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_57
+
+pv_pair_57:
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y3
+	VCVTPH2PS    (R10), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VCVTPH2PS    (R10)(DI*1), Y2
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_57
+
+pv_single_57:
+	TESTQ        R11, R11
+	JZ           pv_merge_57
+	VBROADCASTSS (R9), Y2
+	VCVTPH2PS    (R10), Y3
+	VFMADD231PS  Y3, Y2, Y0
+
+pv_merge_57:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	ADDQ    $0x00000020, R8
+	JMP     pv_block_57
+
+pv_next_57:
+first_done_12:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_8
+
+pv_done_8:
+	MOVQ  d+48(FP), CX
+	SHLQ  $0x01, CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_6
+
+finish_6:
+	MOVQ $0x00000000, 32(SP)
+
+norm_6:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_6
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VXORPS   X1, X1, X1
+	VUCOMISS X1, X0
+	JNE      recip_div_11
+	JPS      recip_div_11
+	JMP      recip_zero_11
+
+recip_div_11:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_11:
+	VBROADCASTSS X1, Y0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_12:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_12
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_6
+
+norm_done_6:
+	VZEROUPPER
+	RET
+
+// func naiveDecodeFastF16AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·naiveDecodeFastF16AVX2(SB), NOSPLIT, $0-64
+	MOVQ    ws+56(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    k+16(FP), DX
+	MOVQ    n+32(FP), BX
+	MOVQ    d+40(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    d+40(FP), DI
+	SHLQ    $0x01, DI
+	MOVQ    BX, R8
+	MOVQ    AX, R9
+	LEAQ    (DI)(DI*2), R10
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_18:
+	CMPQ   R8, $0x08
+	JL     scores_by1_18
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R11
+	LEAQ   (DX)(DI*4), R12
+	MOVQ   CX, R13
+	SUBQ   DX, R13
+	SUBQ   DX, R13
+	MOVQ   DI, R14
+	ANDQ   $0xffffffe0, R14
+	ADDQ   DX, R14
+	CMPQ   R11, R14
+	JAE    scores_odd_18
+
+scores_pairs_18:
+	VMOVUPS     (R13)(R11*2), Y10
+	VCVTPH2PS   (R11), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R11)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R11)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R11)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   (R12), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R12)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R12)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R12)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	VMOVUPS     32(R13)(R11*2), Y10
+	VCVTPH2PS   16(R11), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   16(R11)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   16(R11)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   16(R11)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   16(R12), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   16(R12)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   16(R12)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   16(R12)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	ADDQ        $0x00000020, R11
+	ADDQ        $0x00000020, R12
+	CMPQ        R11, R14
+	JB          scores_pairs_18
+
+scores_odd_18:
+	LEAQ        (DX)(DI*1), R14
+	CMPQ        R11, R14
+	JAE         scores_reduce_18
+	VMOVUPS     (R13)(R11*2), Y10
+	VCVTPH2PS   (R11), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R11)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R11)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R11)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	VCVTPH2PS   (R12), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R12)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R12)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R12)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+
+scores_reduce_18:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+48(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (R9)
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, R8
+	LEAQ         (DX)(DI*8), DX
+	JMP          scores_by8_18
+
+scores_by1_18:
+	TESTQ  R8, R8
+	JZ     scores_done_26
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R11
+	LEAQ   (DX)(DI*1), R14
+	MOVQ   CX, R13
+	SUBQ   DX, R13
+	SUBQ   DX, R13
+
+scores_chunk1_18:
+	VMOVUPS      (R13)(R11*2), Y3
+	VCVTPH2PS    (R11), Y4
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x00000010, R11
+	CMPQ         R11, R14
+	JB           scores_chunk1_18
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+48(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (R9)
+	ADDQ         $0x04, R9
+	DECQ         R8
+	ADDQ         DI, DX
+	JMP          scores_by1_18
+
+scores_done_26:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	VBROADCASTSS X2, Y0
+	VXORPS       Y1, Y1, Y1
+	MOVQ         AX, CX
+	MOVQ         BX, DX
+
+exp_loop_12:
+	CMPQ        DX, $0x00000008
+	JL          exp_tail_12
+	VMOVUPS     (CX), Y2
+	VSUBPS      Y0, Y2, Y2
+	VMOVUPS     expconst<>+256(SB), Y3
+	VMAXPS      Y2, Y3, Y2
+	VMOVUPS     expconst<>+320(SB), Y3
+	VMINPS      Y2, Y3, Y2
+	VMULPS      expconst<>+128(SB), Y2, Y2
+	VCVTPS2DQ   Y2, Y3
+	VCVTDQ2PS   Y3, Y4
+	VSUBPS      Y4, Y2, Y2
+	VMOVUPS     expconst<>+576(SB), Y4
+	VFMADD213PS expconst<>+512(SB), Y2, Y4
+	VFMADD213PS expconst<>+448(SB), Y2, Y4
+	VFMADD213PS expconst<>+384(SB), Y2, Y4
+	VFMADD213PS expconst<>+64(SB), Y2, Y4
+	VPADDD      expconst<>+192(SB), Y3, Y3
+	VPSLLD      $0x17, Y3, Y3
+	VMULPS      Y3, Y4, Y2
+	VMOVUPS     Y2, (CX)
+	VADDPS      Y2, Y1, Y1
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         exp_loop_12
+
+exp_tail_12:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        DX, DX
+	JZ           exp_done_12
+	VMOVUPS      (CX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y1, Y0, Y1
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y1, Y0, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y1
+	VCVTPS2DQ    Y1, Y0
+	VCVTDQ2PS    Y0, Y3
+	VSUBPS       Y3, Y1, Y1
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y1, Y3
+	VFMADD213PS  expconst<>+448(SB), Y1, Y3
+	VFMADD213PS  expconst<>+384(SB), Y1, Y3
+	VFMADD213PS  expconst<>+64(SB), Y1, Y3
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y3, Y1
+	VMOVUPS      Y1, (CX)
+
+exp_tail1_12:
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_12
+
+exp_done_12:
+	VXORPS   X0, X0, X0
+	VUCOMISS X0, X2
+	JNE      recip_div_12
+	JPS      recip_div_12
+	JMP      recip_zero_12
+
+recip_div_12:
+	VMOVSS expconst<>+64(SB), X0
+	VDIVSS X2, X0, X0
+
+recip_zero_12:
+	VBROADCASTSS X0, Y0
+	MOVQ         AX, CX
+	MOVQ         BX, DX
+
+normp_6:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JG      normp_6
+	MOVQ    o+0(FP), CX
+	MOVQ    v+24(FP), DX
+	VXORPS  Y0, Y0, Y0
+	MOVQ    CX, R8
+	MOVQ    SI, R9
+
+zero_loop_12:
+	VMOVUPS Y0, (R8)
+	ADDQ    $0x00000020, R8
+	SUBQ    $0x00000020, R9
+	JNZ     zero_loop_12
+	XORQ    R8, R8
+
+pv_block_58:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_58
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R8*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R8*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_58
+
+pv_pair_58:
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VCVTPH2PS    (R10), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VCVTPH2PS    (R10)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VCVTPH2PS    16(R10), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VCVTPH2PS    16(R10)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VCVTPH2PS    32(R10), Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VCVTPH2PS    32(R10)(DI*1), Y10
+	VFMADD231PS  Y10, Y9, Y5
+	VCVTPH2PS    48(R10), Y10
+	VFMADD231PS  Y10, Y8, Y6
+	VCVTPH2PS    48(R10)(DI*1), Y8
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_58
+
+pv_single_58:
+	TESTQ        R11, R11
+	JZ           pv_merge_58
+	VBROADCASTSS (R9), Y8
+	VCVTPH2PS    (R10), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R10), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    32(R10), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    48(R10), Y9
+	VFMADD231PS  Y9, Y8, Y6
+
+pv_merge_58:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R8*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_58
+
+pv_next_58:
+pv_block_59:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_59
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_59
+
+pv_pair_59:
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y5
+	VCVTPH2PS    (R10), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VCVTPH2PS    (R10)(DI*1), Y6
+	VFMADD231PS  Y6, Y5, Y1
+	VCVTPH2PS    16(R10), Y6
+	VFMADD231PS  Y6, Y4, Y2
+	VCVTPH2PS    16(R10)(DI*1), Y4
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_59
+
+pv_single_59:
+	TESTQ        R11, R11
+	JZ           pv_merge_59
+	VBROADCASTSS (R9), Y4
+	VCVTPH2PS    (R10), Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VCVTPH2PS    16(R10), Y5
+	VFMADD231PS  Y5, Y4, Y2
+
+pv_merge_59:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_59
+
+pv_next_59:
+pv_block_60:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
+	JL      pv_next_60
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_60
+
+pv_pair_60:
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y3
+	VCVTPH2PS    (R10), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VCVTPH2PS    (R10)(DI*1), Y2
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_60
+
+pv_single_60:
+	TESTQ        R11, R11
+	JZ           pv_merge_60
+	VBROADCASTSS (R9), Y2
+	VCVTPH2PS    (R10), Y3
+	VFMADD231PS  Y3, Y2, Y0
+
+pv_merge_60:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	ADDQ    $0x00000020, R8
+	JMP     pv_block_60
+
+pv_next_60:
+	VZEROUPPER
+	RET
+
+// func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $136-96
+	MOVQ $0x00000000, 32(SP)
+
+init_7:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     init_done_7
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	MOVL    $0x00000000, (AX)(CX*4)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    o+0(FP), DX
+	ADDQ    DX, CX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    AX, AX
+
+zero_loop_13:
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     zero_loop_13
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_7
+
+init_done_7:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_7:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_7
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x01, AX
+	IMULQ   CX, AX
+	MOVQ    8(SP), CX
+	MOVQ    CX, 104(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 112(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	MOVQ    CX, 120(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 128(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_9:
+	MOVQ    32(SP), AX
+	INCQ    AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_27
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    d+48(FP), R8
+	SHLQ    $0x01, R8
+	MOVQ    CX, 64(SP)
+	MOVQ    AX, 72(SP)
+	MOVQ    DX, 80(SP)
+	MOVQ    BX, 88(SP)
+	MOVQ    DI, 48(SP)
+	MOVQ    SI, 56(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVUPS expconst<>+0(SB), Y21
+	VMOVSS  expconst<>+0(SB), X22
+
+scores2_by8_3:
+	CMPQ    48(SP), $0x08
+	JL      scores2_by1_3
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), CX
+	MOVQ    64(SP), DX
+	SUBQ    CX, DX
+	SUBQ    CX, DX
+	MOVQ    72(SP), BX
+	SUBQ    CX, BX
+	SUBQ    CX, BX
+	LEAQ    (CX)(R8*1), SI
+	MOVQ    SI, 40(SP)
+	LEAQ    (CX)(R8*4), SI
+	MOVQ    40(SP), DI
+	SUBQ    $0x00000020, DI
+	MOVQ    DI, 96(SP)
+	CMPQ    CX, 96(SP)
+	JAE     scores2_odd_3
+
+scores2_chunk2_3:
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VCVTPH2PS   (CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VCVTPH2PS   (CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VCVTPH2PS   (CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VCVTPH2PS   (CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VCVTPH2PS   (SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VCVTPH2PS   (SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VCVTPH2PS   (SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VCVTPH2PS   (SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	MOVQ        104(SP), DI
+	CMPQ        DI, 112(SP)
+	JAE         pf_skip_13
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_13:
+	VMOVUPS     64(DX)(CX*2), Z18
+	VMOVUPS     64(BX)(CX*2), Z19
+	VCVTPH2PS   32(CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VCVTPH2PS   32(CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VCVTPH2PS   32(CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VCVTPH2PS   32(CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VCVTPH2PS   32(SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VCVTPH2PS   32(SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VCVTPH2PS   32(SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VCVTPH2PS   32(SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	MOVQ        104(SP), DI
+	CMPQ        DI, 112(SP)
+	JAE         pf_skip_14
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_14:
+	ADDQ $0x00000040, CX
+	ADDQ $0x00000040, SI
+	CMPQ CX, 96(SP)
+	JB   scores2_chunk2_3
+
+scores2_odd_3:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_reduce_3
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VCVTPH2PS   (CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VCVTPH2PS   (CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VCVTPH2PS   (CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VCVTPH2PS   (CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VCVTPH2PS   (SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VCVTPH2PS   (SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VCVTPH2PS   (SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VCVTPH2PS   (SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	MOVQ        104(SP), CX
+	CMPQ        CX, 112(SP)
+	JAE         pf_skip_15
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_15:
+scores2_reduce_3:
+	VSHUFF32X4   $0x44, Z3, Z0, Z18
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z18, Z18
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z18, Z5
+	VSHUFF32X4   $0xdd, Z0, Z18, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z4
+	VADDPS       Z4, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z4
+	VSHUFF32X4   $0xee, Z13, Z12, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z15, Z14, Z5
+	VSHUFF32X4   $0xee, Z15, Z14, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x44, Z17, Z16, Z6
+	VSHUFF32X4   $0xee, Z17, Z16, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x88, Z4, Z0, Z7
+	VSHUFF32X4   $0xdd, Z4, Z0, Z0
+	VADDPS       Z0, Z7, Z7
+	VSHUFF32X4   $0x88, Z6, Z5, Z0
+	VSHUFF32X4   $0xdd, Z6, Z5, Z4
+	VADDPS       Z4, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z7, Z4
+	VSHUFPS      $0xdd, Z0, Z7, Z0
+	VADDPS       Z0, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z0
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z0, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z4, Z0, Z4
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y4, Y4
+	VMAXPS       Y4, Y21, Y21
+	MOVQ         80(SP), CX
+	VMOVUPS      Y3, (CX)
+	ADDQ         $0x00000020, 80(SP)
+	MOVQ         88(SP), CX
+	VMOVUPS      Y4, (CX)
+	ADDQ         $0x00000020, 88(SP)
+	SUBQ         $0x08, 48(SP)
+	MOVQ         56(SP), CX
+	LEAQ         (CX)(R8*8), CX
+	MOVQ         CX, 56(SP)
+	JMP          scores2_by8_3
+
+scores2_by1_3:
+	CMPQ    48(SP), $0x00
+	JE      scores2_done_3
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    56(SP), AX
+	MOVQ    64(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    72(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	LEAQ    (AX)(R8*1), BX
+	MOVQ    BX, 40(SP)
+
+scores2_chunk1_3:
+	VCVTPH2PS     (AX), Z4
+	VFMADD231PS   (CX)(AX*2), Z4, Z0
+	VFMADD231PS   (DX)(AX*2), Z4, Z3
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores2_chunk1_3
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X4
+	VADDPS        X4, X0, X0
+	VMOVSHDUP     X0, X4
+	VADDPS        X4, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X22, X22
+	MOVQ          80(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 80(SP)
+	MOVQ          88(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 88(SP)
+	DECQ          48(SP)
+	MOVQ          56(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 56(SP)
+	JMP           scores2_by1_3
+
+scores2_done_3:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	VEXTRACTF32X4 $0x01, Y21, X1
+	VMAXPS        X21, X1, X1
+	VMOVHLPS      X1, X1, X2
+	VMAXPS        X2, X1, X1
+	VMOVSHDUP     X1, X2
+	VMAXPS        X2, X1, X1
+	VMAXSS        X22, X1, X1
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	VMOVSS        X1, 4(AX)(CX*4)
+	ADDQ          $0x00000002, 32(SP)
+	JMP           scores_9
+
+scores_done_27:
+scores_10:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_28
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    d+48(FP), SI
+	SHLQ    $0x01, SI
+	CMPQ    32(SP), $0x00000000
+	JNE     other_head_13
+	MOVQ    8(SP), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_19:
+	CMPQ    BX, $0x08
+	JL      scores_by1_19
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R9
+	LEAQ    (DX)(SI*4), R10
+	MOVQ    CX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+	MOVQ    SI, R12
+	ANDQ    $0xffffffc0, R12
+	ADDQ    DX, R12
+	CMPQ    R9, R12
+	JAE     scores_odd_19
+
+scores_pairs_19:
+	VMOVUPS     (R11)(R9*2), Z10
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R9)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R10), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R10)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R10)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R10)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	VMOVUPS     64(R11)(R9*2), Z10
+	VCVTPH2PS   32(R9), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   32(R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	PREFETCHT0  (DI)
+	VCVTPH2PS   32(R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   32(R9)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	PREFETCHT0  64(DI)
+	VCVTPH2PS   32(R10), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   32(R10)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	PREFETCHT0  128(DI)
+	VCVTPH2PS   32(R10)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   32(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	PREFETCHT0  192(DI)
+	ADDQ        $0x00000100, DI
+	ADDQ        $0x00000040, R9
+	ADDQ        $0x00000040, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_19
+
+scores_odd_19:
+	LEAQ        (DX)(SI*1), R12
+	CMPQ        R9, R12
+	JAE         scores_reduce_19
+	VMOVUPS     (R11)(R9*2), Z10
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R9)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R10), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R10)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R10)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R10)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+
+scores_reduce_19:
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_19
+
+scores_by1_19:
+	TESTQ   BX, BX
+	JZ      scores_done_29
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R9
+	LEAQ    (DX)(SI*1), R12
+	MOVQ    CX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+
+scores_chunk1_19:
+	VMOVUPS       (R11)(R9*2), Z3
+	VCVTPH2PS     (R9), Z4
+	VFMADD231PS   Z4, Z3, Z0
+	ADDQ          $0x00000020, R9
+	CMPQ          R9, R12
+	JB            scores_chunk1_19
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_19
+
+scores_done_29:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	JMP           first_done_13
+
+other_head_13:
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_20:
+	CMPQ    BX, $0x08
+	JL      scores_by1_20
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*4), R9
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	MOVQ    SI, R11
+	ANDQ    $0xffffffc0, R11
+	ADDQ    DX, R11
+	CMPQ    R8, R11
+	JAE     scores_odd_20
+
+scores_pairs_20:
+	VMOVUPS     (R10)(R8*2), Z10
+	VCVTPH2PS   (R8), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R8)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R8)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R8)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R9)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	VMOVUPS     64(R10)(R8*2), Z10
+	VCVTPH2PS   32(R8), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   32(R8)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   32(R8)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   32(R8)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   32(R9), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   32(R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   32(R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_20
+
+scores_odd_20:
+	LEAQ        (DX)(SI*1), R11
+	CMPQ        R8, R11
+	JAE         scores_reduce_20
+	VMOVUPS     (R10)(R8*2), Z10
+	VCVTPH2PS   (R8), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R8)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R8)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R8)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R9)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+
+scores_reduce_20:
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_20
+
+scores_by1_20:
+	TESTQ   BX, BX
+	JZ      scores_done_30
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*1), R11
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+
+scores_chunk1_20:
+	VMOVUPS       (R10)(R8*2), Z3
+	VCVTPH2PS     (R8), Z4
+	VFMADD231PS   Z4, Z3, Z0
+	ADDQ          $0x00000020, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_20
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_20
+
+scores_done_30:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+
+first_done_13:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_10
+
+scores_done_28:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_7:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_7
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_7
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Z0
+	VMOVUPS      expconst<>+704(SB), Z3
+	VMAXPS       Z0, Z3, Z0
+	VMOVUPS      expconst<>+768(SB), Z3
+	VMINPS       Z0, Z3, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z3
+	VCVTPS2DQ    Z3, Z3
+	VCVTDQ2PS    Z3, Z3
+	VFNMADD231PS expconst<>+832(SB), Z3, Z0
+	VFNMADD231PS expconst<>+896(SB), Z3, Z0
+	VMOVUPS      expconst<>+960(SB), Z4
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z4
+	VMULPS       Z0, Z0, Z5
+	VFMADD213PS  Z0, Z5, Z4
+	VADDPS       expconst<>+64(SB), Z4, Z4
+	VSCALEFPS    Z3, Z4, Z0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_13:
+	VMULPS  (CX), Z0, Z3
+	VMOVUPS Z3, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_13
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_7:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z3
+	MOVQ         CX, CX
+
+exp_loop_13:
+	CMPQ         CX, $0x00000010
+	JL           exp_tail_13
+	VMOVUPS      (AX), Y1
+	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      expconst<>+704(SB), Z4
+	VMAXPS       Z1, Z4, Z1
+	VMOVUPS      expconst<>+768(SB), Z4
+	VMINPS       Z1, Z4, Z1
+	VMULPS       expconst<>+128(SB), Z1, Z4
+	VCVTPS2DQ    Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	VFNMADD231PS expconst<>+832(SB), Z4, Z1
+	VFNMADD231PS expconst<>+896(SB), Z4, Z1
+	VMOVUPS      expconst<>+960(SB), Z5
+	VFMADD213PS  expconst<>+1024(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1088(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1152(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1216(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1280(SB), Z1, Z5
+	VMULPS       Z1, Z1, Z6
+	VFMADD213PS  Z1, Z6, Z5
+	VADDPS       expconst<>+64(SB), Z5, Z5
+	VSCALEFPS    Z4, Z5, Z1
+	VMOVUPS      Z1, (AX)
+	VADDPS       Z1, Z3, Z3
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, CX
+	JMP          exp_loop_13
+
+exp_tail_13:
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y1
+	VEXTRACTF32X4 $0x01, Y1, X3
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	TESTQ         CX, CX
+	JZ            exp_done_13
+	VMOVUPS       (AX), Y2
+	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
+	VSUBPS        Z0, Z2, Z2
+	VMOVUPS       expconst<>+704(SB), Z0
+	VMAXPS        Z2, Z0, Z2
+	VMOVUPS       expconst<>+768(SB), Z0
+	VMINPS        Z2, Z0, Z2
+	VMULPS        expconst<>+128(SB), Z2, Z0
+	VCVTPS2DQ     Z0, Z0
+	VCVTDQ2PS     Z0, Z0
+	VFNMADD231PS  expconst<>+832(SB), Z0, Z2
+	VFNMADD231PS  expconst<>+896(SB), Z0, Z2
+	VMOVUPS       expconst<>+960(SB), Z4
+	VFMADD213PS   expconst<>+1024(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1088(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1152(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1216(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1280(SB), Z2, Z4
+	VMULPS        Z2, Z2, Z5
+	VFMADD213PS   Z2, Z5, Z4
+	VADDPS        expconst<>+64(SB), Z4, Z4
+	VSCALEFPS     Z0, Z4, Z2
+	VMOVUPS       Z2, (AX)
+
+exp_tail1_13:
+	VADDSS (AX), X3, X3
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_13
+
+exp_done_13:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X3, X3
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X3, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_7
+
+softmax_done_7:
+	MOVQ $0x00000000, 32(SP)
+
+pv_9:
+	MOVQ  32(SP), AX
+	INCQ  AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_9
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
+	MOVQ  d+48(FP), R9
+	SHLQ  $0x01, R9
+	MOVQ  CX, 40(SP)
+	MOVQ  BX, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  SI, CX
+	SUBQ  DX, CX
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_7:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv2_next_7
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_7
+
+pv2_pair_7:
+	VCVTPH2PS    (SI), Z18
+	VCVTPH2PS    32(SI), Z19
+	VCVTPH2PS    64(SI), Z20
+	VCVTPH2PS    96(SI), Z21
+	VCVTPH2PS    (SI)(R9*1), Z22
+	VCVTPH2PS    32(SI)(R9*1), Z23
+	VCVTPH2PS    64(SI)(R9*1), Z24
+	VCVTPH2PS    96(SI)(R9*1), Z25
+	VBROADCASTSS (BX), Z26
+	VFMADD231PS  Z18, Z26, Z0
+	VFMADD231PS  Z19, Z26, Z3
+	VFMADD231PS  Z20, Z26, Z4
+	VFMADD231PS  Z21, Z26, Z5
+	VBROADCASTSS 4(BX), Z26
+	VFMADD231PS  Z22, Z26, Z6
+	VFMADD231PS  Z23, Z26, Z7
+	VFMADD231PS  Z24, Z26, Z8
+	VFMADD231PS  Z25, Z26, Z9
+	VBROADCASTSS (BX)(CX*1), Z26
+	VFMADD231PS  Z18, Z26, Z10
+	VFMADD231PS  Z19, Z26, Z11
+	VFMADD231PS  Z20, Z26, Z12
+	VFMADD231PS  Z21, Z26, Z13
+	VBROADCASTSS 4(BX)(CX*1), Z18
+	VFMADD231PS  Z22, Z18, Z14
+	VFMADD231PS  Z23, Z18, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD231PS  Z25, Z18, Z17
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_16
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
+
+pf_skip_16:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_7
+
+pv2_single_7:
+	TESTQ        DI, DI
+	JZ           pv2_merge_7
+	VCVTPH2PS    (SI), Z18
+	VCVTPH2PS    32(SI), Z19
+	VCVTPH2PS    64(SI), Z20
+	VCVTPH2PS    96(SI), Z21
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  Z18, Z22, Z0
+	VFMADD231PS  Z19, Z22, Z3
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS (BX)(CX*1), Z22
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z12
+	VFMADD231PS  Z21, Z22, Z13
+
+pv2_merge_7:
+	MOVQ    40(SP), BX
+	VADDPS  Z6, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VADDPS  Z9, Z5, Z5
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z14, Z10, Z10
+	VMOVUPS Z10, (BX)(DX*1)
+	VADDPS  Z15, Z11, Z11
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VADDPS  Z16, Z12, Z12
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VADDPS  Z17, Z13, Z13
+	VMOVUPS Z13, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 80(SP)
+	JMP     pv2_block_7
+
+pv2_next_7:
+pv2_block_8:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_8
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_8
+
+pv2_pair_8:
+	VCVTPH2PS    (SI), Z10
+	VCVTPH2PS    32(SI), Z11
+	VCVTPH2PS    (SI)(R9*1), Z12
+	VCVTPH2PS    32(SI)(R9*1), Z13
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  Z10, Z14, Z0
+	VFMADD231PS  Z11, Z14, Z3
+	VBROADCASTSS 4(BX), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS (BX)(CX*1), Z14
+	VFMADD231PS  Z10, Z14, Z6
+	VFMADD231PS  Z11, Z14, Z7
+	VBROADCASTSS 4(BX)(CX*1), Z10
+	VFMADD231PS  Z12, Z10, Z8
+	VFMADD231PS  Z13, Z10, Z9
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_17
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
+
+pf_skip_17:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_8
+
+pv2_single_8:
+	TESTQ        DI, DI
+	JZ           pv2_merge_8
+	VCVTPH2PS    (SI), Z10
+	VCVTPH2PS    32(SI), Z11
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (BX)(CX*1), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+
+pv2_merge_8:
+	MOVQ    40(SP), BX
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS Z6, (BX)(DX*1)
+	VADDPS  Z9, Z7, Z7
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_8
+
+pv2_next_8:
+pv2_block_9:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_9
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_9
+
+pv2_pair_9:
+	VCVTPH2PS    (SI), Z6
+	VCVTPH2PS    (SI)(R9*1), Z7
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VBROADCASTSS 4(BX), Z8
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS (BX)(CX*1), Z8
+	VFMADD231PS  Z6, Z8, Z4
+	VBROADCASTSS 4(BX)(CX*1), Z6
+	VFMADD231PS  Z7, Z6, Z5
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_18
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
+
+pf_skip_18:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_9
+
+pv2_single_9:
+	TESTQ        DI, DI
+	JZ           pv2_merge_9
+	VCVTPH2PS    (SI), Z6
+	VBROADCASTSS (BX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (BX)(CX*1), Z7
+	VFMADD231PS  Z6, Z7, Z4
+
+pv2_merge_9:
+	MOVQ    40(SP), BX
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, (BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_9
+
+pv2_next_9:
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_9
+
+pv_done_9:
+pv_10:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_10
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  d+48(FP), DI
+	SHLQ  $0x01, DI
+	CMPQ  32(SP), $0x00000000
+	JNE   other_head_14
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
+
+pv_block_61:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000200
+	JL      pv_next_61
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R10*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R10*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R10*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R10*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_61
+
+pv_pair_61:
+	VBROADCASTSS (R11), Z18
+	VBROADCASTSS 4(R11), Z19
+	VCVTPH2PS    (R12), Z20
+	VFMADD231PS  Z20, Z18, Z0
+	VCVTPH2PS    (R12)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VCVTPH2PS    32(R12), Z20
+	VFMADD231PS  Z20, Z18, Z4
+	VCVTPH2PS    32(R12)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z5
+	VCVTPH2PS    64(R12), Z20
+	VFMADD231PS  Z20, Z18, Z6
+	VCVTPH2PS    64(R12)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z7
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	VCVTPH2PS    96(R12), Z20
+	VFMADD231PS  Z20, Z18, Z8
+	VCVTPH2PS    96(R12)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z9
+	VCVTPH2PS    128(R12), Z20
+	VFMADD231PS  Z20, Z18, Z10
+	VCVTPH2PS    128(R12)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z11
+	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT0   128(R12)(R9*1)
+	VCVTPH2PS    160(R12), Z20
+	VFMADD231PS  Z20, Z18, Z12
+	VCVTPH2PS    160(R12)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z13
+	VCVTPH2PS    192(R12), Z20
+	VFMADD231PS  Z20, Z18, Z14
+	VCVTPH2PS    192(R12)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z15
+	PREFETCHT0   192(R12)(R8*1)
+	PREFETCHT0   192(R12)(R9*1)
+	VCVTPH2PS    224(R12), Z20
+	VFMADD231PS  Z20, Z18, Z16
+	VCVTPH2PS    224(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z17
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_61
+
+pv_single_61:
+	TESTQ        R13, R13
+	JZ           pv_merge_61
+	VBROADCASTSS (R11), Z18
+	VCVTPH2PS    (R12), Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VCVTPH2PS    32(R12), Z19
+	VFMADD231PS  Z19, Z18, Z4
+	VCVTPH2PS    64(R12), Z19
+	VFMADD231PS  Z19, Z18, Z6
+	VCVTPH2PS    96(R12), Z19
+	VFMADD231PS  Z19, Z18, Z8
+	VCVTPH2PS    128(R12), Z19
+	VFMADD231PS  Z19, Z18, Z10
+	VCVTPH2PS    160(R12), Z19
+	VFMADD231PS  Z19, Z18, Z12
+	VCVTPH2PS    192(R12), Z19
+	VFMADD231PS  Z19, Z18, Z14
+	VCVTPH2PS    224(R12), Z19
+	VFMADD231PS  Z19, Z18, Z16
+
+pv_merge_61:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R10*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R10*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R10*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R10*1)
+	ADDQ    $0x00000200, R10
+	JMP     pv_block_61
+
+pv_next_61:
+pv_block_62:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_62
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_62
+
+pv_pair_62:
+	VBROADCASTSS (R11), Z10
+	VBROADCASTSS 4(R11), Z11
+	VCVTPH2PS    (R12), Z12
+	VFMADD231PS  Z12, Z10, Z0
+	VCVTPH2PS    (R12)(DI*1), Z12
+	VFMADD231PS  Z12, Z11, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VCVTPH2PS    32(R12), Z12
+	VFMADD231PS  Z12, Z10, Z4
+	VCVTPH2PS    32(R12)(DI*1), Z12
+	VFMADD231PS  Z12, Z11, Z5
+	VCVTPH2PS    64(R12), Z12
+	VFMADD231PS  Z12, Z10, Z6
+	VCVTPH2PS    64(R12)(DI*1), Z12
+	VFMADD231PS  Z12, Z11, Z7
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	VCVTPH2PS    96(R12), Z12
+	VFMADD231PS  Z12, Z10, Z8
+	VCVTPH2PS    96(R12)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z9
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_62
+
+pv_single_62:
+	TESTQ        R13, R13
+	JZ           pv_merge_62
+	VBROADCASTSS (R11), Z10
+	VCVTPH2PS    (R12), Z11
+	VFMADD231PS  Z11, Z10, Z0
+	VCVTPH2PS    32(R12), Z11
+	VFMADD231PS  Z11, Z10, Z4
+	VCVTPH2PS    64(R12), Z11
+	VFMADD231PS  Z11, Z10, Z6
+	VCVTPH2PS    96(R12), Z11
+	VFMADD231PS  Z11, Z10, Z8
+
+pv_merge_62:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_62
+
+pv_next_62:
+pv_block_63:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_63
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_63
+
+pv_pair_63:
+	VBROADCASTSS (R11), Z6
+	VBROADCASTSS 4(R11), Z7
+	VCVTPH2PS    (R12), Z8
+	VFMADD231PS  Z8, Z6, Z0
+	VCVTPH2PS    (R12)(DI*1), Z8
+	VFMADD231PS  Z8, Z7, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VCVTPH2PS    32(R12), Z8
+	VFMADD231PS  Z8, Z6, Z4
+	VCVTPH2PS    32(R12)(DI*1), Z6
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_63
+
+pv_single_63:
+	TESTQ        R13, R13
+	JZ           pv_merge_63
+	VBROADCASTSS (R11), Z6
+	VCVTPH2PS    (R12), Z7
+	VFMADD231PS  Z7, Z6, Z0
+	VCVTPH2PS    32(R12), Z7
+	VFMADD231PS  Z7, Z6, Z4
+
+pv_merge_63:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_63
+
+pv_next_63:
+pv_block_64:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_64
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_64
+
+pv_pair_64:
+	VBROADCASTSS (R11), Z4
+	VBROADCASTSS 4(R11), Z5
+	VCVTPH2PS    (R12), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	VCVTPH2PS    (R12)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_64
+
+pv_single_64:
+	TESTQ        R13, R13
+	JZ           pv_merge_64
+	VBROADCASTSS (R11), Z4
+	VCVTPH2PS    (R12), Z5
+	VFMADD231PS  Z5, Z4, Z0
+
+pv_merge_64:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_64
+
+pv_next_64:
+	JMP first_done_14
+
+other_head_14:
+	XORQ R8, R8
+
+pv_block_65:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_65
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R8*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_65
+
+pv_pair_65:
+	VBROADCASTSS (R9), Z18
+	VBROADCASTSS 4(R9), Z19
+	VCVTPH2PS    (R10), Z20
+	VFMADD231PS  Z20, Z18, Z0
+	VCVTPH2PS    (R10)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z3
+	VCVTPH2PS    32(R10), Z20
+	VFMADD231PS  Z20, Z18, Z4
+	VCVTPH2PS    32(R10)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z5
+	VCVTPH2PS    64(R10), Z20
+	VFMADD231PS  Z20, Z18, Z6
+	VCVTPH2PS    64(R10)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z7
+	VCVTPH2PS    96(R10), Z20
+	VFMADD231PS  Z20, Z18, Z8
+	VCVTPH2PS    96(R10)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z9
+	VCVTPH2PS    128(R10), Z20
+	VFMADD231PS  Z20, Z18, Z10
+	VCVTPH2PS    128(R10)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z11
+	VCVTPH2PS    160(R10), Z20
+	VFMADD231PS  Z20, Z18, Z12
+	VCVTPH2PS    160(R10)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z13
+	VCVTPH2PS    192(R10), Z20
+	VFMADD231PS  Z20, Z18, Z14
+	VCVTPH2PS    192(R10)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z15
+	VCVTPH2PS    224(R10), Z20
+	VFMADD231PS  Z20, Z18, Z16
+	VCVTPH2PS    224(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z17
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_65
+
+pv_single_65:
+	TESTQ        R11, R11
+	JZ           pv_merge_65
+	VBROADCASTSS (R9), Z18
+	VCVTPH2PS    (R10), Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VCVTPH2PS    32(R10), Z19
+	VFMADD231PS  Z19, Z18, Z4
+	VCVTPH2PS    64(R10), Z19
+	VFMADD231PS  Z19, Z18, Z6
+	VCVTPH2PS    96(R10), Z19
+	VFMADD231PS  Z19, Z18, Z8
+	VCVTPH2PS    128(R10), Z19
+	VFMADD231PS  Z19, Z18, Z10
+	VCVTPH2PS    160(R10), Z19
+	VFMADD231PS  Z19, Z18, Z12
+	VCVTPH2PS    192(R10), Z19
+	VFMADD231PS  Z19, Z18, Z14
+	VCVTPH2PS    224(R10), Z19
+	VFMADD231PS  Z19, Z18, Z16
+
+pv_merge_65:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R8*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_65
+
+pv_next_65:
+pv_block_66:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_66
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_66
+
+pv_pair_66:
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z11
+	VCVTPH2PS    (R10), Z12
+	VFMADD231PS  Z12, Z10, Z0
+	VCVTPH2PS    (R10)(DI*1), Z12
+	VFMADD231PS  Z12, Z11, Z3
+	VCVTPH2PS    32(R10), Z12
+	VFMADD231PS  Z12, Z10, Z4
+	VCVTPH2PS    32(R10)(DI*1), Z12
+	VFMADD231PS  Z12, Z11, Z5
+	VCVTPH2PS    64(R10), Z12
+	VFMADD231PS  Z12, Z10, Z6
+	VCVTPH2PS    64(R10)(DI*1), Z12
+	VFMADD231PS  Z12, Z11, Z7
+	VCVTPH2PS    96(R10), Z12
+	VFMADD231PS  Z12, Z10, Z8
+	VCVTPH2PS    96(R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z9
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_66
+
+pv_single_66:
+	TESTQ        R11, R11
+	JZ           pv_merge_66
+	VBROADCASTSS (R9), Z10
+	VCVTPH2PS    (R10), Z11
+	VFMADD231PS  Z11, Z10, Z0
+	VCVTPH2PS    32(R10), Z11
+	VFMADD231PS  Z11, Z10, Z4
+	VCVTPH2PS    64(R10), Z11
+	VFMADD231PS  Z11, Z10, Z6
+	VCVTPH2PS    96(R10), Z11
+	VFMADD231PS  Z11, Z10, Z8
+
+pv_merge_66:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_66
+
+pv_next_66:
+pv_block_67:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_67
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_67
+
+pv_pair_67:
+	VBROADCASTSS (R9), Z6
+	VBROADCASTSS 4(R9), Z7
+	VCVTPH2PS    (R10), Z8
+	VFMADD231PS  Z8, Z6, Z0
+	VCVTPH2PS    (R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z7, Z3
+	VCVTPH2PS    32(R10), Z8
+	VFMADD231PS  Z8, Z6, Z4
+	VCVTPH2PS    32(R10)(DI*1), Z6
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_67
+
+pv_single_67:
+	TESTQ        R11, R11
+	JZ           pv_merge_67
+	VBROADCASTSS (R9), Z6
+	VCVTPH2PS    (R10), Z7
+	VFMADD231PS  Z7, Z6, Z0
+	VCVTPH2PS    32(R10), Z7
+	VFMADD231PS  Z7, Z6, Z4
+
+pv_merge_67:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_67
+
+pv_next_67:
+pv_block_68:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_68
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_68
+
+pv_pair_68:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VCVTPH2PS    (R10), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	VCVTPH2PS    (R10)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_68
+
+pv_single_68:
+	TESTQ        R11, R11
+	JZ           pv_merge_68
+	VBROADCASTSS (R9), Z4
+	VCVTPH2PS    (R10), Z5
+	VFMADD231PS  Z5, Z4, Z0
+
+pv_merge_68:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_68
+
+pv_next_68:
+first_done_14:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_10
+
+pv_done_10:
+	MOVQ  d+48(FP), CX
+	SHLQ  $0x01, CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_7
+
+finish_7:
+	MOVQ $0x00000000, 32(SP)
+
+norm_7:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_7
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VMOVUPS  expconst<>+1344(SB), X1
+	VUCOMISS X1, X0
+	JNE      recip_div_13
+	JPS      recip_div_13
+	JMP      recip_zero_13
+
+recip_div_13:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_13:
+	VBROADCASTSS X1, Z0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_14:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_14
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_7
+
+norm_done_7:
+	VZEROUPPER
+	RET
+
+// func naiveDecodeExactF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·naiveDecodeExactF16AVX512(SB), NOSPLIT, $0-64
+	MOVQ    ws+56(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    k+16(FP), DX
+	MOVQ    n+32(FP), BX
+	MOVQ    d+40(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    d+40(FP), DI
+	SHLQ    $0x01, DI
+	MOVQ    BX, R8
+	MOVQ    AX, R9
+	LEAQ    (DI)(DI*2), R10
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_21:
+	CMPQ    R8, $0x08
+	JL      scores_by1_21
+	VMOVUPS expconst<>+1344(SB), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R11
+	LEAQ    (DX)(DI*4), R12
+	MOVQ    CX, R13
+	SUBQ    DX, R13
+	SUBQ    DX, R13
+	MOVQ    DI, R14
+	ANDQ    $0xffffffc0, R14
+	ADDQ    DX, R14
+	CMPQ    R11, R14
+	JAE     scores_odd_21
+
+scores_pairs_21:
+	VMOVUPS     (R13)(R11*2), Z10
+	VCVTPH2PS   (R11), Z11
+	VFMADD231PS Z11, Z10, Z2
+	VCVTPH2PS   (R11)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R11)(DI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R11)(R10*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R12), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R12)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R12)(DI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R12)(R10*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	VMOVUPS     64(R13)(R11*2), Z10
+	VCVTPH2PS   32(R11), Z11
+	VFMADD231PS Z11, Z10, Z2
+	VCVTPH2PS   32(R11)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   32(R11)(DI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   32(R11)(R10*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   32(R12), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   32(R12)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   32(R12)(DI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   32(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	ADDQ        $0x00000040, R11
+	ADDQ        $0x00000040, R12
+	CMPQ        R11, R14
+	JB          scores_pairs_21
+
+scores_odd_21:
+	LEAQ        (DX)(DI*1), R14
+	CMPQ        R11, R14
+	JAE         scores_reduce_21
+	VMOVUPS     (R13)(R11*2), Z10
+	VCVTPH2PS   (R11), Z11
+	VFMADD231PS Z11, Z10, Z2
+	VCVTPH2PS   (R11)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R11)(DI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R11)(R10*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R12), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R12)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R12)(DI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R12)(R10*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+
+scores_reduce_21:
+	VSHUFF32X4   $0x44, Z3, Z2, Z10
+	VSHUFF32X4   $0xee, Z3, Z2, Z2
+	VADDPS       Z2, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z2
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z2, Z2
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z2, Z10, Z5
+	VSHUFF32X4   $0xdd, Z2, Z10, Z2
+	VADDPS       Z2, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z2
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z2, Z2
+	VSHUFPS      $0x88, Z2, Z5, Z3
+	VSHUFPS      $0xdd, Z2, Z5, Z2
+	VADDPS       Z2, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z2
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z2, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z2
+	VPERMPS      Z3, Z2, Z3
+	VBROADCASTSS scale+48(FP), Y2
+	VMULPS       Y2, Y3, Y3
+	VMAXPS       Y3, Y0, Y0
+	VMOVUPS      Y3, (R9)
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, R8
+	LEAQ         (DX)(DI*8), DX
+	JMP          scores_by8_21
+
+scores_by1_21:
+	TESTQ   R8, R8
+	JZ      scores_done_31
+	VMOVUPS expconst<>+1344(SB), Z2
+	MOVQ    DX, R11
+	LEAQ    (DX)(DI*1), R14
+	MOVQ    CX, R13
+	SUBQ    DX, R13
+	SUBQ    DX, R13
+
+scores_chunk1_21:
+	VMOVUPS       (R13)(R11*2), Z3
+	VCVTPH2PS     (R11), Z4
+	VFMADD231PS   Z4, Z3, Z2
+	ADDQ          $0x00000020, R11
+	CMPQ          R11, R14
+	JB            scores_chunk1_21
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y3
+	VEXTRACTF32X4 $0x01, Y3, X2
+	VADDPS        X3, X2, X2
+	VMOVHLPS      X2, X2, X3
+	VADDPS        X3, X2, X2
+	VMOVSHDUP     X2, X3
+	VADDPS        X3, X2, X2
+	VMULSS        scale+48(FP), X2, X2
+	VMAXSS        X2, X1, X1
+	VMOVSS        X2, (R9)
+	ADDQ          $0x04, R9
+	DECQ          R8
+	ADDQ          DI, DX
+	JMP           scores_by1_21
+
+scores_done_31:
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VMAXPS        X0, X2, X2
+	VMOVHLPS      X2, X2, X0
+	VMAXPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VMAXPS        X0, X2, X2
+	VMAXSS        X1, X2, X2
+	VBROADCASTSS  X2, Z2
+	VMOVUPS       expconst<>+1344(SB), Z3
+	MOVQ          AX, CX
+	MOVQ          BX, DX
+
+exp_loop_14:
+	CMPQ         DX, $0x00000010
+	JL           exp_tail_14
+	VMOVUPS      (CX), Y0
+	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
+	VSUBPS       Z2, Z0, Z0
+	VMOVUPS      expconst<>+704(SB), Z4
+	VMAXPS       Z0, Z4, Z0
+	VMOVUPS      expconst<>+768(SB), Z4
+	VMINPS       Z0, Z4, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z4
+	VCVTPS2DQ    Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	VFNMADD231PS expconst<>+832(SB), Z4, Z0
+	VFNMADD231PS expconst<>+896(SB), Z4, Z0
+	VMOVUPS      expconst<>+960(SB), Z5
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z5
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z5
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z5
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z5
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z5
+	VMULPS       Z0, Z0, Z6
+	VFMADD213PS  Z0, Z6, Z5
+	VADDPS       expconst<>+64(SB), Z5, Z5
+	VSCALEFPS    Z4, Z5, Z0
+	VMOVUPS      Z0, (CX)
+	VADDPS       Z0, Z3, Z3
+	ADDQ         $0x00000040, CX
+	SUBQ         $0x00000010, DX
+	JMP          exp_loop_14
+
+exp_tail_14:
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	TESTQ         DX, DX
+	JZ            exp_done_14
+	VMOVUPS       (CX), Y1
+	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
+	VSUBPS        Z2, Z1, Z1
+	VMOVUPS       expconst<>+704(SB), Z0
+	VMAXPS        Z1, Z0, Z1
+	VMOVUPS       expconst<>+768(SB), Z0
+	VMINPS        Z1, Z0, Z1
+	VMULPS        expconst<>+128(SB), Z1, Z0
+	VCVTPS2DQ     Z0, Z0
+	VCVTDQ2PS     Z0, Z0
+	VFNMADD231PS  expconst<>+832(SB), Z0, Z1
+	VFNMADD231PS  expconst<>+896(SB), Z0, Z1
+	VMOVUPS       expconst<>+960(SB), Z2
+	VFMADD213PS   expconst<>+1024(SB), Z1, Z2
+	VFMADD213PS   expconst<>+1088(SB), Z1, Z2
+	VFMADD213PS   expconst<>+1152(SB), Z1, Z2
+	VFMADD213PS   expconst<>+1216(SB), Z1, Z2
+	VFMADD213PS   expconst<>+1280(SB), Z1, Z2
+	VMULPS        Z1, Z1, Z4
+	VFMADD213PS   Z1, Z4, Z2
+	VADDPS        expconst<>+64(SB), Z2, Z2
+	VSCALEFPS     Z0, Z2, Z1
+	VMOVUPS       Z1, (CX)
+
+exp_tail1_14:
+	VADDSS (CX), X3, X3
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_14
+
+exp_done_14:
+	VMOVUPS  expconst<>+1344(SB), X0
+	VUCOMISS X0, X3
+	JNE      recip_div_14
+	JPS      recip_div_14
+	JMP      recip_zero_14
+
+recip_div_14:
+	VMOVSS expconst<>+64(SB), X0
+	VDIVSS X3, X0, X0
+
+recip_zero_14:
+	VBROADCASTSS X0, Z0
+	MOVQ         AX, CX
+	MOVQ         BX, DX
+
+normp_7:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JG      normp_7
+	MOVQ    o+0(FP), CX
+	MOVQ    v+24(FP), DX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    CX, R8
+	MOVQ    SI, R9
+
+zero_loop_14:
+	VMOVUPS Z0, (R8)
+	ADDQ    $0x00000040, R8
+	SUBQ    $0x00000040, R9
+	JNZ     zero_loop_14
+	XORQ    R8, R8
+
+pv_block_69:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_69
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 256(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 320(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 384(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 448(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_69
+
+pv_pair_69:
+	VBROADCASTSS (R9), Z16
+	VBROADCASTSS 4(R9), Z17
+	VCVTPH2PS    (R10), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VCVTPH2PS    (R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z17, Z1
+	VCVTPH2PS    32(R10), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VCVTPH2PS    32(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z17, Z3
+	VCVTPH2PS    64(R10), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VCVTPH2PS    64(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z17, Z5
+	VCVTPH2PS    96(R10), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VCVTPH2PS    96(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z17, Z7
+	VCVTPH2PS    128(R10), Z18
+	VFMADD231PS  Z18, Z16, Z8
+	VCVTPH2PS    128(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z17, Z9
+	VCVTPH2PS    160(R10), Z18
+	VFMADD231PS  Z18, Z16, Z10
+	VCVTPH2PS    160(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z17, Z11
+	VCVTPH2PS    192(R10), Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VCVTPH2PS    192(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z17, Z13
+	VCVTPH2PS    224(R10), Z18
+	VFMADD231PS  Z18, Z16, Z14
+	VCVTPH2PS    224(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z15
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_69
+
+pv_single_69:
+	TESTQ        R11, R11
+	JZ           pv_merge_69
+	VBROADCASTSS (R9), Z16
+	VCVTPH2PS    (R10), Z17
+	VFMADD231PS  Z17, Z16, Z0
+	VCVTPH2PS    32(R10), Z17
+	VFMADD231PS  Z17, Z16, Z2
+	VCVTPH2PS    64(R10), Z17
+	VFMADD231PS  Z17, Z16, Z4
+	VCVTPH2PS    96(R10), Z17
+	VFMADD231PS  Z17, Z16, Z6
+	VCVTPH2PS    128(R10), Z17
+	VFMADD231PS  Z17, Z16, Z8
+	VCVTPH2PS    160(R10), Z17
+	VFMADD231PS  Z17, Z16, Z10
+	VCVTPH2PS    192(R10), Z17
+	VFMADD231PS  Z17, Z16, Z12
+	VCVTPH2PS    224(R10), Z17
+	VFMADD231PS  Z17, Z16, Z14
+
+pv_merge_69:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 256(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 320(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 384(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_69
+
+pv_next_69:
+pv_block_70:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_70
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_70
+
+pv_pair_70:
+	VBROADCASTSS (R9), Z8
+	VBROADCASTSS 4(R9), Z9
+	VCVTPH2PS    (R10), Z10
+	VFMADD231PS  Z10, Z8, Z0
+	VCVTPH2PS    (R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z9, Z1
+	VCVTPH2PS    32(R10), Z10
+	VFMADD231PS  Z10, Z8, Z2
+	VCVTPH2PS    32(R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z9, Z3
+	VCVTPH2PS    64(R10), Z10
+	VFMADD231PS  Z10, Z8, Z4
+	VCVTPH2PS    64(R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z9, Z5
+	VCVTPH2PS    96(R10), Z10
+	VFMADD231PS  Z10, Z8, Z6
+	VCVTPH2PS    96(R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_70
+
+pv_single_70:
+	TESTQ        R11, R11
+	JZ           pv_merge_70
+	VBROADCASTSS (R9), Z8
+	VCVTPH2PS    (R10), Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VCVTPH2PS    32(R10), Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VCVTPH2PS    64(R10), Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VCVTPH2PS    96(R10), Z9
+	VFMADD231PS  Z9, Z8, Z6
+
+pv_merge_70:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_70
+
+pv_next_70:
+pv_block_71:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_71
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_71
+
+pv_pair_71:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VCVTPH2PS    (R10), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	VCVTPH2PS    (R10)(DI*1), Z6
+	VFMADD231PS  Z6, Z5, Z1
+	VCVTPH2PS    32(R10), Z6
+	VFMADD231PS  Z6, Z4, Z2
+	VCVTPH2PS    32(R10)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_71
+
+pv_single_71:
+	TESTQ        R11, R11
+	JZ           pv_merge_71
+	VBROADCASTSS (R9), Z4
+	VCVTPH2PS    (R10), Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VCVTPH2PS    32(R10), Z5
+	VFMADD231PS  Z5, Z4, Z2
+
+pv_merge_71:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_71
+
+pv_next_71:
+pv_block_72:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_72
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_72
+
+pv_pair_72:
+	VBROADCASTSS (R9), Z2
+	VBROADCASTSS 4(R9), Z3
+	VCVTPH2PS    (R10), Z4
+	VFMADD231PS  Z4, Z2, Z0
+	VCVTPH2PS    (R10)(DI*1), Z2
+	VFMADD231PS  Z2, Z3, Z1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_72
+
+pv_single_72:
+	TESTQ        R11, R11
+	JZ           pv_merge_72
+	VBROADCASTSS (R9), Z2
+	VCVTPH2PS    (R10), Z3
+	VFMADD231PS  Z3, Z2, Z0
+
+pv_merge_72:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_72
+
+pv_next_72:
+	VZEROUPPER
+	RET
+
+// func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $136-96
+	MOVQ $0x00000000, 32(SP)
+
+init_8:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     init_done_8
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	MOVL    $0x00000000, (AX)(CX*4)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    o+0(FP), DX
+	ADDQ    DX, CX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    AX, AX
+
+zero_loop_15:
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     zero_loop_15
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_8
+
+init_done_8:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_8:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_8
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x01, AX
+	IMULQ   CX, AX
+	MOVQ    8(SP), CX
+	MOVQ    CX, 104(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 112(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	MOVQ    CX, 120(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 128(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_11:
+	MOVQ    32(SP), AX
+	INCQ    AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_32
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    d+48(FP), R8
+	SHLQ    $0x01, R8
+	MOVQ    CX, 64(SP)
+	MOVQ    AX, 72(SP)
+	MOVQ    DX, 80(SP)
+	MOVQ    BX, 88(SP)
+	MOVQ    DI, 48(SP)
+	MOVQ    SI, 56(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVUPS expconst<>+0(SB), Y21
+	VMOVSS  expconst<>+0(SB), X22
+
+scores2_by8_4:
+	CMPQ    48(SP), $0x08
+	JL      scores2_by1_4
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), CX
+	MOVQ    64(SP), DX
+	SUBQ    CX, DX
+	SUBQ    CX, DX
+	MOVQ    72(SP), BX
+	SUBQ    CX, BX
+	SUBQ    CX, BX
+	LEAQ    (CX)(R8*1), SI
+	MOVQ    SI, 40(SP)
+	LEAQ    (CX)(R8*4), SI
+	MOVQ    40(SP), DI
+	SUBQ    $0x00000020, DI
+	MOVQ    DI, 96(SP)
+	CMPQ    CX, 96(SP)
+	JAE     scores2_odd_4
+
+scores2_chunk2_4:
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VCVTPH2PS   (CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VCVTPH2PS   (CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VCVTPH2PS   (CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VCVTPH2PS   (CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VCVTPH2PS   (SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VCVTPH2PS   (SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VCVTPH2PS   (SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VCVTPH2PS   (SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	MOVQ        104(SP), DI
+	CMPQ        DI, 112(SP)
+	JAE         pf_skip_19
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_19:
+	VMOVUPS     64(DX)(CX*2), Z18
+	VMOVUPS     64(BX)(CX*2), Z19
+	VCVTPH2PS   32(CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VCVTPH2PS   32(CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VCVTPH2PS   32(CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VCVTPH2PS   32(CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VCVTPH2PS   32(SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VCVTPH2PS   32(SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VCVTPH2PS   32(SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VCVTPH2PS   32(SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	MOVQ        104(SP), DI
+	CMPQ        DI, 112(SP)
+	JAE         pf_skip_20
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_20:
+	ADDQ $0x00000040, CX
+	ADDQ $0x00000040, SI
+	CMPQ CX, 96(SP)
+	JB   scores2_chunk2_4
+
+scores2_odd_4:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_reduce_4
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VCVTPH2PS   (CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VCVTPH2PS   (CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VCVTPH2PS   (CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VCVTPH2PS   (CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VCVTPH2PS   (SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VCVTPH2PS   (SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VCVTPH2PS   (SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VCVTPH2PS   (SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	MOVQ        104(SP), CX
+	CMPQ        CX, 112(SP)
+	JAE         pf_skip_21
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_21:
+scores2_reduce_4:
+	VSHUFF32X4   $0x44, Z3, Z0, Z18
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z18, Z18
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z18, Z5
+	VSHUFF32X4   $0xdd, Z0, Z18, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z4
+	VADDPS       Z4, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z4
+	VSHUFF32X4   $0xee, Z13, Z12, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z15, Z14, Z5
+	VSHUFF32X4   $0xee, Z15, Z14, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x44, Z17, Z16, Z6
+	VSHUFF32X4   $0xee, Z17, Z16, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x88, Z4, Z0, Z7
+	VSHUFF32X4   $0xdd, Z4, Z0, Z0
+	VADDPS       Z0, Z7, Z7
+	VSHUFF32X4   $0x88, Z6, Z5, Z0
+	VSHUFF32X4   $0xdd, Z6, Z5, Z4
+	VADDPS       Z4, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z7, Z4
+	VSHUFPS      $0xdd, Z0, Z7, Z0
+	VADDPS       Z0, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z0
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z0, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z4, Z0, Z4
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y4, Y4
+	VMAXPS       Y4, Y21, Y21
+	MOVQ         80(SP), CX
+	VMOVUPS      Y3, (CX)
+	ADDQ         $0x00000020, 80(SP)
+	MOVQ         88(SP), CX
+	VMOVUPS      Y4, (CX)
+	ADDQ         $0x00000020, 88(SP)
+	SUBQ         $0x08, 48(SP)
+	MOVQ         56(SP), CX
+	LEAQ         (CX)(R8*8), CX
+	MOVQ         CX, 56(SP)
+	JMP          scores2_by8_4
+
+scores2_by1_4:
+	CMPQ    48(SP), $0x00
+	JE      scores2_done_4
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    56(SP), AX
+	MOVQ    64(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    72(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	LEAQ    (AX)(R8*1), BX
+	MOVQ    BX, 40(SP)
+
+scores2_chunk1_4:
+	VCVTPH2PS     (AX), Z4
+	VFMADD231PS   (CX)(AX*2), Z4, Z0
+	VFMADD231PS   (DX)(AX*2), Z4, Z3
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores2_chunk1_4
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X4
+	VADDPS        X4, X0, X0
+	VMOVSHDUP     X0, X4
+	VADDPS        X4, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X22, X22
+	MOVQ          80(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 80(SP)
+	MOVQ          88(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 88(SP)
+	DECQ          48(SP)
+	MOVQ          56(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 56(SP)
+	JMP           scores2_by1_4
+
+scores2_done_4:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	VEXTRACTF32X4 $0x01, Y21, X1
+	VMAXPS        X21, X1, X1
+	VMOVHLPS      X1, X1, X2
+	VMAXPS        X2, X1, X1
+	VMOVSHDUP     X1, X2
+	VMAXPS        X2, X1, X1
+	VMAXSS        X22, X1, X1
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	VMOVSS        X1, 4(AX)(CX*4)
+	ADDQ          $0x00000002, 32(SP)
+	JMP           scores_11
+
+scores_done_32:
+scores_12:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_33
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    d+48(FP), SI
+	SHLQ    $0x01, SI
+	CMPQ    32(SP), $0x00000000
+	JNE     other_head_15
+	MOVQ    8(SP), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_22:
+	CMPQ    BX, $0x08
+	JL      scores_by1_22
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R9
+	LEAQ    (DX)(SI*4), R10
+	MOVQ    CX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+	MOVQ    SI, R12
+	ANDQ    $0xffffffc0, R12
+	ADDQ    DX, R12
+	CMPQ    R9, R12
+	JAE     scores_odd_22
+
+scores_pairs_22:
+	VMOVUPS     (R11)(R9*2), Z10
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R9)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R10), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R10)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R10)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R10)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	VMOVUPS     64(R11)(R9*2), Z10
+	VCVTPH2PS   32(R9), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   32(R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	PREFETCHT0  (DI)
+	VCVTPH2PS   32(R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   32(R9)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	PREFETCHT0  64(DI)
+	VCVTPH2PS   32(R10), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   32(R10)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	PREFETCHT0  128(DI)
+	VCVTPH2PS   32(R10)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   32(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	PREFETCHT0  192(DI)
+	ADDQ        $0x00000100, DI
+	ADDQ        $0x00000040, R9
+	ADDQ        $0x00000040, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_22
+
+scores_odd_22:
+	LEAQ        (DX)(SI*1), R12
+	CMPQ        R9, R12
+	JAE         scores_reduce_22
+	VMOVUPS     (R11)(R9*2), Z10
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R9)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R10), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R10)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R10)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R10)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+
+scores_reduce_22:
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_22
+
+scores_by1_22:
+	TESTQ   BX, BX
+	JZ      scores_done_34
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R9
+	LEAQ    (DX)(SI*1), R12
+	MOVQ    CX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+
+scores_chunk1_22:
+	VMOVUPS       (R11)(R9*2), Z3
+	VCVTPH2PS     (R9), Z4
+	VFMADD231PS   Z4, Z3, Z0
+	ADDQ          $0x00000020, R9
+	CMPQ          R9, R12
+	JB            scores_chunk1_22
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_22
+
+scores_done_34:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	JMP           first_done_15
+
+other_head_15:
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_23:
+	CMPQ    BX, $0x08
+	JL      scores_by1_23
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*4), R9
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	MOVQ    SI, R11
+	ANDQ    $0xffffffc0, R11
+	ADDQ    DX, R11
+	CMPQ    R8, R11
+	JAE     scores_odd_23
+
+scores_pairs_23:
+	VMOVUPS     (R10)(R8*2), Z10
+	VCVTPH2PS   (R8), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R8)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R8)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R8)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R9)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	VMOVUPS     64(R10)(R8*2), Z10
+	VCVTPH2PS   32(R8), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   32(R8)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   32(R8)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   32(R8)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   32(R9), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   32(R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   32(R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_23
+
+scores_odd_23:
+	LEAQ        (DX)(SI*1), R11
+	CMPQ        R8, R11
+	JAE         scores_reduce_23
+	VMOVUPS     (R10)(R8*2), Z10
+	VCVTPH2PS   (R8), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R8)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R8)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R8)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R9)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+
+scores_reduce_23:
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_23
+
+scores_by1_23:
+	TESTQ   BX, BX
+	JZ      scores_done_35
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*1), R11
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+
+scores_chunk1_23:
+	VMOVUPS       (R10)(R8*2), Z3
+	VCVTPH2PS     (R8), Z4
+	VFMADD231PS   Z4, Z3, Z0
+	ADDQ          $0x00000020, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_23
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_23
+
+scores_done_35:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+
+first_done_15:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_12
+
+scores_done_33:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_8:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_8
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_8
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Z0
+	VMOVUPS      expconst<>+256(SB), Z3
+	VMAXPS       Z0, Z3, Z0
+	VMOVUPS      expconst<>+320(SB), Z3
+	VMINPS       Z0, Z3, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z0
+	VCVTPS2DQ    Z0, Z3
+	VCVTDQ2PS    Z3, Z4
+	VSUBPS       Z4, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z4
+	VFMADD213PS  expconst<>+512(SB), Z0, Z4
+	VFMADD213PS  expconst<>+448(SB), Z0, Z4
+	VFMADD213PS  expconst<>+384(SB), Z0, Z4
+	VFMADD213PS  expconst<>+64(SB), Z0, Z4
+	VPADDD       expconst<>+192(SB), Z3, Z3
+	VPSLLD       $0x17, Z3, Z3
+	VMULPS       Z3, Z4, Z0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_15:
+	VMULPS  (CX), Z0, Z3
+	VMOVUPS Z3, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_15
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_8:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z3
+	MOVQ         CX, CX
+
+exp_loop_15:
+	CMPQ         CX, $0x00000010
+	JL           exp_tail_15
+	VMOVUPS      (AX), Y1
+	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      expconst<>+256(SB), Z4
+	VMAXPS       Z1, Z4, Z1
+	VMOVUPS      expconst<>+320(SB), Z4
+	VMINPS       Z1, Z4, Z1
+	VMULPS       expconst<>+128(SB), Z1, Z1
+	VCVTPS2DQ    Z1, Z4
+	VCVTDQ2PS    Z4, Z5
+	VSUBPS       Z5, Z1, Z1
+	VMOVUPS      expconst<>+576(SB), Z5
+	VFMADD213PS  expconst<>+512(SB), Z1, Z5
+	VFMADD213PS  expconst<>+448(SB), Z1, Z5
+	VFMADD213PS  expconst<>+384(SB), Z1, Z5
+	VFMADD213PS  expconst<>+64(SB), Z1, Z5
+	VPADDD       expconst<>+192(SB), Z4, Z4
+	VPSLLD       $0x17, Z4, Z4
+	VMULPS       Z4, Z5, Z1
+	VMOVUPS      Z1, (AX)
+	VADDPS       Z1, Z3, Z3
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, CX
+	JMP          exp_loop_15
+
+exp_tail_15:
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y1
+	VEXTRACTF32X4 $0x01, Y1, X3
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	TESTQ         CX, CX
+	JZ            exp_done_15
+	VMOVUPS       (AX), Y2
+	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
+	VSUBPS        Z0, Z2, Z2
+	VMOVUPS       expconst<>+256(SB), Z0
+	VMAXPS        Z2, Z0, Z2
+	VMOVUPS       expconst<>+320(SB), Z0
+	VMINPS        Z2, Z0, Z2
+	VMULPS        expconst<>+128(SB), Z2, Z2
+	VCVTPS2DQ     Z2, Z0
+	VCVTDQ2PS     Z0, Z4
+	VSUBPS        Z4, Z2, Z2
+	VMOVUPS       expconst<>+576(SB), Z4
+	VFMADD213PS   expconst<>+512(SB), Z2, Z4
+	VFMADD213PS   expconst<>+448(SB), Z2, Z4
+	VFMADD213PS   expconst<>+384(SB), Z2, Z4
+	VFMADD213PS   expconst<>+64(SB), Z2, Z4
+	VPADDD        expconst<>+192(SB), Z0, Z0
+	VPSLLD        $0x17, Z0, Z0
+	VMULPS        Z0, Z4, Z2
+	VMOVUPS       Z2, (AX)
+
+exp_tail1_15:
+	VADDSS (AX), X3, X3
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_15
+
+exp_done_15:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X3, X3
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X3, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_8
+
+softmax_done_8:
+	MOVQ $0x00000000, 32(SP)
+
+pv_11:
+	MOVQ  32(SP), AX
+	INCQ  AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_11
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
+	MOVQ  d+48(FP), R9
+	SHLQ  $0x01, R9
+	MOVQ  CX, 40(SP)
+	MOVQ  BX, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  SI, CX
+	SUBQ  DX, CX
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_10:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv2_next_10
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_10
+
+pv2_pair_10:
+	VCVTPH2PS    (SI), Z18
+	VCVTPH2PS    32(SI), Z19
+	VCVTPH2PS    64(SI), Z20
+	VCVTPH2PS    96(SI), Z21
+	VCVTPH2PS    (SI)(R9*1), Z22
+	VCVTPH2PS    32(SI)(R9*1), Z23
+	VCVTPH2PS    64(SI)(R9*1), Z24
+	VCVTPH2PS    96(SI)(R9*1), Z25
+	VBROADCASTSS (BX), Z26
+	VFMADD231PS  Z18, Z26, Z0
+	VFMADD231PS  Z19, Z26, Z3
+	VFMADD231PS  Z20, Z26, Z4
+	VFMADD231PS  Z21, Z26, Z5
+	VBROADCASTSS 4(BX), Z26
+	VFMADD231PS  Z22, Z26, Z6
+	VFMADD231PS  Z23, Z26, Z7
+	VFMADD231PS  Z24, Z26, Z8
+	VFMADD231PS  Z25, Z26, Z9
+	VBROADCASTSS (BX)(CX*1), Z26
+	VFMADD231PS  Z18, Z26, Z10
+	VFMADD231PS  Z19, Z26, Z11
+	VFMADD231PS  Z20, Z26, Z12
+	VFMADD231PS  Z21, Z26, Z13
+	VBROADCASTSS 4(BX)(CX*1), Z18
+	VFMADD231PS  Z22, Z18, Z14
+	VFMADD231PS  Z23, Z18, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD231PS  Z25, Z18, Z17
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_22
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
+
+pf_skip_22:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_10
+
+pv2_single_10:
+	TESTQ        DI, DI
+	JZ           pv2_merge_10
+	VCVTPH2PS    (SI), Z18
+	VCVTPH2PS    32(SI), Z19
+	VCVTPH2PS    64(SI), Z20
+	VCVTPH2PS    96(SI), Z21
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  Z18, Z22, Z0
+	VFMADD231PS  Z19, Z22, Z3
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS (BX)(CX*1), Z22
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z12
+	VFMADD231PS  Z21, Z22, Z13
+
+pv2_merge_10:
+	MOVQ    40(SP), BX
+	VADDPS  Z6, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	VADDPS  Z7, Z3, Z3
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VADDPS  Z9, Z5, Z5
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z14, Z10, Z10
+	VMOVUPS Z10, (BX)(DX*1)
+	VADDPS  Z15, Z11, Z11
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VADDPS  Z16, Z12, Z12
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VADDPS  Z17, Z13, Z13
+	VMOVUPS Z13, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 80(SP)
+	JMP     pv2_block_10
+
+pv2_next_10:
+pv2_block_11:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_11
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_11
+
+pv2_pair_11:
+	VCVTPH2PS    (SI), Z10
+	VCVTPH2PS    32(SI), Z11
+	VCVTPH2PS    (SI)(R9*1), Z12
+	VCVTPH2PS    32(SI)(R9*1), Z13
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  Z10, Z14, Z0
+	VFMADD231PS  Z11, Z14, Z3
+	VBROADCASTSS 4(BX), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS (BX)(CX*1), Z14
+	VFMADD231PS  Z10, Z14, Z6
+	VFMADD231PS  Z11, Z14, Z7
+	VBROADCASTSS 4(BX)(CX*1), Z10
+	VFMADD231PS  Z12, Z10, Z8
+	VFMADD231PS  Z13, Z10, Z9
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_23
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
+
+pf_skip_23:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_11
+
+pv2_single_11:
+	TESTQ        DI, DI
+	JZ           pv2_merge_11
+	VCVTPH2PS    (SI), Z10
+	VCVTPH2PS    32(SI), Z11
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (BX)(CX*1), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+
+pv2_merge_11:
+	MOVQ    40(SP), BX
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS Z6, (BX)(DX*1)
+	VADDPS  Z9, Z7, Z7
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_11
+
+pv2_next_11:
+pv2_block_12:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_12
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_12
+
+pv2_pair_12:
+	VCVTPH2PS    (SI), Z6
+	VCVTPH2PS    (SI)(R9*1), Z7
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VBROADCASTSS 4(BX), Z8
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS (BX)(CX*1), Z8
+	VFMADD231PS  Z6, Z8, Z4
+	VBROADCASTSS 4(BX)(CX*1), Z6
+	VFMADD231PS  Z7, Z6, Z5
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_24
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
+
+pf_skip_24:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_12
+
+pv2_single_12:
+	TESTQ        DI, DI
+	JZ           pv2_merge_12
+	VCVTPH2PS    (SI), Z6
+	VBROADCASTSS (BX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (BX)(CX*1), Z7
+	VFMADD231PS  Z6, Z7, Z4
+
+pv2_merge_12:
+	MOVQ    40(SP), BX
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, (BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_12
+
+pv2_next_12:
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_11
+
+pv_done_11:
+pv_12:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_12
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  d+48(FP), DI
+	SHLQ  $0x01, DI
+	CMPQ  32(SP), $0x00000000
+	JNE   other_head_16
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
+
+pv_block_73:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000200
+	JL      pv_next_73
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R10*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R10*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R10*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R10*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_73
+
+pv_pair_73:
+	VBROADCASTSS (R11), Z18
+	VBROADCASTSS 4(R11), Z19
+	VCVTPH2PS    (R12), Z20
+	VFMADD231PS  Z20, Z18, Z0
+	VCVTPH2PS    (R12)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VCVTPH2PS    32(R12), Z20
+	VFMADD231PS  Z20, Z18, Z4
+	VCVTPH2PS    32(R12)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z5
+	VCVTPH2PS    64(R12), Z20
+	VFMADD231PS  Z20, Z18, Z6
+	VCVTPH2PS    64(R12)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z7
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	VCVTPH2PS    96(R12), Z20
+	VFMADD231PS  Z20, Z18, Z8
+	VCVTPH2PS    96(R12)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z9
+	VCVTPH2PS    128(R12), Z20
+	VFMADD231PS  Z20, Z18, Z10
+	VCVTPH2PS    128(R12)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z11
+	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT0   128(R12)(R9*1)
+	VCVTPH2PS    160(R12), Z20
+	VFMADD231PS  Z20, Z18, Z12
+	VCVTPH2PS    160(R12)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z13
+	VCVTPH2PS    192(R12), Z20
+	VFMADD231PS  Z20, Z18, Z14
+	VCVTPH2PS    192(R12)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z15
+	PREFETCHT0   192(R12)(R8*1)
+	PREFETCHT0   192(R12)(R9*1)
+	VCVTPH2PS    224(R12), Z20
+	VFMADD231PS  Z20, Z18, Z16
+	VCVTPH2PS    224(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z17
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_73
+
+pv_single_73:
+	TESTQ        R13, R13
+	JZ           pv_merge_73
+	VBROADCASTSS (R11), Z18
+	VCVTPH2PS    (R12), Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VCVTPH2PS    32(R12), Z19
+	VFMADD231PS  Z19, Z18, Z4
+	VCVTPH2PS    64(R12), Z19
+	VFMADD231PS  Z19, Z18, Z6
+	VCVTPH2PS    96(R12), Z19
+	VFMADD231PS  Z19, Z18, Z8
+	VCVTPH2PS    128(R12), Z19
+	VFMADD231PS  Z19, Z18, Z10
+	VCVTPH2PS    160(R12), Z19
+	VFMADD231PS  Z19, Z18, Z12
+	VCVTPH2PS    192(R12), Z19
+	VFMADD231PS  Z19, Z18, Z14
+	VCVTPH2PS    224(R12), Z19
+	VFMADD231PS  Z19, Z18, Z16
+
+pv_merge_73:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R10*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R10*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R10*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R10*1)
+	ADDQ    $0x00000200, R10
+	JMP     pv_block_73
+
+pv_next_73:
+pv_block_74:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_74
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_74
+
+pv_pair_74:
+	VBROADCASTSS (R11), Z10
+	VBROADCASTSS 4(R11), Z11
+	VCVTPH2PS    (R12), Z12
+	VFMADD231PS  Z12, Z10, Z0
+	VCVTPH2PS    (R12)(DI*1), Z12
+	VFMADD231PS  Z12, Z11, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VCVTPH2PS    32(R12), Z12
+	VFMADD231PS  Z12, Z10, Z4
+	VCVTPH2PS    32(R12)(DI*1), Z12
+	VFMADD231PS  Z12, Z11, Z5
+	VCVTPH2PS    64(R12), Z12
+	VFMADD231PS  Z12, Z10, Z6
+	VCVTPH2PS    64(R12)(DI*1), Z12
+	VFMADD231PS  Z12, Z11, Z7
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	VCVTPH2PS    96(R12), Z12
+	VFMADD231PS  Z12, Z10, Z8
+	VCVTPH2PS    96(R12)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z9
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_74
+
+pv_single_74:
+	TESTQ        R13, R13
+	JZ           pv_merge_74
+	VBROADCASTSS (R11), Z10
+	VCVTPH2PS    (R12), Z11
+	VFMADD231PS  Z11, Z10, Z0
+	VCVTPH2PS    32(R12), Z11
+	VFMADD231PS  Z11, Z10, Z4
+	VCVTPH2PS    64(R12), Z11
+	VFMADD231PS  Z11, Z10, Z6
+	VCVTPH2PS    96(R12), Z11
+	VFMADD231PS  Z11, Z10, Z8
+
+pv_merge_74:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_74
+
+pv_next_74:
+pv_block_75:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_75
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_75
+
+pv_pair_75:
+	VBROADCASTSS (R11), Z6
+	VBROADCASTSS 4(R11), Z7
+	VCVTPH2PS    (R12), Z8
+	VFMADD231PS  Z8, Z6, Z0
+	VCVTPH2PS    (R12)(DI*1), Z8
+	VFMADD231PS  Z8, Z7, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	VCVTPH2PS    32(R12), Z8
+	VFMADD231PS  Z8, Z6, Z4
+	VCVTPH2PS    32(R12)(DI*1), Z6
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_75
+
+pv_single_75:
+	TESTQ        R13, R13
+	JZ           pv_merge_75
+	VBROADCASTSS (R11), Z6
+	VCVTPH2PS    (R12), Z7
+	VFMADD231PS  Z7, Z6, Z0
+	VCVTPH2PS    32(R12), Z7
+	VFMADD231PS  Z7, Z6, Z4
+
+pv_merge_75:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_75
+
+pv_next_75:
+pv_block_76:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_76
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_76
+
+pv_pair_76:
+	VBROADCASTSS (R11), Z4
+	VBROADCASTSS 4(R11), Z5
+	VCVTPH2PS    (R12), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	VCVTPH2PS    (R12)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z3
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_76
+
+pv_single_76:
+	TESTQ        R13, R13
+	JZ           pv_merge_76
+	VBROADCASTSS (R11), Z4
+	VCVTPH2PS    (R12), Z5
+	VFMADD231PS  Z5, Z4, Z0
+
+pv_merge_76:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_76
+
+pv_next_76:
+	JMP first_done_16
+
+other_head_16:
+	XORQ R8, R8
+
+pv_block_77:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_77
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R8*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_77
+
+pv_pair_77:
+	VBROADCASTSS (R9), Z18
+	VBROADCASTSS 4(R9), Z19
+	VCVTPH2PS    (R10), Z20
+	VFMADD231PS  Z20, Z18, Z0
+	VCVTPH2PS    (R10)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z3
+	VCVTPH2PS    32(R10), Z20
+	VFMADD231PS  Z20, Z18, Z4
+	VCVTPH2PS    32(R10)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z5
+	VCVTPH2PS    64(R10), Z20
+	VFMADD231PS  Z20, Z18, Z6
+	VCVTPH2PS    64(R10)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z7
+	VCVTPH2PS    96(R10), Z20
+	VFMADD231PS  Z20, Z18, Z8
+	VCVTPH2PS    96(R10)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z9
+	VCVTPH2PS    128(R10), Z20
+	VFMADD231PS  Z20, Z18, Z10
+	VCVTPH2PS    128(R10)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z11
+	VCVTPH2PS    160(R10), Z20
+	VFMADD231PS  Z20, Z18, Z12
+	VCVTPH2PS    160(R10)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z13
+	VCVTPH2PS    192(R10), Z20
+	VFMADD231PS  Z20, Z18, Z14
+	VCVTPH2PS    192(R10)(DI*1), Z20
+	VFMADD231PS  Z20, Z19, Z15
+	VCVTPH2PS    224(R10), Z20
+	VFMADD231PS  Z20, Z18, Z16
+	VCVTPH2PS    224(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z17
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_77
+
+pv_single_77:
+	TESTQ        R11, R11
+	JZ           pv_merge_77
+	VBROADCASTSS (R9), Z18
+	VCVTPH2PS    (R10), Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VCVTPH2PS    32(R10), Z19
+	VFMADD231PS  Z19, Z18, Z4
+	VCVTPH2PS    64(R10), Z19
+	VFMADD231PS  Z19, Z18, Z6
+	VCVTPH2PS    96(R10), Z19
+	VFMADD231PS  Z19, Z18, Z8
+	VCVTPH2PS    128(R10), Z19
+	VFMADD231PS  Z19, Z18, Z10
+	VCVTPH2PS    160(R10), Z19
+	VFMADD231PS  Z19, Z18, Z12
+	VCVTPH2PS    192(R10), Z19
+	VFMADD231PS  Z19, Z18, Z14
+	VCVTPH2PS    224(R10), Z19
+	VFMADD231PS  Z19, Z18, Z16
+
+pv_merge_77:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R8*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_77
+
+pv_next_77:
+pv_block_78:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_78
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_78
+
+pv_pair_78:
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z11
+	VCVTPH2PS    (R10), Z12
+	VFMADD231PS  Z12, Z10, Z0
+	VCVTPH2PS    (R10)(DI*1), Z12
+	VFMADD231PS  Z12, Z11, Z3
+	VCVTPH2PS    32(R10), Z12
+	VFMADD231PS  Z12, Z10, Z4
+	VCVTPH2PS    32(R10)(DI*1), Z12
+	VFMADD231PS  Z12, Z11, Z5
+	VCVTPH2PS    64(R10), Z12
+	VFMADD231PS  Z12, Z10, Z6
+	VCVTPH2PS    64(R10)(DI*1), Z12
+	VFMADD231PS  Z12, Z11, Z7
+	VCVTPH2PS    96(R10), Z12
+	VFMADD231PS  Z12, Z10, Z8
+	VCVTPH2PS    96(R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z9
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_78
+
+pv_single_78:
+	TESTQ        R11, R11
+	JZ           pv_merge_78
+	VBROADCASTSS (R9), Z10
+	VCVTPH2PS    (R10), Z11
+	VFMADD231PS  Z11, Z10, Z0
+	VCVTPH2PS    32(R10), Z11
+	VFMADD231PS  Z11, Z10, Z4
+	VCVTPH2PS    64(R10), Z11
+	VFMADD231PS  Z11, Z10, Z6
+	VCVTPH2PS    96(R10), Z11
+	VFMADD231PS  Z11, Z10, Z8
+
+pv_merge_78:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_78
+
+pv_next_78:
+pv_block_79:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_79
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_79
+
+pv_pair_79:
+	VBROADCASTSS (R9), Z6
+	VBROADCASTSS 4(R9), Z7
+	VCVTPH2PS    (R10), Z8
+	VFMADD231PS  Z8, Z6, Z0
+	VCVTPH2PS    (R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z7, Z3
+	VCVTPH2PS    32(R10), Z8
+	VFMADD231PS  Z8, Z6, Z4
+	VCVTPH2PS    32(R10)(DI*1), Z6
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_79
+
+pv_single_79:
+	TESTQ        R11, R11
+	JZ           pv_merge_79
+	VBROADCASTSS (R9), Z6
+	VCVTPH2PS    (R10), Z7
+	VFMADD231PS  Z7, Z6, Z0
+	VCVTPH2PS    32(R10), Z7
+	VFMADD231PS  Z7, Z6, Z4
+
+pv_merge_79:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_79
+
+pv_next_79:
+pv_block_80:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_80
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_80
+
+pv_pair_80:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VCVTPH2PS    (R10), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	VCVTPH2PS    (R10)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_80
+
+pv_single_80:
+	TESTQ        R11, R11
+	JZ           pv_merge_80
+	VBROADCASTSS (R9), Z4
+	VCVTPH2PS    (R10), Z5
+	VFMADD231PS  Z5, Z4, Z0
+
+pv_merge_80:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_80
+
+pv_next_80:
+first_done_16:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_12
+
+pv_done_12:
+	MOVQ  d+48(FP), CX
+	SHLQ  $0x01, CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_8
+
+finish_8:
+	MOVQ $0x00000000, 32(SP)
+
+norm_8:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_8
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VMOVUPS  expconst<>+1344(SB), X1
+	VUCOMISS X1, X0
+	JNE      recip_div_15
+	JPS      recip_div_15
+	JMP      recip_zero_15
+
+recip_div_15:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_15:
+	VBROADCASTSS X1, Z0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_16:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_16
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_8
+
+norm_done_8:
+	VZEROUPPER
+	RET
+
+// func naiveDecodeFastF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·naiveDecodeFastF16AVX512(SB), NOSPLIT, $0-64
+	MOVQ    ws+56(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    k+16(FP), DX
+	MOVQ    n+32(FP), BX
+	MOVQ    d+40(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    d+40(FP), DI
+	SHLQ    $0x01, DI
+	MOVQ    BX, R8
+	MOVQ    AX, R9
+	LEAQ    (DI)(DI*2), R10
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_24:
+	CMPQ    R8, $0x08
+	JL      scores_by1_24
+	VMOVUPS expconst<>+1344(SB), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R11
+	LEAQ    (DX)(DI*4), R12
+	MOVQ    CX, R13
+	SUBQ    DX, R13
+	SUBQ    DX, R13
+	MOVQ    DI, R14
+	ANDQ    $0xffffffc0, R14
+	ADDQ    DX, R14
+	CMPQ    R11, R14
+	JAE     scores_odd_24
+
+scores_pairs_24:
+	VMOVUPS     (R13)(R11*2), Z10
+	VCVTPH2PS   (R11), Z11
+	VFMADD231PS Z11, Z10, Z2
+	VCVTPH2PS   (R11)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R11)(DI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R11)(R10*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R12), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R12)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R12)(DI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R12)(R10*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	VMOVUPS     64(R13)(R11*2), Z10
+	VCVTPH2PS   32(R11), Z11
+	VFMADD231PS Z11, Z10, Z2
+	VCVTPH2PS   32(R11)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   32(R11)(DI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   32(R11)(R10*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   32(R12), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   32(R12)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   32(R12)(DI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   32(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	ADDQ        $0x00000040, R11
+	ADDQ        $0x00000040, R12
+	CMPQ        R11, R14
+	JB          scores_pairs_24
+
+scores_odd_24:
+	LEAQ        (DX)(DI*1), R14
+	CMPQ        R11, R14
+	JAE         scores_reduce_24
+	VMOVUPS     (R13)(R11*2), Z10
+	VCVTPH2PS   (R11), Z11
+	VFMADD231PS Z11, Z10, Z2
+	VCVTPH2PS   (R11)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R11)(DI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R11)(R10*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R12), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R12)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R12)(DI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R12)(R10*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+
+scores_reduce_24:
+	VSHUFF32X4   $0x44, Z3, Z2, Z10
+	VSHUFF32X4   $0xee, Z3, Z2, Z2
+	VADDPS       Z2, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z2
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z2, Z2
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z2, Z10, Z5
+	VSHUFF32X4   $0xdd, Z2, Z10, Z2
+	VADDPS       Z2, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z2
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z2, Z2
+	VSHUFPS      $0x88, Z2, Z5, Z3
+	VSHUFPS      $0xdd, Z2, Z5, Z2
+	VADDPS       Z2, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z2
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z2, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z2
+	VPERMPS      Z3, Z2, Z3
+	VBROADCASTSS scale+48(FP), Y2
+	VMULPS       Y2, Y3, Y3
+	VMAXPS       Y3, Y0, Y0
+	VMOVUPS      Y3, (R9)
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, R8
+	LEAQ         (DX)(DI*8), DX
+	JMP          scores_by8_24
+
+scores_by1_24:
+	TESTQ   R8, R8
+	JZ      scores_done_36
+	VMOVUPS expconst<>+1344(SB), Z2
+	MOVQ    DX, R11
+	LEAQ    (DX)(DI*1), R14
+	MOVQ    CX, R13
+	SUBQ    DX, R13
+	SUBQ    DX, R13
+
+scores_chunk1_24:
+	VMOVUPS       (R13)(R11*2), Z3
+	VCVTPH2PS     (R11), Z4
+	VFMADD231PS   Z4, Z3, Z2
+	ADDQ          $0x00000020, R11
+	CMPQ          R11, R14
+	JB            scores_chunk1_24
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y3
+	VEXTRACTF32X4 $0x01, Y3, X2
+	VADDPS        X3, X2, X2
+	VMOVHLPS      X2, X2, X3
+	VADDPS        X3, X2, X2
+	VMOVSHDUP     X2, X3
+	VADDPS        X3, X2, X2
+	VMULSS        scale+48(FP), X2, X2
+	VMAXSS        X2, X1, X1
+	VMOVSS        X2, (R9)
+	ADDQ          $0x04, R9
+	DECQ          R8
+	ADDQ          DI, DX
+	JMP           scores_by1_24
+
+scores_done_36:
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VMAXPS        X0, X2, X2
+	VMOVHLPS      X2, X2, X0
+	VMAXPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VMAXPS        X0, X2, X2
+	VMAXSS        X1, X2, X2
+	VBROADCASTSS  X2, Z2
+	VMOVUPS       expconst<>+1344(SB), Z3
+	MOVQ          AX, CX
+	MOVQ          BX, DX
+
+exp_loop_16:
+	CMPQ         DX, $0x00000010
+	JL           exp_tail_16
+	VMOVUPS      (CX), Y0
+	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
+	VSUBPS       Z2, Z0, Z0
+	VMOVUPS      expconst<>+256(SB), Z4
+	VMAXPS       Z0, Z4, Z0
+	VMOVUPS      expconst<>+320(SB), Z4
+	VMINPS       Z0, Z4, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z0
+	VCVTPS2DQ    Z0, Z4
+	VCVTDQ2PS    Z4, Z5
+	VSUBPS       Z5, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z5
+	VFMADD213PS  expconst<>+512(SB), Z0, Z5
+	VFMADD213PS  expconst<>+448(SB), Z0, Z5
+	VFMADD213PS  expconst<>+384(SB), Z0, Z5
+	VFMADD213PS  expconst<>+64(SB), Z0, Z5
+	VPADDD       expconst<>+192(SB), Z4, Z4
+	VPSLLD       $0x17, Z4, Z4
+	VMULPS       Z4, Z5, Z0
+	VMOVUPS      Z0, (CX)
+	VADDPS       Z0, Z3, Z3
+	ADDQ         $0x00000040, CX
+	SUBQ         $0x00000010, DX
+	JMP          exp_loop_16
+
+exp_tail_16:
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	TESTQ         DX, DX
+	JZ            exp_done_16
+	VMOVUPS       (CX), Y1
+	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
+	VSUBPS        Z2, Z1, Z1
+	VMOVUPS       expconst<>+256(SB), Z0
+	VMAXPS        Z1, Z0, Z1
+	VMOVUPS       expconst<>+320(SB), Z0
+	VMINPS        Z1, Z0, Z1
+	VMULPS        expconst<>+128(SB), Z1, Z1
+	VCVTPS2DQ     Z1, Z0
+	VCVTDQ2PS     Z0, Z2
+	VSUBPS        Z2, Z1, Z1
+	VMOVUPS       expconst<>+576(SB), Z2
+	VFMADD213PS   expconst<>+512(SB), Z1, Z2
+	VFMADD213PS   expconst<>+448(SB), Z1, Z2
+	VFMADD213PS   expconst<>+384(SB), Z1, Z2
+	VFMADD213PS   expconst<>+64(SB), Z1, Z2
+	VPADDD        expconst<>+192(SB), Z0, Z0
+	VPSLLD        $0x17, Z0, Z0
+	VMULPS        Z0, Z2, Z1
+	VMOVUPS       Z1, (CX)
+
+exp_tail1_16:
+	VADDSS (CX), X3, X3
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_16
+
+exp_done_16:
+	VMOVUPS  expconst<>+1344(SB), X0
+	VUCOMISS X0, X3
+	JNE      recip_div_16
+	JPS      recip_div_16
+	JMP      recip_zero_16
+
+recip_div_16:
+	VMOVSS expconst<>+64(SB), X0
+	VDIVSS X3, X0, X0
+
+recip_zero_16:
+	VBROADCASTSS X0, Z0
+	MOVQ         AX, CX
+	MOVQ         BX, DX
+
+normp_8:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JG      normp_8
+	MOVQ    o+0(FP), CX
+	MOVQ    v+24(FP), DX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    CX, R8
+	MOVQ    SI, R9
+
+zero_loop_16:
+	VMOVUPS Z0, (R8)
+	ADDQ    $0x00000040, R8
+	SUBQ    $0x00000040, R9
+	JNZ     zero_loop_16
+	XORQ    R8, R8
+
+pv_block_81:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_81
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 256(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 320(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 384(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 448(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_81
+
+pv_pair_81:
+	VBROADCASTSS (R9), Z16
+	VBROADCASTSS 4(R9), Z17
+	VCVTPH2PS    (R10), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VCVTPH2PS    (R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z17, Z1
+	VCVTPH2PS    32(R10), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VCVTPH2PS    32(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z17, Z3
+	VCVTPH2PS    64(R10), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VCVTPH2PS    64(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z17, Z5
+	VCVTPH2PS    96(R10), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VCVTPH2PS    96(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z17, Z7
+	VCVTPH2PS    128(R10), Z18
+	VFMADD231PS  Z18, Z16, Z8
+	VCVTPH2PS    128(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z17, Z9
+	VCVTPH2PS    160(R10), Z18
+	VFMADD231PS  Z18, Z16, Z10
+	VCVTPH2PS    160(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z17, Z11
+	VCVTPH2PS    192(R10), Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VCVTPH2PS    192(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z17, Z13
+	VCVTPH2PS    224(R10), Z18
+	VFMADD231PS  Z18, Z16, Z14
+	VCVTPH2PS    224(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z15
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_81
+
+pv_single_81:
+	TESTQ        R11, R11
+	JZ           pv_merge_81
+	VBROADCASTSS (R9), Z16
+	VCVTPH2PS    (R10), Z17
+	VFMADD231PS  Z17, Z16, Z0
+	VCVTPH2PS    32(R10), Z17
+	VFMADD231PS  Z17, Z16, Z2
+	VCVTPH2PS    64(R10), Z17
+	VFMADD231PS  Z17, Z16, Z4
+	VCVTPH2PS    96(R10), Z17
+	VFMADD231PS  Z17, Z16, Z6
+	VCVTPH2PS    128(R10), Z17
+	VFMADD231PS  Z17, Z16, Z8
+	VCVTPH2PS    160(R10), Z17
+	VFMADD231PS  Z17, Z16, Z10
+	VCVTPH2PS    192(R10), Z17
+	VFMADD231PS  Z17, Z16, Z12
+	VCVTPH2PS    224(R10), Z17
+	VFMADD231PS  Z17, Z16, Z14
+
+pv_merge_81:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 256(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 320(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 384(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_81
+
+pv_next_81:
+pv_block_82:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_82
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_82
+
+pv_pair_82:
+	VBROADCASTSS (R9), Z8
+	VBROADCASTSS 4(R9), Z9
+	VCVTPH2PS    (R10), Z10
+	VFMADD231PS  Z10, Z8, Z0
+	VCVTPH2PS    (R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z9, Z1
+	VCVTPH2PS    32(R10), Z10
+	VFMADD231PS  Z10, Z8, Z2
+	VCVTPH2PS    32(R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z9, Z3
+	VCVTPH2PS    64(R10), Z10
+	VFMADD231PS  Z10, Z8, Z4
+	VCVTPH2PS    64(R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z9, Z5
+	VCVTPH2PS    96(R10), Z10
+	VFMADD231PS  Z10, Z8, Z6
+	VCVTPH2PS    96(R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_82
+
+pv_single_82:
+	TESTQ        R11, R11
+	JZ           pv_merge_82
+	VBROADCASTSS (R9), Z8
+	VCVTPH2PS    (R10), Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VCVTPH2PS    32(R10), Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VCVTPH2PS    64(R10), Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VCVTPH2PS    96(R10), Z9
+	VFMADD231PS  Z9, Z8, Z6
+
+pv_merge_82:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_82
+
+pv_next_82:
+pv_block_83:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_83
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_83
+
+pv_pair_83:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VCVTPH2PS    (R10), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	VCVTPH2PS    (R10)(DI*1), Z6
+	VFMADD231PS  Z6, Z5, Z1
+	VCVTPH2PS    32(R10), Z6
+	VFMADD231PS  Z6, Z4, Z2
+	VCVTPH2PS    32(R10)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_83
+
+pv_single_83:
+	TESTQ        R11, R11
+	JZ           pv_merge_83
+	VBROADCASTSS (R9), Z4
+	VCVTPH2PS    (R10), Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VCVTPH2PS    32(R10), Z5
+	VFMADD231PS  Z5, Z4, Z2
+
+pv_merge_83:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_83
+
+pv_next_83:
+pv_block_84:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_84
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_84
+
+pv_pair_84:
+	VBROADCASTSS (R9), Z2
+	VBROADCASTSS 4(R9), Z3
+	VCVTPH2PS    (R10), Z4
+	VFMADD231PS  Z4, Z2, Z0
+	VCVTPH2PS    (R10)(DI*1), Z2
+	VFMADD231PS  Z2, Z3, Z1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_84
+
+pv_single_84:
+	TESTQ        R11, R11
+	JZ           pv_merge_84
+	VBROADCASTSS (R9), Z2
+	VCVTPH2PS    (R10), Z3
+	VFMADD231PS  Z3, Z2, Z0
+
+pv_merge_84:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_84
+
+pv_next_84:
+	VZEROUPPER
+	RET
+
+// func flashDecodeExactQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
+TEXT ·flashDecodeExactQ8AVX2(SB), NOSPLIT, $136-96
+	MOVQ $0x00000000, 32(SP)
+
+init_9:
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
+	JGE    init_done_9
+	VMOVSS expconst<>+0(SB), X0
+	MOVQ   state+72(FP), AX
+	MOVQ   32(SP), CX
+	VMOVSS X0, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	MOVL   $0x00000000, (AX)(CX*4)
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   AX, AX
+
+zero_loop_17:
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     zero_loop_17
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_9
+
+init_done_9:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_9:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_9
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    d+48(FP), AX
+	SHRQ    $0x05, AX
+	IMUL3Q  $0x22, AX, AX
+	IMULQ   CX, AX
+	MOVQ    8(SP), CX
+	MOVQ    CX, 104(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 112(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	MOVQ    CX, 120(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 128(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_13:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_37
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    d+48(FP), SI
+	SHRQ    $0x05, SI
+	IMUL3Q  $0x22, SI, SI
+	CMPQ    32(SP), $0x00000000
+	JNE     other_head_17
+	MOVQ    8(SP), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_25:
+	CMPQ   BX, $0x08
+	JL     scores_by1_25
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R9
+	LEAQ   (DX)(SI*4), R10
+	MOVQ   CX, R11
+	SUBQ   DX, R11
+	SUBQ   DX, R11
+	SUBQ   DX, R11
+	SUBQ   DX, R11
+	MOVQ   SI, R12
+	ANDQ   $0x00000000, R12
+	ADDQ   DX, R12
+	MOVQ   CX, R11
+	LEAQ   (DX)(SI*1), R12
+
+scores_q8_1:
+	VPBROADCASTW (R9), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y2
+	VPMOVSXBD    10(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y2
+	VPMOVSXBD    18(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y2
+	VPMOVSXBD    26(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y2
+	VPBROADCASTW (R9)(SI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y3
+	VPMOVSXBD    10(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y3
+	VPMOVSXBD    18(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y3
+	VPMOVSXBD    26(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y3
+	VPBROADCASTW (R9)(SI*2), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y4
+	VPMOVSXBD    10(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y4
+	VPMOVSXBD    18(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y4
+	VPMOVSXBD    26(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y4
+	VPBROADCASTW (R9)(R8*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y5
+	VPMOVSXBD    10(R9)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y5
+	VPMOVSXBD    18(R9)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y5
+	VPMOVSXBD    26(R9)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y5
+	VPBROADCASTW (R10), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R10), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y6
+	VPMOVSXBD    10(R10), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y6
+	VPMOVSXBD    18(R10), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y6
+	VPMOVSXBD    26(R10), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y6
+	VPBROADCASTW (R10)(SI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R10)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y7
+	VPMOVSXBD    10(R10)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y7
+	VPMOVSXBD    18(R10)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y7
+	VPMOVSXBD    26(R10)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y7
+	VPBROADCASTW (R10)(SI*2), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R10)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y8
+	VPMOVSXBD    10(R10)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y8
+	VPMOVSXBD    18(R10)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y8
+	VPMOVSXBD    26(R10)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y8
+	VPBROADCASTW (R10)(R8*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R10)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y9
+	VPMOVSXBD    10(R10)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y9
+	VPMOVSXBD    18(R10)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y9
+	VPMOVSXBD    26(R10)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y9
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R9
+	ADDQ         $0x00000022, R10
+	ADDQ         $0x00000080, R11
+	CMPQ         R9, R12
+	JB           scores_q8_1
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_25
+
+scores_by1_25:
+	TESTQ  BX, BX
+	JZ     scores_done_38
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R9
+	LEAQ   (DX)(SI*1), R12
+	MOVQ   CX, R11
+
+scores_chunk1_25:
+	VPBROADCASTW (R9), Y3
+	VCVTPH2PS    X3, Y3
+	VPMOVSXBD    2(R9), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  (R11), Y4, Y2
+	VPMOVSXBD    10(R9), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  32(R11), Y4, Y2
+	VPMOVSXBD    18(R9), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  64(R11), Y4, Y2
+	VPMOVSXBD    26(R9), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  96(R11), Y4, Y2
+	ADDQ         $0x00000022, R9
+	ADDQ         $0x00000080, R11
+	CMPQ         R9, R12
+	JB           scores_chunk1_25
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
+	JMP          scores_by1_25
+
+scores_done_38:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	JMP          first_done_17
+
+other_head_17:
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_26:
+	CMPQ   BX, $0x08
+	JL     scores_by1_26
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R8
+	LEAQ   (DX)(SI*4), R9
+	MOVQ   CX, R10
+	SUBQ   DX, R10
+	SUBQ   DX, R10
+	SUBQ   DX, R10
+	SUBQ   DX, R10
+	MOVQ   SI, R11
+	ANDQ   $0x00000000, R11
+	ADDQ   DX, R11
+	MOVQ   CX, R10
+	LEAQ   (DX)(SI*1), R11
+
+scores_q8_2:
+	VPBROADCASTW (R8), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R8), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y2
+	VPMOVSXBD    10(R8), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y2
+	VPMOVSXBD    18(R8), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y2
+	VPMOVSXBD    26(R8), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y2
+	VPBROADCASTW (R8)(SI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R8)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y3
+	VPMOVSXBD    10(R8)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y3
+	VPMOVSXBD    18(R8)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y3
+	VPMOVSXBD    26(R8)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y3
+	VPBROADCASTW (R8)(SI*2), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R8)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y4
+	VPMOVSXBD    10(R8)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y4
+	VPMOVSXBD    18(R8)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y4
+	VPMOVSXBD    26(R8)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y4
+	VPBROADCASTW (R8)(DI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R8)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y5
+	VPMOVSXBD    10(R8)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y5
+	VPMOVSXBD    18(R8)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y5
+	VPMOVSXBD    26(R8)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y5
+	VPBROADCASTW (R9), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y6
+	VPMOVSXBD    10(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y6
+	VPMOVSXBD    18(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y6
+	VPMOVSXBD    26(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y6
+	VPBROADCASTW (R9)(SI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y7
+	VPMOVSXBD    10(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y7
+	VPMOVSXBD    18(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y7
+	VPMOVSXBD    26(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y7
+	VPBROADCASTW (R9)(SI*2), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y8
+	VPMOVSXBD    10(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y8
+	VPMOVSXBD    18(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y8
+	VPMOVSXBD    26(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y8
+	VPBROADCASTW (R9)(DI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y9
+	VPMOVSXBD    10(R9)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y9
+	VPMOVSXBD    18(R9)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y9
+	VPMOVSXBD    26(R9)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y9
+	ADDQ         $0x00000022, R8
+	ADDQ         $0x00000022, R9
+	ADDQ         $0x00000080, R10
+	CMPQ         R8, R11
+	JB           scores_q8_2
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_26
+
+scores_by1_26:
+	TESTQ  BX, BX
+	JZ     scores_done_39
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R8
+	LEAQ   (DX)(SI*1), R11
+	MOVQ   CX, R10
+
+scores_chunk1_26:
+	VPBROADCASTW (R8), Y3
+	VCVTPH2PS    X3, Y3
+	VPMOVSXBD    2(R8), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  (R10), Y4, Y2
+	VPMOVSXBD    10(R8), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  32(R10), Y4, Y2
+	VPMOVSXBD    18(R8), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  64(R10), Y4, Y2
+	VPMOVSXBD    26(R8), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  96(R10), Y4, Y2
+	ADDQ         $0x00000022, R8
+	ADDQ         $0x00000080, R10
+	CMPQ         R8, R11
+	JB           scores_chunk1_26
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
+	JMP          scores_by1_26
+
+scores_done_39:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+
+first_done_17:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_13
+
+scores_done_37:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_9:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_9
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_9
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_17:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_17
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_9:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, CX
+
+exp_loop_17:
+	CMPQ         CX, $0x00000008
+	JL           exp_tail_17
+	VMOVUPS      (AX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
+	VMOVUPS      expconst<>+640(SB), Y4
+	VMAXPS       Y2, Y4, Y2
+	VMOVUPS      expconst<>+768(SB), Y4
+	VMINPS       Y2, Y4, Y2
+	VMULPS       expconst<>+128(SB), Y2, Y4
+	VCVTPS2DQ    Y4, Y5
+	VCVTDQ2PS    Y5, Y4
+	VFNMADD231PS expconst<>+832(SB), Y4, Y2
+	VFNMADD231PS expconst<>+896(SB), Y4, Y2
+	VMOVUPS      expconst<>+960(SB), Y4
+	VFMADD213PS  expconst<>+1024(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1088(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1152(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1216(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1280(SB), Y2, Y4
+	VMULPS       Y2, Y2, Y6
+	VFMADD213PS  Y2, Y6, Y4
+	VADDPS       expconst<>+64(SB), Y4, Y4
+	VPADDD       expconst<>+192(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y4, Y2
+	VANDPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VADDPS       Y2, Y1, Y1
+	ADDQ         $0x00000020, AX
+	SUBQ         $0x00000008, CX
+	JMP          exp_loop_17
+
+exp_tail_17:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        CX, CX
+	JZ           exp_done_17
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y1, Y3, Y1
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y1, Y3, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y1
+	VFNMADD231PS expconst<>+896(SB), Y3, Y1
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y1, Y3
+	VMULPS       Y1, Y1, Y5
+	VFMADD213PS  Y1, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y1
+	VANDPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+
+exp_tail1_17:
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_17
+
+exp_done_17:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_9
+
+softmax_done_9:
+	MOVQ $0x00000000, 32(SP)
+
+pv_13:
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
+	JGE    pv_done_13
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	MOVQ   tileStride+88(FP), DX
+	IMULQ  32(SP), DX
+	MOVQ   tiles+80(FP), BX
+	ADDQ   BX, DX
+	MOVQ   8(SP), BX
+	MOVQ   24(SP), SI
+	MOVQ   d+48(FP), DI
+	SHRQ   $0x05, DI
+	IMUL3Q $0x22, DI, DI
+	CMPQ   32(SP), $0x00000000
+	JNE    other_head_18
+	MOVQ   tk+56(FP), R8
+	IMULQ  DI, R8
+	ADDQ   k+24(FP), R8
+	SUBQ   v+32(FP), R8
+	LEAQ   (R8)(DI*1), R9
+	XORQ   R10, R10
+
+pv_block_85:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_85
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R10*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R10*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_85
+
+pv_pair_85:
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS 4(R11), Y9
+	VPBROADCASTW (R12), Y10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y8, Y10, Y10
+	VPMOVSXBD    2(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y0
+	VPMOVSXBD    10(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y2
+	VPMOVSXBD    18(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y4
+	VPMOVSXBD    26(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y6
+	VPBROADCASTW (R12)(DI*1), Y8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y9, Y8, Y8
+	VPMOVSXBD    2(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVSXBD    10(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVSXBD    18(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    26(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_85
+
+pv_single_85:
+	TESTQ        R13, R13
+	JZ           pv_merge_85
+	VBROADCASTSS (R11), Y8
+	VPBROADCASTW (R12), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    2(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y0
+	VPMOVSXBD    10(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y2
+	VPMOVSXBD    18(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y4
+	VPMOVSXBD    26(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y6
+
+pv_merge_85:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_85
+
+pv_next_85:
+pv_block_86:
+	MOVQ    AX, R8
+	SUBQ    R10, R8
+	CMPQ    R8, $0x00000040
+	JL      pv_next_86
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R8
+	MOVQ    R10, R9
+	SHRQ    $0x07, R9
+	IMUL3Q  $0x22, R9, R9
+	ADDQ    BX, R9
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_86
+
+pv_pair_86:
+	VBROADCASTSS (R8), Y4
+	VBROADCASTSS 4(R8), Y4
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*2), R9
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_86
+
+pv_single_86:
+	TESTQ        R11, R11
+	JZ           pv_merge_86
+	VBROADCASTSS (R8), Y4
+
+pv_merge_86:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_86
+
+pv_next_86:
+pv_block_87:
+	MOVQ    AX, R8
+	SUBQ    R10, R8
+	CMPQ    R8, $0x00000020
+	JL      pv_next_87
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R8
+	MOVQ    R10, R9
+	SHRQ    $0x07, R9
+	IMUL3Q  $0x22, R9, R9
+	ADDQ    BX, R9
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_87
+
+pv_pair_87:
+	VBROADCASTSS (R8), Y2
+	VBROADCASTSS 4(R8), Y2
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*2), R9
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_87
+
+pv_single_87:
+	TESTQ        R11, R11
+	JZ           pv_merge_87
+	VBROADCASTSS (R8), Y2
+
+pv_merge_87:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	ADDQ    $0x00000020, R10
+	JMP     pv_block_87
+
+pv_next_87:
+	JMP first_done_18
+
+other_head_18:
+	XORQ R8, R8
+
+pv_block_88:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_88
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R8*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R8*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_88
+
+pv_pair_88:
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VPBROADCASTW (R10), Y10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y8, Y10, Y10
+	VPMOVSXBD    2(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y0
+	VPMOVSXBD    10(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y2
+	VPMOVSXBD    18(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y4
+	VPMOVSXBD    26(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y6
+	VPBROADCASTW (R10)(DI*1), Y8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y9, Y8, Y8
+	VPMOVSXBD    2(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVSXBD    10(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVSXBD    18(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    26(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_88
+
+pv_single_88:
+	TESTQ        R11, R11
+	JZ           pv_merge_88
+	VBROADCASTSS (R9), Y8
+	VPBROADCASTW (R10), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    2(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y0
+	VPMOVSXBD    10(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y2
+	VPMOVSXBD    18(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y4
+	VPMOVSXBD    26(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y6
+
+pv_merge_88:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R8*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_88
+
+pv_next_88:
+pv_block_89:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_89
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_89
+
+pv_pair_89:
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y4
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_89
+
+pv_single_89:
+	TESTQ        R11, R11
+	JZ           pv_merge_89
+	VBROADCASTSS (R9), Y4
+
+pv_merge_89:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_89
+
+pv_next_89:
+pv_block_90:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
+	JL      pv_next_90
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_90
+
+pv_pair_90:
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y2
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_90
+
+pv_single_90:
+	TESTQ        R11, R11
+	JZ           pv_merge_90
+	VBROADCASTSS (R9), Y2
+
+pv_merge_90:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	ADDQ    $0x00000020, R8
+	JMP     pv_block_90
+
+pv_next_90:
+first_done_18:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_13
+
+pv_done_13:
+	MOVQ   d+48(FP), CX
+	SHRQ   $0x05, CX
+	IMUL3Q $0x22, CX, CX
+	MOVQ   24(SP), AX
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	ADDQ   CX, 8(SP)
+	SUBQ   AX, 16(SP)
+	JMP    tile_9
+
+finish_9:
+	MOVQ $0x00000000, 32(SP)
+
+norm_9:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_9
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VXORPS   X1, X1, X1
+	VUCOMISS X1, X0
+	JNE      recip_div_17
+	JPS      recip_div_17
+	JMP      recip_zero_17
+
+recip_div_17:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_17:
+	VBROADCASTSS X1, Y0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_18:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_18
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_9
+
+norm_done_9:
+	VZEROUPPER
+	RET
+
+// func naiveDecodeExactQ8AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·naiveDecodeExactQ8AVX2(SB), NOSPLIT, $0-64
+	MOVQ    ws+56(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    k+16(FP), DX
+	MOVQ    n+32(FP), BX
+	MOVQ    d+40(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    d+40(FP), DI
+	SHRQ    $0x05, DI
+	IMUL3Q  $0x22, DI, DI
+	MOVQ    BX, R8
+	MOVQ    AX, R9
+	LEAQ    (DI)(DI*2), R10
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_27:
+	CMPQ   R8, $0x08
+	JL     scores_by1_27
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R11
+	LEAQ   (DX)(DI*4), R12
+	MOVQ   CX, R13
+	SUBQ   DX, R13
+	SUBQ   DX, R13
+	SUBQ   DX, R13
+	SUBQ   DX, R13
+	MOVQ   DI, R14
+	ANDQ   $0x00000000, R14
+	ADDQ   DX, R14
+	MOVQ   CX, R13
+	LEAQ   (DX)(DI*1), R14
+
+scores_q8_3:
+	VPBROADCASTW (R11), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R11), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y2
+	VPMOVSXBD    10(R11), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y2
+	VPMOVSXBD    18(R11), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y2
+	VPMOVSXBD    26(R11), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y2
+	VPBROADCASTW (R11)(DI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R11)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y3
+	VPMOVSXBD    10(R11)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y3
+	VPMOVSXBD    18(R11)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y3
+	VPMOVSXBD    26(R11)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y3
+	VPBROADCASTW (R11)(DI*2), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R11)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y4
+	VPMOVSXBD    10(R11)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y4
+	VPMOVSXBD    18(R11)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y4
+	VPMOVSXBD    26(R11)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y4
+	VPBROADCASTW (R11)(R10*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R11)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y5
+	VPMOVSXBD    10(R11)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y5
+	VPMOVSXBD    18(R11)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y5
+	VPMOVSXBD    26(R11)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y5
+	VPBROADCASTW (R12), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R12), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y6
+	VPMOVSXBD    10(R12), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y6
+	VPMOVSXBD    18(R12), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y6
+	VPMOVSXBD    26(R12), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y6
+	VPBROADCASTW (R12)(DI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R12)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y7
+	VPMOVSXBD    10(R12)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y7
+	VPMOVSXBD    18(R12)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y7
+	VPMOVSXBD    26(R12)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y7
+	VPBROADCASTW (R12)(DI*2), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R12)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y8
+	VPMOVSXBD    10(R12)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y8
+	VPMOVSXBD    18(R12)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y8
+	VPMOVSXBD    26(R12)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y8
+	VPBROADCASTW (R12)(R10*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R12)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y9
+	VPMOVSXBD    10(R12)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y9
+	VPMOVSXBD    18(R12)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y9
+	VPMOVSXBD    26(R12)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y9
+	ADDQ         $0x00000022, R11
+	ADDQ         $0x00000022, R12
+	ADDQ         $0x00000080, R13
+	CMPQ         R11, R14
+	JB           scores_q8_3
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+48(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (R9)
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, R8
+	LEAQ         (DX)(DI*8), DX
+	JMP          scores_by8_27
+
+scores_by1_27:
+	TESTQ  R8, R8
+	JZ     scores_done_40
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R11
+	LEAQ   (DX)(DI*1), R14
+	MOVQ   CX, R13
+
+scores_chunk1_27:
+	VPBROADCASTW (R11), Y3
+	VCVTPH2PS    X3, Y3
+	VPMOVSXBD    2(R11), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  (R13), Y4, Y2
+	VPMOVSXBD    10(R11), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  32(R13), Y4, Y2
+	VPMOVSXBD    18(R11), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  64(R13), Y4, Y2
+	VPMOVSXBD    26(R11), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  96(R13), Y4, Y2
+	ADDQ         $0x00000022, R11
+	ADDQ         $0x00000080, R13
+	CMPQ         R11, R14
+	JB           scores_chunk1_27
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+48(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (R9)
+	ADDQ         $0x04, R9
+	DECQ         R8
+	ADDQ         DI, DX
+	JMP          scores_by1_27
+
+scores_done_40:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	VBROADCASTSS X2, Y0
+	VXORPS       Y1, Y1, Y1
+	MOVQ         AX, CX
+	MOVQ         BX, DX
+
+exp_loop_18:
+	CMPQ         DX, $0x00000008
+	JL           exp_tail_18
+	VMOVUPS      (CX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
+	VMOVUPS      expconst<>+640(SB), Y4
+	VMAXPS       Y2, Y4, Y2
+	VMOVUPS      expconst<>+768(SB), Y4
+	VMINPS       Y2, Y4, Y2
+	VMULPS       expconst<>+128(SB), Y2, Y4
+	VCVTPS2DQ    Y4, Y5
+	VCVTDQ2PS    Y5, Y4
+	VFNMADD231PS expconst<>+832(SB), Y4, Y2
+	VFNMADD231PS expconst<>+896(SB), Y4, Y2
+	VMOVUPS      expconst<>+960(SB), Y4
+	VFMADD213PS  expconst<>+1024(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1088(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1152(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1216(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1280(SB), Y2, Y4
+	VMULPS       Y2, Y2, Y6
+	VFMADD213PS  Y2, Y6, Y4
+	VADDPS       expconst<>+64(SB), Y4, Y4
+	VPADDD       expconst<>+192(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y4, Y2
+	VANDPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (CX)
+	VADDPS       Y2, Y1, Y1
+	ADDQ         $0x00000020, CX
+	SUBQ         $0x00000008, DX
+	JMP          exp_loop_18
+
+exp_tail_18:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        DX, DX
+	JZ           exp_done_18
+	VMOVUPS      (CX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y1, Y3, Y1
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y1, Y3, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y1
+	VFNMADD231PS expconst<>+896(SB), Y3, Y1
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y1, Y3
+	VMULPS       Y1, Y1, Y5
+	VFMADD213PS  Y1, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y1
+	VANDPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (CX)
+
+exp_tail1_18:
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_18
+
+exp_done_18:
+	VXORPS   X0, X0, X0
+	VUCOMISS X0, X2
+	JNE      recip_div_18
+	JPS      recip_div_18
+	JMP      recip_zero_18
+
+recip_div_18:
+	VMOVSS expconst<>+64(SB), X0
+	VDIVSS X2, X0, X0
+
+recip_zero_18:
+	VBROADCASTSS X0, Y0
+	MOVQ         AX, CX
+	MOVQ         BX, DX
+
+normp_9:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JG      normp_9
+	MOVQ    o+0(FP), CX
+	MOVQ    v+24(FP), DX
+	VXORPS  Y0, Y0, Y0
+	MOVQ    CX, R8
+	MOVQ    SI, R9
+
+zero_loop_18:
+	VMOVUPS Y0, (R8)
+	ADDQ    $0x00000020, R8
+	SUBQ    $0x00000020, R9
+	JNZ     zero_loop_18
+	XORQ    R8, R8
+
+pv_block_91:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_91
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R8*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R8*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_91
+
+pv_pair_91:
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VPBROADCASTW (R10), Y10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y8, Y10, Y10
+	VPMOVSXBD    2(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y0
+	VPMOVSXBD    10(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y2
+	VPMOVSXBD    18(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y4
+	VPMOVSXBD    26(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y6
+	VPBROADCASTW (R10)(DI*1), Y8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y9, Y8, Y8
+	VPMOVSXBD    2(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVSXBD    10(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVSXBD    18(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    26(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_91
+
+pv_single_91:
+	TESTQ        R11, R11
+	JZ           pv_merge_91
+	VBROADCASTSS (R9), Y8
+	VPBROADCASTW (R10), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    2(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y0
+	VPMOVSXBD    10(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y2
+	VPMOVSXBD    18(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y4
+	VPMOVSXBD    26(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y6
+
+pv_merge_91:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R8*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_91
+
+pv_next_91:
+pv_block_92:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_92
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_92
+
+pv_pair_92:
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y4
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_92
+
+pv_single_92:
+	TESTQ        R11, R11
+	JZ           pv_merge_92
+	VBROADCASTSS (R9), Y4
+
+pv_merge_92:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_92
+
+pv_next_92:
+pv_block_93:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
+	JL      pv_next_93
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_93
+
+pv_pair_93:
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y2
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_93
+
+pv_single_93:
+	TESTQ        R11, R11
+	JZ           pv_merge_93
+	VBROADCASTSS (R9), Y2
+
+pv_merge_93:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	ADDQ    $0x00000020, R8
+	JMP     pv_block_93
+
+pv_next_93:
+	VZEROUPPER
+	RET
+
+// func flashDecodeFastQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
+TEXT ·flashDecodeFastQ8AVX2(SB), NOSPLIT, $136-96
+	MOVQ $0x00000000, 32(SP)
+
+init_10:
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
+	JGE    init_done_10
+	VMOVSS expconst<>+0(SB), X0
+	MOVQ   state+72(FP), AX
+	MOVQ   32(SP), CX
+	VMOVSS X0, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	MOVL   $0x00000000, (AX)(CX*4)
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   AX, AX
+
+zero_loop_19:
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     zero_loop_19
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_10
+
+init_done_10:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_10:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_10
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    d+48(FP), AX
+	SHRQ    $0x05, AX
+	IMUL3Q  $0x22, AX, AX
+	IMULQ   CX, AX
+	MOVQ    8(SP), CX
+	MOVQ    CX, 104(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 112(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	MOVQ    CX, 120(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 128(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_14:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_41
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    d+48(FP), SI
+	SHRQ    $0x05, SI
+	IMUL3Q  $0x22, SI, SI
+	CMPQ    32(SP), $0x00000000
+	JNE     other_head_19
+	MOVQ    8(SP), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_28:
+	CMPQ   BX, $0x08
+	JL     scores_by1_28
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R9
+	LEAQ   (DX)(SI*4), R10
+	MOVQ   CX, R11
+	SUBQ   DX, R11
+	SUBQ   DX, R11
+	SUBQ   DX, R11
+	SUBQ   DX, R11
+	MOVQ   SI, R12
+	ANDQ   $0x00000000, R12
+	ADDQ   DX, R12
+	MOVQ   CX, R11
+	LEAQ   (DX)(SI*1), R12
+
+scores_q8_4:
+	VPBROADCASTW (R9), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y2
+	VPMOVSXBD    10(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y2
+	VPMOVSXBD    18(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y2
+	VPMOVSXBD    26(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y2
+	VPBROADCASTW (R9)(SI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y3
+	VPMOVSXBD    10(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y3
+	VPMOVSXBD    18(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y3
+	VPMOVSXBD    26(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y3
+	VPBROADCASTW (R9)(SI*2), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y4
+	VPMOVSXBD    10(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y4
+	VPMOVSXBD    18(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y4
+	VPMOVSXBD    26(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y4
+	VPBROADCASTW (R9)(R8*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y5
+	VPMOVSXBD    10(R9)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y5
+	VPMOVSXBD    18(R9)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y5
+	VPMOVSXBD    26(R9)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y5
+	VPBROADCASTW (R10), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R10), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y6
+	VPMOVSXBD    10(R10), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y6
+	VPMOVSXBD    18(R10), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y6
+	VPMOVSXBD    26(R10), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y6
+	VPBROADCASTW (R10)(SI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R10)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y7
+	VPMOVSXBD    10(R10)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y7
+	VPMOVSXBD    18(R10)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y7
+	VPMOVSXBD    26(R10)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y7
+	VPBROADCASTW (R10)(SI*2), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R10)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y8
+	VPMOVSXBD    10(R10)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y8
+	VPMOVSXBD    18(R10)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y8
+	VPMOVSXBD    26(R10)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y8
+	VPBROADCASTW (R10)(R8*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R10)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R11), Y11, Y9
+	VPMOVSXBD    10(R10)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R11), Y11, Y9
+	VPMOVSXBD    18(R10)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R11), Y11, Y9
+	VPMOVSXBD    26(R10)(R8*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R11), Y11, Y9
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R9
+	ADDQ         $0x00000022, R10
+	ADDQ         $0x00000080, R11
+	CMPQ         R9, R12
+	JB           scores_q8_4
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_28
+
+scores_by1_28:
+	TESTQ  BX, BX
+	JZ     scores_done_42
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R9
+	LEAQ   (DX)(SI*1), R12
+	MOVQ   CX, R11
+
+scores_chunk1_28:
+	VPBROADCASTW (R9), Y3
+	VCVTPH2PS    X3, Y3
+	VPMOVSXBD    2(R9), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  (R11), Y4, Y2
+	VPMOVSXBD    10(R9), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  32(R11), Y4, Y2
+	VPMOVSXBD    18(R9), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  64(R11), Y4, Y2
+	VPMOVSXBD    26(R9), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  96(R11), Y4, Y2
+	ADDQ         $0x00000022, R9
+	ADDQ         $0x00000080, R11
+	CMPQ         R9, R12
+	JB           scores_chunk1_28
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
+	JMP          scores_by1_28
+
+scores_done_42:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	JMP          first_done_19
+
+other_head_19:
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_29:
+	CMPQ   BX, $0x08
+	JL     scores_by1_29
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R8
+	LEAQ   (DX)(SI*4), R9
+	MOVQ   CX, R10
+	SUBQ   DX, R10
+	SUBQ   DX, R10
+	SUBQ   DX, R10
+	SUBQ   DX, R10
+	MOVQ   SI, R11
+	ANDQ   $0x00000000, R11
+	ADDQ   DX, R11
+	MOVQ   CX, R10
+	LEAQ   (DX)(SI*1), R11
+
+scores_q8_5:
+	VPBROADCASTW (R8), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R8), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y2
+	VPMOVSXBD    10(R8), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y2
+	VPMOVSXBD    18(R8), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y2
+	VPMOVSXBD    26(R8), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y2
+	VPBROADCASTW (R8)(SI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R8)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y3
+	VPMOVSXBD    10(R8)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y3
+	VPMOVSXBD    18(R8)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y3
+	VPMOVSXBD    26(R8)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y3
+	VPBROADCASTW (R8)(SI*2), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R8)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y4
+	VPMOVSXBD    10(R8)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y4
+	VPMOVSXBD    18(R8)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y4
+	VPMOVSXBD    26(R8)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y4
+	VPBROADCASTW (R8)(DI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R8)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y5
+	VPMOVSXBD    10(R8)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y5
+	VPMOVSXBD    18(R8)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y5
+	VPMOVSXBD    26(R8)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y5
+	VPBROADCASTW (R9), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y6
+	VPMOVSXBD    10(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y6
+	VPMOVSXBD    18(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y6
+	VPMOVSXBD    26(R9), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y6
+	VPBROADCASTW (R9)(SI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y7
+	VPMOVSXBD    10(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y7
+	VPMOVSXBD    18(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y7
+	VPMOVSXBD    26(R9)(SI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y7
+	VPBROADCASTW (R9)(SI*2), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y8
+	VPMOVSXBD    10(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y8
+	VPMOVSXBD    18(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y8
+	VPMOVSXBD    26(R9)(SI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y8
+	VPBROADCASTW (R9)(DI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R9)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R10), Y11, Y9
+	VPMOVSXBD    10(R9)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R10), Y11, Y9
+	VPMOVSXBD    18(R9)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R10), Y11, Y9
+	VPMOVSXBD    26(R9)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R10), Y11, Y9
+	ADDQ         $0x00000022, R8
+	ADDQ         $0x00000022, R9
+	ADDQ         $0x00000080, R10
+	CMPQ         R8, R11
+	JB           scores_q8_5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_29
+
+scores_by1_29:
+	TESTQ  BX, BX
+	JZ     scores_done_43
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R8
+	LEAQ   (DX)(SI*1), R11
+	MOVQ   CX, R10
+
+scores_chunk1_29:
+	VPBROADCASTW (R8), Y3
+	VCVTPH2PS    X3, Y3
+	VPMOVSXBD    2(R8), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  (R10), Y4, Y2
+	VPMOVSXBD    10(R8), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  32(R10), Y4, Y2
+	VPMOVSXBD    18(R8), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  64(R10), Y4, Y2
+	VPMOVSXBD    26(R8), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  96(R10), Y4, Y2
+	ADDQ         $0x00000022, R8
+	ADDQ         $0x00000080, R10
+	CMPQ         R8, R11
+	JB           scores_chunk1_29
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
+	JMP          scores_by1_29
+
+scores_done_43:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+
+first_done_19:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_14
+
+scores_done_41:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_10:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_10
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_10
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_19:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_19
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_10:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, CX
+
+exp_loop_19:
+	CMPQ        CX, $0x00000008
+	JL          exp_tail_19
+	VMOVUPS     (AX), Y2
+	VSUBPS      Y0, Y2, Y2
+	VMOVUPS     expconst<>+256(SB), Y3
+	VMAXPS      Y2, Y3, Y2
+	VMOVUPS     expconst<>+320(SB), Y3
+	VMINPS      Y2, Y3, Y2
+	VMULPS      expconst<>+128(SB), Y2, Y2
+	VCVTPS2DQ   Y2, Y3
+	VCVTDQ2PS   Y3, Y4
+	VSUBPS      Y4, Y2, Y2
+	VMOVUPS     expconst<>+576(SB), Y4
+	VFMADD213PS expconst<>+512(SB), Y2, Y4
+	VFMADD213PS expconst<>+448(SB), Y2, Y4
+	VFMADD213PS expconst<>+384(SB), Y2, Y4
+	VFMADD213PS expconst<>+64(SB), Y2, Y4
+	VPADDD      expconst<>+192(SB), Y3, Y3
+	VPSLLD      $0x17, Y3, Y3
+	VMULPS      Y3, Y4, Y2
+	VMOVUPS     Y2, (AX)
+	VADDPS      Y2, Y1, Y1
+	ADDQ        $0x00000020, AX
+	SUBQ        $0x00000008, CX
+	JMP         exp_loop_19
+
+exp_tail_19:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        CX, CX
+	JZ           exp_done_19
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y1, Y0, Y1
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y1, Y0, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y1
+	VCVTPS2DQ    Y1, Y0
+	VCVTDQ2PS    Y0, Y3
+	VSUBPS       Y3, Y1, Y1
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y1, Y3
+	VFMADD213PS  expconst<>+448(SB), Y1, Y3
+	VFMADD213PS  expconst<>+384(SB), Y1, Y3
+	VFMADD213PS  expconst<>+64(SB), Y1, Y3
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y3, Y1
+	VMOVUPS      Y1, (AX)
+
+exp_tail1_19:
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_19
+
+exp_done_19:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_10
+
+softmax_done_10:
+	MOVQ $0x00000000, 32(SP)
+
+pv_14:
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
+	JGE    pv_done_14
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	MOVQ   tileStride+88(FP), DX
+	IMULQ  32(SP), DX
+	MOVQ   tiles+80(FP), BX
+	ADDQ   BX, DX
+	MOVQ   8(SP), BX
+	MOVQ   24(SP), SI
+	MOVQ   d+48(FP), DI
+	SHRQ   $0x05, DI
+	IMUL3Q $0x22, DI, DI
+	CMPQ   32(SP), $0x00000000
+	JNE    other_head_20
+	MOVQ   tk+56(FP), R8
+	IMULQ  DI, R8
+	ADDQ   k+24(FP), R8
+	SUBQ   v+32(FP), R8
+	LEAQ   (R8)(DI*1), R9
+	XORQ   R10, R10
+
+pv_block_94:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_94
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R10*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R10*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_94
+
+pv_pair_94:
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS 4(R11), Y9
+	VPBROADCASTW (R12), Y10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y8, Y10, Y10
+	VPMOVSXBD    2(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y0
+	VPMOVSXBD    10(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y2
+	VPMOVSXBD    18(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y4
+	VPMOVSXBD    26(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y6
+	VPBROADCASTW (R12)(DI*1), Y8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y9, Y8, Y8
+	VPMOVSXBD    2(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVSXBD    10(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVSXBD    18(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    26(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_94
+
+pv_single_94:
+	TESTQ        R13, R13
+	JZ           pv_merge_94
+	VBROADCASTSS (R11), Y8
+	VPBROADCASTW (R12), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    2(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y0
+	VPMOVSXBD    10(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y2
+	VPMOVSXBD    18(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y4
+	VPMOVSXBD    26(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y6
+
+pv_merge_94:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_94
+
+pv_next_94:
+pv_block_95:
+	MOVQ    AX, R8
+	SUBQ    R10, R8
+	CMPQ    R8, $0x00000040
+	JL      pv_next_95
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R8
+	MOVQ    R10, R9
+	SHRQ    $0x07, R9
+	IMUL3Q  $0x22, R9, R9
+	ADDQ    BX, R9
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_95
+
+pv_pair_95:
+	VBROADCASTSS (R8), Y4
+	VBROADCASTSS 4(R8), Y4
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*2), R9
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_95
+
+pv_single_95:
+	TESTQ        R11, R11
+	JZ           pv_merge_95
+	VBROADCASTSS (R8), Y4
+
+pv_merge_95:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_95
+
+pv_next_95:
+pv_block_96:
+	MOVQ    AX, R8
+	SUBQ    R10, R8
+	CMPQ    R8, $0x00000020
+	JL      pv_next_96
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R8
+	MOVQ    R10, R9
+	SHRQ    $0x07, R9
+	IMUL3Q  $0x22, R9, R9
+	ADDQ    BX, R9
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_96
+
+pv_pair_96:
+	VBROADCASTSS (R8), Y2
+	VBROADCASTSS 4(R8), Y2
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*2), R9
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_96
+
+pv_single_96:
+	TESTQ        R11, R11
+	JZ           pv_merge_96
+	VBROADCASTSS (R8), Y2
+
+pv_merge_96:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	ADDQ    $0x00000020, R10
+	JMP     pv_block_96
+
+pv_next_96:
+	JMP first_done_20
+
+other_head_20:
+	XORQ R8, R8
+
+pv_block_97:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_97
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R8*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R8*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_97
+
+pv_pair_97:
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VPBROADCASTW (R10), Y10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y8, Y10, Y10
+	VPMOVSXBD    2(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y0
+	VPMOVSXBD    10(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y2
+	VPMOVSXBD    18(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y4
+	VPMOVSXBD    26(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y6
+	VPBROADCASTW (R10)(DI*1), Y8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y9, Y8, Y8
+	VPMOVSXBD    2(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVSXBD    10(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVSXBD    18(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    26(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_97
+
+pv_single_97:
+	TESTQ        R11, R11
+	JZ           pv_merge_97
+	VBROADCASTSS (R9), Y8
+	VPBROADCASTW (R10), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    2(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y0
+	VPMOVSXBD    10(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y2
+	VPMOVSXBD    18(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y4
+	VPMOVSXBD    26(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y6
+
+pv_merge_97:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R8*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_97
+
+pv_next_97:
+pv_block_98:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_98
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_98
+
+pv_pair_98:
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y4
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_98
+
+pv_single_98:
+	TESTQ        R11, R11
+	JZ           pv_merge_98
+	VBROADCASTSS (R9), Y4
+
+pv_merge_98:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_98
+
+pv_next_98:
+pv_block_99:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
+	JL      pv_next_99
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_99
+
+pv_pair_99:
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y2
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_99
+
+pv_single_99:
+	TESTQ        R11, R11
+	JZ           pv_merge_99
+	VBROADCASTSS (R9), Y2
+
+pv_merge_99:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	ADDQ    $0x00000020, R8
+	JMP     pv_block_99
+
+pv_next_99:
+first_done_20:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_14
+
+pv_done_14:
+	MOVQ   d+48(FP), CX
+	SHRQ   $0x05, CX
+	IMUL3Q $0x22, CX, CX
+	MOVQ   24(SP), AX
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	ADDQ   CX, 8(SP)
+	SUBQ   AX, 16(SP)
+	JMP    tile_10
+
+finish_10:
+	MOVQ $0x00000000, 32(SP)
+
+norm_10:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_10
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VXORPS   X1, X1, X1
+	VUCOMISS X1, X0
+	JNE      recip_div_19
+	JPS      recip_div_19
+	JMP      recip_zero_19
+
+recip_div_19:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_19:
+	VBROADCASTSS X1, Y0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_20:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_20
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_10
+
+norm_done_10:
+	VZEROUPPER
+	RET
+
+// func naiveDecodeFastQ8AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·naiveDecodeFastQ8AVX2(SB), NOSPLIT, $0-64
+	MOVQ    ws+56(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    k+16(FP), DX
+	MOVQ    n+32(FP), BX
+	MOVQ    d+40(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    d+40(FP), DI
+	SHRQ    $0x05, DI
+	IMUL3Q  $0x22, DI, DI
+	MOVQ    BX, R8
+	MOVQ    AX, R9
+	LEAQ    (DI)(DI*2), R10
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_30:
+	CMPQ   R8, $0x08
+	JL     scores_by1_30
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R11
+	LEAQ   (DX)(DI*4), R12
+	MOVQ   CX, R13
+	SUBQ   DX, R13
+	SUBQ   DX, R13
+	SUBQ   DX, R13
+	SUBQ   DX, R13
+	MOVQ   DI, R14
+	ANDQ   $0x00000000, R14
+	ADDQ   DX, R14
+	MOVQ   CX, R13
+	LEAQ   (DX)(DI*1), R14
+
+scores_q8_6:
+	VPBROADCASTW (R11), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R11), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y2
+	VPMOVSXBD    10(R11), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y2
+	VPMOVSXBD    18(R11), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y2
+	VPMOVSXBD    26(R11), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y2
+	VPBROADCASTW (R11)(DI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R11)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y3
+	VPMOVSXBD    10(R11)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y3
+	VPMOVSXBD    18(R11)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y3
+	VPMOVSXBD    26(R11)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y3
+	VPBROADCASTW (R11)(DI*2), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R11)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y4
+	VPMOVSXBD    10(R11)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y4
+	VPMOVSXBD    18(R11)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y4
+	VPMOVSXBD    26(R11)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y4
+	VPBROADCASTW (R11)(R10*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R11)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y5
+	VPMOVSXBD    10(R11)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y5
+	VPMOVSXBD    18(R11)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y5
+	VPMOVSXBD    26(R11)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y5
+	VPBROADCASTW (R12), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R12), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y6
+	VPMOVSXBD    10(R12), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y6
+	VPMOVSXBD    18(R12), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y6
+	VPMOVSXBD    26(R12), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y6
+	VPBROADCASTW (R12)(DI*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R12)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y7
+	VPMOVSXBD    10(R12)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y7
+	VPMOVSXBD    18(R12)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y7
+	VPMOVSXBD    26(R12)(DI*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y7
+	VPBROADCASTW (R12)(DI*2), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R12)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y8
+	VPMOVSXBD    10(R12)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y8
+	VPMOVSXBD    18(R12)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y8
+	VPMOVSXBD    26(R12)(DI*2), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y8
+	VPBROADCASTW (R12)(R10*1), Y10
+	VCVTPH2PS    X10, Y10
+	VPMOVSXBD    2(R12)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  (R13), Y11, Y9
+	VPMOVSXBD    10(R12)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  32(R13), Y11, Y9
+	VPMOVSXBD    18(R12)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  64(R13), Y11, Y9
+	VPMOVSXBD    26(R12)(R10*1), Y11
+	VCVTDQ2PS    Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VFMADD231PS  96(R13), Y11, Y9
+	ADDQ         $0x00000022, R11
+	ADDQ         $0x00000022, R12
+	ADDQ         $0x00000080, R13
+	CMPQ         R11, R14
+	JB           scores_q8_6
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+48(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (R9)
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, R8
+	LEAQ         (DX)(DI*8), DX
+	JMP          scores_by8_30
+
+scores_by1_30:
+	TESTQ  R8, R8
+	JZ     scores_done_44
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R11
+	LEAQ   (DX)(DI*1), R14
+	MOVQ   CX, R13
+
+scores_chunk1_30:
+	VPBROADCASTW (R11), Y3
+	VCVTPH2PS    X3, Y3
+	VPMOVSXBD    2(R11), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  (R13), Y4, Y2
+	VPMOVSXBD    10(R11), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  32(R13), Y4, Y2
+	VPMOVSXBD    18(R11), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  64(R13), Y4, Y2
+	VPMOVSXBD    26(R11), Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VFMADD231PS  96(R13), Y4, Y2
+	ADDQ         $0x00000022, R11
+	ADDQ         $0x00000080, R13
+	CMPQ         R11, R14
+	JB           scores_chunk1_30
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+48(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (R9)
+	ADDQ         $0x04, R9
+	DECQ         R8
+	ADDQ         DI, DX
+	JMP          scores_by1_30
+
+scores_done_44:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	VBROADCASTSS X2, Y0
+	VXORPS       Y1, Y1, Y1
+	MOVQ         AX, CX
+	MOVQ         BX, DX
+
+exp_loop_20:
+	CMPQ        DX, $0x00000008
+	JL          exp_tail_20
+	VMOVUPS     (CX), Y2
+	VSUBPS      Y0, Y2, Y2
+	VMOVUPS     expconst<>+256(SB), Y3
+	VMAXPS      Y2, Y3, Y2
+	VMOVUPS     expconst<>+320(SB), Y3
+	VMINPS      Y2, Y3, Y2
+	VMULPS      expconst<>+128(SB), Y2, Y2
+	VCVTPS2DQ   Y2, Y3
+	VCVTDQ2PS   Y3, Y4
+	VSUBPS      Y4, Y2, Y2
+	VMOVUPS     expconst<>+576(SB), Y4
+	VFMADD213PS expconst<>+512(SB), Y2, Y4
+	VFMADD213PS expconst<>+448(SB), Y2, Y4
+	VFMADD213PS expconst<>+384(SB), Y2, Y4
+	VFMADD213PS expconst<>+64(SB), Y2, Y4
+	VPADDD      expconst<>+192(SB), Y3, Y3
+	VPSLLD      $0x17, Y3, Y3
+	VMULPS      Y3, Y4, Y2
+	VMOVUPS     Y2, (CX)
+	VADDPS      Y2, Y1, Y1
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         exp_loop_20
+
+exp_tail_20:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        DX, DX
+	JZ           exp_done_20
+	VMOVUPS      (CX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y1, Y0, Y1
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y1, Y0, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y1
+	VCVTPS2DQ    Y1, Y0
+	VCVTDQ2PS    Y0, Y3
+	VSUBPS       Y3, Y1, Y1
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y1, Y3
+	VFMADD213PS  expconst<>+448(SB), Y1, Y3
+	VFMADD213PS  expconst<>+384(SB), Y1, Y3
+	VFMADD213PS  expconst<>+64(SB), Y1, Y3
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y3, Y1
+	VMOVUPS      Y1, (CX)
+
+exp_tail1_20:
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_20
+
+exp_done_20:
+	VXORPS   X0, X0, X0
+	VUCOMISS X0, X2
+	JNE      recip_div_20
+	JPS      recip_div_20
+	JMP      recip_zero_20
+
+recip_div_20:
+	VMOVSS expconst<>+64(SB), X0
+	VDIVSS X2, X0, X0
+
+recip_zero_20:
+	VBROADCASTSS X0, Y0
+	MOVQ         AX, CX
+	MOVQ         BX, DX
+
+normp_10:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JG      normp_10
+	MOVQ    o+0(FP), CX
+	MOVQ    v+24(FP), DX
+	VXORPS  Y0, Y0, Y0
+	MOVQ    CX, R8
+	MOVQ    SI, R9
+
+zero_loop_20:
+	VMOVUPS Y0, (R8)
+	ADDQ    $0x00000020, R8
+	SUBQ    $0x00000020, R9
+	JNZ     zero_loop_20
+	XORQ    R8, R8
+
+pv_block_100:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_100
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R8*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R8*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_100
+
+pv_pair_100:
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VPBROADCASTW (R10), Y10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y8, Y10, Y10
+	VPMOVSXBD    2(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y0
+	VPMOVSXBD    10(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y2
+	VPMOVSXBD    18(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y4
+	VPMOVSXBD    26(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y10, Y6
+	VPBROADCASTW (R10)(DI*1), Y8
+	VCVTPH2PS    X8, Y8
+	VMULPS       Y9, Y8, Y8
+	VPMOVSXBD    2(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVSXBD    10(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVSXBD    18(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    26(R10)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_100
+
+pv_single_100:
+	TESTQ        R11, R11
+	JZ           pv_merge_100
+	VBROADCASTSS (R9), Y8
+	VPBROADCASTW (R10), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    2(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y0
+	VPMOVSXBD    10(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y2
+	VPMOVSXBD    18(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y4
+	VPMOVSXBD    26(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y6
+
+pv_merge_100:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R8*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_100
+
+pv_next_100:
+pv_block_101:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_101
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_101
+
+pv_pair_101:
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y4
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_101
+
+pv_single_101:
+	TESTQ        R11, R11
+	JZ           pv_merge_101
+	VBROADCASTSS (R9), Y4
+
+pv_merge_101:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_101
+
+pv_next_101:
+pv_block_102:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
+	JL      pv_next_102
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_102
+
+pv_pair_102:
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y2
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_102
+
+pv_single_102:
+	TESTQ        R11, R11
+	JZ           pv_merge_102
+	VBROADCASTSS (R9), Y2
+
+pv_merge_102:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	ADDQ    $0x00000020, R8
+	JMP     pv_block_102
+
+pv_next_102:
+	VZEROUPPER
+	RET
+
+// func flashDecodeExactQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·flashDecodeExactQ8AVX512(SB), NOSPLIT, $136-96
+	MOVQ $0x00000000, 32(SP)
+
+init_11:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     init_done_11
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	MOVL    $0x00000000, (AX)(CX*4)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    o+0(FP), DX
+	ADDQ    DX, CX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    AX, AX
+
+zero_loop_21:
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     zero_loop_21
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_11
+
+init_done_11:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_11:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_11
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    d+48(FP), AX
+	SHRQ    $0x05, AX
+	IMUL3Q  $0x22, AX, AX
+	IMULQ   CX, AX
+	MOVQ    8(SP), CX
+	MOVQ    CX, 104(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 112(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	MOVQ    CX, 120(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 128(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_15:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_45
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    d+48(FP), SI
+	SHRQ    $0x05, SI
+	IMUL3Q  $0x22, SI, SI
+	CMPQ    32(SP), $0x00000000
+	JNE     other_head_21
+	MOVQ    8(SP), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_31:
+	CMPQ    BX, $0x08
+	JL      scores_by1_31
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R9
+	LEAQ    (DX)(SI*4), R10
+	MOVQ    CX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+	MOVQ    SI, R12
+	ANDQ    $0x00000000, R12
+	ADDQ    DX, R12
+	MOVQ    CX, R11
+	LEAQ    (DX)(SI*1), R12
+
+scores_q8_7:
+	VPBROADCASTW (R9), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z0
+	VPMOVSXBD    18(R9), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z0
+	VPBROADCASTW (R9)(SI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z3
+	VPMOVSXBD    18(R9)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z3
+	VPBROADCASTW (R9)(SI*2), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z4
+	VPMOVSXBD    18(R9)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z4
+	VPBROADCASTW (R9)(R8*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9)(R8*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z5
+	VPMOVSXBD    18(R9)(R8*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z5
+	VPBROADCASTW (R10), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R10), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z6
+	VPMOVSXBD    18(R10), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z6
+	VPBROADCASTW (R10)(SI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R10)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z7
+	VPMOVSXBD    18(R10)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z7
+	VPBROADCASTW (R10)(SI*2), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R10)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z8
+	VPMOVSXBD    18(R10)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z8
+	VPBROADCASTW (R10)(R8*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R10)(R8*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z9
+	VPMOVSXBD    18(R10)(R8*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z9
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R9
+	ADDQ         $0x00000022, R10
+	ADDQ         $0x00000080, R11
+	CMPQ         R9, R12
+	JB           scores_q8_7
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_31
+
+scores_by1_31:
+	TESTQ   BX, BX
+	JZ      scores_done_46
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R9
+	LEAQ    (DX)(SI*1), R12
+	MOVQ    CX, R11
+
+scores_chunk1_31:
+	VPBROADCASTW  (R9), Y3
+	VCVTPH2PS     Y3, Z3
+	VPMOVSXBD     2(R9), Z4
+	VCVTDQ2PS     Z4, Z4
+	VMULPS        Z3, Z4, Z4
+	VFMADD231PS   (R11), Z4, Z0
+	VPMOVSXBD     18(R9), Z4
+	VCVTDQ2PS     Z4, Z4
+	VMULPS        Z3, Z4, Z4
+	VFMADD231PS   64(R11), Z4, Z0
+	ADDQ          $0x00000022, R9
+	ADDQ          $0x00000080, R11
+	CMPQ          R9, R12
+	JB            scores_chunk1_31
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_31
+
+scores_done_46:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	JMP           first_done_21
+
+other_head_21:
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_32:
+	CMPQ    BX, $0x08
+	JL      scores_by1_32
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*4), R9
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	MOVQ    SI, R11
+	ANDQ    $0x00000000, R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+	LEAQ    (DX)(SI*1), R11
+
+scores_q8_8:
+	VPBROADCASTW (R8), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z0
+	VPMOVSXBD    18(R8), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z0
+	VPBROADCASTW (R8)(SI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z3
+	VPMOVSXBD    18(R8)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z3
+	VPBROADCASTW (R8)(SI*2), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z4
+	VPMOVSXBD    18(R8)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z4
+	VPBROADCASTW (R8)(DI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z5
+	VPMOVSXBD    18(R8)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z5
+	VPBROADCASTW (R9), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z6
+	VPMOVSXBD    18(R9), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z6
+	VPBROADCASTW (R9)(SI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z7
+	VPMOVSXBD    18(R9)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z7
+	VPBROADCASTW (R9)(SI*2), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z8
+	VPMOVSXBD    18(R9)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z8
+	VPBROADCASTW (R9)(DI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z9
+	VPMOVSXBD    18(R9)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z9
+	ADDQ         $0x00000022, R8
+	ADDQ         $0x00000022, R9
+	ADDQ         $0x00000080, R10
+	CMPQ         R8, R11
+	JB           scores_q8_8
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_32
+
+scores_by1_32:
+	TESTQ   BX, BX
+	JZ      scores_done_47
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*1), R11
+	MOVQ    CX, R10
+
+scores_chunk1_32:
+	VPBROADCASTW  (R8), Y3
+	VCVTPH2PS     Y3, Z3
+	VPMOVSXBD     2(R8), Z4
+	VCVTDQ2PS     Z4, Z4
+	VMULPS        Z3, Z4, Z4
+	VFMADD231PS   (R10), Z4, Z0
+	VPMOVSXBD     18(R8), Z4
+	VCVTDQ2PS     Z4, Z4
+	VMULPS        Z3, Z4, Z4
+	VFMADD231PS   64(R10), Z4, Z0
+	ADDQ          $0x00000022, R8
+	ADDQ          $0x00000080, R10
+	CMPQ          R8, R11
+	JB            scores_chunk1_32
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_32
+
+scores_done_47:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+
+first_done_21:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_15
+
+scores_done_45:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_11:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_11
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_11
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Z0
+	VMOVUPS      expconst<>+704(SB), Z3
+	VMAXPS       Z0, Z3, Z0
+	VMOVUPS      expconst<>+768(SB), Z3
+	VMINPS       Z0, Z3, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z3
+	VCVTPS2DQ    Z3, Z3
+	VCVTDQ2PS    Z3, Z3
+	VFNMADD231PS expconst<>+832(SB), Z3, Z0
+	VFNMADD231PS expconst<>+896(SB), Z3, Z0
+	VMOVUPS      expconst<>+960(SB), Z4
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z4
+	VMULPS       Z0, Z0, Z5
+	VFMADD213PS  Z0, Z5, Z4
+	VADDPS       expconst<>+64(SB), Z4, Z4
+	VSCALEFPS    Z3, Z4, Z0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_21:
+	VMULPS  (CX), Z0, Z3
+	VMOVUPS Z3, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_21
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_11:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z3
+	MOVQ         CX, CX
+
+exp_loop_21:
+	CMPQ         CX, $0x00000010
+	JL           exp_tail_21
+	VMOVUPS      (AX), Y1
+	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      expconst<>+704(SB), Z4
+	VMAXPS       Z1, Z4, Z1
+	VMOVUPS      expconst<>+768(SB), Z4
+	VMINPS       Z1, Z4, Z1
+	VMULPS       expconst<>+128(SB), Z1, Z4
+	VCVTPS2DQ    Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	VFNMADD231PS expconst<>+832(SB), Z4, Z1
+	VFNMADD231PS expconst<>+896(SB), Z4, Z1
+	VMOVUPS      expconst<>+960(SB), Z5
+	VFMADD213PS  expconst<>+1024(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1088(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1152(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1216(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1280(SB), Z1, Z5
+	VMULPS       Z1, Z1, Z6
+	VFMADD213PS  Z1, Z6, Z5
+	VADDPS       expconst<>+64(SB), Z5, Z5
+	VSCALEFPS    Z4, Z5, Z1
+	VMOVUPS      Z1, (AX)
+	VADDPS       Z1, Z3, Z3
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, CX
+	JMP          exp_loop_21
+
+exp_tail_21:
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y1
+	VEXTRACTF32X4 $0x01, Y1, X3
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	TESTQ         CX, CX
+	JZ            exp_done_21
+	VMOVUPS       (AX), Y2
+	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
+	VSUBPS        Z0, Z2, Z2
+	VMOVUPS       expconst<>+704(SB), Z0
+	VMAXPS        Z2, Z0, Z2
+	VMOVUPS       expconst<>+768(SB), Z0
+	VMINPS        Z2, Z0, Z2
+	VMULPS        expconst<>+128(SB), Z2, Z0
+	VCVTPS2DQ     Z0, Z0
+	VCVTDQ2PS     Z0, Z0
+	VFNMADD231PS  expconst<>+832(SB), Z0, Z2
+	VFNMADD231PS  expconst<>+896(SB), Z0, Z2
+	VMOVUPS       expconst<>+960(SB), Z4
+	VFMADD213PS   expconst<>+1024(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1088(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1152(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1216(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1280(SB), Z2, Z4
+	VMULPS        Z2, Z2, Z5
+	VFMADD213PS   Z2, Z5, Z4
+	VADDPS        expconst<>+64(SB), Z4, Z4
+	VSCALEFPS     Z0, Z4, Z2
+	VMOVUPS       Z2, (AX)
+
+exp_tail1_21:
+	VADDSS (AX), X3, X3
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_21
+
+exp_done_21:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X3, X3
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X3, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_11
+
+softmax_done_11:
+	MOVQ $0x00000000, 32(SP)
+
+pv_15:
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
+	JGE    pv_done_15
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	MOVQ   tileStride+88(FP), DX
+	IMULQ  32(SP), DX
+	MOVQ   tiles+80(FP), BX
+	ADDQ   BX, DX
+	MOVQ   8(SP), BX
+	MOVQ   24(SP), SI
+	MOVQ   d+48(FP), DI
+	SHRQ   $0x05, DI
+	IMUL3Q $0x22, DI, DI
+	CMPQ   32(SP), $0x00000000
+	JNE    other_head_22
+	MOVQ   tk+56(FP), R8
+	IMULQ  DI, R8
+	ADDQ   k+24(FP), R8
+	SUBQ   v+32(FP), R8
+	LEAQ   (R8)(DI*1), R9
+	XORQ   R10, R10
+
+pv_block_103:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000200
+	JL      pv_next_103
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R10*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R10*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R10*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R10*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_103
+
+pv_pair_103:
+	VBROADCASTSS (R11), Z18
+	VBROADCASTSS 4(R11), Z19
+	VPBROADCASTW (R12), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    2(R12), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z0
+	VPMOVSXBD    18(R12), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z4
+	VPBROADCASTW (R12)(DI*1), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z19, Z20, Z20
+	VPMOVSXBD    2(R12)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z3
+	VPMOVSXBD    18(R12)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z5
+	VPBROADCASTW 34(R12), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    36(R12), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z6
+	VPMOVSXBD    52(R12), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z8
+	VPBROADCASTW 34(R12)(DI*1), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z19, Z20, Z20
+	VPMOVSXBD    36(R12)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z7
+	VPMOVSXBD    52(R12)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	VPBROADCASTW 68(R12), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    70(R12), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z10
+	VPMOVSXBD    86(R12), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z12
+	VPBROADCASTW 68(R12)(DI*1), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z19, Z20, Z20
+	VPMOVSXBD    70(R12)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z11
+	VPMOVSXBD    86(R12)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z13
+	VPBROADCASTW 102(R12), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    104(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z20, Z14
+	VPMOVSXBD    120(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z20, Z16
+	VPBROADCASTW 102(R12)(DI*1), Y1
+	VCVTPH2PS    Y1, Z18
+	VMULPS       Z19, Z18, Z18
+	VPMOVSXBD    104(R12)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z15
+	VPMOVSXBD    120(R12)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z17
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT0   128(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_103
+
+pv_single_103:
+	TESTQ        R13, R13
+	JZ           pv_merge_103
+	VBROADCASTSS (R11), Z18
+	VPBROADCASTW (R12), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    2(R12), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z0
+	VPMOVSXBD    18(R12), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z4
+	VPBROADCASTW 34(R12), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    36(R12), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z6
+	VPMOVSXBD    52(R12), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z8
+	VPBROADCASTW 68(R12), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    70(R12), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z10
+	VPMOVSXBD    86(R12), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z12
+	VPBROADCASTW 102(R12), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    104(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z19, Z14
+	VPMOVSXBD    120(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z19, Z16
+
+pv_merge_103:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R10*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R10*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R10*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R10*1)
+	ADDQ    $0x00000200, R10
+	JMP     pv_block_103
+
+pv_next_103:
+pv_block_104:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_104
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_104
+
+pv_pair_104:
+	VBROADCASTSS (R11), Z10
+	VBROADCASTSS 4(R11), Z11
+	VPBROADCASTW (R12), Y1
+	VCVTPH2PS    Y1, Z12
+	VMULPS       Z10, Z12, Z12
+	VPMOVSXBD    2(R12), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z0
+	VPMOVSXBD    18(R12), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z4
+	VPBROADCASTW (R12)(DI*1), Y1
+	VCVTPH2PS    Y1, Z12
+	VMULPS       Z11, Z12, Z12
+	VPMOVSXBD    2(R12)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z3
+	VPMOVSXBD    18(R12)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	VPBROADCASTW 34(R12), Y1
+	VCVTPH2PS    Y1, Z12
+	VMULPS       Z10, Z12, Z12
+	VPMOVSXBD    36(R12), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z12, Z6
+	VPMOVSXBD    52(R12), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z12, Z8
+	VPBROADCASTW 34(R12)(DI*1), Y1
+	VCVTPH2PS    Y1, Z10
+	VMULPS       Z11, Z10, Z10
+	VPMOVSXBD    36(R12)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z7
+	VPMOVSXBD    52(R12)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z9
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_104
+
+pv_single_104:
+	TESTQ        R13, R13
+	JZ           pv_merge_104
+	VBROADCASTSS (R11), Z10
+	VPBROADCASTW (R12), Y1
+	VCVTPH2PS    Y1, Z11
+	VMULPS       Z10, Z11, Z11
+	VPMOVSXBD    2(R12), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z11, Z0
+	VPMOVSXBD    18(R12), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z11, Z4
+	VPBROADCASTW 34(R12), Y1
+	VCVTPH2PS    Y1, Z11
+	VMULPS       Z10, Z11, Z11
+	VPMOVSXBD    36(R12), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z11, Z6
+	VPMOVSXBD    52(R12), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z11, Z8
+
+pv_merge_104:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_104
+
+pv_next_104:
+pv_block_105:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_105
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_105
+
+pv_pair_105:
+	VBROADCASTSS (R11), Z6
+	VBROADCASTSS 4(R11), Z7
+	VPBROADCASTW (R12), Y1
+	VCVTPH2PS    Y1, Z8
+	VMULPS       Z6, Z8, Z8
+	VPMOVSXBD    2(R12), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z8, Z0
+	VPMOVSXBD    18(R12), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z8, Z4
+	VPBROADCASTW (R12)(DI*1), Y1
+	VCVTPH2PS    Y1, Z6
+	VMULPS       Z7, Z6, Z6
+	VPMOVSXBD    2(R12)(DI*1), Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z7, Z6, Z3
+	VPMOVSXBD    18(R12)(DI*1), Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z7, Z6, Z5
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_105
+
+pv_single_105:
+	TESTQ        R13, R13
+	JZ           pv_merge_105
+	VBROADCASTSS (R11), Z6
+	VPBROADCASTW (R12), Y1
+	VCVTPH2PS    Y1, Z7
+	VMULPS       Z6, Z7, Z7
+	VPMOVSXBD    2(R12), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z7, Z0
+	VPMOVSXBD    18(R12), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z7, Z4
+
+pv_merge_105:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_105
+
+pv_next_105:
+pv_block_106:
+	MOVQ    AX, R8
+	SUBQ    R10, R8
+	CMPQ    R8, $0x00000040
+	JL      pv_next_106
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R8
+	MOVQ    R10, R9
+	SHRQ    $0x07, R9
+	IMUL3Q  $0x22, R9, R9
+	ADDQ    BX, R9
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_106
+
+pv_pair_106:
+	VBROADCASTSS (R8), Z4
+	VBROADCASTSS 4(R8), Z4
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*2), R9
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_106
+
+pv_single_106:
+	TESTQ        R11, R11
+	JZ           pv_merge_106
+	VBROADCASTSS (R8), Z4
+
+pv_merge_106:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_106
+
+pv_next_106:
+	JMP first_done_22
+
+other_head_22:
+	XORQ R8, R8
+
+pv_block_107:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_107
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R8*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_107
+
+pv_pair_107:
+	VBROADCASTSS (R9), Z18
+	VBROADCASTSS 4(R9), Z19
+	VPBROADCASTW (R10), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    2(R10), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z0
+	VPMOVSXBD    18(R10), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z4
+	VPBROADCASTW (R10)(DI*1), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z19, Z20, Z20
+	VPMOVSXBD    2(R10)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z3
+	VPMOVSXBD    18(R10)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z5
+	VPBROADCASTW 34(R10), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    36(R10), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z6
+	VPMOVSXBD    52(R10), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z8
+	VPBROADCASTW 34(R10)(DI*1), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z19, Z20, Z20
+	VPMOVSXBD    36(R10)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z7
+	VPMOVSXBD    52(R10)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	VPBROADCASTW 68(R10), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    70(R10), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z10
+	VPMOVSXBD    86(R10), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z12
+	VPBROADCASTW 68(R10)(DI*1), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z19, Z20, Z20
+	VPMOVSXBD    70(R10)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z11
+	VPMOVSXBD    86(R10)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z13
+	VPBROADCASTW 102(R10), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    104(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z20, Z14
+	VPMOVSXBD    120(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z20, Z16
+	VPBROADCASTW 102(R10)(DI*1), Y1
+	VCVTPH2PS    Y1, Z18
+	VMULPS       Z19, Z18, Z18
+	VPMOVSXBD    104(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z15
+	VPMOVSXBD    120(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z17
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_107
+
+pv_single_107:
+	TESTQ        R11, R11
+	JZ           pv_merge_107
+	VBROADCASTSS (R9), Z18
+	VPBROADCASTW (R10), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    2(R10), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z0
+	VPMOVSXBD    18(R10), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z4
+	VPBROADCASTW 34(R10), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    36(R10), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z6
+	VPMOVSXBD    52(R10), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z8
+	VPBROADCASTW 68(R10), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    70(R10), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z10
+	VPMOVSXBD    86(R10), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z12
+	VPBROADCASTW 102(R10), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    104(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z19, Z14
+	VPMOVSXBD    120(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z19, Z16
+
+pv_merge_107:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R8*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_107
+
+pv_next_107:
+pv_block_108:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_108
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_108
+
+pv_pair_108:
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z11
+	VPBROADCASTW (R10), Y1
+	VCVTPH2PS    Y1, Z12
+	VMULPS       Z10, Z12, Z12
+	VPMOVSXBD    2(R10), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z0
+	VPMOVSXBD    18(R10), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z4
+	VPBROADCASTW (R10)(DI*1), Y1
+	VCVTPH2PS    Y1, Z12
+	VMULPS       Z11, Z12, Z12
+	VPMOVSXBD    2(R10)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z3
+	VPMOVSXBD    18(R10)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	VPBROADCASTW 34(R10), Y1
+	VCVTPH2PS    Y1, Z12
+	VMULPS       Z10, Z12, Z12
+	VPMOVSXBD    36(R10), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z12, Z6
+	VPMOVSXBD    52(R10), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z12, Z8
+	VPBROADCASTW 34(R10)(DI*1), Y1
+	VCVTPH2PS    Y1, Z10
+	VMULPS       Z11, Z10, Z10
+	VPMOVSXBD    36(R10)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z7
+	VPMOVSXBD    52(R10)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z9
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_108
+
+pv_single_108:
+	TESTQ        R11, R11
+	JZ           pv_merge_108
+	VBROADCASTSS (R9), Z10
+	VPBROADCASTW (R10), Y1
+	VCVTPH2PS    Y1, Z11
+	VMULPS       Z10, Z11, Z11
+	VPMOVSXBD    2(R10), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z11, Z0
+	VPMOVSXBD    18(R10), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z11, Z4
+	VPBROADCASTW 34(R10), Y1
+	VCVTPH2PS    Y1, Z11
+	VMULPS       Z10, Z11, Z11
+	VPMOVSXBD    36(R10), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z11, Z6
+	VPMOVSXBD    52(R10), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z11, Z8
+
+pv_merge_108:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_108
+
+pv_next_108:
+pv_block_109:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_109
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_109
+
+pv_pair_109:
+	VBROADCASTSS (R9), Z6
+	VBROADCASTSS 4(R9), Z7
+	VPBROADCASTW (R10), Y1
+	VCVTPH2PS    Y1, Z8
+	VMULPS       Z6, Z8, Z8
+	VPMOVSXBD    2(R10), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z8, Z0
+	VPMOVSXBD    18(R10), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z8, Z4
+	VPBROADCASTW (R10)(DI*1), Y1
+	VCVTPH2PS    Y1, Z6
+	VMULPS       Z7, Z6, Z6
+	VPMOVSXBD    2(R10)(DI*1), Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z7, Z6, Z3
+	VPMOVSXBD    18(R10)(DI*1), Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z7, Z6, Z5
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_109
+
+pv_single_109:
+	TESTQ        R11, R11
+	JZ           pv_merge_109
+	VBROADCASTSS (R9), Z6
+	VPBROADCASTW (R10), Y1
+	VCVTPH2PS    Y1, Z7
+	VMULPS       Z6, Z7, Z7
+	VPMOVSXBD    2(R10), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z7, Z0
+	VPMOVSXBD    18(R10), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z7, Z4
+
+pv_merge_109:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_109
+
+pv_next_109:
+pv_block_110:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_110
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_110
+
+pv_pair_110:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z4
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_110
+
+pv_single_110:
+	TESTQ        R11, R11
+	JZ           pv_merge_110
+	VBROADCASTSS (R9), Z4
+
+pv_merge_110:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_110
+
+pv_next_110:
+first_done_22:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_15
+
+pv_done_15:
+	MOVQ   d+48(FP), CX
+	SHRQ   $0x05, CX
+	IMUL3Q $0x22, CX, CX
+	MOVQ   24(SP), AX
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	ADDQ   CX, 8(SP)
+	SUBQ   AX, 16(SP)
+	JMP    tile_11
+
+finish_11:
+	MOVQ $0x00000000, 32(SP)
+
+norm_11:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_11
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VMOVUPS  expconst<>+1344(SB), X1
+	VUCOMISS X1, X0
+	JNE      recip_div_21
+	JPS      recip_div_21
+	JMP      recip_zero_21
+
+recip_div_21:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_21:
+	VBROADCASTSS X1, Z0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_22:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_22
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_11
+
+norm_done_11:
+	VZEROUPPER
+	RET
+
+// func naiveDecodeExactQ8AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL
+TEXT ·naiveDecodeExactQ8AVX512(SB), NOSPLIT, $0-64
+	MOVQ    ws+56(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    k+16(FP), DX
+	MOVQ    n+32(FP), BX
+	MOVQ    d+40(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    d+40(FP), DI
+	SHRQ    $0x05, DI
+	IMUL3Q  $0x22, DI, DI
+	MOVQ    BX, R8
+	MOVQ    AX, R9
+	LEAQ    (DI)(DI*2), R10
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_33:
+	CMPQ    R8, $0x08
+	JL      scores_by1_33
+	VMOVUPS expconst<>+1344(SB), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R11
+	LEAQ    (DX)(DI*4), R12
+	MOVQ    CX, R13
+	SUBQ    DX, R13
+	SUBQ    DX, R13
+	SUBQ    DX, R13
+	SUBQ    DX, R13
+	MOVQ    DI, R14
+	ANDQ    $0x00000000, R14
+	ADDQ    DX, R14
+	MOVQ    CX, R13
+	LEAQ    (DX)(DI*1), R14
+
+scores_q8_9:
+	VPBROADCASTW (R11), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R11), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z2
+	VPMOVSXBD    18(R11), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z2
+	VPBROADCASTW (R11)(DI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R11)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z3
+	VPMOVSXBD    18(R11)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z3
+	VPBROADCASTW (R11)(DI*2), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R11)(DI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z4
+	VPMOVSXBD    18(R11)(DI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z4
+	VPBROADCASTW (R11)(R10*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R11)(R10*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z5
+	VPMOVSXBD    18(R11)(R10*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z5
+	VPBROADCASTW (R12), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R12), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z6
+	VPMOVSXBD    18(R12), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z6
+	VPBROADCASTW (R12)(DI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R12)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z7
+	VPMOVSXBD    18(R12)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z7
+	VPBROADCASTW (R12)(DI*2), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R12)(DI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z8
+	VPMOVSXBD    18(R12)(DI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z8
+	VPBROADCASTW (R12)(R10*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R12)(R10*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z9
+	VPMOVSXBD    18(R12)(R10*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z9
+	ADDQ         $0x00000022, R11
+	ADDQ         $0x00000022, R12
+	ADDQ         $0x00000080, R13
+	CMPQ         R11, R14
+	JB           scores_q8_9
+	VSHUFF32X4   $0x44, Z3, Z2, Z10
+	VSHUFF32X4   $0xee, Z3, Z2, Z2
+	VADDPS       Z2, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z2
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z2, Z2
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z2, Z10, Z5
+	VSHUFF32X4   $0xdd, Z2, Z10, Z2
+	VADDPS       Z2, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z2
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z2, Z2
+	VSHUFPS      $0x88, Z2, Z5, Z3
+	VSHUFPS      $0xdd, Z2, Z5, Z2
+	VADDPS       Z2, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z2
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z2, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z2
+	VPERMPS      Z3, Z2, Z3
+	VBROADCASTSS scale+48(FP), Y2
+	VMULPS       Y2, Y3, Y3
+	VMAXPS       Y3, Y0, Y0
+	VMOVUPS      Y3, (R9)
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, R8
+	LEAQ         (DX)(DI*8), DX
+	JMP          scores_by8_33
+
+scores_by1_33:
+	TESTQ   R8, R8
+	JZ      scores_done_48
+	VMOVUPS expconst<>+1344(SB), Z2
+	MOVQ    DX, R11
+	LEAQ    (DX)(DI*1), R14
+	MOVQ    CX, R13
+
+scores_chunk1_33:
+	VPBROADCASTW  (R11), Y3
+	VCVTPH2PS     Y3, Z3
+	VPMOVSXBD     2(R11), Z4
+	VCVTDQ2PS     Z4, Z4
+	VMULPS        Z3, Z4, Z4
+	VFMADD231PS   (R13), Z4, Z2
+	VPMOVSXBD     18(R11), Z4
+	VCVTDQ2PS     Z4, Z4
+	VMULPS        Z3, Z4, Z4
+	VFMADD231PS   64(R13), Z4, Z2
+	ADDQ          $0x00000022, R11
+	ADDQ          $0x00000080, R13
+	CMPQ          R11, R14
+	JB            scores_chunk1_33
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y3
+	VEXTRACTF32X4 $0x01, Y3, X2
+	VADDPS        X3, X2, X2
+	VMOVHLPS      X2, X2, X3
+	VADDPS        X3, X2, X2
+	VMOVSHDUP     X2, X3
+	VADDPS        X3, X2, X2
+	VMULSS        scale+48(FP), X2, X2
+	VMAXSS        X2, X1, X1
+	VMOVSS        X2, (R9)
+	ADDQ          $0x04, R9
+	DECQ          R8
+	ADDQ          DI, DX
+	JMP           scores_by1_33
+
+scores_done_48:
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VMAXPS        X0, X2, X2
+	VMOVHLPS      X2, X2, X0
+	VMAXPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VMAXPS        X0, X2, X2
+	VMAXSS        X1, X2, X2
+	VBROADCASTSS  X2, Z2
+	VMOVUPS       expconst<>+1344(SB), Z3
+	MOVQ          AX, CX
+	MOVQ          BX, DX
+
+exp_loop_22:
+	CMPQ         DX, $0x00000010
+	JL           exp_tail_22
+	VMOVUPS      (CX), Y0
+	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
+	VSUBPS       Z2, Z0, Z0
+	VMOVUPS      expconst<>+704(SB), Z4
+	VMAXPS       Z0, Z4, Z0
+	VMOVUPS      expconst<>+768(SB), Z4
+	VMINPS       Z0, Z4, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z4
+	VCVTPS2DQ    Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	VFNMADD231PS expconst<>+832(SB), Z4, Z0
+	VFNMADD231PS expconst<>+896(SB), Z4, Z0
+	VMOVUPS      expconst<>+960(SB), Z5
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z5
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z5
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z5
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z5
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z5
+	VMULPS       Z0, Z0, Z6
+	VFMADD213PS  Z0, Z6, Z5
+	VADDPS       expconst<>+64(SB), Z5, Z5
+	VSCALEFPS    Z4, Z5, Z0
+	VMOVUPS      Z0, (CX)
+	VADDPS       Z0, Z3, Z3
+	ADDQ         $0x00000040, CX
+	SUBQ         $0x00000010, DX
+	JMP          exp_loop_22
+
+exp_tail_22:
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	TESTQ         DX, DX
+	JZ            exp_done_22
+	VMOVUPS       (CX), Y1
+	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
+	VSUBPS        Z2, Z1, Z1
+	VMOVUPS       expconst<>+704(SB), Z0
+	VMAXPS        Z1, Z0, Z1
+	VMOVUPS       expconst<>+768(SB), Z0
+	VMINPS        Z1, Z0, Z1
+	VMULPS        expconst<>+128(SB), Z1, Z0
+	VCVTPS2DQ     Z0, Z0
+	VCVTDQ2PS     Z0, Z0
+	VFNMADD231PS  expconst<>+832(SB), Z0, Z1
+	VFNMADD231PS  expconst<>+896(SB), Z0, Z1
+	VMOVUPS       expconst<>+960(SB), Z2
+	VFMADD213PS   expconst<>+1024(SB), Z1, Z2
+	VFMADD213PS   expconst<>+1088(SB), Z1, Z2
+	VFMADD213PS   expconst<>+1152(SB), Z1, Z2
+	VFMADD213PS   expconst<>+1216(SB), Z1, Z2
+	VFMADD213PS   expconst<>+1280(SB), Z1, Z2
+	VMULPS        Z1, Z1, Z4
+	VFMADD213PS   Z1, Z4, Z2
+	VADDPS        expconst<>+64(SB), Z2, Z2
+	VSCALEFPS     Z0, Z2, Z1
+	VMOVUPS       Z1, (CX)
+
+exp_tail1_22:
+	VADDSS (CX), X3, X3
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_22
+
+exp_done_22:
+	VMOVUPS  expconst<>+1344(SB), X0
+	VUCOMISS X0, X3
+	JNE      recip_div_22
+	JPS      recip_div_22
+	JMP      recip_zero_22
+
+recip_div_22:
+	VMOVSS expconst<>+64(SB), X0
+	VDIVSS X3, X0, X0
+
+recip_zero_22:
+	VBROADCASTSS X0, Z0
+	MOVQ         AX, CX
+	MOVQ         BX, DX
+
+normp_11:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JG      normp_11
+	MOVQ    o+0(FP), CX
+	MOVQ    v+24(FP), DX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    CX, R8
+	MOVQ    SI, R9
+
+zero_loop_22:
+	VMOVUPS Z0, (R8)
+	ADDQ    $0x00000040, R8
+	SUBQ    $0x00000040, R9
+	JNZ     zero_loop_22
+	XORQ    R8, R8
+
+pv_block_111:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_111
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 256(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 320(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 384(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 448(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_111
+
+pv_pair_111:
+	VBROADCASTSS (R9), Z16
+	VBROADCASTSS 4(R9), Z17
+	VPBROADCASTW (R10), Y18
+	VCVTPH2PS    Y18, Z18
+	VMULPS       Z16, Z18, Z18
+	VPMOVSXBD    2(R10), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VPMOVSXBD    18(R10), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z2
+	VPBROADCASTW (R10)(DI*1), Y18
+	VCVTPH2PS    Y18, Z18
+	VMULPS       Z17, Z18, Z18
+	VPMOVSXBD    2(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z1
+	VPMOVSXBD    18(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z3
+	VPBROADCASTW 34(R10), Y18
+	VCVTPH2PS    Y18, Z18
+	VMULPS       Z16, Z18, Z18
+	VPMOVSXBD    36(R10), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z4
+	VPMOVSXBD    52(R10), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z6
+	VPBROADCASTW 34(R10)(DI*1), Y18
+	VCVTPH2PS    Y18, Z18
+	VMULPS       Z17, Z18, Z18
+	VPMOVSXBD    36(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z5
+	VPMOVSXBD    52(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z7
+	VPBROADCASTW 68(R10), Y18
+	VCVTPH2PS    Y18, Z18
+	VMULPS       Z16, Z18, Z18
+	VPMOVSXBD    70(R10), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z8
+	VPMOVSXBD    86(R10), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z10
+	VPBROADCASTW 68(R10)(DI*1), Y18
+	VCVTPH2PS    Y18, Z18
+	VMULPS       Z17, Z18, Z18
+	VPMOVSXBD    70(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z9
+	VPMOVSXBD    86(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z11
+	VPBROADCASTW 102(R10), Y18
+	VCVTPH2PS    Y18, Z18
+	VMULPS       Z16, Z18, Z18
+	VPMOVSXBD    104(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z18, Z12
+	VPMOVSXBD    120(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z18, Z14
+	VPBROADCASTW 102(R10)(DI*1), Y16
+	VCVTPH2PS    Y16, Z16
+	VMULPS       Z17, Z16, Z16
+	VPMOVSXBD    104(R10)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z13
+	VPMOVSXBD    120(R10)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z15
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_111
+
+pv_single_111:
+	TESTQ        R11, R11
+	JZ           pv_merge_111
+	VBROADCASTSS (R9), Z16
+	VPBROADCASTW (R10), Y17
+	VCVTPH2PS    Y17, Z17
+	VMULPS       Z16, Z17, Z17
+	VPMOVSXBD    2(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z0
+	VPMOVSXBD    18(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z2
+	VPBROADCASTW 34(R10), Y17
+	VCVTPH2PS    Y17, Z17
+	VMULPS       Z16, Z17, Z17
+	VPMOVSXBD    36(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z4
+	VPMOVSXBD    52(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z6
+	VPBROADCASTW 68(R10), Y17
+	VCVTPH2PS    Y17, Z17
+	VMULPS       Z16, Z17, Z17
+	VPMOVSXBD    70(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z8
+	VPMOVSXBD    86(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z10
+	VPBROADCASTW 102(R10), Y17
+	VCVTPH2PS    Y17, Z17
+	VMULPS       Z16, Z17, Z17
+	VPMOVSXBD    104(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z17, Z12
+	VPMOVSXBD    120(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z17, Z14
+
+pv_merge_111:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 256(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 320(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 384(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_111
+
+pv_next_111:
+pv_block_112:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_112
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_112
+
+pv_pair_112:
+	VBROADCASTSS (R9), Z8
+	VBROADCASTSS 4(R9), Z9
+	VPBROADCASTW (R10), Y10
+	VCVTPH2PS    Y10, Z10
+	VMULPS       Z8, Z10, Z10
+	VPMOVSXBD    2(R10), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z0
+	VPMOVSXBD    18(R10), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z2
+	VPBROADCASTW (R10)(DI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VMULPS       Z9, Z10, Z10
+	VPMOVSXBD    2(R10)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z1
+	VPMOVSXBD    18(R10)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z3
+	VPBROADCASTW 34(R10), Y10
+	VCVTPH2PS    Y10, Z10
+	VMULPS       Z8, Z10, Z10
+	VPMOVSXBD    36(R10), Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z8, Z10, Z4
+	VPMOVSXBD    52(R10), Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z8, Z10, Z6
+	VPBROADCASTW 34(R10)(DI*1), Y8
+	VCVTPH2PS    Y8, Z8
+	VMULPS       Z9, Z8, Z8
+	VPMOVSXBD    36(R10)(DI*1), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z5
+	VPMOVSXBD    52(R10)(DI*1), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_112
+
+pv_single_112:
+	TESTQ        R11, R11
+	JZ           pv_merge_112
+	VBROADCASTSS (R9), Z8
+	VPBROADCASTW (R10), Y9
+	VCVTPH2PS    Y9, Z9
+	VMULPS       Z8, Z9, Z9
+	VPMOVSXBD    2(R10), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z9, Z0
+	VPMOVSXBD    18(R10), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z9, Z2
+	VPBROADCASTW 34(R10), Y9
+	VCVTPH2PS    Y9, Z9
+	VMULPS       Z8, Z9, Z9
+	VPMOVSXBD    36(R10), Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z8, Z9, Z4
+	VPMOVSXBD    52(R10), Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z8, Z9, Z6
+
+pv_merge_112:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_112
+
+pv_next_112:
+pv_block_113:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_113
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_113
+
+pv_pair_113:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VPBROADCASTW (R10), Y6
+	VCVTPH2PS    Y6, Z6
+	VMULPS       Z4, Z6, Z6
+	VPMOVSXBD    2(R10), Z4
+	VCVTDQ2PS    Z4, Z4
+	VFMADD231PS  Z4, Z6, Z0
+	VPMOVSXBD    18(R10), Z4
+	VCVTDQ2PS    Z4, Z4
+	VFMADD231PS  Z4, Z6, Z2
+	VPBROADCASTW (R10)(DI*1), Y4
+	VCVTPH2PS    Y4, Z4
+	VMULPS       Z5, Z4, Z4
+	VPMOVSXBD    2(R10)(DI*1), Z5
+	VCVTDQ2PS    Z5, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	VPMOVSXBD    18(R10)(DI*1), Z5
+	VCVTDQ2PS    Z5, Z5
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_113
+
+pv_single_113:
+	TESTQ        R11, R11
+	JZ           pv_merge_113
+	VBROADCASTSS (R9), Z4
+	VPBROADCASTW (R10), Y5
+	VCVTPH2PS    Y5, Z5
+	VMULPS       Z4, Z5, Z5
+	VPMOVSXBD    2(R10), Z4
+	VCVTDQ2PS    Z4, Z4
+	VFMADD231PS  Z4, Z5, Z0
+	VPMOVSXBD    18(R10), Z4
+	VCVTDQ2PS    Z4, Z4
+	VFMADD231PS  Z4, Z5, Z2
+
+pv_merge_113:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_113
+
+pv_next_113:
+pv_block_114:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_114
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_114
+
+pv_pair_114:
+	VBROADCASTSS (R9), Z2
+	VBROADCASTSS 4(R9), Z2
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_114
+
+pv_single_114:
+	TESTQ        R11, R11
+	JZ           pv_merge_114
+	VBROADCASTSS (R9), Z2
+
+pv_merge_114:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_114
+
+pv_next_114:
+	VZEROUPPER
+	RET
+
+// func flashDecodeFastQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·flashDecodeFastQ8AVX512(SB), NOSPLIT, $136-96
+	MOVQ $0x00000000, 32(SP)
+
+init_12:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     init_done_12
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	MOVL    $0x00000000, (AX)(CX*4)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    o+0(FP), DX
+	ADDQ    DX, CX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    AX, AX
+
+zero_loop_23:
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     zero_loop_23
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_12
+
+init_done_12:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_12:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_12
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    d+48(FP), AX
+	SHRQ    $0x05, AX
+	IMUL3Q  $0x22, AX, AX
+	IMULQ   CX, AX
+	MOVQ    8(SP), CX
+	MOVQ    CX, 104(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 112(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	MOVQ    CX, 120(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 128(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_16:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_49
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    d+48(FP), SI
+	SHRQ    $0x05, SI
+	IMUL3Q  $0x22, SI, SI
+	CMPQ    32(SP), $0x00000000
+	JNE     other_head_23
+	MOVQ    8(SP), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_34:
+	CMPQ    BX, $0x08
+	JL      scores_by1_34
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R9
+	LEAQ    (DX)(SI*4), R10
+	MOVQ    CX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+	MOVQ    SI, R12
+	ANDQ    $0x00000000, R12
+	ADDQ    DX, R12
+	MOVQ    CX, R11
+	LEAQ    (DX)(SI*1), R12
+
+scores_q8_10:
+	VPBROADCASTW (R9), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z0
+	VPMOVSXBD    18(R9), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z0
+	VPBROADCASTW (R9)(SI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z3
+	VPMOVSXBD    18(R9)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z3
+	VPBROADCASTW (R9)(SI*2), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z4
+	VPMOVSXBD    18(R9)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z4
+	VPBROADCASTW (R9)(R8*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9)(R8*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z5
+	VPMOVSXBD    18(R9)(R8*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z5
+	VPBROADCASTW (R10), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R10), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z6
+	VPMOVSXBD    18(R10), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z6
+	VPBROADCASTW (R10)(SI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R10)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z7
+	VPMOVSXBD    18(R10)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z7
+	VPBROADCASTW (R10)(SI*2), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R10)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z8
+	VPMOVSXBD    18(R10)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z8
+	VPBROADCASTW (R10)(R8*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R10)(R8*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R11), Z11, Z9
+	VPMOVSXBD    18(R10)(R8*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R11), Z11, Z9
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R9
+	ADDQ         $0x00000022, R10
+	ADDQ         $0x00000080, R11
+	CMPQ         R9, R12
+	JB           scores_q8_10
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_34
+
+scores_by1_34:
+	TESTQ   BX, BX
+	JZ      scores_done_50
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R9
+	LEAQ    (DX)(SI*1), R12
+	MOVQ    CX, R11
+
+scores_chunk1_34:
+	VPBROADCASTW  (R9), Y3
+	VCVTPH2PS     Y3, Z3
+	VPMOVSXBD     2(R9), Z4
+	VCVTDQ2PS     Z4, Z4
+	VMULPS        Z3, Z4, Z4
+	VFMADD231PS   (R11), Z4, Z0
+	VPMOVSXBD     18(R9), Z4
+	VCVTDQ2PS     Z4, Z4
+	VMULPS        Z3, Z4, Z4
+	VFMADD231PS   64(R11), Z4, Z0
+	ADDQ          $0x00000022, R9
+	ADDQ          $0x00000080, R11
+	CMPQ          R9, R12
+	JB            scores_chunk1_34
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_34
+
+scores_done_50:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	JMP           first_done_23
+
+other_head_23:
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_35:
+	CMPQ    BX, $0x08
+	JL      scores_by1_35
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*4), R9
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	MOVQ    SI, R11
+	ANDQ    $0x00000000, R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+	LEAQ    (DX)(SI*1), R11
+
+scores_q8_11:
+	VPBROADCASTW (R8), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z0
+	VPMOVSXBD    18(R8), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z0
+	VPBROADCASTW (R8)(SI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z3
+	VPMOVSXBD    18(R8)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z3
+	VPBROADCASTW (R8)(SI*2), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z4
+	VPMOVSXBD    18(R8)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z4
+	VPBROADCASTW (R8)(DI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z5
+	VPMOVSXBD    18(R8)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z5
+	VPBROADCASTW (R9), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z6
+	VPMOVSXBD    18(R9), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z6
+	VPBROADCASTW (R9)(SI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z7
+	VPMOVSXBD    18(R9)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z7
+	VPBROADCASTW (R9)(SI*2), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z8
+	VPMOVSXBD    18(R9)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z8
+	VPBROADCASTW (R9)(DI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R9)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z9
+	VPMOVSXBD    18(R9)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z9
+	ADDQ         $0x00000022, R8
+	ADDQ         $0x00000022, R9
+	ADDQ         $0x00000080, R10
+	CMPQ         R8, R11
+	JB           scores_q8_11
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_35
+
+scores_by1_35:
+	TESTQ   BX, BX
+	JZ      scores_done_51
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*1), R11
+	MOVQ    CX, R10
+
+scores_chunk1_35:
+	VPBROADCASTW  (R8), Y3
+	VCVTPH2PS     Y3, Z3
+	VPMOVSXBD     2(R8), Z4
+	VCVTDQ2PS     Z4, Z4
+	VMULPS        Z3, Z4, Z4
+	VFMADD231PS   (R10), Z4, Z0
+	VPMOVSXBD     18(R8), Z4
+	VCVTDQ2PS     Z4, Z4
+	VMULPS        Z3, Z4, Z4
+	VFMADD231PS   64(R10), Z4, Z0
+	ADDQ          $0x00000022, R8
+	ADDQ          $0x00000080, R10
+	CMPQ          R8, R11
+	JB            scores_chunk1_35
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_35
+
+scores_done_51:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+
+first_done_23:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_16
+
+scores_done_49:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_12:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_12
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_12
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Z0
+	VMOVUPS      expconst<>+256(SB), Z3
+	VMAXPS       Z0, Z3, Z0
+	VMOVUPS      expconst<>+320(SB), Z3
+	VMINPS       Z0, Z3, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z0
+	VCVTPS2DQ    Z0, Z3
+	VCVTDQ2PS    Z3, Z4
+	VSUBPS       Z4, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z4
+	VFMADD213PS  expconst<>+512(SB), Z0, Z4
+	VFMADD213PS  expconst<>+448(SB), Z0, Z4
+	VFMADD213PS  expconst<>+384(SB), Z0, Z4
+	VFMADD213PS  expconst<>+64(SB), Z0, Z4
+	VPADDD       expconst<>+192(SB), Z3, Z3
+	VPSLLD       $0x17, Z3, Z3
+	VMULPS       Z3, Z4, Z0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_23:
+	VMULPS  (CX), Z0, Z3
+	VMOVUPS Z3, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_23
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_12:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z3
+	MOVQ         CX, CX
+
+exp_loop_23:
+	CMPQ         CX, $0x00000010
+	JL           exp_tail_23
+	VMOVUPS      (AX), Y1
+	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      expconst<>+256(SB), Z4
+	VMAXPS       Z1, Z4, Z1
+	VMOVUPS      expconst<>+320(SB), Z4
+	VMINPS       Z1, Z4, Z1
+	VMULPS       expconst<>+128(SB), Z1, Z1
+	VCVTPS2DQ    Z1, Z4
+	VCVTDQ2PS    Z4, Z5
+	VSUBPS       Z5, Z1, Z1
+	VMOVUPS      expconst<>+576(SB), Z5
+	VFMADD213PS  expconst<>+512(SB), Z1, Z5
+	VFMADD213PS  expconst<>+448(SB), Z1, Z5
+	VFMADD213PS  expconst<>+384(SB), Z1, Z5
+	VFMADD213PS  expconst<>+64(SB), Z1, Z5
+	VPADDD       expconst<>+192(SB), Z4, Z4
+	VPSLLD       $0x17, Z4, Z4
+	VMULPS       Z4, Z5, Z1
+	VMOVUPS      Z1, (AX)
+	VADDPS       Z1, Z3, Z3
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, CX
+	JMP          exp_loop_23
+
+exp_tail_23:
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y1
+	VEXTRACTF32X4 $0x01, Y1, X3
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	TESTQ         CX, CX
+	JZ            exp_done_23
+	VMOVUPS       (AX), Y2
+	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
+	VSUBPS        Z0, Z2, Z2
+	VMOVUPS       expconst<>+256(SB), Z0
+	VMAXPS        Z2, Z0, Z2
+	VMOVUPS       expconst<>+320(SB), Z0
+	VMINPS        Z2, Z0, Z2
+	VMULPS        expconst<>+128(SB), Z2, Z2
+	VCVTPS2DQ     Z2, Z0
+	VCVTDQ2PS     Z0, Z4
+	VSUBPS        Z4, Z2, Z2
+	VMOVUPS       expconst<>+576(SB), Z4
+	VFMADD213PS   expconst<>+512(SB), Z2, Z4
+	VFMADD213PS   expconst<>+448(SB), Z2, Z4
+	VFMADD213PS   expconst<>+384(SB), Z2, Z4
+	VFMADD213PS   expconst<>+64(SB), Z2, Z4
+	VPADDD        expconst<>+192(SB), Z0, Z0
+	VPSLLD        $0x17, Z0, Z0
+	VMULPS        Z0, Z4, Z2
+	VMOVUPS       Z2, (AX)
+
+exp_tail1_23:
+	VADDSS (AX), X3, X3
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_23
+
+exp_done_23:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X3, X3
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X3, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_12
+
+softmax_done_12:
+	MOVQ $0x00000000, 32(SP)
+
+pv_16:
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
+	JGE    pv_done_16
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	MOVQ   tileStride+88(FP), DX
+	IMULQ  32(SP), DX
+	MOVQ   tiles+80(FP), BX
+	ADDQ   BX, DX
+	MOVQ   8(SP), BX
+	MOVQ   24(SP), SI
+	MOVQ   d+48(FP), DI
+	SHRQ   $0x05, DI
+	IMUL3Q $0x22, DI, DI
+	CMPQ   32(SP), $0x00000000
+	JNE    other_head_24
+	MOVQ   tk+56(FP), R8
+	IMULQ  DI, R8
+	ADDQ   k+24(FP), R8
+	SUBQ   v+32(FP), R8
+	LEAQ   (R8)(DI*1), R9
+	XORQ   R10, R10
+
+pv_block_115:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000200
+	JL      pv_next_115
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R10*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R10*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R10*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R10*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_115
+
+pv_pair_115:
+	VBROADCASTSS (R11), Z18
+	VBROADCASTSS 4(R11), Z19
+	VPBROADCASTW (R12), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    2(R12), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z0
+	VPMOVSXBD    18(R12), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z4
+	VPBROADCASTW (R12)(DI*1), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z19, Z20, Z20
+	VPMOVSXBD    2(R12)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z3
+	VPMOVSXBD    18(R12)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z5
+	VPBROADCASTW 34(R12), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    36(R12), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z6
+	VPMOVSXBD    52(R12), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z8
+	VPBROADCASTW 34(R12)(DI*1), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z19, Z20, Z20
+	VPMOVSXBD    36(R12)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z7
+	VPMOVSXBD    52(R12)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	VPBROADCASTW 68(R12), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    70(R12), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z10
+	VPMOVSXBD    86(R12), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z12
+	VPBROADCASTW 68(R12)(DI*1), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z19, Z20, Z20
+	VPMOVSXBD    70(R12)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z11
+	VPMOVSXBD    86(R12)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z13
+	VPBROADCASTW 102(R12), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    104(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z20, Z14
+	VPMOVSXBD    120(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z20, Z16
+	VPBROADCASTW 102(R12)(DI*1), Y1
+	VCVTPH2PS    Y1, Z18
+	VMULPS       Z19, Z18, Z18
+	VPMOVSXBD    104(R12)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z15
+	VPMOVSXBD    120(R12)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z17
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT0   128(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_115
+
+pv_single_115:
+	TESTQ        R13, R13
+	JZ           pv_merge_115
+	VBROADCASTSS (R11), Z18
+	VPBROADCASTW (R12), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    2(R12), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z0
+	VPMOVSXBD    18(R12), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z4
+	VPBROADCASTW 34(R12), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    36(R12), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z6
+	VPMOVSXBD    52(R12), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z8
+	VPBROADCASTW 68(R12), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    70(R12), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z10
+	VPMOVSXBD    86(R12), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z12
+	VPBROADCASTW 102(R12), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    104(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z19, Z14
+	VPMOVSXBD    120(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z19, Z16
+
+pv_merge_115:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R10*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R10*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R10*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R10*1)
+	ADDQ    $0x00000200, R10
+	JMP     pv_block_115
+
+pv_next_115:
+pv_block_116:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_116
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_116
+
+pv_pair_116:
+	VBROADCASTSS (R11), Z10
+	VBROADCASTSS 4(R11), Z11
+	VPBROADCASTW (R12), Y1
+	VCVTPH2PS    Y1, Z12
+	VMULPS       Z10, Z12, Z12
+	VPMOVSXBD    2(R12), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z0
+	VPMOVSXBD    18(R12), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z4
+	VPBROADCASTW (R12)(DI*1), Y1
+	VCVTPH2PS    Y1, Z12
+	VMULPS       Z11, Z12, Z12
+	VPMOVSXBD    2(R12)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z3
+	VPMOVSXBD    18(R12)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	VPBROADCASTW 34(R12), Y1
+	VCVTPH2PS    Y1, Z12
+	VMULPS       Z10, Z12, Z12
+	VPMOVSXBD    36(R12), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z12, Z6
+	VPMOVSXBD    52(R12), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z12, Z8
+	VPBROADCASTW 34(R12)(DI*1), Y1
+	VCVTPH2PS    Y1, Z10
+	VMULPS       Z11, Z10, Z10
+	VPMOVSXBD    36(R12)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z7
+	VPMOVSXBD    52(R12)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z9
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT0   64(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_116
+
+pv_single_116:
+	TESTQ        R13, R13
+	JZ           pv_merge_116
+	VBROADCASTSS (R11), Z10
+	VPBROADCASTW (R12), Y1
+	VCVTPH2PS    Y1, Z11
+	VMULPS       Z10, Z11, Z11
+	VPMOVSXBD    2(R12), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z11, Z0
+	VPMOVSXBD    18(R12), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z11, Z4
+	VPBROADCASTW 34(R12), Y1
+	VCVTPH2PS    Y1, Z11
+	VMULPS       Z10, Z11, Z11
+	VPMOVSXBD    36(R12), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z11, Z6
+	VPMOVSXBD    52(R12), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z11, Z8
+
+pv_merge_116:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_116
+
+pv_next_116:
+pv_block_117:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_117
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_117
+
+pv_pair_117:
+	VBROADCASTSS (R11), Z6
+	VBROADCASTSS 4(R11), Z7
+	VPBROADCASTW (R12), Y1
+	VCVTPH2PS    Y1, Z8
+	VMULPS       Z6, Z8, Z8
+	VPMOVSXBD    2(R12), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z8, Z0
+	VPMOVSXBD    18(R12), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z8, Z4
+	VPBROADCASTW (R12)(DI*1), Y1
+	VCVTPH2PS    Y1, Z6
+	VMULPS       Z7, Z6, Z6
+	VPMOVSXBD    2(R12)(DI*1), Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z7, Z6, Z3
+	VPMOVSXBD    18(R12)(DI*1), Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z7, Z6, Z5
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_117
+
+pv_single_117:
+	TESTQ        R13, R13
+	JZ           pv_merge_117
+	VBROADCASTSS (R11), Z6
+	VPBROADCASTW (R12), Y1
+	VCVTPH2PS    Y1, Z7
+	VMULPS       Z6, Z7, Z7
+	VPMOVSXBD    2(R12), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z7, Z0
+	VPMOVSXBD    18(R12), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z7, Z4
+
+pv_merge_117:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_117
+
+pv_next_117:
+pv_block_118:
+	MOVQ    AX, R8
+	SUBQ    R10, R8
+	CMPQ    R8, $0x00000040
+	JL      pv_next_118
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R8
+	MOVQ    R10, R9
+	SHRQ    $0x07, R9
+	IMUL3Q  $0x22, R9, R9
+	ADDQ    BX, R9
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_118
+
+pv_pair_118:
+	VBROADCASTSS (R8), Z4
+	VBROADCASTSS 4(R8), Z4
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*2), R9
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_118
+
+pv_single_118:
+	TESTQ        R11, R11
+	JZ           pv_merge_118
+	VBROADCASTSS (R8), Z4
+
+pv_merge_118:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_118
+
+pv_next_118:
+	JMP first_done_24
+
+other_head_24:
+	XORQ R8, R8
+
+pv_block_119:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_119
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R8*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_119
+
+pv_pair_119:
+	VBROADCASTSS (R9), Z18
+	VBROADCASTSS 4(R9), Z19
+	VPBROADCASTW (R10), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    2(R10), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z0
+	VPMOVSXBD    18(R10), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z4
+	VPBROADCASTW (R10)(DI*1), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z19, Z20, Z20
+	VPMOVSXBD    2(R10)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z3
+	VPMOVSXBD    18(R10)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z5
+	VPBROADCASTW 34(R10), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    36(R10), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z6
+	VPMOVSXBD    52(R10), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z8
+	VPBROADCASTW 34(R10)(DI*1), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z19, Z20, Z20
+	VPMOVSXBD    36(R10)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z7
+	VPMOVSXBD    52(R10)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	VPBROADCASTW 68(R10), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    70(R10), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z10
+	VPMOVSXBD    86(R10), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z12
+	VPBROADCASTW 68(R10)(DI*1), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z19, Z20, Z20
+	VPMOVSXBD    70(R10)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z11
+	VPMOVSXBD    86(R10)(DI*1), Z21
+	VCVTDQ2PS    Z21, Z21
+	VFMADD231PS  Z21, Z20, Z13
+	VPBROADCASTW 102(R10), Y1
+	VCVTPH2PS    Y1, Z20
+	VMULPS       Z18, Z20, Z20
+	VPMOVSXBD    104(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z20, Z14
+	VPMOVSXBD    120(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z20, Z16
+	VPBROADCASTW 102(R10)(DI*1), Y1
+	VCVTPH2PS    Y1, Z18
+	VMULPS       Z19, Z18, Z18
+	VPMOVSXBD    104(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z15
+	VPMOVSXBD    120(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z17
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_119
+
+pv_single_119:
+	TESTQ        R11, R11
+	JZ           pv_merge_119
+	VBROADCASTSS (R9), Z18
+	VPBROADCASTW (R10), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    2(R10), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z0
+	VPMOVSXBD    18(R10), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z4
+	VPBROADCASTW 34(R10), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    36(R10), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z6
+	VPMOVSXBD    52(R10), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z8
+	VPBROADCASTW 68(R10), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    70(R10), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z10
+	VPMOVSXBD    86(R10), Z20
+	VCVTDQ2PS    Z20, Z20
+	VFMADD231PS  Z20, Z19, Z12
+	VPBROADCASTW 102(R10), Y1
+	VCVTPH2PS    Y1, Z19
+	VMULPS       Z18, Z19, Z19
+	VPMOVSXBD    104(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z19, Z14
+	VPMOVSXBD    120(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z19, Z16
+
+pv_merge_119:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R8*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_119
+
+pv_next_119:
+pv_block_120:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_120
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_120
+
+pv_pair_120:
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z11
+	VPBROADCASTW (R10), Y1
+	VCVTPH2PS    Y1, Z12
+	VMULPS       Z10, Z12, Z12
+	VPMOVSXBD    2(R10), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z0
+	VPMOVSXBD    18(R10), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z4
+	VPBROADCASTW (R10)(DI*1), Y1
+	VCVTPH2PS    Y1, Z12
+	VMULPS       Z11, Z12, Z12
+	VPMOVSXBD    2(R10)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z3
+	VPMOVSXBD    18(R10)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	VPBROADCASTW 34(R10), Y1
+	VCVTPH2PS    Y1, Z12
+	VMULPS       Z10, Z12, Z12
+	VPMOVSXBD    36(R10), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z12, Z6
+	VPMOVSXBD    52(R10), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z12, Z8
+	VPBROADCASTW 34(R10)(DI*1), Y1
+	VCVTPH2PS    Y1, Z10
+	VMULPS       Z11, Z10, Z10
+	VPMOVSXBD    36(R10)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z7
+	VPMOVSXBD    52(R10)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z9
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_120
+
+pv_single_120:
+	TESTQ        R11, R11
+	JZ           pv_merge_120
+	VBROADCASTSS (R9), Z10
+	VPBROADCASTW (R10), Y1
+	VCVTPH2PS    Y1, Z11
+	VMULPS       Z10, Z11, Z11
+	VPMOVSXBD    2(R10), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z11, Z0
+	VPMOVSXBD    18(R10), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z11, Z4
+	VPBROADCASTW 34(R10), Y1
+	VCVTPH2PS    Y1, Z11
+	VMULPS       Z10, Z11, Z11
+	VPMOVSXBD    36(R10), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z11, Z6
+	VPMOVSXBD    52(R10), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z11, Z8
+
+pv_merge_120:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_120
+
+pv_next_120:
+pv_block_121:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_121
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_121
+
+pv_pair_121:
+	VBROADCASTSS (R9), Z6
+	VBROADCASTSS 4(R9), Z7
+	VPBROADCASTW (R10), Y1
+	VCVTPH2PS    Y1, Z8
+	VMULPS       Z6, Z8, Z8
+	VPMOVSXBD    2(R10), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z8, Z0
+	VPMOVSXBD    18(R10), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z8, Z4
+	VPBROADCASTW (R10)(DI*1), Y1
+	VCVTPH2PS    Y1, Z6
+	VMULPS       Z7, Z6, Z6
+	VPMOVSXBD    2(R10)(DI*1), Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z7, Z6, Z3
+	VPMOVSXBD    18(R10)(DI*1), Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z7, Z6, Z5
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_121
+
+pv_single_121:
+	TESTQ        R11, R11
+	JZ           pv_merge_121
+	VBROADCASTSS (R9), Z6
+	VPBROADCASTW (R10), Y1
+	VCVTPH2PS    Y1, Z7
+	VMULPS       Z6, Z7, Z7
+	VPMOVSXBD    2(R10), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z7, Z0
+	VPMOVSXBD    18(R10), Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z6, Z7, Z4
+
+pv_merge_121:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_121
+
+pv_next_121:
+pv_block_122:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_122
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_122
+
+pv_pair_122:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z4
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_122
+
+pv_single_122:
+	TESTQ        R11, R11
+	JZ           pv_merge_122
+	VBROADCASTSS (R9), Z4
+
+pv_merge_122:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_122
+
+pv_next_122:
+first_done_24:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_16
+
+pv_done_16:
+	MOVQ   d+48(FP), CX
+	SHRQ   $0x05, CX
+	IMUL3Q $0x22, CX, CX
+	MOVQ   24(SP), AX
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	ADDQ   CX, 8(SP)
+	SUBQ   AX, 16(SP)
+	JMP    tile_12
+
+finish_12:
+	MOVQ $0x00000000, 32(SP)
+
+norm_12:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_12
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VMOVUPS  expconst<>+1344(SB), X1
+	VUCOMISS X1, X0
+	JNE      recip_div_23
+	JPS      recip_div_23
+	JMP      recip_zero_23
+
+recip_div_23:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_23:
+	VBROADCASTSS X1, Z0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_24:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_24
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_12
+
+norm_done_12:
+	VZEROUPPER
+	RET
+
+// func naiveDecodeFastQ8AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL
+TEXT ·naiveDecodeFastQ8AVX512(SB), NOSPLIT, $0-64
+	MOVQ    ws+56(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    k+16(FP), DX
+	MOVQ    n+32(FP), BX
+	MOVQ    d+40(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    d+40(FP), DI
+	SHRQ    $0x05, DI
+	IMUL3Q  $0x22, DI, DI
+	MOVQ    BX, R8
+	MOVQ    AX, R9
+	LEAQ    (DI)(DI*2), R10
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_36:
+	CMPQ    R8, $0x08
+	JL      scores_by1_36
+	VMOVUPS expconst<>+1344(SB), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R11
+	LEAQ    (DX)(DI*4), R12
+	MOVQ    CX, R13
+	SUBQ    DX, R13
+	SUBQ    DX, R13
+	SUBQ    DX, R13
+	SUBQ    DX, R13
+	MOVQ    DI, R14
+	ANDQ    $0x00000000, R14
+	ADDQ    DX, R14
+	MOVQ    CX, R13
+	LEAQ    (DX)(DI*1), R14
+
+scores_q8_12:
+	VPBROADCASTW (R11), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R11), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z2
+	VPMOVSXBD    18(R11), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z2
+	VPBROADCASTW (R11)(DI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R11)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z3
+	VPMOVSXBD    18(R11)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z3
+	VPBROADCASTW (R11)(DI*2), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R11)(DI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z4
+	VPMOVSXBD    18(R11)(DI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z4
+	VPBROADCASTW (R11)(R10*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R11)(R10*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z5
+	VPMOVSXBD    18(R11)(R10*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z5
+	VPBROADCASTW (R12), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R12), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z6
+	VPMOVSXBD    18(R12), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z6
+	VPBROADCASTW (R12)(DI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R12)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z7
+	VPMOVSXBD    18(R12)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z7
+	VPBROADCASTW (R12)(DI*2), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R12)(DI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z8
+	VPMOVSXBD    18(R12)(DI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z8
+	VPBROADCASTW (R12)(R10*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R12)(R10*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R13), Z11, Z9
+	VPMOVSXBD    18(R12)(R10*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R13), Z11, Z9
+	ADDQ         $0x00000022, R11
+	ADDQ         $0x00000022, R12
+	ADDQ         $0x00000080, R13
+	CMPQ         R11, R14
+	JB           scores_q8_12
+	VSHUFF32X4   $0x44, Z3, Z2, Z10
+	VSHUFF32X4   $0xee, Z3, Z2, Z2
+	VADDPS       Z2, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z2
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z2, Z2
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z2, Z10, Z5
+	VSHUFF32X4   $0xdd, Z2, Z10, Z2
+	VADDPS       Z2, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z2
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z2, Z2
+	VSHUFPS      $0x88, Z2, Z5, Z3
+	VSHUFPS      $0xdd, Z2, Z5, Z2
+	VADDPS       Z2, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z2
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z2, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z2
+	VPERMPS      Z3, Z2, Z3
+	VBROADCASTSS scale+48(FP), Y2
+	VMULPS       Y2, Y3, Y3
+	VMAXPS       Y3, Y0, Y0
+	VMOVUPS      Y3, (R9)
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, R8
+	LEAQ         (DX)(DI*8), DX
+	JMP          scores_by8_36
+
+scores_by1_36:
+	TESTQ   R8, R8
+	JZ      scores_done_52
+	VMOVUPS expconst<>+1344(SB), Z2
+	MOVQ    DX, R11
+	LEAQ    (DX)(DI*1), R14
+	MOVQ    CX, R13
+
+scores_chunk1_36:
+	VPBROADCASTW  (R11), Y3
+	VCVTPH2PS     Y3, Z3
+	VPMOVSXBD     2(R11), Z4
+	VCVTDQ2PS     Z4, Z4
+	VMULPS        Z3, Z4, Z4
+	VFMADD231PS   (R13), Z4, Z2
+	VPMOVSXBD     18(R11), Z4
+	VCVTDQ2PS     Z4, Z4
+	VMULPS        Z3, Z4, Z4
+	VFMADD231PS   64(R13), Z4, Z2
+	ADDQ          $0x00000022, R11
+	ADDQ          $0x00000080, R13
+	CMPQ          R11, R14
+	JB            scores_chunk1_36
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y3
+	VEXTRACTF32X4 $0x01, Y3, X2
+	VADDPS        X3, X2, X2
+	VMOVHLPS      X2, X2, X3
+	VADDPS        X3, X2, X2
+	VMOVSHDUP     X2, X3
+	VADDPS        X3, X2, X2
+	VMULSS        scale+48(FP), X2, X2
+	VMAXSS        X2, X1, X1
+	VMOVSS        X2, (R9)
+	ADDQ          $0x04, R9
+	DECQ          R8
+	ADDQ          DI, DX
+	JMP           scores_by1_36
+
+scores_done_52:
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VMAXPS        X0, X2, X2
+	VMOVHLPS      X2, X2, X0
+	VMAXPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VMAXPS        X0, X2, X2
+	VMAXSS        X1, X2, X2
+	VBROADCASTSS  X2, Z2
+	VMOVUPS       expconst<>+1344(SB), Z3
+	MOVQ          AX, CX
+	MOVQ          BX, DX
+
+exp_loop_24:
+	CMPQ         DX, $0x00000010
+	JL           exp_tail_24
+	VMOVUPS      (CX), Y0
+	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
+	VSUBPS       Z2, Z0, Z0
+	VMOVUPS      expconst<>+256(SB), Z4
+	VMAXPS       Z0, Z4, Z0
+	VMOVUPS      expconst<>+320(SB), Z4
+	VMINPS       Z0, Z4, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z0
+	VCVTPS2DQ    Z0, Z4
+	VCVTDQ2PS    Z4, Z5
+	VSUBPS       Z5, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z5
+	VFMADD213PS  expconst<>+512(SB), Z0, Z5
+	VFMADD213PS  expconst<>+448(SB), Z0, Z5
+	VFMADD213PS  expconst<>+384(SB), Z0, Z5
+	VFMADD213PS  expconst<>+64(SB), Z0, Z5
+	VPADDD       expconst<>+192(SB), Z4, Z4
+	VPSLLD       $0x17, Z4, Z4
+	VMULPS       Z4, Z5, Z0
+	VMOVUPS      Z0, (CX)
+	VADDPS       Z0, Z3, Z3
+	ADDQ         $0x00000040, CX
+	SUBQ         $0x00000010, DX
+	JMP          exp_loop_24
+
+exp_tail_24:
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	TESTQ         DX, DX
+	JZ            exp_done_24
+	VMOVUPS       (CX), Y1
+	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
+	VSUBPS        Z2, Z1, Z1
+	VMOVUPS       expconst<>+256(SB), Z0
+	VMAXPS        Z1, Z0, Z1
+	VMOVUPS       expconst<>+320(SB), Z0
+	VMINPS        Z1, Z0, Z1
+	VMULPS        expconst<>+128(SB), Z1, Z1
+	VCVTPS2DQ     Z1, Z0
+	VCVTDQ2PS     Z0, Z2
+	VSUBPS        Z2, Z1, Z1
+	VMOVUPS       expconst<>+576(SB), Z2
+	VFMADD213PS   expconst<>+512(SB), Z1, Z2
+	VFMADD213PS   expconst<>+448(SB), Z1, Z2
+	VFMADD213PS   expconst<>+384(SB), Z1, Z2
+	VFMADD213PS   expconst<>+64(SB), Z1, Z2
+	VPADDD        expconst<>+192(SB), Z0, Z0
+	VPSLLD        $0x17, Z0, Z0
+	VMULPS        Z0, Z2, Z1
+	VMOVUPS       Z1, (CX)
+
+exp_tail1_24:
+	VADDSS (CX), X3, X3
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_24
+
+exp_done_24:
+	VMOVUPS  expconst<>+1344(SB), X0
+	VUCOMISS X0, X3
+	JNE      recip_div_24
+	JPS      recip_div_24
+	JMP      recip_zero_24
+
+recip_div_24:
+	VMOVSS expconst<>+64(SB), X0
+	VDIVSS X3, X0, X0
+
+recip_zero_24:
+	VBROADCASTSS X0, Z0
+	MOVQ         AX, CX
+	MOVQ         BX, DX
+
+normp_12:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JG      normp_12
+	MOVQ    o+0(FP), CX
+	MOVQ    v+24(FP), DX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    CX, R8
+	MOVQ    SI, R9
+
+zero_loop_24:
+	VMOVUPS Z0, (R8)
+	ADDQ    $0x00000040, R8
+	SUBQ    $0x00000040, R9
+	JNZ     zero_loop_24
+	XORQ    R8, R8
+
+pv_block_123:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_123
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 256(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 320(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 384(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 448(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_123
+
+pv_pair_123:
+	VBROADCASTSS (R9), Z16
+	VBROADCASTSS 4(R9), Z17
+	VPBROADCASTW (R10), Y18
+	VCVTPH2PS    Y18, Z18
+	VMULPS       Z16, Z18, Z18
+	VPMOVSXBD    2(R10), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VPMOVSXBD    18(R10), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z2
+	VPBROADCASTW (R10)(DI*1), Y18
+	VCVTPH2PS    Y18, Z18
+	VMULPS       Z17, Z18, Z18
+	VPMOVSXBD    2(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z1
+	VPMOVSXBD    18(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z3
+	VPBROADCASTW 34(R10), Y18
+	VCVTPH2PS    Y18, Z18
+	VMULPS       Z16, Z18, Z18
+	VPMOVSXBD    36(R10), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z4
+	VPMOVSXBD    52(R10), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z6
+	VPBROADCASTW 34(R10)(DI*1), Y18
+	VCVTPH2PS    Y18, Z18
+	VMULPS       Z17, Z18, Z18
+	VPMOVSXBD    36(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z5
+	VPMOVSXBD    52(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z7
+	VPBROADCASTW 68(R10), Y18
+	VCVTPH2PS    Y18, Z18
+	VMULPS       Z16, Z18, Z18
+	VPMOVSXBD    70(R10), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z8
+	VPMOVSXBD    86(R10), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z10
+	VPBROADCASTW 68(R10)(DI*1), Y18
+	VCVTPH2PS    Y18, Z18
+	VMULPS       Z17, Z18, Z18
+	VPMOVSXBD    70(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z9
+	VPMOVSXBD    86(R10)(DI*1), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z11
+	VPBROADCASTW 102(R10), Y18
+	VCVTPH2PS    Y18, Z18
+	VMULPS       Z16, Z18, Z18
+	VPMOVSXBD    104(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z18, Z12
+	VPMOVSXBD    120(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z18, Z14
+	VPBROADCASTW 102(R10)(DI*1), Y16
+	VCVTPH2PS    Y16, Z16
+	VMULPS       Z17, Z16, Z16
+	VPMOVSXBD    104(R10)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z13
+	VPMOVSXBD    120(R10)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z15
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_123
+
+pv_single_123:
+	TESTQ        R11, R11
+	JZ           pv_merge_123
+	VBROADCASTSS (R9), Z16
+	VPBROADCASTW (R10), Y17
+	VCVTPH2PS    Y17, Z17
+	VMULPS       Z16, Z17, Z17
+	VPMOVSXBD    2(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z0
+	VPMOVSXBD    18(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z2
+	VPBROADCASTW 34(R10), Y17
+	VCVTPH2PS    Y17, Z17
+	VMULPS       Z16, Z17, Z17
+	VPMOVSXBD    36(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z4
+	VPMOVSXBD    52(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z6
+	VPBROADCASTW 68(R10), Y17
+	VCVTPH2PS    Y17, Z17
+	VMULPS       Z16, Z17, Z17
+	VPMOVSXBD    70(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z8
+	VPMOVSXBD    86(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z10
+	VPBROADCASTW 102(R10), Y17
+	VCVTPH2PS    Y17, Z17
+	VMULPS       Z16, Z17, Z17
+	VPMOVSXBD    104(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z17, Z12
+	VPMOVSXBD    120(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z17, Z14
+
+pv_merge_123:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 256(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 320(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 384(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_123
+
+pv_next_123:
+pv_block_124:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_124
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_124
+
+pv_pair_124:
+	VBROADCASTSS (R9), Z8
+	VBROADCASTSS 4(R9), Z9
+	VPBROADCASTW (R10), Y10
+	VCVTPH2PS    Y10, Z10
+	VMULPS       Z8, Z10, Z10
+	VPMOVSXBD    2(R10), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z0
+	VPMOVSXBD    18(R10), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z2
+	VPBROADCASTW (R10)(DI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VMULPS       Z9, Z10, Z10
+	VPMOVSXBD    2(R10)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z1
+	VPMOVSXBD    18(R10)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z3
+	VPBROADCASTW 34(R10), Y10
+	VCVTPH2PS    Y10, Z10
+	VMULPS       Z8, Z10, Z10
+	VPMOVSXBD    36(R10), Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z8, Z10, Z4
+	VPMOVSXBD    52(R10), Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z8, Z10, Z6
+	VPBROADCASTW 34(R10)(DI*1), Y8
+	VCVTPH2PS    Y8, Z8
+	VMULPS       Z9, Z8, Z8
+	VPMOVSXBD    36(R10)(DI*1), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z5
+	VPMOVSXBD    52(R10)(DI*1), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_124
+
+pv_single_124:
+	TESTQ        R11, R11
+	JZ           pv_merge_124
+	VBROADCASTSS (R9), Z8
+	VPBROADCASTW (R10), Y9
+	VCVTPH2PS    Y9, Z9
+	VMULPS       Z8, Z9, Z9
+	VPMOVSXBD    2(R10), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z9, Z0
+	VPMOVSXBD    18(R10), Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD231PS  Z10, Z9, Z2
+	VPBROADCASTW 34(R10), Y9
+	VCVTPH2PS    Y9, Z9
+	VMULPS       Z8, Z9, Z9
+	VPMOVSXBD    36(R10), Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z8, Z9, Z4
+	VPMOVSXBD    52(R10), Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z8, Z9, Z6
+
+pv_merge_124:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_124
+
+pv_next_124:
+pv_block_125:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_125
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_125
+
+pv_pair_125:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VPBROADCASTW (R10), Y6
+	VCVTPH2PS    Y6, Z6
+	VMULPS       Z4, Z6, Z6
+	VPMOVSXBD    2(R10), Z4
+	VCVTDQ2PS    Z4, Z4
+	VFMADD231PS  Z4, Z6, Z0
+	VPMOVSXBD    18(R10), Z4
+	VCVTDQ2PS    Z4, Z4
+	VFMADD231PS  Z4, Z6, Z2
+	VPBROADCASTW (R10)(DI*1), Y4
+	VCVTPH2PS    Y4, Z4
+	VMULPS       Z5, Z4, Z4
+	VPMOVSXBD    2(R10)(DI*1), Z5
+	VCVTDQ2PS    Z5, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	VPMOVSXBD    18(R10)(DI*1), Z5
+	VCVTDQ2PS    Z5, Z5
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_125
+
+pv_single_125:
+	TESTQ        R11, R11
+	JZ           pv_merge_125
+	VBROADCASTSS (R9), Z4
+	VPBROADCASTW (R10), Y5
+	VCVTPH2PS    Y5, Z5
+	VMULPS       Z4, Z5, Z5
+	VPMOVSXBD    2(R10), Z4
+	VCVTDQ2PS    Z4, Z4
+	VFMADD231PS  Z4, Z5, Z0
+	VPMOVSXBD    18(R10), Z4
+	VCVTDQ2PS    Z4, Z4
+	VFMADD231PS  Z4, Z5, Z2
+
+pv_merge_125:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_125
+
+pv_next_125:
+pv_block_126:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_126
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_126
+
+pv_pair_126:
+	VBROADCASTSS (R9), Z2
+	VBROADCASTSS 4(R9), Z2
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_126
+
+pv_single_126:
+	TESTQ        R11, R11
+	JZ           pv_merge_126
+	VBROADCASTSS (R9), Z2
+
+pv_merge_126:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_126
+
+pv_next_126:
 	VZEROUPPER
 	RET

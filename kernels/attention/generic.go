@@ -4,18 +4,23 @@ import "math"
 
 // flashGeneric is the readable contract of flash decode (DESIGN.md §1):
 // per query head a running max m, running sum s and unnormalized output o,
-// updated one tile of tk keys at a time, normalized once at the end.
-func flashGeneric(o, q []float32, g int, k, v []float32, n, d, tk int, scale float32, e Exp, ws []float32) {
+// updated one tile of tk keys at a time, normalized once at the end. An
+// f16 or q8_0 tile is decoded into the last 2·tk·d floats of ws first.
+func flashGeneric(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32) {
 	m, s := ws[:g], ws[g:2*g]
 	tiles := ws[flashStateLen(g):]
 	tb := tileBufLen(tk)
+	var kbuf, vbuf []float32
+	if k.typ != F32 {
+		kbuf, vbuf = ws[len(ws)-2*tk*d:len(ws)-tk*d], ws[len(ws)-tk*d:]
+	}
 	for h := range g {
 		m[h], s[h] = float32(math.Inf(-1)), 0
 		clear(o[h*d : (h+1)*d])
 	}
 	for t0 := 0; t0 < n; t0 += tk {
 		cnt := min(tk, n-t0)
-		kt, vt := k[t0*d:(t0+cnt)*d], v[t0*d:(t0+cnt)*d]
+		kt, vt := k.rows(kbuf, t0, cnt), v.rows(vbuf, t0, cnt)
 		// Every head of the group works on the same tile while it is in L1.
 		for h := range g {
 			x := tiles[h*tb : h*tb+cnt]
@@ -49,12 +54,17 @@ func flashGeneric(o, q []float32, g int, k, v []float32, n, d, tk int, scale flo
 }
 
 // naiveGeneric is the textbook decode: scores for all n keys, a 3-pass
-// softmax over them (max; exp and sum; normalize), then P·V.
-func naiveGeneric(o, q, k, v []float32, n, d int, scale float32, e Exp, ws []float32) {
+// softmax over them (max; exp and sum; normalize), then P·V. An f16 or
+// q8_0 row is decoded into the last d floats of ws first.
+func naiveGeneric(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws []float32) {
 	p := ws[:n]
+	var row []float32
+	if k.typ != F32 {
+		row = ws[len(ws)-d:]
+	}
 	mx := float32(math.Inf(-1))
 	for j := range n {
-		p[j] = scale * dot(q, k[j*d:(j+1)*d])
+		p[j] = scale * dot(q, k.rows(row, j, 1))
 		mx = max(mx, p[j])
 	}
 	var sum float32
@@ -72,7 +82,7 @@ func naiveGeneric(o, q, k, v []float32, n, d int, scale float32, e Exp, ws []flo
 	}
 	clear(o[:d])
 	for j := range n {
-		axpy(o[:d], p[j], v[j*d:(j+1)*d])
+		axpy(o[:d], p[j], v.rows(row, j, 1))
 	}
 }
 

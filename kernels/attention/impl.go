@@ -7,11 +7,11 @@ import (
 )
 
 // flashFunc runs flash decode for g query heads that share one KV head:
-// q and o hold g rows of d floats, k and v hold n valid rows of d floats.
-type flashFunc func(o, q []float32, g int, k, v []float32, n, d, tk int, scale float32, e Exp, ws []float32)
+// q and o hold g rows of d floats, k and v hold n rows of d values.
+type flashFunc func(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32)
 
 // naiveFunc runs the materialized decode for one query head.
-type naiveFunc func(o, q, k, v []float32, n, d int, scale float32, e Exp, ws []float32)
+type naiveFunc func(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws []float32)
 
 // Impl is one ISA tier's implementation of the attention kernels.
 type Impl struct {
@@ -45,12 +45,13 @@ func (im Impl) TierOf() isa.Tier { return im.Tier }
 func (im Impl) Run(p Params, b Buffers) {
 	d, n, tk := p.D, p.Keys(), p.Tile()
 	scale := Scale(d)
-	rows := p.KVRows
+	kOf := func(kh int) kvSrc { return p.kvOf(b.K, b.KEnc, kh) }
+	vOf := func(kh int) kvSrc { return p.kvOf(b.V, b.VEnc, kh) }
 	switch p.Kernel {
 	case DecodeFlash:
 		for h := 0; h < p.H; h++ {
 			kh := h * p.Hkv / p.H
-			im.flash(b.O[h*d:(h+1)*d], b.Q[h*d:(h+1)*d], 1, rows(b.K, kh), rows(b.V, kh), n, d, tk, scale, p.Exp, b.WS)
+			im.flash(b.O[h*d:(h+1)*d], b.Q[h*d:(h+1)*d], 1, kOf(kh), vOf(kh), n, d, tk, scale, p.Exp, b.WS)
 			if b.LSE != nil {
 				stateLSE(b.LSE[h:h+1], b.WS, 1)
 			}
@@ -59,7 +60,7 @@ func (im Impl) Run(p Params, b Buffers) {
 		g := p.Group()
 		for kh := 0; kh < p.Hkv; kh++ {
 			h0 := kh * g
-			im.flash(b.O[h0*d:(h0+g)*d], b.Q[h0*d:(h0+g)*d], g, rows(b.K, kh), rows(b.V, kh), n, d, tk, scale, p.Exp, b.WS)
+			im.flash(b.O[h0*d:(h0+g)*d], b.Q[h0*d:(h0+g)*d], g, kOf(kh), vOf(kh), n, d, tk, scale, p.Exp, b.WS)
 			if b.LSE != nil {
 				stateLSE(b.LSE[h0:h0+g], b.WS, g)
 			}
@@ -70,7 +71,7 @@ func (im Impl) Run(p Params, b Buffers) {
 		parts, lses := b.WS[fl:fl+splits*g*d], b.WS[fl+splits*g*d:]
 		for kh := 0; kh < p.Hkv; kh++ {
 			h0 := kh * g
-			k, v := rows(b.K, kh), rows(b.V, kh)
+			k, v := kOf(kh), vOf(kh)
 			for c := range splits {
 				lo, hi := c*n/splits, (c+1)*n/splits // even chunks; empty ones when n < splits
 				oc, lc := parts[c*g*d:(c+1)*g*d], lses[c*roundUp(g, 16):c*roundUp(g, 16)+g]
@@ -80,7 +81,7 @@ func (im Impl) Run(p Params, b Buffers) {
 					}
 					continue
 				}
-				im.flash(oc, b.Q[h0*d:(h0+g)*d], g, k[lo*d:hi*d], v[lo*d:hi*d], hi-lo, d, tk, scale, p.Exp, b.WS)
+				im.flash(oc, b.Q[h0*d:(h0+g)*d], g, k.sub(lo, hi), v.sub(lo, hi), hi-lo, d, tk, scale, p.Exp, b.WS)
 				stateLSE(lc, b.WS, g)
 			}
 			mergeLSE(b.O[h0*d:(h0+g)*d], lse(b.LSE, h0, g), parts, lses, splits, g, d)
@@ -88,7 +89,7 @@ func (im Impl) Run(p Params, b Buffers) {
 	case DecodeNaive:
 		for h := 0; h < p.H; h++ {
 			kh := h * p.Hkv / p.H
-			im.naive(b.O[h*d:(h+1)*d], b.Q[h*d:(h+1)*d], rows(b.K, kh), rows(b.V, kh), n, d, scale, p.Exp, b.WS)
+			im.naive(b.O[h*d:(h+1)*d], b.Q[h*d:(h+1)*d], kOf(kh), vOf(kh), n, d, scale, p.Exp, b.WS)
 		}
 	}
 }

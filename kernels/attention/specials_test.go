@@ -67,15 +67,23 @@ func TestSpecials(t *testing.T) {
 		for _, k := range Kernels {
 			for _, e := range []Exp{ExpExact, ExpFast} {
 				for _, sp := range specials() {
-					p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 45}, TileK: 16, Exp: e}
-					t.Run(fmt.Sprintf("%s/%s/%s", k, e, sp.name), func(t *testing.T) {
-						b := Alloc(p)
-						FillRandom(b, 7)
-						plant(p, b, sp)
-						im.Run(p, b)
-						want := Reference(p.Shape, b.Q, b.K, b.V)
-						checkSpecials(t, b.O, want, p.D, Tolerance(e))
-					})
+					// Every cache type: a special is encoded (f16 keeps it;
+					// q8_0 turns its block's scale NaN or Inf, which its
+					// dequantized values and the reference over them follow).
+					for _, kv := range KVTypes {
+						p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 45, KV: kv}, TileK: 16, Exp: e}
+						t.Run(fmt.Sprintf("%s/%s/%s/%s", k, kv, e, sp.name), func(t *testing.T) {
+							b := Alloc(p)
+							FillRandom(b, 7)
+							plant(p, b, sp)
+							if err := Encode(p.Shape, b); err != nil {
+								t.Fatal(err)
+							}
+							im.Run(p, b)
+							want := Reference(p.Shape, b.Q, b.K, b.V)
+							checkSpecials(t, b.O, want, p.D, Tolerance(e))
+						})
+					}
 				}
 			}
 		}

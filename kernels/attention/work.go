@@ -11,11 +11,9 @@ type Work struct {
 // AI is the arithmetic intensity in FLOP per compulsory byte.
 func (w Work) AI() float64 { return w.Flops / w.Bytes }
 
-// kvElemBytes is the size of one KV element (f32 today; f16 will be 2).
-const kvElemBytes = 4
-
 // Work returns the work model of p, with T the keys attended to
-// (min(Window, T) under a sliding window):
+// (min(Window, T) under a sliding window) and e the bytes per KV value of
+// the cache type (4 f32, 2 f16, 34/32 q8_0: its scales included):
 //
 //	FLOPs   4·H·T·D           (q·k and P·V, 2·D each per head and key)
 //	bytes   2·Hkv·T·D·e + 8·H·D  (K and V once, q read and o written in f32)
@@ -23,6 +21,7 @@ const kvElemBytes = 4
 //	        the other kernels stream each KV row once: traffic = bytes.
 func (p Params) Work() Work {
 	h, hkv, t, d := float64(p.H), float64(p.Hkv), float64(p.Keys()), float64(p.D) // a window reads Keys of the T rows
+	kvElemBytes := p.KV.ElemBytes()
 	w := Work{
 		Flops: 4 * h * t * d,
 		Exps:  h * t,
@@ -38,7 +37,7 @@ func (p Params) Work() Work {
 // WorkFormula states the model of a kernel in the words of Work, for
 // `ckbench list`.
 func WorkFormula(k Kernel) (flops, bytes, traffic string) {
-	flops, bytes = "4·H·T·D (+ H·T exp)", "2·Hkv·T·D·e + 8·H·D (e = 4 for f32 KV)"
+	flops, bytes = "4·H·T·D (+ H·T exp)", "2·Hkv·T·D·e + 8·H·D (e = 4 f32, 2 f16, 34/32 q8_0)"
 	traffic = "= bytes (each KV row streamed once)"
 	if k == DecodeFlash {
 		traffic = "2·H·T·D·e + 8·H·D (each query head re-reads its KV head)"

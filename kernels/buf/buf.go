@@ -21,6 +21,16 @@ func Floats(n int) []float32 {
 	return raw[off : off+n : off+n]
 }
 
+// Bytes returns n zeroed bytes whose first is 64-byte aligned.
+func Bytes(n int) []byte {
+	raw := make([]byte, n+Align)
+	off := 0
+	if r := uintptr(unsafe.Pointer(&raw[0])) % Align; r != 0 {
+		off = int(Align - r)
+	}
+	return raw[off : off+n : off+n]
+}
+
 // FillUniform fills x with deterministic values in [lo, hi) from a PCG
 // stream seeded by seed, so two runs (and two machines) see the same data.
 func FillUniform(x []float32, seed uint64, lo, hi float32) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/gotypes"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
@@ -39,44 +40,75 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem, pf ...GPVirtual) V
 	p0, p4, qd, end := GP64(), GP64(), GP64(), GP64()
 	MOVQ(row, p0)
 	LEAQ(Mem{Base: row, Index: db, Scale: 4}, p4)
-	MOVQ(q, qd)
-	SUBQ(row, qd) // q chunk = (p0)(qd*1): one induction pointer for all rows
+	t.qDelta(qd, q, row) // q chunk = qAt(p0, qd): one induction pointer for all rows
 	// Two chunks per iteration, then the odd chunk if D/W is odd.
 	MOVQ(db, end)
-	ANDQ(U32(^uint32(2*t.vb()-1)), end)
+	ANDQ(U32(^uint32(2*t.kb()-1)), end)
 	ADDQ(row, end)
 	pairs, odd, reduce := label("scores_pairs"), label("scores_odd"), label("scores_reduce")
-	CMPQ(p0, end)
-	JAE(LabelRef(odd))
-	Label(pairs)
-	for u := 0; u < 2; u++ {
-		qv := t.vec()
-		VMOVUPS(Mem{Base: p0, Index: qd, Scale: 1, Disp: u * t.vb()}, qv)
-		for i, m := range rowsAt(p0, p4, db, db3, u*t.vb()) {
-			VFMADD231PS(m, qv, acc[i])
-			if len(pf) > 0 && u == 1 && i%2 == 1 {
-				// 16 vectors of K per step; prefetch as many bytes of V.
-				for l := 0; l < 2*t.vb()/64; l++ {
-					PREFETCHT0(Mem{Base: pf[0], Disp: ((i/2)*2*t.vb()/64 + l) * 64})
+	if t.kv.q8 {
+		// One q8_0 block of every row per step: q8 values widened,
+		// times the block's scale (GGML's dequantized value), then
+		// an FMA with q; q advances 32 floats, the rows 34 bytes.
+		MOVQ(q, qd)
+		LEAQ(Mem{Base: row, Index: db, Scale: 1}, end)
+		blk := label("scores_q8")
+		Label(blk)
+		for i, m := range rowsAt(p0, p4, db, db3, 0) {
+			t.q8Block(m, nil, func(c int, x, sc VecVirtual) {
+				VMULPS(sc, x, x)
+				VFMADD231PS(Mem{Base: qd, Disp: c * t.vb()}, x, acc[i])
+			})
+		}
+		if len(pf) > 0 { // 8 rows of K per step: prefetch half as many bytes of V
+			for l := range 2 {
+				PREFETCHT0(Mem{Base: pf[0], Disp: 64 * l})
+			}
+			ADDQ(U32(128), pf[0])
+		}
+		ADDQ(U32(q8BlockBytes), p0)
+		ADDQ(U32(q8BlockBytes), p4)
+		ADDQ(U32(4*q8Block), qd)
+		CMPQ(p0, end)
+		JB(LabelRef(blk))
+	} else {
+		CMPQ(p0, end)
+		JAE(LabelRef(odd))
+		Label(pairs)
+		// Each step prefetches half its 16 vectors of K in bytes of V (8·kb),
+		// a line or two at a time at odd rows of the second chunk.
+		lines := 8 * t.kb() / 64
+		slots := min(lines, 4)
+		per := lines / slots
+		for u := 0; u < 2; u++ {
+			qv := t.vec()
+			VMOVUPS(t.qAt(p0, qd, u*t.kb()), qv)
+			for i, m := range rowsAt(p0, p4, db, db3, u*t.kb()) {
+				t.kvFMA(m, qv, acc[i])
+				if len(pf) > 0 && u == 1 && i%2 == 1 && (i/2)%(4/slots) == 0 {
+					slot := (i / 2) / (4 / slots)
+					for l := range per {
+						PREFETCHT0(Mem{Base: pf[0], Disp: (slot*per + l) * 64})
+					}
 				}
 			}
 		}
-	}
-	if len(pf) > 0 {
-		ADDQ(U32(16*t.vb()/2), pf[0])
-	}
-	ADDQ(U32(2*t.vb()), p0)
-	ADDQ(U32(2*t.vb()), p4)
-	CMPQ(p0, end)
-	JB(LabelRef(pairs))
-	Label(odd)
-	LEAQ(Mem{Base: row, Index: db, Scale: 1}, end)
-	CMPQ(p0, end)
-	JAE(LabelRef(reduce))
-	qv := t.vec()
-	VMOVUPS(Mem{Base: p0, Index: qd, Scale: 1}, qv)
-	for i, m := range rowsAt(p0, p4, db, db3, 0) {
-		VFMADD231PS(m, qv, acc[i])
+		if len(pf) > 0 {
+			ADDQ(U32(8*t.kb()), pf[0])
+		}
+		ADDQ(U32(2*t.kb()), p0)
+		ADDQ(U32(2*t.kb()), p4)
+		CMPQ(p0, end)
+		JB(LabelRef(pairs))
+		Label(odd)
+		LEAQ(Mem{Base: row, Index: db, Scale: 1}, end)
+		CMPQ(p0, end)
+		JAE(LabelRef(reduce))
+		qv := t.vec()
+		VMOVUPS(t.qAt(p0, qd, 0), qv)
+		for i, m := range rowsAt(p0, p4, db, db3, 0) {
+			t.kvFMA(m, qv, acc[i])
+		}
 	}
 	Label(reduce)
 	s := t.reduce8(acc)
@@ -96,15 +128,25 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem, pf ...GPVirtual) V
 	a := t.vec()
 	t.zero(a)
 	MOVQ(row, p0)
-	MOVQ(q, qd)
-	SUBQ(row, qd)
 	LEAQ(Mem{Base: row, Index: db, Scale: 1}, end)
 	chunk1 := label("scores_chunk1")
-	Label(chunk1)
-	qv1 := t.vec()
-	VMOVUPS(Mem{Base: p0, Index: qd, Scale: 1}, qv1)
-	VFMADD231PS(Mem{Base: p0}, qv1, a)
-	ADDQ(U32(t.vb()), p0)
+	if t.kv.q8 {
+		MOVQ(q, qd)
+		Label(chunk1)
+		t.q8Block(Mem{Base: p0}, nil, func(c int, x, sc VecVirtual) {
+			VMULPS(sc, x, x)
+			VFMADD231PS(Mem{Base: qd, Disp: c * t.vb()}, x, a)
+		})
+		ADDQ(U32(q8BlockBytes), p0)
+		ADDQ(U32(4*q8Block), qd)
+	} else {
+		t.qDelta(qd, q, row)
+		Label(chunk1)
+		qv1 := t.vec()
+		VMOVUPS(t.qAt(p0, qd, 0), qv1)
+		t.kvFMA(Mem{Base: p0}, qv1, a)
+		ADDQ(U32(t.kb()), p0)
+	}
 	CMPQ(p0, end)
 	JB(LabelRef(chunk1))
 	x := t.hreduce(a, VADDPS)
@@ -153,8 +195,7 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, scale Mem, tmp M
 		MOVQ(lRow, p0)
 		for h := range 2 {
 			qd[h] = GP64()
-			MOVQ(lq[h], qd[h])
-			SUBQ(p0, qd[h])
+			t.qDelta(qd[h], lq[h], p0)
 		}
 		e := GP64()
 		LEAQ(Mem{Base: p0, Index: db, Scale: 1}, e)
@@ -193,11 +234,10 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, scale Mem, tmp M
 	// Two chunks per iteration while two remain, then the odd one.
 	body := func(off int) {
 		qa, qb := t.vec(), t.vec()
-		VMOVUPS(Mem{Base: p0, Index: qd[0], Scale: 1, Disp: off}, qa)
-		VMOVUPS(Mem{Base: p0, Index: qd[1], Scale: 1, Disp: off}, qb)
+		VMOVUPS(t.qAt(p0, qd[0], off), qa)
+		VMOVUPS(t.qAt(p0, qd[1], off), qb)
 		for i, m := range rowsAt(p0, p4, db, db3, off) {
-			kr := t.vec()
-			VMOVUPS(m, kr)
+			kr := t.kvLoad(m)
 			VFMADD231PS(kr, qa, acc[0][i])
 			VFMADD231PS(kr, qb, acc[1][i])
 		}
@@ -207,16 +247,16 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, scale Mem, tmp M
 	{
 		e2 := GP64()
 		MOVQ(lEnd, e2)
-		SUBQ(U32(t.vb()), e2) // p0 + 2 vectors ≤ end ⟺ p0 < end - vb
+		SUBQ(U32(t.kb()), e2) // p0 + 2 vectors ≤ end ⟺ p0 < end - kb
 		MOVQ(e2, lEnd2)
 	}
 	CMPQ(p0, lEnd2)
 	JAE(LabelRef(odd))
 	Label(chunk2)
 	body(0)
-	body(t.vb())
-	ADDQ(U32(2*t.vb()), p0)
-	ADDQ(U32(2*t.vb()), p4)
+	body(t.kb())
+	ADDQ(U32(2*t.kb()), p0)
+	ADDQ(U32(2*t.kb()), p4)
 	CMPQ(p0, lEnd2)
 	JB(LabelRef(chunk2))
 	Label(odd)
@@ -251,11 +291,10 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, scale Mem, tmp M
 	p1, qd1 := setup()
 	chunk1 := label("scores2_chunk1")
 	Label(chunk1)
-	kr := t.vec()
-	VMOVUPS(Mem{Base: p1}, kr)
-	VFMADD231PS(Mem{Base: p1, Index: qd1[0], Scale: 1}, kr, a)
-	VFMADD231PS(Mem{Base: p1, Index: qd1[1], Scale: 1}, kr, b)
-	ADDQ(U32(t.vb()), p1)
+	kr := t.kvLoad(Mem{Base: p1})
+	VFMADD231PS(t.qAt(p1, qd1[0], 0), kr, a)
+	VFMADD231PS(t.qAt(p1, qd1[1], 0), kr, b)
+	ADDQ(U32(t.kb()), p1)
 	CMPQ(p1, lEnd)
 	JB(LabelRef(chunk1))
 	var x [2]VecVirtual
@@ -389,9 +428,10 @@ func (t tier) zeroRow(row, db GPVirtual) {
 // into two sets of accumulators, halving the FMA dependency chain (a tile
 // of 16 rows is otherwise a 16-deep chain of 4-cycle FMAs per register).
 //
-// With pf = (d, d2) set, each row pair also prefetches its lines d and d2
-// bytes ahead (the same rows of the next K tile).
-func (t tier) pv(o, w, v, cnt, db GPVirtual, pf ...GPVirtual) {
+// o's row is odb bytes, v's rows vdb bytes apart (odb/ratio bytes of
+// values each). With pf = (d, d2) set, each row pair also prefetches its
+// lines d and d2 bytes ahead (the same rows of the next K tile).
+func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, pf ...GPVirtual) {
 	blocks := []int{8, 4, 2, 1} // vectors per block: 2×8 zmm accumulators of 32
 	if t.w == 8 {
 		blocks = []int{4, 2, 1} // 2×4 of the 16 ymm
@@ -402,7 +442,7 @@ func (t tier) pv(o, w, v, cnt, db GPVirtual, pf ...GPVirtual) {
 		top, next := label("pv_block"), label("pv_next")
 		Label(top)
 		left := GP64()
-		MOVQ(db, left)
+		MOVQ(odb, left)
 		SUBQ(col, left)
 		CMPQ(left, U32(nb*t.vb()))
 		JL(LabelRef(next))
@@ -414,7 +454,7 @@ func (t tier) pv(o, w, v, cnt, db GPVirtual, pf ...GPVirtual) {
 		}
 		wp, rp, n := GP64(), GP64(), GP64()
 		MOVQ(w, wp)
-		LEAQ(Mem{Base: v, Index: col, Scale: 1}, rp)
+		t.vColumn(rp, v, col)
 		MOVQ(cnt, n)
 		pair, single, merge := label("pv_pair"), label("pv_single"), label("pv_merge")
 		CMPQ(n, Imm(2))
@@ -423,17 +463,41 @@ func (t tier) pv(o, w, v, cnt, db GPVirtual, pf ...GPVirtual) {
 		w0, w1 := t.vec(), t.vec()
 		VBROADCASTSS(Mem{Base: wp}, w0)
 		VBROADCASTSS(Mem{Base: wp, Disp: 4}, w1)
-		for u := range acc {
-			VFMADD231PS(Mem{Base: rp, Disp: u * t.vb()}, w0, acc[u])
-			VFMADD231PS(Mem{Base: rp, Index: db, Scale: 1, Disp: u * t.vb()}, w1, acc2[u])
-			if (u*t.vb())%64 == 0 {
+		if t.kv.q8 {
+			// Per q8_0 block of the column block: weight·scale once
+			// per row, then an FMA per widened vector of int8.
+			blocks := nb * t.w / q8Block
+			for b := range blocks {
+				for r, row := range []Mem{{Base: rp}, {Base: rp, Index: vdb, Scale: 1}} {
+					wv, a := w0, acc
+					if r == 1 {
+						wv, a = w1, acc2
+					}
+					t.q8Block(row.Offset(b*q8BlockBytes), wv, func(c int, x, sc VecVirtual) {
+						VFMADD231PS(x, sc, a[b*q8Block/t.w+c])
+					})
+				}
+			}
+			for off := 0; off < blocks*q8BlockBytes; off += 64 {
 				for _, d := range pf {
-					PREFETCHT0(Mem{Base: rp, Index: d, Scale: 1, Disp: u * t.vb()})
+					PREFETCHT0(Mem{Base: rp, Index: d, Scale: 1, Disp: off})
+				}
+			}
+		}
+		for u := range acc {
+			if t.kv.q8 {
+				break
+			}
+			t.kvFMA(Mem{Base: rp, Disp: u * t.kb()}, w0, acc[u])
+			t.kvFMA(Mem{Base: rp, Index: vdb, Scale: 1, Disp: u * t.kb()}, w1, acc2[u])
+			if (u*t.kb())%64 == 0 {
+				for _, d := range pf {
+					PREFETCHT0(Mem{Base: rp, Index: d, Scale: 1, Disp: u * t.kb()})
 				}
 			}
 		}
 		ADDQ(Imm(8), wp)
-		LEAQ(Mem{Base: rp, Index: db, Scale: 2}, rp)
+		LEAQ(Mem{Base: rp, Index: vdb, Scale: 2}, rp)
 		SUBQ(Imm(2), n)
 		CMPQ(n, Imm(2))
 		JGE(LabelRef(pair))
@@ -442,8 +506,18 @@ func (t tier) pv(o, w, v, cnt, db GPVirtual, pf ...GPVirtual) {
 		JZ(LabelRef(merge))
 		w2 := t.vec()
 		VBROADCASTSS(Mem{Base: wp}, w2)
+		if t.kv.q8 {
+			for b := range nb * t.w / q8Block {
+				t.q8Block(Mem{Base: rp, Disp: b * q8BlockBytes}, w2, func(c int, x, sc VecVirtual) {
+					VFMADD231PS(x, sc, acc[b*q8Block/t.w+c])
+				})
+			}
+		}
 		for u := range acc {
-			VFMADD231PS(Mem{Base: rp, Disp: u * t.vb()}, w2, acc[u])
+			if t.kv.q8 {
+				break
+			}
+			t.kvFMA(Mem{Base: rp, Disp: u * t.kb()}, w2, acc[u])
 		}
 		Label(merge)
 		for u := range acc {
@@ -462,7 +536,7 @@ func (t tier) pv(o, w, v, cnt, db GPVirtual, pf ...GPVirtual) {
 // 4 broadcast weights. o[h] and w[h] are the heads' output rows and weight
 // buffers; the per-block state lives in the 48 scratch bytes at tmp. pf is
 // as in pv.
-func (t tier) pv2(o, w [2]GPVirtual, v, cnt, db GPVirtual, tmp Mem, pf *prefetcher) {
+func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher) {
 	lo := [2]Mem{tmp, tmp.Offset(8)}
 	lW, lV, lCnt, lCol := tmp.Offset(16), tmp.Offset(24), tmp.Offset(32), tmp.Offset(40)
 	MOVQ(o[0], lo[0])
@@ -479,7 +553,7 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, db GPVirtual, tmp Mem, pf *prefetch
 		Label(top)
 		col, left := GP64(), GP64()
 		MOVQ(lCol, col)
-		MOVQ(db, left)
+		MOVQ(odb, left)
 		SUBQ(col, left)
 		CMPQ(left, U32(nb*t.vb()))
 		JL(LabelRef(next))
@@ -501,8 +575,7 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, db GPVirtual, tmp Mem, pf *prefetch
 		}
 		wp, rp, n := GP64(), GP64(), GP64()
 		MOVQ(lW, wp)
-		MOVQ(lV, rp)
-		ADDQ(col, rp)
+		t.vColumn(rp, lV, col)
 		MOVQ(lCnt, n)
 		pair, single, merge := label("pv2_pair"), label("pv2_single"), label("pv2_merge")
 		CMPQ(n, Imm(2))
@@ -512,12 +585,11 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, db GPVirtual, tmp Mem, pf *prefetch
 		for r := range 2 {
 			vr[r] = make([]VecVirtual, nb)
 			for u := range nb {
-				vr[r][u] = t.vec()
-				m := Mem{Base: rp, Disp: u * t.vb()}
+				m := Mem{Base: rp, Disp: u * t.kb()}
 				if r == 1 {
-					m = Mem{Base: rp, Index: db, Scale: 1, Disp: u * t.vb()}
+					m = Mem{Base: rp, Index: vdb, Scale: 1, Disp: u * t.kb()}
 				}
-				VMOVUPS(m, vr[r][u])
+				vr[r][u] = t.kvLoad(m)
 			}
 		}
 		for h := range 2 {
@@ -535,13 +607,19 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, db GPVirtual, tmp Mem, pf *prefetch
 		}
 		pf.step()
 		ADDQ(Imm(8), wp)
-		LEAQ(Mem{Base: rp, Index: db, Scale: 2}, rp)
+		LEAQ(Mem{Base: rp, Index: vdb, Scale: 2}, rp)
 		SUBQ(Imm(2), n)
 		CMPQ(n, Imm(2))
 		JGE(LabelRef(pair))
 		Label(single)
 		TESTQ(n, n)
 		JZ(LabelRef(merge))
+		var vl []VecVirtual // f16: the row's vectors, widened once for both heads
+		if t.kv.size != 4 {
+			for u := range nb {
+				vl = append(vl, t.kvLoad(Mem{Base: rp, Disp: u * t.kb()}))
+			}
+		}
 		for h := range 2 {
 			wv := t.vec()
 			m := Mem{Base: wp}
@@ -550,7 +628,11 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, db GPVirtual, tmp Mem, pf *prefetch
 			}
 			VBROADCASTSS(m, wv)
 			for u := range nb {
-				VFMADD231PS(Mem{Base: rp, Disp: u * t.vb()}, wv, acc[h][0][u])
+				if vl != nil {
+					VFMADD231PS(vl[u], wv, acc[h][0][u])
+				} else {
+					VFMADD231PS(Mem{Base: rp, Disp: u * t.vb()}, wv, acc[h][0][u])
+				}
 			}
 		}
 		Label(merge)
@@ -611,9 +693,10 @@ func expName(fast bool) string {
 //
 // state holds m[0..g), s[0..g) and the tile max mb[0..g).
 func (t tier) flashDecode(fast bool) {
-	Implement("flashDecode" + expName(fast) + t.name) // its signature: the stub in decode_amd64.go
+	name := "flashDecode" + expName(fast) + t.kv.name + t.name
+	Implement(name) // its signature: the stub in decode_amd64.go
 	Attributes(NOSPLIT)
-	Doc("flashDecode"+expName(fast)+t.name+" is flash decode with "+map[bool]string{true: "the fast", false: "the exact"}[fast]+" exp; see flashGeneric.",
+	Doc(name+" is flash decode with "+map[bool]string{true: "the fast", false: "the exact"}[fast]+" exp; see flashGeneric.",
 		"state holds m[0..ng), s[0..ng), mb[0..ng); tiles holds ng tile buffers of tileStride bytes.")
 	lKp, lVp, lRem, lCnt, lH := AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
 	lTmp := AllocLocal(64)
@@ -644,7 +727,7 @@ func (t tier) flashDecode(fast bool) {
 			JMP(LabelRef(top))
 			Label(done)
 		}
-		if pair != nil && t.w == 16 {
+		if pair != nil && t.w == 16 && !t.kv.q8 { // scores2 and pv2 have no q8_0 form
 			loop(2, pair)
 		}
 		loop(1, single)
@@ -670,12 +753,13 @@ func (t tier) flashDecode(fast bool) {
 		ADDQ(base, r)
 		return r
 	}
-	rowBytes := func() GPVirtual {
+	rowBytes := func() GPVirtual { // of q and o
 		db := GP64()
 		Load(Param("d"), db)
 		SHLQ(Imm(2), db)
 		return db
 	}
+	kvRowBytes := func() GPVirtual { return t.kvBytes(Param("d")) }
 	tileOf := func() GPVirtual {
 		b, tiles := GP64(), GP64()
 		Load(Param("tileStride"), b)
@@ -730,10 +814,8 @@ func (t tier) flashDecode(fast bool) {
 		CMOVQLT(rem, cnt)
 		MOVQ(cnt, lCnt)
 		// Prefetch regions of this tile: its V (phase A), the next K (phase C).
-		bytes, p := GP64(), GP64()
-		Load(Param("d"), bytes)
+		bytes, p := kvRowBytes(), GP64()
 		IMULQ(cnt, bytes)
-		SHLQ(Imm(2), bytes)
 		MOVQ(lVp, p)
 		MOVQ(p, pfV.cur)
 		ADDQ(bytes, p)
@@ -760,11 +842,11 @@ func (t tier) flashDecode(fast bool) {
 	// the phase: the pairs spread this tile's V over their loops (pfV); a
 	// lone head (decode-flash, odd groups) fetches it if it is the first.
 	eachHead("scores", func() {
-		q, buf, db := pairRows("q")
+		q, buf, _ := pairRows("q")
 		kp, cnt := GP64(), GP64()
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
-		m0, m1 := t.scores2(buf[0], buf[1], q[0], q[1], kp, cnt, db, scale, lTmp, &pfV)
+		m0, m1 := t.scores2(buf[0], buf[1], q[0], q[1], kp, cnt, kvRowBytes(), scale, lTmp, &pfV)
 		mb := stateAt(2)
 		VMOVSS(m0, mb)
 		VMOVSS(m1, mb.Offset(4))
@@ -773,12 +855,13 @@ func (t tier) flashDecode(fast bool) {
 		qh, bufh, kp, cnt := headRow("q", db), tileOf(), GP64(), GP64()
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
+		kdb := kvRowBytes()
 		firstHeadOr(func() {
 			cur := GP64()
 			MOVQ(lVp, cur)
-			VMOVSS(t.scores(bufh, qh, kp, cnt, db, scale, cur), stateAt(2))
+			VMOVSS(t.scores(bufh, qh, kp, cnt, kdb, scale, cur), stateAt(2))
 		}, func() {
-			VMOVSS(t.scores(bufh, qh, kp, cnt, db, scale), stateAt(2))
+			VMOVSS(t.scores(bufh, qh, kp, cnt, kdb, scale), stateAt(2))
 		})
 	})
 	// B: online-softmax update of every head.
@@ -821,30 +904,29 @@ func (t tier) flashDecode(fast bool) {
 		vp, cnt := GP64(), GP64()
 		MOVQ(lVp, vp)
 		MOVQ(lCnt, cnt)
-		t.pv2(o, buf, vp, cnt, db, lTmp, &pfK)
+		t.pv2(o, buf, vp, cnt, db, kvRowBytes(), lTmp, &pfK)
 	}, func() {
 		db := rowBytes()
 		oh, bufh, vp, cnt := headRow("o", db), tileOf(), GP64(), GP64()
 		MOVQ(lVp, vp)
 		MOVQ(lCnt, cnt)
+		vdb := kvRowBytes()
 		firstHeadOr(func() {
 			d1, d2 := GP64(), GP64()
 			Load(Param("tk"), d1)
-			IMULQ(db, d1)
+			IMULQ(vdb, d1)
 			ADDQ(paramAddr("k"), d1)
 			SUBQ(paramAddr("v"), d1)
-			LEAQ(Mem{Base: d1, Index: db, Scale: 1}, d2)
-			t.pv(oh, bufh, vp, cnt, db, d1, d2)
+			LEAQ(Mem{Base: d1, Index: vdb, Scale: 1}, d2)
+			t.pv(oh, bufh, vp, cnt, db, vdb, d1, d2)
 		}, func() {
-			t.pv(oh, bufh, vp, cnt, db)
+			t.pv(oh, bufh, vp, cnt, db, vdb)
 		})
 	})
 	{
-		cnt, adv := GP64(), GP64()
+		cnt, adv := GP64(), kvRowBytes()
 		MOVQ(lCnt, cnt)
-		Load(Param("d"), adv)
 		IMULQ(cnt, adv)
-		SHLQ(Imm(2), adv)
 		ADDQ(adv, lKp)
 		ADDQ(adv, lVp)
 		SUBQ(cnt, lRem)
@@ -867,9 +949,10 @@ func (t tier) flashDecode(fast bool) {
 // naiveDecode generates the materialized decode for one query head: scores
 // for all n keys into ws, max, exp and sum, normalize, then P·V.
 func (t tier) naiveDecode(fast bool) {
-	Implement("naiveDecode" + expName(fast) + t.name)
+	name := "naiveDecode" + expName(fast) + t.kv.name + t.name
+	Implement(name)
 	Attributes(NOSPLIT)
-	Doc("naiveDecode"+expName(fast)+t.name+" is the textbook decode; see naiveGeneric.",
+	Doc(name+" is the textbook decode; see naiveGeneric.",
 		"ws holds n scores rounded up to a multiple of 16 floats.")
 	ws, q, k, n, db := GP64(), GP64(), GP64(), GP64(), GP64()
 	Load(Param("ws"), ws)
@@ -878,7 +961,8 @@ func (t tier) naiveDecode(fast bool) {
 	Load(Param("n"), n)
 	Load(Param("d"), db)
 	SHLQ(Imm(2), db)
-	m := t.scores(ws, q, k, n, db, paramAddr("scale"))
+	kdb := t.kvBytes(Param("d"))
+	m := t.scores(ws, q, k, n, kdb, paramAddr("scale"))
 	mb := t.vec()
 	VBROADCASTSS(m, mb)
 	s := t.expInPlace(fast, ws, n, mb)
@@ -902,7 +986,7 @@ func (t tier) naiveDecode(fast bool) {
 	Load(Param("o"), o)
 	Load(Param("v"), v)
 	t.zeroRow(o, db)
-	t.pv(o, ws, v, n, db)
+	t.pv(o, ws, v, n, db, kdb)
 	VZEROUPPER()
 	RET()
 }
@@ -929,4 +1013,80 @@ func (t tier) loadScores(p GPVirtual) VecVirtual {
 	VMOVUPS(Mem{Base: p}, x.AsY())
 	VINSERTF64X4(Imm(1), Mem{Base: p, Disp: 32}, x, x)
 	return x
+}
+
+// kvBytes returns the bytes of one K or V row of d values.
+func (t tier) kvBytes(d Component) GPVirtual {
+	r := GP64()
+	Load(d, r)
+	if t.kv.q8 {
+		SHRQ(Imm(5), r)
+		IMUL3Q(Imm(q8BlockBytes), r, r)
+		return r
+	}
+	SHLQ(Imm(uint64(bitsLen(t.kv.size)-1)), r)
+	return r
+}
+
+func bitsLen(n int) int {
+	b := 0
+	for ; n > 0; n >>= 1 {
+		b++
+	}
+	return b
+}
+
+// vColumn sets rp to the V bytes of output column col (bytes of o): v +
+// col/ratio. v is a register or a memory operand.
+//
+// q8_0: v + (col/128)·34, the block of the column (col is block-aligned:
+// D is a multiple of 32 values, and pv's column blocks are whole blocks).
+func (t tier) vColumn(rp GPVirtual, v Op, col GPVirtual) {
+	if t.kv.q8 {
+		MOVQ(col, rp)
+		SHRQ(Imm(7), rp)
+		IMUL3Q(Imm(q8BlockBytes), rp, rp)
+		ADDQ(v, rp)
+		return
+	}
+	if r, ok := v.(GPVirtual); ok && t.ratio() == 1 {
+		LEAQ(Mem{Base: r, Index: col, Scale: 1}, rp)
+		return
+	}
+	if t.ratio() == 1 {
+		MOVQ(v, rp)
+		ADDQ(col, rp)
+		return
+	}
+	MOVQ(col, rp)
+	SHRQ(Imm(uint64(bitsLen(t.ratio())-1)), rp)
+	ADDQ(v, rp)
+}
+
+// The q8_0 block: an f16 scale, then 32 int8 values.
+const (
+	q8Block      = 32
+	q8BlockBytes = 34
+)
+
+// q8Block widens the q8_0 block at m: for each vector c of its 32
+// values, x = float32(q) and sc = the block's scale (times mul, when
+// given), handed to f.
+func (t tier) q8Block(m Mem, mul VecVirtual, f func(c int, x, sc VecVirtual)) {
+	h, sc := YMM(), t.vec()
+	VPBROADCASTW(m, h)
+	if t.w == 16 {
+		VCVTPH2PS(h, sc)
+	} else {
+		VCVTPH2PS(h.AsX(), sc)
+	}
+	if mul != nil {
+		VMULPS(mul, sc, sc)
+	}
+	for c := range q8Block / t.w {
+		x := t.vec()
+		VPMOVSXBD(m.Offset(2+c*t.w), x)
+		VCVTDQ2PS(x, x)
+		f(c, x, sc)
+	}
 }

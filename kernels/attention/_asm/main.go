@@ -22,10 +22,12 @@ func main() {
 	Package("github.com/ckbench/ckbench/kernels/attention")
 	ConstraintExpr("!purego")
 	emitConsts()
-	for _, t := range []tier{avx2, avx512} {
-		for _, fast := range []bool{false, true} {
-			t.flashDecode(fast)
-			t.naiveDecode(fast)
+	for _, e := range []elem{f32, f16, q8} {
+		for _, t := range []tier{avx2.with(e), avx512.with(e)} {
+			for _, fast := range []bool{false, true} {
+				t.flashDecode(fast)
+				t.naiveDecode(fast)
+			}
 		}
 	}
 	Generate()

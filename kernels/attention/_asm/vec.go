@@ -16,6 +16,69 @@ type tier struct {
 	name string // suffix of the generated function names
 	w    int    // float32 lanes per vector
 	vec  func() VecVirtual
+	kv   elem // the KV cache's element type
+}
+
+// elem is a KV element type: f32 (size 4), f16 (size 2, widened by
+// VCVTPH2PS as it is loaded) or q8_0 (q8 set: blocks of 32 int8 values
+// and an f16 scale, 34 bytes, dequantized in registers).
+type elem struct {
+	name string // infix of the generated function names: "", "F16", "Q8"
+	size int    // bytes per value (f32, f16)
+	q8   bool
+}
+
+var (
+	f32 = elem{name: "", size: 4}
+	f16 = elem{name: "F16", size: 2}
+	q8  = elem{name: "Q8", q8: true}
+)
+
+// with returns t for a cache of element type e.
+func (t tier) with(e elem) tier { t.kv = e; return t }
+
+// ratio is the size of a float32 over that of a KV value (1 or 2): q
+// and o advance ratio bytes per byte of K or V.
+func (t tier) ratio() int { return 4 / max(t.kv.size, 1) }
+
+// kb is the bytes of K or V that fill one vector register.
+func (t tier) kb() int { return t.w * t.kv.size }
+
+// kvLoad loads one vector of K or V values at m, widened to float32.
+func (t tier) kvLoad(m Mem) VecVirtual {
+	x := t.vec()
+	if t.kv.size == 2 {
+		VCVTPH2PS(m, x)
+	} else {
+		VMOVUPS(m, x)
+	}
+	return x
+}
+
+// kvFMA is acc += (K or V vector at m)·x.
+func (t tier) kvFMA(m Mem, x, acc VecVirtual) {
+	if t.kv.size == 2 {
+		VFMADD231PS(t.kvLoad(m), x, acc)
+		return
+	}
+	VFMADD231PS(m, x, acc)
+}
+
+// qAt addresses the q vector that goes with the K bytes at p0+off, given
+// qd = q − ratio·row0: q + ratio·(p0 − row0) + ratio·off.
+func (t tier) qAt(p0, qd GPVirtual, off int) Mem {
+	if t.ratio() == 1 {
+		return Mem{Base: p0, Index: qd, Scale: 1, Disp: off}
+	}
+	return Mem{Base: qd, Index: p0, Scale: uint8(t.ratio()), Disp: off * t.ratio()}
+}
+
+// qDelta sets qd = q − ratio·row (see qAt).
+func (t tier) qDelta(qd GPVirtual, q Op, row GPVirtual) {
+	MOVQ(q, qd)
+	for range t.ratio() {
+		SUBQ(row, qd)
+	}
 }
 
 var (

@@ -1,0 +1,104 @@
+package attention
+
+import (
+	"fmt"
+
+	"github.com/ckbench/ckbench/kernels/quant"
+)
+
+// Encode writes the float32 cache K, V of s into KEnc, VEnc in s.KV (f16
+// rounded to nearest even, q8_0 with GGML's quantizer: byte-exact), then
+// overwrites K and V with the values the encoded cache holds, so that the
+// float64 Reference over K and V is the reference over the dequantized
+// cache. Every row of the capacity is encoded. Nothing to do for F32.
+func Encode(s Shape, b Buffers) error {
+	if s.KV == F32 {
+		return nil
+	}
+	rb, rows := s.KV.RowBytes(s.D), s.Hkv*s.Capacity()
+	if len(b.KEnc) < rows*rb || len(b.VEnc) < rows*rb || len(b.K) < rows*s.D || len(b.V) < rows*s.D {
+		return fmt.Errorf("encode %s cache: buffers too small for %d rows", s.KV, rows)
+	}
+	for _, kv := range []struct {
+		x   []float32
+		enc []byte
+	}{{b.K, b.KEnc}, {b.V, b.VEnc}} {
+		for r := range rows {
+			x, e := kv.x[r*s.D:(r+1)*s.D], kv.enc[r*rb:(r+1)*rb]
+			EncodeRow(s.KV, e, x)
+			DecodeRow(s.KV, x, e)
+		}
+	}
+	return nil
+}
+
+// EncodeRow writes the d = len(x) values of one cache row into dst
+// (t.RowBytes(d) bytes): the store every KV-cache write performs.
+func EncodeRow(t KVType, dst []byte, x []float32) {
+	switch t {
+	case F16:
+		for i, v := range x {
+			h := quant.F32ToF16(v)
+			dst[2*i], dst[2*i+1] = byte(h), byte(h>>8)
+		}
+	case Q8_0:
+		if err := quant.Quantize(quant.Q8_0, dst, x); err != nil {
+			panic(err) // d is a multiple of the block: Validate checked it
+		}
+	}
+}
+
+// DecodeRow expands one encoded row into dst (len(dst) values): f16
+// widened exactly, q8_0 as GGML dequantizes it (d·q rounded to float32).
+func DecodeRow(t KVType, dst []float32, src []byte) {
+	switch t {
+	case F16:
+		for i := range dst {
+			dst[i] = quant.F16ToF32(uint16(src[2*i]) | uint16(src[2*i+1])<<8)
+		}
+	case Q8_0:
+		for b := 0; b < len(dst)/Q8Block; b++ {
+			quant.DequantizeBlock(quant.Q8_0, dst[b*Q8Block:(b+1)*Q8Block], src[b*Q8BlockBytes:(b+1)*Q8BlockBytes])
+		}
+	}
+}
+
+// kvSrc is the rows of one KV head a kernel reads, in its element type.
+type kvSrc struct {
+	f32 []float32 // F32: the rows
+	enc []byte    // F16, Q8_0: the encoded rows
+	typ KVType
+	d   int
+}
+
+// rows returns rows [j0, j0+cnt) as float32: the cache itself for f32,
+// else decoded into scratch (cnt·d floats).
+func (s kvSrc) rows(scratch []float32, j0, cnt int) []float32 {
+	if s.typ == F32 {
+		return s.f32[j0*s.d : (j0+cnt)*s.d]
+	}
+	rb := s.typ.RowBytes(s.d)
+	for j := range cnt {
+		DecodeRow(s.typ, scratch[j*s.d:(j+1)*s.d], s.enc[(j0+j)*rb:(j0+j+1)*rb])
+	}
+	return scratch[:cnt*s.d]
+}
+
+// sub is rows [lo, hi).
+func (s kvSrc) sub(lo, hi int) kvSrc {
+	if s.typ == F32 {
+		s.f32 = s.f32[lo*s.d : hi*s.d]
+	} else {
+		rb := s.typ.RowBytes(s.d)
+		s.enc = s.enc[lo*rb : hi*rb]
+	}
+	return s
+}
+
+// kvOf is the window of KV head kh in x (K or V) or xe (KEnc or VEnc).
+func (s Shape) kvOf(x []float32, xe []byte, kh int) kvSrc {
+	if s.KV == F32 {
+		return kvSrc{f32: s.KVRows(x, kh), typ: F32, d: s.D}
+	}
+	return kvSrc{enc: s.KVRowBytes(xe, kh), typ: s.KV, d: s.D}
+}
