@@ -42,8 +42,8 @@ func BenchName(r *Record) string {
 	for _, k := range nameKeys[r.Family] {
 		c := columnByName[k]
 		val := cell(v.Field(c.index), c)
-		if val == "" && c.blankZero {
-			continue // a key that does not apply (a window of none) leaves the name as it was
+		if val == "" {
+			continue // a key that does not apply (a window of none, a head-major layout) leaves the name as it was
 		}
 		b.WriteString("/" + k + "=" + keyName(val))
 	}

@@ -80,6 +80,7 @@ type Record struct {
 	H      int    `json:"h" blank:"zero"`
 	KVH    int    `json:"kvh" blank:"zero"`
 	KV     string `json:"kv"`
+	Layout string `json:"layout"`              // the KV cache's row order: pos (position-major); empty: head-major
 	Window int    `json:"window" blank:"zero"` // sliding window (keys attended to); empty: none
 	Splits int    `json:"splits" blank:"zero"` // decode-split's chunks of the keys; empty for the other kernels
 	Exp    string `json:"exp"`

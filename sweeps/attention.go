@@ -44,13 +44,14 @@ type AttentionGrid struct {
 	Windows  []int // sliding windows (keys attended to); 0 = none
 	Splits   []int // decode-split's chunk counts
 	KVs      []attention.KVType
+	Layouts  []attention.Layout
 }
 
 // Preset returns a named default grid: quick (about a minute on 2 cores,
 // what `make run` does), default, or full.
 func Preset(name string) (AttentionGrid, sampler.Config, error) {
 	g := AttentionGrid{Kernels: AttentionKernels(), Tiers: attention.Tiers(), TileKs: []int{0}, Windows: []int{0}, Splits: []int{4},
-		KVs: attention.KVTypes}
+		KVs: attention.KVTypes, Layouts: []attention.Layout{attention.HeadMajor}}
 	var sc sampler.Config
 	switch name {
 	case "quick":
@@ -83,7 +84,7 @@ func Preset(name string) (AttentionGrid, sampler.Config, error) {
 // Validate reports the first impossible value in the grid.
 func (g AttentionGrid) Validate() error {
 	if len(g.Kernels) == 0 || len(g.Tiers) == 0 || len(g.HeadDims) == 0 || len(g.TileKs) == 0 ||
-		len(g.Ctxs) == 0 || len(g.Heads) == 0 || len(g.Exps) == 0 || len(g.Windows) == 0 || len(g.Splits) == 0 || len(g.KVs) == 0 {
+		len(g.Ctxs) == 0 || len(g.Heads) == 0 || len(g.Exps) == 0 || len(g.Windows) == 0 || len(g.Splits) == 0 || len(g.KVs) == 0 || len(g.Layouts) == 0 {
 		return fmt.Errorf("empty grid: every parameter needs at least one value")
 	}
 	for _, k := range g.Kernels {
@@ -161,8 +162,8 @@ func (d *attentionData) kvSum(s attention.Shape) (sum, mag float64) {
 	if d.kvMag == 0 {
 		b := d.bufs[0]
 		for _, x := range [][]float32{b.K, b.V} {
-			for kh := range s.Hkv {
-				for _, v := range s.KVRows(x, kh) {
+			for _, r := range s.ReadBlocks() {
+				for _, v := range x[r[0]*s.D : r[1]*s.D] {
 					d.kvTotal += float64(v)
 					d.kvMag += math.Abs(float64(v))
 				}
@@ -200,53 +201,58 @@ func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, erro
 		for _, hp := range g.Heads {
 			for _, ctx := range g.Ctxs {
 				for _, w := range g.Windows {
-				for _, kv := range g.KVs {
-					shape := attention.Shape{H: hp.H, Hkv: hp.Hkv, D: d, T: ctx, Window: w, KV: kv}
-					grp := newAttentionGroup(shape, g, opt)
-					base := results.NewRecord()
-					base.Family, base.HD, base.Ctx, base.H, base.KVH, base.KV = "attention", d, ctx, hp.H, hp.Hkv, kv.String()
-					base.Window = w
-					for _, k := range g.Kernels {
-						if k != KVRead {
-							continue
-						}
-						// Widest tier first: its read rate is the ceiling of the shape.
-						for i := len(g.Tiers) - 1; i >= 0; i-- {
-							t := g.Tiers[i]
-							plan.Points = append(plan.Points, kvReadPoint(base, shape, t, status[t], grp))
-						}
-					}
-					for _, k := range g.Kernels {
-						if k == KVRead {
-							continue
-						}
-						kernel := attention.Kernel(k)
-						tks := g.TileKs
-						if kernel == attention.DecodeNaive {
-							tks = []int{-1} // no tiles
-						}
-						splits := []int{0}
-						if kernel == attention.DecodeSplit {
-							splits = g.Splits
-						}
-						for _, t := range g.Tiers {
-							for _, e := range g.Exps {
-								for _, tk := range tks {
-									for _, sp := range splits {
-										p := attention.Params{Kernel: kernel, Shape: shape, TileK: max(tk, 0), Exp: e, Splits: sp}
-										plan.Points = append(plan.Points, decodePoint(base, p, tk < 0, t, status[t], grp))
+					for _, kv := range g.KVs {
+						for _, layout := range g.Layouts {
+							shape := attention.Shape{H: hp.H, Hkv: hp.Hkv, D: d, T: ctx, Window: w, KV: kv, Layout: layout}
+							grp := newAttentionGroup(shape, g, opt)
+							base := results.NewRecord()
+							base.Family, base.HD, base.Ctx, base.H, base.KVH, base.KV = "attention", d, ctx, hp.H, hp.Hkv, kv.String()
+							base.Window = w
+							if layout != attention.HeadMajor {
+								base.Layout = layout.String()
+							}
+							for _, k := range g.Kernels {
+								if k != KVRead {
+									continue
+								}
+								// Widest tier first: its read rate is the ceiling of the shape.
+								for i := len(g.Tiers) - 1; i >= 0; i-- {
+									t := g.Tiers[i]
+									plan.Points = append(plan.Points, kvReadPoint(base, shape, t, status[t], grp))
+								}
+							}
+							for _, k := range g.Kernels {
+								if k == KVRead {
+									continue
+								}
+								kernel := attention.Kernel(k)
+								tks := g.TileKs
+								if kernel == attention.DecodeNaive {
+									tks = []int{-1} // no tiles
+								}
+								splits := []int{0}
+								if kernel == attention.DecodeSplit {
+									splits = g.Splits
+								}
+								for _, t := range g.Tiers {
+									for _, e := range g.Exps {
+										for _, tk := range tks {
+											for _, sp := range splits {
+												p := attention.Params{Kernel: kernel, Shape: shape, TileK: max(tk, 0), Exp: e, Splits: sp}
+												plan.Points = append(plan.Points, decodePoint(base, p, tk < 0, t, status[t], grp))
+											}
+										}
 									}
 								}
 							}
 						}
 					}
 				}
-				}
 			}
 		}
 	}
 	describe := func(p Point) string {
-		return fmt.Sprintf("hd=%d ctx=%d heads=%d:%d kv=%s", p.Rec.HD, p.Rec.Ctx, p.Rec.H, p.Rec.KVH, p.Rec.KV)
+		return fmt.Sprintf("hd=%d ctx=%d heads=%d:%d kv=%s%s", p.Rec.HD, p.Rec.Ctx, p.Rec.H, p.Rec.KVH, p.Rec.KV, layoutCell(&p.Rec))
 	}
 	if err := plan.checkMemory(opt.MemAvailable, describe); err != nil {
 		return nil, err
@@ -385,19 +391,20 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 		pt.Skip = st.Reason
 	}
 	// The rows the kernels read: each KV head's window (all T rows
-	// without one), at its stride in the cache.
+	// without one), each once (ReadBlocks: one block position-major).
 	read := func(x []float32) (s float32) {
-		for kh := range shape.Hkv {
-			s += roofline.ReadSum(t, shape.KVRows(x, kh))
+		for _, r := range shape.ReadBlocks() {
+			s += roofline.ReadSum(t, x[r[0]*shape.D:r[1]*shape.D])
 		}
 		return s
 	}
 	if shape.KV != attention.F32 {
 		// An encoded cache is read as bytes: an XOR of 64-bit words
 		// (the quant family's read loop), checked against the generic one.
+		rb := shape.KV.RowBytes(shape.D)
 		xor := func(t isa.Tier, b attention.Buffers) (x uint64) {
-			for kh := range shape.Hkv {
-				x ^= roofline.ReadXor(t, shape.KVRowBytes(b.KEnc, kh)) ^ roofline.ReadXor(t, shape.KVRowBytes(b.VEnc, kh))
+			for _, r := range shape.ReadBlocks() {
+				x ^= roofline.ReadXor(t, b.KEnc[r[0]*rb:r[1]*rb]) ^ roofline.ReadXor(t, b.VEnc[r[0]*rb:r[1]*rb])
 			}
 			return x
 		}
@@ -448,6 +455,7 @@ func (attentionFamily) Examples() [][]string {
 		{"kernel=decode-flash,kv-read", "hd=128", "ctx=4096,32768", "heads=1:1", "exp=fast"},
 		{"heads=32:8", "ctx=32768", "cold"},
 		{"kernel=decode-flash,kv-read", "kv=f16,q8_0", "hd=128", "heads=1:1", "ctx=4096"},
+		{"kernel=decode-flash-gqa,kv-read", "layout=head,pos", "heads=32:8", "ctx=32768", "cold"},
 	}
 }
 
@@ -457,7 +465,7 @@ func (attentionFamily) Presets() []string { return []string{"quick", "default", 
 
 // BenchKeys: window and splits only appear in a name when the point has them.
 func (attentionFamily) BenchKeys() []string {
-	return []string{"isa", "exp", "hd", "tk", "ctx", "h", "kvh", "kv", "window", "splits"}
+	return []string{"isa", "exp", "hd", "tk", "ctx", "h", "kvh", "kv", "layout", "window", "splits"}
 }
 
 func (attentionFamily) Params() []Param {
@@ -471,6 +479,7 @@ func (attentionFamily) Params() []Param {
 		{"window", "sliding windows: none or a number of keys, e.g. none,4096 (the last W keys are attended to and read)"},
 		{"splits", "decode-split's chunks of the keys, merged by log-sum-exp: 1…64, e.g. 2,8"},
 		{"kv", "KV cache element types: f32, f16 (widened in registers), q8_0 (GGML blocks along D, hd a multiple of 32) or all"},
+		{"layout", "KV cache row orders: head ([kv_head][ctx][hd], a head's keys contiguous), pos ([ctx][kv_head][hd]) or all"},
 	}
 }
 
@@ -483,11 +492,11 @@ func (attentionFamily) Summary() Summary {
 	return Summary{
 		Keys: "kernel\tisa\tkv\texp\thd\ttk\tctx\th:kvh",
 		Cells: func(r *results.Record) string {
-			return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d:%d", kernelCell(r), r.ISA, r.KV, r.Exp, r.HD, r.TK, ctxCell(r), r.H, r.KVH)
+			return fmt.Sprintf("%s\t%s\t%s%s\t%s\t%d\t%s\t%s\t%d:%d", kernelCell(r), r.ISA, r.KV, layoutCell(r), r.Exp, r.HD, r.TK, ctxCell(r), r.H, r.KVH)
 		},
 		USFormat: "%.2f",
 		Named: func(r *results.Record) string {
-			return fmt.Sprintf("%s/%s kv=%s exp=%s hd=%d tk=%s ctx=%s h:kvh=%d:%d", kernelCell(r), r.ISA, r.KV, r.Exp, r.HD, r.TK, ctxCell(r), r.H, r.KVH)
+			return fmt.Sprintf("%s/%s kv=%s%s exp=%s hd=%d tk=%s ctx=%s h:kvh=%d:%d", kernelCell(r), r.ISA, r.KV, layoutCell(r), r.Exp, r.HD, r.TK, ctxCell(r), r.H, r.KVH)
 		},
 	}
 }
@@ -501,6 +510,14 @@ func kernelCell(r *results.Record) string {
 	return r.Kernel
 }
 
+// layoutCell marks a position-major cache beside its KV type: f16/pos.
+func layoutCell(r *results.Record) string {
+	if r.Layout != "" {
+		return "/" + r.Layout
+	}
+	return ""
+}
+
 // ctxCell is the context of a point, with its window when it has one:
 // 32768 or 32768/w4096.
 func ctxCell(r *results.Record) string {
@@ -511,7 +528,7 @@ func ctxCell(r *results.Record) string {
 }
 
 func (attentionFamily) List(w io.Writer) {
-	fmt.Fprintln(w, "family attention: decode over a head-major KV cache k[kv_head][T][D] (f32, f16 or q8_0), q[H][D]")
+	fmt.Fprintln(w, "family attention: decode over a KV cache k[kv_head][T][D] (head-major) or k[T][kv_head][D] (pos), of f32, f16 or q8_0; q[H][D]")
 	fmt.Fprintln(w, "\ntiers:")
 	for _, t := range isa.All {
 		st := isa.Detect(t)
@@ -567,6 +584,8 @@ func (g *AttentionGrid) Set(param, value string) error {
 		g.Splits, err = ParseInts("splits", value)
 	case "kv":
 		g.KVs, err = ParseList("kv", value, attention.KVTypes, attention.ParseKVType)
+	case "layout":
+		g.Layouts, err = ParseList("layout", value, attention.Layouts, attention.ParseLayout)
 	case "window":
 		g.Windows, err = ParseList("window", value, nil, func(s string) (int, error) {
 			if s == "none" {
@@ -602,5 +621,5 @@ func (g *AttentionGrid) Config() map[string]any {
 		}
 	}
 	return map[string]any{"kernels": g.Kernels, "isa": g.Tiers, "hd": g.HeadDims, "tk": tks,
-		"ctx": g.Ctxs, "heads": g.Heads, "exp": g.Exps, "window": g.Windows, "splits": g.Splits, "kv": g.KVs}
+		"ctx": g.Ctxs, "heads": g.Heads, "exp": g.Exps, "window": g.Windows, "splits": g.Splits, "kv": g.KVs, "layout": g.Layouts}
 }

@@ -59,7 +59,7 @@ func tinyGrid() AttentionGrid {
 	return AttentionGrid{
 		Kernels: AttentionKernels(), Tiers: isa.All, HeadDims: []int{64}, TileKs: []int{0},
 		Ctxs: []int{40}, Heads: []HeadPair{{4, 2}}, Exps: []attention.Exp{attention.ExpFast}, Windows: []int{0}, Splits: []int{3},
-		KVs: attention.KVTypes,
+		KVs: attention.KVTypes, Layouts: attention.Layouts,
 	}
 }
 
@@ -113,7 +113,7 @@ func TestRunAttention(t *testing.T) {
 	opt := Options{Sampler: sampler.Config{MinTime: 2 * time.Millisecond}, CPU: -1, Seed: 3, Counters: evs,
 		Annotate: func(r *results.Record, ws int64) {
 			annotated++
-			key := fmt.Sprintf("%d/%d/%d:%d/%s", r.HD, r.Ctx, r.H, r.KVH, r.KV)
+			key := fmt.Sprintf("%d/%d/%d:%d/%s/%s", r.HD, r.Ctx, r.H, r.KVH, r.KV, r.Layout)
 			if wsOf[key] == nil {
 				wsOf[key] = map[int64]bool{}
 			}
@@ -176,7 +176,7 @@ func checkReadCeiling(t *testing.T, recs []results.Record, ceiling string) {
 	t.Helper()
 	okOf := map[string]bool{} // per shape: the ceiling comes first in its group
 	for _, r := range recs {
-		key := fmt.Sprintf("%d/%d/%d/%d/%s/%d/%s", r.HD, r.Ctx, r.H, r.KVH, r.KV, r.Window, r.Fmt)
+		key := fmt.Sprintf("%d/%d/%d/%d/%s/%s/%d/%s", r.HD, r.Ctx, r.H, r.KVH, r.KV, r.Layout, r.Window, r.Fmt)
 		if r.Kernel == ceiling {
 			okOf[key] = okOf[key] || r.Status == results.StatusOK
 			continue

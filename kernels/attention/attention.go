@@ -8,8 +8,11 @@
 // in, and a kernel is deterministic. Parallelism belongs to the caller.
 //
 // Layout (see DESIGN.md §1): the KV cache is head-major, k[kv_head][Cap][D]
-// and v[kv_head][Cap][D], with only the first T rows of each head valid;
-// queries q[H][D], output o[H][D]. Query head h reads KV head h*Hkv/H.
+// and v[kv_head][Cap][D], with only the first T rows of each head valid,
+// or position-major (Shape.Layout), k[Cap][kv_head][D], where a head's
+// keys are Hkv rows apart; queries q[H][D], output o[H][D]. Query head h
+// reads KV head h*Hkv/H. The kernels take a head's rows and their stride,
+// so both layouts run the same code.
 //
 // KV element types (KVType): f32; f16, IEEE binary16 widened in registers
 // (VCVTPH2PS); q8_0, GGML's block format along D (per 32 values an f16
@@ -208,6 +211,39 @@ func (t KVType) RowBytes(d int) int {
 // ElemBytes is the mean size of one value: 4, 2 or 34/32.
 func (t KVType) ElemBytes() float64 { return float64(t.RowBytes(Q8Block)) / Q8Block }
 
+// Layout is the order of the KV cache's rows.
+type Layout uint8
+
+const (
+	// HeadMajor is k[kv_head][Cap][D]: a head's keys are contiguous.
+	HeadMajor Layout = iota
+	// PosMajor is k[Cap][kv_head][D]: the KV heads of one position are
+	// contiguous (what a token's append writes), a head's keys Hkv rows
+	// apart.
+	PosMajor
+)
+
+// Layouts lists the layouts in display order.
+var Layouts = []Layout{HeadMajor, PosMajor}
+
+func (l Layout) String() string {
+	if l == PosMajor {
+		return "pos"
+	}
+	return "head"
+}
+
+// ParseLayout converts head or pos.
+func ParseLayout(s string) (Layout, error) {
+	switch s {
+	case "head":
+		return HeadMajor, nil
+	case "pos":
+		return PosMajor, nil
+	}
+	return 0, fmt.Errorf("unknown layout %q (known: head, pos)", s)
+}
+
 // Shape is the problem size of one decode-attention call.
 type Shape struct {
 	H   int // query heads
@@ -221,6 +257,8 @@ type Shape struct {
 	Window int
 	// KV is the element type of the cache (F32 when zero).
 	KV KVType
+	// Layout is the order of the cache's rows (HeadMajor when zero).
+	Layout Layout
 }
 
 // Keys is the number of keys attended to: min(Window, T), or T.
@@ -234,19 +272,51 @@ func (s Shape) Keys() int {
 // First is the row of the first key attended to: T − Keys.
 func (s Shape) First() int { return s.T - s.Keys() }
 
-// KVRows is the part of a K or V buffer (Hkv·Capacity·D floats) that the
-// query heads of KV head kh attend to: the Keys rows of its window.
+// Row is the cache row (of Hkv·Capacity) holding position pos of KV head kh.
+func (s Shape) Row(kh, pos int) int {
+	if s.Layout == PosMajor {
+		return pos*s.Hkv + kh
+	}
+	return kh*s.Capacity() + pos
+}
+
+// PosStride is the rows from one position of a KV head to the next: 1
+// head-major, Hkv position-major.
+func (s Shape) PosStride() int {
+	if s.Layout == PosMajor {
+		return s.Hkv
+	}
+	return 1
+}
+
+// KVRows is the span of a K or V buffer (Hkv·Capacity·D floats) from the
+// first to the last row the query heads of KV head kh attend to (the Keys
+// rows of its window, PosStride rows apart).
 func (s Shape) KVRows(x []float32, kh int) []float32 {
-	base := (kh*s.Capacity() + s.First()) * s.D
-	return x[base : base+s.Keys()*s.D]
+	lo := s.Row(kh, s.First())
+	return x[lo*s.D : (lo+(s.Keys()-1)*s.PosStride()+1)*s.D]
 }
 
 // KVRowBytes is KVRows of an encoded cache (Hkv·Capacity rows of
 // KV.RowBytes(D) bytes).
 func (s Shape) KVRowBytes(x []byte, kh int) []byte {
 	rb := s.KV.RowBytes(s.D)
-	base := (kh*s.Capacity() + s.First()) * rb
-	return x[base : base+s.Keys()*rb]
+	lo := s.Row(kh, s.First())
+	return x[lo*rb : (lo+(s.Keys()-1)*s.PosStride()+1)*rb]
+}
+
+// ReadBlocks are the row ranges [lo, hi) of the cache that hold exactly
+// the rows attended to, each once: one per KV head head-major; one for
+// all heads position-major (a window's positions are contiguous there).
+func (s Shape) ReadBlocks() [][2]int {
+	if s.Layout == PosMajor {
+		return [][2]int{{s.Row(0, s.First()), s.Row(0, s.T)}}
+	}
+	var bs [][2]int
+	for kh := range s.Hkv {
+		bs = append(bs, [2]int{s.Row(kh, s.First()), s.Row(kh, s.First()) + s.Keys()})
+	}
+	return bs
 }
 
 // CacheBytes is the size of one of the K and V caches: Hkv·Capacity rows.
@@ -295,6 +365,8 @@ func (s Shape) Validate() error {
 		return fmt.Errorf("sliding window %d: must be ≥ 1, or 0 for none", s.Window)
 	case s.KV > Q8_0:
 		return fmt.Errorf("unknown KV type %d", s.KV)
+	case s.Layout > PosMajor:
+		return fmt.Errorf("unknown layout %d", s.Layout)
 	case s.KV == Q8_0 && s.D%Q8Block != 0:
 		return fmt.Errorf("head dim %d is no multiple of %d, the q8_0 block (use 64, 96, 128, 256)", s.D, Q8Block)
 	}
@@ -351,12 +423,13 @@ func tileBufLen(tk int) int   { return roundUp(tk, 16) }
 
 // WorkspaceLen is the number of float32 of workspace p needs.
 //
-// An f16 or q8_0 cache adds, at the end, room for one tile of K and V rows
-// (the naive kernel: one row) in float32: the generic tier dequantizes
-// into it; the SIMD tiers widen in registers and leave it alone.
+// An f16 or q8_0 cache, or a position-major one, adds, at the end, room for
+// one tile of K and V rows (the naive kernel: one row) in float32: the
+// generic tier decodes or gathers into it; the SIMD tiers widen in
+// registers, follow the stride, and leave it alone.
 func (p Params) WorkspaceLen() int {
 	n := p.workspaceLen()
-	if p.KV != F32 {
+	if p.KV != F32 || p.Layout != HeadMajor {
 		rows := p.Tile()
 		if p.Kernel == DecodeNaive {
 			rows = 1

@@ -55,10 +55,12 @@ func random(s Shape, b Buffers) { FillRandom(b, 42) }
 // equalScores makes every key row identical: all scores equal.
 func equalScores(s Shape, b Buffers) {
 	FillRandom(b, 43)
-	d, stride := s.D, s.Capacity()*s.D
+	d := s.D
 	for kh := 0; kh < s.Hkv; kh++ {
+		first := s.Row(kh, 0) * d
 		for j := 1; j < s.T; j++ {
-			copy(b.K[kh*stride+j*d:kh*stride+(j+1)*d], b.K[kh*stride:kh*stride+d])
+			r := s.Row(kh, j) * d
+			copy(b.K[r:r+d], b.K[first:first+d])
 		}
 	}
 }
@@ -78,7 +80,6 @@ func hugeScores(s Shape, b Buffers) {
 	}
 	signs := make([]float32, s.T)
 	buf.FillUniform(signs, 45, -1, 1)
-	stride := s.Capacity() * d
 	for kh := 0; kh < s.Hkv; kh++ {
 		for j := 0; j < s.T; j++ {
 			sgn := float32(1)
@@ -86,8 +87,9 @@ func hugeScores(s Shape, b Buffers) {
 				sgn = -1
 			}
 			jitter := 1 - float32(j%7)/64 // scores 80, 78.75, …, 72.5 and their negatives
+			r := s.Row(kh, j) * d
 			for i := range d {
-				b.K[kh*stride+j*d+i] = sgn * jitter
+				b.K[r+i] = sgn * jitter
 			}
 		}
 	}
@@ -168,6 +170,29 @@ func gateCases() []gateCase {
 					}
 				}
 			}
+			// A position-major cache: a head's keys Hkv rows apart, in
+			// every cache type, with groups, a capacity past T, tile
+			// tails, windows and splits.
+			for _, kv := range KVTypes {
+				pos := func(s Shape) Shape { s.KV, s.Layout = kv, PosMajor; return s }
+				for _, d := range []int{64, 96, 128, 256} {
+					for _, t := range []int{1, 17, 53} {
+						add(fmt.Sprintf("pos/%s/T=%d", kv, t), Params{Kernel: k, Shape: pos(Shape{H: 4, Hkv: 2, D: d, T: t, Cap: t + 3}), Exp: e}, random)
+					}
+				}
+				for _, g := range []int{1, 3, 4, 8} {
+					add(fmt.Sprintf("pos/%s/gqa=%d", kv, g), Params{Kernel: k, Shape: pos(Shape{H: 4 * g, Hkv: 4, D: 64, T: 77}), Exp: e}, random)
+				}
+				add(fmt.Sprintf("pos/%s/window=37", kv), Params{Kernel: k, Shape: pos(Shape{H: 4, Hkv: 2, D: 64, T: 100, Cap: 120, Window: 37}), TileK: 16, Exp: e}, random)
+				add(fmt.Sprintf("pos/%s/tk=7", kv), Params{Kernel: k, Shape: pos(Shape{H: 2, Hkv: 2, D: 128, T: 300}), TileK: 7, Exp: e}, random)
+				add(fmt.Sprintf("pos/%s/equal", kv), Params{Kernel: k, Shape: pos(Shape{H: 4, Hkv: 2, D: 128, T: 100}), Exp: e}, equalScores)
+				add(fmt.Sprintf("pos/%s/pm80", kv), Params{Kernel: k, Shape: pos(Shape{H: 4, Hkv: 2, D: 64, T: 157}), Exp: e}, hugeScores)
+				if k == DecodeSplit {
+					for _, splits := range []int{1, 5, 16} {
+						add(fmt.Sprintf("pos/%s/splits=%d", kv, splits), Params{Kernel: k, Shape: pos(Shape{H: 4, Hkv: 2, D: 64, T: 10}), TileK: 16, Exp: e, Splits: splits}, random)
+					}
+				}
+			}
 		}
 	}
 	return cs
@@ -176,7 +201,7 @@ func gateCases() []gateCase {
 func TestGate(t *testing.T) {
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, c := range gateCases() {
-			name := fmt.Sprintf("%s/%s/%s/hd=%d/T=%d/g=%d/%s", c.p.Kernel, c.p.KV, c.p.Exp, c.p.D, c.p.T, c.p.Group(), c.name)
+			name := fmt.Sprintf("%s/%s/%s/%s/hd=%d/T=%d/g=%d/%s", c.p.Kernel, c.p.Layout, c.p.KV, c.p.Exp, c.p.D, c.p.T, c.p.Group(), c.name)
 			t.Run(name, func(t *testing.T) {
 				b := Alloc(c.p)
 				c.fill(c.p.Shape, b)
@@ -209,7 +234,7 @@ func TestNoAllocs(t *testing.T) {
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, k := range Kernels {
 			for _, kv := range KVTypes {
-				p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 100, KV: kv}}
+				p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 100, KV: kv, Layout: Layout(kv % 2)}}
 				b := Alloc(p)
 				FillRandom(b, 1)
 				if err := Encode(p.Shape, b); err != nil {

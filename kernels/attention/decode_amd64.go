@@ -41,23 +41,23 @@ func init() {
 
 // The asm kernels take the cache as bytes (f16, q8_0) or floats (f32).
 type (
-	flashAsmFunc func(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
-	naiveAsmFunc func(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+	flashAsmFunc func(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+	naiveAsmFunc func(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
 	// flashKernels and naiveKernels are a tier's kernels per KV type, exact then fast exp.
 	flashKernels [Q8_0 + 1][2]flashAsmFunc
 	naiveKernels [Q8_0 + 1][2]naiveAsmFunc
 )
 
 // flashF32 and naiveF32 give an f32 kernel the byte-pointer signature.
-func flashF32(f func(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride int)) flashAsmFunc {
-	return func(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int) {
-		f(o, q, ng, (*float32)(unsafe.Pointer(k)), (*float32)(unsafe.Pointer(v)), n, d, tk, scale, state, tiles, tileStride)
+func flashF32(f func(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)) flashAsmFunc {
+	return func(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int) {
+		f(o, q, ng, (*float32)(unsafe.Pointer(k)), (*float32)(unsafe.Pointer(v)), n, d, tk, scale, state, tiles, tileStride, stride)
 	}
 }
 
-func naiveF32(f func(o, q, k, v *float32, n, d int, scale float32, ws *float32)) naiveAsmFunc {
-	return func(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32) {
-		f(o, q, (*float32)(unsafe.Pointer(k)), (*float32)(unsafe.Pointer(v)), n, d, scale, ws)
+func naiveF32(f func(o, q, k, v *float32, n, d int, scale float32, ws *float32, stride int)) naiveAsmFunc {
+	return func(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int) {
+		f(o, q, (*float32)(unsafe.Pointer(k)), (*float32)(unsafe.Pointer(v)), n, d, scale, ws, stride)
 	}
 }
 
@@ -65,9 +65,9 @@ func naiveF32(f func(o, q, k, v *float32, n, d int, scale float32, ws *float32))
 // bounds check the asm cannot do.
 func kvPtr(s kvSrc, n int) *byte {
 	if s.typ == F32 {
-		return (*byte)(unsafe.Pointer(&s.f32[:n*s.d][0]))
+		return (*byte)(unsafe.Pointer(&s.f32[:s.span(n)][0]))
 	}
-	return &s.enc[:n*s.typ.RowBytes(s.d)][0]
+	return &s.enc[:s.span(n)][0]
 }
 
 func expIndex(e Exp) int {
@@ -85,7 +85,7 @@ func flashAsm(fs flashKernels) flashFunc {
 		tb := tileBufLen(tk)
 		tiles := ws[flashStateLen(g) : flashStateLen(g)+g*tb]
 		o, q = o[:g*d], q[:g*d]
-		f(&o[0], &q[0], g, kvPtr(k, n), kvPtr(v, n), n, d, tk, scale, &ws[0], &tiles[0], 4*tb)
+		f(&o[0], &q[0], g, kvPtr(k, n), kvPtr(v, n), n, d, tk, scale, &ws[0], &tiles[0], 4*tb, k.strideBytes())
 	}
 }
 
@@ -93,7 +93,7 @@ func naiveAsm(fs naiveKernels) naiveFunc {
 	return func(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws []float32) {
 		f := fs[k.typ][expIndex(e)]
 		o, q, ws = o[:d], q[:d], ws[:roundUp(n, 16)]
-		f(&o[0], &q[0], kvPtr(k, n), kvPtr(v, n), n, d, scale, &ws[0])
+		f(&o[0], &q[0], kvPtr(k, n), kvPtr(v, n), n, d, scale, &ws[0], k.strideBytes())
 	}
 }
 
@@ -103,12 +103,12 @@ func naiveAsm(fs naiveKernels) naiveFunc {
 // the tile maxima (3·ng floats); tiles holds ng buffers of tileStride bytes.
 //
 //go:noescape
-func flashDecodeExactAVX2(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+func flashDecodeExactAVX2(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // flashDecodeFastAVX2 is flashDecodeExact with CKE's polynomial exp (FastExp) for exp.
 //
 //go:noescape
-func flashDecodeFastAVX2(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+func flashDecodeFastAVX2(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // flashDecodeExactAVX512 computes, for ng query heads sharing one KV head, what flashGeneric does with ExpExact:
 // per tile of tk of the n keys, x[j] = scale·q·k[j] for each head, the running max and sum
@@ -116,113 +116,113 @@ func flashDecodeFastAVX2(o, q *float32, ng int, k, v *float32, n, d, tk int, sca
 // the tile maxima (3·ng floats); tiles holds ng buffers of tileStride bytes.
 //
 //go:noescape
-func flashDecodeExactAVX512(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+func flashDecodeExactAVX512(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // flashDecodeFastAVX512 is flashDecodeExact with CKE's polynomial exp (FastExp) for exp.
 //
 //go:noescape
-func flashDecodeFastAVX512(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+func flashDecodeFastAVX512(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // naiveDecodeExactAVX2 computes what naiveGeneric does with ExpExact for one head: ws[j] =
 // scale·q·k[j] for the n keys, then ws[j] = exp(ws[j]−max), s = Σ ws[j], and
 // o = Σ (ws[j]/s)·v[j]. ws holds n floats rounded up to 16.
 //
 //go:noescape
-func naiveDecodeExactAVX2(o, q, k, v *float32, n, d int, scale float32, ws *float32)
+func naiveDecodeExactAVX2(o, q, k, v *float32, n, d int, scale float32, ws *float32, stride int)
 
 // naiveDecodeFastAVX2 is naiveDecodeExact with FastExp for exp.
 //
 //go:noescape
-func naiveDecodeFastAVX2(o, q, k, v *float32, n, d int, scale float32, ws *float32)
+func naiveDecodeFastAVX2(o, q, k, v *float32, n, d int, scale float32, ws *float32, stride int)
 
 // naiveDecodeExactAVX512 computes what naiveGeneric does with ExpExact for one head: ws[j] =
 // scale·q·k[j] for the n keys, then ws[j] = exp(ws[j]−max), s = Σ ws[j], and
 // o = Σ (ws[j]/s)·v[j]. ws holds n floats rounded up to 16.
 //
 //go:noescape
-func naiveDecodeExactAVX512(o, q, k, v *float32, n, d int, scale float32, ws *float32)
+func naiveDecodeExactAVX512(o, q, k, v *float32, n, d int, scale float32, ws *float32, stride int)
 
 // naiveDecodeFastAVX512 is naiveDecodeExact with FastExp for exp.
 //
 //go:noescape
-func naiveDecodeFastAVX512(o, q, k, v *float32, n, d int, scale float32, ws *float32)
+func naiveDecodeFastAVX512(o, q, k, v *float32, n, d int, scale float32, ws *float32, stride int)
 
 // flashDecodeExactF16AVX2 is flashDecodeExactAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeExactF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+func flashDecodeExactF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // naiveDecodeExactF16AVX2 is naiveDecodeExactAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
 //go:noescape
-func naiveDecodeExactF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+func naiveDecodeExactF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
 
 // flashDecodeFastF16AVX2 is flashDecodeFastAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeFastF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+func flashDecodeFastF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // naiveDecodeFastF16AVX2 is naiveDecodeFastAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
 //go:noescape
-func naiveDecodeFastF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+func naiveDecodeFastF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
 
 // flashDecodeExactF16AVX512 is flashDecodeExactAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeExactF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+func flashDecodeExactF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // naiveDecodeExactF16AVX512 is naiveDecodeExactAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
 //go:noescape
-func naiveDecodeExactF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+func naiveDecodeExactF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
 
 // flashDecodeFastF16AVX512 is flashDecodeFastAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeFastF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+func flashDecodeFastF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // naiveDecodeFastF16AVX512 is naiveDecodeFastAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
 //go:noescape
-func naiveDecodeFastF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+func naiveDecodeFastF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
 
 // flashDecodeExactQ8AVX2 is flashDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeExactQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+func flashDecodeExactQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // naiveDecodeExactQ8AVX2 is naiveDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
 //
 //go:noescape
-func naiveDecodeExactQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+func naiveDecodeExactQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
 
 // flashDecodeFastQ8AVX2 is flashDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeFastQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+func flashDecodeFastQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // naiveDecodeFastQ8AVX2 is naiveDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
 //
 //go:noescape
-func naiveDecodeFastQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+func naiveDecodeFastQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
 
 // flashDecodeExactQ8AVX512 is flashDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeExactQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+func flashDecodeExactQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // naiveDecodeExactQ8AVX512 is naiveDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
 //
 //go:noescape
-func naiveDecodeExactQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+func naiveDecodeExactQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
 
 // flashDecodeFastQ8AVX512 is flashDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeFastQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride int)
+func flashDecodeFastQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // naiveDecodeFastQ8AVX512 is naiveDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
 //
 //go:noescape
-func naiveDecodeFastQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32)
+func naiveDecodeFastQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)

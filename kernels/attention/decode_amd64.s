@@ -374,9 +374,12 @@ DATA expconst<>+1464(SB)/4, $0x00000000
 DATA expconst<>+1468(SB)/4, $0x00000000
 GLOBL expconst<>(SB), RODATA|NOPTR, $1472
 
-// func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $136-96
+TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $144-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x02, AX
+	MOVQ AX, 136(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_1:
@@ -426,8 +429,10 @@ tile_1:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    d+48(FP), AX
-	SHLQ    $0x02, AX
+	MOVQ    stride+96(FP), AX
+	XORQ    DX, DX
+	CMPQ    AX, 136(SP)
+	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
@@ -457,10 +462,11 @@ scores_1:
 	ADDQ    DX, AX
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
-	MOVQ    d+48(FP), SI
-	SHLQ    $0x02, SI
+	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     other_head_1
+	JNE     scores_other_1
+	CMPQ    SI, 136(SP)
+	JNE     scores_other_1
 	MOVQ    8(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
@@ -482,7 +488,7 @@ scores_by8_1:
 	LEAQ   (DX)(SI*4), R10
 	MOVQ   CX, R11
 	SUBQ   DX, R11
-	MOVQ   SI, R12
+	MOVQ   136(SP), R12
 	ANDQ   $0xffffffc0, R12
 	ADDQ   DX, R12
 	CMPQ   R9, R12
@@ -518,7 +524,8 @@ scores_pairs_1:
 	JB          scores_pairs_1
 
 scores_odd_1:
-	LEAQ        (DX)(SI*1), R12
+	MOVQ        136(SP), R12
+	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_reduce_1
 	VMOVUPS     (R9)(R11*1), Y10
@@ -555,7 +562,8 @@ scores_by1_1:
 	JZ     scores_done_2
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R9
-	LEAQ   (DX)(SI*1), R12
+	MOVQ   136(SP), R12
+	ADDQ   DX, R12
 	MOVQ   CX, R11
 	SUBQ   DX, R11
 
@@ -593,9 +601,9 @@ scores_done_2:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
-	JMP          first_done_1
+	JMP          scores_first_done_1
 
-other_head_1:
+scores_other_1:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
@@ -616,7 +624,7 @@ scores_by8_2:
 	LEAQ   (DX)(SI*4), R9
 	MOVQ   CX, R10
 	SUBQ   DX, R10
-	MOVQ   SI, R11
+	MOVQ   136(SP), R11
 	ANDQ   $0xffffffc0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
@@ -647,7 +655,8 @@ scores_pairs_2:
 	JB          scores_pairs_2
 
 scores_odd_2:
-	LEAQ        (DX)(SI*1), R11
+	MOVQ        136(SP), R11
+	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_reduce_2
 	VMOVUPS     (R8)(R10*1), Y10
@@ -684,7 +693,8 @@ scores_by1_2:
 	JZ     scores_done_3
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	LEAQ   (DX)(SI*1), R11
+	MOVQ   136(SP), R11
+	ADDQ   DX, R11
 	MOVQ   CX, R10
 	SUBQ   DX, R10
 
@@ -723,7 +733,7 @@ scores_done_3:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 
-first_done_1:
+scores_first_done_1:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_1
 
@@ -921,10 +931,9 @@ pv_1:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
-	MOVQ  d+48(FP), DI
-	SHLQ  $0x02, DI
+	MOVQ  stride+96(FP), DI
 	CMPQ  32(SP), $0x00000000
-	JNE   other_head_2
+	JNE   other_head_1
 	MOVQ  tk+56(FP), R8
 	IMULQ DI, R8
 	ADDQ  k+24(FP), R8
@@ -1079,9 +1088,9 @@ pv_merge_3:
 	JMP     pv_block_3
 
 pv_next_3:
-	JMP first_done_2
+	JMP first_done_1
 
-other_head_2:
+other_head_1:
 	XORQ R8, R8
 
 pv_block_4:
@@ -1223,13 +1232,12 @@ pv_merge_6:
 	JMP     pv_block_6
 
 pv_next_6:
-first_done_2:
+first_done_1:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_1
 
 pv_done_1:
-	MOVQ  d+48(FP), CX
-	SHLQ  $0x02, CX
+	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
 	ADDQ  CX, (SP)
@@ -1283,9 +1291,9 @@ norm_done_1:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeExactAVX2(o *float32, q *float32, k *float32, v *float32, n int, d int, scale float32, ws *float32)
+// func naiveDecodeExactAVX2(o *float32, q *float32, k *float32, v *float32, n int, d int, scale float32, ws *float32, stride int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·naiveDecodeExactAVX2(SB), NOSPLIT, $0-64
+TEXT ·naiveDecodeExactAVX2(SB), NOSPLIT, $8-72
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -1294,6 +1302,8 @@ TEXT ·naiveDecodeExactAVX2(SB), NOSPLIT, $0-64
 	SHLQ    $0x02, SI
 	MOVQ    d+40(FP), DI
 	SHLQ    $0x02, DI
+	MOVQ    DI, (SP)
+	MOVQ    stride+64(FP), DI
 	MOVQ    BX, R8
 	MOVQ    AX, R9
 	LEAQ    (DI)(DI*2), R10
@@ -1315,7 +1325,7 @@ scores_by8_3:
 	LEAQ   (DX)(DI*4), R12
 	MOVQ   CX, R13
 	SUBQ   DX, R13
-	MOVQ   DI, R14
+	MOVQ   (SP), R14
 	ANDQ   $0xffffffc0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
@@ -1346,7 +1356,8 @@ scores_pairs_3:
 	JB          scores_pairs_3
 
 scores_odd_3:
-	LEAQ        (DX)(DI*1), R14
+	MOVQ        (SP), R14
+	ADDQ        DX, R14
 	CMPQ        R11, R14
 	JAE         scores_reduce_3
 	VMOVUPS     (R11)(R13*1), Y10
@@ -1383,7 +1394,8 @@ scores_by1_3:
 	JZ     scores_done_4
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
-	LEAQ   (DX)(DI*1), R14
+	MOVQ   (SP), R14
+	ADDQ   DX, R14
 	MOVQ   CX, R13
 	SUBQ   DX, R13
 
@@ -1673,9 +1685,12 @@ pv_next_9:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastAVX2(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// func flashDecodeFastAVX2(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $136-96
+TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $144-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x02, AX
+	MOVQ AX, 136(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_2:
@@ -1725,8 +1740,10 @@ tile_2:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    d+48(FP), AX
-	SHLQ    $0x02, AX
+	MOVQ    stride+96(FP), AX
+	XORQ    DX, DX
+	CMPQ    AX, 136(SP)
+	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
@@ -1756,10 +1773,11 @@ scores_2:
 	ADDQ    DX, AX
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
-	MOVQ    d+48(FP), SI
-	SHLQ    $0x02, SI
+	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     other_head_3
+	JNE     scores_other_2
+	CMPQ    SI, 136(SP)
+	JNE     scores_other_2
 	MOVQ    8(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
@@ -1781,7 +1799,7 @@ scores_by8_4:
 	LEAQ   (DX)(SI*4), R10
 	MOVQ   CX, R11
 	SUBQ   DX, R11
-	MOVQ   SI, R12
+	MOVQ   136(SP), R12
 	ANDQ   $0xffffffc0, R12
 	ADDQ   DX, R12
 	CMPQ   R9, R12
@@ -1817,7 +1835,8 @@ scores_pairs_4:
 	JB          scores_pairs_4
 
 scores_odd_4:
-	LEAQ        (DX)(SI*1), R12
+	MOVQ        136(SP), R12
+	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_reduce_4
 	VMOVUPS     (R9)(R11*1), Y10
@@ -1854,7 +1873,8 @@ scores_by1_4:
 	JZ     scores_done_6
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R9
-	LEAQ   (DX)(SI*1), R12
+	MOVQ   136(SP), R12
+	ADDQ   DX, R12
 	MOVQ   CX, R11
 	SUBQ   DX, R11
 
@@ -1892,9 +1912,9 @@ scores_done_6:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
-	JMP          first_done_3
+	JMP          scores_first_done_2
 
-other_head_3:
+scores_other_2:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
@@ -1915,7 +1935,7 @@ scores_by8_5:
 	LEAQ   (DX)(SI*4), R9
 	MOVQ   CX, R10
 	SUBQ   DX, R10
-	MOVQ   SI, R11
+	MOVQ   136(SP), R11
 	ANDQ   $0xffffffc0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
@@ -1946,7 +1966,8 @@ scores_pairs_5:
 	JB          scores_pairs_5
 
 scores_odd_5:
-	LEAQ        (DX)(SI*1), R11
+	MOVQ        136(SP), R11
+	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_reduce_5
 	VMOVUPS     (R8)(R10*1), Y10
@@ -1983,7 +2004,8 @@ scores_by1_5:
 	JZ     scores_done_7
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	LEAQ   (DX)(SI*1), R11
+	MOVQ   136(SP), R11
+	ADDQ   DX, R11
 	MOVQ   CX, R10
 	SUBQ   DX, R10
 
@@ -2022,7 +2044,7 @@ scores_done_7:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 
-first_done_3:
+scores_first_done_2:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_2
 
@@ -2199,10 +2221,9 @@ pv_2:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
-	MOVQ  d+48(FP), DI
-	SHLQ  $0x02, DI
+	MOVQ  stride+96(FP), DI
 	CMPQ  32(SP), $0x00000000
-	JNE   other_head_4
+	JNE   other_head_2
 	MOVQ  tk+56(FP), R8
 	IMULQ DI, R8
 	ADDQ  k+24(FP), R8
@@ -2357,9 +2378,9 @@ pv_merge_12:
 	JMP     pv_block_12
 
 pv_next_12:
-	JMP first_done_4
+	JMP first_done_2
 
-other_head_4:
+other_head_2:
 	XORQ R8, R8
 
 pv_block_13:
@@ -2501,13 +2522,12 @@ pv_merge_15:
 	JMP     pv_block_15
 
 pv_next_15:
-first_done_4:
+first_done_2:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_2
 
 pv_done_2:
-	MOVQ  d+48(FP), CX
-	SHLQ  $0x02, CX
+	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
 	ADDQ  CX, (SP)
@@ -2561,9 +2581,9 @@ norm_done_2:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeFastAVX2(o *float32, q *float32, k *float32, v *float32, n int, d int, scale float32, ws *float32)
+// func naiveDecodeFastAVX2(o *float32, q *float32, k *float32, v *float32, n int, d int, scale float32, ws *float32, stride int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·naiveDecodeFastAVX2(SB), NOSPLIT, $0-64
+TEXT ·naiveDecodeFastAVX2(SB), NOSPLIT, $8-72
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -2572,6 +2592,8 @@ TEXT ·naiveDecodeFastAVX2(SB), NOSPLIT, $0-64
 	SHLQ    $0x02, SI
 	MOVQ    d+40(FP), DI
 	SHLQ    $0x02, DI
+	MOVQ    DI, (SP)
+	MOVQ    stride+64(FP), DI
 	MOVQ    BX, R8
 	MOVQ    AX, R9
 	LEAQ    (DI)(DI*2), R10
@@ -2593,7 +2615,7 @@ scores_by8_6:
 	LEAQ   (DX)(DI*4), R12
 	MOVQ   CX, R13
 	SUBQ   DX, R13
-	MOVQ   DI, R14
+	MOVQ   (SP), R14
 	ANDQ   $0xffffffc0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
@@ -2624,7 +2646,8 @@ scores_pairs_6:
 	JB          scores_pairs_6
 
 scores_odd_6:
-	LEAQ        (DX)(DI*1), R14
+	MOVQ        (SP), R14
+	ADDQ        DX, R14
 	CMPQ        R11, R14
 	JAE         scores_reduce_6
 	VMOVUPS     (R11)(R13*1), Y10
@@ -2661,7 +2684,8 @@ scores_by1_6:
 	JZ     scores_done_8
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
-	LEAQ   (DX)(DI*1), R14
+	MOVQ   (SP), R14
+	ADDQ   DX, R14
 	MOVQ   CX, R13
 	SUBQ   DX, R13
 
@@ -2937,9 +2961,12 @@ pv_next_18:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $136-96
+TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $144-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x02, AX
+	MOVQ AX, 136(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_3:
@@ -2989,8 +3016,10 @@ tile_3:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    d+48(FP), AX
-	SHLQ    $0x02, AX
+	MOVQ    stride+96(FP), AX
+	XORQ    DX, DX
+	CMPQ    AX, 136(SP)
+	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
@@ -3024,8 +3053,7 @@ scores_3:
 	ADDQ    tileStride+88(FP), BX
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
-	MOVQ    d+48(FP), R8
-	SHLQ    $0x02, R8
+	MOVQ    stride+96(FP), R8
 	MOVQ    CX, 64(SP)
 	MOVQ    AX, 72(SP)
 	MOVQ    DX, 80(SP)
@@ -3062,7 +3090,8 @@ scores2_by8_1:
 	SUBQ    CX, DX
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
-	LEAQ    (CX)(R8*1), SI
+	MOVQ    136(SP), SI
+	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
 	MOVQ    40(SP), DI
@@ -3269,7 +3298,8 @@ scores2_by1_1:
 	SUBQ    AX, CX
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
-	LEAQ    (AX)(R8*1), BX
+	MOVQ    136(SP), BX
+	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
 scores2_chunk1_1:
@@ -3354,10 +3384,11 @@ scores_4:
 	ADDQ    DX, AX
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
-	MOVQ    d+48(FP), SI
-	SHLQ    $0x02, SI
+	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     other_head_5
+	JNE     scores_other_3
+	CMPQ    SI, 136(SP)
+	JNE     scores_other_3
 	MOVQ    8(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
@@ -3379,7 +3410,7 @@ scores_by8_7:
 	LEAQ    (DX)(SI*4), R10
 	MOVQ    CX, R11
 	SUBQ    DX, R11
-	MOVQ    SI, R12
+	MOVQ    136(SP), R12
 	ANDQ    $0xffffff80, R12
 	ADDQ    DX, R12
 	CMPQ    R9, R12
@@ -3419,7 +3450,8 @@ scores_pairs_7:
 	JB          scores_pairs_7
 
 scores_odd_7:
-	LEAQ        (DX)(SI*1), R12
+	MOVQ        136(SP), R12
+	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_reduce_7
 	VMOVUPS     (R9)(R11*1), Z10
@@ -3473,7 +3505,8 @@ scores_by1_7:
 	JZ      scores_done_11
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R9
-	LEAQ    (DX)(SI*1), R12
+	MOVQ    136(SP), R12
+	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
 
@@ -3513,9 +3546,9 @@ scores_done_11:
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
-	JMP           first_done_5
+	JMP           scores_first_done_3
 
-other_head_5:
+scores_other_3:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
@@ -3536,7 +3569,7 @@ scores_by8_8:
 	LEAQ    (DX)(SI*4), R9
 	MOVQ    CX, R10
 	SUBQ    DX, R10
-	MOVQ    SI, R11
+	MOVQ    136(SP), R11
 	ANDQ    $0xffffff80, R11
 	ADDQ    DX, R11
 	CMPQ    R8, R11
@@ -3567,7 +3600,8 @@ scores_pairs_8:
 	JB          scores_pairs_8
 
 scores_odd_8:
-	LEAQ        (DX)(SI*1), R11
+	MOVQ        136(SP), R11
+	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_reduce_8
 	VMOVUPS     (R8)(R10*1), Z10
@@ -3621,7 +3655,8 @@ scores_by1_8:
 	JZ      scores_done_12
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	LEAQ    (DX)(SI*1), R11
+	MOVQ    136(SP), R11
+	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
 
@@ -3662,7 +3697,7 @@ scores_done_12:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 
-first_done_5:
+scores_first_done_3:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_4
 
@@ -3856,8 +3891,7 @@ pv_3:
 	ADDQ  tileStride+88(FP), SI
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
-	MOVQ  d+48(FP), R9
-	SHLQ  $0x02, R9
+	MOVQ  stride+96(FP), R9
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -4147,10 +4181,9 @@ pv_4:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
-	MOVQ  d+48(FP), DI
-	SHLQ  $0x02, DI
+	MOVQ  stride+96(FP), DI
 	CMPQ  32(SP), $0x00000000
-	JNE   other_head_6
+	JNE   other_head_3
 	MOVQ  tk+56(FP), R8
 	IMULQ DI, R8
 	ADDQ  k+24(FP), R8
@@ -4413,9 +4446,9 @@ pv_merge_22:
 	JMP     pv_block_22
 
 pv_next_22:
-	JMP first_done_6
+	JMP first_done_3
 
-other_head_6:
+other_head_3:
 	XORQ R8, R8
 
 pv_block_23:
@@ -4643,13 +4676,12 @@ pv_merge_26:
 	JMP     pv_block_26
 
 pv_next_26:
-first_done_6:
+first_done_3:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_4
 
 pv_done_4:
-	MOVQ  d+48(FP), CX
-	SHLQ  $0x02, CX
+	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
 	ADDQ  CX, (SP)
@@ -4703,9 +4735,9 @@ norm_done_3:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeExactAVX512(o *float32, q *float32, k *float32, v *float32, n int, d int, scale float32, ws *float32)
+// func naiveDecodeExactAVX512(o *float32, q *float32, k *float32, v *float32, n int, d int, scale float32, ws *float32, stride int)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·naiveDecodeExactAVX512(SB), NOSPLIT, $0-64
+TEXT ·naiveDecodeExactAVX512(SB), NOSPLIT, $8-72
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -4714,6 +4746,8 @@ TEXT ·naiveDecodeExactAVX512(SB), NOSPLIT, $0-64
 	SHLQ    $0x02, SI
 	MOVQ    d+40(FP), DI
 	SHLQ    $0x02, DI
+	MOVQ    DI, (SP)
+	MOVQ    stride+64(FP), DI
 	MOVQ    BX, R8
 	MOVQ    AX, R9
 	LEAQ    (DI)(DI*2), R10
@@ -4735,7 +4769,7 @@ scores_by8_9:
 	LEAQ    (DX)(DI*4), R12
 	MOVQ    CX, R13
 	SUBQ    DX, R13
-	MOVQ    DI, R14
+	MOVQ    (SP), R14
 	ANDQ    $0xffffff80, R14
 	ADDQ    DX, R14
 	CMPQ    R11, R14
@@ -4766,7 +4800,8 @@ scores_pairs_9:
 	JB          scores_pairs_9
 
 scores_odd_9:
-	LEAQ        (DX)(DI*1), R14
+	MOVQ        (SP), R14
+	ADDQ        DX, R14
 	CMPQ        R11, R14
 	JAE         scores_reduce_9
 	VMOVUPS     (R11)(R13*1), Z10
@@ -4820,7 +4855,8 @@ scores_by1_9:
 	JZ      scores_done_13
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
-	LEAQ    (DX)(DI*1), R14
+	MOVQ    (SP), R14
+	ADDQ    DX, R14
 	MOVQ    CX, R13
 	SUBQ    DX, R13
 
@@ -5194,9 +5230,12 @@ pv_next_30:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *float32, v *float32, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $136-96
+TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $144-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x02, AX
+	MOVQ AX, 136(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_4:
@@ -5246,8 +5285,10 @@ tile_4:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    d+48(FP), AX
-	SHLQ    $0x02, AX
+	MOVQ    stride+96(FP), AX
+	XORQ    DX, DX
+	CMPQ    AX, 136(SP)
+	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
@@ -5281,8 +5322,7 @@ scores_5:
 	ADDQ    tileStride+88(FP), BX
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
-	MOVQ    d+48(FP), R8
-	SHLQ    $0x02, R8
+	MOVQ    stride+96(FP), R8
 	MOVQ    CX, 64(SP)
 	MOVQ    AX, 72(SP)
 	MOVQ    DX, 80(SP)
@@ -5319,7 +5359,8 @@ scores2_by8_2:
 	SUBQ    CX, DX
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
-	LEAQ    (CX)(R8*1), SI
+	MOVQ    136(SP), SI
+	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
 	MOVQ    40(SP), DI
@@ -5526,7 +5567,8 @@ scores2_by1_2:
 	SUBQ    AX, CX
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
-	LEAQ    (AX)(R8*1), BX
+	MOVQ    136(SP), BX
+	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
 scores2_chunk1_2:
@@ -5611,10 +5653,11 @@ scores_6:
 	ADDQ    DX, AX
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
-	MOVQ    d+48(FP), SI
-	SHLQ    $0x02, SI
+	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     other_head_7
+	JNE     scores_other_4
+	CMPQ    SI, 136(SP)
+	JNE     scores_other_4
 	MOVQ    8(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
@@ -5636,7 +5679,7 @@ scores_by8_10:
 	LEAQ    (DX)(SI*4), R10
 	MOVQ    CX, R11
 	SUBQ    DX, R11
-	MOVQ    SI, R12
+	MOVQ    136(SP), R12
 	ANDQ    $0xffffff80, R12
 	ADDQ    DX, R12
 	CMPQ    R9, R12
@@ -5676,7 +5719,8 @@ scores_pairs_10:
 	JB          scores_pairs_10
 
 scores_odd_10:
-	LEAQ        (DX)(SI*1), R12
+	MOVQ        136(SP), R12
+	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_reduce_10
 	VMOVUPS     (R9)(R11*1), Z10
@@ -5730,7 +5774,8 @@ scores_by1_10:
 	JZ      scores_done_16
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R9
-	LEAQ    (DX)(SI*1), R12
+	MOVQ    136(SP), R12
+	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
 
@@ -5770,9 +5815,9 @@ scores_done_16:
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
-	JMP           first_done_7
+	JMP           scores_first_done_4
 
-other_head_7:
+scores_other_4:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
@@ -5793,7 +5838,7 @@ scores_by8_11:
 	LEAQ    (DX)(SI*4), R9
 	MOVQ    CX, R10
 	SUBQ    DX, R10
-	MOVQ    SI, R11
+	MOVQ    136(SP), R11
 	ANDQ    $0xffffff80, R11
 	ADDQ    DX, R11
 	CMPQ    R8, R11
@@ -5824,7 +5869,8 @@ scores_pairs_11:
 	JB          scores_pairs_11
 
 scores_odd_11:
-	LEAQ        (DX)(SI*1), R11
+	MOVQ        136(SP), R11
+	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_reduce_11
 	VMOVUPS     (R8)(R10*1), Z10
@@ -5878,7 +5924,8 @@ scores_by1_11:
 	JZ      scores_done_17
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	LEAQ    (DX)(SI*1), R11
+	MOVQ    136(SP), R11
+	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
 
@@ -5919,7 +5966,7 @@ scores_done_17:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 
-first_done_7:
+scores_first_done_4:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_6
 
@@ -6104,8 +6151,7 @@ pv_5:
 	ADDQ  tileStride+88(FP), SI
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
-	MOVQ  d+48(FP), R9
-	SHLQ  $0x02, R9
+	MOVQ  stride+96(FP), R9
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -6395,10 +6441,9 @@ pv_6:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
-	MOVQ  d+48(FP), DI
-	SHLQ  $0x02, DI
+	MOVQ  stride+96(FP), DI
 	CMPQ  32(SP), $0x00000000
-	JNE   other_head_8
+	JNE   other_head_4
 	MOVQ  tk+56(FP), R8
 	IMULQ DI, R8
 	ADDQ  k+24(FP), R8
@@ -6661,9 +6706,9 @@ pv_merge_34:
 	JMP     pv_block_34
 
 pv_next_34:
-	JMP first_done_8
+	JMP first_done_4
 
-other_head_8:
+other_head_4:
 	XORQ R8, R8
 
 pv_block_35:
@@ -6891,13 +6936,12 @@ pv_merge_38:
 	JMP     pv_block_38
 
 pv_next_38:
-first_done_8:
+first_done_4:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_6
 
 pv_done_6:
-	MOVQ  d+48(FP), CX
-	SHLQ  $0x02, CX
+	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
 	ADDQ  CX, (SP)
@@ -6951,9 +6995,9 @@ norm_done_4:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeFastAVX512(o *float32, q *float32, k *float32, v *float32, n int, d int, scale float32, ws *float32)
+// func naiveDecodeFastAVX512(o *float32, q *float32, k *float32, v *float32, n int, d int, scale float32, ws *float32, stride int)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·naiveDecodeFastAVX512(SB), NOSPLIT, $0-64
+TEXT ·naiveDecodeFastAVX512(SB), NOSPLIT, $8-72
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -6962,6 +7006,8 @@ TEXT ·naiveDecodeFastAVX512(SB), NOSPLIT, $0-64
 	SHLQ    $0x02, SI
 	MOVQ    d+40(FP), DI
 	SHLQ    $0x02, DI
+	MOVQ    DI, (SP)
+	MOVQ    stride+64(FP), DI
 	MOVQ    BX, R8
 	MOVQ    AX, R9
 	LEAQ    (DI)(DI*2), R10
@@ -6983,7 +7029,7 @@ scores_by8_12:
 	LEAQ    (DX)(DI*4), R12
 	MOVQ    CX, R13
 	SUBQ    DX, R13
-	MOVQ    DI, R14
+	MOVQ    (SP), R14
 	ANDQ    $0xffffff80, R14
 	ADDQ    DX, R14
 	CMPQ    R11, R14
@@ -7014,7 +7060,8 @@ scores_pairs_12:
 	JB          scores_pairs_12
 
 scores_odd_12:
-	LEAQ        (DX)(DI*1), R14
+	MOVQ        (SP), R14
+	ADDQ        DX, R14
 	CMPQ        R11, R14
 	JAE         scores_reduce_12
 	VMOVUPS     (R11)(R13*1), Z10
@@ -7068,7 +7115,8 @@ scores_by1_12:
 	JZ      scores_done_18
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
-	LEAQ    (DX)(DI*1), R14
+	MOVQ    (SP), R14
+	ADDQ    DX, R14
 	MOVQ    CX, R13
 	SUBQ    DX, R13
 
@@ -7436,9 +7484,12 @@ pv_next_42:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// func flashDecodeExactF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactF16AVX2(SB), NOSPLIT, $136-96
+TEXT ·flashDecodeExactF16AVX2(SB), NOSPLIT, $144-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x01, AX
+	MOVQ AX, 136(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_5:
@@ -7488,8 +7539,10 @@ tile_5:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    d+48(FP), AX
-	SHLQ    $0x01, AX
+	MOVQ    stride+96(FP), AX
+	XORQ    DX, DX
+	CMPQ    AX, 136(SP)
+	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
@@ -7519,10 +7572,11 @@ scores_7:
 	ADDQ    DX, AX
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
-	MOVQ    d+48(FP), SI
-	SHLQ    $0x01, SI
+	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     other_head_9
+	JNE     scores_other_5
+	CMPQ    SI, 136(SP)
+	JNE     scores_other_5
 	MOVQ    8(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
@@ -7545,7 +7599,7 @@ scores_by8_13:
 	MOVQ   CX, R11
 	SUBQ   DX, R11
 	SUBQ   DX, R11
-	MOVQ   SI, R12
+	MOVQ   136(SP), R12
 	ANDQ   $0xffffffe0, R12
 	ADDQ   DX, R12
 	CMPQ   R9, R12
@@ -7595,7 +7649,8 @@ scores_pairs_13:
 	JB          scores_pairs_13
 
 scores_odd_13:
-	LEAQ        (DX)(SI*1), R12
+	MOVQ        136(SP), R12
+	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_reduce_13
 	VMOVUPS     (R11)(R9*2), Y10
@@ -7640,7 +7695,8 @@ scores_by1_13:
 	JZ     scores_done_20
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R9
-	LEAQ   (DX)(SI*1), R12
+	MOVQ   136(SP), R12
+	ADDQ   DX, R12
 	MOVQ   CX, R11
 	SUBQ   DX, R11
 	SUBQ   DX, R11
@@ -7680,9 +7736,9 @@ scores_done_20:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
-	JMP          first_done_9
+	JMP          scores_first_done_5
 
-other_head_9:
+scores_other_5:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
@@ -7704,7 +7760,7 @@ scores_by8_14:
 	MOVQ   CX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
-	MOVQ   SI, R11
+	MOVQ   136(SP), R11
 	ANDQ   $0xffffffe0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
@@ -7751,7 +7807,8 @@ scores_pairs_14:
 	JB          scores_pairs_14
 
 scores_odd_14:
-	LEAQ        (DX)(SI*1), R11
+	MOVQ        136(SP), R11
+	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_reduce_14
 	VMOVUPS     (R10)(R8*2), Y10
@@ -7796,7 +7853,8 @@ scores_by1_14:
 	JZ     scores_done_21
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	LEAQ   (DX)(SI*1), R11
+	MOVQ   136(SP), R11
+	ADDQ   DX, R11
 	MOVQ   CX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
@@ -7837,7 +7895,7 @@ scores_done_21:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 
-first_done_9:
+scores_first_done_5:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_7
 
@@ -8035,10 +8093,9 @@ pv_7:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
-	MOVQ  d+48(FP), DI
-	SHLQ  $0x01, DI
+	MOVQ  stride+96(FP), DI
 	CMPQ  32(SP), $0x00000000
-	JNE   other_head_10
+	JNE   other_head_5
 	MOVQ  tk+56(FP), R8
 	IMULQ DI, R8
 	ADDQ  k+24(FP), R8
@@ -8218,9 +8275,9 @@ pv_merge_45:
 	JMP     pv_block_45
 
 pv_next_45:
-	JMP first_done_10
+	JMP first_done_5
 
-other_head_10:
+other_head_5:
 	XORQ R8, R8
 
 pv_block_46:
@@ -8389,13 +8446,12 @@ pv_merge_48:
 	JMP     pv_block_48
 
 pv_next_48:
-first_done_10:
+first_done_5:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_7
 
 pv_done_7:
-	MOVQ  d+48(FP), CX
-	SHLQ  $0x01, CX
+	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
 	ADDQ  CX, (SP)
@@ -8449,9 +8505,9 @@ norm_done_5:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeExactF16AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// func naiveDecodeExactF16AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·naiveDecodeExactF16AVX2(SB), NOSPLIT, $0-64
+TEXT ·naiveDecodeExactF16AVX2(SB), NOSPLIT, $8-72
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -8460,6 +8516,8 @@ TEXT ·naiveDecodeExactF16AVX2(SB), NOSPLIT, $0-64
 	SHLQ    $0x02, SI
 	MOVQ    d+40(FP), DI
 	SHLQ    $0x01, DI
+	MOVQ    DI, (SP)
+	MOVQ    stride+64(FP), DI
 	MOVQ    BX, R8
 	MOVQ    AX, R9
 	LEAQ    (DI)(DI*2), R10
@@ -8482,7 +8540,7 @@ scores_by8_15:
 	MOVQ   CX, R13
 	SUBQ   DX, R13
 	SUBQ   DX, R13
-	MOVQ   DI, R14
+	MOVQ   (SP), R14
 	ANDQ   $0xffffffe0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
@@ -8529,7 +8587,8 @@ scores_pairs_15:
 	JB          scores_pairs_15
 
 scores_odd_15:
-	LEAQ        (DX)(DI*1), R14
+	MOVQ        (SP), R14
+	ADDQ        DX, R14
 	CMPQ        R11, R14
 	JAE         scores_reduce_15
 	VMOVUPS     (R13)(R11*2), Y10
@@ -8574,7 +8633,8 @@ scores_by1_15:
 	JZ     scores_done_22
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
-	LEAQ   (DX)(DI*1), R14
+	MOVQ   (SP), R14
+	ADDQ   DX, R14
 	MOVQ   CX, R13
 	SUBQ   DX, R13
 	SUBQ   DX, R13
@@ -8893,9 +8953,12 @@ pv_next_51:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// func flashDecodeFastF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastF16AVX2(SB), NOSPLIT, $136-96
+TEXT ·flashDecodeFastF16AVX2(SB), NOSPLIT, $144-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x01, AX
+	MOVQ AX, 136(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_6:
@@ -8945,8 +9008,10 @@ tile_6:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    d+48(FP), AX
-	SHLQ    $0x01, AX
+	MOVQ    stride+96(FP), AX
+	XORQ    DX, DX
+	CMPQ    AX, 136(SP)
+	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
@@ -8976,10 +9041,11 @@ scores_8:
 	ADDQ    DX, AX
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
-	MOVQ    d+48(FP), SI
-	SHLQ    $0x01, SI
+	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     other_head_11
+	JNE     scores_other_6
+	CMPQ    SI, 136(SP)
+	JNE     scores_other_6
 	MOVQ    8(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
@@ -9002,7 +9068,7 @@ scores_by8_16:
 	MOVQ   CX, R11
 	SUBQ   DX, R11
 	SUBQ   DX, R11
-	MOVQ   SI, R12
+	MOVQ   136(SP), R12
 	ANDQ   $0xffffffe0, R12
 	ADDQ   DX, R12
 	CMPQ   R9, R12
@@ -9052,7 +9118,8 @@ scores_pairs_16:
 	JB          scores_pairs_16
 
 scores_odd_16:
-	LEAQ        (DX)(SI*1), R12
+	MOVQ        136(SP), R12
+	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_reduce_16
 	VMOVUPS     (R11)(R9*2), Y10
@@ -9097,7 +9164,8 @@ scores_by1_16:
 	JZ     scores_done_24
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R9
-	LEAQ   (DX)(SI*1), R12
+	MOVQ   136(SP), R12
+	ADDQ   DX, R12
 	MOVQ   CX, R11
 	SUBQ   DX, R11
 	SUBQ   DX, R11
@@ -9137,9 +9205,9 @@ scores_done_24:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
-	JMP          first_done_11
+	JMP          scores_first_done_6
 
-other_head_11:
+scores_other_6:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
@@ -9161,7 +9229,7 @@ scores_by8_17:
 	MOVQ   CX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
-	MOVQ   SI, R11
+	MOVQ   136(SP), R11
 	ANDQ   $0xffffffe0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
@@ -9208,7 +9276,8 @@ scores_pairs_17:
 	JB          scores_pairs_17
 
 scores_odd_17:
-	LEAQ        (DX)(SI*1), R11
+	MOVQ        136(SP), R11
+	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_reduce_17
 	VMOVUPS     (R10)(R8*2), Y10
@@ -9253,7 +9322,8 @@ scores_by1_17:
 	JZ     scores_done_25
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	LEAQ   (DX)(SI*1), R11
+	MOVQ   136(SP), R11
+	ADDQ   DX, R11
 	MOVQ   CX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
@@ -9294,7 +9364,7 @@ scores_done_25:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 
-first_done_11:
+scores_first_done_6:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_8
 
@@ -9471,10 +9541,9 @@ pv_8:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
-	MOVQ  d+48(FP), DI
-	SHLQ  $0x01, DI
+	MOVQ  stride+96(FP), DI
 	CMPQ  32(SP), $0x00000000
-	JNE   other_head_12
+	JNE   other_head_6
 	MOVQ  tk+56(FP), R8
 	IMULQ DI, R8
 	ADDQ  k+24(FP), R8
@@ -9654,9 +9723,9 @@ pv_merge_54:
 	JMP     pv_block_54
 
 pv_next_54:
-	JMP first_done_12
+	JMP first_done_6
 
-other_head_12:
+other_head_6:
 	XORQ R8, R8
 
 pv_block_55:
@@ -9825,13 +9894,12 @@ pv_merge_57:
 	JMP     pv_block_57
 
 pv_next_57:
-first_done_12:
+first_done_6:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_8
 
 pv_done_8:
-	MOVQ  d+48(FP), CX
-	SHLQ  $0x01, CX
+	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
 	ADDQ  CX, (SP)
@@ -9885,9 +9953,9 @@ norm_done_6:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeFastF16AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// func naiveDecodeFastF16AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·naiveDecodeFastF16AVX2(SB), NOSPLIT, $0-64
+TEXT ·naiveDecodeFastF16AVX2(SB), NOSPLIT, $8-72
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -9896,6 +9964,8 @@ TEXT ·naiveDecodeFastF16AVX2(SB), NOSPLIT, $0-64
 	SHLQ    $0x02, SI
 	MOVQ    d+40(FP), DI
 	SHLQ    $0x01, DI
+	MOVQ    DI, (SP)
+	MOVQ    stride+64(FP), DI
 	MOVQ    BX, R8
 	MOVQ    AX, R9
 	LEAQ    (DI)(DI*2), R10
@@ -9918,7 +9988,7 @@ scores_by8_18:
 	MOVQ   CX, R13
 	SUBQ   DX, R13
 	SUBQ   DX, R13
-	MOVQ   DI, R14
+	MOVQ   (SP), R14
 	ANDQ   $0xffffffe0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
@@ -9965,7 +10035,8 @@ scores_pairs_18:
 	JB          scores_pairs_18
 
 scores_odd_18:
-	LEAQ        (DX)(DI*1), R14
+	MOVQ        (SP), R14
+	ADDQ        DX, R14
 	CMPQ        R11, R14
 	JAE         scores_reduce_18
 	VMOVUPS     (R13)(R11*2), Y10
@@ -10010,7 +10081,8 @@ scores_by1_18:
 	JZ     scores_done_26
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
-	LEAQ   (DX)(DI*1), R14
+	MOVQ   (SP), R14
+	ADDQ   DX, R14
 	MOVQ   CX, R13
 	SUBQ   DX, R13
 	SUBQ   DX, R13
@@ -10315,9 +10387,12 @@ pv_next_60:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $136-96
+TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $144-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x01, AX
+	MOVQ AX, 136(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_7:
@@ -10367,8 +10442,10 @@ tile_7:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    d+48(FP), AX
-	SHLQ    $0x01, AX
+	MOVQ    stride+96(FP), AX
+	XORQ    DX, DX
+	CMPQ    AX, 136(SP)
+	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
@@ -10402,8 +10479,7 @@ scores_9:
 	ADDQ    tileStride+88(FP), BX
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
-	MOVQ    d+48(FP), R8
-	SHLQ    $0x01, R8
+	MOVQ    stride+96(FP), R8
 	MOVQ    CX, 64(SP)
 	MOVQ    AX, 72(SP)
 	MOVQ    DX, 80(SP)
@@ -10442,7 +10518,8 @@ scores2_by8_3:
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	LEAQ    (CX)(R8*1), SI
+	MOVQ    136(SP), SI
+	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
 	MOVQ    40(SP), DI
@@ -10651,7 +10728,8 @@ scores2_by1_3:
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	LEAQ    (AX)(R8*1), BX
+	MOVQ    136(SP), BX
+	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
 scores2_chunk1_3:
@@ -10736,10 +10814,11 @@ scores_10:
 	ADDQ    DX, AX
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
-	MOVQ    d+48(FP), SI
-	SHLQ    $0x01, SI
+	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     other_head_13
+	JNE     scores_other_7
+	CMPQ    SI, 136(SP)
+	JNE     scores_other_7
 	MOVQ    8(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
@@ -10762,7 +10841,7 @@ scores_by8_19:
 	MOVQ    CX, R11
 	SUBQ    DX, R11
 	SUBQ    DX, R11
-	MOVQ    SI, R12
+	MOVQ    136(SP), R12
 	ANDQ    $0xffffffc0, R12
 	ADDQ    DX, R12
 	CMPQ    R9, R12
@@ -10814,7 +10893,8 @@ scores_pairs_19:
 	JB          scores_pairs_19
 
 scores_odd_19:
-	LEAQ        (DX)(SI*1), R12
+	MOVQ        136(SP), R12
+	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_reduce_19
 	VMOVUPS     (R11)(R9*2), Z10
@@ -10876,7 +10956,8 @@ scores_by1_19:
 	JZ      scores_done_29
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R9
-	LEAQ    (DX)(SI*1), R12
+	MOVQ    136(SP), R12
+	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
 	SUBQ    DX, R11
@@ -10918,9 +10999,9 @@ scores_done_29:
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
-	JMP           first_done_13
+	JMP           scores_first_done_7
 
-other_head_13:
+scores_other_7:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
@@ -10942,7 +11023,7 @@ scores_by8_20:
 	MOVQ    CX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    SI, R11
+	MOVQ    136(SP), R11
 	ANDQ    $0xffffffc0, R11
 	ADDQ    DX, R11
 	CMPQ    R8, R11
@@ -10989,7 +11070,8 @@ scores_pairs_20:
 	JB          scores_pairs_20
 
 scores_odd_20:
-	LEAQ        (DX)(SI*1), R11
+	MOVQ        136(SP), R11
+	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_reduce_20
 	VMOVUPS     (R10)(R8*2), Z10
@@ -11051,7 +11133,8 @@ scores_by1_20:
 	JZ      scores_done_30
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	LEAQ    (DX)(SI*1), R11
+	MOVQ    136(SP), R11
+	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
@@ -11094,7 +11177,7 @@ scores_done_30:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 
-first_done_13:
+scores_first_done_7:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_10
 
@@ -11288,8 +11371,7 @@ pv_9:
 	ADDQ  tileStride+88(FP), SI
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
-	MOVQ  d+48(FP), R9
-	SHLQ  $0x01, R9
+	MOVQ  stride+96(FP), R9
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -11589,10 +11671,9 @@ pv_10:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
-	MOVQ  d+48(FP), DI
-	SHLQ  $0x01, DI
+	MOVQ  stride+96(FP), DI
 	CMPQ  32(SP), $0x00000000
-	JNE   other_head_14
+	JNE   other_head_7
 	MOVQ  tk+56(FP), R8
 	IMULQ DI, R8
 	ADDQ  k+24(FP), R8
@@ -11894,9 +11975,9 @@ pv_merge_64:
 	JMP     pv_block_64
 
 pv_next_64:
-	JMP first_done_14
+	JMP first_done_7
 
-other_head_14:
+other_head_7:
 	XORQ R8, R8
 
 pv_block_65:
@@ -12177,13 +12258,12 @@ pv_merge_68:
 	JMP     pv_block_68
 
 pv_next_68:
-first_done_14:
+first_done_7:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_10
 
 pv_done_10:
-	MOVQ  d+48(FP), CX
-	SHLQ  $0x01, CX
+	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
 	ADDQ  CX, (SP)
@@ -12237,9 +12317,9 @@ norm_done_7:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeExactF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// func naiveDecodeExactF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·naiveDecodeExactF16AVX512(SB), NOSPLIT, $0-64
+TEXT ·naiveDecodeExactF16AVX512(SB), NOSPLIT, $8-72
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -12248,6 +12328,8 @@ TEXT ·naiveDecodeExactF16AVX512(SB), NOSPLIT, $0-64
 	SHLQ    $0x02, SI
 	MOVQ    d+40(FP), DI
 	SHLQ    $0x01, DI
+	MOVQ    DI, (SP)
+	MOVQ    stride+64(FP), DI
 	MOVQ    BX, R8
 	MOVQ    AX, R9
 	LEAQ    (DI)(DI*2), R10
@@ -12270,7 +12352,7 @@ scores_by8_21:
 	MOVQ    CX, R13
 	SUBQ    DX, R13
 	SUBQ    DX, R13
-	MOVQ    DI, R14
+	MOVQ    (SP), R14
 	ANDQ    $0xffffffc0, R14
 	ADDQ    DX, R14
 	CMPQ    R11, R14
@@ -12317,7 +12399,8 @@ scores_pairs_21:
 	JB          scores_pairs_21
 
 scores_odd_21:
-	LEAQ        (DX)(DI*1), R14
+	MOVQ        (SP), R14
+	ADDQ        DX, R14
 	CMPQ        R11, R14
 	JAE         scores_reduce_21
 	VMOVUPS     (R13)(R11*2), Z10
@@ -12379,7 +12462,8 @@ scores_by1_21:
 	JZ      scores_done_31
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
-	LEAQ    (DX)(DI*1), R14
+	MOVQ    (SP), R14
+	ADDQ    DX, R14
 	MOVQ    CX, R13
 	SUBQ    DX, R13
 	SUBQ    DX, R13
@@ -12808,9 +12892,12 @@ pv_next_72:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $136-96
+TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $144-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x01, AX
+	MOVQ AX, 136(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_8:
@@ -12860,8 +12947,10 @@ tile_8:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    d+48(FP), AX
-	SHLQ    $0x01, AX
+	MOVQ    stride+96(FP), AX
+	XORQ    DX, DX
+	CMPQ    AX, 136(SP)
+	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
@@ -12895,8 +12984,7 @@ scores_11:
 	ADDQ    tileStride+88(FP), BX
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
-	MOVQ    d+48(FP), R8
-	SHLQ    $0x01, R8
+	MOVQ    stride+96(FP), R8
 	MOVQ    CX, 64(SP)
 	MOVQ    AX, 72(SP)
 	MOVQ    DX, 80(SP)
@@ -12935,7 +13023,8 @@ scores2_by8_4:
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	LEAQ    (CX)(R8*1), SI
+	MOVQ    136(SP), SI
+	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
 	MOVQ    40(SP), DI
@@ -13144,7 +13233,8 @@ scores2_by1_4:
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	LEAQ    (AX)(R8*1), BX
+	MOVQ    136(SP), BX
+	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
 scores2_chunk1_4:
@@ -13229,10 +13319,11 @@ scores_12:
 	ADDQ    DX, AX
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
-	MOVQ    d+48(FP), SI
-	SHLQ    $0x01, SI
+	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     other_head_15
+	JNE     scores_other_8
+	CMPQ    SI, 136(SP)
+	JNE     scores_other_8
 	MOVQ    8(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
@@ -13255,7 +13346,7 @@ scores_by8_22:
 	MOVQ    CX, R11
 	SUBQ    DX, R11
 	SUBQ    DX, R11
-	MOVQ    SI, R12
+	MOVQ    136(SP), R12
 	ANDQ    $0xffffffc0, R12
 	ADDQ    DX, R12
 	CMPQ    R9, R12
@@ -13307,7 +13398,8 @@ scores_pairs_22:
 	JB          scores_pairs_22
 
 scores_odd_22:
-	LEAQ        (DX)(SI*1), R12
+	MOVQ        136(SP), R12
+	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_reduce_22
 	VMOVUPS     (R11)(R9*2), Z10
@@ -13369,7 +13461,8 @@ scores_by1_22:
 	JZ      scores_done_34
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R9
-	LEAQ    (DX)(SI*1), R12
+	MOVQ    136(SP), R12
+	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
 	SUBQ    DX, R11
@@ -13411,9 +13504,9 @@ scores_done_34:
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
-	JMP           first_done_15
+	JMP           scores_first_done_8
 
-other_head_15:
+scores_other_8:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
@@ -13435,7 +13528,7 @@ scores_by8_23:
 	MOVQ    CX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    SI, R11
+	MOVQ    136(SP), R11
 	ANDQ    $0xffffffc0, R11
 	ADDQ    DX, R11
 	CMPQ    R8, R11
@@ -13482,7 +13575,8 @@ scores_pairs_23:
 	JB          scores_pairs_23
 
 scores_odd_23:
-	LEAQ        (DX)(SI*1), R11
+	MOVQ        136(SP), R11
+	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_reduce_23
 	VMOVUPS     (R10)(R8*2), Z10
@@ -13544,7 +13638,8 @@ scores_by1_23:
 	JZ      scores_done_35
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	LEAQ    (DX)(SI*1), R11
+	MOVQ    136(SP), R11
+	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
@@ -13587,7 +13682,7 @@ scores_done_35:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 
-first_done_15:
+scores_first_done_8:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_12
 
@@ -13772,8 +13867,7 @@ pv_11:
 	ADDQ  tileStride+88(FP), SI
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
-	MOVQ  d+48(FP), R9
-	SHLQ  $0x01, R9
+	MOVQ  stride+96(FP), R9
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -14073,10 +14167,9 @@ pv_12:
 	ADDQ  BX, DX
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
-	MOVQ  d+48(FP), DI
-	SHLQ  $0x01, DI
+	MOVQ  stride+96(FP), DI
 	CMPQ  32(SP), $0x00000000
-	JNE   other_head_16
+	JNE   other_head_8
 	MOVQ  tk+56(FP), R8
 	IMULQ DI, R8
 	ADDQ  k+24(FP), R8
@@ -14378,9 +14471,9 @@ pv_merge_76:
 	JMP     pv_block_76
 
 pv_next_76:
-	JMP first_done_16
+	JMP first_done_8
 
-other_head_16:
+other_head_8:
 	XORQ R8, R8
 
 pv_block_77:
@@ -14661,13 +14754,12 @@ pv_merge_80:
 	JMP     pv_block_80
 
 pv_next_80:
-first_done_16:
+first_done_8:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_12
 
 pv_done_12:
-	MOVQ  d+48(FP), CX
-	SHLQ  $0x01, CX
+	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
 	ADDQ  CX, (SP)
@@ -14721,9 +14813,9 @@ norm_done_8:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeFastF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// func naiveDecodeFastF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·naiveDecodeFastF16AVX512(SB), NOSPLIT, $0-64
+TEXT ·naiveDecodeFastF16AVX512(SB), NOSPLIT, $8-72
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -14732,6 +14824,8 @@ TEXT ·naiveDecodeFastF16AVX512(SB), NOSPLIT, $0-64
 	SHLQ    $0x02, SI
 	MOVQ    d+40(FP), DI
 	SHLQ    $0x01, DI
+	MOVQ    DI, (SP)
+	MOVQ    stride+64(FP), DI
 	MOVQ    BX, R8
 	MOVQ    AX, R9
 	LEAQ    (DI)(DI*2), R10
@@ -14754,7 +14848,7 @@ scores_by8_24:
 	MOVQ    CX, R13
 	SUBQ    DX, R13
 	SUBQ    DX, R13
-	MOVQ    DI, R14
+	MOVQ    (SP), R14
 	ANDQ    $0xffffffc0, R14
 	ADDQ    DX, R14
 	CMPQ    R11, R14
@@ -14801,7 +14895,8 @@ scores_pairs_24:
 	JB          scores_pairs_24
 
 scores_odd_24:
-	LEAQ        (DX)(DI*1), R14
+	MOVQ        (SP), R14
+	ADDQ        DX, R14
 	CMPQ        R11, R14
 	JAE         scores_reduce_24
 	VMOVUPS     (R13)(R11*2), Z10
@@ -14863,7 +14958,8 @@ scores_by1_24:
 	JZ      scores_done_36
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
-	LEAQ    (DX)(DI*1), R14
+	MOVQ    (SP), R14
+	ADDQ    DX, R14
 	MOVQ    CX, R13
 	SUBQ    DX, R13
 	SUBQ    DX, R13
@@ -15286,10 +15382,14 @@ pv_next_84:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// func flashDecodeExactQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactQ8AVX2(SB), NOSPLIT, $136-96
-	MOVQ $0x00000000, 32(SP)
+TEXT ·flashDecodeExactQ8AVX2(SB), NOSPLIT, $144-104
+	MOVQ   d+48(FP), AX
+	SHRQ   $0x05, AX
+	IMUL3Q $0x22, AX, AX
+	MOVQ   AX, 136(SP)
+	MOVQ   $0x00000000, 32(SP)
 
 init_9:
 	MOVQ   32(SP), AX
@@ -15338,9 +15438,10 @@ tile_9:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    d+48(FP), AX
-	SHRQ    $0x05, AX
-	IMUL3Q  $0x22, AX, AX
+	MOVQ    stride+96(FP), AX
+	XORQ    DX, DX
+	CMPQ    AX, 136(SP)
+	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
@@ -15370,11 +15471,11 @@ scores_13:
 	ADDQ    DX, AX
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
-	MOVQ    d+48(FP), SI
-	SHRQ    $0x05, SI
-	IMUL3Q  $0x22, SI, SI
+	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     other_head_17
+	JNE     scores_other_9
+	CMPQ    SI, 136(SP)
+	JNE     scores_other_9
 	MOVQ    8(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
@@ -15399,11 +15500,12 @@ scores_by8_25:
 	SUBQ   DX, R11
 	SUBQ   DX, R11
 	SUBQ   DX, R11
-	MOVQ   SI, R12
+	MOVQ   136(SP), R12
 	ANDQ   $0x00000000, R12
 	ADDQ   DX, R12
 	MOVQ   CX, R11
-	LEAQ   (DX)(SI*1), R12
+	MOVQ   136(SP), R12
+	ADDQ   DX, R12
 
 scores_q8_1:
 	VPBROADCASTW (R9), Y10
@@ -15581,7 +15683,8 @@ scores_by1_25:
 	JZ     scores_done_38
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R9
-	LEAQ   (DX)(SI*1), R12
+	MOVQ   136(SP), R12
+	ADDQ   DX, R12
 	MOVQ   CX, R11
 
 scores_chunk1_25:
@@ -15635,9 +15738,9 @@ scores_done_38:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
-	JMP          first_done_17
+	JMP          scores_first_done_9
 
-other_head_17:
+scores_other_9:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
@@ -15661,11 +15764,12 @@ scores_by8_26:
 	SUBQ   DX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
-	MOVQ   SI, R11
+	MOVQ   136(SP), R11
 	ANDQ   $0x00000000, R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
-	LEAQ   (DX)(SI*1), R11
+	MOVQ   136(SP), R11
+	ADDQ   DX, R11
 
 scores_q8_2:
 	VPBROADCASTW (R8), Y10
@@ -15840,7 +15944,8 @@ scores_by1_26:
 	JZ     scores_done_39
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	LEAQ   (DX)(SI*1), R11
+	MOVQ   136(SP), R11
+	ADDQ   DX, R11
 	MOVQ   CX, R10
 
 scores_chunk1_26:
@@ -15895,7 +16000,7 @@ scores_done_39:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 
-first_done_17:
+scores_first_done_9:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_13
 
@@ -16077,33 +16182,31 @@ softmax_done_9:
 	MOVQ $0x00000000, 32(SP)
 
 pv_13:
-	MOVQ   32(SP), AX
-	MOVQ   ng+16(FP), CX
-	CMPQ   AX, CX
-	JGE    pv_done_13
-	MOVQ   d+48(FP), AX
-	SHLQ   $0x02, AX
-	MOVQ   32(SP), CX
-	IMULQ  AX, CX
-	MOVQ   o+0(FP), DX
-	ADDQ   DX, CX
-	MOVQ   tileStride+88(FP), DX
-	IMULQ  32(SP), DX
-	MOVQ   tiles+80(FP), BX
-	ADDQ   BX, DX
-	MOVQ   8(SP), BX
-	MOVQ   24(SP), SI
-	MOVQ   d+48(FP), DI
-	SHRQ   $0x05, DI
-	IMUL3Q $0x22, DI, DI
-	CMPQ   32(SP), $0x00000000
-	JNE    other_head_18
-	MOVQ   tk+56(FP), R8
-	IMULQ  DI, R8
-	ADDQ   k+24(FP), R8
-	SUBQ   v+32(FP), R8
-	LEAQ   (R8)(DI*1), R9
-	XORQ   R10, R10
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_13
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	CMPQ  32(SP), $0x00000000
+	JNE   other_head_9
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
 
 pv_block_85:
 	MOVQ    AX, R11
@@ -16279,9 +16382,9 @@ pv_merge_87:
 	JMP     pv_block_87
 
 pv_next_87:
-	JMP first_done_18
+	JMP first_done_9
 
-other_head_18:
+other_head_9:
 	XORQ R8, R8
 
 pv_block_88:
@@ -16456,20 +16559,18 @@ pv_merge_90:
 	JMP     pv_block_90
 
 pv_next_90:
-first_done_18:
+first_done_9:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_13
 
 pv_done_13:
-	MOVQ   d+48(FP), CX
-	SHRQ   $0x05, CX
-	IMUL3Q $0x22, CX, CX
-	MOVQ   24(SP), AX
-	IMULQ  AX, CX
-	ADDQ   CX, (SP)
-	ADDQ   CX, 8(SP)
-	SUBQ   AX, 16(SP)
-	JMP    tile_9
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_9
 
 finish_9:
 	MOVQ $0x00000000, 32(SP)
@@ -16517,9 +16618,9 @@ norm_done_9:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeExactQ8AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// func naiveDecodeExactQ8AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·naiveDecodeExactQ8AVX2(SB), NOSPLIT, $0-64
+TEXT ·naiveDecodeExactQ8AVX2(SB), NOSPLIT, $8-72
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -16529,6 +16630,8 @@ TEXT ·naiveDecodeExactQ8AVX2(SB), NOSPLIT, $0-64
 	MOVQ    d+40(FP), DI
 	SHRQ    $0x05, DI
 	IMUL3Q  $0x22, DI, DI
+	MOVQ    DI, (SP)
+	MOVQ    stride+64(FP), DI
 	MOVQ    BX, R8
 	MOVQ    AX, R9
 	LEAQ    (DI)(DI*2), R10
@@ -16553,11 +16656,12 @@ scores_by8_27:
 	SUBQ   DX, R13
 	SUBQ   DX, R13
 	SUBQ   DX, R13
-	MOVQ   DI, R14
+	MOVQ   (SP), R14
 	ANDQ   $0x00000000, R14
 	ADDQ   DX, R14
 	MOVQ   CX, R13
-	LEAQ   (DX)(DI*1), R14
+	MOVQ   (SP), R14
+	ADDQ   DX, R14
 
 scores_q8_3:
 	VPBROADCASTW (R11), Y10
@@ -16732,7 +16836,8 @@ scores_by1_27:
 	JZ     scores_done_40
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
-	LEAQ   (DX)(DI*1), R14
+	MOVQ   (SP), R14
+	ADDQ   DX, R14
 	MOVQ   CX, R13
 
 scores_chunk1_27:
@@ -17071,10 +17176,14 @@ pv_next_93:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// func flashDecodeFastQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastQ8AVX2(SB), NOSPLIT, $136-96
-	MOVQ $0x00000000, 32(SP)
+TEXT ·flashDecodeFastQ8AVX2(SB), NOSPLIT, $144-104
+	MOVQ   d+48(FP), AX
+	SHRQ   $0x05, AX
+	IMUL3Q $0x22, AX, AX
+	MOVQ   AX, 136(SP)
+	MOVQ   $0x00000000, 32(SP)
 
 init_10:
 	MOVQ   32(SP), AX
@@ -17123,9 +17232,10 @@ tile_10:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    d+48(FP), AX
-	SHRQ    $0x05, AX
-	IMUL3Q  $0x22, AX, AX
+	MOVQ    stride+96(FP), AX
+	XORQ    DX, DX
+	CMPQ    AX, 136(SP)
+	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
@@ -17155,11 +17265,11 @@ scores_14:
 	ADDQ    DX, AX
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
-	MOVQ    d+48(FP), SI
-	SHRQ    $0x05, SI
-	IMUL3Q  $0x22, SI, SI
+	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     other_head_19
+	JNE     scores_other_10
+	CMPQ    SI, 136(SP)
+	JNE     scores_other_10
 	MOVQ    8(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
@@ -17184,11 +17294,12 @@ scores_by8_28:
 	SUBQ   DX, R11
 	SUBQ   DX, R11
 	SUBQ   DX, R11
-	MOVQ   SI, R12
+	MOVQ   136(SP), R12
 	ANDQ   $0x00000000, R12
 	ADDQ   DX, R12
 	MOVQ   CX, R11
-	LEAQ   (DX)(SI*1), R12
+	MOVQ   136(SP), R12
+	ADDQ   DX, R12
 
 scores_q8_4:
 	VPBROADCASTW (R9), Y10
@@ -17366,7 +17477,8 @@ scores_by1_28:
 	JZ     scores_done_42
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R9
-	LEAQ   (DX)(SI*1), R12
+	MOVQ   136(SP), R12
+	ADDQ   DX, R12
 	MOVQ   CX, R11
 
 scores_chunk1_28:
@@ -17420,9 +17532,9 @@ scores_done_42:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
-	JMP          first_done_19
+	JMP          scores_first_done_10
 
-other_head_19:
+scores_other_10:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
@@ -17446,11 +17558,12 @@ scores_by8_29:
 	SUBQ   DX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
-	MOVQ   SI, R11
+	MOVQ   136(SP), R11
 	ANDQ   $0x00000000, R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
-	LEAQ   (DX)(SI*1), R11
+	MOVQ   136(SP), R11
+	ADDQ   DX, R11
 
 scores_q8_5:
 	VPBROADCASTW (R8), Y10
@@ -17625,7 +17738,8 @@ scores_by1_29:
 	JZ     scores_done_43
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	LEAQ   (DX)(SI*1), R11
+	MOVQ   136(SP), R11
+	ADDQ   DX, R11
 	MOVQ   CX, R10
 
 scores_chunk1_29:
@@ -17680,7 +17794,7 @@ scores_done_43:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 
-first_done_19:
+scores_first_done_10:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_14
 
@@ -17841,33 +17955,31 @@ softmax_done_10:
 	MOVQ $0x00000000, 32(SP)
 
 pv_14:
-	MOVQ   32(SP), AX
-	MOVQ   ng+16(FP), CX
-	CMPQ   AX, CX
-	JGE    pv_done_14
-	MOVQ   d+48(FP), AX
-	SHLQ   $0x02, AX
-	MOVQ   32(SP), CX
-	IMULQ  AX, CX
-	MOVQ   o+0(FP), DX
-	ADDQ   DX, CX
-	MOVQ   tileStride+88(FP), DX
-	IMULQ  32(SP), DX
-	MOVQ   tiles+80(FP), BX
-	ADDQ   BX, DX
-	MOVQ   8(SP), BX
-	MOVQ   24(SP), SI
-	MOVQ   d+48(FP), DI
-	SHRQ   $0x05, DI
-	IMUL3Q $0x22, DI, DI
-	CMPQ   32(SP), $0x00000000
-	JNE    other_head_20
-	MOVQ   tk+56(FP), R8
-	IMULQ  DI, R8
-	ADDQ   k+24(FP), R8
-	SUBQ   v+32(FP), R8
-	LEAQ   (R8)(DI*1), R9
-	XORQ   R10, R10
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_14
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	CMPQ  32(SP), $0x00000000
+	JNE   other_head_10
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
 
 pv_block_94:
 	MOVQ    AX, R11
@@ -18043,9 +18155,9 @@ pv_merge_96:
 	JMP     pv_block_96
 
 pv_next_96:
-	JMP first_done_20
+	JMP first_done_10
 
-other_head_20:
+other_head_10:
 	XORQ R8, R8
 
 pv_block_97:
@@ -18220,20 +18332,18 @@ pv_merge_99:
 	JMP     pv_block_99
 
 pv_next_99:
-first_done_20:
+first_done_10:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_14
 
 pv_done_14:
-	MOVQ   d+48(FP), CX
-	SHRQ   $0x05, CX
-	IMUL3Q $0x22, CX, CX
-	MOVQ   24(SP), AX
-	IMULQ  AX, CX
-	ADDQ   CX, (SP)
-	ADDQ   CX, 8(SP)
-	SUBQ   AX, 16(SP)
-	JMP    tile_10
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_10
 
 finish_10:
 	MOVQ $0x00000000, 32(SP)
@@ -18281,9 +18391,9 @@ norm_done_10:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeFastQ8AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// func naiveDecodeFastQ8AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·naiveDecodeFastQ8AVX2(SB), NOSPLIT, $0-64
+TEXT ·naiveDecodeFastQ8AVX2(SB), NOSPLIT, $8-72
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -18293,6 +18403,8 @@ TEXT ·naiveDecodeFastQ8AVX2(SB), NOSPLIT, $0-64
 	MOVQ    d+40(FP), DI
 	SHRQ    $0x05, DI
 	IMUL3Q  $0x22, DI, DI
+	MOVQ    DI, (SP)
+	MOVQ    stride+64(FP), DI
 	MOVQ    BX, R8
 	MOVQ    AX, R9
 	LEAQ    (DI)(DI*2), R10
@@ -18317,11 +18429,12 @@ scores_by8_30:
 	SUBQ   DX, R13
 	SUBQ   DX, R13
 	SUBQ   DX, R13
-	MOVQ   DI, R14
+	MOVQ   (SP), R14
 	ANDQ   $0x00000000, R14
 	ADDQ   DX, R14
 	MOVQ   CX, R13
-	LEAQ   (DX)(DI*1), R14
+	MOVQ   (SP), R14
+	ADDQ   DX, R14
 
 scores_q8_6:
 	VPBROADCASTW (R11), Y10
@@ -18496,7 +18609,8 @@ scores_by1_30:
 	JZ     scores_done_44
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
-	LEAQ   (DX)(DI*1), R14
+	MOVQ   (SP), R14
+	ADDQ   DX, R14
 	MOVQ   CX, R13
 
 scores_chunk1_30:
@@ -18821,10 +18935,14 @@ pv_next_102:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// func flashDecodeExactQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactQ8AVX512(SB), NOSPLIT, $136-96
-	MOVQ $0x00000000, 32(SP)
+TEXT ·flashDecodeExactQ8AVX512(SB), NOSPLIT, $144-104
+	MOVQ   d+48(FP), AX
+	SHRQ   $0x05, AX
+	IMUL3Q $0x22, AX, AX
+	MOVQ   AX, 136(SP)
+	MOVQ   $0x00000000, 32(SP)
 
 init_11:
 	MOVQ    32(SP), AX
@@ -18873,9 +18991,10 @@ tile_11:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    d+48(FP), AX
-	SHRQ    $0x05, AX
-	IMUL3Q  $0x22, AX, AX
+	MOVQ    stride+96(FP), AX
+	XORQ    DX, DX
+	CMPQ    AX, 136(SP)
+	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
@@ -18905,11 +19024,11 @@ scores_15:
 	ADDQ    DX, AX
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
-	MOVQ    d+48(FP), SI
-	SHRQ    $0x05, SI
-	IMUL3Q  $0x22, SI, SI
+	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     other_head_21
+	JNE     scores_other_11
+	CMPQ    SI, 136(SP)
+	JNE     scores_other_11
 	MOVQ    8(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
@@ -18934,11 +19053,12 @@ scores_by8_31:
 	SUBQ    DX, R11
 	SUBQ    DX, R11
 	SUBQ    DX, R11
-	MOVQ    SI, R12
+	MOVQ    136(SP), R12
 	ANDQ    $0x00000000, R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
-	LEAQ    (DX)(SI*1), R12
+	MOVQ    136(SP), R12
+	ADDQ    DX, R12
 
 scores_q8_7:
 	VPBROADCASTW (R9), Y10
@@ -19069,7 +19189,8 @@ scores_by1_31:
 	JZ      scores_done_46
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R9
-	LEAQ    (DX)(SI*1), R12
+	MOVQ    136(SP), R12
+	ADDQ    DX, R12
 	MOVQ    CX, R11
 
 scores_chunk1_31:
@@ -19117,9 +19238,9 @@ scores_done_46:
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
-	JMP           first_done_21
+	JMP           scores_first_done_11
 
-other_head_21:
+scores_other_11:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
@@ -19143,11 +19264,12 @@ scores_by8_32:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    SI, R11
+	MOVQ    136(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	LEAQ    (DX)(SI*1), R11
+	MOVQ    136(SP), R11
+	ADDQ    DX, R11
 
 scores_q8_8:
 	VPBROADCASTW (R8), Y10
@@ -19275,7 +19397,8 @@ scores_by1_32:
 	JZ      scores_done_47
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	LEAQ    (DX)(SI*1), R11
+	MOVQ    136(SP), R11
+	ADDQ    DX, R11
 	MOVQ    CX, R10
 
 scores_chunk1_32:
@@ -19324,7 +19447,7 @@ scores_done_47:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 
-first_done_21:
+scores_first_done_11:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_15
 
@@ -19498,33 +19621,31 @@ softmax_done_11:
 	MOVQ $0x00000000, 32(SP)
 
 pv_15:
-	MOVQ   32(SP), AX
-	MOVQ   ng+16(FP), CX
-	CMPQ   AX, CX
-	JGE    pv_done_15
-	MOVQ   d+48(FP), AX
-	SHLQ   $0x02, AX
-	MOVQ   32(SP), CX
-	IMULQ  AX, CX
-	MOVQ   o+0(FP), DX
-	ADDQ   DX, CX
-	MOVQ   tileStride+88(FP), DX
-	IMULQ  32(SP), DX
-	MOVQ   tiles+80(FP), BX
-	ADDQ   BX, DX
-	MOVQ   8(SP), BX
-	MOVQ   24(SP), SI
-	MOVQ   d+48(FP), DI
-	SHRQ   $0x05, DI
-	IMUL3Q $0x22, DI, DI
-	CMPQ   32(SP), $0x00000000
-	JNE    other_head_22
-	MOVQ   tk+56(FP), R8
-	IMULQ  DI, R8
-	ADDQ   k+24(FP), R8
-	SUBQ   v+32(FP), R8
-	LEAQ   (R8)(DI*1), R9
-	XORQ   R10, R10
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_15
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	CMPQ  32(SP), $0x00000000
+	JNE   other_head_11
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
 
 pv_block_103:
 	MOVQ    AX, R11
@@ -19919,9 +20040,9 @@ pv_merge_106:
 	JMP     pv_block_106
 
 pv_next_106:
-	JMP first_done_22
+	JMP first_done_11
 
-other_head_22:
+other_head_11:
 	XORQ R8, R8
 
 pv_block_107:
@@ -20305,20 +20426,18 @@ pv_merge_110:
 	JMP     pv_block_110
 
 pv_next_110:
-first_done_22:
+first_done_11:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_15
 
 pv_done_15:
-	MOVQ   d+48(FP), CX
-	SHRQ   $0x05, CX
-	IMUL3Q $0x22, CX, CX
-	MOVQ   24(SP), AX
-	IMULQ  AX, CX
-	ADDQ   CX, (SP)
-	ADDQ   CX, 8(SP)
-	SUBQ   AX, 16(SP)
-	JMP    tile_11
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_11
 
 finish_11:
 	MOVQ $0x00000000, 32(SP)
@@ -20366,9 +20485,9 @@ norm_done_11:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeExactQ8AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// func naiveDecodeExactQ8AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL
-TEXT ·naiveDecodeExactQ8AVX512(SB), NOSPLIT, $0-64
+TEXT ·naiveDecodeExactQ8AVX512(SB), NOSPLIT, $8-72
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -20378,6 +20497,8 @@ TEXT ·naiveDecodeExactQ8AVX512(SB), NOSPLIT, $0-64
 	MOVQ    d+40(FP), DI
 	SHRQ    $0x05, DI
 	IMUL3Q  $0x22, DI, DI
+	MOVQ    DI, (SP)
+	MOVQ    stride+64(FP), DI
 	MOVQ    BX, R8
 	MOVQ    AX, R9
 	LEAQ    (DI)(DI*2), R10
@@ -20402,11 +20523,12 @@ scores_by8_33:
 	SUBQ    DX, R13
 	SUBQ    DX, R13
 	SUBQ    DX, R13
-	MOVQ    DI, R14
+	MOVQ    (SP), R14
 	ANDQ    $0x00000000, R14
 	ADDQ    DX, R14
 	MOVQ    CX, R13
-	LEAQ    (DX)(DI*1), R14
+	MOVQ    (SP), R14
+	ADDQ    DX, R14
 
 scores_q8_9:
 	VPBROADCASTW (R11), Y10
@@ -20534,7 +20656,8 @@ scores_by1_33:
 	JZ      scores_done_48
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
-	LEAQ    (DX)(DI*1), R14
+	MOVQ    (SP), R14
+	ADDQ    DX, R14
 	MOVQ    CX, R13
 
 scores_chunk1_33:
@@ -21072,10 +21195,14 @@ pv_next_114:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int)
+// func flashDecodeFastQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastQ8AVX512(SB), NOSPLIT, $136-96
-	MOVQ $0x00000000, 32(SP)
+TEXT ·flashDecodeFastQ8AVX512(SB), NOSPLIT, $144-104
+	MOVQ   d+48(FP), AX
+	SHRQ   $0x05, AX
+	IMUL3Q $0x22, AX, AX
+	MOVQ   AX, 136(SP)
+	MOVQ   $0x00000000, 32(SP)
 
 init_12:
 	MOVQ    32(SP), AX
@@ -21124,9 +21251,10 @@ tile_12:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    d+48(FP), AX
-	SHRQ    $0x05, AX
-	IMUL3Q  $0x22, AX, AX
+	MOVQ    stride+96(FP), AX
+	XORQ    DX, DX
+	CMPQ    AX, 136(SP)
+	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
 	MOVQ    CX, 104(SP)
@@ -21156,11 +21284,11 @@ scores_16:
 	ADDQ    DX, AX
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
-	MOVQ    d+48(FP), SI
-	SHRQ    $0x05, SI
-	IMUL3Q  $0x22, SI, SI
+	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     other_head_23
+	JNE     scores_other_12
+	CMPQ    SI, 136(SP)
+	JNE     scores_other_12
 	MOVQ    8(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
@@ -21185,11 +21313,12 @@ scores_by8_34:
 	SUBQ    DX, R11
 	SUBQ    DX, R11
 	SUBQ    DX, R11
-	MOVQ    SI, R12
+	MOVQ    136(SP), R12
 	ANDQ    $0x00000000, R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
-	LEAQ    (DX)(SI*1), R12
+	MOVQ    136(SP), R12
+	ADDQ    DX, R12
 
 scores_q8_10:
 	VPBROADCASTW (R9), Y10
@@ -21320,7 +21449,8 @@ scores_by1_34:
 	JZ      scores_done_50
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R9
-	LEAQ    (DX)(SI*1), R12
+	MOVQ    136(SP), R12
+	ADDQ    DX, R12
 	MOVQ    CX, R11
 
 scores_chunk1_34:
@@ -21368,9 +21498,9 @@ scores_done_50:
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
-	JMP           first_done_23
+	JMP           scores_first_done_12
 
-other_head_23:
+scores_other_12:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
@@ -21394,11 +21524,12 @@ scores_by8_35:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    SI, R11
+	MOVQ    136(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	LEAQ    (DX)(SI*1), R11
+	MOVQ    136(SP), R11
+	ADDQ    DX, R11
 
 scores_q8_11:
 	VPBROADCASTW (R8), Y10
@@ -21526,7 +21657,8 @@ scores_by1_35:
 	JZ      scores_done_51
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	LEAQ    (DX)(SI*1), R11
+	MOVQ    136(SP), R11
+	ADDQ    DX, R11
 	MOVQ    CX, R10
 
 scores_chunk1_35:
@@ -21575,7 +21707,7 @@ scores_done_51:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 
-first_done_23:
+scores_first_done_12:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_16
 
@@ -21740,33 +21872,31 @@ softmax_done_12:
 	MOVQ $0x00000000, 32(SP)
 
 pv_16:
-	MOVQ   32(SP), AX
-	MOVQ   ng+16(FP), CX
-	CMPQ   AX, CX
-	JGE    pv_done_16
-	MOVQ   d+48(FP), AX
-	SHLQ   $0x02, AX
-	MOVQ   32(SP), CX
-	IMULQ  AX, CX
-	MOVQ   o+0(FP), DX
-	ADDQ   DX, CX
-	MOVQ   tileStride+88(FP), DX
-	IMULQ  32(SP), DX
-	MOVQ   tiles+80(FP), BX
-	ADDQ   BX, DX
-	MOVQ   8(SP), BX
-	MOVQ   24(SP), SI
-	MOVQ   d+48(FP), DI
-	SHRQ   $0x05, DI
-	IMUL3Q $0x22, DI, DI
-	CMPQ   32(SP), $0x00000000
-	JNE    other_head_24
-	MOVQ   tk+56(FP), R8
-	IMULQ  DI, R8
-	ADDQ   k+24(FP), R8
-	SUBQ   v+32(FP), R8
-	LEAQ   (R8)(DI*1), R9
-	XORQ   R10, R10
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_16
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	CMPQ  32(SP), $0x00000000
+	JNE   other_head_12
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
 
 pv_block_115:
 	MOVQ    AX, R11
@@ -22161,9 +22291,9 @@ pv_merge_118:
 	JMP     pv_block_118
 
 pv_next_118:
-	JMP first_done_24
+	JMP first_done_12
 
-other_head_24:
+other_head_12:
 	XORQ R8, R8
 
 pv_block_119:
@@ -22547,20 +22677,18 @@ pv_merge_122:
 	JMP     pv_block_122
 
 pv_next_122:
-first_done_24:
+first_done_12:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_16
 
 pv_done_16:
-	MOVQ   d+48(FP), CX
-	SHRQ   $0x05, CX
-	IMUL3Q $0x22, CX, CX
-	MOVQ   24(SP), AX
-	IMULQ  AX, CX
-	ADDQ   CX, (SP)
-	ADDQ   CX, 8(SP)
-	SUBQ   AX, 16(SP)
-	JMP    tile_12
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_12
 
 finish_12:
 	MOVQ $0x00000000, 32(SP)
@@ -22608,9 +22736,9 @@ norm_done_12:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeFastQ8AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32)
+// func naiveDecodeFastQ8AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL
-TEXT ·naiveDecodeFastQ8AVX512(SB), NOSPLIT, $0-64
+TEXT ·naiveDecodeFastQ8AVX512(SB), NOSPLIT, $8-72
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -22620,6 +22748,8 @@ TEXT ·naiveDecodeFastQ8AVX512(SB), NOSPLIT, $0-64
 	MOVQ    d+40(FP), DI
 	SHRQ    $0x05, DI
 	IMUL3Q  $0x22, DI, DI
+	MOVQ    DI, (SP)
+	MOVQ    stride+64(FP), DI
 	MOVQ    BX, R8
 	MOVQ    AX, R9
 	LEAQ    (DI)(DI*2), R10
@@ -22644,11 +22774,12 @@ scores_by8_36:
 	SUBQ    DX, R13
 	SUBQ    DX, R13
 	SUBQ    DX, R13
-	MOVQ    DI, R14
+	MOVQ    (SP), R14
 	ANDQ    $0x00000000, R14
 	ADDQ    DX, R14
 	MOVQ    CX, R13
-	LEAQ    (DX)(DI*1), R14
+	MOVQ    (SP), R14
+	ADDQ    DX, R14
 
 scores_q8_12:
 	VPBROADCASTW (R11), Y10
@@ -22776,7 +22907,8 @@ scores_by1_36:
 	JZ      scores_done_52
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
-	LEAQ    (DX)(DI*1), R14
+	MOVQ    (SP), R14
+	ADDQ    DX, R14
 	MOVQ    CX, R13
 
 scores_chunk1_36:

@@ -11,7 +11,7 @@ func flashGeneric(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32
 	tiles := ws[flashStateLen(g):]
 	tb := tileBufLen(tk)
 	var kbuf, vbuf []float32
-	if k.typ != F32 {
+	if k.typ != F32 || k.rs != 1 {
 		kbuf, vbuf = ws[len(ws)-2*tk*d:len(ws)-tk*d], ws[len(ws)-tk*d:]
 	}
 	for h := range g {
@@ -59,7 +59,7 @@ func flashGeneric(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32
 func naiveGeneric(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws []float32) {
 	p := ws[:n]
 	var row []float32
-	if k.typ != F32 {
+	if k.typ != F32 || k.rs != 1 {
 		row = ws[len(ws)-d:]
 	}
 	mx := float32(math.Inf(-1))

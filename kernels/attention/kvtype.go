@@ -63,34 +63,57 @@ func DecodeRow(t KVType, dst []float32, src []byte) {
 	}
 }
 
-// kvSrc is the rows of one KV head a kernel reads, in its element type.
+// kvSrc is the rows of one KV head a kernel reads, in its element type,
+// rs cache rows apart (1 head-major, Hkv position-major).
 type kvSrc struct {
 	f32 []float32 // F32: the rows
 	enc []byte    // F16, Q8_0: the encoded rows
 	typ KVType
 	d   int
+	rs  int
 }
 
-// rows returns rows [j0, j0+cnt) as float32: the cache itself for f32,
-// else decoded into scratch (cnt·d floats).
-func (s kvSrc) rows(scratch []float32, j0, cnt int) []float32 {
+// rowLen is the length of one row in f32 or enc elements.
+func (s kvSrc) rowLen() int {
 	if s.typ == F32 {
+		return s.d
+	}
+	return s.typ.RowBytes(s.d)
+}
+
+// span is the elements (floats or bytes) from the first of n rows to the
+// end of the last.
+func (s kvSrc) span(n int) int { return ((n-1)*s.rs + 1) * s.rowLen() }
+
+// strideBytes is the byte distance from one row to the next.
+func (s kvSrc) strideBytes() int { return s.rs * s.typ.RowBytes(s.d) }
+
+// rows returns rows [j0, j0+cnt) as contiguous float32: the cache itself
+// for a head-major f32 cache, else decoded or gathered into scratch
+// (cnt·d floats).
+func (s kvSrc) rows(scratch []float32, j0, cnt int) []float32 {
+	if s.typ == F32 && s.rs == 1 {
 		return s.f32[j0*s.d : (j0+cnt)*s.d]
 	}
-	rb := s.typ.RowBytes(s.d)
+	rl := s.rowLen()
 	for j := range cnt {
-		DecodeRow(s.typ, scratch[j*s.d:(j+1)*s.d], s.enc[(j0+j)*rb:(j0+j+1)*rb])
+		at := (j0 + j) * s.rs * rl
+		if s.typ == F32 {
+			copy(scratch[j*s.d:(j+1)*s.d], s.f32[at:at+rl])
+		} else {
+			DecodeRow(s.typ, scratch[j*s.d:(j+1)*s.d], s.enc[at:at+rl])
+		}
 	}
 	return scratch[:cnt*s.d]
 }
 
 // sub is rows [lo, hi).
 func (s kvSrc) sub(lo, hi int) kvSrc {
+	a, b := lo*s.rs*s.rowLen(), lo*s.rs*s.rowLen()+s.span(hi-lo)
 	if s.typ == F32 {
-		s.f32 = s.f32[lo*s.d : hi*s.d]
+		s.f32 = s.f32[a:b]
 	} else {
-		rb := s.typ.RowBytes(s.d)
-		s.enc = s.enc[lo*rb : hi*rb]
+		s.enc = s.enc[a:b]
 	}
 	return s
 }
@@ -98,7 +121,7 @@ func (s kvSrc) sub(lo, hi int) kvSrc {
 // kvOf is the window of KV head kh in x (K or V) or xe (KEnc or VEnc).
 func (s Shape) kvOf(x []float32, xe []byte, kh int) kvSrc {
 	if s.KV == F32 {
-		return kvSrc{f32: s.KVRows(x, kh), typ: F32, d: s.D}
+		return kvSrc{f32: s.KVRows(x, kh), typ: F32, d: s.D, rs: s.PosStride()}
 	}
-	return kvSrc{enc: s.KVRowBytes(xe, kh), typ: s.KV, d: s.D}
+	return kvSrc{enc: s.KVRowBytes(xe, kh), typ: s.KV, d: s.D, rs: s.PosStride()}
 }

@@ -13,12 +13,13 @@ func Reference(s Shape, q, k, v []float32) []float64 {
 	for h := 0; h < s.H; h++ {
 		kh := h * s.Hkv / s.H
 		kb, vb := s.KVRows(k, kh), s.KVRows(v, kh)
+		rs := s.PosStride() * d // from one key of the head to the next
 		qh := q[h*d : (h+1)*d]
 		mx := math.Inf(-1)
 		for j := range n {
 			var acc float64
 			for i, qi := range qh {
-				acc += float64(qi) * float64(kb[j*d+i])
+				acc += float64(qi) * float64(kb[j*rs+i])
 			}
 			x[j] = acc * scale
 			mx = math.Max(mx, x[j])
@@ -32,7 +33,7 @@ func Reference(s Shape, q, k, v []float32) []float64 {
 		for j := range n {
 			w := x[j] / sum
 			for i := range oh {
-				oh[i] += w * float64(vb[j*d+i])
+				oh[i] += w * float64(vb[j*rs+i])
 			}
 		}
 	}

@@ -70,9 +70,10 @@ func TestSpecials(t *testing.T) {
 					// Every cache type: a special is encoded (f16 keeps it;
 					// q8_0 turns its block's scale NaN or Inf, which its
 					// dequantized values and the reference over them follow).
-					for _, kv := range KVTypes {
-						p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 45, KV: kv}, TileK: 16, Exp: e}
-						t.Run(fmt.Sprintf("%s/%s/%s/%s", k, kv, e, sp.name), func(t *testing.T) {
+					for _, c := range []Shape{{KV: F32}, {KV: F16}, {KV: Q8_0}, {Layout: PosMajor}} {
+						kv, layout := c.KV, c.Layout
+						p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 45, KV: kv, Layout: layout}, TileK: 16, Exp: e}
+						t.Run(fmt.Sprintf("%s/%s/%s/%s/%s", k, layout, kv, e, sp.name), func(t *testing.T) {
 							b := Alloc(p)
 							FillRandom(b, 7)
 							plant(p, b, sp)
@@ -91,7 +92,7 @@ func TestSpecials(t *testing.T) {
 }
 
 func plant(p Params, b Buffers, sp special) {
-	d, stride := p.D, p.Capacity()*p.D
+	d := p.D
 	if sp.setQ0 {
 		for h := range p.H {
 			b.Q[h*d] = sp.q0
@@ -113,7 +114,7 @@ func plant(p Params, b Buffers, sp special) {
 			}
 		}
 		for _, j := range rows {
-			buf[0*stride+j*d+sp.col] = sp.val // KV head 0 only: heads of KV head 1 stay finite
+			buf[p.Row(0, j)*d+sp.col] = sp.val // KV head 0 only: heads of KV head 1 stay finite
 		}
 	}
 }

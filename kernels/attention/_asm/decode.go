@@ -7,7 +7,8 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// scores writes buf[j] = scale·(q·k_j) for j < cnt, k rows db bytes apart,
+// scores writes buf[j] = scale·(q·k_j) for j < cnt, k rows db bytes apart
+// (a row is rl bytes: db = rl in a head-major cache, Hkv·rl position-major),
 // and returns their maximum (lane 0 of an xmm). Keys go eight at a time
 // (eight independent FMA chains, one q load per eight FMAs, one tree
 // reduction per eight keys), the rest one at a time. The maximum is taken
@@ -17,7 +18,7 @@ import (
 // With pf set, every two-chunk step also prefetches the next 8 vectors of
 // bytes at *pf (advancing it): the first head of a group uses it to pull
 // the V tile in while the scores are computed, so memory keeps streaming.
-func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem, pf ...GPVirtual) VecVirtual {
+func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtual) VecVirtual {
 	left, row, out := GP64(), GP64(), GP64()
 	MOVQ(cnt, left)
 	MOVQ(k, row)
@@ -42,7 +43,7 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem, pf ...GPVirtual) V
 	LEAQ(Mem{Base: row, Index: db, Scale: 4}, p4)
 	t.qDelta(qd, q, row) // q chunk = qAt(p0, qd): one induction pointer for all rows
 	// Two chunks per iteration, then the odd chunk if D/W is odd.
-	MOVQ(db, end)
+	MOVQ(rl, end)
 	ANDQ(U32(^uint32(2*t.kb()-1)), end)
 	ADDQ(row, end)
 	pairs, odd, reduce := label("scores_pairs"), label("scores_odd"), label("scores_reduce")
@@ -51,7 +52,8 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem, pf ...GPVirtual) V
 		// times the block's scale (GGML's dequantized value), then
 		// an FMA with q; q advances 32 floats, the rows 34 bytes.
 		MOVQ(q, qd)
-		LEAQ(Mem{Base: row, Index: db, Scale: 1}, end)
+		MOVQ(rl, end)
+		ADDQ(row, end)
 		blk := label("scores_q8")
 		Label(blk)
 		for i, m := range rowsAt(p0, p4, db, db3, 0) {
@@ -101,7 +103,8 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem, pf ...GPVirtual) V
 		CMPQ(p0, end)
 		JB(LabelRef(pairs))
 		Label(odd)
-		LEAQ(Mem{Base: row, Index: db, Scale: 1}, end)
+		MOVQ(rl, end)
+		ADDQ(row, end)
 		CMPQ(p0, end)
 		JAE(LabelRef(reduce))
 		qv := t.vec()
@@ -128,7 +131,8 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem, pf ...GPVirtual) V
 	a := t.vec()
 	t.zero(a)
 	MOVQ(row, p0)
-	LEAQ(Mem{Base: row, Index: db, Scale: 1}, end)
+	MOVQ(rl, end)
+	ADDQ(row, end)
 	chunk1 := label("scores_chunk1")
 	if t.kv.q8 {
 		MOVQ(q, qd)
@@ -170,7 +174,7 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, scale Mem, pf ...GPVirtual) V
 // live in GP registers; the per-batch state lives in the scratch bytes
 // at tmp (64 bytes; avo leaves 12 GP registers to allocate). pf is as in scores:
 // eight lines of prefetch per eight K vectors.
-func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, scale Mem, tmp Mem, pf *prefetcher) (VecVirtual, VecVirtual) {
+func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, tmp Mem, pf *prefetcher) (VecVirtual, VecVirtual) {
 	lEnd, lLeft, lRow, lEnd2 := tmp, tmp.Offset(8), tmp.Offset(16), tmp.Offset(56)
 	lq := [2]Mem{tmp.Offset(24), tmp.Offset(32)}
 	lout := [2]Mem{tmp.Offset(40), tmp.Offset(48)}
@@ -198,7 +202,8 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, scale Mem, tmp M
 			t.qDelta(qd[h], lq[h], p0)
 		}
 		e := GP64()
-		LEAQ(Mem{Base: p0, Index: db, Scale: 1}, e)
+		MOVQ(rl, e)
+		ADDQ(p0, e)
 		MOVQ(e, lEnd)
 		return p0, qd
 	}
@@ -759,7 +764,18 @@ func (t tier) flashDecode(fast bool) {
 		SHLQ(Imm(2), db)
 		return db
 	}
-	kvRowBytes := func() GPVirtual { return t.kvBytes(Param("d")) }
+	// kvRowBytes is the stride of K and V rows (position to position);
+	// lRL holds the bytes of one row, kvBytes(d).
+	kvRowBytes := func() GPVirtual {
+		r := GP64()
+		Load(Param("stride"), r)
+		return r
+	}
+	lRL := AllocLocal(8)
+	{
+		r := t.kvBytes(Param("d"))
+		MOVQ(r, lRL)
+	}
 	tileOf := func() GPVirtual {
 		b, tiles := GP64(), GP64()
 		Load(Param("tileStride"), b)
@@ -813,8 +829,17 @@ func (t tier) flashDecode(fast bool) {
 		CMPQ(rem, cnt)
 		CMOVQLT(rem, cnt)
 		MOVQ(cnt, lCnt)
-		// Prefetch regions of this tile: its V (phase A), the next K (phase C).
+		// Prefetch regions of this tile: its V (phase A), the next K (phase
+		// C). Address order is only right for a head-major cache: in a
+		// position-major one the tile's rows are interleaved with the
+		// other KV heads', so the regions are left empty.
 		bytes, p := kvRowBytes(), GP64()
+		{
+			zero := GP64()
+			XORQ(zero, zero)
+			CMPQ(bytes, lRL)
+			CMOVQNE(zero, bytes)
+		}
 		IMULQ(cnt, bytes)
 		MOVQ(lVp, p)
 		MOVQ(p, pfV.cur)
@@ -846,7 +871,7 @@ func (t tier) flashDecode(fast bool) {
 		kp, cnt := GP64(), GP64()
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
-		m0, m1 := t.scores2(buf[0], buf[1], q[0], q[1], kp, cnt, kvRowBytes(), scale, lTmp, &pfV)
+		m0, m1 := t.scores2(buf[0], buf[1], q[0], q[1], kp, cnt, kvRowBytes(), lRL, scale, lTmp, &pfV)
 		mb := stateAt(2)
 		VMOVSS(m0, mb)
 		VMOVSS(m1, mb.Offset(4))
@@ -856,13 +881,19 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
 		kdb := kvRowBytes()
-		firstHeadOr(func() {
-			cur := GP64()
-			MOVQ(lVp, cur)
-			VMOVSS(t.scores(bufh, qh, kp, cnt, kdb, scale, cur), stateAt(2))
-		}, func() {
-			VMOVSS(t.scores(bufh, qh, kp, cnt, kdb, scale), stateAt(2))
-		})
+		// The first head prefetches the tile's V in address order: head-major only.
+		other, done := label("scores_other"), label("scores_first_done")
+		CMPQ(lH, U32(0))
+		JNE(LabelRef(other))
+		CMPQ(kdb, lRL)
+		JNE(LabelRef(other))
+		cur := GP64()
+		MOVQ(lVp, cur)
+		VMOVSS(t.scores(bufh, qh, kp, cnt, kdb, lRL, scale, cur), stateAt(2))
+		JMP(LabelRef(done))
+		Label(other)
+		VMOVSS(t.scores(bufh, qh, kp, cnt, kdb, lRL, scale), stateAt(2))
+		Label(done)
 	})
 	// B: online-softmax update of every head.
 	forHeads("softmax", func() {
@@ -961,8 +992,14 @@ func (t tier) naiveDecode(fast bool) {
 	Load(Param("n"), n)
 	Load(Param("d"), db)
 	SHLQ(Imm(2), db)
-	kdb := t.kvBytes(Param("d"))
-	m := t.scores(ws, q, k, n, kdb, paramAddr("scale"))
+	lRL := AllocLocal(8)
+	{
+		r := t.kvBytes(Param("d"))
+		MOVQ(r, lRL)
+	}
+	kdb := GP64()
+	Load(Param("stride"), kdb)
+	m := t.scores(ws, q, k, n, kdb, lRL, paramAddr("scale"))
 	mb := t.vec()
 	VBROADCASTSS(m, mb)
 	s := t.expInPlace(fast, ws, n, mb)
