@@ -83,6 +83,7 @@ type Record struct {
 	Layout string `json:"layout"`              // the KV cache's row order: pos (position-major); empty: head-major
 	Window int    `json:"window" blank:"zero"` // sliding window (keys attended to); empty: none
 	Splits int    `json:"splits" blank:"zero"` // decode-split's chunks of the keys; empty for the other kernels
+	Tokens int    `json:"tokens" blank:"zero"` // kvcache: tokens a store writes (1 for append)
 	Exp    string `json:"exp"`
 	// The quant family's keys: weight format, activations (f32, q8_0,
 	// q8_1, q8_K), shape y[M] = W[M×K]·x[K], rows per pass.

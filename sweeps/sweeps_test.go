@@ -176,7 +176,7 @@ func checkReadCeiling(t *testing.T, recs []results.Record, ceiling string) {
 	t.Helper()
 	okOf := map[string]bool{} // per shape: the ceiling comes first in its group
 	for _, r := range recs {
-		key := fmt.Sprintf("%d/%d/%d/%d/%s/%s/%d/%s", r.HD, r.Ctx, r.H, r.KVH, r.KV, r.Layout, r.Window, r.Fmt)
+		key := fmt.Sprintf("%d/%d/%d/%d/%s/%s/%d/%s/%d", r.HD, r.Ctx, r.H, r.KVH, r.KV, r.Layout, r.Window, r.Fmt, r.Tokens)
 		if r.Kernel == ceiling {
 			okOf[key] = okOf[key] || r.Status == results.StatusOK
 			continue

@@ -117,3 +117,19 @@ func (im Impl) Run(p Params, b Buffers) {
 		im.dequant[p.Fmt](p.Fmt, b.D, b.W, p.M, p.K)
 	}
 }
+
+// QuantizeRow writes x (a whole number of act's blocks) into dst as act
+// (Q8_0, Q8_1 or Q8_K) with tier im's quantizer: byte for byte Quantize,
+// GGML's reference quantizer (every tier is checked against it). The KV
+// cache's q8_0 stores use it. It does not allocate.
+func (im Impl) QuantizeRow(act Format, dst []byte, x []float32) error {
+	q, ok := im.quantizeQ8[act]
+	if !ok {
+		return fmt.Errorf("%s has no %s quantizer", im.Tier, act)
+	}
+	if err := act.CheckRow(len(x), len(dst)); err != nil {
+		return err
+	}
+	q(act, dst, x)
+	return nil
+}

@@ -1,0 +1,116 @@
+// Command _asm generates store_amd64.s, the AVX2 and AVX-512 f32 → f16
+// conversions of the KV-cache stores. It lives in its own module so that
+// avo never becomes a dependency of ckbench.
+//
+//	go generate ./kernels/kvcache   (runs: go run -C _asm . -out ../store_amd64.s)
+package main
+
+import (
+	"fmt"
+	"os"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func main() {
+	// Pin the target so the output does not depend on the host (mmcloughlin/avo#450).
+	os.Setenv("GOOS", "linux")
+	os.Setenv("GOARCH", "amd64")
+	Package("github.com/ckbench/ckbench/kernels/kvcache")
+	ConstraintExpr("!purego")
+	rows("toF16RowsAVX2", 8, YMM, true)
+	rows("toF16RowsAVX512", 16, ZMM, true)
+	rows("copyRowsAVX2", 8, YMM, false)
+	rows("copyRowsAVX512", 16, ZMM, false)
+	Generate()
+}
+
+// rows emits, for r < nrows, row r of n values (n a multiple of w) from
+// src + r·srcStride bytes to dst + r·dstStride bytes, and the same from
+// src2 to dst2 (K and V): as f16 (f16 set,
+// VCVTPS2PH with rounding mode 0, round to nearest even, which is
+// quant.F32ToF16 bit for bit: NaN made quiet with its payload's top bits,
+// overflow to ±Inf, float32 denormals and whatever underflows to zero) or
+// as f32 (a copy). Eight vectors per iteration (all loads, then all
+// stores: the order the roofline's copy ceiling uses), then one at a time; plain
+// stores (the row is read by the next decode step: it should stay in
+// cache). One call writes every row of a store, so a token's append of
+// Hkv short rows pays one call, not Hkv.
+// unroll is the vectors per iteration of the main loop.
+const unroll = 8
+
+func rows(name string, w int, vec func() VecVirtual, f16 bool) {
+	Implement(name)
+	Attributes(NOSPLIT)
+	dst, src, left, nrows := GP64(), GP64(), GP64(), GP64()
+	dr, sr, ds, ss := GP64(), GP64(), GP64(), GP64() // row starts and strides
+	Load(Param("dstStride"), ds)
+	Load(Param("srcStride"), ss)
+	// The rows of K (dst, src), then the same rows of V (dst2, src2): a
+	// token's append is one call.
+	for half, names := range [][2]string{{"dst", "src"}, {"dst2", "src2"}} {
+		Load(Param("nrows"), nrows)
+		Load(Param(names[0]), dr)
+		Load(Param(names[1]), sr)
+		row, by4, by1, next, done := fmt.Sprintf("%s_row%d", name, half), fmt.Sprintf("%s_by4%d", name, half), fmt.Sprintf("%s_by1%d", name, half), fmt.Sprintf("%s_next%d", name, half), fmt.Sprintf("%s_done%d", name, half)
+		out := 2 * w // bytes written per vector
+		if !f16 {
+			out = 4 * w
+		}
+		store := func(x VecVirtual, m Mem) {
+			if f16 {
+				// Into a register, then a plain store: the memory form of
+				// VCVTPS2PH is several times slower on Zen 4 (measured).
+				h := x.AsY()
+				if w == 8 {
+					h = x.AsX()
+				}
+				VCVTPS2PH(Imm(0), x, h)
+				VMOVDQU(h, m)
+			} else {
+				VMOVUPS(x, m)
+			}
+		}
+		Label(row)
+		TESTQ(nrows, nrows)
+		JZ(LabelRef(done))
+		MOVQ(dr, dst)
+		MOVQ(sr, src)
+		Load(Param("n"), left)
+		Label(by4)
+		CMPQ(left, U32(unroll*w))
+		JL(LabelRef(by1))
+		var xs [unroll]VecVirtual
+		for u := range xs { // all loads, then all stores
+			xs[u] = vec()
+			VMOVUPS(Mem{Base: src, Disp: 4 * w * u}, xs[u])
+		}
+		for u, x := range xs {
+			store(x, Mem{Base: dst, Disp: out * u})
+		}
+		ADDQ(U32(unroll*4*w), src)
+		ADDQ(U32(unroll*out), dst)
+		SUBQ(U32(unroll*w), left)
+		JMP(LabelRef(by4))
+		Label(by1)
+		TESTQ(left, left)
+		JZ(LabelRef(next))
+		x := vec()
+		VMOVUPS(Mem{Base: src}, x)
+		store(x, Mem{Base: dst})
+		ADDQ(U32(4*w), src)
+		ADDQ(U32(out), dst)
+		SUBQ(U32(w), left)
+		JMP(LabelRef(by1))
+		Label(next)
+		ADDQ(ds, dr)
+		ADDQ(ss, sr)
+		DECQ(nrows)
+		JMP(LabelRef(row))
+		Label(done)
+	}
+	VZEROUPPER()
+	RET()
+}

@@ -1,0 +1,148 @@
+package kvcache
+
+import (
+	"unsafe"
+
+	"github.com/ckbench/ckbench/kernels/attention"
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/quant"
+)
+
+// rowsFunc writes nrows rows of n float32 values, row r from src at byte
+// offset r·srcStride to dst at byte offset r·dstStride, and the same from
+// src2 to dst2, in the cache's element type (f16, or f32 for a copy). One
+// call covers every row of K and V that share their strides: a token's
+// append is one call.
+type rowsFunc func(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int)
+
+// Impl is one ISA tier's implementation of the stores: how it writes
+// float32 rows as f32 (a copy), f16 and q8_0.
+type Impl struct {
+	Tier  isa.Tier
+	copy  rowsFunc
+	toF16 rowsFunc
+	q8    quant.Impl
+}
+
+// impls holds every tier compiled into this binary, generic first; the
+// per-arch file appends to it in init.
+var impls = []Impl{{Tier: isa.Generic, copy: copyGeneric, toF16: toF16Generic, q8: quantTier(isa.Generic)}}
+
+// quantTier is package quant's implementation of tier t (its q8_0 quantizer).
+func quantTier(t isa.Tier) quant.Impl {
+	im, ok := quant.Lookup(t)
+	if !ok {
+		im, _ = quant.Lookup(isa.Generic)
+	}
+	return im
+}
+
+// Impls returns the tiers compiled into this binary, whether or not the CPU
+// can run them: check isa.Detect before calling Run on one.
+func Impls() []Impl { return impls }
+
+// Tiers lists the tiers this binary has stores for.
+func Tiers() []isa.Tier { return isa.TiersOf(impls) }
+
+// Lookup returns the implementation of tier t, if this binary has one.
+func Lookup(t isa.Tier) (Impl, bool) { return isa.Find(impls, t) }
+
+// TierOf makes Impl an isa.Implemented.
+func (im Impl) TierOf() isa.Tier { return im.Tier }
+
+// toF16Generic is the contract of the f16 store: each value rounded to
+// nearest even (quant.F32ToF16), little-endian.
+func toF16Generic(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
+	for _, x := range [2]struct {
+		dst []byte
+		src []float32
+	}{{dst, src}, {dst2, src2}} {
+		for r := range nrows {
+			d, s := x.dst[r*dstStride:r*dstStride+2*n], x.src[r*srcStride/4:r*srcStride/4+n]
+			for i, v := range s {
+				h := quant.F32ToF16(v)
+				d[2*i], d[2*i+1] = byte(h), byte(h>>8)
+			}
+		}
+	}
+}
+
+// copyGeneric is the f32 store: the values, row by row (Go's copy).
+func copyGeneric(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
+	for r := range nrows {
+		copy(floatsOf(dst[r*dstStride:r*dstStride+4*n]), src[r*srcStride/4:r*srcStride/4+n])
+		copy(floatsOf(dst2[r*dstStride:r*dstStride+4*n]), src2[r*srcStride/4:r*srcStride/4+n])
+	}
+}
+
+// floatsOf and bytesOf view a cache of floats as bytes and back (the
+// asm and the f32 store take the cache as bytes).
+func floatsOf(b []byte) []float32 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+func bytesOf(x []float32) []byte {
+	if len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
+}
+
+// Run executes p on b. The caller must have checked p.Check(b) == nil and
+// that the CPU runs im.Tier; Run does not allocate.
+//
+// Head-major, head kh's new rows are contiguous in the cache and in the
+// scratch: one row of n·D values per head, Capacity rows apart, one call
+// for all heads of K and V. Position-major, the heads of one position are
+// contiguous: one call per head (its rows Hkv apart) or, when a store
+// writes fewer tokens than there are heads (append), one per token (its
+// Hkv rows).
+func (im Impl) Run(p Params, b Buffers) {
+	k, v := bytesOf(b.K), bytesOf(b.V)
+	if p.KV != attention.F32 {
+		k, v = b.KEnc, b.VEnc
+	}
+	d, n, rb := p.D, p.Count(), p.KV.RowBytes(p.D)
+	switch {
+	case p.Layout == attention.HeadMajor:
+		at := p.Row(0, p.Pos) * rb
+		im.rows(p.KV, k[at:], v[at:], p.Capacity()*rb, b.SrcK, b.SrcV, 4*n*d, p.Hkv, n*d)
+	case n < p.Hkv:
+		for j := range n {
+			at := p.Row(0, p.Pos+j) * rb
+			im.rows(p.KV, k[at:], v[at:], rb, b.SrcK[j*d:], b.SrcV[j*d:], 4*n*d, p.Hkv, d)
+		}
+	default:
+		for kh := range p.Hkv {
+			at := p.Row(kh, p.Pos) * rb
+			im.rows(p.KV, k[at:], v[at:], p.Hkv*rb, b.SrcK[kh*n*d:], b.SrcV[kh*n*d:], 4*d, n, d)
+		}
+	}
+}
+
+// rows writes nrows rows of n values of K and of V (strides in bytes) in
+// type kv: f32 and f16 in one call of the tier's row store, q8_0 a
+// quant.QuantizeRow per row (a row is whole blocks).
+func (im Impl) rows(kv attention.KVType, dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
+	switch kv {
+	case attention.F32:
+		im.copy(dst, dst2, dstStride, src, src2, srcStride, nrows, n)
+	case attention.F16:
+		im.toF16(dst, dst2, dstStride, src, src2, srcStride, nrows, n)
+	case attention.Q8_0:
+		nb := n / attention.Q8Block * attention.Q8BlockBytes
+		for r := range nrows {
+			for _, x := range [2]struct {
+				dst []byte
+				src []float32
+			}{{dst, src}, {dst2, src2}} {
+				if err := im.q8.QuantizeRow(quant.Q8_0, x.dst[r*dstStride:r*dstStride+nb], x.src[r*srcStride/4:r*srcStride/4+n]); err != nil {
+					panic(err) // D is a multiple of the block: Validate checked it
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,459 @@
+package sweeps
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ckbench/ckbench/kernels/attention"
+	"github.com/ckbench/ckbench/kernels/buf"
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/kvcache"
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/roofline"
+	"github.com/ckbench/ckbench/sampler"
+)
+
+// KVCopy is the in-run ceiling of the kvcache family: a plain copy
+// (roofline.Copy, the widest loads and stores of the tier) of as many
+// bytes as the store moves, half read and half written, measured with the
+// same sampler. Its GB/s becomes read_gbs (% read) of the stores of the
+// shape: a store's bytes against a copy of the same bytes at the same
+// level.
+const KVCopy = "kv-copy"
+
+// KVCacheOps lists the kernel names the kvcache sweep accepts.
+func KVCacheOps() []string {
+	names := []string{}
+	for _, o := range kvcache.Ops {
+		names = append(names, string(o))
+	}
+	return append(names, KVCopy)
+}
+
+// KVCacheGrid is the parameter grid of `ckbench sweep kvcache`.
+type KVCacheGrid struct {
+	Ops      []string
+	Tiers    []isa.Tier
+	HeadDims []int
+	Heads    []int // KV heads
+	Tokens   []int // batch-copy's tokens
+	Ctxs     []int // the position written: the tokens already in the cache
+	KVs      []attention.KVType
+	Layouts  []attention.Layout
+}
+
+// KVCachePreset returns a named grid: quick (what make run does), default
+// or full.
+func KVCachePreset(name string) (KVCacheGrid, sampler.Config, error) {
+	g := KVCacheGrid{Ops: KVCacheOps(), Tiers: kvcache.Tiers(), KVs: attention.KVTypes}
+	var sc sampler.Config
+	switch name {
+	case "quick":
+		g.HeadDims, g.Heads, g.Tokens, g.Ctxs = []int{128}, []int{8}, []int{512}, []int{4096}
+		g.Layouts = []attention.Layout{attention.HeadMajor}
+		sc.MinTime = 100e6
+	case "default":
+		g.HeadDims, g.Heads, g.Tokens, g.Ctxs = []int{64, 128}, []int{8, 32}, []int{128, 2048}, []int{4096, 32768}
+		g.Layouts = attention.Layouts
+	case "full":
+		g.HeadDims, g.Heads, g.Tokens, g.Ctxs = []int{64, 96, 128, 256}, []int{1, 8, 32}, []int{16, 128, 512, 2048, 8192}, []int{512, 4096, 32768}
+		g.Layouts = attention.Layouts
+	default:
+		return g, sc, fmt.Errorf("unknown preset %q (known: quick, default, full)", name)
+	}
+	return g, sc, nil
+}
+
+// Validate reports the first impossible value in the grid.
+func (g KVCacheGrid) Validate() error {
+	if len(g.Ops) == 0 || len(g.Tiers) == 0 || len(g.HeadDims) == 0 || len(g.Heads) == 0 || len(g.Tokens) == 0 ||
+		len(g.Ctxs) == 0 || len(g.KVs) == 0 || len(g.Layouts) == 0 {
+		return fmt.Errorf("empty grid: every parameter needs at least one value")
+	}
+	for _, n := range g.Tokens {
+		if n < 1 || n > MaxCtx {
+			return paramErrorf("tokens", "%d: a batch-copy writes 1…%d tokens", n, MaxCtx)
+		}
+	}
+	for _, c := range g.Ctxs {
+		if c < 0 || c > MaxCtx {
+			return paramErrorf("ctx", "%d: the position written is 0…%d", c, MaxCtx)
+		}
+	}
+	for _, h := range g.Heads {
+		if h < 1 || h > MaxHeads {
+			return paramErrorf("heads", "%d: KV heads are 1…%d", h, MaxHeads)
+		}
+	}
+	for _, d := range g.HeadDims {
+		for _, kv := range g.KVs {
+			if err := (kvcache.Params{Op: kvcache.Append, Hkv: 1, D: d, KV: kv}).Validate(); err != nil {
+				param := "hd"
+				if (kvcache.Params{Op: kvcache.Append, Hkv: 1, D: d}).Validate() == nil {
+					param = "kv"
+				}
+				return paramErrorf(param, "%s and hd %d: %v", kv, d, err)
+			}
+		}
+	}
+	return nil
+}
+
+// KVCacheTiers are the tiers the kvcache family offers: the float tiers
+// (avx512vnni adds only int8 instructions).
+var KVCacheTiers = []isa.Tier{isa.Generic, isa.AVX2, isa.AVX512}
+
+// kvcacheData is one store shape's data: the source rows and the cache
+// (one set; cold points rotate positions instead, see rotations).
+type kvcacheData struct {
+	b kvcache.Buffers
+	// a plain copy of as many bytes as the store moves (the ceiling)
+	src, dst []float32
+}
+
+// rotations is how many positions a cold point cycles through so that a
+// store's rows were last written ColdBytes ago (1: warm).
+func rotations(w kvcache.Work, opt Options) int {
+	if !opt.Cold {
+		return 1
+	}
+	return int(max(2, opt.ColdBytes/max(int64(w.Bytes()), 1)+1))
+}
+
+// PlanKVCache expands a grid into points, grouped by store shape.
+func PlanKVCache(g KVCacheGrid, opt Options, info machine.Info) (*Plan, error) {
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	if err := opt.prepare(info); err != nil {
+		return nil, err
+	}
+	plan := &Plan{Family: "kvcache"}
+	status := tierStatus(g.Tiers, func(t isa.Tier) bool { _, ok := kvcache.Lookup(t); return ok },
+		func(t isa.Tier) string {
+			if t == isa.AVX512VNNI {
+				return "no kvcache stores in the avx512vnni tier (it adds only int8 instructions; see avx512)"
+			}
+			return "no " + string(t) + " kvcache stores in this build"
+		})
+	for _, d := range g.HeadDims {
+		for _, hkv := range g.Heads {
+			for _, ctx := range g.Ctxs {
+				for _, kv := range g.KVs {
+					for _, layout := range g.Layouts {
+						for _, op := range kvcache.Ops {
+							// A store's shape is planned when it is asked for, or
+							// when only its ceiling is (kernel=kv-copy).
+							if !slices.Contains(g.Ops, string(op)) && !onlyCeiling(g.Ops) {
+								continue
+							}
+							tokens := g.Tokens
+							if op == kvcache.Append {
+								tokens = []int{1}
+							}
+							for _, n := range tokens {
+								p := kvcache.Params{Op: op, Hkv: hkv, D: d, KV: kv, Layout: layout, Pos: ctx, Tokens: n}
+								plan.Points = append(plan.Points, kvcachePoints(p, g, opt, status)...)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	describe := func(p Point) string {
+		return fmt.Sprintf("%s hd=%d heads=%d ctx=%d tokens=%d kv=%s%s", p.Rec.Kernel, p.Rec.HD, p.Rec.KVH, p.Rec.Ctx, p.Rec.Tokens, p.Rec.KV, layoutCell(&p.Rec))
+	}
+	if err := plan.checkMemory(opt.MemAvailable, describe); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// onlyCeiling reports whether ops asks for kv-copy and no store.
+func onlyCeiling(ops []string) bool {
+	return !slices.ContainsFunc(ops, func(o string) bool { return o != KVCopy })
+}
+
+// kvcachePoints are one store shape's points: its kv-copy ceiling (widest
+// tier first) when asked for, then the store in every tier.
+func kvcachePoints(p kvcache.Params, g KVCacheGrid, opt Options, status map[isa.Tier]isa.Status) []Point {
+	w := p.Work()
+	rot := rotations(w, opt)
+	p.Cap = p.Pos + rot*p.Count()
+	cacheBytes := satMul(2, int64(p.Hkv), int64(p.Capacity()), int64(p.KV.RowBytes(p.D)))
+	srcBytes := satMul(8, int64(p.Hkv), int64(p.Count()), int64(p.D))
+	mem := satAdd(cacheBytes, satMul(srcBytes, int64(rot)), int64(w.Bytes()))
+	grp := &dataGroup{mem: mem, ws: int64(w.Bytes()), alloc: func() any {
+		d := &kvcacheData{b: kvcache.Alloc(p)}
+		// One source per rotation: the cold store's rows come from memory too.
+		d.b.SrcK, d.b.SrcV = buf.Floats(rot*len(d.b.SrcK)), buf.Floats(rot*len(d.b.SrcV))
+		buf.FillUniform(d.b.SrcK, opt.Seed, -1, 1)
+		buf.FillUniform(d.b.SrcV, opt.Seed+1, -1, 1)
+		half := int(w.Bytes()) / 8
+		d.src, d.dst = buf.Floats(half), buf.Floats(half)
+		return d
+	}}
+	base := results.NewRecord()
+	base.Family, base.HD, base.KVH, base.Ctx, base.KV, base.Tokens = "kvcache", p.D, p.Hkv, p.Pos, p.KV.String(), p.Count()
+	if p.Layout != attention.HeadMajor {
+		base.Layout = p.Layout.String()
+	}
+	base.Bytes, base.Traffic, base.Flops = results.Float(w.Bytes()), results.Float(w.Bytes()), 0
+	var pts []Point
+	if slices.Contains(g.Ops, KVCopy) {
+		for i := len(g.Tiers) - 1; i >= 0; i-- {
+			pts = append(pts, kvCopyPoint(base, g.Tiers[i], status[g.Tiers[i]], grp))
+		}
+	}
+	if slices.Contains(g.Ops, string(p.Op)) {
+		for _, t := range g.Tiers {
+			pts = append(pts, storePoint(base, p, rot, t, status[t], grp))
+		}
+	}
+	return pts
+}
+
+func kvCopyPoint(base results.Record, t isa.Tier, st isa.Status, grp *dataGroup) Point {
+	rec := base
+	rec.Kernel, rec.ISA = KVCopy, string(t)
+	pt := Point{Rec: rec, Tier: t, Mem: grp.mem, group: grp, ceiling: true}
+	if !st.Runs {
+		pt.Skip = st.Reason
+	}
+	pt.prepare = func(g *dataGroup) (func(), float64, error) {
+		d := g.get().(*kvcacheData)
+		buf.FillUniform(d.src, 7, -1, 1)
+		clear(d.dst)
+		roofline.Copy(t, d.dst, d.src, 1)
+		if i := slices.IndexFunc(d.dst, func(x float32) bool { return x == 0 }); i >= 0 && d.src[i] != 0 {
+			return nil, math.NaN(), fmt.Errorf("copy loop left float %d of %d unwritten", i, len(d.dst))
+		}
+		return func() { roofline.Copy(t, d.dst, d.src, 1) }, 0, nil
+	}
+	return pt
+}
+
+func storePoint(base results.Record, p kvcache.Params, rot int, t isa.Tier, st isa.Status, grp *dataGroup) Point {
+	rec := base
+	rec.Kernel, rec.ISA = string(p.Op), string(t)
+	pt := Point{Rec: rec, Tier: t, Mem: grp.mem, group: grp}
+	if !st.Runs {
+		pt.Skip = st.Reason
+	}
+	im, _ := kvcache.Lookup(t)
+	gen, _ := kvcache.Lookup(isa.Generic)
+	pt.prepare = func(g *dataGroup) (func(), float64, error) {
+		d := g.get().(*kvcacheData)
+		// The gate: the rows this tier writes are, byte for byte, the
+		// generic tier's (f16 rounded to nearest even, q8_0 GGML's
+		// quantizer), written into a cache of just those positions.
+		b := d.b
+		if err := p.Check(b); err != nil {
+			return nil, math.NaN(), err
+		}
+		small := p
+		small.Pos, small.Cap = 0, p.Count()
+		want := kvcache.Alloc(small)
+		want.SrcK, want.SrcV = b.SrcK, b.SrcV
+		gen.Run(small, want)
+		im.Run(p, b)
+		if err := sameRows(p, b, small, want); err != nil {
+			return nil, 1, fmt.Errorf("%v, against the generic tier", err)
+		}
+		// Each call the next of rot positions (and its own source rows):
+		// cold, a row was last written ColdBytes of stores ago.
+		src := p.Hkv * p.Count() * p.D
+		i := 0
+		return func() {
+			q := p
+			q.Pos = p.Pos + i*p.Count()
+			bb := b
+			bb.SrcK, bb.SrcV = b.SrcK[i*src:(i+1)*src], b.SrcV[i*src:(i+1)*src]
+			im.Run(q, bb)
+			i++
+			if i == rot {
+				i = 0
+			}
+		}, 0, nil
+	}
+	return pt
+}
+
+// sameRows reports the first byte where the rows p wrote into a differ
+// from those small (the same store at position 0) wrote into b.
+func sameRows(p kvcache.Params, a kvcache.Buffers, small kvcache.Params, b kvcache.Buffers) error {
+	rb, d := p.KV.RowBytes(p.D), p.D
+	for kh := range p.Hkv {
+		for j := range p.Count() {
+			ra, rbw := p.Row(kh, p.Pos+j), small.Row(kh, j)
+			for _, c := range []struct {
+				name string
+				x, y []float32
+				ex   []byte
+				ey   []byte
+			}{{"k", a.K, b.K, a.KEnc, b.KEnc}, {"v", a.V, b.V, a.VEnc, b.VEnc}} {
+				if p.KV == attention.F32 {
+					x, y := c.x[ra*d:(ra+1)*d], c.y[rbw*d:(rbw+1)*d]
+					for i := range x {
+						if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+							return fmt.Errorf("%s head %d position %d value %d: %v, want %v", c.name, kh, p.Pos+j, i, x[i], y[i])
+						}
+					}
+					continue
+				}
+				x, y := c.ex[ra*rb:(ra+1)*rb], c.ey[rbw*rb:(rbw+1)*rb]
+				for i := range x {
+					if x[i] != y[i] {
+						return fmt.Errorf("%s head %d position %d byte %d: %#02x, want %#02x", c.name, kh, p.Pos+j, i, x[i], y[i])
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// The kvcache family's adapter.
+func init() { Register(kvcacheFamily{}) }
+
+type kvcacheFamily struct{}
+
+func (kvcacheFamily) Name() string { return "kvcache" }
+
+func (kvcacheFamily) Doc() string {
+	return "The KV-cache stores a decoded token pays for: append (one token's K and V rows, every KV head, " +
+		"at position ctx) and batch-copy (a prefill's tokens from a compact head-major scratch into the " +
+		"cache), writing f32, f16 (VCVTPS2PH, round to nearest even) or q8_0 (GGML's quantizer, byte for " +
+		"byte), head-major or position-major. All stores are plain (temporal): the row is read by the next " +
+		"decode step. kv-copy, a plain copy of as many bytes, is the in-run ceiling behind % read. Every " +
+		"point is first checked byte for byte against the generic tier."
+}
+
+func (kvcacheFamily) Examples() [][]string {
+	return [][]string{
+		{"preset=quick"},
+		{"kernel=append,kv-copy", "kv=f16", "hd=128", "heads=8", "ctx=4096"},
+		{"kernel=batch-copy,kv-copy", "tokens=512,4096", "layout=head,pos", "cold"},
+	}
+}
+
+func (kvcacheFamily) ColdWhat() string  { return "the positions written and their source rows" }
+func (kvcacheFamily) Tiers() []isa.Tier { return KVCacheTiers }
+func (kvcacheFamily) Presets() []string { return []string{"quick", "default", "full"} }
+func (kvcacheFamily) BenchKeys() []string {
+	return []string{"isa", "kv", "layout", "hd", "kvh", "ctx", "tokens"}
+}
+
+func (kvcacheFamily) Params() []Param {
+	return []Param{
+		{"kernel", "stores: " + strings.Join(KVCacheOps(), ",") + " or all"},
+		{"kv", "cache element types: f32, f16, q8_0 (hd a multiple of 32) or all"},
+		{"hd", "head dims, e.g. 64,128 (multiples of 16 up to 256)"},
+		{"heads", "KV heads, e.g. 8,32"},
+		{"tokens", "tokens a batch-copy writes, e.g. 128,2048 (append writes 1)"},
+		{"ctx", "the position written (tokens already in the cache), e.g. 4096"},
+		{"layout", "cache row orders: head ([kv_head][ctx][hd]), pos ([ctx][kv_head][hd]) or all"},
+	}
+}
+
+func (kvcacheFamily) Grid(preset string) (Grid, sampler.Config, error) {
+	g, sc, err := KVCachePreset(preset)
+	return &g, sc, err
+}
+
+func (kvcacheFamily) Summary() Summary {
+	return Summary{
+		Keys: "kernel\tisa\tkv\thd\tkvh\tctx\ttokens",
+		Cells: func(r *results.Record) string {
+			return fmt.Sprintf("%s\t%s\t%s%s\t%d\t%d\t%d\t%d", r.Kernel, r.ISA, r.KV, layoutCell(r), r.HD, r.KVH, r.Ctx, r.Tokens)
+		},
+		USFormat: "%.3f",
+		Named: func(r *results.Record) string {
+			return fmt.Sprintf("%s/%s kv=%s%s hd=%d kvh=%d ctx=%d tokens=%d", r.Kernel, r.ISA, r.KV, layoutCell(r), r.HD, r.KVH, r.Ctx, r.Tokens)
+		},
+	}
+}
+
+func (kvcacheFamily) List(w io.Writer) {
+	fmt.Fprintln(w, "family kvcache: the stores into the KV cache (attention's cache: head- or position-major, f32, f16 or q8_0)")
+	fmt.Fprintln(w, "\ntiers:")
+	for _, t := range isa.All {
+		st := isa.Detect(t)
+		_, built := kvcache.Lookup(t)
+		switch {
+		case !built:
+			fmt.Fprintf(w, "  %-10s no kvcache stores (int8-only tier, or not in this build)\n", t)
+		case st.Runs:
+			fmt.Fprintf(w, "  %-10s runs here\n", t)
+		default:
+			fmt.Fprintf(w, "  %-10s skipped here: %s\n", t, st.Reason)
+		}
+	}
+	read, written := kvcache.WorkFormula()
+	fmt.Fprintln(w, "\nstores (per call; plain stores, none non-temporal):")
+	for _, o := range kvcache.Ops {
+		fmt.Fprintf(w, "  %s\n      read    %s\n      written %s\n", o, read, written)
+	}
+	fmt.Fprintf(w, "  %s\n      the ceiling: a plain copy of read+written bytes (half each way), widest loads and stores;\n      its GB/s is read_gbs of every store of the shape\n", KVCopy)
+	fmt.Fprintln(w, "\ncorrectness gate: the rows a store writes equal, byte for byte, the generic tier's (f16: round to")
+	fmt.Fprintln(w, "                  nearest even; q8_0: GGML's reference quantizer); the kernel tests also check that")
+	fmt.Fprintln(w, "                  nothing else in the cache changes")
+	fmt.Fprintln(w, "cold: each call writes the next of enough positions (with its own source rows) that a row was last")
+	fmt.Fprintln(w, "      touched a cache's worth of stores ago")
+}
+
+// Set reads one parameter of the kvcache grid.
+func (g *KVCacheGrid) Set(param, value string) error {
+	var err error
+	switch param {
+	case "kernel":
+		g.Ops, err = ParseList("kernel", value, KVCacheOps(), func(s string) (string, error) {
+			if slices.Contains(KVCacheOps(), s) {
+				return s, nil
+			}
+			return "", fmt.Errorf("unknown kvcache store %q (known: %s)", s, strings.Join(KVCacheOps(), ", "))
+		})
+	case "kv":
+		g.KVs, err = ParseList("kv", value, attention.KVTypes, attention.ParseKVType)
+	case "hd":
+		g.HeadDims, err = ParseInts("hd", value)
+	case "heads":
+		g.Heads, err = ParseInts("heads", value)
+	case "tokens":
+		g.Tokens, err = ParseInts("tokens", value)
+	case "ctx":
+		g.Ctxs, err = ParseInts("ctx", value)
+	case "layout":
+		g.Layouts, err = ParseList("layout", value, attention.Layouts, attention.ParseLayout)
+	default:
+		err = paramErrorf(param, "not a parameter of the kvcache family")
+	}
+	return err
+}
+
+// SetTiers sets the tiers to sweep.
+func (g *KVCacheGrid) SetTiers(ts []isa.Tier) { g.Tiers = ts }
+
+// Plan is PlanKVCache.
+func (g *KVCacheGrid) Plan(opt Options, info machine.Info) (*Plan, error) {
+	return PlanKVCache(*g, opt, info)
+}
+
+// Config is the grid as machine.json records it.
+func (g *KVCacheGrid) Config() map[string]any {
+	kvs := make([]string, len(g.KVs))
+	for i, kv := range g.KVs {
+		kvs[i] = kv.String()
+	}
+	layouts := make([]string, len(g.Layouts))
+	for i, l := range g.Layouts {
+		layouts[i] = l.String()
+	}
+	return map[string]any{"kernels": g.Ops, "isa": g.Tiers, "hd": g.HeadDims, "heads": g.Heads, "tokens": g.Tokens,
+		"ctx": g.Ctxs, "kv": kvs, "layout": layouts}
+}

@@ -1,0 +1,99 @@
+package sweeps
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckbench/ckbench/kernels/attention"
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/kvcache"
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/sampler"
+)
+
+func tinyKVCacheGrid() KVCacheGrid {
+	return KVCacheGrid{Ops: KVCacheOps(), Tiers: isa.All, HeadDims: []int{64}, Heads: []int{3}, Tokens: []int{5},
+		Ctxs: []int{7}, KVs: attention.KVTypes, Layouts: attention.Layouts}
+}
+
+// TestRunKVCache: per store shape the kv-copy ceiling runs first (widest
+// tier that runs first), every store passes its byte-for-byte gate in
+// every tier that runs, a tier without stores is skipped with its reason,
+// and the stores' bytes are the work model's; cold rotates positions.
+func TestRunKVCache(t *testing.T) {
+	for _, cold := range []bool{false, true} {
+		opt := Options{Sampler: sampler.Config{MinTime: 2 * time.Millisecond}, CPU: -1, Seed: 3, Cold: cold, ColdBytes: 64 << 10}
+		plan, err := PlanKVCache(tinyKVCacheGrid(), opt, machine.Describe())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkCeilingFirst(t, plan, KVCopy, widestRunning(kvcache.Tiers()))
+		var recs []results.Record
+		complete, err := Run(context.Background(), plan, opt, func(r results.Record) error {
+			recs = append(recs, r)
+			return nil
+		})
+		if err != nil || !complete || len(recs) != len(plan.Points) {
+			t.Fatalf("run: complete=%v err=%v %d records of %d", complete, err, len(recs), len(plan.Points))
+		}
+		stores := 0
+		for _, r := range recs {
+			_, built := kvcache.Lookup(isa.Tier(r.ISA))
+			runs := isa.Detect(isa.Tier(r.ISA)).Runs && built
+			switch {
+			case !runs && (r.Status != results.StatusSkipped || r.Reason == ""):
+				t.Errorf("%s/%s: tier does not run here but status %s (%q)", r.Kernel, r.ISA, r.Status, r.Reason)
+			case runs && r.Status == results.StatusFailed:
+				t.Errorf("%s/%s kv=%s layout=%q: failed: %s", r.Kernel, r.ISA, r.KV, r.Layout, r.Reason)
+			}
+			if r.Kernel == KVCopy || !runs {
+				continue
+			}
+			stores++
+			kv, _ := attention.ParseKVType(r.KV)
+			want := 2 * 3 * r.Tokens * 64 * (4 + kv.RowBytes(64)/64)
+			if kv == attention.Q8_0 {
+				want = 2*3*r.Tokens*64*4 + 2*3*r.Tokens*kv.RowBytes(64)
+			}
+			if float64(r.Bytes) != float64(want) {
+				t.Errorf("%s/%s kv=%s: %v bytes, want %d", r.Kernel, r.ISA, r.KV, float64(r.Bytes), want)
+			}
+		}
+		if stores == 0 {
+			t.Fatal("no store ran")
+		}
+		checkReadCeiling(t, recs, KVCopy)
+	}
+}
+
+func TestPlanKVCacheRejects(t *testing.T) {
+	info := machine.Describe()
+	cases := map[string]func(g *KVCacheGrid){
+		"hd":     func(g *KVCacheGrid) { g.HeadDims = []int{72} },
+		"q8 hd":  func(g *KVCacheGrid) { g.HeadDims = []int{80} },
+		"tokens": func(g *KVCacheGrid) { g.Tokens = []int{0} },
+		"heads":  func(g *KVCacheGrid) { g.Heads = []int{0} },
+		"ctx":    func(g *KVCacheGrid) { g.Ctxs = []int{-1} },
+		"empty":  func(g *KVCacheGrid) { g.KVs = nil },
+	}
+	for name, mutate := range cases {
+		g := tinyKVCacheGrid()
+		mutate(&g)
+		if _, err := PlanKVCache(g, Options{}, info); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	g := tinyKVCacheGrid()
+	if err := g.Set("kernel", "append,flush"); err == nil || !strings.Contains(err.Error(), "flush") {
+		t.Errorf("unknown store: %v", err)
+	}
+	// A cache larger than memory is refused before anything runs.
+	g = tinyKVCacheGrid()
+	g.Ctxs, g.Heads, g.HeadDims = []int{1 << 28}, []int{64}, []int{256}
+	if _, err := PlanKVCache(g, Options{MemAvailable: 8 << 30}, info); err == nil || !strings.Contains(err.Error(), "memory") {
+		t.Fatalf("memory check: %v", err)
+	}
+}
