@@ -97,3 +97,23 @@ func TestPlanKVCacheRejects(t *testing.T) {
 		t.Fatalf("memory check: %v", err)
 	}
 }
+
+// TestPresetsValid: every preset of every registered family is a grid
+// its own Validate accepts (a preset a user cannot run is a bug).
+func TestPresetsValid(t *testing.T) {
+	for _, f := range Families() {
+		for _, name := range f.Presets() {
+			g, _, err := f.Grid(name)
+			if err != nil {
+				t.Fatalf("%s preset %s: %v", f.Name(), name, err)
+			}
+			v, ok := g.(interface{ Validate() error })
+			if !ok {
+				continue
+			}
+			if err := v.Validate(); err != nil {
+				t.Errorf("%s preset %s: %v", f.Name(), name, err)
+			}
+		}
+	}
+}
