@@ -4141,8 +4141,96 @@ pv2_block_1:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
-	CMPQ    BX, $0x00000100
+	CMPQ    BX, $0x00000200
 	JL      pv2_next_1
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	VMOVUPS 256(BX)(DX*1), Z6
+	VMOVUPS 320(BX)(DX*1), Z7
+	VMOVUPS 384(BX)(DX*1), Z8
+	VMOVUPS 448(BX)(DX*1), Z9
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	VMOVUPS 256(BX)(DX*1), Z14
+	VMOVUPS 320(BX)(DX*1), Z15
+	VMOVUPS 384(BX)(DX*1), Z16
+	VMOVUPS 448(BX)(DX*1), Z17
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_1:
+	TESTQ        DI, DI
+	JZ           pv2_merge_1
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (SI), Z18, Z0
+	VFMADD231PS  64(SI), Z18, Z3
+	VFMADD231PS  128(SI), Z18, Z4
+	VFMADD231PS  192(SI), Z18, Z5
+	VFMADD231PS  256(SI), Z18, Z6
+	VFMADD231PS  320(SI), Z18, Z7
+	VFMADD231PS  384(SI), Z18, Z8
+	VFMADD231PS  448(SI), Z18, Z9
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  (SI), Z18, Z10
+	VFMADD231PS  64(SI), Z18, Z11
+	VFMADD231PS  128(SI), Z18, Z12
+	VFMADD231PS  192(SI), Z18, Z13
+	VFMADD231PS  256(SI), Z18, Z14
+	VFMADD231PS  320(SI), Z18, Z15
+	VFMADD231PS  384(SI), Z18, Z16
+	VFMADD231PS  448(SI), Z18, Z17
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_4
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
+
+pf_skip_4:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_1
+
+pv2_merge_1:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	VMOVUPS Z6, 256(BX)(DX*1)
+	VMOVUPS Z7, 320(BX)(DX*1)
+	VMOVUPS Z8, 384(BX)(DX*1)
+	VMOVUPS Z9, 448(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VMOVUPS Z13, 192(BX)(DX*1)
+	VMOVUPS Z14, 256(BX)(DX*1)
+	VMOVUPS Z15, 320(BX)(DX*1)
+	VMOVUPS Z16, 384(BX)(DX*1)
+	VMOVUPS Z17, 448(BX)(DX*1)
+	ADDQ    $0x00000200, 80(SP)
+	JMP     pv2_block_1
+
+pv2_next_1:
+pv2_block_2:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv2_next_2
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -4166,9 +4254,9 @@ pv2_block_1:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_1
+	JL      pv2_single_2
 
-pv2_pair_1:
+pv2_pair_2:
 	VMOVUPS      (SI), Z18
 	VMOVUPS      64(SI), Z19
 	VMOVUPS      128(SI), Z20
@@ -4199,23 +4287,23 @@ pv2_pair_1:
 	VFMADD231PS  Z25, Z18, Z17
 	MOVQ         120(SP), R8
 	CMPQ         R8, 128(SP)
-	JAE          pf_skip_4
+	JAE          pf_skip_5
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, 120(SP)
 
-pf_skip_4:
+pf_skip_5:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_1
+	JGE  pv2_pair_2
 
-pv2_single_1:
+pv2_single_2:
 	TESTQ        DI, DI
-	JZ           pv2_merge_1
+	JZ           pv2_merge_2
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (SI), Z18, Z0
 	VFMADD231PS  64(SI), Z18, Z3
@@ -4226,8 +4314,12 @@ pv2_single_1:
 	VFMADD231PS  64(SI), Z18, Z11
 	VFMADD231PS  128(SI), Z18, Z12
 	VFMADD231PS  192(SI), Z18, Z13
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_2
 
-pv2_merge_1:
+pv2_merge_2:
 	MOVQ    40(SP), BX
 	VADDPS  Z6, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -4247,15 +4339,15 @@ pv2_merge_1:
 	VADDPS  Z17, Z13, Z13
 	VMOVUPS Z13, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_1
+	JMP     pv2_block_2
 
-pv2_next_1:
-pv2_block_2:
+pv2_next_2:
+pv2_block_3:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_2
+	JL      pv2_next_3
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -4271,9 +4363,9 @@ pv2_block_2:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_2
+	JL      pv2_single_3
 
-pv2_pair_2:
+pv2_pair_3:
 	VMOVUPS      (SI), Z10
 	VMOVUPS      64(SI), Z11
 	VMOVUPS      (SI)(R9*1), Z12
@@ -4290,77 +4382,6 @@ pv2_pair_2:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_5
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
-
-pf_skip_5:
-	ADDQ $0x08, BX
-	LEAQ (SI)(R9*2), SI
-	SUBQ $0x02, DI
-	CMPQ DI, $0x02
-	JGE  pv2_pair_2
-
-pv2_single_2:
-	TESTQ        DI, DI
-	JZ           pv2_merge_2
-	VBROADCASTSS (BX), Z10
-	VFMADD231PS  (SI), Z10, Z0
-	VFMADD231PS  64(SI), Z10, Z3
-	VBROADCASTSS (BX)(CX*1), Z10
-	VFMADD231PS  (SI), Z10, Z6
-	VFMADD231PS  64(SI), Z10, Z7
-
-pv2_merge_2:
-	MOVQ    40(SP), BX
-	VADDPS  Z4, Z0, Z0
-	VMOVUPS Z0, (BX)(DX*1)
-	VADDPS  Z5, Z3, Z3
-	VMOVUPS Z3, 64(BX)(DX*1)
-	MOVQ    48(SP), BX
-	VADDPS  Z8, Z6, Z6
-	VMOVUPS Z6, (BX)(DX*1)
-	VADDPS  Z9, Z7, Z7
-	VMOVUPS Z7, 64(BX)(DX*1)
-	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_2
-
-pv2_next_2:
-pv2_block_3:
-	MOVQ    80(SP), DX
-	MOVQ    AX, BX
-	SUBQ    DX, BX
-	CMPQ    BX, $0x00000040
-	JL      pv2_next_3
-	MOVQ    40(SP), BX
-	VMOVUPS (BX)(DX*1), Z0
-	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    48(SP), BX
-	VMOVUPS (BX)(DX*1), Z4
-	VMOVUPS expconst<>+1344(SB), Z5
-	MOVQ    56(SP), BX
-	MOVQ    64(SP), SI
-	ADDQ    DX, SI
-	MOVQ    72(SP), DI
-	CMPQ    DI, $0x02
-	JL      pv2_single_3
-
-pv2_pair_3:
-	VMOVUPS      (SI), Z6
-	VMOVUPS      (SI)(R9*1), Z7
-	VBROADCASTSS (BX), Z8
-	VFMADD231PS  Z6, Z8, Z0
-	VBROADCASTSS 4(BX), Z8
-	VFMADD231PS  Z7, Z8, Z3
-	VBROADCASTSS (BX)(CX*1), Z8
-	VFMADD231PS  Z6, Z8, Z4
-	VBROADCASTSS 4(BX)(CX*1), Z6
-	VFMADD231PS  Z7, Z6, Z5
 	MOVQ         120(SP), R8
 	CMPQ         R8, 128(SP)
 	JAE          pf_skip_6
@@ -4380,12 +4401,91 @@ pf_skip_6:
 pv2_single_3:
 	TESTQ        DI, DI
 	JZ           pv2_merge_3
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  (SI), Z10, Z0
+	VFMADD231PS  64(SI), Z10, Z3
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  (SI), Z10, Z6
+	VFMADD231PS  64(SI), Z10, Z7
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_3
+
+pv2_merge_3:
+	MOVQ    40(SP), BX
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS Z0, (BX)(DX*1)
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS Z6, (BX)(DX*1)
+	VADDPS  Z9, Z7, Z7
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_3
+
+pv2_next_3:
+pv2_block_4:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_4
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_4
+
+pv2_pair_4:
+	VMOVUPS      (SI), Z6
+	VMOVUPS      (SI)(R9*1), Z7
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VBROADCASTSS 4(BX), Z8
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS (BX)(CX*1), Z8
+	VFMADD231PS  Z6, Z8, Z4
+	VBROADCASTSS 4(BX)(CX*1), Z6
+	VFMADD231PS  Z7, Z6, Z5
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_7
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
+
+pf_skip_7:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_4
+
+pv2_single_4:
+	TESTQ        DI, DI
+	JZ           pv2_merge_4
 	VBROADCASTSS (BX), Z6
 	VFMADD231PS  (SI), Z6, Z0
 	VBROADCASTSS (BX)(CX*1), Z6
 	VFMADD231PS  (SI), Z6, Z4
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_4
 
-pv2_merge_3:
+pv2_merge_4:
 	MOVQ    40(SP), BX
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -4393,9 +4493,9 @@ pv2_merge_3:
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, (BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_3
+	JMP     pv2_block_4
 
-pv2_next_3:
+pv2_next_4:
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_3
 
@@ -5752,14 +5852,14 @@ scores2_chunk2_2:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_7
+	JAE         pf_skip_8
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
 	PREFETCHT0  128(DI)
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_7:
+pf_skip_8:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX), Z20
@@ -5788,14 +5888,14 @@ pf_skip_7:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_8
+	JAE         pf_skip_9
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
 	PREFETCHT0  128(DI)
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_8:
+pf_skip_9:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 96(SP)
@@ -5832,14 +5932,14 @@ scores2_odd_2:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), CX
 	CMPQ        CX, 112(SP)
-	JAE         pf_skip_9
+	JAE         pf_skip_10
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
 	PREFETCHT0  128(CX)
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_9:
+pf_skip_10:
 scores2_reduce_2:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -6751,12 +6851,100 @@ pv_5:
 	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_4:
+pv2_block_5:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000200
+	JL      pv2_next_5
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	VMOVUPS 256(BX)(DX*1), Z6
+	VMOVUPS 320(BX)(DX*1), Z7
+	VMOVUPS 384(BX)(DX*1), Z8
+	VMOVUPS 448(BX)(DX*1), Z9
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	VMOVUPS 256(BX)(DX*1), Z14
+	VMOVUPS 320(BX)(DX*1), Z15
+	VMOVUPS 384(BX)(DX*1), Z16
+	VMOVUPS 448(BX)(DX*1), Z17
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_5:
+	TESTQ        DI, DI
+	JZ           pv2_merge_5
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (SI), Z18, Z0
+	VFMADD231PS  64(SI), Z18, Z3
+	VFMADD231PS  128(SI), Z18, Z4
+	VFMADD231PS  192(SI), Z18, Z5
+	VFMADD231PS  256(SI), Z18, Z6
+	VFMADD231PS  320(SI), Z18, Z7
+	VFMADD231PS  384(SI), Z18, Z8
+	VFMADD231PS  448(SI), Z18, Z9
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  (SI), Z18, Z10
+	VFMADD231PS  64(SI), Z18, Z11
+	VFMADD231PS  128(SI), Z18, Z12
+	VFMADD231PS  192(SI), Z18, Z13
+	VFMADD231PS  256(SI), Z18, Z14
+	VFMADD231PS  320(SI), Z18, Z15
+	VFMADD231PS  384(SI), Z18, Z16
+	VFMADD231PS  448(SI), Z18, Z17
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
+	JAE          pf_skip_11
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	ADDQ         $0x00000100, 120(SP)
+
+pf_skip_11:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_5
+
+pv2_merge_5:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	VMOVUPS Z6, 256(BX)(DX*1)
+	VMOVUPS Z7, 320(BX)(DX*1)
+	VMOVUPS Z8, 384(BX)(DX*1)
+	VMOVUPS Z9, 448(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VMOVUPS Z13, 192(BX)(DX*1)
+	VMOVUPS Z14, 256(BX)(DX*1)
+	VMOVUPS Z15, 320(BX)(DX*1)
+	VMOVUPS Z16, 384(BX)(DX*1)
+	VMOVUPS Z17, 448(BX)(DX*1)
+	ADDQ    $0x00000200, 80(SP)
+	JMP     pv2_block_5
+
+pv2_next_5:
+pv2_block_6:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv2_next_4
+	JL      pv2_next_6
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -6780,9 +6968,9 @@ pv2_block_4:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_4
+	JL      pv2_single_6
 
-pv2_pair_4:
+pv2_pair_6:
 	VMOVUPS      (SI), Z18
 	VMOVUPS      64(SI), Z19
 	VMOVUPS      128(SI), Z20
@@ -6813,23 +7001,23 @@ pv2_pair_4:
 	VFMADD231PS  Z25, Z18, Z17
 	MOVQ         120(SP), R8
 	CMPQ         R8, 128(SP)
-	JAE          pf_skip_10
+	JAE          pf_skip_12
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, 120(SP)
 
-pf_skip_10:
+pf_skip_12:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_4
+	JGE  pv2_pair_6
 
-pv2_single_4:
+pv2_single_6:
 	TESTQ        DI, DI
-	JZ           pv2_merge_4
+	JZ           pv2_merge_6
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (SI), Z18, Z0
 	VFMADD231PS  64(SI), Z18, Z3
@@ -6840,8 +7028,12 @@ pv2_single_4:
 	VFMADD231PS  64(SI), Z18, Z11
 	VFMADD231PS  128(SI), Z18, Z12
 	VFMADD231PS  192(SI), Z18, Z13
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_6
 
-pv2_merge_4:
+pv2_merge_6:
 	MOVQ    40(SP), BX
 	VADDPS  Z6, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -6861,15 +7053,15 @@ pv2_merge_4:
 	VADDPS  Z17, Z13, Z13
 	VMOVUPS Z13, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_4
+	JMP     pv2_block_6
 
-pv2_next_4:
-pv2_block_5:
+pv2_next_6:
+pv2_block_7:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_5
+	JL      pv2_next_7
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -6885,9 +7077,9 @@ pv2_block_5:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_5
+	JL      pv2_single_7
 
-pv2_pair_5:
+pv2_pair_7:
 	VMOVUPS      (SI), Z10
 	VMOVUPS      64(SI), Z11
 	VMOVUPS      (SI)(R9*1), Z12
@@ -6906,31 +7098,35 @@ pv2_pair_5:
 	VFMADD231PS  Z13, Z10, Z9
 	MOVQ         120(SP), R8
 	CMPQ         R8, 128(SP)
-	JAE          pf_skip_11
+	JAE          pf_skip_13
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, 120(SP)
 
-pf_skip_11:
+pf_skip_13:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_5
+	JGE  pv2_pair_7
 
-pv2_single_5:
+pv2_single_7:
 	TESTQ        DI, DI
-	JZ           pv2_merge_5
+	JZ           pv2_merge_7
 	VBROADCASTSS (BX), Z10
 	VFMADD231PS  (SI), Z10, Z0
 	VFMADD231PS  64(SI), Z10, Z3
 	VBROADCASTSS (BX)(CX*1), Z10
 	VFMADD231PS  (SI), Z10, Z6
 	VFMADD231PS  64(SI), Z10, Z7
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_7
 
-pv2_merge_5:
+pv2_merge_7:
 	MOVQ    40(SP), BX
 	VADDPS  Z4, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -6942,15 +7138,15 @@ pv2_merge_5:
 	VADDPS  Z9, Z7, Z7
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_5
+	JMP     pv2_block_7
 
-pv2_next_5:
-pv2_block_6:
+pv2_next_7:
+pv2_block_8:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv2_next_6
+	JL      pv2_next_8
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -6962,9 +7158,9 @@ pv2_block_6:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_6
+	JL      pv2_single_8
 
-pv2_pair_6:
+pv2_pair_8:
 	VMOVUPS      (SI), Z6
 	VMOVUPS      (SI)(R9*1), Z7
 	VBROADCASTSS (BX), Z8
@@ -6977,29 +7173,33 @@ pv2_pair_6:
 	VFMADD231PS  Z7, Z6, Z5
 	MOVQ         120(SP), R8
 	CMPQ         R8, 128(SP)
-	JAE          pf_skip_12
+	JAE          pf_skip_14
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, 120(SP)
 
-pf_skip_12:
+pf_skip_14:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_6
+	JGE  pv2_pair_8
 
-pv2_single_6:
+pv2_single_8:
 	TESTQ        DI, DI
-	JZ           pv2_merge_6
+	JZ           pv2_merge_8
 	VBROADCASTSS (BX), Z6
 	VFMADD231PS  (SI), Z6, Z0
 	VBROADCASTSS (BX)(CX*1), Z6
 	VFMADD231PS  (SI), Z6, Z4
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_8
 
-pv2_merge_6:
+pv2_merge_8:
 	MOVQ    40(SP), BX
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -7007,9 +7207,9 @@ pv2_merge_6:
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, (BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_6
+	JMP     pv2_block_8
 
-pv2_next_6:
+pv2_next_8:
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_5
 
@@ -11265,14 +11465,14 @@ scores2_chunk2_3:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_13
+	JAE         pf_skip_15
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
 	PREFETCHT0  128(DI)
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_13:
+pf_skip_15:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -11301,14 +11501,14 @@ pf_skip_13:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_14
+	JAE         pf_skip_16
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
 	PREFETCHT0  128(DI)
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_14:
+pf_skip_16:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 96(SP)
@@ -11345,14 +11545,14 @@ scores2_odd_3:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), CX
 	CMPQ        CX, 112(SP)
-	JAE         pf_skip_15
+	JAE         pf_skip_17
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
 	PREFETCHT0  128(CX)
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_15:
+pf_skip_17:
 scores2_reduce_3:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -12517,12 +12717,12 @@ pv_9:
 	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_7:
+pv2_block_9:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv2_next_7
+	JL      pv2_next_9
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -12547,9 +12747,9 @@ pv2_block_7:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_7
+	JL      pv2_single_9
 
-pv2_pair_7:
+pv2_pair_9:
 	VCVTPH2PS    (SI), Z18
 	VCVTPH2PS    32(SI), Z19
 	VCVTPH2PS    64(SI), Z20
@@ -12580,23 +12780,23 @@ pv2_pair_7:
 	VFMADD231PS  Z25, Z18, Z17
 	MOVQ         120(SP), R8
 	CMPQ         R8, 128(SP)
-	JAE          pf_skip_16
+	JAE          pf_skip_18
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, 120(SP)
 
-pf_skip_16:
+pf_skip_18:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_7
+	JGE  pv2_pair_9
 
-pv2_single_7:
+pv2_single_9:
 	TESTQ        DI, DI
-	JZ           pv2_merge_7
+	JZ           pv2_merge_9
 	VCVTPH2PS    (SI), Z18
 	VCVTPH2PS    32(SI), Z19
 	VCVTPH2PS    64(SI), Z20
@@ -12611,8 +12811,12 @@ pv2_single_7:
 	VFMADD231PS  Z19, Z22, Z11
 	VFMADD231PS  Z20, Z22, Z12
 	VFMADD231PS  Z21, Z22, Z13
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_9
 
-pv2_merge_7:
+pv2_merge_9:
 	MOVQ    40(SP), BX
 	VADDPS  Z6, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -12632,15 +12836,15 @@ pv2_merge_7:
 	VADDPS  Z17, Z13, Z13
 	VMOVUPS Z13, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_7
+	JMP     pv2_block_9
 
-pv2_next_7:
-pv2_block_8:
+pv2_next_9:
+pv2_block_10:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_8
+	JL      pv2_next_10
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -12657,9 +12861,9 @@ pv2_block_8:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_8
+	JL      pv2_single_10
 
-pv2_pair_8:
+pv2_pair_10:
 	VCVTPH2PS    (SI), Z10
 	VCVTPH2PS    32(SI), Z11
 	VCVTPH2PS    (SI)(R9*1), Z12
@@ -12678,23 +12882,23 @@ pv2_pair_8:
 	VFMADD231PS  Z13, Z10, Z9
 	MOVQ         120(SP), R8
 	CMPQ         R8, 128(SP)
-	JAE          pf_skip_17
+	JAE          pf_skip_19
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, 120(SP)
 
-pf_skip_17:
+pf_skip_19:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_8
+	JGE  pv2_pair_10
 
-pv2_single_8:
+pv2_single_10:
 	TESTQ        DI, DI
-	JZ           pv2_merge_8
+	JZ           pv2_merge_10
 	VCVTPH2PS    (SI), Z10
 	VCVTPH2PS    32(SI), Z11
 	VBROADCASTSS (BX), Z12
@@ -12703,8 +12907,12 @@ pv2_single_8:
 	VBROADCASTSS (BX)(CX*1), Z12
 	VFMADD231PS  Z10, Z12, Z6
 	VFMADD231PS  Z11, Z12, Z7
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_10
 
-pv2_merge_8:
+pv2_merge_10:
 	MOVQ    40(SP), BX
 	VADDPS  Z4, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -12716,15 +12924,15 @@ pv2_merge_8:
 	VADDPS  Z9, Z7, Z7
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_8
+	JMP     pv2_block_10
 
-pv2_next_8:
-pv2_block_9:
+pv2_next_10:
+pv2_block_11:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv2_next_9
+	JL      pv2_next_11
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -12737,9 +12945,9 @@ pv2_block_9:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_9
+	JL      pv2_single_11
 
-pv2_pair_9:
+pv2_pair_11:
 	VCVTPH2PS    (SI), Z6
 	VCVTPH2PS    (SI)(R9*1), Z7
 	VBROADCASTSS (BX), Z8
@@ -12752,30 +12960,34 @@ pv2_pair_9:
 	VFMADD231PS  Z7, Z6, Z5
 	MOVQ         120(SP), R8
 	CMPQ         R8, 128(SP)
-	JAE          pf_skip_18
+	JAE          pf_skip_20
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, 120(SP)
 
-pf_skip_18:
+pf_skip_20:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_9
+	JGE  pv2_pair_11
 
-pv2_single_9:
+pv2_single_11:
 	TESTQ        DI, DI
-	JZ           pv2_merge_9
+	JZ           pv2_merge_11
 	VCVTPH2PS    (SI), Z6
 	VBROADCASTSS (BX), Z7
 	VFMADD231PS  Z6, Z7, Z0
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z4
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_11
 
-pv2_merge_9:
+pv2_merge_11:
 	MOVQ    40(SP), BX
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -12783,9 +12995,9 @@ pv2_merge_9:
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, (BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_9
+	JMP     pv2_block_11
 
-pv2_next_9:
+pv2_next_11:
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_9
 
@@ -14412,14 +14624,14 @@ scores2_chunk2_4:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_19
+	JAE         pf_skip_21
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
 	PREFETCHT0  128(DI)
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_19:
+pf_skip_21:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -14448,14 +14660,14 @@ pf_skip_19:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_20
+	JAE         pf_skip_22
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
 	PREFETCHT0  128(DI)
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_20:
+pf_skip_22:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 96(SP)
@@ -14492,14 +14704,14 @@ scores2_odd_4:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), CX
 	CMPQ        CX, 112(SP)
-	JAE         pf_skip_21
+	JAE         pf_skip_23
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
 	PREFETCHT0  128(CX)
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_21:
+pf_skip_23:
 scores2_reduce_4:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -15655,12 +15867,12 @@ pv_11:
 	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_10:
+pv2_block_12:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv2_next_10
+	JL      pv2_next_12
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -15685,9 +15897,9 @@ pv2_block_10:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_10
+	JL      pv2_single_12
 
-pv2_pair_10:
+pv2_pair_12:
 	VCVTPH2PS    (SI), Z18
 	VCVTPH2PS    32(SI), Z19
 	VCVTPH2PS    64(SI), Z20
@@ -15718,23 +15930,23 @@ pv2_pair_10:
 	VFMADD231PS  Z25, Z18, Z17
 	MOVQ         120(SP), R8
 	CMPQ         R8, 128(SP)
-	JAE          pf_skip_22
+	JAE          pf_skip_24
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, 120(SP)
 
-pf_skip_22:
+pf_skip_24:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_10
+	JGE  pv2_pair_12
 
-pv2_single_10:
+pv2_single_12:
 	TESTQ        DI, DI
-	JZ           pv2_merge_10
+	JZ           pv2_merge_12
 	VCVTPH2PS    (SI), Z18
 	VCVTPH2PS    32(SI), Z19
 	VCVTPH2PS    64(SI), Z20
@@ -15749,8 +15961,12 @@ pv2_single_10:
 	VFMADD231PS  Z19, Z22, Z11
 	VFMADD231PS  Z20, Z22, Z12
 	VFMADD231PS  Z21, Z22, Z13
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_12
 
-pv2_merge_10:
+pv2_merge_12:
 	MOVQ    40(SP), BX
 	VADDPS  Z6, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -15770,15 +15986,15 @@ pv2_merge_10:
 	VADDPS  Z17, Z13, Z13
 	VMOVUPS Z13, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_10
+	JMP     pv2_block_12
 
-pv2_next_10:
-pv2_block_11:
+pv2_next_12:
+pv2_block_13:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_11
+	JL      pv2_next_13
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -15795,9 +16011,9 @@ pv2_block_11:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_11
+	JL      pv2_single_13
 
-pv2_pair_11:
+pv2_pair_13:
 	VCVTPH2PS    (SI), Z10
 	VCVTPH2PS    32(SI), Z11
 	VCVTPH2PS    (SI)(R9*1), Z12
@@ -15816,23 +16032,23 @@ pv2_pair_11:
 	VFMADD231PS  Z13, Z10, Z9
 	MOVQ         120(SP), R8
 	CMPQ         R8, 128(SP)
-	JAE          pf_skip_23
+	JAE          pf_skip_25
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, 120(SP)
 
-pf_skip_23:
+pf_skip_25:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_11
+	JGE  pv2_pair_13
 
-pv2_single_11:
+pv2_single_13:
 	TESTQ        DI, DI
-	JZ           pv2_merge_11
+	JZ           pv2_merge_13
 	VCVTPH2PS    (SI), Z10
 	VCVTPH2PS    32(SI), Z11
 	VBROADCASTSS (BX), Z12
@@ -15841,8 +16057,12 @@ pv2_single_11:
 	VBROADCASTSS (BX)(CX*1), Z12
 	VFMADD231PS  Z10, Z12, Z6
 	VFMADD231PS  Z11, Z12, Z7
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_13
 
-pv2_merge_11:
+pv2_merge_13:
 	MOVQ    40(SP), BX
 	VADDPS  Z4, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -15854,15 +16074,15 @@ pv2_merge_11:
 	VADDPS  Z9, Z7, Z7
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_11
+	JMP     pv2_block_13
 
-pv2_next_11:
-pv2_block_12:
+pv2_next_13:
+pv2_block_14:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv2_next_12
+	JL      pv2_next_14
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -15875,9 +16095,9 @@ pv2_block_12:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_12
+	JL      pv2_single_14
 
-pv2_pair_12:
+pv2_pair_14:
 	VCVTPH2PS    (SI), Z6
 	VCVTPH2PS    (SI)(R9*1), Z7
 	VBROADCASTSS (BX), Z8
@@ -15890,30 +16110,34 @@ pv2_pair_12:
 	VFMADD231PS  Z7, Z6, Z5
 	MOVQ         120(SP), R8
 	CMPQ         R8, 128(SP)
-	JAE          pf_skip_24
+	JAE          pf_skip_26
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, 120(SP)
 
-pf_skip_24:
+pf_skip_26:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_12
+	JGE  pv2_pair_14
 
-pv2_single_12:
+pv2_single_14:
 	TESTQ        DI, DI
-	JZ           pv2_merge_12
+	JZ           pv2_merge_14
 	VCVTPH2PS    (SI), Z6
 	VBROADCASTSS (BX), Z7
 	VFMADD231PS  Z6, Z7, Z0
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z4
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_14
 
-pv2_merge_12:
+pv2_merge_14:
 	MOVQ    40(SP), BX
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -15921,9 +16145,9 @@ pv2_merge_12:
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, (BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_12
+	JMP     pv2_block_14
 
-pv2_next_12:
+pv2_next_14:
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_11
 

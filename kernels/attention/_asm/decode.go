@@ -588,7 +588,20 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 	MOVQ(v, lV)
 	MOVQ(cnt, lCnt)
 	MOVQ(U32(0), lCol)
-	for _, nb := range []int{4, 2, 1} {
+	blocks := []int{4, 2, 1}
+	if t.kv.size == 4 {
+		blocks = []int{8, 4, 2, 1}
+	}
+	for _, nb := range blocks {
+		// Eight vectors (hd 128 f32, a whole row): one row at a time,
+		// in address order (see scores), sixteen accumulators; fewer:
+		// rows in pairs, the two sets of accumulators halving the FMA
+		// chains. (f16 stays in blocks of four: one row at a time cost
+		// it a third from DRAM, measured.)
+		rows := 2
+		if nb == 8 {
+			rows = 1
+		}
 		top, next := label("pv2_block"), label("pv2_next")
 		Label(top)
 		col, left := GP64(), GP64()
@@ -601,7 +614,7 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 		for h := range 2 {
 			ob := GP64()
 			MOVQ(lo[h], ob)
-			for r := range 2 {
+			for r := range rows {
 				acc[h][r] = make([]VecVirtual, nb)
 				for u := range nb {
 					acc[h][r][u] = t.vec()
@@ -618,39 +631,42 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 		t.vColumn(rp, lV, col)
 		MOVQ(lCnt, n)
 		pair, single, merge := label("pv2_pair"), label("pv2_single"), label("pv2_merge")
-		CMPQ(n, Imm(2))
-		JL(LabelRef(single))
-		Label(pair)
-		var vr [2][]VecVirtual
-		for r := range 2 {
-			vr[r] = make([]VecVirtual, nb)
-			for u := range nb {
-				m := Mem{Base: rp, Disp: u * t.kb()}
-				if r == 1 {
-					m = Mem{Base: rp, Index: vdb, Scale: 1, Disp: u * t.kb()}
-				}
-				vr[r][u] = t.kvLoad(m)
-			}
-		}
-		for h := range 2 {
+		if rows == 2 {
+			CMPQ(n, Imm(2))
+			JL(LabelRef(single))
+			Label(pair)
+			var vr [2][]VecVirtual
 			for r := range 2 {
-				wv := t.vec()
-				m := Mem{Base: wp, Disp: 4 * r}
-				if h == 1 {
-					m = Mem{Base: wp, Index: wd, Scale: 1, Disp: 4 * r}
-				}
-				VBROADCASTSS(m, wv)
+				vr[r] = make([]VecVirtual, nb)
 				for u := range nb {
-					VFMADD231PS(vr[r][u], wv, acc[h][r][u])
+					m := Mem{Base: rp, Disp: u * t.kb()}
+					if r == 1 {
+						m = Mem{Base: rp, Index: vdb, Scale: 1, Disp: u * t.kb()}
+					}
+					vr[r][u] = t.kvLoad(m)
 				}
 			}
+			for h := range 2 {
+				for r := range 2 {
+					wv := t.vec()
+					m := Mem{Base: wp, Disp: 4 * r}
+					if h == 1 {
+						m = Mem{Base: wp, Index: wd, Scale: 1, Disp: 4 * r}
+					}
+					VBROADCASTSS(m, wv)
+					for u := range nb {
+						VFMADD231PS(vr[r][u], wv, acc[h][r][u])
+					}
+				}
+			}
+			pf.step()
+			ADDQ(Imm(8), wp)
+			LEAQ(Mem{Base: rp, Index: vdb, Scale: 2}, rp)
+			SUBQ(Imm(2), n)
+			CMPQ(n, Imm(2))
+			JGE(LabelRef(pair))
 		}
-		pf.step()
-		ADDQ(Imm(8), wp)
-		LEAQ(Mem{Base: rp, Index: vdb, Scale: 2}, rp)
-		SUBQ(Imm(2), n)
-		CMPQ(n, Imm(2))
-		JGE(LabelRef(pair))
+		// The rows left one at a time (all of them with one row set).
 		Label(single)
 		TESTQ(n, n)
 		JZ(LabelRef(merge))
@@ -671,16 +687,25 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 				if vl != nil {
 					VFMADD231PS(vl[u], wv, acc[h][0][u])
 				} else {
-					VFMADD231PS(Mem{Base: rp, Disp: u * t.vb()}, wv, acc[h][0][u])
+					VFMADD231PS(Mem{Base: rp, Disp: u * t.kb()}, wv, acc[h][0][u])
 				}
 			}
 		}
+		if rows == 1 {
+			pf.step()
+		}
+		ADDQ(Imm(4), wp)
+		ADDQ(vdb, rp)
+		DECQ(n)
+		JMP(LabelRef(single))
 		Label(merge)
 		for h := range 2 {
 			ob := GP64()
 			MOVQ(lo[h], ob)
 			for u := range nb {
-				VADDPS(acc[h][1][u], acc[h][0][u], acc[h][0][u])
+				if rows == 2 {
+					VADDPS(acc[h][1][u], acc[h][0][u], acc[h][0][u])
+				}
 				VMOVUPS(acc[h][0][u], Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.vb()})
 			}
 		}
