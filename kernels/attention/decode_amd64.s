@@ -500,10 +500,6 @@ scores_pairs_1:
 	VFMADD231PS (R9)(SI*1), Y10, Y3
 	VFMADD231PS (R9)(SI*2), Y10, Y4
 	VFMADD231PS (R9)(R8*1), Y10, Y5
-	VFMADD231PS (R10), Y10, Y6
-	VFMADD231PS (R10)(SI*1), Y10, Y7
-	VFMADD231PS (R10)(SI*2), Y10, Y8
-	VFMADD231PS (R10)(R8*1), Y10, Y9
 	VMOVUPS     32(R9)(R11*1), Y10
 	VFMADD231PS 32(R9), Y10, Y2
 	VFMADD231PS 32(R9)(SI*1), Y10, Y3
@@ -511,13 +507,7 @@ scores_pairs_1:
 	VFMADD231PS 32(R9)(SI*2), Y10, Y4
 	VFMADD231PS 32(R9)(R8*1), Y10, Y5
 	PREFETCHT0  64(DI)
-	VFMADD231PS 32(R10), Y10, Y6
-	VFMADD231PS 32(R10)(SI*1), Y10, Y7
-	PREFETCHT0  128(DI)
-	VFMADD231PS 32(R10)(SI*2), Y10, Y8
-	VFMADD231PS 32(R10)(R8*1), Y10, Y9
-	PREFETCHT0  192(DI)
-	ADDQ        $0x00000100, DI
+	ADDQ        $0x00000080, DI
 	ADDQ        $0x00000040, R9
 	ADDQ        $0x00000040, R10
 	CMPQ        R9, R12
@@ -527,18 +517,53 @@ scores_odd_1:
 	MOVQ        136(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_reduce_1
+	JAE         scores_half_1
 	VMOVUPS     (R9)(R11*1), Y10
 	VFMADD231PS (R9), Y10, Y2
 	VFMADD231PS (R9)(SI*1), Y10, Y3
 	VFMADD231PS (R9)(SI*2), Y10, Y4
 	VFMADD231PS (R9)(R8*1), Y10, Y5
+
+scores_half_1:
+	MOVQ DX, R9
+	LEAQ (DX)(SI*4), R10
+	MOVQ 136(SP), R12
+	ANDQ $0xffffffc0, R12
+	ADDQ DX, R12
+	CMPQ R9, R12
+	JAE  scores_odd_2
+
+scores_pairs_2:
+	VMOVUPS     (R9)(R11*1), Y10
+	VFMADD231PS (R10), Y10, Y6
+	VFMADD231PS (R10)(SI*1), Y10, Y7
+	VFMADD231PS (R10)(SI*2), Y10, Y8
+	VFMADD231PS (R10)(R8*1), Y10, Y9
+	VMOVUPS     32(R9)(R11*1), Y10
+	VFMADD231PS 32(R10), Y10, Y6
+	VFMADD231PS 32(R10)(SI*1), Y10, Y7
+	PREFETCHT0  (DI)
+	VFMADD231PS 32(R10)(SI*2), Y10, Y8
+	VFMADD231PS 32(R10)(R8*1), Y10, Y9
+	PREFETCHT0  64(DI)
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000040, R9
+	ADDQ        $0x00000040, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_2
+
+scores_odd_2:
+	MOVQ        136(SP), R12
+	ADDQ        DX, R12
+	CMPQ        R9, R12
+	JAE         scores_half_2
+	VMOVUPS     (R9)(R11*1), Y10
 	VFMADD231PS (R10), Y10, Y6
 	VFMADD231PS (R10)(SI*1), Y10, Y7
 	VFMADD231PS (R10)(SI*2), Y10, Y8
 	VFMADD231PS (R10)(R8*1), Y10, Y9
 
-scores_reduce_1:
+scores_half_2:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -628,23 +653,51 @@ scores_by8_2:
 	ANDQ   $0xffffffc0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
-	JAE    scores_odd_2
+	JAE    scores_odd_3
 
-scores_pairs_2:
+scores_pairs_3:
 	VMOVUPS     (R8)(R10*1), Y10
 	VFMADD231PS (R8), Y10, Y2
 	VFMADD231PS (R8)(SI*1), Y10, Y3
 	VFMADD231PS (R8)(SI*2), Y10, Y4
 	VFMADD231PS (R8)(DI*1), Y10, Y5
-	VFMADD231PS (R9), Y10, Y6
-	VFMADD231PS (R9)(SI*1), Y10, Y7
-	VFMADD231PS (R9)(SI*2), Y10, Y8
-	VFMADD231PS (R9)(DI*1), Y10, Y9
 	VMOVUPS     32(R8)(R10*1), Y10
 	VFMADD231PS 32(R8), Y10, Y2
 	VFMADD231PS 32(R8)(SI*1), Y10, Y3
 	VFMADD231PS 32(R8)(SI*2), Y10, Y4
 	VFMADD231PS 32(R8)(DI*1), Y10, Y5
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_3
+
+scores_odd_3:
+	MOVQ        136(SP), R11
+	ADDQ        DX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_3
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+
+scores_half_3:
+	MOVQ DX, R8
+	LEAQ (DX)(SI*4), R9
+	MOVQ 136(SP), R11
+	ANDQ $0xffffffc0, R11
+	ADDQ DX, R11
+	CMPQ R8, R11
+	JAE  scores_odd_4
+
+scores_pairs_4:
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+	VMOVUPS     32(R8)(R10*1), Y10
 	VFMADD231PS 32(R9), Y10, Y6
 	VFMADD231PS 32(R9)(SI*1), Y10, Y7
 	VFMADD231PS 32(R9)(SI*2), Y10, Y8
@@ -652,24 +705,20 @@ scores_pairs_2:
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_2
+	JB          scores_pairs_4
 
-scores_odd_2:
+scores_odd_4:
 	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_reduce_2
+	JAE         scores_half_4
 	VMOVUPS     (R8)(R10*1), Y10
-	VFMADD231PS (R8), Y10, Y2
-	VFMADD231PS (R8)(SI*1), Y10, Y3
-	VFMADD231PS (R8)(SI*2), Y10, Y4
-	VFMADD231PS (R8)(DI*1), Y10, Y5
 	VFMADD231PS (R9), Y10, Y6
 	VFMADD231PS (R9)(SI*1), Y10, Y7
 	VFMADD231PS (R9)(SI*2), Y10, Y8
 	VFMADD231PS (R9)(DI*1), Y10, Y9
 
-scores_reduce_2:
+scores_half_4:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -944,8 +993,59 @@ pv_1:
 pv_block_1:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
-	CMPQ    R11, $0x00000080
+	CMPQ    R11, $0x00000100
 	JL      pv_next_1
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+
+pv_single_1:
+	TESTQ        R13, R13
+	JZ           pv_merge_1
+	VBROADCASTSS (R11), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	PREFETCHT0   (R12)(R8*1)
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	PREFETCHT0   64(R12)(R8*1)
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	PREFETCHT0   128(R12)(R8*1)
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	PREFETCHT0   192(R12)(R8*1)
+	VFMADD231PS  224(R12), Y8, Y7
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_1
+
+pv_merge_1:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_1
+
+pv_next_1:
+pv_block_2:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_2
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -958,9 +1058,9 @@ pv_block_1:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_1
+	JL      pv_single_2
 
-pv_pair_1:
+pv_pair_2:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VFMADD231PS  (R12), Y8, Y0
@@ -979,18 +1079,22 @@ pv_pair_1:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_1
+	JGE          pv_pair_2
 
-pv_single_1:
+pv_single_2:
 	TESTQ        R13, R13
-	JZ           pv_merge_1
+	JZ           pv_merge_2
 	VBROADCASTSS (R11), Y8
 	VFMADD231PS  (R12), Y8, Y0
 	VFMADD231PS  32(R12), Y8, Y2
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_2
 
-pv_merge_1:
+pv_merge_2:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -1000,14 +1104,14 @@ pv_merge_1:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_1
+	JMP     pv_block_2
 
-pv_next_1:
-pv_block_2:
+pv_next_2:
+pv_block_3:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_2
+	JL      pv_next_3
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -1016,9 +1120,9 @@ pv_block_2:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_2
+	JL      pv_single_3
 
-pv_pair_2:
+pv_pair_3:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y5
 	VFMADD231PS  (R12), Y4, Y0
@@ -1031,38 +1135,42 @@ pv_pair_2:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_2
+	JGE          pv_pair_3
 
-pv_single_2:
+pv_single_3:
 	TESTQ        R13, R13
-	JZ           pv_merge_2
+	JZ           pv_merge_3
 	VBROADCASTSS (R11), Y4
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_3
 
-pv_merge_2:
+pv_merge_3:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_2
+	JMP     pv_block_3
 
-pv_next_2:
-pv_block_3:
+pv_next_3:
+pv_block_4:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_3
+	JL      pv_next_4
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_3
+	JL      pv_single_4
 
-pv_pair_3:
+pv_pair_4:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y3
 	VFMADD231PS  (R12), Y2, Y0
@@ -1073,31 +1181,82 @@ pv_pair_3:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_3
+	JGE          pv_pair_4
 
-pv_single_3:
+pv_single_4:
 	TESTQ        R13, R13
-	JZ           pv_merge_3
+	JZ           pv_merge_4
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_4
 
-pv_merge_3:
+pv_merge_4:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_3
+	JMP     pv_block_4
 
-pv_next_3:
+pv_next_4:
 	JMP first_done_1
 
 other_head_1:
 	XORQ R8, R8
 
-pv_block_4:
+pv_block_5:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_5
+	VMOVUPS (CX)(R8*1), Y0
+	VMOVUPS 32(CX)(R8*1), Y1
+	VMOVUPS 64(CX)(R8*1), Y2
+	VMOVUPS 96(CX)(R8*1), Y3
+	VMOVUPS 128(CX)(R8*1), Y4
+	VMOVUPS 160(CX)(R8*1), Y5
+	VMOVUPS 192(CX)(R8*1), Y6
+	VMOVUPS 224(CX)(R8*1), Y7
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+
+pv_single_5:
+	TESTQ        R11, R11
+	JZ           pv_merge_5
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	VFMADD231PS  64(R10), Y8, Y2
+	VFMADD231PS  96(R10), Y8, Y3
+	VFMADD231PS  128(R10), Y8, Y4
+	VFMADD231PS  160(R10), Y8, Y5
+	VFMADD231PS  192(R10), Y8, Y6
+	VFMADD231PS  224(R10), Y8, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_5
+
+pv_merge_5:
+	VMOVUPS Y0, (CX)(R8*1)
+	VMOVUPS Y1, 32(CX)(R8*1)
+	VMOVUPS Y2, 64(CX)(R8*1)
+	VMOVUPS Y3, 96(CX)(R8*1)
+	VMOVUPS Y4, 128(CX)(R8*1)
+	VMOVUPS Y5, 160(CX)(R8*1)
+	VMOVUPS Y6, 192(CX)(R8*1)
+	VMOVUPS Y7, 224(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_5
+
+pv_next_5:
+pv_block_6:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_4
+	JL      pv_next_6
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -1110,9 +1269,9 @@ pv_block_4:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_4
+	JL      pv_single_6
 
-pv_pair_4:
+pv_pair_6:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VFMADD231PS  (R10), Y8, Y0
@@ -1127,18 +1286,22 @@ pv_pair_4:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_4
+	JGE          pv_pair_6
 
-pv_single_4:
+pv_single_6:
 	TESTQ        R11, R11
-	JZ           pv_merge_4
+	JZ           pv_merge_6
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y2
 	VFMADD231PS  64(R10), Y8, Y4
 	VFMADD231PS  96(R10), Y8, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_6
 
-pv_merge_4:
+pv_merge_6:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -1148,14 +1311,14 @@ pv_merge_4:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_4
+	JMP     pv_block_6
 
-pv_next_4:
-pv_block_5:
+pv_next_6:
+pv_block_7:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_5
+	JL      pv_next_7
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -1164,9 +1327,9 @@ pv_block_5:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_5
+	JL      pv_single_7
 
-pv_pair_5:
+pv_pair_7:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VFMADD231PS  (R10), Y4, Y0
@@ -1177,38 +1340,42 @@ pv_pair_5:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_5
+	JGE          pv_pair_7
 
-pv_single_5:
+pv_single_7:
 	TESTQ        R11, R11
-	JZ           pv_merge_5
+	JZ           pv_merge_7
 	VBROADCASTSS (R9), Y4
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_7
 
-pv_merge_5:
+pv_merge_7:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_5
+	JMP     pv_block_7
 
-pv_next_5:
-pv_block_6:
+pv_next_7:
+pv_block_8:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_6
+	JL      pv_next_8
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R9
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_6
+	JL      pv_single_8
 
-pv_pair_6:
+pv_pair_8:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VFMADD231PS  (R10), Y2, Y0
@@ -1217,21 +1384,25 @@ pv_pair_6:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_6
+	JGE          pv_pair_8
 
-pv_single_6:
+pv_single_8:
 	TESTQ        R11, R11
-	JZ           pv_merge_6
+	JZ           pv_merge_8
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_8
 
-pv_merge_6:
+pv_merge_8:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_6
+	JMP     pv_block_8
 
-pv_next_6:
+pv_next_8:
 first_done_1:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_1
@@ -1329,23 +1500,51 @@ scores_by8_3:
 	ANDQ   $0xffffffc0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
-	JAE    scores_odd_3
+	JAE    scores_odd_5
 
-scores_pairs_3:
+scores_pairs_5:
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R11), Y10, Y2
 	VFMADD231PS (R11)(DI*1), Y10, Y3
 	VFMADD231PS (R11)(DI*2), Y10, Y4
 	VFMADD231PS (R11)(R10*1), Y10, Y5
-	VFMADD231PS (R12), Y10, Y6
-	VFMADD231PS (R12)(DI*1), Y10, Y7
-	VFMADD231PS (R12)(DI*2), Y10, Y8
-	VFMADD231PS (R12)(R10*1), Y10, Y9
 	VMOVUPS     32(R11)(R13*1), Y10
 	VFMADD231PS 32(R11), Y10, Y2
 	VFMADD231PS 32(R11)(DI*1), Y10, Y3
 	VFMADD231PS 32(R11)(DI*2), Y10, Y4
 	VFMADD231PS 32(R11)(R10*1), Y10, Y5
+	ADDQ        $0x00000040, R11
+	ADDQ        $0x00000040, R12
+	CMPQ        R11, R14
+	JB          scores_pairs_5
+
+scores_odd_5:
+	MOVQ        (SP), R14
+	ADDQ        DX, R14
+	CMPQ        R11, R14
+	JAE         scores_half_5
+	VMOVUPS     (R11)(R13*1), Y10
+	VFMADD231PS (R11), Y10, Y2
+	VFMADD231PS (R11)(DI*1), Y10, Y3
+	VFMADD231PS (R11)(DI*2), Y10, Y4
+	VFMADD231PS (R11)(R10*1), Y10, Y5
+
+scores_half_5:
+	MOVQ DX, R11
+	LEAQ (DX)(DI*4), R12
+	MOVQ (SP), R14
+	ANDQ $0xffffffc0, R14
+	ADDQ DX, R14
+	CMPQ R11, R14
+	JAE  scores_odd_6
+
+scores_pairs_6:
+	VMOVUPS     (R11)(R13*1), Y10
+	VFMADD231PS (R12), Y10, Y6
+	VFMADD231PS (R12)(DI*1), Y10, Y7
+	VFMADD231PS (R12)(DI*2), Y10, Y8
+	VFMADD231PS (R12)(R10*1), Y10, Y9
+	VMOVUPS     32(R11)(R13*1), Y10
 	VFMADD231PS 32(R12), Y10, Y6
 	VFMADD231PS 32(R12)(DI*1), Y10, Y7
 	VFMADD231PS 32(R12)(DI*2), Y10, Y8
@@ -1353,24 +1552,20 @@ scores_pairs_3:
 	ADDQ        $0x00000040, R11
 	ADDQ        $0x00000040, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_3
+	JB          scores_pairs_6
 
-scores_odd_3:
+scores_odd_6:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_reduce_3
+	JAE         scores_half_6
 	VMOVUPS     (R11)(R13*1), Y10
-	VFMADD231PS (R11), Y10, Y2
-	VFMADD231PS (R11)(DI*1), Y10, Y3
-	VFMADD231PS (R11)(DI*2), Y10, Y4
-	VFMADD231PS (R11)(R10*1), Y10, Y5
 	VFMADD231PS (R12), Y10, Y6
 	VFMADD231PS (R12)(DI*1), Y10, Y7
 	VFMADD231PS (R12)(DI*2), Y10, Y8
 	VFMADD231PS (R12)(R10*1), Y10, Y9
 
-scores_reduce_3:
+scores_half_6:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -1543,11 +1738,58 @@ zero_loop_2:
 	JNZ     zero_loop_2
 	XORQ    R8, R8
 
-pv_block_7:
+pv_block_9:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_9
+	VMOVUPS (CX)(R8*1), Y0
+	VMOVUPS 32(CX)(R8*1), Y1
+	VMOVUPS 64(CX)(R8*1), Y2
+	VMOVUPS 96(CX)(R8*1), Y3
+	VMOVUPS 128(CX)(R8*1), Y4
+	VMOVUPS 160(CX)(R8*1), Y5
+	VMOVUPS 192(CX)(R8*1), Y6
+	VMOVUPS 224(CX)(R8*1), Y7
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+
+pv_single_9:
+	TESTQ        R11, R11
+	JZ           pv_merge_9
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	VFMADD231PS  64(R10), Y8, Y2
+	VFMADD231PS  96(R10), Y8, Y3
+	VFMADD231PS  128(R10), Y8, Y4
+	VFMADD231PS  160(R10), Y8, Y5
+	VFMADD231PS  192(R10), Y8, Y6
+	VFMADD231PS  224(R10), Y8, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_9
+
+pv_merge_9:
+	VMOVUPS Y0, (CX)(R8*1)
+	VMOVUPS Y1, 32(CX)(R8*1)
+	VMOVUPS Y2, 64(CX)(R8*1)
+	VMOVUPS Y3, 96(CX)(R8*1)
+	VMOVUPS Y4, 128(CX)(R8*1)
+	VMOVUPS Y5, 160(CX)(R8*1)
+	VMOVUPS Y6, 192(CX)(R8*1)
+	VMOVUPS Y7, 224(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_9
+
+pv_next_9:
+pv_block_10:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_7
+	JL      pv_next_10
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -1560,9 +1802,9 @@ pv_block_7:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_7
+	JL      pv_single_10
 
-pv_pair_7:
+pv_pair_10:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VFMADD231PS  (R10), Y8, Y0
@@ -1577,18 +1819,22 @@ pv_pair_7:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_7
+	JGE          pv_pair_10
 
-pv_single_7:
+pv_single_10:
 	TESTQ        R11, R11
-	JZ           pv_merge_7
+	JZ           pv_merge_10
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y2
 	VFMADD231PS  64(R10), Y8, Y4
 	VFMADD231PS  96(R10), Y8, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_10
 
-pv_merge_7:
+pv_merge_10:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -1598,14 +1844,14 @@ pv_merge_7:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_7
+	JMP     pv_block_10
 
-pv_next_7:
-pv_block_8:
+pv_next_10:
+pv_block_11:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_8
+	JL      pv_next_11
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -1614,9 +1860,9 @@ pv_block_8:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_8
+	JL      pv_single_11
 
-pv_pair_8:
+pv_pair_11:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VFMADD231PS  (R10), Y4, Y0
@@ -1627,38 +1873,42 @@ pv_pair_8:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_8
+	JGE          pv_pair_11
 
-pv_single_8:
+pv_single_11:
 	TESTQ        R11, R11
-	JZ           pv_merge_8
+	JZ           pv_merge_11
 	VBROADCASTSS (R9), Y4
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_11
 
-pv_merge_8:
+pv_merge_11:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_8
+	JMP     pv_block_11
 
-pv_next_8:
-pv_block_9:
+pv_next_11:
+pv_block_12:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_9
+	JL      pv_next_12
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_9
+	JL      pv_single_12
 
-pv_pair_9:
+pv_pair_12:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VFMADD231PS  (R10), Y2, Y0
@@ -1667,21 +1917,25 @@ pv_pair_9:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_9
+	JGE          pv_pair_12
 
-pv_single_9:
+pv_single_12:
 	TESTQ        R11, R11
-	JZ           pv_merge_9
+	JZ           pv_merge_12
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_12
 
-pv_merge_9:
+pv_merge_12:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_9
+	JMP     pv_block_12
 
-pv_next_9:
+pv_next_12:
 	VZEROUPPER
 	RET
 
@@ -1803,18 +2057,14 @@ scores_by8_4:
 	ANDQ   $0xffffffc0, R12
 	ADDQ   DX, R12
 	CMPQ   R9, R12
-	JAE    scores_odd_4
+	JAE    scores_odd_7
 
-scores_pairs_4:
+scores_pairs_7:
 	VMOVUPS     (R9)(R11*1), Y10
 	VFMADD231PS (R9), Y10, Y2
 	VFMADD231PS (R9)(SI*1), Y10, Y3
 	VFMADD231PS (R9)(SI*2), Y10, Y4
 	VFMADD231PS (R9)(R8*1), Y10, Y5
-	VFMADD231PS (R10), Y10, Y6
-	VFMADD231PS (R10)(SI*1), Y10, Y7
-	VFMADD231PS (R10)(SI*2), Y10, Y8
-	VFMADD231PS (R10)(R8*1), Y10, Y9
 	VMOVUPS     32(R9)(R11*1), Y10
 	VFMADD231PS 32(R9), Y10, Y2
 	VFMADD231PS 32(R9)(SI*1), Y10, Y3
@@ -1822,34 +2072,63 @@ scores_pairs_4:
 	VFMADD231PS 32(R9)(SI*2), Y10, Y4
 	VFMADD231PS 32(R9)(R8*1), Y10, Y5
 	PREFETCHT0  64(DI)
-	VFMADD231PS 32(R10), Y10, Y6
-	VFMADD231PS 32(R10)(SI*1), Y10, Y7
-	PREFETCHT0  128(DI)
-	VFMADD231PS 32(R10)(SI*2), Y10, Y8
-	VFMADD231PS 32(R10)(R8*1), Y10, Y9
-	PREFETCHT0  192(DI)
-	ADDQ        $0x00000100, DI
+	ADDQ        $0x00000080, DI
 	ADDQ        $0x00000040, R9
 	ADDQ        $0x00000040, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_4
+	JB          scores_pairs_7
 
-scores_odd_4:
+scores_odd_7:
 	MOVQ        136(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_reduce_4
+	JAE         scores_half_7
 	VMOVUPS     (R9)(R11*1), Y10
 	VFMADD231PS (R9), Y10, Y2
 	VFMADD231PS (R9)(SI*1), Y10, Y3
 	VFMADD231PS (R9)(SI*2), Y10, Y4
 	VFMADD231PS (R9)(R8*1), Y10, Y5
+
+scores_half_7:
+	MOVQ DX, R9
+	LEAQ (DX)(SI*4), R10
+	MOVQ 136(SP), R12
+	ANDQ $0xffffffc0, R12
+	ADDQ DX, R12
+	CMPQ R9, R12
+	JAE  scores_odd_8
+
+scores_pairs_8:
+	VMOVUPS     (R9)(R11*1), Y10
+	VFMADD231PS (R10), Y10, Y6
+	VFMADD231PS (R10)(SI*1), Y10, Y7
+	VFMADD231PS (R10)(SI*2), Y10, Y8
+	VFMADD231PS (R10)(R8*1), Y10, Y9
+	VMOVUPS     32(R9)(R11*1), Y10
+	VFMADD231PS 32(R10), Y10, Y6
+	VFMADD231PS 32(R10)(SI*1), Y10, Y7
+	PREFETCHT0  (DI)
+	VFMADD231PS 32(R10)(SI*2), Y10, Y8
+	VFMADD231PS 32(R10)(R8*1), Y10, Y9
+	PREFETCHT0  64(DI)
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000040, R9
+	ADDQ        $0x00000040, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_8
+
+scores_odd_8:
+	MOVQ        136(SP), R12
+	ADDQ        DX, R12
+	CMPQ        R9, R12
+	JAE         scores_half_8
+	VMOVUPS     (R9)(R11*1), Y10
 	VFMADD231PS (R10), Y10, Y6
 	VFMADD231PS (R10)(SI*1), Y10, Y7
 	VFMADD231PS (R10)(SI*2), Y10, Y8
 	VFMADD231PS (R10)(R8*1), Y10, Y9
 
-scores_reduce_4:
+scores_half_8:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -1939,23 +2218,51 @@ scores_by8_5:
 	ANDQ   $0xffffffc0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
-	JAE    scores_odd_5
+	JAE    scores_odd_9
 
-scores_pairs_5:
+scores_pairs_9:
 	VMOVUPS     (R8)(R10*1), Y10
 	VFMADD231PS (R8), Y10, Y2
 	VFMADD231PS (R8)(SI*1), Y10, Y3
 	VFMADD231PS (R8)(SI*2), Y10, Y4
 	VFMADD231PS (R8)(DI*1), Y10, Y5
-	VFMADD231PS (R9), Y10, Y6
-	VFMADD231PS (R9)(SI*1), Y10, Y7
-	VFMADD231PS (R9)(SI*2), Y10, Y8
-	VFMADD231PS (R9)(DI*1), Y10, Y9
 	VMOVUPS     32(R8)(R10*1), Y10
 	VFMADD231PS 32(R8), Y10, Y2
 	VFMADD231PS 32(R8)(SI*1), Y10, Y3
 	VFMADD231PS 32(R8)(SI*2), Y10, Y4
 	VFMADD231PS 32(R8)(DI*1), Y10, Y5
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_9
+
+scores_odd_9:
+	MOVQ        136(SP), R11
+	ADDQ        DX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_9
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+
+scores_half_9:
+	MOVQ DX, R8
+	LEAQ (DX)(SI*4), R9
+	MOVQ 136(SP), R11
+	ANDQ $0xffffffc0, R11
+	ADDQ DX, R11
+	CMPQ R8, R11
+	JAE  scores_odd_10
+
+scores_pairs_10:
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+	VMOVUPS     32(R8)(R10*1), Y10
 	VFMADD231PS 32(R9), Y10, Y6
 	VFMADD231PS 32(R9)(SI*1), Y10, Y7
 	VFMADD231PS 32(R9)(SI*2), Y10, Y8
@@ -1963,24 +2270,20 @@ scores_pairs_5:
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_5
+	JB          scores_pairs_10
 
-scores_odd_5:
+scores_odd_10:
 	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_reduce_5
+	JAE         scores_half_10
 	VMOVUPS     (R8)(R10*1), Y10
-	VFMADD231PS (R8), Y10, Y2
-	VFMADD231PS (R8)(SI*1), Y10, Y3
-	VFMADD231PS (R8)(SI*2), Y10, Y4
-	VFMADD231PS (R8)(DI*1), Y10, Y5
 	VFMADD231PS (R9), Y10, Y6
 	VFMADD231PS (R9)(SI*1), Y10, Y7
 	VFMADD231PS (R9)(SI*2), Y10, Y8
 	VFMADD231PS (R9)(DI*1), Y10, Y9
 
-scores_reduce_5:
+scores_half_10:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -2231,11 +2534,62 @@ pv_2:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_10:
+pv_block_13:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_13
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+
+pv_single_13:
+	TESTQ        R13, R13
+	JZ           pv_merge_13
+	VBROADCASTSS (R11), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	PREFETCHT0   (R12)(R8*1)
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	PREFETCHT0   64(R12)(R8*1)
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	PREFETCHT0   128(R12)(R8*1)
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	PREFETCHT0   192(R12)(R8*1)
+	VFMADD231PS  224(R12), Y8, Y7
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_13
+
+pv_merge_13:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_13
+
+pv_next_13:
+pv_block_14:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_10
+	JL      pv_next_14
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -2248,9 +2602,9 @@ pv_block_10:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_10
+	JL      pv_single_14
 
-pv_pair_10:
+pv_pair_14:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VFMADD231PS  (R12), Y8, Y0
@@ -2269,18 +2623,22 @@ pv_pair_10:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_10
+	JGE          pv_pair_14
 
-pv_single_10:
+pv_single_14:
 	TESTQ        R13, R13
-	JZ           pv_merge_10
+	JZ           pv_merge_14
 	VBROADCASTSS (R11), Y8
 	VFMADD231PS  (R12), Y8, Y0
 	VFMADD231PS  32(R12), Y8, Y2
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_14
 
-pv_merge_10:
+pv_merge_14:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -2290,14 +2648,14 @@ pv_merge_10:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_10
+	JMP     pv_block_14
 
-pv_next_10:
-pv_block_11:
+pv_next_14:
+pv_block_15:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_11
+	JL      pv_next_15
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -2306,9 +2664,9 @@ pv_block_11:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_11
+	JL      pv_single_15
 
-pv_pair_11:
+pv_pair_15:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y5
 	VFMADD231PS  (R12), Y4, Y0
@@ -2321,38 +2679,42 @@ pv_pair_11:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_11
+	JGE          pv_pair_15
 
-pv_single_11:
+pv_single_15:
 	TESTQ        R13, R13
-	JZ           pv_merge_11
+	JZ           pv_merge_15
 	VBROADCASTSS (R11), Y4
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_15
 
-pv_merge_11:
+pv_merge_15:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_11
+	JMP     pv_block_15
 
-pv_next_11:
-pv_block_12:
+pv_next_15:
+pv_block_16:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_12
+	JL      pv_next_16
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_12
+	JL      pv_single_16
 
-pv_pair_12:
+pv_pair_16:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y3
 	VFMADD231PS  (R12), Y2, Y0
@@ -2363,31 +2725,82 @@ pv_pair_12:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_12
+	JGE          pv_pair_16
 
-pv_single_12:
+pv_single_16:
 	TESTQ        R13, R13
-	JZ           pv_merge_12
+	JZ           pv_merge_16
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_16
 
-pv_merge_12:
+pv_merge_16:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_12
+	JMP     pv_block_16
 
-pv_next_12:
+pv_next_16:
 	JMP first_done_2
 
 other_head_2:
 	XORQ R8, R8
 
-pv_block_13:
+pv_block_17:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_17
+	VMOVUPS (CX)(R8*1), Y0
+	VMOVUPS 32(CX)(R8*1), Y1
+	VMOVUPS 64(CX)(R8*1), Y2
+	VMOVUPS 96(CX)(R8*1), Y3
+	VMOVUPS 128(CX)(R8*1), Y4
+	VMOVUPS 160(CX)(R8*1), Y5
+	VMOVUPS 192(CX)(R8*1), Y6
+	VMOVUPS 224(CX)(R8*1), Y7
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+
+pv_single_17:
+	TESTQ        R11, R11
+	JZ           pv_merge_17
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	VFMADD231PS  64(R10), Y8, Y2
+	VFMADD231PS  96(R10), Y8, Y3
+	VFMADD231PS  128(R10), Y8, Y4
+	VFMADD231PS  160(R10), Y8, Y5
+	VFMADD231PS  192(R10), Y8, Y6
+	VFMADD231PS  224(R10), Y8, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_17
+
+pv_merge_17:
+	VMOVUPS Y0, (CX)(R8*1)
+	VMOVUPS Y1, 32(CX)(R8*1)
+	VMOVUPS Y2, 64(CX)(R8*1)
+	VMOVUPS Y3, 96(CX)(R8*1)
+	VMOVUPS Y4, 128(CX)(R8*1)
+	VMOVUPS Y5, 160(CX)(R8*1)
+	VMOVUPS Y6, 192(CX)(R8*1)
+	VMOVUPS Y7, 224(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_17
+
+pv_next_17:
+pv_block_18:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_13
+	JL      pv_next_18
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -2400,9 +2813,9 @@ pv_block_13:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_13
+	JL      pv_single_18
 
-pv_pair_13:
+pv_pair_18:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VFMADD231PS  (R10), Y8, Y0
@@ -2417,18 +2830,22 @@ pv_pair_13:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_13
+	JGE          pv_pair_18
 
-pv_single_13:
+pv_single_18:
 	TESTQ        R11, R11
-	JZ           pv_merge_13
+	JZ           pv_merge_18
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y2
 	VFMADD231PS  64(R10), Y8, Y4
 	VFMADD231PS  96(R10), Y8, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_18
 
-pv_merge_13:
+pv_merge_18:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -2438,14 +2855,14 @@ pv_merge_13:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_13
+	JMP     pv_block_18
 
-pv_next_13:
-pv_block_14:
+pv_next_18:
+pv_block_19:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_14
+	JL      pv_next_19
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -2454,9 +2871,9 @@ pv_block_14:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_14
+	JL      pv_single_19
 
-pv_pair_14:
+pv_pair_19:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VFMADD231PS  (R10), Y4, Y0
@@ -2467,38 +2884,42 @@ pv_pair_14:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_14
+	JGE          pv_pair_19
 
-pv_single_14:
+pv_single_19:
 	TESTQ        R11, R11
-	JZ           pv_merge_14
+	JZ           pv_merge_19
 	VBROADCASTSS (R9), Y4
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_19
 
-pv_merge_14:
+pv_merge_19:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_14
+	JMP     pv_block_19
 
-pv_next_14:
-pv_block_15:
+pv_next_19:
+pv_block_20:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_15
+	JL      pv_next_20
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R9
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_15
+	JL      pv_single_20
 
-pv_pair_15:
+pv_pair_20:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VFMADD231PS  (R10), Y2, Y0
@@ -2507,21 +2928,25 @@ pv_pair_15:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_15
+	JGE          pv_pair_20
 
-pv_single_15:
+pv_single_20:
 	TESTQ        R11, R11
-	JZ           pv_merge_15
+	JZ           pv_merge_20
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_20
 
-pv_merge_15:
+pv_merge_20:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_15
+	JMP     pv_block_20
 
-pv_next_15:
+pv_next_20:
 first_done_2:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_2
@@ -2619,23 +3044,51 @@ scores_by8_6:
 	ANDQ   $0xffffffc0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
-	JAE    scores_odd_6
+	JAE    scores_odd_11
 
-scores_pairs_6:
+scores_pairs_11:
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R11), Y10, Y2
 	VFMADD231PS (R11)(DI*1), Y10, Y3
 	VFMADD231PS (R11)(DI*2), Y10, Y4
 	VFMADD231PS (R11)(R10*1), Y10, Y5
-	VFMADD231PS (R12), Y10, Y6
-	VFMADD231PS (R12)(DI*1), Y10, Y7
-	VFMADD231PS (R12)(DI*2), Y10, Y8
-	VFMADD231PS (R12)(R10*1), Y10, Y9
 	VMOVUPS     32(R11)(R13*1), Y10
 	VFMADD231PS 32(R11), Y10, Y2
 	VFMADD231PS 32(R11)(DI*1), Y10, Y3
 	VFMADD231PS 32(R11)(DI*2), Y10, Y4
 	VFMADD231PS 32(R11)(R10*1), Y10, Y5
+	ADDQ        $0x00000040, R11
+	ADDQ        $0x00000040, R12
+	CMPQ        R11, R14
+	JB          scores_pairs_11
+
+scores_odd_11:
+	MOVQ        (SP), R14
+	ADDQ        DX, R14
+	CMPQ        R11, R14
+	JAE         scores_half_11
+	VMOVUPS     (R11)(R13*1), Y10
+	VFMADD231PS (R11), Y10, Y2
+	VFMADD231PS (R11)(DI*1), Y10, Y3
+	VFMADD231PS (R11)(DI*2), Y10, Y4
+	VFMADD231PS (R11)(R10*1), Y10, Y5
+
+scores_half_11:
+	MOVQ DX, R11
+	LEAQ (DX)(DI*4), R12
+	MOVQ (SP), R14
+	ANDQ $0xffffffc0, R14
+	ADDQ DX, R14
+	CMPQ R11, R14
+	JAE  scores_odd_12
+
+scores_pairs_12:
+	VMOVUPS     (R11)(R13*1), Y10
+	VFMADD231PS (R12), Y10, Y6
+	VFMADD231PS (R12)(DI*1), Y10, Y7
+	VFMADD231PS (R12)(DI*2), Y10, Y8
+	VFMADD231PS (R12)(R10*1), Y10, Y9
+	VMOVUPS     32(R11)(R13*1), Y10
 	VFMADD231PS 32(R12), Y10, Y6
 	VFMADD231PS 32(R12)(DI*1), Y10, Y7
 	VFMADD231PS 32(R12)(DI*2), Y10, Y8
@@ -2643,24 +3096,20 @@ scores_pairs_6:
 	ADDQ        $0x00000040, R11
 	ADDQ        $0x00000040, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_6
+	JB          scores_pairs_12
 
-scores_odd_6:
+scores_odd_12:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_reduce_6
+	JAE         scores_half_12
 	VMOVUPS     (R11)(R13*1), Y10
-	VFMADD231PS (R11), Y10, Y2
-	VFMADD231PS (R11)(DI*1), Y10, Y3
-	VFMADD231PS (R11)(DI*2), Y10, Y4
-	VFMADD231PS (R11)(R10*1), Y10, Y5
 	VFMADD231PS (R12), Y10, Y6
 	VFMADD231PS (R12)(DI*1), Y10, Y7
 	VFMADD231PS (R12)(DI*2), Y10, Y8
 	VFMADD231PS (R12)(R10*1), Y10, Y9
 
-scores_reduce_6:
+scores_half_12:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -2819,11 +3268,58 @@ zero_loop_4:
 	JNZ     zero_loop_4
 	XORQ    R8, R8
 
-pv_block_16:
+pv_block_21:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_21
+	VMOVUPS (CX)(R8*1), Y0
+	VMOVUPS 32(CX)(R8*1), Y1
+	VMOVUPS 64(CX)(R8*1), Y2
+	VMOVUPS 96(CX)(R8*1), Y3
+	VMOVUPS 128(CX)(R8*1), Y4
+	VMOVUPS 160(CX)(R8*1), Y5
+	VMOVUPS 192(CX)(R8*1), Y6
+	VMOVUPS 224(CX)(R8*1), Y7
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+
+pv_single_21:
+	TESTQ        R11, R11
+	JZ           pv_merge_21
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	VFMADD231PS  64(R10), Y8, Y2
+	VFMADD231PS  96(R10), Y8, Y3
+	VFMADD231PS  128(R10), Y8, Y4
+	VFMADD231PS  160(R10), Y8, Y5
+	VFMADD231PS  192(R10), Y8, Y6
+	VFMADD231PS  224(R10), Y8, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_21
+
+pv_merge_21:
+	VMOVUPS Y0, (CX)(R8*1)
+	VMOVUPS Y1, 32(CX)(R8*1)
+	VMOVUPS Y2, 64(CX)(R8*1)
+	VMOVUPS Y3, 96(CX)(R8*1)
+	VMOVUPS Y4, 128(CX)(R8*1)
+	VMOVUPS Y5, 160(CX)(R8*1)
+	VMOVUPS Y6, 192(CX)(R8*1)
+	VMOVUPS Y7, 224(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_21
+
+pv_next_21:
+pv_block_22:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_16
+	JL      pv_next_22
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -2836,9 +3332,9 @@ pv_block_16:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_16
+	JL      pv_single_22
 
-pv_pair_16:
+pv_pair_22:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VFMADD231PS  (R10), Y8, Y0
@@ -2853,18 +3349,22 @@ pv_pair_16:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_16
+	JGE          pv_pair_22
 
-pv_single_16:
+pv_single_22:
 	TESTQ        R11, R11
-	JZ           pv_merge_16
+	JZ           pv_merge_22
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y2
 	VFMADD231PS  64(R10), Y8, Y4
 	VFMADD231PS  96(R10), Y8, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_22
 
-pv_merge_16:
+pv_merge_22:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -2874,14 +3374,14 @@ pv_merge_16:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_16
+	JMP     pv_block_22
 
-pv_next_16:
-pv_block_17:
+pv_next_22:
+pv_block_23:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_17
+	JL      pv_next_23
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -2890,9 +3390,9 @@ pv_block_17:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_17
+	JL      pv_single_23
 
-pv_pair_17:
+pv_pair_23:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VFMADD231PS  (R10), Y4, Y0
@@ -2903,38 +3403,42 @@ pv_pair_17:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_17
+	JGE          pv_pair_23
 
-pv_single_17:
+pv_single_23:
 	TESTQ        R11, R11
-	JZ           pv_merge_17
+	JZ           pv_merge_23
 	VBROADCASTSS (R9), Y4
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_23
 
-pv_merge_17:
+pv_merge_23:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_17
+	JMP     pv_block_23
 
-pv_next_17:
-pv_block_18:
+pv_next_23:
+pv_block_24:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_18
+	JL      pv_next_24
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_18
+	JL      pv_single_24
 
-pv_pair_18:
+pv_pair_24:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VFMADD231PS  (R10), Y2, Y0
@@ -2943,21 +3447,25 @@ pv_pair_18:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_18
+	JGE          pv_pair_24
 
-pv_single_18:
+pv_single_24:
 	TESTQ        R11, R11
-	JZ           pv_merge_18
+	JZ           pv_merge_24
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_24
 
-pv_merge_18:
+pv_merge_24:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_18
+	JMP     pv_block_24
 
-pv_next_18:
+pv_next_24:
 	VZEROUPPER
 	RET
 
@@ -3532,9 +4040,9 @@ scores_seq_no_1:
 
 scores_seq_no_2:
 	CMPQ R9, R12
-	JAE  scores_odd_7
+	JAE  scores_odd_13
 
-scores_pairs_7:
+scores_pairs_13:
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z0
 	VFMADD231PS (R9)(SI*1), Z10, Z3
@@ -3565,13 +4073,13 @@ scores_pairs_7:
 	ADDQ        $0x00000080, R9
 	ADDQ        $0x00000080, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_7
+	JB          scores_pairs_13
 
-scores_odd_7:
+scores_odd_13:
 	MOVQ        136(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_reduce_7
+	JAE         scores_half_13
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z0
 	VFMADD231PS (R9)(SI*1), Z10, Z3
@@ -3582,6 +4090,7 @@ scores_odd_7:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 
+scores_half_13:
 scores_reduce_7:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -3809,9 +4318,9 @@ scores_seq_no_3:
 
 scores_seq_no_4:
 	CMPQ R8, R11
-	JAE  scores_odd_8
+	JAE  scores_odd_14
 
-scores_pairs_8:
+scores_pairs_14:
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -3833,13 +4342,13 @@ scores_pairs_8:
 	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_8
+	JB          scores_pairs_14
 
-scores_odd_8:
+scores_odd_14:
 	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_reduce_8
+	JAE         scores_half_14
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -3850,6 +4359,7 @@ scores_odd_8:
 	VFMADD231PS (R9)(SI*2), Z10, Z8
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 
+scores_half_14:
 scores_reduce_8:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -4527,11 +5037,11 @@ pv_4:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_19:
+pv_block_25:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_19
+	JL      pv_next_25
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -4552,9 +5062,9 @@ pv_block_19:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_19
+	JL      pv_single_25
 
-pv_pair_19:
+pv_pair_25:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VFMADD231PS  (R12), Z18, Z0
@@ -4593,11 +5103,11 @@ pv_pair_19:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_19
+	JGE          pv_pair_25
 
-pv_single_19:
+pv_single_25:
 	TESTQ        R13, R13
-	JZ           pv_merge_19
+	JZ           pv_merge_25
 	VBROADCASTSS (R11), Z18
 	VFMADD231PS  (R12), Z18, Z0
 	VFMADD231PS  64(R12), Z18, Z4
@@ -4607,8 +5117,12 @@ pv_single_19:
 	VFMADD231PS  320(R12), Z18, Z12
 	VFMADD231PS  384(R12), Z18, Z14
 	VFMADD231PS  448(R12), Z18, Z16
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_25
 
-pv_merge_19:
+pv_merge_25:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -4626,14 +5140,14 @@ pv_merge_19:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_19
+	JMP     pv_block_25
 
-pv_next_19:
-pv_block_20:
+pv_next_25:
+pv_block_26:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_20
+	JL      pv_next_26
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -4646,9 +5160,9 @@ pv_block_20:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_20
+	JL      pv_single_26
 
-pv_pair_20:
+pv_pair_26:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VFMADD231PS  (R12), Z10, Z0
@@ -4671,18 +5185,22 @@ pv_pair_20:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_20
+	JGE          pv_pair_26
 
-pv_single_20:
+pv_single_26:
 	TESTQ        R13, R13
-	JZ           pv_merge_20
+	JZ           pv_merge_26
 	VBROADCASTSS (R11), Z10
 	VFMADD231PS  (R12), Z10, Z0
 	VFMADD231PS  64(R12), Z10, Z4
 	VFMADD231PS  128(R12), Z10, Z6
 	VFMADD231PS  192(R12), Z10, Z8
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_26
 
-pv_merge_20:
+pv_merge_26:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -4692,14 +5210,14 @@ pv_merge_20:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_20
+	JMP     pv_block_26
 
-pv_next_20:
-pv_block_21:
+pv_next_26:
+pv_block_27:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_21
+	JL      pv_next_27
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -4708,9 +5226,9 @@ pv_block_21:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_21
+	JL      pv_single_27
 
-pv_pair_21:
+pv_pair_27:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VFMADD231PS  (R12), Z6, Z0
@@ -4725,38 +5243,42 @@ pv_pair_21:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_21
+	JGE          pv_pair_27
 
-pv_single_21:
+pv_single_27:
 	TESTQ        R13, R13
-	JZ           pv_merge_21
+	JZ           pv_merge_27
 	VBROADCASTSS (R11), Z6
 	VFMADD231PS  (R12), Z6, Z0
 	VFMADD231PS  64(R12), Z6, Z4
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_27
 
-pv_merge_21:
+pv_merge_27:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_21
+	JMP     pv_block_27
 
-pv_next_21:
-pv_block_22:
+pv_next_27:
+pv_block_28:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_22
+	JL      pv_next_28
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_22
+	JL      pv_single_28
 
-pv_pair_22:
+pv_pair_28:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VFMADD231PS  (R12), Z4, Z0
@@ -4767,31 +5289,35 @@ pv_pair_22:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_22
+	JGE          pv_pair_28
 
-pv_single_22:
+pv_single_28:
 	TESTQ        R13, R13
-	JZ           pv_merge_22
+	JZ           pv_merge_28
 	VBROADCASTSS (R11), Z4
 	VFMADD231PS  (R12), Z4, Z0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_28
 
-pv_merge_22:
+pv_merge_28:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_22
+	JMP     pv_block_28
 
-pv_next_22:
+pv_next_28:
 	JMP first_done_3
 
 other_head_3:
 	XORQ R8, R8
 
-pv_block_23:
+pv_block_29:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_23
+	JL      pv_next_29
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -4812,9 +5338,9 @@ pv_block_23:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_23
+	JL      pv_single_29
 
-pv_pair_23:
+pv_pair_29:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VFMADD231PS  (R10), Z18, Z0
@@ -4837,11 +5363,11 @@ pv_pair_23:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_23
+	JGE          pv_pair_29
 
-pv_single_23:
+pv_single_29:
 	TESTQ        R11, R11
-	JZ           pv_merge_23
+	JZ           pv_merge_29
 	VBROADCASTSS (R9), Z18
 	VFMADD231PS  (R10), Z18, Z0
 	VFMADD231PS  64(R10), Z18, Z4
@@ -4851,8 +5377,12 @@ pv_single_23:
 	VFMADD231PS  320(R10), Z18, Z12
 	VFMADD231PS  384(R10), Z18, Z14
 	VFMADD231PS  448(R10), Z18, Z16
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_29
 
-pv_merge_23:
+pv_merge_29:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -4870,14 +5400,14 @@ pv_merge_23:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_23
+	JMP     pv_block_29
 
-pv_next_23:
-pv_block_24:
+pv_next_29:
+pv_block_30:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_24
+	JL      pv_next_30
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -4890,9 +5420,9 @@ pv_block_24:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_24
+	JL      pv_single_30
 
-pv_pair_24:
+pv_pair_30:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VFMADD231PS  (R10), Z10, Z0
@@ -4907,18 +5437,22 @@ pv_pair_24:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_24
+	JGE          pv_pair_30
 
-pv_single_24:
+pv_single_30:
 	TESTQ        R11, R11
-	JZ           pv_merge_24
+	JZ           pv_merge_30
 	VBROADCASTSS (R9), Z10
 	VFMADD231PS  (R10), Z10, Z0
 	VFMADD231PS  64(R10), Z10, Z4
 	VFMADD231PS  128(R10), Z10, Z6
 	VFMADD231PS  192(R10), Z10, Z8
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_30
 
-pv_merge_24:
+pv_merge_30:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -4928,14 +5462,14 @@ pv_merge_24:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_24
+	JMP     pv_block_30
 
-pv_next_24:
-pv_block_25:
+pv_next_30:
+pv_block_31:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_25
+	JL      pv_next_31
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -4944,9 +5478,9 @@ pv_block_25:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_25
+	JL      pv_single_31
 
-pv_pair_25:
+pv_pair_31:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VFMADD231PS  (R10), Z6, Z0
@@ -4957,38 +5491,42 @@ pv_pair_25:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_25
+	JGE          pv_pair_31
 
-pv_single_25:
+pv_single_31:
 	TESTQ        R11, R11
-	JZ           pv_merge_25
+	JZ           pv_merge_31
 	VBROADCASTSS (R9), Z6
 	VFMADD231PS  (R10), Z6, Z0
 	VFMADD231PS  64(R10), Z6, Z4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_31
 
-pv_merge_25:
+pv_merge_31:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_25
+	JMP     pv_block_31
 
-pv_next_25:
-pv_block_26:
+pv_next_31:
+pv_block_32:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_26
+	JL      pv_next_32
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_26
+	JL      pv_single_32
 
-pv_pair_26:
+pv_pair_32:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -4997,21 +5535,25 @@ pv_pair_26:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_26
+	JGE          pv_pair_32
 
-pv_single_26:
+pv_single_32:
 	TESTQ        R11, R11
-	JZ           pv_merge_26
+	JZ           pv_merge_32
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_32
 
-pv_merge_26:
+pv_merge_32:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_26
+	JMP     pv_block_32
 
-pv_next_26:
+pv_next_32:
 first_done_3:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_4
@@ -5227,9 +5769,9 @@ scores_seq_no_5:
 
 scores_seq_no_6:
 	CMPQ R11, R14
-	JAE  scores_odd_9
+	JAE  scores_odd_15
 
-scores_pairs_9:
+scores_pairs_15:
 	VMOVUPS     (R11)(R13*1), Z10
 	VFMADD231PS (R11), Z10, Z2
 	VFMADD231PS (R11)(DI*1), Z10, Z3
@@ -5251,13 +5793,13 @@ scores_pairs_9:
 	ADDQ        $0x00000080, R11
 	ADDQ        $0x00000080, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_9
+	JB          scores_pairs_15
 
-scores_odd_9:
+scores_odd_15:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_reduce_9
+	JAE         scores_half_15
 	VMOVUPS     (R11)(R13*1), Z10
 	VFMADD231PS (R11), Z10, Z2
 	VFMADD231PS (R11)(DI*1), Z10, Z3
@@ -5268,6 +5810,7 @@ scores_odd_9:
 	VFMADD231PS (R12)(DI*2), Z10, Z8
 	VFMADD231PS (R12)(R10*1), Z10, Z9
 
+scores_half_15:
 scores_reduce_9:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
@@ -5456,11 +5999,11 @@ zero_loop_6:
 	JNZ     zero_loop_6
 	XORQ    R8, R8
 
-pv_block_27:
+pv_block_33:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_27
+	JL      pv_next_33
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -5481,9 +6024,9 @@ pv_block_27:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_27
+	JL      pv_single_33
 
-pv_pair_27:
+pv_pair_33:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VFMADD231PS  (R10), Z16, Z0
@@ -5506,11 +6049,11 @@ pv_pair_27:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_27
+	JGE          pv_pair_33
 
-pv_single_27:
+pv_single_33:
 	TESTQ        R11, R11
-	JZ           pv_merge_27
+	JZ           pv_merge_33
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R10), Z16, Z0
 	VFMADD231PS  64(R10), Z16, Z2
@@ -5520,8 +6063,12 @@ pv_single_27:
 	VFMADD231PS  320(R10), Z16, Z10
 	VFMADD231PS  384(R10), Z16, Z12
 	VFMADD231PS  448(R10), Z16, Z14
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_33
 
-pv_merge_27:
+pv_merge_33:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -5539,14 +6086,14 @@ pv_merge_27:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_27
+	JMP     pv_block_33
 
-pv_next_27:
-pv_block_28:
+pv_next_33:
+pv_block_34:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_28
+	JL      pv_next_34
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -5559,9 +6106,9 @@ pv_block_28:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_28
+	JL      pv_single_34
 
-pv_pair_28:
+pv_pair_34:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VFMADD231PS  (R10), Z8, Z0
@@ -5576,18 +6123,22 @@ pv_pair_28:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_28
+	JGE          pv_pair_34
 
-pv_single_28:
+pv_single_34:
 	TESTQ        R11, R11
-	JZ           pv_merge_28
+	JZ           pv_merge_34
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R10), Z8, Z0
 	VFMADD231PS  64(R10), Z8, Z2
 	VFMADD231PS  128(R10), Z8, Z4
 	VFMADD231PS  192(R10), Z8, Z6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_34
 
-pv_merge_28:
+pv_merge_34:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -5597,14 +6148,14 @@ pv_merge_28:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_28
+	JMP     pv_block_34
 
-pv_next_28:
-pv_block_29:
+pv_next_34:
+pv_block_35:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_29
+	JL      pv_next_35
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -5613,9 +6164,9 @@ pv_block_29:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_29
+	JL      pv_single_35
 
-pv_pair_29:
+pv_pair_35:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -5626,38 +6177,42 @@ pv_pair_29:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_29
+	JGE          pv_pair_35
 
-pv_single_29:
+pv_single_35:
 	TESTQ        R11, R11
-	JZ           pv_merge_29
+	JZ           pv_merge_35
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	VFMADD231PS  64(R10), Z4, Z2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_35
 
-pv_merge_29:
+pv_merge_35:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_29
+	JMP     pv_block_35
 
-pv_next_29:
-pv_block_30:
+pv_next_35:
+pv_block_36:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_30
+	JL      pv_next_36
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_30
+	JL      pv_single_36
 
-pv_pair_30:
+pv_pair_36:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VFMADD231PS  (R10), Z2, Z0
@@ -5666,21 +6221,25 @@ pv_pair_30:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_30
+	JGE          pv_pair_36
 
-pv_single_30:
+pv_single_36:
 	TESTQ        R11, R11
-	JZ           pv_merge_30
+	JZ           pv_merge_36
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R10), Z2, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_36
 
-pv_merge_30:
+pv_merge_36:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_30
+	JMP     pv_block_36
 
-pv_next_30:
+pv_next_36:
 	VZEROUPPER
 	RET
 
@@ -6255,9 +6814,9 @@ scores_seq_no_7:
 
 scores_seq_no_8:
 	CMPQ R9, R12
-	JAE  scores_odd_10
+	JAE  scores_odd_16
 
-scores_pairs_10:
+scores_pairs_16:
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z0
 	VFMADD231PS (R9)(SI*1), Z10, Z3
@@ -6288,13 +6847,13 @@ scores_pairs_10:
 	ADDQ        $0x00000080, R9
 	ADDQ        $0x00000080, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_10
+	JB          scores_pairs_16
 
-scores_odd_10:
+scores_odd_16:
 	MOVQ        136(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_reduce_10
+	JAE         scores_half_16
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z0
 	VFMADD231PS (R9)(SI*1), Z10, Z3
@@ -6305,6 +6864,7 @@ scores_odd_10:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 
+scores_half_16:
 scores_reduce_10:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -6532,9 +7092,9 @@ scores_seq_no_9:
 
 scores_seq_no_10:
 	CMPQ R8, R11
-	JAE  scores_odd_11
+	JAE  scores_odd_17
 
-scores_pairs_11:
+scores_pairs_17:
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -6556,13 +7116,13 @@ scores_pairs_11:
 	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_11
+	JB          scores_pairs_17
 
-scores_odd_11:
+scores_odd_17:
 	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_reduce_11
+	JAE         scores_half_17
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -6573,6 +7133,7 @@ scores_odd_11:
 	VFMADD231PS (R9)(SI*2), Z10, Z8
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 
+scores_half_17:
 scores_reduce_11:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -7241,11 +7802,11 @@ pv_6:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_31:
+pv_block_37:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_31
+	JL      pv_next_37
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -7266,9 +7827,9 @@ pv_block_31:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_31
+	JL      pv_single_37
 
-pv_pair_31:
+pv_pair_37:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VFMADD231PS  (R12), Z18, Z0
@@ -7307,11 +7868,11 @@ pv_pair_31:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_31
+	JGE          pv_pair_37
 
-pv_single_31:
+pv_single_37:
 	TESTQ        R13, R13
-	JZ           pv_merge_31
+	JZ           pv_merge_37
 	VBROADCASTSS (R11), Z18
 	VFMADD231PS  (R12), Z18, Z0
 	VFMADD231PS  64(R12), Z18, Z4
@@ -7321,8 +7882,12 @@ pv_single_31:
 	VFMADD231PS  320(R12), Z18, Z12
 	VFMADD231PS  384(R12), Z18, Z14
 	VFMADD231PS  448(R12), Z18, Z16
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_37
 
-pv_merge_31:
+pv_merge_37:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -7340,14 +7905,14 @@ pv_merge_31:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_31
+	JMP     pv_block_37
 
-pv_next_31:
-pv_block_32:
+pv_next_37:
+pv_block_38:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_32
+	JL      pv_next_38
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -7360,9 +7925,9 @@ pv_block_32:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_32
+	JL      pv_single_38
 
-pv_pair_32:
+pv_pair_38:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VFMADD231PS  (R12), Z10, Z0
@@ -7385,18 +7950,22 @@ pv_pair_32:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_32
+	JGE          pv_pair_38
 
-pv_single_32:
+pv_single_38:
 	TESTQ        R13, R13
-	JZ           pv_merge_32
+	JZ           pv_merge_38
 	VBROADCASTSS (R11), Z10
 	VFMADD231PS  (R12), Z10, Z0
 	VFMADD231PS  64(R12), Z10, Z4
 	VFMADD231PS  128(R12), Z10, Z6
 	VFMADD231PS  192(R12), Z10, Z8
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_38
 
-pv_merge_32:
+pv_merge_38:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -7406,14 +7975,14 @@ pv_merge_32:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_32
+	JMP     pv_block_38
 
-pv_next_32:
-pv_block_33:
+pv_next_38:
+pv_block_39:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_33
+	JL      pv_next_39
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -7422,9 +7991,9 @@ pv_block_33:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_33
+	JL      pv_single_39
 
-pv_pair_33:
+pv_pair_39:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VFMADD231PS  (R12), Z6, Z0
@@ -7439,38 +8008,42 @@ pv_pair_33:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_33
+	JGE          pv_pair_39
 
-pv_single_33:
+pv_single_39:
 	TESTQ        R13, R13
-	JZ           pv_merge_33
+	JZ           pv_merge_39
 	VBROADCASTSS (R11), Z6
 	VFMADD231PS  (R12), Z6, Z0
 	VFMADD231PS  64(R12), Z6, Z4
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_39
 
-pv_merge_33:
+pv_merge_39:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_33
+	JMP     pv_block_39
 
-pv_next_33:
-pv_block_34:
+pv_next_39:
+pv_block_40:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_34
+	JL      pv_next_40
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_34
+	JL      pv_single_40
 
-pv_pair_34:
+pv_pair_40:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VFMADD231PS  (R12), Z4, Z0
@@ -7481,31 +8054,35 @@ pv_pair_34:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_34
+	JGE          pv_pair_40
 
-pv_single_34:
+pv_single_40:
 	TESTQ        R13, R13
-	JZ           pv_merge_34
+	JZ           pv_merge_40
 	VBROADCASTSS (R11), Z4
 	VFMADD231PS  (R12), Z4, Z0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_40
 
-pv_merge_34:
+pv_merge_40:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_34
+	JMP     pv_block_40
 
-pv_next_34:
+pv_next_40:
 	JMP first_done_4
 
 other_head_4:
 	XORQ R8, R8
 
-pv_block_35:
+pv_block_41:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_35
+	JL      pv_next_41
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -7526,9 +8103,9 @@ pv_block_35:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_35
+	JL      pv_single_41
 
-pv_pair_35:
+pv_pair_41:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VFMADD231PS  (R10), Z18, Z0
@@ -7551,11 +8128,11 @@ pv_pair_35:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_35
+	JGE          pv_pair_41
 
-pv_single_35:
+pv_single_41:
 	TESTQ        R11, R11
-	JZ           pv_merge_35
+	JZ           pv_merge_41
 	VBROADCASTSS (R9), Z18
 	VFMADD231PS  (R10), Z18, Z0
 	VFMADD231PS  64(R10), Z18, Z4
@@ -7565,8 +8142,12 @@ pv_single_35:
 	VFMADD231PS  320(R10), Z18, Z12
 	VFMADD231PS  384(R10), Z18, Z14
 	VFMADD231PS  448(R10), Z18, Z16
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_41
 
-pv_merge_35:
+pv_merge_41:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -7584,14 +8165,14 @@ pv_merge_35:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_35
+	JMP     pv_block_41
 
-pv_next_35:
-pv_block_36:
+pv_next_41:
+pv_block_42:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_36
+	JL      pv_next_42
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -7604,9 +8185,9 @@ pv_block_36:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_36
+	JL      pv_single_42
 
-pv_pair_36:
+pv_pair_42:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VFMADD231PS  (R10), Z10, Z0
@@ -7621,18 +8202,22 @@ pv_pair_36:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_36
+	JGE          pv_pair_42
 
-pv_single_36:
+pv_single_42:
 	TESTQ        R11, R11
-	JZ           pv_merge_36
+	JZ           pv_merge_42
 	VBROADCASTSS (R9), Z10
 	VFMADD231PS  (R10), Z10, Z0
 	VFMADD231PS  64(R10), Z10, Z4
 	VFMADD231PS  128(R10), Z10, Z6
 	VFMADD231PS  192(R10), Z10, Z8
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_42
 
-pv_merge_36:
+pv_merge_42:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -7642,14 +8227,14 @@ pv_merge_36:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_36
+	JMP     pv_block_42
 
-pv_next_36:
-pv_block_37:
+pv_next_42:
+pv_block_43:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_37
+	JL      pv_next_43
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -7658,9 +8243,9 @@ pv_block_37:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_37
+	JL      pv_single_43
 
-pv_pair_37:
+pv_pair_43:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VFMADD231PS  (R10), Z6, Z0
@@ -7671,38 +8256,42 @@ pv_pair_37:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_37
+	JGE          pv_pair_43
 
-pv_single_37:
+pv_single_43:
 	TESTQ        R11, R11
-	JZ           pv_merge_37
+	JZ           pv_merge_43
 	VBROADCASTSS (R9), Z6
 	VFMADD231PS  (R10), Z6, Z0
 	VFMADD231PS  64(R10), Z6, Z4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_43
 
-pv_merge_37:
+pv_merge_43:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_37
+	JMP     pv_block_43
 
-pv_next_37:
-pv_block_38:
+pv_next_43:
+pv_block_44:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_38
+	JL      pv_next_44
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_38
+	JL      pv_single_44
 
-pv_pair_38:
+pv_pair_44:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -7711,21 +8300,25 @@ pv_pair_38:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_38
+	JGE          pv_pair_44
 
-pv_single_38:
+pv_single_44:
 	TESTQ        R11, R11
-	JZ           pv_merge_38
+	JZ           pv_merge_44
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_44
 
-pv_merge_38:
+pv_merge_44:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_38
+	JMP     pv_block_44
 
-pv_next_38:
+pv_next_44:
 first_done_4:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_6
@@ -7941,9 +8534,9 @@ scores_seq_no_11:
 
 scores_seq_no_12:
 	CMPQ R11, R14
-	JAE  scores_odd_12
+	JAE  scores_odd_18
 
-scores_pairs_12:
+scores_pairs_18:
 	VMOVUPS     (R11)(R13*1), Z10
 	VFMADD231PS (R11), Z10, Z2
 	VFMADD231PS (R11)(DI*1), Z10, Z3
@@ -7965,13 +8558,13 @@ scores_pairs_12:
 	ADDQ        $0x00000080, R11
 	ADDQ        $0x00000080, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_12
+	JB          scores_pairs_18
 
-scores_odd_12:
+scores_odd_18:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_reduce_12
+	JAE         scores_half_18
 	VMOVUPS     (R11)(R13*1), Z10
 	VFMADD231PS (R11), Z10, Z2
 	VFMADD231PS (R11)(DI*1), Z10, Z3
@@ -7982,6 +8575,7 @@ scores_odd_12:
 	VFMADD231PS (R12)(DI*2), Z10, Z8
 	VFMADD231PS (R12)(R10*1), Z10, Z9
 
+scores_half_18:
 scores_reduce_12:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
@@ -8164,11 +8758,11 @@ zero_loop_8:
 	JNZ     zero_loop_8
 	XORQ    R8, R8
 
-pv_block_39:
+pv_block_45:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_39
+	JL      pv_next_45
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -8189,9 +8783,9 @@ pv_block_39:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_39
+	JL      pv_single_45
 
-pv_pair_39:
+pv_pair_45:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VFMADD231PS  (R10), Z16, Z0
@@ -8214,11 +8808,11 @@ pv_pair_39:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_39
+	JGE          pv_pair_45
 
-pv_single_39:
+pv_single_45:
 	TESTQ        R11, R11
-	JZ           pv_merge_39
+	JZ           pv_merge_45
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R10), Z16, Z0
 	VFMADD231PS  64(R10), Z16, Z2
@@ -8228,8 +8822,12 @@ pv_single_39:
 	VFMADD231PS  320(R10), Z16, Z10
 	VFMADD231PS  384(R10), Z16, Z12
 	VFMADD231PS  448(R10), Z16, Z14
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_45
 
-pv_merge_39:
+pv_merge_45:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -8247,14 +8845,14 @@ pv_merge_39:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_39
+	JMP     pv_block_45
 
-pv_next_39:
-pv_block_40:
+pv_next_45:
+pv_block_46:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_40
+	JL      pv_next_46
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -8267,9 +8865,9 @@ pv_block_40:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_40
+	JL      pv_single_46
 
-pv_pair_40:
+pv_pair_46:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VFMADD231PS  (R10), Z8, Z0
@@ -8284,18 +8882,22 @@ pv_pair_40:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_40
+	JGE          pv_pair_46
 
-pv_single_40:
+pv_single_46:
 	TESTQ        R11, R11
-	JZ           pv_merge_40
+	JZ           pv_merge_46
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R10), Z8, Z0
 	VFMADD231PS  64(R10), Z8, Z2
 	VFMADD231PS  128(R10), Z8, Z4
 	VFMADD231PS  192(R10), Z8, Z6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_46
 
-pv_merge_40:
+pv_merge_46:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -8305,14 +8907,14 @@ pv_merge_40:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_40
+	JMP     pv_block_46
 
-pv_next_40:
-pv_block_41:
+pv_next_46:
+pv_block_47:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_41
+	JL      pv_next_47
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -8321,9 +8923,9 @@ pv_block_41:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_41
+	JL      pv_single_47
 
-pv_pair_41:
+pv_pair_47:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -8334,38 +8936,42 @@ pv_pair_41:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_41
+	JGE          pv_pair_47
 
-pv_single_41:
+pv_single_47:
 	TESTQ        R11, R11
-	JZ           pv_merge_41
+	JZ           pv_merge_47
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	VFMADD231PS  64(R10), Z4, Z2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_47
 
-pv_merge_41:
+pv_merge_47:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_41
+	JMP     pv_block_47
 
-pv_next_41:
-pv_block_42:
+pv_next_47:
+pv_block_48:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_42
+	JL      pv_next_48
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_42
+	JL      pv_single_48
 
-pv_pair_42:
+pv_pair_48:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VFMADD231PS  (R10), Z2, Z0
@@ -8374,21 +8980,25 @@ pv_pair_42:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_42
+	JGE          pv_pair_48
 
-pv_single_42:
+pv_single_48:
 	TESTQ        R11, R11
-	JZ           pv_merge_42
+	JZ           pv_merge_48
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R10), Z2, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_48
 
-pv_merge_42:
+pv_merge_48:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_42
+	JMP     pv_block_48
 
-pv_next_42:
+pv_next_48:
 	VZEROUPPER
 	RET
 
@@ -8511,9 +9121,9 @@ scores_by8_13:
 	ANDQ   $0xffffffe0, R12
 	ADDQ   DX, R12
 	CMPQ   R9, R12
-	JAE    scores_odd_13
+	JAE    scores_odd_19
 
-scores_pairs_13:
+scores_pairs_19:
 	VMOVUPS     (R11)(R9*2), Y10
 	VCVTPH2PS   (R9), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -8523,6 +9133,48 @@ scores_pairs_13:
 	VFMADD231PS Y11, Y10, Y4
 	VCVTPH2PS   (R9)(R8*1), Y11
 	VFMADD231PS Y11, Y10, Y5
+	VMOVUPS     32(R11)(R9*2), Y10
+	VCVTPH2PS   16(R9), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   16(R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   16(R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   16(R9)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	PREFETCHT0  (DI)
+	ADDQ        $0x00000040, DI
+	ADDQ        $0x00000020, R9
+	ADDQ        $0x00000020, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_19
+
+scores_odd_19:
+	MOVQ        136(SP), R12
+	ADDQ        DX, R12
+	CMPQ        R9, R12
+	JAE         scores_half_19
+	VMOVUPS     (R11)(R9*2), Y10
+	VCVTPH2PS   (R9), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R9)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+
+scores_half_19:
+	MOVQ DX, R9
+	LEAQ (DX)(SI*4), R10
+	MOVQ 136(SP), R12
+	ANDQ $0xffffffe0, R12
+	ADDQ DX, R12
+	CMPQ R9, R12
+	JAE  scores_odd_20
+
+scores_pairs_20:
+	VMOVUPS     (R11)(R9*2), Y10
 	VCVTPH2PS   (R10), Y11
 	VFMADD231PS Y11, Y10, Y6
 	VCVTPH2PS   (R10)(SI*1), Y11
@@ -8532,44 +9184,27 @@ scores_pairs_13:
 	VCVTPH2PS   (R10)(R8*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	VMOVUPS     32(R11)(R9*2), Y10
-	VCVTPH2PS   16(R9), Y11
-	VFMADD231PS Y11, Y10, Y2
-	VCVTPH2PS   16(R9)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y3
-	PREFETCHT0  (DI)
-	VCVTPH2PS   16(R9)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y4
-	VCVTPH2PS   16(R9)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y5
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y6
 	VCVTPH2PS   16(R10)(SI*1), Y11
 	VFMADD231PS Y11, Y10, Y7
-	PREFETCHT0  64(DI)
 	VCVTPH2PS   16(R10)(SI*2), Y11
 	VFMADD231PS Y11, Y10, Y8
 	VCVTPH2PS   16(R10)(R8*1), Y11
 	VFMADD231PS Y11, Y10, Y9
-	ADDQ        $0x00000080, DI
+	PREFETCHT0  (DI)
+	ADDQ        $0x00000040, DI
 	ADDQ        $0x00000020, R9
 	ADDQ        $0x00000020, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_13
+	JB          scores_pairs_20
 
-scores_odd_13:
+scores_odd_20:
 	MOVQ        136(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_reduce_13
+	JAE         scores_half_20
 	VMOVUPS     (R11)(R9*2), Y10
-	VCVTPH2PS   (R9), Y11
-	VFMADD231PS Y11, Y10, Y2
-	VCVTPH2PS   (R9)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y3
-	VCVTPH2PS   (R9)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y4
-	VCVTPH2PS   (R9)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y5
 	VCVTPH2PS   (R10), Y11
 	VFMADD231PS Y11, Y10, Y6
 	VCVTPH2PS   (R10)(SI*1), Y11
@@ -8579,7 +9214,7 @@ scores_odd_13:
 	VCVTPH2PS   (R10)(R8*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_reduce_13:
+scores_half_20:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -8672,9 +9307,9 @@ scores_by8_14:
 	ANDQ   $0xffffffe0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
-	JAE    scores_odd_14
+	JAE    scores_odd_21
 
-scores_pairs_14:
+scores_pairs_21:
 	VMOVUPS     (R10)(R8*2), Y10
 	VCVTPH2PS   (R8), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -8684,14 +9319,6 @@ scores_pairs_14:
 	VFMADD231PS Y11, Y10, Y4
 	VCVTPH2PS   (R8)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y5
-	VCVTPH2PS   (R9), Y11
-	VFMADD231PS Y11, Y10, Y6
-	VCVTPH2PS   (R9)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y7
-	VCVTPH2PS   (R9)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y8
-	VCVTPH2PS   (R9)(DI*1), Y11
-	VFMADD231PS Y11, Y10, Y9
 	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R8), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -8701,6 +9328,46 @@ scores_pairs_14:
 	VFMADD231PS Y11, Y10, Y4
 	VCVTPH2PS   16(R8)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y5
+	ADDQ        $0x00000020, R8
+	ADDQ        $0x00000020, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_21
+
+scores_odd_21:
+	MOVQ        136(SP), R11
+	ADDQ        DX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_21
+	VMOVUPS     (R10)(R8*2), Y10
+	VCVTPH2PS   (R8), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R8)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R8)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R8)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+
+scores_half_21:
+	MOVQ DX, R8
+	LEAQ (DX)(SI*4), R9
+	MOVQ 136(SP), R11
+	ANDQ $0xffffffe0, R11
+	ADDQ DX, R11
+	CMPQ R8, R11
+	JAE  scores_odd_22
+
+scores_pairs_22:
+	VMOVUPS     (R10)(R8*2), Y10
+	VCVTPH2PS   (R9), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R9)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R9), Y11
 	VFMADD231PS Y11, Y10, Y6
 	VCVTPH2PS   16(R9)(SI*1), Y11
@@ -8712,22 +9379,14 @@ scores_pairs_14:
 	ADDQ        $0x00000020, R8
 	ADDQ        $0x00000020, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_14
+	JB          scores_pairs_22
 
-scores_odd_14:
+scores_odd_22:
 	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_reduce_14
+	JAE         scores_half_22
 	VMOVUPS     (R10)(R8*2), Y10
-	VCVTPH2PS   (R8), Y11
-	VFMADD231PS Y11, Y10, Y2
-	VCVTPH2PS   (R8)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y3
-	VCVTPH2PS   (R8)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y4
-	VCVTPH2PS   (R8)(DI*1), Y11
-	VFMADD231PS Y11, Y10, Y5
 	VCVTPH2PS   (R9), Y11
 	VFMADD231PS Y11, Y10, Y6
 	VCVTPH2PS   (R9)(SI*1), Y11
@@ -8737,7 +9396,7 @@ scores_odd_14:
 	VCVTPH2PS   (R9)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_reduce_14:
+scores_half_22:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -9011,11 +9670,70 @@ pv_7:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_43:
+pv_block_49:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_49
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+
+pv_single_49:
+	TESTQ        R13, R13
+	JZ           pv_merge_49
+	VBROADCASTSS (R11), Y8
+	VCVTPH2PS    (R12), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	PREFETCHT0   (R12)(R8*1)
+	VCVTPH2PS    16(R12), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R12), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R12), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R12), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	PREFETCHT0   64(R12)(R8*1)
+	VCVTPH2PS    80(R12), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R12), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R12), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_49
+
+pv_merge_49:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_49
+
+pv_next_49:
+pv_block_50:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_43
+	JL      pv_next_50
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -9030,9 +9748,9 @@ pv_block_43:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_43
+	JL      pv_single_50
 
-pv_pair_43:
+pv_pair_50:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VCVTPH2PS    (R12), Y10
@@ -9057,11 +9775,11 @@ pv_pair_43:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_43
+	JGE          pv_pair_50
 
-pv_single_43:
+pv_single_50:
 	TESTQ        R13, R13
-	JZ           pv_merge_43
+	JZ           pv_merge_50
 	VBROADCASTSS (R11), Y8
 	VCVTPH2PS    (R12), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -9071,8 +9789,12 @@ pv_single_43:
 	VFMADD231PS  Y9, Y8, Y4
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_50
 
-pv_merge_43:
+pv_merge_50:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -9082,14 +9804,14 @@ pv_merge_43:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_43
+	JMP     pv_block_50
 
-pv_next_43:
-pv_block_44:
+pv_next_50:
+pv_block_51:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_44
+	JL      pv_next_51
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -9100,9 +9822,9 @@ pv_block_44:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_44
+	JL      pv_single_51
 
-pv_pair_44:
+pv_pair_51:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y5
 	VCVTPH2PS    (R12), Y6
@@ -9119,31 +9841,35 @@ pv_pair_44:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_44
+	JGE          pv_pair_51
 
-pv_single_44:
+pv_single_51:
 	TESTQ        R13, R13
-	JZ           pv_merge_44
+	JZ           pv_merge_51
 	VBROADCASTSS (R11), Y4
 	VCVTPH2PS    (R12), Y5
 	VFMADD231PS  Y5, Y4, Y0
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_51
 
-pv_merge_44:
+pv_merge_51:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_44
+	JMP     pv_block_51
 
-pv_next_44:
-pv_block_45:
+pv_next_51:
+pv_block_52:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_45
+	JL      pv_next_52
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
@@ -9152,9 +9878,9 @@ pv_block_45:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_45
+	JL      pv_single_52
 
-pv_pair_45:
+pv_pair_52:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y3
 	VCVTPH2PS    (R12), Y4
@@ -9167,32 +9893,93 @@ pv_pair_45:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_45
+	JGE          pv_pair_52
 
-pv_single_45:
+pv_single_52:
 	TESTQ        R13, R13
-	JZ           pv_merge_45
+	JZ           pv_merge_52
 	VBROADCASTSS (R11), Y2
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_52
 
-pv_merge_45:
+pv_merge_52:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_45
+	JMP     pv_block_52
 
-pv_next_45:
+pv_next_52:
 	JMP first_done_5
 
 other_head_5:
 	XORQ R8, R8
 
-pv_block_46:
+pv_block_53:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_53
+	VMOVUPS (CX)(R8*1), Y0
+	VMOVUPS 32(CX)(R8*1), Y1
+	VMOVUPS 64(CX)(R8*1), Y2
+	VMOVUPS 96(CX)(R8*1), Y3
+	VMOVUPS 128(CX)(R8*1), Y4
+	VMOVUPS 160(CX)(R8*1), Y5
+	VMOVUPS 192(CX)(R8*1), Y6
+	VMOVUPS 224(CX)(R8*1), Y7
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+
+pv_single_53:
+	TESTQ        R11, R11
+	JZ           pv_merge_53
+	VBROADCASTSS (R9), Y8
+	VCVTPH2PS    (R10), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R10), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R10), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R10), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R10), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R10), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R10), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R10), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_53
+
+pv_merge_53:
+	VMOVUPS Y0, (CX)(R8*1)
+	VMOVUPS Y1, 32(CX)(R8*1)
+	VMOVUPS Y2, 64(CX)(R8*1)
+	VMOVUPS Y3, 96(CX)(R8*1)
+	VMOVUPS Y4, 128(CX)(R8*1)
+	VMOVUPS Y5, 160(CX)(R8*1)
+	VMOVUPS Y6, 192(CX)(R8*1)
+	VMOVUPS Y7, 224(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_53
+
+pv_next_53:
+pv_block_54:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_46
+	JL      pv_next_54
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -9207,9 +9994,9 @@ pv_block_46:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_46
+	JL      pv_single_54
 
-pv_pair_46:
+pv_pair_54:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VCVTPH2PS    (R10), Y10
@@ -9232,11 +10019,11 @@ pv_pair_46:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_46
+	JGE          pv_pair_54
 
-pv_single_46:
+pv_single_54:
 	TESTQ        R11, R11
-	JZ           pv_merge_46
+	JZ           pv_merge_54
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -9246,8 +10033,12 @@ pv_single_46:
 	VFMADD231PS  Y9, Y8, Y4
 	VCVTPH2PS    48(R10), Y9
 	VFMADD231PS  Y9, Y8, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_54
 
-pv_merge_46:
+pv_merge_54:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -9257,14 +10048,14 @@ pv_merge_46:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_46
+	JMP     pv_block_54
 
-pv_next_46:
-pv_block_47:
+pv_next_54:
+pv_block_55:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_47
+	JL      pv_next_55
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -9275,9 +10066,9 @@ pv_block_47:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_47
+	JL      pv_single_55
 
-pv_pair_47:
+pv_pair_55:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VCVTPH2PS    (R10), Y6
@@ -9292,31 +10083,35 @@ pv_pair_47:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_47
+	JGE          pv_pair_55
 
-pv_single_47:
+pv_single_55:
 	TESTQ        R11, R11
-	JZ           pv_merge_47
+	JZ           pv_merge_55
 	VBROADCASTSS (R9), Y4
 	VCVTPH2PS    (R10), Y5
 	VFMADD231PS  Y5, Y4, Y0
 	VCVTPH2PS    16(R10), Y5
 	VFMADD231PS  Y5, Y4, Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_55
 
-pv_merge_47:
+pv_merge_55:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_47
+	JMP     pv_block_55
 
-pv_next_47:
-pv_block_48:
+pv_next_55:
+pv_block_56:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_48
+	JL      pv_next_56
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R9
@@ -9325,9 +10120,9 @@ pv_block_48:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_48
+	JL      pv_single_56
 
-pv_pair_48:
+pv_pair_56:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VCVTPH2PS    (R10), Y4
@@ -9338,22 +10133,26 @@ pv_pair_48:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_48
+	JGE          pv_pair_56
 
-pv_single_48:
+pv_single_56:
 	TESTQ        R11, R11
-	JZ           pv_merge_48
+	JZ           pv_merge_56
 	VBROADCASTSS (R9), Y2
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_56
 
-pv_merge_48:
+pv_merge_56:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_48
+	JMP     pv_block_56
 
-pv_next_48:
+pv_next_56:
 first_done_5:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_7
@@ -9452,9 +10251,9 @@ scores_by8_15:
 	ANDQ   $0xffffffe0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
-	JAE    scores_odd_15
+	JAE    scores_odd_23
 
-scores_pairs_15:
+scores_pairs_23:
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -9464,14 +10263,6 @@ scores_pairs_15:
 	VFMADD231PS Y11, Y10, Y4
 	VCVTPH2PS   (R11)(R10*1), Y11
 	VFMADD231PS Y11, Y10, Y5
-	VCVTPH2PS   (R12), Y11
-	VFMADD231PS Y11, Y10, Y6
-	VCVTPH2PS   (R12)(DI*1), Y11
-	VFMADD231PS Y11, Y10, Y7
-	VCVTPH2PS   (R12)(DI*2), Y11
-	VFMADD231PS Y11, Y10, Y8
-	VCVTPH2PS   (R12)(R10*1), Y11
-	VFMADD231PS Y11, Y10, Y9
 	VMOVUPS     32(R13)(R11*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -9481,6 +10272,46 @@ scores_pairs_15:
 	VFMADD231PS Y11, Y10, Y4
 	VCVTPH2PS   16(R11)(R10*1), Y11
 	VFMADD231PS Y11, Y10, Y5
+	ADDQ        $0x00000020, R11
+	ADDQ        $0x00000020, R12
+	CMPQ        R11, R14
+	JB          scores_pairs_23
+
+scores_odd_23:
+	MOVQ        (SP), R14
+	ADDQ        DX, R14
+	CMPQ        R11, R14
+	JAE         scores_half_23
+	VMOVUPS     (R13)(R11*2), Y10
+	VCVTPH2PS   (R11), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R11)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R11)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R11)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+
+scores_half_23:
+	MOVQ DX, R11
+	LEAQ (DX)(DI*4), R12
+	MOVQ (SP), R14
+	ANDQ $0xffffffe0, R14
+	ADDQ DX, R14
+	CMPQ R11, R14
+	JAE  scores_odd_24
+
+scores_pairs_24:
+	VMOVUPS     (R13)(R11*2), Y10
+	VCVTPH2PS   (R12), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R12)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R12)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R12)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	VMOVUPS     32(R13)(R11*2), Y10
 	VCVTPH2PS   16(R12), Y11
 	VFMADD231PS Y11, Y10, Y6
 	VCVTPH2PS   16(R12)(DI*1), Y11
@@ -9492,22 +10323,14 @@ scores_pairs_15:
 	ADDQ        $0x00000020, R11
 	ADDQ        $0x00000020, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_15
+	JB          scores_pairs_24
 
-scores_odd_15:
+scores_odd_24:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_reduce_15
+	JAE         scores_half_24
 	VMOVUPS     (R13)(R11*2), Y10
-	VCVTPH2PS   (R11), Y11
-	VFMADD231PS Y11, Y10, Y2
-	VCVTPH2PS   (R11)(DI*1), Y11
-	VFMADD231PS Y11, Y10, Y3
-	VCVTPH2PS   (R11)(DI*2), Y11
-	VFMADD231PS Y11, Y10, Y4
-	VCVTPH2PS   (R11)(R10*1), Y11
-	VFMADD231PS Y11, Y10, Y5
 	VCVTPH2PS   (R12), Y11
 	VFMADD231PS Y11, Y10, Y6
 	VCVTPH2PS   (R12)(DI*1), Y11
@@ -9517,7 +10340,7 @@ scores_odd_15:
 	VCVTPH2PS   (R12)(R10*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_reduce_15:
+scores_half_24:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -9692,11 +10515,68 @@ zero_loop_10:
 	JNZ     zero_loop_10
 	XORQ    R8, R8
 
-pv_block_49:
+pv_block_57:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_57
+	VMOVUPS (CX)(R8*1), Y0
+	VMOVUPS 32(CX)(R8*1), Y1
+	VMOVUPS 64(CX)(R8*1), Y2
+	VMOVUPS 96(CX)(R8*1), Y3
+	VMOVUPS 128(CX)(R8*1), Y4
+	VMOVUPS 160(CX)(R8*1), Y5
+	VMOVUPS 192(CX)(R8*1), Y6
+	VMOVUPS 224(CX)(R8*1), Y7
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+
+pv_single_57:
+	TESTQ        R11, R11
+	JZ           pv_merge_57
+	VBROADCASTSS (R9), Y8
+	VCVTPH2PS    (R10), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R10), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R10), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R10), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R10), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R10), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R10), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R10), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_57
+
+pv_merge_57:
+	VMOVUPS Y0, (CX)(R8*1)
+	VMOVUPS Y1, 32(CX)(R8*1)
+	VMOVUPS Y2, 64(CX)(R8*1)
+	VMOVUPS Y3, 96(CX)(R8*1)
+	VMOVUPS Y4, 128(CX)(R8*1)
+	VMOVUPS Y5, 160(CX)(R8*1)
+	VMOVUPS Y6, 192(CX)(R8*1)
+	VMOVUPS Y7, 224(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_57
+
+pv_next_57:
+pv_block_58:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_49
+	JL      pv_next_58
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -9711,9 +10591,9 @@ pv_block_49:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_49
+	JL      pv_single_58
 
-pv_pair_49:
+pv_pair_58:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VCVTPH2PS    (R10), Y10
@@ -9736,11 +10616,11 @@ pv_pair_49:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_49
+	JGE          pv_pair_58
 
-pv_single_49:
+pv_single_58:
 	TESTQ        R11, R11
-	JZ           pv_merge_49
+	JZ           pv_merge_58
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -9750,8 +10630,12 @@ pv_single_49:
 	VFMADD231PS  Y9, Y8, Y4
 	VCVTPH2PS    48(R10), Y9
 	VFMADD231PS  Y9, Y8, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_58
 
-pv_merge_49:
+pv_merge_58:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -9761,14 +10645,14 @@ pv_merge_49:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_49
+	JMP     pv_block_58
 
-pv_next_49:
-pv_block_50:
+pv_next_58:
+pv_block_59:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_50
+	JL      pv_next_59
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -9779,9 +10663,9 @@ pv_block_50:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_50
+	JL      pv_single_59
 
-pv_pair_50:
+pv_pair_59:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VCVTPH2PS    (R10), Y6
@@ -9796,31 +10680,35 @@ pv_pair_50:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_50
+	JGE          pv_pair_59
 
-pv_single_50:
+pv_single_59:
 	TESTQ        R11, R11
-	JZ           pv_merge_50
+	JZ           pv_merge_59
 	VBROADCASTSS (R9), Y4
 	VCVTPH2PS    (R10), Y5
 	VFMADD231PS  Y5, Y4, Y0
 	VCVTPH2PS    16(R10), Y5
 	VFMADD231PS  Y5, Y4, Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_59
 
-pv_merge_50:
+pv_merge_59:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_50
+	JMP     pv_block_59
 
-pv_next_50:
-pv_block_51:
+pv_next_59:
+pv_block_60:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_51
+	JL      pv_next_60
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -9829,9 +10717,9 @@ pv_block_51:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_51
+	JL      pv_single_60
 
-pv_pair_51:
+pv_pair_60:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VCVTPH2PS    (R10), Y4
@@ -9842,22 +10730,26 @@ pv_pair_51:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_51
+	JGE          pv_pair_60
 
-pv_single_51:
+pv_single_60:
 	TESTQ        R11, R11
-	JZ           pv_merge_51
+	JZ           pv_merge_60
 	VBROADCASTSS (R9), Y2
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_60
 
-pv_merge_51:
+pv_merge_60:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_51
+	JMP     pv_block_60
 
-pv_next_51:
+pv_next_60:
 	VZEROUPPER
 	RET
 
@@ -9980,9 +10872,9 @@ scores_by8_16:
 	ANDQ   $0xffffffe0, R12
 	ADDQ   DX, R12
 	CMPQ   R9, R12
-	JAE    scores_odd_16
+	JAE    scores_odd_25
 
-scores_pairs_16:
+scores_pairs_25:
 	VMOVUPS     (R11)(R9*2), Y10
 	VCVTPH2PS   (R9), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -9992,6 +10884,48 @@ scores_pairs_16:
 	VFMADD231PS Y11, Y10, Y4
 	VCVTPH2PS   (R9)(R8*1), Y11
 	VFMADD231PS Y11, Y10, Y5
+	VMOVUPS     32(R11)(R9*2), Y10
+	VCVTPH2PS   16(R9), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   16(R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   16(R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   16(R9)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	PREFETCHT0  (DI)
+	ADDQ        $0x00000040, DI
+	ADDQ        $0x00000020, R9
+	ADDQ        $0x00000020, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_25
+
+scores_odd_25:
+	MOVQ        136(SP), R12
+	ADDQ        DX, R12
+	CMPQ        R9, R12
+	JAE         scores_half_25
+	VMOVUPS     (R11)(R9*2), Y10
+	VCVTPH2PS   (R9), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R9)(R8*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+
+scores_half_25:
+	MOVQ DX, R9
+	LEAQ (DX)(SI*4), R10
+	MOVQ 136(SP), R12
+	ANDQ $0xffffffe0, R12
+	ADDQ DX, R12
+	CMPQ R9, R12
+	JAE  scores_odd_26
+
+scores_pairs_26:
+	VMOVUPS     (R11)(R9*2), Y10
 	VCVTPH2PS   (R10), Y11
 	VFMADD231PS Y11, Y10, Y6
 	VCVTPH2PS   (R10)(SI*1), Y11
@@ -10001,44 +10935,27 @@ scores_pairs_16:
 	VCVTPH2PS   (R10)(R8*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	VMOVUPS     32(R11)(R9*2), Y10
-	VCVTPH2PS   16(R9), Y11
-	VFMADD231PS Y11, Y10, Y2
-	VCVTPH2PS   16(R9)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y3
-	PREFETCHT0  (DI)
-	VCVTPH2PS   16(R9)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y4
-	VCVTPH2PS   16(R9)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y5
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y6
 	VCVTPH2PS   16(R10)(SI*1), Y11
 	VFMADD231PS Y11, Y10, Y7
-	PREFETCHT0  64(DI)
 	VCVTPH2PS   16(R10)(SI*2), Y11
 	VFMADD231PS Y11, Y10, Y8
 	VCVTPH2PS   16(R10)(R8*1), Y11
 	VFMADD231PS Y11, Y10, Y9
-	ADDQ        $0x00000080, DI
+	PREFETCHT0  (DI)
+	ADDQ        $0x00000040, DI
 	ADDQ        $0x00000020, R9
 	ADDQ        $0x00000020, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_16
+	JB          scores_pairs_26
 
-scores_odd_16:
+scores_odd_26:
 	MOVQ        136(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_reduce_16
+	JAE         scores_half_26
 	VMOVUPS     (R11)(R9*2), Y10
-	VCVTPH2PS   (R9), Y11
-	VFMADD231PS Y11, Y10, Y2
-	VCVTPH2PS   (R9)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y3
-	VCVTPH2PS   (R9)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y4
-	VCVTPH2PS   (R9)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y5
 	VCVTPH2PS   (R10), Y11
 	VFMADD231PS Y11, Y10, Y6
 	VCVTPH2PS   (R10)(SI*1), Y11
@@ -10048,7 +10965,7 @@ scores_odd_16:
 	VCVTPH2PS   (R10)(R8*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_reduce_16:
+scores_half_26:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -10141,9 +11058,9 @@ scores_by8_17:
 	ANDQ   $0xffffffe0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
-	JAE    scores_odd_17
+	JAE    scores_odd_27
 
-scores_pairs_17:
+scores_pairs_27:
 	VMOVUPS     (R10)(R8*2), Y10
 	VCVTPH2PS   (R8), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -10153,14 +11070,6 @@ scores_pairs_17:
 	VFMADD231PS Y11, Y10, Y4
 	VCVTPH2PS   (R8)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y5
-	VCVTPH2PS   (R9), Y11
-	VFMADD231PS Y11, Y10, Y6
-	VCVTPH2PS   (R9)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y7
-	VCVTPH2PS   (R9)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y8
-	VCVTPH2PS   (R9)(DI*1), Y11
-	VFMADD231PS Y11, Y10, Y9
 	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R8), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -10170,6 +11079,46 @@ scores_pairs_17:
 	VFMADD231PS Y11, Y10, Y4
 	VCVTPH2PS   16(R8)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y5
+	ADDQ        $0x00000020, R8
+	ADDQ        $0x00000020, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_27
+
+scores_odd_27:
+	MOVQ        136(SP), R11
+	ADDQ        DX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_27
+	VMOVUPS     (R10)(R8*2), Y10
+	VCVTPH2PS   (R8), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R8)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R8)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R8)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+
+scores_half_27:
+	MOVQ DX, R8
+	LEAQ (DX)(SI*4), R9
+	MOVQ 136(SP), R11
+	ANDQ $0xffffffe0, R11
+	ADDQ DX, R11
+	CMPQ R8, R11
+	JAE  scores_odd_28
+
+scores_pairs_28:
+	VMOVUPS     (R10)(R8*2), Y10
+	VCVTPH2PS   (R9), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R9)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R9)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R9)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R9), Y11
 	VFMADD231PS Y11, Y10, Y6
 	VCVTPH2PS   16(R9)(SI*1), Y11
@@ -10181,22 +11130,14 @@ scores_pairs_17:
 	ADDQ        $0x00000020, R8
 	ADDQ        $0x00000020, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_17
+	JB          scores_pairs_28
 
-scores_odd_17:
+scores_odd_28:
 	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_reduce_17
+	JAE         scores_half_28
 	VMOVUPS     (R10)(R8*2), Y10
-	VCVTPH2PS   (R8), Y11
-	VFMADD231PS Y11, Y10, Y2
-	VCVTPH2PS   (R8)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y3
-	VCVTPH2PS   (R8)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y4
-	VCVTPH2PS   (R8)(DI*1), Y11
-	VFMADD231PS Y11, Y10, Y5
 	VCVTPH2PS   (R9), Y11
 	VFMADD231PS Y11, Y10, Y6
 	VCVTPH2PS   (R9)(SI*1), Y11
@@ -10206,7 +11147,7 @@ scores_odd_17:
 	VCVTPH2PS   (R9)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_reduce_17:
+scores_half_28:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -10459,11 +11400,70 @@ pv_8:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_52:
+pv_block_61:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_61
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+
+pv_single_61:
+	TESTQ        R13, R13
+	JZ           pv_merge_61
+	VBROADCASTSS (R11), Y8
+	VCVTPH2PS    (R12), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	PREFETCHT0   (R12)(R8*1)
+	VCVTPH2PS    16(R12), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R12), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R12), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R12), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	PREFETCHT0   64(R12)(R8*1)
+	VCVTPH2PS    80(R12), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R12), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R12), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_61
+
+pv_merge_61:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_61
+
+pv_next_61:
+pv_block_62:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_52
+	JL      pv_next_62
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -10478,9 +11478,9 @@ pv_block_52:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_52
+	JL      pv_single_62
 
-pv_pair_52:
+pv_pair_62:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VCVTPH2PS    (R12), Y10
@@ -10505,11 +11505,11 @@ pv_pair_52:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_52
+	JGE          pv_pair_62
 
-pv_single_52:
+pv_single_62:
 	TESTQ        R13, R13
-	JZ           pv_merge_52
+	JZ           pv_merge_62
 	VBROADCASTSS (R11), Y8
 	VCVTPH2PS    (R12), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -10519,8 +11519,12 @@ pv_single_52:
 	VFMADD231PS  Y9, Y8, Y4
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_62
 
-pv_merge_52:
+pv_merge_62:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -10530,14 +11534,14 @@ pv_merge_52:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_52
+	JMP     pv_block_62
 
-pv_next_52:
-pv_block_53:
+pv_next_62:
+pv_block_63:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_53
+	JL      pv_next_63
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -10548,9 +11552,9 @@ pv_block_53:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_53
+	JL      pv_single_63
 
-pv_pair_53:
+pv_pair_63:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y5
 	VCVTPH2PS    (R12), Y6
@@ -10567,31 +11571,35 @@ pv_pair_53:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_53
+	JGE          pv_pair_63
 
-pv_single_53:
+pv_single_63:
 	TESTQ        R13, R13
-	JZ           pv_merge_53
+	JZ           pv_merge_63
 	VBROADCASTSS (R11), Y4
 	VCVTPH2PS    (R12), Y5
 	VFMADD231PS  Y5, Y4, Y0
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_63
 
-pv_merge_53:
+pv_merge_63:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_53
+	JMP     pv_block_63
 
-pv_next_53:
-pv_block_54:
+pv_next_63:
+pv_block_64:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_54
+	JL      pv_next_64
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
@@ -10600,9 +11608,9 @@ pv_block_54:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_54
+	JL      pv_single_64
 
-pv_pair_54:
+pv_pair_64:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y3
 	VCVTPH2PS    (R12), Y4
@@ -10615,32 +11623,93 @@ pv_pair_54:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_54
+	JGE          pv_pair_64
 
-pv_single_54:
+pv_single_64:
 	TESTQ        R13, R13
-	JZ           pv_merge_54
+	JZ           pv_merge_64
 	VBROADCASTSS (R11), Y2
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_64
 
-pv_merge_54:
+pv_merge_64:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_54
+	JMP     pv_block_64
 
-pv_next_54:
+pv_next_64:
 	JMP first_done_6
 
 other_head_6:
 	XORQ R8, R8
 
-pv_block_55:
+pv_block_65:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_65
+	VMOVUPS (CX)(R8*1), Y0
+	VMOVUPS 32(CX)(R8*1), Y1
+	VMOVUPS 64(CX)(R8*1), Y2
+	VMOVUPS 96(CX)(R8*1), Y3
+	VMOVUPS 128(CX)(R8*1), Y4
+	VMOVUPS 160(CX)(R8*1), Y5
+	VMOVUPS 192(CX)(R8*1), Y6
+	VMOVUPS 224(CX)(R8*1), Y7
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+
+pv_single_65:
+	TESTQ        R11, R11
+	JZ           pv_merge_65
+	VBROADCASTSS (R9), Y8
+	VCVTPH2PS    (R10), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R10), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R10), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R10), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R10), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R10), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R10), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R10), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_65
+
+pv_merge_65:
+	VMOVUPS Y0, (CX)(R8*1)
+	VMOVUPS Y1, 32(CX)(R8*1)
+	VMOVUPS Y2, 64(CX)(R8*1)
+	VMOVUPS Y3, 96(CX)(R8*1)
+	VMOVUPS Y4, 128(CX)(R8*1)
+	VMOVUPS Y5, 160(CX)(R8*1)
+	VMOVUPS Y6, 192(CX)(R8*1)
+	VMOVUPS Y7, 224(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_65
+
+pv_next_65:
+pv_block_66:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_55
+	JL      pv_next_66
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -10655,9 +11724,9 @@ pv_block_55:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_55
+	JL      pv_single_66
 
-pv_pair_55:
+pv_pair_66:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VCVTPH2PS    (R10), Y10
@@ -10680,11 +11749,11 @@ pv_pair_55:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_55
+	JGE          pv_pair_66
 
-pv_single_55:
+pv_single_66:
 	TESTQ        R11, R11
-	JZ           pv_merge_55
+	JZ           pv_merge_66
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -10694,8 +11763,12 @@ pv_single_55:
 	VFMADD231PS  Y9, Y8, Y4
 	VCVTPH2PS    48(R10), Y9
 	VFMADD231PS  Y9, Y8, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_66
 
-pv_merge_55:
+pv_merge_66:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -10705,14 +11778,14 @@ pv_merge_55:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_55
+	JMP     pv_block_66
 
-pv_next_55:
-pv_block_56:
+pv_next_66:
+pv_block_67:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_56
+	JL      pv_next_67
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -10723,9 +11796,9 @@ pv_block_56:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_56
+	JL      pv_single_67
 
-pv_pair_56:
+pv_pair_67:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VCVTPH2PS    (R10), Y6
@@ -10740,31 +11813,35 @@ pv_pair_56:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_56
+	JGE          pv_pair_67
 
-pv_single_56:
+pv_single_67:
 	TESTQ        R11, R11
-	JZ           pv_merge_56
+	JZ           pv_merge_67
 	VBROADCASTSS (R9), Y4
 	VCVTPH2PS    (R10), Y5
 	VFMADD231PS  Y5, Y4, Y0
 	VCVTPH2PS    16(R10), Y5
 	VFMADD231PS  Y5, Y4, Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_67
 
-pv_merge_56:
+pv_merge_67:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_56
+	JMP     pv_block_67
 
-pv_next_56:
-pv_block_57:
+pv_next_67:
+pv_block_68:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_57
+	JL      pv_next_68
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R9
@@ -10773,9 +11850,9 @@ pv_block_57:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_57
+	JL      pv_single_68
 
-pv_pair_57:
+pv_pair_68:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VCVTPH2PS    (R10), Y4
@@ -10786,22 +11863,26 @@ pv_pair_57:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_57
+	JGE          pv_pair_68
 
-pv_single_57:
+pv_single_68:
 	TESTQ        R11, R11
-	JZ           pv_merge_57
+	JZ           pv_merge_68
 	VBROADCASTSS (R9), Y2
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_68
 
-pv_merge_57:
+pv_merge_68:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_57
+	JMP     pv_block_68
 
-pv_next_57:
+pv_next_68:
 first_done_6:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_8
@@ -10900,9 +11981,9 @@ scores_by8_18:
 	ANDQ   $0xffffffe0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
-	JAE    scores_odd_18
+	JAE    scores_odd_29
 
-scores_pairs_18:
+scores_pairs_29:
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -10912,14 +11993,6 @@ scores_pairs_18:
 	VFMADD231PS Y11, Y10, Y4
 	VCVTPH2PS   (R11)(R10*1), Y11
 	VFMADD231PS Y11, Y10, Y5
-	VCVTPH2PS   (R12), Y11
-	VFMADD231PS Y11, Y10, Y6
-	VCVTPH2PS   (R12)(DI*1), Y11
-	VFMADD231PS Y11, Y10, Y7
-	VCVTPH2PS   (R12)(DI*2), Y11
-	VFMADD231PS Y11, Y10, Y8
-	VCVTPH2PS   (R12)(R10*1), Y11
-	VFMADD231PS Y11, Y10, Y9
 	VMOVUPS     32(R13)(R11*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -10929,6 +12002,46 @@ scores_pairs_18:
 	VFMADD231PS Y11, Y10, Y4
 	VCVTPH2PS   16(R11)(R10*1), Y11
 	VFMADD231PS Y11, Y10, Y5
+	ADDQ        $0x00000020, R11
+	ADDQ        $0x00000020, R12
+	CMPQ        R11, R14
+	JB          scores_pairs_29
+
+scores_odd_29:
+	MOVQ        (SP), R14
+	ADDQ        DX, R14
+	CMPQ        R11, R14
+	JAE         scores_half_29
+	VMOVUPS     (R13)(R11*2), Y10
+	VCVTPH2PS   (R11), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R11)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R11)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R11)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+
+scores_half_29:
+	MOVQ DX, R11
+	LEAQ (DX)(DI*4), R12
+	MOVQ (SP), R14
+	ANDQ $0xffffffe0, R14
+	ADDQ DX, R14
+	CMPQ R11, R14
+	JAE  scores_odd_30
+
+scores_pairs_30:
+	VMOVUPS     (R13)(R11*2), Y10
+	VCVTPH2PS   (R12), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R12)(DI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R12)(DI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R12)(R10*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	VMOVUPS     32(R13)(R11*2), Y10
 	VCVTPH2PS   16(R12), Y11
 	VFMADD231PS Y11, Y10, Y6
 	VCVTPH2PS   16(R12)(DI*1), Y11
@@ -10940,22 +12053,14 @@ scores_pairs_18:
 	ADDQ        $0x00000020, R11
 	ADDQ        $0x00000020, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_18
+	JB          scores_pairs_30
 
-scores_odd_18:
+scores_odd_30:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_reduce_18
+	JAE         scores_half_30
 	VMOVUPS     (R13)(R11*2), Y10
-	VCVTPH2PS   (R11), Y11
-	VFMADD231PS Y11, Y10, Y2
-	VCVTPH2PS   (R11)(DI*1), Y11
-	VFMADD231PS Y11, Y10, Y3
-	VCVTPH2PS   (R11)(DI*2), Y11
-	VFMADD231PS Y11, Y10, Y4
-	VCVTPH2PS   (R11)(R10*1), Y11
-	VFMADD231PS Y11, Y10, Y5
 	VCVTPH2PS   (R12), Y11
 	VFMADD231PS Y11, Y10, Y6
 	VCVTPH2PS   (R12)(DI*1), Y11
@@ -10965,7 +12070,7 @@ scores_odd_18:
 	VCVTPH2PS   (R12)(R10*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_reduce_18:
+scores_half_30:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -11126,11 +12231,68 @@ zero_loop_12:
 	JNZ     zero_loop_12
 	XORQ    R8, R8
 
-pv_block_58:
+pv_block_69:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_69
+	VMOVUPS (CX)(R8*1), Y0
+	VMOVUPS 32(CX)(R8*1), Y1
+	VMOVUPS 64(CX)(R8*1), Y2
+	VMOVUPS 96(CX)(R8*1), Y3
+	VMOVUPS 128(CX)(R8*1), Y4
+	VMOVUPS 160(CX)(R8*1), Y5
+	VMOVUPS 192(CX)(R8*1), Y6
+	VMOVUPS 224(CX)(R8*1), Y7
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+
+pv_single_69:
+	TESTQ        R11, R11
+	JZ           pv_merge_69
+	VBROADCASTSS (R9), Y8
+	VCVTPH2PS    (R10), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R10), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R10), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R10), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R10), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R10), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R10), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R10), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_69
+
+pv_merge_69:
+	VMOVUPS Y0, (CX)(R8*1)
+	VMOVUPS Y1, 32(CX)(R8*1)
+	VMOVUPS Y2, 64(CX)(R8*1)
+	VMOVUPS Y3, 96(CX)(R8*1)
+	VMOVUPS Y4, 128(CX)(R8*1)
+	VMOVUPS Y5, 160(CX)(R8*1)
+	VMOVUPS Y6, 192(CX)(R8*1)
+	VMOVUPS Y7, 224(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_69
+
+pv_next_69:
+pv_block_70:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_58
+	JL      pv_next_70
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -11145,9 +12307,9 @@ pv_block_58:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_58
+	JL      pv_single_70
 
-pv_pair_58:
+pv_pair_70:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VCVTPH2PS    (R10), Y10
@@ -11170,11 +12332,11 @@ pv_pair_58:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_58
+	JGE          pv_pair_70
 
-pv_single_58:
+pv_single_70:
 	TESTQ        R11, R11
-	JZ           pv_merge_58
+	JZ           pv_merge_70
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -11184,8 +12346,12 @@ pv_single_58:
 	VFMADD231PS  Y9, Y8, Y4
 	VCVTPH2PS    48(R10), Y9
 	VFMADD231PS  Y9, Y8, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_70
 
-pv_merge_58:
+pv_merge_70:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -11195,14 +12361,14 @@ pv_merge_58:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_58
+	JMP     pv_block_70
 
-pv_next_58:
-pv_block_59:
+pv_next_70:
+pv_block_71:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_59
+	JL      pv_next_71
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -11213,9 +12379,9 @@ pv_block_59:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_59
+	JL      pv_single_71
 
-pv_pair_59:
+pv_pair_71:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VCVTPH2PS    (R10), Y6
@@ -11230,31 +12396,35 @@ pv_pair_59:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_59
+	JGE          pv_pair_71
 
-pv_single_59:
+pv_single_71:
 	TESTQ        R11, R11
-	JZ           pv_merge_59
+	JZ           pv_merge_71
 	VBROADCASTSS (R9), Y4
 	VCVTPH2PS    (R10), Y5
 	VFMADD231PS  Y5, Y4, Y0
 	VCVTPH2PS    16(R10), Y5
 	VFMADD231PS  Y5, Y4, Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_71
 
-pv_merge_59:
+pv_merge_71:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_59
+	JMP     pv_block_71
 
-pv_next_59:
-pv_block_60:
+pv_next_71:
+pv_block_72:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_60
+	JL      pv_next_72
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -11263,9 +12433,9 @@ pv_block_60:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_60
+	JL      pv_single_72
 
-pv_pair_60:
+pv_pair_72:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VCVTPH2PS    (R10), Y4
@@ -11276,22 +12446,26 @@ pv_pair_60:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_60
+	JGE          pv_pair_72
 
-pv_single_60:
+pv_single_72:
 	TESTQ        R11, R11
-	JZ           pv_merge_60
+	JZ           pv_merge_72
 	VBROADCASTSS (R9), Y2
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_72
 
-pv_merge_60:
+pv_merge_72:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_60
+	JMP     pv_block_72
 
-pv_next_60:
+pv_next_72:
 	VZEROUPPER
 	RET
 
@@ -11967,9 +13141,9 @@ scores_seq_no_13:
 
 scores_seq_no_14:
 	CMPQ R9, R12
-	JAE  scores_odd_19
+	JAE  scores_odd_31
 
-scores_pairs_19:
+scores_pairs_31:
 	VMOVUPS     (R11)(R9*2), Z10
 	VCVTPH2PS   (R9), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -12012,13 +13186,13 @@ scores_pairs_19:
 	ADDQ        $0x00000040, R9
 	ADDQ        $0x00000040, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_19
+	JB          scores_pairs_31
 
-scores_odd_19:
+scores_odd_31:
 	MOVQ        136(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_reduce_19
+	JAE         scores_half_31
 	VMOVUPS     (R11)(R9*2), Z10
 	VCVTPH2PS   (R9), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -12037,6 +13211,7 @@ scores_odd_19:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 
+scores_half_31:
 scores_reduce_19:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -12363,9 +13538,9 @@ scores_seq_no_15:
 
 scores_seq_no_16:
 	CMPQ R8, R11
-	JAE  scores_odd_20
+	JAE  scores_odd_32
 
-scores_pairs_20:
+scores_pairs_32:
 	VMOVUPS     (R10)(R8*2), Z10
 	VCVTPH2PS   (R8), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -12403,13 +13578,13 @@ scores_pairs_20:
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_20
+	JB          scores_pairs_32
 
-scores_odd_20:
+scores_odd_32:
 	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_reduce_20
+	JAE         scores_half_32
 	VMOVUPS     (R10)(R8*2), Z10
 	VCVTPH2PS   (R8), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -12428,6 +13603,7 @@ scores_odd_20:
 	VCVTPH2PS   (R9)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 
+scores_half_32:
 scores_reduce_20:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -13029,11 +14205,11 @@ pv_10:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_61:
+pv_block_73:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_61
+	JL      pv_next_73
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -13056,9 +14232,9 @@ pv_block_61:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_61
+	JL      pv_single_73
 
-pv_pair_61:
+pv_pair_73:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VCVTPH2PS    (R12), Z20
@@ -13105,11 +14281,11 @@ pv_pair_61:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_61
+	JGE          pv_pair_73
 
-pv_single_61:
+pv_single_73:
 	TESTQ        R13, R13
-	JZ           pv_merge_61
+	JZ           pv_merge_73
 	VBROADCASTSS (R11), Z18
 	VCVTPH2PS    (R12), Z19
 	VFMADD231PS  Z19, Z18, Z0
@@ -13127,8 +14303,12 @@ pv_single_61:
 	VFMADD231PS  Z19, Z18, Z14
 	VCVTPH2PS    224(R12), Z19
 	VFMADD231PS  Z19, Z18, Z16
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_73
 
-pv_merge_61:
+pv_merge_73:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -13146,14 +14326,14 @@ pv_merge_61:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_61
+	JMP     pv_block_73
 
-pv_next_61:
-pv_block_62:
+pv_next_73:
+pv_block_74:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_62
+	JL      pv_next_74
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -13168,9 +14348,9 @@ pv_block_62:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_62
+	JL      pv_single_74
 
-pv_pair_62:
+pv_pair_74:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VCVTPH2PS    (R12), Z12
@@ -13197,11 +14377,11 @@ pv_pair_62:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_62
+	JGE          pv_pair_74
 
-pv_single_62:
+pv_single_74:
 	TESTQ        R13, R13
-	JZ           pv_merge_62
+	JZ           pv_merge_74
 	VBROADCASTSS (R11), Z10
 	VCVTPH2PS    (R12), Z11
 	VFMADD231PS  Z11, Z10, Z0
@@ -13211,8 +14391,12 @@ pv_single_62:
 	VFMADD231PS  Z11, Z10, Z6
 	VCVTPH2PS    96(R12), Z11
 	VFMADD231PS  Z11, Z10, Z8
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_74
 
-pv_merge_62:
+pv_merge_74:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -13222,14 +14406,14 @@ pv_merge_62:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_62
+	JMP     pv_block_74
 
-pv_next_62:
-pv_block_63:
+pv_next_74:
+pv_block_75:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_63
+	JL      pv_next_75
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -13240,9 +14424,9 @@ pv_block_63:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_63
+	JL      pv_single_75
 
-pv_pair_63:
+pv_pair_75:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VCVTPH2PS    (R12), Z8
@@ -13259,31 +14443,35 @@ pv_pair_63:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_63
+	JGE          pv_pair_75
 
-pv_single_63:
+pv_single_75:
 	TESTQ        R13, R13
-	JZ           pv_merge_63
+	JZ           pv_merge_75
 	VBROADCASTSS (R11), Z6
 	VCVTPH2PS    (R12), Z7
 	VFMADD231PS  Z7, Z6, Z0
 	VCVTPH2PS    32(R12), Z7
 	VFMADD231PS  Z7, Z6, Z4
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_75
 
-pv_merge_63:
+pv_merge_75:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_63
+	JMP     pv_block_75
 
-pv_next_63:
-pv_block_64:
+pv_next_75:
+pv_block_76:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_64
+	JL      pv_next_76
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R11
@@ -13292,9 +14480,9 @@ pv_block_64:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_64
+	JL      pv_single_76
 
-pv_pair_64:
+pv_pair_76:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VCVTPH2PS    (R12), Z6
@@ -13307,32 +14495,36 @@ pv_pair_64:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_64
+	JGE          pv_pair_76
 
-pv_single_64:
+pv_single_76:
 	TESTQ        R13, R13
-	JZ           pv_merge_64
+	JZ           pv_merge_76
 	VBROADCASTSS (R11), Z4
 	VCVTPH2PS    (R12), Z5
 	VFMADD231PS  Z5, Z4, Z0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_76
 
-pv_merge_64:
+pv_merge_76:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_64
+	JMP     pv_block_76
 
-pv_next_64:
+pv_next_76:
 	JMP first_done_7
 
 other_head_7:
 	XORQ R8, R8
 
-pv_block_65:
+pv_block_77:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_65
+	JL      pv_next_77
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -13355,9 +14547,9 @@ pv_block_65:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_65
+	JL      pv_single_77
 
-pv_pair_65:
+pv_pair_77:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VCVTPH2PS    (R10), Z20
@@ -13396,11 +14588,11 @@ pv_pair_65:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_65
+	JGE          pv_pair_77
 
-pv_single_65:
+pv_single_77:
 	TESTQ        R11, R11
-	JZ           pv_merge_65
+	JZ           pv_merge_77
 	VBROADCASTSS (R9), Z18
 	VCVTPH2PS    (R10), Z19
 	VFMADD231PS  Z19, Z18, Z0
@@ -13418,8 +14610,12 @@ pv_single_65:
 	VFMADD231PS  Z19, Z18, Z14
 	VCVTPH2PS    224(R10), Z19
 	VFMADD231PS  Z19, Z18, Z16
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_77
 
-pv_merge_65:
+pv_merge_77:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -13437,14 +14633,14 @@ pv_merge_65:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_65
+	JMP     pv_block_77
 
-pv_next_65:
-pv_block_66:
+pv_next_77:
+pv_block_78:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_66
+	JL      pv_next_78
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -13459,9 +14655,9 @@ pv_block_66:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_66
+	JL      pv_single_78
 
-pv_pair_66:
+pv_pair_78:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VCVTPH2PS    (R10), Z12
@@ -13484,11 +14680,11 @@ pv_pair_66:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_66
+	JGE          pv_pair_78
 
-pv_single_66:
+pv_single_78:
 	TESTQ        R11, R11
-	JZ           pv_merge_66
+	JZ           pv_merge_78
 	VBROADCASTSS (R9), Z10
 	VCVTPH2PS    (R10), Z11
 	VFMADD231PS  Z11, Z10, Z0
@@ -13498,8 +14694,12 @@ pv_single_66:
 	VFMADD231PS  Z11, Z10, Z6
 	VCVTPH2PS    96(R10), Z11
 	VFMADD231PS  Z11, Z10, Z8
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_78
 
-pv_merge_66:
+pv_merge_78:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -13509,14 +14709,14 @@ pv_merge_66:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_66
+	JMP     pv_block_78
 
-pv_next_66:
-pv_block_67:
+pv_next_78:
+pv_block_79:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_67
+	JL      pv_next_79
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -13527,9 +14727,9 @@ pv_block_67:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_67
+	JL      pv_single_79
 
-pv_pair_67:
+pv_pair_79:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VCVTPH2PS    (R10), Z8
@@ -13544,31 +14744,35 @@ pv_pair_67:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_67
+	JGE          pv_pair_79
 
-pv_single_67:
+pv_single_79:
 	TESTQ        R11, R11
-	JZ           pv_merge_67
+	JZ           pv_merge_79
 	VBROADCASTSS (R9), Z6
 	VCVTPH2PS    (R10), Z7
 	VFMADD231PS  Z7, Z6, Z0
 	VCVTPH2PS    32(R10), Z7
 	VFMADD231PS  Z7, Z6, Z4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_79
 
-pv_merge_67:
+pv_merge_79:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_67
+	JMP     pv_block_79
 
-pv_next_67:
-pv_block_68:
+pv_next_79:
+pv_block_80:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_68
+	JL      pv_next_80
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
@@ -13577,9 +14781,9 @@ pv_block_68:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_68
+	JL      pv_single_80
 
-pv_pair_68:
+pv_pair_80:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -13590,22 +14794,26 @@ pv_pair_68:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_68
+	JGE          pv_pair_80
 
-pv_single_68:
+pv_single_80:
 	TESTQ        R11, R11
-	JZ           pv_merge_68
+	JZ           pv_merge_80
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_80
 
-pv_merge_68:
+pv_merge_80:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_68
+	JMP     pv_block_80
 
-pv_next_68:
+pv_next_80:
 first_done_7:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_10
@@ -13918,9 +15126,9 @@ scores_seq_no_17:
 
 scores_seq_no_18:
 	CMPQ R11, R14
-	JAE  scores_odd_21
+	JAE  scores_odd_33
 
-scores_pairs_21:
+scores_pairs_33:
 	VMOVUPS     (R13)(R11*2), Z10
 	VCVTPH2PS   (R11), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -13958,13 +15166,13 @@ scores_pairs_21:
 	ADDQ        $0x00000040, R11
 	ADDQ        $0x00000040, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_21
+	JB          scores_pairs_33
 
-scores_odd_21:
+scores_odd_33:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_reduce_21
+	JAE         scores_half_33
 	VMOVUPS     (R13)(R11*2), Z10
 	VCVTPH2PS   (R11), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -13983,6 +15191,7 @@ scores_odd_21:
 	VCVTPH2PS   (R12)(R10*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 
+scores_half_33:
 scores_reduce_21:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
@@ -14173,11 +15382,11 @@ zero_loop_14:
 	JNZ     zero_loop_14
 	XORQ    R8, R8
 
-pv_block_69:
+pv_block_81:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_69
+	JL      pv_next_81
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -14200,9 +15409,9 @@ pv_block_69:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_69
+	JL      pv_single_81
 
-pv_pair_69:
+pv_pair_81:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VCVTPH2PS    (R10), Z18
@@ -14241,11 +15450,11 @@ pv_pair_69:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_69
+	JGE          pv_pair_81
 
-pv_single_69:
+pv_single_81:
 	TESTQ        R11, R11
-	JZ           pv_merge_69
+	JZ           pv_merge_81
 	VBROADCASTSS (R9), Z16
 	VCVTPH2PS    (R10), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -14263,8 +15472,12 @@ pv_single_69:
 	VFMADD231PS  Z17, Z16, Z12
 	VCVTPH2PS    224(R10), Z17
 	VFMADD231PS  Z17, Z16, Z14
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_81
 
-pv_merge_69:
+pv_merge_81:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -14282,14 +15495,14 @@ pv_merge_69:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_69
+	JMP     pv_block_81
 
-pv_next_69:
-pv_block_70:
+pv_next_81:
+pv_block_82:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_70
+	JL      pv_next_82
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -14304,9 +15517,9 @@ pv_block_70:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_70
+	JL      pv_single_82
 
-pv_pair_70:
+pv_pair_82:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VCVTPH2PS    (R10), Z10
@@ -14329,11 +15542,11 @@ pv_pair_70:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_70
+	JGE          pv_pair_82
 
-pv_single_70:
+pv_single_82:
 	TESTQ        R11, R11
-	JZ           pv_merge_70
+	JZ           pv_merge_82
 	VBROADCASTSS (R9), Z8
 	VCVTPH2PS    (R10), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -14343,8 +15556,12 @@ pv_single_70:
 	VFMADD231PS  Z9, Z8, Z4
 	VCVTPH2PS    96(R10), Z9
 	VFMADD231PS  Z9, Z8, Z6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_82
 
-pv_merge_70:
+pv_merge_82:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -14354,14 +15571,14 @@ pv_merge_70:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_70
+	JMP     pv_block_82
 
-pv_next_70:
-pv_block_71:
+pv_next_82:
+pv_block_83:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_71
+	JL      pv_next_83
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -14372,9 +15589,9 @@ pv_block_71:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_71
+	JL      pv_single_83
 
-pv_pair_71:
+pv_pair_83:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -14389,31 +15606,35 @@ pv_pair_71:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_71
+	JGE          pv_pair_83
 
-pv_single_71:
+pv_single_83:
 	TESTQ        R11, R11
-	JZ           pv_merge_71
+	JZ           pv_merge_83
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
 	VCVTPH2PS    32(R10), Z5
 	VFMADD231PS  Z5, Z4, Z2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_83
 
-pv_merge_71:
+pv_merge_83:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_71
+	JMP     pv_block_83
 
-pv_next_71:
-pv_block_72:
+pv_next_83:
+pv_block_84:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_72
+	JL      pv_next_84
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
@@ -14422,9 +15643,9 @@ pv_block_72:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_72
+	JL      pv_single_84
 
-pv_pair_72:
+pv_pair_84:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VCVTPH2PS    (R10), Z4
@@ -14435,22 +15656,26 @@ pv_pair_72:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_72
+	JGE          pv_pair_84
 
-pv_single_72:
+pv_single_84:
 	TESTQ        R11, R11
-	JZ           pv_merge_72
+	JZ           pv_merge_84
 	VBROADCASTSS (R9), Z2
 	VCVTPH2PS    (R10), Z3
 	VFMADD231PS  Z3, Z2, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_84
 
-pv_merge_72:
+pv_merge_84:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_72
+	JMP     pv_block_84
 
-pv_next_72:
+pv_next_84:
 	VZEROUPPER
 	RET
 
@@ -15126,9 +16351,9 @@ scores_seq_no_19:
 
 scores_seq_no_20:
 	CMPQ R9, R12
-	JAE  scores_odd_22
+	JAE  scores_odd_34
 
-scores_pairs_22:
+scores_pairs_34:
 	VMOVUPS     (R11)(R9*2), Z10
 	VCVTPH2PS   (R9), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -15171,13 +16396,13 @@ scores_pairs_22:
 	ADDQ        $0x00000040, R9
 	ADDQ        $0x00000040, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_22
+	JB          scores_pairs_34
 
-scores_odd_22:
+scores_odd_34:
 	MOVQ        136(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_reduce_22
+	JAE         scores_half_34
 	VMOVUPS     (R11)(R9*2), Z10
 	VCVTPH2PS   (R9), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -15196,6 +16421,7 @@ scores_odd_22:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 
+scores_half_34:
 scores_reduce_22:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -15522,9 +16748,9 @@ scores_seq_no_21:
 
 scores_seq_no_22:
 	CMPQ R8, R11
-	JAE  scores_odd_23
+	JAE  scores_odd_35
 
-scores_pairs_23:
+scores_pairs_35:
 	VMOVUPS     (R10)(R8*2), Z10
 	VCVTPH2PS   (R8), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -15562,13 +16788,13 @@ scores_pairs_23:
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_23
+	JB          scores_pairs_35
 
-scores_odd_23:
+scores_odd_35:
 	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_reduce_23
+	JAE         scores_half_35
 	VMOVUPS     (R10)(R8*2), Z10
 	VCVTPH2PS   (R8), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -15587,6 +16813,7 @@ scores_odd_23:
 	VCVTPH2PS   (R9)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 
+scores_half_35:
 scores_reduce_23:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -16179,11 +17406,11 @@ pv_12:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_73:
+pv_block_85:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_73
+	JL      pv_next_85
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -16206,9 +17433,9 @@ pv_block_73:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_73
+	JL      pv_single_85
 
-pv_pair_73:
+pv_pair_85:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VCVTPH2PS    (R12), Z20
@@ -16255,11 +17482,11 @@ pv_pair_73:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_73
+	JGE          pv_pair_85
 
-pv_single_73:
+pv_single_85:
 	TESTQ        R13, R13
-	JZ           pv_merge_73
+	JZ           pv_merge_85
 	VBROADCASTSS (R11), Z18
 	VCVTPH2PS    (R12), Z19
 	VFMADD231PS  Z19, Z18, Z0
@@ -16277,8 +17504,12 @@ pv_single_73:
 	VFMADD231PS  Z19, Z18, Z14
 	VCVTPH2PS    224(R12), Z19
 	VFMADD231PS  Z19, Z18, Z16
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_85
 
-pv_merge_73:
+pv_merge_85:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -16296,14 +17527,14 @@ pv_merge_73:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_73
+	JMP     pv_block_85
 
-pv_next_73:
-pv_block_74:
+pv_next_85:
+pv_block_86:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_74
+	JL      pv_next_86
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -16318,9 +17549,9 @@ pv_block_74:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_74
+	JL      pv_single_86
 
-pv_pair_74:
+pv_pair_86:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VCVTPH2PS    (R12), Z12
@@ -16347,11 +17578,11 @@ pv_pair_74:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_74
+	JGE          pv_pair_86
 
-pv_single_74:
+pv_single_86:
 	TESTQ        R13, R13
-	JZ           pv_merge_74
+	JZ           pv_merge_86
 	VBROADCASTSS (R11), Z10
 	VCVTPH2PS    (R12), Z11
 	VFMADD231PS  Z11, Z10, Z0
@@ -16361,8 +17592,12 @@ pv_single_74:
 	VFMADD231PS  Z11, Z10, Z6
 	VCVTPH2PS    96(R12), Z11
 	VFMADD231PS  Z11, Z10, Z8
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_86
 
-pv_merge_74:
+pv_merge_86:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -16372,14 +17607,14 @@ pv_merge_74:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_74
+	JMP     pv_block_86
 
-pv_next_74:
-pv_block_75:
+pv_next_86:
+pv_block_87:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_75
+	JL      pv_next_87
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -16390,9 +17625,9 @@ pv_block_75:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_75
+	JL      pv_single_87
 
-pv_pair_75:
+pv_pair_87:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VCVTPH2PS    (R12), Z8
@@ -16409,31 +17644,35 @@ pv_pair_75:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_75
+	JGE          pv_pair_87
 
-pv_single_75:
+pv_single_87:
 	TESTQ        R13, R13
-	JZ           pv_merge_75
+	JZ           pv_merge_87
 	VBROADCASTSS (R11), Z6
 	VCVTPH2PS    (R12), Z7
 	VFMADD231PS  Z7, Z6, Z0
 	VCVTPH2PS    32(R12), Z7
 	VFMADD231PS  Z7, Z6, Z4
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_87
 
-pv_merge_75:
+pv_merge_87:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_75
+	JMP     pv_block_87
 
-pv_next_75:
-pv_block_76:
+pv_next_87:
+pv_block_88:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_76
+	JL      pv_next_88
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R11
@@ -16442,9 +17681,9 @@ pv_block_76:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_76
+	JL      pv_single_88
 
-pv_pair_76:
+pv_pair_88:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VCVTPH2PS    (R12), Z6
@@ -16457,32 +17696,36 @@ pv_pair_76:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_76
+	JGE          pv_pair_88
 
-pv_single_76:
+pv_single_88:
 	TESTQ        R13, R13
-	JZ           pv_merge_76
+	JZ           pv_merge_88
 	VBROADCASTSS (R11), Z4
 	VCVTPH2PS    (R12), Z5
 	VFMADD231PS  Z5, Z4, Z0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_88
 
-pv_merge_76:
+pv_merge_88:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_76
+	JMP     pv_block_88
 
-pv_next_76:
+pv_next_88:
 	JMP first_done_8
 
 other_head_8:
 	XORQ R8, R8
 
-pv_block_77:
+pv_block_89:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_77
+	JL      pv_next_89
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -16505,9 +17748,9 @@ pv_block_77:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_77
+	JL      pv_single_89
 
-pv_pair_77:
+pv_pair_89:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VCVTPH2PS    (R10), Z20
@@ -16546,11 +17789,11 @@ pv_pair_77:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_77
+	JGE          pv_pair_89
 
-pv_single_77:
+pv_single_89:
 	TESTQ        R11, R11
-	JZ           pv_merge_77
+	JZ           pv_merge_89
 	VBROADCASTSS (R9), Z18
 	VCVTPH2PS    (R10), Z19
 	VFMADD231PS  Z19, Z18, Z0
@@ -16568,8 +17811,12 @@ pv_single_77:
 	VFMADD231PS  Z19, Z18, Z14
 	VCVTPH2PS    224(R10), Z19
 	VFMADD231PS  Z19, Z18, Z16
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_89
 
-pv_merge_77:
+pv_merge_89:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -16587,14 +17834,14 @@ pv_merge_77:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_77
+	JMP     pv_block_89
 
-pv_next_77:
-pv_block_78:
+pv_next_89:
+pv_block_90:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_78
+	JL      pv_next_90
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -16609,9 +17856,9 @@ pv_block_78:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_78
+	JL      pv_single_90
 
-pv_pair_78:
+pv_pair_90:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VCVTPH2PS    (R10), Z12
@@ -16634,11 +17881,11 @@ pv_pair_78:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_78
+	JGE          pv_pair_90
 
-pv_single_78:
+pv_single_90:
 	TESTQ        R11, R11
-	JZ           pv_merge_78
+	JZ           pv_merge_90
 	VBROADCASTSS (R9), Z10
 	VCVTPH2PS    (R10), Z11
 	VFMADD231PS  Z11, Z10, Z0
@@ -16648,8 +17895,12 @@ pv_single_78:
 	VFMADD231PS  Z11, Z10, Z6
 	VCVTPH2PS    96(R10), Z11
 	VFMADD231PS  Z11, Z10, Z8
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_90
 
-pv_merge_78:
+pv_merge_90:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -16659,14 +17910,14 @@ pv_merge_78:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_78
+	JMP     pv_block_90
 
-pv_next_78:
-pv_block_79:
+pv_next_90:
+pv_block_91:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_79
+	JL      pv_next_91
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -16677,9 +17928,9 @@ pv_block_79:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_79
+	JL      pv_single_91
 
-pv_pair_79:
+pv_pair_91:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VCVTPH2PS    (R10), Z8
@@ -16694,31 +17945,35 @@ pv_pair_79:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_79
+	JGE          pv_pair_91
 
-pv_single_79:
+pv_single_91:
 	TESTQ        R11, R11
-	JZ           pv_merge_79
+	JZ           pv_merge_91
 	VBROADCASTSS (R9), Z6
 	VCVTPH2PS    (R10), Z7
 	VFMADD231PS  Z7, Z6, Z0
 	VCVTPH2PS    32(R10), Z7
 	VFMADD231PS  Z7, Z6, Z4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_91
 
-pv_merge_79:
+pv_merge_91:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_79
+	JMP     pv_block_91
 
-pv_next_79:
-pv_block_80:
+pv_next_91:
+pv_block_92:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_80
+	JL      pv_next_92
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
@@ -16727,9 +17982,9 @@ pv_block_80:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_80
+	JL      pv_single_92
 
-pv_pair_80:
+pv_pair_92:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -16740,22 +17995,26 @@ pv_pair_80:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_80
+	JGE          pv_pair_92
 
-pv_single_80:
+pv_single_92:
 	TESTQ        R11, R11
-	JZ           pv_merge_80
+	JZ           pv_merge_92
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_92
 
-pv_merge_80:
+pv_merge_92:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_80
+	JMP     pv_block_92
 
-pv_next_80:
+pv_next_92:
 first_done_8:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_12
@@ -17068,9 +18327,9 @@ scores_seq_no_23:
 
 scores_seq_no_24:
 	CMPQ R11, R14
-	JAE  scores_odd_24
+	JAE  scores_odd_36
 
-scores_pairs_24:
+scores_pairs_36:
 	VMOVUPS     (R13)(R11*2), Z10
 	VCVTPH2PS   (R11), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -17108,13 +18367,13 @@ scores_pairs_24:
 	ADDQ        $0x00000040, R11
 	ADDQ        $0x00000040, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_24
+	JB          scores_pairs_36
 
-scores_odd_24:
+scores_odd_36:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_reduce_24
+	JAE         scores_half_36
 	VMOVUPS     (R13)(R11*2), Z10
 	VCVTPH2PS   (R11), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -17133,6 +18392,7 @@ scores_odd_24:
 	VCVTPH2PS   (R12)(R10*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 
+scores_half_36:
 scores_reduce_24:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
@@ -17317,11 +18577,11 @@ zero_loop_16:
 	JNZ     zero_loop_16
 	XORQ    R8, R8
 
-pv_block_81:
+pv_block_93:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_81
+	JL      pv_next_93
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -17344,9 +18604,9 @@ pv_block_81:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_81
+	JL      pv_single_93
 
-pv_pair_81:
+pv_pair_93:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VCVTPH2PS    (R10), Z18
@@ -17385,11 +18645,11 @@ pv_pair_81:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_81
+	JGE          pv_pair_93
 
-pv_single_81:
+pv_single_93:
 	TESTQ        R11, R11
-	JZ           pv_merge_81
+	JZ           pv_merge_93
 	VBROADCASTSS (R9), Z16
 	VCVTPH2PS    (R10), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -17407,8 +18667,12 @@ pv_single_81:
 	VFMADD231PS  Z17, Z16, Z12
 	VCVTPH2PS    224(R10), Z17
 	VFMADD231PS  Z17, Z16, Z14
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_93
 
-pv_merge_81:
+pv_merge_93:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -17426,14 +18690,14 @@ pv_merge_81:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_81
+	JMP     pv_block_93
 
-pv_next_81:
-pv_block_82:
+pv_next_93:
+pv_block_94:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_82
+	JL      pv_next_94
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -17448,9 +18712,9 @@ pv_block_82:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_82
+	JL      pv_single_94
 
-pv_pair_82:
+pv_pair_94:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VCVTPH2PS    (R10), Z10
@@ -17473,11 +18737,11 @@ pv_pair_82:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_82
+	JGE          pv_pair_94
 
-pv_single_82:
+pv_single_94:
 	TESTQ        R11, R11
-	JZ           pv_merge_82
+	JZ           pv_merge_94
 	VBROADCASTSS (R9), Z8
 	VCVTPH2PS    (R10), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -17487,8 +18751,12 @@ pv_single_82:
 	VFMADD231PS  Z9, Z8, Z4
 	VCVTPH2PS    96(R10), Z9
 	VFMADD231PS  Z9, Z8, Z6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_94
 
-pv_merge_82:
+pv_merge_94:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -17498,14 +18766,14 @@ pv_merge_82:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_82
+	JMP     pv_block_94
 
-pv_next_82:
-pv_block_83:
+pv_next_94:
+pv_block_95:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_83
+	JL      pv_next_95
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -17516,9 +18784,9 @@ pv_block_83:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_83
+	JL      pv_single_95
 
-pv_pair_83:
+pv_pair_95:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -17533,31 +18801,35 @@ pv_pair_83:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_83
+	JGE          pv_pair_95
 
-pv_single_83:
+pv_single_95:
 	TESTQ        R11, R11
-	JZ           pv_merge_83
+	JZ           pv_merge_95
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
 	VCVTPH2PS    32(R10), Z5
 	VFMADD231PS  Z5, Z4, Z2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_95
 
-pv_merge_83:
+pv_merge_95:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_83
+	JMP     pv_block_95
 
-pv_next_83:
-pv_block_84:
+pv_next_95:
+pv_block_96:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_84
+	JL      pv_next_96
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
@@ -17566,9 +18838,9 @@ pv_block_84:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_84
+	JL      pv_single_96
 
-pv_pair_84:
+pv_pair_96:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VCVTPH2PS    (R10), Z4
@@ -17579,22 +18851,26 @@ pv_pair_84:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_84
+	JGE          pv_pair_96
 
-pv_single_84:
+pv_single_96:
 	TESTQ        R11, R11
-	JZ           pv_merge_84
+	JZ           pv_merge_96
 	VBROADCASTSS (R9), Z2
 	VCVTPH2PS    (R10), Z3
 	VFMADD231PS  Z3, Z2, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_96
 
-pv_merge_84:
+pv_merge_96:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_84
+	JMP     pv_block_96
 
-pv_next_84:
+pv_next_96:
 	VZEROUPPER
 	RET
 
@@ -18424,11 +19700,85 @@ pv_13:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_85:
+pv_block_97:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_97
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+
+pv_single_97:
+	TESTQ        R13, R13
+	JZ           pv_merge_97
+	VBROADCASTSS (R11), Y8
+	VPBROADCASTW (R12), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    2(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPMOVSXBD    10(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPMOVSXBD    18(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	VPMOVSXBD    26(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VPBROADCASTW 34(R12), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    36(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y4
+	VPMOVSXBD    44(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y5
+	VPMOVSXBD    52(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y6
+	VPMOVSXBD    60(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y7
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   64(R12)(R8*1)
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_97
+
+pv_merge_97:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_97
+
+pv_next_97:
+pv_block_98:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_85
+	JL      pv_next_98
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -18444,9 +19794,9 @@ pv_block_85:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_85
+	JL      pv_single_98
 
-pv_pair_85:
+pv_pair_98:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VPBROADCASTW (R12), Y10
@@ -18485,11 +19835,11 @@ pv_pair_85:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_85
+	JGE          pv_pair_98
 
-pv_single_85:
+pv_single_98:
 	TESTQ        R13, R13
-	JZ           pv_merge_85
+	JZ           pv_merge_98
 	VBROADCASTSS (R11), Y8
 	VPBROADCASTW (R12), Y9
 	VCVTPH2PS    X9, Y9
@@ -18506,8 +19856,12 @@ pv_single_85:
 	VPMOVSXBD    26(R12), Y8
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y9, Y6
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_98
 
-pv_merge_85:
+pv_merge_98:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -18517,14 +19871,14 @@ pv_merge_85:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_85
+	JMP     pv_block_98
 
-pv_next_85:
-pv_block_86:
+pv_next_98:
+pv_block_99:
 	MOVQ    AX, R8
 	SUBQ    R10, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_86
+	JL      pv_next_99
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -18536,36 +19890,40 @@ pv_block_86:
 	ADDQ    BX, R9
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_86
+	JL      pv_single_99
 
-pv_pair_86:
+pv_pair_99:
 	VBROADCASTSS (R8), Y4
 	VBROADCASTSS 4(R8), Y4
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_86
+	JGE          pv_pair_99
 
-pv_single_86:
+pv_single_99:
 	TESTQ        R11, R11
-	JZ           pv_merge_86
+	JZ           pv_merge_99
 	VBROADCASTSS (R8), Y4
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R11
+	JMP          pv_single_99
 
-pv_merge_86:
+pv_merge_99:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_86
+	JMP     pv_block_99
 
-pv_next_86:
-pv_block_87:
+pv_next_99:
+pv_block_100:
 	MOVQ    AX, R8
 	SUBQ    R10, R8
 	CMPQ    R8, $0x00000020
-	JL      pv_next_87
+	JL      pv_next_100
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R8
@@ -18575,39 +19933,115 @@ pv_block_87:
 	ADDQ    BX, R9
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_87
+	JL      pv_single_100
 
-pv_pair_87:
+pv_pair_100:
 	VBROADCASTSS (R8), Y2
 	VBROADCASTSS 4(R8), Y2
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_87
+	JGE          pv_pair_100
 
-pv_single_87:
+pv_single_100:
 	TESTQ        R11, R11
-	JZ           pv_merge_87
+	JZ           pv_merge_100
 	VBROADCASTSS (R8), Y2
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R11
+	JMP          pv_single_100
 
-pv_merge_87:
+pv_merge_100:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_87
+	JMP     pv_block_100
 
-pv_next_87:
+pv_next_100:
 	JMP first_done_9
 
 other_head_9:
 	XORQ R8, R8
 
-pv_block_88:
+pv_block_101:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_101
+	VMOVUPS (CX)(R8*1), Y0
+	VMOVUPS 32(CX)(R8*1), Y1
+	VMOVUPS 64(CX)(R8*1), Y2
+	VMOVUPS 96(CX)(R8*1), Y3
+	VMOVUPS 128(CX)(R8*1), Y4
+	VMOVUPS 160(CX)(R8*1), Y5
+	VMOVUPS 192(CX)(R8*1), Y6
+	VMOVUPS 224(CX)(R8*1), Y7
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+
+pv_single_101:
+	TESTQ        R11, R11
+	JZ           pv_merge_101
+	VBROADCASTSS (R9), Y8
+	VPBROADCASTW (R10), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    2(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPMOVSXBD    10(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPMOVSXBD    18(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	VPMOVSXBD    26(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VPBROADCASTW 34(R10), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    36(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y4
+	VPMOVSXBD    44(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y5
+	VPMOVSXBD    52(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y6
+	VPMOVSXBD    60(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_101
+
+pv_merge_101:
+	VMOVUPS Y0, (CX)(R8*1)
+	VMOVUPS Y1, 32(CX)(R8*1)
+	VMOVUPS Y2, 64(CX)(R8*1)
+	VMOVUPS Y3, 96(CX)(R8*1)
+	VMOVUPS Y4, 128(CX)(R8*1)
+	VMOVUPS Y5, 160(CX)(R8*1)
+	VMOVUPS Y6, 192(CX)(R8*1)
+	VMOVUPS Y7, 224(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_101
+
+pv_next_101:
+pv_block_102:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_88
+	JL      pv_next_102
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -18623,9 +20057,9 @@ pv_block_88:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_88
+	JL      pv_single_102
 
-pv_pair_88:
+pv_pair_102:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VPBROADCASTW (R10), Y10
@@ -18662,11 +20096,11 @@ pv_pair_88:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_88
+	JGE          pv_pair_102
 
-pv_single_88:
+pv_single_102:
 	TESTQ        R11, R11
-	JZ           pv_merge_88
+	JZ           pv_merge_102
 	VBROADCASTSS (R9), Y8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    X9, Y9
@@ -18683,8 +20117,12 @@ pv_single_88:
 	VPMOVSXBD    26(R10), Y8
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y9, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_102
 
-pv_merge_88:
+pv_merge_102:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -18694,14 +20132,14 @@ pv_merge_88:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_88
+	JMP     pv_block_102
 
-pv_next_88:
-pv_block_89:
+pv_next_102:
+pv_block_103:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_89
+	JL      pv_next_103
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -18713,36 +20151,40 @@ pv_block_89:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_89
+	JL      pv_single_103
 
-pv_pair_89:
+pv_pair_103:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_89
+	JGE          pv_pair_103
 
-pv_single_89:
+pv_single_103:
 	TESTQ        R11, R11
-	JZ           pv_merge_89
+	JZ           pv_merge_103
 	VBROADCASTSS (R9), Y4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_103
 
-pv_merge_89:
+pv_merge_103:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_89
+	JMP     pv_block_103
 
-pv_next_89:
-pv_block_90:
+pv_next_103:
+pv_block_104:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_90
+	JL      pv_next_104
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R9
@@ -18752,29 +20194,33 @@ pv_block_90:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_90
+	JL      pv_single_104
 
-pv_pair_90:
+pv_pair_104:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_90
+	JGE          pv_pair_104
 
-pv_single_90:
+pv_single_104:
 	TESTQ        R11, R11
-	JZ           pv_merge_90
+	JZ           pv_merge_104
 	VBROADCASTSS (R9), Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_104
 
-pv_merge_90:
+pv_merge_104:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_90
+	JMP     pv_block_104
 
-pv_next_90:
+pv_next_104:
 first_done_9:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_13
@@ -19217,11 +20663,83 @@ zero_loop_18:
 	JNZ     zero_loop_18
 	XORQ    R8, R8
 
-pv_block_91:
+pv_block_105:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_105
+	VMOVUPS (CX)(R8*1), Y0
+	VMOVUPS 32(CX)(R8*1), Y1
+	VMOVUPS 64(CX)(R8*1), Y2
+	VMOVUPS 96(CX)(R8*1), Y3
+	VMOVUPS 128(CX)(R8*1), Y4
+	VMOVUPS 160(CX)(R8*1), Y5
+	VMOVUPS 192(CX)(R8*1), Y6
+	VMOVUPS 224(CX)(R8*1), Y7
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+
+pv_single_105:
+	TESTQ        R11, R11
+	JZ           pv_merge_105
+	VBROADCASTSS (R9), Y8
+	VPBROADCASTW (R10), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    2(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPMOVSXBD    10(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPMOVSXBD    18(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	VPMOVSXBD    26(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VPBROADCASTW 34(R10), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    36(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y4
+	VPMOVSXBD    44(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y5
+	VPMOVSXBD    52(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y6
+	VPMOVSXBD    60(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_105
+
+pv_merge_105:
+	VMOVUPS Y0, (CX)(R8*1)
+	VMOVUPS Y1, 32(CX)(R8*1)
+	VMOVUPS Y2, 64(CX)(R8*1)
+	VMOVUPS Y3, 96(CX)(R8*1)
+	VMOVUPS Y4, 128(CX)(R8*1)
+	VMOVUPS Y5, 160(CX)(R8*1)
+	VMOVUPS Y6, 192(CX)(R8*1)
+	VMOVUPS Y7, 224(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_105
+
+pv_next_105:
+pv_block_106:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_91
+	JL      pv_next_106
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -19237,9 +20755,9 @@ pv_block_91:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_91
+	JL      pv_single_106
 
-pv_pair_91:
+pv_pair_106:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VPBROADCASTW (R10), Y10
@@ -19276,11 +20794,11 @@ pv_pair_91:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_91
+	JGE          pv_pair_106
 
-pv_single_91:
+pv_single_106:
 	TESTQ        R11, R11
-	JZ           pv_merge_91
+	JZ           pv_merge_106
 	VBROADCASTSS (R9), Y8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    X9, Y9
@@ -19297,8 +20815,12 @@ pv_single_91:
 	VPMOVSXBD    26(R10), Y8
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y9, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_106
 
-pv_merge_91:
+pv_merge_106:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -19308,14 +20830,14 @@ pv_merge_91:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_91
+	JMP     pv_block_106
 
-pv_next_91:
-pv_block_92:
+pv_next_106:
+pv_block_107:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_92
+	JL      pv_next_107
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -19327,36 +20849,40 @@ pv_block_92:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_92
+	JL      pv_single_107
 
-pv_pair_92:
+pv_pair_107:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_92
+	JGE          pv_pair_107
 
-pv_single_92:
+pv_single_107:
 	TESTQ        R11, R11
-	JZ           pv_merge_92
+	JZ           pv_merge_107
 	VBROADCASTSS (R9), Y4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_107
 
-pv_merge_92:
+pv_merge_107:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_92
+	JMP     pv_block_107
 
-pv_next_92:
-pv_block_93:
+pv_next_107:
+pv_block_108:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_93
+	JL      pv_next_108
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -19366,29 +20892,33 @@ pv_block_93:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_93
+	JL      pv_single_108
 
-pv_pair_93:
+pv_pair_108:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_93
+	JGE          pv_pair_108
 
-pv_single_93:
+pv_single_108:
 	TESTQ        R11, R11
-	JZ           pv_merge_93
+	JZ           pv_merge_108
 	VBROADCASTSS (R9), Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_108
 
-pv_merge_93:
+pv_merge_108:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_93
+	JMP     pv_block_108
 
-pv_next_93:
+pv_next_108:
 	VZEROUPPER
 	RET
 
@@ -20197,11 +21727,85 @@ pv_14:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_94:
+pv_block_109:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_109
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+
+pv_single_109:
+	TESTQ        R13, R13
+	JZ           pv_merge_109
+	VBROADCASTSS (R11), Y8
+	VPBROADCASTW (R12), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    2(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPMOVSXBD    10(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPMOVSXBD    18(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	VPMOVSXBD    26(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VPBROADCASTW 34(R12), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    36(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y4
+	VPMOVSXBD    44(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y5
+	VPMOVSXBD    52(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y6
+	VPMOVSXBD    60(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y7
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   64(R12)(R8*1)
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_109
+
+pv_merge_109:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_109
+
+pv_next_109:
+pv_block_110:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_94
+	JL      pv_next_110
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -20217,9 +21821,9 @@ pv_block_94:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_94
+	JL      pv_single_110
 
-pv_pair_94:
+pv_pair_110:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VPBROADCASTW (R12), Y10
@@ -20258,11 +21862,11 @@ pv_pair_94:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_94
+	JGE          pv_pair_110
 
-pv_single_94:
+pv_single_110:
 	TESTQ        R13, R13
-	JZ           pv_merge_94
+	JZ           pv_merge_110
 	VBROADCASTSS (R11), Y8
 	VPBROADCASTW (R12), Y9
 	VCVTPH2PS    X9, Y9
@@ -20279,8 +21883,12 @@ pv_single_94:
 	VPMOVSXBD    26(R12), Y8
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y9, Y6
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_110
 
-pv_merge_94:
+pv_merge_110:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -20290,14 +21898,14 @@ pv_merge_94:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_94
+	JMP     pv_block_110
 
-pv_next_94:
-pv_block_95:
+pv_next_110:
+pv_block_111:
 	MOVQ    AX, R8
 	SUBQ    R10, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_95
+	JL      pv_next_111
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -20309,36 +21917,40 @@ pv_block_95:
 	ADDQ    BX, R9
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_95
+	JL      pv_single_111
 
-pv_pair_95:
+pv_pair_111:
 	VBROADCASTSS (R8), Y4
 	VBROADCASTSS 4(R8), Y4
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_95
+	JGE          pv_pair_111
 
-pv_single_95:
+pv_single_111:
 	TESTQ        R11, R11
-	JZ           pv_merge_95
+	JZ           pv_merge_111
 	VBROADCASTSS (R8), Y4
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R11
+	JMP          pv_single_111
 
-pv_merge_95:
+pv_merge_111:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_95
+	JMP     pv_block_111
 
-pv_next_95:
-pv_block_96:
+pv_next_111:
+pv_block_112:
 	MOVQ    AX, R8
 	SUBQ    R10, R8
 	CMPQ    R8, $0x00000020
-	JL      pv_next_96
+	JL      pv_next_112
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R8
@@ -20348,39 +21960,115 @@ pv_block_96:
 	ADDQ    BX, R9
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_96
+	JL      pv_single_112
 
-pv_pair_96:
+pv_pair_112:
 	VBROADCASTSS (R8), Y2
 	VBROADCASTSS 4(R8), Y2
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_96
+	JGE          pv_pair_112
 
-pv_single_96:
+pv_single_112:
 	TESTQ        R11, R11
-	JZ           pv_merge_96
+	JZ           pv_merge_112
 	VBROADCASTSS (R8), Y2
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R11
+	JMP          pv_single_112
 
-pv_merge_96:
+pv_merge_112:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_96
+	JMP     pv_block_112
 
-pv_next_96:
+pv_next_112:
 	JMP first_done_10
 
 other_head_10:
 	XORQ R8, R8
 
-pv_block_97:
+pv_block_113:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_113
+	VMOVUPS (CX)(R8*1), Y0
+	VMOVUPS 32(CX)(R8*1), Y1
+	VMOVUPS 64(CX)(R8*1), Y2
+	VMOVUPS 96(CX)(R8*1), Y3
+	VMOVUPS 128(CX)(R8*1), Y4
+	VMOVUPS 160(CX)(R8*1), Y5
+	VMOVUPS 192(CX)(R8*1), Y6
+	VMOVUPS 224(CX)(R8*1), Y7
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+
+pv_single_113:
+	TESTQ        R11, R11
+	JZ           pv_merge_113
+	VBROADCASTSS (R9), Y8
+	VPBROADCASTW (R10), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    2(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPMOVSXBD    10(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPMOVSXBD    18(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	VPMOVSXBD    26(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VPBROADCASTW 34(R10), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    36(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y4
+	VPMOVSXBD    44(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y5
+	VPMOVSXBD    52(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y6
+	VPMOVSXBD    60(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_113
+
+pv_merge_113:
+	VMOVUPS Y0, (CX)(R8*1)
+	VMOVUPS Y1, 32(CX)(R8*1)
+	VMOVUPS Y2, 64(CX)(R8*1)
+	VMOVUPS Y3, 96(CX)(R8*1)
+	VMOVUPS Y4, 128(CX)(R8*1)
+	VMOVUPS Y5, 160(CX)(R8*1)
+	VMOVUPS Y6, 192(CX)(R8*1)
+	VMOVUPS Y7, 224(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_113
+
+pv_next_113:
+pv_block_114:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_97
+	JL      pv_next_114
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -20396,9 +22084,9 @@ pv_block_97:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_97
+	JL      pv_single_114
 
-pv_pair_97:
+pv_pair_114:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VPBROADCASTW (R10), Y10
@@ -20435,11 +22123,11 @@ pv_pair_97:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_97
+	JGE          pv_pair_114
 
-pv_single_97:
+pv_single_114:
 	TESTQ        R11, R11
-	JZ           pv_merge_97
+	JZ           pv_merge_114
 	VBROADCASTSS (R9), Y8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    X9, Y9
@@ -20456,8 +22144,12 @@ pv_single_97:
 	VPMOVSXBD    26(R10), Y8
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y9, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_114
 
-pv_merge_97:
+pv_merge_114:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -20467,14 +22159,14 @@ pv_merge_97:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_97
+	JMP     pv_block_114
 
-pv_next_97:
-pv_block_98:
+pv_next_114:
+pv_block_115:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_98
+	JL      pv_next_115
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -20486,36 +22178,40 @@ pv_block_98:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_98
+	JL      pv_single_115
 
-pv_pair_98:
+pv_pair_115:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_98
+	JGE          pv_pair_115
 
-pv_single_98:
+pv_single_115:
 	TESTQ        R11, R11
-	JZ           pv_merge_98
+	JZ           pv_merge_115
 	VBROADCASTSS (R9), Y4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_115
 
-pv_merge_98:
+pv_merge_115:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_98
+	JMP     pv_block_115
 
-pv_next_98:
-pv_block_99:
+pv_next_115:
+pv_block_116:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_99
+	JL      pv_next_116
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R9
@@ -20525,29 +22221,33 @@ pv_block_99:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_99
+	JL      pv_single_116
 
-pv_pair_99:
+pv_pair_116:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_99
+	JGE          pv_pair_116
 
-pv_single_99:
+pv_single_116:
 	TESTQ        R11, R11
-	JZ           pv_merge_99
+	JZ           pv_merge_116
 	VBROADCASTSS (R9), Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_116
 
-pv_merge_99:
+pv_merge_116:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_99
+	JMP     pv_block_116
 
-pv_next_99:
+pv_next_116:
 first_done_10:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_14
@@ -20976,11 +22676,83 @@ zero_loop_20:
 	JNZ     zero_loop_20
 	XORQ    R8, R8
 
-pv_block_100:
+pv_block_117:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_117
+	VMOVUPS (CX)(R8*1), Y0
+	VMOVUPS 32(CX)(R8*1), Y1
+	VMOVUPS 64(CX)(R8*1), Y2
+	VMOVUPS 96(CX)(R8*1), Y3
+	VMOVUPS 128(CX)(R8*1), Y4
+	VMOVUPS 160(CX)(R8*1), Y5
+	VMOVUPS 192(CX)(R8*1), Y6
+	VMOVUPS 224(CX)(R8*1), Y7
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+
+pv_single_117:
+	TESTQ        R11, R11
+	JZ           pv_merge_117
+	VBROADCASTSS (R9), Y8
+	VPBROADCASTW (R10), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    2(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPMOVSXBD    10(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPMOVSXBD    18(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	VPMOVSXBD    26(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VPBROADCASTW 34(R10), Y9
+	VCVTPH2PS    X9, Y9
+	VMULPS       Y8, Y9, Y9
+	VPMOVSXBD    36(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y4
+	VPMOVSXBD    44(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y5
+	VPMOVSXBD    52(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y6
+	VPMOVSXBD    60(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_117
+
+pv_merge_117:
+	VMOVUPS Y0, (CX)(R8*1)
+	VMOVUPS Y1, 32(CX)(R8*1)
+	VMOVUPS Y2, 64(CX)(R8*1)
+	VMOVUPS Y3, 96(CX)(R8*1)
+	VMOVUPS Y4, 128(CX)(R8*1)
+	VMOVUPS Y5, 160(CX)(R8*1)
+	VMOVUPS Y6, 192(CX)(R8*1)
+	VMOVUPS Y7, 224(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_117
+
+pv_next_117:
+pv_block_118:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_100
+	JL      pv_next_118
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -20996,9 +22768,9 @@ pv_block_100:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_100
+	JL      pv_single_118
 
-pv_pair_100:
+pv_pair_118:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VPBROADCASTW (R10), Y10
@@ -21035,11 +22807,11 @@ pv_pair_100:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_100
+	JGE          pv_pair_118
 
-pv_single_100:
+pv_single_118:
 	TESTQ        R11, R11
-	JZ           pv_merge_100
+	JZ           pv_merge_118
 	VBROADCASTSS (R9), Y8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    X9, Y9
@@ -21056,8 +22828,12 @@ pv_single_100:
 	VPMOVSXBD    26(R10), Y8
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y9, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_118
 
-pv_merge_100:
+pv_merge_118:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -21067,14 +22843,14 @@ pv_merge_100:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_100
+	JMP     pv_block_118
 
-pv_next_100:
-pv_block_101:
+pv_next_118:
+pv_block_119:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_101
+	JL      pv_next_119
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -21086,36 +22862,40 @@ pv_block_101:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_101
+	JL      pv_single_119
 
-pv_pair_101:
+pv_pair_119:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_101
+	JGE          pv_pair_119
 
-pv_single_101:
+pv_single_119:
 	TESTQ        R11, R11
-	JZ           pv_merge_101
+	JZ           pv_merge_119
 	VBROADCASTSS (R9), Y4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_119
 
-pv_merge_101:
+pv_merge_119:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_101
+	JMP     pv_block_119
 
-pv_next_101:
-pv_block_102:
+pv_next_119:
+pv_block_120:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_102
+	JL      pv_next_120
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -21125,29 +22905,33 @@ pv_block_102:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_102
+	JL      pv_single_120
 
-pv_pair_102:
+pv_pair_120:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_102
+	JGE          pv_pair_120
 
-pv_single_102:
+pv_single_120:
 	TESTQ        R11, R11
-	JZ           pv_merge_102
+	JZ           pv_merge_120
 	VBROADCASTSS (R9), Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_120
 
-pv_merge_102:
+pv_merge_120:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_102
+	JMP     pv_block_120
 
-pv_next_102:
+pv_next_120:
 	VZEROUPPER
 	RET
 
@@ -21863,11 +23647,11 @@ pv_15:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_103:
+pv_block_121:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_103
+	JL      pv_next_121
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -21891,9 +23675,9 @@ pv_block_103:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_103
+	JL      pv_single_121
 
-pv_pair_103:
+pv_pair_121:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VPBROADCASTW (R12), Y1
@@ -21978,11 +23762,11 @@ pv_pair_103:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_103
+	JGE          pv_pair_121
 
-pv_single_103:
+pv_single_121:
 	TESTQ        R13, R13
-	JZ           pv_merge_103
+	JZ           pv_merge_121
 	VBROADCASTSS (R11), Z18
 	VPBROADCASTW (R12), Y1
 	VCVTPH2PS    Y1, Z19
@@ -22020,8 +23804,12 @@ pv_single_103:
 	VPMOVSXBD    120(R12), Z18
 	VCVTDQ2PS    Z18, Z18
 	VFMADD231PS  Z18, Z19, Z16
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_121
 
-pv_merge_103:
+pv_merge_121:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -22039,14 +23827,14 @@ pv_merge_103:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_103
+	JMP     pv_block_121
 
-pv_next_103:
-pv_block_104:
+pv_next_121:
+pv_block_122:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_104
+	JL      pv_next_122
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -22062,9 +23850,9 @@ pv_block_104:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_104
+	JL      pv_single_122
 
-pv_pair_104:
+pv_pair_122:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VPBROADCASTW (R12), Y1
@@ -22111,11 +23899,11 @@ pv_pair_104:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_104
+	JGE          pv_pair_122
 
-pv_single_104:
+pv_single_122:
 	TESTQ        R13, R13
-	JZ           pv_merge_104
+	JZ           pv_merge_122
 	VBROADCASTSS (R11), Z10
 	VPBROADCASTW (R12), Y1
 	VCVTPH2PS    Y1, Z11
@@ -22135,8 +23923,12 @@ pv_single_104:
 	VPMOVSXBD    52(R12), Z10
 	VCVTDQ2PS    Z10, Z10
 	VFMADD231PS  Z10, Z11, Z8
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_122
 
-pv_merge_104:
+pv_merge_122:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -22146,14 +23938,14 @@ pv_merge_104:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_104
+	JMP     pv_block_122
 
-pv_next_104:
-pv_block_105:
+pv_next_122:
+pv_block_123:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_105
+	JL      pv_next_123
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -22165,9 +23957,9 @@ pv_block_105:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_105
+	JL      pv_single_123
 
-pv_pair_105:
+pv_pair_123:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VPBROADCASTW (R12), Y1
@@ -22194,11 +23986,11 @@ pv_pair_105:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_105
+	JGE          pv_pair_123
 
-pv_single_105:
+pv_single_123:
 	TESTQ        R13, R13
-	JZ           pv_merge_105
+	JZ           pv_merge_123
 	VBROADCASTSS (R11), Z6
 	VPBROADCASTW (R12), Y1
 	VCVTPH2PS    Y1, Z7
@@ -22209,21 +24001,25 @@ pv_single_105:
 	VPMOVSXBD    18(R12), Z6
 	VCVTDQ2PS    Z6, Z6
 	VFMADD231PS  Z6, Z7, Z4
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_123
 
-pv_merge_105:
+pv_merge_123:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_105
+	JMP     pv_block_123
 
-pv_next_105:
-pv_block_106:
+pv_next_123:
+pv_block_124:
 	MOVQ    AX, R8
 	SUBQ    R10, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_106
+	JL      pv_next_124
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R8
@@ -22233,39 +24029,43 @@ pv_block_106:
 	ADDQ    BX, R9
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_106
+	JL      pv_single_124
 
-pv_pair_106:
+pv_pair_124:
 	VBROADCASTSS (R8), Z4
 	VBROADCASTSS 4(R8), Z4
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_106
+	JGE          pv_pair_124
 
-pv_single_106:
+pv_single_124:
 	TESTQ        R11, R11
-	JZ           pv_merge_106
+	JZ           pv_merge_124
 	VBROADCASTSS (R8), Z4
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R11
+	JMP          pv_single_124
 
-pv_merge_106:
+pv_merge_124:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_106
+	JMP     pv_block_124
 
-pv_next_106:
+pv_next_124:
 	JMP first_done_11
 
 other_head_11:
 	XORQ R8, R8
 
-pv_block_107:
+pv_block_125:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_107
+	JL      pv_next_125
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -22289,9 +24089,9 @@ pv_block_107:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_107
+	JL      pv_single_125
 
-pv_pair_107:
+pv_pair_125:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VPBROADCASTW (R10), Y1
@@ -22370,11 +24170,11 @@ pv_pair_107:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_107
+	JGE          pv_pair_125
 
-pv_single_107:
+pv_single_125:
 	TESTQ        R11, R11
-	JZ           pv_merge_107
+	JZ           pv_merge_125
 	VBROADCASTSS (R9), Z18
 	VPBROADCASTW (R10), Y1
 	VCVTPH2PS    Y1, Z19
@@ -22412,8 +24212,12 @@ pv_single_107:
 	VPMOVSXBD    120(R10), Z18
 	VCVTDQ2PS    Z18, Z18
 	VFMADD231PS  Z18, Z19, Z16
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_125
 
-pv_merge_107:
+pv_merge_125:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -22431,14 +24235,14 @@ pv_merge_107:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_107
+	JMP     pv_block_125
 
-pv_next_107:
-pv_block_108:
+pv_next_125:
+pv_block_126:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_108
+	JL      pv_next_126
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -22454,9 +24258,9 @@ pv_block_108:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_108
+	JL      pv_single_126
 
-pv_pair_108:
+pv_pair_126:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VPBROADCASTW (R10), Y1
@@ -22499,11 +24303,11 @@ pv_pair_108:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_108
+	JGE          pv_pair_126
 
-pv_single_108:
+pv_single_126:
 	TESTQ        R11, R11
-	JZ           pv_merge_108
+	JZ           pv_merge_126
 	VBROADCASTSS (R9), Z10
 	VPBROADCASTW (R10), Y1
 	VCVTPH2PS    Y1, Z11
@@ -22523,8 +24327,12 @@ pv_single_108:
 	VPMOVSXBD    52(R10), Z10
 	VCVTDQ2PS    Z10, Z10
 	VFMADD231PS  Z10, Z11, Z8
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_126
 
-pv_merge_108:
+pv_merge_126:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -22534,14 +24342,14 @@ pv_merge_108:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_108
+	JMP     pv_block_126
 
-pv_next_108:
-pv_block_109:
+pv_next_126:
+pv_block_127:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_109
+	JL      pv_next_127
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -22553,9 +24361,9 @@ pv_block_109:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_109
+	JL      pv_single_127
 
-pv_pair_109:
+pv_pair_127:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VPBROADCASTW (R10), Y1
@@ -22580,11 +24388,11 @@ pv_pair_109:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_109
+	JGE          pv_pair_127
 
-pv_single_109:
+pv_single_127:
 	TESTQ        R11, R11
-	JZ           pv_merge_109
+	JZ           pv_merge_127
 	VBROADCASTSS (R9), Z6
 	VPBROADCASTW (R10), Y1
 	VCVTPH2PS    Y1, Z7
@@ -22595,21 +24403,25 @@ pv_single_109:
 	VPMOVSXBD    18(R10), Z6
 	VCVTDQ2PS    Z6, Z6
 	VFMADD231PS  Z6, Z7, Z4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_127
 
-pv_merge_109:
+pv_merge_127:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_109
+	JMP     pv_block_127
 
-pv_next_109:
-pv_block_110:
+pv_next_127:
+pv_block_128:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_110
+	JL      pv_next_128
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
@@ -22619,29 +24431,33 @@ pv_block_110:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_110
+	JL      pv_single_128
 
-pv_pair_110:
+pv_pair_128:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z4
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_110
+	JGE          pv_pair_128
 
-pv_single_110:
+pv_single_128:
 	TESTQ        R11, R11
-	JZ           pv_merge_110
+	JZ           pv_merge_128
 	VBROADCASTSS (R9), Z4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_128
 
-pv_merge_110:
+pv_merge_128:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_110
+	JMP     pv_block_128
 
-pv_next_110:
+pv_next_128:
 first_done_11:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_15
@@ -23027,11 +24843,11 @@ zero_loop_22:
 	JNZ     zero_loop_22
 	XORQ    R8, R8
 
-pv_block_111:
+pv_block_129:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_111
+	JL      pv_next_129
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -23055,9 +24871,9 @@ pv_block_111:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_111
+	JL      pv_single_129
 
-pv_pair_111:
+pv_pair_129:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VPBROADCASTW (R10), Y18
@@ -23136,11 +24952,11 @@ pv_pair_111:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_111
+	JGE          pv_pair_129
 
-pv_single_111:
+pv_single_129:
 	TESTQ        R11, R11
-	JZ           pv_merge_111
+	JZ           pv_merge_129
 	VBROADCASTSS (R9), Z16
 	VPBROADCASTW (R10), Y17
 	VCVTPH2PS    Y17, Z17
@@ -23178,8 +24994,12 @@ pv_single_111:
 	VPMOVSXBD    120(R10), Z16
 	VCVTDQ2PS    Z16, Z16
 	VFMADD231PS  Z16, Z17, Z14
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_129
 
-pv_merge_111:
+pv_merge_129:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -23197,14 +25017,14 @@ pv_merge_111:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_111
+	JMP     pv_block_129
 
-pv_next_111:
-pv_block_112:
+pv_next_129:
+pv_block_130:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_112
+	JL      pv_next_130
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -23220,9 +25040,9 @@ pv_block_112:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_112
+	JL      pv_single_130
 
-pv_pair_112:
+pv_pair_130:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VPBROADCASTW (R10), Y10
@@ -23265,11 +25085,11 @@ pv_pair_112:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_112
+	JGE          pv_pair_130
 
-pv_single_112:
+pv_single_130:
 	TESTQ        R11, R11
-	JZ           pv_merge_112
+	JZ           pv_merge_130
 	VBROADCASTSS (R9), Z8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    Y9, Z9
@@ -23289,8 +25109,12 @@ pv_single_112:
 	VPMOVSXBD    52(R10), Z8
 	VCVTDQ2PS    Z8, Z8
 	VFMADD231PS  Z8, Z9, Z6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_130
 
-pv_merge_112:
+pv_merge_130:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -23300,14 +25124,14 @@ pv_merge_112:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_112
+	JMP     pv_block_130
 
-pv_next_112:
-pv_block_113:
+pv_next_130:
+pv_block_131:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_113
+	JL      pv_next_131
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -23319,9 +25143,9 @@ pv_block_113:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_113
+	JL      pv_single_131
 
-pv_pair_113:
+pv_pair_131:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VPBROADCASTW (R10), Y6
@@ -23346,11 +25170,11 @@ pv_pair_113:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_113
+	JGE          pv_pair_131
 
-pv_single_113:
+pv_single_131:
 	TESTQ        R11, R11
-	JZ           pv_merge_113
+	JZ           pv_merge_131
 	VBROADCASTSS (R9), Z4
 	VPBROADCASTW (R10), Y5
 	VCVTPH2PS    Y5, Z5
@@ -23361,21 +25185,25 @@ pv_single_113:
 	VPMOVSXBD    18(R10), Z4
 	VCVTDQ2PS    Z4, Z4
 	VFMADD231PS  Z4, Z5, Z2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_131
 
-pv_merge_113:
+pv_merge_131:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_113
+	JMP     pv_block_131
 
-pv_next_113:
-pv_block_114:
+pv_next_131:
+pv_block_132:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_114
+	JL      pv_next_132
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
@@ -23385,29 +25213,33 @@ pv_block_114:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_114
+	JL      pv_single_132
 
-pv_pair_114:
+pv_pair_132:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_114
+	JGE          pv_pair_132
 
-pv_single_114:
+pv_single_132:
 	TESTQ        R11, R11
-	JZ           pv_merge_114
+	JZ           pv_merge_132
 	VBROADCASTSS (R9), Z2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_132
 
-pv_merge_114:
+pv_merge_132:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_114
+	JMP     pv_block_132
 
-pv_next_114:
+pv_next_132:
 	VZEROUPPER
 	RET
 
@@ -24114,11 +25946,11 @@ pv_16:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_115:
+pv_block_133:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_115
+	JL      pv_next_133
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -24142,9 +25974,9 @@ pv_block_115:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_115
+	JL      pv_single_133
 
-pv_pair_115:
+pv_pair_133:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VPBROADCASTW (R12), Y1
@@ -24229,11 +26061,11 @@ pv_pair_115:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_115
+	JGE          pv_pair_133
 
-pv_single_115:
+pv_single_133:
 	TESTQ        R13, R13
-	JZ           pv_merge_115
+	JZ           pv_merge_133
 	VBROADCASTSS (R11), Z18
 	VPBROADCASTW (R12), Y1
 	VCVTPH2PS    Y1, Z19
@@ -24271,8 +26103,12 @@ pv_single_115:
 	VPMOVSXBD    120(R12), Z18
 	VCVTDQ2PS    Z18, Z18
 	VFMADD231PS  Z18, Z19, Z16
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_133
 
-pv_merge_115:
+pv_merge_133:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -24290,14 +26126,14 @@ pv_merge_115:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_115
+	JMP     pv_block_133
 
-pv_next_115:
-pv_block_116:
+pv_next_133:
+pv_block_134:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_116
+	JL      pv_next_134
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -24313,9 +26149,9 @@ pv_block_116:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_116
+	JL      pv_single_134
 
-pv_pair_116:
+pv_pair_134:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VPBROADCASTW (R12), Y1
@@ -24362,11 +26198,11 @@ pv_pair_116:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_116
+	JGE          pv_pair_134
 
-pv_single_116:
+pv_single_134:
 	TESTQ        R13, R13
-	JZ           pv_merge_116
+	JZ           pv_merge_134
 	VBROADCASTSS (R11), Z10
 	VPBROADCASTW (R12), Y1
 	VCVTPH2PS    Y1, Z11
@@ -24386,8 +26222,12 @@ pv_single_116:
 	VPMOVSXBD    52(R12), Z10
 	VCVTDQ2PS    Z10, Z10
 	VFMADD231PS  Z10, Z11, Z8
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_134
 
-pv_merge_116:
+pv_merge_134:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -24397,14 +26237,14 @@ pv_merge_116:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_116
+	JMP     pv_block_134
 
-pv_next_116:
-pv_block_117:
+pv_next_134:
+pv_block_135:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_117
+	JL      pv_next_135
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -24416,9 +26256,9 @@ pv_block_117:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_117
+	JL      pv_single_135
 
-pv_pair_117:
+pv_pair_135:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VPBROADCASTW (R12), Y1
@@ -24445,11 +26285,11 @@ pv_pair_117:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_117
+	JGE          pv_pair_135
 
-pv_single_117:
+pv_single_135:
 	TESTQ        R13, R13
-	JZ           pv_merge_117
+	JZ           pv_merge_135
 	VBROADCASTSS (R11), Z6
 	VPBROADCASTW (R12), Y1
 	VCVTPH2PS    Y1, Z7
@@ -24460,21 +26300,25 @@ pv_single_117:
 	VPMOVSXBD    18(R12), Z6
 	VCVTDQ2PS    Z6, Z6
 	VFMADD231PS  Z6, Z7, Z4
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_135
 
-pv_merge_117:
+pv_merge_135:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_117
+	JMP     pv_block_135
 
-pv_next_117:
-pv_block_118:
+pv_next_135:
+pv_block_136:
 	MOVQ    AX, R8
 	SUBQ    R10, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_118
+	JL      pv_next_136
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R8
@@ -24484,39 +26328,43 @@ pv_block_118:
 	ADDQ    BX, R9
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_118
+	JL      pv_single_136
 
-pv_pair_118:
+pv_pair_136:
 	VBROADCASTSS (R8), Z4
 	VBROADCASTSS 4(R8), Z4
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_118
+	JGE          pv_pair_136
 
-pv_single_118:
+pv_single_136:
 	TESTQ        R11, R11
-	JZ           pv_merge_118
+	JZ           pv_merge_136
 	VBROADCASTSS (R8), Z4
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R11
+	JMP          pv_single_136
 
-pv_merge_118:
+pv_merge_136:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_118
+	JMP     pv_block_136
 
-pv_next_118:
+pv_next_136:
 	JMP first_done_12
 
 other_head_12:
 	XORQ R8, R8
 
-pv_block_119:
+pv_block_137:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_119
+	JL      pv_next_137
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -24540,9 +26388,9 @@ pv_block_119:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_119
+	JL      pv_single_137
 
-pv_pair_119:
+pv_pair_137:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VPBROADCASTW (R10), Y1
@@ -24621,11 +26469,11 @@ pv_pair_119:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_119
+	JGE          pv_pair_137
 
-pv_single_119:
+pv_single_137:
 	TESTQ        R11, R11
-	JZ           pv_merge_119
+	JZ           pv_merge_137
 	VBROADCASTSS (R9), Z18
 	VPBROADCASTW (R10), Y1
 	VCVTPH2PS    Y1, Z19
@@ -24663,8 +26511,12 @@ pv_single_119:
 	VPMOVSXBD    120(R10), Z18
 	VCVTDQ2PS    Z18, Z18
 	VFMADD231PS  Z18, Z19, Z16
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_137
 
-pv_merge_119:
+pv_merge_137:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -24682,14 +26534,14 @@ pv_merge_119:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_119
+	JMP     pv_block_137
 
-pv_next_119:
-pv_block_120:
+pv_next_137:
+pv_block_138:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_120
+	JL      pv_next_138
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -24705,9 +26557,9 @@ pv_block_120:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_120
+	JL      pv_single_138
 
-pv_pair_120:
+pv_pair_138:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VPBROADCASTW (R10), Y1
@@ -24750,11 +26602,11 @@ pv_pair_120:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_120
+	JGE          pv_pair_138
 
-pv_single_120:
+pv_single_138:
 	TESTQ        R11, R11
-	JZ           pv_merge_120
+	JZ           pv_merge_138
 	VBROADCASTSS (R9), Z10
 	VPBROADCASTW (R10), Y1
 	VCVTPH2PS    Y1, Z11
@@ -24774,8 +26626,12 @@ pv_single_120:
 	VPMOVSXBD    52(R10), Z10
 	VCVTDQ2PS    Z10, Z10
 	VFMADD231PS  Z10, Z11, Z8
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_138
 
-pv_merge_120:
+pv_merge_138:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -24785,14 +26641,14 @@ pv_merge_120:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_120
+	JMP     pv_block_138
 
-pv_next_120:
-pv_block_121:
+pv_next_138:
+pv_block_139:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_121
+	JL      pv_next_139
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -24804,9 +26660,9 @@ pv_block_121:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_121
+	JL      pv_single_139
 
-pv_pair_121:
+pv_pair_139:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VPBROADCASTW (R10), Y1
@@ -24831,11 +26687,11 @@ pv_pair_121:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_121
+	JGE          pv_pair_139
 
-pv_single_121:
+pv_single_139:
 	TESTQ        R11, R11
-	JZ           pv_merge_121
+	JZ           pv_merge_139
 	VBROADCASTSS (R9), Z6
 	VPBROADCASTW (R10), Y1
 	VCVTPH2PS    Y1, Z7
@@ -24846,21 +26702,25 @@ pv_single_121:
 	VPMOVSXBD    18(R10), Z6
 	VCVTDQ2PS    Z6, Z6
 	VFMADD231PS  Z6, Z7, Z4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_139
 
-pv_merge_121:
+pv_merge_139:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_121
+	JMP     pv_block_139
 
-pv_next_121:
-pv_block_122:
+pv_next_139:
+pv_block_140:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_122
+	JL      pv_next_140
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
@@ -24870,29 +26730,33 @@ pv_block_122:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_122
+	JL      pv_single_140
 
-pv_pair_122:
+pv_pair_140:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z4
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_122
+	JGE          pv_pair_140
 
-pv_single_122:
+pv_single_140:
 	TESTQ        R11, R11
-	JZ           pv_merge_122
+	JZ           pv_merge_140
 	VBROADCASTSS (R9), Z4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_140
 
-pv_merge_122:
+pv_merge_140:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_122
+	JMP     pv_block_140
 
-pv_next_122:
+pv_next_140:
 first_done_12:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_16
@@ -25272,11 +27136,11 @@ zero_loop_24:
 	JNZ     zero_loop_24
 	XORQ    R8, R8
 
-pv_block_123:
+pv_block_141:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_123
+	JL      pv_next_141
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -25300,9 +27164,9 @@ pv_block_123:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_123
+	JL      pv_single_141
 
-pv_pair_123:
+pv_pair_141:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VPBROADCASTW (R10), Y18
@@ -25381,11 +27245,11 @@ pv_pair_123:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_123
+	JGE          pv_pair_141
 
-pv_single_123:
+pv_single_141:
 	TESTQ        R11, R11
-	JZ           pv_merge_123
+	JZ           pv_merge_141
 	VBROADCASTSS (R9), Z16
 	VPBROADCASTW (R10), Y17
 	VCVTPH2PS    Y17, Z17
@@ -25423,8 +27287,12 @@ pv_single_123:
 	VPMOVSXBD    120(R10), Z16
 	VCVTDQ2PS    Z16, Z16
 	VFMADD231PS  Z16, Z17, Z14
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_141
 
-pv_merge_123:
+pv_merge_141:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -25442,14 +27310,14 @@ pv_merge_123:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_123
+	JMP     pv_block_141
 
-pv_next_123:
-pv_block_124:
+pv_next_141:
+pv_block_142:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_124
+	JL      pv_next_142
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -25465,9 +27333,9 @@ pv_block_124:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_124
+	JL      pv_single_142
 
-pv_pair_124:
+pv_pair_142:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VPBROADCASTW (R10), Y10
@@ -25510,11 +27378,11 @@ pv_pair_124:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_124
+	JGE          pv_pair_142
 
-pv_single_124:
+pv_single_142:
 	TESTQ        R11, R11
-	JZ           pv_merge_124
+	JZ           pv_merge_142
 	VBROADCASTSS (R9), Z8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    Y9, Z9
@@ -25534,8 +27402,12 @@ pv_single_124:
 	VPMOVSXBD    52(R10), Z8
 	VCVTDQ2PS    Z8, Z8
 	VFMADD231PS  Z8, Z9, Z6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_142
 
-pv_merge_124:
+pv_merge_142:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -25545,14 +27417,14 @@ pv_merge_124:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_124
+	JMP     pv_block_142
 
-pv_next_124:
-pv_block_125:
+pv_next_142:
+pv_block_143:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_125
+	JL      pv_next_143
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -25564,9 +27436,9 @@ pv_block_125:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_125
+	JL      pv_single_143
 
-pv_pair_125:
+pv_pair_143:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VPBROADCASTW (R10), Y6
@@ -25591,11 +27463,11 @@ pv_pair_125:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_125
+	JGE          pv_pair_143
 
-pv_single_125:
+pv_single_143:
 	TESTQ        R11, R11
-	JZ           pv_merge_125
+	JZ           pv_merge_143
 	VBROADCASTSS (R9), Z4
 	VPBROADCASTW (R10), Y5
 	VCVTPH2PS    Y5, Z5
@@ -25606,21 +27478,25 @@ pv_single_125:
 	VPMOVSXBD    18(R10), Z4
 	VCVTDQ2PS    Z4, Z4
 	VFMADD231PS  Z4, Z5, Z2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_143
 
-pv_merge_125:
+pv_merge_143:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_125
+	JMP     pv_block_143
 
-pv_next_125:
-pv_block_126:
+pv_next_143:
+pv_block_144:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_126
+	JL      pv_next_144
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
@@ -25630,28 +27506,32 @@ pv_block_126:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_126
+	JL      pv_single_144
 
-pv_pair_126:
+pv_pair_144:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_126
+	JGE          pv_pair_144
 
-pv_single_126:
+pv_single_144:
 	TESTQ        R11, R11
-	JZ           pv_merge_126
+	JZ           pv_merge_144
 	VBROADCASTSS (R9), Z2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_144
 
-pv_merge_126:
+pv_merge_144:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_126
+	JMP     pv_block_144
 
-pv_next_126:
+pv_next_144:
 	VZEROUPPER
 	RET

@@ -46,7 +46,7 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtua
 	MOVQ(rl, end)
 	ANDQ(U32(^uint32(2*t.kb()-1)), end)
 	ADDQ(row, end)
-	pairs, odd, reduce := label("scores_pairs"), label("scores_odd"), label("scores_reduce")
+	reduce := label("scores_reduce")
 	if t.w == 16 && !t.kv.q8 {
 		// A row of 4 or 8 vectors (D = 64 or 128): q in registers and
 		// the eight rows read one after the other, whole, in address
@@ -102,43 +102,62 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtua
 		CMPQ(p0, end)
 		JB(LabelRef(blk))
 	} else {
-		CMPQ(p0, end)
-		JAE(LabelRef(odd))
-		Label(pairs)
-		// Each step prefetches half its 16 vectors of K in bytes of V (8·kb),
-		// a line or two at a time at odd rows of the second chunk.
-		lines := 8 * t.kb() / 64
-		slots := min(lines, 4)
-		per := lines / slots
-		for u := 0; u < 2; u++ {
-			qv := t.vec()
-			VMOVUPS(t.qAt(p0, qd, u*t.kb()), qv)
-			for i, m := range rowsAt(p0, p4, db, db3, u*t.kb()) {
-				t.kvFMA(m, qv, acc[i])
-				if len(pf) > 0 && u == 1 && i%2 == 1 && (i/2)%(4/slots) == 0 {
-					slot := (i / 2) / (4 / slots)
-					for l := range per {
-						PREFETCHT0(Mem{Base: pf[0], Disp: (slot*per + l) * 64})
+		// AVX2 takes the batch as two halves of four rows (q read twice):
+		// a window of 4 rows in which to read a vector of each at a time
+		// rather than 8 (at hd 128 f32 the 8 rows are a whole 4 KB page,
+		// whose interleaved reading is what the prefetchers do not follow).
+		halves := [][]int{{0, 1, 2, 3, 4, 5, 6, 7}}
+		if t.w == 8 {
+			halves = [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}}
+		}
+		for hi, rows := range halves {
+			pairs, odd, done := label("scores_pairs"), label("scores_odd"), label("scores_half")
+			if hi > 0 { // back to the batch's first chunk
+				MOVQ(row, p0)
+				LEAQ(Mem{Base: row, Index: db, Scale: 4}, p4)
+				MOVQ(rl, end)
+				ANDQ(U32(^uint32(2*t.kb()-1)), end)
+				ADDQ(row, end)
+			}
+			CMPQ(p0, end)
+			JAE(LabelRef(odd))
+			Label(pairs)
+			// Each step prefetches half its vectors of K in bytes of V,
+			// spread over the odd rows of the second chunk.
+			lines, odds := len(rows)*t.kb()/64, len(rows)/2
+			for u := 0; u < 2; u++ {
+				qv := t.vec()
+				VMOVUPS(t.qAt(p0, qd, u*t.kb()), qv)
+				all := rowsAt(p0, p4, db, db3, u*t.kb())
+				for j, i := range rows {
+					t.kvFMA(all[i], qv, acc[i])
+					if len(pf) > 0 && u == 1 && j%2 == 1 {
+						k := j / 2
+						for l := k * lines / odds; l < (k+1)*lines/odds; l++ {
+							PREFETCHT0(Mem{Base: pf[0], Disp: l * 64})
+						}
 					}
 				}
 			}
-		}
-		if len(pf) > 0 {
-			ADDQ(U32(8*t.kb()), pf[0])
-		}
-		ADDQ(U32(2*t.kb()), p0)
-		ADDQ(U32(2*t.kb()), p4)
-		CMPQ(p0, end)
-		JB(LabelRef(pairs))
-		Label(odd)
-		MOVQ(rl, end)
-		ADDQ(row, end)
-		CMPQ(p0, end)
-		JAE(LabelRef(reduce))
-		qv := t.vec()
-		VMOVUPS(t.qAt(p0, qd, 0), qv)
-		for i, m := range rowsAt(p0, p4, db, db3, 0) {
-			t.kvFMA(m, qv, acc[i])
+			if len(pf) > 0 && lines > 0 {
+				ADDQ(U32(lines*64), pf[0])
+			}
+			ADDQ(U32(2*t.kb()), p0)
+			ADDQ(U32(2*t.kb()), p4)
+			CMPQ(p0, end)
+			JB(LabelRef(pairs))
+			Label(odd)
+			MOVQ(rl, end)
+			ADDQ(row, end)
+			CMPQ(p0, end)
+			JAE(LabelRef(done))
+			qv := t.vec()
+			VMOVUPS(t.qAt(p0, qd, 0), qv)
+			all := rowsAt(p0, p4, db, db3, 0)
+			for _, i := range rows {
+				t.kvFMA(all[i], qv, acc[i])
+			}
+			Label(done)
 		}
 	}
 	Label(reduce)
@@ -465,13 +484,14 @@ func (t tier) zeroRow(row, db GPVirtual) {
 // values each). With pf = (d, d2) set, each row pair also prefetches its
 // lines d and d2 bytes ahead (the same rows of the next K tile).
 func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, pf ...GPVirtual) {
-	blocks := []int{8, 4, 2, 1} // vectors per block: 2×8 zmm accumulators of 32
-	if t.w == 8 {
-		blocks = []int{4, 2, 1} // 2×4 of the 16 ymm
-	}
+	// Blocks of 8 vectors (2×8 zmm accumulators of 32), then 4, 2, 1.
+	// AVX2's blocks of eight take one row at a time into 8 of its 16 ymm
+	// (as many independent chains as two rows of four): an hd-128 f32 row
+	// is read in two halves rather than four quarters, hd 64 whole.
 	col := GP64()
 	XORQ(col, col)
-	for _, nb := range blocks {
+	for _, nb := range []int{8, 4, 2, 1} {
+		one := t.w == 8 && nb == 8 // one row at a time, one set of accumulators
 		top, next := label("pv_block"), label("pv_next")
 		Label(top)
 		left := GP64()
@@ -481,66 +501,72 @@ func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, pf ...GPVirtual) {
 		JL(LabelRef(next))
 		acc, acc2 := make([]VecVirtual, nb), make([]VecVirtual, nb)
 		for u := range acc {
-			acc[u], acc2[u] = t.vec(), t.vec()
+			acc[u] = t.vec()
 			VMOVUPS(Mem{Base: o, Index: col, Scale: 1, Disp: u * t.vb()}, acc[u])
-			t.zero(acc2[u])
+			if !one {
+				acc2[u] = t.vec()
+				t.zero(acc2[u])
+			}
 		}
 		wp, rp, n := GP64(), GP64(), GP64()
 		MOVQ(w, wp)
 		t.vColumn(rp, v, col)
 		MOVQ(cnt, n)
 		pair, single, merge := label("pv_pair"), label("pv_single"), label("pv_merge")
-		CMPQ(n, Imm(2))
-		JL(LabelRef(single))
-		Label(pair)
-		w0, w1 := t.vec(), t.vec()
-		VBROADCASTSS(Mem{Base: wp}, w0)
-		VBROADCASTSS(Mem{Base: wp, Disp: 4}, w1)
-		if t.kv.q8 {
-			// Per q8_0 block of the column block: weight·scale once
-			// per row, then an FMA per widened vector of int8.
-			blocks := nb * t.w / q8Block
-			for b := range blocks {
-				for r, row := range []Mem{{Base: rp}, {Base: rp, Index: vdb, Scale: 1}} {
-					wv, a := w0, acc
-					if r == 1 {
-						wv, a = w1, acc2
+		if !one {
+			CMPQ(n, Imm(2))
+			JL(LabelRef(single))
+			Label(pair)
+			w0, w1 := t.vec(), t.vec()
+			VBROADCASTSS(Mem{Base: wp}, w0)
+			VBROADCASTSS(Mem{Base: wp, Disp: 4}, w1)
+			if t.kv.q8 {
+				// Per q8_0 block of the column block: weight·scale once
+				// per row, then an FMA per widened vector of int8.
+				blocks := nb * t.w / q8Block
+				for b := range blocks {
+					for r, row := range []Mem{{Base: rp}, {Base: rp, Index: vdb, Scale: 1}} {
+						wv, a := w0, acc
+						if r == 1 {
+							wv, a = w1, acc2
+						}
+						t.q8Block(row.Offset(b*q8BlockBytes), wv, func(c int, x, sc VecVirtual) {
+							VFMADD231PS(x, sc, a[b*q8Block/t.w+c])
+						})
 					}
-					t.q8Block(row.Offset(b*q8BlockBytes), wv, func(c int, x, sc VecVirtual) {
-						VFMADD231PS(x, sc, a[b*q8Block/t.w+c])
-					})
 				}
-			}
-			for off := 0; off < blocks*q8BlockBytes; off += 64 {
-				for _, d := range pf {
-					PREFETCHT0(Mem{Base: rp, Index: d, Scale: 1, Disp: off})
-				}
-			}
-		}
-		// The pair's first row whole, then its second: address order (see
-		// scores for why interleaving rows costs streaming from DRAM).
-		for r, wv := range []VecVirtual{w0, w1} {
-			for u := range acc {
-				if t.kv.q8 {
-					break
-				}
-				if r == 0 {
-					t.kvFMA(Mem{Base: rp, Disp: u * t.kb()}, wv, acc[u])
-				} else {
-					t.kvFMA(Mem{Base: rp, Index: vdb, Scale: 1, Disp: u * t.kb()}, wv, acc2[u])
-				}
-				if (u*t.kb())%64 == 0 {
-					for _, d := range pf[min(r, len(pf)):min(r+1, len(pf))] {
-						PREFETCHT0(Mem{Base: rp, Index: d, Scale: 1, Disp: u * t.kb()})
+				for off := 0; off < blocks*q8BlockBytes; off += 64 {
+					for _, d := range pf {
+						PREFETCHT0(Mem{Base: rp, Index: d, Scale: 1, Disp: off})
 					}
 				}
 			}
+			// The pair's first row whole, then its second: address order (see
+			// scores for why interleaving rows costs streaming from DRAM).
+			for r, wv := range []VecVirtual{w0, w1} {
+				for u := range acc {
+					if t.kv.q8 {
+						break
+					}
+					if r == 0 {
+						t.kvFMA(Mem{Base: rp, Disp: u * t.kb()}, wv, acc[u])
+					} else {
+						t.kvFMA(Mem{Base: rp, Index: vdb, Scale: 1, Disp: u * t.kb()}, wv, acc2[u])
+					}
+					if (u*t.kb())%64 == 0 {
+						for _, d := range pf[min(r, len(pf)):min(r+1, len(pf))] {
+							PREFETCHT0(Mem{Base: rp, Index: d, Scale: 1, Disp: u * t.kb()})
+						}
+					}
+				}
+			}
+			ADDQ(Imm(8), wp)
+			LEAQ(Mem{Base: rp, Index: vdb, Scale: 2}, rp)
+			SUBQ(Imm(2), n)
+			CMPQ(n, Imm(2))
+			JGE(LabelRef(pair))
 		}
-		ADDQ(Imm(8), wp)
-		LEAQ(Mem{Base: rp, Index: vdb, Scale: 2}, rp)
-		SUBQ(Imm(2), n)
-		CMPQ(n, Imm(2))
-		JGE(LabelRef(pair))
+		// The rows left one at a time (all of them in a block of one).
 		Label(single)
 		TESTQ(n, n)
 		JZ(LabelRef(merge))
@@ -558,10 +584,24 @@ func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, pf ...GPVirtual) {
 				break
 			}
 			t.kvFMA(Mem{Base: rp, Disp: u * t.kb()}, w2, acc[u])
+			if one && (u*t.kb())%64 == 0 && len(pf) > 0 {
+				PREFETCHT0(Mem{Base: rp, Index: pf[0], Scale: 1, Disp: u * t.kb()})
+			}
 		}
+		if one && t.kv.q8 && len(pf) > 0 {
+			for off := 0; off < nb*t.w/q8Block*q8BlockBytes; off += 64 {
+				PREFETCHT0(Mem{Base: rp, Index: pf[0], Scale: 1, Disp: off})
+			}
+		}
+		ADDQ(Imm(4), wp)
+		ADDQ(vdb, rp)
+		DECQ(n)
+		JMP(LabelRef(single))
 		Label(merge)
 		for u := range acc {
-			VADDPS(acc2[u], acc[u], acc[u])
+			if !one {
+				VADDPS(acc2[u], acc[u], acc[u])
+			}
 			VMOVUPS(acc[u], Mem{Base: o, Index: col, Scale: 1, Disp: u * t.vb()})
 		}
 		ADDQ(U32(nb*t.vb()), col)
