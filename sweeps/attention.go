@@ -448,7 +448,7 @@ type attentionFamily struct{}
 func (attentionFamily) Name() string { return "attention" }
 
 func (attentionFamily) Doc() string {
-	return "Decode attention over a head-major KV cache of f32, f16 or q8_0: flash decode with an online softmax (decode-flash; " +
+	return "Decode attention over a KV cache of f32, f16 or q8_0, head- or position-major: flash decode with an online softmax (decode-flash; " +
 		"decode-flash-gqa applies each KV tile to every query head of its group), the materialized 3-pass " +
 		"decode (decode-naive), and kv-read, a plain read of the same K and V bytes: the in-run ceiling " +
 		"behind % read. Every point is first checked against a float64 reference."
