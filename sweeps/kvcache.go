@@ -267,6 +267,9 @@ func storePoint(base results.Record, p kvcache.Params, rot int, t isa.Tier, st i
 		}
 		// Each call the next of rot positions (and its own source rows):
 		// cold, a row was last written ColdBytes of stores ago.
+		if rot == 1 { // warm: the same rows every call, nothing to rotate
+			return func() { im.Run(p, b) }, 0, nil
+		}
 		src := p.Hkv * p.Count() * p.D
 		i := 0
 		return func() {
