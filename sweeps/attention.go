@@ -202,59 +202,8 @@ func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, erro
 	}
 	plan := &Plan{Family: "attention"}
 	status := tierStatus(g.Tiers, func(t isa.Tier) bool { _, ok := attention.Lookup(t); return ok }, noKernels)
-	for _, d := range g.HeadDims {
-		for _, hp := range g.Heads {
-			for _, ctx := range g.Ctxs {
-				for _, w := range g.Windows {
-					for _, kv := range g.KVs {
-						for _, layout := range g.Layouts {
-							shape := attention.Shape{H: hp.H, Hkv: hp.Hkv, D: d, T: ctx, Window: w, KV: kv, Layout: layout}
-							grp := newAttentionGroup(shape, g, opt)
-							base := results.NewRecord()
-							base.Family, base.HD, base.Ctx, base.H, base.KVH, base.KV = "attention", d, ctx, hp.H, hp.Hkv, kv.String()
-							base.Window = w
-							if layout != attention.HeadMajor {
-								base.Layout = layout.String()
-							}
-							for _, k := range g.Kernels {
-								if k != KVRead {
-									continue
-								}
-								// Widest tier first: its read rate is the ceiling of the shape.
-								for i := len(g.Tiers) - 1; i >= 0; i-- {
-									t := g.Tiers[i]
-									plan.Points = append(plan.Points, kvReadPoint(base, shape, t, status[t], grp))
-								}
-							}
-							for _, k := range g.Kernels {
-								if k == KVRead {
-									continue
-								}
-								kernel := attention.Kernel(k)
-								tks := g.TileKs
-								if kernel == attention.DecodeNaive {
-									tks = []int{-1} // no tiles
-								}
-								splits := []int{0}
-								if kernel == attention.DecodeSplit {
-									splits = g.Splits
-								}
-								for _, t := range g.Tiers {
-									for _, e := range g.Exps {
-										for _, tk := range tks {
-											for _, sp := range splits {
-												p := attention.Params{Kernel: kernel, Shape: shape, TileK: max(tk, 0), Exp: e, Splits: sp}
-												plan.Points = append(plan.Points, decodePoint(base, p, tk < 0, t, status[t], grp))
-											}
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-		}
+	for _, shape := range g.shapes() {
+		plan.Points = append(plan.Points, shapePoints(shape, g, opt, status)...)
 	}
 	describe := func(p Point) string {
 		return fmt.Sprintf("hd=%d ctx=%d heads=%d:%d kv=%s%s", p.Rec.HD, p.Rec.Ctx, p.Rec.H, p.Rec.KVH, p.Rec.KV, layoutCell(&p.Rec))
@@ -263,6 +212,76 @@ func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, erro
 		return nil, err
 	}
 	return plan, nil
+}
+
+// shapes is every shape of the grid, in plan order.
+func (g AttentionGrid) shapes() []attention.Shape {
+	var ss []attention.Shape
+	for _, d := range g.HeadDims {
+		for _, hp := range g.Heads {
+			for _, ctx := range g.Ctxs {
+				for _, w := range g.Windows {
+					for _, kv := range g.KVs {
+						for _, layout := range g.Layouts {
+							ss = append(ss, attention.Shape{H: hp.H, Hkv: hp.Hkv, D: d, T: ctx, Window: w, KV: kv, Layout: layout})
+						}
+					}
+				}
+			}
+		}
+	}
+	return ss
+}
+
+// shapePoints are one shape's points, sharing its data: its kv-read
+// ceiling (widest tier first: its read rate is the ceiling of the shape),
+// then every kernel, tier, exp, tile and split count.
+func shapePoints(shape attention.Shape, g AttentionGrid, opt Options, status map[isa.Tier]isa.Status) []Point {
+	grp := newAttentionGroup(shape, g, opt)
+	base := results.NewRecord()
+	base.Family, base.HD, base.Ctx, base.H, base.KVH, base.KV = "attention", shape.D, shape.T, shape.H, shape.Hkv, shape.KV.String()
+	base.Window, base.Layout = shape.Window, layoutColumn(shape.Layout)
+	var pts []Point
+	if slices.Contains(g.Kernels, KVRead) {
+		for i := len(g.Tiers) - 1; i >= 0; i-- {
+			t := g.Tiers[i]
+			pts = append(pts, kvReadPoint(base, shape, t, status[t], grp))
+		}
+	}
+	for _, k := range g.Kernels {
+		if k == KVRead {
+			continue
+		}
+		kernel := attention.Kernel(k)
+		tks := g.TileKs
+		if kernel == attention.DecodeNaive {
+			tks = []int{-1} // no tiles
+		}
+		splits := []int{0}
+		if kernel == attention.DecodeSplit {
+			splits = g.Splits
+		}
+		for _, t := range g.Tiers {
+			for _, e := range g.Exps {
+				for _, tk := range tks {
+					for _, sp := range splits {
+						p := attention.Params{Kernel: kernel, Shape: shape, TileK: max(tk, 0), Exp: e, Splits: sp}
+						pts = append(pts, decodePoint(base, p, tk < 0, t, status[t], grp))
+					}
+				}
+			}
+		}
+	}
+	return pts
+}
+
+// layoutColumn is the layout column of a record: empty for head-major (the
+// default: names of head-major points stay as they were), else its name.
+func layoutColumn(l attention.Layout) string {
+	if l == attention.HeadMajor {
+		return ""
+	}
+	return l.String()
 }
 
 // newAttentionGroup sizes and lazily builds the data of one shape: the

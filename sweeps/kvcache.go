@@ -140,30 +140,8 @@ func PlanKVCache(g KVCacheGrid, opt Options, info machine.Info) (*Plan, error) {
 			}
 			return "no " + string(t) + " kvcache stores in this build"
 		})
-	for _, d := range g.HeadDims {
-		for _, hkv := range g.Heads {
-			for _, ctx := range g.Ctxs {
-				for _, kv := range g.KVs {
-					for _, layout := range g.Layouts {
-						for _, op := range kvcache.Ops {
-							// A store's shape is planned when it is asked for, or
-							// when only its ceiling is (kernel=kv-copy).
-							if !slices.Contains(g.Ops, string(op)) && !onlyCeiling(g.Ops) {
-								continue
-							}
-							tokens := g.Tokens
-							if op == kvcache.Append {
-								tokens = []int{1}
-							}
-							for _, n := range tokens {
-								p := kvcache.Params{Op: op, Hkv: hkv, D: d, KV: kv, Layout: layout, Pos: ctx, Tokens: n}
-								plan.Points = append(plan.Points, kvcachePoints(p, g, opt, status)...)
-							}
-						}
-					}
-				}
-			}
-		}
+	for _, p := range g.stores() {
+		plan.Points = append(plan.Points, kvcachePoints(p, g, opt, status)...)
 	}
 	describe := func(p Point) string {
 		return fmt.Sprintf("%s hd=%d heads=%d ctx=%d tokens=%d kv=%s%s", p.Rec.Kernel, p.Rec.HD, p.Rec.KVH, p.Rec.Ctx, p.Rec.Tokens, p.Rec.KV, layoutCell(&p.Rec))
@@ -172,6 +150,36 @@ func PlanKVCache(g KVCacheGrid, opt Options, info machine.Info) (*Plan, error) {
 		return nil, err
 	}
 	return plan, nil
+}
+
+// stores is every store shape of the grid, in plan order: a store is
+// planned when it is asked for, or when only its ceiling is (kernel=kv-copy);
+// append writes one token whatever --tokens says.
+func (g KVCacheGrid) stores() []kvcache.Params {
+	var ps []kvcache.Params
+	for _, d := range g.HeadDims {
+		for _, hkv := range g.Heads {
+			for _, ctx := range g.Ctxs {
+				for _, kv := range g.KVs {
+					for _, layout := range g.Layouts {
+						for _, op := range kvcache.Ops {
+							if !slices.Contains(g.Ops, string(op)) && !onlyCeiling(g.Ops) {
+								continue
+							}
+							tokens := g.Tokens
+							if op == kvcache.Append {
+								tokens = []int{1}
+							}
+							for _, n := range tokens {
+								ps = append(ps, kvcache.Params{Op: op, Hkv: hkv, D: d, KV: kv, Layout: layout, Pos: ctx, Tokens: n})
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return ps
 }
 
 // onlyCeiling reports whether ops asks for kv-copy and no store.
@@ -190,19 +198,17 @@ func kvcachePoints(p kvcache.Params, g KVCacheGrid, opt Options, status map[isa.
 	mem := satAdd(cacheBytes, satMul(srcBytes, int64(rot)), int64(w.Bytes()))
 	grp := &dataGroup{mem: mem, ws: int64(w.Bytes()), alloc: func() any {
 		d := &kvcacheData{b: kvcache.Alloc(p)}
-		// One source per rotation: the cold store's rows come from memory too.
-		d.b.SrcK, d.b.SrcV = buf.Floats(rot*len(d.b.SrcK)), buf.Floats(rot*len(d.b.SrcV))
-		buf.FillUniform(d.b.SrcK, opt.Seed, -1, 1)
-		buf.FillUniform(d.b.SrcV, opt.Seed+1, -1, 1)
+		if rot > 1 { // one source per rotation: the cold store's rows come from memory too
+			d.b.SrcK, d.b.SrcV = buf.Floats(rot*len(d.b.SrcK)), buf.Floats(rot*len(d.b.SrcV))
+		}
+		kvcache.FillRandom(d.b, opt.Seed)
 		half := int(w.Bytes()) / 8
 		d.src, d.dst = buf.Floats(half), buf.Floats(half)
 		return d
 	}}
 	base := results.NewRecord()
 	base.Family, base.HD, base.KVH, base.Ctx, base.KV, base.Tokens = "kvcache", p.D, p.Hkv, p.Pos, p.KV.String(), p.Count()
-	if p.Layout != attention.HeadMajor {
-		base.Layout = p.Layout.String()
-	}
+	base.Layout = layoutColumn(p.Layout)
 	base.Bytes, base.Traffic, base.Flops = results.Float(w.Bytes()), results.Float(w.Bytes()), 0
 	var pts []Point
 	if slices.Contains(g.Ops, KVCopy) {

@@ -292,18 +292,21 @@ func (s Shape) PosStride() int {
 // KVRows is the span of a K or V buffer (Hkv·Capacity·D floats) from the
 // first to the last row the query heads of KV head kh attend to (the Keys
 // rows of its window, PosStride rows apart).
-func (s Shape) KVRows(x []float32, kh int) []float32 {
-	lo := s.Row(kh, s.First())
-	return x[lo*s.D : (lo+(s.Keys()-1)*s.PosStride()+1)*s.D]
-}
+func (s Shape) KVRows(x []float32, kh int) []float32 { return kvSpan(s, x, kh, s.D) }
 
 // KVRowBytes is KVRows of an encoded cache (Hkv·Capacity rows of
 // KV.RowBytes(D) bytes).
-func (s Shape) KVRowBytes(x []byte, kh int) []byte {
-	rb := s.KV.RowBytes(s.D)
-	lo := s.Row(kh, s.First())
-	return x[lo*rb : (lo+(s.Keys()-1)*s.PosStride()+1)*rb]
+func (s Shape) KVRowBytes(x []byte, kh int) []byte { return kvSpan(s, x, kh, s.KV.RowBytes(s.D)) }
+
+// kvSpan is KVRows for rows of rl elements.
+func kvSpan[E any](s Shape, x []E, kh, rl int) []E {
+	lo := s.Row(kh, s.First()) * rl
+	return x[lo : lo+spanLen(s.Keys(), s.PosStride(), rl)]
 }
+
+// spanLen is the elements from the start of the first of n rows of rl
+// elements, rs rows apart, to the end of the last.
+func spanLen(n, rs, rl int) int { return ((n-1)*rs + 1) * rl }
 
 // ReadBlocks are the row ranges [lo, hi) of the cache that hold exactly
 // the rows attended to, each once: one per KV head head-major; one for

@@ -16,30 +16,30 @@ func init() {
 	impls = append(impls,
 		Impl{Tier: isa.AVX2,
 			flash: flashAsm(flashKernels{
-				F32:  {flashF32(flashDecodeExactAVX2), flashF32(flashDecodeFastAVX2)},
+				F32:  {flashDecodeExactAVX2, flashDecodeFastAVX2},
 				F16:  {flashDecodeExactF16AVX2, flashDecodeFastF16AVX2},
 				Q8_0: {flashDecodeExactQ8AVX2, flashDecodeFastQ8AVX2},
 			}),
 			naive: naiveAsm(naiveKernels{
-				F32:  {naiveF32(naiveDecodeExactAVX2), naiveF32(naiveDecodeFastAVX2)},
+				F32:  {naiveDecodeExactAVX2, naiveDecodeFastAVX2},
 				F16:  {naiveDecodeExactF16AVX2, naiveDecodeFastF16AVX2},
 				Q8_0: {naiveDecodeExactQ8AVX2, naiveDecodeFastQ8AVX2},
 			})},
 		Impl{Tier: isa.AVX512,
 			flash: flashAsm(flashKernels{
-				F32:  {flashF32(flashDecodeExactAVX512), flashF32(flashDecodeFastAVX512)},
+				F32:  {flashDecodeExactAVX512, flashDecodeFastAVX512},
 				F16:  {flashDecodeExactF16AVX512, flashDecodeFastF16AVX512},
 				Q8_0: {flashDecodeExactQ8AVX512, flashDecodeFastQ8AVX512},
 			}),
 			naive: naiveAsm(naiveKernels{
-				F32:  {naiveF32(naiveDecodeExactAVX512), naiveF32(naiveDecodeFastAVX512)},
+				F32:  {naiveDecodeExactAVX512, naiveDecodeFastAVX512},
 				F16:  {naiveDecodeExactF16AVX512, naiveDecodeFastF16AVX512},
 				Q8_0: {naiveDecodeExactQ8AVX512, naiveDecodeFastQ8AVX512},
 			})},
 	)
 }
 
-// The asm kernels take the cache as bytes (f16, q8_0) or floats (f32).
+// The asm kernels take the cache as bytes, whatever its element type.
 type (
 	flashAsmFunc func(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 	naiveAsmFunc func(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
@@ -47,19 +47,6 @@ type (
 	flashKernels [Q8_0 + 1][2]flashAsmFunc
 	naiveKernels [Q8_0 + 1][2]naiveAsmFunc
 )
-
-// flashF32 and naiveF32 give an f32 kernel the byte-pointer signature.
-func flashF32(f func(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)) flashAsmFunc {
-	return func(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int) {
-		f(o, q, ng, (*float32)(unsafe.Pointer(k)), (*float32)(unsafe.Pointer(v)), n, d, tk, scale, state, tiles, tileStride, stride)
-	}
-}
-
-func naiveF32(f func(o, q, k, v *float32, n, d int, scale float32, ws *float32, stride int)) naiveAsmFunc {
-	return func(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int) {
-		f(o, q, (*float32)(unsafe.Pointer(k)), (*float32)(unsafe.Pointer(v)), n, d, scale, ws, stride)
-	}
-}
 
 // kvPtr is the first byte of n rows of s, checked to be there: the
 // bounds check the asm cannot do.
@@ -103,12 +90,12 @@ func naiveAsm(fs naiveKernels) naiveFunc {
 // the tile maxima (3·ng floats); tiles holds ng buffers of tileStride bytes.
 //
 //go:noescape
-func flashDecodeExactAVX2(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeExactAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // flashDecodeFastAVX2 is flashDecodeExact with CKE's polynomial exp (FastExp) for exp.
 //
 //go:noescape
-func flashDecodeFastAVX2(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeFastAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // flashDecodeExactAVX512 computes, for ng query heads sharing one KV head, what flashGeneric does with ExpExact:
 // per tile of tk of the n keys, x[j] = scale·q·k[j] for each head, the running max and sum
@@ -116,36 +103,36 @@ func flashDecodeFastAVX2(o, q *float32, ng int, k, v *float32, n, d, tk int, sca
 // the tile maxima (3·ng floats); tiles holds ng buffers of tileStride bytes.
 //
 //go:noescape
-func flashDecodeExactAVX512(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeExactAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // flashDecodeFastAVX512 is flashDecodeExact with CKE's polynomial exp (FastExp) for exp.
 //
 //go:noescape
-func flashDecodeFastAVX512(o, q *float32, ng int, k, v *float32, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeFastAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
 // naiveDecodeExactAVX2 computes what naiveGeneric does with ExpExact for one head: ws[j] =
 // scale·q·k[j] for the n keys, then ws[j] = exp(ws[j]−max), s = Σ ws[j], and
 // o = Σ (ws[j]/s)·v[j]. ws holds n floats rounded up to 16.
 //
 //go:noescape
-func naiveDecodeExactAVX2(o, q, k, v *float32, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeExactAVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
 
 // naiveDecodeFastAVX2 is naiveDecodeExact with FastExp for exp.
 //
 //go:noescape
-func naiveDecodeFastAVX2(o, q, k, v *float32, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeFastAVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
 
 // naiveDecodeExactAVX512 computes what naiveGeneric does with ExpExact for one head: ws[j] =
 // scale·q·k[j] for the n keys, then ws[j] = exp(ws[j]−max), s = Σ ws[j], and
 // o = Σ (ws[j]/s)·v[j]. ws holds n floats rounded up to 16.
 //
 //go:noescape
-func naiveDecodeExactAVX512(o, q, k, v *float32, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeExactAVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
 
 // naiveDecodeFastAVX512 is naiveDecodeExact with FastExp for exp.
 //
 //go:noescape
-func naiveDecodeFastAVX512(o, q, k, v *float32, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeFastAVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
 
 // flashDecodeExactF16AVX2 is flashDecodeExactAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //

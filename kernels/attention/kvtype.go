@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/ckbench/ckbench/kernels/quant"
@@ -38,8 +39,7 @@ func EncodeRow(t KVType, dst []byte, x []float32) {
 	switch t {
 	case F16:
 		for i, v := range x {
-			h := quant.F32ToF16(v)
-			dst[2*i], dst[2*i+1] = byte(h), byte(h>>8)
+			binary.LittleEndian.PutUint16(dst[2*i:], quant.F32ToF16(v))
 		}
 	case Q8_0:
 		if err := quant.Quantize(quant.Q8_0, dst, x); err != nil {
@@ -54,11 +54,11 @@ func DecodeRow(t KVType, dst []float32, src []byte) {
 	switch t {
 	case F16:
 		for i := range dst {
-			dst[i] = quant.F16ToF32(uint16(src[2*i]) | uint16(src[2*i+1])<<8)
+			dst[i] = quant.F16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
 		}
 	case Q8_0:
-		for b := 0; b < len(dst)/Q8Block; b++ {
-			quant.DequantizeBlock(quant.Q8_0, dst[b*Q8Block:(b+1)*Q8Block], src[b*Q8BlockBytes:(b+1)*Q8BlockBytes])
+		if err := quant.Dequantize(quant.Q8_0, dst, src[:t.RowBytes(len(dst))]); err != nil {
+			panic(err) // d is a multiple of the block: Validate checked it
 		}
 	}
 }
@@ -83,7 +83,7 @@ func (s kvSrc) rowLen() int {
 
 // span is the elements (floats or bytes) from the first of n rows to the
 // end of the last.
-func (s kvSrc) span(n int) int { return ((n-1)*s.rs + 1) * s.rowLen() }
+func (s kvSrc) span(n int) int { return spanLen(n, s.rs, s.rowLen()) }
 
 // strideBytes is the byte distance from one row to the next.
 func (s kvSrc) strideBytes() int { return s.rs * s.typ.RowBytes(s.d) }

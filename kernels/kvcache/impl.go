@@ -50,20 +50,13 @@ func Lookup(t isa.Tier) (Impl, bool) { return isa.Find(impls, t) }
 // TierOf makes Impl an isa.Implemented.
 func (im Impl) TierOf() isa.Tier { return im.Tier }
 
-// toF16Generic is the contract of the f16 store: each value rounded to
-// nearest even (quant.F32ToF16), little-endian.
+// toF16Generic is the contract of the f16 store: attention's f16 row
+// encoding (each value rounded to nearest even, little-endian).
 func toF16Generic(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
-	for _, x := range [2]struct {
-		dst []byte
-		src []float32
-	}{{dst, src}, {dst2, src2}} {
-		for r := range nrows {
-			d, s := x.dst[r*dstStride:r*dstStride+2*n], x.src[r*srcStride/4:r*srcStride/4+n]
-			for i, v := range s {
-				h := quant.F32ToF16(v)
-				d[2*i], d[2*i+1] = byte(h), byte(h>>8)
-			}
-		}
+	for r := range nrows {
+		s := r * srcStride / 4
+		attention.EncodeRow(attention.F16, dst[r*dstStride:r*dstStride+2*n], src[s:s+n])
+		attention.EncodeRow(attention.F16, dst2[r*dstStride:r*dstStride+2*n], src2[s:s+n])
 	}
 }
 
@@ -101,9 +94,9 @@ func bytesOf(x []float32) []byte {
 // writes fewer tokens than there are heads (append), one per token (its
 // Hkv rows).
 func (im Impl) Run(p Params, b Buffers) {
-	k, v := bytesOf(b.K), bytesOf(b.V)
-	if p.KV != attention.F32 {
-		k, v = b.KEnc, b.VEnc
+	k, v := b.KEnc, b.VEnc
+	if p.KV == attention.F32 {
+		k, v = bytesOf(b.K), bytesOf(b.V)
 	}
 	d, n, rb := p.D, p.Count(), p.KV.RowBytes(p.D)
 	switch {

@@ -187,12 +187,5 @@ func FillRandom(b Buffers, seed uint64) {
 	buf.FillUniform(b.SrcV, seed+1, -1, 1)
 }
 
-// Row is the cache row (of Hkv·Capacity) holding position pos of KV head
-// kh: attention.Shape.Row, without building the Shape (a store is short
-// enough for that to show).
-func (p Params) Row(kh, pos int) int {
-	if p.Layout == attention.PosMajor {
-		return pos*p.Hkv + kh
-	}
-	return kh*p.Capacity() + pos
-}
+// Row is the cache row (of Hkv·Capacity) holding position pos of KV head kh.
+func (p Params) Row(kh, pos int) int { return p.cache().Row(kh, pos) }

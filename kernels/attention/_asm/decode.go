@@ -1,6 +1,8 @@
 package main
 
 import (
+	"math/bits"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/gotypes"
 	. "github.com/mmcloughlin/avo/operand"
@@ -520,46 +522,10 @@ func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, pf ...GPVirtual) {
 			w0, w1 := t.vec(), t.vec()
 			VBROADCASTSS(Mem{Base: wp}, w0)
 			VBROADCASTSS(Mem{Base: wp, Disp: 4}, w1)
-			if t.kv.q8 {
-				// Per q8_0 block of the column block: weight·scale once
-				// per row, then an FMA per widened vector of int8.
-				blocks := nb * t.w / q8Block
-				for b := range blocks {
-					for r, row := range []Mem{{Base: rp}, {Base: rp, Index: vdb, Scale: 1}} {
-						wv, a := w0, acc
-						if r == 1 {
-							wv, a = w1, acc2
-						}
-						t.q8Block(row.Offset(b*q8BlockBytes), wv, func(c int, x, sc VecVirtual) {
-							VFMADD231PS(x, sc, a[b*q8Block/t.w+c])
-						})
-					}
-				}
-				for off := 0; off < blocks*q8BlockBytes; off += 64 {
-					for _, d := range pf {
-						PREFETCHT0(Mem{Base: rp, Index: d, Scale: 1, Disp: off})
-					}
-				}
-			}
 			// The pair's first row whole, then its second: address order (see
 			// scores for why interleaving rows costs streaming from DRAM).
-			for r, wv := range []VecVirtual{w0, w1} {
-				for u := range acc {
-					if t.kv.q8 {
-						break
-					}
-					if r == 0 {
-						t.kvFMA(Mem{Base: rp, Disp: u * t.kb()}, wv, acc[u])
-					} else {
-						t.kvFMA(Mem{Base: rp, Index: vdb, Scale: 1, Disp: u * t.kb()}, wv, acc2[u])
-					}
-					if (u*t.kb())%64 == 0 {
-						for _, d := range pf[min(r, len(pf)):min(r+1, len(pf))] {
-							PREFETCHT0(Mem{Base: rp, Index: d, Scale: 1, Disp: u * t.kb()})
-						}
-					}
-				}
-			}
+			t.rowFMA(nb, rp, nil, w0, acc, pfAt(pf, 0))
+			t.rowFMA(nb, rp, vdb, w1, acc2, pfAt(pf, 1))
 			ADDQ(Imm(8), wp)
 			LEAQ(Mem{Base: rp, Index: vdb, Scale: 2}, rp)
 			SUBQ(Imm(2), n)
@@ -572,27 +538,11 @@ func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, pf ...GPVirtual) {
 		JZ(LabelRef(merge))
 		w2 := t.vec()
 		VBROADCASTSS(Mem{Base: wp}, w2)
-		if t.kv.q8 {
-			for b := range nb * t.w / q8Block {
-				t.q8Block(Mem{Base: rp, Disp: b * q8BlockBytes}, w2, func(c int, x, sc VecVirtual) {
-					VFMADD231PS(x, sc, acc[b*q8Block/t.w+c])
-				})
-			}
+		var pf1 GPVirtual // a row left over from the pairs prefetches nothing
+		if one {
+			pf1 = pfAt(pf, 0)
 		}
-		for u := range acc {
-			if t.kv.q8 {
-				break
-			}
-			t.kvFMA(Mem{Base: rp, Disp: u * t.kb()}, w2, acc[u])
-			if one && (u*t.kb())%64 == 0 && len(pf) > 0 {
-				PREFETCHT0(Mem{Base: rp, Index: pf[0], Scale: 1, Disp: u * t.kb()})
-			}
-		}
-		if one && t.kv.q8 && len(pf) > 0 {
-			for off := 0; off < nb*t.w/q8Block*q8BlockBytes; off += 64 {
-				PREFETCHT0(Mem{Base: rp, Index: pf[0], Scale: 1, Disp: off})
-			}
-		}
+		t.rowFMA(nb, rp, nil, w2, acc, pf1)
 		ADDQ(Imm(4), wp)
 		ADDQ(vdb, rp)
 		DECQ(n)
@@ -608,6 +558,52 @@ func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, pf ...GPVirtual) {
 		JMP(LabelRef(top))
 		Label(next)
 	}
+}
+
+// rowFMA emits acc[u] += w·v[u] for the nb vectors of the column block of
+// one V row at rp (+ idx when set): f32 and f16 an FMA per vector (f16
+// widened), q8_0 per block w·scale once, then an FMA per widened vector of
+// int8. With pf set, it prefetches each 64-byte line of the row pf bytes
+// further on (pf includes idx).
+func (t tier) rowFMA(nb int, rp, idx GPVirtual, w VecVirtual, acc []VecVirtual, pf GPVirtual) {
+	at := func(off int) Mem {
+		m := Mem{Base: rp, Disp: off}
+		if idx != nil {
+			m.Index, m.Scale = idx, 1
+		}
+		return m
+	}
+	prefetch := func(off int) {
+		if pf != nil {
+			PREFETCHT0(Mem{Base: rp, Index: pf, Scale: 1, Disp: off})
+		}
+	}
+	if t.kv.q8 {
+		blocks := nb * t.w / q8Block
+		for b := range blocks {
+			t.q8Block(at(b*q8BlockBytes), w, func(c int, x, sc VecVirtual) {
+				VFMADD231PS(x, sc, acc[b*q8Block/t.w+c])
+			})
+		}
+		for off := 0; off < blocks*q8BlockBytes; off += 64 {
+			prefetch(off)
+		}
+		return
+	}
+	for u := range acc {
+		t.kvFMA(at(u*t.kb()), w, acc[u])
+		if (u*t.kb())%64 == 0 {
+			prefetch(u * t.kb())
+		}
+	}
+}
+
+// pfAt is the i-th prefetch distance of pv's, or nil.
+func pfAt(pf []GPVirtual, i int) GPVirtual {
+	if i < len(pf) {
+		return pf[i]
+	}
+	return nil
 }
 
 // pv2 is pv for two heads at once (AVX-512 only): every V vector is loaded
@@ -864,9 +860,9 @@ func (t tier) flashDecode(fast bool) {
 		SHLQ(Imm(2), db)
 		return db
 	}
-	// kvRowBytes is the stride of K and V rows (position to position);
+	// kvStride is the bytes from one K or V row (position) to the next;
 	// lRL holds the bytes of one row, kvBytes(d).
-	kvRowBytes := func() GPVirtual {
+	kvStride := func() GPVirtual {
 		r := GP64()
 		Load(Param("stride"), r)
 		return r
@@ -933,7 +929,7 @@ func (t tier) flashDecode(fast bool) {
 		// C). Address order is only right for a head-major cache: in a
 		// position-major one the tile's rows are interleaved with the
 		// other KV heads', so the regions are left empty.
-		bytes, p := kvRowBytes(), GP64()
+		bytes, p := kvStride(), GP64()
 		{
 			zero := GP64()
 			XORQ(zero, zero)
@@ -971,7 +967,7 @@ func (t tier) flashDecode(fast bool) {
 		kp, cnt := GP64(), GP64()
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
-		m0, m1 := t.scores2(buf[0], buf[1], q[0], q[1], kp, cnt, kvRowBytes(), lRL, scale, lTmp, &pfV)
+		m0, m1 := t.scores2(buf[0], buf[1], q[0], q[1], kp, cnt, kvStride(), lRL, scale, lTmp, &pfV)
 		mb := stateAt(2)
 		VMOVSS(m0, mb)
 		VMOVSS(m1, mb.Offset(4))
@@ -980,7 +976,7 @@ func (t tier) flashDecode(fast bool) {
 		qh, bufh, kp, cnt := headRow("q", db), tileOf(), GP64(), GP64()
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
-		kdb := kvRowBytes()
+		kdb := kvStride()
 		// The first head prefetches the tile's V in address order: head-major only.
 		other, done := label("scores_other"), label("scores_first_done")
 		CMPQ(lH, U32(0))
@@ -1035,13 +1031,13 @@ func (t tier) flashDecode(fast bool) {
 		vp, cnt := GP64(), GP64()
 		MOVQ(lVp, vp)
 		MOVQ(lCnt, cnt)
-		t.pv2(o, buf, vp, cnt, db, kvRowBytes(), lTmp, &pfK)
+		t.pv2(o, buf, vp, cnt, db, kvStride(), lTmp, &pfK)
 	}, func() {
 		db := rowBytes()
 		oh, bufh, vp, cnt := headRow("o", db), tileOf(), GP64(), GP64()
 		MOVQ(lVp, vp)
 		MOVQ(lCnt, cnt)
-		vdb := kvRowBytes()
+		vdb := kvStride()
 		firstHeadOr(func() {
 			d1, d2 := GP64(), GP64()
 			Load(Param("tk"), d1)
@@ -1055,7 +1051,7 @@ func (t tier) flashDecode(fast bool) {
 		})
 	})
 	{
-		cnt, adv := GP64(), kvRowBytes()
+		cnt, adv := GP64(), kvStride()
 		MOVQ(lCnt, cnt)
 		IMULQ(cnt, adv)
 		ADDQ(adv, lKp)
@@ -1161,16 +1157,8 @@ func (t tier) kvBytes(d Component) GPVirtual {
 		IMUL3Q(Imm(q8BlockBytes), r, r)
 		return r
 	}
-	SHLQ(Imm(uint64(bitsLen(t.kv.size)-1)), r)
+	SHLQ(Imm(uint64(bits.Len(uint(t.kv.size))-1)), r)
 	return r
-}
-
-func bitsLen(n int) int {
-	b := 0
-	for ; n > 0; n >>= 1 {
-		b++
-	}
-	return b
 }
 
 // vColumn sets rp to the V bytes of output column col (bytes of o): v +
@@ -1196,7 +1184,7 @@ func (t tier) vColumn(rp GPVirtual, v Op, col GPVirtual) {
 		return
 	}
 	MOVQ(col, rp)
-	SHRQ(Imm(uint64(bitsLen(t.ratio())-1)), rp)
+	SHRQ(Imm(uint64(bits.Len(uint(t.ratio()))-1)), rp)
 	ADDQ(v, rp)
 }
 
