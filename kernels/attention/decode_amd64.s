@@ -372,7 +372,39 @@ DATA expconst<>+1456(SB)/4, $0x00000000
 DATA expconst<>+1460(SB)/4, $0x00000000
 DATA expconst<>+1464(SB)/4, $0x00000000
 DATA expconst<>+1468(SB)/4, $0x00000000
-GLOBL expconst<>(SB), RODATA|NOPTR, $1472
+DATA expconst<>+1472(SB)/4, $0x00000000
+DATA expconst<>+1476(SB)/4, $0x00000001
+DATA expconst<>+1480(SB)/4, $0x00000002
+DATA expconst<>+1484(SB)/4, $0x00000003
+DATA expconst<>+1488(SB)/4, $0x00000004
+DATA expconst<>+1492(SB)/4, $0x00000005
+DATA expconst<>+1496(SB)/4, $0x00000006
+DATA expconst<>+1500(SB)/4, $0x00000007
+DATA expconst<>+1504(SB)/4, $0x00000008
+DATA expconst<>+1508(SB)/4, $0x00000009
+DATA expconst<>+1512(SB)/4, $0x0000000a
+DATA expconst<>+1516(SB)/4, $0x0000000b
+DATA expconst<>+1520(SB)/4, $0x0000000c
+DATA expconst<>+1524(SB)/4, $0x0000000d
+DATA expconst<>+1528(SB)/4, $0x0000000e
+DATA expconst<>+1532(SB)/4, $0x0000000f
+DATA expconst<>+1536(SB)/4, $0xff7fffff
+DATA expconst<>+1540(SB)/4, $0xff7fffff
+DATA expconst<>+1544(SB)/4, $0xff7fffff
+DATA expconst<>+1548(SB)/4, $0xff7fffff
+DATA expconst<>+1552(SB)/4, $0xff7fffff
+DATA expconst<>+1556(SB)/4, $0xff7fffff
+DATA expconst<>+1560(SB)/4, $0xff7fffff
+DATA expconst<>+1564(SB)/4, $0xff7fffff
+DATA expconst<>+1568(SB)/4, $0xff7fffff
+DATA expconst<>+1572(SB)/4, $0xff7fffff
+DATA expconst<>+1576(SB)/4, $0xff7fffff
+DATA expconst<>+1580(SB)/4, $0xff7fffff
+DATA expconst<>+1584(SB)/4, $0xff7fffff
+DATA expconst<>+1588(SB)/4, $0xff7fffff
+DATA expconst<>+1592(SB)/4, $0xff7fffff
+DATA expconst<>+1596(SB)/4, $0xff7fffff
+GLOBL expconst<>(SB), RODATA|NOPTR, $1600
 
 // func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+

@@ -3,6 +3,7 @@ package main
 import (
 	"math/bits"
 
+	. "github.com/ckbench/ckbench/kernels/_vecgen"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/gotypes"
 	. "github.com/mmcloughlin/avo/operand"
@@ -28,17 +29,17 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtua
 	db3 := GP64()
 	LEAQ(Mem{Base: db, Index: db, Scale: 2}, db3)
 	mx, mx1 := YMM(), XMM()
-	VMOVUPS(kc(cNegInf), mx)
-	VMOVSS(kc(cNegInf), mx1)
+	VMOVUPS(KC(CNegInf), mx)
+	VMOVSS(KC(CNegInf), mx1)
 
-	by8, by1, done := label("scores_by8"), label("scores_by1"), label("scores_done")
+	by8, by1, done := NewLabel("scores_by8"), NewLabel("scores_by1"), NewLabel("scores_done")
 	Label(by8)
 	CMPQ(left, Imm(8))
 	JL(LabelRef(by1))
 	var acc [8]VecVirtual
 	for i := range acc {
-		acc[i] = t.vec()
-		t.zero(acc[i])
+		acc[i] = t.Vec()
+		t.Zero(acc[i])
 	}
 	p0, p4, qd, end := GP64(), GP64(), GP64(), GP64()
 	MOVQ(row, p0)
@@ -48,8 +49,8 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtua
 	MOVQ(rl, end)
 	ANDQ(U32(^uint32(2*t.kb()-1)), end)
 	ADDQ(row, end)
-	reduce := label("scores_reduce")
-	if t.w == 16 && !t.kv.q8 {
+	reduce := NewLabel("scores_reduce")
+	if t.W == 16 && !t.kv.q8 {
 		// A row of 4 or 8 vectors (D = 64 or 128): q in registers and
 		// the eight rows read one after the other, whole, in address
 		// order. Reading them a vector of each at a time (below) defeats
@@ -60,13 +61,13 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtua
 		// third of the speed in cache (measured), so AVX2 keeps the
 		// order below.
 		for _, nc := range []int{8, 4} {
-			other := label("scores_seq_no")
+			other := NewLabel("scores_seq_no")
 			CMPQ(rl, U32(nc*t.kb()))
 			JNE(LabelRef(other))
 			qv := make([]VecVirtual, nc)
 			for c := range qv {
-				qv[c] = t.vec()
-				VMOVUPS(Mem{Base: q, Disp: c * t.vb()}, qv[c])
+				qv[c] = t.Vec()
+				VMOVUPS(Mem{Base: q, Disp: c * t.VB()}, qv[c])
 			}
 			for i := range acc {
 				for c := range qv {
@@ -84,12 +85,12 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtua
 		MOVQ(q, qd)
 		MOVQ(rl, end)
 		ADDQ(row, end)
-		blk := label("scores_q8")
+		blk := NewLabel("scores_q8")
 		Label(blk)
 		for i, m := range rowsAt(p0, p4, db, db3, 0) {
 			t.q8Block(m, nil, func(c int, x, sc VecVirtual) {
 				VMULPS(sc, x, x)
-				VFMADD231PS(Mem{Base: qd, Disp: c * t.vb()}, x, acc[i])
+				VFMADD231PS(Mem{Base: qd, Disp: c * t.VB()}, x, acc[i])
 			})
 		}
 		if len(pf) > 0 { // 8 rows of K per step: prefetch half as many bytes of V
@@ -109,11 +110,11 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtua
 		// rather than 8 (at hd 128 f32 the 8 rows are a whole 4 KB page,
 		// whose interleaved reading is what the prefetchers do not follow).
 		halves := [][]int{{0, 1, 2, 3, 4, 5, 6, 7}}
-		if t.w == 8 {
+		if t.W == 8 {
 			halves = [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}}
 		}
 		for hi, rows := range halves {
-			pairs, odd, done := label("scores_pairs"), label("scores_odd"), label("scores_half")
+			pairs, odd, done := NewLabel("scores_pairs"), NewLabel("scores_odd"), NewLabel("scores_half")
 			if hi > 0 { // back to the batch's first chunk
 				MOVQ(row, p0)
 				LEAQ(Mem{Base: row, Index: db, Scale: 4}, p4)
@@ -128,7 +129,7 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtua
 			// spread over the odd rows of the second chunk.
 			lines, odds := len(rows)*t.kb()/64, len(rows)/2
 			for u := 0; u < 2; u++ {
-				qv := t.vec()
+				qv := t.Vec()
 				VMOVUPS(t.qAt(p0, qd, u*t.kb()), qv)
 				all := rowsAt(p0, p4, db, db3, u*t.kb())
 				for j, i := range rows {
@@ -153,7 +154,7 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtua
 			ADDQ(row, end)
 			CMPQ(p0, end)
 			JAE(LabelRef(done))
-			qv := t.vec()
+			qv := t.Vec()
 			VMOVUPS(t.qAt(p0, qd, 0), qv)
 			all := rowsAt(p0, p4, db, db3, 0)
 			for _, i := range rows {
@@ -177,32 +178,32 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtua
 	Label(by1)
 	TESTQ(left, left)
 	JZ(LabelRef(done))
-	a := t.vec()
-	t.zero(a)
+	a := t.Vec()
+	t.Zero(a)
 	MOVQ(row, p0)
 	MOVQ(rl, end)
 	ADDQ(row, end)
-	chunk1 := label("scores_chunk1")
+	chunk1 := NewLabel("scores_chunk1")
 	if t.kv.q8 {
 		MOVQ(q, qd)
 		Label(chunk1)
 		t.q8Block(Mem{Base: p0}, nil, func(c int, x, sc VecVirtual) {
 			VMULPS(sc, x, x)
-			VFMADD231PS(Mem{Base: qd, Disp: c * t.vb()}, x, a)
+			VFMADD231PS(Mem{Base: qd, Disp: c * t.VB()}, x, a)
 		})
 		ADDQ(U32(q8BlockBytes), p0)
 		ADDQ(U32(4*q8Block), qd)
 	} else {
 		t.qDelta(qd, q, row)
 		Label(chunk1)
-		qv1 := t.vec()
+		qv1 := t.Vec()
 		VMOVUPS(t.qAt(p0, qd, 0), qv1)
 		t.kvFMA(Mem{Base: p0}, qv1, a)
 		ADDQ(U32(t.kb()), p0)
 	}
 	CMPQ(p0, end)
 	JB(LabelRef(chunk1))
-	x := t.hreduce(a, VADDPS)
+	x := t.HReduce(a, VADDPS)
 	VMULSS(scale, x, x)
 	VMAXSS(x, mx1, mx1)
 	VMOVSS(x, Mem{Base: out})
@@ -211,7 +212,7 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtua
 	ADDQ(db, row)
 	JMP(LabelRef(by1))
 	Label(done)
-	m := t.hreduce128(mx, VMAXPS)
+	m := t.HReduce128(mx, VMAXPS)
 	VMAXSS(mx1, m, m)
 	return m
 }
@@ -238,8 +239,8 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 	var mx, mx1 [2]VecVirtual
 	for h := range 2 {
 		mx[h], mx1[h] = YMM(), XMM()
-		VMOVUPS(kc(cNegInf), mx[h])
-		VMOVSS(kc(cNegInf), mx1[h])
+		VMOVUPS(KC(CNegInf), mx[h])
+		VMOVSS(KC(CNegInf), mx1[h])
 	}
 	// setup points p0 at the batch's first row, qd[h] at q[h] - row, and
 	// the loop bound one row on.
@@ -271,15 +272,15 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 		}
 	}
 
-	by8, by1, done := label("scores2_by8"), label("scores2_by1"), label("scores2_done")
+	by8, by1, done := NewLabel("scores2_by8"), NewLabel("scores2_by1"), NewLabel("scores2_done")
 	Label(by8)
 	CMPQ(lLeft, Imm(8))
 	JL(LabelRef(by1))
 	var acc [2][8]VecVirtual
 	for h := range 2 {
 		for i := range 8 {
-			acc[h][i] = t.vec()
-			t.zero(acc[h][i])
+			acc[h][i] = t.Vec()
+			t.Zero(acc[h][i])
 		}
 	}
 	p0, qd := setup()
@@ -287,7 +288,7 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 	LEAQ(Mem{Base: p0, Index: db, Scale: 4}, p4)
 	// Two chunks per iteration while two remain, then the odd one.
 	body := func(off int) {
-		qa, qb := t.vec(), t.vec()
+		qa, qb := t.Vec(), t.Vec()
 		VMOVUPS(t.qAt(p0, qd[0], off), qa)
 		VMOVUPS(t.qAt(p0, qd[1], off), qb)
 		for i, m := range rowsAt(p0, p4, db, db3, off) {
@@ -297,7 +298,7 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 		}
 		pf.step()
 	}
-	chunk2, odd, reduce := label("scores2_chunk2"), label("scores2_odd"), label("scores2_reduce")
+	chunk2, odd, reduce := NewLabel("scores2_chunk2"), NewLabel("scores2_odd"), NewLabel("scores2_reduce")
 	{
 		e2 := GP64()
 		MOVQ(lEnd, e2)
@@ -339,11 +340,11 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 	Label(by1)
 	CMPQ(lLeft, Imm(0))
 	JE(LabelRef(done))
-	a, b := t.vec(), t.vec()
-	t.zero(a)
-	t.zero(b)
+	a, b := t.Vec(), t.Vec()
+	t.Zero(a)
+	t.Zero(b)
 	p1, qd1 := setup()
-	chunk1 := label("scores2_chunk1")
+	chunk1 := NewLabel("scores2_chunk1")
 	Label(chunk1)
 	kr := t.kvLoad(Mem{Base: p1})
 	VFMADD231PS(t.qAt(p1, qd1[0], 0), kr, a)
@@ -353,7 +354,7 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 	JB(LabelRef(chunk1))
 	var x [2]VecVirtual
 	for h, v := range []VecVirtual{a, b} {
-		x[h] = t.hreduce(v, VADDPS)
+		x[h] = t.HReduce(v, VADDPS)
 		VMULSS(scale, x[h], x[h])
 		VMAXSS(x[h], mx1[h], mx1[h])
 	}
@@ -369,7 +370,7 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 	Label(done)
 	var m [2]VecVirtual
 	for h := range 2 {
-		m[h] = t.hreduce128(mx[h], VMAXPS)
+		m[h] = t.HReduce128(mx[h], VMAXPS)
 		VMAXSS(mx1[h], m[h], m[h])
 	}
 	return m[0], m[1]
@@ -385,7 +386,7 @@ func (p *prefetcher) step() {
 	if p == nil {
 		return
 	}
-	skip := label("pf_skip")
+	skip := NewLabel("pf_skip")
 	c := GP64()
 	MOVQ(p.cur, c)
 	CMPQ(c, p.end)
@@ -411,32 +412,32 @@ func rowsAt(p0, p4, db, db3 GPVirtual, off int) []Mem {
 // padding (every buffer is a multiple of 16 floats); padding lanes are
 // written but never summed.
 func (t tier) expInPlace(fast bool, buf, cnt GPVirtual, m VecVirtual) VecVirtual {
-	acc := t.vec()
-	t.zero(acc)
+	acc := t.Vec()
+	t.Zero(acc)
 	p, n := GP64(), GP64()
 	MOVQ(buf, p)
 	MOVQ(cnt, n)
-	loop, tail, done := label("exp_loop"), label("exp_tail"), label("exp_done")
+	loop, tail, done := NewLabel("exp_loop"), NewLabel("exp_tail"), NewLabel("exp_done")
 	Label(loop)
-	CMPQ(n, U32(t.w))
+	CMPQ(n, U32(t.W))
 	JL(LabelRef(tail))
 	x := t.loadScores(p)
 	VSUBPS(m, x, x)
-	t.exp(fast, x)
+	t.Exp(fast, x)
 	VMOVUPS(x, Mem{Base: p})
 	VADDPS(x, acc, acc)
-	ADDQ(U32(t.vb()), p)
-	SUBQ(U32(t.w), n)
+	ADDQ(U32(t.VB()), p)
+	SUBQ(U32(t.W), n)
 	JMP(LabelRef(loop))
 	Label(tail)
-	s := t.hreduce(acc, VADDPS)
+	s := t.HReduce(acc, VADDPS)
 	TESTQ(n, n)
 	JZ(LabelRef(done))
 	y := t.loadScores(p)
 	VSUBPS(m, y, y)
-	t.exp(fast, y)
+	t.Exp(fast, y)
 	VMOVUPS(y, Mem{Base: p})
-	tl := label("exp_tail1")
+	tl := NewLabel("exp_tail1")
 	Label(tl)
 	VADDSS(Mem{Base: p}, s, s)
 	ADDQ(Imm(4), p)
@@ -451,28 +452,28 @@ func (t tier) scaleRow(row, db GPVirtual, c VecVirtual) {
 	p, n := GP64(), GP64()
 	MOVQ(row, p)
 	MOVQ(db, n)
-	loop := label("scale_loop")
+	loop := NewLabel("scale_loop")
 	Label(loop)
-	x := t.vec()
+	x := t.Vec()
 	VMULPS(Mem{Base: p}, c, x)
 	VMOVUPS(x, Mem{Base: p})
-	ADDQ(U32(t.vb()), p)
-	SUBQ(U32(t.vb()), n)
+	ADDQ(U32(t.VB()), p)
+	SUBQ(U32(t.VB()), n)
 	JNZ(LabelRef(loop))
 }
 
 // zeroRow clears db bytes at row.
 func (t tier) zeroRow(row, db GPVirtual) {
-	z := t.vec()
-	t.zero(z)
+	z := t.Vec()
+	t.Zero(z)
 	p, n := GP64(), GP64()
 	MOVQ(row, p)
 	MOVQ(db, n)
-	loop := label("zero_loop")
+	loop := NewLabel("zero_loop")
 	Label(loop)
 	VMOVUPS(z, Mem{Base: p})
-	ADDQ(U32(t.vb()), p)
-	SUBQ(U32(t.vb()), n)
+	ADDQ(U32(t.VB()), p)
+	SUBQ(U32(t.VB()), n)
 	JNZ(LabelRef(loop))
 }
 
@@ -493,33 +494,33 @@ func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, pf ...GPVirtual) {
 	col := GP64()
 	XORQ(col, col)
 	for _, nb := range []int{8, 4, 2, 1} {
-		one := t.w == 8 && nb == 8 // one row at a time, one set of accumulators
-		top, next := label("pv_block"), label("pv_next")
+		one := t.W == 8 && nb == 8 // one row at a time, one set of accumulators
+		top, next := NewLabel("pv_block"), NewLabel("pv_next")
 		Label(top)
 		left := GP64()
 		MOVQ(odb, left)
 		SUBQ(col, left)
-		CMPQ(left, U32(nb*t.vb()))
+		CMPQ(left, U32(nb*t.VB()))
 		JL(LabelRef(next))
 		acc, acc2 := make([]VecVirtual, nb), make([]VecVirtual, nb)
 		for u := range acc {
-			acc[u] = t.vec()
-			VMOVUPS(Mem{Base: o, Index: col, Scale: 1, Disp: u * t.vb()}, acc[u])
+			acc[u] = t.Vec()
+			VMOVUPS(Mem{Base: o, Index: col, Scale: 1, Disp: u * t.VB()}, acc[u])
 			if !one {
-				acc2[u] = t.vec()
-				t.zero(acc2[u])
+				acc2[u] = t.Vec()
+				t.Zero(acc2[u])
 			}
 		}
 		wp, rp, n := GP64(), GP64(), GP64()
 		MOVQ(w, wp)
 		t.vColumn(rp, v, col)
 		MOVQ(cnt, n)
-		pair, single, merge := label("pv_pair"), label("pv_single"), label("pv_merge")
+		pair, single, merge := NewLabel("pv_pair"), NewLabel("pv_single"), NewLabel("pv_merge")
 		if !one {
 			CMPQ(n, Imm(2))
 			JL(LabelRef(single))
 			Label(pair)
-			w0, w1 := t.vec(), t.vec()
+			w0, w1 := t.Vec(), t.Vec()
 			VBROADCASTSS(Mem{Base: wp}, w0)
 			VBROADCASTSS(Mem{Base: wp, Disp: 4}, w1)
 			// The pair's first row whole, then its second: address order (see
@@ -536,7 +537,7 @@ func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, pf ...GPVirtual) {
 		Label(single)
 		TESTQ(n, n)
 		JZ(LabelRef(merge))
-		w2 := t.vec()
+		w2 := t.Vec()
 		VBROADCASTSS(Mem{Base: wp}, w2)
 		var pf1 GPVirtual // a row left over from the pairs prefetches nothing
 		if one {
@@ -552,9 +553,9 @@ func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, pf ...GPVirtual) {
 			if !one {
 				VADDPS(acc2[u], acc[u], acc[u])
 			}
-			VMOVUPS(acc[u], Mem{Base: o, Index: col, Scale: 1, Disp: u * t.vb()})
+			VMOVUPS(acc[u], Mem{Base: o, Index: col, Scale: 1, Disp: u * t.VB()})
 		}
-		ADDQ(U32(nb*t.vb()), col)
+		ADDQ(U32(nb*t.VB()), col)
 		JMP(LabelRef(top))
 		Label(next)
 	}
@@ -579,10 +580,10 @@ func (t tier) rowFMA(nb int, rp, idx GPVirtual, w VecVirtual, acc []VecVirtual, 
 		}
 	}
 	if t.kv.q8 {
-		blocks := nb * t.w / q8Block
+		blocks := nb * t.W / q8Block
 		for b := range blocks {
 			t.q8Block(at(b*q8BlockBytes), w, func(c int, x, sc VecVirtual) {
-				VFMADD231PS(x, sc, acc[b*q8Block/t.w+c])
+				VFMADD231PS(x, sc, acc[b*q8Block/t.W+c])
 			})
 		}
 		for off := 0; off < blocks*q8BlockBytes; off += 64 {
@@ -638,13 +639,13 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 		if nb == 8 {
 			rows = 1
 		}
-		top, next := label("pv2_block"), label("pv2_next")
+		top, next := NewLabel("pv2_block"), NewLabel("pv2_next")
 		Label(top)
 		col, left := GP64(), GP64()
 		MOVQ(lCol, col)
 		MOVQ(odb, left)
 		SUBQ(col, left)
-		CMPQ(left, U32(nb*t.vb()))
+		CMPQ(left, U32(nb*t.VB()))
 		JL(LabelRef(next))
 		var acc [2][2][]VecVirtual // [head][row set][vector]
 		for h := range 2 {
@@ -653,11 +654,11 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 			for r := range rows {
 				acc[h][r] = make([]VecVirtual, nb)
 				for u := range nb {
-					acc[h][r][u] = t.vec()
+					acc[h][r][u] = t.Vec()
 					if r == 0 {
-						VMOVUPS(Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.vb()}, acc[h][r][u])
+						VMOVUPS(Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.VB()}, acc[h][r][u])
 					} else {
-						t.zero(acc[h][r][u])
+						t.Zero(acc[h][r][u])
 					}
 				}
 			}
@@ -666,7 +667,7 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 		MOVQ(lW, wp)
 		t.vColumn(rp, lV, col)
 		MOVQ(lCnt, n)
-		pair, single, merge := label("pv2_pair"), label("pv2_single"), label("pv2_merge")
+		pair, single, merge := NewLabel("pv2_pair"), NewLabel("pv2_single"), NewLabel("pv2_merge")
 		if rows == 2 {
 			CMPQ(n, Imm(2))
 			JL(LabelRef(single))
@@ -684,7 +685,7 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 			}
 			for h := range 2 {
 				for r := range 2 {
-					wv := t.vec()
+					wv := t.Vec()
 					m := Mem{Base: wp, Disp: 4 * r}
 					if h == 1 {
 						m = Mem{Base: wp, Index: wd, Scale: 1, Disp: 4 * r}
@@ -713,7 +714,7 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 			}
 		}
 		for h := range 2 {
-			wv := t.vec()
+			wv := t.Vec()
 			m := Mem{Base: wp}
 			if h == 1 {
 				m = Mem{Base: wp, Index: wd, Scale: 1}
@@ -742,10 +743,10 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 				if rows == 2 {
 					VADDPS(acc[h][1][u], acc[h][0][u], acc[h][0][u])
 				}
-				VMOVUPS(acc[h][0][u], Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.vb()})
+				VMOVUPS(acc[h][0][u], Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.VB()})
 			}
 		}
-		ADDQ(U32(nb*t.vb()), lCol)
+		ADDQ(U32(nb*t.VB()), lCol)
 		JMP(LabelRef(top))
 		Label(next)
 	}
@@ -755,17 +756,17 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 // NaN s (VUCOMISS reports NaN as unordered: ZF and PF set).
 func (t tier) reciprocalOrZero(s VecVirtual) VecVirtual {
 	r := XMM()
-	t.zero(r)
-	zero, div := label("recip_zero"), label("recip_div")
+	t.Zero(r)
+	zero, div := NewLabel("recip_zero"), NewLabel("recip_div")
 	VUCOMISS(r, s)
 	JNE(LabelRef(div))
 	JPS(LabelRef(div))
 	JMP(LabelRef(zero))
 	Label(div)
-	VMOVSS(kc(cOne), r)
+	VMOVSS(KC(COne), r)
 	VDIVSS(s, r, r)
 	Label(zero)
-	b := t.vec()
+	b := t.Vec()
 	VBROADCASTSS(r, b)
 	return b
 }
@@ -794,7 +795,7 @@ func expName(fast bool) string {
 //
 // state holds m[0..g), s[0..g) and the tile max mb[0..g).
 func (t tier) flashDecode(fast bool) {
-	name := "flashDecode" + expName(fast) + t.kv.name + t.name
+	name := "flashDecode" + expName(fast) + t.kv.name + t.Name
 	Implement(name) // its signature: the stub in decode_amd64.go
 	Attributes(NOSPLIT)
 	Doc(name+" is flash decode with "+map[bool]string{true: "the fast", false: "the exact"}[fast]+" exp; see flashGeneric.",
@@ -813,7 +814,7 @@ func (t tier) flashDecode(fast bool) {
 	eachHead := func(name string, pair, single func()) {
 		MOVQ(U32(0), lH)
 		loop := func(step int, body func()) {
-			top, done := label(name), label(name+"_done")
+			top, done := NewLabel(name), NewLabel(name+"_done")
 			Label(top)
 			h, g := GP64(), GP64()
 			MOVQ(lH, h)
@@ -828,7 +829,7 @@ func (t tier) flashDecode(fast bool) {
 			JMP(LabelRef(top))
 			Label(done)
 		}
-		if pair != nil && t.w == 16 && !t.kv.q8 { // scores2 and pv2 have no q8_0 form
+		if pair != nil && t.W == 16 && !t.kv.q8 { // scores2 and pv2 have no q8_0 form
 			loop(2, pair)
 		}
 		loop(1, single)
@@ -836,7 +837,7 @@ func (t tier) flashDecode(fast bool) {
 	forHeads := func(name string, body func()) { eachHead(name, nil, body) }
 	// firstHeadOr emits first() for head 0 and other() for the rest.
 	firstHeadOr := func(first, other func()) {
-		otherL, done := label("other_head"), label("first_done")
+		otherL, done := NewLabel("other_head"), NewLabel("first_done")
 		CMPQ(lH, U32(0))
 		JNE(LabelRef(otherL))
 		first()
@@ -898,7 +899,7 @@ func (t tier) flashDecode(fast bool) {
 	// m = -Inf, s = 0, o = 0 for every head of the group.
 	forHeads("init", func() {
 		ninf := XMM()
-		VMOVSS(kc(cNegInf), ninf)
+		VMOVSS(KC(CNegInf), ninf)
 		VMOVSS(ninf, stateAt(0))
 		MOVL(U32(0), stateAt(1))
 		db := rowBytes()
@@ -914,7 +915,7 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(r, lRem)
 	}
 
-	tile, finish := label("tile"), label("finish")
+	tile, finish := NewLabel("tile"), NewLabel("finish")
 	Label(tile)
 	{
 		rem, cnt := GP64(), GP64()
@@ -978,7 +979,7 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(lCnt, cnt)
 		kdb := kvStride()
 		// The first head prefetches the tile's V in address order: head-major only.
-		other, done := label("scores_other"), label("scores_first_done")
+		other, done := NewLabel("scores_other"), NewLabel("scores_first_done")
 		CMPQ(lH, U32(0))
 		JNE(LabelRef(other))
 		CMPQ(kdb, lRL)
@@ -996,16 +997,16 @@ func (t tier) flashDecode(fast bool) {
 		mold, mnew := XMM(), XMM()
 		VMOVSS(stateAt(0), mold)
 		VMAXSS(stateAt(2), mold, mnew)
-		same := label("no_rescale")
+		same := NewLabel("no_rescale")
 		VUCOMISS(mold, mnew)
 		JEQ(LabelRef(same))
 		// The running max grew: c = exp(m_old - m_new) (0 on the first
 		// tile, where m_old = -Inf), s *= c, o *= c, m = m_new.
 		cx := XMM()
 		VSUBSS(mnew, mold, cx)
-		c := t.vec()
+		c := t.Vec()
 		VBROADCASTSS(cx, c)
-		t.exp(fast, c)
+		t.Exp(fast, c)
 		sv := XMM()
 		VMULSS(stateAt(1), c.AsX(), sv)
 		VMOVSS(sv, stateAt(1))
@@ -1014,7 +1015,7 @@ func (t tier) flashDecode(fast bool) {
 		VMOVSS(mnew, stateAt(0))
 		Label(same)
 
-		mb := t.vec()
+		mb := t.Vec()
 		VBROADCASTSS(stateAt(0), mb)
 		bufh, cnt := tileOf(), GP64()
 		MOVQ(lCnt, cnt)
@@ -1076,7 +1077,7 @@ func (t tier) flashDecode(fast bool) {
 // naiveDecode generates the materialized decode for one query head: scores
 // for all n keys into ws, max, exp and sum, normalize, then P·V.
 func (t tier) naiveDecode(fast bool) {
-	name := "naiveDecode" + expName(fast) + t.kv.name + t.name
+	name := "naiveDecode" + expName(fast) + t.kv.name + t.Name
 	Implement(name)
 	Attributes(NOSPLIT)
 	Doc(name+" is the textbook decode; see naiveGeneric.",
@@ -1096,7 +1097,7 @@ func (t tier) naiveDecode(fast bool) {
 	kdb := GP64()
 	Load(Param("stride"), kdb)
 	m := t.scores(ws, q, k, n, kdb, lRL, paramAddr("scale"))
-	mb := t.vec()
+	mb := t.Vec()
 	VBROADCASTSS(m, mb)
 	s := t.expInPlace(fast, ws, n, mb)
 	inv := t.reciprocalOrZero(s)
@@ -1105,13 +1106,13 @@ func (t tier) naiveDecode(fast bool) {
 		p, left := GP64(), GP64()
 		MOVQ(ws, p)
 		MOVQ(n, left)
-		loop, done := label("normp"), label("normp_done")
+		loop, done := NewLabel("normp"), NewLabel("normp_done")
 		Label(loop)
-		x := t.vec()
+		x := t.Vec()
 		VMULPS(Mem{Base: p}, inv, x)
 		VMOVUPS(x, Mem{Base: p})
-		ADDQ(U32(t.vb()), p)
-		SUBQ(U32(t.w), left)
+		ADDQ(U32(t.VB()), p)
+		SUBQ(U32(t.W), left)
 		JG(LabelRef(loop))
 		Label(done)
 	}
@@ -1138,8 +1139,8 @@ func paramAddr(name string) Mem {
 // a time; a 16-wide load spanning two such stores cannot be forwarded from
 // the store buffer and stalls, so AVX-512 assembles it from two halves.
 func (t tier) loadScores(p GPVirtual) VecVirtual {
-	x := t.vec()
-	if t.w == 8 {
+	x := t.Vec()
+	if t.W == 8 {
 		VMOVUPS(Mem{Base: p}, x)
 		return x
 	}
@@ -1198,9 +1199,9 @@ const (
 // values, x = float32(q) and sc = the block's scale (times mul, when
 // given), handed to f.
 func (t tier) q8Block(m Mem, mul VecVirtual, f func(c int, x, sc VecVirtual)) {
-	h, sc := YMM(), t.vec()
+	h, sc := YMM(), t.Vec()
 	VPBROADCASTW(m, h)
-	if t.w == 16 {
+	if t.W == 16 {
 		VCVTPH2PS(h, sc)
 	} else {
 		VCVTPH2PS(h.AsX(), sc)
@@ -1208,9 +1209,9 @@ func (t tier) q8Block(m Mem, mul VecVirtual, f func(c int, x, sc VecVirtual)) {
 	if mul != nil {
 		VMULPS(mul, sc, sc)
 	}
-	for c := range q8Block / t.w {
-		x := t.vec()
-		VPMOVSXBD(m.Offset(2+c*t.w), x)
+	for c := range q8Block / t.W {
+		x := t.Vec()
+		VPMOVSXBD(m.Offset(2+c*t.W), x)
 		VCVTDQ2PS(x, x)
 		f(c, x, sc)
 	}

@@ -16,3 +16,7 @@ require (
 )
 
 replace github.com/ckbench/ckbench => ../../..
+
+require github.com/ckbench/ckbench/kernels/_vecgen v0.0.0
+
+replace github.com/ckbench/ckbench/kernels/_vecgen => ../../_vecgen

@@ -8,6 +8,7 @@ package main
 import (
 	"os"
 
+	. "github.com/ckbench/ckbench/kernels/_vecgen"
 	. "github.com/mmcloughlin/avo/build"
 )
 
@@ -21,7 +22,7 @@ func main() {
 	// cannot disagree.
 	Package("github.com/ckbench/ckbench/kernels/attention")
 	ConstraintExpr("!purego")
-	emitConsts()
+	EmitConsts("expconst")
 	for _, e := range []elem{f32, f16, q8} {
 		for _, t := range []tier{avx2.with(e), avx512.with(e)} {
 			for _, fast := range []bool{false, true} {
