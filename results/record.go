@@ -84,6 +84,8 @@ type Record struct {
 	Window int    `json:"window" blank:"zero"` // sliding window (keys attended to); empty: none
 	Splits int    `json:"splits" blank:"zero"` // decode-split's chunks of the keys; empty for the other kernels
 	Tokens int    `json:"tokens" blank:"zero"` // kvcache: tokens a store writes (1 for append)
+	Tq     int    `json:"tq" blank:"zero"`     // query rows (softmax: rows of the score matrix); ctx is then the key positions
+	Mask   string `json:"mask"`                // causal, none (softmax); empty for decode
 	Exp    string `json:"exp"`
 	// The quant family's keys: weight format, activations (f32, q8_0,
 	// q8_1, q8_K), shape y[M] = W[M×K]·x[K], rows per pass.

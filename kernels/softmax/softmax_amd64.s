@@ -775,40 +775,40 @@ loop_5:
 	SUBQ         BX, SI
 	CMPQ         SI, $0x00000020
 	JL           one_5
-	VMOVUPS      Y0, Y2
-	VMOVUPS      (AX)(BX*4), Y3
-	VMAXPS       Y3, Y2, Y2
-	VMOVUPS      32(AX)(BX*4), Y4
-	VMAXPS       Y4, Y2, Y2
-	VMOVUPS      64(AX)(BX*4), Y5
-	VMAXPS       Y5, Y2, Y2
-	VMOVUPS      96(AX)(BX*4), Y6
-	VMAXPS       Y6, Y2, Y2
-	VSUBPS       Y2, Y0, Y0
-	VCMPPS       $0x05, smconst<>+640(SB), Y0, Y7
+	VMOVUPS      (AX)(BX*4), Y2
+	VMOVUPS      32(AX)(BX*4), Y3
+	VMOVUPS      64(AX)(BX*4), Y4
+	VMOVUPS      96(AX)(BX*4), Y5
+	VMAXPS       Y2, Y0, Y6
+	VMAXPS       Y4, Y3, Y7
+	VMAXPS       Y7, Y6, Y6
+	VMAXPS       Y5, Y6, Y6
+	VSUBPS       Y6, Y2, Y2
+	VCMPPS       $0x05, smconst<>+640(SB), Y2, Y7
 	VMOVUPS      smconst<>+640(SB), Y8
-	VMAXPS       Y0, Y8, Y0
+	VMAXPS       Y2, Y8, Y2
 	VMOVUPS      smconst<>+768(SB), Y8
-	VMINPS       Y0, Y8, Y0
-	VMULPS       smconst<>+128(SB), Y0, Y8
+	VMINPS       Y2, Y8, Y2
+	VMULPS       smconst<>+128(SB), Y2, Y8
 	VCVTPS2DQ    Y8, Y9
 	VCVTDQ2PS    Y9, Y8
-	VFNMADD231PS smconst<>+832(SB), Y8, Y0
-	VFNMADD231PS smconst<>+896(SB), Y8, Y0
+	VFNMADD231PS smconst<>+832(SB), Y8, Y2
+	VFNMADD231PS smconst<>+896(SB), Y8, Y2
 	VMOVUPS      smconst<>+960(SB), Y8
-	VFMADD213PS  smconst<>+1024(SB), Y0, Y8
-	VFMADD213PS  smconst<>+1088(SB), Y0, Y8
-	VFMADD213PS  smconst<>+1152(SB), Y0, Y8
-	VFMADD213PS  smconst<>+1216(SB), Y0, Y8
-	VFMADD213PS  smconst<>+1280(SB), Y0, Y8
-	VMULPS       Y0, Y0, Y10
-	VFMADD213PS  Y0, Y10, Y8
+	VFMADD213PS  smconst<>+1024(SB), Y2, Y8
+	VFMADD213PS  smconst<>+1088(SB), Y2, Y8
+	VFMADD213PS  smconst<>+1152(SB), Y2, Y8
+	VFMADD213PS  smconst<>+1216(SB), Y2, Y8
+	VFMADD213PS  smconst<>+1280(SB), Y2, Y8
+	VMULPS       Y2, Y2, Y10
+	VFMADD213PS  Y2, Y10, Y8
 	VADDPS       smconst<>+64(SB), Y8, Y8
 	VPADDD       smconst<>+192(SB), Y9, Y9
 	VPSLLD       $0x17, Y9, Y9
-	VMULPS       Y9, Y8, Y0
-	VANDPS       Y7, Y0, Y0
-	VSUBPS       Y2, Y3, Y3
+	VMULPS       Y9, Y8, Y2
+	VANDPS       Y7, Y2, Y2
+	VMOVUPS      Y2, Y2
+	VSUBPS       Y6, Y3, Y3
 	VCMPPS       $0x05, smconst<>+640(SB), Y3, Y7
 	VMOVUPS      smconst<>+640(SB), Y8
 	VMAXPS       Y3, Y8, Y3
@@ -832,96 +832,135 @@ loop_5:
 	VPSLLD       $0x17, Y9, Y9
 	VMULPS       Y9, Y8, Y3
 	VANDPS       Y7, Y3, Y3
-	VMOVUPS      Y3, Y3
-	VSUBPS       Y2, Y4, Y4
-	VCMPPS       $0x05, smconst<>+640(SB), Y4, Y7
-	VMOVUPS      smconst<>+640(SB), Y8
-	VMAXPS       Y4, Y8, Y4
-	VMOVUPS      smconst<>+768(SB), Y8
-	VMINPS       Y4, Y8, Y4
-	VMULPS       smconst<>+128(SB), Y4, Y8
-	VCVTPS2DQ    Y8, Y9
-	VCVTDQ2PS    Y9, Y8
-	VFNMADD231PS smconst<>+832(SB), Y8, Y4
-	VFNMADD231PS smconst<>+896(SB), Y8, Y4
-	VMOVUPS      smconst<>+960(SB), Y8
-	VFMADD213PS  smconst<>+1024(SB), Y4, Y8
-	VFMADD213PS  smconst<>+1088(SB), Y4, Y8
-	VFMADD213PS  smconst<>+1152(SB), Y4, Y8
-	VFMADD213PS  smconst<>+1216(SB), Y4, Y8
-	VFMADD213PS  smconst<>+1280(SB), Y4, Y8
-	VMULPS       Y4, Y4, Y10
-	VFMADD213PS  Y4, Y10, Y8
-	VADDPS       smconst<>+64(SB), Y8, Y8
-	VPADDD       smconst<>+192(SB), Y9, Y9
-	VPSLLD       $0x17, Y9, Y9
-	VMULPS       Y9, Y8, Y4
-	VANDPS       Y7, Y4, Y4
-	VADDPS       Y4, Y3, Y3
-	VSUBPS       Y2, Y5, Y5
-	VCMPPS       $0x05, smconst<>+640(SB), Y5, Y4
+	VADDPS       Y3, Y2, Y2
+	VSUBPS       Y6, Y4, Y4
+	VCMPPS       $0x05, smconst<>+640(SB), Y4, Y3
 	VMOVUPS      smconst<>+640(SB), Y7
-	VMAXPS       Y5, Y7, Y5
+	VMAXPS       Y4, Y7, Y4
 	VMOVUPS      smconst<>+768(SB), Y7
-	VMINPS       Y5, Y7, Y5
-	VMULPS       smconst<>+128(SB), Y5, Y7
+	VMINPS       Y4, Y7, Y4
+	VMULPS       smconst<>+128(SB), Y4, Y7
 	VCVTPS2DQ    Y7, Y8
 	VCVTDQ2PS    Y8, Y7
-	VFNMADD231PS smconst<>+832(SB), Y7, Y5
-	VFNMADD231PS smconst<>+896(SB), Y7, Y5
+	VFNMADD231PS smconst<>+832(SB), Y7, Y4
+	VFNMADD231PS smconst<>+896(SB), Y7, Y4
 	VMOVUPS      smconst<>+960(SB), Y7
-	VFMADD213PS  smconst<>+1024(SB), Y5, Y7
-	VFMADD213PS  smconst<>+1088(SB), Y5, Y7
-	VFMADD213PS  smconst<>+1152(SB), Y5, Y7
-	VFMADD213PS  smconst<>+1216(SB), Y5, Y7
-	VFMADD213PS  smconst<>+1280(SB), Y5, Y7
-	VMULPS       Y5, Y5, Y9
-	VFMADD213PS  Y5, Y9, Y7
+	VFMADD213PS  smconst<>+1024(SB), Y4, Y7
+	VFMADD213PS  smconst<>+1088(SB), Y4, Y7
+	VFMADD213PS  smconst<>+1152(SB), Y4, Y7
+	VFMADD213PS  smconst<>+1216(SB), Y4, Y7
+	VFMADD213PS  smconst<>+1280(SB), Y4, Y7
+	VMULPS       Y4, Y4, Y9
+	VFMADD213PS  Y4, Y9, Y7
 	VADDPS       smconst<>+64(SB), Y7, Y7
 	VPADDD       smconst<>+192(SB), Y8, Y8
 	VPSLLD       $0x17, Y8, Y8
-	VMULPS       Y8, Y7, Y5
-	VANDPS       Y4, Y5, Y5
-	VADDPS       Y5, Y3, Y3
-	VSUBPS       Y2, Y6, Y6
-	VCMPPS       $0x05, smconst<>+640(SB), Y6, Y4
-	VMOVUPS      smconst<>+640(SB), Y5
-	VMAXPS       Y6, Y5, Y6
-	VMOVUPS      smconst<>+768(SB), Y5
-	VMINPS       Y6, Y5, Y6
-	VMULPS       smconst<>+128(SB), Y6, Y5
-	VCVTPS2DQ    Y5, Y7
-	VCVTDQ2PS    Y7, Y5
-	VFNMADD231PS smconst<>+832(SB), Y5, Y6
-	VFNMADD231PS smconst<>+896(SB), Y5, Y6
-	VMOVUPS      smconst<>+960(SB), Y5
-	VFMADD213PS  smconst<>+1024(SB), Y6, Y5
-	VFMADD213PS  smconst<>+1088(SB), Y6, Y5
-	VFMADD213PS  smconst<>+1152(SB), Y6, Y5
-	VFMADD213PS  smconst<>+1216(SB), Y6, Y5
-	VFMADD213PS  smconst<>+1280(SB), Y6, Y5
-	VMULPS       Y6, Y6, Y8
-	VFMADD213PS  Y6, Y8, Y5
-	VADDPS       smconst<>+64(SB), Y5, Y5
+	VMULPS       Y8, Y7, Y4
+	VANDPS       Y3, Y4, Y4
+	VADDPS       Y4, Y2, Y2
+	VSUBPS       Y6, Y5, Y5
+	VCMPPS       $0x05, smconst<>+640(SB), Y5, Y3
+	VMOVUPS      smconst<>+640(SB), Y4
+	VMAXPS       Y5, Y4, Y5
+	VMOVUPS      smconst<>+768(SB), Y4
+	VMINPS       Y5, Y4, Y5
+	VMULPS       smconst<>+128(SB), Y5, Y4
+	VCVTPS2DQ    Y4, Y7
+	VCVTDQ2PS    Y7, Y4
+	VFNMADD231PS smconst<>+832(SB), Y4, Y5
+	VFNMADD231PS smconst<>+896(SB), Y4, Y5
+	VMOVUPS      smconst<>+960(SB), Y4
+	VFMADD213PS  smconst<>+1024(SB), Y5, Y4
+	VFMADD213PS  smconst<>+1088(SB), Y5, Y4
+	VFMADD213PS  smconst<>+1152(SB), Y5, Y4
+	VFMADD213PS  smconst<>+1216(SB), Y5, Y4
+	VFMADD213PS  smconst<>+1280(SB), Y5, Y4
+	VMULPS       Y5, Y5, Y8
+	VFMADD213PS  Y5, Y8, Y4
+	VADDPS       smconst<>+64(SB), Y4, Y4
 	VPADDD       smconst<>+192(SB), Y7, Y7
 	VPSLLD       $0x17, Y7, Y7
-	VMULPS       Y7, Y5, Y6
-	VANDPS       Y4, Y6, Y6
-	VADDPS       Y6, Y3, Y3
-	VFMADD213PS  Y3, Y0, Y1
-	VMOVUPS      Y2, Y0
-	ADDQ         $0x00000020, BX
-	JMP          loop_5
+	VMULPS       Y7, Y4, Y5
+	VANDPS       Y3, Y5, Y5
+	VADDPS       Y5, Y2, Y2
+	VCMPPS       $0x04, Y0, Y6, Y3
+	VTESTPS      Y3, Y3
+	JNE          grown_1
+	VADDPS       Y2, Y1, Y1
+	JMP          next_1
+
+grown_1:
+	VSUBPS       Y6, Y0, Y0
+	VCMPPS       $0x05, smconst<>+640(SB), Y0, Y3
+	VMOVUPS      smconst<>+640(SB), Y4
+	VMAXPS       Y0, Y4, Y0
+	VMOVUPS      smconst<>+768(SB), Y4
+	VMINPS       Y0, Y4, Y0
+	VMULPS       smconst<>+128(SB), Y0, Y4
+	VCVTPS2DQ    Y4, Y5
+	VCVTDQ2PS    Y5, Y4
+	VFNMADD231PS smconst<>+832(SB), Y4, Y0
+	VFNMADD231PS smconst<>+896(SB), Y4, Y0
+	VMOVUPS      smconst<>+960(SB), Y4
+	VFMADD213PS  smconst<>+1024(SB), Y0, Y4
+	VFMADD213PS  smconst<>+1088(SB), Y0, Y4
+	VFMADD213PS  smconst<>+1152(SB), Y0, Y4
+	VFMADD213PS  smconst<>+1216(SB), Y0, Y4
+	VFMADD213PS  smconst<>+1280(SB), Y0, Y4
+	VMULPS       Y0, Y0, Y7
+	VFMADD213PS  Y0, Y7, Y4
+	VADDPS       smconst<>+64(SB), Y4, Y4
+	VPADDD       smconst<>+192(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y4, Y0
+	VANDPS       Y3, Y0, Y0
+	VFMADD213PS  Y2, Y0, Y1
+	VMOVUPS      Y6, Y0
+
+next_1:
+	ADDQ $0x00000020, BX
+	JMP  loop_5
 
 one_5:
 	MOVQ         CX, SI
 	SUBQ         BX, SI
 	CMPQ         SI, $0x00000008
 	JL           tail_5
-	VMOVUPS      Y0, Y2
-	VMOVUPS      (AX)(BX*4), Y3
-	VMAXPS       Y3, Y2, Y2
-	VSUBPS       Y2, Y0, Y0
+	VMOVUPS      (AX)(BX*4), Y2
+	VMAXPS       Y2, Y0, Y3
+	VSUBPS       Y3, Y2, Y2
+	VCMPPS       $0x05, smconst<>+640(SB), Y2, Y4
+	VMOVUPS      smconst<>+640(SB), Y5
+	VMAXPS       Y2, Y5, Y2
+	VMOVUPS      smconst<>+768(SB), Y5
+	VMINPS       Y2, Y5, Y2
+	VMULPS       smconst<>+128(SB), Y2, Y5
+	VCVTPS2DQ    Y5, Y6
+	VCVTDQ2PS    Y6, Y5
+	VFNMADD231PS smconst<>+832(SB), Y5, Y2
+	VFNMADD231PS smconst<>+896(SB), Y5, Y2
+	VMOVUPS      smconst<>+960(SB), Y5
+	VFMADD213PS  smconst<>+1024(SB), Y2, Y5
+	VFMADD213PS  smconst<>+1088(SB), Y2, Y5
+	VFMADD213PS  smconst<>+1152(SB), Y2, Y5
+	VFMADD213PS  smconst<>+1216(SB), Y2, Y5
+	VFMADD213PS  smconst<>+1280(SB), Y2, Y5
+	VMULPS       Y2, Y2, Y7
+	VFMADD213PS  Y2, Y7, Y5
+	VADDPS       smconst<>+64(SB), Y5, Y5
+	VPADDD       smconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y5, Y2
+	VANDPS       Y4, Y2, Y2
+	VMOVUPS      Y2, Y2
+	VCMPPS       $0x04, Y0, Y3, Y4
+	VTESTPS      Y4, Y4
+	JNE          grown_2
+	VADDPS       Y2, Y1, Y1
+	JMP          next_2
+
+grown_2:
+	VSUBPS       Y3, Y0, Y0
 	VCMPPS       $0x05, smconst<>+640(SB), Y0, Y4
 	VMOVUPS      smconst<>+640(SB), Y5
 	VMAXPS       Y0, Y5, Y0
@@ -945,6 +984,24 @@ one_5:
 	VPSLLD       $0x17, Y6, Y6
 	VMULPS       Y6, Y5, Y0
 	VANDPS       Y4, Y0, Y0
+	VFMADD213PS  Y2, Y0, Y1
+	VMOVUPS      Y3, Y0
+
+next_2:
+	ADDQ $0x00000008, BX
+	JMP  one_5
+
+tail_5:
+	MOVQ         CX, SI
+	SUBQ         BX, SI
+	JLE          done_5
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     smconst<>+1472(SB), Y2, Y2
+	VMOVUPS      smconst<>+0(SB), Y3
+	VMASKMOVPS   (AX)(BX*4), Y2, Y4
+	VBLENDVPS    Y2, Y4, Y3, Y3
+	VMAXPS       Y3, Y0, Y2
 	VSUBPS       Y2, Y3, Y3
 	VCMPPS       $0x05, smconst<>+640(SB), Y3, Y4
 	VMOVUPS      smconst<>+640(SB), Y5
@@ -970,25 +1027,15 @@ one_5:
 	VMULPS       Y6, Y5, Y3
 	VANDPS       Y4, Y3, Y3
 	VMOVUPS      Y3, Y3
-	VFMADD213PS  Y3, Y0, Y1
-	VMOVUPS      Y2, Y0
-	ADDQ         $0x00000008, BX
-	JMP          one_5
+	VCMPPS       $0x04, Y0, Y2, Y4
+	VTESTPS      Y4, Y4
+	JNE          grown_3
+	VADDPS       Y3, Y1, Y1
+	JMP          next_3
 
-tail_5:
-	MOVQ         CX, SI
-	SUBQ         BX, SI
-	JLE          done_5
-	VMOVD        SI, X2
-	VPBROADCASTD X2, Y2
-	VPCMPGTD     smconst<>+1472(SB), Y2, Y2
-	VMOVUPS      Y0, Y3
-	VMOVUPS      smconst<>+0(SB), Y4
-	VMASKMOVPS   (AX)(BX*4), Y2, Y5
-	VBLENDVPS    Y2, Y5, Y4, Y4
-	VMAXPS       Y4, Y3, Y3
-	VSUBPS       Y3, Y0, Y0
-	VCMPPS       $0x05, smconst<>+640(SB), Y0, Y2
+grown_3:
+	VSUBPS       Y2, Y0, Y0
+	VCMPPS       $0x05, smconst<>+640(SB), Y0, Y4
 	VMOVUPS      smconst<>+640(SB), Y5
 	VMAXPS       Y0, Y5, Y0
 	VMOVUPS      smconst<>+768(SB), Y5
@@ -1010,35 +1057,11 @@ tail_5:
 	VPADDD       smconst<>+192(SB), Y6, Y6
 	VPSLLD       $0x17, Y6, Y6
 	VMULPS       Y6, Y5, Y0
-	VANDPS       Y2, Y0, Y0
-	VSUBPS       Y3, Y4, Y4
-	VCMPPS       $0x05, smconst<>+640(SB), Y4, Y2
-	VMOVUPS      smconst<>+640(SB), Y5
-	VMAXPS       Y4, Y5, Y4
-	VMOVUPS      smconst<>+768(SB), Y5
-	VMINPS       Y4, Y5, Y4
-	VMULPS       smconst<>+128(SB), Y4, Y5
-	VCVTPS2DQ    Y5, Y6
-	VCVTDQ2PS    Y6, Y5
-	VFNMADD231PS smconst<>+832(SB), Y5, Y4
-	VFNMADD231PS smconst<>+896(SB), Y5, Y4
-	VMOVUPS      smconst<>+960(SB), Y5
-	VFMADD213PS  smconst<>+1024(SB), Y4, Y5
-	VFMADD213PS  smconst<>+1088(SB), Y4, Y5
-	VFMADD213PS  smconst<>+1152(SB), Y4, Y5
-	VFMADD213PS  smconst<>+1216(SB), Y4, Y5
-	VFMADD213PS  smconst<>+1280(SB), Y4, Y5
-	VMULPS       Y4, Y4, Y7
-	VFMADD213PS  Y4, Y7, Y5
-	VADDPS       smconst<>+64(SB), Y5, Y5
-	VPADDD       smconst<>+192(SB), Y6, Y6
-	VPSLLD       $0x17, Y6, Y6
-	VMULPS       Y6, Y5, Y4
-	VANDPS       Y2, Y4, Y4
-	VMOVUPS      Y4, Y2
-	VFMADD213PS  Y2, Y0, Y1
-	VMOVUPS      Y3, Y0
+	VANDPS       Y4, Y0, Y0
+	VFMADD213PS  Y3, Y0, Y1
+	VMOVUPS      Y2, Y0
 
+next_3:
 done_5:
 	// the lanes' (m, s) into one: M = max m, S = sum s·exp(m - M)
 	VEXTRACTF128 $0x01, Y0, X2
@@ -1638,33 +1661,33 @@ loop_12:
 	SUBQ        BX, SI
 	CMPQ        SI, $0x00000020
 	JL          one_12
-	VMOVUPS     Y0, Y2
-	VMOVUPS     (AX)(BX*4), Y3
-	VMAXPS      Y3, Y2, Y2
-	VMOVUPS     32(AX)(BX*4), Y4
-	VMAXPS      Y4, Y2, Y2
-	VMOVUPS     64(AX)(BX*4), Y5
-	VMAXPS      Y5, Y2, Y2
-	VMOVUPS     96(AX)(BX*4), Y6
-	VMAXPS      Y6, Y2, Y2
-	VSUBPS      Y2, Y0, Y0
+	VMOVUPS     (AX)(BX*4), Y2
+	VMOVUPS     32(AX)(BX*4), Y3
+	VMOVUPS     64(AX)(BX*4), Y4
+	VMOVUPS     96(AX)(BX*4), Y5
+	VMAXPS      Y2, Y0, Y6
+	VMAXPS      Y4, Y3, Y7
+	VMAXPS      Y7, Y6, Y6
+	VMAXPS      Y5, Y6, Y6
+	VSUBPS      Y6, Y2, Y2
 	VMOVUPS     smconst<>+256(SB), Y7
-	VMAXPS      Y0, Y7, Y0
+	VMAXPS      Y2, Y7, Y2
 	VMOVUPS     smconst<>+320(SB), Y7
-	VMINPS      Y0, Y7, Y0
-	VMULPS      smconst<>+128(SB), Y0, Y0
-	VCVTPS2DQ   Y0, Y7
+	VMINPS      Y2, Y7, Y2
+	VMULPS      smconst<>+128(SB), Y2, Y2
+	VCVTPS2DQ   Y2, Y7
 	VCVTDQ2PS   Y7, Y8
-	VSUBPS      Y8, Y0, Y0
+	VSUBPS      Y8, Y2, Y2
 	VMOVUPS     smconst<>+576(SB), Y8
-	VFMADD213PS smconst<>+512(SB), Y0, Y8
-	VFMADD213PS smconst<>+448(SB), Y0, Y8
-	VFMADD213PS smconst<>+384(SB), Y0, Y8
-	VFMADD213PS smconst<>+64(SB), Y0, Y8
+	VFMADD213PS smconst<>+512(SB), Y2, Y8
+	VFMADD213PS smconst<>+448(SB), Y2, Y8
+	VFMADD213PS smconst<>+384(SB), Y2, Y8
+	VFMADD213PS smconst<>+64(SB), Y2, Y8
 	VPADDD      smconst<>+192(SB), Y7, Y7
 	VPSLLD      $0x17, Y7, Y7
-	VMULPS      Y7, Y8, Y0
-	VSUBPS      Y2, Y3, Y3
+	VMULPS      Y7, Y8, Y2
+	VMOVUPS     Y2, Y2
+	VSUBPS      Y6, Y3, Y3
 	VMOVUPS     smconst<>+256(SB), Y7
 	VMAXPS      Y3, Y7, Y3
 	VMOVUPS     smconst<>+320(SB), Y7
@@ -1681,74 +1704,166 @@ loop_12:
 	VPADDD      smconst<>+192(SB), Y7, Y7
 	VPSLLD      $0x17, Y7, Y7
 	VMULPS      Y7, Y8, Y3
-	VMOVUPS     Y3, Y3
-	VSUBPS      Y2, Y4, Y4
-	VMOVUPS     smconst<>+256(SB), Y7
-	VMAXPS      Y4, Y7, Y4
-	VMOVUPS     smconst<>+320(SB), Y7
-	VMINPS      Y4, Y7, Y4
+	VADDPS      Y3, Y2, Y2
+	VSUBPS      Y6, Y4, Y4
+	VMOVUPS     smconst<>+256(SB), Y3
+	VMAXPS      Y4, Y3, Y4
+	VMOVUPS     smconst<>+320(SB), Y3
+	VMINPS      Y4, Y3, Y4
 	VMULPS      smconst<>+128(SB), Y4, Y4
-	VCVTPS2DQ   Y4, Y7
-	VCVTDQ2PS   Y7, Y8
-	VSUBPS      Y8, Y4, Y4
-	VMOVUPS     smconst<>+576(SB), Y8
-	VFMADD213PS smconst<>+512(SB), Y4, Y8
-	VFMADD213PS smconst<>+448(SB), Y4, Y8
-	VFMADD213PS smconst<>+384(SB), Y4, Y8
-	VFMADD213PS smconst<>+64(SB), Y4, Y8
-	VPADDD      smconst<>+192(SB), Y7, Y7
-	VPSLLD      $0x17, Y7, Y7
-	VMULPS      Y7, Y8, Y4
-	VADDPS      Y4, Y3, Y3
-	VSUBPS      Y2, Y5, Y5
-	VMOVUPS     smconst<>+256(SB), Y4
-	VMAXPS      Y5, Y4, Y5
-	VMOVUPS     smconst<>+320(SB), Y4
-	VMINPS      Y5, Y4, Y5
-	VMULPS      smconst<>+128(SB), Y5, Y5
-	VCVTPS2DQ   Y5, Y4
-	VCVTDQ2PS   Y4, Y7
-	VSUBPS      Y7, Y5, Y5
+	VCVTPS2DQ   Y4, Y3
+	VCVTDQ2PS   Y3, Y7
+	VSUBPS      Y7, Y4, Y4
 	VMOVUPS     smconst<>+576(SB), Y7
-	VFMADD213PS smconst<>+512(SB), Y5, Y7
-	VFMADD213PS smconst<>+448(SB), Y5, Y7
-	VFMADD213PS smconst<>+384(SB), Y5, Y7
-	VFMADD213PS smconst<>+64(SB), Y5, Y7
-	VPADDD      smconst<>+192(SB), Y4, Y4
-	VPSLLD      $0x17, Y4, Y4
-	VMULPS      Y4, Y7, Y5
-	VADDPS      Y5, Y3, Y3
-	VSUBPS      Y2, Y6, Y6
-	VMOVUPS     smconst<>+256(SB), Y4
-	VMAXPS      Y6, Y4, Y6
-	VMOVUPS     smconst<>+320(SB), Y4
-	VMINPS      Y6, Y4, Y6
-	VMULPS      smconst<>+128(SB), Y6, Y6
-	VCVTPS2DQ   Y6, Y4
-	VCVTDQ2PS   Y4, Y5
-	VSUBPS      Y5, Y6, Y6
-	VMOVUPS     smconst<>+576(SB), Y5
-	VFMADD213PS smconst<>+512(SB), Y6, Y5
-	VFMADD213PS smconst<>+448(SB), Y6, Y5
-	VFMADD213PS smconst<>+384(SB), Y6, Y5
-	VFMADD213PS smconst<>+64(SB), Y6, Y5
-	VPADDD      smconst<>+192(SB), Y4, Y4
-	VPSLLD      $0x17, Y4, Y4
-	VMULPS      Y4, Y5, Y6
-	VADDPS      Y6, Y3, Y3
-	VFMADD213PS Y3, Y0, Y1
-	VMOVUPS     Y2, Y0
-	ADDQ        $0x00000020, BX
-	JMP         loop_12
+	VFMADD213PS smconst<>+512(SB), Y4, Y7
+	VFMADD213PS smconst<>+448(SB), Y4, Y7
+	VFMADD213PS smconst<>+384(SB), Y4, Y7
+	VFMADD213PS smconst<>+64(SB), Y4, Y7
+	VPADDD      smconst<>+192(SB), Y3, Y3
+	VPSLLD      $0x17, Y3, Y3
+	VMULPS      Y3, Y7, Y4
+	VADDPS      Y4, Y2, Y2
+	VSUBPS      Y6, Y5, Y5
+	VMOVUPS     smconst<>+256(SB), Y3
+	VMAXPS      Y5, Y3, Y5
+	VMOVUPS     smconst<>+320(SB), Y3
+	VMINPS      Y5, Y3, Y5
+	VMULPS      smconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ   Y5, Y3
+	VCVTDQ2PS   Y3, Y4
+	VSUBPS      Y4, Y5, Y5
+	VMOVUPS     smconst<>+576(SB), Y4
+	VFMADD213PS smconst<>+512(SB), Y5, Y4
+	VFMADD213PS smconst<>+448(SB), Y5, Y4
+	VFMADD213PS smconst<>+384(SB), Y5, Y4
+	VFMADD213PS smconst<>+64(SB), Y5, Y4
+	VPADDD      smconst<>+192(SB), Y3, Y3
+	VPSLLD      $0x17, Y3, Y3
+	VMULPS      Y3, Y4, Y5
+	VADDPS      Y5, Y2, Y2
+	VCMPPS      $0x04, Y0, Y6, Y3
+	VTESTPS     Y3, Y3
+	JNE         grown_4
+	VADDPS      Y2, Y1, Y1
+	JMP         next_4
+
+grown_4:
+	VSUBPS      Y6, Y0, Y0
+	VMOVUPS     smconst<>+256(SB), Y3
+	VMAXPS      Y0, Y3, Y0
+	VMOVUPS     smconst<>+320(SB), Y3
+	VMINPS      Y0, Y3, Y0
+	VMULPS      smconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ   Y0, Y3
+	VCVTDQ2PS   Y3, Y4
+	VSUBPS      Y4, Y0, Y0
+	VMOVUPS     smconst<>+576(SB), Y4
+	VFMADD213PS smconst<>+512(SB), Y0, Y4
+	VFMADD213PS smconst<>+448(SB), Y0, Y4
+	VFMADD213PS smconst<>+384(SB), Y0, Y4
+	VFMADD213PS smconst<>+64(SB), Y0, Y4
+	VPADDD      smconst<>+192(SB), Y3, Y3
+	VPSLLD      $0x17, Y3, Y3
+	VMULPS      Y3, Y4, Y0
+	VFMADD213PS Y2, Y0, Y1
+	VMOVUPS     Y6, Y0
+
+next_4:
+	ADDQ $0x00000020, BX
+	JMP  loop_12
 
 one_12:
 	MOVQ        CX, SI
 	SUBQ        BX, SI
 	CMPQ        SI, $0x00000008
 	JL          tail_12
-	VMOVUPS     Y0, Y2
-	VMOVUPS     (AX)(BX*4), Y3
-	VMAXPS      Y3, Y2, Y2
+	VMOVUPS     (AX)(BX*4), Y2
+	VMAXPS      Y2, Y0, Y3
+	VSUBPS      Y3, Y2, Y2
+	VMOVUPS     smconst<>+256(SB), Y4
+	VMAXPS      Y2, Y4, Y2
+	VMOVUPS     smconst<>+320(SB), Y4
+	VMINPS      Y2, Y4, Y2
+	VMULPS      smconst<>+128(SB), Y2, Y2
+	VCVTPS2DQ   Y2, Y4
+	VCVTDQ2PS   Y4, Y5
+	VSUBPS      Y5, Y2, Y2
+	VMOVUPS     smconst<>+576(SB), Y5
+	VFMADD213PS smconst<>+512(SB), Y2, Y5
+	VFMADD213PS smconst<>+448(SB), Y2, Y5
+	VFMADD213PS smconst<>+384(SB), Y2, Y5
+	VFMADD213PS smconst<>+64(SB), Y2, Y5
+	VPADDD      smconst<>+192(SB), Y4, Y4
+	VPSLLD      $0x17, Y4, Y4
+	VMULPS      Y4, Y5, Y2
+	VMOVUPS     Y2, Y2
+	VCMPPS      $0x04, Y0, Y3, Y4
+	VTESTPS     Y4, Y4
+	JNE         grown_5
+	VADDPS      Y2, Y1, Y1
+	JMP         next_5
+
+grown_5:
+	VSUBPS      Y3, Y0, Y0
+	VMOVUPS     smconst<>+256(SB), Y4
+	VMAXPS      Y0, Y4, Y0
+	VMOVUPS     smconst<>+320(SB), Y4
+	VMINPS      Y0, Y4, Y0
+	VMULPS      smconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ   Y0, Y4
+	VCVTDQ2PS   Y4, Y5
+	VSUBPS      Y5, Y0, Y0
+	VMOVUPS     smconst<>+576(SB), Y5
+	VFMADD213PS smconst<>+512(SB), Y0, Y5
+	VFMADD213PS smconst<>+448(SB), Y0, Y5
+	VFMADD213PS smconst<>+384(SB), Y0, Y5
+	VFMADD213PS smconst<>+64(SB), Y0, Y5
+	VPADDD      smconst<>+192(SB), Y4, Y4
+	VPSLLD      $0x17, Y4, Y4
+	VMULPS      Y4, Y5, Y0
+	VFMADD213PS Y2, Y0, Y1
+	VMOVUPS     Y3, Y0
+
+next_5:
+	ADDQ $0x00000008, BX
+	JMP  one_12
+
+tail_12:
+	MOVQ         CX, SI
+	SUBQ         BX, SI
+	JLE          done_12
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     smconst<>+1472(SB), Y2, Y2
+	VMOVUPS      smconst<>+0(SB), Y3
+	VMASKMOVPS   (AX)(BX*4), Y2, Y4
+	VBLENDVPS    Y2, Y4, Y3, Y3
+	VMAXPS       Y3, Y0, Y2
+	VSUBPS       Y2, Y3, Y3
+	VMOVUPS      smconst<>+256(SB), Y4
+	VMAXPS       Y3, Y4, Y3
+	VMOVUPS      smconst<>+320(SB), Y4
+	VMINPS       Y3, Y4, Y3
+	VMULPS       smconst<>+128(SB), Y3, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y5
+	VSUBPS       Y5, Y3, Y3
+	VMOVUPS      smconst<>+576(SB), Y5
+	VFMADD213PS  smconst<>+512(SB), Y3, Y5
+	VFMADD213PS  smconst<>+448(SB), Y3, Y5
+	VFMADD213PS  smconst<>+384(SB), Y3, Y5
+	VFMADD213PS  smconst<>+64(SB), Y3, Y5
+	VPADDD       smconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y5, Y3
+	VMOVUPS      Y3, Y3
+	VCMPPS       $0x04, Y0, Y2, Y4
+	VTESTPS      Y4, Y4
+	JNE          grown_6
+	VADDPS       Y3, Y1, Y1
+	JMP          next_6
+
+grown_6:
 	VSUBPS      Y2, Y0, Y0
 	VMOVUPS     smconst<>+256(SB), Y4
 	VMAXPS      Y0, Y4, Y0
@@ -1766,79 +1881,10 @@ one_12:
 	VPADDD      smconst<>+192(SB), Y4, Y4
 	VPSLLD      $0x17, Y4, Y4
 	VMULPS      Y4, Y5, Y0
-	VSUBPS      Y2, Y3, Y3
-	VMOVUPS     smconst<>+256(SB), Y4
-	VMAXPS      Y3, Y4, Y3
-	VMOVUPS     smconst<>+320(SB), Y4
-	VMINPS      Y3, Y4, Y3
-	VMULPS      smconst<>+128(SB), Y3, Y3
-	VCVTPS2DQ   Y3, Y4
-	VCVTDQ2PS   Y4, Y5
-	VSUBPS      Y5, Y3, Y3
-	VMOVUPS     smconst<>+576(SB), Y5
-	VFMADD213PS smconst<>+512(SB), Y3, Y5
-	VFMADD213PS smconst<>+448(SB), Y3, Y5
-	VFMADD213PS smconst<>+384(SB), Y3, Y5
-	VFMADD213PS smconst<>+64(SB), Y3, Y5
-	VPADDD      smconst<>+192(SB), Y4, Y4
-	VPSLLD      $0x17, Y4, Y4
-	VMULPS      Y4, Y5, Y3
-	VMOVUPS     Y3, Y3
 	VFMADD213PS Y3, Y0, Y1
 	VMOVUPS     Y2, Y0
-	ADDQ        $0x00000008, BX
-	JMP         one_12
 
-tail_12:
-	MOVQ         CX, SI
-	SUBQ         BX, SI
-	JLE          done_12
-	VMOVD        SI, X2
-	VPBROADCASTD X2, Y2
-	VPCMPGTD     smconst<>+1472(SB), Y2, Y2
-	VMOVUPS      Y0, Y3
-	VMOVUPS      smconst<>+0(SB), Y4
-	VMASKMOVPS   (AX)(BX*4), Y2, Y5
-	VBLENDVPS    Y2, Y5, Y4, Y4
-	VMAXPS       Y4, Y3, Y3
-	VSUBPS       Y3, Y0, Y0
-	VMOVUPS      smconst<>+256(SB), Y2
-	VMAXPS       Y0, Y2, Y0
-	VMOVUPS      smconst<>+320(SB), Y2
-	VMINPS       Y0, Y2, Y0
-	VMULPS       smconst<>+128(SB), Y0, Y0
-	VCVTPS2DQ    Y0, Y2
-	VCVTDQ2PS    Y2, Y5
-	VSUBPS       Y5, Y0, Y0
-	VMOVUPS      smconst<>+576(SB), Y5
-	VFMADD213PS  smconst<>+512(SB), Y0, Y5
-	VFMADD213PS  smconst<>+448(SB), Y0, Y5
-	VFMADD213PS  smconst<>+384(SB), Y0, Y5
-	VFMADD213PS  smconst<>+64(SB), Y0, Y5
-	VPADDD       smconst<>+192(SB), Y2, Y2
-	VPSLLD       $0x17, Y2, Y2
-	VMULPS       Y2, Y5, Y0
-	VSUBPS       Y3, Y4, Y4
-	VMOVUPS      smconst<>+256(SB), Y2
-	VMAXPS       Y4, Y2, Y4
-	VMOVUPS      smconst<>+320(SB), Y2
-	VMINPS       Y4, Y2, Y4
-	VMULPS       smconst<>+128(SB), Y4, Y4
-	VCVTPS2DQ    Y4, Y2
-	VCVTDQ2PS    Y2, Y5
-	VSUBPS       Y5, Y4, Y4
-	VMOVUPS      smconst<>+576(SB), Y5
-	VFMADD213PS  smconst<>+512(SB), Y4, Y5
-	VFMADD213PS  smconst<>+448(SB), Y4, Y5
-	VFMADD213PS  smconst<>+384(SB), Y4, Y5
-	VFMADD213PS  smconst<>+64(SB), Y4, Y5
-	VPADDD       smconst<>+192(SB), Y2, Y2
-	VPSLLD       $0x17, Y2, Y2
-	VMULPS       Y2, Y5, Y4
-	VMOVUPS      Y4, Y2
-	VFMADD213PS  Y2, Y0, Y1
-	VMOVUPS      Y3, Y0
-
+next_6:
 done_12:
 	// the lanes' (m, s) into one: M = max m, S = sum s·exp(m - M)
 	VEXTRACTF128 $0x01, Y0, X2
@@ -2404,36 +2450,36 @@ loop_19:
 	SUBQ         BX, SI
 	CMPQ         SI, $0x00000040
 	JL           one_19
-	VMOVUPS      Z0, Z2
-	VMOVUPS      (AX)(BX*4), Z3
-	VMAXPS       Z3, Z2, Z2
-	VMOVUPS      64(AX)(BX*4), Z4
-	VMAXPS       Z4, Z2, Z2
-	VMOVUPS      128(AX)(BX*4), Z5
-	VMAXPS       Z5, Z2, Z2
-	VMOVUPS      192(AX)(BX*4), Z6
-	VMAXPS       Z6, Z2, Z2
-	VSUBPS       Z2, Z0, Z0
+	VMOVUPS      (AX)(BX*4), Z2
+	VMOVUPS      64(AX)(BX*4), Z3
+	VMOVUPS      128(AX)(BX*4), Z4
+	VMOVUPS      192(AX)(BX*4), Z5
+	VMAXPS       Z2, Z0, Z6
+	VMAXPS       Z4, Z3, Z7
+	VMAXPS       Z7, Z6, Z6
+	VMAXPS       Z5, Z6, Z6
+	VSUBPS       Z6, Z2, Z2
 	VMOVUPS      smconst<>+704(SB), Z7
-	VMAXPS       Z0, Z7, Z0
+	VMAXPS       Z2, Z7, Z2
 	VMOVUPS      smconst<>+768(SB), Z7
-	VMINPS       Z0, Z7, Z0
-	VMULPS       smconst<>+128(SB), Z0, Z7
+	VMINPS       Z2, Z7, Z2
+	VMULPS       smconst<>+128(SB), Z2, Z7
 	VCVTPS2DQ    Z7, Z7
 	VCVTDQ2PS    Z7, Z7
-	VFNMADD231PS smconst<>+832(SB), Z7, Z0
-	VFNMADD231PS smconst<>+896(SB), Z7, Z0
+	VFNMADD231PS smconst<>+832(SB), Z7, Z2
+	VFNMADD231PS smconst<>+896(SB), Z7, Z2
 	VMOVUPS      smconst<>+960(SB), Z8
-	VFMADD213PS  smconst<>+1024(SB), Z0, Z8
-	VFMADD213PS  smconst<>+1088(SB), Z0, Z8
-	VFMADD213PS  smconst<>+1152(SB), Z0, Z8
-	VFMADD213PS  smconst<>+1216(SB), Z0, Z8
-	VFMADD213PS  smconst<>+1280(SB), Z0, Z8
-	VMULPS       Z0, Z0, Z9
-	VFMADD213PS  Z0, Z9, Z8
+	VFMADD213PS  smconst<>+1024(SB), Z2, Z8
+	VFMADD213PS  smconst<>+1088(SB), Z2, Z8
+	VFMADD213PS  smconst<>+1152(SB), Z2, Z8
+	VFMADD213PS  smconst<>+1216(SB), Z2, Z8
+	VFMADD213PS  smconst<>+1280(SB), Z2, Z8
+	VMULPS       Z2, Z2, Z9
+	VFMADD213PS  Z2, Z9, Z8
 	VADDPS       smconst<>+64(SB), Z8, Z8
-	VSCALEFPS    Z7, Z8, Z0
-	VSUBPS       Z2, Z3, Z3
+	VSCALEFPS    Z7, Z8, Z2
+	VMOVUPS      Z2, Z2
+	VSUBPS       Z6, Z3, Z3
 	VMOVUPS      smconst<>+704(SB), Z7
 	VMAXPS       Z3, Z7, Z3
 	VMOVUPS      smconst<>+768(SB), Z7
@@ -2453,84 +2499,119 @@ loop_19:
 	VFMADD213PS  Z3, Z9, Z8
 	VADDPS       smconst<>+64(SB), Z8, Z8
 	VSCALEFPS    Z7, Z8, Z3
-	VMOVUPS      Z3, Z3
-	VSUBPS       Z2, Z4, Z4
-	VMOVUPS      smconst<>+704(SB), Z7
-	VMAXPS       Z4, Z7, Z4
-	VMOVUPS      smconst<>+768(SB), Z7
-	VMINPS       Z4, Z7, Z4
-	VMULPS       smconst<>+128(SB), Z4, Z7
-	VCVTPS2DQ    Z7, Z7
-	VCVTDQ2PS    Z7, Z7
-	VFNMADD231PS smconst<>+832(SB), Z7, Z4
-	VFNMADD231PS smconst<>+896(SB), Z7, Z4
-	VMOVUPS      smconst<>+960(SB), Z8
-	VFMADD213PS  smconst<>+1024(SB), Z4, Z8
-	VFMADD213PS  smconst<>+1088(SB), Z4, Z8
-	VFMADD213PS  smconst<>+1152(SB), Z4, Z8
-	VFMADD213PS  smconst<>+1216(SB), Z4, Z8
-	VFMADD213PS  smconst<>+1280(SB), Z4, Z8
-	VMULPS       Z4, Z4, Z9
-	VFMADD213PS  Z4, Z9, Z8
-	VADDPS       smconst<>+64(SB), Z8, Z8
-	VSCALEFPS    Z7, Z8, Z4
-	VADDPS       Z4, Z3, Z3
-	VSUBPS       Z2, Z5, Z5
-	VMOVUPS      smconst<>+704(SB), Z4
-	VMAXPS       Z5, Z4, Z5
-	VMOVUPS      smconst<>+768(SB), Z4
-	VMINPS       Z5, Z4, Z5
-	VMULPS       smconst<>+128(SB), Z5, Z4
-	VCVTPS2DQ    Z4, Z4
-	VCVTDQ2PS    Z4, Z4
-	VFNMADD231PS smconst<>+832(SB), Z4, Z5
-	VFNMADD231PS smconst<>+896(SB), Z4, Z5
+	VADDPS       Z3, Z2, Z2
+	VSUBPS       Z6, Z4, Z4
+	VMOVUPS      smconst<>+704(SB), Z3
+	VMAXPS       Z4, Z3, Z4
+	VMOVUPS      smconst<>+768(SB), Z3
+	VMINPS       Z4, Z3, Z4
+	VMULPS       smconst<>+128(SB), Z4, Z3
+	VCVTPS2DQ    Z3, Z3
+	VCVTDQ2PS    Z3, Z3
+	VFNMADD231PS smconst<>+832(SB), Z3, Z4
+	VFNMADD231PS smconst<>+896(SB), Z3, Z4
 	VMOVUPS      smconst<>+960(SB), Z7
-	VFMADD213PS  smconst<>+1024(SB), Z5, Z7
-	VFMADD213PS  smconst<>+1088(SB), Z5, Z7
-	VFMADD213PS  smconst<>+1152(SB), Z5, Z7
-	VFMADD213PS  smconst<>+1216(SB), Z5, Z7
-	VFMADD213PS  smconst<>+1280(SB), Z5, Z7
-	VMULPS       Z5, Z5, Z8
-	VFMADD213PS  Z5, Z8, Z7
+	VFMADD213PS  smconst<>+1024(SB), Z4, Z7
+	VFMADD213PS  smconst<>+1088(SB), Z4, Z7
+	VFMADD213PS  smconst<>+1152(SB), Z4, Z7
+	VFMADD213PS  smconst<>+1216(SB), Z4, Z7
+	VFMADD213PS  smconst<>+1280(SB), Z4, Z7
+	VMULPS       Z4, Z4, Z8
+	VFMADD213PS  Z4, Z8, Z7
 	VADDPS       smconst<>+64(SB), Z7, Z7
-	VSCALEFPS    Z4, Z7, Z5
-	VADDPS       Z5, Z3, Z3
-	VSUBPS       Z2, Z6, Z6
-	VMOVUPS      smconst<>+704(SB), Z4
-	VMAXPS       Z6, Z4, Z6
-	VMOVUPS      smconst<>+768(SB), Z4
-	VMINPS       Z6, Z4, Z6
-	VMULPS       smconst<>+128(SB), Z6, Z4
-	VCVTPS2DQ    Z4, Z4
-	VCVTDQ2PS    Z4, Z4
-	VFNMADD231PS smconst<>+832(SB), Z4, Z6
-	VFNMADD231PS smconst<>+896(SB), Z4, Z6
-	VMOVUPS      smconst<>+960(SB), Z5
-	VFMADD213PS  smconst<>+1024(SB), Z6, Z5
-	VFMADD213PS  smconst<>+1088(SB), Z6, Z5
-	VFMADD213PS  smconst<>+1152(SB), Z6, Z5
-	VFMADD213PS  smconst<>+1216(SB), Z6, Z5
-	VFMADD213PS  smconst<>+1280(SB), Z6, Z5
-	VMULPS       Z6, Z6, Z7
-	VFMADD213PS  Z6, Z7, Z5
-	VADDPS       smconst<>+64(SB), Z5, Z5
-	VSCALEFPS    Z4, Z5, Z6
-	VADDPS       Z6, Z3, Z3
-	VFMADD213PS  Z3, Z0, Z1
-	VMOVUPS      Z2, Z0
-	ADDQ         $0x00000040, BX
-	JMP          loop_19
+	VSCALEFPS    Z3, Z7, Z4
+	VADDPS       Z4, Z2, Z2
+	VSUBPS       Z6, Z5, Z5
+	VMOVUPS      smconst<>+704(SB), Z3
+	VMAXPS       Z5, Z3, Z5
+	VMOVUPS      smconst<>+768(SB), Z3
+	VMINPS       Z5, Z3, Z5
+	VMULPS       smconst<>+128(SB), Z5, Z3
+	VCVTPS2DQ    Z3, Z3
+	VCVTDQ2PS    Z3, Z3
+	VFNMADD231PS smconst<>+832(SB), Z3, Z5
+	VFNMADD231PS smconst<>+896(SB), Z3, Z5
+	VMOVUPS      smconst<>+960(SB), Z4
+	VFMADD213PS  smconst<>+1024(SB), Z5, Z4
+	VFMADD213PS  smconst<>+1088(SB), Z5, Z4
+	VFMADD213PS  smconst<>+1152(SB), Z5, Z4
+	VFMADD213PS  smconst<>+1216(SB), Z5, Z4
+	VFMADD213PS  smconst<>+1280(SB), Z5, Z4
+	VMULPS       Z5, Z5, Z7
+	VFMADD213PS  Z5, Z7, Z4
+	VADDPS       smconst<>+64(SB), Z4, Z4
+	VSCALEFPS    Z3, Z4, Z5
+	VADDPS       Z5, Z2, Z2
+	VCMPPS       $0x04, Z0, Z6, K1
+	KORTESTW     K1, K1
+	JNE          grown_7
+	VADDPS       Z2, Z1, Z1
+	JMP          next_7
+
+grown_7:
+	VSUBPS       Z6, Z0, Z0
+	VMOVUPS      smconst<>+704(SB), Z3
+	VMAXPS       Z0, Z3, Z0
+	VMOVUPS      smconst<>+768(SB), Z3
+	VMINPS       Z0, Z3, Z0
+	VMULPS       smconst<>+128(SB), Z0, Z3
+	VCVTPS2DQ    Z3, Z3
+	VCVTDQ2PS    Z3, Z3
+	VFNMADD231PS smconst<>+832(SB), Z3, Z0
+	VFNMADD231PS smconst<>+896(SB), Z3, Z0
+	VMOVUPS      smconst<>+960(SB), Z4
+	VFMADD213PS  smconst<>+1024(SB), Z0, Z4
+	VFMADD213PS  smconst<>+1088(SB), Z0, Z4
+	VFMADD213PS  smconst<>+1152(SB), Z0, Z4
+	VFMADD213PS  smconst<>+1216(SB), Z0, Z4
+	VFMADD213PS  smconst<>+1280(SB), Z0, Z4
+	VMULPS       Z0, Z0, Z5
+	VFMADD213PS  Z0, Z5, Z4
+	VADDPS       smconst<>+64(SB), Z4, Z4
+	VSCALEFPS    Z3, Z4, Z0
+	VFMADD213PS  Z2, Z0, Z1
+	VMOVUPS      Z6, Z0
+
+next_7:
+	ADDQ $0x00000040, BX
+	JMP  loop_19
 
 one_19:
 	MOVQ         CX, SI
 	SUBQ         BX, SI
 	CMPQ         SI, $0x00000010
 	JL           tail_19
-	VMOVUPS      Z0, Z2
-	VMOVUPS      (AX)(BX*4), Z3
-	VMAXPS       Z3, Z2, Z2
-	VSUBPS       Z2, Z0, Z0
+	VMOVUPS      (AX)(BX*4), Z2
+	VMAXPS       Z2, Z0, Z3
+	VSUBPS       Z3, Z2, Z2
+	VMOVUPS      smconst<>+704(SB), Z4
+	VMAXPS       Z2, Z4, Z2
+	VMOVUPS      smconst<>+768(SB), Z4
+	VMINPS       Z2, Z4, Z2
+	VMULPS       smconst<>+128(SB), Z2, Z4
+	VCVTPS2DQ    Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	VFNMADD231PS smconst<>+832(SB), Z4, Z2
+	VFNMADD231PS smconst<>+896(SB), Z4, Z2
+	VMOVUPS      smconst<>+960(SB), Z5
+	VFMADD213PS  smconst<>+1024(SB), Z2, Z5
+	VFMADD213PS  smconst<>+1088(SB), Z2, Z5
+	VFMADD213PS  smconst<>+1152(SB), Z2, Z5
+	VFMADD213PS  smconst<>+1216(SB), Z2, Z5
+	VFMADD213PS  smconst<>+1280(SB), Z2, Z5
+	VMULPS       Z2, Z2, Z6
+	VFMADD213PS  Z2, Z6, Z5
+	VADDPS       smconst<>+64(SB), Z5, Z5
+	VSCALEFPS    Z4, Z5, Z2
+	VMOVUPS      Z2, Z2
+	VCMPPS       $0x04, Z0, Z3, K1
+	KORTESTW     K1, K1
+	JNE          grown_8
+	VADDPS       Z2, Z1, Z1
+	JMP          next_8
+
+grown_8:
+	VSUBPS       Z3, Z0, Z0
 	VMOVUPS      smconst<>+704(SB), Z4
 	VMAXPS       Z0, Z4, Z0
 	VMOVUPS      smconst<>+768(SB), Z4
@@ -2550,31 +2631,12 @@ one_19:
 	VFMADD213PS  Z0, Z6, Z5
 	VADDPS       smconst<>+64(SB), Z5, Z5
 	VSCALEFPS    Z4, Z5, Z0
-	VSUBPS       Z2, Z3, Z3
-	VMOVUPS      smconst<>+704(SB), Z4
-	VMAXPS       Z3, Z4, Z3
-	VMOVUPS      smconst<>+768(SB), Z4
-	VMINPS       Z3, Z4, Z3
-	VMULPS       smconst<>+128(SB), Z3, Z4
-	VCVTPS2DQ    Z4, Z4
-	VCVTDQ2PS    Z4, Z4
-	VFNMADD231PS smconst<>+832(SB), Z4, Z3
-	VFNMADD231PS smconst<>+896(SB), Z4, Z3
-	VMOVUPS      smconst<>+960(SB), Z5
-	VFMADD213PS  smconst<>+1024(SB), Z3, Z5
-	VFMADD213PS  smconst<>+1088(SB), Z3, Z5
-	VFMADD213PS  smconst<>+1152(SB), Z3, Z5
-	VFMADD213PS  smconst<>+1216(SB), Z3, Z5
-	VFMADD213PS  smconst<>+1280(SB), Z3, Z5
-	VMULPS       Z3, Z3, Z6
-	VFMADD213PS  Z3, Z6, Z5
-	VADDPS       smconst<>+64(SB), Z5, Z5
-	VSCALEFPS    Z4, Z5, Z3
-	VMOVUPS      Z3, Z3
-	VFMADD213PS  Z3, Z0, Z1
-	VMOVUPS      Z2, Z0
-	ADDQ         $0x00000010, BX
-	JMP          one_19
+	VFMADD213PS  Z2, Z0, Z1
+	VMOVUPS      Z3, Z0
+
+next_8:
+	ADDQ $0x00000010, BX
+	JMP  one_19
 
 tail_19:
 	MOVQ         CX, SI
@@ -2582,11 +2644,38 @@ tail_19:
 	JLE          done_19
 	VPBROADCASTD SI, Z2
 	VPCMPGTD     smconst<>+1472(SB), Z2, K1
-	VMOVUPS      Z0, Z2
-	VMOVUPS      smconst<>+0(SB), Z3
-	VMOVUPS      (AX)(BX*4), K1, Z3
-	VMAXPS       Z3, Z2, Z2
-	VSUBPS       Z2, Z0, Z0
+	VMOVUPS      smconst<>+0(SB), Z2
+	VMOVUPS      (AX)(BX*4), K1, Z2
+	VMAXPS       Z2, Z0, Z3
+	VSUBPS       Z3, Z2, Z2
+	VMOVUPS      smconst<>+704(SB), Z4
+	VMAXPS       Z2, Z4, Z2
+	VMOVUPS      smconst<>+768(SB), Z4
+	VMINPS       Z2, Z4, Z2
+	VMULPS       smconst<>+128(SB), Z2, Z4
+	VCVTPS2DQ    Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	VFNMADD231PS smconst<>+832(SB), Z4, Z2
+	VFNMADD231PS smconst<>+896(SB), Z4, Z2
+	VMOVUPS      smconst<>+960(SB), Z5
+	VFMADD213PS  smconst<>+1024(SB), Z2, Z5
+	VFMADD213PS  smconst<>+1088(SB), Z2, Z5
+	VFMADD213PS  smconst<>+1152(SB), Z2, Z5
+	VFMADD213PS  smconst<>+1216(SB), Z2, Z5
+	VFMADD213PS  smconst<>+1280(SB), Z2, Z5
+	VMULPS       Z2, Z2, Z6
+	VFMADD213PS  Z2, Z6, Z5
+	VADDPS       smconst<>+64(SB), Z5, Z5
+	VSCALEFPS    Z4, Z5, Z2
+	VMOVUPS      Z2, Z2
+	VCMPPS       $0x04, Z0, Z3, K1
+	KORTESTW     K1, K1
+	JNE          grown_9
+	VADDPS       Z2, Z1, Z1
+	JMP          next_9
+
+grown_9:
+	VSUBPS       Z3, Z0, Z0
 	VMOVUPS      smconst<>+704(SB), Z4
 	VMAXPS       Z0, Z4, Z0
 	VMOVUPS      smconst<>+768(SB), Z4
@@ -2606,30 +2695,10 @@ tail_19:
 	VFMADD213PS  Z0, Z6, Z5
 	VADDPS       smconst<>+64(SB), Z5, Z5
 	VSCALEFPS    Z4, Z5, Z0
-	VSUBPS       Z2, Z3, Z3
-	VMOVUPS      smconst<>+704(SB), Z4
-	VMAXPS       Z3, Z4, Z3
-	VMOVUPS      smconst<>+768(SB), Z4
-	VMINPS       Z3, Z4, Z3
-	VMULPS       smconst<>+128(SB), Z3, Z4
-	VCVTPS2DQ    Z4, Z4
-	VCVTDQ2PS    Z4, Z4
-	VFNMADD231PS smconst<>+832(SB), Z4, Z3
-	VFNMADD231PS smconst<>+896(SB), Z4, Z3
-	VMOVUPS      smconst<>+960(SB), Z5
-	VFMADD213PS  smconst<>+1024(SB), Z3, Z5
-	VFMADD213PS  smconst<>+1088(SB), Z3, Z5
-	VFMADD213PS  smconst<>+1152(SB), Z3, Z5
-	VFMADD213PS  smconst<>+1216(SB), Z3, Z5
-	VFMADD213PS  smconst<>+1280(SB), Z3, Z5
-	VMULPS       Z3, Z3, Z6
-	VFMADD213PS  Z3, Z6, Z5
-	VADDPS       smconst<>+64(SB), Z5, Z5
-	VSCALEFPS    Z4, Z5, Z3
-	VMOVUPS      Z3, Z3
-	VFMADD213PS  Z3, Z0, Z1
-	VMOVUPS      Z2, Z0
+	VFMADD213PS  Z2, Z0, Z1
+	VMOVUPS      Z3, Z0
 
+next_9:
 done_19:
 	// the lanes' (m, s) into one: M = max m, S = sum s·exp(m - M)
 	VEXTRACTF64X4 $0x01, Z0, Y2
@@ -3199,33 +3268,33 @@ loop_26:
 	SUBQ        BX, SI
 	CMPQ        SI, $0x00000040
 	JL          one_26
-	VMOVUPS     Z0, Z2
-	VMOVUPS     (AX)(BX*4), Z3
-	VMAXPS      Z3, Z2, Z2
-	VMOVUPS     64(AX)(BX*4), Z4
-	VMAXPS      Z4, Z2, Z2
-	VMOVUPS     128(AX)(BX*4), Z5
-	VMAXPS      Z5, Z2, Z2
-	VMOVUPS     192(AX)(BX*4), Z6
-	VMAXPS      Z6, Z2, Z2
-	VSUBPS      Z2, Z0, Z0
+	VMOVUPS     (AX)(BX*4), Z2
+	VMOVUPS     64(AX)(BX*4), Z3
+	VMOVUPS     128(AX)(BX*4), Z4
+	VMOVUPS     192(AX)(BX*4), Z5
+	VMAXPS      Z2, Z0, Z6
+	VMAXPS      Z4, Z3, Z7
+	VMAXPS      Z7, Z6, Z6
+	VMAXPS      Z5, Z6, Z6
+	VSUBPS      Z6, Z2, Z2
 	VMOVUPS     smconst<>+256(SB), Z7
-	VMAXPS      Z0, Z7, Z0
+	VMAXPS      Z2, Z7, Z2
 	VMOVUPS     smconst<>+320(SB), Z7
-	VMINPS      Z0, Z7, Z0
-	VMULPS      smconst<>+128(SB), Z0, Z0
-	VCVTPS2DQ   Z0, Z7
+	VMINPS      Z2, Z7, Z2
+	VMULPS      smconst<>+128(SB), Z2, Z2
+	VCVTPS2DQ   Z2, Z7
 	VCVTDQ2PS   Z7, Z8
-	VSUBPS      Z8, Z0, Z0
+	VSUBPS      Z8, Z2, Z2
 	VMOVUPS     smconst<>+576(SB), Z8
-	VFMADD213PS smconst<>+512(SB), Z0, Z8
-	VFMADD213PS smconst<>+448(SB), Z0, Z8
-	VFMADD213PS smconst<>+384(SB), Z0, Z8
-	VFMADD213PS smconst<>+64(SB), Z0, Z8
+	VFMADD213PS smconst<>+512(SB), Z2, Z8
+	VFMADD213PS smconst<>+448(SB), Z2, Z8
+	VFMADD213PS smconst<>+384(SB), Z2, Z8
+	VFMADD213PS smconst<>+64(SB), Z2, Z8
 	VPADDD      smconst<>+192(SB), Z7, Z7
 	VPSLLD      $0x17, Z7, Z7
-	VMULPS      Z7, Z8, Z0
-	VSUBPS      Z2, Z3, Z3
+	VMULPS      Z7, Z8, Z2
+	VMOVUPS     Z2, Z2
+	VSUBPS      Z6, Z3, Z3
 	VMOVUPS     smconst<>+256(SB), Z7
 	VMAXPS      Z3, Z7, Z3
 	VMOVUPS     smconst<>+320(SB), Z7
@@ -3242,75 +3311,107 @@ loop_26:
 	VPADDD      smconst<>+192(SB), Z7, Z7
 	VPSLLD      $0x17, Z7, Z7
 	VMULPS      Z7, Z8, Z3
-	VMOVUPS     Z3, Z3
-	VSUBPS      Z2, Z4, Z4
-	VMOVUPS     smconst<>+256(SB), Z7
-	VMAXPS      Z4, Z7, Z4
-	VMOVUPS     smconst<>+320(SB), Z7
-	VMINPS      Z4, Z7, Z4
+	VADDPS      Z3, Z2, Z2
+	VSUBPS      Z6, Z4, Z4
+	VMOVUPS     smconst<>+256(SB), Z3
+	VMAXPS      Z4, Z3, Z4
+	VMOVUPS     smconst<>+320(SB), Z3
+	VMINPS      Z4, Z3, Z4
 	VMULPS      smconst<>+128(SB), Z4, Z4
-	VCVTPS2DQ   Z4, Z7
-	VCVTDQ2PS   Z7, Z8
-	VSUBPS      Z8, Z4, Z4
-	VMOVUPS     smconst<>+576(SB), Z8
-	VFMADD213PS smconst<>+512(SB), Z4, Z8
-	VFMADD213PS smconst<>+448(SB), Z4, Z8
-	VFMADD213PS smconst<>+384(SB), Z4, Z8
-	VFMADD213PS smconst<>+64(SB), Z4, Z8
-	VPADDD      smconst<>+192(SB), Z7, Z7
-	VPSLLD      $0x17, Z7, Z7
-	VMULPS      Z7, Z8, Z4
-	VADDPS      Z4, Z3, Z3
-	VSUBPS      Z2, Z5, Z5
-	VMOVUPS     smconst<>+256(SB), Z4
-	VMAXPS      Z5, Z4, Z5
-	VMOVUPS     smconst<>+320(SB), Z4
-	VMINPS      Z5, Z4, Z5
-	VMULPS      smconst<>+128(SB), Z5, Z5
-	VCVTPS2DQ   Z5, Z4
-	VCVTDQ2PS   Z4, Z7
-	VSUBPS      Z7, Z5, Z5
+	VCVTPS2DQ   Z4, Z3
+	VCVTDQ2PS   Z3, Z7
+	VSUBPS      Z7, Z4, Z4
 	VMOVUPS     smconst<>+576(SB), Z7
-	VFMADD213PS smconst<>+512(SB), Z5, Z7
-	VFMADD213PS smconst<>+448(SB), Z5, Z7
-	VFMADD213PS smconst<>+384(SB), Z5, Z7
-	VFMADD213PS smconst<>+64(SB), Z5, Z7
-	VPADDD      smconst<>+192(SB), Z4, Z4
-	VPSLLD      $0x17, Z4, Z4
-	VMULPS      Z4, Z7, Z5
-	VADDPS      Z5, Z3, Z3
-	VSUBPS      Z2, Z6, Z6
-	VMOVUPS     smconst<>+256(SB), Z4
-	VMAXPS      Z6, Z4, Z6
-	VMOVUPS     smconst<>+320(SB), Z4
-	VMINPS      Z6, Z4, Z6
-	VMULPS      smconst<>+128(SB), Z6, Z6
-	VCVTPS2DQ   Z6, Z4
-	VCVTDQ2PS   Z4, Z5
-	VSUBPS      Z5, Z6, Z6
-	VMOVUPS     smconst<>+576(SB), Z5
-	VFMADD213PS smconst<>+512(SB), Z6, Z5
-	VFMADD213PS smconst<>+448(SB), Z6, Z5
-	VFMADD213PS smconst<>+384(SB), Z6, Z5
-	VFMADD213PS smconst<>+64(SB), Z6, Z5
-	VPADDD      smconst<>+192(SB), Z4, Z4
-	VPSLLD      $0x17, Z4, Z4
-	VMULPS      Z4, Z5, Z6
-	VADDPS      Z6, Z3, Z3
-	VFMADD213PS Z3, Z0, Z1
-	VMOVUPS     Z2, Z0
-	ADDQ        $0x00000040, BX
-	JMP         loop_26
+	VFMADD213PS smconst<>+512(SB), Z4, Z7
+	VFMADD213PS smconst<>+448(SB), Z4, Z7
+	VFMADD213PS smconst<>+384(SB), Z4, Z7
+	VFMADD213PS smconst<>+64(SB), Z4, Z7
+	VPADDD      smconst<>+192(SB), Z3, Z3
+	VPSLLD      $0x17, Z3, Z3
+	VMULPS      Z3, Z7, Z4
+	VADDPS      Z4, Z2, Z2
+	VSUBPS      Z6, Z5, Z5
+	VMOVUPS     smconst<>+256(SB), Z3
+	VMAXPS      Z5, Z3, Z5
+	VMOVUPS     smconst<>+320(SB), Z3
+	VMINPS      Z5, Z3, Z5
+	VMULPS      smconst<>+128(SB), Z5, Z5
+	VCVTPS2DQ   Z5, Z3
+	VCVTDQ2PS   Z3, Z4
+	VSUBPS      Z4, Z5, Z5
+	VMOVUPS     smconst<>+576(SB), Z4
+	VFMADD213PS smconst<>+512(SB), Z5, Z4
+	VFMADD213PS smconst<>+448(SB), Z5, Z4
+	VFMADD213PS smconst<>+384(SB), Z5, Z4
+	VFMADD213PS smconst<>+64(SB), Z5, Z4
+	VPADDD      smconst<>+192(SB), Z3, Z3
+	VPSLLD      $0x17, Z3, Z3
+	VMULPS      Z3, Z4, Z5
+	VADDPS      Z5, Z2, Z2
+	VCMPPS      $0x04, Z0, Z6, K1
+	KORTESTW    K1, K1
+	JNE         grown_10
+	VADDPS      Z2, Z1, Z1
+	JMP         next_10
+
+grown_10:
+	VSUBPS      Z6, Z0, Z0
+	VMOVUPS     smconst<>+256(SB), Z3
+	VMAXPS      Z0, Z3, Z0
+	VMOVUPS     smconst<>+320(SB), Z3
+	VMINPS      Z0, Z3, Z0
+	VMULPS      smconst<>+128(SB), Z0, Z0
+	VCVTPS2DQ   Z0, Z3
+	VCVTDQ2PS   Z3, Z4
+	VSUBPS      Z4, Z0, Z0
+	VMOVUPS     smconst<>+576(SB), Z4
+	VFMADD213PS smconst<>+512(SB), Z0, Z4
+	VFMADD213PS smconst<>+448(SB), Z0, Z4
+	VFMADD213PS smconst<>+384(SB), Z0, Z4
+	VFMADD213PS smconst<>+64(SB), Z0, Z4
+	VPADDD      smconst<>+192(SB), Z3, Z3
+	VPSLLD      $0x17, Z3, Z3
+	VMULPS      Z3, Z4, Z0
+	VFMADD213PS Z2, Z0, Z1
+	VMOVUPS     Z6, Z0
+
+next_10:
+	ADDQ $0x00000040, BX
+	JMP  loop_26
 
 one_26:
 	MOVQ        CX, SI
 	SUBQ        BX, SI
 	CMPQ        SI, $0x00000010
 	JL          tail_26
-	VMOVUPS     Z0, Z2
-	VMOVUPS     (AX)(BX*4), Z3
-	VMAXPS      Z3, Z2, Z2
-	VSUBPS      Z2, Z0, Z0
+	VMOVUPS     (AX)(BX*4), Z2
+	VMAXPS      Z2, Z0, Z3
+	VSUBPS      Z3, Z2, Z2
+	VMOVUPS     smconst<>+256(SB), Z4
+	VMAXPS      Z2, Z4, Z2
+	VMOVUPS     smconst<>+320(SB), Z4
+	VMINPS      Z2, Z4, Z2
+	VMULPS      smconst<>+128(SB), Z2, Z2
+	VCVTPS2DQ   Z2, Z4
+	VCVTDQ2PS   Z4, Z5
+	VSUBPS      Z5, Z2, Z2
+	VMOVUPS     smconst<>+576(SB), Z5
+	VFMADD213PS smconst<>+512(SB), Z2, Z5
+	VFMADD213PS smconst<>+448(SB), Z2, Z5
+	VFMADD213PS smconst<>+384(SB), Z2, Z5
+	VFMADD213PS smconst<>+64(SB), Z2, Z5
+	VPADDD      smconst<>+192(SB), Z4, Z4
+	VPSLLD      $0x17, Z4, Z4
+	VMULPS      Z4, Z5, Z2
+	VMOVUPS     Z2, Z2
+	VCMPPS      $0x04, Z0, Z3, K1
+	KORTESTW    K1, K1
+	JNE         grown_11
+	VADDPS      Z2, Z1, Z1
+	JMP         next_11
+
+grown_11:
+	VSUBPS      Z3, Z0, Z0
 	VMOVUPS     smconst<>+256(SB), Z4
 	VMAXPS      Z0, Z4, Z0
 	VMOVUPS     smconst<>+320(SB), Z4
@@ -3327,28 +3428,12 @@ one_26:
 	VPADDD      smconst<>+192(SB), Z4, Z4
 	VPSLLD      $0x17, Z4, Z4
 	VMULPS      Z4, Z5, Z0
-	VSUBPS      Z2, Z3, Z3
-	VMOVUPS     smconst<>+256(SB), Z4
-	VMAXPS      Z3, Z4, Z3
-	VMOVUPS     smconst<>+320(SB), Z4
-	VMINPS      Z3, Z4, Z3
-	VMULPS      smconst<>+128(SB), Z3, Z3
-	VCVTPS2DQ   Z3, Z4
-	VCVTDQ2PS   Z4, Z5
-	VSUBPS      Z5, Z3, Z3
-	VMOVUPS     smconst<>+576(SB), Z5
-	VFMADD213PS smconst<>+512(SB), Z3, Z5
-	VFMADD213PS smconst<>+448(SB), Z3, Z5
-	VFMADD213PS smconst<>+384(SB), Z3, Z5
-	VFMADD213PS smconst<>+64(SB), Z3, Z5
-	VPADDD      smconst<>+192(SB), Z4, Z4
-	VPSLLD      $0x17, Z4, Z4
-	VMULPS      Z4, Z5, Z3
-	VMOVUPS     Z3, Z3
-	VFMADD213PS Z3, Z0, Z1
-	VMOVUPS     Z2, Z0
-	ADDQ        $0x00000010, BX
-	JMP         one_26
+	VFMADD213PS Z2, Z0, Z1
+	VMOVUPS     Z3, Z0
+
+next_11:
+	ADDQ $0x00000010, BX
+	JMP  one_26
 
 tail_26:
 	MOVQ         CX, SI
@@ -3356,48 +3441,55 @@ tail_26:
 	JLE          done_26
 	VPBROADCASTD SI, Z2
 	VPCMPGTD     smconst<>+1472(SB), Z2, K1
-	VMOVUPS      Z0, Z2
-	VMOVUPS      smconst<>+0(SB), Z3
-	VMOVUPS      (AX)(BX*4), K1, Z3
-	VMAXPS       Z3, Z2, Z2
-	VSUBPS       Z2, Z0, Z0
+	VMOVUPS      smconst<>+0(SB), Z2
+	VMOVUPS      (AX)(BX*4), K1, Z2
+	VMAXPS       Z2, Z0, Z3
+	VSUBPS       Z3, Z2, Z2
 	VMOVUPS      smconst<>+256(SB), Z4
-	VMAXPS       Z0, Z4, Z0
+	VMAXPS       Z2, Z4, Z2
 	VMOVUPS      smconst<>+320(SB), Z4
-	VMINPS       Z0, Z4, Z0
-	VMULPS       smconst<>+128(SB), Z0, Z0
-	VCVTPS2DQ    Z0, Z4
+	VMINPS       Z2, Z4, Z2
+	VMULPS       smconst<>+128(SB), Z2, Z2
+	VCVTPS2DQ    Z2, Z4
 	VCVTDQ2PS    Z4, Z5
-	VSUBPS       Z5, Z0, Z0
+	VSUBPS       Z5, Z2, Z2
 	VMOVUPS      smconst<>+576(SB), Z5
-	VFMADD213PS  smconst<>+512(SB), Z0, Z5
-	VFMADD213PS  smconst<>+448(SB), Z0, Z5
-	VFMADD213PS  smconst<>+384(SB), Z0, Z5
-	VFMADD213PS  smconst<>+64(SB), Z0, Z5
+	VFMADD213PS  smconst<>+512(SB), Z2, Z5
+	VFMADD213PS  smconst<>+448(SB), Z2, Z5
+	VFMADD213PS  smconst<>+384(SB), Z2, Z5
+	VFMADD213PS  smconst<>+64(SB), Z2, Z5
 	VPADDD       smconst<>+192(SB), Z4, Z4
 	VPSLLD       $0x17, Z4, Z4
-	VMULPS       Z4, Z5, Z0
-	VSUBPS       Z2, Z3, Z3
-	VMOVUPS      smconst<>+256(SB), Z4
-	VMAXPS       Z3, Z4, Z3
-	VMOVUPS      smconst<>+320(SB), Z4
-	VMINPS       Z3, Z4, Z3
-	VMULPS       smconst<>+128(SB), Z3, Z3
-	VCVTPS2DQ    Z3, Z4
-	VCVTDQ2PS    Z4, Z5
-	VSUBPS       Z5, Z3, Z3
-	VMOVUPS      smconst<>+576(SB), Z5
-	VFMADD213PS  smconst<>+512(SB), Z3, Z5
-	VFMADD213PS  smconst<>+448(SB), Z3, Z5
-	VFMADD213PS  smconst<>+384(SB), Z3, Z5
-	VFMADD213PS  smconst<>+64(SB), Z3, Z5
-	VPADDD       smconst<>+192(SB), Z4, Z4
-	VPSLLD       $0x17, Z4, Z4
-	VMULPS       Z4, Z5, Z3
-	VMOVUPS      Z3, Z3
-	VFMADD213PS  Z3, Z0, Z1
-	VMOVUPS      Z2, Z0
+	VMULPS       Z4, Z5, Z2
+	VMOVUPS      Z2, Z2
+	VCMPPS       $0x04, Z0, Z3, K1
+	KORTESTW     K1, K1
+	JNE          grown_12
+	VADDPS       Z2, Z1, Z1
+	JMP          next_12
 
+grown_12:
+	VSUBPS      Z3, Z0, Z0
+	VMOVUPS     smconst<>+256(SB), Z4
+	VMAXPS      Z0, Z4, Z0
+	VMOVUPS     smconst<>+320(SB), Z4
+	VMINPS      Z0, Z4, Z0
+	VMULPS      smconst<>+128(SB), Z0, Z0
+	VCVTPS2DQ   Z0, Z4
+	VCVTDQ2PS   Z4, Z5
+	VSUBPS      Z5, Z0, Z0
+	VMOVUPS     smconst<>+576(SB), Z5
+	VFMADD213PS smconst<>+512(SB), Z0, Z5
+	VFMADD213PS smconst<>+448(SB), Z0, Z5
+	VFMADD213PS smconst<>+384(SB), Z0, Z5
+	VFMADD213PS smconst<>+64(SB), Z0, Z5
+	VPADDD      smconst<>+192(SB), Z4, Z4
+	VPSLLD      $0x17, Z4, Z4
+	VMULPS      Z4, Z5, Z0
+	VFMADD213PS Z2, Z0, Z1
+	VMOVUPS     Z3, Z0
+
+next_12:
 done_26:
 	// the lanes' (m, s) into one: M = max m, S = sum s·exp(m - M)
 	VEXTRACTF64X4 $0x01, Z0, Y2

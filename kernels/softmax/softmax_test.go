@@ -190,11 +190,11 @@ func TestValidateAndWork(t *testing.T) {
 		t.Fatalf("KeptTotal %d, want 34", s.KeptTotal())
 	}
 	w := Params{Variant: ThreePass, Shape: s}.Work()
-	if w.Bytes != 20*34+4*6 || w.Exps != 34 || w.Flops != 4*34 || w.Compulsory != 320 {
+	if w.Traffic != 20*34+4*6 || w.Exps != 34 || w.Flops != 4*34 || w.Bytes != 320 {
 		t.Errorf("3-pass work %+v", w)
 	}
 	w = Params{Variant: Online, Shape: s}.Work()
-	if w.Bytes != 12*34+4*6 || w.Exps != 68 || w.Flops != 6*34 {
+	if w.Traffic != 12*34+4*6 || w.Exps != 68 || w.Flops != 6*34 || w.Bytes != 320 {
 		t.Errorf("online work %+v", w)
 	}
 }

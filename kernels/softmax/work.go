@@ -5,13 +5,16 @@ package softmax
 type Work struct {
 	Flops float64 // max, subtract, add, multiply count 1 each; exps apart
 	Exps  float64 // exponentials evaluated
-	// Bytes is what the passes move, each pass reading (and writing) the
-	// kept columns once, plus the zeroed future written once:
+	// Bytes are the compulsory bytes: the matrix read once and written
+	// once, 8·Rows·Len.
+	Bytes float64
+	// Traffic is what the passes move, each pass reading (and writing)
+	// the kept columns once, plus the zeroed future written once:
 	//	3-pass  4n (max) + 8n (exp, sum: read, write) + 8n (normalize) + 4z = 20n + 4z
 	//	online  4n (max, sum) + 8n (exp, normalize: read, write) + 4z     = 12n + 4z
-	Bytes float64
-	// Compulsory is the matrix read once and written once: 8·Rows·Len.
-	Compulsory float64
+	// Only the first pass over a row reads it from the matrix's level: the
+	// passes after it find the row (Len floats) in the cache it fits in.
+	Traffic float64
 }
 
 // Work returns the work model of p:
@@ -22,20 +25,21 @@ type Work struct {
 func (p Params) Work() Work {
 	n := float64(p.KeptTotal())
 	z := float64(p.Rows)*float64(p.Len) - n
-	w := Work{Compulsory: 8 * float64(p.Rows) * float64(p.Len)}
+	w := Work{Bytes: 8 * float64(p.Rows) * float64(p.Len)}
 	switch p.Variant {
 	case Online:
-		w.Flops, w.Exps, w.Bytes = 6*n, 2*n, 12*n+4*z
+		w.Flops, w.Exps, w.Traffic = 6*n, 2*n, 12*n+4*z
 	default:
-		w.Flops, w.Exps, w.Bytes = 4*n, n, 20*n+4*z
+		w.Flops, w.Exps, w.Traffic = 4*n, n, 20*n+4*z
 	}
 	return w
 }
 
 // WorkFormula states the model of a variant, for `ckbench list`.
-func WorkFormula(v Variant) (flops, bytes string) {
+func WorkFormula(v Variant) (flops, bytes, traffic string) {
+	bytes = "8·rows·len (the matrix read once, written once)"
 	if v == Online {
-		return "6·n (+ 2·n exp), n = kept columns", "12·n + 4·z (z = zeroed future columns)"
+		return "6·n (+ 2·n exp), n = kept columns", bytes, "12·n + 4·z (z = zeroed future columns)"
 	}
-	return "4·n (+ n exp), n = kept columns", "20·n + 4·z (z = zeroed future columns)"
+	return "4·n (+ n exp), n = kept columns", bytes, "20·n + 4·z (z = zeroed future columns)"
 }

@@ -122,15 +122,13 @@ func online(t Tier, fast bool) {
 	XORQ(i, i)
 	sweep(t, x, i, kept, func(ms []Mem, mk *mask) {
 		xs := make([]VecVirtual, len(ms))
-		bm := t.Vec()
-		VMOVUPS(m, bm)
 		for j, mm := range ms {
 			xs[j] = load(t, mm, mk, CNegInf)
-			VMAXPS(xs[j], bm, bm) // a NaN in x is what VMAXPS returns
 		}
-		c := t.Vec()
-		VSUBPS(bm, m, c)
-		t.Exp(fast, c) // exp(m − mb): the rescale of s
+		// bm = max(m, the block), as a tree. The tree may drop a NaN of x
+		// (VMAXPS returns its second source when either is NaN), but
+		// exp(NaN − bm) still makes the sum NaN.
+		bm := maxTree(t, m, xs)
 		e := t.Vec()
 		for j, xj := range xs {
 			VSUBPS(bm, xj, xj)
@@ -141,8 +139,20 @@ func online(t Tier, fast bool) {
 				VADDPS(xj, e, e)
 			}
 		}
-		VFMADD213PS(e, c, s) // s = s·c + Σ exp(x − mb)
+		// The max rarely grows after the first blocks: only then is s
+		// rescaled, s = s·exp(m − bm) + Σ exp(x − bm); otherwise s += Σ.
+		// (A NaN bm counts as grown: the rescale makes s NaN.)
+		grown, next := NewLabel("grown"), NewLabel("next")
+		anyLaneDiffers(t, m, bm, grown)
+		VADDPS(e, s, s)
+		JMP(LabelRef(next))
+		Label(grown)
+		c := t.Vec()
+		VSUBPS(bm, m, c)
+		t.Exp(fast, c)
+		VFMADD213PS(e, c, s) // s = s·c + e
 		VMOVUPS(bm, m)
+		Label(next)
 	})
 	Comment("the lanes' (m, s) into one: M = max m, S = sum s·exp(m - M)")
 	mb := broadcast(t, t.HReduce(m, VMAXPS))
@@ -165,6 +175,41 @@ func online(t Tier, fast bool) {
 	})
 	zeroFuture(t, x, kept, n)
 	RET()
+}
+
+// maxTree returns max(m, xs...) as a tree of VMAXPS (depth 3 for four
+// vectors, where a chain through m would be 4 deep).
+func maxTree(t Tier, m VecVirtual, xs []VecVirtual) VecVirtual {
+	level := []VecVirtual{m}
+	level = append(level, xs...)
+	for len(level) > 1 {
+		var next []VecVirtual
+		for j := 0; j+1 < len(level); j += 2 {
+			r := t.Vec()
+			VMAXPS(level[j+1], level[j], r)
+			next = append(next, r)
+		}
+		if len(level)%2 == 1 {
+			next = append(next, level[len(level)-1])
+		}
+		level = next
+	}
+	return level[0]
+}
+
+// anyLaneDiffers jumps to label when a lane of a and b differs or is NaN
+// (CMPPS predicate NEQ_UQ).
+func anyLaneDiffers(t Tier, a, b VecVirtual, label string) {
+	if t.W == 16 {
+		k := K()
+		VCMPPS(Imm(4), a, b, k)
+		KORTESTW(k, k)
+	} else {
+		d := t.Vec()
+		VCMPPS(Imm(4), a, b, d)
+		VTESTPS(d, d)
+	}
+	JNE(LabelRef(label))
 }
 
 // zeroFuture emits x[kept:n] = 0.
