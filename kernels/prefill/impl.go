@@ -1,0 +1,45 @@
+package prefill
+
+import (
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/softmax"
+)
+
+// Impl is one ISA tier's implementation of the prefill kernels.
+type Impl struct {
+	Tier isa.Tier
+	sm   softmax.Impl // the tier's softmax, for prefill-materialized
+}
+
+// impls holds every tier compiled into this binary. Only the generic
+// contract so far: the register-blocked Q·Kᵀ and P·V micro-kernels of the
+// asm tiers come next (#13), and until then those tiers are reported as
+// having no prefill kernels rather than run half in Go.
+var impls = []Impl{{Tier: isa.Generic, sm: smTier(isa.Generic)}}
+
+func smTier(t isa.Tier) softmax.Impl {
+	im, _ := softmax.Lookup(t)
+	return im
+}
+
+// Impls returns the tiers compiled into this binary.
+func Impls() []Impl { return impls }
+
+// Tiers lists the tiers this binary has prefill kernels for.
+func Tiers() []isa.Tier { return isa.TiersOf(impls) }
+
+// Lookup returns the implementation of tier t, if this binary has one.
+func Lookup(t isa.Tier) (Impl, bool) { return isa.Find(impls, t) }
+
+// TierOf makes Impl an isa.Implemented.
+func (im Impl) TierOf() isa.Tier { return im.Tier }
+
+// Run executes p on b. The caller must have checked p.Check(b) == nil and
+// that the CPU runs im.Tier; Run does not allocate.
+func (im Impl) Run(p Params, b Buffers) {
+	if p.Kernel == Materialized {
+		materializedGeneric(p, b, im.sm)
+		return
+	}
+	flashGeneric(p, b)
+}

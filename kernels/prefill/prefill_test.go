@@ -1,0 +1,192 @@
+package prefill
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/ckbench/ckbench/kernels/attention"
+	"github.com/ckbench/ckbench/kernels/isa/isatest"
+)
+
+var exps = []Exp{attention.ExpExact, attention.ExpFast}
+
+type gateCase struct {
+	Shape
+	br, bc int
+}
+
+// gateCases are #13's gate: Tq ≠ Tk, T no multiple of Br or Bc, Tq = 1,
+// one document per token and one for all, causal and not, GQA 1/2/4/8,
+// head dims 64/80/96/128/256.
+func gateCases() []gateCase {
+	var cs []gateCase
+	for _, d := range []int{64, 80, 96, 128, 256} {
+		cs = append(cs, gateCase{Shape{H: 2, Hkv: 2, D: d, Tq: 37, Tk: 37, Mask: Causal}, 16, 16})
+	}
+	for _, g := range []int{1, 2, 4, 8} {
+		cs = append(cs, gateCase{Shape{H: g * 2, Hkv: 2, D: 64, Tq: 29, Tk: 53, Mask: Causal}, 8, 16})
+	}
+	return append(cs,
+		gateCase{Shape{H: 2, Hkv: 1, D: 64, Tq: 1, Tk: 77, Mask: Causal}, 32, 32},
+		gateCase{Shape{H: 2, Hkv: 1, D: 64, Tq: 45, Tk: 45, Mask: None}, 16, 8},
+		gateCase{Shape{H: 2, Hkv: 1, D: 64, Tq: 50, Tk: 19, Mask: None}, 16, 8}, // more queries than keys
+		gateCase{Shape{H: 2, Hkv: 1, D: 64, Tq: 40, Tk: 60, Mask: Doc, Docs: 1}, 16, 16},
+		gateCase{Shape{H: 2, Hkv: 1, D: 64, Tq: 40, Tk: 60, Mask: Doc, Docs: 60}, 16, 16}, // a document per token
+		gateCase{Shape{H: 4, Hkv: 2, D: 96, Tq: 70, Tk: 70, Mask: Doc, Docs: 3}, 16, 32},
+		gateCase{Shape{H: 2, Hkv: 2, D: 64, Tq: 33, Tk: 33, Mask: Causal}, 1, 1},
+		gateCase{Shape{H: 2, Hkv: 2, D: 64, Tq: 33, Tk: 33, Mask: Causal}, 64, 256},
+	)
+}
+
+func maxAbsErr(got []float32, want []float64) float64 {
+	worst := 0.0
+	for i, w := range want {
+		g := float64(got[i])
+		if math.IsNaN(g) || math.IsInf(g, 0) {
+			return math.Inf(1)
+		}
+		worst = math.Max(worst, math.Abs(g-w))
+	}
+	return worst
+}
+
+// TestGate: every kernel, tier and exp equals the float64 reference within
+// the decode tolerances (MaxRelErr per output row), and so does its LSE.
+func TestGate(t *testing.T) {
+	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+		for _, c := range gateCases() {
+			for _, k := range Kernels {
+				for _, e := range exps {
+					p := Params{Kernel: k, Shape: c.Shape, Br: c.br, Bc: c.bc, Exp: e}
+					name := fmt.Sprintf("%s/%s/H%d:%d/hd%d/tq%d/tk%d/%s%d/br%d/bc%d", k, e, c.H, c.Hkv, c.D, c.Tq, c.Tk, c.Mask, c.Docs, c.br, c.bc)
+					if err := p.Validate(); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					b := Alloc(p)
+					FillRandom(b, uint64(c.Tq*131+c.Tk))
+					if err := p.Check(b); err != nil {
+						t.Fatal(err)
+					}
+					for i := range b.O {
+						b.O[i] = float32(math.NaN()) // every output must be written
+					}
+					im.Run(p, b)
+					want, lse := Reference(c.Shape, b.Q, b.K, b.V)
+					tol := attention.Tolerance(e)
+					if err := attention.MaxRelErr(b.O, want, c.D); err > tol {
+						t.Errorf("%s: error %.3g above %.2g", name, err, tol)
+					}
+					if err := maxAbsErr(b.LSE, lse); err > 10*tol {
+						t.Errorf("%s: LSE error %.3g", name, err)
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestOneQueryIsDecode: Tq = 1 is decode; its output equals attention's
+// decode reference over the same cache.
+func TestOneQueryIsDecode(t *testing.T) {
+	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+		s := Shape{H: 8, Hkv: 2, D: 128, Tq: 1, Tk: 99, Mask: Causal}
+		for _, k := range Kernels {
+			p := Params{Kernel: k, Shape: s, Exp: attention.ExpExact}
+			b := Alloc(p)
+			FillRandom(b, 5)
+			im.Run(p, b)
+			want := attention.Reference(attention.Shape{H: 8, Hkv: 2, D: 128, T: 99}, b.Q, b.K, b.V)
+			if err := attention.MaxRelErr(b.O, want, 128); err > attention.Tolerance(attention.ExpExact) {
+				t.Errorf("%s: error %.3g against decode", k, err)
+			}
+		}
+	})
+}
+
+// TestSpecials: a NaN in q or k, a +Inf score, or every score of a row
+// −Inf give the reference's NaN rows; other rows stay finite.
+func TestSpecials(t *testing.T) {
+	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+		s := Shape{H: 2, Hkv: 1, D: 64, Tq: 20, Tk: 20, Mask: Causal}
+		plants := map[string]func(b Buffers){
+			"nan-q":      func(b Buffers) { b.Q[5*64+3] = float32(math.NaN()) },
+			"nan-k":      func(b Buffers) { b.K[7*64+1] = float32(math.NaN()) },
+			"pinf-score": func(b Buffers) { b.Q[9*64] = 1; b.K[4*64] = float32(math.Inf(1)) },
+			"ninf-first": func(b Buffers) {
+				for t := range 20 {
+					b.Q[t*64] = 1
+				}
+				b.K[0] = float32(math.Inf(-1)) // row 0 sees only key 0: NaN
+			},
+		}
+		for name, plant := range plants {
+			for _, k := range Kernels {
+				for _, e := range exps {
+					p := Params{Kernel: k, Shape: s, Br: 8, Bc: 8, Exp: e}
+					b := Alloc(p)
+					FillRandom(b, 9)
+					plant(b)
+					im.Run(p, b)
+					want, _ := Reference(s, b.Q, b.K, b.V)
+					for i, w := range want {
+						g := float64(b.O[i])
+						if math.IsNaN(w) != math.IsNaN(g) || (!math.IsNaN(w) && math.Abs(g-w) > 1e-3) {
+							t.Fatalf("%s/%s/%s: output %d (head %d row %d) is %v, the reference %v", name, k, e, i, i/(20*64), i/64%20, g, w)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestNoAllocs(t *testing.T) {
+	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+		for _, k := range Kernels {
+			p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, Tq: 40, Tk: 40, Mask: Doc, Docs: 3}}
+			b := Alloc(p)
+			FillRandom(b, 1)
+			if n := testing.AllocsPerRun(3, func() { im.Run(p, b) }); n != 0 {
+				t.Errorf("%s: %v allocations per call", k, n)
+			}
+		}
+	})
+}
+
+func TestDocStart(t *testing.T) {
+	s := Shape{Tk: 10, Docs: 3} // documents [0,3) [3,6) [6,10)
+	want := []int{0, 0, 0, 3, 3, 3, 6, 6, 6, 6}
+	for p, w := range want {
+		if got := s.DocStart(p); got != w {
+			t.Errorf("DocStart(%d) = %d, want %d", p, got, w)
+		}
+	}
+	s = Shape{Tk: 7, Docs: 7}
+	for p := range 7 {
+		if s.DocStart(p) != p {
+			t.Errorf("a document per token: DocStart(%d) = %d", p, s.DocStart(p))
+		}
+	}
+}
+
+func TestWork(t *testing.T) {
+	s := Shape{H: 2, Hkv: 1, D: 16, Tq: 4, Tk: 6, Mask: Causal} // rows see 3, 4, 5, 6 keys
+	if s.Seen() != 18 {
+		t.Fatalf("Seen %d, want 18", s.Seen())
+	}
+	w := Params{Kernel: Flash, Shape: s, Br: 2, Bc: 4}.Work()
+	if w.Flops != 4*2*16*18 || w.DenseFlops != 4*2*4*6*16 || w.Exps != 36 || w.Bytes != 8*2*4*16+8*6*16 {
+		t.Errorf("work %+v", w)
+	}
+	// Query tiles rows 0-1 (keys 0..3: one tile) and rows 2-3 (keys 0..5: two tiles).
+	if want := 8*2*4*16 + 8*16*(4+6); w.Traffic != float64(want) {
+		t.Errorf("flash traffic %v, want %d", w.Traffic, want)
+	}
+	for _, bad := range []Shape{{H: 3, Hkv: 2, D: 64, Tq: 1, Tk: 1}, {H: 1, Hkv: 1, D: 72, Tq: 1, Tk: 1},
+		{H: 1, Hkv: 1, D: 64, Tq: 5, Tk: 4}, {H: 1, Hkv: 1, D: 64, Tq: 1, Tk: 4, Mask: Doc, Docs: 5}} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
