@@ -108,16 +108,20 @@ type Record struct {
 	Tolerated      int   `json:"tolerated"` // kept although switched out, off the CPU under the limit
 	CallsPerSample int   `json:"calls_per_sample"`
 
-	Flops     Float `json:"flops"`   // per call (work model)
-	Bytes     Float `json:"bytes"`   // compulsory bytes per call
-	Traffic   Float `json:"traffic"` // bytes the kernel's structure streams
-	AI        Float `json:"ai"`      // flops / bytes
-	IntOps    Float `json:"int_ops"` // int8 multiply-adds × 2 per call (gemv-q8)
-	GFlops    Float `json:"gflops"`  // at the median
-	GOps      Float `json:"gops"`    // int_ops / median time
-	GBs       Float `json:"gbs"`     // compulsory bytes / median time
-	ReadGBs   Float `json:"read_gbs"`
-	PctOfRead Float `json:"pct_of_read"` // gbs / read_gbs · 100
+	Flops Float `json:"flops"` // per call (work model)
+	// DenseFlops is a masked kernel's dense equivalent (prefill: every
+	// query row against every key), to compare kernels and masks on the
+	// same useful work; empty where it equals flops.
+	DenseFlops Float `json:"dense_flops"`
+	Bytes      Float `json:"bytes"`   // compulsory bytes per call
+	Traffic    Float `json:"traffic"` // bytes the kernel's structure streams
+	AI         Float `json:"ai"`      // flops / bytes
+	IntOps     Float `json:"int_ops"` // int8 multiply-adds × 2 per call (gemv-q8)
+	GFlops     Float `json:"gflops"`  // at the median
+	GOps       Float `json:"gops"`    // int_ops / median time
+	GBs        Float `json:"gbs"`     // compulsory bytes / median time
+	ReadGBs    Float `json:"read_gbs"`
+	PctOfRead  Float `json:"pct_of_read"` // gbs / read_gbs · 100
 	// The roofline bound (see roofline.Bound): the memory level the
 	// working set lives in, min(compute peak of the tier, AI × that level's
 	// bandwidth), and gflops as a percentage of it (for kernels without

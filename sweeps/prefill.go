@@ -205,6 +205,7 @@ func prefillPoint(p prefill.Params, t isa.Tier, st isa.Status, grp *dataGroup) P
 	}
 	w := p.Work()
 	rec.Flops, rec.Bytes, rec.Traffic = results.Float(w.Flops), results.Float(w.Bytes), results.Float(w.Traffic)
+	rec.DenseFlops = results.Float(w.DenseFlops)
 	rec.AI = results.Float(w.Flops / w.Bytes)
 	pt := Point{Rec: rec, Tier: t, Mem: grp.mem, group: grp}
 	if !st.Runs {

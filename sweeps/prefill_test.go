@@ -53,8 +53,9 @@ func TestRunPrefill(t *testing.T) {
 		case runs:
 			ran++
 		}
-		if r.Mask == "none" && float64(r.Flops) != float64(4*4*64*r.Tq*20) {
-			t.Errorf("%s mask none tq %d: %v FLOPs", r.Kernel, r.Tq, float64(r.Flops))
+		if dense := float64(4 * 4 * 64 * r.Tq * 20); float64(r.DenseFlops) != dense ||
+			(r.Mask == "none") != (float64(r.Flops) == dense) {
+			t.Errorf("%s mask %s tq %d: %v FLOPs, %v dense", r.Kernel, r.Mask, r.Tq, float64(r.Flops), float64(r.DenseFlops))
 		}
 	}
 	if ran == 0 {
