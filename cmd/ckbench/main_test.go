@@ -38,6 +38,13 @@ func tinyQuant(out string, extra ...string) []string {
 	return append(args, extra...)
 }
 
+// tinyFamily is a sweep of family with the roofline off and a short
+// minimum time, for bad-input cases that must be refused before it runs.
+func tinyFamily(family, out string, extra ...string) []string {
+	args := []string{"sweep", family, "--min-time", "2ms", "--out", out, "--no-progress", "--roofline", "none"}
+	return append(args, extra...)
+}
+
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "plainfile")
@@ -95,6 +102,16 @@ func TestBadInput(t *testing.T) {
 		"quant bad shape":    tinyQuant(dir, "--shape", "4096"),
 		"quant rb":           tinyQuant(dir, "--rb", "9"),
 		"quant kernel":       tinyQuant(dir, "--kernel", "gemm"),
+		"softmax rows":       tinyFamily("softmax", dir, "--rows", "0"),
+		"softmax causal":     tinyFamily("softmax", dir, "--rows", "100", "--len", "50", "--causal", "on"),
+		"softmax causal arg": tinyFamily("softmax", dir, "--causal", "maybe"),
+		"softmax huge":       tinyFamily("softmax", dir, "--rows", "1073741824", "--len", "1073741824"),
+		"softmax variant":    tinyFamily("softmax", dir, "--kernel", "2-pass"),
+		"prefill mask":       tinyFamily("prefill", dir, "--mask", "sliding"),
+		"prefill tq > tk":    tinyFamily("prefill", dir, "--tq", "64", "--tk", "32", "--mask", "causal"),
+		"prefill br":         tinyFamily("prefill", dir, "--br", "0"),
+		"prefill cold":       tinyFamily("prefill", dir, "--cold"),
+		"prefill memory":     tinyFamily("prefill", dir, "--tq", "1000000", "--tk", "1000000"),
 		"verify no golden":   {"verify", "quant", "--golden", filepath.Join(dir, "nowhere")},
 		"verify what":        {"verify", "attention"},
 		"info stray":         {"info", "--yaml"},
