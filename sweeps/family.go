@@ -24,7 +24,8 @@ type Family interface {
 	// Examples are parameter settings worth showing, each a list of
 	// name=value (or a bare name for a switch such as cold).
 	Examples() [][]string
-	// ColdWhat names what cold copies rotate through ("the KV cache").
+	// ColdWhat names what cold copies rotate through ("the KV cache"); ""
+	// for a family whose planner refuses Options.Cold.
 	ColdWhat() string
 	// Tiers are the tiers the family has kernels for in some build.
 	Tiers() []isa.Tier

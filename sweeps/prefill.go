@@ -256,7 +256,7 @@ func (prefillFamily) Examples() [][]string {
 	}
 }
 
-func (prefillFamily) ColdWhat() string  { return "nothing (prefill refuses --cold)" }
+func (prefillFamily) ColdWhat() string  { return "" } // PlanPrefill refuses Cold
 func (prefillFamily) Tiers() []isa.Tier { return SoftmaxTiers }
 func (prefillFamily) Presets() []string { return []string{"quick", "default", "full"} }
 func (prefillFamily) BenchKeys() []string {

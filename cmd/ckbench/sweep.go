@@ -117,7 +117,11 @@ func addCommonFlags(fs *flag.FlagSet, f *sweepFlags, coldWhat string) {
 	fs.DurationVar(&f.minTime, "min-time", 0, "minimum sampling time per point (default 200ms; 100ms in quick)")
 	fs.StringVar(&f.out, "out", "out", "folder that receives the run folder")
 	fs.StringVar(&f.runID, "run-id", "", "name of the run folder (default: the start time, 20061102-150405)")
-	fs.BoolVar(&f.cold, "cold", false, "rotate through copies of "+coldWhat+" so every call reads it from DRAM")
+	coldUsage := "rotate through copies of " + coldWhat + " so every call reads it from DRAM"
+	if coldWhat == "" {
+		coldUsage = "not offered by this family (refused): its kernels re-read their data, so a cold first touch is not what they measure"
+	}
+	fs.BoolVar(&f.cold, "cold", false, coldUsage)
 	fs.IntVar(&f.cpu, "cpu", -1, "CPU to pin the measuring thread to (default: the last allowed CPU)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the deterministic input data")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is drawn only on a terminal anyway)")
