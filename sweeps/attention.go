@@ -186,11 +186,6 @@ func (d *attentionData) reference() []float64 {
 	return d.ref
 }
 
-// AttentionTiers are the tiers the attention family offers: every tier
-// but avx512vnni, which adds only int8 instructions (the decode kernels
-// are float). A build without a tier's kernels (purego) records it skipped.
-var AttentionTiers = []isa.Tier{isa.Generic, isa.AVX2, isa.AVX512}
-
 // PlanAttention expands a grid into points, grouped by shape so that the
 // data and the reference are built once per shape.
 func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, error) {
@@ -201,7 +196,7 @@ func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, erro
 		return nil, err
 	}
 	plan := &Plan{Family: "attention"}
-	status := tierStatus(g.Tiers, func(t isa.Tier) bool { _, ok := attention.Lookup(t); return ok }, noKernels)
+	status := tierStatus(g.Tiers, attention.Tiers(), noKernels("attention kernels"))
 	for _, shape := range g.shapes() {
 		plan.Points = append(plan.Points, shapePoints(shape, g, opt, status)...)
 	}
@@ -393,15 +388,6 @@ func decodePoint(base results.Record, p attention.Params, noTile bool, t isa.Tie
 	return pt
 }
 
-// noKernels is the skip reason of a tier the attention family does not
-// implement in this binary.
-func noKernels(t isa.Tier) string {
-	if t == isa.AVX512VNNI {
-		return "no attention kernels in the avx512vnni tier (it adds only int8 instructions; see avx512)"
-	}
-	return "no " + string(t) + " attention kernels in this build"
-}
-
 //lint:ignore U1000 written, never read: it keeps the loop's result observable, so the compiler cannot drop the loop
 var readSink float32 // keeps the read loop's result observable
 
@@ -484,7 +470,7 @@ func (attentionFamily) Examples() [][]string {
 }
 
 func (attentionFamily) ColdWhat() string  { return "the KV cache" }
-func (attentionFamily) Tiers() []isa.Tier { return AttentionTiers }
+func (attentionFamily) Tiers() []isa.Tier { return FloatTiers }
 func (attentionFamily) Presets() []string { return []string{"quick", "default", "full"} }
 
 // BenchKeys: window and splits only appear in a name when the point has them.
@@ -553,19 +539,7 @@ func ctxCell(r *results.Record) string {
 
 func (attentionFamily) List(w io.Writer) {
 	fmt.Fprintln(w, "family attention: decode over a KV cache k[kv_head][T][D] (head-major) or k[T][kv_head][D] (pos), of f32, f16 or q8_0; q[H][D]")
-	fmt.Fprintln(w, "\ntiers:")
-	for _, t := range isa.All {
-		st := isa.Detect(t)
-		_, built := attention.Lookup(t)
-		switch {
-		case !built:
-			fmt.Fprintf(w, "  %-10s no attention kernels (int8-only tier, or not in this build)\n", t)
-		case st.Runs:
-			fmt.Fprintf(w, "  %-10s runs here\n", t)
-		default:
-			fmt.Fprintf(w, "  %-10s skipped here: %s\n", t, st.Reason)
-		}
-	}
+	listTiers(w, attention.Tiers(), "no attention kernels (int8-only tier, or not in this build)")
 	fmt.Fprintln(w, "\nkernels (per call; e = bytes per KV value: 4 f32, 2 f16, 34/32 q8_0):")
 	for _, k := range attention.Kernels {
 		flops, bytes, traffic := attention.WorkFormula(k)

@@ -45,6 +45,30 @@ type Family interface {
 	List(w io.Writer)
 }
 
+// FloatTiers are the tiers a float family (attention, kvcache, softmax,
+// prefill) offers: every tier but avx512vnni, which adds only int8
+// instructions. A build without a tier's kernels (purego) records it
+// skipped.
+var FloatTiers = []isa.Tier{isa.Generic, isa.AVX2, isa.AVX512}
+
+// listTiers writes the "tiers:" part of a family's List: per tier of
+// isa.All, whether it runs here, is skipped (and why), or has no kernels
+// in have, the kernels package's Tiers() (missing says so).
+func listTiers(w io.Writer, have []isa.Tier, missing string) {
+	fmt.Fprintln(w, "\ntiers:")
+	for _, t := range isa.All {
+		st := isa.Detect(t)
+		switch {
+		case !slices.Contains(have, t):
+			fmt.Fprintf(w, "  %-10s %s\n", t, missing)
+		case st.Runs:
+			fmt.Fprintf(w, "  %-10s runs here\n", t)
+		default:
+			fmt.Fprintf(w, "  %-10s skipped here: %s\n", t, st.Reason)
+		}
+	}
+}
+
 // Param is one grid parameter: its name (also the CLI's flag) and help.
 type Param struct{ Name, Usage string }
 

@@ -103,10 +103,6 @@ func (g KVCacheGrid) Validate() error {
 	return nil
 }
 
-// KVCacheTiers are the tiers the kvcache family offers: the float tiers
-// (avx512vnni adds only int8 instructions).
-var KVCacheTiers = []isa.Tier{isa.Generic, isa.AVX2, isa.AVX512}
-
 // kvcacheData is one store shape's data: the source rows and the cache
 // (one set; cold points rotate positions instead, see rotations).
 type kvcacheData struct {
@@ -133,13 +129,7 @@ func PlanKVCache(g KVCacheGrid, opt Options, info machine.Info) (*Plan, error) {
 		return nil, err
 	}
 	plan := &Plan{Family: "kvcache"}
-	status := tierStatus(g.Tiers, func(t isa.Tier) bool { _, ok := kvcache.Lookup(t); return ok },
-		func(t isa.Tier) string {
-			if t == isa.AVX512VNNI {
-				return "no kvcache stores in the avx512vnni tier (it adds only int8 instructions; see avx512)"
-			}
-			return "no " + string(t) + " kvcache stores in this build"
-		})
+	status := tierStatus(g.Tiers, kvcache.Tiers(), noKernels("kvcache stores"))
 	for _, p := range g.stores() {
 		plan.Points = append(plan.Points, kvcachePoints(p, g, opt, status)...)
 	}
@@ -352,7 +342,7 @@ func (kvcacheFamily) Examples() [][]string {
 }
 
 func (kvcacheFamily) ColdWhat() string  { return "the positions written and their source rows" }
-func (kvcacheFamily) Tiers() []isa.Tier { return KVCacheTiers }
+func (kvcacheFamily) Tiers() []isa.Tier { return FloatTiers }
 func (kvcacheFamily) Presets() []string { return []string{"quick", "default", "full"} }
 func (kvcacheFamily) BenchKeys() []string {
 	return []string{"isa", "kv", "layout", "hd", "kvh", "ctx", "tokens"}
@@ -390,19 +380,7 @@ func (kvcacheFamily) Summary() Summary {
 
 func (kvcacheFamily) List(w io.Writer) {
 	fmt.Fprintln(w, "family kvcache: the stores into the KV cache (attention's cache: head- or position-major, f32, f16 or q8_0)")
-	fmt.Fprintln(w, "\ntiers:")
-	for _, t := range isa.All {
-		st := isa.Detect(t)
-		_, built := kvcache.Lookup(t)
-		switch {
-		case !built:
-			fmt.Fprintf(w, "  %-10s no kvcache stores (int8-only tier, or not in this build)\n", t)
-		case st.Runs:
-			fmt.Fprintf(w, "  %-10s runs here\n", t)
-		default:
-			fmt.Fprintf(w, "  %-10s skipped here: %s\n", t, st.Reason)
-		}
-	}
+	listTiers(w, kvcache.Tiers(), "no kvcache stores (int8-only tier, or not in this build)")
 	read, written := kvcache.WorkFormula()
 	fmt.Fprintln(w, "\nstores (per call; plain stores, none non-temporal):")
 	for _, o := range kvcache.Ops {

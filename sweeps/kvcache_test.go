@@ -1,7 +1,7 @@
 package sweeps
 
 import (
-	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +10,6 @@ import (
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/kernels/kvcache"
 	"github.com/ckbench/ckbench/machine"
-	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/sampler"
 )
 
@@ -31,24 +30,10 @@ func TestRunKVCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkCeilingFirst(t, plan, KVCopy, widestRunning(kvcache.Tiers()))
-		var recs []results.Record
-		complete, err := Run(context.Background(), plan, opt, func(r results.Record) error {
-			recs = append(recs, r)
-			return nil
-		})
-		if err != nil || !complete || len(recs) != len(plan.Points) {
-			t.Fatalf("run: complete=%v err=%v %d records of %d", complete, err, len(recs), len(plan.Points))
-		}
+		recs := runAll(t, plan, opt)
 		stores := 0
 		for _, r := range recs {
-			_, built := kvcache.Lookup(isa.Tier(r.ISA))
-			runs := isa.Detect(isa.Tier(r.ISA)).Runs && built
-			switch {
-			case !runs && (r.Status != results.StatusSkipped || r.Reason == ""):
-				t.Errorf("%s/%s: tier does not run here but status %s (%q)", r.Kernel, r.ISA, r.Status, r.Reason)
-			case runs && r.Status == results.StatusFailed:
-				t.Errorf("%s/%s kv=%s layout=%q: failed: %s", r.Kernel, r.ISA, r.KV, r.Layout, r.Reason)
-			}
+			runs := checkTier(t, r, kvcache.Tiers(), fmt.Sprintf("kv=%s layout=%q", r.KV, r.Layout))
 			if r.Kernel == KVCopy || !runs {
 				continue
 			}

@@ -43,7 +43,7 @@ func PrefillPreset(name string) (PrefillGrid, sampler.Config, error) {
 	case "full":
 		g.HeadDims, g.Heads, g.Tqs, g.Tks = []int{64, 128, 256}, []HeadPair{{8, 8}, {32, 8}}, []int{1, 512, 2048}, []int{2048, 8192}
 		g.Masks, g.Brs, g.Bcs = prefill.Masks, []int{16, 32, 64}, []int{16, 32, 64}
-		g.Exps = []attention.Exp{attention.ExpExact, attention.ExpFast}
+		g.Exps = attention.Exps
 	default:
 		return g, sc, fmt.Errorf("unknown preset %q (known: quick, default, full)", name)
 	}
@@ -56,19 +56,20 @@ func (g PrefillGrid) Validate() error {
 		len(g.Tks) == 0 || len(g.Masks) == 0 || len(g.Docs) == 0 || len(g.Brs) == 0 || len(g.Bcs) == 0 || len(g.Exps) == 0 {
 		return fmt.Errorf("empty grid: every parameter needs at least one value")
 	}
-	for _, n := range append(append([]int{}, g.Tqs...), g.Tks...) {
-		if n < 1 || n > prefill.MaxT {
-			return paramErrorf("tq", "%d: query rows and key positions are 1…%d", n, prefill.MaxT)
-		}
-	}
-	for _, b := range append(append([]int{}, g.Brs...), g.Bcs...) {
-		if b < 1 || b > prefill.MaxTile {
-			return paramErrorf("br", "%d: tiles are 1…%d", b, prefill.MaxTile)
-		}
-	}
-	for _, n := range g.Docs {
-		if n < 1 {
-			return paramErrorf("docs", "%d: documents must be ≥ 1", n)
+	for _, c := range []struct {
+		param string
+		xs    []int
+		hi    int
+		what  string
+	}{
+		{"tq", g.Tqs, prefill.MaxT, "query rows"}, {"tk", g.Tks, prefill.MaxT, "key positions"},
+		{"br", g.Brs, prefill.MaxTile, "query tile rows"}, {"bc", g.Bcs, prefill.MaxTile, "key tile columns"},
+		{"docs", g.Docs, prefill.MaxT, "documents"},
+	} {
+		for _, n := range c.xs {
+			if n < 1 || n > c.hi {
+				return paramErrorf(c.param, "%d: %s are 1…%d", n, c.what, c.hi)
+			}
 		}
 	}
 	for _, hp := range g.Heads {
@@ -138,7 +139,7 @@ func PlanPrefill(g PrefillGrid, opt Options, info machine.Info) (*Plan, error) {
 		return nil, paramErrorf("tq", "every shape has more query rows than keys under a mask (the queries are the last key positions)")
 	}
 	plan := &Plan{Family: "prefill"}
-	status := tierStatus(g.Tiers, func(t isa.Tier) bool { _, ok := prefill.Lookup(t); return ok },
+	status := tierStatus(g.Tiers, prefill.Tiers(),
 		func(t isa.Tier) string {
 			return "no " + string(t) + " prefill kernels yet (the register-blocked asm micro-kernels are #13's next step)"
 		})
@@ -257,7 +258,7 @@ func (prefillFamily) Examples() [][]string {
 }
 
 func (prefillFamily) ColdWhat() string  { return "" } // PlanPrefill refuses Cold
-func (prefillFamily) Tiers() []isa.Tier { return SoftmaxTiers }
+func (prefillFamily) Tiers() []isa.Tier { return FloatTiers }
 func (prefillFamily) Presets() []string { return []string{"quick", "default", "full"} }
 func (prefillFamily) BenchKeys() []string {
 	return []string{"isa", "exp", "mask", "hd", "h", "kvh", "tq", "ctx", "tk"}
@@ -302,19 +303,7 @@ func (prefillFamily) Summary() Summary {
 
 func (prefillFamily) List(w io.Writer) {
 	fmt.Fprintln(w, "family prefill: attention over Tq query rows at once (the compute-bound half)")
-	fmt.Fprintln(w, "\ntiers:")
-	for _, t := range isa.All {
-		st := isa.Detect(t)
-		_, built := prefill.Lookup(t)
-		switch {
-		case !built:
-			fmt.Fprintf(w, "  %-10s no prefill kernels yet\n", t)
-		case st.Runs:
-			fmt.Fprintf(w, "  %-10s runs here\n", t)
-		default:
-			fmt.Fprintf(w, "  %-10s skipped here: %s\n", t, st.Reason)
-		}
-	}
+	listTiers(w, prefill.Tiers(), "no prefill kernels yet")
 	fmt.Fprintln(w, "\nkernels (per call; n = Σ over query rows of the keys each sees):")
 	fmt.Fprintln(w, "  prefill-materialized, prefill-flash")
 	fmt.Fprintln(w, "      FLOPs   4·H·D·n (dense equivalent 4·H·Tq·Tk·D); exps H·n")
@@ -331,7 +320,7 @@ func (g *PrefillGrid) Set(param, value string) error {
 	case "kernel":
 		g.Kernels, err = ParseList("kernel", value, prefill.Kernels, prefill.ParseKernel)
 	case "exp":
-		g.Exps, err = ParseList("exp", value, []attention.Exp{attention.ExpExact, attention.ExpFast}, attention.ParseExp)
+		g.Exps, err = ParseList("exp", value, attention.Exps, attention.ParseExp)
 	case "hd":
 		g.HeadDims, err = ParseInts("hd", value)
 	case "heads":

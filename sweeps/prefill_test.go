@@ -1,7 +1,7 @@
 package sweeps
 
 import (
-	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +10,6 @@ import (
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/kernels/prefill"
 	"github.com/ckbench/ckbench/machine"
-	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/sampler"
 )
 
@@ -33,24 +32,9 @@ func TestRunPrefill(t *testing.T) {
 	if want := 2 * 3 * 2 * len(isa.All); len(plan.Points) != want {
 		t.Fatalf("%d points, want %d", len(plan.Points), want)
 	}
-	var recs []results.Record
-	complete, err := Run(context.Background(), plan, opt, func(r results.Record) error {
-		recs = append(recs, r)
-		return nil
-	})
-	if err != nil || !complete || len(recs) != len(plan.Points) {
-		t.Fatalf("run: complete=%v err=%v %d records of %d", complete, err, len(recs), len(plan.Points))
-	}
 	ran := 0
-	for _, r := range recs {
-		_, built := prefill.Lookup(isa.Tier(r.ISA))
-		runs := isa.Detect(isa.Tier(r.ISA)).Runs && built
-		switch {
-		case !runs && (r.Status != results.StatusSkipped || r.Reason == ""):
-			t.Errorf("%s/%s: tier does not run here but status %s (%q)", r.Kernel, r.ISA, r.Status, r.Reason)
-		case runs && r.Status == results.StatusFailed:
-			t.Errorf("%s/%s mask=%s tq=%d: failed: %s", r.Kernel, r.ISA, r.Mask, r.Tq, r.Reason)
-		case runs:
+	for _, r := range runAll(t, plan, opt) {
+		if checkTier(t, r, prefill.Tiers(), fmt.Sprintf("mask=%s tq=%d", r.Mask, r.Tq)) {
 			ran++
 		}
 		if dense := float64(4 * 4 * 64 * r.Tq * 20); float64(r.DenseFlops) != dense ||

@@ -228,7 +228,7 @@ func PlanQuant(g QuantGrid, opt Options, info machine.Info) (*Plan, error) {
 		return nil, err
 	}
 	plan := &Plan{Family: "quant"}
-	status := tierStatus(g.Tiers, func(t isa.Tier) bool { _, ok := quant.Lookup(t); return ok },
+	status := tierStatus(g.Tiers, quant.Tiers(),
 		func(t isa.Tier) string { return "no " + string(t) + " quant kernels in this build" })
 	quantized := map[string]bool{} // quantize-q8 points already planned (per act format and K)
 	for _, f := range g.Formats {

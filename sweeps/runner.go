@@ -74,17 +74,29 @@ func (o *Options) prepare(info machine.Info) error {
 }
 
 // tierStatus is each tier's isa.Detect, marked as not running where this
-// binary has no kernels of the family for it (why says so).
-func tierStatus(tiers []isa.Tier, built func(isa.Tier) bool, why func(isa.Tier) string) map[isa.Tier]isa.Status {
+// binary has no kernels of the family for it (have, its kernels package's
+// Tiers(); why says so).
+func tierStatus(tiers, have []isa.Tier, why func(isa.Tier) string) map[isa.Tier]isa.Status {
 	status := map[isa.Tier]isa.Status{}
 	for _, t := range tiers {
 		st := isa.Detect(t)
-		if st.Runs && !built(t) {
+		if st.Runs && !slices.Contains(have, t) {
 			st.Runs, st.Reason = false, why(t)
 		}
 		status[t] = st
 	}
 	return status
+}
+
+// noKernels is the skip reason of a tier a float family (what: "attention
+// kernels") has no kernels for in this binary.
+func noKernels(what string) func(isa.Tier) string {
+	return func(t isa.Tier) string {
+		if t == isa.AVX512VNNI {
+			return "no " + what + " in the avx512vnni tier (it adds only int8 instructions; see avx512)"
+		}
+		return "no " + string(t) + " " + what + " in this build"
+	}
 }
 
 func (o *Options) defaults(info machine.Info) {

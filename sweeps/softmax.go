@@ -24,9 +24,6 @@ type SoftmaxGrid struct {
 	Exps     []attention.Exp
 }
 
-// SoftmaxTiers are the tiers the softmax family offers: the float tiers.
-var SoftmaxTiers = []isa.Tier{isa.Generic, isa.AVX2, isa.AVX512}
-
 // SoftmaxPreset returns a named grid: quick (what make run does), default
 // or full.
 func SoftmaxPreset(name string) (SoftmaxGrid, sampler.Config, error) {
@@ -37,9 +34,9 @@ func SoftmaxPreset(name string) (SoftmaxGrid, sampler.Config, error) {
 		g.Rows, g.Lens, g.Exps = []int{256}, []int{2048}, []attention.Exp{attention.ExpFast}
 		sc.MinTime = 100e6
 	case "default":
-		g.Rows, g.Lens, g.Exps = []int{64, 2048}, []int{2048, 8192}, []attention.Exp{attention.ExpExact, attention.ExpFast}
+		g.Rows, g.Lens, g.Exps = []int{64, 2048}, []int{2048, 8192}, attention.Exps
 	case "full":
-		g.Rows, g.Lens, g.Exps = []int{16, 256, 2048}, []int{512, 2048, 8192, 32768}, []attention.Exp{attention.ExpExact, attention.ExpFast}
+		g.Rows, g.Lens, g.Exps = []int{16, 256, 2048}, []int{512, 2048, 8192, 32768}, attention.Exps
 		g.Causal = []bool{true, false}
 	default:
 		return g, sc, fmt.Errorf("unknown preset %q (known: quick, default, full)", name)
@@ -109,13 +106,7 @@ func PlanSoftmax(g SoftmaxGrid, opt Options, info machine.Info) (*Plan, error) {
 		return nil, paramErrorf("rows", "every causal matrix has more rows than columns (len): no row of it would see a key")
 	}
 	plan := &Plan{Family: "softmax"}
-	status := tierStatus(g.Tiers, func(t isa.Tier) bool { _, ok := softmax.Lookup(t); return ok },
-		func(t isa.Tier) string {
-			if t == isa.AVX512VNNI {
-				return "no softmax kernels in the avx512vnni tier (it adds only int8 instructions; see avx512)"
-			}
-			return "no " + string(t) + " softmax kernels in this build"
-		})
+	status := tierStatus(g.Tiers, softmax.Tiers(), noKernels("softmax kernels"))
 	for _, s := range shapes {
 		grp := newSoftmaxGroup(s, opt)
 		for _, v := range g.Variants {
@@ -221,7 +212,7 @@ func (softmaxFamily) Examples() [][]string {
 }
 
 func (softmaxFamily) ColdWhat() string  { return "the score matrix" }
-func (softmaxFamily) Tiers() []isa.Tier { return SoftmaxTiers }
+func (softmaxFamily) Tiers() []isa.Tier { return FloatTiers }
 func (softmaxFamily) Presets() []string { return []string{"quick", "default", "full"} }
 func (softmaxFamily) BenchKeys() []string {
 	return []string{"isa", "exp", "mask", "tq", "ctx"}
@@ -261,19 +252,7 @@ func (softmaxFamily) Summary() Summary {
 
 func (softmaxFamily) List(w io.Writer) {
 	fmt.Fprintln(w, "family softmax: the row softmax of a materialized [rows][len] score matrix, in place")
-	fmt.Fprintln(w, "\ntiers:")
-	for _, t := range isa.All {
-		st := isa.Detect(t)
-		_, built := softmax.Lookup(t)
-		switch {
-		case !built:
-			fmt.Fprintf(w, "  %-10s no softmax kernels (int8-only tier, or not in this build)\n", t)
-		case st.Runs:
-			fmt.Fprintf(w, "  %-10s runs here\n", t)
-		default:
-			fmt.Fprintf(w, "  %-10s skipped here: %s\n", t, st.Reason)
-		}
-	}
+	listTiers(w, softmax.Tiers(), "no softmax kernels (int8-only tier, or not in this build)")
 	fmt.Fprintln(w, "\nvariants (per call; n kept columns, z zeroed future columns):")
 	for _, v := range softmax.Variants {
 		flops, bytes, traffic := softmax.WorkFormula(v)
@@ -290,7 +269,7 @@ func (g *SoftmaxGrid) Set(param, value string) error {
 	case "kernel":
 		g.Variants, err = ParseList("kernel", value, softmax.Variants, softmax.ParseVariant)
 	case "exp":
-		g.Exps, err = ParseList("exp", value, []attention.Exp{attention.ExpExact, attention.ExpFast}, attention.ParseExp)
+		g.Exps, err = ParseList("exp", value, attention.Exps, attention.ParseExp)
 	case "rows":
 		g.Rows, err = ParseInts("rows", value)
 	case "len":

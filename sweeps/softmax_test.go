@@ -1,7 +1,7 @@
 package sweeps
 
 import (
-	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,13 +10,12 @@ import (
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/kernels/softmax"
 	"github.com/ckbench/ckbench/machine"
-	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/sampler"
 )
 
 func tinySoftmaxGrid() SoftmaxGrid {
 	return SoftmaxGrid{Variants: softmax.Variants, Tiers: isa.All, Rows: []int{5, 40}, Lens: []int{37},
-		Causal: []bool{true, false}, Exps: []attention.Exp{attention.ExpExact, attention.ExpFast}}
+		Causal: []bool{true, false}, Exps: attention.Exps}
 }
 
 // TestRunSoftmax: every variant passes its gate in every tier that runs,
@@ -33,24 +32,9 @@ func TestRunSoftmax(t *testing.T) {
 		if want := 3 * 2 * 2 * len(isa.All); len(plan.Points) != want {
 			t.Fatalf("%d points, want %d", len(plan.Points), want)
 		}
-		var recs []results.Record
-		complete, err := Run(context.Background(), plan, opt, func(r results.Record) error {
-			recs = append(recs, r)
-			return nil
-		})
-		if err != nil || !complete || len(recs) != len(plan.Points) {
-			t.Fatalf("run: complete=%v err=%v %d records of %d", complete, err, len(recs), len(plan.Points))
-		}
 		ran := 0
-		for _, r := range recs {
-			_, built := softmax.Lookup(isa.Tier(r.ISA))
-			runs := isa.Detect(isa.Tier(r.ISA)).Runs && built
-			switch {
-			case !runs && (r.Status != results.StatusSkipped || r.Reason == ""):
-				t.Errorf("%s/%s: tier does not run here but status %s (%q)", r.Kernel, r.ISA, r.Status, r.Reason)
-			case runs && r.Status == results.StatusFailed:
-				t.Errorf("%s/%s mask=%s rows=%d: failed: %s", r.Kernel, r.ISA, r.Mask, r.Tq, r.Reason)
-			case runs:
+		for _, r := range runAll(t, plan, opt) {
+			if checkTier(t, r, softmax.Tiers(), fmt.Sprintf("mask=%s rows=%d", r.Mask, r.Tq)) {
 				ran++
 			}
 			if float64(r.Bytes) != float64(8*r.Tq*37) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -165,6 +166,38 @@ func TestRunAttention(t *testing.T) {
 // timed reports whether a status is one of a point that was timed: ok, or
 // flagged by what its samples or ceilings showed (a noisy host may give
 // either in a test's few milliseconds).
+// runAll runs plan and returns its records, failing t unless the run
+// completed with one record per point.
+func runAll(t *testing.T, plan *Plan, opt Options) []results.Record {
+	t.Helper()
+	var recs []results.Record
+	complete, err := Run(context.Background(), plan, opt, func(r results.Record) error {
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil || !complete || len(recs) != len(plan.Points) {
+		t.Fatalf("run: complete=%v err=%v %d records of %d", complete, err, len(recs), len(plan.Points))
+	}
+	return recs
+}
+
+// checkTier checks r against its tier: skipped with a reason where the
+// tier does not run here or the family has no kernels for it (have),
+// never failed where it runs. It reports whether the tier ran; named
+// tells the point apart in a failure.
+func checkTier(t *testing.T, r results.Record, have []isa.Tier, named string) (ran bool) {
+	t.Helper()
+	tier := isa.Tier(r.ISA)
+	runs := isa.Detect(tier).Runs && slices.Contains(have, tier)
+	switch {
+	case !runs && (r.Status != results.StatusSkipped || r.Reason == ""):
+		t.Errorf("%s/%s: tier does not run here but status %s (%q)", r.Kernel, r.ISA, r.Status, r.Reason)
+	case runs && r.Status == results.StatusFailed:
+		t.Errorf("%s/%s %s: failed: %s", r.Kernel, r.ISA, named, r.Reason)
+	}
+	return runs
+}
+
 func timed(status string) bool {
 	return status == results.StatusOK || status == results.StatusUnstable || status == results.StatusAboveBound
 }

@@ -192,6 +192,14 @@ func (t Tier) ExpExact(x VecVirtual) {
 	VANDPS(keep, x, x) // flush results below the smallest normal to 0
 }
 
+// ExpName is the infix of a kernel's name for its exp: Fast or Exact.
+func ExpName(fast bool) string {
+	if fast {
+		return "Fast"
+	}
+	return "Exact"
+}
+
 func (t Tier) Exp(fast bool, x VecVirtual) {
 	if fast {
 		t.ExpFast(x)

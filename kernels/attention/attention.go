@@ -89,6 +89,9 @@ const (
 	ExpFast
 )
 
+// Exps lists the exps, exact first.
+var Exps = []Exp{ExpExact, ExpFast}
+
 func (e Exp) String() string {
 	if e == ExpFast {
 		return "fast"

@@ -52,6 +52,9 @@ func materializedGeneric(p Params, b Buffers, sm softmax.Impl) {
 				row[j] = scale * dot(q, k[j*d:(j+1)*d])
 			}
 		}
+		if b.LSE != nil {
+			rowsLSE(b.LSE[h*tq:(h+1)*tq], p, s)
+		}
 		// Causal and doc rows keep their columns up to their position; the
 		// softmax zeroes the rest.
 		sm.Run(softmax.Params{Variant: softmax.ThreePass, Shape: softmax.Shape{Rows: tq, Len: tk, Causal: p.Mask != None}, Exp: p.Exp}, s)
@@ -64,30 +67,57 @@ func materializedGeneric(p Params, b Buffers, sm softmax.Impl) {
 				axpy(o, row[j], v[j*d:(j+1)*d])
 			}
 		}
-		if b.LSE != nil {
-			materializedLSE(p, b, h)
-		}
 	}
 }
 
-// materializedLSE computes the LSE of head h's rows from the scores again
-// (the softmax overwrote them): ln Σ exp(x_j), in float64.
-func materializedLSE(p Params, b Buffers, h int) {
-	d, tq, tk := p.D, p.Tq, p.Tk
-	kh := h * p.Hkv / p.H
-	k := b.K[kh*tk*d : (kh+1)*tk*d]
-	for t := range tq {
-		q := b.Q[(h*tq+t)*d : (h*tq+t+1)*d]
+// rowsLSE writes each row's LSE, ln Σ exp(x_j) over the keys it sees, from
+// the score matrix s of one head before the softmax overwrites it (in
+// float64).
+func rowsLSE(lse []float32, p Params, s []float32) {
+	for t := range p.Tq {
 		lo, hi := p.Keys(t)
+		row := s[t*p.Tk+lo : t*p.Tk+hi]
 		m := math.Inf(-1)
-		for j := lo; j < hi; j++ {
-			m = math.Max(m, float64(Scale(d)*dot(q, k[j*d:(j+1)*d])))
+		for _, x := range row {
+			m = math.Max(m, float64(x))
 		}
 		var sum float64
-		for j := lo; j < hi; j++ {
-			sum += math.Exp(float64(Scale(d)*dot(q, k[j*d:(j+1)*d])) - m)
+		for _, x := range row {
+			sum += math.Exp(float64(x) - m)
 		}
-		b.LSE[h*tq+t] = float32(m + math.Log(sum))
+		lse[t] = float32(m + math.Log(sum))
+	}
+}
+
+// onlineTile updates one query row's online state (o unnormalized, its
+// running max m and sum l) with the n = len(x) keys k and values v (n rows
+// of len(q) floats) it sees in a key tile; x receives the scores.
+func onlineTile(o, q, k, v, x []float32, m, l *float32, scale float32, e Exp) {
+	d := len(q)
+	ninf := float32(math.Inf(-1))
+	mb := ninf
+	for j := range x {
+		x[j] = scale * dot(q, k[j*d:(j+1)*d])
+		mb = max(mb, x[j])
+	}
+	if !(mb <= *m) { // a larger max, or NaN (which then reaches l and o)
+		c := float32(0)
+		if *m != ninf {
+			c = expf(*m-mb, e)
+		}
+		*l *= c
+		for i := range o {
+			o[i] *= c
+		}
+		*m = mb
+	}
+	if *m == ninf {
+		return // every score so far −Inf: no weight yet
+	}
+	for j, xj := range x {
+		w := expf(xj-*m, e)
+		*l += w
+		axpy(o, w, v[j*d:(j+1)*d])
 	}
 }
 
@@ -138,33 +168,8 @@ func flashGeneric(p Params, b Buffers) {
 						if lo >= hi {
 							continue // this row sees no key of the tile
 						}
-						q := b.Q[(h*tq+t)*d : (h*tq+t+1)*d]
-						o := b.O[(h*tq+t)*d : (h*tq+t+1)*d]
-						x := st[r*bc : r*bc+hi-lo]
-						mb := ninf
-						for j := lo; j < hi; j++ {
-							x[j-lo] = scale * dot(q, k[j*d:(j+1)*d])
-							mb = max(mb, x[j-lo])
-						}
-						if !(mb <= m[r]) { // a larger max, or NaN (which then reaches l and o)
-							c := float32(0)
-							if m[r] != ninf {
-								c = expf(m[r]-mb, p.Exp)
-							}
-							l[r] *= c
-							for i := range o {
-								o[i] *= c
-							}
-							m[r] = mb
-						}
-						if m[r] == ninf {
-							continue // every score so far −Inf: no weight yet
-						}
-						for j := lo; j < hi; j++ {
-							w := expf(x[j-lo]-m[r], p.Exp)
-							l[r] += w
-							axpy(o, w, v[j*d:(j+1)*d])
-						}
+						row := (h*tq + t) * d
+						onlineTile(b.O[row:row+d], b.Q[row:row+d], k[lo*d:hi*d], v[lo*d:hi*d], st[r*bc:r*bc+hi-lo], &m[r], &l[r], scale, p.Exp)
 					}
 				}
 				for r := range t1 - t0 {

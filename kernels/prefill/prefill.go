@@ -236,16 +236,14 @@ func (p Params) Check(b Buffers) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	q, kv := p.H*p.Tq*p.D, p.Hkv*p.Tk*p.D
-	need := []struct {
+	type need1 struct {
 		name      string
 		have, min int
-	}{{"q", len(b.Q), q}, {"o", len(b.O), q}, {"k", len(b.K), kv}, {"v", len(b.V), kv}, {"workspace", len(b.WS), p.WorkspaceLen()}}
+	}
+	q, kv := p.H*p.Tq*p.D, p.Hkv*p.Tk*p.D
+	need := []need1{{"q", len(b.Q), q}, {"o", len(b.O), q}, {"k", len(b.K), kv}, {"v", len(b.V), kv}, {"workspace", len(b.WS), p.WorkspaceLen()}}
 	if b.LSE != nil {
-		need = append(need, struct {
-			name      string
-			have, min int
-		}{"lse", len(b.LSE), p.H * p.Tq})
+		need = append(need, need1{"lse", len(b.LSE), p.H * p.Tq})
 	}
 	for _, n := range need {
 		if n.have < n.min {

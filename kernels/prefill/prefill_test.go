@@ -9,8 +9,6 @@ import (
 	"github.com/ckbench/ckbench/kernels/isa/isatest"
 )
 
-var exps = []Exp{attention.ExpExact, attention.ExpFast}
-
 type gateCase struct {
 	Shape
 	br, bc int
@@ -57,7 +55,7 @@ func TestGate(t *testing.T) {
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, c := range gateCases() {
 			for _, k := range Kernels {
-				for _, e := range exps {
+				for _, e := range attention.Exps {
 					p := Params{Kernel: k, Shape: c.Shape, Br: c.br, Bc: c.bc, Exp: e}
 					name := fmt.Sprintf("%s/%s/H%d:%d/hd%d/tq%d/tk%d/%s%d/br%d/bc%d", k, e, c.H, c.Hkv, c.D, c.Tq, c.Tk, c.Mask, c.Docs, c.br, c.bc)
 					if err := p.Validate(); err != nil {
@@ -122,7 +120,7 @@ func TestSpecials(t *testing.T) {
 		}
 		for name, plant := range plants {
 			for _, k := range Kernels {
-				for _, e := range exps {
+				for _, e := range attention.Exps {
 					p := Params{Kernel: k, Shape: s, Br: 8, Bc: 8, Exp: e}
 					b := Alloc(p)
 					FillRandom(b, 9)

@@ -45,13 +45,10 @@ func (p Params) Work() Work {
 		Bytes:      8*h*float64(p.Tq)*d + 8*float64(p.Hkv)*float64(p.Tk)*d,
 	}
 	if p.Kernel == Materialized {
-		c, all := 0.0, float64(p.Tq)*float64(p.Tk)
+		c, all := 0.0, float64(p.Tq)*float64(p.Tk) // c: the columns the softmax keeps (Tq·Tk unmasked)
 		for t := range p.Tq {
 			_, hi := p.Keys(t)
 			c += float64(hi)
-		}
-		if p.Mask == None {
-			c = all
 		}
 		w.Traffic = w.Bytes + h*(4*all+20*c+4*(all-c)+4*c)
 		return w

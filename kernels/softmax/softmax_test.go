@@ -10,8 +10,6 @@ import (
 	"github.com/ckbench/ckbench/kernels/isa/isatest"
 )
 
-var exps = []Exp{attention.ExpExact, attention.ExpFast}
-
 // guard is how many floats after the matrix a test fills with a sentinel
 // that no kernel may touch.
 const guard = 40
@@ -54,7 +52,7 @@ func shapes() []Shape {
 func TestKernels(t *testing.T) {
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, v := range Variants {
-			for _, e := range exps {
+			for _, e := range attention.Exps {
 				for _, s := range shapes() {
 					p := Params{Variant: v, Shape: s, Exp: e}
 					if err := p.Validate(); err != nil {
@@ -85,7 +83,7 @@ func TestKernels(t *testing.T) {
 func TestLargeRange(t *testing.T) {
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, v := range Variants {
-			for _, e := range exps {
+			for _, e := range attention.Exps {
 				s := Shape{Rows: 3, Len: 70}
 				x := buf.Floats(s.Rows * s.Len)
 				buf.FillUniform(x[:70], 1, -300, 300)
@@ -136,7 +134,7 @@ func TestSpecials(t *testing.T) {
 	plants = append(plants, allNinf)
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, v := range Variants {
-			for _, e := range exps {
+			for _, e := range attention.Exps {
 				for _, pl := range plants {
 					t.Run(fmt.Sprintf("%s/%s/%s", v, e, pl.name), func(t *testing.T) {
 						s := Shape{Rows: 2, Len: 71, Causal: true} // row 0 keeps 70 columns

@@ -771,13 +771,6 @@ func (t tier) reciprocalOrZero(s VecVirtual) VecVirtual {
 	return b
 }
 
-func expName(fast bool) string {
-	if fast {
-		return "Fast"
-	}
-	return "Exact"
-}
-
 // flashDecode generates the online-softmax decode for g query heads sharing
 // one KV head (g = 1 is decode-flash; g = H/Hkv is decode-flash-gqa). Per
 // tile of tk keys, in three phases over the heads of the group:
@@ -795,7 +788,7 @@ func expName(fast bool) string {
 //
 // state holds m[0..g), s[0..g) and the tile max mb[0..g).
 func (t tier) flashDecode(fast bool) {
-	name := "flashDecode" + expName(fast) + t.kv.name + t.Name
+	name := "flashDecode" + ExpName(fast) + t.kv.name + t.Name
 	Implement(name) // its signature: the stub in decode_amd64.go
 	Attributes(NOSPLIT)
 	Doc(name+" is flash decode with "+map[bool]string{true: "the fast", false: "the exact"}[fast]+" exp; see flashGeneric.",
@@ -1077,7 +1070,7 @@ func (t tier) flashDecode(fast bool) {
 // naiveDecode generates the materialized decode for one query head: scores
 // for all n keys into ws, max, exp and sum, normalize, then P·V.
 func (t tier) naiveDecode(fast bool) {
-	name := "naiveDecode" + expName(fast) + t.kv.name + t.Name
+	name := "naiveDecode" + ExpName(fast) + t.kv.name + t.Name
 	Implement(name)
 	Attributes(NOSPLIT)
 	Doc(name+" is the textbook decode; see naiveGeneric.",

@@ -31,25 +31,13 @@ func main() {
 	Generate()
 }
 
-func expName(fast bool) string {
-	if fast {
-		return "Fast"
-	}
-	return "Exact"
-}
-
 // unroll is the vectors per iteration of the main loops: four independent
 // max, sum or exp chains.
 const unroll = 4
 
 // threePass emits threePass{Exact,Fast}{AVX2,AVX512}(x *float32, kept, n int).
 func threePass(t Tier, fast bool) {
-	Implement("threePass" + expName(fast) + t.Name)
-	Attributes(NOSPLIT)
-	x, kept, n, i := GP64(), GP64(), GP64(), GP64()
-	Load(Param("x"), x)
-	Load(Param("kept"), kept)
-	Load(Param("n"), n)
+	x, kept, n, i := rowKernel("threePass", t, fast)
 
 	Comment("pass 1: the max of the kept columns")
 	var acc [unroll]VecVirtual
@@ -108,12 +96,7 @@ func threePass(t Tier, fast bool) {
 
 // online emits online{Exact,Fast}{AVX2,AVX512}(x *float32, kept, n int).
 func online(t Tier, fast bool) {
-	Implement("online" + expName(fast) + t.Name)
-	Attributes(NOSPLIT)
-	x, kept, n, i := GP64(), GP64(), GP64(), GP64()
-	Load(Param("x"), x)
-	Load(Param("kept"), kept)
-	Load(Param("n"), n)
+	x, kept, n, i := rowKernel("online", t, fast)
 
 	Comment("pass 1: per lane, a running max m (from -MaxFloat32) and sum s of exp(x - m)")
 	m, s := t.Vec(), t.Vec()
@@ -210,6 +193,18 @@ func anyLaneDiffers(t Tier, a, b VecVirtual, label string) {
 		VTESTPS(d, d)
 	}
 	JNE(LabelRef(label))
+}
+
+// rowKernel starts the kernel <variant><Exp><tier>(x *float32, kept, n
+// int): it loads x, kept and n and gives a register for the column index.
+func rowKernel(variant string, t Tier, fast bool) (x, kept, n, i GPVirtual) {
+	Implement(variant + ExpName(fast) + t.Name)
+	Attributes(NOSPLIT)
+	x, kept, n, i = GP64(), GP64(), GP64(), GP64()
+	Load(Param("x"), x)
+	Load(Param("kept"), kept)
+	Load(Param("n"), n)
+	return x, kept, n, i
 }
 
 // zeroFuture emits x[kept:n] = 0.
