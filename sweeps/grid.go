@@ -112,6 +112,9 @@ type HeadPair struct{ H, Hkv int }
 
 func (h HeadPair) String() string { return fmt.Sprintf("%d:%d", h.H, h.Hkv) }
 
+// MarshalText writes H:Hkv, as --heads takes it.
+func (h HeadPair) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
+
 // ParseHeads reads "H:Hkv" pairs: "16:8,32:8,8:8". A bare "H" means H:H.
 func ParseHeads(s string) ([]HeadPair, error) {
 	if strings.TrimSpace(s) == "" {

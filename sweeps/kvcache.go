@@ -433,14 +433,6 @@ func (g *KVCacheGrid) Plan(opt Options, info machine.Info) (*Plan, error) {
 
 // Config is the grid as machine.json records it.
 func (g *KVCacheGrid) Config() map[string]any {
-	kvs := make([]string, len(g.KVs))
-	for i, kv := range g.KVs {
-		kvs[i] = kv.String()
-	}
-	layouts := make([]string, len(g.Layouts))
-	for i, l := range g.Layouts {
-		layouts[i] = l.String()
-	}
 	return map[string]any{"kernels": g.Ops, "isa": g.Tiers, "hd": g.HeadDims, "heads": g.Heads, "tokens": g.Tokens,
-		"ctx": g.Ctxs, "kv": kvs, "layout": layouts}
+		"ctx": g.Ctxs, "kv": g.KVs, "layout": g.Layouts}
 }

@@ -1,6 +1,7 @@
 package sweeps
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -98,6 +99,45 @@ func TestPresetsValid(t *testing.T) {
 			}
 			if err := v.Validate(); err != nil {
 				t.Errorf("%s preset %s: %v", f.Name(), name, err)
+			}
+		}
+	}
+}
+
+// TestConfigReadable: every preset's config, as machine.json writes it,
+// lists values a reader can use: a list of names or numbers per key, never
+// a list turned into one string (base64, as encoding/json writes a
+// []uint8 such as []attention.Exp) or into objects.
+func TestConfigReadable(t *testing.T) {
+	for _, f := range Families() {
+		for _, name := range f.Presets() {
+			g, _, err := f.Grid(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(g.Config())
+			if err != nil {
+				t.Fatalf("%s %s: %v", f.Name(), name, err)
+			}
+			var cfg map[string]any
+			if err := json.Unmarshal(b, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range cfg {
+				list, ok := v.([]any)
+				if !ok {
+					t.Errorf("%s %s: %s is %v, not a list", f.Name(), name, k, v)
+					continue
+				}
+				for _, x := range list {
+					switch x.(type) {
+					case string, float64:
+					default:
+						if f.Name() != "quant" || k != "shape" { // quant shapes are {M, K}
+							t.Errorf("%s %s: %s holds %v", f.Name(), name, k, x)
+						}
+					}
+				}
 			}
 		}
 	}

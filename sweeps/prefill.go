@@ -353,18 +353,6 @@ func (g *PrefillGrid) Plan(opt Options, info machine.Info) (*Plan, error) {
 
 // Config is the grid as machine.json records it.
 func (g *PrefillGrid) Config() map[string]any {
-	exps := make([]string, len(g.Exps))
-	for i, e := range g.Exps {
-		exps[i] = e.String()
-	}
-	masks := make([]string, len(g.Masks))
-	for i, m := range g.Masks {
-		masks[i] = m.String()
-	}
-	heads := make([]string, len(g.Heads))
-	for i, h := range g.Heads {
-		heads[i] = h.String()
-	}
-	return map[string]any{"kernels": g.Kernels, "isa": g.Tiers, "hd": g.HeadDims, "heads": heads, "tq": g.Tqs, "tk": g.Tks,
-		"mask": masks, "docs": g.Docs, "br": g.Brs, "bc": g.Bcs, "exp": exps}
+	return map[string]any{"kernels": g.Kernels, "isa": g.Tiers, "hd": g.HeadDims, "heads": g.Heads, "tq": g.Tqs, "tk": g.Tks,
+		"mask": g.Masks, "docs": g.Docs, "br": g.Brs, "bc": g.Bcs, "exp": g.Exps}
 }

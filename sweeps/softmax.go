@@ -300,13 +300,9 @@ func (g *SoftmaxGrid) Plan(opt Options, info machine.Info) (*Plan, error) {
 
 // Config is the grid as machine.json records it.
 func (g *SoftmaxGrid) Config() map[string]any {
-	exps := make([]string, len(g.Exps))
-	for i, e := range g.Exps {
-		exps[i] = e.String()
-	}
 	masks := make([]string, len(g.Causal))
 	for i, c := range g.Causal {
 		masks[i] = maskName(c)
 	}
-	return map[string]any{"kernels": g.Variants, "isa": g.Tiers, "rows": g.Rows, "len": g.Lens, "mask": masks, "exp": exps}
+	return map[string]any{"kernels": g.Variants, "isa": g.Tiers, "rows": g.Rows, "len": g.Lens, "mask": masks, "exp": g.Exps}
 }

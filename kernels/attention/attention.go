@@ -99,6 +99,10 @@ func (e Exp) String() string {
 	return "exact"
 }
 
+// MarshalText writes the name (machine.json's config lists names, not
+// numbers; a []Exp would otherwise be base64 of its bytes).
+func (e Exp) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
+
 // ParseExp converts "exact" or "fast".
 func ParseExp(s string) (Exp, error) {
 	switch s {
@@ -190,6 +194,9 @@ func (t KVType) String() string {
 	return "f32"
 }
 
+// MarshalText writes the name, as Exp's.
+func (t KVType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
 // ParseKVType converts f32, f16 or q8_0.
 func ParseKVType(s string) (KVType, error) {
 	for _, t := range KVTypes {
@@ -235,6 +242,9 @@ func (l Layout) String() string {
 	}
 	return "head"
 }
+
+// MarshalText writes the name, as Exp's.
+func (l Layout) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
 
 // ParseLayout converts head or pos.
 func ParseLayout(s string) (Layout, error) {

@@ -87,6 +87,9 @@ func (m Mask) String() string {
 	return "causal"
 }
 
+// MarshalText writes the name (machine.json's config lists names).
+func (m Mask) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
 // ParseMask converts causal, none or doc.
 func ParseMask(s string) (Mask, error) {
 	for _, m := range Masks {
