@@ -53,11 +53,14 @@ func materializedGeneric(p Params, b Buffers, sm softmax.Impl) {
 			}
 		}
 		if b.LSE != nil {
-			rowsLSE(b.LSE[h*tq:(h+1)*tq], p, s)
+			rowMax(b.LSE[h*tq:(h+1)*tq], p, s, tk)
 		}
 		// Causal and doc rows keep their columns up to their position; the
 		// softmax zeroes the rest.
 		sm.Run(softmax.Params{Variant: softmax.ThreePass, Shape: softmax.Shape{Rows: tq, Len: tk, Causal: p.Mask != None}, Exp: p.Exp}, s)
+		if b.LSE != nil {
+			lseFromWeights(b.LSE[h*tq:(h+1)*tq], p, s, tk)
+		}
 		for t := range tq {
 			o := b.O[(h*tq+t)*d : (h*tq+t+1)*d]
 			clear(o)
@@ -70,22 +73,32 @@ func materializedGeneric(p Params, b Buffers, sm softmax.Impl) {
 	}
 }
 
-// rowsLSE writes each row's LSE, ln Σ exp(x_j) over the keys it sees, from
-// the score matrix s of one head before the softmax overwrites it (in
-// float64).
-func rowsLSE(lse []float32, p Params, s []float32) {
+// rowMax writes each row's largest score over the keys it sees to lse,
+// from the score matrix s of one head (rows lds floats apart) before the
+// softmax: the first half of the row's LSE (see lseFromWeights).
+func rowMax(lse []float32, p Params, s []float32, lds int) {
 	for t := range p.Tq {
 		lo, hi := p.Keys(t)
-		row := s[t*p.Tk+lo : t*p.Tk+hi]
-		m := math.Inf(-1)
-		for _, x := range row {
-			m = math.Max(m, float64(x))
+		m := float32(math.Inf(-1))
+		for _, x := range s[t*lds+lo : t*lds+hi] {
+			m = max(m, x) // NaN if any is
 		}
-		var sum float64
-		for _, x := range row {
-			sum += math.Exp(float64(x) - m)
+		lse[t] = m
+	}
+}
+
+// lseFromWeights completes each row's LSE from its weights after the
+// 3-pass softmax: the largest weight, at the max's column, is exp(0)/Σ =
+// 1/Σ, so LSE = m + ln Σ = m − ln(largest weight), with no exp to
+// evaluate again.
+func lseFromWeights(lse []float32, p Params, s []float32, lds int) {
+	for t := range p.Tq {
+		lo, hi := p.Keys(t)
+		var w float32
+		for _, x := range s[t*lds+lo : t*lds+hi] {
+			w = max(w, x)
 		}
-		lse[t] = float32(m + math.Log(sum))
+		lse[t] -= float32(math.Log(float64(w)))
 	}
 }
 

@@ -9,12 +9,11 @@ import (
 type Impl struct {
 	Tier isa.Tier
 	sm   softmax.Impl // the tier's softmax, for prefill-materialized
+	mk   *micro       // the tier's micro-kernels (tiled.go); nil: the generic contract
 }
 
-// impls holds every tier compiled into this binary. Only the generic
-// contract so far: the register-blocked Q·Kᵀ and P·V micro-kernels of the
-// asm tiers come next (#13), and until then those tiers are reported as
-// having no prefill kernels rather than run half in Go.
+// impls holds every tier compiled into this binary, generic first; the
+// per-arch file appends the asm tiers.
 var impls = []Impl{{Tier: isa.Generic, sm: smTier(isa.Generic)}}
 
 func smTier(t isa.Tier) softmax.Impl {
@@ -37,9 +36,14 @@ func (im Impl) TierOf() isa.Tier { return im.Tier }
 // Run executes p on b. The caller must have checked p.Check(b) == nil and
 // that the CPU runs im.Tier; Run does not allocate.
 func (im Impl) Run(p Params, b Buffers) {
-	if p.Kernel == Materialized {
+	switch {
+	case im.mk != nil && p.Kernel == Materialized:
+		materializedTiled(p, b, im.mk, im.sm)
+	case im.mk != nil:
+		flashTiled(p, b, im.mk)
+	case p.Kernel == Materialized:
 		materializedGeneric(p, b, im.sm)
-		return
+	default:
+		flashGeneric(p, b)
 	}
-	flashGeneric(p, b)
 }

@@ -26,15 +26,22 @@ func Lookup(t isa.Tier) (Impl, bool) { return isa.Find(impls, t) }
 // TierOf makes Impl an isa.Implemented.
 func (im Impl) TierOf() isa.Tier { return im.Tier }
 
+// Row computes variant v of one row in place: the softmax of x[:kept]
+// (kept ≥ 1), and x[kept:] = 0. It is Run for a row of a matrix whose row
+// stride is not its length (a caller's padded score matrix).
+func (im Impl) Row(v Variant, x []float32, kept int, e Exp) {
+	if v == Online {
+		im.online(x, kept, e)
+		return
+	}
+	im.threePass(x, kept, e)
+}
+
 // Run computes the softmax p describes over x (Rows·Len floats) in place.
 // The caller must have checked p.Validate() == nil, len(x) ≥ Rows·Len and
 // that the CPU runs im.Tier; Run does not allocate.
 func (im Impl) Run(p Params, x []float32) {
-	f := im.threePass
-	if p.Variant == Online {
-		f = im.online
-	}
 	for r := range p.Rows {
-		f(x[r*p.Len:(r+1)*p.Len], p.Kept(r), p.Exp)
+		im.Row(p.Variant, x[r*p.Len:(r+1)*p.Len], p.Kept(r), p.Exp)
 	}
 }
