@@ -110,10 +110,15 @@ func packK(kp, k []float32, tk, d, bc, cp int) {
 		j0 := t * bc
 		tile := kp[t*d*cp : (t+1)*d*cp]
 		cols := min(bc, tk-j0)
-		for j := range cols {
-			row := k[(j0+j)*d : (j0+j+1)*d]
-			for c, x := range row {
-				tile[c*cp+j] = x
+		// 16 keys at a time: their rows (16 × d floats) stay in L1 while
+		// each of the d output rows gets its 16 floats, a cache line.
+		for jb := 0; jb < cols; jb += 16 {
+			n := min(16, cols-jb)
+			for c := range d {
+				out := tile[c*cp+jb : c*cp+jb+n]
+				for j := range out {
+					out[j] = k[(j0+jb+j)*d+c]
+				}
 			}
 		}
 		for c := range d {
@@ -166,12 +171,28 @@ func flashTiled(p Params, b Buffers, mk *micro) {
 				}
 				q := &b.Q[(h*tq+t0)*d]
 				for j0 := klo / bc * bc; j0 < khi; j0 += bc {
-					j1 := min(j0+bc, tk)
+					// The tile's keys up to the last any row sees.
+					j1 := min(j0+bc, khi)
 					cols, cpc := j1-j0, roundUp(j1-j0, Panel)
-					mk.qk(&st[0], q, &kp[j0/bc*d*cp], rows, cpc, d, cp, cp, scale)
+					whole := j0 >= alo && j1 <= ahi // every row sees every key of it
+					ktile := kp[j0/bc*d*cp:]
+					if whole {
+						mk.qk(&st[0], q, &ktile[0], rows, cpc, d, cp, cp, scale)
+					} else {
+						// A panel of keys for the rows from the first that
+						// sees one of them (a row's last key grows with it).
+						r0 := 0
+						for c0 := 0; c0 < cpc; c0 += Panel {
+							for r0 < rows && p.last(t0+r0) < j0+c0 {
+								r0++
+							}
+							if r0 < rows {
+								mk.qk(&st[r0*cp+c0], &b.Q[(h*tq+t0+r0)*d], &ktile[c0], rows-r0, Panel, d, cp, cp, scale)
+							}
+						}
+					}
 					// Scores outside each row's keys (and past the last key)
 					// are −Inf; a tile every row sees whole masks nothing.
-					whole := j0 >= alo && j1 <= ahi
 					span := func(r int) (lo, hi int) {
 						if whole {
 							return 0, cols
