@@ -18,7 +18,7 @@ run: build
 	$(BIN) sweep quant --preset $(PRESET) --out $(OUT) --run-id $(RUN_ID)-quant --roofline $(OUT)/$(RUN_ID)-attention/roofline.json
 	$(BIN) sweep kvcache --preset $(PRESET) --out $(OUT) --run-id $(RUN_ID)-kvcache --roofline $(OUT)/$(RUN_ID)-attention/roofline.json
 	$(BIN) sweep softmax --preset $(PRESET) --out $(OUT) --run-id $(RUN_ID)-softmax --roofline $(OUT)/$(RUN_ID)-attention/roofline.json
-	$(BIN) sweep prefill --preset $(PRESET) --out $(OUT) --run-id $(RUN_ID)-prefill --roofline $(OUT)/$(RUN_ID)-attention/roofline.json
+	$(BIN) sweep attention --preset $(PRESET) --kernel prefill-materialized,prefill-flash --heads 8:8 --tq 256 --ctx 256 --out $(OUT) --run-id $(RUN_ID)-prefill --roofline $(OUT)/$(RUN_ID)-attention/roofline.json
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ckbench

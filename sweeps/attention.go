@@ -11,6 +11,7 @@ import (
 	"github.com/ckbench/ckbench/kernels/attention"
 	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/prefill"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/roofline"
@@ -23,13 +24,21 @@ import (
 // widest tier becomes read_gbs of every point of the same shape.
 const KVRead = "kv-read"
 
-// AttentionKernels lists the kernel names the attention sweep accepts.
+// AttentionKernels lists the kernel names the attention sweep accepts:
+// decode's, kv-read, then prefill's.
 func AttentionKernels() []string {
 	names := []string{}
 	for _, k := range attention.Kernels {
 		names = append(names, string(k))
 	}
-	return append(names, KVRead)
+	return append(append(names, KVRead), prefillKernels()...)
+}
+
+// decodeKernels is AttentionKernels without prefill's: what the presets
+// sweep (prefill is named with --kernel; its Tk is --ctx, and a preset's
+// long contexts would take minutes a point in the generic tier).
+func decodeKernels() []string {
+	return slices.DeleteFunc(AttentionKernels(), isPrefill)
 }
 
 // AttentionGrid is the parameter grid of `ckbench sweep attention`.
@@ -45,13 +54,20 @@ type AttentionGrid struct {
 	Splits   []int // decode-split's chunk counts
 	KVs      []attention.KVType
 	Layouts  []attention.Layout
+	// Prefill's (prefill.go): query rows (Tk is ctx), masks, documents of
+	// the doc mask, and prefill-flash's tiles.
+	Tqs      []int
+	Masks    []prefill.Mask
+	Docs     []int
+	Brs, Bcs []int
 }
 
 // Preset returns a named default grid: quick (about a minute on 2 cores,
 // what `make run` does), default, or full.
 func Preset(name string) (AttentionGrid, sampler.Config, error) {
-	g := AttentionGrid{Kernels: AttentionKernels(), Tiers: attention.Tiers(), TileKs: []int{0}, Windows: []int{0}, Splits: []int{4},
-		KVs: attention.KVTypes, Layouts: []attention.Layout{attention.HeadMajor}}
+	g := AttentionGrid{Kernels: decodeKernels(), Tiers: attention.Tiers(), TileKs: []int{0}, Windows: []int{0}, Splits: []int{4},
+		KVs: attention.KVTypes, Layouts: []attention.Layout{attention.HeadMajor},
+		Tqs: []int{512}, Masks: []prefill.Mask{prefill.Causal}, Docs: []int{4}, Brs: []int{prefill.DefaultBr}, Bcs: []int{prefill.DefaultBc}}
 	var sc sampler.Config
 	switch name {
 	case "quick":
@@ -93,12 +109,15 @@ func (g AttentionGrid) Validate() error {
 		return fmt.Errorf("empty grid: every parameter needs at least one value")
 	}
 	for _, k := range g.Kernels {
-		if k == KVRead {
+		if k == KVRead || isPrefill(k) {
 			continue
 		}
 		if _, err := attention.ParseKernel(k); err != nil {
 			return paramErrorf("kernel", "%v", err)
 		}
+	}
+	if err := g.validatePrefill(); err != nil {
+		return err
 	}
 	for _, tk := range g.TileKs {
 		if err := attention.ValidateTileK(tk); err != nil {
@@ -197,11 +216,18 @@ func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, erro
 	}
 	plan := &Plan{Family: "attention"}
 	status := tierStatus(g.Tiers, attention.Tiers(), noKernels("attention kernels"))
-	for _, shape := range g.shapes() {
-		plan.Points = append(plan.Points, shapePoints(shape, g, opt, status)...)
+	if slices.ContainsFunc(g.Kernels, func(k string) bool { return !isPrefill(k) }) {
+		for _, shape := range g.shapes() {
+			plan.Points = append(plan.Points, shapePoints(shape, g, opt, status)...)
+		}
 	}
+	pre, err := g.prefillPoints(opt)
+	if err != nil {
+		return nil, err
+	}
+	plan.Points = append(plan.Points, pre...)
 	describe := func(p Point) string {
-		return fmt.Sprintf("hd=%d ctx=%d heads=%d:%d kv=%s%s", p.Rec.HD, p.Rec.Ctx, p.Rec.H, p.Rec.KVH, p.Rec.KV, layoutCell(&p.Rec))
+		return fmt.Sprintf("%s hd=%d ctx=%s heads=%d:%d kv=%s%s", p.Rec.Kernel, p.Rec.HD, ctxCell(&p.Rec), p.Rec.H, p.Rec.KVH, p.Rec.KV, layoutCell(&p.Rec))
 	}
 	if err := plan.checkMemory(opt.MemAvailable, describe); err != nil {
 		return nil, err
@@ -244,7 +270,7 @@ func shapePoints(shape attention.Shape, g AttentionGrid, opt Options, status map
 		}
 	}
 	for _, k := range g.Kernels {
-		if k == KVRead {
+		if k == KVRead || isPrefill(k) {
 			continue
 		}
 		kernel := attention.Kernel(k)
@@ -456,7 +482,12 @@ func (attentionFamily) Doc() string {
 	return "Decode attention over a KV cache of f32, f16 or q8_0, head- or position-major: flash decode with an online softmax (decode-flash; " +
 		"decode-flash-gqa applies each KV tile to every query head of its group), the materialized 3-pass " +
 		"decode (decode-naive), and kv-read, a plain read of the same K and V bytes: the in-run ceiling " +
-		"behind % read. Every point is first checked against a float64 reference."
+		"behind % read. Prefill, when --kernel names it, over --tq query rows at the last of ctx positions: " +
+		"prefill-materialized (CKE: a head's [tq][ctx] scores, the causal 3-pass softmax, then P·V) and " +
+		"prefill-flash (FlashAttention-2: --br × --bc tiles, an online softmax per row, tiles no row sees " +
+		"skipped, only tiles across the mask's boundary masked, a K/V tile shared by the query heads of its " +
+		"group), masks causal, none or doc (--docs documents, causal within each); its FLOPs count only the " +
+		"keys each row sees (dense_flops: all of them). Every point is first checked against a float64 reference."
 }
 
 func (attentionFamily) Examples() [][]string {
@@ -466,6 +497,8 @@ func (attentionFamily) Examples() [][]string {
 		{"heads=32:8", "ctx=32768", "cold"},
 		{"kernel=decode-flash,kv-read", "kv=f16,q8_0", "hd=128", "heads=1:1", "ctx=4096"},
 		{"kernel=decode-flash-gqa,kv-read", "layout=head,pos", "heads=32:8", "ctx=32768", "cold"},
+		{"kernel=prefill-flash,prefill-materialized", "isa=avx2,avx512", "hd=128", "heads=8:8", "tq=2048", "ctx=2048"},
+		{"kernel=prefill-flash", "mask=causal,doc", "docs=1,4,64", "tq=1024", "ctx=1024", "br=32,64", "bc=64,128"},
 	}
 }
 
@@ -473,9 +506,10 @@ func (attentionFamily) ColdWhat() string  { return "the KV cache" }
 func (attentionFamily) Tiers() []isa.Tier { return FloatTiers }
 func (attentionFamily) Presets() []string { return []string{"quick", "default", "full"} }
 
-// BenchKeys: window and splits only appear in a name when the point has them.
+// BenchKeys: window, splits, tq and mask only appear in a name when the
+// point has them (decode's names are unchanged by prefill's keys).
 func (attentionFamily) BenchKeys() []string {
-	return []string{"isa", "exp", "hd", "tk", "ctx", "h", "kvh", "kv", "layout", "window", "splits"}
+	return []string{"isa", "exp", "hd", "tk", "tq", "ctx", "h", "kvh", "kv", "layout", "window", "splits", "mask"}
 }
 
 func (attentionFamily) Params() []Param {
@@ -490,6 +524,11 @@ func (attentionFamily) Params() []Param {
 		{"splits", "decode-split's chunks of the keys, merged by log-sum-exp: 1…64, e.g. 2,8"},
 		{"kv", "KV cache element types: f32, f16 (widened in registers), q8_0 (GGML blocks along D, hd a multiple of 32) or all"},
 		{"layout", "KV cache row orders: head ([kv_head][ctx][hd], a head's keys contiguous), pos ([ctx][kv_head][hd]) or all"},
+		{"tq", "prefill's query rows (the last of ctx positions), e.g. 512,2048"},
+		{"mask", "prefill's masks: causal, none, doc or all"},
+		{"docs", "documents of prefill's doc mask (ctx/docs positions each), e.g. 1,4,64"},
+		{"br", "prefill-flash's query tile rows, e.g. 32,64"},
+		{"bc", "prefill-flash's key tile columns, e.g. 64,128"},
 	}
 }
 
@@ -529,8 +568,12 @@ func layoutCell(r *results.Record) string {
 }
 
 // ctxCell is the context of a point, with its window when it has one:
-// 32768 or 32768/w4096.
+// 32768 or 32768/w4096; a prefill point's query rows and mask:
+// 512×2048/causal.
 func ctxCell(r *results.Record) string {
+	if r.Tq > 0 {
+		return fmt.Sprintf("%d×%d/%s", r.Tq, r.Ctx, r.Mask)
+	}
 	if r.Window > 0 {
 		return fmt.Sprintf("%d/w%d", r.Ctx, r.Window)
 	}
@@ -546,6 +589,13 @@ func (attentionFamily) List(w io.Writer) {
 		fmt.Fprintf(w, "  %s\n      FLOPs   %s\n      bytes   %s\n      traffic %s\n", k, flops, bytes, traffic)
 	}
 	fmt.Fprintf(w, "  %s\n      the ceiling: a plain load-and-sum loop over the same K and V bytes\n      bytes   2·Hkv·T·D·e; its GB/s is read_gbs of every point of the shape\n", KVRead)
+	fmt.Fprintln(w, "  prefill-materialized, prefill-flash (Tq = --tq query rows at the last of T = ctx positions; f32 K and V;")
+	fmt.Fprintln(w, "  named with --kernel, never by a preset; n = Σ over query rows of the keys each sees)")
+	fmt.Fprintln(w, "      FLOPs   4·H·D·n (dense_flops 4·H·Tq·T·D); exps H·n")
+	fmt.Fprintln(w, "      bytes   8·H·Tq·D + 8·Hkv·T·D (q, o; K and V once)")
+	fmt.Fprintln(w, "      traffic materialized: + the score matrix written, its softmax passes, P read by P·V")
+	fmt.Fprintln(w, "              flash: K and V tiles re-read once per query tile of each KV head's group")
+	listTiers(w, prefill.Tiers(), "no prefill kernels (int8-only tier, or not in this build)")
 	fmt.Fprintf(w, "\nparameters: hd a multiple of %d up to %d; tk auto (CKE: 32 for D≤64, 16 for D≤128, else 8) or %d…%d;\n",
 		attention.HeadDimMultiple, attention.MaxHeadDim, attention.MinTileK, attention.MaxTileK)
 	fmt.Fprintln(w, "            heads H:Hkv with H a multiple of Hkv; exp exact (≤ 2 ulp) or fast (CKE polynomial, ~1e-4);")
@@ -584,6 +634,16 @@ func (g *AttentionGrid) Set(param, value string) error {
 		g.KVs, err = ParseList("kv", value, attention.KVTypes, attention.ParseKVType)
 	case "layout":
 		g.Layouts, err = ParseList("layout", value, attention.Layouts, attention.ParseLayout)
+	case "tq":
+		g.Tqs, err = ParseInts("tq", value)
+	case "mask":
+		g.Masks, err = ParseList("mask", value, prefill.Masks, prefill.ParseMask)
+	case "docs":
+		g.Docs, err = ParseInts("docs", value)
+	case "br":
+		g.Brs, err = ParseInts("br", value)
+	case "bc":
+		g.Bcs, err = ParseInts("bc", value)
 	case "window":
 		g.Windows, err = ParseList("window", value, nil, func(s string) (int, error) {
 			if s == "none" {
@@ -619,5 +679,6 @@ func (g *AttentionGrid) Config() map[string]any {
 		}
 	}
 	return map[string]any{"kernels": g.Kernels, "isa": g.Tiers, "hd": g.HeadDims, "tk": tks,
-		"ctx": g.Ctxs, "heads": g.Heads, "exp": g.Exps, "window": g.Windows, "splits": g.Splits, "kv": g.KVs, "layout": g.Layouts}
+		"ctx": g.Ctxs, "heads": g.Heads, "exp": g.Exps, "window": g.Windows, "splits": g.Splits, "kv": g.KVs, "layout": g.Layouts,
+		"tq": g.Tqs, "mask": g.Masks, "docs": g.Docs, "br": g.Brs, "bc": g.Bcs}
 }

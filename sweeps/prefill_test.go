@@ -6,17 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckbench/ckbench/kernels/attention"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/kernels/prefill"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/sampler"
 )
 
-func tinyPrefillGrid() PrefillGrid {
-	return PrefillGrid{Kernels: prefill.Kernels, Tiers: isa.All, HeadDims: []int{64}, Heads: []HeadPair{{4, 2}},
-		Tqs: []int{9, 20}, Tks: []int{20}, Masks: prefill.Masks, Docs: []int{3}, Brs: []int{8}, Bcs: []int{16},
-		Exps: []attention.Exp{attention.ExpFast}}
+func tinyPrefillGrid() AttentionGrid {
+	g, _, _ := Preset("quick") // fast exp only
+	g.Kernels, g.Tiers, g.HeadDims, g.Heads = prefillKernels(), isa.All, []int{64}, []HeadPair{{4, 2}}
+	g.Tqs, g.Ctxs, g.Masks, g.Docs, g.Brs, g.Bcs = []int{9, 20}, []int{20}, prefill.Masks, []int{3}, []int{8}, []int{16}
+	return g
 }
 
 // TestRunPrefill: every kernel passes its gate in every tier that has
@@ -24,11 +24,11 @@ func tinyPrefillGrid() PrefillGrid {
 // count only the keys each row sees.
 func TestRunPrefill(t *testing.T) {
 	opt := Options{Sampler: sampler.Config{MinTime: 2 * time.Millisecond}, CPU: -1, Seed: 3}
-	plan, err := PlanPrefill(tinyPrefillGrid(), opt, machine.Describe())
+	plan, err := PlanAttention(tinyPrefillGrid(), opt, machine.Describe())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 2 tq × 3 masks, × 2 kernels × 4 tiers.
+	// 2 tq × 3 masks, × 2 kernels × 4 tiers (× 1 exp), and no decode point.
 	if want := 2 * 3 * 2 * len(isa.All); len(plan.Points) != want {
 		t.Fatalf("%d points, want %d", len(plan.Points), want)
 	}
@@ -49,21 +49,21 @@ func TestRunPrefill(t *testing.T) {
 
 func TestPlanPrefillRejects(t *testing.T) {
 	info := machine.Describe()
-	cases := map[string]func(g *PrefillGrid){
-		"hd":    func(g *PrefillGrid) { g.HeadDims = []int{72} },
-		"heads": func(g *PrefillGrid) { g.Heads = []HeadPair{{3, 2}} },
-		"tq":    func(g *PrefillGrid) { g.Tqs = []int{0} },
-		"br":    func(g *PrefillGrid) { g.Brs = []int{1000} },
-		"docs":  func(g *PrefillGrid) { g.Docs = []int{0} },
-		"empty": func(g *PrefillGrid) { g.Masks = nil },
-		"masked": func(g *PrefillGrid) {
-			g.Tqs, g.Tks, g.Masks = []int{30}, []int{20}, []prefill.Mask{prefill.Causal}
+	cases := map[string]func(g *AttentionGrid){
+		"hd":    func(g *AttentionGrid) { g.HeadDims = []int{72} },
+		"heads": func(g *AttentionGrid) { g.Heads = []HeadPair{{3, 2}} },
+		"tq":    func(g *AttentionGrid) { g.Tqs = []int{0} },
+		"br":    func(g *AttentionGrid) { g.Brs = []int{1000} },
+		"docs":  func(g *AttentionGrid) { g.Docs = []int{0} },
+		"empty": func(g *AttentionGrid) { g.Masks = nil },
+		"masked": func(g *AttentionGrid) {
+			g.Tqs, g.Ctxs, g.Masks = []int{30}, []int{20}, []prefill.Mask{prefill.Causal}
 		},
 	}
 	for name, mutate := range cases {
 		g := tinyPrefillGrid()
 		mutate(&g)
-		if _, err := PlanPrefill(g, Options{}, info); err == nil {
+		if _, err := PlanAttention(g, Options{}, info); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -71,12 +71,12 @@ func TestPlanPrefillRejects(t *testing.T) {
 	if err := g.Set("mask", "causal,sliding"); err == nil || !strings.Contains(err.Error(), "sliding") {
 		t.Errorf("unknown mask: %v", err)
 	}
-	if _, err := PlanPrefill(tinyPrefillGrid(), Options{Cold: true}, info); err == nil {
+	if _, err := PlanAttention(tinyPrefillGrid(), Options{Cold: true}, info); err == nil {
 		t.Error("--cold accepted")
 	}
 	g = tinyPrefillGrid()
-	g.Tqs, g.Tks = []int{1 << 17}, []int{1 << 17}
-	if _, err := PlanPrefill(g, Options{MemAvailable: 8 << 30}, info); err == nil || !strings.Contains(err.Error(), "memory") {
+	g.Tqs, g.Ctxs = []int{1 << 17}, []int{1 << 17}
+	if _, err := PlanAttention(g, Options{MemAvailable: 8 << 30}, info); err == nil || !strings.Contains(err.Error(), "memory") {
 		t.Fatalf("memory check: %v", err)
 	}
 }

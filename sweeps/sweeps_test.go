@@ -58,7 +58,7 @@ func TestParseHeads(t *testing.T) {
 
 func tinyGrid() AttentionGrid {
 	return AttentionGrid{
-		Kernels: AttentionKernels(), Tiers: isa.All, HeadDims: []int{64}, TileKs: []int{0},
+		Kernels: decodeKernels(), Tiers: isa.All, HeadDims: []int{64}, TileKs: []int{0},
 		Ctxs: []int{40}, Heads: []HeadPair{{4, 2}}, Exps: []attention.Exp{attention.ExpFast}, Windows: []int{0}, Splits: []int{3},
 		KVs: attention.KVTypes, Layouts: attention.Layouts,
 	}
