@@ -122,6 +122,11 @@ type Record struct {
 	GBs        Float `json:"gbs"`     // compulsory bytes / median time
 	ReadGBs    Float `json:"read_gbs"`
 	PctOfRead  Float `json:"pct_of_read"` // gbs / read_gbs · 100
+	// Scaling is the 1-thread time of the same point over this one's
+	// (its speedup at th threads), Efficiency that over th; empty for 1
+	// thread and where the 1-thread point has no time.
+	Scaling    Float `json:"scaling"`
+	Efficiency Float `json:"efficiency"`
 	// The roofline bound (see roofline.Bound): the memory level the
 	// working set lives in, min(compute peak of the tier, AI × that level's
 	// bandwidth), and gflops as a percentage of it (for kernels without

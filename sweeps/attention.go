@@ -229,7 +229,7 @@ func PlanAttention(g AttentionGrid, opt Options, info machine.Info) (*Plan, erro
 	describe := func(p Point) string {
 		return fmt.Sprintf("%s hd=%d ctx=%s heads=%d:%d kv=%s%s", p.Rec.Kernel, p.Rec.HD, ctxCell(&p.Rec), p.Rec.H, p.Rec.KVH, p.Rec.KV, layoutCell(&p.Rec))
 	}
-	if err := plan.checkMemory(opt.MemAvailable, describe); err != nil {
+	if err := plan.finish(opt, describe); err != nil {
 		return nil, err
 	}
 	return plan, nil
@@ -411,7 +411,74 @@ func decodePoint(base results.Record, p attention.Params, noTile bool, t isa.Tie
 		}
 		return rotate(d.bufs, func(b attention.Buffers) { im.Run(p, b) }), relErr, nil
 	}
+	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
+		return decodeShares(g.get().(*attentionData), im, p, n)
+	}
 	return pt
+}
+
+// decodeShares splits a decode call by KV heads: worker w runs the kernel
+// on its block of KV heads and the query heads that read them (q, o, K
+// and V of those heads, a workspace of its own), so each KV head is still
+// read once per group. The gate runs the shares one after the other and
+// checks the whole output. Fewer KV heads than workers (split-KV across
+// threads), decode-split and a position-major cache have no split yet.
+func decodeShares(d *attentionData, im attention.Impl, p attention.Params, n int) ([]func(), float64, error) {
+	switch {
+	case p.Kernel == attention.DecodeSplit:
+		return nil, 0, errNoSplit("decode-split across threads (its chunks per thread, merged by LSE) is not built yet")
+	case p.Hkv < n:
+		return nil, 0, errNoSplit(fmt.Sprintf("%d KV heads for %d threads: split-KV across threads is not built yet", p.Hkv, n))
+	case p.Layout != attention.HeadMajor:
+		return nil, 0, errNoSplit("a position-major cache has no split across threads yet")
+	}
+	g, d0, capRows := p.Group(), p.D, p.Capacity()
+	rb := p.KV.RowBytes(p.D)
+	ranges := splitRange(p.Hkv, n, 1)
+	type share struct {
+		p  attention.Params
+		ws []float32
+	}
+	parts := make([]share, n)
+	for w, r := range ranges {
+		q := p
+		q.Hkv, q.H = r[1]-r[0], (r[1]-r[0])*g
+		parts[w] = share{q, make([]float32, q.WorkspaceLen())}
+	}
+	cut := func(b attention.Buffers, w int) attention.Buffers {
+		k0, k1 := ranges[w][0], ranges[w][1]
+		s := attention.Buffers{Q: b.Q[k0*g*d0 : k1*g*d0], O: b.O[k0*g*d0 : k1*g*d0], WS: parts[w].ws}
+		if p.KV == attention.F32 {
+			s.K, s.V = b.K[k0*capRows*d0:k1*capRows*d0], b.V[k0*capRows*d0:k1*capRows*d0]
+		} else {
+			s.KEnc, s.VEnc = b.KEnc[k0*capRows*rb:k1*capRows*rb], b.VEnc[k0*capRows*rb:k1*capRows*rb]
+		}
+		return s
+	}
+	b := d.bufs[0]
+	for i := range b.O {
+		b.O[i] = float32(math.NaN())
+	}
+	for w := range parts {
+		s := cut(b, w)
+		if err := parts[w].p.Check(s); err != nil {
+			return nil, math.NaN(), err
+		}
+		im.Run(parts[w].p, s)
+	}
+	relErr := attention.MaxRelErr(b.O, d.reference(), p.D)
+	if tol := attention.GateTolerance(p.Exp, p.T); !(relErr <= tol) {
+		return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
+	}
+	shares := make([]func(), n)
+	for w := range parts {
+		cuts := make([]attention.Buffers, len(d.bufs))
+		for i, b := range d.bufs {
+			cuts[i] = cut(b, w)
+		}
+		shares[w] = rotate(cuts, func(s attention.Buffers) { im.Run(parts[w].p, s) })
+	}
+	return shares, relErr, nil
 }
 
 //lint:ignore U1000 written, never read: it keeps the loop's result observable, so the compiler cannot drop the loop
@@ -451,6 +518,19 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 			}
 			return rotate(d.bufs, func(b attention.Buffers) { xorSink ^= xor(t, b) }), 0, nil
 		}
+		pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
+			d := g.get().(*attentionData)
+			shares := make([]func(), n)
+			for w, blocks := range splitBlocks(shape.ReadBlocks(), n) {
+				var sink uint64 // the worker's own: no two threads write one word
+				shares[w] = rotate(d.bufs, func(b attention.Buffers) {
+					for _, r := range blocks {
+						sink ^= roofline.ReadXor(t, b.KEnc[r[0]*rb:r[1]*rb]) ^ roofline.ReadXor(t, b.VEnc[r[0]*rb:r[1]*rb])
+					}
+				})
+			}
+			return shares, 0, nil
+		}
 		pt.ceiling = true
 		return pt
 	}
@@ -465,6 +545,19 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 		}
 		call := rotate(d.bufs, func(b attention.Buffers) { readSink += read(b.K) + read(b.V) })
 		return call, relErr, nil
+	}
+	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
+		d := g.get().(*attentionData)
+		shares := make([]func(), n)
+		for w, blocks := range splitBlocks(shape.ReadBlocks(), n) {
+			var sink float32 // the worker's own: no two threads write one word
+			shares[w] = rotate(d.bufs, func(b attention.Buffers) {
+				for _, r := range blocks {
+					sink += roofline.ReadSum(t, b.K[r[0]*shape.D:r[1]*shape.D]) + roofline.ReadSum(t, b.V[r[0]*shape.D:r[1]*shape.D])
+				}
+			})
+		}
+		return shares, 0, nil
 	}
 	pt.ceiling = true
 	return pt

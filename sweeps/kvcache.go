@@ -136,7 +136,7 @@ func PlanKVCache(g KVCacheGrid, opt Options, info machine.Info) (*Plan, error) {
 	describe := func(p Point) string {
 		return fmt.Sprintf("%s hd=%d heads=%d ctx=%d tokens=%d kv=%s%s", p.Rec.Kernel, p.Rec.HD, p.Rec.KVH, p.Rec.Ctx, p.Rec.Tokens, p.Rec.KV, layoutCell(&p.Rec))
 	}
-	if err := plan.checkMemory(opt.MemAvailable, describe); err != nil {
+	if err := plan.finish(opt, describe); err != nil {
 		return nil, err
 	}
 	return plan, nil

@@ -196,5 +196,49 @@ func prefillPoint(p prefill.Params, t isa.Tier, st isa.Status, grp *dataGroup) P
 		}
 		return func() { im.Run(p, b) }, relErr, nil
 	}
+	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
+		return prefillShares(g.get().(*prefillData), im, p, n)
+	}
 	return pt
+}
+
+// prefillShares splits a prefill call by KV heads: worker w runs its block
+// of KV heads and their query heads (q and o of those heads, K and V
+// shared for reading, a workspace of its own). Fewer KV heads than
+// workers (a split by query tiles) has no split yet.
+func prefillShares(d *prefillData, im prefill.Impl, p prefill.Params, n int) ([]func(), float64, error) {
+	if p.Hkv < n {
+		return nil, 0, errNoSplit(fmt.Sprintf("%d KV heads for %d threads: prefill's split by query tiles is not built yet", p.Hkv, n))
+	}
+	g, q, kv := p.Group(), p.Tq*p.D, p.Tk*p.D // floats per query head, per KV head
+	b := d.b
+	type share struct {
+		p prefill.Params
+		b prefill.Buffers
+	}
+	parts := make([]share, n)
+	for w, r := range splitRange(p.Hkv, n, 1) {
+		s := p
+		s.Hkv, s.H = r[1]-r[0], (r[1]-r[0])*g
+		parts[w] = share{s, prefill.Buffers{Q: b.Q[r[0]*g*q : r[1]*g*q], O: b.O[r[0]*g*q : r[1]*g*q],
+			K: b.K[r[0]*kv : r[1]*kv], V: b.V[r[0]*kv : r[1]*kv], WS: make([]float32, s.WorkspaceLen())}}
+	}
+	for i := range b.O {
+		b.O[i] = float32(math.NaN())
+	}
+	for _, s := range parts {
+		if err := s.p.Check(s.b); err != nil {
+			return nil, math.NaN(), err
+		}
+		im.Run(s.p, s.b)
+	}
+	relErr := attention.MaxRelErr(b.O, d.want, p.D)
+	if tol := attention.GateTolerance(p.Exp, p.Tk); !(relErr <= tol) {
+		return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
+	}
+	shares := make([]func(), n)
+	for w, s := range parts {
+		shares[w] = func() { im.Run(s.p, s.b) }
+	}
+	return shares, relErr, nil
 }

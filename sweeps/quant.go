@@ -283,7 +283,7 @@ func PlanQuant(g QuantGrid, opt Options, info machine.Info) (*Plan, error) {
 	describe := func(p Point) string {
 		return fmt.Sprintf("fmt=%s shape=%dx%d", p.Rec.Fmt, p.Rec.M, p.Rec.K)
 	}
-	if err := plan.checkMemory(opt.MemAvailable, describe); err != nil {
+	if err := plan.finish(opt, describe); err != nil {
 		return nil, err
 	}
 	return plan, nil
@@ -363,7 +363,69 @@ func quantPoint(base results.Record, p quant.Params, act string, t isa.Tier, st 
 		}
 		return rotate(d.bufs, func(b quant.Buffers) { im.Run(p, b) }), relErr, nil
 	}
+	if p.Kernel != quant.QuantizeQ8 { // x alone: nothing worth splitting
+		pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
+			return quantShares(g.get().(*quantData), im, p, n)
+		}
+	}
 	return pt
+}
+
+// quantShares splits a GEMV or dequant call by rows of W: worker w computes
+// y (or D) for its block of rows, a multiple of the rows per pass, with its
+// own quantized x (gemv-q8 quantizes x in every worker: K values against
+// its share of M·K weights). The gate runs the shares one after the other
+// and checks the whole output against the generic tier.
+func quantShares(d *quantData, im quant.Impl, p quant.Params, n int) ([]func(), float64, error) {
+	rowBytes := p.Fmt.RowBytes(p.K)
+	ranges := splitRange(p.M, n, p.Rows())
+	share := func(b quant.Buffers, r [2]int, xq []byte) (quant.Params, quant.Buffers) {
+		q := p
+		q.M = r[1] - r[0]
+		s := quant.Buffers{W: b.W[r[0]*rowBytes : r[1]*rowBytes], X: b.X, XQ: xq, Y: b.Y[r[0]:r[1]]}
+		if b.D != nil {
+			s.D = b.D[r[0]*p.K : r[1]*p.K]
+		}
+		return q, s
+	}
+	xqs := make([][]byte, n)
+	for w := range xqs {
+		xqs[w] = make([]byte, len(d.bufs[0].XQ))
+	}
+	b := d.bufs[0]
+	nan := float32(math.NaN())
+	for i := range b.Y {
+		b.Y[i] = nan
+	}
+	for i := range b.D {
+		b.D[i] = nan
+	}
+	for w, r := range ranges {
+		if r[0] < r[1] {
+			q, s := share(b, r, xqs[w])
+			im.Run(q, s)
+		}
+	}
+	got := b.Y[:p.M]
+	if p.Kernel == quant.Dequant {
+		got = b.D
+	}
+	relErr := quant.MaxRelErr(append([]float32(nil), got...), d.reference(p), d.mag[p.Kernel])
+	if !(relErr <= quant.Tolerance) {
+		return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.0e against the generic tier", relErr, quant.Tolerance)
+	}
+	shares := make([]func(), n)
+	for w, r := range ranges {
+		if r[0] == r[1] {
+			shares[w] = func() {}
+			continue
+		}
+		shares[w] = rotate(d.bufs, func(b quant.Buffers) {
+			q, s := share(b, r, xqs[w])
+			im.Run(q, s)
+		})
+	}
+	return shares, relErr, nil
 }
 
 //lint:ignore U1000 written, never read: it keeps the loop's result observable, so the compiler cannot drop the loop
@@ -385,6 +447,16 @@ func wReadPoint(base results.Record, f quant.Format, s Shape, t isa.Tier, st isa
 			return nil, 1, fmt.Errorf("read loop XOR %#x, Go's %#x: the loop skipped or misread bytes", got, want)
 		}
 		return rotate(d.bufs, func(b quant.Buffers) { xorSink ^= roofline.ReadXor(t, b.W[:n]) }), 0, nil
+	}
+	// n threads each read their block of the bytes (4 KiB aligned).
+	pt.prepareN = func(g *dataGroup, threads int) ([]func(), float64, error) {
+		d := g.get().(*quantData)
+		shares := make([]func(), threads)
+		for w, r := range splitRange(n, threads, 4096) {
+			var sink uint64 // the worker's own: no two threads write one word
+			shares[w] = rotate(d.bufs, func(b quant.Buffers) { sink ^= roofline.ReadXor(t, b.W[r[0]:r[1]]) })
+		}
+		return shares, 0, nil
 	}
 	pt.ceiling = true
 	return pt

@@ -25,8 +25,12 @@ import (
 type Options struct {
 	Sampler sampler.Config
 	Cold    bool // rotate buffer copies so every call reads from DRAM
-	Threads int  // 1 for now
-	CPU     int  // CPU to pin the measuring thread to; -1 picks the last allowed one no other ckbench holds
+	// Threads are the thread counts to measure every point at (default
+	// 1): a point of n threads splits each call across n workers pinned to
+	// n CPUs (the measuring CPU among them), started together, timed as
+	// the slowest (sampler.MeasureParallel).
+	Threads []int
+	CPU     int // CPU to pin the measuring thread to; -1 picks the last allowed one no other ckbench holds
 	// CPULocked says the caller already holds CPU's lock
 	// (sampler.AcquireCPU); otherwise Run takes it, waiting while another
 	// process measures on it.
@@ -56,6 +60,8 @@ type Options struct {
 	MaxMADPct float64
 	// Progress receives a progress bar (nil: none).
 	Progress io.Writer
+
+	workers []int // Run's CPUs for n-thread points, the measuring one first
 }
 
 // DefaultMaxMADPct is the spread above which a point is unstable: 3 % of
@@ -66,8 +72,10 @@ const DefaultMaxMADPct = 3
 // prepare checks what every family's planner refuses alike and fills the
 // defaults.
 func (o *Options) prepare(info machine.Info) error {
-	if o.Threads > 1 {
-		return paramErrorf("threads", "%d: only 1 thread is supported in this version", o.Threads)
+	for _, n := range o.Threads {
+		if n < 1 {
+			return paramErrorf("threads", "%d: must be ≥ 1", n)
+		}
 	}
 	o.defaults(info)
 	return nil
@@ -100,8 +108,8 @@ func noKernels(what string) func(isa.Tier) string {
 }
 
 func (o *Options) defaults(info machine.Info) {
-	if o.Threads == 0 {
-		o.Threads = 1
+	if len(o.Threads) == 0 {
+		o.Threads = []int{1}
 	}
 	if o.ColdBytes == 0 {
 		o.ColdBytes = max(2*int64(max(info.Cache.L2, 0)+max(info.Cache.L3, 0)), 64<<20)
@@ -127,6 +135,33 @@ type Point struct {
 	// prepare builds the timed call from the group's data and checks its
 	// output against the reference: err means the point failed the gate.
 	prepare func(g *dataGroup) (call func(), relErr float64, err error)
+	// threads is the point's thread count (0 or 1: one thread).
+	threads int
+	// prepareN builds an n-thread call: one share per worker, each
+	// writing its own part of the output with its own workspace, together
+	// the whole call; gated like prepare on the output the shares write
+	// together. nil: the kernel has no split across threads (yet).
+	prepareN func(g *dataGroup, n int) (shares []func(), relErr float64, err error)
+}
+
+// Threads is the point's thread count.
+func (p *Point) Threads() int { return max(p.threads, 1) }
+
+// expandThreads measures every point at each thread count of counts, one
+// after the other (1 first: the n-thread points' scaling is over it).
+func (p *Plan) expandThreads(counts []int) {
+	if len(counts) == 1 && counts[0] == 1 {
+		return
+	}
+	pts := make([]Point, 0, len(p.Points)*len(counts))
+	for _, pt := range p.Points {
+		for _, n := range counts {
+			q := pt
+			q.threads = n
+			pts = append(pts, q)
+		}
+	}
+	p.Points = pts
 }
 
 // dataGroup is the data shared by consecutive points (one shape).
@@ -135,8 +170,9 @@ type dataGroup struct {
 	ws    int64      // bytes of the shape's main data (KV, weights): its memory level
 	alloc func() any // builds the data on first use
 	data  any
-	// read is the best read-loop bandwidth measured on this group (GB/s).
-	read float64
+	// read is the best read-loop bandwidth measured on this group (GB/s),
+	// per thread count.
+	read map[int]float64
 }
 
 func (g *dataGroup) get() any {
@@ -170,6 +206,53 @@ func cmpInt64(a, b int64) int {
 	return 0
 }
 
+// errNoSplit is a prepareN's answer for a point whose kernel has no split
+// across that many threads: the point is skipped with the reason.
+type errNoSplit string
+
+func (e errNoSplit) Error() string { return string(e) }
+
+// splitRange cuts [0, n) into parts contiguous ranges as even as can be,
+// every boundary a multiple of align (a kernel's block of rows); with
+// fewer blocks than parts the last ranges are empty.
+func splitRange(n, parts, align int) [][2]int {
+	blocks := (n + align - 1) / align
+	rs := make([][2]int, parts)
+	for w := range parts {
+		rs[w] = [2]int{min(n, w*blocks/parts*align), min(n, (w+1)*blocks/parts*align)}
+	}
+	return rs
+}
+
+// splitBlocks cuts row ranges [lo, hi) into parts lists of ranges holding
+// about the same number of rows, in order.
+func splitBlocks(blocks [][2]int, parts int) [][][2]int {
+	total := 0
+	for _, b := range blocks {
+		total += b[1] - b[0]
+	}
+	out := make([][][2]int, parts)
+	at := 0 // rows of blocks already handed out
+	for w, r := range splitRange(total, parts, 1) {
+		for _, b := range blocks {
+			lo, hi := max(b[0], b[0]+r[0]-at), min(b[1], b[0]+r[1]-at)
+			if lo < hi {
+				out[w] = append(out[w], [2]int{lo, hi})
+			}
+			at += b[1] - b[0]
+		}
+		at = 0
+	}
+	return out
+}
+
+// finish completes a family's plan: every point at each of opt's thread
+// counts, and the memory check.
+func (p *Plan) finish(opt Options, describe func(Point) string) error {
+	p.expandThreads(opt.Threads)
+	return p.checkMemory(opt.MemAvailable, describe)
+}
+
 // checkMemory refuses a plan whose largest point would not fit in memory.
 func (p *Plan) checkMemory(avail int64, describe func(Point) string) error {
 	big, ok := p.Largest()
@@ -181,6 +264,39 @@ func (p *Plan) checkMemory(avail int64, describe func(Point) string) error {
 			describe(big), machine.Bytes(big.Mem), machine.Bytes(limit), machine.Bytes(avail))
 	}
 	return nil
+}
+
+// ThreadsError is a thread count above the CPUs this process may use.
+type ThreadsError struct {
+	Threads int
+	CPUs    []int
+}
+
+func (e *ThreadsError) Error() string {
+	return fmt.Sprintf("%d threads but this process may use only %d CPUs (%v): a cgroup, taskset or the machine allows no more", e.Threads, len(e.CPUs), e.CPUs)
+}
+
+// workerCPUs are the CPUs of an n-thread point, the measuring CPU first,
+// then the highest-numbered other allowed CPUs (as the roofline's
+// n-thread ceilings use the last n).
+func workerCPUs(measuring, n int) ([]int, error) {
+	if n <= 1 {
+		return []int{measuring}, nil
+	}
+	cpus, err := sampler.AllowedCPUs()
+	if err != nil {
+		return nil, err
+	}
+	if n > len(cpus) {
+		return nil, &ThreadsError{Threads: n, CPUs: cpus}
+	}
+	ws := []int{measuring}
+	for i := len(cpus) - 1; i >= 0 && len(ws) < n; i-- {
+		if cpus[i] != measuring {
+			ws = append(ws, cpus[i])
+		}
+	}
+	return ws, nil
 }
 
 // Run measures every point of plan in order and passes each record to sink
@@ -200,6 +316,27 @@ func Run(ctx context.Context, plan *Plan, opt Options, sink func(results.Record)
 		defer lock.Unlock()
 		cpu = lock.CPU()
 	}
+	most := 1 // the plan's largest thread count
+	for i := range plan.Points {
+		most = max(most, plan.Points[i].Threads())
+	}
+	workers, err := workerCPUs(cpu, most)
+	if err != nil {
+		return false, err
+	}
+	if len(workers) > 1 {
+		// The other CPUs n-thread points run on are this run's alone
+		// meanwhile, as the measuring one is.
+		unlock, err := sampler.LockCPUs(ctx, workers[1:], opt.Wait)
+		if errors.Is(err, sampler.ErrInterrupted) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		defer unlock()
+	}
+	opt.workers = workers
 	type outcome struct {
 		complete bool
 		err      error
@@ -236,6 +373,7 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 		defer meter.c.Close()
 	}
 	var last *dataGroup
+	one := oneThread{}
 	for i := range plan.Points {
 		if ctx.Err() != nil {
 			return false, nil
@@ -248,15 +386,20 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 		last = p.group
 		bar.start(i, p.Rec)
 		rec := measurePoint(p, opt, cpu, meter)
+		n := p.Threads()
 		if p.ceiling && rec.Status == results.StatusOK {
-			p.group.read = max(p.group.read, float64(rec.GBs))
+			if p.group.read == nil {
+				p.group.read = map[int]float64{}
+			}
+			p.group.read[n] = max(p.group.read[n], float64(rec.GBs))
 		}
-		if p.group.read > 0 {
-			rec.ReadGBs = results.Float(p.group.read)
+		if read := p.group.read[n]; read > 0 {
+			rec.ReadGBs = results.Float(read)
 			if rec.GBs.Valid() {
 				rec.PctOfRead = 100 * rec.GBs / rec.ReadGBs
 			}
 		}
+		one.scale(&rec)
 		if opt.Annotate != nil {
 			ws := p.group.ws
 			if p.ws > 0 {
@@ -273,6 +416,31 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 	return true, nil
 }
 
+// oneThread remembers the 1-thread time of each point (by its bench name)
+// so that its n-thread points get their scaling (speedup) and efficiency
+// (speedup / n).
+type oneThread map[string]float64
+
+func (o oneThread) scale(rec *results.Record) {
+	if !rec.NsMedian.Valid() || !timedStatus(rec.Status) || rec.Family == "" {
+		return // untimed, or not a family's point (no bench name)
+	}
+	if rec.Th <= 1 {
+		o[results.BenchName(rec)] = float64(rec.NsMedian)
+		return
+	}
+	r := *rec
+	r.Th = 1
+	if ns, ok := o[results.BenchName(&r)]; ok {
+		rec.Scaling = results.Float(ns / float64(rec.NsMedian))
+		rec.Efficiency = rec.Scaling / results.Float(rec.Th)
+	}
+}
+
+func timedStatus(s string) bool {
+	return s == results.StatusOK || s == results.StatusUnstable || s == results.StatusAboveBound
+}
+
 // PanicError is a panic inside a run: a bug, never bad input.
 type PanicError struct {
 	Value any
@@ -287,27 +455,49 @@ func (e *PanicError) Error() string {
 func measurePoint(p *Point, opt Options, cpu int, meter *counterMeter) results.Record {
 	rec := p.Rec
 	rec.CPU = cpu
-	rec.Th = opt.Threads
+	rec.Th = p.Threads()
 	rec.Cold = opt.Cold
 	if p.Skip != "" {
 		rec.Status, rec.Reason = results.StatusSkipped, p.Skip
 		return rec
 	}
-	call, relErr, err := p.prepare(p.group)
-	rec.MaxRelErr = results.Float(relErr)
-	if err != nil {
-		rec.Status, rec.Reason = results.StatusFailed, err.Error()
-		return rec
-	}
-	runtime.GC() // no collection work left over from setup inside the samples
-	var m sampler.Meter
-	if meter != nil {
-		meter.reset()
-		m = meter
-	}
-	st, _ := sampler.Measure(context.Background(), opt.Sampler, call, m)
-	if meter != nil {
-		meter.fill(&rec)
+	var st sampler.Stats
+	if n := p.Threads(); n > 1 {
+		if p.prepareN == nil {
+			rec.Status, rec.Reason = results.StatusSkipped, fmt.Sprintf("%s has no split across threads yet", rec.Kernel)
+			return rec
+		}
+		shares, relErr, err := p.prepareN(p.group, n)
+		rec.MaxRelErr = results.Float(relErr)
+		if why, ok := errors.AsType[errNoSplit](err); ok {
+			rec.Status, rec.Reason = results.StatusSkipped, string(why)
+			return rec
+		}
+		if err != nil {
+			rec.Status, rec.Reason = results.StatusFailed, fmt.Sprintf("%d threads: %v", n, err)
+			return rec
+		}
+		runtime.GC()
+		// Performance counters are read on the measuring thread only:
+		// an n-thread point has none.
+		st, _ = sampler.MeasureParallel(opt.Sampler, opt.workers[:n], func(w int) { shares[w]() })
+	} else {
+		call, relErr, err := p.prepare(p.group)
+		rec.MaxRelErr = results.Float(relErr)
+		if err != nil {
+			rec.Status, rec.Reason = results.StatusFailed, err.Error()
+			return rec
+		}
+		runtime.GC() // no collection work left over from setup inside the samples
+		var m sampler.Meter
+		if meter != nil {
+			meter.reset()
+			m = meter
+		}
+		st, _ = sampler.Measure(context.Background(), opt.Sampler, call, m)
+		if meter != nil {
+			meter.fill(&rec)
+		}
 	}
 	rec.Samples, rec.Rejected, rec.Tolerated, rec.CallsPerSample = st.Kept, st.Rejected, st.Tolerated, st.CallsPerSample
 	rec.KeptNs = st.Samples

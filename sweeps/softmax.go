@@ -120,7 +120,7 @@ func PlanSoftmax(g SoftmaxGrid, opt Options, info machine.Info) (*Plan, error) {
 	describe := func(p Point) string {
 		return fmt.Sprintf("%s rows=%d len=%d mask=%s", p.Rec.Kernel, p.Rec.Tq, p.Rec.Ctx, p.Rec.Mask)
 	}
-	if err := plan.checkMemory(opt.MemAvailable, describe); err != nil {
+	if err := plan.finish(opt, describe); err != nil {
 		return nil, err
 	}
 	return plan, nil
@@ -182,6 +182,30 @@ func softmaxPoint(p softmax.Params, t isa.Tier, st isa.Status, grp *dataGroup) P
 			return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
 		}
 		return rotate(d.bufs, func(x []float32) { im.Run(p, x) }), relErr, nil
+	}
+	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
+		d := g.get().(*softmaxData)
+		ranges := splitRange(p.Rows, n, 1)
+		rows := func(x []float32, r [2]int) {
+			for i := r[0]; i < r[1]; i++ {
+				im.Row(p.Variant, x[i*p.Len:(i+1)*p.Len], p.Kept(i), p.Exp)
+			}
+		}
+		for _, b := range d.bufs {
+			copy(b, d.x)
+		}
+		for _, r := range ranges {
+			rows(d.bufs[0], r)
+		}
+		relErr := attention.MaxRelErr(d.bufs[0], d.want, p.Len)
+		if tol := softmax.Tolerance(p.Exp, p.Len); !(relErr <= tol) {
+			return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
+		}
+		shares := make([]func(), n)
+		for w, r := range ranges {
+			shares[w] = rotate(d.bufs, func(x []float32) { rows(x, r) })
+		}
+		return shares, relErr, nil
 	}
 	return pt
 }

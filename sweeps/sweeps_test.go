@@ -374,8 +374,8 @@ func TestPlanRejects(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "memory") || !strings.Contains(err.Error(), "ctx=16777216") {
 		t.Fatalf("memory check: %v", err)
 	}
-	if _, err := PlanAttention(tinyGrid(), Options{Threads: 2}, info); err == nil {
-		t.Fatal("--threads 2 accepted")
+	if _, err := PlanAttention(tinyGrid(), Options{Threads: []int{0}}, info); err == nil {
+		t.Fatal("--threads 0 accepted")
 	}
 }
 

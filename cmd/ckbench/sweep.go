@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -82,7 +83,8 @@ func wrap(s string, width int) string {
 // params holds the family's own (one flag per sweeps.Param).
 type sweepFlags struct {
 	isaList, preset, out, runID, roof, counters string
-	threads, cpu                                int
+	threads                                     string
+	cpu                                         int
 	minTime                                     time.Duration
 	cold, noProgress, force                     bool
 	seed                                        uint64
@@ -112,7 +114,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 // addCommonFlags declares the flags every family's sweep has.
 func addCommonFlags(fs *flag.FlagSet, f *sweepFlags, coldWhat string) {
 	fs.StringVar(&f.isaList, "isa", "", "tiers: generic,avx2,avx512,avx512vnni or all (default: every tier that runs here)")
-	fs.IntVar(&f.threads, "threads", 1, "threads per point (only 1 in this version)")
+	fs.StringVar(&f.threads, "threads", "1", "thread counts, e.g. 1,2,all (all: every CPU this process may use); each point is measured at each, its call split across that many pinned CPUs")
 	fs.StringVar(&f.preset, "preset", "quick", "grid and timing defaults: quick (~1 min), default, full (hours)")
 	fs.DurationVar(&f.minTime, "min-time", 0, "minimum sampling time per point (default 200ms; 100ms in quick)")
 	fs.StringVar(&f.out, "out", "out", "folder that receives the run folder")
@@ -317,16 +319,13 @@ func outError(err error) error {
 // family has (default: those that run here, the rest noted as skipped).
 func buildOptions(f sweepFlags, set map[string]bool, sc sampler.Config, familyTiers []isa.Tier) (sweeps.Options, []isa.Tier, []string, error) {
 	var notes []string
-	opt := sweeps.Options{Sampler: sc, Cold: f.cold, Threads: f.threads, CPU: f.cpu, Seed: f.seed}
+	opt := sweeps.Options{Sampler: sc, Cold: f.cold, CPU: f.cpu, Seed: f.seed}
 	var err error
 	if opt.Counters, err = hwcounters.ParseList(f.counters); err != nil {
 		return opt, nil, nil, usagef("--counters: %v", err)
 	}
-	if f.threads < 1 {
-		return opt, nil, nil, usagef("--threads %d: must be ≥ 1", f.threads)
-	}
-	if f.threads > 1 {
-		return opt, nil, nil, usagef("--threads %d: only 1 thread per point is supported in this version", f.threads)
+	if opt.Threads, err = parseThreads(f.threads); err != nil {
+		return opt, nil, nil, err
 	}
 	if set["min-time"] {
 		if f.minTime <= 0 {
@@ -406,7 +405,13 @@ func printSummary(w io.Writer, recs []results.Record, c sweeps.Summary) {
 	if c.Rate != "" {
 		rateHead = c.Rate + "\t"
 	}
-	fmt.Fprintf(tw, "%s\tstatus\tµs/call\tGB/s\tGFLOP/s\t%s%% read\tlevel\t%% bound\tmad %%\t\n", c.Keys, rateHead)
+	// Threads, speedup and efficiency only when some point has n > 1.
+	threaded := slices.ContainsFunc(recs, func(r results.Record) bool { return r.Th > 1 })
+	thHead := ""
+	if threaded {
+		thHead = "th\t×1\teff\t"
+	}
+	fmt.Fprintf(tw, "%s\t%sstatus\tµs/call\tGB/s\tGFLOP/s\t%s%% read\tlevel\t%% bound\tmad %%\t\n", c.Keys, thHead, rateHead)
 	for i := range recs {
 		r := &recs[i]
 		us := results.Missing()
@@ -421,7 +426,11 @@ func printSummary(w io.Writer, recs []results.Record, c sweeps.Summary) {
 		if c.Rate != "" {
 			rate = c.RateCell(r) + "\t"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\t\n", c.Cells(r), r.Status, num(us, c.USFormat), num(r.GBs, "%.1f"),
+		th := ""
+		if threaded {
+			th = fmt.Sprintf("%d\t%s\t%s\t", max(r.Th, 1), num(r.Scaling, "%.2f"), num(r.Efficiency, "%.2f"))
+		}
+		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\t\n", c.Cells(r), th, r.Status, num(us, c.USFormat), num(r.GBs, "%.1f"),
 			num(r.GFlops, "%.1f"), rate, num(r.PctOfRead, "%.0f"), level, num(r.PctOfBound, "%.0f"), num(r.MadPct, "%.1f"))
 	}
 	tw.Flush()
@@ -444,4 +453,33 @@ func num(f results.Float, format string) string {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && terminal(f)
+}
+
+// parseThreads reads --threads: a list of counts, all for every CPU this
+// process may use; a count of 0 or above those CPUs is refused, naming them.
+func parseThreads(list string) ([]int, error) {
+	cpus, err := sampler.AllowedCPUs()
+	if err != nil {
+		cpus = []int{0} // no affinity here: one CPU's worth
+	}
+	var ts []int
+	for item := range strings.SplitSeq(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "all" {
+			ts = append(ts, len(cpus))
+			continue
+		}
+		n, err := strconv.Atoi(item)
+		switch {
+		case err != nil:
+			return nil, usagef("--threads: %q is neither a number nor all", item)
+		case n < 1:
+			return nil, usagef("--threads %d: must be ≥ 1", n)
+		case n > len(cpus):
+			return nil, usagef("--threads %d: this process may use only %d CPUs (%v; a cgroup or taskset may allow fewer than the machine has)", n, len(cpus), cpus)
+		}
+		ts = append(ts, n)
+	}
+	slices.Sort(ts)
+	return slices.Compact(ts), nil
 }

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/report"
@@ -22,15 +25,19 @@ func sweepRoofline(ctx context.Context, f sweepFlags, info machine.Info, wait fu
 	case "none":
 		return nil, nil, nil
 	case "auto":
-		fmt.Fprintln(stderr, "ckbench: measuring the roofline first (quick, 1 thread, ~20 s; --roofline FILE reuses one, --roofline none skips)")
-		r, err := roofline.Measure(ctx, info, roofline.Options{Threads: []int{1}, Quick: true, Wait: wait})
+		threads := []int{1}
+		if ts, err := parseThreads(f.threads); err == nil && slices.Max(ts) > 1 {
+			threads = append(threads, slices.Max(ts)) // the n-thread points' ceilings
+		}
+		fmt.Fprintf(stderr, "ckbench: measuring the roofline first (quick, %s thread(s), ~20 s each; --roofline FILE reuses one, --roofline none skips)\n", joinInts(threads))
+		r, err := roofline.Measure(ctx, info, roofline.Options{Threads: threads, Quick: true, Wait: wait})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, exitError{code: exitInterrupted, msg: "interrupted while measuring the roofline; nothing written"}
 			}
 			return nil, nil, fmt.Errorf("measuring the roofline: %w", err)
 		}
-		return r, append([]string{"roofline measured in this run (quick, 1 thread): roofline.json"}, r.UnusableLevels()...), nil
+		return r, append([]string{fmt.Sprintf("roofline measured in this run (quick, %s thread(s)): roofline.json", joinInts(threads))}, r.UnusableLevels()...), nil
 	}
 	r, err := roofline.Load(f.roof, info)
 	switch {
@@ -59,4 +66,12 @@ func writeSweepRoofline(run *results.Run, r *roofline.Roofline) error {
 	c := report.RooflineChart(r, run.Records())
 	c.Title = "Sweep on the roofline: " + r.Machine.CPU.Brand
 	return c.Save(filepath.Join(run.Dir, "roofline.png"), filepath.Join(run.Dir, "roofline.svg"))
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
 }

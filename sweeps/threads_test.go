@@ -1,0 +1,103 @@
+package sweeps
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ckbench/ckbench/kernels/attention"
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/prefill"
+	"github.com/ckbench/ckbench/kernels/quant"
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/sampler"
+)
+
+func TestSplitRange(t *testing.T) {
+	for _, c := range []struct{ n, parts, align int }{{10, 3, 1}, {10, 4, 4}, {3, 8, 1}, {4096, 2, 4096}, {0, 2, 1}, {17, 1, 4}} {
+		rs := splitRange(c.n, c.parts, c.align)
+		at := 0
+		for _, r := range rs {
+			if r[0] != at || r[1] < r[0] || (r[0]%c.align != 0 && r[0] != c.n) {
+				t.Fatalf("splitRange(%d, %d, %d) = %v", c.n, c.parts, c.align, rs)
+			}
+			at = r[1]
+		}
+		if at != c.n {
+			t.Fatalf("splitRange(%d, %d, %d) = %v: ends at %d", c.n, c.parts, c.align, rs, at)
+		}
+	}
+	blocks := [][2]int{{0, 5}, {100, 103}, {200, 210}}
+	parts := splitBlocks(blocks, 3)
+	var all [][2]int
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	rows := 0
+	for _, r := range all {
+		rows += r[1] - r[0]
+	}
+	if rows != 18 || all[0][0] != 0 || all[len(all)-1][1] != 210 {
+		t.Fatalf("splitBlocks = %v", parts)
+	}
+}
+
+// TestThreads: at 2 threads every family's kernels with a split pass
+// their gate (the shares together write the whole output), the records
+// say 2 threads, and a point with a 1-thread twin gets its scaling; a
+// kernel without a split is skipped with its reason, never run wrong.
+func TestThreads(t *testing.T) {
+	cpus, err := sampler.AllowedCPUs()
+	if err != nil || len(cpus) < 2 {
+		t.Skip("needs 2 CPUs this process may use")
+	}
+	opt := Options{Sampler: sampler.Config{MinTime: 2 * time.Millisecond}, CPU: -1, Seed: 5, Threads: []int{1, 2}}
+	info := machine.Describe()
+	tiers := []isa.Tier{isa.Generic, isa.AVX512}
+
+	ag := tinyGrid()
+	ag.Tiers, ag.KVs, ag.Layouts = tiers, []attention.KVType{attention.F32, attention.F16}, []attention.Layout{attention.HeadMajor}
+	ag.Kernels = []string{string(attention.DecodeFlash), string(attention.DecodeFlashGQA), string(attention.DecodeSplit), KVRead,
+		string(prefill.Flash), string(prefill.Materialized)}
+	ag.Tqs, ag.Masks, ag.Docs, ag.Brs, ag.Bcs = []int{24}, []prefill.Mask{prefill.Causal}, []int{2}, []int{8}, []int{16}
+	qg, _, _ := QuantPreset("quick")
+	qg.Tiers, qg.Formats, qg.Shapes = tiers, []quant.Format{quant.Q4_K}, []Shape{{M: 20, K: 256}}
+	sg := tinySoftmaxGrid()
+	sg.Tiers = tiers
+	plans := map[string]func() (*Plan, error){
+		"attention": func() (*Plan, error) { return PlanAttention(ag, opt, info) },
+		"quant":     func() (*Plan, error) { return PlanQuant(qg, opt, info) },
+		"softmax":   func() (*Plan, error) { return PlanSoftmax(sg, opt, info) },
+	}
+	for name, plan := range plans {
+		t.Run(name, func(t *testing.T) {
+			p, err := plan()
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := runAll(t, p, opt)
+			two := 0
+			for _, r := range recs {
+				if r.Status == results.StatusFailed {
+					t.Errorf("%s/%s th=%d: failed: %s", r.Kernel, r.ISA, r.Th, r.Reason)
+				}
+				if r.Th != 2 || r.Status == results.StatusSkipped {
+					continue
+				}
+				two++
+				if !r.Scaling.Valid() || !r.Efficiency.Valid() {
+					t.Errorf("%s/%s th=2: no scaling (%v, %v)", r.Kernel, r.ISA, r.Scaling, r.Efficiency)
+				}
+			}
+			if two == 0 {
+				t.Fatal("no 2-thread point ran")
+			}
+			if name == "attention" && !slices.ContainsFunc(recs, func(r results.Record) bool {
+				return r.Kernel == string(attention.DecodeSplit) && r.Th == 2 && r.Status == results.StatusSkipped && r.Reason != ""
+			}) {
+				t.Error("decode-split at 2 threads was not skipped with a reason")
+			}
+		})
+	}
+}
