@@ -421,14 +421,13 @@ func decodePoint(base results.Record, p attention.Params, noTile bool, t isa.Tie
 // on its block of KV heads and the query heads that read them (q, o, K
 // and V of those heads, a workspace of its own), so each KV head is still
 // read once per group. The gate runs the shares one after the other and
-// checks the whole output. Fewer KV heads than workers (split-KV across
-// threads), decode-split and a position-major cache have no split yet.
+// checks the whole output. decode-split, and decode with fewer KV heads
+// than workers, split the keys instead (splitKVShares); a position-major
+// cache has no split yet.
 func decodeShares(d *attentionData, im attention.Impl, p attention.Params, n int) ([]func(), float64, error) {
 	switch {
-	case p.Kernel == attention.DecodeSplit:
-		return nil, 0, errNoSplit("decode-split across threads (its chunks per thread, merged by LSE) is not built yet")
-	case p.Hkv < n:
-		return nil, 0, errNoSplit(fmt.Sprintf("%d KV heads for %d threads: split-KV across threads is not built yet", p.Hkv, n))
+	case p.Kernel == attention.DecodeSplit || p.Hkv < n:
+		return splitKVShares(d, im, p, n)
 	case p.Layout != attention.HeadMajor:
 		return nil, 0, errNoSplit("a position-major cache has no split across threads yet")
 	}
@@ -477,6 +476,81 @@ func decodeShares(d *attentionData, im attention.Impl, p attention.Params, n int
 			cuts[i] = cut(b, w)
 		}
 		shares[w] = rotate(cuts, func(s attention.Buffers) { im.Run(parts[w].p, s) })
+	}
+	return shares, relErr, nil
+}
+
+// splitKVShares splits a decode call by keys (long-context decode): worker w
+// runs the kernel over its range of the keys of every head (a window of the
+// cache; decode-split shares its chunks out), writing a partial output and
+// its LSE; after a barrier worker 0 merges the partials by LSE into o
+// (attention.MergeLSE). Partials are double-buffered by call parity: a
+// worker may start the next call while worker 0 merges this one, and
+// cannot start the one after before worker 0 reaches the next barrier. The
+// merge is not bit-identical to one thread's output (other sums of other
+// chunks): the gate holds it to the same tolerance.
+func splitKVShares(d *attentionData, im attention.Impl, p attention.Params, n int) ([]func(), float64, error) {
+	keys, first := p.Keys(), p.First()
+	switch {
+	case p.Kernel == attention.DecodeNaive:
+		return nil, 0, errNoSplit("decode-naive returns no LSE to merge a split of the keys by")
+	case keys < n:
+		return nil, 0, errNoSplit(fmt.Sprintf("%d keys for %d threads", keys, n))
+	}
+	hd, stride := p.H*p.D, attention.LSEStride(p.H)
+	var parts, lses [2][]float32
+	for par := range 2 {
+		parts[par], lses[par] = make([]float32, n*hd), make([]float32, n*stride)
+	}
+	type work struct {
+		p  attention.Params
+		ws []float32
+	}
+	ranges := splitRange(keys, n, 1)
+	works := make([]work, n)
+	for w, r := range ranges {
+		q := p
+		q.T, q.Window, q.Cap = first+r[1], r[1]-r[0], p.Capacity()
+		if p.Kernel == attention.DecodeSplit {
+			q.Splits = max(1, p.SplitCount()/n)
+		}
+		works[w] = work{q, make([]float32, q.WorkspaceLen())}
+	}
+	// run computes worker w's partial of call parity par on the data of b.
+	run := func(w, par int, b attention.Buffers) {
+		b.O, b.LSE, b.WS = parts[par][w*hd:(w+1)*hd], lses[par][w*stride:w*stride+p.H], works[w].ws
+		im.Run(works[w].p, b)
+	}
+	merge := func(par int, o []float32) { attention.MergeLSE(o, nil, parts[par], lses[par], n, p.H, p.D) }
+	b := d.bufs[0]
+	for i := range b.O {
+		b.O[i] = float32(math.NaN())
+	}
+	for w := range works {
+		if err := works[w].p.Check(attention.Buffers{Q: b.Q, K: b.K, V: b.V, KEnc: b.KEnc, VEnc: b.VEnc,
+			O: parts[0][w*hd : (w+1)*hd], LSE: lses[0][w*stride : w*stride+p.H], WS: works[w].ws}); err != nil {
+			return nil, math.NaN(), err
+		}
+		run(w, 0, b)
+	}
+	merge(0, b.O[:hd])
+	relErr := attention.MaxRelErr(b.O, d.reference(), p.D)
+	if tol := attention.GateTolerance(p.Exp, p.T); !(relErr <= tol) {
+		return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
+	}
+	bar := newSpinBarrier(n)
+	shares := make([]func(), n)
+	for w := range works {
+		call := 0
+		shares[w] = rotate(d.bufs, func(b attention.Buffers) {
+			par := call & 1
+			call++
+			run(w, par, b)
+			bar.wait()
+			if w == 0 {
+				merge(par, b.O[:hd])
+			}
+		})
 	}
 	return shares, relErr, nil
 }

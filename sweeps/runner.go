@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/ckbench/ckbench/hwcounters"
@@ -204,6 +205,29 @@ func cmpInt64(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// spinBarrier holds n workers (each on its own CPU) until all arrive:
+// the barrier inside one call of a split that must merge (split-KV
+// decode). It spins: a worker waiting for its siblings' last microseconds
+// must not sleep through them.
+type spinBarrier struct {
+	n     int32
+	count atomic.Int32
+	gen   atomic.Int32
+}
+
+func newSpinBarrier(n int) *spinBarrier { return &spinBarrier{n: int32(n)} }
+
+func (b *spinBarrier) wait() {
+	g := b.gen.Load()
+	if b.count.Add(1) == b.n {
+		b.count.Store(0)
+		b.gen.Add(1)
+		return
+	}
+	for b.gen.Load() == g {
+	}
 }
 
 // errNoSplit is a prepareN's answer for a point whose kernel has no split

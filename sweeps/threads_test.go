@@ -44,9 +44,10 @@ func TestSplitRange(t *testing.T) {
 }
 
 // TestThreads: at 2 threads every family's kernels with a split pass
-// their gate (the shares together write the whole output), the records
-// say 2 threads, and a point with a 1-thread twin gets its scaling; a
-// kernel without a split is skipped with its reason, never run wrong.
+// their gate (the shares together write the whole output; split-KV's
+// merged partials), the records say 2 threads, and a point with a
+// 1-thread twin gets its scaling; a kernel without a split is skipped with
+// its reason, never run wrong.
 func TestThreads(t *testing.T) {
 	cpus, err := sampler.AllowedCPUs()
 	if err != nil || len(cpus) < 2 {
@@ -58,6 +59,7 @@ func TestThreads(t *testing.T) {
 
 	ag := tinyGrid()
 	ag.Tiers, ag.KVs, ag.Layouts = tiers, []attention.KVType{attention.F32, attention.F16}, []attention.Layout{attention.HeadMajor}
+	ag.Heads = []HeadPair{{4, 2}, {1, 1}}
 	ag.Kernels = []string{string(attention.DecodeFlash), string(attention.DecodeFlashGQA), string(attention.DecodeSplit), KVRead,
 		string(prefill.Flash), string(prefill.Materialized)}
 	ag.Tqs, ag.Masks, ag.Docs, ag.Brs, ag.Bcs = []int{24}, []prefill.Mask{prefill.Causal}, []int{2}, []int{8}, []int{16}
@@ -93,10 +95,14 @@ func TestThreads(t *testing.T) {
 			if two == 0 {
 				t.Fatal("no 2-thread point ran")
 			}
-			if name == "attention" && !slices.ContainsFunc(recs, func(r results.Record) bool {
-				return r.Kernel == string(attention.DecodeSplit) && r.Th == 2 && r.Status == results.StatusSkipped && r.Reason != ""
-			}) {
-				t.Error("decode-split at 2 threads was not skipped with a reason")
+			// Split-KV (decode-split; decode with one KV head for two
+			// threads) runs and passes its gate.
+			for _, k := range []string{string(attention.DecodeSplit), string(attention.DecodeFlash)} {
+				if name == "attention" && !slices.ContainsFunc(recs, func(r results.Record) bool {
+					return r.Kernel == k && r.Th == 2 && r.KVH == 1 && timed(r.Status)
+				}) {
+					t.Errorf("%s with one KV head at 2 threads did not run", k)
+				}
 			}
 		})
 	}

@@ -112,6 +112,19 @@ func lse(all []float32, h0, g int) []float32 {
 	return all[h0 : h0+g]
 }
 
+// MergeLSE merges the partial outputs of splits chunks of the keys,
+// computed apart (each a call over a window of the keys, with LSE): parts
+// holds [splits][heads][d] normalized outputs, lses [splits][LSEStride(heads)]
+// their log-sum-exps; o (heads·d) receives the merged output and lse, when
+// not nil, the merged LSE. This is decode-split's merge, for a caller that
+// runs the chunks itself (one per thread).
+func MergeLSE(o, lse, parts, lses []float32, splits, heads, d int) {
+	mergeLSE(o, lse, parts, lses, splits, heads, d)
+}
+
+// LSEStride is the floats between two chunks' LSEs in MergeLSE's lses.
+func LSEStride(heads int) int { return roundUp(heads, 16) }
+
 // mergeLSE combines the partial outputs of chunks (each normalized, with
 // its LSE) into o: o = Σ_c exp(lse_c − M)·o_c / Σ_c exp(lse_c − M), M the
 // largest lse_c. Chunks with lse −Inf take no part; NaN in any partial
