@@ -270,3 +270,61 @@ func save(p *plot.Plot, w, h vg.Length, paths []string) error {
 	}
 	return nil
 }
+
+// ScalingLine is one kernel×tier's speedup against its thread count.
+type ScalingLine struct {
+	Label            string
+	Threads, Speedup []float64
+}
+
+// Scaling is a chart of speedup over 1 thread against the thread count,
+// with reference lines (the bandwidth roofs' own speedup: what a kernel
+// bound by that level can reach) drawn dashed.
+type Scaling struct {
+	Title string
+	Lines []ScalingLine
+	Ideal []ScalingLine
+}
+
+// Save writes the chart to each path (.png, .svg).
+func (c Scaling) Save(paths ...string) error {
+	p := plot.New()
+	p.Title.Text = c.Title
+	p.X.Label.Text = "threads"
+	p.Y.Label.Text = "speedup over 1 thread"
+	p.Legend.Top, p.Legend.Left = true, true
+	xmax, ymax := 2.0, 2.0
+	add := func(i int, ln ScalingLine, dashed bool) error {
+		xy := make(plotter.XYs, len(ln.Threads))
+		for j := range ln.Threads {
+			xy[j] = plotter.XY{X: ln.Threads[j], Y: ln.Speedup[j]}
+			xmax, ymax = math.Max(xmax, ln.Threads[j]), math.Max(ymax, ln.Speedup[j])
+		}
+		l, s, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return err
+		}
+		l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
+		s.Shape = plotutil.Shape(i)
+		if dashed {
+			l.Color, s.Color = color.Gray{Y: 110}, color.Gray{Y: 110}
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			s.Shape = draw.CrossGlyph{}
+		}
+		p.Add(l, s)
+		p.Legend.Add(ln.Label, l, s)
+		return nil
+	}
+	for i, ln := range c.Ideal {
+		if err := add(i, ln, true); err != nil {
+			return err
+		}
+	}
+	for i, ln := range c.Lines {
+		if err := add(i, ln, false); err != nil {
+			return err
+		}
+	}
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 1, xmax, 0, ymax*1.15
+	return save(p, 8*vg.Inch, 5*vg.Inch, paths)
+}

@@ -6,6 +6,8 @@ package report
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/plots"
@@ -54,4 +56,69 @@ func BandwidthChart(r *roofline.Roofline) plots.Bandwidth {
 		}
 	}
 	return b
+}
+
+// ScalingChart builds the thread-scaling chart of a sweep: per kernel×tier,
+// the median speedup (scaling) of its points at each thread count (1 at 1
+// thread), and, from the roofline when there is one, the speedup of each
+// bandwidth level's roof: what a kernel bound by that level can reach. ok
+// is false when no record was measured at more than one thread.
+func ScalingChart(title string, r *roofline.Roofline, recs []results.Record) (c plots.Scaling, ok bool) {
+	c.Title = title
+	type key struct{ kernel, tier string }
+	by := map[key]map[int][]float64{}
+	var keys []key
+	for _, rec := range recs {
+		if rec.Th <= 1 || !rec.Scaling.Valid() {
+			continue
+		}
+		k := key{rec.Kernel, rec.ISA}
+		if by[k] == nil {
+			by[k] = map[int][]float64{}
+			keys = append(keys, k)
+		}
+		by[k][rec.Th] = append(by[k][rec.Th], float64(rec.Scaling))
+	}
+	if len(keys) == 0 {
+		return c, false
+	}
+	for _, k := range keys {
+		ln := plots.ScalingLine{Label: k.kernel + " " + k.tier, Threads: []float64{1}, Speedup: []float64{1}}
+		ths := slices.Sorted(maps.Keys(by[k]))
+		for _, th := range ths {
+			ln.Threads = append(ln.Threads, float64(th))
+			ln.Speedup = append(ln.Speedup, median(by[k][th]))
+		}
+		c.Lines = append(c.Lines, ln)
+	}
+	if r != nil {
+		one := map[string]float64{}
+		for _, lv := range r.Levels {
+			if lv.Threads == 1 && lv.GBs > 0 {
+				one[lv.Name] = lv.GBs
+			}
+		}
+		for _, name := range []string{"L3", "DRAM"} {
+			ln := plots.ScalingLine{Label: name + " roof", Threads: []float64{1}, Speedup: []float64{1}}
+			for _, lv := range r.Levels {
+				if lv.Name == name && lv.Threads > 1 && lv.GBs > 0 && one[name] > 0 {
+					ln.Threads = append(ln.Threads, float64(lv.Threads))
+					ln.Speedup = append(ln.Speedup, lv.GBs/one[name])
+				}
+			}
+			if len(ln.Threads) > 1 {
+				c.Ideal = append(c.Ideal, ln)
+			}
+		}
+	}
+	return c, true
+}
+
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }

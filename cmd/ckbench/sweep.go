@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/ckbench/ckbench/hwcounters"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/report"
 	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/sampler"
 	"github.com/ckbench/ckbench/sweeps"
@@ -276,6 +278,11 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 	}
 	if roof != nil {
 		if err := writeSweepRoofline(run, roof); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if c, ok := report.ScalingChart("Thread scaling: "+plan.Family+" on "+info.CPU.Brand, roof, run.Records()); ok {
+		if err := c.Save(filepath.Join(run.Dir, "scaling.png"), filepath.Join(run.Dir, "scaling.svg")); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
