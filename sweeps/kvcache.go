@@ -231,6 +231,15 @@ func kvCopyPoint(base results.Record, t isa.Tier, st isa.Status, grp *dataGroup)
 		}
 		return func() { roofline.Copy(t, d.dst, d.src, 1) }, 0, nil
 	}
+	// n threads each copy their block of the floats (4 KiB aligned).
+	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
+		d := g.get().(*kvcacheData)
+		shares := make([]func(), n)
+		for w, r := range splitRange(len(d.src), n, 1024) {
+			shares[w] = func() { roofline.Copy(t, d.dst[r[0]:r[1]], d.src[r[0]:r[1]], 1) }
+		}
+		return shares, 0, nil
+	}
 	return pt
 }
 
@@ -280,7 +289,69 @@ func storePoint(base results.Record, p kvcache.Params, rot int, t isa.Tier, st i
 			}
 		}, 0, nil
 	}
+	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
+		return storeShares(g.get().(*kvcacheData), im, p, rot, n)
+	}
 	return pt
+}
+
+// storeShares splits a store by KV heads: worker w writes its block of
+// heads' rows (source rows and cache rows of those heads), cold points
+// rotating positions in step. The gate writes every share once and
+// checks the rows byte for byte against the generic tier. A
+// position-major cache (a token's heads interleaved) and fewer heads than
+// workers have no split yet.
+func storeShares(d *kvcacheData, im kvcache.Impl, p kvcache.Params, rot, n int) ([]func(), float64, error) {
+	switch {
+	case p.Layout != attention.HeadMajor:
+		return nil, 0, errNoSplit("a position-major cache has no split across threads yet")
+	case p.Hkv < n:
+		return nil, 0, errNoSplit(fmt.Sprintf("%d KV heads for %d threads", p.Hkv, n))
+	}
+	b, cnt, capRows, rb := d.b, p.Count(), p.Capacity(), p.KV.RowBytes(p.D)
+	src := p.Hkv * cnt * p.D
+	ranges := splitRange(p.Hkv, n, 1)
+	// cut is worker w's store of rotation i: its heads' sources and rows.
+	cut := func(w, i int) (kvcache.Params, kvcache.Buffers) {
+		k0, k1 := ranges[w][0], ranges[w][1]
+		q := p
+		q.Hkv, q.Pos = k1-k0, p.Pos+i*cnt
+		s := kvcache.Buffers{SrcK: b.SrcK[i*src+k0*cnt*p.D : i*src+k1*cnt*p.D], SrcV: b.SrcV[i*src+k0*cnt*p.D : i*src+k1*cnt*p.D]}
+		if p.KV == attention.F32 {
+			s.K, s.V = b.K[k0*capRows*p.D:k1*capRows*p.D], b.V[k0*capRows*p.D:k1*capRows*p.D]
+		} else {
+			s.KEnc, s.VEnc = b.KEnc[k0*capRows*rb:k1*capRows*rb], b.VEnc[k0*capRows*rb:k1*capRows*rb]
+		}
+		return q, s
+	}
+	gen, _ := kvcache.Lookup(isa.Generic)
+	small := p
+	small.Pos, small.Cap = 0, cnt
+	want := kvcache.Alloc(small)
+	want.SrcK, want.SrcV = b.SrcK[:src], b.SrcV[:src]
+	gen.Run(small, want)
+	for w := range ranges {
+		q, s := cut(w, 0)
+		if err := q.Check(s); err != nil {
+			return nil, math.NaN(), err
+		}
+		im.Run(q, s)
+	}
+	if err := sameRows(p, b, small, want); err != nil {
+		return nil, 1, fmt.Errorf("%v, against the generic tier", err)
+	}
+	shares := make([]func(), n)
+	for w := range ranges {
+		i := 0
+		shares[w] = func() {
+			q, s := cut(w, i)
+			im.Run(q, s)
+			if i++; i == rot {
+				i = 0
+			}
+		}
+	}
+	return shares, 0, nil
 }
 
 // sameRows reports the first byte where the rows p wrote into a differ

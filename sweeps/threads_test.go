@@ -67,7 +67,10 @@ func TestThreads(t *testing.T) {
 	qg.Tiers, qg.Formats, qg.Shapes = tiers, []quant.Format{quant.Q4_K}, []Shape{{M: 20, K: 256}}
 	sg := tinySoftmaxGrid()
 	sg.Tiers = tiers
+	kg := tinyKVCacheGrid()
+	kg.Tiers, kg.Layouts = tiers, []attention.Layout{attention.HeadMajor}
 	plans := map[string]func() (*Plan, error){
+		"kvcache":   func() (*Plan, error) { return PlanKVCache(kg, opt, info) },
 		"attention": func() (*Plan, error) { return PlanAttention(ag, opt, info) },
 		"quant":     func() (*Plan, error) { return PlanQuant(qg, opt, info) },
 		"softmax":   func() (*Plan, error) { return PlanSoftmax(sg, opt, info) },
