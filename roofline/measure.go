@@ -213,7 +213,7 @@ func (e *ThreadsError) Error() string {
 }
 
 // CheckThreads refuses a thread count below 1 or above the CPUs this
-// process may use (cpus, from sampler.AllowedCPUs).
+// process may use (cpus, from sampler.SpreadCPUs).
 func CheckThreads(threads, cpus []int) error {
 	for _, n := range threads {
 		if n < 1 || n > len(cpus) {
@@ -225,7 +225,7 @@ func CheckThreads(threads, cpus []int) error {
 
 // Measure runs the roofline measurements on this machine.
 func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, error) {
-	cpus, err := sampler.AllowedCPUs()
+	cpus, err := sampler.SpreadCPUs()
 	if err != nil {
 		return nil, err
 	}

@@ -65,14 +65,15 @@ func LockCPUs(ctx context.Context, cpus []int, notify func(error)) (unlock func(
 }
 
 // AcquireCPU picks the CPU to measure on and locks it. want ≥ 0 is that
-// CPU (waiting for it if busy); want < 0 is the last allowed CPU that no
-// other process holds (CPU 0 tends to take the housekeeping interrupts),
-// or, when every one is held, the last allowed CPU once it is free.
+// CPU (waiting for it if busy); want < 0 is the last CPU of SpreadCPUs
+// (a physical core's first CPU, high-numbered: CPU 0 tends to take the
+// housekeeping interrupts) that no other process holds, or, when every one
+// is held, that last CPU once it is free.
 func AcquireCPU(ctx context.Context, want int, notify func(error)) (*CPULock, error) {
 	if want >= 0 {
 		return LockCPU(ctx, want, notify)
 	}
-	cpus, err := AllowedCPUs()
+	cpus, err := SpreadCPUs()
 	if err != nil || len(cpus) == 0 {
 		return nil, fmt.Errorf("cannot read CPU affinity: %v", err)
 	}

@@ -301,13 +301,13 @@ func (e *ThreadsError) Error() string {
 }
 
 // workerCPUs are the CPUs of an n-thread point, the measuring CPU first,
-// then the highest-numbered other allowed CPUs (as the roofline's
-// n-thread ceilings use the last n).
+// then the last others of sampler.SpreadCPUs: distinct physical cores
+// before SMT siblings, the CPUs the roofline's n-thread ceilings use.
 func workerCPUs(measuring, n int) ([]int, error) {
 	if n <= 1 {
 		return []int{measuring}, nil
 	}
-	cpus, err := sampler.AllowedCPUs()
+	cpus, err := sampler.SpreadCPUs()
 	if err != nil {
 		return nil, err
 	}
