@@ -204,11 +204,11 @@ func prefillPoint(p prefill.Params, t isa.Tier, st isa.Status, grp *dataGroup) P
 
 // prefillShares splits a prefill call by KV heads: worker w runs its block
 // of KV heads and their query heads (q and o of those heads, K and V
-// shared for reading, a workspace of its own). Fewer KV heads than
-// workers (a split by query tiles) has no split yet.
+// shared for reading, a workspace of its own). With fewer KV heads than
+// workers it splits the query rows instead (prefillRowShares).
 func prefillShares(d *prefillData, im prefill.Impl, p prefill.Params, n int) ([]func(), float64, error) {
 	if p.Hkv < n {
-		return nil, 0, errNoSplit(fmt.Sprintf("%d KV heads for %d threads: prefill's split by query tiles is not built yet", p.Hkv, n))
+		return prefillRowShares(d, im, p, n)
 	}
 	g, q, kv := p.Group(), p.Tq*p.D, p.Tk*p.D // floats per query head, per KV head
 	b := d.b
@@ -241,4 +241,93 @@ func prefillShares(d *prefillData, im prefill.Impl, p prefill.Params, n int) ([]
 		shares[w] = func() { im.Run(s.p, s.b) }
 	}
 	return shares, relErr, nil
+}
+
+// prefillRowShares splits a prefill call by query rows, for fewer KV heads
+// than workers: worker w runs, for every query head, its block of rows
+// (whole Br tiles) as a prefill of its own: its rows of q and o, and, under
+// the causal mask, the keys up to its last row's position (so each row
+// keeps its position). The blocks hold about the same number of keys seen,
+// not of rows: a causal row's work grows with its position. A doc mask
+// has no such split yet (its documents are cut by the key count).
+func prefillRowShares(d *prefillData, im prefill.Impl, p prefill.Params, n int) ([]func(), float64, error) {
+	if p.Mask == prefill.Doc {
+		return nil, 0, errNoSplit(fmt.Sprintf("%d KV heads for %d threads: a doc mask has no split by query rows yet", p.Hkv, n))
+	}
+	br, _ := p.Tiles()
+	bounds := balancedRows(p.Shape, n, br)
+	g, dd := p.Group(), p.D
+	b := d.b
+	type call struct {
+		p prefill.Params
+		b prefill.Buffers
+	}
+	works := make([][]call, n)
+	for w := range n {
+		t0, t1 := bounds[w], bounds[w+1]
+		if t0 == t1 {
+			continue
+		}
+		s := p
+		s.H, s.Hkv, s.Tq = 1, 1, t1-t0
+		if p.Mask == prefill.Causal {
+			s.Tk = p.Pos(t1-1) + 1 // rows keep their positions
+		}
+		ws := make([]float32, s.WorkspaceLen())
+		for h := range p.H {
+			kh := h / g
+			q := b.Q[(h*p.Tq+t0)*dd : (h*p.Tq+t1)*dd]
+			o := b.O[(h*p.Tq+t0)*dd : (h*p.Tq+t1)*dd]
+			k := b.K[kh*p.Tk*dd : (kh*p.Tk+s.Tk)*dd]
+			v := b.V[kh*p.Tk*dd : (kh*p.Tk+s.Tk)*dd]
+			works[w] = append(works[w], call{s, prefill.Buffers{Q: q, O: o, K: k, V: v, WS: ws}})
+		}
+	}
+	for i := range b.O {
+		b.O[i] = float32(math.NaN())
+	}
+	for _, cs := range works {
+		for _, c := range cs {
+			if err := c.p.Check(c.b); err != nil {
+				return nil, math.NaN(), err
+			}
+			im.Run(c.p, c.b)
+		}
+	}
+	relErr := attention.MaxRelErr(b.O, d.want, p.D)
+	if tol := attention.GateTolerance(p.Exp, p.Tk); !(relErr <= tol) {
+		return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
+	}
+	shares := make([]func(), n)
+	for w, cs := range works {
+		shares[w] = func() {
+			for _, c := range cs {
+				im.Run(c.p, c.b)
+			}
+		}
+	}
+	return shares, relErr, nil
+}
+
+// balancedRows cuts the query rows of s into n blocks of whole tiles of br
+// rows holding about the same number of keys seen: bounds[w] … bounds[w+1]
+// is block w.
+func balancedRows(s prefill.Shape, n, br int) []int {
+	total := s.Seen()
+	bounds := make([]int, n+1)
+	seen, w := 0, 1
+	for t0 := 0; t0 < s.Tq && w < n; t0 += br {
+		for t := t0; t < min(t0+br, s.Tq); t++ {
+			lo, hi := s.Keys(t)
+			seen += hi - lo
+		}
+		for w < n && seen*n >= w*total {
+			bounds[w] = min(t0+br, s.Tq)
+			w++
+		}
+	}
+	for ; w <= n; w++ {
+		bounds[w] = s.Tq
+	}
+	return bounds
 }

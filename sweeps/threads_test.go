@@ -14,6 +14,21 @@ import (
 	"github.com/ckbench/ckbench/sampler"
 )
 
+func TestBalancedRows(t *testing.T) {
+	s := prefill.Shape{H: 1, Hkv: 1, D: 16, Tq: 100, Tk: 100, Mask: prefill.Causal}
+	b := balancedRows(s, 2, 8)
+	if b[0] != 0 || b[2] != 100 || b[1]%8 != 0 || b[1] <= 50 || b[1] >= 80 {
+		t.Fatalf("causal bounds %v: the second block holds the longer rows, so it must be shorter", b)
+	}
+	s.Mask = prefill.None
+	if b := balancedRows(s, 4, 8); b[0] != 0 || b[4] != 100 || b[2] != 56 && b[2] != 48 {
+		t.Fatalf("unmasked bounds %v", b)
+	}
+	if b := balancedRows(prefill.Shape{H: 1, Hkv: 1, D: 16, Tq: 3, Tk: 3}, 4, 8); b[4] != 3 {
+		t.Fatalf("few rows: %v", b)
+	}
+}
+
 func TestSplitRange(t *testing.T) {
 	for _, c := range []struct{ n, parts, align int }{{10, 3, 1}, {10, 4, 4}, {3, 8, 1}, {4096, 2, 4096}, {0, 2, 1}, {17, 1, 4}} {
 		rs := splitRange(c.n, c.parts, c.align)
@@ -62,7 +77,7 @@ func TestThreads(t *testing.T) {
 	ag.Heads = []HeadPair{{4, 2}, {1, 1}}
 	ag.Kernels = []string{string(attention.DecodeFlash), string(attention.DecodeFlashGQA), string(attention.DecodeSplit), KVRead,
 		string(prefill.Flash), string(prefill.Materialized)}
-	ag.Tqs, ag.Masks, ag.Docs, ag.Brs, ag.Bcs = []int{24}, []prefill.Mask{prefill.Causal}, []int{2}, []int{8}, []int{16}
+	ag.Tqs, ag.Masks, ag.Docs, ag.Brs, ag.Bcs = []int{24}, []prefill.Mask{prefill.Causal, prefill.None}, []int{2}, []int{8}, []int{16}
 	qg, _, _ := QuantPreset("quick")
 	qg.Tiers, qg.Formats, qg.Shapes = tiers, []quant.Format{quant.Q4_K}, []Shape{{M: 20, K: 256}}
 	sg := tinySoftmaxGrid()
@@ -100,7 +115,8 @@ func TestThreads(t *testing.T) {
 			}
 			// Split-KV (decode-split; decode with one KV head for two
 			// threads) runs and passes its gate.
-			for _, k := range []string{string(attention.DecodeSplit), string(attention.DecodeFlash)} {
+			// (prefill with one KV head splits its query rows.)
+			for _, k := range []string{string(attention.DecodeSplit), string(attention.DecodeFlash), string(prefill.Flash), string(prefill.Materialized)} {
 				if name == "attention" && !slices.ContainsFunc(recs, func(r results.Record) bool {
 					return r.Kernel == k && r.Th == 2 && r.KVH == 1 && timed(r.Status)
 				}) {
