@@ -363,12 +363,53 @@ func quantPoint(base results.Record, p quant.Params, act string, t isa.Tier, st 
 		}
 		return rotate(d.bufs, func(b quant.Buffers) { im.Run(p, b) }), relErr, nil
 	}
-	if p.Kernel != quant.QuantizeQ8 { // x alone: nothing worth splitting
-		pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
-			return quantShares(g.get().(*quantData), im, p, n)
+	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
+		if p.Kernel == quant.QuantizeQ8 {
+			return quantizeShares(g.get().(*quantData), im, p, n)
 		}
+		return quantShares(g.get().(*quantData), im, p, n)
 	}
 	return pt
+}
+
+// quantizeShares splits quantize-q8 by blocks of x: worker w quantizes its
+// blocks into their bytes of the activation row (blocks are independent:
+// each has its own scale and sums). The gate dequantizes the whole row.
+func quantizeShares(d *quantData, im quant.Impl, p quant.Params, n int) ([]func(), float64, error) {
+	act := p.Fmt.Q8Act()
+	blk := act.Info().Block
+	qk := act.RowBytes(blk) // bytes of one block
+	ranges := splitRange(p.K, n, blk)
+	share := func(b quant.Buffers, r [2]int) (quant.Params, quant.Buffers) {
+		q := p
+		q.K = r[1] - r[0]
+		return q, quant.Buffers{X: b.X[r[0]:r[1]], XQ: b.XQ[r[0]/blk*qk : r[1]/blk*qk]}
+	}
+	b := d.bufs[0]
+	clear(b.XQ)
+	for _, r := range ranges {
+		if r[0] < r[1] {
+			q, s := share(b, r)
+			im.Run(q, s)
+		}
+	}
+	got := make([]float32, p.K)
+	quant.Dequantize(act, got, b.XQ[:act.RowBytes(p.K)])
+	relErr := quant.MaxRelErr(got, d.reference(p), d.mag[p.Kernel])
+	if !(relErr <= quant.Tolerance) {
+		return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.0e against the generic tier", relErr, quant.Tolerance)
+	}
+	shares := make([]func(), n)
+	for w, r := range ranges {
+		shares[w] = func() {}
+		if r[0] < r[1] {
+			shares[w] = rotate(d.bufs, func(b quant.Buffers) {
+				q, s := share(b, r)
+				im.Run(q, s)
+			})
+		}
+	}
+	return shares, relErr, nil
 }
 
 // quantShares splits a GEMV or dequant call by rows of W: worker w computes
