@@ -61,6 +61,9 @@ type Options struct {
 	MaxMADPct float64
 	// Progress receives a progress bar (nil: none).
 	Progress io.Writer
+	// Log receives one line per finished point (nil: none): what a log
+	// shows where no progress bar can be drawn.
+	Log io.Writer
 
 	workers []int // Run's CPUs for n-thread points, the measuring one first
 }
@@ -436,6 +439,9 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 			return false, err
 		}
 		bar.done(i+1, rec.Status == results.StatusSkipped)
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, "%d/%d %s th=%d: %s\n", i+1, len(plan.Points), bar.named(&rec), rec.Th, pointLine(&rec))
+		}
 	}
 	return true, nil
 }
@@ -570,6 +576,25 @@ func flagAboveBound(rec *results.Record) {
 		rec.Status = results.StatusAboveBound
 		rec.Reason = fmt.Sprintf("%.0f %% of the read loop over the same bytes (%.1f GB/s, measured just before): the host's bandwidth changed between the two", float64(rec.PctOfRead), float64(rec.ReadGBs))
 	}
+}
+
+// pointLine is a finished point in a few figures: its status, time,
+// rates and share of its bound, or why it has none.
+func pointLine(r *results.Record) string {
+	if !r.NsMedian.Valid() {
+		return r.Status + " (" + r.Reason + ")"
+	}
+	s := fmt.Sprintf("%s %.2f µs/call", r.Status, float64(r.NsMedian)/1e3)
+	if r.GBs.Valid() {
+		s += fmt.Sprintf(", %.1f GB/s", float64(r.GBs))
+	}
+	if r.GFlops.Valid() && r.GFlops > 0 {
+		s += fmt.Sprintf(", %.1f GFLOP/s", float64(r.GFlops))
+	}
+	if r.PctOfBound.Valid() {
+		s += fmt.Sprintf(", %.0f %% of bound (%s)", float64(r.PctOfBound), r.Level)
+	}
+	return s
 }
 
 // progress draws "[=====>    ] 12/48  ETA 1m20s  what" on a terminal.

@@ -523,3 +523,21 @@ func TestHelpOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestPlan: --plan prints the points, the largest point's memory and an
+// estimated time, and measures nothing: no run folder, no roofline.
+func TestPlan(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := ckbench(t, "sweep", "attention", "--preset", "full", "--plan", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"decode-flash", "points", "largest point", "estimated time"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("--plan output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("--plan left files: %v", entries)
+	}
+}

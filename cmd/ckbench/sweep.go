@@ -88,7 +88,7 @@ type sweepFlags struct {
 	threads                                     string
 	cpu                                         int
 	minTime                                     time.Duration
-	cold, noProgress, force                     bool
+	cold, noProgress, force, plan               bool
 	seed                                        uint64
 	params                                      map[string]*string
 }
@@ -128,10 +128,11 @@ func addCommonFlags(fs *flag.FlagSet, f *sweepFlags, coldWhat string) {
 	fs.BoolVar(&f.cold, "cold", false, coldUsage)
 	fs.IntVar(&f.cpu, "cpu", -1, "CPU to pin the measuring thread to (default: the last allowed CPU)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the deterministic input data")
-	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bar (it is drawn only on a terminal anyway)")
-	fs.StringVar(&f.roof, "roofline", "auto", "bound for pct_of_bound: auto (measure a quick 1-thread roofline first, ~20 s), none, or a roofline.json to reuse")
+	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bar on a terminal, and no line per finished point elsewhere")
+	fs.StringVar(&f.roof, "roofline", "auto", "bound for pct_of_bound: auto (measure a quick roofline first, ~20 s per thread count: 1 and the largest --threads), none, or a roofline.json to reuse")
 	fs.StringVar(&f.counters, "counters", "default", "performance counters per point: default (all named events that open here), none, or a list such as cycles,instructions,r01c2 (see ckbench counters)")
 	fs.BoolVar(&f.force, "force", false, "use a --roofline file measured on another machine")
+	fs.BoolVar(&f.plan, "plan", false, "print the points per kernel and tier, the memory of the largest and an estimated time, then exit without measuring anything")
 }
 
 // sweepFamily is `ckbench sweep <family>`: the family's parameters as
@@ -176,6 +177,10 @@ func sweepFamily(fam sweeps.Family, args []string, stdout, stderr io.Writer) err
 			return flagError(err)
 		}
 		return usagef("sweep %s: %v", fam.Name(), err)
+	}
+	if f.plan {
+		printPlan(stdout, fam.Name(), plan, opt, f.roof == "auto")
+		return nil
 	}
 	config := grid.Config()
 	config["family"] = fam.Name()
@@ -268,8 +273,12 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 	for _, n := range notes {
 		fmt.Fprintln(stderr, "note:", n)
 	}
-	if !f.noProgress && isTerminal(stderr) {
+	switch {
+	case f.noProgress:
+	case isTerminal(stderr):
 		opt.Progress = stderr
+	default:
+		opt.Log = stderr // a log: a line per point as it finishes
 	}
 	fmt.Fprintf(stderr, "ckbench: %d points -> %s\n", len(plan.Points), run.Dir)
 	complete, runErr := sweeps.Run(ctx, plan, opt, run.Add)
@@ -489,4 +498,46 @@ func parseThreads(list string) ([]int, error) {
 	}
 	slices.Sort(ts)
 	return slices.Compact(ts), nil
+}
+
+// printPlan writes what a sweep would do: its points per kernel and tier
+// (and how many are skipped here), the memory of its largest point, and an
+// estimated time: each point to measure takes at least its minimum
+// sampling time (longer when one call outlasts it), plus the roofline.
+func printPlan(w io.Writer, family string, plan *sweeps.Plan, opt sweeps.Options, roof bool) {
+	type key struct{ kernel, tier string }
+	var keys []key
+	runs, skips := map[key]int{}, map[key]int{}
+	measured := 0
+	for _, p := range plan.Points {
+		k := key{p.Rec.Kernel, string(p.Tier)}
+		if runs[k]+skips[k] == 0 {
+			keys = append(keys, k)
+		}
+		if p.Skip != "" {
+			skips[k]++
+			continue
+		}
+		runs[k]++
+		measured++
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "kernel\tisa\tpoints\tskipped here\t\n")
+	for _, k := range keys {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t\n", k.kernel, k.tier, runs[k], skips[k])
+	}
+	tw.Flush()
+	est := time.Duration(measured) * opt.Sampler.Effective().MinTime
+	if roof {
+		est += 20 * time.Second * time.Duration(len(opt.Threads))
+	}
+	fmt.Fprintf(w, "\n%s: %d points (%d to measure here, at %s thread(s))\n", family, len(plan.Points), measured, joinInts(opt.Threads))
+	if big, ok := plan.Largest(); ok {
+		fmt.Fprintf(w, "largest point: %s of memory\n", machine.Bytes(big.Mem))
+	}
+	fmt.Fprintf(w, "estimated time: at least %s (%s sampling per point", est.Round(time.Second), opt.Sampler.Effective().MinTime)
+	if roof {
+		fmt.Fprint(w, ", plus the roofline")
+	}
+	fmt.Fprintln(w, "; a point whose call outlasts it takes longer)")
 }
