@@ -31,7 +31,7 @@ type Options struct {
 	// n CPUs (the measuring CPU among them), started together, timed as
 	// the slowest (sampler.MeasureParallel).
 	Threads []int
-	CPU     int // CPU to pin the measuring thread to; -1 picks the last allowed one no other ckbench holds
+	CPU     int // CPU to pin the measuring thread to; -1 picks the last of sampler.SpreadCPUs no other ckbench holds
 	// CPULocked says the caller already holds CPU's lock
 	// (sampler.AcquireCPU); otherwise Run takes it, waiting while another
 	// process measures on it.
