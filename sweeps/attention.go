@@ -428,17 +428,15 @@ func decodePoint(base results.Record, p attention.Params, noTile bool, t isa.Tie
 // on its block of KV heads and the query heads that read them (q, o, K
 // and V of those heads, a workspace of its own), so each KV head is still
 // read once per group. The gate runs the shares one after the other and
-// checks the whole output. decode-split, and decode with fewer KV heads
-// than workers, split the keys instead (splitKVShares); a position-major
-// cache has no split yet.
+// checks the whole output. A position-major cache is cut the same way:
+// a worker's first head's rows on, its block of heads every Hkv rows
+// (attention.Shape.PosHeads). decode-split, and decode with fewer KV heads
+// than workers, split the keys instead (splitKVShares).
 func decodeShares(d *attentionData, im attention.Impl, p attention.Params, n int) ([]func(), float64, error) {
-	switch {
-	case p.Kernel == attention.DecodeSplit || p.Hkv < n:
+	if p.Kernel == attention.DecodeSplit || p.Hkv < n {
 		return splitKVShares(d, im, p, n)
-	case p.Layout != attention.HeadMajor:
-		return nil, 0, errNoSplit("a position-major cache has no split across threads yet")
 	}
-	g, d0, capRows := p.Group(), p.D, p.Capacity()
+	g, d0 := p.Group(), p.D
 	rb := p.KV.RowBytes(p.D)
 	ranges := splitRange(p.Hkv, n, 1)
 	type share struct {
@@ -449,15 +447,19 @@ func decodeShares(d *attentionData, im attention.Impl, p attention.Params, n int
 	for w, r := range ranges {
 		q := p
 		q.Hkv, q.H = r[1]-r[0], (r[1]-r[0])*g
+		if p.Layout == attention.PosMajor {
+			q.PosHeads = p.Hkv
+		}
 		parts[w] = share{q, make([]float32, q.WorkspaceLen())}
 	}
 	cut := func(b attention.Buffers, w int) attention.Buffers {
 		k0, k1 := ranges[w][0], ranges[w][1]
 		s := attention.Buffers{Q: b.Q[k0*g*d0 : k1*g*d0], O: b.O[k0*g*d0 : k1*g*d0], WS: parts[w].ws}
+		lo, hi := p.Row(k0, 0), p.Row(k0, 0)+parts[w].p.CacheRows() // the block's rows
 		if p.KV == attention.F32 {
-			s.K, s.V = b.K[k0*capRows*d0:k1*capRows*d0], b.V[k0*capRows*d0:k1*capRows*d0]
+			s.K, s.V = b.K[lo*d0:hi*d0], b.V[lo*d0:hi*d0]
 		} else {
-			s.KEnc, s.VEnc = b.KEnc[k0*capRows*rb:k1*capRows*rb], b.VEnc[k0*capRows*rb:k1*capRows*rb]
+			s.KEnc, s.VEnc = b.KEnc[lo*rb:hi*rb], b.VEnc[lo*rb:hi*rb]
 		}
 		return s
 	}
@@ -498,10 +500,7 @@ func decodeShares(d *attentionData, im attention.Impl, p attention.Params, n int
 // chunks): the gate holds it to the same tolerance.
 func splitKVShares(d *attentionData, im attention.Impl, p attention.Params, n int) ([]func(), float64, error) {
 	keys, first := p.Keys(), p.First()
-	switch {
-	case p.Kernel == attention.DecodeNaive:
-		return nil, 0, errNoSplit("decode-naive returns no LSE to merge a split of the keys by")
-	case keys < n:
+	if keys < n {
 		return nil, 0, errNoSplit(fmt.Sprintf("%d keys for %d threads", keys, n))
 	}
 	hd, stride := p.H*p.D, attention.LSEStride(p.H)

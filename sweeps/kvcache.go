@@ -298,17 +298,15 @@ func storePoint(base results.Record, p kvcache.Params, rot int, t isa.Tier, st i
 // storeShares splits a store by KV heads: worker w writes its block of
 // heads' rows (source rows and cache rows of those heads), cold points
 // rotating positions in step. The gate writes every share once and
-// checks the rows byte for byte against the generic tier. A
-// position-major cache (a token's heads interleaved) and fewer heads than
-// workers have no split yet.
+// checks the rows byte for byte against the generic tier. Position-major
+// (a token's heads interleaved), a worker's cache starts at its first
+// head's row and its heads are a block of every position's
+// (kvcache.Params.PosHeads). Fewer heads than workers have no split.
 func storeShares(d *kvcacheData, im kvcache.Impl, p kvcache.Params, rot, n int) ([]func(), float64, error) {
-	switch {
-	case p.Layout != attention.HeadMajor:
-		return nil, 0, errNoSplit("a position-major cache has no split across threads yet")
-	case p.Hkv < n:
+	if p.Hkv < n {
 		return nil, 0, errNoSplit(fmt.Sprintf("%d KV heads for %d threads", p.Hkv, n))
 	}
-	b, cnt, capRows, rb := d.b, p.Count(), p.Capacity(), p.KV.RowBytes(p.D)
+	b, cnt, rb := d.b, p.Count(), p.KV.RowBytes(p.D)
 	src := p.Hkv * cnt * p.D
 	ranges := splitRange(p.Hkv, n, 1)
 	// cut is worker w's store of rotation i: its heads' sources and rows.
@@ -316,11 +314,16 @@ func storeShares(d *kvcacheData, im kvcache.Impl, p kvcache.Params, rot, n int) 
 		k0, k1 := ranges[w][0], ranges[w][1]
 		q := p
 		q.Hkv, q.Pos = k1-k0, p.Pos+i*cnt
+		if p.Layout == attention.PosMajor {
+			q.PosHeads = p.Hkv
+		}
 		s := kvcache.Buffers{SrcK: b.SrcK[i*src+k0*cnt*p.D : i*src+k1*cnt*p.D], SrcV: b.SrcV[i*src+k0*cnt*p.D : i*src+k1*cnt*p.D]}
+		lo := p.Row(k0, 0)
+		hi := lo + q.Row(q.Hkv-1, q.Capacity()-1) + 1 // the block's rows
 		if p.KV == attention.F32 {
-			s.K, s.V = b.K[k0*capRows*p.D:k1*capRows*p.D], b.V[k0*capRows*p.D:k1*capRows*p.D]
+			s.K, s.V = b.K[lo*p.D:hi*p.D], b.V[lo*p.D:hi*p.D]
 		} else {
-			s.KEnc, s.VEnc = b.KEnc[k0*capRows*rb:k1*capRows*rb], b.VEnc[k0*capRows*rb:k1*capRows*rb]
+			s.KEnc, s.VEnc = b.KEnc[lo*rb:hi*rb], b.VEnc[lo*rb:hi*rb]
 		}
 		return q, s
 	}

@@ -248,12 +248,9 @@ func prefillShares(d *prefillData, im prefill.Impl, p prefill.Params, n int) ([]
 // (whole Br tiles) as a prefill of its own: its rows of q and o, and, under
 // the causal mask, the keys up to its last row's position (so each row
 // keeps its position). The blocks hold about the same number of keys seen,
-// not of rows: a causal row's work grows with its position. A doc mask
-// has no such split yet (its documents are cut by the key count).
+// not of rows: a causal row's work grows with its position. Under a doc
+// mask likewise, the documents still those of all Tk keys (DocTk).
 func prefillRowShares(d *prefillData, im prefill.Impl, p prefill.Params, n int) ([]func(), float64, error) {
-	if p.Mask == prefill.Doc {
-		return nil, 0, errNoSplit(fmt.Sprintf("%d KV heads for %d threads: a doc mask has no split by query rows yet", p.Hkv, n))
-	}
 	br, _ := p.Tiles()
 	bounds := balancedRows(p.Shape, n, br)
 	g, dd := p.Group(), p.D
@@ -270,8 +267,9 @@ func prefillRowShares(d *prefillData, im prefill.Impl, p prefill.Params, n int) 
 		}
 		s := p
 		s.H, s.Hkv, s.Tq = 1, 1, t1-t0
-		if p.Mask == prefill.Causal {
+		if p.Mask != prefill.None {
 			s.Tk = p.Pos(t1-1) + 1 // rows keep their positions
+			s.DocTk = p.Tk         // and their documents
 		}
 		ws := make([]float32, s.WorkspaceLen())
 		for h := range p.H {

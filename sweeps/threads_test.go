@@ -2,6 +2,7 @@ package sweeps
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,17 +74,17 @@ func TestThreads(t *testing.T) {
 	tiers := []isa.Tier{isa.Generic, isa.AVX512}
 
 	ag := tinyGrid()
-	ag.Tiers, ag.KVs, ag.Layouts = tiers, []attention.KVType{attention.F32, attention.F16}, []attention.Layout{attention.HeadMajor}
+	ag.Tiers, ag.KVs, ag.Layouts = tiers, []attention.KVType{attention.F32, attention.F16}, attention.Layouts
 	ag.Heads = []HeadPair{{4, 2}, {1, 1}}
-	ag.Kernels = []string{string(attention.DecodeFlash), string(attention.DecodeFlashGQA), string(attention.DecodeSplit), KVRead,
+	ag.Kernels = []string{string(attention.DecodeFlash), string(attention.DecodeFlashGQA), string(attention.DecodeSplit), string(attention.DecodeNaive), KVRead,
 		string(prefill.Flash), string(prefill.Materialized)}
-	ag.Tqs, ag.Masks, ag.Docs, ag.Brs, ag.Bcs = []int{24}, []prefill.Mask{prefill.Causal, prefill.None}, []int{2}, []int{8}, []int{16}
+	ag.Tqs, ag.Masks, ag.Docs, ag.Brs, ag.Bcs = []int{24}, []prefill.Mask{prefill.Causal, prefill.None, prefill.Doc}, []int{3}, []int{8}, []int{16}
 	qg, _, _ := QuantPreset("quick")
 	qg.Tiers, qg.Formats, qg.Shapes = tiers, []quant.Format{quant.Q4_K}, []Shape{{M: 20, K: 256}}
 	sg := tinySoftmaxGrid()
 	sg.Tiers = tiers
 	kg := tinyKVCacheGrid()
-	kg.Tiers, kg.Layouts = tiers, []attention.Layout{attention.HeadMajor}
+	kg.Tiers, kg.Layouts = tiers, attention.Layouts
 	plans := map[string]func() (*Plan, error){
 		"kvcache":   func() (*Plan, error) { return PlanKVCache(kg, opt, info) },
 		"attention": func() (*Plan, error) { return PlanAttention(ag, opt, info) },
@@ -102,6 +103,9 @@ func TestThreads(t *testing.T) {
 				if r.Status == results.StatusFailed {
 					t.Errorf("%s/%s th=%d: failed: %s", r.Kernel, r.ISA, r.Th, r.Reason)
 				}
+				if r.Th == 2 && r.Status == results.StatusSkipped && r.KVH > 1 && strings.Contains(r.Reason, "split") {
+					t.Errorf("%s/%s th=2 kvh=%d layout=%s: skipped: %s", r.Kernel, r.ISA, r.KVH, r.Layout, r.Reason)
+				}
 				if r.Th != 2 || r.Status == results.StatusSkipped {
 					continue
 				}
@@ -113,14 +117,21 @@ func TestThreads(t *testing.T) {
 			if two == 0 {
 				t.Fatal("no 2-thread point ran")
 			}
-			// Split-KV (decode-split; decode with one KV head for two
-			// threads) runs and passes its gate.
+			// Split-KV (decode-split; decode, naive too, with one KV head
+			// for two threads) runs and passes its gate.
 			// (prefill with one KV head splits its query rows.)
-			for _, k := range []string{string(attention.DecodeSplit), string(attention.DecodeFlash), string(prefill.Flash), string(prefill.Materialized)} {
+			for _, k := range []string{string(attention.DecodeSplit), string(attention.DecodeFlash), string(attention.DecodeNaive), string(prefill.Flash), string(prefill.Materialized)} {
 				if name == "attention" && !slices.ContainsFunc(recs, func(r results.Record) bool {
 					return r.Kernel == k && r.Th == 2 && r.KVH == 1 && timed(r.Status)
 				}) {
 					t.Errorf("%s with one KV head at 2 threads did not run", k)
+				}
+			}
+			for _, k := range []string{string(prefill.Flash), string(prefill.Materialized)} {
+				if name == "attention" && !slices.ContainsFunc(recs, func(r results.Record) bool {
+					return r.Kernel == k && r.Th == 2 && r.KVH == 1 && strings.HasPrefix(r.Mask, "doc") && timed(r.Status)
+				}) {
+					t.Errorf("%s with one KV head and a doc mask at 2 threads did not run", k)
 				}
 			}
 		})

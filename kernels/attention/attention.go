@@ -272,6 +272,19 @@ type Shape struct {
 	KV KVType
 	// Layout is the order of the cache's rows (HeadMajor when zero).
 	Layout Layout
+	// PosHeads is, position-major, the KV heads one position's rows hold
+	// (0 means Hkv): a caller that runs a block of Hkv heads of a larger
+	// cache (one thread's share) passes the cache from the block's first
+	// head on and sets PosHeads to the cache's Hkv.
+	PosHeads int
+}
+
+// posHeads is the resolved PosHeads.
+func (s Shape) posHeads() int {
+	if s.PosHeads == 0 {
+		return s.Hkv
+	}
+	return s.PosHeads
 }
 
 // Keys is the number of keys attended to: min(Window, T), or T.
@@ -288,16 +301,16 @@ func (s Shape) First() int { return s.T - s.Keys() }
 // Row is the cache row (of Hkv·Capacity) holding position pos of KV head kh.
 func (s Shape) Row(kh, pos int) int {
 	if s.Layout == PosMajor {
-		return pos*s.Hkv + kh
+		return pos*s.posHeads() + kh
 	}
 	return kh*s.Capacity() + pos
 }
 
 // PosStride is the rows from one position of a KV head to the next: 1
-// head-major, Hkv position-major.
+// head-major, Hkv (PosHeads) position-major.
 func (s Shape) PosStride() int {
 	if s.Layout == PosMajor {
-		return s.Hkv
+		return s.posHeads()
 	}
 	return 1
 }
@@ -323,10 +336,18 @@ func spanLen(n, rs, rl int) int { return ((n-1)*rs + 1) * rl }
 
 // ReadBlocks are the row ranges [lo, hi) of the cache that hold exactly
 // the rows attended to, each once: one per KV head head-major; one for
-// all heads position-major (a window's positions are contiguous there).
+// all heads position-major (a window's positions are contiguous there),
+// or one per position for a block of a wider cache's heads (PosHeads).
 func (s Shape) ReadBlocks() [][2]int {
-	if s.Layout == PosMajor {
+	if s.Layout == PosMajor && s.posHeads() == s.Hkv {
 		return [][2]int{{s.Row(0, s.First()), s.Row(0, s.T)}}
+	}
+	if s.Layout == PosMajor {
+		var bs [][2]int
+		for pos := s.First(); pos < s.T; pos++ {
+			bs = append(bs, [2]int{s.Row(0, pos), s.Row(0, pos) + s.Hkv})
+		}
+		return bs
 	}
 	var bs [][2]int
 	for kh := range s.Hkv {
@@ -335,8 +356,14 @@ func (s Shape) ReadBlocks() [][2]int {
 	return bs
 }
 
-// CacheBytes is the size of one of the K and V caches: Hkv·Capacity rows.
-func (s Shape) CacheBytes() int { return s.Hkv * s.Capacity() * s.KV.RowBytes(s.D) }
+// CacheBytes is the size of one of the K and V caches: Hkv·Capacity rows
+// (CacheRows).
+func (s Shape) CacheBytes() int { return s.CacheRows() * s.KV.RowBytes(s.D) }
+
+// CacheRows is the rows of one of the K and V caches, from the first row
+// of its first head to the last of its last: Hkv·Capacity (position-major
+// with PosHeads > Hkv, up to the last position's row of the last head).
+func (s Shape) CacheRows() int { return s.Row(s.Hkv-1, s.Capacity()-1) + 1 }
 
 // Params is one kernel invocation: which kernel, shape, tile and exp.
 type Params struct {
@@ -383,6 +410,8 @@ func (s Shape) Validate() error {
 		return fmt.Errorf("unknown KV type %d", s.KV)
 	case s.Layout > PosMajor:
 		return fmt.Errorf("unknown layout %d", s.Layout)
+	case s.PosHeads != 0 && (s.Layout != PosMajor || s.PosHeads < s.Hkv):
+		return fmt.Errorf("PosHeads %d: a position-major cache's heads per position, at least Hkv=%d", s.PosHeads, s.Hkv)
 	case s.KV == Q8_0 && s.D%Q8Block != 0:
 		return fmt.Errorf("head dim %d is no multiple of %d, the q8_0 block (use 64, 96, 128, 256)", s.D, Q8Block)
 	}
@@ -420,8 +449,8 @@ func (p Params) Validate() error {
 // present, are then the values the cache holds (see Encode) and only the
 // reference reads them. LSE, when not nil (H
 // floats), receives each query head's log-sum-exp of its scaled scores,
-// ln Σ exp(x_j) (−Inf when no key has weight), from the flash kernels and
-// DecodeSplit: what a caller needs to merge this output with another.
+// ln Σ exp(x_j) (−Inf when no key has weight), from every kernel: what a
+// caller needs to merge this output with another.
 type Buffers struct {
 	Q, K, V, O, WS []float32
 	LSE            []float32
@@ -433,7 +462,8 @@ func roundUp(n, m int) int { return (n + m - 1) / m * m }
 // Workspace layout of the flash kernels, for a group of g query heads:
 // [m[0..g) s[0..g) mb[0..g) pad to 16][tile buffer of head 0][tile buffer of head 1]...
 // each tile buffer roundUp(tile,16) floats, so vector loops may run past the
-// last valid score. The naive kernel uses roundUp(T,16) floats of scores.
+// last valid score. The naive kernel uses roundUp(T,16) floats of scores,
+// then 16 whose first two receive the max and the sum (its LSE).
 func flashStateLen(g int) int { return roundUp(3*g, 16) }
 func tileBufLen(tk int) int   { return roundUp(tk, 16) }
 
@@ -458,7 +488,8 @@ func (p Params) WorkspaceLen() int {
 func (p Params) workspaceLen() int {
 	switch p.Kernel {
 	case DecodeNaive:
-		return roundUp(p.Keys(), 16)
+		return roundUp(p.Keys(), 16) + 16 // the scores, then the max and the sum
+
 	case DecodeFlashGQA:
 		g := p.Group()
 		return flashStateLen(g) + g*tileBufLen(p.Tile())
@@ -485,7 +516,7 @@ func (p Params) Check(b Buffers) error {
 		{"workspace", len(b.WS), p.WorkspaceLen()},
 	}
 	if p.KV == F32 {
-		kv := p.Hkv * p.Capacity() * p.D
+		kv := p.CacheRows() * p.D
 		need = append(need, need1{"k", len(b.K), kv}, need1{"v", len(b.V), kv})
 	} else {
 		need = append(need, need1{"k " + p.KV.String() + " (bytes)", len(b.KEnc), p.CacheBytes()},

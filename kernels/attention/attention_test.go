@@ -311,22 +311,30 @@ func TestWindow(t *testing.T) {
 	}
 }
 
-// TestLSE: the flash kernels and decode-split return each head's
-// log-sum-exp of its scaled scores, the float64 one within the gate's
-// tolerance (relative to its magnitude, at least 1).
+// TestLSE: every kernel returns each head's log-sum-exp of its scaled
+// scores, the float64 one (over the values the cache holds) within the
+// gate's tolerance (relative to its magnitude, at least 1), for every KV
+// type and layout.
 func TestLSE(t *testing.T) {
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
-		for _, k := range []Kernel{DecodeFlash, DecodeFlashGQA, DecodeSplit} {
-			for _, e := range []Exp{ExpExact, ExpFast} {
-				p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 77, Window: 50}, Exp: e, Splits: 5}
-				b := Alloc(p)
-				FillRandom(b, 9)
-				b.LSE = make([]float32, p.H)
-				im.Run(p, b)
-				want := referenceLSE(p.Shape, b.Q, b.K)
-				for h, w := range want {
-					if d := math.Abs(float64(b.LSE[h]) - w); !(d <= Tolerance(e)*max(1, math.Abs(w))) {
-						t.Errorf("%s %s head %d: LSE %v, reference %v", k, e, h, b.LSE[h], w)
+		for _, k := range Kernels {
+			for _, kv := range KVTypes {
+				for _, l := range Layouts {
+					for _, e := range []Exp{ExpExact, ExpFast} {
+						p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 77, Window: 50, KV: kv, Layout: l}, Exp: e, Splits: 5}
+						b := Alloc(p)
+						FillRandom(b, 9)
+						if err := Encode(p.Shape, b); err != nil {
+							t.Fatal(err)
+						}
+						b.LSE = make([]float32, p.H)
+						im.Run(p, b)
+						want := referenceLSE(p.Shape, b.Q, b.K)
+						for h, w := range want {
+							if d := math.Abs(float64(b.LSE[h]) - w); !(d <= Tolerance(e)*max(1, math.Abs(w))) {
+								t.Errorf("%s %s %s %s head %d: LSE %v, reference %v", k, kv, l, e, h, b.LSE[h], w)
+							}
+						}
 					}
 				}
 			}
@@ -337,16 +345,16 @@ func TestLSE(t *testing.T) {
 // referenceLSE is ln Σ_j exp(scale·q·k_j) per head, in float64, over the
 // window's keys.
 func referenceLSE(s Shape, q, k []float32) []float64 {
-	d, stride := s.D, s.Capacity()*s.D
+	d := s.D
 	out := make([]float64, s.H)
 	for h := range s.H {
-		kb := k[(h*s.Hkv/s.H)*stride+s.First()*d:]
 		var xs []float64
 		m := math.Inf(-1)
 		for j := range s.Keys() {
+			kr := k[s.Row(h*s.Hkv/s.H, s.First()+j)*d:]
 			var acc float64
 			for i := range d {
-				acc += float64(q[h*d+i]) * float64(kb[j*d+i])
+				acc += float64(q[h*d+i]) * float64(kr[i])
 			}
 			x := acc / math.Sqrt(float64(d))
 			xs = append(xs, x)
@@ -411,4 +419,45 @@ func TestAutoTileK(t *testing.T) {
 			t.Errorf("AutoTileK(%d) = %d, want %d", d, got, want)
 		}
 	}
+}
+
+// TestPosHeads: a block of the KV heads of a position-major cache, run as a
+// call of its own (the cache from the block's first head on, PosHeads the
+// cache's heads), gives exactly the whole call's output for its heads: a
+// thread's share of a decode.
+func TestPosHeads(t *testing.T) {
+	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+		for _, k := range Kernels {
+			for _, kv := range KVTypes {
+				p := Params{Kernel: k, Shape: Shape{H: 8, Hkv: 4, D: 64, T: 45, Cap: 50, Window: 40, KV: kv, Layout: PosMajor}, Splits: 3}
+				b := Alloc(p)
+				FillRandom(b, 3)
+				if err := Encode(p.Shape, b); err != nil {
+					t.Fatal(err)
+				}
+				im.Run(p, b)
+				rb, g := kv.RowBytes(p.D), p.Group()
+				for _, blk := range [][2]int{{0, 1}, {1, 3}, {3, 4}} {
+					q := p
+					q.Hkv, q.H, q.PosHeads = blk[1]-blk[0], (blk[1]-blk[0])*g, p.Hkv
+					h0, h1 := blk[0]*g*p.D, blk[1]*g*p.D
+					s := Buffers{Q: b.Q[h0:h1], O: make([]float32, h1-h0), WS: make([]float32, q.WorkspaceLen())}
+					if kv == F32 {
+						s.K, s.V = b.K[blk[0]*p.D:], b.V[blk[0]*p.D:]
+					} else {
+						s.KEnc, s.VEnc = b.KEnc[blk[0]*rb:], b.VEnc[blk[0]*rb:]
+					}
+					if err := q.Check(s); err != nil {
+						t.Fatalf("%s %s heads %v: %v", k, kv, blk, err)
+					}
+					im.Run(q, s)
+					for i, x := range s.O {
+						if math.Float32bits(x) != math.Float32bits(b.O[h0+i]) {
+							t.Fatalf("%s %s heads %v: o[%d] = %v, the whole call's %v", k, kv, blk, h0+i, x, b.O[h0+i])
+						}
+					}
+				}
+			}
+		}
+	})
 }

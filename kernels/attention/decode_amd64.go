@@ -42,7 +42,7 @@ func init() {
 // The asm kernels take the cache as bytes, whatever its element type.
 type (
 	flashAsmFunc func(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
-	naiveAsmFunc func(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
+	naiveAsmFunc func(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 	// flashKernels and naiveKernels are a tier's kernels per KV type, exact then fast exp.
 	flashKernels [Q8_0 + 1][2]flashAsmFunc
 	naiveKernels [Q8_0 + 1][2]naiveAsmFunc
@@ -79,8 +79,9 @@ func flashAsm(fs flashKernels) flashFunc {
 func naiveAsm(fs naiveKernels) naiveFunc {
 	return func(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws []float32) {
 		f := fs[k.typ][expIndex(e)]
-		o, q, ws = o[:d], q[:d], ws[:roundUp(n, 16)]
-		f(&o[0], &q[0], kvPtr(k, n), kvPtr(v, n), n, d, scale, &ws[0], k.strideBytes())
+		nw := roundUp(n, 16)
+		o, q, ws = o[:d], q[:d], ws[:nw+2]
+		f(&o[0], &q[0], kvPtr(k, n), kvPtr(v, n), n, d, scale, &ws[0], k.strideBytes(), &ws[nw])
 	}
 }
 
@@ -112,27 +113,29 @@ func flashDecodeFastAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scal
 
 // naiveDecodeExactAVX2 computes what naiveGeneric does with ExpExact for one head: ws[j] =
 // scale·q·k[j] for the n keys, then ws[j] = exp(ws[j]−max), s = Σ ws[j], and
-// o = Σ (ws[j]/s)·v[j]. ws holds n floats rounded up to 16.
+// o = Σ (ws[j]/s)·v[j]. ws holds n floats rounded up to 16; state[0] and
+// state[1] receive max and s (the caller's LSE is max + ln s).
 //
 //go:noescape
-func naiveDecodeExactAVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeExactAVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
 // naiveDecodeFastAVX2 is naiveDecodeExact with FastExp for exp.
 //
 //go:noescape
-func naiveDecodeFastAVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeFastAVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
 // naiveDecodeExactAVX512 computes what naiveGeneric does with ExpExact for one head: ws[j] =
 // scale·q·k[j] for the n keys, then ws[j] = exp(ws[j]−max), s = Σ ws[j], and
-// o = Σ (ws[j]/s)·v[j]. ws holds n floats rounded up to 16.
+// o = Σ (ws[j]/s)·v[j]. ws holds n floats rounded up to 16; state[0] and
+// state[1] receive max and s (the caller's LSE is max + ln s).
 //
 //go:noescape
-func naiveDecodeExactAVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeExactAVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
 // naiveDecodeFastAVX512 is naiveDecodeExact with FastExp for exp.
 //
 //go:noescape
-func naiveDecodeFastAVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeFastAVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
 // flashDecodeExactF16AVX2 is flashDecodeExactAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
@@ -142,7 +145,7 @@ func flashDecodeExactF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, sc
 // naiveDecodeExactF16AVX2 is naiveDecodeExactAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
 //go:noescape
-func naiveDecodeExactF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeExactF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
 // flashDecodeFastF16AVX2 is flashDecodeFastAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
@@ -152,7 +155,7 @@ func flashDecodeFastF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, sca
 // naiveDecodeFastF16AVX2 is naiveDecodeFastAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
 //go:noescape
-func naiveDecodeFastF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeFastF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
 // flashDecodeExactF16AVX512 is flashDecodeExactAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
@@ -162,7 +165,7 @@ func flashDecodeExactF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, 
 // naiveDecodeExactF16AVX512 is naiveDecodeExactAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
 //go:noescape
-func naiveDecodeExactF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeExactF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
 // flashDecodeFastF16AVX512 is flashDecodeFastAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
@@ -172,7 +175,7 @@ func flashDecodeFastF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, s
 // naiveDecodeFastF16AVX512 is naiveDecodeFastAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
 //go:noescape
-func naiveDecodeFastF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeFastF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
 // flashDecodeExactQ8AVX2 is flashDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
 //
@@ -182,7 +185,7 @@ func flashDecodeExactQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, sca
 // naiveDecodeExactQ8AVX2 is naiveDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
 //
 //go:noescape
-func naiveDecodeExactQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeExactQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
 // flashDecodeFastQ8AVX2 is flashDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
 //
@@ -192,7 +195,7 @@ func flashDecodeFastQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scal
 // naiveDecodeFastQ8AVX2 is naiveDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
 //
 //go:noescape
-func naiveDecodeFastQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeFastQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
 // flashDecodeExactQ8AVX512 is flashDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
 //
@@ -202,7 +205,7 @@ func flashDecodeExactQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, s
 // naiveDecodeExactQ8AVX512 is naiveDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
 //
 //go:noescape
-func naiveDecodeExactQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeExactQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
 // flashDecodeFastQ8AVX512 is flashDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
 //
@@ -212,4 +215,4 @@ func flashDecodeFastQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, sc
 // naiveDecodeFastQ8AVX512 is naiveDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
 //
 //go:noescape
-func naiveDecodeFastQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int)
+func naiveDecodeFastQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)

@@ -1494,9 +1494,9 @@ norm_done_1:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeExactAVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
+// func naiveDecodeExactAVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·naiveDecodeExactAVX2(SB), NOSPLIT, $8-72
+TEXT ·naiveDecodeExactAVX2(SB), NOSPLIT, $8-80
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -1662,89 +1662,92 @@ scores_done_4:
 exp_loop_2:
 	CMPQ         DX, $0x00000008
 	JL           exp_tail_2
-	VMOVUPS      (CX), Y2
-	VSUBPS       Y0, Y2, Y2
-	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
-	VMOVUPS      expconst<>+640(SB), Y4
-	VMAXPS       Y2, Y4, Y2
-	VMOVUPS      expconst<>+768(SB), Y4
-	VMINPS       Y2, Y4, Y2
-	VMULPS       expconst<>+128(SB), Y2, Y4
-	VCVTPS2DQ    Y4, Y5
-	VCVTDQ2PS    Y5, Y4
-	VFNMADD231PS expconst<>+832(SB), Y4, Y2
-	VFNMADD231PS expconst<>+896(SB), Y4, Y2
-	VMOVUPS      expconst<>+960(SB), Y4
-	VFMADD213PS  expconst<>+1024(SB), Y2, Y4
-	VFMADD213PS  expconst<>+1088(SB), Y2, Y4
-	VFMADD213PS  expconst<>+1152(SB), Y2, Y4
-	VFMADD213PS  expconst<>+1216(SB), Y2, Y4
-	VFMADD213PS  expconst<>+1280(SB), Y2, Y4
-	VMULPS       Y2, Y2, Y6
-	VFMADD213PS  Y2, Y6, Y4
-	VADDPS       expconst<>+64(SB), Y4, Y4
-	VPADDD       expconst<>+192(SB), Y5, Y5
-	VPSLLD       $0x17, Y5, Y5
-	VMULPS       Y5, Y4, Y2
-	VANDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, (CX)
-	VADDPS       Y2, Y1, Y1
+	VMOVUPS      (CX), Y3
+	VSUBPS       Y0, Y3, Y3
+	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y4
+	VMOVUPS      expconst<>+640(SB), Y5
+	VMAXPS       Y3, Y5, Y3
+	VMOVUPS      expconst<>+768(SB), Y5
+	VMINPS       Y3, Y5, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y5
+	VCVTPS2DQ    Y5, Y6
+	VCVTDQ2PS    Y6, Y5
+	VFNMADD231PS expconst<>+832(SB), Y5, Y3
+	VFNMADD231PS expconst<>+896(SB), Y5, Y3
+	VMOVUPS      expconst<>+960(SB), Y5
+	VFMADD213PS  expconst<>+1024(SB), Y3, Y5
+	VFMADD213PS  expconst<>+1088(SB), Y3, Y5
+	VFMADD213PS  expconst<>+1152(SB), Y3, Y5
+	VFMADD213PS  expconst<>+1216(SB), Y3, Y5
+	VFMADD213PS  expconst<>+1280(SB), Y3, Y5
+	VMULPS       Y3, Y3, Y7
+	VFMADD213PS  Y3, Y7, Y5
+	VADDPS       expconst<>+64(SB), Y5, Y5
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y5, Y3
+	VANDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, (CX)
+	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
 	JMP          exp_loop_2
 
 exp_tail_2:
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDPS       X1, X2, X2
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X1, X3, X3
+	VMOVHLPS     X3, X3, X1
+	VADDPS       X1, X3, X3
+	VMOVSHDUP    X3, X1
+	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
 	JZ           exp_done_2
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
-	VMOVUPS      expconst<>+640(SB), Y3
-	VMAXPS       Y1, Y3, Y1
-	VMOVUPS      expconst<>+768(SB), Y3
-	VMINPS       Y1, Y3, Y1
-	VMULPS       expconst<>+128(SB), Y1, Y3
-	VCVTPS2DQ    Y3, Y4
-	VCVTDQ2PS    Y4, Y3
-	VFNMADD231PS expconst<>+832(SB), Y3, Y1
-	VFNMADD231PS expconst<>+896(SB), Y3, Y1
-	VMOVUPS      expconst<>+960(SB), Y3
-	VFMADD213PS  expconst<>+1024(SB), Y1, Y3
-	VFMADD213PS  expconst<>+1088(SB), Y1, Y3
-	VFMADD213PS  expconst<>+1152(SB), Y1, Y3
-	VFMADD213PS  expconst<>+1216(SB), Y1, Y3
-	VFMADD213PS  expconst<>+1280(SB), Y1, Y3
-	VMULPS       Y1, Y1, Y5
-	VFMADD213PS  Y1, Y5, Y3
-	VADDPS       expconst<>+64(SB), Y3, Y3
-	VPADDD       expconst<>+192(SB), Y4, Y4
-	VPSLLD       $0x17, Y4, Y4
-	VMULPS       Y4, Y3, Y1
+	VMOVUPS      expconst<>+640(SB), Y4
+	VMAXPS       Y1, Y4, Y1
+	VMOVUPS      expconst<>+768(SB), Y4
+	VMINPS       Y1, Y4, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y4
+	VCVTPS2DQ    Y4, Y5
+	VCVTDQ2PS    Y5, Y4
+	VFNMADD231PS expconst<>+832(SB), Y4, Y1
+	VFNMADD231PS expconst<>+896(SB), Y4, Y1
+	VMOVUPS      expconst<>+960(SB), Y4
+	VFMADD213PS  expconst<>+1024(SB), Y1, Y4
+	VFMADD213PS  expconst<>+1088(SB), Y1, Y4
+	VFMADD213PS  expconst<>+1152(SB), Y1, Y4
+	VFMADD213PS  expconst<>+1216(SB), Y1, Y4
+	VFMADD213PS  expconst<>+1280(SB), Y1, Y4
+	VMULPS       Y1, Y1, Y6
+	VFMADD213PS  Y1, Y6, Y4
+	VADDPS       expconst<>+64(SB), Y4, Y4
+	VPADDD       expconst<>+192(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y4, Y1
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (CX)
 
 exp_tail1_2:
-	VADDSS (CX), X2, X2
+	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
 	JNZ    exp_tail1_2
 
 exp_done_2:
+	MOVQ     state+72(FP), CX
+	VMOVSS   X2, (CX)
+	VMOVSS   X3, 4(CX)
 	VXORPS   X0, X0, X0
-	VUCOMISS X0, X2
+	VUCOMISS X0, X3
 	JNE      recip_div_2
 	JPS      recip_div_2
 	JMP      recip_zero_2
 
 recip_div_2:
 	VMOVSS expconst<>+64(SB), X0
-	VDIVSS X2, X0, X0
+	VDIVSS X3, X0, X0
 
 recip_zero_2:
 	VBROADCASTSS X0, Y0
@@ -3038,9 +3041,9 @@ norm_done_2:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeFastAVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
+// func naiveDecodeFastAVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·naiveDecodeFastAVX2(SB), NOSPLIT, $8-72
+TEXT ·naiveDecodeFastAVX2(SB), NOSPLIT, $8-80
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -3206,37 +3209,37 @@ scores_done_8:
 exp_loop_4:
 	CMPQ        DX, $0x00000008
 	JL          exp_tail_4
-	VMOVUPS     (CX), Y2
-	VSUBPS      Y0, Y2, Y2
-	VMOVUPS     expconst<>+256(SB), Y3
-	VMAXPS      Y2, Y3, Y2
-	VMOVUPS     expconst<>+320(SB), Y3
-	VMINPS      Y2, Y3, Y2
-	VMULPS      expconst<>+128(SB), Y2, Y2
-	VCVTPS2DQ   Y2, Y3
-	VCVTDQ2PS   Y3, Y4
-	VSUBPS      Y4, Y2, Y2
-	VMOVUPS     expconst<>+576(SB), Y4
-	VFMADD213PS expconst<>+512(SB), Y2, Y4
-	VFMADD213PS expconst<>+448(SB), Y2, Y4
-	VFMADD213PS expconst<>+384(SB), Y2, Y4
-	VFMADD213PS expconst<>+64(SB), Y2, Y4
-	VPADDD      expconst<>+192(SB), Y3, Y3
-	VPSLLD      $0x17, Y3, Y3
-	VMULPS      Y3, Y4, Y2
-	VMOVUPS     Y2, (CX)
-	VADDPS      Y2, Y1, Y1
+	VMOVUPS     (CX), Y3
+	VSUBPS      Y0, Y3, Y3
+	VMOVUPS     expconst<>+256(SB), Y4
+	VMAXPS      Y3, Y4, Y3
+	VMOVUPS     expconst<>+320(SB), Y4
+	VMINPS      Y3, Y4, Y3
+	VMULPS      expconst<>+128(SB), Y3, Y3
+	VCVTPS2DQ   Y3, Y4
+	VCVTDQ2PS   Y4, Y5
+	VSUBPS      Y5, Y3, Y3
+	VMOVUPS     expconst<>+576(SB), Y5
+	VFMADD213PS expconst<>+512(SB), Y3, Y5
+	VFMADD213PS expconst<>+448(SB), Y3, Y5
+	VFMADD213PS expconst<>+384(SB), Y3, Y5
+	VFMADD213PS expconst<>+64(SB), Y3, Y5
+	VPADDD      expconst<>+192(SB), Y4, Y4
+	VPSLLD      $0x17, Y4, Y4
+	VMULPS      Y4, Y5, Y3
+	VMOVUPS     Y3, (CX)
+	VADDPS      Y3, Y1, Y1
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
 	JMP         exp_loop_4
 
 exp_tail_4:
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDPS       X1, X2, X2
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X1, X3, X3
+	VMOVHLPS     X3, X3, X1
+	VADDPS       X1, X3, X3
+	VMOVSHDUP    X3, X1
+	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
 	JZ           exp_done_4
 	VMOVUPS      (CX), Y1
@@ -3247,34 +3250,37 @@ exp_tail_4:
 	VMINPS       Y1, Y0, Y1
 	VMULPS       expconst<>+128(SB), Y1, Y1
 	VCVTPS2DQ    Y1, Y0
-	VCVTDQ2PS    Y0, Y3
-	VSUBPS       Y3, Y1, Y1
-	VMOVUPS      expconst<>+576(SB), Y3
-	VFMADD213PS  expconst<>+512(SB), Y1, Y3
-	VFMADD213PS  expconst<>+448(SB), Y1, Y3
-	VFMADD213PS  expconst<>+384(SB), Y1, Y3
-	VFMADD213PS  expconst<>+64(SB), Y1, Y3
+	VCVTDQ2PS    Y0, Y4
+	VSUBPS       Y4, Y1, Y1
+	VMOVUPS      expconst<>+576(SB), Y4
+	VFMADD213PS  expconst<>+512(SB), Y1, Y4
+	VFMADD213PS  expconst<>+448(SB), Y1, Y4
+	VFMADD213PS  expconst<>+384(SB), Y1, Y4
+	VFMADD213PS  expconst<>+64(SB), Y1, Y4
 	VPADDD       expconst<>+192(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y3, Y1
+	VMULPS       Y0, Y4, Y1
 	VMOVUPS      Y1, (CX)
 
 exp_tail1_4:
-	VADDSS (CX), X2, X2
+	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
 	JNZ    exp_tail1_4
 
 exp_done_4:
+	MOVQ     state+72(FP), CX
+	VMOVSS   X2, (CX)
+	VMOVSS   X3, 4(CX)
 	VXORPS   X0, X0, X0
-	VUCOMISS X0, X2
+	VUCOMISS X0, X3
 	JNE      recip_div_4
 	JPS      recip_div_4
 	JMP      recip_zero_4
 
 recip_div_4:
 	VMOVSS expconst<>+64(SB), X0
-	VDIVSS X2, X0, X0
+	VDIVSS X3, X0, X0
 
 recip_zero_4:
 	VBROADCASTSS X0, Y0
@@ -5645,9 +5651,9 @@ norm_done_3:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeExactAVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
+// func naiveDecodeExactAVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·naiveDecodeExactAVX512(SB), NOSPLIT, $8-72
+TEXT ·naiveDecodeExactAVX512(SB), NOSPLIT, $8-80
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -5919,8 +5925,8 @@ scores_done_13:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	VBROADCASTSS  X2, Z2
-	VMOVUPS       expconst<>+1344(SB), Z3
+	VBROADCASTSS  X2, Z3
+	VMOVUPS       expconst<>+1344(SB), Z4
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
@@ -5929,46 +5935,46 @@ exp_loop_6:
 	JL           exp_tail_6
 	VMOVUPS      (CX), Y0
 	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
-	VSUBPS       Z2, Z0, Z0
-	VMOVUPS      expconst<>+704(SB), Z4
-	VMAXPS       Z0, Z4, Z0
-	VMOVUPS      expconst<>+768(SB), Z4
-	VMINPS       Z0, Z4, Z0
-	VMULPS       expconst<>+128(SB), Z0, Z4
-	VCVTPS2DQ    Z4, Z4
-	VCVTDQ2PS    Z4, Z4
-	VFNMADD231PS expconst<>+832(SB), Z4, Z0
-	VFNMADD231PS expconst<>+896(SB), Z4, Z0
-	VMOVUPS      expconst<>+960(SB), Z5
-	VFMADD213PS  expconst<>+1024(SB), Z0, Z5
-	VFMADD213PS  expconst<>+1088(SB), Z0, Z5
-	VFMADD213PS  expconst<>+1152(SB), Z0, Z5
-	VFMADD213PS  expconst<>+1216(SB), Z0, Z5
-	VFMADD213PS  expconst<>+1280(SB), Z0, Z5
-	VMULPS       Z0, Z0, Z6
-	VFMADD213PS  Z0, Z6, Z5
-	VADDPS       expconst<>+64(SB), Z5, Z5
-	VSCALEFPS    Z4, Z5, Z0
+	VSUBPS       Z3, Z0, Z0
+	VMOVUPS      expconst<>+704(SB), Z5
+	VMAXPS       Z0, Z5, Z0
+	VMOVUPS      expconst<>+768(SB), Z5
+	VMINPS       Z0, Z5, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z5
+	VCVTPS2DQ    Z5, Z5
+	VCVTDQ2PS    Z5, Z5
+	VFNMADD231PS expconst<>+832(SB), Z5, Z0
+	VFNMADD231PS expconst<>+896(SB), Z5, Z0
+	VMOVUPS      expconst<>+960(SB), Z6
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z6
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z6
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z6
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z6
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z6
+	VMULPS       Z0, Z0, Z7
+	VFMADD213PS  Z0, Z7, Z6
+	VADDPS       expconst<>+64(SB), Z6, Z6
+	VSCALEFPS    Z5, Z6, Z0
 	VMOVUPS      Z0, (CX)
-	VADDPS       Z0, Z3, Z3
+	VADDPS       Z0, Z4, Z4
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
 	JMP          exp_loop_6
 
 exp_tail_6:
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF32X4 $0x01, Y0, X3
-	VADDPS        X0, X3, X3
-	VMOVHLPS      X3, X3, X0
-	VADDPS        X0, X3, X3
-	VMOVSHDUP     X3, X0
-	VADDPS        X0, X3, X3
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
 	TESTQ         DX, DX
 	JZ            exp_done_6
 	VMOVUPS       (CX), Y1
 	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
-	VSUBPS        Z2, Z1, Z1
+	VSUBPS        Z3, Z1, Z1
 	VMOVUPS       expconst<>+704(SB), Z0
 	VMAXPS        Z1, Z0, Z1
 	VMOVUPS       expconst<>+768(SB), Z0
@@ -5978,34 +5984,37 @@ exp_tail_6:
 	VCVTDQ2PS     Z0, Z0
 	VFNMADD231PS  expconst<>+832(SB), Z0, Z1
 	VFNMADD231PS  expconst<>+896(SB), Z0, Z1
-	VMOVUPS       expconst<>+960(SB), Z2
-	VFMADD213PS   expconst<>+1024(SB), Z1, Z2
-	VFMADD213PS   expconst<>+1088(SB), Z1, Z2
-	VFMADD213PS   expconst<>+1152(SB), Z1, Z2
-	VFMADD213PS   expconst<>+1216(SB), Z1, Z2
-	VFMADD213PS   expconst<>+1280(SB), Z1, Z2
-	VMULPS        Z1, Z1, Z4
-	VFMADD213PS   Z1, Z4, Z2
-	VADDPS        expconst<>+64(SB), Z2, Z2
-	VSCALEFPS     Z0, Z2, Z1
+	VMOVUPS       expconst<>+960(SB), Z3
+	VFMADD213PS   expconst<>+1024(SB), Z1, Z3
+	VFMADD213PS   expconst<>+1088(SB), Z1, Z3
+	VFMADD213PS   expconst<>+1152(SB), Z1, Z3
+	VFMADD213PS   expconst<>+1216(SB), Z1, Z3
+	VFMADD213PS   expconst<>+1280(SB), Z1, Z3
+	VMULPS        Z1, Z1, Z5
+	VFMADD213PS   Z1, Z5, Z3
+	VADDPS        expconst<>+64(SB), Z3, Z3
+	VSCALEFPS     Z0, Z3, Z1
 	VMOVUPS       Z1, (CX)
 
 exp_tail1_6:
-	VADDSS (CX), X3, X3
+	VADDSS (CX), X4, X4
 	ADDQ   $0x04, CX
 	DECQ   DX
 	JNZ    exp_tail1_6
 
 exp_done_6:
+	MOVQ     state+72(FP), CX
+	VMOVSS   X2, (CX)
+	VMOVSS   X4, 4(CX)
 	VMOVUPS  expconst<>+1344(SB), X0
-	VUCOMISS X0, X3
+	VUCOMISS X0, X4
 	JNE      recip_div_6
 	JPS      recip_div_6
 	JMP      recip_zero_6
 
 recip_div_6:
 	VMOVSS expconst<>+64(SB), X0
-	VDIVSS X3, X0, X0
+	VDIVSS X4, X0, X0
 
 recip_zero_6:
 	VBROADCASTSS X0, Z0
@@ -8410,9 +8419,9 @@ norm_done_4:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeFastAVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
+// func naiveDecodeFastAVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·naiveDecodeFastAVX512(SB), NOSPLIT, $8-72
+TEXT ·naiveDecodeFastAVX512(SB), NOSPLIT, $8-80
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -8684,8 +8693,8 @@ scores_done_18:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	VBROADCASTSS  X2, Z2
-	VMOVUPS       expconst<>+1344(SB), Z3
+	VBROADCASTSS  X2, Z3
+	VMOVUPS       expconst<>+1344(SB), Z4
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
@@ -8694,77 +8703,80 @@ exp_loop_8:
 	JL           exp_tail_8
 	VMOVUPS      (CX), Y0
 	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
-	VSUBPS       Z2, Z0, Z0
-	VMOVUPS      expconst<>+256(SB), Z4
-	VMAXPS       Z0, Z4, Z0
-	VMOVUPS      expconst<>+320(SB), Z4
-	VMINPS       Z0, Z4, Z0
+	VSUBPS       Z3, Z0, Z0
+	VMOVUPS      expconst<>+256(SB), Z5
+	VMAXPS       Z0, Z5, Z0
+	VMOVUPS      expconst<>+320(SB), Z5
+	VMINPS       Z0, Z5, Z0
 	VMULPS       expconst<>+128(SB), Z0, Z0
-	VCVTPS2DQ    Z0, Z4
-	VCVTDQ2PS    Z4, Z5
-	VSUBPS       Z5, Z0, Z0
-	VMOVUPS      expconst<>+576(SB), Z5
-	VFMADD213PS  expconst<>+512(SB), Z0, Z5
-	VFMADD213PS  expconst<>+448(SB), Z0, Z5
-	VFMADD213PS  expconst<>+384(SB), Z0, Z5
-	VFMADD213PS  expconst<>+64(SB), Z0, Z5
-	VPADDD       expconst<>+192(SB), Z4, Z4
-	VPSLLD       $0x17, Z4, Z4
-	VMULPS       Z4, Z5, Z0
+	VCVTPS2DQ    Z0, Z5
+	VCVTDQ2PS    Z5, Z6
+	VSUBPS       Z6, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z6
+	VFMADD213PS  expconst<>+512(SB), Z0, Z6
+	VFMADD213PS  expconst<>+448(SB), Z0, Z6
+	VFMADD213PS  expconst<>+384(SB), Z0, Z6
+	VFMADD213PS  expconst<>+64(SB), Z0, Z6
+	VPADDD       expconst<>+192(SB), Z5, Z5
+	VPSLLD       $0x17, Z5, Z5
+	VMULPS       Z5, Z6, Z0
 	VMOVUPS      Z0, (CX)
-	VADDPS       Z0, Z3, Z3
+	VADDPS       Z0, Z4, Z4
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
 	JMP          exp_loop_8
 
 exp_tail_8:
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF32X4 $0x01, Y0, X3
-	VADDPS        X0, X3, X3
-	VMOVHLPS      X3, X3, X0
-	VADDPS        X0, X3, X3
-	VMOVSHDUP     X3, X0
-	VADDPS        X0, X3, X3
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
 	TESTQ         DX, DX
 	JZ            exp_done_8
 	VMOVUPS       (CX), Y1
 	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
-	VSUBPS        Z2, Z1, Z1
+	VSUBPS        Z3, Z1, Z1
 	VMOVUPS       expconst<>+256(SB), Z0
 	VMAXPS        Z1, Z0, Z1
 	VMOVUPS       expconst<>+320(SB), Z0
 	VMINPS        Z1, Z0, Z1
 	VMULPS        expconst<>+128(SB), Z1, Z1
 	VCVTPS2DQ     Z1, Z0
-	VCVTDQ2PS     Z0, Z2
-	VSUBPS        Z2, Z1, Z1
-	VMOVUPS       expconst<>+576(SB), Z2
-	VFMADD213PS   expconst<>+512(SB), Z1, Z2
-	VFMADD213PS   expconst<>+448(SB), Z1, Z2
-	VFMADD213PS   expconst<>+384(SB), Z1, Z2
-	VFMADD213PS   expconst<>+64(SB), Z1, Z2
+	VCVTDQ2PS     Z0, Z3
+	VSUBPS        Z3, Z1, Z1
+	VMOVUPS       expconst<>+576(SB), Z3
+	VFMADD213PS   expconst<>+512(SB), Z1, Z3
+	VFMADD213PS   expconst<>+448(SB), Z1, Z3
+	VFMADD213PS   expconst<>+384(SB), Z1, Z3
+	VFMADD213PS   expconst<>+64(SB), Z1, Z3
 	VPADDD        expconst<>+192(SB), Z0, Z0
 	VPSLLD        $0x17, Z0, Z0
-	VMULPS        Z0, Z2, Z1
+	VMULPS        Z0, Z3, Z1
 	VMOVUPS       Z1, (CX)
 
 exp_tail1_8:
-	VADDSS (CX), X3, X3
+	VADDSS (CX), X4, X4
 	ADDQ   $0x04, CX
 	DECQ   DX
 	JNZ    exp_tail1_8
 
 exp_done_8:
+	MOVQ     state+72(FP), CX
+	VMOVSS   X2, (CX)
+	VMOVSS   X4, 4(CX)
 	VMOVUPS  expconst<>+1344(SB), X0
-	VUCOMISS X0, X3
+	VUCOMISS X0, X4
 	JNE      recip_div_8
 	JPS      recip_div_8
 	JMP      recip_zero_8
 
 recip_div_8:
 	VMOVSS expconst<>+64(SB), X0
-	VDIVSS X3, X0, X0
+	VDIVSS X4, X0, X0
 
 recip_zero_8:
 	VBROADCASTSS X0, Z0
@@ -10244,9 +10256,9 @@ norm_done_5:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeExactF16AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
+// func naiveDecodeExactF16AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·naiveDecodeExactF16AVX2(SB), NOSPLIT, $8-72
+TEXT ·naiveDecodeExactF16AVX2(SB), NOSPLIT, $8-80
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -10439,89 +10451,92 @@ scores_done_22:
 exp_loop_10:
 	CMPQ         DX, $0x00000008
 	JL           exp_tail_10
-	VMOVUPS      (CX), Y2
-	VSUBPS       Y0, Y2, Y2
-	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
-	VMOVUPS      expconst<>+640(SB), Y4
-	VMAXPS       Y2, Y4, Y2
-	VMOVUPS      expconst<>+768(SB), Y4
-	VMINPS       Y2, Y4, Y2
-	VMULPS       expconst<>+128(SB), Y2, Y4
-	VCVTPS2DQ    Y4, Y5
-	VCVTDQ2PS    Y5, Y4
-	VFNMADD231PS expconst<>+832(SB), Y4, Y2
-	VFNMADD231PS expconst<>+896(SB), Y4, Y2
-	VMOVUPS      expconst<>+960(SB), Y4
-	VFMADD213PS  expconst<>+1024(SB), Y2, Y4
-	VFMADD213PS  expconst<>+1088(SB), Y2, Y4
-	VFMADD213PS  expconst<>+1152(SB), Y2, Y4
-	VFMADD213PS  expconst<>+1216(SB), Y2, Y4
-	VFMADD213PS  expconst<>+1280(SB), Y2, Y4
-	VMULPS       Y2, Y2, Y6
-	VFMADD213PS  Y2, Y6, Y4
-	VADDPS       expconst<>+64(SB), Y4, Y4
-	VPADDD       expconst<>+192(SB), Y5, Y5
-	VPSLLD       $0x17, Y5, Y5
-	VMULPS       Y5, Y4, Y2
-	VANDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, (CX)
-	VADDPS       Y2, Y1, Y1
+	VMOVUPS      (CX), Y3
+	VSUBPS       Y0, Y3, Y3
+	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y4
+	VMOVUPS      expconst<>+640(SB), Y5
+	VMAXPS       Y3, Y5, Y3
+	VMOVUPS      expconst<>+768(SB), Y5
+	VMINPS       Y3, Y5, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y5
+	VCVTPS2DQ    Y5, Y6
+	VCVTDQ2PS    Y6, Y5
+	VFNMADD231PS expconst<>+832(SB), Y5, Y3
+	VFNMADD231PS expconst<>+896(SB), Y5, Y3
+	VMOVUPS      expconst<>+960(SB), Y5
+	VFMADD213PS  expconst<>+1024(SB), Y3, Y5
+	VFMADD213PS  expconst<>+1088(SB), Y3, Y5
+	VFMADD213PS  expconst<>+1152(SB), Y3, Y5
+	VFMADD213PS  expconst<>+1216(SB), Y3, Y5
+	VFMADD213PS  expconst<>+1280(SB), Y3, Y5
+	VMULPS       Y3, Y3, Y7
+	VFMADD213PS  Y3, Y7, Y5
+	VADDPS       expconst<>+64(SB), Y5, Y5
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y5, Y3
+	VANDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, (CX)
+	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
 	JMP          exp_loop_10
 
 exp_tail_10:
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDPS       X1, X2, X2
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X1, X3, X3
+	VMOVHLPS     X3, X3, X1
+	VADDPS       X1, X3, X3
+	VMOVSHDUP    X3, X1
+	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
 	JZ           exp_done_10
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
-	VMOVUPS      expconst<>+640(SB), Y3
-	VMAXPS       Y1, Y3, Y1
-	VMOVUPS      expconst<>+768(SB), Y3
-	VMINPS       Y1, Y3, Y1
-	VMULPS       expconst<>+128(SB), Y1, Y3
-	VCVTPS2DQ    Y3, Y4
-	VCVTDQ2PS    Y4, Y3
-	VFNMADD231PS expconst<>+832(SB), Y3, Y1
-	VFNMADD231PS expconst<>+896(SB), Y3, Y1
-	VMOVUPS      expconst<>+960(SB), Y3
-	VFMADD213PS  expconst<>+1024(SB), Y1, Y3
-	VFMADD213PS  expconst<>+1088(SB), Y1, Y3
-	VFMADD213PS  expconst<>+1152(SB), Y1, Y3
-	VFMADD213PS  expconst<>+1216(SB), Y1, Y3
-	VFMADD213PS  expconst<>+1280(SB), Y1, Y3
-	VMULPS       Y1, Y1, Y5
-	VFMADD213PS  Y1, Y5, Y3
-	VADDPS       expconst<>+64(SB), Y3, Y3
-	VPADDD       expconst<>+192(SB), Y4, Y4
-	VPSLLD       $0x17, Y4, Y4
-	VMULPS       Y4, Y3, Y1
+	VMOVUPS      expconst<>+640(SB), Y4
+	VMAXPS       Y1, Y4, Y1
+	VMOVUPS      expconst<>+768(SB), Y4
+	VMINPS       Y1, Y4, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y4
+	VCVTPS2DQ    Y4, Y5
+	VCVTDQ2PS    Y5, Y4
+	VFNMADD231PS expconst<>+832(SB), Y4, Y1
+	VFNMADD231PS expconst<>+896(SB), Y4, Y1
+	VMOVUPS      expconst<>+960(SB), Y4
+	VFMADD213PS  expconst<>+1024(SB), Y1, Y4
+	VFMADD213PS  expconst<>+1088(SB), Y1, Y4
+	VFMADD213PS  expconst<>+1152(SB), Y1, Y4
+	VFMADD213PS  expconst<>+1216(SB), Y1, Y4
+	VFMADD213PS  expconst<>+1280(SB), Y1, Y4
+	VMULPS       Y1, Y1, Y6
+	VFMADD213PS  Y1, Y6, Y4
+	VADDPS       expconst<>+64(SB), Y4, Y4
+	VPADDD       expconst<>+192(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y4, Y1
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (CX)
 
 exp_tail1_10:
-	VADDSS (CX), X2, X2
+	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
 	JNZ    exp_tail1_10
 
 exp_done_10:
+	MOVQ     state+72(FP), CX
+	VMOVSS   X2, (CX)
+	VMOVSS   X3, 4(CX)
 	VXORPS   X0, X0, X0
-	VUCOMISS X0, X2
+	VUCOMISS X0, X3
 	JNE      recip_div_10
 	JPS      recip_div_10
 	JMP      recip_zero_10
 
 recip_div_10:
 	VMOVSS expconst<>+64(SB), X0
-	VDIVSS X2, X0, X0
+	VDIVSS X3, X0, X0
 
 recip_zero_10:
 	VBROADCASTSS X0, Y0
@@ -11974,9 +11989,9 @@ norm_done_6:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeFastF16AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
+// func naiveDecodeFastF16AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·naiveDecodeFastF16AVX2(SB), NOSPLIT, $8-72
+TEXT ·naiveDecodeFastF16AVX2(SB), NOSPLIT, $8-80
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -12169,37 +12184,37 @@ scores_done_26:
 exp_loop_12:
 	CMPQ        DX, $0x00000008
 	JL          exp_tail_12
-	VMOVUPS     (CX), Y2
-	VSUBPS      Y0, Y2, Y2
-	VMOVUPS     expconst<>+256(SB), Y3
-	VMAXPS      Y2, Y3, Y2
-	VMOVUPS     expconst<>+320(SB), Y3
-	VMINPS      Y2, Y3, Y2
-	VMULPS      expconst<>+128(SB), Y2, Y2
-	VCVTPS2DQ   Y2, Y3
-	VCVTDQ2PS   Y3, Y4
-	VSUBPS      Y4, Y2, Y2
-	VMOVUPS     expconst<>+576(SB), Y4
-	VFMADD213PS expconst<>+512(SB), Y2, Y4
-	VFMADD213PS expconst<>+448(SB), Y2, Y4
-	VFMADD213PS expconst<>+384(SB), Y2, Y4
-	VFMADD213PS expconst<>+64(SB), Y2, Y4
-	VPADDD      expconst<>+192(SB), Y3, Y3
-	VPSLLD      $0x17, Y3, Y3
-	VMULPS      Y3, Y4, Y2
-	VMOVUPS     Y2, (CX)
-	VADDPS      Y2, Y1, Y1
+	VMOVUPS     (CX), Y3
+	VSUBPS      Y0, Y3, Y3
+	VMOVUPS     expconst<>+256(SB), Y4
+	VMAXPS      Y3, Y4, Y3
+	VMOVUPS     expconst<>+320(SB), Y4
+	VMINPS      Y3, Y4, Y3
+	VMULPS      expconst<>+128(SB), Y3, Y3
+	VCVTPS2DQ   Y3, Y4
+	VCVTDQ2PS   Y4, Y5
+	VSUBPS      Y5, Y3, Y3
+	VMOVUPS     expconst<>+576(SB), Y5
+	VFMADD213PS expconst<>+512(SB), Y3, Y5
+	VFMADD213PS expconst<>+448(SB), Y3, Y5
+	VFMADD213PS expconst<>+384(SB), Y3, Y5
+	VFMADD213PS expconst<>+64(SB), Y3, Y5
+	VPADDD      expconst<>+192(SB), Y4, Y4
+	VPSLLD      $0x17, Y4, Y4
+	VMULPS      Y4, Y5, Y3
+	VMOVUPS     Y3, (CX)
+	VADDPS      Y3, Y1, Y1
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
 	JMP         exp_loop_12
 
 exp_tail_12:
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDPS       X1, X2, X2
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X1, X3, X3
+	VMOVHLPS     X3, X3, X1
+	VADDPS       X1, X3, X3
+	VMOVSHDUP    X3, X1
+	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
 	JZ           exp_done_12
 	VMOVUPS      (CX), Y1
@@ -12210,34 +12225,37 @@ exp_tail_12:
 	VMINPS       Y1, Y0, Y1
 	VMULPS       expconst<>+128(SB), Y1, Y1
 	VCVTPS2DQ    Y1, Y0
-	VCVTDQ2PS    Y0, Y3
-	VSUBPS       Y3, Y1, Y1
-	VMOVUPS      expconst<>+576(SB), Y3
-	VFMADD213PS  expconst<>+512(SB), Y1, Y3
-	VFMADD213PS  expconst<>+448(SB), Y1, Y3
-	VFMADD213PS  expconst<>+384(SB), Y1, Y3
-	VFMADD213PS  expconst<>+64(SB), Y1, Y3
+	VCVTDQ2PS    Y0, Y4
+	VSUBPS       Y4, Y1, Y1
+	VMOVUPS      expconst<>+576(SB), Y4
+	VFMADD213PS  expconst<>+512(SB), Y1, Y4
+	VFMADD213PS  expconst<>+448(SB), Y1, Y4
+	VFMADD213PS  expconst<>+384(SB), Y1, Y4
+	VFMADD213PS  expconst<>+64(SB), Y1, Y4
 	VPADDD       expconst<>+192(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y3, Y1
+	VMULPS       Y0, Y4, Y1
 	VMOVUPS      Y1, (CX)
 
 exp_tail1_12:
-	VADDSS (CX), X2, X2
+	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
 	JNZ    exp_tail1_12
 
 exp_done_12:
+	MOVQ     state+72(FP), CX
+	VMOVSS   X2, (CX)
+	VMOVSS   X3, 4(CX)
 	VXORPS   X0, X0, X0
-	VUCOMISS X0, X2
+	VUCOMISS X0, X3
 	JNE      recip_div_12
 	JPS      recip_div_12
 	JMP      recip_zero_12
 
 recip_div_12:
 	VMOVSS expconst<>+64(SB), X0
-	VDIVSS X2, X0, X0
+	VDIVSS X3, X0, X0
 
 recip_zero_12:
 	VBROADCASTSS X0, Y0
@@ -14905,9 +14923,9 @@ norm_done_7:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeExactF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
+// func naiveDecodeExactF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·naiveDecodeExactF16AVX512(SB), NOSPLIT, $8-72
+TEXT ·naiveDecodeExactF16AVX512(SB), NOSPLIT, $8-80
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -15302,8 +15320,8 @@ scores_done_31:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	VBROADCASTSS  X2, Z2
-	VMOVUPS       expconst<>+1344(SB), Z3
+	VBROADCASTSS  X2, Z3
+	VMOVUPS       expconst<>+1344(SB), Z4
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
@@ -15312,46 +15330,46 @@ exp_loop_14:
 	JL           exp_tail_14
 	VMOVUPS      (CX), Y0
 	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
-	VSUBPS       Z2, Z0, Z0
-	VMOVUPS      expconst<>+704(SB), Z4
-	VMAXPS       Z0, Z4, Z0
-	VMOVUPS      expconst<>+768(SB), Z4
-	VMINPS       Z0, Z4, Z0
-	VMULPS       expconst<>+128(SB), Z0, Z4
-	VCVTPS2DQ    Z4, Z4
-	VCVTDQ2PS    Z4, Z4
-	VFNMADD231PS expconst<>+832(SB), Z4, Z0
-	VFNMADD231PS expconst<>+896(SB), Z4, Z0
-	VMOVUPS      expconst<>+960(SB), Z5
-	VFMADD213PS  expconst<>+1024(SB), Z0, Z5
-	VFMADD213PS  expconst<>+1088(SB), Z0, Z5
-	VFMADD213PS  expconst<>+1152(SB), Z0, Z5
-	VFMADD213PS  expconst<>+1216(SB), Z0, Z5
-	VFMADD213PS  expconst<>+1280(SB), Z0, Z5
-	VMULPS       Z0, Z0, Z6
-	VFMADD213PS  Z0, Z6, Z5
-	VADDPS       expconst<>+64(SB), Z5, Z5
-	VSCALEFPS    Z4, Z5, Z0
+	VSUBPS       Z3, Z0, Z0
+	VMOVUPS      expconst<>+704(SB), Z5
+	VMAXPS       Z0, Z5, Z0
+	VMOVUPS      expconst<>+768(SB), Z5
+	VMINPS       Z0, Z5, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z5
+	VCVTPS2DQ    Z5, Z5
+	VCVTDQ2PS    Z5, Z5
+	VFNMADD231PS expconst<>+832(SB), Z5, Z0
+	VFNMADD231PS expconst<>+896(SB), Z5, Z0
+	VMOVUPS      expconst<>+960(SB), Z6
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z6
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z6
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z6
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z6
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z6
+	VMULPS       Z0, Z0, Z7
+	VFMADD213PS  Z0, Z7, Z6
+	VADDPS       expconst<>+64(SB), Z6, Z6
+	VSCALEFPS    Z5, Z6, Z0
 	VMOVUPS      Z0, (CX)
-	VADDPS       Z0, Z3, Z3
+	VADDPS       Z0, Z4, Z4
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
 	JMP          exp_loop_14
 
 exp_tail_14:
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF32X4 $0x01, Y0, X3
-	VADDPS        X0, X3, X3
-	VMOVHLPS      X3, X3, X0
-	VADDPS        X0, X3, X3
-	VMOVSHDUP     X3, X0
-	VADDPS        X0, X3, X3
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
 	TESTQ         DX, DX
 	JZ            exp_done_14
 	VMOVUPS       (CX), Y1
 	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
-	VSUBPS        Z2, Z1, Z1
+	VSUBPS        Z3, Z1, Z1
 	VMOVUPS       expconst<>+704(SB), Z0
 	VMAXPS        Z1, Z0, Z1
 	VMOVUPS       expconst<>+768(SB), Z0
@@ -15361,34 +15379,37 @@ exp_tail_14:
 	VCVTDQ2PS     Z0, Z0
 	VFNMADD231PS  expconst<>+832(SB), Z0, Z1
 	VFNMADD231PS  expconst<>+896(SB), Z0, Z1
-	VMOVUPS       expconst<>+960(SB), Z2
-	VFMADD213PS   expconst<>+1024(SB), Z1, Z2
-	VFMADD213PS   expconst<>+1088(SB), Z1, Z2
-	VFMADD213PS   expconst<>+1152(SB), Z1, Z2
-	VFMADD213PS   expconst<>+1216(SB), Z1, Z2
-	VFMADD213PS   expconst<>+1280(SB), Z1, Z2
-	VMULPS        Z1, Z1, Z4
-	VFMADD213PS   Z1, Z4, Z2
-	VADDPS        expconst<>+64(SB), Z2, Z2
-	VSCALEFPS     Z0, Z2, Z1
+	VMOVUPS       expconst<>+960(SB), Z3
+	VFMADD213PS   expconst<>+1024(SB), Z1, Z3
+	VFMADD213PS   expconst<>+1088(SB), Z1, Z3
+	VFMADD213PS   expconst<>+1152(SB), Z1, Z3
+	VFMADD213PS   expconst<>+1216(SB), Z1, Z3
+	VFMADD213PS   expconst<>+1280(SB), Z1, Z3
+	VMULPS        Z1, Z1, Z5
+	VFMADD213PS   Z1, Z5, Z3
+	VADDPS        expconst<>+64(SB), Z3, Z3
+	VSCALEFPS     Z0, Z3, Z1
 	VMOVUPS       Z1, (CX)
 
 exp_tail1_14:
-	VADDSS (CX), X3, X3
+	VADDSS (CX), X4, X4
 	ADDQ   $0x04, CX
 	DECQ   DX
 	JNZ    exp_tail1_14
 
 exp_done_14:
+	MOVQ     state+72(FP), CX
+	VMOVSS   X2, (CX)
+	VMOVSS   X4, 4(CX)
 	VMOVUPS  expconst<>+1344(SB), X0
-	VUCOMISS X0, X3
+	VUCOMISS X0, X4
 	JNE      recip_div_14
 	JPS      recip_div_14
 	JMP      recip_zero_14
 
 recip_div_14:
 	VMOVSS expconst<>+64(SB), X0
-	VDIVSS X3, X0, X0
+	VDIVSS X4, X0, X0
 
 recip_zero_14:
 	VBROADCASTSS X0, Z0
@@ -18106,9 +18127,9 @@ norm_done_8:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeFastF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
+// func naiveDecodeFastF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·naiveDecodeFastF16AVX512(SB), NOSPLIT, $8-72
+TEXT ·naiveDecodeFastF16AVX512(SB), NOSPLIT, $8-80
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -18503,8 +18524,8 @@ scores_done_36:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	VBROADCASTSS  X2, Z2
-	VMOVUPS       expconst<>+1344(SB), Z3
+	VBROADCASTSS  X2, Z3
+	VMOVUPS       expconst<>+1344(SB), Z4
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
@@ -18513,77 +18534,80 @@ exp_loop_16:
 	JL           exp_tail_16
 	VMOVUPS      (CX), Y0
 	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
-	VSUBPS       Z2, Z0, Z0
-	VMOVUPS      expconst<>+256(SB), Z4
-	VMAXPS       Z0, Z4, Z0
-	VMOVUPS      expconst<>+320(SB), Z4
-	VMINPS       Z0, Z4, Z0
+	VSUBPS       Z3, Z0, Z0
+	VMOVUPS      expconst<>+256(SB), Z5
+	VMAXPS       Z0, Z5, Z0
+	VMOVUPS      expconst<>+320(SB), Z5
+	VMINPS       Z0, Z5, Z0
 	VMULPS       expconst<>+128(SB), Z0, Z0
-	VCVTPS2DQ    Z0, Z4
-	VCVTDQ2PS    Z4, Z5
-	VSUBPS       Z5, Z0, Z0
-	VMOVUPS      expconst<>+576(SB), Z5
-	VFMADD213PS  expconst<>+512(SB), Z0, Z5
-	VFMADD213PS  expconst<>+448(SB), Z0, Z5
-	VFMADD213PS  expconst<>+384(SB), Z0, Z5
-	VFMADD213PS  expconst<>+64(SB), Z0, Z5
-	VPADDD       expconst<>+192(SB), Z4, Z4
-	VPSLLD       $0x17, Z4, Z4
-	VMULPS       Z4, Z5, Z0
+	VCVTPS2DQ    Z0, Z5
+	VCVTDQ2PS    Z5, Z6
+	VSUBPS       Z6, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z6
+	VFMADD213PS  expconst<>+512(SB), Z0, Z6
+	VFMADD213PS  expconst<>+448(SB), Z0, Z6
+	VFMADD213PS  expconst<>+384(SB), Z0, Z6
+	VFMADD213PS  expconst<>+64(SB), Z0, Z6
+	VPADDD       expconst<>+192(SB), Z5, Z5
+	VPSLLD       $0x17, Z5, Z5
+	VMULPS       Z5, Z6, Z0
 	VMOVUPS      Z0, (CX)
-	VADDPS       Z0, Z3, Z3
+	VADDPS       Z0, Z4, Z4
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
 	JMP          exp_loop_16
 
 exp_tail_16:
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF32X4 $0x01, Y0, X3
-	VADDPS        X0, X3, X3
-	VMOVHLPS      X3, X3, X0
-	VADDPS        X0, X3, X3
-	VMOVSHDUP     X3, X0
-	VADDPS        X0, X3, X3
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
 	TESTQ         DX, DX
 	JZ            exp_done_16
 	VMOVUPS       (CX), Y1
 	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
-	VSUBPS        Z2, Z1, Z1
+	VSUBPS        Z3, Z1, Z1
 	VMOVUPS       expconst<>+256(SB), Z0
 	VMAXPS        Z1, Z0, Z1
 	VMOVUPS       expconst<>+320(SB), Z0
 	VMINPS        Z1, Z0, Z1
 	VMULPS        expconst<>+128(SB), Z1, Z1
 	VCVTPS2DQ     Z1, Z0
-	VCVTDQ2PS     Z0, Z2
-	VSUBPS        Z2, Z1, Z1
-	VMOVUPS       expconst<>+576(SB), Z2
-	VFMADD213PS   expconst<>+512(SB), Z1, Z2
-	VFMADD213PS   expconst<>+448(SB), Z1, Z2
-	VFMADD213PS   expconst<>+384(SB), Z1, Z2
-	VFMADD213PS   expconst<>+64(SB), Z1, Z2
+	VCVTDQ2PS     Z0, Z3
+	VSUBPS        Z3, Z1, Z1
+	VMOVUPS       expconst<>+576(SB), Z3
+	VFMADD213PS   expconst<>+512(SB), Z1, Z3
+	VFMADD213PS   expconst<>+448(SB), Z1, Z3
+	VFMADD213PS   expconst<>+384(SB), Z1, Z3
+	VFMADD213PS   expconst<>+64(SB), Z1, Z3
 	VPADDD        expconst<>+192(SB), Z0, Z0
 	VPSLLD        $0x17, Z0, Z0
-	VMULPS        Z0, Z2, Z1
+	VMULPS        Z0, Z3, Z1
 	VMOVUPS       Z1, (CX)
 
 exp_tail1_16:
-	VADDSS (CX), X3, X3
+	VADDSS (CX), X4, X4
 	ADDQ   $0x04, CX
 	DECQ   DX
 	JNZ    exp_tail1_16
 
 exp_done_16:
+	MOVQ     state+72(FP), CX
+	VMOVSS   X2, (CX)
+	VMOVSS   X4, 4(CX)
 	VMOVUPS  expconst<>+1344(SB), X0
-	VUCOMISS X0, X3
+	VUCOMISS X0, X4
 	JNE      recip_div_16
 	JPS      recip_div_16
 	JMP      recip_zero_16
 
 recip_div_16:
 	VMOVSS expconst<>+64(SB), X0
-	VDIVSS X3, X0, X0
+	VDIVSS X4, X0, X0
 
 recip_zero_16:
 	VBROADCASTSS X0, Z0
@@ -20312,9 +20336,9 @@ norm_done_9:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeExactQ8AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
+// func naiveDecodeExactQ8AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·naiveDecodeExactQ8AVX2(SB), NOSPLIT, $8-72
+TEXT ·naiveDecodeExactQ8AVX2(SB), NOSPLIT, $8-80
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -20587,89 +20611,92 @@ scores_done_40:
 exp_loop_18:
 	CMPQ         DX, $0x00000008
 	JL           exp_tail_18
-	VMOVUPS      (CX), Y2
-	VSUBPS       Y0, Y2, Y2
-	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
-	VMOVUPS      expconst<>+640(SB), Y4
-	VMAXPS       Y2, Y4, Y2
-	VMOVUPS      expconst<>+768(SB), Y4
-	VMINPS       Y2, Y4, Y2
-	VMULPS       expconst<>+128(SB), Y2, Y4
-	VCVTPS2DQ    Y4, Y5
-	VCVTDQ2PS    Y5, Y4
-	VFNMADD231PS expconst<>+832(SB), Y4, Y2
-	VFNMADD231PS expconst<>+896(SB), Y4, Y2
-	VMOVUPS      expconst<>+960(SB), Y4
-	VFMADD213PS  expconst<>+1024(SB), Y2, Y4
-	VFMADD213PS  expconst<>+1088(SB), Y2, Y4
-	VFMADD213PS  expconst<>+1152(SB), Y2, Y4
-	VFMADD213PS  expconst<>+1216(SB), Y2, Y4
-	VFMADD213PS  expconst<>+1280(SB), Y2, Y4
-	VMULPS       Y2, Y2, Y6
-	VFMADD213PS  Y2, Y6, Y4
-	VADDPS       expconst<>+64(SB), Y4, Y4
-	VPADDD       expconst<>+192(SB), Y5, Y5
-	VPSLLD       $0x17, Y5, Y5
-	VMULPS       Y5, Y4, Y2
-	VANDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, (CX)
-	VADDPS       Y2, Y1, Y1
+	VMOVUPS      (CX), Y3
+	VSUBPS       Y0, Y3, Y3
+	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y4
+	VMOVUPS      expconst<>+640(SB), Y5
+	VMAXPS       Y3, Y5, Y3
+	VMOVUPS      expconst<>+768(SB), Y5
+	VMINPS       Y3, Y5, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y5
+	VCVTPS2DQ    Y5, Y6
+	VCVTDQ2PS    Y6, Y5
+	VFNMADD231PS expconst<>+832(SB), Y5, Y3
+	VFNMADD231PS expconst<>+896(SB), Y5, Y3
+	VMOVUPS      expconst<>+960(SB), Y5
+	VFMADD213PS  expconst<>+1024(SB), Y3, Y5
+	VFMADD213PS  expconst<>+1088(SB), Y3, Y5
+	VFMADD213PS  expconst<>+1152(SB), Y3, Y5
+	VFMADD213PS  expconst<>+1216(SB), Y3, Y5
+	VFMADD213PS  expconst<>+1280(SB), Y3, Y5
+	VMULPS       Y3, Y3, Y7
+	VFMADD213PS  Y3, Y7, Y5
+	VADDPS       expconst<>+64(SB), Y5, Y5
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y5, Y3
+	VANDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, (CX)
+	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
 	JMP          exp_loop_18
 
 exp_tail_18:
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDPS       X1, X2, X2
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X1, X3, X3
+	VMOVHLPS     X3, X3, X1
+	VADDPS       X1, X3, X3
+	VMOVSHDUP    X3, X1
+	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
 	JZ           exp_done_18
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
-	VMOVUPS      expconst<>+640(SB), Y3
-	VMAXPS       Y1, Y3, Y1
-	VMOVUPS      expconst<>+768(SB), Y3
-	VMINPS       Y1, Y3, Y1
-	VMULPS       expconst<>+128(SB), Y1, Y3
-	VCVTPS2DQ    Y3, Y4
-	VCVTDQ2PS    Y4, Y3
-	VFNMADD231PS expconst<>+832(SB), Y3, Y1
-	VFNMADD231PS expconst<>+896(SB), Y3, Y1
-	VMOVUPS      expconst<>+960(SB), Y3
-	VFMADD213PS  expconst<>+1024(SB), Y1, Y3
-	VFMADD213PS  expconst<>+1088(SB), Y1, Y3
-	VFMADD213PS  expconst<>+1152(SB), Y1, Y3
-	VFMADD213PS  expconst<>+1216(SB), Y1, Y3
-	VFMADD213PS  expconst<>+1280(SB), Y1, Y3
-	VMULPS       Y1, Y1, Y5
-	VFMADD213PS  Y1, Y5, Y3
-	VADDPS       expconst<>+64(SB), Y3, Y3
-	VPADDD       expconst<>+192(SB), Y4, Y4
-	VPSLLD       $0x17, Y4, Y4
-	VMULPS       Y4, Y3, Y1
+	VMOVUPS      expconst<>+640(SB), Y4
+	VMAXPS       Y1, Y4, Y1
+	VMOVUPS      expconst<>+768(SB), Y4
+	VMINPS       Y1, Y4, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y4
+	VCVTPS2DQ    Y4, Y5
+	VCVTDQ2PS    Y5, Y4
+	VFNMADD231PS expconst<>+832(SB), Y4, Y1
+	VFNMADD231PS expconst<>+896(SB), Y4, Y1
+	VMOVUPS      expconst<>+960(SB), Y4
+	VFMADD213PS  expconst<>+1024(SB), Y1, Y4
+	VFMADD213PS  expconst<>+1088(SB), Y1, Y4
+	VFMADD213PS  expconst<>+1152(SB), Y1, Y4
+	VFMADD213PS  expconst<>+1216(SB), Y1, Y4
+	VFMADD213PS  expconst<>+1280(SB), Y1, Y4
+	VMULPS       Y1, Y1, Y6
+	VFMADD213PS  Y1, Y6, Y4
+	VADDPS       expconst<>+64(SB), Y4, Y4
+	VPADDD       expconst<>+192(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y4, Y1
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (CX)
 
 exp_tail1_18:
-	VADDSS (CX), X2, X2
+	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
 	JNZ    exp_tail1_18
 
 exp_done_18:
+	MOVQ     state+72(FP), CX
+	VMOVSS   X2, (CX)
+	VMOVSS   X3, 4(CX)
 	VXORPS   X0, X0, X0
-	VUCOMISS X0, X2
+	VUCOMISS X0, X3
 	JNE      recip_div_18
 	JPS      recip_div_18
 	JMP      recip_zero_18
 
 recip_div_18:
 	VMOVSS expconst<>+64(SB), X0
-	VDIVSS X2, X0, X0
+	VDIVSS X3, X0, X0
 
 recip_zero_18:
 	VBROADCASTSS X0, Y0
@@ -22339,9 +22366,9 @@ norm_done_10:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeFastQ8AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
+// func naiveDecodeFastQ8AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·naiveDecodeFastQ8AVX2(SB), NOSPLIT, $8-72
+TEXT ·naiveDecodeFastQ8AVX2(SB), NOSPLIT, $8-80
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -22614,37 +22641,37 @@ scores_done_44:
 exp_loop_20:
 	CMPQ        DX, $0x00000008
 	JL          exp_tail_20
-	VMOVUPS     (CX), Y2
-	VSUBPS      Y0, Y2, Y2
-	VMOVUPS     expconst<>+256(SB), Y3
-	VMAXPS      Y2, Y3, Y2
-	VMOVUPS     expconst<>+320(SB), Y3
-	VMINPS      Y2, Y3, Y2
-	VMULPS      expconst<>+128(SB), Y2, Y2
-	VCVTPS2DQ   Y2, Y3
-	VCVTDQ2PS   Y3, Y4
-	VSUBPS      Y4, Y2, Y2
-	VMOVUPS     expconst<>+576(SB), Y4
-	VFMADD213PS expconst<>+512(SB), Y2, Y4
-	VFMADD213PS expconst<>+448(SB), Y2, Y4
-	VFMADD213PS expconst<>+384(SB), Y2, Y4
-	VFMADD213PS expconst<>+64(SB), Y2, Y4
-	VPADDD      expconst<>+192(SB), Y3, Y3
-	VPSLLD      $0x17, Y3, Y3
-	VMULPS      Y3, Y4, Y2
-	VMOVUPS     Y2, (CX)
-	VADDPS      Y2, Y1, Y1
+	VMOVUPS     (CX), Y3
+	VSUBPS      Y0, Y3, Y3
+	VMOVUPS     expconst<>+256(SB), Y4
+	VMAXPS      Y3, Y4, Y3
+	VMOVUPS     expconst<>+320(SB), Y4
+	VMINPS      Y3, Y4, Y3
+	VMULPS      expconst<>+128(SB), Y3, Y3
+	VCVTPS2DQ   Y3, Y4
+	VCVTDQ2PS   Y4, Y5
+	VSUBPS      Y5, Y3, Y3
+	VMOVUPS     expconst<>+576(SB), Y5
+	VFMADD213PS expconst<>+512(SB), Y3, Y5
+	VFMADD213PS expconst<>+448(SB), Y3, Y5
+	VFMADD213PS expconst<>+384(SB), Y3, Y5
+	VFMADD213PS expconst<>+64(SB), Y3, Y5
+	VPADDD      expconst<>+192(SB), Y4, Y4
+	VPSLLD      $0x17, Y4, Y4
+	VMULPS      Y4, Y5, Y3
+	VMOVUPS     Y3, (CX)
+	VADDPS      Y3, Y1, Y1
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
 	JMP         exp_loop_20
 
 exp_tail_20:
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X1, X2, X2
-	VMOVHLPS     X2, X2, X1
-	VADDPS       X1, X2, X2
-	VMOVSHDUP    X2, X1
-	VADDPS       X1, X2, X2
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X1, X3, X3
+	VMOVHLPS     X3, X3, X1
+	VADDPS       X1, X3, X3
+	VMOVSHDUP    X3, X1
+	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
 	JZ           exp_done_20
 	VMOVUPS      (CX), Y1
@@ -22655,34 +22682,37 @@ exp_tail_20:
 	VMINPS       Y1, Y0, Y1
 	VMULPS       expconst<>+128(SB), Y1, Y1
 	VCVTPS2DQ    Y1, Y0
-	VCVTDQ2PS    Y0, Y3
-	VSUBPS       Y3, Y1, Y1
-	VMOVUPS      expconst<>+576(SB), Y3
-	VFMADD213PS  expconst<>+512(SB), Y1, Y3
-	VFMADD213PS  expconst<>+448(SB), Y1, Y3
-	VFMADD213PS  expconst<>+384(SB), Y1, Y3
-	VFMADD213PS  expconst<>+64(SB), Y1, Y3
+	VCVTDQ2PS    Y0, Y4
+	VSUBPS       Y4, Y1, Y1
+	VMOVUPS      expconst<>+576(SB), Y4
+	VFMADD213PS  expconst<>+512(SB), Y1, Y4
+	VFMADD213PS  expconst<>+448(SB), Y1, Y4
+	VFMADD213PS  expconst<>+384(SB), Y1, Y4
+	VFMADD213PS  expconst<>+64(SB), Y1, Y4
 	VPADDD       expconst<>+192(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y3, Y1
+	VMULPS       Y0, Y4, Y1
 	VMOVUPS      Y1, (CX)
 
 exp_tail1_20:
-	VADDSS (CX), X2, X2
+	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
 	JNZ    exp_tail1_20
 
 exp_done_20:
+	MOVQ     state+72(FP), CX
+	VMOVSS   X2, (CX)
+	VMOVSS   X3, 4(CX)
 	VXORPS   X0, X0, X0
-	VUCOMISS X0, X2
+	VUCOMISS X0, X3
 	JNE      recip_div_20
 	JPS      recip_div_20
 	JMP      recip_zero_20
 
 recip_div_20:
 	VMOVSS expconst<>+64(SB), X0
-	VDIVSS X2, X0, X0
+	VDIVSS X3, X0, X0
 
 recip_zero_20:
 	VBROADCASTSS X0, Y0
@@ -24549,9 +24579,9 @@ norm_done_11:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeExactQ8AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
+// func naiveDecodeExactQ8AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, AVX512F, AVX512VL
-TEXT ·naiveDecodeExactQ8AVX512(SB), NOSPLIT, $8-72
+TEXT ·naiveDecodeExactQ8AVX512(SB), NOSPLIT, $8-80
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -24763,8 +24793,8 @@ scores_done_48:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	VBROADCASTSS  X2, Z2
-	VMOVUPS       expconst<>+1344(SB), Z3
+	VBROADCASTSS  X2, Z3
+	VMOVUPS       expconst<>+1344(SB), Z4
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
@@ -24773,46 +24803,46 @@ exp_loop_22:
 	JL           exp_tail_22
 	VMOVUPS      (CX), Y0
 	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
-	VSUBPS       Z2, Z0, Z0
-	VMOVUPS      expconst<>+704(SB), Z4
-	VMAXPS       Z0, Z4, Z0
-	VMOVUPS      expconst<>+768(SB), Z4
-	VMINPS       Z0, Z4, Z0
-	VMULPS       expconst<>+128(SB), Z0, Z4
-	VCVTPS2DQ    Z4, Z4
-	VCVTDQ2PS    Z4, Z4
-	VFNMADD231PS expconst<>+832(SB), Z4, Z0
-	VFNMADD231PS expconst<>+896(SB), Z4, Z0
-	VMOVUPS      expconst<>+960(SB), Z5
-	VFMADD213PS  expconst<>+1024(SB), Z0, Z5
-	VFMADD213PS  expconst<>+1088(SB), Z0, Z5
-	VFMADD213PS  expconst<>+1152(SB), Z0, Z5
-	VFMADD213PS  expconst<>+1216(SB), Z0, Z5
-	VFMADD213PS  expconst<>+1280(SB), Z0, Z5
-	VMULPS       Z0, Z0, Z6
-	VFMADD213PS  Z0, Z6, Z5
-	VADDPS       expconst<>+64(SB), Z5, Z5
-	VSCALEFPS    Z4, Z5, Z0
+	VSUBPS       Z3, Z0, Z0
+	VMOVUPS      expconst<>+704(SB), Z5
+	VMAXPS       Z0, Z5, Z0
+	VMOVUPS      expconst<>+768(SB), Z5
+	VMINPS       Z0, Z5, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z5
+	VCVTPS2DQ    Z5, Z5
+	VCVTDQ2PS    Z5, Z5
+	VFNMADD231PS expconst<>+832(SB), Z5, Z0
+	VFNMADD231PS expconst<>+896(SB), Z5, Z0
+	VMOVUPS      expconst<>+960(SB), Z6
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z6
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z6
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z6
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z6
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z6
+	VMULPS       Z0, Z0, Z7
+	VFMADD213PS  Z0, Z7, Z6
+	VADDPS       expconst<>+64(SB), Z6, Z6
+	VSCALEFPS    Z5, Z6, Z0
 	VMOVUPS      Z0, (CX)
-	VADDPS       Z0, Z3, Z3
+	VADDPS       Z0, Z4, Z4
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
 	JMP          exp_loop_22
 
 exp_tail_22:
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF32X4 $0x01, Y0, X3
-	VADDPS        X0, X3, X3
-	VMOVHLPS      X3, X3, X0
-	VADDPS        X0, X3, X3
-	VMOVSHDUP     X3, X0
-	VADDPS        X0, X3, X3
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
 	TESTQ         DX, DX
 	JZ            exp_done_22
 	VMOVUPS       (CX), Y1
 	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
-	VSUBPS        Z2, Z1, Z1
+	VSUBPS        Z3, Z1, Z1
 	VMOVUPS       expconst<>+704(SB), Z0
 	VMAXPS        Z1, Z0, Z1
 	VMOVUPS       expconst<>+768(SB), Z0
@@ -24822,34 +24852,37 @@ exp_tail_22:
 	VCVTDQ2PS     Z0, Z0
 	VFNMADD231PS  expconst<>+832(SB), Z0, Z1
 	VFNMADD231PS  expconst<>+896(SB), Z0, Z1
-	VMOVUPS       expconst<>+960(SB), Z2
-	VFMADD213PS   expconst<>+1024(SB), Z1, Z2
-	VFMADD213PS   expconst<>+1088(SB), Z1, Z2
-	VFMADD213PS   expconst<>+1152(SB), Z1, Z2
-	VFMADD213PS   expconst<>+1216(SB), Z1, Z2
-	VFMADD213PS   expconst<>+1280(SB), Z1, Z2
-	VMULPS        Z1, Z1, Z4
-	VFMADD213PS   Z1, Z4, Z2
-	VADDPS        expconst<>+64(SB), Z2, Z2
-	VSCALEFPS     Z0, Z2, Z1
+	VMOVUPS       expconst<>+960(SB), Z3
+	VFMADD213PS   expconst<>+1024(SB), Z1, Z3
+	VFMADD213PS   expconst<>+1088(SB), Z1, Z3
+	VFMADD213PS   expconst<>+1152(SB), Z1, Z3
+	VFMADD213PS   expconst<>+1216(SB), Z1, Z3
+	VFMADD213PS   expconst<>+1280(SB), Z1, Z3
+	VMULPS        Z1, Z1, Z5
+	VFMADD213PS   Z1, Z5, Z3
+	VADDPS        expconst<>+64(SB), Z3, Z3
+	VSCALEFPS     Z0, Z3, Z1
 	VMOVUPS       Z1, (CX)
 
 exp_tail1_22:
-	VADDSS (CX), X3, X3
+	VADDSS (CX), X4, X4
 	ADDQ   $0x04, CX
 	DECQ   DX
 	JNZ    exp_tail1_22
 
 exp_done_22:
+	MOVQ     state+72(FP), CX
+	VMOVSS   X2, (CX)
+	VMOVSS   X4, 4(CX)
 	VMOVUPS  expconst<>+1344(SB), X0
-	VUCOMISS X0, X3
+	VUCOMISS X0, X4
 	JNE      recip_div_22
 	JPS      recip_div_22
 	JMP      recip_zero_22
 
 recip_div_22:
 	VMOVSS expconst<>+64(SB), X0
-	VDIVSS X3, X0, X0
+	VDIVSS X4, X0, X0
 
 recip_zero_22:
 	VBROADCASTSS X0, Z0
@@ -26848,9 +26881,9 @@ norm_done_12:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeFastQ8AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int)
+// func naiveDecodeFastQ8AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, AVX512F, AVX512VL
-TEXT ·naiveDecodeFastQ8AVX512(SB), NOSPLIT, $8-72
+TEXT ·naiveDecodeFastQ8AVX512(SB), NOSPLIT, $8-80
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -27062,8 +27095,8 @@ scores_done_52:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	VBROADCASTSS  X2, Z2
-	VMOVUPS       expconst<>+1344(SB), Z3
+	VBROADCASTSS  X2, Z3
+	VMOVUPS       expconst<>+1344(SB), Z4
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
@@ -27072,77 +27105,80 @@ exp_loop_24:
 	JL           exp_tail_24
 	VMOVUPS      (CX), Y0
 	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
-	VSUBPS       Z2, Z0, Z0
-	VMOVUPS      expconst<>+256(SB), Z4
-	VMAXPS       Z0, Z4, Z0
-	VMOVUPS      expconst<>+320(SB), Z4
-	VMINPS       Z0, Z4, Z0
+	VSUBPS       Z3, Z0, Z0
+	VMOVUPS      expconst<>+256(SB), Z5
+	VMAXPS       Z0, Z5, Z0
+	VMOVUPS      expconst<>+320(SB), Z5
+	VMINPS       Z0, Z5, Z0
 	VMULPS       expconst<>+128(SB), Z0, Z0
-	VCVTPS2DQ    Z0, Z4
-	VCVTDQ2PS    Z4, Z5
-	VSUBPS       Z5, Z0, Z0
-	VMOVUPS      expconst<>+576(SB), Z5
-	VFMADD213PS  expconst<>+512(SB), Z0, Z5
-	VFMADD213PS  expconst<>+448(SB), Z0, Z5
-	VFMADD213PS  expconst<>+384(SB), Z0, Z5
-	VFMADD213PS  expconst<>+64(SB), Z0, Z5
-	VPADDD       expconst<>+192(SB), Z4, Z4
-	VPSLLD       $0x17, Z4, Z4
-	VMULPS       Z4, Z5, Z0
+	VCVTPS2DQ    Z0, Z5
+	VCVTDQ2PS    Z5, Z6
+	VSUBPS       Z6, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z6
+	VFMADD213PS  expconst<>+512(SB), Z0, Z6
+	VFMADD213PS  expconst<>+448(SB), Z0, Z6
+	VFMADD213PS  expconst<>+384(SB), Z0, Z6
+	VFMADD213PS  expconst<>+64(SB), Z0, Z6
+	VPADDD       expconst<>+192(SB), Z5, Z5
+	VPSLLD       $0x17, Z5, Z5
+	VMULPS       Z5, Z6, Z0
 	VMOVUPS      Z0, (CX)
-	VADDPS       Z0, Z3, Z3
+	VADDPS       Z0, Z4, Z4
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
 	JMP          exp_loop_24
 
 exp_tail_24:
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF32X4 $0x01, Y0, X3
-	VADDPS        X0, X3, X3
-	VMOVHLPS      X3, X3, X0
-	VADDPS        X0, X3, X3
-	VMOVSHDUP     X3, X0
-	VADDPS        X0, X3, X3
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
 	TESTQ         DX, DX
 	JZ            exp_done_24
 	VMOVUPS       (CX), Y1
 	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
-	VSUBPS        Z2, Z1, Z1
+	VSUBPS        Z3, Z1, Z1
 	VMOVUPS       expconst<>+256(SB), Z0
 	VMAXPS        Z1, Z0, Z1
 	VMOVUPS       expconst<>+320(SB), Z0
 	VMINPS        Z1, Z0, Z1
 	VMULPS        expconst<>+128(SB), Z1, Z1
 	VCVTPS2DQ     Z1, Z0
-	VCVTDQ2PS     Z0, Z2
-	VSUBPS        Z2, Z1, Z1
-	VMOVUPS       expconst<>+576(SB), Z2
-	VFMADD213PS   expconst<>+512(SB), Z1, Z2
-	VFMADD213PS   expconst<>+448(SB), Z1, Z2
-	VFMADD213PS   expconst<>+384(SB), Z1, Z2
-	VFMADD213PS   expconst<>+64(SB), Z1, Z2
+	VCVTDQ2PS     Z0, Z3
+	VSUBPS        Z3, Z1, Z1
+	VMOVUPS       expconst<>+576(SB), Z3
+	VFMADD213PS   expconst<>+512(SB), Z1, Z3
+	VFMADD213PS   expconst<>+448(SB), Z1, Z3
+	VFMADD213PS   expconst<>+384(SB), Z1, Z3
+	VFMADD213PS   expconst<>+64(SB), Z1, Z3
 	VPADDD        expconst<>+192(SB), Z0, Z0
 	VPSLLD        $0x17, Z0, Z0
-	VMULPS        Z0, Z2, Z1
+	VMULPS        Z0, Z3, Z1
 	VMOVUPS       Z1, (CX)
 
 exp_tail1_24:
-	VADDSS (CX), X3, X3
+	VADDSS (CX), X4, X4
 	ADDQ   $0x04, CX
 	DECQ   DX
 	JNZ    exp_tail1_24
 
 exp_done_24:
+	MOVQ     state+72(FP), CX
+	VMOVSS   X2, (CX)
+	VMOVSS   X4, 4(CX)
 	VMOVUPS  expconst<>+1344(SB), X0
-	VUCOMISS X0, X3
+	VUCOMISS X0, X4
 	JNE      recip_div_24
 	JPS      recip_div_24
 	JMP      recip_zero_24
 
 recip_div_24:
 	VMOVSS expconst<>+64(SB), X0
-	VDIVSS X3, X0, X0
+	VDIVSS X4, X0, X0
 
 recip_zero_24:
 	VBROADCASTSS X0, Z0

@@ -55,7 +55,9 @@ func flashGeneric(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32
 
 // naiveGeneric is the textbook decode: scores for all n keys, a 3-pass
 // softmax over them (max; exp and sum; normalize), then P·V. An f16 or
-// q8_0 row is decoded into the last d floats of ws first.
+// q8_0 row is decoded into the last d floats of ws first. The max and the
+// sum go to ws[roundUp(n, 16)] and the float after it (naiveState), from
+// which the caller has the LSE.
 func naiveGeneric(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws []float32) {
 	p := ws[:n]
 	var row []float32
@@ -76,6 +78,8 @@ func naiveGeneric(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws
 		}
 		sum += bs
 	}
+	st := ws[roundUp(n, 16):]
+	st[0], st[1] = mx, sum
 	inv := 1 / sum
 	for j := range n {
 		p[j] *= inv

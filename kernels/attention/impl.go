@@ -90,6 +90,10 @@ func (im Impl) Run(p Params, b Buffers) {
 		for h := 0; h < p.H; h++ {
 			kh := h * p.Hkv / p.H
 			im.naive(b.O[h*d:(h+1)*d], b.Q[h*d:(h+1)*d], kOf(kh), vOf(kh), n, d, scale, p.Exp, b.WS)
+			if b.LSE != nil { // the max and the sum follow the scores
+				nw := roundUp(n, 16)
+				stateLSE(b.LSE[h:h+1], b.WS[nw:nw+2], 1)
+			}
 		}
 	}
 }

@@ -16,7 +16,7 @@ func Encode(s Shape, b Buffers) error {
 	if s.KV == F32 {
 		return nil
 	}
-	rb, rows := s.KV.RowBytes(s.D), s.Hkv*s.Capacity()
+	rb, rows := s.KV.RowBytes(s.D), s.CacheRows()
 	if len(b.KEnc) < rows*rb || len(b.VEnc) < rows*rb || len(b.K) < rows*s.D || len(b.V) < rows*s.D {
 		return fmt.Errorf("encode %s cache: buffers too small for %d rows", s.KV, rows)
 	}

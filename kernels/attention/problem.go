@@ -6,7 +6,7 @@ import "github.com/ckbench/ckbench/kernels/buf"
 // or q8_0 cache both the encoded cache and K and V in float32 (what Encode
 // reads and the reference checks against).
 func Alloc(p Params) Buffers {
-	kv := p.Hkv * p.Capacity() * p.D
+	kv := p.CacheRows() * p.D
 	b := Buffers{
 		Q: buf.Floats(p.H * p.D), O: buf.Floats(p.H * p.D),
 		K: buf.Floats(kv), V: buf.Floats(kv),

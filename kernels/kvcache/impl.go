@@ -90,7 +90,7 @@ func bytesOf(x []float32) []byte {
 // Head-major, head kh's new rows are contiguous in the cache and in the
 // scratch: one row of n·D values per head, Capacity rows apart, one call
 // for all heads of K and V. Position-major, the heads of one position are
-// contiguous: one call per head (its rows Hkv apart) or, when a store
+// contiguous: one call per head (its rows Hkv, or PosHeads, apart) or, when a store
 // writes fewer tokens than there are heads (append), one per token (its
 // Hkv rows).
 func (im Impl) Run(p Params, b Buffers) {
@@ -111,7 +111,7 @@ func (im Impl) Run(p Params, b Buffers) {
 	default:
 		for kh := range p.Hkv {
 			at := p.Row(kh, p.Pos) * rb
-			im.rows(p.KV, k[at:], v[at:], p.Hkv*rb, b.SrcK[kh*n*d:], b.SrcV[kh*n*d:], 4*d, n, d)
+			im.rows(p.KV, k[at:], v[at:], p.cache().PosStride()*rb, b.SrcK[kh*n*d:], b.SrcV[kh*n*d:], 4*d, n, d)
 		}
 	}
 }

@@ -71,6 +71,9 @@ type Params struct {
 	Layout attention.Layout
 	Pos    int // first position written
 	Tokens int // BatchCopy: tokens written (Append writes 1; 0 means 1)
+	// PosHeads is attention.Shape's: position-major, the heads a
+	// position's rows hold when Hkv is a block of them (0 means Hkv).
+	PosHeads int
 }
 
 // Count is the tokens written: 1 for Append.
@@ -91,7 +94,7 @@ func (p Params) Capacity() int {
 
 // cache is the cache as package attention describes it.
 func (p Params) cache() attention.Shape {
-	return attention.Shape{H: p.Hkv, Hkv: p.Hkv, D: p.D, T: p.Capacity(), KV: p.KV, Layout: p.Layout}
+	return attention.Shape{H: p.Hkv, Hkv: p.Hkv, D: p.D, T: p.Capacity(), KV: p.KV, Layout: p.Layout, PosHeads: p.PosHeads}
 }
 
 // Validate reports the first thing wrong with p, in words a user can act on.
@@ -113,7 +116,7 @@ func (p Params) Validate() error {
 // Buffers are the operands of one store. SrcK and SrcV hold the rows
 // written: Hkv·D floats for Append (head by head), Hkv·Tokens·D for
 // BatchCopy ([kv_head][Tokens][D]). K and V are an f32 cache
-// (Hkv·Capacity·D floats), KEnc and VEnc an f16 or q8_0 one
+// (Hkv·Capacity·D floats; attention.Shape.CacheRows), KEnc and VEnc an f16 or q8_0 one
 // (attention.Shape.CacheBytes each).
 type Buffers struct {
 	SrcK, SrcV []float32
@@ -131,7 +134,7 @@ func (p Params) Check(b Buffers) error {
 		return fmt.Errorf("source rows: %d and %d floats, %s needs %d", len(b.SrcK), len(b.SrcV), p.Op, src)
 	}
 	if p.KV == attention.F32 {
-		if n := p.Hkv * p.Capacity() * p.D; len(b.K) < n || len(b.V) < n {
+		if n := p.cache().CacheRows() * p.D; len(b.K) < n || len(b.V) < n {
 			return fmt.Errorf("f32 cache: %d and %d floats, %d positions of %d heads need %d", len(b.K), len(b.V), p.Capacity(), p.Hkv, n)
 		}
 		return nil
@@ -171,7 +174,7 @@ func Alloc(p Params) Buffers {
 	src := p.Hkv * p.Count() * p.D
 	b := Buffers{SrcK: buf.Floats(src), SrcV: buf.Floats(src)}
 	if p.KV == attention.F32 {
-		n := p.Hkv * p.Capacity() * p.D
+		n := p.cache().CacheRows() * p.D
 		b.K, b.V = buf.Floats(n), buf.Floats(n)
 	} else {
 		n := p.cache().CacheBytes()

@@ -109,6 +109,19 @@ type Shape struct {
 	Tq, Tk    int // query rows, key positions
 	Mask      Mask
 	Docs      int // documents of a Doc mask (1 … Tk); 0 means 1
+	// DocTk is the positions the Docs documents divide (0 means Tk): a
+	// caller that runs the rows of a prefix of the keys (one thread's
+	// share) keeps the documents of the whole by setting it to the
+	// whole's Tk.
+	DocTk int
+}
+
+// docTk is the resolved DocTk.
+func (s Shape) docTk() int {
+	if s.DocTk == 0 {
+		return s.Tk
+	}
+	return s.DocTk
 }
 
 // Group is the number of query heads sharing one KV head.
@@ -118,17 +131,17 @@ func (s Shape) Group() int { return s.H / s.Hkv }
 func (s Shape) Pos(t int) int { return s.Tk - s.Tq + t }
 
 // DocStart is the first position of the document holding position p
-// (document i covers [i·Tk/Docs, (i+1)·Tk/Docs)).
+// (document i covers [i·Tk/Docs, (i+1)·Tk/Docs), Tk or DocTk).
 func (s Shape) DocStart(p int) int {
-	n := max(s.Docs, 1)
-	i := (p*n + n - 1) / s.Tk // a first guess at p's document, then exact
-	for i > 0 && i*s.Tk/n > p {
+	n, tk := max(s.Docs, 1), s.docTk()
+	i := (p*n + n - 1) / tk // a first guess at p's document, then exact
+	for i > 0 && i*tk/n > p {
 		i--
 	}
-	for (i+1)*s.Tk/n <= p {
+	for (i+1)*tk/n <= p {
 		i++
 	}
-	return i * s.Tk / n
+	return i * tk / n
 }
 
 // Keys returns the keys [lo, hi) query row t sees.
@@ -174,8 +187,10 @@ func (s Shape) Validate() error {
 		return fmt.Errorf("%s mask with %d query rows > %d keys: the queries are the last positions of the keys", s.Mask, s.Tq, s.Tk)
 	case s.Mask > Doc:
 		return fmt.Errorf("unknown mask %d", s.Mask)
-	case s.Docs < 0 || s.Docs > s.Tk:
-		return fmt.Errorf("%d documents for %d positions: 1…%d", s.Docs, s.Tk, s.Tk)
+	case s.DocTk != 0 && s.DocTk < s.Tk:
+		return fmt.Errorf("documents over %d positions, fewer than the %d keys", s.DocTk, s.Tk)
+	case s.Docs < 0 || s.Docs > s.docTk():
+		return fmt.Errorf("%d documents for %d positions: 1…%d", s.Docs, s.docTk(), s.docTk())
 	}
 	return nil
 }

@@ -1074,7 +1074,8 @@ func (t tier) naiveDecode(fast bool) {
 	Implement(name)
 	Attributes(NOSPLIT)
 	Doc(name+" is the textbook decode; see naiveGeneric.",
-		"ws holds n scores rounded up to a multiple of 16 floats.")
+		"ws holds n scores rounded up to a multiple of 16 floats; state receives",
+		"the max m and the sum s of exp(x − m), from which the caller has the LSE.")
 	ws, q, k, n, db := GP64(), GP64(), GP64(), GP64(), GP64()
 	Load(Param("ws"), ws)
 	Load(Param("q"), q)
@@ -1093,6 +1094,12 @@ func (t tier) naiveDecode(fast bool) {
 	mb := t.Vec()
 	VBROADCASTSS(m, mb)
 	s := t.expInPlace(fast, ws, n, mb)
+	{
+		st := GP64()
+		Load(Param("state"), st)
+		VMOVSS(m, Mem{Base: st})
+		VMOVSS(s, Mem{Base: st, Disp: 4})
+	}
 	inv := t.reciprocalOrZero(s)
 	// Normalize the probabilities (vector loop may touch the padding).
 	{
