@@ -26,6 +26,10 @@ func RegisterBenchKeys(family string, keys []string) {
 	nameKeys[family] = keys
 }
 
+// PctOfBoundUnit is the unit of bench.txt's share of the roofline bound
+// (pct_of_bound, in %), higher is better.
+const PctOfBoundUnit = "pct-of-bound"
+
 // BenchLinesPerPoint bounds the result lines one point contributes to
 // bench.txt: the kept samples are split, in time order, into this many
 // consecutive groups, one line (mean ns per call of the group) each, so
@@ -79,7 +83,7 @@ func WriteBench(w io.Writer, header []string, config map[string]string, recs []R
 	for _, k := range keys {
 		cfg = append(cfg, benchfmt.Config{Key: k, Value: []byte(config[k]), File: true})
 	}
-	for _, unit := range []string{"GB/s", "GFLOP/s"} {
+	for _, unit := range []string{"GB/s", "GFLOP/s", PctOfBoundUnit} {
 		m := &benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: unit, Key: "better"}, OrigUnit: unit, Value: "higher"}
 		if err := bw.Write(m); err != nil {
 			return err
@@ -107,6 +111,11 @@ func WriteBench(w io.Writer, header []string, config map[string]string, recs []R
 			}
 			if r.Flops.Valid() && r.Flops > 0 {
 				vals = append(vals, benchfmt.Value{Value: float64(r.Flops) / ns, Unit: "GFLOP/s"})
+			}
+			if r.PctOfBound.Valid() && r.NsMedian.Valid() {
+				// The bound is a rate: the group's share of it scales
+				// with its speed against the median's.
+				vals = append(vals, benchfmt.Value{Value: float64(r.PctOfBound) * float64(r.NsMedian) / ns, Unit: PctOfBoundUnit})
 			}
 			res := &benchfmt.Result{Config: cfg, Name: name, Iters: per * len(g), Values: vals}
 			if err := bw.Write(res); err != nil {

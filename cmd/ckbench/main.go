@@ -9,6 +9,7 @@
 //	ckbench sweep attention   measure the attention decode kernels
 //	ckbench sweep quant       measure the quantized GEMV kernels
 //	ckbench verify quant      check the GGML formats against golden vectors
+//	ckbench compare A B       put results of machines or runs side by side
 //
 // The command is a thin layer over the packages sweeps, results, machine
 // hwcounters and kernels/...; it parses flags, reports errors and picks defaults.
@@ -77,11 +78,13 @@ Usage:
                                  (families: %s)
   ckbench verify quant [--golden DIR]  check the GGML formats byte for byte against golden vectors
   ckbench roofline [--quick]     measure compute and bandwidth ceilings (roofline.json)
+  ckbench compare A B [C...]     put results folders (machines, runs, builds) side by side
   ckbench version                print the version
 
 Run 'ckbench <command> --help' for the flags of a command.
 Results go to out/<run-id>/: machine.json, points.csv, points.jsonl and bench.txt.
 Compare two machines (or two builds), point by point:
+  ckbench compare a b            (medians, confidence intervals, p-values, geomeans, compare.png)
   benchstat a/bench.txt b/bench.txt
 Compare the tiers of one run side by side:
   benchstat -col /isa out/<run-id>/bench.txt
@@ -155,6 +158,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdCounters(args[1:], stdout)
 	case "verify":
 		return cmdVerify(args[1:], stdout)
+	case "compare":
+		return cmdCompare(args[1:], stdout, stderr)
 	}
-	return usagef("unknown command %q (commands: info, counters, list, sweep, roofline, verify, version; see ckbench --help)", args[0])
+	return usagef("unknown command %q (commands: info, counters, list, sweep, roofline, compare, verify, version; see ckbench --help)", args[0])
 }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ckbench/ckbench/compare"
+	"github.com/ckbench/ckbench/results"
+)
+
+const compareUsage = `Usage: ckbench compare A B [C...] [flags]
+
+Puts the results of machines, runs or builds side by side. Each input is a
+results folder (every bench.txt under it is read: a run folder, a folder
+of run folders, a 'sweep all' folder) or a bench.txt file; the first is
+the baseline. Per point: each input's median and its 95 % confidence
+interval, and for every later input its ratio to the first with the
+p-value of a Mann-Whitney U test (golang.org/x/perf/benchmath, as
+benchstat computes them; ~ marks a difference that is not significant);
+per kernel×tier the geomean of the ratios. The machine of each input (CPU,
+tiers that ran) heads its column.
+
+Writes DIR/compare.txt (this table), compare.csv and compare.png/.svg (the
+geomean ratio per kernel×tier against the first input).
+
+  ckbench compare out/zen4-run out/xeon-run
+  ckbench compare a/bench.txt b/bench.txt --metric pct_of_bound --filter 'family=attention isa=avx512'
+
+Only points measured ok are in bench.txt (unstable ones are not results).
+benchstat a/bench.txt b/bench.txt works on the same files, unmodified.
+
+Flags:
+`
+
+func cmdCompare(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("compare", compareUsage, stdout)
+	metric := fs.String("metric", "ns", "what to compare: ns (time per call), gbs, gflops or pct_of_bound")
+	filter := fs.String("filter", "", "keep the points matching every term: key=v1,v2 or key!=v; keys: family, kernel, and the name's keys (isa, hd, ctx, kv, fmt, th, ...), e.g. 'family=attention isa=avx512,avx2'")
+	out := fs.String("out", "", "folder for compare.txt, compare.csv and compare.png/.svg (default: out/compare-<time>)")
+	paths, err := parseInterleaved(fs, args)
+	if err != nil {
+		return helpOK(err)
+	}
+	if len(paths) < 2 {
+		return usagef("compare: give at least two results folders or bench.txt files (see ckbench compare --help)")
+	}
+	m, err := compare.ParseMetric(*metric)
+	if err != nil {
+		return usagef("--metric: %v", err)
+	}
+	f, err := compare.ParseFilter(*filter)
+	if err != nil {
+		return usagef("--filter: %v", err)
+	}
+	var ins []*compare.Input
+	for _, p := range paths {
+		in, err := compare.Load(p)
+		switch {
+		case errors.Is(err, errNotExist):
+			return usagef("compare: %s: no such file or folder", p)
+		case err != nil:
+			return usagef("compare: %v", err)
+		}
+		ins = append(ins, in)
+	}
+	labels := map[string]bool{}
+	for _, in := range ins {
+		if labels[in.Label] { // two inputs named alike: use their paths
+			for _, in := range ins {
+				in.Label = in.Path
+			}
+			break
+		}
+		labels[in.Label] = true
+	}
+	t, err := compare.Compare(ins, m, f)
+	if err != nil {
+		return usagef("compare: %v", err)
+	}
+	var text bytes.Buffer
+	if err := t.WriteText(&text); err != nil {
+		return err
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("out", "compare-"+results.NewRunID(time.Now()))
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return usagef("--out %s: is a file, not a folder", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return exitError{code: exitFailure, msg: fmt.Sprintf("compare: %v", err)}
+	}
+	err = results.WriteFilesAtomic(
+		[]string{filepath.Join(dir, "compare.txt"), filepath.Join(dir, "compare.csv")},
+		[]func(io.Writer) error{
+			func(w io.Writer) error { _, err := w.Write(text.Bytes()); return err },
+			t.WriteCSV,
+		})
+	if err == nil {
+		err = t.Chart().Save(filepath.Join(dir, "compare.png"), filepath.Join(dir, "compare.svg"))
+	}
+	if err != nil {
+		return exitError{code: exitFailure, msg: fmt.Sprintf("compare: %v", err)}
+	}
+	stdout.Write(text.Bytes())
+	fmt.Fprintf(stdout, "\n%d points compared; files: %s (compare.txt, compare.csv, compare.png, compare.svg)\n", len(t.Rows), dir)
+	return nil
+}
+
+var errNotExist = fs.ErrNotExist
+
+// parseInterleaved parses flags given before, between or after the
+// positional arguments, and returns those.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				usages[fs]()
+				return nil, errHelp
+			}
+			return nil, usagef("%s: %v (see ckbench %s --help)", fs.Name(), err, fs.Name())
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		if strings.HasPrefix(rest[0], "-") && rest[0] != "-" {
+			args = rest
+			continue
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
