@@ -17,18 +17,37 @@ import (
 
 // RooflineChart builds the roofline chart of a measured machine: one roof
 // per FP32 FMA ceiling (tier × threads; avx512vnni repeats avx512 and is
-// left out), one diagonal per bandwidth level (× threads), and a mark per
-// timed record (colored by kernel, shaped by tier).
+// left out), the int8 dot roof of the widest int8 tier, one diagonal per
+// bandwidth level (× threads), and a mark per timed record (colored by
+// kernel, shaped by tier, its level beside it). With records, only the
+// ceilings of the thread counts they ran at are drawn.
 func RooflineChart(r *roofline.Roofline, recs []results.Record) plots.Roofline {
 	c := plots.Roofline{Title: fmt.Sprintf("Roofline: %s", r.Machine.CPU.Brand), Marks: plots.MarksFrom(recs)}
+	ths := map[int]bool{}
+	for _, rec := range recs {
+		if rec.Th > 0 && (rec.Status == results.StatusOK || rec.Status == results.StatusUnstable || rec.Status == results.StatusAboveBound) {
+			ths[rec.Th] = true
+		}
+	}
+	keep := func(th int) bool { return len(ths) == 0 || ths[th] }
+	int8 := map[int]roofline.Compute{} // the fastest int8 tier per thread count
 	for _, cp := range r.Compute {
-		if cp.Kind != "fp32-fma" || cp.Tier == isa.AVX512VNNI || cp.Value <= 0 {
+		if cp.Value <= 0 || !keep(cp.Threads) {
 			continue
 		}
-		c.Roofs = append(c.Roofs, plots.Roof{Label: fmt.Sprintf("%s ×%d", cp.Tier, cp.Threads), GFlops: cp.Value})
+		switch {
+		case cp.Kind == "fp32-fma" && cp.Tier != isa.AVX512VNNI:
+			c.Roofs = append(c.Roofs, plots.Roof{Label: fmt.Sprintf("%s ×%d", cp.Tier, cp.Threads), GFlops: cp.Value})
+		case cp.Kind == "int8-dot" && cp.Value > int8[cp.Threads].Value:
+			int8[cp.Threads] = cp
+		}
+	}
+	for _, th := range slices.Sorted(maps.Keys(int8)) {
+		cp := int8[th]
+		c.Roofs = append(c.Roofs, plots.Roof{Label: fmt.Sprintf("int8 %s ×%d", cp.Tier, th), GFlops: cp.Value, Int8: true})
 	}
 	for _, lv := range r.Levels {
-		if lv.GBs > 0 {
+		if lv.GBs > 0 && keep(lv.Threads) {
 			c.Slopes = append(c.Slopes, plots.Slope{Label: fmt.Sprintf("%s ×%d", lv.Name, lv.Threads), GBs: lv.GBs})
 		}
 	}
