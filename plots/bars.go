@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
@@ -69,3 +70,6 @@ func (c Bars) Save(paths ...string) error {
 	width := vg.Length(math.Max(8, 0.5*float64(len(c.Groups)*n)/2+3)) * vg.Inch
 	return save(p, width, 5.5*vg.Inch, paths)
 }
+
+// colorNaN paints cells without a value.
+var colorNaN = color.Gray{Y: 235}

@@ -68,6 +68,12 @@ func BenchName(r *Record) string {
 // comparing two machines, the main use of this file. config holds the
 // configuration keys that are the same everywhere (pkg).
 func WriteBench(w io.Writer, header []string, config map[string]string, recs []Record) error {
+	return writeBench(w, header, config, nil, recs)
+}
+
+// writeBench is WriteBench with prior results (a resumed run's lines
+// from before) written first, under the same configuration.
+func writeBench(w io.Writer, header []string, config map[string]string, prior []*benchfmt.Result, recs []Record) error {
 	for _, h := range header {
 		if _, err := io.WriteString(w, "# "+h+"\n"); err != nil {
 			return err
@@ -86,6 +92,12 @@ func WriteBench(w io.Writer, header []string, config map[string]string, recs []R
 	for _, unit := range []string{"GB/s", "GFLOP/s", PctOfBoundUnit} {
 		m := &benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: unit, Key: "better"}, OrigUnit: unit, Value: "higher"}
 		if err := bw.Write(m); err != nil {
+			return err
+		}
+	}
+	for _, res := range prior {
+		res.Config = cfg
+		if err := bw.Write(res); err != nil {
 			return err
 		}
 	}

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/perf/benchfmt"
 
 	"github.com/ckbench/ckbench/machine"
 )
@@ -37,6 +40,7 @@ type Run struct {
 	Meta       Meta
 	FlushEvery time.Duration // default 2 s; 0 rewrites after every point
 	recs       []Record
+	prior      []*benchfmt.Result // a resumed run's bench.txt lines
 	flushed    time.Time
 }
 
@@ -113,6 +117,59 @@ func MakeRunDir(parent, id string, started time.Time) (dir, runID string, err er
 	}
 }
 
+// Resume opens a run folder to add the points it lacks (--resume): its
+// machine.json, the records of points.jsonl (none when the run stopped
+// before its first point) and the lines of bench.txt, kept as they are
+// (the samples behind them are not in points.jsonl). The folder is marked
+// incomplete until Close.
+func Resume(dir string) (*Run, error) {
+	meta, err := ReadMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := ReadPoints(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	r := &Run{Dir: dir, Meta: meta, FlushEvery: 2 * time.Second, recs: recs}
+	if f, err := os.Open(filepath.Join(dir, "bench.txt")); err == nil {
+		defer f.Close()
+		br := benchfmt.NewReader(f, filepath.Join(dir, "bench.txt"))
+		for br.Scan() {
+			switch res := br.Result().(type) {
+			case *benchfmt.SyntaxError:
+				return nil, fmt.Errorf("%v: %w", res, ErrCorrupt)
+			case *benchfmt.Result:
+				r.prior = append(r.prior, res.Clone())
+			}
+		}
+		if err := br.Err(); err != nil {
+			return nil, err
+		}
+	}
+	r.Meta.Complete = false
+	return r, r.flush()
+}
+
+// Forget drops the records, and the bench.txt lines, of the points named
+// (their BenchName): a resumed run measures them again.
+func (r *Run) Forget(names map[string]bool) {
+	recs := r.recs[:0]
+	for i := range r.recs {
+		if r.recs[i].Family == "" || !names[BenchName(&r.recs[i])] {
+			recs = append(recs, r.recs[i])
+		}
+	}
+	r.recs = recs
+	prior := r.prior[:0]
+	for _, res := range r.prior {
+		if !names[string(res.Name)] {
+			prior = append(prior, res)
+		}
+	}
+	r.prior = prior
+}
+
 // Add appends a record; the folder is rewritten when FlushEvery has passed
 // since the last rewrite (always for the first record).
 func (r *Run) Add(rec Record) error {
@@ -142,7 +199,7 @@ func (r *Run) flush() error {
 	}{
 		{"points.csv", func(w io.Writer) error { return WriteCSV(w, r.recs) }},
 		{"points.jsonl", func(w io.Writer) error { return WriteJSONL(w, r.recs) }},
-		{"bench.txt", func(w io.Writer) error { return WriteBench(w, r.benchHeader(), r.benchConfig(), r.recs) }},
+		{"bench.txt", func(w io.Writer) error { return writeBench(w, r.benchHeader(), r.benchConfig(), r.prior, r.recs) }},
 		{"machine.json", func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")

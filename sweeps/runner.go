@@ -25,6 +25,9 @@ import (
 // Options apply to every family's sweep.
 type Options struct {
 	Sampler sampler.Config
+	// Prior are the records of a resumed run (Plan.Skip dropped their
+	// points): their 1-thread times give the n-thread points their scaling.
+	Prior []results.Record
 	Cold    bool // rotate buffer copies so every call reads from DRAM
 	// Threads are the thread counts to measure every point at (default
 	// 1): a point of n threads splits each call across n workers pinned to
@@ -190,6 +193,39 @@ func (g *dataGroup) get() any {
 type Plan struct {
 	Family string
 	Points []Point
+}
+
+// Skip drops the points recorded already (a resumed run's, matched by
+// their benchmark name: every key, cold and the thread count) and returns
+// how many it dropped. A ceiling point (a read loop) whose shape still has
+// a point to measure is kept: those points are given its rate, measured
+// just before them.
+func (p *Plan) Skip(recorded []results.Record) int {
+	done := map[string]bool{}
+	for i := range recorded {
+		if recorded[i].Family != "" {
+			done[results.BenchName(&recorded[i])] = true
+		}
+	}
+	isDone := func(pt *Point) bool { return pt.Rec.Family != "" && done[results.BenchName(&pt.Rec)] }
+	pending := map[*dataGroup]bool{}
+	for i := range p.Points {
+		if pt := &p.Points[i]; !isDone(pt) && !pt.ceiling {
+			pending[pt.group] = true
+		}
+	}
+	kept := p.Points[:0]
+	n := 0
+	for i := range p.Points {
+		pt := p.Points[i]
+		if isDone(&pt) && !(pt.ceiling && pending[pt.group]) {
+			n++
+			continue
+		}
+		kept = append(kept, pt)
+	}
+	p.Points = kept
+	return n
 }
 
 // Largest returns the point with the largest memory need.
@@ -401,6 +437,9 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 	}
 	var last *dataGroup
 	one := oneThread{}
+	for _, r := range opt.Prior {
+		one.scale(&r)
+	}
 	for i := range plan.Points {
 		if ctx.Err() != nil {
 			return false, nil

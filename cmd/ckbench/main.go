@@ -9,6 +9,7 @@
 //	ckbench sweep attention   measure the attention decode kernels
 //	ckbench sweep quant       measure the quantized GEMV kernels
 //	ckbench verify quant      check the GGML formats against golden vectors
+//	ckbench report DIR        an HTML and Markdown report of results folders
 //	ckbench compare A B       put results of machines or runs side by side
 //
 // The command is a thin layer over the packages sweeps, results, machine
@@ -78,6 +79,7 @@ Usage:
                                  (families: %s)
   ckbench verify quant [--golden DIR]  check the GGML formats byte for byte against golden vectors
   ckbench roofline [--quick]     measure compute and bandwidth ceilings (roofline.json)
+  ckbench report DIR...          a report to hand on: DIR/report/index.html, report.md, charts
   ckbench compare A B [C...]     put results folders (machines, runs, builds) side by side
   ckbench version                print the version
 
@@ -160,6 +162,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdVerify(args[1:], stdout)
 	case "compare":
 		return cmdCompare(args[1:], stdout, stderr)
+	case "report":
+		return cmdReport(args[1:], stdout, stderr)
 	}
-	return usagef("unknown command %q (commands: info, counters, list, sweep, roofline, compare, verify, version; see ckbench --help)", args[0])
+	return usagef("unknown command %q (commands: info, counters, list, sweep, roofline, report, compare, verify, version; see ckbench --help)", args[0])
 }

@@ -88,6 +88,7 @@ type sweepFlags struct {
 	threads                                     string
 	cpu                                         int
 	minTime                                     time.Duration
+	resume                                      string
 	cold, noProgress, force, plan               bool
 	seed                                        uint64
 	params                                      map[string]*string
@@ -133,6 +134,7 @@ func addCommonFlags(fs *flag.FlagSet, f *sweepFlags, coldWhat string) {
 	fs.StringVar(&f.counters, "counters", "default", "performance counters per point: default (all named events that open here), none, or a list such as cycles,instructions,r01c2 (see ckbench counters)")
 	fs.BoolVar(&f.force, "force", false, "use a --roofline file measured on another machine")
 	fs.BoolVar(&f.plan, "plan", false, "print the points per kernel and tier, the memory of the largest and an estimated time, then exit without measuring anything")
+	fs.StringVar(&f.resume, "resume", "", "a run folder of this sweep (one that was interrupted or killed): measure only the points it lacks, with the same flags, and add them to it (its roofline.json is reused)")
 }
 
 // sweepFamily is `ckbench sweep <family>`: the family's parameters as
@@ -236,7 +238,27 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 
 	// The output folder first: nothing is measured for a folder that
 	// cannot take the results.
-	if err := results.CheckWritable(f.out); err != nil {
+	var resumed *results.Run
+	if f.resume != "" {
+		r, err := openResume(f, plan, info)
+		if err != nil {
+			return err
+		}
+		resumed = r
+		if f.roof == "auto" {
+			if _, err := os.Stat(filepath.Join(r.Dir, "roofline.json")); err == nil {
+				f.roof = filepath.Join(r.Dir, "roofline.json")
+			}
+		}
+		skipped := plan.Skip(r.Records())
+		opt.Prior = r.Records()
+		left := map[string]bool{}
+		for _, pt := range plan.Points {
+			left[results.BenchName(&pt.Rec)] = true
+		}
+		r.Forget(left) // a read ceiling measured again replaces its record
+		fmt.Fprintf(stderr, "ckbench: resuming %s: %d points recorded, %d to measure\n", r.Dir, skipped, len(plan.Points))
+	} else if err := results.CheckWritable(f.out); err != nil {
 		return outError(err)
 	}
 	wait := waitNotice(stderr)
@@ -262,12 +284,26 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 	config["cpu"] = opt.CPU
 
 	started := time.Now()
-	run, err := results.Create(f.out, results.Meta{
-		RunID: f.runID, Ckbench: versionString(), Go: info.OS.GoVersion, Command: append([]string{"ckbench"}, os.Args[1:]...),
-		Started: started, Planned: len(plan.Points), Config: config, Notes: notes, Machine: info,
-	})
-	if err != nil {
-		return outError(err)
+	var run *results.Run
+	if resumed != nil {
+		run = resumed
+		run.Meta.Planned = len(run.Records()) + len(plan.Points)
+		run.Meta.Notes = append(run.Meta.Notes, fmt.Sprintf("resumed %s: %s", started.Format(time.RFC3339), strings.Join(append([]string{"ckbench"}, os.Args[1:]...), " ")))
+	} else {
+		run, err = results.Create(f.out, results.Meta{
+			RunID: f.runID, Ckbench: versionString(), Go: info.OS.GoVersion, Command: append([]string{"ckbench"}, os.Args[1:]...),
+			Started: started, Planned: len(plan.Points), Config: config, Notes: notes, Machine: info,
+		})
+		if err != nil {
+			return outError(err)
+		}
+	}
+	// The roofline is kept as soon as the folder exists (a killed run
+	// leaves it); its chart is drawn again with the points at the end.
+	if roof != nil {
+		if err := writeSweepRoofline(run, roof); err != nil {
+			return exitError{code: exitFailure, msg: fmt.Sprintf("writing the roofline: %v", err)}
+		}
 	}
 
 	for _, n := range notes {
@@ -540,4 +576,30 @@ func printPlan(w io.Writer, family string, plan *sweeps.Plan, opt sweeps.Options
 		fmt.Fprint(w, ", plus the roofline")
 	}
 	fmt.Fprintln(w, "; a point whose call outlasts it takes longer)")
+}
+
+// openResume opens --resume's folder after checking that it holds a run
+// of this family on this machine.
+func openResume(f sweepFlags, plan *sweeps.Plan, info machine.Info) (*results.Run, error) {
+	meta, err := results.ReadMeta(f.resume)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, usagef("--resume %s: no machine.json there: not a ckbench run folder", f.resume)
+		}
+		return nil, usagef("--resume %s: %v", f.resume, err)
+	}
+	if cfg, ok := meta.Config.(map[string]any); ok {
+		if fam, _ := cfg["family"].(string); fam != "" && fam != plan.Family {
+			return nil, usagef("--resume %s: a %s sweep, not %s (resume it with ckbench sweep %s --resume ...)", f.resume, fam, plan.Family, fam)
+		}
+	}
+	m := meta.Machine.CPU
+	if m.Brand != info.CPU.Brand || m.Family != info.CPU.Family || m.Model != info.CPU.Model {
+		return nil, usagef("--resume %s: measured on %s (family %d model %d), this is %s (family %d model %d): resume it there", f.resume, m.Brand, m.Family, m.Model, info.CPU.Brand, info.CPU.Family, info.CPU.Model)
+	}
+	r, err := results.Resume(f.resume)
+	if err != nil {
+		return nil, usagef("--resume %s: %v", f.resume, err)
+	}
+	return r, nil
 }

@@ -1,0 +1,106 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/results"
+)
+
+// TestMain lets a test run this test binary as ckbench itself, in a child
+// process (CKBENCH_AS_MAIN=1: the arguments after -- are ckbench's).
+func TestMain(m *testing.M) {
+	if os.Getenv("CKBENCH_AS_MAIN") == "1" {
+		args := os.Args[1:]
+		for i, a := range args {
+			if a == "--" {
+				args = args[i+1:]
+				break
+			}
+		}
+		os.Exit(run(args, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestKillResumeReport kills a real ckbench process with SIGKILL in the
+// middle of a sweep: the folder it leaves has its roofline.json (written
+// before the first point) and points that agree with each other; report
+// accepts it, and --resume measures only the points it lacks, the folder
+// ending complete with every point once.
+func TestKillResumeReport(t *testing.T) {
+	out := t.TempDir()
+	dir := filepath.Join(out, "killed")
+	roof := filepath.Join(out, "roof.json")
+	writeRoofline(t, roof, machine.Describe())
+	ctxs := "40,41,42,43,44,45,46,47,48,49,50,51"
+	args := append(tiny(out, "--isa", "generic", "--ctx", ctxs, "--min-time", "30ms", "--run-id", "killed"), "--roofline", roof)
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), "CKBENCH_AS_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if recs, err := results.ReadPoints(dir); err == nil && len(recs) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no 3 points written within 60s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	meta, err := results.ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := results.ReadPoints(dir)
+	if err != nil || meta.Complete || len(recs) >= meta.Planned {
+		t.Fatalf("after SIGKILL: complete=%v, %d of %d points, %v", meta.Complete, len(recs), meta.Planned, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "roofline.json")); err != nil {
+		t.Errorf("no roofline.json after SIGKILL: %v", err)
+	}
+	if code, _, stderr := ckbench(t, "report", dir); code != 0 {
+		t.Fatalf("report of the killed run: exit %d: %s", code, stderr)
+	}
+	code, _, stderr := ckbench(t, append(tiny(out, "--isa", "generic", "--ctx", ctxs, "--min-time", "2ms"), "--resume", dir, "--roofline", roof)...)
+	if code != 0 || !strings.Contains(stderr, "resuming") {
+		t.Fatalf("--resume: exit %d: %s", code, stderr)
+	}
+	meta, _ = results.ReadMeta(dir)
+	after, err := results.ReadPoints(dir)
+	if err != nil || !meta.Complete || len(after) != meta.Planned {
+		t.Fatalf("after --resume: complete=%v, %d of %d points, %v", meta.Complete, len(after), meta.Planned, err)
+	}
+	seen := map[string]bool{}
+	for i := range after {
+		n := results.BenchName(&after[i])
+		if seen[n] {
+			t.Errorf("%s twice", n)
+		}
+		seen[n] = true
+	}
+	// The points measured before the kill kept their records.
+	for i := range recs {
+		if recs[i].Kernel != "kv-read" && !seen[results.BenchName(&recs[i])] {
+			t.Errorf("%s lost", results.BenchName(&recs[i]))
+		}
+	}
+	if code, _, stderr := ckbench(t, "report", dir); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,266 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ckbench/ckbench/plots"
+	"github.com/ckbench/ckbench/results"
+)
+
+// figure is one chart of the report: its file name (without extension),
+// a caption saying what it shows, and how to draw it.
+type figure struct {
+	Name, Title, Caption string
+	save                 func(paths ...string) error
+}
+
+// ok is a point with a result: measured, checked, stable and within its
+// bound (the others are listed, never drawn as results).
+func ok(r results.Record) bool { return r.Status == results.StatusOK }
+
+// computeBound reports whether a kernel's natural rate is FLOP/s (prefill
+// is compute-bound; everything else here streams memory).
+func computeBound(kernel string) bool { return strings.HasPrefix(kernel, "prefill-") }
+
+// rate is the rate a record is drawn at, and its unit.
+func rate(r results.Record) (float64, string) {
+	if computeBound(r.Kernel) && r.GFlops.Valid() {
+		return float64(r.GFlops), "GFLOP/s"
+	}
+	return float64(r.GBs), "GB/s"
+}
+
+// lineLabel names a kernel×tier line, with the KV type and thread count
+// when the data has several.
+func lineLabel(r results.Record, kvs, ths bool) string {
+	s := r.Kernel + " " + r.ISA
+	if kvs && r.KV != "" {
+		s += " " + r.KV
+	}
+	if ths {
+		s += fmt.Sprintf(" ×%d", r.Th)
+	}
+	return s
+}
+
+// familyFigures makes the per-family charts from the ok records.
+func familyFigures(recs []results.Record) []figure {
+	byFam := map[string][]results.Record{}
+	for _, r := range recs {
+		if ok(r) {
+			byFam[r.Family] = append(byFam[r.Family], r)
+		}
+	}
+	var figs []figure
+	for _, fam := range slices.Sorted(maps.Keys(byFam)) {
+		rs := byFam[fam]
+		figs = append(figs, rateVsCtx(fam, rs)...)
+		switch fam {
+		case "attention":
+			figs = append(figs, tileHeatmap(rs)...)
+			figs = append(figs, kvBars(rs)...)
+			figs = append(figs, prefillBars(rs)...)
+		case "quant":
+			figs = append(figs, quantBars(rs)...)
+		}
+	}
+	return figs
+}
+
+// rateVsCtx: per head dim, the rate of each kernel×tier against the
+// context (the best point over the other parameters: tiles, windows,
+// splits). Families without a context axis (quant) have none.
+func rateVsCtx(fam string, rs []results.Record) []figure {
+	kvs, ths := distinct(rs, func(r results.Record) string { return r.KV }) > 1, distinct(rs, func(r results.Record) string { return strconv.Itoa(r.Th) }) > 1
+	type key struct {
+		hd    int
+		unit  string
+		label string
+	}
+	best := map[key]map[int]float64{}
+	for _, r := range rs {
+		if r.Ctx <= 0 || r.HD <= 0 {
+			continue
+		}
+		v, unit := rate(r)
+		if !(v > 0) {
+			continue
+		}
+		k := key{r.HD, unit, lineLabel(r, kvs, ths)}
+		if best[k] == nil {
+			best[k] = map[int]float64{}
+		}
+		best[k][r.Ctx] = math.Max(best[k][r.Ctx], v)
+	}
+	type panel struct {
+		hd   int
+		unit string
+	}
+	panels := map[panel][]key{}
+	for k := range best {
+		p := panel{k.hd, k.unit}
+		panels[p] = append(panels[p], k)
+	}
+	var ps []panel
+	for p := range panels {
+		ps = append(ps, p)
+	}
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].unit != ps[j].unit {
+			return ps[i].unit < ps[j].unit
+		}
+		return ps[i].hd < ps[j].hd
+	})
+	var figs []figure
+	for _, p := range ps {
+		ks := panels[p]
+		sort.Slice(ks, func(i, j int) bool { return ks[i].label < ks[j].label })
+		c := plots.Lines{Title: fmt.Sprintf("%s, head dim %d: %s against context", fam, p.hd, p.unit), XLabel: "context (keys)", YLabel: p.unit, LogX: true}
+		for _, k := range ks {
+			ln := plots.Line{Label: k.label}
+			for _, ctx := range slices.Sorted(maps.Keys(best[k])) {
+				ln.X, ln.Y = append(ln.X, float64(ctx)), append(ln.Y, best[k][ctx])
+			}
+			c.Lines = append(c.Lines, ln)
+		}
+		unit := "gbs"
+		if p.unit == "GFLOP/s" {
+			unit = "gflops"
+		}
+		figs = append(figs, figure{
+			Name:    fmt.Sprintf("%s-%s-hd%d", fam, unit, p.hd),
+			Title:   c.Title,
+			Caption: fmt.Sprintf("Each line a kernel×tier; each point the best %s over the points' other parameters (tile, window, splits, mask) at that context. Only ok points.", p.unit),
+			save:    c.Save,
+		})
+	}
+	return figs
+}
+
+func distinct(rs []results.Record, key func(results.Record) string) int {
+	seen := map[string]bool{}
+	for _, r := range rs {
+		seen[key(r)] = true
+	}
+	return len(seen)
+}
+
+// tileHeatmap: decode-flash's pct_of_bound per tile_k × head dim (median
+// over contexts and the rest), one map per tier.
+func tileHeatmap(rs []results.Record) []figure {
+	type key struct {
+		tier   string
+		tk, hd int
+	}
+	vals := map[key][]float64{}
+	for _, r := range rs {
+		if r.Kernel == "decode-flash" && r.Th == 1 && r.TKEff > 0 && r.PctOfBound.Valid() {
+			k := key{r.ISA, r.TKEff, r.HD}
+			vals[k] = append(vals[k], float64(r.PctOfBound))
+		}
+	}
+	tiers := map[string]bool{}
+	tks, hds := map[int]bool{}, map[int]bool{}
+	for k := range vals {
+		tiers[k.tier], tks[k.tk], hds[k.hd] = true, true, true
+	}
+	if len(tks) < 2 && len(hds) < 2 {
+		return nil
+	}
+	var figs []figure
+	for _, tier := range slices.Sorted(maps.Keys(tiers)) {
+		c := plots.Heatmap{Title: "decode-flash " + tier + ": % of bound by tile_k and head dim", XLabel: "tile_k (keys per tile)", YLabel: "head dim", Format: "%.0f%%"}
+		tkl, hdl := slices.Sorted(maps.Keys(tks)), slices.Sorted(maps.Keys(hds))
+		for _, tk := range tkl {
+			c.X = append(c.X, strconv.Itoa(tk))
+		}
+		for _, hd := range hdl {
+			c.Y = append(c.Y, strconv.Itoa(hd))
+			row := make([]float64, len(tkl))
+			for i, tk := range tkl {
+				row[i] = math.NaN()
+				if v := vals[key{tier, tk, hd}]; len(v) > 0 {
+					row[i] = median(v)
+				}
+			}
+			c.Z = append(c.Z, row)
+		}
+		figs = append(figs, figure{Name: "attention-tiles-" + tier, Title: c.Title,
+			Caption: "Median pct_of_bound over contexts, head pairs and KV types of decode-flash at 1 thread, per tile_k (the tile actually used) and head dim.", save: c.Save})
+	}
+	return figs
+}
+
+// kvBars: the decode kernels' GB/s per kernel×tier, a bar per KV type.
+func kvBars(rs []results.Record) []figure {
+	return bars(rs, "attention-kv", "decode kernels by KV type (GB/s of each type's own bytes)",
+		"Best GB/s per kernel×tier and KV type at 1 thread, over the points' contexts and other parameters; the bytes are each type's (f16 halves them, q8_0 is 34/32 bytes per 32 values).",
+		func(r results.Record) bool { return strings.HasPrefix(r.Kernel, "decode-") && r.Th == 1 && r.KV != "" },
+		func(r results.Record) string { return r.Kernel + " " + r.ISA },
+		func(r results.Record) string { return r.KV },
+		func(r results.Record) float64 { return float64(r.GBs) }, "GB/s")
+}
+
+// prefillBars: materialized against flash prefill, GFLOP/s of the work
+// each does, per shape.
+func prefillBars(rs []results.Record) []figure {
+	return bars(rs, "attention-prefill", "prefill: materialized against flash (GFLOP/s)",
+		"Best GFLOP/s (the FLOPs each kernel does: masked work is not counted) per prefill shape (query rows × keys, mask) and kernel×tier at 1 thread.",
+		func(r results.Record) bool { return computeBound(r.Kernel) && r.Th == 1 },
+		func(r results.Record) string { return fmt.Sprintf("%dx%d %s hd%d", r.Tq, r.Ctx, r.Mask, r.HD) },
+		func(r results.Record) string { return r.Kernel + " " + r.ISA },
+		func(r results.Record) float64 { return float64(r.GFlops) }, "GFLOP/s")
+}
+
+// quantBars: GEMV GB/s per weight format, a bar per kernel×tier.
+func quantBars(rs []results.Record) []figure {
+	return bars(rs, "quant-formats", "quantized GEMV by format and tier (GB/s of weights)",
+		"Best GB/s per weight format and kernel×tier at 1 thread over the shapes.",
+		func(r results.Record) bool { return r.Th == 1 && r.Fmt != "" },
+		func(r results.Record) string { return r.Fmt },
+		func(r results.Record) string { return r.Kernel + " " + r.ISA },
+		func(r results.Record) float64 { return float64(r.GBs) }, "GB/s")
+}
+
+// bars makes a grouped bar chart of the best value per group and series.
+func bars(rs []results.Record, name, title, caption string, keep func(results.Record) bool,
+	group, series func(results.Record) string, val func(results.Record) float64, unit string) []figure {
+	best := map[[2]string]float64{}
+	var groups, ss []string
+	for _, r := range rs {
+		v := val(r)
+		if !keep(r) || !(v > 0) {
+			continue
+		}
+		g, s := group(r), series(r)
+		if !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+		if !slices.Contains(ss, s) {
+			ss = append(ss, s)
+		}
+		best[[2]string{g, s}] = math.Max(best[[2]string{g, s}], v)
+	}
+	if len(groups) == 0 || len(ss) < 2 && len(groups) < 2 {
+		return nil
+	}
+	c := plots.Bars{Title: title, YLabel: unit, Groups: groups}
+	for _, s := range ss {
+		b := plots.BarSeries{Label: s}
+		for _, g := range groups {
+			v, ok := best[[2]string{g, s}]
+			if !ok {
+				v = math.NaN()
+			}
+			b.Values = append(b.Values, v)
+		}
+		c.Series = append(c.Series, b)
+	}
+	return []figure{{Name: name, Title: title, Caption: caption, save: c.Save}}
+}
