@@ -2,8 +2,8 @@ package plots
 
 import (
 	"fmt"
-	"io"
 	"image/color"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -233,7 +233,6 @@ func addMarks(p *plot.Plot, leg *plot.Legend, marks []Mark) error {
 	}
 	return nil
 }
-
 
 // lineLabel labels a ceiling running from (x0, y0) to (x1, y1) in data
 // coordinates; pointLabel a mark.

@@ -28,7 +28,7 @@ type Options struct {
 	// Prior are the records of a resumed run (Plan.Skip dropped their
 	// points): their 1-thread times give the n-thread points their scaling.
 	Prior []results.Record
-	Cold    bool // rotate buffer copies so every call reads from DRAM
+	Cold  bool // rotate buffer copies so every call reads from DRAM
 	// Threads are the thread counts to measure every point at (default
 	// 1): a point of n threads splits each call across n workers pinned to
 	// n CPUs (the measuring CPU among them), started together, timed as
