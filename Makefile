@@ -10,15 +10,12 @@ QEMU_ARM64 ?= qemu-aarch64
 
 .PHONY: run build install test test-portable cross lint bench bwcheck generate check-generate vet fmt-check ci clean
 
-# The main job: quick sweeps of every family into out/<run-id>-<family>/;
-# the roofline measured by the first is reused by the others.
+# The main job: the whole suite at the quick preset (the roofline once,
+# every family, then the report) into out/<run-id>/; it prints where the
+# report's index.html is.
 RUN_ID  ?= $(shell date +%Y%m%d-%H%M%S)
 run: build
-	$(BIN) sweep attention --preset $(PRESET) --out $(OUT) --run-id $(RUN_ID)-attention
-	$(BIN) sweep quant --preset $(PRESET) --out $(OUT) --run-id $(RUN_ID)-quant --roofline $(OUT)/$(RUN_ID)-attention/roofline.json
-	$(BIN) sweep kvcache --preset $(PRESET) --out $(OUT) --run-id $(RUN_ID)-kvcache --roofline $(OUT)/$(RUN_ID)-attention/roofline.json
-	$(BIN) sweep softmax --preset $(PRESET) --out $(OUT) --run-id $(RUN_ID)-softmax --roofline $(OUT)/$(RUN_ID)-attention/roofline.json
-	$(BIN) sweep attention --preset $(PRESET) --kernel prefill-materialized,prefill-flash --heads 8:8 --tq 256 --ctx 256 --out $(OUT) --run-id $(RUN_ID)-prefill --roofline $(OUT)/$(RUN_ID)-attention/roofline.json
+	$(BIN) sweep all --preset $(PRESET) --out $(OUT) --run-id $(RUN_ID)
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ckbench

@@ -6,7 +6,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -49,7 +48,7 @@ func (c Bars) Save(paths ...string) error {
 		if err != nil {
 			return err
 		}
-		b.Color = plotutil.Color(i)
+		b.Color = colorOf(i)
 		b.LineStyle.Width = 0
 		b.Offset = w * vg.Length(float64(i)-float64(n-1)/2)
 		p.Add(b)
@@ -73,3 +72,15 @@ func (c Bars) Save(paths ...string) error {
 
 // colorNaN paints cells without a value.
 var colorNaN = color.Gray{Y: 235}
+
+// palette is 20 colours told apart (Tableau 20): a sweep has more kernels
+// than plotutil's seven.
+var palette = []color.RGBA{
+	{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255}, {148, 103, 189, 255},
+	{140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255}, {188, 189, 34, 255}, {23, 190, 207, 255},
+	{174, 199, 232, 255}, {255, 187, 120, 255}, {152, 223, 138, 255}, {255, 152, 150, 255}, {197, 176, 213, 255},
+	{196, 156, 148, 255}, {247, 182, 210, 255}, {199, 199, 199, 255}, {219, 219, 141, 255}, {158, 218, 229, 255},
+}
+
+// colorOf is the i-th colour of palette (cycling).
+func colorOf(i int) color.Color { return palette[i%len(palette)] }

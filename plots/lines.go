@@ -54,7 +54,7 @@ func (c Lines) Save(paths ...string) error {
 		if err != nil {
 			return err
 		}
-		l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
+		l.Color, s.Color = colorOf(i), colorOf(i)
 		s.Shape = plotutil.Shape(i / 7)
 		l.Dashes = plotutil.Dashes(i / 7)
 		p.Add(l, s)

@@ -220,13 +220,13 @@ func addMarks(p *plot.Plot, leg *plot.Legend, marks []Mark) error {
 		if err != nil {
 			return err
 		}
-		sc.GlyphStyle.Color = plotutil.Color(k.s)
+		sc.GlyphStyle.Color = colorOf(k.s)
 		sc.GlyphStyle.Shape = plotutil.Shape(k.g)
 		sc.GlyphStyle.Radius = vg.Points(3)
 		p.Add(sc)
 	}
 	for i, s := range series {
-		leg.Add(s, &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: plotutil.Color(i), Shape: draw.BoxGlyph{}, Radius: vg.Points(3)}})
+		leg.Add(s, &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: colorOf(i), Shape: draw.BoxGlyph{}, Radius: vg.Points(3)}})
 	}
 	for i, g := range groups {
 		leg.Add("tier "+g, &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: color.Gray{Y: 60}, Shape: plotutil.Shape(i), Radius: vg.Points(3)}})

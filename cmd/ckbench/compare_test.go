@@ -53,3 +53,30 @@ func TestCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepAllPlan: sweep all --plan prints every step's plan and
+// measures nothing; bad input is refused before anything is written.
+func TestSweepAllPlan(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := ckbench(t, "sweep", "all", "--plan", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, step := range []string{"== attention", "== prefill", "== quant", "== kvcache", "== softmax", "prefill-flash", "estimated time"} {
+		if !strings.Contains(stdout, step) {
+			t.Errorf("plan lacks %q", step)
+		}
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("--plan wrote %v", ents)
+	}
+	for _, args := range [][]string{{"--preset", "huge"}, {"--threads", "0"}, {"--isa", "sse9"}, {"--run-id", "a/b"}} {
+		code, _, stderr := ckbench(t, append([]string{"sweep", "all", "--out", out}, args...)...)
+		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("sweep all %v: exit %d, %q", args, code, stderr)
+		}
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("bad input wrote %v", ents)
+	}
+}

@@ -100,8 +100,11 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		return usagef("sweep: name a family: ckbench sweep %s (see ckbench sweep --help)", names)
 	}
 	switch args[0] {
+	case "all":
+		return sweepAll(args[1:], stdout, stderr)
 	case "-h", "--help", "-help":
-		fmt.Fprintf(stdout, "Usage: ckbench sweep <family> [flags]\n\nFamilies: %s\n", strings.Join(sweeps.FamilyNames(), ", "))
+		fmt.Fprintf(stdout, "Usage: ckbench sweep <family>|all [flags]\n\nFamilies: %s\n", strings.Join(sweeps.FamilyNames(), ", "))
+		fmt.Fprintln(stdout, "'ckbench sweep all' runs the roofline once, every family, then the report (see ckbench sweep all --help).")
 		for _, f := range sweeps.Families() {
 			fmt.Fprintf(stdout, "Run 'ckbench sweep %s --help' for its flags.\n", f.Name())
 		}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/sweeps"
+)
+
+const sweepAllUsage = `Usage: ckbench sweep all [flags]
+
+The whole suite: the roofline once, every family's sweep at the preset
+(attention decode, prefill, the quantized GEMVs, the KV-cache stores,
+softmax), each bounded by that roofline, then the report. Writes
+out/<run-id>/roofline.json, one run folder per step (attention, prefill,
+quant, kvcache, softmax) and report/index.html.
+
+  ckbench sweep all                      the quick preset: a few minutes
+  ckbench sweep all --preset default --threads 1,all
+  ckbench sweep all --preset full --plan  what the full suite would measure, and how long
+
+Flags:
+`
+
+// allSteps are sweep all's steps: a family and the flags that make its
+// preset's grid the step's (prefill is the attention family's prefill
+// kernels, which its presets leave to this step).
+func allSteps(preset string) []struct {
+	name, family string
+	args         []string
+} {
+	prefill := map[string][]string{
+		"quick":   {"--tq", "256", "--ctx", "256"},
+		"default": {"--tq", "512,2048", "--ctx", "2048"},
+		"full":    {"--tq", "512,2048,4096", "--ctx", "4096", "--mask", "causal,none,doc"},
+	}[preset]
+	return []struct {
+		name, family string
+		args         []string
+	}{
+		{"attention", "attention", nil},
+		{"prefill", "attention", append([]string{"--kernel", "prefill-materialized,prefill-flash", "--heads", "8:8"}, prefill...)},
+		{"quant", "quant", nil},
+		{"kvcache", "kvcache", nil},
+		{"softmax", "softmax", nil},
+	}
+}
+
+func sweepAll(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sweep all", sweepAllUsage, stdout)
+	preset := fs.String("preset", "quick", "quick (minutes), default, full (hours): every step's preset")
+	out := fs.String("out", "out", "folder that receives the run folder")
+	runID := fs.String("run-id", "", "name of the run folder (default: the start time)")
+	threads := fs.String("threads", "1", "thread counts for every step, e.g. 1,all")
+	isaList := fs.String("isa", "", "tiers for every step (default: every tier that runs here)")
+	roof := fs.String("roofline", "auto", "auto (measured once, first), none, or a roofline.json to reuse")
+	noProgress := fs.Bool("no-progress", false, "no progress bar, no line per point")
+	plan := fs.Bool("plan", false, "print every step's plan and exit without measuring")
+	force := fs.Bool("force", false, "use a --roofline file measured on another machine")
+	if err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
+	}
+	if err := checkRunID(*runID); err != nil {
+		return err
+	}
+	switch *preset {
+	case "quick", "default", "full":
+	default:
+		return usagef("--preset %q: quick, default or full", *preset)
+	}
+	common := []string{"--preset", *preset, "--threads", *threads}
+	if *isaList != "" {
+		common = append(common, "--isa", *isaList)
+	}
+	if *noProgress {
+		common = append(common, "--no-progress")
+	}
+	if *force {
+		common = append(common, "--force")
+	}
+	steps := allSteps(*preset)
+	if *plan {
+		for _, s := range steps {
+			fam, _ := sweeps.LookupFamily(s.family)
+			fmt.Fprintf(stdout, "== %s\n", s.name)
+			if err := sweepFamily(fam, append(append(append([]string{}, common...), s.args...), "--plan", "--roofline", "none"), stdout, stderr); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Every step's flags are checked (a plan each) before anything is
+	// measured or written.
+	for _, s := range steps {
+		fam, _ := sweeps.LookupFamily(s.family)
+		if err := sweepFamily(fam, append(append(append([]string{}, common...), s.args...), "--plan", "--roofline", "none"), io.Discard, io.Discard); err != nil {
+			return err
+		}
+	}
+	dir, _, err := results.MakeRunDir(*out, *runID, time.Now())
+	if err != nil {
+		return outError(err)
+	}
+	fmt.Fprintf(stderr, "ckbench: sweep all (%s) -> %s\n", *preset, dir)
+	roofPath := *roof
+	if *roof == "auto" {
+		roofPath = filepath.Join(dir, "roofline.json")
+		if err := measureAllRoofline(roofPath, *threads, stderr); err != nil {
+			return err
+		}
+	}
+	var failed []string
+	for _, s := range steps {
+		fam, _ := sweeps.LookupFamily(s.family)
+		fmt.Fprintf(stderr, "\n== %s\n", s.name)
+		a := append(append(append([]string{}, common...), s.args...), "--out", dir, "--run-id", s.name, "--roofline", roofPath)
+		err := sweepFamily(fam, a, stdout, stderr)
+		var ex exitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ex) && ex.code == exitInterrupted:
+			fmt.Fprintf(stderr, "ckbench: %s\n", ex.msg)
+			writeAllReport(dir, stdout, stderr)
+			return exitError{code: exitInterrupted, msg: fmt.Sprintf("interrupted in step %s; %s holds what was measured (report included)", s.name, dir)}
+		case errors.As(err, &ex) && ex.code == exitFailure:
+			failed = append(failed, s.name+": "+ex.msg)
+			fmt.Fprintf(stderr, "ckbench: %s: %s (going on with the next step)\n", s.name, ex.msg)
+		default:
+			return err
+		}
+	}
+	writeAllReport(dir, stdout, stderr)
+	if len(failed) > 0 {
+		return exitError{code: exitFailure, msg: strings.Join(failed, "; ")}
+	}
+	return nil
+}
+
+// measureAllRoofline measures sweep all's roofline (quick: 1 thread and
+// the largest of --threads) and writes it before any step runs.
+func measureAllRoofline(path, threads string, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	info := machine.Describe()
+	r, _, err := sweepRoofline(ctx, sweepFlags{roof: "auto", threads: threads}, info, waitNotice(stderr), stderr)
+	if err != nil {
+		return err
+	}
+	err = results.WriteFileAtomic(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	})
+	if err != nil {
+		return exitError{code: exitFailure, msg: fmt.Sprintf("writing %s: %v", path, err)}
+	}
+	for _, n := range r.UnusableLevels() {
+		fmt.Fprintln(stderr, "note:", n)
+	}
+	return nil
+}
+
+// writeAllReport writes dir/report and says where index.html is.
+func writeAllReport(dir string, stdout, stderr io.Writer) {
+	path, notes, err := writeReport([]string{dir}, filepath.Join(dir, "report"))
+	if err != nil {
+		fmt.Fprintf(stderr, "ckbench: report: %v\n", err)
+		return
+	}
+	for _, n := range notes {
+		fmt.Fprintln(stderr, "note:", n)
+	}
+	abs, _ := filepath.Abs(path)
+	fmt.Fprintf(stdout, "\nreport: %s\n", abs)
+}
