@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -222,13 +223,20 @@ func (in *Input) readBench(path string) error {
 	if err := r.Err(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if in.Machine.CPU == "" {
-		if b, err := os.ReadFile(path); err == nil {
-			for _, l := range strings.Split(string(b), "\n") {
-				if cpu, ok := strings.CutPrefix(l, "# cpu "); ok {
-					in.Machine.CPU, _, _ = strings.Cut(cpu, ", ")
-					break
-				}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, "# ") {
+			break // ckbench's header comes first
+		}
+		if cpu, ok := strings.CutPrefix(l, "# cpu "); ok && in.Machine.CPU == "" {
+			in.Machine.CPU, _, _ = strings.Cut(cpu, ", ")
+		}
+		if i := strings.LastIndex(l, ", schema "); strings.HasPrefix(l, "# ckbench ") && i >= 0 {
+			if v, err := strconv.Atoi(l[i+len(", schema "):]); err != nil || v != results.SchemaVersion {
+				return fmt.Errorf("%s: %w: schema %q, this ckbench reads schema %d", path, results.ErrSchema, l[i+len(", schema "):], results.SchemaVersion)
 			}
 		}
 	}

@@ -142,11 +142,15 @@ func ReadCSV(r io.Reader, name string) ([]Record, error) {
 			return nil, fmt.Errorf("%s: %w: %v", name, ErrCorrupt, err)
 		}
 		rec := NewRecord()
+		rec.Schema = 0 // a file without the column has none
 		v := reflect.ValueOf(&rec).Elem()
 		for i, s := range row {
 			if err := setCell(v.Field(fields[i]), s); err != nil {
 				return nil, fmt.Errorf("%s:%d: %w: column %s: %v", name, line, ErrCorrupt, header[i], err)
 			}
+		}
+		if err := checkSchema(fmt.Sprintf("%s:%d", name, line), rec.Schema); err != nil {
+			return nil, err
 		}
 		recs = append(recs, rec)
 	}
@@ -164,10 +168,14 @@ func ReadJSONL(r io.Reader, name string) ([]Record, error) {
 			continue
 		}
 		rec := NewRecord()
+		rec.Schema = 0 // a line without the key has none
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&rec); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w: %v", name, line, ErrCorrupt, err)
+		}
+		if err := checkSchema(fmt.Sprintf("%s:%d", name, line), rec.Schema); err != nil {
+			return nil, err
 		}
 		recs = append(recs, rec)
 	}

@@ -7,6 +7,7 @@ package results
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -163,13 +164,38 @@ type Record struct {
 	FlopsPerCycle Float `json:"flops_per_cycle"`
 	LLCMissPct    Float `json:"llc_miss_pct"` // llc_read_misses / llc_reads
 
+	// Schema is the version of this record's layout (SchemaVersion when
+	// written by this ckbench): readers refuse another.
+	Schema int `json:"schema"`
+
 	// KeptNs holds the kept samples (ns per call, in order) for bench.txt.
 	KeptNs []float64 `json:"-"`
 }
 
+// SchemaVersion is the version of the results files' layout (records,
+// machine.json, bench.txt's header): it changes when a column changes
+// meaning or goes away, and every reader refuses files of another version
+// (ErrSchema) rather than misread them.
+const SchemaVersion = 1
+
+// ErrSchema marks a results file of another schema version.
+var ErrSchema = errors.New("results of another schema version")
+
+// checkSchema is the error for a file of schema v (0: written before
+// versions existed), or nil.
+func checkSchema(name string, v int) error {
+	switch v {
+	case SchemaVersion:
+		return nil
+	case 0:
+		return fmt.Errorf("%s: %w: no schema version (written by a ckbench before 0.1.0's schema %d): measure it again with this ckbench", name, ErrSchema, SchemaVersion)
+	}
+	return fmt.Errorf("%s: %w: schema %d, this ckbench reads schema %d: use the ckbench that wrote it, or measure again", name, ErrSchema, v, SchemaVersion)
+}
+
 // NewRecord returns a record whose measured fields are all missing.
 func NewRecord() Record {
-	r := Record{CPU: -1}
+	r := Record{CPU: -1, Schema: SchemaVersion}
 	v := reflect.ValueOf(&r).Elem()
 	for i := range v.NumField() {
 		if f := v.Field(i); f.Type() == floatType {

@@ -17,6 +17,7 @@ import (
 
 // Meta is machine.json: what ran, where, and whether it finished.
 type Meta struct {
+	Schema   int          `json:"schema"` // SchemaVersion
 	RunID    string       `json:"run_id"`
 	Ckbench  string       `json:"ckbench_version"`
 	Go       string       `json:"go_version"`
@@ -80,7 +81,7 @@ func Create(parent string, meta Meta) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta.RunID = id
+	meta.RunID, meta.Schema = id, SchemaVersion
 	r := &Run{Dir: dir, Meta: meta, FlushEvery: 2 * time.Second}
 	return r, r.flush()
 }
@@ -224,7 +225,7 @@ func (r *Run) benchConfig() map[string]string {
 func (r *Run) benchHeader() []string {
 	m := r.Meta.Machine
 	return []string{
-		fmt.Sprintf("ckbench %s, run %s, %s", r.Meta.Ckbench, r.Meta.RunID, r.Meta.Go),
+		fmt.Sprintf("ckbench %s, run %s, %s, schema %d", r.Meta.Ckbench, r.Meta.RunID, r.Meta.Go, SchemaVersion),
 		fmt.Sprintf("cpu %s (family %d model %d), %s/%s; details in machine.json", m.CPU.Brand, m.CPU.Family, m.CPU.Model, m.OS.GOOS, m.OS.GOARCH),
 	}
 }
@@ -240,5 +241,5 @@ func ReadMeta(dir string) (Meta, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
 	}
-	return m, nil
+	return m, checkSchema(path, m.Schema)
 }

@@ -80,3 +80,56 @@ func TestSweepAllPlan(t *testing.T) {
 		t.Errorf("bad input wrote %v", ents)
 	}
 }
+
+// TestReportBadInput: report of a folder without results, of a corrupt
+// points.jsonl (its line named) and of another schema version: one line,
+// exit 2, no report written.
+func TestReportBadInput(t *testing.T) {
+	src := filepath.Join("..", "..", "compare", "testdata", "zen4")
+	cp := func(t *testing.T) string {
+		dir := filepath.Join(t.TempDir(), "run")
+		os.MkdirAll(dir, 0o755)
+		for _, f := range []string{"machine.json", "points.jsonl", "bench.txt", "points.csv"} {
+			b, err := os.ReadFile(filepath.Join(src, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(dir, f), b, 0o644)
+		}
+		return dir
+	}
+	good := cp(t)
+	if code, stdout, stderr := ckbench(t, "report", good); code != 0 || !strings.Contains(stdout, "index.html") {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	corrupt := cp(t)
+	b, _ := os.ReadFile(filepath.Join(corrupt, "points.jsonl"))
+	os.WriteFile(filepath.Join(corrupt, "points.jsonl"), b[:len(b)/2], 0o644) // cut mid-line
+	schema := cp(t)
+	b, _ = os.ReadFile(filepath.Join(schema, "machine.json"))
+	os.WriteFile(filepath.Join(schema, "machine.json"), []byte(strings.Replace(string(b), `"schema": 1`, `"schema": 7`, 1)), 0o644)
+	oldLine := cp(t)
+	b, _ = os.ReadFile(filepath.Join(oldLine, "points.jsonl"))
+	os.WriteFile(filepath.Join(oldLine, "points.jsonl"), []byte(strings.Replace(string(b), `"schema":1`, `"schema":0`, 1)), 0o644)
+	for _, c := range []struct {
+		dir, want string
+	}{
+		{t.TempDir(), "no results folder"},
+		{filepath.Join(t.TempDir(), "nope"), "no such file"},
+		{corrupt, "points.jsonl:"},
+		{schema, "schema 7, this ckbench reads schema 1"},
+		{oldLine, "points.jsonl:1: results of another schema version"},
+	} {
+		code, _, stderr := ckbench(t, "report", c.dir)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("report %s: exit %d, %q; want 2 and %q", c.dir, code, stderr, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(c.dir, "report")); err == nil {
+			t.Errorf("report %s: a report was written", c.dir)
+		}
+	}
+	// compare refuses another schema version too.
+	if code, _, stderr := ckbench(t, "compare", good, schema, "--out", filepath.Join(t.TempDir(), "c")); code != 2 || !strings.Contains(stderr, "schema 7") {
+		t.Errorf("compare across schemas: exit %d, %q", code, stderr)
+	}
+}
