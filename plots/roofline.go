@@ -35,8 +35,9 @@ type Slope struct {
 }
 
 // Mark is one measured point: colored by Series (the kernel), shaped by
-// Group (the tier), Level (L1, L2, L3, DRAM: where its data lives)
-// written beside it where there is room.
+// Group (the tier), sized by Level (L1, L2, L3, DRAM: where its data
+// lives; larger further out), the level also written beside it where
+// there is room.
 type Mark struct {
 	Series, Group, Level string
 	AI, GFlops           float64
@@ -179,7 +180,7 @@ func legendTexts(marks []Mark) []string {
 		if !(m.AI > 0 && m.GFlops > 0) {
 			continue
 		}
-		for _, s := range []string{m.Series, m.Group} {
+		for _, s := range []string{m.Series, "tier " + m.Group, "data in " + m.Level} {
 			if !seen[s] {
 				seen[s] = true
 				out = append(out, s)
@@ -202,18 +203,23 @@ func addMarks(p *plot.Plot, leg *plot.Legend, marks []Mark) error {
 		*list = append(*list, s)
 		return len(*list) - 1
 	}
-	type key struct{ s, g int }
+	type key struct {
+		s, g  int
+		level string
+	}
 	pts := map[key]plotter.XYs{}
 	var order []key
+	levels := map[string]bool{}
 	for _, m := range marks {
 		if !(m.AI > 0 && m.GFlops > 0) {
 			continue
 		}
-		k := key{index(&series, m.Series), index(&groups, m.Group)}
+		k := key{index(&series, m.Series), index(&groups, m.Group), m.Level}
 		if _, ok := pts[k]; !ok {
 			order = append(order, k)
 		}
 		pts[k] = append(pts[k], plotter.XY{X: m.AI, Y: m.GFlops})
+		levels[m.Level] = true
 	}
 	for _, k := range order {
 		sc, err := plotter.NewScatter(pts[k])
@@ -222,7 +228,7 @@ func addMarks(p *plot.Plot, leg *plot.Legend, marks []Mark) error {
 		}
 		sc.GlyphStyle.Color = colorOf(k.s)
 		sc.GlyphStyle.Shape = plotutil.Shape(k.g)
-		sc.GlyphStyle.Radius = vg.Points(3)
+		sc.GlyphStyle.Radius = levelRadius(k.level)
 		p.Add(sc)
 	}
 	for i, s := range series {
@@ -231,7 +237,31 @@ func addMarks(p *plot.Plot, leg *plot.Legend, marks []Mark) error {
 	for i, g := range groups {
 		leg.Add("tier "+g, &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: color.Gray{Y: 60}, Shape: plotutil.Shape(i), Radius: vg.Points(3)}})
 	}
+	for _, l := range levelOrder {
+		if levels[l] {
+			leg.Add("data in "+l, &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: color.Gray{Y: 60}, Shape: draw.RingGlyph{}, Radius: levelRadius(l)}})
+		}
+	}
 	return nil
+}
+
+// levelOrder lists the memory levels from the nearest.
+var levelOrder = []string{"L1", "L2", "L3", "DRAM"}
+
+// levelRadius is a mark's size by the level its data lives in: the
+// further from the core, the larger, so the level shows on every point.
+func levelRadius(level string) vg.Length {
+	switch level {
+	case "L1":
+		return vg.Points(2)
+	case "L2":
+		return vg.Points(2.8)
+	case "L3":
+		return vg.Points(3.6)
+	case "DRAM":
+		return vg.Points(4.6)
+	}
+	return vg.Points(3)
 }
 
 // lineLabel labels a ceiling running from (x0, y0) to (x1, y1) in data

@@ -140,7 +140,7 @@ func build(runs []Run, notes []string) page {
 		}
 		rc := RooflineChart(rf, recs)
 		pg.Figures = append(pg.Figures, figure{Name: "roofline", Title: rc.Title,
-			Caption: "Every ok point on the roofline measured on this machine: colour the kernel, shape the tier, beside it the memory level its data lives in. Ceilings are drawn where they bind; int8 roofs (dotted) are in GOP/s.", save: rc.Save})
+			Caption: "Every ok point on the roofline measured on this machine: colour the kernel, shape the tier, size the memory level its data lives in (larger further from the core; written beside the point where there is room). Ceilings are drawn where they bind; int8 roofs (dotted) are in GOP/s.", save: rc.Save})
 		bc := BandwidthChart(rf)
 		pg.Figures = append(pg.Figures, figure{Name: "bandwidth", Title: bc.Title, Caption: "Read, copy and write bandwidth against the working set per thread; the cpuid cache sizes marked.", save: bc.Save})
 	} else {
