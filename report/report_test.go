@@ -198,6 +198,7 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	url := "file://" + index
 	common := []string{"--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+		"--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0", "--virtual-time-budget=15000"}
 	cmd := exec.Command(bin, append(common, "--dump-dom", url)...)
 	var stderr strings.Builder
