@@ -38,7 +38,12 @@ type Info struct {
 		CacheLine      int    `json:"cache_line"`
 		BaseHz         int64  `json:"base_hz,omitempty"` // as cpuid reports it; 0 if unknown
 		Hypervisor     string `json:"hypervisor,omitempty"`
+		// Microcode is the revision /proc/cpuinfo reports (Linux; empty
+		// where the OS does not say, or the hypervisor hides it).
+		Microcode string `json:"microcode,omitempty"`
 	} `json:"cpu"`
+	// Host is the node's name (os.Hostname): which machine of a fleet.
+	Host string `json:"host,omitempty"`
 	// Cache sizes in bytes as cpuid reports them (-1 when not reported).
 	// L2 and L3 may be per core or shared, as the CPU describes them.
 	Cache struct {
@@ -128,6 +133,8 @@ func Describe() Info {
 	for _, t := range isa.All {
 		in.Tiers = append(in.Tiers, isa.Detect(t))
 	}
+	in.CPU.Microcode = microcode()
+	in.Host, _ = os.Hostname()
 	in.OS.GOOS, in.OS.GOARCH, in.OS.GoVersion = runtime.GOOS, runtime.GOARCH, runtime.Version()
 	in.OS.CPUs = runtime.NumCPU()
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
@@ -139,6 +146,20 @@ func Describe() Info {
 	in.OS.MemTotal, in.OS.MemAvail = meminfo()
 	in.Counters = DescribeCounters(hwcounters.Default())
 	return in
+}
+
+// microcode is the first "microcode" line of /proc/cpuinfo, or "".
+func microcode() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "microcode" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 func meminfo() (total, avail int64) {

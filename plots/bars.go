@@ -24,6 +24,9 @@ type Bars struct {
 	Groups        []string
 	Series        []BarSeries
 	Ref           float64
+	// Stacked: every group has a value in one series only (a node of one
+	// CPU model): its bar is centred, the series told apart by colour.
+	Stacked bool
 }
 
 // Save writes the chart to each path (.png, .svg); it widens with the
@@ -34,6 +37,9 @@ func (c Bars) Save(paths ...string) error {
 	p.Y.Label.Text = c.YLabel
 	p.Legend.Top = true
 	n := max(len(c.Series), 1)
+	if c.Stacked {
+		n = 1
+	}
 	w := vg.Points(math.Max(4, 36/float64(n)))
 	ymax := c.Ref
 	for i, s := range c.Series {
@@ -50,7 +56,9 @@ func (c Bars) Save(paths ...string) error {
 		}
 		b.Color = colorOf(i)
 		b.LineStyle.Width = 0
-		b.Offset = w * vg.Length(float64(i)-float64(n-1)/2)
+		if !c.Stacked {
+			b.Offset = w * vg.Length(float64(i)-float64(n-1)/2)
+		}
 		p.Add(b)
 		p.Legend.Add(s.Label, b)
 	}

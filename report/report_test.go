@@ -228,3 +228,36 @@ func TestReportInBrowser(t *testing.T) {
 		t.Errorf("screenshot: %v", err)
 	}
 }
+
+// TestReportFleet: results of several hosts give the report a fleet
+// table (every node, scored against its CPU model) and chart.
+func TestReportFleet(t *testing.T) {
+	root := t.TempDir()
+	for _, host := range []string{"node-a", "node-b", "node-c"} {
+		src := filepath.Join(fixture(t), "run")
+		meta, err := results.ReadMeta(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta.Machine.Host = host
+		b, _ := json.Marshal(meta)
+		os.WriteFile(filepath.Join(src, "machine.json"), b, 0o644)
+		if err := os.Rename(src, filepath.Join(root, host)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, _, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, err := Write(filepath.Join(t.TempDir(), "report"), runs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, _ := os.ReadFile(index)
+	for _, want := range []string{`id="fleet"`, "node-a", "node-b", "node-c", `src="fleet.png"`, "1.000×"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("fleet report lacks %q", want)
+		}
+	}
+}

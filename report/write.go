@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ckbench/ckbench/compare"
 	"github.com/ckbench/ckbench/results"
 )
 
@@ -29,7 +30,12 @@ type page struct {
 	MoreFlags int
 	Counts    string
 	Notes     []string
+	// Fleet: the nodes, when the data holds more than one host.
+	Nodes [][]string // host, model, microcode, kernel, ckbench, points, vs model, flag
 }
+
+// nodeHeader names the columns of the Nodes table.
+var nodeHeader = []string{"node", "CPU model", "microcode", "kernel", "ckbench", "points", "vs its model", "flag"}
 
 // pointHeader names the columns of the Top, Low and Flagged tables.
 var pointHeader = []string{"point", "tier", "th", "status", "% of bound", "rate", "level"}
@@ -98,7 +104,8 @@ func build(runs []Run, notes []string) page {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	pg.Facts = [][2]string{
-		{"CPU", fmt.Sprintf("%s (%s, family %d model %d stepping %d)", m.CPU.Brand, m.CPU.Vendor, m.CPU.Family, m.CPU.Model, m.CPU.Stepping)},
+		{"CPU", fmt.Sprintf("%s (%s, family %d model %d stepping %d, microcode %s)", m.CPU.Brand, m.CPU.Vendor, m.CPU.Family, m.CPU.Model, m.CPU.Stepping, orDash(m.CPU.Microcode))},
+		{"host", orDash(m.Host)},
 		{"cores", fmt.Sprintf("%d physical, %d logical (%d per core); %d CPUs usable", m.CPU.PhysicalCores, m.CPU.LogicalCores, m.CPU.ThreadsPerCore, m.OS.CPUs)},
 		{"caches", fmt.Sprintf("L1d %s, L2 %s, L3 %s (as cpuid reports them)", cache(m.Cache.L1D), cache(m.Cache.L2), cache(m.Cache.L3))},
 		{"OS", fmt.Sprintf("%s/%s %s", m.OS.GOOS, m.OS.GOARCH, m.OS.Kernel)},
@@ -158,6 +165,7 @@ func build(runs []Run, notes []string) page {
 			pg.Figures = append(pg.Figures, figure{Name: fam + "-scaling", Title: sc.Title, Caption: "Median speedup per kernel×tier at each thread count; dashed: the L3 and DRAM roofs' own speedup.", save: sc.Save})
 		}
 	}
+	pg.fleetView(runs)
 	// Top and bottom by share of the bound.
 	ranked := make([]results.Record, 0, len(okRecs))
 	for _, r := range okRecs {
@@ -234,7 +242,7 @@ func bytesLabel(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-var htmlPage = template.Must(template.New("index").Funcs(template.FuncMap{"header": func() []string { return pointHeader }}).Parse(`<!DOCTYPE html>
+var htmlPage = template.Must(template.New("index").Funcs(template.FuncMap{"header": func() []string { return pointHeader }, "nodeHeader": func() []string { return nodeHeader }}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -272,6 +280,10 @@ pre { padding: .6em; overflow-x: auto; } .skipped { color: #a33; }
 <h2 id="charts">Charts</h2>
 {{range .Figures}}<figure id="{{.Name}}"><img src="{{.Name}}.png" alt="{{.Title}}"><figcaption>{{.Caption}} (<a href="{{.Name}}.svg">SVG</a>)</figcaption></figure>
 {{end}}
+
+{{if .Nodes}}<h2 id="fleet">Fleet</h2>
+<p>One row per node (host), scored against the median of the nodes of its CPU model.</p>
+<table><tr>{{range nodeHeader}}<th>{{.}}</th>{{end}}</tr>{{range .Nodes}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}
 
 <h2 id="top">Closest to their bound (top 10)</h2>
 <table><tr>{{range header}}<th>{{.}}</th>{{end}}</tr>{{range .Top}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>
@@ -335,6 +347,14 @@ func writeMarkdown(w io.Writer, pg page) {
 	for _, f := range pg.Figures {
 		fmt.Fprintf(w, "\n### %s\n\n![%s](%s.png)\n\n%s ([SVG](%s.svg))\n", f.Title, f.Title, f.Name, f.Caption, f.Name)
 	}
+	if len(pg.Nodes) > 0 {
+		fmt.Fprintln(w, "\n## Fleet\n\nOne row per node (host), scored against the median of the nodes of its CPU model.")
+		table(w, nodeHeader, func(yield func([]string)) {
+			for _, r := range pg.Nodes {
+				yield(r)
+			}
+		})
+	}
 	fmt.Fprintln(w, "\n## Closest to their bound (top 10)")
 	table(w, pointHeader, func(yield func([]string)) {
 		for _, r := range pg.Top {
@@ -375,4 +395,62 @@ func table(w io.Writer, header []string, rows func(yield func([]string))) {
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	})
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// fleetView adds, when the runs come from more than one host, the table
+// of nodes scored against their CPU model's median (compare.CompareFleet
+// over the ok points' median times) and its chart.
+func (pg *page) fleetView(runs []Run) {
+	byHost := map[string]*compare.Node{}
+	var hosts []string
+	for _, r := range runs {
+		m := r.Meta.Machine
+		host := m.Host
+		if host == "" {
+			host = r.Dir
+		}
+		n := byHost[host]
+		if n == nil {
+			n = &compare.Node{Host: host, CPU: fmt.Sprintf("%s (family %d model %d)", m.CPU.Brand, m.CPU.Family, m.CPU.Model),
+				Microcode: m.CPU.Microcode, Kernel: m.OS.Kernel, Ckbench: r.Meta.Ckbench, Values: map[string]float64{}}
+			byHost[host] = n
+			hosts = append(hosts, host)
+		}
+		n.Dirs = append(n.Dirs, r.Dir)
+		for i := range r.Recs {
+			if rec := &r.Recs[i]; ok(*rec) && rec.NsMedian.Valid() {
+				n.Values[results.BenchName(rec)] = float64(rec.NsMedian)
+			}
+		}
+	}
+	if len(hosts) < 2 {
+		return
+	}
+	var nodes []*compare.Node
+	for _, h := range hosts {
+		nodes = append(nodes, byHost[h])
+	}
+	fl, err := compare.CompareFleet(nodes, compare.Ns, 0.10)
+	if err != nil {
+		pg.Notes = append(pg.Notes, "fleet view: "+err.Error())
+		return
+	}
+	for _, sc := range fl.Scores {
+		flag := ""
+		if sc.Flagged {
+			flag = sc.Why
+		}
+		n := sc.Node
+		pg.Nodes = append(pg.Nodes, []string{n.Host, n.CPU, orDash(n.Microcode), orDash(n.Kernel), orDash(n.Ckbench), fmt.Sprint(sc.Points), fmt.Sprintf("%.3f×", sc.Geomean), flag})
+	}
+	c := fl.Chart()
+	pg.Figures = append(pg.Figures, figure{Name: "fleet", Title: "Fleet: each node against its CPU model",
+		Caption: "Each node's time per call over its CPU model's median, geomean over its ok points (1 = typical, above is slower); a node beyond 10 % is flagged in the Fleet table.", save: c.Save})
 }

@@ -34,6 +34,16 @@ geomean ratio per kernel×tier against the first input).
   ckbench compare out/zen4-run out/xeon-run
   ckbench compare a/bench.txt b/bench.txt --metric pct_of_bound --filter 'family=attention isa=avx512'
 
+Fleet: given one folder tree (or --fleet), every results folder under it
+is a node's (one per host in machine.json, all its folders merged); the
+nodes are grouped by CPU model, each point gets per model the median over
+its nodes and their spread, the models are compared as above, and every
+node is scored against its model's median (the geomean over its points):
+one further than --tolerance (10 %) is flagged — a bad DIMM, a BIOS
+setting, a noisy neighbour. Writes fleet.txt, fleet.csv, compare.png.
+
+  ckbench compare /shared/ckbench-results
+
 Only points measured ok are in bench.txt (unstable ones are not results).
 benchstat a/bench.txt b/bench.txt works on the same files, unmodified.
 
@@ -45,12 +55,11 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	metric := fs.String("metric", "ns", "what to compare: ns (time per call), gbs, gflops or pct_of_bound")
 	filter := fs.String("filter", "", "keep the points matching every term: key=v1,v2 or key!=v; keys: family, kernel, and the name's keys (isa, hd, ctx, kv, fmt, th, ...), e.g. 'family=attention isa=avx512,avx2'")
 	out := fs.String("out", "", "folder for compare.txt, compare.csv and compare.png/.svg (default: out/compare-<time>)")
+	fleet := fs.Bool("fleet", false, "the inputs are folder trees of many machines' results (implied by a single input): group the nodes by CPU model, compare the models, flag nodes far from their siblings")
+	tolerance := fs.Float64("tolerance", 10, "--fleet: a node whose geomean is further than this many percent from its model's median is flagged")
 	paths, err := parseInterleaved(fs, args)
 	if err != nil {
 		return helpOK(err)
-	}
-	if len(paths) < 2 {
-		return usagef("compare: give at least two results folders or bench.txt files (see ckbench compare --help)")
 	}
 	m, err := compare.ParseMetric(*metric)
 	if err != nil {
@@ -59,6 +68,18 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	f, err := compare.ParseFilter(*filter)
 	if err != nil {
 		return usagef("--filter: %v", err)
+	}
+	if *fleet || len(paths) == 1 {
+		if len(paths) == 0 {
+			return usagef("compare --fleet: give the folder that holds the fleet's results (see ckbench compare --help)")
+		}
+		if !(*tolerance > 0 && *tolerance < 1000) {
+			return usagef("--tolerance %v: a percentage above 0", *tolerance)
+		}
+		return compareFleet(paths, m, f, *tolerance/100, *out, stdout)
+	}
+	if len(paths) < 2 {
+		return usagef("compare: give at least two results folders or bench.txt files (see ckbench compare --help)")
 	}
 	var ins []*compare.Input
 	for _, p := range paths {
@@ -117,6 +138,55 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 }
 
 var errNotExist = fs.ErrNotExist
+
+// compareFleet is compare --fleet: every results folder under the roots,
+// one node per host, grouped by CPU model.
+func compareFleet(roots []string, m compare.Metric, f compare.Filter, tolerance float64, out string, stdout io.Writer) error {
+	var nodes []*compare.Node
+	for _, root := range roots {
+		ns, err := compare.LoadFleet(root, m, f)
+		switch {
+		case errors.Is(err, errNotExist):
+			return usagef("compare: %s: no such file or folder", root)
+		case err != nil:
+			return usagef("compare: %v", err)
+		}
+		nodes = append(nodes, ns...)
+	}
+	fl, err := compare.CompareFleet(nodes, m, tolerance)
+	if err != nil {
+		return usagef("compare: %v", err)
+	}
+	var text bytes.Buffer
+	if err := fl.WriteText(&text); err != nil {
+		return err
+	}
+	dir := out
+	if dir == "" {
+		dir = filepath.Join("out", "fleet-"+results.NewRunID(time.Now()))
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return usagef("--out %s: is a file, not a folder", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return exitError{code: exitFailure, msg: fmt.Sprintf("compare: %v", err)}
+	}
+	err = results.WriteFilesAtomic(
+		[]string{filepath.Join(dir, "fleet.txt"), filepath.Join(dir, "fleet.csv")},
+		[]func(io.Writer) error{
+			func(w io.Writer) error { _, err := w.Write(text.Bytes()); return err },
+			fl.WriteCSV,
+		})
+	if err == nil {
+		err = fl.Chart().Save(filepath.Join(dir, "compare.png"), filepath.Join(dir, "compare.svg"))
+	}
+	if err != nil {
+		return exitError{code: exitFailure, msg: fmt.Sprintf("compare: %v", err)}
+	}
+	stdout.Write(text.Bytes())
+	fmt.Fprintf(stdout, "\n%d nodes, %d points; files: %s (fleet.txt, fleet.csv, compare.png, compare.svg)\n", len(nodes), len(fl.Rows), dir)
+	return nil
+}
 
 // parseInterleaved parses flags given before, between or after the
 // positional arguments, and returns those.

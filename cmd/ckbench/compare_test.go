@@ -133,3 +133,40 @@ func TestReportBadInput(t *testing.T) {
 		t.Errorf("compare across schemas: exit %d, %q", code, stderr)
 	}
 }
+
+// TestCompareFleet: one folder tree of several hosts is a fleet: nodes
+// grouped by CPU model, each scored, the files written.
+func TestCompareFleet(t *testing.T) {
+	root := t.TempDir()
+	for _, host := range []string{"n1", "n2"} {
+		for _, f := range []string{"machine.json", "bench.txt", "points.jsonl", "points.csv"} {
+			b, err := os.ReadFile(filepath.Join("..", "..", "compare", "testdata", "zen4", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f == "machine.json" {
+				b = []byte(strings.Replace(string(b), `"machine": {`, `"machine": {"host": "`+host+`",`, 1))
+			}
+			os.MkdirAll(filepath.Join(root, host, "run"), 0o755)
+			os.WriteFile(filepath.Join(root, host, "run", f), b, 0o644)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "fleet")
+	code, stdout, stderr := ckbench(t, "compare", root, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"fleet: 2 nodes, 1 CPU models", "n1", "n2", "AMD EPYC 9R14"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, f := range []string{"fleet.txt", "fleet.csv", "compare.png", "compare.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if code, _, stderr := ckbench(t, "compare", "--fleet", t.TempDir(), "--out", out); code != 2 || !strings.Contains(stderr, "no results folder") {
+		t.Errorf("empty fleet: exit %d, %q", code, stderr)
+	}
+}

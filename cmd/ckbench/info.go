@@ -31,7 +31,14 @@ func cmdInfo(args []string, stdout io.Writer) error {
 	}
 	c := in.CPU
 	fmt.Fprintf(stdout, "CPU        %s\n", c.Brand)
-	fmt.Fprintf(stdout, "vendor     %s, family %d, model %d, stepping %d\n", c.Vendor, c.Family, c.Model, c.Stepping)
+	fmt.Fprintf(stdout, "vendor     %s, family %d, model %d, stepping %d", c.Vendor, c.Family, c.Model, c.Stepping)
+	if c.Microcode != "" {
+		fmt.Fprintf(stdout, ", microcode %s", c.Microcode)
+	}
+	fmt.Fprintln(stdout)
+	if in.Host != "" {
+		fmt.Fprintf(stdout, "host       %s\n", in.Host)
+	}
 	fmt.Fprintf(stdout, "cores      %d physical, %d logical (%d per core); %d usable by this process\n",
 		c.PhysicalCores, c.LogicalCores, c.ThreadsPerCore, in.OS.CPUs)
 	if c.Hypervisor != "" {

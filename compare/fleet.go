@@ -1,0 +1,381 @@
+package compare
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/ckbench/ckbench/plots"
+	"github.com/ckbench/ckbench/results"
+)
+
+// Node is one machine of a fleet: its identity (from machine.json) and,
+// per point, its value of the metric (the median of its samples; every
+// results folder of the node merged).
+type Node struct {
+	Host, CPU, Microcode, Kernel, Ckbench string
+	Dirs                                  []string
+	Values                                map[string]float64 // point name → value
+}
+
+// Group is the nodes of one CPU model.
+type Group struct {
+	CPU   string
+	Nodes []*Node
+}
+
+// FleetRow is one point across the groups: per group the median of its
+// nodes' values, their spread ((max − min) / median, %) and how many.
+type FleetRow struct {
+	Name, Family, Kernel, ISA string
+	Median, Spread            []float64 // per group; NaN where the group lacks the point
+	N                         []int
+	Ratio, P                  []float64 // against the first group (U test over node values)
+}
+
+// NodeScore is a node against its group: the geomean over the points of
+// its value over the group's median (1: typical), and whether that is
+// further than the tolerance from 1 (with three or more nodes in the
+// group; with two, each is compared with the other and both are named).
+type NodeScore struct {
+	Node    *Node
+	Group   int
+	Geomean float64
+	Points  int
+	Flagged bool
+	Why     string
+}
+
+// Fleet is a fleet comparison.
+type Fleet struct {
+	Metric    Metric
+	Tolerance float64 // a node's geomean further than this from 1 is flagged (0.10 = 10 %)
+	Groups    []*Group
+	Rows      []FleetRow
+	Scores    []NodeScore
+}
+
+// LoadFleet finds every results folder (a bench.txt beside a machine.json)
+// under root and returns one node per host (a folder without a host name
+// is a node of its own), each with its median per point of metric m.
+func LoadFleet(root string, m Metric, f Filter) ([]*Node, error) {
+	byHost := map[string]*Node{}
+	var order []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || d.Name() != "bench.txt" {
+			return nil
+		}
+		dir := filepath.Dir(p)
+		meta, err := results.ReadMeta(dir)
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil // a bench.txt of some other tool
+			}
+			return err
+		}
+		in := &Input{Path: p, Points: map[string]map[string][]float64{}}
+		if err := in.readBench(p); err != nil {
+			return err
+		}
+		mc := meta.Machine
+		host := mc.Host
+		if host == "" {
+			host = dir
+		}
+		n := byHost[host]
+		if n == nil {
+			n = &Node{Host: host, CPU: fmt.Sprintf("%s (family %d model %d)", mc.CPU.Brand, mc.CPU.Family, mc.CPU.Model),
+				Microcode: mc.CPU.Microcode, Kernel: mc.OS.Kernel, Ckbench: meta.Ckbench, Values: map[string]float64{}}
+			byHost[host] = n
+			order = append(order, host)
+		}
+		n.Dirs = append(n.Dirs, dir)
+		for _, name := range in.Order {
+			if vs := in.values(name, m); len(vs) > 0 && f.Match(name) {
+				n.Values[name] = median(vs)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(order) == 0 {
+		return nil, fmt.Errorf("%s: %w: no results folder (bench.txt with machine.json) in it or below it", root, ErrNoInput)
+	}
+	sort.Strings(order)
+	nodes := make([]*Node, len(order))
+	for i, h := range order {
+		nodes[i] = byHost[h]
+	}
+	return nodes, nil
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// CompareFleet groups the nodes by CPU model (the group with most nodes
+// first), makes a row per point with every group's median over its
+// nodes, and scores each node against its group.
+func CompareFleet(nodes []*Node, m Metric, tolerance float64) (*Fleet, error) {
+	fl := &Fleet{Metric: m, Tolerance: tolerance}
+	byCPU := map[string]*Group{}
+	for _, n := range nodes {
+		g := byCPU[n.CPU]
+		if g == nil {
+			g = &Group{CPU: n.CPU}
+			byCPU[n.CPU] = g
+			fl.Groups = append(fl.Groups, g)
+		}
+		g.Nodes = append(g.Nodes, n)
+	}
+	sort.SliceStable(fl.Groups, func(i, j int) bool { return len(fl.Groups[i].Nodes) > len(fl.Groups[j].Nodes) })
+	// Points: those of any node, in name order.
+	seen := map[string]bool{}
+	var names []string
+	for _, n := range nodes {
+		for name := range n.Values {
+			if !seen[name] {
+				seen[name] = true
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%w with a %s value", ErrNoCommon, m.Unit())
+	}
+	sort.Strings(names)
+	thr := benchmath.DefaultThresholds
+	groupMedian := make([]map[string]float64, len(fl.Groups))
+	for gi := range fl.Groups {
+		groupMedian[gi] = map[string]float64{}
+	}
+	for _, name := range names {
+		k := Keys(name)
+		row := FleetRow{Name: name, Family: k["family"], Kernel: k["kernel"], ISA: k["isa"]}
+		var samples []*benchmath.Sample
+		for gi, g := range fl.Groups {
+			var vs []float64
+			for _, n := range g.Nodes {
+				if v, ok := n.Values[name]; ok {
+					vs = append(vs, v)
+				}
+			}
+			md, spread := math.NaN(), math.NaN()
+			var s *benchmath.Sample
+			if len(vs) > 0 {
+				md = median(vs)
+				spread = 100 * (slices.Max(vs) - slices.Min(vs)) / md
+				groupMedian[gi][name] = md
+				s = benchmath.NewSample(vs, &thr)
+			}
+			samples = append(samples, s)
+			row.Median, row.Spread, row.N = append(row.Median, md), append(row.Spread, spread), append(row.N, len(vs))
+			ratio, p := math.NaN(), math.NaN()
+			if gi > 0 && s != nil && samples[0] != nil && row.Median[0] > 0 {
+				ratio = md / row.Median[0]
+				p = benchmath.AssumeNothing.Compare(samples[0], s).P
+			}
+			row.Ratio, row.P = append(row.Ratio, ratio), append(row.P, p)
+		}
+		fl.Rows = append(fl.Rows, row)
+	}
+	for gi, g := range fl.Groups {
+		for _, n := range g.Nodes {
+			var logSum float64
+			cnt := 0
+			for name, v := range n.Values {
+				if md := groupMedian[gi][name]; md > 0 && v > 0 {
+					logSum += math.Log(v / md)
+					cnt++
+				}
+			}
+			sc := NodeScore{Node: n, Group: gi, Geomean: math.NaN(), Points: cnt}
+			if cnt > 0 {
+				sc.Geomean = math.Exp(logSum / float64(cnt))
+			}
+			dev := math.Abs(sc.Geomean - 1)
+			switch {
+			case len(g.Nodes) >= 3 && dev > tolerance:
+				sc.Flagged, sc.Why = true, fmt.Sprintf("%+.0f %% from the median of its %d siblings", 100*(sc.Geomean-1), len(g.Nodes)-1)
+			case len(g.Nodes) == 2 && dev > tolerance/2:
+				// Two nodes sit symmetric about their median: each is
+				// dev from it, 2·dev from the other; which is off cannot
+				// be told.
+				sc.Flagged, sc.Why = true, fmt.Sprintf("the two nodes of this model differ by about %.0f %%: one of them is off, which cannot be told from two", 200*dev)
+			}
+			fl.Scores = append(fl.Scores, sc)
+		}
+	}
+	return fl, nil
+}
+
+// WriteText writes the fleet comparison: the groups and their nodes, the
+// per-point medians, spreads and ratios, and every node's score.
+func (fl *Fleet) WriteText(w io.Writer) error {
+	nodes := 0
+	for _, g := range fl.Groups {
+		nodes += len(g.Nodes)
+	}
+	fmt.Fprintf(w, "fleet: %d nodes, %d CPU models\n", nodes, len(fl.Groups))
+	for gi, g := range fl.Groups {
+		var hosts []string
+		for i, n := range g.Nodes {
+			if i == 8 {
+				hosts = append(hosts, fmt.Sprintf("… %d more (fleet.csv has all)", len(g.Nodes)-8))
+				break
+			}
+			hosts = append(hosts, n.Host)
+		}
+		fmt.Fprintf(w, "  %s  %s: %d node(s): %s\n", letter(gi), g.CPU, len(g.Nodes), strings.Join(hosts, ", "))
+	}
+	dir := "lower is better"
+	if fl.Metric.HigherIsBetter() {
+		dir = "higher is better"
+	}
+	fmt.Fprintf(w, "metric: %s (%s); per group the median over its nodes (each node's median of its samples), ±spread (max − min over the median) across its nodes, (nodes); vs A: ratio, p of the U test over node values\n", fl.Metric.Unit(), dir)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	group := ""
+	for _, r := range fl.Rows {
+		if g := r.Family + "/" + r.Kernel; g != group {
+			group = g
+			fmt.Fprintf(tw, "\n%s\t", g)
+			for gi := range fl.Groups {
+				fmt.Fprintf(tw, "%s\t", letter(gi))
+				if gi > 0 {
+					fmt.Fprint(tw, "vs A\t")
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintf(tw, "%s\t", pointName(r.Name))
+		for gi := range fl.Groups {
+			if math.IsNaN(r.Median[gi]) {
+				fmt.Fprint(tw, "-\t")
+			} else {
+				fmt.Fprintf(tw, "%s ±%.0f%% (%d)\t", num(r.Median[gi]), r.Spread[gi], r.N[gi])
+			}
+			if gi > 0 {
+				if math.IsNaN(r.Ratio[gi]) {
+					fmt.Fprint(tw, "-\t")
+				} else {
+					fmt.Fprintf(tw, "%.3f× (p=%.3f)\t", r.Ratio[gi], r.P[gi])
+				}
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nnodes against their model's median (geomean over their points; flagged beyond %.0f %%):\n", 100*fl.Tolerance)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "node\tmodel\tmicrocode\tkernel\tckbench\tpoints\tvs model\t")
+	for _, sc := range fl.Scores {
+		mark := ""
+		if sc.Flagged {
+			mark = "FLAGGED: " + sc.Why + " (a bad DIMM, a BIOS setting, a noisy neighbour?)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%.3f×\t%s\n", sc.Node.Host, letter(sc.Group), orDash(sc.Node.Microcode), orDash(sc.Node.Kernel), orDash(sc.Node.Ckbench), sc.Points, sc.Geomean, mark)
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// WriteCSV writes fleet.csv: one line per node and point.
+func (fl *Fleet) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"name", "family", "kernel", "isa", "node", "model", "microcode", "kernel_version", "metric", "unit", "value", "model_median", "vs_model"})
+	for gi, g := range fl.Groups {
+		for _, n := range g.Nodes {
+			for _, r := range fl.Rows {
+				v, ok := n.Values[r.Name]
+				if !ok {
+					continue
+				}
+				md := r.Median[gi]
+				cw.Write([]string{r.Name, r.Family, r.Kernel, r.ISA, n.Host, g.CPU, n.Microcode, n.Kernel, string(fl.Metric), fl.Metric.Unit(),
+					strconv.FormatFloat(v, 'g', 6, 64), strconv.FormatFloat(md, 'g', 6, 64), strconv.FormatFloat(v/md, 'g', 4, 64)})
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Chart is the fleet view of compare.png: each node's geomean against its
+// model's median, a bar per node coloured by model, the dashed line at 1;
+// beyond 60 nodes (bars too thin to read), per model its nodes' scores
+// sorted, one line each: the tails are the nodes to look at.
+func (fl *Fleet) Chart() interface{ Save(...string) error } {
+	if len(fl.Scores) > 60 {
+		c := plots.Lines{Title: fmt.Sprintf("Fleet: nodes' %s against their CPU model's median, sorted", fl.Metric.Unit()),
+			XLabel: "node rank within its model", YLabel: "geomean over points, 1 = the model's median"}
+		for gi, g := range fl.Groups {
+			var vs []float64
+			for _, sc := range fl.Scores {
+				if sc.Group == gi && !math.IsNaN(sc.Geomean) {
+					vs = append(vs, sc.Geomean)
+				}
+			}
+			slices.Sort(vs)
+			ln := plots.Line{Label: fmt.Sprintf("%s: %s (%d nodes)", letter(gi), g.CPU, len(vs))}
+			for i, v := range vs {
+				ln.X, ln.Y = append(ln.X, float64(i+1)), append(ln.Y, v)
+			}
+			c.Lines = append(c.Lines, ln)
+		}
+		return c
+	}
+	return fl.bars()
+}
+
+func (fl *Fleet) bars() plots.Bars {
+	c := plots.Bars{Title: fmt.Sprintf("Fleet: each node's %s against its CPU model's median", fl.Metric.Unit()), YLabel: "geomean over points, 1 = the model's median", Ref: 1}
+	for _, sc := range fl.Scores {
+		c.Groups = append(c.Groups, sc.Node.Host)
+	}
+	for gi, g := range fl.Groups {
+		s := plots.BarSeries{Label: letter(gi) + ": " + g.CPU}
+		for _, sc := range fl.Scores {
+			v := math.NaN()
+			if sc.Group == gi {
+				v = sc.Geomean
+			}
+			s.Values = append(s.Values, v)
+		}
+		c.Series = append(c.Series, s)
+	}
+	c.Stacked = true
+	return c
+}
