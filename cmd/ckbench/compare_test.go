@@ -36,7 +36,6 @@ func TestCompare(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{zen4}, "at least two"},
 		{[]string{zen4, filepath.Join(empty, "nope")}, "no such file"},
 		{[]string{zen4, empty}, "no bench.txt"},
 		{[]string{zen4, zen3, "--metric", "speed"}, "--metric"},
