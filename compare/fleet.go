@@ -67,12 +67,42 @@ type Fleet struct {
 }
 
 // LoadFleet finds every results folder (a bench.txt beside a machine.json)
-// under root and returns one node per host (a folder without a host name
-// is a node of its own), each with its median per point of metric m.
-func LoadFleet(root string, m Metric, f Filter) ([]*Node, error) {
+// under the roots and returns one node per host (a folder without a host
+// name is a node of its own), each with its median per point of metric m
+// (a point measured in several of a node's folders: the median of all
+// their samples).
+func LoadFleet(roots []string, m Metric, f Filter) ([]*Node, error) {
 	byHost := map[string]*Node{}
+	ins := map[string]*Input{}
 	var order []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	for _, root := range roots {
+		if err := loadFleetRoot(root, byHost, ins, &order); err != nil {
+			return nil, err
+		}
+	}
+	if len(order) == 0 {
+		return nil, fmt.Errorf("%s: %w: no results folder (bench.txt with machine.json) in it or below it", strings.Join(roots, ", "), ErrNoInput)
+	}
+	sort.Strings(order)
+	nodes := make([]*Node, len(order))
+	for i, h := range order {
+		n := byHost[h]
+		in := ins[h]
+		for _, name := range in.Order {
+			if vs := in.values(name, m); len(vs) > 0 && f.Match(name) {
+				n.Values[name] = median(vs)
+			}
+		}
+		nodes[i] = n
+	}
+	return nodes, nil
+}
+
+func loadFleetRoot(root string, byHost map[string]*Node, ins map[string]*Input, order *[]string) error {
+	if _, err := os.Stat(root); err != nil {
+		return err
+	}
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -87,10 +117,6 @@ func LoadFleet(root string, m Metric, f Filter) ([]*Node, error) {
 			}
 			return err
 		}
-		in := &Input{Path: p, Points: map[string]map[string][]float64{}}
-		if err := in.readBench(p); err != nil {
-			return err
-		}
 		mc := meta.Machine
 		host := mc.Host
 		if host == "" {
@@ -101,28 +127,12 @@ func LoadFleet(root string, m Metric, f Filter) ([]*Node, error) {
 			n = &Node{Host: host, CPU: fmt.Sprintf("%s (family %d model %d)", mc.CPU.Brand, mc.CPU.Family, mc.CPU.Model),
 				Microcode: mc.CPU.Microcode, Kernel: mc.OS.Kernel, Ckbench: meta.Ckbench, Values: map[string]float64{}}
 			byHost[host] = n
-			order = append(order, host)
+			ins[host] = &Input{Path: host, Points: map[string]map[string][]float64{}}
+			*order = append(*order, host)
 		}
 		n.Dirs = append(n.Dirs, dir)
-		for _, name := range in.Order {
-			if vs := in.values(name, m); len(vs) > 0 && f.Match(name) {
-				n.Values[name] = median(vs)
-			}
-		}
-		return nil
+		return ins[host].readBench(p)
 	})
-	if err != nil {
-		return nil, err
-	}
-	if len(order) == 0 {
-		return nil, fmt.Errorf("%s: %w: no results folder (bench.txt with machine.json) in it or below it", root, ErrNoInput)
-	}
-	sort.Strings(order)
-	nodes := make([]*Node, len(order))
-	for i, h := range order {
-		nodes[i] = byHost[h]
-	}
-	return nodes, nil
 }
 
 func median(xs []float64) float64 {

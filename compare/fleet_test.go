@@ -52,7 +52,7 @@ func TestFleet(t *testing.T) {
 		writeNode(t, root, fmt.Sprintf("zen4-%02d", i), "AMD EPYC 9R14", 17, speed, 6)
 	}
 	writeNode(t, root, "zen3-00", "AMD EPYC 7R13", 1, 1.5, 6)
-	nodes, err := LoadFleet(root, Ns, nil)
+	nodes, err := LoadFleet([]string{root}, Ns, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

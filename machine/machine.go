@@ -42,7 +42,8 @@ type Info struct {
 		// where the OS does not say, or the hypervisor hides it).
 		Microcode string `json:"microcode,omitempty"`
 	} `json:"cpu"`
-	// Host is the node's name (os.Hostname): which machine of a fleet.
+	// Host is the node's name (CKBENCH_HOST, else os.Hostname): which
+	// machine of a fleet.
 	Host string `json:"host,omitempty"`
 	// Cache sizes in bytes as cpuid reports them (-1 when not reported).
 	// L2 and L3 may be per core or shared, as the CPU describes them.
@@ -134,7 +135,11 @@ func Describe() Info {
 		in.Tiers = append(in.Tiers, isa.Detect(t))
 	}
 	in.CPU.Microcode = microcode()
-	in.Host, _ = os.Hostname()
+	// A container's hostname is its pod's: CKBENCH_HOST names the node
+	// (deploy/k8s sets it from spec.nodeName).
+	if in.Host = os.Getenv("CKBENCH_HOST"); in.Host == "" {
+		in.Host, _ = os.Hostname()
+	}
 	in.OS.GOOS, in.OS.GOARCH, in.OS.GoVersion = runtime.GOOS, runtime.GOARCH, runtime.Version()
 	in.OS.CPUs = runtime.NumCPU()
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {

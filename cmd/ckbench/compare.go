@@ -142,16 +142,12 @@ var errNotExist = fs.ErrNotExist
 // compareFleet is compare --fleet: every results folder under the roots,
 // one node per host, grouped by CPU model.
 func compareFleet(roots []string, m compare.Metric, f compare.Filter, tolerance float64, out string, stdout io.Writer) error {
-	var nodes []*compare.Node
-	for _, root := range roots {
-		ns, err := compare.LoadFleet(root, m, f)
-		switch {
-		case errors.Is(err, errNotExist):
-			return usagef("compare: %s: no such file or folder", root)
-		case err != nil:
-			return usagef("compare: %v", err)
-		}
-		nodes = append(nodes, ns...)
+	nodes, err := compare.LoadFleet(roots, m, f)
+	switch {
+	case errors.Is(err, errNotExist):
+		return usagef("compare: %v", err)
+	case err != nil:
+		return usagef("compare: %v", err)
 	}
 	fl, err := compare.CompareFleet(nodes, m, tolerance)
 	if err != nil {

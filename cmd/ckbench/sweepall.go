@@ -67,6 +67,7 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 	noProgress := fs.Bool("no-progress", false, "no progress bar, no line per point")
 	plan := fs.Bool("plan", false, "print every step's plan and exit without measuring")
 	force := fs.Bool("force", false, "use a --roofline file measured on another machine")
+	only := fs.String("steps", "all", "the steps to run, e.g. attention,softmax (all: attention, prefill, quant, kvcache, softmax)")
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
@@ -89,6 +90,28 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 		common = append(common, "--force")
 	}
 	steps := allSteps(*preset)
+	if *only != "all" {
+		var keep []struct {
+			name, family string
+			args         []string
+		}
+		var names []string
+		for _, s := range steps {
+			names = append(names, s.name)
+		}
+		for _, w := range strings.Split(*only, ",") {
+			found := false
+			for _, s := range steps {
+				if s.name == strings.TrimSpace(w) {
+					keep, found = append(keep, s), true
+				}
+			}
+			if !found {
+				return usagef("--steps: unknown step %q (steps: %s)", w, strings.Join(names, ", "))
+			}
+		}
+		steps = keep
+	}
 	if *plan {
 		for _, s := range steps {
 			fam, _ := sweeps.LookupFamily(s.family)
