@@ -64,6 +64,9 @@ type Fleet struct {
 	Groups    []*Group
 	Rows      []FleetRow
 	Scores    []NodeScore
+	// Geomean per group of its medians over the first group's, over the
+	// points both have (1 for the first; NaN: none in common).
+	Geomean []float64
 }
 
 // LoadFleet finds every results folder (a bench.txt beside a machine.json)
@@ -214,6 +217,24 @@ func CompareFleet(nodes []*Node, m Metric, tolerance float64) (*Fleet, error) {
 		}
 		fl.Rows = append(fl.Rows, row)
 	}
+	for gi := range fl.Groups {
+		var logSum float64
+		cnt := 0
+		for _, r := range fl.Rows {
+			if r.Ratio[gi] > 0 {
+				logSum += math.Log(r.Ratio[gi])
+				cnt++
+			}
+		}
+		g := math.NaN()
+		switch {
+		case gi == 0:
+			g = 1
+		case cnt > 0:
+			g = math.Exp(logSum / float64(cnt))
+		}
+		fl.Geomean = append(fl.Geomean, g)
+	}
 	for gi, g := range fl.Groups {
 		for _, n := range g.Nodes {
 			var logSum float64
@@ -296,6 +317,13 @@ func (fl *Fleet) WriteText(w io.Writer) error {
 					fmt.Fprintf(tw, "%.3f× (p=%.3f)\t", r.Ratio[gi], r.P[gi])
 				}
 			}
+		}
+		fmt.Fprintln(tw)
+	}
+	if len(fl.Groups) > 1 {
+		fmt.Fprint(tw, "\ngeomean vs A\t1\t")
+		for gi := 1; gi < len(fl.Groups); gi++ {
+			fmt.Fprintf(tw, "\t%.3f×\t", fl.Geomean[gi])
 		}
 		fmt.Fprintln(tw)
 	}

@@ -75,6 +75,9 @@ func TestFleet(t *testing.T) {
 			t.Errorf("%s: zen4 spread %v %%, want about 31 %% (the slow node)", r.Name, r.Spread[0])
 		}
 	}
+	if g := fl.Geomean; len(g) != 2 || math.Abs(g[1]-1.5/1.005) > 0.03 {
+		t.Errorf("geomean per model %v, want 1 and about 1.49", g)
+	}
 	flagged := 0
 	for _, sc := range fl.Scores {
 		if sc.Flagged {
@@ -90,7 +93,7 @@ func TestFleet(t *testing.T) {
 	var txt, csv bytes.Buffer
 	fl.WriteText(&txt)
 	fl.WriteCSV(&csv)
-	for _, want := range []string{"5 nodes, 2 CPU models", "zen4-03", "FLAGGED", "0x1000065", "attention/decode-flash"} {
+	for _, want := range []string{"5 nodes, 2 CPU models", "zen4-03", "FLAGGED", "0x1000065", "attention/decode-flash", "geomean vs A"} {
 		if !strings.Contains(txt.String(), want) {
 			t.Errorf("fleet text lacks %q:\n%s", want, txt.String())
 		}
