@@ -69,7 +69,11 @@ func TestSweepAllPlan(t *testing.T) {
 	if ents, _ := os.ReadDir(out); len(ents) != 0 {
 		t.Errorf("--plan wrote %v", ents)
 	}
-	for _, args := range [][]string{{"--preset", "huge"}, {"--threads", "0"}, {"--isa", "sse9"}, {"--run-id", "a/b"}} {
+	code, stdout, _ = ckbench(t, "sweep", "all", "--plan", "--steps", "softmax,kvcache", "--out", out)
+	if code != 0 || strings.Contains(stdout, "== attention") || !strings.Contains(stdout, "== softmax") || !strings.Contains(stdout, "== kvcache") {
+		t.Errorf("--steps softmax,kvcache: exit %d:\n%s", code, stdout)
+	}
+	for _, args := range [][]string{{"--preset", "huge"}, {"--threads", "0"}, {"--isa", "sse9"}, {"--run-id", "a/b"}, {"--steps", "attention,nope"}} {
 		code, _, stderr := ckbench(t, append([]string{"sweep", "all", "--out", out}, args...)...)
 		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("sweep all %v: exit %d, %q", args, code, stderr)
