@@ -70,8 +70,8 @@ type Fleet struct {
 }
 
 // LoadFleet finds every results folder (a bench.txt beside a machine.json)
-// under the roots and returns one node per host (a folder without a host
-// name is a node of its own), each with its median per point of metric m
+// under the roots and returns one node per host (folders without a host
+// name: one node per CPU model, see HostOf), each with its median per point of metric m
 // (a point measured in several of a node's folders: the median of all
 // their samples).
 func LoadFleet(roots []string, m Metric, f Filter) ([]*Node, error) {
@@ -121,10 +121,7 @@ func loadFleetRoot(root string, byHost map[string]*Node, ins map[string]*Input, 
 			return err
 		}
 		mc := meta.Machine
-		host := mc.Host
-		if host == "" {
-			host = dir
-		}
+		host := HostOf(mc.Host, mc.CPU.Brand, mc.CPU.Family, mc.CPU.Model)
 		n := byHost[host]
 		if n == nil {
 			n = &Node{Host: host, CPU: fmt.Sprintf("%s (family %d model %d)", mc.CPU.Brand, mc.CPU.Family, mc.CPU.Model),
@@ -136,6 +133,15 @@ func loadFleetRoot(root string, byHost map[string]*Node, ins map[string]*Input, 
 		n.Dirs = append(n.Dirs, dir)
 		return ins[host].readBench(p)
 	})
+}
+
+// HostOf is a results folder's node: its host, or for folders written
+// before machine.json named the host, one node per CPU model ("no host").
+func HostOf(host, brand string, family, model int) string {
+	if host != "" {
+		return host
+	}
+	return fmt.Sprintf("(no host: %s, family %d model %d)", brand, family, model)
 }
 
 func median(xs []float64) float64 {

@@ -28,46 +28,118 @@ type Lines struct {
 
 // Save writes the chart to each path (.png, .svg).
 func (c Lines) Save(paths ...string) error {
-	p := plot.New()
-	p.Title.Text = c.Title
-	p.X.Label.Text, p.Y.Label.Text = c.XLabel, c.YLabel
-	if c.LogX {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = pow2Ticks{}
+	return Panels{Panels: []Lines{c}}.Save(paths...)
+}
+
+// Panels is a row (or grid) of Lines charts sharing one legend and one
+// colour per label: a panel per head dim, say.
+type Panels struct {
+	Title  string // above all the panels (each keeps its own)
+	Panels []Lines
+}
+
+// Save writes the panels to each path (.png, .svg): up to three a row,
+// the legend beside them.
+func (c Panels) Save(paths ...string) error {
+	if len(c.Panels) == 0 {
+		return fmt.Errorf("no panels")
+	}
+	index := map[string]int{}
+	var labels []string
+	for _, pn := range c.Panels {
+		for _, ln := range pn.Lines {
+			if _, ok := index[ln.Label]; !ok {
+				index[ln.Label] = len(labels)
+				labels = append(labels, ln.Label)
+			}
+		}
 	}
 	leg := plot.NewLegend()
 	leg.Top, leg.Left = true, true
 	leg.TextStyle.Font.Size = vg.Points(9)
-	legW, ymax := vg.Length(0), 0.0
-	for i, ln := range c.Lines {
-		xy := make(plotter.XYs, 0, len(ln.X))
-		for j := range ln.X {
-			if ln.X[j] > 0 || !c.LogX {
-				xy = append(xy, plotter.XY{X: ln.X[j], Y: ln.Y[j]})
-				ymax = math.Max(ymax, ln.Y[j])
+	var ps []*plot.Plot
+	legW := vg.Length(0)
+	added := map[string]bool{}
+	for _, pn := range c.Panels {
+		p := plot.New()
+		p.Title.Text = pn.Title
+		p.X.Label.Text, p.Y.Label.Text = pn.XLabel, pn.YLabel
+		if pn.LogX {
+			p.X.Scale = plot.LogScale{}
+			p.X.Tick.Marker = pow2Ticks{}
+		}
+		ymax := 0.0
+		for _, ln := range pn.Lines {
+			xy := make(plotter.XYs, 0, len(ln.X))
+			for j := range ln.X {
+				if ln.X[j] > 0 || !pn.LogX {
+					xy = append(xy, plotter.XY{X: ln.X[j], Y: ln.Y[j]})
+					ymax = math.Max(ymax, ln.Y[j])
+				}
+			}
+			if len(xy) == 0 {
+				continue
+			}
+			l, sc, err := plotter.NewLinePoints(xy)
+			if err != nil {
+				return err
+			}
+			i := index[ln.Label]
+			l.Color, sc.Color = colorOf(i), colorOf(i)
+			sc.Shape = plotutil.Shape(i / len(palette))
+			l.Dashes = plotutil.Dashes(i / len(palette))
+			p.Add(l, sc)
+			if !added[ln.Label] {
+				added[ln.Label] = true
+				leg.Add(ln.Label, l, sc)
+				legW = max(legW, leg.TextStyle.Width(ln.Label))
 			}
 		}
-		if len(xy) == 0 {
-			continue
-		}
-		l, s, err := plotter.NewLinePoints(xy)
-		if err != nil {
-			return err
-		}
-		l.Color, s.Color = colorOf(i), colorOf(i)
-		s.Shape = plotutil.Shape(i / 7)
-		l.Dashes = plotutil.Dashes(i / 7)
-		p.Add(l, s)
-		leg.Add(ln.Label, l, s)
-		legW = max(legW, leg.TextStyle.Width(ln.Label))
+		p.Y.Min, p.Y.Max = 0, math.Max(ymax*1.1, 1e-9)
+		ps = append(ps, p)
 	}
-	p.Y.Min, p.Y.Max = 0, math.Max(ymax*1.1, 1e-9)
+	cols := min(len(ps), 3)
+	rows := (len(ps) + cols - 1) / cols
+	grid := make([][]*plot.Plot, rows)
+	for r := range grid {
+		grid[r] = make([]*plot.Plot, cols)
+		for col := range cols {
+			if k := r*cols + col; k < len(ps) {
+				grid[r][col] = ps[k]
+			} else { // plot.Align needs every cell: an empty one
+				e := plot.New()
+				e.HideAxes()
+				grid[r][col] = e
+			}
+		}
+	}
 	legW += leg.ThumbnailWidth + vg.Points(20)
-	w, h := 7*vg.Inch+legW, 4.5*vg.Inch
+	top := vg.Length(0)
+	if c.Title != "" {
+		top = vg.Points(22)
+	}
+	panelW := 7 * vg.Inch
+	if len(ps) > 1 {
+		panelW = 4.5 * vg.Inch
+	}
+	w, h := panelW*vg.Length(cols)+legW, 4.5*vg.Inch*vg.Length(rows)+top
 	for _, path := range paths {
 		if err := saveCanvas(path, w, h, func(dc draw.Canvas) {
-			p.Draw(draw.Crop(dc, 0, -legW, 0, 0))
-			leg.Draw(draw.Crop(dc, w-legW+vg.Points(6), 0, 0, -vg.Points(24)))
+			area := draw.Crop(dc, 0, -legW, 0, -top)
+			tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(8), PadY: vg.Points(8)}
+			canvases := plot.Align(grid, tiles, area)
+			for r := range grid {
+				for col, p := range grid[r] {
+					p.Draw(canvases[r][col])
+				}
+			}
+			leg.Draw(draw.Crop(dc, w-legW+vg.Points(6), 0, 0, -vg.Points(24)-top))
+			if c.Title != "" {
+				sty := leg.TextStyle
+				sty.Font.Size = vg.Points(13)
+				sty.XAlign = draw.XCenter
+				dc.FillText(sty, vg.Point{X: (w - legW) / 2, Y: h - vg.Points(17)}, c.Title)
+			}
 		}); err != nil {
 			return err
 		}

@@ -117,26 +117,34 @@ func rateVsCtx(fam string, rs []results.Record) []figure {
 		}
 		return ps[i].hd < ps[j].hd
 	})
+	// One figure per unit, a panel per head dim.
 	var figs []figure
-	for _, p := range ps {
-		ks := panels[p]
-		sort.Slice(ks, func(i, j int) bool { return ks[i].label < ks[j].label })
-		c := plots.Lines{Title: fmt.Sprintf("%s, head dim %d: %s against context", fam, p.hd, p.unit), XLabel: "context (keys)", YLabel: p.unit, LogX: true}
-		for _, k := range ks {
-			ln := plots.Line{Label: k.label}
-			for _, ctx := range slices.Sorted(maps.Keys(best[k])) {
-				ln.X, ln.Y = append(ln.X, float64(ctx)), append(ln.Y, best[k][ctx])
+	for len(ps) > 0 {
+		unit := ps[0].unit
+		c := plots.Panels{Title: fmt.Sprintf("%s: %s against context, a panel per head dim", fam, unit)}
+		for len(ps) > 0 && ps[0].unit == unit {
+			p := ps[0]
+			ps = ps[1:]
+			ks := panels[p]
+			sort.Slice(ks, func(i, j int) bool { return ks[i].label < ks[j].label })
+			pn := plots.Lines{Title: fmt.Sprintf("head dim %d", p.hd), XLabel: "context (keys)", YLabel: unit, LogX: true}
+			for _, k := range ks {
+				ln := plots.Line{Label: k.label}
+				for _, ctx := range slices.Sorted(maps.Keys(best[k])) {
+					ln.X, ln.Y = append(ln.X, float64(ctx)), append(ln.Y, best[k][ctx])
+				}
+				pn.Lines = append(pn.Lines, ln)
 			}
-			c.Lines = append(c.Lines, ln)
+			c.Panels = append(c.Panels, pn)
 		}
-		unit := "gbs"
-		if p.unit == "GFLOP/s" {
-			unit = "gflops"
+		name := "gbs"
+		if unit == "GFLOP/s" {
+			name = "gflops"
 		}
 		figs = append(figs, figure{
-			Name:    fmt.Sprintf("%s-%s-hd%d", fam, unit, p.hd),
+			Name:    fmt.Sprintf("%s-%s", fam, name),
 			Title:   c.Title,
-			Caption: fmt.Sprintf("Each line a kernel×tier; each point the best %s over the points' other parameters (tile, window, splits, mask) at that context. Only ok points.", p.unit),
+			Caption: fmt.Sprintf("Each line a kernel×tier; each point the best %s over the points' other parameters (tile, window, splits, mask) at that context. Only ok points.", unit),
 			save:    c.Save,
 		})
 	}

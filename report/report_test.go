@@ -126,7 +126,7 @@ func TestReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"roofline", "bandwidth", "attention-gbs-hd64", "attention-gbs-hd128", "attention-gflops-hd128",
+	for _, name := range []string{"roofline", "bandwidth", "attention-gbs", "attention-gflops",
 		"attention-tiles-avx2", "attention-tiles-avx512", "attention-kv", "attention-prefill", "quant-formats", "attention-scaling"} {
 		for _, ext := range []string{".png", ".svg"} {
 			if st, err := os.Stat(filepath.Join(out, name+ext)); err != nil || st.Size() < 1000 {

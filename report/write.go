@@ -412,10 +412,7 @@ func (pg *page) fleetView(runs []Run) {
 	var hosts []string
 	for _, r := range runs {
 		m := r.Meta.Machine
-		host := m.Host
-		if host == "" {
-			host = r.Dir
-		}
+		host := compare.HostOf(m.Host, m.CPU.Brand, m.CPU.Family, m.CPU.Model)
 		n := byHost[host]
 		if n == nil {
 			n = &compare.Node{Host: host, CPU: fmt.Sprintf("%s (family %d model %d)", m.CPU.Brand, m.CPU.Family, m.CPU.Model),
