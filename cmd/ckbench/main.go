@@ -77,10 +77,12 @@ Usage:
   ckbench list [family]          kernels, tiers, parameters and work models (FLOPs, bytes)
   ckbench sweep <family> [flags] check and time a family's kernels over a grid
                                  (families: %s)
+  ckbench sweep all [--preset P] the whole suite: the roofline, every family, then the report
   ckbench verify quant [--golden DIR]  check the GGML formats byte for byte against golden vectors
   ckbench roofline [--quick]     measure compute and bandwidth ceilings (roofline.json)
   ckbench report DIR...          a report to hand on: DIR/report/index.html, report.md, charts
   ckbench compare A B [C...]     put results folders (machines, runs, builds) side by side
+  ckbench compare DIR            a fleet: every results folder under DIR, nodes grouped by CPU model
   ckbench version                print the version
 
 Run 'ckbench <command> --help' for the flags of a command.
