@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -134,7 +135,9 @@ func build(runs []Run, notes []string) page {
 			if !r.Meta.Complete {
 				s += "   # interrupted: " + fmt.Sprint(r.Meta.Points) + " of " + fmt.Sprint(r.Meta.Planned) + " points"
 			}
-			pg.Commands = append(pg.Commands, s)
+			if !slices.Contains(pg.Commands, s) { // sweep all's steps share its command
+				pg.Commands = append(pg.Commands, s)
+			}
 		}
 	}
 	rf := rooflineOf(runs)
