@@ -11,6 +11,7 @@
 package compare
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -177,7 +178,7 @@ func (in *Input) noteMachine(meta results.Meta) {
 	m := meta.Machine
 	cpu := m.CPU.Brand
 	if m.CPU.Family != 0 || m.CPU.Model != 0 {
-		cpu = fmt.Sprintf("%s (family %d model %d)", m.CPU.Brand, m.CPU.Family, m.CPU.Model)
+		cpu = cpuName(m)
 	}
 	if in.Machine.CPU == "" {
 		in.Machine.CPU = cpu
@@ -197,12 +198,11 @@ func (in *Input) noteMachine(meta results.Meta) {
 // readBench adds the results of one bench.txt; the "# cpu ..." line
 // ckbench writes names the machine when no machine.json is beside it.
 func (in *Input) readBench(path string) error {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path) // read once: the results, then the header
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	r := benchfmt.NewReader(f, path)
+	r := benchfmt.NewReader(bytes.NewReader(b), path)
 	for r.Scan() {
 		switch rec := r.Result().(type) {
 		case *benchfmt.SyntaxError:
@@ -222,10 +222,6 @@ func (in *Input) readBench(path string) error {
 	}
 	if err := r.Err(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
 	}
 	for _, l := range strings.Split(string(b), "\n") {
 		if !strings.HasPrefix(l, "# ") {
@@ -370,6 +366,7 @@ func Compare(ins []*Input, m Metric, f Filter) (*Table, error) {
 		keys := Keys(name)
 		row := Row{Name: name, Family: keys["family"], Kernel: keys["kernel"], ISA: keys["isa"], Cells: make([]*Cell, len(ins))}
 		base := benchmath.NewSample(ins[0].values(name, m), &thr)
+		baseCenter := benchmath.AssumeNothing.Summary(base, Confidence).Center
 		others := 0
 		for i, in := range ins {
 			vals := in.values(name, m)
@@ -390,9 +387,8 @@ func Compare(ins []*Input, m Metric, f Filter) (*Table, error) {
 				for _, w := range cmp.Warnings {
 					c.Warnings = append(c.Warnings, w.Error())
 				}
-				b := benchmath.AssumeNothing.Summary(base, Confidence).Center
-				if b > 0 && c.Center > 0 {
-					c.Ratio = c.Center / b
+				if baseCenter > 0 && c.Center > 0 {
+					c.Ratio = c.Center / baseCenter
 					g := row.Family + "/" + row.Kernel + "/" + row.ISA
 					if logSum[g] == nil {
 						logSum[g], logN[g] = make([]float64, len(ins)), make([]int, len(ins))

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/plots"
 	"github.com/ckbench/ckbench/results"
 )
@@ -120,28 +121,39 @@ func loadFleetRoot(root string, byHost map[string]*Node, ins map[string]*Input, 
 			}
 			return err
 		}
-		mc := meta.Machine
-		host := HostOf(mc.Host, mc.CPU.Brand, mc.CPU.Family, mc.CPU.Model)
-		n := byHost[host]
-		if n == nil {
-			n = &Node{Host: host, CPU: fmt.Sprintf("%s (family %d model %d)", mc.CPU.Brand, mc.CPU.Family, mc.CPU.Model),
-				Microcode: mc.CPU.Microcode, Kernel: mc.OS.Kernel, Ckbench: meta.Ckbench, Values: map[string]float64{}}
-			byHost[host] = n
-			ins[host] = &Input{Path: host, Points: map[string]map[string][]float64{}}
-			*order = append(*order, host)
+		n := NewNode(meta)
+		if byHost[n.Host] == nil {
+			byHost[n.Host] = n
+			ins[n.Host] = &Input{Path: n.Host, Points: map[string]map[string][]float64{}}
+			*order = append(*order, n.Host)
 		}
-		n.Dirs = append(n.Dirs, dir)
-		return ins[host].readBench(p)
+		byHost[n.Host].Dirs = append(byHost[n.Host].Dirs, dir)
+		return ins[n.Host].readBench(p)
 	})
 }
 
-// HostOf is a results folder's node: its host, or for folders written
-// before machine.json named the host, one node per CPU model ("no host").
-func HostOf(host, brand string, family, model int) string {
-	if host != "" {
-		return host
+// NewNode is the node a results folder's machine.json names, without
+// values: its host or, for folders written before machine.json named the
+// host, one node per CPU model ("no host").
+func NewNode(meta results.Meta) *Node {
+	m := meta.Machine
+	host := m.Host
+	if host == "" {
+		host = "(no host: " + cpuName(m) + ")"
 	}
-	return fmt.Sprintf("(no host: %s, family %d model %d)", brand, family, model)
+	return &Node{Host: host, CPU: cpuName(m), Microcode: m.CPU.Microcode, Kernel: m.OS.Kernel, Ckbench: meta.Ckbench, Values: map[string]float64{}}
+}
+
+// cpuName names a machine's CPU model: brand, family and model.
+func cpuName(m machine.Info) string {
+	return fmt.Sprintf("%s (family %d model %d)", m.CPU.Brand, m.CPU.Family, m.CPU.Model)
+}
+
+// Cells are a node's identity and score as table cells: microcode,
+// kernel, ckbench version, points, geomean against its model.
+func (sc NodeScore) Cells() []string {
+	n := sc.Node
+	return []string{orDash(n.Microcode), orDash(n.Kernel), orDash(n.Ckbench), strconv.Itoa(sc.Points), fmt.Sprintf("%.3f×", sc.Geomean)}
 }
 
 func median(xs []float64) float64 {
@@ -344,7 +356,7 @@ func (fl *Fleet) WriteText(w io.Writer) error {
 		if sc.Flagged {
 			mark = "FLAGGED: " + sc.Why + " (a bad DIMM, a BIOS setting, a noisy neighbour?)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%.3f×\t%s\n", sc.Node.Host, letter(sc.Group), orDash(sc.Node.Microcode), orDash(sc.Node.Kernel), orDash(sc.Node.Ckbench), sc.Points, sc.Geomean, mark)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sc.Node.Host, letter(sc.Group), strings.Join(sc.Cells(), "\t"), mark)
 	}
 	return tw.Flush()
 }

@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -114,14 +111,7 @@ func byteLabel(v float64) string {
 // save writes p to every path through a temporary file and a rename.
 func save(p *plot.Plot, w, h vg.Length, paths []string) error {
 	for _, path := range paths {
-		ext := filepath.Ext(path)
-		tmp := strings.TrimSuffix(path, ext) + ".tmp" + ext
-		if err := p.Save(w, h, tmp); err != nil {
-			os.Remove(tmp)
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			os.Remove(tmp)
+		if err := saveCanvas(path, w, h, p.Draw); err != nil {
 			return err
 		}
 	}

@@ -49,16 +49,12 @@ func lineLabel(r results.Record, kvs, ths bool) string {
 	return s
 }
 
-// familyFigures makes the per-family charts from the ok records.
-func familyFigures(recs []results.Record) []figure {
-	byFam := map[string][]results.Record{}
-	for _, r := range recs {
-		if ok(r) {
-			byFam[r.Family] = append(byFam[r.Family], r)
-		}
-	}
+// familyFigures makes the per-family charts from the ok records (only).
+func familyFigures(okRecs []results.Record) []figure {
+	fams, byFam := byFamily(okRecs)
+	slices.Sort(fams)
 	var figs []figure
-	for _, fam := range slices.Sorted(maps.Keys(byFam)) {
+	for _, fam := range fams {
 		rs := byFam[fam]
 		figs = append(figs, rateVsCtx(fam, rs)...)
 		switch fam {

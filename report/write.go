@@ -163,8 +163,9 @@ func build(runs []Run, notes []string) page {
 		}
 	}
 	pg.Figures = append(pg.Figures, familyFigures(okRecs)...)
-	for _, fam := range familiesOf(recs) {
-		if sc, ok := ScalingChart(fam+": speedup over 1 thread", rf, filterFam(recs, fam)); ok {
+	fams, byFam := byFamily(recs)
+	for _, fam := range fams {
+		if sc, ok := ScalingChart(fam+": speedup over 1 thread", rf, byFam[fam]); ok {
 			pg.Figures = append(pg.Figures, figure{Name: fam + "-scaling", Title: sc.Title, Caption: "Median speedup per kernel×tier at each thread count; dashed: the L3 and DRAM roofs' own speedup.", save: sc.Save})
 		}
 	}
@@ -207,30 +208,17 @@ func pointRow(r results.Record) []string {
 	return []string{results.BenchName(&r), r.ISA, fmt.Sprint(r.Th), r.Status, fmt.Sprintf("%.0f", float64(r.PctOfBound)), fmt.Sprintf("%.1f %s", v, unit), r.Level}
 }
 
-func familiesOf(recs []results.Record) []string {
-	var out []string
+// byFamily groups records by family, the families in the order they
+// first appear.
+func byFamily(recs []results.Record) (fams []string, by map[string][]results.Record) {
+	by = map[string][]results.Record{}
 	for _, r := range recs {
-		if len(out) == 0 || out[len(out)-1] != r.Family {
-			dup := false
-			for _, f := range out {
-				dup = dup || f == r.Family
-			}
-			if !dup {
-				out = append(out, r.Family)
-			}
+		if by[r.Family] == nil {
+			fams = append(fams, r.Family)
 		}
+		by[r.Family] = append(by[r.Family], r)
 	}
-	return out
-}
-
-func filterFam(recs []results.Record, fam string) []results.Record {
-	var out []results.Record
-	for _, r := range recs {
-		if r.Family == fam {
-			out = append(out, r)
-		}
-	}
-	return out
+	return fams, by
 }
 
 func bytesLabel(n int64) string {
@@ -414,15 +402,12 @@ func (pg *page) fleetView(runs []Run) {
 	byHost := map[string]*compare.Node{}
 	var hosts []string
 	for _, r := range runs {
-		m := r.Meta.Machine
-		host := compare.HostOf(m.Host, m.CPU.Brand, m.CPU.Family, m.CPU.Model)
-		n := byHost[host]
-		if n == nil {
-			n = &compare.Node{Host: host, CPU: fmt.Sprintf("%s (family %d model %d)", m.CPU.Brand, m.CPU.Family, m.CPU.Model),
-				Microcode: m.CPU.Microcode, Kernel: m.OS.Kernel, Ckbench: r.Meta.Ckbench, Values: map[string]float64{}}
-			byHost[host] = n
-			hosts = append(hosts, host)
+		n := compare.NewNode(r.Meta)
+		if byHost[n.Host] == nil {
+			byHost[n.Host] = n
+			hosts = append(hosts, n.Host)
 		}
+		n = byHost[n.Host]
 		n.Dirs = append(n.Dirs, r.Dir)
 		for i := range r.Recs {
 			if rec := &r.Recs[i]; ok(*rec) && rec.NsMedian.Valid() {
@@ -447,8 +432,8 @@ func (pg *page) fleetView(runs []Run) {
 		if sc.Flagged {
 			flag = sc.Why
 		}
-		n := sc.Node
-		pg.Nodes = append(pg.Nodes, []string{n.Host, n.CPU, orDash(n.Microcode), orDash(n.Kernel), orDash(n.Ckbench), fmt.Sprint(sc.Points), fmt.Sprintf("%.3f×", sc.Geomean), flag})
+		row := append([]string{sc.Node.Host, sc.Node.CPU}, sc.Cells()...)
+		pg.Nodes = append(pg.Nodes, append(row, flag))
 	}
 	c := fl.Chart()
 	pg.Figures = append(pg.Figures, figure{Name: "fleet", Title: "Fleet: each node against its CPU model",

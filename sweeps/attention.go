@@ -408,13 +408,11 @@ func decodePoint(base results.Record, p attention.Params, noTile bool, t isa.Tie
 		if err := p.Check(b); err != nil {
 			return nil, math.NaN(), err
 		}
-		for i := range b.O {
-			b.O[i] = float32(math.NaN()) // the kernel must write every output
-		}
+		poison(b.O) // the kernel must write every output
 		im.Run(p, b)
-		relErr := attention.MaxRelErr(b.O, d.reference(), p.D)
-		if tol := attention.GateTolerance(p.Exp, p.T); !(relErr <= tol) {
-			return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
+		relErr, err := referenceGate(b.O, d.reference(), p.D, attention.GateTolerance(p.Exp, p.T))
+		if err != nil {
+			return nil, relErr, err
 		}
 		return rotate(d.bufs, func(b attention.Buffers) { im.Run(p, b) }), relErr, nil
 	}
@@ -464,9 +462,7 @@ func decodeShares(d *attentionData, im attention.Impl, p attention.Params, n int
 		return s
 	}
 	b := d.bufs[0]
-	for i := range b.O {
-		b.O[i] = float32(math.NaN())
-	}
+	poison(b.O)
 	for w := range parts {
 		s := cut(b, w)
 		if err := parts[w].p.Check(s); err != nil {
@@ -474,9 +470,9 @@ func decodeShares(d *attentionData, im attention.Impl, p attention.Params, n int
 		}
 		im.Run(parts[w].p, s)
 	}
-	relErr := attention.MaxRelErr(b.O, d.reference(), p.D)
-	if tol := attention.GateTolerance(p.Exp, p.T); !(relErr <= tol) {
-		return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
+	relErr, err := referenceGate(b.O, d.reference(), p.D, attention.GateTolerance(p.Exp, p.T))
+	if err != nil {
+		return nil, relErr, err
 	}
 	shares := make([]func(), n)
 	for w := range parts {
@@ -529,9 +525,7 @@ func splitKVShares(d *attentionData, im attention.Impl, p attention.Params, n in
 	}
 	merge := func(par int, o []float32) { attention.MergeLSE(o, nil, parts[par], lses[par], n, p.H, p.D) }
 	b := d.bufs[0]
-	for i := range b.O {
-		b.O[i] = float32(math.NaN())
-	}
+	poison(b.O)
 	for w := range works {
 		if err := works[w].p.Check(attention.Buffers{Q: b.Q, K: b.K, V: b.V, KEnc: b.KEnc, VEnc: b.VEnc,
 			O: parts[0][w*hd : (w+1)*hd], LSE: lses[0][w*stride : w*stride+p.H], WS: works[w].ws}); err != nil {
@@ -540,9 +534,9 @@ func splitKVShares(d *attentionData, im attention.Impl, p attention.Params, n in
 		run(w, 0, b)
 	}
 	merge(0, b.O[:hd])
-	relErr := attention.MaxRelErr(b.O, d.reference(), p.D)
-	if tol := attention.GateTolerance(p.Exp, p.T); !(relErr <= tol) {
-		return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
+	relErr, err := referenceGate(b.O, d.reference(), p.D, attention.GateTolerance(p.Exp, p.T))
+	if err != nil {
+		return nil, relErr, err
 	}
 	bar := newSpinBarrier(n)
 	shares := make([]func(), n)
@@ -854,4 +848,23 @@ func (g *AttentionGrid) Config() map[string]any {
 	return map[string]any{"kernels": g.Kernels, "isa": g.Tiers, "hd": g.HeadDims, "tk": tks,
 		"ctx": g.Ctxs, "heads": g.Heads, "exp": g.Exps, "window": g.Windows, "splits": g.Splits, "kv": g.KVs, "layout": g.Layouts,
 		"tq": g.Tqs, "mask": g.Masks, "docs": g.Docs, "br": g.Brs, "bc": g.Bcs}
+}
+
+// referenceGate holds o against the float64 reference want (rows of n
+// values) to tol: the max relative error, and an error when it is above
+// tol (or NaN).
+func referenceGate(o []float32, want []float64, n int, tol float64) (float64, error) {
+	relErr := attention.MaxRelErr(o, want, n)
+	if !(relErr <= tol) {
+		return relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
+	}
+	return relErr, nil
+}
+
+// poison fills an output with NaN before a gate: the kernel must write
+// every element.
+func poison(o []float32) {
+	for i := range o {
+		o[i] = float32(math.NaN())
+	}
 }

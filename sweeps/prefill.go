@@ -186,13 +186,11 @@ func prefillPoint(p prefill.Params, t isa.Tier, st isa.Status, grp *dataGroup) P
 		if err := p.Check(b); err != nil {
 			return nil, math.NaN(), err
 		}
-		for i := range b.O {
-			b.O[i] = float32(math.NaN()) // the kernel must write every output
-		}
+		poison(b.O) // the kernel must write every output
 		im.Run(p, b)
-		relErr := attention.MaxRelErr(b.O, d.want, p.D)
-		if tol := attention.GateTolerance(p.Exp, p.Tk); !(relErr <= tol) {
-			return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
+		relErr, err := referenceGate(b.O, d.want, p.D, attention.GateTolerance(p.Exp, p.Tk))
+		if err != nil {
+			return nil, relErr, err
 		}
 		return func() { im.Run(p, b) }, relErr, nil
 	}
@@ -223,18 +221,16 @@ func prefillShares(d *prefillData, im prefill.Impl, p prefill.Params, n int) ([]
 		parts[w] = share{s, prefill.Buffers{Q: b.Q[r[0]*g*q : r[1]*g*q], O: b.O[r[0]*g*q : r[1]*g*q],
 			K: b.K[r[0]*kv : r[1]*kv], V: b.V[r[0]*kv : r[1]*kv], WS: make([]float32, s.WorkspaceLen())}}
 	}
-	for i := range b.O {
-		b.O[i] = float32(math.NaN())
-	}
+	poison(b.O)
 	for _, s := range parts {
 		if err := s.p.Check(s.b); err != nil {
 			return nil, math.NaN(), err
 		}
 		im.Run(s.p, s.b)
 	}
-	relErr := attention.MaxRelErr(b.O, d.want, p.D)
-	if tol := attention.GateTolerance(p.Exp, p.Tk); !(relErr <= tol) {
-		return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
+	relErr, err := referenceGate(b.O, d.want, p.D, attention.GateTolerance(p.Exp, p.Tk))
+	if err != nil {
+		return nil, relErr, err
 	}
 	shares := make([]func(), n)
 	for w, s := range parts {
@@ -281,9 +277,7 @@ func prefillRowShares(d *prefillData, im prefill.Impl, p prefill.Params, n int) 
 			works[w] = append(works[w], call{s, prefill.Buffers{Q: q, O: o, K: k, V: v, WS: ws}})
 		}
 	}
-	for i := range b.O {
-		b.O[i] = float32(math.NaN())
-	}
+	poison(b.O)
 	for _, cs := range works {
 		for _, c := range cs {
 			if err := c.p.Check(c.b); err != nil {
@@ -292,9 +286,9 @@ func prefillRowShares(d *prefillData, im prefill.Impl, p prefill.Params, n int) 
 			im.Run(c.p, c.b)
 		}
 	}
-	relErr := attention.MaxRelErr(b.O, d.want, p.D)
-	if tol := attention.GateTolerance(p.Exp, p.Tk); !(relErr <= tol) {
-		return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
+	relErr, err := referenceGate(b.O, d.want, p.D, attention.GateTolerance(p.Exp, p.Tk))
+	if err != nil {
+		return nil, relErr, err
 	}
 	shares := make([]func(), n)
 	for w, cs := range works {

@@ -177,9 +177,9 @@ func softmaxPoint(p softmax.Params, t isa.Tier, st isa.Status, grp *dataGroup) P
 		}
 		b := d.bufs[0]
 		im.Run(p, b)
-		relErr := attention.MaxRelErr(b, d.want, p.Len)
-		if tol := softmax.Tolerance(p.Exp, p.Len); !(relErr <= tol) {
-			return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
+		relErr, err := referenceGate(b, d.want, p.Len, softmax.Tolerance(p.Exp, p.Len))
+		if err != nil {
+			return nil, relErr, err
 		}
 		return rotate(d.bufs, func(x []float32) { im.Run(p, x) }), relErr, nil
 	}
@@ -197,9 +197,9 @@ func softmaxPoint(p softmax.Params, t isa.Tier, st isa.Status, grp *dataGroup) P
 		for _, r := range ranges {
 			rows(d.bufs[0], r)
 		}
-		relErr := attention.MaxRelErr(d.bufs[0], d.want, p.Len)
-		if tol := softmax.Tolerance(p.Exp, p.Len); !(relErr <= tol) {
-			return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.2g against the float64 reference", relErr, tol)
+		relErr, err := referenceGate(d.bufs[0], d.want, p.Len, softmax.Tolerance(p.Exp, p.Len))
+		if err != nil {
+			return nil, relErr, err
 		}
 		shares := make([]func(), n)
 		for w, r := range ranges {

@@ -3,13 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/ckbench/ckbench/compare"
@@ -110,9 +108,17 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	if err := t.WriteText(&text); err != nil {
 		return err
 	}
-	dir := *out
+	return writeComparison(*out, "compare", text.Bytes(), t.WriteCSV, t.Chart(),
+		fmt.Sprintf("%d points compared", len(t.Rows)), stdout)
+}
+
+// writeComparison writes a comparison into out (default
+// out/<name>-<time>): <name>.txt (text, also printed), <name>.csv and
+// compare.png/.svg, and says where they are.
+func writeComparison(out, name string, text []byte, writeCSV func(io.Writer) error, chart interface{ Save(...string) error }, summary string, stdout io.Writer) error {
+	dir := out
 	if dir == "" {
-		dir = filepath.Join("out", "compare-"+results.NewRunID(time.Now()))
+		dir = filepath.Join("out", name+"-"+results.NewRunID(time.Now()))
 	}
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return usagef("--out %s: is a file, not a folder", dir)
@@ -120,20 +126,20 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return exitError{code: exitFailure, msg: fmt.Sprintf("compare: %v", err)}
 	}
-	err = results.WriteFilesAtomic(
-		[]string{filepath.Join(dir, "compare.txt"), filepath.Join(dir, "compare.csv")},
+	err := results.WriteFilesAtomic(
+		[]string{filepath.Join(dir, name+".txt"), filepath.Join(dir, name+".csv")},
 		[]func(io.Writer) error{
-			func(w io.Writer) error { _, err := w.Write(text.Bytes()); return err },
-			t.WriteCSV,
+			func(w io.Writer) error { _, err := w.Write(text); return err },
+			writeCSV,
 		})
 	if err == nil {
-		err = t.Chart().Save(filepath.Join(dir, "compare.png"), filepath.Join(dir, "compare.svg"))
+		err = chart.Save(filepath.Join(dir, "compare.png"), filepath.Join(dir, "compare.svg"))
 	}
 	if err != nil {
 		return exitError{code: exitFailure, msg: fmt.Sprintf("compare: %v", err)}
 	}
-	stdout.Write(text.Bytes())
-	fmt.Fprintf(stdout, "\n%d points compared; files: %s (compare.txt, compare.csv, compare.png, compare.svg)\n", len(t.Rows), dir)
+	stdout.Write(text)
+	fmt.Fprintf(stdout, "\n%s; files: %s (%s.txt, %s.csv, compare.png, compare.svg)\n", summary, dir, name, name)
 	return nil
 }
 
@@ -143,10 +149,7 @@ var errNotExist = fs.ErrNotExist
 // one node per host, grouped by CPU model.
 func compareFleet(roots []string, m compare.Metric, f compare.Filter, tolerance float64, out string, stdout io.Writer) error {
 	nodes, err := compare.LoadFleet(roots, m, f)
-	switch {
-	case errors.Is(err, errNotExist):
-		return usagef("compare: %v", err)
-	case err != nil:
+	if err != nil {
 		return usagef("compare: %v", err)
 	}
 	fl, err := compare.CompareFleet(nodes, m, tolerance)
@@ -157,57 +160,6 @@ func compareFleet(roots []string, m compare.Metric, f compare.Filter, tolerance 
 	if err := fl.WriteText(&text); err != nil {
 		return err
 	}
-	dir := out
-	if dir == "" {
-		dir = filepath.Join("out", "fleet-"+results.NewRunID(time.Now()))
-	}
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return usagef("--out %s: is a file, not a folder", dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return exitError{code: exitFailure, msg: fmt.Sprintf("compare: %v", err)}
-	}
-	err = results.WriteFilesAtomic(
-		[]string{filepath.Join(dir, "fleet.txt"), filepath.Join(dir, "fleet.csv")},
-		[]func(io.Writer) error{
-			func(w io.Writer) error { _, err := w.Write(text.Bytes()); return err },
-			fl.WriteCSV,
-		})
-	if err == nil {
-		err = fl.Chart().Save(filepath.Join(dir, "compare.png"), filepath.Join(dir, "compare.svg"))
-	}
-	if err != nil {
-		return exitError{code: exitFailure, msg: fmt.Sprintf("compare: %v", err)}
-	}
-	stdout.Write(text.Bytes())
-	fmt.Fprintf(stdout, "\n%d nodes, %d points; files: %s (fleet.txt, fleet.csv, compare.png, compare.svg)\n", len(nodes), len(fl.Rows), dir)
-	return nil
-}
-
-// parseInterleaved parses flags given before, between or after the
-// positional arguments, and returns those.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				usages[fs]()
-				return nil, errHelp
-			}
-			return nil, usagef("%s: %v (see ckbench %s --help)", fs.Name(), err, fs.Name())
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if rest[0] == "--" {
-			return append(pos, rest[1:]...), nil
-		}
-		if strings.HasPrefix(rest[0], "-") && rest[0] != "-" {
-			args = rest
-			continue
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
+	return writeComparison(out, "fleet", text.Bytes(), fl.WriteCSV, fl.Chart(),
+		fmt.Sprintf("%d nodes, %d points", len(nodes), len(fl.Rows)), stdout)
 }

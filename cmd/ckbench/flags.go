@@ -34,6 +34,18 @@ var errHelp = errors.New("help shown")
 // parseFlags parses args, turning flag errors into usage errors that name
 // the command, and rejecting stray positional arguments.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := parseOnce(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q (flags go after the family, e.g. ckbench sweep attention --hd 128)", fs.Name(), strings.Join(fs.Args(), " "))
+	}
+	return nil
+}
+
+// parseOnce is fs.Parse with flag errors as usage errors that name the
+// command, and --help printing the usage (errHelp).
+func parseOnce(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usages[fs]()
@@ -41,8 +53,23 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		}
 		return usagef("%s: %v (see ckbench %s --help)", fs.Name(), err, fs.Name())
 	}
-	if fs.NArg() > 0 {
-		return usagef("%s: unexpected argument %q (flags go after the family, e.g. ckbench sweep attention --hd 128)", fs.Name(), strings.Join(fs.Args(), " "))
-	}
 	return nil
+}
+
+// parseInterleaved parses flags given before, between or after the
+// positional arguments (compare, report), and returns those.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseOnce(fs, args); err != nil {
+			return nil, err
+		}
+		// fs.Parse stops at the first argument that is not a flag: keep
+		// it, and parse on after it.
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -86,11 +85,7 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	path := filepath.Join(dir, "roofline.json")
-	if err := results.WriteFileAtomic(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	}); err != nil {
+	if err := writeRooflineJSON(path, r); err != nil {
 		return err
 	}
 	if err := report.RooflineChart(r, nil).Save(filepath.Join(dir, "roofline.png"), filepath.Join(dir, "roofline.svg")); err != nil {

@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,22 +32,29 @@ quant, kvcache, softmax) and report/index.html.
 Flags:
 `
 
-// allSteps are sweep all's steps: a family and the flags that make its
-// preset's grid the step's (prefill is the attention family's prefill
-// kernels, which its presets leave to this step).
-func allSteps(preset string) []struct {
+// step is one of sweep all's steps: its run folder's name, its family and
+// the flags that make the family's preset grid the step's.
+type step struct {
 	name, family string
 	args         []string
-} {
+}
+
+// sweep runs the step's family sweep with the flags every step shares,
+// its own, then more.
+func (s step) sweep(common []string, stdout, stderr io.Writer, more ...string) error {
+	fam, _ := sweeps.LookupFamily(s.family)
+	return sweepFamily(fam, slices.Concat(common, s.args, more), stdout, stderr)
+}
+
+// allSteps are sweep all's steps (prefill is the attention family's
+// prefill kernels, which its presets leave to this step).
+func allSteps(preset string) []step {
 	prefill := map[string][]string{
 		"quick":   {"--tq", "256", "--ctx", "256"},
 		"default": {"--tq", "512,2048", "--ctx", "2048"},
 		"full":    {"--tq", "512,2048,4096", "--ctx", "4096", "--mask", "causal,none,doc"},
 	}[preset]
-	return []struct {
-		name, family string
-		args         []string
-	}{
+	return []step{
 		{"attention", "attention", nil},
 		{"prefill", "attention", append([]string{"--kernel", "prefill-materialized,prefill-flash", "--heads", "8:8"}, prefill...)},
 		{"quant", "quant", nil},
@@ -91,10 +98,7 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 	}
 	steps := allSteps(*preset)
 	if *only != "all" {
-		var keep []struct {
-			name, family string
-			args         []string
-		}
+		var keep []step
 		var names []string
 		for _, s := range steps {
 			names = append(names, s.name)
@@ -112,23 +116,20 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 		}
 		steps = keep
 	}
-	if *plan {
-		for _, s := range steps {
-			fam, _ := sweeps.LookupFamily(s.family)
-			fmt.Fprintf(stdout, "== %s\n", s.name)
-			if err := sweepFamily(fam, append(append(append([]string{}, common...), s.args...), "--plan", "--roofline", "none"), stdout, stderr); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	// Every step's flags are checked (a plan each) before anything is
-	// measured or written.
+	// Every step's plan: printed with --plan, else made silently so that
+	// every step's flags are checked before anything is measured or written.
 	for _, s := range steps {
-		fam, _ := sweeps.LookupFamily(s.family)
-		if err := sweepFamily(fam, append(append(append([]string{}, common...), s.args...), "--plan", "--roofline", "none"), io.Discard, io.Discard); err != nil {
+		w := io.Discard
+		if *plan {
+			w = stdout
+			fmt.Fprintf(stdout, "== %s\n", s.name)
+		}
+		if err := s.sweep(common, w, w, "--plan", "--roofline", "none"); err != nil {
 			return err
 		}
+	}
+	if *plan {
+		return nil
 	}
 	dir, _, err := results.MakeRunDir(*out, *runID, time.Now())
 	if err != nil {
@@ -144,10 +145,8 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 	}
 	var failed []string
 	for _, s := range steps {
-		fam, _ := sweeps.LookupFamily(s.family)
 		fmt.Fprintf(stderr, "\n== %s\n", s.name)
-		a := append(append(append([]string{}, common...), s.args...), "--out", dir, "--run-id", s.name, "--roofline", roofPath)
-		err := sweepFamily(fam, a, stdout, stderr)
+		err := s.sweep(common, stdout, stderr, "--out", dir, "--run-id", s.name, "--roofline", roofPath)
 		var ex exitError
 		switch {
 		case err == nil:
@@ -179,12 +178,7 @@ func measureAllRoofline(path, threads string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	err = results.WriteFileAtomic(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	})
-	if err != nil {
+	if err := writeRooflineJSON(path, r); err != nil {
 		return exitError{code: exitFailure, msg: fmt.Sprintf("writing %s: %v", path, err)}
 	}
 	for _, n := range r.UnusableLevels() {

@@ -56,16 +56,21 @@ func sweepRoofline(ctx context.Context, f sweepFlags, info machine.Info, wait fu
 // writeSweepRoofline keeps the roofline in the run folder and draws every
 // timed point on it: colored by kernel, marked by tier.
 func writeSweepRoofline(run *results.Run, r *roofline.Roofline) error {
-	if err := results.WriteFileAtomic(filepath.Join(run.Dir, "roofline.json"), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	}); err != nil {
+	if err := writeRooflineJSON(filepath.Join(run.Dir, "roofline.json"), r); err != nil {
 		return err
 	}
 	c := report.RooflineChart(r, run.Records())
 	c.Title = "Sweep on the roofline: " + r.Machine.CPU.Brand
 	return c.Save(filepath.Join(run.Dir, "roofline.png"), filepath.Join(run.Dir, "roofline.svg"))
+}
+
+// writeRooflineJSON writes r to path (indented JSON, atomically).
+func writeRooflineJSON(path string, r *roofline.Roofline) error {
+	return results.WriteFileAtomic(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	})
 }
 
 func joinInts(xs []int) string {
