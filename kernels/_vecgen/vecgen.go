@@ -8,6 +8,7 @@ package vecgen
 import (
 	"fmt"
 	"math"
+	"os"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -66,6 +67,20 @@ var constTable Mem
 
 // reduceIdx picks lane 0 of each 128-bit lane, then lane 1 (see reduce8Z).
 var reduceIdx = [16]uint32{0, 4, 8, 12, 1, 5, 9, 13}
+
+// Begin starts the file a generator writes: the target pinned so the
+// output does not depend on the host (avo loads the package for type
+// information, mmcloughlin/avo#450), the package whose stubs the kernels
+// implement (Implement takes each signature from there, so a stub and its
+// asm cannot disagree), the !purego constraint, and the constant table
+// under the symbol consts.
+func Begin(pkg, consts string) {
+	os.Setenv("GOOS", "linux")
+	os.Setenv("GOARCH", "amd64")
+	Package(pkg)
+	ConstraintExpr("!purego")
+	EmitConsts(consts)
+}
 
 // EmitConsts writes the constant table as the read-only symbol name; call
 // it once per generated file, before any kernel.

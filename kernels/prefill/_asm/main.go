@@ -16,8 +16,6 @@
 package main
 
 import (
-	"os"
-
 	. "github.com/ckbench/ckbench/kernels/_vecgen"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -25,12 +23,7 @@ import (
 )
 
 func main() {
-	// Pin the target so the output does not depend on the host (mmcloughlin/avo#450).
-	os.Setenv("GOOS", "linux")
-	os.Setenv("GOARCH", "amd64")
-	Package("github.com/ckbench/ckbench/kernels/prefill")
-	ConstraintExpr("!purego")
-	EmitConsts("pfconst")
+	Begin("github.com/ckbench/ckbench/kernels/prefill", "pfconst")
 	for _, t := range []Tier{AVX2, AVX512} {
 		qk(t)
 		pv(t)

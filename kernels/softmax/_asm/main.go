@@ -7,8 +7,6 @@
 package main
 
 import (
-	"os"
-
 	. "github.com/ckbench/ckbench/kernels/_vecgen"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -16,12 +14,7 @@ import (
 )
 
 func main() {
-	// Pin the target so the output does not depend on the host (mmcloughlin/avo#450).
-	os.Setenv("GOOS", "linux")
-	os.Setenv("GOARCH", "amd64")
-	Package("github.com/ckbench/ckbench/kernels/softmax")
-	ConstraintExpr("!purego")
-	EmitConsts("smconst")
+	Begin("github.com/ckbench/ckbench/kernels/softmax", "smconst")
 	for _, t := range []Tier{AVX2, AVX512} {
 		for _, fast := range []bool{false, true} {
 			threePass(t, fast)
