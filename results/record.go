@@ -121,8 +121,16 @@ type Record struct {
 	GFlops     Float `json:"gflops"`  // at the median
 	GOps       Float `json:"gops"`    // int_ops / median time
 	GBs        Float `json:"gbs"`     // compulsory bytes / median time
+	// ReadGBs is the GB/s of the read loop over the same bytes (kv-read,
+	// w-read) at the same thread count, timed in alternation with this
+	// point (its median over the samples paired with the point's);
+	// PctOfRead is the point's GB/s over it, the median of the pairs'
+	// ratios, and ReadMadPct their spread (MAD, % of PctOfRead). Pairing
+	// keeps the ratio true on a host whose bandwidth moves from one second
+	// to the next, where the two times alone are unstable.
 	ReadGBs    Float `json:"read_gbs"`
-	PctOfRead  Float `json:"pct_of_read"` // gbs / read_gbs · 100
+	PctOfRead  Float `json:"pct_of_read"`
+	ReadMadPct Float `json:"read_mad_pct"`
 	// Scaling is the 1-thread time of the same point over this one's
 	// (its speedup at th threads), Efficiency that over th; empty for 1
 	// thread and where the 1-thread point has no time.

@@ -14,12 +14,21 @@ import (
 // call of the slowest worker. With one CPU it is Measure on a fresh pinned
 // thread.
 func MeasureParallel(cfg Config, cpus []int, call func(worker int)) (Stats, error) {
+	st, _, err := MeasureParallelPaired(cfg, cpus, call, nil)
+	return st, err
+}
+
+// MeasureParallelPaired is MeasureParallel of call with ref timed in
+// alternation with it, on the same workers, as MeasurePaired does on one
+// thread. A nil ref is MeasureParallel.
+func MeasureParallelPaired(cfg Config, cpus []int, call, ref func(worker int)) (Stats, Stats, error) {
 	cfg = cfg.withDefaults()
 	if len(cpus) == 0 {
-		return Stats{}, fmt.Errorf("no CPUs to measure on")
+		return Stats{}, Stats{}, fmt.Errorf("no CPUs to measure on")
 	}
 	type order struct {
 		calls int
+		ref   bool // run ref, not call
 		quit  bool
 	}
 	orders := make([]chan order, len(cpus))
@@ -35,9 +44,13 @@ func MeasureParallel(cfg Config, cpus []int, call func(worker int)) (Stats, erro
 				if o.quit {
 					return
 				}
+				f := call
+				if o.ref {
+					f = ref
+				}
 				results <- timeCalls(th, func() {
 					for range o.calls {
-						call(w)
+						f(w)
 					}
 				})
 			}
@@ -50,29 +63,30 @@ func MeasureParallel(cfg Config, cpus []int, call func(worker int)) (Stats, erro
 	}()
 	for range cpus {
 		if err := <-pinErrs; err != nil && !errors.Is(err, ErrNoAffinity) {
-			return Stats{}, err
+			return Stats{}, Stats{}, err
 		}
 	}
-	// round runs n calls on every worker and returns the slowest time and
-	// the largest time off the CPU.
-	round := func(n int, _ bool) sampleRun {
-		for _, o := range orders {
-			o <- order{calls: n}
+	// rounds(ref) runs n calls (of ref or call) on every worker and
+	// returns the slowest time and the largest time off the CPU.
+	rounds := func(ref bool) roundFunc {
+		return func(n int, _ bool) sampleRun {
+			for _, o := range orders {
+				o <- order{calls: n, ref: ref}
+			}
+			var worst sampleRun
+			for range cpus {
+				r := <-results
+				worst.el = max(worst.el, r.el)
+				worst.offCPU = max(worst.offCPU, r.offCPU)
+				worst.preempted = worst.preempted || r.preempted
+			}
+			return worst
 		}
-		var worst sampleRun
-		for range cpus {
-			r := <-results
-			worst.el = max(worst.el, r.el)
-			worst.offCPU = max(worst.offCPU, r.offCPU)
-			worst.preempted = worst.preempted || r.preempted
-		}
-		return worst
+	}
+	var refRound roundFunc
+	if ref != nil {
+		refRound = rounds(true)
 	}
 	_, clockErr := currentThread().cpuTime()
-	st, err := sample(context.Background(), cfg, clockErr == nil, round)
-	if err != nil {
-		return st, err
-	}
-	st.summarize()
-	return st, nil
+	return sample(context.Background(), cfg, clockErr == nil, rounds(false), refRound)
 }

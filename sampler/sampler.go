@@ -168,71 +168,92 @@ var ErrInterrupted = errors.New("interrupted")
 // scheduler, not the kernel: it is dropped and counted as rejected,
 // however long it is.
 func Measure(ctx context.Context, cfg Config, call func(), meter Meter) (Stats, error) {
+	st, _, err := MeasurePaired(ctx, cfg, call, nil, meter)
+	return st, err
+}
+
+// MeasurePaired is Measure of call with a reference call (ref, a read loop
+// over the same bytes) timed in alternation with it: every sample of call
+// follows a sample of ref, and the two are kept or dropped together, so
+// that the i-th samples of the two Stats were taken back to back. A host
+// whose speed changes from one second to the next (a VM's memory
+// bandwidth, shared with other tenants) then changes both alike, and
+// their ratio, sample by sample, holds where either time alone does not.
+// The meter sees call's samples only. A nil ref is Measure.
+func MeasurePaired(ctx context.Context, cfg Config, call, ref func(), meter Meter) (Stats, Stats, error) {
 	cfg = cfg.withDefaults()
 	th := currentThread()
 	_, clockErr := th.cpuTime()
-	round := func(n int, metered bool) sampleRun {
-		if metered && meter != nil {
-			meter.Begin()
-		}
-		r := timeCalls(th, func() {
-			for range n {
-				call()
+	rounds := func(f func(), meter Meter) roundFunc {
+		return func(n int, metered bool) sampleRun {
+			if metered && meter != nil {
+				meter.Begin()
 			}
-		})
-		if metered && meter != nil {
-			keep, _ := cfg.judge(r, clockErr == nil)
-			meter.End(keep, n)
+			r := timeCalls(th, func() {
+				for range n {
+					f()
+				}
+			})
+			if metered && meter != nil {
+				keep, _ := cfg.judge(r, clockErr == nil)
+				meter.End(keep, n)
+			}
+			return r
 		}
-		return r
 	}
-	return sample(ctx, cfg, clockErr == nil, round)
+	var refRound roundFunc
+	if ref != nil {
+		refRound = rounds(ref, nil)
+	}
+	return sample(ctx, cfg, clockErr == nil, rounds(call, meter), refRound)
 }
 
-// sample is the method shared by Measure and MeasureParallel. round(n,
-// metered) runs n calls (on every worker), returning the time of the
+// roundFunc runs n calls (on every worker), returning the time of the
 // slowest, the largest time off the CPU and whether any was preempted;
 // metered rounds are the samples.
-func sample(ctx context.Context, cfg Config, haveClock bool, round func(n int, metered bool) sampleRun) (Stats, error) {
+type roundFunc func(n int, metered bool) sampleRun
+
+// sample is the method shared by Measure and MeasureParallel: it times
+// round, and with a non-nil ref that too, a sample of ref before every
+// sample of round (see MeasurePaired).
+func sample(ctx context.Context, cfg Config, haveClock bool, round, ref roundFunc) (st, refSt Stats, err error) {
 	// Warm up: caches, TLB, branch predictors, clock ramp.
 	start := time.Now()
-	round(1, false)
-	for time.Since(start) < cfg.Warmup {
+	warm := func() {
 		round(1, false)
+		if ref != nil {
+			ref(1, false)
+		}
 	}
-
-	// Calibrate calls per sample on the fastest of three tries, so that one
-	// slow try (an interrupt, a page fault) does not leave samples short.
-	n := 1
-	var el time.Duration
-	for {
-		el = time.Duration(math.MaxInt64)
-		for range 3 {
-			el = min(el, round(n, false).el)
-		}
-		if el >= cfg.SampleTime {
-			break
-		}
-		if el <= 0 {
-			n *= 10
-			continue
-		}
-		n = max(n+1, int(float64(n)*1.2*float64(cfg.SampleTime)/float64(el)))
+	warm()
+	for time.Since(start) < cfg.Warmup {
+		warm()
+	}
+	n, el := calibrate(cfg, round)
+	nRef, elRef := 0, time.Duration(0)
+	if ref != nil {
+		nRef, elRef = calibrate(cfg, ref)
 	}
 
 	// A slow kernel must still get its MinSamples: allow three times what
 	// they take, whatever MaxTime says.
-	maxTime := max(cfg.MaxTime, 3*time.Duration(cfg.MinSamples)*el)
-	st := Stats{CallsPerSample: n}
+	maxTime := max(cfg.MaxTime, 3*time.Duration(cfg.MinSamples)*(el+elRef))
+	st = Stats{CallsPerSample: n}
+	refSt = Stats{CallsPerSample: nRef}
 	begin := time.Now()
 	for {
 		if err := ctx.Err(); err != nil {
-			return st, ErrInterrupted
+			return st, refSt, ErrInterrupted
+		}
+		refKeep, rr := true, sampleRun{}
+		if ref != nil {
+			rr = ref(nRef, false)
+			refKeep, _ = cfg.judge(rr, haveClock)
 		}
 		r := round(n, true)
 		keep, tolerated := cfg.judge(r, haveClock)
 		switch {
-		case !keep:
+		case !keep || !refKeep:
 			st.Rejected++
 		default:
 			if tolerated {
@@ -240,6 +261,10 @@ func sample(ctx context.Context, cfg Config, haveClock bool, round func(n int, m
 			}
 			st.OffCPU = max(st.OffCPU, r.offCPU)
 			st.Samples = append(st.Samples, float64(r.el.Nanoseconds())/float64(n))
+			if ref != nil {
+				refSt.OffCPU = max(refSt.OffCPU, rr.offCPU)
+				refSt.Samples = append(refSt.Samples, float64(rr.el.Nanoseconds())/float64(nRef))
+			}
 		}
 		total := time.Since(begin)
 		if (total >= cfg.MinTime && len(st.Samples) >= cfg.MinSamples) || total >= maxTime {
@@ -247,7 +272,39 @@ func sample(ctx context.Context, cfg Config, haveClock bool, round func(n int, m
 		}
 	}
 	st.summarize()
-	return st, nil
+	refSt.Rejected = st.Rejected
+	refSt.summarize()
+	return st, refSt, nil
+}
+
+// calibrate finds the calls per sample of round: the fewest lasting at
+// least SampleTime, judged on the fastest of three tries so that one slow
+// try (an interrupt, a page fault) does not leave samples short. It
+// returns them and the time they take.
+func calibrate(cfg Config, round roundFunc) (int, time.Duration) {
+	n := 1
+	for {
+		el := time.Duration(math.MaxInt64)
+		for range 3 {
+			el = min(el, round(n, false).el)
+		}
+		if el >= cfg.SampleTime {
+			return n, el
+		}
+		if el <= 0 {
+			n *= 10
+			continue
+		}
+		n = max(n+1, int(float64(n)*1.2*float64(cfg.SampleTime)/float64(el)))
+	}
+}
+
+// Summarize is the Stats of xs (any quantity, not only ns per call): the
+// median, the spread and the extremes of the kept samples xs.
+func Summarize(xs []float64) Stats {
+	s := Stats{Samples: xs}
+	s.summarize()
+	return s
 }
 
 func (s *Stats) summarize() {

@@ -216,3 +216,58 @@ var (
 	spinSink int
 	spinWork float64
 )
+
+// TestMeasurePaired: the call's and the reference's samples come in
+// pairs, kept or dropped together, and every sample of the call (the
+// meter's Begin marks it) comes right after a sample of the reference.
+func TestMeasurePaired(t *testing.T) {
+	last := ""
+	call := func() { last = "call"; spin(4000) }
+	ref := func() { last = "ref"; spin(2000) }
+	m := &orderMeter{last: &last}
+	cfg := Config{MinTime: 20 * time.Millisecond, MinSamples: 20, SampleTime: 20 * time.Microsecond}
+	st, rs, err := MeasurePaired(context.Background(), cfg, call, ref, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Kept < 20 || rs.Kept != st.Kept || len(rs.Samples) != len(st.Samples) || rs.Rejected != st.Rejected {
+		t.Fatalf("kept %d call samples and %d reference samples", st.Kept, rs.Kept)
+	}
+	if m.samples != st.Kept+st.Rejected || m.unpaired > 0 {
+		t.Fatalf("%d metered samples (%d kept + %d rejected), %d of them not right after a reference sample", m.samples, st.Kept, st.Rejected, m.unpaired)
+	}
+	ratios := make([]float64, len(st.Samples))
+	for i := range st.Samples {
+		ratios[i] = st.Samples[i] / rs.Samples[i]
+	}
+	r := Summarize(ratios)
+	t.Logf("call MAD %.1f %%, reference MAD %.1f %%, time ratio %.2f (MAD %.1f %%)", st.MADPct(), rs.MADPct(), r.Median, r.MADPct())
+	// Without a reference it is Measure.
+	if st, rs, err := MeasurePaired(context.Background(), cfg, call, nil, nil); err != nil || st.Kept < 20 || rs.Kept != 0 {
+		t.Fatalf("unpaired: %d kept, reference %d, %v", st.Kept, rs.Kept, err)
+	}
+}
+
+type orderMeter struct {
+	last              *string
+	samples, unpaired int
+}
+
+func (m *orderMeter) Begin() {
+	m.samples++
+	if *m.last != "ref" {
+		m.unpaired++
+	}
+}
+
+func (m *orderMeter) End(bool, int) {}
+
+func spin(n int) {
+	x := 0
+	for i := range n {
+		x += i
+	}
+	sink = x
+}
+
+var sink int

@@ -20,8 +20,9 @@ import (
 
 // KVRead is the in-run ceiling of the attention family: a plain
 // load-and-sum loop (roofline.ReadSum) over exactly the K and V bytes of
-// the shape, measured with the same sampler, in every tier. The GB/s of the
-// widest tier becomes read_gbs of every point of the same shape.
+// the shape, measured with the same sampler, in every tier. The fastest
+// tier's loop is then timed in alternation with every point of the same
+// shape and thread count: their read_gbs and pct_of_read.
 const KVRead = "kv-read"
 
 // AttentionKernels lists the kernel names the attention sweep accepts:
@@ -755,7 +756,7 @@ func (attentionFamily) List(w io.Writer) {
 		flops, bytes, traffic := attention.WorkFormula(k)
 		fmt.Fprintf(w, "  %s\n      FLOPs   %s\n      bytes   %s\n      traffic %s\n", k, flops, bytes, traffic)
 	}
-	fmt.Fprintf(w, "  %s\n      the ceiling: a plain load-and-sum loop over the same K and V bytes\n      bytes   2·Hkv·T·D·e; its GB/s is read_gbs of every point of the shape\n", KVRead)
+	fmt.Fprintf(w, "  %s\n      the ceiling: a plain load-and-sum loop over the same K and V bytes\n      bytes   2·Hkv·T·D·e; timed in alternation with every point of the shape: their read_gbs, %% read\n", KVRead)
 	fmt.Fprintln(w, "  prefill-materialized, prefill-flash (Tq = --tq query rows at the last of T = ctx positions; f32 K and V;")
 	fmt.Fprintln(w, "  named with --kernel, never by a preset; n = Σ over query rows of the keys each sees)")
 	fmt.Fprintln(w, "      FLOPs   4·H·D·n (dense_flops 4·H·Tq·T·D); exps H·n")

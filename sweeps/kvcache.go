@@ -20,9 +20,9 @@ import (
 // KVCopy is the in-run ceiling of the kvcache family: a plain copy
 // (roofline.Copy, the widest loads and stores of the tier) of as many
 // bytes as the store moves, half read and half written, measured with the
-// same sampler. Its GB/s becomes read_gbs (% read) of the stores of the
-// shape: a store's bytes against a copy of the same bytes at the same
-// level.
+// same sampler, then timed in alternation with the stores of the shape:
+// their read_gbs (% read), a store's bytes against a copy of the same
+// bytes at the same level and the same moment.
 const KVCopy = "kv-copy"
 
 // KVCacheOps lists the kernel names the kvcache sweep accepts.
@@ -460,7 +460,7 @@ func (kvcacheFamily) List(w io.Writer) {
 	for _, o := range kvcache.Ops {
 		fmt.Fprintf(w, "  %s\n      read    %s\n      written %s\n", o, read, written)
 	}
-	fmt.Fprintf(w, "  %s\n      the ceiling: a plain copy of read+written bytes (half each way), widest loads and stores;\n      its GB/s is read_gbs of every store of the shape\n", KVCopy)
+	fmt.Fprintf(w, "  %s\n      the ceiling: a plain copy of read+written bytes (half each way), widest loads and stores;\n      timed in alternation with every store of the shape: their read_gbs, %% read\n", KVCopy)
 	fmt.Fprintln(w, "\ncorrectness gate: the rows a store writes equal, byte for byte, the generic tier's (f16: round to")
 	fmt.Fprintln(w, "                  nearest even; q8_0: GGML's reference quantizer); the kernel tests also check that")
 	fmt.Fprintln(w, "                  nothing else in the cache changes")

@@ -19,9 +19,10 @@ import (
 // WRead is the in-run ceiling of the quant family: a plain read loop
 // (roofline.ReadXor) over exactly the weight bytes of the format and shape
 // (with --cold, rotating through the same copies as the kernels), measured
-// with the same sampler in every tier. The GB/s of the widest tier becomes
-// read_gbs (and pct_of_read) of every point of the same format and shape:
-// a ceiling taken minutes apart, on a host shared with other tenants, can
+// with the same sampler in every tier. The fastest tier's loop is then
+// timed in alternation with every point of the same format, shape and
+// thread count, which gives their read_gbs and pct_of_read: a ceiling
+// taken even seconds apart, on a host shared with other tenants, can
 // differ from the moment the kernels ran.
 const WRead quant.Kernel = "w-read"
 
@@ -589,7 +590,7 @@ func (quantFamily) List(w io.Writer) {
 		fmt.Fprintf(w, "  %-11s FLOPs %s; bytes %s\n", k, flops, bytes)
 	}
 	fmt.Fprintf(w, "  %-11s the ceiling: a plain read (64-bit XOR, widest loads) of the same weight bytes\n"+
-		"              bytes M·(K/QK)·block_bytes; its GB/s is read_gbs (%% read) of every point of the format and shape\n", WRead)
+		"              bytes M·(K/QK)·block_bytes; timed in alternation with every point of the format and shape: read_gbs, %% read\n", WRead)
 	fmt.Fprintln(w, "\ntiers (which kernel × format each implements):")
 	for _, t := range isa.All {
 		st := isa.Detect(t)

@@ -203,23 +203,24 @@ func timed(status string) bool {
 }
 
 // checkReadCeiling: per shape, every timed point after the read
-// ceiling has read_gbs and pct_of_read exactly when a ceiling point was ok
-// (an unstable ceiling is no ceiling), and no point over 105 % of it is ok.
+// ceiling has read_gbs, pct_of_read and its spread exactly when a ceiling
+// point was timed (even unstable: the points are paired with it, sample by
+// sample), and no point over 105 % of it is ok.
 func checkReadCeiling(t *testing.T, recs []results.Record, ceiling string) {
 	t.Helper()
 	okOf := map[string]bool{} // per shape: the ceiling comes first in its group
 	for _, r := range recs {
 		key := fmt.Sprintf("%d/%d/%d/%d/%s/%s/%d/%s/%d", r.HD, r.Ctx, r.H, r.KVH, r.KV, r.Layout, r.Window, r.Fmt, r.Tokens)
 		if r.Kernel == ceiling {
-			okOf[key] = okOf[key] || r.Status == results.StatusOK
+			okOf[key] = okOf[key] || timed(r.Status)
 			continue
 		}
 		ok := okOf[key]
 		if !timed(r.Status) {
 			continue
 		}
-		if r.ReadGBs.Valid() != ok || r.PctOfRead.Valid() != ok {
-			t.Errorf("%s/%s: read_gbs %v pct_of_read %v, ceiling ok: %v", r.Kernel, r.ISA, r.ReadGBs, r.PctOfRead, ok)
+		if r.ReadGBs.Valid() != ok || r.PctOfRead.Valid() != ok || r.ReadMadPct.Valid() != ok {
+			t.Errorf("%s/%s: read_gbs %v pct_of_read %v read_mad_pct %v, ceiling timed: %v", r.Kernel, r.ISA, r.ReadGBs, r.PctOfRead, r.ReadMadPct, ok)
 		}
 		if r.Status == results.StatusOK && r.PctOfRead > results.AboveBoundPct {
 			t.Errorf("%s/%s: ok at %.0f %% of its read ceiling", r.Kernel, r.ISA, float64(r.PctOfRead))
