@@ -408,10 +408,10 @@ GLOBL expconst<>(SB), RODATA|NOPTR, $1600
 
 // func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $160-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 136(SP)
+	MOVQ AX, 152(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_1:
@@ -463,7 +463,7 @@ tile_1:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 152(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -472,9 +472,11 @@ tile_1:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 128(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 136(SP)
+	MOVQ    $0x00000001, 120(SP)
+	MOVQ    $0x00000001, 144(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_1:
@@ -495,13 +497,8 @@ scores_1:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	CMPQ    32(SP), $0x00000000
-	JNE     scores_other_1
-	CMPQ    SI, 136(SP)
-	JNE     scores_other_1
-	MOVQ    8(SP), DI
 	MOVQ    DX, DX
-	LEAQ    (SI)(SI*2), R8
+	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
@@ -516,84 +513,106 @@ scores_by8_1:
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
-	MOVQ   DX, R9
-	LEAQ   (DX)(SI*4), R10
-	MOVQ   CX, R11
-	SUBQ   DX, R11
-	MOVQ   136(SP), R12
-	ANDQ   $0xffffffc0, R12
-	ADDQ   DX, R12
-	CMPQ   R9, R12
+	MOVQ   DX, R8
+	LEAQ   (DX)(SI*4), R9
+	MOVQ   CX, R10
+	SUBQ   DX, R10
+	MOVQ   152(SP), R11
+	ANDQ   $0xffffffc0, R11
+	ADDQ   DX, R11
+	CMPQ   R8, R11
 	JAE    scores_odd_1
 
 scores_pairs_1:
-	VMOVUPS     (R9)(R11*1), Y10
-	VFMADD231PS (R9), Y10, Y2
-	VFMADD231PS (R9)(SI*1), Y10, Y3
-	VFMADD231PS (R9)(SI*2), Y10, Y4
-	VFMADD231PS (R9)(R8*1), Y10, Y5
-	VMOVUPS     32(R9)(R11*1), Y10
-	VFMADD231PS 32(R9), Y10, Y2
-	VFMADD231PS 32(R9)(SI*1), Y10, Y3
-	PREFETCHT0  (DI)
-	VFMADD231PS 32(R9)(SI*2), Y10, Y4
-	VFMADD231PS 32(R9)(R8*1), Y10, Y5
-	PREFETCHT0  64(DI)
-	ADDQ        $0x00000080, DI
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+	DECQ        120(SP)
+	JNZ         pf_skip_1
+	MOVQ        ng+16(FP), R12
+	MOVQ        R12, 120(SP)
+	MOVQ        104(SP), R12
+	CMPQ        R12, 112(SP)
+	JAE         pf_skip_1
+	PREFETCHT1  (R12)
+	PREFETCHT1  64(R12)
+	PREFETCHT1  128(R12)
+	PREFETCHT1  192(R12)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_1:
+	VMOVUPS     32(R8)(R10*1), Y10
+	VFMADD231PS 32(R8), Y10, Y2
+	VFMADD231PS 32(R8)(SI*1), Y10, Y3
+	VFMADD231PS 32(R8)(SI*2), Y10, Y4
+	VFMADD231PS 32(R8)(DI*1), Y10, Y5
+	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
-	ADDQ        $0x00000040, R10
-	CMPQ        R9, R12
+	CMPQ        R8, R11
 	JB          scores_pairs_1
 
 scores_odd_1:
-	MOVQ        136(SP), R12
-	ADDQ        DX, R12
-	CMPQ        R9, R12
+	MOVQ        152(SP), R11
+	ADDQ        DX, R11
+	CMPQ        R8, R11
 	JAE         scores_half_1
-	VMOVUPS     (R9)(R11*1), Y10
-	VFMADD231PS (R9), Y10, Y2
-	VFMADD231PS (R9)(SI*1), Y10, Y3
-	VFMADD231PS (R9)(SI*2), Y10, Y4
-	VFMADD231PS (R9)(R8*1), Y10, Y5
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
 
 scores_half_1:
-	MOVQ DX, R9
-	LEAQ (DX)(SI*4), R10
-	MOVQ 136(SP), R12
-	ANDQ $0xffffffc0, R12
-	ADDQ DX, R12
-	CMPQ R9, R12
+	MOVQ DX, R8
+	LEAQ (DX)(SI*4), R9
+	MOVQ 152(SP), R11
+	ANDQ $0xffffffc0, R11
+	ADDQ DX, R11
+	CMPQ R8, R11
 	JAE  scores_odd_2
 
 scores_pairs_2:
-	VMOVUPS     (R9)(R11*1), Y10
-	VFMADD231PS (R10), Y10, Y6
-	VFMADD231PS (R10)(SI*1), Y10, Y7
-	VFMADD231PS (R10)(SI*2), Y10, Y8
-	VFMADD231PS (R10)(R8*1), Y10, Y9
-	VMOVUPS     32(R9)(R11*1), Y10
-	VFMADD231PS 32(R10), Y10, Y6
-	VFMADD231PS 32(R10)(SI*1), Y10, Y7
-	PREFETCHT0  (DI)
-	VFMADD231PS 32(R10)(SI*2), Y10, Y8
-	VFMADD231PS 32(R10)(R8*1), Y10, Y9
-	PREFETCHT0  64(DI)
-	ADDQ        $0x00000080, DI
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+	DECQ        120(SP)
+	JNZ         pf_skip_2
+	MOVQ        ng+16(FP), R12
+	MOVQ        R12, 120(SP)
+	MOVQ        104(SP), R12
+	CMPQ        R12, 112(SP)
+	JAE         pf_skip_2
+	PREFETCHT1  (R12)
+	PREFETCHT1  64(R12)
+	PREFETCHT1  128(R12)
+	PREFETCHT1  192(R12)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_2:
+	VMOVUPS     32(R8)(R10*1), Y10
+	VFMADD231PS 32(R9), Y10, Y6
+	VFMADD231PS 32(R9)(SI*1), Y10, Y7
+	VFMADD231PS 32(R9)(SI*2), Y10, Y8
+	VFMADD231PS 32(R9)(DI*1), Y10, Y9
+	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
-	ADDQ        $0x00000040, R10
-	CMPQ        R9, R12
+	CMPQ        R8, R11
 	JB          scores_pairs_2
 
 scores_odd_2:
-	MOVQ        136(SP), R12
-	ADDQ        DX, R12
-	CMPQ        R9, R12
+	MOVQ        152(SP), R11
+	ADDQ        DX, R11
+	CMPQ        R8, R11
 	JAE         scores_half_2
-	VMOVUPS     (R9)(R11*1), Y10
-	VFMADD231PS (R10), Y10, Y6
-	VFMADD231PS (R10)(SI*1), Y10, Y7
-	VFMADD231PS (R10)(SI*2), Y10, Y8
-	VFMADD231PS (R10)(R8*1), Y10, Y9
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
 
 scores_half_2:
 	VHADDPS      Y3, Y2, Y2
@@ -618,17 +637,17 @@ scores_by1_1:
 	TESTQ  BX, BX
 	JZ     scores_done_2
 	VXORPS Y2, Y2, Y2
-	MOVQ   DX, R9
-	MOVQ   136(SP), R12
-	ADDQ   DX, R12
-	MOVQ   CX, R11
-	SUBQ   DX, R11
+	MOVQ   DX, R8
+	MOVQ   152(SP), R11
+	ADDQ   DX, R11
+	MOVQ   CX, R10
+	SUBQ   DX, R10
 
 scores_chunk1_1:
-	VMOVUPS      (R9)(R11*1), Y3
-	VFMADD231PS  (R9), Y3, Y2
-	ADDQ         $0x00000020, R9
-	CMPQ         R9, R12
+	VMOVUPS      (R8)(R10*1), Y3
+	VFMADD231PS  (R8), Y3, Y2
+	ADDQ         $0x00000020, R8
+	CMPQ         R8, R11
 	JB           scores_chunk1_1
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
@@ -658,165 +677,8 @@ scores_done_2:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
-	JMP          scores_first_done_1
-
-scores_other_1:
-	MOVQ    DX, DX
-	LEAQ    (SI)(SI*2), DI
-	VMOVUPS expconst<>+0(SB), Y0
-	VMOVSS  expconst<>+0(SB), X1
-
-scores_by8_2:
-	CMPQ   BX, $0x08
-	JL     scores_by1_2
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	MOVQ   DX, R8
-	LEAQ   (DX)(SI*4), R9
-	MOVQ   CX, R10
-	SUBQ   DX, R10
-	MOVQ   136(SP), R11
-	ANDQ   $0xffffffc0, R11
-	ADDQ   DX, R11
-	CMPQ   R8, R11
-	JAE    scores_odd_3
-
-scores_pairs_3:
-	VMOVUPS     (R8)(R10*1), Y10
-	VFMADD231PS (R8), Y10, Y2
-	VFMADD231PS (R8)(SI*1), Y10, Y3
-	VFMADD231PS (R8)(SI*2), Y10, Y4
-	VFMADD231PS (R8)(DI*1), Y10, Y5
-	VMOVUPS     32(R8)(R10*1), Y10
-	VFMADD231PS 32(R8), Y10, Y2
-	VFMADD231PS 32(R8)(SI*1), Y10, Y3
-	VFMADD231PS 32(R8)(SI*2), Y10, Y4
-	VFMADD231PS 32(R8)(DI*1), Y10, Y5
-	ADDQ        $0x00000040, R8
-	ADDQ        $0x00000040, R9
-	CMPQ        R8, R11
-	JB          scores_pairs_3
-
-scores_odd_3:
-	MOVQ        136(SP), R11
-	ADDQ        DX, R11
-	CMPQ        R8, R11
-	JAE         scores_half_3
-	VMOVUPS     (R8)(R10*1), Y10
-	VFMADD231PS (R8), Y10, Y2
-	VFMADD231PS (R8)(SI*1), Y10, Y3
-	VFMADD231PS (R8)(SI*2), Y10, Y4
-	VFMADD231PS (R8)(DI*1), Y10, Y5
-
-scores_half_3:
-	MOVQ DX, R8
-	LEAQ (DX)(SI*4), R9
-	MOVQ 136(SP), R11
-	ANDQ $0xffffffc0, R11
-	ADDQ DX, R11
-	CMPQ R8, R11
-	JAE  scores_odd_4
-
-scores_pairs_4:
-	VMOVUPS     (R8)(R10*1), Y10
-	VFMADD231PS (R9), Y10, Y6
-	VFMADD231PS (R9)(SI*1), Y10, Y7
-	VFMADD231PS (R9)(SI*2), Y10, Y8
-	VFMADD231PS (R9)(DI*1), Y10, Y9
-	VMOVUPS     32(R8)(R10*1), Y10
-	VFMADD231PS 32(R9), Y10, Y6
-	VFMADD231PS 32(R9)(SI*1), Y10, Y7
-	VFMADD231PS 32(R9)(SI*2), Y10, Y8
-	VFMADD231PS 32(R9)(DI*1), Y10, Y9
-	ADDQ        $0x00000040, R8
-	ADDQ        $0x00000040, R9
-	CMPQ        R8, R11
-	JB          scores_pairs_4
-
-scores_odd_4:
-	MOVQ        136(SP), R11
-	ADDQ        DX, R11
-	CMPQ        R8, R11
-	JAE         scores_half_4
-	VMOVUPS     (R8)(R10*1), Y10
-	VFMADD231PS (R9), Y10, Y6
-	VFMADD231PS (R9)(SI*1), Y10, Y7
-	VFMADD231PS (R9)(SI*2), Y10, Y8
-	VFMADD231PS (R9)(DI*1), Y10, Y9
-
-scores_half_4:
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y3
-	VHADDPS      Y7, Y6, Y4
-	VHADDPS      Y9, Y8, Y5
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y3
-	VPERM2F128   $0x20, Y3, Y2, Y4
-	VPERM2F128   $0x31, Y3, Y2, Y2
-	VADDPS       Y2, Y4, Y4
-	VBROADCASTSS scale+64(FP), Y2
-	VMULPS       Y2, Y4, Y4
-	VMAXPS       Y4, Y0, Y0
-	VMOVUPS      Y4, (AX)
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, BX
-	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_2
-
-scores_by1_2:
-	TESTQ  BX, BX
-	JZ     scores_done_3
-	VXORPS Y2, Y2, Y2
-	MOVQ   DX, R8
-	MOVQ   136(SP), R11
-	ADDQ   DX, R11
-	MOVQ   CX, R10
-	SUBQ   DX, R10
-
-scores_chunk1_2:
-	VMOVUPS      (R8)(R10*1), Y3
-	VFMADD231PS  (R8), Y3, Y2
-	ADDQ         $0x00000020, R8
-	CMPQ         R8, R11
-	JB           scores_chunk1_2
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X2, X3, X3
-	VMOVHLPS     X3, X3, X2
-	VADDPS       X2, X3, X3
-	VMOVSHDUP    X3, X2
-	VADDPS       X2, X3, X3
-	VMULSS       scale+64(FP), X3, X3
-	VMAXSS       X3, X1, X1
-	VMOVSS       X3, (AX)
-	ADDQ         $0x04, AX
-	DECQ         BX
-	ADDQ         SI, DX
-	JMP          scores_by1_2
-
-scores_done_3:
-	VEXTRACTF128 $0x01, Y0, X2
-	VMAXPS       X0, X2, X2
-	VMOVHLPS     X2, X2, X0
-	VMAXPS       X0, X2, X2
-	VMOVSHDUP    X2, X0
-	VMAXPS       X0, X2, X2
-	VMAXSS       X1, X2, X2
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMOVSS       X2, (AX)(CX*4)
-
-scores_first_done_1:
-	ADDQ $0x00000001, 32(SP)
-	JMP  scores_1
+	ADDQ         $0x00000001, 32(SP)
+	JMP          scores_1
 
 scores_done_1:
 	MOVQ $0x00000000, 32(SP)
@@ -1013,235 +875,13 @@ pv_1:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	CMPQ  32(SP), $0x00000000
-	JNE   other_head_1
-	MOVQ  tk+56(FP), R8
-	IMULQ DI, R8
-	ADDQ  k+24(FP), R8
-	SUBQ  v+32(FP), R8
-	LEAQ  (R8)(DI*1), R9
-	XORQ  R10, R10
+	XORQ  R8, R8
 
 pv_block_1:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000100
-	JL      pv_next_1
-	VMOVUPS (CX)(R10*1), Y0
-	VMOVUPS 32(CX)(R10*1), Y1
-	VMOVUPS 64(CX)(R10*1), Y2
-	VMOVUPS 96(CX)(R10*1), Y3
-	VMOVUPS 128(CX)(R10*1), Y4
-	VMOVUPS 160(CX)(R10*1), Y5
-	VMOVUPS 192(CX)(R10*1), Y6
-	VMOVUPS 224(CX)(R10*1), Y7
-	MOVQ    DX, R11
-	LEAQ    (BX)(R10*1), R12
-	MOVQ    SI, R13
-
-pv_single_1:
-	TESTQ        R13, R13
-	JZ           pv_merge_1
-	VBROADCASTSS (R11), Y8
-	VFMADD231PS  (R12), Y8, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VFMADD231PS  32(R12), Y8, Y1
-	VFMADD231PS  64(R12), Y8, Y2
-	PREFETCHT0   64(R12)(R8*1)
-	VFMADD231PS  96(R12), Y8, Y3
-	VFMADD231PS  128(R12), Y8, Y4
-	PREFETCHT0   128(R12)(R8*1)
-	VFMADD231PS  160(R12), Y8, Y5
-	VFMADD231PS  192(R12), Y8, Y6
-	PREFETCHT0   192(R12)(R8*1)
-	VFMADD231PS  224(R12), Y8, Y7
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_1
-
-pv_merge_1:
-	VMOVUPS Y0, (CX)(R10*1)
-	VMOVUPS Y1, 32(CX)(R10*1)
-	VMOVUPS Y2, 64(CX)(R10*1)
-	VMOVUPS Y3, 96(CX)(R10*1)
-	VMOVUPS Y4, 128(CX)(R10*1)
-	VMOVUPS Y5, 160(CX)(R10*1)
-	VMOVUPS Y6, 192(CX)(R10*1)
-	VMOVUPS Y7, 224(CX)(R10*1)
-	ADDQ    $0x00000100, R10
-	JMP     pv_block_1
-
-pv_next_1:
-pv_block_2:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000080
-	JL      pv_next_2
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	VMOVUPS 64(CX)(R10*1), Y4
-	VXORPS  Y5, Y5, Y5
-	VMOVUPS 96(CX)(R10*1), Y6
-	VXORPS  Y7, Y7, Y7
-	MOVQ    DX, R11
-	LEAQ    (BX)(R10*1), R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_2
-
-pv_pair_2:
-	VBROADCASTSS (R11), Y8
-	VBROADCASTSS 4(R11), Y9
-	VFMADD231PS  (R12), Y8, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VFMADD231PS  32(R12), Y8, Y2
-	VFMADD231PS  64(R12), Y8, Y4
-	PREFETCHT0   64(R12)(R8*1)
-	VFMADD231PS  96(R12), Y8, Y6
-	VFMADD231PS  (R12)(DI*1), Y9, Y1
-	PREFETCHT0   (R12)(R9*1)
-	VFMADD231PS  32(R12)(DI*1), Y9, Y3
-	VFMADD231PS  64(R12)(DI*1), Y9, Y5
-	PREFETCHT0   64(R12)(R9*1)
-	VFMADD231PS  96(R12)(DI*1), Y9, Y7
-	ADDQ         $0x08, R11
-	LEAQ         (R12)(DI*2), R12
-	SUBQ         $0x02, R13
-	CMPQ         R13, $0x02
-	JGE          pv_pair_2
-
-pv_single_2:
-	TESTQ        R13, R13
-	JZ           pv_merge_2
-	VBROADCASTSS (R11), Y8
-	VFMADD231PS  (R12), Y8, Y0
-	VFMADD231PS  32(R12), Y8, Y2
-	VFMADD231PS  64(R12), Y8, Y4
-	VFMADD231PS  96(R12), Y8, Y6
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_2
-
-pv_merge_2:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(R10*1)
-	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R10*1)
-	ADDQ    $0x00000080, R10
-	JMP     pv_block_2
-
-pv_next_2:
-pv_block_3:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000040
-	JL      pv_next_3
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	MOVQ    DX, R11
-	LEAQ    (BX)(R10*1), R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_3
-
-pv_pair_3:
-	VBROADCASTSS (R11), Y4
-	VBROADCASTSS 4(R11), Y5
-	VFMADD231PS  (R12), Y4, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VFMADD231PS  32(R12), Y4, Y2
-	VFMADD231PS  (R12)(DI*1), Y5, Y1
-	PREFETCHT0   (R12)(R9*1)
-	VFMADD231PS  32(R12)(DI*1), Y5, Y3
-	ADDQ         $0x08, R11
-	LEAQ         (R12)(DI*2), R12
-	SUBQ         $0x02, R13
-	CMPQ         R13, $0x02
-	JGE          pv_pair_3
-
-pv_single_3:
-	TESTQ        R13, R13
-	JZ           pv_merge_3
-	VBROADCASTSS (R11), Y4
-	VFMADD231PS  (R12), Y4, Y0
-	VFMADD231PS  32(R12), Y4, Y2
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_3
-
-pv_merge_3:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     pv_block_3
-
-pv_next_3:
-pv_block_4:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000020
-	JL      pv_next_4
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R11
-	LEAQ    (BX)(R10*1), R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_4
-
-pv_pair_4:
-	VBROADCASTSS (R11), Y2
-	VBROADCASTSS 4(R11), Y3
-	VFMADD231PS  (R12), Y2, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VFMADD231PS  (R12)(DI*1), Y3, Y1
-	PREFETCHT0   (R12)(R9*1)
-	ADDQ         $0x08, R11
-	LEAQ         (R12)(DI*2), R12
-	SUBQ         $0x02, R13
-	CMPQ         R13, $0x02
-	JGE          pv_pair_4
-
-pv_single_4:
-	TESTQ        R13, R13
-	JZ           pv_merge_4
-	VBROADCASTSS (R11), Y2
-	VFMADD231PS  (R12), Y2, Y0
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_4
-
-pv_merge_4:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	ADDQ    $0x00000020, R10
-	JMP     pv_block_4
-
-pv_next_4:
-	JMP first_done_1
-
-other_head_1:
-	XORQ R8, R8
-
-pv_block_5:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_5
+	JL      pv_next_1
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -1254,9 +894,9 @@ pv_block_5:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 
-pv_single_5:
+pv_single_1:
 	TESTQ        R11, R11
-	JZ           pv_merge_5
+	JZ           pv_merge_1
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y1
@@ -1266,12 +906,26 @@ pv_single_5:
 	VFMADD231PS  160(R10), Y8, Y5
 	VFMADD231PS  192(R10), Y8, Y6
 	VFMADD231PS  224(R10), Y8, Y7
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_5
+	DECQ         144(SP)
+	JNZ          pf_skip_3
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_3
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
+	ADDQ         $0x00000100, 128(SP)
 
-pv_merge_5:
+pf_skip_3:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_1
+
+pv_merge_1:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -1281,14 +935,14 @@ pv_merge_5:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_5
+	JMP     pv_block_1
 
-pv_next_5:
-pv_block_6:
+pv_next_1:
+pv_block_2:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_6
+	JL      pv_next_2
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -1301,9 +955,9 @@ pv_block_6:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_6
+	JL      pv_single_2
 
-pv_pair_6:
+pv_pair_2:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VFMADD231PS  (R10), Y8, Y0
@@ -1314,26 +968,52 @@ pv_pair_6:
 	VFMADD231PS  32(R10)(DI*1), Y9, Y3
 	VFMADD231PS  64(R10)(DI*1), Y9, Y5
 	VFMADD231PS  96(R10)(DI*1), Y9, Y7
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_6
+	DECQ         144(SP)
+	JNZ          pf_skip_4
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_4
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
+	ADDQ         $0x00000100, 128(SP)
 
-pv_single_6:
+pf_skip_4:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_2
+
+pv_single_2:
 	TESTQ        R11, R11
-	JZ           pv_merge_6
+	JZ           pv_merge_2
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y2
 	VFMADD231PS  64(R10), Y8, Y4
 	VFMADD231PS  96(R10), Y8, Y6
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_6
+	DECQ         144(SP)
+	JNZ          pf_skip_5
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_5
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	ADDQ         $0x00000080, 128(SP)
 
-pv_merge_6:
+pf_skip_5:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_2
+
+pv_merge_2:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -1343,14 +1023,14 @@ pv_merge_6:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_6
+	JMP     pv_block_2
 
-pv_next_6:
-pv_block_7:
+pv_next_2:
+pv_block_3:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_7
+	JL      pv_next_3
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -1359,83 +1039,127 @@ pv_block_7:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_7
+	JL      pv_single_3
 
-pv_pair_7:
+pv_pair_3:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
 	VFMADD231PS  (R10)(DI*1), Y5, Y1
 	VFMADD231PS  32(R10)(DI*1), Y5, Y3
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_7
+	DECQ         144(SP)
+	JNZ          pf_skip_6
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_6
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	ADDQ         $0x00000080, 128(SP)
 
-pv_single_7:
+pf_skip_6:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_3
+
+pv_single_3:
 	TESTQ        R11, R11
-	JZ           pv_merge_7
+	JZ           pv_merge_3
 	VBROADCASTSS (R9), Y4
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_7
+	DECQ         144(SP)
+	JNZ          pf_skip_7
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_7
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_7:
+pf_skip_7:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_3
+
+pv_merge_3:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_7
+	JMP     pv_block_3
 
-pv_next_7:
-pv_block_8:
+pv_next_3:
+pv_block_4:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_8
+	JL      pv_next_4
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R9
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_8
+	JL      pv_single_4
 
-pv_pair_8:
+pv_pair_4:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VFMADD231PS  (R10), Y2, Y0
 	VFMADD231PS  (R10)(DI*1), Y3, Y1
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_8
+	DECQ         144(SP)
+	JNZ          pf_skip_8
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_8
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_single_8:
+pf_skip_8:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_4
+
+pv_single_4:
 	TESTQ        R11, R11
-	JZ           pv_merge_8
+	JZ           pv_merge_4
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_8
+	DECQ         144(SP)
+	JNZ          pf_skip_9
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_9
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_8:
+pf_skip_9:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_4
+
+pv_merge_4:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_8
+	JMP     pv_block_4
 
-pv_next_8:
-first_done_1:
+pv_next_4:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_1
 
@@ -1513,9 +1237,9 @@ TEXT ·naiveDecodeExactAVX2(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_3:
+scores_by8_2:
 	CMPQ   R8, $0x08
-	JL     scores_by1_3
+	JL     scores_by1_2
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -1532,9 +1256,9 @@ scores_by8_3:
 	ANDQ   $0xffffffc0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
-	JAE    scores_odd_5
+	JAE    scores_odd_3
 
-scores_pairs_5:
+scores_pairs_3:
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R11), Y10, Y2
 	VFMADD231PS (R11)(DI*1), Y10, Y3
@@ -1548,29 +1272,29 @@ scores_pairs_5:
 	ADDQ        $0x00000040, R11
 	ADDQ        $0x00000040, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_5
+	JB          scores_pairs_3
 
-scores_odd_5:
+scores_odd_3:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_5
+	JAE         scores_half_3
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R11), Y10, Y2
 	VFMADD231PS (R11)(DI*1), Y10, Y3
 	VFMADD231PS (R11)(DI*2), Y10, Y4
 	VFMADD231PS (R11)(R10*1), Y10, Y5
 
-scores_half_5:
+scores_half_3:
 	MOVQ DX, R11
 	LEAQ (DX)(DI*4), R12
 	MOVQ (SP), R14
 	ANDQ $0xffffffc0, R14
 	ADDQ DX, R14
 	CMPQ R11, R14
-	JAE  scores_odd_6
+	JAE  scores_odd_4
 
-scores_pairs_6:
+scores_pairs_4:
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R12), Y10, Y6
 	VFMADD231PS (R12)(DI*1), Y10, Y7
@@ -1584,20 +1308,20 @@ scores_pairs_6:
 	ADDQ        $0x00000040, R11
 	ADDQ        $0x00000040, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_6
+	JB          scores_pairs_4
 
-scores_odd_6:
+scores_odd_4:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_6
+	JAE         scores_half_4
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R12), Y10, Y6
 	VFMADD231PS (R12)(DI*1), Y10, Y7
 	VFMADD231PS (R12)(DI*2), Y10, Y8
 	VFMADD231PS (R12)(R10*1), Y10, Y9
 
-scores_half_6:
+scores_half_4:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -1614,11 +1338,11 @@ scores_half_6:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_3
+	JMP          scores_by8_2
 
-scores_by1_3:
+scores_by1_2:
 	TESTQ  R8, R8
-	JZ     scores_done_4
+	JZ     scores_done_3
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -1626,12 +1350,12 @@ scores_by1_3:
 	MOVQ   CX, R13
 	SUBQ   DX, R13
 
-scores_chunk1_3:
+scores_chunk1_2:
 	VMOVUPS      (R11)(R13*1), Y3
 	VFMADD231PS  (R11), Y3, Y2
 	ADDQ         $0x00000020, R11
 	CMPQ         R11, R14
-	JB           scores_chunk1_3
+	JB           scores_chunk1_2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -1644,9 +1368,9 @@ scores_chunk1_3:
 	ADDQ         $0x04, R9
 	DECQ         R8
 	ADDQ         DI, DX
-	JMP          scores_by1_3
+	JMP          scores_by1_2
 
-scores_done_4:
+scores_done_3:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -1773,11 +1497,11 @@ zero_loop_2:
 	JNZ     zero_loop_2
 	XORQ    R8, R8
 
-pv_block_9:
+pv_block_5:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_9
+	JL      pv_next_5
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -1790,9 +1514,9 @@ pv_block_9:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 
-pv_single_9:
+pv_single_5:
 	TESTQ        R11, R11
-	JZ           pv_merge_9
+	JZ           pv_merge_5
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y1
@@ -1805,9 +1529,9 @@ pv_single_9:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_9
+	JMP          pv_single_5
 
-pv_merge_9:
+pv_merge_5:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -1817,14 +1541,14 @@ pv_merge_9:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_9
+	JMP     pv_block_5
 
-pv_next_9:
-pv_block_10:
+pv_next_5:
+pv_block_6:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_10
+	JL      pv_next_6
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -1837,9 +1561,9 @@ pv_block_10:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_10
+	JL      pv_single_6
 
-pv_pair_10:
+pv_pair_6:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VFMADD231PS  (R10), Y8, Y0
@@ -1854,11 +1578,11 @@ pv_pair_10:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_10
+	JGE          pv_pair_6
 
-pv_single_10:
+pv_single_6:
 	TESTQ        R11, R11
-	JZ           pv_merge_10
+	JZ           pv_merge_6
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y2
@@ -1867,9 +1591,9 @@ pv_single_10:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_10
+	JMP          pv_single_6
 
-pv_merge_10:
+pv_merge_6:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -1879,14 +1603,14 @@ pv_merge_10:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_10
+	JMP     pv_block_6
 
-pv_next_10:
-pv_block_11:
+pv_next_6:
+pv_block_7:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_11
+	JL      pv_next_7
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -1895,9 +1619,9 @@ pv_block_11:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_11
+	JL      pv_single_7
 
-pv_pair_11:
+pv_pair_7:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VFMADD231PS  (R10), Y4, Y0
@@ -1908,42 +1632,42 @@ pv_pair_11:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_11
+	JGE          pv_pair_7
 
-pv_single_11:
+pv_single_7:
 	TESTQ        R11, R11
-	JZ           pv_merge_11
+	JZ           pv_merge_7
 	VBROADCASTSS (R9), Y4
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_11
+	JMP          pv_single_7
 
-pv_merge_11:
+pv_merge_7:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_11
+	JMP     pv_block_7
 
-pv_next_11:
-pv_block_12:
+pv_next_7:
+pv_block_8:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_12
+	JL      pv_next_8
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_12
+	JL      pv_single_8
 
-pv_pair_12:
+pv_pair_8:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VFMADD231PS  (R10), Y2, Y0
@@ -1952,34 +1676,34 @@ pv_pair_12:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_12
+	JGE          pv_pair_8
 
-pv_single_12:
+pv_single_8:
 	TESTQ        R11, R11
-	JZ           pv_merge_12
+	JZ           pv_merge_8
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_12
+	JMP          pv_single_8
 
-pv_merge_12:
+pv_merge_8:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_12
+	JMP     pv_block_8
 
-pv_next_12:
+pv_next_8:
 	VZEROUPPER
 	RET
 
 // func flashDecodeFastAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $160-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 136(SP)
+	MOVQ AX, 152(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_2:
@@ -2031,7 +1755,7 @@ tile_2:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 152(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -2040,16 +1764,18 @@ tile_2:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 128(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 136(SP)
+	MOVQ    $0x00000001, 120(SP)
+	MOVQ    $0x00000001, 144(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_2:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_5
+	JGE     scores_done_4
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -2063,180 +1789,14 @@ scores_2:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	CMPQ    32(SP), $0x00000000
-	JNE     scores_other_2
-	CMPQ    SI, 136(SP)
-	JNE     scores_other_2
-	MOVQ    8(SP), DI
-	MOVQ    DX, DX
-	LEAQ    (SI)(SI*2), R8
-	VMOVUPS expconst<>+0(SB), Y0
-	VMOVSS  expconst<>+0(SB), X1
-
-scores_by8_4:
-	CMPQ   BX, $0x08
-	JL     scores_by1_4
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	MOVQ   DX, R9
-	LEAQ   (DX)(SI*4), R10
-	MOVQ   CX, R11
-	SUBQ   DX, R11
-	MOVQ   136(SP), R12
-	ANDQ   $0xffffffc0, R12
-	ADDQ   DX, R12
-	CMPQ   R9, R12
-	JAE    scores_odd_7
-
-scores_pairs_7:
-	VMOVUPS     (R9)(R11*1), Y10
-	VFMADD231PS (R9), Y10, Y2
-	VFMADD231PS (R9)(SI*1), Y10, Y3
-	VFMADD231PS (R9)(SI*2), Y10, Y4
-	VFMADD231PS (R9)(R8*1), Y10, Y5
-	VMOVUPS     32(R9)(R11*1), Y10
-	VFMADD231PS 32(R9), Y10, Y2
-	VFMADD231PS 32(R9)(SI*1), Y10, Y3
-	PREFETCHT0  (DI)
-	VFMADD231PS 32(R9)(SI*2), Y10, Y4
-	VFMADD231PS 32(R9)(R8*1), Y10, Y5
-	PREFETCHT0  64(DI)
-	ADDQ        $0x00000080, DI
-	ADDQ        $0x00000040, R9
-	ADDQ        $0x00000040, R10
-	CMPQ        R9, R12
-	JB          scores_pairs_7
-
-scores_odd_7:
-	MOVQ        136(SP), R12
-	ADDQ        DX, R12
-	CMPQ        R9, R12
-	JAE         scores_half_7
-	VMOVUPS     (R9)(R11*1), Y10
-	VFMADD231PS (R9), Y10, Y2
-	VFMADD231PS (R9)(SI*1), Y10, Y3
-	VFMADD231PS (R9)(SI*2), Y10, Y4
-	VFMADD231PS (R9)(R8*1), Y10, Y5
-
-scores_half_7:
-	MOVQ DX, R9
-	LEAQ (DX)(SI*4), R10
-	MOVQ 136(SP), R12
-	ANDQ $0xffffffc0, R12
-	ADDQ DX, R12
-	CMPQ R9, R12
-	JAE  scores_odd_8
-
-scores_pairs_8:
-	VMOVUPS     (R9)(R11*1), Y10
-	VFMADD231PS (R10), Y10, Y6
-	VFMADD231PS (R10)(SI*1), Y10, Y7
-	VFMADD231PS (R10)(SI*2), Y10, Y8
-	VFMADD231PS (R10)(R8*1), Y10, Y9
-	VMOVUPS     32(R9)(R11*1), Y10
-	VFMADD231PS 32(R10), Y10, Y6
-	VFMADD231PS 32(R10)(SI*1), Y10, Y7
-	PREFETCHT0  (DI)
-	VFMADD231PS 32(R10)(SI*2), Y10, Y8
-	VFMADD231PS 32(R10)(R8*1), Y10, Y9
-	PREFETCHT0  64(DI)
-	ADDQ        $0x00000080, DI
-	ADDQ        $0x00000040, R9
-	ADDQ        $0x00000040, R10
-	CMPQ        R9, R12
-	JB          scores_pairs_8
-
-scores_odd_8:
-	MOVQ        136(SP), R12
-	ADDQ        DX, R12
-	CMPQ        R9, R12
-	JAE         scores_half_8
-	VMOVUPS     (R9)(R11*1), Y10
-	VFMADD231PS (R10), Y10, Y6
-	VFMADD231PS (R10)(SI*1), Y10, Y7
-	VFMADD231PS (R10)(SI*2), Y10, Y8
-	VFMADD231PS (R10)(R8*1), Y10, Y9
-
-scores_half_8:
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y3
-	VHADDPS      Y7, Y6, Y4
-	VHADDPS      Y9, Y8, Y5
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y3
-	VPERM2F128   $0x20, Y3, Y2, Y4
-	VPERM2F128   $0x31, Y3, Y2, Y2
-	VADDPS       Y2, Y4, Y4
-	VBROADCASTSS scale+64(FP), Y2
-	VMULPS       Y2, Y4, Y4
-	VMAXPS       Y4, Y0, Y0
-	VMOVUPS      Y4, (AX)
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, BX
-	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_4
-
-scores_by1_4:
-	TESTQ  BX, BX
-	JZ     scores_done_6
-	VXORPS Y2, Y2, Y2
-	MOVQ   DX, R9
-	MOVQ   136(SP), R12
-	ADDQ   DX, R12
-	MOVQ   CX, R11
-	SUBQ   DX, R11
-
-scores_chunk1_4:
-	VMOVUPS      (R9)(R11*1), Y3
-	VFMADD231PS  (R9), Y3, Y2
-	ADDQ         $0x00000020, R9
-	CMPQ         R9, R12
-	JB           scores_chunk1_4
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X2, X3, X3
-	VMOVHLPS     X3, X3, X2
-	VADDPS       X2, X3, X3
-	VMOVSHDUP    X3, X2
-	VADDPS       X2, X3, X3
-	VMULSS       scale+64(FP), X3, X3
-	VMAXSS       X3, X1, X1
-	VMOVSS       X3, (AX)
-	ADDQ         $0x04, AX
-	DECQ         BX
-	ADDQ         SI, DX
-	JMP          scores_by1_4
-
-scores_done_6:
-	VEXTRACTF128 $0x01, Y0, X2
-	VMAXPS       X0, X2, X2
-	VMOVHLPS     X2, X2, X0
-	VMAXPS       X0, X2, X2
-	VMOVSHDUP    X2, X0
-	VMAXPS       X0, X2, X2
-	VMAXSS       X1, X2, X2
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMOVSS       X2, (AX)(CX*4)
-	JMP          scores_first_done_2
-
-scores_other_2:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_5:
+scores_by8_3:
 	CMPQ   BX, $0x08
-	JL     scores_by1_5
+	JL     scores_by1_3
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -2249,18 +1809,32 @@ scores_by8_5:
 	LEAQ   (DX)(SI*4), R9
 	MOVQ   CX, R10
 	SUBQ   DX, R10
-	MOVQ   136(SP), R11
+	MOVQ   152(SP), R11
 	ANDQ   $0xffffffc0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
-	JAE    scores_odd_9
+	JAE    scores_odd_5
 
-scores_pairs_9:
+scores_pairs_5:
 	VMOVUPS     (R8)(R10*1), Y10
 	VFMADD231PS (R8), Y10, Y2
 	VFMADD231PS (R8)(SI*1), Y10, Y3
 	VFMADD231PS (R8)(SI*2), Y10, Y4
 	VFMADD231PS (R8)(DI*1), Y10, Y5
+	DECQ        120(SP)
+	JNZ         pf_skip_10
+	MOVQ        ng+16(FP), R12
+	MOVQ        R12, 120(SP)
+	MOVQ        104(SP), R12
+	CMPQ        R12, 112(SP)
+	JAE         pf_skip_10
+	PREFETCHT1  (R12)
+	PREFETCHT1  64(R12)
+	PREFETCHT1  128(R12)
+	PREFETCHT1  192(R12)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_10:
 	VMOVUPS     32(R8)(R10*1), Y10
 	VFMADD231PS 32(R8), Y10, Y2
 	VFMADD231PS 32(R8)(SI*1), Y10, Y3
@@ -2269,34 +1843,48 @@ scores_pairs_9:
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_9
+	JB          scores_pairs_5
 
-scores_odd_9:
-	MOVQ        136(SP), R11
+scores_odd_5:
+	MOVQ        152(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_9
+	JAE         scores_half_5
 	VMOVUPS     (R8)(R10*1), Y10
 	VFMADD231PS (R8), Y10, Y2
 	VFMADD231PS (R8)(SI*1), Y10, Y3
 	VFMADD231PS (R8)(SI*2), Y10, Y4
 	VFMADD231PS (R8)(DI*1), Y10, Y5
 
-scores_half_9:
+scores_half_5:
 	MOVQ DX, R8
 	LEAQ (DX)(SI*4), R9
-	MOVQ 136(SP), R11
+	MOVQ 152(SP), R11
 	ANDQ $0xffffffc0, R11
 	ADDQ DX, R11
 	CMPQ R8, R11
-	JAE  scores_odd_10
+	JAE  scores_odd_6
 
-scores_pairs_10:
+scores_pairs_6:
 	VMOVUPS     (R8)(R10*1), Y10
 	VFMADD231PS (R9), Y10, Y6
 	VFMADD231PS (R9)(SI*1), Y10, Y7
 	VFMADD231PS (R9)(SI*2), Y10, Y8
 	VFMADD231PS (R9)(DI*1), Y10, Y9
+	DECQ        120(SP)
+	JNZ         pf_skip_11
+	MOVQ        ng+16(FP), R12
+	MOVQ        R12, 120(SP)
+	MOVQ        104(SP), R12
+	CMPQ        R12, 112(SP)
+	JAE         pf_skip_11
+	PREFETCHT1  (R12)
+	PREFETCHT1  64(R12)
+	PREFETCHT1  128(R12)
+	PREFETCHT1  192(R12)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_11:
 	VMOVUPS     32(R8)(R10*1), Y10
 	VFMADD231PS 32(R9), Y10, Y6
 	VFMADD231PS 32(R9)(SI*1), Y10, Y7
@@ -2305,20 +1893,20 @@ scores_pairs_10:
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_10
+	JB          scores_pairs_6
 
-scores_odd_10:
-	MOVQ        136(SP), R11
+scores_odd_6:
+	MOVQ        152(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_10
+	JAE         scores_half_6
 	VMOVUPS     (R8)(R10*1), Y10
 	VFMADD231PS (R9), Y10, Y6
 	VFMADD231PS (R9)(SI*1), Y10, Y7
 	VFMADD231PS (R9)(SI*2), Y10, Y8
 	VFMADD231PS (R9)(DI*1), Y10, Y9
 
-scores_half_10:
+scores_half_6:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -2335,24 +1923,24 @@ scores_half_10:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_5
+	JMP          scores_by8_3
 
-scores_by1_5:
+scores_by1_3:
 	TESTQ  BX, BX
-	JZ     scores_done_7
+	JZ     scores_done_5
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	MOVQ   136(SP), R11
+	MOVQ   152(SP), R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
 	SUBQ   DX, R10
 
-scores_chunk1_5:
+scores_chunk1_3:
 	VMOVUPS      (R8)(R10*1), Y3
 	VFMADD231PS  (R8), Y3, Y2
 	ADDQ         $0x00000020, R8
 	CMPQ         R8, R11
-	JB           scores_chunk1_5
+	JB           scores_chunk1_3
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -2365,9 +1953,9 @@ scores_chunk1_5:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_5
+	JMP          scores_by1_3
 
-scores_done_7:
+scores_done_5:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -2381,12 +1969,10 @@ scores_done_7:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
+	ADDQ         $0x00000001, 32(SP)
+	JMP          scores_2
 
-scores_first_done_2:
-	ADDQ $0x00000001, 32(SP)
-	JMP  scores_2
-
-scores_done_5:
+scores_done_4:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_2:
@@ -2560,235 +2146,13 @@ pv_2:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	CMPQ  32(SP), $0x00000000
-	JNE   other_head_2
-	MOVQ  tk+56(FP), R8
-	IMULQ DI, R8
-	ADDQ  k+24(FP), R8
-	SUBQ  v+32(FP), R8
-	LEAQ  (R8)(DI*1), R9
-	XORQ  R10, R10
+	XORQ  R8, R8
 
-pv_block_13:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000100
-	JL      pv_next_13
-	VMOVUPS (CX)(R10*1), Y0
-	VMOVUPS 32(CX)(R10*1), Y1
-	VMOVUPS 64(CX)(R10*1), Y2
-	VMOVUPS 96(CX)(R10*1), Y3
-	VMOVUPS 128(CX)(R10*1), Y4
-	VMOVUPS 160(CX)(R10*1), Y5
-	VMOVUPS 192(CX)(R10*1), Y6
-	VMOVUPS 224(CX)(R10*1), Y7
-	MOVQ    DX, R11
-	LEAQ    (BX)(R10*1), R12
-	MOVQ    SI, R13
-
-pv_single_13:
-	TESTQ        R13, R13
-	JZ           pv_merge_13
-	VBROADCASTSS (R11), Y8
-	VFMADD231PS  (R12), Y8, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VFMADD231PS  32(R12), Y8, Y1
-	VFMADD231PS  64(R12), Y8, Y2
-	PREFETCHT0   64(R12)(R8*1)
-	VFMADD231PS  96(R12), Y8, Y3
-	VFMADD231PS  128(R12), Y8, Y4
-	PREFETCHT0   128(R12)(R8*1)
-	VFMADD231PS  160(R12), Y8, Y5
-	VFMADD231PS  192(R12), Y8, Y6
-	PREFETCHT0   192(R12)(R8*1)
-	VFMADD231PS  224(R12), Y8, Y7
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_13
-
-pv_merge_13:
-	VMOVUPS Y0, (CX)(R10*1)
-	VMOVUPS Y1, 32(CX)(R10*1)
-	VMOVUPS Y2, 64(CX)(R10*1)
-	VMOVUPS Y3, 96(CX)(R10*1)
-	VMOVUPS Y4, 128(CX)(R10*1)
-	VMOVUPS Y5, 160(CX)(R10*1)
-	VMOVUPS Y6, 192(CX)(R10*1)
-	VMOVUPS Y7, 224(CX)(R10*1)
-	ADDQ    $0x00000100, R10
-	JMP     pv_block_13
-
-pv_next_13:
-pv_block_14:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000080
-	JL      pv_next_14
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	VMOVUPS 64(CX)(R10*1), Y4
-	VXORPS  Y5, Y5, Y5
-	VMOVUPS 96(CX)(R10*1), Y6
-	VXORPS  Y7, Y7, Y7
-	MOVQ    DX, R11
-	LEAQ    (BX)(R10*1), R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_14
-
-pv_pair_14:
-	VBROADCASTSS (R11), Y8
-	VBROADCASTSS 4(R11), Y9
-	VFMADD231PS  (R12), Y8, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VFMADD231PS  32(R12), Y8, Y2
-	VFMADD231PS  64(R12), Y8, Y4
-	PREFETCHT0   64(R12)(R8*1)
-	VFMADD231PS  96(R12), Y8, Y6
-	VFMADD231PS  (R12)(DI*1), Y9, Y1
-	PREFETCHT0   (R12)(R9*1)
-	VFMADD231PS  32(R12)(DI*1), Y9, Y3
-	VFMADD231PS  64(R12)(DI*1), Y9, Y5
-	PREFETCHT0   64(R12)(R9*1)
-	VFMADD231PS  96(R12)(DI*1), Y9, Y7
-	ADDQ         $0x08, R11
-	LEAQ         (R12)(DI*2), R12
-	SUBQ         $0x02, R13
-	CMPQ         R13, $0x02
-	JGE          pv_pair_14
-
-pv_single_14:
-	TESTQ        R13, R13
-	JZ           pv_merge_14
-	VBROADCASTSS (R11), Y8
-	VFMADD231PS  (R12), Y8, Y0
-	VFMADD231PS  32(R12), Y8, Y2
-	VFMADD231PS  64(R12), Y8, Y4
-	VFMADD231PS  96(R12), Y8, Y6
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_14
-
-pv_merge_14:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(R10*1)
-	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R10*1)
-	ADDQ    $0x00000080, R10
-	JMP     pv_block_14
-
-pv_next_14:
-pv_block_15:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000040
-	JL      pv_next_15
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	MOVQ    DX, R11
-	LEAQ    (BX)(R10*1), R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_15
-
-pv_pair_15:
-	VBROADCASTSS (R11), Y4
-	VBROADCASTSS 4(R11), Y5
-	VFMADD231PS  (R12), Y4, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VFMADD231PS  32(R12), Y4, Y2
-	VFMADD231PS  (R12)(DI*1), Y5, Y1
-	PREFETCHT0   (R12)(R9*1)
-	VFMADD231PS  32(R12)(DI*1), Y5, Y3
-	ADDQ         $0x08, R11
-	LEAQ         (R12)(DI*2), R12
-	SUBQ         $0x02, R13
-	CMPQ         R13, $0x02
-	JGE          pv_pair_15
-
-pv_single_15:
-	TESTQ        R13, R13
-	JZ           pv_merge_15
-	VBROADCASTSS (R11), Y4
-	VFMADD231PS  (R12), Y4, Y0
-	VFMADD231PS  32(R12), Y4, Y2
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_15
-
-pv_merge_15:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     pv_block_15
-
-pv_next_15:
-pv_block_16:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000020
-	JL      pv_next_16
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R11
-	LEAQ    (BX)(R10*1), R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_16
-
-pv_pair_16:
-	VBROADCASTSS (R11), Y2
-	VBROADCASTSS 4(R11), Y3
-	VFMADD231PS  (R12), Y2, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VFMADD231PS  (R12)(DI*1), Y3, Y1
-	PREFETCHT0   (R12)(R9*1)
-	ADDQ         $0x08, R11
-	LEAQ         (R12)(DI*2), R12
-	SUBQ         $0x02, R13
-	CMPQ         R13, $0x02
-	JGE          pv_pair_16
-
-pv_single_16:
-	TESTQ        R13, R13
-	JZ           pv_merge_16
-	VBROADCASTSS (R11), Y2
-	VFMADD231PS  (R12), Y2, Y0
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_16
-
-pv_merge_16:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	ADDQ    $0x00000020, R10
-	JMP     pv_block_16
-
-pv_next_16:
-	JMP first_done_2
-
-other_head_2:
-	XORQ R8, R8
-
-pv_block_17:
+pv_block_9:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_17
+	JL      pv_next_9
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -2801,9 +2165,9 @@ pv_block_17:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 
-pv_single_17:
+pv_single_9:
 	TESTQ        R11, R11
-	JZ           pv_merge_17
+	JZ           pv_merge_9
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y1
@@ -2813,12 +2177,26 @@ pv_single_17:
 	VFMADD231PS  160(R10), Y8, Y5
 	VFMADD231PS  192(R10), Y8, Y6
 	VFMADD231PS  224(R10), Y8, Y7
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_17
+	DECQ         144(SP)
+	JNZ          pf_skip_12
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
+	ADDQ         $0x00000100, 128(SP)
 
-pv_merge_17:
+pf_skip_12:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_9
+
+pv_merge_9:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -2828,14 +2206,14 @@ pv_merge_17:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_17
+	JMP     pv_block_9
 
-pv_next_17:
-pv_block_18:
+pv_next_9:
+pv_block_10:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_18
+	JL      pv_next_10
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -2848,9 +2226,9 @@ pv_block_18:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_18
+	JL      pv_single_10
 
-pv_pair_18:
+pv_pair_10:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VFMADD231PS  (R10), Y8, Y0
@@ -2861,26 +2239,52 @@ pv_pair_18:
 	VFMADD231PS  32(R10)(DI*1), Y9, Y3
 	VFMADD231PS  64(R10)(DI*1), Y9, Y5
 	VFMADD231PS  96(R10)(DI*1), Y9, Y7
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_18
+	DECQ         144(SP)
+	JNZ          pf_skip_13
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_13
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
+	ADDQ         $0x00000100, 128(SP)
 
-pv_single_18:
+pf_skip_13:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_10
+
+pv_single_10:
 	TESTQ        R11, R11
-	JZ           pv_merge_18
+	JZ           pv_merge_10
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y2
 	VFMADD231PS  64(R10), Y8, Y4
 	VFMADD231PS  96(R10), Y8, Y6
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_18
+	DECQ         144(SP)
+	JNZ          pf_skip_14
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_14
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	ADDQ         $0x00000080, 128(SP)
 
-pv_merge_18:
+pf_skip_14:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_10
+
+pv_merge_10:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -2890,14 +2294,14 @@ pv_merge_18:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_18
+	JMP     pv_block_10
 
-pv_next_18:
-pv_block_19:
+pv_next_10:
+pv_block_11:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_19
+	JL      pv_next_11
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -2906,83 +2310,127 @@ pv_block_19:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_19
+	JL      pv_single_11
 
-pv_pair_19:
+pv_pair_11:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
 	VFMADD231PS  (R10)(DI*1), Y5, Y1
 	VFMADD231PS  32(R10)(DI*1), Y5, Y3
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_19
+	DECQ         144(SP)
+	JNZ          pf_skip_15
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_15
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	ADDQ         $0x00000080, 128(SP)
 
-pv_single_19:
+pf_skip_15:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_11
+
+pv_single_11:
 	TESTQ        R11, R11
-	JZ           pv_merge_19
+	JZ           pv_merge_11
 	VBROADCASTSS (R9), Y4
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_19
+	DECQ         144(SP)
+	JNZ          pf_skip_16
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_16
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_19:
+pf_skip_16:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_11
+
+pv_merge_11:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_19
+	JMP     pv_block_11
 
-pv_next_19:
-pv_block_20:
+pv_next_11:
+pv_block_12:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_20
+	JL      pv_next_12
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R9
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_20
+	JL      pv_single_12
 
-pv_pair_20:
+pv_pair_12:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VFMADD231PS  (R10), Y2, Y0
 	VFMADD231PS  (R10)(DI*1), Y3, Y1
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_20
+	DECQ         144(SP)
+	JNZ          pf_skip_17
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_17
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_single_20:
+pf_skip_17:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_12
+
+pv_single_12:
 	TESTQ        R11, R11
-	JZ           pv_merge_20
+	JZ           pv_merge_12
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_20
+	DECQ         144(SP)
+	JNZ          pf_skip_18
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_18
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_20:
+pf_skip_18:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_12
+
+pv_merge_12:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_20
+	JMP     pv_block_12
 
-pv_next_20:
-first_done_2:
+pv_next_12:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_2
 
@@ -3060,9 +2508,9 @@ TEXT ·naiveDecodeFastAVX2(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_6:
+scores_by8_4:
 	CMPQ   R8, $0x08
-	JL     scores_by1_6
+	JL     scores_by1_4
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -3079,9 +2527,9 @@ scores_by8_6:
 	ANDQ   $0xffffffc0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
-	JAE    scores_odd_11
+	JAE    scores_odd_7
 
-scores_pairs_11:
+scores_pairs_7:
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R11), Y10, Y2
 	VFMADD231PS (R11)(DI*1), Y10, Y3
@@ -3095,29 +2543,29 @@ scores_pairs_11:
 	ADDQ        $0x00000040, R11
 	ADDQ        $0x00000040, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_11
+	JB          scores_pairs_7
 
-scores_odd_11:
+scores_odd_7:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_11
+	JAE         scores_half_7
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R11), Y10, Y2
 	VFMADD231PS (R11)(DI*1), Y10, Y3
 	VFMADD231PS (R11)(DI*2), Y10, Y4
 	VFMADD231PS (R11)(R10*1), Y10, Y5
 
-scores_half_11:
+scores_half_7:
 	MOVQ DX, R11
 	LEAQ (DX)(DI*4), R12
 	MOVQ (SP), R14
 	ANDQ $0xffffffc0, R14
 	ADDQ DX, R14
 	CMPQ R11, R14
-	JAE  scores_odd_12
+	JAE  scores_odd_8
 
-scores_pairs_12:
+scores_pairs_8:
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R12), Y10, Y6
 	VFMADD231PS (R12)(DI*1), Y10, Y7
@@ -3131,20 +2579,20 @@ scores_pairs_12:
 	ADDQ        $0x00000040, R11
 	ADDQ        $0x00000040, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_12
+	JB          scores_pairs_8
 
-scores_odd_12:
+scores_odd_8:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_12
+	JAE         scores_half_8
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R12), Y10, Y6
 	VFMADD231PS (R12)(DI*1), Y10, Y7
 	VFMADD231PS (R12)(DI*2), Y10, Y8
 	VFMADD231PS (R12)(R10*1), Y10, Y9
 
-scores_half_12:
+scores_half_8:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -3161,11 +2609,11 @@ scores_half_12:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_6
+	JMP          scores_by8_4
 
-scores_by1_6:
+scores_by1_4:
 	TESTQ  R8, R8
-	JZ     scores_done_8
+	JZ     scores_done_6
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -3173,12 +2621,12 @@ scores_by1_6:
 	MOVQ   CX, R13
 	SUBQ   DX, R13
 
-scores_chunk1_6:
+scores_chunk1_4:
 	VMOVUPS      (R11)(R13*1), Y3
 	VFMADD231PS  (R11), Y3, Y2
 	ADDQ         $0x00000020, R11
 	CMPQ         R11, R14
-	JB           scores_chunk1_6
+	JB           scores_chunk1_4
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -3191,9 +2639,9 @@ scores_chunk1_6:
 	ADDQ         $0x04, R9
 	DECQ         R8
 	ADDQ         DI, DX
-	JMP          scores_by1_6
+	JMP          scores_by1_4
 
-scores_done_8:
+scores_done_6:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -3306,11 +2754,11 @@ zero_loop_4:
 	JNZ     zero_loop_4
 	XORQ    R8, R8
 
-pv_block_21:
+pv_block_13:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_21
+	JL      pv_next_13
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -3323,9 +2771,9 @@ pv_block_21:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 
-pv_single_21:
+pv_single_13:
 	TESTQ        R11, R11
-	JZ           pv_merge_21
+	JZ           pv_merge_13
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y1
@@ -3338,9 +2786,9 @@ pv_single_21:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_21
+	JMP          pv_single_13
 
-pv_merge_21:
+pv_merge_13:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -3350,14 +2798,14 @@ pv_merge_21:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_21
+	JMP     pv_block_13
 
-pv_next_21:
-pv_block_22:
+pv_next_13:
+pv_block_14:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_22
+	JL      pv_next_14
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -3370,9 +2818,9 @@ pv_block_22:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_22
+	JL      pv_single_14
 
-pv_pair_22:
+pv_pair_14:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VFMADD231PS  (R10), Y8, Y0
@@ -3387,11 +2835,11 @@ pv_pair_22:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_22
+	JGE          pv_pair_14
 
-pv_single_22:
+pv_single_14:
 	TESTQ        R11, R11
-	JZ           pv_merge_22
+	JZ           pv_merge_14
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y2
@@ -3400,9 +2848,9 @@ pv_single_22:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_22
+	JMP          pv_single_14
 
-pv_merge_22:
+pv_merge_14:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -3412,14 +2860,14 @@ pv_merge_22:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_22
+	JMP     pv_block_14
 
-pv_next_22:
-pv_block_23:
+pv_next_14:
+pv_block_15:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_23
+	JL      pv_next_15
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -3428,9 +2876,9 @@ pv_block_23:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_23
+	JL      pv_single_15
 
-pv_pair_23:
+pv_pair_15:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VFMADD231PS  (R10), Y4, Y0
@@ -3441,42 +2889,42 @@ pv_pair_23:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_23
+	JGE          pv_pair_15
 
-pv_single_23:
+pv_single_15:
 	TESTQ        R11, R11
-	JZ           pv_merge_23
+	JZ           pv_merge_15
 	VBROADCASTSS (R9), Y4
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_23
+	JMP          pv_single_15
 
-pv_merge_23:
+pv_merge_15:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_23
+	JMP     pv_block_15
 
-pv_next_23:
-pv_block_24:
+pv_next_15:
+pv_block_16:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_24
+	JL      pv_next_16
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_24
+	JL      pv_single_16
 
-pv_pair_24:
+pv_pair_16:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VFMADD231PS  (R10), Y2, Y0
@@ -3485,34 +2933,34 @@ pv_pair_24:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_24
+	JGE          pv_pair_16
 
-pv_single_24:
+pv_single_16:
 	TESTQ        R11, R11
-	JZ           pv_merge_24
+	JZ           pv_merge_16
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_24
+	JMP          pv_single_16
 
-pv_merge_24:
+pv_merge_16:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_24
+	JMP     pv_block_16
 
-pv_next_24:
+pv_next_16:
 	VZEROUPPER
 	RET
 
 // func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $160-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 136(SP)
+	MOVQ AX, 152(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_3:
@@ -3564,7 +3012,7 @@ tile_3:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 152(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -3573,9 +3021,9 @@ tile_3:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 128(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 136(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_3:
@@ -3583,7 +3031,7 @@ scores_3:
 	INCQ    AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_9
+	JGE     scores_done_7
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -3636,7 +3084,7 @@ scores2_by8_1:
 	SUBQ    CX, DX
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
-	MOVQ    136(SP), SI
+	MOVQ    152(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
@@ -3675,14 +3123,14 @@ scores2_chunk2_1:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_1
-	PREFETCHT0  (DI)
-	PREFETCHT0  64(DI)
-	PREFETCHT0  128(DI)
-	PREFETCHT0  192(DI)
+	JAE         pf_skip_19
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_1:
+pf_skip_19:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX), Z20
@@ -3711,14 +3159,14 @@ pf_skip_1:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_2
-	PREFETCHT0  (DI)
-	PREFETCHT0  64(DI)
-	PREFETCHT0  128(DI)
-	PREFETCHT0  192(DI)
+	JAE         pf_skip_20
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_2:
+pf_skip_20:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 96(SP)
@@ -3755,14 +3203,14 @@ scores2_odd_1:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), CX
 	CMPQ        CX, 112(SP)
-	JAE         pf_skip_3
-	PREFETCHT0  (CX)
-	PREFETCHT0  64(CX)
-	PREFETCHT0  128(CX)
-	PREFETCHT0  192(CX)
+	JAE         pf_skip_21
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_3:
+pf_skip_21:
 scores2_reduce_1:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -3844,7 +3292,7 @@ scores2_by1_1:
 	SUBQ    AX, CX
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
-	MOVQ    136(SP), BX
+	MOVQ    152(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -3912,12 +3360,12 @@ scores2_done_1:
 	ADDQ          $0x00000002, 32(SP)
 	JMP           scores_3
 
-scores_done_9:
+scores_done_7:
 scores_4:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_10
+	JGE     scores_done_8
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -3932,18 +3380,15 @@ scores_4:
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     scores_other_3
-	CMPQ    SI, 136(SP)
-	JNE     scores_other_3
-	MOVQ    8(SP), DI
+	JNE     scores_other_1
 	MOVQ    DX, DX
-	LEAQ    (SI)(SI*2), R8
+	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
-scores_by8_7:
+scores_by8_5:
 	CMPQ        BX, $0x08
-	JL          scores_by1_7
+	JL          scores_by1_5
 	VMOVUPS     expconst<>+1344(SB), Z0
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -3952,14 +3397,14 @@ scores_by8_7:
 	VMOVUPS     expconst<>+1344(SB), Z7
 	VMOVUPS     expconst<>+1344(SB), Z8
 	VMOVUPS     expconst<>+1344(SB), Z9
-	MOVQ        DX, R9
-	LEAQ        (DX)(SI*4), R10
-	MOVQ        CX, R11
-	SUBQ        DX, R11
-	MOVQ        136(SP), R12
-	ANDQ        $0xffffff80, R12
-	ADDQ        DX, R12
-	CMPQ        136(SP), $0x00000200
+	MOVQ        DX, R8
+	LEAQ        (DX)(SI*4), R9
+	MOVQ        CX, R10
+	SUBQ        DX, R10
+	MOVQ        152(SP), R11
+	ANDQ        $0xffffff80, R11
+	ADDQ        DX, R11
+	CMPQ        152(SP), $0x00000200
 	JNE         scores_seq_no_1
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -3969,167 +3414,172 @@ scores_by8_7:
 	VMOVUPS     320(CX), Z15
 	VMOVUPS     384(CX), Z16
 	VMOVUPS     448(CX), Z17
-	VFMADD231PS (R9), Z10, Z0
-	VFMADD231PS 64(R9), Z11, Z0
-	VFMADD231PS 128(R9), Z12, Z0
-	VFMADD231PS 192(R9), Z13, Z0
-	VFMADD231PS 256(R9), Z14, Z0
-	VFMADD231PS 320(R9), Z15, Z0
-	VFMADD231PS 384(R9), Z16, Z0
-	VFMADD231PS 448(R9), Z17, Z0
-	VFMADD231PS (R9)(SI*1), Z10, Z3
-	VFMADD231PS 64(R9)(SI*1), Z11, Z3
-	VFMADD231PS 128(R9)(SI*1), Z12, Z3
-	VFMADD231PS 192(R9)(SI*1), Z13, Z3
-	VFMADD231PS 256(R9)(SI*1), Z14, Z3
-	VFMADD231PS 320(R9)(SI*1), Z15, Z3
-	VFMADD231PS 384(R9)(SI*1), Z16, Z3
-	VFMADD231PS 448(R9)(SI*1), Z17, Z3
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(SI*2), Z11, Z4
-	VFMADD231PS 128(R9)(SI*2), Z12, Z4
-	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	VFMADD231PS 256(R9)(SI*2), Z14, Z4
-	VFMADD231PS 320(R9)(SI*2), Z15, Z4
-	VFMADD231PS 384(R9)(SI*2), Z16, Z4
-	VFMADD231PS 448(R9)(SI*2), Z17, Z4
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS 64(R9)(R8*1), Z11, Z5
-	VFMADD231PS 128(R9)(R8*1), Z12, Z5
-	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	VFMADD231PS 256(R9)(R8*1), Z14, Z5
-	VFMADD231PS 320(R9)(R8*1), Z15, Z5
-	VFMADD231PS 384(R9)(R8*1), Z16, Z5
-	VFMADD231PS 448(R9)(R8*1), Z17, Z5
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS 64(R10), Z11, Z6
-	VFMADD231PS 128(R10), Z12, Z6
-	VFMADD231PS 192(R10), Z13, Z6
-	VFMADD231PS 256(R10), Z14, Z6
-	VFMADD231PS 320(R10), Z15, Z6
-	VFMADD231PS 384(R10), Z16, Z6
-	VFMADD231PS 448(R10), Z17, Z6
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS 64(R10)(SI*1), Z11, Z7
-	VFMADD231PS 128(R10)(SI*1), Z12, Z7
-	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	VFMADD231PS 256(R10)(SI*1), Z14, Z7
-	VFMADD231PS 320(R10)(SI*1), Z15, Z7
-	VFMADD231PS 384(R10)(SI*1), Z16, Z7
-	VFMADD231PS 448(R10)(SI*1), Z17, Z7
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(SI*2), Z11, Z8
-	VFMADD231PS 128(R10)(SI*2), Z12, Z8
-	VFMADD231PS 192(R10)(SI*2), Z13, Z8
-	VFMADD231PS 256(R10)(SI*2), Z14, Z8
-	VFMADD231PS 320(R10)(SI*2), Z15, Z8
-	VFMADD231PS 384(R10)(SI*2), Z16, Z8
-	VFMADD231PS 448(R10)(SI*2), Z17, Z8
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VFMADD231PS 64(R10)(R8*1), Z11, Z9
-	VFMADD231PS 128(R10)(R8*1), Z12, Z9
-	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	VFMADD231PS 256(R10)(R8*1), Z14, Z9
-	VFMADD231PS 320(R10)(R8*1), Z15, Z9
-	VFMADD231PS 384(R10)(R8*1), Z16, Z9
-	VFMADD231PS 448(R10)(R8*1), Z17, Z9
-	JMP         scores_reduce_7
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS 64(R8), Z11, Z0
+	VFMADD231PS 128(R8), Z12, Z0
+	VFMADD231PS 192(R8), Z13, Z0
+	VFMADD231PS 256(R8), Z14, Z0
+	VFMADD231PS 320(R8), Z15, Z0
+	VFMADD231PS 384(R8), Z16, Z0
+	VFMADD231PS 448(R8), Z17, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS 64(R8)(SI*1), Z11, Z3
+	VFMADD231PS 128(R8)(SI*1), Z12, Z3
+	VFMADD231PS 192(R8)(SI*1), Z13, Z3
+	VFMADD231PS 256(R8)(SI*1), Z14, Z3
+	VFMADD231PS 320(R8)(SI*1), Z15, Z3
+	VFMADD231PS 384(R8)(SI*1), Z16, Z3
+	VFMADD231PS 448(R8)(SI*1), Z17, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS 64(R8)(SI*2), Z11, Z4
+	VFMADD231PS 128(R8)(SI*2), Z12, Z4
+	VFMADD231PS 192(R8)(SI*2), Z13, Z4
+	VFMADD231PS 256(R8)(SI*2), Z14, Z4
+	VFMADD231PS 320(R8)(SI*2), Z15, Z4
+	VFMADD231PS 384(R8)(SI*2), Z16, Z4
+	VFMADD231PS 448(R8)(SI*2), Z17, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R8)(DI*1), Z11, Z5
+	VFMADD231PS 128(R8)(DI*1), Z12, Z5
+	VFMADD231PS 192(R8)(DI*1), Z13, Z5
+	VFMADD231PS 256(R8)(DI*1), Z14, Z5
+	VFMADD231PS 320(R8)(DI*1), Z15, Z5
+	VFMADD231PS 384(R8)(DI*1), Z16, Z5
+	VFMADD231PS 448(R8)(DI*1), Z17, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS 64(R9), Z11, Z6
+	VFMADD231PS 128(R9), Z12, Z6
+	VFMADD231PS 192(R9), Z13, Z6
+	VFMADD231PS 256(R9), Z14, Z6
+	VFMADD231PS 320(R9), Z15, Z6
+	VFMADD231PS 384(R9), Z16, Z6
+	VFMADD231PS 448(R9), Z17, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS 64(R9)(SI*1), Z11, Z7
+	VFMADD231PS 128(R9)(SI*1), Z12, Z7
+	VFMADD231PS 192(R9)(SI*1), Z13, Z7
+	VFMADD231PS 256(R9)(SI*1), Z14, Z7
+	VFMADD231PS 320(R9)(SI*1), Z15, Z7
+	VFMADD231PS 384(R9)(SI*1), Z16, Z7
+	VFMADD231PS 448(R9)(SI*1), Z17, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS 64(R9)(SI*2), Z11, Z8
+	VFMADD231PS 128(R9)(SI*2), Z12, Z8
+	VFMADD231PS 192(R9)(SI*2), Z13, Z8
+	VFMADD231PS 256(R9)(SI*2), Z14, Z8
+	VFMADD231PS 320(R9)(SI*2), Z15, Z8
+	VFMADD231PS 384(R9)(SI*2), Z16, Z8
+	VFMADD231PS 448(R9)(SI*2), Z17, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	VFMADD231PS 64(R9)(DI*1), Z11, Z9
+	VFMADD231PS 128(R9)(DI*1), Z12, Z9
+	VFMADD231PS 192(R9)(DI*1), Z13, Z9
+	VFMADD231PS 256(R9)(DI*1), Z14, Z9
+	VFMADD231PS 320(R9)(DI*1), Z15, Z9
+	VFMADD231PS 384(R9)(DI*1), Z16, Z9
+	VFMADD231PS 448(R9)(DI*1), Z17, Z9
+	JMP         scores_reduce_5
 
 scores_seq_no_1:
-	CMPQ        136(SP), $0x00000100
+	CMPQ        152(SP), $0x00000100
 	JNE         scores_seq_no_2
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
 	VMOVUPS     128(CX), Z12
 	VMOVUPS     192(CX), Z13
-	VFMADD231PS (R9), Z10, Z0
-	VFMADD231PS 64(R9), Z11, Z0
-	VFMADD231PS 128(R9), Z12, Z0
-	VFMADD231PS 192(R9), Z13, Z0
-	VFMADD231PS (R9)(SI*1), Z10, Z3
-	VFMADD231PS 64(R9)(SI*1), Z11, Z3
-	VFMADD231PS 128(R9)(SI*1), Z12, Z3
-	VFMADD231PS 192(R9)(SI*1), Z13, Z3
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(SI*2), Z11, Z4
-	VFMADD231PS 128(R9)(SI*2), Z12, Z4
-	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS 64(R9)(R8*1), Z11, Z5
-	VFMADD231PS 128(R9)(R8*1), Z12, Z5
-	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS 64(R10), Z11, Z6
-	VFMADD231PS 128(R10), Z12, Z6
-	VFMADD231PS 192(R10), Z13, Z6
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS 64(R10)(SI*1), Z11, Z7
-	VFMADD231PS 128(R10)(SI*1), Z12, Z7
-	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(SI*2), Z11, Z8
-	VFMADD231PS 128(R10)(SI*2), Z12, Z8
-	VFMADD231PS 192(R10)(SI*2), Z13, Z8
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VFMADD231PS 64(R10)(R8*1), Z11, Z9
-	VFMADD231PS 128(R10)(R8*1), Z12, Z9
-	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	JMP         scores_reduce_7
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS 64(R8), Z11, Z0
+	VFMADD231PS 128(R8), Z12, Z0
+	VFMADD231PS 192(R8), Z13, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS 64(R8)(SI*1), Z11, Z3
+	VFMADD231PS 128(R8)(SI*1), Z12, Z3
+	VFMADD231PS 192(R8)(SI*1), Z13, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS 64(R8)(SI*2), Z11, Z4
+	VFMADD231PS 128(R8)(SI*2), Z12, Z4
+	VFMADD231PS 192(R8)(SI*2), Z13, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R8)(DI*1), Z11, Z5
+	VFMADD231PS 128(R8)(DI*1), Z12, Z5
+	VFMADD231PS 192(R8)(DI*1), Z13, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS 64(R9), Z11, Z6
+	VFMADD231PS 128(R9), Z12, Z6
+	VFMADD231PS 192(R9), Z13, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS 64(R9)(SI*1), Z11, Z7
+	VFMADD231PS 128(R9)(SI*1), Z12, Z7
+	VFMADD231PS 192(R9)(SI*1), Z13, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS 64(R9)(SI*2), Z11, Z8
+	VFMADD231PS 128(R9)(SI*2), Z12, Z8
+	VFMADD231PS 192(R9)(SI*2), Z13, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	VFMADD231PS 64(R9)(DI*1), Z11, Z9
+	VFMADD231PS 128(R9)(DI*1), Z12, Z9
+	VFMADD231PS 192(R9)(DI*1), Z13, Z9
+	JMP         scores_reduce_5
 
 scores_seq_no_2:
-	CMPQ R9, R12
-	JAE  scores_odd_13
+	CMPQ R8, R11
+	JAE  scores_odd_9
 
-scores_pairs_13:
-	VMOVUPS     (R9)(R11*1), Z10
-	VFMADD231PS (R9), Z10, Z0
-	VFMADD231PS (R9)(SI*1), Z10, Z3
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VMOVUPS     64(R9)(R11*1), Z10
-	VFMADD231PS 64(R9), Z10, Z0
-	VFMADD231PS 64(R9)(SI*1), Z10, Z3
-	PREFETCHT0  (DI)
-	PREFETCHT0  64(DI)
-	VFMADD231PS 64(R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(R8*1), Z10, Z5
-	PREFETCHT0  128(DI)
-	PREFETCHT0  192(DI)
-	VFMADD231PS 64(R10), Z10, Z6
-	VFMADD231PS 64(R10)(SI*1), Z10, Z7
-	PREFETCHT0  256(DI)
-	PREFETCHT0  320(DI)
-	VFMADD231PS 64(R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(R8*1), Z10, Z9
-	PREFETCHT0  384(DI)
-	PREFETCHT0  448(DI)
-	ADDQ        $0x00000200, DI
+scores_pairs_9:
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	MOVQ        104(SP), R12
+	CMPQ        R12, 112(SP)
+	JAE         pf_skip_22
+	PREFETCHT1  (R12)
+	PREFETCHT1  64(R12)
+	PREFETCHT1  128(R12)
+	PREFETCHT1  192(R12)
+	PREFETCHT1  256(R12)
+	PREFETCHT1  320(R12)
+	PREFETCHT1  384(R12)
+	PREFETCHT1  448(R12)
+	ADDQ        $0x00000200, 104(SP)
+
+pf_skip_22:
+	VMOVUPS     64(R8)(R10*1), Z10
+	VFMADD231PS 64(R8), Z10, Z0
+	VFMADD231PS 64(R8)(SI*1), Z10, Z3
+	VFMADD231PS 64(R8)(SI*2), Z10, Z4
+	VFMADD231PS 64(R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R9), Z10, Z6
+	VFMADD231PS 64(R9)(SI*1), Z10, Z7
+	VFMADD231PS 64(R9)(SI*2), Z10, Z8
+	VFMADD231PS 64(R9)(DI*1), Z10, Z9
+	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
-	ADDQ        $0x00000080, R10
-	CMPQ        R9, R12
-	JB          scores_pairs_13
+	CMPQ        R8, R11
+	JB          scores_pairs_9
 
-scores_odd_13:
-	MOVQ        136(SP), R12
-	ADDQ        DX, R12
-	CMPQ        R9, R12
-	JAE         scores_half_13
-	VMOVUPS     (R9)(R11*1), Z10
-	VFMADD231PS (R9), Z10, Z0
-	VFMADD231PS (R9)(SI*1), Z10, Z3
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS (R10)(R8*1), Z10, Z9
+scores_odd_9:
+	MOVQ        152(SP), R11
+	ADDQ        DX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_9
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
 
-scores_half_13:
-scores_reduce_7:
+scores_half_9:
+scores_reduce_5:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z10, Z10
@@ -4163,24 +3613,24 @@ scores_reduce_7:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_7
+	JMP          scores_by8_5
 
-scores_by1_7:
+scores_by1_5:
 	TESTQ   BX, BX
-	JZ      scores_done_11
+	JZ      scores_done_9
 	VMOVUPS expconst<>+1344(SB), Z0
-	MOVQ    DX, R9
-	MOVQ    136(SP), R12
-	ADDQ    DX, R12
-	MOVQ    CX, R11
-	SUBQ    DX, R11
+	MOVQ    DX, R8
+	MOVQ    152(SP), R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+	SUBQ    DX, R10
 
-scores_chunk1_7:
-	VMOVUPS       (R9)(R11*1), Z3
-	VFMADD231PS   (R9), Z3, Z0
-	ADDQ          $0x00000040, R9
-	CMPQ          R9, R12
-	JB            scores_chunk1_7
+scores_chunk1_5:
+	VMOVUPS       (R8)(R10*1), Z3
+	VFMADD231PS   (R8), Z3, Z0
+	ADDQ          $0x00000040, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_5
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
 	VEXTRACTF32X4 $0x01, Y3, X0
@@ -4195,9 +3645,9 @@ scores_chunk1_7:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_7
+	JMP           scores_by1_5
 
-scores_done_11:
+scores_done_9:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -4211,17 +3661,17 @@ scores_done_11:
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
-	JMP           scores_first_done_3
+	JMP           scores_first_done_1
 
-scores_other_3:
+scores_other_1:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
-scores_by8_8:
+scores_by8_6:
 	CMPQ        BX, $0x08
-	JL          scores_by1_8
+	JL          scores_by1_6
 	VMOVUPS     expconst<>+1344(SB), Z0
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -4234,10 +3684,10 @@ scores_by8_8:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        136(SP), R11
+	MOVQ        152(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        136(SP), $0x00000200
+	CMPQ        152(SP), $0x00000200
 	JNE         scores_seq_no_3
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -4311,10 +3761,10 @@ scores_by8_8:
 	VFMADD231PS 320(R9)(DI*1), Z15, Z9
 	VFMADD231PS 384(R9)(DI*1), Z16, Z9
 	VFMADD231PS 448(R9)(DI*1), Z17, Z9
-	JMP         scores_reduce_8
+	JMP         scores_reduce_6
 
 scores_seq_no_3:
-	CMPQ        136(SP), $0x00000100
+	CMPQ        152(SP), $0x00000100
 	JNE         scores_seq_no_4
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -4352,13 +3802,13 @@ scores_seq_no_3:
 	VFMADD231PS 64(R9)(DI*1), Z11, Z9
 	VFMADD231PS 128(R9)(DI*1), Z12, Z9
 	VFMADD231PS 192(R9)(DI*1), Z13, Z9
-	JMP         scores_reduce_8
+	JMP         scores_reduce_6
 
 scores_seq_no_4:
 	CMPQ R8, R11
-	JAE  scores_odd_14
+	JAE  scores_odd_10
 
-scores_pairs_14:
+scores_pairs_10:
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -4380,13 +3830,13 @@ scores_pairs_14:
 	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_14
+	JB          scores_pairs_10
 
-scores_odd_14:
-	MOVQ        136(SP), R11
+scores_odd_10:
+	MOVQ        152(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_14
+	JAE         scores_half_10
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -4397,8 +3847,8 @@ scores_odd_14:
 	VFMADD231PS (R9)(SI*2), Z10, Z8
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 
-scores_half_14:
-scores_reduce_8:
+scores_half_10:
+scores_reduce_6:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z10, Z10
@@ -4432,24 +3882,24 @@ scores_reduce_8:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_8
+	JMP          scores_by8_6
 
-scores_by1_8:
+scores_by1_6:
 	TESTQ   BX, BX
-	JZ      scores_done_12
+	JZ      scores_done_10
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    152(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
 
-scores_chunk1_8:
+scores_chunk1_6:
 	VMOVUPS       (R8)(R10*1), Z3
 	VFMADD231PS   (R8), Z3, Z0
 	ADDQ          $0x00000040, R8
 	CMPQ          R8, R11
-	JB            scores_chunk1_8
+	JB            scores_chunk1_6
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
 	VEXTRACTF32X4 $0x01, Y3, X0
@@ -4464,9 +3914,9 @@ scores_chunk1_8:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_8
+	JMP           scores_by1_6
 
-scores_done_12:
+scores_done_10:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -4481,11 +3931,11 @@ scores_done_12:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 
-scores_first_done_3:
+scores_first_done_1:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_4
 
-scores_done_10:
+scores_done_8:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_3:
@@ -4735,16 +4185,16 @@ pv2_single_1:
 	VFMADD231PS  320(SI), Z18, Z15
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_4
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_23
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_4:
+pf_skip_23:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -4833,16 +4283,16 @@ pv2_pair_2:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_5
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_24
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_5:
+pf_skip_24:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -4930,16 +4380,16 @@ pv2_pair_3:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_6
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_25
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_6:
+pf_skip_25:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -5005,16 +4455,16 @@ pv2_pair_4:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_7
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_26
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_7:
+pf_skip_26:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -5067,7 +4517,7 @@ pv_4:
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
 	CMPQ  32(SP), $0x00000000
-	JNE   other_head_3
+	JNE   other_head_1
 	MOVQ  tk+56(FP), R8
 	IMULQ DI, R8
 	ADDQ  k+24(FP), R8
@@ -5075,11 +4525,11 @@ pv_4:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_25:
+pv_block_17:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_25
+	JL      pv_next_17
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -5100,52 +4550,52 @@ pv_block_25:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_25
+	JL      pv_single_17
 
-pv_pair_25:
+pv_pair_17:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VFMADD231PS  (R12), Z18, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VFMADD231PS  64(R12), Z18, Z4
-	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
 	VFMADD231PS  128(R12), Z18, Z6
-	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT1   128(R12)(R8*1)
 	VFMADD231PS  192(R12), Z18, Z8
-	PREFETCHT0   192(R12)(R8*1)
+	PREFETCHT1   192(R12)(R8*1)
 	VFMADD231PS  256(R12), Z18, Z10
-	PREFETCHT0   256(R12)(R8*1)
+	PREFETCHT1   256(R12)(R8*1)
 	VFMADD231PS  320(R12), Z18, Z12
-	PREFETCHT0   320(R12)(R8*1)
+	PREFETCHT1   320(R12)(R8*1)
 	VFMADD231PS  384(R12), Z18, Z14
-	PREFETCHT0   384(R12)(R8*1)
+	PREFETCHT1   384(R12)(R8*1)
 	VFMADD231PS  448(R12), Z18, Z16
-	PREFETCHT0   448(R12)(R8*1)
+	PREFETCHT1   448(R12)(R8*1)
 	VFMADD231PS  (R12)(DI*1), Z19, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	VFMADD231PS  64(R12)(DI*1), Z19, Z5
-	PREFETCHT0   64(R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
 	VFMADD231PS  128(R12)(DI*1), Z19, Z7
-	PREFETCHT0   128(R12)(R9*1)
+	PREFETCHT1   128(R12)(R9*1)
 	VFMADD231PS  192(R12)(DI*1), Z19, Z9
-	PREFETCHT0   192(R12)(R9*1)
+	PREFETCHT1   192(R12)(R9*1)
 	VFMADD231PS  256(R12)(DI*1), Z19, Z11
-	PREFETCHT0   256(R12)(R9*1)
+	PREFETCHT1   256(R12)(R9*1)
 	VFMADD231PS  320(R12)(DI*1), Z19, Z13
-	PREFETCHT0   320(R12)(R9*1)
+	PREFETCHT1   320(R12)(R9*1)
 	VFMADD231PS  384(R12)(DI*1), Z19, Z15
-	PREFETCHT0   384(R12)(R9*1)
+	PREFETCHT1   384(R12)(R9*1)
 	VFMADD231PS  448(R12)(DI*1), Z19, Z17
-	PREFETCHT0   448(R12)(R9*1)
+	PREFETCHT1   448(R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_25
+	JGE          pv_pair_17
 
-pv_single_25:
+pv_single_17:
 	TESTQ        R13, R13
-	JZ           pv_merge_25
+	JZ           pv_merge_17
 	VBROADCASTSS (R11), Z18
 	VFMADD231PS  (R12), Z18, Z0
 	VFMADD231PS  64(R12), Z18, Z4
@@ -5158,9 +4608,9 @@ pv_single_25:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_25
+	JMP          pv_single_17
 
-pv_merge_25:
+pv_merge_17:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -5178,14 +4628,14 @@ pv_merge_25:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_25
+	JMP     pv_block_17
 
-pv_next_25:
-pv_block_26:
+pv_next_17:
+pv_block_18:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_26
+	JL      pv_next_18
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -5198,36 +4648,36 @@ pv_block_26:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_26
+	JL      pv_single_18
 
-pv_pair_26:
+pv_pair_18:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VFMADD231PS  (R12), Z10, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VFMADD231PS  64(R12), Z10, Z4
-	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
 	VFMADD231PS  128(R12), Z10, Z6
-	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT1   128(R12)(R8*1)
 	VFMADD231PS  192(R12), Z10, Z8
-	PREFETCHT0   192(R12)(R8*1)
+	PREFETCHT1   192(R12)(R8*1)
 	VFMADD231PS  (R12)(DI*1), Z11, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	VFMADD231PS  64(R12)(DI*1), Z11, Z5
-	PREFETCHT0   64(R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
 	VFMADD231PS  128(R12)(DI*1), Z11, Z7
-	PREFETCHT0   128(R12)(R9*1)
+	PREFETCHT1   128(R12)(R9*1)
 	VFMADD231PS  192(R12)(DI*1), Z11, Z9
-	PREFETCHT0   192(R12)(R9*1)
+	PREFETCHT1   192(R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_26
+	JGE          pv_pair_18
 
-pv_single_26:
+pv_single_18:
 	TESTQ        R13, R13
-	JZ           pv_merge_26
+	JZ           pv_merge_18
 	VBROADCASTSS (R11), Z10
 	VFMADD231PS  (R12), Z10, Z0
 	VFMADD231PS  64(R12), Z10, Z4
@@ -5236,9 +4686,9 @@ pv_single_26:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_26
+	JMP          pv_single_18
 
-pv_merge_26:
+pv_merge_18:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -5248,14 +4698,14 @@ pv_merge_26:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_26
+	JMP     pv_block_18
 
-pv_next_26:
-pv_block_27:
+pv_next_18:
+pv_block_19:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_27
+	JL      pv_next_19
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -5264,98 +4714,98 @@ pv_block_27:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_27
+	JL      pv_single_19
 
-pv_pair_27:
+pv_pair_19:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VFMADD231PS  (R12), Z6, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VFMADD231PS  64(R12), Z6, Z4
-	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
 	VFMADD231PS  (R12)(DI*1), Z7, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	VFMADD231PS  64(R12)(DI*1), Z7, Z5
-	PREFETCHT0   64(R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_27
+	JGE          pv_pair_19
 
-pv_single_27:
+pv_single_19:
 	TESTQ        R13, R13
-	JZ           pv_merge_27
+	JZ           pv_merge_19
 	VBROADCASTSS (R11), Z6
 	VFMADD231PS  (R12), Z6, Z0
 	VFMADD231PS  64(R12), Z6, Z4
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_27
+	JMP          pv_single_19
 
-pv_merge_27:
+pv_merge_19:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_27
+	JMP     pv_block_19
 
-pv_next_27:
-pv_block_28:
+pv_next_19:
+pv_block_20:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_28
+	JL      pv_next_20
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_28
+	JL      pv_single_20
 
-pv_pair_28:
+pv_pair_20:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VFMADD231PS  (R12), Z4, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VFMADD231PS  (R12)(DI*1), Z5, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_28
+	JGE          pv_pair_20
 
-pv_single_28:
+pv_single_20:
 	TESTQ        R13, R13
-	JZ           pv_merge_28
+	JZ           pv_merge_20
 	VBROADCASTSS (R11), Z4
 	VFMADD231PS  (R12), Z4, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_28
+	JMP          pv_single_20
 
-pv_merge_28:
+pv_merge_20:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_28
+	JMP     pv_block_20
 
-pv_next_28:
-	JMP first_done_3
+pv_next_20:
+	JMP first_done_1
 
-other_head_3:
+other_head_1:
 	XORQ R8, R8
 
-pv_block_29:
+pv_block_21:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_29
+	JL      pv_next_21
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -5376,9 +4826,9 @@ pv_block_29:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_29
+	JL      pv_single_21
 
-pv_pair_29:
+pv_pair_21:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VFMADD231PS  (R10), Z18, Z0
@@ -5401,11 +4851,11 @@ pv_pair_29:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_29
+	JGE          pv_pair_21
 
-pv_single_29:
+pv_single_21:
 	TESTQ        R11, R11
-	JZ           pv_merge_29
+	JZ           pv_merge_21
 	VBROADCASTSS (R9), Z18
 	VFMADD231PS  (R10), Z18, Z0
 	VFMADD231PS  64(R10), Z18, Z4
@@ -5418,9 +4868,9 @@ pv_single_29:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_29
+	JMP          pv_single_21
 
-pv_merge_29:
+pv_merge_21:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -5438,14 +4888,14 @@ pv_merge_29:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_29
+	JMP     pv_block_21
 
-pv_next_29:
-pv_block_30:
+pv_next_21:
+pv_block_22:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_30
+	JL      pv_next_22
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -5458,9 +4908,9 @@ pv_block_30:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_30
+	JL      pv_single_22
 
-pv_pair_30:
+pv_pair_22:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VFMADD231PS  (R10), Z10, Z0
@@ -5475,11 +4925,11 @@ pv_pair_30:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_30
+	JGE          pv_pair_22
 
-pv_single_30:
+pv_single_22:
 	TESTQ        R11, R11
-	JZ           pv_merge_30
+	JZ           pv_merge_22
 	VBROADCASTSS (R9), Z10
 	VFMADD231PS  (R10), Z10, Z0
 	VFMADD231PS  64(R10), Z10, Z4
@@ -5488,9 +4938,9 @@ pv_single_30:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_30
+	JMP          pv_single_22
 
-pv_merge_30:
+pv_merge_22:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -5500,14 +4950,14 @@ pv_merge_30:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_30
+	JMP     pv_block_22
 
-pv_next_30:
-pv_block_31:
+pv_next_22:
+pv_block_23:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_31
+	JL      pv_next_23
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -5516,9 +4966,9 @@ pv_block_31:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_31
+	JL      pv_single_23
 
-pv_pair_31:
+pv_pair_23:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VFMADD231PS  (R10), Z6, Z0
@@ -5529,42 +4979,42 @@ pv_pair_31:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_31
+	JGE          pv_pair_23
 
-pv_single_31:
+pv_single_23:
 	TESTQ        R11, R11
-	JZ           pv_merge_31
+	JZ           pv_merge_23
 	VBROADCASTSS (R9), Z6
 	VFMADD231PS  (R10), Z6, Z0
 	VFMADD231PS  64(R10), Z6, Z4
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_31
+	JMP          pv_single_23
 
-pv_merge_31:
+pv_merge_23:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_31
+	JMP     pv_block_23
 
-pv_next_31:
-pv_block_32:
+pv_next_23:
+pv_block_24:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_32
+	JL      pv_next_24
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_32
+	JL      pv_single_24
 
-pv_pair_32:
+pv_pair_24:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -5573,26 +5023,26 @@ pv_pair_32:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_32
+	JGE          pv_pair_24
 
-pv_single_32:
+pv_single_24:
 	TESTQ        R11, R11
-	JZ           pv_merge_32
+	JZ           pv_merge_24
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_32
+	JMP          pv_single_24
 
-pv_merge_32:
+pv_merge_24:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_32
+	JMP     pv_block_24
 
-pv_next_32:
-first_done_3:
+pv_next_24:
+first_done_1:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_4
 
@@ -5670,9 +5120,9 @@ TEXT ·naiveDecodeExactAVX512(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_9:
+scores_by8_7:
 	CMPQ        R8, $0x08
-	JL          scores_by1_9
+	JL          scores_by1_7
 	VMOVUPS     expconst<>+1344(SB), Z2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -5762,7 +5212,7 @@ scores_by8_9:
 	VFMADD231PS 320(R12)(R10*1), Z15, Z9
 	VFMADD231PS 384(R12)(R10*1), Z16, Z9
 	VFMADD231PS 448(R12)(R10*1), Z17, Z9
-	JMP         scores_reduce_9
+	JMP         scores_reduce_7
 
 scores_seq_no_5:
 	CMPQ        (SP), $0x00000100
@@ -5803,13 +5253,13 @@ scores_seq_no_5:
 	VFMADD231PS 64(R12)(R10*1), Z11, Z9
 	VFMADD231PS 128(R12)(R10*1), Z12, Z9
 	VFMADD231PS 192(R12)(R10*1), Z13, Z9
-	JMP         scores_reduce_9
+	JMP         scores_reduce_7
 
 scores_seq_no_6:
 	CMPQ R11, R14
-	JAE  scores_odd_15
+	JAE  scores_odd_11
 
-scores_pairs_15:
+scores_pairs_11:
 	VMOVUPS     (R11)(R13*1), Z10
 	VFMADD231PS (R11), Z10, Z2
 	VFMADD231PS (R11)(DI*1), Z10, Z3
@@ -5831,13 +5281,13 @@ scores_pairs_15:
 	ADDQ        $0x00000080, R11
 	ADDQ        $0x00000080, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_15
+	JB          scores_pairs_11
 
-scores_odd_15:
+scores_odd_11:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_15
+	JAE         scores_half_11
 	VMOVUPS     (R11)(R13*1), Z10
 	VFMADD231PS (R11), Z10, Z2
 	VFMADD231PS (R11)(DI*1), Z10, Z3
@@ -5848,8 +5298,8 @@ scores_odd_15:
 	VFMADD231PS (R12)(DI*2), Z10, Z8
 	VFMADD231PS (R12)(R10*1), Z10, Z9
 
-scores_half_15:
-scores_reduce_9:
+scores_half_11:
+scores_reduce_7:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -5883,11 +5333,11 @@ scores_reduce_9:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_9
+	JMP          scores_by8_7
 
-scores_by1_9:
+scores_by1_7:
 	TESTQ   R8, R8
-	JZ      scores_done_13
+	JZ      scores_done_11
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -5895,12 +5345,12 @@ scores_by1_9:
 	MOVQ    CX, R13
 	SUBQ    DX, R13
 
-scores_chunk1_9:
+scores_chunk1_7:
 	VMOVUPS       (R11)(R13*1), Z3
 	VFMADD231PS   (R11), Z3, Z2
 	ADDQ          $0x00000040, R11
 	CMPQ          R11, R14
-	JB            scores_chunk1_9
+	JB            scores_chunk1_7
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -5915,9 +5365,9 @@ scores_chunk1_9:
 	ADDQ          $0x04, R9
 	DECQ          R8
 	ADDQ          DI, DX
-	JMP           scores_by1_9
+	JMP           scores_by1_7
 
-scores_done_13:
+scores_done_11:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -6040,11 +5490,11 @@ zero_loop_6:
 	JNZ     zero_loop_6
 	XORQ    R8, R8
 
-pv_block_33:
+pv_block_25:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_33
+	JL      pv_next_25
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -6065,9 +5515,9 @@ pv_block_33:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_33
+	JL      pv_single_25
 
-pv_pair_33:
+pv_pair_25:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VFMADD231PS  (R10), Z16, Z0
@@ -6090,11 +5540,11 @@ pv_pair_33:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_33
+	JGE          pv_pair_25
 
-pv_single_33:
+pv_single_25:
 	TESTQ        R11, R11
-	JZ           pv_merge_33
+	JZ           pv_merge_25
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R10), Z16, Z0
 	VFMADD231PS  64(R10), Z16, Z2
@@ -6107,9 +5557,9 @@ pv_single_33:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_33
+	JMP          pv_single_25
 
-pv_merge_33:
+pv_merge_25:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -6127,14 +5577,14 @@ pv_merge_33:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_33
+	JMP     pv_block_25
 
-pv_next_33:
-pv_block_34:
+pv_next_25:
+pv_block_26:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_34
+	JL      pv_next_26
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -6147,9 +5597,9 @@ pv_block_34:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_34
+	JL      pv_single_26
 
-pv_pair_34:
+pv_pair_26:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VFMADD231PS  (R10), Z8, Z0
@@ -6164,11 +5614,11 @@ pv_pair_34:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_34
+	JGE          pv_pair_26
 
-pv_single_34:
+pv_single_26:
 	TESTQ        R11, R11
-	JZ           pv_merge_34
+	JZ           pv_merge_26
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R10), Z8, Z0
 	VFMADD231PS  64(R10), Z8, Z2
@@ -6177,9 +5627,9 @@ pv_single_34:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_34
+	JMP          pv_single_26
 
-pv_merge_34:
+pv_merge_26:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -6189,14 +5639,14 @@ pv_merge_34:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_34
+	JMP     pv_block_26
 
-pv_next_34:
-pv_block_35:
+pv_next_26:
+pv_block_27:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_35
+	JL      pv_next_27
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -6205,9 +5655,9 @@ pv_block_35:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_35
+	JL      pv_single_27
 
-pv_pair_35:
+pv_pair_27:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -6218,42 +5668,42 @@ pv_pair_35:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_35
+	JGE          pv_pair_27
 
-pv_single_35:
+pv_single_27:
 	TESTQ        R11, R11
-	JZ           pv_merge_35
+	JZ           pv_merge_27
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	VFMADD231PS  64(R10), Z4, Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_35
+	JMP          pv_single_27
 
-pv_merge_35:
+pv_merge_27:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_35
+	JMP     pv_block_27
 
-pv_next_35:
-pv_block_36:
+pv_next_27:
+pv_block_28:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_36
+	JL      pv_next_28
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_36
+	JL      pv_single_28
 
-pv_pair_36:
+pv_pair_28:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VFMADD231PS  (R10), Z2, Z0
@@ -6262,34 +5712,34 @@ pv_pair_36:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_36
+	JGE          pv_pair_28
 
-pv_single_36:
+pv_single_28:
 	TESTQ        R11, R11
-	JZ           pv_merge_36
+	JZ           pv_merge_28
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R10), Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_36
+	JMP          pv_single_28
 
-pv_merge_36:
+pv_merge_28:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_36
+	JMP     pv_block_28
 
-pv_next_36:
+pv_next_28:
 	VZEROUPPER
 	RET
 
 // func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $160-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 136(SP)
+	MOVQ AX, 152(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_4:
@@ -6341,7 +5791,7 @@ tile_4:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 152(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -6350,9 +5800,9 @@ tile_4:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 128(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 136(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_5:
@@ -6360,7 +5810,7 @@ scores_5:
 	INCQ    AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_14
+	JGE     scores_done_12
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -6413,7 +5863,7 @@ scores2_by8_2:
 	SUBQ    CX, DX
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
-	MOVQ    136(SP), SI
+	MOVQ    152(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
@@ -6452,14 +5902,14 @@ scores2_chunk2_2:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_8
-	PREFETCHT0  (DI)
-	PREFETCHT0  64(DI)
-	PREFETCHT0  128(DI)
-	PREFETCHT0  192(DI)
+	JAE         pf_skip_27
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_8:
+pf_skip_27:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX), Z20
@@ -6488,14 +5938,14 @@ pf_skip_8:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_9
-	PREFETCHT0  (DI)
-	PREFETCHT0  64(DI)
-	PREFETCHT0  128(DI)
-	PREFETCHT0  192(DI)
+	JAE         pf_skip_28
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_9:
+pf_skip_28:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 96(SP)
@@ -6532,14 +5982,14 @@ scores2_odd_2:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), CX
 	CMPQ        CX, 112(SP)
-	JAE         pf_skip_10
-	PREFETCHT0  (CX)
-	PREFETCHT0  64(CX)
-	PREFETCHT0  128(CX)
-	PREFETCHT0  192(CX)
+	JAE         pf_skip_29
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_10:
+pf_skip_29:
 scores2_reduce_2:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -6621,7 +6071,7 @@ scores2_by1_2:
 	SUBQ    AX, CX
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
-	MOVQ    136(SP), BX
+	MOVQ    152(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -6689,12 +6139,12 @@ scores2_done_2:
 	ADDQ          $0x00000002, 32(SP)
 	JMP           scores_5
 
-scores_done_14:
+scores_done_12:
 scores_6:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_15
+	JGE     scores_done_13
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -6709,18 +6159,15 @@ scores_6:
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     scores_other_4
-	CMPQ    SI, 136(SP)
-	JNE     scores_other_4
-	MOVQ    8(SP), DI
+	JNE     scores_other_2
 	MOVQ    DX, DX
-	LEAQ    (SI)(SI*2), R8
+	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
-scores_by8_10:
+scores_by8_8:
 	CMPQ        BX, $0x08
-	JL          scores_by1_10
+	JL          scores_by1_8
 	VMOVUPS     expconst<>+1344(SB), Z0
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -6729,14 +6176,14 @@ scores_by8_10:
 	VMOVUPS     expconst<>+1344(SB), Z7
 	VMOVUPS     expconst<>+1344(SB), Z8
 	VMOVUPS     expconst<>+1344(SB), Z9
-	MOVQ        DX, R9
-	LEAQ        (DX)(SI*4), R10
-	MOVQ        CX, R11
-	SUBQ        DX, R11
-	MOVQ        136(SP), R12
-	ANDQ        $0xffffff80, R12
-	ADDQ        DX, R12
-	CMPQ        136(SP), $0x00000200
+	MOVQ        DX, R8
+	LEAQ        (DX)(SI*4), R9
+	MOVQ        CX, R10
+	SUBQ        DX, R10
+	MOVQ        152(SP), R11
+	ANDQ        $0xffffff80, R11
+	ADDQ        DX, R11
+	CMPQ        152(SP), $0x00000200
 	JNE         scores_seq_no_7
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -6746,167 +6193,172 @@ scores_by8_10:
 	VMOVUPS     320(CX), Z15
 	VMOVUPS     384(CX), Z16
 	VMOVUPS     448(CX), Z17
-	VFMADD231PS (R9), Z10, Z0
-	VFMADD231PS 64(R9), Z11, Z0
-	VFMADD231PS 128(R9), Z12, Z0
-	VFMADD231PS 192(R9), Z13, Z0
-	VFMADD231PS 256(R9), Z14, Z0
-	VFMADD231PS 320(R9), Z15, Z0
-	VFMADD231PS 384(R9), Z16, Z0
-	VFMADD231PS 448(R9), Z17, Z0
-	VFMADD231PS (R9)(SI*1), Z10, Z3
-	VFMADD231PS 64(R9)(SI*1), Z11, Z3
-	VFMADD231PS 128(R9)(SI*1), Z12, Z3
-	VFMADD231PS 192(R9)(SI*1), Z13, Z3
-	VFMADD231PS 256(R9)(SI*1), Z14, Z3
-	VFMADD231PS 320(R9)(SI*1), Z15, Z3
-	VFMADD231PS 384(R9)(SI*1), Z16, Z3
-	VFMADD231PS 448(R9)(SI*1), Z17, Z3
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(SI*2), Z11, Z4
-	VFMADD231PS 128(R9)(SI*2), Z12, Z4
-	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	VFMADD231PS 256(R9)(SI*2), Z14, Z4
-	VFMADD231PS 320(R9)(SI*2), Z15, Z4
-	VFMADD231PS 384(R9)(SI*2), Z16, Z4
-	VFMADD231PS 448(R9)(SI*2), Z17, Z4
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS 64(R9)(R8*1), Z11, Z5
-	VFMADD231PS 128(R9)(R8*1), Z12, Z5
-	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	VFMADD231PS 256(R9)(R8*1), Z14, Z5
-	VFMADD231PS 320(R9)(R8*1), Z15, Z5
-	VFMADD231PS 384(R9)(R8*1), Z16, Z5
-	VFMADD231PS 448(R9)(R8*1), Z17, Z5
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS 64(R10), Z11, Z6
-	VFMADD231PS 128(R10), Z12, Z6
-	VFMADD231PS 192(R10), Z13, Z6
-	VFMADD231PS 256(R10), Z14, Z6
-	VFMADD231PS 320(R10), Z15, Z6
-	VFMADD231PS 384(R10), Z16, Z6
-	VFMADD231PS 448(R10), Z17, Z6
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS 64(R10)(SI*1), Z11, Z7
-	VFMADD231PS 128(R10)(SI*1), Z12, Z7
-	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	VFMADD231PS 256(R10)(SI*1), Z14, Z7
-	VFMADD231PS 320(R10)(SI*1), Z15, Z7
-	VFMADD231PS 384(R10)(SI*1), Z16, Z7
-	VFMADD231PS 448(R10)(SI*1), Z17, Z7
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(SI*2), Z11, Z8
-	VFMADD231PS 128(R10)(SI*2), Z12, Z8
-	VFMADD231PS 192(R10)(SI*2), Z13, Z8
-	VFMADD231PS 256(R10)(SI*2), Z14, Z8
-	VFMADD231PS 320(R10)(SI*2), Z15, Z8
-	VFMADD231PS 384(R10)(SI*2), Z16, Z8
-	VFMADD231PS 448(R10)(SI*2), Z17, Z8
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VFMADD231PS 64(R10)(R8*1), Z11, Z9
-	VFMADD231PS 128(R10)(R8*1), Z12, Z9
-	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	VFMADD231PS 256(R10)(R8*1), Z14, Z9
-	VFMADD231PS 320(R10)(R8*1), Z15, Z9
-	VFMADD231PS 384(R10)(R8*1), Z16, Z9
-	VFMADD231PS 448(R10)(R8*1), Z17, Z9
-	JMP         scores_reduce_10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS 64(R8), Z11, Z0
+	VFMADD231PS 128(R8), Z12, Z0
+	VFMADD231PS 192(R8), Z13, Z0
+	VFMADD231PS 256(R8), Z14, Z0
+	VFMADD231PS 320(R8), Z15, Z0
+	VFMADD231PS 384(R8), Z16, Z0
+	VFMADD231PS 448(R8), Z17, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS 64(R8)(SI*1), Z11, Z3
+	VFMADD231PS 128(R8)(SI*1), Z12, Z3
+	VFMADD231PS 192(R8)(SI*1), Z13, Z3
+	VFMADD231PS 256(R8)(SI*1), Z14, Z3
+	VFMADD231PS 320(R8)(SI*1), Z15, Z3
+	VFMADD231PS 384(R8)(SI*1), Z16, Z3
+	VFMADD231PS 448(R8)(SI*1), Z17, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS 64(R8)(SI*2), Z11, Z4
+	VFMADD231PS 128(R8)(SI*2), Z12, Z4
+	VFMADD231PS 192(R8)(SI*2), Z13, Z4
+	VFMADD231PS 256(R8)(SI*2), Z14, Z4
+	VFMADD231PS 320(R8)(SI*2), Z15, Z4
+	VFMADD231PS 384(R8)(SI*2), Z16, Z4
+	VFMADD231PS 448(R8)(SI*2), Z17, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R8)(DI*1), Z11, Z5
+	VFMADD231PS 128(R8)(DI*1), Z12, Z5
+	VFMADD231PS 192(R8)(DI*1), Z13, Z5
+	VFMADD231PS 256(R8)(DI*1), Z14, Z5
+	VFMADD231PS 320(R8)(DI*1), Z15, Z5
+	VFMADD231PS 384(R8)(DI*1), Z16, Z5
+	VFMADD231PS 448(R8)(DI*1), Z17, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS 64(R9), Z11, Z6
+	VFMADD231PS 128(R9), Z12, Z6
+	VFMADD231PS 192(R9), Z13, Z6
+	VFMADD231PS 256(R9), Z14, Z6
+	VFMADD231PS 320(R9), Z15, Z6
+	VFMADD231PS 384(R9), Z16, Z6
+	VFMADD231PS 448(R9), Z17, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS 64(R9)(SI*1), Z11, Z7
+	VFMADD231PS 128(R9)(SI*1), Z12, Z7
+	VFMADD231PS 192(R9)(SI*1), Z13, Z7
+	VFMADD231PS 256(R9)(SI*1), Z14, Z7
+	VFMADD231PS 320(R9)(SI*1), Z15, Z7
+	VFMADD231PS 384(R9)(SI*1), Z16, Z7
+	VFMADD231PS 448(R9)(SI*1), Z17, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS 64(R9)(SI*2), Z11, Z8
+	VFMADD231PS 128(R9)(SI*2), Z12, Z8
+	VFMADD231PS 192(R9)(SI*2), Z13, Z8
+	VFMADD231PS 256(R9)(SI*2), Z14, Z8
+	VFMADD231PS 320(R9)(SI*2), Z15, Z8
+	VFMADD231PS 384(R9)(SI*2), Z16, Z8
+	VFMADD231PS 448(R9)(SI*2), Z17, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	VFMADD231PS 64(R9)(DI*1), Z11, Z9
+	VFMADD231PS 128(R9)(DI*1), Z12, Z9
+	VFMADD231PS 192(R9)(DI*1), Z13, Z9
+	VFMADD231PS 256(R9)(DI*1), Z14, Z9
+	VFMADD231PS 320(R9)(DI*1), Z15, Z9
+	VFMADD231PS 384(R9)(DI*1), Z16, Z9
+	VFMADD231PS 448(R9)(DI*1), Z17, Z9
+	JMP         scores_reduce_8
 
 scores_seq_no_7:
-	CMPQ        136(SP), $0x00000100
+	CMPQ        152(SP), $0x00000100
 	JNE         scores_seq_no_8
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
 	VMOVUPS     128(CX), Z12
 	VMOVUPS     192(CX), Z13
-	VFMADD231PS (R9), Z10, Z0
-	VFMADD231PS 64(R9), Z11, Z0
-	VFMADD231PS 128(R9), Z12, Z0
-	VFMADD231PS 192(R9), Z13, Z0
-	VFMADD231PS (R9)(SI*1), Z10, Z3
-	VFMADD231PS 64(R9)(SI*1), Z11, Z3
-	VFMADD231PS 128(R9)(SI*1), Z12, Z3
-	VFMADD231PS 192(R9)(SI*1), Z13, Z3
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(SI*2), Z11, Z4
-	VFMADD231PS 128(R9)(SI*2), Z12, Z4
-	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS 64(R9)(R8*1), Z11, Z5
-	VFMADD231PS 128(R9)(R8*1), Z12, Z5
-	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS 64(R10), Z11, Z6
-	VFMADD231PS 128(R10), Z12, Z6
-	VFMADD231PS 192(R10), Z13, Z6
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS 64(R10)(SI*1), Z11, Z7
-	VFMADD231PS 128(R10)(SI*1), Z12, Z7
-	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(SI*2), Z11, Z8
-	VFMADD231PS 128(R10)(SI*2), Z12, Z8
-	VFMADD231PS 192(R10)(SI*2), Z13, Z8
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VFMADD231PS 64(R10)(R8*1), Z11, Z9
-	VFMADD231PS 128(R10)(R8*1), Z12, Z9
-	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	JMP         scores_reduce_10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS 64(R8), Z11, Z0
+	VFMADD231PS 128(R8), Z12, Z0
+	VFMADD231PS 192(R8), Z13, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS 64(R8)(SI*1), Z11, Z3
+	VFMADD231PS 128(R8)(SI*1), Z12, Z3
+	VFMADD231PS 192(R8)(SI*1), Z13, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS 64(R8)(SI*2), Z11, Z4
+	VFMADD231PS 128(R8)(SI*2), Z12, Z4
+	VFMADD231PS 192(R8)(SI*2), Z13, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R8)(DI*1), Z11, Z5
+	VFMADD231PS 128(R8)(DI*1), Z12, Z5
+	VFMADD231PS 192(R8)(DI*1), Z13, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS 64(R9), Z11, Z6
+	VFMADD231PS 128(R9), Z12, Z6
+	VFMADD231PS 192(R9), Z13, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS 64(R9)(SI*1), Z11, Z7
+	VFMADD231PS 128(R9)(SI*1), Z12, Z7
+	VFMADD231PS 192(R9)(SI*1), Z13, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS 64(R9)(SI*2), Z11, Z8
+	VFMADD231PS 128(R9)(SI*2), Z12, Z8
+	VFMADD231PS 192(R9)(SI*2), Z13, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	VFMADD231PS 64(R9)(DI*1), Z11, Z9
+	VFMADD231PS 128(R9)(DI*1), Z12, Z9
+	VFMADD231PS 192(R9)(DI*1), Z13, Z9
+	JMP         scores_reduce_8
 
 scores_seq_no_8:
-	CMPQ R9, R12
-	JAE  scores_odd_16
+	CMPQ R8, R11
+	JAE  scores_odd_12
 
-scores_pairs_16:
-	VMOVUPS     (R9)(R11*1), Z10
-	VFMADD231PS (R9), Z10, Z0
-	VFMADD231PS (R9)(SI*1), Z10, Z3
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VMOVUPS     64(R9)(R11*1), Z10
-	VFMADD231PS 64(R9), Z10, Z0
-	VFMADD231PS 64(R9)(SI*1), Z10, Z3
-	PREFETCHT0  (DI)
-	PREFETCHT0  64(DI)
-	VFMADD231PS 64(R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(R8*1), Z10, Z5
-	PREFETCHT0  128(DI)
-	PREFETCHT0  192(DI)
-	VFMADD231PS 64(R10), Z10, Z6
-	VFMADD231PS 64(R10)(SI*1), Z10, Z7
-	PREFETCHT0  256(DI)
-	PREFETCHT0  320(DI)
-	VFMADD231PS 64(R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(R8*1), Z10, Z9
-	PREFETCHT0  384(DI)
-	PREFETCHT0  448(DI)
-	ADDQ        $0x00000200, DI
+scores_pairs_12:
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	MOVQ        104(SP), R12
+	CMPQ        R12, 112(SP)
+	JAE         pf_skip_30
+	PREFETCHT1  (R12)
+	PREFETCHT1  64(R12)
+	PREFETCHT1  128(R12)
+	PREFETCHT1  192(R12)
+	PREFETCHT1  256(R12)
+	PREFETCHT1  320(R12)
+	PREFETCHT1  384(R12)
+	PREFETCHT1  448(R12)
+	ADDQ        $0x00000200, 104(SP)
+
+pf_skip_30:
+	VMOVUPS     64(R8)(R10*1), Z10
+	VFMADD231PS 64(R8), Z10, Z0
+	VFMADD231PS 64(R8)(SI*1), Z10, Z3
+	VFMADD231PS 64(R8)(SI*2), Z10, Z4
+	VFMADD231PS 64(R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R9), Z10, Z6
+	VFMADD231PS 64(R9)(SI*1), Z10, Z7
+	VFMADD231PS 64(R9)(SI*2), Z10, Z8
+	VFMADD231PS 64(R9)(DI*1), Z10, Z9
+	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
-	ADDQ        $0x00000080, R10
-	CMPQ        R9, R12
-	JB          scores_pairs_16
+	CMPQ        R8, R11
+	JB          scores_pairs_12
 
-scores_odd_16:
-	MOVQ        136(SP), R12
-	ADDQ        DX, R12
-	CMPQ        R9, R12
-	JAE         scores_half_16
-	VMOVUPS     (R9)(R11*1), Z10
-	VFMADD231PS (R9), Z10, Z0
-	VFMADD231PS (R9)(SI*1), Z10, Z3
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS (R10)(R8*1), Z10, Z9
+scores_odd_12:
+	MOVQ        152(SP), R11
+	ADDQ        DX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_12
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
 
-scores_half_16:
-scores_reduce_10:
+scores_half_12:
+scores_reduce_8:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z10, Z10
@@ -6940,24 +6392,24 @@ scores_reduce_10:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_10
+	JMP          scores_by8_8
 
-scores_by1_10:
+scores_by1_8:
 	TESTQ   BX, BX
-	JZ      scores_done_16
+	JZ      scores_done_14
 	VMOVUPS expconst<>+1344(SB), Z0
-	MOVQ    DX, R9
-	MOVQ    136(SP), R12
-	ADDQ    DX, R12
-	MOVQ    CX, R11
-	SUBQ    DX, R11
+	MOVQ    DX, R8
+	MOVQ    152(SP), R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+	SUBQ    DX, R10
 
-scores_chunk1_10:
-	VMOVUPS       (R9)(R11*1), Z3
-	VFMADD231PS   (R9), Z3, Z0
-	ADDQ          $0x00000040, R9
-	CMPQ          R9, R12
-	JB            scores_chunk1_10
+scores_chunk1_8:
+	VMOVUPS       (R8)(R10*1), Z3
+	VFMADD231PS   (R8), Z3, Z0
+	ADDQ          $0x00000040, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_8
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
 	VEXTRACTF32X4 $0x01, Y3, X0
@@ -6972,9 +6424,9 @@ scores_chunk1_10:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_10
+	JMP           scores_by1_8
 
-scores_done_16:
+scores_done_14:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -6988,17 +6440,17 @@ scores_done_16:
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
-	JMP           scores_first_done_4
+	JMP           scores_first_done_2
 
-scores_other_4:
+scores_other_2:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
-scores_by8_11:
+scores_by8_9:
 	CMPQ        BX, $0x08
-	JL          scores_by1_11
+	JL          scores_by1_9
 	VMOVUPS     expconst<>+1344(SB), Z0
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -7011,10 +6463,10 @@ scores_by8_11:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        136(SP), R11
+	MOVQ        152(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        136(SP), $0x00000200
+	CMPQ        152(SP), $0x00000200
 	JNE         scores_seq_no_9
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -7088,10 +6540,10 @@ scores_by8_11:
 	VFMADD231PS 320(R9)(DI*1), Z15, Z9
 	VFMADD231PS 384(R9)(DI*1), Z16, Z9
 	VFMADD231PS 448(R9)(DI*1), Z17, Z9
-	JMP         scores_reduce_11
+	JMP         scores_reduce_9
 
 scores_seq_no_9:
-	CMPQ        136(SP), $0x00000100
+	CMPQ        152(SP), $0x00000100
 	JNE         scores_seq_no_10
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -7129,13 +6581,13 @@ scores_seq_no_9:
 	VFMADD231PS 64(R9)(DI*1), Z11, Z9
 	VFMADD231PS 128(R9)(DI*1), Z12, Z9
 	VFMADD231PS 192(R9)(DI*1), Z13, Z9
-	JMP         scores_reduce_11
+	JMP         scores_reduce_9
 
 scores_seq_no_10:
 	CMPQ R8, R11
-	JAE  scores_odd_17
+	JAE  scores_odd_13
 
-scores_pairs_17:
+scores_pairs_13:
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -7157,13 +6609,13 @@ scores_pairs_17:
 	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_17
+	JB          scores_pairs_13
 
-scores_odd_17:
-	MOVQ        136(SP), R11
+scores_odd_13:
+	MOVQ        152(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_17
+	JAE         scores_half_13
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z0
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -7174,8 +6626,8 @@ scores_odd_17:
 	VFMADD231PS (R9)(SI*2), Z10, Z8
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 
-scores_half_17:
-scores_reduce_11:
+scores_half_13:
+scores_reduce_9:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z10, Z10
@@ -7209,24 +6661,24 @@ scores_reduce_11:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_11
+	JMP          scores_by8_9
 
-scores_by1_11:
+scores_by1_9:
 	TESTQ   BX, BX
-	JZ      scores_done_17
+	JZ      scores_done_15
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    152(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
 
-scores_chunk1_11:
+scores_chunk1_9:
 	VMOVUPS       (R8)(R10*1), Z3
 	VFMADD231PS   (R8), Z3, Z0
 	ADDQ          $0x00000040, R8
 	CMPQ          R8, R11
-	JB            scores_chunk1_11
+	JB            scores_chunk1_9
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
 	VEXTRACTF32X4 $0x01, Y3, X0
@@ -7241,9 +6693,9 @@ scores_chunk1_11:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_11
+	JMP           scores_by1_9
 
-scores_done_17:
+scores_done_15:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -7258,11 +6710,11 @@ scores_done_17:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 
-scores_first_done_4:
+scores_first_done_2:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_6
 
-scores_done_15:
+scores_done_13:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_4:
@@ -7503,16 +6955,16 @@ pv2_single_5:
 	VFMADD231PS  320(SI), Z18, Z15
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_11
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_31
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_11:
+pf_skip_31:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -7601,16 +7053,16 @@ pv2_pair_6:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_12
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_32
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_12:
+pf_skip_32:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -7698,16 +7150,16 @@ pv2_pair_7:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_13
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_33
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_13:
+pf_skip_33:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -7773,16 +7225,16 @@ pv2_pair_8:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_14
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_34
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_14:
+pf_skip_34:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -7835,7 +7287,7 @@ pv_6:
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
 	CMPQ  32(SP), $0x00000000
-	JNE   other_head_4
+	JNE   other_head_2
 	MOVQ  tk+56(FP), R8
 	IMULQ DI, R8
 	ADDQ  k+24(FP), R8
@@ -7843,11 +7295,11 @@ pv_6:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_37:
+pv_block_29:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_37
+	JL      pv_next_29
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -7868,52 +7320,52 @@ pv_block_37:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_37
+	JL      pv_single_29
 
-pv_pair_37:
+pv_pair_29:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VFMADD231PS  (R12), Z18, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VFMADD231PS  64(R12), Z18, Z4
-	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
 	VFMADD231PS  128(R12), Z18, Z6
-	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT1   128(R12)(R8*1)
 	VFMADD231PS  192(R12), Z18, Z8
-	PREFETCHT0   192(R12)(R8*1)
+	PREFETCHT1   192(R12)(R8*1)
 	VFMADD231PS  256(R12), Z18, Z10
-	PREFETCHT0   256(R12)(R8*1)
+	PREFETCHT1   256(R12)(R8*1)
 	VFMADD231PS  320(R12), Z18, Z12
-	PREFETCHT0   320(R12)(R8*1)
+	PREFETCHT1   320(R12)(R8*1)
 	VFMADD231PS  384(R12), Z18, Z14
-	PREFETCHT0   384(R12)(R8*1)
+	PREFETCHT1   384(R12)(R8*1)
 	VFMADD231PS  448(R12), Z18, Z16
-	PREFETCHT0   448(R12)(R8*1)
+	PREFETCHT1   448(R12)(R8*1)
 	VFMADD231PS  (R12)(DI*1), Z19, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	VFMADD231PS  64(R12)(DI*1), Z19, Z5
-	PREFETCHT0   64(R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
 	VFMADD231PS  128(R12)(DI*1), Z19, Z7
-	PREFETCHT0   128(R12)(R9*1)
+	PREFETCHT1   128(R12)(R9*1)
 	VFMADD231PS  192(R12)(DI*1), Z19, Z9
-	PREFETCHT0   192(R12)(R9*1)
+	PREFETCHT1   192(R12)(R9*1)
 	VFMADD231PS  256(R12)(DI*1), Z19, Z11
-	PREFETCHT0   256(R12)(R9*1)
+	PREFETCHT1   256(R12)(R9*1)
 	VFMADD231PS  320(R12)(DI*1), Z19, Z13
-	PREFETCHT0   320(R12)(R9*1)
+	PREFETCHT1   320(R12)(R9*1)
 	VFMADD231PS  384(R12)(DI*1), Z19, Z15
-	PREFETCHT0   384(R12)(R9*1)
+	PREFETCHT1   384(R12)(R9*1)
 	VFMADD231PS  448(R12)(DI*1), Z19, Z17
-	PREFETCHT0   448(R12)(R9*1)
+	PREFETCHT1   448(R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_37
+	JGE          pv_pair_29
 
-pv_single_37:
+pv_single_29:
 	TESTQ        R13, R13
-	JZ           pv_merge_37
+	JZ           pv_merge_29
 	VBROADCASTSS (R11), Z18
 	VFMADD231PS  (R12), Z18, Z0
 	VFMADD231PS  64(R12), Z18, Z4
@@ -7926,9 +7378,9 @@ pv_single_37:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_37
+	JMP          pv_single_29
 
-pv_merge_37:
+pv_merge_29:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -7946,14 +7398,14 @@ pv_merge_37:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_37
+	JMP     pv_block_29
 
-pv_next_37:
-pv_block_38:
+pv_next_29:
+pv_block_30:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_38
+	JL      pv_next_30
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -7966,36 +7418,36 @@ pv_block_38:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_38
+	JL      pv_single_30
 
-pv_pair_38:
+pv_pair_30:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VFMADD231PS  (R12), Z10, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VFMADD231PS  64(R12), Z10, Z4
-	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
 	VFMADD231PS  128(R12), Z10, Z6
-	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT1   128(R12)(R8*1)
 	VFMADD231PS  192(R12), Z10, Z8
-	PREFETCHT0   192(R12)(R8*1)
+	PREFETCHT1   192(R12)(R8*1)
 	VFMADD231PS  (R12)(DI*1), Z11, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	VFMADD231PS  64(R12)(DI*1), Z11, Z5
-	PREFETCHT0   64(R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
 	VFMADD231PS  128(R12)(DI*1), Z11, Z7
-	PREFETCHT0   128(R12)(R9*1)
+	PREFETCHT1   128(R12)(R9*1)
 	VFMADD231PS  192(R12)(DI*1), Z11, Z9
-	PREFETCHT0   192(R12)(R9*1)
+	PREFETCHT1   192(R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_38
+	JGE          pv_pair_30
 
-pv_single_38:
+pv_single_30:
 	TESTQ        R13, R13
-	JZ           pv_merge_38
+	JZ           pv_merge_30
 	VBROADCASTSS (R11), Z10
 	VFMADD231PS  (R12), Z10, Z0
 	VFMADD231PS  64(R12), Z10, Z4
@@ -8004,9 +7456,9 @@ pv_single_38:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_38
+	JMP          pv_single_30
 
-pv_merge_38:
+pv_merge_30:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -8016,14 +7468,14 @@ pv_merge_38:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_38
+	JMP     pv_block_30
 
-pv_next_38:
-pv_block_39:
+pv_next_30:
+pv_block_31:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_39
+	JL      pv_next_31
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -8032,98 +7484,98 @@ pv_block_39:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_39
+	JL      pv_single_31
 
-pv_pair_39:
+pv_pair_31:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VFMADD231PS  (R12), Z6, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VFMADD231PS  64(R12), Z6, Z4
-	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
 	VFMADD231PS  (R12)(DI*1), Z7, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	VFMADD231PS  64(R12)(DI*1), Z7, Z5
-	PREFETCHT0   64(R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_39
+	JGE          pv_pair_31
 
-pv_single_39:
+pv_single_31:
 	TESTQ        R13, R13
-	JZ           pv_merge_39
+	JZ           pv_merge_31
 	VBROADCASTSS (R11), Z6
 	VFMADD231PS  (R12), Z6, Z0
 	VFMADD231PS  64(R12), Z6, Z4
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_39
+	JMP          pv_single_31
 
-pv_merge_39:
+pv_merge_31:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_39
+	JMP     pv_block_31
 
-pv_next_39:
-pv_block_40:
+pv_next_31:
+pv_block_32:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_40
+	JL      pv_next_32
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_40
+	JL      pv_single_32
 
-pv_pair_40:
+pv_pair_32:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VFMADD231PS  (R12), Z4, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VFMADD231PS  (R12)(DI*1), Z5, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_40
+	JGE          pv_pair_32
 
-pv_single_40:
+pv_single_32:
 	TESTQ        R13, R13
-	JZ           pv_merge_40
+	JZ           pv_merge_32
 	VBROADCASTSS (R11), Z4
 	VFMADD231PS  (R12), Z4, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_40
+	JMP          pv_single_32
 
-pv_merge_40:
+pv_merge_32:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_40
+	JMP     pv_block_32
 
-pv_next_40:
-	JMP first_done_4
+pv_next_32:
+	JMP first_done_2
 
-other_head_4:
+other_head_2:
 	XORQ R8, R8
 
-pv_block_41:
+pv_block_33:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_41
+	JL      pv_next_33
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -8144,9 +7596,9 @@ pv_block_41:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_41
+	JL      pv_single_33
 
-pv_pair_41:
+pv_pair_33:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VFMADD231PS  (R10), Z18, Z0
@@ -8169,11 +7621,11 @@ pv_pair_41:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_41
+	JGE          pv_pair_33
 
-pv_single_41:
+pv_single_33:
 	TESTQ        R11, R11
-	JZ           pv_merge_41
+	JZ           pv_merge_33
 	VBROADCASTSS (R9), Z18
 	VFMADD231PS  (R10), Z18, Z0
 	VFMADD231PS  64(R10), Z18, Z4
@@ -8186,9 +7638,9 @@ pv_single_41:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_41
+	JMP          pv_single_33
 
-pv_merge_41:
+pv_merge_33:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -8206,14 +7658,14 @@ pv_merge_41:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_41
+	JMP     pv_block_33
 
-pv_next_41:
-pv_block_42:
+pv_next_33:
+pv_block_34:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_42
+	JL      pv_next_34
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -8226,9 +7678,9 @@ pv_block_42:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_42
+	JL      pv_single_34
 
-pv_pair_42:
+pv_pair_34:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VFMADD231PS  (R10), Z10, Z0
@@ -8243,11 +7695,11 @@ pv_pair_42:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_42
+	JGE          pv_pair_34
 
-pv_single_42:
+pv_single_34:
 	TESTQ        R11, R11
-	JZ           pv_merge_42
+	JZ           pv_merge_34
 	VBROADCASTSS (R9), Z10
 	VFMADD231PS  (R10), Z10, Z0
 	VFMADD231PS  64(R10), Z10, Z4
@@ -8256,9 +7708,9 @@ pv_single_42:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_42
+	JMP          pv_single_34
 
-pv_merge_42:
+pv_merge_34:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -8268,14 +7720,14 @@ pv_merge_42:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_42
+	JMP     pv_block_34
 
-pv_next_42:
-pv_block_43:
+pv_next_34:
+pv_block_35:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_43
+	JL      pv_next_35
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -8284,9 +7736,9 @@ pv_block_43:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_43
+	JL      pv_single_35
 
-pv_pair_43:
+pv_pair_35:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VFMADD231PS  (R10), Z6, Z0
@@ -8297,42 +7749,42 @@ pv_pair_43:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_43
+	JGE          pv_pair_35
 
-pv_single_43:
+pv_single_35:
 	TESTQ        R11, R11
-	JZ           pv_merge_43
+	JZ           pv_merge_35
 	VBROADCASTSS (R9), Z6
 	VFMADD231PS  (R10), Z6, Z0
 	VFMADD231PS  64(R10), Z6, Z4
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_43
+	JMP          pv_single_35
 
-pv_merge_43:
+pv_merge_35:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_43
+	JMP     pv_block_35
 
-pv_next_43:
-pv_block_44:
+pv_next_35:
+pv_block_36:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_44
+	JL      pv_next_36
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_44
+	JL      pv_single_36
 
-pv_pair_44:
+pv_pair_36:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -8341,26 +7793,26 @@ pv_pair_44:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_44
+	JGE          pv_pair_36
 
-pv_single_44:
+pv_single_36:
 	TESTQ        R11, R11
-	JZ           pv_merge_44
+	JZ           pv_merge_36
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_44
+	JMP          pv_single_36
 
-pv_merge_44:
+pv_merge_36:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_44
+	JMP     pv_block_36
 
-pv_next_44:
-first_done_4:
+pv_next_36:
+first_done_2:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_6
 
@@ -8438,9 +7890,9 @@ TEXT ·naiveDecodeFastAVX512(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_12:
+scores_by8_10:
 	CMPQ        R8, $0x08
-	JL          scores_by1_12
+	JL          scores_by1_10
 	VMOVUPS     expconst<>+1344(SB), Z2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -8530,7 +7982,7 @@ scores_by8_12:
 	VFMADD231PS 320(R12)(R10*1), Z15, Z9
 	VFMADD231PS 384(R12)(R10*1), Z16, Z9
 	VFMADD231PS 448(R12)(R10*1), Z17, Z9
-	JMP         scores_reduce_12
+	JMP         scores_reduce_10
 
 scores_seq_no_11:
 	CMPQ        (SP), $0x00000100
@@ -8571,13 +8023,13 @@ scores_seq_no_11:
 	VFMADD231PS 64(R12)(R10*1), Z11, Z9
 	VFMADD231PS 128(R12)(R10*1), Z12, Z9
 	VFMADD231PS 192(R12)(R10*1), Z13, Z9
-	JMP         scores_reduce_12
+	JMP         scores_reduce_10
 
 scores_seq_no_12:
 	CMPQ R11, R14
-	JAE  scores_odd_18
+	JAE  scores_odd_14
 
-scores_pairs_18:
+scores_pairs_14:
 	VMOVUPS     (R11)(R13*1), Z10
 	VFMADD231PS (R11), Z10, Z2
 	VFMADD231PS (R11)(DI*1), Z10, Z3
@@ -8599,13 +8051,13 @@ scores_pairs_18:
 	ADDQ        $0x00000080, R11
 	ADDQ        $0x00000080, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_18
+	JB          scores_pairs_14
 
-scores_odd_18:
+scores_odd_14:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_18
+	JAE         scores_half_14
 	VMOVUPS     (R11)(R13*1), Z10
 	VFMADD231PS (R11), Z10, Z2
 	VFMADD231PS (R11)(DI*1), Z10, Z3
@@ -8616,8 +8068,8 @@ scores_odd_18:
 	VFMADD231PS (R12)(DI*2), Z10, Z8
 	VFMADD231PS (R12)(R10*1), Z10, Z9
 
-scores_half_18:
-scores_reduce_12:
+scores_half_14:
+scores_reduce_10:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -8651,11 +8103,11 @@ scores_reduce_12:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_12
+	JMP          scores_by8_10
 
-scores_by1_12:
+scores_by1_10:
 	TESTQ   R8, R8
-	JZ      scores_done_18
+	JZ      scores_done_16
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -8663,12 +8115,12 @@ scores_by1_12:
 	MOVQ    CX, R13
 	SUBQ    DX, R13
 
-scores_chunk1_12:
+scores_chunk1_10:
 	VMOVUPS       (R11)(R13*1), Z3
 	VFMADD231PS   (R11), Z3, Z2
 	ADDQ          $0x00000040, R11
 	CMPQ          R11, R14
-	JB            scores_chunk1_12
+	JB            scores_chunk1_10
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -8683,9 +8135,9 @@ scores_chunk1_12:
 	ADDQ          $0x04, R9
 	DECQ          R8
 	ADDQ          DI, DX
-	JMP           scores_by1_12
+	JMP           scores_by1_10
 
-scores_done_18:
+scores_done_16:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -8802,11 +8254,11 @@ zero_loop_8:
 	JNZ     zero_loop_8
 	XORQ    R8, R8
 
-pv_block_45:
+pv_block_37:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_45
+	JL      pv_next_37
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -8827,9 +8279,9 @@ pv_block_45:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_45
+	JL      pv_single_37
 
-pv_pair_45:
+pv_pair_37:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VFMADD231PS  (R10), Z16, Z0
@@ -8852,11 +8304,11 @@ pv_pair_45:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_45
+	JGE          pv_pair_37
 
-pv_single_45:
+pv_single_37:
 	TESTQ        R11, R11
-	JZ           pv_merge_45
+	JZ           pv_merge_37
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R10), Z16, Z0
 	VFMADD231PS  64(R10), Z16, Z2
@@ -8869,9 +8321,9 @@ pv_single_45:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_45
+	JMP          pv_single_37
 
-pv_merge_45:
+pv_merge_37:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -8889,14 +8341,14 @@ pv_merge_45:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_45
+	JMP     pv_block_37
 
-pv_next_45:
-pv_block_46:
+pv_next_37:
+pv_block_38:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_46
+	JL      pv_next_38
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -8909,9 +8361,9 @@ pv_block_46:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_46
+	JL      pv_single_38
 
-pv_pair_46:
+pv_pair_38:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VFMADD231PS  (R10), Z8, Z0
@@ -8926,11 +8378,11 @@ pv_pair_46:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_46
+	JGE          pv_pair_38
 
-pv_single_46:
+pv_single_38:
 	TESTQ        R11, R11
-	JZ           pv_merge_46
+	JZ           pv_merge_38
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R10), Z8, Z0
 	VFMADD231PS  64(R10), Z8, Z2
@@ -8939,9 +8391,9 @@ pv_single_46:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_46
+	JMP          pv_single_38
 
-pv_merge_46:
+pv_merge_38:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -8951,14 +8403,14 @@ pv_merge_46:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_46
+	JMP     pv_block_38
 
-pv_next_46:
-pv_block_47:
+pv_next_38:
+pv_block_39:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_47
+	JL      pv_next_39
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -8967,9 +8419,9 @@ pv_block_47:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_47
+	JL      pv_single_39
 
-pv_pair_47:
+pv_pair_39:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -8980,42 +8432,42 @@ pv_pair_47:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_47
+	JGE          pv_pair_39
 
-pv_single_47:
+pv_single_39:
 	TESTQ        R11, R11
-	JZ           pv_merge_47
+	JZ           pv_merge_39
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	VFMADD231PS  64(R10), Z4, Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_47
+	JMP          pv_single_39
 
-pv_merge_47:
+pv_merge_39:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_47
+	JMP     pv_block_39
 
-pv_next_47:
-pv_block_48:
+pv_next_39:
+pv_block_40:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_48
+	JL      pv_next_40
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_48
+	JL      pv_single_40
 
-pv_pair_48:
+pv_pair_40:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VFMADD231PS  (R10), Z2, Z0
@@ -9024,34 +8476,34 @@ pv_pair_48:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_48
+	JGE          pv_pair_40
 
-pv_single_48:
+pv_single_40:
 	TESTQ        R11, R11
-	JZ           pv_merge_48
+	JZ           pv_merge_40
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R10), Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_48
+	JMP          pv_single_40
 
-pv_merge_48:
+pv_merge_40:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_48
+	JMP     pv_block_40
 
-pv_next_48:
+pv_next_40:
 	VZEROUPPER
 	RET
 
 // func flashDecodeExactF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactF16AVX2(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeExactF16AVX2(SB), NOSPLIT, $160-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 136(SP)
+	MOVQ AX, 152(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_5:
@@ -9103,7 +8555,7 @@ tile_5:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 152(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -9112,16 +8564,18 @@ tile_5:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 128(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 136(SP)
+	MOVQ    $0x00000001, 120(SP)
+	MOVQ    $0x00000001, 144(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_7:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_19
+	JGE     scores_done_17
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -9135,205 +8589,14 @@ scores_7:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	CMPQ    32(SP), $0x00000000
-	JNE     scores_other_5
-	CMPQ    SI, 136(SP)
-	JNE     scores_other_5
-	MOVQ    8(SP), DI
-	MOVQ    DX, DX
-	LEAQ    (SI)(SI*2), R8
-	VMOVUPS expconst<>+0(SB), Y0
-	VMOVSS  expconst<>+0(SB), X1
-
-scores_by8_13:
-	CMPQ   BX, $0x08
-	JL     scores_by1_13
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	MOVQ   DX, R9
-	LEAQ   (DX)(SI*4), R10
-	MOVQ   CX, R11
-	SUBQ   DX, R11
-	SUBQ   DX, R11
-	MOVQ   136(SP), R12
-	ANDQ   $0xffffffe0, R12
-	ADDQ   DX, R12
-	CMPQ   R9, R12
-	JAE    scores_odd_19
-
-scores_pairs_19:
-	VMOVUPS     (R11)(R9*2), Y10
-	VCVTPH2PS   (R9), Y11
-	VFMADD231PS Y11, Y10, Y2
-	VCVTPH2PS   (R9)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y3
-	VCVTPH2PS   (R9)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y4
-	VCVTPH2PS   (R9)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y5
-	VMOVUPS     32(R11)(R9*2), Y10
-	VCVTPH2PS   16(R9), Y11
-	VFMADD231PS Y11, Y10, Y2
-	VCVTPH2PS   16(R9)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y3
-	VCVTPH2PS   16(R9)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y4
-	VCVTPH2PS   16(R9)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y5
-	PREFETCHT0  (DI)
-	ADDQ        $0x00000040, DI
-	ADDQ        $0x00000020, R9
-	ADDQ        $0x00000020, R10
-	CMPQ        R9, R12
-	JB          scores_pairs_19
-
-scores_odd_19:
-	MOVQ        136(SP), R12
-	ADDQ        DX, R12
-	CMPQ        R9, R12
-	JAE         scores_half_19
-	VMOVUPS     (R11)(R9*2), Y10
-	VCVTPH2PS   (R9), Y11
-	VFMADD231PS Y11, Y10, Y2
-	VCVTPH2PS   (R9)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y3
-	VCVTPH2PS   (R9)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y4
-	VCVTPH2PS   (R9)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y5
-
-scores_half_19:
-	MOVQ DX, R9
-	LEAQ (DX)(SI*4), R10
-	MOVQ 136(SP), R12
-	ANDQ $0xffffffe0, R12
-	ADDQ DX, R12
-	CMPQ R9, R12
-	JAE  scores_odd_20
-
-scores_pairs_20:
-	VMOVUPS     (R11)(R9*2), Y10
-	VCVTPH2PS   (R10), Y11
-	VFMADD231PS Y11, Y10, Y6
-	VCVTPH2PS   (R10)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y7
-	VCVTPH2PS   (R10)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y8
-	VCVTPH2PS   (R10)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y9
-	VMOVUPS     32(R11)(R9*2), Y10
-	VCVTPH2PS   16(R10), Y11
-	VFMADD231PS Y11, Y10, Y6
-	VCVTPH2PS   16(R10)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y7
-	VCVTPH2PS   16(R10)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y8
-	VCVTPH2PS   16(R10)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y9
-	PREFETCHT0  (DI)
-	ADDQ        $0x00000040, DI
-	ADDQ        $0x00000020, R9
-	ADDQ        $0x00000020, R10
-	CMPQ        R9, R12
-	JB          scores_pairs_20
-
-scores_odd_20:
-	MOVQ        136(SP), R12
-	ADDQ        DX, R12
-	CMPQ        R9, R12
-	JAE         scores_half_20
-	VMOVUPS     (R11)(R9*2), Y10
-	VCVTPH2PS   (R10), Y11
-	VFMADD231PS Y11, Y10, Y6
-	VCVTPH2PS   (R10)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y7
-	VCVTPH2PS   (R10)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y8
-	VCVTPH2PS   (R10)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y9
-
-scores_half_20:
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y3
-	VHADDPS      Y7, Y6, Y4
-	VHADDPS      Y9, Y8, Y5
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y3
-	VPERM2F128   $0x20, Y3, Y2, Y4
-	VPERM2F128   $0x31, Y3, Y2, Y2
-	VADDPS       Y2, Y4, Y4
-	VBROADCASTSS scale+64(FP), Y2
-	VMULPS       Y2, Y4, Y4
-	VMAXPS       Y4, Y0, Y0
-	VMOVUPS      Y4, (AX)
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, BX
-	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_13
-
-scores_by1_13:
-	TESTQ  BX, BX
-	JZ     scores_done_20
-	VXORPS Y2, Y2, Y2
-	MOVQ   DX, R9
-	MOVQ   136(SP), R12
-	ADDQ   DX, R12
-	MOVQ   CX, R11
-	SUBQ   DX, R11
-	SUBQ   DX, R11
-
-scores_chunk1_13:
-	VMOVUPS      (R11)(R9*2), Y3
-	VCVTPH2PS    (R9), Y4
-	VFMADD231PS  Y4, Y3, Y2
-	ADDQ         $0x00000010, R9
-	CMPQ         R9, R12
-	JB           scores_chunk1_13
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X2, X3, X3
-	VMOVHLPS     X3, X3, X2
-	VADDPS       X2, X3, X3
-	VMOVSHDUP    X3, X2
-	VADDPS       X2, X3, X3
-	VMULSS       scale+64(FP), X3, X3
-	VMAXSS       X3, X1, X1
-	VMOVSS       X3, (AX)
-	ADDQ         $0x04, AX
-	DECQ         BX
-	ADDQ         SI, DX
-	JMP          scores_by1_13
-
-scores_done_20:
-	VEXTRACTF128 $0x01, Y0, X2
-	VMAXPS       X0, X2, X2
-	VMOVHLPS     X2, X2, X0
-	VMAXPS       X0, X2, X2
-	VMOVSHDUP    X2, X0
-	VMAXPS       X0, X2, X2
-	VMAXSS       X1, X2, X2
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMOVSS       X2, (AX)(CX*4)
-	JMP          scores_first_done_5
-
-scores_other_5:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_14:
+scores_by8_11:
 	CMPQ   BX, $0x08
-	JL     scores_by1_14
+	JL     scores_by1_11
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -9347,13 +8610,13 @@ scores_by8_14:
 	MOVQ   CX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
-	MOVQ   136(SP), R11
+	MOVQ   152(SP), R11
 	ANDQ   $0xffffffe0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
-	JAE    scores_odd_21
+	JAE    scores_odd_15
 
-scores_pairs_21:
+scores_pairs_15:
 	VMOVUPS     (R10)(R8*2), Y10
 	VCVTPH2PS   (R8), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -9363,6 +8626,18 @@ scores_pairs_21:
 	VFMADD231PS Y11, Y10, Y4
 	VCVTPH2PS   (R8)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y5
+	DECQ        120(SP)
+	JNZ         pf_skip_35
+	MOVQ        ng+16(FP), R12
+	MOVQ        R12, 120(SP)
+	MOVQ        104(SP), R12
+	CMPQ        R12, 112(SP)
+	JAE         pf_skip_35
+	PREFETCHT1  (R12)
+	PREFETCHT1  64(R12)
+	ADDQ        $0x00000080, 104(SP)
+
+pf_skip_35:
 	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R8), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -9375,13 +8650,13 @@ scores_pairs_21:
 	ADDQ        $0x00000020, R8
 	ADDQ        $0x00000020, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_21
+	JB          scores_pairs_15
 
-scores_odd_21:
-	MOVQ        136(SP), R11
+scores_odd_15:
+	MOVQ        152(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_21
+	JAE         scores_half_15
 	VMOVUPS     (R10)(R8*2), Y10
 	VCVTPH2PS   (R8), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -9392,16 +8667,16 @@ scores_odd_21:
 	VCVTPH2PS   (R8)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 
-scores_half_21:
+scores_half_15:
 	MOVQ DX, R8
 	LEAQ (DX)(SI*4), R9
-	MOVQ 136(SP), R11
+	MOVQ 152(SP), R11
 	ANDQ $0xffffffe0, R11
 	ADDQ DX, R11
 	CMPQ R8, R11
-	JAE  scores_odd_22
+	JAE  scores_odd_16
 
-scores_pairs_22:
+scores_pairs_16:
 	VMOVUPS     (R10)(R8*2), Y10
 	VCVTPH2PS   (R9), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -9411,6 +8686,18 @@ scores_pairs_22:
 	VFMADD231PS Y11, Y10, Y8
 	VCVTPH2PS   (R9)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y9
+	DECQ        120(SP)
+	JNZ         pf_skip_36
+	MOVQ        ng+16(FP), R12
+	MOVQ        R12, 120(SP)
+	MOVQ        104(SP), R12
+	CMPQ        R12, 112(SP)
+	JAE         pf_skip_36
+	PREFETCHT1  (R12)
+	PREFETCHT1  64(R12)
+	ADDQ        $0x00000080, 104(SP)
+
+pf_skip_36:
 	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R9), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -9423,13 +8710,13 @@ scores_pairs_22:
 	ADDQ        $0x00000020, R8
 	ADDQ        $0x00000020, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_22
+	JB          scores_pairs_16
 
-scores_odd_22:
-	MOVQ        136(SP), R11
+scores_odd_16:
+	MOVQ        152(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_22
+	JAE         scores_half_16
 	VMOVUPS     (R10)(R8*2), Y10
 	VCVTPH2PS   (R9), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -9440,7 +8727,7 @@ scores_odd_22:
 	VCVTPH2PS   (R9)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_half_22:
+scores_half_16:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -9457,26 +8744,26 @@ scores_half_22:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_14
+	JMP          scores_by8_11
 
-scores_by1_14:
+scores_by1_11:
 	TESTQ  BX, BX
-	JZ     scores_done_21
+	JZ     scores_done_18
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	MOVQ   136(SP), R11
+	MOVQ   152(SP), R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
 
-scores_chunk1_14:
+scores_chunk1_11:
 	VMOVUPS      (R10)(R8*2), Y3
 	VCVTPH2PS    (R8), Y4
 	VFMADD231PS  Y4, Y3, Y2
 	ADDQ         $0x00000010, R8
 	CMPQ         R8, R11
-	JB           scores_chunk1_14
+	JB           scores_chunk1_11
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -9489,9 +8776,9 @@ scores_chunk1_14:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_14
+	JMP          scores_by1_11
 
-scores_done_21:
+scores_done_18:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -9505,12 +8792,10 @@ scores_done_21:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
+	ADDQ         $0x00000001, 32(SP)
+	JMP          scores_7
 
-scores_first_done_5:
-	ADDQ $0x00000001, 32(SP)
-	JMP  scores_7
-
-scores_done_19:
+scores_done_17:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_5:
@@ -9705,268 +8990,13 @@ pv_7:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	CMPQ  32(SP), $0x00000000
-	JNE   other_head_5
-	MOVQ  tk+56(FP), R8
-	IMULQ DI, R8
-	ADDQ  k+24(FP), R8
-	SUBQ  v+32(FP), R8
-	LEAQ  (R8)(DI*1), R9
-	XORQ  R10, R10
+	XORQ  R8, R8
 
-pv_block_49:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000100
-	JL      pv_next_49
-	VMOVUPS (CX)(R10*1), Y0
-	VMOVUPS 32(CX)(R10*1), Y1
-	VMOVUPS 64(CX)(R10*1), Y2
-	VMOVUPS 96(CX)(R10*1), Y3
-	VMOVUPS 128(CX)(R10*1), Y4
-	VMOVUPS 160(CX)(R10*1), Y5
-	VMOVUPS 192(CX)(R10*1), Y6
-	VMOVUPS 224(CX)(R10*1), Y7
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x01, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-
-pv_single_49:
-	TESTQ        R13, R13
-	JZ           pv_merge_49
-	VBROADCASTSS (R11), Y8
-	VCVTPH2PS    (R12), Y9
-	VFMADD231PS  Y9, Y8, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VCVTPH2PS    16(R12), Y9
-	VFMADD231PS  Y9, Y8, Y1
-	VCVTPH2PS    32(R12), Y9
-	VFMADD231PS  Y9, Y8, Y2
-	VCVTPH2PS    48(R12), Y9
-	VFMADD231PS  Y9, Y8, Y3
-	VCVTPH2PS    64(R12), Y9
-	VFMADD231PS  Y9, Y8, Y4
-	PREFETCHT0   64(R12)(R8*1)
-	VCVTPH2PS    80(R12), Y9
-	VFMADD231PS  Y9, Y8, Y5
-	VCVTPH2PS    96(R12), Y9
-	VFMADD231PS  Y9, Y8, Y6
-	VCVTPH2PS    112(R12), Y9
-	VFMADD231PS  Y9, Y8, Y7
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_49
-
-pv_merge_49:
-	VMOVUPS Y0, (CX)(R10*1)
-	VMOVUPS Y1, 32(CX)(R10*1)
-	VMOVUPS Y2, 64(CX)(R10*1)
-	VMOVUPS Y3, 96(CX)(R10*1)
-	VMOVUPS Y4, 128(CX)(R10*1)
-	VMOVUPS Y5, 160(CX)(R10*1)
-	VMOVUPS Y6, 192(CX)(R10*1)
-	VMOVUPS Y7, 224(CX)(R10*1)
-	ADDQ    $0x00000100, R10
-	JMP     pv_block_49
-
-pv_next_49:
-pv_block_50:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000080
-	JL      pv_next_50
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	VMOVUPS 64(CX)(R10*1), Y4
-	VXORPS  Y5, Y5, Y5
-	VMOVUPS 96(CX)(R10*1), Y6
-	VXORPS  Y7, Y7, Y7
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x01, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_50
-
-pv_pair_50:
-	VBROADCASTSS (R11), Y8
-	VBROADCASTSS 4(R11), Y9
-	VCVTPH2PS    (R12), Y10
-	VFMADD231PS  Y10, Y8, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VCVTPH2PS    16(R12), Y10
-	VFMADD231PS  Y10, Y8, Y2
-	VCVTPH2PS    32(R12), Y10
-	VFMADD231PS  Y10, Y8, Y4
-	VCVTPH2PS    48(R12), Y10
-	VFMADD231PS  Y10, Y8, Y6
-	VCVTPH2PS    (R12)(DI*1), Y8
-	VFMADD231PS  Y8, Y9, Y1
-	PREFETCHT0   (R12)(R9*1)
-	VCVTPH2PS    16(R12)(DI*1), Y8
-	VFMADD231PS  Y8, Y9, Y3
-	VCVTPH2PS    32(R12)(DI*1), Y8
-	VFMADD231PS  Y8, Y9, Y5
-	VCVTPH2PS    48(R12)(DI*1), Y8
-	VFMADD231PS  Y8, Y9, Y7
-	ADDQ         $0x08, R11
-	LEAQ         (R12)(DI*2), R12
-	SUBQ         $0x02, R13
-	CMPQ         R13, $0x02
-	JGE          pv_pair_50
-
-pv_single_50:
-	TESTQ        R13, R13
-	JZ           pv_merge_50
-	VBROADCASTSS (R11), Y8
-	VCVTPH2PS    (R12), Y9
-	VFMADD231PS  Y9, Y8, Y0
-	VCVTPH2PS    16(R12), Y9
-	VFMADD231PS  Y9, Y8, Y2
-	VCVTPH2PS    32(R12), Y9
-	VFMADD231PS  Y9, Y8, Y4
-	VCVTPH2PS    48(R12), Y9
-	VFMADD231PS  Y9, Y8, Y6
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_50
-
-pv_merge_50:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(R10*1)
-	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R10*1)
-	ADDQ    $0x00000080, R10
-	JMP     pv_block_50
-
-pv_next_50:
-pv_block_51:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000040
-	JL      pv_next_51
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x01, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_51
-
-pv_pair_51:
-	VBROADCASTSS (R11), Y4
-	VBROADCASTSS 4(R11), Y5
-	VCVTPH2PS    (R12), Y6
-	VFMADD231PS  Y6, Y4, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VCVTPH2PS    16(R12), Y6
-	VFMADD231PS  Y6, Y4, Y2
-	VCVTPH2PS    (R12)(DI*1), Y4
-	VFMADD231PS  Y4, Y5, Y1
-	PREFETCHT0   (R12)(R9*1)
-	VCVTPH2PS    16(R12)(DI*1), Y4
-	VFMADD231PS  Y4, Y5, Y3
-	ADDQ         $0x08, R11
-	LEAQ         (R12)(DI*2), R12
-	SUBQ         $0x02, R13
-	CMPQ         R13, $0x02
-	JGE          pv_pair_51
-
-pv_single_51:
-	TESTQ        R13, R13
-	JZ           pv_merge_51
-	VBROADCASTSS (R11), Y4
-	VCVTPH2PS    (R12), Y5
-	VFMADD231PS  Y5, Y4, Y0
-	VCVTPH2PS    16(R12), Y5
-	VFMADD231PS  Y5, Y4, Y2
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_51
-
-pv_merge_51:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     pv_block_51
-
-pv_next_51:
-pv_block_52:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000020
-	JL      pv_next_52
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x01, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_52
-
-pv_pair_52:
-	VBROADCASTSS (R11), Y2
-	VBROADCASTSS 4(R11), Y3
-	VCVTPH2PS    (R12), Y4
-	VFMADD231PS  Y4, Y2, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VCVTPH2PS    (R12)(DI*1), Y2
-	VFMADD231PS  Y2, Y3, Y1
-	PREFETCHT0   (R12)(R9*1)
-	ADDQ         $0x08, R11
-	LEAQ         (R12)(DI*2), R12
-	SUBQ         $0x02, R13
-	CMPQ         R13, $0x02
-	JGE          pv_pair_52
-
-pv_single_52:
-	TESTQ        R13, R13
-	JZ           pv_merge_52
-	VBROADCASTSS (R11), Y2
-	VCVTPH2PS    (R12), Y3
-	VFMADD231PS  Y3, Y2, Y0
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_52
-
-pv_merge_52:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	ADDQ    $0x00000020, R10
-	JMP     pv_block_52
-
-pv_next_52:
-	JMP first_done_5
-
-other_head_5:
-	XORQ R8, R8
-
-pv_block_53:
+pv_block_41:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_53
+	JL      pv_next_41
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -9981,9 +9011,9 @@ pv_block_53:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 
-pv_single_53:
+pv_single_41:
 	TESTQ        R11, R11
-	JZ           pv_merge_53
+	JZ           pv_merge_41
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -10001,12 +9031,24 @@ pv_single_53:
 	VFMADD231PS  Y9, Y8, Y6
 	VCVTPH2PS    112(R10), Y9
 	VFMADD231PS  Y9, Y8, Y7
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_53
+	DECQ         144(SP)
+	JNZ          pf_skip_37
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_37
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	ADDQ         $0x00000080, 128(SP)
 
-pv_merge_53:
+pf_skip_37:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_41
+
+pv_merge_41:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -10016,14 +9058,14 @@ pv_merge_53:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_53
+	JMP     pv_block_41
 
-pv_next_53:
-pv_block_54:
+pv_next_41:
+pv_block_42:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_54
+	JL      pv_next_42
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -10038,9 +9080,9 @@ pv_block_54:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_54
+	JL      pv_single_42
 
-pv_pair_54:
+pv_pair_42:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VCVTPH2PS    (R10), Y10
@@ -10059,15 +9101,27 @@ pv_pair_54:
 	VFMADD231PS  Y8, Y9, Y5
 	VCVTPH2PS    48(R10)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_54
+	DECQ         144(SP)
+	JNZ          pf_skip_38
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_38
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	ADDQ         $0x00000080, 128(SP)
 
-pv_single_54:
+pf_skip_38:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_42
+
+pv_single_42:
 	TESTQ        R11, R11
-	JZ           pv_merge_54
+	JZ           pv_merge_42
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -10077,12 +9131,23 @@ pv_single_54:
 	VFMADD231PS  Y9, Y8, Y4
 	VCVTPH2PS    48(R10), Y9
 	VFMADD231PS  Y9, Y8, Y6
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_54
+	DECQ         144(SP)
+	JNZ          pf_skip_39
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_39
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_54:
+pf_skip_39:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_42
+
+pv_merge_42:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -10092,14 +9157,14 @@ pv_merge_54:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_54
+	JMP     pv_block_42
 
-pv_next_54:
-pv_block_55:
+pv_next_42:
+pv_block_43:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_55
+	JL      pv_next_43
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -10110,9 +9175,9 @@ pv_block_55:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_55
+	JL      pv_single_43
 
-pv_pair_55:
+pv_pair_43:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VCVTPH2PS    (R10), Y6
@@ -10123,39 +9188,61 @@ pv_pair_55:
 	VFMADD231PS  Y4, Y5, Y1
 	VCVTPH2PS    16(R10)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_55
+	DECQ         144(SP)
+	JNZ          pf_skip_40
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_40
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_single_55:
+pf_skip_40:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_43
+
+pv_single_43:
 	TESTQ        R11, R11
-	JZ           pv_merge_55
+	JZ           pv_merge_43
 	VBROADCASTSS (R9), Y4
 	VCVTPH2PS    (R10), Y5
 	VFMADD231PS  Y5, Y4, Y0
 	VCVTPH2PS    16(R10), Y5
 	VFMADD231PS  Y5, Y4, Y2
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_55
+	DECQ         144(SP)
+	JNZ          pf_skip_41
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_41
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_55:
+pf_skip_41:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_43
+
+pv_merge_43:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_55
+	JMP     pv_block_43
 
-pv_next_55:
-pv_block_56:
+pv_next_43:
+pv_block_44:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_56
+	JL      pv_next_44
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R9
@@ -10164,40 +9251,61 @@ pv_block_56:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_56
+	JL      pv_single_44
 
-pv_pair_56:
+pv_pair_44:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VCVTPH2PS    (R10), Y4
 	VFMADD231PS  Y4, Y2, Y0
 	VCVTPH2PS    (R10)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_56
+	DECQ         144(SP)
+	JNZ          pf_skip_42
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_42
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_single_56:
+pf_skip_42:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_44
+
+pv_single_44:
 	TESTQ        R11, R11
-	JZ           pv_merge_56
+	JZ           pv_merge_44
 	VBROADCASTSS (R9), Y2
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_56
+	DECQ         144(SP)
+	JNZ          pf_skip_43
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_43
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_56:
+pf_skip_43:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_44
+
+pv_merge_44:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_56
+	JMP     pv_block_44
 
-pv_next_56:
-first_done_5:
+pv_next_44:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_7
 
@@ -10275,9 +9383,9 @@ TEXT ·naiveDecodeExactF16AVX2(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_15:
+scores_by8_12:
 	CMPQ   R8, $0x08
-	JL     scores_by1_15
+	JL     scores_by1_12
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -10295,9 +9403,9 @@ scores_by8_15:
 	ANDQ   $0xffffffe0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
-	JAE    scores_odd_23
+	JAE    scores_odd_17
 
-scores_pairs_23:
+scores_pairs_17:
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -10319,13 +9427,13 @@ scores_pairs_23:
 	ADDQ        $0x00000020, R11
 	ADDQ        $0x00000020, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_23
+	JB          scores_pairs_17
 
-scores_odd_23:
+scores_odd_17:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_23
+	JAE         scores_half_17
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -10336,16 +9444,16 @@ scores_odd_23:
 	VCVTPH2PS   (R11)(R10*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 
-scores_half_23:
+scores_half_17:
 	MOVQ DX, R11
 	LEAQ (DX)(DI*4), R12
 	MOVQ (SP), R14
 	ANDQ $0xffffffe0, R14
 	ADDQ DX, R14
 	CMPQ R11, R14
-	JAE  scores_odd_24
+	JAE  scores_odd_18
 
-scores_pairs_24:
+scores_pairs_18:
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R12), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -10367,13 +9475,13 @@ scores_pairs_24:
 	ADDQ        $0x00000020, R11
 	ADDQ        $0x00000020, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_24
+	JB          scores_pairs_18
 
-scores_odd_24:
+scores_odd_18:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_24
+	JAE         scores_half_18
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R12), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -10384,7 +9492,7 @@ scores_odd_24:
 	VCVTPH2PS   (R12)(R10*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_half_24:
+scores_half_18:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -10401,11 +9509,11 @@ scores_half_24:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_15
+	JMP          scores_by8_12
 
-scores_by1_15:
+scores_by1_12:
 	TESTQ  R8, R8
-	JZ     scores_done_22
+	JZ     scores_done_19
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -10414,13 +9522,13 @@ scores_by1_15:
 	SUBQ   DX, R13
 	SUBQ   DX, R13
 
-scores_chunk1_15:
+scores_chunk1_12:
 	VMOVUPS      (R13)(R11*2), Y3
 	VCVTPH2PS    (R11), Y4
 	VFMADD231PS  Y4, Y3, Y2
 	ADDQ         $0x00000010, R11
 	CMPQ         R11, R14
-	JB           scores_chunk1_15
+	JB           scores_chunk1_12
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -10433,9 +9541,9 @@ scores_chunk1_15:
 	ADDQ         $0x04, R9
 	DECQ         R8
 	ADDQ         DI, DX
-	JMP          scores_by1_15
+	JMP          scores_by1_12
 
-scores_done_22:
+scores_done_19:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -10562,11 +9670,11 @@ zero_loop_10:
 	JNZ     zero_loop_10
 	XORQ    R8, R8
 
-pv_block_57:
+pv_block_45:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_57
+	JL      pv_next_45
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -10581,9 +9689,9 @@ pv_block_57:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 
-pv_single_57:
+pv_single_45:
 	TESTQ        R11, R11
-	JZ           pv_merge_57
+	JZ           pv_merge_45
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -10604,9 +9712,9 @@ pv_single_57:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_57
+	JMP          pv_single_45
 
-pv_merge_57:
+pv_merge_45:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -10616,14 +9724,14 @@ pv_merge_57:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_57
+	JMP     pv_block_45
 
-pv_next_57:
-pv_block_58:
+pv_next_45:
+pv_block_46:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_58
+	JL      pv_next_46
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -10638,9 +9746,9 @@ pv_block_58:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_58
+	JL      pv_single_46
 
-pv_pair_58:
+pv_pair_46:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VCVTPH2PS    (R10), Y10
@@ -10663,11 +9771,11 @@ pv_pair_58:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_58
+	JGE          pv_pair_46
 
-pv_single_58:
+pv_single_46:
 	TESTQ        R11, R11
-	JZ           pv_merge_58
+	JZ           pv_merge_46
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -10680,9 +9788,9 @@ pv_single_58:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_58
+	JMP          pv_single_46
 
-pv_merge_58:
+pv_merge_46:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -10692,14 +9800,14 @@ pv_merge_58:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_58
+	JMP     pv_block_46
 
-pv_next_58:
-pv_block_59:
+pv_next_46:
+pv_block_47:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_59
+	JL      pv_next_47
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -10710,9 +9818,9 @@ pv_block_59:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_59
+	JL      pv_single_47
 
-pv_pair_59:
+pv_pair_47:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VCVTPH2PS    (R10), Y6
@@ -10727,11 +9835,11 @@ pv_pair_59:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_59
+	JGE          pv_pair_47
 
-pv_single_59:
+pv_single_47:
 	TESTQ        R11, R11
-	JZ           pv_merge_59
+	JZ           pv_merge_47
 	VBROADCASTSS (R9), Y4
 	VCVTPH2PS    (R10), Y5
 	VFMADD231PS  Y5, Y4, Y0
@@ -10740,22 +9848,22 @@ pv_single_59:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_59
+	JMP          pv_single_47
 
-pv_merge_59:
+pv_merge_47:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_59
+	JMP     pv_block_47
 
-pv_next_59:
-pv_block_60:
+pv_next_47:
+pv_block_48:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_60
+	JL      pv_next_48
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -10764,9 +9872,9 @@ pv_block_60:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_60
+	JL      pv_single_48
 
-pv_pair_60:
+pv_pair_48:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VCVTPH2PS    (R10), Y4
@@ -10777,35 +9885,35 @@ pv_pair_60:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_60
+	JGE          pv_pair_48
 
-pv_single_60:
+pv_single_48:
 	TESTQ        R11, R11
-	JZ           pv_merge_60
+	JZ           pv_merge_48
 	VBROADCASTSS (R9), Y2
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_60
+	JMP          pv_single_48
 
-pv_merge_60:
+pv_merge_48:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_60
+	JMP     pv_block_48
 
-pv_next_60:
+pv_next_48:
 	VZEROUPPER
 	RET
 
 // func flashDecodeFastF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastF16AVX2(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeFastF16AVX2(SB), NOSPLIT, $160-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 136(SP)
+	MOVQ AX, 152(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_6:
@@ -10857,7 +9965,7 @@ tile_6:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 152(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -10866,16 +9974,18 @@ tile_6:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 128(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 136(SP)
+	MOVQ    $0x00000001, 120(SP)
+	MOVQ    $0x00000001, 144(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_8:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_23
+	JGE     scores_done_20
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -10889,205 +9999,14 @@ scores_8:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	CMPQ    32(SP), $0x00000000
-	JNE     scores_other_6
-	CMPQ    SI, 136(SP)
-	JNE     scores_other_6
-	MOVQ    8(SP), DI
-	MOVQ    DX, DX
-	LEAQ    (SI)(SI*2), R8
-	VMOVUPS expconst<>+0(SB), Y0
-	VMOVSS  expconst<>+0(SB), X1
-
-scores_by8_16:
-	CMPQ   BX, $0x08
-	JL     scores_by1_16
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	MOVQ   DX, R9
-	LEAQ   (DX)(SI*4), R10
-	MOVQ   CX, R11
-	SUBQ   DX, R11
-	SUBQ   DX, R11
-	MOVQ   136(SP), R12
-	ANDQ   $0xffffffe0, R12
-	ADDQ   DX, R12
-	CMPQ   R9, R12
-	JAE    scores_odd_25
-
-scores_pairs_25:
-	VMOVUPS     (R11)(R9*2), Y10
-	VCVTPH2PS   (R9), Y11
-	VFMADD231PS Y11, Y10, Y2
-	VCVTPH2PS   (R9)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y3
-	VCVTPH2PS   (R9)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y4
-	VCVTPH2PS   (R9)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y5
-	VMOVUPS     32(R11)(R9*2), Y10
-	VCVTPH2PS   16(R9), Y11
-	VFMADD231PS Y11, Y10, Y2
-	VCVTPH2PS   16(R9)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y3
-	VCVTPH2PS   16(R9)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y4
-	VCVTPH2PS   16(R9)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y5
-	PREFETCHT0  (DI)
-	ADDQ        $0x00000040, DI
-	ADDQ        $0x00000020, R9
-	ADDQ        $0x00000020, R10
-	CMPQ        R9, R12
-	JB          scores_pairs_25
-
-scores_odd_25:
-	MOVQ        136(SP), R12
-	ADDQ        DX, R12
-	CMPQ        R9, R12
-	JAE         scores_half_25
-	VMOVUPS     (R11)(R9*2), Y10
-	VCVTPH2PS   (R9), Y11
-	VFMADD231PS Y11, Y10, Y2
-	VCVTPH2PS   (R9)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y3
-	VCVTPH2PS   (R9)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y4
-	VCVTPH2PS   (R9)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y5
-
-scores_half_25:
-	MOVQ DX, R9
-	LEAQ (DX)(SI*4), R10
-	MOVQ 136(SP), R12
-	ANDQ $0xffffffe0, R12
-	ADDQ DX, R12
-	CMPQ R9, R12
-	JAE  scores_odd_26
-
-scores_pairs_26:
-	VMOVUPS     (R11)(R9*2), Y10
-	VCVTPH2PS   (R10), Y11
-	VFMADD231PS Y11, Y10, Y6
-	VCVTPH2PS   (R10)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y7
-	VCVTPH2PS   (R10)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y8
-	VCVTPH2PS   (R10)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y9
-	VMOVUPS     32(R11)(R9*2), Y10
-	VCVTPH2PS   16(R10), Y11
-	VFMADD231PS Y11, Y10, Y6
-	VCVTPH2PS   16(R10)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y7
-	VCVTPH2PS   16(R10)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y8
-	VCVTPH2PS   16(R10)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y9
-	PREFETCHT0  (DI)
-	ADDQ        $0x00000040, DI
-	ADDQ        $0x00000020, R9
-	ADDQ        $0x00000020, R10
-	CMPQ        R9, R12
-	JB          scores_pairs_26
-
-scores_odd_26:
-	MOVQ        136(SP), R12
-	ADDQ        DX, R12
-	CMPQ        R9, R12
-	JAE         scores_half_26
-	VMOVUPS     (R11)(R9*2), Y10
-	VCVTPH2PS   (R10), Y11
-	VFMADD231PS Y11, Y10, Y6
-	VCVTPH2PS   (R10)(SI*1), Y11
-	VFMADD231PS Y11, Y10, Y7
-	VCVTPH2PS   (R10)(SI*2), Y11
-	VFMADD231PS Y11, Y10, Y8
-	VCVTPH2PS   (R10)(R8*1), Y11
-	VFMADD231PS Y11, Y10, Y9
-
-scores_half_26:
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y3
-	VHADDPS      Y7, Y6, Y4
-	VHADDPS      Y9, Y8, Y5
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y3
-	VPERM2F128   $0x20, Y3, Y2, Y4
-	VPERM2F128   $0x31, Y3, Y2, Y2
-	VADDPS       Y2, Y4, Y4
-	VBROADCASTSS scale+64(FP), Y2
-	VMULPS       Y2, Y4, Y4
-	VMAXPS       Y4, Y0, Y0
-	VMOVUPS      Y4, (AX)
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, BX
-	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_16
-
-scores_by1_16:
-	TESTQ  BX, BX
-	JZ     scores_done_24
-	VXORPS Y2, Y2, Y2
-	MOVQ   DX, R9
-	MOVQ   136(SP), R12
-	ADDQ   DX, R12
-	MOVQ   CX, R11
-	SUBQ   DX, R11
-	SUBQ   DX, R11
-
-scores_chunk1_16:
-	VMOVUPS      (R11)(R9*2), Y3
-	VCVTPH2PS    (R9), Y4
-	VFMADD231PS  Y4, Y3, Y2
-	ADDQ         $0x00000010, R9
-	CMPQ         R9, R12
-	JB           scores_chunk1_16
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X2, X3, X3
-	VMOVHLPS     X3, X3, X2
-	VADDPS       X2, X3, X3
-	VMOVSHDUP    X3, X2
-	VADDPS       X2, X3, X3
-	VMULSS       scale+64(FP), X3, X3
-	VMAXSS       X3, X1, X1
-	VMOVSS       X3, (AX)
-	ADDQ         $0x04, AX
-	DECQ         BX
-	ADDQ         SI, DX
-	JMP          scores_by1_16
-
-scores_done_24:
-	VEXTRACTF128 $0x01, Y0, X2
-	VMAXPS       X0, X2, X2
-	VMOVHLPS     X2, X2, X0
-	VMAXPS       X0, X2, X2
-	VMOVSHDUP    X2, X0
-	VMAXPS       X0, X2, X2
-	VMAXSS       X1, X2, X2
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMOVSS       X2, (AX)(CX*4)
-	JMP          scores_first_done_6
-
-scores_other_6:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_17:
+scores_by8_13:
 	CMPQ   BX, $0x08
-	JL     scores_by1_17
+	JL     scores_by1_13
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -11101,13 +10020,13 @@ scores_by8_17:
 	MOVQ   CX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
-	MOVQ   136(SP), R11
+	MOVQ   152(SP), R11
 	ANDQ   $0xffffffe0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
-	JAE    scores_odd_27
+	JAE    scores_odd_19
 
-scores_pairs_27:
+scores_pairs_19:
 	VMOVUPS     (R10)(R8*2), Y10
 	VCVTPH2PS   (R8), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -11117,6 +10036,18 @@ scores_pairs_27:
 	VFMADD231PS Y11, Y10, Y4
 	VCVTPH2PS   (R8)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y5
+	DECQ        120(SP)
+	JNZ         pf_skip_44
+	MOVQ        ng+16(FP), R12
+	MOVQ        R12, 120(SP)
+	MOVQ        104(SP), R12
+	CMPQ        R12, 112(SP)
+	JAE         pf_skip_44
+	PREFETCHT1  (R12)
+	PREFETCHT1  64(R12)
+	ADDQ        $0x00000080, 104(SP)
+
+pf_skip_44:
 	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R8), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -11129,13 +10060,13 @@ scores_pairs_27:
 	ADDQ        $0x00000020, R8
 	ADDQ        $0x00000020, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_27
+	JB          scores_pairs_19
 
-scores_odd_27:
-	MOVQ        136(SP), R11
+scores_odd_19:
+	MOVQ        152(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_27
+	JAE         scores_half_19
 	VMOVUPS     (R10)(R8*2), Y10
 	VCVTPH2PS   (R8), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -11146,16 +10077,16 @@ scores_odd_27:
 	VCVTPH2PS   (R8)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 
-scores_half_27:
+scores_half_19:
 	MOVQ DX, R8
 	LEAQ (DX)(SI*4), R9
-	MOVQ 136(SP), R11
+	MOVQ 152(SP), R11
 	ANDQ $0xffffffe0, R11
 	ADDQ DX, R11
 	CMPQ R8, R11
-	JAE  scores_odd_28
+	JAE  scores_odd_20
 
-scores_pairs_28:
+scores_pairs_20:
 	VMOVUPS     (R10)(R8*2), Y10
 	VCVTPH2PS   (R9), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -11165,6 +10096,18 @@ scores_pairs_28:
 	VFMADD231PS Y11, Y10, Y8
 	VCVTPH2PS   (R9)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y9
+	DECQ        120(SP)
+	JNZ         pf_skip_45
+	MOVQ        ng+16(FP), R12
+	MOVQ        R12, 120(SP)
+	MOVQ        104(SP), R12
+	CMPQ        R12, 112(SP)
+	JAE         pf_skip_45
+	PREFETCHT1  (R12)
+	PREFETCHT1  64(R12)
+	ADDQ        $0x00000080, 104(SP)
+
+pf_skip_45:
 	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R9), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -11177,13 +10120,13 @@ scores_pairs_28:
 	ADDQ        $0x00000020, R8
 	ADDQ        $0x00000020, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_28
+	JB          scores_pairs_20
 
-scores_odd_28:
-	MOVQ        136(SP), R11
+scores_odd_20:
+	MOVQ        152(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_28
+	JAE         scores_half_20
 	VMOVUPS     (R10)(R8*2), Y10
 	VCVTPH2PS   (R9), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -11194,7 +10137,7 @@ scores_odd_28:
 	VCVTPH2PS   (R9)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_half_28:
+scores_half_20:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -11211,26 +10154,26 @@ scores_half_28:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_17
+	JMP          scores_by8_13
 
-scores_by1_17:
+scores_by1_13:
 	TESTQ  BX, BX
-	JZ     scores_done_25
+	JZ     scores_done_21
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	MOVQ   136(SP), R11
+	MOVQ   152(SP), R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
 
-scores_chunk1_17:
+scores_chunk1_13:
 	VMOVUPS      (R10)(R8*2), Y3
 	VCVTPH2PS    (R8), Y4
 	VFMADD231PS  Y4, Y3, Y2
 	ADDQ         $0x00000010, R8
 	CMPQ         R8, R11
-	JB           scores_chunk1_17
+	JB           scores_chunk1_13
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -11243,9 +10186,9 @@ scores_chunk1_17:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_17
+	JMP          scores_by1_13
 
-scores_done_25:
+scores_done_21:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -11259,12 +10202,10 @@ scores_done_25:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
+	ADDQ         $0x00000001, 32(SP)
+	JMP          scores_8
 
-scores_first_done_6:
-	ADDQ $0x00000001, 32(SP)
-	JMP  scores_8
-
-scores_done_23:
+scores_done_20:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_6:
@@ -11438,268 +10379,13 @@ pv_8:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	CMPQ  32(SP), $0x00000000
-	JNE   other_head_6
-	MOVQ  tk+56(FP), R8
-	IMULQ DI, R8
-	ADDQ  k+24(FP), R8
-	SUBQ  v+32(FP), R8
-	LEAQ  (R8)(DI*1), R9
-	XORQ  R10, R10
+	XORQ  R8, R8
 
-pv_block_61:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000100
-	JL      pv_next_61
-	VMOVUPS (CX)(R10*1), Y0
-	VMOVUPS 32(CX)(R10*1), Y1
-	VMOVUPS 64(CX)(R10*1), Y2
-	VMOVUPS 96(CX)(R10*1), Y3
-	VMOVUPS 128(CX)(R10*1), Y4
-	VMOVUPS 160(CX)(R10*1), Y5
-	VMOVUPS 192(CX)(R10*1), Y6
-	VMOVUPS 224(CX)(R10*1), Y7
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x01, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-
-pv_single_61:
-	TESTQ        R13, R13
-	JZ           pv_merge_61
-	VBROADCASTSS (R11), Y8
-	VCVTPH2PS    (R12), Y9
-	VFMADD231PS  Y9, Y8, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VCVTPH2PS    16(R12), Y9
-	VFMADD231PS  Y9, Y8, Y1
-	VCVTPH2PS    32(R12), Y9
-	VFMADD231PS  Y9, Y8, Y2
-	VCVTPH2PS    48(R12), Y9
-	VFMADD231PS  Y9, Y8, Y3
-	VCVTPH2PS    64(R12), Y9
-	VFMADD231PS  Y9, Y8, Y4
-	PREFETCHT0   64(R12)(R8*1)
-	VCVTPH2PS    80(R12), Y9
-	VFMADD231PS  Y9, Y8, Y5
-	VCVTPH2PS    96(R12), Y9
-	VFMADD231PS  Y9, Y8, Y6
-	VCVTPH2PS    112(R12), Y9
-	VFMADD231PS  Y9, Y8, Y7
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_61
-
-pv_merge_61:
-	VMOVUPS Y0, (CX)(R10*1)
-	VMOVUPS Y1, 32(CX)(R10*1)
-	VMOVUPS Y2, 64(CX)(R10*1)
-	VMOVUPS Y3, 96(CX)(R10*1)
-	VMOVUPS Y4, 128(CX)(R10*1)
-	VMOVUPS Y5, 160(CX)(R10*1)
-	VMOVUPS Y6, 192(CX)(R10*1)
-	VMOVUPS Y7, 224(CX)(R10*1)
-	ADDQ    $0x00000100, R10
-	JMP     pv_block_61
-
-pv_next_61:
-pv_block_62:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000080
-	JL      pv_next_62
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	VMOVUPS 64(CX)(R10*1), Y4
-	VXORPS  Y5, Y5, Y5
-	VMOVUPS 96(CX)(R10*1), Y6
-	VXORPS  Y7, Y7, Y7
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x01, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_62
-
-pv_pair_62:
-	VBROADCASTSS (R11), Y8
-	VBROADCASTSS 4(R11), Y9
-	VCVTPH2PS    (R12), Y10
-	VFMADD231PS  Y10, Y8, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VCVTPH2PS    16(R12), Y10
-	VFMADD231PS  Y10, Y8, Y2
-	VCVTPH2PS    32(R12), Y10
-	VFMADD231PS  Y10, Y8, Y4
-	VCVTPH2PS    48(R12), Y10
-	VFMADD231PS  Y10, Y8, Y6
-	VCVTPH2PS    (R12)(DI*1), Y8
-	VFMADD231PS  Y8, Y9, Y1
-	PREFETCHT0   (R12)(R9*1)
-	VCVTPH2PS    16(R12)(DI*1), Y8
-	VFMADD231PS  Y8, Y9, Y3
-	VCVTPH2PS    32(R12)(DI*1), Y8
-	VFMADD231PS  Y8, Y9, Y5
-	VCVTPH2PS    48(R12)(DI*1), Y8
-	VFMADD231PS  Y8, Y9, Y7
-	ADDQ         $0x08, R11
-	LEAQ         (R12)(DI*2), R12
-	SUBQ         $0x02, R13
-	CMPQ         R13, $0x02
-	JGE          pv_pair_62
-
-pv_single_62:
-	TESTQ        R13, R13
-	JZ           pv_merge_62
-	VBROADCASTSS (R11), Y8
-	VCVTPH2PS    (R12), Y9
-	VFMADD231PS  Y9, Y8, Y0
-	VCVTPH2PS    16(R12), Y9
-	VFMADD231PS  Y9, Y8, Y2
-	VCVTPH2PS    32(R12), Y9
-	VFMADD231PS  Y9, Y8, Y4
-	VCVTPH2PS    48(R12), Y9
-	VFMADD231PS  Y9, Y8, Y6
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_62
-
-pv_merge_62:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(R10*1)
-	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R10*1)
-	ADDQ    $0x00000080, R10
-	JMP     pv_block_62
-
-pv_next_62:
-pv_block_63:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000040
-	JL      pv_next_63
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x01, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_63
-
-pv_pair_63:
-	VBROADCASTSS (R11), Y4
-	VBROADCASTSS 4(R11), Y5
-	VCVTPH2PS    (R12), Y6
-	VFMADD231PS  Y6, Y4, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VCVTPH2PS    16(R12), Y6
-	VFMADD231PS  Y6, Y4, Y2
-	VCVTPH2PS    (R12)(DI*1), Y4
-	VFMADD231PS  Y4, Y5, Y1
-	PREFETCHT0   (R12)(R9*1)
-	VCVTPH2PS    16(R12)(DI*1), Y4
-	VFMADD231PS  Y4, Y5, Y3
-	ADDQ         $0x08, R11
-	LEAQ         (R12)(DI*2), R12
-	SUBQ         $0x02, R13
-	CMPQ         R13, $0x02
-	JGE          pv_pair_63
-
-pv_single_63:
-	TESTQ        R13, R13
-	JZ           pv_merge_63
-	VBROADCASTSS (R11), Y4
-	VCVTPH2PS    (R12), Y5
-	VFMADD231PS  Y5, Y4, Y0
-	VCVTPH2PS    16(R12), Y5
-	VFMADD231PS  Y5, Y4, Y2
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_63
-
-pv_merge_63:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     pv_block_63
-
-pv_next_63:
-pv_block_64:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000020
-	JL      pv_next_64
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x01, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_64
-
-pv_pair_64:
-	VBROADCASTSS (R11), Y2
-	VBROADCASTSS 4(R11), Y3
-	VCVTPH2PS    (R12), Y4
-	VFMADD231PS  Y4, Y2, Y0
-	PREFETCHT0   (R12)(R8*1)
-	VCVTPH2PS    (R12)(DI*1), Y2
-	VFMADD231PS  Y2, Y3, Y1
-	PREFETCHT0   (R12)(R9*1)
-	ADDQ         $0x08, R11
-	LEAQ         (R12)(DI*2), R12
-	SUBQ         $0x02, R13
-	CMPQ         R13, $0x02
-	JGE          pv_pair_64
-
-pv_single_64:
-	TESTQ        R13, R13
-	JZ           pv_merge_64
-	VBROADCASTSS (R11), Y2
-	VCVTPH2PS    (R12), Y3
-	VFMADD231PS  Y3, Y2, Y0
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_64
-
-pv_merge_64:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	ADDQ    $0x00000020, R10
-	JMP     pv_block_64
-
-pv_next_64:
-	JMP first_done_6
-
-other_head_6:
-	XORQ R8, R8
-
-pv_block_65:
+pv_block_49:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_65
+	JL      pv_next_49
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -11714,9 +10400,9 @@ pv_block_65:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 
-pv_single_65:
+pv_single_49:
 	TESTQ        R11, R11
-	JZ           pv_merge_65
+	JZ           pv_merge_49
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -11734,12 +10420,24 @@ pv_single_65:
 	VFMADD231PS  Y9, Y8, Y6
 	VCVTPH2PS    112(R10), Y9
 	VFMADD231PS  Y9, Y8, Y7
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_65
+	DECQ         144(SP)
+	JNZ          pf_skip_46
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_46
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	ADDQ         $0x00000080, 128(SP)
 
-pv_merge_65:
+pf_skip_46:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_49
+
+pv_merge_49:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -11749,14 +10447,14 @@ pv_merge_65:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_65
+	JMP     pv_block_49
 
-pv_next_65:
-pv_block_66:
+pv_next_49:
+pv_block_50:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_66
+	JL      pv_next_50
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -11771,9 +10469,9 @@ pv_block_66:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_66
+	JL      pv_single_50
 
-pv_pair_66:
+pv_pair_50:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VCVTPH2PS    (R10), Y10
@@ -11792,15 +10490,27 @@ pv_pair_66:
 	VFMADD231PS  Y8, Y9, Y5
 	VCVTPH2PS    48(R10)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_66
+	DECQ         144(SP)
+	JNZ          pf_skip_47
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_47
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	ADDQ         $0x00000080, 128(SP)
 
-pv_single_66:
+pf_skip_47:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_50
+
+pv_single_50:
 	TESTQ        R11, R11
-	JZ           pv_merge_66
+	JZ           pv_merge_50
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -11810,12 +10520,23 @@ pv_single_66:
 	VFMADD231PS  Y9, Y8, Y4
 	VCVTPH2PS    48(R10), Y9
 	VFMADD231PS  Y9, Y8, Y6
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_66
+	DECQ         144(SP)
+	JNZ          pf_skip_48
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_48
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_66:
+pf_skip_48:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_50
+
+pv_merge_50:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -11825,14 +10546,14 @@ pv_merge_66:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_66
+	JMP     pv_block_50
 
-pv_next_66:
-pv_block_67:
+pv_next_50:
+pv_block_51:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_67
+	JL      pv_next_51
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -11843,9 +10564,9 @@ pv_block_67:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_67
+	JL      pv_single_51
 
-pv_pair_67:
+pv_pair_51:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VCVTPH2PS    (R10), Y6
@@ -11856,39 +10577,61 @@ pv_pair_67:
 	VFMADD231PS  Y4, Y5, Y1
 	VCVTPH2PS    16(R10)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_67
+	DECQ         144(SP)
+	JNZ          pf_skip_49
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_49
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_single_67:
+pf_skip_49:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_51
+
+pv_single_51:
 	TESTQ        R11, R11
-	JZ           pv_merge_67
+	JZ           pv_merge_51
 	VBROADCASTSS (R9), Y4
 	VCVTPH2PS    (R10), Y5
 	VFMADD231PS  Y5, Y4, Y0
 	VCVTPH2PS    16(R10), Y5
 	VFMADD231PS  Y5, Y4, Y2
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_67
+	DECQ         144(SP)
+	JNZ          pf_skip_50
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_50
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_67:
+pf_skip_50:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_51
+
+pv_merge_51:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_67
+	JMP     pv_block_51
 
-pv_next_67:
-pv_block_68:
+pv_next_51:
+pv_block_52:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_68
+	JL      pv_next_52
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R9
@@ -11897,40 +10640,61 @@ pv_block_68:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_68
+	JL      pv_single_52
 
-pv_pair_68:
+pv_pair_52:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VCVTPH2PS    (R10), Y4
 	VFMADD231PS  Y4, Y2, Y0
 	VCVTPH2PS    (R10)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_68
+	DECQ         144(SP)
+	JNZ          pf_skip_51
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_51
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_single_68:
+pf_skip_51:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_52
+
+pv_single_52:
 	TESTQ        R11, R11
-	JZ           pv_merge_68
+	JZ           pv_merge_52
 	VBROADCASTSS (R9), Y2
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_68
+	DECQ         144(SP)
+	JNZ          pf_skip_52
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_52
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_68:
+pf_skip_52:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_52
+
+pv_merge_52:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_68
+	JMP     pv_block_52
 
-pv_next_68:
-first_done_6:
+pv_next_52:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_8
 
@@ -12008,9 +10772,9 @@ TEXT ·naiveDecodeFastF16AVX2(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_18:
+scores_by8_14:
 	CMPQ   R8, $0x08
-	JL     scores_by1_18
+	JL     scores_by1_14
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -12028,9 +10792,9 @@ scores_by8_18:
 	ANDQ   $0xffffffe0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
-	JAE    scores_odd_29
+	JAE    scores_odd_21
 
-scores_pairs_29:
+scores_pairs_21:
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -12052,13 +10816,13 @@ scores_pairs_29:
 	ADDQ        $0x00000020, R11
 	ADDQ        $0x00000020, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_29
+	JB          scores_pairs_21
 
-scores_odd_29:
+scores_odd_21:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_29
+	JAE         scores_half_21
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -12069,16 +10833,16 @@ scores_odd_29:
 	VCVTPH2PS   (R11)(R10*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 
-scores_half_29:
+scores_half_21:
 	MOVQ DX, R11
 	LEAQ (DX)(DI*4), R12
 	MOVQ (SP), R14
 	ANDQ $0xffffffe0, R14
 	ADDQ DX, R14
 	CMPQ R11, R14
-	JAE  scores_odd_30
+	JAE  scores_odd_22
 
-scores_pairs_30:
+scores_pairs_22:
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R12), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -12100,13 +10864,13 @@ scores_pairs_30:
 	ADDQ        $0x00000020, R11
 	ADDQ        $0x00000020, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_30
+	JB          scores_pairs_22
 
-scores_odd_30:
+scores_odd_22:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_30
+	JAE         scores_half_22
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R12), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -12117,7 +10881,7 @@ scores_odd_30:
 	VCVTPH2PS   (R12)(R10*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_half_30:
+scores_half_22:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -12134,11 +10898,11 @@ scores_half_30:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_18
+	JMP          scores_by8_14
 
-scores_by1_18:
+scores_by1_14:
 	TESTQ  R8, R8
-	JZ     scores_done_26
+	JZ     scores_done_22
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -12147,13 +10911,13 @@ scores_by1_18:
 	SUBQ   DX, R13
 	SUBQ   DX, R13
 
-scores_chunk1_18:
+scores_chunk1_14:
 	VMOVUPS      (R13)(R11*2), Y3
 	VCVTPH2PS    (R11), Y4
 	VFMADD231PS  Y4, Y3, Y2
 	ADDQ         $0x00000010, R11
 	CMPQ         R11, R14
-	JB           scores_chunk1_18
+	JB           scores_chunk1_14
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -12166,9 +10930,9 @@ scores_chunk1_18:
 	ADDQ         $0x04, R9
 	DECQ         R8
 	ADDQ         DI, DX
-	JMP          scores_by1_18
+	JMP          scores_by1_14
 
-scores_done_26:
+scores_done_22:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -12281,11 +11045,11 @@ zero_loop_12:
 	JNZ     zero_loop_12
 	XORQ    R8, R8
 
-pv_block_69:
+pv_block_53:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_69
+	JL      pv_next_53
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -12300,9 +11064,9 @@ pv_block_69:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 
-pv_single_69:
+pv_single_53:
 	TESTQ        R11, R11
-	JZ           pv_merge_69
+	JZ           pv_merge_53
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -12323,9 +11087,9 @@ pv_single_69:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_69
+	JMP          pv_single_53
 
-pv_merge_69:
+pv_merge_53:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -12335,14 +11099,14 @@ pv_merge_69:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_69
+	JMP     pv_block_53
 
-pv_next_69:
-pv_block_70:
+pv_next_53:
+pv_block_54:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_70
+	JL      pv_next_54
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -12357,9 +11121,9 @@ pv_block_70:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_70
+	JL      pv_single_54
 
-pv_pair_70:
+pv_pair_54:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VCVTPH2PS    (R10), Y10
@@ -12382,11 +11146,11 @@ pv_pair_70:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_70
+	JGE          pv_pair_54
 
-pv_single_70:
+pv_single_54:
 	TESTQ        R11, R11
-	JZ           pv_merge_70
+	JZ           pv_merge_54
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -12399,9 +11163,9 @@ pv_single_70:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_70
+	JMP          pv_single_54
 
-pv_merge_70:
+pv_merge_54:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -12411,14 +11175,14 @@ pv_merge_70:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_70
+	JMP     pv_block_54
 
-pv_next_70:
-pv_block_71:
+pv_next_54:
+pv_block_55:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_71
+	JL      pv_next_55
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -12429,9 +11193,9 @@ pv_block_71:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_71
+	JL      pv_single_55
 
-pv_pair_71:
+pv_pair_55:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VCVTPH2PS    (R10), Y6
@@ -12446,11 +11210,11 @@ pv_pair_71:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_71
+	JGE          pv_pair_55
 
-pv_single_71:
+pv_single_55:
 	TESTQ        R11, R11
-	JZ           pv_merge_71
+	JZ           pv_merge_55
 	VBROADCASTSS (R9), Y4
 	VCVTPH2PS    (R10), Y5
 	VFMADD231PS  Y5, Y4, Y0
@@ -12459,22 +11223,22 @@ pv_single_71:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_71
+	JMP          pv_single_55
 
-pv_merge_71:
+pv_merge_55:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_71
+	JMP     pv_block_55
 
-pv_next_71:
-pv_block_72:
+pv_next_55:
+pv_block_56:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_72
+	JL      pv_next_56
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -12483,9 +11247,9 @@ pv_block_72:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_72
+	JL      pv_single_56
 
-pv_pair_72:
+pv_pair_56:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VCVTPH2PS    (R10), Y4
@@ -12496,35 +11260,35 @@ pv_pair_72:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_72
+	JGE          pv_pair_56
 
-pv_single_72:
+pv_single_56:
 	TESTQ        R11, R11
-	JZ           pv_merge_72
+	JZ           pv_merge_56
 	VBROADCASTSS (R9), Y2
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_72
+	JMP          pv_single_56
 
-pv_merge_72:
+pv_merge_56:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_72
+	JMP     pv_block_56
 
-pv_next_72:
+pv_next_56:
 	VZEROUPPER
 	RET
 
 // func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $160-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 136(SP)
+	MOVQ AX, 152(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_7:
@@ -12576,7 +11340,7 @@ tile_7:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 152(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -12585,9 +11349,9 @@ tile_7:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 128(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 136(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_9:
@@ -12595,7 +11359,7 @@ scores_9:
 	INCQ    AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_27
+	JGE     scores_done_23
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -12650,7 +11414,7 @@ scores2_by8_3:
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	MOVQ    136(SP), SI
+	MOVQ    152(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
@@ -12689,14 +11453,14 @@ scores2_chunk2_3:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_15
-	PREFETCHT0  (DI)
-	PREFETCHT0  64(DI)
-	PREFETCHT0  128(DI)
-	PREFETCHT0  192(DI)
+	JAE         pf_skip_53
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_15:
+pf_skip_53:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -12725,14 +11489,14 @@ pf_skip_15:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_16
-	PREFETCHT0  (DI)
-	PREFETCHT0  64(DI)
-	PREFETCHT0  128(DI)
-	PREFETCHT0  192(DI)
+	JAE         pf_skip_54
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_16:
+pf_skip_54:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 96(SP)
@@ -12769,14 +11533,14 @@ scores2_odd_3:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), CX
 	CMPQ        CX, 112(SP)
-	JAE         pf_skip_17
-	PREFETCHT0  (CX)
-	PREFETCHT0  64(CX)
-	PREFETCHT0  128(CX)
-	PREFETCHT0  192(CX)
+	JAE         pf_skip_55
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_17:
+pf_skip_55:
 scores2_reduce_3:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -12860,7 +11624,7 @@ scores2_by1_3:
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	MOVQ    136(SP), BX
+	MOVQ    152(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -12928,12 +11692,12 @@ scores2_done_3:
 	ADDQ          $0x00000002, 32(SP)
 	JMP           scores_9
 
-scores_done_27:
+scores_done_23:
 scores_10:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_28
+	JGE     scores_done_24
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -12948,18 +11712,15 @@ scores_10:
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     scores_other_7
-	CMPQ    SI, 136(SP)
-	JNE     scores_other_7
-	MOVQ    8(SP), DI
+	JNE     scores_other_3
 	MOVQ    DX, DX
-	LEAQ    (SI)(SI*2), R8
+	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
-scores_by8_19:
+scores_by8_15:
 	CMPQ        BX, $0x08
-	JL          scores_by1_19
+	JL          scores_by1_15
 	VMOVUPS     expconst<>+1344(SB), Z0
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -12968,15 +11729,15 @@ scores_by8_19:
 	VMOVUPS     expconst<>+1344(SB), Z7
 	VMOVUPS     expconst<>+1344(SB), Z8
 	VMOVUPS     expconst<>+1344(SB), Z9
-	MOVQ        DX, R9
-	LEAQ        (DX)(SI*4), R10
-	MOVQ        CX, R11
-	SUBQ        DX, R11
-	SUBQ        DX, R11
-	MOVQ        136(SP), R12
-	ANDQ        $0xffffffc0, R12
-	ADDQ        DX, R12
-	CMPQ        136(SP), $0x00000100
+	MOVQ        DX, R8
+	LEAQ        (DX)(SI*4), R9
+	MOVQ        CX, R10
+	SUBQ        DX, R10
+	SUBQ        DX, R10
+	MOVQ        152(SP), R11
+	ANDQ        $0xffffffc0, R11
+	ADDQ        DX, R11
+	CMPQ        152(SP), $0x00000100
 	JNE         scores_seq_no_13
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -12986,283 +11747,288 @@ scores_by8_19:
 	VMOVUPS     320(CX), Z15
 	VMOVUPS     384(CX), Z16
 	VMOVUPS     448(CX), Z17
-	VCVTPH2PS   (R9), Z18
+	VCVTPH2PS   (R8), Z18
 	VFMADD231PS Z18, Z10, Z0
-	VCVTPH2PS   32(R9), Z18
+	VCVTPH2PS   32(R8), Z18
 	VFMADD231PS Z18, Z11, Z0
-	VCVTPH2PS   64(R9), Z18
+	VCVTPH2PS   64(R8), Z18
 	VFMADD231PS Z18, Z12, Z0
-	VCVTPH2PS   96(R9), Z18
+	VCVTPH2PS   96(R8), Z18
 	VFMADD231PS Z18, Z13, Z0
-	VCVTPH2PS   128(R9), Z18
+	VCVTPH2PS   128(R8), Z18
 	VFMADD231PS Z18, Z14, Z0
-	VCVTPH2PS   160(R9), Z18
+	VCVTPH2PS   160(R8), Z18
 	VFMADD231PS Z18, Z15, Z0
-	VCVTPH2PS   192(R9), Z18
+	VCVTPH2PS   192(R8), Z18
 	VFMADD231PS Z18, Z16, Z0
-	VCVTPH2PS   224(R9), Z18
+	VCVTPH2PS   224(R8), Z18
 	VFMADD231PS Z18, Z17, Z0
-	VCVTPH2PS   (R9)(SI*1), Z18
+	VCVTPH2PS   (R8)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z18
+	VCVTPH2PS   32(R8)(SI*1), Z18
 	VFMADD231PS Z18, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z18
+	VCVTPH2PS   64(R8)(SI*1), Z18
 	VFMADD231PS Z18, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z18
+	VCVTPH2PS   96(R8)(SI*1), Z18
 	VFMADD231PS Z18, Z13, Z3
-	VCVTPH2PS   128(R9)(SI*1), Z18
+	VCVTPH2PS   128(R8)(SI*1), Z18
 	VFMADD231PS Z18, Z14, Z3
-	VCVTPH2PS   160(R9)(SI*1), Z18
+	VCVTPH2PS   160(R8)(SI*1), Z18
 	VFMADD231PS Z18, Z15, Z3
-	VCVTPH2PS   192(R9)(SI*1), Z18
+	VCVTPH2PS   192(R8)(SI*1), Z18
 	VFMADD231PS Z18, Z16, Z3
-	VCVTPH2PS   224(R9)(SI*1), Z18
+	VCVTPH2PS   224(R8)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
-	VCVTPH2PS   (R9)(SI*2), Z18
+	VCVTPH2PS   (R8)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z18
+	VCVTPH2PS   32(R8)(SI*2), Z18
 	VFMADD231PS Z18, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z18
+	VCVTPH2PS   64(R8)(SI*2), Z18
 	VFMADD231PS Z18, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z18
+	VCVTPH2PS   96(R8)(SI*2), Z18
 	VFMADD231PS Z18, Z13, Z4
-	VCVTPH2PS   128(R9)(SI*2), Z18
+	VCVTPH2PS   128(R8)(SI*2), Z18
 	VFMADD231PS Z18, Z14, Z4
-	VCVTPH2PS   160(R9)(SI*2), Z18
+	VCVTPH2PS   160(R8)(SI*2), Z18
 	VFMADD231PS Z18, Z15, Z4
-	VCVTPH2PS   192(R9)(SI*2), Z18
+	VCVTPH2PS   192(R8)(SI*2), Z18
 	VFMADD231PS Z18, Z16, Z4
-	VCVTPH2PS   224(R9)(SI*2), Z18
+	VCVTPH2PS   224(R8)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z4
-	VCVTPH2PS   (R9)(R8*1), Z18
+	VCVTPH2PS   (R8)(DI*1), Z18
 	VFMADD231PS Z18, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z18
+	VCVTPH2PS   32(R8)(DI*1), Z18
 	VFMADD231PS Z18, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z18
+	VCVTPH2PS   64(R8)(DI*1), Z18
 	VFMADD231PS Z18, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z18
+	VCVTPH2PS   96(R8)(DI*1), Z18
 	VFMADD231PS Z18, Z13, Z5
-	VCVTPH2PS   128(R9)(R8*1), Z18
+	VCVTPH2PS   128(R8)(DI*1), Z18
 	VFMADD231PS Z18, Z14, Z5
-	VCVTPH2PS   160(R9)(R8*1), Z18
+	VCVTPH2PS   160(R8)(DI*1), Z18
 	VFMADD231PS Z18, Z15, Z5
-	VCVTPH2PS   192(R9)(R8*1), Z18
+	VCVTPH2PS   192(R8)(DI*1), Z18
 	VFMADD231PS Z18, Z16, Z5
-	VCVTPH2PS   224(R9)(R8*1), Z18
+	VCVTPH2PS   224(R8)(DI*1), Z18
 	VFMADD231PS Z18, Z17, Z5
-	VCVTPH2PS   (R10), Z18
+	VCVTPH2PS   (R9), Z18
 	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R10), Z18
+	VCVTPH2PS   32(R9), Z18
 	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R10), Z18
+	VCVTPH2PS   64(R9), Z18
 	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R10), Z18
+	VCVTPH2PS   96(R9), Z18
 	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R10), Z18
+	VCVTPH2PS   128(R9), Z18
 	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R10), Z18
+	VCVTPH2PS   160(R9), Z18
 	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R10), Z18
+	VCVTPH2PS   192(R9), Z18
 	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R10), Z18
+	VCVTPH2PS   224(R9), Z18
 	VFMADD231PS Z18, Z17, Z6
-	VCVTPH2PS   (R10)(SI*1), Z18
+	VCVTPH2PS   (R9)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z18
+	VCVTPH2PS   32(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z18
+	VCVTPH2PS   64(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z18
+	VCVTPH2PS   96(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R10)(SI*1), Z18
+	VCVTPH2PS   128(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R10)(SI*1), Z18
+	VCVTPH2PS   160(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R10)(SI*1), Z18
+	VCVTPH2PS   192(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R10)(SI*1), Z18
+	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
-	VCVTPH2PS   (R10)(SI*2), Z18
+	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z18
+	VCVTPH2PS   32(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z18
+	VCVTPH2PS   64(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z18
+	VCVTPH2PS   96(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R10)(SI*2), Z18
+	VCVTPH2PS   128(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R10)(SI*2), Z18
+	VCVTPH2PS   160(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R10)(SI*2), Z18
+	VCVTPH2PS   192(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R10)(SI*2), Z18
+	VCVTPH2PS   224(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z8
-	VCVTPH2PS   (R10)(R8*1), Z18
+	VCVTPH2PS   (R9)(DI*1), Z18
 	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
+	VCVTPH2PS   32(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
+	VCVTPH2PS   64(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
+	VCVTPH2PS   96(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R10)(R8*1), Z10
+	VCVTPH2PS   128(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R10)(R8*1), Z10
+	VCVTPH2PS   160(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R10)(R8*1), Z10
+	VCVTPH2PS   192(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R10)(R8*1), Z10
+	VCVTPH2PS   224(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_19
+	JMP         scores_reduce_15
 
 scores_seq_no_13:
-	CMPQ        136(SP), $0x00000080
+	CMPQ        152(SP), $0x00000080
 	JNE         scores_seq_no_14
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
 	VMOVUPS     128(CX), Z12
 	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R9), Z14
+	VCVTPH2PS   (R8), Z14
 	VFMADD231PS Z14, Z10, Z0
-	VCVTPH2PS   32(R9), Z14
+	VCVTPH2PS   32(R8), Z14
 	VFMADD231PS Z14, Z11, Z0
-	VCVTPH2PS   64(R9), Z14
+	VCVTPH2PS   64(R8), Z14
 	VFMADD231PS Z14, Z12, Z0
-	VCVTPH2PS   96(R9), Z14
+	VCVTPH2PS   96(R8), Z14
 	VFMADD231PS Z14, Z13, Z0
-	VCVTPH2PS   (R9)(SI*1), Z14
+	VCVTPH2PS   (R8)(SI*1), Z14
 	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z14
+	VCVTPH2PS   32(R8)(SI*1), Z14
 	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z14
+	VCVTPH2PS   64(R8)(SI*1), Z14
 	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z14
+	VCVTPH2PS   96(R8)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
-	VCVTPH2PS   (R9)(SI*2), Z14
+	VCVTPH2PS   (R8)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z14
+	VCVTPH2PS   32(R8)(SI*2), Z14
 	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z14
+	VCVTPH2PS   64(R8)(SI*2), Z14
 	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z14
+	VCVTPH2PS   96(R8)(SI*2), Z14
 	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R9)(R8*1), Z14
+	VCVTPH2PS   (R8)(DI*1), Z14
 	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z14
+	VCVTPH2PS   32(R8)(DI*1), Z14
 	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z14
+	VCVTPH2PS   64(R8)(DI*1), Z14
 	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z14
+	VCVTPH2PS   96(R8)(DI*1), Z14
 	VFMADD231PS Z14, Z13, Z5
-	VCVTPH2PS   (R10), Z14
+	VCVTPH2PS   (R9), Z14
 	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R10), Z14
+	VCVTPH2PS   32(R9), Z14
 	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R10), Z14
+	VCVTPH2PS   64(R9), Z14
 	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R10), Z14
+	VCVTPH2PS   96(R9), Z14
 	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R10)(SI*1), Z14
+	VCVTPH2PS   (R9)(SI*1), Z14
 	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z14
+	VCVTPH2PS   32(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z14
+	VCVTPH2PS   64(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z14
+	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
-	VCVTPH2PS   (R10)(SI*2), Z14
+	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z14
+	VCVTPH2PS   32(R9)(SI*2), Z14
 	VFMADD231PS Z14, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z14
+	VCVTPH2PS   64(R9)(SI*2), Z14
 	VFMADD231PS Z14, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z14
+	VCVTPH2PS   96(R9)(SI*2), Z14
 	VFMADD231PS Z14, Z13, Z8
-	VCVTPH2PS   (R10)(R8*1), Z14
+	VCVTPH2PS   (R9)(DI*1), Z14
 	VFMADD231PS Z14, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
+	VCVTPH2PS   32(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
+	VCVTPH2PS   64(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
+	VCVTPH2PS   96(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_19
+	JMP         scores_reduce_15
 
 scores_seq_no_14:
-	CMPQ R9, R12
-	JAE  scores_odd_31
+	CMPQ R8, R11
+	JAE  scores_odd_23
 
-scores_pairs_31:
-	VMOVUPS     (R11)(R9*2), Z10
-	VCVTPH2PS   (R9), Z11
+scores_pairs_23:
+	VMOVUPS     (R10)(R8*2), Z10
+	VCVTPH2PS   (R8), Z11
 	VFMADD231PS Z11, Z10, Z0
-	VCVTPH2PS   (R9)(SI*1), Z11
+	VCVTPH2PS   (R8)(SI*1), Z11
 	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R9)(SI*2), Z11
+	VCVTPH2PS   (R8)(SI*2), Z11
 	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R9)(R8*1), Z11
+	VCVTPH2PS   (R8)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R10), Z11
+	VCVTPH2PS   (R9), Z11
 	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R10)(SI*1), Z11
+	VCVTPH2PS   (R9)(SI*1), Z11
 	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R10)(SI*2), Z11
+	VCVTPH2PS   (R9)(SI*2), Z11
 	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R10)(R8*1), Z11
+	VCVTPH2PS   (R9)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z9
-	VMOVUPS     64(R11)(R9*2), Z10
+	MOVQ        104(SP), R12
+	CMPQ        R12, 112(SP)
+	JAE         pf_skip_56
+	PREFETCHT1  (R12)
+	PREFETCHT1  64(R12)
+	PREFETCHT1  128(R12)
+	PREFETCHT1  192(R12)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_56:
+	VMOVUPS     64(R10)(R8*2), Z10
+	VCVTPH2PS   32(R8), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   32(R8)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   32(R8)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   32(R8)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z5
 	VCVTPH2PS   32(R9), Z11
-	VFMADD231PS Z11, Z10, Z0
+	VFMADD231PS Z11, Z10, Z6
 	VCVTPH2PS   32(R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	PREFETCHT0  (DI)
+	VFMADD231PS Z11, Z10, Z7
 	VCVTPH2PS   32(R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   32(R9)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	PREFETCHT0  64(DI)
-	VCVTPH2PS   32(R10), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   32(R10)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	PREFETCHT0  128(DI)
-	VCVTPH2PS   32(R10)(SI*2), Z11
 	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   32(R10)(R8*1), Z11
+	VCVTPH2PS   32(R9)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z9
-	PREFETCHT0  192(DI)
-	ADDQ        $0x00000100, DI
+	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
-	ADDQ        $0x00000040, R10
-	CMPQ        R9, R12
-	JB          scores_pairs_31
+	CMPQ        R8, R11
+	JB          scores_pairs_23
 
-scores_odd_31:
-	MOVQ        136(SP), R12
-	ADDQ        DX, R12
-	CMPQ        R9, R12
-	JAE         scores_half_31
-	VMOVUPS     (R11)(R9*2), Z10
-	VCVTPH2PS   (R9), Z11
+scores_odd_23:
+	MOVQ        152(SP), R11
+	ADDQ        DX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_23
+	VMOVUPS     (R10)(R8*2), Z10
+	VCVTPH2PS   (R8), Z11
 	VFMADD231PS Z11, Z10, Z0
-	VCVTPH2PS   (R9)(SI*1), Z11
+	VCVTPH2PS   (R8)(SI*1), Z11
 	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R9)(SI*2), Z11
+	VCVTPH2PS   (R8)(SI*2), Z11
 	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R9)(R8*1), Z11
+	VCVTPH2PS   (R8)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R10), Z11
+	VCVTPH2PS   (R9), Z11
 	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R10)(SI*1), Z11
+	VCVTPH2PS   (R9)(SI*1), Z11
 	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R10)(SI*2), Z11
+	VCVTPH2PS   (R9)(SI*2), Z11
 	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R10)(R8*1), Z11
+	VCVTPH2PS   (R9)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 
-scores_half_31:
-scores_reduce_19:
+scores_half_23:
+scores_reduce_15:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z10, Z10
@@ -13296,26 +12062,26 @@ scores_reduce_19:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_19
+	JMP          scores_by8_15
 
-scores_by1_19:
+scores_by1_15:
 	TESTQ   BX, BX
-	JZ      scores_done_29
+	JZ      scores_done_25
 	VMOVUPS expconst<>+1344(SB), Z0
-	MOVQ    DX, R9
-	MOVQ    136(SP), R12
-	ADDQ    DX, R12
-	MOVQ    CX, R11
-	SUBQ    DX, R11
-	SUBQ    DX, R11
+	MOVQ    DX, R8
+	MOVQ    152(SP), R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
 
-scores_chunk1_19:
-	VMOVUPS       (R11)(R9*2), Z3
-	VCVTPH2PS     (R9), Z4
+scores_chunk1_15:
+	VMOVUPS       (R10)(R8*2), Z3
+	VCVTPH2PS     (R8), Z4
 	VFMADD231PS   Z4, Z3, Z0
-	ADDQ          $0x00000020, R9
-	CMPQ          R9, R12
-	JB            scores_chunk1_19
+	ADDQ          $0x00000020, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_15
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
 	VEXTRACTF32X4 $0x01, Y3, X0
@@ -13330,9 +12096,9 @@ scores_chunk1_19:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_19
+	JMP           scores_by1_15
 
-scores_done_29:
+scores_done_25:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -13346,17 +12112,17 @@ scores_done_29:
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
-	JMP           scores_first_done_7
+	JMP           scores_first_done_3
 
-scores_other_7:
+scores_other_3:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
-scores_by8_20:
+scores_by8_16:
 	CMPQ        BX, $0x08
-	JL          scores_by1_20
+	JL          scores_by1_16
 	VMOVUPS     expconst<>+1344(SB), Z0
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -13370,10 +12136,10 @@ scores_by8_20:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        136(SP), R11
+	MOVQ        152(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        136(SP), $0x00000100
+	CMPQ        152(SP), $0x00000100
 	JNE         scores_seq_no_15
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -13511,10 +12277,10 @@ scores_by8_20:
 	VFMADD231PS Z10, Z16, Z9
 	VCVTPH2PS   224(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_20
+	JMP         scores_reduce_16
 
 scores_seq_no_15:
-	CMPQ        136(SP), $0x00000080
+	CMPQ        152(SP), $0x00000080
 	JNE         scores_seq_no_16
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -13584,13 +12350,13 @@ scores_seq_no_15:
 	VFMADD231PS Z10, Z12, Z9
 	VCVTPH2PS   96(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_20
+	JMP         scores_reduce_16
 
 scores_seq_no_16:
 	CMPQ R8, R11
-	JAE  scores_odd_32
+	JAE  scores_odd_24
 
-scores_pairs_32:
+scores_pairs_24:
 	VMOVUPS     (R10)(R8*2), Z10
 	VCVTPH2PS   (R8), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -13628,13 +12394,13 @@ scores_pairs_32:
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_32
+	JB          scores_pairs_24
 
-scores_odd_32:
-	MOVQ        136(SP), R11
+scores_odd_24:
+	MOVQ        152(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_32
+	JAE         scores_half_24
 	VMOVUPS     (R10)(R8*2), Z10
 	VCVTPH2PS   (R8), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -13653,8 +12419,8 @@ scores_odd_32:
 	VCVTPH2PS   (R9)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 
-scores_half_32:
-scores_reduce_20:
+scores_half_24:
+scores_reduce_16:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z10, Z10
@@ -13688,26 +12454,26 @@ scores_reduce_20:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_20
+	JMP          scores_by8_16
 
-scores_by1_20:
+scores_by1_16:
 	TESTQ   BX, BX
-	JZ      scores_done_30
+	JZ      scores_done_26
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    152(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 
-scores_chunk1_20:
+scores_chunk1_16:
 	VMOVUPS       (R10)(R8*2), Z3
 	VCVTPH2PS     (R8), Z4
 	VFMADD231PS   Z4, Z3, Z0
 	ADDQ          $0x00000020, R8
 	CMPQ          R8, R11
-	JB            scores_chunk1_20
+	JB            scores_chunk1_16
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
 	VEXTRACTF32X4 $0x01, Y3, X0
@@ -13722,9 +12488,9 @@ scores_chunk1_20:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_20
+	JMP           scores_by1_16
 
-scores_done_30:
+scores_done_26:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -13739,11 +12505,11 @@ scores_done_30:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 
-scores_first_done_7:
+scores_first_done_3:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_10
 
-scores_done_28:
+scores_done_24:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_7:
@@ -14004,16 +12770,16 @@ pv2_pair_9:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_18
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_57
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_18:
+pf_skip_57:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -14106,16 +12872,16 @@ pv2_pair_10:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_19
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_58
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_19:
+pf_skip_58:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -14184,16 +12950,16 @@ pv2_pair_11:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_20
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_59
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_20:
+pf_skip_59:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -14247,7 +13013,7 @@ pv_10:
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
 	CMPQ  32(SP), $0x00000000
-	JNE   other_head_7
+	JNE   other_head_3
 	MOVQ  tk+56(FP), R8
 	IMULQ DI, R8
 	ADDQ  k+24(FP), R8
@@ -14255,11 +13021,11 @@ pv_10:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_73:
+pv_block_57:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_73
+	JL      pv_next_57
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -14282,60 +13048,60 @@ pv_block_73:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_73
+	JL      pv_single_57
 
-pv_pair_73:
+pv_pair_57:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VCVTPH2PS    (R12), Z20
 	VFMADD231PS  Z20, Z18, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VCVTPH2PS    32(R12), Z20
 	VFMADD231PS  Z20, Z18, Z4
 	VCVTPH2PS    64(R12), Z20
 	VFMADD231PS  Z20, Z18, Z6
-	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
 	VCVTPH2PS    96(R12), Z20
 	VFMADD231PS  Z20, Z18, Z8
 	VCVTPH2PS    128(R12), Z20
 	VFMADD231PS  Z20, Z18, Z10
-	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT1   128(R12)(R8*1)
 	VCVTPH2PS    160(R12), Z20
 	VFMADD231PS  Z20, Z18, Z12
 	VCVTPH2PS    192(R12), Z20
 	VFMADD231PS  Z20, Z18, Z14
-	PREFETCHT0   192(R12)(R8*1)
+	PREFETCHT1   192(R12)(R8*1)
 	VCVTPH2PS    224(R12), Z20
 	VFMADD231PS  Z20, Z18, Z16
 	VCVTPH2PS    (R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	VCVTPH2PS    32(R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z5
 	VCVTPH2PS    64(R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z7
-	PREFETCHT0   64(R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
 	VCVTPH2PS    96(R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z9
 	VCVTPH2PS    128(R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z11
-	PREFETCHT0   128(R12)(R9*1)
+	PREFETCHT1   128(R12)(R9*1)
 	VCVTPH2PS    160(R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z13
 	VCVTPH2PS    192(R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z15
-	PREFETCHT0   192(R12)(R9*1)
+	PREFETCHT1   192(R12)(R9*1)
 	VCVTPH2PS    224(R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z17
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_73
+	JGE          pv_pair_57
 
-pv_single_73:
+pv_single_57:
 	TESTQ        R13, R13
-	JZ           pv_merge_73
+	JZ           pv_merge_57
 	VBROADCASTSS (R11), Z18
 	VCVTPH2PS    (R12), Z19
 	VFMADD231PS  Z19, Z18, Z0
@@ -14356,9 +13122,9 @@ pv_single_73:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_73
+	JMP          pv_single_57
 
-pv_merge_73:
+pv_merge_57:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -14376,14 +13142,14 @@ pv_merge_73:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_73
+	JMP     pv_block_57
 
-pv_next_73:
-pv_block_74:
+pv_next_57:
+pv_block_58:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_74
+	JL      pv_next_58
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -14398,40 +13164,40 @@ pv_block_74:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_74
+	JL      pv_single_58
 
-pv_pair_74:
+pv_pair_58:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VCVTPH2PS    (R12), Z12
 	VFMADD231PS  Z12, Z10, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VCVTPH2PS    32(R12), Z12
 	VFMADD231PS  Z12, Z10, Z4
 	VCVTPH2PS    64(R12), Z12
 	VFMADD231PS  Z12, Z10, Z6
-	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
 	VCVTPH2PS    96(R12), Z12
 	VFMADD231PS  Z12, Z10, Z8
 	VCVTPH2PS    (R12)(DI*1), Z10
 	VFMADD231PS  Z10, Z11, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	VCVTPH2PS    32(R12)(DI*1), Z10
 	VFMADD231PS  Z10, Z11, Z5
 	VCVTPH2PS    64(R12)(DI*1), Z10
 	VFMADD231PS  Z10, Z11, Z7
-	PREFETCHT0   64(R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
 	VCVTPH2PS    96(R12)(DI*1), Z10
 	VFMADD231PS  Z10, Z11, Z9
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_74
+	JGE          pv_pair_58
 
-pv_single_74:
+pv_single_58:
 	TESTQ        R13, R13
-	JZ           pv_merge_74
+	JZ           pv_merge_58
 	VBROADCASTSS (R11), Z10
 	VCVTPH2PS    (R12), Z11
 	VFMADD231PS  Z11, Z10, Z0
@@ -14444,9 +13210,9 @@ pv_single_74:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_74
+	JMP          pv_single_58
 
-pv_merge_74:
+pv_merge_58:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -14456,14 +13222,14 @@ pv_merge_74:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_74
+	JMP     pv_block_58
 
-pv_next_74:
-pv_block_75:
+pv_next_58:
+pv_block_59:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_75
+	JL      pv_next_59
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -14474,30 +13240,30 @@ pv_block_75:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_75
+	JL      pv_single_59
 
-pv_pair_75:
+pv_pair_59:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VCVTPH2PS    (R12), Z8
 	VFMADD231PS  Z8, Z6, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VCVTPH2PS    32(R12), Z8
 	VFMADD231PS  Z8, Z6, Z4
 	VCVTPH2PS    (R12)(DI*1), Z6
 	VFMADD231PS  Z6, Z7, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	VCVTPH2PS    32(R12)(DI*1), Z6
 	VFMADD231PS  Z6, Z7, Z5
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_75
+	JGE          pv_pair_59
 
-pv_single_75:
+pv_single_59:
 	TESTQ        R13, R13
-	JZ           pv_merge_75
+	JZ           pv_merge_59
 	VBROADCASTSS (R11), Z6
 	VCVTPH2PS    (R12), Z7
 	VFMADD231PS  Z7, Z6, Z0
@@ -14506,22 +13272,22 @@ pv_single_75:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_75
+	JMP          pv_single_59
 
-pv_merge_75:
+pv_merge_59:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_75
+	JMP     pv_block_59
 
-pv_next_75:
-pv_block_76:
+pv_next_59:
+pv_block_60:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_76
+	JL      pv_next_60
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R11
@@ -14530,51 +13296,51 @@ pv_block_76:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_76
+	JL      pv_single_60
 
-pv_pair_76:
+pv_pair_60:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VCVTPH2PS    (R12), Z6
 	VFMADD231PS  Z6, Z4, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VCVTPH2PS    (R12)(DI*1), Z4
 	VFMADD231PS  Z4, Z5, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_76
+	JGE          pv_pair_60
 
-pv_single_76:
+pv_single_60:
 	TESTQ        R13, R13
-	JZ           pv_merge_76
+	JZ           pv_merge_60
 	VBROADCASTSS (R11), Z4
 	VCVTPH2PS    (R12), Z5
 	VFMADD231PS  Z5, Z4, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_76
+	JMP          pv_single_60
 
-pv_merge_76:
+pv_merge_60:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_76
+	JMP     pv_block_60
 
-pv_next_76:
-	JMP first_done_7
+pv_next_60:
+	JMP first_done_3
 
-other_head_7:
+other_head_3:
 	XORQ R8, R8
 
-pv_block_77:
+pv_block_61:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_77
+	JL      pv_next_61
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -14597,9 +13363,9 @@ pv_block_77:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_77
+	JL      pv_single_61
 
-pv_pair_77:
+pv_pair_61:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VCVTPH2PS    (R10), Z20
@@ -14638,11 +13404,11 @@ pv_pair_77:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_77
+	JGE          pv_pair_61
 
-pv_single_77:
+pv_single_61:
 	TESTQ        R11, R11
-	JZ           pv_merge_77
+	JZ           pv_merge_61
 	VBROADCASTSS (R9), Z18
 	VCVTPH2PS    (R10), Z19
 	VFMADD231PS  Z19, Z18, Z0
@@ -14663,9 +13429,9 @@ pv_single_77:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_77
+	JMP          pv_single_61
 
-pv_merge_77:
+pv_merge_61:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -14683,14 +13449,14 @@ pv_merge_77:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_77
+	JMP     pv_block_61
 
-pv_next_77:
-pv_block_78:
+pv_next_61:
+pv_block_62:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_78
+	JL      pv_next_62
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -14705,9 +13471,9 @@ pv_block_78:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_78
+	JL      pv_single_62
 
-pv_pair_78:
+pv_pair_62:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VCVTPH2PS    (R10), Z12
@@ -14730,11 +13496,11 @@ pv_pair_78:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_78
+	JGE          pv_pair_62
 
-pv_single_78:
+pv_single_62:
 	TESTQ        R11, R11
-	JZ           pv_merge_78
+	JZ           pv_merge_62
 	VBROADCASTSS (R9), Z10
 	VCVTPH2PS    (R10), Z11
 	VFMADD231PS  Z11, Z10, Z0
@@ -14747,9 +13513,9 @@ pv_single_78:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_78
+	JMP          pv_single_62
 
-pv_merge_78:
+pv_merge_62:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -14759,14 +13525,14 @@ pv_merge_78:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_78
+	JMP     pv_block_62
 
-pv_next_78:
-pv_block_79:
+pv_next_62:
+pv_block_63:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_79
+	JL      pv_next_63
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -14777,9 +13543,9 @@ pv_block_79:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_79
+	JL      pv_single_63
 
-pv_pair_79:
+pv_pair_63:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VCVTPH2PS    (R10), Z8
@@ -14794,11 +13560,11 @@ pv_pair_79:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_79
+	JGE          pv_pair_63
 
-pv_single_79:
+pv_single_63:
 	TESTQ        R11, R11
-	JZ           pv_merge_79
+	JZ           pv_merge_63
 	VBROADCASTSS (R9), Z6
 	VCVTPH2PS    (R10), Z7
 	VFMADD231PS  Z7, Z6, Z0
@@ -14807,22 +13573,22 @@ pv_single_79:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_79
+	JMP          pv_single_63
 
-pv_merge_79:
+pv_merge_63:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_79
+	JMP     pv_block_63
 
-pv_next_79:
-pv_block_80:
+pv_next_63:
+pv_block_64:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_80
+	JL      pv_next_64
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
@@ -14831,9 +13597,9 @@ pv_block_80:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_80
+	JL      pv_single_64
 
-pv_pair_80:
+pv_pair_64:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -14844,27 +13610,27 @@ pv_pair_80:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_80
+	JGE          pv_pair_64
 
-pv_single_80:
+pv_single_64:
 	TESTQ        R11, R11
-	JZ           pv_merge_80
+	JZ           pv_merge_64
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_80
+	JMP          pv_single_64
 
-pv_merge_80:
+pv_merge_64:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_80
+	JMP     pv_block_64
 
-pv_next_80:
-first_done_7:
+pv_next_64:
+first_done_3:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_10
 
@@ -14942,9 +13708,9 @@ TEXT ·naiveDecodeExactF16AVX512(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_21:
+scores_by8_17:
 	CMPQ        R8, $0x08
-	JL          scores_by1_21
+	JL          scores_by1_17
 	VMOVUPS     expconst<>+1344(SB), Z2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -15099,7 +13865,7 @@ scores_by8_21:
 	VFMADD231PS Z10, Z16, Z9
 	VCVTPH2PS   224(R12)(R10*1), Z10
 	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_21
+	JMP         scores_reduce_17
 
 scores_seq_no_17:
 	CMPQ        (SP), $0x00000080
@@ -15172,13 +13938,13 @@ scores_seq_no_17:
 	VFMADD231PS Z10, Z12, Z9
 	VCVTPH2PS   96(R12)(R10*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_21
+	JMP         scores_reduce_17
 
 scores_seq_no_18:
 	CMPQ R11, R14
-	JAE  scores_odd_33
+	JAE  scores_odd_25
 
-scores_pairs_33:
+scores_pairs_25:
 	VMOVUPS     (R13)(R11*2), Z10
 	VCVTPH2PS   (R11), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -15216,13 +13982,13 @@ scores_pairs_33:
 	ADDQ        $0x00000040, R11
 	ADDQ        $0x00000040, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_33
+	JB          scores_pairs_25
 
-scores_odd_33:
+scores_odd_25:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_33
+	JAE         scores_half_25
 	VMOVUPS     (R13)(R11*2), Z10
 	VCVTPH2PS   (R11), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -15241,8 +14007,8 @@ scores_odd_33:
 	VCVTPH2PS   (R12)(R10*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 
-scores_half_33:
-scores_reduce_21:
+scores_half_25:
+scores_reduce_17:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -15276,11 +14042,11 @@ scores_reduce_21:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_21
+	JMP          scores_by8_17
 
-scores_by1_21:
+scores_by1_17:
 	TESTQ   R8, R8
-	JZ      scores_done_31
+	JZ      scores_done_27
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -15289,13 +14055,13 @@ scores_by1_21:
 	SUBQ    DX, R13
 	SUBQ    DX, R13
 
-scores_chunk1_21:
+scores_chunk1_17:
 	VMOVUPS       (R13)(R11*2), Z3
 	VCVTPH2PS     (R11), Z4
 	VFMADD231PS   Z4, Z3, Z2
 	ADDQ          $0x00000020, R11
 	CMPQ          R11, R14
-	JB            scores_chunk1_21
+	JB            scores_chunk1_17
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -15310,9 +14076,9 @@ scores_chunk1_21:
 	ADDQ          $0x04, R9
 	DECQ          R8
 	ADDQ          DI, DX
-	JMP           scores_by1_21
+	JMP           scores_by1_17
 
-scores_done_31:
+scores_done_27:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -15435,11 +14201,11 @@ zero_loop_14:
 	JNZ     zero_loop_14
 	XORQ    R8, R8
 
-pv_block_81:
+pv_block_65:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_81
+	JL      pv_next_65
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -15462,9 +14228,9 @@ pv_block_81:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_81
+	JL      pv_single_65
 
-pv_pair_81:
+pv_pair_65:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VCVTPH2PS    (R10), Z18
@@ -15503,11 +14269,11 @@ pv_pair_81:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_81
+	JGE          pv_pair_65
 
-pv_single_81:
+pv_single_65:
 	TESTQ        R11, R11
-	JZ           pv_merge_81
+	JZ           pv_merge_65
 	VBROADCASTSS (R9), Z16
 	VCVTPH2PS    (R10), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -15528,9 +14294,9 @@ pv_single_81:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_81
+	JMP          pv_single_65
 
-pv_merge_81:
+pv_merge_65:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -15548,14 +14314,14 @@ pv_merge_81:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_81
+	JMP     pv_block_65
 
-pv_next_81:
-pv_block_82:
+pv_next_65:
+pv_block_66:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_82
+	JL      pv_next_66
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -15570,9 +14336,9 @@ pv_block_82:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_82
+	JL      pv_single_66
 
-pv_pair_82:
+pv_pair_66:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VCVTPH2PS    (R10), Z10
@@ -15595,11 +14361,11 @@ pv_pair_82:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_82
+	JGE          pv_pair_66
 
-pv_single_82:
+pv_single_66:
 	TESTQ        R11, R11
-	JZ           pv_merge_82
+	JZ           pv_merge_66
 	VBROADCASTSS (R9), Z8
 	VCVTPH2PS    (R10), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -15612,9 +14378,9 @@ pv_single_82:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_82
+	JMP          pv_single_66
 
-pv_merge_82:
+pv_merge_66:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -15624,14 +14390,14 @@ pv_merge_82:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_82
+	JMP     pv_block_66
 
-pv_next_82:
-pv_block_83:
+pv_next_66:
+pv_block_67:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_83
+	JL      pv_next_67
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -15642,9 +14408,9 @@ pv_block_83:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_83
+	JL      pv_single_67
 
-pv_pair_83:
+pv_pair_67:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -15659,11 +14425,11 @@ pv_pair_83:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_83
+	JGE          pv_pair_67
 
-pv_single_83:
+pv_single_67:
 	TESTQ        R11, R11
-	JZ           pv_merge_83
+	JZ           pv_merge_67
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -15672,22 +14438,22 @@ pv_single_83:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_83
+	JMP          pv_single_67
 
-pv_merge_83:
+pv_merge_67:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_83
+	JMP     pv_block_67
 
-pv_next_83:
-pv_block_84:
+pv_next_67:
+pv_block_68:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_84
+	JL      pv_next_68
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
@@ -15696,9 +14462,9 @@ pv_block_84:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_84
+	JL      pv_single_68
 
-pv_pair_84:
+pv_pair_68:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VCVTPH2PS    (R10), Z4
@@ -15709,35 +14475,35 @@ pv_pair_84:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_84
+	JGE          pv_pair_68
 
-pv_single_84:
+pv_single_68:
 	TESTQ        R11, R11
-	JZ           pv_merge_84
+	JZ           pv_merge_68
 	VBROADCASTSS (R9), Z2
 	VCVTPH2PS    (R10), Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_84
+	JMP          pv_single_68
 
-pv_merge_84:
+pv_merge_68:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_84
+	JMP     pv_block_68
 
-pv_next_84:
+pv_next_68:
 	VZEROUPPER
 	RET
 
 // func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $160-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 136(SP)
+	MOVQ AX, 152(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_8:
@@ -15789,7 +14555,7 @@ tile_8:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 152(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -15798,9 +14564,9 @@ tile_8:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 128(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 136(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_11:
@@ -15808,7 +14574,7 @@ scores_11:
 	INCQ    AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_32
+	JGE     scores_done_28
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -15863,7 +14629,7 @@ scores2_by8_4:
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	MOVQ    136(SP), SI
+	MOVQ    152(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
@@ -15902,14 +14668,14 @@ scores2_chunk2_4:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_21
-	PREFETCHT0  (DI)
-	PREFETCHT0  64(DI)
-	PREFETCHT0  128(DI)
-	PREFETCHT0  192(DI)
+	JAE         pf_skip_60
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_21:
+pf_skip_60:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -15938,14 +14704,14 @@ pf_skip_21:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_22
-	PREFETCHT0  (DI)
-	PREFETCHT0  64(DI)
-	PREFETCHT0  128(DI)
-	PREFETCHT0  192(DI)
+	JAE         pf_skip_61
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_22:
+pf_skip_61:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 96(SP)
@@ -15982,14 +14748,14 @@ scores2_odd_4:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), CX
 	CMPQ        CX, 112(SP)
-	JAE         pf_skip_23
-	PREFETCHT0  (CX)
-	PREFETCHT0  64(CX)
-	PREFETCHT0  128(CX)
-	PREFETCHT0  192(CX)
+	JAE         pf_skip_62
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_23:
+pf_skip_62:
 scores2_reduce_4:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -16073,7 +14839,7 @@ scores2_by1_4:
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	MOVQ    136(SP), BX
+	MOVQ    152(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -16141,12 +14907,12 @@ scores2_done_4:
 	ADDQ          $0x00000002, 32(SP)
 	JMP           scores_11
 
-scores_done_32:
+scores_done_28:
 scores_12:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_33
+	JGE     scores_done_29
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -16161,18 +14927,15 @@ scores_12:
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     scores_other_8
-	CMPQ    SI, 136(SP)
-	JNE     scores_other_8
-	MOVQ    8(SP), DI
+	JNE     scores_other_4
 	MOVQ    DX, DX
-	LEAQ    (SI)(SI*2), R8
+	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
-scores_by8_22:
+scores_by8_18:
 	CMPQ        BX, $0x08
-	JL          scores_by1_22
+	JL          scores_by1_18
 	VMOVUPS     expconst<>+1344(SB), Z0
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -16181,15 +14944,15 @@ scores_by8_22:
 	VMOVUPS     expconst<>+1344(SB), Z7
 	VMOVUPS     expconst<>+1344(SB), Z8
 	VMOVUPS     expconst<>+1344(SB), Z9
-	MOVQ        DX, R9
-	LEAQ        (DX)(SI*4), R10
-	MOVQ        CX, R11
-	SUBQ        DX, R11
-	SUBQ        DX, R11
-	MOVQ        136(SP), R12
-	ANDQ        $0xffffffc0, R12
-	ADDQ        DX, R12
-	CMPQ        136(SP), $0x00000100
+	MOVQ        DX, R8
+	LEAQ        (DX)(SI*4), R9
+	MOVQ        CX, R10
+	SUBQ        DX, R10
+	SUBQ        DX, R10
+	MOVQ        152(SP), R11
+	ANDQ        $0xffffffc0, R11
+	ADDQ        DX, R11
+	CMPQ        152(SP), $0x00000100
 	JNE         scores_seq_no_19
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -16199,283 +14962,288 @@ scores_by8_22:
 	VMOVUPS     320(CX), Z15
 	VMOVUPS     384(CX), Z16
 	VMOVUPS     448(CX), Z17
-	VCVTPH2PS   (R9), Z18
+	VCVTPH2PS   (R8), Z18
 	VFMADD231PS Z18, Z10, Z0
-	VCVTPH2PS   32(R9), Z18
+	VCVTPH2PS   32(R8), Z18
 	VFMADD231PS Z18, Z11, Z0
-	VCVTPH2PS   64(R9), Z18
+	VCVTPH2PS   64(R8), Z18
 	VFMADD231PS Z18, Z12, Z0
-	VCVTPH2PS   96(R9), Z18
+	VCVTPH2PS   96(R8), Z18
 	VFMADD231PS Z18, Z13, Z0
-	VCVTPH2PS   128(R9), Z18
+	VCVTPH2PS   128(R8), Z18
 	VFMADD231PS Z18, Z14, Z0
-	VCVTPH2PS   160(R9), Z18
+	VCVTPH2PS   160(R8), Z18
 	VFMADD231PS Z18, Z15, Z0
-	VCVTPH2PS   192(R9), Z18
+	VCVTPH2PS   192(R8), Z18
 	VFMADD231PS Z18, Z16, Z0
-	VCVTPH2PS   224(R9), Z18
+	VCVTPH2PS   224(R8), Z18
 	VFMADD231PS Z18, Z17, Z0
-	VCVTPH2PS   (R9)(SI*1), Z18
+	VCVTPH2PS   (R8)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z18
+	VCVTPH2PS   32(R8)(SI*1), Z18
 	VFMADD231PS Z18, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z18
+	VCVTPH2PS   64(R8)(SI*1), Z18
 	VFMADD231PS Z18, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z18
+	VCVTPH2PS   96(R8)(SI*1), Z18
 	VFMADD231PS Z18, Z13, Z3
-	VCVTPH2PS   128(R9)(SI*1), Z18
+	VCVTPH2PS   128(R8)(SI*1), Z18
 	VFMADD231PS Z18, Z14, Z3
-	VCVTPH2PS   160(R9)(SI*1), Z18
+	VCVTPH2PS   160(R8)(SI*1), Z18
 	VFMADD231PS Z18, Z15, Z3
-	VCVTPH2PS   192(R9)(SI*1), Z18
+	VCVTPH2PS   192(R8)(SI*1), Z18
 	VFMADD231PS Z18, Z16, Z3
-	VCVTPH2PS   224(R9)(SI*1), Z18
+	VCVTPH2PS   224(R8)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
-	VCVTPH2PS   (R9)(SI*2), Z18
+	VCVTPH2PS   (R8)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z18
+	VCVTPH2PS   32(R8)(SI*2), Z18
 	VFMADD231PS Z18, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z18
+	VCVTPH2PS   64(R8)(SI*2), Z18
 	VFMADD231PS Z18, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z18
+	VCVTPH2PS   96(R8)(SI*2), Z18
 	VFMADD231PS Z18, Z13, Z4
-	VCVTPH2PS   128(R9)(SI*2), Z18
+	VCVTPH2PS   128(R8)(SI*2), Z18
 	VFMADD231PS Z18, Z14, Z4
-	VCVTPH2PS   160(R9)(SI*2), Z18
+	VCVTPH2PS   160(R8)(SI*2), Z18
 	VFMADD231PS Z18, Z15, Z4
-	VCVTPH2PS   192(R9)(SI*2), Z18
+	VCVTPH2PS   192(R8)(SI*2), Z18
 	VFMADD231PS Z18, Z16, Z4
-	VCVTPH2PS   224(R9)(SI*2), Z18
+	VCVTPH2PS   224(R8)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z4
-	VCVTPH2PS   (R9)(R8*1), Z18
+	VCVTPH2PS   (R8)(DI*1), Z18
 	VFMADD231PS Z18, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z18
+	VCVTPH2PS   32(R8)(DI*1), Z18
 	VFMADD231PS Z18, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z18
+	VCVTPH2PS   64(R8)(DI*1), Z18
 	VFMADD231PS Z18, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z18
+	VCVTPH2PS   96(R8)(DI*1), Z18
 	VFMADD231PS Z18, Z13, Z5
-	VCVTPH2PS   128(R9)(R8*1), Z18
+	VCVTPH2PS   128(R8)(DI*1), Z18
 	VFMADD231PS Z18, Z14, Z5
-	VCVTPH2PS   160(R9)(R8*1), Z18
+	VCVTPH2PS   160(R8)(DI*1), Z18
 	VFMADD231PS Z18, Z15, Z5
-	VCVTPH2PS   192(R9)(R8*1), Z18
+	VCVTPH2PS   192(R8)(DI*1), Z18
 	VFMADD231PS Z18, Z16, Z5
-	VCVTPH2PS   224(R9)(R8*1), Z18
+	VCVTPH2PS   224(R8)(DI*1), Z18
 	VFMADD231PS Z18, Z17, Z5
-	VCVTPH2PS   (R10), Z18
+	VCVTPH2PS   (R9), Z18
 	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R10), Z18
+	VCVTPH2PS   32(R9), Z18
 	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R10), Z18
+	VCVTPH2PS   64(R9), Z18
 	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R10), Z18
+	VCVTPH2PS   96(R9), Z18
 	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R10), Z18
+	VCVTPH2PS   128(R9), Z18
 	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R10), Z18
+	VCVTPH2PS   160(R9), Z18
 	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R10), Z18
+	VCVTPH2PS   192(R9), Z18
 	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R10), Z18
+	VCVTPH2PS   224(R9), Z18
 	VFMADD231PS Z18, Z17, Z6
-	VCVTPH2PS   (R10)(SI*1), Z18
+	VCVTPH2PS   (R9)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z18
+	VCVTPH2PS   32(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z18
+	VCVTPH2PS   64(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z18
+	VCVTPH2PS   96(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R10)(SI*1), Z18
+	VCVTPH2PS   128(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R10)(SI*1), Z18
+	VCVTPH2PS   160(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R10)(SI*1), Z18
+	VCVTPH2PS   192(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R10)(SI*1), Z18
+	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
-	VCVTPH2PS   (R10)(SI*2), Z18
+	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z18
+	VCVTPH2PS   32(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z18
+	VCVTPH2PS   64(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z18
+	VCVTPH2PS   96(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R10)(SI*2), Z18
+	VCVTPH2PS   128(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R10)(SI*2), Z18
+	VCVTPH2PS   160(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R10)(SI*2), Z18
+	VCVTPH2PS   192(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R10)(SI*2), Z18
+	VCVTPH2PS   224(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z8
-	VCVTPH2PS   (R10)(R8*1), Z18
+	VCVTPH2PS   (R9)(DI*1), Z18
 	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
+	VCVTPH2PS   32(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
+	VCVTPH2PS   64(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
+	VCVTPH2PS   96(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R10)(R8*1), Z10
+	VCVTPH2PS   128(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R10)(R8*1), Z10
+	VCVTPH2PS   160(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R10)(R8*1), Z10
+	VCVTPH2PS   192(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R10)(R8*1), Z10
+	VCVTPH2PS   224(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_22
+	JMP         scores_reduce_18
 
 scores_seq_no_19:
-	CMPQ        136(SP), $0x00000080
+	CMPQ        152(SP), $0x00000080
 	JNE         scores_seq_no_20
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
 	VMOVUPS     128(CX), Z12
 	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R9), Z14
+	VCVTPH2PS   (R8), Z14
 	VFMADD231PS Z14, Z10, Z0
-	VCVTPH2PS   32(R9), Z14
+	VCVTPH2PS   32(R8), Z14
 	VFMADD231PS Z14, Z11, Z0
-	VCVTPH2PS   64(R9), Z14
+	VCVTPH2PS   64(R8), Z14
 	VFMADD231PS Z14, Z12, Z0
-	VCVTPH2PS   96(R9), Z14
+	VCVTPH2PS   96(R8), Z14
 	VFMADD231PS Z14, Z13, Z0
-	VCVTPH2PS   (R9)(SI*1), Z14
+	VCVTPH2PS   (R8)(SI*1), Z14
 	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z14
+	VCVTPH2PS   32(R8)(SI*1), Z14
 	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z14
+	VCVTPH2PS   64(R8)(SI*1), Z14
 	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z14
+	VCVTPH2PS   96(R8)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
-	VCVTPH2PS   (R9)(SI*2), Z14
+	VCVTPH2PS   (R8)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z14
+	VCVTPH2PS   32(R8)(SI*2), Z14
 	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z14
+	VCVTPH2PS   64(R8)(SI*2), Z14
 	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z14
+	VCVTPH2PS   96(R8)(SI*2), Z14
 	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R9)(R8*1), Z14
+	VCVTPH2PS   (R8)(DI*1), Z14
 	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z14
+	VCVTPH2PS   32(R8)(DI*1), Z14
 	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z14
+	VCVTPH2PS   64(R8)(DI*1), Z14
 	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z14
+	VCVTPH2PS   96(R8)(DI*1), Z14
 	VFMADD231PS Z14, Z13, Z5
-	VCVTPH2PS   (R10), Z14
+	VCVTPH2PS   (R9), Z14
 	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R10), Z14
+	VCVTPH2PS   32(R9), Z14
 	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R10), Z14
+	VCVTPH2PS   64(R9), Z14
 	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R10), Z14
+	VCVTPH2PS   96(R9), Z14
 	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R10)(SI*1), Z14
+	VCVTPH2PS   (R9)(SI*1), Z14
 	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z14
+	VCVTPH2PS   32(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z14
+	VCVTPH2PS   64(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z14
+	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
-	VCVTPH2PS   (R10)(SI*2), Z14
+	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z14
+	VCVTPH2PS   32(R9)(SI*2), Z14
 	VFMADD231PS Z14, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z14
+	VCVTPH2PS   64(R9)(SI*2), Z14
 	VFMADD231PS Z14, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z14
+	VCVTPH2PS   96(R9)(SI*2), Z14
 	VFMADD231PS Z14, Z13, Z8
-	VCVTPH2PS   (R10)(R8*1), Z14
+	VCVTPH2PS   (R9)(DI*1), Z14
 	VFMADD231PS Z14, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
+	VCVTPH2PS   32(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
+	VCVTPH2PS   64(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
+	VCVTPH2PS   96(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_22
+	JMP         scores_reduce_18
 
 scores_seq_no_20:
-	CMPQ R9, R12
-	JAE  scores_odd_34
+	CMPQ R8, R11
+	JAE  scores_odd_26
 
-scores_pairs_34:
-	VMOVUPS     (R11)(R9*2), Z10
-	VCVTPH2PS   (R9), Z11
+scores_pairs_26:
+	VMOVUPS     (R10)(R8*2), Z10
+	VCVTPH2PS   (R8), Z11
 	VFMADD231PS Z11, Z10, Z0
-	VCVTPH2PS   (R9)(SI*1), Z11
+	VCVTPH2PS   (R8)(SI*1), Z11
 	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R9)(SI*2), Z11
+	VCVTPH2PS   (R8)(SI*2), Z11
 	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R9)(R8*1), Z11
+	VCVTPH2PS   (R8)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R10), Z11
+	VCVTPH2PS   (R9), Z11
 	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R10)(SI*1), Z11
+	VCVTPH2PS   (R9)(SI*1), Z11
 	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R10)(SI*2), Z11
+	VCVTPH2PS   (R9)(SI*2), Z11
 	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R10)(R8*1), Z11
+	VCVTPH2PS   (R9)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z9
-	VMOVUPS     64(R11)(R9*2), Z10
+	MOVQ        104(SP), R12
+	CMPQ        R12, 112(SP)
+	JAE         pf_skip_63
+	PREFETCHT1  (R12)
+	PREFETCHT1  64(R12)
+	PREFETCHT1  128(R12)
+	PREFETCHT1  192(R12)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_63:
+	VMOVUPS     64(R10)(R8*2), Z10
+	VCVTPH2PS   32(R8), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   32(R8)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   32(R8)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   32(R8)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z5
 	VCVTPH2PS   32(R9), Z11
-	VFMADD231PS Z11, Z10, Z0
+	VFMADD231PS Z11, Z10, Z6
 	VCVTPH2PS   32(R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	PREFETCHT0  (DI)
+	VFMADD231PS Z11, Z10, Z7
 	VCVTPH2PS   32(R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   32(R9)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	PREFETCHT0  64(DI)
-	VCVTPH2PS   32(R10), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   32(R10)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	PREFETCHT0  128(DI)
-	VCVTPH2PS   32(R10)(SI*2), Z11
 	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   32(R10)(R8*1), Z11
+	VCVTPH2PS   32(R9)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z9
-	PREFETCHT0  192(DI)
-	ADDQ        $0x00000100, DI
+	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
-	ADDQ        $0x00000040, R10
-	CMPQ        R9, R12
-	JB          scores_pairs_34
+	CMPQ        R8, R11
+	JB          scores_pairs_26
 
-scores_odd_34:
-	MOVQ        136(SP), R12
-	ADDQ        DX, R12
-	CMPQ        R9, R12
-	JAE         scores_half_34
-	VMOVUPS     (R11)(R9*2), Z10
-	VCVTPH2PS   (R9), Z11
+scores_odd_26:
+	MOVQ        152(SP), R11
+	ADDQ        DX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_26
+	VMOVUPS     (R10)(R8*2), Z10
+	VCVTPH2PS   (R8), Z11
 	VFMADD231PS Z11, Z10, Z0
-	VCVTPH2PS   (R9)(SI*1), Z11
+	VCVTPH2PS   (R8)(SI*1), Z11
 	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R9)(SI*2), Z11
+	VCVTPH2PS   (R8)(SI*2), Z11
 	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R9)(R8*1), Z11
+	VCVTPH2PS   (R8)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R10), Z11
+	VCVTPH2PS   (R9), Z11
 	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R10)(SI*1), Z11
+	VCVTPH2PS   (R9)(SI*1), Z11
 	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R10)(SI*2), Z11
+	VCVTPH2PS   (R9)(SI*2), Z11
 	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R10)(R8*1), Z11
+	VCVTPH2PS   (R9)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 
-scores_half_34:
-scores_reduce_22:
+scores_half_26:
+scores_reduce_18:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z10, Z10
@@ -16509,26 +15277,26 @@ scores_reduce_22:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_22
+	JMP          scores_by8_18
 
-scores_by1_22:
+scores_by1_18:
 	TESTQ   BX, BX
-	JZ      scores_done_34
+	JZ      scores_done_30
 	VMOVUPS expconst<>+1344(SB), Z0
-	MOVQ    DX, R9
-	MOVQ    136(SP), R12
-	ADDQ    DX, R12
-	MOVQ    CX, R11
-	SUBQ    DX, R11
-	SUBQ    DX, R11
+	MOVQ    DX, R8
+	MOVQ    152(SP), R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
 
-scores_chunk1_22:
-	VMOVUPS       (R11)(R9*2), Z3
-	VCVTPH2PS     (R9), Z4
+scores_chunk1_18:
+	VMOVUPS       (R10)(R8*2), Z3
+	VCVTPH2PS     (R8), Z4
 	VFMADD231PS   Z4, Z3, Z0
-	ADDQ          $0x00000020, R9
-	CMPQ          R9, R12
-	JB            scores_chunk1_22
+	ADDQ          $0x00000020, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_18
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
 	VEXTRACTF32X4 $0x01, Y3, X0
@@ -16543,9 +15311,9 @@ scores_chunk1_22:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_22
+	JMP           scores_by1_18
 
-scores_done_34:
+scores_done_30:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -16559,17 +15327,17 @@ scores_done_34:
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
-	JMP           scores_first_done_8
+	JMP           scores_first_done_4
 
-scores_other_8:
+scores_other_4:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
-scores_by8_23:
+scores_by8_19:
 	CMPQ        BX, $0x08
-	JL          scores_by1_23
+	JL          scores_by1_19
 	VMOVUPS     expconst<>+1344(SB), Z0
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -16583,10 +15351,10 @@ scores_by8_23:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        136(SP), R11
+	MOVQ        152(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        136(SP), $0x00000100
+	CMPQ        152(SP), $0x00000100
 	JNE         scores_seq_no_21
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -16724,10 +15492,10 @@ scores_by8_23:
 	VFMADD231PS Z10, Z16, Z9
 	VCVTPH2PS   224(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_23
+	JMP         scores_reduce_19
 
 scores_seq_no_21:
-	CMPQ        136(SP), $0x00000080
+	CMPQ        152(SP), $0x00000080
 	JNE         scores_seq_no_22
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -16797,13 +15565,13 @@ scores_seq_no_21:
 	VFMADD231PS Z10, Z12, Z9
 	VCVTPH2PS   96(R9)(DI*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_23
+	JMP         scores_reduce_19
 
 scores_seq_no_22:
 	CMPQ R8, R11
-	JAE  scores_odd_35
+	JAE  scores_odd_27
 
-scores_pairs_35:
+scores_pairs_27:
 	VMOVUPS     (R10)(R8*2), Z10
 	VCVTPH2PS   (R8), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -16841,13 +15609,13 @@ scores_pairs_35:
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_35
+	JB          scores_pairs_27
 
-scores_odd_35:
-	MOVQ        136(SP), R11
+scores_odd_27:
+	MOVQ        152(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_35
+	JAE         scores_half_27
 	VMOVUPS     (R10)(R8*2), Z10
 	VCVTPH2PS   (R8), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -16866,8 +15634,8 @@ scores_odd_35:
 	VCVTPH2PS   (R9)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 
-scores_half_35:
-scores_reduce_23:
+scores_half_27:
+scores_reduce_19:
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z10, Z10
@@ -16901,26 +15669,26 @@ scores_reduce_23:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_23
+	JMP          scores_by8_19
 
-scores_by1_23:
+scores_by1_19:
 	TESTQ   BX, BX
-	JZ      scores_done_35
+	JZ      scores_done_31
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    152(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 
-scores_chunk1_23:
+scores_chunk1_19:
 	VMOVUPS       (R10)(R8*2), Z3
 	VCVTPH2PS     (R8), Z4
 	VFMADD231PS   Z4, Z3, Z0
 	ADDQ          $0x00000020, R8
 	CMPQ          R8, R11
-	JB            scores_chunk1_23
+	JB            scores_chunk1_19
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
 	VEXTRACTF32X4 $0x01, Y3, X0
@@ -16935,9 +15703,9 @@ scores_chunk1_23:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_23
+	JMP           scores_by1_19
 
-scores_done_35:
+scores_done_31:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -16952,11 +15720,11 @@ scores_done_35:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 
-scores_first_done_8:
+scores_first_done_4:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_12
 
-scores_done_33:
+scores_done_29:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_8:
@@ -17208,16 +15976,16 @@ pv2_pair_12:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_24
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_64
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_24:
+pf_skip_64:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -17310,16 +16078,16 @@ pv2_pair_13:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_25
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_65
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_25:
+pf_skip_65:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -17388,16 +16156,16 @@ pv2_pair_14:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_26
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_66
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_26:
+pf_skip_66:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -17451,7 +16219,7 @@ pv_12:
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
 	CMPQ  32(SP), $0x00000000
-	JNE   other_head_8
+	JNE   other_head_4
 	MOVQ  tk+56(FP), R8
 	IMULQ DI, R8
 	ADDQ  k+24(FP), R8
@@ -17459,11 +16227,11 @@ pv_12:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_85:
+pv_block_69:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_85
+	JL      pv_next_69
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -17486,60 +16254,60 @@ pv_block_85:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_85
+	JL      pv_single_69
 
-pv_pair_85:
+pv_pair_69:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VCVTPH2PS    (R12), Z20
 	VFMADD231PS  Z20, Z18, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VCVTPH2PS    32(R12), Z20
 	VFMADD231PS  Z20, Z18, Z4
 	VCVTPH2PS    64(R12), Z20
 	VFMADD231PS  Z20, Z18, Z6
-	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
 	VCVTPH2PS    96(R12), Z20
 	VFMADD231PS  Z20, Z18, Z8
 	VCVTPH2PS    128(R12), Z20
 	VFMADD231PS  Z20, Z18, Z10
-	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT1   128(R12)(R8*1)
 	VCVTPH2PS    160(R12), Z20
 	VFMADD231PS  Z20, Z18, Z12
 	VCVTPH2PS    192(R12), Z20
 	VFMADD231PS  Z20, Z18, Z14
-	PREFETCHT0   192(R12)(R8*1)
+	PREFETCHT1   192(R12)(R8*1)
 	VCVTPH2PS    224(R12), Z20
 	VFMADD231PS  Z20, Z18, Z16
 	VCVTPH2PS    (R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	VCVTPH2PS    32(R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z5
 	VCVTPH2PS    64(R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z7
-	PREFETCHT0   64(R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
 	VCVTPH2PS    96(R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z9
 	VCVTPH2PS    128(R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z11
-	PREFETCHT0   128(R12)(R9*1)
+	PREFETCHT1   128(R12)(R9*1)
 	VCVTPH2PS    160(R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z13
 	VCVTPH2PS    192(R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z15
-	PREFETCHT0   192(R12)(R9*1)
+	PREFETCHT1   192(R12)(R9*1)
 	VCVTPH2PS    224(R12)(DI*1), Z18
 	VFMADD231PS  Z18, Z19, Z17
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_85
+	JGE          pv_pair_69
 
-pv_single_85:
+pv_single_69:
 	TESTQ        R13, R13
-	JZ           pv_merge_85
+	JZ           pv_merge_69
 	VBROADCASTSS (R11), Z18
 	VCVTPH2PS    (R12), Z19
 	VFMADD231PS  Z19, Z18, Z0
@@ -17560,9 +16328,9 @@ pv_single_85:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_85
+	JMP          pv_single_69
 
-pv_merge_85:
+pv_merge_69:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -17580,14 +16348,14 @@ pv_merge_85:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_85
+	JMP     pv_block_69
 
-pv_next_85:
-pv_block_86:
+pv_next_69:
+pv_block_70:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_86
+	JL      pv_next_70
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -17602,40 +16370,40 @@ pv_block_86:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_86
+	JL      pv_single_70
 
-pv_pair_86:
+pv_pair_70:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VCVTPH2PS    (R12), Z12
 	VFMADD231PS  Z12, Z10, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VCVTPH2PS    32(R12), Z12
 	VFMADD231PS  Z12, Z10, Z4
 	VCVTPH2PS    64(R12), Z12
 	VFMADD231PS  Z12, Z10, Z6
-	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
 	VCVTPH2PS    96(R12), Z12
 	VFMADD231PS  Z12, Z10, Z8
 	VCVTPH2PS    (R12)(DI*1), Z10
 	VFMADD231PS  Z10, Z11, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	VCVTPH2PS    32(R12)(DI*1), Z10
 	VFMADD231PS  Z10, Z11, Z5
 	VCVTPH2PS    64(R12)(DI*1), Z10
 	VFMADD231PS  Z10, Z11, Z7
-	PREFETCHT0   64(R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
 	VCVTPH2PS    96(R12)(DI*1), Z10
 	VFMADD231PS  Z10, Z11, Z9
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_86
+	JGE          pv_pair_70
 
-pv_single_86:
+pv_single_70:
 	TESTQ        R13, R13
-	JZ           pv_merge_86
+	JZ           pv_merge_70
 	VBROADCASTSS (R11), Z10
 	VCVTPH2PS    (R12), Z11
 	VFMADD231PS  Z11, Z10, Z0
@@ -17648,9 +16416,9 @@ pv_single_86:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_86
+	JMP          pv_single_70
 
-pv_merge_86:
+pv_merge_70:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -17660,14 +16428,14 @@ pv_merge_86:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_86
+	JMP     pv_block_70
 
-pv_next_86:
-pv_block_87:
+pv_next_70:
+pv_block_71:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_87
+	JL      pv_next_71
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -17678,30 +16446,30 @@ pv_block_87:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_87
+	JL      pv_single_71
 
-pv_pair_87:
+pv_pair_71:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VCVTPH2PS    (R12), Z8
 	VFMADD231PS  Z8, Z6, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VCVTPH2PS    32(R12), Z8
 	VFMADD231PS  Z8, Z6, Z4
 	VCVTPH2PS    (R12)(DI*1), Z6
 	VFMADD231PS  Z6, Z7, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	VCVTPH2PS    32(R12)(DI*1), Z6
 	VFMADD231PS  Z6, Z7, Z5
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_87
+	JGE          pv_pair_71
 
-pv_single_87:
+pv_single_71:
 	TESTQ        R13, R13
-	JZ           pv_merge_87
+	JZ           pv_merge_71
 	VBROADCASTSS (R11), Z6
 	VCVTPH2PS    (R12), Z7
 	VFMADD231PS  Z7, Z6, Z0
@@ -17710,22 +16478,22 @@ pv_single_87:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_87
+	JMP          pv_single_71
 
-pv_merge_87:
+pv_merge_71:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_87
+	JMP     pv_block_71
 
-pv_next_87:
-pv_block_88:
+pv_next_71:
+pv_block_72:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_88
+	JL      pv_next_72
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R11
@@ -17734,51 +16502,51 @@ pv_block_88:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_88
+	JL      pv_single_72
 
-pv_pair_88:
+pv_pair_72:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VCVTPH2PS    (R12), Z6
 	VFMADD231PS  Z6, Z4, Z0
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VCVTPH2PS    (R12)(DI*1), Z4
 	VFMADD231PS  Z4, Z5, Z3
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_88
+	JGE          pv_pair_72
 
-pv_single_88:
+pv_single_72:
 	TESTQ        R13, R13
-	JZ           pv_merge_88
+	JZ           pv_merge_72
 	VBROADCASTSS (R11), Z4
 	VCVTPH2PS    (R12), Z5
 	VFMADD231PS  Z5, Z4, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_88
+	JMP          pv_single_72
 
-pv_merge_88:
+pv_merge_72:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_88
+	JMP     pv_block_72
 
-pv_next_88:
-	JMP first_done_8
+pv_next_72:
+	JMP first_done_4
 
-other_head_8:
+other_head_4:
 	XORQ R8, R8
 
-pv_block_89:
+pv_block_73:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_89
+	JL      pv_next_73
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -17801,9 +16569,9 @@ pv_block_89:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_89
+	JL      pv_single_73
 
-pv_pair_89:
+pv_pair_73:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VCVTPH2PS    (R10), Z20
@@ -17842,11 +16610,11 @@ pv_pair_89:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_89
+	JGE          pv_pair_73
 
-pv_single_89:
+pv_single_73:
 	TESTQ        R11, R11
-	JZ           pv_merge_89
+	JZ           pv_merge_73
 	VBROADCASTSS (R9), Z18
 	VCVTPH2PS    (R10), Z19
 	VFMADD231PS  Z19, Z18, Z0
@@ -17867,9 +16635,9 @@ pv_single_89:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_89
+	JMP          pv_single_73
 
-pv_merge_89:
+pv_merge_73:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -17887,14 +16655,14 @@ pv_merge_89:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_89
+	JMP     pv_block_73
 
-pv_next_89:
-pv_block_90:
+pv_next_73:
+pv_block_74:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_90
+	JL      pv_next_74
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -17909,9 +16677,9 @@ pv_block_90:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_90
+	JL      pv_single_74
 
-pv_pair_90:
+pv_pair_74:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VCVTPH2PS    (R10), Z12
@@ -17934,11 +16702,11 @@ pv_pair_90:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_90
+	JGE          pv_pair_74
 
-pv_single_90:
+pv_single_74:
 	TESTQ        R11, R11
-	JZ           pv_merge_90
+	JZ           pv_merge_74
 	VBROADCASTSS (R9), Z10
 	VCVTPH2PS    (R10), Z11
 	VFMADD231PS  Z11, Z10, Z0
@@ -17951,9 +16719,9 @@ pv_single_90:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_90
+	JMP          pv_single_74
 
-pv_merge_90:
+pv_merge_74:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -17963,14 +16731,14 @@ pv_merge_90:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_90
+	JMP     pv_block_74
 
-pv_next_90:
-pv_block_91:
+pv_next_74:
+pv_block_75:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_91
+	JL      pv_next_75
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -17981,9 +16749,9 @@ pv_block_91:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_91
+	JL      pv_single_75
 
-pv_pair_91:
+pv_pair_75:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VCVTPH2PS    (R10), Z8
@@ -17998,11 +16766,11 @@ pv_pair_91:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_91
+	JGE          pv_pair_75
 
-pv_single_91:
+pv_single_75:
 	TESTQ        R11, R11
-	JZ           pv_merge_91
+	JZ           pv_merge_75
 	VBROADCASTSS (R9), Z6
 	VCVTPH2PS    (R10), Z7
 	VFMADD231PS  Z7, Z6, Z0
@@ -18011,22 +16779,22 @@ pv_single_91:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_91
+	JMP          pv_single_75
 
-pv_merge_91:
+pv_merge_75:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_91
+	JMP     pv_block_75
 
-pv_next_91:
-pv_block_92:
+pv_next_75:
+pv_block_76:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_92
+	JL      pv_next_76
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
@@ -18035,9 +16803,9 @@ pv_block_92:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_92
+	JL      pv_single_76
 
-pv_pair_92:
+pv_pair_76:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -18048,27 +16816,27 @@ pv_pair_92:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_92
+	JGE          pv_pair_76
 
-pv_single_92:
+pv_single_76:
 	TESTQ        R11, R11
-	JZ           pv_merge_92
+	JZ           pv_merge_76
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_92
+	JMP          pv_single_76
 
-pv_merge_92:
+pv_merge_76:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_92
+	JMP     pv_block_76
 
-pv_next_92:
-first_done_8:
+pv_next_76:
+first_done_4:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_12
 
@@ -18146,9 +16914,9 @@ TEXT ·naiveDecodeFastF16AVX512(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_24:
+scores_by8_20:
 	CMPQ        R8, $0x08
-	JL          scores_by1_24
+	JL          scores_by1_20
 	VMOVUPS     expconst<>+1344(SB), Z2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -18303,7 +17071,7 @@ scores_by8_24:
 	VFMADD231PS Z10, Z16, Z9
 	VCVTPH2PS   224(R12)(R10*1), Z10
 	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_24
+	JMP         scores_reduce_20
 
 scores_seq_no_23:
 	CMPQ        (SP), $0x00000080
@@ -18376,13 +17144,13 @@ scores_seq_no_23:
 	VFMADD231PS Z10, Z12, Z9
 	VCVTPH2PS   96(R12)(R10*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_24
+	JMP         scores_reduce_20
 
 scores_seq_no_24:
 	CMPQ R11, R14
-	JAE  scores_odd_36
+	JAE  scores_odd_28
 
-scores_pairs_36:
+scores_pairs_28:
 	VMOVUPS     (R13)(R11*2), Z10
 	VCVTPH2PS   (R11), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -18420,13 +17188,13 @@ scores_pairs_36:
 	ADDQ        $0x00000040, R11
 	ADDQ        $0x00000040, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_36
+	JB          scores_pairs_28
 
-scores_odd_36:
+scores_odd_28:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_36
+	JAE         scores_half_28
 	VMOVUPS     (R13)(R11*2), Z10
 	VCVTPH2PS   (R11), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -18445,8 +17213,8 @@ scores_odd_36:
 	VCVTPH2PS   (R12)(R10*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 
-scores_half_36:
-scores_reduce_24:
+scores_half_28:
+scores_reduce_20:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -18480,11 +17248,11 @@ scores_reduce_24:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_24
+	JMP          scores_by8_20
 
-scores_by1_24:
+scores_by1_20:
 	TESTQ   R8, R8
-	JZ      scores_done_36
+	JZ      scores_done_32
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -18493,13 +17261,13 @@ scores_by1_24:
 	SUBQ    DX, R13
 	SUBQ    DX, R13
 
-scores_chunk1_24:
+scores_chunk1_20:
 	VMOVUPS       (R13)(R11*2), Z3
 	VCVTPH2PS     (R11), Z4
 	VFMADD231PS   Z4, Z3, Z2
 	ADDQ          $0x00000020, R11
 	CMPQ          R11, R14
-	JB            scores_chunk1_24
+	JB            scores_chunk1_20
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -18514,9 +17282,9 @@ scores_chunk1_24:
 	ADDQ          $0x04, R9
 	DECQ          R8
 	ADDQ          DI, DX
-	JMP           scores_by1_24
+	JMP           scores_by1_20
 
-scores_done_36:
+scores_done_32:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -18633,11 +17401,11 @@ zero_loop_16:
 	JNZ     zero_loop_16
 	XORQ    R8, R8
 
-pv_block_93:
+pv_block_77:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_93
+	JL      pv_next_77
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -18660,9 +17428,9 @@ pv_block_93:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_93
+	JL      pv_single_77
 
-pv_pair_93:
+pv_pair_77:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VCVTPH2PS    (R10), Z18
@@ -18701,11 +17469,11 @@ pv_pair_93:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_93
+	JGE          pv_pair_77
 
-pv_single_93:
+pv_single_77:
 	TESTQ        R11, R11
-	JZ           pv_merge_93
+	JZ           pv_merge_77
 	VBROADCASTSS (R9), Z16
 	VCVTPH2PS    (R10), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -18726,9 +17494,9 @@ pv_single_93:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_93
+	JMP          pv_single_77
 
-pv_merge_93:
+pv_merge_77:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -18746,14 +17514,14 @@ pv_merge_93:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_93
+	JMP     pv_block_77
 
-pv_next_93:
-pv_block_94:
+pv_next_77:
+pv_block_78:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_94
+	JL      pv_next_78
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -18768,9 +17536,9 @@ pv_block_94:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_94
+	JL      pv_single_78
 
-pv_pair_94:
+pv_pair_78:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VCVTPH2PS    (R10), Z10
@@ -18793,11 +17561,11 @@ pv_pair_94:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_94
+	JGE          pv_pair_78
 
-pv_single_94:
+pv_single_78:
 	TESTQ        R11, R11
-	JZ           pv_merge_94
+	JZ           pv_merge_78
 	VBROADCASTSS (R9), Z8
 	VCVTPH2PS    (R10), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -18810,9 +17578,9 @@ pv_single_94:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_94
+	JMP          pv_single_78
 
-pv_merge_94:
+pv_merge_78:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -18822,14 +17590,14 @@ pv_merge_94:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_94
+	JMP     pv_block_78
 
-pv_next_94:
-pv_block_95:
+pv_next_78:
+pv_block_79:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_95
+	JL      pv_next_79
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -18840,9 +17608,9 @@ pv_block_95:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_95
+	JL      pv_single_79
 
-pv_pair_95:
+pv_pair_79:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -18857,11 +17625,11 @@ pv_pair_95:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_95
+	JGE          pv_pair_79
 
-pv_single_95:
+pv_single_79:
 	TESTQ        R11, R11
-	JZ           pv_merge_95
+	JZ           pv_merge_79
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -18870,22 +17638,22 @@ pv_single_95:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_95
+	JMP          pv_single_79
 
-pv_merge_95:
+pv_merge_79:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_95
+	JMP     pv_block_79
 
-pv_next_95:
-pv_block_96:
+pv_next_79:
+pv_block_80:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_96
+	JL      pv_next_80
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
@@ -18894,9 +17662,9 @@ pv_block_96:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_96
+	JL      pv_single_80
 
-pv_pair_96:
+pv_pair_80:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VCVTPH2PS    (R10), Z4
@@ -18907,36 +17675,36 @@ pv_pair_96:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_96
+	JGE          pv_pair_80
 
-pv_single_96:
+pv_single_80:
 	TESTQ        R11, R11
-	JZ           pv_merge_96
+	JZ           pv_merge_80
 	VBROADCASTSS (R9), Z2
 	VCVTPH2PS    (R10), Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_96
+	JMP          pv_single_80
 
-pv_merge_96:
+pv_merge_80:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_96
+	JMP     pv_block_80
 
-pv_next_96:
+pv_next_80:
 	VZEROUPPER
 	RET
 
 // func flashDecodeExactQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactQ8AVX2(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeExactQ8AVX2(SB), NOSPLIT, $160-104
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 136(SP)
+	MOVQ   AX, 152(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_9:
@@ -18988,7 +17756,7 @@ tile_9:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 152(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -18997,16 +17765,18 @@ tile_9:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 128(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 136(SP)
+	MOVQ    $0x00000001, 120(SP)
+	MOVQ    $0x00000001, 144(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_13:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_37
+	JGE     scores_done_33
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -19020,283 +17790,14 @@ scores_13:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	CMPQ    32(SP), $0x00000000
-	JNE     scores_other_9
-	CMPQ    SI, 136(SP)
-	JNE     scores_other_9
-	MOVQ    8(SP), DI
-	MOVQ    DX, DX
-	LEAQ    (SI)(SI*2), R8
-	VMOVUPS expconst<>+0(SB), Y0
-	VMOVSS  expconst<>+0(SB), X1
-
-scores_by8_25:
-	CMPQ   BX, $0x08
-	JL     scores_by1_25
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	MOVQ   DX, R9
-	LEAQ   (DX)(SI*4), R10
-	MOVQ   CX, R11
-	SUBQ   DX, R11
-	SUBQ   DX, R11
-	SUBQ   DX, R11
-	SUBQ   DX, R11
-	MOVQ   136(SP), R12
-	ANDQ   $0x00000000, R12
-	ADDQ   DX, R12
-	MOVQ   CX, R11
-	MOVQ   136(SP), R12
-	ADDQ   DX, R12
-
-scores_q8_1:
-	VPBROADCASTW (R9), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R9), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y2
-	VPMOVSXBD    10(R9), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y2
-	VPMOVSXBD    18(R9), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y2
-	VPMOVSXBD    26(R9), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y2
-	VPBROADCASTW (R9)(SI*1), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R9)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y3
-	VPMOVSXBD    10(R9)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y3
-	VPMOVSXBD    18(R9)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y3
-	VPMOVSXBD    26(R9)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y3
-	VPBROADCASTW (R9)(SI*2), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R9)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y4
-	VPMOVSXBD    10(R9)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y4
-	VPMOVSXBD    18(R9)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y4
-	VPMOVSXBD    26(R9)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y4
-	VPBROADCASTW (R9)(R8*1), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R9)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y5
-	VPMOVSXBD    10(R9)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y5
-	VPMOVSXBD    18(R9)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y5
-	VPMOVSXBD    26(R9)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y5
-	VPBROADCASTW (R10), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R10), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y6
-	VPMOVSXBD    10(R10), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y6
-	VPMOVSXBD    18(R10), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y6
-	VPMOVSXBD    26(R10), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y6
-	VPBROADCASTW (R10)(SI*1), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R10)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y7
-	VPMOVSXBD    10(R10)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y7
-	VPMOVSXBD    18(R10)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y7
-	VPMOVSXBD    26(R10)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y7
-	VPBROADCASTW (R10)(SI*2), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R10)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y8
-	VPMOVSXBD    10(R10)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y8
-	VPMOVSXBD    18(R10)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y8
-	VPMOVSXBD    26(R10)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y8
-	VPBROADCASTW (R10)(R8*1), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R10)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y9
-	VPMOVSXBD    10(R10)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y9
-	VPMOVSXBD    18(R10)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y9
-	VPMOVSXBD    26(R10)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y9
-	PREFETCHT0   (DI)
-	PREFETCHT0   64(DI)
-	ADDQ         $0x00000080, DI
-	ADDQ         $0x00000022, R9
-	ADDQ         $0x00000022, R10
-	ADDQ         $0x00000080, R11
-	CMPQ         R9, R12
-	JB           scores_q8_1
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y3
-	VHADDPS      Y7, Y6, Y4
-	VHADDPS      Y9, Y8, Y5
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y3
-	VPERM2F128   $0x20, Y3, Y2, Y4
-	VPERM2F128   $0x31, Y3, Y2, Y2
-	VADDPS       Y2, Y4, Y4
-	VBROADCASTSS scale+64(FP), Y2
-	VMULPS       Y2, Y4, Y4
-	VMAXPS       Y4, Y0, Y0
-	VMOVUPS      Y4, (AX)
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, BX
-	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_25
-
-scores_by1_25:
-	TESTQ  BX, BX
-	JZ     scores_done_38
-	VXORPS Y2, Y2, Y2
-	MOVQ   DX, R9
-	MOVQ   136(SP), R12
-	ADDQ   DX, R12
-	MOVQ   CX, R11
-
-scores_chunk1_25:
-	VPBROADCASTW (R9), Y3
-	VCVTPH2PS    X3, Y3
-	VPMOVSXBD    2(R9), Y4
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y3, Y4, Y4
-	VFMADD231PS  (R11), Y4, Y2
-	VPMOVSXBD    10(R9), Y4
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y3, Y4, Y4
-	VFMADD231PS  32(R11), Y4, Y2
-	VPMOVSXBD    18(R9), Y4
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y3, Y4, Y4
-	VFMADD231PS  64(R11), Y4, Y2
-	VPMOVSXBD    26(R9), Y4
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y3, Y4, Y4
-	VFMADD231PS  96(R11), Y4, Y2
-	ADDQ         $0x00000022, R9
-	ADDQ         $0x00000080, R11
-	CMPQ         R9, R12
-	JB           scores_chunk1_25
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X2, X3, X3
-	VMOVHLPS     X3, X3, X2
-	VADDPS       X2, X3, X3
-	VMOVSHDUP    X3, X2
-	VADDPS       X2, X3, X3
-	VMULSS       scale+64(FP), X3, X3
-	VMAXSS       X3, X1, X1
-	VMOVSS       X3, (AX)
-	ADDQ         $0x04, AX
-	DECQ         BX
-	ADDQ         SI, DX
-	JMP          scores_by1_25
-
-scores_done_38:
-	VEXTRACTF128 $0x01, Y0, X2
-	VMAXPS       X0, X2, X2
-	VMOVHLPS     X2, X2, X0
-	VMAXPS       X0, X2, X2
-	VMOVSHDUP    X2, X0
-	VMAXPS       X0, X2, X2
-	VMAXSS       X1, X2, X2
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMOVSS       X2, (AX)(CX*4)
-	JMP          scores_first_done_9
-
-scores_other_9:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_26:
+scores_by8_21:
 	CMPQ   BX, $0x08
-	JL     scores_by1_26
+	JL     scores_by1_21
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -19312,14 +17813,14 @@ scores_by8_26:
 	SUBQ   DX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
-	MOVQ   136(SP), R11
+	MOVQ   152(SP), R11
 	ANDQ   $0x00000000, R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
-	MOVQ   136(SP), R11
+	MOVQ   152(SP), R11
 	ADDQ   DX, R11
 
-scores_q8_2:
+scores_q8_1:
 	VPBROADCASTW (R8), Y10
 	VCVTPH2PS    X10, Y10
 	VPMOVSXBD    2(R8), Y11
@@ -19464,11 +17965,25 @@ scores_q8_2:
 	VCVTDQ2PS    Y11, Y11
 	VMULPS       Y10, Y11, Y11
 	VFMADD231PS  96(R10), Y11, Y9
+	DECQ         120(SP)
+	JNZ          pf_skip_67
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 120(SP)
+	MOVQ         104(SP), R12
+	CMPQ         R12, 112(SP)
+	JAE          pf_skip_67
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
+	ADDQ         $0x00000100, 104(SP)
+
+pf_skip_67:
 	ADDQ         $0x00000022, R8
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000080, R10
 	CMPQ         R8, R11
-	JB           scores_q8_2
+	JB           scores_q8_1
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -19485,18 +18000,18 @@ scores_q8_2:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_26
+	JMP          scores_by8_21
 
-scores_by1_26:
+scores_by1_21:
 	TESTQ  BX, BX
-	JZ     scores_done_39
+	JZ     scores_done_34
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	MOVQ   136(SP), R11
+	MOVQ   152(SP), R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
 
-scores_chunk1_26:
+scores_chunk1_21:
 	VPBROADCASTW (R8), Y3
 	VCVTPH2PS    X3, Y3
 	VPMOVSXBD    2(R8), Y4
@@ -19518,7 +18033,7 @@ scores_chunk1_26:
 	ADDQ         $0x00000022, R8
 	ADDQ         $0x00000080, R10
 	CMPQ         R8, R11
-	JB           scores_chunk1_26
+	JB           scores_chunk1_21
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -19531,9 +18046,9 @@ scores_chunk1_26:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_26
+	JMP          scores_by1_21
 
-scores_done_39:
+scores_done_34:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -19547,12 +18062,10 @@ scores_done_39:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
+	ADDQ         $0x00000001, 32(SP)
+	JMP          scores_13
 
-scores_first_done_9:
-	ADDQ $0x00000001, 32(SP)
-	JMP  scores_13
-
-scores_done_37:
+scores_done_33:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_9:
@@ -19747,285 +18260,13 @@ pv_13:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	CMPQ  32(SP), $0x00000000
-	JNE   other_head_9
-	MOVQ  tk+56(FP), R8
-	IMULQ DI, R8
-	ADDQ  k+24(FP), R8
-	SUBQ  v+32(FP), R8
-	LEAQ  (R8)(DI*1), R9
-	XORQ  R10, R10
+	XORQ  R8, R8
 
-pv_block_97:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000100
-	JL      pv_next_97
-	VMOVUPS (CX)(R10*1), Y0
-	VMOVUPS 32(CX)(R10*1), Y1
-	VMOVUPS 64(CX)(R10*1), Y2
-	VMOVUPS 96(CX)(R10*1), Y3
-	VMOVUPS 128(CX)(R10*1), Y4
-	VMOVUPS 160(CX)(R10*1), Y5
-	VMOVUPS 192(CX)(R10*1), Y6
-	VMOVUPS 224(CX)(R10*1), Y7
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x07, R12
-	IMUL3Q  $0x22, R12, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-
-pv_single_97:
-	TESTQ        R13, R13
-	JZ           pv_merge_97
-	VBROADCASTSS (R11), Y8
-	VPBROADCASTW (R12), Y9
-	VCVTPH2PS    X9, Y9
-	VMULPS       Y8, Y9, Y9
-	VPMOVSXBD    2(R12), Y10
-	VCVTDQ2PS    Y10, Y10
-	VFMADD231PS  Y10, Y9, Y0
-	VPMOVSXBD    10(R12), Y10
-	VCVTDQ2PS    Y10, Y10
-	VFMADD231PS  Y10, Y9, Y1
-	VPMOVSXBD    18(R12), Y10
-	VCVTDQ2PS    Y10, Y10
-	VFMADD231PS  Y10, Y9, Y2
-	VPMOVSXBD    26(R12), Y10
-	VCVTDQ2PS    Y10, Y10
-	VFMADD231PS  Y10, Y9, Y3
-	VPBROADCASTW 34(R12), Y9
-	VCVTPH2PS    X9, Y9
-	VMULPS       Y8, Y9, Y9
-	VPMOVSXBD    36(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y4
-	VPMOVSXBD    44(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y5
-	VPMOVSXBD    52(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y6
-	VPMOVSXBD    60(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y7
-	PREFETCHT0   (R12)(R8*1)
-	PREFETCHT0   64(R12)(R8*1)
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_97
-
-pv_merge_97:
-	VMOVUPS Y0, (CX)(R10*1)
-	VMOVUPS Y1, 32(CX)(R10*1)
-	VMOVUPS Y2, 64(CX)(R10*1)
-	VMOVUPS Y3, 96(CX)(R10*1)
-	VMOVUPS Y4, 128(CX)(R10*1)
-	VMOVUPS Y5, 160(CX)(R10*1)
-	VMOVUPS Y6, 192(CX)(R10*1)
-	VMOVUPS Y7, 224(CX)(R10*1)
-	ADDQ    $0x00000100, R10
-	JMP     pv_block_97
-
-pv_next_97:
-pv_block_98:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000080
-	JL      pv_next_98
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	VMOVUPS 64(CX)(R10*1), Y4
-	VXORPS  Y5, Y5, Y5
-	VMOVUPS 96(CX)(R10*1), Y6
-	VXORPS  Y7, Y7, Y7
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x07, R12
-	IMUL3Q  $0x22, R12, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_98
-
-pv_pair_98:
-	VBROADCASTSS (R11), Y8
-	VBROADCASTSS 4(R11), Y9
-	VPBROADCASTW (R12), Y10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VPMOVSXBD    2(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y10, Y0
-	VPMOVSXBD    10(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y10, Y2
-	VPMOVSXBD    18(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y10, Y4
-	VPMOVSXBD    26(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y10, Y6
-	PREFETCHT0   (R12)(R8*1)
-	VPBROADCASTW (R12)(DI*1), Y8
-	VCVTPH2PS    X8, Y8
-	VMULPS       Y9, Y8, Y8
-	VPMOVSXBD    2(R12)(DI*1), Y9
-	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  Y9, Y8, Y1
-	VPMOVSXBD    10(R12)(DI*1), Y9
-	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  Y9, Y8, Y3
-	VPMOVSXBD    18(R12)(DI*1), Y9
-	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  Y9, Y8, Y5
-	VPMOVSXBD    26(R12)(DI*1), Y9
-	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  Y9, Y8, Y7
-	PREFETCHT0   (R12)(R9*1)
-	ADDQ         $0x08, R11
-	LEAQ         (R12)(DI*2), R12
-	SUBQ         $0x02, R13
-	CMPQ         R13, $0x02
-	JGE          pv_pair_98
-
-pv_single_98:
-	TESTQ        R13, R13
-	JZ           pv_merge_98
-	VBROADCASTSS (R11), Y8
-	VPBROADCASTW (R12), Y9
-	VCVTPH2PS    X9, Y9
-	VMULPS       Y8, Y9, Y9
-	VPMOVSXBD    2(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y0
-	VPMOVSXBD    10(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y2
-	VPMOVSXBD    18(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y4
-	VPMOVSXBD    26(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y6
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_98
-
-pv_merge_98:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(R10*1)
-	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R10*1)
-	ADDQ    $0x00000080, R10
-	JMP     pv_block_98
-
-pv_next_98:
-pv_block_99:
-	MOVQ    AX, R8
-	SUBQ    R10, R8
-	CMPQ    R8, $0x00000040
-	JL      pv_next_99
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	MOVQ    DX, R8
-	MOVQ    R10, R9
-	SHRQ    $0x07, R9
-	IMUL3Q  $0x22, R9, R9
-	ADDQ    BX, R9
-	MOVQ    SI, R11
-	CMPQ    R11, $0x02
-	JL      pv_single_99
-
-pv_pair_99:
-	VBROADCASTSS (R8), Y4
-	VBROADCASTSS 4(R8), Y4
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(DI*2), R9
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_99
-
-pv_single_99:
-	TESTQ        R11, R11
-	JZ           pv_merge_99
-	VBROADCASTSS (R8), Y4
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R11
-	JMP          pv_single_99
-
-pv_merge_99:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     pv_block_99
-
-pv_next_99:
-pv_block_100:
-	MOVQ    AX, R8
-	SUBQ    R10, R8
-	CMPQ    R8, $0x00000020
-	JL      pv_next_100
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R8
-	MOVQ    R10, R9
-	SHRQ    $0x07, R9
-	IMUL3Q  $0x22, R9, R9
-	ADDQ    BX, R9
-	MOVQ    SI, R11
-	CMPQ    R11, $0x02
-	JL      pv_single_100
-
-pv_pair_100:
-	VBROADCASTSS (R8), Y2
-	VBROADCASTSS 4(R8), Y2
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(DI*2), R9
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_100
-
-pv_single_100:
-	TESTQ        R11, R11
-	JZ           pv_merge_100
-	VBROADCASTSS (R8), Y2
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R11
-	JMP          pv_single_100
-
-pv_merge_100:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	ADDQ    $0x00000020, R10
-	JMP     pv_block_100
-
-pv_next_100:
-	JMP first_done_9
-
-other_head_9:
-	XORQ R8, R8
-
-pv_block_101:
+pv_block_81:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_101
+	JL      pv_next_81
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -20041,9 +18282,9 @@ pv_block_101:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 
-pv_single_101:
+pv_single_81:
 	TESTQ        R11, R11
-	JZ           pv_merge_101
+	JZ           pv_merge_81
 	VBROADCASTSS (R9), Y8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    X9, Y9
@@ -20075,12 +18316,23 @@ pv_single_101:
 	VPMOVSXBD    60(R10), Y8
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y9, Y7
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_101
+	DECQ         144(SP)
+	JNZ          pf_skip_68
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_68
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_101:
+pf_skip_68:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_81
+
+pv_merge_81:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -20090,14 +18342,14 @@ pv_merge_101:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_101
+	JMP     pv_block_81
 
-pv_next_101:
-pv_block_102:
+pv_next_81:
+pv_block_82:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_102
+	JL      pv_next_82
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -20113,9 +18365,9 @@ pv_block_102:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_102
+	JL      pv_single_82
 
-pv_pair_102:
+pv_pair_82:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VPBROADCASTW (R10), Y10
@@ -20148,15 +18400,26 @@ pv_pair_102:
 	VPMOVSXBD    26(R10)(DI*1), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_102
+	DECQ         144(SP)
+	JNZ          pf_skip_69
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_69
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_single_102:
+pf_skip_69:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_82
+
+pv_single_82:
 	TESTQ        R11, R11
-	JZ           pv_merge_102
+	JZ           pv_merge_82
 	VBROADCASTSS (R9), Y8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    X9, Y9
@@ -20173,12 +18436,23 @@ pv_single_102:
 	VPMOVSXBD    26(R10), Y8
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y9, Y6
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_102
+	DECQ         144(SP)
+	JNZ          pf_skip_70
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_70
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_102:
+pf_skip_70:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_82
+
+pv_merge_82:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -20188,14 +18462,14 @@ pv_merge_102:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_102
+	JMP     pv_block_82
 
-pv_next_102:
-pv_block_103:
+pv_next_82:
+pv_block_83:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_103
+	JL      pv_next_83
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -20207,40 +18481,62 @@ pv_block_103:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_103
+	JL      pv_single_83
 
-pv_pair_103:
+pv_pair_83:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_103
+	DECQ         144(SP)
+	JNZ          pf_skip_71
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_71
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_single_103:
+pf_skip_71:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_83
+
+pv_single_83:
 	TESTQ        R11, R11
-	JZ           pv_merge_103
+	JZ           pv_merge_83
 	VBROADCASTSS (R9), Y4
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_103
+	DECQ         144(SP)
+	JNZ          pf_skip_72
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_72
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_103:
+pf_skip_72:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_83
+
+pv_merge_83:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_103
+	JMP     pv_block_83
 
-pv_next_103:
-pv_block_104:
+pv_next_83:
+pv_block_84:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_104
+	JL      pv_next_84
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R9
@@ -20250,34 +18546,55 @@ pv_block_104:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_104
+	JL      pv_single_84
 
-pv_pair_104:
+pv_pair_84:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_104
+	DECQ         144(SP)
+	JNZ          pf_skip_73
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_73
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_single_104:
+pf_skip_73:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_84
+
+pv_single_84:
 	TESTQ        R11, R11
-	JZ           pv_merge_104
+	JZ           pv_merge_84
 	VBROADCASTSS (R9), Y2
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_104
+	DECQ         144(SP)
+	JNZ          pf_skip_74
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_74
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_104:
+pf_skip_74:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_84
+
+pv_merge_84:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_104
+	JMP     pv_block_84
 
-pv_next_104:
-first_done_9:
+pv_next_84:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_13
 
@@ -20356,9 +18673,9 @@ TEXT ·naiveDecodeExactQ8AVX2(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_27:
+scores_by8_22:
 	CMPQ   R8, $0x08
-	JL     scores_by1_27
+	JL     scores_by1_22
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -20381,7 +18698,7 @@ scores_by8_27:
 	MOVQ   (SP), R14
 	ADDQ   DX, R14
 
-scores_q8_3:
+scores_q8_2:
 	VPBROADCASTW (R11), Y10
 	VCVTPH2PS    X10, Y10
 	VPMOVSXBD    2(R11), Y11
@@ -20530,7 +18847,7 @@ scores_q8_3:
 	ADDQ         $0x00000022, R12
 	ADDQ         $0x00000080, R13
 	CMPQ         R11, R14
-	JB           scores_q8_3
+	JB           scores_q8_2
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -20547,18 +18864,18 @@ scores_q8_3:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_27
+	JMP          scores_by8_22
 
-scores_by1_27:
+scores_by1_22:
 	TESTQ  R8, R8
-	JZ     scores_done_40
+	JZ     scores_done_35
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
 	ADDQ   DX, R14
 	MOVQ   CX, R13
 
-scores_chunk1_27:
+scores_chunk1_22:
 	VPBROADCASTW (R11), Y3
 	VCVTPH2PS    X3, Y3
 	VPMOVSXBD    2(R11), Y4
@@ -20580,7 +18897,7 @@ scores_chunk1_27:
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000080, R13
 	CMPQ         R11, R14
-	JB           scores_chunk1_27
+	JB           scores_chunk1_22
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -20593,9 +18910,9 @@ scores_chunk1_27:
 	ADDQ         $0x04, R9
 	DECQ         R8
 	ADDQ         DI, DX
-	JMP          scores_by1_27
+	JMP          scores_by1_22
 
-scores_done_40:
+scores_done_35:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -20722,11 +19039,11 @@ zero_loop_18:
 	JNZ     zero_loop_18
 	XORQ    R8, R8
 
-pv_block_105:
+pv_block_85:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_105
+	JL      pv_next_85
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -20742,9 +19059,9 @@ pv_block_105:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 
-pv_single_105:
+pv_single_85:
 	TESTQ        R11, R11
-	JZ           pv_merge_105
+	JZ           pv_merge_85
 	VBROADCASTSS (R9), Y8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    X9, Y9
@@ -20779,9 +19096,9 @@ pv_single_105:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_105
+	JMP          pv_single_85
 
-pv_merge_105:
+pv_merge_85:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -20791,14 +19108,14 @@ pv_merge_105:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_105
+	JMP     pv_block_85
 
-pv_next_105:
-pv_block_106:
+pv_next_85:
+pv_block_86:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_106
+	JL      pv_next_86
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -20814,9 +19131,9 @@ pv_block_106:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_106
+	JL      pv_single_86
 
-pv_pair_106:
+pv_pair_86:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VPBROADCASTW (R10), Y10
@@ -20853,11 +19170,11 @@ pv_pair_106:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_106
+	JGE          pv_pair_86
 
-pv_single_106:
+pv_single_86:
 	TESTQ        R11, R11
-	JZ           pv_merge_106
+	JZ           pv_merge_86
 	VBROADCASTSS (R9), Y8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    X9, Y9
@@ -20877,9 +19194,9 @@ pv_single_106:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_106
+	JMP          pv_single_86
 
-pv_merge_106:
+pv_merge_86:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -20889,14 +19206,14 @@ pv_merge_106:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_106
+	JMP     pv_block_86
 
-pv_next_106:
-pv_block_107:
+pv_next_86:
+pv_block_87:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_107
+	JL      pv_next_87
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -20908,40 +19225,40 @@ pv_block_107:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_107
+	JL      pv_single_87
 
-pv_pair_107:
+pv_pair_87:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_107
+	JGE          pv_pair_87
 
-pv_single_107:
+pv_single_87:
 	TESTQ        R11, R11
-	JZ           pv_merge_107
+	JZ           pv_merge_87
 	VBROADCASTSS (R9), Y4
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_107
+	JMP          pv_single_87
 
-pv_merge_107:
+pv_merge_87:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_107
+	JMP     pv_block_87
 
-pv_next_107:
-pv_block_108:
+pv_next_87:
+pv_block_88:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_108
+	JL      pv_next_88
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -20951,43 +19268,43 @@ pv_block_108:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_108
+	JL      pv_single_88
 
-pv_pair_108:
+pv_pair_88:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_108
+	JGE          pv_pair_88
 
-pv_single_108:
+pv_single_88:
 	TESTQ        R11, R11
-	JZ           pv_merge_108
+	JZ           pv_merge_88
 	VBROADCASTSS (R9), Y2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_108
+	JMP          pv_single_88
 
-pv_merge_108:
+pv_merge_88:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_108
+	JMP     pv_block_88
 
-pv_next_108:
+pv_next_88:
 	VZEROUPPER
 	RET
 
 // func flashDecodeFastQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastQ8AVX2(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeFastQ8AVX2(SB), NOSPLIT, $160-104
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 136(SP)
+	MOVQ   AX, 152(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_10:
@@ -21039,7 +19356,7 @@ tile_10:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 152(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -21048,16 +19365,18 @@ tile_10:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 128(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 136(SP)
+	MOVQ    $0x00000001, 120(SP)
+	MOVQ    $0x00000001, 144(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_14:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_41
+	JGE     scores_done_36
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -21071,283 +19390,14 @@ scores_14:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	CMPQ    32(SP), $0x00000000
-	JNE     scores_other_10
-	CMPQ    SI, 136(SP)
-	JNE     scores_other_10
-	MOVQ    8(SP), DI
-	MOVQ    DX, DX
-	LEAQ    (SI)(SI*2), R8
-	VMOVUPS expconst<>+0(SB), Y0
-	VMOVSS  expconst<>+0(SB), X1
-
-scores_by8_28:
-	CMPQ   BX, $0x08
-	JL     scores_by1_28
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	MOVQ   DX, R9
-	LEAQ   (DX)(SI*4), R10
-	MOVQ   CX, R11
-	SUBQ   DX, R11
-	SUBQ   DX, R11
-	SUBQ   DX, R11
-	SUBQ   DX, R11
-	MOVQ   136(SP), R12
-	ANDQ   $0x00000000, R12
-	ADDQ   DX, R12
-	MOVQ   CX, R11
-	MOVQ   136(SP), R12
-	ADDQ   DX, R12
-
-scores_q8_4:
-	VPBROADCASTW (R9), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R9), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y2
-	VPMOVSXBD    10(R9), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y2
-	VPMOVSXBD    18(R9), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y2
-	VPMOVSXBD    26(R9), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y2
-	VPBROADCASTW (R9)(SI*1), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R9)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y3
-	VPMOVSXBD    10(R9)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y3
-	VPMOVSXBD    18(R9)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y3
-	VPMOVSXBD    26(R9)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y3
-	VPBROADCASTW (R9)(SI*2), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R9)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y4
-	VPMOVSXBD    10(R9)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y4
-	VPMOVSXBD    18(R9)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y4
-	VPMOVSXBD    26(R9)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y4
-	VPBROADCASTW (R9)(R8*1), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R9)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y5
-	VPMOVSXBD    10(R9)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y5
-	VPMOVSXBD    18(R9)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y5
-	VPMOVSXBD    26(R9)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y5
-	VPBROADCASTW (R10), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R10), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y6
-	VPMOVSXBD    10(R10), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y6
-	VPMOVSXBD    18(R10), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y6
-	VPMOVSXBD    26(R10), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y6
-	VPBROADCASTW (R10)(SI*1), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R10)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y7
-	VPMOVSXBD    10(R10)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y7
-	VPMOVSXBD    18(R10)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y7
-	VPMOVSXBD    26(R10)(SI*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y7
-	VPBROADCASTW (R10)(SI*2), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R10)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y8
-	VPMOVSXBD    10(R10)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y8
-	VPMOVSXBD    18(R10)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y8
-	VPMOVSXBD    26(R10)(SI*2), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y8
-	VPBROADCASTW (R10)(R8*1), Y10
-	VCVTPH2PS    X10, Y10
-	VPMOVSXBD    2(R10)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  (R11), Y11, Y9
-	VPMOVSXBD    10(R10)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  32(R11), Y11, Y9
-	VPMOVSXBD    18(R10)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  64(R11), Y11, Y9
-	VPMOVSXBD    26(R10)(R8*1), Y11
-	VCVTDQ2PS    Y11, Y11
-	VMULPS       Y10, Y11, Y11
-	VFMADD231PS  96(R11), Y11, Y9
-	PREFETCHT0   (DI)
-	PREFETCHT0   64(DI)
-	ADDQ         $0x00000080, DI
-	ADDQ         $0x00000022, R9
-	ADDQ         $0x00000022, R10
-	ADDQ         $0x00000080, R11
-	CMPQ         R9, R12
-	JB           scores_q8_4
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y3
-	VHADDPS      Y7, Y6, Y4
-	VHADDPS      Y9, Y8, Y5
-	VHADDPS      Y3, Y2, Y2
-	VHADDPS      Y5, Y4, Y3
-	VPERM2F128   $0x20, Y3, Y2, Y4
-	VPERM2F128   $0x31, Y3, Y2, Y2
-	VADDPS       Y2, Y4, Y4
-	VBROADCASTSS scale+64(FP), Y2
-	VMULPS       Y2, Y4, Y4
-	VMAXPS       Y4, Y0, Y0
-	VMOVUPS      Y4, (AX)
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, BX
-	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_28
-
-scores_by1_28:
-	TESTQ  BX, BX
-	JZ     scores_done_42
-	VXORPS Y2, Y2, Y2
-	MOVQ   DX, R9
-	MOVQ   136(SP), R12
-	ADDQ   DX, R12
-	MOVQ   CX, R11
-
-scores_chunk1_28:
-	VPBROADCASTW (R9), Y3
-	VCVTPH2PS    X3, Y3
-	VPMOVSXBD    2(R9), Y4
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y3, Y4, Y4
-	VFMADD231PS  (R11), Y4, Y2
-	VPMOVSXBD    10(R9), Y4
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y3, Y4, Y4
-	VFMADD231PS  32(R11), Y4, Y2
-	VPMOVSXBD    18(R9), Y4
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y3, Y4, Y4
-	VFMADD231PS  64(R11), Y4, Y2
-	VPMOVSXBD    26(R9), Y4
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y3, Y4, Y4
-	VFMADD231PS  96(R11), Y4, Y2
-	ADDQ         $0x00000022, R9
-	ADDQ         $0x00000080, R11
-	CMPQ         R9, R12
-	JB           scores_chunk1_28
-	VEXTRACTF128 $0x01, Y2, X3
-	VADDPS       X2, X3, X3
-	VMOVHLPS     X3, X3, X2
-	VADDPS       X2, X3, X3
-	VMOVSHDUP    X3, X2
-	VADDPS       X2, X3, X3
-	VMULSS       scale+64(FP), X3, X3
-	VMAXSS       X3, X1, X1
-	VMOVSS       X3, (AX)
-	ADDQ         $0x04, AX
-	DECQ         BX
-	ADDQ         SI, DX
-	JMP          scores_by1_28
-
-scores_done_42:
-	VEXTRACTF128 $0x01, Y0, X2
-	VMAXPS       X0, X2, X2
-	VMOVHLPS     X2, X2, X0
-	VMAXPS       X0, X2, X2
-	VMOVSHDUP    X2, X0
-	VMAXPS       X0, X2, X2
-	VMAXSS       X1, X2, X2
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMOVSS       X2, (AX)(CX*4)
-	JMP          scores_first_done_10
-
-scores_other_10:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_29:
+scores_by8_23:
 	CMPQ   BX, $0x08
-	JL     scores_by1_29
+	JL     scores_by1_23
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -21363,14 +19413,14 @@ scores_by8_29:
 	SUBQ   DX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
-	MOVQ   136(SP), R11
+	MOVQ   152(SP), R11
 	ANDQ   $0x00000000, R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
-	MOVQ   136(SP), R11
+	MOVQ   152(SP), R11
 	ADDQ   DX, R11
 
-scores_q8_5:
+scores_q8_3:
 	VPBROADCASTW (R8), Y10
 	VCVTPH2PS    X10, Y10
 	VPMOVSXBD    2(R8), Y11
@@ -21515,11 +19565,25 @@ scores_q8_5:
 	VCVTDQ2PS    Y11, Y11
 	VMULPS       Y10, Y11, Y11
 	VFMADD231PS  96(R10), Y11, Y9
+	DECQ         120(SP)
+	JNZ          pf_skip_75
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 120(SP)
+	MOVQ         104(SP), R12
+	CMPQ         R12, 112(SP)
+	JAE          pf_skip_75
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
+	ADDQ         $0x00000100, 104(SP)
+
+pf_skip_75:
 	ADDQ         $0x00000022, R8
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000080, R10
 	CMPQ         R8, R11
-	JB           scores_q8_5
+	JB           scores_q8_3
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -21536,18 +19600,18 @@ scores_q8_5:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_29
+	JMP          scores_by8_23
 
-scores_by1_29:
+scores_by1_23:
 	TESTQ  BX, BX
-	JZ     scores_done_43
+	JZ     scores_done_37
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	MOVQ   136(SP), R11
+	MOVQ   152(SP), R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
 
-scores_chunk1_29:
+scores_chunk1_23:
 	VPBROADCASTW (R8), Y3
 	VCVTPH2PS    X3, Y3
 	VPMOVSXBD    2(R8), Y4
@@ -21569,7 +19633,7 @@ scores_chunk1_29:
 	ADDQ         $0x00000022, R8
 	ADDQ         $0x00000080, R10
 	CMPQ         R8, R11
-	JB           scores_chunk1_29
+	JB           scores_chunk1_23
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -21582,9 +19646,9 @@ scores_chunk1_29:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_29
+	JMP          scores_by1_23
 
-scores_done_43:
+scores_done_37:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -21598,12 +19662,10 @@ scores_done_43:
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
+	ADDQ         $0x00000001, 32(SP)
+	JMP          scores_14
 
-scores_first_done_10:
-	ADDQ $0x00000001, 32(SP)
-	JMP  scores_14
-
-scores_done_41:
+scores_done_36:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_10:
@@ -21777,285 +19839,13 @@ pv_14:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	CMPQ  32(SP), $0x00000000
-	JNE   other_head_10
-	MOVQ  tk+56(FP), R8
-	IMULQ DI, R8
-	ADDQ  k+24(FP), R8
-	SUBQ  v+32(FP), R8
-	LEAQ  (R8)(DI*1), R9
-	XORQ  R10, R10
+	XORQ  R8, R8
 
-pv_block_109:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000100
-	JL      pv_next_109
-	VMOVUPS (CX)(R10*1), Y0
-	VMOVUPS 32(CX)(R10*1), Y1
-	VMOVUPS 64(CX)(R10*1), Y2
-	VMOVUPS 96(CX)(R10*1), Y3
-	VMOVUPS 128(CX)(R10*1), Y4
-	VMOVUPS 160(CX)(R10*1), Y5
-	VMOVUPS 192(CX)(R10*1), Y6
-	VMOVUPS 224(CX)(R10*1), Y7
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x07, R12
-	IMUL3Q  $0x22, R12, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-
-pv_single_109:
-	TESTQ        R13, R13
-	JZ           pv_merge_109
-	VBROADCASTSS (R11), Y8
-	VPBROADCASTW (R12), Y9
-	VCVTPH2PS    X9, Y9
-	VMULPS       Y8, Y9, Y9
-	VPMOVSXBD    2(R12), Y10
-	VCVTDQ2PS    Y10, Y10
-	VFMADD231PS  Y10, Y9, Y0
-	VPMOVSXBD    10(R12), Y10
-	VCVTDQ2PS    Y10, Y10
-	VFMADD231PS  Y10, Y9, Y1
-	VPMOVSXBD    18(R12), Y10
-	VCVTDQ2PS    Y10, Y10
-	VFMADD231PS  Y10, Y9, Y2
-	VPMOVSXBD    26(R12), Y10
-	VCVTDQ2PS    Y10, Y10
-	VFMADD231PS  Y10, Y9, Y3
-	VPBROADCASTW 34(R12), Y9
-	VCVTPH2PS    X9, Y9
-	VMULPS       Y8, Y9, Y9
-	VPMOVSXBD    36(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y4
-	VPMOVSXBD    44(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y5
-	VPMOVSXBD    52(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y6
-	VPMOVSXBD    60(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y7
-	PREFETCHT0   (R12)(R8*1)
-	PREFETCHT0   64(R12)(R8*1)
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_109
-
-pv_merge_109:
-	VMOVUPS Y0, (CX)(R10*1)
-	VMOVUPS Y1, 32(CX)(R10*1)
-	VMOVUPS Y2, 64(CX)(R10*1)
-	VMOVUPS Y3, 96(CX)(R10*1)
-	VMOVUPS Y4, 128(CX)(R10*1)
-	VMOVUPS Y5, 160(CX)(R10*1)
-	VMOVUPS Y6, 192(CX)(R10*1)
-	VMOVUPS Y7, 224(CX)(R10*1)
-	ADDQ    $0x00000100, R10
-	JMP     pv_block_109
-
-pv_next_109:
-pv_block_110:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000080
-	JL      pv_next_110
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	VMOVUPS 64(CX)(R10*1), Y4
-	VXORPS  Y5, Y5, Y5
-	VMOVUPS 96(CX)(R10*1), Y6
-	VXORPS  Y7, Y7, Y7
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x07, R12
-	IMUL3Q  $0x22, R12, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_110
-
-pv_pair_110:
-	VBROADCASTSS (R11), Y8
-	VBROADCASTSS 4(R11), Y9
-	VPBROADCASTW (R12), Y10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VPMOVSXBD    2(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y10, Y0
-	VPMOVSXBD    10(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y10, Y2
-	VPMOVSXBD    18(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y10, Y4
-	VPMOVSXBD    26(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y10, Y6
-	PREFETCHT0   (R12)(R8*1)
-	VPBROADCASTW (R12)(DI*1), Y8
-	VCVTPH2PS    X8, Y8
-	VMULPS       Y9, Y8, Y8
-	VPMOVSXBD    2(R12)(DI*1), Y9
-	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  Y9, Y8, Y1
-	VPMOVSXBD    10(R12)(DI*1), Y9
-	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  Y9, Y8, Y3
-	VPMOVSXBD    18(R12)(DI*1), Y9
-	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  Y9, Y8, Y5
-	VPMOVSXBD    26(R12)(DI*1), Y9
-	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  Y9, Y8, Y7
-	PREFETCHT0   (R12)(R9*1)
-	ADDQ         $0x08, R11
-	LEAQ         (R12)(DI*2), R12
-	SUBQ         $0x02, R13
-	CMPQ         R13, $0x02
-	JGE          pv_pair_110
-
-pv_single_110:
-	TESTQ        R13, R13
-	JZ           pv_merge_110
-	VBROADCASTSS (R11), Y8
-	VPBROADCASTW (R12), Y9
-	VCVTPH2PS    X9, Y9
-	VMULPS       Y8, Y9, Y9
-	VPMOVSXBD    2(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y0
-	VPMOVSXBD    10(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y2
-	VPMOVSXBD    18(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y4
-	VPMOVSXBD    26(R12), Y8
-	VCVTDQ2PS    Y8, Y8
-	VFMADD231PS  Y8, Y9, Y6
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          pv_single_110
-
-pv_merge_110:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(R10*1)
-	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R10*1)
-	ADDQ    $0x00000080, R10
-	JMP     pv_block_110
-
-pv_next_110:
-pv_block_111:
-	MOVQ    AX, R8
-	SUBQ    R10, R8
-	CMPQ    R8, $0x00000040
-	JL      pv_next_111
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	MOVQ    DX, R8
-	MOVQ    R10, R9
-	SHRQ    $0x07, R9
-	IMUL3Q  $0x22, R9, R9
-	ADDQ    BX, R9
-	MOVQ    SI, R11
-	CMPQ    R11, $0x02
-	JL      pv_single_111
-
-pv_pair_111:
-	VBROADCASTSS (R8), Y4
-	VBROADCASTSS 4(R8), Y4
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(DI*2), R9
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_111
-
-pv_single_111:
-	TESTQ        R11, R11
-	JZ           pv_merge_111
-	VBROADCASTSS (R8), Y4
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R11
-	JMP          pv_single_111
-
-pv_merge_111:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     pv_block_111
-
-pv_next_111:
-pv_block_112:
-	MOVQ    AX, R8
-	SUBQ    R10, R8
-	CMPQ    R8, $0x00000020
-	JL      pv_next_112
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R8
-	MOVQ    R10, R9
-	SHRQ    $0x07, R9
-	IMUL3Q  $0x22, R9, R9
-	ADDQ    BX, R9
-	MOVQ    SI, R11
-	CMPQ    R11, $0x02
-	JL      pv_single_112
-
-pv_pair_112:
-	VBROADCASTSS (R8), Y2
-	VBROADCASTSS 4(R8), Y2
-	ADDQ         $0x08, R8
-	LEAQ         (R9)(DI*2), R9
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_112
-
-pv_single_112:
-	TESTQ        R11, R11
-	JZ           pv_merge_112
-	VBROADCASTSS (R8), Y2
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R11
-	JMP          pv_single_112
-
-pv_merge_112:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	ADDQ    $0x00000020, R10
-	JMP     pv_block_112
-
-pv_next_112:
-	JMP first_done_10
-
-other_head_10:
-	XORQ R8, R8
-
-pv_block_113:
+pv_block_89:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_113
+	JL      pv_next_89
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -22071,9 +19861,9 @@ pv_block_113:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 
-pv_single_113:
+pv_single_89:
 	TESTQ        R11, R11
-	JZ           pv_merge_113
+	JZ           pv_merge_89
 	VBROADCASTSS (R9), Y8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    X9, Y9
@@ -22105,12 +19895,23 @@ pv_single_113:
 	VPMOVSXBD    60(R10), Y8
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y9, Y7
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_113
+	DECQ         144(SP)
+	JNZ          pf_skip_76
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_76
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_113:
+pf_skip_76:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_89
+
+pv_merge_89:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -22120,14 +19921,14 @@ pv_merge_113:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_113
+	JMP     pv_block_89
 
-pv_next_113:
-pv_block_114:
+pv_next_89:
+pv_block_90:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_114
+	JL      pv_next_90
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -22143,9 +19944,9 @@ pv_block_114:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_114
+	JL      pv_single_90
 
-pv_pair_114:
+pv_pair_90:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VPBROADCASTW (R10), Y10
@@ -22178,15 +19979,26 @@ pv_pair_114:
 	VPMOVSXBD    26(R10)(DI*1), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_114
+	DECQ         144(SP)
+	JNZ          pf_skip_77
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_77
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_single_114:
+pf_skip_77:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_90
+
+pv_single_90:
 	TESTQ        R11, R11
-	JZ           pv_merge_114
+	JZ           pv_merge_90
 	VBROADCASTSS (R9), Y8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    X9, Y9
@@ -22203,12 +20015,23 @@ pv_single_114:
 	VPMOVSXBD    26(R10), Y8
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y9, Y6
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_114
+	DECQ         144(SP)
+	JNZ          pf_skip_78
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_78
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_114:
+pf_skip_78:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_90
+
+pv_merge_90:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -22218,14 +20041,14 @@ pv_merge_114:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_114
+	JMP     pv_block_90
 
-pv_next_114:
-pv_block_115:
+pv_next_90:
+pv_block_91:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_115
+	JL      pv_next_91
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -22237,40 +20060,62 @@ pv_block_115:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_115
+	JL      pv_single_91
 
-pv_pair_115:
+pv_pair_91:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_115
+	DECQ         144(SP)
+	JNZ          pf_skip_79
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_79
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_single_115:
+pf_skip_79:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_91
+
+pv_single_91:
 	TESTQ        R11, R11
-	JZ           pv_merge_115
+	JZ           pv_merge_91
 	VBROADCASTSS (R9), Y4
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_115
+	DECQ         144(SP)
+	JNZ          pf_skip_80
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_80
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_115:
+pf_skip_80:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_91
+
+pv_merge_91:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_115
+	JMP     pv_block_91
 
-pv_next_115:
-pv_block_116:
+pv_next_91:
+pv_block_92:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_116
+	JL      pv_next_92
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R9
@@ -22280,34 +20125,55 @@ pv_block_116:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_116
+	JL      pv_single_92
 
-pv_pair_116:
+pv_pair_92:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
-	JGE          pv_pair_116
+	DECQ         144(SP)
+	JNZ          pf_skip_81
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_81
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_single_116:
+pf_skip_81:
+	ADDQ $0x08, R9
+	LEAQ (R10)(DI*2), R10
+	SUBQ $0x02, R11
+	CMPQ R11, $0x02
+	JGE  pv_pair_92
+
+pv_single_92:
 	TESTQ        R11, R11
-	JZ           pv_merge_116
+	JZ           pv_merge_92
 	VBROADCASTSS (R9), Y2
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_116
+	DECQ         144(SP)
+	JNZ          pf_skip_82
+	MOVQ         ng+16(FP), R12
+	MOVQ         R12, 144(SP)
+	MOVQ         128(SP), R12
+	CMPQ         R12, 136(SP)
+	JAE          pf_skip_82
+	PREFETCHT1   (R12)
+	ADDQ         $0x00000040, 128(SP)
 
-pv_merge_116:
+pf_skip_82:
+	ADDQ $0x04, R9
+	ADDQ DI, R10
+	DECQ R11
+	JMP  pv_single_92
+
+pv_merge_92:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_116
+	JMP     pv_block_92
 
-pv_next_116:
-first_done_10:
+pv_next_92:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_14
 
@@ -22386,9 +20252,9 @@ TEXT ·naiveDecodeFastQ8AVX2(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_30:
+scores_by8_24:
 	CMPQ   R8, $0x08
-	JL     scores_by1_30
+	JL     scores_by1_24
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -22411,7 +20277,7 @@ scores_by8_30:
 	MOVQ   (SP), R14
 	ADDQ   DX, R14
 
-scores_q8_6:
+scores_q8_4:
 	VPBROADCASTW (R11), Y10
 	VCVTPH2PS    X10, Y10
 	VPMOVSXBD    2(R11), Y11
@@ -22560,7 +20426,7 @@ scores_q8_6:
 	ADDQ         $0x00000022, R12
 	ADDQ         $0x00000080, R13
 	CMPQ         R11, R14
-	JB           scores_q8_6
+	JB           scores_q8_4
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -22577,18 +20443,18 @@ scores_q8_6:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_30
+	JMP          scores_by8_24
 
-scores_by1_30:
+scores_by1_24:
 	TESTQ  R8, R8
-	JZ     scores_done_44
+	JZ     scores_done_38
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
 	ADDQ   DX, R14
 	MOVQ   CX, R13
 
-scores_chunk1_30:
+scores_chunk1_24:
 	VPBROADCASTW (R11), Y3
 	VCVTPH2PS    X3, Y3
 	VPMOVSXBD    2(R11), Y4
@@ -22610,7 +20476,7 @@ scores_chunk1_30:
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000080, R13
 	CMPQ         R11, R14
-	JB           scores_chunk1_30
+	JB           scores_chunk1_24
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -22623,9 +20489,9 @@ scores_chunk1_30:
 	ADDQ         $0x04, R9
 	DECQ         R8
 	ADDQ         DI, DX
-	JMP          scores_by1_30
+	JMP          scores_by1_24
 
-scores_done_44:
+scores_done_38:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -22738,11 +20604,11 @@ zero_loop_20:
 	JNZ     zero_loop_20
 	XORQ    R8, R8
 
-pv_block_117:
+pv_block_93:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_117
+	JL      pv_next_93
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -22758,9 +20624,9 @@ pv_block_117:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 
-pv_single_117:
+pv_single_93:
 	TESTQ        R11, R11
-	JZ           pv_merge_117
+	JZ           pv_merge_93
 	VBROADCASTSS (R9), Y8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    X9, Y9
@@ -22795,9 +20661,9 @@ pv_single_117:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_117
+	JMP          pv_single_93
 
-pv_merge_117:
+pv_merge_93:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -22807,14 +20673,14 @@ pv_merge_117:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_117
+	JMP     pv_block_93
 
-pv_next_117:
-pv_block_118:
+pv_next_93:
+pv_block_94:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_118
+	JL      pv_next_94
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -22830,9 +20696,9 @@ pv_block_118:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_118
+	JL      pv_single_94
 
-pv_pair_118:
+pv_pair_94:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VPBROADCASTW (R10), Y10
@@ -22869,11 +20735,11 @@ pv_pair_118:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_118
+	JGE          pv_pair_94
 
-pv_single_118:
+pv_single_94:
 	TESTQ        R11, R11
-	JZ           pv_merge_118
+	JZ           pv_merge_94
 	VBROADCASTSS (R9), Y8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    X9, Y9
@@ -22893,9 +20759,9 @@ pv_single_118:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_118
+	JMP          pv_single_94
 
-pv_merge_118:
+pv_merge_94:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -22905,14 +20771,14 @@ pv_merge_118:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_118
+	JMP     pv_block_94
 
-pv_next_118:
-pv_block_119:
+pv_next_94:
+pv_block_95:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_119
+	JL      pv_next_95
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -22924,40 +20790,40 @@ pv_block_119:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_119
+	JL      pv_single_95
 
-pv_pair_119:
+pv_pair_95:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_119
+	JGE          pv_pair_95
 
-pv_single_119:
+pv_single_95:
 	TESTQ        R11, R11
-	JZ           pv_merge_119
+	JZ           pv_merge_95
 	VBROADCASTSS (R9), Y4
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_119
+	JMP          pv_single_95
 
-pv_merge_119:
+pv_merge_95:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_119
+	JMP     pv_block_95
 
-pv_next_119:
-pv_block_120:
+pv_next_95:
+pv_block_96:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_120
+	JL      pv_next_96
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -22967,43 +20833,43 @@ pv_block_120:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_120
+	JL      pv_single_96
 
-pv_pair_120:
+pv_pair_96:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_120
+	JGE          pv_pair_96
 
-pv_single_120:
+pv_single_96:
 	TESTQ        R11, R11
-	JZ           pv_merge_120
+	JZ           pv_merge_96
 	VBROADCASTSS (R9), Y2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_120
+	JMP          pv_single_96
 
-pv_merge_120:
+pv_merge_96:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_120
+	JMP     pv_block_96
 
-pv_next_120:
+pv_next_96:
 	VZEROUPPER
 	RET
 
 // func flashDecodeExactQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactQ8AVX512(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeExactQ8AVX512(SB), NOSPLIT, $160-104
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 136(SP)
+	MOVQ   AX, 152(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_11:
@@ -23055,7 +20921,7 @@ tile_11:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 152(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -23064,16 +20930,16 @@ tile_11:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 128(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 136(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_15:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_45
+	JGE     scores_done_39
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -23088,18 +20954,15 @@ scores_15:
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     scores_other_11
-	CMPQ    SI, 136(SP)
-	JNE     scores_other_11
-	MOVQ    8(SP), DI
+	JNE     scores_other_5
 	MOVQ    DX, DX
-	LEAQ    (SI)(SI*2), R8
+	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
-scores_by8_31:
+scores_by8_25:
 	CMPQ    BX, $0x08
-	JL      scores_by1_31
+	JL      scores_by1_25
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -23108,109 +20971,114 @@ scores_by8_31:
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    DX, R9
-	LEAQ    (DX)(SI*4), R10
-	MOVQ    CX, R11
-	SUBQ    DX, R11
-	SUBQ    DX, R11
-	SUBQ    DX, R11
-	SUBQ    DX, R11
-	MOVQ    136(SP), R12
-	ANDQ    $0x00000000, R12
-	ADDQ    DX, R12
-	MOVQ    CX, R11
-	MOVQ    136(SP), R12
-	ADDQ    DX, R12
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*4), R9
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	MOVQ    152(SP), R11
+	ANDQ    $0x00000000, R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+	MOVQ    152(SP), R11
+	ADDQ    DX, R11
 
-scores_q8_7:
+scores_q8_5:
+	VPBROADCASTW (R8), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z0
+	VPMOVSXBD    18(R8), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z0
+	VPBROADCASTW (R8)(SI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z3
+	VPMOVSXBD    18(R8)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z3
+	VPBROADCASTW (R8)(SI*2), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z4
+	VPMOVSXBD    18(R8)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z4
+	VPBROADCASTW (R8)(DI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z5
+	VPMOVSXBD    18(R8)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z5
 	VPBROADCASTW (R9), Y10
 	VCVTPH2PS    Y10, Z10
 	VPMOVSXBD    2(R9), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z0
+	VFMADD231PS  (R10), Z11, Z6
 	VPMOVSXBD    18(R9), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z0
+	VFMADD231PS  64(R10), Z11, Z6
 	VPBROADCASTW (R9)(SI*1), Y10
 	VCVTPH2PS    Y10, Z10
 	VPMOVSXBD    2(R9)(SI*1), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z3
+	VFMADD231PS  (R10), Z11, Z7
 	VPMOVSXBD    18(R9)(SI*1), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z3
+	VFMADD231PS  64(R10), Z11, Z7
 	VPBROADCASTW (R9)(SI*2), Y10
 	VCVTPH2PS    Y10, Z10
 	VPMOVSXBD    2(R9)(SI*2), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z4
+	VFMADD231PS  (R10), Z11, Z8
 	VPMOVSXBD    18(R9)(SI*2), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z4
-	VPBROADCASTW (R9)(R8*1), Y10
+	VFMADD231PS  64(R10), Z11, Z8
+	VPBROADCASTW (R9)(DI*1), Y10
 	VCVTPH2PS    Y10, Z10
-	VPMOVSXBD    2(R9)(R8*1), Z11
+	VPMOVSXBD    2(R9)(DI*1), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z5
-	VPMOVSXBD    18(R9)(R8*1), Z11
+	VFMADD231PS  (R10), Z11, Z9
+	VPMOVSXBD    18(R9)(DI*1), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z5
-	VPBROADCASTW (R10), Y10
-	VCVTPH2PS    Y10, Z10
-	VPMOVSXBD    2(R10), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z6
-	VPMOVSXBD    18(R10), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z6
-	VPBROADCASTW (R10)(SI*1), Y10
-	VCVTPH2PS    Y10, Z10
-	VPMOVSXBD    2(R10)(SI*1), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z7
-	VPMOVSXBD    18(R10)(SI*1), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z7
-	VPBROADCASTW (R10)(SI*2), Y10
-	VCVTPH2PS    Y10, Z10
-	VPMOVSXBD    2(R10)(SI*2), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z8
-	VPMOVSXBD    18(R10)(SI*2), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z8
-	VPBROADCASTW (R10)(R8*1), Y10
-	VCVTPH2PS    Y10, Z10
-	VPMOVSXBD    2(R10)(R8*1), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z9
-	VPMOVSXBD    18(R10)(R8*1), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z9
-	PREFETCHT0   (DI)
-	PREFETCHT0   64(DI)
-	ADDQ         $0x00000080, DI
+	VFMADD231PS  64(R10), Z11, Z9
+	MOVQ         104(SP), R12
+	CMPQ         R12, 112(SP)
+	JAE          pf_skip_83
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	ADDQ         $0x00000080, 104(SP)
+
+pf_skip_83:
+	ADDQ         $0x00000022, R8
 	ADDQ         $0x00000022, R9
-	ADDQ         $0x00000022, R10
-	ADDQ         $0x00000080, R11
-	CMPQ         R9, R12
-	JB           scores_q8_7
+	ADDQ         $0x00000080, R10
+	CMPQ         R8, R11
+	JB           scores_q8_5
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z10, Z10
@@ -23244,32 +21112,32 @@ scores_q8_7:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_31
+	JMP          scores_by8_25
 
-scores_by1_31:
+scores_by1_25:
 	TESTQ   BX, BX
-	JZ      scores_done_46
+	JZ      scores_done_40
 	VMOVUPS expconst<>+1344(SB), Z0
-	MOVQ    DX, R9
-	MOVQ    136(SP), R12
-	ADDQ    DX, R12
-	MOVQ    CX, R11
+	MOVQ    DX, R8
+	MOVQ    152(SP), R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
 
-scores_chunk1_31:
-	VPBROADCASTW  (R9), Y3
+scores_chunk1_25:
+	VPBROADCASTW  (R8), Y3
 	VCVTPH2PS     Y3, Z3
-	VPMOVSXBD     2(R9), Z4
+	VPMOVSXBD     2(R8), Z4
 	VCVTDQ2PS     Z4, Z4
 	VMULPS        Z3, Z4, Z4
-	VFMADD231PS   (R11), Z4, Z0
-	VPMOVSXBD     18(R9), Z4
+	VFMADD231PS   (R10), Z4, Z0
+	VPMOVSXBD     18(R8), Z4
 	VCVTDQ2PS     Z4, Z4
 	VMULPS        Z3, Z4, Z4
-	VFMADD231PS   64(R11), Z4, Z0
-	ADDQ          $0x00000022, R9
-	ADDQ          $0x00000080, R11
-	CMPQ          R9, R12
-	JB            scores_chunk1_31
+	VFMADD231PS   64(R10), Z4, Z0
+	ADDQ          $0x00000022, R8
+	ADDQ          $0x00000080, R10
+	CMPQ          R8, R11
+	JB            scores_chunk1_25
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
 	VEXTRACTF32X4 $0x01, Y3, X0
@@ -23284,9 +21152,9 @@ scores_chunk1_31:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_31
+	JMP           scores_by1_25
 
-scores_done_46:
+scores_done_40:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -23300,17 +21168,17 @@ scores_done_46:
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
-	JMP           scores_first_done_11
+	JMP           scores_first_done_5
 
-scores_other_11:
+scores_other_5:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
-scores_by8_32:
+scores_by8_26:
 	CMPQ    BX, $0x08
-	JL      scores_by1_32
+	JL      scores_by1_26
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -23326,14 +21194,14 @@ scores_by8_32:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    136(SP), R11
+	MOVQ    152(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	MOVQ    136(SP), R11
+	MOVQ    152(SP), R11
 	ADDQ    DX, R11
 
-scores_q8_8:
+scores_q8_6:
 	VPBROADCASTW (R8), Y10
 	VCVTPH2PS    Y10, Z10
 	VPMOVSXBD    2(R8), Z11
@@ -23418,7 +21286,7 @@ scores_q8_8:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000080, R10
 	CMPQ         R8, R11
-	JB           scores_q8_8
+	JB           scores_q8_6
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z10, Z10
@@ -23452,18 +21320,18 @@ scores_q8_8:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_32
+	JMP          scores_by8_26
 
-scores_by1_32:
+scores_by1_26:
 	TESTQ   BX, BX
-	JZ      scores_done_47
+	JZ      scores_done_41
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    152(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
-scores_chunk1_32:
+scores_chunk1_26:
 	VPBROADCASTW  (R8), Y3
 	VCVTPH2PS     Y3, Z3
 	VPMOVSXBD     2(R8), Z4
@@ -23477,7 +21345,7 @@ scores_chunk1_32:
 	ADDQ          $0x00000022, R8
 	ADDQ          $0x00000080, R10
 	CMPQ          R8, R11
-	JB            scores_chunk1_32
+	JB            scores_chunk1_26
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
 	VEXTRACTF32X4 $0x01, Y3, X0
@@ -23492,9 +21360,9 @@ scores_chunk1_32:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_32
+	JMP           scores_by1_26
 
-scores_done_47:
+scores_done_41:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -23509,11 +21377,11 @@ scores_done_47:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 
-scores_first_done_11:
+scores_first_done_5:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_15
 
-scores_done_45:
+scores_done_39:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_11:
@@ -23701,7 +21569,7 @@ pv_15:
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
 	CMPQ  32(SP), $0x00000000
-	JNE   other_head_11
+	JNE   other_head_5
 	MOVQ  tk+56(FP), R8
 	IMULQ DI, R8
 	ADDQ  k+24(FP), R8
@@ -23709,11 +21577,11 @@ pv_15:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_121:
+pv_block_97:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_121
+	JL      pv_next_97
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -23737,9 +21605,9 @@ pv_block_121:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_121
+	JL      pv_single_97
 
-pv_pair_121:
+pv_pair_97:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VPBROADCASTW (R12), Y1
@@ -23778,9 +21646,9 @@ pv_pair_121:
 	VPMOVSXBD    120(R12), Z18
 	VCVTDQ2PS    Z18, Z18
 	VFMADD231PS  Z18, Z20, Z16
-	PREFETCHT0   (R12)(R8*1)
-	PREFETCHT0   64(R12)(R8*1)
-	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
+	PREFETCHT1   128(R12)(R8*1)
 	VPBROADCASTW (R12)(DI*1), Y1
 	VCVTPH2PS    Y1, Z18
 	VMULPS       Z19, Z18, Z18
@@ -23817,18 +21685,18 @@ pv_pair_121:
 	VPMOVSXBD    120(R12)(DI*1), Z19
 	VCVTDQ2PS    Z19, Z19
 	VFMADD231PS  Z19, Z18, Z17
-	PREFETCHT0   (R12)(R9*1)
-	PREFETCHT0   64(R12)(R9*1)
-	PREFETCHT0   128(R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
+	PREFETCHT1   128(R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_121
+	JGE          pv_pair_97
 
-pv_single_121:
+pv_single_97:
 	TESTQ        R13, R13
-	JZ           pv_merge_121
+	JZ           pv_merge_97
 	VBROADCASTSS (R11), Z18
 	VPBROADCASTW (R12), Y1
 	VCVTPH2PS    Y1, Z19
@@ -23869,9 +21737,9 @@ pv_single_121:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_121
+	JMP          pv_single_97
 
-pv_merge_121:
+pv_merge_97:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -23889,14 +21757,14 @@ pv_merge_121:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_121
+	JMP     pv_block_97
 
-pv_next_121:
-pv_block_122:
+pv_next_97:
+pv_block_98:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_122
+	JL      pv_next_98
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -23912,9 +21780,9 @@ pv_block_122:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_122
+	JL      pv_single_98
 
-pv_pair_122:
+pv_pair_98:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VPBROADCASTW (R12), Y1
@@ -23935,8 +21803,8 @@ pv_pair_122:
 	VPMOVSXBD    52(R12), Z10
 	VCVTDQ2PS    Z10, Z10
 	VFMADD231PS  Z10, Z12, Z8
-	PREFETCHT0   (R12)(R8*1)
-	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
 	VPBROADCASTW (R12)(DI*1), Y1
 	VCVTPH2PS    Y1, Z10
 	VMULPS       Z11, Z10, Z10
@@ -23955,17 +21823,17 @@ pv_pair_122:
 	VPMOVSXBD    52(R12)(DI*1), Z11
 	VCVTDQ2PS    Z11, Z11
 	VFMADD231PS  Z11, Z10, Z9
-	PREFETCHT0   (R12)(R9*1)
-	PREFETCHT0   64(R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_122
+	JGE          pv_pair_98
 
-pv_single_122:
+pv_single_98:
 	TESTQ        R13, R13
-	JZ           pv_merge_122
+	JZ           pv_merge_98
 	VBROADCASTSS (R11), Z10
 	VPBROADCASTW (R12), Y1
 	VCVTPH2PS    Y1, Z11
@@ -23988,9 +21856,9 @@ pv_single_122:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_122
+	JMP          pv_single_98
 
-pv_merge_122:
+pv_merge_98:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -24000,14 +21868,14 @@ pv_merge_122:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_122
+	JMP     pv_block_98
 
-pv_next_122:
-pv_block_123:
+pv_next_98:
+pv_block_99:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_123
+	JL      pv_next_99
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -24019,9 +21887,9 @@ pv_block_123:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_123
+	JL      pv_single_99
 
-pv_pair_123:
+pv_pair_99:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VPBROADCASTW (R12), Y1
@@ -24033,7 +21901,7 @@ pv_pair_123:
 	VPMOVSXBD    18(R12), Z6
 	VCVTDQ2PS    Z6, Z6
 	VFMADD231PS  Z6, Z8, Z4
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VPBROADCASTW (R12)(DI*1), Y1
 	VCVTPH2PS    Y1, Z6
 	VMULPS       Z7, Z6, Z6
@@ -24043,16 +21911,16 @@ pv_pair_123:
 	VPMOVSXBD    18(R12)(DI*1), Z7
 	VCVTDQ2PS    Z7, Z7
 	VFMADD231PS  Z7, Z6, Z5
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_123
+	JGE          pv_pair_99
 
-pv_single_123:
+pv_single_99:
 	TESTQ        R13, R13
-	JZ           pv_merge_123
+	JZ           pv_merge_99
 	VBROADCASTSS (R11), Z6
 	VPBROADCASTW (R12), Y1
 	VCVTPH2PS    Y1, Z7
@@ -24066,22 +21934,22 @@ pv_single_123:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_123
+	JMP          pv_single_99
 
-pv_merge_123:
+pv_merge_99:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_123
+	JMP     pv_block_99
 
-pv_next_123:
-pv_block_124:
+pv_next_99:
+pv_block_100:
 	MOVQ    AX, R8
 	SUBQ    R10, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_124
+	JL      pv_next_100
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R8
@@ -24091,43 +21959,43 @@ pv_block_124:
 	ADDQ    BX, R9
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_124
+	JL      pv_single_100
 
-pv_pair_124:
+pv_pair_100:
 	VBROADCASTSS (R8), Z4
 	VBROADCASTSS 4(R8), Z4
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_124
+	JGE          pv_pair_100
 
-pv_single_124:
+pv_single_100:
 	TESTQ        R11, R11
-	JZ           pv_merge_124
+	JZ           pv_merge_100
 	VBROADCASTSS (R8), Z4
 	ADDQ         $0x04, R8
 	ADDQ         DI, R9
 	DECQ         R11
-	JMP          pv_single_124
+	JMP          pv_single_100
 
-pv_merge_124:
+pv_merge_100:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_124
+	JMP     pv_block_100
 
-pv_next_124:
-	JMP first_done_11
+pv_next_100:
+	JMP first_done_5
 
-other_head_11:
+other_head_5:
 	XORQ R8, R8
 
-pv_block_125:
+pv_block_101:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_125
+	JL      pv_next_101
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -24151,9 +22019,9 @@ pv_block_125:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_125
+	JL      pv_single_101
 
-pv_pair_125:
+pv_pair_101:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VPBROADCASTW (R10), Y1
@@ -24232,11 +22100,11 @@ pv_pair_125:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_125
+	JGE          pv_pair_101
 
-pv_single_125:
+pv_single_101:
 	TESTQ        R11, R11
-	JZ           pv_merge_125
+	JZ           pv_merge_101
 	VBROADCASTSS (R9), Z18
 	VPBROADCASTW (R10), Y1
 	VCVTPH2PS    Y1, Z19
@@ -24277,9 +22145,9 @@ pv_single_125:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_125
+	JMP          pv_single_101
 
-pv_merge_125:
+pv_merge_101:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -24297,14 +22165,14 @@ pv_merge_125:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_125
+	JMP     pv_block_101
 
-pv_next_125:
-pv_block_126:
+pv_next_101:
+pv_block_102:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_126
+	JL      pv_next_102
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -24320,9 +22188,9 @@ pv_block_126:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_126
+	JL      pv_single_102
 
-pv_pair_126:
+pv_pair_102:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VPBROADCASTW (R10), Y1
@@ -24365,11 +22233,11 @@ pv_pair_126:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_126
+	JGE          pv_pair_102
 
-pv_single_126:
+pv_single_102:
 	TESTQ        R11, R11
-	JZ           pv_merge_126
+	JZ           pv_merge_102
 	VBROADCASTSS (R9), Z10
 	VPBROADCASTW (R10), Y1
 	VCVTPH2PS    Y1, Z11
@@ -24392,9 +22260,9 @@ pv_single_126:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_126
+	JMP          pv_single_102
 
-pv_merge_126:
+pv_merge_102:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -24404,14 +22272,14 @@ pv_merge_126:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_126
+	JMP     pv_block_102
 
-pv_next_126:
-pv_block_127:
+pv_next_102:
+pv_block_103:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_127
+	JL      pv_next_103
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -24423,9 +22291,9 @@ pv_block_127:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_127
+	JL      pv_single_103
 
-pv_pair_127:
+pv_pair_103:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VPBROADCASTW (R10), Y1
@@ -24450,11 +22318,11 @@ pv_pair_127:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_127
+	JGE          pv_pair_103
 
-pv_single_127:
+pv_single_103:
 	TESTQ        R11, R11
-	JZ           pv_merge_127
+	JZ           pv_merge_103
 	VBROADCASTSS (R9), Z6
 	VPBROADCASTW (R10), Y1
 	VCVTPH2PS    Y1, Z7
@@ -24468,22 +22336,22 @@ pv_single_127:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_127
+	JMP          pv_single_103
 
-pv_merge_127:
+pv_merge_103:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_127
+	JMP     pv_block_103
 
-pv_next_127:
-pv_block_128:
+pv_next_103:
+pv_block_104:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_128
+	JL      pv_next_104
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
@@ -24493,34 +22361,34 @@ pv_block_128:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_128
+	JL      pv_single_104
 
-pv_pair_128:
+pv_pair_104:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z4
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_128
+	JGE          pv_pair_104
 
-pv_single_128:
+pv_single_104:
 	TESTQ        R11, R11
-	JZ           pv_merge_128
+	JZ           pv_merge_104
 	VBROADCASTSS (R9), Z4
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_128
+	JMP          pv_single_104
 
-pv_merge_128:
+pv_merge_104:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_128
+	JMP     pv_block_104
 
-pv_next_128:
-first_done_11:
+pv_next_104:
+first_done_5:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_15
 
@@ -24599,9 +22467,9 @@ TEXT ·naiveDecodeExactQ8AVX512(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_33:
+scores_by8_27:
 	CMPQ    R8, $0x08
-	JL      scores_by1_33
+	JL      scores_by1_27
 	VMOVUPS expconst<>+1344(SB), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -24624,7 +22492,7 @@ scores_by8_33:
 	MOVQ    (SP), R14
 	ADDQ    DX, R14
 
-scores_q8_9:
+scores_q8_7:
 	VPBROADCASTW (R11), Y10
 	VCVTPH2PS    Y10, Z10
 	VPMOVSXBD    2(R11), Z11
@@ -24709,7 +22577,7 @@ scores_q8_9:
 	ADDQ         $0x00000022, R12
 	ADDQ         $0x00000080, R13
 	CMPQ         R11, R14
-	JB           scores_q8_9
+	JB           scores_q8_7
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -24743,18 +22611,18 @@ scores_q8_9:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_33
+	JMP          scores_by8_27
 
-scores_by1_33:
+scores_by1_27:
 	TESTQ   R8, R8
-	JZ      scores_done_48
+	JZ      scores_done_42
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
 	ADDQ    DX, R14
 	MOVQ    CX, R13
 
-scores_chunk1_33:
+scores_chunk1_27:
 	VPBROADCASTW  (R11), Y3
 	VCVTPH2PS     Y3, Z3
 	VPMOVSXBD     2(R11), Z4
@@ -24768,7 +22636,7 @@ scores_chunk1_33:
 	ADDQ          $0x00000022, R11
 	ADDQ          $0x00000080, R13
 	CMPQ          R11, R14
-	JB            scores_chunk1_33
+	JB            scores_chunk1_27
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -24783,9 +22651,9 @@ scores_chunk1_33:
 	ADDQ          $0x04, R9
 	DECQ          R8
 	ADDQ          DI, DX
-	JMP           scores_by1_33
+	JMP           scores_by1_27
 
-scores_done_48:
+scores_done_42:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -24908,11 +22776,11 @@ zero_loop_22:
 	JNZ     zero_loop_22
 	XORQ    R8, R8
 
-pv_block_129:
+pv_block_105:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_129
+	JL      pv_next_105
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -24936,9 +22804,9 @@ pv_block_129:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_129
+	JL      pv_single_105
 
-pv_pair_129:
+pv_pair_105:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VPBROADCASTW (R10), Y18
@@ -25017,11 +22885,11 @@ pv_pair_129:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_129
+	JGE          pv_pair_105
 
-pv_single_129:
+pv_single_105:
 	TESTQ        R11, R11
-	JZ           pv_merge_129
+	JZ           pv_merge_105
 	VBROADCASTSS (R9), Z16
 	VPBROADCASTW (R10), Y17
 	VCVTPH2PS    Y17, Z17
@@ -25062,9 +22930,9 @@ pv_single_129:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_129
+	JMP          pv_single_105
 
-pv_merge_129:
+pv_merge_105:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -25082,14 +22950,14 @@ pv_merge_129:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_129
+	JMP     pv_block_105
 
-pv_next_129:
-pv_block_130:
+pv_next_105:
+pv_block_106:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_130
+	JL      pv_next_106
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -25105,9 +22973,9 @@ pv_block_130:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_130
+	JL      pv_single_106
 
-pv_pair_130:
+pv_pair_106:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VPBROADCASTW (R10), Y10
@@ -25150,11 +23018,11 @@ pv_pair_130:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_130
+	JGE          pv_pair_106
 
-pv_single_130:
+pv_single_106:
 	TESTQ        R11, R11
-	JZ           pv_merge_130
+	JZ           pv_merge_106
 	VBROADCASTSS (R9), Z8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    Y9, Z9
@@ -25177,9 +23045,9 @@ pv_single_130:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_130
+	JMP          pv_single_106
 
-pv_merge_130:
+pv_merge_106:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -25189,14 +23057,14 @@ pv_merge_130:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_130
+	JMP     pv_block_106
 
-pv_next_130:
-pv_block_131:
+pv_next_106:
+pv_block_107:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_131
+	JL      pv_next_107
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -25208,9 +23076,9 @@ pv_block_131:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_131
+	JL      pv_single_107
 
-pv_pair_131:
+pv_pair_107:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VPBROADCASTW (R10), Y6
@@ -25235,11 +23103,11 @@ pv_pair_131:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_131
+	JGE          pv_pair_107
 
-pv_single_131:
+pv_single_107:
 	TESTQ        R11, R11
-	JZ           pv_merge_131
+	JZ           pv_merge_107
 	VBROADCASTSS (R9), Z4
 	VPBROADCASTW (R10), Y5
 	VCVTPH2PS    Y5, Z5
@@ -25253,22 +23121,22 @@ pv_single_131:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_131
+	JMP          pv_single_107
 
-pv_merge_131:
+pv_merge_107:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_131
+	JMP     pv_block_107
 
-pv_next_131:
-pv_block_132:
+pv_next_107:
+pv_block_108:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_132
+	JL      pv_next_108
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
@@ -25278,43 +23146,43 @@ pv_block_132:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_132
+	JL      pv_single_108
 
-pv_pair_132:
+pv_pair_108:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_132
+	JGE          pv_pair_108
 
-pv_single_132:
+pv_single_108:
 	TESTQ        R11, R11
-	JZ           pv_merge_132
+	JZ           pv_merge_108
 	VBROADCASTSS (R9), Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_132
+	JMP          pv_single_108
 
-pv_merge_132:
+pv_merge_108:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_132
+	JMP     pv_block_108
 
-pv_next_132:
+pv_next_108:
 	VZEROUPPER
 	RET
 
 // func flashDecodeFastQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastQ8AVX512(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeFastQ8AVX512(SB), NOSPLIT, $160-104
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 136(SP)
+	MOVQ   AX, 152(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_12:
@@ -25366,7 +23234,7 @@ tile_12:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 152(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -25375,16 +23243,16 @@ tile_12:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 128(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 136(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_16:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_49
+	JGE     scores_done_43
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -25399,18 +23267,15 @@ scores_16:
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
-	JNE     scores_other_12
-	CMPQ    SI, 136(SP)
-	JNE     scores_other_12
-	MOVQ    8(SP), DI
+	JNE     scores_other_6
 	MOVQ    DX, DX
-	LEAQ    (SI)(SI*2), R8
+	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
-scores_by8_34:
+scores_by8_28:
 	CMPQ    BX, $0x08
-	JL      scores_by1_34
+	JL      scores_by1_28
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -25419,109 +23284,114 @@ scores_by8_34:
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	MOVQ    DX, R9
-	LEAQ    (DX)(SI*4), R10
-	MOVQ    CX, R11
-	SUBQ    DX, R11
-	SUBQ    DX, R11
-	SUBQ    DX, R11
-	SUBQ    DX, R11
-	MOVQ    136(SP), R12
-	ANDQ    $0x00000000, R12
-	ADDQ    DX, R12
-	MOVQ    CX, R11
-	MOVQ    136(SP), R12
-	ADDQ    DX, R12
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*4), R9
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	MOVQ    152(SP), R11
+	ANDQ    $0x00000000, R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+	MOVQ    152(SP), R11
+	ADDQ    DX, R11
 
-scores_q8_10:
+scores_q8_8:
+	VPBROADCASTW (R8), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z0
+	VPMOVSXBD    18(R8), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z0
+	VPBROADCASTW (R8)(SI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z3
+	VPMOVSXBD    18(R8)(SI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z3
+	VPBROADCASTW (R8)(SI*2), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z4
+	VPMOVSXBD    18(R8)(SI*2), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z4
+	VPBROADCASTW (R8)(DI*1), Y10
+	VCVTPH2PS    Y10, Z10
+	VPMOVSXBD    2(R8)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  (R10), Z11, Z5
+	VPMOVSXBD    18(R8)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VFMADD231PS  64(R10), Z11, Z5
 	VPBROADCASTW (R9), Y10
 	VCVTPH2PS    Y10, Z10
 	VPMOVSXBD    2(R9), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z0
+	VFMADD231PS  (R10), Z11, Z6
 	VPMOVSXBD    18(R9), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z0
+	VFMADD231PS  64(R10), Z11, Z6
 	VPBROADCASTW (R9)(SI*1), Y10
 	VCVTPH2PS    Y10, Z10
 	VPMOVSXBD    2(R9)(SI*1), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z3
+	VFMADD231PS  (R10), Z11, Z7
 	VPMOVSXBD    18(R9)(SI*1), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z3
+	VFMADD231PS  64(R10), Z11, Z7
 	VPBROADCASTW (R9)(SI*2), Y10
 	VCVTPH2PS    Y10, Z10
 	VPMOVSXBD    2(R9)(SI*2), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z4
+	VFMADD231PS  (R10), Z11, Z8
 	VPMOVSXBD    18(R9)(SI*2), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z4
-	VPBROADCASTW (R9)(R8*1), Y10
+	VFMADD231PS  64(R10), Z11, Z8
+	VPBROADCASTW (R9)(DI*1), Y10
 	VCVTPH2PS    Y10, Z10
-	VPMOVSXBD    2(R9)(R8*1), Z11
+	VPMOVSXBD    2(R9)(DI*1), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z5
-	VPMOVSXBD    18(R9)(R8*1), Z11
+	VFMADD231PS  (R10), Z11, Z9
+	VPMOVSXBD    18(R9)(DI*1), Z11
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z5
-	VPBROADCASTW (R10), Y10
-	VCVTPH2PS    Y10, Z10
-	VPMOVSXBD    2(R10), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z6
-	VPMOVSXBD    18(R10), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z6
-	VPBROADCASTW (R10)(SI*1), Y10
-	VCVTPH2PS    Y10, Z10
-	VPMOVSXBD    2(R10)(SI*1), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z7
-	VPMOVSXBD    18(R10)(SI*1), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z7
-	VPBROADCASTW (R10)(SI*2), Y10
-	VCVTPH2PS    Y10, Z10
-	VPMOVSXBD    2(R10)(SI*2), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z8
-	VPMOVSXBD    18(R10)(SI*2), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z8
-	VPBROADCASTW (R10)(R8*1), Y10
-	VCVTPH2PS    Y10, Z10
-	VPMOVSXBD    2(R10)(R8*1), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  (R11), Z11, Z9
-	VPMOVSXBD    18(R10)(R8*1), Z11
-	VCVTDQ2PS    Z11, Z11
-	VMULPS       Z10, Z11, Z11
-	VFMADD231PS  64(R11), Z11, Z9
-	PREFETCHT0   (DI)
-	PREFETCHT0   64(DI)
-	ADDQ         $0x00000080, DI
+	VFMADD231PS  64(R10), Z11, Z9
+	MOVQ         104(SP), R12
+	CMPQ         R12, 112(SP)
+	JAE          pf_skip_84
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	ADDQ         $0x00000080, 104(SP)
+
+pf_skip_84:
+	ADDQ         $0x00000022, R8
 	ADDQ         $0x00000022, R9
-	ADDQ         $0x00000022, R10
-	ADDQ         $0x00000080, R11
-	CMPQ         R9, R12
-	JB           scores_q8_10
+	ADDQ         $0x00000080, R10
+	CMPQ         R8, R11
+	JB           scores_q8_8
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z10, Z10
@@ -25555,32 +23425,32 @@ scores_q8_10:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_34
+	JMP          scores_by8_28
 
-scores_by1_34:
+scores_by1_28:
 	TESTQ   BX, BX
-	JZ      scores_done_50
+	JZ      scores_done_44
 	VMOVUPS expconst<>+1344(SB), Z0
-	MOVQ    DX, R9
-	MOVQ    136(SP), R12
-	ADDQ    DX, R12
-	MOVQ    CX, R11
+	MOVQ    DX, R8
+	MOVQ    152(SP), R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
 
-scores_chunk1_34:
-	VPBROADCASTW  (R9), Y3
+scores_chunk1_28:
+	VPBROADCASTW  (R8), Y3
 	VCVTPH2PS     Y3, Z3
-	VPMOVSXBD     2(R9), Z4
+	VPMOVSXBD     2(R8), Z4
 	VCVTDQ2PS     Z4, Z4
 	VMULPS        Z3, Z4, Z4
-	VFMADD231PS   (R11), Z4, Z0
-	VPMOVSXBD     18(R9), Z4
+	VFMADD231PS   (R10), Z4, Z0
+	VPMOVSXBD     18(R8), Z4
 	VCVTDQ2PS     Z4, Z4
 	VMULPS        Z3, Z4, Z4
-	VFMADD231PS   64(R11), Z4, Z0
-	ADDQ          $0x00000022, R9
-	ADDQ          $0x00000080, R11
-	CMPQ          R9, R12
-	JB            scores_chunk1_34
+	VFMADD231PS   64(R10), Z4, Z0
+	ADDQ          $0x00000022, R8
+	ADDQ          $0x00000080, R10
+	CMPQ          R8, R11
+	JB            scores_chunk1_28
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
 	VEXTRACTF32X4 $0x01, Y3, X0
@@ -25595,9 +23465,9 @@ scores_chunk1_34:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_34
+	JMP           scores_by1_28
 
-scores_done_50:
+scores_done_44:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -25611,17 +23481,17 @@ scores_done_50:
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
-	JMP           scores_first_done_12
+	JMP           scores_first_done_6
 
-scores_other_12:
+scores_other_6:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
 
-scores_by8_35:
+scores_by8_29:
 	CMPQ    BX, $0x08
-	JL      scores_by1_35
+	JL      scores_by1_29
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -25637,14 +23507,14 @@ scores_by8_35:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    136(SP), R11
+	MOVQ    152(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	MOVQ    136(SP), R11
+	MOVQ    152(SP), R11
 	ADDQ    DX, R11
 
-scores_q8_11:
+scores_q8_9:
 	VPBROADCASTW (R8), Y10
 	VCVTPH2PS    Y10, Z10
 	VPMOVSXBD    2(R8), Z11
@@ -25729,7 +23599,7 @@ scores_q8_11:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000080, R10
 	CMPQ         R8, R11
-	JB           scores_q8_11
+	JB           scores_q8_9
 	VSHUFF32X4   $0x44, Z3, Z0, Z10
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z10, Z10
@@ -25763,18 +23633,18 @@ scores_q8_11:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_35
+	JMP          scores_by8_29
 
-scores_by1_35:
+scores_by1_29:
 	TESTQ   BX, BX
-	JZ      scores_done_51
+	JZ      scores_done_45
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    152(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
-scores_chunk1_35:
+scores_chunk1_29:
 	VPBROADCASTW  (R8), Y3
 	VCVTPH2PS     Y3, Z3
 	VPMOVSXBD     2(R8), Z4
@@ -25788,7 +23658,7 @@ scores_chunk1_35:
 	ADDQ          $0x00000022, R8
 	ADDQ          $0x00000080, R10
 	CMPQ          R8, R11
-	JB            scores_chunk1_35
+	JB            scores_chunk1_29
 	VEXTRACTF64X4 $0x01, Z0, Y3
 	VADDPS        Y3, Y0, Y3
 	VEXTRACTF32X4 $0x01, Y3, X0
@@ -25803,9 +23673,9 @@ scores_chunk1_35:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_35
+	JMP           scores_by1_29
 
-scores_done_51:
+scores_done_45:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -25820,11 +23690,11 @@ scores_done_51:
 	MOVQ          32(SP), CX
 	VMOVSS        X0, (AX)(CX*4)
 
-scores_first_done_12:
+scores_first_done_6:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_16
 
-scores_done_49:
+scores_done_43:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_12:
@@ -26003,7 +23873,7 @@ pv_16:
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
 	CMPQ  32(SP), $0x00000000
-	JNE   other_head_12
+	JNE   other_head_6
 	MOVQ  tk+56(FP), R8
 	IMULQ DI, R8
 	ADDQ  k+24(FP), R8
@@ -26011,11 +23881,11 @@ pv_16:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_133:
+pv_block_109:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_133
+	JL      pv_next_109
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -26039,9 +23909,9 @@ pv_block_133:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_133
+	JL      pv_single_109
 
-pv_pair_133:
+pv_pair_109:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VPBROADCASTW (R12), Y1
@@ -26080,9 +23950,9 @@ pv_pair_133:
 	VPMOVSXBD    120(R12), Z18
 	VCVTDQ2PS    Z18, Z18
 	VFMADD231PS  Z18, Z20, Z16
-	PREFETCHT0   (R12)(R8*1)
-	PREFETCHT0   64(R12)(R8*1)
-	PREFETCHT0   128(R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
+	PREFETCHT1   128(R12)(R8*1)
 	VPBROADCASTW (R12)(DI*1), Y1
 	VCVTPH2PS    Y1, Z18
 	VMULPS       Z19, Z18, Z18
@@ -26119,18 +23989,18 @@ pv_pair_133:
 	VPMOVSXBD    120(R12)(DI*1), Z19
 	VCVTDQ2PS    Z19, Z19
 	VFMADD231PS  Z19, Z18, Z17
-	PREFETCHT0   (R12)(R9*1)
-	PREFETCHT0   64(R12)(R9*1)
-	PREFETCHT0   128(R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
+	PREFETCHT1   128(R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_133
+	JGE          pv_pair_109
 
-pv_single_133:
+pv_single_109:
 	TESTQ        R13, R13
-	JZ           pv_merge_133
+	JZ           pv_merge_109
 	VBROADCASTSS (R11), Z18
 	VPBROADCASTW (R12), Y1
 	VCVTPH2PS    Y1, Z19
@@ -26171,9 +24041,9 @@ pv_single_133:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_133
+	JMP          pv_single_109
 
-pv_merge_133:
+pv_merge_109:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -26191,14 +24061,14 @@ pv_merge_133:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_133
+	JMP     pv_block_109
 
-pv_next_133:
-pv_block_134:
+pv_next_109:
+pv_block_110:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_134
+	JL      pv_next_110
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -26214,9 +24084,9 @@ pv_block_134:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_134
+	JL      pv_single_110
 
-pv_pair_134:
+pv_pair_110:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VPBROADCASTW (R12), Y1
@@ -26237,8 +24107,8 @@ pv_pair_134:
 	VPMOVSXBD    52(R12), Z10
 	VCVTDQ2PS    Z10, Z10
 	VFMADD231PS  Z10, Z12, Z8
-	PREFETCHT0   (R12)(R8*1)
-	PREFETCHT0   64(R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
 	VPBROADCASTW (R12)(DI*1), Y1
 	VCVTPH2PS    Y1, Z10
 	VMULPS       Z11, Z10, Z10
@@ -26257,17 +24127,17 @@ pv_pair_134:
 	VPMOVSXBD    52(R12)(DI*1), Z11
 	VCVTDQ2PS    Z11, Z11
 	VFMADD231PS  Z11, Z10, Z9
-	PREFETCHT0   (R12)(R9*1)
-	PREFETCHT0   64(R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_134
+	JGE          pv_pair_110
 
-pv_single_134:
+pv_single_110:
 	TESTQ        R13, R13
-	JZ           pv_merge_134
+	JZ           pv_merge_110
 	VBROADCASTSS (R11), Z10
 	VPBROADCASTW (R12), Y1
 	VCVTPH2PS    Y1, Z11
@@ -26290,9 +24160,9 @@ pv_single_134:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_134
+	JMP          pv_single_110
 
-pv_merge_134:
+pv_merge_110:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -26302,14 +24172,14 @@ pv_merge_134:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_134
+	JMP     pv_block_110
 
-pv_next_134:
-pv_block_135:
+pv_next_110:
+pv_block_111:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_135
+	JL      pv_next_111
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -26321,9 +24191,9 @@ pv_block_135:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_135
+	JL      pv_single_111
 
-pv_pair_135:
+pv_pair_111:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VPBROADCASTW (R12), Y1
@@ -26335,7 +24205,7 @@ pv_pair_135:
 	VPMOVSXBD    18(R12), Z6
 	VCVTDQ2PS    Z6, Z6
 	VFMADD231PS  Z6, Z8, Z4
-	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT1   (R12)(R8*1)
 	VPBROADCASTW (R12)(DI*1), Y1
 	VCVTPH2PS    Y1, Z6
 	VMULPS       Z7, Z6, Z6
@@ -26345,16 +24215,16 @@ pv_pair_135:
 	VPMOVSXBD    18(R12)(DI*1), Z7
 	VCVTDQ2PS    Z7, Z7
 	VFMADD231PS  Z7, Z6, Z5
-	PREFETCHT0   (R12)(R9*1)
+	PREFETCHT1   (R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_135
+	JGE          pv_pair_111
 
-pv_single_135:
+pv_single_111:
 	TESTQ        R13, R13
-	JZ           pv_merge_135
+	JZ           pv_merge_111
 	VBROADCASTSS (R11), Z6
 	VPBROADCASTW (R12), Y1
 	VCVTPH2PS    Y1, Z7
@@ -26368,22 +24238,22 @@ pv_single_135:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_135
+	JMP          pv_single_111
 
-pv_merge_135:
+pv_merge_111:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_135
+	JMP     pv_block_111
 
-pv_next_135:
-pv_block_136:
+pv_next_111:
+pv_block_112:
 	MOVQ    AX, R8
 	SUBQ    R10, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_136
+	JL      pv_next_112
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R8
@@ -26393,43 +24263,43 @@ pv_block_136:
 	ADDQ    BX, R9
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_136
+	JL      pv_single_112
 
-pv_pair_136:
+pv_pair_112:
 	VBROADCASTSS (R8), Z4
 	VBROADCASTSS 4(R8), Z4
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_136
+	JGE          pv_pair_112
 
-pv_single_136:
+pv_single_112:
 	TESTQ        R11, R11
-	JZ           pv_merge_136
+	JZ           pv_merge_112
 	VBROADCASTSS (R8), Z4
 	ADDQ         $0x04, R8
 	ADDQ         DI, R9
 	DECQ         R11
-	JMP          pv_single_136
+	JMP          pv_single_112
 
-pv_merge_136:
+pv_merge_112:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_136
+	JMP     pv_block_112
 
-pv_next_136:
-	JMP first_done_12
+pv_next_112:
+	JMP first_done_6
 
-other_head_12:
+other_head_6:
 	XORQ R8, R8
 
-pv_block_137:
+pv_block_113:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_137
+	JL      pv_next_113
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -26453,9 +24323,9 @@ pv_block_137:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_137
+	JL      pv_single_113
 
-pv_pair_137:
+pv_pair_113:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VPBROADCASTW (R10), Y1
@@ -26534,11 +24404,11 @@ pv_pair_137:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_137
+	JGE          pv_pair_113
 
-pv_single_137:
+pv_single_113:
 	TESTQ        R11, R11
-	JZ           pv_merge_137
+	JZ           pv_merge_113
 	VBROADCASTSS (R9), Z18
 	VPBROADCASTW (R10), Y1
 	VCVTPH2PS    Y1, Z19
@@ -26579,9 +24449,9 @@ pv_single_137:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_137
+	JMP          pv_single_113
 
-pv_merge_137:
+pv_merge_113:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -26599,14 +24469,14 @@ pv_merge_137:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_137
+	JMP     pv_block_113
 
-pv_next_137:
-pv_block_138:
+pv_next_113:
+pv_block_114:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_138
+	JL      pv_next_114
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -26622,9 +24492,9 @@ pv_block_138:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_138
+	JL      pv_single_114
 
-pv_pair_138:
+pv_pair_114:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VPBROADCASTW (R10), Y1
@@ -26667,11 +24537,11 @@ pv_pair_138:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_138
+	JGE          pv_pair_114
 
-pv_single_138:
+pv_single_114:
 	TESTQ        R11, R11
-	JZ           pv_merge_138
+	JZ           pv_merge_114
 	VBROADCASTSS (R9), Z10
 	VPBROADCASTW (R10), Y1
 	VCVTPH2PS    Y1, Z11
@@ -26694,9 +24564,9 @@ pv_single_138:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_138
+	JMP          pv_single_114
 
-pv_merge_138:
+pv_merge_114:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -26706,14 +24576,14 @@ pv_merge_138:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_138
+	JMP     pv_block_114
 
-pv_next_138:
-pv_block_139:
+pv_next_114:
+pv_block_115:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_139
+	JL      pv_next_115
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -26725,9 +24595,9 @@ pv_block_139:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_139
+	JL      pv_single_115
 
-pv_pair_139:
+pv_pair_115:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VPBROADCASTW (R10), Y1
@@ -26752,11 +24622,11 @@ pv_pair_139:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_139
+	JGE          pv_pair_115
 
-pv_single_139:
+pv_single_115:
 	TESTQ        R11, R11
-	JZ           pv_merge_139
+	JZ           pv_merge_115
 	VBROADCASTSS (R9), Z6
 	VPBROADCASTW (R10), Y1
 	VCVTPH2PS    Y1, Z7
@@ -26770,22 +24640,22 @@ pv_single_139:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_139
+	JMP          pv_single_115
 
-pv_merge_139:
+pv_merge_115:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_139
+	JMP     pv_block_115
 
-pv_next_139:
-pv_block_140:
+pv_next_115:
+pv_block_116:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_140
+	JL      pv_next_116
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
@@ -26795,34 +24665,34 @@ pv_block_140:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_140
+	JL      pv_single_116
 
-pv_pair_140:
+pv_pair_116:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z4
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_140
+	JGE          pv_pair_116
 
-pv_single_140:
+pv_single_116:
 	TESTQ        R11, R11
-	JZ           pv_merge_140
+	JZ           pv_merge_116
 	VBROADCASTSS (R9), Z4
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_140
+	JMP          pv_single_116
 
-pv_merge_140:
+pv_merge_116:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_140
+	JMP     pv_block_116
 
-pv_next_140:
-first_done_12:
+pv_next_116:
+first_done_6:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_16
 
@@ -26901,9 +24771,9 @@ TEXT ·naiveDecodeFastQ8AVX512(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_36:
+scores_by8_30:
 	CMPQ    R8, $0x08
-	JL      scores_by1_36
+	JL      scores_by1_30
 	VMOVUPS expconst<>+1344(SB), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -26926,7 +24796,7 @@ scores_by8_36:
 	MOVQ    (SP), R14
 	ADDQ    DX, R14
 
-scores_q8_12:
+scores_q8_10:
 	VPBROADCASTW (R11), Y10
 	VCVTPH2PS    Y10, Z10
 	VPMOVSXBD    2(R11), Z11
@@ -27011,7 +24881,7 @@ scores_q8_12:
 	ADDQ         $0x00000022, R12
 	ADDQ         $0x00000080, R13
 	CMPQ         R11, R14
-	JB           scores_q8_12
+	JB           scores_q8_10
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -27045,18 +24915,18 @@ scores_q8_12:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_36
+	JMP          scores_by8_30
 
-scores_by1_36:
+scores_by1_30:
 	TESTQ   R8, R8
-	JZ      scores_done_52
+	JZ      scores_done_46
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
 	ADDQ    DX, R14
 	MOVQ    CX, R13
 
-scores_chunk1_36:
+scores_chunk1_30:
 	VPBROADCASTW  (R11), Y3
 	VCVTPH2PS     Y3, Z3
 	VPMOVSXBD     2(R11), Z4
@@ -27070,7 +24940,7 @@ scores_chunk1_36:
 	ADDQ          $0x00000022, R11
 	ADDQ          $0x00000080, R13
 	CMPQ          R11, R14
-	JB            scores_chunk1_36
+	JB            scores_chunk1_30
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -27085,9 +24955,9 @@ scores_chunk1_36:
 	ADDQ          $0x04, R9
 	DECQ          R8
 	ADDQ          DI, DX
-	JMP           scores_by1_36
+	JMP           scores_by1_30
 
-scores_done_52:
+scores_done_46:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -27204,11 +25074,11 @@ zero_loop_24:
 	JNZ     zero_loop_24
 	XORQ    R8, R8
 
-pv_block_141:
+pv_block_117:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_141
+	JL      pv_next_117
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -27232,9 +25102,9 @@ pv_block_141:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_141
+	JL      pv_single_117
 
-pv_pair_141:
+pv_pair_117:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VPBROADCASTW (R10), Y18
@@ -27313,11 +25183,11 @@ pv_pair_141:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_141
+	JGE          pv_pair_117
 
-pv_single_141:
+pv_single_117:
 	TESTQ        R11, R11
-	JZ           pv_merge_141
+	JZ           pv_merge_117
 	VBROADCASTSS (R9), Z16
 	VPBROADCASTW (R10), Y17
 	VCVTPH2PS    Y17, Z17
@@ -27358,9 +25228,9 @@ pv_single_141:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_141
+	JMP          pv_single_117
 
-pv_merge_141:
+pv_merge_117:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -27378,14 +25248,14 @@ pv_merge_141:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_141
+	JMP     pv_block_117
 
-pv_next_141:
-pv_block_142:
+pv_next_117:
+pv_block_118:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_142
+	JL      pv_next_118
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -27401,9 +25271,9 @@ pv_block_142:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_142
+	JL      pv_single_118
 
-pv_pair_142:
+pv_pair_118:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VPBROADCASTW (R10), Y10
@@ -27446,11 +25316,11 @@ pv_pair_142:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_142
+	JGE          pv_pair_118
 
-pv_single_142:
+pv_single_118:
 	TESTQ        R11, R11
-	JZ           pv_merge_142
+	JZ           pv_merge_118
 	VBROADCASTSS (R9), Z8
 	VPBROADCASTW (R10), Y9
 	VCVTPH2PS    Y9, Z9
@@ -27473,9 +25343,9 @@ pv_single_142:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_142
+	JMP          pv_single_118
 
-pv_merge_142:
+pv_merge_118:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -27485,14 +25355,14 @@ pv_merge_142:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_142
+	JMP     pv_block_118
 
-pv_next_142:
-pv_block_143:
+pv_next_118:
+pv_block_119:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_143
+	JL      pv_next_119
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -27504,9 +25374,9 @@ pv_block_143:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_143
+	JL      pv_single_119
 
-pv_pair_143:
+pv_pair_119:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VPBROADCASTW (R10), Y6
@@ -27531,11 +25401,11 @@ pv_pair_143:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_143
+	JGE          pv_pair_119
 
-pv_single_143:
+pv_single_119:
 	TESTQ        R11, R11
-	JZ           pv_merge_143
+	JZ           pv_merge_119
 	VBROADCASTSS (R9), Z4
 	VPBROADCASTW (R10), Y5
 	VCVTPH2PS    Y5, Z5
@@ -27549,22 +25419,22 @@ pv_single_143:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_143
+	JMP          pv_single_119
 
-pv_merge_143:
+pv_merge_119:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_143
+	JMP     pv_block_119
 
-pv_next_143:
-pv_block_144:
+pv_next_119:
+pv_block_120:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_144
+	JL      pv_next_120
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
@@ -27574,32 +25444,32 @@ pv_block_144:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_144
+	JL      pv_single_120
 
-pv_pair_144:
+pv_pair_120:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_144
+	JGE          pv_pair_120
 
-pv_single_144:
+pv_single_120:
 	TESTQ        R11, R11
-	JZ           pv_merge_144
+	JZ           pv_merge_120
 	VBROADCASTSS (R9), Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_144
+	JMP          pv_single_120
 
-pv_merge_144:
+pv_merge_120:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_144
+	JMP     pv_block_120
 
-pv_next_144:
+pv_next_120:
 	VZEROUPPER
 	RET

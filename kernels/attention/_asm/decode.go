@@ -18,10 +18,11 @@ import (
 // from registers: reloading the 8-wide stores as 16-wide vectors would
 // defeat store forwarding.
 //
-// With pf set, every two-chunk step also prefetches the next 8 vectors of
-// bytes at *pf (advancing it): the first head of a group uses it to pull
-// the V tile in while the scores are computed, so memory keeps streaming.
-func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtual) VecVirtual {
+// With pf set, every two-chunk step also prefetches from pf's region (the
+// V tile, pulled in while the scores are computed, so memory keeps
+// streaming): half as many bytes as the step reads of K, or, spread
+// (AVX2), as many on every ng-th step.
+func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher) VecVirtual {
 	left, row, out := GP64(), GP64(), GP64()
 	MOVQ(cnt, left)
 	MOVQ(k, row)
@@ -93,11 +94,12 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtua
 				VFMADD231PS(Mem{Base: qd, Disp: c * t.VB()}, x, acc[i])
 			})
 		}
-		if len(pf) > 0 { // 8 rows of K per step: prefetch half as many bytes of V
-			for l := range 2 {
-				PREFETCHT0(Mem{Base: pf[0], Disp: 64 * l})
+		if pf != nil { // 8 rows of K per step (272 bytes): half as many of V, or, spread, as many
+			if pf.spread {
+				pf.stepN(4)
+			} else {
+				pf.stepN(2)
 			}
-			ADDQ(U32(128), pf[0])
 		}
 		ADDQ(U32(q8BlockBytes), p0)
 		ADDQ(U32(q8BlockBytes), p4)
@@ -125,25 +127,23 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf ...GPVirtua
 			CMPQ(p0, end)
 			JAE(LabelRef(odd))
 			Label(pairs)
-			// Each step prefetches half its vectors of K in bytes of V,
-			// spread over the odd rows of the second chunk.
-			lines, odds := len(rows)*t.kb()/64, len(rows)/2
+			// Each step reads 2·len(rows) vectors of K: it prefetches
+			// half as many bytes of V, or, spread, as many on every
+			// ng-th step.
+			lines := len(rows) * t.kb() / 64
+			if pf != nil && pf.spread {
+				lines *= 2
+			}
 			for u := 0; u < 2; u++ {
 				qv := t.Vec()
 				VMOVUPS(t.qAt(p0, qd, u*t.kb()), qv)
 				all := rowsAt(p0, p4, db, db3, u*t.kb())
-				for j, i := range rows {
+				for _, i := range rows {
 					t.kvFMA(all[i], qv, acc[i])
-					if len(pf) > 0 && u == 1 && j%2 == 1 {
-						k := j / 2
-						for l := k * lines / odds; l < (k+1)*lines/odds; l++ {
-							PREFETCHT0(Mem{Base: pf[0], Disp: l * 64})
-						}
-					}
 				}
-			}
-			if len(pf) > 0 && lines > 0 {
-				ADDQ(U32(lines*64), pf[0])
+				if u == 0 && pf != nil && lines > 0 {
+					pf.stepN(lines)
+				}
 			}
 			ADDQ(U32(2*t.kb()), p0)
 			ADDQ(U32(2*t.kb()), p4)
@@ -376,26 +376,62 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 	return m[0], m[1]
 }
 
-// prefetcher spreads software prefetches of one region over the inner
-// loops of every head pair of a GQA group.
-type prefetcher struct{ cur, end Mem }
+// prefetcher spreads software prefetches of one region [cur, end) over
+// the inner loops of every head (pair) of a GQA group. A spread one
+// (countdown set) prefetches on every ng-th step only: the region then
+// streams in evenly over all ng heads of a phase rather than in a burst
+// during the first, which leaves memory idle for the rest of the tile.
+//
+// Every software prefetch of the decode kernels goes to L2 (PREFETCHT1),
+// not L1: a PREFETCHT0 holds one of the core's few L1 miss buffers until
+// its line arrives from DRAM, so a burst of them caps the core's memory
+// parallelism (and stalls the kernel's own loads behind them); L2 tracks
+// many more, and the tile is re-read from L2 by every head anyway. In
+// interleaved A/B runs (Zen 4, decode-flash-gqa 32:8, ctx 32768, --cold,
+// one thread, share of the paired kv-read) T1 took AVX-512 f32 from
+// 47–66 % to 77–79 % and f16 from 37–48 % to 51–56 %, AVX2 f32 (spread)
+// from 37–41 % to 53–59 %; at two threads both tiers' f32 from 40–76 % to
+// 85–89 %. Spreading AVX2's prefetches over the heads alone (still T0)
+// had given 2–6 points.
+type prefetcher struct {
+	cur, end  Mem
+	countdown Mem // steps left to the next prefetching one; nil Mem: every step
+	spread    bool
+}
 
 const prefetchLines = 4
 
-func (p *prefetcher) step() {
+func (p *prefetcher) step() { p.stepN(prefetchLines) }
+
+// stepN prefetches the next lines lines of the region (if any are left).
+func (p *prefetcher) stepN(lines int) {
 	if p == nil {
 		return
 	}
 	skip := NewLabel("pf_skip")
+	if p.spread {
+		DECQ(p.countdown)
+		JNZ(LabelRef(skip))
+		g := GP64()
+		Load(Param("ng"), g)
+		MOVQ(g, p.countdown)
+	}
 	c := GP64()
 	MOVQ(p.cur, c)
 	CMPQ(c, p.end)
 	JAE(LabelRef(skip))
-	for l := range prefetchLines {
-		PREFETCHT0(Mem{Base: c, Disp: 64 * l})
+	for l := range lines {
+		PREFETCHT1(Mem{Base: c, Disp: 64 * l})
 	}
-	ADDQ(U32(64*prefetchLines), p.cur)
+	ADDQ(U32(64*lines), p.cur)
 	Label(skip)
+}
+
+// restart makes the next step of a spread prefetcher prefetch.
+func (p *prefetcher) restart() {
+	if p.spread {
+		MOVQ(U32(1), p.countdown)
+	}
 }
 
 // rowsAt addresses eight consecutive rows (db bytes apart) at byte offset
@@ -485,8 +521,10 @@ func (t tier) zeroRow(row, db GPVirtual) {
 //
 // o's row is odb bytes, v's rows vdb bytes apart (odb/ratio bytes of
 // values each). With pf = (d, d2) set, each row pair also prefetches its
-// lines d and d2 bytes ahead (the same rows of the next K tile).
-func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, pf ...GPVirtual) {
+// lines d and d2 bytes ahead (the same rows of the next K tile); with
+// spread set instead, each row prefetches as many lines as it reads from
+// spread's region (the next K tile) on every ng-th row.
+func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, spread *prefetcher, pf ...GPVirtual) {
 	// Blocks of 8 vectors (2×8 zmm accumulators of 32), then 4, 2, 1.
 	// AVX2's blocks of eight take one row at a time into 8 of its 16 ymm
 	// (as many independent chains as two rows of four): an hd-128 f32 row
@@ -527,6 +565,9 @@ func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, pf ...GPVirtual) {
 			// scores for why interleaving rows costs streaming from DRAM).
 			t.rowFMA(nb, rp, nil, w0, acc, pfAt(pf, 0))
 			t.rowFMA(nb, rp, vdb, w1, acc2, pfAt(pf, 1))
+			if spread != nil {
+				spread.stepN(max(1, 2*nb*t.kb()/64))
+			}
 			ADDQ(Imm(8), wp)
 			LEAQ(Mem{Base: rp, Index: vdb, Scale: 2}, rp)
 			SUBQ(Imm(2), n)
@@ -544,6 +585,9 @@ func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, pf ...GPVirtual) {
 			pf1 = pfAt(pf, 0)
 		}
 		t.rowFMA(nb, rp, nil, w2, acc, pf1)
+		if spread != nil {
+			spread.stepN(max(1, nb*t.kb()/64))
+		}
 		ADDQ(Imm(4), wp)
 		ADDQ(vdb, rp)
 		DECQ(n)
@@ -564,8 +608,8 @@ func (t tier) pv(o, w, v, cnt, odb, vdb GPVirtual, pf ...GPVirtual) {
 // rowFMA emits acc[u] += w·v[u] for the nb vectors of the column block of
 // one V row at rp (+ idx when set): f32 and f16 an FMA per vector (f16
 // widened), q8_0 per block w·scale once, then an FMA per widened vector of
-// int8. With pf set, it prefetches each 64-byte line of the row pf bytes
-// further on (pf includes idx).
+// int8. With pf set, it prefetches (into L2, see prefetcher) each 64-byte
+// line of the row pf bytes further on (pf includes idx).
 func (t tier) rowFMA(nb int, rp, idx GPVirtual, w VecVirtual, acc []VecVirtual, pf GPVirtual) {
 	at := func(off int) Mem {
 		m := Mem{Base: rp, Disp: off}
@@ -576,7 +620,7 @@ func (t tier) rowFMA(nb int, rp, idx GPVirtual, w VecVirtual, acc []VecVirtual, 
 	}
 	prefetch := func(off int) {
 		if pf != nil {
-			PREFETCHT0(Mem{Base: rp, Index: pf, Scale: 1, Disp: off})
+			PREFETCHT1(Mem{Base: rp, Index: pf, Scale: 1, Disp: off})
 		}
 	}
 	if t.kv.q8 {
@@ -782,8 +826,8 @@ func (t tier) reciprocalOrZero(s VecVirtual) VecVirtual {
 // The heads of one phase are independent, so the core overlaps them; one
 // head's scores → max → exp → P·V chain is long and would otherwise run
 // alone. The K and V tile stays in L1 between the heads, and software
-// prefetch (this tile's V during A, the next tile's K during C) keeps DRAM
-// streaming while they compute: without it a group of four heads leaves
+// prefetch into L2 (this tile's V during A, the next tile's K during C)
+// keeps DRAM streaming while they compute: without it a group of four heads leaves
 // memory idle for most of the tile and runs ~25 % slower (measured).
 //
 // state holds m[0..g), s[0..g) and the tile max mb[0..g).
@@ -795,8 +839,12 @@ func (t tier) flashDecode(fast bool) {
 		"state holds m[0..ng), s[0..ng), mb[0..ng); tiles holds ng tile buffers of tileStride bytes.")
 	lKp, lVp, lRem, lCnt, lH := AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
 	lTmp := AllocLocal(64)
-	pfV := prefetcher{cur: AllocLocal(8), end: AllocLocal(8)}
-	pfK := prefetcher{cur: AllocLocal(8), end: AllocLocal(8)}
+	// AVX2 (one head at a time) spreads both regions evenly over the heads
+	// of a phase; AVX-512's head pairs step through them at half the rate
+	// they read K or V, which for 4 heads ends with the phase.
+	spread := t.W == 8
+	pfV := prefetcher{cur: AllocLocal(8), end: AllocLocal(8), countdown: AllocLocal(8), spread: spread}
+	pfK := prefetcher{cur: AllocLocal(8), end: AllocLocal(8), countdown: AllocLocal(8), spread: spread}
 	scale := paramAddr("scale")
 
 	// forHeads emits "for h := 0; h < ng; h++ { body }" with h kept in
@@ -940,6 +988,8 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(p, pfK.cur)
 		ADDQ(bytes, p)
 		MOVQ(p, pfK.end)
+		pfV.restart()
+		pfK.restart()
 	}
 	// pairRows returns the rows (of param, q or o) and tile buffers of
 	// heads h and h+1, and the row size in bytes.
@@ -971,18 +1021,20 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
 		kdb := kvStride()
+		if spread {
+			// Every head prefetches its share of the tile's V (an empty
+			// region position-major).
+			VMOVSS(t.scores(bufh, qh, kp, cnt, kdb, lRL, scale, &pfV), stateAt(2))
+			return
+		}
 		// The first head prefetches the tile's V in address order: head-major only.
 		other, done := NewLabel("scores_other"), NewLabel("scores_first_done")
 		CMPQ(lH, U32(0))
 		JNE(LabelRef(other))
-		CMPQ(kdb, lRL)
-		JNE(LabelRef(other))
-		cur := GP64()
-		MOVQ(lVp, cur)
-		VMOVSS(t.scores(bufh, qh, kp, cnt, kdb, lRL, scale, cur), stateAt(2))
+		VMOVSS(t.scores(bufh, qh, kp, cnt, kdb, lRL, scale, &pfV), stateAt(2))
 		JMP(LabelRef(done))
 		Label(other)
-		VMOVSS(t.scores(bufh, qh, kp, cnt, kdb, lRL, scale), stateAt(2))
+		VMOVSS(t.scores(bufh, qh, kp, cnt, kdb, lRL, scale, nil), stateAt(2))
 		Label(done)
 	})
 	// B: online-softmax update of every head.
@@ -1032,6 +1084,12 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(lVp, vp)
 		MOVQ(lCnt, cnt)
 		vdb := kvStride()
+		if spread {
+			// Every head prefetches its share of the next K tile (an
+			// empty region position-major).
+			t.pv(oh, bufh, vp, cnt, db, vdb, &pfK)
+			return
+		}
 		firstHeadOr(func() {
 			d1, d2 := GP64(), GP64()
 			Load(Param("tk"), d1)
@@ -1039,9 +1097,9 @@ func (t tier) flashDecode(fast bool) {
 			ADDQ(paramAddr("k"), d1)
 			SUBQ(paramAddr("v"), d1)
 			LEAQ(Mem{Base: d1, Index: vdb, Scale: 1}, d2)
-			t.pv(oh, bufh, vp, cnt, db, vdb, d1, d2)
+			t.pv(oh, bufh, vp, cnt, db, vdb, nil, d1, d2)
 		}, func() {
-			t.pv(oh, bufh, vp, cnt, db, vdb)
+			t.pv(oh, bufh, vp, cnt, db, vdb, nil)
 		})
 	})
 	{
@@ -1090,7 +1148,7 @@ func (t tier) naiveDecode(fast bool) {
 	}
 	kdb := GP64()
 	Load(Param("stride"), kdb)
-	m := t.scores(ws, q, k, n, kdb, lRL, paramAddr("scale"))
+	m := t.scores(ws, q, k, n, kdb, lRL, paramAddr("scale"), nil)
 	mb := t.Vec()
 	VBROADCASTSS(m, mb)
 	s := t.expInPlace(fast, ws, n, mb)
@@ -1120,7 +1178,7 @@ func (t tier) naiveDecode(fast bool) {
 	Load(Param("o"), o)
 	Load(Param("v"), v)
 	t.zeroRow(o, db)
-	t.pv(o, ws, v, n, db, kdb)
+	t.pv(o, ws, v, n, db, kdb, nil)
 	VZEROUPPER()
 	RET()
 }
