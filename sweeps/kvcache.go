@@ -185,15 +185,17 @@ func kvcachePoints(p kvcache.Params, g KVCacheGrid, opt Options, status map[isa.
 	p.Cap = p.Pos + rot*p.Count()
 	cacheBytes := satMul(2, int64(p.Hkv), int64(p.Capacity()), int64(p.KV.RowBytes(p.D)))
 	srcBytes := satMul(8, int64(p.Hkv), int64(p.Count()), int64(p.D))
-	mem := satAdd(cacheBytes, satMul(srcBytes, int64(rot)), int64(w.Bytes()))
+	mem := satAdd(cacheBytes, satMul(srcBytes, int64(rot)), satMul(int64(w.Bytes()), int64(rot)))
 	grp := &dataGroup{mem: mem, ws: int64(w.Bytes()), alloc: func() any {
 		d := &kvcacheData{b: kvcache.Alloc(p)}
 		if rot > 1 { // one source per rotation: the cold store's rows come from memory too
 			d.b.SrcK, d.b.SrcV = buf.Floats(rot*len(d.b.SrcK)), buf.Floats(rot*len(d.b.SrcV))
 		}
 		kvcache.FillRandom(d.b, opt.Seed)
+		// The ceiling's copy: rot copies too, cold, so that it comes
+		// from the same level as the store it is paired with.
 		half := int(w.Bytes()) / 8
-		d.src, d.dst = buf.Floats(half), buf.Floats(half)
+		d.src, d.dst = buf.Floats(rot*half), buf.Floats(rot*half)
 		return d
 	}}
 	base := results.NewRecord()
@@ -203,7 +205,7 @@ func kvcachePoints(p kvcache.Params, g KVCacheGrid, opt Options, status map[isa.
 	var pts []Point
 	if slices.Contains(g.Ops, KVCopy) {
 		for i := len(g.Tiers) - 1; i >= 0; i-- {
-			pts = append(pts, kvCopyPoint(base, g.Tiers[i], status[g.Tiers[i]], grp))
+			pts = append(pts, kvCopyPoint(base, rot, g.Tiers[i], status[g.Tiers[i]], grp))
 		}
 	}
 	if slices.Contains(g.Ops, string(p.Op)) {
@@ -214,7 +216,10 @@ func kvcachePoints(p kvcache.Params, g KVCacheGrid, opt Options, status map[isa.
 	return pts
 }
 
-func kvCopyPoint(base results.Record, t isa.Tier, st isa.Status, grp *dataGroup) Point {
+// kvCopyPoint is the ceiling of a store shape: each call copies the next
+// of rot blocks of as many bytes as the store moves (rot = 1 warm: the
+// same block every call), the whole copy split by threads.
+func kvCopyPoint(base results.Record, rot int, t isa.Tier, st isa.Status, grp *dataGroup) Point {
 	rec := base
 	rec.Kernel, rec.ISA = KVCopy, string(t)
 	pt := Point{Rec: rec, Tier: t, Mem: grp.mem, group: grp, ceiling: true}
@@ -229,18 +234,31 @@ func kvCopyPoint(base results.Record, t isa.Tier, st isa.Status, grp *dataGroup)
 		if i := slices.IndexFunc(d.dst, func(x float32) bool { return x == 0 }); i >= 0 && d.src[i] != 0 {
 			return nil, math.NaN(), fmt.Errorf("copy loop left float %d of %d unwritten", i, len(d.dst))
 		}
-		return func() { roofline.Copy(t, d.dst, d.src, 1) }, 0, nil
+		return copyShare(t, d, rot, [2]int{0, len(d.src) / rot}), 0, nil
 	}
 	// n threads each copy their block of the floats (4 KiB aligned).
 	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
 		d := g.get().(*kvcacheData)
 		shares := make([]func(), n)
-		for w, r := range splitRange(len(d.src), n, 1024) {
-			shares[w] = func() { roofline.Copy(t, d.dst[r[0]:r[1]], d.src[r[0]:r[1]], 1) }
+		for w, r := range splitRange(len(d.src)/rot, n, 1024) {
+			shares[w] = copyShare(t, d, rot, r)
 		}
 		return shares, 0, nil
 	}
 	return pt
+}
+
+// copyShare copies floats r of one block per call, the next of rot blocks
+// each time.
+func copyShare(t isa.Tier, d *kvcacheData, rot int, r [2]int) func() {
+	n, i := len(d.src)/rot, 0
+	return func() {
+		o := i * n
+		roofline.Copy(t, d.dst[o+r[0]:o+r[1]], d.src[o+r[0]:o+r[1]], 1)
+		if i++; i == rot {
+			i = 0
+		}
+	}
 }
 
 func storePoint(base results.Record, p kvcache.Params, rot int, t isa.Tier, st isa.Status, grp *dataGroup) Point {
