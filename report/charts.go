@@ -40,6 +40,10 @@ func RooflineChart(r *roofline.Roofline, recs []results.Record) plots.Roofline {
 			c.Roofs = append(c.Roofs, plots.Roof{Label: fmt.Sprintf("%s ×%d", cp.Tier, cp.Threads), GFlops: cp.Value})
 		case cp.Kind == "int8-dot" && cp.Value > int8[cp.Threads].Value:
 			int8[cp.Threads] = cp
+		case cp.Kind == "f16-fma" && cp.Tier != isa.AVX512VNNI && cp.Value < 0.9*fp32Roof(r, cp):
+			// Drawn only where widening f16 costs FMA slots (Zen 4's
+			// 512-bit VCVTPH2PS): elsewhere it would sit on the FP32 roof.
+			c.Roofs = append(c.Roofs, plots.Roof{Label: fmt.Sprintf("f16 KV %s ×%d", cp.Tier, cp.Threads), GFlops: cp.Value})
 		}
 	}
 	for _, th := range slices.Sorted(maps.Keys(int8)) {
@@ -52,6 +56,17 @@ func RooflineChart(r *roofline.Roofline, recs []results.Record) plots.Roofline {
 		}
 	}
 	return c
+}
+
+// fp32Roof is the FP32 FMA ceiling of cp's tier and thread count (0 when
+// the roofline has none).
+func fp32Roof(r *roofline.Roofline, cp roofline.Compute) float64 {
+	for _, c := range r.Compute {
+		if c.Kind == "fp32-fma" && c.Tier == cp.Tier && c.Threads == cp.Threads {
+			return c.Value
+		}
+	}
+	return 0
 }
 
 // BandwidthChart builds the bandwidth chart of a measured machine, with

@@ -80,8 +80,10 @@ func (r *Roofline) Bound(t isa.Tier, threads int, ai float64, ws int64, cold boo
 	return r.BoundOf("fp32-fma", t, threads, ai, ws, cold)
 }
 
-// BoundOf is Bound against the compute ceiling of kind (fp32-fma, or
-// int8-dot for the integer GEMVs, with ai in int8 ops per byte).
+// BoundOf is Bound against the compute ceiling of kind (fp32-fma; f16-fma
+// for kernels whose FMAs widen an f16 KV cache, falling back to fp32-fma
+// where the roofline has no f16-fma of t; int8-dot for the integer GEMVs,
+// with ai in int8 ops per byte).
 func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws int64, cold bool) Bound {
 	b := Bound{Level: LevelOf(ws, r.Capacities(threads))}
 	if cold {
@@ -112,6 +114,9 @@ func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws 
 		if c.Kind == kind && c.Tier == t && c.Threads == threads {
 			b.Peak = c.Value
 		}
+	}
+	if b.Peak <= 0 && kind == "f16-fma" {
+		return r.BoundOf("fp32-fma", t, threads, ai, ws, cold)
 	}
 	b.GFlops = ai * b.GBs
 	if b.Peak > 0 && b.Peak < b.GFlops {

@@ -39,6 +39,23 @@ func TestBoundRidge(t *testing.T) {
 	}
 }
 
+// TestBoundF16: an f16-KV kernel is held to its tier's f16-fma roof where
+// the roofline has one, to the FP32 one where not (an older roofline.json,
+// the generic tier).
+func TestBoundF16(t *testing.T) {
+	r := testRoofline()
+	r.Compute = append(r.Compute, Compute{Kind: "f16-fma", Tier: isa.AVX512, Threads: 1, Value: 100})
+	if b := r.BoundOf("f16-fma", isa.AVX512, 1, 100, 1<<30, false); b.GFlops != 100 || b.Peak != 100 {
+		t.Errorf("avx512 f16: %+v, want its f16-fma roof of 100", b)
+	}
+	if b := r.BoundOf("f16-fma", isa.AVX2, 1, 1000, 1<<30, false); b.GFlops != 100 {
+		t.Errorf("avx2 without an f16-fma ceiling: %+v, want the fp32-fma roof of 100", b)
+	}
+	if b := r.BoundOf("f16-fma", isa.AVX512, 1, 1, 1<<30, false); b.GFlops != 20 {
+		t.Errorf("memory-bound f16: %+v, want 20 (AI 1 × DRAM)", b)
+	}
+}
+
 func TestBoundLevels(t *testing.T) {
 	r := testRoofline()
 	for _, c := range []struct {

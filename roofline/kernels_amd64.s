@@ -403,6 +403,76 @@ fma_doneAVX2:
 	VZEROUPPER
 	RET
 
+// func f16FMAPeakAVX2(iters int) float32
+// Requires: AVX, F16C, FMA3, SSE
+TEXT ·f16FMAPeakAVX2(SB), NOSPLIT, $0-12
+	MOVQ    iters+0(FP), AX
+	VMOVUPS peakconst<>+0(SB), Y0
+	VMOVUPS peakconst<>+128(SB), Y1
+	VMOVUPS peakconst<>+128(SB), Y2
+	VMOVUPS peakconst<>+128(SB), Y3
+	VMOVUPS peakconst<>+128(SB), Y4
+	VMOVUPS peakconst<>+128(SB), Y5
+	VMOVUPS peakconst<>+128(SB), Y6
+	VMOVUPS peakconst<>+128(SB), Y7
+	VMOVUPS peakconst<>+128(SB), Y8
+	VMOVUPS peakconst<>+128(SB), Y9
+	VMOVUPS peakconst<>+128(SB), Y10
+	VMOVUPS peakconst<>+128(SB), Y11
+	VMOVUPS peakconst<>+128(SB), Y12
+	TESTQ   AX, AX
+	JZ      f16fma_doneAVX2
+
+f16fma_loopAVX2:
+	VCVTPH2PS   peakconst<>+64(SB), Y13
+	VFMADD231PS Y13, Y0, Y1
+	VCVTPH2PS   peakconst<>+80(SB), Y13
+	VFMADD231PS Y13, Y0, Y2
+	VCVTPH2PS   peakconst<>+64(SB), Y13
+	VFMADD231PS Y13, Y0, Y3
+	VCVTPH2PS   peakconst<>+80(SB), Y13
+	VFMADD231PS Y13, Y0, Y4
+	VCVTPH2PS   peakconst<>+64(SB), Y13
+	VFMADD231PS Y13, Y0, Y5
+	VCVTPH2PS   peakconst<>+80(SB), Y13
+	VFMADD231PS Y13, Y0, Y6
+	VCVTPH2PS   peakconst<>+64(SB), Y13
+	VFMADD231PS Y13, Y0, Y7
+	VCVTPH2PS   peakconst<>+80(SB), Y13
+	VFMADD231PS Y13, Y0, Y8
+	VCVTPH2PS   peakconst<>+64(SB), Y13
+	VFMADD231PS Y13, Y0, Y9
+	VCVTPH2PS   peakconst<>+80(SB), Y13
+	VFMADD231PS Y13, Y0, Y10
+	VCVTPH2PS   peakconst<>+64(SB), Y13
+	VFMADD231PS Y13, Y0, Y11
+	VCVTPH2PS   peakconst<>+80(SB), Y13
+	VFMADD231PS Y13, Y0, Y12
+	DECQ        AX
+	JNZ         f16fma_loopAVX2
+
+f16fma_doneAVX2:
+	VADDPS       Y7, Y1, Y1
+	VADDPS       Y8, Y2, Y2
+	VADDPS       Y9, Y3, Y3
+	VADDPS       Y10, Y4, Y4
+	VADDPS       Y11, Y5, Y5
+	VADDPS       Y12, Y6, Y6
+	VADDPS       Y4, Y1, Y1
+	VADDPS       Y5, Y2, Y2
+	VADDPS       Y6, Y3, Y3
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	MOVSS        X0, ret+8(FP)
+	VZEROUPPER
+	RET
+
 // func fmaClockAVX2(iters int) int
 // Requires: AVX, FMA3
 TEXT ·fmaClockAVX2(SB), NOSPLIT, $0-16
@@ -854,6 +924,126 @@ fma_doneAVX512:
 	VADDPS        Z3, Z2, Z2
 	VEXTRACTF64X4 $0x01, Z2, Y0
 	VADDPS        Y0, Y2, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	MOVSS         X1, ret+8(FP)
+	VZEROUPPER
+	RET
+
+// func f16FMAPeakAVX512(iters int) float32
+// Requires: AVX, AVX512F, AVX512VL, SSE
+TEXT ·f16FMAPeakAVX512(SB), NOSPLIT, $0-12
+	MOVQ    iters+0(FP), AX
+	VMOVUPS peakconst<>+0(SB), Z0
+	VMOVUPS peakconst<>+128(SB), Z1
+	VMOVUPS peakconst<>+128(SB), Z2
+	VMOVUPS peakconst<>+128(SB), Z3
+	VMOVUPS peakconst<>+128(SB), Z4
+	VMOVUPS peakconst<>+128(SB), Z5
+	VMOVUPS peakconst<>+128(SB), Z6
+	VMOVUPS peakconst<>+128(SB), Z7
+	VMOVUPS peakconst<>+128(SB), Z8
+	VMOVUPS peakconst<>+128(SB), Z9
+	VMOVUPS peakconst<>+128(SB), Z10
+	VMOVUPS peakconst<>+128(SB), Z11
+	VMOVUPS peakconst<>+128(SB), Z12
+	VMOVUPS peakconst<>+128(SB), Z13
+	VMOVUPS peakconst<>+128(SB), Z14
+	VMOVUPS peakconst<>+128(SB), Z15
+	VMOVUPS peakconst<>+128(SB), Z16
+	VMOVUPS peakconst<>+128(SB), Z17
+	VMOVUPS peakconst<>+128(SB), Z18
+	VMOVUPS peakconst<>+128(SB), Z19
+	VMOVUPS peakconst<>+128(SB), Z20
+	VMOVUPS peakconst<>+128(SB), Z21
+	VMOVUPS peakconst<>+128(SB), Z22
+	VMOVUPS peakconst<>+128(SB), Z23
+	VMOVUPS peakconst<>+128(SB), Z24
+	TESTQ   AX, AX
+	JZ      f16fma_doneAVX512
+
+f16fma_loopAVX512:
+	VCVTPH2PS   peakconst<>+64(SB), Z25
+	VFMADD231PS Z25, Z0, Z1
+	VCVTPH2PS   peakconst<>+80(SB), Z25
+	VFMADD231PS Z25, Z0, Z2
+	VCVTPH2PS   peakconst<>+64(SB), Z25
+	VFMADD231PS Z25, Z0, Z3
+	VCVTPH2PS   peakconst<>+80(SB), Z25
+	VFMADD231PS Z25, Z0, Z4
+	VCVTPH2PS   peakconst<>+64(SB), Z25
+	VFMADD231PS Z25, Z0, Z5
+	VCVTPH2PS   peakconst<>+80(SB), Z25
+	VFMADD231PS Z25, Z0, Z6
+	VCVTPH2PS   peakconst<>+64(SB), Z25
+	VFMADD231PS Z25, Z0, Z7
+	VCVTPH2PS   peakconst<>+80(SB), Z25
+	VFMADD231PS Z25, Z0, Z8
+	VCVTPH2PS   peakconst<>+64(SB), Z25
+	VFMADD231PS Z25, Z0, Z9
+	VCVTPH2PS   peakconst<>+80(SB), Z25
+	VFMADD231PS Z25, Z0, Z10
+	VCVTPH2PS   peakconst<>+64(SB), Z25
+	VFMADD231PS Z25, Z0, Z11
+	VCVTPH2PS   peakconst<>+80(SB), Z25
+	VFMADD231PS Z25, Z0, Z12
+	VCVTPH2PS   peakconst<>+64(SB), Z25
+	VFMADD231PS Z25, Z0, Z13
+	VCVTPH2PS   peakconst<>+80(SB), Z25
+	VFMADD231PS Z25, Z0, Z14
+	VCVTPH2PS   peakconst<>+64(SB), Z25
+	VFMADD231PS Z25, Z0, Z15
+	VCVTPH2PS   peakconst<>+80(SB), Z25
+	VFMADD231PS Z25, Z0, Z16
+	VCVTPH2PS   peakconst<>+64(SB), Z25
+	VFMADD231PS Z25, Z0, Z17
+	VCVTPH2PS   peakconst<>+80(SB), Z25
+	VFMADD231PS Z25, Z0, Z18
+	VCVTPH2PS   peakconst<>+64(SB), Z25
+	VFMADD231PS Z25, Z0, Z19
+	VCVTPH2PS   peakconst<>+80(SB), Z25
+	VFMADD231PS Z25, Z0, Z20
+	VCVTPH2PS   peakconst<>+64(SB), Z25
+	VFMADD231PS Z25, Z0, Z21
+	VCVTPH2PS   peakconst<>+80(SB), Z25
+	VFMADD231PS Z25, Z0, Z22
+	VCVTPH2PS   peakconst<>+64(SB), Z25
+	VFMADD231PS Z25, Z0, Z23
+	VCVTPH2PS   peakconst<>+80(SB), Z25
+	VFMADD231PS Z25, Z0, Z24
+	DECQ        AX
+	JNZ         f16fma_loopAVX512
+
+f16fma_doneAVX512:
+	VADDPS        Z13, Z1, Z1
+	VADDPS        Z14, Z2, Z2
+	VADDPS        Z15, Z3, Z3
+	VADDPS        Z16, Z4, Z4
+	VADDPS        Z17, Z5, Z5
+	VADDPS        Z18, Z6, Z6
+	VADDPS        Z19, Z7, Z7
+	VADDPS        Z20, Z8, Z8
+	VADDPS        Z21, Z9, Z9
+	VADDPS        Z22, Z10, Z10
+	VADDPS        Z23, Z11, Z11
+	VADDPS        Z24, Z12, Z12
+	VADDPS        Z7, Z1, Z1
+	VADDPS        Z8, Z2, Z2
+	VADDPS        Z9, Z3, Z3
+	VADDPS        Z10, Z4, Z4
+	VADDPS        Z11, Z5, Z5
+	VADDPS        Z12, Z6, Z6
+	VADDPS        Z4, Z1, Z1
+	VADDPS        Z5, Z2, Z2
+	VADDPS        Z6, Z3, Z3
+	VADDPS        Z3, Z1, Z1
+	VADDPS        Z2, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y0
 	VEXTRACTF32X4 $0x01, Y0, X1
 	VADDPS        X0, X1, X1
 	VMOVHLPS      X1, X1, X0

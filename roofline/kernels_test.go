@@ -7,6 +7,7 @@ import (
 	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/kernels/isa/isatest"
+	"github.com/ckbench/ckbench/kernels/quant"
 )
 
 func TestCopyWrite(t *testing.T) {
@@ -71,6 +72,28 @@ func TestFMA(t *testing.T) {
 		}
 		if FMAFlopsPerIter(tier) != float64(chains*lanes*2) {
 			t.Errorf("%s: %v FLOP per iteration", tier, FMAFlopsPerIter(tier))
+		}
+	})
+}
+
+// TestF16FMA: every lane of every chain starts at 0.5 and adds x·0.9999999
+// each round, x the f16 halves of 0.001's float32 bits (0x126F in even
+// lanes, 0x3A83 in odd ones), widened exactly; the generic tier has none.
+func TestF16FMA(t *testing.T) {
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
+		got, ok := F16FMA(tier, 1000)
+		k := kernelsFor(tier)
+		if k == nil {
+			if ok {
+				t.Errorf("%s: an f16 FMA kernel where there are no asm kernels", tier)
+			}
+			return
+		}
+		lo, hi := float64(quant.F16ToF32(0x126F)), float64(quant.F16ToF32(0x3A83))
+		lanes := k.vb / 4
+		want := float64(k.chains*lanes)*0.5 + float64(k.chains*lanes/2)*1000*(lo+hi)*0.9999999
+		if !ok || math.Abs(float64(got)-want) > 1e-4*want {
+			t.Errorf("%s: F16FMA = %v (%v), want %v", tier, got, ok, want)
 		}
 	})
 }

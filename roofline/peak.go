@@ -15,6 +15,7 @@ type asmKernels struct {
 	write   func(dst *float32, n, reps int)
 	writeNT func(dst *float32, n, reps int)
 	fma     func(iters int) float32
+	f16fma  func(iters int) float32
 	fmaClk  func(iters int) int
 	int8    func(iters int) int32
 	chains  int // accumulators of fma (and of int8 with VNNI; AVX2 int8 uses 11)
@@ -39,6 +40,17 @@ func FMA(t isa.Tier, iters int) float32 {
 		return k.fma(iters)
 	}
 	return fmaGenericFor(iters)
+}
+
+// F16FMA runs iters iterations of the f16-widened FMA peak kernel of t
+// (FMA's, each operand converted from f16 in memory first, FLOPs as
+// FMAFlopsPerIter) and reports whether t has one: the generic tier has
+// none (its f16 widening is a table lookup, bounded by its FMA ceiling).
+func F16FMA(t isa.Tier, iters int) (float32, bool) {
+	if k := kernelsFor(t); k != nil {
+		return k.f16fma(iters), true
+	}
+	return 0, false
 }
 
 // genericChains is the number of independent float32 chains of fmaGeneric

@@ -1,6 +1,7 @@
 package sweeps
 
 import (
+	"github.com/ckbench/ckbench/kernels/attention"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/roofline"
@@ -40,10 +41,22 @@ func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 }
 
 // computeRoof is the compute ceiling a record is held to: the int8 dot
-// peak for the integer GEMV (its AI counts int8 ops), FP32 FMA otherwise.
+// peak for the integer GEMV (its AI counts int8 ops); the f16-widened FMA
+// peak for a decode over an f16 KV cache that widens every K and V value
+// for the one FMA it feeds (decode-flash and decode-naive, one query head
+// at a time, and any decode with a KV head per query head; on Zen 4 a
+// 512-bit VCVTPH2PS takes FMA issue slots, and that roof is half the FP32
+// one); FP32 FMA otherwise. A grouped kernel (decode-flash-gqa,
+// decode-split with H > Hkv) may widen a value once for several heads'
+// FMAs (AVX-512 does, for two), so it stays under the FP32 roof, which is
+// then the only bound it cannot pass.
 func computeRoof(rec *results.Record) string {
-	if rec.IntOps.Valid() && rec.IntOps > 0 {
+	switch {
+	case rec.IntOps.Valid() && rec.IntOps > 0:
 		return "int8-dot"
+	case rec.Family == "attention" && rec.KV == "f16" &&
+		(rec.Kernel == string(attention.DecodeFlash) || rec.Kernel == string(attention.DecodeNaive) || rec.H == rec.KVH):
+		return "f16-fma"
 	}
 	return "fp32-fma"
 }

@@ -39,6 +39,7 @@ func main() {
 		writeKernel(t, false)
 		writeKernel(t, true)
 		fmaPeak(t)
+		f16FMAPeak(t)
 		fmaClock(t)
 		int8Peak(t, false)
 	}

@@ -97,6 +97,52 @@ func fmaPeak(t tier) {
 	RET()
 }
 
+// f16FMAPeak generates func(iters int) float32: fmaPeak with every FMA's
+// operand widened from f16 in memory first (VCVTPH2PS m → register, then
+// acc += x·a), as the decode kernels consume an f16 KV cache. Where the
+// widening competes with the FMAs for the same units (Zen 4's 512-bit
+// VCVTPH2PS), this is the compute roof of an f16-KV kernel, below
+// fmaPeak's. FLOPs per call: as fmaPeak's.
+func f16FMAPeak(t tier) {
+	Implement("f16FMAPeak" + t.name)
+	Attributes(NOSPLIT)
+	Doc("f16FMAPeak" + t.name + " runs iters rounds of one f16-widened FMA on each independent accumulator.")
+	n := GP64()
+	Load(Param("iters"), n)
+	a := t.vec()
+	VMOVUPS(kc(cMul), a)
+	acc := make([]VecVirtual, t.chains())
+	for i := range acc {
+		acc[i] = t.vec()
+		VMOVUPS(kc(cSeed), acc[i])
+	}
+	// The f16 operands: the halves of cAdd's rows (0.001 as f32 bits,
+	// read as two f16 values per lane: small normals, no NaN).
+	half := kc(cAdd)
+	loop, done := "f16fma_loop"+t.name, "f16fma_done"+t.name
+	TESTQ(n, n)
+	JZ(LabelRef(done))
+	Label(loop)
+	for i := range acc {
+		x := t.vec()
+		VCVTPH2PS(half.Offset(16*(i%2)), x)
+		VFMADD231PS(x, a, acc[i])
+	}
+	DECQ(n)
+	JNZ(LabelRef(loop))
+	Label(done)
+	for len(acc) > 1 {
+		h := (len(acc) + 1) / 2
+		for i := h; i < len(acc); i++ {
+			VADDPS(acc[i], acc[i-h], acc[i-h])
+		}
+		acc = acc[:h]
+	}
+	Store(horizontalSum(t, acc[0]), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
 // int8Peak generates func(iters int) int32: iters rounds of an unsigned ×
 // signed int8 dot product into each of chains() int32 accumulators:
 // VPMADDUBSW + VPMADDWD + VPADDD (AVX2, AVX-512BW), or one VPDPBUSD (VNNI).
