@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/plots"
@@ -40,10 +41,10 @@ func RooflineChart(r *roofline.Roofline, recs []results.Record) plots.Roofline {
 			c.Roofs = append(c.Roofs, plots.Roof{Label: fmt.Sprintf("%s ×%d", cp.Tier, cp.Threads), GFlops: cp.Value})
 		case cp.Kind == "int8-dot" && cp.Value > int8[cp.Threads].Value:
 			int8[cp.Threads] = cp
-		case cp.Kind == "f16-fma" && cp.Tier != isa.AVX512VNNI && cp.Value < 0.9*fp32Roof(r, cp):
-			// Drawn only where widening f16 costs FMA slots (Zen 4's
-			// 512-bit VCVTPH2PS): elsewhere it would sit on the FP32 roof.
-			c.Roofs = append(c.Roofs, plots.Roof{Label: fmt.Sprintf("f16 KV %s ×%d", cp.Tier, cp.Threads), GFlops: cp.Value})
+		case (cp.Kind == "f16-fma" || cp.Kind == "q8-fma") && cp.Tier != isa.AVX512VNNI && cp.Value < 0.9*fp32Roof(r, cp):
+			// Drawn only where widening costs FMA slots (Zen 4's 512-bit
+			// VCVTPH2PS): elsewhere it would sit on the FP32 roof.
+			c.Roofs = append(c.Roofs, plots.Roof{Label: fmt.Sprintf("%s KV %s ×%d", strings.TrimSuffix(cp.Kind, "-fma"), cp.Tier, cp.Threads), GFlops: cp.Value})
 		}
 	}
 	for _, th := range slices.Sorted(maps.Keys(int8)) {

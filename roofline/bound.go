@@ -81,9 +81,9 @@ func (r *Roofline) Bound(t isa.Tier, threads int, ai float64, ws int64, cold boo
 }
 
 // BoundOf is Bound against the compute ceiling of kind (fp32-fma; f16-fma
-// for kernels whose FMAs widen an f16 KV cache, falling back to fp32-fma
-// where the roofline has no f16-fma of t; int8-dot for the integer GEMVs,
-// with ai in int8 ops per byte).
+// or q8-fma for kernels whose FMAs widen an f16 or q8_0 KV cache, falling
+// back to fp32-fma where the roofline has none of t; int8-dot for the
+// integer GEMVs, with ai in int8 ops per byte).
 func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws int64, cold bool) Bound {
 	b := Bound{Level: LevelOf(ws, r.Capacities(threads))}
 	if cold {
@@ -115,7 +115,7 @@ func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws 
 			b.Peak = c.Value
 		}
 	}
-	if b.Peak <= 0 && kind == "f16-fma" {
+	if b.Peak <= 0 && (kind == "f16-fma" || kind == "q8-fma") {
 		return r.BoundOf("fp32-fma", t, threads, ai, ws, cold)
 	}
 	b.GFlops = ai * b.GBs

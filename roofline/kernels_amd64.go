@@ -7,9 +7,9 @@ import "github.com/ckbench/ckbench/kernels/isa"
 //go:generate go run -C _asm . -out ../kernels_amd64.s
 
 var (
-	kAVX2   = asmKernels{readSumAVX2, readXorAVX2, copyAVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, f16FMAPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
-	kAVX512 = asmKernels{readSumAVX512, readXorAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
-	kVNNI   = asmKernels{readSumAVX512, readXorAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
+	kAVX2   = asmKernels{readSumAVX2, readXorAVX2, copyAVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, f16FMAPeakAVX2, q8FMAPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
+	kAVX512 = asmKernels{readSumAVX512, readXorAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
+	kVNNI   = asmKernels{readSumAVX512, readXorAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
 )
 
 func kernelsFor(t isa.Tier) *asmKernels {
@@ -112,6 +112,14 @@ func f16FMAPeakAVX2(iters int) float32
 
 // f16FMAPeakAVX512 is f16FMAPeakAVX2 on 24 zmm chains.
 func f16FMAPeakAVX512(iters int) float32
+
+// q8FMAPeakAVX2 is fmaPeakAVX2 with each FMA's operand widened from int8
+// in memory first (VPMOVSXBD, VCVTDQ2PS, then acc += x·a): the FMA rate of
+// a kernel dequantizing a q8_0 KV cache in registers (Q8FMA).
+func q8FMAPeakAVX2(iters int) float32
+
+// q8FMAPeakAVX512 is q8FMAPeakAVX2 on 24 zmm chains.
+func q8FMAPeakAVX512(iters int) float32
 
 // fmaClockAVX2 runs iters rounds of fmaPeakAVX2's FMAs beside a chain of
 // 16 dependent adds, and returns the adds (= core cycles; FMAClock).

@@ -421,9 +421,9 @@ TEXT ·f16FMAPeakAVX2(SB), NOSPLIT, $0-12
 	VMOVUPS peakconst<>+128(SB), Y11
 	VMOVUPS peakconst<>+128(SB), Y12
 	TESTQ   AX, AX
-	JZ      f16fma_doneAVX2
+	JZ      f16FMAPeak_doneAVX2
 
-f16fma_loopAVX2:
+f16FMAPeak_loopAVX2:
 	VCVTPH2PS   peakconst<>+64(SB), Y13
 	VFMADD231PS Y13, Y0, Y1
 	VCVTPH2PS   peakconst<>+80(SB), Y13
@@ -449,9 +449,91 @@ f16fma_loopAVX2:
 	VCVTPH2PS   peakconst<>+80(SB), Y13
 	VFMADD231PS Y13, Y0, Y12
 	DECQ        AX
-	JNZ         f16fma_loopAVX2
+	JNZ         f16FMAPeak_loopAVX2
 
-f16fma_doneAVX2:
+f16FMAPeak_doneAVX2:
+	VADDPS       Y7, Y1, Y1
+	VADDPS       Y8, Y2, Y2
+	VADDPS       Y9, Y3, Y3
+	VADDPS       Y10, Y4, Y4
+	VADDPS       Y11, Y5, Y5
+	VADDPS       Y12, Y6, Y6
+	VADDPS       Y4, Y1, Y1
+	VADDPS       Y5, Y2, Y2
+	VADDPS       Y6, Y3, Y3
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	MOVSS        X0, ret+8(FP)
+	VZEROUPPER
+	RET
+
+// func q8FMAPeakAVX2(iters int) float32
+// Requires: AVX, AVX2, FMA3, SSE
+TEXT ·q8FMAPeakAVX2(SB), NOSPLIT, $0-12
+	MOVQ    iters+0(FP), AX
+	VMOVUPS peakconst<>+0(SB), Y0
+	VMOVUPS peakconst<>+128(SB), Y1
+	VMOVUPS peakconst<>+128(SB), Y2
+	VMOVUPS peakconst<>+128(SB), Y3
+	VMOVUPS peakconst<>+128(SB), Y4
+	VMOVUPS peakconst<>+128(SB), Y5
+	VMOVUPS peakconst<>+128(SB), Y6
+	VMOVUPS peakconst<>+128(SB), Y7
+	VMOVUPS peakconst<>+128(SB), Y8
+	VMOVUPS peakconst<>+128(SB), Y9
+	VMOVUPS peakconst<>+128(SB), Y10
+	VMOVUPS peakconst<>+128(SB), Y11
+	VMOVUPS peakconst<>+128(SB), Y12
+	TESTQ   AX, AX
+	JZ      q8FMAPeak_doneAVX2
+
+q8FMAPeak_loopAVX2:
+	VPMOVSXBD   peakconst<>+64(SB), Y13
+	VCVTDQ2PS   Y13, Y13
+	VFMADD231PS Y13, Y0, Y1
+	VPMOVSXBD   peakconst<>+80(SB), Y13
+	VCVTDQ2PS   Y13, Y13
+	VFMADD231PS Y13, Y0, Y2
+	VPMOVSXBD   peakconst<>+64(SB), Y13
+	VCVTDQ2PS   Y13, Y13
+	VFMADD231PS Y13, Y0, Y3
+	VPMOVSXBD   peakconst<>+80(SB), Y13
+	VCVTDQ2PS   Y13, Y13
+	VFMADD231PS Y13, Y0, Y4
+	VPMOVSXBD   peakconst<>+64(SB), Y13
+	VCVTDQ2PS   Y13, Y13
+	VFMADD231PS Y13, Y0, Y5
+	VPMOVSXBD   peakconst<>+80(SB), Y13
+	VCVTDQ2PS   Y13, Y13
+	VFMADD231PS Y13, Y0, Y6
+	VPMOVSXBD   peakconst<>+64(SB), Y13
+	VCVTDQ2PS   Y13, Y13
+	VFMADD231PS Y13, Y0, Y7
+	VPMOVSXBD   peakconst<>+80(SB), Y13
+	VCVTDQ2PS   Y13, Y13
+	VFMADD231PS Y13, Y0, Y8
+	VPMOVSXBD   peakconst<>+64(SB), Y13
+	VCVTDQ2PS   Y13, Y13
+	VFMADD231PS Y13, Y0, Y9
+	VPMOVSXBD   peakconst<>+80(SB), Y13
+	VCVTDQ2PS   Y13, Y13
+	VFMADD231PS Y13, Y0, Y10
+	VPMOVSXBD   peakconst<>+64(SB), Y13
+	VCVTDQ2PS   Y13, Y13
+	VFMADD231PS Y13, Y0, Y11
+	VPMOVSXBD   peakconst<>+80(SB), Y13
+	VCVTDQ2PS   Y13, Y13
+	VFMADD231PS Y13, Y0, Y12
+	DECQ        AX
+	JNZ         q8FMAPeak_loopAVX2
+
+q8FMAPeak_doneAVX2:
 	VADDPS       Y7, Y1, Y1
 	VADDPS       Y8, Y2, Y2
 	VADDPS       Y9, Y3, Y3
@@ -964,9 +1046,9 @@ TEXT ·f16FMAPeakAVX512(SB), NOSPLIT, $0-12
 	VMOVUPS peakconst<>+128(SB), Z23
 	VMOVUPS peakconst<>+128(SB), Z24
 	TESTQ   AX, AX
-	JZ      f16fma_doneAVX512
+	JZ      f16FMAPeak_doneAVX512
 
-f16fma_loopAVX512:
+f16FMAPeak_loopAVX512:
 	VCVTPH2PS   peakconst<>+64(SB), Z25
 	VFMADD231PS Z25, Z0, Z1
 	VCVTPH2PS   peakconst<>+80(SB), Z25
@@ -1016,9 +1098,153 @@ f16fma_loopAVX512:
 	VCVTPH2PS   peakconst<>+80(SB), Z25
 	VFMADD231PS Z25, Z0, Z24
 	DECQ        AX
-	JNZ         f16fma_loopAVX512
+	JNZ         f16FMAPeak_loopAVX512
 
-f16fma_doneAVX512:
+f16FMAPeak_doneAVX512:
+	VADDPS        Z13, Z1, Z1
+	VADDPS        Z14, Z2, Z2
+	VADDPS        Z15, Z3, Z3
+	VADDPS        Z16, Z4, Z4
+	VADDPS        Z17, Z5, Z5
+	VADDPS        Z18, Z6, Z6
+	VADDPS        Z19, Z7, Z7
+	VADDPS        Z20, Z8, Z8
+	VADDPS        Z21, Z9, Z9
+	VADDPS        Z22, Z10, Z10
+	VADDPS        Z23, Z11, Z11
+	VADDPS        Z24, Z12, Z12
+	VADDPS        Z7, Z1, Z1
+	VADDPS        Z8, Z2, Z2
+	VADDPS        Z9, Z3, Z3
+	VADDPS        Z10, Z4, Z4
+	VADDPS        Z11, Z5, Z5
+	VADDPS        Z12, Z6, Z6
+	VADDPS        Z4, Z1, Z1
+	VADDPS        Z5, Z2, Z2
+	VADDPS        Z6, Z3, Z3
+	VADDPS        Z3, Z1, Z1
+	VADDPS        Z2, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	MOVSS         X1, ret+8(FP)
+	VZEROUPPER
+	RET
+
+// func q8FMAPeakAVX512(iters int) float32
+// Requires: AVX, AVX512F, AVX512VL, SSE
+TEXT ·q8FMAPeakAVX512(SB), NOSPLIT, $0-12
+	MOVQ    iters+0(FP), AX
+	VMOVUPS peakconst<>+0(SB), Z0
+	VMOVUPS peakconst<>+128(SB), Z1
+	VMOVUPS peakconst<>+128(SB), Z2
+	VMOVUPS peakconst<>+128(SB), Z3
+	VMOVUPS peakconst<>+128(SB), Z4
+	VMOVUPS peakconst<>+128(SB), Z5
+	VMOVUPS peakconst<>+128(SB), Z6
+	VMOVUPS peakconst<>+128(SB), Z7
+	VMOVUPS peakconst<>+128(SB), Z8
+	VMOVUPS peakconst<>+128(SB), Z9
+	VMOVUPS peakconst<>+128(SB), Z10
+	VMOVUPS peakconst<>+128(SB), Z11
+	VMOVUPS peakconst<>+128(SB), Z12
+	VMOVUPS peakconst<>+128(SB), Z13
+	VMOVUPS peakconst<>+128(SB), Z14
+	VMOVUPS peakconst<>+128(SB), Z15
+	VMOVUPS peakconst<>+128(SB), Z16
+	VMOVUPS peakconst<>+128(SB), Z17
+	VMOVUPS peakconst<>+128(SB), Z18
+	VMOVUPS peakconst<>+128(SB), Z19
+	VMOVUPS peakconst<>+128(SB), Z20
+	VMOVUPS peakconst<>+128(SB), Z21
+	VMOVUPS peakconst<>+128(SB), Z22
+	VMOVUPS peakconst<>+128(SB), Z23
+	VMOVUPS peakconst<>+128(SB), Z24
+	TESTQ   AX, AX
+	JZ      q8FMAPeak_doneAVX512
+
+q8FMAPeak_loopAVX512:
+	VPMOVSXBD   peakconst<>+64(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z1
+	VPMOVSXBD   peakconst<>+80(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z2
+	VPMOVSXBD   peakconst<>+64(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z3
+	VPMOVSXBD   peakconst<>+80(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z4
+	VPMOVSXBD   peakconst<>+64(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z5
+	VPMOVSXBD   peakconst<>+80(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z6
+	VPMOVSXBD   peakconst<>+64(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z7
+	VPMOVSXBD   peakconst<>+80(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z8
+	VPMOVSXBD   peakconst<>+64(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z9
+	VPMOVSXBD   peakconst<>+80(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z10
+	VPMOVSXBD   peakconst<>+64(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z11
+	VPMOVSXBD   peakconst<>+80(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z12
+	VPMOVSXBD   peakconst<>+64(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z13
+	VPMOVSXBD   peakconst<>+80(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z14
+	VPMOVSXBD   peakconst<>+64(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z15
+	VPMOVSXBD   peakconst<>+80(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z16
+	VPMOVSXBD   peakconst<>+64(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z17
+	VPMOVSXBD   peakconst<>+80(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z18
+	VPMOVSXBD   peakconst<>+64(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z19
+	VPMOVSXBD   peakconst<>+80(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z20
+	VPMOVSXBD   peakconst<>+64(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z21
+	VPMOVSXBD   peakconst<>+80(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z22
+	VPMOVSXBD   peakconst<>+64(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z23
+	VPMOVSXBD   peakconst<>+80(SB), Z25
+	VCVTDQ2PS   Z25, Z25
+	VFMADD231PS Z25, Z0, Z24
+	DECQ        AX
+	JNZ         q8FMAPeak_loopAVX512
+
+q8FMAPeak_doneAVX512:
 	VADDPS        Z13, Z1, Z1
 	VADDPS        Z14, Z2, Z2
 	VADDPS        Z15, Z3, Z3

@@ -98,6 +98,26 @@ func TestF16FMA(t *testing.T) {
 	})
 }
 
+// TestQ8FMA: as TestF16FMA with the operands int8: the bytes of 0.001's
+// float32 bits (0x6F, 0x12, 0x83, 0x3A: 111, 18, -125, 58, repeating).
+func TestQ8FMA(t *testing.T) {
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
+		got, ok := Q8FMA(tier, 1000)
+		k := kernelsFor(tier)
+		if k == nil {
+			if ok {
+				t.Errorf("%s: a q8 FMA kernel where there are no asm kernels", tier)
+			}
+			return
+		}
+		lanes := k.vb / 4
+		want := float64(k.chains*lanes)*0.5 + float64(k.chains*lanes/4)*1000*(111+18-125+58)*0.9999999
+		if !ok || math.Abs(float64(got)-want) > 1e-4*want {
+			t.Errorf("%s: Q8FMA = %v (%v), want %v", tier, got, ok, want)
+		}
+	})
+}
+
 func TestInt8(t *testing.T) {
 	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
 		if tier == isa.Generic {

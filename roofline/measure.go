@@ -51,7 +51,7 @@ type Stat struct {
 
 // Compute is one compute ceiling: a peak kernel of a tier on n threads.
 type Compute struct {
-	Kind       string   `json:"kind"` // fp32-fma, f16-fma or int8-dot
+	Kind       string   `json:"kind"` // fp32-fma, f16-fma, q8-fma or int8-dot
 	Tier       isa.Tier `json:"tier"`
 	Threads    int      `json:"threads"`
 	Unit       string   `json:"unit"`  // GFLOP/s or GOP/s
@@ -169,7 +169,7 @@ type Roofline struct {
 }
 
 // Method describes how the ceilings were measured, for roofline.json.
-const Method = "Each ceiling is a measurement kernel (roofline/_asm) timed by the ckbench sampler on threads pinned one per CPU, started together; time is the slowest thread, samples with a preemption are dropped. fp32-fma: independent accumulator chains, 2 FLOP per lane per FMA. f16-fma: the same, each FMA's operand widened from f16 in memory first (VCVTPH2PS), the roof of a decode over an f16 KV cache. int8-dot: VPMADDUBSW+VPMADDWD (avx2, avx512) or VPDPBUSD (avx512vnni), 2 ops per int8 multiply-add. Bandwidth: read (load and sum), copy (src+dst = working set) and write (normal and non-temporal stores) with the widest tier, per-thread buffers, log-spaced working sets; levels are the median of the read curve inside windows set by the cpuid cache sizes. Every ceiling measurement (compute, read curve) is taken in several passes over the whole set, in turn, and the pass with the highest rate is kept (pass_spread_pct says how far they differed); the copy and write curves are measured once. A measurement during which the hypervisor stole time from its CPUs (/proc/stat) is redone, up to 3 tries; steal_ms records what remained."
+const Method = "Each ceiling is a measurement kernel (roofline/_asm) timed by the ckbench sampler on threads pinned one per CPU, started together; time is the slowest thread, samples with a preemption are dropped. fp32-fma: independent accumulator chains, 2 FLOP per lane per FMA. f16-fma: the same, each FMA's operand widened from f16 in memory first (VCVTPH2PS), the roof of a decode over an f16 KV cache; q8-fma: widened from int8 (VPMOVSXBD, VCVTDQ2PS), that of a q8_0 cache. int8-dot: VPMADDUBSW+VPMADDWD (avx2, avx512) or VPDPBUSD (avx512vnni), 2 ops per int8 multiply-add. Bandwidth: read (load and sum), copy (src+dst = working set) and write (normal and non-temporal stores) with the widest tier, per-thread buffers, log-spaced working sets; levels are the median of the read curve inside windows set by the cpuid cache sizes. Every ceiling measurement (compute, read curve) is taken in several passes over the whole set, in turn, and the pass with the highest rate is kept (pass_spread_pct says how far they differed); the copy and write curves are measured once. A measurement during which the hypervisor stole time from its CPUs (/proc/stat) is redone, up to 3 tries; steal_ms records what remained."
 
 // measure runs sampler.MeasureParallel and redoes it (up to 3 tries) when
 // the hypervisor stole time from these CPUs meanwhile: steal is invisible to
@@ -430,12 +430,18 @@ func (m *measurer) pass(r *Roofline, last bool) error {
 				c.flagPorts()
 			}
 			r.Compute = append(r.Compute, c)
-			if _, ok := F16FMA(t, 0); ok {
-				st, sst, err := measure(cfg, set, func(int) { F16FMA(t, iters) })
+			for _, w := range []struct {
+				kind string
+				f    func(isa.Tier, int) (float32, bool)
+			}{{"f16-fma", F16FMA}, {"q8-fma", Q8FMA}} {
+				if _, ok := w.f(t, 0); !ok {
+					continue
+				}
+				st, sst, err := measure(cfg, set, func(int) { w.f(t, iters) })
 				if err != nil {
 					return err
 				}
-				r.Compute = append(r.Compute, Compute{Kind: "f16-fma", Tier: t, Threads: n, Unit: "GFLOP/s", OpsPerCall: ops, Stat: sst,
+				r.Compute = append(r.Compute, Compute{Kind: w.kind, Tier: t, Threads: n, Unit: "GFLOP/s", OpsPerCall: ops, Stat: sst,
 					Value: rate(float64(n)*ops, st)})
 			}
 			if Int8OpsPerIter(t) == 0 {

@@ -16,6 +16,7 @@ type asmKernels struct {
 	writeNT func(dst *float32, n, reps int)
 	fma     func(iters int) float32
 	f16fma  func(iters int) float32
+	q8fma   func(iters int) float32
 	fmaClk  func(iters int) int
 	int8    func(iters int) int32
 	chains  int // accumulators of fma (and of int8 with VNNI; AVX2 int8 uses 11)
@@ -49,6 +50,15 @@ func FMA(t isa.Tier, iters int) float32 {
 func F16FMA(t isa.Tier, iters int) (float32, bool) {
 	if k := kernelsFor(t); k != nil {
 		return k.f16fma(iters), true
+	}
+	return 0, false
+}
+
+// Q8FMA is F16FMA with the operands widened from int8 (VPMOVSXBD,
+// VCVTDQ2PS): the compute roof of a decode over a q8_0 cache.
+func Q8FMA(t isa.Tier, iters int) (float32, bool) {
+	if k := kernelsFor(t); k != nil {
+		return k.q8fma(iters), true
 	}
 	return 0, false
 }

@@ -41,22 +41,26 @@ func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 }
 
 // computeRoof is the compute ceiling a record is held to: the int8 dot
-// peak for the integer GEMV (its AI counts int8 ops); the f16-widened FMA
-// peak for a decode over an f16 KV cache that widens every K and V value
-// for the one FMA it feeds (decode-flash and decode-naive, one query head
-// at a time, and any decode with a KV head per query head; on Zen 4 a
-// 512-bit VCVTPH2PS takes FMA issue slots, and that roof is half the FP32
-// one); FP32 FMA otherwise. A grouped kernel (decode-flash-gqa,
-// decode-split with H > Hkv) may widen a value once for several heads'
-// FMAs (AVX-512 does, for two), so it stays under the FP32 roof, which is
-// then the only bound it cannot pass.
+// peak for the integer GEMV (its AI counts int8 ops); the widened FMA peak
+// (f16-fma, q8-fma) for a decode over an f16 or q8_0 KV cache that widens
+// every K and V value for the one FMA it feeds (decode-flash and
+// decode-naive, one query head at a time, and any decode with a KV head
+// per query head: on Zen 4 a 512-bit VCVTPH2PS takes FMA issue slots and
+// the f16 roof is half the FP32 one, the q8_0 widening more); FP32 FMA
+// otherwise. A grouped kernel (decode-flash-gqa, decode-split with H >
+// Hkv) may widen a value once for several heads' FMAs (AVX-512 does, for
+// two), so it stays under the FP32 roof, the only bound it cannot pass.
 func computeRoof(rec *results.Record) string {
-	switch {
-	case rec.IntOps.Valid() && rec.IntOps > 0:
+	if rec.IntOps.Valid() && rec.IntOps > 0 {
 		return "int8-dot"
-	case rec.Family == "attention" && rec.KV == "f16" &&
-		(rec.Kernel == string(attention.DecodeFlash) || rec.Kernel == string(attention.DecodeNaive) || rec.H == rec.KVH):
+	}
+	widensPerFMA := rec.Family == "attention" &&
+		(rec.Kernel == string(attention.DecodeFlash) || rec.Kernel == string(attention.DecodeNaive) || rec.H == rec.KVH)
+	switch {
+	case widensPerFMA && rec.KV == attention.F16.String():
 		return "f16-fma"
+	case widensPerFMA && rec.KV == attention.Q8_0.String():
+		return "q8-fma"
 	}
 	return "fp32-fma"
 }

@@ -6,9 +6,9 @@ import (
 	"github.com/ckbench/ckbench/results"
 )
 
-// TestComputeRoof: attention over an f16 cache with a KV head per query
-// head is held to the f16-widened FMA roof, the integer GEMV to the int8
-// one, the rest (a grouped f16 decode too) to FP32 FMA.
+// TestComputeRoof: a decode widening each f16 or q8_0 value for one FMA is
+// held to the widened FMA roof of its cache type, the integer GEMV to the
+// int8 one, the rest (a grouped decode too) to FP32 FMA.
 func TestComputeRoof(t *testing.T) {
 	for _, c := range []struct {
 		rec  results.Record
@@ -20,7 +20,8 @@ func TestComputeRoof(t *testing.T) {
 		{results.Record{Family: "attention", Kernel: "decode-flash", KV: "f16", H: 32, KVH: 8}, "f16-fma"},
 		{results.Record{Family: "attention", Kernel: "decode-naive", KV: "f16", H: 32, KVH: 8}, "f16-fma"},
 		{results.Record{Family: "attention", KV: "f32"}, "fp32-fma"},
-		{results.Record{Family: "attention", KV: "q8_0"}, "fp32-fma"},
+		{results.Record{Family: "attention", Kernel: "decode-flash", KV: "q8_0", H: 32, KVH: 8}, "q8-fma"},
+		{results.Record{Family: "attention", Kernel: "decode-flash-gqa", KV: "q8_0", H: 32, KVH: 8}, "fp32-fma"},
 		{results.Record{Family: "kvcache", KV: "f16"}, "fp32-fma"},
 		{results.Record{Family: "quant", IntOps: 10}, "int8-dot"},
 	} {

@@ -40,6 +40,7 @@ func main() {
 		writeKernel(t, true)
 		fmaPeak(t)
 		f16FMAPeak(t)
+		q8FMAPeak(t)
 		fmaClock(t)
 		int8Peak(t, false)
 	}

@@ -104,9 +104,29 @@ func fmaPeak(t tier) {
 // VCVTPH2PS), this is the compute roof of an f16-KV kernel, below
 // fmaPeak's. FLOPs per call: as fmaPeak's.
 func f16FMAPeak(t tier) {
-	Implement("f16FMAPeak" + t.name)
+	widenFMAPeak(t, "f16FMAPeak", "f16-widened", func(m Mem, x VecVirtual) {
+		VCVTPH2PS(m, x)
+	})
+}
+
+// q8FMAPeak generates func(iters int) float32: fmaPeak with every FMA's
+// operand widened from int8 in memory first (VPMOVSXBD, VCVTDQ2PS, then
+// acc += x·a): the roof of a kernel dequantizing a q8_0 KV cache in
+// registers (the per-block scale is left out: this is the most such a
+// kernel can do). FLOPs per call: as fmaPeak's.
+func q8FMAPeak(t tier) {
+	widenFMAPeak(t, "q8FMAPeak", "int8-widened", func(m Mem, x VecVirtual) {
+		VPMOVSXBD(m, x)
+		VCVTDQ2PS(x, x)
+	})
+}
+
+// widenFMAPeak is the body of f16FMAPeak and q8FMAPeak: widen(m, x) loads
+// one vector's operand from m into x as float32.
+func widenFMAPeak(t tier, name, what string, widen func(m Mem, x VecVirtual)) {
+	Implement(name + t.name)
 	Attributes(NOSPLIT)
-	Doc("f16FMAPeak" + t.name + " runs iters rounds of one f16-widened FMA on each independent accumulator.")
+	Doc(name + t.name + " runs iters rounds of one " + what + " FMA on each independent accumulator.")
 	n := GP64()
 	Load(Param("iters"), n)
 	a := t.vec()
@@ -116,16 +136,16 @@ func f16FMAPeak(t tier) {
 		acc[i] = t.vec()
 		VMOVUPS(kc(cSeed), acc[i])
 	}
-	// The f16 operands: the halves of cAdd's rows (0.001 as f32 bits,
-	// read as two f16 values per lane: small normals, no NaN).
-	half := kc(cAdd)
-	loop, done := "f16fma_loop"+t.name, "f16fma_done"+t.name
+	// The operands: cAdd's rows (0.001 as f32 bits), read as f16 halves
+	// (small normals, no NaN) or as int8 bytes.
+	src := kc(cAdd)
+	loop, done := name+"_loop"+t.name, name+"_done"+t.name
 	TESTQ(n, n)
 	JZ(LabelRef(done))
 	Label(loop)
 	for i := range acc {
 		x := t.vec()
-		VCVTPH2PS(half.Offset(16*(i%2)), x)
+		widen(src.Offset(16*(i%2)), x)
 		VFMADD231PS(x, a, acc[i])
 	}
 	DECQ(n)
