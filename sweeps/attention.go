@@ -177,6 +177,7 @@ func (g AttentionGrid) Validate() error {
 // attentionData is the data of one shape: q, K and V (copies for --cold),
 // and the float64 reference, computed once on first use.
 type attentionData struct {
+	rotor
 	shape attention.Shape
 	bufs  []attention.Buffers // one per cold copy; O and WS are shared and sized for the largest use
 	ref   []float64
@@ -368,20 +369,36 @@ func newAttentionGroup(shape attention.Shape, g AttentionGrid, opt Options) *dat
 }
 
 // rotate returns a call that runs f on the next buffer set each time
-// (--cold: each call's data was last touched len(bufs)-1 calls ago).
-func rotate[B any](bufs []B, f func(B)) func() {
+// (--cold: each call's data was last touched len(bufs)-1 calls ago). The
+// index of the next set is *next, shared by every call one worker makes on
+// the group's data (see rotor).
+func rotate[B any](bufs []B, next *int, f func(B)) func() {
 	if len(bufs) == 1 {
 		b := bufs[0]
 		return func() { f(b) }
 	}
-	i := 0
 	return func() {
-		f(bufs[i])
-		i++
-		if i == len(bufs) {
-			i = 0
+		f(bufs[*next])
+		if *next++; *next >= len(bufs) {
+			*next = 0
 		}
 	}
+}
+
+// rotor holds, per worker, the index of the next cold copy of a group's
+// data. A point and the read loop timed in alternation with it (see
+// sampler.MeasurePaired) share it, so consecutive calls take consecutive
+// copies: with a counter each, the kernel would read the very copy the
+// read loop had just brought into the caches, and a cache of a few MiB
+// would come out warm (an f16 decode read 143 % of the read loop's rate).
+type rotor struct{ next []*int }
+
+// at returns worker w's counter (the one thread of a 1-thread point is 0).
+func (r *rotor) at(w int) *int {
+	for len(r.next) <= w {
+		r.next = append(r.next, new(int))
+	}
+	return r.next[w]
 }
 
 func decodePoint(base results.Record, p attention.Params, noTile bool, t isa.Tier, st isa.Status, grp *dataGroup) Point {
@@ -415,7 +432,7 @@ func decodePoint(base results.Record, p attention.Params, noTile bool, t isa.Tie
 		if err != nil {
 			return nil, relErr, err
 		}
-		return rotate(d.bufs, func(b attention.Buffers) { im.Run(p, b) }), relErr, nil
+		return rotate(d.bufs, d.at(0), func(b attention.Buffers) { im.Run(p, b) }), relErr, nil
 	}
 	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
 		return decodeShares(g.get().(*attentionData), im, p, n)
@@ -481,7 +498,7 @@ func decodeShares(d *attentionData, im attention.Impl, p attention.Params, n int
 		for i, b := range d.bufs {
 			cuts[i] = cut(b, w)
 		}
-		shares[w] = rotate(cuts, func(s attention.Buffers) { im.Run(parts[w].p, s) })
+		shares[w] = rotate(cuts, d.at(w), func(s attention.Buffers) { im.Run(parts[w].p, s) })
 	}
 	return shares, relErr, nil
 }
@@ -543,7 +560,7 @@ func splitKVShares(d *attentionData, im attention.Impl, p attention.Params, n in
 	shares := make([]func(), n)
 	for w := range works {
 		call := 0
-		shares[w] = rotate(d.bufs, func(b attention.Buffers) {
+		shares[w] = rotate(d.bufs, d.at(w), func(b attention.Buffers) {
 			par := call & 1
 			call++
 			run(w, par, b)
@@ -591,14 +608,14 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 			if got, want := xor(t, d.bufs[0]), xor(isa.Generic, d.bufs[0]); got != want {
 				return nil, math.NaN(), fmt.Errorf("read loop XOR %#x, want %#x", got, want)
 			}
-			return rotate(d.bufs, func(b attention.Buffers) { xorSink ^= xor(t, b) }), 0, nil
+			return rotate(d.bufs, d.at(0), func(b attention.Buffers) { xorSink ^= xor(t, b) }), 0, nil
 		}
 		pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
 			d := g.get().(*attentionData)
 			shares := make([]func(), n)
 			for w, blocks := range splitBlocks(shape.ReadBlocks(), n) {
 				var sink uint64 // the worker's own: no two threads write one word
-				shares[w] = rotate(d.bufs, func(b attention.Buffers) {
+				shares[w] = rotate(d.bufs, d.at(w), func(b attention.Buffers) {
 					for _, r := range blocks {
 						sink ^= roofline.ReadXor(t, b.KEnc[r[0]*rb:r[1]*rb]) ^ roofline.ReadXor(t, b.VEnc[r[0]*rb:r[1]*rb])
 					}
@@ -618,7 +635,7 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 		if !(relErr <= 1e-3) {
 			return nil, relErr, fmt.Errorf("read loop sum off by %.3g of Σ|x|", relErr)
 		}
-		call := rotate(d.bufs, func(b attention.Buffers) { readSink += read(b.K) + read(b.V) })
+		call := rotate(d.bufs, d.at(0), func(b attention.Buffers) { readSink += read(b.K) + read(b.V) })
 		return call, relErr, nil
 	}
 	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
@@ -626,7 +643,7 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 		shares := make([]func(), n)
 		for w, blocks := range splitBlocks(shape.ReadBlocks(), n) {
 			var sink float32 // the worker's own: no two threads write one word
-			shares[w] = rotate(d.bufs, func(b attention.Buffers) {
+			shares[w] = rotate(d.bufs, d.at(w), func(b attention.Buffers) {
 				for _, r := range blocks {
 					sink += roofline.ReadSum(t, b.K[r[0]*shape.D:r[1]*shape.D]) + roofline.ReadSum(t, b.V[r[0]*shape.D:r[1]*shape.D])
 				}

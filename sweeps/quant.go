@@ -180,6 +180,7 @@ func formatNames(fs []quant.Format) string {
 // --cold), x, and the generic tier's outputs and their scales, computed
 // once per kernel on first use.
 type quantData struct {
+	rotor
 	bufs []quant.Buffers
 	ref  map[quant.Kernel][]float32
 	mag  map[quant.Kernel][]float64
@@ -362,7 +363,7 @@ func quantPoint(base results.Record, p quant.Params, act string, t isa.Tier, st 
 		if !(relErr <= quant.Tolerance) {
 			return nil, relErr, fmt.Errorf("max rel err %.3g exceeds %.0e against the generic tier", relErr, quant.Tolerance)
 		}
-		return rotate(d.bufs, func(b quant.Buffers) { im.Run(p, b) }), relErr, nil
+		return rotate(d.bufs, d.at(0), func(b quant.Buffers) { im.Run(p, b) }), relErr, nil
 	}
 	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
 		if p.Kernel == quant.QuantizeQ8 {
@@ -404,7 +405,7 @@ func quantizeShares(d *quantData, im quant.Impl, p quant.Params, n int) ([]func(
 	for w, r := range ranges {
 		shares[w] = func() {}
 		if r[0] < r[1] {
-			shares[w] = rotate(d.bufs, func(b quant.Buffers) {
+			shares[w] = rotate(d.bufs, d.at(w), func(b quant.Buffers) {
 				q, s := share(b, r)
 				im.Run(q, s)
 			})
@@ -462,7 +463,7 @@ func quantShares(d *quantData, im quant.Impl, p quant.Params, n int) ([]func(), 
 			shares[w] = func() {}
 			continue
 		}
-		shares[w] = rotate(d.bufs, func(b quant.Buffers) {
+		shares[w] = rotate(d.bufs, d.at(w), func(b quant.Buffers) {
 			q, s := share(b, r, xqs[w])
 			im.Run(q, s)
 		})
@@ -488,7 +489,7 @@ func wReadPoint(base results.Record, f quant.Format, s Shape, t isa.Tier, st isa
 		if got, want := roofline.ReadXor(t, w), roofline.ReadXor(isa.Generic, w); got != want {
 			return nil, 1, fmt.Errorf("read loop XOR %#x, Go's %#x: the loop skipped or misread bytes", got, want)
 		}
-		return rotate(d.bufs, func(b quant.Buffers) { xorSink ^= roofline.ReadXor(t, b.W[:n]) }), 0, nil
+		return rotate(d.bufs, d.at(0), func(b quant.Buffers) { xorSink ^= roofline.ReadXor(t, b.W[:n]) }), 0, nil
 	}
 	// n threads each read their block of the bytes (4 KiB aligned).
 	pt.prepareN = func(g *dataGroup, threads int) ([]func(), float64, error) {
@@ -496,7 +497,7 @@ func wReadPoint(base results.Record, f quant.Format, s Shape, t isa.Tier, st isa
 		shares := make([]func(), threads)
 		for w, r := range splitRange(n, threads, 4096) {
 			var sink uint64 // the worker's own: no two threads write one word
-			shares[w] = rotate(d.bufs, func(b quant.Buffers) { sink ^= roofline.ReadXor(t, b.W[r[0]:r[1]]) })
+			shares[w] = rotate(d.bufs, d.at(w), func(b quant.Buffers) { sink ^= roofline.ReadXor(t, b.W[r[0]:r[1]]) })
 		}
 		return shares, 0, nil
 	}

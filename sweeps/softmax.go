@@ -88,6 +88,7 @@ func (g SoftmaxGrid) shapes() []softmax.Shape {
 // softmaxData is one matrix: the input, its float64 softmax, and the
 // buffers the kernels overwrite (copies for --cold).
 type softmaxData struct {
+	rotor
 	x    []float32
 	want []float64
 	bufs [][]float32
@@ -181,7 +182,7 @@ func softmaxPoint(p softmax.Params, t isa.Tier, st isa.Status, grp *dataGroup) P
 		if err != nil {
 			return nil, relErr, err
 		}
-		return rotate(d.bufs, func(x []float32) { im.Run(p, x) }), relErr, nil
+		return rotate(d.bufs, d.at(0), func(x []float32) { im.Run(p, x) }), relErr, nil
 	}
 	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
 		d := g.get().(*softmaxData)
@@ -203,7 +204,7 @@ func softmaxPoint(p softmax.Params, t isa.Tier, st isa.Status, grp *dataGroup) P
 		}
 		shares := make([]func(), n)
 		for w, r := range ranges {
-			shares[w] = rotate(d.bufs, func(x []float32) { rows(x, r) })
+			shares[w] = rotate(d.bufs, d.at(w), func(x []float32) { rows(x, r) })
 		}
 		return shares, relErr, nil
 	}
