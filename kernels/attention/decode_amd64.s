@@ -481,9 +481,260 @@ tile_1:
 
 scores_1:
 	MOVQ    32(SP), AX
+	INCQ    AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
 	JGE     scores_done_1
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    CX, 64(SP)
+	MOVQ    AX, 72(SP)
+	MOVQ    DX, 80(SP)
+	MOVQ    BX, 88(SP)
+	MOVQ    DI, 48(SP)
+	MOVQ    SI, 56(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), X1
+	VMOVSS  expconst<>+0(SB), X0
+	VMOVUPS expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X2
+
+scores2_by8_1:
+	CMPQ   48(SP), $0x04
+	JL     scores2_by1_1
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   56(SP), CX
+	MOVQ   64(SP), DX
+	SUBQ   CX, DX
+	MOVQ   72(SP), BX
+	SUBQ   CX, BX
+	MOVQ   152(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	MOVQ   40(SP), SI
+	SUBQ   $0x00000020, SI
+	MOVQ   SI, 96(SP)
+	CMPQ   CX, 96(SP)
+	JAE    scores2_odd_1
+
+scores2_chunk2_1:
+	VMOVUPS     (CX)(DX*1), Y12
+	VMOVUPS     (CX)(BX*1), Y13
+	VMOVUPS     (CX), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y8
+	VMOVUPS     (CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y9
+	VMOVUPS     (CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y14, Y13, Y10
+	VMOVUPS     (CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        120(SP)
+	JNZ         pf_skip_1
+	MOVQ        ng+16(FP), SI
+	MOVQ        SI, 120(SP)
+	MOVQ        104(SP), SI
+	CMPQ        SI, 112(SP)
+	JAE         pf_skip_1
+	PREFETCHT1  (SI)
+	PREFETCHT1  64(SI)
+	PREFETCHT1  128(SI)
+	PREFETCHT1  192(SI)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_1:
+	VMOVUPS     32(CX)(DX*1), Y12
+	VMOVUPS     32(CX)(BX*1), Y13
+	VMOVUPS     32(CX), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y8
+	VMOVUPS     32(CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y9
+	VMOVUPS     32(CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y14, Y13, Y10
+	VMOVUPS     32(CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        120(SP)
+	JNZ         pf_skip_2
+	MOVQ        ng+16(FP), SI
+	MOVQ        SI, 120(SP)
+	MOVQ        104(SP), SI
+	CMPQ        SI, 112(SP)
+	JAE         pf_skip_2
+	PREFETCHT1  (SI)
+	PREFETCHT1  64(SI)
+	PREFETCHT1  128(SI)
+	PREFETCHT1  192(SI)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_2:
+	ADDQ $0x00000040, CX
+	CMPQ CX, 96(SP)
+	JB   scores2_chunk2_1
+
+scores2_odd_1:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_reduce_1
+	VMOVUPS     (CX)(DX*1), Y12
+	VMOVUPS     (CX)(BX*1), Y13
+	VMOVUPS     (CX), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y8
+	VMOVUPS     (CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y9
+	VMOVUPS     (CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y14, Y13, Y10
+	VMOVUPS     (CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        120(SP)
+	JNZ         pf_skip_3
+	MOVQ        ng+16(FP), CX
+	MOVQ        CX, 120(SP)
+	MOVQ        104(SP), CX
+	CMPQ        CX, 112(SP)
+	JAE         pf_skip_3
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_3:
+scores2_reduce_1:
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y5
+	VHADDPS      Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X5
+	VBROADCASTSS scale+64(FP), X4
+	VMULPS       X4, X5, X5
+	VMAXPS       X5, X1, X1
+	VHADDPS      Y9, Y8, Y4
+	VHADDPS      Y11, Y10, Y6
+	VHADDPS      Y6, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X6
+	VADDPS       X4, X6, X6
+	VBROADCASTSS scale+64(FP), X4
+	VMULPS       X4, X6, X6
+	VMAXPS       X6, X3, X3
+	MOVQ         80(SP), CX
+	VMOVUPS      X5, (CX)
+	ADDQ         $0x00000010, 80(SP)
+	MOVQ         88(SP), CX
+	VMOVUPS      X6, (CX)
+	ADDQ         $0x00000010, 88(SP)
+	SUBQ         $0x04, 48(SP)
+	MOVQ         56(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 56(SP)
+	JMP          scores2_by8_1
+
+scores2_by1_1:
+	CMPQ   48(SP), $0x00
+	JE     scores2_done_1
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   56(SP), AX
+	MOVQ   64(SP), CX
+	SUBQ   AX, CX
+	MOVQ   72(SP), DX
+	SUBQ   AX, DX
+	MOVQ   152(SP), BX
+	ADDQ   AX, BX
+	MOVQ   BX, 40(SP)
+
+scores2_chunk1_1:
+	VMOVUPS      (AX), Y6
+	VFMADD231PS  (AX)(CX*1), Y6, Y4
+	VFMADD231PS  (AX)(DX*1), Y6, Y5
+	ADDQ         $0x00000020, AX
+	CMPQ         AX, 40(SP)
+	JB           scores2_chunk1_1
+	VEXTRACTF128 $0x01, Y4, X6
+	VADDPS       X4, X6, X6
+	VMOVHLPS     X6, X6, X4
+	VADDPS       X4, X6, X6
+	VMOVSHDUP    X6, X4
+	VADDPS       X4, X6, X6
+	VMULSS       scale+64(FP), X6, X6
+	VMAXSS       X6, X0, X0
+	VEXTRACTF128 $0x01, Y5, X4
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDPS       X5, X4, X4
+	VMULSS       scale+64(FP), X4, X4
+	VMAXSS       X4, X2, X2
+	MOVQ         80(SP), AX
+	VMOVSS       X6, (AX)
+	ADDQ         $0x00000004, 80(SP)
+	MOVQ         88(SP), AX
+	VMOVSS       X4, (AX)
+	ADDQ         $0x00000004, 88(SP)
+	DECQ         48(SP)
+	MOVQ         56(SP), AX
+	ADDQ         R8, AX
+	MOVQ         AX, 56(SP)
+	JMP          scores2_by1_1
+
+scores2_done_1:
+	VMOVHLPS  X1, X1, X4
+	VMAXPS    X4, X1, X1
+	VMOVSHDUP X1, X4
+	VMAXPS    X4, X1, X1
+	VMAXSS    X0, X1, X1
+	VMOVHLPS  X3, X3, X0
+	VMAXPS    X0, X3, X3
+	VMOVSHDUP X3, X0
+	VMAXPS    X0, X3, X3
+	VMAXSS    X2, X3, X3
+	MOVQ      state+72(FP), AX
+	MOVQ      ng+16(FP), CX
+	LEAQ      (AX)(CX*4), AX
+	LEAQ      (AX)(CX*4), AX
+	MOVQ      32(SP), CX
+	VMOVSS    X1, (AX)(CX*4)
+	VMOVSS    X3, 4(AX)(CX*4)
+	ADDQ      $0x00000002, 32(SP)
+	JMP       scores_1
+
+scores_done_1:
+scores_2:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_2
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -530,19 +781,19 @@ scores_pairs_1:
 	VFMADD231PS (R8)(SI*2), Y10, Y4
 	VFMADD231PS (R8)(DI*1), Y10, Y5
 	DECQ        120(SP)
-	JNZ         pf_skip_1
+	JNZ         pf_skip_4
 	MOVQ        ng+16(FP), R12
 	MOVQ        R12, 120(SP)
 	MOVQ        104(SP), R12
 	CMPQ        R12, 112(SP)
-	JAE         pf_skip_1
+	JAE         pf_skip_4
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
 	PREFETCHT1  192(R12)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_1:
+pf_skip_4:
 	VMOVUPS     32(R8)(R10*1), Y10
 	VFMADD231PS 32(R8), Y10, Y2
 	VFMADD231PS 32(R8)(SI*1), Y10, Y3
@@ -580,19 +831,19 @@ scores_pairs_2:
 	VFMADD231PS (R9)(SI*2), Y10, Y8
 	VFMADD231PS (R9)(DI*1), Y10, Y9
 	DECQ        120(SP)
-	JNZ         pf_skip_2
+	JNZ         pf_skip_5
 	MOVQ        ng+16(FP), R12
 	MOVQ        R12, 120(SP)
 	MOVQ        104(SP), R12
 	CMPQ        R12, 112(SP)
-	JAE         pf_skip_2
+	JAE         pf_skip_5
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
 	PREFETCHT1  192(R12)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_2:
+pf_skip_5:
 	VMOVUPS     32(R8)(R10*1), Y10
 	VFMADD231PS 32(R9), Y10, Y6
 	VFMADD231PS 32(R9)(SI*1), Y10, Y7
@@ -635,7 +886,7 @@ scores_half_2:
 
 scores_by1_1:
 	TESTQ  BX, BX
-	JZ     scores_done_2
+	JZ     scores_done_3
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
 	MOVQ   152(SP), R11
@@ -663,7 +914,7 @@ scores_chunk1_1:
 	ADDQ         SI, DX
 	JMP          scores_by1_1
 
-scores_done_2:
+scores_done_3:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -678,9 +929,9 @@ scores_done_2:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_1
+	JMP          scores_2
 
-scores_done_1:
+scores_done_2:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_1:
@@ -859,9 +1110,225 @@ softmax_done_1:
 
 pv_1:
 	MOVQ  32(SP), AX
+	INCQ  AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
 	JGE   pv_done_1
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
+	MOVQ  stride+96(FP), R9
+	MOVQ  CX, 40(SP)
+	MOVQ  BX, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  SI, CX
+	SUBQ  DX, CX
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_1:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_1
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y4
+	VMOVUPS 32(BX)(DX*1), Y5
+	VMOVUPS 64(BX)(DX*1), Y6
+	VMOVUPS 96(BX)(DX*1), Y7
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_1:
+	TESTQ        DI, DI
+	JZ           pv2_merge_1
+	VMOVUPS      (SI), Y8
+	VMOVUPS      32(SI), Y9
+	VMOVUPS      64(SI), Y10
+	VMOVUPS      96(SI), Y11
+	VBROADCASTSS (BX), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y3
+	VBROADCASTSS (BX)(CX*1), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VFMADD231PS  Y10, Y12, Y6
+	VFMADD231PS  Y11, Y12, Y7
+	DECQ         144(SP)
+	JNZ          pf_skip_6
+	MOVQ         ng+16(FP), R8
+	MOVQ         R8, 144(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_6
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
+
+pf_skip_6:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_1
+
+pv2_merge_1:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y4, (BX)(DX*1)
+	VMOVUPS Y5, 32(BX)(DX*1)
+	VMOVUPS Y6, 64(BX)(DX*1)
+	VMOVUPS Y7, 96(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_1
+
+pv2_next_1:
+pv2_block_2:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_2
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	VMOVUPS 32(BX)(DX*1), Y3
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_2:
+	TESTQ        DI, DI
+	JZ           pv2_merge_2
+	VMOVUPS      (SI), Y4
+	VMOVUPS      32(SI), Y5
+	VBROADCASTSS (BX), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS (BX)(CX*1), Y6
+	VFMADD231PS  Y4, Y6, Y2
+	VFMADD231PS  Y5, Y6, Y3
+	DECQ         144(SP)
+	JNZ          pf_skip_7
+	MOVQ         ng+16(FP), R8
+	MOVQ         R8, 144(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_7
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
+
+pf_skip_7:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_2
+
+pv2_merge_2:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	VMOVUPS Y3, 32(BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_2
+
+pv2_next_2:
+pv2_block_3:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000020
+	JL      pv2_next_3
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y1
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_3:
+	TESTQ        DI, DI
+	JZ           pv2_merge_3
+	VMOVUPS      (SI), Y2
+	VBROADCASTSS (BX), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS (BX)(CX*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	DECQ         144(SP)
+	JNZ          pf_skip_8
+	MOVQ         ng+16(FP), R8
+	MOVQ         R8, 144(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_8
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
+
+pf_skip_8:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_3
+
+pv2_merge_3:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y1, (BX)(DX*1)
+	ADDQ    $0x00000020, 80(SP)
+	JMP     pv2_block_3
+
+pv2_next_3:
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_1
+
+pv_done_1:
+pv_2:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_2
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -907,19 +1374,19 @@ pv_single_1:
 	VFMADD231PS  192(R10), Y8, Y6
 	VFMADD231PS  224(R10), Y8, Y7
 	DECQ         144(SP)
-	JNZ          pf_skip_3
+	JNZ          pf_skip_9
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_3
+	JAE          pf_skip_9
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_3:
+pf_skip_9:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -969,19 +1436,19 @@ pv_pair_2:
 	VFMADD231PS  64(R10)(DI*1), Y9, Y5
 	VFMADD231PS  96(R10)(DI*1), Y9, Y7
 	DECQ         144(SP)
-	JNZ          pf_skip_4
+	JNZ          pf_skip_10
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_4
+	JAE          pf_skip_10
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_4:
+pf_skip_10:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -997,17 +1464,17 @@ pv_single_2:
 	VFMADD231PS  64(R10), Y8, Y4
 	VFMADD231PS  96(R10), Y8, Y6
 	DECQ         144(SP)
-	JNZ          pf_skip_5
+	JNZ          pf_skip_11
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_5
+	JAE          pf_skip_11
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	ADDQ         $0x00000080, 128(SP)
 
-pf_skip_5:
+pf_skip_11:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -1049,17 +1516,17 @@ pv_pair_3:
 	VFMADD231PS  (R10)(DI*1), Y5, Y1
 	VFMADD231PS  32(R10)(DI*1), Y5, Y3
 	DECQ         144(SP)
-	JNZ          pf_skip_6
+	JNZ          pf_skip_12
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_6
+	JAE          pf_skip_12
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	ADDQ         $0x00000080, 128(SP)
 
-pf_skip_6:
+pf_skip_12:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -1073,16 +1540,16 @@ pv_single_3:
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
 	DECQ         144(SP)
-	JNZ          pf_skip_7
+	JNZ          pf_skip_13
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_7
+	JAE          pf_skip_13
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_7:
+pf_skip_13:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -1116,16 +1583,16 @@ pv_pair_4:
 	VFMADD231PS  (R10), Y2, Y0
 	VFMADD231PS  (R10)(DI*1), Y3, Y1
 	DECQ         144(SP)
-	JNZ          pf_skip_8
+	JNZ          pf_skip_14
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_8
+	JAE          pf_skip_14
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_8:
+pf_skip_14:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -1138,16 +1605,16 @@ pv_single_4:
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
 	DECQ         144(SP)
-	JNZ          pf_skip_9
+	JNZ          pf_skip_15
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_9
+	JAE          pf_skip_15
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_9:
+pf_skip_15:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -1161,9 +1628,9 @@ pv_merge_4:
 
 pv_next_4:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_1
+	JMP  pv_2
 
-pv_done_1:
+pv_done_2:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -1342,7 +1809,7 @@ scores_half_4:
 
 scores_by1_2:
 	TESTQ  R8, R8
-	JZ     scores_done_3
+	JZ     scores_done_4
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -1370,7 +1837,7 @@ scores_chunk1_2:
 	ADDQ         DI, DX
 	JMP          scores_by1_2
 
-scores_done_3:
+scores_done_4:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -1771,11 +2238,262 @@ tile_2:
 	MOVQ    $0x00000001, 144(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_2:
+scores_3:
+	MOVQ    32(SP), AX
+	INCQ    AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_5
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    CX, 64(SP)
+	MOVQ    AX, 72(SP)
+	MOVQ    DX, 80(SP)
+	MOVQ    BX, 88(SP)
+	MOVQ    DI, 48(SP)
+	MOVQ    SI, 56(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), X1
+	VMOVSS  expconst<>+0(SB), X0
+	VMOVUPS expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X2
+
+scores2_by8_2:
+	CMPQ   48(SP), $0x04
+	JL     scores2_by1_2
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   56(SP), CX
+	MOVQ   64(SP), DX
+	SUBQ   CX, DX
+	MOVQ   72(SP), BX
+	SUBQ   CX, BX
+	MOVQ   152(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	MOVQ   40(SP), SI
+	SUBQ   $0x00000020, SI
+	MOVQ   SI, 96(SP)
+	CMPQ   CX, 96(SP)
+	JAE    scores2_odd_2
+
+scores2_chunk2_2:
+	VMOVUPS     (CX)(DX*1), Y12
+	VMOVUPS     (CX)(BX*1), Y13
+	VMOVUPS     (CX), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y8
+	VMOVUPS     (CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y9
+	VMOVUPS     (CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y14, Y13, Y10
+	VMOVUPS     (CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        120(SP)
+	JNZ         pf_skip_16
+	MOVQ        ng+16(FP), SI
+	MOVQ        SI, 120(SP)
+	MOVQ        104(SP), SI
+	CMPQ        SI, 112(SP)
+	JAE         pf_skip_16
+	PREFETCHT1  (SI)
+	PREFETCHT1  64(SI)
+	PREFETCHT1  128(SI)
+	PREFETCHT1  192(SI)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_16:
+	VMOVUPS     32(CX)(DX*1), Y12
+	VMOVUPS     32(CX)(BX*1), Y13
+	VMOVUPS     32(CX), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y8
+	VMOVUPS     32(CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y9
+	VMOVUPS     32(CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y14, Y13, Y10
+	VMOVUPS     32(CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        120(SP)
+	JNZ         pf_skip_17
+	MOVQ        ng+16(FP), SI
+	MOVQ        SI, 120(SP)
+	MOVQ        104(SP), SI
+	CMPQ        SI, 112(SP)
+	JAE         pf_skip_17
+	PREFETCHT1  (SI)
+	PREFETCHT1  64(SI)
+	PREFETCHT1  128(SI)
+	PREFETCHT1  192(SI)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_17:
+	ADDQ $0x00000040, CX
+	CMPQ CX, 96(SP)
+	JB   scores2_chunk2_2
+
+scores2_odd_2:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_reduce_2
+	VMOVUPS     (CX)(DX*1), Y12
+	VMOVUPS     (CX)(BX*1), Y13
+	VMOVUPS     (CX), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y8
+	VMOVUPS     (CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y9
+	VMOVUPS     (CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y14, Y13, Y10
+	VMOVUPS     (CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        120(SP)
+	JNZ         pf_skip_18
+	MOVQ        ng+16(FP), CX
+	MOVQ        CX, 120(SP)
+	MOVQ        104(SP), CX
+	CMPQ        CX, 112(SP)
+	JAE         pf_skip_18
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_18:
+scores2_reduce_2:
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y5
+	VHADDPS      Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X5
+	VBROADCASTSS scale+64(FP), X4
+	VMULPS       X4, X5, X5
+	VMAXPS       X5, X1, X1
+	VHADDPS      Y9, Y8, Y4
+	VHADDPS      Y11, Y10, Y6
+	VHADDPS      Y6, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X6
+	VADDPS       X4, X6, X6
+	VBROADCASTSS scale+64(FP), X4
+	VMULPS       X4, X6, X6
+	VMAXPS       X6, X3, X3
+	MOVQ         80(SP), CX
+	VMOVUPS      X5, (CX)
+	ADDQ         $0x00000010, 80(SP)
+	MOVQ         88(SP), CX
+	VMOVUPS      X6, (CX)
+	ADDQ         $0x00000010, 88(SP)
+	SUBQ         $0x04, 48(SP)
+	MOVQ         56(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 56(SP)
+	JMP          scores2_by8_2
+
+scores2_by1_2:
+	CMPQ   48(SP), $0x00
+	JE     scores2_done_2
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   56(SP), AX
+	MOVQ   64(SP), CX
+	SUBQ   AX, CX
+	MOVQ   72(SP), DX
+	SUBQ   AX, DX
+	MOVQ   152(SP), BX
+	ADDQ   AX, BX
+	MOVQ   BX, 40(SP)
+
+scores2_chunk1_2:
+	VMOVUPS      (AX), Y6
+	VFMADD231PS  (AX)(CX*1), Y6, Y4
+	VFMADD231PS  (AX)(DX*1), Y6, Y5
+	ADDQ         $0x00000020, AX
+	CMPQ         AX, 40(SP)
+	JB           scores2_chunk1_2
+	VEXTRACTF128 $0x01, Y4, X6
+	VADDPS       X4, X6, X6
+	VMOVHLPS     X6, X6, X4
+	VADDPS       X4, X6, X6
+	VMOVSHDUP    X6, X4
+	VADDPS       X4, X6, X6
+	VMULSS       scale+64(FP), X6, X6
+	VMAXSS       X6, X0, X0
+	VEXTRACTF128 $0x01, Y5, X4
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDPS       X5, X4, X4
+	VMULSS       scale+64(FP), X4, X4
+	VMAXSS       X4, X2, X2
+	MOVQ         80(SP), AX
+	VMOVSS       X6, (AX)
+	ADDQ         $0x00000004, 80(SP)
+	MOVQ         88(SP), AX
+	VMOVSS       X4, (AX)
+	ADDQ         $0x00000004, 88(SP)
+	DECQ         48(SP)
+	MOVQ         56(SP), AX
+	ADDQ         R8, AX
+	MOVQ         AX, 56(SP)
+	JMP          scores2_by1_2
+
+scores2_done_2:
+	VMOVHLPS  X1, X1, X4
+	VMAXPS    X4, X1, X1
+	VMOVSHDUP X1, X4
+	VMAXPS    X4, X1, X1
+	VMAXSS    X0, X1, X1
+	VMOVHLPS  X3, X3, X0
+	VMAXPS    X0, X3, X3
+	VMOVSHDUP X3, X0
+	VMAXPS    X0, X3, X3
+	VMAXSS    X2, X3, X3
+	MOVQ      state+72(FP), AX
+	MOVQ      ng+16(FP), CX
+	LEAQ      (AX)(CX*4), AX
+	LEAQ      (AX)(CX*4), AX
+	MOVQ      32(SP), CX
+	VMOVSS    X1, (AX)(CX*4)
+	VMOVSS    X3, 4(AX)(CX*4)
+	ADDQ      $0x00000002, 32(SP)
+	JMP       scores_3
+
+scores_done_5:
+scores_4:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_4
+	JGE     scores_done_6
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -1822,19 +2540,19 @@ scores_pairs_5:
 	VFMADD231PS (R8)(SI*2), Y10, Y4
 	VFMADD231PS (R8)(DI*1), Y10, Y5
 	DECQ        120(SP)
-	JNZ         pf_skip_10
+	JNZ         pf_skip_19
 	MOVQ        ng+16(FP), R12
 	MOVQ        R12, 120(SP)
 	MOVQ        104(SP), R12
 	CMPQ        R12, 112(SP)
-	JAE         pf_skip_10
+	JAE         pf_skip_19
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
 	PREFETCHT1  192(R12)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_10:
+pf_skip_19:
 	VMOVUPS     32(R8)(R10*1), Y10
 	VFMADD231PS 32(R8), Y10, Y2
 	VFMADD231PS 32(R8)(SI*1), Y10, Y3
@@ -1872,19 +2590,19 @@ scores_pairs_6:
 	VFMADD231PS (R9)(SI*2), Y10, Y8
 	VFMADD231PS (R9)(DI*1), Y10, Y9
 	DECQ        120(SP)
-	JNZ         pf_skip_11
+	JNZ         pf_skip_20
 	MOVQ        ng+16(FP), R12
 	MOVQ        R12, 120(SP)
 	MOVQ        104(SP), R12
 	CMPQ        R12, 112(SP)
-	JAE         pf_skip_11
+	JAE         pf_skip_20
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
 	PREFETCHT1  192(R12)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_11:
+pf_skip_20:
 	VMOVUPS     32(R8)(R10*1), Y10
 	VFMADD231PS 32(R9), Y10, Y6
 	VFMADD231PS 32(R9)(SI*1), Y10, Y7
@@ -1927,7 +2645,7 @@ scores_half_6:
 
 scores_by1_3:
 	TESTQ  BX, BX
-	JZ     scores_done_5
+	JZ     scores_done_7
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
 	MOVQ   152(SP), R11
@@ -1955,7 +2673,7 @@ scores_chunk1_3:
 	ADDQ         SI, DX
 	JMP          scores_by1_3
 
-scores_done_5:
+scores_done_7:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -1970,9 +2688,9 @@ scores_done_5:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_2
+	JMP          scores_4
 
-scores_done_4:
+scores_done_6:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_2:
@@ -2128,11 +2846,227 @@ exp_done_3:
 softmax_done_2:
 	MOVQ $0x00000000, 32(SP)
 
-pv_2:
+pv_3:
+	MOVQ  32(SP), AX
+	INCQ  AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_3
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
+	MOVQ  stride+96(FP), R9
+	MOVQ  CX, 40(SP)
+	MOVQ  BX, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  SI, CX
+	SUBQ  DX, CX
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_4:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_4
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y4
+	VMOVUPS 32(BX)(DX*1), Y5
+	VMOVUPS 64(BX)(DX*1), Y6
+	VMOVUPS 96(BX)(DX*1), Y7
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_4:
+	TESTQ        DI, DI
+	JZ           pv2_merge_4
+	VMOVUPS      (SI), Y8
+	VMOVUPS      32(SI), Y9
+	VMOVUPS      64(SI), Y10
+	VMOVUPS      96(SI), Y11
+	VBROADCASTSS (BX), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y3
+	VBROADCASTSS (BX)(CX*1), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VFMADD231PS  Y10, Y12, Y6
+	VFMADD231PS  Y11, Y12, Y7
+	DECQ         144(SP)
+	JNZ          pf_skip_21
+	MOVQ         ng+16(FP), R8
+	MOVQ         R8, 144(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_21
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
+
+pf_skip_21:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_4
+
+pv2_merge_4:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y4, (BX)(DX*1)
+	VMOVUPS Y5, 32(BX)(DX*1)
+	VMOVUPS Y6, 64(BX)(DX*1)
+	VMOVUPS Y7, 96(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_4
+
+pv2_next_4:
+pv2_block_5:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_5
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	VMOVUPS 32(BX)(DX*1), Y3
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_5:
+	TESTQ        DI, DI
+	JZ           pv2_merge_5
+	VMOVUPS      (SI), Y4
+	VMOVUPS      32(SI), Y5
+	VBROADCASTSS (BX), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS (BX)(CX*1), Y6
+	VFMADD231PS  Y4, Y6, Y2
+	VFMADD231PS  Y5, Y6, Y3
+	DECQ         144(SP)
+	JNZ          pf_skip_22
+	MOVQ         ng+16(FP), R8
+	MOVQ         R8, 144(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_22
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
+
+pf_skip_22:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_5
+
+pv2_merge_5:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	VMOVUPS Y3, 32(BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_5
+
+pv2_next_5:
+pv2_block_6:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000020
+	JL      pv2_next_6
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y1
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_6:
+	TESTQ        DI, DI
+	JZ           pv2_merge_6
+	VMOVUPS      (SI), Y2
+	VBROADCASTSS (BX), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS (BX)(CX*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	DECQ         144(SP)
+	JNZ          pf_skip_23
+	MOVQ         ng+16(FP), R8
+	MOVQ         R8, 144(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_23
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
+
+pf_skip_23:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_6
+
+pv2_merge_6:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y1, (BX)(DX*1)
+	ADDQ    $0x00000020, 80(SP)
+	JMP     pv2_block_6
+
+pv2_next_6:
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_3
+
+pv_done_3:
+pv_4:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_2
+	JGE   pv_done_4
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -2178,19 +3112,19 @@ pv_single_9:
 	VFMADD231PS  192(R10), Y8, Y6
 	VFMADD231PS  224(R10), Y8, Y7
 	DECQ         144(SP)
-	JNZ          pf_skip_12
+	JNZ          pf_skip_24
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_12
+	JAE          pf_skip_24
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_12:
+pf_skip_24:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -2240,19 +3174,19 @@ pv_pair_10:
 	VFMADD231PS  64(R10)(DI*1), Y9, Y5
 	VFMADD231PS  96(R10)(DI*1), Y9, Y7
 	DECQ         144(SP)
-	JNZ          pf_skip_13
+	JNZ          pf_skip_25
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_13
+	JAE          pf_skip_25
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_13:
+pf_skip_25:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -2268,17 +3202,17 @@ pv_single_10:
 	VFMADD231PS  64(R10), Y8, Y4
 	VFMADD231PS  96(R10), Y8, Y6
 	DECQ         144(SP)
-	JNZ          pf_skip_14
+	JNZ          pf_skip_26
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_14
+	JAE          pf_skip_26
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	ADDQ         $0x00000080, 128(SP)
 
-pf_skip_14:
+pf_skip_26:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -2320,17 +3254,17 @@ pv_pair_11:
 	VFMADD231PS  (R10)(DI*1), Y5, Y1
 	VFMADD231PS  32(R10)(DI*1), Y5, Y3
 	DECQ         144(SP)
-	JNZ          pf_skip_15
+	JNZ          pf_skip_27
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_15
+	JAE          pf_skip_27
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	ADDQ         $0x00000080, 128(SP)
 
-pf_skip_15:
+pf_skip_27:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -2344,16 +3278,16 @@ pv_single_11:
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
 	DECQ         144(SP)
-	JNZ          pf_skip_16
+	JNZ          pf_skip_28
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_16
+	JAE          pf_skip_28
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_16:
+pf_skip_28:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -2387,16 +3321,16 @@ pv_pair_12:
 	VFMADD231PS  (R10), Y2, Y0
 	VFMADD231PS  (R10)(DI*1), Y3, Y1
 	DECQ         144(SP)
-	JNZ          pf_skip_17
+	JNZ          pf_skip_29
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_17
+	JAE          pf_skip_29
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_17:
+pf_skip_29:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -2409,16 +3343,16 @@ pv_single_12:
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
 	DECQ         144(SP)
-	JNZ          pf_skip_18
+	JNZ          pf_skip_30
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_18
+	JAE          pf_skip_30
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_18:
+pf_skip_30:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -2432,9 +3366,9 @@ pv_merge_12:
 
 pv_next_12:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_2
+	JMP  pv_4
 
-pv_done_2:
+pv_done_4:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -2613,7 +3547,7 @@ scores_half_8:
 
 scores_by1_4:
 	TESTQ  R8, R8
-	JZ     scores_done_6
+	JZ     scores_done_8
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -2641,7 +3575,7 @@ scores_chunk1_4:
 	ADDQ         DI, DX
 	JMP          scores_by1_4
 
-scores_done_6:
+scores_done_8:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -3026,12 +3960,12 @@ tile_3:
 	MOVQ    CX, 136(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_3:
+scores_5:
 	MOVQ    32(SP), AX
 	INCQ    AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_7
+	JGE     scores_done_9
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -3060,9 +3994,9 @@ scores_3:
 	VMOVUPS expconst<>+0(SB), Y21
 	VMOVSS  expconst<>+0(SB), X22
 
-scores2_by8_1:
+scores2_by8_3:
 	CMPQ    48(SP), $0x08
-	JL      scores2_by1_1
+	JL      scores2_by1_3
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -3092,9 +4026,9 @@ scores2_by8_1:
 	SUBQ    $0x00000040, DI
 	MOVQ    DI, 96(SP)
 	CMPQ    CX, 96(SP)
-	JAE     scores2_odd_1
+	JAE     scores2_odd_3
 
-scores2_chunk2_1:
+scores2_chunk2_3:
 	VMOVUPS     (CX)(DX*1), Z18
 	VMOVUPS     (CX)(BX*1), Z19
 	VMOVUPS     (CX), Z20
@@ -3123,14 +4057,14 @@ scores2_chunk2_1:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_19
+	JAE         pf_skip_31
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_19:
+pf_skip_31:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX), Z20
@@ -3159,22 +4093,22 @@ pf_skip_19:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_20
+	JAE         pf_skip_32
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_20:
+pf_skip_32:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 96(SP)
-	JB   scores2_chunk2_1
+	JB   scores2_chunk2_3
 
-scores2_odd_1:
+scores2_odd_3:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_reduce_1
+	JAE         scores2_reduce_3
 	VMOVUPS     (CX)(DX*1), Z18
 	VMOVUPS     (CX)(BX*1), Z19
 	VMOVUPS     (CX), Z20
@@ -3203,15 +4137,15 @@ scores2_odd_1:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), CX
 	CMPQ        CX, 112(SP)
-	JAE         pf_skip_21
+	JAE         pf_skip_33
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
 	PREFETCHT1  128(CX)
 	PREFETCHT1  192(CX)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_21:
-scores2_reduce_1:
+pf_skip_33:
+scores2_reduce_3:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z18, Z18
@@ -3280,11 +4214,11 @@ scores2_reduce_1:
 	MOVQ         56(SP), CX
 	LEAQ         (CX)(R8*8), CX
 	MOVQ         CX, 56(SP)
-	JMP          scores2_by8_1
+	JMP          scores2_by8_3
 
-scores2_by1_1:
+scores2_by1_3:
 	CMPQ    48(SP), $0x00
-	JE      scores2_done_1
+	JE      scores2_done_3
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    56(SP), AX
@@ -3296,13 +4230,13 @@ scores2_by1_1:
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
-scores2_chunk1_1:
+scores2_chunk1_3:
 	VMOVUPS       (AX), Z4
 	VFMADD231PS   (AX)(CX*1), Z4, Z0
 	VFMADD231PS   (AX)(DX*1), Z4, Z3
 	ADDQ          $0x00000040, AX
 	CMPQ          AX, 40(SP)
-	JB            scores2_chunk1_1
+	JB            scores2_chunk1_3
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y4, Y0, Y4
 	VEXTRACTF32X4 $0x01, Y4, X0
@@ -3333,9 +4267,9 @@ scores2_chunk1_1:
 	MOVQ          56(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 56(SP)
-	JMP           scores2_by1_1
+	JMP           scores2_by1_3
 
-scores2_done_1:
+scores2_done_3:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -3358,14 +4292,14 @@ scores2_done_1:
 	VMOVSS        X0, (AX)(CX*4)
 	VMOVSS        X1, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_3
+	JMP           scores_5
 
-scores_done_7:
-scores_4:
+scores_done_9:
+scores_6:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_8
+	JGE     scores_done_10
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -3537,7 +4471,7 @@ scores_pairs_9:
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 	MOVQ        104(SP), R12
 	CMPQ        R12, 112(SP)
-	JAE         pf_skip_22
+	JAE         pf_skip_34
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
@@ -3548,7 +4482,7 @@ scores_pairs_9:
 	PREFETCHT1  448(R12)
 	ADDQ        $0x00000200, 104(SP)
 
-pf_skip_22:
+pf_skip_34:
 	VMOVUPS     64(R8)(R10*1), Z10
 	VFMADD231PS 64(R8), Z10, Z0
 	VFMADD231PS 64(R8)(SI*1), Z10, Z3
@@ -3617,7 +4551,7 @@ scores_reduce_5:
 
 scores_by1_5:
 	TESTQ   BX, BX
-	JZ      scores_done_9
+	JZ      scores_done_11
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
 	MOVQ    152(SP), R11
@@ -3647,7 +4581,7 @@ scores_chunk1_5:
 	ADDQ          SI, DX
 	JMP           scores_by1_5
 
-scores_done_9:
+scores_done_11:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -3886,7 +4820,7 @@ scores_reduce_6:
 
 scores_by1_6:
 	TESTQ   BX, BX
-	JZ      scores_done_10
+	JZ      scores_done_12
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
 	MOVQ    152(SP), R11
@@ -3916,7 +4850,7 @@ scores_chunk1_6:
 	ADDQ          SI, DX
 	JMP           scores_by1_6
 
-scores_done_10:
+scores_done_12:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -3933,9 +4867,9 @@ scores_done_10:
 
 scores_first_done_1:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_4
+	JMP  scores_6
 
-scores_done_8:
+scores_done_10:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_3:
@@ -4104,12 +5038,12 @@ exp_done_5:
 softmax_done_3:
 	MOVQ $0x00000000, 32(SP)
 
-pv_3:
+pv_5:
 	MOVQ  32(SP), AX
 	INCQ  AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_3
+	JGE   pv_done_5
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -4135,12 +5069,12 @@ pv_3:
 	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_1:
+pv2_block_7:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000200
-	JL      pv2_next_1
+	JL      pv2_next_7
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -4164,9 +5098,9 @@ pv2_block_1:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 
-pv2_single_1:
+pv2_single_7:
 	TESTQ        DI, DI
-	JZ           pv2_merge_1
+	JZ           pv2_merge_7
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (SI), Z18, Z0
 	VFMADD231PS  64(SI), Z18, Z3
@@ -4187,20 +5121,20 @@ pv2_single_1:
 	VFMADD231PS  448(SI), Z18, Z17
 	MOVQ         128(SP), R8
 	CMPQ         R8, 136(SP)
-	JAE          pf_skip_23
+	JAE          pf_skip_35
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_23:
+pf_skip_35:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
-	JMP  pv2_single_1
+	JMP  pv2_single_7
 
-pv2_merge_1:
+pv2_merge_7:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z3, 64(BX)(DX*1)
@@ -4220,15 +5154,15 @@ pv2_merge_1:
 	VMOVUPS Z16, 384(BX)(DX*1)
 	VMOVUPS Z17, 448(BX)(DX*1)
 	ADDQ    $0x00000200, 80(SP)
-	JMP     pv2_block_1
+	JMP     pv2_block_7
 
-pv2_next_1:
-pv2_block_2:
+pv2_next_7:
+pv2_block_8:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv2_next_2
+	JL      pv2_next_8
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -4252,9 +5186,9 @@ pv2_block_2:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_2
+	JL      pv2_single_8
 
-pv2_pair_2:
+pv2_pair_8:
 	VMOVUPS      (SI), Z18
 	VMOVUPS      64(SI), Z19
 	VMOVUPS      128(SI), Z20
@@ -4285,23 +5219,23 @@ pv2_pair_2:
 	VFMADD231PS  Z25, Z18, Z17
 	MOVQ         128(SP), R8
 	CMPQ         R8, 136(SP)
-	JAE          pf_skip_24
+	JAE          pf_skip_36
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_24:
+pf_skip_36:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_2
+	JGE  pv2_pair_8
 
-pv2_single_2:
+pv2_single_8:
 	TESTQ        DI, DI
-	JZ           pv2_merge_2
+	JZ           pv2_merge_8
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (SI), Z18, Z0
 	VFMADD231PS  64(SI), Z18, Z3
@@ -4315,9 +5249,9 @@ pv2_single_2:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_2
+	JMP          pv2_single_8
 
-pv2_merge_2:
+pv2_merge_8:
 	MOVQ    40(SP), BX
 	VADDPS  Z6, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -4337,15 +5271,15 @@ pv2_merge_2:
 	VADDPS  Z17, Z13, Z13
 	VMOVUPS Z13, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_2
+	JMP     pv2_block_8
 
-pv2_next_2:
-pv2_block_3:
+pv2_next_8:
+pv2_block_9:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_3
+	JL      pv2_next_9
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -4361,9 +5295,9 @@ pv2_block_3:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_3
+	JL      pv2_single_9
 
-pv2_pair_3:
+pv2_pair_9:
 	VMOVUPS      (SI), Z10
 	VMOVUPS      64(SI), Z11
 	VMOVUPS      (SI)(R9*1), Z12
@@ -4382,23 +5316,23 @@ pv2_pair_3:
 	VFMADD231PS  Z13, Z10, Z9
 	MOVQ         128(SP), R8
 	CMPQ         R8, 136(SP)
-	JAE          pf_skip_25
+	JAE          pf_skip_37
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_25:
+pf_skip_37:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_3
+	JGE  pv2_pair_9
 
-pv2_single_3:
+pv2_single_9:
 	TESTQ        DI, DI
-	JZ           pv2_merge_3
+	JZ           pv2_merge_9
 	VBROADCASTSS (BX), Z10
 	VFMADD231PS  (SI), Z10, Z0
 	VFMADD231PS  64(SI), Z10, Z3
@@ -4408,9 +5342,9 @@ pv2_single_3:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_3
+	JMP          pv2_single_9
 
-pv2_merge_3:
+pv2_merge_9:
 	MOVQ    40(SP), BX
 	VADDPS  Z4, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -4422,15 +5356,15 @@ pv2_merge_3:
 	VADDPS  Z9, Z7, Z7
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_3
+	JMP     pv2_block_9
 
-pv2_next_3:
-pv2_block_4:
+pv2_next_9:
+pv2_block_10:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv2_next_4
+	JL      pv2_next_10
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -4442,9 +5376,9 @@ pv2_block_4:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_4
+	JL      pv2_single_10
 
-pv2_pair_4:
+pv2_pair_10:
 	VMOVUPS      (SI), Z6
 	VMOVUPS      (SI)(R9*1), Z7
 	VBROADCASTSS (BX), Z8
@@ -4457,23 +5391,23 @@ pv2_pair_4:
 	VFMADD231PS  Z7, Z6, Z5
 	MOVQ         128(SP), R8
 	CMPQ         R8, 136(SP)
-	JAE          pf_skip_26
+	JAE          pf_skip_38
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_26:
+pf_skip_38:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_4
+	JGE  pv2_pair_10
 
-pv2_single_4:
+pv2_single_10:
 	TESTQ        DI, DI
-	JZ           pv2_merge_4
+	JZ           pv2_merge_10
 	VBROADCASTSS (BX), Z6
 	VFMADD231PS  (SI), Z6, Z0
 	VBROADCASTSS (BX)(CX*1), Z6
@@ -4481,9 +5415,9 @@ pv2_single_4:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_4
+	JMP          pv2_single_10
 
-pv2_merge_4:
+pv2_merge_10:
 	MOVQ    40(SP), BX
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -4491,18 +5425,18 @@ pv2_merge_4:
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, (BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_4
+	JMP     pv2_block_10
 
-pv2_next_4:
+pv2_next_10:
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_3
+	JMP  pv_5
 
-pv_done_3:
-pv_4:
+pv_done_5:
+pv_6:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_4
+	JGE   pv_done_6
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -5044,9 +5978,9 @@ pv_merge_24:
 pv_next_24:
 first_done_1:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_4
+	JMP  pv_6
 
-pv_done_4:
+pv_done_6:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -5337,7 +6271,7 @@ scores_reduce_7:
 
 scores_by1_7:
 	TESTQ   R8, R8
-	JZ      scores_done_11
+	JZ      scores_done_13
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -5367,7 +6301,7 @@ scores_chunk1_7:
 	ADDQ          DI, DX
 	JMP           scores_by1_7
 
-scores_done_11:
+scores_done_13:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -5805,12 +6739,12 @@ tile_4:
 	MOVQ    CX, 136(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_5:
+scores_7:
 	MOVQ    32(SP), AX
 	INCQ    AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_12
+	JGE     scores_done_14
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -5839,9 +6773,9 @@ scores_5:
 	VMOVUPS expconst<>+0(SB), Y21
 	VMOVSS  expconst<>+0(SB), X22
 
-scores2_by8_2:
+scores2_by8_4:
 	CMPQ    48(SP), $0x08
-	JL      scores2_by1_2
+	JL      scores2_by1_4
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -5871,9 +6805,9 @@ scores2_by8_2:
 	SUBQ    $0x00000040, DI
 	MOVQ    DI, 96(SP)
 	CMPQ    CX, 96(SP)
-	JAE     scores2_odd_2
+	JAE     scores2_odd_4
 
-scores2_chunk2_2:
+scores2_chunk2_4:
 	VMOVUPS     (CX)(DX*1), Z18
 	VMOVUPS     (CX)(BX*1), Z19
 	VMOVUPS     (CX), Z20
@@ -5902,14 +6836,14 @@ scores2_chunk2_2:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_27
+	JAE         pf_skip_39
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_27:
+pf_skip_39:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX), Z20
@@ -5938,22 +6872,22 @@ pf_skip_27:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_28
+	JAE         pf_skip_40
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_28:
+pf_skip_40:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 96(SP)
-	JB   scores2_chunk2_2
+	JB   scores2_chunk2_4
 
-scores2_odd_2:
+scores2_odd_4:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_reduce_2
+	JAE         scores2_reduce_4
 	VMOVUPS     (CX)(DX*1), Z18
 	VMOVUPS     (CX)(BX*1), Z19
 	VMOVUPS     (CX), Z20
@@ -5982,15 +6916,15 @@ scores2_odd_2:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), CX
 	CMPQ        CX, 112(SP)
-	JAE         pf_skip_29
+	JAE         pf_skip_41
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
 	PREFETCHT1  128(CX)
 	PREFETCHT1  192(CX)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_29:
-scores2_reduce_2:
+pf_skip_41:
+scores2_reduce_4:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z18, Z18
@@ -6059,11 +6993,11 @@ scores2_reduce_2:
 	MOVQ         56(SP), CX
 	LEAQ         (CX)(R8*8), CX
 	MOVQ         CX, 56(SP)
-	JMP          scores2_by8_2
+	JMP          scores2_by8_4
 
-scores2_by1_2:
+scores2_by1_4:
 	CMPQ    48(SP), $0x00
-	JE      scores2_done_2
+	JE      scores2_done_4
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    56(SP), AX
@@ -6075,13 +7009,13 @@ scores2_by1_2:
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
-scores2_chunk1_2:
+scores2_chunk1_4:
 	VMOVUPS       (AX), Z4
 	VFMADD231PS   (AX)(CX*1), Z4, Z0
 	VFMADD231PS   (AX)(DX*1), Z4, Z3
 	ADDQ          $0x00000040, AX
 	CMPQ          AX, 40(SP)
-	JB            scores2_chunk1_2
+	JB            scores2_chunk1_4
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y4, Y0, Y4
 	VEXTRACTF32X4 $0x01, Y4, X0
@@ -6112,9 +7046,9 @@ scores2_chunk1_2:
 	MOVQ          56(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 56(SP)
-	JMP           scores2_by1_2
+	JMP           scores2_by1_4
 
-scores2_done_2:
+scores2_done_4:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -6137,14 +7071,14 @@ scores2_done_2:
 	VMOVSS        X0, (AX)(CX*4)
 	VMOVSS        X1, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_5
+	JMP           scores_7
 
-scores_done_12:
-scores_6:
+scores_done_14:
+scores_8:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_13
+	JGE     scores_done_15
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -6316,7 +7250,7 @@ scores_pairs_12:
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 	MOVQ        104(SP), R12
 	CMPQ        R12, 112(SP)
-	JAE         pf_skip_30
+	JAE         pf_skip_42
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
@@ -6327,7 +7261,7 @@ scores_pairs_12:
 	PREFETCHT1  448(R12)
 	ADDQ        $0x00000200, 104(SP)
 
-pf_skip_30:
+pf_skip_42:
 	VMOVUPS     64(R8)(R10*1), Z10
 	VFMADD231PS 64(R8), Z10, Z0
 	VFMADD231PS 64(R8)(SI*1), Z10, Z3
@@ -6396,7 +7330,7 @@ scores_reduce_8:
 
 scores_by1_8:
 	TESTQ   BX, BX
-	JZ      scores_done_14
+	JZ      scores_done_16
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
 	MOVQ    152(SP), R11
@@ -6426,7 +7360,7 @@ scores_chunk1_8:
 	ADDQ          SI, DX
 	JMP           scores_by1_8
 
-scores_done_14:
+scores_done_16:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -6665,7 +7599,7 @@ scores_reduce_9:
 
 scores_by1_9:
 	TESTQ   BX, BX
-	JZ      scores_done_15
+	JZ      scores_done_17
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
 	MOVQ    152(SP), R11
@@ -6695,7 +7629,7 @@ scores_chunk1_9:
 	ADDQ          SI, DX
 	JMP           scores_by1_9
 
-scores_done_15:
+scores_done_17:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -6712,9 +7646,9 @@ scores_done_15:
 
 scores_first_done_2:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_6
+	JMP  scores_8
 
-scores_done_13:
+scores_done_15:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_4:
@@ -6874,12 +7808,12 @@ exp_done_7:
 softmax_done_4:
 	MOVQ $0x00000000, 32(SP)
 
-pv_5:
+pv_7:
 	MOVQ  32(SP), AX
 	INCQ  AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_5
+	JGE   pv_done_7
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -6905,12 +7839,12 @@ pv_5:
 	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_5:
+pv2_block_11:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000200
-	JL      pv2_next_5
+	JL      pv2_next_11
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -6934,9 +7868,9 @@ pv2_block_5:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 
-pv2_single_5:
+pv2_single_11:
 	TESTQ        DI, DI
-	JZ           pv2_merge_5
+	JZ           pv2_merge_11
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (SI), Z18, Z0
 	VFMADD231PS  64(SI), Z18, Z3
@@ -6957,20 +7891,20 @@ pv2_single_5:
 	VFMADD231PS  448(SI), Z18, Z17
 	MOVQ         128(SP), R8
 	CMPQ         R8, 136(SP)
-	JAE          pf_skip_31
+	JAE          pf_skip_43
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_31:
+pf_skip_43:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
-	JMP  pv2_single_5
+	JMP  pv2_single_11
 
-pv2_merge_5:
+pv2_merge_11:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z3, 64(BX)(DX*1)
@@ -6990,15 +7924,15 @@ pv2_merge_5:
 	VMOVUPS Z16, 384(BX)(DX*1)
 	VMOVUPS Z17, 448(BX)(DX*1)
 	ADDQ    $0x00000200, 80(SP)
-	JMP     pv2_block_5
+	JMP     pv2_block_11
 
-pv2_next_5:
-pv2_block_6:
+pv2_next_11:
+pv2_block_12:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv2_next_6
+	JL      pv2_next_12
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -7022,9 +7956,9 @@ pv2_block_6:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_6
+	JL      pv2_single_12
 
-pv2_pair_6:
+pv2_pair_12:
 	VMOVUPS      (SI), Z18
 	VMOVUPS      64(SI), Z19
 	VMOVUPS      128(SI), Z20
@@ -7055,23 +7989,23 @@ pv2_pair_6:
 	VFMADD231PS  Z25, Z18, Z17
 	MOVQ         128(SP), R8
 	CMPQ         R8, 136(SP)
-	JAE          pf_skip_32
+	JAE          pf_skip_44
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_32:
+pf_skip_44:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_6
+	JGE  pv2_pair_12
 
-pv2_single_6:
+pv2_single_12:
 	TESTQ        DI, DI
-	JZ           pv2_merge_6
+	JZ           pv2_merge_12
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (SI), Z18, Z0
 	VFMADD231PS  64(SI), Z18, Z3
@@ -7085,9 +8019,9 @@ pv2_single_6:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_6
+	JMP          pv2_single_12
 
-pv2_merge_6:
+pv2_merge_12:
 	MOVQ    40(SP), BX
 	VADDPS  Z6, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -7107,15 +8041,15 @@ pv2_merge_6:
 	VADDPS  Z17, Z13, Z13
 	VMOVUPS Z13, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_6
+	JMP     pv2_block_12
 
-pv2_next_6:
-pv2_block_7:
+pv2_next_12:
+pv2_block_13:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_7
+	JL      pv2_next_13
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -7131,9 +8065,9 @@ pv2_block_7:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_7
+	JL      pv2_single_13
 
-pv2_pair_7:
+pv2_pair_13:
 	VMOVUPS      (SI), Z10
 	VMOVUPS      64(SI), Z11
 	VMOVUPS      (SI)(R9*1), Z12
@@ -7152,23 +8086,23 @@ pv2_pair_7:
 	VFMADD231PS  Z13, Z10, Z9
 	MOVQ         128(SP), R8
 	CMPQ         R8, 136(SP)
-	JAE          pf_skip_33
+	JAE          pf_skip_45
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_33:
+pf_skip_45:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_7
+	JGE  pv2_pair_13
 
-pv2_single_7:
+pv2_single_13:
 	TESTQ        DI, DI
-	JZ           pv2_merge_7
+	JZ           pv2_merge_13
 	VBROADCASTSS (BX), Z10
 	VFMADD231PS  (SI), Z10, Z0
 	VFMADD231PS  64(SI), Z10, Z3
@@ -7178,9 +8112,9 @@ pv2_single_7:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_7
+	JMP          pv2_single_13
 
-pv2_merge_7:
+pv2_merge_13:
 	MOVQ    40(SP), BX
 	VADDPS  Z4, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -7192,15 +8126,15 @@ pv2_merge_7:
 	VADDPS  Z9, Z7, Z7
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_7
+	JMP     pv2_block_13
 
-pv2_next_7:
-pv2_block_8:
+pv2_next_13:
+pv2_block_14:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv2_next_8
+	JL      pv2_next_14
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -7212,9 +8146,9 @@ pv2_block_8:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_8
+	JL      pv2_single_14
 
-pv2_pair_8:
+pv2_pair_14:
 	VMOVUPS      (SI), Z6
 	VMOVUPS      (SI)(R9*1), Z7
 	VBROADCASTSS (BX), Z8
@@ -7227,23 +8161,23 @@ pv2_pair_8:
 	VFMADD231PS  Z7, Z6, Z5
 	MOVQ         128(SP), R8
 	CMPQ         R8, 136(SP)
-	JAE          pf_skip_34
+	JAE          pf_skip_46
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_34:
+pf_skip_46:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_8
+	JGE  pv2_pair_14
 
-pv2_single_8:
+pv2_single_14:
 	TESTQ        DI, DI
-	JZ           pv2_merge_8
+	JZ           pv2_merge_14
 	VBROADCASTSS (BX), Z6
 	VFMADD231PS  (SI), Z6, Z0
 	VBROADCASTSS (BX)(CX*1), Z6
@@ -7251,9 +8185,9 @@ pv2_single_8:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_8
+	JMP          pv2_single_14
 
-pv2_merge_8:
+pv2_merge_14:
 	MOVQ    40(SP), BX
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -7261,18 +8195,18 @@ pv2_merge_8:
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, (BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_8
+	JMP     pv2_block_14
 
-pv2_next_8:
+pv2_next_14:
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_5
+	JMP  pv_7
 
-pv_done_5:
-pv_6:
+pv_done_7:
+pv_8:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_6
+	JGE   pv_done_8
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -7814,9 +8748,9 @@ pv_merge_36:
 pv_next_36:
 first_done_2:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_6
+	JMP  pv_8
 
-pv_done_6:
+pv_done_8:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -8107,7 +9041,7 @@ scores_reduce_10:
 
 scores_by1_10:
 	TESTQ   R8, R8
-	JZ      scores_done_16
+	JZ      scores_done_18
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -8137,7 +9071,7 @@ scores_chunk1_10:
 	ADDQ          DI, DX
 	JMP           scores_by1_10
 
-scores_done_16:
+scores_done_18:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -8571,11 +9505,266 @@ tile_5:
 	MOVQ    $0x00000001, 144(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_7:
+scores_9:
+	MOVQ    32(SP), AX
+	INCQ    AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_19
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    CX, 64(SP)
+	MOVQ    AX, 72(SP)
+	MOVQ    DX, 80(SP)
+	MOVQ    BX, 88(SP)
+	MOVQ    DI, 48(SP)
+	MOVQ    SI, 56(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), X1
+	VMOVSS  expconst<>+0(SB), X0
+	VMOVUPS expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X2
+
+scores2_by8_5:
+	CMPQ   48(SP), $0x04
+	JL     scores2_by1_5
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   56(SP), CX
+	MOVQ   64(SP), DX
+	SUBQ   CX, DX
+	SUBQ   CX, DX
+	MOVQ   72(SP), BX
+	SUBQ   CX, BX
+	SUBQ   CX, BX
+	MOVQ   152(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	MOVQ   40(SP), SI
+	SUBQ   $0x00000010, SI
+	MOVQ   SI, 96(SP)
+	CMPQ   CX, 96(SP)
+	JAE    scores2_odd_5
+
+scores2_chunk2_5:
+	VMOVUPS     (DX)(CX*2), Y12
+	VMOVUPS     (BX)(CX*2), Y13
+	VCVTPH2PS   (CX), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y8
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   (CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   (CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        120(SP)
+	JNZ         pf_skip_47
+	MOVQ        ng+16(FP), SI
+	MOVQ        SI, 120(SP)
+	MOVQ        104(SP), SI
+	CMPQ        SI, 112(SP)
+	JAE         pf_skip_47
+	PREFETCHT1  (SI)
+	PREFETCHT1  64(SI)
+	PREFETCHT1  128(SI)
+	PREFETCHT1  192(SI)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_47:
+	VMOVUPS     32(DX)(CX*2), Y12
+	VMOVUPS     32(BX)(CX*2), Y13
+	VCVTPH2PS   16(CX), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y8
+	VCVTPH2PS   16(CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   16(CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   16(CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        120(SP)
+	JNZ         pf_skip_48
+	MOVQ        ng+16(FP), SI
+	MOVQ        SI, 120(SP)
+	MOVQ        104(SP), SI
+	CMPQ        SI, 112(SP)
+	JAE         pf_skip_48
+	PREFETCHT1  (SI)
+	PREFETCHT1  64(SI)
+	PREFETCHT1  128(SI)
+	PREFETCHT1  192(SI)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_48:
+	ADDQ $0x00000020, CX
+	CMPQ CX, 96(SP)
+	JB   scores2_chunk2_5
+
+scores2_odd_5:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_reduce_5
+	VMOVUPS     (DX)(CX*2), Y12
+	VMOVUPS     (BX)(CX*2), Y13
+	VCVTPH2PS   (CX), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y8
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   (CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   (CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        120(SP)
+	JNZ         pf_skip_49
+	MOVQ        ng+16(FP), CX
+	MOVQ        CX, 120(SP)
+	MOVQ        104(SP), CX
+	CMPQ        CX, 112(SP)
+	JAE         pf_skip_49
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_49:
+scores2_reduce_5:
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y5
+	VHADDPS      Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X5
+	VBROADCASTSS scale+64(FP), X4
+	VMULPS       X4, X5, X5
+	VMAXPS       X5, X1, X1
+	VHADDPS      Y9, Y8, Y4
+	VHADDPS      Y11, Y10, Y6
+	VHADDPS      Y6, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X6
+	VADDPS       X4, X6, X6
+	VBROADCASTSS scale+64(FP), X4
+	VMULPS       X4, X6, X6
+	VMAXPS       X6, X3, X3
+	MOVQ         80(SP), CX
+	VMOVUPS      X5, (CX)
+	ADDQ         $0x00000010, 80(SP)
+	MOVQ         88(SP), CX
+	VMOVUPS      X6, (CX)
+	ADDQ         $0x00000010, 88(SP)
+	SUBQ         $0x04, 48(SP)
+	MOVQ         56(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 56(SP)
+	JMP          scores2_by8_5
+
+scores2_by1_5:
+	CMPQ   48(SP), $0x00
+	JE     scores2_done_5
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   56(SP), AX
+	MOVQ   64(SP), CX
+	SUBQ   AX, CX
+	SUBQ   AX, CX
+	MOVQ   72(SP), DX
+	SUBQ   AX, DX
+	SUBQ   AX, DX
+	MOVQ   152(SP), BX
+	ADDQ   AX, BX
+	MOVQ   BX, 40(SP)
+
+scores2_chunk1_5:
+	VCVTPH2PS    (AX), Y6
+	VFMADD231PS  (CX)(AX*2), Y6, Y4
+	VFMADD231PS  (DX)(AX*2), Y6, Y5
+	ADDQ         $0x00000010, AX
+	CMPQ         AX, 40(SP)
+	JB           scores2_chunk1_5
+	VEXTRACTF128 $0x01, Y4, X6
+	VADDPS       X4, X6, X6
+	VMOVHLPS     X6, X6, X4
+	VADDPS       X4, X6, X6
+	VMOVSHDUP    X6, X4
+	VADDPS       X4, X6, X6
+	VMULSS       scale+64(FP), X6, X6
+	VMAXSS       X6, X0, X0
+	VEXTRACTF128 $0x01, Y5, X4
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDPS       X5, X4, X4
+	VMULSS       scale+64(FP), X4, X4
+	VMAXSS       X4, X2, X2
+	MOVQ         80(SP), AX
+	VMOVSS       X6, (AX)
+	ADDQ         $0x00000004, 80(SP)
+	MOVQ         88(SP), AX
+	VMOVSS       X4, (AX)
+	ADDQ         $0x00000004, 88(SP)
+	DECQ         48(SP)
+	MOVQ         56(SP), AX
+	ADDQ         R8, AX
+	MOVQ         AX, 56(SP)
+	JMP          scores2_by1_5
+
+scores2_done_5:
+	VMOVHLPS  X1, X1, X4
+	VMAXPS    X4, X1, X1
+	VMOVSHDUP X1, X4
+	VMAXPS    X4, X1, X1
+	VMAXSS    X0, X1, X1
+	VMOVHLPS  X3, X3, X0
+	VMAXPS    X0, X3, X3
+	VMOVSHDUP X3, X0
+	VMAXPS    X0, X3, X3
+	VMAXSS    X2, X3, X3
+	MOVQ      state+72(FP), AX
+	MOVQ      ng+16(FP), CX
+	LEAQ      (AX)(CX*4), AX
+	LEAQ      (AX)(CX*4), AX
+	MOVQ      32(SP), CX
+	VMOVSS    X1, (AX)(CX*4)
+	VMOVSS    X3, 4(AX)(CX*4)
+	ADDQ      $0x00000002, 32(SP)
+	JMP       scores_9
+
+scores_done_19:
+scores_10:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_17
+	JGE     scores_done_20
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -8627,17 +9816,17 @@ scores_pairs_15:
 	VCVTPH2PS   (R8)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        120(SP)
-	JNZ         pf_skip_35
+	JNZ         pf_skip_50
 	MOVQ        ng+16(FP), R12
 	MOVQ        R12, 120(SP)
 	MOVQ        104(SP), R12
 	CMPQ        R12, 112(SP)
-	JAE         pf_skip_35
+	JAE         pf_skip_50
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	ADDQ        $0x00000080, 104(SP)
 
-pf_skip_35:
+pf_skip_50:
 	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R8), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -8687,17 +9876,17 @@ scores_pairs_16:
 	VCVTPH2PS   (R9)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        120(SP)
-	JNZ         pf_skip_36
+	JNZ         pf_skip_51
 	MOVQ        ng+16(FP), R12
 	MOVQ        R12, 120(SP)
 	MOVQ        104(SP), R12
 	CMPQ        R12, 112(SP)
-	JAE         pf_skip_36
+	JAE         pf_skip_51
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	ADDQ        $0x00000080, 104(SP)
 
-pf_skip_36:
+pf_skip_51:
 	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R9), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -8748,7 +9937,7 @@ scores_half_16:
 
 scores_by1_11:
 	TESTQ  BX, BX
-	JZ     scores_done_18
+	JZ     scores_done_21
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
 	MOVQ   152(SP), R11
@@ -8778,7 +9967,7 @@ scores_chunk1_11:
 	ADDQ         SI, DX
 	JMP          scores_by1_11
 
-scores_done_18:
+scores_done_21:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -8793,9 +9982,9 @@ scores_done_18:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_7
+	JMP          scores_10
 
-scores_done_17:
+scores_done_20:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_5:
@@ -8972,11 +10161,230 @@ exp_done_9:
 softmax_done_5:
 	MOVQ $0x00000000, 32(SP)
 
-pv_7:
+pv_9:
+	MOVQ  32(SP), AX
+	INCQ  AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_9
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
+	MOVQ  stride+96(FP), R9
+	MOVQ  CX, 40(SP)
+	MOVQ  BX, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  SI, CX
+	SUBQ  DX, CX
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_15:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_15
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y4
+	VMOVUPS 32(BX)(DX*1), Y5
+	VMOVUPS 64(BX)(DX*1), Y6
+	VMOVUPS 96(BX)(DX*1), Y7
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_15:
+	TESTQ        DI, DI
+	JZ           pv2_merge_15
+	VCVTPH2PS    (SI), Y8
+	VCVTPH2PS    16(SI), Y9
+	VCVTPH2PS    32(SI), Y10
+	VCVTPH2PS    48(SI), Y11
+	VBROADCASTSS (BX), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y3
+	VBROADCASTSS (BX)(CX*1), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VFMADD231PS  Y10, Y12, Y6
+	VFMADD231PS  Y11, Y12, Y7
+	DECQ         144(SP)
+	JNZ          pf_skip_52
+	MOVQ         ng+16(FP), R8
+	MOVQ         R8, 144(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_52
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
+
+pf_skip_52:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_15
+
+pv2_merge_15:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y4, (BX)(DX*1)
+	VMOVUPS Y5, 32(BX)(DX*1)
+	VMOVUPS Y6, 64(BX)(DX*1)
+	VMOVUPS Y7, 96(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_15
+
+pv2_next_15:
+pv2_block_16:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_16
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	VMOVUPS 32(BX)(DX*1), Y3
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_16:
+	TESTQ        DI, DI
+	JZ           pv2_merge_16
+	VCVTPH2PS    (SI), Y4
+	VCVTPH2PS    16(SI), Y5
+	VBROADCASTSS (BX), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS (BX)(CX*1), Y6
+	VFMADD231PS  Y4, Y6, Y2
+	VFMADD231PS  Y5, Y6, Y3
+	DECQ         144(SP)
+	JNZ          pf_skip_53
+	MOVQ         ng+16(FP), R8
+	MOVQ         R8, 144(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_53
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
+
+pf_skip_53:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_16
+
+pv2_merge_16:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	VMOVUPS Y3, 32(BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_16
+
+pv2_next_16:
+pv2_block_17:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000020
+	JL      pv2_next_17
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y1
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_17:
+	TESTQ        DI, DI
+	JZ           pv2_merge_17
+	VCVTPH2PS    (SI), Y2
+	VBROADCASTSS (BX), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS (BX)(CX*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	DECQ         144(SP)
+	JNZ          pf_skip_54
+	MOVQ         ng+16(FP), R8
+	MOVQ         R8, 144(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_54
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
+
+pf_skip_54:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_17
+
+pv2_merge_17:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y1, (BX)(DX*1)
+	ADDQ    $0x00000020, 80(SP)
+	JMP     pv2_block_17
+
+pv2_next_17:
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_9
+
+pv_done_9:
+pv_10:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_7
+	JGE   pv_done_10
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -9032,17 +10440,17 @@ pv_single_41:
 	VCVTPH2PS    112(R10), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         144(SP)
-	JNZ          pf_skip_37
+	JNZ          pf_skip_55
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_37
+	JAE          pf_skip_55
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	ADDQ         $0x00000080, 128(SP)
 
-pf_skip_37:
+pf_skip_55:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -9102,17 +10510,17 @@ pv_pair_42:
 	VCVTPH2PS    48(R10)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         144(SP)
-	JNZ          pf_skip_38
+	JNZ          pf_skip_56
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_38
+	JAE          pf_skip_56
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	ADDQ         $0x00000080, 128(SP)
 
-pf_skip_38:
+pf_skip_56:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -9132,16 +10540,16 @@ pv_single_42:
 	VCVTPH2PS    48(R10), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         144(SP)
-	JNZ          pf_skip_39
+	JNZ          pf_skip_57
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_39
+	JAE          pf_skip_57
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_39:
+pf_skip_57:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -9189,16 +10597,16 @@ pv_pair_43:
 	VCVTPH2PS    16(R10)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         144(SP)
-	JNZ          pf_skip_40
+	JNZ          pf_skip_58
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_40
+	JAE          pf_skip_58
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_40:
+pf_skip_58:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -9214,16 +10622,16 @@ pv_single_43:
 	VCVTPH2PS    16(R10), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         144(SP)
-	JNZ          pf_skip_41
+	JNZ          pf_skip_59
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_41
+	JAE          pf_skip_59
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_41:
+pf_skip_59:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -9261,16 +10669,16 @@ pv_pair_44:
 	VCVTPH2PS    (R10)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         144(SP)
-	JNZ          pf_skip_42
+	JNZ          pf_skip_60
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_42
+	JAE          pf_skip_60
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_42:
+pf_skip_60:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -9284,16 +10692,16 @@ pv_single_44:
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         144(SP)
-	JNZ          pf_skip_43
+	JNZ          pf_skip_61
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_43
+	JAE          pf_skip_61
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_43:
+pf_skip_61:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -9307,9 +10715,9 @@ pv_merge_44:
 
 pv_next_44:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_7
+	JMP  pv_10
 
-pv_done_7:
+pv_done_10:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -9513,7 +10921,7 @@ scores_half_18:
 
 scores_by1_12:
 	TESTQ  R8, R8
-	JZ     scores_done_19
+	JZ     scores_done_22
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -9543,7 +10951,7 @@ scores_chunk1_12:
 	ADDQ         DI, DX
 	JMP          scores_by1_12
 
-scores_done_19:
+scores_done_22:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -9981,11 +11389,266 @@ tile_6:
 	MOVQ    $0x00000001, 144(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_8:
+scores_11:
+	MOVQ    32(SP), AX
+	INCQ    AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_23
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    CX, 64(SP)
+	MOVQ    AX, 72(SP)
+	MOVQ    DX, 80(SP)
+	MOVQ    BX, 88(SP)
+	MOVQ    DI, 48(SP)
+	MOVQ    SI, 56(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), X1
+	VMOVSS  expconst<>+0(SB), X0
+	VMOVUPS expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X2
+
+scores2_by8_6:
+	CMPQ   48(SP), $0x04
+	JL     scores2_by1_6
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   56(SP), CX
+	MOVQ   64(SP), DX
+	SUBQ   CX, DX
+	SUBQ   CX, DX
+	MOVQ   72(SP), BX
+	SUBQ   CX, BX
+	SUBQ   CX, BX
+	MOVQ   152(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	MOVQ   40(SP), SI
+	SUBQ   $0x00000010, SI
+	MOVQ   SI, 96(SP)
+	CMPQ   CX, 96(SP)
+	JAE    scores2_odd_6
+
+scores2_chunk2_6:
+	VMOVUPS     (DX)(CX*2), Y12
+	VMOVUPS     (BX)(CX*2), Y13
+	VCVTPH2PS   (CX), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y8
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   (CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   (CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        120(SP)
+	JNZ         pf_skip_62
+	MOVQ        ng+16(FP), SI
+	MOVQ        SI, 120(SP)
+	MOVQ        104(SP), SI
+	CMPQ        SI, 112(SP)
+	JAE         pf_skip_62
+	PREFETCHT1  (SI)
+	PREFETCHT1  64(SI)
+	PREFETCHT1  128(SI)
+	PREFETCHT1  192(SI)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_62:
+	VMOVUPS     32(DX)(CX*2), Y12
+	VMOVUPS     32(BX)(CX*2), Y13
+	VCVTPH2PS   16(CX), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y8
+	VCVTPH2PS   16(CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   16(CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   16(CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        120(SP)
+	JNZ         pf_skip_63
+	MOVQ        ng+16(FP), SI
+	MOVQ        SI, 120(SP)
+	MOVQ        104(SP), SI
+	CMPQ        SI, 112(SP)
+	JAE         pf_skip_63
+	PREFETCHT1  (SI)
+	PREFETCHT1  64(SI)
+	PREFETCHT1  128(SI)
+	PREFETCHT1  192(SI)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_63:
+	ADDQ $0x00000020, CX
+	CMPQ CX, 96(SP)
+	JB   scores2_chunk2_6
+
+scores2_odd_6:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_reduce_6
+	VMOVUPS     (DX)(CX*2), Y12
+	VMOVUPS     (BX)(CX*2), Y13
+	VCVTPH2PS   (CX), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y8
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   (CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   (CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        120(SP)
+	JNZ         pf_skip_64
+	MOVQ        ng+16(FP), CX
+	MOVQ        CX, 120(SP)
+	MOVQ        104(SP), CX
+	CMPQ        CX, 112(SP)
+	JAE         pf_skip_64
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
+	ADDQ        $0x00000100, 104(SP)
+
+pf_skip_64:
+scores2_reduce_6:
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y5
+	VHADDPS      Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X5
+	VBROADCASTSS scale+64(FP), X4
+	VMULPS       X4, X5, X5
+	VMAXPS       X5, X1, X1
+	VHADDPS      Y9, Y8, Y4
+	VHADDPS      Y11, Y10, Y6
+	VHADDPS      Y6, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X6
+	VADDPS       X4, X6, X6
+	VBROADCASTSS scale+64(FP), X4
+	VMULPS       X4, X6, X6
+	VMAXPS       X6, X3, X3
+	MOVQ         80(SP), CX
+	VMOVUPS      X5, (CX)
+	ADDQ         $0x00000010, 80(SP)
+	MOVQ         88(SP), CX
+	VMOVUPS      X6, (CX)
+	ADDQ         $0x00000010, 88(SP)
+	SUBQ         $0x04, 48(SP)
+	MOVQ         56(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 56(SP)
+	JMP          scores2_by8_6
+
+scores2_by1_6:
+	CMPQ   48(SP), $0x00
+	JE     scores2_done_6
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   56(SP), AX
+	MOVQ   64(SP), CX
+	SUBQ   AX, CX
+	SUBQ   AX, CX
+	MOVQ   72(SP), DX
+	SUBQ   AX, DX
+	SUBQ   AX, DX
+	MOVQ   152(SP), BX
+	ADDQ   AX, BX
+	MOVQ   BX, 40(SP)
+
+scores2_chunk1_6:
+	VCVTPH2PS    (AX), Y6
+	VFMADD231PS  (CX)(AX*2), Y6, Y4
+	VFMADD231PS  (DX)(AX*2), Y6, Y5
+	ADDQ         $0x00000010, AX
+	CMPQ         AX, 40(SP)
+	JB           scores2_chunk1_6
+	VEXTRACTF128 $0x01, Y4, X6
+	VADDPS       X4, X6, X6
+	VMOVHLPS     X6, X6, X4
+	VADDPS       X4, X6, X6
+	VMOVSHDUP    X6, X4
+	VADDPS       X4, X6, X6
+	VMULSS       scale+64(FP), X6, X6
+	VMAXSS       X6, X0, X0
+	VEXTRACTF128 $0x01, Y5, X4
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDPS       X5, X4, X4
+	VMULSS       scale+64(FP), X4, X4
+	VMAXSS       X4, X2, X2
+	MOVQ         80(SP), AX
+	VMOVSS       X6, (AX)
+	ADDQ         $0x00000004, 80(SP)
+	MOVQ         88(SP), AX
+	VMOVSS       X4, (AX)
+	ADDQ         $0x00000004, 88(SP)
+	DECQ         48(SP)
+	MOVQ         56(SP), AX
+	ADDQ         R8, AX
+	MOVQ         AX, 56(SP)
+	JMP          scores2_by1_6
+
+scores2_done_6:
+	VMOVHLPS  X1, X1, X4
+	VMAXPS    X4, X1, X1
+	VMOVSHDUP X1, X4
+	VMAXPS    X4, X1, X1
+	VMAXSS    X0, X1, X1
+	VMOVHLPS  X3, X3, X0
+	VMAXPS    X0, X3, X3
+	VMOVSHDUP X3, X0
+	VMAXPS    X0, X3, X3
+	VMAXSS    X2, X3, X3
+	MOVQ      state+72(FP), AX
+	MOVQ      ng+16(FP), CX
+	LEAQ      (AX)(CX*4), AX
+	LEAQ      (AX)(CX*4), AX
+	MOVQ      32(SP), CX
+	VMOVSS    X1, (AX)(CX*4)
+	VMOVSS    X3, 4(AX)(CX*4)
+	ADDQ      $0x00000002, 32(SP)
+	JMP       scores_11
+
+scores_done_23:
+scores_12:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_20
+	JGE     scores_done_24
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -10037,17 +11700,17 @@ scores_pairs_19:
 	VCVTPH2PS   (R8)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        120(SP)
-	JNZ         pf_skip_44
+	JNZ         pf_skip_65
 	MOVQ        ng+16(FP), R12
 	MOVQ        R12, 120(SP)
 	MOVQ        104(SP), R12
 	CMPQ        R12, 112(SP)
-	JAE         pf_skip_44
+	JAE         pf_skip_65
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	ADDQ        $0x00000080, 104(SP)
 
-pf_skip_44:
+pf_skip_65:
 	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R8), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -10097,17 +11760,17 @@ scores_pairs_20:
 	VCVTPH2PS   (R9)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        120(SP)
-	JNZ         pf_skip_45
+	JNZ         pf_skip_66
 	MOVQ        ng+16(FP), R12
 	MOVQ        R12, 120(SP)
 	MOVQ        104(SP), R12
 	CMPQ        R12, 112(SP)
-	JAE         pf_skip_45
+	JAE         pf_skip_66
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	ADDQ        $0x00000080, 104(SP)
 
-pf_skip_45:
+pf_skip_66:
 	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R9), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -10158,7 +11821,7 @@ scores_half_20:
 
 scores_by1_13:
 	TESTQ  BX, BX
-	JZ     scores_done_21
+	JZ     scores_done_25
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
 	MOVQ   152(SP), R11
@@ -10188,7 +11851,7 @@ scores_chunk1_13:
 	ADDQ         SI, DX
 	JMP          scores_by1_13
 
-scores_done_21:
+scores_done_25:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -10203,9 +11866,9 @@ scores_done_21:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_8
+	JMP          scores_12
 
-scores_done_20:
+scores_done_24:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_6:
@@ -10361,11 +12024,230 @@ exp_done_11:
 softmax_done_6:
 	MOVQ $0x00000000, 32(SP)
 
-pv_8:
+pv_11:
+	MOVQ  32(SP), AX
+	INCQ  AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_11
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
+	MOVQ  stride+96(FP), R9
+	MOVQ  CX, 40(SP)
+	MOVQ  BX, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  SI, CX
+	SUBQ  DX, CX
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_18:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_18
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y4
+	VMOVUPS 32(BX)(DX*1), Y5
+	VMOVUPS 64(BX)(DX*1), Y6
+	VMOVUPS 96(BX)(DX*1), Y7
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_18:
+	TESTQ        DI, DI
+	JZ           pv2_merge_18
+	VCVTPH2PS    (SI), Y8
+	VCVTPH2PS    16(SI), Y9
+	VCVTPH2PS    32(SI), Y10
+	VCVTPH2PS    48(SI), Y11
+	VBROADCASTSS (BX), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y3
+	VBROADCASTSS (BX)(CX*1), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VFMADD231PS  Y10, Y12, Y6
+	VFMADD231PS  Y11, Y12, Y7
+	DECQ         144(SP)
+	JNZ          pf_skip_67
+	MOVQ         ng+16(FP), R8
+	MOVQ         R8, 144(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_67
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
+
+pf_skip_67:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_18
+
+pv2_merge_18:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y4, (BX)(DX*1)
+	VMOVUPS Y5, 32(BX)(DX*1)
+	VMOVUPS Y6, 64(BX)(DX*1)
+	VMOVUPS Y7, 96(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_18
+
+pv2_next_18:
+pv2_block_19:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_19
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	VMOVUPS 32(BX)(DX*1), Y3
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_19:
+	TESTQ        DI, DI
+	JZ           pv2_merge_19
+	VCVTPH2PS    (SI), Y4
+	VCVTPH2PS    16(SI), Y5
+	VBROADCASTSS (BX), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS (BX)(CX*1), Y6
+	VFMADD231PS  Y4, Y6, Y2
+	VFMADD231PS  Y5, Y6, Y3
+	DECQ         144(SP)
+	JNZ          pf_skip_68
+	MOVQ         ng+16(FP), R8
+	MOVQ         R8, 144(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_68
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
+
+pf_skip_68:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_19
+
+pv2_merge_19:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	VMOVUPS Y3, 32(BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_19
+
+pv2_next_19:
+pv2_block_20:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000020
+	JL      pv2_next_20
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y1
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_20:
+	TESTQ        DI, DI
+	JZ           pv2_merge_20
+	VCVTPH2PS    (SI), Y2
+	VBROADCASTSS (BX), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS (BX)(CX*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	DECQ         144(SP)
+	JNZ          pf_skip_69
+	MOVQ         ng+16(FP), R8
+	MOVQ         R8, 144(SP)
+	MOVQ         128(SP), R8
+	CMPQ         R8, 136(SP)
+	JAE          pf_skip_69
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, 128(SP)
+
+pf_skip_69:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_20
+
+pv2_merge_20:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y1, (BX)(DX*1)
+	ADDQ    $0x00000020, 80(SP)
+	JMP     pv2_block_20
+
+pv2_next_20:
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_11
+
+pv_done_11:
+pv_12:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_8
+	JGE   pv_done_12
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -10421,17 +12303,17 @@ pv_single_49:
 	VCVTPH2PS    112(R10), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         144(SP)
-	JNZ          pf_skip_46
+	JNZ          pf_skip_70
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_46
+	JAE          pf_skip_70
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	ADDQ         $0x00000080, 128(SP)
 
-pf_skip_46:
+pf_skip_70:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -10491,17 +12373,17 @@ pv_pair_50:
 	VCVTPH2PS    48(R10)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         144(SP)
-	JNZ          pf_skip_47
+	JNZ          pf_skip_71
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_47
+	JAE          pf_skip_71
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	ADDQ         $0x00000080, 128(SP)
 
-pf_skip_47:
+pf_skip_71:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -10521,16 +12403,16 @@ pv_single_50:
 	VCVTPH2PS    48(R10), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         144(SP)
-	JNZ          pf_skip_48
+	JNZ          pf_skip_72
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_48
+	JAE          pf_skip_72
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_48:
+pf_skip_72:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -10578,16 +12460,16 @@ pv_pair_51:
 	VCVTPH2PS    16(R10)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         144(SP)
-	JNZ          pf_skip_49
+	JNZ          pf_skip_73
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_49
+	JAE          pf_skip_73
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_49:
+pf_skip_73:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -10603,16 +12485,16 @@ pv_single_51:
 	VCVTPH2PS    16(R10), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         144(SP)
-	JNZ          pf_skip_50
+	JNZ          pf_skip_74
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_50
+	JAE          pf_skip_74
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_50:
+pf_skip_74:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -10650,16 +12532,16 @@ pv_pair_52:
 	VCVTPH2PS    (R10)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         144(SP)
-	JNZ          pf_skip_51
+	JNZ          pf_skip_75
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_51
+	JAE          pf_skip_75
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_51:
+pf_skip_75:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -10673,16 +12555,16 @@ pv_single_52:
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         144(SP)
-	JNZ          pf_skip_52
+	JNZ          pf_skip_76
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_52
+	JAE          pf_skip_76
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_52:
+pf_skip_76:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -10696,9 +12578,9 @@ pv_merge_52:
 
 pv_next_52:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_8
+	JMP  pv_12
 
-pv_done_8:
+pv_done_12:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -10902,7 +12784,7 @@ scores_half_22:
 
 scores_by1_14:
 	TESTQ  R8, R8
-	JZ     scores_done_22
+	JZ     scores_done_26
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -10932,7 +12814,7 @@ scores_chunk1_14:
 	ADDQ         DI, DX
 	JMP          scores_by1_14
 
-scores_done_22:
+scores_done_26:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -11354,12 +13236,12 @@ tile_7:
 	MOVQ    CX, 136(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_9:
+scores_13:
 	MOVQ    32(SP), AX
 	INCQ    AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_23
+	JGE     scores_done_27
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -11388,9 +13270,9 @@ scores_9:
 	VMOVUPS expconst<>+0(SB), Y21
 	VMOVSS  expconst<>+0(SB), X22
 
-scores2_by8_3:
+scores2_by8_7:
 	CMPQ    48(SP), $0x08
-	JL      scores2_by1_3
+	JL      scores2_by1_7
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -11422,9 +13304,9 @@ scores2_by8_3:
 	SUBQ    $0x00000020, DI
 	MOVQ    DI, 96(SP)
 	CMPQ    CX, 96(SP)
-	JAE     scores2_odd_3
+	JAE     scores2_odd_7
 
-scores2_chunk2_3:
+scores2_chunk2_7:
 	VMOVUPS     (DX)(CX*2), Z18
 	VMOVUPS     (BX)(CX*2), Z19
 	VCVTPH2PS   (CX), Z20
@@ -11453,14 +13335,14 @@ scores2_chunk2_3:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_53
+	JAE         pf_skip_77
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_53:
+pf_skip_77:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -11489,22 +13371,22 @@ pf_skip_53:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_54
+	JAE         pf_skip_78
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_54:
+pf_skip_78:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 96(SP)
-	JB   scores2_chunk2_3
+	JB   scores2_chunk2_7
 
-scores2_odd_3:
+scores2_odd_7:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_reduce_3
+	JAE         scores2_reduce_7
 	VMOVUPS     (DX)(CX*2), Z18
 	VMOVUPS     (BX)(CX*2), Z19
 	VCVTPH2PS   (CX), Z20
@@ -11533,15 +13415,15 @@ scores2_odd_3:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), CX
 	CMPQ        CX, 112(SP)
-	JAE         pf_skip_55
+	JAE         pf_skip_79
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
 	PREFETCHT1  128(CX)
 	PREFETCHT1  192(CX)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_55:
-scores2_reduce_3:
+pf_skip_79:
+scores2_reduce_7:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z18, Z18
@@ -11610,11 +13492,11 @@ scores2_reduce_3:
 	MOVQ         56(SP), CX
 	LEAQ         (CX)(R8*8), CX
 	MOVQ         CX, 56(SP)
-	JMP          scores2_by8_3
+	JMP          scores2_by8_7
 
-scores2_by1_3:
+scores2_by1_7:
 	CMPQ    48(SP), $0x00
-	JE      scores2_done_3
+	JE      scores2_done_7
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    56(SP), AX
@@ -11628,13 +13510,13 @@ scores2_by1_3:
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
-scores2_chunk1_3:
+scores2_chunk1_7:
 	VCVTPH2PS     (AX), Z4
 	VFMADD231PS   (CX)(AX*2), Z4, Z0
 	VFMADD231PS   (DX)(AX*2), Z4, Z3
 	ADDQ          $0x00000020, AX
 	CMPQ          AX, 40(SP)
-	JB            scores2_chunk1_3
+	JB            scores2_chunk1_7
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y4, Y0, Y4
 	VEXTRACTF32X4 $0x01, Y4, X0
@@ -11665,9 +13547,9 @@ scores2_chunk1_3:
 	MOVQ          56(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 56(SP)
-	JMP           scores2_by1_3
+	JMP           scores2_by1_7
 
-scores2_done_3:
+scores2_done_7:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -11690,14 +13572,14 @@ scores2_done_3:
 	VMOVSS        X0, (AX)(CX*4)
 	VMOVSS        X1, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_9
+	JMP           scores_13
 
-scores_done_23:
-scores_10:
+scores_done_27:
+scores_14:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_24
+	JGE     scores_done_28
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -11974,14 +13856,14 @@ scores_pairs_23:
 	VFMADD231PS Z11, Z10, Z9
 	MOVQ        104(SP), R12
 	CMPQ        R12, 112(SP)
-	JAE         pf_skip_56
+	JAE         pf_skip_80
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
 	PREFETCHT1  192(R12)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_56:
+pf_skip_80:
 	VMOVUPS     64(R10)(R8*2), Z10
 	VCVTPH2PS   32(R8), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -12066,7 +13948,7 @@ scores_reduce_15:
 
 scores_by1_15:
 	TESTQ   BX, BX
-	JZ      scores_done_25
+	JZ      scores_done_29
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
 	MOVQ    152(SP), R11
@@ -12098,7 +13980,7 @@ scores_chunk1_15:
 	ADDQ          SI, DX
 	JMP           scores_by1_15
 
-scores_done_25:
+scores_done_29:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -12458,7 +14340,7 @@ scores_reduce_16:
 
 scores_by1_16:
 	TESTQ   BX, BX
-	JZ      scores_done_26
+	JZ      scores_done_30
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
 	MOVQ    152(SP), R11
@@ -12490,7 +14372,7 @@ scores_chunk1_16:
 	ADDQ          SI, DX
 	JMP           scores_by1_16
 
-scores_done_26:
+scores_done_30:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -12507,9 +14389,9 @@ scores_done_26:
 
 scores_first_done_3:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_10
+	JMP  scores_14
 
-scores_done_24:
+scores_done_28:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_7:
@@ -12678,12 +14560,12 @@ exp_done_13:
 softmax_done_7:
 	MOVQ $0x00000000, 32(SP)
 
-pv_9:
+pv_13:
 	MOVQ  32(SP), AX
 	INCQ  AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_9
+	JGE   pv_done_13
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -12709,12 +14591,12 @@ pv_9:
 	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_9:
+pv2_block_21:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv2_next_9
+	JL      pv2_next_21
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -12739,9 +14621,9 @@ pv2_block_9:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_9
+	JL      pv2_single_21
 
-pv2_pair_9:
+pv2_pair_21:
 	VCVTPH2PS    (SI), Z18
 	VCVTPH2PS    32(SI), Z19
 	VCVTPH2PS    64(SI), Z20
@@ -12772,23 +14654,23 @@ pv2_pair_9:
 	VFMADD231PS  Z25, Z18, Z17
 	MOVQ         128(SP), R8
 	CMPQ         R8, 136(SP)
-	JAE          pf_skip_57
+	JAE          pf_skip_81
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_57:
+pf_skip_81:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_9
+	JGE  pv2_pair_21
 
-pv2_single_9:
+pv2_single_21:
 	TESTQ        DI, DI
-	JZ           pv2_merge_9
+	JZ           pv2_merge_21
 	VCVTPH2PS    (SI), Z18
 	VCVTPH2PS    32(SI), Z19
 	VCVTPH2PS    64(SI), Z20
@@ -12806,9 +14688,9 @@ pv2_single_9:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_9
+	JMP          pv2_single_21
 
-pv2_merge_9:
+pv2_merge_21:
 	MOVQ    40(SP), BX
 	VADDPS  Z6, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -12828,15 +14710,15 @@ pv2_merge_9:
 	VADDPS  Z17, Z13, Z13
 	VMOVUPS Z13, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_9
+	JMP     pv2_block_21
 
-pv2_next_9:
-pv2_block_10:
+pv2_next_21:
+pv2_block_22:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_10
+	JL      pv2_next_22
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -12853,9 +14735,9 @@ pv2_block_10:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_10
+	JL      pv2_single_22
 
-pv2_pair_10:
+pv2_pair_22:
 	VCVTPH2PS    (SI), Z10
 	VCVTPH2PS    32(SI), Z11
 	VCVTPH2PS    (SI)(R9*1), Z12
@@ -12874,23 +14756,23 @@ pv2_pair_10:
 	VFMADD231PS  Z13, Z10, Z9
 	MOVQ         128(SP), R8
 	CMPQ         R8, 136(SP)
-	JAE          pf_skip_58
+	JAE          pf_skip_82
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_58:
+pf_skip_82:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_10
+	JGE  pv2_pair_22
 
-pv2_single_10:
+pv2_single_22:
 	TESTQ        DI, DI
-	JZ           pv2_merge_10
+	JZ           pv2_merge_22
 	VCVTPH2PS    (SI), Z10
 	VCVTPH2PS    32(SI), Z11
 	VBROADCASTSS (BX), Z12
@@ -12902,9 +14784,9 @@ pv2_single_10:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_10
+	JMP          pv2_single_22
 
-pv2_merge_10:
+pv2_merge_22:
 	MOVQ    40(SP), BX
 	VADDPS  Z4, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -12916,15 +14798,15 @@ pv2_merge_10:
 	VADDPS  Z9, Z7, Z7
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_10
+	JMP     pv2_block_22
 
-pv2_next_10:
-pv2_block_11:
+pv2_next_22:
+pv2_block_23:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv2_next_11
+	JL      pv2_next_23
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -12937,9 +14819,9 @@ pv2_block_11:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_11
+	JL      pv2_single_23
 
-pv2_pair_11:
+pv2_pair_23:
 	VCVTPH2PS    (SI), Z6
 	VCVTPH2PS    (SI)(R9*1), Z7
 	VBROADCASTSS (BX), Z8
@@ -12952,23 +14834,23 @@ pv2_pair_11:
 	VFMADD231PS  Z7, Z6, Z5
 	MOVQ         128(SP), R8
 	CMPQ         R8, 136(SP)
-	JAE          pf_skip_59
+	JAE          pf_skip_83
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_59:
+pf_skip_83:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_11
+	JGE  pv2_pair_23
 
-pv2_single_11:
+pv2_single_23:
 	TESTQ        DI, DI
-	JZ           pv2_merge_11
+	JZ           pv2_merge_23
 	VCVTPH2PS    (SI), Z6
 	VBROADCASTSS (BX), Z7
 	VFMADD231PS  Z6, Z7, Z0
@@ -12977,9 +14859,9 @@ pv2_single_11:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_11
+	JMP          pv2_single_23
 
-pv2_merge_11:
+pv2_merge_23:
 	MOVQ    40(SP), BX
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -12987,18 +14869,18 @@ pv2_merge_11:
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, (BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_11
+	JMP     pv2_block_23
 
-pv2_next_11:
+pv2_next_23:
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_9
+	JMP  pv_13
 
-pv_done_9:
-pv_10:
+pv_done_13:
+pv_14:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_10
+	JGE   pv_done_14
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -13632,9 +15514,9 @@ pv_merge_64:
 pv_next_64:
 first_done_3:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_10
+	JMP  pv_14
 
-pv_done_10:
+pv_done_14:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -14046,7 +15928,7 @@ scores_reduce_17:
 
 scores_by1_17:
 	TESTQ   R8, R8
-	JZ      scores_done_27
+	JZ      scores_done_31
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -14078,7 +15960,7 @@ scores_chunk1_17:
 	ADDQ          DI, DX
 	JMP           scores_by1_17
 
-scores_done_27:
+scores_done_31:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -14569,12 +16451,12 @@ tile_8:
 	MOVQ    CX, 136(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_11:
+scores_15:
 	MOVQ    32(SP), AX
 	INCQ    AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_28
+	JGE     scores_done_32
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -14603,9 +16485,9 @@ scores_11:
 	VMOVUPS expconst<>+0(SB), Y21
 	VMOVSS  expconst<>+0(SB), X22
 
-scores2_by8_4:
+scores2_by8_8:
 	CMPQ    48(SP), $0x08
-	JL      scores2_by1_4
+	JL      scores2_by1_8
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -14637,9 +16519,9 @@ scores2_by8_4:
 	SUBQ    $0x00000020, DI
 	MOVQ    DI, 96(SP)
 	CMPQ    CX, 96(SP)
-	JAE     scores2_odd_4
+	JAE     scores2_odd_8
 
-scores2_chunk2_4:
+scores2_chunk2_8:
 	VMOVUPS     (DX)(CX*2), Z18
 	VMOVUPS     (BX)(CX*2), Z19
 	VCVTPH2PS   (CX), Z20
@@ -14668,14 +16550,14 @@ scores2_chunk2_4:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_60
+	JAE         pf_skip_84
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_60:
+pf_skip_84:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -14704,22 +16586,22 @@ pf_skip_60:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), DI
 	CMPQ        DI, 112(SP)
-	JAE         pf_skip_61
+	JAE         pf_skip_85
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_61:
+pf_skip_85:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 96(SP)
-	JB   scores2_chunk2_4
+	JB   scores2_chunk2_8
 
-scores2_odd_4:
+scores2_odd_8:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_reduce_4
+	JAE         scores2_reduce_8
 	VMOVUPS     (DX)(CX*2), Z18
 	VMOVUPS     (BX)(CX*2), Z19
 	VCVTPH2PS   (CX), Z20
@@ -14748,15 +16630,15 @@ scores2_odd_4:
 	VFMADD231PS Z20, Z19, Z17
 	MOVQ        104(SP), CX
 	CMPQ        CX, 112(SP)
-	JAE         pf_skip_62
+	JAE         pf_skip_86
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
 	PREFETCHT1  128(CX)
 	PREFETCHT1  192(CX)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_62:
-scores2_reduce_4:
+pf_skip_86:
+scores2_reduce_8:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z18, Z18
@@ -14825,11 +16707,11 @@ scores2_reduce_4:
 	MOVQ         56(SP), CX
 	LEAQ         (CX)(R8*8), CX
 	MOVQ         CX, 56(SP)
-	JMP          scores2_by8_4
+	JMP          scores2_by8_8
 
-scores2_by1_4:
+scores2_by1_8:
 	CMPQ    48(SP), $0x00
-	JE      scores2_done_4
+	JE      scores2_done_8
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    56(SP), AX
@@ -14843,13 +16725,13 @@ scores2_by1_4:
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
-scores2_chunk1_4:
+scores2_chunk1_8:
 	VCVTPH2PS     (AX), Z4
 	VFMADD231PS   (CX)(AX*2), Z4, Z0
 	VFMADD231PS   (DX)(AX*2), Z4, Z3
 	ADDQ          $0x00000020, AX
 	CMPQ          AX, 40(SP)
-	JB            scores2_chunk1_4
+	JB            scores2_chunk1_8
 	VEXTRACTF64X4 $0x01, Z0, Y4
 	VADDPS        Y4, Y0, Y4
 	VEXTRACTF32X4 $0x01, Y4, X0
@@ -14880,9 +16762,9 @@ scores2_chunk1_4:
 	MOVQ          56(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 56(SP)
-	JMP           scores2_by1_4
+	JMP           scores2_by1_8
 
-scores2_done_4:
+scores2_done_8:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -14905,14 +16787,14 @@ scores2_done_4:
 	VMOVSS        X0, (AX)(CX*4)
 	VMOVSS        X1, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_11
+	JMP           scores_15
 
-scores_done_28:
-scores_12:
+scores_done_32:
+scores_16:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_29
+	JGE     scores_done_33
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -15189,14 +17071,14 @@ scores_pairs_26:
 	VFMADD231PS Z11, Z10, Z9
 	MOVQ        104(SP), R12
 	CMPQ        R12, 112(SP)
-	JAE         pf_skip_63
+	JAE         pf_skip_87
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
 	PREFETCHT1  192(R12)
 	ADDQ        $0x00000100, 104(SP)
 
-pf_skip_63:
+pf_skip_87:
 	VMOVUPS     64(R10)(R8*2), Z10
 	VCVTPH2PS   32(R8), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -15281,7 +17163,7 @@ scores_reduce_18:
 
 scores_by1_18:
 	TESTQ   BX, BX
-	JZ      scores_done_30
+	JZ      scores_done_34
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
 	MOVQ    152(SP), R11
@@ -15313,7 +17195,7 @@ scores_chunk1_18:
 	ADDQ          SI, DX
 	JMP           scores_by1_18
 
-scores_done_30:
+scores_done_34:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -15673,7 +17555,7 @@ scores_reduce_19:
 
 scores_by1_19:
 	TESTQ   BX, BX
-	JZ      scores_done_31
+	JZ      scores_done_35
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
 	MOVQ    152(SP), R11
@@ -15705,7 +17587,7 @@ scores_chunk1_19:
 	ADDQ          SI, DX
 	JMP           scores_by1_19
 
-scores_done_31:
+scores_done_35:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -15722,9 +17604,9 @@ scores_done_31:
 
 scores_first_done_4:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_12
+	JMP  scores_16
 
-scores_done_29:
+scores_done_33:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_8:
@@ -15884,12 +17766,12 @@ exp_done_15:
 softmax_done_8:
 	MOVQ $0x00000000, 32(SP)
 
-pv_11:
+pv_15:
 	MOVQ  32(SP), AX
 	INCQ  AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_11
+	JGE   pv_done_15
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -15915,12 +17797,12 @@ pv_11:
 	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_12:
+pv2_block_24:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv2_next_12
+	JL      pv2_next_24
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -15945,9 +17827,9 @@ pv2_block_12:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_12
+	JL      pv2_single_24
 
-pv2_pair_12:
+pv2_pair_24:
 	VCVTPH2PS    (SI), Z18
 	VCVTPH2PS    32(SI), Z19
 	VCVTPH2PS    64(SI), Z20
@@ -15978,23 +17860,23 @@ pv2_pair_12:
 	VFMADD231PS  Z25, Z18, Z17
 	MOVQ         128(SP), R8
 	CMPQ         R8, 136(SP)
-	JAE          pf_skip_64
+	JAE          pf_skip_88
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_64:
+pf_skip_88:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_12
+	JGE  pv2_pair_24
 
-pv2_single_12:
+pv2_single_24:
 	TESTQ        DI, DI
-	JZ           pv2_merge_12
+	JZ           pv2_merge_24
 	VCVTPH2PS    (SI), Z18
 	VCVTPH2PS    32(SI), Z19
 	VCVTPH2PS    64(SI), Z20
@@ -16012,9 +17894,9 @@ pv2_single_12:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_12
+	JMP          pv2_single_24
 
-pv2_merge_12:
+pv2_merge_24:
 	MOVQ    40(SP), BX
 	VADDPS  Z6, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -16034,15 +17916,15 @@ pv2_merge_12:
 	VADDPS  Z17, Z13, Z13
 	VMOVUPS Z13, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_12
+	JMP     pv2_block_24
 
-pv2_next_12:
-pv2_block_13:
+pv2_next_24:
+pv2_block_25:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_13
+	JL      pv2_next_25
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -16059,9 +17941,9 @@ pv2_block_13:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_13
+	JL      pv2_single_25
 
-pv2_pair_13:
+pv2_pair_25:
 	VCVTPH2PS    (SI), Z10
 	VCVTPH2PS    32(SI), Z11
 	VCVTPH2PS    (SI)(R9*1), Z12
@@ -16080,23 +17962,23 @@ pv2_pair_13:
 	VFMADD231PS  Z13, Z10, Z9
 	MOVQ         128(SP), R8
 	CMPQ         R8, 136(SP)
-	JAE          pf_skip_65
+	JAE          pf_skip_89
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_65:
+pf_skip_89:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_13
+	JGE  pv2_pair_25
 
-pv2_single_13:
+pv2_single_25:
 	TESTQ        DI, DI
-	JZ           pv2_merge_13
+	JZ           pv2_merge_25
 	VCVTPH2PS    (SI), Z10
 	VCVTPH2PS    32(SI), Z11
 	VBROADCASTSS (BX), Z12
@@ -16108,9 +17990,9 @@ pv2_single_13:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_13
+	JMP          pv2_single_25
 
-pv2_merge_13:
+pv2_merge_25:
 	MOVQ    40(SP), BX
 	VADDPS  Z4, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -16122,15 +18004,15 @@ pv2_merge_13:
 	VADDPS  Z9, Z7, Z7
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_13
+	JMP     pv2_block_25
 
-pv2_next_13:
-pv2_block_14:
+pv2_next_25:
+pv2_block_26:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv2_next_14
+	JL      pv2_next_26
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -16143,9 +18025,9 @@ pv2_block_14:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_14
+	JL      pv2_single_26
 
-pv2_pair_14:
+pv2_pair_26:
 	VCVTPH2PS    (SI), Z6
 	VCVTPH2PS    (SI)(R9*1), Z7
 	VBROADCASTSS (BX), Z8
@@ -16158,23 +18040,23 @@ pv2_pair_14:
 	VFMADD231PS  Z7, Z6, Z5
 	MOVQ         128(SP), R8
 	CMPQ         R8, 136(SP)
-	JAE          pf_skip_66
+	JAE          pf_skip_90
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, 128(SP)
 
-pf_skip_66:
+pf_skip_90:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_14
+	JGE  pv2_pair_26
 
-pv2_single_14:
+pv2_single_26:
 	TESTQ        DI, DI
-	JZ           pv2_merge_14
+	JZ           pv2_merge_26
 	VCVTPH2PS    (SI), Z6
 	VBROADCASTSS (BX), Z7
 	VFMADD231PS  Z6, Z7, Z0
@@ -16183,9 +18065,9 @@ pv2_single_14:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_14
+	JMP          pv2_single_26
 
-pv2_merge_14:
+pv2_merge_26:
 	MOVQ    40(SP), BX
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (BX)(DX*1)
@@ -16193,18 +18075,18 @@ pv2_merge_14:
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, (BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_14
+	JMP     pv2_block_26
 
-pv2_next_14:
+pv2_next_26:
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_11
+	JMP  pv_15
 
-pv_done_11:
-pv_12:
+pv_done_15:
+pv_16:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_12
+	JGE   pv_done_16
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -16838,9 +18720,9 @@ pv_merge_76:
 pv_next_76:
 first_done_4:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_12
+	JMP  pv_16
 
-pv_done_12:
+pv_done_16:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -17252,7 +19134,7 @@ scores_reduce_20:
 
 scores_by1_20:
 	TESTQ   R8, R8
-	JZ      scores_done_32
+	JZ      scores_done_36
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -17284,7 +19166,7 @@ scores_chunk1_20:
 	ADDQ          DI, DX
 	JMP           scores_by1_20
 
-scores_done_32:
+scores_done_36:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -17772,11 +19654,11 @@ tile_9:
 	MOVQ    $0x00000001, 144(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_13:
+scores_17:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_33
+	JGE     scores_done_37
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -17966,19 +19848,19 @@ scores_q8_1:
 	VMULPS       Y10, Y11, Y11
 	VFMADD231PS  96(R10), Y11, Y9
 	DECQ         120(SP)
-	JNZ          pf_skip_67
+	JNZ          pf_skip_91
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 120(SP)
 	MOVQ         104(SP), R12
 	CMPQ         R12, 112(SP)
-	JAE          pf_skip_67
+	JAE          pf_skip_91
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
 	ADDQ         $0x00000100, 104(SP)
 
-pf_skip_67:
+pf_skip_91:
 	ADDQ         $0x00000022, R8
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000080, R10
@@ -18004,7 +19886,7 @@ pf_skip_67:
 
 scores_by1_21:
 	TESTQ  BX, BX
-	JZ     scores_done_34
+	JZ     scores_done_38
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
 	MOVQ   152(SP), R11
@@ -18048,7 +19930,7 @@ scores_chunk1_21:
 	ADDQ         SI, DX
 	JMP          scores_by1_21
 
-scores_done_34:
+scores_done_38:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -18063,9 +19945,9 @@ scores_done_34:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_13
+	JMP          scores_17
 
-scores_done_33:
+scores_done_37:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_9:
@@ -18242,11 +20124,11 @@ exp_done_17:
 softmax_done_9:
 	MOVQ $0x00000000, 32(SP)
 
-pv_13:
+pv_17:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_13
+	JGE   pv_done_17
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -18317,16 +20199,16 @@ pv_single_81:
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         144(SP)
-	JNZ          pf_skip_68
+	JNZ          pf_skip_92
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_68
+	JAE          pf_skip_92
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_68:
+pf_skip_92:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -18401,16 +20283,16 @@ pv_pair_82:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         144(SP)
-	JNZ          pf_skip_69
+	JNZ          pf_skip_93
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_69
+	JAE          pf_skip_93
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_69:
+pf_skip_93:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -18437,16 +20319,16 @@ pv_single_82:
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y9, Y6
 	DECQ         144(SP)
-	JNZ          pf_skip_70
+	JNZ          pf_skip_94
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_70
+	JAE          pf_skip_94
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_70:
+pf_skip_94:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -18487,16 +20369,16 @@ pv_pair_83:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
 	DECQ         144(SP)
-	JNZ          pf_skip_71
+	JNZ          pf_skip_95
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_71
+	JAE          pf_skip_95
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_71:
+pf_skip_95:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -18508,16 +20390,16 @@ pv_single_83:
 	JZ           pv_merge_83
 	VBROADCASTSS (R9), Y4
 	DECQ         144(SP)
-	JNZ          pf_skip_72
+	JNZ          pf_skip_96
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_72
+	JAE          pf_skip_96
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_72:
+pf_skip_96:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -18552,16 +20434,16 @@ pv_pair_84:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
 	DECQ         144(SP)
-	JNZ          pf_skip_73
+	JNZ          pf_skip_97
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_73
+	JAE          pf_skip_97
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_73:
+pf_skip_97:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -18573,16 +20455,16 @@ pv_single_84:
 	JZ           pv_merge_84
 	VBROADCASTSS (R9), Y2
 	DECQ         144(SP)
-	JNZ          pf_skip_74
+	JNZ          pf_skip_98
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_74
+	JAE          pf_skip_98
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_74:
+pf_skip_98:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -18596,9 +20478,9 @@ pv_merge_84:
 
 pv_next_84:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_13
+	JMP  pv_17
 
-pv_done_13:
+pv_done_17:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -18868,7 +20750,7 @@ scores_q8_2:
 
 scores_by1_22:
 	TESTQ  R8, R8
-	JZ     scores_done_35
+	JZ     scores_done_39
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -18912,7 +20794,7 @@ scores_chunk1_22:
 	ADDQ         DI, DX
 	JMP          scores_by1_22
 
-scores_done_35:
+scores_done_39:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -19372,11 +21254,11 @@ tile_10:
 	MOVQ    $0x00000001, 144(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_14:
+scores_18:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_36
+	JGE     scores_done_40
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -19566,19 +21448,19 @@ scores_q8_3:
 	VMULPS       Y10, Y11, Y11
 	VFMADD231PS  96(R10), Y11, Y9
 	DECQ         120(SP)
-	JNZ          pf_skip_75
+	JNZ          pf_skip_99
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 120(SP)
 	MOVQ         104(SP), R12
 	CMPQ         R12, 112(SP)
-	JAE          pf_skip_75
+	JAE          pf_skip_99
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
 	ADDQ         $0x00000100, 104(SP)
 
-pf_skip_75:
+pf_skip_99:
 	ADDQ         $0x00000022, R8
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000080, R10
@@ -19604,7 +21486,7 @@ pf_skip_75:
 
 scores_by1_23:
 	TESTQ  BX, BX
-	JZ     scores_done_37
+	JZ     scores_done_41
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
 	MOVQ   152(SP), R11
@@ -19648,7 +21530,7 @@ scores_chunk1_23:
 	ADDQ         SI, DX
 	JMP          scores_by1_23
 
-scores_done_37:
+scores_done_41:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -19663,9 +21545,9 @@ scores_done_37:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_14
+	JMP          scores_18
 
-scores_done_36:
+scores_done_40:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_10:
@@ -19821,11 +21703,11 @@ exp_done_19:
 softmax_done_10:
 	MOVQ $0x00000000, 32(SP)
 
-pv_14:
+pv_18:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_14
+	JGE   pv_done_18
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -19896,16 +21778,16 @@ pv_single_89:
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         144(SP)
-	JNZ          pf_skip_76
+	JNZ          pf_skip_100
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_76
+	JAE          pf_skip_100
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_76:
+pf_skip_100:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -19980,16 +21862,16 @@ pv_pair_90:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         144(SP)
-	JNZ          pf_skip_77
+	JNZ          pf_skip_101
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_77
+	JAE          pf_skip_101
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_77:
+pf_skip_101:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -20016,16 +21898,16 @@ pv_single_90:
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y9, Y6
 	DECQ         144(SP)
-	JNZ          pf_skip_78
+	JNZ          pf_skip_102
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_78
+	JAE          pf_skip_102
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_78:
+pf_skip_102:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -20066,16 +21948,16 @@ pv_pair_91:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
 	DECQ         144(SP)
-	JNZ          pf_skip_79
+	JNZ          pf_skip_103
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_79
+	JAE          pf_skip_103
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_79:
+pf_skip_103:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -20087,16 +21969,16 @@ pv_single_91:
 	JZ           pv_merge_91
 	VBROADCASTSS (R9), Y4
 	DECQ         144(SP)
-	JNZ          pf_skip_80
+	JNZ          pf_skip_104
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_80
+	JAE          pf_skip_104
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_80:
+pf_skip_104:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -20131,16 +22013,16 @@ pv_pair_92:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
 	DECQ         144(SP)
-	JNZ          pf_skip_81
+	JNZ          pf_skip_105
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_81
+	JAE          pf_skip_105
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_81:
+pf_skip_105:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -20152,16 +22034,16 @@ pv_single_92:
 	JZ           pv_merge_92
 	VBROADCASTSS (R9), Y2
 	DECQ         144(SP)
-	JNZ          pf_skip_82
+	JNZ          pf_skip_106
 	MOVQ         ng+16(FP), R12
 	MOVQ         R12, 144(SP)
 	MOVQ         128(SP), R12
 	CMPQ         R12, 136(SP)
-	JAE          pf_skip_82
+	JAE          pf_skip_106
 	PREFETCHT1   (R12)
 	ADDQ         $0x00000040, 128(SP)
 
-pf_skip_82:
+pf_skip_106:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -20175,9 +22057,9 @@ pv_merge_92:
 
 pv_next_92:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_14
+	JMP  pv_18
 
-pv_done_14:
+pv_done_18:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -20447,7 +22329,7 @@ scores_q8_4:
 
 scores_by1_24:
 	TESTQ  R8, R8
-	JZ     scores_done_38
+	JZ     scores_done_42
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -20491,7 +22373,7 @@ scores_chunk1_24:
 	ADDQ         DI, DX
 	JMP          scores_by1_24
 
-scores_done_38:
+scores_done_42:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -20935,11 +22817,11 @@ tile_11:
 	MOVQ    CX, 136(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_15:
+scores_19:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_39
+	JGE     scores_done_43
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -21068,12 +22950,12 @@ scores_q8_5:
 	VFMADD231PS  64(R10), Z11, Z9
 	MOVQ         104(SP), R12
 	CMPQ         R12, 112(SP)
-	JAE          pf_skip_83
+	JAE          pf_skip_107
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	ADDQ         $0x00000080, 104(SP)
 
-pf_skip_83:
+pf_skip_107:
 	ADDQ         $0x00000022, R8
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000080, R10
@@ -21116,7 +22998,7 @@ pf_skip_83:
 
 scores_by1_25:
 	TESTQ   BX, BX
-	JZ      scores_done_40
+	JZ      scores_done_44
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
 	MOVQ    152(SP), R11
@@ -21154,7 +23036,7 @@ scores_chunk1_25:
 	ADDQ          SI, DX
 	JMP           scores_by1_25
 
-scores_done_40:
+scores_done_44:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -21324,7 +23206,7 @@ scores_q8_6:
 
 scores_by1_26:
 	TESTQ   BX, BX
-	JZ      scores_done_41
+	JZ      scores_done_45
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
 	MOVQ    152(SP), R11
@@ -21362,7 +23244,7 @@ scores_chunk1_26:
 	ADDQ          SI, DX
 	JMP           scores_by1_26
 
-scores_done_41:
+scores_done_45:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -21379,9 +23261,9 @@ scores_done_41:
 
 scores_first_done_5:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_15
+	JMP  scores_19
 
-scores_done_39:
+scores_done_43:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_11:
@@ -21550,11 +23432,11 @@ exp_done_21:
 softmax_done_11:
 	MOVQ $0x00000000, 32(SP)
 
-pv_15:
+pv_19:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_15
+	JGE   pv_done_19
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -22390,9 +24272,9 @@ pv_merge_104:
 pv_next_104:
 first_done_5:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_15
+	JMP  pv_19
 
-pv_done_15:
+pv_done_19:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -22615,7 +24497,7 @@ scores_q8_7:
 
 scores_by1_27:
 	TESTQ   R8, R8
-	JZ      scores_done_42
+	JZ      scores_done_46
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -22653,7 +24535,7 @@ scores_chunk1_27:
 	ADDQ          DI, DX
 	JMP           scores_by1_27
 
-scores_done_42:
+scores_done_46:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -23248,11 +25130,11 @@ tile_12:
 	MOVQ    CX, 136(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_16:
+scores_20:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_43
+	JGE     scores_done_47
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -23381,12 +25263,12 @@ scores_q8_8:
 	VFMADD231PS  64(R10), Z11, Z9
 	MOVQ         104(SP), R12
 	CMPQ         R12, 112(SP)
-	JAE          pf_skip_84
+	JAE          pf_skip_108
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	ADDQ         $0x00000080, 104(SP)
 
-pf_skip_84:
+pf_skip_108:
 	ADDQ         $0x00000022, R8
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000080, R10
@@ -23429,7 +25311,7 @@ pf_skip_84:
 
 scores_by1_28:
 	TESTQ   BX, BX
-	JZ      scores_done_44
+	JZ      scores_done_48
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
 	MOVQ    152(SP), R11
@@ -23467,7 +25349,7 @@ scores_chunk1_28:
 	ADDQ          SI, DX
 	JMP           scores_by1_28
 
-scores_done_44:
+scores_done_48:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -23637,7 +25519,7 @@ scores_q8_9:
 
 scores_by1_29:
 	TESTQ   BX, BX
-	JZ      scores_done_45
+	JZ      scores_done_49
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
 	MOVQ    152(SP), R11
@@ -23675,7 +25557,7 @@ scores_chunk1_29:
 	ADDQ          SI, DX
 	JMP           scores_by1_29
 
-scores_done_45:
+scores_done_49:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -23692,9 +25574,9 @@ scores_done_45:
 
 scores_first_done_6:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_16
+	JMP  scores_20
 
-scores_done_43:
+scores_done_47:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_12:
@@ -23854,11 +25736,11 @@ exp_done_23:
 softmax_done_12:
 	MOVQ $0x00000000, 32(SP)
 
-pv_16:
+pv_20:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_16
+	JGE   pv_done_20
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -24694,9 +26576,9 @@ pv_merge_116:
 pv_next_116:
 first_done_6:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_16
+	JMP  pv_20
 
-pv_done_16:
+pv_done_20:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -24919,7 +26801,7 @@ scores_q8_10:
 
 scores_by1_30:
 	TESTQ   R8, R8
-	JZ      scores_done_46
+	JZ      scores_done_50
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -24957,7 +26839,7 @@ scores_chunk1_30:
 	ADDQ          DI, DX
 	JMP           scores_by1_30
 
-scores_done_46:
+scores_done_50:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0

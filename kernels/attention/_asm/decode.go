@@ -217,13 +217,14 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 	return m
 }
 
-// scores2 is scores for two heads of a GQA group at once (AVX-512 only):
-// each K vector is loaded once into a register and multiplied by both
-// heads' q, halving the loads and the loop overhead per score. It writes
-// buf0 and buf1 and returns both maxima. Only the chunk loop's pointers
-// live in GP registers; the per-batch state lives in the scratch bytes
-// at tmp (64 bytes; avo leaves 12 GP registers to allocate). pf is as in scores:
-// eight lines of prefetch per eight K vectors.
+// scores2 is scores for two heads of a GQA group at once: each K vector is
+// loaded (and widened) once into a register and multiplied by both heads'
+// q, halving the loads and the loop overhead per score. Keys go in batches
+// of eight (AVX-512: 16 zmm accumulators) or four (AVX2: 8 of its 16 ymm).
+// It writes buf0 and buf1 and returns both maxima. Only the chunk loop's
+// pointers live in GP registers; the per-batch state lives in the scratch
+// bytes at tmp (64 bytes; avo leaves 12 GP registers to allocate). pf is
+// as in scores: four lines of prefetch per step (spread: every ng-th).
 func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, tmp Mem, pf *prefetcher) (VecVirtual, VecVirtual) {
 	lEnd, lLeft, lRow, lEnd2 := tmp, tmp.Offset(8), tmp.Offset(16), tmp.Offset(56)
 	lq := [2]Mem{tmp.Offset(24), tmp.Offset(32)}
@@ -236,9 +237,16 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 	MOVQ(k, lRow)
 	db3 := GP64()
 	LEAQ(Mem{Base: db, Index: db, Scale: 2}, db3)
+	R := 8 // keys per batch
+	if t.W == 8 {
+		R = 4
+	}
 	var mx, mx1 [2]VecVirtual
 	for h := range 2 {
 		mx[h], mx1[h] = YMM(), XMM()
+		if R == 4 {
+			mx[h] = XMM()
+		}
 		VMOVUPS(KC(CNegInf), mx[h])
 		VMOVSS(KC(CNegInf), mx1[h])
 	}
@@ -274,24 +282,27 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 
 	by8, by1, done := NewLabel("scores2_by8"), NewLabel("scores2_by1"), NewLabel("scores2_done")
 	Label(by8)
-	CMPQ(lLeft, Imm(8))
+	CMPQ(lLeft, Imm(uint64(R)))
 	JL(LabelRef(by1))
 	var acc [2][8]VecVirtual
 	for h := range 2 {
-		for i := range 8 {
+		for i := range R {
 			acc[h][i] = t.Vec()
 			t.Zero(acc[h][i])
 		}
 	}
 	p0, qd := setup()
-	p4 := GP64()
-	LEAQ(Mem{Base: p0, Index: db, Scale: 4}, p4)
+	p4 := p0 // rows 4–7: only batches of eight have them
+	if R == 8 {
+		p4 = GP64()
+		LEAQ(Mem{Base: p0, Index: db, Scale: 4}, p4)
+	}
 	// Two chunks per iteration while two remain, then the odd one.
 	body := func(off int) {
 		qa, qb := t.Vec(), t.Vec()
 		VMOVUPS(t.qAt(p0, qd[0], off), qa)
 		VMOVUPS(t.qAt(p0, qd[1], off), qb)
-		for i, m := range rowsAt(p0, p4, db, db3, off) {
+		for i, m := range rowsAt(p0, p4, db, db3, off)[:R] {
 			kr := t.kvLoad(m)
 			VFMADD231PS(kr, qa, acc[0][i])
 			VFMADD231PS(kr, qb, acc[1][i])
@@ -311,7 +322,9 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 	body(0)
 	body(t.kb())
 	ADDQ(U32(2*t.kb()), p0)
-	ADDQ(U32(2*t.kb()), p4)
+	if R == 8 {
+		ADDQ(U32(2*t.kb()), p4)
+	}
 	CMPQ(p0, lEnd2)
 	JB(LabelRef(chunk2))
 	Label(odd)
@@ -321,18 +334,23 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 	Label(reduce)
 	var s [2]VecVirtual
 	for h := range 2 {
-		s[h] = t.reduce8(acc[h])
 		sc := YMM()
+		if R == 8 {
+			s[h] = t.reduce8(acc[h])
+		} else {
+			s[h] = t.reduce4(acc[h][:4])
+			sc = XMM()
+		}
 		VBROADCASTSS(scale, sc)
 		VMULPS(sc, s[h], s[h])
 		VMAXPS(s[h], mx[h], mx[h])
 	}
-	advance(s, 32)
-	SUBQ(Imm(8), lLeft)
+	advance(s, 4*R)
+	SUBQ(Imm(uint64(R)), lLeft)
 	{
 		r := GP64()
 		MOVQ(lRow, r)
-		LEAQ(Mem{Base: r, Index: db, Scale: 8}, r)
+		LEAQ(Mem{Base: r, Index: db, Scale: uint8(R)}, r)
 		MOVQ(r, lRow)
 	}
 	JMP(LabelRef(by8))
@@ -370,10 +388,25 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 	Label(done)
 	var m [2]VecVirtual
 	for h := range 2 {
-		m[h] = t.HReduce128(mx[h], VMAXPS)
+		if R == 8 {
+			m[h] = t.HReduce128(mx[h], VMAXPS)
+		} else {
+			m[h] = hmax128(mx[h])
+		}
 		VMAXSS(mx1[h], m[h], m[h])
 	}
 	return m[0], m[1]
+}
+
+// hmax128 folds the four lanes of x with VMAXPS into lane 0 (x is
+// overwritten).
+func hmax128(x VecVirtual) VecVirtual {
+	h := XMM()
+	VMOVHLPS(x, x, h)
+	VMAXPS(h, x, x)
+	VMOVSHDUP(x, h)
+	VMAXPS(h, x, x)
+	return x
 }
 
 // prefetcher spreads software prefetches of one region [cur, end) over
@@ -651,10 +684,11 @@ func pfAt(pf []GPVirtual, i int) GPVirtual {
 	return nil
 }
 
-// pv2 is pv for two heads at once (AVX-512 only): every V vector is loaded
-// once into a register and multiplied by both heads' weights. Blocks of up
-// to 4 vectors, rows in pairs, two heads: 16 accumulators, 8 V registers,
-// 4 broadcast weights. o[h] and w[h] are the heads' output rows and weight
+// pv2 is pv for two heads at once: every V vector is loaded (and widened)
+// once into a register and multiplied by both heads' weights. AVX-512:
+// blocks of up to 4 vectors, rows in pairs, two heads: 16 accumulators, 8
+// V registers, 4 broadcast weights. AVX2: blocks of up to 4 vectors, one
+// row at a time: 8 accumulators, 4 V registers, a weight. o[h] and w[h] are the heads' output rows and weight
 // buffers; the per-block state lives in the 48 scratch bytes at tmp. pf is
 // as in pv.
 func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher) {
@@ -670,7 +704,7 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 	MOVQ(cnt, lCnt)
 	MOVQ(U32(0), lCol)
 	blocks := []int{4, 2, 1}
-	if t.kv.size == 4 {
+	if t.kv.size == 4 && t.W == 16 {
 		blocks = []int{8, 4, 2, 1}
 	}
 	for _, nb := range blocks {
@@ -680,7 +714,7 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 		// chains. (f16 stays in blocks of four: one row at a time cost
 		// it a third from DRAM, measured.)
 		rows := 2
-		if nb == 8 {
+		if nb == 8 || t.W == 8 {
 			rows = 1
 		}
 		top, next := NewLabel("pv2_block"), NewLabel("pv2_next")
@@ -751,8 +785,8 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 		Label(single)
 		TESTQ(n, n)
 		JZ(LabelRef(merge))
-		var vl []VecVirtual // f16: the row's vectors, widened once for both heads
-		if t.kv.size != 4 {
+		var vl []VecVirtual // f16 (and AVX2): the row's vectors, loaded once for both heads
+		if t.kv.size != 4 || t.W == 8 {
 			for u := range nb {
 				vl = append(vl, t.kvLoad(Mem{Base: rp, Disp: u * t.kb()}))
 			}
@@ -850,8 +884,8 @@ func (t tier) flashDecode(fast bool) {
 	// forHeads emits "for h := 0; h < ng; h++ { body }" with h kept in
 	// lH, so that the body has every register to itself.
 	// eachHead emits the loops over the heads of the group, h kept in lH
-	// so that a body has every register to itself: with pair set (AVX-512
-	// only), two heads at a time while two remain; then single, one at a time.
+	// so that a body has every register to itself: with pair set (f32 and
+	// f16), two heads at a time while two remain; then single, one at a time.
 	eachHead := func(name string, pair, single func()) {
 		MOVQ(U32(0), lH)
 		loop := func(step int, body func()) {
@@ -870,7 +904,7 @@ func (t tier) flashDecode(fast bool) {
 			JMP(LabelRef(top))
 			Label(done)
 		}
-		if pair != nil && t.W == 16 && !t.kv.q8 { // scores2 and pv2 have no q8_0 form
+		if pair != nil && !t.kv.q8 { // scores2 and pv2 have no q8_0 form
 			loop(2, pair)
 		}
 		loop(1, single)
@@ -1002,8 +1036,11 @@ func (t tier) flashDecode(fast bool) {
 		ADDQ(paramAddr("tileStride"), buf[1])
 		return row, buf, db
 	}
-	// A: scores and tile max of every head, AVX-512 two heads at a time
-	// (scores2, sharing each K load). Prefetch keeps memory busy through
+	// A: scores and tile max of every head, two heads at a time (scores2,
+	// sharing each K load and widening; on AVX2 it took 16–20 % off a
+	// 32:8 or 64:8 call in L3 and lifted a cold one from 54–60 % to
+	// 66–69 % of the paired kv-read in f32, 38–39 % to 52–55 % in f16,
+	// interleaved A/B on Zen 4). Prefetch keeps memory busy through
 	// the phase: the pairs spread this tile's V over their loops (pfV); a
 	// lone head (decode-flash, odd groups) fetches it if it is the first.
 	eachHead("scores", func() {
@@ -1068,8 +1105,8 @@ func (t tier) flashDecode(fast bool) {
 		VADDSS(stateAt(1), sum, sum)
 		VMOVSS(sum, stateAt(1))
 	})
-	// C: P·V of every head, AVX-512 two heads at a time (pv2, sharing each
-	// V load). The pairs spread the next tile's K over their loops (pfK); a
+	// C: P·V of every head, two heads at a time (pv2, sharing each V load
+	// and widening). The pairs spread the next tile's K over their loops (pfK); a
 	// lone first head fetches it row by row (from V: the same rows tk·d
 	// floats on, in the K buffer).
 	eachHead("pv", func() {

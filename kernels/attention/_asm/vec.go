@@ -108,6 +108,16 @@ func (t tier) reduce8(acc [8]VecVirtual) VecVirtual {
 	return a
 }
 
+// reduce4 returns an xmm whose lane i is the sum of all lanes of acc[i]
+// (AVX2: four ymm).
+func (t tier) reduce4(acc []VecVirtual) VecVirtual {
+	h := t.hadd(t.hadd(acc[0], acc[1]), t.hadd(acc[2], acc[3])) // per 128-bit lane: [Σacc0 … Σacc3]
+	x := XMM()
+	VEXTRACTF128(Imm(1), h, x)
+	VADDPS(h.AsX(), x, x)
+	return x
+}
+
 // reduce8Z is reduce8 for zmm accumulators as a transposing tree: 128-bit
 // lanes of pairs first (VSHUFF32X4), then floats within lanes (VSHUFPS),
 // then one VPERMPS to order the eight sums: 17 shuffles and 8 adds, where
