@@ -170,8 +170,11 @@ func TestPreemptedSamplesRejected(t *testing.T) {
 
 	// A leak is systematic: it shows in every run. A busy host or an
 	// emulator can widen one run's spread by chance (qemu once kept 4.7 %
-	// against 1.7 % alone), so the spread bound must fail three runs in a
-	// row before the test does; the other checks hold for every run.
+	// against 1.7 % alone), or keep one slow sample (qemu once a 22× one
+	// with 45 µs off the CPU: the hypervisor had stolen the whole VM, which
+	// the thread's CPU clock counts as running), so the spread and the
+	// outlier bounds must fail three runs in a row before the test does;
+	// the other checks hold for every run.
 	var spreads []string
 	for attempt := 1; ; attempt++ {
 		r := measure(300 * time.Millisecond)
@@ -194,20 +197,18 @@ func TestPreemptedSamplesRejected(t *testing.T) {
 		// A sample that kept a hog's time slice (≥ 3 ms against a 200 µs
 		// sample) would be ≥ 15× the median; under an emulator (qemu, make
 		// test-portable) translated code makes an honest sample up to ~3×.
-		if st.Max > 10*st.Median {
-			t.Fatalf("kept samples spread from %.0f to %.0f ns (median %.0f): a preempted one was kept", st.Min, st.Max, st.Median)
-		}
 		// Preemption that leaked into kept samples spreads them by tens of
 		// percent (13 % MAD in issue #10's reproduction); the bound is 5 %,
 		// or three times the spread of the work measured alone where that
 		// is wider.
 		bound := max(5, 3*base.st.MADPct())
-		if st.MADPct() <= bound {
+		outlier := st.Max > 10*st.Median
+		if st.MADPct() <= bound && !outlier {
 			return
 		}
-		spreads = append(spreads, fmt.Sprintf("%.1f %%", st.MADPct()))
+		spreads = append(spreads, fmt.Sprintf("MAD %.1f %%, max %.0f× the median", st.MADPct(), st.Max/st.Median))
 		if attempt == 3 {
-			t.Fatalf("kept samples spread %v (MAD) in three runs, above %.1f %% (alone: %.1f %%): preemption leaked into them", spreads, bound, base.st.MADPct())
+			t.Fatalf("kept samples spread (%v) in three runs, above MAD %.1f %% (alone: %.1f %%) or 10× the median: preemption leaked into them", spreads, bound, base.st.MADPct())
 		}
 	}
 }
