@@ -26,7 +26,7 @@ type page struct {
 	Ceilings  [][]string // kind, tier, threads, value
 	Levels    [][]string // level, threads, GB/s, window
 	Figures   []figure
-	Top, Low  [][]string // point, status, pct_of_bound, rate
+	Top, Low  [][]string // point, tier, th, status, pct_of_bound, pct_of_read, rate, level
 	Flagged   [][]string // point, status, reason
 	MoreFlags int
 	Counts    string
@@ -38,8 +38,8 @@ type page struct {
 // nodeHeader names the columns of the Nodes table.
 var nodeHeader = []string{"node", "CPU model", "microcode", "kernel", "ckbench", "points", "vs its model", "flag"}
 
-// pointHeader names the columns of the Top, Low and Flagged tables.
-var pointHeader = []string{"point", "tier", "th", "status", "% of bound", "rate", "level"}
+// pointHeader names the columns of the Top and Low tables.
+var pointHeader = []string{"point", "tier", "th", "status", "% of bound", "% of read", "rate", "level"}
 
 // Write builds the report of runs into out (index.html, report.md, every
 // chart as .png and .svg), in a new folder renamed into place at the
@@ -205,7 +205,20 @@ func build(runs []Run, notes []string) page {
 
 func pointRow(r results.Record) []string {
 	v, unit := rate(r)
-	return []string{results.BenchName(&r), r.ISA, fmt.Sprint(r.Th), r.Status, fmt.Sprintf("%.0f", float64(r.PctOfBound)), fmt.Sprintf("%.1f %s", v, unit), r.Level}
+	return []string{results.BenchName(&r), r.ISA, fmt.Sprint(r.Th), r.Status, fmt.Sprintf("%.0f", float64(r.PctOfBound)), pctOfRead(r), fmt.Sprintf("%.1f %s", v, unit), r.Level}
+}
+
+// pctOfRead is a point's share of its in-run read loop, paired sample by
+// sample, with the pairs' spread ("97±4"); "-" without a read loop.
+func pctOfRead(r results.Record) string {
+	if !r.PctOfRead.Valid() {
+		return "-"
+	}
+	s := fmt.Sprintf("%.0f", float64(r.PctOfRead))
+	if r.ReadMadPct.Valid() {
+		s += fmt.Sprintf("±%.0f", float64(r.ReadMadPct)*float64(r.PctOfRead)/100)
+	}
+	return s
 }
 
 // byFamily groups records by family, the families in the order they
