@@ -302,24 +302,13 @@ func (fl *Fleet) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "  %s  %s: %d node(s): %s\n", letter(gi), g.CPU, len(g.Nodes), strings.Join(hosts, ", "))
 	}
-	dir := "lower is better"
-	if fl.Metric.HigherIsBetter() {
-		dir = "higher is better"
-	}
-	fmt.Fprintf(w, "metric: %s (%s); per group the median over its nodes (each node's median of its samples), ±spread (max − min over the median) across its nodes, (nodes); vs A: ratio, p of the U test over node values\n", fl.Metric.Unit(), dir)
+	fmt.Fprintf(w, "metric: %s (%s); per group the median over its nodes (each node's median of its samples), ±spread (max − min over the median) across its nodes, (nodes); vs A: ratio, p of the U test over node values\n", fl.Metric.Unit(), fl.Metric.direction())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	group := ""
 	for _, r := range fl.Rows {
 		if g := r.Family + "/" + r.Kernel; g != group {
 			group = g
-			fmt.Fprintf(tw, "\n%s\t", g)
-			for gi := range fl.Groups {
-				fmt.Fprintf(tw, "%s\t", letter(gi))
-				if gi > 0 {
-					fmt.Fprint(tw, "vs A\t")
-				}
-			}
-			fmt.Fprintln(tw)
+			groupHeader(tw, g, len(fl.Groups))
 		}
 		fmt.Fprintf(tw, "%s\t", pointName(r.Name))
 		for gi := range fl.Groups {

@@ -30,12 +30,8 @@ func (t *Table) WriteText(w io.Writer) error {
 	for i, in := range t.Inputs {
 		fmt.Fprintf(w, "  %s  %s  %s\n", letter(i), in.Label, in.Machine)
 	}
-	dir := "lower is better"
-	if t.Metric.HigherIsBetter() {
-		dir = "higher is better"
-	}
 	fmt.Fprintf(w, "metric: %s (%s); median ± %.0f %% confidence interval; vs A: ratio, p-value of the U test (~: not significant at p < %.2g)\n",
-		t.Metric.Unit(), dir, Confidence*100, t.Alpha)
+		t.Metric.Unit(), t.Metric.direction(), Confidence*100, t.Alpha)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	group := ""
 	for _, r := range t.Rows {
@@ -44,14 +40,7 @@ func (t *Table) WriteText(w io.Writer) error {
 				t.writeGeomeans(tw, group)
 			}
 			group = g
-			fmt.Fprintf(tw, "\n%s\t", g)
-			for i := range t.Inputs {
-				fmt.Fprintf(tw, "%s\t", letter(i))
-				if i > 0 {
-					fmt.Fprintf(tw, "vs A\t")
-				}
-			}
-			fmt.Fprintln(tw)
+			groupHeader(tw, g, len(t.Inputs))
 		}
 		fmt.Fprintf(tw, "%s\t", pointName(r.Name))
 		for i, c := range r.Cells {
@@ -180,4 +169,25 @@ func (t *Table) Chart() plots.Bars {
 		c.Series = append(c.Series, s)
 	}
 	return c
+}
+
+// direction says which way m improves, for a table's heading.
+func (m Metric) direction() string {
+	if m.HigherIsBetter() {
+		return "higher is better"
+	}
+	return "lower is better"
+}
+
+// groupHeader starts a kernel's block of a comparison table: its name,
+// then a column per input (A, B, …), each after the first with its "vs A".
+func groupHeader(tw io.Writer, group string, inputs int) {
+	fmt.Fprintf(tw, "\n%s\t", group)
+	for i := range inputs {
+		fmt.Fprintf(tw, "%s\t", letter(i))
+		if i > 0 {
+			fmt.Fprint(tw, "vs A\t")
+		}
+	}
+	fmt.Fprintln(tw)
 }

@@ -205,20 +205,7 @@ func build(runs []Run, notes []string) page {
 
 func pointRow(r results.Record) []string {
 	v, unit := rate(r)
-	return []string{results.BenchName(&r), r.ISA, fmt.Sprint(r.Th), r.Status, fmt.Sprintf("%.0f", float64(r.PctOfBound)), pctOfRead(r), fmt.Sprintf("%.1f %s", v, unit), r.Level}
-}
-
-// pctOfRead is a point's share of its in-run read loop, paired sample by
-// sample, with the pairs' spread ("97±4"); "-" without a read loop.
-func pctOfRead(r results.Record) string {
-	if !r.PctOfRead.Valid() {
-		return "-"
-	}
-	s := fmt.Sprintf("%.0f", float64(r.PctOfRead))
-	if r.ReadMadPct.Valid() {
-		s += fmt.Sprintf("±%.0f", float64(r.ReadMadPct)*float64(r.PctOfRead)/100)
-	}
-	return s
+	return []string{results.BenchName(&r), r.ISA, fmt.Sprint(r.Th), r.Status, fmt.Sprintf("%.0f", float64(r.PctOfBound)), r.ReadCell(), fmt.Sprintf("%.1f %s", v, unit), r.Level}
 }
 
 // byFamily groups records by family, the families in the order they

@@ -215,6 +215,20 @@ func NewRecord() Record {
 
 var floatType = reflect.TypeFor[Float]()
 
+// ReadCell is the point's share of its paired read loop as a table shows
+// it: "97±4" (the ± in points of the share), "97" without a spread, "-"
+// without a read loop.
+func (r *Record) ReadCell() string {
+	if !r.PctOfRead.Valid() {
+		return "-"
+	}
+	s := fmt.Sprintf("%.0f", float64(r.PctOfRead))
+	if r.ReadMadPct.Valid() {
+		s += fmt.Sprintf("±%.0f", float64(r.ReadMadPct)*float64(r.PctOfRead)/100)
+	}
+	return s
+}
+
 // SetCounter stores the per-call count of a named hardware-counter event
 // ("cycles", "llc-read-misses", "task-clock", ...) in its column. It
 // reports false for an event without a column of its own (raw events).

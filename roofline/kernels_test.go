@@ -76,46 +76,40 @@ func TestFMA(t *testing.T) {
 	})
 }
 
-// TestF16FMA: every lane of every chain starts at 0.5 and adds x·0.9999999
-// each round, x the f16 halves of 0.001's float32 bits (0x126F in even
-// lanes, 0x3A83 in odd ones), widened exactly; the generic tier has none.
-func TestF16FMA(t *testing.T) {
-	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
-		got, ok := F16FMA(tier, 1000)
-		k := kernelsFor(tier)
-		if k == nil {
-			if ok {
-				t.Errorf("%s: an f16 FMA kernel where there are no asm kernels", tier)
-			}
-			return
-		}
-		lo, hi := float64(quant.F16ToF32(0x126F)), float64(quant.F16ToF32(0x3A83))
-		lanes := k.vb / 4
-		want := float64(k.chains*lanes)*0.5 + float64(k.chains*lanes/2)*1000*(lo+hi)*0.9999999
-		if !ok || math.Abs(float64(got)-want) > 1e-4*want {
-			t.Errorf("%s: F16FMA = %v (%v), want %v", tier, got, ok, want)
-		}
-	})
-}
-
-// TestQ8FMA: as TestF16FMA with the operands int8: the bytes of 0.001's
-// float32 bits (0x6F, 0x12, 0x83, 0x3A: 111, 18, -125, 58, repeating).
-func TestQ8FMA(t *testing.T) {
-	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
-		got, ok := Q8FMA(tier, 1000)
-		k := kernelsFor(tier)
-		if k == nil {
-			if ok {
-				t.Errorf("%s: a q8 FMA kernel where there are no asm kernels", tier)
-			}
-			return
-		}
-		lanes := k.vb / 4
-		want := float64(k.chains*lanes)*0.5 + float64(k.chains*lanes/4)*1000*(111+18-125+58)*0.9999999
-		if !ok || math.Abs(float64(got)-want) > 1e-4*want {
-			t.Errorf("%s: Q8FMA = %v (%v), want %v", tier, got, ok, want)
-		}
-	})
+// TestWidenFMA: every lane of every chain starts at 0.5 and adds x·0.9999999
+// each round, x the operands widened exactly from cAdd's rows (0.001's
+// float32 bits): as f16, 0x126F in even lanes and 0x3A83 in odd ones; as
+// int8, the bytes 0x6F, 0x12, 0x83, 0x3A (111, 18, -125, 58, repeating).
+// The generic tier has neither kernel.
+func TestWidenFMA(t *testing.T) {
+	f16 := float64(quant.F16ToF32(0x126F)) + float64(quant.F16ToF32(0x3A83))
+	for _, c := range []struct {
+		name    string
+		f       func(isa.Tier, int) (float32, bool)
+		period  int     // lanes after which the operands repeat
+		operand float64 // their sum over one period
+	}{
+		{"F16FMA", F16FMA, 2, f16},
+		{"Q8FMA", Q8FMA, 4, 111 + 18 - 125 + 58},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
+				got, ok := c.f(tier, 1000)
+				k := kernelsFor(tier)
+				if k == nil {
+					if ok {
+						t.Errorf("%s: %s where there are no asm kernels", tier, c.name)
+					}
+					return
+				}
+				lanes := k.vb / 4
+				want := float64(k.chains*lanes)*0.5 + float64(k.chains*lanes/c.period)*1000*c.operand*0.9999999
+				if !ok || math.Abs(float64(got)-want) > 1e-4*want {
+					t.Errorf("%s: %s = %v (%v), want %v", tier, c.name, got, ok, want)
+				}
+			})
+		})
+	}
 }
 
 func TestInt8(t *testing.T) {

@@ -183,10 +183,13 @@ type dataGroup struct {
 	read map[int]*readCeiling
 }
 
-// readCeiling is a ceiling point that ran ok and its bandwidth.
+// readCeiling is a ceiling point that was timed, its bandwidth and the
+// calls it was timed with (one per worker), which its group's points are
+// then paired with: built and checked once.
 type readCeiling struct {
-	pt  *Point
-	gbs float64
+	pt     *Point
+	gbs    float64
+	shares []func()
 }
 
 func (g *dataGroup) get() any {
@@ -459,11 +462,11 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 		last = p.group
 		bar.start(i, p.Rec)
 		n := p.Threads()
-		var ref *Point
-		if c := p.group.read[n]; c != nil && !p.ceiling {
-			ref = c.pt
+		var ref *readCeiling
+		if !p.ceiling {
+			ref = p.group.read[n]
 		}
-		rec := measurePoint(p, ref, opt, cpu, meter)
+		rec, shares := measurePoint(p, ref, opt, cpu, meter)
 		if p.ceiling && timedStatus(rec.Status) {
 			// Even an unstable read loop serves: the points it is paired
 			// with measure it again, sample by sample.
@@ -471,7 +474,7 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 				p.group.read = map[int]*readCeiling{}
 			}
 			if c := p.group.read[n]; c == nil || float64(rec.GBs) > c.gbs {
-				p.group.read[n] = &readCeiling{p, float64(rec.GBs)}
+				p.group.read[n] = &readCeiling{p, float64(rec.GBs), shares}
 			}
 			// A read loop's own share is of the best one so far.
 			rec.ReadGBs = results.Float(p.group.read[n].gbs)
@@ -534,38 +537,39 @@ func (e *PanicError) Error() string {
 
 // measurePoint gates and times one point; with a ref (its group's read
 // loop) it times the point in alternation with ref (see
-// sampler.MeasurePaired), for its read_gbs and pct_of_read.
-func measurePoint(p, ref *Point, opt Options, cpu int, meter *counterMeter) results.Record {
+// sampler.MeasurePaired), for its read_gbs and pct_of_read. It returns the
+// record and the calls it timed, one per worker (none when it was not
+// timed).
+func measurePoint(p *Point, ref *readCeiling, opt Options, cpu int, meter *counterMeter) (results.Record, []func()) {
 	rec := p.Rec
 	rec.CPU = cpu
 	rec.Th = p.Threads()
 	rec.Cold = opt.Cold
 	if p.Skip != "" {
 		rec.Status, rec.Reason = results.StatusSkipped, p.Skip
-		return rec
+		return rec, nil
 	}
 	var st, refSt sampler.Stats
+	var timed []func()
 	if n := p.Threads(); n > 1 {
 		if p.prepareN == nil {
 			rec.Status, rec.Reason = results.StatusSkipped, fmt.Sprintf("%s has no split across threads yet", rec.Kernel)
-			return rec
+			return rec, nil
 		}
 		shares, relErr, err := p.prepareN(p.group, n)
 		rec.MaxRelErr = results.Float(relErr)
 		if why, ok := errors.AsType[errNoSplit](err); ok {
 			rec.Status, rec.Reason = results.StatusSkipped, string(why)
-			return rec
+			return rec, nil
 		}
 		if err != nil {
 			rec.Status, rec.Reason = results.StatusFailed, fmt.Sprintf("%d threads: %v", n, err)
-			return rec
+			return rec, nil
 		}
+		timed = shares
 		var refCall func(w int)
 		if ref != nil {
-			// The ceiling ran ok with these shares: they build again.
-			if refShares, _, err := ref.prepareN(ref.group, n); err == nil {
-				refCall = func(w int) { refShares[w]() }
-			}
+			refCall = func(w int) { ref.shares[w]() }
 		}
 		runtime.GC()
 		// Performance counters are read on the measuring thread only:
@@ -576,13 +580,12 @@ func measurePoint(p, ref *Point, opt Options, cpu int, meter *counterMeter) resu
 		rec.MaxRelErr = results.Float(relErr)
 		if err != nil {
 			rec.Status, rec.Reason = results.StatusFailed, err.Error()
-			return rec
+			return rec, nil
 		}
+		timed = []func(){call}
 		var refCall func()
 		if ref != nil {
-			if c, _, err := ref.prepare(ref.group); err == nil {
-				refCall = c
-			}
+			refCall = ref.shares[0]
 		}
 		runtime.GC() // no collection work left over from setup inside the samples
 		var m sampler.Meter
@@ -599,7 +602,7 @@ func measurePoint(p, ref *Point, opt Options, cpu int, meter *counterMeter) resu
 	rec.KeptNs = st.Samples
 	if st.Kept == 0 {
 		rec.Status, rec.Reason = results.StatusUnstable, fmt.Sprintf("every sample was preempted (%d rejected); the machine is busy", st.Rejected)
-		return rec
+		return rec, timed
 	}
 	rec.Status = results.StatusOK
 	maxMAD := opt.MaxMADPct
@@ -625,11 +628,12 @@ func measurePoint(p, ref *Point, opt Options, cpu int, meter *counterMeter) resu
 	if rec.IntOps.Valid() {
 		rec.GOps = results.Float(float64(rec.IntOps) / st.Median)
 	}
-	if ref != nil && refSt.Kept > 0 && rec.Bytes.Valid() && ref.Rec.Bytes.Valid() {
-		rec.ReadGBs = results.Float(float64(ref.Rec.Bytes) / refSt.Median)
-		rec.PctOfRead, rec.ReadMadPct = pairedPct(st.Samples, refSt.Samples, float64(rec.Bytes), float64(ref.Rec.Bytes))
+	if ref != nil && refSt.Kept > 0 && rec.Bytes.Valid() && ref.pt.Rec.Bytes.Valid() {
+		refBytes := float64(ref.pt.Rec.Bytes)
+		rec.ReadGBs = results.Float(refBytes / refSt.Median)
+		rec.PctOfRead, rec.ReadMadPct = pairedPct(st.Samples, refSt.Samples, float64(rec.Bytes), refBytes)
 	}
-	return rec
+	return rec, timed
 }
 
 // pairedPct is the point's GB/s as a percentage of its read loop's, sample

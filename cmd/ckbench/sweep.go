@@ -485,12 +485,8 @@ func printSummary(w io.Writer, recs []results.Record, c sweeps.Summary) {
 		if threaded {
 			th = fmt.Sprintf("%d\t%s\t%s\t", max(r.Th, 1), num(r.Scaling, "%.2f"), num(r.Efficiency, "%.2f"))
 		}
-		read := num(r.PctOfRead, "%.0f")
-		if r.ReadMadPct.Valid() {
-			read += fmt.Sprintf("±%.0f", float64(r.ReadMadPct)*float64(r.PctOfRead)/100)
-		}
 		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\t\n", c.Cells(r), th, r.Status, num(us, c.USFormat), num(r.GBs, "%.1f"),
-			num(r.GFlops, "%.1f"), rate, read, level, num(r.PctOfBound, "%.0f"), num(r.MadPct, "%.1f"))
+			num(r.GFlops, "%.1f"), rate, r.ReadCell(), level, num(r.PctOfBound, "%.0f"), num(r.MadPct, "%.1f"))
 	}
 	tw.Flush()
 	for i := range recs {

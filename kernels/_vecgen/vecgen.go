@@ -268,6 +268,12 @@ func (t Tier) HReduce128(y Register, op func(...Op)) VecVirtual {
 		VEXTRACTF128(Imm(1), y, x)
 	}
 	op(y.(VecVirtual).AsX(), x, x)
+	return HReduce4(x, op)
+}
+
+// HReduce4 folds the four lanes of the xmm x with op into its lane 0 (x
+// is overwritten and returned).
+func HReduce4(x VecVirtual, op func(...Op)) VecVirtual {
 	h := XMM()
 	VMOVHLPS(x, x, h)
 	op(h, x, x)

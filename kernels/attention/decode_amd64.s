@@ -3891,10 +3891,10 @@ pv_next_16:
 
 // func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $160-104
+TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $144-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 152(SP)
+	MOVQ AX, 136(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_3:
@@ -3946,7 +3946,7 @@ tile_3:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 152(SP)
+	CMPQ    AX, 136(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -3955,9 +3955,9 @@ tile_3:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 120(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 128(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_5:
@@ -4018,7 +4018,7 @@ scores2_by8_3:
 	SUBQ    CX, DX
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
-	MOVQ    152(SP), SI
+	MOVQ    136(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
@@ -4226,7 +4226,7 @@ scores2_by1_3:
 	SUBQ    AX, CX
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
-	MOVQ    152(SP), BX
+	MOVQ    136(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -4335,10 +4335,10 @@ scores_by8_5:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        152(SP), $0x00000200
+	CMPQ        136(SP), $0x00000200
 	JNE         scores_seq_no_1
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -4415,7 +4415,7 @@ scores_by8_5:
 	JMP         scores_reduce_5
 
 scores_seq_no_1:
-	CMPQ        152(SP), $0x00000100
+	CMPQ        136(SP), $0x00000100
 	JNE         scores_seq_no_2
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -4498,7 +4498,7 @@ pf_skip_34:
 	JB          scores_pairs_9
 
 scores_odd_9:
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_9
@@ -4554,7 +4554,7 @@ scores_by1_5:
 	JZ      scores_done_11
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -4618,10 +4618,10 @@ scores_by8_6:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        152(SP), $0x00000200
+	CMPQ        136(SP), $0x00000200
 	JNE         scores_seq_no_3
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -4698,7 +4698,7 @@ scores_by8_6:
 	JMP         scores_reduce_6
 
 scores_seq_no_3:
-	CMPQ        152(SP), $0x00000100
+	CMPQ        136(SP), $0x00000100
 	JNE         scores_seq_no_4
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -4767,7 +4767,7 @@ scores_pairs_10:
 	JB          scores_pairs_10
 
 scores_odd_10:
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_10
@@ -4823,7 +4823,7 @@ scores_by1_6:
 	JZ      scores_done_12
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -5119,14 +5119,14 @@ pv2_single_7:
 	VFMADD231PS  320(SI), Z18, Z15
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
 	JAE          pf_skip_35
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 120(SP)
 
 pf_skip_35:
 	ADDQ $0x04, BX
@@ -5217,14 +5217,14 @@ pv2_pair_8:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
 	JAE          pf_skip_36
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 120(SP)
 
 pf_skip_36:
 	ADDQ $0x08, BX
@@ -5314,14 +5314,14 @@ pv2_pair_9:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
 	JAE          pf_skip_37
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 120(SP)
 
 pf_skip_37:
 	ADDQ $0x08, BX
@@ -5389,14 +5389,14 @@ pv2_pair_10:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
 	JAE          pf_skip_38
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 120(SP)
 
 pf_skip_38:
 	ADDQ $0x08, BX
@@ -6670,10 +6670,10 @@ pv_next_28:
 
 // func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $160-104
+TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $144-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 152(SP)
+	MOVQ AX, 136(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_4:
@@ -6725,7 +6725,7 @@ tile_4:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 152(SP)
+	CMPQ    AX, 136(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -6734,9 +6734,9 @@ tile_4:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 120(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 128(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_7:
@@ -6797,7 +6797,7 @@ scores2_by8_4:
 	SUBQ    CX, DX
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
-	MOVQ    152(SP), SI
+	MOVQ    136(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
@@ -7005,7 +7005,7 @@ scores2_by1_4:
 	SUBQ    AX, CX
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
-	MOVQ    152(SP), BX
+	MOVQ    136(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -7114,10 +7114,10 @@ scores_by8_8:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        152(SP), $0x00000200
+	CMPQ        136(SP), $0x00000200
 	JNE         scores_seq_no_7
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -7194,7 +7194,7 @@ scores_by8_8:
 	JMP         scores_reduce_8
 
 scores_seq_no_7:
-	CMPQ        152(SP), $0x00000100
+	CMPQ        136(SP), $0x00000100
 	JNE         scores_seq_no_8
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -7277,7 +7277,7 @@ pf_skip_42:
 	JB          scores_pairs_12
 
 scores_odd_12:
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_12
@@ -7333,7 +7333,7 @@ scores_by1_8:
 	JZ      scores_done_16
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -7397,10 +7397,10 @@ scores_by8_9:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        152(SP), $0x00000200
+	CMPQ        136(SP), $0x00000200
 	JNE         scores_seq_no_9
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -7477,7 +7477,7 @@ scores_by8_9:
 	JMP         scores_reduce_9
 
 scores_seq_no_9:
-	CMPQ        152(SP), $0x00000100
+	CMPQ        136(SP), $0x00000100
 	JNE         scores_seq_no_10
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -7546,7 +7546,7 @@ scores_pairs_13:
 	JB          scores_pairs_13
 
 scores_odd_13:
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_13
@@ -7602,7 +7602,7 @@ scores_by1_9:
 	JZ      scores_done_17
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -7889,14 +7889,14 @@ pv2_single_11:
 	VFMADD231PS  320(SI), Z18, Z15
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
 	JAE          pf_skip_43
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 120(SP)
 
 pf_skip_43:
 	ADDQ $0x04, BX
@@ -7987,14 +7987,14 @@ pv2_pair_12:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
 	JAE          pf_skip_44
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 120(SP)
 
 pf_skip_44:
 	ADDQ $0x08, BX
@@ -8084,14 +8084,14 @@ pv2_pair_13:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
 	JAE          pf_skip_45
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 120(SP)
 
 pf_skip_45:
 	ADDQ $0x08, BX
@@ -8159,14 +8159,14 @@ pv2_pair_14:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
 	JAE          pf_skip_46
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 120(SP)
 
 pf_skip_46:
 	ADDQ $0x08, BX
@@ -13167,10 +13167,10 @@ pv_next_56:
 
 // func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $160-104
+TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $144-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 152(SP)
+	MOVQ AX, 136(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_7:
@@ -13222,7 +13222,7 @@ tile_7:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 152(SP)
+	CMPQ    AX, 136(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -13231,9 +13231,9 @@ tile_7:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 120(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 128(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_13:
@@ -13296,7 +13296,7 @@ scores2_by8_7:
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	MOVQ    152(SP), SI
+	MOVQ    136(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
@@ -13506,7 +13506,7 @@ scores2_by1_7:
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	MOVQ    152(SP), BX
+	MOVQ    136(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -13616,10 +13616,10 @@ scores_by8_15:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        152(SP), $0x00000100
+	CMPQ        136(SP), $0x00000100
 	JNE         scores_seq_no_13
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -13760,7 +13760,7 @@ scores_by8_15:
 	JMP         scores_reduce_15
 
 scores_seq_no_13:
-	CMPQ        152(SP), $0x00000080
+	CMPQ        136(SP), $0x00000080
 	JNE         scores_seq_no_14
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -13887,7 +13887,7 @@ pf_skip_80:
 	JB          scores_pairs_23
 
 scores_odd_23:
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_23
@@ -13951,7 +13951,7 @@ scores_by1_15:
 	JZ      scores_done_29
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -14018,10 +14018,10 @@ scores_by8_16:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        152(SP), $0x00000100
+	CMPQ        136(SP), $0x00000100
 	JNE         scores_seq_no_15
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -14162,7 +14162,7 @@ scores_by8_16:
 	JMP         scores_reduce_16
 
 scores_seq_no_15:
-	CMPQ        152(SP), $0x00000080
+	CMPQ        136(SP), $0x00000080
 	JNE         scores_seq_no_16
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -14279,7 +14279,7 @@ scores_pairs_24:
 	JB          scores_pairs_24
 
 scores_odd_24:
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_24
@@ -14343,7 +14343,7 @@ scores_by1_16:
 	JZ      scores_done_30
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -14652,14 +14652,14 @@ pv2_pair_21:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
 	JAE          pf_skip_81
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 120(SP)
 
 pf_skip_81:
 	ADDQ $0x08, BX
@@ -14754,14 +14754,14 @@ pv2_pair_22:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
 	JAE          pf_skip_82
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 120(SP)
 
 pf_skip_82:
 	ADDQ $0x08, BX
@@ -14832,14 +14832,14 @@ pv2_pair_23:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
 	JAE          pf_skip_83
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 120(SP)
 
 pf_skip_83:
 	ADDQ $0x08, BX
@@ -16382,10 +16382,10 @@ pv_next_68:
 
 // func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $160-104
+TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $144-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 152(SP)
+	MOVQ AX, 136(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_8:
@@ -16437,7 +16437,7 @@ tile_8:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 152(SP)
+	CMPQ    AX, 136(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -16446,9 +16446,9 @@ tile_8:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 120(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 128(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_15:
@@ -16511,7 +16511,7 @@ scores2_by8_8:
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	MOVQ    152(SP), SI
+	MOVQ    136(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
@@ -16721,7 +16721,7 @@ scores2_by1_8:
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	MOVQ    152(SP), BX
+	MOVQ    136(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -16831,10 +16831,10 @@ scores_by8_18:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        152(SP), $0x00000100
+	CMPQ        136(SP), $0x00000100
 	JNE         scores_seq_no_19
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -16975,7 +16975,7 @@ scores_by8_18:
 	JMP         scores_reduce_18
 
 scores_seq_no_19:
-	CMPQ        152(SP), $0x00000080
+	CMPQ        136(SP), $0x00000080
 	JNE         scores_seq_no_20
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -17102,7 +17102,7 @@ pf_skip_87:
 	JB          scores_pairs_26
 
 scores_odd_26:
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_26
@@ -17166,7 +17166,7 @@ scores_by1_18:
 	JZ      scores_done_34
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -17233,10 +17233,10 @@ scores_by8_19:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        152(SP), $0x00000100
+	CMPQ        136(SP), $0x00000100
 	JNE         scores_seq_no_21
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -17377,7 +17377,7 @@ scores_by8_19:
 	JMP         scores_reduce_19
 
 scores_seq_no_21:
-	CMPQ        152(SP), $0x00000080
+	CMPQ        136(SP), $0x00000080
 	JNE         scores_seq_no_22
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -17494,7 +17494,7 @@ scores_pairs_27:
 	JB          scores_pairs_27
 
 scores_odd_27:
-	MOVQ        152(SP), R11
+	MOVQ        136(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_27
@@ -17558,7 +17558,7 @@ scores_by1_19:
 	JZ      scores_done_35
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -17858,14 +17858,14 @@ pv2_pair_24:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
 	JAE          pf_skip_88
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 120(SP)
 
 pf_skip_88:
 	ADDQ $0x08, BX
@@ -17960,14 +17960,14 @@ pv2_pair_25:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
 	JAE          pf_skip_89
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 120(SP)
 
 pf_skip_89:
 	ADDQ $0x08, BX
@@ -18038,14 +18038,14 @@ pv2_pair_26:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         120(SP), R8
+	CMPQ         R8, 128(SP)
 	JAE          pf_skip_90
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 120(SP)
 
 pf_skip_90:
 	ADDQ $0x08, BX
@@ -22747,11 +22747,11 @@ pv_next_96:
 
 // func flashDecodeExactQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactQ8AVX512(SB), NOSPLIT, $160-104
+TEXT ·flashDecodeExactQ8AVX512(SB), NOSPLIT, $144-104
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 152(SP)
+	MOVQ   AX, 136(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_11:
@@ -22803,7 +22803,7 @@ tile_11:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 152(SP)
+	CMPQ    AX, 136(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -22812,9 +22812,9 @@ tile_11:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 120(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 128(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_19:
@@ -22860,11 +22860,11 @@ scores_by8_25:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 
 scores_q8_5:
@@ -23001,7 +23001,7 @@ scores_by1_25:
 	JZ      scores_done_44
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
@@ -23076,11 +23076,11 @@ scores_by8_26:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 
 scores_q8_6:
@@ -23209,7 +23209,7 @@ scores_by1_26:
 	JZ      scores_done_45
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
@@ -25060,11 +25060,11 @@ pv_next_108:
 
 // func flashDecodeFastQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastQ8AVX512(SB), NOSPLIT, $160-104
+TEXT ·flashDecodeFastQ8AVX512(SB), NOSPLIT, $144-104
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 152(SP)
+	MOVQ   AX, 136(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_12:
@@ -25116,7 +25116,7 @@ tile_12:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 152(SP)
+	CMPQ    AX, 136(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
@@ -25125,9 +25125,9 @@ tile_12:
 	MOVQ    CX, 112(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 120(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 128(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_20:
@@ -25173,11 +25173,11 @@ scores_by8_28:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 
 scores_q8_8:
@@ -25314,7 +25314,7 @@ scores_by1_28:
 	JZ      scores_done_48
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
@@ -25389,11 +25389,11 @@ scores_by8_29:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 
 scores_q8_9:
@@ -25522,7 +25522,7 @@ scores_by1_29:
 	JZ      scores_done_49
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    152(SP), R11
+	MOVQ    136(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 

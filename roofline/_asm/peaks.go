@@ -75,26 +75,12 @@ func fmaPeak(t tier) {
 			VADDPS(b, acc[i-1], acc[i]) // start values seed, seed+b, seed+2b, ...
 		}
 	}
-	loop, done := "fma_loop"+t.name, "fma_done"+t.name
-	TESTQ(n, n)
-	JZ(LabelRef(done))
-	Label(loop)
-	for i := range acc {
-		VFMADD213PS(b, a, acc[i]) // acc = a·acc + b
-	}
-	DECQ(n)
-	JNZ(LabelRef(loop))
-	Label(done)
-	for len(acc) > 1 {
-		half := (len(acc) + 1) / 2
-		for i := half; i < len(acc); i++ {
-			VADDPS(acc[i], acc[i-half], acc[i-half])
+	countdown(n, "fma_loop"+t.name, "fma_done"+t.name, func() {
+		for i := range acc {
+			VFMADD213PS(b, a, acc[i]) // acc = a·acc + b
 		}
-		acc = acc[:half]
-	}
-	Store(horizontalSum(t, acc[0]), ReturnIndex(0))
-	VZEROUPPER()
-	RET()
+	})
+	returnLaneSum(t, acc)
 }
 
 // f16FMAPeak generates func(iters int) float32: fmaPeak with every FMA's
@@ -139,24 +125,38 @@ func widenFMAPeak(t tier, name, what string, widen func(m Mem, x VecVirtual)) {
 	// The operands: cAdd's rows (0.001 as f32 bits), read as f16 halves
 	// (small normals, no NaN) or as int8 bytes.
 	src := kc(cAdd)
-	loop, done := name+"_loop"+t.name, name+"_done"+t.name
+	countdown(n, name+"_loop"+t.name, name+"_done"+t.name, func() {
+		for i := range acc {
+			x := t.vec()
+			widen(src.Offset(16*(i%2)), x)
+			VFMADD231PS(x, a, acc[i])
+		}
+	})
+	returnLaneSum(t, acc)
+}
+
+// countdown emits "for ; n != 0; n-- { body() }" (nothing for n = 0),
+// under the labels loop and done.
+func countdown(n GPVirtual, loop, done string, body func()) {
 	TESTQ(n, n)
 	JZ(LabelRef(done))
 	Label(loop)
-	for i := range acc {
-		x := t.vec()
-		widen(src.Offset(16*(i%2)), x)
-		VFMADD231PS(x, a, acc[i])
-	}
+	body()
 	DECQ(n)
 	JNZ(LabelRef(loop))
 	Label(done)
+}
+
+// returnLaneSum adds the accumulators in a tree (half onto the other
+// half, log depth), returns the sum of the lanes of the result as the
+// float32 result and ends the function.
+func returnLaneSum(t tier, acc []VecVirtual) {
 	for len(acc) > 1 {
-		h := (len(acc) + 1) / 2
-		for i := h; i < len(acc); i++ {
-			VADDPS(acc[i], acc[i-h], acc[i-h])
+		half := (len(acc) + 1) / 2
+		for i := half; i < len(acc); i++ {
+			VADDPS(acc[i], acc[i-half], acc[i-half])
 		}
-		acc = acc[:h]
+		acc = acc[:half]
 	}
 	Store(horizontalSum(t, acc[0]), ReturnIndex(0))
 	VZEROUPPER()
@@ -194,23 +194,18 @@ func int8Peak(t tier, vnni bool) {
 		acc[i] = t.vec()
 		VMOVUPS(kc(cOnes16), acc[i]) // any start: integer chains cannot be merged
 	}
-	loop, done := name+"_loop", name+"_done"
-	TESTQ(n, n)
-	JZ(LabelRef(done))
-	Label(loop)
-	for i := range acc {
-		if vnni {
-			VPDPBUSD(s, u, acc[i]) // acc += Σ4 u8·s8 per int32 lane
-			continue
+	countdown(n, name+"_loop", name+"_done", func() {
+		for i := range acc {
+			if vnni {
+				VPDPBUSD(s, u, acc[i]) // acc += Σ4 u8·s8 per int32 lane
+				continue
+			}
+			p := t.vec()
+			VPMADDUBSW(s, u, p)  // u8·s8 pairs summed to int16
+			VPMADDWD(ones, p, p) // int16 pairs summed to int32
+			VPADDD(p, acc[i], acc[i])
 		}
-		p := t.vec()
-		VPMADDUBSW(s, u, p)  // u8·s8 pairs summed to int16
-		VPMADDWD(ones, p, p) // int16 pairs summed to int32
-		VPADDD(p, acc[i], acc[i])
-	}
-	DECQ(n)
-	JNZ(LabelRef(loop))
-	Label(done)
+	})
 	for i := 1; i < len(acc); i++ {
 		VPADDD(acc[i], acc[0], acc[0])
 	}
@@ -233,15 +228,11 @@ func clockChain() {
 	Load(Param("n"), n)
 	XORQ(x, x)
 	MOVQ(U32(1), one)
-	TESTQ(n, n)
-	JZ(LabelRef("clock_done"))
-	Label("clock_loop")
-	for range 8 {
-		ADDQ(one, x)
-	}
-	DECQ(n)
-	JNZ(LabelRef("clock_loop"))
-	Label("clock_done")
+	countdown(n, "clock_loop", "clock_done", func() {
+		for range 8 {
+			ADDQ(one, x)
+		}
+	})
 	Store(x, ReturnIndex(0))
 	RET()
 }
@@ -306,22 +297,17 @@ func fmaClock(t tier) {
 		acc[i] = t.vec()
 		VMOVUPS(kc(cSeed), acc[i])
 	}
-	loop, done := "fmaclock_loop"+t.name, "fmaclock_done"+t.name
-	TESTQ(n, n)
-	JZ(LabelRef(done))
-	Label(loop)
-	for i := range acc {
-		VFMADD213PS(b, a, acc[i])
-		if i < clockAdds(t) {
+	countdown(n, "fmaclock_loop"+t.name, "fmaclock_done"+t.name, func() {
+		for i := range acc {
+			VFMADD213PS(b, a, acc[i])
+			if i < clockAdds(t) {
+				ADDQ(one, x)
+			}
+		}
+		for i := len(acc); i < clockAdds(t); i++ {
 			ADDQ(one, x)
 		}
-	}
-	for i := len(acc); i < clockAdds(t); i++ {
-		ADDQ(one, x)
-	}
-	DECQ(n)
-	JNZ(LabelRef(loop))
-	Label(done)
+	})
 	Store(x, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
@@ -360,16 +346,12 @@ func fmaScalar() {
 			ADDSS(b, acc[i])
 		}
 	}
-	TESTQ(n, n)
-	JZ(LabelRef("fmas_done"))
-	Label("fmas_loop")
-	for i := range acc {
-		MULSS(a, acc[i])
-		ADDSS(b, acc[i])
-	}
-	DECQ(n)
-	JNZ(LabelRef("fmas_loop"))
-	Label("fmas_done")
+	countdown(n, "fmas_loop", "fmas_done", func() {
+		for i := range acc {
+			MULSS(a, acc[i])
+			ADDSS(b, acc[i])
+		}
+	})
 	for i := 1; i < len(acc); i++ {
 		ADDSS(acc[i], acc[0])
 	}

@@ -391,22 +391,11 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 		if R == 8 {
 			m[h] = t.HReduce128(mx[h], VMAXPS)
 		} else {
-			m[h] = hmax128(mx[h])
+			m[h] = HReduce4(mx[h], VMAXPS)
 		}
 		VMAXSS(mx1[h], m[h], m[h])
 	}
 	return m[0], m[1]
-}
-
-// hmax128 folds the four lanes of x with VMAXPS into lane 0 (x is
-// overwritten).
-func hmax128(x VecVirtual) VecVirtual {
-	h := XMM()
-	VMOVHLPS(x, x, h)
-	VMAXPS(h, x, x)
-	VMOVSHDUP(x, h)
-	VMAXPS(h, x, x)
-	return x
 }
 
 // prefetcher spreads software prefetches of one region [cur, end) over
@@ -428,7 +417,7 @@ func hmax128(x VecVirtual) VecVirtual {
 // had given 2–6 points.
 type prefetcher struct {
 	cur, end  Mem
-	countdown Mem // steps left to the next prefetching one; nil Mem: every step
+	countdown Mem // spread: steps left to the next prefetching one
 	spread    bool
 }
 
@@ -877,8 +866,14 @@ func (t tier) flashDecode(fast bool) {
 	// of a phase; AVX-512's head pairs step through them at half the rate
 	// they read K or V, which for 4 heads ends with the phase.
 	spread := t.W == 8
-	pfV := prefetcher{cur: AllocLocal(8), end: AllocLocal(8), countdown: AllocLocal(8), spread: spread}
-	pfK := prefetcher{cur: AllocLocal(8), end: AllocLocal(8), countdown: AllocLocal(8), spread: spread}
+	newPrefetcher := func() prefetcher {
+		p := prefetcher{cur: AllocLocal(8), end: AllocLocal(8), spread: spread}
+		if spread {
+			p.countdown = AllocLocal(8)
+		}
+		return p
+	}
+	pfV, pfK := newPrefetcher(), newPrefetcher()
 	scale := paramAddr("scale")
 
 	// forHeads emits "for h := 0; h < ng; h++ { body }" with h kept in
