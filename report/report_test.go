@@ -108,16 +108,7 @@ func fixture(t *testing.T) string {
 // reason, the commands, the ceilings, the top and bottom points and every
 // point that is not a result with its reason.
 func TestReport(t *testing.T) {
-	parent := fixture(t)
-	runs, _, err := Load(parent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "report")
-	index, err := Write(out, runs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs, out, index := writeFixture(t)
 	html, err := os.ReadFile(index)
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +146,22 @@ func TestReport(t *testing.T) {
 	}
 }
 
+// writeFixture loads the fixture's runs and writes their report into a
+// fresh folder: the runs, the folder and its index.html.
+func writeFixture(t *testing.T) (runs []Run, out, index string) {
+	t.Helper()
+	runs, _, err := Load(fixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = filepath.Join(t.TempDir(), "report")
+	index, err = Write(out, runs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs, out, index
+}
+
 // TestReportBadInput: a folder without results, and a corrupt
 // points.jsonl (its line named), are errors.
 func TestReportBadInput(t *testing.T) {
@@ -187,15 +194,7 @@ func TestReportInBrowser(t *testing.T) {
 	if bin == "" {
 		t.Skip("no chromium on PATH: install it (Debian: apt-get install chromium) to check the report in a real browser")
 	}
-	runs, _, err := Load(fixture(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "report")
-	index, err := Write(out, runs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, index := writeFixture(t)
 	url := "file://" + index
 	common := []string{"--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
 		"--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync",
