@@ -210,11 +210,16 @@ func TestWork(t *testing.T) {
 // TestRow: the stores' row arithmetic is attention's.
 func TestRow(t *testing.T) {
 	for _, l := range attention.Layouts {
-		p := Params{Op: BatchCopy, Hkv: 3, D: 64, Pos: 2, Tokens: 4, Cap: 9, Layout: l}
-		for kh := range p.Hkv {
-			for pos := range p.Capacity() {
-				if got, want := p.Row(kh, pos), p.cache().Row(kh, pos); got != want {
-					t.Fatalf("%s head %d position %d: row %d, attention's %d", l, kh, pos, got, want)
+		for _, ph := range []int{0, 5} { // a block of 3 heads of 5, position-major
+			p := Params{Op: BatchCopy, Hkv: 3, D: 64, Pos: 2, Tokens: 4, Cap: 9, Layout: l}
+			if l == attention.PosMajor {
+				p.PosHeads = ph
+			}
+			for kh := range p.Hkv {
+				for pos := range p.Capacity() {
+					if got, want := p.Row(kh, pos), p.cache().Row(kh, pos); got != want {
+						t.Fatalf("%s (heads per position %d) head %d position %d: row %d, attention's %d", l, ph, kh, pos, got, want)
+					}
 				}
 			}
 		}

@@ -15,15 +15,16 @@ func init() {
 	)
 }
 
-// rowsAsm adapts an asm row store (n a multiple of w) to rowsFunc; e is
-// the bytes per value written. A row length that is no multiple of w
-// (never, while D is a multiple of 16) goes to the generic contract.
+// rowsAsm adapts an asm row store (n a multiple of w, a power of two) to
+// rowsFunc; e is the bytes per value written. A row length that is no
+// multiple of w (never, while D is a multiple of 16) goes to the generic
+// contract.
 func rowsAsm(f func(dst, dst2 *byte, dstStride int, src, src2 *float32, srcStride, nrows, n int), w, e int, generic rowsFunc) rowsFunc {
 	return func(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
 		if nrows == 0 || n == 0 {
 			return
 		}
-		if n%w != 0 {
+		if n&(w-1) != 0 { // not n%w: a division costs a short append a tenth of its time
 			generic(dst, dst2, dstStride, src, src2, srcStride, nrows, n)
 			return
 		}
