@@ -83,8 +83,12 @@ func (r *Roofline) Bound(t isa.Tier, threads int, ai float64, ws int64, cold boo
 // BoundOf is Bound against the compute ceiling of kind (fp32-fma; f16-fma
 // or q8-fma for kernels whose FMAs widen an f16 or q8_0 KV cache, falling
 // back to fp32-fma where the roofline has none of t; int8-dot for the
-// integer GEMVs, with ai in int8 ops per byte).
+// integer GEMVs, with ai in int8 ops per byte; Q8Attn for a decode over a
+// q8_0 cache).
 func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws int64, cold bool) Bound {
+	if kind == Q8Attn {
+		return r.q8AttnBound(t, threads, ai, ws, cold)
+	}
 	b := Bound{Level: LevelOf(ws, r.Capacities(threads))}
 	if cold {
 		b.Level = "DRAM"
@@ -122,6 +126,24 @@ func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws 
 	if b.Peak > 0 && b.Peak < b.GFlops {
 		b.GFlops = b.Peak
 	}
+	return b
+}
+
+// Q8Attn is the compute ceiling of a decode over a q8_0 KV cache, whose
+// FLOPs are half Q·K as int8 dots (int8-dot) and half P·V as FMAs that
+// widen each int8 value (q8-fma): a call takes at least F/2 at the one
+// peak plus F/2 at the other, so its peak is their harmonic mean. Not a
+// measured kind: it is derived from the two.
+const Q8Attn = "q8-dot+fma"
+
+func (r *Roofline) q8AttnBound(t isa.Tier, threads int, ai float64, ws int64, cold bool) Bound {
+	b := r.BoundOf("q8-fma", t, threads, ai, ws, cold)
+	dot := r.BoundOf("int8-dot", t, threads, ai, ws, cold)
+	if b.Peak <= 0 || dot.Peak <= 0 || b.GBs <= 0 {
+		return b
+	}
+	b.Peak = 2 / (1/b.Peak + 1/dot.Peak)
+	b.GFlops = min(ai*b.GBs, b.Peak)
 	return b
 }
 

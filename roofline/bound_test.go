@@ -56,6 +56,24 @@ func TestBoundF16(t *testing.T) {
 	}
 }
 
+// TestBoundQ8Attn: a q8_0 decode's peak is the harmonic mean of its two
+// halves' (int8-dot for Q·K, q8-fma for P·V); without both, the q8-fma
+// bound (itself falling back to fp32-fma).
+func TestBoundQ8Attn(t *testing.T) {
+	r := testRoofline()
+	if b, want := r.BoundOf(Q8Attn, isa.AVX512, 1, 1000, 1<<30, false), r.BoundOf("q8-fma", isa.AVX512, 1, 1000, 1<<30, false); b != want {
+		t.Errorf("no q8-fma nor int8-dot ceiling: %+v, want the q8-fma (fp32) bound %+v", b, want)
+	}
+	r.Compute = append(r.Compute, Compute{Kind: "q8-fma", Tier: isa.AVX512, Threads: 1, Value: 60},
+		Compute{Kind: "int8-dot", Tier: isa.AVX512, Threads: 1, Value: 240})
+	if b := r.BoundOf(Q8Attn, isa.AVX512, 1, 1000, 1<<30, false); b.GFlops != 96 || b.Peak != 96 {
+		t.Errorf("q8_0 decode: %+v, want 2/(1/60 + 1/240) = 96", b)
+	}
+	if b := r.BoundOf(Q8Attn, isa.AVX512, 1, 1, 1<<30, false); b.GFlops != 20 {
+		t.Errorf("memory-bound q8_0 decode: %+v, want 20 (AI 1 × DRAM)", b)
+	}
+}
+
 func TestBoundLevels(t *testing.T) {
 	r := testRoofline()
 	for _, c := range []struct {

@@ -42,7 +42,8 @@ func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 
 // computeRoof is the compute ceiling a record is held to: the int8 dot
 // peak for the integer GEMV (its AI counts int8 ops); the widened FMA peak
-// (f16-fma, q8-fma) for a decode over an f16 or q8_0 KV cache that widens
+// (f16-fma; for q8_0, roofline.Q8Attn: Q·K int8 dots, P·V widening FMAs)
+// for a decode over an f16 or q8_0 KV cache that widens
 // every K and V value for the one FMA it feeds (decode-flash and
 // decode-naive, one query head at a time, and any decode with a KV head
 // per query head: on Zen 4 a 512-bit VCVTPH2PS takes FMA issue slots and
@@ -60,7 +61,7 @@ func computeRoof(rec *results.Record) string {
 	case widensPerFMA && rec.KV == attention.F16.String():
 		return "f16-fma"
 	case widensPerFMA && rec.KV == attention.Q8_0.String():
-		return "q8-fma"
+		return roofline.Q8Attn
 	}
 	return "fp32-fma"
 }

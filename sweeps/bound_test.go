@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/roofline"
 )
 
 // TestComputeRoof: a decode widening each f16 or q8_0 value for one FMA is
@@ -20,7 +21,7 @@ func TestComputeRoof(t *testing.T) {
 		{results.Record{Family: "attention", Kernel: "decode-flash", KV: "f16", H: 32, KVH: 8}, "f16-fma"},
 		{results.Record{Family: "attention", Kernel: "decode-naive", KV: "f16", H: 32, KVH: 8}, "f16-fma"},
 		{results.Record{Family: "attention", KV: "f32"}, "fp32-fma"},
-		{results.Record{Family: "attention", Kernel: "decode-flash", KV: "q8_0", H: 32, KVH: 8}, "q8-fma"},
+		{results.Record{Family: "attention", Kernel: "decode-flash", KV: "q8_0", H: 32, KVH: 8}, roofline.Q8Attn},
 		{results.Record{Family: "attention", Kernel: "decode-flash-gqa", KV: "q8_0", H: 32, KVH: 8}, "fp32-fma"},
 		{results.Record{Family: "kvcache", KV: "f16"}, "fp32-fma"},
 		{results.Record{Family: "quant", IntOps: 10}, "int8-dot"},

@@ -60,6 +60,7 @@ const (
 	CReduceIdx // int32 lane indices for reduce8Z
 	CLaneIdx   // int32 0, 1, …, 15: lane numbers, for tail masks
 	CNegMax    // −MaxFloat32
+	CI16One    // int16 1s (0x00010001 per 32-bit lane): VPMADDWD's pair sums
 	nConsts
 )
 
@@ -109,6 +110,7 @@ func EmitConsts(name string) {
 		CP5:       math.Float32bits(5.0000001201e-1),
 		CZero:     0,
 		CNegMax:   math.Float32bits(-math.MaxFloat32),
+		CI16One:   0x00010001,
 	}
 	constTable = GLOBL(name, RODATA|NOPTR)
 	for i, v := range vals {

@@ -16,11 +16,16 @@
 //
 // KV element types (KVType): f32; f16, IEEE binary16 widened in registers
 // (VCVTPH2PS); q8_0, GGML's block format along D (per 32 values an f16
-// scale d and 32 int8 q, value d·q), dequantized in registers. Q·K stays
-// a float dot against the float32 query in every type: quantizing the
-// query to int8 (GGML's vec_dot_q8_0_q8_0) would add ~1e-2 relative error
-// to the scores, far outside the gate, and at one query row the kernel is
-// bound by reading the cache, not by its arithmetic.
+// scale d and 32 int8 q, value d·q). Over a q8_0 cache Q·K is what GGML
+// computes (vec_dot_q8_0_q8_0): Run quantizes the query to q8_0 once per
+// call (QuantizeQuery), and each block's Σ q·k is an exact int32 dot
+// (VPMADDUBSW, VPMADDWD), times d_q·d_k; P·V widens V in registers. Why:
+// widening K for float FMAs (VPMOVSXBD, VCVTDQ2PS, a scale multiply per
+// vector) made the scores the larger half of a q8_0 decode's time, which
+// ran at the same ~15 ns per key from L3 as from DRAM on Zen 4. The
+// reference takes the query as the kernels read it (QueryAsRead), so the
+// gate is unchanged; against the float query the scores move by ~1e-2
+// relative (the query's rounding to 8 bits), as GGML's do.
 //
 // Float specials: every tier gives, element for element, the class (NaN,
 // ±Inf, finite) the float64 Reference gives. A NaN in q or k makes the
@@ -472,7 +477,8 @@ func tileBufLen(tk int) int   { return roundUp(tk, 16) }
 // An f16 or q8_0 cache, or a position-major one, adds, at the end, room for
 // one tile of K and V rows (the naive kernel: one row) in float32: the
 // generic tier decodes or gathers into it; the SIMD tiers widen in
-// registers, follow the stride, and leave it alone.
+// registers, follow the stride, and leave it alone. A q8_0 cache then adds
+// H·D floats, where Run quantizes the query (QuantizeQuery).
 func (p Params) WorkspaceLen() int {
 	n := p.workspaceLen()
 	if p.KV != F32 || p.Layout != HeadMajor {
@@ -481,6 +487,9 @@ func (p Params) WorkspaceLen() int {
 			rows = 1
 		}
 		n += 2 * rows * p.D
+	}
+	if p.KV == Q8_0 {
+		n += p.H * p.D // the query quantized to q8_0, each head's row at 4·D bytes
 	}
 	return n
 }

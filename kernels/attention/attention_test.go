@@ -346,6 +346,7 @@ func TestLSE(t *testing.T) {
 // window's keys.
 func referenceLSE(s Shape, q, k []float32) []float64 {
 	d := s.D
+	q = QueryAsRead(s.KV, q, d) // as Reference
 	out := make([]float64, s.H)
 	for h := range s.H {
 		var xs []float64

@@ -177,42 +177,42 @@ func flashDecodeFastF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, s
 //go:noescape
 func naiveDecodeFastF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
-// flashDecodeExactQ8AVX2 is flashDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
+// flashDecodeExactQ8AVX2 is flashDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
 //
 //go:noescape
 func flashDecodeExactQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
-// naiveDecodeExactQ8AVX2 is naiveDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
+// naiveDecodeExactQ8AVX2 is naiveDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
 //
 //go:noescape
 func naiveDecodeExactQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
-// flashDecodeFastQ8AVX2 is flashDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
+// flashDecodeFastQ8AVX2 is flashDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
 //
 //go:noescape
 func flashDecodeFastQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
-// naiveDecodeFastQ8AVX2 is naiveDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
+// naiveDecodeFastQ8AVX2 is naiveDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
 //
 //go:noescape
 func naiveDecodeFastQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
-// flashDecodeExactQ8AVX512 is flashDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
+// flashDecodeExactQ8AVX512 is flashDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
 //
 //go:noescape
 func flashDecodeExactQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
-// naiveDecodeExactQ8AVX512 is naiveDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
+// naiveDecodeExactQ8AVX512 is naiveDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
 //
 //go:noescape
 func naiveDecodeExactQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 
-// flashDecodeFastQ8AVX512 is flashDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers); k and v are n rows of d values.
+// flashDecodeFastQ8AVX512 is flashDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
 //
 //go:noescape
 func flashDecodeFastQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
 
-// naiveDecodeFastQ8AVX512 is naiveDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale, dequantized in registers).
+// naiveDecodeFastQ8AVX512 is naiveDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
 //
 //go:noescape
 func naiveDecodeFastQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)

@@ -1,6 +1,12 @@
 package attention
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+	"unsafe"
+
+	"github.com/ckbench/ckbench/kernels/quant"
+)
 
 // flashGeneric is the readable contract of flash decode (DESIGN.md §1):
 // per query head a running max m, running sum s and unnormalized output o,
@@ -27,7 +33,11 @@ func flashGeneric(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32
 			qh, oh := q[h*d:(h+1)*d], o[h*d:(h+1)*d]
 			mBlk := float32(math.Inf(-1))
 			for j := range cnt {
-				x[j] = scale * dot(qh, kt[j*d:(j+1)*d])
+				if k.typ == Q8_0 {
+					x[j] = scale * dotQ8(qh, k.encRow(t0+j), d)
+				} else {
+					x[j] = scale * dot(qh, kt[j*d:(j+1)*d])
+				}
 				mBlk = max(mBlk, x[j])
 			}
 			if mBlk > m[h] {
@@ -66,7 +76,11 @@ func naiveGeneric(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws
 	}
 	mx := float32(math.Inf(-1))
 	for j := range n {
-		p[j] = scale * dot(q, k.rows(row, j, 1))
+		if k.typ == Q8_0 {
+			p[j] = scale * dotQ8(q, k.encRow(j), d)
+		} else {
+			p[j] = scale * dot(q, k.rows(row, j, 1))
+		}
 		mx = max(mx, p[j])
 	}
 	var sum float32
@@ -88,6 +102,31 @@ func naiveGeneric(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws
 	for j := range n {
 		axpy(o[:d], p[j], v.rows(row, j, 1))
 	}
+}
+
+// dotQ8 is Q·K over a q8_0 cache, as GGML computes it
+// (vec_dot_q8_0_q8_0): q holds the query quantized to q8_0 (QuantizeQuery:
+// its bytes in the first RowBytes(d) of the row's floats), k one encoded
+// row; per block of 32 an exact int32 Σ q·k, times d_q·d_k, summed in
+// float32.
+func dotQ8(q []float32, k []byte, d int) float32 {
+	qb := floatBytes(q)
+	var acc float32
+	for b := 0; b < d/Q8Block; b++ {
+		qq, kq := qb[b*Q8BlockBytes:(b+1)*Q8BlockBytes], k[b*Q8BlockBytes:(b+1)*Q8BlockBytes]
+		var isum int32
+		for i := 2; i < Q8BlockBytes; i++ {
+			isum += int32(int8(qq[i])) * int32(int8(kq[i]))
+		}
+		dq, dk := quant.F16ToF32(binary.LittleEndian.Uint16(qq)), quant.F16ToF32(binary.LittleEndian.Uint16(kq))
+		acc += float32(isum) * (dq * dk)
+	}
+	return acc
+}
+
+// floatBytes views floats as their bytes.
+func floatBytes(x []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
 }
 
 func dot(a, b []float32) float32 {

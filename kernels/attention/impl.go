@@ -45,30 +45,39 @@ func (im Impl) TierOf() isa.Tier { return im.Tier }
 func (im Impl) Run(p Params, b Buffers) {
 	d, n, tk := p.D, p.Keys(), p.Tile()
 	scale := Scale(d)
+	// A q8_0 cache's Q·K is an int8 dot against the query quantized to
+	// q8_0 (as GGML does), once per call, into the workspace's last H·D
+	// floats; the kernels get the rest.
+	ws, q := b.WS, b.Q
+	if p.KV == Q8_0 {
+		wl := p.WorkspaceLen()
+		ws, q = b.WS[:wl-p.H*d], b.WS[wl-p.H*d:wl]
+		QuantizeQuery(q, b.Q, p.H, d)
+	}
 	kOf := func(kh int) kvSrc { return p.kvOf(b.K, b.KEnc, kh) }
 	vOf := func(kh int) kvSrc { return p.kvOf(b.V, b.VEnc, kh) }
 	switch p.Kernel {
 	case DecodeFlash:
 		for h := 0; h < p.H; h++ {
 			kh := h * p.Hkv / p.H
-			im.flash(b.O[h*d:(h+1)*d], b.Q[h*d:(h+1)*d], 1, kOf(kh), vOf(kh), n, d, tk, scale, p.Exp, b.WS)
+			im.flash(b.O[h*d:(h+1)*d], q[h*d:(h+1)*d], 1, kOf(kh), vOf(kh), n, d, tk, scale, p.Exp, ws)
 			if b.LSE != nil {
-				stateLSE(b.LSE[h:h+1], b.WS, 1)
+				stateLSE(b.LSE[h:h+1], ws, 1)
 			}
 		}
 	case DecodeFlashGQA:
 		g := p.Group()
 		for kh := 0; kh < p.Hkv; kh++ {
 			h0 := kh * g
-			im.flash(b.O[h0*d:(h0+g)*d], b.Q[h0*d:(h0+g)*d], g, kOf(kh), vOf(kh), n, d, tk, scale, p.Exp, b.WS)
+			im.flash(b.O[h0*d:(h0+g)*d], q[h0*d:(h0+g)*d], g, kOf(kh), vOf(kh), n, d, tk, scale, p.Exp, ws)
 			if b.LSE != nil {
-				stateLSE(b.LSE[h0:h0+g], b.WS, g)
+				stateLSE(b.LSE[h0:h0+g], ws, g)
 			}
 		}
 	case DecodeSplit:
 		g, splits := p.Group(), p.SplitCount()
 		fl := flashStateLen(g) + g*tileBufLen(tk) // the flash kernel's workspace
-		parts, lses := b.WS[fl:fl+splits*g*d], b.WS[fl+splits*g*d:]
+		parts, lses := ws[fl:fl+splits*g*d], ws[fl+splits*g*d:]
 		for kh := 0; kh < p.Hkv; kh++ {
 			h0 := kh * g
 			k, v := kOf(kh), vOf(kh)
@@ -81,18 +90,18 @@ func (im Impl) Run(p Params, b Buffers) {
 					}
 					continue
 				}
-				im.flash(oc, b.Q[h0*d:(h0+g)*d], g, k.sub(lo, hi), v.sub(lo, hi), hi-lo, d, tk, scale, p.Exp, b.WS)
-				stateLSE(lc, b.WS, g)
+				im.flash(oc, q[h0*d:(h0+g)*d], g, k.sub(lo, hi), v.sub(lo, hi), hi-lo, d, tk, scale, p.Exp, ws)
+				stateLSE(lc, ws, g)
 			}
 			mergeLSE(b.O[h0*d:(h0+g)*d], lse(b.LSE, h0, g), parts, lses, splits, g, d)
 		}
 	case DecodeNaive:
 		for h := 0; h < p.H; h++ {
 			kh := h * p.Hkv / p.H
-			im.naive(b.O[h*d:(h+1)*d], b.Q[h*d:(h+1)*d], kOf(kh), vOf(kh), n, d, scale, p.Exp, b.WS)
+			im.naive(b.O[h*d:(h+1)*d], q[h*d:(h+1)*d], kOf(kh), vOf(kh), n, d, scale, p.Exp, ws)
 			if b.LSE != nil { // the max and the sum follow the scores
 				nw := roundUp(n, 16)
-				stateLSE(b.LSE[h:h+1], b.WS[nw:nw+2], 1)
+				stateLSE(b.LSE[h:h+1], ws[nw:nw+2], 1)
 			}
 		}
 	}

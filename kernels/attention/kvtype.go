@@ -63,6 +63,34 @@ func DecodeRow(t KVType, dst []float32, src []byte) {
 	}
 }
 
+// QuantizeQuery writes the h query rows of d values in q, each quantized
+// to q8_0 (GGML's quantizer, byte-exact), into dst: row i's RowBytes(d)
+// bytes at byte 4·d·i, so that the quantized rows sit where the float rows
+// would (the kernels address both alike). A q8_0 cache's Q·K is an int8
+// dot against these (see the package doc).
+func QuantizeQuery(dst, q []float32, h, d int) {
+	db := floatBytes(dst[:h*d])
+	for i := range h {
+		EncodeRow(Q8_0, db[4*d*i:4*d*i+Q8_0.RowBytes(d)], q[i*d:(i+1)*d])
+	}
+}
+
+// QueryAsRead is the query the kernels read for a cache of type t: q
+// itself, or for q8_0 its q8_0 round trip (a new slice), the values the
+// int8 dot multiplies. The reference takes it in place of q.
+func QueryAsRead(t KVType, q []float32, d int) []float32 {
+	if t != Q8_0 {
+		return q
+	}
+	out := make([]float32, len(q))
+	enc := make([]byte, Q8_0.RowBytes(d))
+	for i := 0; i+d <= len(q); i += d {
+		EncodeRow(Q8_0, enc, q[i:i+d])
+		DecodeRow(Q8_0, out[i:i+d], enc)
+	}
+	return out
+}
+
 // kvSrc is the rows of one KV head a kernel reads, in its element type,
 // rs cache rows apart (1 head-major, Hkv position-major).
 type kvSrc struct {
@@ -105,6 +133,12 @@ func (s kvSrc) rows(scratch []float32, j0, cnt int) []float32 {
 		}
 	}
 	return scratch[:cnt*s.d]
+}
+
+// encRow is encoded row j (F16, Q8_0).
+func (s kvSrc) encRow(j int) []byte {
+	rl := s.rowLen()
+	return s.enc[j*s.rs*rl : j*s.rs*rl+rl]
 }
 
 // sub is rows [lo, hi).

@@ -5,8 +5,11 @@ import "math"
 // Reference computes decode attention for shape s (over its window's keys)
 // in float64 with an exact two-pass softmax: the oracle every tier is
 // checked against. It allocates and is slow on purpose; it is not a kernel.
+// k and v are the values the cache holds (Encode); for a q8_0 cache q is
+// taken as the kernels read it, quantized to q8_0 (QueryAsRead).
 func Reference(s Shape, q, k, v []float32) []float64 {
 	d, n := s.D, s.Keys()
+	q = QueryAsRead(s.KV, q, d)
 	scale := 1 / math.Sqrt(float64(d))
 	out := make([]float64, s.H*d)
 	x := make([]float64, n)

@@ -404,7 +404,23 @@ DATA pfconst<>+1584(SB)/4, $0xff7fffff
 DATA pfconst<>+1588(SB)/4, $0xff7fffff
 DATA pfconst<>+1592(SB)/4, $0xff7fffff
 DATA pfconst<>+1596(SB)/4, $0xff7fffff
-GLOBL pfconst<>(SB), RODATA|NOPTR, $1600
+DATA pfconst<>+1600(SB)/4, $0x00010001
+DATA pfconst<>+1604(SB)/4, $0x00010001
+DATA pfconst<>+1608(SB)/4, $0x00010001
+DATA pfconst<>+1612(SB)/4, $0x00010001
+DATA pfconst<>+1616(SB)/4, $0x00010001
+DATA pfconst<>+1620(SB)/4, $0x00010001
+DATA pfconst<>+1624(SB)/4, $0x00010001
+DATA pfconst<>+1628(SB)/4, $0x00010001
+DATA pfconst<>+1632(SB)/4, $0x00010001
+DATA pfconst<>+1636(SB)/4, $0x00010001
+DATA pfconst<>+1640(SB)/4, $0x00010001
+DATA pfconst<>+1644(SB)/4, $0x00010001
+DATA pfconst<>+1648(SB)/4, $0x00010001
+DATA pfconst<>+1652(SB)/4, $0x00010001
+DATA pfconst<>+1656(SB)/4, $0x00010001
+DATA pfconst<>+1660(SB)/4, $0x00010001
+GLOBL pfconst<>(SB), RODATA|NOPTR, $1664
 
 // func qkAVX2(s *float32, q *float32, k *float32, rows int, cols int, d int, ldk int, lds int, scale float32)
 // Requires: AVX, AVX2, FMA3, SSE

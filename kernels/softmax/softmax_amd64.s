@@ -404,7 +404,23 @@ DATA smconst<>+1584(SB)/4, $0xff7fffff
 DATA smconst<>+1588(SB)/4, $0xff7fffff
 DATA smconst<>+1592(SB)/4, $0xff7fffff
 DATA smconst<>+1596(SB)/4, $0xff7fffff
-GLOBL smconst<>(SB), RODATA|NOPTR, $1600
+DATA smconst<>+1600(SB)/4, $0x00010001
+DATA smconst<>+1604(SB)/4, $0x00010001
+DATA smconst<>+1608(SB)/4, $0x00010001
+DATA smconst<>+1612(SB)/4, $0x00010001
+DATA smconst<>+1616(SB)/4, $0x00010001
+DATA smconst<>+1620(SB)/4, $0x00010001
+DATA smconst<>+1624(SB)/4, $0x00010001
+DATA smconst<>+1628(SB)/4, $0x00010001
+DATA smconst<>+1632(SB)/4, $0x00010001
+DATA smconst<>+1636(SB)/4, $0x00010001
+DATA smconst<>+1640(SB)/4, $0x00010001
+DATA smconst<>+1644(SB)/4, $0x00010001
+DATA smconst<>+1648(SB)/4, $0x00010001
+DATA smconst<>+1652(SB)/4, $0x00010001
+DATA smconst<>+1656(SB)/4, $0x00010001
+DATA smconst<>+1660(SB)/4, $0x00010001
+GLOBL smconst<>(SB), RODATA|NOPTR, $1664
 
 // func threePassExactAVX2(x *float32, kept int, n int)
 // Requires: AVX, AVX2, FMA3

@@ -80,19 +80,17 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 		}
 	}
 	if t.kv.q8 {
-		// One q8_0 block of every row per step: q8 values widened,
-		// times the block's scale (GGML's dequantized value), then
-		// an FMA with q; q advances 32 floats, the rows 34 bytes.
+		// One q8_0 block of every row per step, an int8 dot against
+		// the quantized query's block (q8Dot); q and the rows advance
+		// 34 bytes.
 		MOVQ(q, qd)
 		MOVQ(rl, end)
 		ADDQ(row, end)
 		blk := NewLabel("scores_q8")
 		Label(blk)
+		qb := t.q8Query(Mem{Base: qd})
 		for i, m := range rowsAt(p0, p4, db, db3, 0) {
-			t.q8Block(m, nil, func(c int, x, sc VecVirtual) {
-				VMULPS(sc, x, x)
-				VFMADD231PS(Mem{Base: qd, Disp: c * t.VB()}, x, acc[i])
-			})
+			t.q8Dot(qb, m, acc[i])
 		}
 		if pf != nil { // 8 rows of K per step (272 bytes): half as many of V, or, spread, as many
 			if pf.spread {
@@ -103,7 +101,7 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 		}
 		ADDQ(U32(q8BlockBytes), p0)
 		ADDQ(U32(q8BlockBytes), p4)
-		ADDQ(U32(4*q8Block), qd)
+		ADDQ(U32(q8BlockBytes), qd)
 		CMPQ(p0, end)
 		JB(LabelRef(blk))
 	} else {
@@ -187,12 +185,9 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 	if t.kv.q8 {
 		MOVQ(q, qd)
 		Label(chunk1)
-		t.q8Block(Mem{Base: p0}, nil, func(c int, x, sc VecVirtual) {
-			VMULPS(sc, x, x)
-			VFMADD231PS(Mem{Base: qd, Disp: c * t.VB()}, x, a)
-		})
+		t.q8Dot(t.q8Query(Mem{Base: qd}), Mem{Base: p0}, a)
 		ADDQ(U32(q8BlockBytes), p0)
-		ADDQ(U32(4*q8Block), qd)
+		ADDQ(U32(q8BlockBytes), qd)
 	} else {
 		t.qDelta(qd, q, row)
 		Label(chunk1)
@@ -1284,6 +1279,63 @@ const (
 	q8Block      = 32
 	q8BlockBytes = 34
 )
+
+// q8q is one block of the quantized query, ready for q8Dot: its values'
+// magnitudes (u8), what carries their signs (AVX2: the bytes at sign;
+// AVX-512: a mask of the negative ones), and its scale in 8 lanes.
+type q8q struct {
+	abs  VecVirtual
+	sign Mem
+	neg  Register   // AVX-512
+	zero VecVirtual // AVX-512
+	dq   VecVirtual
+}
+
+// q8Query prepares the query block at m (an f16 scale, 32 int8) for the
+// q8Dot of every row of a batch.
+func (t tier) q8Query(m Mem) q8q {
+	b := q8q{abs: YMM(), sign: m.Offset(2), dq: YMM()}
+	VPABSB(m.Offset(2), b.abs)
+	if t.W == 16 {
+		// VPSIGNB has no EVEX form (and so no ymm16–31): AVX-512
+		// negates K's bytes under a mask instead.
+		// Only EVEX-encodable instructions here, as the registers may
+		// be ymm16–31.
+		x := YMM()
+		VMOVUPS(m.Offset(2), x)
+		b.neg = K()
+		VPMOVB2M(x, b.neg)
+		b.zero = YMM()
+		VPXORD(b.zero, b.zero, b.zero)
+	}
+	h := XMM()
+	VPBROADCASTW(m, h)
+	VCVTPH2PS(h, b.dq)
+	return b
+}
+
+// q8Dot adds to acc (8 lanes; an AVX-512 accumulator's upper half stays
+// 0) the int8 dot of the q8_0 block at m with the query block qb, as GGML's
+// vec_dot_q8_0_q8_0: Σ q·k exact in int32 (|q|·(k·sign q) by VPMADDUBSW,
+// pairs of int16 by VPMADDWD: |q|, |k| ≤ 127 never saturate), converted,
+// times d_q·d_k.
+func (t tier) q8Dot(qb q8q, m Mem, acc VecVirtual) {
+	k := YMM()
+	VMOVUPS(m.Offset(2), k)
+	if t.W == 16 {
+		VPSUBB(k, qb.zero, qb.neg, k) // k = −k where q < 0
+	} else {
+		VPSIGNB(qb.sign, k, k)
+	}
+	VPMADDUBSW(k, qb.abs, k)
+	VPMADDWD(KC(CI16One), k, k)
+	VCVTDQ2PS(k, k)
+	h, sc := XMM(), YMM()
+	VPBROADCASTW(m, h)
+	VCVTPH2PS(h, sc)
+	VMULPS(qb.dq, sc, sc)
+	VFMADD231PS(k, sc, acc.AsY())
+}
 
 // q8Block widens the q8_0 block at m: for each vector c of its 32
 // values, x = float32(q) and sc = the block's scale (times mul, when

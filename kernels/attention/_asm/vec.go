@@ -16,7 +16,8 @@ type tier struct {
 
 // elem is a KV element type: f32 (size 4), f16 (size 2, widened by
 // VCVTPH2PS as it is loaded) or q8_0 (q8 set: blocks of 32 int8 values
-// and an f16 scale, 34 bytes, dequantized in registers).
+// and an f16 scale, 34 bytes: K's in int8 dots against the quantized
+// query, V's dequantized in registers).
 type elem struct {
 	name string // infix of the generated function names: "", "F16", "Q8"
 	size int    // bytes per value (f32, f16)
