@@ -707,7 +707,7 @@ func (attentionFamily) Params() []Param {
 		{"exp", "exp variants: fast,exact or all"},
 		{"window", "sliding windows: none or a number of keys, e.g. none,4096 (the last W keys are attended to and read)"},
 		{"splits", "decode-split's chunks of the keys, merged by log-sum-exp: 1…64, e.g. 2,8"},
-		{"kv", "KV cache element types: f32, f16 (widened in registers), q8_0 (GGML blocks along D, hd a multiple of 32) or all"},
+		{"kv", "KV cache element types: f32, f16 (widened in registers), q8_0 (GGML blocks along D, hd a multiple of 32; Q·K an int8 dot) or all"},
 		{"layout", "KV cache row orders: head ([kv_head][ctx][hd], a head's keys contiguous), pos ([ctx][kv_head][hd]) or all"},
 		{"tq", "prefill's query rows (the last of ctx positions), e.g. 512,2048"},
 		{"mask", "prefill's masks: causal, none, doc or all"},
@@ -785,8 +785,9 @@ func (attentionFamily) List(w io.Writer) {
 		attention.HeadDimMultiple, attention.MaxHeadDim, attention.MinTileK, attention.MaxTileK)
 	fmt.Fprintln(w, "            heads H:Hkv with H a multiple of Hkv; exp exact (≤ 2 ulp) or fast (CKE polynomial, ~1e-4);")
 	fmt.Fprintln(w, "            window: the last W of the T keys are attended to and read (T becomes min(W, T) above);")
-	fmt.Fprintln(w, "            kv: f16 is widened in registers (VCVTPH2PS), q8_0 (GGML's blocks of 32 along D, byte-exact")
-	fmt.Fprintln(w, "            with its quantizer) dequantized in registers; Q·K stays a float dot in every type")
+	fmt.Fprintln(w, "            kv: f16 is widened in registers (VCVTPH2PS); q8_0 is GGML's blocks of 32 along D, byte-exact")
+	fmt.Fprintln(w, "            with its quantizer: Q·K an int8 dot against the query quantized to q8_0 (as GGML), V")
+	fmt.Fprintln(w, "            dequantized in registers; the reference takes that quantized query")
 	fmt.Fprintf(w, "correctness gate: max relative error vs a float64 reference ≤ %.0e (exact), ≤ %.0e (fast);\n",
 		attention.Tolerance(attention.ExpExact), attention.Tolerance(attention.ExpFast))
 	fmt.Fprintln(w, "                  beyond ~16k keys at least √T·2⁻²⁴, the expected error of float32 accumulation")
