@@ -25,7 +25,7 @@ func BenchmarkStores(b *testing.B) {
 					b.Run(fmt.Sprintf("%s/%s/%s/%s", op, im.Tier, kv, l), func(b *testing.B) {
 						b.SetBytes(int64(w.Bytes()))
 						for b.Loop() {
-							im.Run(p, bufs)
+							im.Run(&p, &bufs)
 						}
 					})
 				}

@@ -85,7 +85,9 @@ func bytesOf(x []float32) []byte {
 }
 
 // Run executes p on b. The caller must have checked p.Check(b) == nil and
-// that the CPU runs im.Tier; Run does not allocate.
+// that the CPU runs im.Tier; Run does not allocate. It takes pointers: a
+// token's append is ~60 ns, and passing Impl, Params and Buffers by value
+// (~40 words) cost it 10 more (Zen 4, interleaved A/B).
 //
 // Head-major, head kh's new rows are contiguous in the cache and in the
 // scratch: one row of n·D values per head, Capacity rows apart, one call
@@ -93,7 +95,7 @@ func bytesOf(x []float32) []byte {
 // contiguous: one call per head (its rows Hkv, or PosHeads, apart) or, when a store
 // writes fewer tokens than there are heads (append), one per token (its
 // Hkv rows).
-func (im Impl) Run(p Params, b Buffers) {
+func (im *Impl) Run(p *Params, b *Buffers) {
 	k, v := b.KEnc, b.VEnc
 	if p.KV == attention.F32 {
 		k, v = bytesOf(b.K), bytesOf(b.V)
@@ -119,7 +121,7 @@ func (im Impl) Run(p Params, b Buffers) {
 // rows writes nrows rows of n values of K and of V (strides in bytes) in
 // type kv: f32 and f16 in one call of the tier's row store, q8_0 a
 // quant.QuantizeRow per row (a row is whole blocks).
-func (im Impl) rows(kv attention.KVType, dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
+func (im *Impl) rows(kv attention.KVType, dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
 	switch kv {
 	case attention.F32:
 		im.copy(dst, dst2, dstStride, src, src2, srcStride, nrows, n)

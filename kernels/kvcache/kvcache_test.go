@@ -127,7 +127,7 @@ func TestStores(t *testing.T) {
 				if err := p.Check(b); err != nil {
 					t.Fatal(err)
 				}
-				im.Run(p, b)
+				im.Run(&p, &b)
 				wk, wv := want(p, b, 0xa5)
 				gk, gv := cacheBytes(p, b)
 				for _, c := range []struct {
@@ -163,7 +163,7 @@ func TestNoAllocs(t *testing.T) {
 				p := Params{Op: op, Hkv: 8, D: 128, KV: kv, Pos: 7, Tokens: 9, Layout: attention.Layout(kv % 2)}
 				b := Alloc(p)
 				fill(b, 1, false)
-				if n := testing.AllocsPerRun(10, func() { im.Run(p, b) }); n != 0 {
+				if n := testing.AllocsPerRun(10, func() { im.Run(&p, &b) }); n != 0 {
 					t.Errorf("%s %s allocates %.0f times per call", op, kv, n)
 				}
 			}
