@@ -122,6 +122,22 @@ func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws 
 	if b.Peak <= 0 && (kind == "f16-fma" || kind == "q8-fma") {
 		return r.BoundOf("fp32-fma", t, threads, ai, ws, cold)
 	}
+	return b.atAI(ai)
+}
+
+// AtLeast is b with its level's bandwidth raised to gbs where gbs is
+// higher (a rate measured over the same bytes at another moment), and its
+// bound recomputed at arithmetic intensity ai; NaN or lower: b.
+func (b Bound) AtLeast(gbs, ai float64) Bound {
+	if !(gbs > b.GBs) || b.GBs <= 0 {
+		return b
+	}
+	b.GBs = gbs
+	return b.atAI(ai)
+}
+
+// atAI sets b's bound at arithmetic intensity ai: min(Peak, ai × GBs).
+func (b Bound) atAI(ai float64) Bound {
 	b.GFlops = ai * b.GBs
 	if b.Peak > 0 && b.Peak < b.GFlops {
 		b.GFlops = b.Peak
@@ -143,8 +159,7 @@ func (r *Roofline) q8AttnBound(t isa.Tier, threads int, ai float64, ws int64, co
 		return b
 	}
 	b.Peak = 2 / (1/b.Peak + 1/dot.Peak)
-	b.GFlops = min(ai*b.GBs, b.Peak)
-	return b
+	return b.atAI(ai)
 }
 
 func (r *Roofline) level(name string, threads int) (Level, bool) {

@@ -74,6 +74,27 @@ func TestBoundQ8Attn(t *testing.T) {
 	}
 }
 
+// TestBoundAtLeast: a higher bandwidth measured over the same bytes raises
+// the memory bound (and only up to the compute roof); a lower or missing
+// one changes nothing.
+func TestBoundAtLeast(t *testing.T) {
+	b := Bound{Level: "DRAM", GBs: 20, Peak: 100, GFlops: 40}
+	if got := b.AtLeast(25, 2); got.GBs != 25 || got.GFlops != 50 {
+		t.Errorf("raised to 25 GB/s at AI 2: %+v, want 50", got)
+	}
+	if got := b.AtLeast(80, 2); got.GFlops != 100 {
+		t.Errorf("raised past the roof: %+v, want the roof 100", got)
+	}
+	for _, gbs := range []float64{10, math.NaN(), 0} {
+		if got := b.AtLeast(gbs, 2); got != b {
+			t.Errorf("AtLeast(%v): %+v, want %+v unchanged", gbs, got, b)
+		}
+	}
+	if got := (Bound{Level: "DRAM"}).AtLeast(25, 2); got.GBs != 0 {
+		t.Errorf("no level bandwidth (no bound) became %+v", got)
+	}
+}
+
 func TestBoundLevels(t *testing.T) {
 	r := testRoofline()
 	for _, c := range []struct {

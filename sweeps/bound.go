@@ -11,6 +11,14 @@ import (
 // roofline r: its level (the working set is the shape's data, the same for
 // its read ceiling and its kernels; the point's compulsory bytes where
 // none is given; DRAM when cold), bound_gflops and pct_of_bound.
+//
+// The level's bandwidth is the roofline's, or the paired read loop's rate
+// during the point (read_gbs: the same bytes, level and moment) where that
+// is higher. The roofline's is one moment at the start of the run, and a
+// shared host's DRAM bandwidth drifts by a fifth from minute to minute
+// (Zen 4 VM: 22 GB/s in the roofline, 26–28 in the read loops a minute
+// later): a bound below what a plain read of the same bytes reached is no
+// bound, and flagged points above_bound that were not.
 func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 	return func(rec *results.Record, ws int64) {
 		if !rec.Bytes.Valid() || !rec.AI.Valid() {
@@ -24,6 +32,7 @@ func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 		if b.GBs <= 0 {
 			return
 		}
+		b = b.AtLeast(float64(rec.ReadGBs), float64(rec.AI))
 		switch {
 		case rec.Flops.Valid() && rec.Flops == 0:
 			// A pure data mover (kv-read, w-read): no compute bound, its
