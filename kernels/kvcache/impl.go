@@ -21,20 +21,22 @@ type Impl struct {
 	Tier  isa.Tier
 	copy  rowsFunc
 	toF16 rowsFunc
-	q8    quant.Impl
+	q8    func(dst []byte, x []float32) error // package quant's q8_0 row quantizer of the tier
 }
 
 // impls holds every tier compiled into this binary, generic first; the
 // per-arch file appends to it in init.
-var impls = []Impl{{Tier: isa.Generic, copy: copyGeneric, toF16: toF16Generic, q8: quantTier(isa.Generic)}}
+var impls = []Impl{{Tier: isa.Generic, copy: copyGeneric, toF16: toF16Generic, q8: q8Rows(isa.Generic)}}
 
-// quantTier is package quant's implementation of tier t (its q8_0 quantizer).
-func quantTier(t isa.Tier) quant.Impl {
+// q8Rows is package quant's q8_0 row quantizer of tier t (the generic
+// one where quant has no tier t).
+func q8Rows(t isa.Tier) func(dst []byte, x []float32) error {
 	im, ok := quant.Lookup(t)
 	if !ok {
 		im, _ = quant.Lookup(isa.Generic)
 	}
-	return im
+	q, _ := im.RowQuantizer(quant.Q8_0) // every tier quantizes q8_0
+	return q
 }
 
 // Impls returns the tiers compiled into this binary, whether or not the CPU
@@ -134,7 +136,7 @@ func (im *Impl) rows(kv attention.KVType, dst, dst2 []byte, dstStride int, src, 
 				dst []byte
 				src []float32
 			}{{dst, src}, {dst2, src2}} {
-				if err := im.q8.QuantizeRow(quant.Q8_0, x.dst[r*dstStride:r*dstStride+nb], x.src[r*srcStride/4:r*srcStride/4+n]); err != nil {
+				if err := im.q8(x.dst[r*dstStride:r*dstStride+nb], x.src[r*srcStride/4:r*srcStride/4+n]); err != nil {
 					panic(err) // D is a multiple of the block: Validate checked it
 				}
 			}
