@@ -7,9 +7,9 @@ import "github.com/ckbench/ckbench/kernels/isa"
 //go:generate go run -C _asm . -out ../kernels_amd64.s
 
 var (
-	kAVX2   = asmKernels{readSumAVX2, readXorAVX2, copyAVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, f16FMAPeakAVX2, q8FMAPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
-	kAVX512 = asmKernels{readSumAVX512, readXorAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
-	kVNNI   = asmKernels{readSumAVX512, readXorAVX512, copyAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
+	kAVX2   = asmKernels{readSumAVX2, readXorAVX2, copyAVX2, copyReadAVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, f16FMAPeakAVX2, q8FMAPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
+	kAVX512 = asmKernels{readSumAVX512, readXorAVX512, copyAVX512, copyReadAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
+	kVNNI   = asmKernels{readSumAVX512, readXorAVX512, copyAVX512, copyReadAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
 )
 
 func kernelsFor(t isa.Tier) *asmKernels {
@@ -72,6 +72,17 @@ func readXorAVX512(p *byte, n int) uint64
 //
 //go:noescape
 func copyAVX2(dst, src *float32, n, reps int)
+
+// copyReadAVX2 does dst[i] = src[i] for i < n, then returns Σ src[n+j]
+// for j < m, 8 ymm at a time (n, m multiples of 64).
+//
+//go:noescape
+func copyReadAVX2(dst, src *float32, n, m int) float32
+
+// copyReadAVX512 is copyReadAVX2 with zmm (n, m multiples of 128).
+//
+//go:noescape
+func copyReadAVX512(dst, src *float32, n, m int) float32
 
 // copyAVX512 is copyAVX2 with zmm.
 //

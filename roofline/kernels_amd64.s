@@ -269,6 +269,83 @@ copy_doneAVX2:
 	VZEROUPPER
 	RET
 
+// func copyReadAVX2(dst *float32, src *float32, n int, m int) float32
+// Requires: AVX, SSE
+TEXT ·copyReadAVX2(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+	SHLQ $0x02, DX
+
+copyread_copyAVX2:
+	TESTQ   DX, DX
+	JZ      copyread_readAVX2
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
+	VMOVUPS 128(CX), Y4
+	VMOVUPS 160(CX), Y5
+	VMOVUPS 192(CX), Y6
+	VMOVUPS 224(CX), Y7
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y5, 160(AX)
+	VMOVUPS Y6, 192(AX)
+	VMOVUPS Y7, 224(AX)
+	ADDQ    $0x00000100, CX
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x00000100, DX
+	JMP     copyread_copyAVX2
+
+copyread_readAVX2:
+	VMOVUPS peakconst<>+384(SB), Y0
+	VMOVUPS peakconst<>+384(SB), Y1
+	VMOVUPS peakconst<>+384(SB), Y2
+	VMOVUPS peakconst<>+384(SB), Y3
+	VMOVUPS peakconst<>+384(SB), Y4
+	VMOVUPS peakconst<>+384(SB), Y5
+	VMOVUPS peakconst<>+384(SB), Y6
+	VMOVUPS peakconst<>+384(SB), Y7
+	MOVQ    m+24(FP), AX
+	SHLQ    $0x02, AX
+
+copyread_sumAVX2:
+	TESTQ  AX, AX
+	JZ     copyread_doneAVX2
+	VADDPS (CX), Y0, Y0
+	VADDPS 32(CX), Y1, Y1
+	VADDPS 64(CX), Y2, Y2
+	VADDPS 96(CX), Y3, Y3
+	VADDPS 128(CX), Y4, Y4
+	VADDPS 160(CX), Y5, Y5
+	VADDPS 192(CX), Y6, Y6
+	VADDPS 224(CX), Y7, Y7
+	ADDQ   $0x00000100, CX
+	SUBQ   $0x00000100, AX
+	JMP    copyread_sumAVX2
+
+copyread_doneAVX2:
+	VADDPS       Y4, Y0, Y0
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y7, Y3, Y3
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	MOVSS        X1, ret+32(FP)
+	VZEROUPPER
+	RET
+
 // func writeAVX2(dst *float32, n int, reps int)
 // Requires: AVX
 TEXT ·writeAVX2(SB), NOSPLIT, $0-24
@@ -841,6 +918,85 @@ copy_loopAVX512:
 	JNZ     copy_repAVX512
 
 copy_doneAVX512:
+	VZEROUPPER
+	RET
+
+// func copyReadAVX512(dst *float32, src *float32, n int, m int) float32
+// Requires: AVX, AVX512F, AVX512VL, SSE
+TEXT ·copyReadAVX512(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+	SHLQ $0x02, DX
+
+copyread_copyAVX512:
+	TESTQ   DX, DX
+	JZ      copyread_readAVX512
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+	VMOVUPS 256(CX), Z4
+	VMOVUPS 320(CX), Z5
+	VMOVUPS 384(CX), Z6
+	VMOVUPS 448(CX), Z7
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z5, 320(AX)
+	VMOVUPS Z6, 384(AX)
+	VMOVUPS Z7, 448(AX)
+	ADDQ    $0x00000200, CX
+	ADDQ    $0x00000200, AX
+	SUBQ    $0x00000200, DX
+	JMP     copyread_copyAVX512
+
+copyread_readAVX512:
+	VMOVUPS peakconst<>+384(SB), Z0
+	VMOVUPS peakconst<>+384(SB), Z1
+	VMOVUPS peakconst<>+384(SB), Z2
+	VMOVUPS peakconst<>+384(SB), Z3
+	VMOVUPS peakconst<>+384(SB), Z4
+	VMOVUPS peakconst<>+384(SB), Z5
+	VMOVUPS peakconst<>+384(SB), Z6
+	VMOVUPS peakconst<>+384(SB), Z7
+	MOVQ    m+24(FP), AX
+	SHLQ    $0x02, AX
+
+copyread_sumAVX512:
+	TESTQ  AX, AX
+	JZ     copyread_doneAVX512
+	VADDPS (CX), Z0, Z0
+	VADDPS 64(CX), Z1, Z1
+	VADDPS 128(CX), Z2, Z2
+	VADDPS 192(CX), Z3, Z3
+	VADDPS 256(CX), Z4, Z4
+	VADDPS 320(CX), Z5, Z5
+	VADDPS 384(CX), Z6, Z6
+	VADDPS 448(CX), Z7, Z7
+	ADDQ   $0x00000200, CX
+	SUBQ   $0x00000200, AX
+	JMP    copyread_sumAVX512
+
+copyread_doneAVX512:
+	VADDPS        Z4, Z0, Z0
+	VADDPS        Z5, Z1, Z1
+	VADDPS        Z6, Z2, Z2
+	VADDPS        Z7, Z3, Z3
+	VADDPS        Z2, Z0, Z0
+	VADDPS        Z3, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	MOVSS         X0, ret+32(FP)
 	VZEROUPPER
 	RET
 

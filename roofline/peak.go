@@ -12,6 +12,7 @@ type asmKernels struct {
 	readSum func(p *float32, n, reps int) float32
 	readXor func(p *byte, n int) uint64
 	copy    func(dst, src *float32, n, reps int)
+	copyRd  func(dst, src *float32, n, m int) float32
 	write   func(dst *float32, n, reps int)
 	writeNT func(dst *float32, n, reps int)
 	fma     func(iters int) float32

@@ -74,6 +74,26 @@ func ReadXor(t isa.Tier, b []byte) uint64 {
 	return x
 }
 
+// CopyRead copies the first len(dst) floats of src into dst, then reads
+// (sums) the rest of src, in one call with the widest loads and stores of
+// t, and returns the sum: what a store that reads more than it writes
+// moves, for its ceiling. A dst that is no multiple of StreamGranule takes
+// two calls (Copy, then ReadSum).
+func CopyRead(t isa.Tier, dst, src []float32) float32 {
+	n, rest := len(dst), src[len(dst):]
+	m := len(rest) / StreamGranule * StreamGranule
+	k := kernelsFor(t)
+	if k == nil || n == 0 || n%StreamGranule != 0 {
+		Copy(t, dst, src, 1)
+		return ReadSum(t, rest)
+	}
+	s := k.copyRd(&dst[0], &src[0], n, m)
+	for _, v := range rest[m:] {
+		s += v
+	}
+	return s
+}
+
 // Copy copies src to dst (same length) with the widest loads and stores
 // of t, reps times over.
 func Copy(t isa.Tier, dst, src []float32, reps int) {

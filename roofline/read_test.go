@@ -88,3 +88,30 @@ func BenchmarkReadSumL1(b *testing.B) {
 		}
 	}
 }
+
+// TestCopyRead: dst gets the first len(dst) floats of src and the sum is
+// of the rest, in every tier, for sizes on and off the stream granule
+// (which take one call or fall back to two).
+func TestCopyRead(t *testing.T) {
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
+		for _, c := range []struct{ n, rest int }{{1024, 3000}, {1024, 0}, {256, 128}, {100, 300}, {0, 512}} {
+			src := make([]float32, c.n+c.rest)
+			for i := range src {
+				src[i] = float32(i%7 + 1) // small integers: every order sums them exactly
+			}
+			dst := make([]float32, c.n)
+			var want float32
+			for _, v := range src[c.n:] {
+				want += v
+			}
+			if got := CopyRead(tier, dst, src); got != want {
+				t.Errorf("copy %d, read %d: sum %v, want %v", c.n, c.rest, got, want)
+			}
+			for i := range dst {
+				if dst[i] != src[i] {
+					t.Fatalf("copy %d, read %d: dst[%d] = %v, want %v", c.n, c.rest, i, dst[i], src[i])
+				}
+			}
+		}
+	})
+}

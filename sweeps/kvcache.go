@@ -17,13 +17,13 @@ import (
 	"github.com/ckbench/ckbench/sampler"
 )
 
-// KVCopy is the in-run ceiling of the kvcache family: a plain copy
-// (roofline.Copy, the widest loads and stores of the tier) of as many
-// bytes as the store writes, then a read (roofline.ReadSum) of the rest of
-// what it reads, so that the ceiling reads and writes what the store does
-// (an f32→f16 append reads twice what it writes: a copy of half its bytes
-// each way wrote more, and ran slower than the append itself), measured
-// with the same sampler, then timed in alternation with the stores of the
+// KVCopy is the in-run ceiling of the kvcache family: a plain copy of as
+// many bytes as the store writes, then a read of the rest of what it reads,
+// in one call (roofline.CopyRead, the widest loads and stores of the
+// tier), so that the ceiling reads and writes what the store does (an
+// f32→f16 append reads twice what it writes: a copy of half its bytes each
+// way wrote more, and ran slower than the append itself), measured with
+// the same sampler, then timed in alternation with the stores of the
 // shape: their read_gbs (% read), a store's bytes against the same bytes
 // moved at the same level and the same moment.
 const KVCopy = "kv-copy"
@@ -259,13 +259,16 @@ func kvCopyPoint(base results.Record, rot int, t isa.Tier, st isa.Status, grp *d
 }
 
 // copyShare copies floats c of one block of src to dst and reads its
-// floats r, the next of rot blocks each call.
+// floats r, the next of rot blocks each call: one call of
+// roofline.CopyRead where r follows c (one thread), as a store is one call.
 func copyShare(t isa.Tier, d *kvcacheData, rot int, c, r [2]int) func() {
 	rd, i := len(d.src)/rot, 0
 	return func() {
 		so, do := i*rd, i*d.copyN
-		roofline.Copy(t, d.dst[do+c[0]:do+c[1]], d.src[so+c[0]:so+c[1]], 1)
-		if r[1] > r[0] {
+		if c[1] == r[0] {
+			roofline.CopyRead(t, d.dst[do+c[0]:do+c[1]], d.src[so+c[0]:so+r[1]])
+		} else {
+			roofline.Copy(t, d.dst[do+c[0]:do+c[1]], d.src[so+c[0]:so+c[1]], 1)
 			roofline.ReadSum(t, d.src[so+r[0]:so+r[1]])
 		}
 		if i++; i == rot {

@@ -36,6 +36,7 @@ func main() {
 		readSum(t)
 		readXor(t)
 		copyKernel(t)
+		copyRead(t)
 		writeKernel(t, false)
 		writeKernel(t, true)
 		fmaPeak(t)

@@ -85,6 +85,67 @@ func copyKernel(t tier) {
 	RET()
 }
 
+// copyRead generates func(dst, src *float32, n, m int) float32: dst =
+// src for n floats, then the sum of the m floats after them at src + n,
+// in one call: the kvcache family's ceiling, reading and writing what a
+// store does (a store that reads more than it writes was faster than a
+// copy and a read taken as two calls).
+func copyRead(t tier) {
+	Implement("copyRead" + t.name)
+	Attributes(NOSPLIT)
+	Doc("copyRead"+t.name+" copies n floats from src to dst, then returns the sum of the m floats at src+n;",
+		"n and m are multiples of 8 vectors.")
+	d, s, n := GP64(), GP64(), GP64()
+	Load(Param("dst"), d)
+	Load(Param("src"), s)
+	Load(Param("n"), n)
+	SHLQ(Imm(2), n)
+	cp, cpDone := "copyread_copy"+t.name, "copyread_read"+t.name
+	Label(cp)
+	TESTQ(n, n)
+	JZ(LabelRef(cpDone))
+	var v [8]VecVirtual
+	for i := range v {
+		v[i] = t.vec()
+		VMOVUPS(Mem{Base: s, Disp: i * t.vb}, v[i])
+	}
+	for i := range v {
+		VMOVUPS(v[i], Mem{Base: d, Disp: i * t.vb})
+	}
+	ADDQ(U32(8*t.vb), s)
+	ADDQ(U32(8*t.vb), d)
+	SUBQ(U32(8*t.vb), n)
+	JMP(LabelRef(cp))
+	Label(cpDone)
+	var acc [8]VecVirtual
+	for i := range acc {
+		acc[i] = t.vec()
+		VMOVUPS(kc(cZero), acc[i])
+	}
+	m := GP64()
+	Load(Param("m"), m)
+	SHLQ(Imm(2), m)
+	rd, rdDone := "copyread_sum"+t.name, "copyread_done"+t.name
+	Label(rd)
+	TESTQ(m, m)
+	JZ(LabelRef(rdDone))
+	for i := range acc {
+		VADDPS(Mem{Base: s, Disp: i * t.vb}, acc[i], acc[i])
+	}
+	ADDQ(U32(8*t.vb), s)
+	SUBQ(U32(8*t.vb), m)
+	JMP(LabelRef(rd))
+	Label(rdDone)
+	for k := 4; k >= 1; k /= 2 {
+		for i := 0; i < k; i++ {
+			VADDPS(acc[i+k], acc[i], acc[i])
+		}
+	}
+	Store(horizontalSum(t, acc[0]), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
 // writeKernel generates func(dst *float32, n int): dst = 1.0. With nt the
 // stores are non-temporal (VMOVNTPS, then SFENCE): they bypass the caches
 // and skip the read-for-ownership a normal store pays. dst must be
