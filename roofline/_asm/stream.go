@@ -26,28 +26,13 @@ func readSum(t tier) {
 	Load(Param("n"), n0)
 	Load(Param("reps"), reps)
 	SHLQ(Imm(2), n0) // bytes
-	var acc [8]VecVirtual
-	for i := range acc {
-		acc[i] = t.vec()
-		VMOVUPS(kc(cZero), acc[i])
-	}
+	acc := zeroAcc(t)
 	p, n := GP64(), GP64()
 	repeat(t, "read", n0, reps, func() {
 		MOVQ(p0, p)
 		MOVQ(n0, n)
-	}, func() {
-		for i := range acc {
-			VADDPS(Mem{Base: p, Disp: i * t.vb}, acc[i], acc[i])
-		}
-		ADDQ(U32(8*t.vb), p)
-		SUBQ(U32(8*t.vb), n)
-	}, n)
-	for s := 4; s >= 1; s /= 2 {
-		for i := 0; i < s; i++ {
-			VADDPS(acc[i+s], acc[i], acc[i])
-		}
-	}
-	Store(horizontalSum(t, acc[0]), ReturnIndex(0))
+	}, func() { sum8(t, acc, p, n) }, n)
+	Store(horizontalSum(t, foldAcc(acc)), ReturnIndex(0))
 	VZEROUPPER()
 	RET()
 }
@@ -68,21 +53,56 @@ func copyKernel(t tier) {
 		MOVQ(d0, d)
 		MOVQ(s0, s)
 		MOVQ(n0, n)
-	}, func() {
-		var v [8]VecVirtual
-		for i := range v {
-			v[i] = t.vec()
-			VMOVUPS(Mem{Base: s, Disp: i * t.vb}, v[i])
-		}
-		for i := range v {
-			VMOVUPS(v[i], Mem{Base: d, Disp: i * t.vb})
-		}
-		ADDQ(U32(8*t.vb), s)
-		ADDQ(U32(8*t.vb), d)
-		SUBQ(U32(8*t.vb), n)
-	}, n)
+	}, func() { copy8(t, d, s, n) }, n)
 	VZEROUPPER()
 	RET()
+}
+
+// zeroAcc returns 8 zeroed accumulators.
+func zeroAcc(t tier) [8]VecVirtual {
+	var acc [8]VecVirtual
+	for i := range acc {
+		acc[i] = t.vec()
+		VMOVUPS(kc(cZero), acc[i])
+	}
+	return acc
+}
+
+// sum8 emits one step of a read: acc[i] += the 8 vectors at p; p moves on
+// and n (bytes left) shrinks by 8 vectors.
+func sum8(t tier, acc [8]VecVirtual, p, n GPVirtual) {
+	for i := range acc {
+		VADDPS(Mem{Base: p, Disp: i * t.vb}, acc[i], acc[i])
+	}
+	ADDQ(U32(8*t.vb), p)
+	SUBQ(U32(8*t.vb), n)
+}
+
+// foldAcc adds the 8 accumulators into acc[0] (a tree) and returns it.
+func foldAcc(acc [8]VecVirtual) VecVirtual {
+	for s := 4; s >= 1; s /= 2 {
+		for i := 0; i < s; i++ {
+			VADDPS(acc[i+s], acc[i], acc[i])
+		}
+	}
+	return acc[0]
+}
+
+// copy8 emits one step of a copy: the 8 vectors at s loaded, then stored
+// at d (all loads, then all stores); s and d move on and n (bytes left)
+// shrinks by 8 vectors.
+func copy8(t tier, d, s, n GPVirtual) {
+	var v [8]VecVirtual
+	for i := range v {
+		v[i] = t.vec()
+		VMOVUPS(Mem{Base: s, Disp: i * t.vb}, v[i])
+	}
+	for i := range v {
+		VMOVUPS(v[i], Mem{Base: d, Disp: i * t.vb})
+	}
+	ADDQ(U32(8*t.vb), s)
+	ADDQ(U32(8*t.vb), d)
+	SUBQ(U32(8*t.vb), n)
 }
 
 // copyRead generates func(dst, src *float32, n, m int) float32: dst =
@@ -104,24 +124,10 @@ func copyRead(t tier) {
 	Label(cp)
 	TESTQ(n, n)
 	JZ(LabelRef(cpDone))
-	var v [8]VecVirtual
-	for i := range v {
-		v[i] = t.vec()
-		VMOVUPS(Mem{Base: s, Disp: i * t.vb}, v[i])
-	}
-	for i := range v {
-		VMOVUPS(v[i], Mem{Base: d, Disp: i * t.vb})
-	}
-	ADDQ(U32(8*t.vb), s)
-	ADDQ(U32(8*t.vb), d)
-	SUBQ(U32(8*t.vb), n)
+	copy8(t, d, s, n)
 	JMP(LabelRef(cp))
 	Label(cpDone)
-	var acc [8]VecVirtual
-	for i := range acc {
-		acc[i] = t.vec()
-		VMOVUPS(kc(cZero), acc[i])
-	}
+	acc := zeroAcc(t)
 	m := GP64()
 	Load(Param("m"), m)
 	SHLQ(Imm(2), m)
@@ -129,19 +135,10 @@ func copyRead(t tier) {
 	Label(rd)
 	TESTQ(m, m)
 	JZ(LabelRef(rdDone))
-	for i := range acc {
-		VADDPS(Mem{Base: s, Disp: i * t.vb}, acc[i], acc[i])
-	}
-	ADDQ(U32(8*t.vb), s)
-	SUBQ(U32(8*t.vb), m)
+	sum8(t, acc, s, m)
 	JMP(LabelRef(rd))
 	Label(rdDone)
-	for k := 4; k >= 1; k /= 2 {
-		for i := 0; i < k; i++ {
-			VADDPS(acc[i+k], acc[i], acc[i])
-		}
-	}
-	Store(horizontalSum(t, acc[0]), ReturnIndex(0))
+	Store(horizontalSum(t, foldAcc(acc)), ReturnIndex(0))
 	VZEROUPPER()
 	RET()
 }
