@@ -26,7 +26,11 @@ func flashGeneric(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32
 	}
 	for t0 := 0; t0 < n; t0 += tk {
 		cnt := min(tk, n-t0)
-		kt, vt := k.rows(kbuf, t0, cnt), v.rows(vbuf, t0, cnt)
+		var kt []float32
+		if k.typ != Q8_0 { // q8_0: Q·K reads the encoded rows (dotQ8)
+			kt = k.rows(kbuf, t0, cnt)
+		}
+		vt := v.rows(vbuf, t0, cnt)
 		// Every head of the group works on the same tile while it is in L1.
 		for h := range g {
 			x := tiles[h*tb : h*tb+cnt]
