@@ -1297,10 +1297,9 @@ func (t tier) q8Query(m Mem) q8q {
 	b := q8q{abs: YMM(), sign: m.Offset(2), dq: YMM()}
 	VPABSB(m.Offset(2), b.abs)
 	if t.W == 16 {
-		// VPSIGNB has no EVEX form (and so no ymm16–31): AVX-512
-		// negates K's bytes under a mask instead.
-		// Only EVEX-encodable instructions here, as the registers may
-		// be ymm16–31.
+		// The registers may be ymm16–31, which only EVEX encodes, and
+		// VPSIGNB has no EVEX form: AVX-512 negates K's bytes under a
+		// mask of the query's negative ones instead.
 		x := YMM()
 		VMOVUPS(m.Offset(2), x)
 		b.neg = K()
