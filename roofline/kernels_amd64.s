@@ -279,7 +279,7 @@ TEXT ·copyReadAVX2(SB), NOSPLIT, $0-36
 
 copyread_copyAVX2:
 	TESTQ   DX, DX
-	JZ      copyread_readAVX2
+	JZ      copyread_copyAVX2_done
 	VMOVUPS (CX), Y0
 	VMOVUPS 32(CX), Y1
 	VMOVUPS 64(CX), Y2
@@ -301,7 +301,7 @@ copyread_copyAVX2:
 	SUBQ    $0x00000100, DX
 	JMP     copyread_copyAVX2
 
-copyread_readAVX2:
+copyread_copyAVX2_done:
 	VMOVUPS peakconst<>+384(SB), Y0
 	VMOVUPS peakconst<>+384(SB), Y1
 	VMOVUPS peakconst<>+384(SB), Y2
@@ -315,7 +315,7 @@ copyread_readAVX2:
 
 copyread_sumAVX2:
 	TESTQ  AX, AX
-	JZ     copyread_doneAVX2
+	JZ     copyread_sumAVX2_done
 	VADDPS (CX), Y0, Y0
 	VADDPS 32(CX), Y1, Y1
 	VADDPS 64(CX), Y2, Y2
@@ -328,7 +328,7 @@ copyread_sumAVX2:
 	SUBQ   $0x00000100, AX
 	JMP    copyread_sumAVX2
 
-copyread_doneAVX2:
+copyread_sumAVX2_done:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -931,7 +931,7 @@ TEXT ·copyReadAVX512(SB), NOSPLIT, $0-36
 
 copyread_copyAVX512:
 	TESTQ   DX, DX
-	JZ      copyread_readAVX512
+	JZ      copyread_copyAVX512_done
 	VMOVUPS (CX), Z0
 	VMOVUPS 64(CX), Z1
 	VMOVUPS 128(CX), Z2
@@ -953,7 +953,7 @@ copyread_copyAVX512:
 	SUBQ    $0x00000200, DX
 	JMP     copyread_copyAVX512
 
-copyread_readAVX512:
+copyread_copyAVX512_done:
 	VMOVUPS peakconst<>+384(SB), Z0
 	VMOVUPS peakconst<>+384(SB), Z1
 	VMOVUPS peakconst<>+384(SB), Z2
@@ -967,7 +967,7 @@ copyread_readAVX512:
 
 copyread_sumAVX512:
 	TESTQ  AX, AX
-	JZ     copyread_doneAVX512
+	JZ     copyread_sumAVX512_done
 	VADDPS (CX), Z0, Z0
 	VADDPS 64(CX), Z1, Z1
 	VADDPS 128(CX), Z2, Z2
@@ -980,7 +980,7 @@ copyread_sumAVX512:
 	SUBQ   $0x00000200, AX
 	JMP    copyread_sumAVX512
 
-copyread_doneAVX512:
+copyread_sumAVX512_done:
 	VADDPS        Z4, Z0, Z0
 	VADDPS        Z5, Z1, Z1
 	VADDPS        Z6, Z2, Z2

@@ -105,6 +105,16 @@ func copy8(t tier, d, s, n GPVirtual) {
 	SUBQ(U32(8*t.vb), n)
 }
 
+// whileBytes emits "for n > 0 { step }" under label name (step shrinks n).
+func whileBytes(name string, n GPVirtual, step func()) {
+	Label(name)
+	TESTQ(n, n)
+	JZ(LabelRef(name + "_done"))
+	step()
+	JMP(LabelRef(name))
+	Label(name + "_done")
+}
+
 // copyRead generates func(dst, src *float32, n, m int) float32: dst =
 // src for n floats, then the sum of the m floats after them at src + n,
 // in one call: the kvcache family's ceiling, reading and writing what a
@@ -120,24 +130,12 @@ func copyRead(t tier) {
 	Load(Param("src"), s)
 	Load(Param("n"), n)
 	SHLQ(Imm(2), n)
-	cp, cpDone := "copyread_copy"+t.name, "copyread_read"+t.name
-	Label(cp)
-	TESTQ(n, n)
-	JZ(LabelRef(cpDone))
-	copy8(t, d, s, n)
-	JMP(LabelRef(cp))
-	Label(cpDone)
+	whileBytes("copyread_copy"+t.name, n, func() { copy8(t, d, s, n) })
 	acc := zeroAcc(t)
 	m := GP64()
 	Load(Param("m"), m)
 	SHLQ(Imm(2), m)
-	rd, rdDone := "copyread_sum"+t.name, "copyread_done"+t.name
-	Label(rd)
-	TESTQ(m, m)
-	JZ(LabelRef(rdDone))
-	sum8(t, acc, s, m)
-	JMP(LabelRef(rd))
-	Label(rdDone)
+	whileBytes("copyread_sum"+t.name, m, func() { sum8(t, acc, s, m) })
 	Store(horizontalSum(t, foldAcc(acc)), ReturnIndex(0))
 	VZEROUPPER()
 	RET()
