@@ -3,8 +3,8 @@ package attention
 import (
 	"encoding/binary"
 	"math"
-	"unsafe"
 
+	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/quant"
 )
 
@@ -114,7 +114,7 @@ func naiveGeneric(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws
 // row; per block of 32 an exact int32 Σ q·k, times d_q·d_k, summed in
 // float32.
 func dotQ8(q []float32, k []byte, d int) float32 {
-	qb := floatBytes(q)
+	qb := buf.BytesOf(q)
 	var acc float32
 	for b := 0; b < d/Q8Block; b++ {
 		qq, kq := qb[b*Q8BlockBytes:(b+1)*Q8BlockBytes], k[b*Q8BlockBytes:(b+1)*Q8BlockBytes]
@@ -126,11 +126,6 @@ func dotQ8(q []float32, k []byte, d int) float32 {
 		acc += float32(isum) * (dq * dk)
 	}
 	return acc
-}
-
-// floatBytes views floats as their bytes.
-func floatBytes(x []float32) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
 }
 
 func dot(a, b []float32) float32 {

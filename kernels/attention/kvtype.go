@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/quant"
 )
 
@@ -69,7 +70,7 @@ func DecodeRow(t KVType, dst []float32, src []byte) {
 // would (the kernels address both alike). A q8_0 cache's Q·K is an int8
 // dot against these (see the package doc).
 func QuantizeQuery(dst, q []float32, h, d int) {
-	db := floatBytes(dst[:h*d])
+	db := buf.BytesOf(dst[:h*d])
 	for i := range h {
 		EncodeRow(Q8_0, db[4*d*i:4*d*i+Q8_0.RowBytes(d)], q[i*d:(i+1)*d])
 	}
@@ -123,13 +124,12 @@ func (s kvSrc) rows(scratch []float32, j0, cnt int) []float32 {
 	if s.typ == F32 && s.rs == 1 {
 		return s.f32[j0*s.d : (j0+cnt)*s.d]
 	}
-	rl := s.rowLen()
 	for j := range cnt {
-		at := (j0 + j) * s.rs * rl
 		if s.typ == F32 {
-			copy(scratch[j*s.d:(j+1)*s.d], s.f32[at:at+rl])
+			at := (j0 + j) * s.rs * s.d
+			copy(scratch[j*s.d:(j+1)*s.d], s.f32[at:at+s.d])
 		} else {
-			DecodeRow(s.typ, scratch[j*s.d:(j+1)*s.d], s.enc[at:at+rl])
+			DecodeRow(s.typ, scratch[j*s.d:(j+1)*s.d], s.encRow(j0+j))
 		}
 	}
 	return scratch[:cnt*s.d]

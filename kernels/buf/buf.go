@@ -31,6 +31,23 @@ func Bytes(n int) []byte {
 	return raw[off : off+n : off+n]
 }
 
+// BytesOf views floats as their bytes (nil for none): the asm takes
+// caches of any element type as bytes.
+func BytesOf(x []float32) []byte {
+	if len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
+}
+
+// FloatsOf views bytes as floats (len(b)/4 of them; nil for none).
+func FloatsOf(b []byte) []float32 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
 // FillUniform fills x with deterministic values in [lo, hi) from a PCG
 // stream seeded by seed, so two runs (and two machines) see the same data.
 func FillUniform(x []float32, seed uint64, lo, hi float32) {

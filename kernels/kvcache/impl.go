@@ -1,9 +1,8 @@
 package kvcache
 
 import (
-	"unsafe"
-
 	"github.com/ckbench/ckbench/kernels/attention"
+	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/kernels/quant"
 )
@@ -65,25 +64,9 @@ func toF16Generic(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStrid
 // copyGeneric is the f32 store: the values, row by row (Go's copy).
 func copyGeneric(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
 	for r := range nrows {
-		copy(floatsOf(dst[r*dstStride:r*dstStride+4*n]), src[r*srcStride/4:r*srcStride/4+n])
-		copy(floatsOf(dst2[r*dstStride:r*dstStride+4*n]), src2[r*srcStride/4:r*srcStride/4+n])
+		copy(buf.FloatsOf(dst[r*dstStride:r*dstStride+4*n]), src[r*srcStride/4:r*srcStride/4+n])
+		copy(buf.FloatsOf(dst2[r*dstStride:r*dstStride+4*n]), src2[r*srcStride/4:r*srcStride/4+n])
 	}
-}
-
-// floatsOf and bytesOf view a cache of floats as bytes and back (the
-// asm and the f32 store take the cache as bytes).
-func floatsOf(b []byte) []float32 {
-	if len(b) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
-}
-
-func bytesOf(x []float32) []byte {
-	if len(x) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
 }
 
 // Run executes p on b. The caller must have checked p.Check(b) == nil and
@@ -100,7 +83,7 @@ func bytesOf(x []float32) []byte {
 func (im *Impl) Run(p *Params, b *Buffers) {
 	k, v := b.KEnc, b.VEnc
 	if p.KV == attention.F32 {
-		k, v = bytesOf(b.K), bytesOf(b.V)
+		k, v = buf.BytesOf(b.K), buf.BytesOf(b.V)
 	}
 	d, n, rb := p.D, p.Count(), p.KV.RowBytes(p.D)
 	switch {
@@ -122,7 +105,7 @@ func (im *Impl) Run(p *Params, b *Buffers) {
 
 // rows writes nrows rows of n values of K and of V (strides in bytes) in
 // type kv: f32 and f16 in one call of the tier's row store, q8_0 a
-// quant.QuantizeRow per row (a row is whole blocks).
+// the tier's q8_0 quantizer per row (a row is whole blocks).
 func (im *Impl) rows(kv attention.KVType, dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
 	switch kv {
 	case attention.F32:

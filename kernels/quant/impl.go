@@ -118,10 +118,13 @@ func (im Impl) Run(p Params, b Buffers) {
 	}
 }
 
-// RowQuantizer is QuantizeRow with the quantizer looked up once: the KV
-// cache's q8_0 stores quantize many short rows per call, and a map lookup
-// per row of 128 values cost them ~60 % of their time (Zen 4). False if
-// the tier has no quantizer for act.
+// RowQuantizer returns tier im's quantizer to act (Q8_0, Q8_1 or Q8_K):
+// the returned function writes x (a whole number of act's blocks) into
+// dst, byte for byte Quantize, GGML's reference quantizer (every tier is
+// checked against it), and does not allocate. It is looked up once: the
+// KV cache's q8_0 stores quantize many short rows per call, and a lookup
+// per row of 128 values cost a token's append about a quarter of its time
+// (Zen 4). False if the tier has no quantizer for act.
 func (im Impl) RowQuantizer(act Format) (func(dst []byte, x []float32) error, bool) {
 	q, ok := im.quantizeQ8[act]
 	if !ok {
@@ -134,20 +137,4 @@ func (im Impl) RowQuantizer(act Format) (func(dst []byte, x []float32) error, bo
 		q(act, dst, x)
 		return nil
 	}, true
-}
-
-// QuantizeRow writes x (a whole number of act's blocks) into dst as act
-// (Q8_0, Q8_1 or Q8_K) with tier im's quantizer: byte for byte Quantize,
-// GGML's reference quantizer (every tier is checked against it). The KV
-// cache's q8_0 stores use it. It does not allocate.
-func (im Impl) QuantizeRow(act Format, dst []byte, x []float32) error {
-	q, ok := im.quantizeQ8[act]
-	if !ok {
-		return fmt.Errorf("%s has no %s quantizer", im.Tier, act)
-	}
-	if err := act.CheckRow(len(x), len(dst)); err != nil {
-		return err
-	}
-	q(act, dst, x)
-	return nil
 }
