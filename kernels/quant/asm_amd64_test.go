@@ -88,8 +88,36 @@ func checkQuantizer(t *testing.T, quantize quantizeQ8Func) {
 		big[i] = 3e38 * float32(1-2*(i%2)) / float32(1+i)
 	}
 	rows["large"] = big
+	// Blocks of every scale, from subnormal (1/d overflows to Inf) to
+	// near the largest float, and across the 2⁻¹⁰⁰ below which AVX2's
+	// quads hand a block to the one-block loop.
+	scales := make([]float32, 1024)
+	buf.FillUniform(scales, 5, -1, 1)
+	for i := range scales {
+		e := (i/32*37)%260 - 140 // the block's exponent, −140…119
+		scales[i] = float32(math.Ldexp(float64(scales[i]), e))
+	}
+	copy(scales[64:96], []float32{0x1p-100, -0x1p-101, 0x1p-100})
+	copy(scales[96:128], []float32{-0x1.fffffep-101})
+	rows["scales"] = scales
+	// NaN and ±Inf in single blocks among finite ones (a quad falls back
+	// to one block at a time), and a row that is not a whole number of
+	// quads (35 blocks: its last three one at a time).
+	specials := make([]float32, 1024)
+	buf.FillUniform(specials, 6, -2, 2)
+	specials[5*32+7] = float32(math.NaN())
+	specials[9*32] = float32(math.Inf(1))
+	specials[14*32+31] = float32(math.Inf(-1))
+	specials[31*32+3] = float32(math.NaN())
+	rows["specials"] = specials
+	odd := make([]float32, 35*32)
+	buf.FillUniform(odd, 7, -50, 50)
+	rows["35 blocks"] = odd
 	for name, x := range rows {
 		for _, act := range []Format{Q8_0, Q8_1, Q8_K} {
+			if len(x)%act.Info().Block != 0 {
+				continue
+			}
 			want, got := make([]byte, act.RowBytes(len(x))), make([]byte, act.RowBytes(len(x)))
 			quantizeQ8Generic(act, want, x)
 			quantize(act, got, x)

@@ -97,6 +97,9 @@ func emitConsts() {
 	rows[cOne32] = 1
 	rows[cThree] = 3
 	rows[cMinus32] = math.Float32bits(-32)
+	rows[cRoundC] = 0x3effffff
+	rows[cInfBits] = 0x7f800000
+	rows[cTinyBits] = 0x0d800000
 	for i, v := range rows {
 		if i == cShift4 { // qwords 0, 0, 4, 4 (the assembler wants DATA in order)
 			for j, q := range []uint64{0, 0, 4, 4} {

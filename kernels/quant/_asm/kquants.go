@@ -60,7 +60,10 @@ const (
 	cKSpread   = cQuadLanes + 4 // cKSpread+2v: int32 lanes 0–7 = a, 8–15 = b for the sub-block pairs (0,2) (1,3) (4,6) (5,7)
 	cQ6Shift   = cKSpread + 8   // cQ6Shift+2i: int16 shift counts, words 0–15 then 16–31: 4, 2 (i = 0); 0, 2 (i = 1)
 	cQ6Scale   = cQ6Shift + 4   // cQ6Scale+2i: VPSHUFB, 128-bit lane j ← word j (i = 0) or 4+j (i = 1)
-	nKConsts   = cQ6Scale + 4
+	cRoundC    = cQ6Scale + 4   // float32 0.5 − 2⁻²⁵ (0x3effffff): trunc(y + copysign(it, y)) is roundf(y)
+	cInfBits   = cRoundC + 1    // int32 0x7f800000, the bits of +Inf
+	cTinyBits  = cInfBits + 1   // int32 0x0d800000, the bits of 2⁻¹⁰⁰
+	nKConsts   = cTinyBits + 1
 )
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one
