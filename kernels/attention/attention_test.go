@@ -119,8 +119,8 @@ func gateCases() []gateCase {
 			for _, tk := range []int{1, 7, 8, 33, 256} {
 				add(fmt.Sprintf("tk=%d", tk), Params{Kernel: k, Shape: Shape{H: 1, Hkv: 1, D: 128, T: 300}, TileK: tk, Exp: e}, random)
 			}
-			for _, g := range []int{1, 2, 3, 4, 5, 8} { // odd groups: head pairs plus a lone head
-				for _, d := range []int{64, 80, 96, 256} {
+			for _, g := range []int{1, 2, 3, 4, 5, 6, 7, 8} { // every mix of AVX-512's head quads, pairs and a lone head
+				for _, d := range []int{64, 80, 96, 128, 256} {
 					add(fmt.Sprintf("gqa=%d", g), Params{Kernel: k, Shape: Shape{H: 2 * g, Hkv: 2, D: d, T: 77}, Exp: e}, random)
 				}
 			}

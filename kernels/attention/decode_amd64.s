@@ -424,10 +424,10 @@ GLOBL expconst<>(SB), RODATA|NOPTR, $1664
 
 // func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $160-104
+TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $192-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 152(SP)
+	MOVQ AX, 184(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_1:
@@ -479,25 +479,25 @@ tile_1:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 152(SP)
+	CMPQ    AX, 184(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
-	MOVQ    CX, 104(SP)
+	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 112(SP)
+	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 160(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 136(SP)
-	MOVQ    $0x00000001, 120(SP)
-	MOVQ    $0x00000001, 144(SP)
+	MOVQ    CX, 168(SP)
+	MOVQ    $0x00000001, 152(SP)
+	MOVQ    $0x00000001, 176(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_1:
 	MOVQ    32(SP), AX
-	INCQ    AX
+	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
 	JGE     scores_done_1
@@ -545,7 +545,7 @@ scores2_by8_1:
 	SUBQ   CX, DX
 	MOVQ   72(SP), BX
 	SUBQ   CX, BX
-	MOVQ   152(SP), SI
+	MOVQ   184(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	MOVQ   40(SP), SI
@@ -569,18 +569,18 @@ scores2_chunk2_1:
 	VMOVUPS     (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        120(SP)
+	DECQ        152(SP)
 	JNZ         pf_skip_1
 	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 120(SP)
-	MOVQ        104(SP), SI
-	CMPQ        SI, 112(SP)
+	MOVQ        SI, 152(SP)
+	MOVQ        136(SP), SI
+	CMPQ        SI, 144(SP)
 	JAE         pf_skip_1
 	PREFETCHT1  (SI)
 	PREFETCHT1  64(SI)
 	PREFETCHT1  128(SI)
 	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
 pf_skip_1:
 	VMOVUPS     32(CX)(DX*1), Y12
@@ -597,18 +597,18 @@ pf_skip_1:
 	VMOVUPS     32(CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        120(SP)
+	DECQ        152(SP)
 	JNZ         pf_skip_2
 	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 120(SP)
-	MOVQ        104(SP), SI
-	CMPQ        SI, 112(SP)
+	MOVQ        SI, 152(SP)
+	MOVQ        136(SP), SI
+	CMPQ        SI, 144(SP)
 	JAE         pf_skip_2
 	PREFETCHT1  (SI)
 	PREFETCHT1  64(SI)
 	PREFETCHT1  128(SI)
 	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
 pf_skip_2:
 	ADDQ $0x00000040, CX
@@ -632,18 +632,18 @@ scores2_odd_1:
 	VMOVUPS     (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        120(SP)
+	DECQ        152(SP)
 	JNZ         pf_skip_3
 	MOVQ        ng+16(FP), CX
-	MOVQ        CX, 120(SP)
-	MOVQ        104(SP), CX
-	CMPQ        CX, 112(SP)
+	MOVQ        CX, 152(SP)
+	MOVQ        136(SP), CX
+	CMPQ        CX, 144(SP)
 	JAE         pf_skip_3
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
 	PREFETCHT1  128(CX)
 	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
 pf_skip_3:
 scores2_reduce_1:
@@ -685,7 +685,7 @@ scores2_by1_1:
 	SUBQ   AX, CX
 	MOVQ   72(SP), DX
 	SUBQ   AX, DX
-	MOVQ   152(SP), BX
+	MOVQ   184(SP), BX
 	ADDQ   AX, BX
 	MOVQ   BX, 40(SP)
 
@@ -784,7 +784,7 @@ scores_by8_1:
 	LEAQ   (DX)(SI*4), R9
 	MOVQ   CX, R10
 	SUBQ   DX, R10
-	MOVQ   152(SP), R11
+	MOVQ   184(SP), R11
 	ANDQ   $0xffffffc0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
@@ -796,18 +796,18 @@ scores_pairs_1:
 	VFMADD231PS (R8)(SI*1), Y10, Y3
 	VFMADD231PS (R8)(SI*2), Y10, Y4
 	VFMADD231PS (R8)(DI*1), Y10, Y5
-	DECQ        120(SP)
+	DECQ        152(SP)
 	JNZ         pf_skip_4
 	MOVQ        ng+16(FP), R12
-	MOVQ        R12, 120(SP)
-	MOVQ        104(SP), R12
-	CMPQ        R12, 112(SP)
+	MOVQ        R12, 152(SP)
+	MOVQ        136(SP), R12
+	CMPQ        R12, 144(SP)
 	JAE         pf_skip_4
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
 	PREFETCHT1  192(R12)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
 pf_skip_4:
 	VMOVUPS     32(R8)(R10*1), Y10
@@ -821,7 +821,7 @@ pf_skip_4:
 	JB          scores_pairs_1
 
 scores_odd_1:
-	MOVQ        152(SP), R11
+	MOVQ        184(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_1
@@ -834,7 +834,7 @@ scores_odd_1:
 scores_half_1:
 	MOVQ DX, R8
 	LEAQ (DX)(SI*4), R9
-	MOVQ 152(SP), R11
+	MOVQ 184(SP), R11
 	ANDQ $0xffffffc0, R11
 	ADDQ DX, R11
 	CMPQ R8, R11
@@ -846,18 +846,18 @@ scores_pairs_2:
 	VFMADD231PS (R9)(SI*1), Y10, Y7
 	VFMADD231PS (R9)(SI*2), Y10, Y8
 	VFMADD231PS (R9)(DI*1), Y10, Y9
-	DECQ        120(SP)
+	DECQ        152(SP)
 	JNZ         pf_skip_5
 	MOVQ        ng+16(FP), R12
-	MOVQ        R12, 120(SP)
-	MOVQ        104(SP), R12
-	CMPQ        R12, 112(SP)
+	MOVQ        R12, 152(SP)
+	MOVQ        136(SP), R12
+	CMPQ        R12, 144(SP)
 	JAE         pf_skip_5
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
 	PREFETCHT1  192(R12)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
 pf_skip_5:
 	VMOVUPS     32(R8)(R10*1), Y10
@@ -871,7 +871,7 @@ pf_skip_5:
 	JB          scores_pairs_2
 
 scores_odd_2:
-	MOVQ        152(SP), R11
+	MOVQ        184(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_2
@@ -905,7 +905,7 @@ scores_by1_1:
 	JZ     scores_done_3
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	MOVQ   152(SP), R11
+	MOVQ   184(SP), R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
 	SUBQ   DX, R10
@@ -1126,7 +1126,7 @@ softmax_done_1:
 
 pv_1:
 	MOVQ  32(SP), AX
-	INCQ  AX
+	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
 	JGE   pv_done_1
@@ -1193,18 +1193,18 @@ pv2_single_1:
 	VFMADD231PS  Y9, Y12, Y5
 	VFMADD231PS  Y10, Y12, Y6
 	VFMADD231PS  Y11, Y12, Y7
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_6
 	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 144(SP)
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         R8, 176(SP)
+	MOVQ         160(SP), R8
+	CMPQ         R8, 168(SP)
 	JAE          pf_skip_6
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
 pf_skip_6:
 	ADDQ $0x04, BX
@@ -1255,18 +1255,18 @@ pv2_single_2:
 	VBROADCASTSS (BX)(CX*1), Y6
 	VFMADD231PS  Y4, Y6, Y2
 	VFMADD231PS  Y5, Y6, Y3
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_7
 	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 144(SP)
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         R8, 176(SP)
+	MOVQ         160(SP), R8
+	CMPQ         R8, 168(SP)
 	JAE          pf_skip_7
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
 pf_skip_7:
 	ADDQ $0x04, BX
@@ -1308,18 +1308,18 @@ pv2_single_3:
 	VFMADD231PS  Y2, Y3, Y0
 	VBROADCASTSS (BX)(CX*1), Y3
 	VFMADD231PS  Y2, Y3, Y1
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_8
 	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 144(SP)
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         R8, 176(SP)
+	MOVQ         160(SP), R8
+	CMPQ         R8, 168(SP)
 	JAE          pf_skip_8
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
 pf_skip_8:
 	ADDQ $0x04, BX
@@ -1389,18 +1389,18 @@ pv_single_1:
 	VFMADD231PS  160(R10), Y8, Y5
 	VFMADD231PS  192(R10), Y8, Y6
 	VFMADD231PS  224(R10), Y8, Y7
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_9
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
 	JAE          pf_skip_9
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
 pf_skip_9:
 	ADDQ $0x04, R9
@@ -1451,18 +1451,18 @@ pv_pair_2:
 	VFMADD231PS  32(R10)(DI*1), Y9, Y3
 	VFMADD231PS  64(R10)(DI*1), Y9, Y5
 	VFMADD231PS  96(R10)(DI*1), Y9, Y7
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_10
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
 	JAE          pf_skip_10
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
 pf_skip_10:
 	ADDQ $0x08, R9
@@ -1479,16 +1479,16 @@ pv_single_2:
 	VFMADD231PS  32(R10), Y8, Y2
 	VFMADD231PS  64(R10), Y8, Y4
 	VFMADD231PS  96(R10), Y8, Y6
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_11
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
 	JAE          pf_skip_11
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
-	ADDQ         $0x00000080, 128(SP)
+	ADDQ         $0x00000080, 160(SP)
 
 pf_skip_11:
 	ADDQ $0x04, R9
@@ -1531,16 +1531,16 @@ pv_pair_3:
 	VFMADD231PS  32(R10), Y4, Y2
 	VFMADD231PS  (R10)(DI*1), Y5, Y1
 	VFMADD231PS  32(R10)(DI*1), Y5, Y3
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_12
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
 	JAE          pf_skip_12
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
-	ADDQ         $0x00000080, 128(SP)
+	ADDQ         $0x00000080, 160(SP)
 
 pf_skip_12:
 	ADDQ $0x08, R9
@@ -1555,15 +1555,15 @@ pv_single_3:
 	VBROADCASTSS (R9), Y4
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_13
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
 	JAE          pf_skip_13
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
 pf_skip_13:
 	ADDQ $0x04, R9
@@ -1598,15 +1598,15 @@ pv_pair_4:
 	VBROADCASTSS 4(R9), Y3
 	VFMADD231PS  (R10), Y2, Y0
 	VFMADD231PS  (R10)(DI*1), Y3, Y1
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_14
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
 	JAE          pf_skip_14
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
 pf_skip_14:
 	ADDQ $0x08, R9
@@ -1620,15 +1620,15 @@ pv_single_4:
 	JZ           pv_merge_4
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_15
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
 	JAE          pf_skip_15
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
 pf_skip_15:
 	ADDQ $0x04, R9
@@ -2183,10 +2183,10 @@ pv_next_8:
 
 // func flashDecodeFastAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $160-104
+TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $192-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 152(SP)
+	MOVQ AX, 184(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_2:
@@ -2238,25 +2238,25 @@ tile_2:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 152(SP)
+	CMPQ    AX, 184(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
-	MOVQ    CX, 104(SP)
+	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 112(SP)
+	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 160(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 136(SP)
-	MOVQ    $0x00000001, 120(SP)
-	MOVQ    $0x00000001, 144(SP)
+	MOVQ    CX, 168(SP)
+	MOVQ    $0x00000001, 152(SP)
+	MOVQ    $0x00000001, 176(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_3:
 	MOVQ    32(SP), AX
-	INCQ    AX
+	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
 	JGE     scores_done_5
@@ -2304,7 +2304,7 @@ scores2_by8_2:
 	SUBQ   CX, DX
 	MOVQ   72(SP), BX
 	SUBQ   CX, BX
-	MOVQ   152(SP), SI
+	MOVQ   184(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	MOVQ   40(SP), SI
@@ -2328,18 +2328,18 @@ scores2_chunk2_2:
 	VMOVUPS     (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        120(SP)
+	DECQ        152(SP)
 	JNZ         pf_skip_16
 	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 120(SP)
-	MOVQ        104(SP), SI
-	CMPQ        SI, 112(SP)
+	MOVQ        SI, 152(SP)
+	MOVQ        136(SP), SI
+	CMPQ        SI, 144(SP)
 	JAE         pf_skip_16
 	PREFETCHT1  (SI)
 	PREFETCHT1  64(SI)
 	PREFETCHT1  128(SI)
 	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
 pf_skip_16:
 	VMOVUPS     32(CX)(DX*1), Y12
@@ -2356,18 +2356,18 @@ pf_skip_16:
 	VMOVUPS     32(CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        120(SP)
+	DECQ        152(SP)
 	JNZ         pf_skip_17
 	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 120(SP)
-	MOVQ        104(SP), SI
-	CMPQ        SI, 112(SP)
+	MOVQ        SI, 152(SP)
+	MOVQ        136(SP), SI
+	CMPQ        SI, 144(SP)
 	JAE         pf_skip_17
 	PREFETCHT1  (SI)
 	PREFETCHT1  64(SI)
 	PREFETCHT1  128(SI)
 	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
 pf_skip_17:
 	ADDQ $0x00000040, CX
@@ -2391,18 +2391,18 @@ scores2_odd_2:
 	VMOVUPS     (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        120(SP)
+	DECQ        152(SP)
 	JNZ         pf_skip_18
 	MOVQ        ng+16(FP), CX
-	MOVQ        CX, 120(SP)
-	MOVQ        104(SP), CX
-	CMPQ        CX, 112(SP)
+	MOVQ        CX, 152(SP)
+	MOVQ        136(SP), CX
+	CMPQ        CX, 144(SP)
 	JAE         pf_skip_18
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
 	PREFETCHT1  128(CX)
 	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
 pf_skip_18:
 scores2_reduce_2:
@@ -2444,7 +2444,7 @@ scores2_by1_2:
 	SUBQ   AX, CX
 	MOVQ   72(SP), DX
 	SUBQ   AX, DX
-	MOVQ   152(SP), BX
+	MOVQ   184(SP), BX
 	ADDQ   AX, BX
 	MOVQ   BX, 40(SP)
 
@@ -2543,7 +2543,7 @@ scores_by8_3:
 	LEAQ   (DX)(SI*4), R9
 	MOVQ   CX, R10
 	SUBQ   DX, R10
-	MOVQ   152(SP), R11
+	MOVQ   184(SP), R11
 	ANDQ   $0xffffffc0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
@@ -2555,18 +2555,18 @@ scores_pairs_5:
 	VFMADD231PS (R8)(SI*1), Y10, Y3
 	VFMADD231PS (R8)(SI*2), Y10, Y4
 	VFMADD231PS (R8)(DI*1), Y10, Y5
-	DECQ        120(SP)
+	DECQ        152(SP)
 	JNZ         pf_skip_19
 	MOVQ        ng+16(FP), R12
-	MOVQ        R12, 120(SP)
-	MOVQ        104(SP), R12
-	CMPQ        R12, 112(SP)
+	MOVQ        R12, 152(SP)
+	MOVQ        136(SP), R12
+	CMPQ        R12, 144(SP)
 	JAE         pf_skip_19
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
 	PREFETCHT1  192(R12)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
 pf_skip_19:
 	VMOVUPS     32(R8)(R10*1), Y10
@@ -2580,7 +2580,7 @@ pf_skip_19:
 	JB          scores_pairs_5
 
 scores_odd_5:
-	MOVQ        152(SP), R11
+	MOVQ        184(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_5
@@ -2593,7 +2593,7 @@ scores_odd_5:
 scores_half_5:
 	MOVQ DX, R8
 	LEAQ (DX)(SI*4), R9
-	MOVQ 152(SP), R11
+	MOVQ 184(SP), R11
 	ANDQ $0xffffffc0, R11
 	ADDQ DX, R11
 	CMPQ R8, R11
@@ -2605,18 +2605,18 @@ scores_pairs_6:
 	VFMADD231PS (R9)(SI*1), Y10, Y7
 	VFMADD231PS (R9)(SI*2), Y10, Y8
 	VFMADD231PS (R9)(DI*1), Y10, Y9
-	DECQ        120(SP)
+	DECQ        152(SP)
 	JNZ         pf_skip_20
 	MOVQ        ng+16(FP), R12
-	MOVQ        R12, 120(SP)
-	MOVQ        104(SP), R12
-	CMPQ        R12, 112(SP)
+	MOVQ        R12, 152(SP)
+	MOVQ        136(SP), R12
+	CMPQ        R12, 144(SP)
 	JAE         pf_skip_20
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
 	PREFETCHT1  192(R12)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
 pf_skip_20:
 	VMOVUPS     32(R8)(R10*1), Y10
@@ -2630,7 +2630,7 @@ pf_skip_20:
 	JB          scores_pairs_6
 
 scores_odd_6:
-	MOVQ        152(SP), R11
+	MOVQ        184(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_6
@@ -2664,7 +2664,7 @@ scores_by1_3:
 	JZ     scores_done_7
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	MOVQ   152(SP), R11
+	MOVQ   184(SP), R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
 	SUBQ   DX, R10
@@ -2864,7 +2864,7 @@ softmax_done_2:
 
 pv_3:
 	MOVQ  32(SP), AX
-	INCQ  AX
+	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
 	JGE   pv_done_3
@@ -2931,18 +2931,18 @@ pv2_single_4:
 	VFMADD231PS  Y9, Y12, Y5
 	VFMADD231PS  Y10, Y12, Y6
 	VFMADD231PS  Y11, Y12, Y7
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_21
 	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 144(SP)
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         R8, 176(SP)
+	MOVQ         160(SP), R8
+	CMPQ         R8, 168(SP)
 	JAE          pf_skip_21
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
 pf_skip_21:
 	ADDQ $0x04, BX
@@ -2993,18 +2993,18 @@ pv2_single_5:
 	VBROADCASTSS (BX)(CX*1), Y6
 	VFMADD231PS  Y4, Y6, Y2
 	VFMADD231PS  Y5, Y6, Y3
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_22
 	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 144(SP)
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         R8, 176(SP)
+	MOVQ         160(SP), R8
+	CMPQ         R8, 168(SP)
 	JAE          pf_skip_22
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
 pf_skip_22:
 	ADDQ $0x04, BX
@@ -3046,18 +3046,18 @@ pv2_single_6:
 	VFMADD231PS  Y2, Y3, Y0
 	VBROADCASTSS (BX)(CX*1), Y3
 	VFMADD231PS  Y2, Y3, Y1
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_23
 	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 144(SP)
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
+	MOVQ         R8, 176(SP)
+	MOVQ         160(SP), R8
+	CMPQ         R8, 168(SP)
 	JAE          pf_skip_23
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
 pf_skip_23:
 	ADDQ $0x04, BX
@@ -3127,18 +3127,18 @@ pv_single_9:
 	VFMADD231PS  160(R10), Y8, Y5
 	VFMADD231PS  192(R10), Y8, Y6
 	VFMADD231PS  224(R10), Y8, Y7
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_24
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
 	JAE          pf_skip_24
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
 pf_skip_24:
 	ADDQ $0x04, R9
@@ -3189,18 +3189,18 @@ pv_pair_10:
 	VFMADD231PS  32(R10)(DI*1), Y9, Y3
 	VFMADD231PS  64(R10)(DI*1), Y9, Y5
 	VFMADD231PS  96(R10)(DI*1), Y9, Y7
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_25
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
 	JAE          pf_skip_25
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
 pf_skip_25:
 	ADDQ $0x08, R9
@@ -3217,16 +3217,16 @@ pv_single_10:
 	VFMADD231PS  32(R10), Y8, Y2
 	VFMADD231PS  64(R10), Y8, Y4
 	VFMADD231PS  96(R10), Y8, Y6
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_26
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
 	JAE          pf_skip_26
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
-	ADDQ         $0x00000080, 128(SP)
+	ADDQ         $0x00000080, 160(SP)
 
 pf_skip_26:
 	ADDQ $0x04, R9
@@ -3269,16 +3269,16 @@ pv_pair_11:
 	VFMADD231PS  32(R10), Y4, Y2
 	VFMADD231PS  (R10)(DI*1), Y5, Y1
 	VFMADD231PS  32(R10)(DI*1), Y5, Y3
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_27
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
 	JAE          pf_skip_27
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
-	ADDQ         $0x00000080, 128(SP)
+	ADDQ         $0x00000080, 160(SP)
 
 pf_skip_27:
 	ADDQ $0x08, R9
@@ -3293,15 +3293,15 @@ pv_single_11:
 	VBROADCASTSS (R9), Y4
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_28
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
 	JAE          pf_skip_28
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
 pf_skip_28:
 	ADDQ $0x04, R9
@@ -3336,15 +3336,15 @@ pv_pair_12:
 	VBROADCASTSS 4(R9), Y3
 	VFMADD231PS  (R10), Y2, Y0
 	VFMADD231PS  (R10)(DI*1), Y3, Y1
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_29
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
 	JAE          pf_skip_29
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
 pf_skip_29:
 	ADDQ $0x08, R9
@@ -3358,15 +3358,15 @@ pv_single_12:
 	JZ           pv_merge_12
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
-	DECQ         144(SP)
+	DECQ         176(SP)
 	JNZ          pf_skip_30
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
 	JAE          pf_skip_30
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
 pf_skip_30:
 	ADDQ $0x04, R9
@@ -3907,10 +3907,10 @@ pv_next_16:
 
 // func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $176-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 136(SP)
+	MOVQ AX, 168(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_3:
@@ -3962,26 +3962,420 @@ tile_3:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 168(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
-	MOVQ    CX, 104(SP)
+	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 112(SP)
+	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
+	MOVQ    CX, 152(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 160(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_5:
 	MOVQ    32(SP), AX
-	INCQ    AX
+	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
 	JGE     scores_done_9
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 48(SP)
+	MOVQ    BX, 56(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVUPS expconst<>+0(SB), Y2
+	VMOVSS  expconst<>+0(SB), X23
+	VMOVSS  expconst<>+0(SB), X24
+	VMOVSS  expconst<>+0(SB), X25
+	VMOVSS  expconst<>+0(SB), X26
+
+scores4_by4_1:
+	CMPQ    48(SP), $0x04
+	JL      scores4_by1_1
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	MOVQ    168(SP), R9
+	ADDQ    CX, R9
+	MOVQ    R9, 40(SP)
+	MOVQ    40(SP), R9
+	SUBQ    $0x00000040, R9
+	MOVQ    R9, 64(SP)
+	CMPQ    CX, 64(SP)
+	JAE     scores4_odd_1
+
+scores4_chunk2_1:
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX)(SI*1), Z20
+	VMOVUPS     (CX)(DI*1), Z21
+	VMOVUPS     (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VMOVUPS     (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VMOVUPS     (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VMOVUPS     (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	MOVQ        136(SP), R9
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_31
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, 136(SP)
+
+pf_skip_31:
+	VMOVUPS     64(CX)(DX*1), Z18
+	VMOVUPS     64(CX)(BX*1), Z19
+	VMOVUPS     64(CX)(SI*1), Z20
+	VMOVUPS     64(CX)(DI*1), Z21
+	VMOVUPS     64(CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VMOVUPS     64(CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VMOVUPS     64(CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VMOVUPS     64(CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	MOVQ        136(SP), R9
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_32
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, 136(SP)
+
+pf_skip_32:
+	ADDQ $0x00000080, CX
+	CMPQ CX, 64(SP)
+	JB   scores4_chunk2_1
+
+scores4_odd_1:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_reduce_1
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX)(SI*1), Z20
+	VMOVUPS     (CX)(DI*1), Z21
+	VMOVUPS     (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VMOVUPS     (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VMOVUPS     (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VMOVUPS     (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	MOVQ        136(SP), CX
+	CMPQ        CX, 144(SP)
+	JAE         pf_skip_33
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
+	ADDQ        $0x00000100, 136(SP)
+
+pf_skip_33:
+scores4_reduce_1:
+	VBROADCASTSS scale+64(FP), Y18
+	VSHUFF32X4   $0x44, Z3, Z0, Z19
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z19, Z19
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z19, Z5
+	VSHUFF32X4   $0xdd, Z0, Z19, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y2, Y2
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 48(SP)
+	MOVQ         56(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 56(SP)
+	JMP          scores4_by4_1
+
+scores4_by1_1:
+	CMPQ    48(SP), $0x00
+	JE      scores4_done_1
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	MOVQ    168(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_1:
+	VMOVUPS       (AX), Z6
+	VFMADD231PS   (AX)(CX*1), Z6, Z0
+	VFMADD231PS   (AX)(DX*1), Z6, Z3
+	VFMADD231PS   (AX)(BX*1), Z6, Z4
+	VFMADD231PS   (AX)(SI*1), Z6, Z5
+	ADDQ          $0x00000040, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_1
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDPS        X6, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X23, X23
+	MOVQ          104(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X24, X24
+	MOVQ          112(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X25, X25
+	MOVQ          120(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X26, X26
+	MOVQ          128(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	DECQ          48(SP)
+	MOVQ          56(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 56(SP)
+	JMP           scores4_by1_1
+
+scores4_done_1:
+	VEXTRACTF128 $0x01, Y1, X0
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X23, X1, X1
+	VMOVHLPS     X0, X0, X3
+	VMAXPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VMAXPS       X3, X0, X0
+	VMAXSS       X24, X0, X0
+	VEXTRACTF128 $0x01, Y2, X3
+	VMOVHLPS     X2, X2, X4
+	VMAXPS       X4, X2, X2
+	VMOVSHDUP    X2, X4
+	VMAXPS       X4, X2, X2
+	VMAXSS       X25, X2, X2
+	VMOVHLPS     X3, X3, X4
+	VMAXPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VMAXPS       X4, X3, X3
+	VMAXSS       X26, X3, X3
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X1, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X2, 8(AX)(CX*4)
+	VMOVSS       X3, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_5
+
+scores_done_9:
+scores_6:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000001, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_10
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -4034,7 +4428,7 @@ scores2_by8_3:
 	SUBQ    CX, DX
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
-	MOVQ    136(SP), SI
+	MOVQ    168(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
@@ -4071,16 +4465,16 @@ scores2_chunk2_3:
 	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), DI
-	CMPQ        DI, 112(SP)
-	JAE         pf_skip_31
+	MOVQ        136(SP), DI
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_34
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_31:
+pf_skip_34:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX), Z20
@@ -4107,16 +4501,16 @@ pf_skip_31:
 	VMOVUPS     64(SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), DI
-	CMPQ        DI, 112(SP)
-	JAE         pf_skip_32
+	MOVQ        136(SP), DI
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_35
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_32:
+pf_skip_35:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 96(SP)
@@ -4151,16 +4545,16 @@ scores2_odd_3:
 	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), CX
-	CMPQ        CX, 112(SP)
-	JAE         pf_skip_33
+	MOVQ        136(SP), CX
+	CMPQ        CX, 144(SP)
+	JAE         pf_skip_36
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
 	PREFETCHT1  128(CX)
 	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_33:
+pf_skip_36:
 scores2_reduce_3:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -4242,7 +4636,7 @@ scores2_by1_3:
 	SUBQ    AX, CX
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
-	MOVQ    136(SP), BX
+	MOVQ    168(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -4308,14 +4702,14 @@ scores2_done_3:
 	VMOVSS        X0, (AX)(CX*4)
 	VMOVSS        X1, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_5
+	JMP           scores_6
 
-scores_done_9:
-scores_6:
+scores_done_10:
+scores_7:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_10
+	JGE     scores_done_11
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -4351,10 +4745,10 @@ scores_by8_5:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        136(SP), $0x00000200
+	CMPQ        168(SP), $0x00000200
 	JNE         scores_seq_no_1
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -4431,7 +4825,7 @@ scores_by8_5:
 	JMP         scores_reduce_5
 
 scores_seq_no_1:
-	CMPQ        136(SP), $0x00000100
+	CMPQ        168(SP), $0x00000100
 	JNE         scores_seq_no_2
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -4485,9 +4879,9 @@ scores_pairs_9:
 	VFMADD231PS (R9)(SI*1), Z10, Z7
 	VFMADD231PS (R9)(SI*2), Z10, Z8
 	VFMADD231PS (R9)(DI*1), Z10, Z9
-	MOVQ        104(SP), R12
-	CMPQ        R12, 112(SP)
-	JAE         pf_skip_34
+	MOVQ        136(SP), R12
+	CMPQ        R12, 144(SP)
+	JAE         pf_skip_37
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
@@ -4496,9 +4890,9 @@ scores_pairs_9:
 	PREFETCHT1  320(R12)
 	PREFETCHT1  384(R12)
 	PREFETCHT1  448(R12)
-	ADDQ        $0x00000200, 104(SP)
+	ADDQ        $0x00000200, 136(SP)
 
-pf_skip_34:
+pf_skip_37:
 	VMOVUPS     64(R8)(R10*1), Z10
 	VFMADD231PS 64(R8), Z10, Z0
 	VFMADD231PS 64(R8)(SI*1), Z10, Z3
@@ -4514,7 +4908,7 @@ pf_skip_34:
 	JB          scores_pairs_9
 
 scores_odd_9:
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_9
@@ -4567,10 +4961,10 @@ scores_reduce_5:
 
 scores_by1_5:
 	TESTQ   BX, BX
-	JZ      scores_done_11
+	JZ      scores_done_12
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -4597,7 +4991,7 @@ scores_chunk1_5:
 	ADDQ          SI, DX
 	JMP           scores_by1_5
 
-scores_done_11:
+scores_done_12:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -4634,10 +5028,10 @@ scores_by8_6:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        136(SP), $0x00000200
+	CMPQ        168(SP), $0x00000200
 	JNE         scores_seq_no_3
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -4714,7 +5108,7 @@ scores_by8_6:
 	JMP         scores_reduce_6
 
 scores_seq_no_3:
-	CMPQ        136(SP), $0x00000100
+	CMPQ        168(SP), $0x00000100
 	JNE         scores_seq_no_4
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -4783,7 +5177,7 @@ scores_pairs_10:
 	JB          scores_pairs_10
 
 scores_odd_10:
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_10
@@ -4836,10 +5230,10 @@ scores_reduce_6:
 
 scores_by1_6:
 	TESTQ   BX, BX
-	JZ      scores_done_12
+	JZ      scores_done_13
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -4866,7 +5260,7 @@ scores_chunk1_6:
 	ADDQ          SI, DX
 	JMP           scores_by1_6
 
-scores_done_12:
+scores_done_13:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -4883,9 +5277,9 @@ scores_done_12:
 
 scores_first_done_1:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_6
+	JMP  scores_7
 
-scores_done_10:
+scores_done_11:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_3:
@@ -5053,13 +5447,285 @@ exp_done_5:
 
 softmax_done_3:
 	MOVQ $0x00000000, 32(SP)
+	CMPQ 168(SP), $0x00000100
+	JA   pv_noquads_1
 
 pv_5:
 	MOVQ  32(SP), AX
-	INCQ  AX
+	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
 	JGE   pv_done_5
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 72(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 80(SP)
+	MOVQ  SI, 88(SP)
+	MOVQ  $0x00000000, 96(SP)
+
+pv4_block_1:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_1
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS 128(BX)(DX*1), Z8
+	VMOVUPS 192(BX)(DX*1), Z9
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z14
+	VMOVUPS 64(BX)(DX*1), Z15
+	VMOVUPS 128(BX)(DX*1), Z16
+	VMOVUPS 192(BX)(DX*1), Z17
+	MOVQ    72(SP), BX
+	MOVQ    80(SP), SI
+	ADDQ    DX, SI
+	MOVQ    88(SP), R9
+	TESTQ   R9, R9
+	JZ      pv4_merge_1
+
+pv4_row_1:
+	VMOVUPS      (SI), Z18
+	VMOVUPS      64(SI), Z19
+	VMOVUPS      128(SI), Z20
+	VMOVUPS      192(SI), Z21
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  Z18, Z22, Z0
+	VFMADD231PS  Z19, Z22, Z3
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS (BX)(DI*1), Z22
+	VFMADD231PS  Z18, Z22, Z6
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z8
+	VFMADD231PS  Z21, Z22, Z9
+	VBROADCASTSS (BX)(DI*2), Z22
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z12
+	VFMADD231PS  Z21, Z22, Z13
+	VBROADCASTSS (BX)(CX*1), Z22
+	VFMADD231PS  Z18, Z22, Z14
+	VFMADD231PS  Z19, Z22, Z15
+	VFMADD231PS  Z20, Z22, Z16
+	VFMADD231PS  Z21, Z22, Z17
+	MOVQ         152(SP), R10
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_38
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, 152(SP)
+
+pf_skip_38:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R9
+	JNZ  pv4_row_1
+
+pv4_merge_1:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	VMOVUPS Z8, 128(BX)(DX*1)
+	VMOVUPS Z9, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VMOVUPS Z13, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z14, (BX)(DX*1)
+	VMOVUPS Z15, 64(BX)(DX*1)
+	VMOVUPS Z16, 128(BX)(DX*1)
+	VMOVUPS Z17, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 96(SP)
+	JMP     pv4_block_1
+
+pv4_next_1:
+pv4_block_2:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_2
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	MOVQ    72(SP), BX
+	MOVQ    80(SP), SI
+	ADDQ    DX, SI
+	MOVQ    88(SP), R9
+	TESTQ   R9, R9
+	JZ      pv4_merge_2
+
+pv4_row_2:
+	VMOVUPS      (SI), Z10
+	VMOVUPS      64(SI), Z11
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (BX)(DI*1), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS (BX)(DI*2), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS (BX)(CX*1), Z12
+	VFMADD231PS  Z10, Z12, Z8
+	VFMADD231PS  Z11, Z12, Z9
+	MOVQ         152(SP), R10
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_39
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, 152(SP)
+
+pf_skip_39:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R9
+	JNZ  pv4_row_2
+
+pv4_merge_2:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 96(SP)
+	JMP     pv4_block_2
+
+pv4_next_2:
+pv4_block_3:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_3
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z5
+	MOVQ    72(SP), BX
+	MOVQ    80(SP), SI
+	ADDQ    DX, SI
+	MOVQ    88(SP), R9
+	TESTQ   R9, R9
+	JZ      pv4_merge_3
+
+pv4_row_3:
+	VMOVUPS      (SI), Z6
+	VBROADCASTSS (BX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (BX)(DI*1), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS (BX)(DI*2), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS (BX)(CX*1), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	MOVQ         152(SP), R10
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_40
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, 152(SP)
+
+pf_skip_40:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R9
+	JNZ  pv4_row_3
+
+pv4_merge_3:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z5, (BX)(DX*1)
+	ADDQ    $0x00000040, 96(SP)
+	JMP     pv4_block_3
+
+pv4_next_3:
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_5
+
+pv_done_5:
+pv_noquads_1:
+pv_6:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000001, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_6
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -5135,16 +5801,16 @@ pv2_single_7:
 	VFMADD231PS  320(SI), Z18, Z15
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_35
+	MOVQ         152(SP), R8
+	CMPQ         R8, 160(SP)
+	JAE          pf_skip_41
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	ADDQ         $0x00000100, 152(SP)
 
-pf_skip_35:
+pf_skip_41:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -5233,16 +5899,16 @@ pv2_pair_8:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_36
+	MOVQ         152(SP), R8
+	CMPQ         R8, 160(SP)
+	JAE          pf_skip_42
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	ADDQ         $0x00000100, 152(SP)
 
-pf_skip_36:
+pf_skip_42:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -5330,16 +5996,16 @@ pv2_pair_9:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_37
+	MOVQ         152(SP), R8
+	CMPQ         R8, 160(SP)
+	JAE          pf_skip_43
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	ADDQ         $0x00000100, 152(SP)
 
-pf_skip_37:
+pf_skip_43:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -5405,16 +6071,16 @@ pv2_pair_10:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_38
+	MOVQ         152(SP), R8
+	CMPQ         R8, 160(SP)
+	JAE          pf_skip_44
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	ADDQ         $0x00000100, 152(SP)
 
-pf_skip_38:
+pf_skip_44:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -5445,14 +6111,14 @@ pv2_merge_10:
 
 pv2_next_10:
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_5
+	JMP  pv_6
 
-pv_done_5:
-pv_6:
+pv_done_6:
+pv_7:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_6
+	JGE   pv_done_7
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -5994,9 +6660,9 @@ pv_merge_24:
 pv_next_24:
 first_done_1:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_6
+	JMP  pv_7
 
-pv_done_6:
+pv_done_7:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -6287,7 +6953,7 @@ scores_reduce_7:
 
 scores_by1_7:
 	TESTQ   R8, R8
-	JZ      scores_done_13
+	JZ      scores_done_14
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -6317,7 +6983,7 @@ scores_chunk1_7:
 	ADDQ          DI, DX
 	JMP           scores_by1_7
 
-scores_done_13:
+scores_done_14:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -6686,10 +7352,10 @@ pv_next_28:
 
 // func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $176-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 136(SP)
+	MOVQ AX, 168(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_4:
@@ -6741,26 +7407,420 @@ tile_4:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 168(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
-	MOVQ    CX, 104(SP)
+	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 112(SP)
+	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
+	MOVQ    CX, 152(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 160(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_7:
+scores_8:
 	MOVQ    32(SP), AX
-	INCQ    AX
+	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_14
+	JGE     scores_done_15
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 48(SP)
+	MOVQ    BX, 56(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVUPS expconst<>+0(SB), Y2
+	VMOVSS  expconst<>+0(SB), X23
+	VMOVSS  expconst<>+0(SB), X24
+	VMOVSS  expconst<>+0(SB), X25
+	VMOVSS  expconst<>+0(SB), X26
+
+scores4_by4_2:
+	CMPQ    48(SP), $0x04
+	JL      scores4_by1_2
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	MOVQ    168(SP), R9
+	ADDQ    CX, R9
+	MOVQ    R9, 40(SP)
+	MOVQ    40(SP), R9
+	SUBQ    $0x00000040, R9
+	MOVQ    R9, 64(SP)
+	CMPQ    CX, 64(SP)
+	JAE     scores4_odd_2
+
+scores4_chunk2_2:
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX)(SI*1), Z20
+	VMOVUPS     (CX)(DI*1), Z21
+	VMOVUPS     (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VMOVUPS     (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VMOVUPS     (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VMOVUPS     (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	MOVQ        136(SP), R9
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_45
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, 136(SP)
+
+pf_skip_45:
+	VMOVUPS     64(CX)(DX*1), Z18
+	VMOVUPS     64(CX)(BX*1), Z19
+	VMOVUPS     64(CX)(SI*1), Z20
+	VMOVUPS     64(CX)(DI*1), Z21
+	VMOVUPS     64(CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VMOVUPS     64(CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VMOVUPS     64(CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VMOVUPS     64(CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	MOVQ        136(SP), R9
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_46
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, 136(SP)
+
+pf_skip_46:
+	ADDQ $0x00000080, CX
+	CMPQ CX, 64(SP)
+	JB   scores4_chunk2_2
+
+scores4_odd_2:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_reduce_2
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX)(SI*1), Z20
+	VMOVUPS     (CX)(DI*1), Z21
+	VMOVUPS     (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VMOVUPS     (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VMOVUPS     (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VMOVUPS     (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	MOVQ        136(SP), CX
+	CMPQ        CX, 144(SP)
+	JAE         pf_skip_47
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
+	ADDQ        $0x00000100, 136(SP)
+
+pf_skip_47:
+scores4_reduce_2:
+	VBROADCASTSS scale+64(FP), Y18
+	VSHUFF32X4   $0x44, Z3, Z0, Z19
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z19, Z19
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z19, Z5
+	VSHUFF32X4   $0xdd, Z0, Z19, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y2, Y2
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 48(SP)
+	MOVQ         56(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 56(SP)
+	JMP          scores4_by4_2
+
+scores4_by1_2:
+	CMPQ    48(SP), $0x00
+	JE      scores4_done_2
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	MOVQ    168(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_2:
+	VMOVUPS       (AX), Z6
+	VFMADD231PS   (AX)(CX*1), Z6, Z0
+	VFMADD231PS   (AX)(DX*1), Z6, Z3
+	VFMADD231PS   (AX)(BX*1), Z6, Z4
+	VFMADD231PS   (AX)(SI*1), Z6, Z5
+	ADDQ          $0x00000040, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_2
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDPS        X6, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X23, X23
+	MOVQ          104(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X24, X24
+	MOVQ          112(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X25, X25
+	MOVQ          120(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X26, X26
+	MOVQ          128(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	DECQ          48(SP)
+	MOVQ          56(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 56(SP)
+	JMP           scores4_by1_2
+
+scores4_done_2:
+	VEXTRACTF128 $0x01, Y1, X0
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X23, X1, X1
+	VMOVHLPS     X0, X0, X3
+	VMAXPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VMAXPS       X3, X0, X0
+	VMAXSS       X24, X0, X0
+	VEXTRACTF128 $0x01, Y2, X3
+	VMOVHLPS     X2, X2, X4
+	VMAXPS       X4, X2, X2
+	VMOVSHDUP    X2, X4
+	VMAXPS       X4, X2, X2
+	VMAXSS       X25, X2, X2
+	VMOVHLPS     X3, X3, X4
+	VMAXPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VMAXPS       X4, X3, X3
+	VMAXSS       X26, X3, X3
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X1, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X2, 8(AX)(CX*4)
+	VMOVSS       X3, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_8
+
+scores_done_15:
+scores_9:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000001, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_16
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -6813,7 +7873,7 @@ scores2_by8_4:
 	SUBQ    CX, DX
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
-	MOVQ    136(SP), SI
+	MOVQ    168(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
@@ -6850,16 +7910,16 @@ scores2_chunk2_4:
 	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), DI
-	CMPQ        DI, 112(SP)
-	JAE         pf_skip_39
+	MOVQ        136(SP), DI
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_48
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_39:
+pf_skip_48:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX), Z20
@@ -6886,16 +7946,16 @@ pf_skip_39:
 	VMOVUPS     64(SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), DI
-	CMPQ        DI, 112(SP)
-	JAE         pf_skip_40
+	MOVQ        136(SP), DI
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_49
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_40:
+pf_skip_49:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 96(SP)
@@ -6930,16 +7990,16 @@ scores2_odd_4:
 	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), CX
-	CMPQ        CX, 112(SP)
-	JAE         pf_skip_41
+	MOVQ        136(SP), CX
+	CMPQ        CX, 144(SP)
+	JAE         pf_skip_50
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
 	PREFETCHT1  128(CX)
 	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_41:
+pf_skip_50:
 scores2_reduce_4:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -7021,7 +8081,7 @@ scores2_by1_4:
 	SUBQ    AX, CX
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
-	MOVQ    136(SP), BX
+	MOVQ    168(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -7087,14 +8147,14 @@ scores2_done_4:
 	VMOVSS        X0, (AX)(CX*4)
 	VMOVSS        X1, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_7
+	JMP           scores_9
 
-scores_done_14:
-scores_8:
+scores_done_16:
+scores_10:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_15
+	JGE     scores_done_17
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -7130,10 +8190,10 @@ scores_by8_8:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        136(SP), $0x00000200
+	CMPQ        168(SP), $0x00000200
 	JNE         scores_seq_no_7
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -7210,7 +8270,7 @@ scores_by8_8:
 	JMP         scores_reduce_8
 
 scores_seq_no_7:
-	CMPQ        136(SP), $0x00000100
+	CMPQ        168(SP), $0x00000100
 	JNE         scores_seq_no_8
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -7264,9 +8324,9 @@ scores_pairs_12:
 	VFMADD231PS (R9)(SI*1), Z10, Z7
 	VFMADD231PS (R9)(SI*2), Z10, Z8
 	VFMADD231PS (R9)(DI*1), Z10, Z9
-	MOVQ        104(SP), R12
-	CMPQ        R12, 112(SP)
-	JAE         pf_skip_42
+	MOVQ        136(SP), R12
+	CMPQ        R12, 144(SP)
+	JAE         pf_skip_51
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
@@ -7275,9 +8335,9 @@ scores_pairs_12:
 	PREFETCHT1  320(R12)
 	PREFETCHT1  384(R12)
 	PREFETCHT1  448(R12)
-	ADDQ        $0x00000200, 104(SP)
+	ADDQ        $0x00000200, 136(SP)
 
-pf_skip_42:
+pf_skip_51:
 	VMOVUPS     64(R8)(R10*1), Z10
 	VFMADD231PS 64(R8), Z10, Z0
 	VFMADD231PS 64(R8)(SI*1), Z10, Z3
@@ -7293,7 +8353,7 @@ pf_skip_42:
 	JB          scores_pairs_12
 
 scores_odd_12:
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_12
@@ -7346,10 +8406,10 @@ scores_reduce_8:
 
 scores_by1_8:
 	TESTQ   BX, BX
-	JZ      scores_done_16
+	JZ      scores_done_18
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -7376,7 +8436,7 @@ scores_chunk1_8:
 	ADDQ          SI, DX
 	JMP           scores_by1_8
 
-scores_done_16:
+scores_done_18:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -7413,10 +8473,10 @@ scores_by8_9:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        136(SP), $0x00000200
+	CMPQ        168(SP), $0x00000200
 	JNE         scores_seq_no_9
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -7493,7 +8553,7 @@ scores_by8_9:
 	JMP         scores_reduce_9
 
 scores_seq_no_9:
-	CMPQ        136(SP), $0x00000100
+	CMPQ        168(SP), $0x00000100
 	JNE         scores_seq_no_10
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -7562,7 +8622,7 @@ scores_pairs_13:
 	JB          scores_pairs_13
 
 scores_odd_13:
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_13
@@ -7615,10 +8675,10 @@ scores_reduce_9:
 
 scores_by1_9:
 	TESTQ   BX, BX
-	JZ      scores_done_17
+	JZ      scores_done_19
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -7645,7 +8705,7 @@ scores_chunk1_9:
 	ADDQ          SI, DX
 	JMP           scores_by1_9
 
-scores_done_17:
+scores_done_19:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -7662,9 +8722,9 @@ scores_done_17:
 
 scores_first_done_2:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_8
+	JMP  scores_10
 
-scores_done_15:
+scores_done_17:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_4:
@@ -7823,13 +8883,285 @@ exp_done_7:
 
 softmax_done_4:
 	MOVQ $0x00000000, 32(SP)
+	CMPQ 168(SP), $0x00000100
+	JA   pv_noquads_2
 
-pv_7:
+pv_8:
 	MOVQ  32(SP), AX
-	INCQ  AX
+	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_7
+	JGE   pv_done_8
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 72(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 80(SP)
+	MOVQ  SI, 88(SP)
+	MOVQ  $0x00000000, 96(SP)
+
+pv4_block_4:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_4
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS 128(BX)(DX*1), Z8
+	VMOVUPS 192(BX)(DX*1), Z9
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z14
+	VMOVUPS 64(BX)(DX*1), Z15
+	VMOVUPS 128(BX)(DX*1), Z16
+	VMOVUPS 192(BX)(DX*1), Z17
+	MOVQ    72(SP), BX
+	MOVQ    80(SP), SI
+	ADDQ    DX, SI
+	MOVQ    88(SP), R9
+	TESTQ   R9, R9
+	JZ      pv4_merge_4
+
+pv4_row_4:
+	VMOVUPS      (SI), Z18
+	VMOVUPS      64(SI), Z19
+	VMOVUPS      128(SI), Z20
+	VMOVUPS      192(SI), Z21
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  Z18, Z22, Z0
+	VFMADD231PS  Z19, Z22, Z3
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS (BX)(DI*1), Z22
+	VFMADD231PS  Z18, Z22, Z6
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z8
+	VFMADD231PS  Z21, Z22, Z9
+	VBROADCASTSS (BX)(DI*2), Z22
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z12
+	VFMADD231PS  Z21, Z22, Z13
+	VBROADCASTSS (BX)(CX*1), Z22
+	VFMADD231PS  Z18, Z22, Z14
+	VFMADD231PS  Z19, Z22, Z15
+	VFMADD231PS  Z20, Z22, Z16
+	VFMADD231PS  Z21, Z22, Z17
+	MOVQ         152(SP), R10
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_52
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, 152(SP)
+
+pf_skip_52:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R9
+	JNZ  pv4_row_4
+
+pv4_merge_4:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	VMOVUPS Z8, 128(BX)(DX*1)
+	VMOVUPS Z9, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VMOVUPS Z13, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z14, (BX)(DX*1)
+	VMOVUPS Z15, 64(BX)(DX*1)
+	VMOVUPS Z16, 128(BX)(DX*1)
+	VMOVUPS Z17, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 96(SP)
+	JMP     pv4_block_4
+
+pv4_next_4:
+pv4_block_5:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_5
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	MOVQ    72(SP), BX
+	MOVQ    80(SP), SI
+	ADDQ    DX, SI
+	MOVQ    88(SP), R9
+	TESTQ   R9, R9
+	JZ      pv4_merge_5
+
+pv4_row_5:
+	VMOVUPS      (SI), Z10
+	VMOVUPS      64(SI), Z11
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (BX)(DI*1), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS (BX)(DI*2), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS (BX)(CX*1), Z12
+	VFMADD231PS  Z10, Z12, Z8
+	VFMADD231PS  Z11, Z12, Z9
+	MOVQ         152(SP), R10
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_53
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, 152(SP)
+
+pf_skip_53:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R9
+	JNZ  pv4_row_5
+
+pv4_merge_5:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 96(SP)
+	JMP     pv4_block_5
+
+pv4_next_5:
+pv4_block_6:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_6
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z5
+	MOVQ    72(SP), BX
+	MOVQ    80(SP), SI
+	ADDQ    DX, SI
+	MOVQ    88(SP), R9
+	TESTQ   R9, R9
+	JZ      pv4_merge_6
+
+pv4_row_6:
+	VMOVUPS      (SI), Z6
+	VBROADCASTSS (BX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (BX)(DI*1), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS (BX)(DI*2), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS (BX)(CX*1), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	MOVQ         152(SP), R10
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_54
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, 152(SP)
+
+pf_skip_54:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R9
+	JNZ  pv4_row_6
+
+pv4_merge_6:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z5, (BX)(DX*1)
+	ADDQ    $0x00000040, 96(SP)
+	JMP     pv4_block_6
+
+pv4_next_6:
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_8
+
+pv_done_8:
+pv_noquads_2:
+pv_9:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000001, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_9
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -7905,16 +9237,16 @@ pv2_single_11:
 	VFMADD231PS  320(SI), Z18, Z15
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_43
+	MOVQ         152(SP), R8
+	CMPQ         R8, 160(SP)
+	JAE          pf_skip_55
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	ADDQ         $0x00000100, 152(SP)
 
-pf_skip_43:
+pf_skip_55:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -8003,16 +9335,16 @@ pv2_pair_12:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_44
+	MOVQ         152(SP), R8
+	CMPQ         R8, 160(SP)
+	JAE          pf_skip_56
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	ADDQ         $0x00000100, 152(SP)
 
-pf_skip_44:
+pf_skip_56:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -8100,16 +9432,16 @@ pv2_pair_13:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_45
+	MOVQ         152(SP), R8
+	CMPQ         R8, 160(SP)
+	JAE          pf_skip_57
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	ADDQ         $0x00000100, 152(SP)
 
-pf_skip_45:
+pf_skip_57:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -8175,16 +9507,16 @@ pv2_pair_14:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_46
+	MOVQ         152(SP), R8
+	CMPQ         R8, 160(SP)
+	JAE          pf_skip_58
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	ADDQ         $0x00000100, 152(SP)
 
-pf_skip_46:
+pf_skip_58:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -8215,14 +9547,14 @@ pv2_merge_14:
 
 pv2_next_14:
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_7
+	JMP  pv_9
 
-pv_done_7:
-pv_8:
+pv_done_9:
+pv_10:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_8
+	JGE   pv_done_10
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -8764,9 +10096,9 @@ pv_merge_36:
 pv_next_36:
 first_done_2:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_8
+	JMP  pv_10
 
-pv_done_8:
+pv_done_10:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -9057,7 +10389,7 @@ scores_reduce_10:
 
 scores_by1_10:
 	TESTQ   R8, R8
-	JZ      scores_done_18
+	JZ      scores_done_20
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -9087,7 +10419,7 @@ scores_chunk1_10:
 	ADDQ          DI, DX
 	JMP           scores_by1_10
 
-scores_done_18:
+scores_done_20:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -9450,10 +10782,10 @@ pv_next_40:
 
 // func flashDecodeExactF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactF16AVX2(SB), NOSPLIT, $160-104
+TEXT ·flashDecodeExactF16AVX2(SB), NOSPLIT, $192-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 152(SP)
+	MOVQ AX, 184(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_5:
@@ -9505,28 +10837,28 @@ tile_5:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 152(SP)
+	CMPQ    AX, 184(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
-	MOVQ    CX, 104(SP)
+	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 112(SP)
+	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 160(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 136(SP)
-	MOVQ    $0x00000001, 120(SP)
-	MOVQ    $0x00000001, 144(SP)
+	MOVQ    CX, 168(SP)
+	MOVQ    $0x00000001, 152(SP)
+	MOVQ    $0x00000001, 176(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_9:
+scores_11:
 	MOVQ    32(SP), AX
-	INCQ    AX
+	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_19
+	JGE     scores_done_21
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -9573,7 +10905,7 @@ scores2_by8_5:
 	MOVQ   72(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
-	MOVQ   152(SP), SI
+	MOVQ   184(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	MOVQ   40(SP), SI
@@ -9597,20 +10929,20 @@ scores2_chunk2_5:
 	VCVTPH2PS   (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        120(SP)
-	JNZ         pf_skip_47
+	DECQ        152(SP)
+	JNZ         pf_skip_59
 	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 120(SP)
-	MOVQ        104(SP), SI
-	CMPQ        SI, 112(SP)
-	JAE         pf_skip_47
+	MOVQ        SI, 152(SP)
+	MOVQ        136(SP), SI
+	CMPQ        SI, 144(SP)
+	JAE         pf_skip_59
 	PREFETCHT1  (SI)
 	PREFETCHT1  64(SI)
 	PREFETCHT1  128(SI)
 	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_47:
+pf_skip_59:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -9625,20 +10957,20 @@ pf_skip_47:
 	VCVTPH2PS   16(CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        120(SP)
-	JNZ         pf_skip_48
+	DECQ        152(SP)
+	JNZ         pf_skip_60
 	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 120(SP)
-	MOVQ        104(SP), SI
-	CMPQ        SI, 112(SP)
-	JAE         pf_skip_48
+	MOVQ        SI, 152(SP)
+	MOVQ        136(SP), SI
+	CMPQ        SI, 144(SP)
+	JAE         pf_skip_60
 	PREFETCHT1  (SI)
 	PREFETCHT1  64(SI)
 	PREFETCHT1  128(SI)
 	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_48:
+pf_skip_60:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 96(SP)
 	JB   scores2_chunk2_5
@@ -9660,20 +10992,20 @@ scores2_odd_5:
 	VCVTPH2PS   (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        120(SP)
-	JNZ         pf_skip_49
+	DECQ        152(SP)
+	JNZ         pf_skip_61
 	MOVQ        ng+16(FP), CX
-	MOVQ        CX, 120(SP)
-	MOVQ        104(SP), CX
-	CMPQ        CX, 112(SP)
-	JAE         pf_skip_49
+	MOVQ        CX, 152(SP)
+	MOVQ        136(SP), CX
+	CMPQ        CX, 144(SP)
+	JAE         pf_skip_61
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
 	PREFETCHT1  128(CX)
 	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_49:
+pf_skip_61:
 scores2_reduce_5:
 	VHADDPS      Y5, Y4, Y4
 	VHADDPS      Y7, Y6, Y5
@@ -9715,7 +11047,7 @@ scores2_by1_5:
 	MOVQ   72(SP), DX
 	SUBQ   AX, DX
 	SUBQ   AX, DX
-	MOVQ   152(SP), BX
+	MOVQ   184(SP), BX
 	ADDQ   AX, BX
 	MOVQ   BX, 40(SP)
 
@@ -9773,14 +11105,14 @@ scores2_done_5:
 	VMOVSS    X1, (AX)(CX*4)
 	VMOVSS    X3, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_9
+	JMP       scores_11
 
-scores_done_19:
-scores_10:
+scores_done_21:
+scores_12:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_20
+	JGE     scores_done_22
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -9815,7 +11147,7 @@ scores_by8_11:
 	MOVQ   CX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
-	MOVQ   152(SP), R11
+	MOVQ   184(SP), R11
 	ANDQ   $0xffffffe0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
@@ -9831,18 +11163,18 @@ scores_pairs_15:
 	VFMADD231PS Y11, Y10, Y4
 	VCVTPH2PS   (R8)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y5
-	DECQ        120(SP)
-	JNZ         pf_skip_50
+	DECQ        152(SP)
+	JNZ         pf_skip_62
 	MOVQ        ng+16(FP), R12
-	MOVQ        R12, 120(SP)
-	MOVQ        104(SP), R12
-	CMPQ        R12, 112(SP)
-	JAE         pf_skip_50
+	MOVQ        R12, 152(SP)
+	MOVQ        136(SP), R12
+	CMPQ        R12, 144(SP)
+	JAE         pf_skip_62
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
-	ADDQ        $0x00000080, 104(SP)
+	ADDQ        $0x00000080, 136(SP)
 
-pf_skip_50:
+pf_skip_62:
 	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R8), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -9858,7 +11190,7 @@ pf_skip_50:
 	JB          scores_pairs_15
 
 scores_odd_15:
-	MOVQ        152(SP), R11
+	MOVQ        184(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_15
@@ -9875,7 +11207,7 @@ scores_odd_15:
 scores_half_15:
 	MOVQ DX, R8
 	LEAQ (DX)(SI*4), R9
-	MOVQ 152(SP), R11
+	MOVQ 184(SP), R11
 	ANDQ $0xffffffe0, R11
 	ADDQ DX, R11
 	CMPQ R8, R11
@@ -9891,18 +11223,18 @@ scores_pairs_16:
 	VFMADD231PS Y11, Y10, Y8
 	VCVTPH2PS   (R9)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y9
-	DECQ        120(SP)
-	JNZ         pf_skip_51
+	DECQ        152(SP)
+	JNZ         pf_skip_63
 	MOVQ        ng+16(FP), R12
-	MOVQ        R12, 120(SP)
-	MOVQ        104(SP), R12
-	CMPQ        R12, 112(SP)
-	JAE         pf_skip_51
+	MOVQ        R12, 152(SP)
+	MOVQ        136(SP), R12
+	CMPQ        R12, 144(SP)
+	JAE         pf_skip_63
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
-	ADDQ        $0x00000080, 104(SP)
+	ADDQ        $0x00000080, 136(SP)
 
-pf_skip_51:
+pf_skip_63:
 	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R9), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -9918,7 +11250,7 @@ pf_skip_51:
 	JB          scores_pairs_16
 
 scores_odd_16:
-	MOVQ        152(SP), R11
+	MOVQ        184(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_16
@@ -9953,10 +11285,10 @@ scores_half_16:
 
 scores_by1_11:
 	TESTQ  BX, BX
-	JZ     scores_done_21
+	JZ     scores_done_23
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	MOVQ   152(SP), R11
+	MOVQ   184(SP), R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
 	SUBQ   DX, R10
@@ -9983,7 +11315,7 @@ scores_chunk1_11:
 	ADDQ         SI, DX
 	JMP          scores_by1_11
 
-scores_done_21:
+scores_done_23:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -9998,9 +11330,9 @@ scores_done_21:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_10
+	JMP          scores_12
 
-scores_done_20:
+scores_done_22:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_5:
@@ -10177,12 +11509,12 @@ exp_done_9:
 softmax_done_5:
 	MOVQ $0x00000000, 32(SP)
 
-pv_9:
+pv_11:
 	MOVQ  32(SP), AX
-	INCQ  AX
+	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_9
+	JGE   pv_done_11
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -10247,20 +11579,20 @@ pv2_single_15:
 	VFMADD231PS  Y9, Y12, Y5
 	VFMADD231PS  Y10, Y12, Y6
 	VFMADD231PS  Y11, Y12, Y7
-	DECQ         144(SP)
-	JNZ          pf_skip_52
+	DECQ         176(SP)
+	JNZ          pf_skip_64
 	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 144(SP)
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
-	JAE          pf_skip_52
+	MOVQ         R8, 176(SP)
+	MOVQ         160(SP), R8
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_64
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
-pf_skip_52:
+pf_skip_64:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -10310,20 +11642,20 @@ pv2_single_16:
 	VBROADCASTSS (BX)(CX*1), Y6
 	VFMADD231PS  Y4, Y6, Y2
 	VFMADD231PS  Y5, Y6, Y3
-	DECQ         144(SP)
-	JNZ          pf_skip_53
+	DECQ         176(SP)
+	JNZ          pf_skip_65
 	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 144(SP)
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
-	JAE          pf_skip_53
+	MOVQ         R8, 176(SP)
+	MOVQ         160(SP), R8
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_65
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
-pf_skip_53:
+pf_skip_65:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -10364,20 +11696,20 @@ pv2_single_17:
 	VFMADD231PS  Y2, Y3, Y0
 	VBROADCASTSS (BX)(CX*1), Y3
 	VFMADD231PS  Y2, Y3, Y1
-	DECQ         144(SP)
-	JNZ          pf_skip_54
+	DECQ         176(SP)
+	JNZ          pf_skip_66
 	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 144(SP)
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
-	JAE          pf_skip_54
+	MOVQ         R8, 176(SP)
+	MOVQ         160(SP), R8
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_66
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
-pf_skip_54:
+pf_skip_66:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -10393,14 +11725,14 @@ pv2_merge_17:
 
 pv2_next_17:
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_9
+	JMP  pv_11
 
-pv_done_9:
-pv_10:
+pv_done_11:
+pv_12:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_10
+	JGE   pv_done_12
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -10455,18 +11787,18 @@ pv_single_41:
 	VFMADD231PS  Y9, Y8, Y6
 	VCVTPH2PS    112(R10), Y9
 	VFMADD231PS  Y9, Y8, Y7
-	DECQ         144(SP)
-	JNZ          pf_skip_55
+	DECQ         176(SP)
+	JNZ          pf_skip_67
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_55
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_67
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
-	ADDQ         $0x00000080, 128(SP)
+	ADDQ         $0x00000080, 160(SP)
 
-pf_skip_55:
+pf_skip_67:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -10525,18 +11857,18 @@ pv_pair_42:
 	VFMADD231PS  Y8, Y9, Y5
 	VCVTPH2PS    48(R10)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
-	DECQ         144(SP)
-	JNZ          pf_skip_56
+	DECQ         176(SP)
+	JNZ          pf_skip_68
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_56
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_68
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
-	ADDQ         $0x00000080, 128(SP)
+	ADDQ         $0x00000080, 160(SP)
 
-pf_skip_56:
+pf_skip_68:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -10555,17 +11887,17 @@ pv_single_42:
 	VFMADD231PS  Y9, Y8, Y4
 	VCVTPH2PS    48(R10), Y9
 	VFMADD231PS  Y9, Y8, Y6
-	DECQ         144(SP)
-	JNZ          pf_skip_57
+	DECQ         176(SP)
+	JNZ          pf_skip_69
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_57
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_69
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_57:
+pf_skip_69:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -10612,17 +11944,17 @@ pv_pair_43:
 	VFMADD231PS  Y4, Y5, Y1
 	VCVTPH2PS    16(R10)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
-	DECQ         144(SP)
-	JNZ          pf_skip_58
+	DECQ         176(SP)
+	JNZ          pf_skip_70
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_58
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_70
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_58:
+pf_skip_70:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -10637,17 +11969,17 @@ pv_single_43:
 	VFMADD231PS  Y5, Y4, Y0
 	VCVTPH2PS    16(R10), Y5
 	VFMADD231PS  Y5, Y4, Y2
-	DECQ         144(SP)
-	JNZ          pf_skip_59
+	DECQ         176(SP)
+	JNZ          pf_skip_71
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_59
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_71
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_59:
+pf_skip_71:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -10684,17 +12016,17 @@ pv_pair_44:
 	VFMADD231PS  Y4, Y2, Y0
 	VCVTPH2PS    (R10)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
-	DECQ         144(SP)
-	JNZ          pf_skip_60
+	DECQ         176(SP)
+	JNZ          pf_skip_72
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_60
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_72
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_60:
+pf_skip_72:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -10707,17 +12039,17 @@ pv_single_44:
 	VBROADCASTSS (R9), Y2
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
-	DECQ         144(SP)
-	JNZ          pf_skip_61
+	DECQ         176(SP)
+	JNZ          pf_skip_73
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_61
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_73
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_61:
+pf_skip_73:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -10731,9 +12063,9 @@ pv_merge_44:
 
 pv_next_44:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_10
+	JMP  pv_12
 
-pv_done_10:
+pv_done_12:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -10937,7 +12269,7 @@ scores_half_18:
 
 scores_by1_12:
 	TESTQ  R8, R8
-	JZ     scores_done_22
+	JZ     scores_done_24
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -10967,7 +12299,7 @@ scores_chunk1_12:
 	ADDQ         DI, DX
 	JMP          scores_by1_12
 
-scores_done_22:
+scores_done_24:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -11334,10 +12666,10 @@ pv_next_48:
 
 // func flashDecodeFastF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastF16AVX2(SB), NOSPLIT, $160-104
+TEXT ·flashDecodeFastF16AVX2(SB), NOSPLIT, $192-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 152(SP)
+	MOVQ AX, 184(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_6:
@@ -11389,28 +12721,28 @@ tile_6:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 152(SP)
+	CMPQ    AX, 184(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
-	MOVQ    CX, 104(SP)
+	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 112(SP)
+	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 160(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 136(SP)
-	MOVQ    $0x00000001, 120(SP)
-	MOVQ    $0x00000001, 144(SP)
+	MOVQ    CX, 168(SP)
+	MOVQ    $0x00000001, 152(SP)
+	MOVQ    $0x00000001, 176(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_11:
+scores_13:
 	MOVQ    32(SP), AX
-	INCQ    AX
+	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_23
+	JGE     scores_done_25
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -11457,7 +12789,7 @@ scores2_by8_6:
 	MOVQ   72(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
-	MOVQ   152(SP), SI
+	MOVQ   184(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	MOVQ   40(SP), SI
@@ -11481,20 +12813,20 @@ scores2_chunk2_6:
 	VCVTPH2PS   (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        120(SP)
-	JNZ         pf_skip_62
+	DECQ        152(SP)
+	JNZ         pf_skip_74
 	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 120(SP)
-	MOVQ        104(SP), SI
-	CMPQ        SI, 112(SP)
-	JAE         pf_skip_62
+	MOVQ        SI, 152(SP)
+	MOVQ        136(SP), SI
+	CMPQ        SI, 144(SP)
+	JAE         pf_skip_74
 	PREFETCHT1  (SI)
 	PREFETCHT1  64(SI)
 	PREFETCHT1  128(SI)
 	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_62:
+pf_skip_74:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -11509,20 +12841,20 @@ pf_skip_62:
 	VCVTPH2PS   16(CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        120(SP)
-	JNZ         pf_skip_63
+	DECQ        152(SP)
+	JNZ         pf_skip_75
 	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 120(SP)
-	MOVQ        104(SP), SI
-	CMPQ        SI, 112(SP)
-	JAE         pf_skip_63
+	MOVQ        SI, 152(SP)
+	MOVQ        136(SP), SI
+	CMPQ        SI, 144(SP)
+	JAE         pf_skip_75
 	PREFETCHT1  (SI)
 	PREFETCHT1  64(SI)
 	PREFETCHT1  128(SI)
 	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_63:
+pf_skip_75:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 96(SP)
 	JB   scores2_chunk2_6
@@ -11544,20 +12876,20 @@ scores2_odd_6:
 	VCVTPH2PS   (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        120(SP)
-	JNZ         pf_skip_64
+	DECQ        152(SP)
+	JNZ         pf_skip_76
 	MOVQ        ng+16(FP), CX
-	MOVQ        CX, 120(SP)
-	MOVQ        104(SP), CX
-	CMPQ        CX, 112(SP)
-	JAE         pf_skip_64
+	MOVQ        CX, 152(SP)
+	MOVQ        136(SP), CX
+	CMPQ        CX, 144(SP)
+	JAE         pf_skip_76
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
 	PREFETCHT1  128(CX)
 	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_64:
+pf_skip_76:
 scores2_reduce_6:
 	VHADDPS      Y5, Y4, Y4
 	VHADDPS      Y7, Y6, Y5
@@ -11599,7 +12931,7 @@ scores2_by1_6:
 	MOVQ   72(SP), DX
 	SUBQ   AX, DX
 	SUBQ   AX, DX
-	MOVQ   152(SP), BX
+	MOVQ   184(SP), BX
 	ADDQ   AX, BX
 	MOVQ   BX, 40(SP)
 
@@ -11657,14 +12989,14 @@ scores2_done_6:
 	VMOVSS    X1, (AX)(CX*4)
 	VMOVSS    X3, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_11
+	JMP       scores_13
 
-scores_done_23:
-scores_12:
+scores_done_25:
+scores_14:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_24
+	JGE     scores_done_26
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -11699,7 +13031,7 @@ scores_by8_13:
 	MOVQ   CX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
-	MOVQ   152(SP), R11
+	MOVQ   184(SP), R11
 	ANDQ   $0xffffffe0, R11
 	ADDQ   DX, R11
 	CMPQ   R8, R11
@@ -11715,18 +13047,18 @@ scores_pairs_19:
 	VFMADD231PS Y11, Y10, Y4
 	VCVTPH2PS   (R8)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y5
-	DECQ        120(SP)
-	JNZ         pf_skip_65
+	DECQ        152(SP)
+	JNZ         pf_skip_77
 	MOVQ        ng+16(FP), R12
-	MOVQ        R12, 120(SP)
-	MOVQ        104(SP), R12
-	CMPQ        R12, 112(SP)
-	JAE         pf_skip_65
+	MOVQ        R12, 152(SP)
+	MOVQ        136(SP), R12
+	CMPQ        R12, 144(SP)
+	JAE         pf_skip_77
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
-	ADDQ        $0x00000080, 104(SP)
+	ADDQ        $0x00000080, 136(SP)
 
-pf_skip_65:
+pf_skip_77:
 	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R8), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -11742,7 +13074,7 @@ pf_skip_65:
 	JB          scores_pairs_19
 
 scores_odd_19:
-	MOVQ        152(SP), R11
+	MOVQ        184(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_19
@@ -11759,7 +13091,7 @@ scores_odd_19:
 scores_half_19:
 	MOVQ DX, R8
 	LEAQ (DX)(SI*4), R9
-	MOVQ 152(SP), R11
+	MOVQ 184(SP), R11
 	ANDQ $0xffffffe0, R11
 	ADDQ DX, R11
 	CMPQ R8, R11
@@ -11775,18 +13107,18 @@ scores_pairs_20:
 	VFMADD231PS Y11, Y10, Y8
 	VCVTPH2PS   (R9)(DI*1), Y11
 	VFMADD231PS Y11, Y10, Y9
-	DECQ        120(SP)
-	JNZ         pf_skip_66
+	DECQ        152(SP)
+	JNZ         pf_skip_78
 	MOVQ        ng+16(FP), R12
-	MOVQ        R12, 120(SP)
-	MOVQ        104(SP), R12
-	CMPQ        R12, 112(SP)
-	JAE         pf_skip_66
+	MOVQ        R12, 152(SP)
+	MOVQ        136(SP), R12
+	CMPQ        R12, 144(SP)
+	JAE         pf_skip_78
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
-	ADDQ        $0x00000080, 104(SP)
+	ADDQ        $0x00000080, 136(SP)
 
-pf_skip_66:
+pf_skip_78:
 	VMOVUPS     32(R10)(R8*2), Y10
 	VCVTPH2PS   16(R9), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -11802,7 +13134,7 @@ pf_skip_66:
 	JB          scores_pairs_20
 
 scores_odd_20:
-	MOVQ        152(SP), R11
+	MOVQ        184(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_20
@@ -11837,10 +13169,10 @@ scores_half_20:
 
 scores_by1_13:
 	TESTQ  BX, BX
-	JZ     scores_done_25
+	JZ     scores_done_27
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	MOVQ   152(SP), R11
+	MOVQ   184(SP), R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
 	SUBQ   DX, R10
@@ -11867,7 +13199,7 @@ scores_chunk1_13:
 	ADDQ         SI, DX
 	JMP          scores_by1_13
 
-scores_done_25:
+scores_done_27:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -11882,9 +13214,9 @@ scores_done_25:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_12
+	JMP          scores_14
 
-scores_done_24:
+scores_done_26:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_6:
@@ -12040,12 +13372,12 @@ exp_done_11:
 softmax_done_6:
 	MOVQ $0x00000000, 32(SP)
 
-pv_11:
+pv_13:
 	MOVQ  32(SP), AX
-	INCQ  AX
+	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_11
+	JGE   pv_done_13
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -12110,20 +13442,20 @@ pv2_single_18:
 	VFMADD231PS  Y9, Y12, Y5
 	VFMADD231PS  Y10, Y12, Y6
 	VFMADD231PS  Y11, Y12, Y7
-	DECQ         144(SP)
-	JNZ          pf_skip_67
+	DECQ         176(SP)
+	JNZ          pf_skip_79
 	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 144(SP)
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
-	JAE          pf_skip_67
+	MOVQ         R8, 176(SP)
+	MOVQ         160(SP), R8
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_79
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
-pf_skip_67:
+pf_skip_79:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -12173,20 +13505,20 @@ pv2_single_19:
 	VBROADCASTSS (BX)(CX*1), Y6
 	VFMADD231PS  Y4, Y6, Y2
 	VFMADD231PS  Y5, Y6, Y3
-	DECQ         144(SP)
-	JNZ          pf_skip_68
+	DECQ         176(SP)
+	JNZ          pf_skip_80
 	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 144(SP)
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
-	JAE          pf_skip_68
+	MOVQ         R8, 176(SP)
+	MOVQ         160(SP), R8
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_80
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
-pf_skip_68:
+pf_skip_80:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -12227,20 +13559,20 @@ pv2_single_20:
 	VFMADD231PS  Y2, Y3, Y0
 	VBROADCASTSS (BX)(CX*1), Y3
 	VFMADD231PS  Y2, Y3, Y1
-	DECQ         144(SP)
-	JNZ          pf_skip_69
+	DECQ         176(SP)
+	JNZ          pf_skip_81
 	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 144(SP)
-	MOVQ         128(SP), R8
-	CMPQ         R8, 136(SP)
-	JAE          pf_skip_69
+	MOVQ         R8, 176(SP)
+	MOVQ         160(SP), R8
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_81
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 128(SP)
+	ADDQ         $0x00000100, 160(SP)
 
-pf_skip_69:
+pf_skip_81:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -12256,14 +13588,14 @@ pv2_merge_20:
 
 pv2_next_20:
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_11
+	JMP  pv_13
 
-pv_done_11:
-pv_12:
+pv_done_13:
+pv_14:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_12
+	JGE   pv_done_14
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -12318,18 +13650,18 @@ pv_single_49:
 	VFMADD231PS  Y9, Y8, Y6
 	VCVTPH2PS    112(R10), Y9
 	VFMADD231PS  Y9, Y8, Y7
-	DECQ         144(SP)
-	JNZ          pf_skip_70
+	DECQ         176(SP)
+	JNZ          pf_skip_82
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_70
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_82
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
-	ADDQ         $0x00000080, 128(SP)
+	ADDQ         $0x00000080, 160(SP)
 
-pf_skip_70:
+pf_skip_82:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -12388,18 +13720,18 @@ pv_pair_50:
 	VFMADD231PS  Y8, Y9, Y5
 	VCVTPH2PS    48(R10)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
-	DECQ         144(SP)
-	JNZ          pf_skip_71
+	DECQ         176(SP)
+	JNZ          pf_skip_83
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_71
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_83
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
-	ADDQ         $0x00000080, 128(SP)
+	ADDQ         $0x00000080, 160(SP)
 
-pf_skip_71:
+pf_skip_83:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -12418,17 +13750,17 @@ pv_single_50:
 	VFMADD231PS  Y9, Y8, Y4
 	VCVTPH2PS    48(R10), Y9
 	VFMADD231PS  Y9, Y8, Y6
-	DECQ         144(SP)
-	JNZ          pf_skip_72
+	DECQ         176(SP)
+	JNZ          pf_skip_84
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_72
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_84
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_72:
+pf_skip_84:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -12475,17 +13807,17 @@ pv_pair_51:
 	VFMADD231PS  Y4, Y5, Y1
 	VCVTPH2PS    16(R10)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
-	DECQ         144(SP)
-	JNZ          pf_skip_73
+	DECQ         176(SP)
+	JNZ          pf_skip_85
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_73
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_85
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_73:
+pf_skip_85:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -12500,17 +13832,17 @@ pv_single_51:
 	VFMADD231PS  Y5, Y4, Y0
 	VCVTPH2PS    16(R10), Y5
 	VFMADD231PS  Y5, Y4, Y2
-	DECQ         144(SP)
-	JNZ          pf_skip_74
+	DECQ         176(SP)
+	JNZ          pf_skip_86
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_74
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_86
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_74:
+pf_skip_86:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -12547,17 +13879,17 @@ pv_pair_52:
 	VFMADD231PS  Y4, Y2, Y0
 	VCVTPH2PS    (R10)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
-	DECQ         144(SP)
-	JNZ          pf_skip_75
+	DECQ         176(SP)
+	JNZ          pf_skip_87
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_75
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_87
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_75:
+pf_skip_87:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -12570,17 +13902,17 @@ pv_single_52:
 	VBROADCASTSS (R9), Y2
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
-	DECQ         144(SP)
-	JNZ          pf_skip_76
+	DECQ         176(SP)
+	JNZ          pf_skip_88
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_76
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_88
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_76:
+pf_skip_88:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -12594,9 +13926,9 @@ pv_merge_52:
 
 pv_next_52:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_12
+	JMP  pv_14
 
-pv_done_12:
+pv_done_14:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -12800,7 +14132,7 @@ scores_half_22:
 
 scores_by1_14:
 	TESTQ  R8, R8
-	JZ     scores_done_26
+	JZ     scores_done_28
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -12830,7 +14162,7 @@ scores_chunk1_14:
 	ADDQ         DI, DX
 	JMP          scores_by1_14
 
-scores_done_26:
+scores_done_28:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -13183,10 +14515,10 @@ pv_next_56:
 
 // func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $176-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 136(SP)
+	MOVQ AX, 168(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_7:
@@ -13238,26 +14570,428 @@ tile_7:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 168(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
-	MOVQ    CX, 104(SP)
+	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 112(SP)
+	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
+	MOVQ    CX, 152(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 160(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_13:
+scores_15:
 	MOVQ    32(SP), AX
-	INCQ    AX
+	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_27
+	JGE     scores_done_29
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 48(SP)
+	MOVQ    BX, 56(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVUPS expconst<>+0(SB), Y2
+	VMOVSS  expconst<>+0(SB), X23
+	VMOVSS  expconst<>+0(SB), X24
+	VMOVSS  expconst<>+0(SB), X25
+	VMOVSS  expconst<>+0(SB), X26
+
+scores4_by4_3:
+	CMPQ    48(SP), $0x04
+	JL      scores4_by1_3
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	SUBQ    CX, DI
+	MOVQ    168(SP), R9
+	ADDQ    CX, R9
+	MOVQ    R9, 40(SP)
+	MOVQ    40(SP), R9
+	SUBQ    $0x00000020, R9
+	MOVQ    R9, 64(SP)
+	CMPQ    CX, 64(SP)
+	JAE     scores4_odd_3
+
+scores4_chunk2_3:
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VMOVUPS     (SI)(CX*2), Z20
+	VMOVUPS     (DI)(CX*2), Z21
+	VCVTPH2PS   (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VCVTPH2PS   (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VCVTPH2PS   (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VCVTPH2PS   (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	MOVQ        136(SP), R9
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_89
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, 136(SP)
+
+pf_skip_89:
+	VMOVUPS     64(DX)(CX*2), Z18
+	VMOVUPS     64(BX)(CX*2), Z19
+	VMOVUPS     64(SI)(CX*2), Z20
+	VMOVUPS     64(DI)(CX*2), Z21
+	VCVTPH2PS   32(CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VCVTPH2PS   32(CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VCVTPH2PS   32(CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VCVTPH2PS   32(CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	MOVQ        136(SP), R9
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_90
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, 136(SP)
+
+pf_skip_90:
+	ADDQ $0x00000040, CX
+	CMPQ CX, 64(SP)
+	JB   scores4_chunk2_3
+
+scores4_odd_3:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_reduce_3
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VMOVUPS     (SI)(CX*2), Z20
+	VMOVUPS     (DI)(CX*2), Z21
+	VCVTPH2PS   (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VCVTPH2PS   (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VCVTPH2PS   (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VCVTPH2PS   (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	MOVQ        136(SP), CX
+	CMPQ        CX, 144(SP)
+	JAE         pf_skip_91
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
+	ADDQ        $0x00000100, 136(SP)
+
+pf_skip_91:
+scores4_reduce_3:
+	VBROADCASTSS scale+64(FP), Y18
+	VSHUFF32X4   $0x44, Z3, Z0, Z19
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z19, Z19
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z19, Z5
+	VSHUFF32X4   $0xdd, Z0, Z19, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y2, Y2
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 48(SP)
+	MOVQ         56(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 56(SP)
+	JMP          scores4_by4_3
+
+scores4_by1_3:
+	CMPQ    48(SP), $0x00
+	JE      scores4_done_3
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	SUBQ    AX, SI
+	MOVQ    168(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_3:
+	VCVTPH2PS     (AX), Z6
+	VFMADD231PS   (CX)(AX*2), Z6, Z0
+	VFMADD231PS   (DX)(AX*2), Z6, Z3
+	VFMADD231PS   (BX)(AX*2), Z6, Z4
+	VFMADD231PS   (SI)(AX*2), Z6, Z5
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_3
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDPS        X6, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X23, X23
+	MOVQ          104(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X24, X24
+	MOVQ          112(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X25, X25
+	MOVQ          120(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X26, X26
+	MOVQ          128(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	DECQ          48(SP)
+	MOVQ          56(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 56(SP)
+	JMP           scores4_by1_3
+
+scores4_done_3:
+	VEXTRACTF128 $0x01, Y1, X0
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X23, X1, X1
+	VMOVHLPS     X0, X0, X3
+	VMAXPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VMAXPS       X3, X0, X0
+	VMAXSS       X24, X0, X0
+	VEXTRACTF128 $0x01, Y2, X3
+	VMOVHLPS     X2, X2, X4
+	VMAXPS       X4, X2, X2
+	VMOVSHDUP    X2, X4
+	VMAXPS       X4, X2, X2
+	VMAXSS       X25, X2, X2
+	VMOVHLPS     X3, X3, X4
+	VMAXPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VMAXPS       X4, X3, X3
+	VMAXSS       X26, X3, X3
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X1, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X2, 8(AX)(CX*4)
+	VMOVSS       X3, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_15
+
+scores_done_29:
+scores_16:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000001, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_30
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -13312,7 +15046,7 @@ scores2_by8_7:
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	MOVQ    136(SP), SI
+	MOVQ    168(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
@@ -13349,16 +15083,16 @@ scores2_chunk2_7:
 	VCVTPH2PS   (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), DI
-	CMPQ        DI, 112(SP)
-	JAE         pf_skip_77
+	MOVQ        136(SP), DI
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_92
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_77:
+pf_skip_92:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -13385,16 +15119,16 @@ pf_skip_77:
 	VCVTPH2PS   32(SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), DI
-	CMPQ        DI, 112(SP)
-	JAE         pf_skip_78
+	MOVQ        136(SP), DI
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_93
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_78:
+pf_skip_93:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 96(SP)
@@ -13429,16 +15163,16 @@ scores2_odd_7:
 	VCVTPH2PS   (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), CX
-	CMPQ        CX, 112(SP)
-	JAE         pf_skip_79
+	MOVQ        136(SP), CX
+	CMPQ        CX, 144(SP)
+	JAE         pf_skip_94
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
 	PREFETCHT1  128(CX)
 	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_79:
+pf_skip_94:
 scores2_reduce_7:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -13522,7 +15256,7 @@ scores2_by1_7:
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	MOVQ    136(SP), BX
+	MOVQ    168(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -13588,14 +15322,14 @@ scores2_done_7:
 	VMOVSS        X0, (AX)(CX*4)
 	VMOVSS        X1, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_13
+	JMP           scores_16
 
-scores_done_27:
-scores_14:
+scores_done_30:
+scores_17:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_28
+	JGE     scores_done_31
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -13632,10 +15366,10 @@ scores_by8_15:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        136(SP), $0x00000100
+	CMPQ        168(SP), $0x00000100
 	JNE         scores_seq_no_13
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -13776,7 +15510,7 @@ scores_by8_15:
 	JMP         scores_reduce_15
 
 scores_seq_no_13:
-	CMPQ        136(SP), $0x00000080
+	CMPQ        168(SP), $0x00000080
 	JNE         scores_seq_no_14
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -13870,16 +15604,16 @@ scores_pairs_23:
 	VFMADD231PS Z11, Z10, Z8
 	VCVTPH2PS   (R9)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z9
-	MOVQ        104(SP), R12
-	CMPQ        R12, 112(SP)
-	JAE         pf_skip_80
+	MOVQ        136(SP), R12
+	CMPQ        R12, 144(SP)
+	JAE         pf_skip_95
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
 	PREFETCHT1  192(R12)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_80:
+pf_skip_95:
 	VMOVUPS     64(R10)(R8*2), Z10
 	VCVTPH2PS   32(R8), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -13903,7 +15637,7 @@ pf_skip_80:
 	JB          scores_pairs_23
 
 scores_odd_23:
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_23
@@ -13964,10 +15698,10 @@ scores_reduce_15:
 
 scores_by1_15:
 	TESTQ   BX, BX
-	JZ      scores_done_29
+	JZ      scores_done_32
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -13996,7 +15730,7 @@ scores_chunk1_15:
 	ADDQ          SI, DX
 	JMP           scores_by1_15
 
-scores_done_29:
+scores_done_32:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -14034,10 +15768,10 @@ scores_by8_16:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        136(SP), $0x00000100
+	CMPQ        168(SP), $0x00000100
 	JNE         scores_seq_no_15
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -14178,7 +15912,7 @@ scores_by8_16:
 	JMP         scores_reduce_16
 
 scores_seq_no_15:
-	CMPQ        136(SP), $0x00000080
+	CMPQ        168(SP), $0x00000080
 	JNE         scores_seq_no_16
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -14295,7 +16029,7 @@ scores_pairs_24:
 	JB          scores_pairs_24
 
 scores_odd_24:
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_24
@@ -14356,10 +16090,10 @@ scores_reduce_16:
 
 scores_by1_16:
 	TESTQ   BX, BX
-	JZ      scores_done_30
+	JZ      scores_done_33
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -14388,7 +16122,7 @@ scores_chunk1_16:
 	ADDQ          SI, DX
 	JMP           scores_by1_16
 
-scores_done_30:
+scores_done_33:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -14405,9 +16139,9 @@ scores_done_30:
 
 scores_first_done_3:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_14
+	JMP  scores_17
 
-scores_done_28:
+scores_done_31:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_7:
@@ -14576,12 +16310,284 @@ exp_done_13:
 softmax_done_7:
 	MOVQ $0x00000000, 32(SP)
 
-pv_13:
+pv_15:
 	MOVQ  32(SP), AX
-	INCQ  AX
+	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_13
+	JGE   pv_done_15
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 72(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 80(SP)
+	MOVQ  SI, 88(SP)
+	MOVQ  $0x00000000, 96(SP)
+
+pv4_block_7:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_7
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS 128(BX)(DX*1), Z8
+	VMOVUPS 192(BX)(DX*1), Z9
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z14
+	VMOVUPS 64(BX)(DX*1), Z15
+	VMOVUPS 128(BX)(DX*1), Z16
+	VMOVUPS 192(BX)(DX*1), Z17
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R9
+	TESTQ   R9, R9
+	JZ      pv4_merge_7
+
+pv4_row_7:
+	VCVTPH2PS    (SI), Z18
+	VCVTPH2PS    32(SI), Z19
+	VCVTPH2PS    64(SI), Z20
+	VCVTPH2PS    96(SI), Z21
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  Z18, Z22, Z0
+	VFMADD231PS  Z19, Z22, Z3
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS (BX)(DI*1), Z22
+	VFMADD231PS  Z18, Z22, Z6
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z8
+	VFMADD231PS  Z21, Z22, Z9
+	VBROADCASTSS (BX)(DI*2), Z22
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z12
+	VFMADD231PS  Z21, Z22, Z13
+	VBROADCASTSS (BX)(CX*1), Z22
+	VFMADD231PS  Z18, Z22, Z14
+	VFMADD231PS  Z19, Z22, Z15
+	VFMADD231PS  Z20, Z22, Z16
+	VFMADD231PS  Z21, Z22, Z17
+	MOVQ         152(SP), R10
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_96
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, 152(SP)
+
+pf_skip_96:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R9
+	JNZ  pv4_row_7
+
+pv4_merge_7:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	VMOVUPS Z8, 128(BX)(DX*1)
+	VMOVUPS Z9, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VMOVUPS Z13, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z14, (BX)(DX*1)
+	VMOVUPS Z15, 64(BX)(DX*1)
+	VMOVUPS Z16, 128(BX)(DX*1)
+	VMOVUPS Z17, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 96(SP)
+	JMP     pv4_block_7
+
+pv4_next_7:
+pv4_block_8:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_8
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R9
+	TESTQ   R9, R9
+	JZ      pv4_merge_8
+
+pv4_row_8:
+	VCVTPH2PS    (SI), Z10
+	VCVTPH2PS    32(SI), Z11
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (BX)(DI*1), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS (BX)(DI*2), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS (BX)(CX*1), Z12
+	VFMADD231PS  Z10, Z12, Z8
+	VFMADD231PS  Z11, Z12, Z9
+	MOVQ         152(SP), R10
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_97
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, 152(SP)
+
+pf_skip_97:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R9
+	JNZ  pv4_row_8
+
+pv4_merge_8:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 96(SP)
+	JMP     pv4_block_8
+
+pv4_next_8:
+pv4_block_9:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_9
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z5
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R9
+	TESTQ   R9, R9
+	JZ      pv4_merge_9
+
+pv4_row_9:
+	VCVTPH2PS    (SI), Z6
+	VBROADCASTSS (BX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (BX)(DI*1), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS (BX)(DI*2), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS (BX)(CX*1), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	MOVQ         152(SP), R10
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_98
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, 152(SP)
+
+pf_skip_98:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R9
+	JNZ  pv4_row_9
+
+pv4_merge_9:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z5, (BX)(DX*1)
+	ADDQ    $0x00000040, 96(SP)
+	JMP     pv4_block_9
+
+pv4_next_9:
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_15
+
+pv_done_15:
+pv_16:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000001, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_16
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -14668,16 +16674,16 @@ pv2_pair_21:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_81
+	MOVQ         152(SP), R8
+	CMPQ         R8, 160(SP)
+	JAE          pf_skip_99
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	ADDQ         $0x00000100, 152(SP)
 
-pf_skip_81:
+pf_skip_99:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -14770,16 +16776,16 @@ pv2_pair_22:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_82
+	MOVQ         152(SP), R8
+	CMPQ         R8, 160(SP)
+	JAE          pf_skip_100
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	ADDQ         $0x00000100, 152(SP)
 
-pf_skip_82:
+pf_skip_100:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -14848,16 +16854,16 @@ pv2_pair_23:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_83
+	MOVQ         152(SP), R8
+	CMPQ         R8, 160(SP)
+	JAE          pf_skip_101
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	ADDQ         $0x00000100, 152(SP)
 
-pf_skip_83:
+pf_skip_101:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -14889,14 +16895,14 @@ pv2_merge_23:
 
 pv2_next_23:
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_13
+	JMP  pv_16
 
-pv_done_13:
-pv_14:
+pv_done_16:
+pv_17:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_14
+	JGE   pv_done_17
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -15530,9 +17536,9 @@ pv_merge_64:
 pv_next_64:
 first_done_3:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_14
+	JMP  pv_17
 
-pv_done_14:
+pv_done_17:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -15944,7 +17950,7 @@ scores_reduce_17:
 
 scores_by1_17:
 	TESTQ   R8, R8
-	JZ      scores_done_31
+	JZ      scores_done_34
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -15976,7 +17982,7 @@ scores_chunk1_17:
 	ADDQ          DI, DX
 	JMP           scores_by1_17
 
-scores_done_31:
+scores_done_34:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -16398,10 +18404,10 @@ pv_next_68:
 
 // func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $176-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 136(SP)
+	MOVQ AX, 168(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_8:
@@ -16453,26 +18459,428 @@ tile_8:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 168(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
-	MOVQ    CX, 104(SP)
+	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 112(SP)
+	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
+	MOVQ    CX, 152(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 160(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_15:
+scores_18:
 	MOVQ    32(SP), AX
-	INCQ    AX
+	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_32
+	JGE     scores_done_35
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 48(SP)
+	MOVQ    BX, 56(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVUPS expconst<>+0(SB), Y2
+	VMOVSS  expconst<>+0(SB), X23
+	VMOVSS  expconst<>+0(SB), X24
+	VMOVSS  expconst<>+0(SB), X25
+	VMOVSS  expconst<>+0(SB), X26
+
+scores4_by4_4:
+	CMPQ    48(SP), $0x04
+	JL      scores4_by1_4
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	SUBQ    CX, DI
+	MOVQ    168(SP), R9
+	ADDQ    CX, R9
+	MOVQ    R9, 40(SP)
+	MOVQ    40(SP), R9
+	SUBQ    $0x00000020, R9
+	MOVQ    R9, 64(SP)
+	CMPQ    CX, 64(SP)
+	JAE     scores4_odd_4
+
+scores4_chunk2_4:
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VMOVUPS     (SI)(CX*2), Z20
+	VMOVUPS     (DI)(CX*2), Z21
+	VCVTPH2PS   (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VCVTPH2PS   (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VCVTPH2PS   (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VCVTPH2PS   (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	MOVQ        136(SP), R9
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_102
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, 136(SP)
+
+pf_skip_102:
+	VMOVUPS     64(DX)(CX*2), Z18
+	VMOVUPS     64(BX)(CX*2), Z19
+	VMOVUPS     64(SI)(CX*2), Z20
+	VMOVUPS     64(DI)(CX*2), Z21
+	VCVTPH2PS   32(CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VCVTPH2PS   32(CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VCVTPH2PS   32(CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VCVTPH2PS   32(CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	MOVQ        136(SP), R9
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_103
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, 136(SP)
+
+pf_skip_103:
+	ADDQ $0x00000040, CX
+	CMPQ CX, 64(SP)
+	JB   scores4_chunk2_4
+
+scores4_odd_4:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_reduce_4
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VMOVUPS     (SI)(CX*2), Z20
+	VMOVUPS     (DI)(CX*2), Z21
+	VCVTPH2PS   (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VCVTPH2PS   (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VCVTPH2PS   (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VCVTPH2PS   (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	MOVQ        136(SP), CX
+	CMPQ        CX, 144(SP)
+	JAE         pf_skip_104
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
+	ADDQ        $0x00000100, 136(SP)
+
+pf_skip_104:
+scores4_reduce_4:
+	VBROADCASTSS scale+64(FP), Y18
+	VSHUFF32X4   $0x44, Z3, Z0, Z19
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z19, Z19
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z19, Z5
+	VSHUFF32X4   $0xdd, Z0, Z19, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y2, Y2
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 48(SP)
+	MOVQ         56(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 56(SP)
+	JMP          scores4_by4_4
+
+scores4_by1_4:
+	CMPQ    48(SP), $0x00
+	JE      scores4_done_4
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	SUBQ    AX, SI
+	MOVQ    168(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_4:
+	VCVTPH2PS     (AX), Z6
+	VFMADD231PS   (CX)(AX*2), Z6, Z0
+	VFMADD231PS   (DX)(AX*2), Z6, Z3
+	VFMADD231PS   (BX)(AX*2), Z6, Z4
+	VFMADD231PS   (SI)(AX*2), Z6, Z5
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_4
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDPS        X6, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X23, X23
+	MOVQ          104(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X24, X24
+	MOVQ          112(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X25, X25
+	MOVQ          120(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X26, X26
+	MOVQ          128(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	DECQ          48(SP)
+	MOVQ          56(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 56(SP)
+	JMP           scores4_by1_4
+
+scores4_done_4:
+	VEXTRACTF128 $0x01, Y1, X0
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X23, X1, X1
+	VMOVHLPS     X0, X0, X3
+	VMAXPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VMAXPS       X3, X0, X0
+	VMAXSS       X24, X0, X0
+	VEXTRACTF128 $0x01, Y2, X3
+	VMOVHLPS     X2, X2, X4
+	VMAXPS       X4, X2, X2
+	VMOVSHDUP    X2, X4
+	VMAXPS       X4, X2, X2
+	VMAXSS       X25, X2, X2
+	VMOVHLPS     X3, X3, X4
+	VMAXPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VMAXPS       X4, X3, X3
+	VMAXSS       X26, X3, X3
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X1, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X2, 8(AX)(CX*4)
+	VMOVSS       X3, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_18
+
+scores_done_35:
+scores_19:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000001, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_36
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -16527,7 +18935,7 @@ scores2_by8_8:
 	MOVQ    72(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	MOVQ    136(SP), SI
+	MOVQ    168(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	LEAQ    (CX)(R8*4), SI
@@ -16564,16 +18972,16 @@ scores2_chunk2_8:
 	VCVTPH2PS   (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), DI
-	CMPQ        DI, 112(SP)
-	JAE         pf_skip_84
+	MOVQ        136(SP), DI
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_105
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_84:
+pf_skip_105:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -16600,16 +19008,16 @@ pf_skip_84:
 	VCVTPH2PS   32(SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), DI
-	CMPQ        DI, 112(SP)
-	JAE         pf_skip_85
+	MOVQ        136(SP), DI
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_106
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_85:
+pf_skip_106:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 96(SP)
@@ -16644,16 +19052,16 @@ scores2_odd_8:
 	VCVTPH2PS   (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        104(SP), CX
-	CMPQ        CX, 112(SP)
-	JAE         pf_skip_86
+	MOVQ        136(SP), CX
+	CMPQ        CX, 144(SP)
+	JAE         pf_skip_107
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
 	PREFETCHT1  128(CX)
 	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_86:
+pf_skip_107:
 scores2_reduce_8:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -16737,7 +19145,7 @@ scores2_by1_8:
 	MOVQ    72(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	MOVQ    136(SP), BX
+	MOVQ    168(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -16803,14 +19211,14 @@ scores2_done_8:
 	VMOVSS        X0, (AX)(CX*4)
 	VMOVSS        X1, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_15
+	JMP           scores_19
 
-scores_done_32:
-scores_16:
+scores_done_36:
+scores_20:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_33
+	JGE     scores_done_37
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -16847,10 +19255,10 @@ scores_by8_18:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        136(SP), $0x00000100
+	CMPQ        168(SP), $0x00000100
 	JNE         scores_seq_no_19
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -16991,7 +19399,7 @@ scores_by8_18:
 	JMP         scores_reduce_18
 
 scores_seq_no_19:
-	CMPQ        136(SP), $0x00000080
+	CMPQ        168(SP), $0x00000080
 	JNE         scores_seq_no_20
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -17085,16 +19493,16 @@ scores_pairs_26:
 	VFMADD231PS Z11, Z10, Z8
 	VCVTPH2PS   (R9)(DI*1), Z11
 	VFMADD231PS Z11, Z10, Z9
-	MOVQ        104(SP), R12
-	CMPQ        R12, 112(SP)
-	JAE         pf_skip_87
+	MOVQ        136(SP), R12
+	CMPQ        R12, 144(SP)
+	JAE         pf_skip_108
 	PREFETCHT1  (R12)
 	PREFETCHT1  64(R12)
 	PREFETCHT1  128(R12)
 	PREFETCHT1  192(R12)
-	ADDQ        $0x00000100, 104(SP)
+	ADDQ        $0x00000100, 136(SP)
 
-pf_skip_87:
+pf_skip_108:
 	VMOVUPS     64(R10)(R8*2), Z10
 	VCVTPH2PS   32(R8), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -17118,7 +19526,7 @@ pf_skip_87:
 	JB          scores_pairs_26
 
 scores_odd_26:
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_26
@@ -17179,10 +19587,10 @@ scores_reduce_18:
 
 scores_by1_18:
 	TESTQ   BX, BX
-	JZ      scores_done_34
+	JZ      scores_done_38
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -17211,7 +19619,7 @@ scores_chunk1_18:
 	ADDQ          SI, DX
 	JMP           scores_by1_18
 
-scores_done_34:
+scores_done_38:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -17249,10 +19657,10 @@ scores_by8_19:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        136(SP), $0x00000100
+	CMPQ        168(SP), $0x00000100
 	JNE         scores_seq_no_21
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -17393,7 +19801,7 @@ scores_by8_19:
 	JMP         scores_reduce_19
 
 scores_seq_no_21:
-	CMPQ        136(SP), $0x00000080
+	CMPQ        168(SP), $0x00000080
 	JNE         scores_seq_no_22
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -17510,7 +19918,7 @@ scores_pairs_27:
 	JB          scores_pairs_27
 
 scores_odd_27:
-	MOVQ        136(SP), R11
+	MOVQ        168(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_27
@@ -17571,10 +19979,10 @@ scores_reduce_19:
 
 scores_by1_19:
 	TESTQ   BX, BX
-	JZ      scores_done_35
+	JZ      scores_done_39
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -17603,7 +20011,7 @@ scores_chunk1_19:
 	ADDQ          SI, DX
 	JMP           scores_by1_19
 
-scores_done_35:
+scores_done_39:
 	VEXTRACTF32X4 $0x01, Y1, X0
 	VMAXPS        X1, X0, X0
 	VMOVHLPS      X0, X0, X1
@@ -17620,9 +20028,9 @@ scores_done_35:
 
 scores_first_done_4:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_16
+	JMP  scores_20
 
-scores_done_33:
+scores_done_37:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_8:
@@ -17782,12 +20190,284 @@ exp_done_15:
 softmax_done_8:
 	MOVQ $0x00000000, 32(SP)
 
-pv_15:
+pv_18:
 	MOVQ  32(SP), AX
-	INCQ  AX
+	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_15
+	JGE   pv_done_18
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 72(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 80(SP)
+	MOVQ  SI, 88(SP)
+	MOVQ  $0x00000000, 96(SP)
+
+pv4_block_10:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_10
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS 128(BX)(DX*1), Z8
+	VMOVUPS 192(BX)(DX*1), Z9
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z14
+	VMOVUPS 64(BX)(DX*1), Z15
+	VMOVUPS 128(BX)(DX*1), Z16
+	VMOVUPS 192(BX)(DX*1), Z17
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R9
+	TESTQ   R9, R9
+	JZ      pv4_merge_10
+
+pv4_row_10:
+	VCVTPH2PS    (SI), Z18
+	VCVTPH2PS    32(SI), Z19
+	VCVTPH2PS    64(SI), Z20
+	VCVTPH2PS    96(SI), Z21
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  Z18, Z22, Z0
+	VFMADD231PS  Z19, Z22, Z3
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS (BX)(DI*1), Z22
+	VFMADD231PS  Z18, Z22, Z6
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z8
+	VFMADD231PS  Z21, Z22, Z9
+	VBROADCASTSS (BX)(DI*2), Z22
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z12
+	VFMADD231PS  Z21, Z22, Z13
+	VBROADCASTSS (BX)(CX*1), Z22
+	VFMADD231PS  Z18, Z22, Z14
+	VFMADD231PS  Z19, Z22, Z15
+	VFMADD231PS  Z20, Z22, Z16
+	VFMADD231PS  Z21, Z22, Z17
+	MOVQ         152(SP), R10
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_109
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, 152(SP)
+
+pf_skip_109:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R9
+	JNZ  pv4_row_10
+
+pv4_merge_10:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	VMOVUPS Z8, 128(BX)(DX*1)
+	VMOVUPS Z9, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VMOVUPS Z13, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z14, (BX)(DX*1)
+	VMOVUPS Z15, 64(BX)(DX*1)
+	VMOVUPS Z16, 128(BX)(DX*1)
+	VMOVUPS Z17, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 96(SP)
+	JMP     pv4_block_10
+
+pv4_next_10:
+pv4_block_11:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_11
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R9
+	TESTQ   R9, R9
+	JZ      pv4_merge_11
+
+pv4_row_11:
+	VCVTPH2PS    (SI), Z10
+	VCVTPH2PS    32(SI), Z11
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (BX)(DI*1), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS (BX)(DI*2), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS (BX)(CX*1), Z12
+	VFMADD231PS  Z10, Z12, Z8
+	VFMADD231PS  Z11, Z12, Z9
+	MOVQ         152(SP), R10
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_110
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, 152(SP)
+
+pf_skip_110:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R9
+	JNZ  pv4_row_11
+
+pv4_merge_11:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 96(SP)
+	JMP     pv4_block_11
+
+pv4_next_11:
+pv4_block_12:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_12
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z5
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R9
+	TESTQ   R9, R9
+	JZ      pv4_merge_12
+
+pv4_row_12:
+	VCVTPH2PS    (SI), Z6
+	VBROADCASTSS (BX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (BX)(DI*1), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS (BX)(DI*2), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS (BX)(CX*1), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	MOVQ         152(SP), R10
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_111
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, 152(SP)
+
+pf_skip_111:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R9
+	JNZ  pv4_row_12
+
+pv4_merge_12:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z5, (BX)(DX*1)
+	ADDQ    $0x00000040, 96(SP)
+	JMP     pv4_block_12
+
+pv4_next_12:
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_18
+
+pv_done_18:
+pv_19:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000001, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_19
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -17874,16 +20554,16 @@ pv2_pair_24:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_88
+	MOVQ         152(SP), R8
+	CMPQ         R8, 160(SP)
+	JAE          pf_skip_112
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	ADDQ         $0x00000100, 152(SP)
 
-pf_skip_88:
+pf_skip_112:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -17976,16 +20656,16 @@ pv2_pair_25:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_89
+	MOVQ         152(SP), R8
+	CMPQ         R8, 160(SP)
+	JAE          pf_skip_113
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	ADDQ         $0x00000100, 152(SP)
 
-pf_skip_89:
+pf_skip_113:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -18054,16 +20734,16 @@ pv2_pair_26:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         120(SP), R8
-	CMPQ         R8, 128(SP)
-	JAE          pf_skip_90
+	MOVQ         152(SP), R8
+	CMPQ         R8, 160(SP)
+	JAE          pf_skip_114
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 120(SP)
+	ADDQ         $0x00000100, 152(SP)
 
-pf_skip_90:
+pf_skip_114:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -18095,14 +20775,14 @@ pv2_merge_26:
 
 pv2_next_26:
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_15
+	JMP  pv_19
 
-pv_done_15:
-pv_16:
+pv_done_19:
+pv_20:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_16
+	JGE   pv_done_20
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -18736,9 +21416,9 @@ pv_merge_76:
 pv_next_76:
 first_done_4:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_16
+	JMP  pv_20
 
-pv_done_16:
+pv_done_20:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -19150,7 +21830,7 @@ scores_reduce_20:
 
 scores_by1_20:
 	TESTQ   R8, R8
-	JZ      scores_done_36
+	JZ      scores_done_40
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -19182,7 +21862,7 @@ scores_chunk1_20:
 	ADDQ          DI, DX
 	JMP           scores_by1_20
 
-scores_done_36:
+scores_done_40:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -19598,11 +22278,11 @@ pv_next_80:
 
 // func flashDecodeExactQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactQ8AVX2(SB), NOSPLIT, $160-104
+TEXT ·flashDecodeExactQ8AVX2(SB), NOSPLIT, $192-104
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 152(SP)
+	MOVQ   AX, 184(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_9:
@@ -19654,27 +22334,27 @@ tile_9:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 152(SP)
+	CMPQ    AX, 184(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
-	MOVQ    CX, 104(SP)
+	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 112(SP)
+	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 160(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 136(SP)
-	MOVQ    $0x00000001, 120(SP)
-	MOVQ    $0x00000001, 144(SP)
+	MOVQ    CX, 168(SP)
+	MOVQ    $0x00000001, 152(SP)
+	MOVQ    $0x00000001, 176(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_17:
+scores_21:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_37
+	JGE     scores_done_41
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -19711,11 +22391,11 @@ scores_by8_21:
 	SUBQ   DX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
-	MOVQ   152(SP), R11
+	MOVQ   184(SP), R11
 	ANDQ   $0x00000000, R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
-	MOVQ   152(SP), R11
+	MOVQ   184(SP), R11
 	ADDQ   DX, R11
 
 scores_q8_1:
@@ -19794,20 +22474,20 @@ scores_q8_1:
 	VCVTPH2PS    X10, Y10
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
-	DECQ         120(SP)
-	JNZ          pf_skip_91
+	DECQ         152(SP)
+	JNZ          pf_skip_115
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 120(SP)
-	MOVQ         104(SP), R12
-	CMPQ         R12, 112(SP)
-	JAE          pf_skip_91
+	MOVQ         R12, 152(SP)
+	MOVQ         136(SP), R12
+	CMPQ         R12, 144(SP)
+	JAE          pf_skip_115
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
-	ADDQ         $0x00000100, 104(SP)
+	ADDQ         $0x00000100, 136(SP)
 
-pf_skip_91:
+pf_skip_115:
 	ADDQ         $0x00000022, R8
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
@@ -19833,10 +22513,10 @@ pf_skip_91:
 
 scores_by1_21:
 	TESTQ  BX, BX
-	JZ     scores_done_38
+	JZ     scores_done_42
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	MOVQ   152(SP), R11
+	MOVQ   184(SP), R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
 
@@ -19871,7 +22551,7 @@ scores_chunk1_21:
 	ADDQ         SI, DX
 	JMP          scores_by1_21
 
-scores_done_38:
+scores_done_42:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -19886,9 +22566,9 @@ scores_done_38:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_17
+	JMP          scores_21
 
-scores_done_37:
+scores_done_41:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_9:
@@ -20065,11 +22745,11 @@ exp_done_17:
 softmax_done_9:
 	MOVQ $0x00000000, 32(SP)
 
-pv_17:
+pv_21:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_17
+	JGE   pv_done_21
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -20141,17 +22821,17 @@ pv_single_81:
 	VPMOVSXBD    60(R10), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
-	DECQ         144(SP)
-	JNZ          pf_skip_92
+	DECQ         176(SP)
+	JNZ          pf_skip_116
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_92
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_116
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_92:
+pf_skip_116:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -20227,17 +22907,17 @@ pv_pair_82:
 	VPMOVSXBD    26(R10)(DI*1), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
-	DECQ         144(SP)
-	JNZ          pf_skip_93
+	DECQ         176(SP)
+	JNZ          pf_skip_117
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_93
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_117
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_93:
+pf_skip_117:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -20264,17 +22944,17 @@ pv_single_82:
 	VPMOVSXBD    26(R10), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
-	DECQ         144(SP)
-	JNZ          pf_skip_94
+	DECQ         176(SP)
+	JNZ          pf_skip_118
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_94
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_118
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_94:
+pf_skip_118:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -20314,17 +22994,17 @@ pv_block_83:
 pv_pair_83:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
-	DECQ         144(SP)
-	JNZ          pf_skip_95
+	DECQ         176(SP)
+	JNZ          pf_skip_119
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_95
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_119
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_95:
+pf_skip_119:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -20335,17 +23015,17 @@ pv_single_83:
 	TESTQ        R11, R11
 	JZ           pv_merge_83
 	VBROADCASTSS (R9), Y4
-	DECQ         144(SP)
-	JNZ          pf_skip_96
+	DECQ         176(SP)
+	JNZ          pf_skip_120
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_96
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_120
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_96:
+pf_skip_120:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -20379,17 +23059,17 @@ pv_block_84:
 pv_pair_84:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
-	DECQ         144(SP)
-	JNZ          pf_skip_97
+	DECQ         176(SP)
+	JNZ          pf_skip_121
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_97
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_121
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_97:
+pf_skip_121:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -20400,17 +23080,17 @@ pv_single_84:
 	TESTQ        R11, R11
 	JZ           pv_merge_84
 	VBROADCASTSS (R9), Y2
-	DECQ         144(SP)
-	JNZ          pf_skip_98
+	DECQ         176(SP)
+	JNZ          pf_skip_122
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_98
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_122
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_98:
+pf_skip_122:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -20424,9 +23104,9 @@ pv_merge_84:
 
 pv_next_84:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_17
+	JMP  pv_21
 
-pv_done_17:
+pv_done_21:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -20627,7 +23307,7 @@ scores_q8_2:
 
 scores_by1_22:
 	TESTQ  R8, R8
-	JZ     scores_done_39
+	JZ     scores_done_43
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -20665,7 +23345,7 @@ scores_chunk1_22:
 	ADDQ         DI, DX
 	JMP          scores_by1_22
 
-scores_done_39:
+scores_done_43:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -21058,11 +23738,11 @@ pv_next_88:
 
 // func flashDecodeFastQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastQ8AVX2(SB), NOSPLIT, $160-104
+TEXT ·flashDecodeFastQ8AVX2(SB), NOSPLIT, $192-104
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 152(SP)
+	MOVQ   AX, 184(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_10:
@@ -21114,27 +23794,27 @@ tile_10:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 152(SP)
+	CMPQ    AX, 184(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
-	MOVQ    CX, 104(SP)
+	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 112(SP)
+	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 160(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 136(SP)
-	MOVQ    $0x00000001, 120(SP)
-	MOVQ    $0x00000001, 144(SP)
+	MOVQ    CX, 168(SP)
+	MOVQ    $0x00000001, 152(SP)
+	MOVQ    $0x00000001, 176(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_18:
+scores_22:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_40
+	JGE     scores_done_44
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -21171,11 +23851,11 @@ scores_by8_23:
 	SUBQ   DX, R10
 	SUBQ   DX, R10
 	SUBQ   DX, R10
-	MOVQ   152(SP), R11
+	MOVQ   184(SP), R11
 	ANDQ   $0x00000000, R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
-	MOVQ   152(SP), R11
+	MOVQ   184(SP), R11
 	ADDQ   DX, R11
 
 scores_q8_3:
@@ -21254,20 +23934,20 @@ scores_q8_3:
 	VCVTPH2PS    X10, Y10
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
-	DECQ         120(SP)
-	JNZ          pf_skip_99
+	DECQ         152(SP)
+	JNZ          pf_skip_123
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 120(SP)
-	MOVQ         104(SP), R12
-	CMPQ         R12, 112(SP)
-	JAE          pf_skip_99
+	MOVQ         R12, 152(SP)
+	MOVQ         136(SP), R12
+	CMPQ         R12, 144(SP)
+	JAE          pf_skip_123
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
-	ADDQ         $0x00000100, 104(SP)
+	ADDQ         $0x00000100, 136(SP)
 
-pf_skip_99:
+pf_skip_123:
 	ADDQ         $0x00000022, R8
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
@@ -21293,10 +23973,10 @@ pf_skip_99:
 
 scores_by1_23:
 	TESTQ  BX, BX
-	JZ     scores_done_41
+	JZ     scores_done_45
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R8
-	MOVQ   152(SP), R11
+	MOVQ   184(SP), R11
 	ADDQ   DX, R11
 	MOVQ   CX, R10
 
@@ -21331,7 +24011,7 @@ scores_chunk1_23:
 	ADDQ         SI, DX
 	JMP          scores_by1_23
 
-scores_done_41:
+scores_done_45:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -21346,9 +24026,9 @@ scores_done_41:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_18
+	JMP          scores_22
 
-scores_done_40:
+scores_done_44:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_10:
@@ -21504,11 +24184,11 @@ exp_done_19:
 softmax_done_10:
 	MOVQ $0x00000000, 32(SP)
 
-pv_18:
+pv_22:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_18
+	JGE   pv_done_22
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -21580,17 +24260,17 @@ pv_single_89:
 	VPMOVSXBD    60(R10), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
-	DECQ         144(SP)
-	JNZ          pf_skip_100
+	DECQ         176(SP)
+	JNZ          pf_skip_124
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_100
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_124
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_100:
+pf_skip_124:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -21666,17 +24346,17 @@ pv_pair_90:
 	VPMOVSXBD    26(R10)(DI*1), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
-	DECQ         144(SP)
-	JNZ          pf_skip_101
+	DECQ         176(SP)
+	JNZ          pf_skip_125
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_101
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_125
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_101:
+pf_skip_125:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -21703,17 +24383,17 @@ pv_single_90:
 	VPMOVSXBD    26(R10), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
-	DECQ         144(SP)
-	JNZ          pf_skip_102
+	DECQ         176(SP)
+	JNZ          pf_skip_126
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_102
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_126
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_102:
+pf_skip_126:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -21753,17 +24433,17 @@ pv_block_91:
 pv_pair_91:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
-	DECQ         144(SP)
-	JNZ          pf_skip_103
+	DECQ         176(SP)
+	JNZ          pf_skip_127
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_103
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_127
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_103:
+pf_skip_127:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -21774,17 +24454,17 @@ pv_single_91:
 	TESTQ        R11, R11
 	JZ           pv_merge_91
 	VBROADCASTSS (R9), Y4
-	DECQ         144(SP)
-	JNZ          pf_skip_104
+	DECQ         176(SP)
+	JNZ          pf_skip_128
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_104
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_128
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_104:
+pf_skip_128:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -21818,17 +24498,17 @@ pv_block_92:
 pv_pair_92:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
-	DECQ         144(SP)
-	JNZ          pf_skip_105
+	DECQ         176(SP)
+	JNZ          pf_skip_129
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_105
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_129
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_105:
+pf_skip_129:
 	ADDQ $0x08, R9
 	LEAQ (R10)(DI*2), R10
 	SUBQ $0x02, R11
@@ -21839,17 +24519,17 @@ pv_single_92:
 	TESTQ        R11, R11
 	JZ           pv_merge_92
 	VBROADCASTSS (R9), Y2
-	DECQ         144(SP)
-	JNZ          pf_skip_106
+	DECQ         176(SP)
+	JNZ          pf_skip_130
 	MOVQ         ng+16(FP), R12
-	MOVQ         R12, 144(SP)
-	MOVQ         128(SP), R12
-	CMPQ         R12, 136(SP)
-	JAE          pf_skip_106
+	MOVQ         R12, 176(SP)
+	MOVQ         160(SP), R12
+	CMPQ         R12, 168(SP)
+	JAE          pf_skip_130
 	PREFETCHT1   (R12)
-	ADDQ         $0x00000040, 128(SP)
+	ADDQ         $0x00000040, 160(SP)
 
-pf_skip_106:
+pf_skip_130:
 	ADDQ $0x04, R9
 	ADDQ DI, R10
 	DECQ R11
@@ -21863,9 +24543,9 @@ pv_merge_92:
 
 pv_next_92:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_18
+	JMP  pv_22
 
-pv_done_18:
+pv_done_22:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -22066,7 +24746,7 @@ scores_q8_4:
 
 scores_by1_24:
 	TESTQ  R8, R8
-	JZ     scores_done_42
+	JZ     scores_done_46
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -22104,7 +24784,7 @@ scores_chunk1_24:
 	ADDQ         DI, DX
 	JMP          scores_by1_24
 
-scores_done_42:
+scores_done_46:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -22483,11 +25163,11 @@ pv_next_96:
 
 // func flashDecodeExactQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactQ8AVX512(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeExactQ8AVX512(SB), NOSPLIT, $176-104
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 136(SP)
+	MOVQ   AX, 168(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_11:
@@ -22539,25 +25219,25 @@ tile_11:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 168(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
-	MOVQ    CX, 104(SP)
+	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 112(SP)
+	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
+	MOVQ    CX, 152(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 160(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_19:
+scores_23:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_43
+	JGE     scores_done_47
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -22596,11 +25276,11 @@ scores_by8_25:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 
 scores_q8_5:
@@ -22682,14 +25362,14 @@ scores_q8_5:
 	VCVTPH2PS    X14, Y14
 	VMULPS       Y15, Y14, Y14
 	VFMADD231PS  Y16, Y14, Y13
-	MOVQ         104(SP), R12
-	CMPQ         R12, 112(SP)
-	JAE          pf_skip_107
+	MOVQ         136(SP), R12
+	CMPQ         R12, 144(SP)
+	JAE          pf_skip_131
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
-	ADDQ         $0x00000080, 104(SP)
+	ADDQ         $0x00000080, 136(SP)
 
-pf_skip_107:
+pf_skip_131:
 	ADDQ         $0x00000022, R8
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
@@ -22732,10 +25412,10 @@ pf_skip_107:
 
 scores_by1_25:
 	TESTQ   BX, BX
-	JZ      scores_done_44
+	JZ      scores_done_48
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
@@ -22775,7 +25455,7 @@ scores_chunk1_25:
 	ADDQ          SI, DX
 	JMP           scores_by1_25
 
-scores_done_44:
+scores_done_48:
 	VEXTRACTF32X4 $0x01, Y5, X0
 	VMAXPS        X5, X0, X0
 	VMOVHLPS      X0, X0, X5
@@ -22815,11 +25495,11 @@ scores_by8_26:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 
 scores_q8_6:
@@ -22943,10 +25623,10 @@ scores_q8_6:
 
 scores_by1_26:
 	TESTQ   BX, BX
-	JZ      scores_done_45
+	JZ      scores_done_49
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
@@ -22986,7 +25666,7 @@ scores_chunk1_26:
 	ADDQ          SI, DX
 	JMP           scores_by1_26
 
-scores_done_45:
+scores_done_49:
 	VEXTRACTF32X4 $0x01, Y5, X0
 	VMAXPS        X5, X0, X0
 	VMOVHLPS      X0, X0, X5
@@ -23003,9 +25683,9 @@ scores_done_45:
 
 scores_first_done_5:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_19
+	JMP  scores_23
 
-scores_done_43:
+scores_done_47:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_11:
@@ -23174,11 +25854,11 @@ exp_done_21:
 softmax_done_11:
 	MOVQ $0x00000000, 32(SP)
 
-pv_19:
+pv_23:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_19
+	JGE   pv_done_23
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -24056,9 +26736,9 @@ pv_merge_104:
 pv_next_104:
 first_done_5:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_19
+	JMP  pv_23
 
-pv_done_19:
+pv_done_23:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -24279,7 +26959,7 @@ scores_q8_7:
 
 scores_by1_27:
 	TESTQ   R8, R8
-	JZ      scores_done_46
+	JZ      scores_done_50
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -24322,7 +27002,7 @@ scores_chunk1_27:
 	ADDQ          DI, DX
 	JMP           scores_by1_27
 
-scores_done_46:
+scores_done_50:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -24868,11 +27548,11 @@ pv_next_108:
 
 // func flashDecodeFastQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastQ8AVX512(SB), NOSPLIT, $144-104
+TEXT ·flashDecodeFastQ8AVX512(SB), NOSPLIT, $176-104
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 136(SP)
+	MOVQ   AX, 168(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_12:
@@ -24924,25 +27604,25 @@ tile_12:
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
 	XORQ    DX, DX
-	CMPQ    AX, 136(SP)
+	CMPQ    AX, 168(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	MOVQ    8(SP), CX
-	MOVQ    CX, 104(SP)
+	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 112(SP)
+	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
-	MOVQ    CX, 120(SP)
+	MOVQ    CX, 152(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 128(SP)
+	MOVQ    CX, 160(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_20:
+scores_24:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_47
+	JGE     scores_done_51
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -24981,11 +27661,11 @@ scores_by8_28:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 
 scores_q8_8:
@@ -25067,14 +27747,14 @@ scores_q8_8:
 	VCVTPH2PS    X14, Y14
 	VMULPS       Y15, Y14, Y14
 	VFMADD231PS  Y16, Y14, Y13
-	MOVQ         104(SP), R12
-	CMPQ         R12, 112(SP)
-	JAE          pf_skip_108
+	MOVQ         136(SP), R12
+	CMPQ         R12, 144(SP)
+	JAE          pf_skip_132
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
-	ADDQ         $0x00000080, 104(SP)
+	ADDQ         $0x00000080, 136(SP)
 
-pf_skip_108:
+pf_skip_132:
 	ADDQ         $0x00000022, R8
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
@@ -25117,10 +27797,10 @@ pf_skip_108:
 
 scores_by1_28:
 	TESTQ   BX, BX
-	JZ      scores_done_48
+	JZ      scores_done_52
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
@@ -25160,7 +27840,7 @@ scores_chunk1_28:
 	ADDQ          SI, DX
 	JMP           scores_by1_28
 
-scores_done_48:
+scores_done_52:
 	VEXTRACTF32X4 $0x01, Y5, X0
 	VMAXPS        X5, X0, X0
 	VMOVHLPS      X0, X0, X5
@@ -25200,11 +27880,11 @@ scores_by8_29:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 
 scores_q8_9:
@@ -25328,10 +28008,10 @@ scores_q8_9:
 
 scores_by1_29:
 	TESTQ   BX, BX
-	JZ      scores_done_49
+	JZ      scores_done_53
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    136(SP), R11
+	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
@@ -25371,7 +28051,7 @@ scores_chunk1_29:
 	ADDQ          SI, DX
 	JMP           scores_by1_29
 
-scores_done_49:
+scores_done_53:
 	VEXTRACTF32X4 $0x01, Y5, X0
 	VMAXPS        X5, X0, X0
 	VMOVHLPS      X0, X0, X5
@@ -25388,9 +28068,9 @@ scores_done_49:
 
 scores_first_done_6:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_20
+	JMP  scores_24
 
-scores_done_47:
+scores_done_51:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_12:
@@ -25550,11 +28230,11 @@ exp_done_23:
 softmax_done_12:
 	MOVQ $0x00000000, 32(SP)
 
-pv_20:
+pv_24:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_20
+	JGE   pv_done_24
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -26432,9 +29112,9 @@ pv_merge_116:
 pv_next_116:
 first_done_6:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_20
+	JMP  pv_24
 
-pv_done_20:
+pv_done_24:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -26655,7 +29335,7 @@ scores_q8_10:
 
 scores_by1_30:
 	TESTQ   R8, R8
-	JZ      scores_done_50
+	JZ      scores_done_54
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -26698,7 +29378,7 @@ scores_chunk1_30:
 	ADDQ          DI, DX
 	JMP           scores_by1_30
 
-scores_done_50:
+scores_done_54:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0

@@ -393,6 +393,185 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 	return m[0], m[1]
 }
 
+// scores4 is scores for four heads of a GQA group at once (AVX-512, f32
+// and f16): each K vector is loaded (and widened) once and multiplied by
+// the four heads' q. Keys go in batches of four: 16 zmm accumulators,
+// reduced eight at a time (heads h, h+1, then h+2, h+3) into one ymm
+// whose halves are the two heads' four scores. It writes buf[0..3] (head
+// h's at buf + h·bs) and returns the four maxima. The per-batch state
+// lives in the 96 scratch bytes at tmp. pf is as in scores2: a step per
+// chunk.
+func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp Mem, pf *prefetcher) [4]VecVirtual {
+	lEnd, lLeft, lRow, lEnd2 := tmp, tmp.Offset(8), tmp.Offset(16), tmp.Offset(24)
+	var lq, lout [4]Mem
+	for h := range 4 {
+		lq[h], lout[h] = tmp.Offset(32+8*h), tmp.Offset(64+8*h)
+	}
+	{
+		r, o := GP64(), GP64()
+		MOVQ(q, r)
+		MOVQ(buf, o)
+		for h := range 4 {
+			if h > 0 {
+				ADDQ(qs, r)
+				ADDQ(bs, o)
+			}
+			MOVQ(r, lq[h])
+			MOVQ(o, lout[h])
+		}
+	}
+	MOVQ(cnt, lLeft)
+	MOVQ(k, lRow)
+	db3 := GP64()
+	LEAQ(Mem{Base: db, Index: db, Scale: 2}, db3)
+	const R = 4 // keys per batch
+	// mx[0]: heads 0, 1 (low, high half), mx[1]: heads 2, 3; mx1: the
+	// lone keys' maxima.
+	var mx [2]VecVirtual
+	var mx1 [4]VecVirtual
+	for i := range mx {
+		mx[i] = YMM()
+		VMOVUPS(KC(CNegInf), mx[i])
+	}
+	for h := range mx1 {
+		mx1[h] = XMM()
+		VMOVSS(KC(CNegInf), mx1[h])
+	}
+	setup := func() (p0 GPVirtual, qd [4]GPVirtual) {
+		p0 = GP64()
+		MOVQ(lRow, p0)
+		for h := range 4 {
+			qd[h] = GP64()
+			t.qDelta(qd[h], lq[h], p0)
+		}
+		e := GP64()
+		MOVQ(rl, e)
+		ADDQ(p0, e)
+		MOVQ(e, lEnd)
+		return p0, qd
+	}
+
+	by4, by1, done := NewLabel("scores4_by4"), NewLabel("scores4_by1"), NewLabel("scores4_done")
+	Label(by4)
+	CMPQ(lLeft, Imm(R))
+	JL(LabelRef(by1))
+	var acc [4][R]VecVirtual
+	for h := range 4 {
+		for i := range R {
+			acc[h][i] = t.Vec()
+			t.Zero(acc[h][i])
+		}
+	}
+	p0, qd := setup()
+	body := func(off int) {
+		var qv [4]VecVirtual
+		for h := range 4 {
+			qv[h] = t.Vec()
+			VMOVUPS(t.qAt(p0, qd[h], off), qv[h])
+		}
+		for i, m := range rowsAt(p0, nil, db, db3, off)[:R] {
+			kr := t.kvLoad(m)
+			for h := range 4 {
+				VFMADD231PS(kr, qv[h], acc[h][i])
+			}
+		}
+		pf.step()
+	}
+	chunk2, odd, reduce := NewLabel("scores4_chunk2"), NewLabel("scores4_odd"), NewLabel("scores4_reduce")
+	{
+		e2 := GP64()
+		MOVQ(lEnd, e2)
+		SUBQ(U32(t.kb()), e2)
+		MOVQ(e2, lEnd2)
+	}
+	CMPQ(p0, lEnd2)
+	JAE(LabelRef(odd))
+	Label(chunk2)
+	body(0)
+	body(t.kb())
+	ADDQ(U32(2*t.kb()), p0)
+	CMPQ(p0, lEnd2)
+	JB(LabelRef(chunk2))
+	Label(odd)
+	CMPQ(p0, lEnd)
+	JAE(LabelRef(reduce))
+	body(0)
+	Label(reduce)
+	sc := YMM()
+	VBROADCASTSS(scale, sc)
+	for i := range 2 {
+		var a [8]VecVirtual
+		copy(a[:4], acc[2*i][:])
+		copy(a[4:], acc[2*i+1][:])
+		x := t.reduce8(a) // heads 2i (low half), 2i+1 (high half)
+		VMULPS(sc, x, x)
+		VMAXPS(x, mx[i], mx[i])
+		o0, o1 := GP64(), GP64()
+		MOVQ(lout[2*i], o0)
+		MOVQ(lout[2*i+1], o1)
+		VMOVUPS(x.AsX(), Mem{Base: o0})
+		VEXTRACTF128(Imm(1), x, Mem{Base: o1})
+		ADDQ(U32(4*R), lout[2*i])
+		ADDQ(U32(4*R), lout[2*i+1])
+	}
+	SUBQ(Imm(R), lLeft)
+	{
+		r := GP64()
+		MOVQ(lRow, r)
+		LEAQ(Mem{Base: r, Index: db, Scale: R}, r)
+		MOVQ(r, lRow)
+	}
+	JMP(LabelRef(by4))
+
+	Label(by1)
+	CMPQ(lLeft, Imm(0))
+	JE(LabelRef(done))
+	var a1 [4]VecVirtual
+	for h := range a1 {
+		a1[h] = t.Vec()
+		t.Zero(a1[h])
+	}
+	p1, qd1 := setup()
+	chunk1 := NewLabel("scores4_chunk1")
+	Label(chunk1)
+	kr := t.kvLoad(Mem{Base: p1})
+	for h := range 4 {
+		VFMADD231PS(t.qAt(p1, qd1[h], 0), kr, a1[h])
+	}
+	ADDQ(U32(t.kb()), p1)
+	CMPQ(p1, lEnd)
+	JB(LabelRef(chunk1))
+	for h, v := range a1 {
+		x := t.HReduce(v, VADDPS)
+		VMULSS(scale, x, x)
+		VMAXSS(x, mx1[h], mx1[h])
+		out := GP64()
+		MOVQ(lout[h], out)
+		VMOVSS(x, Mem{Base: out})
+		ADDQ(U32(4), lout[h])
+	}
+	DECQ(lLeft)
+	{
+		r := GP64()
+		MOVQ(lRow, r)
+		ADDQ(db, r)
+		MOVQ(r, lRow)
+	}
+	JMP(LabelRef(by1))
+	Label(done)
+	var m [4]VecVirtual
+	for i := range 2 {
+		hi := XMM()
+		VEXTRACTF128(Imm(1), mx[i], hi)
+		for j, x := range []VecVirtual{mx[i].AsX().(VecVirtual), hi} {
+			h := 2*i + j
+			m[h] = HReduce4(x, VMAXPS)
+			VMAXSS(mx1[h], m[h], m[h])
+		}
+	}
+	return m
+}
+
 // prefetcher spreads software prefetches of one region [cur, end) over
 // the inner loops of every head (pair) of a GQA group. A spread one
 // (countdown set) prefetches on every ng-th step only: the region then
@@ -814,6 +993,115 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 	}
 }
 
+// pv4Max is the longest V row (bytes) that P·V takes four heads at a
+// time, 0 for no limit. pv4 reads a row in blocks of four vectors, so a
+// longer row is read in column passes, one block of every row of the tile
+// at a time; from DRAM that order cost f32 hd 128 (eight vectors a row)
+// what sharing each load saved: 32:8 and 64:8, ctx 32768 --cold, went
+// from 12.6–13.5 and 16.0–16.2 ms a call to 13.8–14.5 and 17.5–17.6
+// (interleaved A/B, Zen 4), while in L3 it took 12 % off. f16 rows (hd
+// 128: 256 bytes, also eight vectors) gained in both, the widening
+// shared: there is no limit for them.
+func pv4Max(t tier) int {
+	if t.kv.size == 4 {
+		return 4 * t.kb()
+	}
+	return 0
+}
+
+// pv4 is pv for four heads at once (AVX-512, f32 and f16): every V vector
+// is loaded (and widened) once into a register and multiplied by the four
+// heads' weights, so that a vector's load and widening serve four FMAs,
+// not pv2's two. Blocks of up to 4 vectors, one row at a time: 16
+// accumulators, 4 V registers, 4 broadcast weights. o is head 0's output
+// row (head h's at o + h·odb), w head 0's weight buffer (head h's at w +
+// h·ws); the per-block state lives in the 64 scratch bytes at tmp. pf is
+// as in pv: a step per row.
+func (t tier) pv4(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher) {
+	lo := [4]Mem{tmp, tmp.Offset(8), tmp.Offset(16), tmp.Offset(24)}
+	lW, lV, lCnt, lCol := tmp.Offset(32), tmp.Offset(40), tmp.Offset(48), tmp.Offset(56)
+	{
+		r := GP64()
+		MOVQ(o, r)
+		for h := range 4 {
+			if h > 0 {
+				ADDQ(odb, r)
+			}
+			MOVQ(r, lo[h])
+		}
+	}
+	MOVQ(w, lW)
+	ws3 := GP64()
+	LEAQ(Mem{Base: ws, Index: ws, Scale: 2}, ws3)
+	MOVQ(v, lV)
+	MOVQ(cnt, lCnt)
+	MOVQ(U32(0), lCol)
+	for _, nb := range []int{4, 2, 1} {
+		top, next := NewLabel("pv4_block"), NewLabel("pv4_next")
+		Label(top)
+		col, left := GP64(), GP64()
+		MOVQ(lCol, col)
+		MOVQ(odb, left)
+		SUBQ(col, left)
+		CMPQ(left, U32(nb*t.VB()))
+		JL(LabelRef(next))
+		var acc [4][]VecVirtual // [head][vector]
+		for h := range 4 {
+			ob := GP64()
+			MOVQ(lo[h], ob)
+			acc[h] = make([]VecVirtual, nb)
+			for u := range nb {
+				acc[h][u] = t.Vec()
+				VMOVUPS(Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.VB()}, acc[h][u])
+			}
+		}
+		wp, rp, n := GP64(), GP64(), GP64()
+		MOVQ(lW, wp)
+		t.vColumn(rp, lV, col)
+		MOVQ(lCnt, n)
+		row, merge := NewLabel("pv4_row"), NewLabel("pv4_merge")
+		TESTQ(n, n)
+		JZ(LabelRef(merge))
+		Label(row)
+		vl := make([]VecVirtual, nb)
+		for u := range nb {
+			vl[u] = t.kvLoad(Mem{Base: rp, Disp: u * t.kb()})
+		}
+		for h := range 4 {
+			wv := t.Vec()
+			m := Mem{Base: wp}
+			switch h {
+			case 1:
+				m = Mem{Base: wp, Index: ws, Scale: 1}
+			case 2:
+				m = Mem{Base: wp, Index: ws, Scale: 2}
+			case 3:
+				m = Mem{Base: wp, Index: ws3, Scale: 1}
+			}
+			VBROADCASTSS(m, wv)
+			for u := range nb {
+				VFMADD231PS(vl[u], wv, acc[h][u])
+			}
+		}
+		pf.step()
+		ADDQ(Imm(4), wp)
+		ADDQ(vdb, rp)
+		DECQ(n)
+		JNZ(LabelRef(row))
+		Label(merge)
+		for h := range 4 {
+			ob := GP64()
+			MOVQ(lo[h], ob)
+			for u := range nb {
+				VMOVUPS(acc[h][u], Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.VB()})
+			}
+		}
+		ADDQ(U32(nb*t.VB()), lCol)
+		JMP(LabelRef(top))
+		Label(next)
+	}
+}
+
 // reciprocalOrZero returns (broadcast) 1/s, or 0 when s == 0; NaN for a
 // NaN s (VUCOMISS reports NaN as unordered: ZF and PF set).
 func (t tier) reciprocalOrZero(s VecVirtual) VecVirtual {
@@ -856,7 +1144,7 @@ func (t tier) flashDecode(fast bool) {
 	Doc(name+" is flash decode with "+map[bool]string{true: "the fast", false: "the exact"}[fast]+" exp; see flashGeneric.",
 		"state holds m[0..ng), s[0..ng), mb[0..ng); tiles holds ng tile buffers of tileStride bytes.")
 	lKp, lVp, lRem, lCnt, lH := AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
-	lTmp := AllocLocal(64)
+	lTmp := AllocLocal(96)
 	// AVX2 (one head at a time) spreads both regions evenly over the heads
 	// of a phase; AVX-512's head pairs step through them at half the rate
 	// they read K or V, which for 4 heads ends with the phase.
@@ -876,15 +1164,18 @@ func (t tier) flashDecode(fast bool) {
 	// eachHead emits the loops over the heads of the group, h kept in lH
 	// so that a body has every register to itself: with pair set (f32 and
 	// f16), two heads at a time while two remain; then single, one at a time.
-	eachHead := func(name string, pair, single func()) {
+	var lRL Mem // the bytes of a K or V row (set below)
+	// With quadMax set, the quads run only when a K or V row is at most
+	// quadMax bytes (a runtime test: D is a parameter).
+	eachHeadQ := func(name string, quadMax int, quad, pair, single func()) {
 		MOVQ(U32(0), lH)
 		loop := func(step int, body func()) {
 			top, done := NewLabel(name), NewLabel(name+"_done")
 			Label(top)
 			h, g := GP64(), GP64()
 			MOVQ(lH, h)
-			if step == 2 {
-				INCQ(h)
+			if step > 1 {
+				ADDQ(U32(step-1), h)
 			}
 			Load(Param("ng"), g)
 			CMPQ(h, g)
@@ -894,11 +1185,21 @@ func (t tier) flashDecode(fast bool) {
 			JMP(LabelRef(top))
 			Label(done)
 		}
+		if quad != nil && t.W == 16 && !t.kv.q8 { // scores4 and pv4: AVX-512, f32 and f16
+			skip := NewLabel(name + "_noquads")
+			if quadMax > 0 {
+				CMPQ(lRL, U32(quadMax))
+				JA(LabelRef(skip))
+			}
+			loop(4, quad)
+			Label(skip)
+		}
 		if pair != nil && !t.kv.q8 { // scores2 and pv2 have no q8_0 form
 			loop(2, pair)
 		}
 		loop(1, single)
 	}
+	eachHead := func(name string, pair, single func()) { eachHeadQ(name, 0, nil, pair, single) }
 	forHeads := func(name string, body func()) { eachHead(name, nil, body) }
 	// firstHeadOr emits first() for head 0 and other() for the rest.
 	firstHeadOr := func(first, other func()) {
@@ -933,7 +1234,7 @@ func (t tier) flashDecode(fast bool) {
 		Load(Param("stride"), r)
 		return r
 	}
-	lRL := AllocLocal(8)
+	lRL = AllocLocal(8)
 	{
 		r := t.kvBytes(Param("d"))
 		MOVQ(r, lRL)
@@ -1030,10 +1331,23 @@ func (t tier) flashDecode(fast bool) {
 	// sharing each K load and widening; on AVX2 it took 16–20 % off a
 	// 32:8 or 64:8 call in L3 and lifted a cold one from 54–60 % to
 	// 66–69 % of the paired kv-read in f32, 38–39 % to 52–55 % in f16,
-	// interleaved A/B on Zen 4). Prefetch keeps memory busy through
-	// the phase: the pairs spread this tile's V over their loops (pfV); a
+	// interleaved A/B on Zen 4). AVX-512 first takes four heads at a time
+	// (scores4: in L3, Zen 4, f16 32:8 and 64:8 calls 5–7 % faster than
+	// in pairs, f32 1–2 %). Prefetch keeps memory busy through the phase:
+	// the quads and pairs spread this tile's V over their loops (pfV); a
 	// lone head (decode-flash, odd groups) fetches it if it is the first.
-	eachHead("scores", func() {
+	eachHeadQ("scores", 0, func() {
+		q, buf, db := pairRows("q")
+		kp, cnt, ts := GP64(), GP64(), GP64()
+		MOVQ(lKp, kp)
+		MOVQ(lCnt, cnt)
+		Load(Param("tileStride"), ts)
+		m := t.scores4(buf[0], ts, q[0], db, kp, cnt, kvStride(), lRL, scale, lTmp, &pfV)
+		mb := stateAt(2)
+		for h := range m {
+			VMOVSS(m[h], mb.Offset(4*h))
+		}
+	}, func() {
 		q, buf, _ := pairRows("q")
 		kp, cnt := GP64(), GP64()
 		MOVQ(lKp, kp)
@@ -1095,11 +1409,22 @@ func (t tier) flashDecode(fast bool) {
 		VADDSS(stateAt(1), sum, sum)
 		VMOVSS(sum, stateAt(1))
 	})
-	// C: P·V of every head, two heads at a time (pv2, sharing each V load
-	// and widening). The pairs spread the next tile's K over their loops (pfK); a
+	// C: P·V of every head, four heads at a time where pv4Max allows
+	// (AVX-512), then two (pv2), sharing each V load and widening: in L3
+	// (Zen 4), f16 32:8 and 64:8 calls went 7–8 % faster with the quads,
+	// and with scores4 too 12–14 %; from DRAM (ctx 32768 --cold) 8.3–9.9
+	// and 15.2–15.4 ms to 7.6–7.9 and 13.0–13.5. The quads and pairs
+	// spread the next tile's K over their loops (pfK); a
 	// lone first head fetches it row by row (from V: the same rows tk·d
 	// floats on, in the K buffer).
-	eachHead("pv", func() {
+	eachHeadQ("pv", pv4Max(t), func() {
+		o, buf, db := pairRows("o")
+		vp, cnt, ts := GP64(), GP64(), GP64()
+		MOVQ(lVp, vp)
+		MOVQ(lCnt, cnt)
+		Load(Param("tileStride"), ts)
+		t.pv4(o[0], buf[0], ts, vp, cnt, db, kvStride(), lTmp, &pfK)
+	}, func() {
 		o, buf, db := pairRows("o")
 		vp, cnt := GP64(), GP64()
 		MOVQ(lVp, vp)
