@@ -20,22 +20,21 @@ type Impl struct {
 	Tier  isa.Tier
 	copy  rowsFunc
 	toF16 rowsFunc
-	q8    func(dst []byte, x []float32) error // package quant's q8_0 row quantizer of the tier
+	q8    func(dst []byte, dstStride int, x []float32, xStride, nrows, n int) error // package quant's q8_0 rows quantizer of the tier
 }
 
 // impls holds every tier compiled into this binary, generic first; the
 // per-arch file appends to it in init.
 var impls = []Impl{{Tier: isa.Generic, copy: copyGeneric, toF16: toF16Generic, q8: q8Rows(isa.Generic)}}
 
-// q8Rows is package quant's q8_0 row quantizer of tier t (the generic
+// q8Rows is package quant's q8_0 rows quantizer of tier t (the generic
 // one where quant has no tier t).
-func q8Rows(t isa.Tier) func(dst []byte, x []float32) error {
+func q8Rows(t isa.Tier) func(dst []byte, dstStride int, x []float32, xStride, nrows, n int) error {
 	im, ok := quant.Lookup(t)
 	if !ok {
 		im, _ = quant.Lookup(isa.Generic)
 	}
-	q, _ := im.RowQuantizer(quant.Q8_0) // every tier quantizes q8_0
-	return q
+	return im.Q8_0Rows()
 }
 
 // Impls returns the tiers compiled into this binary, whether or not the CPU
@@ -104,8 +103,9 @@ func (im *Impl) Run(p *Params, b *Buffers) {
 }
 
 // rows writes nrows rows of n values of K and of V (strides in bytes) in
-// type kv: f32 and f16 in one call of the tier's row store, q8_0 a
-// the tier's q8_0 quantizer per row (a row is whole blocks).
+// type kv: f32 and f16 in one call of the tier's row store, q8_0 in one
+// call of the tier's q8_0 rows quantizer for K and one for V (a row is
+// whole blocks).
 func (im *Impl) rows(kv attention.KVType, dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
 	switch kv {
 	case attention.F32:
@@ -113,15 +113,14 @@ func (im *Impl) rows(kv attention.KVType, dst, dst2 []byte, dstStride int, src, 
 	case attention.F16:
 		im.toF16(dst, dst2, dstStride, src, src2, srcStride, nrows, n)
 	case attention.Q8_0:
-		nb := n / attention.Q8Block * attention.Q8BlockBytes
-		for r := range nrows {
-			for _, x := range [2]struct {
-				dst []byte
-				src []float32
-			}{{dst, src}, {dst2, src2}} {
-				if err := im.q8(x.dst[r*dstStride:r*dstStride+nb], x.src[r*srcStride/4:r*srcStride/4+n]); err != nil {
-					panic(err) // D is a multiple of the block: Validate checked it
-				}
+		// One call for all rows of K, one for V: the quantizer overlaps
+		// the rows' chains (see quant.Impl.Q8_0Rows).
+		for _, x := range [2]struct {
+			dst []byte
+			src []float32
+		}{{dst, src}, {dst2, src2}} {
+			if err := im.q8(x.dst, dstStride, x.src, srcStride/4, nrows, n); err != nil {
+				panic(err) // D is a multiple of the block and the buffers fit: Validate checked it
 			}
 		}
 	}

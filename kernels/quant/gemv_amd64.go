@@ -139,6 +139,21 @@ func quantizeQ8AVX512(act Format, xq []byte, x []float32) {
 	quantizeQ8With(quantizeQ8_0AVX512, quantizeQ8_1AVX512, quantizeQ8_KAVX512, act, xq, x)
 }
 
+// rowsQ8_0Asm adapts a tier's asm Q8_0 quantizers to rowsQ8_0Func:
+// rows of whole quads (nb a multiple of 4, as at hd 128) in one call of
+// rows, the others one call of row each. The caller checked the bounds.
+func rowsQ8_0Asm(rows func(dst *byte, dstStride int, x *float32, xStride, nrows, nb int), row func(dst *byte, x *float32, nb int)) rowsQ8_0Func {
+	return func(dst []byte, dstStride int, x []float32, xStride, nrows, nb int) {
+		if nb%4 == 0 {
+			rows(&dst[0], dstStride, &x[0], 4*xStride, nrows, nb)
+			return
+		}
+		for r := range nrows {
+			row(&dst[r*dstStride], &x[r*xStride], nb)
+		}
+	}
+}
+
 func quantizeQ8With(q8_0, q8_1, q8_K func(dst *byte, x *float32, nb int), act Format, xq []byte, x []float32) {
 	fi := formats[act]
 	nb := len(x) / fi.Block

@@ -1501,6 +1501,11 @@ func quantizeQ8_0AVX2(dst *byte, x *float32, nb int)
 //go:noescape
 func quantizeQ8_1AVX2(dst *byte, x *float32, nb int)
 
+// quantizeRowsQ8_0AVX2 quantizes nrows rows of nb Q8_0 blocks (nb a positive multiple of 4), row r from x + r·xStride bytes to dst + r·dstStride bytes, as quantize_row_q8_0_ref.
+//
+//go:noescape
+func quantizeRowsQ8_0AVX2(dst *byte, dstStride int, x *float32, xStride int, nrows int, nb int)
+
 // quantizeQ8_KAVX2 quantizes nb blocks of 256 floats to Q8_K, as quantize_row_q8_K_ref.
 //
 //go:noescape
@@ -1515,6 +1520,11 @@ func quantizeQ8_0AVX512(dst *byte, x *float32, nb int)
 //
 //go:noescape
 func quantizeQ8_1AVX512(dst *byte, x *float32, nb int)
+
+// quantizeRowsQ8_0AVX512 quantizes nrows rows of nb Q8_0 blocks (nb a positive multiple of 4), row r from x + r·xStride bytes to dst + r·dstStride bytes, as quantize_row_q8_0_ref.
+//
+//go:noescape
+func quantizeRowsQ8_0AVX512(dst *byte, dstStride int, x *float32, xStride int, nrows int, nb int)
 
 // quantizeQ8_KAVX512 quantizes nb blocks of 256 floats to Q8_K, as quantize_row_q8_K_ref.
 //

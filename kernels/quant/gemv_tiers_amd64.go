@@ -15,6 +15,7 @@ var kF32Rows = map[Format]int{Q4_K: 4, Q5_K: 4, Q6_K: 4}
 func init() {
 	avx2 := Impl{Tier: isa.AVX2, maxRB: 4,
 		quantizeQ8: map[Format]quantizeQ8Func{Q8_0: quantizeQ8AVX2, Q8_1: quantizeQ8AVX2, Q8_K: quantizeQ8AVX2},
+		rowsQ8_0:   rowsQ8_0Asm(quantizeRowsQ8_0AVX2, quantizeQ8_0AVX2),
 		dequant: map[Format]dequantFunc{
 			Q4_0: dequantAsm(dequantQ4_0AVX2),
 			Q8_0: dequantAsm(dequantQ8_0AVX2),
@@ -48,6 +49,7 @@ func init() {
 	}
 	avx512 := Impl{Tier: isa.AVX512, maxRB: 8, maxRBF32: kF32Rows,
 		quantizeQ8: map[Format]quantizeQ8Func{Q8_0: quantizeQ8AVX512, Q8_1: quantizeQ8AVX512, Q8_K: quantizeQ8AVX512},
+		rowsQ8_0:   rowsQ8_0Asm(quantizeRowsQ8_0AVX512, quantizeQ8_0AVX512),
 		dequant: map[Format]dequantFunc{
 			Q4_0: dequantAsm(dequantQ4_0AVX512),
 			Q8_0: dequantAsm(dequantQ8_0AVX512),
@@ -81,6 +83,7 @@ func init() {
 	}
 	vnni := Impl{Tier: isa.AVX512VNNI, maxRB: 8, maxRBF32: kF32Rows,
 		quantizeQ8: avx512.quantizeQ8,
+		rowsQ8_0:   avx512.rowsQ8_0,
 		dequant:    avx512.dequant,
 		gemvQ8: map[Format]gemvQ8Func{
 			Q4_0: gemvQ8AsmPrepZ(prepOctets(prepQ4_0VNNI), []gemvQ8Rows{nil, gemvQ8Q4_0VNNIR1, gemvQ8Q4_0VNNIR2, gemvQ8Q4_0VNNIR3, gemvQ8Q4_0VNNIR4, gemvQ8Q4_0VNNIR5, gemvQ8Q4_0VNNIR6, gemvQ8Q4_0VNNIR7, gemvQ8Q4_0VNNIR8}),

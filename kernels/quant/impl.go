@@ -13,7 +13,10 @@ type (
 	gemvF32Func    func(f Format, y []float32, w []byte, x []float32, m, k, rb int)
 	gemvQ8Func     func(f Format, y []float32, w []byte, x []float32, xq []byte, m, k, rb int)
 	quantizeQ8Func func(act Format, xq []byte, x []float32)
-	dequantFunc    func(f Format, d []float32, w []byte, m, k int)
+	// rowsQ8_0Func quantizes nrows rows of nb Q8_0 blocks, row r from x
+	// at float r·xStride to dst at byte r·dstStride.
+	rowsQ8_0Func func(dst []byte, dstStride int, x []float32, xStride, nrows, nb int)
+	dequantFunc  func(f Format, d []float32, w []byte, m, k int)
 )
 
 // Impl is one ISA tier's implementation of the quant kernels.
@@ -28,6 +31,7 @@ type Impl struct {
 	gemvF32    map[Format]gemvF32Func
 	gemvQ8     map[Format]gemvQ8Func
 	quantizeQ8 map[Format]quantizeQ8Func
+	rowsQ8_0   rowsQ8_0Func
 	dequant    map[Format]dequantFunc
 }
 
@@ -46,8 +50,19 @@ var impls = []Impl{{
 	gemvF32:    everyFormat(WeightFormats(), gemvF32Func(gemvF32Generic)),
 	gemvQ8:     everyFormat(WeightFormats(), gemvQ8Func(gemvQ8Generic)),
 	quantizeQ8: everyFormat([]Format{Q8_0, Q8_1, Q8_K}, quantizeQ8Func(quantizeQ8Generic)),
+	rowsQ8_0:   rowsQ8_0Generic,
 	dequant:    everyFormat(WeightFormats(), dequantFunc(dequantGeneric)),
 }}
+
+// q8_0Bytes is the bytes of a Q8_0 block.
+var q8_0Bytes = formats[Q8_0].Bytes
+
+// rowsQ8_0Generic is the contract of rowsQ8_0Func: Quantize, row by row.
+func rowsQ8_0Generic(dst []byte, dstStride int, x []float32, xStride, nrows, nb int) {
+	for r := range nrows {
+		quantizeQ8Generic(Q8_0, dst[r*dstStride:r*dstStride+nb*q8_0Bytes], x[r*xStride:r*xStride+nb*32])
+	}
+}
 
 // Impls returns the tiers compiled into this binary, whether or not the
 // CPU runs them: check isa.Detect before calling Run on one.
@@ -118,23 +133,33 @@ func (im Impl) Run(p Params, b Buffers) {
 	}
 }
 
-// RowQuantizer returns tier im's quantizer to act (Q8_0, Q8_1 or Q8_K):
-// the returned function writes x (a whole number of act's blocks) into
-// dst, byte for byte Quantize, GGML's reference quantizer (every tier is
-// checked against it), and does not allocate. It is looked up once: the
-// KV cache's q8_0 stores quantize many short rows per call, and a lookup
-// per row of 128 values cost a token's append about a quarter of its time
-// (Zen 4). False if the tier has no quantizer for act.
-func (im Impl) RowQuantizer(act Format) (func(dst []byte, x []float32) error, bool) {
-	q, ok := im.quantizeQ8[act]
-	if !ok {
-		return nil, false
-	}
-	return func(dst []byte, x []float32) error {
-		if err := act.CheckRow(len(x), len(dst)); err != nil {
+// Q8_0Rows returns tier im's Q8_0 quantizer of strided rows: it writes
+// nrows rows of n values (a multiple of 32), row r from x[r·xStride:] to
+// dst[r·dstStride:] (bytes), each byte for byte Quantize, GGML's
+// reference quantizer (every tier is checked against it), and does not
+// allocate. The KV cache's q8_0 stores write many short rows (hd 128: 4
+// blocks) per call; quantized one call at a time, a row's chain (its
+// maxima, two divisions, then its levels) did not overlap the next's,
+// and a token's append paid it Hkv times over (Zen 4).
+func (im Impl) Q8_0Rows() func(dst []byte, dstStride int, x []float32, xStride, nrows, n int) error {
+	return func(dst []byte, dstStride int, x []float32, xStride, nrows, n int) error {
+		if nrows <= 0 {
+			return nil
+		}
+		if err := Q8_0.CheckRow(n, Q8_0.RowBytes(n)); err != nil {
 			return err
 		}
-		q(act, dst, x)
+		nb := n / 32
+		if dstStride < nb*q8_0Bytes || xStride < n {
+			return fmt.Errorf("q8_0 rows: strides %d bytes and %d values are shorter than a row (%d and %d)", dstStride, xStride, nb*q8_0Bytes, n)
+		}
+		if last := (nrows - 1) * dstStride; len(dst) < last+nb*q8_0Bytes {
+			return fmt.Errorf("q8_0 rows: %d rows %d bytes apart need %d bytes, dst has %d", nrows, dstStride, last+nb*q8_0Bytes, len(dst))
+		}
+		if last := (nrows - 1) * xStride; len(x) < last+n {
+			return fmt.Errorf("q8_0 rows: %d rows %d values apart need %d values, x has %d", nrows, xStride, last+n, len(x))
+		}
+		im.rowsQ8_0(dst, dstStride, x, xStride, nrows, nb)
 		return nil
-	}, true
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/kernels/isa/isatest"
 )
@@ -384,4 +385,55 @@ func TestGuardsCatch(t *testing.T) {
 			t.Error("a write past the end went unseen")
 		}
 	}
+}
+
+// TestQ8_0Rows: every tier's strided-rows Q8_0 quantizer writes each row
+// as Quantize does, touches no byte between the rows, and takes rows of
+// whole quads (one call of the asm rows kernel, chunks spanning several
+// rows) and rows of 1–3 blocks, with NaN, ±Inf, a subnormal-scale block
+// and a block at 2⁻¹⁰⁰ among them.
+func TestQ8_0Rows(t *testing.T) {
+	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+		rows := im.Q8_0Rows()
+		for _, nb := range []int{1, 2, 3, 4, 8, 12, 20} {
+			for _, nrows := range []int{1, 3, 17, 40} {
+				n := nb * 32
+				xStride, dstStride := n+7, nb*34+10
+				x := make([]float32, (nrows-1)*xStride+n)
+				buf.FillUniform(x, uint64(nb*100+nrows), -4, 4)
+				if nrows > 5 {
+					x[5*xStride+nb*32-1] = float32(math.NaN())
+					x[3*xStride] = float32(math.Inf(-1))
+					for i := range 32 {
+						x[4*xStride+i] *= 1e-39 // 1/d overflows
+						x[2*xStride+(nb-1)*32+i] = 0x1p-100
+					}
+				}
+				got := make([]byte, (nrows-1)*dstStride+nb*34)
+				for i := range got {
+					got[i] = 0xa5
+				}
+				if err := rows(got, dstStride, x, xStride, nrows, n); err != nil {
+					t.Fatal(err)
+				}
+				for r := range nrows {
+					want := make([]byte, nb*34)
+					Quantize(Q8_0, want, x[r*xStride:r*xStride+n])
+					if i := firstByteDiff(got[r*dstStride:r*dstStride+nb*34], want); i >= 0 {
+						t.Fatalf("nb %d, %d rows: row %d byte %d (block %d): %#02x, Quantize %#02x", nb, nrows, r, i, i/34, got[r*dstStride+i], want[i])
+					}
+					if r+1 < nrows {
+						for i, b := range got[r*dstStride+nb*34 : (r+1)*dstStride] {
+							if b != 0xa5 {
+								t.Fatalf("nb %d, %d rows: byte %d after row %d written (%#02x)", nb, nrows, i, r, b)
+							}
+						}
+					}
+				}
+			}
+		}
+		if err := rows(make([]byte, 33), 34, make([]float32, 32), 32, 1, 32); err == nil {
+			t.Error("a dst one byte short: no error")
+		}
+	})
 }

@@ -124,6 +124,7 @@ func main() {
 	for _, w := range []qwidth{qAVX2, qAVX512} {
 		quantizeQ8_0(w, false)
 		quantizeQ8_0(w, true)
+		quantizeRowsQ8_0(w)
 		quantizeQ8_K(w)
 	}
 	Generate()

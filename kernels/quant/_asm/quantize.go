@@ -275,6 +275,128 @@ func quantizeQ8_0(w qwidth, q81 bool) {
 	RET()
 }
 
+// quantizeRowsQ8_0 generates func(dst *byte, dstStride int, x *float32,
+// xStride int, nrows, nb int): nrows rows of nb Q8_0 blocks (nb a
+// positive multiple of 4), row r from x + r·xStride bytes to dst +
+// r·dstStride bytes, as quantizeQ8_0 writes each: the KV cache's stores,
+// a short row (hd 128: 4 blocks) per KV head and token, into a strided
+// cache. One call runs the quads of several rows, pass 1 for all of them
+// then pass 2, so that short rows overlap as a long one's quads do; a
+// chunk (whole rows, about 64 blocks) with a block the quads do not take
+// is then written again one block at a time.
+func quantizeRowsQ8_0(w qwidth) {
+	name := "quantizeRowsQ8_0" + w.name
+	TEXT(name, NOSPLIT, "func(dst *byte, dstStride int, x *float32, xStride int, nrows, nb int)")
+	Pragma("noescape")
+	Doc(name + " quantizes nrows rows of nb Q8_0 blocks (nb a positive multiple of 4), row r from x + r·xStride bytes to dst + r·dstStride bytes, as quantize_row_q8_0_ref.")
+	lDst, lX, lRows := AllocLocal(8), AllocLocal(8), AllocLocal(8)
+	{
+		r := GP64()
+		Load(Param("dst"), r)
+		MOVQ(r, lDst)
+		Load(Param("x"), r)
+		MOVQ(r, lX)
+		Load(Param("nrows"), r)
+		MOVQ(r, lRows)
+	}
+	absMask, half, one := w.vec(), w.vec(), w.vec()
+	VPBROADCASTD(kc(cAbsMask), absMask)
+	VBROADCASTSS(kc(cHalf), half)
+	VBROADCASTSS(kc(cOneF), one)
+	// eachRow emits, for the k rows from the chunk's first, body(d, x)
+	// with d, x the row's first block; it leaves d, x on the row after.
+	pd, px := GP64(), GP64()
+	eachRow := func(label string, k GPVirtual, body func(d, x GPVirtual)) {
+		MOVQ(lDst, pd)
+		MOVQ(lX, px)
+		kk := GP64()
+		MOVQ(k, kk)
+		Label(label)
+		d, x := GP64(), GP64()
+		MOVQ(pd, d)
+		MOVQ(px, x)
+		body(d, x)
+		ADDQ(paramAddr("dstStride"), pd)
+		ADDQ(paramAddr("xStride"), px)
+		DECQ(kk)
+		JNZ(LabelRef(label))
+	}
+	// eachBlock emits body for the nb blocks of the row at (d, x).
+	eachBlock := func(label string, d, x GPVirtual, body func()) {
+		j := GP64()
+		Load(Param("nb"), j)
+		Label(label)
+		body()
+		ADDQ(U32(34), d)
+		ADDQ(U32(128), x)
+		DECQ(j)
+		JNZ(LabelRef(label))
+	}
+	chunk, done := "chunk"+name, "done"+name
+	k, flag := GP64(), GP64()
+	Label(chunk)
+	CMPQ(lRows, Imm(0))
+	JE(LabelRef(done))
+	// Pass 1: the scales of whole rows' quads, while the chunk has fewer
+	// than 64 blocks and rows remain (k rows).
+	XORQ(k, k)
+	XORQ(flag, flag)
+	{
+		blocks := GP64()
+		XORQ(blocks, blocks)
+		MOVQ(lDst, pd)
+		MOVQ(lX, px)
+		row := "p1row" + name
+		Label(row)
+		d, x, nq := GP64(), GP64(), GP64()
+		MOVQ(pd, d)
+		MOVQ(px, x)
+		Load(Param("nb"), nq)
+		ADDQ(nq, blocks)
+		SHRQ(Imm(2), nq)
+		quad, slow, next := "p1quad"+name, "p1slow"+name, "p1next"+name
+		Label(quad)
+		w.quadScales(d, x, slow)
+		JMP(LabelRef(next))
+		Label(slow)
+		MOVQ(U32(1), flag)
+		Label(next)
+		ADDQ(U32(4*34), d)
+		ADDQ(U32(4*128), x)
+		DECQ(nq)
+		JNZ(LabelRef(quad))
+		INCQ(k)
+		ADDQ(paramAddr("dstStride"), pd)
+		ADDQ(paramAddr("xStride"), px)
+		CMPQ(k, lRows)
+		JE(LabelRef("p2" + name))
+		CMPQ(blocks, U32(64))
+		JB(LabelRef(row))
+	}
+	// Pass 2: the levels of the k rows.
+	Label("p2" + name)
+	eachRow("p2row"+name, k, func(d, x GPVirtual) {
+		eachBlock("p2blk"+name, d, x, func() { w.levels(d, x, absMask) })
+	})
+	// A quad the quads did not take: the chunk again, a block at a time.
+	{
+		ok := "p3skip" + name
+		TESTQ(flag, flag)
+		JZ(LabelRef(ok))
+		eachRow("p3row"+name, k, func(d, x GPVirtual) {
+			eachBlock("p3blk"+name, d, x, func() { w.block("p3"+name, d, x, false, absMask, half, one) })
+		})
+		Label(ok)
+	}
+	MOVQ(pd, lDst) // the rows after the chunk
+	MOVQ(px, lX)
+	SUBQ(k, lRows)
+	JMP(LabelRef(chunk))
+	Label(done)
+	VZEROUPPER()
+	RET()
+}
+
 // block emits the quantization of the block at x to dst (one Q8_0 or,
 // with q81, Q8_1 block); name makes its labels unique.
 func (w qwidth) block(name string, dst, x GPVirtual, q81 bool, absMask, half, one VecVirtual) {
@@ -646,4 +768,13 @@ func quantizeQ8_K(w qwidth) {
 	}, advance{dst, q8kBytes}, advance{x, 1024})
 	VZEROUPPER()
 	RET()
+}
+
+// paramAddr is the stack address of the argument name.
+func paramAddr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
 }

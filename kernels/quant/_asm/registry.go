@@ -112,8 +112,10 @@ func writeTable(path string) error {
 		p(",\n")
 		if x.t.vnni {
 			p("\t\tquantizeQ8: avx512.quantizeQ8,\n")
+			p("\t\trowsQ8_0:   avx512.rowsQ8_0,\n")
 		} else {
 			p("\t\tquantizeQ8: map[Format]quantizeQ8Func{Q8_0: quantizeQ8%s, Q8_1: quantizeQ8%s, Q8_K: quantizeQ8%s},\n", x.t.name, x.t.name, x.t.name)
+			p("\t\trowsQ8_0:   rowsQ8_0Asm(quantizeRowsQ8_0%s, quantizeQ8_0%s),\n", x.t.name, x.t.name)
 		}
 		for _, k := range []kind{kDequant, kGemvQ8, kGemvF32} {
 			fns := map[kind]string{kDequant: "dequantFunc", kGemvQ8: "gemvQ8Func", kGemvF32: "gemvF32Func"}[k]
