@@ -482,12 +482,18 @@ tile_1:
 	CMPQ    AX, 184(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
+	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
+	ADDQ    DX, CX
 	MOVQ    CX, 160(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 168(SP)
@@ -2241,12 +2247,18 @@ tile_2:
 	CMPQ    AX, 184(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
+	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
+	ADDQ    DX, CX
 	MOVQ    CX, 160(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 168(SP)
@@ -3965,12 +3977,18 @@ tile_3:
 	CMPQ    AX, 168(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
+	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
+	ADDQ    DX, CX
 	MOVQ    CX, 152(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 160(SP)
@@ -7410,12 +7428,18 @@ tile_4:
 	CMPQ    AX, 168(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
+	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
+	ADDQ    DX, CX
 	MOVQ    CX, 152(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 160(SP)
@@ -10840,12 +10864,18 @@ tile_5:
 	CMPQ    AX, 184(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
+	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
+	ADDQ    DX, CX
 	MOVQ    CX, 160(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 168(SP)
@@ -12724,12 +12754,18 @@ tile_6:
 	CMPQ    AX, 184(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
+	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
+	ADDQ    DX, CX
 	MOVQ    CX, 160(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 168(SP)
@@ -14573,12 +14609,18 @@ tile_7:
 	CMPQ    AX, 168(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
+	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
+	ADDQ    DX, CX
 	MOVQ    CX, 152(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 160(SP)
@@ -18462,12 +18504,18 @@ tile_8:
 	CMPQ    AX, 168(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
+	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
+	ADDQ    DX, CX
 	MOVQ    CX, 152(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 160(SP)
@@ -22337,12 +22385,18 @@ tile_9:
 	CMPQ    AX, 184(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
+	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
+	ADDQ    DX, CX
 	MOVQ    CX, 160(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 168(SP)
@@ -23797,12 +23851,18 @@ tile_10:
 	CMPQ    AX, 184(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
+	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
+	ADDQ    DX, CX
 	MOVQ    CX, 160(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 168(SP)
@@ -25222,12 +25282,18 @@ tile_11:
 	CMPQ    AX, 168(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
+	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
+	ADDQ    DX, CX
 	MOVQ    CX, 152(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 160(SP)
@@ -27607,12 +27673,18 @@ tile_12:
 	CMPQ    AX, 168(SP)
 	CMOVQNE DX, AX
 	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
+	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
+	ADDQ    DX, CX
 	MOVQ    CX, 152(SP)
 	ADDQ    AX, CX
 	MOVQ    CX, 160(SP)
