@@ -201,9 +201,9 @@ func (w qwidth) sumLevels(q []VecVirtual) VecVirtual {
 // Q8_0 goes four blocks at a time (quads: quadScales, then levels) while
 // four remain; the rest, and a quad with a block the quads do not take,
 // one block at a time (block). Over a long row (Zen 4, L2) the quads take
-// 4.2 ns a block in both widths, one block at a time 8.9 (AVX-512) and
-// 10.9 (AVX2); a row of four blocks (hd 128) 26 and 23 ns, against 36
-// and 44.
+// 4.1–4.3 ns a block in both widths, one block at a time 8.9 (AVX-512)
+// and 11.1 (AVX2); a row of four blocks (hd 128) 24–27 ns, against 36–37
+// (AVX-512) and 45–47 (AVX2).
 func quantizeQ8_0(w qwidth, q81 bool) {
 	act, bytes := "Q8_0", 2+32
 	if q81 {
