@@ -523,6 +523,8 @@ scores_1:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	MOVQ    152(SP), R10
 	MOVQ    CX, 64(SP)
 	MOVQ    AX, 72(SP)
 	MOVQ    DX, 80(SP)
@@ -575,18 +577,16 @@ scores2_chunk2_1:
 	VMOVUPS     (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        152(SP)
+	DECQ        R10
 	JNZ         pf_skip_1
-	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 152(SP)
-	MOVQ        136(SP), SI
-	CMPQ        SI, 144(SP)
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_1
-	PREFETCHT1  (SI)
-	PREFETCHT1  64(SI)
-	PREFETCHT1  128(SI)
-	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_1:
 	VMOVUPS     32(CX)(DX*1), Y12
@@ -603,18 +603,16 @@ pf_skip_1:
 	VMOVUPS     32(CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        152(SP)
+	DECQ        R10
 	JNZ         pf_skip_2
-	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 152(SP)
-	MOVQ        136(SP), SI
-	CMPQ        SI, 144(SP)
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_2
-	PREFETCHT1  (SI)
-	PREFETCHT1  64(SI)
-	PREFETCHT1  128(SI)
-	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_2:
 	ADDQ $0x00000040, CX
@@ -638,18 +636,16 @@ scores2_odd_1:
 	VMOVUPS     (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        152(SP)
+	DECQ        R10
 	JNZ         pf_skip_3
-	MOVQ        ng+16(FP), CX
-	MOVQ        CX, 152(SP)
-	MOVQ        136(SP), CX
-	CMPQ        CX, 144(SP)
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_3
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
-	PREFETCHT1  128(CX)
-	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_3:
 scores2_reduce_1:
@@ -741,6 +737,8 @@ scores2_done_1:
 	VMOVSHDUP X3, X0
 	VMAXPS    X0, X3, X3
 	VMAXSS    X2, X3, X3
+	MOVQ      R9, 136(SP)
+	MOVQ      R10, 152(SP)
 	MOVQ      state+72(FP), AX
 	MOVQ      ng+16(FP), CX
 	LEAQ      (AX)(CX*4), AX
@@ -1152,6 +1150,8 @@ pv_1:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
+	MOVQ  160(SP), R10
+	MOVQ  176(SP), R11
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -1199,18 +1199,16 @@ pv2_single_1:
 	VFMADD231PS  Y9, Y12, Y5
 	VFMADD231PS  Y10, Y12, Y6
 	VFMADD231PS  Y11, Y12, Y7
-	DECQ         176(SP)
+	DECQ         R11
 	JNZ          pf_skip_6
-	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 176(SP)
-	MOVQ         160(SP), R8
-	CMPQ         R8, 168(SP)
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_6
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 160(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_6:
 	ADDQ $0x04, BX
@@ -1261,18 +1259,16 @@ pv2_single_2:
 	VBROADCASTSS (BX)(CX*1), Y6
 	VFMADD231PS  Y4, Y6, Y2
 	VFMADD231PS  Y5, Y6, Y3
-	DECQ         176(SP)
+	DECQ         R11
 	JNZ          pf_skip_7
-	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 176(SP)
-	MOVQ         160(SP), R8
-	CMPQ         R8, 168(SP)
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_7
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 160(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_7:
 	ADDQ $0x04, BX
@@ -1314,18 +1310,16 @@ pv2_single_3:
 	VFMADD231PS  Y2, Y3, Y0
 	VBROADCASTSS (BX)(CX*1), Y3
 	VFMADD231PS  Y2, Y3, Y1
-	DECQ         176(SP)
+	DECQ         R11
 	JNZ          pf_skip_8
-	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 176(SP)
-	MOVQ         160(SP), R8
-	CMPQ         R8, 168(SP)
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_8
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 160(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_8:
 	ADDQ $0x04, BX
@@ -1342,6 +1336,8 @@ pv2_merge_3:
 	JMP     pv2_block_3
 
 pv2_next_3:
+	MOVQ R10, 160(SP)
+	MOVQ R11, 176(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_1
 
@@ -2278,6 +2274,8 @@ scores_3:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	MOVQ    152(SP), R10
 	MOVQ    CX, 64(SP)
 	MOVQ    AX, 72(SP)
 	MOVQ    DX, 80(SP)
@@ -2330,18 +2328,16 @@ scores2_chunk2_2:
 	VMOVUPS     (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        152(SP)
+	DECQ        R10
 	JNZ         pf_skip_16
-	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 152(SP)
-	MOVQ        136(SP), SI
-	CMPQ        SI, 144(SP)
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_16
-	PREFETCHT1  (SI)
-	PREFETCHT1  64(SI)
-	PREFETCHT1  128(SI)
-	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_16:
 	VMOVUPS     32(CX)(DX*1), Y12
@@ -2358,18 +2354,16 @@ pf_skip_16:
 	VMOVUPS     32(CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        152(SP)
+	DECQ        R10
 	JNZ         pf_skip_17
-	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 152(SP)
-	MOVQ        136(SP), SI
-	CMPQ        SI, 144(SP)
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_17
-	PREFETCHT1  (SI)
-	PREFETCHT1  64(SI)
-	PREFETCHT1  128(SI)
-	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_17:
 	ADDQ $0x00000040, CX
@@ -2393,18 +2387,16 @@ scores2_odd_2:
 	VMOVUPS     (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        152(SP)
+	DECQ        R10
 	JNZ         pf_skip_18
-	MOVQ        ng+16(FP), CX
-	MOVQ        CX, 152(SP)
-	MOVQ        136(SP), CX
-	CMPQ        CX, 144(SP)
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_18
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
-	PREFETCHT1  128(CX)
-	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_18:
 scores2_reduce_2:
@@ -2496,6 +2488,8 @@ scores2_done_2:
 	VMOVSHDUP X3, X0
 	VMAXPS    X0, X3, X3
 	VMAXSS    X2, X3, X3
+	MOVQ      R9, 136(SP)
+	MOVQ      R10, 152(SP)
 	MOVQ      state+72(FP), AX
 	MOVQ      ng+16(FP), CX
 	LEAQ      (AX)(CX*4), AX
@@ -2886,6 +2880,8 @@ pv_3:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
+	MOVQ  160(SP), R10
+	MOVQ  176(SP), R11
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -2933,18 +2929,16 @@ pv2_single_4:
 	VFMADD231PS  Y9, Y12, Y5
 	VFMADD231PS  Y10, Y12, Y6
 	VFMADD231PS  Y11, Y12, Y7
-	DECQ         176(SP)
+	DECQ         R11
 	JNZ          pf_skip_21
-	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 176(SP)
-	MOVQ         160(SP), R8
-	CMPQ         R8, 168(SP)
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_21
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 160(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_21:
 	ADDQ $0x04, BX
@@ -2995,18 +2989,16 @@ pv2_single_5:
 	VBROADCASTSS (BX)(CX*1), Y6
 	VFMADD231PS  Y4, Y6, Y2
 	VFMADD231PS  Y5, Y6, Y3
-	DECQ         176(SP)
+	DECQ         R11
 	JNZ          pf_skip_22
-	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 176(SP)
-	MOVQ         160(SP), R8
-	CMPQ         R8, 168(SP)
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_22
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 160(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_22:
 	ADDQ $0x04, BX
@@ -3048,18 +3040,16 @@ pv2_single_6:
 	VFMADD231PS  Y2, Y3, Y0
 	VBROADCASTSS (BX)(CX*1), Y3
 	VFMADD231PS  Y2, Y3, Y1
-	DECQ         176(SP)
+	DECQ         R11
 	JNZ          pf_skip_23
-	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 176(SP)
-	MOVQ         160(SP), R8
-	CMPQ         R8, 168(SP)
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_23
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 160(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_23:
 	ADDQ $0x04, BX
@@ -3076,6 +3066,8 @@ pv2_merge_6:
 	JMP     pv2_block_6
 
 pv2_next_6:
+	MOVQ R10, 160(SP)
+	MOVQ R11, 176(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_3
 
@@ -3997,6 +3989,7 @@ scores_5:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -4050,12 +4043,12 @@ scores4_by4_1:
 	SUBQ    CX, SI
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
-	MOVQ    168(SP), R9
-	ADDQ    CX, R9
-	MOVQ    R9, 40(SP)
-	MOVQ    40(SP), R9
-	SUBQ    $0x00000040, R9
-	MOVQ    R9, 64(SP)
+	MOVQ    168(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	MOVQ    40(SP), R10
+	SUBQ    $0x00000040, R10
+	MOVQ    R10, 64(SP)
 	CMPQ    CX, 64(SP)
 	JAE     scores4_odd_1
 
@@ -4084,14 +4077,13 @@ scores4_chunk2_1:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	MOVQ        136(SP), R9
 	CMPQ        R9, 144(SP)
 	JAE         pf_skip_31
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, 136(SP)
+	ADDQ        $0x00000100, R9
 
 pf_skip_31:
 	VMOVUPS     64(CX)(DX*1), Z18
@@ -4118,14 +4110,13 @@ pf_skip_31:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	MOVQ        136(SP), R9
 	CMPQ        R9, 144(SP)
 	JAE         pf_skip_32
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, 136(SP)
+	ADDQ        $0x00000100, R9
 
 pf_skip_32:
 	ADDQ $0x00000080, CX
@@ -4159,14 +4150,13 @@ scores4_odd_1:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	MOVQ        136(SP), CX
-	CMPQ        CX, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_33
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
-	PREFETCHT1  128(CX)
-	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_33:
 scores4_reduce_1:
@@ -4355,6 +4345,7 @@ scores4_done_1:
 	VMOVSHDUP    X3, X4
 	VMAXPS       X4, X3, X3
 	VMAXSS       X26, X3, X3
+	MOVQ         R9, 136(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -4390,6 +4381,7 @@ scores_6:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
 	MOVQ    CX, 64(SP)
 	MOVQ    AX, 72(SP)
 	MOVQ    DX, 80(SP)
@@ -4463,14 +4455,13 @@ scores2_chunk2_3:
 	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        136(SP), DI
-	CMPQ        DI, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_34
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_34:
 	VMOVUPS     64(CX)(DX*1), Z18
@@ -4499,14 +4490,13 @@ pf_skip_34:
 	VMOVUPS     64(SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        136(SP), DI
-	CMPQ        DI, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_35
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_35:
 	ADDQ $0x00000080, CX
@@ -4543,14 +4533,13 @@ scores2_odd_3:
 	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        136(SP), CX
-	CMPQ        CX, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_36
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
-	PREFETCHT1  128(CX)
-	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_36:
 scores2_reduce_3:
@@ -4692,6 +4681,7 @@ scores2_done_3:
 	VMOVSHDUP     X1, X2
 	VMAXPS        X2, X1, X1
 	VMAXSS        X22, X1, X1
+	MOVQ          R9, 136(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -5472,6 +5462,7 @@ pv_5:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
+	MOVQ  152(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -5514,8 +5505,8 @@ pv4_block_1:
 	MOVQ    72(SP), BX
 	MOVQ    80(SP), SI
 	ADDQ    DX, SI
-	MOVQ    88(SP), R9
-	TESTQ   R9, R9
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
 	JZ      pv4_merge_1
 
 pv4_row_1:
@@ -5543,19 +5534,18 @@ pv4_row_1:
 	VFMADD231PS  Z19, Z22, Z15
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
-	MOVQ         152(SP), R10
-	CMPQ         R10, 160(SP)
+	CMPQ         R9, 160(SP)
 	JAE          pf_skip_38
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	PREFETCHT1   128(R9)
+	PREFETCHT1   192(R9)
+	ADDQ         $0x00000100, R9
 
 pf_skip_38:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
-	DECQ R9
+	DECQ R10
 	JNZ  pv4_row_1
 
 pv4_merge_1:
@@ -5604,8 +5594,8 @@ pv4_block_2:
 	MOVQ    72(SP), BX
 	MOVQ    80(SP), SI
 	ADDQ    DX, SI
-	MOVQ    88(SP), R9
-	TESTQ   R9, R9
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
 	JZ      pv4_merge_2
 
 pv4_row_2:
@@ -5623,19 +5613,18 @@ pv4_row_2:
 	VBROADCASTSS (BX)(CX*1), Z12
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
-	MOVQ         152(SP), R10
-	CMPQ         R10, 160(SP)
+	CMPQ         R9, 160(SP)
 	JAE          pf_skip_39
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	PREFETCHT1   128(R9)
+	PREFETCHT1   192(R9)
+	ADDQ         $0x00000100, R9
 
 pf_skip_39:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
-	DECQ R9
+	DECQ R10
 	JNZ  pv4_row_2
 
 pv4_merge_2:
@@ -5672,8 +5661,8 @@ pv4_block_3:
 	MOVQ    72(SP), BX
 	MOVQ    80(SP), SI
 	ADDQ    DX, SI
-	MOVQ    88(SP), R9
-	TESTQ   R9, R9
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
 	JZ      pv4_merge_3
 
 pv4_row_3:
@@ -5686,19 +5675,18 @@ pv4_row_3:
 	VFMADD231PS  Z6, Z7, Z4
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
-	MOVQ         152(SP), R10
-	CMPQ         R10, 160(SP)
+	CMPQ         R9, 160(SP)
 	JAE          pf_skip_40
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	PREFETCHT1   128(R9)
+	PREFETCHT1   192(R9)
+	ADDQ         $0x00000100, R9
 
 pf_skip_40:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
-	DECQ R9
+	DECQ R10
 	JNZ  pv4_row_3
 
 pv4_merge_3:
@@ -5714,6 +5702,7 @@ pv4_merge_3:
 	JMP     pv4_block_3
 
 pv4_next_3:
+	MOVQ R9, 152(SP)
 	ADDQ $0x00000004, 32(SP)
 	JMP  pv_5
 
@@ -5741,6 +5730,7 @@ pv_6:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
+	MOVQ  152(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -5800,14 +5790,13 @@ pv2_single_7:
 	VFMADD231PS  320(SI), Z18, Z15
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
-	MOVQ         152(SP), R8
-	CMPQ         R8, 160(SP)
+	CMPQ         R10, 160(SP)
 	JAE          pf_skip_41
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_41:
 	ADDQ $0x04, BX
@@ -5898,14 +5887,13 @@ pv2_pair_8:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         152(SP), R8
-	CMPQ         R8, 160(SP)
+	CMPQ         R10, 160(SP)
 	JAE          pf_skip_42
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_42:
 	ADDQ $0x08, BX
@@ -5995,14 +5983,13 @@ pv2_pair_9:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         152(SP), R8
-	CMPQ         R8, 160(SP)
+	CMPQ         R10, 160(SP)
 	JAE          pf_skip_43
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_43:
 	ADDQ $0x08, BX
@@ -6070,14 +6057,13 @@ pv2_pair_10:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         152(SP), R8
-	CMPQ         R8, 160(SP)
+	CMPQ         R10, 160(SP)
 	JAE          pf_skip_44
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_44:
 	ADDQ $0x08, BX
@@ -6109,6 +6095,7 @@ pv2_merge_10:
 	JMP     pv2_block_10
 
 pv2_next_10:
+	MOVQ R10, 152(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_6
 
@@ -7449,6 +7436,7 @@ scores_8:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -7502,12 +7490,12 @@ scores4_by4_2:
 	SUBQ    CX, SI
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
-	MOVQ    168(SP), R9
-	ADDQ    CX, R9
-	MOVQ    R9, 40(SP)
-	MOVQ    40(SP), R9
-	SUBQ    $0x00000040, R9
-	MOVQ    R9, 64(SP)
+	MOVQ    168(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	MOVQ    40(SP), R10
+	SUBQ    $0x00000040, R10
+	MOVQ    R10, 64(SP)
 	CMPQ    CX, 64(SP)
 	JAE     scores4_odd_2
 
@@ -7536,14 +7524,13 @@ scores4_chunk2_2:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	MOVQ        136(SP), R9
 	CMPQ        R9, 144(SP)
 	JAE         pf_skip_45
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, 136(SP)
+	ADDQ        $0x00000100, R9
 
 pf_skip_45:
 	VMOVUPS     64(CX)(DX*1), Z18
@@ -7570,14 +7557,13 @@ pf_skip_45:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	MOVQ        136(SP), R9
 	CMPQ        R9, 144(SP)
 	JAE         pf_skip_46
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, 136(SP)
+	ADDQ        $0x00000100, R9
 
 pf_skip_46:
 	ADDQ $0x00000080, CX
@@ -7611,14 +7597,13 @@ scores4_odd_2:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	MOVQ        136(SP), CX
-	CMPQ        CX, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_47
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
-	PREFETCHT1  128(CX)
-	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_47:
 scores4_reduce_2:
@@ -7807,6 +7792,7 @@ scores4_done_2:
 	VMOVSHDUP    X3, X4
 	VMAXPS       X4, X3, X3
 	VMAXSS       X26, X3, X3
+	MOVQ         R9, 136(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -7842,6 +7828,7 @@ scores_9:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
 	MOVQ    CX, 64(SP)
 	MOVQ    AX, 72(SP)
 	MOVQ    DX, 80(SP)
@@ -7915,14 +7902,13 @@ scores2_chunk2_4:
 	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        136(SP), DI
-	CMPQ        DI, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_48
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_48:
 	VMOVUPS     64(CX)(DX*1), Z18
@@ -7951,14 +7937,13 @@ pf_skip_48:
 	VMOVUPS     64(SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        136(SP), DI
-	CMPQ        DI, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_49
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_49:
 	ADDQ $0x00000080, CX
@@ -7995,14 +7980,13 @@ scores2_odd_4:
 	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        136(SP), CX
-	CMPQ        CX, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_50
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
-	PREFETCHT1  128(CX)
-	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_50:
 scores2_reduce_4:
@@ -8144,6 +8128,7 @@ scores2_done_4:
 	VMOVSHDUP     X1, X2
 	VMAXPS        X2, X1, X1
 	VMAXSS        X22, X1, X1
+	MOVQ          R9, 136(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -8915,6 +8900,7 @@ pv_8:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
+	MOVQ  152(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -8957,8 +8943,8 @@ pv4_block_4:
 	MOVQ    72(SP), BX
 	MOVQ    80(SP), SI
 	ADDQ    DX, SI
-	MOVQ    88(SP), R9
-	TESTQ   R9, R9
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
 	JZ      pv4_merge_4
 
 pv4_row_4:
@@ -8986,19 +8972,18 @@ pv4_row_4:
 	VFMADD231PS  Z19, Z22, Z15
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
-	MOVQ         152(SP), R10
-	CMPQ         R10, 160(SP)
+	CMPQ         R9, 160(SP)
 	JAE          pf_skip_52
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	PREFETCHT1   128(R9)
+	PREFETCHT1   192(R9)
+	ADDQ         $0x00000100, R9
 
 pf_skip_52:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
-	DECQ R9
+	DECQ R10
 	JNZ  pv4_row_4
 
 pv4_merge_4:
@@ -9047,8 +9032,8 @@ pv4_block_5:
 	MOVQ    72(SP), BX
 	MOVQ    80(SP), SI
 	ADDQ    DX, SI
-	MOVQ    88(SP), R9
-	TESTQ   R9, R9
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
 	JZ      pv4_merge_5
 
 pv4_row_5:
@@ -9066,19 +9051,18 @@ pv4_row_5:
 	VBROADCASTSS (BX)(CX*1), Z12
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
-	MOVQ         152(SP), R10
-	CMPQ         R10, 160(SP)
+	CMPQ         R9, 160(SP)
 	JAE          pf_skip_53
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	PREFETCHT1   128(R9)
+	PREFETCHT1   192(R9)
+	ADDQ         $0x00000100, R9
 
 pf_skip_53:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
-	DECQ R9
+	DECQ R10
 	JNZ  pv4_row_5
 
 pv4_merge_5:
@@ -9115,8 +9099,8 @@ pv4_block_6:
 	MOVQ    72(SP), BX
 	MOVQ    80(SP), SI
 	ADDQ    DX, SI
-	MOVQ    88(SP), R9
-	TESTQ   R9, R9
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
 	JZ      pv4_merge_6
 
 pv4_row_6:
@@ -9129,19 +9113,18 @@ pv4_row_6:
 	VFMADD231PS  Z6, Z7, Z4
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
-	MOVQ         152(SP), R10
-	CMPQ         R10, 160(SP)
+	CMPQ         R9, 160(SP)
 	JAE          pf_skip_54
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	PREFETCHT1   128(R9)
+	PREFETCHT1   192(R9)
+	ADDQ         $0x00000100, R9
 
 pf_skip_54:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
-	DECQ R9
+	DECQ R10
 	JNZ  pv4_row_6
 
 pv4_merge_6:
@@ -9157,6 +9140,7 @@ pv4_merge_6:
 	JMP     pv4_block_6
 
 pv4_next_6:
+	MOVQ R9, 152(SP)
 	ADDQ $0x00000004, 32(SP)
 	JMP  pv_8
 
@@ -9184,6 +9168,7 @@ pv_9:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
+	MOVQ  152(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -9243,14 +9228,13 @@ pv2_single_11:
 	VFMADD231PS  320(SI), Z18, Z15
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
-	MOVQ         152(SP), R8
-	CMPQ         R8, 160(SP)
+	CMPQ         R10, 160(SP)
 	JAE          pf_skip_55
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_55:
 	ADDQ $0x04, BX
@@ -9341,14 +9325,13 @@ pv2_pair_12:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         152(SP), R8
-	CMPQ         R8, 160(SP)
+	CMPQ         R10, 160(SP)
 	JAE          pf_skip_56
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_56:
 	ADDQ $0x08, BX
@@ -9438,14 +9421,13 @@ pv2_pair_13:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         152(SP), R8
-	CMPQ         R8, 160(SP)
+	CMPQ         R10, 160(SP)
 	JAE          pf_skip_57
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_57:
 	ADDQ $0x08, BX
@@ -9513,14 +9495,13 @@ pv2_pair_14:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         152(SP), R8
-	CMPQ         R8, 160(SP)
+	CMPQ         R10, 160(SP)
 	JAE          pf_skip_58
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_58:
 	ADDQ $0x08, BX
@@ -9552,6 +9533,7 @@ pv2_merge_14:
 	JMP     pv2_block_14
 
 pv2_next_14:
+	MOVQ R10, 152(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_9
 
@@ -10887,6 +10869,8 @@ scores_11:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	MOVQ    152(SP), R10
 	MOVQ    CX, 64(SP)
 	MOVQ    AX, 72(SP)
 	MOVQ    DX, 80(SP)
@@ -10941,18 +10925,16 @@ scores2_chunk2_5:
 	VCVTPH2PS   (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        152(SP)
+	DECQ        R10
 	JNZ         pf_skip_59
-	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 152(SP)
-	MOVQ        136(SP), SI
-	CMPQ        SI, 144(SP)
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_59
-	PREFETCHT1  (SI)
-	PREFETCHT1  64(SI)
-	PREFETCHT1  128(SI)
-	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_59:
 	VMOVUPS     32(DX)(CX*2), Y12
@@ -10969,18 +10951,16 @@ pf_skip_59:
 	VCVTPH2PS   16(CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        152(SP)
+	DECQ        R10
 	JNZ         pf_skip_60
-	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 152(SP)
-	MOVQ        136(SP), SI
-	CMPQ        SI, 144(SP)
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_60
-	PREFETCHT1  (SI)
-	PREFETCHT1  64(SI)
-	PREFETCHT1  128(SI)
-	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_60:
 	ADDQ $0x00000020, CX
@@ -11004,18 +10984,16 @@ scores2_odd_5:
 	VCVTPH2PS   (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        152(SP)
+	DECQ        R10
 	JNZ         pf_skip_61
-	MOVQ        ng+16(FP), CX
-	MOVQ        CX, 152(SP)
-	MOVQ        136(SP), CX
-	CMPQ        CX, 144(SP)
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_61
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
-	PREFETCHT1  128(CX)
-	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_61:
 scores2_reduce_5:
@@ -11109,6 +11087,8 @@ scores2_done_5:
 	VMOVSHDUP X3, X0
 	VMAXPS    X0, X3, X3
 	VMAXSS    X2, X3, X3
+	MOVQ      R9, 136(SP)
+	MOVQ      R10, 152(SP)
 	MOVQ      state+72(FP), AX
 	MOVQ      ng+16(FP), CX
 	LEAQ      (AX)(CX*4), AX
@@ -11543,6 +11523,8 @@ pv_11:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
+	MOVQ  160(SP), R10
+	MOVQ  176(SP), R11
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -11591,18 +11573,16 @@ pv2_single_15:
 	VFMADD231PS  Y9, Y12, Y5
 	VFMADD231PS  Y10, Y12, Y6
 	VFMADD231PS  Y11, Y12, Y7
-	DECQ         176(SP)
+	DECQ         R11
 	JNZ          pf_skip_64
-	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 176(SP)
-	MOVQ         160(SP), R8
-	CMPQ         R8, 168(SP)
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_64
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 160(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_64:
 	ADDQ $0x04, BX
@@ -11654,18 +11634,16 @@ pv2_single_16:
 	VBROADCASTSS (BX)(CX*1), Y6
 	VFMADD231PS  Y4, Y6, Y2
 	VFMADD231PS  Y5, Y6, Y3
-	DECQ         176(SP)
+	DECQ         R11
 	JNZ          pf_skip_65
-	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 176(SP)
-	MOVQ         160(SP), R8
-	CMPQ         R8, 168(SP)
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_65
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 160(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_65:
 	ADDQ $0x04, BX
@@ -11708,18 +11686,16 @@ pv2_single_17:
 	VFMADD231PS  Y2, Y3, Y0
 	VBROADCASTSS (BX)(CX*1), Y3
 	VFMADD231PS  Y2, Y3, Y1
-	DECQ         176(SP)
+	DECQ         R11
 	JNZ          pf_skip_66
-	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 176(SP)
-	MOVQ         160(SP), R8
-	CMPQ         R8, 168(SP)
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_66
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 160(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_66:
 	ADDQ $0x04, BX
@@ -11736,6 +11712,8 @@ pv2_merge_17:
 	JMP     pv2_block_17
 
 pv2_next_17:
+	MOVQ R10, 160(SP)
+	MOVQ R11, 176(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_11
 
@@ -12767,6 +12745,8 @@ scores_13:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	MOVQ    152(SP), R10
 	MOVQ    CX, 64(SP)
 	MOVQ    AX, 72(SP)
 	MOVQ    DX, 80(SP)
@@ -12821,18 +12801,16 @@ scores2_chunk2_6:
 	VCVTPH2PS   (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        152(SP)
+	DECQ        R10
 	JNZ         pf_skip_74
-	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 152(SP)
-	MOVQ        136(SP), SI
-	CMPQ        SI, 144(SP)
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_74
-	PREFETCHT1  (SI)
-	PREFETCHT1  64(SI)
-	PREFETCHT1  128(SI)
-	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_74:
 	VMOVUPS     32(DX)(CX*2), Y12
@@ -12849,18 +12827,16 @@ pf_skip_74:
 	VCVTPH2PS   16(CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        152(SP)
+	DECQ        R10
 	JNZ         pf_skip_75
-	MOVQ        ng+16(FP), SI
-	MOVQ        SI, 152(SP)
-	MOVQ        136(SP), SI
-	CMPQ        SI, 144(SP)
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_75
-	PREFETCHT1  (SI)
-	PREFETCHT1  64(SI)
-	PREFETCHT1  128(SI)
-	PREFETCHT1  192(SI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_75:
 	ADDQ $0x00000020, CX
@@ -12884,18 +12860,16 @@ scores2_odd_6:
 	VCVTPH2PS   (CX)(AX*1), Y14
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y14, Y13, Y11
-	DECQ        152(SP)
+	DECQ        R10
 	JNZ         pf_skip_76
-	MOVQ        ng+16(FP), CX
-	MOVQ        CX, 152(SP)
-	MOVQ        136(SP), CX
-	CMPQ        CX, 144(SP)
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_76
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
-	PREFETCHT1  128(CX)
-	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_76:
 scores2_reduce_6:
@@ -12989,6 +12963,8 @@ scores2_done_6:
 	VMOVSHDUP X3, X0
 	VMAXPS    X0, X3, X3
 	VMAXSS    X2, X3, X3
+	MOVQ      R9, 136(SP)
+	MOVQ      R10, 152(SP)
 	MOVQ      state+72(FP), AX
 	MOVQ      ng+16(FP), CX
 	LEAQ      (AX)(CX*4), AX
@@ -13402,6 +13378,8 @@ pv_13:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
+	MOVQ  160(SP), R10
+	MOVQ  176(SP), R11
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -13450,18 +13428,16 @@ pv2_single_18:
 	VFMADD231PS  Y9, Y12, Y5
 	VFMADD231PS  Y10, Y12, Y6
 	VFMADD231PS  Y11, Y12, Y7
-	DECQ         176(SP)
+	DECQ         R11
 	JNZ          pf_skip_79
-	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 176(SP)
-	MOVQ         160(SP), R8
-	CMPQ         R8, 168(SP)
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_79
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 160(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_79:
 	ADDQ $0x04, BX
@@ -13513,18 +13489,16 @@ pv2_single_19:
 	VBROADCASTSS (BX)(CX*1), Y6
 	VFMADD231PS  Y4, Y6, Y2
 	VFMADD231PS  Y5, Y6, Y3
-	DECQ         176(SP)
+	DECQ         R11
 	JNZ          pf_skip_80
-	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 176(SP)
-	MOVQ         160(SP), R8
-	CMPQ         R8, 168(SP)
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_80
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 160(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_80:
 	ADDQ $0x04, BX
@@ -13567,18 +13541,16 @@ pv2_single_20:
 	VFMADD231PS  Y2, Y3, Y0
 	VBROADCASTSS (BX)(CX*1), Y3
 	VFMADD231PS  Y2, Y3, Y1
-	DECQ         176(SP)
+	DECQ         R11
 	JNZ          pf_skip_81
-	MOVQ         ng+16(FP), R8
-	MOVQ         R8, 176(SP)
-	MOVQ         160(SP), R8
-	CMPQ         R8, 168(SP)
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_81
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 160(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_81:
 	ADDQ $0x04, BX
@@ -13595,6 +13567,8 @@ pv2_merge_20:
 	JMP     pv2_block_20
 
 pv2_next_20:
+	MOVQ R10, 160(SP)
+	MOVQ R11, 176(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_13
 
@@ -14611,6 +14585,7 @@ scores_15:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -14668,12 +14643,12 @@ scores4_by4_3:
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
 	SUBQ    CX, DI
-	MOVQ    168(SP), R9
-	ADDQ    CX, R9
-	MOVQ    R9, 40(SP)
-	MOVQ    40(SP), R9
-	SUBQ    $0x00000020, R9
-	MOVQ    R9, 64(SP)
+	MOVQ    168(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	MOVQ    40(SP), R10
+	SUBQ    $0x00000020, R10
+	MOVQ    R10, 64(SP)
 	CMPQ    CX, 64(SP)
 	JAE     scores4_odd_3
 
@@ -14702,14 +14677,13 @@ scores4_chunk2_3:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	MOVQ        136(SP), R9
 	CMPQ        R9, 144(SP)
 	JAE         pf_skip_89
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, 136(SP)
+	ADDQ        $0x00000100, R9
 
 pf_skip_89:
 	VMOVUPS     64(DX)(CX*2), Z18
@@ -14736,14 +14710,13 @@ pf_skip_89:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	MOVQ        136(SP), R9
 	CMPQ        R9, 144(SP)
 	JAE         pf_skip_90
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, 136(SP)
+	ADDQ        $0x00000100, R9
 
 pf_skip_90:
 	ADDQ $0x00000040, CX
@@ -14777,14 +14750,13 @@ scores4_odd_3:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	MOVQ        136(SP), CX
-	CMPQ        CX, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_91
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
-	PREFETCHT1  128(CX)
-	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_91:
 scores4_reduce_3:
@@ -14977,6 +14949,7 @@ scores4_done_3:
 	VMOVSHDUP    X3, X4
 	VMAXPS       X4, X3, X3
 	VMAXSS       X26, X3, X3
+	MOVQ         R9, 136(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -15012,6 +14985,7 @@ scores_16:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
 	MOVQ    CX, 64(SP)
 	MOVQ    AX, 72(SP)
 	MOVQ    DX, 80(SP)
@@ -15087,14 +15061,13 @@ scores2_chunk2_7:
 	VCVTPH2PS   (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        136(SP), DI
-	CMPQ        DI, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_92
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_92:
 	VMOVUPS     64(DX)(CX*2), Z18
@@ -15123,14 +15096,13 @@ pf_skip_92:
 	VCVTPH2PS   32(SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        136(SP), DI
-	CMPQ        DI, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_93
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_93:
 	ADDQ $0x00000040, CX
@@ -15167,14 +15139,13 @@ scores2_odd_7:
 	VCVTPH2PS   (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        136(SP), CX
-	CMPQ        CX, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_94
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
-	PREFETCHT1  128(CX)
-	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_94:
 scores2_reduce_7:
@@ -15318,6 +15289,7 @@ scores2_done_7:
 	VMOVSHDUP     X1, X2
 	VMAXPS        X2, X1, X1
 	VMAXSS        X22, X1, X1
+	MOVQ          R9, 136(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -16338,6 +16310,7 @@ pv_15:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
+	MOVQ  152(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -16381,8 +16354,8 @@ pv4_block_7:
 	MOVQ    DX, SI
 	SHRQ    $0x01, SI
 	ADDQ    80(SP), SI
-	MOVQ    88(SP), R9
-	TESTQ   R9, R9
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
 	JZ      pv4_merge_7
 
 pv4_row_7:
@@ -16410,19 +16383,18 @@ pv4_row_7:
 	VFMADD231PS  Z19, Z22, Z15
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
-	MOVQ         152(SP), R10
-	CMPQ         R10, 160(SP)
+	CMPQ         R9, 160(SP)
 	JAE          pf_skip_96
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	PREFETCHT1   128(R9)
+	PREFETCHT1   192(R9)
+	ADDQ         $0x00000100, R9
 
 pf_skip_96:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
-	DECQ R9
+	DECQ R10
 	JNZ  pv4_row_7
 
 pv4_merge_7:
@@ -16472,8 +16444,8 @@ pv4_block_8:
 	MOVQ    DX, SI
 	SHRQ    $0x01, SI
 	ADDQ    80(SP), SI
-	MOVQ    88(SP), R9
-	TESTQ   R9, R9
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
 	JZ      pv4_merge_8
 
 pv4_row_8:
@@ -16491,19 +16463,18 @@ pv4_row_8:
 	VBROADCASTSS (BX)(CX*1), Z12
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
-	MOVQ         152(SP), R10
-	CMPQ         R10, 160(SP)
+	CMPQ         R9, 160(SP)
 	JAE          pf_skip_97
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	PREFETCHT1   128(R9)
+	PREFETCHT1   192(R9)
+	ADDQ         $0x00000100, R9
 
 pf_skip_97:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
-	DECQ R9
+	DECQ R10
 	JNZ  pv4_row_8
 
 pv4_merge_8:
@@ -16541,8 +16512,8 @@ pv4_block_9:
 	MOVQ    DX, SI
 	SHRQ    $0x01, SI
 	ADDQ    80(SP), SI
-	MOVQ    88(SP), R9
-	TESTQ   R9, R9
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
 	JZ      pv4_merge_9
 
 pv4_row_9:
@@ -16555,19 +16526,18 @@ pv4_row_9:
 	VFMADD231PS  Z6, Z7, Z4
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
-	MOVQ         152(SP), R10
-	CMPQ         R10, 160(SP)
+	CMPQ         R9, 160(SP)
 	JAE          pf_skip_98
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	PREFETCHT1   128(R9)
+	PREFETCHT1   192(R9)
+	ADDQ         $0x00000100, R9
 
 pf_skip_98:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
-	DECQ R9
+	DECQ R10
 	JNZ  pv4_row_9
 
 pv4_merge_9:
@@ -16583,6 +16553,7 @@ pv4_merge_9:
 	JMP     pv4_block_9
 
 pv4_next_9:
+	MOVQ R9, 152(SP)
 	ADDQ $0x00000004, 32(SP)
 	JMP  pv_15
 
@@ -16609,6 +16580,7 @@ pv_16:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
+	MOVQ  152(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -16679,14 +16651,13 @@ pv2_pair_21:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         152(SP), R8
-	CMPQ         R8, 160(SP)
+	CMPQ         R10, 160(SP)
 	JAE          pf_skip_99
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_99:
 	ADDQ $0x08, BX
@@ -16781,14 +16752,13 @@ pv2_pair_22:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         152(SP), R8
-	CMPQ         R8, 160(SP)
+	CMPQ         R10, 160(SP)
 	JAE          pf_skip_100
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_100:
 	ADDQ $0x08, BX
@@ -16859,14 +16829,13 @@ pv2_pair_23:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         152(SP), R8
-	CMPQ         R8, 160(SP)
+	CMPQ         R10, 160(SP)
 	JAE          pf_skip_101
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_101:
 	ADDQ $0x08, BX
@@ -16899,6 +16868,7 @@ pv2_merge_23:
 	JMP     pv2_block_23
 
 pv2_next_23:
+	MOVQ R10, 152(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_16
 
@@ -18507,6 +18477,7 @@ scores_18:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -18564,12 +18535,12 @@ scores4_by4_4:
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
 	SUBQ    CX, DI
-	MOVQ    168(SP), R9
-	ADDQ    CX, R9
-	MOVQ    R9, 40(SP)
-	MOVQ    40(SP), R9
-	SUBQ    $0x00000020, R9
-	MOVQ    R9, 64(SP)
+	MOVQ    168(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	MOVQ    40(SP), R10
+	SUBQ    $0x00000020, R10
+	MOVQ    R10, 64(SP)
 	CMPQ    CX, 64(SP)
 	JAE     scores4_odd_4
 
@@ -18598,14 +18569,13 @@ scores4_chunk2_4:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	MOVQ        136(SP), R9
 	CMPQ        R9, 144(SP)
 	JAE         pf_skip_102
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, 136(SP)
+	ADDQ        $0x00000100, R9
 
 pf_skip_102:
 	VMOVUPS     64(DX)(CX*2), Z18
@@ -18632,14 +18602,13 @@ pf_skip_102:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	MOVQ        136(SP), R9
 	CMPQ        R9, 144(SP)
 	JAE         pf_skip_103
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, 136(SP)
+	ADDQ        $0x00000100, R9
 
 pf_skip_103:
 	ADDQ $0x00000040, CX
@@ -18673,14 +18642,13 @@ scores4_odd_4:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	MOVQ        136(SP), CX
-	CMPQ        CX, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_104
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
-	PREFETCHT1  128(CX)
-	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_104:
 scores4_reduce_4:
@@ -18873,6 +18841,7 @@ scores4_done_4:
 	VMOVSHDUP    X3, X4
 	VMAXPS       X4, X3, X3
 	VMAXSS       X26, X3, X3
+	MOVQ         R9, 136(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -18908,6 +18877,7 @@ scores_19:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
 	MOVQ    CX, 64(SP)
 	MOVQ    AX, 72(SP)
 	MOVQ    DX, 80(SP)
@@ -18983,14 +18953,13 @@ scores2_chunk2_8:
 	VCVTPH2PS   (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        136(SP), DI
-	CMPQ        DI, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_105
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_105:
 	VMOVUPS     64(DX)(CX*2), Z18
@@ -19019,14 +18988,13 @@ pf_skip_105:
 	VCVTPH2PS   32(SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        136(SP), DI
-	CMPQ        DI, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_106
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_106:
 	ADDQ $0x00000040, CX
@@ -19063,14 +19031,13 @@ scores2_odd_8:
 	VCVTPH2PS   (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	MOVQ        136(SP), CX
-	CMPQ        CX, 144(SP)
+	CMPQ        R9, 144(SP)
 	JAE         pf_skip_107
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
-	PREFETCHT1  128(CX)
-	PREFETCHT1  192(CX)
-	ADDQ        $0x00000100, 136(SP)
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
 
 pf_skip_107:
 scores2_reduce_8:
@@ -19214,6 +19181,7 @@ scores2_done_8:
 	VMOVSHDUP     X1, X2
 	VMAXPS        X2, X1, X1
 	VMAXSS        X22, X1, X1
+	MOVQ          R9, 136(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -20225,6 +20193,7 @@ pv_18:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
+	MOVQ  152(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -20268,8 +20237,8 @@ pv4_block_10:
 	MOVQ    DX, SI
 	SHRQ    $0x01, SI
 	ADDQ    80(SP), SI
-	MOVQ    88(SP), R9
-	TESTQ   R9, R9
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
 	JZ      pv4_merge_10
 
 pv4_row_10:
@@ -20297,19 +20266,18 @@ pv4_row_10:
 	VFMADD231PS  Z19, Z22, Z15
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
-	MOVQ         152(SP), R10
-	CMPQ         R10, 160(SP)
+	CMPQ         R9, 160(SP)
 	JAE          pf_skip_109
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	PREFETCHT1   128(R9)
+	PREFETCHT1   192(R9)
+	ADDQ         $0x00000100, R9
 
 pf_skip_109:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
-	DECQ R9
+	DECQ R10
 	JNZ  pv4_row_10
 
 pv4_merge_10:
@@ -20359,8 +20327,8 @@ pv4_block_11:
 	MOVQ    DX, SI
 	SHRQ    $0x01, SI
 	ADDQ    80(SP), SI
-	MOVQ    88(SP), R9
-	TESTQ   R9, R9
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
 	JZ      pv4_merge_11
 
 pv4_row_11:
@@ -20378,19 +20346,18 @@ pv4_row_11:
 	VBROADCASTSS (BX)(CX*1), Z12
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
-	MOVQ         152(SP), R10
-	CMPQ         R10, 160(SP)
+	CMPQ         R9, 160(SP)
 	JAE          pf_skip_110
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	PREFETCHT1   128(R9)
+	PREFETCHT1   192(R9)
+	ADDQ         $0x00000100, R9
 
 pf_skip_110:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
-	DECQ R9
+	DECQ R10
 	JNZ  pv4_row_11
 
 pv4_merge_11:
@@ -20428,8 +20395,8 @@ pv4_block_12:
 	MOVQ    DX, SI
 	SHRQ    $0x01, SI
 	ADDQ    80(SP), SI
-	MOVQ    88(SP), R9
-	TESTQ   R9, R9
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
 	JZ      pv4_merge_12
 
 pv4_row_12:
@@ -20442,19 +20409,18 @@ pv4_row_12:
 	VFMADD231PS  Z6, Z7, Z4
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
-	MOVQ         152(SP), R10
-	CMPQ         R10, 160(SP)
+	CMPQ         R9, 160(SP)
 	JAE          pf_skip_111
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	PREFETCHT1   128(R9)
+	PREFETCHT1   192(R9)
+	ADDQ         $0x00000100, R9
 
 pf_skip_111:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
-	DECQ R9
+	DECQ R10
 	JNZ  pv4_row_12
 
 pv4_merge_12:
@@ -20470,6 +20436,7 @@ pv4_merge_12:
 	JMP     pv4_block_12
 
 pv4_next_12:
+	MOVQ R9, 152(SP)
 	ADDQ $0x00000004, 32(SP)
 	JMP  pv_18
 
@@ -20496,6 +20463,7 @@ pv_19:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
+	MOVQ  152(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -20566,14 +20534,13 @@ pv2_pair_24:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	MOVQ         152(SP), R8
-	CMPQ         R8, 160(SP)
+	CMPQ         R10, 160(SP)
 	JAE          pf_skip_112
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_112:
 	ADDQ $0x08, BX
@@ -20668,14 +20635,13 @@ pv2_pair_25:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	MOVQ         152(SP), R8
-	CMPQ         R8, 160(SP)
+	CMPQ         R10, 160(SP)
 	JAE          pf_skip_113
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_113:
 	ADDQ $0x08, BX
@@ -20746,14 +20712,13 @@ pv2_pair_26:
 	VFMADD231PS  Z6, Z8, Z4
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	MOVQ         152(SP), R8
-	CMPQ         R8, 160(SP)
+	CMPQ         R10, 160(SP)
 	JAE          pf_skip_114
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, 152(SP)
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
 
 pf_skip_114:
 	ADDQ $0x08, BX
@@ -20786,6 +20751,7 @@ pv2_merge_26:
 	JMP     pv2_block_26
 
 pv2_next_26:
+	MOVQ R10, 152(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_19
 

@@ -223,6 +223,8 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 // bytes at tmp (64 bytes; avo leaves 12 GP registers to allocate). pf is
 // as in scores: four lines of prefetch per step (spread: every ng-th).
 func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, tmp Mem, pf *prefetcher) (VecVirtual, VecVirtual) {
+	pf.hold()
+	defer pf.release()
 	lEnd, lLeft, lRow, lEnd2 := tmp, tmp.Offset(8), tmp.Offset(16), tmp.Offset(56)
 	lq := [2]Mem{tmp.Offset(24), tmp.Offset(32)}
 	lout := [2]Mem{tmp.Offset(40), tmp.Offset(48)}
@@ -404,6 +406,8 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 // lives in the 96 scratch bytes at tmp. pf is as in scores2: a step per
 // chunk.
 func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp Mem, pf *prefetcher) [4]VecVirtual {
+	pf.hold()
+	defer pf.release()
 	lEnd, lLeft, lRow, lEnd2 := tmp, tmp.Offset(8), tmp.Offset(16), tmp.Offset(24)
 	var lq, lout [4]Mem
 	for h := range 4 {
@@ -906,6 +910,8 @@ func pfAt(pf []GPVirtual, i int) GPVirtual {
 // buffers; the per-block state lives in the 48 scratch bytes at tmp. pf is
 // as in pv.
 func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher) {
+	pf.hold()
+	defer pf.release()
 	lo := [2]Mem{tmp, tmp.Offset(8)}
 	lW, lV, lCnt, lCol := tmp.Offset(16), tmp.Offset(24), tmp.Offset(32), tmp.Offset(40)
 	MOVQ(o[0], lo[0])
@@ -1069,6 +1075,8 @@ func pv4Max(t tier) int {
 // h·ws); the per-block state lives in the 64 scratch bytes at tmp. pf is
 // as in pv: a step per row.
 func (t tier) pv4(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher) {
+	pf.hold()
+	defer pf.release()
 	lo := [4]Mem{tmp, tmp.Offset(8), tmp.Offset(16), tmp.Offset(24)}
 	lW, lV, lCnt, lCol := tmp.Offset(32), tmp.Offset(40), tmp.Offset(48), tmp.Offset(56)
 	{
