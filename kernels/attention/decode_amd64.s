@@ -525,12 +525,17 @@ scores_1:
 	MOVQ    stride+96(FP), R8
 	MOVQ    136(SP), R9
 	MOVQ    152(SP), R10
-	MOVQ    CX, 64(SP)
-	MOVQ    AX, 72(SP)
-	MOVQ    DX, 80(SP)
-	MOVQ    BX, 88(SP)
-	MOVQ    DI, 48(SP)
-	MOVQ    SI, 56(SP)
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS expconst<>+0(SB), X1
 	VMOVSS  expconst<>+0(SB), X0
@@ -538,8 +543,8 @@ scores_1:
 	VMOVSS  expconst<>+0(SB), X2
 
 scores2_by8_1:
-	CMPQ   48(SP), $0x04
-	JL     scores2_by1_1
+	CMPQ   56(SP), $0x04
+	JL     scores2_lone_1
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
@@ -548,18 +553,17 @@ scores2_by8_1:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	MOVQ   56(SP), CX
-	MOVQ   64(SP), DX
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
 	SUBQ   CX, DX
-	MOVQ   72(SP), BX
+	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	MOVQ   184(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
-	MOVQ   40(SP), SI
 	SUBQ   $0x00000020, SI
-	MOVQ   SI, 96(SP)
-	CMPQ   CX, 96(SP)
+	MOVQ   SI, 48(SP)
+	CMPQ   CX, 48(SP)
 	JAE    scores2_odd_1
 
 scores2_chunk2_1:
@@ -616,12 +620,12 @@ pf_skip_1:
 
 pf_skip_2:
 	ADDQ $0x00000040, CX
-	CMPQ CX, 96(SP)
+	CMPQ CX, 48(SP)
 	JB   scores2_chunk2_1
 
 scores2_odd_1:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_reduce_1
+	JAE         scores2_chunks_1
 	VMOVUPS     (CX)(DX*1), Y12
 	VMOVUPS     (CX)(BX*1), Y13
 	VMOVUPS     (CX), Y14
@@ -648,7 +652,7 @@ scores2_odd_1:
 	ADDQ        $0x00000100, R9
 
 pf_skip_3:
-scores2_reduce_1:
+scores2_chunks_1:
 	VHADDPS      Y5, Y4, Y4
 	VHADDPS      Y7, Y6, Y5
 	VHADDPS      Y5, Y4, Y4
@@ -657,35 +661,36 @@ scores2_reduce_1:
 	VBROADCASTSS scale+64(FP), X4
 	VMULPS       X4, X5, X5
 	VMAXPS       X5, X1, X1
-	VHADDPS      Y9, Y8, Y4
-	VHADDPS      Y11, Y10, Y6
-	VHADDPS      Y6, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X6
-	VADDPS       X4, X6, X6
-	VBROADCASTSS scale+64(FP), X4
-	VMULPS       X4, X6, X6
-	VMAXPS       X6, X3, X3
-	MOVQ         80(SP), CX
-	VMOVUPS      X5, (CX)
-	ADDQ         $0x00000010, 80(SP)
 	MOVQ         88(SP), CX
-	VMOVUPS      X6, (CX)
+	VMOVUPS      X5, (CX)
 	ADDQ         $0x00000010, 88(SP)
-	SUBQ         $0x04, 48(SP)
-	MOVQ         56(SP), CX
+	VHADDPS      Y9, Y8, Y4
+	VHADDPS      Y11, Y10, Y5
+	VHADDPS      Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X5
+	VBROADCASTSS scale+64(FP), X4
+	VMULPS       X4, X5, X5
+	VMAXPS       X5, X3, X3
+	MOVQ         96(SP), CX
+	VMOVUPS      X5, (CX)
+	ADDQ         $0x00000010, 96(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
-	MOVQ         CX, 56(SP)
+	MOVQ         CX, 64(SP)
 	JMP          scores2_by8_1
 
+scores2_lone_1:
 scores2_by1_1:
-	CMPQ   48(SP), $0x00
+	CMPQ   56(SP), $0x00
 	JE     scores2_done_1
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	MOVQ   56(SP), AX
-	MOVQ   64(SP), CX
+	MOVQ   64(SP), AX
+	MOVQ   72(SP), CX
 	SUBQ   AX, CX
-	MOVQ   72(SP), DX
+	MOVQ   80(SP), DX
 	SUBQ   AX, DX
 	MOVQ   184(SP), BX
 	ADDQ   AX, BX
@@ -706,6 +711,9 @@ scores2_chunk1_1:
 	VADDPS       X4, X6, X6
 	VMULSS       scale+64(FP), X6, X6
 	VMAXSS       X6, X0, X0
+	MOVQ         88(SP), AX
+	VMOVSS       X6, (AX)
+	ADDQ         $0x00000004, 88(SP)
 	VEXTRACTF128 $0x01, Y5, X4
 	VADDPS       X5, X4, X4
 	VMOVHLPS     X4, X4, X5
@@ -714,16 +722,13 @@ scores2_chunk1_1:
 	VADDPS       X5, X4, X4
 	VMULSS       scale+64(FP), X4, X4
 	VMAXSS       X4, X2, X2
-	MOVQ         80(SP), AX
-	VMOVSS       X6, (AX)
-	ADDQ         $0x00000004, 80(SP)
-	MOVQ         88(SP), AX
+	MOVQ         96(SP), AX
 	VMOVSS       X4, (AX)
-	ADDQ         $0x00000004, 88(SP)
-	DECQ         48(SP)
-	MOVQ         56(SP), AX
+	ADDQ         $0x00000004, 96(SP)
+	SUBQ         $0x01, 56(SP)
+	MOVQ         64(SP), AX
 	ADDQ         R8, AX
-	MOVQ         AX, 56(SP)
+	MOVQ         AX, 64(SP)
 	JMP          scores2_by1_1
 
 scores2_done_1:
@@ -2276,12 +2281,17 @@ scores_3:
 	MOVQ    stride+96(FP), R8
 	MOVQ    136(SP), R9
 	MOVQ    152(SP), R10
-	MOVQ    CX, 64(SP)
-	MOVQ    AX, 72(SP)
-	MOVQ    DX, 80(SP)
-	MOVQ    BX, 88(SP)
-	MOVQ    DI, 48(SP)
-	MOVQ    SI, 56(SP)
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS expconst<>+0(SB), X1
 	VMOVSS  expconst<>+0(SB), X0
@@ -2289,8 +2299,8 @@ scores_3:
 	VMOVSS  expconst<>+0(SB), X2
 
 scores2_by8_2:
-	CMPQ   48(SP), $0x04
-	JL     scores2_by1_2
+	CMPQ   56(SP), $0x04
+	JL     scores2_lone_2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
@@ -2299,18 +2309,17 @@ scores2_by8_2:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	MOVQ   56(SP), CX
-	MOVQ   64(SP), DX
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
 	SUBQ   CX, DX
-	MOVQ   72(SP), BX
+	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	MOVQ   184(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
-	MOVQ   40(SP), SI
 	SUBQ   $0x00000020, SI
-	MOVQ   SI, 96(SP)
-	CMPQ   CX, 96(SP)
+	MOVQ   SI, 48(SP)
+	CMPQ   CX, 48(SP)
 	JAE    scores2_odd_2
 
 scores2_chunk2_2:
@@ -2367,12 +2376,12 @@ pf_skip_16:
 
 pf_skip_17:
 	ADDQ $0x00000040, CX
-	CMPQ CX, 96(SP)
+	CMPQ CX, 48(SP)
 	JB   scores2_chunk2_2
 
 scores2_odd_2:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_reduce_2
+	JAE         scores2_chunks_2
 	VMOVUPS     (CX)(DX*1), Y12
 	VMOVUPS     (CX)(BX*1), Y13
 	VMOVUPS     (CX), Y14
@@ -2399,7 +2408,7 @@ scores2_odd_2:
 	ADDQ        $0x00000100, R9
 
 pf_skip_18:
-scores2_reduce_2:
+scores2_chunks_2:
 	VHADDPS      Y5, Y4, Y4
 	VHADDPS      Y7, Y6, Y5
 	VHADDPS      Y5, Y4, Y4
@@ -2408,35 +2417,36 @@ scores2_reduce_2:
 	VBROADCASTSS scale+64(FP), X4
 	VMULPS       X4, X5, X5
 	VMAXPS       X5, X1, X1
-	VHADDPS      Y9, Y8, Y4
-	VHADDPS      Y11, Y10, Y6
-	VHADDPS      Y6, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X6
-	VADDPS       X4, X6, X6
-	VBROADCASTSS scale+64(FP), X4
-	VMULPS       X4, X6, X6
-	VMAXPS       X6, X3, X3
-	MOVQ         80(SP), CX
-	VMOVUPS      X5, (CX)
-	ADDQ         $0x00000010, 80(SP)
 	MOVQ         88(SP), CX
-	VMOVUPS      X6, (CX)
+	VMOVUPS      X5, (CX)
 	ADDQ         $0x00000010, 88(SP)
-	SUBQ         $0x04, 48(SP)
-	MOVQ         56(SP), CX
+	VHADDPS      Y9, Y8, Y4
+	VHADDPS      Y11, Y10, Y5
+	VHADDPS      Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X5
+	VBROADCASTSS scale+64(FP), X4
+	VMULPS       X4, X5, X5
+	VMAXPS       X5, X3, X3
+	MOVQ         96(SP), CX
+	VMOVUPS      X5, (CX)
+	ADDQ         $0x00000010, 96(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
-	MOVQ         CX, 56(SP)
+	MOVQ         CX, 64(SP)
 	JMP          scores2_by8_2
 
+scores2_lone_2:
 scores2_by1_2:
-	CMPQ   48(SP), $0x00
+	CMPQ   56(SP), $0x00
 	JE     scores2_done_2
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	MOVQ   56(SP), AX
-	MOVQ   64(SP), CX
+	MOVQ   64(SP), AX
+	MOVQ   72(SP), CX
 	SUBQ   AX, CX
-	MOVQ   72(SP), DX
+	MOVQ   80(SP), DX
 	SUBQ   AX, DX
 	MOVQ   184(SP), BX
 	ADDQ   AX, BX
@@ -2457,6 +2467,9 @@ scores2_chunk1_2:
 	VADDPS       X4, X6, X6
 	VMULSS       scale+64(FP), X6, X6
 	VMAXSS       X6, X0, X0
+	MOVQ         88(SP), AX
+	VMOVSS       X6, (AX)
+	ADDQ         $0x00000004, 88(SP)
 	VEXTRACTF128 $0x01, Y5, X4
 	VADDPS       X5, X4, X4
 	VMOVHLPS     X4, X4, X5
@@ -2465,16 +2478,13 @@ scores2_chunk1_2:
 	VADDPS       X5, X4, X4
 	VMULSS       scale+64(FP), X4, X4
 	VMAXSS       X4, X2, X2
-	MOVQ         80(SP), AX
-	VMOVSS       X6, (AX)
-	ADDQ         $0x00000004, 80(SP)
-	MOVQ         88(SP), AX
+	MOVQ         96(SP), AX
 	VMOVSS       X4, (AX)
-	ADDQ         $0x00000004, 88(SP)
-	DECQ         48(SP)
-	MOVQ         56(SP), AX
+	ADDQ         $0x00000004, 96(SP)
+	SUBQ         $0x01, 56(SP)
+	MOVQ         64(SP), AX
 	ADDQ         R8, AX
-	MOVQ         AX, 56(SP)
+	MOVQ         AX, 64(SP)
 	JMP          scores2_by1_2
 
 scores2_done_2:
@@ -4005,8 +4015,8 @@ scores_5:
 	ADDQ    DI, DX
 	MOVQ    CX, 96(SP)
 	MOVQ    DX, 128(SP)
-	MOVQ    SI, 48(SP)
-	MOVQ    BX, 56(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVUPS expconst<>+0(SB), Y2
@@ -4016,8 +4026,8 @@ scores_5:
 	VMOVSS  expconst<>+0(SB), X26
 
 scores4_by4_1:
-	CMPQ    48(SP), $0x04
-	JL      scores4_by1_1
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_1
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -4034,7 +4044,7 @@ scores4_by4_1:
 	VMOVUPS expconst<>+1344(SB), Z15
 	VMOVUPS expconst<>+1344(SB), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    56(SP), CX
+	MOVQ    64(SP), CX
 	MOVQ    72(SP), DX
 	SUBQ    CX, DX
 	MOVQ    80(SP), BX
@@ -4046,10 +4056,9 @@ scores4_by4_1:
 	MOVQ    168(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
-	MOVQ    40(SP), R10
 	SUBQ    $0x00000040, R10
-	MOVQ    R10, 64(SP)
-	CMPQ    CX, 64(SP)
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
 	JAE     scores4_odd_1
 
 scores4_chunk2_1:
@@ -4120,12 +4129,12 @@ pf_skip_31:
 
 pf_skip_32:
 	ADDQ $0x00000080, CX
-	CMPQ CX, 64(SP)
+	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_1
 
 scores4_odd_1:
 	CMPQ        CX, 40(SP)
-	JAE         scores4_reduce_1
+	JAE         scores4_chunks_1
 	VMOVUPS     (CX)(DX*1), Z18
 	VMOVUPS     (CX)(BX*1), Z19
 	VMOVUPS     (CX)(SI*1), Z20
@@ -4159,7 +4168,7 @@ scores4_odd_1:
 	ADDQ        $0x00000100, R9
 
 pf_skip_33:
-scores4_reduce_1:
+scores4_chunks_1:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -4229,20 +4238,21 @@ scores4_reduce_1:
 	VEXTRACTF128 $0x01, Y3, (DX)
 	ADDQ         $0x00000010, 120(SP)
 	ADDQ         $0x00000010, 128(SP)
-	SUBQ         $0x04, 48(SP)
-	MOVQ         56(SP), CX
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
-	MOVQ         CX, 56(SP)
+	MOVQ         CX, 64(SP)
 	JMP          scores4_by4_1
 
+scores4_lone_1:
 scores4_by1_1:
-	CMPQ    48(SP), $0x00
+	CMPQ    56(SP), $0x00
 	JE      scores4_done_1
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	MOVQ    56(SP), AX
+	MOVQ    64(SP), AX
 	MOVQ    72(SP), CX
 	SUBQ    AX, CX
 	MOVQ    80(SP), DX
@@ -4316,10 +4326,10 @@ scores4_chunk1_1:
 	MOVQ          128(SP), AX
 	VMOVSS        X3, (AX)
 	ADDQ          $0x00000004, 128(SP)
-	DECQ          48(SP)
-	MOVQ          56(SP), AX
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
 	ADDQ          R8, AX
-	MOVQ          AX, 56(SP)
+	MOVQ          AX, 64(SP)
 	JMP           scores4_by1_1
 
 scores4_done_1:
@@ -4382,12 +4392,17 @@ scores_6:
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
 	MOVQ    136(SP), R9
-	MOVQ    CX, 64(SP)
-	MOVQ    AX, 72(SP)
-	MOVQ    DX, 80(SP)
-	MOVQ    BX, 88(SP)
-	MOVQ    DI, 48(SP)
-	MOVQ    SI, 56(SP)
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
@@ -4395,8 +4410,8 @@ scores_6:
 	VMOVSS  expconst<>+0(SB), X22
 
 scores2_by8_3:
-	CMPQ    48(SP), $0x08
-	JL      scores2_by1_3
+	CMPQ    56(SP), $0x08
+	JL      scores2_lone_3
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -4413,19 +4428,18 @@ scores2_by8_3:
 	VMOVUPS expconst<>+1344(SB), Z15
 	VMOVUPS expconst<>+1344(SB), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    56(SP), CX
-	MOVQ    64(SP), DX
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
 	SUBQ    CX, DX
-	MOVQ    72(SP), BX
+	MOVQ    80(SP), BX
 	SUBQ    CX, BX
 	MOVQ    168(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
+	SUBQ    $0x00000040, SI
+	MOVQ    SI, 48(SP)
 	LEAQ    (CX)(R8*4), SI
-	MOVQ    40(SP), DI
-	SUBQ    $0x00000040, DI
-	MOVQ    DI, 96(SP)
-	CMPQ    CX, 96(SP)
+	CMPQ    CX, 48(SP)
 	JAE     scores2_odd_3
 
 scores2_chunk2_3:
@@ -4501,12 +4515,12 @@ pf_skip_34:
 pf_skip_35:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
-	CMPQ CX, 96(SP)
+	CMPQ CX, 48(SP)
 	JB   scores2_chunk2_3
 
 scores2_odd_3:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_reduce_3
+	JAE         scores2_chunks_3
 	VMOVUPS     (CX)(DX*1), Z18
 	VMOVUPS     (CX)(BX*1), Z19
 	VMOVUPS     (CX), Z20
@@ -4542,7 +4556,7 @@ scores2_odd_3:
 	ADDQ        $0x00000100, R9
 
 pf_skip_36:
-scores2_reduce_3:
+scores2_chunks_3:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z18, Z18
@@ -4572,56 +4586,57 @@ scores2_reduce_3:
 	VBROADCASTSS scale+64(FP), Y0
 	VMULPS       Y0, Y3, Y3
 	VMAXPS       Y3, Y1, Y1
-	VSHUFF32X4   $0x44, Z11, Z10, Z0
-	VSHUFF32X4   $0xee, Z11, Z10, Z4
-	VADDPS       Z4, Z0, Z0
-	VSHUFF32X4   $0x44, Z13, Z12, Z4
-	VSHUFF32X4   $0xee, Z13, Z12, Z5
-	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x44, Z15, Z14, Z5
-	VSHUFF32X4   $0xee, Z15, Z14, Z6
-	VADDPS       Z6, Z5, Z5
-	VSHUFF32X4   $0x44, Z17, Z16, Z6
-	VSHUFF32X4   $0xee, Z17, Z16, Z7
-	VADDPS       Z7, Z6, Z6
-	VSHUFF32X4   $0x88, Z4, Z0, Z7
-	VSHUFF32X4   $0xdd, Z4, Z0, Z0
-	VADDPS       Z0, Z7, Z7
-	VSHUFF32X4   $0x88, Z6, Z5, Z0
-	VSHUFF32X4   $0xdd, Z6, Z5, Z4
-	VADDPS       Z4, Z0, Z0
-	VSHUFPS      $0x88, Z0, Z7, Z4
-	VSHUFPS      $0xdd, Z0, Z7, Z0
-	VADDPS       Z0, Z4, Z4
-	VSHUFPS      $0x88, Z4, Z4, Z0
-	VSHUFPS      $0xdd, Z4, Z4, Z4
-	VADDPS       Z0, Z4, Z4
-	VMOVUPS      expconst<>+1408(SB), Z0
-	VPERMPS      Z4, Z0, Z4
-	VBROADCASTSS scale+64(FP), Y0
-	VMULPS       Y0, Y4, Y4
-	VMAXPS       Y4, Y21, Y21
-	MOVQ         80(SP), CX
-	VMOVUPS      Y3, (CX)
-	ADDQ         $0x00000020, 80(SP)
 	MOVQ         88(SP), CX
-	VMOVUPS      Y4, (CX)
+	VMOVUPS      Y3, (CX)
 	ADDQ         $0x00000020, 88(SP)
-	SUBQ         $0x08, 48(SP)
-	MOVQ         56(SP), CX
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y21, Y21
+	MOVQ         96(SP), CX
+	VMOVUPS      Y3, (CX)
+	ADDQ         $0x00000020, 96(SP)
+	SUBQ         $0x08, 56(SP)
+	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*8), CX
-	MOVQ         CX, 56(SP)
+	MOVQ         CX, 64(SP)
 	JMP          scores2_by8_3
 
+scores2_lone_3:
 scores2_by1_3:
-	CMPQ    48(SP), $0x00
+	CMPQ    56(SP), $0x00
 	JE      scores2_done_3
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    56(SP), AX
-	MOVQ    64(SP), CX
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
 	SUBQ    AX, CX
-	MOVQ    72(SP), DX
+	MOVQ    80(SP), DX
 	SUBQ    AX, DX
 	MOVQ    168(SP), BX
 	ADDQ    AX, BX
@@ -4644,26 +4659,26 @@ scores2_chunk1_3:
 	VADDPS        X4, X0, X0
 	VMULSS        scale+64(FP), X0, X0
 	VMAXSS        X0, X2, X2
-	VEXTRACTF64X4 $0x01, Z3, Y4
-	VADDPS        Y4, Y3, Y4
-	VEXTRACTF32X4 $0x01, Y4, X3
-	VADDPS        X4, X3, X3
-	VMOVHLPS      X3, X3, X4
-	VADDPS        X4, X3, X3
-	VMOVSHDUP     X3, X4
-	VADDPS        X4, X3, X3
+	MOVQ          88(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 88(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
 	VMULSS        scale+64(FP), X3, X3
 	VMAXSS        X3, X22, X22
-	MOVQ          80(SP), AX
-	VMOVSS        X0, (AX)
-	ADDQ          $0x00000004, 80(SP)
-	MOVQ          88(SP), AX
+	MOVQ          96(SP), AX
 	VMOVSS        X3, (AX)
-	ADDQ          $0x00000004, 88(SP)
-	DECQ          48(SP)
-	MOVQ          56(SP), AX
+	ADDQ          $0x00000004, 96(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
 	ADDQ          R8, AX
-	MOVQ          AX, 56(SP)
+	MOVQ          AX, 64(SP)
 	JMP           scores2_by1_3
 
 scores2_done_3:
@@ -7452,8 +7467,8 @@ scores_8:
 	ADDQ    DI, DX
 	MOVQ    CX, 96(SP)
 	MOVQ    DX, 128(SP)
-	MOVQ    SI, 48(SP)
-	MOVQ    BX, 56(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVUPS expconst<>+0(SB), Y2
@@ -7463,8 +7478,8 @@ scores_8:
 	VMOVSS  expconst<>+0(SB), X26
 
 scores4_by4_2:
-	CMPQ    48(SP), $0x04
-	JL      scores4_by1_2
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_2
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -7481,7 +7496,7 @@ scores4_by4_2:
 	VMOVUPS expconst<>+1344(SB), Z15
 	VMOVUPS expconst<>+1344(SB), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    56(SP), CX
+	MOVQ    64(SP), CX
 	MOVQ    72(SP), DX
 	SUBQ    CX, DX
 	MOVQ    80(SP), BX
@@ -7493,10 +7508,9 @@ scores4_by4_2:
 	MOVQ    168(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
-	MOVQ    40(SP), R10
 	SUBQ    $0x00000040, R10
-	MOVQ    R10, 64(SP)
-	CMPQ    CX, 64(SP)
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
 	JAE     scores4_odd_2
 
 scores4_chunk2_2:
@@ -7567,12 +7581,12 @@ pf_skip_45:
 
 pf_skip_46:
 	ADDQ $0x00000080, CX
-	CMPQ CX, 64(SP)
+	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_2
 
 scores4_odd_2:
 	CMPQ        CX, 40(SP)
-	JAE         scores4_reduce_2
+	JAE         scores4_chunks_2
 	VMOVUPS     (CX)(DX*1), Z18
 	VMOVUPS     (CX)(BX*1), Z19
 	VMOVUPS     (CX)(SI*1), Z20
@@ -7606,7 +7620,7 @@ scores4_odd_2:
 	ADDQ        $0x00000100, R9
 
 pf_skip_47:
-scores4_reduce_2:
+scores4_chunks_2:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -7676,20 +7690,21 @@ scores4_reduce_2:
 	VEXTRACTF128 $0x01, Y3, (DX)
 	ADDQ         $0x00000010, 120(SP)
 	ADDQ         $0x00000010, 128(SP)
-	SUBQ         $0x04, 48(SP)
-	MOVQ         56(SP), CX
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
-	MOVQ         CX, 56(SP)
+	MOVQ         CX, 64(SP)
 	JMP          scores4_by4_2
 
+scores4_lone_2:
 scores4_by1_2:
-	CMPQ    48(SP), $0x00
+	CMPQ    56(SP), $0x00
 	JE      scores4_done_2
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	MOVQ    56(SP), AX
+	MOVQ    64(SP), AX
 	MOVQ    72(SP), CX
 	SUBQ    AX, CX
 	MOVQ    80(SP), DX
@@ -7763,10 +7778,10 @@ scores4_chunk1_2:
 	MOVQ          128(SP), AX
 	VMOVSS        X3, (AX)
 	ADDQ          $0x00000004, 128(SP)
-	DECQ          48(SP)
-	MOVQ          56(SP), AX
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
 	ADDQ          R8, AX
-	MOVQ          AX, 56(SP)
+	MOVQ          AX, 64(SP)
 	JMP           scores4_by1_2
 
 scores4_done_2:
@@ -7829,12 +7844,17 @@ scores_9:
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
 	MOVQ    136(SP), R9
-	MOVQ    CX, 64(SP)
-	MOVQ    AX, 72(SP)
-	MOVQ    DX, 80(SP)
-	MOVQ    BX, 88(SP)
-	MOVQ    DI, 48(SP)
-	MOVQ    SI, 56(SP)
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
@@ -7842,8 +7862,8 @@ scores_9:
 	VMOVSS  expconst<>+0(SB), X22
 
 scores2_by8_4:
-	CMPQ    48(SP), $0x08
-	JL      scores2_by1_4
+	CMPQ    56(SP), $0x08
+	JL      scores2_lone_4
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -7860,19 +7880,18 @@ scores2_by8_4:
 	VMOVUPS expconst<>+1344(SB), Z15
 	VMOVUPS expconst<>+1344(SB), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    56(SP), CX
-	MOVQ    64(SP), DX
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
 	SUBQ    CX, DX
-	MOVQ    72(SP), BX
+	MOVQ    80(SP), BX
 	SUBQ    CX, BX
 	MOVQ    168(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
+	SUBQ    $0x00000040, SI
+	MOVQ    SI, 48(SP)
 	LEAQ    (CX)(R8*4), SI
-	MOVQ    40(SP), DI
-	SUBQ    $0x00000040, DI
-	MOVQ    DI, 96(SP)
-	CMPQ    CX, 96(SP)
+	CMPQ    CX, 48(SP)
 	JAE     scores2_odd_4
 
 scores2_chunk2_4:
@@ -7948,12 +7967,12 @@ pf_skip_48:
 pf_skip_49:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
-	CMPQ CX, 96(SP)
+	CMPQ CX, 48(SP)
 	JB   scores2_chunk2_4
 
 scores2_odd_4:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_reduce_4
+	JAE         scores2_chunks_4
 	VMOVUPS     (CX)(DX*1), Z18
 	VMOVUPS     (CX)(BX*1), Z19
 	VMOVUPS     (CX), Z20
@@ -7989,7 +8008,7 @@ scores2_odd_4:
 	ADDQ        $0x00000100, R9
 
 pf_skip_50:
-scores2_reduce_4:
+scores2_chunks_4:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z18, Z18
@@ -8019,56 +8038,57 @@ scores2_reduce_4:
 	VBROADCASTSS scale+64(FP), Y0
 	VMULPS       Y0, Y3, Y3
 	VMAXPS       Y3, Y1, Y1
-	VSHUFF32X4   $0x44, Z11, Z10, Z0
-	VSHUFF32X4   $0xee, Z11, Z10, Z4
-	VADDPS       Z4, Z0, Z0
-	VSHUFF32X4   $0x44, Z13, Z12, Z4
-	VSHUFF32X4   $0xee, Z13, Z12, Z5
-	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x44, Z15, Z14, Z5
-	VSHUFF32X4   $0xee, Z15, Z14, Z6
-	VADDPS       Z6, Z5, Z5
-	VSHUFF32X4   $0x44, Z17, Z16, Z6
-	VSHUFF32X4   $0xee, Z17, Z16, Z7
-	VADDPS       Z7, Z6, Z6
-	VSHUFF32X4   $0x88, Z4, Z0, Z7
-	VSHUFF32X4   $0xdd, Z4, Z0, Z0
-	VADDPS       Z0, Z7, Z7
-	VSHUFF32X4   $0x88, Z6, Z5, Z0
-	VSHUFF32X4   $0xdd, Z6, Z5, Z4
-	VADDPS       Z4, Z0, Z0
-	VSHUFPS      $0x88, Z0, Z7, Z4
-	VSHUFPS      $0xdd, Z0, Z7, Z0
-	VADDPS       Z0, Z4, Z4
-	VSHUFPS      $0x88, Z4, Z4, Z0
-	VSHUFPS      $0xdd, Z4, Z4, Z4
-	VADDPS       Z0, Z4, Z4
-	VMOVUPS      expconst<>+1408(SB), Z0
-	VPERMPS      Z4, Z0, Z4
-	VBROADCASTSS scale+64(FP), Y0
-	VMULPS       Y0, Y4, Y4
-	VMAXPS       Y4, Y21, Y21
-	MOVQ         80(SP), CX
-	VMOVUPS      Y3, (CX)
-	ADDQ         $0x00000020, 80(SP)
 	MOVQ         88(SP), CX
-	VMOVUPS      Y4, (CX)
+	VMOVUPS      Y3, (CX)
 	ADDQ         $0x00000020, 88(SP)
-	SUBQ         $0x08, 48(SP)
-	MOVQ         56(SP), CX
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y21, Y21
+	MOVQ         96(SP), CX
+	VMOVUPS      Y3, (CX)
+	ADDQ         $0x00000020, 96(SP)
+	SUBQ         $0x08, 56(SP)
+	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*8), CX
-	MOVQ         CX, 56(SP)
+	MOVQ         CX, 64(SP)
 	JMP          scores2_by8_4
 
+scores2_lone_4:
 scores2_by1_4:
-	CMPQ    48(SP), $0x00
+	CMPQ    56(SP), $0x00
 	JE      scores2_done_4
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    56(SP), AX
-	MOVQ    64(SP), CX
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
 	SUBQ    AX, CX
-	MOVQ    72(SP), DX
+	MOVQ    80(SP), DX
 	SUBQ    AX, DX
 	MOVQ    168(SP), BX
 	ADDQ    AX, BX
@@ -8091,26 +8111,26 @@ scores2_chunk1_4:
 	VADDPS        X4, X0, X0
 	VMULSS        scale+64(FP), X0, X0
 	VMAXSS        X0, X2, X2
-	VEXTRACTF64X4 $0x01, Z3, Y4
-	VADDPS        Y4, Y3, Y4
-	VEXTRACTF32X4 $0x01, Y4, X3
-	VADDPS        X4, X3, X3
-	VMOVHLPS      X3, X3, X4
-	VADDPS        X4, X3, X3
-	VMOVSHDUP     X3, X4
-	VADDPS        X4, X3, X3
+	MOVQ          88(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 88(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
 	VMULSS        scale+64(FP), X3, X3
 	VMAXSS        X3, X22, X22
-	MOVQ          80(SP), AX
-	VMOVSS        X0, (AX)
-	ADDQ          $0x00000004, 80(SP)
-	MOVQ          88(SP), AX
+	MOVQ          96(SP), AX
 	VMOVSS        X3, (AX)
-	ADDQ          $0x00000004, 88(SP)
-	DECQ          48(SP)
-	MOVQ          56(SP), AX
+	ADDQ          $0x00000004, 96(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
 	ADDQ          R8, AX
-	MOVQ          AX, 56(SP)
+	MOVQ          AX, 64(SP)
 	JMP           scores2_by1_4
 
 scores2_done_4:
@@ -10871,12 +10891,17 @@ scores_11:
 	MOVQ    stride+96(FP), R8
 	MOVQ    136(SP), R9
 	MOVQ    152(SP), R10
-	MOVQ    CX, 64(SP)
-	MOVQ    AX, 72(SP)
-	MOVQ    DX, 80(SP)
-	MOVQ    BX, 88(SP)
-	MOVQ    DI, 48(SP)
-	MOVQ    SI, 56(SP)
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS expconst<>+0(SB), X1
 	VMOVSS  expconst<>+0(SB), X0
@@ -10884,8 +10909,8 @@ scores_11:
 	VMOVSS  expconst<>+0(SB), X2
 
 scores2_by8_5:
-	CMPQ   48(SP), $0x04
-	JL     scores2_by1_5
+	CMPQ   56(SP), $0x04
+	JL     scores2_lone_5
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
@@ -10894,20 +10919,19 @@ scores2_by8_5:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	MOVQ   56(SP), CX
-	MOVQ   64(SP), DX
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
 	SUBQ   CX, DX
 	SUBQ   CX, DX
-	MOVQ   72(SP), BX
+	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
 	MOVQ   184(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
-	MOVQ   40(SP), SI
 	SUBQ   $0x00000010, SI
-	MOVQ   SI, 96(SP)
-	CMPQ   CX, 96(SP)
+	MOVQ   SI, 48(SP)
+	CMPQ   CX, 48(SP)
 	JAE    scores2_odd_5
 
 scores2_chunk2_5:
@@ -10964,12 +10988,12 @@ pf_skip_59:
 
 pf_skip_60:
 	ADDQ $0x00000020, CX
-	CMPQ CX, 96(SP)
+	CMPQ CX, 48(SP)
 	JB   scores2_chunk2_5
 
 scores2_odd_5:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_reduce_5
+	JAE         scores2_chunks_5
 	VMOVUPS     (DX)(CX*2), Y12
 	VMOVUPS     (BX)(CX*2), Y13
 	VCVTPH2PS   (CX), Y14
@@ -10996,7 +11020,7 @@ scores2_odd_5:
 	ADDQ        $0x00000100, R9
 
 pf_skip_61:
-scores2_reduce_5:
+scores2_chunks_5:
 	VHADDPS      Y5, Y4, Y4
 	VHADDPS      Y7, Y6, Y5
 	VHADDPS      Y5, Y4, Y4
@@ -11005,36 +11029,37 @@ scores2_reduce_5:
 	VBROADCASTSS scale+64(FP), X4
 	VMULPS       X4, X5, X5
 	VMAXPS       X5, X1, X1
-	VHADDPS      Y9, Y8, Y4
-	VHADDPS      Y11, Y10, Y6
-	VHADDPS      Y6, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X6
-	VADDPS       X4, X6, X6
-	VBROADCASTSS scale+64(FP), X4
-	VMULPS       X4, X6, X6
-	VMAXPS       X6, X3, X3
-	MOVQ         80(SP), CX
-	VMOVUPS      X5, (CX)
-	ADDQ         $0x00000010, 80(SP)
 	MOVQ         88(SP), CX
-	VMOVUPS      X6, (CX)
+	VMOVUPS      X5, (CX)
 	ADDQ         $0x00000010, 88(SP)
-	SUBQ         $0x04, 48(SP)
-	MOVQ         56(SP), CX
+	VHADDPS      Y9, Y8, Y4
+	VHADDPS      Y11, Y10, Y5
+	VHADDPS      Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X5
+	VBROADCASTSS scale+64(FP), X4
+	VMULPS       X4, X5, X5
+	VMAXPS       X5, X3, X3
+	MOVQ         96(SP), CX
+	VMOVUPS      X5, (CX)
+	ADDQ         $0x00000010, 96(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
-	MOVQ         CX, 56(SP)
+	MOVQ         CX, 64(SP)
 	JMP          scores2_by8_5
 
+scores2_lone_5:
 scores2_by1_5:
-	CMPQ   48(SP), $0x00
+	CMPQ   56(SP), $0x00
 	JE     scores2_done_5
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	MOVQ   56(SP), AX
-	MOVQ   64(SP), CX
+	MOVQ   64(SP), AX
+	MOVQ   72(SP), CX
 	SUBQ   AX, CX
 	SUBQ   AX, CX
-	MOVQ   72(SP), DX
+	MOVQ   80(SP), DX
 	SUBQ   AX, DX
 	SUBQ   AX, DX
 	MOVQ   184(SP), BX
@@ -11056,6 +11081,9 @@ scores2_chunk1_5:
 	VADDPS       X4, X6, X6
 	VMULSS       scale+64(FP), X6, X6
 	VMAXSS       X6, X0, X0
+	MOVQ         88(SP), AX
+	VMOVSS       X6, (AX)
+	ADDQ         $0x00000004, 88(SP)
 	VEXTRACTF128 $0x01, Y5, X4
 	VADDPS       X5, X4, X4
 	VMOVHLPS     X4, X4, X5
@@ -11064,16 +11092,13 @@ scores2_chunk1_5:
 	VADDPS       X5, X4, X4
 	VMULSS       scale+64(FP), X4, X4
 	VMAXSS       X4, X2, X2
-	MOVQ         80(SP), AX
-	VMOVSS       X6, (AX)
-	ADDQ         $0x00000004, 80(SP)
-	MOVQ         88(SP), AX
+	MOVQ         96(SP), AX
 	VMOVSS       X4, (AX)
-	ADDQ         $0x00000004, 88(SP)
-	DECQ         48(SP)
-	MOVQ         56(SP), AX
+	ADDQ         $0x00000004, 96(SP)
+	SUBQ         $0x01, 56(SP)
+	MOVQ         64(SP), AX
 	ADDQ         R8, AX
-	MOVQ         AX, 56(SP)
+	MOVQ         AX, 64(SP)
 	JMP          scores2_by1_5
 
 scores2_done_5:
@@ -12747,12 +12772,17 @@ scores_13:
 	MOVQ    stride+96(FP), R8
 	MOVQ    136(SP), R9
 	MOVQ    152(SP), R10
-	MOVQ    CX, 64(SP)
-	MOVQ    AX, 72(SP)
-	MOVQ    DX, 80(SP)
-	MOVQ    BX, 88(SP)
-	MOVQ    DI, 48(SP)
-	MOVQ    SI, 56(SP)
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS expconst<>+0(SB), X1
 	VMOVSS  expconst<>+0(SB), X0
@@ -12760,8 +12790,8 @@ scores_13:
 	VMOVSS  expconst<>+0(SB), X2
 
 scores2_by8_6:
-	CMPQ   48(SP), $0x04
-	JL     scores2_by1_6
+	CMPQ   56(SP), $0x04
+	JL     scores2_lone_6
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
@@ -12770,20 +12800,19 @@ scores2_by8_6:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	MOVQ   56(SP), CX
-	MOVQ   64(SP), DX
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
 	SUBQ   CX, DX
 	SUBQ   CX, DX
-	MOVQ   72(SP), BX
+	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
 	MOVQ   184(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
-	MOVQ   40(SP), SI
 	SUBQ   $0x00000010, SI
-	MOVQ   SI, 96(SP)
-	CMPQ   CX, 96(SP)
+	MOVQ   SI, 48(SP)
+	CMPQ   CX, 48(SP)
 	JAE    scores2_odd_6
 
 scores2_chunk2_6:
@@ -12840,12 +12869,12 @@ pf_skip_74:
 
 pf_skip_75:
 	ADDQ $0x00000020, CX
-	CMPQ CX, 96(SP)
+	CMPQ CX, 48(SP)
 	JB   scores2_chunk2_6
 
 scores2_odd_6:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_reduce_6
+	JAE         scores2_chunks_6
 	VMOVUPS     (DX)(CX*2), Y12
 	VMOVUPS     (BX)(CX*2), Y13
 	VCVTPH2PS   (CX), Y14
@@ -12872,7 +12901,7 @@ scores2_odd_6:
 	ADDQ        $0x00000100, R9
 
 pf_skip_76:
-scores2_reduce_6:
+scores2_chunks_6:
 	VHADDPS      Y5, Y4, Y4
 	VHADDPS      Y7, Y6, Y5
 	VHADDPS      Y5, Y4, Y4
@@ -12881,36 +12910,37 @@ scores2_reduce_6:
 	VBROADCASTSS scale+64(FP), X4
 	VMULPS       X4, X5, X5
 	VMAXPS       X5, X1, X1
-	VHADDPS      Y9, Y8, Y4
-	VHADDPS      Y11, Y10, Y6
-	VHADDPS      Y6, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X6
-	VADDPS       X4, X6, X6
-	VBROADCASTSS scale+64(FP), X4
-	VMULPS       X4, X6, X6
-	VMAXPS       X6, X3, X3
-	MOVQ         80(SP), CX
-	VMOVUPS      X5, (CX)
-	ADDQ         $0x00000010, 80(SP)
 	MOVQ         88(SP), CX
-	VMOVUPS      X6, (CX)
+	VMOVUPS      X5, (CX)
 	ADDQ         $0x00000010, 88(SP)
-	SUBQ         $0x04, 48(SP)
-	MOVQ         56(SP), CX
+	VHADDPS      Y9, Y8, Y4
+	VHADDPS      Y11, Y10, Y5
+	VHADDPS      Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X4, X5, X5
+	VBROADCASTSS scale+64(FP), X4
+	VMULPS       X4, X5, X5
+	VMAXPS       X5, X3, X3
+	MOVQ         96(SP), CX
+	VMOVUPS      X5, (CX)
+	ADDQ         $0x00000010, 96(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
-	MOVQ         CX, 56(SP)
+	MOVQ         CX, 64(SP)
 	JMP          scores2_by8_6
 
+scores2_lone_6:
 scores2_by1_6:
-	CMPQ   48(SP), $0x00
+	CMPQ   56(SP), $0x00
 	JE     scores2_done_6
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	MOVQ   56(SP), AX
-	MOVQ   64(SP), CX
+	MOVQ   64(SP), AX
+	MOVQ   72(SP), CX
 	SUBQ   AX, CX
 	SUBQ   AX, CX
-	MOVQ   72(SP), DX
+	MOVQ   80(SP), DX
 	SUBQ   AX, DX
 	SUBQ   AX, DX
 	MOVQ   184(SP), BX
@@ -12932,6 +12962,9 @@ scores2_chunk1_6:
 	VADDPS       X4, X6, X6
 	VMULSS       scale+64(FP), X6, X6
 	VMAXSS       X6, X0, X0
+	MOVQ         88(SP), AX
+	VMOVSS       X6, (AX)
+	ADDQ         $0x00000004, 88(SP)
 	VEXTRACTF128 $0x01, Y5, X4
 	VADDPS       X5, X4, X4
 	VMOVHLPS     X4, X4, X5
@@ -12940,16 +12973,13 @@ scores2_chunk1_6:
 	VADDPS       X5, X4, X4
 	VMULSS       scale+64(FP), X4, X4
 	VMAXSS       X4, X2, X2
-	MOVQ         80(SP), AX
-	VMOVSS       X6, (AX)
-	ADDQ         $0x00000004, 80(SP)
-	MOVQ         88(SP), AX
+	MOVQ         96(SP), AX
 	VMOVSS       X4, (AX)
-	ADDQ         $0x00000004, 88(SP)
-	DECQ         48(SP)
-	MOVQ         56(SP), AX
+	ADDQ         $0x00000004, 96(SP)
+	SUBQ         $0x01, 56(SP)
+	MOVQ         64(SP), AX
 	ADDQ         R8, AX
-	MOVQ         AX, 56(SP)
+	MOVQ         AX, 64(SP)
 	JMP          scores2_by1_6
 
 scores2_done_6:
@@ -14601,8 +14631,8 @@ scores_15:
 	ADDQ    DI, DX
 	MOVQ    CX, 96(SP)
 	MOVQ    DX, 128(SP)
-	MOVQ    SI, 48(SP)
-	MOVQ    BX, 56(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVUPS expconst<>+0(SB), Y2
@@ -14612,8 +14642,8 @@ scores_15:
 	VMOVSS  expconst<>+0(SB), X26
 
 scores4_by4_3:
-	CMPQ    48(SP), $0x04
-	JL      scores4_by1_3
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_3
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -14630,7 +14660,7 @@ scores4_by4_3:
 	VMOVUPS expconst<>+1344(SB), Z15
 	VMOVUPS expconst<>+1344(SB), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    56(SP), CX
+	MOVQ    64(SP), CX
 	MOVQ    72(SP), DX
 	SUBQ    CX, DX
 	SUBQ    CX, DX
@@ -14646,10 +14676,9 @@ scores4_by4_3:
 	MOVQ    168(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
-	MOVQ    40(SP), R10
 	SUBQ    $0x00000020, R10
-	MOVQ    R10, 64(SP)
-	CMPQ    CX, 64(SP)
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
 	JAE     scores4_odd_3
 
 scores4_chunk2_3:
@@ -14720,12 +14749,12 @@ pf_skip_89:
 
 pf_skip_90:
 	ADDQ $0x00000040, CX
-	CMPQ CX, 64(SP)
+	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_3
 
 scores4_odd_3:
 	CMPQ        CX, 40(SP)
-	JAE         scores4_reduce_3
+	JAE         scores4_chunks_3
 	VMOVUPS     (DX)(CX*2), Z18
 	VMOVUPS     (BX)(CX*2), Z19
 	VMOVUPS     (SI)(CX*2), Z20
@@ -14759,7 +14788,7 @@ scores4_odd_3:
 	ADDQ        $0x00000100, R9
 
 pf_skip_91:
-scores4_reduce_3:
+scores4_chunks_3:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -14829,20 +14858,21 @@ scores4_reduce_3:
 	VEXTRACTF128 $0x01, Y3, (DX)
 	ADDQ         $0x00000010, 120(SP)
 	ADDQ         $0x00000010, 128(SP)
-	SUBQ         $0x04, 48(SP)
-	MOVQ         56(SP), CX
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
-	MOVQ         CX, 56(SP)
+	MOVQ         CX, 64(SP)
 	JMP          scores4_by4_3
 
+scores4_lone_3:
 scores4_by1_3:
-	CMPQ    48(SP), $0x00
+	CMPQ    56(SP), $0x00
 	JE      scores4_done_3
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	MOVQ    56(SP), AX
+	MOVQ    64(SP), AX
 	MOVQ    72(SP), CX
 	SUBQ    AX, CX
 	SUBQ    AX, CX
@@ -14920,10 +14950,10 @@ scores4_chunk1_3:
 	MOVQ          128(SP), AX
 	VMOVSS        X3, (AX)
 	ADDQ          $0x00000004, 128(SP)
-	DECQ          48(SP)
-	MOVQ          56(SP), AX
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
 	ADDQ          R8, AX
-	MOVQ          AX, 56(SP)
+	MOVQ          AX, 64(SP)
 	JMP           scores4_by1_3
 
 scores4_done_3:
@@ -14986,12 +15016,17 @@ scores_16:
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
 	MOVQ    136(SP), R9
-	MOVQ    CX, 64(SP)
-	MOVQ    AX, 72(SP)
-	MOVQ    DX, 80(SP)
-	MOVQ    BX, 88(SP)
-	MOVQ    DI, 48(SP)
-	MOVQ    SI, 56(SP)
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
@@ -14999,8 +15034,8 @@ scores_16:
 	VMOVSS  expconst<>+0(SB), X22
 
 scores2_by8_7:
-	CMPQ    48(SP), $0x08
-	JL      scores2_by1_7
+	CMPQ    56(SP), $0x08
+	JL      scores2_lone_7
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -15017,21 +15052,20 @@ scores2_by8_7:
 	VMOVUPS expconst<>+1344(SB), Z15
 	VMOVUPS expconst<>+1344(SB), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    56(SP), CX
-	MOVQ    64(SP), DX
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
 	SUBQ    CX, DX
 	SUBQ    CX, DX
-	MOVQ    72(SP), BX
+	MOVQ    80(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
 	MOVQ    168(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
+	SUBQ    $0x00000020, SI
+	MOVQ    SI, 48(SP)
 	LEAQ    (CX)(R8*4), SI
-	MOVQ    40(SP), DI
-	SUBQ    $0x00000020, DI
-	MOVQ    DI, 96(SP)
-	CMPQ    CX, 96(SP)
+	CMPQ    CX, 48(SP)
 	JAE     scores2_odd_7
 
 scores2_chunk2_7:
@@ -15107,12 +15141,12 @@ pf_skip_92:
 pf_skip_93:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
-	CMPQ CX, 96(SP)
+	CMPQ CX, 48(SP)
 	JB   scores2_chunk2_7
 
 scores2_odd_7:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_reduce_7
+	JAE         scores2_chunks_7
 	VMOVUPS     (DX)(CX*2), Z18
 	VMOVUPS     (BX)(CX*2), Z19
 	VCVTPH2PS   (CX), Z20
@@ -15148,7 +15182,7 @@ scores2_odd_7:
 	ADDQ        $0x00000100, R9
 
 pf_skip_94:
-scores2_reduce_7:
+scores2_chunks_7:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z18, Z18
@@ -15178,57 +15212,58 @@ scores2_reduce_7:
 	VBROADCASTSS scale+64(FP), Y0
 	VMULPS       Y0, Y3, Y3
 	VMAXPS       Y3, Y1, Y1
-	VSHUFF32X4   $0x44, Z11, Z10, Z0
-	VSHUFF32X4   $0xee, Z11, Z10, Z4
-	VADDPS       Z4, Z0, Z0
-	VSHUFF32X4   $0x44, Z13, Z12, Z4
-	VSHUFF32X4   $0xee, Z13, Z12, Z5
-	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x44, Z15, Z14, Z5
-	VSHUFF32X4   $0xee, Z15, Z14, Z6
-	VADDPS       Z6, Z5, Z5
-	VSHUFF32X4   $0x44, Z17, Z16, Z6
-	VSHUFF32X4   $0xee, Z17, Z16, Z7
-	VADDPS       Z7, Z6, Z6
-	VSHUFF32X4   $0x88, Z4, Z0, Z7
-	VSHUFF32X4   $0xdd, Z4, Z0, Z0
-	VADDPS       Z0, Z7, Z7
-	VSHUFF32X4   $0x88, Z6, Z5, Z0
-	VSHUFF32X4   $0xdd, Z6, Z5, Z4
-	VADDPS       Z4, Z0, Z0
-	VSHUFPS      $0x88, Z0, Z7, Z4
-	VSHUFPS      $0xdd, Z0, Z7, Z0
-	VADDPS       Z0, Z4, Z4
-	VSHUFPS      $0x88, Z4, Z4, Z0
-	VSHUFPS      $0xdd, Z4, Z4, Z4
-	VADDPS       Z0, Z4, Z4
-	VMOVUPS      expconst<>+1408(SB), Z0
-	VPERMPS      Z4, Z0, Z4
-	VBROADCASTSS scale+64(FP), Y0
-	VMULPS       Y0, Y4, Y4
-	VMAXPS       Y4, Y21, Y21
-	MOVQ         80(SP), CX
-	VMOVUPS      Y3, (CX)
-	ADDQ         $0x00000020, 80(SP)
 	MOVQ         88(SP), CX
-	VMOVUPS      Y4, (CX)
+	VMOVUPS      Y3, (CX)
 	ADDQ         $0x00000020, 88(SP)
-	SUBQ         $0x08, 48(SP)
-	MOVQ         56(SP), CX
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y21, Y21
+	MOVQ         96(SP), CX
+	VMOVUPS      Y3, (CX)
+	ADDQ         $0x00000020, 96(SP)
+	SUBQ         $0x08, 56(SP)
+	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*8), CX
-	MOVQ         CX, 56(SP)
+	MOVQ         CX, 64(SP)
 	JMP          scores2_by8_7
 
+scores2_lone_7:
 scores2_by1_7:
-	CMPQ    48(SP), $0x00
+	CMPQ    56(SP), $0x00
 	JE      scores2_done_7
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    56(SP), AX
-	MOVQ    64(SP), CX
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
 	SUBQ    AX, CX
 	SUBQ    AX, CX
-	MOVQ    72(SP), DX
+	MOVQ    80(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
 	MOVQ    168(SP), BX
@@ -15252,26 +15287,26 @@ scores2_chunk1_7:
 	VADDPS        X4, X0, X0
 	VMULSS        scale+64(FP), X0, X0
 	VMAXSS        X0, X2, X2
-	VEXTRACTF64X4 $0x01, Z3, Y4
-	VADDPS        Y4, Y3, Y4
-	VEXTRACTF32X4 $0x01, Y4, X3
-	VADDPS        X4, X3, X3
-	VMOVHLPS      X3, X3, X4
-	VADDPS        X4, X3, X3
-	VMOVSHDUP     X3, X4
-	VADDPS        X4, X3, X3
+	MOVQ          88(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 88(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
 	VMULSS        scale+64(FP), X3, X3
 	VMAXSS        X3, X22, X22
-	MOVQ          80(SP), AX
-	VMOVSS        X0, (AX)
-	ADDQ          $0x00000004, 80(SP)
-	MOVQ          88(SP), AX
+	MOVQ          96(SP), AX
 	VMOVSS        X3, (AX)
-	ADDQ          $0x00000004, 88(SP)
-	DECQ          48(SP)
-	MOVQ          56(SP), AX
+	ADDQ          $0x00000004, 96(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
 	ADDQ          R8, AX
-	MOVQ          AX, 56(SP)
+	MOVQ          AX, 64(SP)
 	JMP           scores2_by1_7
 
 scores2_done_7:
@@ -18493,8 +18528,8 @@ scores_18:
 	ADDQ    DI, DX
 	MOVQ    CX, 96(SP)
 	MOVQ    DX, 128(SP)
-	MOVQ    SI, 48(SP)
-	MOVQ    BX, 56(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVUPS expconst<>+0(SB), Y2
@@ -18504,8 +18539,8 @@ scores_18:
 	VMOVSS  expconst<>+0(SB), X26
 
 scores4_by4_4:
-	CMPQ    48(SP), $0x04
-	JL      scores4_by1_4
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_4
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -18522,7 +18557,7 @@ scores4_by4_4:
 	VMOVUPS expconst<>+1344(SB), Z15
 	VMOVUPS expconst<>+1344(SB), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    56(SP), CX
+	MOVQ    64(SP), CX
 	MOVQ    72(SP), DX
 	SUBQ    CX, DX
 	SUBQ    CX, DX
@@ -18538,10 +18573,9 @@ scores4_by4_4:
 	MOVQ    168(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
-	MOVQ    40(SP), R10
 	SUBQ    $0x00000020, R10
-	MOVQ    R10, 64(SP)
-	CMPQ    CX, 64(SP)
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
 	JAE     scores4_odd_4
 
 scores4_chunk2_4:
@@ -18612,12 +18646,12 @@ pf_skip_102:
 
 pf_skip_103:
 	ADDQ $0x00000040, CX
-	CMPQ CX, 64(SP)
+	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_4
 
 scores4_odd_4:
 	CMPQ        CX, 40(SP)
-	JAE         scores4_reduce_4
+	JAE         scores4_chunks_4
 	VMOVUPS     (DX)(CX*2), Z18
 	VMOVUPS     (BX)(CX*2), Z19
 	VMOVUPS     (SI)(CX*2), Z20
@@ -18651,7 +18685,7 @@ scores4_odd_4:
 	ADDQ        $0x00000100, R9
 
 pf_skip_104:
-scores4_reduce_4:
+scores4_chunks_4:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -18721,20 +18755,21 @@ scores4_reduce_4:
 	VEXTRACTF128 $0x01, Y3, (DX)
 	ADDQ         $0x00000010, 120(SP)
 	ADDQ         $0x00000010, 128(SP)
-	SUBQ         $0x04, 48(SP)
-	MOVQ         56(SP), CX
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
-	MOVQ         CX, 56(SP)
+	MOVQ         CX, 64(SP)
 	JMP          scores4_by4_4
 
+scores4_lone_4:
 scores4_by1_4:
-	CMPQ    48(SP), $0x00
+	CMPQ    56(SP), $0x00
 	JE      scores4_done_4
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	MOVQ    56(SP), AX
+	MOVQ    64(SP), AX
 	MOVQ    72(SP), CX
 	SUBQ    AX, CX
 	SUBQ    AX, CX
@@ -18812,10 +18847,10 @@ scores4_chunk1_4:
 	MOVQ          128(SP), AX
 	VMOVSS        X3, (AX)
 	ADDQ          $0x00000004, 128(SP)
-	DECQ          48(SP)
-	MOVQ          56(SP), AX
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
 	ADDQ          R8, AX
-	MOVQ          AX, 56(SP)
+	MOVQ          AX, 64(SP)
 	JMP           scores4_by1_4
 
 scores4_done_4:
@@ -18878,12 +18913,17 @@ scores_19:
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
 	MOVQ    136(SP), R9
-	MOVQ    CX, 64(SP)
-	MOVQ    AX, 72(SP)
-	MOVQ    DX, 80(SP)
-	MOVQ    BX, 88(SP)
-	MOVQ    DI, 48(SP)
-	MOVQ    SI, 56(SP)
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS expconst<>+0(SB), Y1
 	VMOVSS  expconst<>+0(SB), X2
@@ -18891,8 +18931,8 @@ scores_19:
 	VMOVSS  expconst<>+0(SB), X22
 
 scores2_by8_8:
-	CMPQ    48(SP), $0x08
-	JL      scores2_by1_8
+	CMPQ    56(SP), $0x08
+	JL      scores2_lone_8
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -18909,21 +18949,20 @@ scores2_by8_8:
 	VMOVUPS expconst<>+1344(SB), Z15
 	VMOVUPS expconst<>+1344(SB), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	MOVQ    56(SP), CX
-	MOVQ    64(SP), DX
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
 	SUBQ    CX, DX
 	SUBQ    CX, DX
-	MOVQ    72(SP), BX
+	MOVQ    80(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
 	MOVQ    168(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
+	SUBQ    $0x00000020, SI
+	MOVQ    SI, 48(SP)
 	LEAQ    (CX)(R8*4), SI
-	MOVQ    40(SP), DI
-	SUBQ    $0x00000020, DI
-	MOVQ    DI, 96(SP)
-	CMPQ    CX, 96(SP)
+	CMPQ    CX, 48(SP)
 	JAE     scores2_odd_8
 
 scores2_chunk2_8:
@@ -18999,12 +19038,12 @@ pf_skip_105:
 pf_skip_106:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
-	CMPQ CX, 96(SP)
+	CMPQ CX, 48(SP)
 	JB   scores2_chunk2_8
 
 scores2_odd_8:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_reduce_8
+	JAE         scores2_chunks_8
 	VMOVUPS     (DX)(CX*2), Z18
 	VMOVUPS     (BX)(CX*2), Z19
 	VCVTPH2PS   (CX), Z20
@@ -19040,7 +19079,7 @@ scores2_odd_8:
 	ADDQ        $0x00000100, R9
 
 pf_skip_107:
-scores2_reduce_8:
+scores2_chunks_8:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z18, Z18
@@ -19070,57 +19109,58 @@ scores2_reduce_8:
 	VBROADCASTSS scale+64(FP), Y0
 	VMULPS       Y0, Y3, Y3
 	VMAXPS       Y3, Y1, Y1
-	VSHUFF32X4   $0x44, Z11, Z10, Z0
-	VSHUFF32X4   $0xee, Z11, Z10, Z4
-	VADDPS       Z4, Z0, Z0
-	VSHUFF32X4   $0x44, Z13, Z12, Z4
-	VSHUFF32X4   $0xee, Z13, Z12, Z5
-	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x44, Z15, Z14, Z5
-	VSHUFF32X4   $0xee, Z15, Z14, Z6
-	VADDPS       Z6, Z5, Z5
-	VSHUFF32X4   $0x44, Z17, Z16, Z6
-	VSHUFF32X4   $0xee, Z17, Z16, Z7
-	VADDPS       Z7, Z6, Z6
-	VSHUFF32X4   $0x88, Z4, Z0, Z7
-	VSHUFF32X4   $0xdd, Z4, Z0, Z0
-	VADDPS       Z0, Z7, Z7
-	VSHUFF32X4   $0x88, Z6, Z5, Z0
-	VSHUFF32X4   $0xdd, Z6, Z5, Z4
-	VADDPS       Z4, Z0, Z0
-	VSHUFPS      $0x88, Z0, Z7, Z4
-	VSHUFPS      $0xdd, Z0, Z7, Z0
-	VADDPS       Z0, Z4, Z4
-	VSHUFPS      $0x88, Z4, Z4, Z0
-	VSHUFPS      $0xdd, Z4, Z4, Z4
-	VADDPS       Z0, Z4, Z4
-	VMOVUPS      expconst<>+1408(SB), Z0
-	VPERMPS      Z4, Z0, Z4
-	VBROADCASTSS scale+64(FP), Y0
-	VMULPS       Y0, Y4, Y4
-	VMAXPS       Y4, Y21, Y21
-	MOVQ         80(SP), CX
-	VMOVUPS      Y3, (CX)
-	ADDQ         $0x00000020, 80(SP)
 	MOVQ         88(SP), CX
-	VMOVUPS      Y4, (CX)
+	VMOVUPS      Y3, (CX)
 	ADDQ         $0x00000020, 88(SP)
-	SUBQ         $0x08, 48(SP)
-	MOVQ         56(SP), CX
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y21, Y21
+	MOVQ         96(SP), CX
+	VMOVUPS      Y3, (CX)
+	ADDQ         $0x00000020, 96(SP)
+	SUBQ         $0x08, 56(SP)
+	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*8), CX
-	MOVQ         CX, 56(SP)
+	MOVQ         CX, 64(SP)
 	JMP          scores2_by8_8
 
+scores2_lone_8:
 scores2_by1_8:
-	CMPQ    48(SP), $0x00
+	CMPQ    56(SP), $0x00
 	JE      scores2_done_8
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    56(SP), AX
-	MOVQ    64(SP), CX
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
 	SUBQ    AX, CX
 	SUBQ    AX, CX
-	MOVQ    72(SP), DX
+	MOVQ    80(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
 	MOVQ    168(SP), BX
@@ -19144,26 +19184,26 @@ scores2_chunk1_8:
 	VADDPS        X4, X0, X0
 	VMULSS        scale+64(FP), X0, X0
 	VMAXSS        X0, X2, X2
-	VEXTRACTF64X4 $0x01, Z3, Y4
-	VADDPS        Y4, Y3, Y4
-	VEXTRACTF32X4 $0x01, Y4, X3
-	VADDPS        X4, X3, X3
-	VMOVHLPS      X3, X3, X4
-	VADDPS        X4, X3, X3
-	VMOVSHDUP     X3, X4
-	VADDPS        X4, X3, X3
+	MOVQ          88(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 88(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
 	VMULSS        scale+64(FP), X3, X3
 	VMAXSS        X3, X22, X22
-	MOVQ          80(SP), AX
-	VMOVSS        X0, (AX)
-	ADDQ          $0x00000004, 80(SP)
-	MOVQ          88(SP), AX
+	MOVQ          96(SP), AX
 	VMOVSS        X3, (AX)
-	ADDQ          $0x00000004, 88(SP)
-	DECQ          48(SP)
-	MOVQ          56(SP), AX
+	ADDQ          $0x00000004, 96(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
 	ADDQ          R8, AX
-	MOVQ          AX, 56(SP)
+	MOVQ          AX, 64(SP)
 	JMP           scores2_by1_8
 
 scores2_done_8:

@@ -214,6 +214,130 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 	return m
 }
 
+// group is the state that scores2 and scores4 keep in scratch memory
+// between batches (avo leaves 12 GP registers to allocate): per head its
+// q row and output position, and the batch's first row, the row's end (and
+// one vector before it) and the keys left.
+type group struct {
+	lq, lout                 []Mem
+	lEnd, lEnd2, lLeft, lRow Mem
+}
+
+// newGroup lays the state of a group of heads out in the scratch bytes at
+// tmp (32 + 16·heads of them): head h's q row at q + h·qs, its outputs at
+// buf + h·bs, k's rows from k, cnt keys.
+func newGroup(heads int, tmp Mem, q, qs, buf, bs, k, cnt GPVirtual) *group {
+	g := &group{lEnd: tmp, lEnd2: tmp.Offset(8), lLeft: tmp.Offset(16), lRow: tmp.Offset(24)}
+	r, o := GP64(), GP64()
+	MOVQ(q, r)
+	MOVQ(buf, o)
+	for h := range heads {
+		if h > 0 {
+			ADDQ(qs, r)
+			ADDQ(bs, o)
+		}
+		g.lq = append(g.lq, tmp.Offset(32+8*h))
+		g.lout = append(g.lout, tmp.Offset(32+8*heads+8*h))
+		MOVQ(r, g.lq[h])
+		MOVQ(o, g.lout[h])
+	}
+	MOVQ(cnt, g.lLeft)
+	MOVQ(k, g.lRow)
+	return g
+}
+
+// rows points p0 at the batch's first row and qd[h] at head h's q − row
+// (see qAt), and sets the row's end (one row of rl bytes on) and, with
+// end2, one vector before it.
+func (g *group) rows(t tier, rl Mem, end2 bool) (p0 GPVirtual, qd []GPVirtual) {
+	p0 = GP64()
+	MOVQ(g.lRow, p0)
+	for _, lq := range g.lq {
+		d := GP64()
+		t.qDelta(d, lq, p0)
+		qd = append(qd, d)
+	}
+	e := GP64()
+	MOVQ(rl, e)
+	ADDQ(p0, e)
+	MOVQ(e, g.lEnd)
+	if end2 {
+		SUBQ(U32(t.kb()), e) // p0 + 2 vectors ≤ end ⟺ p0 < end − kb
+		MOVQ(e, g.lEnd2)
+	}
+	return p0, qd
+}
+
+// chunks emits body(off) for every vector of the batch's rows from p0
+// (and p4, when not nil): two a step while two remain, then the odd one.
+func (g *group) chunks(t tier, name string, p0, p4 GPVirtual, body func(off int)) {
+	chunk2, odd, done := NewLabel(name+"_chunk2"), NewLabel(name+"_odd"), NewLabel(name+"_chunks")
+	CMPQ(p0, g.lEnd2)
+	JAE(LabelRef(odd))
+	Label(chunk2)
+	body(0)
+	body(t.kb())
+	ADDQ(U32(2*t.kb()), p0)
+	if p4 != nil {
+		ADDQ(U32(2*t.kb()), p4)
+	}
+	CMPQ(p0, g.lEnd2)
+	JB(LabelRef(chunk2))
+	Label(odd)
+	CMPQ(p0, g.lEnd)
+	JAE(LabelRef(done))
+	body(0)
+	Label(done)
+}
+
+// next moves the batch on by n rows (db bytes apart) and n keys.
+func (g *group) next(db GPVirtual, n int) {
+	SUBQ(Imm(uint64(n)), g.lLeft)
+	r := GP64()
+	MOVQ(g.lRow, r)
+	if n == 1 {
+		ADDQ(db, r)
+	} else {
+		LEAQ(Mem{Base: r, Index: db, Scale: uint8(n)}, r)
+	}
+	MOVQ(r, g.lRow)
+}
+
+// lone emits the keys left after the batches, one at a time: each head's
+// score, scaled, into its output and its running maximum mx1[h]. It jumps
+// to done when no key is left.
+func (g *group) lone(t tier, name string, db GPVirtual, rl, scale Mem, mx1 []VecVirtual, done LabelRef) {
+	top, chunk := NewLabel(name+"_by1"), NewLabel(name+"_chunk1")
+	Label(top)
+	CMPQ(g.lLeft, Imm(0))
+	JE(done)
+	a := make([]VecVirtual, len(g.lq))
+	for h := range a {
+		a[h] = t.Vec()
+		t.Zero(a[h])
+	}
+	p1, qd := g.rows(t, rl, false)
+	Label(chunk)
+	kr := t.kvLoad(Mem{Base: p1})
+	for h := range a {
+		VFMADD231PS(t.qAt(p1, qd[h], 0), kr, a[h])
+	}
+	ADDQ(U32(t.kb()), p1)
+	CMPQ(p1, g.lEnd)
+	JB(LabelRef(chunk))
+	for h, v := range a {
+		x := t.HReduce(v, VADDPS)
+		VMULSS(scale, x, x)
+		VMAXSS(x, mx1[h], mx1[h])
+		out := GP64()
+		MOVQ(g.lout[h], out)
+		VMOVSS(x, Mem{Base: out})
+		ADDQ(U32(4), g.lout[h])
+	}
+	g.next(db, 1)
+	JMP(LabelRef(top))
+}
+
 // scores2 is scores for two heads of a GQA group at once: each K vector is
 // loaded (and widened) once into a register and multiplied by both heads'
 // q, halving the loads and the loop overhead per score. Keys go in batches
@@ -225,22 +349,20 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, tmp Mem, pf *prefetcher) (VecVirtual, VecVirtual) {
 	pf.hold()
 	defer pf.release()
-	lEnd, lLeft, lRow, lEnd2 := tmp, tmp.Offset(8), tmp.Offset(16), tmp.Offset(56)
-	lq := [2]Mem{tmp.Offset(24), tmp.Offset(32)}
-	lout := [2]Mem{tmp.Offset(40), tmp.Offset(48)}
-	MOVQ(q0, lq[0])
-	MOVQ(q1, lq[1])
-	MOVQ(buf0, lout[0])
-	MOVQ(buf1, lout[1])
-	MOVQ(cnt, lLeft)
-	MOVQ(k, lRow)
+	qs, bs := GP64(), GP64()
+	MOVQ(q1, qs)
+	SUBQ(q0, qs)
+	MOVQ(buf1, bs)
+	SUBQ(buf0, bs)
+	g := newGroup(2, tmp, q0, qs, buf0, bs, k, cnt)
 	db3 := GP64()
 	LEAQ(Mem{Base: db, Index: db, Scale: 2}, db3)
 	R := 8 // keys per batch
 	if t.W == 8 {
 		R = 4
 	}
-	var mx, mx1 [2]VecVirtual
+	var mx [2]VecVirtual
+	mx1 := make([]VecVirtual, 2)
 	for h := range 2 {
 		mx[h], mx1[h] = YMM(), XMM()
 		if R == 4 {
@@ -249,39 +371,10 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 		VMOVUPS(KC(CNegInf), mx[h])
 		VMOVSS(KC(CNegInf), mx1[h])
 	}
-	// setup points p0 at the batch's first row, qd[h] at q[h] - row, and
-	// the loop bound one row on.
-	setup := func() (p0 GPVirtual, qd [2]GPVirtual) {
-		p0 = GP64()
-		MOVQ(lRow, p0)
-		for h := range 2 {
-			qd[h] = GP64()
-			t.qDelta(qd[h], lq[h], p0)
-		}
-		e := GP64()
-		MOVQ(rl, e)
-		ADDQ(p0, e)
-		MOVQ(e, lEnd)
-		return p0, qd
-	}
-	// emit stores one score per head (x[h], lane 0 or a ymm of eight) and
-	// advances the outputs.
-	advance := func(x [2]VecVirtual, bytes int) {
-		for h := range 2 {
-			out := GP64()
-			MOVQ(lout[h], out)
-			if bytes == 4 {
-				VMOVSS(x[h], Mem{Base: out})
-			} else {
-				VMOVUPS(x[h], Mem{Base: out})
-			}
-			ADDQ(U32(bytes), lout[h])
-		}
-	}
 
-	by8, by1, done := NewLabel("scores2_by8"), NewLabel("scores2_by1"), NewLabel("scores2_done")
+	by8, by1, done := NewLabel("scores2_by8"), NewLabel("scores2_lone"), NewLabel("scores2_done")
 	Label(by8)
-	CMPQ(lLeft, Imm(uint64(R)))
+	CMPQ(g.lLeft, Imm(uint64(R)))
 	JL(LabelRef(by1))
 	var acc [2][8]VecVirtual
 	for h := range 2 {
@@ -290,14 +383,13 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 			t.Zero(acc[h][i])
 		}
 	}
-	p0, qd := setup()
-	p4 := p0 // rows 4–7: only batches of eight have them
+	p0, qd := g.rows(t, rl, true)
+	var p4 GPVirtual // rows 4–7: only batches of eight have them
 	if R == 8 {
 		p4 = GP64()
 		LEAQ(Mem{Base: p0, Index: db, Scale: 4}, p4)
 	}
-	// Two chunks per iteration while two remain, then the odd one.
-	body := func(off int) {
+	g.chunks(t, "scores2", p0, p4, func(off int) {
 		qa, qb := t.Vec(), t.Vec()
 		VMOVUPS(t.qAt(p0, qd[0], off), qa)
 		VMOVUPS(t.qAt(p0, qd[1], off), qb)
@@ -307,83 +399,29 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 			VFMADD231PS(kr, qb, acc[1][i])
 		}
 		pf.step()
-	}
-	chunk2, odd, reduce := NewLabel("scores2_chunk2"), NewLabel("scores2_odd"), NewLabel("scores2_reduce")
-	{
-		e2 := GP64()
-		MOVQ(lEnd, e2)
-		SUBQ(U32(t.kb()), e2) // p0 + 2 vectors ≤ end ⟺ p0 < end - kb
-		MOVQ(e2, lEnd2)
-	}
-	CMPQ(p0, lEnd2)
-	JAE(LabelRef(odd))
-	Label(chunk2)
-	body(0)
-	body(t.kb())
-	ADDQ(U32(2*t.kb()), p0)
-	if R == 8 {
-		ADDQ(U32(2*t.kb()), p4)
-	}
-	CMPQ(p0, lEnd2)
-	JB(LabelRef(chunk2))
-	Label(odd)
-	CMPQ(p0, lEnd)
-	JAE(LabelRef(reduce))
-	body(0)
-	Label(reduce)
-	var s [2]VecVirtual
+	})
 	for h := range 2 {
 		sc := YMM()
+		var x VecVirtual
 		if R == 8 {
-			s[h] = t.reduce8(acc[h])
+			x = t.reduce8(acc[h])
 		} else {
-			s[h] = t.reduce4(acc[h][:4])
+			x = t.reduce4(acc[h][:4])
 			sc = XMM()
 		}
 		VBROADCASTSS(scale, sc)
-		VMULPS(sc, s[h], s[h])
-		VMAXPS(s[h], mx[h], mx[h])
+		VMULPS(sc, x, x)
+		VMAXPS(x, mx[h], mx[h])
+		out := GP64()
+		MOVQ(g.lout[h], out)
+		VMOVUPS(x, Mem{Base: out})
+		ADDQ(U32(4*R), g.lout[h])
 	}
-	advance(s, 4*R)
-	SUBQ(Imm(uint64(R)), lLeft)
-	{
-		r := GP64()
-		MOVQ(lRow, r)
-		LEAQ(Mem{Base: r, Index: db, Scale: uint8(R)}, r)
-		MOVQ(r, lRow)
-	}
+	g.next(db, R)
 	JMP(LabelRef(by8))
 
 	Label(by1)
-	CMPQ(lLeft, Imm(0))
-	JE(LabelRef(done))
-	a, b := t.Vec(), t.Vec()
-	t.Zero(a)
-	t.Zero(b)
-	p1, qd1 := setup()
-	chunk1 := NewLabel("scores2_chunk1")
-	Label(chunk1)
-	kr := t.kvLoad(Mem{Base: p1})
-	VFMADD231PS(t.qAt(p1, qd1[0], 0), kr, a)
-	VFMADD231PS(t.qAt(p1, qd1[1], 0), kr, b)
-	ADDQ(U32(t.kb()), p1)
-	CMPQ(p1, lEnd)
-	JB(LabelRef(chunk1))
-	var x [2]VecVirtual
-	for h, v := range []VecVirtual{a, b} {
-		x[h] = t.HReduce(v, VADDPS)
-		VMULSS(scale, x[h], x[h])
-		VMAXSS(x[h], mx1[h], mx1[h])
-	}
-	advance(x, 4)
-	DECQ(lLeft)
-	{
-		r := GP64()
-		MOVQ(lRow, r)
-		ADDQ(db, r)
-		MOVQ(r, lRow)
-	}
-	JMP(LabelRef(by1))
+	g.lone(t, "scores2", db, rl, scale, mx1, LabelRef(done))
 	Label(done)
 	var m [2]VecVirtual
 	for h := range 2 {
@@ -408,33 +446,14 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp Mem, pf *prefetcher) [4]VecVirtual {
 	pf.hold()
 	defer pf.release()
-	lEnd, lLeft, lRow, lEnd2 := tmp, tmp.Offset(8), tmp.Offset(16), tmp.Offset(24)
-	var lq, lout [4]Mem
-	for h := range 4 {
-		lq[h], lout[h] = tmp.Offset(32+8*h), tmp.Offset(64+8*h)
-	}
-	{
-		r, o := GP64(), GP64()
-		MOVQ(q, r)
-		MOVQ(buf, o)
-		for h := range 4 {
-			if h > 0 {
-				ADDQ(qs, r)
-				ADDQ(bs, o)
-			}
-			MOVQ(r, lq[h])
-			MOVQ(o, lout[h])
-		}
-	}
-	MOVQ(cnt, lLeft)
-	MOVQ(k, lRow)
+	g := newGroup(4, tmp, q, qs, buf, bs, k, cnt)
 	db3 := GP64()
 	LEAQ(Mem{Base: db, Index: db, Scale: 2}, db3)
 	const R = 4 // keys per batch
 	// mx[0]: heads 0, 1 (low, high half), mx[1]: heads 2, 3; mx1: the
 	// lone keys' maxima.
 	var mx [2]VecVirtual
-	var mx1 [4]VecVirtual
+	mx1 := make([]VecVirtual, 4)
 	for i := range mx {
 		mx[i] = YMM()
 		VMOVUPS(KC(CNegInf), mx[i])
@@ -443,23 +462,10 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 		mx1[h] = XMM()
 		VMOVSS(KC(CNegInf), mx1[h])
 	}
-	setup := func() (p0 GPVirtual, qd [4]GPVirtual) {
-		p0 = GP64()
-		MOVQ(lRow, p0)
-		for h := range 4 {
-			qd[h] = GP64()
-			t.qDelta(qd[h], lq[h], p0)
-		}
-		e := GP64()
-		MOVQ(rl, e)
-		ADDQ(p0, e)
-		MOVQ(e, lEnd)
-		return p0, qd
-	}
 
-	by4, by1, done := NewLabel("scores4_by4"), NewLabel("scores4_by1"), NewLabel("scores4_done")
+	by4, by1, done := NewLabel("scores4_by4"), NewLabel("scores4_lone"), NewLabel("scores4_done")
 	Label(by4)
-	CMPQ(lLeft, Imm(R))
+	CMPQ(g.lLeft, Imm(R))
 	JL(LabelRef(by1))
 	var acc [4][R]VecVirtual
 	for h := range 4 {
@@ -468,8 +474,8 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 			t.Zero(acc[h][i])
 		}
 	}
-	p0, qd := setup()
-	body := func(off int) {
+	p0, qd := g.rows(t, rl, true)
+	g.chunks(t, "scores4", p0, nil, func(off int) {
 		var qv [4]VecVirtual
 		for h := range 4 {
 			qv[h] = t.Vec()
@@ -482,27 +488,7 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 			}
 		}
 		pf.step()
-	}
-	chunk2, odd, reduce := NewLabel("scores4_chunk2"), NewLabel("scores4_odd"), NewLabel("scores4_reduce")
-	{
-		e2 := GP64()
-		MOVQ(lEnd, e2)
-		SUBQ(U32(t.kb()), e2)
-		MOVQ(e2, lEnd2)
-	}
-	CMPQ(p0, lEnd2)
-	JAE(LabelRef(odd))
-	Label(chunk2)
-	body(0)
-	body(t.kb())
-	ADDQ(U32(2*t.kb()), p0)
-	CMPQ(p0, lEnd2)
-	JB(LabelRef(chunk2))
-	Label(odd)
-	CMPQ(p0, lEnd)
-	JAE(LabelRef(reduce))
-	body(0)
-	Label(reduce)
+	})
 	sc := YMM()
 	VBROADCASTSS(scale, sc)
 	for i := range 2 {
@@ -513,57 +499,18 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 		VMULPS(sc, x, x)
 		VMAXPS(x, mx[i], mx[i])
 		o0, o1 := GP64(), GP64()
-		MOVQ(lout[2*i], o0)
-		MOVQ(lout[2*i+1], o1)
+		MOVQ(g.lout[2*i], o0)
+		MOVQ(g.lout[2*i+1], o1)
 		VMOVUPS(x.AsX(), Mem{Base: o0})
 		VEXTRACTF128(Imm(1), x, Mem{Base: o1})
-		ADDQ(U32(4*R), lout[2*i])
-		ADDQ(U32(4*R), lout[2*i+1])
+		ADDQ(U32(4*R), g.lout[2*i])
+		ADDQ(U32(4*R), g.lout[2*i+1])
 	}
-	SUBQ(Imm(R), lLeft)
-	{
-		r := GP64()
-		MOVQ(lRow, r)
-		LEAQ(Mem{Base: r, Index: db, Scale: R}, r)
-		MOVQ(r, lRow)
-	}
+	g.next(db, R)
 	JMP(LabelRef(by4))
 
 	Label(by1)
-	CMPQ(lLeft, Imm(0))
-	JE(LabelRef(done))
-	var a1 [4]VecVirtual
-	for h := range a1 {
-		a1[h] = t.Vec()
-		t.Zero(a1[h])
-	}
-	p1, qd1 := setup()
-	chunk1 := NewLabel("scores4_chunk1")
-	Label(chunk1)
-	kr := t.kvLoad(Mem{Base: p1})
-	for h := range 4 {
-		VFMADD231PS(t.qAt(p1, qd1[h], 0), kr, a1[h])
-	}
-	ADDQ(U32(t.kb()), p1)
-	CMPQ(p1, lEnd)
-	JB(LabelRef(chunk1))
-	for h, v := range a1 {
-		x := t.HReduce(v, VADDPS)
-		VMULSS(scale, x, x)
-		VMAXSS(x, mx1[h], mx1[h])
-		out := GP64()
-		MOVQ(lout[h], out)
-		VMOVSS(x, Mem{Base: out})
-		ADDQ(U32(4), lout[h])
-	}
-	DECQ(lLeft)
-	{
-		r := GP64()
-		MOVQ(lRow, r)
-		ADDQ(db, r)
-		MOVQ(r, lRow)
-	}
-	JMP(LabelRef(by1))
+	g.lone(t, "scores4", db, rl, scale, mx1, LabelRef(done))
 	Label(done)
 	var m [4]VecVirtual
 	for i := range 2 {
