@@ -869,12 +869,11 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 	SUBQ(w[0], wd)
 	MOVQ(v, lV)
 	MOVQ(cnt, lCnt)
-	MOVQ(U32(0), lCol)
 	blocks := []int{4, 2, 1}
 	if t.kv.size == 4 && t.W == 16 {
 		blocks = []int{8, 4, 2, 1}
 	}
-	for _, nb := range blocks {
+	t.colBlocks("pv2", blocks, odb, lCol, func(nb int, col GPVirtual) {
 		// Eight vectors (hd 128 f32, a whole row): one row at a time,
 		// in address order (see scores), sixteen accumulators; fewer:
 		// rows in pairs, the two sets of accumulators halving the FMA
@@ -884,27 +883,14 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 		if nb == 8 || t.W == 8 {
 			rows = 1
 		}
-		top, next := NewLabel("pv2_block"), NewLabel("pv2_next")
-		Label(top)
-		col, left := GP64(), GP64()
-		MOVQ(lCol, col)
-		MOVQ(odb, left)
-		SUBQ(col, left)
-		CMPQ(left, U32(nb*t.VB()))
-		JL(LabelRef(next))
 		var acc [2][2][]VecVirtual // [head][row set][vector]
-		for h := range 2 {
-			ob := GP64()
-			MOVQ(lo[h], ob)
-			for r := range rows {
-				acc[h][r] = make([]VecVirtual, nb)
+		for h, a := range t.loadO(lo[:], col, nb) {
+			acc[h][0] = a
+			if rows == 2 {
+				acc[h][1] = make([]VecVirtual, nb)
 				for u := range nb {
-					acc[h][r][u] = t.Vec()
-					if r == 0 {
-						VMOVUPS(Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.VB()}, acc[h][r][u])
-					} else {
-						t.Zero(acc[h][r][u])
-					}
+					acc[h][1][u] = t.Vec()
+					t.Zero(acc[h][1][u])
 				}
 			}
 		}
@@ -981,19 +967,65 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 		DECQ(n)
 		JMP(LabelRef(single))
 		Label(merge)
+		var sums [][]VecVirtual
 		for h := range 2 {
-			ob := GP64()
-			MOVQ(lo[h], ob)
-			for u := range nb {
-				if rows == 2 {
+			if rows == 2 {
+				for u := range nb {
 					VADDPS(acc[h][1][u], acc[h][0][u], acc[h][0][u])
 				}
-				VMOVUPS(acc[h][0][u], Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.VB()})
 			}
+			sums = append(sums, acc[h][0])
 		}
+		t.storeO(lo[:], col, sums)
+	})
+}
+
+// colBlocks emits P·V's loop over the column blocks of the output rows
+// (odb bytes), shared by pv2 and pv4: for each block size nb of sizes,
+// largest first, while nb vectors remain from the offset at lCol,
+// body(nb, col) with col that offset; lCol then moves nb vectors on.
+func (t tier) colBlocks(name string, sizes []int, odb GPVirtual, lCol Mem, body func(nb int, col GPVirtual)) {
+	MOVQ(U32(0), lCol)
+	for _, nb := range sizes {
+		top, next := NewLabel(name+"_block"), NewLabel(name+"_next")
+		Label(top)
+		col, left := GP64(), GP64()
+		MOVQ(lCol, col)
+		MOVQ(odb, left)
+		SUBQ(col, left)
+		CMPQ(left, U32(nb*t.VB()))
+		JL(LabelRef(next))
+		body(nb, col)
 		ADDQ(U32(nb*t.VB()), lCol)
 		JMP(LabelRef(top))
 		Label(next)
+	}
+}
+
+// loadO loads the nb vectors at byte offset col of each output row whose
+// address is at lo[h]: one accumulator set per head.
+func (t tier) loadO(lo []Mem, col GPVirtual, nb int) [][]VecVirtual {
+	acc := make([][]VecVirtual, len(lo))
+	for h := range lo {
+		ob := GP64()
+		MOVQ(lo[h], ob)
+		for u := range nb {
+			a := t.Vec()
+			VMOVUPS(Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.VB()}, a)
+			acc[h] = append(acc[h], a)
+		}
+	}
+	return acc
+}
+
+// storeO stores what loadO loaded, acc[h] back to the row at lo[h].
+func (t tier) storeO(lo []Mem, col GPVirtual, acc [][]VecVirtual) {
+	for h := range lo {
+		ob := GP64()
+		MOVQ(lo[h], ob)
+		for u, a := range acc[h] {
+			VMOVUPS(a, Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.VB()})
+		}
 	}
 }
 
@@ -1041,26 +1073,8 @@ func (t tier) pv4(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher)
 	LEAQ(Mem{Base: ws, Index: ws, Scale: 2}, ws3)
 	MOVQ(v, lV)
 	MOVQ(cnt, lCnt)
-	MOVQ(U32(0), lCol)
-	for _, nb := range []int{4, 2, 1} {
-		top, next := NewLabel("pv4_block"), NewLabel("pv4_next")
-		Label(top)
-		col, left := GP64(), GP64()
-		MOVQ(lCol, col)
-		MOVQ(odb, left)
-		SUBQ(col, left)
-		CMPQ(left, U32(nb*t.VB()))
-		JL(LabelRef(next))
-		var acc [4][]VecVirtual // [head][vector]
-		for h := range 4 {
-			ob := GP64()
-			MOVQ(lo[h], ob)
-			acc[h] = make([]VecVirtual, nb)
-			for u := range nb {
-				acc[h][u] = t.Vec()
-				VMOVUPS(Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.VB()}, acc[h][u])
-			}
-		}
+	t.colBlocks("pv4", []int{4, 2, 1}, odb, lCol, func(nb int, col GPVirtual) {
+		acc := t.loadO(lo[:], col, nb) // [head][vector]
 		wp, rp, n := GP64(), GP64(), GP64()
 		MOVQ(lW, wp)
 		t.vColumn(rp, lV, col)
@@ -1095,17 +1109,8 @@ func (t tier) pv4(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher)
 		DECQ(n)
 		JNZ(LabelRef(row))
 		Label(merge)
-		for h := range 4 {
-			ob := GP64()
-			MOVQ(lo[h], ob)
-			for u := range nb {
-				VMOVUPS(acc[h][u], Mem{Base: ob, Index: col, Scale: 1, Disp: u * t.VB()})
-			}
-		}
-		ADDQ(U32(nb*t.VB()), lCol)
-		JMP(LabelRef(top))
-		Label(next)
-	}
+		t.storeO(lo[:], col, acc)
+	})
 }
 
 // reciprocalOrZero returns (broadcast) 1/s, or 0 when s == 0; NaN for a
