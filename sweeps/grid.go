@@ -201,8 +201,8 @@ func satAdd(xs ...int64) int64 {
 	return s
 }
 
-// ParseTileKs reads a list of tile sizes: "auto" (attention.AutoTileK of
-// each head dim, stored as 0) or integers. Their range is checked once,
+// ParseTileKs reads a list of tile sizes: "auto" (attention.AutoTileKFor
+// each head dim and KV type, stored as 0) or integers. Their range is checked once,
 // by AttentionGrid.Validate (attention.ValidateTileK).
 func ParseTileKs(s string) ([]int, error) {
 	return ParseList("tk", s, nil, func(item string) (int, error) {

@@ -419,6 +419,18 @@ func TestAutoTileK(t *testing.T) {
 		if got := AutoTileK(d); got != want {
 			t.Errorf("AutoTileK(%d) = %d, want %d", d, got, want)
 		}
+		if got := AutoTileKFor(d, F16); got != want {
+			t.Errorf("AutoTileKFor(%d, f16) = %d, want %d", d, got, want)
+		}
+	}
+	for d, want := range map[int]int{64: 32, 96: 32, 128: 32, 256: 8} {
+		if got := AutoTileKFor(d, Q8_0); got != want {
+			t.Errorf("AutoTileKFor(%d, q8_0) = %d, want %d", d, got, want)
+		}
+		p := Params{Kernel: DecodeFlash, Shape: Shape{H: 1, Hkv: 1, D: d, T: 10, KV: Q8_0}}
+		if got := p.Tile(); got != want {
+			t.Errorf("q8_0 hd %d: Tile() = %d, want %d", d, got, want)
+		}
 	}
 }
 
