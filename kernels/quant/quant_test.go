@@ -432,8 +432,22 @@ func TestQ8_0Rows(t *testing.T) {
 				}
 			}
 		}
-		if err := rows(make([]byte, 33), 34, make([]float32, 32), 32, 1, 32); err == nil {
-			t.Error("a dst one byte short: no error")
+		for _, c := range []struct {
+			name              string
+			dst, dstStride    int
+			x, xStride, nrows int
+			n                 int
+		}{
+			{"dst one byte short", 33, 34, 32, 32, 1, 32},
+			{"dst short of the last row", 2*34 + 33, 34, 96, 32, 3, 32},
+			{"x short of the last row", 3 * 34, 34, 95, 32, 3, 32},
+			{"rows overlap in dst", 3 * 34, 33, 96, 32, 3, 32},
+			{"rows overlap in x", 3 * 34, 34, 96, 31, 3, 32},
+			{"n not whole blocks", 34, 34, 40, 40, 1, 40},
+		} {
+			if err := rows(make([]byte, c.dst), c.dstStride, make([]float32, c.x), c.xStride, c.nrows, c.n); err == nil {
+				t.Errorf("%s: no error", c.name)
+			}
 		}
 	})
 }
