@@ -111,17 +111,14 @@ func naiveGeneric(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws
 // dotQ8 is Q·K over a q8_0 cache, as GGML computes it
 // (vec_dot_q8_0_q8_0): q holds the query quantized to q8_0 (QuantizeQuery:
 // its bytes in the first RowBytes(d) of the row's floats), k one encoded
-// row; per block of 32 an exact int32 Σ q·k, times d_q·d_k, summed in
-// float32.
+// row; per block of 32 the exact int32 Σ q·k (quant.BlockSumQ8), times
+// d_q·d_k (the order the SIMD tiers multiply in), summed in float32.
 func dotQ8(q []float32, k []byte, d int) float32 {
 	qb := buf.BytesOf(q)
 	var acc float32
 	for b := 0; b < d/Q8Block; b++ {
 		qq, kq := qb[b*Q8BlockBytes:(b+1)*Q8BlockBytes], k[b*Q8BlockBytes:(b+1)*Q8BlockBytes]
-		var isum int32
-		for i := 2; i < Q8BlockBytes; i++ {
-			isum += int32(int8(qq[i])) * int32(int8(kq[i]))
-		}
+		isum := quant.BlockSumQ8(quant.Q8_0, kq, qq)
 		dq, dk := quant.F16ToF32(binary.LittleEndian.Uint16(qq)), quant.F16ToF32(binary.LittleEndian.Uint16(kq))
 		acc += float32(isum) * (dq * dk)
 	}

@@ -20,7 +20,7 @@ type Impl struct {
 	Tier  isa.Tier
 	copy  rowsFunc
 	toF16 rowsFunc
-	q8    func(dst []byte, dstStride int, x []float32, xStride, nrows, n int) error // package quant's q8_0 rows quantizer of the tier
+	q8    quant.Q8_0RowsFunc // package quant's q8_0 rows quantizer of the tier
 }
 
 // impls holds every tier compiled into this binary, generic first; the
@@ -29,7 +29,7 @@ var impls = []Impl{{Tier: isa.Generic, copy: copyGeneric, toF16: toF16Generic, q
 
 // q8Rows is package quant's q8_0 rows quantizer of tier t (the generic
 // one where quant has no tier t).
-func q8Rows(t isa.Tier) func(dst []byte, dstStride int, x []float32, xStride, nrows, n int) error {
+func q8Rows(t isa.Tier) quant.Q8_0RowsFunc {
 	im, ok := quant.Lookup(t)
 	if !ok {
 		im, _ = quant.Lookup(isa.Generic)

@@ -54,13 +54,11 @@ var impls = []Impl{{
 	dequant:    everyFormat(WeightFormats(), dequantFunc(dequantGeneric)),
 }}
 
-// q8_0Bytes is the bytes of a Q8_0 block.
-var q8_0Bytes = formats[Q8_0].Bytes
-
 // rowsQ8_0Generic is the contract of rowsQ8_0Func: Quantize, row by row.
 func rowsQ8_0Generic(dst []byte, dstStride int, x []float32, xStride, nrows, nb int) {
+	n := nb * QK
 	for r := range nrows {
-		quantizeQ8Generic(Q8_0, dst[r*dstStride:r*dstStride+nb*q8_0Bytes], x[r*xStride:r*xStride+nb*32])
+		quantizeQ8Generic(Q8_0, dst[r*dstStride:r*dstStride+Q8_0.RowBytes(n)], x[r*xStride:r*xStride+n])
 	}
 }
 
@@ -141,25 +139,30 @@ func (im Impl) Run(p Params, b Buffers) {
 // blocks) per call; quantized one call at a time, a row's chain (its
 // maxima, two divisions, then its levels) did not overlap the next's,
 // and a token's append paid it Hkv times over (Zen 4).
-func (im Impl) Q8_0Rows() func(dst []byte, dstStride int, x []float32, xStride, nrows, n int) error {
+func (im Impl) Q8_0Rows() Q8_0RowsFunc {
 	return func(dst []byte, dstStride int, x []float32, xStride, nrows, n int) error {
 		if nrows <= 0 {
 			return nil
 		}
-		if err := Q8_0.CheckRow(n, Q8_0.RowBytes(n)); err != nil {
+		rb := Q8_0.RowBytes(n)
+		if err := Q8_0.CheckRow(n, rb); err != nil { // n whole blocks
 			return err
 		}
-		nb := n / 32
-		if dstStride < nb*q8_0Bytes || xStride < n {
-			return fmt.Errorf("q8_0 rows: strides %d bytes and %d values are shorter than a row (%d and %d)", dstStride, xStride, nb*q8_0Bytes, n)
+		if dstStride < rb || xStride < n {
+			return fmt.Errorf("q8_0 rows: strides %d bytes and %d values are shorter than a row (%d and %d)", dstStride, xStride, rb, n)
 		}
-		if last := (nrows - 1) * dstStride; len(dst) < last+nb*q8_0Bytes {
-			return fmt.Errorf("q8_0 rows: %d rows %d bytes apart need %d bytes, dst has %d", nrows, dstStride, last+nb*q8_0Bytes, len(dst))
+		if last := (nrows - 1) * dstStride; len(dst) < last+rb {
+			return fmt.Errorf("q8_0 rows: %d rows %d bytes apart need %d bytes, dst has %d", nrows, dstStride, last+rb, len(dst))
 		}
 		if last := (nrows - 1) * xStride; len(x) < last+n {
 			return fmt.Errorf("q8_0 rows: %d rows %d values apart need %d values, x has %d", nrows, xStride, last+n, len(x))
 		}
-		im.rowsQ8_0(dst, dstStride, x, xStride, nrows, nb)
+		im.rowsQ8_0(dst, dstStride, x, xStride, nrows, n/QK)
 		return nil
 	}
 }
+
+// Q8_0RowsFunc quantizes nrows rows of n values (a multiple of 32) to
+// Q8_0, row r from x[r·xStride:] to dst[r·dstStride:] (bytes); an error
+// says which bound the arguments break (see Impl.Q8_0Rows).
+type Q8_0RowsFunc func(dst []byte, dstStride int, x []float32, xStride, nrows, n int) error

@@ -546,11 +546,11 @@ type prefetcher struct {
 	cur, end  Mem
 	countdown Mem // spread: steps left to the next prefetching one
 	spread    bool
-	// While held, cur and countdown live in these registers: a step's
-	// read-modify-write of a stack slot is a chain through memory from
-	// one step to the next (store, then the next step's load), which
+	// The loops that step it hold cur and countdown in these registers
+	// (hold, release): a step's read-modify-write of a stack slot chained
+	// the steps through memory (store, then the next step's load), which
 	// bounded single-head loops of a few cycles a step (Zen 4: AVX2 f16
-	// decode-flash in L3 8 % slower with it).
+	// decode-flash in L3 8 % slower so).
 	curReg, cdReg GPVirtual
 }
 
@@ -589,37 +589,21 @@ func (p *prefetcher) stepN(lines int) {
 	if p == nil {
 		return
 	}
+	if p.curReg == nil {
+		panic("prefetcher stepped outside hold")
+	}
 	skip := NewLabel("pf_skip")
-	if p.curReg != nil {
-		if p.spread {
-			DECQ(p.cdReg)
-			JNZ(LabelRef(skip))
-			Load(Param("ng"), p.cdReg)
-		}
-		CMPQ(p.curReg, p.end)
-		JAE(LabelRef(skip))
-		for l := range lines {
-			PREFETCHT1(Mem{Base: p.curReg, Disp: 64 * l})
-		}
-		ADDQ(U32(64*lines), p.curReg)
-		Label(skip)
-		return
-	}
 	if p.spread {
-		DECQ(p.countdown)
+		DECQ(p.cdReg)
 		JNZ(LabelRef(skip))
-		g := GP64()
-		Load(Param("ng"), g)
-		MOVQ(g, p.countdown)
+		Load(Param("ng"), p.cdReg)
 	}
-	c := GP64()
-	MOVQ(p.cur, c)
-	CMPQ(c, p.end)
+	CMPQ(p.curReg, p.end)
 	JAE(LabelRef(skip))
 	for l := range lines {
-		PREFETCHT1(Mem{Base: c, Disp: 64 * l})
+		PREFETCHT1(Mem{Base: p.curReg, Disp: 64 * l})
 	}
-	ADDQ(U32(64*lines), p.cur)
+	ADDQ(U32(64*lines), p.curReg)
 	Label(skip)
 }
 
@@ -1170,15 +1154,14 @@ func (t tier) flashDecode(fast bool) {
 	pfV, pfK := newPrefetcher(), newPrefetcher()
 	scale := paramAddr("scale")
 
-	// forHeads emits "for h := 0; h < ng; h++ { body }" with h kept in
-	// lH, so that the body has every register to itself.
 	// eachHead emits the loops over the heads of the group, h kept in lH
-	// so that a body has every register to itself: with pair set (f32 and
-	// f16), two heads at a time while two remain; then single, one at a time.
+	// so that a body has every register to itself: with quad set (AVX-512,
+	// f32 and f16), four heads at a time while four remain, and only when
+	// a K or V row is at most quadMax bytes, where quadMax is set (a
+	// runtime test: D is a parameter); with pair set (f32 and f16), two
+	// at a time while two remain; then single, one at a time.
 	var lRL Mem // the bytes of a K or V row (set below)
-	// With quadMax set, the quads run only when a K or V row is at most
-	// quadMax bytes (a runtime test: D is a parameter).
-	eachHeadQ := func(name string, quadMax int, quad, pair, single func()) {
+	eachHead := func(name string, quadMax int, quad, pair, single func()) {
 		MOVQ(U32(0), lH)
 		loop := func(step int, body func()) {
 			top, done := NewLabel(name), NewLabel(name+"_done")
@@ -1210,8 +1193,8 @@ func (t tier) flashDecode(fast bool) {
 		}
 		loop(1, single)
 	}
-	eachHead := func(name string, pair, single func()) { eachHeadQ(name, 0, nil, pair, single) }
-	forHeads := func(name string, body func()) { eachHead(name, nil, body) }
+	// forHeads emits "for h := 0; h < ng; h++ { body }".
+	forHeads := func(name string, body func()) { eachHead(name, 0, nil, nil, body) }
 	// firstHeadOr emits first() for head 0 and other() for the rest.
 	firstHeadOr := func(first, other func()) {
 		otherL, done := NewLabel("other_head"), NewLabel("first_done")
@@ -1362,7 +1345,7 @@ func (t tier) flashDecode(fast bool) {
 	// in pairs, f32 1–2 %). Prefetch keeps memory busy through the phase:
 	// the quads and pairs spread this tile's V over their loops (pfV); a
 	// lone head (decode-flash, odd groups) fetches it if it is the first.
-	eachHeadQ("scores", 0, func() {
+	eachHead("scores", 0, func() {
 		q, buf, db := pairRows("q")
 		kp, cnt, ts := GP64(), GP64(), GP64()
 		MOVQ(lKp, kp)
@@ -1443,7 +1426,7 @@ func (t tier) flashDecode(fast bool) {
 	// spread the next tile's K over their loops (pfK); a
 	// lone first head fetches it row by row (from V: the same rows tk·d
 	// floats on, in the K buffer).
-	eachHeadQ("pv", pv4Max(t), func() {
+	eachHead("pv", pv4Max(t), func() {
 		o, buf, db := pairRows("o")
 		vp, cnt, ts := GP64(), GP64(), GP64()
 		MOVQ(lVp, vp)
@@ -1688,8 +1671,8 @@ func (t tier) q8Dot(qb q8q, m Mem, acc VecVirtual) {
 }
 
 // q8Block widens the q8_0 block at m: for each vector c of its 32
-// values, x = float32(q) and sc = the block's scale (times mul, when
-// given), handed to f.
+// values, x = float32(q) and sc = the block's scale times mul (lane 0),
+// handed to f.
 //
 // The scale is widened and multiplied in an xmm, then broadcast: a zmm
 // VCVTPH2PS costs Zen 4 more than a zmm FMA (0.37 ns, measured), and a key
@@ -1698,9 +1681,7 @@ func (t tier) q8Block(m Mem, mul VecVirtual, f func(c int, x, sc VecVirtual)) {
 	sx, sc := XMM(), t.Vec()
 	VMOVD(m, sx) // the scale and the block's first two values: lane 0 is the scale
 	VCVTPH2PS(sx, sx)
-	if mul != nil {
-		VMULSS(mul.AsX(), sx, sx)
-	}
+	VMULSS(mul.AsX(), sx, sx)
 	VBROADCASTSS(sx, sc)
 	for c := range q8Block / t.W {
 		x := t.Vec()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -198,10 +197,9 @@ func (w qwidth) sumLevels(q []VecVirtual) VecVirtual {
 // away from zero as C's roundf). With q81, Q8_1: the levels at 4, and at
 // 2 the f16 of d·Σq (the sum of the stored int8 levels).
 //
-// Q8_0 goes four blocks at a time (quads: quadScales, then levels) while
-// four remain; the rest, and a quad with a block the quads do not take,
-// one block at a time (block). Over a long row (Zen 4, L2) the quads take
-// 4.1–4.3 ns a block in both widths, one block at a time 8.9 (AVX-512)
+// Q8_0 goes four blocks at a time (quadRows, a row of one quad each)
+// while four remain, the rest one block at a time (block). Over a long
+// row (Zen 4, L2) the quads take 4.1–4.3 ns a block in both widths, one block at a time 8.9 (AVX-512)
 // and 11.1 (AVX2); a row of four blocks (hd 128) 24–27 ns, against 36–37
 // (AVX-512) and 45–47 (AVX2).
 func quantizeQ8_0(w qwidth, q81 bool) {
@@ -215,62 +213,22 @@ func quantizeQ8_0(w qwidth, q81 bool) {
 	VPBROADCASTD(kc(cAbsMask), absMask)
 	VBROADCASTSS(kc(cHalf), half)
 	VBROADCASTSS(kc(cOneF), one)
-	block := func(suffix string) {
-		w.block(name+suffix, dst, x, q81, absMask, half, one)
-		ADDQ(U32(bytes), dst)
-		ADDQ(U32(128), x)
-	}
 	if !q81 {
-		// Up to quadChunk quads' scales (pass 1), then their levels
-		// (pass 2), while a quad remains; a quad pass 1 does not take
-		// (flag set) goes one block at a time after the levels of those
-		// before it.
-		quads, scales, levels, lvl, tail, slow := "quads"+name, "scales"+name, "levels"+name, "lvl"+name, "tail"+name, "slow"+name
-		d1, x1, n, flag := GP64(), GP64(), GP64(), GP64()
-		Label(quads)
-		CMPQ(nb, Imm(4))
-		JB(LabelRef(tail))
-		MOVQ(dst, d1)
-		MOVQ(x, x1)
-		XORQ(n, n)
-		XORQ(flag, flag)
-		Label(scales)
-		w.quadScales(d1, x1, slow)
-		ADDQ(U32(4*bytes), d1)
-		ADDQ(U32(4*128), x1)
-		ADDQ(Imm(4), n)
-		{
-			next := GP64()
-			LEAQ(Mem{Base: n, Disp: 4}, next)
-			CMPQ(next, nb)
-			JA(LabelRef(levels))
-		}
-		CMPQ(n, U32(4*quadChunk))
-		JB(LabelRef(scales))
-		JMP(LabelRef(levels))
-		Label(slow)
-		MOVQ(U32(1), flag)
-		Label(levels)
-		SUBQ(n, nb)
-		TESTQ(n, n)
-		JZ(LabelRef(lvl + "_done"))
-		Label(lvl)
-		w.levels(dst, x, absMask)
-		ADDQ(U32(bytes), dst)
-		ADDQ(U32(128), x)
-		DECQ(n)
-		JNZ(LabelRef(lvl))
-		Label(lvl + "_done")
-		TESTQ(flag, flag)
-		JZ(LabelRef(quads))
-		for i := range 4 {
-			block(fmt.Sprint("_slow", i))
-		}
-		SUBQ(Imm(4), nb)
-		JMP(LabelRef(quads))
-		Label(tail)
+		// The quads as rows of one quad each (quadRows), then the
+		// blocks left one at a time.
+		lDst, lX, lRows := AllocLocal(8), AllocLocal(8), AllocLocal(8)
+		MOVQ(dst, lDst)
+		MOVQ(x, lX)
+		r := GP64()
+		MOVQ(nb, r)
+		SHRQ(Imm(2), r)
+		MOVQ(r, lRows)
+		w.quadRows(name, lDst, lX, lRows, U32(4*bytes), U32(4*128), U32(4), absMask, half, one)
+		MOVQ(lDst, dst)
+		MOVQ(lX, x)
+		ANDQ(Imm(3), nb)
 	}
-	countLoop(name, nb, func() { block("") })
+	countLoop(name, nb, func() { w.block(name, dst, x, q81, absMask, half, one) }, advance{dst, bytes}, advance{x, 128})
 	VZEROUPPER()
 	RET()
 }
@@ -303,8 +261,21 @@ func quantizeRowsQ8_0(w qwidth) {
 	VPBROADCASTD(kc(cAbsMask), absMask)
 	VBROADCASTSS(kc(cHalf), half)
 	VBROADCASTSS(kc(cOneF), one)
+	w.quadRows(name, lDst, lX, lRows, paramAddr("dstStride"), paramAddr("xStride"), paramAddr("nb"), absMask, half, one)
+	VZEROUPPER()
+	RET()
+}
+
+// quadRows emits the Q8_0 quads of the lRows rows of nb blocks (a
+// multiple of 4) from lX to lDst, rows xStride and dstStride bytes apart
+// (registers or memory): in chunks of whole rows, about 64 blocks, the
+// scales of every quad (pass 1, quadScales), then the levels of every
+// block (pass 2, levels); a chunk with a block the quads do not take is
+// then written again one block at a time. It leaves lDst and lX on the
+// row after the last and lRows 0.
+func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, nb Op, absMask, half, one VecVirtual) {
 	// eachRow emits, for the k rows from the chunk's first, body(d, x)
-	// with d, x the row's first block; it leaves d, x on the row after.
+	// with d, x the row's first block; it leaves pd, px on the row after.
 	pd, px := GP64(), GP64()
 	eachRow := func(label string, k GPVirtual, body func(d, x GPVirtual)) {
 		MOVQ(lDst, pd)
@@ -316,15 +287,15 @@ func quantizeRowsQ8_0(w qwidth) {
 		MOVQ(pd, d)
 		MOVQ(px, x)
 		body(d, x)
-		ADDQ(paramAddr("dstStride"), pd)
-		ADDQ(paramAddr("xStride"), px)
+		ADDQ(dstStride, pd)
+		ADDQ(xStride, px)
 		DECQ(kk)
 		JNZ(LabelRef(label))
 	}
 	// eachBlock emits body for the nb blocks of the row at (d, x).
 	eachBlock := func(label string, d, x GPVirtual, body func()) {
 		j := GP64()
-		Load(Param("nb"), j)
+		MOVQ(nb, j)
 		Label(label)
 		body()
 		ADDQ(U32(34), d)
@@ -332,7 +303,7 @@ func quantizeRowsQ8_0(w qwidth) {
 		DECQ(j)
 		JNZ(LabelRef(label))
 	}
-	chunk, done := "chunk"+name, "done"+name
+	chunk, done := "quadchunk"+name, "quaddone"+name
 	k, flag := GP64(), GP64()
 	Label(chunk)
 	CMPQ(lRows, Imm(0))
@@ -351,7 +322,7 @@ func quantizeRowsQ8_0(w qwidth) {
 		d, x, nq := GP64(), GP64(), GP64()
 		MOVQ(pd, d)
 		MOVQ(px, x)
-		Load(Param("nb"), nq)
+		MOVQ(nb, nq)
 		ADDQ(nq, blocks)
 		SHRQ(Imm(2), nq)
 		quad, slow, next := "p1quad"+name, "p1slow"+name, "p1next"+name
@@ -366,8 +337,8 @@ func quantizeRowsQ8_0(w qwidth) {
 		DECQ(nq)
 		JNZ(LabelRef(quad))
 		INCQ(k)
-		ADDQ(paramAddr("dstStride"), pd)
-		ADDQ(paramAddr("xStride"), px)
+		ADDQ(dstStride, pd)
+		ADDQ(xStride, px)
 		CMPQ(k, lRows)
 		JE(LabelRef("p2" + name))
 		CMPQ(blocks, U32(64))
@@ -393,8 +364,6 @@ func quantizeRowsQ8_0(w qwidth) {
 	SUBQ(k, lRows)
 	JMP(LabelRef(chunk))
 	Label(done)
-	VZEROUPPER()
-	RET()
 }
 
 // block emits the quantization of the block at x to dst (one Q8_0 or,
@@ -447,10 +416,6 @@ func (w qwidth) block(name string, dst, x GPVirtual, q81 bool, absMask, half, on
 	w.storeNaNBlock(dst, bytes, scales, false)
 	Label(next)
 }
-
-// quadChunk is how many quads pass 1 takes before pass 2 (8 KiB of x,
-// read again from L1 by pass 2).
-const quadChunk = 16
 
 // quadScales is pass 1 of the Q8_0 quantizer for the four blocks at x:
 // it stores each block's f16 d at its first two bytes and its 1/d as a
