@@ -146,3 +146,7 @@ func TestClockChain(t *testing.T) {
 		t.Skip("no clock-chain kernel on this platform")
 	}
 }
+
+// TestAVX2IsVEX: no AVX2 kernel uses a register only AVX-512 has (it would
+// pass here on an AVX-512 machine and fault on an AVX2-only one).
+func TestAVX2IsVEX(t *testing.T) { isatest.VEXOnly(t, "kernels_amd64.s") }

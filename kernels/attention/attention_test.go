@@ -154,9 +154,14 @@ func gateCases() []gateCase {
 					}
 				}
 				for _, g := range []int{1, 3, 4, 8} {
-					for _, d := range []int{64, 256} {
+					for _, d := range []int{64, 96, 128, 256} {
 						add(fmt.Sprintf("%s/gqa=%d", kv, g), Params{Kernel: k, Shape: kvs(Shape{H: 2 * g, Hkv: 2, D: d, T: 77}), Exp: e}, random)
 					}
+				}
+				// Head pairs over tiles of every length up to 14: AVX2's
+				// batches of six and four keys and the lone keys after them.
+				for tk := 1; tk <= 14; tk++ {
+					add(fmt.Sprintf("%s/pairs/tk=%d", kv, tk), Params{Kernel: k, Shape: kvs(Shape{H: 4, Hkv: 2, D: 64, T: 47}), TileK: tk, Exp: e}, random)
 				}
 				for _, tk := range []int{1, 7, 33} {
 					add(fmt.Sprintf("%s/tk=%d", kv, tk), Params{Kernel: k, Shape: kvs(Shape{H: 1, Hkv: 1, D: 128, T: 300}), TileK: tk, Exp: e}, random)
@@ -474,3 +479,7 @@ func TestPosHeads(t *testing.T) {
 		}
 	})
 }
+
+// TestAVX2IsVEX: no AVX2 kernel uses a register only AVX-512 has (it would
+// pass here on an AVX-512 machine and fault on an AVX2-only one).
+func TestAVX2IsVEX(t *testing.T) { isatest.VEXOnly(t, "decode_amd64.s") }

@@ -537,22 +537,22 @@ scores_1:
 	MOVQ    DI, 56(SP)
 	MOVQ    SI, 64(SP)
 	LEAQ    (R8)(R8*2), AX
-	VMOVUPS expconst<>+0(SB), X1
-	VMOVSS  expconst<>+0(SB), X0
-	VMOVUPS expconst<>+0(SB), X3
-	VMOVSS  expconst<>+0(SB), X2
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 104(SP)
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 120(SP)
 
-scores2_by8_1:
+scores2_by4_1:
 	CMPQ   56(SP), $0x04
-	JL     scores2_lone_1
+	JL     scores2_after4_1
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
 	MOVQ   64(SP), CX
 	MOVQ   72(SP), DX
 	SUBQ   CX, DX
@@ -564,23 +564,23 @@ scores2_by8_1:
 	SUBQ   $0x00000020, SI
 	MOVQ   SI, 48(SP)
 	CMPQ   CX, 48(SP)
-	JAE    scores2_odd_1
+	JAE    scores2_4_odd_1
 
-scores2_chunk2_1:
-	VMOVUPS     (CX)(DX*1), Y12
-	VMOVUPS     (CX)(BX*1), Y13
-	VMOVUPS     (CX), Y14
-	VFMADD231PS Y14, Y12, Y4
-	VFMADD231PS Y14, Y13, Y8
-	VMOVUPS     (CX)(R8*1), Y14
-	VFMADD231PS Y14, Y12, Y5
-	VFMADD231PS Y14, Y13, Y9
-	VMOVUPS     (CX)(R8*2), Y14
-	VFMADD231PS Y14, Y12, Y6
-	VFMADD231PS Y14, Y13, Y10
-	VMOVUPS     (CX)(AX*1), Y14
-	VFMADD231PS Y14, Y12, Y7
-	VFMADD231PS Y14, Y13, Y11
+scores2_4_chunk2_1:
+	VMOVUPS     (CX)(DX*1), Y8
+	VMOVUPS     (CX)(BX*1), Y9
+	VMOVUPS     (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS     (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VMOVUPS     (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VMOVUPS     (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
 	JNZ         pf_skip_1
 	MOVQ        ng+16(FP), R10
@@ -593,20 +593,20 @@ scores2_chunk2_1:
 	ADDQ        $0x00000100, R9
 
 pf_skip_1:
-	VMOVUPS     32(CX)(DX*1), Y12
-	VMOVUPS     32(CX)(BX*1), Y13
-	VMOVUPS     32(CX), Y14
-	VFMADD231PS Y14, Y12, Y4
-	VFMADD231PS Y14, Y13, Y8
-	VMOVUPS     32(CX)(R8*1), Y14
-	VFMADD231PS Y14, Y12, Y5
-	VFMADD231PS Y14, Y13, Y9
-	VMOVUPS     32(CX)(R8*2), Y14
-	VFMADD231PS Y14, Y12, Y6
-	VFMADD231PS Y14, Y13, Y10
-	VMOVUPS     32(CX)(AX*1), Y14
-	VFMADD231PS Y14, Y12, Y7
-	VFMADD231PS Y14, Y13, Y11
+	VMOVUPS     32(CX)(DX*1), Y8
+	VMOVUPS     32(CX)(BX*1), Y9
+	VMOVUPS     32(CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS     32(CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VMOVUPS     32(CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VMOVUPS     32(CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
 	JNZ         pf_skip_2
 	MOVQ        ng+16(FP), R10
@@ -621,25 +621,25 @@ pf_skip_1:
 pf_skip_2:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
-	JB   scores2_chunk2_1
+	JB   scores2_4_chunk2_1
 
-scores2_odd_1:
+scores2_4_odd_1:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_chunks_1
-	VMOVUPS     (CX)(DX*1), Y12
-	VMOVUPS     (CX)(BX*1), Y13
-	VMOVUPS     (CX), Y14
-	VFMADD231PS Y14, Y12, Y4
-	VFMADD231PS Y14, Y13, Y8
-	VMOVUPS     (CX)(R8*1), Y14
-	VFMADD231PS Y14, Y12, Y5
-	VFMADD231PS Y14, Y13, Y9
-	VMOVUPS     (CX)(R8*2), Y14
-	VFMADD231PS Y14, Y12, Y6
-	VFMADD231PS Y14, Y13, Y10
-	VMOVUPS     (CX)(AX*1), Y14
-	VFMADD231PS Y14, Y12, Y7
-	VFMADD231PS Y14, Y13, Y11
+	JAE         scores2_4_chunks_1
+	VMOVUPS     (CX)(DX*1), Y8
+	VMOVUPS     (CX)(BX*1), Y9
+	VMOVUPS     (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS     (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VMOVUPS     (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VMOVUPS     (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
 	JNZ         pf_skip_3
 	MOVQ        ng+16(FP), R10
@@ -652,41 +652,46 @@ scores2_odd_1:
 	ADDQ        $0x00000100, R9
 
 pf_skip_3:
-scores2_chunks_1:
-	VHADDPS      Y5, Y4, Y4
-	VHADDPS      Y7, Y6, Y5
-	VHADDPS      Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X4, X5, X5
-	VBROADCASTSS scale+64(FP), X4
-	VMULPS       X4, X5, X5
-	VMAXPS       X5, X1, X1
+scores2_4_chunks_1:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       104(SP), X1, X0
 	MOVQ         88(SP), CX
-	VMOVUPS      X5, (CX)
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 104(SP)
 	ADDQ         $0x00000010, 88(SP)
-	VHADDPS      Y9, Y8, Y4
-	VHADDPS      Y11, Y10, Y5
-	VHADDPS      Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X4, X5, X5
-	VBROADCASTSS scale+64(FP), X4
-	VMULPS       X4, X5, X5
-	VMAXPS       X5, X3, X3
+	VHADDPS      Y5, Y4, Y0
+	VHADDPS      Y7, Y6, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       120(SP), X1, X0
 	MOVQ         96(SP), CX
-	VMOVUPS      X5, (CX)
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 120(SP)
 	ADDQ         $0x00000010, 96(SP)
 	SUBQ         $0x04, 56(SP)
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores2_by8_1
+	JMP          scores2_by4_1
 
-scores2_lone_1:
+scores2_after4_1:
+	VMOVSS expconst<>+0(SB), X0
+	VMOVSS expconst<>+0(SB), X1
+
 scores2_by1_1:
 	CMPQ   56(SP), $0x00
 	JE     scores2_done_1
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	MOVQ   64(SP), AX
 	MOVQ   72(SP), CX
 	SUBQ   AX, CX
@@ -697,33 +702,33 @@ scores2_by1_1:
 	MOVQ   BX, 40(SP)
 
 scores2_chunk1_1:
-	VMOVUPS      (AX), Y6
-	VFMADD231PS  (AX)(CX*1), Y6, Y4
-	VFMADD231PS  (AX)(DX*1), Y6, Y5
+	VMOVUPS      (AX), Y4
+	VFMADD231PS  (AX)(CX*1), Y4, Y2
+	VFMADD231PS  (AX)(DX*1), Y4, Y3
 	ADDQ         $0x00000020, AX
 	CMPQ         AX, 40(SP)
 	JB           scores2_chunk1_1
-	VEXTRACTF128 $0x01, Y4, X6
-	VADDPS       X4, X6, X6
-	VMOVHLPS     X6, X6, X4
-	VADDPS       X4, X6, X6
-	VMOVSHDUP    X6, X4
-	VADDPS       X4, X6, X6
-	VMULSS       scale+64(FP), X6, X6
-	VMAXSS       X6, X0, X0
-	MOVQ         88(SP), AX
-	VMOVSS       X6, (AX)
-	ADDQ         $0x00000004, 88(SP)
-	VEXTRACTF128 $0x01, Y5, X4
-	VADDPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
 	VMULSS       scale+64(FP), X4, X4
-	VMAXSS       X4, X2, X2
-	MOVQ         96(SP), AX
+	VMAXSS       X4, X0, X0
+	MOVQ         88(SP), AX
 	VMOVSS       X4, (AX)
+	ADDQ         $0x00000004, 88(SP)
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	VMULSS       scale+64(FP), X2, X2
+	VMAXSS       X2, X1, X1
+	MOVQ         96(SP), AX
+	VMOVSS       X2, (AX)
 	ADDQ         $0x00000004, 96(SP)
 	SUBQ         $0x01, 56(SP)
 	MOVQ         64(SP), AX
@@ -732,16 +737,18 @@ scores2_chunk1_1:
 	JMP          scores2_by1_1
 
 scores2_done_1:
-	VMOVHLPS  X1, X1, X4
-	VMAXPS    X4, X1, X1
-	VMOVSHDUP X1, X4
-	VMAXPS    X4, X1, X1
-	VMAXSS    X0, X1, X1
-	VMOVHLPS  X3, X3, X0
-	VMAXPS    X0, X3, X3
-	VMOVSHDUP X3, X0
-	VMAXPS    X0, X3, X3
-	VMAXSS    X2, X3, X3
+	VMOVUPS   104(SP), X2
+	VMOVHLPS  X2, X2, X3
+	VMAXPS    X3, X2, X2
+	VMOVSHDUP X2, X3
+	VMAXPS    X3, X2, X2
+	VMAXSS    X0, X2, X2
+	VMOVUPS   120(SP), X0
+	VMOVHLPS  X0, X0, X3
+	VMAXPS    X3, X0, X0
+	VMOVSHDUP X0, X3
+	VMAXPS    X3, X0, X0
+	VMAXSS    X1, X0, X0
 	MOVQ      R9, 136(SP)
 	MOVQ      R10, 152(SP)
 	MOVQ      state+72(FP), AX
@@ -749,8 +756,8 @@ scores2_done_1:
 	LEAQ      (AX)(CX*4), AX
 	LEAQ      (AX)(CX*4), AX
 	MOVQ      32(SP), CX
-	VMOVSS    X1, (AX)(CX*4)
-	VMOVSS    X3, 4(AX)(CX*4)
+	VMOVSS    X2, (AX)(CX*4)
+	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
 	JMP       scores_1
 
@@ -1170,8 +1177,94 @@ pv2_block_1:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
-	CMPQ    BX, $0x00000080
+	CMPQ    BX, $0x000000c0
 	JL      pv2_next_1
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	VMOVUPS 128(BX)(DX*1), Y4
+	VMOVUPS 160(BX)(DX*1), Y5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y6
+	VMOVUPS 32(BX)(DX*1), Y7
+	VMOVUPS 64(BX)(DX*1), Y8
+	VMOVUPS 96(BX)(DX*1), Y9
+	VMOVUPS 128(BX)(DX*1), Y10
+	VMOVUPS 160(BX)(DX*1), Y11
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_1:
+	TESTQ        DI, DI
+	JZ           pv2_merge_1
+	VBROADCASTSS (BX), Y12
+	VBROADCASTSS (BX)(CX*1), Y13
+	VMOVUPS      (SI), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VMOVUPS      32(SI), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VMOVUPS      64(SI), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VMOVUPS      96(SI), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VMOVUPS      128(SI), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VMOVUPS      160(SI), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	DECQ         R11
+	JNZ          pf_skip_6
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_6
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	ADDQ         $0x00000180, R10
+
+pf_skip_6:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_1
+
+pv2_merge_1:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	VMOVUPS Y4, 128(BX)(DX*1)
+	VMOVUPS Y5, 160(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y6, (BX)(DX*1)
+	VMOVUPS Y7, 32(BX)(DX*1)
+	VMOVUPS Y8, 64(BX)(DX*1)
+	VMOVUPS Y9, 96(BX)(DX*1)
+	VMOVUPS Y10, 128(BX)(DX*1)
+	VMOVUPS Y11, 160(BX)(DX*1)
+	ADDQ    $0x000000c0, 80(SP)
+	JMP     pv2_block_1
+
+pv2_next_1:
+pv2_block_2:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_2
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Y0
 	VMOVUPS 32(BX)(DX*1), Y1
@@ -1187,83 +1280,23 @@ pv2_block_1:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 
-pv2_single_1:
-	TESTQ        DI, DI
-	JZ           pv2_merge_1
-	VMOVUPS      (SI), Y8
-	VMOVUPS      32(SI), Y9
-	VMOVUPS      64(SI), Y10
-	VMOVUPS      96(SI), Y11
-	VBROADCASTSS (BX), Y12
-	VFMADD231PS  Y8, Y12, Y0
-	VFMADD231PS  Y9, Y12, Y1
-	VFMADD231PS  Y10, Y12, Y2
-	VFMADD231PS  Y11, Y12, Y3
-	VBROADCASTSS (BX)(CX*1), Y12
-	VFMADD231PS  Y8, Y12, Y4
-	VFMADD231PS  Y9, Y12, Y5
-	VFMADD231PS  Y10, Y12, Y6
-	VFMADD231PS  Y11, Y12, Y7
-	DECQ         R11
-	JNZ          pf_skip_6
-	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_6
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, R10
-
-pf_skip_6:
-	ADDQ $0x04, BX
-	ADDQ R9, SI
-	DECQ DI
-	JMP  pv2_single_1
-
-pv2_merge_1:
-	MOVQ    40(SP), BX
-	VMOVUPS Y0, (BX)(DX*1)
-	VMOVUPS Y1, 32(BX)(DX*1)
-	VMOVUPS Y2, 64(BX)(DX*1)
-	VMOVUPS Y3, 96(BX)(DX*1)
-	MOVQ    48(SP), BX
-	VMOVUPS Y4, (BX)(DX*1)
-	VMOVUPS Y5, 32(BX)(DX*1)
-	VMOVUPS Y6, 64(BX)(DX*1)
-	VMOVUPS Y7, 96(BX)(DX*1)
-	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_1
-
-pv2_next_1:
-pv2_block_2:
-	MOVQ    80(SP), DX
-	MOVQ    AX, BX
-	SUBQ    DX, BX
-	CMPQ    BX, $0x00000040
-	JL      pv2_next_2
-	MOVQ    40(SP), BX
-	VMOVUPS (BX)(DX*1), Y0
-	VMOVUPS 32(BX)(DX*1), Y1
-	MOVQ    48(SP), BX
-	VMOVUPS (BX)(DX*1), Y2
-	VMOVUPS 32(BX)(DX*1), Y3
-	MOVQ    56(SP), BX
-	MOVQ    64(SP), SI
-	ADDQ    DX, SI
-	MOVQ    72(SP), DI
-
 pv2_single_2:
 	TESTQ        DI, DI
 	JZ           pv2_merge_2
-	VMOVUPS      (SI), Y4
-	VMOVUPS      32(SI), Y5
-	VBROADCASTSS (BX), Y6
-	VFMADD231PS  Y4, Y6, Y0
-	VFMADD231PS  Y5, Y6, Y1
-	VBROADCASTSS (BX)(CX*1), Y6
-	VFMADD231PS  Y4, Y6, Y2
-	VFMADD231PS  Y5, Y6, Y3
+	VBROADCASTSS (BX), Y8
+	VBROADCASTSS (BX)(CX*1), Y9
+	VMOVUPS      (SI), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VMOVUPS      32(SI), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VMOVUPS      64(SI), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VMOVUPS      96(SI), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
 	JNZ          pf_skip_7
 	MOVQ         ng+16(FP), R11
@@ -1285,10 +1318,14 @@ pv2_merge_2:
 	MOVQ    40(SP), BX
 	VMOVUPS Y0, (BX)(DX*1)
 	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
 	MOVQ    48(SP), BX
-	VMOVUPS Y2, (BX)(DX*1)
-	VMOVUPS Y3, 32(BX)(DX*1)
-	ADDQ    $0x00000040, 80(SP)
+	VMOVUPS Y4, (BX)(DX*1)
+	VMOVUPS Y5, 32(BX)(DX*1)
+	VMOVUPS Y6, 64(BX)(DX*1)
+	VMOVUPS Y7, 96(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
 	JMP     pv2_block_2
 
 pv2_next_2:
@@ -1296,12 +1333,14 @@ pv2_block_3:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
-	CMPQ    BX, $0x00000020
+	CMPQ    BX, $0x00000040
 	JL      pv2_next_3
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
 	MOVQ    48(SP), BX
-	VMOVUPS (BX)(DX*1), Y1
+	VMOVUPS (BX)(DX*1), Y2
+	VMOVUPS 32(BX)(DX*1), Y3
 	MOVQ    56(SP), BX
 	MOVQ    64(SP), SI
 	ADDQ    DX, SI
@@ -1310,11 +1349,14 @@ pv2_block_3:
 pv2_single_3:
 	TESTQ        DI, DI
 	JZ           pv2_merge_3
-	VMOVUPS      (SI), Y2
-	VBROADCASTSS (BX), Y3
-	VFMADD231PS  Y2, Y3, Y0
-	VBROADCASTSS (BX)(CX*1), Y3
-	VFMADD231PS  Y2, Y3, Y1
+	VBROADCASTSS (BX), Y4
+	VBROADCASTSS (BX)(CX*1), Y5
+	VMOVUPS      (SI), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VFMADD231PS  Y6, Y5, Y2
+	VMOVUPS      32(SI), Y6
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
 	JNZ          pf_skip_8
 	MOVQ         ng+16(FP), R11
@@ -1335,12 +1377,63 @@ pf_skip_8:
 pv2_merge_3:
 	MOVQ    40(SP), BX
 	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
 	MOVQ    48(SP), BX
-	VMOVUPS Y1, (BX)(DX*1)
-	ADDQ    $0x00000020, 80(SP)
+	VMOVUPS Y2, (BX)(DX*1)
+	VMOVUPS Y3, 32(BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
 	JMP     pv2_block_3
 
 pv2_next_3:
+pv2_block_4:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000020
+	JL      pv2_next_4
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y1
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_4:
+	TESTQ        DI, DI
+	JZ           pv2_merge_4
+	VBROADCASTSS (BX), Y2
+	VBROADCASTSS (BX)(CX*1), Y3
+	VMOVUPS      (SI), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	DECQ         R11
+	JNZ          pf_skip_9
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_9
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
+
+pf_skip_9:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_4
+
+pv2_merge_4:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y1, (BX)(DX*1)
+	ADDQ    $0x00000020, 80(SP)
+	JMP     pv2_block_4
+
+pv2_next_4:
 	MOVQ R10, 160(SP)
 	MOVQ R11, 176(SP)
 	ADDQ $0x00000002, 32(SP)
@@ -1399,17 +1492,17 @@ pv_single_1:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_9
+	JNZ          pf_skip_10
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_9
+	JAE          pf_skip_10
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, R8
 
-pf_skip_9:
+pf_skip_10:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -1459,17 +1552,17 @@ pv_pair_2:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_10
+	JNZ          pf_skip_11
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_10
+	JAE          pf_skip_11
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, R8
 
-pf_skip_10:
+pf_skip_11:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -1485,15 +1578,15 @@ pv_single_2:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_11
+	JNZ          pf_skip_12
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_11
+	JAE          pf_skip_12
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_11:
+pf_skip_12:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -1535,15 +1628,15 @@ pv_pair_3:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_12
+	JNZ          pf_skip_13
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_12
+	JAE          pf_skip_13
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_12:
+pf_skip_13:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -1557,14 +1650,14 @@ pv_single_3:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_13
+	JNZ          pf_skip_14
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_13
+	JAE          pf_skip_14
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_13:
+pf_skip_14:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -1598,14 +1691,14 @@ pv_pair_4:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_14
+	JNZ          pf_skip_15
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_14
+	JAE          pf_skip_15
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_14:
+pf_skip_15:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -1618,14 +1711,14 @@ pv_single_4:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_15
+	JNZ          pf_skip_16
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_15
+	JAE          pf_skip_16
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_15:
+pf_skip_16:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -2293,22 +2386,22 @@ scores_3:
 	MOVQ    DI, 56(SP)
 	MOVQ    SI, 64(SP)
 	LEAQ    (R8)(R8*2), AX
-	VMOVUPS expconst<>+0(SB), X1
-	VMOVSS  expconst<>+0(SB), X0
-	VMOVUPS expconst<>+0(SB), X3
-	VMOVSS  expconst<>+0(SB), X2
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 104(SP)
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 120(SP)
 
-scores2_by8_2:
+scores2_by4_2:
 	CMPQ   56(SP), $0x04
-	JL     scores2_lone_2
+	JL     scores2_after4_2
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
 	MOVQ   64(SP), CX
 	MOVQ   72(SP), DX
 	SUBQ   CX, DX
@@ -2320,49 +2413,23 @@ scores2_by8_2:
 	SUBQ   $0x00000020, SI
 	MOVQ   SI, 48(SP)
 	CMPQ   CX, 48(SP)
-	JAE    scores2_odd_2
+	JAE    scores2_4_odd_2
 
-scores2_chunk2_2:
-	VMOVUPS     (CX)(DX*1), Y12
-	VMOVUPS     (CX)(BX*1), Y13
-	VMOVUPS     (CX), Y14
-	VFMADD231PS Y14, Y12, Y4
-	VFMADD231PS Y14, Y13, Y8
-	VMOVUPS     (CX)(R8*1), Y14
-	VFMADD231PS Y14, Y12, Y5
-	VFMADD231PS Y14, Y13, Y9
-	VMOVUPS     (CX)(R8*2), Y14
-	VFMADD231PS Y14, Y12, Y6
-	VFMADD231PS Y14, Y13, Y10
-	VMOVUPS     (CX)(AX*1), Y14
-	VFMADD231PS Y14, Y12, Y7
-	VFMADD231PS Y14, Y13, Y11
-	DECQ        R10
-	JNZ         pf_skip_16
-	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_16
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
-
-pf_skip_16:
-	VMOVUPS     32(CX)(DX*1), Y12
-	VMOVUPS     32(CX)(BX*1), Y13
-	VMOVUPS     32(CX), Y14
-	VFMADD231PS Y14, Y12, Y4
-	VFMADD231PS Y14, Y13, Y8
-	VMOVUPS     32(CX)(R8*1), Y14
-	VFMADD231PS Y14, Y12, Y5
-	VFMADD231PS Y14, Y13, Y9
-	VMOVUPS     32(CX)(R8*2), Y14
-	VFMADD231PS Y14, Y12, Y6
-	VFMADD231PS Y14, Y13, Y10
-	VMOVUPS     32(CX)(AX*1), Y14
-	VFMADD231PS Y14, Y12, Y7
-	VFMADD231PS Y14, Y13, Y11
+scores2_4_chunk2_2:
+	VMOVUPS     (CX)(DX*1), Y8
+	VMOVUPS     (CX)(BX*1), Y9
+	VMOVUPS     (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS     (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VMOVUPS     (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VMOVUPS     (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
 	JNZ         pf_skip_17
 	MOVQ        ng+16(FP), R10
@@ -2375,27 +2442,20 @@ pf_skip_16:
 	ADDQ        $0x00000100, R9
 
 pf_skip_17:
-	ADDQ $0x00000040, CX
-	CMPQ CX, 48(SP)
-	JB   scores2_chunk2_2
-
-scores2_odd_2:
-	CMPQ        CX, 40(SP)
-	JAE         scores2_chunks_2
-	VMOVUPS     (CX)(DX*1), Y12
-	VMOVUPS     (CX)(BX*1), Y13
-	VMOVUPS     (CX), Y14
-	VFMADD231PS Y14, Y12, Y4
-	VFMADD231PS Y14, Y13, Y8
-	VMOVUPS     (CX)(R8*1), Y14
-	VFMADD231PS Y14, Y12, Y5
-	VFMADD231PS Y14, Y13, Y9
-	VMOVUPS     (CX)(R8*2), Y14
-	VFMADD231PS Y14, Y12, Y6
-	VFMADD231PS Y14, Y13, Y10
-	VMOVUPS     (CX)(AX*1), Y14
-	VFMADD231PS Y14, Y12, Y7
-	VFMADD231PS Y14, Y13, Y11
+	VMOVUPS     32(CX)(DX*1), Y8
+	VMOVUPS     32(CX)(BX*1), Y9
+	VMOVUPS     32(CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS     32(CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VMOVUPS     32(CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VMOVUPS     32(CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
 	JNZ         pf_skip_18
 	MOVQ        ng+16(FP), R10
@@ -2408,41 +2468,79 @@ scores2_odd_2:
 	ADDQ        $0x00000100, R9
 
 pf_skip_18:
-scores2_chunks_2:
-	VHADDPS      Y5, Y4, Y4
-	VHADDPS      Y7, Y6, Y5
-	VHADDPS      Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X4, X5, X5
-	VBROADCASTSS scale+64(FP), X4
-	VMULPS       X4, X5, X5
-	VMAXPS       X5, X1, X1
+	ADDQ $0x00000040, CX
+	CMPQ CX, 48(SP)
+	JB   scores2_4_chunk2_2
+
+scores2_4_odd_2:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_4_chunks_2
+	VMOVUPS     (CX)(DX*1), Y8
+	VMOVUPS     (CX)(BX*1), Y9
+	VMOVUPS     (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS     (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VMOVUPS     (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VMOVUPS     (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_19
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_19
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
+
+pf_skip_19:
+scores2_4_chunks_2:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       104(SP), X1, X0
 	MOVQ         88(SP), CX
-	VMOVUPS      X5, (CX)
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 104(SP)
 	ADDQ         $0x00000010, 88(SP)
-	VHADDPS      Y9, Y8, Y4
-	VHADDPS      Y11, Y10, Y5
-	VHADDPS      Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X4, X5, X5
-	VBROADCASTSS scale+64(FP), X4
-	VMULPS       X4, X5, X5
-	VMAXPS       X5, X3, X3
+	VHADDPS      Y5, Y4, Y0
+	VHADDPS      Y7, Y6, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       120(SP), X1, X0
 	MOVQ         96(SP), CX
-	VMOVUPS      X5, (CX)
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 120(SP)
 	ADDQ         $0x00000010, 96(SP)
 	SUBQ         $0x04, 56(SP)
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores2_by8_2
+	JMP          scores2_by4_2
 
-scores2_lone_2:
+scores2_after4_2:
+	VMOVSS expconst<>+0(SB), X0
+	VMOVSS expconst<>+0(SB), X1
+
 scores2_by1_2:
 	CMPQ   56(SP), $0x00
 	JE     scores2_done_2
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	MOVQ   64(SP), AX
 	MOVQ   72(SP), CX
 	SUBQ   AX, CX
@@ -2453,33 +2551,33 @@ scores2_by1_2:
 	MOVQ   BX, 40(SP)
 
 scores2_chunk1_2:
-	VMOVUPS      (AX), Y6
-	VFMADD231PS  (AX)(CX*1), Y6, Y4
-	VFMADD231PS  (AX)(DX*1), Y6, Y5
+	VMOVUPS      (AX), Y4
+	VFMADD231PS  (AX)(CX*1), Y4, Y2
+	VFMADD231PS  (AX)(DX*1), Y4, Y3
 	ADDQ         $0x00000020, AX
 	CMPQ         AX, 40(SP)
 	JB           scores2_chunk1_2
-	VEXTRACTF128 $0x01, Y4, X6
-	VADDPS       X4, X6, X6
-	VMOVHLPS     X6, X6, X4
-	VADDPS       X4, X6, X6
-	VMOVSHDUP    X6, X4
-	VADDPS       X4, X6, X6
-	VMULSS       scale+64(FP), X6, X6
-	VMAXSS       X6, X0, X0
-	MOVQ         88(SP), AX
-	VMOVSS       X6, (AX)
-	ADDQ         $0x00000004, 88(SP)
-	VEXTRACTF128 $0x01, Y5, X4
-	VADDPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
 	VMULSS       scale+64(FP), X4, X4
-	VMAXSS       X4, X2, X2
-	MOVQ         96(SP), AX
+	VMAXSS       X4, X0, X0
+	MOVQ         88(SP), AX
 	VMOVSS       X4, (AX)
+	ADDQ         $0x00000004, 88(SP)
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	VMULSS       scale+64(FP), X2, X2
+	VMAXSS       X2, X1, X1
+	MOVQ         96(SP), AX
+	VMOVSS       X2, (AX)
 	ADDQ         $0x00000004, 96(SP)
 	SUBQ         $0x01, 56(SP)
 	MOVQ         64(SP), AX
@@ -2488,16 +2586,18 @@ scores2_chunk1_2:
 	JMP          scores2_by1_2
 
 scores2_done_2:
-	VMOVHLPS  X1, X1, X4
-	VMAXPS    X4, X1, X1
-	VMOVSHDUP X1, X4
-	VMAXPS    X4, X1, X1
-	VMAXSS    X0, X1, X1
-	VMOVHLPS  X3, X3, X0
-	VMAXPS    X0, X3, X3
-	VMOVSHDUP X3, X0
-	VMAXPS    X0, X3, X3
-	VMAXSS    X2, X3, X3
+	VMOVUPS   104(SP), X2
+	VMOVHLPS  X2, X2, X3
+	VMAXPS    X3, X2, X2
+	VMOVSHDUP X2, X3
+	VMAXPS    X3, X2, X2
+	VMAXSS    X0, X2, X2
+	VMOVUPS   120(SP), X0
+	VMOVHLPS  X0, X0, X3
+	VMAXPS    X3, X0, X0
+	VMOVSHDUP X0, X3
+	VMAXPS    X3, X0, X0
+	VMAXSS    X1, X0, X0
 	MOVQ      R9, 136(SP)
 	MOVQ      R10, 152(SP)
 	MOVQ      state+72(FP), AX
@@ -2505,8 +2605,8 @@ scores2_done_2:
 	LEAQ      (AX)(CX*4), AX
 	LEAQ      (AX)(CX*4), AX
 	MOVQ      32(SP), CX
-	VMOVSS    X1, (AX)(CX*4)
-	VMOVSS    X3, 4(AX)(CX*4)
+	VMOVSS    X2, (AX)(CX*4)
+	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
 	JMP       scores_3
 
@@ -2564,17 +2664,17 @@ scores_pairs_5:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_19
+	JNZ         pf_skip_20
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_19
+	JAE         pf_skip_20
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_19:
+pf_skip_20:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -2612,17 +2712,17 @@ scores_pairs_6:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_20
+	JNZ         pf_skip_21
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_20
+	JAE         pf_skip_21
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_20:
+pf_skip_21:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -2901,12 +3001,98 @@ pv_3:
 	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_4:
+pv2_block_5:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x000000c0
+	JL      pv2_next_5
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	VMOVUPS 128(BX)(DX*1), Y4
+	VMOVUPS 160(BX)(DX*1), Y5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y6
+	VMOVUPS 32(BX)(DX*1), Y7
+	VMOVUPS 64(BX)(DX*1), Y8
+	VMOVUPS 96(BX)(DX*1), Y9
+	VMOVUPS 128(BX)(DX*1), Y10
+	VMOVUPS 160(BX)(DX*1), Y11
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_5:
+	TESTQ        DI, DI
+	JZ           pv2_merge_5
+	VBROADCASTSS (BX), Y12
+	VBROADCASTSS (BX)(CX*1), Y13
+	VMOVUPS      (SI), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VMOVUPS      32(SI), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VMOVUPS      64(SI), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VMOVUPS      96(SI), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VMOVUPS      128(SI), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VMOVUPS      160(SI), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	DECQ         R11
+	JNZ          pf_skip_22
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_22
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	ADDQ         $0x00000180, R10
+
+pf_skip_22:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_5
+
+pv2_merge_5:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	VMOVUPS Y4, 128(BX)(DX*1)
+	VMOVUPS Y5, 160(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y6, (BX)(DX*1)
+	VMOVUPS Y7, 32(BX)(DX*1)
+	VMOVUPS Y8, 64(BX)(DX*1)
+	VMOVUPS Y9, 96(BX)(DX*1)
+	VMOVUPS Y10, 128(BX)(DX*1)
+	VMOVUPS Y11, 160(BX)(DX*1)
+	ADDQ    $0x000000c0, 80(SP)
+	JMP     pv2_block_5
+
+pv2_next_5:
+pv2_block_6:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_4
+	JL      pv2_next_6
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Y0
 	VMOVUPS 32(BX)(DX*1), Y1
@@ -2922,134 +3108,23 @@ pv2_block_4:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 
-pv2_single_4:
-	TESTQ        DI, DI
-	JZ           pv2_merge_4
-	VMOVUPS      (SI), Y8
-	VMOVUPS      32(SI), Y9
-	VMOVUPS      64(SI), Y10
-	VMOVUPS      96(SI), Y11
-	VBROADCASTSS (BX), Y12
-	VFMADD231PS  Y8, Y12, Y0
-	VFMADD231PS  Y9, Y12, Y1
-	VFMADD231PS  Y10, Y12, Y2
-	VFMADD231PS  Y11, Y12, Y3
-	VBROADCASTSS (BX)(CX*1), Y12
-	VFMADD231PS  Y8, Y12, Y4
-	VFMADD231PS  Y9, Y12, Y5
-	VFMADD231PS  Y10, Y12, Y6
-	VFMADD231PS  Y11, Y12, Y7
-	DECQ         R11
-	JNZ          pf_skip_21
-	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_21
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, R10
-
-pf_skip_21:
-	ADDQ $0x04, BX
-	ADDQ R9, SI
-	DECQ DI
-	JMP  pv2_single_4
-
-pv2_merge_4:
-	MOVQ    40(SP), BX
-	VMOVUPS Y0, (BX)(DX*1)
-	VMOVUPS Y1, 32(BX)(DX*1)
-	VMOVUPS Y2, 64(BX)(DX*1)
-	VMOVUPS Y3, 96(BX)(DX*1)
-	MOVQ    48(SP), BX
-	VMOVUPS Y4, (BX)(DX*1)
-	VMOVUPS Y5, 32(BX)(DX*1)
-	VMOVUPS Y6, 64(BX)(DX*1)
-	VMOVUPS Y7, 96(BX)(DX*1)
-	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_4
-
-pv2_next_4:
-pv2_block_5:
-	MOVQ    80(SP), DX
-	MOVQ    AX, BX
-	SUBQ    DX, BX
-	CMPQ    BX, $0x00000040
-	JL      pv2_next_5
-	MOVQ    40(SP), BX
-	VMOVUPS (BX)(DX*1), Y0
-	VMOVUPS 32(BX)(DX*1), Y1
-	MOVQ    48(SP), BX
-	VMOVUPS (BX)(DX*1), Y2
-	VMOVUPS 32(BX)(DX*1), Y3
-	MOVQ    56(SP), BX
-	MOVQ    64(SP), SI
-	ADDQ    DX, SI
-	MOVQ    72(SP), DI
-
-pv2_single_5:
-	TESTQ        DI, DI
-	JZ           pv2_merge_5
-	VMOVUPS      (SI), Y4
-	VMOVUPS      32(SI), Y5
-	VBROADCASTSS (BX), Y6
-	VFMADD231PS  Y4, Y6, Y0
-	VFMADD231PS  Y5, Y6, Y1
-	VBROADCASTSS (BX)(CX*1), Y6
-	VFMADD231PS  Y4, Y6, Y2
-	VFMADD231PS  Y5, Y6, Y3
-	DECQ         R11
-	JNZ          pf_skip_22
-	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_22
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, R10
-
-pf_skip_22:
-	ADDQ $0x04, BX
-	ADDQ R9, SI
-	DECQ DI
-	JMP  pv2_single_5
-
-pv2_merge_5:
-	MOVQ    40(SP), BX
-	VMOVUPS Y0, (BX)(DX*1)
-	VMOVUPS Y1, 32(BX)(DX*1)
-	MOVQ    48(SP), BX
-	VMOVUPS Y2, (BX)(DX*1)
-	VMOVUPS Y3, 32(BX)(DX*1)
-	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_5
-
-pv2_next_5:
-pv2_block_6:
-	MOVQ    80(SP), DX
-	MOVQ    AX, BX
-	SUBQ    DX, BX
-	CMPQ    BX, $0x00000020
-	JL      pv2_next_6
-	MOVQ    40(SP), BX
-	VMOVUPS (BX)(DX*1), Y0
-	MOVQ    48(SP), BX
-	VMOVUPS (BX)(DX*1), Y1
-	MOVQ    56(SP), BX
-	MOVQ    64(SP), SI
-	ADDQ    DX, SI
-	MOVQ    72(SP), DI
-
 pv2_single_6:
 	TESTQ        DI, DI
 	JZ           pv2_merge_6
-	VMOVUPS      (SI), Y2
-	VBROADCASTSS (BX), Y3
-	VFMADD231PS  Y2, Y3, Y0
-	VBROADCASTSS (BX)(CX*1), Y3
-	VFMADD231PS  Y2, Y3, Y1
+	VBROADCASTSS (BX), Y8
+	VBROADCASTSS (BX)(CX*1), Y9
+	VMOVUPS      (SI), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VMOVUPS      32(SI), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VMOVUPS      64(SI), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VMOVUPS      96(SI), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
 	JNZ          pf_skip_23
 	MOVQ         ng+16(FP), R11
@@ -3070,12 +3145,123 @@ pf_skip_23:
 pv2_merge_6:
 	MOVQ    40(SP), BX
 	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
 	MOVQ    48(SP), BX
-	VMOVUPS Y1, (BX)(DX*1)
-	ADDQ    $0x00000020, 80(SP)
+	VMOVUPS Y4, (BX)(DX*1)
+	VMOVUPS Y5, 32(BX)(DX*1)
+	VMOVUPS Y6, 64(BX)(DX*1)
+	VMOVUPS Y7, 96(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
 	JMP     pv2_block_6
 
 pv2_next_6:
+pv2_block_7:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_7
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	VMOVUPS 32(BX)(DX*1), Y3
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_7:
+	TESTQ        DI, DI
+	JZ           pv2_merge_7
+	VBROADCASTSS (BX), Y4
+	VBROADCASTSS (BX)(CX*1), Y5
+	VMOVUPS      (SI), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VFMADD231PS  Y6, Y5, Y2
+	VMOVUPS      32(SI), Y6
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y3
+	DECQ         R11
+	JNZ          pf_skip_24
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_24
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
+
+pf_skip_24:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_7
+
+pv2_merge_7:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	VMOVUPS Y3, 32(BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_7
+
+pv2_next_7:
+pv2_block_8:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000020
+	JL      pv2_next_8
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y1
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_8:
+	TESTQ        DI, DI
+	JZ           pv2_merge_8
+	VBROADCASTSS (BX), Y2
+	VBROADCASTSS (BX)(CX*1), Y3
+	VMOVUPS      (SI), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	DECQ         R11
+	JNZ          pf_skip_25
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_25
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
+
+pf_skip_25:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_8
+
+pv2_merge_8:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y1, (BX)(DX*1)
+	ADDQ    $0x00000020, 80(SP)
+	JMP     pv2_block_8
+
+pv2_next_8:
 	MOVQ R10, 160(SP)
 	MOVQ R11, 176(SP)
 	ADDQ $0x00000002, 32(SP)
@@ -3134,17 +3320,17 @@ pv_single_9:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_24
+	JNZ          pf_skip_26
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_24
+	JAE          pf_skip_26
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, R8
 
-pf_skip_24:
+pf_skip_26:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -3194,17 +3380,17 @@ pv_pair_10:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_25
+	JNZ          pf_skip_27
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_25
+	JAE          pf_skip_27
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, R8
 
-pf_skip_25:
+pf_skip_27:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -3220,15 +3406,15 @@ pv_single_10:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_26
+	JNZ          pf_skip_28
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_26
+	JAE          pf_skip_28
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_26:
+pf_skip_28:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -3270,15 +3456,15 @@ pv_pair_11:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_27
+	JNZ          pf_skip_29
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_27
+	JAE          pf_skip_29
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_27:
+pf_skip_29:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -3292,14 +3478,14 @@ pv_single_11:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_28
+	JNZ          pf_skip_30
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_28
+	JAE          pf_skip_30
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_28:
+pf_skip_30:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -3333,14 +3519,14 @@ pv_pair_12:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_29
+	JNZ          pf_skip_31
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_29
+	JAE          pf_skip_31
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_29:
+pf_skip_31:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -3353,14 +3539,14 @@ pv_single_12:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_30
+	JNZ          pf_skip_32
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_30
+	JAE          pf_skip_32
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_30:
+pf_skip_32:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -4087,14 +4273,14 @@ scores4_chunk2_1:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_31
+	JAE         pf_skip_33
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_31:
+pf_skip_33:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX)(SI*1), Z20
@@ -4120,14 +4306,14 @@ pf_skip_31:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_32
+	JAE         pf_skip_34
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_32:
+pf_skip_34:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_1
@@ -4160,14 +4346,14 @@ scores4_odd_1:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_33
+	JAE         pf_skip_35
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_33:
+pf_skip_35:
 scores4_chunks_1:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -4409,9 +4595,9 @@ scores_6:
 	VMOVUPS expconst<>+0(SB), Y21
 	VMOVSS  expconst<>+0(SB), X22
 
-scores2_by8_3:
+scores2_by8_1:
 	CMPQ    56(SP), $0x08
-	JL      scores2_lone_3
+	JL      scores2_after8_1
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -4440,87 +4626,9 @@ scores2_by8_3:
 	MOVQ    SI, 48(SP)
 	LEAQ    (CX)(R8*4), SI
 	CMPQ    CX, 48(SP)
-	JAE     scores2_odd_3
+	JAE     scores2_8_odd_1
 
-scores2_chunk2_3:
-	VMOVUPS     (CX)(DX*1), Z18
-	VMOVUPS     (CX)(BX*1), Z19
-	VMOVUPS     (CX), Z20
-	VFMADD231PS Z20, Z18, Z0
-	VFMADD231PS Z20, Z19, Z10
-	VMOVUPS     (CX)(R8*1), Z20
-	VFMADD231PS Z20, Z18, Z3
-	VFMADD231PS Z20, Z19, Z11
-	VMOVUPS     (CX)(R8*2), Z20
-	VFMADD231PS Z20, Z18, Z4
-	VFMADD231PS Z20, Z19, Z12
-	VMOVUPS     (CX)(AX*1), Z20
-	VFMADD231PS Z20, Z18, Z5
-	VFMADD231PS Z20, Z19, Z13
-	VMOVUPS     (SI), Z20
-	VFMADD231PS Z20, Z18, Z6
-	VFMADD231PS Z20, Z19, Z14
-	VMOVUPS     (SI)(R8*1), Z20
-	VFMADD231PS Z20, Z18, Z7
-	VFMADD231PS Z20, Z19, Z15
-	VMOVUPS     (SI)(R8*2), Z20
-	VFMADD231PS Z20, Z18, Z8
-	VFMADD231PS Z20, Z19, Z16
-	VMOVUPS     (SI)(AX*1), Z20
-	VFMADD231PS Z20, Z18, Z9
-	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_34
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
-
-pf_skip_34:
-	VMOVUPS     64(CX)(DX*1), Z18
-	VMOVUPS     64(CX)(BX*1), Z19
-	VMOVUPS     64(CX), Z20
-	VFMADD231PS Z20, Z18, Z0
-	VFMADD231PS Z20, Z19, Z10
-	VMOVUPS     64(CX)(R8*1), Z20
-	VFMADD231PS Z20, Z18, Z3
-	VFMADD231PS Z20, Z19, Z11
-	VMOVUPS     64(CX)(R8*2), Z20
-	VFMADD231PS Z20, Z18, Z4
-	VFMADD231PS Z20, Z19, Z12
-	VMOVUPS     64(CX)(AX*1), Z20
-	VFMADD231PS Z20, Z18, Z5
-	VFMADD231PS Z20, Z19, Z13
-	VMOVUPS     64(SI), Z20
-	VFMADD231PS Z20, Z18, Z6
-	VFMADD231PS Z20, Z19, Z14
-	VMOVUPS     64(SI)(R8*1), Z20
-	VFMADD231PS Z20, Z18, Z7
-	VFMADD231PS Z20, Z19, Z15
-	VMOVUPS     64(SI)(R8*2), Z20
-	VFMADD231PS Z20, Z18, Z8
-	VFMADD231PS Z20, Z19, Z16
-	VMOVUPS     64(SI)(AX*1), Z20
-	VFMADD231PS Z20, Z18, Z9
-	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_35
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
-
-pf_skip_35:
-	ADDQ $0x00000080, CX
-	ADDQ $0x00000080, SI
-	CMPQ CX, 48(SP)
-	JB   scores2_chunk2_3
-
-scores2_odd_3:
-	CMPQ        CX, 40(SP)
-	JAE         scores2_chunks_3
+scores2_8_chunk2_1:
 	VMOVUPS     (CX)(DX*1), Z18
 	VMOVUPS     (CX)(BX*1), Z19
 	VMOVUPS     (CX), Z20
@@ -4556,7 +4664,85 @@ scores2_odd_3:
 	ADDQ        $0x00000100, R9
 
 pf_skip_36:
-scores2_chunks_3:
+	VMOVUPS     64(CX)(DX*1), Z18
+	VMOVUPS     64(CX)(BX*1), Z19
+	VMOVUPS     64(CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     64(CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     64(CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     64(CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     64(SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     64(SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     64(SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     64(SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_37
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
+
+pf_skip_37:
+	ADDQ $0x00000080, CX
+	ADDQ $0x00000080, SI
+	CMPQ CX, 48(SP)
+	JB   scores2_8_chunk2_1
+
+scores2_8_odd_1:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_8_chunks_1
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     (CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     (CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     (CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     (SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     (SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     (SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     (SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_38
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
+
+pf_skip_38:
+scores2_8_chunks_1:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z18, Z18
@@ -4625,9 +4811,9 @@ scores2_chunks_3:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*8), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores2_by8_3
+	JMP          scores2_by8_1
 
-scores2_lone_3:
+scores2_after8_1:
 scores2_by1_3:
 	CMPQ    56(SP), $0x00
 	JE      scores2_done_3
@@ -4884,7 +5070,7 @@ scores_pairs_9:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_37
+	JAE         pf_skip_39
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -4895,7 +5081,7 @@ scores_pairs_9:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_37:
+pf_skip_39:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z0
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -5550,14 +5736,14 @@ pv4_row_1:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_38
+	JAE          pf_skip_40
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_38:
+pf_skip_40:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -5629,14 +5815,14 @@ pv4_row_2:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_39
+	JAE          pf_skip_41
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_39:
+pf_skip_41:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -5691,14 +5877,14 @@ pv4_row_3:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_40
+	JAE          pf_skip_42
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_40:
+pf_skip_42:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -5755,12 +5941,12 @@ pv_6:
 	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_7:
+pv2_block_9:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000200
-	JL      pv2_next_7
+	JL      pv2_next_9
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -5784,9 +5970,9 @@ pv2_block_7:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 
-pv2_single_7:
+pv2_single_9:
 	TESTQ        DI, DI
-	JZ           pv2_merge_7
+	JZ           pv2_merge_9
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (SI), Z18, Z0
 	VFMADD231PS  64(SI), Z18, Z3
@@ -5806,20 +5992,20 @@ pv2_single_7:
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_41
+	JAE          pf_skip_43
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_41:
+pf_skip_43:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
-	JMP  pv2_single_7
+	JMP  pv2_single_9
 
-pv2_merge_7:
+pv2_merge_9:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z3, 64(BX)(DX*1)
@@ -5839,15 +6025,15 @@ pv2_merge_7:
 	VMOVUPS Z16, 384(BX)(DX*1)
 	VMOVUPS Z17, 448(BX)(DX*1)
 	ADDQ    $0x00000200, 80(SP)
-	JMP     pv2_block_7
+	JMP     pv2_block_9
 
-pv2_next_7:
-pv2_block_8:
+pv2_next_9:
+pv2_block_10:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv2_next_8
+	JL      pv2_next_10
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -5871,9 +6057,9 @@ pv2_block_8:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_8
+	JL      pv2_single_10
 
-pv2_pair_8:
+pv2_pair_10:
 	VMOVUPS      (SI), Z18
 	VMOVUPS      64(SI), Z19
 	VMOVUPS      128(SI), Z20
@@ -5903,23 +6089,23 @@ pv2_pair_8:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_42
+	JAE          pf_skip_44
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_42:
+pf_skip_44:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_8
+	JGE  pv2_pair_10
 
-pv2_single_8:
+pv2_single_10:
 	TESTQ        DI, DI
-	JZ           pv2_merge_8
+	JZ           pv2_merge_10
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (SI), Z18, Z0
 	VFMADD231PS  64(SI), Z18, Z3
@@ -5933,9 +6119,9 @@ pv2_single_8:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_8
+	JMP          pv2_single_10
 
-pv2_merge_8:
+pv2_merge_10:
 	VADDPS  Z10, Z0, Z0
 	VADDPS  Z11, Z3, Z3
 	VADDPS  Z12, Z4, Z4
@@ -5955,15 +6141,15 @@ pv2_merge_8:
 	VMOVUPS Z8, 128(BX)(DX*1)
 	VMOVUPS Z9, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_8
+	JMP     pv2_block_10
 
-pv2_next_8:
-pv2_block_9:
+pv2_next_10:
+pv2_block_11:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_9
+	JL      pv2_next_11
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -5979,9 +6165,9 @@ pv2_block_9:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_9
+	JL      pv2_single_11
 
-pv2_pair_9:
+pv2_pair_11:
 	VMOVUPS      (SI), Z10
 	VMOVUPS      64(SI), Z11
 	VMOVUPS      (SI)(R9*1), Z12
@@ -5999,23 +6185,23 @@ pv2_pair_9:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_43
+	JAE          pf_skip_45
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_43:
+pf_skip_45:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_9
+	JGE  pv2_pair_11
 
-pv2_single_9:
+pv2_single_11:
 	TESTQ        DI, DI
-	JZ           pv2_merge_9
+	JZ           pv2_merge_11
 	VBROADCASTSS (BX), Z10
 	VFMADD231PS  (SI), Z10, Z0
 	VFMADD231PS  64(SI), Z10, Z3
@@ -6025,9 +6211,9 @@ pv2_single_9:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_9
+	JMP          pv2_single_11
 
-pv2_merge_9:
+pv2_merge_11:
 	VADDPS  Z6, Z0, Z0
 	VADDPS  Z7, Z3, Z3
 	VADDPS  Z8, Z4, Z4
@@ -6039,15 +6225,15 @@ pv2_merge_9:
 	VMOVUPS Z4, (BX)(DX*1)
 	VMOVUPS Z5, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_9
+	JMP     pv2_block_11
 
-pv2_next_9:
-pv2_block_10:
+pv2_next_11:
+pv2_block_12:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv2_next_10
+	JL      pv2_next_12
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -6059,9 +6245,9 @@ pv2_block_10:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_10
+	JL      pv2_single_12
 
-pv2_pair_10:
+pv2_pair_12:
 	VMOVUPS      (SI), Z6
 	VMOVUPS      (SI)(R9*1), Z7
 	VBROADCASTSS (BX), Z8
@@ -6073,23 +6259,23 @@ pv2_pair_10:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_44
+	JAE          pf_skip_46
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_44:
+pf_skip_46:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_10
+	JGE  pv2_pair_12
 
-pv2_single_10:
+pv2_single_12:
 	TESTQ        DI, DI
-	JZ           pv2_merge_10
+	JZ           pv2_merge_12
 	VBROADCASTSS (BX), Z6
 	VFMADD231PS  (SI), Z6, Z0
 	VBROADCASTSS (BX)(CX*1), Z6
@@ -6097,9 +6283,9 @@ pv2_single_10:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_10
+	JMP          pv2_single_12
 
-pv2_merge_10:
+pv2_merge_12:
 	VADDPS  Z4, Z0, Z0
 	VADDPS  Z5, Z3, Z3
 	MOVQ    40(SP), BX
@@ -6107,9 +6293,9 @@ pv2_merge_10:
 	MOVQ    48(SP), BX
 	VMOVUPS Z3, (BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_10
+	JMP     pv2_block_12
 
-pv2_next_10:
+pv2_next_12:
 	MOVQ R10, 152(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_6
@@ -7539,14 +7725,14 @@ scores4_chunk2_2:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_45
+	JAE         pf_skip_47
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_45:
+pf_skip_47:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX)(SI*1), Z20
@@ -7572,14 +7758,14 @@ pf_skip_45:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_46
+	JAE         pf_skip_48
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_46:
+pf_skip_48:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_2
@@ -7612,14 +7798,14 @@ scores4_odd_2:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_47
+	JAE         pf_skip_49
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_47:
+pf_skip_49:
 scores4_chunks_2:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -7861,9 +8047,9 @@ scores_9:
 	VMOVUPS expconst<>+0(SB), Y21
 	VMOVSS  expconst<>+0(SB), X22
 
-scores2_by8_4:
+scores2_by8_2:
 	CMPQ    56(SP), $0x08
-	JL      scores2_lone_4
+	JL      scores2_after8_2
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -7892,87 +8078,9 @@ scores2_by8_4:
 	MOVQ    SI, 48(SP)
 	LEAQ    (CX)(R8*4), SI
 	CMPQ    CX, 48(SP)
-	JAE     scores2_odd_4
+	JAE     scores2_8_odd_2
 
-scores2_chunk2_4:
-	VMOVUPS     (CX)(DX*1), Z18
-	VMOVUPS     (CX)(BX*1), Z19
-	VMOVUPS     (CX), Z20
-	VFMADD231PS Z20, Z18, Z0
-	VFMADD231PS Z20, Z19, Z10
-	VMOVUPS     (CX)(R8*1), Z20
-	VFMADD231PS Z20, Z18, Z3
-	VFMADD231PS Z20, Z19, Z11
-	VMOVUPS     (CX)(R8*2), Z20
-	VFMADD231PS Z20, Z18, Z4
-	VFMADD231PS Z20, Z19, Z12
-	VMOVUPS     (CX)(AX*1), Z20
-	VFMADD231PS Z20, Z18, Z5
-	VFMADD231PS Z20, Z19, Z13
-	VMOVUPS     (SI), Z20
-	VFMADD231PS Z20, Z18, Z6
-	VFMADD231PS Z20, Z19, Z14
-	VMOVUPS     (SI)(R8*1), Z20
-	VFMADD231PS Z20, Z18, Z7
-	VFMADD231PS Z20, Z19, Z15
-	VMOVUPS     (SI)(R8*2), Z20
-	VFMADD231PS Z20, Z18, Z8
-	VFMADD231PS Z20, Z19, Z16
-	VMOVUPS     (SI)(AX*1), Z20
-	VFMADD231PS Z20, Z18, Z9
-	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_48
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
-
-pf_skip_48:
-	VMOVUPS     64(CX)(DX*1), Z18
-	VMOVUPS     64(CX)(BX*1), Z19
-	VMOVUPS     64(CX), Z20
-	VFMADD231PS Z20, Z18, Z0
-	VFMADD231PS Z20, Z19, Z10
-	VMOVUPS     64(CX)(R8*1), Z20
-	VFMADD231PS Z20, Z18, Z3
-	VFMADD231PS Z20, Z19, Z11
-	VMOVUPS     64(CX)(R8*2), Z20
-	VFMADD231PS Z20, Z18, Z4
-	VFMADD231PS Z20, Z19, Z12
-	VMOVUPS     64(CX)(AX*1), Z20
-	VFMADD231PS Z20, Z18, Z5
-	VFMADD231PS Z20, Z19, Z13
-	VMOVUPS     64(SI), Z20
-	VFMADD231PS Z20, Z18, Z6
-	VFMADD231PS Z20, Z19, Z14
-	VMOVUPS     64(SI)(R8*1), Z20
-	VFMADD231PS Z20, Z18, Z7
-	VFMADD231PS Z20, Z19, Z15
-	VMOVUPS     64(SI)(R8*2), Z20
-	VFMADD231PS Z20, Z18, Z8
-	VFMADD231PS Z20, Z19, Z16
-	VMOVUPS     64(SI)(AX*1), Z20
-	VFMADD231PS Z20, Z18, Z9
-	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_49
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
-
-pf_skip_49:
-	ADDQ $0x00000080, CX
-	ADDQ $0x00000080, SI
-	CMPQ CX, 48(SP)
-	JB   scores2_chunk2_4
-
-scores2_odd_4:
-	CMPQ        CX, 40(SP)
-	JAE         scores2_chunks_4
+scores2_8_chunk2_2:
 	VMOVUPS     (CX)(DX*1), Z18
 	VMOVUPS     (CX)(BX*1), Z19
 	VMOVUPS     (CX), Z20
@@ -8008,7 +8116,85 @@ scores2_odd_4:
 	ADDQ        $0x00000100, R9
 
 pf_skip_50:
-scores2_chunks_4:
+	VMOVUPS     64(CX)(DX*1), Z18
+	VMOVUPS     64(CX)(BX*1), Z19
+	VMOVUPS     64(CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     64(CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     64(CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     64(CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     64(SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     64(SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     64(SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     64(SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_51
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
+
+pf_skip_51:
+	ADDQ $0x00000080, CX
+	ADDQ $0x00000080, SI
+	CMPQ CX, 48(SP)
+	JB   scores2_8_chunk2_2
+
+scores2_8_odd_2:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_8_chunks_2
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     (CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     (CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     (CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     (SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     (SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     (SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     (SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_52
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
+
+pf_skip_52:
+scores2_8_chunks_2:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z18, Z18
@@ -8077,9 +8263,9 @@ scores2_chunks_4:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*8), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores2_by8_4
+	JMP          scores2_by8_2
 
-scores2_lone_4:
+scores2_after8_2:
 scores2_by1_4:
 	CMPQ    56(SP), $0x00
 	JE      scores2_done_4
@@ -8336,7 +8522,7 @@ scores_pairs_12:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_51
+	JAE         pf_skip_53
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -8347,7 +8533,7 @@ scores_pairs_12:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_51:
+pf_skip_53:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z0
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -8993,14 +9179,14 @@ pv4_row_4:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_52
+	JAE          pf_skip_54
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_52:
+pf_skip_54:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9072,14 +9258,14 @@ pv4_row_5:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_53
+	JAE          pf_skip_55
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_53:
+pf_skip_55:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9134,14 +9320,14 @@ pv4_row_6:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_54
+	JAE          pf_skip_56
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_54:
+pf_skip_56:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9198,12 +9384,12 @@ pv_9:
 	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_11:
+pv2_block_13:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000200
-	JL      pv2_next_11
+	JL      pv2_next_13
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -9227,9 +9413,9 @@ pv2_block_11:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 
-pv2_single_11:
+pv2_single_13:
 	TESTQ        DI, DI
-	JZ           pv2_merge_11
+	JZ           pv2_merge_13
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (SI), Z18, Z0
 	VFMADD231PS  64(SI), Z18, Z3
@@ -9249,20 +9435,20 @@ pv2_single_11:
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_55
+	JAE          pf_skip_57
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_55:
+pf_skip_57:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
-	JMP  pv2_single_11
+	JMP  pv2_single_13
 
-pv2_merge_11:
+pv2_merge_13:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z3, 64(BX)(DX*1)
@@ -9282,15 +9468,15 @@ pv2_merge_11:
 	VMOVUPS Z16, 384(BX)(DX*1)
 	VMOVUPS Z17, 448(BX)(DX*1)
 	ADDQ    $0x00000200, 80(SP)
-	JMP     pv2_block_11
+	JMP     pv2_block_13
 
-pv2_next_11:
-pv2_block_12:
+pv2_next_13:
+pv2_block_14:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv2_next_12
+	JL      pv2_next_14
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -9314,9 +9500,9 @@ pv2_block_12:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_12
+	JL      pv2_single_14
 
-pv2_pair_12:
+pv2_pair_14:
 	VMOVUPS      (SI), Z18
 	VMOVUPS      64(SI), Z19
 	VMOVUPS      128(SI), Z20
@@ -9346,23 +9532,23 @@ pv2_pair_12:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_56
+	JAE          pf_skip_58
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_56:
+pf_skip_58:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_12
+	JGE  pv2_pair_14
 
-pv2_single_12:
+pv2_single_14:
 	TESTQ        DI, DI
-	JZ           pv2_merge_12
+	JZ           pv2_merge_14
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (SI), Z18, Z0
 	VFMADD231PS  64(SI), Z18, Z3
@@ -9376,9 +9562,9 @@ pv2_single_12:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_12
+	JMP          pv2_single_14
 
-pv2_merge_12:
+pv2_merge_14:
 	VADDPS  Z10, Z0, Z0
 	VADDPS  Z11, Z3, Z3
 	VADDPS  Z12, Z4, Z4
@@ -9398,15 +9584,15 @@ pv2_merge_12:
 	VMOVUPS Z8, 128(BX)(DX*1)
 	VMOVUPS Z9, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_12
+	JMP     pv2_block_14
 
-pv2_next_12:
-pv2_block_13:
+pv2_next_14:
+pv2_block_15:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_13
+	JL      pv2_next_15
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -9422,9 +9608,9 @@ pv2_block_13:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_13
+	JL      pv2_single_15
 
-pv2_pair_13:
+pv2_pair_15:
 	VMOVUPS      (SI), Z10
 	VMOVUPS      64(SI), Z11
 	VMOVUPS      (SI)(R9*1), Z12
@@ -9442,23 +9628,23 @@ pv2_pair_13:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_57
+	JAE          pf_skip_59
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_57:
+pf_skip_59:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_13
+	JGE  pv2_pair_15
 
-pv2_single_13:
+pv2_single_15:
 	TESTQ        DI, DI
-	JZ           pv2_merge_13
+	JZ           pv2_merge_15
 	VBROADCASTSS (BX), Z10
 	VFMADD231PS  (SI), Z10, Z0
 	VFMADD231PS  64(SI), Z10, Z3
@@ -9468,9 +9654,9 @@ pv2_single_13:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_13
+	JMP          pv2_single_15
 
-pv2_merge_13:
+pv2_merge_15:
 	VADDPS  Z6, Z0, Z0
 	VADDPS  Z7, Z3, Z3
 	VADDPS  Z8, Z4, Z4
@@ -9482,15 +9668,15 @@ pv2_merge_13:
 	VMOVUPS Z4, (BX)(DX*1)
 	VMOVUPS Z5, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_13
+	JMP     pv2_block_15
 
-pv2_next_13:
-pv2_block_14:
+pv2_next_15:
+pv2_block_16:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv2_next_14
+	JL      pv2_next_16
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -9502,9 +9688,9 @@ pv2_block_14:
 	ADDQ    DX, SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_14
+	JL      pv2_single_16
 
-pv2_pair_14:
+pv2_pair_16:
 	VMOVUPS      (SI), Z6
 	VMOVUPS      (SI)(R9*1), Z7
 	VBROADCASTSS (BX), Z8
@@ -9516,23 +9702,23 @@ pv2_pair_14:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_58
+	JAE          pf_skip_60
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_58:
+pf_skip_60:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_14
+	JGE  pv2_pair_16
 
-pv2_single_14:
+pv2_single_16:
 	TESTQ        DI, DI
-	JZ           pv2_merge_14
+	JZ           pv2_merge_16
 	VBROADCASTSS (BX), Z6
 	VFMADD231PS  (SI), Z6, Z0
 	VBROADCASTSS (BX)(CX*1), Z6
@@ -9540,9 +9726,9 @@ pv2_single_14:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_14
+	JMP          pv2_single_16
 
-pv2_merge_14:
+pv2_merge_16:
 	VADDPS  Z4, Z0, Z0
 	VADDPS  Z5, Z3, Z3
 	MOVQ    40(SP), BX
@@ -9550,9 +9736,9 @@ pv2_merge_14:
 	MOVQ    48(SP), BX
 	VMOVUPS Z3, (BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_14
+	JMP     pv2_block_16
 
-pv2_next_14:
+pv2_next_16:
 	MOVQ R10, 152(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_9
@@ -10903,14 +11089,22 @@ scores_11:
 	MOVQ    DI, 56(SP)
 	MOVQ    SI, 64(SP)
 	LEAQ    (R8)(R8*2), AX
-	VMOVUPS expconst<>+0(SB), X1
-	VMOVSS  expconst<>+0(SB), X0
-	VMOVUPS expconst<>+0(SB), X3
-	VMOVSS  expconst<>+0(SB), X2
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 104(SP)
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 120(SP)
 
-scores2_by8_5:
-	CMPQ   56(SP), $0x04
-	JL     scores2_lone_5
+scores2_by6_1:
+	CMPQ 56(SP), $0x06
+	JE   scores2_six_1
+	CMPQ 56(SP), $0x0a
+	JL   scores2_after6_1
+
+scores2_six_1:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
@@ -10931,82 +11125,30 @@ scores2_by8_5:
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
 	MOVQ   SI, 48(SP)
+	LEAQ   (CX)(R8*4), SI
 	CMPQ   CX, 48(SP)
-	JAE    scores2_odd_5
+	JAE    scores2_6_odd_1
 
-scores2_chunk2_5:
+scores2_6_chunk2_1:
 	VMOVUPS     (DX)(CX*2), Y12
 	VMOVUPS     (BX)(CX*2), Y13
 	VCVTPH2PS   (CX), Y14
-	VFMADD231PS Y14, Y12, Y4
-	VFMADD231PS Y14, Y13, Y8
+	VFMADD231PS Y14, Y12, Y0
+	VFMADD231PS Y14, Y13, Y6
 	VCVTPH2PS   (CX)(R8*1), Y14
-	VFMADD231PS Y14, Y12, Y5
-	VFMADD231PS Y14, Y13, Y9
+	VFMADD231PS Y14, Y12, Y1
+	VFMADD231PS Y14, Y13, Y7
 	VCVTPH2PS   (CX)(R8*2), Y14
-	VFMADD231PS Y14, Y12, Y6
-	VFMADD231PS Y14, Y13, Y10
-	VCVTPH2PS   (CX)(AX*1), Y14
-	VFMADD231PS Y14, Y12, Y7
-	VFMADD231PS Y14, Y13, Y11
-	DECQ        R10
-	JNZ         pf_skip_59
-	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_59
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
-
-pf_skip_59:
-	VMOVUPS     32(DX)(CX*2), Y12
-	VMOVUPS     32(BX)(CX*2), Y13
-	VCVTPH2PS   16(CX), Y14
-	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y12, Y2
 	VFMADD231PS Y14, Y13, Y8
-	VCVTPH2PS   16(CX)(R8*1), Y14
-	VFMADD231PS Y14, Y12, Y5
-	VFMADD231PS Y14, Y13, Y9
-	VCVTPH2PS   16(CX)(R8*2), Y14
-	VFMADD231PS Y14, Y12, Y6
-	VFMADD231PS Y14, Y13, Y10
-	VCVTPH2PS   16(CX)(AX*1), Y14
-	VFMADD231PS Y14, Y12, Y7
-	VFMADD231PS Y14, Y13, Y11
-	DECQ        R10
-	JNZ         pf_skip_60
-	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_60
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
-
-pf_skip_60:
-	ADDQ $0x00000020, CX
-	CMPQ CX, 48(SP)
-	JB   scores2_chunk2_5
-
-scores2_odd_5:
-	CMPQ        CX, 40(SP)
-	JAE         scores2_chunks_5
-	VMOVUPS     (DX)(CX*2), Y12
-	VMOVUPS     (BX)(CX*2), Y13
-	VCVTPH2PS   (CX), Y14
-	VFMADD231PS Y14, Y12, Y4
-	VFMADD231PS Y14, Y13, Y8
-	VCVTPH2PS   (CX)(R8*1), Y14
-	VFMADD231PS Y14, Y12, Y5
-	VFMADD231PS Y14, Y13, Y9
-	VCVTPH2PS   (CX)(R8*2), Y14
-	VFMADD231PS Y14, Y12, Y6
-	VFMADD231PS Y14, Y13, Y10
 	VCVTPH2PS   (CX)(AX*1), Y14
-	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y12, Y3
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   (SI), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   (SI)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
 	JNZ         pf_skip_61
@@ -11020,41 +11162,277 @@ scores2_odd_5:
 	ADDQ        $0x00000100, R9
 
 pf_skip_61:
-scores2_chunks_5:
-	VHADDPS      Y5, Y4, Y4
-	VHADDPS      Y7, Y6, Y5
-	VHADDPS      Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X4, X5, X5
-	VBROADCASTSS scale+64(FP), X4
-	VMULPS       X4, X5, X5
-	VMAXPS       X5, X1, X1
+	VMOVUPS     32(DX)(CX*2), Y12
+	VMOVUPS     32(BX)(CX*2), Y13
+	VCVTPH2PS   16(CX), Y14
+	VFMADD231PS Y14, Y12, Y0
+	VFMADD231PS Y14, Y13, Y6
+	VCVTPH2PS   16(CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y1
+	VFMADD231PS Y14, Y13, Y7
+	VCVTPH2PS   16(CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y2
+	VFMADD231PS Y14, Y13, Y8
+	VCVTPH2PS   16(CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y3
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   16(SI), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   16(SI)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        R10
+	JNZ         pf_skip_62
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_62
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
+
+pf_skip_62:
+	ADDQ $0x00000020, CX
+	ADDQ $0x00000020, SI
+	CMPQ CX, 48(SP)
+	JB   scores2_6_chunk2_1
+
+scores2_6_odd_1:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_6_chunks_1
+	VMOVUPS     (DX)(CX*2), Y12
+	VMOVUPS     (BX)(CX*2), Y13
+	VCVTPH2PS   (CX), Y14
+	VFMADD231PS Y14, Y12, Y0
+	VFMADD231PS Y14, Y13, Y6
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y1
+	VFMADD231PS Y14, Y13, Y7
+	VCVTPH2PS   (CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y2
+	VFMADD231PS Y14, Y13, Y8
+	VCVTPH2PS   (CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y3
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   (SI), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   (SI)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        R10
+	JNZ         pf_skip_63
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_63
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
+
+pf_skip_63:
+scores2_6_chunks_1:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       104(SP), X1, X2
 	MOVQ         88(SP), CX
-	VMOVUPS      X5, (CX)
-	ADDQ         $0x00000010, 88(SP)
-	VHADDPS      Y9, Y8, Y4
-	VHADDPS      Y11, Y10, Y5
-	VHADDPS      Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X4, X5, X5
-	VBROADCASTSS scale+64(FP), X4
-	VMULPS       X4, X5, X5
-	VMAXPS       X5, X3, X3
+	VMOVUPS      X1, (CX)
+	VHADDPS      Y5, Y4, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X1, X3, X3
+	VMULPS       X0, X3, X3
+	VMAXPS       X3, X2, X2
+	VMOVLPS      X3, 16(CX)
+	VMOVUPS      X2, 104(SP)
+	ADDQ         $0x00000018, 88(SP)
+	VHADDPS      Y7, Y6, Y0
+	VHADDPS      Y9, Y8, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       120(SP), X1, X2
 	MOVQ         96(SP), CX
-	VMOVUPS      X5, (CX)
+	VMOVUPS      X1, (CX)
+	VHADDPS      Y11, Y10, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X1, X3, X3
+	VMULPS       X0, X3, X3
+	VMAXPS       X3, X2, X2
+	VMOVLPS      X3, 16(CX)
+	VMOVUPS      X2, 120(SP)
+	ADDQ         $0x00000018, 96(SP)
+	SUBQ         $0x06, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	LEAQ         (CX)(R8*2), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores2_by6_1
+
+scores2_after6_1:
+scores2_by4_3:
+	CMPQ   56(SP), $0x04
+	JL     scores2_after4_3
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
+	SUBQ   CX, DX
+	SUBQ   CX, DX
+	MOVQ   80(SP), BX
+	SUBQ   CX, BX
+	SUBQ   CX, BX
+	MOVQ   184(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	SUBQ   $0x00000010, SI
+	MOVQ   SI, 48(SP)
+	CMPQ   CX, 48(SP)
+	JAE    scores2_4_odd_3
+
+scores2_4_chunk2_3:
+	VMOVUPS     (DX)(CX*2), Y8
+	VMOVUPS     (BX)(CX*2), Y9
+	VCVTPH2PS   (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VCVTPH2PS   (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VCVTPH2PS   (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VCVTPH2PS   (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_64
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_64
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
+
+pf_skip_64:
+	VMOVUPS     32(DX)(CX*2), Y8
+	VMOVUPS     32(BX)(CX*2), Y9
+	VCVTPH2PS   16(CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VCVTPH2PS   16(CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VCVTPH2PS   16(CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VCVTPH2PS   16(CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_65
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_65
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
+
+pf_skip_65:
+	ADDQ $0x00000020, CX
+	CMPQ CX, 48(SP)
+	JB   scores2_4_chunk2_3
+
+scores2_4_odd_3:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_4_chunks_3
+	VMOVUPS     (DX)(CX*2), Y8
+	VMOVUPS     (BX)(CX*2), Y9
+	VCVTPH2PS   (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VCVTPH2PS   (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VCVTPH2PS   (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VCVTPH2PS   (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_66
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_66
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
+
+pf_skip_66:
+scores2_4_chunks_3:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       104(SP), X1, X0
+	MOVQ         88(SP), CX
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 104(SP)
+	ADDQ         $0x00000010, 88(SP)
+	VHADDPS      Y5, Y4, Y0
+	VHADDPS      Y7, Y6, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       120(SP), X1, X0
+	MOVQ         96(SP), CX
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 120(SP)
 	ADDQ         $0x00000010, 96(SP)
 	SUBQ         $0x04, 56(SP)
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores2_by8_5
+	JMP          scores2_by4_3
 
-scores2_lone_5:
+scores2_after4_3:
+	VMOVSS expconst<>+0(SB), X0
+	VMOVSS expconst<>+0(SB), X1
+
 scores2_by1_5:
 	CMPQ   56(SP), $0x00
 	JE     scores2_done_5
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	MOVQ   64(SP), AX
 	MOVQ   72(SP), CX
 	SUBQ   AX, CX
@@ -11067,33 +11445,33 @@ scores2_by1_5:
 	MOVQ   BX, 40(SP)
 
 scores2_chunk1_5:
-	VCVTPH2PS    (AX), Y6
-	VFMADD231PS  (CX)(AX*2), Y6, Y4
-	VFMADD231PS  (DX)(AX*2), Y6, Y5
+	VCVTPH2PS    (AX), Y4
+	VFMADD231PS  (CX)(AX*2), Y4, Y2
+	VFMADD231PS  (DX)(AX*2), Y4, Y3
 	ADDQ         $0x00000010, AX
 	CMPQ         AX, 40(SP)
 	JB           scores2_chunk1_5
-	VEXTRACTF128 $0x01, Y4, X6
-	VADDPS       X4, X6, X6
-	VMOVHLPS     X6, X6, X4
-	VADDPS       X4, X6, X6
-	VMOVSHDUP    X6, X4
-	VADDPS       X4, X6, X6
-	VMULSS       scale+64(FP), X6, X6
-	VMAXSS       X6, X0, X0
-	MOVQ         88(SP), AX
-	VMOVSS       X6, (AX)
-	ADDQ         $0x00000004, 88(SP)
-	VEXTRACTF128 $0x01, Y5, X4
-	VADDPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
 	VMULSS       scale+64(FP), X4, X4
-	VMAXSS       X4, X2, X2
-	MOVQ         96(SP), AX
+	VMAXSS       X4, X0, X0
+	MOVQ         88(SP), AX
 	VMOVSS       X4, (AX)
+	ADDQ         $0x00000004, 88(SP)
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	VMULSS       scale+64(FP), X2, X2
+	VMAXSS       X2, X1, X1
+	MOVQ         96(SP), AX
+	VMOVSS       X2, (AX)
 	ADDQ         $0x00000004, 96(SP)
 	SUBQ         $0x01, 56(SP)
 	MOVQ         64(SP), AX
@@ -11102,16 +11480,18 @@ scores2_chunk1_5:
 	JMP          scores2_by1_5
 
 scores2_done_5:
-	VMOVHLPS  X1, X1, X4
-	VMAXPS    X4, X1, X1
-	VMOVSHDUP X1, X4
-	VMAXPS    X4, X1, X1
-	VMAXSS    X0, X1, X1
-	VMOVHLPS  X3, X3, X0
-	VMAXPS    X0, X3, X3
-	VMOVSHDUP X3, X0
-	VMAXPS    X0, X3, X3
-	VMAXSS    X2, X3, X3
+	VMOVUPS   104(SP), X2
+	VMOVHLPS  X2, X2, X3
+	VMAXPS    X3, X2, X2
+	VMOVSHDUP X2, X3
+	VMAXPS    X3, X2, X2
+	VMAXSS    X0, X2, X2
+	VMOVUPS   120(SP), X0
+	VMOVHLPS  X0, X0, X3
+	VMAXPS    X3, X0, X0
+	VMOVSHDUP X0, X3
+	VMAXPS    X3, X0, X0
+	VMAXSS    X1, X0, X0
 	MOVQ      R9, 136(SP)
 	MOVQ      R10, 152(SP)
 	MOVQ      state+72(FP), AX
@@ -11119,8 +11499,8 @@ scores2_done_5:
 	LEAQ      (AX)(CX*4), AX
 	LEAQ      (AX)(CX*4), AX
 	MOVQ      32(SP), CX
-	VMOVSS    X1, (AX)(CX*4)
-	VMOVSS    X3, 4(AX)(CX*4)
+	VMOVSS    X2, (AX)(CX*4)
+	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
 	JMP       scores_11
 
@@ -11183,15 +11563,15 @@ scores_pairs_15:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_62
+	JNZ         pf_skip_67
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_62
+	JAE         pf_skip_67
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_62:
+pf_skip_67:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -11241,15 +11621,15 @@ scores_pairs_16:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_63
+	JNZ         pf_skip_68
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_63
+	JAE         pf_skip_68
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_63:
+pf_skip_68:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -11559,12 +11939,97 @@ pv_11:
 	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_15:
+pv2_block_17:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x000000c0
+	JL      pv2_next_17
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	VMOVUPS 128(BX)(DX*1), Y4
+	VMOVUPS 160(BX)(DX*1), Y5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y6
+	VMOVUPS 32(BX)(DX*1), Y7
+	VMOVUPS 64(BX)(DX*1), Y8
+	VMOVUPS 96(BX)(DX*1), Y9
+	VMOVUPS 128(BX)(DX*1), Y10
+	VMOVUPS 160(BX)(DX*1), Y11
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_17:
+	TESTQ        DI, DI
+	JZ           pv2_merge_17
+	VBROADCASTSS (BX), Y12
+	VBROADCASTSS (BX)(CX*1), Y13
+	VCVTPH2PS    (SI), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VCVTPH2PS    16(SI), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VCVTPH2PS    32(SI), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VCVTPH2PS    48(SI), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VCVTPH2PS    64(SI), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VCVTPH2PS    80(SI), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	DECQ         R11
+	JNZ          pf_skip_69
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_69
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
+
+pf_skip_69:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_17
+
+pv2_merge_17:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	VMOVUPS Y4, 128(BX)(DX*1)
+	VMOVUPS Y5, 160(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y6, (BX)(DX*1)
+	VMOVUPS Y7, 32(BX)(DX*1)
+	VMOVUPS Y8, 64(BX)(DX*1)
+	VMOVUPS Y9, 96(BX)(DX*1)
+	VMOVUPS Y10, 128(BX)(DX*1)
+	VMOVUPS Y11, 160(BX)(DX*1)
+	ADDQ    $0x000000c0, 80(SP)
+	JMP     pv2_block_17
+
+pv2_next_17:
+pv2_block_18:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_15
+	JL      pv2_next_18
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Y0
 	VMOVUPS 32(BX)(DX*1), Y1
@@ -11581,41 +12046,41 @@ pv2_block_15:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 
-pv2_single_15:
+pv2_single_18:
 	TESTQ        DI, DI
-	JZ           pv2_merge_15
-	VCVTPH2PS    (SI), Y8
-	VCVTPH2PS    16(SI), Y9
+	JZ           pv2_merge_18
+	VBROADCASTSS (BX), Y8
+	VBROADCASTSS (BX)(CX*1), Y9
+	VCVTPH2PS    (SI), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VCVTPH2PS    16(SI), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
 	VCVTPH2PS    32(SI), Y10
-	VCVTPH2PS    48(SI), Y11
-	VBROADCASTSS (BX), Y12
-	VFMADD231PS  Y8, Y12, Y0
-	VFMADD231PS  Y9, Y12, Y1
-	VFMADD231PS  Y10, Y12, Y2
-	VFMADD231PS  Y11, Y12, Y3
-	VBROADCASTSS (BX)(CX*1), Y12
-	VFMADD231PS  Y8, Y12, Y4
-	VFMADD231PS  Y9, Y12, Y5
-	VFMADD231PS  Y10, Y12, Y6
-	VFMADD231PS  Y11, Y12, Y7
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VCVTPH2PS    48(SI), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_64
+	JNZ          pf_skip_70
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_64
+	JAE          pf_skip_70
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_64:
+pf_skip_70:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
-	JMP  pv2_single_15
+	JMP  pv2_single_18
 
-pv2_merge_15:
+pv2_merge_18:
 	MOVQ    40(SP), BX
 	VMOVUPS Y0, (BX)(DX*1)
 	VMOVUPS Y1, 32(BX)(DX*1)
@@ -11627,15 +12092,15 @@ pv2_merge_15:
 	VMOVUPS Y6, 64(BX)(DX*1)
 	VMOVUPS Y7, 96(BX)(DX*1)
 	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_15
+	JMP     pv2_block_18
 
-pv2_next_15:
-pv2_block_16:
+pv2_next_18:
+pv2_block_19:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv2_next_16
+	JL      pv2_next_19
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Y0
 	VMOVUPS 32(BX)(DX*1), Y1
@@ -11648,35 +12113,35 @@ pv2_block_16:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 
-pv2_single_16:
+pv2_single_19:
 	TESTQ        DI, DI
-	JZ           pv2_merge_16
-	VCVTPH2PS    (SI), Y4
-	VCVTPH2PS    16(SI), Y5
-	VBROADCASTSS (BX), Y6
-	VFMADD231PS  Y4, Y6, Y0
-	VFMADD231PS  Y5, Y6, Y1
-	VBROADCASTSS (BX)(CX*1), Y6
-	VFMADD231PS  Y4, Y6, Y2
-	VFMADD231PS  Y5, Y6, Y3
+	JZ           pv2_merge_19
+	VBROADCASTSS (BX), Y4
+	VBROADCASTSS (BX)(CX*1), Y5
+	VCVTPH2PS    (SI), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VFMADD231PS  Y6, Y5, Y2
+	VCVTPH2PS    16(SI), Y6
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_65
+	JNZ          pf_skip_71
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_65
+	JAE          pf_skip_71
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_65:
+pf_skip_71:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
-	JMP  pv2_single_16
+	JMP  pv2_single_19
 
-pv2_merge_16:
+pv2_merge_19:
 	MOVQ    40(SP), BX
 	VMOVUPS Y0, (BX)(DX*1)
 	VMOVUPS Y1, 32(BX)(DX*1)
@@ -11684,15 +12149,15 @@ pv2_merge_16:
 	VMOVUPS Y2, (BX)(DX*1)
 	VMOVUPS Y3, 32(BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_16
+	JMP     pv2_block_19
 
-pv2_next_16:
-pv2_block_17:
+pv2_next_19:
+pv2_block_20:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000020
-	JL      pv2_next_17
+	JL      pv2_next_20
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Y0
 	MOVQ    48(SP), BX
@@ -11703,40 +12168,40 @@ pv2_block_17:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 
-pv2_single_17:
+pv2_single_20:
 	TESTQ        DI, DI
-	JZ           pv2_merge_17
-	VCVTPH2PS    (SI), Y2
-	VBROADCASTSS (BX), Y3
-	VFMADD231PS  Y2, Y3, Y0
+	JZ           pv2_merge_20
+	VBROADCASTSS (BX), Y2
 	VBROADCASTSS (BX)(CX*1), Y3
-	VFMADD231PS  Y2, Y3, Y1
+	VCVTPH2PS    (SI), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_66
+	JNZ          pf_skip_72
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_66
+	JAE          pf_skip_72
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_66:
+pf_skip_72:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
-	JMP  pv2_single_17
+	JMP  pv2_single_20
 
-pv2_merge_17:
+pv2_merge_20:
 	MOVQ    40(SP), BX
 	VMOVUPS Y0, (BX)(DX*1)
 	MOVQ    48(SP), BX
 	VMOVUPS Y1, (BX)(DX*1)
 	ADDQ    $0x00000020, 80(SP)
-	JMP     pv2_block_17
+	JMP     pv2_block_20
 
-pv2_next_17:
+pv2_next_20:
 	MOVQ R10, 160(SP)
 	MOVQ R11, 176(SP)
 	ADDQ $0x00000002, 32(SP)
@@ -11805,15 +12270,15 @@ pv_single_41:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_67
+	JNZ          pf_skip_73
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_67
+	JAE          pf_skip_73
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_67:
+pf_skip_73:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -11873,15 +12338,15 @@ pv_pair_42:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_68
+	JNZ          pf_skip_74
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_68
+	JAE          pf_skip_74
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_68:
+pf_skip_74:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -11901,14 +12366,14 @@ pv_single_42:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_69
+	JNZ          pf_skip_75
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_69
+	JAE          pf_skip_75
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_69:
+pf_skip_75:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -11956,14 +12421,14 @@ pv_pair_43:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_70
+	JNZ          pf_skip_76
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_70
+	JAE          pf_skip_76
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_70:
+pf_skip_76:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -11979,14 +12444,14 @@ pv_single_43:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_71
+	JNZ          pf_skip_77
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_71
+	JAE          pf_skip_77
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_71:
+pf_skip_77:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -12024,14 +12489,14 @@ pv_pair_44:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_72
+	JNZ          pf_skip_78
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_72
+	JAE          pf_skip_78
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_72:
+pf_skip_78:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -12045,14 +12510,14 @@ pv_single_44:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_73
+	JNZ          pf_skip_79
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_73
+	JAE          pf_skip_79
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_73:
+pf_skip_79:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -12784,14 +13249,22 @@ scores_13:
 	MOVQ    DI, 56(SP)
 	MOVQ    SI, 64(SP)
 	LEAQ    (R8)(R8*2), AX
-	VMOVUPS expconst<>+0(SB), X1
-	VMOVSS  expconst<>+0(SB), X0
-	VMOVUPS expconst<>+0(SB), X3
-	VMOVSS  expconst<>+0(SB), X2
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 104(SP)
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 120(SP)
 
-scores2_by8_6:
-	CMPQ   56(SP), $0x04
-	JL     scores2_lone_6
+scores2_by6_2:
+	CMPQ 56(SP), $0x06
+	JE   scores2_six_2
+	CMPQ 56(SP), $0x0a
+	JL   scores2_after6_2
+
+scores2_six_2:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
@@ -12812,130 +13285,314 @@ scores2_by8_6:
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
 	MOVQ   SI, 48(SP)
+	LEAQ   (CX)(R8*4), SI
 	CMPQ   CX, 48(SP)
-	JAE    scores2_odd_6
+	JAE    scores2_6_odd_2
 
-scores2_chunk2_6:
+scores2_6_chunk2_2:
 	VMOVUPS     (DX)(CX*2), Y12
 	VMOVUPS     (BX)(CX*2), Y13
 	VCVTPH2PS   (CX), Y14
-	VFMADD231PS Y14, Y12, Y4
-	VFMADD231PS Y14, Y13, Y8
+	VFMADD231PS Y14, Y12, Y0
+	VFMADD231PS Y14, Y13, Y6
 	VCVTPH2PS   (CX)(R8*1), Y14
-	VFMADD231PS Y14, Y12, Y5
-	VFMADD231PS Y14, Y13, Y9
+	VFMADD231PS Y14, Y12, Y1
+	VFMADD231PS Y14, Y13, Y7
 	VCVTPH2PS   (CX)(R8*2), Y14
-	VFMADD231PS Y14, Y12, Y6
-	VFMADD231PS Y14, Y13, Y10
+	VFMADD231PS Y14, Y12, Y2
+	VFMADD231PS Y14, Y13, Y8
 	VCVTPH2PS   (CX)(AX*1), Y14
-	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y12, Y3
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   (SI), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   (SI)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_74
+	JNZ         pf_skip_80
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_74
+	JAE         pf_skip_80
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_74:
+pf_skip_80:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
-	VFMADD231PS Y14, Y12, Y4
-	VFMADD231PS Y14, Y13, Y8
+	VFMADD231PS Y14, Y12, Y0
+	VFMADD231PS Y14, Y13, Y6
 	VCVTPH2PS   16(CX)(R8*1), Y14
-	VFMADD231PS Y14, Y12, Y5
-	VFMADD231PS Y14, Y13, Y9
+	VFMADD231PS Y14, Y12, Y1
+	VFMADD231PS Y14, Y13, Y7
 	VCVTPH2PS   16(CX)(R8*2), Y14
-	VFMADD231PS Y14, Y12, Y6
-	VFMADD231PS Y14, Y13, Y10
+	VFMADD231PS Y14, Y12, Y2
+	VFMADD231PS Y14, Y13, Y8
 	VCVTPH2PS   16(CX)(AX*1), Y14
-	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y12, Y3
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   16(SI), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   16(SI)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_75
+	JNZ         pf_skip_81
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_75
+	JAE         pf_skip_81
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_75:
+pf_skip_81:
 	ADDQ $0x00000020, CX
+	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
-	JB   scores2_chunk2_6
+	JB   scores2_6_chunk2_2
 
-scores2_odd_6:
+scores2_6_odd_2:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_chunks_6
+	JAE         scores2_6_chunks_2
 	VMOVUPS     (DX)(CX*2), Y12
 	VMOVUPS     (BX)(CX*2), Y13
 	VCVTPH2PS   (CX), Y14
-	VFMADD231PS Y14, Y12, Y4
-	VFMADD231PS Y14, Y13, Y8
+	VFMADD231PS Y14, Y12, Y0
+	VFMADD231PS Y14, Y13, Y6
 	VCVTPH2PS   (CX)(R8*1), Y14
-	VFMADD231PS Y14, Y12, Y5
-	VFMADD231PS Y14, Y13, Y9
+	VFMADD231PS Y14, Y12, Y1
+	VFMADD231PS Y14, Y13, Y7
 	VCVTPH2PS   (CX)(R8*2), Y14
-	VFMADD231PS Y14, Y12, Y6
-	VFMADD231PS Y14, Y13, Y10
+	VFMADD231PS Y14, Y12, Y2
+	VFMADD231PS Y14, Y13, Y8
 	VCVTPH2PS   (CX)(AX*1), Y14
-	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y14, Y12, Y3
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   (SI), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   (SI)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_76
+	JNZ         pf_skip_82
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_76
+	JAE         pf_skip_82
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_76:
-scores2_chunks_6:
-	VHADDPS      Y5, Y4, Y4
-	VHADDPS      Y7, Y6, Y5
-	VHADDPS      Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X4, X5, X5
-	VBROADCASTSS scale+64(FP), X4
-	VMULPS       X4, X5, X5
-	VMAXPS       X5, X1, X1
+pf_skip_82:
+scores2_6_chunks_2:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       104(SP), X1, X2
 	MOVQ         88(SP), CX
-	VMOVUPS      X5, (CX)
-	ADDQ         $0x00000010, 88(SP)
-	VHADDPS      Y9, Y8, Y4
-	VHADDPS      Y11, Y10, Y5
-	VHADDPS      Y5, Y4, Y4
-	VEXTRACTF128 $0x01, Y4, X5
-	VADDPS       X4, X5, X5
-	VBROADCASTSS scale+64(FP), X4
-	VMULPS       X4, X5, X5
-	VMAXPS       X5, X3, X3
+	VMOVUPS      X1, (CX)
+	VHADDPS      Y5, Y4, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X1, X3, X3
+	VMULPS       X0, X3, X3
+	VMAXPS       X3, X2, X2
+	VMOVLPS      X3, 16(CX)
+	VMOVUPS      X2, 104(SP)
+	ADDQ         $0x00000018, 88(SP)
+	VHADDPS      Y7, Y6, Y0
+	VHADDPS      Y9, Y8, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       120(SP), X1, X2
 	MOVQ         96(SP), CX
-	VMOVUPS      X5, (CX)
+	VMOVUPS      X1, (CX)
+	VHADDPS      Y11, Y10, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X1, X3, X3
+	VMULPS       X0, X3, X3
+	VMAXPS       X3, X2, X2
+	VMOVLPS      X3, 16(CX)
+	VMOVUPS      X2, 120(SP)
+	ADDQ         $0x00000018, 96(SP)
+	SUBQ         $0x06, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	LEAQ         (CX)(R8*2), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores2_by6_2
+
+scores2_after6_2:
+scores2_by4_4:
+	CMPQ   56(SP), $0x04
+	JL     scores2_after4_4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
+	SUBQ   CX, DX
+	SUBQ   CX, DX
+	MOVQ   80(SP), BX
+	SUBQ   CX, BX
+	SUBQ   CX, BX
+	MOVQ   184(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	SUBQ   $0x00000010, SI
+	MOVQ   SI, 48(SP)
+	CMPQ   CX, 48(SP)
+	JAE    scores2_4_odd_4
+
+scores2_4_chunk2_4:
+	VMOVUPS     (DX)(CX*2), Y8
+	VMOVUPS     (BX)(CX*2), Y9
+	VCVTPH2PS   (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VCVTPH2PS   (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VCVTPH2PS   (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VCVTPH2PS   (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_83
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_83
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
+
+pf_skip_83:
+	VMOVUPS     32(DX)(CX*2), Y8
+	VMOVUPS     32(BX)(CX*2), Y9
+	VCVTPH2PS   16(CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VCVTPH2PS   16(CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VCVTPH2PS   16(CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VCVTPH2PS   16(CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_84
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_84
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
+
+pf_skip_84:
+	ADDQ $0x00000020, CX
+	CMPQ CX, 48(SP)
+	JB   scores2_4_chunk2_4
+
+scores2_4_odd_4:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_4_chunks_4
+	VMOVUPS     (DX)(CX*2), Y8
+	VMOVUPS     (BX)(CX*2), Y9
+	VCVTPH2PS   (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VCVTPH2PS   (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VCVTPH2PS   (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VCVTPH2PS   (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_85
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_85
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	PREFETCHT1  128(R9)
+	PREFETCHT1  192(R9)
+	ADDQ        $0x00000100, R9
+
+pf_skip_85:
+scores2_4_chunks_4:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       104(SP), X1, X0
+	MOVQ         88(SP), CX
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 104(SP)
+	ADDQ         $0x00000010, 88(SP)
+	VHADDPS      Y5, Y4, Y0
+	VHADDPS      Y7, Y6, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       120(SP), X1, X0
+	MOVQ         96(SP), CX
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 120(SP)
 	ADDQ         $0x00000010, 96(SP)
 	SUBQ         $0x04, 56(SP)
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores2_by8_6
+	JMP          scores2_by4_4
 
-scores2_lone_6:
+scores2_after4_4:
+	VMOVSS expconst<>+0(SB), X0
+	VMOVSS expconst<>+0(SB), X1
+
 scores2_by1_6:
 	CMPQ   56(SP), $0x00
 	JE     scores2_done_6
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	MOVQ   64(SP), AX
 	MOVQ   72(SP), CX
 	SUBQ   AX, CX
@@ -12948,33 +13605,33 @@ scores2_by1_6:
 	MOVQ   BX, 40(SP)
 
 scores2_chunk1_6:
-	VCVTPH2PS    (AX), Y6
-	VFMADD231PS  (CX)(AX*2), Y6, Y4
-	VFMADD231PS  (DX)(AX*2), Y6, Y5
+	VCVTPH2PS    (AX), Y4
+	VFMADD231PS  (CX)(AX*2), Y4, Y2
+	VFMADD231PS  (DX)(AX*2), Y4, Y3
 	ADDQ         $0x00000010, AX
 	CMPQ         AX, 40(SP)
 	JB           scores2_chunk1_6
-	VEXTRACTF128 $0x01, Y4, X6
-	VADDPS       X4, X6, X6
-	VMOVHLPS     X6, X6, X4
-	VADDPS       X4, X6, X6
-	VMOVSHDUP    X6, X4
-	VADDPS       X4, X6, X6
-	VMULSS       scale+64(FP), X6, X6
-	VMAXSS       X6, X0, X0
-	MOVQ         88(SP), AX
-	VMOVSS       X6, (AX)
-	ADDQ         $0x00000004, 88(SP)
-	VEXTRACTF128 $0x01, Y5, X4
-	VADDPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDPS       X5, X4, X4
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
 	VMULSS       scale+64(FP), X4, X4
-	VMAXSS       X4, X2, X2
-	MOVQ         96(SP), AX
+	VMAXSS       X4, X0, X0
+	MOVQ         88(SP), AX
 	VMOVSS       X4, (AX)
+	ADDQ         $0x00000004, 88(SP)
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	VMULSS       scale+64(FP), X2, X2
+	VMAXSS       X2, X1, X1
+	MOVQ         96(SP), AX
+	VMOVSS       X2, (AX)
 	ADDQ         $0x00000004, 96(SP)
 	SUBQ         $0x01, 56(SP)
 	MOVQ         64(SP), AX
@@ -12983,16 +13640,18 @@ scores2_chunk1_6:
 	JMP          scores2_by1_6
 
 scores2_done_6:
-	VMOVHLPS  X1, X1, X4
-	VMAXPS    X4, X1, X1
-	VMOVSHDUP X1, X4
-	VMAXPS    X4, X1, X1
-	VMAXSS    X0, X1, X1
-	VMOVHLPS  X3, X3, X0
-	VMAXPS    X0, X3, X3
-	VMOVSHDUP X3, X0
-	VMAXPS    X0, X3, X3
-	VMAXSS    X2, X3, X3
+	VMOVUPS   104(SP), X2
+	VMOVHLPS  X2, X2, X3
+	VMAXPS    X3, X2, X2
+	VMOVSHDUP X2, X3
+	VMAXPS    X3, X2, X2
+	VMAXSS    X0, X2, X2
+	VMOVUPS   120(SP), X0
+	VMOVHLPS  X0, X0, X3
+	VMAXPS    X3, X0, X0
+	VMOVSHDUP X0, X3
+	VMAXPS    X3, X0, X0
+	VMAXSS    X1, X0, X0
 	MOVQ      R9, 136(SP)
 	MOVQ      R10, 152(SP)
 	MOVQ      state+72(FP), AX
@@ -13000,8 +13659,8 @@ scores2_done_6:
 	LEAQ      (AX)(CX*4), AX
 	LEAQ      (AX)(CX*4), AX
 	MOVQ      32(SP), CX
-	VMOVSS    X1, (AX)(CX*4)
-	VMOVSS    X3, 4(AX)(CX*4)
+	VMOVSS    X2, (AX)(CX*4)
+	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
 	JMP       scores_13
 
@@ -13064,15 +13723,15 @@ scores_pairs_19:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_77
+	JNZ         pf_skip_86
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_77
+	JAE         pf_skip_86
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_77:
+pf_skip_86:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -13122,15 +13781,15 @@ scores_pairs_20:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_78
+	JNZ         pf_skip_87
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_78
+	JAE         pf_skip_87
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_78:
+pf_skip_87:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -13419,12 +14078,97 @@ pv_13:
 	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_18:
+pv2_block_21:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x000000c0
+	JL      pv2_next_21
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	VMOVUPS 128(BX)(DX*1), Y4
+	VMOVUPS 160(BX)(DX*1), Y5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y6
+	VMOVUPS 32(BX)(DX*1), Y7
+	VMOVUPS 64(BX)(DX*1), Y8
+	VMOVUPS 96(BX)(DX*1), Y9
+	VMOVUPS 128(BX)(DX*1), Y10
+	VMOVUPS 160(BX)(DX*1), Y11
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_21:
+	TESTQ        DI, DI
+	JZ           pv2_merge_21
+	VBROADCASTSS (BX), Y12
+	VBROADCASTSS (BX)(CX*1), Y13
+	VCVTPH2PS    (SI), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VCVTPH2PS    16(SI), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VCVTPH2PS    32(SI), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VCVTPH2PS    48(SI), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VCVTPH2PS    64(SI), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VCVTPH2PS    80(SI), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	DECQ         R11
+	JNZ          pf_skip_88
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_88
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
+
+pf_skip_88:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_21
+
+pv2_merge_21:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	VMOVUPS Y4, 128(BX)(DX*1)
+	VMOVUPS Y5, 160(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y6, (BX)(DX*1)
+	VMOVUPS Y7, 32(BX)(DX*1)
+	VMOVUPS Y8, 64(BX)(DX*1)
+	VMOVUPS Y9, 96(BX)(DX*1)
+	VMOVUPS Y10, 128(BX)(DX*1)
+	VMOVUPS Y11, 160(BX)(DX*1)
+	ADDQ    $0x000000c0, 80(SP)
+	JMP     pv2_block_21
+
+pv2_next_21:
+pv2_block_22:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_18
+	JL      pv2_next_22
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Y0
 	VMOVUPS 32(BX)(DX*1), Y1
@@ -13441,41 +14185,41 @@ pv2_block_18:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 
-pv2_single_18:
+pv2_single_22:
 	TESTQ        DI, DI
-	JZ           pv2_merge_18
-	VCVTPH2PS    (SI), Y8
-	VCVTPH2PS    16(SI), Y9
+	JZ           pv2_merge_22
+	VBROADCASTSS (BX), Y8
+	VBROADCASTSS (BX)(CX*1), Y9
+	VCVTPH2PS    (SI), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VCVTPH2PS    16(SI), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
 	VCVTPH2PS    32(SI), Y10
-	VCVTPH2PS    48(SI), Y11
-	VBROADCASTSS (BX), Y12
-	VFMADD231PS  Y8, Y12, Y0
-	VFMADD231PS  Y9, Y12, Y1
-	VFMADD231PS  Y10, Y12, Y2
-	VFMADD231PS  Y11, Y12, Y3
-	VBROADCASTSS (BX)(CX*1), Y12
-	VFMADD231PS  Y8, Y12, Y4
-	VFMADD231PS  Y9, Y12, Y5
-	VFMADD231PS  Y10, Y12, Y6
-	VFMADD231PS  Y11, Y12, Y7
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VCVTPH2PS    48(SI), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_79
+	JNZ          pf_skip_89
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_79
+	JAE          pf_skip_89
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_79:
+pf_skip_89:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
-	JMP  pv2_single_18
+	JMP  pv2_single_22
 
-pv2_merge_18:
+pv2_merge_22:
 	MOVQ    40(SP), BX
 	VMOVUPS Y0, (BX)(DX*1)
 	VMOVUPS Y1, 32(BX)(DX*1)
@@ -13487,15 +14231,15 @@ pv2_merge_18:
 	VMOVUPS Y6, 64(BX)(DX*1)
 	VMOVUPS Y7, 96(BX)(DX*1)
 	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_18
+	JMP     pv2_block_22
 
-pv2_next_18:
-pv2_block_19:
+pv2_next_22:
+pv2_block_23:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv2_next_19
+	JL      pv2_next_23
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Y0
 	VMOVUPS 32(BX)(DX*1), Y1
@@ -13508,35 +14252,35 @@ pv2_block_19:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 
-pv2_single_19:
+pv2_single_23:
 	TESTQ        DI, DI
-	JZ           pv2_merge_19
-	VCVTPH2PS    (SI), Y4
-	VCVTPH2PS    16(SI), Y5
-	VBROADCASTSS (BX), Y6
-	VFMADD231PS  Y4, Y6, Y0
-	VFMADD231PS  Y5, Y6, Y1
-	VBROADCASTSS (BX)(CX*1), Y6
-	VFMADD231PS  Y4, Y6, Y2
-	VFMADD231PS  Y5, Y6, Y3
+	JZ           pv2_merge_23
+	VBROADCASTSS (BX), Y4
+	VBROADCASTSS (BX)(CX*1), Y5
+	VCVTPH2PS    (SI), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VFMADD231PS  Y6, Y5, Y2
+	VCVTPH2PS    16(SI), Y6
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_80
+	JNZ          pf_skip_90
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_80
+	JAE          pf_skip_90
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_80:
+pf_skip_90:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
-	JMP  pv2_single_19
+	JMP  pv2_single_23
 
-pv2_merge_19:
+pv2_merge_23:
 	MOVQ    40(SP), BX
 	VMOVUPS Y0, (BX)(DX*1)
 	VMOVUPS Y1, 32(BX)(DX*1)
@@ -13544,15 +14288,15 @@ pv2_merge_19:
 	VMOVUPS Y2, (BX)(DX*1)
 	VMOVUPS Y3, 32(BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_19
+	JMP     pv2_block_23
 
-pv2_next_19:
-pv2_block_20:
+pv2_next_23:
+pv2_block_24:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000020
-	JL      pv2_next_20
+	JL      pv2_next_24
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Y0
 	MOVQ    48(SP), BX
@@ -13563,40 +14307,40 @@ pv2_block_20:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 
-pv2_single_20:
+pv2_single_24:
 	TESTQ        DI, DI
-	JZ           pv2_merge_20
-	VCVTPH2PS    (SI), Y2
-	VBROADCASTSS (BX), Y3
-	VFMADD231PS  Y2, Y3, Y0
+	JZ           pv2_merge_24
+	VBROADCASTSS (BX), Y2
 	VBROADCASTSS (BX)(CX*1), Y3
-	VFMADD231PS  Y2, Y3, Y1
+	VCVTPH2PS    (SI), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_81
+	JNZ          pf_skip_91
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_81
+	JAE          pf_skip_91
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_81:
+pf_skip_91:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
-	JMP  pv2_single_20
+	JMP  pv2_single_24
 
-pv2_merge_20:
+pv2_merge_24:
 	MOVQ    40(SP), BX
 	VMOVUPS Y0, (BX)(DX*1)
 	MOVQ    48(SP), BX
 	VMOVUPS Y1, (BX)(DX*1)
 	ADDQ    $0x00000020, 80(SP)
-	JMP     pv2_block_20
+	JMP     pv2_block_24
 
-pv2_next_20:
+pv2_next_24:
 	MOVQ R10, 160(SP)
 	MOVQ R11, 176(SP)
 	ADDQ $0x00000002, 32(SP)
@@ -13665,15 +14409,15 @@ pv_single_49:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_82
+	JNZ          pf_skip_92
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_82
+	JAE          pf_skip_92
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_82:
+pf_skip_92:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -13733,15 +14477,15 @@ pv_pair_50:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_83
+	JNZ          pf_skip_93
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_83
+	JAE          pf_skip_93
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_83:
+pf_skip_93:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -13761,14 +14505,14 @@ pv_single_50:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_84
+	JNZ          pf_skip_94
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_84
+	JAE          pf_skip_94
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_84:
+pf_skip_94:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -13816,14 +14560,14 @@ pv_pair_51:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_85
+	JNZ          pf_skip_95
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_85
+	JAE          pf_skip_95
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_85:
+pf_skip_95:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -13839,14 +14583,14 @@ pv_single_51:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_86
+	JNZ          pf_skip_96
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_86
+	JAE          pf_skip_96
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_86:
+pf_skip_96:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -13884,14 +14628,14 @@ pv_pair_52:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_87
+	JNZ          pf_skip_97
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_87
+	JAE          pf_skip_97
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_87:
+pf_skip_97:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -13905,14 +14649,14 @@ pv_single_52:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_88
+	JNZ          pf_skip_98
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_88
+	JAE          pf_skip_98
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_88:
+pf_skip_98:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -14707,14 +15451,14 @@ scores4_chunk2_3:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_89
+	JAE         pf_skip_99
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_89:
+pf_skip_99:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VMOVUPS     64(SI)(CX*2), Z20
@@ -14740,14 +15484,14 @@ pf_skip_89:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_90
+	JAE         pf_skip_100
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_90:
+pf_skip_100:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_3
@@ -14780,14 +15524,14 @@ scores4_odd_3:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_91
+	JAE         pf_skip_101
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_91:
+pf_skip_101:
 scores4_chunks_3:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -15033,9 +15777,9 @@ scores_16:
 	VMOVUPS expconst<>+0(SB), Y21
 	VMOVSS  expconst<>+0(SB), X22
 
-scores2_by8_7:
+scores2_by8_3:
 	CMPQ    56(SP), $0x08
-	JL      scores2_lone_7
+	JL      scores2_after8_3
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -15066,9 +15810,9 @@ scores2_by8_7:
 	MOVQ    SI, 48(SP)
 	LEAQ    (CX)(R8*4), SI
 	CMPQ    CX, 48(SP)
-	JAE     scores2_odd_7
+	JAE     scores2_8_odd_3
 
-scores2_chunk2_7:
+scores2_8_chunk2_3:
 	VMOVUPS     (DX)(CX*2), Z18
 	VMOVUPS     (BX)(CX*2), Z19
 	VCVTPH2PS   (CX), Z20
@@ -15096,14 +15840,14 @@ scores2_chunk2_7:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_92
+	JAE         pf_skip_102
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_92:
+pf_skip_102:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -15131,22 +15875,22 @@ pf_skip_92:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_93
+	JAE         pf_skip_103
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_93:
+pf_skip_103:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
-	JB   scores2_chunk2_7
+	JB   scores2_8_chunk2_3
 
-scores2_odd_7:
+scores2_8_odd_3:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_chunks_7
+	JAE         scores2_8_chunks_3
 	VMOVUPS     (DX)(CX*2), Z18
 	VMOVUPS     (BX)(CX*2), Z19
 	VCVTPH2PS   (CX), Z20
@@ -15174,15 +15918,15 @@ scores2_odd_7:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_94
+	JAE         pf_skip_104
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_94:
-scores2_chunks_7:
+pf_skip_104:
+scores2_8_chunks_3:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z18, Z18
@@ -15251,9 +15995,9 @@ scores2_chunks_7:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*8), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores2_by8_7
+	JMP          scores2_by8_3
 
-scores2_lone_7:
+scores2_after8_3:
 scores2_by1_7:
 	CMPQ    56(SP), $0x00
 	JE      scores2_done_7
@@ -15617,14 +16361,14 @@ scores_pairs_23:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_95
+	JAE         pf_skip_105
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_95:
+pf_skip_105:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -16419,14 +17163,14 @@ pv4_row_7:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_96
+	JAE          pf_skip_106
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_96:
+pf_skip_106:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -16499,14 +17243,14 @@ pv4_row_8:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_97
+	JAE          pf_skip_107
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_97:
+pf_skip_107:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -16562,14 +17306,14 @@ pv4_row_9:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_98
+	JAE          pf_skip_108
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_98:
+pf_skip_108:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -16625,12 +17369,12 @@ pv_16:
 	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_21:
+pv2_block_25:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv2_next_21
+	JL      pv2_next_25
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -16655,9 +17399,9 @@ pv2_block_21:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_21
+	JL      pv2_single_25
 
-pv2_pair_21:
+pv2_pair_25:
 	VCVTPH2PS    (SI), Z18
 	VCVTPH2PS    32(SI), Z19
 	VCVTPH2PS    64(SI), Z20
@@ -16687,23 +17431,23 @@ pv2_pair_21:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_99
+	JAE          pf_skip_109
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_99:
+pf_skip_109:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_21
+	JGE  pv2_pair_25
 
-pv2_single_21:
+pv2_single_25:
 	TESTQ        DI, DI
-	JZ           pv2_merge_21
+	JZ           pv2_merge_25
 	VCVTPH2PS    (SI), Z18
 	VCVTPH2PS    32(SI), Z19
 	VCVTPH2PS    64(SI), Z20
@@ -16721,9 +17465,9 @@ pv2_single_21:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_21
+	JMP          pv2_single_25
 
-pv2_merge_21:
+pv2_merge_25:
 	VADDPS  Z10, Z0, Z0
 	VADDPS  Z11, Z3, Z3
 	VADDPS  Z12, Z4, Z4
@@ -16743,15 +17487,15 @@ pv2_merge_21:
 	VMOVUPS Z8, 128(BX)(DX*1)
 	VMOVUPS Z9, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_21
+	JMP     pv2_block_25
 
-pv2_next_21:
-pv2_block_22:
+pv2_next_25:
+pv2_block_26:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_22
+	JL      pv2_next_26
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -16768,9 +17512,9 @@ pv2_block_22:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_22
+	JL      pv2_single_26
 
-pv2_pair_22:
+pv2_pair_26:
 	VCVTPH2PS    (SI), Z10
 	VCVTPH2PS    32(SI), Z11
 	VCVTPH2PS    (SI)(R9*1), Z12
@@ -16788,23 +17532,23 @@ pv2_pair_22:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_100
+	JAE          pf_skip_110
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_100:
+pf_skip_110:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_22
+	JGE  pv2_pair_26
 
-pv2_single_22:
+pv2_single_26:
 	TESTQ        DI, DI
-	JZ           pv2_merge_22
+	JZ           pv2_merge_26
 	VCVTPH2PS    (SI), Z10
 	VCVTPH2PS    32(SI), Z11
 	VBROADCASTSS (BX), Z12
@@ -16816,9 +17560,9 @@ pv2_single_22:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_22
+	JMP          pv2_single_26
 
-pv2_merge_22:
+pv2_merge_26:
 	VADDPS  Z6, Z0, Z0
 	VADDPS  Z7, Z3, Z3
 	VADDPS  Z8, Z4, Z4
@@ -16830,15 +17574,15 @@ pv2_merge_22:
 	VMOVUPS Z4, (BX)(DX*1)
 	VMOVUPS Z5, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_22
+	JMP     pv2_block_26
 
-pv2_next_22:
-pv2_block_23:
+pv2_next_26:
+pv2_block_27:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv2_next_23
+	JL      pv2_next_27
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -16851,9 +17595,9 @@ pv2_block_23:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_23
+	JL      pv2_single_27
 
-pv2_pair_23:
+pv2_pair_27:
 	VCVTPH2PS    (SI), Z6
 	VCVTPH2PS    (SI)(R9*1), Z7
 	VBROADCASTSS (BX), Z8
@@ -16865,23 +17609,23 @@ pv2_pair_23:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_101
+	JAE          pf_skip_111
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_101:
+pf_skip_111:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_23
+	JGE  pv2_pair_27
 
-pv2_single_23:
+pv2_single_27:
 	TESTQ        DI, DI
-	JZ           pv2_merge_23
+	JZ           pv2_merge_27
 	VCVTPH2PS    (SI), Z6
 	VBROADCASTSS (BX), Z7
 	VFMADD231PS  Z6, Z7, Z0
@@ -16890,9 +17634,9 @@ pv2_single_23:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_23
+	JMP          pv2_single_27
 
-pv2_merge_23:
+pv2_merge_27:
 	VADDPS  Z4, Z0, Z0
 	VADDPS  Z5, Z3, Z3
 	MOVQ    40(SP), BX
@@ -16900,9 +17644,9 @@ pv2_merge_23:
 	MOVQ    48(SP), BX
 	VMOVUPS Z3, (BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_23
+	JMP     pv2_block_27
 
-pv2_next_23:
+pv2_next_27:
 	MOVQ R10, 152(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_16
@@ -18604,14 +19348,14 @@ scores4_chunk2_4:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_102
+	JAE         pf_skip_112
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_102:
+pf_skip_112:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VMOVUPS     64(SI)(CX*2), Z20
@@ -18637,14 +19381,14 @@ pf_skip_102:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_103
+	JAE         pf_skip_113
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_103:
+pf_skip_113:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_4
@@ -18677,14 +19421,14 @@ scores4_odd_4:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_104
+	JAE         pf_skip_114
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_104:
+pf_skip_114:
 scores4_chunks_4:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -18930,9 +19674,9 @@ scores_19:
 	VMOVUPS expconst<>+0(SB), Y21
 	VMOVSS  expconst<>+0(SB), X22
 
-scores2_by8_8:
+scores2_by8_4:
 	CMPQ    56(SP), $0x08
-	JL      scores2_lone_8
+	JL      scores2_after8_4
 	VMOVUPS expconst<>+1344(SB), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS expconst<>+1344(SB), Z4
@@ -18963,9 +19707,9 @@ scores2_by8_8:
 	MOVQ    SI, 48(SP)
 	LEAQ    (CX)(R8*4), SI
 	CMPQ    CX, 48(SP)
-	JAE     scores2_odd_8
+	JAE     scores2_8_odd_4
 
-scores2_chunk2_8:
+scores2_8_chunk2_4:
 	VMOVUPS     (DX)(CX*2), Z18
 	VMOVUPS     (BX)(CX*2), Z19
 	VCVTPH2PS   (CX), Z20
@@ -18993,14 +19737,14 @@ scores2_chunk2_8:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_105
+	JAE         pf_skip_115
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_105:
+pf_skip_115:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -19028,22 +19772,22 @@ pf_skip_105:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_106
+	JAE         pf_skip_116
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_106:
+pf_skip_116:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
-	JB   scores2_chunk2_8
+	JB   scores2_8_chunk2_4
 
-scores2_odd_8:
+scores2_8_odd_4:
 	CMPQ        CX, 40(SP)
-	JAE         scores2_chunks_8
+	JAE         scores2_8_chunks_4
 	VMOVUPS     (DX)(CX*2), Z18
 	VMOVUPS     (BX)(CX*2), Z19
 	VCVTPH2PS   (CX), Z20
@@ -19071,15 +19815,15 @@ scores2_odd_8:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_107
+	JAE         pf_skip_117
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_107:
-scores2_chunks_8:
+pf_skip_117:
+scores2_8_chunks_4:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
 	VADDPS       Z0, Z18, Z18
@@ -19148,9 +19892,9 @@ scores2_chunks_8:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*8), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores2_by8_8
+	JMP          scores2_by8_4
 
-scores2_lone_8:
+scores2_after8_4:
 scores2_by1_8:
 	CMPQ    56(SP), $0x00
 	JE      scores2_done_8
@@ -19514,14 +20258,14 @@ scores_pairs_26:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_108
+	JAE         pf_skip_118
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_108:
+pf_skip_118:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -20307,14 +21051,14 @@ pv4_row_10:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_109
+	JAE          pf_skip_119
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_109:
+pf_skip_119:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -20387,14 +21131,14 @@ pv4_row_11:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_110
+	JAE          pf_skip_120
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_110:
+pf_skip_120:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -20450,14 +21194,14 @@ pv4_row_12:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_111
+	JAE          pf_skip_121
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_111:
+pf_skip_121:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -20513,12 +21257,12 @@ pv_19:
 	MOVQ  R8, 72(SP)
 	MOVQ  $0x00000000, 80(SP)
 
-pv2_block_24:
+pv2_block_28:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv2_next_24
+	JL      pv2_next_28
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -20543,9 +21287,9 @@ pv2_block_24:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_24
+	JL      pv2_single_28
 
-pv2_pair_24:
+pv2_pair_28:
 	VCVTPH2PS    (SI), Z18
 	VCVTPH2PS    32(SI), Z19
 	VCVTPH2PS    64(SI), Z20
@@ -20575,23 +21319,23 @@ pv2_pair_24:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_112
+	JAE          pf_skip_122
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_112:
+pf_skip_122:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_24
+	JGE  pv2_pair_28
 
-pv2_single_24:
+pv2_single_28:
 	TESTQ        DI, DI
-	JZ           pv2_merge_24
+	JZ           pv2_merge_28
 	VCVTPH2PS    (SI), Z18
 	VCVTPH2PS    32(SI), Z19
 	VCVTPH2PS    64(SI), Z20
@@ -20609,9 +21353,9 @@ pv2_single_24:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_24
+	JMP          pv2_single_28
 
-pv2_merge_24:
+pv2_merge_28:
 	VADDPS  Z10, Z0, Z0
 	VADDPS  Z11, Z3, Z3
 	VADDPS  Z12, Z4, Z4
@@ -20631,15 +21375,15 @@ pv2_merge_24:
 	VMOVUPS Z8, 128(BX)(DX*1)
 	VMOVUPS Z9, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 80(SP)
-	JMP     pv2_block_24
+	JMP     pv2_block_28
 
-pv2_next_24:
-pv2_block_25:
+pv2_next_28:
+pv2_block_29:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv2_next_25
+	JL      pv2_next_29
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z3
@@ -20656,9 +21400,9 @@ pv2_block_25:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_25
+	JL      pv2_single_29
 
-pv2_pair_25:
+pv2_pair_29:
 	VCVTPH2PS    (SI), Z10
 	VCVTPH2PS    32(SI), Z11
 	VCVTPH2PS    (SI)(R9*1), Z12
@@ -20676,23 +21420,23 @@ pv2_pair_25:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_113
+	JAE          pf_skip_123
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_113:
+pf_skip_123:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_25
+	JGE  pv2_pair_29
 
-pv2_single_25:
+pv2_single_29:
 	TESTQ        DI, DI
-	JZ           pv2_merge_25
+	JZ           pv2_merge_29
 	VCVTPH2PS    (SI), Z10
 	VCVTPH2PS    32(SI), Z11
 	VBROADCASTSS (BX), Z12
@@ -20704,9 +21448,9 @@ pv2_single_25:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_25
+	JMP          pv2_single_29
 
-pv2_merge_25:
+pv2_merge_29:
 	VADDPS  Z6, Z0, Z0
 	VADDPS  Z7, Z3, Z3
 	VADDPS  Z8, Z4, Z4
@@ -20718,15 +21462,15 @@ pv2_merge_25:
 	VMOVUPS Z4, (BX)(DX*1)
 	VMOVUPS Z5, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 80(SP)
-	JMP     pv2_block_25
+	JMP     pv2_block_29
 
-pv2_next_25:
-pv2_block_26:
+pv2_next_29:
+pv2_block_30:
 	MOVQ    80(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv2_next_26
+	JL      pv2_next_30
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -20739,9 +21483,9 @@ pv2_block_26:
 	ADDQ    64(SP), SI
 	MOVQ    72(SP), DI
 	CMPQ    DI, $0x02
-	JL      pv2_single_26
+	JL      pv2_single_30
 
-pv2_pair_26:
+pv2_pair_30:
 	VCVTPH2PS    (SI), Z6
 	VCVTPH2PS    (SI)(R9*1), Z7
 	VBROADCASTSS (BX), Z8
@@ -20753,23 +21497,23 @@ pv2_pair_26:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_114
+	JAE          pf_skip_124
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_114:
+pf_skip_124:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
 	CMPQ DI, $0x02
-	JGE  pv2_pair_26
+	JGE  pv2_pair_30
 
-pv2_single_26:
+pv2_single_30:
 	TESTQ        DI, DI
-	JZ           pv2_merge_26
+	JZ           pv2_merge_30
 	VCVTPH2PS    (SI), Z6
 	VBROADCASTSS (BX), Z7
 	VFMADD231PS  Z6, Z7, Z0
@@ -20778,9 +21522,9 @@ pv2_single_26:
 	ADDQ         $0x04, BX
 	ADDQ         R9, SI
 	DECQ         DI
-	JMP          pv2_single_26
+	JMP          pv2_single_30
 
-pv2_merge_26:
+pv2_merge_30:
 	VADDPS  Z4, Z0, Z0
 	VADDPS  Z5, Z3, Z3
 	MOVQ    40(SP), BX
@@ -20788,9 +21532,9 @@ pv2_merge_26:
 	MOVQ    48(SP), BX
 	VMOVUPS Z3, (BX)(DX*1)
 	ADDQ    $0x00000040, 80(SP)
-	JMP     pv2_block_26
+	JMP     pv2_block_30
 
-pv2_next_26:
+pv2_next_30:
 	MOVQ R10, 152(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_19
@@ -22501,17 +23245,17 @@ scores_q8_1:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_115
+	JNZ          pf_skip_125
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_115
+	JAE          pf_skip_125
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_115:
+pf_skip_125:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -22850,14 +23594,14 @@ pv_single_81:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_116
+	JNZ          pf_skip_126
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_116
+	JAE          pf_skip_126
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_116:
+pf_skip_126:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -22934,14 +23678,14 @@ pv_pair_82:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_117
+	JNZ          pf_skip_127
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_117
+	JAE          pf_skip_127
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_117:
+pf_skip_127:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -22969,14 +23713,14 @@ pv_single_82:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_118
+	JNZ          pf_skip_128
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_118
+	JAE          pf_skip_128
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_118:
+pf_skip_128:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -23017,14 +23761,14 @@ pv_pair_83:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_119
+	JNZ          pf_skip_129
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_119
+	JAE          pf_skip_129
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_119:
+pf_skip_129:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -23036,14 +23780,14 @@ pv_single_83:
 	JZ           pv_merge_83
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_120
+	JNZ          pf_skip_130
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_120
+	JAE          pf_skip_130
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_120:
+pf_skip_130:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -23078,14 +23822,14 @@ pv_pair_84:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_121
+	JNZ          pf_skip_131
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_121
+	JAE          pf_skip_131
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_121:
+pf_skip_131:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -23097,14 +23841,14 @@ pv_single_84:
 	JZ           pv_merge_84
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_122
+	JNZ          pf_skip_132
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_122
+	JAE          pf_skip_132
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_122:
+pf_skip_132:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -23959,17 +24703,17 @@ scores_q8_3:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_123
+	JNZ          pf_skip_133
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_123
+	JAE          pf_skip_133
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_123:
+pf_skip_133:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -24287,14 +25031,14 @@ pv_single_89:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_124
+	JNZ          pf_skip_134
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_124
+	JAE          pf_skip_134
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_124:
+pf_skip_134:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -24371,14 +25115,14 @@ pv_pair_90:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_125
+	JNZ          pf_skip_135
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_125
+	JAE          pf_skip_135
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_125:
+pf_skip_135:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -24406,14 +25150,14 @@ pv_single_90:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_126
+	JNZ          pf_skip_136
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_126
+	JAE          pf_skip_136
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_126:
+pf_skip_136:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -24454,14 +25198,14 @@ pv_pair_91:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_127
+	JNZ          pf_skip_137
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_127
+	JAE          pf_skip_137
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_127:
+pf_skip_137:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -24473,14 +25217,14 @@ pv_single_91:
 	JZ           pv_merge_91
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_128
+	JNZ          pf_skip_138
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_128
+	JAE          pf_skip_138
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_128:
+pf_skip_138:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -24515,14 +25259,14 @@ pv_pair_92:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_129
+	JNZ          pf_skip_139
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_129
+	JAE          pf_skip_139
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_129:
+pf_skip_139:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -24534,14 +25278,14 @@ pv_single_92:
 	JZ           pv_merge_92
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_130
+	JNZ          pf_skip_140
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_130
+	JAE          pf_skip_140
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_130:
+pf_skip_140:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -25384,12 +26128,12 @@ scores_q8_5:
 	VMULPS       Y15, Y14, Y14
 	VFMADD231PS  Y16, Y14, Y13
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_131
+	JAE          pf_skip_141
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	ADDQ         $0x00000080, DI
 
-pf_skip_131:
+pf_skip_141:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -27776,12 +28520,12 @@ scores_q8_8:
 	VMULPS       Y15, Y14, Y14
 	VFMADD231PS  Y16, Y14, Y13
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_132
+	JAE          pf_skip_142
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	ADDQ         $0x00000080, DI
 
-pf_skip_132:
+pf_skip_142:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11

@@ -225,3 +225,7 @@ func TestRow(t *testing.T) {
 		}
 	}
 }
+
+// TestAVX2IsVEX: no AVX2 kernel uses a register only AVX-512 has (it would
+// pass here on an AVX-512 machine and fault on an AVX2-only one).
+func TestAVX2IsVEX(t *testing.T) { isatest.VEXOnly(t, "store_amd64.s") }

@@ -451,3 +451,7 @@ func TestQ8_0Rows(t *testing.T) {
 		}
 	})
 }
+
+// TestAVX2IsVEX: no AVX2 kernel uses a register only AVX-512 has (it would
+// pass here on an AVX-512 machine and fault on an AVX2-only one).
+func TestAVX2IsVEX(t *testing.T) { isatest.VEXOnly(t, "gemv_amd64.s") }

@@ -196,3 +196,7 @@ func TestValidateAndWork(t *testing.T) {
 		t.Errorf("online work %+v", w)
 	}
 }
+
+// TestAVX2IsVEX: no AVX2 kernel uses a register only AVX-512 has (it would
+// pass here on an AVX-512 machine and fault on an AVX2-only one).
+func TestAVX2IsVEX(t *testing.T) { isatest.VEXOnly(t, "softmax_amd64.s") }

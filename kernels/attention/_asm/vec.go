@@ -170,3 +170,13 @@ func (t tier) hadd(a, b Register) VecVirtual {
 	VADDPS(odd, even, r)
 	return r
 }
+
+// reduce2 returns [Σa, Σb, Σa, Σb]: two AVX2 accumulators summed (an xmm).
+func (t tier) reduce2(a, b VecVirtual) VecVirtual {
+	h := t.hadd(a, b)
+	h = t.hadd(h, h)
+	x := XMM()
+	VEXTRACTF128(Imm(1), h, x)
+	VADDPS(h.AsX(), x, x)
+	return x
+}

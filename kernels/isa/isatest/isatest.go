@@ -6,7 +6,9 @@
 package isatest
 
 import (
+	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -72,4 +74,51 @@ func Tiers(t *testing.T, tiers []isa.Tier, f func(t *testing.T, tier isa.Tier)) 
 			f(t, tier)
 		})
 	}
+}
+
+// evexOnly matches what only an EVEX encoding (AVX-512) can express: a zmm
+// or mask register, or x/ymm 16–31.
+var evexOnly = regexp.MustCompile(`\b(Z\d+|K[1-7]|[XY](1[6-9]|2\d|3[01]))\b`)
+
+// VEXOnly fails t for every AVX2 function (a TEXT symbol with AVX2 in its
+// name) of the Go assembly files that uses a register only AVX-512 has.
+// avo's allocator hands out x/ymm 16–31 once 16 are live, and on an
+// AVX-512 machine such a kernel runs correctly: only an AVX2-only CPU
+// would fault (SIGILL). This check fails on every machine instead.
+func VEXOnly(t *testing.T, files ...string) {
+	t.Helper()
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		funcs, bad := evexInAVX2(string(b))
+		if funcs == 0 {
+			t.Errorf("%s: no AVX2 function", file)
+		}
+		for _, e := range bad {
+			t.Errorf("%s:%s", file, e)
+		}
+	}
+}
+
+// evexInAVX2 returns the AVX2 functions of a Go assembly source and a line
+// for each use of an AVX-512 register in one of them.
+func evexInAVX2(src string) (funcs int, bad []string) {
+	fn := ""
+	for i, line := range strings.Split(src, "\n") {
+		if f, ok := strings.CutPrefix(line, "TEXT "); ok {
+			fn, _, _ = strings.Cut(f, "(SB)")
+			if strings.Contains(fn, "AVX2") {
+				funcs++
+			}
+			continue
+		}
+		code, _, _ := strings.Cut(line, "//")
+		if strings.Contains(fn, "AVX2") && evexOnly.MatchString(code) {
+			bad = append(bad, fmt.Sprintf("%d: %s is an AVX2 function but uses %s, an AVX-512 register: %s",
+				i+1, fn, evexOnly.FindString(code), strings.TrimSpace(code)))
+		}
+	}
+	return funcs, bad
 }

@@ -1,6 +1,7 @@
 package isatest
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ckbench/ckbench/kernels/isa"
@@ -31,6 +32,32 @@ func TestSkipShows(t *testing.T) {
 	for _, tier := range isa.All {
 		if ran[tier] != isa.Detect(tier).Runs {
 			t.Errorf("%s: ran=%v, runs here=%v", tier, ran[tier], isa.Detect(tier).Runs)
+		}
+	}
+}
+
+// TestEVEXInAVX2: the registers only AVX-512 has are found in AVX2
+// functions, and only there.
+func TestEVEXInAVX2(t *testing.T) {
+	src := `TEXT ·fAVX2(SB), NOSPLIT, $0-8
+	VFMADD231PS Y1, Y2, Y15 // Y16 in a comment is fine
+	VADDPS      X3, X4, X5
+TEXT ·fAVX512(SB), NOSPLIT, $0-8
+	VADDPS Z1, Z2, Z31
+	KMOVW  K1, AX
+TEXT ·gAVX2(SB), NOSPLIT, $0-8
+	VMOVUPS (AX), Y16
+	VADDPS  X20, X1, X1
+	VPADDD  Z0, Z0, Z0
+	KMOVW   K2, AX
+`
+	funcs, bad := evexInAVX2(src)
+	if funcs != 2 || len(bad) != 4 {
+		t.Fatalf("%d AVX2 functions, %d bad lines: %q", funcs, len(bad), bad)
+	}
+	for _, b := range bad {
+		if !strings.Contains(b, "gAVX2") {
+			t.Errorf("flagged outside gAVX2: %s", b)
 		}
 	}
 }
