@@ -1465,7 +1465,7 @@ pv_2:
 pv_block_1:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
-	CMPQ    R11, $0x00000100
+	CMPQ    R11, $0x00000180
 	JL      pv_next_1
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
@@ -1475,6 +1475,10 @@ pv_block_1:
 	VMOVUPS 160(CX)(R10*1), Y5
 	VMOVUPS 192(CX)(R10*1), Y6
 	VMOVUPS 224(CX)(R10*1), Y7
+	VMOVUPS 256(CX)(R10*1), Y8
+	VMOVUPS 288(CX)(R10*1), Y9
+	VMOVUPS 320(CX)(R10*1), Y10
+	VMOVUPS 352(CX)(R10*1), Y11
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
@@ -1482,15 +1486,19 @@ pv_block_1:
 pv_single_1:
 	TESTQ        R13, R13
 	JZ           pv_merge_1
-	VBROADCASTSS (R11), Y8
-	VFMADD231PS  (R12), Y8, Y0
-	VFMADD231PS  32(R12), Y8, Y1
-	VFMADD231PS  64(R12), Y8, Y2
-	VFMADD231PS  96(R12), Y8, Y3
-	VFMADD231PS  128(R12), Y8, Y4
-	VFMADD231PS  160(R12), Y8, Y5
-	VFMADD231PS  192(R12), Y8, Y6
-	VFMADD231PS  224(R12), Y8, Y7
+	VBROADCASTSS (R11), Y12
+	VFMADD231PS  (R12), Y12, Y0
+	VFMADD231PS  32(R12), Y12, Y1
+	VFMADD231PS  64(R12), Y12, Y2
+	VFMADD231PS  96(R12), Y12, Y3
+	VFMADD231PS  128(R12), Y12, Y4
+	VFMADD231PS  160(R12), Y12, Y5
+	VFMADD231PS  192(R12), Y12, Y6
+	VFMADD231PS  224(R12), Y12, Y7
+	VFMADD231PS  256(R12), Y12, Y8
+	VFMADD231PS  288(R12), Y12, Y9
+	VFMADD231PS  320(R12), Y12, Y10
+	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
 	JNZ          pf_skip_10
 	MOVQ         ng+16(FP), R9
@@ -1500,7 +1508,9 @@ pv_single_1:
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, R8
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	ADDQ         $0x00000180, R8
 
 pf_skip_10:
 	ADDQ $0x04, R11
@@ -1517,40 +1527,43 @@ pv_merge_1:
 	VMOVUPS Y5, 160(CX)(R10*1)
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
-	ADDQ    $0x00000100, R10
+	VMOVUPS Y8, 256(CX)(R10*1)
+	VMOVUPS Y9, 288(CX)(R10*1)
+	VMOVUPS Y10, 320(CX)(R10*1)
+	VMOVUPS Y11, 352(CX)(R10*1)
+	ADDQ    $0x00000180, R10
 	JMP     pv_block_1
 
 pv_next_1:
 pv_block_2:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
-	CMPQ    R11, $0x00000080
+	CMPQ    R11, $0x00000100
 	JL      pv_next_2
 	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	VMOVUPS 64(CX)(R10*1), Y4
-	VXORPS  Y5, Y5, Y5
-	VMOVUPS 96(CX)(R10*1), Y6
-	VXORPS  Y7, Y7, Y7
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_2
 
-pv_pair_2:
+pv_single_2:
+	TESTQ        R13, R13
+	JZ           pv_merge_2
 	VBROADCASTSS (R11), Y8
-	VBROADCASTSS 4(R11), Y9
 	VFMADD231PS  (R12), Y8, Y0
-	VFMADD231PS  32(R12), Y8, Y2
-	VFMADD231PS  64(R12), Y8, Y4
-	VFMADD231PS  96(R12), Y8, Y6
-	VFMADD231PS  (R12)(DI*1), Y9, Y1
-	VFMADD231PS  32(R12)(DI*1), Y9, Y3
-	VFMADD231PS  64(R12)(DI*1), Y9, Y5
-	VFMADD231PS  96(R12)(DI*1), Y9, Y7
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
 	JNZ          pf_skip_11
 	MOVQ         ng+16(FP), R9
@@ -1563,57 +1576,37 @@ pv_pair_2:
 	ADDQ         $0x00000100, R8
 
 pf_skip_11:
-	ADDQ $0x08, R11
-	LEAQ (R12)(DI*2), R12
-	SUBQ $0x02, R13
-	CMPQ R13, $0x02
-	JGE  pv_pair_2
-
-pv_single_2:
-	TESTQ        R13, R13
-	JZ           pv_merge_2
-	VBROADCASTSS (R11), Y8
-	VFMADD231PS  (R12), Y8, Y0
-	VFMADD231PS  32(R12), Y8, Y2
-	VFMADD231PS  64(R12), Y8, Y4
-	VFMADD231PS  96(R12), Y8, Y6
-	DECQ         R9
-	JNZ          pf_skip_12
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_12
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	ADDQ         $0x00000080, R8
-
-pf_skip_12:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
 	JMP  pv_single_2
 
 pv_merge_2:
-	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(R10*1)
-	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R10*1)
-	ADDQ    $0x00000080, R10
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	ADDQ    $0x00000100, R10
 	JMP     pv_block_2
 
 pv_next_2:
 pv_block_3:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
-	CMPQ    R11, $0x00000040
+	CMPQ    R11, $0x00000080
 	JL      pv_next_3
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
 	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R10*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R10*1), Y6
+	VXORPS  Y7, Y7, Y7
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
@@ -1621,12 +1614,42 @@ pv_block_3:
 	JL      pv_single_3
 
 pv_pair_3:
-	VBROADCASTSS (R11), Y4
-	VBROADCASTSS 4(R11), Y5
-	VFMADD231PS  (R12), Y4, Y0
-	VFMADD231PS  32(R12), Y4, Y2
-	VFMADD231PS  (R12)(DI*1), Y5, Y1
-	VFMADD231PS  32(R12)(DI*1), Y5, Y3
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS 4(R11), Y9
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y2
+	VFMADD231PS  64(R12), Y8, Y4
+	VFMADD231PS  96(R12), Y8, Y6
+	VFMADD231PS  (R12)(DI*1), Y9, Y1
+	VFMADD231PS  32(R12)(DI*1), Y9, Y3
+	VFMADD231PS  64(R12)(DI*1), Y9, Y5
+	VFMADD231PS  96(R12)(DI*1), Y9, Y7
+	DECQ         R9
+	JNZ          pf_skip_12
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_12
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, R8
+
+pf_skip_12:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_3
+
+pv_single_3:
+	TESTQ        R13, R13
+	JZ           pv_merge_3
+	VBROADCASTSS (R11), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y2
+	VFMADD231PS  64(R12), Y8, Y4
+	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
 	JNZ          pf_skip_13
 	MOVQ         ng+16(FP), R9
@@ -1637,27 +1660,6 @@ pv_pair_3:
 	ADDQ         $0x00000080, R8
 
 pf_skip_13:
-	ADDQ $0x08, R11
-	LEAQ (R12)(DI*2), R12
-	SUBQ $0x02, R13
-	CMPQ R13, $0x02
-	JGE  pv_pair_3
-
-pv_single_3:
-	TESTQ        R13, R13
-	JZ           pv_merge_3
-	VBROADCASTSS (R11), Y4
-	VFMADD231PS  (R12), Y4, Y0
-	VFMADD231PS  32(R12), Y4, Y2
-	DECQ         R9
-	JNZ          pf_skip_14
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_14
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_14:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -1668,17 +1670,23 @@ pv_merge_3:
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
-	ADDQ    $0x00000040, R10
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
 	JMP     pv_block_3
 
 pv_next_3:
 pv_block_4:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
-	CMPQ    R11, $0x00000020
+	CMPQ    R11, $0x00000040
 	JL      pv_next_4
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
@@ -1686,19 +1694,22 @@ pv_block_4:
 	JL      pv_single_4
 
 pv_pair_4:
-	VBROADCASTSS (R11), Y2
-	VBROADCASTSS 4(R11), Y3
-	VFMADD231PS  (R12), Y2, Y0
-	VFMADD231PS  (R12)(DI*1), Y3, Y1
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y5
+	VFMADD231PS  (R12), Y4, Y0
+	VFMADD231PS  32(R12), Y4, Y2
+	VFMADD231PS  (R12)(DI*1), Y5, Y1
+	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_15
+	JNZ          pf_skip_14
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_15
+	JAE          pf_skip_14
 	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
+	PREFETCHT1   64(R8)
+	ADDQ         $0x00000080, R8
 
-pf_skip_15:
+pf_skip_14:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -1708,8 +1719,50 @@ pf_skip_15:
 pv_single_4:
 	TESTQ        R13, R13
 	JZ           pv_merge_4
+	VBROADCASTSS (R11), Y4
+	VFMADD231PS  (R12), Y4, Y0
+	VFMADD231PS  32(R12), Y4, Y2
+	DECQ         R9
+	JNZ          pf_skip_15
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_15
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_15:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_4
+
+pv_merge_4:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_4
+
+pv_next_4:
+pv_block_5:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_5
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_5
+
+pv_pair_5:
 	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y3
 	VFMADD231PS  (R12), Y2, Y0
+	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
 	JNZ          pf_skip_16
 	MOVQ         ng+16(FP), R9
@@ -1719,18 +1772,38 @@ pv_single_4:
 	ADDQ         $0x00000040, R8
 
 pf_skip_16:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_5
+
+pv_single_5:
+	TESTQ        R13, R13
+	JZ           pv_merge_5
+	VBROADCASTSS (R11), Y2
+	VFMADD231PS  (R12), Y2, Y0
+	DECQ         R9
+	JNZ          pf_skip_17
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_17
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_17:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_4
+	JMP  pv_single_5
 
-pv_merge_4:
+pv_merge_5:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_4
+	JMP     pv_block_5
 
-pv_next_4:
+pv_next_5:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -2070,11 +2143,11 @@ zero_loop_2:
 	JNZ     zero_loop_2
 	XORQ    R8, R8
 
-pv_block_5:
+pv_block_6:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_5
+	JL      pv_next_6
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -2087,9 +2160,9 @@ pv_block_5:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 
-pv_single_5:
+pv_single_6:
 	TESTQ        R11, R11
-	JZ           pv_merge_5
+	JZ           pv_merge_6
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y1
@@ -2102,9 +2175,9 @@ pv_single_5:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_5
+	JMP          pv_single_6
 
-pv_merge_5:
+pv_merge_6:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -2114,14 +2187,14 @@ pv_merge_5:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_5
+	JMP     pv_block_6
 
-pv_next_5:
-pv_block_6:
+pv_next_6:
+pv_block_7:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_6
+	JL      pv_next_7
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -2134,9 +2207,9 @@ pv_block_6:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_6
+	JL      pv_single_7
 
-pv_pair_6:
+pv_pair_7:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VFMADD231PS  (R10), Y8, Y0
@@ -2151,68 +2224,16 @@ pv_pair_6:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_6
-
-pv_single_6:
-	TESTQ        R11, R11
-	JZ           pv_merge_6
-	VBROADCASTSS (R9), Y8
-	VFMADD231PS  (R10), Y8, Y0
-	VFMADD231PS  32(R10), Y8, Y2
-	VFMADD231PS  64(R10), Y8, Y4
-	VFMADD231PS  96(R10), Y8, Y6
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          pv_single_6
-
-pv_merge_6:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R8*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R8*1)
-	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(R8*1)
-	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R8*1)
-	ADDQ    $0x00000080, R8
-	JMP     pv_block_6
-
-pv_next_6:
-pv_block_7:
-	MOVQ    SI, R9
-	SUBQ    R8, R9
-	CMPQ    R9, $0x00000040
-	JL      pv_next_7
-	VMOVUPS (CX)(R8*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R8*1), Y2
-	VXORPS  Y3, Y3, Y3
-	MOVQ    AX, R9
-	LEAQ    (DX)(R8*1), R10
-	MOVQ    BX, R11
-	CMPQ    R11, $0x02
-	JL      pv_single_7
-
-pv_pair_7:
-	VBROADCASTSS (R9), Y4
-	VBROADCASTSS 4(R9), Y5
-	VFMADD231PS  (R10), Y4, Y0
-	VFMADD231PS  32(R10), Y4, Y2
-	VFMADD231PS  (R10)(DI*1), Y5, Y1
-	VFMADD231PS  32(R10)(DI*1), Y5, Y3
-	ADDQ         $0x08, R9
-	LEAQ         (R10)(DI*2), R10
-	SUBQ         $0x02, R11
-	CMPQ         R11, $0x02
 	JGE          pv_pair_7
 
 pv_single_7:
 	TESTQ        R11, R11
 	JZ           pv_merge_7
-	VBROADCASTSS (R9), Y4
-	VFMADD231PS  (R10), Y4, Y0
-	VFMADD231PS  32(R10), Y4, Y2
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  96(R10), Y8, Y6
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
@@ -2223,17 +2244,23 @@ pv_merge_7:
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
-	ADDQ    $0x00000040, R8
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R8*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R8*1)
+	ADDQ    $0x00000080, R8
 	JMP     pv_block_7
 
 pv_next_7:
 pv_block_8:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
-	CMPQ    R9, $0x00000020
+	CMPQ    R9, $0x00000040
 	JL      pv_next_8
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
@@ -2241,10 +2268,12 @@ pv_block_8:
 	JL      pv_single_8
 
 pv_pair_8:
-	VBROADCASTSS (R9), Y2
-	VBROADCASTSS 4(R9), Y3
-	VFMADD231PS  (R10), Y2, Y0
-	VFMADD231PS  (R10)(DI*1), Y3, Y1
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y5
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  32(R10), Y4, Y2
+	VFMADD231PS  (R10)(DI*1), Y5, Y1
+	VFMADD231PS  32(R10)(DI*1), Y5, Y3
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -2254,8 +2283,9 @@ pv_pair_8:
 pv_single_8:
 	TESTQ        R11, R11
 	JZ           pv_merge_8
-	VBROADCASTSS (R9), Y2
-	VFMADD231PS  (R10), Y2, Y0
+	VBROADCASTSS (R9), Y4
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  32(R10), Y4, Y2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
@@ -2264,10 +2294,53 @@ pv_single_8:
 pv_merge_8:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
-	ADDQ    $0x00000020, R8
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R8*1)
+	ADDQ    $0x00000040, R8
 	JMP     pv_block_8
 
 pv_next_8:
+pv_block_9:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
+	JL      pv_next_9
+	VMOVUPS (CX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    AX, R9
+	LEAQ    (DX)(R8*1), R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_9
+
+pv_pair_9:
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y3
+	VFMADD231PS  (R10), Y2, Y0
+	VFMADD231PS  (R10)(DI*1), Y3, Y1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_9
+
+pv_single_9:
+	TESTQ        R11, R11
+	JZ           pv_merge_9
+	VBROADCASTSS (R9), Y2
+	VFMADD231PS  (R10), Y2, Y0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_9
+
+pv_merge_9:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R8*1)
+	ADDQ    $0x00000020, R8
+	JMP     pv_block_9
+
+pv_next_9:
 	VZEROUPPER
 	RET
 
@@ -2431,17 +2504,17 @@ scores2_4_chunk2_2:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_17
+	JNZ         pf_skip_18
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_17
+	JAE         pf_skip_18
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_17:
+pf_skip_18:
 	VMOVUPS     32(CX)(DX*1), Y8
 	VMOVUPS     32(CX)(BX*1), Y9
 	VMOVUPS     32(CX), Y10
@@ -2457,17 +2530,17 @@ pf_skip_17:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_18
+	JNZ         pf_skip_19
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_18
+	JAE         pf_skip_19
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_18:
+pf_skip_19:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_2
@@ -2490,17 +2563,17 @@ scores2_4_odd_2:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_19
+	JNZ         pf_skip_20
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_19
+	JAE         pf_skip_20
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_19:
+pf_skip_20:
 scores2_4_chunks_2:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -2664,17 +2737,17 @@ scores_pairs_5:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_20
+	JNZ         pf_skip_21
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_20
+	JAE         pf_skip_21
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_20:
+pf_skip_21:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -2712,17 +2785,17 @@ scores_pairs_6:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_21
+	JNZ         pf_skip_22
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_21
+	JAE         pf_skip_22
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_21:
+pf_skip_22:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -3050,10 +3123,10 @@ pv2_single_5:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_22
+	JNZ          pf_skip_23
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_22
+	JAE          pf_skip_23
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -3062,7 +3135,7 @@ pv2_single_5:
 	PREFETCHT1   320(R10)
 	ADDQ         $0x00000180, R10
 
-pf_skip_22:
+pf_skip_23:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -3126,17 +3199,17 @@ pv2_single_6:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_23
+	JNZ          pf_skip_24
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_23
+	JAE          pf_skip_24
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_23:
+pf_skip_24:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -3186,17 +3259,17 @@ pv2_single_7:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_24
+	JNZ          pf_skip_25
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_24
+	JAE          pf_skip_25
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_24:
+pf_skip_25:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -3237,17 +3310,17 @@ pv2_single_8:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_25
+	JNZ          pf_skip_26
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_25
+	JAE          pf_skip_26
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_25:
+pf_skip_26:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -3290,11 +3363,84 @@ pv_4:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_9:
+pv_block_10:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000180
+	JL      pv_next_10
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	VMOVUPS 256(CX)(R10*1), Y8
+	VMOVUPS 288(CX)(R10*1), Y9
+	VMOVUPS 320(CX)(R10*1), Y10
+	VMOVUPS 352(CX)(R10*1), Y11
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+
+pv_single_10:
+	TESTQ        R13, R13
+	JZ           pv_merge_10
+	VBROADCASTSS (R11), Y12
+	VFMADD231PS  (R12), Y12, Y0
+	VFMADD231PS  32(R12), Y12, Y1
+	VFMADD231PS  64(R12), Y12, Y2
+	VFMADD231PS  96(R12), Y12, Y3
+	VFMADD231PS  128(R12), Y12, Y4
+	VFMADD231PS  160(R12), Y12, Y5
+	VFMADD231PS  192(R12), Y12, Y6
+	VFMADD231PS  224(R12), Y12, Y7
+	VFMADD231PS  256(R12), Y12, Y8
+	VFMADD231PS  288(R12), Y12, Y9
+	VFMADD231PS  320(R12), Y12, Y10
+	VFMADD231PS  352(R12), Y12, Y11
+	DECQ         R9
+	JNZ          pf_skip_27
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_27
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	ADDQ         $0x00000180, R8
+
+pf_skip_27:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_10
+
+pv_merge_10:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	VMOVUPS Y8, 256(CX)(R10*1)
+	VMOVUPS Y9, 288(CX)(R10*1)
+	VMOVUPS Y10, 320(CX)(R10*1)
+	VMOVUPS Y11, 352(CX)(R10*1)
+	ADDQ    $0x00000180, R10
+	JMP     pv_block_10
+
+pv_next_10:
+pv_block_11:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_9
+	JL      pv_next_11
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -3307,9 +3453,9 @@ pv_block_9:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 
-pv_single_9:
+pv_single_11:
 	TESTQ        R13, R13
-	JZ           pv_merge_9
+	JZ           pv_merge_11
 	VBROADCASTSS (R11), Y8
 	VFMADD231PS  (R12), Y8, Y0
 	VFMADD231PS  32(R12), Y8, Y1
@@ -3320,23 +3466,23 @@ pv_single_9:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_26
+	JNZ          pf_skip_28
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_26
+	JAE          pf_skip_28
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, R8
 
-pf_skip_26:
+pf_skip_28:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_9
+	JMP  pv_single_11
 
-pv_merge_9:
+pv_merge_11:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -3346,14 +3492,14 @@ pv_merge_9:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_9
+	JMP     pv_block_11
 
-pv_next_9:
-pv_block_10:
+pv_next_11:
+pv_block_12:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_10
+	JL      pv_next_12
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -3366,9 +3512,9 @@ pv_block_10:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_10
+	JL      pv_single_12
 
-pv_pair_10:
+pv_pair_12:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VFMADD231PS  (R12), Y8, Y0
@@ -3380,153 +3526,17 @@ pv_pair_10:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_27
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_27
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, R8
-
-pf_skip_27:
-	ADDQ $0x08, R11
-	LEAQ (R12)(DI*2), R12
-	SUBQ $0x02, R13
-	CMPQ R13, $0x02
-	JGE  pv_pair_10
-
-pv_single_10:
-	TESTQ        R13, R13
-	JZ           pv_merge_10
-	VBROADCASTSS (R11), Y8
-	VFMADD231PS  (R12), Y8, Y0
-	VFMADD231PS  32(R12), Y8, Y2
-	VFMADD231PS  64(R12), Y8, Y4
-	VFMADD231PS  96(R12), Y8, Y6
-	DECQ         R9
-	JNZ          pf_skip_28
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_28
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	ADDQ         $0x00000080, R8
-
-pf_skip_28:
-	ADDQ $0x04, R11
-	ADDQ DI, R12
-	DECQ R13
-	JMP  pv_single_10
-
-pv_merge_10:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(R10*1)
-	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R10*1)
-	ADDQ    $0x00000080, R10
-	JMP     pv_block_10
-
-pv_next_10:
-pv_block_11:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000040
-	JL      pv_next_11
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	MOVQ    DX, R11
-	LEAQ    (BX)(R10*1), R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_11
-
-pv_pair_11:
-	VBROADCASTSS (R11), Y4
-	VBROADCASTSS 4(R11), Y5
-	VFMADD231PS  (R12), Y4, Y0
-	VFMADD231PS  32(R12), Y4, Y2
-	VFMADD231PS  (R12)(DI*1), Y5, Y1
-	VFMADD231PS  32(R12)(DI*1), Y5, Y3
-	DECQ         R9
 	JNZ          pf_skip_29
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
 	JAE          pf_skip_29
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
-	ADDQ         $0x00000080, R8
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, R8
 
 pf_skip_29:
-	ADDQ $0x08, R11
-	LEAQ (R12)(DI*2), R12
-	SUBQ $0x02, R13
-	CMPQ R13, $0x02
-	JGE  pv_pair_11
-
-pv_single_11:
-	TESTQ        R13, R13
-	JZ           pv_merge_11
-	VBROADCASTSS (R11), Y4
-	VFMADD231PS  (R12), Y4, Y0
-	VFMADD231PS  32(R12), Y4, Y2
-	DECQ         R9
-	JNZ          pf_skip_30
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_30
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_30:
-	ADDQ $0x04, R11
-	ADDQ DI, R12
-	DECQ R13
-	JMP  pv_single_11
-
-pv_merge_11:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     pv_block_11
-
-pv_next_11:
-pv_block_12:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000020
-	JL      pv_next_12
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R11
-	LEAQ    (BX)(R10*1), R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_12
-
-pv_pair_12:
-	VBROADCASTSS (R11), Y2
-	VBROADCASTSS 4(R11), Y3
-	VFMADD231PS  (R12), Y2, Y0
-	VFMADD231PS  (R12)(DI*1), Y3, Y1
-	DECQ         R9
-	JNZ          pf_skip_31
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_31
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_31:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -3536,8 +3546,83 @@ pf_skip_31:
 pv_single_12:
 	TESTQ        R13, R13
 	JZ           pv_merge_12
-	VBROADCASTSS (R11), Y2
-	VFMADD231PS  (R12), Y2, Y0
+	VBROADCASTSS (R11), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y2
+	VFMADD231PS  64(R12), Y8, Y4
+	VFMADD231PS  96(R12), Y8, Y6
+	DECQ         R9
+	JNZ          pf_skip_30
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_30
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	ADDQ         $0x00000080, R8
+
+pf_skip_30:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_12
+
+pv_merge_12:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_12
+
+pv_next_12:
+pv_block_13:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_13
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_13
+
+pv_pair_13:
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y5
+	VFMADD231PS  (R12), Y4, Y0
+	VFMADD231PS  32(R12), Y4, Y2
+	VFMADD231PS  (R12)(DI*1), Y5, Y1
+	VFMADD231PS  32(R12)(DI*1), Y5, Y3
+	DECQ         R9
+	JNZ          pf_skip_31
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_31
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	ADDQ         $0x00000080, R8
+
+pf_skip_31:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_13
+
+pv_single_13:
+	TESTQ        R13, R13
+	JZ           pv_merge_13
+	VBROADCASTSS (R11), Y4
+	VFMADD231PS  (R12), Y4, Y0
+	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
 	JNZ          pf_skip_32
 	MOVQ         ng+16(FP), R9
@@ -3550,15 +3635,76 @@ pf_skip_32:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_12
+	JMP  pv_single_13
 
-pv_merge_12:
+pv_merge_13:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_13
+
+pv_next_13:
+pv_block_14:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_14
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_14
+
+pv_pair_14:
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y3
+	VFMADD231PS  (R12), Y2, Y0
+	VFMADD231PS  (R12)(DI*1), Y3, Y1
+	DECQ         R9
+	JNZ          pf_skip_33
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_33
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_33:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_14
+
+pv_single_14:
+	TESTQ        R13, R13
+	JZ           pv_merge_14
+	VBROADCASTSS (R11), Y2
+	VFMADD231PS  (R12), Y2, Y0
+	DECQ         R9
+	JNZ          pf_skip_34
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_34
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_34:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_14
+
+pv_merge_14:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_12
+	JMP     pv_block_14
 
-pv_next_12:
+pv_next_14:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -3884,11 +4030,11 @@ zero_loop_4:
 	JNZ     zero_loop_4
 	XORQ    R8, R8
 
-pv_block_13:
+pv_block_15:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_13
+	JL      pv_next_15
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -3901,9 +4047,9 @@ pv_block_13:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 
-pv_single_13:
+pv_single_15:
 	TESTQ        R11, R11
-	JZ           pv_merge_13
+	JZ           pv_merge_15
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y1
@@ -3916,9 +4062,9 @@ pv_single_13:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_13
+	JMP          pv_single_15
 
-pv_merge_13:
+pv_merge_15:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -3928,14 +4074,14 @@ pv_merge_13:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_13
+	JMP     pv_block_15
 
-pv_next_13:
-pv_block_14:
+pv_next_15:
+pv_block_16:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_14
+	JL      pv_next_16
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -3948,9 +4094,9 @@ pv_block_14:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_14
+	JL      pv_single_16
 
-pv_pair_14:
+pv_pair_16:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VFMADD231PS  (R10), Y8, Y0
@@ -3965,11 +4111,11 @@ pv_pair_14:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_14
+	JGE          pv_pair_16
 
-pv_single_14:
+pv_single_16:
 	TESTQ        R11, R11
-	JZ           pv_merge_14
+	JZ           pv_merge_16
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y2
@@ -3978,9 +4124,9 @@ pv_single_14:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_14
+	JMP          pv_single_16
 
-pv_merge_14:
+pv_merge_16:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -3990,14 +4136,14 @@ pv_merge_14:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_14
+	JMP     pv_block_16
 
-pv_next_14:
-pv_block_15:
+pv_next_16:
+pv_block_17:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_15
+	JL      pv_next_17
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -4006,9 +4152,9 @@ pv_block_15:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_15
+	JL      pv_single_17
 
-pv_pair_15:
+pv_pair_17:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VFMADD231PS  (R10), Y4, Y0
@@ -4019,42 +4165,42 @@ pv_pair_15:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_15
+	JGE          pv_pair_17
 
-pv_single_15:
+pv_single_17:
 	TESTQ        R11, R11
-	JZ           pv_merge_15
+	JZ           pv_merge_17
 	VBROADCASTSS (R9), Y4
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_15
+	JMP          pv_single_17
 
-pv_merge_15:
+pv_merge_17:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_15
+	JMP     pv_block_17
 
-pv_next_15:
-pv_block_16:
+pv_next_17:
+pv_block_18:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_16
+	JL      pv_next_18
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_16
+	JL      pv_single_18
 
-pv_pair_16:
+pv_pair_18:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VFMADD231PS  (R10), Y2, Y0
@@ -4063,25 +4209,25 @@ pv_pair_16:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_16
+	JGE          pv_pair_18
 
-pv_single_16:
+pv_single_18:
 	TESTQ        R11, R11
-	JZ           pv_merge_16
+	JZ           pv_merge_18
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_16
+	JMP          pv_single_18
 
-pv_merge_16:
+pv_merge_18:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_16
+	JMP     pv_block_18
 
-pv_next_16:
+pv_next_18:
 	VZEROUPPER
 	RET
 
@@ -4273,14 +4419,14 @@ scores4_chunk2_1:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_33
+	JAE         pf_skip_35
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_33:
+pf_skip_35:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX)(SI*1), Z20
@@ -4306,14 +4452,14 @@ pf_skip_33:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_34
+	JAE         pf_skip_36
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_34:
+pf_skip_36:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_1
@@ -4346,14 +4492,14 @@ scores4_odd_1:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_35
+	JAE         pf_skip_37
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_35:
+pf_skip_37:
 scores4_chunks_1:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -4656,14 +4802,14 @@ scores2_8_chunk2_1:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_36
+	JAE         pf_skip_38
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_36:
+pf_skip_38:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX), Z20
@@ -4691,14 +4837,14 @@ pf_skip_36:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_37
+	JAE         pf_skip_39
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_37:
+pf_skip_39:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -4734,14 +4880,14 @@ scores2_8_odd_1:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_38
+	JAE         pf_skip_40
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_38:
+pf_skip_40:
 scores2_8_chunks_1:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -5070,7 +5216,7 @@ scores_pairs_9:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_39
+	JAE         pf_skip_41
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -5081,7 +5227,7 @@ scores_pairs_9:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_39:
+pf_skip_41:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z0
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -5736,14 +5882,14 @@ pv4_row_1:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_40
+	JAE          pf_skip_42
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_40:
+pf_skip_42:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -5815,14 +5961,14 @@ pv4_row_2:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_41
+	JAE          pf_skip_43
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_41:
+pf_skip_43:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -5877,14 +6023,14 @@ pv4_row_3:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_42
+	JAE          pf_skip_44
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_42:
+pf_skip_44:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -5992,14 +6138,14 @@ pv2_single_9:
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_43
+	JAE          pf_skip_45
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_43:
+pf_skip_45:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -6089,14 +6235,14 @@ pv2_pair_10:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_44
+	JAE          pf_skip_46
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_44:
+pf_skip_46:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -6185,14 +6331,14 @@ pv2_pair_11:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_45
+	JAE          pf_skip_47
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_45:
+pf_skip_47:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -6259,14 +6405,14 @@ pv2_pair_12:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_46
+	JAE          pf_skip_48
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_46:
+pf_skip_48:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -6328,11 +6474,11 @@ pv_7:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_17:
+pv_block_19:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_17
+	JL      pv_next_19
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -6353,9 +6499,9 @@ pv_block_17:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_17
+	JL      pv_single_19
 
-pv_pair_17:
+pv_pair_19:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VFMADD231PS  (R12), Z18, Z0
@@ -6394,11 +6540,11 @@ pv_pair_17:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_17
+	JGE          pv_pair_19
 
-pv_single_17:
+pv_single_19:
 	TESTQ        R13, R13
-	JZ           pv_merge_17
+	JZ           pv_merge_19
 	VBROADCASTSS (R11), Z18
 	VFMADD231PS  (R12), Z18, Z0
 	VFMADD231PS  64(R12), Z18, Z4
@@ -6411,9 +6557,9 @@ pv_single_17:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_17
+	JMP          pv_single_19
 
-pv_merge_17:
+pv_merge_19:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -6431,14 +6577,14 @@ pv_merge_17:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_17
+	JMP     pv_block_19
 
-pv_next_17:
-pv_block_18:
+pv_next_19:
+pv_block_20:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_18
+	JL      pv_next_20
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -6451,9 +6597,9 @@ pv_block_18:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_18
+	JL      pv_single_20
 
-pv_pair_18:
+pv_pair_20:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VFMADD231PS  (R12), Z10, Z0
@@ -6476,11 +6622,11 @@ pv_pair_18:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_18
+	JGE          pv_pair_20
 
-pv_single_18:
+pv_single_20:
 	TESTQ        R13, R13
-	JZ           pv_merge_18
+	JZ           pv_merge_20
 	VBROADCASTSS (R11), Z10
 	VFMADD231PS  (R12), Z10, Z0
 	VFMADD231PS  64(R12), Z10, Z4
@@ -6489,9 +6635,9 @@ pv_single_18:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_18
+	JMP          pv_single_20
 
-pv_merge_18:
+pv_merge_20:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -6501,14 +6647,14 @@ pv_merge_18:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_18
+	JMP     pv_block_20
 
-pv_next_18:
-pv_block_19:
+pv_next_20:
+pv_block_21:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_19
+	JL      pv_next_21
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -6517,9 +6663,9 @@ pv_block_19:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_19
+	JL      pv_single_21
 
-pv_pair_19:
+pv_pair_21:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VFMADD231PS  (R12), Z6, Z0
@@ -6534,42 +6680,42 @@ pv_pair_19:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_19
+	JGE          pv_pair_21
 
-pv_single_19:
+pv_single_21:
 	TESTQ        R13, R13
-	JZ           pv_merge_19
+	JZ           pv_merge_21
 	VBROADCASTSS (R11), Z6
 	VFMADD231PS  (R12), Z6, Z0
 	VFMADD231PS  64(R12), Z6, Z4
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_19
+	JMP          pv_single_21
 
-pv_merge_19:
+pv_merge_21:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_19
+	JMP     pv_block_21
 
-pv_next_19:
-pv_block_20:
+pv_next_21:
+pv_block_22:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_20
+	JL      pv_next_22
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_20
+	JL      pv_single_22
 
-pv_pair_20:
+pv_pair_22:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VFMADD231PS  (R12), Z4, Z0
@@ -6580,35 +6726,35 @@ pv_pair_20:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_20
+	JGE          pv_pair_22
 
-pv_single_20:
+pv_single_22:
 	TESTQ        R13, R13
-	JZ           pv_merge_20
+	JZ           pv_merge_22
 	VBROADCASTSS (R11), Z4
 	VFMADD231PS  (R12), Z4, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_20
+	JMP          pv_single_22
 
-pv_merge_20:
+pv_merge_22:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_20
+	JMP     pv_block_22
 
-pv_next_20:
+pv_next_22:
 	JMP first_done_1
 
 other_head_1:
 	XORQ R8, R8
 
-pv_block_21:
+pv_block_23:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_21
+	JL      pv_next_23
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -6629,9 +6775,9 @@ pv_block_21:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_21
+	JL      pv_single_23
 
-pv_pair_21:
+pv_pair_23:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VFMADD231PS  (R10), Z18, Z0
@@ -6654,11 +6800,11 @@ pv_pair_21:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_21
+	JGE          pv_pair_23
 
-pv_single_21:
+pv_single_23:
 	TESTQ        R11, R11
-	JZ           pv_merge_21
+	JZ           pv_merge_23
 	VBROADCASTSS (R9), Z18
 	VFMADD231PS  (R10), Z18, Z0
 	VFMADD231PS  64(R10), Z18, Z4
@@ -6671,9 +6817,9 @@ pv_single_21:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_21
+	JMP          pv_single_23
 
-pv_merge_21:
+pv_merge_23:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -6691,14 +6837,14 @@ pv_merge_21:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_21
+	JMP     pv_block_23
 
-pv_next_21:
-pv_block_22:
+pv_next_23:
+pv_block_24:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_22
+	JL      pv_next_24
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -6711,9 +6857,9 @@ pv_block_22:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_22
+	JL      pv_single_24
 
-pv_pair_22:
+pv_pair_24:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VFMADD231PS  (R10), Z10, Z0
@@ -6728,11 +6874,11 @@ pv_pair_22:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_22
+	JGE          pv_pair_24
 
-pv_single_22:
+pv_single_24:
 	TESTQ        R11, R11
-	JZ           pv_merge_22
+	JZ           pv_merge_24
 	VBROADCASTSS (R9), Z10
 	VFMADD231PS  (R10), Z10, Z0
 	VFMADD231PS  64(R10), Z10, Z4
@@ -6741,9 +6887,9 @@ pv_single_22:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_22
+	JMP          pv_single_24
 
-pv_merge_22:
+pv_merge_24:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -6753,14 +6899,14 @@ pv_merge_22:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_22
+	JMP     pv_block_24
 
-pv_next_22:
-pv_block_23:
+pv_next_24:
+pv_block_25:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_23
+	JL      pv_next_25
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -6769,9 +6915,9 @@ pv_block_23:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_23
+	JL      pv_single_25
 
-pv_pair_23:
+pv_pair_25:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VFMADD231PS  (R10), Z6, Z0
@@ -6782,42 +6928,42 @@ pv_pair_23:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_23
+	JGE          pv_pair_25
 
-pv_single_23:
+pv_single_25:
 	TESTQ        R11, R11
-	JZ           pv_merge_23
+	JZ           pv_merge_25
 	VBROADCASTSS (R9), Z6
 	VFMADD231PS  (R10), Z6, Z0
 	VFMADD231PS  64(R10), Z6, Z4
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_23
+	JMP          pv_single_25
 
-pv_merge_23:
+pv_merge_25:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_23
+	JMP     pv_block_25
 
-pv_next_23:
-pv_block_24:
+pv_next_25:
+pv_block_26:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_24
+	JL      pv_next_26
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_24
+	JL      pv_single_26
 
-pv_pair_24:
+pv_pair_26:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -6826,25 +6972,25 @@ pv_pair_24:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_24
+	JGE          pv_pair_26
 
-pv_single_24:
+pv_single_26:
 	TESTQ        R11, R11
-	JZ           pv_merge_24
+	JZ           pv_merge_26
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_24
+	JMP          pv_single_26
 
-pv_merge_24:
+pv_merge_26:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_24
+	JMP     pv_block_26
 
-pv_next_24:
+pv_next_26:
 first_done_1:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_7
@@ -7293,11 +7439,11 @@ zero_loop_6:
 	JNZ     zero_loop_6
 	XORQ    R8, R8
 
-pv_block_25:
+pv_block_27:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_25
+	JL      pv_next_27
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -7318,9 +7464,9 @@ pv_block_25:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_25
+	JL      pv_single_27
 
-pv_pair_25:
+pv_pair_27:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VFMADD231PS  (R10), Z16, Z0
@@ -7343,11 +7489,11 @@ pv_pair_25:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_25
+	JGE          pv_pair_27
 
-pv_single_25:
+pv_single_27:
 	TESTQ        R11, R11
-	JZ           pv_merge_25
+	JZ           pv_merge_27
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R10), Z16, Z0
 	VFMADD231PS  64(R10), Z16, Z2
@@ -7360,9 +7506,9 @@ pv_single_25:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_25
+	JMP          pv_single_27
 
-pv_merge_25:
+pv_merge_27:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -7380,14 +7526,14 @@ pv_merge_25:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_25
+	JMP     pv_block_27
 
-pv_next_25:
-pv_block_26:
+pv_next_27:
+pv_block_28:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_26
+	JL      pv_next_28
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -7400,9 +7546,9 @@ pv_block_26:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_26
+	JL      pv_single_28
 
-pv_pair_26:
+pv_pair_28:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VFMADD231PS  (R10), Z8, Z0
@@ -7417,11 +7563,11 @@ pv_pair_26:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_26
+	JGE          pv_pair_28
 
-pv_single_26:
+pv_single_28:
 	TESTQ        R11, R11
-	JZ           pv_merge_26
+	JZ           pv_merge_28
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R10), Z8, Z0
 	VFMADD231PS  64(R10), Z8, Z2
@@ -7430,9 +7576,9 @@ pv_single_26:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_26
+	JMP          pv_single_28
 
-pv_merge_26:
+pv_merge_28:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -7442,14 +7588,14 @@ pv_merge_26:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_26
+	JMP     pv_block_28
 
-pv_next_26:
-pv_block_27:
+pv_next_28:
+pv_block_29:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_27
+	JL      pv_next_29
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -7458,9 +7604,9 @@ pv_block_27:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_27
+	JL      pv_single_29
 
-pv_pair_27:
+pv_pair_29:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -7471,42 +7617,42 @@ pv_pair_27:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_27
+	JGE          pv_pair_29
 
-pv_single_27:
+pv_single_29:
 	TESTQ        R11, R11
-	JZ           pv_merge_27
+	JZ           pv_merge_29
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	VFMADD231PS  64(R10), Z4, Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_27
+	JMP          pv_single_29
 
-pv_merge_27:
+pv_merge_29:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_27
+	JMP     pv_block_29
 
-pv_next_27:
-pv_block_28:
+pv_next_29:
+pv_block_30:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_28
+	JL      pv_next_30
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_28
+	JL      pv_single_30
 
-pv_pair_28:
+pv_pair_30:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VFMADD231PS  (R10), Z2, Z0
@@ -7515,25 +7661,25 @@ pv_pair_28:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_28
+	JGE          pv_pair_30
 
-pv_single_28:
+pv_single_30:
 	TESTQ        R11, R11
-	JZ           pv_merge_28
+	JZ           pv_merge_30
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R10), Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_28
+	JMP          pv_single_30
 
-pv_merge_28:
+pv_merge_30:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_28
+	JMP     pv_block_30
 
-pv_next_28:
+pv_next_30:
 	VZEROUPPER
 	RET
 
@@ -7725,14 +7871,14 @@ scores4_chunk2_2:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_47
+	JAE         pf_skip_49
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_47:
+pf_skip_49:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX)(SI*1), Z20
@@ -7758,14 +7904,14 @@ pf_skip_47:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_48
+	JAE         pf_skip_50
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_48:
+pf_skip_50:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_2
@@ -7798,14 +7944,14 @@ scores4_odd_2:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_49
+	JAE         pf_skip_51
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_49:
+pf_skip_51:
 scores4_chunks_2:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -8108,14 +8254,14 @@ scores2_8_chunk2_2:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_50
+	JAE         pf_skip_52
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_50:
+pf_skip_52:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX), Z20
@@ -8143,14 +8289,14 @@ pf_skip_50:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_51
+	JAE         pf_skip_53
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_51:
+pf_skip_53:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -8186,14 +8332,14 @@ scores2_8_odd_2:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_52
+	JAE         pf_skip_54
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_52:
+pf_skip_54:
 scores2_8_chunks_2:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -8522,7 +8668,7 @@ scores_pairs_12:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_53
+	JAE         pf_skip_55
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -8533,7 +8679,7 @@ scores_pairs_12:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_53:
+pf_skip_55:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z0
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -9179,14 +9325,14 @@ pv4_row_4:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_54
+	JAE          pf_skip_56
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_54:
+pf_skip_56:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9258,14 +9404,14 @@ pv4_row_5:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_55
+	JAE          pf_skip_57
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_55:
+pf_skip_57:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9320,14 +9466,14 @@ pv4_row_6:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_56
+	JAE          pf_skip_58
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_56:
+pf_skip_58:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9435,14 +9581,14 @@ pv2_single_13:
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_57
+	JAE          pf_skip_59
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_57:
+pf_skip_59:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -9532,14 +9678,14 @@ pv2_pair_14:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_58
+	JAE          pf_skip_60
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_58:
+pf_skip_60:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -9628,14 +9774,14 @@ pv2_pair_15:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_59
+	JAE          pf_skip_61
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_59:
+pf_skip_61:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -9702,14 +9848,14 @@ pv2_pair_16:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_60
+	JAE          pf_skip_62
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_60:
+pf_skip_62:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -9771,11 +9917,11 @@ pv_10:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_29:
+pv_block_31:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_29
+	JL      pv_next_31
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -9796,9 +9942,9 @@ pv_block_29:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_29
+	JL      pv_single_31
 
-pv_pair_29:
+pv_pair_31:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VFMADD231PS  (R12), Z18, Z0
@@ -9837,11 +9983,11 @@ pv_pair_29:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_29
+	JGE          pv_pair_31
 
-pv_single_29:
+pv_single_31:
 	TESTQ        R13, R13
-	JZ           pv_merge_29
+	JZ           pv_merge_31
 	VBROADCASTSS (R11), Z18
 	VFMADD231PS  (R12), Z18, Z0
 	VFMADD231PS  64(R12), Z18, Z4
@@ -9854,9 +10000,9 @@ pv_single_29:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_29
+	JMP          pv_single_31
 
-pv_merge_29:
+pv_merge_31:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -9874,14 +10020,14 @@ pv_merge_29:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_29
+	JMP     pv_block_31
 
-pv_next_29:
-pv_block_30:
+pv_next_31:
+pv_block_32:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_30
+	JL      pv_next_32
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -9894,9 +10040,9 @@ pv_block_30:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_30
+	JL      pv_single_32
 
-pv_pair_30:
+pv_pair_32:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VFMADD231PS  (R12), Z10, Z0
@@ -9919,11 +10065,11 @@ pv_pair_30:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_30
+	JGE          pv_pair_32
 
-pv_single_30:
+pv_single_32:
 	TESTQ        R13, R13
-	JZ           pv_merge_30
+	JZ           pv_merge_32
 	VBROADCASTSS (R11), Z10
 	VFMADD231PS  (R12), Z10, Z0
 	VFMADD231PS  64(R12), Z10, Z4
@@ -9932,9 +10078,9 @@ pv_single_30:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_30
+	JMP          pv_single_32
 
-pv_merge_30:
+pv_merge_32:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -9944,14 +10090,14 @@ pv_merge_30:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_30
+	JMP     pv_block_32
 
-pv_next_30:
-pv_block_31:
+pv_next_32:
+pv_block_33:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_31
+	JL      pv_next_33
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -9960,9 +10106,9 @@ pv_block_31:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_31
+	JL      pv_single_33
 
-pv_pair_31:
+pv_pair_33:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VFMADD231PS  (R12), Z6, Z0
@@ -9977,42 +10123,42 @@ pv_pair_31:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_31
+	JGE          pv_pair_33
 
-pv_single_31:
+pv_single_33:
 	TESTQ        R13, R13
-	JZ           pv_merge_31
+	JZ           pv_merge_33
 	VBROADCASTSS (R11), Z6
 	VFMADD231PS  (R12), Z6, Z0
 	VFMADD231PS  64(R12), Z6, Z4
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_31
+	JMP          pv_single_33
 
-pv_merge_31:
+pv_merge_33:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_31
+	JMP     pv_block_33
 
-pv_next_31:
-pv_block_32:
+pv_next_33:
+pv_block_34:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_32
+	JL      pv_next_34
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_32
+	JL      pv_single_34
 
-pv_pair_32:
+pv_pair_34:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VFMADD231PS  (R12), Z4, Z0
@@ -10023,35 +10169,35 @@ pv_pair_32:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_32
+	JGE          pv_pair_34
 
-pv_single_32:
+pv_single_34:
 	TESTQ        R13, R13
-	JZ           pv_merge_32
+	JZ           pv_merge_34
 	VBROADCASTSS (R11), Z4
 	VFMADD231PS  (R12), Z4, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_32
+	JMP          pv_single_34
 
-pv_merge_32:
+pv_merge_34:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_32
+	JMP     pv_block_34
 
-pv_next_32:
+pv_next_34:
 	JMP first_done_2
 
 other_head_2:
 	XORQ R8, R8
 
-pv_block_33:
+pv_block_35:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_33
+	JL      pv_next_35
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -10072,9 +10218,9 @@ pv_block_33:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_33
+	JL      pv_single_35
 
-pv_pair_33:
+pv_pair_35:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VFMADD231PS  (R10), Z18, Z0
@@ -10097,11 +10243,11 @@ pv_pair_33:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_33
+	JGE          pv_pair_35
 
-pv_single_33:
+pv_single_35:
 	TESTQ        R11, R11
-	JZ           pv_merge_33
+	JZ           pv_merge_35
 	VBROADCASTSS (R9), Z18
 	VFMADD231PS  (R10), Z18, Z0
 	VFMADD231PS  64(R10), Z18, Z4
@@ -10114,9 +10260,9 @@ pv_single_33:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_33
+	JMP          pv_single_35
 
-pv_merge_33:
+pv_merge_35:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -10134,14 +10280,14 @@ pv_merge_33:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_33
+	JMP     pv_block_35
 
-pv_next_33:
-pv_block_34:
+pv_next_35:
+pv_block_36:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_34
+	JL      pv_next_36
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -10154,9 +10300,9 @@ pv_block_34:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_34
+	JL      pv_single_36
 
-pv_pair_34:
+pv_pair_36:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VFMADD231PS  (R10), Z10, Z0
@@ -10171,11 +10317,11 @@ pv_pair_34:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_34
+	JGE          pv_pair_36
 
-pv_single_34:
+pv_single_36:
 	TESTQ        R11, R11
-	JZ           pv_merge_34
+	JZ           pv_merge_36
 	VBROADCASTSS (R9), Z10
 	VFMADD231PS  (R10), Z10, Z0
 	VFMADD231PS  64(R10), Z10, Z4
@@ -10184,9 +10330,9 @@ pv_single_34:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_34
+	JMP          pv_single_36
 
-pv_merge_34:
+pv_merge_36:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -10196,14 +10342,14 @@ pv_merge_34:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_34
+	JMP     pv_block_36
 
-pv_next_34:
-pv_block_35:
+pv_next_36:
+pv_block_37:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_35
+	JL      pv_next_37
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -10212,9 +10358,9 @@ pv_block_35:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_35
+	JL      pv_single_37
 
-pv_pair_35:
+pv_pair_37:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VFMADD231PS  (R10), Z6, Z0
@@ -10225,42 +10371,42 @@ pv_pair_35:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_35
+	JGE          pv_pair_37
 
-pv_single_35:
+pv_single_37:
 	TESTQ        R11, R11
-	JZ           pv_merge_35
+	JZ           pv_merge_37
 	VBROADCASTSS (R9), Z6
 	VFMADD231PS  (R10), Z6, Z0
 	VFMADD231PS  64(R10), Z6, Z4
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_35
+	JMP          pv_single_37
 
-pv_merge_35:
+pv_merge_37:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_35
+	JMP     pv_block_37
 
-pv_next_35:
-pv_block_36:
+pv_next_37:
+pv_block_38:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_36
+	JL      pv_next_38
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_36
+	JL      pv_single_38
 
-pv_pair_36:
+pv_pair_38:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -10269,25 +10415,25 @@ pv_pair_36:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_36
+	JGE          pv_pair_38
 
-pv_single_36:
+pv_single_38:
 	TESTQ        R11, R11
-	JZ           pv_merge_36
+	JZ           pv_merge_38
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_36
+	JMP          pv_single_38
 
-pv_merge_36:
+pv_merge_38:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_36
+	JMP     pv_block_38
 
-pv_next_36:
+pv_next_38:
 first_done_2:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_10
@@ -10730,11 +10876,11 @@ zero_loop_8:
 	JNZ     zero_loop_8
 	XORQ    R8, R8
 
-pv_block_37:
+pv_block_39:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_37
+	JL      pv_next_39
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -10755,9 +10901,9 @@ pv_block_37:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_37
+	JL      pv_single_39
 
-pv_pair_37:
+pv_pair_39:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VFMADD231PS  (R10), Z16, Z0
@@ -10780,11 +10926,11 @@ pv_pair_37:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_37
+	JGE          pv_pair_39
 
-pv_single_37:
+pv_single_39:
 	TESTQ        R11, R11
-	JZ           pv_merge_37
+	JZ           pv_merge_39
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R10), Z16, Z0
 	VFMADD231PS  64(R10), Z16, Z2
@@ -10797,9 +10943,9 @@ pv_single_37:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_37
+	JMP          pv_single_39
 
-pv_merge_37:
+pv_merge_39:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -10817,14 +10963,14 @@ pv_merge_37:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_37
+	JMP     pv_block_39
 
-pv_next_37:
-pv_block_38:
+pv_next_39:
+pv_block_40:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_38
+	JL      pv_next_40
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -10837,9 +10983,9 @@ pv_block_38:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_38
+	JL      pv_single_40
 
-pv_pair_38:
+pv_pair_40:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VFMADD231PS  (R10), Z8, Z0
@@ -10854,11 +11000,11 @@ pv_pair_38:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_38
+	JGE          pv_pair_40
 
-pv_single_38:
+pv_single_40:
 	TESTQ        R11, R11
-	JZ           pv_merge_38
+	JZ           pv_merge_40
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R10), Z8, Z0
 	VFMADD231PS  64(R10), Z8, Z2
@@ -10867,9 +11013,9 @@ pv_single_38:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_38
+	JMP          pv_single_40
 
-pv_merge_38:
+pv_merge_40:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -10879,14 +11025,14 @@ pv_merge_38:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_38
+	JMP     pv_block_40
 
-pv_next_38:
-pv_block_39:
+pv_next_40:
+pv_block_41:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_39
+	JL      pv_next_41
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -10895,9 +11041,9 @@ pv_block_39:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_39
+	JL      pv_single_41
 
-pv_pair_39:
+pv_pair_41:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -10908,42 +11054,42 @@ pv_pair_39:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_39
+	JGE          pv_pair_41
 
-pv_single_39:
+pv_single_41:
 	TESTQ        R11, R11
-	JZ           pv_merge_39
+	JZ           pv_merge_41
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	VFMADD231PS  64(R10), Z4, Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_39
+	JMP          pv_single_41
 
-pv_merge_39:
+pv_merge_41:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_39
+	JMP     pv_block_41
 
-pv_next_39:
-pv_block_40:
+pv_next_41:
+pv_block_42:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_40
+	JL      pv_next_42
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_40
+	JL      pv_single_42
 
-pv_pair_40:
+pv_pair_42:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VFMADD231PS  (R10), Z2, Z0
@@ -10952,25 +11098,25 @@ pv_pair_40:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_40
+	JGE          pv_pair_42
 
-pv_single_40:
+pv_single_42:
 	TESTQ        R11, R11
-	JZ           pv_merge_40
+	JZ           pv_merge_42
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R10), Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_40
+	JMP          pv_single_42
 
-pv_merge_40:
+pv_merge_42:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_40
+	JMP     pv_block_42
 
-pv_next_40:
+pv_next_42:
 	VZEROUPPER
 	RET
 
@@ -11151,17 +11297,17 @@ scores2_6_chunk2_1:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_61
+	JNZ         pf_skip_63
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_61
+	JAE         pf_skip_63
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_61:
+pf_skip_63:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -11183,17 +11329,17 @@ pf_skip_61:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_62
+	JNZ         pf_skip_64
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_62
+	JAE         pf_skip_64
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_62:
+pf_skip_64:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -11223,17 +11369,17 @@ scores2_6_odd_1:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_63
+	JNZ         pf_skip_65
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_63
+	JAE         pf_skip_65
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_63:
+pf_skip_65:
 scores2_6_chunks_1:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -11323,17 +11469,17 @@ scores2_4_chunk2_3:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_64
+	JNZ         pf_skip_66
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_64
+	JAE         pf_skip_66
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_64:
+pf_skip_66:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -11349,17 +11495,17 @@ pf_skip_64:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_65
+	JNZ         pf_skip_67
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_65
+	JAE         pf_skip_67
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_65:
+pf_skip_67:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_3
@@ -11382,17 +11528,17 @@ scores2_4_odd_3:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_66
+	JNZ         pf_skip_68
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_66
+	JAE         pf_skip_68
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_66:
+pf_skip_68:
 scores2_4_chunks_3:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -11563,15 +11709,15 @@ scores_pairs_15:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_67
+	JNZ         pf_skip_69
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_67
+	JAE         pf_skip_69
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_67:
+pf_skip_69:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -11621,15 +11767,15 @@ scores_pairs_16:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_68
+	JNZ         pf_skip_70
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_68
+	JAE         pf_skip_70
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_68:
+pf_skip_70:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -11989,17 +12135,17 @@ pv2_single_17:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_69
+	JNZ          pf_skip_71
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_69
+	JAE          pf_skip_71
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_69:
+pf_skip_71:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -12064,17 +12210,17 @@ pv2_single_18:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_70
+	JNZ          pf_skip_72
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_70
+	JAE          pf_skip_72
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_70:
+pf_skip_72:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -12125,17 +12271,17 @@ pv2_single_19:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_71
+	JNZ          pf_skip_73
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_71
+	JAE          pf_skip_73
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_71:
+pf_skip_73:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -12177,17 +12323,17 @@ pv2_single_20:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_72
+	JNZ          pf_skip_74
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_72
+	JAE          pf_skip_74
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_72:
+pf_skip_74:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -12230,11 +12376,95 @@ pv_12:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_41:
+pv_block_43:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000180
+	JL      pv_next_43
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	VMOVUPS 256(CX)(R10*1), Y8
+	VMOVUPS 288(CX)(R10*1), Y9
+	VMOVUPS 320(CX)(R10*1), Y10
+	VMOVUPS 352(CX)(R10*1), Y11
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+
+pv_single_43:
+	TESTQ        R13, R13
+	JZ           pv_merge_43
+	VBROADCASTSS (R11), Y12
+	VCVTPH2PS    (R12), Y13
+	VFMADD231PS  Y13, Y12, Y0
+	VCVTPH2PS    16(R12), Y13
+	VFMADD231PS  Y13, Y12, Y1
+	VCVTPH2PS    32(R12), Y13
+	VFMADD231PS  Y13, Y12, Y2
+	VCVTPH2PS    48(R12), Y13
+	VFMADD231PS  Y13, Y12, Y3
+	VCVTPH2PS    64(R12), Y13
+	VFMADD231PS  Y13, Y12, Y4
+	VCVTPH2PS    80(R12), Y13
+	VFMADD231PS  Y13, Y12, Y5
+	VCVTPH2PS    96(R12), Y13
+	VFMADD231PS  Y13, Y12, Y6
+	VCVTPH2PS    112(R12), Y13
+	VFMADD231PS  Y13, Y12, Y7
+	VCVTPH2PS    128(R12), Y13
+	VFMADD231PS  Y13, Y12, Y8
+	VCVTPH2PS    144(R12), Y13
+	VFMADD231PS  Y13, Y12, Y9
+	VCVTPH2PS    160(R12), Y13
+	VFMADD231PS  Y13, Y12, Y10
+	VCVTPH2PS    176(R12), Y13
+	VFMADD231PS  Y13, Y12, Y11
+	DECQ         R9
+	JNZ          pf_skip_75
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_75
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	ADDQ         $0x000000c0, R8
+
+pf_skip_75:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_43
+
+pv_merge_43:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	VMOVUPS Y8, 256(CX)(R10*1)
+	VMOVUPS Y9, 288(CX)(R10*1)
+	VMOVUPS Y10, 320(CX)(R10*1)
+	VMOVUPS Y11, 352(CX)(R10*1)
+	ADDQ    $0x00000180, R10
+	JMP     pv_block_43
+
+pv_next_43:
+pv_block_44:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_41
+	JL      pv_next_44
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -12249,9 +12479,9 @@ pv_block_41:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_41:
+pv_single_44:
 	TESTQ        R13, R13
-	JZ           pv_merge_41
+	JZ           pv_merge_44
 	VBROADCASTSS (R11), Y8
 	VCVTPH2PS    (R12), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -12270,21 +12500,21 @@ pv_single_41:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_73
+	JNZ          pf_skip_76
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_73
+	JAE          pf_skip_76
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_73:
+pf_skip_76:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_41
+	JMP  pv_single_44
 
-pv_merge_41:
+pv_merge_44:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -12294,14 +12524,14 @@ pv_merge_41:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_41
+	JMP     pv_block_44
 
-pv_next_41:
-pv_block_42:
+pv_next_44:
+pv_block_45:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_42
+	JL      pv_next_45
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -12316,9 +12546,9 @@ pv_block_42:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_42
+	JL      pv_single_45
 
-pv_pair_42:
+pv_pair_45:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VCVTPH2PS    (R12), Y10
@@ -12338,24 +12568,24 @@ pv_pair_42:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_74
+	JNZ          pf_skip_77
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_74
+	JAE          pf_skip_77
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_74:
+pf_skip_77:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_42
+	JGE  pv_pair_45
 
-pv_single_42:
+pv_single_45:
 	TESTQ        R13, R13
-	JZ           pv_merge_42
+	JZ           pv_merge_45
 	VBROADCASTSS (R11), Y8
 	VCVTPH2PS    (R12), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -12366,20 +12596,20 @@ pv_single_42:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_75
+	JNZ          pf_skip_78
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_75
+	JAE          pf_skip_78
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_75:
+pf_skip_78:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_42
+	JMP  pv_single_45
 
-pv_merge_42:
+pv_merge_45:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -12389,14 +12619,14 @@ pv_merge_42:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_42
+	JMP     pv_block_45
 
-pv_next_42:
-pv_block_43:
+pv_next_45:
+pv_block_46:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_43
+	JL      pv_next_46
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -12407,9 +12637,9 @@ pv_block_43:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_43
+	JL      pv_single_46
 
-pv_pair_43:
+pv_pair_46:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y5
 	VCVTPH2PS    (R12), Y6
@@ -12421,95 +12651,6 @@ pv_pair_43:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_76
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_76
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_76:
-	ADDQ $0x08, R11
-	LEAQ (R12)(DI*2), R12
-	SUBQ $0x02, R13
-	CMPQ R13, $0x02
-	JGE  pv_pair_43
-
-pv_single_43:
-	TESTQ        R13, R13
-	JZ           pv_merge_43
-	VBROADCASTSS (R11), Y4
-	VCVTPH2PS    (R12), Y5
-	VFMADD231PS  Y5, Y4, Y0
-	VCVTPH2PS    16(R12), Y5
-	VFMADD231PS  Y5, Y4, Y2
-	DECQ         R9
-	JNZ          pf_skip_77
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_77
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_77:
-	ADDQ $0x04, R11
-	ADDQ DI, R12
-	DECQ R13
-	JMP  pv_single_43
-
-pv_merge_43:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     pv_block_43
-
-pv_next_43:
-pv_block_44:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000020
-	JL      pv_next_44
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x01, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_44
-
-pv_pair_44:
-	VBROADCASTSS (R11), Y2
-	VBROADCASTSS 4(R11), Y3
-	VCVTPH2PS    (R12), Y4
-	VFMADD231PS  Y4, Y2, Y0
-	VCVTPH2PS    (R12)(DI*1), Y2
-	VFMADD231PS  Y2, Y3, Y1
-	DECQ         R9
-	JNZ          pf_skip_78
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_78
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_78:
-	ADDQ $0x08, R11
-	LEAQ (R12)(DI*2), R12
-	SUBQ $0x02, R13
-	CMPQ R13, $0x02
-	JGE  pv_pair_44
-
-pv_single_44:
-	TESTQ        R13, R13
-	JZ           pv_merge_44
-	VBROADCASTSS (R11), Y2
-	VCVTPH2PS    (R12), Y3
-	VFMADD231PS  Y3, Y2, Y0
-	DECQ         R9
 	JNZ          pf_skip_79
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
@@ -12518,18 +12659,107 @@ pv_single_44:
 	ADDQ         $0x00000040, R8
 
 pf_skip_79:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_46
+
+pv_single_46:
+	TESTQ        R13, R13
+	JZ           pv_merge_46
+	VBROADCASTSS (R11), Y4
+	VCVTPH2PS    (R12), Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VCVTPH2PS    16(R12), Y5
+	VFMADD231PS  Y5, Y4, Y2
+	DECQ         R9
+	JNZ          pf_skip_80
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_80
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_80:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_44
+	JMP  pv_single_46
 
-pv_merge_44:
+pv_merge_46:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_46
+
+pv_next_46:
+pv_block_47:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_47
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_47
+
+pv_pair_47:
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y3
+	VCVTPH2PS    (R12), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VCVTPH2PS    (R12)(DI*1), Y2
+	VFMADD231PS  Y2, Y3, Y1
+	DECQ         R9
+	JNZ          pf_skip_81
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_81
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_81:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_47
+
+pv_single_47:
+	TESTQ        R13, R13
+	JZ           pv_merge_47
+	VBROADCASTSS (R11), Y2
+	VCVTPH2PS    (R12), Y3
+	VFMADD231PS  Y3, Y2, Y0
+	DECQ         R9
+	JNZ          pf_skip_82
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_82
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_82:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_47
+
+pv_merge_47:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_44
+	JMP     pv_block_47
 
-pv_next_44:
+pv_next_47:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -12896,11 +13126,11 @@ zero_loop_10:
 	JNZ     zero_loop_10
 	XORQ    R8, R8
 
-pv_block_45:
+pv_block_48:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_45
+	JL      pv_next_48
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -12915,9 +13145,9 @@ pv_block_45:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 
-pv_single_45:
+pv_single_48:
 	TESTQ        R11, R11
-	JZ           pv_merge_45
+	JZ           pv_merge_48
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -12938,9 +13168,9 @@ pv_single_45:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_45
+	JMP          pv_single_48
 
-pv_merge_45:
+pv_merge_48:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -12950,14 +13180,14 @@ pv_merge_45:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_45
+	JMP     pv_block_48
 
-pv_next_45:
-pv_block_46:
+pv_next_48:
+pv_block_49:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_46
+	JL      pv_next_49
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -12972,9 +13202,9 @@ pv_block_46:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_46
+	JL      pv_single_49
 
-pv_pair_46:
+pv_pair_49:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VCVTPH2PS    (R10), Y10
@@ -12997,11 +13227,11 @@ pv_pair_46:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_46
+	JGE          pv_pair_49
 
-pv_single_46:
+pv_single_49:
 	TESTQ        R11, R11
-	JZ           pv_merge_46
+	JZ           pv_merge_49
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -13014,9 +13244,9 @@ pv_single_46:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_46
+	JMP          pv_single_49
 
-pv_merge_46:
+pv_merge_49:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -13026,14 +13256,14 @@ pv_merge_46:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_46
+	JMP     pv_block_49
 
-pv_next_46:
-pv_block_47:
+pv_next_49:
+pv_block_50:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_47
+	JL      pv_next_50
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -13044,9 +13274,9 @@ pv_block_47:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_47
+	JL      pv_single_50
 
-pv_pair_47:
+pv_pair_50:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VCVTPH2PS    (R10), Y6
@@ -13061,11 +13291,11 @@ pv_pair_47:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_47
+	JGE          pv_pair_50
 
-pv_single_47:
+pv_single_50:
 	TESTQ        R11, R11
-	JZ           pv_merge_47
+	JZ           pv_merge_50
 	VBROADCASTSS (R9), Y4
 	VCVTPH2PS    (R10), Y5
 	VFMADD231PS  Y5, Y4, Y0
@@ -13074,22 +13304,22 @@ pv_single_47:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_47
+	JMP          pv_single_50
 
-pv_merge_47:
+pv_merge_50:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_47
+	JMP     pv_block_50
 
-pv_next_47:
-pv_block_48:
+pv_next_50:
+pv_block_51:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_48
+	JL      pv_next_51
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -13098,9 +13328,9 @@ pv_block_48:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_48
+	JL      pv_single_51
 
-pv_pair_48:
+pv_pair_51:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VCVTPH2PS    (R10), Y4
@@ -13111,26 +13341,26 @@ pv_pair_48:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_48
+	JGE          pv_pair_51
 
-pv_single_48:
+pv_single_51:
 	TESTQ        R11, R11
-	JZ           pv_merge_48
+	JZ           pv_merge_51
 	VBROADCASTSS (R9), Y2
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_48
+	JMP          pv_single_51
 
-pv_merge_48:
+pv_merge_51:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_48
+	JMP     pv_block_51
 
-pv_next_48:
+pv_next_51:
 	VZEROUPPER
 	RET
 
@@ -13311,17 +13541,17 @@ scores2_6_chunk2_2:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_80
+	JNZ         pf_skip_83
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_80
+	JAE         pf_skip_83
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_80:
+pf_skip_83:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -13343,17 +13573,17 @@ pf_skip_80:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_81
+	JNZ         pf_skip_84
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_81
+	JAE         pf_skip_84
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_81:
+pf_skip_84:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -13383,17 +13613,17 @@ scores2_6_odd_2:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_82
+	JNZ         pf_skip_85
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_82
+	JAE         pf_skip_85
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_82:
+pf_skip_85:
 scores2_6_chunks_2:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -13483,17 +13713,17 @@ scores2_4_chunk2_4:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_83
+	JNZ         pf_skip_86
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_83
+	JAE         pf_skip_86
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_83:
+pf_skip_86:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -13509,17 +13739,17 @@ pf_skip_83:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_84
+	JNZ         pf_skip_87
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_84
+	JAE         pf_skip_87
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_84:
+pf_skip_87:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_4
@@ -13542,17 +13772,17 @@ scores2_4_odd_4:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_85
+	JNZ         pf_skip_88
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_85
+	JAE         pf_skip_88
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_85:
+pf_skip_88:
 scores2_4_chunks_4:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -13723,15 +13953,15 @@ scores_pairs_19:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_86
+	JNZ         pf_skip_89
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_86
+	JAE         pf_skip_89
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_86:
+pf_skip_89:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -13781,15 +14011,15 @@ scores_pairs_20:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_87
+	JNZ         pf_skip_90
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_87
+	JAE         pf_skip_90
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_87:
+pf_skip_90:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -14128,17 +14358,17 @@ pv2_single_21:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_88
+	JNZ          pf_skip_91
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_88
+	JAE          pf_skip_91
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_88:
+pf_skip_91:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -14203,17 +14433,17 @@ pv2_single_22:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_89
+	JNZ          pf_skip_92
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_89
+	JAE          pf_skip_92
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_89:
+pf_skip_92:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -14264,17 +14494,17 @@ pv2_single_23:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_90
+	JNZ          pf_skip_93
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_90
+	JAE          pf_skip_93
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_90:
+pf_skip_93:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -14316,17 +14546,17 @@ pv2_single_24:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_91
+	JNZ          pf_skip_94
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_91
+	JAE          pf_skip_94
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_91:
+pf_skip_94:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -14369,11 +14599,95 @@ pv_14:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_49:
+pv_block_52:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000180
+	JL      pv_next_52
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	VMOVUPS 256(CX)(R10*1), Y8
+	VMOVUPS 288(CX)(R10*1), Y9
+	VMOVUPS 320(CX)(R10*1), Y10
+	VMOVUPS 352(CX)(R10*1), Y11
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+
+pv_single_52:
+	TESTQ        R13, R13
+	JZ           pv_merge_52
+	VBROADCASTSS (R11), Y12
+	VCVTPH2PS    (R12), Y13
+	VFMADD231PS  Y13, Y12, Y0
+	VCVTPH2PS    16(R12), Y13
+	VFMADD231PS  Y13, Y12, Y1
+	VCVTPH2PS    32(R12), Y13
+	VFMADD231PS  Y13, Y12, Y2
+	VCVTPH2PS    48(R12), Y13
+	VFMADD231PS  Y13, Y12, Y3
+	VCVTPH2PS    64(R12), Y13
+	VFMADD231PS  Y13, Y12, Y4
+	VCVTPH2PS    80(R12), Y13
+	VFMADD231PS  Y13, Y12, Y5
+	VCVTPH2PS    96(R12), Y13
+	VFMADD231PS  Y13, Y12, Y6
+	VCVTPH2PS    112(R12), Y13
+	VFMADD231PS  Y13, Y12, Y7
+	VCVTPH2PS    128(R12), Y13
+	VFMADD231PS  Y13, Y12, Y8
+	VCVTPH2PS    144(R12), Y13
+	VFMADD231PS  Y13, Y12, Y9
+	VCVTPH2PS    160(R12), Y13
+	VFMADD231PS  Y13, Y12, Y10
+	VCVTPH2PS    176(R12), Y13
+	VFMADD231PS  Y13, Y12, Y11
+	DECQ         R9
+	JNZ          pf_skip_95
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_95
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	ADDQ         $0x000000c0, R8
+
+pf_skip_95:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_52
+
+pv_merge_52:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	VMOVUPS Y8, 256(CX)(R10*1)
+	VMOVUPS Y9, 288(CX)(R10*1)
+	VMOVUPS Y10, 320(CX)(R10*1)
+	VMOVUPS Y11, 352(CX)(R10*1)
+	ADDQ    $0x00000180, R10
+	JMP     pv_block_52
+
+pv_next_52:
+pv_block_53:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_49
+	JL      pv_next_53
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -14388,9 +14702,9 @@ pv_block_49:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_49:
+pv_single_53:
 	TESTQ        R13, R13
-	JZ           pv_merge_49
+	JZ           pv_merge_53
 	VBROADCASTSS (R11), Y8
 	VCVTPH2PS    (R12), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -14409,21 +14723,21 @@ pv_single_49:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_92
+	JNZ          pf_skip_96
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_92
+	JAE          pf_skip_96
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_92:
+pf_skip_96:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_49
+	JMP  pv_single_53
 
-pv_merge_49:
+pv_merge_53:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -14433,14 +14747,14 @@ pv_merge_49:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_49
+	JMP     pv_block_53
 
-pv_next_49:
-pv_block_50:
+pv_next_53:
+pv_block_54:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_50
+	JL      pv_next_54
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -14455,9 +14769,9 @@ pv_block_50:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_50
+	JL      pv_single_54
 
-pv_pair_50:
+pv_pair_54:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VCVTPH2PS    (R12), Y10
@@ -14477,24 +14791,24 @@ pv_pair_50:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_93
+	JNZ          pf_skip_97
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_93
+	JAE          pf_skip_97
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_93:
+pf_skip_97:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_50
+	JGE  pv_pair_54
 
-pv_single_50:
+pv_single_54:
 	TESTQ        R13, R13
-	JZ           pv_merge_50
+	JZ           pv_merge_54
 	VBROADCASTSS (R11), Y8
 	VCVTPH2PS    (R12), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -14504,150 +14818,6 @@ pv_single_50:
 	VFMADD231PS  Y9, Y8, Y4
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
-	DECQ         R9
-	JNZ          pf_skip_94
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_94
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_94:
-	ADDQ $0x04, R11
-	ADDQ DI, R12
-	DECQ R13
-	JMP  pv_single_50
-
-pv_merge_50:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(R10*1)
-	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R10*1)
-	ADDQ    $0x00000080, R10
-	JMP     pv_block_50
-
-pv_next_50:
-pv_block_51:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000040
-	JL      pv_next_51
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x01, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_51
-
-pv_pair_51:
-	VBROADCASTSS (R11), Y4
-	VBROADCASTSS 4(R11), Y5
-	VCVTPH2PS    (R12), Y6
-	VFMADD231PS  Y6, Y4, Y0
-	VCVTPH2PS    16(R12), Y6
-	VFMADD231PS  Y6, Y4, Y2
-	VCVTPH2PS    (R12)(DI*1), Y4
-	VFMADD231PS  Y4, Y5, Y1
-	VCVTPH2PS    16(R12)(DI*1), Y4
-	VFMADD231PS  Y4, Y5, Y3
-	DECQ         R9
-	JNZ          pf_skip_95
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_95
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_95:
-	ADDQ $0x08, R11
-	LEAQ (R12)(DI*2), R12
-	SUBQ $0x02, R13
-	CMPQ R13, $0x02
-	JGE  pv_pair_51
-
-pv_single_51:
-	TESTQ        R13, R13
-	JZ           pv_merge_51
-	VBROADCASTSS (R11), Y4
-	VCVTPH2PS    (R12), Y5
-	VFMADD231PS  Y5, Y4, Y0
-	VCVTPH2PS    16(R12), Y5
-	VFMADD231PS  Y5, Y4, Y2
-	DECQ         R9
-	JNZ          pf_skip_96
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_96
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_96:
-	ADDQ $0x04, R11
-	ADDQ DI, R12
-	DECQ R13
-	JMP  pv_single_51
-
-pv_merge_51:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     pv_block_51
-
-pv_next_51:
-pv_block_52:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000020
-	JL      pv_next_52
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x01, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_52
-
-pv_pair_52:
-	VBROADCASTSS (R11), Y2
-	VBROADCASTSS 4(R11), Y3
-	VCVTPH2PS    (R12), Y4
-	VFMADD231PS  Y4, Y2, Y0
-	VCVTPH2PS    (R12)(DI*1), Y2
-	VFMADD231PS  Y2, Y3, Y1
-	DECQ         R9
-	JNZ          pf_skip_97
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_97
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_97:
-	ADDQ $0x08, R11
-	LEAQ (R12)(DI*2), R12
-	SUBQ $0x02, R13
-	CMPQ R13, $0x02
-	JGE  pv_pair_52
-
-pv_single_52:
-	TESTQ        R13, R13
-	JZ           pv_merge_52
-	VBROADCASTSS (R11), Y2
-	VCVTPH2PS    (R12), Y3
-	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
 	JNZ          pf_skip_98
 	MOVQ         ng+16(FP), R9
@@ -14660,15 +14830,159 @@ pf_skip_98:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_52
+	JMP  pv_single_54
 
-pv_merge_52:
+pv_merge_54:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_54
+
+pv_next_54:
+pv_block_55:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_55
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_55
+
+pv_pair_55:
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y5
+	VCVTPH2PS    (R12), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VCVTPH2PS    16(R12), Y6
+	VFMADD231PS  Y6, Y4, Y2
+	VCVTPH2PS    (R12)(DI*1), Y4
+	VFMADD231PS  Y4, Y5, Y1
+	VCVTPH2PS    16(R12)(DI*1), Y4
+	VFMADD231PS  Y4, Y5, Y3
+	DECQ         R9
+	JNZ          pf_skip_99
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_99
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_99:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_55
+
+pv_single_55:
+	TESTQ        R13, R13
+	JZ           pv_merge_55
+	VBROADCASTSS (R11), Y4
+	VCVTPH2PS    (R12), Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VCVTPH2PS    16(R12), Y5
+	VFMADD231PS  Y5, Y4, Y2
+	DECQ         R9
+	JNZ          pf_skip_100
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_100
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_100:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_55
+
+pv_merge_55:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_55
+
+pv_next_55:
+pv_block_56:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_56
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_56
+
+pv_pair_56:
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y3
+	VCVTPH2PS    (R12), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VCVTPH2PS    (R12)(DI*1), Y2
+	VFMADD231PS  Y2, Y3, Y1
+	DECQ         R9
+	JNZ          pf_skip_101
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_101
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_101:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_56
+
+pv_single_56:
+	TESTQ        R13, R13
+	JZ           pv_merge_56
+	VBROADCASTSS (R11), Y2
+	VCVTPH2PS    (R12), Y3
+	VFMADD231PS  Y3, Y2, Y0
+	DECQ         R9
+	JNZ          pf_skip_102
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_102
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_102:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_56
+
+pv_merge_56:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_52
+	JMP     pv_block_56
 
-pv_next_52:
+pv_next_56:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -15021,11 +15335,11 @@ zero_loop_12:
 	JNZ     zero_loop_12
 	XORQ    R8, R8
 
-pv_block_53:
+pv_block_57:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_53
+	JL      pv_next_57
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -15040,9 +15354,9 @@ pv_block_53:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 
-pv_single_53:
+pv_single_57:
 	TESTQ        R11, R11
-	JZ           pv_merge_53
+	JZ           pv_merge_57
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -15063,9 +15377,9 @@ pv_single_53:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_53
+	JMP          pv_single_57
 
-pv_merge_53:
+pv_merge_57:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -15075,14 +15389,14 @@ pv_merge_53:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_53
+	JMP     pv_block_57
 
-pv_next_53:
-pv_block_54:
+pv_next_57:
+pv_block_58:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_54
+	JL      pv_next_58
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -15097,9 +15411,9 @@ pv_block_54:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_54
+	JL      pv_single_58
 
-pv_pair_54:
+pv_pair_58:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VCVTPH2PS    (R10), Y10
@@ -15122,11 +15436,11 @@ pv_pair_54:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_54
+	JGE          pv_pair_58
 
-pv_single_54:
+pv_single_58:
 	TESTQ        R11, R11
-	JZ           pv_merge_54
+	JZ           pv_merge_58
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -15139,9 +15453,9 @@ pv_single_54:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_54
+	JMP          pv_single_58
 
-pv_merge_54:
+pv_merge_58:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -15151,14 +15465,14 @@ pv_merge_54:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_54
+	JMP     pv_block_58
 
-pv_next_54:
-pv_block_55:
+pv_next_58:
+pv_block_59:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_55
+	JL      pv_next_59
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -15169,9 +15483,9 @@ pv_block_55:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_55
+	JL      pv_single_59
 
-pv_pair_55:
+pv_pair_59:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VCVTPH2PS    (R10), Y6
@@ -15186,11 +15500,11 @@ pv_pair_55:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_55
+	JGE          pv_pair_59
 
-pv_single_55:
+pv_single_59:
 	TESTQ        R11, R11
-	JZ           pv_merge_55
+	JZ           pv_merge_59
 	VBROADCASTSS (R9), Y4
 	VCVTPH2PS    (R10), Y5
 	VFMADD231PS  Y5, Y4, Y0
@@ -15199,22 +15513,22 @@ pv_single_55:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_55
+	JMP          pv_single_59
 
-pv_merge_55:
+pv_merge_59:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_55
+	JMP     pv_block_59
 
-pv_next_55:
-pv_block_56:
+pv_next_59:
+pv_block_60:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_56
+	JL      pv_next_60
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -15223,9 +15537,9 @@ pv_block_56:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_56
+	JL      pv_single_60
 
-pv_pair_56:
+pv_pair_60:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VCVTPH2PS    (R10), Y4
@@ -15236,26 +15550,26 @@ pv_pair_56:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_56
+	JGE          pv_pair_60
 
-pv_single_56:
+pv_single_60:
 	TESTQ        R11, R11
-	JZ           pv_merge_56
+	JZ           pv_merge_60
 	VBROADCASTSS (R9), Y2
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_56
+	JMP          pv_single_60
 
-pv_merge_56:
+pv_merge_60:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_56
+	JMP     pv_block_60
 
-pv_next_56:
+pv_next_60:
 	VZEROUPPER
 	RET
 
@@ -15451,14 +15765,14 @@ scores4_chunk2_3:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_99
+	JAE         pf_skip_103
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_99:
+pf_skip_103:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VMOVUPS     64(SI)(CX*2), Z20
@@ -15484,14 +15798,14 @@ pf_skip_99:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_100
+	JAE         pf_skip_104
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_100:
+pf_skip_104:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_3
@@ -15524,14 +15838,14 @@ scores4_odd_3:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_101
+	JAE         pf_skip_105
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_101:
+pf_skip_105:
 scores4_chunks_3:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -15840,14 +16154,14 @@ scores2_8_chunk2_3:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_102
+	JAE         pf_skip_106
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_102:
+pf_skip_106:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -15875,14 +16189,14 @@ pf_skip_102:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_103
+	JAE         pf_skip_107
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_103:
+pf_skip_107:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -15918,14 +16232,14 @@ scores2_8_odd_3:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_104
+	JAE         pf_skip_108
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_104:
+pf_skip_108:
 scores2_8_chunks_3:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -16361,14 +16675,14 @@ scores_pairs_23:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_105
+	JAE         pf_skip_109
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_105:
+pf_skip_109:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -17163,14 +17477,14 @@ pv4_row_7:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_106
+	JAE          pf_skip_110
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_106:
+pf_skip_110:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -17243,14 +17557,14 @@ pv4_row_8:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_107
+	JAE          pf_skip_111
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_107:
+pf_skip_111:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -17306,14 +17620,14 @@ pv4_row_9:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_108
+	JAE          pf_skip_112
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_108:
+pf_skip_112:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -17431,14 +17745,14 @@ pv2_pair_25:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_109
+	JAE          pf_skip_113
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_109:
+pf_skip_113:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -17532,14 +17846,14 @@ pv2_pair_26:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_110
+	JAE          pf_skip_114
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_110:
+pf_skip_114:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -17609,14 +17923,14 @@ pv2_pair_27:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_111
+	JAE          pf_skip_115
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_111:
+pf_skip_115:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -17679,11 +17993,11 @@ pv_17:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_57:
+pv_block_61:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_57
+	JL      pv_next_61
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -17706,9 +18020,9 @@ pv_block_57:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_57
+	JL      pv_single_61
 
-pv_pair_57:
+pv_pair_61:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VCVTPH2PS    (R12), Z20
@@ -17755,11 +18069,11 @@ pv_pair_57:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_57
+	JGE          pv_pair_61
 
-pv_single_57:
+pv_single_61:
 	TESTQ        R13, R13
-	JZ           pv_merge_57
+	JZ           pv_merge_61
 	VBROADCASTSS (R11), Z18
 	VCVTPH2PS    (R12), Z19
 	VFMADD231PS  Z19, Z18, Z0
@@ -17780,9 +18094,9 @@ pv_single_57:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_57
+	JMP          pv_single_61
 
-pv_merge_57:
+pv_merge_61:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -17800,14 +18114,14 @@ pv_merge_57:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_57
+	JMP     pv_block_61
 
-pv_next_57:
-pv_block_58:
+pv_next_61:
+pv_block_62:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_58
+	JL      pv_next_62
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -17822,9 +18136,9 @@ pv_block_58:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_58
+	JL      pv_single_62
 
-pv_pair_58:
+pv_pair_62:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VCVTPH2PS    (R12), Z12
@@ -17851,11 +18165,11 @@ pv_pair_58:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_58
+	JGE          pv_pair_62
 
-pv_single_58:
+pv_single_62:
 	TESTQ        R13, R13
-	JZ           pv_merge_58
+	JZ           pv_merge_62
 	VBROADCASTSS (R11), Z10
 	VCVTPH2PS    (R12), Z11
 	VFMADD231PS  Z11, Z10, Z0
@@ -17868,9 +18182,9 @@ pv_single_58:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_58
+	JMP          pv_single_62
 
-pv_merge_58:
+pv_merge_62:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -17880,14 +18194,14 @@ pv_merge_58:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_58
+	JMP     pv_block_62
 
-pv_next_58:
-pv_block_59:
+pv_next_62:
+pv_block_63:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_59
+	JL      pv_next_63
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -17898,9 +18212,9 @@ pv_block_59:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_59
+	JL      pv_single_63
 
-pv_pair_59:
+pv_pair_63:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VCVTPH2PS    (R12), Z8
@@ -17917,11 +18231,11 @@ pv_pair_59:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_59
+	JGE          pv_pair_63
 
-pv_single_59:
+pv_single_63:
 	TESTQ        R13, R13
-	JZ           pv_merge_59
+	JZ           pv_merge_63
 	VBROADCASTSS (R11), Z6
 	VCVTPH2PS    (R12), Z7
 	VFMADD231PS  Z7, Z6, Z0
@@ -17930,22 +18244,22 @@ pv_single_59:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_59
+	JMP          pv_single_63
 
-pv_merge_59:
+pv_merge_63:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_59
+	JMP     pv_block_63
 
-pv_next_59:
-pv_block_60:
+pv_next_63:
+pv_block_64:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_60
+	JL      pv_next_64
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R11
@@ -17954,9 +18268,9 @@ pv_block_60:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_60
+	JL      pv_single_64
 
-pv_pair_60:
+pv_pair_64:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VCVTPH2PS    (R12), Z6
@@ -17969,36 +18283,36 @@ pv_pair_60:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_60
+	JGE          pv_pair_64
 
-pv_single_60:
+pv_single_64:
 	TESTQ        R13, R13
-	JZ           pv_merge_60
+	JZ           pv_merge_64
 	VBROADCASTSS (R11), Z4
 	VCVTPH2PS    (R12), Z5
 	VFMADD231PS  Z5, Z4, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_60
+	JMP          pv_single_64
 
-pv_merge_60:
+pv_merge_64:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_60
+	JMP     pv_block_64
 
-pv_next_60:
+pv_next_64:
 	JMP first_done_3
 
 other_head_3:
 	XORQ R8, R8
 
-pv_block_61:
+pv_block_65:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_61
+	JL      pv_next_65
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -18021,9 +18335,9 @@ pv_block_61:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_61
+	JL      pv_single_65
 
-pv_pair_61:
+pv_pair_65:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VCVTPH2PS    (R10), Z20
@@ -18062,11 +18376,11 @@ pv_pair_61:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_61
+	JGE          pv_pair_65
 
-pv_single_61:
+pv_single_65:
 	TESTQ        R11, R11
-	JZ           pv_merge_61
+	JZ           pv_merge_65
 	VBROADCASTSS (R9), Z18
 	VCVTPH2PS    (R10), Z19
 	VFMADD231PS  Z19, Z18, Z0
@@ -18087,9 +18401,9 @@ pv_single_61:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_61
+	JMP          pv_single_65
 
-pv_merge_61:
+pv_merge_65:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -18107,14 +18421,14 @@ pv_merge_61:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_61
+	JMP     pv_block_65
 
-pv_next_61:
-pv_block_62:
+pv_next_65:
+pv_block_66:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_62
+	JL      pv_next_66
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -18129,9 +18443,9 @@ pv_block_62:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_62
+	JL      pv_single_66
 
-pv_pair_62:
+pv_pair_66:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VCVTPH2PS    (R10), Z12
@@ -18154,11 +18468,11 @@ pv_pair_62:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_62
+	JGE          pv_pair_66
 
-pv_single_62:
+pv_single_66:
 	TESTQ        R11, R11
-	JZ           pv_merge_62
+	JZ           pv_merge_66
 	VBROADCASTSS (R9), Z10
 	VCVTPH2PS    (R10), Z11
 	VFMADD231PS  Z11, Z10, Z0
@@ -18171,9 +18485,9 @@ pv_single_62:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_62
+	JMP          pv_single_66
 
-pv_merge_62:
+pv_merge_66:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -18183,14 +18497,14 @@ pv_merge_62:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_62
+	JMP     pv_block_66
 
-pv_next_62:
-pv_block_63:
+pv_next_66:
+pv_block_67:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_63
+	JL      pv_next_67
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -18201,9 +18515,9 @@ pv_block_63:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_63
+	JL      pv_single_67
 
-pv_pair_63:
+pv_pair_67:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VCVTPH2PS    (R10), Z8
@@ -18218,11 +18532,11 @@ pv_pair_63:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_63
+	JGE          pv_pair_67
 
-pv_single_63:
+pv_single_67:
 	TESTQ        R11, R11
-	JZ           pv_merge_63
+	JZ           pv_merge_67
 	VBROADCASTSS (R9), Z6
 	VCVTPH2PS    (R10), Z7
 	VFMADD231PS  Z7, Z6, Z0
@@ -18231,22 +18545,22 @@ pv_single_63:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_63
+	JMP          pv_single_67
 
-pv_merge_63:
+pv_merge_67:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_63
+	JMP     pv_block_67
 
-pv_next_63:
-pv_block_64:
+pv_next_67:
+pv_block_68:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_64
+	JL      pv_next_68
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
@@ -18255,9 +18569,9 @@ pv_block_64:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_64
+	JL      pv_single_68
 
-pv_pair_64:
+pv_pair_68:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -18268,26 +18582,26 @@ pv_pair_64:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_64
+	JGE          pv_pair_68
 
-pv_single_64:
+pv_single_68:
 	TESTQ        R11, R11
-	JZ           pv_merge_64
+	JZ           pv_merge_68
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_64
+	JMP          pv_single_68
 
-pv_merge_64:
+pv_merge_68:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_64
+	JMP     pv_block_68
 
-pv_next_64:
+pv_next_68:
 first_done_3:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_17
@@ -18859,11 +19173,11 @@ zero_loop_14:
 	JNZ     zero_loop_14
 	XORQ    R8, R8
 
-pv_block_65:
+pv_block_69:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_65
+	JL      pv_next_69
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -18886,9 +19200,9 @@ pv_block_65:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_65
+	JL      pv_single_69
 
-pv_pair_65:
+pv_pair_69:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VCVTPH2PS    (R10), Z18
@@ -18927,11 +19241,11 @@ pv_pair_65:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_65
+	JGE          pv_pair_69
 
-pv_single_65:
+pv_single_69:
 	TESTQ        R11, R11
-	JZ           pv_merge_65
+	JZ           pv_merge_69
 	VBROADCASTSS (R9), Z16
 	VCVTPH2PS    (R10), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -18952,9 +19266,9 @@ pv_single_65:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_65
+	JMP          pv_single_69
 
-pv_merge_65:
+pv_merge_69:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -18972,14 +19286,14 @@ pv_merge_65:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_65
+	JMP     pv_block_69
 
-pv_next_65:
-pv_block_66:
+pv_next_69:
+pv_block_70:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_66
+	JL      pv_next_70
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -18994,9 +19308,9 @@ pv_block_66:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_66
+	JL      pv_single_70
 
-pv_pair_66:
+pv_pair_70:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VCVTPH2PS    (R10), Z10
@@ -19019,11 +19333,11 @@ pv_pair_66:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_66
+	JGE          pv_pair_70
 
-pv_single_66:
+pv_single_70:
 	TESTQ        R11, R11
-	JZ           pv_merge_66
+	JZ           pv_merge_70
 	VBROADCASTSS (R9), Z8
 	VCVTPH2PS    (R10), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -19036,9 +19350,9 @@ pv_single_66:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_66
+	JMP          pv_single_70
 
-pv_merge_66:
+pv_merge_70:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -19048,14 +19362,14 @@ pv_merge_66:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_66
+	JMP     pv_block_70
 
-pv_next_66:
-pv_block_67:
+pv_next_70:
+pv_block_71:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_67
+	JL      pv_next_71
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -19066,9 +19380,9 @@ pv_block_67:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_67
+	JL      pv_single_71
 
-pv_pair_67:
+pv_pair_71:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -19083,11 +19397,11 @@ pv_pair_67:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_67
+	JGE          pv_pair_71
 
-pv_single_67:
+pv_single_71:
 	TESTQ        R11, R11
-	JZ           pv_merge_67
+	JZ           pv_merge_71
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -19096,22 +19410,22 @@ pv_single_67:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_67
+	JMP          pv_single_71
 
-pv_merge_67:
+pv_merge_71:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_67
+	JMP     pv_block_71
 
-pv_next_67:
-pv_block_68:
+pv_next_71:
+pv_block_72:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_68
+	JL      pv_next_72
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
@@ -19120,9 +19434,9 @@ pv_block_68:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_68
+	JL      pv_single_72
 
-pv_pair_68:
+pv_pair_72:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VCVTPH2PS    (R10), Z4
@@ -19133,26 +19447,26 @@ pv_pair_68:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_68
+	JGE          pv_pair_72
 
-pv_single_68:
+pv_single_72:
 	TESTQ        R11, R11
-	JZ           pv_merge_68
+	JZ           pv_merge_72
 	VBROADCASTSS (R9), Z2
 	VCVTPH2PS    (R10), Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_68
+	JMP          pv_single_72
 
-pv_merge_68:
+pv_merge_72:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_68
+	JMP     pv_block_72
 
-pv_next_68:
+pv_next_72:
 	VZEROUPPER
 	RET
 
@@ -19348,14 +19662,14 @@ scores4_chunk2_4:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_112
+	JAE         pf_skip_116
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_112:
+pf_skip_116:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VMOVUPS     64(SI)(CX*2), Z20
@@ -19381,14 +19695,14 @@ pf_skip_112:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_113
+	JAE         pf_skip_117
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_113:
+pf_skip_117:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_4
@@ -19421,14 +19735,14 @@ scores4_odd_4:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_114
+	JAE         pf_skip_118
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_114:
+pf_skip_118:
 scores4_chunks_4:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -19737,14 +20051,14 @@ scores2_8_chunk2_4:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_115
+	JAE         pf_skip_119
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_115:
+pf_skip_119:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -19772,14 +20086,14 @@ pf_skip_115:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_116
+	JAE         pf_skip_120
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_116:
+pf_skip_120:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -19815,14 +20129,14 @@ scores2_8_odd_4:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_117
+	JAE         pf_skip_121
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_117:
+pf_skip_121:
 scores2_8_chunks_4:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -20258,14 +20572,14 @@ scores_pairs_26:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_118
+	JAE         pf_skip_122
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_118:
+pf_skip_122:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -21051,14 +21365,14 @@ pv4_row_10:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_119
+	JAE          pf_skip_123
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_119:
+pf_skip_123:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21131,14 +21445,14 @@ pv4_row_11:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_120
+	JAE          pf_skip_124
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_120:
+pf_skip_124:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21194,14 +21508,14 @@ pv4_row_12:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_121
+	JAE          pf_skip_125
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
 	ADDQ         $0x00000100, R9
 
-pf_skip_121:
+pf_skip_125:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21319,14 +21633,14 @@ pv2_pair_28:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_122
+	JAE          pf_skip_126
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_122:
+pf_skip_126:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -21420,14 +21734,14 @@ pv2_pair_29:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_123
+	JAE          pf_skip_127
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_123:
+pf_skip_127:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -21497,14 +21811,14 @@ pv2_pair_30:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_124
+	JAE          pf_skip_128
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_124:
+pf_skip_128:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -21567,11 +21881,11 @@ pv_20:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_69:
+pv_block_73:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_69
+	JL      pv_next_73
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -21594,9 +21908,9 @@ pv_block_69:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_69
+	JL      pv_single_73
 
-pv_pair_69:
+pv_pair_73:
 	VBROADCASTSS (R11), Z18
 	VBROADCASTSS 4(R11), Z19
 	VCVTPH2PS    (R12), Z20
@@ -21643,11 +21957,11 @@ pv_pair_69:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_69
+	JGE          pv_pair_73
 
-pv_single_69:
+pv_single_73:
 	TESTQ        R13, R13
-	JZ           pv_merge_69
+	JZ           pv_merge_73
 	VBROADCASTSS (R11), Z18
 	VCVTPH2PS    (R12), Z19
 	VFMADD231PS  Z19, Z18, Z0
@@ -21668,9 +21982,9 @@ pv_single_69:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_69
+	JMP          pv_single_73
 
-pv_merge_69:
+pv_merge_73:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -21688,14 +22002,14 @@ pv_merge_69:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_69
+	JMP     pv_block_73
 
-pv_next_69:
-pv_block_70:
+pv_next_73:
+pv_block_74:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_70
+	JL      pv_next_74
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -21710,9 +22024,9 @@ pv_block_70:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_70
+	JL      pv_single_74
 
-pv_pair_70:
+pv_pair_74:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VCVTPH2PS    (R12), Z12
@@ -21739,11 +22053,11 @@ pv_pair_70:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_70
+	JGE          pv_pair_74
 
-pv_single_70:
+pv_single_74:
 	TESTQ        R13, R13
-	JZ           pv_merge_70
+	JZ           pv_merge_74
 	VBROADCASTSS (R11), Z10
 	VCVTPH2PS    (R12), Z11
 	VFMADD231PS  Z11, Z10, Z0
@@ -21756,9 +22070,9 @@ pv_single_70:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_70
+	JMP          pv_single_74
 
-pv_merge_70:
+pv_merge_74:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
@@ -21768,14 +22082,14 @@ pv_merge_70:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_70
+	JMP     pv_block_74
 
-pv_next_70:
-pv_block_71:
+pv_next_74:
+pv_block_75:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_71
+	JL      pv_next_75
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R10*1), Z4
@@ -21786,9 +22100,9 @@ pv_block_71:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_71
+	JL      pv_single_75
 
-pv_pair_71:
+pv_pair_75:
 	VBROADCASTSS (R11), Z6
 	VBROADCASTSS 4(R11), Z7
 	VCVTPH2PS    (R12), Z8
@@ -21805,11 +22119,11 @@ pv_pair_71:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_71
+	JGE          pv_pair_75
 
-pv_single_71:
+pv_single_75:
 	TESTQ        R13, R13
-	JZ           pv_merge_71
+	JZ           pv_merge_75
 	VBROADCASTSS (R11), Z6
 	VCVTPH2PS    (R12), Z7
 	VFMADD231PS  Z7, Z6, Z0
@@ -21818,22 +22132,22 @@ pv_single_71:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_71
+	JMP          pv_single_75
 
-pv_merge_71:
+pv_merge_75:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_71
+	JMP     pv_block_75
 
-pv_next_71:
-pv_block_72:
+pv_next_75:
+pv_block_76:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_72
+	JL      pv_next_76
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R11
@@ -21842,9 +22156,9 @@ pv_block_72:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_72
+	JL      pv_single_76
 
-pv_pair_72:
+pv_pair_76:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VCVTPH2PS    (R12), Z6
@@ -21857,36 +22171,36 @@ pv_pair_72:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_72
+	JGE          pv_pair_76
 
-pv_single_72:
+pv_single_76:
 	TESTQ        R13, R13
-	JZ           pv_merge_72
+	JZ           pv_merge_76
 	VBROADCASTSS (R11), Z4
 	VCVTPH2PS    (R12), Z5
 	VFMADD231PS  Z5, Z4, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_72
+	JMP          pv_single_76
 
-pv_merge_72:
+pv_merge_76:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_72
+	JMP     pv_block_76
 
-pv_next_72:
+pv_next_76:
 	JMP first_done_4
 
 other_head_4:
 	XORQ R8, R8
 
-pv_block_73:
+pv_block_77:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_73
+	JL      pv_next_77
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -21909,9 +22223,9 @@ pv_block_73:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_73
+	JL      pv_single_77
 
-pv_pair_73:
+pv_pair_77:
 	VBROADCASTSS (R9), Z18
 	VBROADCASTSS 4(R9), Z19
 	VCVTPH2PS    (R10), Z20
@@ -21950,11 +22264,11 @@ pv_pair_73:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_73
+	JGE          pv_pair_77
 
-pv_single_73:
+pv_single_77:
 	TESTQ        R11, R11
-	JZ           pv_merge_73
+	JZ           pv_merge_77
 	VBROADCASTSS (R9), Z18
 	VCVTPH2PS    (R10), Z19
 	VFMADD231PS  Z19, Z18, Z0
@@ -21975,9 +22289,9 @@ pv_single_73:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_73
+	JMP          pv_single_77
 
-pv_merge_73:
+pv_merge_77:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -21995,14 +22309,14 @@ pv_merge_73:
 	VADDPS  Z17, Z16, Z16
 	VMOVUPS Z16, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_73
+	JMP     pv_block_77
 
-pv_next_73:
-pv_block_74:
+pv_next_77:
+pv_block_78:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_74
+	JL      pv_next_78
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -22017,9 +22331,9 @@ pv_block_74:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_74
+	JL      pv_single_78
 
-pv_pair_74:
+pv_pair_78:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VCVTPH2PS    (R10), Z12
@@ -22042,11 +22356,11 @@ pv_pair_74:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_74
+	JGE          pv_pair_78
 
-pv_single_74:
+pv_single_78:
 	TESTQ        R11, R11
-	JZ           pv_merge_74
+	JZ           pv_merge_78
 	VBROADCASTSS (R9), Z10
 	VCVTPH2PS    (R10), Z11
 	VFMADD231PS  Z11, Z10, Z0
@@ -22059,9 +22373,9 @@ pv_single_74:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_74
+	JMP          pv_single_78
 
-pv_merge_74:
+pv_merge_78:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
@@ -22071,14 +22385,14 @@ pv_merge_74:
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_74
+	JMP     pv_block_78
 
-pv_next_74:
-pv_block_75:
+pv_next_78:
+pv_block_79:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_75
+	JL      pv_next_79
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	VMOVUPS 64(CX)(R8*1), Z4
@@ -22089,9 +22403,9 @@ pv_block_75:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_75
+	JL      pv_single_79
 
-pv_pair_75:
+pv_pair_79:
 	VBROADCASTSS (R9), Z6
 	VBROADCASTSS 4(R9), Z7
 	VCVTPH2PS    (R10), Z8
@@ -22106,11 +22420,11 @@ pv_pair_75:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_75
+	JGE          pv_pair_79
 
-pv_single_75:
+pv_single_79:
 	TESTQ        R11, R11
-	JZ           pv_merge_75
+	JZ           pv_merge_79
 	VBROADCASTSS (R9), Z6
 	VCVTPH2PS    (R10), Z7
 	VFMADD231PS  Z7, Z6, Z0
@@ -22119,22 +22433,22 @@ pv_single_75:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_75
+	JMP          pv_single_79
 
-pv_merge_75:
+pv_merge_79:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z5, Z4, Z4
 	VMOVUPS Z4, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_75
+	JMP     pv_block_79
 
-pv_next_75:
-pv_block_76:
+pv_next_79:
+pv_block_80:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_76
+	JL      pv_next_80
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
@@ -22143,9 +22457,9 @@ pv_block_76:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_76
+	JL      pv_single_80
 
-pv_pair_76:
+pv_pair_80:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -22156,26 +22470,26 @@ pv_pair_76:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_76
+	JGE          pv_pair_80
 
-pv_single_76:
+pv_single_80:
 	TESTQ        R11, R11
-	JZ           pv_merge_76
+	JZ           pv_merge_80
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_76
+	JMP          pv_single_80
 
-pv_merge_76:
+pv_merge_80:
 	VADDPS  Z3, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_76
+	JMP     pv_block_80
 
-pv_next_76:
+pv_next_80:
 first_done_4:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_20
@@ -22741,11 +23055,11 @@ zero_loop_16:
 	JNZ     zero_loop_16
 	XORQ    R8, R8
 
-pv_block_77:
+pv_block_81:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_77
+	JL      pv_next_81
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -22768,9 +23082,9 @@ pv_block_77:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_77
+	JL      pv_single_81
 
-pv_pair_77:
+pv_pair_81:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VCVTPH2PS    (R10), Z18
@@ -22809,11 +23123,11 @@ pv_pair_77:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_77
+	JGE          pv_pair_81
 
-pv_single_77:
+pv_single_81:
 	TESTQ        R11, R11
-	JZ           pv_merge_77
+	JZ           pv_merge_81
 	VBROADCASTSS (R9), Z16
 	VCVTPH2PS    (R10), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -22834,9 +23148,9 @@ pv_single_77:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_77
+	JMP          pv_single_81
 
-pv_merge_77:
+pv_merge_81:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -22854,14 +23168,14 @@ pv_merge_77:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_77
+	JMP     pv_block_81
 
-pv_next_77:
-pv_block_78:
+pv_next_81:
+pv_block_82:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_78
+	JL      pv_next_82
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -22876,9 +23190,9 @@ pv_block_78:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_78
+	JL      pv_single_82
 
-pv_pair_78:
+pv_pair_82:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VCVTPH2PS    (R10), Z10
@@ -22901,11 +23215,11 @@ pv_pair_78:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_78
+	JGE          pv_pair_82
 
-pv_single_78:
+pv_single_82:
 	TESTQ        R11, R11
-	JZ           pv_merge_78
+	JZ           pv_merge_82
 	VBROADCASTSS (R9), Z8
 	VCVTPH2PS    (R10), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -22918,9 +23232,9 @@ pv_single_78:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_78
+	JMP          pv_single_82
 
-pv_merge_78:
+pv_merge_82:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -22930,14 +23244,14 @@ pv_merge_78:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_78
+	JMP     pv_block_82
 
-pv_next_78:
-pv_block_79:
+pv_next_82:
+pv_block_83:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_79
+	JL      pv_next_83
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -22948,9 +23262,9 @@ pv_block_79:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_79
+	JL      pv_single_83
 
-pv_pair_79:
+pv_pair_83:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -22965,11 +23279,11 @@ pv_pair_79:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_79
+	JGE          pv_pair_83
 
-pv_single_79:
+pv_single_83:
 	TESTQ        R11, R11
-	JZ           pv_merge_79
+	JZ           pv_merge_83
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -22978,22 +23292,22 @@ pv_single_79:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_79
+	JMP          pv_single_83
 
-pv_merge_79:
+pv_merge_83:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_79
+	JMP     pv_block_83
 
-pv_next_79:
-pv_block_80:
+pv_next_83:
+pv_block_84:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_80
+	JL      pv_next_84
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
@@ -23002,9 +23316,9 @@ pv_block_80:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_80
+	JL      pv_single_84
 
-pv_pair_80:
+pv_pair_84:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VCVTPH2PS    (R10), Z4
@@ -23015,26 +23329,26 @@ pv_pair_80:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_80
+	JGE          pv_pair_84
 
-pv_single_80:
+pv_single_84:
 	TESTQ        R11, R11
-	JZ           pv_merge_80
+	JZ           pv_merge_84
 	VBROADCASTSS (R9), Z2
 	VCVTPH2PS    (R10), Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_80
+	JMP          pv_single_84
 
-pv_merge_80:
+pv_merge_84:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_80
+	JMP     pv_block_84
 
-pv_next_80:
+pv_next_84:
 	VZEROUPPER
 	RET
 
@@ -23245,17 +23559,17 @@ scores_q8_1:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_125
+	JNZ          pf_skip_129
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_125
+	JAE          pf_skip_129
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_125:
+pf_skip_129:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -23537,11 +23851,11 @@ pv_21:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_81:
+pv_block_85:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_81
+	JL      pv_next_85
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -23557,9 +23871,9 @@ pv_block_81:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_81:
+pv_single_85:
 	TESTQ        R13, R13
-	JZ           pv_merge_81
+	JZ           pv_merge_85
 	VBROADCASTSS (R11), Y8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -23594,20 +23908,20 @@ pv_single_81:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_126
+	JNZ          pf_skip_130
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_126
+	JAE          pf_skip_130
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_126:
+pf_skip_130:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_81
+	JMP  pv_single_85
 
-pv_merge_81:
+pv_merge_85:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -23617,14 +23931,14 @@ pv_merge_81:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_81
+	JMP     pv_block_85
 
-pv_next_81:
-pv_block_82:
+pv_next_85:
+pv_block_86:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_82
+	JL      pv_next_86
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -23640,9 +23954,9 @@ pv_block_82:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_82
+	JL      pv_single_86
 
-pv_pair_82:
+pv_pair_86:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VMOVD        (R12), X10
@@ -23678,23 +23992,23 @@ pv_pair_82:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_127
+	JNZ          pf_skip_131
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_127
+	JAE          pf_skip_131
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_127:
+pf_skip_131:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_82
+	JGE  pv_pair_86
 
-pv_single_82:
+pv_single_86:
 	TESTQ        R13, R13
-	JZ           pv_merge_82
+	JZ           pv_merge_86
 	VBROADCASTSS (R11), Y8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -23713,134 +24027,6 @@ pv_single_82:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_128
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_128
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_128:
-	ADDQ $0x04, R11
-	ADDQ DI, R12
-	DECQ R13
-	JMP  pv_single_82
-
-pv_merge_82:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(R10*1)
-	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R10*1)
-	ADDQ    $0x00000080, R10
-	JMP     pv_block_82
-
-pv_next_82:
-pv_block_83:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000040
-	JL      pv_next_83
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x07, R12
-	IMUL3Q  $0x22, R12, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_83
-
-pv_pair_83:
-	VBROADCASTSS (R11), Y4
-	VBROADCASTSS 4(R11), Y4
-	DECQ         R9
-	JNZ          pf_skip_129
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_129
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_129:
-	ADDQ $0x08, R11
-	LEAQ (R12)(DI*2), R12
-	SUBQ $0x02, R13
-	CMPQ R13, $0x02
-	JGE  pv_pair_83
-
-pv_single_83:
-	TESTQ        R13, R13
-	JZ           pv_merge_83
-	VBROADCASTSS (R11), Y4
-	DECQ         R9
-	JNZ          pf_skip_130
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_130
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_130:
-	ADDQ $0x04, R11
-	ADDQ DI, R12
-	DECQ R13
-	JMP  pv_single_83
-
-pv_merge_83:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     pv_block_83
-
-pv_next_83:
-pv_block_84:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000020
-	JL      pv_next_84
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x07, R12
-	IMUL3Q  $0x22, R12, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_84
-
-pv_pair_84:
-	VBROADCASTSS (R11), Y2
-	VBROADCASTSS 4(R11), Y2
-	DECQ         R9
-	JNZ          pf_skip_131
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_131
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_131:
-	ADDQ $0x08, R11
-	LEAQ (R12)(DI*2), R12
-	SUBQ $0x02, R13
-	CMPQ R13, $0x02
-	JGE  pv_pair_84
-
-pv_single_84:
-	TESTQ        R13, R13
-	JZ           pv_merge_84
-	VBROADCASTSS (R11), Y2
-	DECQ         R9
 	JNZ          pf_skip_132
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
@@ -23852,15 +24038,143 @@ pf_skip_132:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_84
+	JMP  pv_single_86
 
-pv_merge_84:
+pv_merge_86:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_86
+
+pv_next_86:
+pv_block_87:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_87
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_87
+
+pv_pair_87:
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y4
+	DECQ         R9
+	JNZ          pf_skip_133
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_133
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_133:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_87
+
+pv_single_87:
+	TESTQ        R13, R13
+	JZ           pv_merge_87
+	VBROADCASTSS (R11), Y4
+	DECQ         R9
+	JNZ          pf_skip_134
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_134
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_134:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_87
+
+pv_merge_87:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_87
+
+pv_next_87:
+pv_block_88:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_88
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_88
+
+pv_pair_88:
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y2
+	DECQ         R9
+	JNZ          pf_skip_135
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_135
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_135:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_88
+
+pv_single_88:
+	TESTQ        R13, R13
+	JZ           pv_merge_88
+	VBROADCASTSS (R11), Y2
+	DECQ         R9
+	JNZ          pf_skip_136
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_136
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_136:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_88
+
+pv_merge_88:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_84
+	JMP     pv_block_88
 
-pv_next_84:
+pv_next_88:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -24232,11 +24546,11 @@ zero_loop_18:
 	JNZ     zero_loop_18
 	XORQ    R8, R8
 
-pv_block_85:
+pv_block_89:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_85
+	JL      pv_next_89
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -24252,9 +24566,9 @@ pv_block_85:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 
-pv_single_85:
+pv_single_89:
 	TESTQ        R11, R11
-	JZ           pv_merge_85
+	JZ           pv_merge_89
 	VBROADCASTSS (R9), Y8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -24291,9 +24605,9 @@ pv_single_85:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_85
+	JMP          pv_single_89
 
-pv_merge_85:
+pv_merge_89:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -24303,14 +24617,14 @@ pv_merge_85:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_85
+	JMP     pv_block_89
 
-pv_next_85:
-pv_block_86:
+pv_next_89:
+pv_block_90:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_86
+	JL      pv_next_90
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -24326,9 +24640,9 @@ pv_block_86:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_86
+	JL      pv_single_90
 
-pv_pair_86:
+pv_pair_90:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VMOVD        (R10), X10
@@ -24367,11 +24681,11 @@ pv_pair_86:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_86
+	JGE          pv_pair_90
 
-pv_single_86:
+pv_single_90:
 	TESTQ        R11, R11
-	JZ           pv_merge_86
+	JZ           pv_merge_90
 	VBROADCASTSS (R9), Y8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -24392,9 +24706,9 @@ pv_single_86:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_86
+	JMP          pv_single_90
 
-pv_merge_86:
+pv_merge_90:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -24404,14 +24718,14 @@ pv_merge_86:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_86
+	JMP     pv_block_90
 
-pv_next_86:
-pv_block_87:
+pv_next_90:
+pv_block_91:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_87
+	JL      pv_next_91
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -24423,40 +24737,40 @@ pv_block_87:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_87
+	JL      pv_single_91
 
-pv_pair_87:
+pv_pair_91:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_87
+	JGE          pv_pair_91
 
-pv_single_87:
+pv_single_91:
 	TESTQ        R11, R11
-	JZ           pv_merge_87
+	JZ           pv_merge_91
 	VBROADCASTSS (R9), Y4
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_87
+	JMP          pv_single_91
 
-pv_merge_87:
+pv_merge_91:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_87
+	JMP     pv_block_91
 
-pv_next_87:
-pv_block_88:
+pv_next_91:
+pv_block_92:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_88
+	JL      pv_next_92
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -24466,33 +24780,33 @@ pv_block_88:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_88
+	JL      pv_single_92
 
-pv_pair_88:
+pv_pair_92:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_88
+	JGE          pv_pair_92
 
-pv_single_88:
+pv_single_92:
 	TESTQ        R11, R11
-	JZ           pv_merge_88
+	JZ           pv_merge_92
 	VBROADCASTSS (R9), Y2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_88
+	JMP          pv_single_92
 
-pv_merge_88:
+pv_merge_92:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_88
+	JMP     pv_block_92
 
-pv_next_88:
+pv_next_92:
 	VZEROUPPER
 	RET
 
@@ -24703,17 +25017,17 @@ scores_q8_3:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_133
+	JNZ          pf_skip_137
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_133
+	JAE          pf_skip_137
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_133:
+pf_skip_137:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -24974,11 +25288,11 @@ pv_22:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_89:
+pv_block_93:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_89
+	JL      pv_next_93
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -24994,9 +25308,9 @@ pv_block_89:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_89:
+pv_single_93:
 	TESTQ        R13, R13
-	JZ           pv_merge_89
+	JZ           pv_merge_93
 	VBROADCASTSS (R11), Y8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -25031,20 +25345,20 @@ pv_single_89:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_134
+	JNZ          pf_skip_138
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_134
+	JAE          pf_skip_138
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_134:
+pf_skip_138:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_89
+	JMP  pv_single_93
 
-pv_merge_89:
+pv_merge_93:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -25054,14 +25368,14 @@ pv_merge_89:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_89
+	JMP     pv_block_93
 
-pv_next_89:
-pv_block_90:
+pv_next_93:
+pv_block_94:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_90
+	JL      pv_next_94
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -25077,9 +25391,9 @@ pv_block_90:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_90
+	JL      pv_single_94
 
-pv_pair_90:
+pv_pair_94:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VMOVD        (R12), X10
@@ -25115,23 +25429,23 @@ pv_pair_90:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_135
+	JNZ          pf_skip_139
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_135
+	JAE          pf_skip_139
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_135:
+pf_skip_139:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_90
+	JGE  pv_pair_94
 
-pv_single_90:
+pv_single_94:
 	TESTQ        R13, R13
-	JZ           pv_merge_90
+	JZ           pv_merge_94
 	VBROADCASTSS (R11), Y8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -25150,134 +25464,6 @@ pv_single_90:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_136
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_136
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_136:
-	ADDQ $0x04, R11
-	ADDQ DI, R12
-	DECQ R13
-	JMP  pv_single_90
-
-pv_merge_90:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	VADDPS  Y5, Y4, Y4
-	VMOVUPS Y4, 64(CX)(R10*1)
-	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y6, 96(CX)(R10*1)
-	ADDQ    $0x00000080, R10
-	JMP     pv_block_90
-
-pv_next_90:
-pv_block_91:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000040
-	JL      pv_next_91
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	VMOVUPS 32(CX)(R10*1), Y2
-	VXORPS  Y3, Y3, Y3
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x07, R12
-	IMUL3Q  $0x22, R12, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_91
-
-pv_pair_91:
-	VBROADCASTSS (R11), Y4
-	VBROADCASTSS 4(R11), Y4
-	DECQ         R9
-	JNZ          pf_skip_137
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_137
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_137:
-	ADDQ $0x08, R11
-	LEAQ (R12)(DI*2), R12
-	SUBQ $0x02, R13
-	CMPQ R13, $0x02
-	JGE  pv_pair_91
-
-pv_single_91:
-	TESTQ        R13, R13
-	JZ           pv_merge_91
-	VBROADCASTSS (R11), Y4
-	DECQ         R9
-	JNZ          pf_skip_138
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_138
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_138:
-	ADDQ $0x04, R11
-	ADDQ DI, R12
-	DECQ R13
-	JMP  pv_single_91
-
-pv_merge_91:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     pv_block_91
-
-pv_next_91:
-pv_block_92:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000020
-	JL      pv_next_92
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R11
-	MOVQ    R10, R12
-	SHRQ    $0x07, R12
-	IMUL3Q  $0x22, R12, R12
-	ADDQ    BX, R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_92
-
-pv_pair_92:
-	VBROADCASTSS (R11), Y2
-	VBROADCASTSS 4(R11), Y2
-	DECQ         R9
-	JNZ          pf_skip_139
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_139
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
-
-pf_skip_139:
-	ADDQ $0x08, R11
-	LEAQ (R12)(DI*2), R12
-	SUBQ $0x02, R13
-	CMPQ R13, $0x02
-	JGE  pv_pair_92
-
-pv_single_92:
-	TESTQ        R13, R13
-	JZ           pv_merge_92
-	VBROADCASTSS (R11), Y2
-	DECQ         R9
 	JNZ          pf_skip_140
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
@@ -25289,15 +25475,143 @@ pf_skip_140:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_92
+	JMP  pv_single_94
 
-pv_merge_92:
+pv_merge_94:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_94
+
+pv_next_94:
+pv_block_95:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_95
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_95
+
+pv_pair_95:
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y4
+	DECQ         R9
+	JNZ          pf_skip_141
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_141
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_141:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_95
+
+pv_single_95:
+	TESTQ        R13, R13
+	JZ           pv_merge_95
+	VBROADCASTSS (R11), Y4
+	DECQ         R9
+	JNZ          pf_skip_142
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_142
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_142:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_95
+
+pv_merge_95:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_95
+
+pv_next_95:
+pv_block_96:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_96
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_96
+
+pv_pair_96:
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y2
+	DECQ         R9
+	JNZ          pf_skip_143
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_143
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_143:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_96
+
+pv_single_96:
+	TESTQ        R13, R13
+	JZ           pv_merge_96
+	VBROADCASTSS (R11), Y2
+	DECQ         R9
+	JNZ          pf_skip_144
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_144
+	PREFETCHT1   (R8)
+	ADDQ         $0x00000040, R8
+
+pf_skip_144:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_96
+
+pv_merge_96:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_92
+	JMP     pv_block_96
 
-pv_next_92:
+pv_next_96:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -25655,11 +25969,11 @@ zero_loop_20:
 	JNZ     zero_loop_20
 	XORQ    R8, R8
 
-pv_block_93:
+pv_block_97:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_93
+	JL      pv_next_97
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -25675,9 +25989,9 @@ pv_block_93:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 
-pv_single_93:
+pv_single_97:
 	TESTQ        R11, R11
-	JZ           pv_merge_93
+	JZ           pv_merge_97
 	VBROADCASTSS (R9), Y8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -25714,9 +26028,9 @@ pv_single_93:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_93
+	JMP          pv_single_97
 
-pv_merge_93:
+pv_merge_97:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -25726,14 +26040,14 @@ pv_merge_93:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_93
+	JMP     pv_block_97
 
-pv_next_93:
-pv_block_94:
+pv_next_97:
+pv_block_98:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_94
+	JL      pv_next_98
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -25749,9 +26063,9 @@ pv_block_94:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_94
+	JL      pv_single_98
 
-pv_pair_94:
+pv_pair_98:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VMOVD        (R10), X10
@@ -25790,11 +26104,11 @@ pv_pair_94:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_94
+	JGE          pv_pair_98
 
-pv_single_94:
+pv_single_98:
 	TESTQ        R11, R11
-	JZ           pv_merge_94
+	JZ           pv_merge_98
 	VBROADCASTSS (R9), Y8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -25815,9 +26129,9 @@ pv_single_94:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_94
+	JMP          pv_single_98
 
-pv_merge_94:
+pv_merge_98:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -25827,14 +26141,14 @@ pv_merge_94:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_94
+	JMP     pv_block_98
 
-pv_next_94:
-pv_block_95:
+pv_next_98:
+pv_block_99:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_95
+	JL      pv_next_99
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -25846,40 +26160,40 @@ pv_block_95:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_95
+	JL      pv_single_99
 
-pv_pair_95:
+pv_pair_99:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_95
+	JGE          pv_pair_99
 
-pv_single_95:
+pv_single_99:
 	TESTQ        R11, R11
-	JZ           pv_merge_95
+	JZ           pv_merge_99
 	VBROADCASTSS (R9), Y4
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_95
+	JMP          pv_single_99
 
-pv_merge_95:
+pv_merge_99:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_95
+	JMP     pv_block_99
 
-pv_next_95:
-pv_block_96:
+pv_next_99:
+pv_block_100:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_96
+	JL      pv_next_100
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -25889,33 +26203,33 @@ pv_block_96:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_96
+	JL      pv_single_100
 
-pv_pair_96:
+pv_pair_100:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_96
+	JGE          pv_pair_100
 
-pv_single_96:
+pv_single_100:
 	TESTQ        R11, R11
-	JZ           pv_merge_96
+	JZ           pv_merge_100
 	VBROADCASTSS (R9), Y2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_96
+	JMP          pv_single_100
 
-pv_merge_96:
+pv_merge_100:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_96
+	JMP     pv_block_100
 
-pv_next_96:
+pv_next_100:
 	VZEROUPPER
 	RET
 
@@ -26128,12 +26442,12 @@ scores_q8_5:
 	VMULPS       Y15, Y14, Y14
 	VFMADD231PS  Y16, Y14, Y13
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_141
+	JAE          pf_skip_145
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	ADDQ         $0x00000080, DI
 
-pf_skip_141:
+pf_skip_145:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -26646,11 +26960,11 @@ pv_23:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_97:
+pv_block_101:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_97
+	JL      pv_next_101
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 64(CX)(R10*1), Z8
@@ -26674,9 +26988,9 @@ pv_block_97:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_97
+	JL      pv_single_101
 
-pv_pair_97:
+pv_pair_101:
 	VBROADCASTSS (R11), Z22
 	VBROADCASTSS 4(R11), Z23
 	VMOVD        (R12), X5
@@ -26769,11 +27083,11 @@ pv_pair_97:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_97
+	JGE          pv_pair_101
 
-pv_single_97:
+pv_single_101:
 	TESTQ        R13, R13
-	JZ           pv_merge_97
+	JZ           pv_merge_101
 	VBROADCASTSS (R11), Z22
 	VMOVD        (R12), X5
 	VCVTPH2PS    X5, X5
@@ -26818,9 +27132,9 @@ pv_single_97:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_97
+	JMP          pv_single_101
 
-pv_merge_97:
+pv_merge_101:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z9, Z8, Z8
@@ -26838,14 +27152,14 @@ pv_merge_97:
 	VADDPS  Z21, Z20, Z20
 	VMOVUPS Z20, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_97
+	JMP     pv_block_101
 
-pv_next_97:
-pv_block_98:
+pv_next_101:
+pv_block_102:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_98
+	JL      pv_next_102
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 64(CX)(R10*1), Z8
@@ -26861,9 +27175,9 @@ pv_block_98:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_98
+	JL      pv_single_102
 
-pv_pair_98:
+pv_pair_102:
 	VBROADCASTSS (R11), Z14
 	VBROADCASTSS 4(R11), Z15
 	VMOVD        (R12), X5
@@ -26914,11 +27228,11 @@ pv_pair_98:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_98
+	JGE          pv_pair_102
 
-pv_single_98:
+pv_single_102:
 	TESTQ        R13, R13
-	JZ           pv_merge_98
+	JZ           pv_merge_102
 	VBROADCASTSS (R11), Z14
 	VMOVD        (R12), X5
 	VCVTPH2PS    X5, X5
@@ -26943,9 +27257,9 @@ pv_single_98:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_98
+	JMP          pv_single_102
 
-pv_merge_98:
+pv_merge_102:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z9, Z8, Z8
@@ -26955,14 +27269,14 @@ pv_merge_98:
 	VADDPS  Z13, Z12, Z12
 	VMOVUPS Z12, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_98
+	JMP     pv_block_102
 
-pv_next_98:
-pv_block_99:
+pv_next_102:
+pv_block_103:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_99
+	JL      pv_next_103
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 64(CX)(R10*1), Z8
@@ -26974,9 +27288,9 @@ pv_block_99:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_99
+	JL      pv_single_103
 
-pv_pair_99:
+pv_pair_103:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VMOVD        (R12), X5
@@ -27005,11 +27319,11 @@ pv_pair_99:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_99
+	JGE          pv_pair_103
 
-pv_single_99:
+pv_single_103:
 	TESTQ        R13, R13
-	JZ           pv_merge_99
+	JZ           pv_merge_103
 	VBROADCASTSS (R11), Z10
 	VMOVD        (R12), X5
 	VCVTPH2PS    X5, X5
@@ -27024,22 +27338,22 @@ pv_single_99:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_99
+	JMP          pv_single_103
 
-pv_merge_99:
+pv_merge_103:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_99
+	JMP     pv_block_103
 
-pv_next_99:
-pv_block_100:
+pv_next_103:
+pv_block_104:
 	MOVQ    AX, R8
 	SUBQ    R10, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_100
+	JL      pv_next_104
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	MOVQ    DX, R8
@@ -27049,43 +27363,43 @@ pv_block_100:
 	ADDQ    BX, R9
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_100
+	JL      pv_single_104
 
-pv_pair_100:
+pv_pair_104:
 	VBROADCASTSS (R8), Z8
 	VBROADCASTSS 4(R8), Z8
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_100
+	JGE          pv_pair_104
 
-pv_single_100:
+pv_single_104:
 	TESTQ        R11, R11
-	JZ           pv_merge_100
+	JZ           pv_merge_104
 	VBROADCASTSS (R8), Z8
 	ADDQ         $0x04, R8
 	ADDQ         DI, R9
 	DECQ         R11
-	JMP          pv_single_100
+	JMP          pv_single_104
 
-pv_merge_100:
+pv_merge_104:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_100
+	JMP     pv_block_104
 
-pv_next_100:
+pv_next_104:
 	JMP first_done_5
 
 other_head_5:
 	XORQ R8, R8
 
-pv_block_101:
+pv_block_105:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_101
+	JL      pv_next_105
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 64(CX)(R8*1), Z8
@@ -27109,9 +27423,9 @@ pv_block_101:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_101
+	JL      pv_single_105
 
-pv_pair_101:
+pv_pair_105:
 	VBROADCASTSS (R9), Z22
 	VBROADCASTSS 4(R9), Z23
 	VMOVD        (R10), X5
@@ -27198,11 +27512,11 @@ pv_pair_101:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_101
+	JGE          pv_pair_105
 
-pv_single_101:
+pv_single_105:
 	TESTQ        R11, R11
-	JZ           pv_merge_101
+	JZ           pv_merge_105
 	VBROADCASTSS (R9), Z22
 	VMOVD        (R10), X5
 	VCVTPH2PS    X5, X5
@@ -27247,9 +27561,9 @@ pv_single_101:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_101
+	JMP          pv_single_105
 
-pv_merge_101:
+pv_merge_105:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z9, Z8, Z8
@@ -27267,14 +27581,14 @@ pv_merge_101:
 	VADDPS  Z21, Z20, Z20
 	VMOVUPS Z20, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_101
+	JMP     pv_block_105
 
-pv_next_101:
-pv_block_102:
+pv_next_105:
+pv_block_106:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_102
+	JL      pv_next_106
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 64(CX)(R8*1), Z8
@@ -27290,9 +27604,9 @@ pv_block_102:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_102
+	JL      pv_single_106
 
-pv_pair_102:
+pv_pair_106:
 	VBROADCASTSS (R9), Z14
 	VBROADCASTSS 4(R9), Z15
 	VMOVD        (R10), X5
@@ -27339,11 +27653,11 @@ pv_pair_102:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_102
+	JGE          pv_pair_106
 
-pv_single_102:
+pv_single_106:
 	TESTQ        R11, R11
-	JZ           pv_merge_102
+	JZ           pv_merge_106
 	VBROADCASTSS (R9), Z14
 	VMOVD        (R10), X5
 	VCVTPH2PS    X5, X5
@@ -27368,9 +27682,9 @@ pv_single_102:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_102
+	JMP          pv_single_106
 
-pv_merge_102:
+pv_merge_106:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z9, Z8, Z8
@@ -27380,14 +27694,14 @@ pv_merge_102:
 	VADDPS  Z13, Z12, Z12
 	VMOVUPS Z12, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_102
+	JMP     pv_block_106
 
-pv_next_102:
-pv_block_103:
+pv_next_106:
+pv_block_107:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_103
+	JL      pv_next_107
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 64(CX)(R8*1), Z8
@@ -27399,9 +27713,9 @@ pv_block_103:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_103
+	JL      pv_single_107
 
-pv_pair_103:
+pv_pair_107:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VMOVD        (R10), X5
@@ -27428,11 +27742,11 @@ pv_pair_103:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_103
+	JGE          pv_pair_107
 
-pv_single_103:
+pv_single_107:
 	TESTQ        R11, R11
-	JZ           pv_merge_103
+	JZ           pv_merge_107
 	VBROADCASTSS (R9), Z10
 	VMOVD        (R10), X5
 	VCVTPH2PS    X5, X5
@@ -27447,22 +27761,22 @@ pv_single_103:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_103
+	JMP          pv_single_107
 
-pv_merge_103:
+pv_merge_107:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_103
+	JMP     pv_block_107
 
-pv_next_103:
-pv_block_104:
+pv_next_107:
+pv_block_108:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_104
+	JL      pv_next_108
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	MOVQ    DX, R9
@@ -27472,33 +27786,33 @@ pv_block_104:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_104
+	JL      pv_single_108
 
-pv_pair_104:
+pv_pair_108:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z8
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_104
+	JGE          pv_pair_108
 
-pv_single_104:
+pv_single_108:
 	TESTQ        R11, R11
-	JZ           pv_merge_104
+	JZ           pv_merge_108
 	VBROADCASTSS (R9), Z8
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_104
+	JMP          pv_single_108
 
-pv_merge_104:
+pv_merge_108:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_104
+	JMP     pv_block_108
 
-pv_next_104:
+pv_next_108:
 first_done_5:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_23
@@ -27890,11 +28204,11 @@ zero_loop_22:
 	JNZ     zero_loop_22
 	XORQ    R8, R8
 
-pv_block_105:
+pv_block_109:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_105
+	JL      pv_next_109
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -27918,9 +28232,9 @@ pv_block_105:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_105
+	JL      pv_single_109
 
-pv_pair_105:
+pv_pair_109:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VMOVD        (R10), X18
@@ -28007,11 +28321,11 @@ pv_pair_105:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_105
+	JGE          pv_pair_109
 
-pv_single_105:
+pv_single_109:
 	TESTQ        R11, R11
-	JZ           pv_merge_105
+	JZ           pv_merge_109
 	VBROADCASTSS (R9), Z16
 	VMOVD        (R10), X17
 	VCVTPH2PS    X17, X17
@@ -28056,9 +28370,9 @@ pv_single_105:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_105
+	JMP          pv_single_109
 
-pv_merge_105:
+pv_merge_109:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -28076,14 +28390,14 @@ pv_merge_105:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_105
+	JMP     pv_block_109
 
-pv_next_105:
-pv_block_106:
+pv_next_109:
+pv_block_110:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_106
+	JL      pv_next_110
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -28099,9 +28413,9 @@ pv_block_106:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_106
+	JL      pv_single_110
 
-pv_pair_106:
+pv_pair_110:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VMOVD        (R10), X10
@@ -28148,11 +28462,11 @@ pv_pair_106:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_106
+	JGE          pv_pair_110
 
-pv_single_106:
+pv_single_110:
 	TESTQ        R11, R11
-	JZ           pv_merge_106
+	JZ           pv_merge_110
 	VBROADCASTSS (R9), Z8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -28177,9 +28491,9 @@ pv_single_106:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_106
+	JMP          pv_single_110
 
-pv_merge_106:
+pv_merge_110:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -28189,14 +28503,14 @@ pv_merge_106:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_106
+	JMP     pv_block_110
 
-pv_next_106:
-pv_block_107:
+pv_next_110:
+pv_block_111:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_107
+	JL      pv_next_111
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -28208,9 +28522,9 @@ pv_block_107:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_107
+	JL      pv_single_111
 
-pv_pair_107:
+pv_pair_111:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VMOVD        (R10), X6
@@ -28237,11 +28551,11 @@ pv_pair_107:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_107
+	JGE          pv_pair_111
 
-pv_single_107:
+pv_single_111:
 	TESTQ        R11, R11
-	JZ           pv_merge_107
+	JZ           pv_merge_111
 	VBROADCASTSS (R9), Z4
 	VMOVD        (R10), X5
 	VCVTPH2PS    X5, X5
@@ -28256,22 +28570,22 @@ pv_single_107:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_107
+	JMP          pv_single_111
 
-pv_merge_107:
+pv_merge_111:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_107
+	JMP     pv_block_111
 
-pv_next_107:
-pv_block_108:
+pv_next_111:
+pv_block_112:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_108
+	JL      pv_next_112
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
@@ -28281,33 +28595,33 @@ pv_block_108:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_108
+	JL      pv_single_112
 
-pv_pair_108:
+pv_pair_112:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_108
+	JGE          pv_pair_112
 
-pv_single_108:
+pv_single_112:
 	TESTQ        R11, R11
-	JZ           pv_merge_108
+	JZ           pv_merge_112
 	VBROADCASTSS (R9), Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_108
+	JMP          pv_single_112
 
-pv_merge_108:
+pv_merge_112:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_108
+	JMP     pv_block_112
 
-pv_next_108:
+pv_next_112:
 	VZEROUPPER
 	RET
 
@@ -28520,12 +28834,12 @@ scores_q8_8:
 	VMULPS       Y15, Y14, Y14
 	VFMADD231PS  Y16, Y14, Y13
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_142
+	JAE          pf_skip_146
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	ADDQ         $0x00000080, DI
 
-pf_skip_142:
+pf_skip_146:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -29029,11 +29343,11 @@ pv_24:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_109:
+pv_block_113:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_109
+	JL      pv_next_113
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 64(CX)(R10*1), Z8
@@ -29057,9 +29371,9 @@ pv_block_109:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_109
+	JL      pv_single_113
 
-pv_pair_109:
+pv_pair_113:
 	VBROADCASTSS (R11), Z22
 	VBROADCASTSS 4(R11), Z23
 	VMOVD        (R12), X5
@@ -29152,11 +29466,11 @@ pv_pair_109:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_109
+	JGE          pv_pair_113
 
-pv_single_109:
+pv_single_113:
 	TESTQ        R13, R13
-	JZ           pv_merge_109
+	JZ           pv_merge_113
 	VBROADCASTSS (R11), Z22
 	VMOVD        (R12), X5
 	VCVTPH2PS    X5, X5
@@ -29201,9 +29515,9 @@ pv_single_109:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_109
+	JMP          pv_single_113
 
-pv_merge_109:
+pv_merge_113:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z9, Z8, Z8
@@ -29221,14 +29535,14 @@ pv_merge_109:
 	VADDPS  Z21, Z20, Z20
 	VMOVUPS Z20, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_109
+	JMP     pv_block_113
 
-pv_next_109:
-pv_block_110:
+pv_next_113:
+pv_block_114:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_110
+	JL      pv_next_114
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 64(CX)(R10*1), Z8
@@ -29244,9 +29558,9 @@ pv_block_110:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_110
+	JL      pv_single_114
 
-pv_pair_110:
+pv_pair_114:
 	VBROADCASTSS (R11), Z14
 	VBROADCASTSS 4(R11), Z15
 	VMOVD        (R12), X5
@@ -29297,11 +29611,11 @@ pv_pair_110:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_110
+	JGE          pv_pair_114
 
-pv_single_110:
+pv_single_114:
 	TESTQ        R13, R13
-	JZ           pv_merge_110
+	JZ           pv_merge_114
 	VBROADCASTSS (R11), Z14
 	VMOVD        (R12), X5
 	VCVTPH2PS    X5, X5
@@ -29326,9 +29640,9 @@ pv_single_110:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_110
+	JMP          pv_single_114
 
-pv_merge_110:
+pv_merge_114:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z9, Z8, Z8
@@ -29338,14 +29652,14 @@ pv_merge_110:
 	VADDPS  Z13, Z12, Z12
 	VMOVUPS Z12, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_110
+	JMP     pv_block_114
 
-pv_next_110:
-pv_block_111:
+pv_next_114:
+pv_block_115:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_111
+	JL      pv_next_115
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 64(CX)(R10*1), Z8
@@ -29357,9 +29671,9 @@ pv_block_111:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_111
+	JL      pv_single_115
 
-pv_pair_111:
+pv_pair_115:
 	VBROADCASTSS (R11), Z10
 	VBROADCASTSS 4(R11), Z11
 	VMOVD        (R12), X5
@@ -29388,11 +29702,11 @@ pv_pair_111:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_111
+	JGE          pv_pair_115
 
-pv_single_111:
+pv_single_115:
 	TESTQ        R13, R13
-	JZ           pv_merge_111
+	JZ           pv_merge_115
 	VBROADCASTSS (R11), Z10
 	VMOVD        (R12), X5
 	VCVTPH2PS    X5, X5
@@ -29407,22 +29721,22 @@ pv_single_111:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_111
+	JMP          pv_single_115
 
-pv_merge_111:
+pv_merge_115:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_111
+	JMP     pv_block_115
 
-pv_next_111:
-pv_block_112:
+pv_next_115:
+pv_block_116:
 	MOVQ    AX, R8
 	SUBQ    R10, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_112
+	JL      pv_next_116
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	MOVQ    DX, R8
@@ -29432,43 +29746,43 @@ pv_block_112:
 	ADDQ    BX, R9
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_112
+	JL      pv_single_116
 
-pv_pair_112:
+pv_pair_116:
 	VBROADCASTSS (R8), Z8
 	VBROADCASTSS 4(R8), Z8
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_112
+	JGE          pv_pair_116
 
-pv_single_112:
+pv_single_116:
 	TESTQ        R11, R11
-	JZ           pv_merge_112
+	JZ           pv_merge_116
 	VBROADCASTSS (R8), Z8
 	ADDQ         $0x04, R8
 	ADDQ         DI, R9
 	DECQ         R11
-	JMP          pv_single_112
+	JMP          pv_single_116
 
-pv_merge_112:
+pv_merge_116:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_112
+	JMP     pv_block_116
 
-pv_next_112:
+pv_next_116:
 	JMP first_done_6
 
 other_head_6:
 	XORQ R8, R8
 
-pv_block_113:
+pv_block_117:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_113
+	JL      pv_next_117
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 64(CX)(R8*1), Z8
@@ -29492,9 +29806,9 @@ pv_block_113:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_113
+	JL      pv_single_117
 
-pv_pair_113:
+pv_pair_117:
 	VBROADCASTSS (R9), Z22
 	VBROADCASTSS 4(R9), Z23
 	VMOVD        (R10), X5
@@ -29581,11 +29895,11 @@ pv_pair_113:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_113
+	JGE          pv_pair_117
 
-pv_single_113:
+pv_single_117:
 	TESTQ        R11, R11
-	JZ           pv_merge_113
+	JZ           pv_merge_117
 	VBROADCASTSS (R9), Z22
 	VMOVD        (R10), X5
 	VCVTPH2PS    X5, X5
@@ -29630,9 +29944,9 @@ pv_single_113:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_113
+	JMP          pv_single_117
 
-pv_merge_113:
+pv_merge_117:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z9, Z8, Z8
@@ -29650,14 +29964,14 @@ pv_merge_113:
 	VADDPS  Z21, Z20, Z20
 	VMOVUPS Z20, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_113
+	JMP     pv_block_117
 
-pv_next_113:
-pv_block_114:
+pv_next_117:
+pv_block_118:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_114
+	JL      pv_next_118
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 64(CX)(R8*1), Z8
@@ -29673,9 +29987,9 @@ pv_block_114:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_114
+	JL      pv_single_118
 
-pv_pair_114:
+pv_pair_118:
 	VBROADCASTSS (R9), Z14
 	VBROADCASTSS 4(R9), Z15
 	VMOVD        (R10), X5
@@ -29722,11 +30036,11 @@ pv_pair_114:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_114
+	JGE          pv_pair_118
 
-pv_single_114:
+pv_single_118:
 	TESTQ        R11, R11
-	JZ           pv_merge_114
+	JZ           pv_merge_118
 	VBROADCASTSS (R9), Z14
 	VMOVD        (R10), X5
 	VCVTPH2PS    X5, X5
@@ -29751,9 +30065,9 @@ pv_single_114:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_114
+	JMP          pv_single_118
 
-pv_merge_114:
+pv_merge_118:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z9, Z8, Z8
@@ -29763,14 +30077,14 @@ pv_merge_114:
 	VADDPS  Z13, Z12, Z12
 	VMOVUPS Z12, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_114
+	JMP     pv_block_118
 
-pv_next_114:
-pv_block_115:
+pv_next_118:
+pv_block_119:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_115
+	JL      pv_next_119
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS 64(CX)(R8*1), Z8
@@ -29782,9 +30096,9 @@ pv_block_115:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_115
+	JL      pv_single_119
 
-pv_pair_115:
+pv_pair_119:
 	VBROADCASTSS (R9), Z10
 	VBROADCASTSS 4(R9), Z11
 	VMOVD        (R10), X5
@@ -29811,11 +30125,11 @@ pv_pair_115:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_115
+	JGE          pv_pair_119
 
-pv_single_115:
+pv_single_119:
 	TESTQ        R11, R11
-	JZ           pv_merge_115
+	JZ           pv_merge_119
 	VBROADCASTSS (R9), Z10
 	VMOVD        (R10), X5
 	VCVTPH2PS    X5, X5
@@ -29830,22 +30144,22 @@ pv_single_115:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_115
+	JMP          pv_single_119
 
-pv_merge_115:
+pv_merge_119:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z9, Z8, Z8
 	VMOVUPS Z8, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_115
+	JMP     pv_block_119
 
-pv_next_115:
-pv_block_116:
+pv_next_119:
+pv_block_120:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_116
+	JL      pv_next_120
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z7
 	MOVQ    DX, R9
@@ -29855,33 +30169,33 @@ pv_block_116:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_116
+	JL      pv_single_120
 
-pv_pair_116:
+pv_pair_120:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z8
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_116
+	JGE          pv_pair_120
 
-pv_single_116:
+pv_single_120:
 	TESTQ        R11, R11
-	JZ           pv_merge_116
+	JZ           pv_merge_120
 	VBROADCASTSS (R9), Z8
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_116
+	JMP          pv_single_120
 
-pv_merge_116:
+pv_merge_120:
 	VADDPS  Z7, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_116
+	JMP     pv_block_120
 
-pv_next_116:
+pv_next_120:
 first_done_6:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_24
@@ -30267,11 +30581,11 @@ zero_loop_24:
 	JNZ     zero_loop_24
 	XORQ    R8, R8
 
-pv_block_117:
+pv_block_121:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_117
+	JL      pv_next_121
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -30295,9 +30609,9 @@ pv_block_117:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_117
+	JL      pv_single_121
 
-pv_pair_117:
+pv_pair_121:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VMOVD        (R10), X18
@@ -30384,11 +30698,11 @@ pv_pair_117:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_117
+	JGE          pv_pair_121
 
-pv_single_117:
+pv_single_121:
 	TESTQ        R11, R11
-	JZ           pv_merge_117
+	JZ           pv_merge_121
 	VBROADCASTSS (R9), Z16
 	VMOVD        (R10), X17
 	VCVTPH2PS    X17, X17
@@ -30433,9 +30747,9 @@ pv_single_117:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_117
+	JMP          pv_single_121
 
-pv_merge_117:
+pv_merge_121:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -30453,14 +30767,14 @@ pv_merge_117:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_117
+	JMP     pv_block_121
 
-pv_next_117:
-pv_block_118:
+pv_next_121:
+pv_block_122:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_118
+	JL      pv_next_122
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -30476,9 +30790,9 @@ pv_block_118:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_118
+	JL      pv_single_122
 
-pv_pair_118:
+pv_pair_122:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VMOVD        (R10), X10
@@ -30525,11 +30839,11 @@ pv_pair_118:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_118
+	JGE          pv_pair_122
 
-pv_single_118:
+pv_single_122:
 	TESTQ        R11, R11
-	JZ           pv_merge_118
+	JZ           pv_merge_122
 	VBROADCASTSS (R9), Z8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -30554,9 +30868,9 @@ pv_single_118:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_118
+	JMP          pv_single_122
 
-pv_merge_118:
+pv_merge_122:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -30566,14 +30880,14 @@ pv_merge_118:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_118
+	JMP     pv_block_122
 
-pv_next_118:
-pv_block_119:
+pv_next_122:
+pv_block_123:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_119
+	JL      pv_next_123
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -30585,9 +30899,9 @@ pv_block_119:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_119
+	JL      pv_single_123
 
-pv_pair_119:
+pv_pair_123:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VMOVD        (R10), X6
@@ -30614,11 +30928,11 @@ pv_pair_119:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_119
+	JGE          pv_pair_123
 
-pv_single_119:
+pv_single_123:
 	TESTQ        R11, R11
-	JZ           pv_merge_119
+	JZ           pv_merge_123
 	VBROADCASTSS (R9), Z4
 	VMOVD        (R10), X5
 	VCVTPH2PS    X5, X5
@@ -30633,22 +30947,22 @@ pv_single_119:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_119
+	JMP          pv_single_123
 
-pv_merge_119:
+pv_merge_123:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_119
+	JMP     pv_block_123
 
-pv_next_119:
-pv_block_120:
+pv_next_123:
+pv_block_124:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_120
+	JL      pv_next_124
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
@@ -30658,32 +30972,32 @@ pv_block_120:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_120
+	JL      pv_single_124
 
-pv_pair_120:
+pv_pair_124:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_120
+	JGE          pv_pair_124
 
-pv_single_120:
+pv_single_124:
 	TESTQ        R11, R11
-	JZ           pv_merge_120
+	JZ           pv_merge_124
 	VBROADCASTSS (R9), Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_120
+	JMP          pv_single_124
 
-pv_merge_120:
+pv_merge_124:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_120
+	JMP     pv_block_124
 
-pv_next_120:
+pv_next_124:
 	VZEROUPPER
 	RET
