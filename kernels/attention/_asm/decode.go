@@ -971,11 +971,7 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 			for h := range 2 {
 				for r := range 2 {
 					wv := t.Vec()
-					m := Mem{Base: wp, Disp: 4 * r}
-					if h == 1 {
-						m = Mem{Base: wp, Index: wd, Scale: 1, Disp: 4 * r}
-					}
-					VBROADCASTSS(m, wv)
+					VBROADCASTSS(weightAt(wp, wd, h, r), wv)
 					for u := range nb {
 						VFMADD231PS(vr[r][u], wv, acc[h][r][u])
 					}
@@ -998,11 +994,7 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 			var wv [2]VecVirtual
 			for h := range 2 {
 				wv[h] = t.Vec()
-				m := Mem{Base: wp}
-				if h == 1 {
-					m = Mem{Base: wp, Index: wd, Scale: 1}
-				}
-				VBROADCASTSS(m, wv[h])
+				VBROADCASTSS(weightAt(wp, wd, h, 0), wv[h])
 			}
 			for u := range nb {
 				x := t.kvLoad(Mem{Base: rp, Disp: u * t.kb()})
@@ -1019,11 +1011,7 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 			}
 			for h := range 2 {
 				wv := t.Vec()
-				m := Mem{Base: wp}
-				if h == 1 {
-					m = Mem{Base: wp, Index: wd, Scale: 1}
-				}
-				VBROADCASTSS(m, wv)
+				VBROADCASTSS(weightAt(wp, wd, h, 0), wv)
 				for u := range nb {
 					if vl != nil {
 						VFMADD231PS(vl[u], wv, acc[h][0][u])
@@ -1060,6 +1048,15 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 		}
 		t.storeO(lo[:], col, sums)
 	})
+}
+
+// weightAt addresses the weight of row r of a pair's head h: wp is head
+// 0's weight buffer at the row, wd the bytes from it to head 1's.
+func weightAt(wp, wd GPVirtual, h, r int) Mem {
+	if h == 1 {
+		return Mem{Base: wp, Index: wd, Scale: 1, Disp: 4 * r}
+	}
+	return Mem{Base: wp, Disp: 4 * r}
 }
 
 // colBlocks emits P·V's loop over the column blocks of the output rows
