@@ -752,10 +752,11 @@ func (t tier) zeroRow(row, db GPVirtual) {
 // of 16 rows is otherwise a 16-deep chain of 4-cycle FMAs per register).
 //
 // o's row is odb bytes, v's rows vdb bytes apart (odb/ratio bytes of
-// values each); tile says the rows are one flash tile. With pf = (d, d2) set, each row pair also prefetches its
-// lines d and d2 bytes ahead (the same rows of the next K tile); with
-// spread set instead, each row prefetches as many lines as it reads from
-// spread's region (the next K tile) on every ng-th row.
+// values each); tile says the rows are one flash tile. With pf = (d, d2)
+// set, each row pair also prefetches its lines d and d2 bytes ahead (the
+// same rows of the next K tile); with spread set instead, each row
+// prefetches as many lines as it reads from spread's region (the next K
+// tile) on every ng-th row.
 func (t tier) pv(tile bool, o, w, v, cnt, odb, vdb GPVirtual, spread *prefetcher, pf ...GPVirtual) {
 	spread.hold()
 	defer spread.release()
