@@ -291,18 +291,20 @@ func (g *group) chunks(t tier, name string, p0, p4 GPVirtual, body func(off int)
 	Label(done)
 }
 
-// next moves the batch on by n rows (db bytes apart) and n keys.
+// next moves the batch on by n rows (db bytes apart) and n keys: one
+// LEAQ per scale (8, 4, 2) that n holds, an ADDQ for a last single row.
 func (g *group) next(db GPVirtual, n int) {
 	SUBQ(Imm(uint64(n)), g.lLeft)
 	r := GP64()
 	MOVQ(g.lRow, r)
+	for _, s := range []int{8, 4, 2} {
+		if n >= s {
+			LEAQ(Mem{Base: r, Index: db, Scale: uint8(s)}, r)
+			n -= s
+		}
+	}
 	if n == 1 {
 		ADDQ(db, r)
-	} else if n == 6 {
-		LEAQ(Mem{Base: r, Index: db, Scale: 4}, r)
-		LEAQ(Mem{Base: r, Index: db, Scale: 2}, r)
-	} else {
-		LEAQ(Mem{Base: r, Index: db, Scale: uint8(n)}, r)
 	}
 	MOVQ(r, g.lRow)
 }
