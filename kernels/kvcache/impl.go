@@ -14,18 +14,50 @@ import (
 // append is one call.
 type rowsFunc func(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int)
 
+// rowsAsm is an asm row store: rowsFunc over the first bytes and floats of
+// each, for rows of a multiple of its tier's vector width, bounds checked
+// by its caller (store.rows).
+type rowsAsm func(dst, dst2 *byte, dstStride int, src, src2 *float32, srcStride, nrows, n int)
+
+// store is a tier's row store of one element type: asm where the tier has
+// it, the generic contract for the rest. It is called directly, not
+// through an adapter closure: a token's f16 append (~100 ns) paid 6 ns
+// for that layer (Zen 3, in-process A/B).
+type store struct {
+	asm     rowsAsm // nil: generic only
+	w       int     // values per vector of asm (a power of two)
+	e       int     // bytes written per value
+	generic rowsFunc
+}
+
+// rows runs the store: asm for rows of a multiple of w values (always,
+// while D is a multiple of 16), else the generic contract.
+func (s *store) rows(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
+	if nrows == 0 || n == 0 {
+		return
+	}
+	if s.asm == nil || n&(s.w-1) != 0 { // not n%w: a division costs a short append a tenth of its time
+		s.generic(dst, dst2, dstStride, src, src2, srcStride, nrows, n)
+		return
+	}
+	// The bounds checks the asm cannot do: the last row of each.
+	last, lastSrc := (nrows-1)*dstStride+s.e*n-1, ((nrows-1)*srcStride)/4+n-1
+	_, _, _, _ = dst[last], dst2[last], src[lastSrc], src2[lastSrc]
+	s.asm(&dst[0], &dst2[0], dstStride, &src[0], &src2[0], srcStride, nrows, n)
+}
+
 // Impl is one ISA tier's implementation of the stores: how it writes
 // float32 rows as f32 (a copy), f16 and q8_0.
 type Impl struct {
 	Tier  isa.Tier
-	copy  rowsFunc
-	toF16 rowsFunc
+	copy  store
+	toF16 store
 	q8    quant.Q8_0RowsFunc // package quant's q8_0 rows quantizer of the tier
 }
 
 // impls holds every tier compiled into this binary, generic first; the
 // per-arch file appends to it in init.
-var impls = []Impl{{Tier: isa.Generic, copy: copyGeneric, toF16: toF16Generic, q8: q8Rows(isa.Generic)}}
+var impls = []Impl{{Tier: isa.Generic, copy: store{generic: copyGeneric}, toF16: store{generic: toF16Generic}, q8: q8Rows(isa.Generic)}}
 
 // q8Rows is package quant's q8_0 rows quantizer of tier t (the generic
 // one where quant has no tier t).
@@ -70,8 +102,9 @@ func copyGeneric(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride
 
 // Run executes p on b. The caller must have checked p.Check(b) == nil and
 // that the CPU runs im.Tier; Run does not allocate. It takes pointers: a
-// token's append is ~60 ns, and passing Impl, Params and Buffers by value
-// (~40 words) cost it 10 more (Zen 4, interleaved A/B).
+// token's append is ~60 ns (Zen 4; ~100 on Zen 3), and passing Impl,
+// Params and Buffers by value (~40 words) cost it 10 more (Zen 4,
+// interleaved A/B).
 //
 // Head-major, head kh's new rows are contiguous in the cache and in the
 // scratch: one row of n·D values per head, Capacity rows apart, one call
@@ -84,44 +117,73 @@ func (im *Impl) Run(p *Params, b *Buffers) {
 	if p.KV == attention.F32 {
 		k, v = buf.BytesOf(b.K), buf.BytesOf(b.V)
 	}
+	if p.Layout != attention.HeadMajor {
+		im.posMajor(p, b, k, v)
+		return
+	}
+	// p's fields, not its value methods: inlined on a pointer, each of
+	// those copied all of p (with the adapter closure the stores had, ~10
+	// of an f16 append's ~115 ns on Zen 3, whose asm takes ~97).
+	n := count(p.Op, p.Tokens)
+	capa := capacity(p.Cap, p.Pos, n)
+	d, rb := p.D, p.KV.RowBytes(p.D)
+	at := p.Pos * rb // Row(0, Pos): head 0's row, the others capa rows on
+	s := im.storeOf(p.KV)
+	if s == nil {
+		im.q8Rows(k[at:], v[at:], capa*rb, b.SrcK, b.SrcV, 4*n*d, p.Hkv, n*d)
+		return
+	}
+	s.rows(k[at:], v[at:], capa*rb, b.SrcK, b.SrcV, 4*n*d, p.Hkv, n*d)
+}
+
+// posMajor is Run for a position-major cache (k and v its K and V bytes).
+func (im *Impl) posMajor(p *Params, b *Buffers, k, v []byte) {
 	d, n, rb := p.D, p.Count(), p.KV.RowBytes(p.D)
-	switch {
-	case p.Layout == attention.HeadMajor:
-		at := p.Row(0, p.Pos) * rb
-		im.rows(p.KV, k[at:], v[at:], p.Capacity()*rb, b.SrcK, b.SrcV, 4*n*d, p.Hkv, n*d)
-	case n < p.Hkv:
+	if n < p.Hkv {
 		for j := range n {
 			at := p.Row(0, p.Pos+j) * rb
 			im.rows(p.KV, k[at:], v[at:], rb, b.SrcK[j*d:], b.SrcV[j*d:], 4*n*d, p.Hkv, d)
 		}
-	default:
-		for kh := range p.Hkv {
-			at := p.Row(kh, p.Pos) * rb
-			im.rows(p.KV, k[at:], v[at:], p.cache().PosStride()*rb, b.SrcK[kh*n*d:], b.SrcV[kh*n*d:], 4*d, n, d)
-		}
+		return
+	}
+	for kh := range p.Hkv {
+		at := p.Row(kh, p.Pos) * rb
+		im.rows(p.KV, k[at:], v[at:], p.cache().PosStride()*rb, b.SrcK[kh*n*d:], b.SrcV[kh*n*d:], 4*d, n, d)
 	}
 }
 
 // rows writes nrows rows of n values of K and of V (strides in bytes) in
-// type kv: f32 and f16 in one call of the tier's row store, q8_0 in one
-// call of the tier's q8_0 rows quantizer for K and one for V (a row is
-// whole blocks).
+// type kv: f32 and f16 in one call of the tier's row store, q8_0 by
+// q8Rows.
 func (im *Impl) rows(kv attention.KVType, dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
+	if s := im.storeOf(kv); s != nil {
+		s.rows(dst, dst2, dstStride, src, src2, srcStride, nrows, n)
+		return
+	}
+	im.q8Rows(dst, dst2, dstStride, src, src2, srcStride, nrows, n)
+}
+
+// storeOf is the row store of kv, f32 or f16 (nil for q8_0).
+func (im *Impl) storeOf(kv attention.KVType) *store {
 	switch kv {
 	case attention.F32:
-		im.copy(dst, dst2, dstStride, src, src2, srcStride, nrows, n)
+		return &im.copy
 	case attention.F16:
-		im.toF16(dst, dst2, dstStride, src, src2, srcStride, nrows, n)
-	case attention.Q8_0:
-		// One call for all rows of K, one for V: the quantizer overlaps
-		// the rows' chains (see quant.Impl.Q8_0Rows).
-		for _, x := range [2]struct {
-			dst []byte
-			src []float32
-		}{{dst, src}, {dst2, src2}} {
-			if err := im.q8(x.dst, dstStride, x.src, srcStride/4, nrows, n); err != nil {
-				panic(err) // D is a multiple of the block and the buffers fit: Validate checked it
-			}
+		return &im.toF16
+	}
+	return nil
+}
+
+// q8Rows is rows for q8_0: one call of the tier's q8_0 rows quantizer for
+// all rows of K, one for V (a row is whole blocks; the quantizer overlaps
+// the rows' chains, see quant.Impl.Q8_0Rows).
+func (im *Impl) q8Rows(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
+	for _, x := range [2]struct {
+		dst []byte
+		src []float32
+	}{{dst, src}, {dst2, src2}} {
+		if err := im.q8(x.dst, dstStride, x.src, srcStride/4, nrows, n); err != nil {
+			panic(err) // D is a multiple of the block and the buffers fit: Validate checked it
 		}
 	}
 }

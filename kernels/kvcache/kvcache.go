@@ -77,19 +77,26 @@ type Params struct {
 }
 
 // Count is the tokens written: 1 for Append.
-func (p Params) Count() int {
-	if p.Op == Append || p.Tokens == 0 {
-		return 1
-	}
-	return p.Tokens
-}
+func (p Params) Count() int { return count(p.Op, p.Tokens) }
 
 // Capacity is the positions the cache holds.
-func (p Params) Capacity() int {
-	if p.Cap == 0 {
-		return p.Pos + p.Count()
+func (p Params) Capacity() int { return capacity(p.Cap, p.Pos, p.Count()) }
+
+// count and capacity are Count and Capacity of the fields they read: Run
+// calls them on a *Params, where the value methods, inlined, each copied
+// the whole Params.
+func count(op Op, tokens int) int {
+	if op == Append || tokens == 0 {
+		return 1
 	}
-	return p.Cap
+	return tokens
+}
+
+func capacity(cap, pos, n int) int {
+	if cap == 0 {
+		return pos + n
+	}
+	return cap
 }
 
 // cache is the cache as package attention describes it.
