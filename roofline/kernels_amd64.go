@@ -7,9 +7,9 @@ import "github.com/ckbench/ckbench/kernels/isa"
 //go:generate go run -C _asm . -out ../kernels_amd64.s
 
 var (
-	kAVX2   = asmKernels{readSumAVX2, readXorAVX2, copyAVX2, copyReadAVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, f16FMAPeakAVX2, q8FMAPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
-	kAVX512 = asmKernels{readSumAVX512, readXorAVX512, copyAVX512, copyReadAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
-	kVNNI   = asmKernels{readSumAVX512, readXorAVX512, copyAVX512, copyReadAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
+	kAVX2   = asmKernels{readSumAVX2, readXorAVX2, readF16AVX2, copyAVX2, copyReadAVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, f16FMAPeakAVX2, q8FMAPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
+	kAVX512 = asmKernels{readSumAVX512, readXorAVX512, readF16AVX512, copyAVX512, copyReadAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
+	kVNNI   = asmKernels{readSumAVX512, readXorAVX512, readF16AVX512, copyAVX512, copyReadAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
 )
 
 func kernelsFor(t isa.Tier) *asmKernels {
@@ -67,6 +67,19 @@ func readXorAVX2(p *byte, n int) uint64
 //
 //go:noescape
 func readXorAVX512(p *byte, n int) uint64
+
+// readF16AVX2 returns Σ 0.9999999·x over the f16 values x in the n bytes at
+// p (n a multiple of 128), each widened by VCVTPH2PS from memory (16 bytes
+// a load) and added by an FMA into one of 8 ymm accumulators (ReadF16).
+//
+//go:noescape
+func readF16AVX2(p *byte, n int) float32
+
+// readF16AVX512 is readF16AVX2 with zmm (32 bytes a load; n a multiple of
+// 256).
+//
+//go:noescape
+func readF16AVX512(p *byte, n int) float32
 
 // copyAVX2 does dst[i] = src[i] for i < n, reps times over, 8 ymm at a time.
 //

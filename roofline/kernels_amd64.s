@@ -222,6 +222,62 @@ xor_doneAVX2:
 	VZEROUPPER
 	RET
 
+// func readF16AVX2(p *byte, n int) float32
+// Requires: AVX, F16C, FMA3, SSE
+TEXT ·readF16AVX2(SB), NOSPLIT, $0-20
+	MOVQ    p+0(FP), AX
+	MOVQ    n+8(FP), CX
+	VMOVUPS peakconst<>+0(SB), Y0
+	VMOVUPS peakconst<>+384(SB), Y1
+	VMOVUPS peakconst<>+384(SB), Y2
+	VMOVUPS peakconst<>+384(SB), Y3
+	VMOVUPS peakconst<>+384(SB), Y4
+	VMOVUPS peakconst<>+384(SB), Y5
+	VMOVUPS peakconst<>+384(SB), Y6
+	VMOVUPS peakconst<>+384(SB), Y7
+	VMOVUPS peakconst<>+384(SB), Y8
+	TESTQ   CX, CX
+	JZ      f16_doneAVX2
+
+f16_loopAVX2:
+	VCVTPH2PS   (AX), Y9
+	VFMADD231PS Y9, Y0, Y1
+	VCVTPH2PS   16(AX), Y9
+	VFMADD231PS Y9, Y0, Y2
+	VCVTPH2PS   32(AX), Y9
+	VFMADD231PS Y9, Y0, Y3
+	VCVTPH2PS   48(AX), Y9
+	VFMADD231PS Y9, Y0, Y4
+	VCVTPH2PS   64(AX), Y9
+	VFMADD231PS Y9, Y0, Y5
+	VCVTPH2PS   80(AX), Y9
+	VFMADD231PS Y9, Y0, Y6
+	VCVTPH2PS   96(AX), Y9
+	VFMADD231PS Y9, Y0, Y7
+	VCVTPH2PS   112(AX), Y9
+	VFMADD231PS Y9, Y0, Y8
+	ADDQ        $0x00000080, AX
+	SUBQ        $0x00000080, CX
+	JNZ         f16_loopAVX2
+
+f16_doneAVX2:
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y7, Y3, Y3
+	VADDPS       Y8, Y4, Y4
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y4, Y2, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	MOVSS        X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
 // func copyAVX2(dst *float32, src *float32, n int, reps int)
 // Requires: AVX
 TEXT ·copyAVX2(SB), NOSPLIT, $0-32
@@ -871,6 +927,64 @@ xor_doneAVX512:
 	VPXORQ        X1, X0, X0
 	VMOVQ         X0, AX
 	MOVQ          AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func readF16AVX512(p *byte, n int) float32
+// Requires: AVX, AVX512F, AVX512VL, SSE
+TEXT ·readF16AVX512(SB), NOSPLIT, $0-20
+	MOVQ    p+0(FP), AX
+	MOVQ    n+8(FP), CX
+	VMOVUPS peakconst<>+0(SB), Z0
+	VMOVUPS peakconst<>+384(SB), Z1
+	VMOVUPS peakconst<>+384(SB), Z2
+	VMOVUPS peakconst<>+384(SB), Z3
+	VMOVUPS peakconst<>+384(SB), Z4
+	VMOVUPS peakconst<>+384(SB), Z5
+	VMOVUPS peakconst<>+384(SB), Z6
+	VMOVUPS peakconst<>+384(SB), Z7
+	VMOVUPS peakconst<>+384(SB), Z8
+	TESTQ   CX, CX
+	JZ      f16_doneAVX512
+
+f16_loopAVX512:
+	VCVTPH2PS   (AX), Z9
+	VFMADD231PS Z9, Z0, Z1
+	VCVTPH2PS   32(AX), Z9
+	VFMADD231PS Z9, Z0, Z2
+	VCVTPH2PS   64(AX), Z9
+	VFMADD231PS Z9, Z0, Z3
+	VCVTPH2PS   96(AX), Z9
+	VFMADD231PS Z9, Z0, Z4
+	VCVTPH2PS   128(AX), Z9
+	VFMADD231PS Z9, Z0, Z5
+	VCVTPH2PS   160(AX), Z9
+	VFMADD231PS Z9, Z0, Z6
+	VCVTPH2PS   192(AX), Z9
+	VFMADD231PS Z9, Z0, Z7
+	VCVTPH2PS   224(AX), Z9
+	VFMADD231PS Z9, Z0, Z8
+	ADDQ        $0x00000100, AX
+	SUBQ        $0x00000100, CX
+	JNZ         f16_loopAVX512
+
+f16_doneAVX512:
+	VADDPS        Z5, Z1, Z1
+	VADDPS        Z6, Z2, Z2
+	VADDPS        Z7, Z3, Z3
+	VADDPS        Z8, Z4, Z4
+	VADDPS        Z3, Z1, Z1
+	VADDPS        Z4, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	MOVSS         X1, ret+16(FP)
 	VZEROUPPER
 	RET
 

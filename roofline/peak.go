@@ -11,6 +11,7 @@ import (
 type asmKernels struct {
 	readSum func(p *float32, n, reps int) float32
 	readXor func(p *byte, n int) uint64
+	readF16 func(p *byte, n int) float32
 	copy    func(dst, src *float32, n, reps int)
 	copyRd  func(dst, src *float32, n, m int) float32
 	write   func(dst *float32, n, reps int)

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 
 	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/quant"
 )
 
 // StreamGranule is the granule of the stream kernels: lengths are rounded
@@ -72,6 +73,27 @@ func ReadXor(t isa.Tier, b []byte) uint64 {
 		x ^= uint64(v) << (8 * i)
 	}
 	return x
+}
+
+// ReadF16 returns Σ 0.9999999·x over the little-endian f16 values x in b
+// (a last odd byte ignored), each widened by t's VCVTPH2PS straight from
+// memory and added by an FMA into one of 8 accumulators: the least a
+// kernel over an f16 KV cache does per byte. Timed against ReadXor over
+// the same bytes, it bounds what share of a plain read such a kernel can
+// reach (BenchmarkF16Floor in package attention). The CPU must run t.
+func ReadF16(t isa.Tier, b []byte) float32 {
+	var s float32
+	n := 0
+	if k := kernelsFor(t); k != nil {
+		n = len(b) / (4 * k.vb) * (4 * k.vb)
+		if n > 0 {
+			s = k.readF16(&b[0], n)
+		}
+	}
+	for ; n+2 <= len(b); n += 2 {
+		s += 0.9999999 * quant.F16ToF32(binary.LittleEndian.Uint16(b[n:]))
+	}
+	return s
 }
 
 // CopyRead copies the first len(dst) floats of src into dst, then reads

@@ -1,12 +1,15 @@
 package roofline
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/kernels/isa/isatest"
+	"github.com/ckbench/ckbench/kernels/quant"
 )
 
 func TestReadSum(t *testing.T) {
@@ -44,6 +47,32 @@ func TestReadXor(t *testing.T) {
 				}
 				if got := ReadXor(tier, b); got != want {
 					t.Errorf("%s n=%d off=%d: %#x, want %#x", tier, n, off, got, want)
+				}
+			}
+		}
+	})
+}
+
+// TestReadF16: every f16 value counts, widened and scaled by 0.9999999, at
+// any length and offset (the asm body and the Go tail; a last odd byte is
+// ignored).
+func TestReadF16(t *testing.T) {
+	data := make([]byte, 8*1024+64)
+	for i := 0; i+1 < len(data); i += 2 {
+		binary.LittleEndian.PutUint16(data[i:], quant.F32ToF16(float32((i/2)%7)-3))
+	}
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
+		for _, n := range []int{0, 1, 2, 255, 256, 1024 + 14, 1024 + 15, 8 * 1024} {
+			for _, off := range []int{0, 2, 18} {
+				b := data[off : off+n]
+				var want, mag float64
+				for i := 0; i+1 < len(b); i += 2 {
+					x := float64(quant.F16ToF32(binary.LittleEndian.Uint16(b[i:])))
+					want += 0.9999999 * x
+					mag += math.Abs(x)
+				}
+				if got := float64(ReadF16(tier, b)); math.Abs(got-want) > 1e-6*mag {
+					t.Errorf("%s n=%d off=%d: %v, want %v", tier, n, off, got, want)
 				}
 			}
 		}

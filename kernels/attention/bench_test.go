@@ -2,9 +2,12 @@ package attention
 
 import (
 	"fmt"
+	"math"
 	"testing"
+	"time"
 
 	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/roofline"
 )
 
 // BenchmarkAttention runs every decode kernel in every tier this CPU runs,
@@ -43,6 +46,61 @@ func BenchmarkAttention(b *testing.B) {
 					})
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkF16Floor shows how close to a plain read of an f16 KV cache a
+// decode over it can come on this CPU, where the cache sits in a cache
+// level. Round after round it times, on the same K and V bytes (hd 128,
+// one KV head; ctx 1024 is 512 KB, ctx 4096 2 MB: L2 and L3 on most
+// CPUs):
+//
+//   - read: roofline.ReadXor, what kv-read runs;
+//   - floor: roofline.ReadF16, every value widened from memory and added by
+//     an FMA, the least any f16 decode does per byte;
+//   - decode: decode-flash (fast exp, auto tile_k).
+//
+// Each is reported at its fastest round (the host's noise only slows a
+// call), as GB/s and as a share of read: floor_%read is the most
+// decode_%read can reach with this tier's widening, whatever the kernel.
+// From DRAM it is no bound (software prefetch, which the floor loop lacks,
+// lifts a decode there), so only cache-resident sizes are run.
+//
+//	go test -run '^$' -bench F16Floor ./kernels/attention
+func BenchmarkF16Floor(b *testing.B) {
+	for _, im := range Impls() {
+		if !isa.Detect(im.Tier).Runs || im.Tier == isa.Generic {
+			continue
+		}
+		for _, ctx := range []int{1024, 4096} {
+			p := Params{Kernel: DecodeFlash, Shape: Shape{H: 1, Hkv: 1, D: 128, T: ctx, KV: F16}, Exp: ExpFast}
+			b.Run(fmt.Sprintf("isa=%s/ctx=%d", im.Tier, ctx), func(b *testing.B) {
+				bufs := Alloc(p)
+				FillRandom(bufs, 1)
+				Encode(p.Shape, bufs)
+				bytes := float64(len(bufs.KEnc) + len(bufs.VEnc))
+				var sink float32
+				var sinkX uint64
+				calls := []func(){
+					func() { sinkX ^= roofline.ReadXor(im.Tier, bufs.KEnc) ^ roofline.ReadXor(im.Tier, bufs.VEnc) },
+					func() { sink += roofline.ReadF16(im.Tier, bufs.KEnc) + roofline.ReadF16(im.Tier, bufs.VEnc) },
+					func() { im.Run(p, bufs) },
+				}
+				best := []float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+				for b.Loop() {
+					for i, call := range calls {
+						t0 := time.Now()
+						call()
+						best[i] = min(best[i], float64(time.Since(t0).Nanoseconds()))
+					}
+				}
+				b.ReportMetric(bytes/best[0], "read_GB/s")
+				b.ReportMetric(bytes/best[1], "floor_GB/s")
+				b.ReportMetric(100*best[0]/best[1], "floor_%read")
+				b.ReportMetric(100*best[0]/best[2], "decode_%read")
+				_, _ = sink, sinkX
+			})
 		}
 	}
 }

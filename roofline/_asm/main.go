@@ -35,6 +35,7 @@ func main() {
 	for _, t := range []tier{avx2, avx512} {
 		readSum(t)
 		readXor(t)
+		readF16(t)
 		copyKernel(t)
 		copyRead(t)
 		writeKernel(t, false)

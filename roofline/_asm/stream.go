@@ -270,3 +270,41 @@ func readXor(t tier) {
 	VZEROUPPER()
 	RET()
 }
+
+// readF16 generates func(p *byte, n int) float32: Σ 0.9999999·x over the
+// n/2 f16 values x at p (n bytes, a multiple of 8 vectors of halves: 4
+// vectors' bytes), each widened from memory by VCVTPH2PS (half a vector
+// of bytes per load) and added by an FMA into one of 8 independent
+// accumulators. It is the least a kernel over an f16 KV cache does per
+// byte it reads (every value widened and multiplied once), streamed like
+// readXor: what such a kernel can read per second at most, against
+// readXor's plain read of the same bytes.
+func readF16(t tier) {
+	name := "readF16" + t.name
+	Implement(name)
+	Attributes(NOSPLIT)
+	Doc(name + " returns Σ 0.9999999·x over the f16 values x in the n bytes at p, each widened from memory and added by an FMA; n is a multiple of 4 vectors.")
+	p, n := GP64(), GP64()
+	Load(Param("p"), p)
+	Load(Param("n"), n)
+	a := t.vec()
+	VMOVUPS(kc(cMul), a)
+	acc := zeroAcc(t)
+	half := t.vb / 2 // bytes of f16 per widened vector
+	loop, done := "f16_loop"+t.name, "f16_done"+t.name
+	TESTQ(n, n)
+	JZ(LabelRef(done))
+	Label(loop)
+	for i := range acc {
+		x := t.vec()
+		VCVTPH2PS(Mem{Base: p, Disp: i * half}, x)
+		VFMADD231PS(x, a, acc[i])
+	}
+	ADDQ(U32(8*half), p)
+	SUBQ(U32(8*half), n)
+	JNZ(LabelRef(loop))
+	Label(done)
+	Store(horizontalSum(t, foldAcc(acc)), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
