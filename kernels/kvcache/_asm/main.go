@@ -14,13 +14,16 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+// unroll is the vectors per iteration of the stores' main loops.
+const unroll = 8
+
 func main() {
 	// Pin the target so the output does not depend on the host (mmcloughlin/avo#450).
 	os.Setenv("GOOS", "linux")
 	os.Setenv("GOARCH", "amd64")
 	Package("github.com/ckbench/ckbench/kernels/kvcache")
 	ConstraintExpr("!purego")
-	rows("toF16RowsAVX2", 8, YMM, true)
+	pairedF16Rows("toF16RowsAVX2")
 	rows("toF16RowsAVX512", 16, ZMM, true)
 	rows("copyRowsAVX2", 8, YMM, false)
 	rows("copyRowsAVX512", 16, ZMM, false)
@@ -34,14 +37,11 @@ func main() {
 // quant.F32ToF16 bit for bit: NaN made quiet with its payload's top bits,
 // overflow to ±Inf, float32 denormals and whatever underflows to zero) or
 // as f32 (a copy). Eight vectors per iteration (all loads, then all
-// stores: the order the roofline's copy ceiling uses; AVX2's f16 store
-// converts and stores each as it is loaded), then one at a time; plain
-// stores (the row is read by the next decode step: it should stay in
-// cache). One call writes every row of a store, so a token's append of
-// Hkv short rows pays one call, not Hkv.
-// unroll is the vectors per iteration of the main loop.
-const unroll = 8
-
+// stores: the order the roofline's copy ceiling uses), then one at a time;
+// plain stores (the row is read by the next decode step: it should stay
+// in cache). One call writes every row of a store, so a token's append of
+// Hkv short rows pays one call, not Hkv. AVX2's f16 store has its own
+// shape (pairedF16Rows).
 func rows(name string, w int, vec func() VecVirtual, f16 bool) {
 	Implement(name)
 	Attributes(NOSPLIT)
@@ -65,9 +65,6 @@ func rows(name string, w int, vec func() VecVirtual, f16 bool) {
 				// Into a register, then a plain store: the memory form of
 				// VCVTPS2PH is several times slower on Zen 4 (measured).
 				h := x.AsY()
-				if w == 8 {
-					h = x.AsX()
-				}
 				VCVTPS2PH(Imm(0), x, h)
 				VMOVDQU(h, m)
 			} else {
@@ -83,23 +80,13 @@ func rows(name string, w int, vec func() VecVirtual, f16 bool) {
 		Label(by4)
 		CMPQ(left, U32(unroll*w))
 		JL(LabelRef(by1))
-		// All loads, then all stores; AVX2's f16 store converts and
-		// stores each vector as soon as it is loaded (eager): bound by
-		// the ymm VCVTPS2PH, it was 5 % faster so (Zen 4, interleaved A/B
-		// of the asm alone: 72.6 against 76.9 ns for 2048 values).
-		eager := f16 && w == 8
 		var xs [unroll]VecVirtual
 		for u := range xs {
 			xs[u] = vec()
 			VMOVUPS(Mem{Base: src, Disp: 4 * w * u}, xs[u])
-			if eager {
-				store(xs[u], Mem{Base: dst, Disp: out * u})
-			}
 		}
 		for u, x := range xs {
-			if !eager {
-				store(x, Mem{Base: dst, Disp: out * u})
-			}
+			store(x, Mem{Base: dst, Disp: out * u})
 		}
 		ADDQ(U32(unroll*4*w), src)
 		ADDQ(U32(unroll*out), dst)
@@ -122,6 +109,75 @@ func rows(name string, w int, vec func() VecVirtual, f16 bool) {
 		JMP(LabelRef(row))
 		Label(done)
 	}
+	VZEROUPPER()
+	RET()
+}
+
+// pairedF16Rows emits the AVX2 f16 store (rows' contract) with row r of K
+// and row r of V converted in one loop: each step eight vectors of each,
+// every vector loaded, converted (VCVTPS2PH, round to nearest even) and
+// stored as it comes, the loop tested at its bottom and one index (j,
+// values done) for all four pointers; then a vector of each at a time.
+// The ymm VCVTPS2PH runs one a cycle (Zen 3, measured), so what else the
+// loop issues is what it can lose: with rows' shape (K's rows, then V's,
+// a loop tested at its top) a token's append (8 heads, hd 128: 256
+// conversions) took 100.5–101.3 ns on Zen 3, this one 92.7–93.7
+// (interleaved, the asm alone). Converting each vector as it is loaded,
+// not all loads first, was 5 % faster on Zen 4 (72.6 against 76.9 ns).
+func pairedF16Rows(name string) {
+	Implement(name)
+	Attributes(NOSPLIT)
+	const w = 8
+	dk, dv, sk, sv := GP64(), GP64(), GP64(), GP64()
+	ds, ss, nrows, n, n8, j := GP64(), GP64(), GP64(), GP64(), GP64(), GP64()
+	Load(Param("dst"), dk)
+	Load(Param("dst2"), dv)
+	Load(Param("src"), sk)
+	Load(Param("src2"), sv)
+	Load(Param("dstStride"), ds)
+	Load(Param("srcStride"), ss)
+	Load(Param("nrows"), nrows)
+	Load(Param("n"), n)
+	MOVQ(n, n8)
+	ANDQ(U32(^uint32(unroll*w-1)), n8) // values done eight vectors at a time
+	row, by8, by1, tail, next, done := name+"_row", name+"_by8", name+"_by1", name+"_tail", name+"_next", name+"_done"
+	one := func(u int) {
+		for _, pp := range [2][2]GPVirtual{{sk, dk}, {sv, dv}} {
+			x := YMM()
+			VMOVUPS(Mem{Base: pp[0], Index: j, Scale: 4, Disp: 32 * u}, x)
+			VCVTPS2PH(Imm(0), x, x.AsX())
+			VMOVDQU(x.AsX(), Mem{Base: pp[1], Index: j, Scale: 2, Disp: 16 * u})
+		}
+	}
+	TESTQ(nrows, nrows)
+	JZ(LabelRef(done))
+	Label(row)
+	XORQ(j, j)
+	TESTQ(n8, n8)
+	JZ(LabelRef(tail))
+	Label(by8)
+	for u := range unroll {
+		one(u)
+	}
+	ADDQ(U32(unroll*w), j)
+	CMPQ(j, n8)
+	JB(LabelRef(by8))
+	Label(tail)
+	CMPQ(j, n)
+	JAE(LabelRef(next))
+	Label(by1)
+	one(0)
+	ADDQ(U32(w), j)
+	CMPQ(j, n)
+	JB(LabelRef(by1))
+	Label(next)
+	ADDQ(ds, dk)
+	ADDQ(ds, dv)
+	ADDQ(ss, sk)
+	ADDQ(ss, sv)
+	DECQ(nrows)
+	JNZ(LabelRef(row))
+	Label(done)
 	VZEROUPPER()
 	RET()
 }
