@@ -36,6 +36,11 @@ func (s *store) rows(dst, dst2 []byte, dstStride int, src, src2 []float32, srcSt
 	if nrows == 0 || n == 0 {
 		return
 	}
+	if dstStride == s.e*n && srcStride == 4*n {
+		// Rows back to back in both (a position-major append: a
+		// position's heads): one row, one loop.
+		n, nrows = n*nrows, 1
+	}
 	if s.asm == nil || n&(s.w-1) != 0 { // not n%w: a division costs a short append a tenth of its time
 		s.generic(dst, dst2, dstStride, src, src2, srcStride, nrows, n)
 		return
@@ -138,17 +143,20 @@ func (im *Impl) Run(p *Params, b *Buffers) {
 
 // posMajor is Run for a position-major cache (k and v its K and V bytes).
 func (im *Impl) posMajor(p *Params, b *Buffers, k, v []byte) {
-	d, n, rb := p.D, p.Count(), p.KV.RowBytes(p.D)
+	// Fields, not methods, as in Run; row r of position pos is
+	// pos·ph + r (Row).
+	d, n, rb := p.D, count(p.Op, p.Tokens), p.KV.RowBytes(p.D)
+	ph := posHeads(p.PosHeads, p.Hkv)
 	if n < p.Hkv {
 		for j := range n {
-			at := p.Row(0, p.Pos+j) * rb
+			at := (p.Pos + j) * ph * rb
 			im.rows(p.KV, k[at:], v[at:], rb, b.SrcK[j*d:], b.SrcV[j*d:], 4*n*d, p.Hkv, d)
 		}
 		return
 	}
 	for kh := range p.Hkv {
-		at := p.Row(kh, p.Pos) * rb
-		im.rows(p.KV, k[at:], v[at:], p.cache().PosStride()*rb, b.SrcK[kh*n*d:], b.SrcV[kh*n*d:], 4*d, n, d)
+		at := (p.Pos*ph + kh) * rb
+		im.rows(p.KV, k[at:], v[at:], ph*rb, b.SrcK[kh*n*d:], b.SrcV[kh*n*d:], 4*d, n, d)
 	}
 }
 

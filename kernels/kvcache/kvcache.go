@@ -202,10 +202,15 @@ func FillRandom(b Buffers, seed uint64) {
 // cost a token's append (~60 ns) a third of its time.
 func (p Params) Row(kh, pos int) int {
 	if p.Layout == attention.PosMajor {
-		if p.PosHeads != 0 {
-			return pos*p.PosHeads + kh
-		}
-		return pos*p.Hkv + kh
+		return pos*posHeads(p.PosHeads, p.Hkv) + kh
 	}
 	return kh*p.Capacity() + pos
+}
+
+// posHeads is the rows a position holds in a position-major cache.
+func posHeads(posHeads, hkv int) int {
+	if posHeads != 0 {
+		return posHeads
+	}
+	return hkv
 }
