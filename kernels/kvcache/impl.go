@@ -9,9 +9,9 @@ import (
 
 // rowsFunc writes nrows rows of n float32 values, row r from src at byte
 // offset r·srcStride to dst at byte offset r·dstStride, and the same from
-// src2 to dst2, in the cache's element type (f16, or f32 for a copy). One
-// call covers every row of K and V that share their strides: a token's
-// append is one call.
+// src2 to dst2, in the cache's element type (f32, a copy; f16; q8_0,
+// whole blocks). One call covers every row of K and V that share their
+// strides: a token's append is one call.
 type rowsFunc func(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int)
 
 // rowsAsm is an asm row store: rowsFunc over the first bytes and floats of
@@ -20,13 +20,14 @@ type rowsFunc func(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStri
 type rowsAsm func(dst, dst2 *byte, dstStride int, src, src2 *float32, srcStride, nrows, n int)
 
 // store is a tier's row store of one element type: asm where the tier has
-// it, the generic contract for the rest. It is called directly, not
-// through an adapter closure: a token's f16 append (~100 ns) paid 6 ns
-// for that layer (Zen 3, in-process A/B).
+// it, the generic contract for the rest (q8_0: package quant's quantizer
+// of the tier, as generic). Run calls it directly, not through an adapter
+// closure: a token's f16 append (~100 ns) paid 6 ns for that layer (Zen 3,
+// in-process A/B).
 type store struct {
 	asm     rowsAsm // nil: generic only
 	w       int     // values per vector of asm (a power of two)
-	e       int     // bytes written per value
+	e       int     // bytes written per value (0: q8_0, rows never merged)
 	generic rowsFunc
 }
 
@@ -36,7 +37,7 @@ func (s *store) rows(dst, dst2 []byte, dstStride int, src, src2 []float32, srcSt
 	if nrows == 0 || n == 0 {
 		return
 	}
-	if dstStride == s.e*n && srcStride == 4*n {
+	if s.e > 0 && dstStride == s.e*n && srcStride == 4*n {
 		// Rows back to back in both (a position-major append: a
 		// position's heads): one row, one loop.
 		n, nrows = n*nrows, 1
@@ -57,21 +58,33 @@ type Impl struct {
 	Tier  isa.Tier
 	copy  store
 	toF16 store
-	q8    quant.Q8_0RowsFunc // package quant's q8_0 rows quantizer of the tier
+	toQ8  store // package quant's q8_0 rows quantizer of the tier (q8Store)
 }
 
 // impls holds every tier compiled into this binary, generic first; the
 // per-arch file appends to it in init.
-var impls = []Impl{{Tier: isa.Generic, copy: store{generic: copyGeneric}, toF16: store{generic: toF16Generic}, q8: q8Rows(isa.Generic)}}
+var impls = []Impl{{Tier: isa.Generic, copy: store{generic: copyGeneric}, toF16: store{generic: toF16Generic}, toQ8: q8Store(isa.Generic)}}
 
-// q8Rows is package quant's q8_0 rows quantizer of tier t (the generic
-// one where quant has no tier t).
-func q8Rows(t isa.Tier) quant.Q8_0RowsFunc {
+// q8Store is the q8_0 store of tier t: package quant's q8_0 rows quantizer
+// of t (the generic one where quant has no tier t), one call for all rows
+// of K and one for V (a row is whole blocks; the quantizer overlaps the
+// rows' chains, see quant.Impl.Q8_0Rows).
+func q8Store(t isa.Tier) store {
 	im, ok := quant.Lookup(t)
 	if !ok {
 		im, _ = quant.Lookup(isa.Generic)
 	}
-	return im.Q8_0Rows()
+	q8 := im.Q8_0Rows()
+	return store{generic: func(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
+		for _, x := range [2]struct {
+			dst []byte
+			src []float32
+		}{{dst, src}, {dst2, src2}} {
+			if err := q8(x.dst, dstStride, x.src, srcStride/4, nrows, n); err != nil {
+				panic(err) // D is a multiple of the block and the buffers fit: Validate checked it
+			}
+		}
+	}}
 }
 
 // Impls returns the tiers compiled into this binary, whether or not the CPU
@@ -133,12 +146,7 @@ func (im *Impl) Run(p *Params, b *Buffers) {
 	capa := capacity(p.Cap, p.Pos, n)
 	d, rb := p.D, p.KV.RowBytes(p.D)
 	at := p.Pos * rb // Row(0, Pos): head 0's row, the others capa rows on
-	s := im.storeOf(p.KV)
-	if s == nil {
-		im.q8Rows(k[at:], v[at:], capa*rb, b.SrcK, b.SrcV, 4*n*d, p.Hkv, n*d)
-		return
-	}
-	s.rows(k[at:], v[at:], capa*rb, b.SrcK, b.SrcV, 4*n*d, p.Hkv, n*d)
+	im.storeOf(p.KV).rows(k[at:], v[at:], capa*rb, b.SrcK, b.SrcV, 4*n*d, p.Hkv, n*d)
 }
 
 // posMajor is Run for a position-major cache (k and v its K and V bytes).
@@ -146,32 +154,21 @@ func (im *Impl) posMajor(p *Params, b *Buffers, k, v []byte) {
 	// Fields, not methods, as in Run; row r of position pos is
 	// pos·ph + r (Row).
 	d, n, rb := p.D, count(p.Op, p.Tokens), p.KV.RowBytes(p.D)
-	ph := posHeads(p.PosHeads, p.Hkv)
+	ph, s := posHeads(p.PosHeads, p.Hkv), im.storeOf(p.KV)
 	if n < p.Hkv {
 		for j := range n {
 			at := (p.Pos + j) * ph * rb
-			im.rows(p.KV, k[at:], v[at:], rb, b.SrcK[j*d:], b.SrcV[j*d:], 4*n*d, p.Hkv, d)
+			s.rows(k[at:], v[at:], rb, b.SrcK[j*d:], b.SrcV[j*d:], 4*n*d, p.Hkv, d)
 		}
 		return
 	}
 	for kh := range p.Hkv {
 		at := (p.Pos*ph + kh) * rb
-		im.rows(p.KV, k[at:], v[at:], ph*rb, b.SrcK[kh*n*d:], b.SrcV[kh*n*d:], 4*d, n, d)
+		s.rows(k[at:], v[at:], ph*rb, b.SrcK[kh*n*d:], b.SrcV[kh*n*d:], 4*d, n, d)
 	}
 }
 
-// rows writes nrows rows of n values of K and of V (strides in bytes) in
-// type kv: f32 and f16 in one call of the tier's row store, q8_0 by
-// q8Rows.
-func (im *Impl) rows(kv attention.KVType, dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
-	if s := im.storeOf(kv); s != nil {
-		s.rows(dst, dst2, dstStride, src, src2, srcStride, nrows, n)
-		return
-	}
-	im.q8Rows(dst, dst2, dstStride, src, src2, srcStride, nrows, n)
-}
-
-// storeOf is the row store of kv, f32 or f16 (nil for q8_0).
+// storeOf is the row store of kv.
 func (im *Impl) storeOf(kv attention.KVType) *store {
 	switch kv {
 	case attention.F32:
@@ -179,19 +176,5 @@ func (im *Impl) storeOf(kv attention.KVType) *store {
 	case attention.F16:
 		return &im.toF16
 	}
-	return nil
-}
-
-// q8Rows is rows for q8_0: one call of the tier's q8_0 rows quantizer for
-// all rows of K, one for V (a row is whole blocks; the quantizer overlaps
-// the rows' chains, see quant.Impl.Q8_0Rows).
-func (im *Impl) q8Rows(dst, dst2 []byte, dstStride int, src, src2 []float32, srcStride, nrows, n int) {
-	for _, x := range [2]struct {
-		dst []byte
-		src []float32
-	}{{dst, src}, {dst2, src2}} {
-		if err := im.q8(x.dst, dstStride, x.src, srcStride/4, nrows, n); err != nil {
-			panic(err) // D is a multiple of the block and the buffers fit: Validate checked it
-		}
-	}
+	return &im.toQ8
 }

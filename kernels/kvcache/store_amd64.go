@@ -10,8 +10,8 @@ import "github.com/ckbench/ckbench/kernels/isa"
 // (callers check isa.Detect first; an unsupported tier is reported, never run).
 func init() {
 	impls = append(impls,
-		Impl{Tier: isa.AVX2, toF16: store{toF16RowsAVX2, 8, 2, toF16Generic}, copy: store{copyRowsAVX2, 8, 4, copyGeneric}, q8: q8Rows(isa.AVX2)},
-		Impl{Tier: isa.AVX512, toF16: store{toF16RowsAVX512, 16, 2, toF16Generic}, copy: store{copyRowsAVX512, 16, 4, copyGeneric}, q8: q8Rows(isa.AVX512)},
+		Impl{Tier: isa.AVX2, toF16: store{toF16RowsAVX2, 8, 2, toF16Generic}, copy: store{copyRowsAVX2, 8, 4, copyGeneric}, toQ8: q8Store(isa.AVX2)},
+		Impl{Tier: isa.AVX512, toF16: store{toF16RowsAVX512, 16, 2, toF16Generic}, copy: store{copyRowsAVX512, 16, 4, copyGeneric}, toQ8: q8Store(isa.AVX512)},
 	)
 }
 
