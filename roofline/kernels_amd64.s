@@ -328,36 +328,16 @@ copy_doneAVX2:
 // func copyReadAVX2(dst *float32, src *float32, n int, m int) float32
 // Requires: AVX, SSE
 TEXT ·copyReadAVX2(SB), NOSPLIT, $0-36
-	MOVQ dst+0(FP), AX
-	MOVQ src+8(FP), CX
-	MOVQ n+16(FP), DX
-	SHLQ $0x02, DX
-
-copyread_copyAVX2:
-	TESTQ   DX, DX
-	JZ      copyread_copyAVX2_done
-	VMOVUPS (CX), Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 96(CX), Y3
-	VMOVUPS 128(CX), Y4
-	VMOVUPS 160(CX), Y5
-	VMOVUPS 192(CX), Y6
-	VMOVUPS 224(CX), Y7
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y1, 32(AX)
-	VMOVUPS Y2, 64(AX)
-	VMOVUPS Y3, 96(AX)
-	VMOVUPS Y4, 128(AX)
-	VMOVUPS Y5, 160(AX)
-	VMOVUPS Y6, 192(AX)
-	VMOVUPS Y7, 224(AX)
-	ADDQ    $0x00000100, CX
-	ADDQ    $0x00000100, AX
-	SUBQ    $0x00000100, DX
-	JMP     copyread_copyAVX2
-
-copyread_copyAVX2_done:
+	MOVQ    dst+0(FP), AX
+	MOVQ    src+8(FP), CX
+	MOVQ    n+16(FP), DX
+	MOVQ    m+24(FP), BX
+	SHLQ    $0x02, DX
+	SHLQ    $0x02, BX
+	LEAQ    (CX)(DX*1), SI
+	MOVQ    BX, DI
+	MOVQ    DX, R9
+	XORQ    R8, R8
 	VMOVUPS peakconst<>+384(SB), Y0
 	VMOVUPS peakconst<>+384(SB), Y1
 	VMOVUPS peakconst<>+384(SB), Y2
@@ -366,22 +346,67 @@ copyread_copyAVX2_done:
 	VMOVUPS peakconst<>+384(SB), Y5
 	VMOVUPS peakconst<>+384(SB), Y6
 	VMOVUPS peakconst<>+384(SB), Y7
-	MOVQ    m+24(FP), AX
-	SHLQ    $0x02, AX
+	TESTQ   DX, DX
+	JZ      copyread_copyAVX2_done
 
+copyread_copyAVX2:
+	VMOVUPS (CX), Y8
+	VMOVUPS 32(CX), Y9
+	VMOVUPS 64(CX), Y10
+	VMOVUPS 96(CX), Y11
+	VMOVUPS 128(CX), Y12
+	VMOVUPS 160(CX), Y13
+	VMOVUPS 192(CX), Y14
+	VMOVUPS 224(CX), Y15
+	VMOVUPS Y8, (AX)
+	VMOVUPS Y9, 32(AX)
+	VMOVUPS Y10, 64(AX)
+	VMOVUPS Y11, 96(AX)
+	VMOVUPS Y12, 128(AX)
+	VMOVUPS Y13, 160(AX)
+	VMOVUPS Y14, 192(AX)
+	VMOVUPS Y15, 224(AX)
+	ADDQ    $0x00000100, CX
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x00000100, DX
+	ADDQ    BX, R8
+
+copyread_mixAVX2:
+	CMPQ   R8, R9
+	JB     copyread_nextAVX2
+	TESTQ  DI, DI
+	JZ     copyread_nextAVX2
+	VADDPS (SI), Y0, Y0
+	VADDPS 32(SI), Y1, Y1
+	VADDPS 64(SI), Y2, Y2
+	VADDPS 96(SI), Y3, Y3
+	VADDPS 128(SI), Y4, Y4
+	VADDPS 160(SI), Y5, Y5
+	VADDPS 192(SI), Y6, Y6
+	VADDPS 224(SI), Y7, Y7
+	ADDQ   $0x00000100, SI
+	SUBQ   $0x00000100, DI
+	SUBQ   R9, R8
+	JMP    copyread_mixAVX2
+
+copyread_nextAVX2:
+	TESTQ DX, DX
+	JNZ   copyread_copyAVX2
+
+copyread_copyAVX2_done:
 copyread_sumAVX2:
-	TESTQ  AX, AX
+	TESTQ  DI, DI
 	JZ     copyread_sumAVX2_done
-	VADDPS (CX), Y0, Y0
-	VADDPS 32(CX), Y1, Y1
-	VADDPS 64(CX), Y2, Y2
-	VADDPS 96(CX), Y3, Y3
-	VADDPS 128(CX), Y4, Y4
-	VADDPS 160(CX), Y5, Y5
-	VADDPS 192(CX), Y6, Y6
-	VADDPS 224(CX), Y7, Y7
-	ADDQ   $0x00000100, CX
-	SUBQ   $0x00000100, AX
+	VADDPS (SI), Y0, Y0
+	VADDPS 32(SI), Y1, Y1
+	VADDPS 64(SI), Y2, Y2
+	VADDPS 96(SI), Y3, Y3
+	VADDPS 128(SI), Y4, Y4
+	VADDPS 160(SI), Y5, Y5
+	VADDPS 192(SI), Y6, Y6
+	VADDPS 224(SI), Y7, Y7
+	ADDQ   $0x00000100, SI
+	SUBQ   $0x00000100, DI
 	JMP    copyread_sumAVX2
 
 copyread_sumAVX2_done:
@@ -1038,36 +1063,16 @@ copy_doneAVX512:
 // func copyReadAVX512(dst *float32, src *float32, n int, m int) float32
 // Requires: AVX, AVX512F, AVX512VL, SSE
 TEXT ·copyReadAVX512(SB), NOSPLIT, $0-36
-	MOVQ dst+0(FP), AX
-	MOVQ src+8(FP), CX
-	MOVQ n+16(FP), DX
-	SHLQ $0x02, DX
-
-copyread_copyAVX512:
-	TESTQ   DX, DX
-	JZ      copyread_copyAVX512_done
-	VMOVUPS (CX), Z0
-	VMOVUPS 64(CX), Z1
-	VMOVUPS 128(CX), Z2
-	VMOVUPS 192(CX), Z3
-	VMOVUPS 256(CX), Z4
-	VMOVUPS 320(CX), Z5
-	VMOVUPS 384(CX), Z6
-	VMOVUPS 448(CX), Z7
-	VMOVUPS Z0, (AX)
-	VMOVUPS Z1, 64(AX)
-	VMOVUPS Z2, 128(AX)
-	VMOVUPS Z3, 192(AX)
-	VMOVUPS Z4, 256(AX)
-	VMOVUPS Z5, 320(AX)
-	VMOVUPS Z6, 384(AX)
-	VMOVUPS Z7, 448(AX)
-	ADDQ    $0x00000200, CX
-	ADDQ    $0x00000200, AX
-	SUBQ    $0x00000200, DX
-	JMP     copyread_copyAVX512
-
-copyread_copyAVX512_done:
+	MOVQ    dst+0(FP), AX
+	MOVQ    src+8(FP), CX
+	MOVQ    n+16(FP), DX
+	MOVQ    m+24(FP), BX
+	SHLQ    $0x02, DX
+	SHLQ    $0x02, BX
+	LEAQ    (CX)(DX*1), SI
+	MOVQ    BX, DI
+	MOVQ    DX, R9
+	XORQ    R8, R8
 	VMOVUPS peakconst<>+384(SB), Z0
 	VMOVUPS peakconst<>+384(SB), Z1
 	VMOVUPS peakconst<>+384(SB), Z2
@@ -1076,22 +1081,67 @@ copyread_copyAVX512_done:
 	VMOVUPS peakconst<>+384(SB), Z5
 	VMOVUPS peakconst<>+384(SB), Z6
 	VMOVUPS peakconst<>+384(SB), Z7
-	MOVQ    m+24(FP), AX
-	SHLQ    $0x02, AX
+	TESTQ   DX, DX
+	JZ      copyread_copyAVX512_done
 
+copyread_copyAVX512:
+	VMOVUPS (CX), Z8
+	VMOVUPS 64(CX), Z9
+	VMOVUPS 128(CX), Z10
+	VMOVUPS 192(CX), Z11
+	VMOVUPS 256(CX), Z12
+	VMOVUPS 320(CX), Z13
+	VMOVUPS 384(CX), Z14
+	VMOVUPS 448(CX), Z15
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z9, 64(AX)
+	VMOVUPS Z10, 128(AX)
+	VMOVUPS Z11, 192(AX)
+	VMOVUPS Z12, 256(AX)
+	VMOVUPS Z13, 320(AX)
+	VMOVUPS Z14, 384(AX)
+	VMOVUPS Z15, 448(AX)
+	ADDQ    $0x00000200, CX
+	ADDQ    $0x00000200, AX
+	SUBQ    $0x00000200, DX
+	ADDQ    BX, R8
+
+copyread_mixAVX512:
+	CMPQ   R8, R9
+	JB     copyread_nextAVX512
+	TESTQ  DI, DI
+	JZ     copyread_nextAVX512
+	VADDPS (SI), Z0, Z0
+	VADDPS 64(SI), Z1, Z1
+	VADDPS 128(SI), Z2, Z2
+	VADDPS 192(SI), Z3, Z3
+	VADDPS 256(SI), Z4, Z4
+	VADDPS 320(SI), Z5, Z5
+	VADDPS 384(SI), Z6, Z6
+	VADDPS 448(SI), Z7, Z7
+	ADDQ   $0x00000200, SI
+	SUBQ   $0x00000200, DI
+	SUBQ   R9, R8
+	JMP    copyread_mixAVX512
+
+copyread_nextAVX512:
+	TESTQ DX, DX
+	JNZ   copyread_copyAVX512
+
+copyread_copyAVX512_done:
 copyread_sumAVX512:
-	TESTQ  AX, AX
+	TESTQ  DI, DI
 	JZ     copyread_sumAVX512_done
-	VADDPS (CX), Z0, Z0
-	VADDPS 64(CX), Z1, Z1
-	VADDPS 128(CX), Z2, Z2
-	VADDPS 192(CX), Z3, Z3
-	VADDPS 256(CX), Z4, Z4
-	VADDPS 320(CX), Z5, Z5
-	VADDPS 384(CX), Z6, Z6
-	VADDPS 448(CX), Z7, Z7
-	ADDQ   $0x00000200, CX
-	SUBQ   $0x00000200, AX
+	VADDPS (SI), Z0, Z0
+	VADDPS 64(SI), Z1, Z1
+	VADDPS 128(SI), Z2, Z2
+	VADDPS 192(SI), Z3, Z3
+	VADDPS 256(SI), Z4, Z4
+	VADDPS 320(SI), Z5, Z5
+	VADDPS 384(SI), Z6, Z6
+	VADDPS 448(SI), Z7, Z7
+	ADDQ   $0x00000200, SI
+	SUBQ   $0x00000200, DI
 	JMP    copyread_sumAVX512
 
 copyread_sumAVX512_done:

@@ -96,11 +96,12 @@ func ReadF16(t isa.Tier, b []byte) float32 {
 	return s
 }
 
-// CopyRead copies the first len(dst) floats of src into dst, then reads
+// CopyRead copies the first len(dst) floats of src into dst and reads
 // (sums) the rest of src, in one call with the widest loads and stores of
-// t, and returns the sum: what a store that reads more than it writes
-// moves, for its ceiling. A dst that is no multiple of StreamGranule takes
-// two calls (Copy, then ReadSum).
+// t, the read spread over the copy in proportion (as a store reads and
+// writes side by side), and returns the sum: what a store that reads more
+// than it writes moves, for its ceiling. A dst that is no multiple of
+// StreamGranule takes two calls (Copy, then ReadSum).
 func CopyRead(t isa.Tier, dst, src []float32) float32 {
 	n, rest := len(dst), src[len(dst):]
 	m := len(rest) / StreamGranule * StreamGranule

@@ -120,10 +120,11 @@ func BenchmarkReadSumL1(b *testing.B) {
 
 // TestCopyRead: dst gets the first len(dst) floats of src and the sum is
 // of the rest, in every tier, for sizes on and off the stream granule
-// (which take one call or fall back to two).
+// (which take one call or fall back to two), and reads of every
+// proportion to the copy (the asm spreads the read over the copy).
 func TestCopyRead(t *testing.T) {
 	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
-		for _, c := range []struct{ n, rest int }{{1024, 3000}, {1024, 0}, {256, 128}, {100, 300}, {0, 512}} {
+		for _, c := range []struct{ n, rest int }{{1024, 3000}, {1024, 0}, {256, 128}, {100, 300}, {0, 512}, {1024, 1024}, {5120, 128}, {128, 5120}, {384, 896}} {
 			src := make([]float32, c.n+c.rest)
 			for i := range src {
 				src[i] = float32(i%7 + 1) // small integers: every order sums them exactly

@@ -18,9 +18,10 @@ import (
 )
 
 // KVCopy is the in-run ceiling of the kvcache family: a plain copy of as
-// many bytes as the store writes, then a read of the rest of what it reads,
-// in one call (roofline.CopyRead, the widest loads and stores of the
-// tier), so that the ceiling reads and writes what the store does (an
+// many bytes as the store writes and a read of the rest of what it reads,
+// spread over the copy, in one call (roofline.CopyRead, the widest loads
+// and stores of the tier), so that the ceiling reads and writes what the
+// store does, side by side as the store does (an
 // f32→f16 append reads twice what it writes: a copy of half its bytes each
 // way wrote more, and ran slower than the append itself), measured with
 // the same sampler, then timed in alternation with the stores of the
@@ -494,7 +495,7 @@ func (kvcacheFamily) List(w io.Writer) {
 	for _, o := range kvcache.Ops {
 		fmt.Fprintf(w, "  %s\n      read    %s\n      written %s\n", o, read, written)
 	}
-	fmt.Fprintf(w, "  %s\n      the ceiling: a plain copy of the bytes the store writes, then a read of the rest of what it reads, widest loads and stores;\n      timed in alternation with every store of the shape: their read_gbs, %% read\n", KVCopy)
+	fmt.Fprintf(w, "  %s\n      the ceiling: a plain copy of the bytes the store writes and a read of the rest of what it reads, spread over the copy, widest loads and stores;\n      timed in alternation with every store of the shape: their read_gbs, %% read\n", KVCopy)
 	fmt.Fprintln(w, "\ncorrectness gate: the rows a store writes equal, byte for byte, the generic tier's (f16: round to")
 	fmt.Fprintln(w, "                  nearest even; q8_0: GGML's reference quantizer); the kernel tests also check that")
 	fmt.Fprintln(w, "                  nothing else in the cache changes")
