@@ -135,21 +135,28 @@ func (im *Impl) Run(p *Params, b *Buffers) {
 	if p.KV == attention.F32 {
 		k, v = buf.BytesOf(b.K), buf.BytesOf(b.V)
 	}
-	if p.Layout != attention.HeadMajor {
-		im.posMajor(p, b, k, v)
-		return
-	}
 	// p's fields, not its value methods: inlined on a pointer, each of
 	// those copied all of p (with the adapter closure the stores had, ~10
-	// of an f16 append's ~115 ns on Zen 3, whose asm takes ~97).
+	// of an f16 append's ~115 ns on Zen 3, whose asm takes ~97). An
+	// append's path stays in this function: position-major through
+	// posMajor's loops, a token's store took 11 ns more than head-major's.
 	n := count(p.Op, p.Tokens)
-	capa := capacity(p.Cap, p.Pos, n)
-	d, rb := p.D, p.KV.RowBytes(p.D)
-	at := p.Pos * rb // Row(0, Pos): head 0's row, the others capa rows on
-	im.storeOf(p.KV).rows(k[at:], v[at:], capa*rb, b.SrcK, b.SrcV, 4*n*d, p.Hkv, n*d)
+	d, rb, s := p.D, p.KV.RowBytes(p.D), im.storeOf(p.KV)
+	switch {
+	case p.Layout == attention.HeadMajor:
+		at := p.Pos * rb // Row(0, Pos): head 0's row, the others capacity rows on
+		s.rows(k[at:], v[at:], capacity(p.Cap, p.Pos, n)*rb, b.SrcK, b.SrcV, 4*n*d, p.Hkv, n*d)
+	case n == 1:
+		// Position-major, one token: its Hkv rows from Row(0, Pos) on.
+		at := p.Pos * posHeads(p.PosHeads, p.Hkv) * rb
+		s.rows(k[at:], v[at:], rb, b.SrcK, b.SrcV, 4*d, p.Hkv, d)
+	default:
+		im.posMajor(p, b, k, v)
+	}
 }
 
-// posMajor is Run for a position-major cache (k and v its K and V bytes).
+// posMajor is Run for a position-major cache (k and v its K and V bytes)
+// and more than one token.
 func (im *Impl) posMajor(p *Params, b *Buffers, k, v []byte) {
 	// Fields, not methods, as in Run; row r of position pos is
 	// pos·ph + r (Row).
