@@ -374,8 +374,6 @@ copyread_copyAVX2:
 copyread_mixAVX2:
 	CMPQ   R8, R9
 	JB     copyread_nextAVX2
-	TESTQ  DI, DI
-	JZ     copyread_nextAVX2
 	VADDPS (SI), Y0, Y0
 	VADDPS 32(SI), Y1, Y1
 	VADDPS 64(SI), Y2, Y2
@@ -1109,8 +1107,6 @@ copyread_copyAVX512:
 copyread_mixAVX512:
 	CMPQ   R8, R9
 	JB     copyread_nextAVX512
-	TESTQ  DI, DI
-	JZ     copyread_nextAVX512
 	VADDPS (SI), Z0, Z0
 	VADDPS 64(SI), Z1, Z1
 	VADDPS 128(SI), Z2, Z2

@@ -467,8 +467,8 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 	}
 
 	Label(by1)
-	for h := range 2 {
-		if t.W == 8 {
+	if t.W == 8 {
+		for h := range 2 {
 			mx1[h] = XMM()
 			VMOVSS(KC(CNegInf), mx1[h])
 		}
