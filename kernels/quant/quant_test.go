@@ -395,7 +395,9 @@ func TestGuardsCatch(t *testing.T) {
 func TestQ8_0Rows(t *testing.T) {
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		rows := im.Q8_0Rows()
-		for _, nb := range []int{1, 2, 3, 4, 8, 12, 20} {
+		// 64 and 68: the longest rows that go in one call and the
+		// shortest that go a row a call (rowsChunk, amd64).
+		for _, nb := range []int{1, 2, 3, 4, 8, 12, 20, 64, 68} {
 			for _, nrows := range []int{1, 3, 17, 40} {
 				n := nb * 32
 				xStride, dstStride := n+7, nb*34+10
