@@ -7,9 +7,9 @@ import "github.com/ckbench/ckbench/kernels/isa"
 //go:generate go run -C _asm . -out ../kernels_amd64.s
 
 var (
-	kAVX2   = asmKernels{readSumAVX2, readXorAVX2, readF16AVX2, copyAVX2, copyReadAVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, f16FMAPeakAVX2, q8FMAPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
-	kAVX512 = asmKernels{readSumAVX512, readXorAVX512, readF16AVX512, copyAVX512, copyReadAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
-	kVNNI   = asmKernels{readSumAVX512, readXorAVX512, readF16AVX512, copyAVX512, copyReadAVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
+	kAVX2   = asmKernels{readSumAVX2, readXorAVX2, readF16AVX2, copyAVX2, copyReadAVX2, copyRead2AVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, f16FMAPeakAVX2, q8FMAPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
+	kAVX512 = asmKernels{readSumAVX512, readXorAVX512, readF16AVX512, copyAVX512, copyReadAVX512, copyRead2AVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
+	kVNNI   = asmKernels{readSumAVX512, readXorAVX512, readF16AVX512, copyAVX512, copyReadAVX512, copyRead2AVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
 )
 
 func kernelsFor(t isa.Tier) *asmKernels {
@@ -96,6 +96,20 @@ func copyReadAVX2(dst, src *float32, n, m int) float32
 //
 //go:noescape
 func copyReadAVX512(dst, src *float32, n, m int) float32
+
+// copyRead2AVX2 reads n+m floats from src and from src2, front to back,
+// writing n of each to dst and dst2, side by side: a step of 8 ymm of
+// each copied, then the read steps that keep the read at m/n of the copy
+// (n, m multiples of 64). It returns the sum of the floats read and not
+// copied.
+//
+//go:noescape
+func copyRead2AVX2(dst, src, dst2, src2 *float32, n, m int) float32
+
+// copyRead2AVX512 is copyRead2AVX2 with zmm (n, m multiples of 128).
+//
+//go:noescape
+func copyRead2AVX512(dst, src, dst2, src2 *float32, n, m int) float32
 
 // copyAVX512 is copyAVX2 with zmm.
 //

@@ -14,6 +14,7 @@ type asmKernels struct {
 	readF16 func(p *byte, n int) float32
 	copy    func(dst, src *float32, n, reps int)
 	copyRd  func(dst, src *float32, n, m int) float32
+	copyRd2 func(dst, src, dst2, src2 *float32, n, m int) float32
 	write   func(dst *float32, n, reps int)
 	writeNT func(dst *float32, n, reps int)
 	fma     func(iters int) float32

@@ -117,6 +117,29 @@ func CopyRead(t isa.Tier, dst, src []float32) float32 {
 	return s
 }
 
+// CopyRead2 is CopyRead on two halves side by side, as a store writes a
+// row of K and one of V: it reads all of src, front to back, and writes
+// len(dst) of its floats to dst, in order (a subsequence of src; which
+// ones, the asm's credit decides), and returns the sum of the floats it
+// read and did not copy. What the halves leave (less than a StreamGranule
+// each) is copied and read after; without asm (or halves of nothing) it
+// is CopyRead. From DRAM one of the two is faster, which one depends on
+// the machine and the proportion (see the asm): the kvcache ceiling runs
+// both.
+func CopyRead2(t isa.Tier, dst, src []float32) float32 {
+	n, m := len(dst), len(src)-len(dst)
+	h := n / 2 / StreamGranule * StreamGranule  // floats each half copies
+	mh := m / 2 / StreamGranule * StreamGranule // and reads besides
+	k := kernelsFor(t)
+	if k == nil || h == 0 {
+		return CopyRead(t, dst, src)
+	}
+	s := k.copyRd2(&dst[0], &src[0], &dst[h], &src[h+mh], h, mh)
+	o := 2 * (h + mh) // src the halves read
+	Copy(t, dst[2*h:], src[o:o+n-2*h], 1)
+	return s + ReadSum(t, src[o+n-2*h:])
+}
+
 // Copy copies src to dst (same length) with the widest loads and stores
 // of t, reps times over.
 func Copy(t isa.Tier, dst, src []float32, reps int) {

@@ -118,13 +118,18 @@ func BenchmarkReadSumL1(b *testing.B) {
 	}
 }
 
+// copyReadCases are TestCopyRead's and TestCopyRead2's: sizes on and off
+// the stream granule (which take one call or fall back to two) and reads
+// of every proportion to the copy (the asm spreads the read over the
+// copy).
+var copyReadCases = []struct{ n, rest int }{{1024, 3000}, {1024, 0}, {256, 128}, {100, 300}, {0, 512}, {1024, 1024},
+	{5120, 128}, {128, 5120}, {384, 896}, {640, 1000}, {2048, 3072}, {256, 100}}
+
 // TestCopyRead: dst gets the first len(dst) floats of src and the sum is
-// of the rest, in every tier, for sizes on and off the stream granule
-// (which take one call or fall back to two), and reads of every
-// proportion to the copy (the asm spreads the read over the copy).
+// of the rest, in every tier.
 func TestCopyRead(t *testing.T) {
 	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
-		for _, c := range []struct{ n, rest int }{{1024, 3000}, {1024, 0}, {256, 128}, {100, 300}, {0, 512}, {1024, 1024}, {5120, 128}, {128, 5120}, {384, 896}} {
+		for _, c := range copyReadCases {
 			src := make([]float32, c.n+c.rest)
 			for i := range src {
 				src[i] = float32(i%7 + 1) // small integers: every order sums them exactly
@@ -141,6 +146,38 @@ func TestCopyRead(t *testing.T) {
 				if dst[i] != src[i] {
 					t.Fatalf("copy %d, read %d: dst[%d] = %v, want %v", c.n, c.rest, i, dst[i], src[i])
 				}
+			}
+		}
+	})
+}
+
+// TestCopyRead2: dst gets len(dst) floats of src in order (a subsequence)
+// and the sum is of the others, in every tier.
+func TestCopyRead2(t *testing.T) {
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
+		for _, c := range copyReadCases {
+			// src[i] = i+1: distinct, so dst shows where each float came
+			// from; every case sums to less than 2²⁴, exact in any order.
+			src := make([]float32, c.n+c.rest)
+			var total float64
+			for i := range src {
+				src[i] = float32(i + 1)
+				total += float64(i + 1)
+			}
+			dst := make([]float32, c.n)
+			got := CopyRead2(tier, dst, src)
+			var copied float64
+			j := 0 // src index after the last float found in dst
+			for i, v := range dst {
+				at := int(v) - 1
+				if at < j || at >= len(src) {
+					t.Fatalf("copy %d, read %d: dst[%d] = %v is not a float of src after the ones before it", c.n, c.rest, i, v)
+				}
+				j = at + 1
+				copied += float64(v)
+			}
+			if want := total - copied; float64(got) != want {
+				t.Errorf("copy %d, read %d: sum %v, want %v (the floats not copied)", c.n, c.rest, got, want)
 			}
 		}
 	})

@@ -38,6 +38,7 @@ func main() {
 		readF16(t)
 		copyKernel(t)
 		copyRead(t)
+		copyRead2(t)
 		writeKernel(t, false)
 		writeKernel(t, true)
 		fmaPeak(t)

@@ -169,6 +169,95 @@ func copyRead(t tier) {
 	RET()
 }
 
+// copyRead2 generates func(dst, src, dst2, src2 *float32, n, m int)
+// float32: copyRead's work on two halves side by side, as a store writes a
+// row of K and one of V, each reading n + m floats of its src front to
+// back and writing n of them to its dst. A step copies 8 vectors of each
+// half, two of each at a time, loaded then stored (a half's loads never
+// follow the other's stores to the same offset, 4 KiB-aliased when the
+// halves are a multiple of 4 KiB apart; a half's 8 vectors, then the
+// other's, copied 4 MB from DRAM 1.3 times slower than one stream), then
+// as many read steps of 8 as keep the read at m/n of the copy (copyRead's
+// credit). It returns the sum of the floats read and not copied.
+//
+// From DRAM (Zen 3, one thread, interleaved, best of 20): 4 MB copied in
+// 505–586 µs against one stream's 626–658; 2 MB written and 4 MB read
+// (the f16 stores) 310–377 against 400–540 in one stream, the f16
+// batch-copy itself (K and V side by side) 350–420. In cache they are all
+// alike. Which of the two is faster depends on the machine and the
+// proportion, so the kvcache sweep measures both (roofline.CopyRead2).
+func copyRead2(t tier) {
+	name := "copyRead2" + t.name
+	Implement(name)
+	Attributes(NOSPLIT)
+	Doc(name+" reads n+m floats from src and from src2, front to back, writing n of each to dst and dst2",
+		"(a step of 8 vectors copied, then the read steps that keep the read at m/n of the copy), and returns",
+		"the sum of the floats read and not copied; n and m are multiples of 8 vectors.")
+	d, s, d2, s2, n, m := GP64(), GP64(), GP64(), GP64(), GP64(), GP64()
+	Load(Param("dst"), d)
+	Load(Param("src"), s)
+	Load(Param("dst2"), d2)
+	Load(Param("src2"), s2)
+	Load(Param("n"), n)
+	Load(Param("m"), m)
+	SHLQ(Imm(2), n)
+	SHLQ(Imm(2), m)
+	left, credit, total := GP64(), GP64(), GP64()
+	MOVQ(m, left)
+	MOVQ(n, total)
+	XORQ(credit, credit)
+	acc := zeroAcc(t)
+	const step = 8 // vectors
+	// read emits a read step of each half.
+	read := func() {
+		for _, p := range []GPVirtual{s, s2} {
+			for i := range acc {
+				VADDPS(Mem{Base: p, Disp: i * t.vb}, acc[i], acc[i])
+			}
+			ADDQ(U32(step*t.vb), p)
+		}
+		SUBQ(U32(step*t.vb), left)
+	}
+	copyLoop, readLoop, next := "copyread2_copy"+t.name, "copyread2_mix"+t.name, "copyread2_next"+t.name
+	TESTQ(n, n)
+	JZ(LabelRef(copyLoop + "_done"))
+	Label(copyLoop)
+	const per = 2 // vectors of each half a sub-step
+	for sub := range step / per {
+		var v [2][per]VecVirtual
+		for h, p := range []GPVirtual{s, s2} {
+			for i := range v[h] {
+				v[h][i] = t.vec()
+				VMOVUPS(Mem{Base: p, Disp: (sub*per + i) * t.vb}, v[h][i])
+			}
+		}
+		for h, p := range []GPVirtual{d, d2} {
+			for i := range v[h] {
+				VMOVUPS(v[h][i], Mem{Base: p, Disp: (sub*per + i) * t.vb})
+			}
+		}
+	}
+	for _, p := range []GPVirtual{d, s, d2, s2} {
+		ADDQ(U32(step*t.vb), p)
+	}
+	SUBQ(U32(step*t.vb), n)
+	ADDQ(m, credit)
+	Label(readLoop)
+	CMPQ(credit, total)
+	JB(LabelRef(next))
+	read()
+	SUBQ(total, credit)
+	JMP(LabelRef(readLoop))
+	Label(next)
+	TESTQ(n, n)
+	JNZ(LabelRef(copyLoop))
+	Label(copyLoop + "_done")
+	whileBytes("copyread2_sum"+t.name, left, read)
+	Store(horizontalSum(t, foldAcc(acc)), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
 // writeKernel generates func(dst *float32, n int): dst = 1.0. With nt the
 // stores are non-temporal (VMOVNTPS, then SFENCE): they bypass the caches
 // and skip the read-for-ownership a normal store pays. dst must be
