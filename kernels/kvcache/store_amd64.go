@@ -21,7 +21,8 @@ func init() {
 //	dst[r·dstStride + 2i : +2] = little-endian quant.F32ToF16(src[r·srcStride/4 + i])
 //	dst2[r·dstStride + 2i : +2] = little-endian quant.F32ToF16(src2[r·srcStride/4 + i])
 //
-// with VCVTPS2PH (round to nearest even). Strides are in bytes.
+// with VCVTPS2PH (round to nearest even), row r of src and row r of src2
+// side by side. Strides are in bytes.
 //
 //go:noescape
 func toF16RowsAVX2(dst, dst2 *byte, dstStride int, src, src2 *float32, srcStride, nrows, n int)
@@ -31,8 +32,8 @@ func toF16RowsAVX2(dst, dst2 *byte, dstStride int, src, src2 *float32, srcStride
 //go:noescape
 func toF16RowsAVX512(dst, dst2 *byte, dstStride int, src, src2 *float32, srcStride, nrows, n int)
 
-// copyRowsAVX2 copies, 8 floats at a time, for r < nrows and i < n (a
-// multiple of 8):
+// copyRowsAVX2 copies, 8 floats at a time, row r of src and row r of src2
+// side by side, for r < nrows and i < n (a multiple of 8):
 //
 //	dst[r·dstStride + 4i : +4] = src[r·srcStride/4 + i]
 //	dst2[r·dstStride + 4i : +4] = src2[r·srcStride/4 + i]

@@ -105,6 +105,89 @@ toF16RowsAVX2_done:
 	VZEROUPPER
 	RET
 
+// func copyRowsAVX2(dst *byte, dst2 *byte, dstStride int, src *float32, src2 *float32, srcStride int, nrows int, n int)
+// Requires: AVX
+TEXT ·copyRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ  dst+0(FP), AX
+	MOVQ  dst2+8(FP), CX
+	MOVQ  src+24(FP), DX
+	MOVQ  src2+32(FP), BX
+	MOVQ  dstStride+16(FP), SI
+	MOVQ  srcStride+40(FP), DI
+	MOVQ  nrows+48(FP), R8
+	MOVQ  n+56(FP), R9
+	MOVQ  R9, R10
+	ANDQ  $0xffffffc0, R10
+	TESTQ R8, R8
+	JZ    copyRowsAVX2_done
+
+copyRowsAVX2_row:
+	XORQ  R11, R11
+	TESTQ R10, R10
+	JZ    copyRowsAVX2_tail
+
+copyRowsAVX2_by8:
+	VMOVUPS (DX)(R11*4), Y0
+	VMOVUPS Y0, (AX)(R11*4)
+	VMOVUPS (BX)(R11*4), Y0
+	VMOVUPS Y0, (CX)(R11*4)
+	VMOVUPS 32(DX)(R11*4), Y0
+	VMOVUPS Y0, 32(AX)(R11*4)
+	VMOVUPS 32(BX)(R11*4), Y0
+	VMOVUPS Y0, 32(CX)(R11*4)
+	VMOVUPS 64(DX)(R11*4), Y0
+	VMOVUPS Y0, 64(AX)(R11*4)
+	VMOVUPS 64(BX)(R11*4), Y0
+	VMOVUPS Y0, 64(CX)(R11*4)
+	VMOVUPS 96(DX)(R11*4), Y0
+	VMOVUPS Y0, 96(AX)(R11*4)
+	VMOVUPS 96(BX)(R11*4), Y0
+	VMOVUPS Y0, 96(CX)(R11*4)
+	VMOVUPS 128(DX)(R11*4), Y0
+	VMOVUPS Y0, 128(AX)(R11*4)
+	VMOVUPS 128(BX)(R11*4), Y0
+	VMOVUPS Y0, 128(CX)(R11*4)
+	VMOVUPS 160(DX)(R11*4), Y0
+	VMOVUPS Y0, 160(AX)(R11*4)
+	VMOVUPS 160(BX)(R11*4), Y0
+	VMOVUPS Y0, 160(CX)(R11*4)
+	VMOVUPS 192(DX)(R11*4), Y0
+	VMOVUPS Y0, 192(AX)(R11*4)
+	VMOVUPS 192(BX)(R11*4), Y0
+	VMOVUPS Y0, 192(CX)(R11*4)
+	VMOVUPS 224(DX)(R11*4), Y0
+	VMOVUPS Y0, 224(AX)(R11*4)
+	VMOVUPS 224(BX)(R11*4), Y0
+	VMOVUPS Y0, 224(CX)(R11*4)
+	ADDQ    $0x00000040, R11
+	CMPQ    R11, R10
+	JB      copyRowsAVX2_by8
+
+copyRowsAVX2_tail:
+	CMPQ R11, R9
+	JAE  copyRowsAVX2_next
+
+copyRowsAVX2_by1:
+	VMOVUPS (DX)(R11*4), Y0
+	VMOVUPS Y0, (AX)(R11*4)
+	VMOVUPS (BX)(R11*4), Y0
+	VMOVUPS Y0, (CX)(R11*4)
+	ADDQ    $0x00000008, R11
+	CMPQ    R11, R9
+	JB      copyRowsAVX2_by1
+
+copyRowsAVX2_next:
+	ADDQ SI, AX
+	ADDQ SI, CX
+	ADDQ DI, DX
+	ADDQ DI, BX
+	DECQ R8
+	JNZ  copyRowsAVX2_row
+
+copyRowsAVX2_done:
+	VZEROUPPER
+	RET
+
 // func toF16RowsAVX512(dst *byte, dst2 *byte, dstStride int, src *float32, src2 *float32, srcStride int, nrows int, n int)
 // Requires: AVX, AVX512F
 TEXT ·toF16RowsAVX512(SB), NOSPLIT, $0-64
@@ -232,118 +315,6 @@ toF16RowsAVX512_next1:
 	JMP  toF16RowsAVX512_row1
 
 toF16RowsAVX512_done1:
-	VZEROUPPER
-	RET
-
-// func copyRowsAVX2(dst *byte, dst2 *byte, dstStride int, src *float32, src2 *float32, srcStride int, nrows int, n int)
-// Requires: AVX
-TEXT ·copyRowsAVX2(SB), NOSPLIT, $0-64
-	MOVQ dstStride+16(FP), R8
-	MOVQ srcStride+40(FP), R9
-	MOVQ nrows+48(FP), BX
-	MOVQ dst+0(FP), SI
-	MOVQ src+24(FP), DI
-
-copyRowsAVX2_row0:
-	TESTQ BX, BX
-	JZ    copyRowsAVX2_done0
-	MOVQ  SI, AX
-	MOVQ  DI, CX
-	MOVQ  n+56(FP), DX
-
-copyRowsAVX2_by40:
-	CMPQ    DX, $0x00000040
-	JL      copyRowsAVX2_by10
-	VMOVUPS (CX), Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 96(CX), Y3
-	VMOVUPS 128(CX), Y4
-	VMOVUPS 160(CX), Y5
-	VMOVUPS 192(CX), Y6
-	VMOVUPS 224(CX), Y7
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y1, 32(AX)
-	VMOVUPS Y2, 64(AX)
-	VMOVUPS Y3, 96(AX)
-	VMOVUPS Y4, 128(AX)
-	VMOVUPS Y5, 160(AX)
-	VMOVUPS Y6, 192(AX)
-	VMOVUPS Y7, 224(AX)
-	ADDQ    $0x00000100, CX
-	ADDQ    $0x00000100, AX
-	SUBQ    $0x00000040, DX
-	JMP     copyRowsAVX2_by40
-
-copyRowsAVX2_by10:
-	TESTQ   DX, DX
-	JZ      copyRowsAVX2_next0
-	VMOVUPS (CX), Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $0x00000020, CX
-	ADDQ    $0x00000020, AX
-	SUBQ    $0x00000008, DX
-	JMP     copyRowsAVX2_by10
-
-copyRowsAVX2_next0:
-	ADDQ R8, SI
-	ADDQ R9, DI
-	DECQ BX
-	JMP  copyRowsAVX2_row0
-
-copyRowsAVX2_done0:
-	MOVQ nrows+48(FP), BX
-	MOVQ dst2+8(FP), SI
-	MOVQ src2+32(FP), DI
-
-copyRowsAVX2_row1:
-	TESTQ BX, BX
-	JZ    copyRowsAVX2_done1
-	MOVQ  SI, AX
-	MOVQ  DI, CX
-	MOVQ  n+56(FP), DX
-
-copyRowsAVX2_by41:
-	CMPQ    DX, $0x00000040
-	JL      copyRowsAVX2_by11
-	VMOVUPS (CX), Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 96(CX), Y3
-	VMOVUPS 128(CX), Y4
-	VMOVUPS 160(CX), Y5
-	VMOVUPS 192(CX), Y6
-	VMOVUPS 224(CX), Y7
-	VMOVUPS Y0, (AX)
-	VMOVUPS Y1, 32(AX)
-	VMOVUPS Y2, 64(AX)
-	VMOVUPS Y3, 96(AX)
-	VMOVUPS Y4, 128(AX)
-	VMOVUPS Y5, 160(AX)
-	VMOVUPS Y6, 192(AX)
-	VMOVUPS Y7, 224(AX)
-	ADDQ    $0x00000100, CX
-	ADDQ    $0x00000100, AX
-	SUBQ    $0x00000040, DX
-	JMP     copyRowsAVX2_by41
-
-copyRowsAVX2_by11:
-	TESTQ   DX, DX
-	JZ      copyRowsAVX2_next1
-	VMOVUPS (CX), Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $0x00000020, CX
-	ADDQ    $0x00000020, AX
-	SUBQ    $0x00000008, DX
-	JMP     copyRowsAVX2_by11
-
-copyRowsAVX2_next1:
-	ADDQ R8, SI
-	ADDQ R9, DI
-	DECQ BX
-	JMP  copyRowsAVX2_row1
-
-copyRowsAVX2_done1:
 	VZEROUPPER
 	RET
 

@@ -23,9 +23,9 @@ func main() {
 	os.Setenv("GOARCH", "amd64")
 	Package("github.com/ckbench/ckbench/kernels/kvcache")
 	ConstraintExpr("!purego")
-	pairedF16Rows("toF16RowsAVX2")
+	pairedRows("toF16RowsAVX2", true)
+	pairedRows("copyRowsAVX2", false)
 	rows("toF16RowsAVX512", 16, ZMM, true)
-	rows("copyRowsAVX2", 8, YMM, false)
 	rows("copyRowsAVX512", 16, ZMM, false)
 	Generate()
 }
@@ -40,8 +40,8 @@ func main() {
 // stores: the order the roofline's copy ceiling uses), then one at a time;
 // plain stores (the row is read by the next decode step: it should stay
 // in cache). One call writes every row of a store, so a token's append of
-// Hkv short rows pays one call, not Hkv. AVX2's f16 store has its own
-// shape (pairedF16Rows).
+// Hkv short rows pays one call, not Hkv. The AVX-512 stores; AVX2's have
+// their own shape (pairedRows).
 func rows(name string, w int, vec func() VecVirtual, f16 bool) {
 	Implement(name)
 	Attributes(NOSPLIT)
@@ -113,18 +113,25 @@ func rows(name string, w int, vec func() VecVirtual, f16 bool) {
 	RET()
 }
 
-// pairedF16Rows emits the AVX2 f16 store (rows' contract) with row r of K
-// and row r of V converted in one loop: each step eight vectors of each,
-// every vector loaded, converted (VCVTPS2PH, round to nearest even) and
-// stored as it comes, the loop tested at its bottom and one index (j,
+// pairedRows emits an AVX2 store (rows' contract), f16 (VCVTPS2PH, round
+// to nearest even) or f32 (a copy), with row r of K and row r of V in one
+// loop: each step eight vectors of each, every vector loaded, converted
+// and stored as it comes, the loop tested at its bottom and one index (j,
 // values done) for all four pointers; then a vector of each at a time.
-// The ymm VCVTPS2PH runs one a cycle (Zen 3, measured), so what else the
-// loop issues is what it can lose: with rows' shape (K's rows, then V's,
-// a loop tested at its top) a token's append (8 heads, hd 128: 256
-// conversions) took 100.5–101.3 ns on Zen 3, this one 92.7–93.7
-// (interleaved, the asm alone). Converting each vector as it is loaded,
-// not all loads first, was 5 % faster on Zen 4 (72.6 against 76.9 ns).
-func pairedF16Rows(name string) {
+//
+//   - f16: the ymm VCVTPS2PH runs one a cycle (Zen 3, measured), so what
+//     else the loop issues is what it can lose: with rows' shape (K's
+//     rows, then V's, a loop tested at its top) a token's append (8 heads,
+//     hd 128: 256 conversions) took 100.5–101.3 ns on Zen 3, this one
+//     92.7–93.7 (interleaved, the asm alone). Converting each vector as it
+//     is loaded, not all loads first, was 5 % faster on Zen 4 (72.6
+//     against 76.9 ns).
+//   - f32: K and V side by side are two streams each way, which memory
+//     serves faster than one: a prefill's batch-copy (8 heads × 512
+//     tokens × hd 128) from DRAM took 0.80–0.87 (head-major) and
+//     0.83–0.86 (position-major) of rows' time, and in L3 0.75–0.86 (Zen
+//     3, in one process, interleaved).
+func pairedRows(name string, f16 bool) {
 	Implement(name)
 	Attributes(NOSPLIT)
 	const w = 8
@@ -145,8 +152,12 @@ func pairedF16Rows(name string) {
 		for _, pp := range [2][2]GPVirtual{{sk, dk}, {sv, dv}} {
 			x := YMM()
 			VMOVUPS(Mem{Base: pp[0], Index: j, Scale: 4, Disp: 32 * u}, x)
-			VCVTPS2PH(Imm(0), x, x.AsX())
-			VMOVDQU(x.AsX(), Mem{Base: pp[1], Index: j, Scale: 2, Disp: 16 * u})
+			if f16 {
+				VCVTPS2PH(Imm(0), x, x.AsX())
+				VMOVDQU(x.AsX(), Mem{Base: pp[1], Index: j, Scale: 2, Disp: 16 * u})
+			} else {
+				VMOVUPS(x, Mem{Base: pp[1], Index: j, Scale: 4, Disp: 32 * u})
+			}
 		}
 	}
 	TESTQ(nrows, nrows)
