@@ -7,9 +7,9 @@ import "github.com/ckbench/ckbench/kernels/isa"
 //go:generate go run -C _asm . -out ../kernels_amd64.s
 
 var (
-	kAVX2   = asmKernels{readSumAVX2, readXorAVX2, readF16AVX2, copyAVX2, copyReadAVX2, copyRead2AVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, f16FMAPeakAVX2, q8FMAPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
-	kAVX512 = asmKernels{readSumAVX512, readXorAVX512, readF16AVX512, copyAVX512, copyReadAVX512, copyRead2AVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
-	kVNNI   = asmKernels{readSumAVX512, readXorAVX512, readF16AVX512, copyAVX512, copyReadAVX512, copyRead2AVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
+	kAVX2   = asmKernels{readSumAVX2, readSum2AVX2, readXorAVX2, readXor2AVX2, readF16AVX2, copyAVX2, copyReadAVX2, copyRead2AVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, f16FMAPeakAVX2, q8FMAPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
+	kAVX512 = asmKernels{readSumAVX512, readSum2AVX512, readXorAVX512, readXor2AVX512, readF16AVX512, copyAVX512, copyReadAVX512, copyRead2AVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
+	kVNNI   = asmKernels{readSumAVX512, readSum2AVX512, readXorAVX512, readXor2AVX512, readF16AVX512, copyAVX512, copyReadAVX512, copyRead2AVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
 )
 
 func kernelsFor(t isa.Tier) *asmKernels {
@@ -80,6 +80,29 @@ func readF16AVX2(p *byte, n int) float32
 //
 //go:noescape
 func readF16AVX512(p *byte, n int) float32
+
+// readSum2AVX2 returns Σ p[i] + Σ q[i] for i < n, the two read side by
+// side, 8 ymm of each a step (n a multiple of 64).
+//
+//go:noescape
+func readSum2AVX2(p, q *float32, n int) float32
+
+// readSum2AVX512 is readSum2AVX2 with zmm (n a multiple of 128).
+//
+//go:noescape
+func readSum2AVX512(p, q *float32, n int) float32
+
+// readXor2AVX2 returns the XOR of the n bytes at p and the n at q as
+// 64-bit words, the two read side by side, 8 ymm of each a step (n a
+// multiple of 256).
+//
+//go:noescape
+func readXor2AVX2(p, q *byte, n int) uint64
+
+// readXor2AVX512 is readXor2AVX2 with zmm (n a multiple of 512).
+//
+//go:noescape
+func readXor2AVX512(p, q *byte, n int) uint64
 
 // copyAVX2 does dst[i] = src[i] for i < n, reps times over, 8 ymm at a time.
 //

@@ -190,9 +190,9 @@ TEXT ·readXorAVX2(SB), NOSPLIT, $0-24
 	VPXOR Y6, Y6, Y6
 	VPXOR Y7, Y7, Y7
 	TESTQ CX, CX
-	JZ    xor_doneAVX2
+	JZ    readXorAVX2_done
 
-xor_loopAVX2:
+readXorAVX2_loop:
 	VPXOR (AX), Y0, Y0
 	VPXOR 32(AX), Y1, Y1
 	VPXOR 64(AX), Y2, Y2
@@ -203,9 +203,9 @@ xor_loopAVX2:
 	VPXOR 224(AX), Y7, Y7
 	ADDQ  $0x00000100, AX
 	SUBQ  $0x00000100, CX
-	JNZ   xor_loopAVX2
+	JNZ   readXorAVX2_loop
 
-xor_doneAVX2:
+readXorAVX2_done:
 	VPXOR        Y4, Y0, Y0
 	VPXOR        Y5, Y1, Y1
 	VPXOR        Y6, Y2, Y2
@@ -219,6 +219,120 @@ xor_doneAVX2:
 	VPXOR        X0, X1, X1
 	VMOVQ        X1, AX
 	MOVQ         AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func readXor2AVX2(p *byte, q *byte, n int) uint64
+// Requires: AVX, AVX2
+TEXT ·readXor2AVX2(SB), NOSPLIT, $0-32
+	MOVQ  p+0(FP), AX
+	MOVQ  q+8(FP), DX
+	MOVQ  n+16(FP), CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	TESTQ CX, CX
+	JZ    readXor2AVX2_done
+
+readXor2AVX2_loop:
+	VPXOR (AX), Y0, Y0
+	VPXOR 32(AX), Y1, Y1
+	VPXOR (DX), Y4, Y4
+	VPXOR 32(DX), Y5, Y5
+	VPXOR 64(AX), Y2, Y2
+	VPXOR 96(AX), Y3, Y3
+	VPXOR 64(DX), Y6, Y6
+	VPXOR 96(DX), Y7, Y7
+	VPXOR 128(AX), Y0, Y0
+	VPXOR 160(AX), Y1, Y1
+	VPXOR 128(DX), Y4, Y4
+	VPXOR 160(DX), Y5, Y5
+	VPXOR 192(AX), Y2, Y2
+	VPXOR 224(AX), Y3, Y3
+	VPXOR 192(DX), Y6, Y6
+	VPXOR 224(DX), Y7, Y7
+	ADDQ  $0x00000100, AX
+	ADDQ  $0x00000100, DX
+	SUBQ  $0x00000100, CX
+	JNZ   readXor2AVX2_loop
+
+readXor2AVX2_done:
+	VPXOR        Y4, Y0, Y0
+	VPXOR        Y5, Y1, Y1
+	VPXOR        Y6, Y2, Y2
+	VPXOR        Y7, Y3, Y3
+	VPXOR        Y2, Y0, Y0
+	VPXOR        Y3, Y1, Y1
+	VPXOR        Y1, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPXOR        X0, X1, X1
+	VPUNPCKHQDQ  X1, X1, X0
+	VPXOR        X0, X1, X1
+	VMOVQ        X1, AX
+	MOVQ         AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func readSum2AVX2(p *float32, q *float32, n int) float32
+// Requires: AVX, SSE
+TEXT ·readSum2AVX2(SB), NOSPLIT, $0-28
+	MOVQ    p+0(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    n+16(FP), DX
+	SHLQ    $0x02, DX
+	VMOVUPS peakconst<>+384(SB), Y0
+	VMOVUPS peakconst<>+384(SB), Y1
+	VMOVUPS peakconst<>+384(SB), Y2
+	VMOVUPS peakconst<>+384(SB), Y3
+	VMOVUPS peakconst<>+384(SB), Y4
+	VMOVUPS peakconst<>+384(SB), Y5
+	VMOVUPS peakconst<>+384(SB), Y6
+	VMOVUPS peakconst<>+384(SB), Y7
+
+read2AVX2:
+	TESTQ  DX, DX
+	JZ     read2AVX2_done
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	VADDPS (CX), Y4, Y4
+	VADDPS 32(CX), Y5, Y5
+	VADDPS 64(AX), Y2, Y2
+	VADDPS 96(AX), Y3, Y3
+	VADDPS 64(CX), Y6, Y6
+	VADDPS 96(CX), Y7, Y7
+	VADDPS 128(AX), Y0, Y0
+	VADDPS 160(AX), Y1, Y1
+	VADDPS 128(CX), Y4, Y4
+	VADDPS 160(CX), Y5, Y5
+	VADDPS 192(AX), Y2, Y2
+	VADDPS 224(AX), Y3, Y3
+	VADDPS 192(CX), Y6, Y6
+	VADDPS 224(CX), Y7, Y7
+	ADDQ   $0x00000100, AX
+	ADDQ   $0x00000100, CX
+	SUBQ   $0x00000100, DX
+	JMP    read2AVX2
+
+read2AVX2_done:
+	VADDPS       Y4, Y0, Y0
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y7, Y3, Y3
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	MOVSS        X1, ret+24(FP)
 	VZEROUPPER
 	RET
 
@@ -1056,9 +1170,9 @@ TEXT ·readXorAVX512(SB), NOSPLIT, $0-24
 	VPXORQ Z6, Z6, Z6
 	VPXORQ Z7, Z7, Z7
 	TESTQ  CX, CX
-	JZ     xor_doneAVX512
+	JZ     readXorAVX512_done
 
-xor_loopAVX512:
+readXorAVX512_loop:
 	VPXORQ (AX), Z0, Z0
 	VPXORQ 64(AX), Z1, Z1
 	VPXORQ 128(AX), Z2, Z2
@@ -1069,9 +1183,9 @@ xor_loopAVX512:
 	VPXORQ 448(AX), Z7, Z7
 	ADDQ   $0x00000200, AX
 	SUBQ   $0x00000200, CX
-	JNZ    xor_loopAVX512
+	JNZ    readXorAVX512_loop
 
-xor_doneAVX512:
+readXorAVX512_done:
 	VPXORQ        Z4, Z0, Z0
 	VPXORQ        Z5, Z1, Z1
 	VPXORQ        Z6, Z2, Z2
@@ -1087,6 +1201,124 @@ xor_doneAVX512:
 	VPXORQ        X1, X0, X0
 	VMOVQ         X0, AX
 	MOVQ          AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func readXor2AVX512(p *byte, q *byte, n int) uint64
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·readXor2AVX512(SB), NOSPLIT, $0-32
+	MOVQ   p+0(FP), AX
+	MOVQ   q+8(FP), DX
+	MOVQ   n+16(FP), CX
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z5, Z5, Z5
+	VPXORQ Z6, Z6, Z6
+	VPXORQ Z7, Z7, Z7
+	TESTQ  CX, CX
+	JZ     readXor2AVX512_done
+
+readXor2AVX512_loop:
+	VPXORQ (AX), Z0, Z0
+	VPXORQ 64(AX), Z1, Z1
+	VPXORQ (DX), Z4, Z4
+	VPXORQ 64(DX), Z5, Z5
+	VPXORQ 128(AX), Z2, Z2
+	VPXORQ 192(AX), Z3, Z3
+	VPXORQ 128(DX), Z6, Z6
+	VPXORQ 192(DX), Z7, Z7
+	VPXORQ 256(AX), Z0, Z0
+	VPXORQ 320(AX), Z1, Z1
+	VPXORQ 256(DX), Z4, Z4
+	VPXORQ 320(DX), Z5, Z5
+	VPXORQ 384(AX), Z2, Z2
+	VPXORQ 448(AX), Z3, Z3
+	VPXORQ 384(DX), Z6, Z6
+	VPXORQ 448(DX), Z7, Z7
+	ADDQ   $0x00000200, AX
+	ADDQ   $0x00000200, DX
+	SUBQ   $0x00000200, CX
+	JNZ    readXor2AVX512_loop
+
+readXor2AVX512_done:
+	VPXORQ        Z4, Z0, Z0
+	VPXORQ        Z5, Z1, Z1
+	VPXORQ        Z6, Z2, Z2
+	VPXORQ        Z7, Z3, Z3
+	VPXORQ        Z2, Z0, Z0
+	VPXORQ        Z3, Z1, Z1
+	VPXORQ        Z1, Z0, Z0
+	VEXTRACTI64X4 $0x01, Z0, Y1
+	VPXORQ        Y1, Y0, Y1
+	VEXTRACTI32X4 $0x01, Y1, X0
+	VPXORQ        X1, X0, X0
+	VPUNPCKHQDQ   X0, X0, X1
+	VPXORQ        X1, X0, X0
+	VMOVQ         X0, AX
+	MOVQ          AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func readSum2AVX512(p *float32, q *float32, n int) float32
+// Requires: AVX, AVX512F, AVX512VL, SSE
+TEXT ·readSum2AVX512(SB), NOSPLIT, $0-28
+	MOVQ    p+0(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    n+16(FP), DX
+	SHLQ    $0x02, DX
+	VMOVUPS peakconst<>+384(SB), Z0
+	VMOVUPS peakconst<>+384(SB), Z1
+	VMOVUPS peakconst<>+384(SB), Z2
+	VMOVUPS peakconst<>+384(SB), Z3
+	VMOVUPS peakconst<>+384(SB), Z4
+	VMOVUPS peakconst<>+384(SB), Z5
+	VMOVUPS peakconst<>+384(SB), Z6
+	VMOVUPS peakconst<>+384(SB), Z7
+
+read2AVX512:
+	TESTQ  DX, DX
+	JZ     read2AVX512_done
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	VADDPS (CX), Z4, Z4
+	VADDPS 64(CX), Z5, Z5
+	VADDPS 128(AX), Z2, Z2
+	VADDPS 192(AX), Z3, Z3
+	VADDPS 128(CX), Z6, Z6
+	VADDPS 192(CX), Z7, Z7
+	VADDPS 256(AX), Z0, Z0
+	VADDPS 320(AX), Z1, Z1
+	VADDPS 256(CX), Z4, Z4
+	VADDPS 320(CX), Z5, Z5
+	VADDPS 384(AX), Z2, Z2
+	VADDPS 448(AX), Z3, Z3
+	VADDPS 384(CX), Z6, Z6
+	VADDPS 448(CX), Z7, Z7
+	ADDQ   $0x00000200, AX
+	ADDQ   $0x00000200, CX
+	SUBQ   $0x00000200, DX
+	JMP    read2AVX512
+
+read2AVX512_done:
+	VADDPS        Z4, Z0, Z0
+	VADDPS        Z5, Z1, Z1
+	VADDPS        Z6, Z2, Z2
+	VADDPS        Z7, Z3, Z3
+	VADDPS        Z2, Z0, Z0
+	VADDPS        Z3, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	MOVSS         X0, ret+24(FP)
 	VZEROUPPER
 	RET
 

@@ -75,6 +75,37 @@ func ReadXor(t isa.Tier, b []byte) uint64 {
 	return x
 }
 
+// ReadSum2 returns the sum of a and b (of equal length), read side by
+// side, as a decode reads a KV head's K and V: from DRAM two streams read
+// faster than one (see the asm). What a multiple of StreamGranule leaves
+// is read after.
+func ReadSum2(t isa.Tier, a, b []float32) float32 {
+	b = b[:len(a)]
+	n := len(a) / StreamGranule * StreamGranule
+	var s float32
+	if k := kernelsFor(t); k != nil && n > 0 {
+		s = k.readSm2(&a[0], &b[0], n)
+	} else {
+		s = ReadSum(t, a[:n]) + ReadSum(t, b[:n])
+	}
+	return s + ReadSum(t, a[n:]) + ReadSum(t, b[n:])
+}
+
+// ReadXor2 is ReadXor of a and b (of equal length), read side by side (see
+// ReadSum2): the XOR of both.
+func ReadXor2(t isa.Tier, a, b []byte) uint64 {
+	b = b[:len(a)]
+	n := 0
+	var x uint64
+	if k := kernelsFor(t); k != nil {
+		n = len(a) / (8 * k.vb) * (8 * k.vb)
+		if n > 0 {
+			x = k.readXr2(&a[0], &b[0], n)
+		}
+	}
+	return x ^ ReadXor(t, a[n:]) ^ ReadXor(t, b[n:])
+}
+
 // ReadF16 returns Σ 0.9999999·x over the little-endian f16 values x in b
 // (a last odd byte ignored), each widened by t's VCVTPH2PS straight from
 // memory and added by an FMA into one of 8 accumulators: the least a

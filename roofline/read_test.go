@@ -53,6 +53,49 @@ func TestReadXor(t *testing.T) {
 	})
 }
 
+// TestReadSum2: every float of both halves counts, at lengths on and off
+// the stream granule (the asm body and the tails).
+func TestReadSum2(t *testing.T) {
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
+		for _, n := range []int{0, 5, 128, 1024, 128*77 + 33} {
+			a, b := buf.Floats(n), buf.Floats(n+7) // b longer: only its first n count
+			var want float32
+			for i := range a {
+				a[i] = float32(i%5) - 1 // small integers: every order sums exactly
+				b[i] = float32(i%3) + 2
+				want += a[i] + b[i]
+			}
+			b[n] = 1e9
+			if got := ReadSum2(tier, a, b); got != want {
+				t.Errorf("%s n=%d: %v, want %v", tier, n, got, want)
+			}
+		}
+	})
+}
+
+// TestReadXor2: every word of both inputs counts, whatever its bits, at any
+// length and offset.
+func TestReadXor2(t *testing.T) {
+	data := make([]byte, 2*(8*1024+64))
+	for i := range data {
+		data[i] = byte(i*131 + i>>8)
+	}
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
+		for _, n := range []int{0, 5, 8, 511, 512, 1024 + 13, 8 * 1024} {
+			for _, off := range []int{0, 1, 18} {
+				a, b := data[off:off+n], data[8*1024+64+2*off:][:n]
+				var want uint64
+				for i := range a {
+					want ^= (uint64(a[i]) ^ uint64(b[i])) << (8 * (i % 8))
+				}
+				if got := ReadXor2(tier, a, b); got != want {
+					t.Errorf("%s n=%d off=%d: %#x, want %#x", tier, n, off, got, want)
+				}
+			}
+		}
+	})
+}
+
 // TestReadF16: every f16 value counts, widened and scaled by 0.9999999, at
 // any length and offset (the asm body and the Go tail; a last odd byte is
 // ignored).

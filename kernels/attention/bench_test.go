@@ -56,7 +56,7 @@ func BenchmarkAttention(b *testing.B) {
 // one KV head; ctx 1024 is 512 KB, ctx 4096 2 MB: L2 and L3 on most
 // CPUs):
 //
-//   - read: roofline.ReadXor, what kv-read runs;
+//   - read: roofline.ReadXor2 (K and V side by side), what kv-read runs;
 //   - floor: roofline.ReadF16, every value widened from memory and added by
 //     an FMA, the least any f16 decode does per byte;
 //   - decode: decode-flash (fast exp, auto tile_k).
@@ -83,7 +83,7 @@ func BenchmarkF16Floor(b *testing.B) {
 				var sink float32
 				var sinkX uint64
 				calls := []func(){
-					func() { sinkX ^= roofline.ReadXor(im.Tier, bufs.KEnc) ^ roofline.ReadXor(im.Tier, bufs.VEnc) },
+					func() { sinkX ^= roofline.ReadXor2(im.Tier, bufs.KEnc, bufs.VEnc) },
 					func() { sink += roofline.ReadF16(im.Tier, bufs.KEnc) + roofline.ReadF16(im.Tier, bufs.VEnc) },
 					func() { im.Run(p, bufs) },
 				}

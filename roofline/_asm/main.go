@@ -34,7 +34,9 @@ func main() {
 	emitConsts()
 	for _, t := range []tier{avx2, avx512} {
 		readSum(t)
-		readXor(t)
+		readXor(t, false)
+		readXor(t, true)
+		readSum2(t)
 		readF16(t)
 		copyKernel(t)
 		copyRead(t)

@@ -37,6 +37,48 @@ func readSum(t tier) {
 	RET()
 }
 
+// sideBySide emits one step of a read of two streams side by side: the
+// next 8 vectors at p and the 8 at q, two of p then two of q, each vector
+// folded by op into one of 8 accumulators (p's into the first four, q's
+// into the last four); p and q move on and n (bytes left in each) shrinks
+// by 8 vectors.
+func sideBySide(t tier, acc [8]VecVirtual, p, q, n GPVirtual, op func(m Mem, acc VecVirtual)) {
+	for j := 0; j < 8; j += 2 {
+		for s, b := range []GPVirtual{p, q} {
+			for k := range 2 {
+				op(Mem{Base: b, Disp: (j + k) * t.vb}, acc[4*s+(j+k)%4])
+			}
+		}
+	}
+	ADDQ(U32(8*t.vb), p)
+	ADDQ(U32(8*t.vb), q)
+	SUBQ(U32(8*t.vb), n)
+}
+
+// readSum2 generates func(p, q *float32, n int) float32: the sum of the n
+// floats at p and the n at q, read side by side (sideBySide), as a decode
+// reads a KV head's K and V. From DRAM two streams read faster than one:
+// Zen 3, one thread, 2 × 8 MB, 14–16 GB/s against 11–13 for the two read
+// one after the other (and 15–18 for four streams).
+func readSum2(t tier) {
+	name := "readSum2" + t.name
+	Implement(name)
+	Attributes(NOSPLIT)
+	Doc(name + " returns the sum of the n floats at p and the n at q, read side by side; n is a multiple of 8 vectors.")
+	p, q, n := GP64(), GP64(), GP64()
+	Load(Param("p"), p)
+	Load(Param("q"), q)
+	Load(Param("n"), n)
+	SHLQ(Imm(2), n) // bytes
+	acc := zeroAcc(t)
+	whileBytes("read2"+t.name, n, func() {
+		sideBySide(t, acc, p, q, n, func(m Mem, a VecVirtual) { VADDPS(m, a, a) })
+	})
+	Store(horizontalSum(t, foldAcc(acc)), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
 // copyKernel generates func(dst, src *float32, n, reps int): dst = src.
 func copyKernel(t tier) {
 	Implement("copy" + t.name)
@@ -324,12 +366,28 @@ func repeat(t tier, name string, bytes, reps GPVirtual, start, body func(), left
 // accumulators. It is readSum for data that are not floats (quantized
 // weights, which as floats hold NaNs and subnormals): the same loads, an
 // integer op that costs nothing whatever the bits.
-func readXor(t tier) {
-	Implement("readXor" + t.name)
+//
+// With two set (readXor2: func(p, q *byte, n int) uint64), the XOR of the
+// n bytes at p and the n at q, read side by side (sideBySide; see
+// readSum2).
+func readXor(t tier, two bool) {
+	name := "readXor" + t.name
+	if two {
+		name = "readXor2" + t.name
+	}
+	Implement(name)
 	Attributes(NOSPLIT)
-	Doc("readXor" + t.name + " returns the XOR of the n bytes at p as 64-bit words; n is a multiple of 8 vectors.")
-	p, n := GP64(), GP64()
+	if two {
+		Doc(name + " returns the XOR of the n bytes at p and the n at q as 64-bit words, read side by side; n is a multiple of 8 vectors.")
+	} else {
+		Doc(name + " returns the XOR of the n bytes at p as 64-bit words; n is a multiple of 8 vectors.")
+	}
+	p, q, n := GP64(), GPVirtual(nil), GP64()
 	Load(Param("p"), p)
+	if two {
+		q = GP64()
+		Load(Param("q"), q)
+	}
 	Load(Param("n"), n)
 	xor := func(a, b Op, dst VecVirtual) {
 		if t.vb == 64 {
@@ -343,15 +401,19 @@ func readXor(t tier) {
 		acc[i] = t.vec()
 		xor(acc[i], acc[i], acc[i])
 	}
-	loop, done := "xor_loop"+t.name, "xor_done"+t.name
+	loop, done := name+"_loop", name+"_done"
 	TESTQ(n, n)
 	JZ(LabelRef(done))
 	Label(loop)
-	for i := range acc {
-		xor(Mem{Base: p, Disp: i * t.vb}, acc[i], acc[i])
+	if two {
+		sideBySide(t, acc, p, q, n, func(m Mem, a VecVirtual) { xor(m, a, a) })
+	} else {
+		for i := range acc {
+			xor(Mem{Base: p, Disp: i * t.vb}, acc[i], acc[i])
+		}
+		ADDQ(U32(8*t.vb), p)
+		SUBQ(U32(8*t.vb), n)
 	}
-	ADDQ(U32(8*t.vb), p)
-	SUBQ(U32(8*t.vb), n)
 	JNZ(LabelRef(loop))
 	Label(done)
 	for s := 4; s >= 1; s /= 2 {
