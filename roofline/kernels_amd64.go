@@ -82,15 +82,15 @@ func readF16AVX2(p *byte, n int) float32
 func readF16AVX512(p *byte, n int) float32
 
 // readSum2AVX2 returns Σ p[i] + Σ q[i] for i < n, the two read side by
-// side, 8 ymm of each a step (n a multiple of 64).
+// side, 8 ymm of each a step, reps times over (n a multiple of 64).
 //
 //go:noescape
-func readSum2AVX2(p, q *float32, n int) float32
+func readSum2AVX2(p, q *float32, n, reps int) float32
 
 // readSum2AVX512 is readSum2AVX2 with zmm (n a multiple of 128).
 //
 //go:noescape
-func readSum2AVX512(p, q *float32, n int) float32
+func readSum2AVX512(p, q *float32, n, reps int) float32
 
 // readXor2AVX2 returns the XOR of the n bytes at p and the n at q as
 // 64-bit words, the two read side by side, 8 ymm of each a step (n a

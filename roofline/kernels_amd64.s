@@ -278,12 +278,13 @@ readXor2AVX2_done:
 	VZEROUPPER
 	RET
 
-// func readSum2AVX2(p *float32, q *float32, n int) float32
+// func readSum2AVX2(p *float32, q *float32, n int, reps int) float32
 // Requires: AVX, SSE
-TEXT ·readSum2AVX2(SB), NOSPLIT, $0-28
+TEXT ·readSum2AVX2(SB), NOSPLIT, $0-36
 	MOVQ    p+0(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    n+16(FP), DX
+	MOVQ    reps+24(FP), BX
 	SHLQ    $0x02, DX
 	VMOVUPS peakconst<>+384(SB), Y0
 	VMOVUPS peakconst<>+384(SB), Y1
@@ -293,32 +294,42 @@ TEXT ·readSum2AVX2(SB), NOSPLIT, $0-28
 	VMOVUPS peakconst<>+384(SB), Y5
 	VMOVUPS peakconst<>+384(SB), Y6
 	VMOVUPS peakconst<>+384(SB), Y7
+	TESTQ   DX, DX
+	JZ      read2_doneAVX2
+	TESTQ   BX, BX
+	JZ      read2_doneAVX2
 
-read2AVX2:
-	TESTQ  DX, DX
-	JZ     read2AVX2_done
-	VADDPS (AX), Y0, Y0
-	VADDPS 32(AX), Y1, Y1
-	VADDPS (CX), Y4, Y4
-	VADDPS 32(CX), Y5, Y5
-	VADDPS 64(AX), Y2, Y2
-	VADDPS 96(AX), Y3, Y3
-	VADDPS 64(CX), Y6, Y6
-	VADDPS 96(CX), Y7, Y7
-	VADDPS 128(AX), Y0, Y0
-	VADDPS 160(AX), Y1, Y1
-	VADDPS 128(CX), Y4, Y4
-	VADDPS 160(CX), Y5, Y5
-	VADDPS 192(AX), Y2, Y2
-	VADDPS 224(AX), Y3, Y3
-	VADDPS 192(CX), Y6, Y6
-	VADDPS 224(CX), Y7, Y7
-	ADDQ   $0x00000100, AX
-	ADDQ   $0x00000100, CX
-	SUBQ   $0x00000100, DX
-	JMP    read2AVX2
+read2_repAVX2:
+	MOVQ AX, SI
+	MOVQ CX, DI
+	MOVQ DX, R8
 
-read2AVX2_done:
+read2_loopAVX2:
+	VADDPS (SI), Y0, Y0
+	VADDPS 32(SI), Y1, Y1
+	VADDPS (DI), Y4, Y4
+	VADDPS 32(DI), Y5, Y5
+	VADDPS 64(SI), Y2, Y2
+	VADDPS 96(SI), Y3, Y3
+	VADDPS 64(DI), Y6, Y6
+	VADDPS 96(DI), Y7, Y7
+	VADDPS 128(SI), Y0, Y0
+	VADDPS 160(SI), Y1, Y1
+	VADDPS 128(DI), Y4, Y4
+	VADDPS 160(DI), Y5, Y5
+	VADDPS 192(SI), Y2, Y2
+	VADDPS 224(SI), Y3, Y3
+	VADDPS 192(DI), Y6, Y6
+	VADDPS 224(DI), Y7, Y7
+	ADDQ   $0x00000100, SI
+	ADDQ   $0x00000100, DI
+	SUBQ   $0x00000100, R8
+	TESTQ  R8, R8
+	JNZ    read2_loopAVX2
+	DECQ   BX
+	JNZ    read2_repAVX2
+
+read2_doneAVX2:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -332,7 +343,7 @@ read2AVX2_done:
 	VADDPS       X0, X1, X1
 	VMOVSHDUP    X1, X0
 	VADDSS       X0, X1, X1
-	MOVSS        X1, ret+24(FP)
+	MOVSS        X1, ret+32(FP)
 	VZEROUPPER
 	RET
 
@@ -1262,12 +1273,13 @@ readXor2AVX512_done:
 	VZEROUPPER
 	RET
 
-// func readSum2AVX512(p *float32, q *float32, n int) float32
+// func readSum2AVX512(p *float32, q *float32, n int, reps int) float32
 // Requires: AVX, AVX512F, AVX512VL, SSE
-TEXT ·readSum2AVX512(SB), NOSPLIT, $0-28
+TEXT ·readSum2AVX512(SB), NOSPLIT, $0-36
 	MOVQ    p+0(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    n+16(FP), DX
+	MOVQ    reps+24(FP), BX
 	SHLQ    $0x02, DX
 	VMOVUPS peakconst<>+384(SB), Z0
 	VMOVUPS peakconst<>+384(SB), Z1
@@ -1277,32 +1289,42 @@ TEXT ·readSum2AVX512(SB), NOSPLIT, $0-28
 	VMOVUPS peakconst<>+384(SB), Z5
 	VMOVUPS peakconst<>+384(SB), Z6
 	VMOVUPS peakconst<>+384(SB), Z7
+	TESTQ   DX, DX
+	JZ      read2_doneAVX512
+	TESTQ   BX, BX
+	JZ      read2_doneAVX512
 
-read2AVX512:
-	TESTQ  DX, DX
-	JZ     read2AVX512_done
-	VADDPS (AX), Z0, Z0
-	VADDPS 64(AX), Z1, Z1
-	VADDPS (CX), Z4, Z4
-	VADDPS 64(CX), Z5, Z5
-	VADDPS 128(AX), Z2, Z2
-	VADDPS 192(AX), Z3, Z3
-	VADDPS 128(CX), Z6, Z6
-	VADDPS 192(CX), Z7, Z7
-	VADDPS 256(AX), Z0, Z0
-	VADDPS 320(AX), Z1, Z1
-	VADDPS 256(CX), Z4, Z4
-	VADDPS 320(CX), Z5, Z5
-	VADDPS 384(AX), Z2, Z2
-	VADDPS 448(AX), Z3, Z3
-	VADDPS 384(CX), Z6, Z6
-	VADDPS 448(CX), Z7, Z7
-	ADDQ   $0x00000200, AX
-	ADDQ   $0x00000200, CX
-	SUBQ   $0x00000200, DX
-	JMP    read2AVX512
+read2_repAVX512:
+	MOVQ AX, SI
+	MOVQ CX, DI
+	MOVQ DX, R8
 
-read2AVX512_done:
+read2_loopAVX512:
+	VADDPS (SI), Z0, Z0
+	VADDPS 64(SI), Z1, Z1
+	VADDPS (DI), Z4, Z4
+	VADDPS 64(DI), Z5, Z5
+	VADDPS 128(SI), Z2, Z2
+	VADDPS 192(SI), Z3, Z3
+	VADDPS 128(DI), Z6, Z6
+	VADDPS 192(DI), Z7, Z7
+	VADDPS 256(SI), Z0, Z0
+	VADDPS 320(SI), Z1, Z1
+	VADDPS 256(DI), Z4, Z4
+	VADDPS 320(DI), Z5, Z5
+	VADDPS 384(SI), Z2, Z2
+	VADDPS 448(SI), Z3, Z3
+	VADDPS 384(DI), Z6, Z6
+	VADDPS 448(DI), Z7, Z7
+	ADDQ   $0x00000200, SI
+	ADDQ   $0x00000200, DI
+	SUBQ   $0x00000200, R8
+	TESTQ  R8, R8
+	JNZ    read2_loopAVX512
+	DECQ   BX
+	JNZ    read2_repAVX512
+
+read2_doneAVX512:
 	VADDPS        Z4, Z0, Z0
 	VADDPS        Z5, Z1, Z1
 	VADDPS        Z6, Z2, Z2
@@ -1318,7 +1340,7 @@ read2AVX512_done:
 	VADDPS        X1, X0, X0
 	VMOVSHDUP     X0, X1
 	VADDSS        X1, X0, X0
-	MOVSS         X0, ret+24(FP)
+	MOVSS         X0, ret+32(FP)
 	VZEROUPPER
 	RET
 

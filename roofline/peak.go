@@ -10,7 +10,7 @@ import (
 // returns nil where there are none: other platforms, purego, generic).
 type asmKernels struct {
 	readSum func(p *float32, n, reps int) float32
-	readSm2 func(p, q *float32, n int) float32
+	readSm2 func(p, q *float32, n, reps int) float32
 	readXor func(p *byte, n int) uint64
 	readXr2 func(p, q *byte, n int) uint64
 	readF16 func(p *byte, n int) float32

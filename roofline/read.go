@@ -17,8 +17,9 @@ import (
 const StreamGranule = 128
 
 // ReadSum returns the sum of x, reading it with the widest loads tier t
-// has and 8 independent accumulators: a plain load-and-sum loop, the read
-// bandwidth a streaming kernel can hope for. The CPU must run t.
+// has and 8 independent accumulators: a plain load-and-sum loop, one
+// stream (the read ceilings read two side by side: ReadSum2). The CPU
+// must run t.
 func ReadSum(t isa.Tier, x []float32) float32 { return ReadSumRepeat(t, x, 1) }
 
 // ReadSumRepeat is ReadSum reading x reps times in one call (the sum
@@ -79,16 +80,23 @@ func ReadXor(t isa.Tier, b []byte) uint64 {
 // side, as a decode reads a KV head's K and V: from DRAM two streams read
 // faster than one (see the asm). What a multiple of StreamGranule leaves
 // is read after.
-func ReadSum2(t isa.Tier, a, b []float32) float32 {
+func ReadSum2(t isa.Tier, a, b []float32) float32 { return ReadSum2Repeat(t, a, b, 1) }
+
+// ReadSum2Repeat is ReadSum2 reading a and b reps times in one call (the
+// sum counts every pass): the roofline's read curve.
+func ReadSum2Repeat(t isa.Tier, a, b []float32, reps int) float32 {
 	b = b[:len(a)]
 	n := len(a) / StreamGranule * StreamGranule
 	var s float32
 	if k := kernelsFor(t); k != nil && n > 0 {
-		s = k.readSm2(&a[0], &b[0], n)
+		s = k.readSm2(&a[0], &b[0], n, reps)
 	} else {
-		s = ReadSum(t, a[:n]) + ReadSum(t, b[:n])
+		s = ReadSumRepeat(t, a[:n], reps) + ReadSumRepeat(t, b[:n], reps)
 	}
-	return s + ReadSum(t, a[n:]) + ReadSum(t, b[n:])
+	if n < len(a) {
+		s += ReadSumRepeat(t, a[n:], reps) + ReadSumRepeat(t, b[n:], reps)
+	}
+	return s
 }
 
 // ReadXor2 is ReadXor of a and b (of equal length), read side by side (see

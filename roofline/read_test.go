@@ -69,6 +69,9 @@ func TestReadSum2(t *testing.T) {
 			if got := ReadSum2(tier, a, b); got != want {
 				t.Errorf("%s n=%d: %v, want %v", tier, n, got, want)
 			}
+			if got := ReadSum2Repeat(tier, a, b, 3); got != 3*want {
+				t.Errorf("%s n=%d, 3 passes: %v, want %v", tier, n, got, 3*want)
+			}
 		}
 	})
 }

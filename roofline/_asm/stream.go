@@ -55,25 +55,33 @@ func sideBySide(t tier, acc [8]VecVirtual, p, q, n GPVirtual, op func(m Mem, acc
 	SUBQ(U32(8*t.vb), n)
 }
 
-// readSum2 generates func(p, q *float32, n int) float32: the sum of the n
-// floats at p and the n at q, read side by side (sideBySide), as a decode
-// reads a KV head's K and V. From DRAM two streams read faster than one:
-// Zen 3, one thread, 2 × 8 MB, 14–16 GB/s against 11–13 for the two read
-// one after the other (and 15–18 for four streams).
+// readSum2 generates func(p, q *float32, n, reps int) float32: the sum of
+// the n floats at p and the n at q (reps times), read side by side
+// (sideBySide), as a decode reads a KV head's K and V. It is the read
+// ceiling's loop (the roofline's read curve, kv-read): two streams read
+// faster than one from memory, and never slower from cache (Zen 3, one
+// thread, 2 × 8 MB from DRAM: 14–16.5 GB/s against 10–13 for one stream
+// and 15–18 for four; 2 × 4 MB in L3 ~14 % faster; in L1 and L2 alike).
 func readSum2(t tier) {
 	name := "readSum2" + t.name
 	Implement(name)
 	Attributes(NOSPLIT)
-	Doc(name + " returns the sum of the n floats at p and the n at q, read side by side; n is a multiple of 8 vectors.")
-	p, q, n := GP64(), GP64(), GP64()
-	Load(Param("p"), p)
-	Load(Param("q"), q)
-	Load(Param("n"), n)
-	SHLQ(Imm(2), n) // bytes
+	Doc(name + " returns the sum of the n floats at p and the n at q, read side by side, reps times; n is a multiple of 8 vectors.")
+	p0, q0, n0, reps := GP64(), GP64(), GP64(), GP64()
+	Load(Param("p"), p0)
+	Load(Param("q"), q0)
+	Load(Param("n"), n0)
+	Load(Param("reps"), reps)
+	SHLQ(Imm(2), n0) // bytes
 	acc := zeroAcc(t)
-	whileBytes("read2"+t.name, n, func() {
+	p, q, n := GP64(), GP64(), GP64()
+	repeat(t, "read2", n0, reps, func() {
+		MOVQ(p0, p)
+		MOVQ(q0, q)
+		MOVQ(n0, n)
+	}, func() {
 		sideBySide(t, acc, p, q, n, func(m Mem, a VecVirtual) { VADDPS(m, a, a) })
-	})
+	}, n)
 	Store(horizontalSum(t, foldAcc(acc)), ReturnIndex(0))
 	VZEROUPPER()
 	RET()

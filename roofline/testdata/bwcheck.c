@@ -66,22 +66,33 @@ static float hsum(vec v) {
 #error "bwcheck needs AVX2 or AVX-512: build with -march=native on an x86-64 CPU that has them"
 #endif
 
-// readk sums n floats (a multiple of 8 vectors) into 8 accumulators: the
-// loop of ckbench's readSum kernels.
+// readk sums n floats (a multiple of 16 vectors) into 8 accumulators, its
+// two halves side by side, two vectors of each at a time: the loop of
+// ckbench's readSum2 kernels (the read curve reads two streams: from DRAM
+// faster than one).
 // It passes over them reps times in one call, as ckbench's does, so that an
 // L1-sized set is not measured against the cost of a call and a reduction.
 static void readk(float *p, size_t n, long reps) {
 	vec a0 = vzero(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+	float *q = p + n / 2;
 	for (long r = 0; r < reps; r++)
-	for (size_t i = 0; i < n; i += 8 * VF) {
+	for (size_t i = 0; i < n / 2; i += 8 * VF) {
 		a0 = vadd(a0, vload(p + i));
 		a1 = vadd(a1, vload(p + i + VF));
+		a4 = vadd(a4, vload(q + i));
+		a5 = vadd(a5, vload(q + i + VF));
 		a2 = vadd(a2, vload(p + i + 2 * VF));
 		a3 = vadd(a3, vload(p + i + 3 * VF));
-		a4 = vadd(a4, vload(p + i + 4 * VF));
-		a5 = vadd(a5, vload(p + i + 5 * VF));
-		a6 = vadd(a6, vload(p + i + 6 * VF));
-		a7 = vadd(a7, vload(p + i + 7 * VF));
+		a6 = vadd(a6, vload(q + i + 2 * VF));
+		a7 = vadd(a7, vload(q + i + 3 * VF));
+		a0 = vadd(a0, vload(p + i + 4 * VF));
+		a1 = vadd(a1, vload(p + i + 5 * VF));
+		a4 = vadd(a4, vload(q + i + 4 * VF));
+		a5 = vadd(a5, vload(q + i + 5 * VF));
+		a2 = vadd(a2, vload(p + i + 6 * VF));
+		a3 = vadd(a3, vload(p + i + 7 * VF));
+		a6 = vadd(a6, vload(q + i + 6 * VF));
+		a7 = vadd(a7, vload(q + i + 7 * VF));
 	}
 	vec s = vadd(vadd(vadd(a0, a1), vadd(a2, a3)), vadd(vadd(a4, a5), vadd(a6, a7)));
 	sink += hsum(s);
