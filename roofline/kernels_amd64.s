@@ -461,8 +461,6 @@ TEXT ·copyReadAVX2(SB), NOSPLIT, $0-36
 	SHLQ    $0x02, BX
 	LEAQ    (CX)(DX*1), SI
 	MOVQ    BX, DI
-	MOVQ    DX, R9
-	XORQ    R8, R8
 	VMOVUPS peakconst<>+384(SB), Y0
 	VMOVUPS peakconst<>+384(SB), Y1
 	VMOVUPS peakconst<>+384(SB), Y2
@@ -471,10 +469,12 @@ TEXT ·copyReadAVX2(SB), NOSPLIT, $0-36
 	VMOVUPS peakconst<>+384(SB), Y5
 	VMOVUPS peakconst<>+384(SB), Y6
 	VMOVUPS peakconst<>+384(SB), Y7
+	MOVQ    DX, R9
+	XORQ    R8, R8
 	TESTQ   DX, DX
-	JZ      copyread_copyAVX2_done
+	JZ      copyreadAVX2_copy_done
 
-copyread_copyAVX2:
+copyreadAVX2_copy:
 	VMOVUPS (CX), Y8
 	VMOVUPS 32(CX), Y9
 	VMOVUPS 64(CX), Y10
@@ -496,9 +496,9 @@ copyread_copyAVX2:
 	SUBQ    $0x00000100, DX
 	ADDQ    BX, R8
 
-copyread_mixAVX2:
+copyreadAVX2_mix:
 	CMPQ   R8, R9
-	JB     copyread_nextAVX2
+	JB     copyreadAVX2_next
 	VADDPS (SI), Y0, Y0
 	VADDPS 32(SI), Y1, Y1
 	VADDPS 64(SI), Y2, Y2
@@ -510,16 +510,16 @@ copyread_mixAVX2:
 	ADDQ   $0x00000100, SI
 	SUBQ   $0x00000100, DI
 	SUBQ   R9, R8
-	JMP    copyread_mixAVX2
+	JMP    copyreadAVX2_mix
 
-copyread_nextAVX2:
+copyreadAVX2_next:
 	TESTQ DX, DX
-	JNZ   copyread_copyAVX2
+	JNZ   copyreadAVX2_copy
 
-copyread_copyAVX2_done:
-copyread_sumAVX2:
+copyreadAVX2_copy_done:
+copyreadAVX2_sum:
 	TESTQ  DI, DI
-	JZ     copyread_sumAVX2_done
+	JZ     copyreadAVX2_sum_done
 	VADDPS (SI), Y0, Y0
 	VADDPS 32(SI), Y1, Y1
 	VADDPS 64(SI), Y2, Y2
@@ -530,9 +530,9 @@ copyread_sumAVX2:
 	VADDPS 224(SI), Y7, Y7
 	ADDQ   $0x00000100, SI
 	SUBQ   $0x00000100, DI
-	JMP    copyread_sumAVX2
+	JMP    copyreadAVX2_sum
 
-copyread_sumAVX2_done:
+copyreadAVX2_sum_done:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -562,8 +562,6 @@ TEXT ·copyRead2AVX2(SB), NOSPLIT, $0-52
 	SHLQ    $0x02, SI
 	SHLQ    $0x02, DI
 	MOVQ    DI, R8
-	MOVQ    SI, R10
-	XORQ    R9, R9
 	VMOVUPS peakconst<>+384(SB), Y0
 	VMOVUPS peakconst<>+384(SB), Y1
 	VMOVUPS peakconst<>+384(SB), Y2
@@ -572,10 +570,12 @@ TEXT ·copyRead2AVX2(SB), NOSPLIT, $0-52
 	VMOVUPS peakconst<>+384(SB), Y5
 	VMOVUPS peakconst<>+384(SB), Y6
 	VMOVUPS peakconst<>+384(SB), Y7
+	MOVQ    SI, R10
+	XORQ    R9, R9
 	TESTQ   SI, SI
-	JZ      copyread2_copyAVX2_done
+	JZ      copyread2AVX2_copy_done
 
-copyread2_copyAVX2:
+copyread2AVX2_copy:
 	VMOVUPS (CX), Y8
 	VMOVUPS 32(CX), Y9
 	VMOVUPS (BX), Y10
@@ -615,9 +615,9 @@ copyread2_copyAVX2:
 	SUBQ    $0x00000100, SI
 	ADDQ    DI, R9
 
-copyread2_mixAVX2:
+copyread2AVX2_mix:
 	CMPQ   R9, R10
-	JB     copyread2_nextAVX2
+	JB     copyread2AVX2_next
 	VADDPS (CX), Y0, Y0
 	VADDPS 32(CX), Y1, Y1
 	VADDPS 64(CX), Y2, Y2
@@ -638,16 +638,16 @@ copyread2_mixAVX2:
 	ADDQ   $0x00000100, BX
 	SUBQ   $0x00000100, R8
 	SUBQ   R10, R9
-	JMP    copyread2_mixAVX2
+	JMP    copyread2AVX2_mix
 
-copyread2_nextAVX2:
+copyread2AVX2_next:
 	TESTQ SI, SI
-	JNZ   copyread2_copyAVX2
+	JNZ   copyread2AVX2_copy
 
-copyread2_copyAVX2_done:
-copyread2_sumAVX2:
+copyread2AVX2_copy_done:
+copyread2AVX2_sum:
 	TESTQ  R8, R8
-	JZ     copyread2_sumAVX2_done
+	JZ     copyread2AVX2_sum_done
 	VADDPS (CX), Y0, Y0
 	VADDPS 32(CX), Y1, Y1
 	VADDPS 64(CX), Y2, Y2
@@ -667,9 +667,9 @@ copyread2_sumAVX2:
 	VADDPS 224(BX), Y7, Y7
 	ADDQ   $0x00000100, BX
 	SUBQ   $0x00000100, R8
-	JMP    copyread2_sumAVX2
+	JMP    copyread2AVX2_sum
 
-copyread2_sumAVX2_done:
+copyread2AVX2_sum_done:
 	VADDPS       Y4, Y0, Y0
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
@@ -1460,8 +1460,6 @@ TEXT ·copyReadAVX512(SB), NOSPLIT, $0-36
 	SHLQ    $0x02, BX
 	LEAQ    (CX)(DX*1), SI
 	MOVQ    BX, DI
-	MOVQ    DX, R9
-	XORQ    R8, R8
 	VMOVUPS peakconst<>+384(SB), Z0
 	VMOVUPS peakconst<>+384(SB), Z1
 	VMOVUPS peakconst<>+384(SB), Z2
@@ -1470,10 +1468,12 @@ TEXT ·copyReadAVX512(SB), NOSPLIT, $0-36
 	VMOVUPS peakconst<>+384(SB), Z5
 	VMOVUPS peakconst<>+384(SB), Z6
 	VMOVUPS peakconst<>+384(SB), Z7
+	MOVQ    DX, R9
+	XORQ    R8, R8
 	TESTQ   DX, DX
-	JZ      copyread_copyAVX512_done
+	JZ      copyreadAVX512_copy_done
 
-copyread_copyAVX512:
+copyreadAVX512_copy:
 	VMOVUPS (CX), Z8
 	VMOVUPS 64(CX), Z9
 	VMOVUPS 128(CX), Z10
@@ -1495,9 +1495,9 @@ copyread_copyAVX512:
 	SUBQ    $0x00000200, DX
 	ADDQ    BX, R8
 
-copyread_mixAVX512:
+copyreadAVX512_mix:
 	CMPQ   R8, R9
-	JB     copyread_nextAVX512
+	JB     copyreadAVX512_next
 	VADDPS (SI), Z0, Z0
 	VADDPS 64(SI), Z1, Z1
 	VADDPS 128(SI), Z2, Z2
@@ -1509,16 +1509,16 @@ copyread_mixAVX512:
 	ADDQ   $0x00000200, SI
 	SUBQ   $0x00000200, DI
 	SUBQ   R9, R8
-	JMP    copyread_mixAVX512
+	JMP    copyreadAVX512_mix
 
-copyread_nextAVX512:
+copyreadAVX512_next:
 	TESTQ DX, DX
-	JNZ   copyread_copyAVX512
+	JNZ   copyreadAVX512_copy
 
-copyread_copyAVX512_done:
-copyread_sumAVX512:
+copyreadAVX512_copy_done:
+copyreadAVX512_sum:
 	TESTQ  DI, DI
-	JZ     copyread_sumAVX512_done
+	JZ     copyreadAVX512_sum_done
 	VADDPS (SI), Z0, Z0
 	VADDPS 64(SI), Z1, Z1
 	VADDPS 128(SI), Z2, Z2
@@ -1529,9 +1529,9 @@ copyread_sumAVX512:
 	VADDPS 448(SI), Z7, Z7
 	ADDQ   $0x00000200, SI
 	SUBQ   $0x00000200, DI
-	JMP    copyread_sumAVX512
+	JMP    copyreadAVX512_sum
 
-copyread_sumAVX512_done:
+copyreadAVX512_sum_done:
 	VADDPS        Z4, Z0, Z0
 	VADDPS        Z5, Z1, Z1
 	VADDPS        Z6, Z2, Z2
@@ -1563,8 +1563,6 @@ TEXT ·copyRead2AVX512(SB), NOSPLIT, $0-52
 	SHLQ    $0x02, SI
 	SHLQ    $0x02, DI
 	MOVQ    DI, R8
-	MOVQ    SI, R10
-	XORQ    R9, R9
 	VMOVUPS peakconst<>+384(SB), Z0
 	VMOVUPS peakconst<>+384(SB), Z1
 	VMOVUPS peakconst<>+384(SB), Z2
@@ -1573,10 +1571,12 @@ TEXT ·copyRead2AVX512(SB), NOSPLIT, $0-52
 	VMOVUPS peakconst<>+384(SB), Z5
 	VMOVUPS peakconst<>+384(SB), Z6
 	VMOVUPS peakconst<>+384(SB), Z7
+	MOVQ    SI, R10
+	XORQ    R9, R9
 	TESTQ   SI, SI
-	JZ      copyread2_copyAVX512_done
+	JZ      copyread2AVX512_copy_done
 
-copyread2_copyAVX512:
+copyread2AVX512_copy:
 	VMOVUPS (CX), Z8
 	VMOVUPS 64(CX), Z9
 	VMOVUPS (BX), Z10
@@ -1616,9 +1616,9 @@ copyread2_copyAVX512:
 	SUBQ    $0x00000200, SI
 	ADDQ    DI, R9
 
-copyread2_mixAVX512:
+copyread2AVX512_mix:
 	CMPQ   R9, R10
-	JB     copyread2_nextAVX512
+	JB     copyread2AVX512_next
 	VADDPS (CX), Z0, Z0
 	VADDPS 64(CX), Z1, Z1
 	VADDPS 128(CX), Z2, Z2
@@ -1639,16 +1639,16 @@ copyread2_mixAVX512:
 	ADDQ   $0x00000200, BX
 	SUBQ   $0x00000200, R8
 	SUBQ   R10, R9
-	JMP    copyread2_mixAVX512
+	JMP    copyread2AVX512_mix
 
-copyread2_nextAVX512:
+copyread2AVX512_next:
 	TESTQ SI, SI
-	JNZ   copyread2_copyAVX512
+	JNZ   copyread2AVX512_copy
 
-copyread2_copyAVX512_done:
-copyread2_sumAVX512:
+copyread2AVX512_copy_done:
+copyread2AVX512_sum:
 	TESTQ  R8, R8
-	JZ     copyread2_sumAVX512_done
+	JZ     copyread2AVX512_sum_done
 	VADDPS (CX), Z0, Z0
 	VADDPS 64(CX), Z1, Z1
 	VADDPS 128(CX), Z2, Z2
@@ -1668,9 +1668,9 @@ copyread2_sumAVX512:
 	VADDPS 448(BX), Z7, Z7
 	ADDQ   $0x00000200, BX
 	SUBQ   $0x00000200, R8
-	JMP    copyread2_sumAVX512
+	JMP    copyread2AVX512_sum
 
-copyread2_sumAVX512_done:
+copyread2AVX512_sum_done:
 	VADDPS        Z4, Z0, Z0
 	VADDPS        Z5, Z1, Z1
 	VADDPS        Z6, Z2, Z2

@@ -191,32 +191,44 @@ func copyRead(t tier) {
 	Load(Param("m"), m)
 	SHLQ(Imm(2), n)
 	SHLQ(Imm(2), m)
-	r, left, credit, total := GP64(), GP64(), GP64(), GP64()
+	r, left := GP64(), GP64()
 	LEAQ(Mem{Base: s, Index: n, Scale: 1}, r) // the read starts where the copy ends
 	MOVQ(m, left)
+	acc := zeroAcc(t)
+	creditLoop("copyread"+t.name, n, m, left, func() { copy8(t, d, s, n) }, func() { sum8(t, acc, r, left) })
+	Store(horizontalSum(t, foldAcc(acc)), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// creditLoop emits a copy of n bytes (copy, a step of 8 vectors that
+// shrinks n) with a read of m bytes spread over it (read, a step that
+// shrinks left, which starts at m): after each copy step, as many read
+// steps as keep the read at m/n of the copy (a running credit: + m bytes a
+// copy step, − n a read step). After k copy steps of s bytes the read has
+// done ⌊k·m/n⌋ steps, so exactly m/s by the copy's end: only a copy of
+// nothing (n = 0) leaves the read a loop of its own.
+func creditLoop(name string, n, m, left GPVirtual, copy, read func()) {
+	credit, total := GP64(), GP64()
 	MOVQ(n, total)
 	XORQ(credit, credit)
-	acc := zeroAcc(t)
-	copyLoop, readLoop, next := "copyread_copy"+t.name, "copyread_mix"+t.name, "copyread_next"+t.name
+	copyLoop, readLoop, next := name+"_copy", name+"_mix", name+"_next"
 	TESTQ(n, n)
 	JZ(LabelRef(copyLoop + "_done"))
 	Label(copyLoop)
-	copy8(t, d, s, n)
+	copy()
 	ADDQ(m, credit)
 	Label(readLoop)
 	CMPQ(credit, total)
 	JB(LabelRef(next))
-	sum8(t, acc, r, left)
+	read()
 	SUBQ(total, credit)
 	JMP(LabelRef(readLoop))
 	Label(next)
 	TESTQ(n, n)
 	JNZ(LabelRef(copyLoop))
 	Label(copyLoop + "_done")
-	whileBytes("copyread_sum"+t.name, left, func() { sum8(t, acc, r, left) })
-	Store(horizontalSum(t, foldAcc(acc)), ReturnIndex(0))
-	VZEROUPPER()
-	RET()
+	whileBytes(name+"_sum", left, read)
 }
 
 // copyRead2 generates func(dst, src, dst2, src2 *float32, n, m int)
@@ -252,10 +264,8 @@ func copyRead2(t tier) {
 	Load(Param("m"), m)
 	SHLQ(Imm(2), n)
 	SHLQ(Imm(2), m)
-	left, credit, total := GP64(), GP64(), GP64()
+	left := GP64()
 	MOVQ(m, left)
-	MOVQ(n, total)
-	XORQ(credit, credit)
 	acc := zeroAcc(t)
 	const step = 8 // vectors
 	// read emits a read step of each half.
@@ -268,41 +278,29 @@ func copyRead2(t tier) {
 		}
 		SUBQ(U32(step*t.vb), left)
 	}
-	copyLoop, readLoop, next := "copyread2_copy"+t.name, "copyread2_mix"+t.name, "copyread2_next"+t.name
-	TESTQ(n, n)
-	JZ(LabelRef(copyLoop + "_done"))
-	Label(copyLoop)
-	const per = 2 // vectors of each half a sub-step
-	for sub := range step / per {
-		var v [2][per]VecVirtual
-		for h, p := range []GPVirtual{s, s2} {
-			for i := range v[h] {
-				v[h][i] = t.vec()
-				VMOVUPS(Mem{Base: p, Disp: (sub*per + i) * t.vb}, v[h][i])
+	// copy: two vectors of each half at a time, loaded, then stored.
+	copy := func() {
+		const per = 2
+		for sub := range step / per {
+			var v [2][per]VecVirtual
+			for h, p := range []GPVirtual{s, s2} {
+				for i := range v[h] {
+					v[h][i] = t.vec()
+					VMOVUPS(Mem{Base: p, Disp: (sub*per + i) * t.vb}, v[h][i])
+				}
+			}
+			for h, p := range []GPVirtual{d, d2} {
+				for i := range v[h] {
+					VMOVUPS(v[h][i], Mem{Base: p, Disp: (sub*per + i) * t.vb})
+				}
 			}
 		}
-		for h, p := range []GPVirtual{d, d2} {
-			for i := range v[h] {
-				VMOVUPS(v[h][i], Mem{Base: p, Disp: (sub*per + i) * t.vb})
-			}
+		for _, p := range []GPVirtual{d, s, d2, s2} {
+			ADDQ(U32(step*t.vb), p)
 		}
+		SUBQ(U32(step*t.vb), n)
 	}
-	for _, p := range []GPVirtual{d, s, d2, s2} {
-		ADDQ(U32(step*t.vb), p)
-	}
-	SUBQ(U32(step*t.vb), n)
-	ADDQ(m, credit)
-	Label(readLoop)
-	CMPQ(credit, total)
-	JB(LabelRef(next))
-	read()
-	SUBQ(total, credit)
-	JMP(LabelRef(readLoop))
-	Label(next)
-	TESTQ(n, n)
-	JNZ(LabelRef(copyLoop))
-	Label(copyLoop + "_done")
-	whileBytes("copyread2_sum"+t.name, left, read)
+	creditLoop("copyread2"+t.name, n, m, left, copy, read)
 	Store(horizontalSum(t, foldAcc(acc)), ReturnIndex(0))
 	VZEROUPPER()
 	RET()
