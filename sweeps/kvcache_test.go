@@ -142,3 +142,25 @@ func TestConfigReadable(t *testing.T) {
 		}
 	}
 }
+
+// TestFastest: the ceiling keeps the faster of its shapes, whichever
+// comes first (calls of 10 µs and 300 µs: no host noise swaps them).
+func TestFastest(t *testing.T) {
+	var ran [2]int
+	call := func(i int, d time.Duration) func() {
+		return func() {
+			ran[i]++
+			for st := time.Now(); time.Since(st) < d; {
+			}
+		}
+	}
+	slow, quick := call(0, 300*time.Microsecond), call(1, 10*time.Microsecond)
+	for _, order := range [][]func(){{slow, quick}, {quick, slow}} {
+		got := fastest(2, order...)
+		before := ran
+		got()
+		if ran[1] != before[1]+1 {
+			t.Errorf("fastest kept the 300 µs call over the 10 µs one")
+		}
+	}
+}
