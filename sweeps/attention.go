@@ -780,7 +780,7 @@ func (attentionFamily) List(w io.Writer) {
 		flops, bytes, traffic := attention.WorkFormula(k)
 		fmt.Fprintf(w, "  %s\n      FLOPs   %s\n      bytes   %s\n      traffic %s\n", k, flops, bytes, traffic)
 	}
-	fmt.Fprintf(w, "  %s\n      the ceiling: a plain load-and-sum loop over the same K and V bytes\n      bytes   2·Hkv·T·D·e; timed in alternation with every point of the shape: their read_gbs, %% read\n", KVRead)
+	fmt.Fprintf(w, "  %s\n      the ceiling: a plain load-and-sum loop (a 64-bit XOR for f16 and q8_0) over the same K and V bytes, K and V side by side\n      bytes   2·Hkv·T·D·e; timed in alternation with every point of the shape: their read_gbs, %% read\n", KVRead)
 	fmt.Fprintln(w, "  prefill-materialized, prefill-flash (Tq = --tq query rows at the last of T = ctx positions; f32 K and V;")
 	fmt.Fprintln(w, "  named with --kernel, never by a preset; n = Σ over query rows of the keys each sees)")
 	fmt.Fprintln(w, "      FLOPs   4·H·D·n (dense_flops 4·H·Tq·T·D); exps H·n")
