@@ -174,9 +174,13 @@ func CopyRead2(t isa.Tier, dst, src []float32) float32 {
 		return CopyRead(t, dst, src)
 	}
 	s := k.copyRd2(&dst[0], &src[0], &dst[h], &src[h+mh], h, mh)
-	o := 2 * (h + mh) // src the halves read
-	Copy(t, dst[2*h:], src[o:o+n-2*h], 1)
-	return s + ReadSum(t, src[o+n-2*h:])
+	if o, c := 2*(h+mh), n-2*h; o+c < len(src) { // src the halves read, dst they left
+		Copy(t, dst[2*h:], src[o:o+c], 1)
+		s += ReadSum(t, src[o+c:])
+	} else if c > 0 {
+		Copy(t, dst[2*h:], src[o:o+c], 1)
+	}
+	return s
 }
 
 // Copy copies src to dst (same length) with the widest loads and stores
