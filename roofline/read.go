@@ -174,11 +174,12 @@ func CopyRead2(t isa.Tier, dst, src []float32) float32 {
 		return CopyRead(t, dst, src)
 	}
 	s := k.copyRd2(&dst[0], &src[0], &dst[h], &src[h+mh], h, mh)
-	if o, c := 2*(h+mh), n-2*h; o+c < len(src) { // src the halves read, dst they left
+	o, c := 2*(h+mh), n-2*h // src the halves read, dst they left
+	if c > 0 {
 		Copy(t, dst[2*h:], src[o:o+c], 1)
+	}
+	if o+c < len(src) {
 		s += ReadSum(t, src[o+c:])
-	} else if c > 0 {
-		Copy(t, dst[2*h:], src[o:o+c], 1)
 	}
 	return s
 }

@@ -594,8 +594,10 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 	// third (Zen 3, one thread: 14–16 GB/s against 11–13 for K then V;
 	// in L3 14 % faster, in L1 and L2 alike), and f16 decode-flash had
 	// read 106–112 % of K then V.
-	read := func(k, v []float32) (s float32) {
-		for _, r := range shape.ReadBlocks() {
+	// The blocks are computed once: the timed loops only walk them.
+	blocks := shape.ReadBlocks()
+	read := func(k, v []float32, blocks [][2]int) (s float32) {
+		for _, r := range blocks {
 			s += roofline.ReadSum2(t, k[r[0]*shape.D:r[1]*shape.D], v[r[0]*shape.D:r[1]*shape.D])
 		}
 		return s
@@ -604,29 +606,25 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 		// An encoded cache is read as bytes: an XOR of 64-bit words
 		// (the quant family's read loop), checked against the generic one.
 		rb := shape.KV.RowBytes(shape.D)
-		xor := func(t isa.Tier, b attention.Buffers) (x uint64) {
-			for _, r := range shape.ReadBlocks() {
+		xor := func(t isa.Tier, b attention.Buffers, blocks [][2]int) (x uint64) {
+			for _, r := range blocks {
 				x ^= roofline.ReadXor2(t, b.KEnc[r[0]*rb:r[1]*rb], b.VEnc[r[0]*rb:r[1]*rb])
 			}
 			return x
 		}
 		pt.prepare = func(g *dataGroup) (func(), float64, error) {
 			d := g.get().(*attentionData)
-			if got, want := xor(t, d.bufs[0]), xor(isa.Generic, d.bufs[0]); got != want {
+			if got, want := xor(t, d.bufs[0], blocks), xor(isa.Generic, d.bufs[0], blocks); got != want {
 				return nil, math.NaN(), fmt.Errorf("read loop XOR %#x, want %#x", got, want)
 			}
-			return rotate(d.bufs, d.at(0), func(b attention.Buffers) { xorSink ^= xor(t, b) }), 0, nil
+			return rotate(d.bufs, d.at(0), func(b attention.Buffers) { xorSink ^= xor(t, b, blocks) }), 0, nil
 		}
 		pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
 			d := g.get().(*attentionData)
 			shares := make([]func(), n)
-			for w, blocks := range splitBlocks(shape.ReadBlocks(), n) {
+			for w, mine := range splitBlocks(blocks, n) {
 				var sink uint64 // the worker's own: no two threads write one word
-				shares[w] = rotate(d.bufs, d.at(w), func(b attention.Buffers) {
-					for _, r := range blocks {
-						sink ^= roofline.ReadXor2(t, b.KEnc[r[0]*rb:r[1]*rb], b.VEnc[r[0]*rb:r[1]*rb])
-					}
-				})
+				shares[w] = rotate(d.bufs, d.at(w), func(b attention.Buffers) { sink ^= xor(t, b, mine) })
 			}
 			return shares, 0, nil
 		}
@@ -636,25 +634,21 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 	pt.prepare = func(g *dataGroup) (func(), float64, error) {
 		d := g.get().(*attentionData)
 		b := d.bufs[0]
-		got := float64(read(b.K, b.V))
+		got := float64(read(b.K, b.V, blocks))
 		want, mag := d.kvSum(shape)
 		relErr := math.Abs(got-want) / mag
 		if !(relErr <= 1e-3) {
 			return nil, relErr, fmt.Errorf("read loop sum off by %.3g of Σ|x|", relErr)
 		}
-		call := rotate(d.bufs, d.at(0), func(b attention.Buffers) { readSink += read(b.K, b.V) })
+		call := rotate(d.bufs, d.at(0), func(b attention.Buffers) { readSink += read(b.K, b.V, blocks) })
 		return call, relErr, nil
 	}
 	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
 		d := g.get().(*attentionData)
 		shares := make([]func(), n)
-		for w, blocks := range splitBlocks(shape.ReadBlocks(), n) {
+		for w, mine := range splitBlocks(blocks, n) {
 			var sink float32 // the worker's own: no two threads write one word
-			shares[w] = rotate(d.bufs, d.at(w), func(b attention.Buffers) {
-				for _, r := range blocks {
-					sink += roofline.ReadSum2(t, b.K[r[0]*shape.D:r[1]*shape.D], b.V[r[0]*shape.D:r[1]*shape.D])
-				}
-			})
+			shares[w] = rotate(d.bufs, d.at(w), func(b attention.Buffers) { sink += read(b.K, b.V, mine) })
 		}
 		return shares, 0, nil
 	}

@@ -25,12 +25,12 @@ func main() {
 	ConstraintExpr("!purego")
 	pairedRows("toF16RowsAVX2", true)
 	pairedRows("copyRowsAVX2", false)
-	rows("toF16RowsAVX512", 16, ZMM, true)
-	rows("copyRowsAVX512", 16, ZMM, false)
+	rows("toF16RowsAVX512", true)
+	rows("copyRowsAVX512", false)
 	Generate()
 }
 
-// rows emits, for r < nrows, row r of n values (n a multiple of w) from
+// rows emits, for r < nrows, row r of n values (n a multiple of 16) from
 // src + r·srcStride bytes to dst + r·dstStride bytes, and the same from
 // src2 to dst2 (K and V): as f16 (f16 set,
 // VCVTPS2PH with rounding mode 0, round to nearest even, which is
@@ -42,9 +42,11 @@ func main() {
 // in cache). One call writes every row of a store, so a token's append of
 // Hkv short rows pays one call, not Hkv. The AVX-512 stores; AVX2's have
 // their own shape (pairedRows).
-func rows(name string, w int, vec func() VecVirtual, f16 bool) {
+func rows(name string, f16 bool) {
 	Implement(name)
 	Attributes(NOSPLIT)
+	const w = 16 // values per zmm
+	vec := ZMM
 	dst, src, left, nrows := GP64(), GP64(), GP64(), GP64()
 	dr, sr, ds, ss := GP64(), GP64(), GP64(), GP64() // row starts and strides
 	Load(Param("dstStride"), ds)
