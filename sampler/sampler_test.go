@@ -102,8 +102,8 @@ func TestStealTime(t *testing.T) {
 // TestPreemptedSamplesRejected provokes real preemption: a spinning thread
 // pinned to the measuring CPU takes turns with the measured one, so many
 // samples span a time slice of the hog. None of those may be kept however
-// long they are, and the kept samples must show the spread of the work
-// alone, not of the hog's slices (milliseconds against a 200 µs sample).
+// long they are, and no kept sample may be far longer than the work alone
+// (a hog's slice is milliseconds against a 200 µs sample).
 func TestPreemptedSamplesRejected(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spins a hog thread for a second")
@@ -138,52 +138,61 @@ func TestPreemptedSamplesRejected(t *testing.T) {
 		}()
 		return <-done
 	}
-	// The spread of the work alone, first: on an emulator (qemu, make
-	// test-portable) or a busy host it is itself a few percent.
-	base := measure(100 * time.Millisecond)
-	if base.err != nil {
-		t.Fatal(base.err)
-	}
-	stop := make(chan struct{})
-	hogReady := make(chan error)
-	go func() {
-		err := PinThread(cpu)
-		hogReady <- err
-		if err != nil {
-			return
-		}
-		for {
-			select {
-			case <-stop:
+	// startHog pins a spinning thread to cpu; the returned func stops it.
+	startHog := func() func() {
+		stop := make(chan struct{})
+		ready := make(chan error)
+		go func() {
+			err := PinThread(cpu)
+			ready <- err
+			if err != nil {
 				return
-			default:
-				for i := 0; i < 1e5; i++ {
-					spinSink++
+			}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					for i := 0; i < 1e5; i++ {
+						spinSink++
+					}
 				}
 			}
+		}()
+		if err := <-ready; err != nil {
+			t.Skip(err)
 		}
-	}()
-	if err := <-hogReady; err != nil {
-		t.Skip(err)
+		return func() { close(stop) }
 	}
-	defer close(stop)
 
 	// A leak is systematic: it shows in every run. A busy host or an
-	// emulator can widen one run's spread by chance (qemu once kept 4.7 %
-	// against 1.7 % alone), or keep one slow sample (qemu once a 22× one
-	// with 45 µs off the CPU: the hypervisor had stolen the whole VM, which
-	// the thread's CPU clock counts as running), so the spread and the
-	// outlier bounds must fail three runs in a row before the test does;
-	// the other checks hold for every run.
+	// emulator can widen one run's spread by chance, or keep one slow
+	// sample (qemu once a 22× one with 45 µs off the CPU: the hypervisor
+	// had stolen the whole VM, which the thread's CPU clock counts as
+	// running), so the spread and the outlier bounds must fail three runs
+	// in a row before the test does; the other checks hold for every run.
+	//
+	// Each run first measures the work alone, then with the hog, back to
+	// back: the host's own noise is judged in the same moment as the
+	// hogged run. (CI once measured the work alone at 1.8 % MAD while
+	// idle, then, under qemu with the other packages' tests taking the
+	// other core, kept 10–16 % in three hogged runs whose samples had no
+	// time off the CPU at all: the host, not preemption.)
 	var spreads []string
 	for attempt := 1; ; attempt++ {
+		base := measure(100 * time.Millisecond)
+		if base.err != nil {
+			t.Fatal(base.err)
+		}
+		stopHog := startHog()
 		r := measure(300 * time.Millisecond)
+		stopHog()
 		if r.err != nil {
 			t.Fatal(r.err)
 		}
 		st := r.st
-		t.Logf("run %d: kept %d, rejected %d, tolerated %d, median %.0f ns, max %.0f ns, MAD %.2f %%, largest off-CPU kept %v",
-			attempt, st.Kept, st.Rejected, st.Tolerated, st.Median, st.Max, st.MADPct(), st.OffCPU)
+		t.Logf("run %d: alone MAD %.2f %%; with the hog kept %d, rejected %d, tolerated %d, median %.0f ns, max %.0f ns, MAD %.2f %%, largest off-CPU kept %v",
+			attempt, base.st.MADPct(), st.Kept, st.Rejected, st.Tolerated, st.Median, st.Max, st.MADPct(), st.OffCPU)
 		if st.Rejected == 0 {
 			t.Fatalf("a hog on the same CPU preempted no sample: the sampler cannot see preemption")
 		}
@@ -195,20 +204,27 @@ func TestPreemptedSamplesRejected(t *testing.T) {
 			t.Fatalf("a kept sample was %v off the CPU, above the limit %v", st.OffCPU, limit)
 		}
 		// A sample that kept a hog's time slice (≥ 3 ms against a 200 µs
-		// sample) would be ≥ 15× the median; under an emulator (qemu, make
-		// test-portable) translated code makes an honest sample up to ~3×.
-		// Preemption that leaked into kept samples spreads them by tens of
-		// percent (13 % MAD in issue #10's reproduction); the bound is 5 %,
-		// or three times the spread of the work measured alone where that
-		// is wider.
-		bound := max(5, 3*base.st.MADPct())
-		outlier := st.Max > 10*st.Median
-		if st.MADPct() <= bound && !outlier {
+		// sample) is ≥ 15× the median of the work alone; under an emulator
+		// (qemu, make test-portable) translated code makes an honest
+		// sample up to ~1.5×. A shorter leak (the switch pair without the
+		// slice) is bounded by the off-CPU limit checked above. The spread
+		// (MAD) is logged, not judged: with qemu and the other packages'
+		// tests on the other core, CI kept 10–16 % in three hogged runs
+		// whose samples had spent no time at all off the CPU (the work
+		// also ran faster then, at 38 µs a call against ~57 µs alone: a
+		// leak can only make a sample longer).
+		slow := 0
+		for _, v := range st.Samples {
+			if v > 3*base.st.Median {
+				slow++
+			}
+		}
+		if slow == 0 {
 			return
 		}
-		spreads = append(spreads, fmt.Sprintf("MAD %.1f %%, max %.0f× the median", st.MADPct(), st.Max/st.Median))
+		spreads = append(spreads, fmt.Sprintf("%d kept samples above 3× the median alone (%.0f ns), the longest %.1f×", slow, base.st.Median, st.Max/base.st.Median))
 		if attempt == 3 {
-			t.Fatalf("kept samples spread (%v) in three runs, above MAD %.1f %% (alone: %.1f %%) or 10× the median: preemption leaked into them", spreads, bound, base.st.MADPct())
+			t.Fatalf("in three runs with the hog, kept samples were far longer than the work alone (%v): preemption leaked into them", spreads)
 		}
 	}
 }
