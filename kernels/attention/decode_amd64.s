@@ -968,6 +968,7 @@ scores_done_2:
 
 softmax_1:
 	MOVQ         32(SP), AX
+	ADDQ         $0x00000001, AX
 	MOVQ         ng+16(FP), CX
 	CMPQ         AX, CX
 	JGE          softmax_done_1
@@ -1036,6 +1037,322 @@ scale_loop_1:
 	VMOVSS  X1, (AX)(CX*4)
 
 no_rescale_1:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       4(AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       4(AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_2
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       4(AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, 4(AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	ADDQ         AX, CX
+	MOVQ         AX, AX
+
+scale_loop_2:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_2
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, 4(AX)(CX*4)
+
+no_rescale_2:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS 4(AX)(CX*4), Y1
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         AX, CX
+	ADDQ         tileStride+88(FP), CX
+	MOVQ         24(SP), DX
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         CX, CX
+
+exp2_loop_1:
+	CMPQ         DX, $0x00000008
+	JL           exp2_tail_1
+	VMOVUPS      (AX), Y4
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y4, Y4
+	VSUBPS       Y1, Y5, Y5
+	VCMPPS       $0x05, expconst<>+640(SB), Y4, Y6
+	VMOVUPS      expconst<>+640(SB), Y7
+	VMAXPS       Y4, Y7, Y4
+	VMOVUPS      expconst<>+768(SB), Y7
+	VMINPS       Y4, Y7, Y4
+	VMULPS       expconst<>+128(SB), Y4, Y7
+	VCVTPS2DQ    Y7, Y8
+	VCVTDQ2PS    Y8, Y7
+	VFNMADD231PS expconst<>+832(SB), Y7, Y4
+	VFNMADD231PS expconst<>+896(SB), Y7, Y4
+	VMOVUPS      expconst<>+960(SB), Y7
+	VFMADD213PS  expconst<>+1024(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1088(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1152(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1216(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1280(SB), Y4, Y7
+	VMULPS       Y4, Y4, Y9
+	VFMADD213PS  Y4, Y9, Y7
+	VADDPS       expconst<>+64(SB), Y7, Y7
+	VPADDD       expconst<>+192(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VMULPS       Y8, Y7, Y4
+	VANDPS       Y6, Y4, Y4
+	VCMPPS       $0x05, expconst<>+640(SB), Y5, Y6
+	VMOVUPS      expconst<>+640(SB), Y7
+	VMAXPS       Y5, Y7, Y5
+	VMOVUPS      expconst<>+768(SB), Y7
+	VMINPS       Y5, Y7, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y7
+	VCVTPS2DQ    Y7, Y8
+	VCVTDQ2PS    Y8, Y7
+	VFNMADD231PS expconst<>+832(SB), Y7, Y5
+	VFNMADD231PS expconst<>+896(SB), Y7, Y5
+	VMOVUPS      expconst<>+960(SB), Y7
+	VFMADD213PS  expconst<>+1024(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1088(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1152(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1216(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1280(SB), Y5, Y7
+	VMULPS       Y5, Y5, Y9
+	VFMADD213PS  Y5, Y9, Y7
+	VADDPS       expconst<>+64(SB), Y7, Y7
+	VPADDD       expconst<>+192(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VMULPS       Y8, Y7, Y5
+	VANDPS       Y6, Y5, Y5
+	VMOVUPS      Y4, (AX)
+	VMOVUPS      Y5, (CX)
+	VADDPS       Y4, Y2, Y2
+	VADDPS       Y5, Y3, Y3
+	ADDQ         $0x00000020, AX
+	ADDQ         $0x00000020, CX
+	SUBQ         $0x00000008, DX
+	JMP          exp2_loop_1
+
+exp2_tail_1:
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	TESTQ        DX, DX
+	JZ           exp2_done_1
+	VMOVUPS      (AX), Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y5, Y5
+	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y0
+	VMOVUPS      expconst<>+640(SB), Y1
+	VMAXPS       Y3, Y1, Y3
+	VMOVUPS      expconst<>+768(SB), Y1
+	VMINPS       Y3, Y1, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y1
+	VCVTPS2DQ    Y1, Y6
+	VCVTDQ2PS    Y6, Y1
+	VFNMADD231PS expconst<>+832(SB), Y1, Y3
+	VFNMADD231PS expconst<>+896(SB), Y1, Y3
+	VMOVUPS      expconst<>+960(SB), Y1
+	VFMADD213PS  expconst<>+1024(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1088(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1152(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1216(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1280(SB), Y3, Y1
+	VMULPS       Y3, Y3, Y7
+	VFMADD213PS  Y3, Y7, Y1
+	VADDPS       expconst<>+64(SB), Y1, Y1
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y1, Y3
+	VANDPS       Y0, Y3, Y3
+	VCMPPS       $0x05, expconst<>+640(SB), Y5, Y0
+	VMOVUPS      expconst<>+640(SB), Y1
+	VMAXPS       Y5, Y1, Y5
+	VMOVUPS      expconst<>+768(SB), Y1
+	VMINPS       Y5, Y1, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y1
+	VCVTPS2DQ    Y1, Y6
+	VCVTDQ2PS    Y6, Y1
+	VFNMADD231PS expconst<>+832(SB), Y1, Y5
+	VFNMADD231PS expconst<>+896(SB), Y1, Y5
+	VMOVUPS      expconst<>+960(SB), Y1
+	VFMADD213PS  expconst<>+1024(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1088(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1152(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1216(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1280(SB), Y5, Y1
+	VMULPS       Y5, Y5, Y7
+	VFMADD213PS  Y5, Y7, Y1
+	VADDPS       expconst<>+64(SB), Y1, Y1
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y1, Y5
+	VANDPS       Y0, Y5, Y5
+	VMOVUPS      Y3, (AX)
+	VMOVUPS      Y5, (CX)
+
+exp2_tail1_1:
+	VADDSS (AX), X4, X4
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, AX
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp2_tail1_1
+
+exp2_done_1:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X4, X4
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X4, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS 4(AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, 4(AX)(CX*4)
+	ADDQ   $0x00000002, 32(SP)
+	JMP    softmax_1
+
+softmax_done_1:
+softmax_2:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_2
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_3
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_3:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_3
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_3:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -1135,9 +1452,9 @@ exp_done_1:
 	MOVQ   32(SP), CX
 	VMOVSS X2, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
-	JMP    softmax_1
+	JMP    softmax_2
 
-softmax_done_1:
+softmax_done_2:
 	MOVQ $0x00000000, 32(SP)
 
 pv_1:
@@ -1851,12 +2168,12 @@ recip_zero_1:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_2:
+scale_loop_4:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_2
+	JNZ     scale_loop_4
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_1
 
@@ -2888,11 +3205,12 @@ scores_done_7:
 scores_done_6:
 	MOVQ $0x00000000, 32(SP)
 
-softmax_2:
+softmax_3:
 	MOVQ         32(SP), AX
+	ADDQ         $0x00000001, AX
 	MOVQ         ng+16(FP), CX
 	CMPQ         AX, CX
-	JGE          softmax_done_2
+	JGE          softmax_done_3
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -2903,7 +3221,7 @@ softmax_2:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_2
+	JEQ          no_rescale_4
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -2940,17 +3258,291 @@ softmax_2:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_3:
+scale_loop_5:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_3
+	JNZ     scale_loop_5
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_2:
+no_rescale_4:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       4(AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       4(AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_5
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       4(AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, 4(AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	ADDQ         AX, CX
+	MOVQ         AX, AX
+
+scale_loop_6:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_6
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, 4(AX)(CX*4)
+
+no_rescale_5:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS 4(AX)(CX*4), Y1
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         AX, CX
+	ADDQ         tileStride+88(FP), CX
+	MOVQ         24(SP), DX
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         CX, CX
+
+exp2_loop_2:
+	CMPQ        DX, $0x00000008
+	JL          exp2_tail_2
+	VMOVUPS     (AX), Y4
+	VMOVUPS     (CX), Y5
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y5, Y5
+	VMOVUPS     expconst<>+256(SB), Y6
+	VMAXPS      Y4, Y6, Y4
+	VMOVUPS     expconst<>+320(SB), Y6
+	VMINPS      Y4, Y6, Y4
+	VMULPS      expconst<>+128(SB), Y4, Y4
+	VCVTPS2DQ   Y4, Y6
+	VCVTDQ2PS   Y6, Y7
+	VSUBPS      Y7, Y4, Y4
+	VMOVUPS     expconst<>+576(SB), Y7
+	VFMADD213PS expconst<>+512(SB), Y4, Y7
+	VFMADD213PS expconst<>+448(SB), Y4, Y7
+	VFMADD213PS expconst<>+384(SB), Y4, Y7
+	VFMADD213PS expconst<>+64(SB), Y4, Y7
+	VPADDD      expconst<>+192(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y6, Y7, Y4
+	VMOVUPS     expconst<>+256(SB), Y6
+	VMAXPS      Y5, Y6, Y5
+	VMOVUPS     expconst<>+320(SB), Y6
+	VMINPS      Y5, Y6, Y5
+	VMULPS      expconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ   Y5, Y6
+	VCVTDQ2PS   Y6, Y7
+	VSUBPS      Y7, Y5, Y5
+	VMOVUPS     expconst<>+576(SB), Y7
+	VFMADD213PS expconst<>+512(SB), Y5, Y7
+	VFMADD213PS expconst<>+448(SB), Y5, Y7
+	VFMADD213PS expconst<>+384(SB), Y5, Y7
+	VFMADD213PS expconst<>+64(SB), Y5, Y7
+	VPADDD      expconst<>+192(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y6, Y7, Y5
+	VMOVUPS     Y4, (AX)
+	VMOVUPS     Y5, (CX)
+	VADDPS      Y4, Y2, Y2
+	VADDPS      Y5, Y3, Y3
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         exp2_loop_2
+
+exp2_tail_2:
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	TESTQ        DX, DX
+	JZ           exp2_done_2
+	VMOVUPS      (AX), Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y3, Y0, Y3
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y3, Y0, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y3
+	VCVTPS2DQ    Y3, Y0
+	VCVTDQ2PS    Y0, Y1
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      expconst<>+576(SB), Y1
+	VFMADD213PS  expconst<>+512(SB), Y3, Y1
+	VFMADD213PS  expconst<>+448(SB), Y3, Y1
+	VFMADD213PS  expconst<>+384(SB), Y3, Y1
+	VFMADD213PS  expconst<>+64(SB), Y3, Y1
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y1, Y3
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y5, Y0, Y5
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y5, Y0, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ    Y5, Y0
+	VCVTDQ2PS    Y0, Y1
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      expconst<>+576(SB), Y1
+	VFMADD213PS  expconst<>+512(SB), Y5, Y1
+	VFMADD213PS  expconst<>+448(SB), Y5, Y1
+	VFMADD213PS  expconst<>+384(SB), Y5, Y1
+	VFMADD213PS  expconst<>+64(SB), Y5, Y1
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y1, Y5
+	VMOVUPS      Y3, (AX)
+	VMOVUPS      Y5, (CX)
+
+exp2_tail1_2:
+	VADDSS (AX), X4, X4
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, AX
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp2_tail1_2
+
+exp2_done_2:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X4, X4
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X4, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS 4(AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, 4(AX)(CX*4)
+	ADDQ   $0x00000002, 32(SP)
+	JMP    softmax_3
+
+softmax_done_3:
+softmax_4:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_4
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_6
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_7:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_7
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_6:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -3036,9 +3628,9 @@ exp_done_3:
 	MOVQ   32(SP), CX
 	VMOVSS X2, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
-	JMP    softmax_2
+	JMP    softmax_4
 
-softmax_done_2:
+softmax_done_4:
 	MOVQ $0x00000000, 32(SP)
 
 pv_3:
@@ -3752,12 +4344,12 @@ recip_zero_3:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_4:
+scale_loop_8:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_4
+	JNZ     scale_loop_8
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_2
 
@@ -5618,11 +6210,11 @@ scores_first_done_1:
 scores_done_11:
 	MOVQ $0x00000000, 32(SP)
 
-softmax_3:
+softmax_5:
 	MOVQ         32(SP), AX
 	MOVQ         ng+16(FP), CX
 	CMPQ         AX, CX
-	JGE          softmax_done_3
+	JGE          softmax_done_5
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -5633,7 +6225,7 @@ softmax_3:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_3
+	JEQ          no_rescale_7
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z3
@@ -5673,17 +6265,17 @@ softmax_3:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_5:
+scale_loop_9:
 	VMULPS  (CX), Z0, Z3
 	VMOVUPS Z3, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_5
+	JNZ     scale_loop_9
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_3:
+no_rescale_7:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -5779,9 +6371,9 @@ exp_done_5:
 	MOVQ   32(SP), CX
 	VMOVSS X3, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
-	JMP    softmax_3
+	JMP    softmax_5
 
-softmax_done_3:
+softmax_done_5:
 	MOVQ $0x00000000, 32(SP)
 	CMPQ 168(SP), $0x00000100
 	JA   pv_noquads_1
@@ -7037,12 +7629,12 @@ recip_zero_5:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_6:
+scale_loop_10:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_6
+	JNZ     scale_loop_10
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_3
 
@@ -9070,11 +9662,11 @@ scores_first_done_2:
 scores_done_17:
 	MOVQ $0x00000000, 32(SP)
 
-softmax_4:
+softmax_6:
 	MOVQ         32(SP), AX
 	MOVQ         ng+16(FP), CX
 	CMPQ         AX, CX
-	JGE          softmax_done_4
+	JGE          softmax_done_6
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -9085,7 +9677,7 @@ softmax_4:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_4
+	JEQ          no_rescale_8
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z3
@@ -9122,17 +9714,17 @@ softmax_4:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_7:
+scale_loop_11:
 	VMULPS  (CX), Z0, Z3
 	VMOVUPS Z3, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_7
+	JNZ     scale_loop_11
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_4:
+no_rescale_8:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -9222,9 +9814,9 @@ exp_done_7:
 	MOVQ   32(SP), CX
 	VMOVSS X3, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
-	JMP    softmax_4
+	JMP    softmax_6
 
-softmax_done_4:
+softmax_done_6:
 	MOVQ $0x00000000, 32(SP)
 	CMPQ 168(SP), $0x00000100
 	JA   pv_noquads_2
@@ -10480,12 +11072,12 @@ recip_zero_7:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_8:
+scale_loop_12:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_8
+	JNZ     scale_loop_12
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_4
 
@@ -11878,11 +12470,12 @@ scores_done_23:
 scores_done_22:
 	MOVQ $0x00000000, 32(SP)
 
-softmax_5:
+softmax_7:
 	MOVQ         32(SP), AX
+	ADDQ         $0x00000001, AX
 	MOVQ         ng+16(FP), CX
 	CMPQ         AX, CX
-	JGE          softmax_done_5
+	JGE          softmax_done_7
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -11893,7 +12486,7 @@ softmax_5:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_5
+	JEQ          no_rescale_9
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -11937,17 +12530,333 @@ softmax_5:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_9:
+scale_loop_13:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_9
+	JNZ     scale_loop_13
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_5:
+no_rescale_9:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       4(AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       4(AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_10
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       4(AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, 4(AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	ADDQ         AX, CX
+	MOVQ         AX, AX
+
+scale_loop_14:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_14
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, 4(AX)(CX*4)
+
+no_rescale_10:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS 4(AX)(CX*4), Y1
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         AX, CX
+	ADDQ         tileStride+88(FP), CX
+	MOVQ         24(SP), DX
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         CX, CX
+
+exp2_loop_3:
+	CMPQ         DX, $0x00000008
+	JL           exp2_tail_3
+	VMOVUPS      (AX), Y4
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y4, Y4
+	VSUBPS       Y1, Y5, Y5
+	VCMPPS       $0x05, expconst<>+640(SB), Y4, Y6
+	VMOVUPS      expconst<>+640(SB), Y7
+	VMAXPS       Y4, Y7, Y4
+	VMOVUPS      expconst<>+768(SB), Y7
+	VMINPS       Y4, Y7, Y4
+	VMULPS       expconst<>+128(SB), Y4, Y7
+	VCVTPS2DQ    Y7, Y8
+	VCVTDQ2PS    Y8, Y7
+	VFNMADD231PS expconst<>+832(SB), Y7, Y4
+	VFNMADD231PS expconst<>+896(SB), Y7, Y4
+	VMOVUPS      expconst<>+960(SB), Y7
+	VFMADD213PS  expconst<>+1024(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1088(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1152(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1216(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1280(SB), Y4, Y7
+	VMULPS       Y4, Y4, Y9
+	VFMADD213PS  Y4, Y9, Y7
+	VADDPS       expconst<>+64(SB), Y7, Y7
+	VPADDD       expconst<>+192(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VMULPS       Y8, Y7, Y4
+	VANDPS       Y6, Y4, Y4
+	VCMPPS       $0x05, expconst<>+640(SB), Y5, Y6
+	VMOVUPS      expconst<>+640(SB), Y7
+	VMAXPS       Y5, Y7, Y5
+	VMOVUPS      expconst<>+768(SB), Y7
+	VMINPS       Y5, Y7, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y7
+	VCVTPS2DQ    Y7, Y8
+	VCVTDQ2PS    Y8, Y7
+	VFNMADD231PS expconst<>+832(SB), Y7, Y5
+	VFNMADD231PS expconst<>+896(SB), Y7, Y5
+	VMOVUPS      expconst<>+960(SB), Y7
+	VFMADD213PS  expconst<>+1024(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1088(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1152(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1216(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1280(SB), Y5, Y7
+	VMULPS       Y5, Y5, Y9
+	VFMADD213PS  Y5, Y9, Y7
+	VADDPS       expconst<>+64(SB), Y7, Y7
+	VPADDD       expconst<>+192(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VMULPS       Y8, Y7, Y5
+	VANDPS       Y6, Y5, Y5
+	VMOVUPS      Y4, (AX)
+	VMOVUPS      Y5, (CX)
+	VADDPS       Y4, Y2, Y2
+	VADDPS       Y5, Y3, Y3
+	ADDQ         $0x00000020, AX
+	ADDQ         $0x00000020, CX
+	SUBQ         $0x00000008, DX
+	JMP          exp2_loop_3
+
+exp2_tail_3:
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	TESTQ        DX, DX
+	JZ           exp2_done_3
+	VMOVUPS      (AX), Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y5, Y5
+	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y0
+	VMOVUPS      expconst<>+640(SB), Y1
+	VMAXPS       Y3, Y1, Y3
+	VMOVUPS      expconst<>+768(SB), Y1
+	VMINPS       Y3, Y1, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y1
+	VCVTPS2DQ    Y1, Y6
+	VCVTDQ2PS    Y6, Y1
+	VFNMADD231PS expconst<>+832(SB), Y1, Y3
+	VFNMADD231PS expconst<>+896(SB), Y1, Y3
+	VMOVUPS      expconst<>+960(SB), Y1
+	VFMADD213PS  expconst<>+1024(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1088(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1152(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1216(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1280(SB), Y3, Y1
+	VMULPS       Y3, Y3, Y7
+	VFMADD213PS  Y3, Y7, Y1
+	VADDPS       expconst<>+64(SB), Y1, Y1
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y1, Y3
+	VANDPS       Y0, Y3, Y3
+	VCMPPS       $0x05, expconst<>+640(SB), Y5, Y0
+	VMOVUPS      expconst<>+640(SB), Y1
+	VMAXPS       Y5, Y1, Y5
+	VMOVUPS      expconst<>+768(SB), Y1
+	VMINPS       Y5, Y1, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y1
+	VCVTPS2DQ    Y1, Y6
+	VCVTDQ2PS    Y6, Y1
+	VFNMADD231PS expconst<>+832(SB), Y1, Y5
+	VFNMADD231PS expconst<>+896(SB), Y1, Y5
+	VMOVUPS      expconst<>+960(SB), Y1
+	VFMADD213PS  expconst<>+1024(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1088(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1152(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1216(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1280(SB), Y5, Y1
+	VMULPS       Y5, Y5, Y7
+	VFMADD213PS  Y5, Y7, Y1
+	VADDPS       expconst<>+64(SB), Y1, Y1
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y1, Y5
+	VANDPS       Y0, Y5, Y5
+	VMOVUPS      Y3, (AX)
+	VMOVUPS      Y5, (CX)
+
+exp2_tail1_3:
+	VADDSS (AX), X4, X4
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, AX
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp2_tail1_3
+
+exp2_done_3:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X4, X4
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X4, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS 4(AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, 4(AX)(CX*4)
+	ADDQ   $0x00000002, 32(SP)
+	JMP    softmax_7
+
+softmax_done_7:
+softmax_8:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_8
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_11
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_15:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_15
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_11:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -12047,9 +12956,9 @@ exp_done_9:
 	MOVQ   32(SP), CX
 	VMOVSS X2, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
-	JMP    softmax_5
+	JMP    softmax_8
 
-softmax_done_5:
+softmax_done_8:
 	MOVQ $0x00000000, 32(SP)
 
 pv_11:
@@ -12807,12 +13716,12 @@ recip_zero_9:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_10:
+scale_loop_16:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_10
+	JNZ     scale_loop_16
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_5
 
@@ -14122,11 +15031,12 @@ scores_done_27:
 scores_done_26:
 	MOVQ $0x00000000, 32(SP)
 
-softmax_6:
+softmax_9:
 	MOVQ         32(SP), AX
+	ADDQ         $0x00000001, AX
 	MOVQ         ng+16(FP), CX
 	CMPQ         AX, CX
-	JGE          softmax_done_6
+	JGE          softmax_done_9
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -14137,7 +15047,7 @@ softmax_6:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_6
+	JEQ          no_rescale_12
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -14174,17 +15084,291 @@ softmax_6:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_11:
+scale_loop_17:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_11
+	JNZ     scale_loop_17
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_6:
+no_rescale_12:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       4(AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       4(AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_13
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       4(AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, 4(AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	ADDQ         AX, CX
+	MOVQ         AX, AX
+
+scale_loop_18:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_18
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, 4(AX)(CX*4)
+
+no_rescale_13:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS 4(AX)(CX*4), Y1
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         AX, CX
+	ADDQ         tileStride+88(FP), CX
+	MOVQ         24(SP), DX
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         CX, CX
+
+exp2_loop_4:
+	CMPQ        DX, $0x00000008
+	JL          exp2_tail_4
+	VMOVUPS     (AX), Y4
+	VMOVUPS     (CX), Y5
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y5, Y5
+	VMOVUPS     expconst<>+256(SB), Y6
+	VMAXPS      Y4, Y6, Y4
+	VMOVUPS     expconst<>+320(SB), Y6
+	VMINPS      Y4, Y6, Y4
+	VMULPS      expconst<>+128(SB), Y4, Y4
+	VCVTPS2DQ   Y4, Y6
+	VCVTDQ2PS   Y6, Y7
+	VSUBPS      Y7, Y4, Y4
+	VMOVUPS     expconst<>+576(SB), Y7
+	VFMADD213PS expconst<>+512(SB), Y4, Y7
+	VFMADD213PS expconst<>+448(SB), Y4, Y7
+	VFMADD213PS expconst<>+384(SB), Y4, Y7
+	VFMADD213PS expconst<>+64(SB), Y4, Y7
+	VPADDD      expconst<>+192(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y6, Y7, Y4
+	VMOVUPS     expconst<>+256(SB), Y6
+	VMAXPS      Y5, Y6, Y5
+	VMOVUPS     expconst<>+320(SB), Y6
+	VMINPS      Y5, Y6, Y5
+	VMULPS      expconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ   Y5, Y6
+	VCVTDQ2PS   Y6, Y7
+	VSUBPS      Y7, Y5, Y5
+	VMOVUPS     expconst<>+576(SB), Y7
+	VFMADD213PS expconst<>+512(SB), Y5, Y7
+	VFMADD213PS expconst<>+448(SB), Y5, Y7
+	VFMADD213PS expconst<>+384(SB), Y5, Y7
+	VFMADD213PS expconst<>+64(SB), Y5, Y7
+	VPADDD      expconst<>+192(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y6, Y7, Y5
+	VMOVUPS     Y4, (AX)
+	VMOVUPS     Y5, (CX)
+	VADDPS      Y4, Y2, Y2
+	VADDPS      Y5, Y3, Y3
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         exp2_loop_4
+
+exp2_tail_4:
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	TESTQ        DX, DX
+	JZ           exp2_done_4
+	VMOVUPS      (AX), Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y3, Y0, Y3
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y3, Y0, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y3
+	VCVTPS2DQ    Y3, Y0
+	VCVTDQ2PS    Y0, Y1
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      expconst<>+576(SB), Y1
+	VFMADD213PS  expconst<>+512(SB), Y3, Y1
+	VFMADD213PS  expconst<>+448(SB), Y3, Y1
+	VFMADD213PS  expconst<>+384(SB), Y3, Y1
+	VFMADD213PS  expconst<>+64(SB), Y3, Y1
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y1, Y3
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y5, Y0, Y5
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y5, Y0, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ    Y5, Y0
+	VCVTDQ2PS    Y0, Y1
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      expconst<>+576(SB), Y1
+	VFMADD213PS  expconst<>+512(SB), Y5, Y1
+	VFMADD213PS  expconst<>+448(SB), Y5, Y1
+	VFMADD213PS  expconst<>+384(SB), Y5, Y1
+	VFMADD213PS  expconst<>+64(SB), Y5, Y1
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y1, Y5
+	VMOVUPS      Y3, (AX)
+	VMOVUPS      Y5, (CX)
+
+exp2_tail1_4:
+	VADDSS (AX), X4, X4
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, AX
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp2_tail1_4
+
+exp2_done_4:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X4, X4
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X4, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS 4(AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, 4(AX)(CX*4)
+	ADDQ   $0x00000002, 32(SP)
+	JMP    softmax_9
+
+softmax_done_9:
+softmax_10:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_10
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_14
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_19:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_19
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_14:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -14270,9 +15454,9 @@ exp_done_11:
 	MOVQ   32(SP), CX
 	VMOVSS X2, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
-	JMP    softmax_6
+	JMP    softmax_10
 
-softmax_done_6:
+softmax_done_10:
 	MOVQ $0x00000000, 32(SP)
 
 pv_13:
@@ -15030,12 +16214,12 @@ recip_zero_11:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_12:
+scale_loop_20:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_12
+	JNZ     scale_loop_20
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_6
 
@@ -17214,11 +18398,11 @@ scores_first_done_3:
 scores_done_31:
 	MOVQ $0x00000000, 32(SP)
 
-softmax_7:
+softmax_11:
 	MOVQ         32(SP), AX
 	MOVQ         ng+16(FP), CX
 	CMPQ         AX, CX
-	JGE          softmax_done_7
+	JGE          softmax_done_11
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -17229,7 +18413,7 @@ softmax_7:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_7
+	JEQ          no_rescale_15
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z3
@@ -17269,17 +18453,17 @@ softmax_7:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_13:
+scale_loop_21:
 	VMULPS  (CX), Z0, Z3
 	VMOVUPS Z3, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_13
+	JNZ     scale_loop_21
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_7:
+no_rescale_15:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -17375,9 +18559,9 @@ exp_done_13:
 	MOVQ   32(SP), CX
 	VMOVSS X3, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
-	JMP    softmax_7
+	JMP    softmax_11
 
-softmax_done_7:
+softmax_done_11:
 	MOVQ $0x00000000, 32(SP)
 
 pv_15:
@@ -18648,12 +19832,12 @@ recip_zero_13:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_14:
+scale_loop_22:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_14
+	JNZ     scale_loop_22
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_7
 
@@ -21111,11 +22295,11 @@ scores_first_done_4:
 scores_done_37:
 	MOVQ $0x00000000, 32(SP)
 
-softmax_8:
+softmax_12:
 	MOVQ         32(SP), AX
 	MOVQ         ng+16(FP), CX
 	CMPQ         AX, CX
-	JGE          softmax_done_8
+	JGE          softmax_done_12
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -21126,7 +22310,7 @@ softmax_8:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_8
+	JEQ          no_rescale_16
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z3
@@ -21163,17 +22347,17 @@ softmax_8:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_15:
+scale_loop_23:
 	VMULPS  (CX), Z0, Z3
 	VMOVUPS Z3, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_15
+	JNZ     scale_loop_23
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_8:
+no_rescale_16:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -21263,9 +22447,9 @@ exp_done_15:
 	MOVQ   32(SP), CX
 	VMOVSS X3, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
-	JMP    softmax_8
+	JMP    softmax_12
 
-softmax_done_8:
+softmax_done_12:
 	MOVQ $0x00000000, 32(SP)
 
 pv_18:
@@ -22536,12 +23720,12 @@ recip_zero_15:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_16:
+scale_loop_24:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_16
+	JNZ     scale_loop_24
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_8
 
@@ -23655,11 +24839,12 @@ scores_done_42:
 scores_done_41:
 	MOVQ $0x00000000, 32(SP)
 
-softmax_9:
+softmax_13:
 	MOVQ         32(SP), AX
+	ADDQ         $0x00000001, AX
 	MOVQ         ng+16(FP), CX
 	CMPQ         AX, CX
-	JGE          softmax_done_9
+	JGE          softmax_done_13
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -23670,7 +24855,7 @@ softmax_9:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_9
+	JEQ          no_rescale_17
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -23714,17 +24899,333 @@ softmax_9:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_17:
+scale_loop_25:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_17
+	JNZ     scale_loop_25
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_9:
+no_rescale_17:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       4(AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       4(AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_18
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       4(AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, 4(AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	ADDQ         AX, CX
+	MOVQ         AX, AX
+
+scale_loop_26:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_26
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, 4(AX)(CX*4)
+
+no_rescale_18:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS 4(AX)(CX*4), Y1
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         AX, CX
+	ADDQ         tileStride+88(FP), CX
+	MOVQ         24(SP), DX
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         CX, CX
+
+exp2_loop_5:
+	CMPQ         DX, $0x00000008
+	JL           exp2_tail_5
+	VMOVUPS      (AX), Y4
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y4, Y4
+	VSUBPS       Y1, Y5, Y5
+	VCMPPS       $0x05, expconst<>+640(SB), Y4, Y6
+	VMOVUPS      expconst<>+640(SB), Y7
+	VMAXPS       Y4, Y7, Y4
+	VMOVUPS      expconst<>+768(SB), Y7
+	VMINPS       Y4, Y7, Y4
+	VMULPS       expconst<>+128(SB), Y4, Y7
+	VCVTPS2DQ    Y7, Y8
+	VCVTDQ2PS    Y8, Y7
+	VFNMADD231PS expconst<>+832(SB), Y7, Y4
+	VFNMADD231PS expconst<>+896(SB), Y7, Y4
+	VMOVUPS      expconst<>+960(SB), Y7
+	VFMADD213PS  expconst<>+1024(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1088(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1152(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1216(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1280(SB), Y4, Y7
+	VMULPS       Y4, Y4, Y9
+	VFMADD213PS  Y4, Y9, Y7
+	VADDPS       expconst<>+64(SB), Y7, Y7
+	VPADDD       expconst<>+192(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VMULPS       Y8, Y7, Y4
+	VANDPS       Y6, Y4, Y4
+	VCMPPS       $0x05, expconst<>+640(SB), Y5, Y6
+	VMOVUPS      expconst<>+640(SB), Y7
+	VMAXPS       Y5, Y7, Y5
+	VMOVUPS      expconst<>+768(SB), Y7
+	VMINPS       Y5, Y7, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y7
+	VCVTPS2DQ    Y7, Y8
+	VCVTDQ2PS    Y8, Y7
+	VFNMADD231PS expconst<>+832(SB), Y7, Y5
+	VFNMADD231PS expconst<>+896(SB), Y7, Y5
+	VMOVUPS      expconst<>+960(SB), Y7
+	VFMADD213PS  expconst<>+1024(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1088(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1152(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1216(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1280(SB), Y5, Y7
+	VMULPS       Y5, Y5, Y9
+	VFMADD213PS  Y5, Y9, Y7
+	VADDPS       expconst<>+64(SB), Y7, Y7
+	VPADDD       expconst<>+192(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VMULPS       Y8, Y7, Y5
+	VANDPS       Y6, Y5, Y5
+	VMOVUPS      Y4, (AX)
+	VMOVUPS      Y5, (CX)
+	VADDPS       Y4, Y2, Y2
+	VADDPS       Y5, Y3, Y3
+	ADDQ         $0x00000020, AX
+	ADDQ         $0x00000020, CX
+	SUBQ         $0x00000008, DX
+	JMP          exp2_loop_5
+
+exp2_tail_5:
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	TESTQ        DX, DX
+	JZ           exp2_done_5
+	VMOVUPS      (AX), Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y5, Y5
+	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y0
+	VMOVUPS      expconst<>+640(SB), Y1
+	VMAXPS       Y3, Y1, Y3
+	VMOVUPS      expconst<>+768(SB), Y1
+	VMINPS       Y3, Y1, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y1
+	VCVTPS2DQ    Y1, Y6
+	VCVTDQ2PS    Y6, Y1
+	VFNMADD231PS expconst<>+832(SB), Y1, Y3
+	VFNMADD231PS expconst<>+896(SB), Y1, Y3
+	VMOVUPS      expconst<>+960(SB), Y1
+	VFMADD213PS  expconst<>+1024(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1088(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1152(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1216(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1280(SB), Y3, Y1
+	VMULPS       Y3, Y3, Y7
+	VFMADD213PS  Y3, Y7, Y1
+	VADDPS       expconst<>+64(SB), Y1, Y1
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y1, Y3
+	VANDPS       Y0, Y3, Y3
+	VCMPPS       $0x05, expconst<>+640(SB), Y5, Y0
+	VMOVUPS      expconst<>+640(SB), Y1
+	VMAXPS       Y5, Y1, Y5
+	VMOVUPS      expconst<>+768(SB), Y1
+	VMINPS       Y5, Y1, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y1
+	VCVTPS2DQ    Y1, Y6
+	VCVTDQ2PS    Y6, Y1
+	VFNMADD231PS expconst<>+832(SB), Y1, Y5
+	VFNMADD231PS expconst<>+896(SB), Y1, Y5
+	VMOVUPS      expconst<>+960(SB), Y1
+	VFMADD213PS  expconst<>+1024(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1088(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1152(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1216(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1280(SB), Y5, Y1
+	VMULPS       Y5, Y5, Y7
+	VFMADD213PS  Y5, Y7, Y1
+	VADDPS       expconst<>+64(SB), Y1, Y1
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y1, Y5
+	VANDPS       Y0, Y5, Y5
+	VMOVUPS      Y3, (AX)
+	VMOVUPS      Y5, (CX)
+
+exp2_tail1_5:
+	VADDSS (AX), X4, X4
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, AX
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp2_tail1_5
+
+exp2_done_5:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X4, X4
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X4, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS 4(AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, 4(AX)(CX*4)
+	ADDQ   $0x00000002, 32(SP)
+	JMP    softmax_13
+
+softmax_done_13:
+softmax_14:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_14
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_19
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_27:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_27
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_19:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -23824,9 +25325,9 @@ exp_done_17:
 	MOVQ   32(SP), CX
 	VMOVSS X2, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
-	JMP    softmax_9
+	JMP    softmax_14
 
-softmax_done_9:
+softmax_done_14:
 	MOVQ $0x00000000, 32(SP)
 
 pv_21:
@@ -24222,12 +25723,12 @@ recip_zero_17:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_18:
+scale_loop_28:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_18
+	JNZ     scale_loop_28
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_9
 
@@ -25113,11 +26614,12 @@ scores_done_45:
 scores_done_44:
 	MOVQ $0x00000000, 32(SP)
 
-softmax_10:
+softmax_15:
 	MOVQ         32(SP), AX
+	ADDQ         $0x00000001, AX
 	MOVQ         ng+16(FP), CX
 	CMPQ         AX, CX
-	JGE          softmax_done_10
+	JGE          softmax_done_15
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -25128,7 +26630,7 @@ softmax_10:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_10
+	JEQ          no_rescale_20
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -25165,17 +26667,291 @@ softmax_10:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_19:
+scale_loop_29:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_19
+	JNZ     scale_loop_29
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_10:
+no_rescale_20:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       4(AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       4(AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_21
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       4(AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, 4(AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	ADDQ         AX, CX
+	MOVQ         AX, AX
+
+scale_loop_30:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_30
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, 4(AX)(CX*4)
+
+no_rescale_21:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS 4(AX)(CX*4), Y1
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         AX, CX
+	ADDQ         tileStride+88(FP), CX
+	MOVQ         24(SP), DX
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         CX, CX
+
+exp2_loop_6:
+	CMPQ        DX, $0x00000008
+	JL          exp2_tail_6
+	VMOVUPS     (AX), Y4
+	VMOVUPS     (CX), Y5
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y5, Y5
+	VMOVUPS     expconst<>+256(SB), Y6
+	VMAXPS      Y4, Y6, Y4
+	VMOVUPS     expconst<>+320(SB), Y6
+	VMINPS      Y4, Y6, Y4
+	VMULPS      expconst<>+128(SB), Y4, Y4
+	VCVTPS2DQ   Y4, Y6
+	VCVTDQ2PS   Y6, Y7
+	VSUBPS      Y7, Y4, Y4
+	VMOVUPS     expconst<>+576(SB), Y7
+	VFMADD213PS expconst<>+512(SB), Y4, Y7
+	VFMADD213PS expconst<>+448(SB), Y4, Y7
+	VFMADD213PS expconst<>+384(SB), Y4, Y7
+	VFMADD213PS expconst<>+64(SB), Y4, Y7
+	VPADDD      expconst<>+192(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y6, Y7, Y4
+	VMOVUPS     expconst<>+256(SB), Y6
+	VMAXPS      Y5, Y6, Y5
+	VMOVUPS     expconst<>+320(SB), Y6
+	VMINPS      Y5, Y6, Y5
+	VMULPS      expconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ   Y5, Y6
+	VCVTDQ2PS   Y6, Y7
+	VSUBPS      Y7, Y5, Y5
+	VMOVUPS     expconst<>+576(SB), Y7
+	VFMADD213PS expconst<>+512(SB), Y5, Y7
+	VFMADD213PS expconst<>+448(SB), Y5, Y7
+	VFMADD213PS expconst<>+384(SB), Y5, Y7
+	VFMADD213PS expconst<>+64(SB), Y5, Y7
+	VPADDD      expconst<>+192(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y6, Y7, Y5
+	VMOVUPS     Y4, (AX)
+	VMOVUPS     Y5, (CX)
+	VADDPS      Y4, Y2, Y2
+	VADDPS      Y5, Y3, Y3
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         exp2_loop_6
+
+exp2_tail_6:
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	TESTQ        DX, DX
+	JZ           exp2_done_6
+	VMOVUPS      (AX), Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y3, Y0, Y3
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y3, Y0, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y3
+	VCVTPS2DQ    Y3, Y0
+	VCVTDQ2PS    Y0, Y1
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      expconst<>+576(SB), Y1
+	VFMADD213PS  expconst<>+512(SB), Y3, Y1
+	VFMADD213PS  expconst<>+448(SB), Y3, Y1
+	VFMADD213PS  expconst<>+384(SB), Y3, Y1
+	VFMADD213PS  expconst<>+64(SB), Y3, Y1
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y1, Y3
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y5, Y0, Y5
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y5, Y0, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ    Y5, Y0
+	VCVTDQ2PS    Y0, Y1
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      expconst<>+576(SB), Y1
+	VFMADD213PS  expconst<>+512(SB), Y5, Y1
+	VFMADD213PS  expconst<>+448(SB), Y5, Y1
+	VFMADD213PS  expconst<>+384(SB), Y5, Y1
+	VFMADD213PS  expconst<>+64(SB), Y5, Y1
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y1, Y5
+	VMOVUPS      Y3, (AX)
+	VMOVUPS      Y5, (CX)
+
+exp2_tail1_6:
+	VADDSS (AX), X4, X4
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, AX
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp2_tail1_6
+
+exp2_done_6:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X4, X4
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X4, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS 4(AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, 4(AX)(CX*4)
+	ADDQ   $0x00000002, 32(SP)
+	JMP    softmax_15
+
+softmax_done_15:
+softmax_16:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_16
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_22
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_31:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_31
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_22:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -25261,9 +27037,9 @@ exp_done_19:
 	MOVQ   32(SP), CX
 	VMOVSS X2, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
-	JMP    softmax_10
+	JMP    softmax_16
 
-softmax_done_10:
+softmax_done_16:
 	MOVQ $0x00000000, 32(SP)
 
 pv_22:
@@ -25659,12 +27435,12 @@ recip_zero_19:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_20:
+scale_loop_32:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_20
+	JNZ     scale_loop_32
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_10
 
@@ -26767,11 +28543,11 @@ scores_first_done_5:
 scores_done_47:
 	MOVQ $0x00000000, 32(SP)
 
-softmax_11:
+softmax_17:
 	MOVQ         32(SP), AX
 	MOVQ         ng+16(FP), CX
 	CMPQ         AX, CX
-	JGE          softmax_done_11
+	JGE          softmax_done_17
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -26782,7 +28558,7 @@ softmax_11:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X5
 	VUCOMISS     X0, X5
-	JEQ          no_rescale_11
+	JEQ          no_rescale_23
 	VSUBSS       X5, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z7
@@ -26822,17 +28598,17 @@ softmax_11:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_21:
+scale_loop_33:
 	VMULPS  (CX), Z0, Z7
 	VMOVUPS Z7, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_21
+	JNZ     scale_loop_33
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X5, (AX)(CX*4)
 
-no_rescale_11:
+no_rescale_23:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -26928,9 +28704,9 @@ exp_done_21:
 	MOVQ   32(SP), CX
 	VMOVSS X7, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
-	JMP    softmax_11
+	JMP    softmax_17
 
-softmax_done_11:
+softmax_done_17:
 	MOVQ $0x00000000, 32(SP)
 
 pv_23:
@@ -27859,12 +29635,12 @@ recip_zero_21:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_22:
+scale_loop_34:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_22
+	JNZ     scale_loop_34
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_11
 
@@ -29159,11 +30935,11 @@ scores_first_done_6:
 scores_done_51:
 	MOVQ $0x00000000, 32(SP)
 
-softmax_12:
+softmax_18:
 	MOVQ         32(SP), AX
 	MOVQ         ng+16(FP), CX
 	CMPQ         AX, CX
-	JGE          softmax_done_12
+	JGE          softmax_done_18
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -29174,7 +30950,7 @@ softmax_12:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X5
 	VUCOMISS     X0, X5
-	JEQ          no_rescale_12
+	JEQ          no_rescale_24
 	VSUBSS       X5, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z7
@@ -29211,17 +30987,17 @@ softmax_12:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_23:
+scale_loop_35:
 	VMULPS  (CX), Z0, Z7
 	VMOVUPS Z7, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_23
+	JNZ     scale_loop_35
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X5, (AX)(CX*4)
 
-no_rescale_12:
+no_rescale_24:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -29311,9 +31087,9 @@ exp_done_23:
 	MOVQ   32(SP), CX
 	VMOVSS X7, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
-	JMP    softmax_12
+	JMP    softmax_18
 
-softmax_done_12:
+softmax_done_18:
 	MOVQ $0x00000000, 32(SP)
 
 pv_24:
@@ -30242,12 +32018,12 @@ recip_zero_23:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_24:
+scale_loop_36:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_24
+	JNZ     scale_loop_36
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_12
 
