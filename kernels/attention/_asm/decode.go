@@ -1553,7 +1553,11 @@ func (t tier) flashDecode(fast bool) {
 	// ctx 1024, 8 KV heads, one process, interleaved, median B/A) f32
 	// 32:8 and 64:8 calls took 0.96 and 0.95 of the time, f16 0.94 and
 	// 0.94; from DRAM (ctx 32768) 0.99–1.01. AVX-512 keeps one head at a
-	// time: pairs there are unmeasured.
+	// time: pairs there are unmeasured. What the phase still costs (9–10 %
+	// of an L3 call, f32 g = 4 and 8) is mostly not its exps: without
+	// them a call took 0.96–0.97 of the time, and computing them in
+	// scores2's batch epilogue instead (one ymm per batch, both heads)
+	// took 1.05–1.10.
 	//
 	// rescale(k) updates head h+k's running max from its tile max: where
 	// it grew, c = exp(m_old − m_new) (0 on the first tile, where m_old
