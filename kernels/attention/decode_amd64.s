@@ -1120,9 +1120,9 @@ no_rescale_2:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp2_loop_1:
+exp_loop_1:
 	CMPQ         DX, $0x00000008
-	JL           exp2_tail_1
+	JL           exp_tail_1
 	VMOVUPS      (AX), Y4
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y4, Y4
@@ -1180,9 +1180,9 @@ exp2_loop_1:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp2_loop_1
+	JMP          exp_loop_1
 
-exp2_tail_1:
+exp_tail_1:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -1196,7 +1196,7 @@ exp2_tail_1:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp2_done_1
+	JZ           exp_done_1
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -1250,15 +1250,15 @@ exp2_tail_1:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp2_tail1_1:
+exp_tail1_1:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp2_tail1_1
+	JNZ    exp_tail1_1
 
-exp2_done_1:
+exp_done_1:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -1364,9 +1364,9 @@ no_rescale_3:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_1:
+exp_loop_2:
 	CMPQ         CX, $0x00000008
-	JL           exp_tail_1
+	JL           exp_tail_2
 	VMOVUPS      (AX), Y2
 	VSUBPS       Y0, Y2, Y2
 	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
@@ -1396,9 +1396,9 @@ exp_loop_1:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_1
+	JMP          exp_loop_2
 
-exp_tail_1:
+exp_tail_2:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -1406,7 +1406,7 @@ exp_tail_1:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_1
+	JZ           exp_done_2
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -1434,13 +1434,13 @@ exp_tail_1:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_1:
+exp_tail1_2:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_1
+	JNZ    exp_tail1_2
 
-exp_done_1:
+exp_done_2:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -2346,9 +2346,9 @@ scores_done_4:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
-exp_loop_2:
+exp_loop_3:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_2
+	JL           exp_tail_3
 	VMOVUPS      (CX), Y3
 	VSUBPS       Y0, Y3, Y3
 	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y4
@@ -2378,9 +2378,9 @@ exp_loop_2:
 	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_2
+	JMP          exp_loop_3
 
-exp_tail_2:
+exp_tail_3:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
 	VMOVHLPS     X3, X3, X1
@@ -2388,7 +2388,7 @@ exp_tail_2:
 	VMOVSHDUP    X3, X1
 	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
-	JZ           exp_done_2
+	JZ           exp_done_3
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -2416,13 +2416,13 @@ exp_tail_2:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (CX)
 
-exp_tail1_2:
+exp_tail1_3:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_2
+	JNZ    exp_tail1_3
 
-exp_done_2:
+exp_done_3:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X3, 4(CX)
@@ -3345,9 +3345,9 @@ no_rescale_5:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp2_loop_2:
+exp_loop_4:
 	CMPQ        DX, $0x00000008
-	JL          exp2_tail_2
+	JL          exp_tail_4
 	VMOVUPS     (AX), Y4
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y4, Y4
@@ -3391,9 +3391,9 @@ exp2_loop_2:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp2_loop_2
+	JMP         exp_loop_4
 
-exp2_tail_2:
+exp_tail_4:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -3407,7 +3407,7 @@ exp2_tail_2:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp2_done_2
+	JZ           exp_done_4
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -3447,15 +3447,15 @@ exp2_tail_2:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp2_tail1_2:
+exp_tail1_4:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp2_tail1_2
+	JNZ    exp_tail1_4
 
-exp2_done_2:
+exp_done_4:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -3554,9 +3554,9 @@ no_rescale_6:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_3:
+exp_loop_5:
 	CMPQ        CX, $0x00000008
-	JL          exp_tail_3
+	JL          exp_tail_5
 	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
 	VMOVUPS     expconst<>+256(SB), Y3
@@ -3579,9 +3579,9 @@ exp_loop_3:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_3
+	JMP         exp_loop_5
 
-exp_tail_3:
+exp_tail_5:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -3589,7 +3589,7 @@ exp_tail_3:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_3
+	JZ           exp_done_5
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -3610,13 +3610,13 @@ exp_tail_3:
 	VMULPS       Y0, Y3, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_3:
+exp_tail1_5:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_3
+	JNZ    exp_tail1_5
 
-exp_done_3:
+exp_done_5:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -4522,9 +4522,9 @@ scores_done_8:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
-exp_loop_4:
+exp_loop_6:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_4
+	JL          exp_tail_6
 	VMOVUPS     (CX), Y3
 	VSUBPS      Y0, Y3, Y3
 	VMOVUPS     expconst<>+256(SB), Y4
@@ -4547,9 +4547,9 @@ exp_loop_4:
 	VADDPS      Y3, Y1, Y1
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_4
+	JMP         exp_loop_6
 
-exp_tail_4:
+exp_tail_6:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
 	VMOVHLPS     X3, X3, X1
@@ -4557,7 +4557,7 @@ exp_tail_4:
 	VMOVSHDUP    X3, X1
 	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
-	JZ           exp_done_4
+	JZ           exp_done_6
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -4578,13 +4578,13 @@ exp_tail_4:
 	VMULPS       Y0, Y4, Y1
 	VMOVUPS      Y1, (CX)
 
-exp_tail1_4:
+exp_tail1_6:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_4
+	JNZ    exp_tail1_6
 
-exp_done_4:
+exp_done_6:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X3, 4(CX)
@@ -6287,9 +6287,9 @@ no_rescale_7:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_5:
+exp_loop_7:
 	CMPQ         CX, $0x00000010
-	JL           exp_tail_5
+	JL           exp_tail_7
 	VMOVUPS      (AX), Y1
 	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
 	VSUBPS       Z0, Z1, Z1
@@ -6316,9 +6316,9 @@ exp_loop_5:
 	VADDPS       Z1, Z3, Z3
 	ADDQ         $0x00000040, AX
 	SUBQ         $0x00000010, CX
-	JMP          exp_loop_5
+	JMP          exp_loop_7
 
-exp_tail_5:
+exp_tail_7:
 	VEXTRACTF64X4 $0x01, Z3, Y1
 	VADDPS        Y1, Y3, Y1
 	VEXTRACTF32X4 $0x01, Y1, X3
@@ -6328,7 +6328,7 @@ exp_tail_5:
 	VMOVSHDUP     X3, X1
 	VADDPS        X1, X3, X3
 	TESTQ         CX, CX
-	JZ            exp_done_5
+	JZ            exp_done_7
 	VMOVUPS       (AX), Y2
 	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
 	VSUBPS        Z0, Z2, Z2
@@ -6353,13 +6353,13 @@ exp_tail_5:
 	VSCALEFPS     Z0, Z4, Z2
 	VMOVUPS       Z2, (AX)
 
-exp_tail1_5:
+exp_tail1_7:
 	VADDSS (AX), X3, X3
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_5
+	JNZ    exp_tail1_7
 
-exp_done_5:
+exp_done_7:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -7921,9 +7921,9 @@ scores_done_14:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
-exp_loop_6:
+exp_loop_8:
 	CMPQ         DX, $0x00000010
-	JL           exp_tail_6
+	JL           exp_tail_8
 	VMOVUPS      (CX), Y0
 	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
 	VSUBPS       Z3, Z0, Z0
@@ -7950,9 +7950,9 @@ exp_loop_6:
 	VADDPS       Z0, Z4, Z4
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
-	JMP          exp_loop_6
+	JMP          exp_loop_8
 
-exp_tail_6:
+exp_tail_8:
 	VEXTRACTF64X4 $0x01, Z4, Y0
 	VADDPS        Y0, Y4, Y0
 	VEXTRACTF32X4 $0x01, Y0, X4
@@ -7962,7 +7962,7 @@ exp_tail_6:
 	VMOVSHDUP     X4, X0
 	VADDPS        X0, X4, X4
 	TESTQ         DX, DX
-	JZ            exp_done_6
+	JZ            exp_done_8
 	VMOVUPS       (CX), Y1
 	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
 	VSUBPS        Z3, Z1, Z1
@@ -7987,13 +7987,13 @@ exp_tail_6:
 	VSCALEFPS     Z0, Z3, Z1
 	VMOVUPS       Z1, (CX)
 
-exp_tail1_6:
+exp_tail1_8:
 	VADDSS (CX), X4, X4
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_6
+	JNZ    exp_tail1_8
 
-exp_done_6:
+exp_done_8:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X4, 4(CX)
@@ -9736,9 +9736,9 @@ no_rescale_8:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_7:
+exp_loop_9:
 	CMPQ         CX, $0x00000010
-	JL           exp_tail_7
+	JL           exp_tail_9
 	VMOVUPS      (AX), Y1
 	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
 	VSUBPS       Z0, Z1, Z1
@@ -9762,9 +9762,9 @@ exp_loop_7:
 	VADDPS       Z1, Z3, Z3
 	ADDQ         $0x00000040, AX
 	SUBQ         $0x00000010, CX
-	JMP          exp_loop_7
+	JMP          exp_loop_9
 
-exp_tail_7:
+exp_tail_9:
 	VEXTRACTF64X4 $0x01, Z3, Y1
 	VADDPS        Y1, Y3, Y1
 	VEXTRACTF32X4 $0x01, Y1, X3
@@ -9774,7 +9774,7 @@ exp_tail_7:
 	VMOVSHDUP     X3, X1
 	VADDPS        X1, X3, X3
 	TESTQ         CX, CX
-	JZ            exp_done_7
+	JZ            exp_done_9
 	VMOVUPS       (AX), Y2
 	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
 	VSUBPS        Z0, Z2, Z2
@@ -9796,13 +9796,13 @@ exp_tail_7:
 	VMULPS        Z0, Z4, Z2
 	VMOVUPS       Z2, (AX)
 
-exp_tail1_7:
+exp_tail1_9:
 	VADDSS (AX), X3, X3
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_7
+	JNZ    exp_tail1_9
 
-exp_done_7:
+exp_done_9:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -11364,9 +11364,9 @@ scores_done_20:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
-exp_loop_8:
+exp_loop_10:
 	CMPQ         DX, $0x00000010
-	JL           exp_tail_8
+	JL           exp_tail_10
 	VMOVUPS      (CX), Y0
 	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
 	VSUBPS       Z3, Z0, Z0
@@ -11390,9 +11390,9 @@ exp_loop_8:
 	VADDPS       Z0, Z4, Z4
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
-	JMP          exp_loop_8
+	JMP          exp_loop_10
 
-exp_tail_8:
+exp_tail_10:
 	VEXTRACTF64X4 $0x01, Z4, Y0
 	VADDPS        Y0, Y4, Y0
 	VEXTRACTF32X4 $0x01, Y0, X4
@@ -11402,7 +11402,7 @@ exp_tail_8:
 	VMOVSHDUP     X4, X0
 	VADDPS        X0, X4, X4
 	TESTQ         DX, DX
-	JZ            exp_done_8
+	JZ            exp_done_10
 	VMOVUPS       (CX), Y1
 	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
 	VSUBPS        Z3, Z1, Z1
@@ -11424,13 +11424,13 @@ exp_tail_8:
 	VMULPS        Z0, Z3, Z1
 	VMOVUPS       Z1, (CX)
 
-exp_tail1_8:
+exp_tail1_10:
 	VADDSS (CX), X4, X4
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_8
+	JNZ    exp_tail1_10
 
-exp_done_8:
+exp_done_10:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X4, 4(CX)
@@ -12624,9 +12624,9 @@ no_rescale_10:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp2_loop_3:
+exp_loop_11:
 	CMPQ         DX, $0x00000008
-	JL           exp2_tail_3
+	JL           exp_tail_11
 	VMOVUPS      (AX), Y4
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y4, Y4
@@ -12684,9 +12684,9 @@ exp2_loop_3:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp2_loop_3
+	JMP          exp_loop_11
 
-exp2_tail_3:
+exp_tail_11:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -12700,7 +12700,7 @@ exp2_tail_3:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp2_done_3
+	JZ           exp_done_11
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -12754,15 +12754,15 @@ exp2_tail_3:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp2_tail1_3:
+exp_tail1_11:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp2_tail1_3
+	JNZ    exp_tail1_11
 
-exp2_done_3:
+exp_done_11:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -12868,9 +12868,9 @@ no_rescale_11:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_9:
+exp_loop_12:
 	CMPQ         CX, $0x00000008
-	JL           exp_tail_9
+	JL           exp_tail_12
 	VMOVUPS      (AX), Y2
 	VSUBPS       Y0, Y2, Y2
 	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
@@ -12900,9 +12900,9 @@ exp_loop_9:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_9
+	JMP          exp_loop_12
 
-exp_tail_9:
+exp_tail_12:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -12910,7 +12910,7 @@ exp_tail_9:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_9
+	JZ           exp_done_12
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -12938,13 +12938,13 @@ exp_tail_9:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_9:
+exp_tail1_12:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_9
+	JNZ    exp_tail1_12
 
-exp_done_9:
+exp_done_12:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -13921,9 +13921,9 @@ scores_done_24:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
-exp_loop_10:
+exp_loop_13:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_10
+	JL           exp_tail_13
 	VMOVUPS      (CX), Y3
 	VSUBPS       Y0, Y3, Y3
 	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y4
@@ -13953,9 +13953,9 @@ exp_loop_10:
 	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_10
+	JMP          exp_loop_13
 
-exp_tail_10:
+exp_tail_13:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
 	VMOVHLPS     X3, X3, X1
@@ -13963,7 +13963,7 @@ exp_tail_10:
 	VMOVSHDUP    X3, X1
 	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
-	JZ           exp_done_10
+	JZ           exp_done_13
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -13991,13 +13991,13 @@ exp_tail_10:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (CX)
 
-exp_tail1_10:
+exp_tail1_13:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_10
+	JNZ    exp_tail1_13
 
-exp_done_10:
+exp_done_13:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X3, 4(CX)
@@ -15171,9 +15171,9 @@ no_rescale_13:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp2_loop_4:
+exp_loop_14:
 	CMPQ        DX, $0x00000008
-	JL          exp2_tail_4
+	JL          exp_tail_14
 	VMOVUPS     (AX), Y4
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y4, Y4
@@ -15217,9 +15217,9 @@ exp2_loop_4:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp2_loop_4
+	JMP         exp_loop_14
 
-exp2_tail_4:
+exp_tail_14:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -15233,7 +15233,7 @@ exp2_tail_4:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp2_done_4
+	JZ           exp_done_14
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -15273,15 +15273,15 @@ exp2_tail_4:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp2_tail1_4:
+exp_tail1_14:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp2_tail1_4
+	JNZ    exp_tail1_14
 
-exp2_done_4:
+exp_done_14:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -15380,9 +15380,9 @@ no_rescale_14:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_11:
+exp_loop_15:
 	CMPQ        CX, $0x00000008
-	JL          exp_tail_11
+	JL          exp_tail_15
 	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
 	VMOVUPS     expconst<>+256(SB), Y3
@@ -15405,9 +15405,9 @@ exp_loop_11:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_11
+	JMP         exp_loop_15
 
-exp_tail_11:
+exp_tail_15:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -15415,7 +15415,7 @@ exp_tail_11:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_11
+	JZ           exp_done_15
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -15436,13 +15436,13 @@ exp_tail_11:
 	VMULPS       Y0, Y3, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_11:
+exp_tail1_15:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_11
+	JNZ    exp_tail1_15
 
-exp_done_11:
+exp_done_15:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -16419,9 +16419,9 @@ scores_done_28:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
-exp_loop_12:
+exp_loop_16:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_12
+	JL          exp_tail_16
 	VMOVUPS     (CX), Y3
 	VSUBPS      Y0, Y3, Y3
 	VMOVUPS     expconst<>+256(SB), Y4
@@ -16444,9 +16444,9 @@ exp_loop_12:
 	VADDPS      Y3, Y1, Y1
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_12
+	JMP         exp_loop_16
 
-exp_tail_12:
+exp_tail_16:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
 	VMOVHLPS     X3, X3, X1
@@ -16454,7 +16454,7 @@ exp_tail_12:
 	VMOVSHDUP    X3, X1
 	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
-	JZ           exp_done_12
+	JZ           exp_done_16
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -16475,13 +16475,13 @@ exp_tail_12:
 	VMULPS       Y0, Y4, Y1
 	VMOVUPS      Y1, (CX)
 
-exp_tail1_12:
+exp_tail1_16:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_12
+	JNZ    exp_tail1_16
 
-exp_done_12:
+exp_done_16:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X3, 4(CX)
@@ -18475,9 +18475,9 @@ no_rescale_15:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_13:
+exp_loop_17:
 	CMPQ         CX, $0x00000010
-	JL           exp_tail_13
+	JL           exp_tail_17
 	VMOVUPS      (AX), Y1
 	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
 	VSUBPS       Z0, Z1, Z1
@@ -18504,9 +18504,9 @@ exp_loop_13:
 	VADDPS       Z1, Z3, Z3
 	ADDQ         $0x00000040, AX
 	SUBQ         $0x00000010, CX
-	JMP          exp_loop_13
+	JMP          exp_loop_17
 
-exp_tail_13:
+exp_tail_17:
 	VEXTRACTF64X4 $0x01, Z3, Y1
 	VADDPS        Y1, Y3, Y1
 	VEXTRACTF32X4 $0x01, Y1, X3
@@ -18516,7 +18516,7 @@ exp_tail_13:
 	VMOVSHDUP     X3, X1
 	VADDPS        X1, X3, X3
 	TESTQ         CX, CX
-	JZ            exp_done_13
+	JZ            exp_done_17
 	VMOVUPS       (AX), Y2
 	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
 	VSUBPS        Z0, Z2, Z2
@@ -18541,13 +18541,13 @@ exp_tail_13:
 	VSCALEFPS     Z0, Z4, Z2
 	VMOVUPS       Z2, (AX)
 
-exp_tail1_13:
+exp_tail1_17:
 	VADDSS (AX), X3, X3
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_13
+	JNZ    exp_tail1_17
 
-exp_done_13:
+exp_done_17:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -20247,9 +20247,9 @@ scores_done_34:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
-exp_loop_14:
+exp_loop_18:
 	CMPQ         DX, $0x00000010
-	JL           exp_tail_14
+	JL           exp_tail_18
 	VMOVUPS      (CX), Y0
 	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
 	VSUBPS       Z3, Z0, Z0
@@ -20276,9 +20276,9 @@ exp_loop_14:
 	VADDPS       Z0, Z4, Z4
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
-	JMP          exp_loop_14
+	JMP          exp_loop_18
 
-exp_tail_14:
+exp_tail_18:
 	VEXTRACTF64X4 $0x01, Z4, Y0
 	VADDPS        Y0, Y4, Y0
 	VEXTRACTF32X4 $0x01, Y0, X4
@@ -20288,7 +20288,7 @@ exp_tail_14:
 	VMOVSHDUP     X4, X0
 	VADDPS        X0, X4, X4
 	TESTQ         DX, DX
-	JZ            exp_done_14
+	JZ            exp_done_18
 	VMOVUPS       (CX), Y1
 	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
 	VSUBPS        Z3, Z1, Z1
@@ -20313,13 +20313,13 @@ exp_tail_14:
 	VSCALEFPS     Z0, Z3, Z1
 	VMOVUPS       Z1, (CX)
 
-exp_tail1_14:
+exp_tail1_18:
 	VADDSS (CX), X4, X4
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_14
+	JNZ    exp_tail1_18
 
-exp_done_14:
+exp_done_18:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X4, 4(CX)
@@ -22369,9 +22369,9 @@ no_rescale_16:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_15:
+exp_loop_19:
 	CMPQ         CX, $0x00000010
-	JL           exp_tail_15
+	JL           exp_tail_19
 	VMOVUPS      (AX), Y1
 	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
 	VSUBPS       Z0, Z1, Z1
@@ -22395,9 +22395,9 @@ exp_loop_15:
 	VADDPS       Z1, Z3, Z3
 	ADDQ         $0x00000040, AX
 	SUBQ         $0x00000010, CX
-	JMP          exp_loop_15
+	JMP          exp_loop_19
 
-exp_tail_15:
+exp_tail_19:
 	VEXTRACTF64X4 $0x01, Z3, Y1
 	VADDPS        Y1, Y3, Y1
 	VEXTRACTF32X4 $0x01, Y1, X3
@@ -22407,7 +22407,7 @@ exp_tail_15:
 	VMOVSHDUP     X3, X1
 	VADDPS        X1, X3, X3
 	TESTQ         CX, CX
-	JZ            exp_done_15
+	JZ            exp_done_19
 	VMOVUPS       (AX), Y2
 	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
 	VSUBPS        Z0, Z2, Z2
@@ -22429,13 +22429,13 @@ exp_tail_15:
 	VMULPS        Z0, Z4, Z2
 	VMOVUPS       Z2, (AX)
 
-exp_tail1_15:
+exp_tail1_19:
 	VADDSS (AX), X3, X3
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_15
+	JNZ    exp_tail1_19
 
-exp_done_15:
+exp_done_19:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -24135,9 +24135,9 @@ scores_done_40:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
-exp_loop_16:
+exp_loop_20:
 	CMPQ         DX, $0x00000010
-	JL           exp_tail_16
+	JL           exp_tail_20
 	VMOVUPS      (CX), Y0
 	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
 	VSUBPS       Z3, Z0, Z0
@@ -24161,9 +24161,9 @@ exp_loop_16:
 	VADDPS       Z0, Z4, Z4
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
-	JMP          exp_loop_16
+	JMP          exp_loop_20
 
-exp_tail_16:
+exp_tail_20:
 	VEXTRACTF64X4 $0x01, Z4, Y0
 	VADDPS        Y0, Y4, Y0
 	VEXTRACTF32X4 $0x01, Y0, X4
@@ -24173,7 +24173,7 @@ exp_tail_16:
 	VMOVSHDUP     X4, X0
 	VADDPS        X0, X4, X4
 	TESTQ         DX, DX
-	JZ            exp_done_16
+	JZ            exp_done_20
 	VMOVUPS       (CX), Y1
 	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
 	VSUBPS        Z3, Z1, Z1
@@ -24195,13 +24195,13 @@ exp_tail_16:
 	VMULPS        Z0, Z3, Z1
 	VMOVUPS       Z1, (CX)
 
-exp_tail1_16:
+exp_tail1_20:
 	VADDSS (CX), X4, X4
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_16
+	JNZ    exp_tail1_20
 
-exp_done_16:
+exp_done_20:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X4, 4(CX)
@@ -24993,9 +24993,9 @@ no_rescale_18:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp2_loop_5:
+exp_loop_21:
 	CMPQ         DX, $0x00000008
-	JL           exp2_tail_5
+	JL           exp_tail_21
 	VMOVUPS      (AX), Y4
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y4, Y4
@@ -25053,9 +25053,9 @@ exp2_loop_5:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp2_loop_5
+	JMP          exp_loop_21
 
-exp2_tail_5:
+exp_tail_21:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -25069,7 +25069,7 @@ exp2_tail_5:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp2_done_5
+	JZ           exp_done_21
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -25123,15 +25123,15 @@ exp2_tail_5:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp2_tail1_5:
+exp_tail1_21:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp2_tail1_5
+	JNZ    exp_tail1_21
 
-exp2_done_5:
+exp_done_21:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -25237,9 +25237,9 @@ no_rescale_19:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_17:
+exp_loop_22:
 	CMPQ         CX, $0x00000008
-	JL           exp_tail_17
+	JL           exp_tail_22
 	VMOVUPS      (AX), Y2
 	VSUBPS       Y0, Y2, Y2
 	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
@@ -25269,9 +25269,9 @@ exp_loop_17:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_17
+	JMP          exp_loop_22
 
-exp_tail_17:
+exp_tail_22:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -25279,7 +25279,7 @@ exp_tail_17:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_17
+	JZ           exp_done_22
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -25307,13 +25307,13 @@ exp_tail_17:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_17:
+exp_tail1_22:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_17
+	JNZ    exp_tail1_22
 
-exp_done_17:
+exp_done_22:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -25933,9 +25933,9 @@ scores_done_43:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
-exp_loop_18:
+exp_loop_23:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_18
+	JL           exp_tail_23
 	VMOVUPS      (CX), Y3
 	VSUBPS       Y0, Y3, Y3
 	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y4
@@ -25965,9 +25965,9 @@ exp_loop_18:
 	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_18
+	JMP          exp_loop_23
 
-exp_tail_18:
+exp_tail_23:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
 	VMOVHLPS     X3, X3, X1
@@ -25975,7 +25975,7 @@ exp_tail_18:
 	VMOVSHDUP    X3, X1
 	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
-	JZ           exp_done_18
+	JZ           exp_done_23
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -26003,13 +26003,13 @@ exp_tail_18:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (CX)
 
-exp_tail1_18:
+exp_tail1_23:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_18
+	JNZ    exp_tail1_23
 
-exp_done_18:
+exp_done_23:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X3, 4(CX)
@@ -26754,9 +26754,9 @@ no_rescale_21:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp2_loop_6:
+exp_loop_24:
 	CMPQ        DX, $0x00000008
-	JL          exp2_tail_6
+	JL          exp_tail_24
 	VMOVUPS     (AX), Y4
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y4, Y4
@@ -26800,9 +26800,9 @@ exp2_loop_6:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp2_loop_6
+	JMP         exp_loop_24
 
-exp2_tail_6:
+exp_tail_24:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -26816,7 +26816,7 @@ exp2_tail_6:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp2_done_6
+	JZ           exp_done_24
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -26856,15 +26856,15 @@ exp2_tail_6:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp2_tail1_6:
+exp_tail1_24:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp2_tail1_6
+	JNZ    exp_tail1_24
 
-exp2_done_6:
+exp_done_24:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -26963,9 +26963,9 @@ no_rescale_22:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_19:
+exp_loop_25:
 	CMPQ        CX, $0x00000008
-	JL          exp_tail_19
+	JL          exp_tail_25
 	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
 	VMOVUPS     expconst<>+256(SB), Y3
@@ -26988,9 +26988,9 @@ exp_loop_19:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_19
+	JMP         exp_loop_25
 
-exp_tail_19:
+exp_tail_25:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -26998,7 +26998,7 @@ exp_tail_19:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_19
+	JZ           exp_done_25
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -27019,13 +27019,13 @@ exp_tail_19:
 	VMULPS       Y0, Y3, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_19:
+exp_tail1_25:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_19
+	JNZ    exp_tail1_25
 
-exp_done_19:
+exp_done_25:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -27645,9 +27645,9 @@ scores_done_46:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
-exp_loop_20:
+exp_loop_26:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_20
+	JL          exp_tail_26
 	VMOVUPS     (CX), Y3
 	VSUBPS      Y0, Y3, Y3
 	VMOVUPS     expconst<>+256(SB), Y4
@@ -27670,9 +27670,9 @@ exp_loop_20:
 	VADDPS      Y3, Y1, Y1
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_20
+	JMP         exp_loop_26
 
-exp_tail_20:
+exp_tail_26:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
 	VMOVHLPS     X3, X3, X1
@@ -27680,7 +27680,7 @@ exp_tail_20:
 	VMOVSHDUP    X3, X1
 	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
-	JZ           exp_done_20
+	JZ           exp_done_26
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -27701,13 +27701,13 @@ exp_tail_20:
 	VMULPS       Y0, Y4, Y1
 	VMOVUPS      Y1, (CX)
 
-exp_tail1_20:
+exp_tail1_26:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_20
+	JNZ    exp_tail1_26
 
-exp_done_20:
+exp_done_26:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X3, 4(CX)
@@ -28620,9 +28620,9 @@ no_rescale_23:
 	VMOVUPS      expconst<>+1344(SB), Z7
 	MOVQ         CX, CX
 
-exp_loop_21:
+exp_loop_27:
 	CMPQ         CX, $0x00000010
-	JL           exp_tail_21
+	JL           exp_tail_27
 	VMOVUPS      (AX), Y5
 	VINSERTF64X4 $0x01, 32(AX), Z5, Z5
 	VSUBPS       Z0, Z5, Z5
@@ -28649,9 +28649,9 @@ exp_loop_21:
 	VADDPS       Z5, Z7, Z7
 	ADDQ         $0x00000040, AX
 	SUBQ         $0x00000010, CX
-	JMP          exp_loop_21
+	JMP          exp_loop_27
 
-exp_tail_21:
+exp_tail_27:
 	VEXTRACTF64X4 $0x01, Z7, Y5
 	VADDPS        Y5, Y7, Y5
 	VEXTRACTF32X4 $0x01, Y5, X7
@@ -28661,7 +28661,7 @@ exp_tail_21:
 	VMOVSHDUP     X7, X5
 	VADDPS        X5, X7, X7
 	TESTQ         CX, CX
-	JZ            exp_done_21
+	JZ            exp_done_27
 	VMOVUPS       (AX), Y6
 	VINSERTF64X4  $0x01, 32(AX), Z6, Z6
 	VSUBPS        Z0, Z6, Z6
@@ -28686,13 +28686,13 @@ exp_tail_21:
 	VSCALEFPS     Z0, Z8, Z6
 	VMOVUPS       Z6, (AX)
 
-exp_tail1_21:
+exp_tail1_27:
 	VADDSS (AX), X7, X7
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_21
+	JNZ    exp_tail1_27
 
-exp_done_21:
+exp_done_27:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -29870,9 +29870,9 @@ scores_done_50:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
-exp_loop_22:
+exp_loop_28:
 	CMPQ         DX, $0x00000010
-	JL           exp_tail_22
+	JL           exp_tail_28
 	VMOVUPS      (CX), Y0
 	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
 	VSUBPS       Z3, Z0, Z0
@@ -29899,9 +29899,9 @@ exp_loop_22:
 	VADDPS       Z0, Z4, Z4
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
-	JMP          exp_loop_22
+	JMP          exp_loop_28
 
-exp_tail_22:
+exp_tail_28:
 	VEXTRACTF64X4 $0x01, Z4, Y0
 	VADDPS        Y0, Y4, Y0
 	VEXTRACTF32X4 $0x01, Y0, X4
@@ -29911,7 +29911,7 @@ exp_tail_22:
 	VMOVSHDUP     X4, X0
 	VADDPS        X0, X4, X4
 	TESTQ         DX, DX
-	JZ            exp_done_22
+	JZ            exp_done_28
 	VMOVUPS       (CX), Y1
 	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
 	VSUBPS        Z3, Z1, Z1
@@ -29936,13 +29936,13 @@ exp_tail_22:
 	VSCALEFPS     Z0, Z3, Z1
 	VMOVUPS       Z1, (CX)
 
-exp_tail1_22:
+exp_tail1_28:
 	VADDSS (CX), X4, X4
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_22
+	JNZ    exp_tail1_28
 
-exp_done_22:
+exp_done_28:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X4, 4(CX)
@@ -31009,9 +31009,9 @@ no_rescale_24:
 	VMOVUPS      expconst<>+1344(SB), Z7
 	MOVQ         CX, CX
 
-exp_loop_23:
+exp_loop_29:
 	CMPQ         CX, $0x00000010
-	JL           exp_tail_23
+	JL           exp_tail_29
 	VMOVUPS      (AX), Y5
 	VINSERTF64X4 $0x01, 32(AX), Z5, Z5
 	VSUBPS       Z0, Z5, Z5
@@ -31035,9 +31035,9 @@ exp_loop_23:
 	VADDPS       Z5, Z7, Z7
 	ADDQ         $0x00000040, AX
 	SUBQ         $0x00000010, CX
-	JMP          exp_loop_23
+	JMP          exp_loop_29
 
-exp_tail_23:
+exp_tail_29:
 	VEXTRACTF64X4 $0x01, Z7, Y5
 	VADDPS        Y5, Y7, Y5
 	VEXTRACTF32X4 $0x01, Y5, X7
@@ -31047,7 +31047,7 @@ exp_tail_23:
 	VMOVSHDUP     X7, X5
 	VADDPS        X5, X7, X7
 	TESTQ         CX, CX
-	JZ            exp_done_23
+	JZ            exp_done_29
 	VMOVUPS       (AX), Y6
 	VINSERTF64X4  $0x01, 32(AX), Z6, Z6
 	VSUBPS        Z0, Z6, Z6
@@ -31069,13 +31069,13 @@ exp_tail_23:
 	VMULPS        Z0, Z8, Z6
 	VMOVUPS       Z6, (AX)
 
-exp_tail1_23:
+exp_tail1_29:
 	VADDSS (AX), X7, X7
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_23
+	JNZ    exp_tail1_29
 
-exp_done_23:
+exp_done_29:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -32253,9 +32253,9 @@ scores_done_54:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
-exp_loop_24:
+exp_loop_30:
 	CMPQ         DX, $0x00000010
-	JL           exp_tail_24
+	JL           exp_tail_30
 	VMOVUPS      (CX), Y0
 	VINSERTF64X4 $0x01, 32(CX), Z0, Z0
 	VSUBPS       Z3, Z0, Z0
@@ -32279,9 +32279,9 @@ exp_loop_24:
 	VADDPS       Z0, Z4, Z4
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
-	JMP          exp_loop_24
+	JMP          exp_loop_30
 
-exp_tail_24:
+exp_tail_30:
 	VEXTRACTF64X4 $0x01, Z4, Y0
 	VADDPS        Y0, Y4, Y0
 	VEXTRACTF32X4 $0x01, Y0, X4
@@ -32291,7 +32291,7 @@ exp_tail_24:
 	VMOVSHDUP     X4, X0
 	VADDPS        X0, X4, X4
 	TESTQ         DX, DX
-	JZ            exp_done_24
+	JZ            exp_done_30
 	VMOVUPS       (CX), Y1
 	VINSERTF64X4  $0x01, 32(CX), Z1, Z1
 	VSUBPS        Z3, Z1, Z1
@@ -32313,13 +32313,13 @@ exp_tail_24:
 	VMULPS        Z0, Z3, Z1
 	VMOVUPS       Z1, (CX)
 
-exp_tail1_24:
+exp_tail1_30:
 	VADDSS (CX), X4, X4
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_24
+	JNZ    exp_tail1_30
 
-exp_done_24:
+exp_done_30:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X4, 4(CX)

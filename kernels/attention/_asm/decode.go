@@ -677,97 +677,76 @@ func rowsAt(p0, p4, db, db3 GPVirtual, off int) []Mem {
 	}
 }
 
-// expInPlace replaces buf[j] by exp(buf[j] - m) for j < cnt and returns
-// their sum (lane 0 of an xmm). The last vector may run into the buffer's
+// expInPlace replaces, for each i, bufs[i][j] by exp(bufs[i][j] − ms[i])
+// for j < cnt and returns the sums (lane 0 of an xmm each). The buffers
+// (one per head, cnt scores each) go through one loop, so that several
+// heads' exp chains overlap. The last vector may run into a buffer's
 // padding (every buffer is a multiple of 16 floats); padding lanes are
 // written but never summed.
-func (t tier) expInPlace(fast bool, buf, cnt GPVirtual, m VecVirtual) VecVirtual {
-	acc := t.Vec()
-	t.Zero(acc)
-	p, n := GP64(), GP64()
-	MOVQ(buf, p)
+func (t tier) expInPlace(fast bool, bufs []GPVirtual, cnt GPVirtual, ms []VecVirtual) []VecVirtual {
+	nh := len(bufs)
+	acc, p := make([]VecVirtual, nh), make([]GPVirtual, nh)
+	for i := range nh {
+		acc[i] = t.Vec()
+		t.Zero(acc[i])
+	}
+	for i := range nh {
+		p[i] = GP64()
+		MOVQ(bufs[i], p[i])
+	}
+	n := GP64()
 	MOVQ(cnt, n)
+	// exp loads a vector of each buffer and stores its exp.
+	exp := func() []VecVirtual {
+		x := make([]VecVirtual, nh)
+		for i := range nh {
+			x[i] = t.loadScores(p[i])
+		}
+		for i := range nh {
+			VSUBPS(ms[i], x[i], x[i])
+		}
+		for i := range nh {
+			t.Exp(fast, x[i])
+		}
+		for i := range nh {
+			VMOVUPS(x[i], Mem{Base: p[i]})
+		}
+		return x
+	}
 	loop, tail, done := NewLabel("exp_loop"), NewLabel("exp_tail"), NewLabel("exp_done")
 	Label(loop)
 	CMPQ(n, U32(t.W))
 	JL(LabelRef(tail))
-	x := t.loadScores(p)
-	VSUBPS(m, x, x)
-	t.Exp(fast, x)
-	VMOVUPS(x, Mem{Base: p})
-	VADDPS(x, acc, acc)
-	ADDQ(U32(t.VB()), p)
+	for i, x := range exp() {
+		VADDPS(x, acc[i], acc[i])
+	}
+	for i := range nh {
+		ADDQ(U32(t.VB()), p[i])
+	}
 	SUBQ(U32(t.W), n)
 	JMP(LabelRef(loop))
 	Label(tail)
-	s := t.HReduce(acc, VADDPS)
+	s := make([]VecVirtual, nh)
+	for i := range nh {
+		s[i] = t.HReduce(acc[i], VADDPS)
+	}
 	TESTQ(n, n)
 	JZ(LabelRef(done))
-	y := t.loadScores(p)
-	VSUBPS(m, y, y)
-	t.Exp(fast, y)
-	VMOVUPS(y, Mem{Base: p})
+	// A partial vector: the exp of the whole vector, the sum over the n
+	// scores that are real.
+	exp()
 	tl := NewLabel("exp_tail1")
 	Label(tl)
-	VADDSS(Mem{Base: p}, s, s)
-	ADDQ(Imm(4), p)
+	for i := range nh {
+		VADDSS(Mem{Base: p[i]}, s[i], s[i])
+	}
+	for i := range nh {
+		ADDQ(Imm(4), p[i])
+	}
 	DECQ(n)
 	JNZ(LabelRef(tl))
 	Label(done)
 	return s
-}
-
-// expInPlace2 is expInPlace for two tile buffers of cnt scores each
-// (two heads' tiles), in one loop so that the two exp chains overlap; it
-// returns the two sums.
-func (t tier) expInPlace2(fast bool, buf0, buf1, cnt GPVirtual, m0, m1 VecVirtual) (VecVirtual, VecVirtual) {
-	acc0, acc1 := t.Vec(), t.Vec()
-	t.Zero(acc0)
-	t.Zero(acc1)
-	p0, p1, n := GP64(), GP64(), GP64()
-	MOVQ(buf0, p0)
-	MOVQ(buf1, p1)
-	MOVQ(cnt, n)
-	loop, tail, done := NewLabel("exp2_loop"), NewLabel("exp2_tail"), NewLabel("exp2_done")
-	Label(loop)
-	CMPQ(n, U32(t.W))
-	JL(LabelRef(tail))
-	x0, x1 := t.loadScores(p0), t.loadScores(p1)
-	VSUBPS(m0, x0, x0)
-	VSUBPS(m1, x1, x1)
-	t.Exp(fast, x0)
-	t.Exp(fast, x1)
-	VMOVUPS(x0, Mem{Base: p0})
-	VMOVUPS(x1, Mem{Base: p1})
-	VADDPS(x0, acc0, acc0)
-	VADDPS(x1, acc1, acc1)
-	ADDQ(U32(t.VB()), p0)
-	ADDQ(U32(t.VB()), p1)
-	SUBQ(U32(t.W), n)
-	JMP(LabelRef(loop))
-	Label(tail)
-	s0, s1 := t.HReduce(acc0, VADDPS), t.HReduce(acc1, VADDPS)
-	TESTQ(n, n)
-	JZ(LabelRef(done))
-	// A partial vector, as expInPlace: exp of the whole vector (the tile
-	// buffer has room), the sum over the n scores that are real.
-	y0, y1 := t.loadScores(p0), t.loadScores(p1)
-	VSUBPS(m0, y0, y0)
-	VSUBPS(m1, y1, y1)
-	t.Exp(fast, y0)
-	t.Exp(fast, y1)
-	VMOVUPS(y0, Mem{Base: p0})
-	VMOVUPS(y1, Mem{Base: p1})
-	tl := NewLabel("exp2_tail1")
-	Label(tl)
-	VADDSS(Mem{Base: p0}, s0, s0)
-	VADDSS(Mem{Base: p1}, s1, s1)
-	ADDQ(Imm(4), p0)
-	ADDQ(Imm(4), p1)
-	DECQ(n)
-	JNZ(LabelRef(tl))
-	Label(done)
-	return s0, s1
 }
 
 // scaleRow multiplies the db bytes of floats at row by the vector c.
@@ -1547,7 +1526,7 @@ func (t tier) flashDecode(fast bool) {
 		Label(done)
 	})
 	// B: online-softmax update of every head. AVX2 takes two heads at a
-	// time (their exp loops merged, expInPlace2): one head's chain (max,
+	// time (their exp loops merged, expInPlace): one head's chain (max,
 	// exp, sum, its horizontal reduction, the state) is latency, about 34
 	// cycles a head on Zen 3, and two in one loop overlap. In L3 (Zen 3,
 	// ctx 1024, 8 KV heads, one process, interleaved, median B/A) f32
@@ -1598,11 +1577,11 @@ func (t tier) flashDecode(fast bool) {
 			MOVQ(b0, b1)
 			ADDQ(paramAddr("tileStride"), b1)
 			MOVQ(lCnt, cnt)
-			s0, s1 := t.expInPlace2(fast, b0, b1, cnt, m0, m1)
-			VADDSS(stateAt(1), s0, s0)
-			VMOVSS(s0, stateAt(1))
-			VADDSS(stateAt(1).Offset(4), s1, s1)
-			VMOVSS(s1, stateAt(1).Offset(4))
+			sums := t.expInPlace(fast, []GPVirtual{b0, b1}, cnt, []VecVirtual{m0, m1})
+			for k, sum := range sums {
+				VADDSS(stateAt(1).Offset(4*k), sum, sum)
+				VMOVSS(sum, stateAt(1).Offset(4*k))
+			}
 		}
 	}
 	eachHead("softmax", 0, nil, pairSoftmax, func() {
@@ -1611,7 +1590,7 @@ func (t tier) flashDecode(fast bool) {
 		VBROADCASTSS(stateAt(0), mb)
 		bufh, cnt := tileOf(), GP64()
 		MOVQ(lCnt, cnt)
-		sum := t.expInPlace(fast, bufh, cnt, mb)
+		sum := t.expInPlace(fast, []GPVirtual{bufh}, cnt, []VecVirtual{mb})[0]
 		VADDSS(stateAt(1), sum, sum)
 		VMOVSS(sum, stateAt(1))
 	})
@@ -1709,7 +1688,7 @@ func (t tier) naiveDecode(fast bool) {
 	m := t.scores(ws, q, k, n, kdb, lRL, paramAddr("scale"), nil)
 	mb := t.Vec()
 	VBROADCASTSS(m, mb)
-	s := t.expInPlace(fast, ws, n, mb)
+	s := t.expInPlace(fast, []GPVirtual{ws}, n, []VecVirtual{mb})[0]
 	{
 		st := GP64()
 		Load(Param("state"), st)
