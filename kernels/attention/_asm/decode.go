@@ -596,6 +596,14 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 // from 37–41 % to 53–59 %; at two threads both tiers' f32 from 40–76 % to
 // 85–89 %. Spreading AVX2's prefetches over the heads alone (still T0)
 // had given 2–6 points.
+//
+// Zen 3 has no such L2-only hint: every hint fills L1 there (re-reading a
+// 24–28 KB set from L1 while prefetching a DRAM stream slowed it from 4.1
+// to 7.6–9.1 ns a step alike under T0, T1, T2 and NTA), so the tiles
+// being fetched share its 32 KB with the tile being re-read. Nor does its
+// L2 fetch a line's 128-byte buddy: prefetching every other line made
+// groups from DRAM 1.45–1.69 times slower (interleaved A/B, f32 and f16
+// 32:8 and 64:8, ctx 32768).
 type prefetcher struct {
 	cur, end  Mem
 	countdown Mem // spread: steps left to the next prefetching one
