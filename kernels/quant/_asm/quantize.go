@@ -271,10 +271,10 @@ func quantizeRowsQ8_0(w qwidth) {
 // quadRows emits the Q8_0 quads of the lRows rows of nb blocks (a
 // multiple of 4) from lX to lDst, rows xStride and dstStride bytes apart
 // (registers or memory): in chunks of whole rows, about 64 blocks, the
-// scales of every quad (pass 1, quadScales), then the levels of every
-// block (pass 2, levels); a chunk with a block the quads do not take is
-// then written again one block at a time. It leaves lDst and lX on the
-// row after the last and lRows 0.
+// scales of every quad (pass 1: quadScales, AVX2 scalesAVX2), then the
+// levels of every block (pass 2, levels); a chunk with a block the quads
+// do not take is then written again one block at a time. It leaves lDst
+// and lX on the row after the last and lRows 0.
 func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, nb Op, absMask, half, one VecVirtual) {
 	// eachRow emits, for the k rows from the chunk's first, body(d, x)
 	// with d, x the row's first block; it leaves pd, px on the row after.
@@ -311,10 +311,13 @@ func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, n
 	CMPQ(lRows, Imm(0))
 	JE(LabelRef(done))
 	// Pass 1: the scales of whole rows' quads, while the chunk has fewer
-	// than 64 blocks and rows remain (k rows).
+	// than 64 blocks (AVX2: while it stays within 64) and rows remain (k
+	// rows).
 	XORQ(k, k)
 	XORQ(flag, flag)
-	{
+	if !w.z() {
+		w.scalesAVX2(name, lDst, lX, lRows, dstStride, xStride, nb, k, flag, pd, px)
+	} else {
 		blocks := GP64()
 		XORQ(blocks, blocks)
 		MOVQ(lDst, pd)
@@ -450,25 +453,194 @@ func (w qwidth) block(name string, dst, x GPVirtual, q81 bool, absMask, half, on
 	Label(next)
 }
 
-// quadScales is pass 1 of the Q8_0 quantizer for the four blocks at x:
-// it stores each block's f16 d at its first two bytes and its 1/d as a
-// float32 in the next four (where pass 2, levels, reads it and writes the
-// levels over it), or jumps to slow, having written nothing, if one of
-// them has a NaN or ±Inf or, in AVX2, a largest |x| below 2⁻¹⁰⁰ but not
-// 0 (its 1/d overflows, and the levels of an Inf multiplier are kept as
-// their low bytes, which VPMOVDB keeps and AVX2's saturating packs do
-// not).
+// scalesAVX2 is quadRows' pass 1 in AVX2: each quad's four maxima
+// (quadMaxima), and the scales of two quads at a time (scalePair): one ymm
+// division for d and one for 1/d per eight blocks, the f16 conversion and
+// the tests of non-finite and tiny maxima likewise. The first quad of a
+// pair waits at scr; an odd quad at the end is paired with itself (its
+// bytes written twice, alike). Rows while the chunk stays within 64
+// blocks (at least one row).
+//
+// Quad by quad (as quadScales, two ymm of two blocks each), a quad took
+// four ymm divisions, a quad's chain of two of them about 25 cycles on
+// Zen 3. Paired, against that, in one process, interleaved (B/A, Zen 3;
+// 8 KV heads × 512 tokens × hd 128, one of K or V): a 128-block row in
+// L1 0.90–0.92, the head-major batch-copy's rows in L3 0.92–0.93 and from
+// DRAM 0.94–0.95, the position-major one's 0.93 and 0.97–0.98. A bad
+// block does not stop the pass: flag is set and pass 3 writes the chunk
+// again. It leaves k, pd and px as pass 1 does.
+func (w qwidth) scalesAVX2(name string, lDst, lX, lRows Mem, dstStride, xStride, nb Op, k, flag, pd, px GPVirtual) {
+	scr := AllocLocal(24) // the pair's first quad: its maxima, its destination
+	blocks, odd := GP64(), GP64()
+	XORQ(blocks, blocks)
+	XORQ(odd, odd)
+	MOVQ(lDst, pd)
+	MOVQ(lX, px)
+	row, quad, next, done := "p1row"+name, "p1quad"+name, "p1next"+name, "p1done"+name
+	Label(row)
+	{
+		d, x, nq := GP64(), GP64(), GP64()
+		MOVQ(pd, d)
+		MOVQ(px, x)
+		MOVQ(nb, nq)
+		ADDQ(nq, blocks)
+		SHRQ(Imm(2), nq)
+		Label(quad)
+		m := w.quadMaxima(x)
+		second := "p1second" + name
+		XORQ(U32(1), odd)
+		JZ(LabelRef(second))
+		VMOVDQU(m, scr)
+		MOVQ(d, scr.Offset(16))
+		JMP(LabelRef(next))
+		Label(second)
+		w.scalePair(name+"b", scr, m, d, flag)
+		Label(next)
+		ADDQ(U32(4*34), d)
+		ADDQ(U32(4*128), x)
+		DECQ(nq)
+		JNZ(LabelRef(quad))
+	}
+	INCQ(k)
+	ADDQ(dstStride, pd)
+	ADDQ(xStride, px)
+	CMPQ(k, lRows)
+	JE(LabelRef(done))
+	{
+		t := GP64()
+		MOVQ(nb, t)
+		ADDQ(blocks, t)
+		CMPQ(t, U32(64))
+		JBE(LabelRef(row))
+	}
+	Label(done)
+	{
+		even := "p1even" + name
+		TESTQ(odd, odd)
+		JZ(LabelRef(even))
+		m, d := XMM(), GP64()
+		VMOVDQU(scr, m)
+		MOVQ(scr.Offset(16), d)
+		w.scalePair(name+"t", scr, m, d, flag)
+		Label(even)
+	}
+}
+
+// scalePair stores the scales of two quads (see quadScales): the first's
+// maxima and destination at scr, the second's in m and at d. It sets flag
+// where a block is not for the quads.
+func (w qwidth) scalePair(name string, scr Mem, m VecVirtual, d, flag GPVirtual) {
+	g := YMM()
+	VMOVDQU(scr, g.AsX())
+	VINSERTI128(Imm(1), m, g, g) // [first's m0–m3 | second's]
+	{
+		big, tiny, zero := YMM(), YMM(), YMM()
+		VPBROADCASTD(kc(cInfBits), big)
+		VPBROADCASTD(kc(cTinyBits), tiny)
+		VPXOR(zero, zero, zero)
+		nf, lo, nz := YMM(), YMM(), YMM()
+		VPCMPEQD(big, g, nf)
+		VPCMPGTD(big, g, lo) // bits > +Inf's: NaN
+		VPOR(lo, nf, nf)
+		VPCMPGTD(g, tiny, lo) // below 2⁻¹⁰⁰
+		VPCMPGTD(zero, g, nz) // and not 0
+		VPAND(nz, lo, lo)
+		VPOR(lo, nf, nf)
+		ok := "p1ok" + name
+		VPTEST(nf, nf)
+		JZ(LabelRef(ok))
+		MOVQ(U32(1), flag)
+		Label(ok)
+	}
+	// d = amax/127, id = d ? 1/d : 0; d's f16 (round to nearest even) at
+	// each block's bytes 0–1, id at 2–5.
+	f127, fone, dv, id, z := YMM(), YMM(), YMM(), YMM(), YMM()
+	VBROADCASTSS(kc(c127), f127)
+	VBROADCASTSS(kc(cOneF), fone)
+	VDIVPS(f127, g, dv)
+	VDIVPS(dv, fone, id)
+	VXORPS(z, z, z)
+	VCMPPS(Imm(4), z, dv, z)
+	VANDPS(z, id, id)
+	h := XMM()
+	VCVTPS2PH(Imm(0), dv, h) // words 0–3: the first quad's blocks, 4–7: the second's
+	for q := range 2 {
+		dp, r := d, GP64()
+		ids := id.AsX()
+		if q == 0 {
+			dp = GP64()
+			MOVQ(scr.Offset(16), dp)
+			VMOVQ(h, r)
+		} else {
+			VPEXTRQ(Imm(1), h, r)
+			ids = XMM()
+			VEXTRACTF128(Imm(1), id, ids)
+		}
+		for b := range 4 {
+			if b > 0 {
+				SHRQ(Imm(16), r)
+			}
+			MOVW(r.As16(), Mem{Base: dp, Disp: 34 * b})
+			at := Mem{Base: dp, Disp: 34*b + 2}
+			if b == 0 {
+				VMOVSS(ids, at)
+				continue
+			}
+			VEXTRACTPS(Imm(uint64(b)), ids, at)
+		}
+	}
+}
+
+// quadMaxima returns, in an xmm, the largest |x| (as int32 bits: see
+// hmaxBits) of each of the four blocks at x (AVX2): lane b, block b's.
+func (w qwidth) quadMaxima(x GPVirtual) VecVirtual {
+	absMask := w.vec()
+	VPBROADCASTD(kc(cAbsMask), absMask)
+	m := make([]VecVirtual, 4)
+	for b := range m {
+		m[b] = w.vec()
+		w.and(Mem{Base: x, Disp: 128 * b}, absMask, m[b])
+		for i := 1; i < 32/w.lanes(); i++ {
+			a := w.vec()
+			w.and(Mem{Base: x, Disp: 128*b + w.vb*i}, absMask, a)
+			VPMAXSD(a, m[b], m[b])
+		}
+	}
+	var g [2]VecVirtual // g[0]: blocks 0 | 1 by 128-bit lane, g[1]: 2 | 3
+	for i := range g {
+		g[i] = w.vec()
+		t := w.vec()
+		VPERM2I128(Imm(0x20), m[2*i+1], m[2*i], g[i])
+		VPERM2I128(Imm(0x31), m[2*i+1], m[2*i], t)
+		VPMAXSD(t, g[i], g[i])
+	}
+	lo, hi := w.vec(), w.vec()
+	VPUNPCKLQDQ(g[1], g[0], lo) // [b0₀ b0₁ b2₀ b2₁ | b1₀ b1₁ b3₀ b3₁]
+	VPUNPCKHQDQ(g[1], g[0], hi) // lanes 2, 3 of each
+	VPMAXSD(hi, lo, lo)
+	VPSHUFD(Imm(0xb1), lo, hi)
+	VPMAXSD(hi, lo, lo) // [m0 m0 m2 m2 | m1 m1 m3 m3]
+	u, mm := XMM(), XMM()
+	VEXTRACTI128(Imm(1), lo, u)
+	VPBLENDD(Imm(0b1010), u, lo.AsX(), mm) // [m0 m1 m2 m3]
+	return mm
+}
+
+// quadScales is pass 1 of the Q8_0 quantizer for the four blocks at x
+// (AVX-512; AVX2's is scalesAVX2): it stores each block's f16 d at its
+// first two bytes and its 1/d as a float32 in the next four (where pass
+// 2, levels, reads it and writes the levels over it), or jumps to slow,
+// having written nothing, if one of them has a NaN or ±Inf.
 //
 // Per block it computes what block does, with the four blocks' maxima
-// side by side in one vector (AVX-512: block b in 128-bit lane b; AVX2:
-// two vectors of two blocks), so that the divisions, the f16 conversion
-// and the tests are done once per quad. Two passes, not one: a quad's
-// chain (maxima, two divisions, then the levels) is ~70 cycles long, and
-// done in one pass the levels waiting on it fill the scheduler, so that
-// quads did not overlap (Zen 4, a long row: 6.5 ns a block in one pass
-// with AVX-512, 5.5 with AVX2; 4.2 and 4.3 in two).
+// side by side in one zmm (block b in 128-bit lane b), so that the
+// divisions, the f16 conversion and the tests are done once per quad. Two
+// passes, not one: a quad's chain (maxima, two divisions, then the
+// levels) is ~70 cycles long, and done in one pass the levels waiting on
+// it fill the scheduler, so that quads did not overlap (Zen 4, a long
+// row: 6.5 ns a block in one pass with AVX-512, 5.5 with AVX2; 4.2 and
+// 4.3 in two).
 func (w qwidth) quadScales(dst, x GPVirtual, slow string) {
-	per := 32 / w.lanes() // vectors per block
 	absMask := w.vec()
 	VPBROADCASTD(kc(cAbsMask), absMask)
 	// m[b]: the largest |x| (as int32 bits: see hmaxBits) of each lane
@@ -477,36 +649,24 @@ func (w qwidth) quadScales(dst, x GPVirtual, slow string) {
 	for b := range m {
 		m[b] = w.vec()
 		w.and(Mem{Base: x, Disp: 128 * b}, absMask, m[b])
-		for i := 1; i < per; i++ {
+		for i := 1; i < 32/w.lanes(); i++ {
 			a := w.vec()
 			w.and(Mem{Base: x, Disp: 128*b + w.vb*i}, absMask, a)
 			VPMAXSD(a, m[b], m[b])
 		}
 	}
-	// groups: the maxima, block b's in every lane of 128-bit lane b%(lanes/4)
-	// of groups[b/(lanes/4)].
-	var groups []VecVirtual
-	if w.z() {
-		pair := func(a, b VecVirtual, lo, hi uint64) VecVirtual {
-			s, t := w.vec(), w.vec()
-			VSHUFI32X4(Imm(lo), b, a, s)
-			VSHUFI32X4(Imm(hi), b, a, t)
-			VPMAXSD(t, s, s)
-			return s
-		}
-		ab := pair(m[0], m[1], 0x44, 0xee) // lanes: a0∨a2, a1∨a3, b0∨b2, b1∨b3
-		cd := pair(m[2], m[3], 0x44, 0xee)
-		groups = []VecVirtual{pair(ab, cd, 0x88, 0xdd)} // lane b: block b
-	} else {
-		for b := 0; b < 4; b += 2 {
-			s, t := w.vec(), w.vec()
-			VPERM2I128(Imm(0x20), m[b+1], m[b], s)
-			VPERM2I128(Imm(0x31), m[b+1], m[b], t)
-			VPMAXSD(t, s, s)
-			groups = append(groups, s)
-		}
+	// g: the maxima, block b's in every lane of 128-bit lane b.
+	pair := func(a, b VecVirtual, lo, hi uint64) VecVirtual {
+		s, t := w.vec(), w.vec()
+		VSHUFI32X4(Imm(lo), b, a, s)
+		VSHUFI32X4(Imm(hi), b, a, t)
+		VPMAXSD(t, s, s)
+		return s
 	}
-	for _, g := range groups {
+	ab := pair(m[0], m[1], 0x44, 0xee) // lanes: a0∨a2, a1∨a3, b0∨b2, b1∨b3
+	cd := pair(m[2], m[3], 0x44, 0xee)
+	g := pair(ab, cd, 0x88, 0xdd) // lane b: block b
+	{
 		t := w.vec()
 		VPSHUFD(Imm(0x4e), g, t)
 		VPMAXSD(t, g, g)
@@ -514,87 +674,41 @@ func (w qwidth) quadScales(dst, x GPVirtual, slow string) {
 		VPMAXSD(t, g, g)
 	}
 	// To slow if a block is not for the quads.
-	if w.z() {
-		inf, k := w.vec(), K()
-		VPBROADCASTD(kc(cInfBits), inf)
-		VPCMPUD(Imm(5), inf, groups[0], k) // not below +Inf: NaN or ±Inf
-		KORTESTW(k, k)
-		JNZ(LabelRef(slow))
-	} else {
-		big, tiny, zero := w.vec(), w.vec(), w.vec()
-		VPBROADCASTD(kc(cInfBits), big)
-		VPBROADCASTD(kc(cTinyBits), tiny)
-		VPXOR(zero, zero, zero)
-		var bad VecVirtual
-		for _, g := range groups {
-			nf, lo, nz := w.vec(), w.vec(), w.vec()
-			VPCMPEQD(big, g, nf)
-			VPCMPGTD(big, g, lo) // bits > +Inf's: NaN
-			VPOR(lo, nf, nf)
-			VPCMPGTD(g, tiny, lo) // below 2⁻¹⁰⁰
-			VPCMPGTD(zero, g, nz) // and not 0
-			VPAND(nz, lo, lo)
-			VPOR(lo, nf, nf)
-			if bad == nil {
-				bad = nf
-			} else {
-				VPOR(nf, bad, bad)
-			}
-		}
-		VPTEST(bad, bad)
-		JNZ(LabelRef(slow))
-	}
+	inf, k := w.vec(), K()
+	VPBROADCASTD(kc(cInfBits), inf)
+	VPCMPUD(Imm(5), inf, g, k) // not below +Inf: NaN or ±Inf
+	KORTESTW(k, k)
+	JNZ(LabelRef(slow))
 	// d = amax/127, id = d ? 1/d : 0 for every block at once; d's f16
 	// (round to nearest even) at each block's bytes 0–1, id at 2–5.
 	f127, fone := w.vec(), w.vec()
 	VBROADCASTSS(kc(c127), f127)
 	VBROADCASTSS(kc(cOneF), fone)
-	for gi, g := range groups {
-		d, id := w.vec(), w.vec()
-		VDIVPS(f127, g, d)
-		z := w.vec()
-		if w.z() {
-			k := K()
-			VPXORD(z, z, z)
-			VCMPPS(Imm(4), z, d, k) // d != 0
-			VDIVPS_Z(d, fone, k, id)
-		} else {
-			VXORPS(z, z, z)
-			VDIVPS(d, fone, id)
-			VCMPPS(Imm(4), z, d, z)
-			VANDPS(z, id, id)
+	d, id := w.vec(), w.vec()
+	VDIVPS(f127, g, d)
+	z := w.vec()
+	nz := K()
+	VPXORD(z, z, z)
+	VCMPPS(Imm(4), z, d, nz) // d != 0
+	VDIVPS_Z(d, fone, nz, id)
+	h, r := XMM(), GP64()
+	y := YMM()
+	VCVTPS2PH(Imm(0), d, y) // qword b: block b's f16 d, four times
+	VPMOVQW(y, h)           // word b
+	VMOVQ(h, r)
+	for b := range 4 {
+		if b > 0 {
+			SHRQ(Imm(16), r)
 		}
-		h, r := XMM(), GP64()
-		if w.z() {
-			y := YMM()
-			VCVTPS2PH(Imm(0), d, y) // qword b: block b's f16 d, four times
-			VPMOVQW(y, h)           // word b
-			VMOVQ(h, r)
-			for b := range 4 {
-				if b > 0 {
-					SHRQ(Imm(16), r)
-				}
-				MOVW(r.As16(), Mem{Base: dst, Disp: 34 * b})
-				at := Mem{Base: dst, Disp: 34*b + 2}
-				if b == 0 {
-					VMOVSS(id.AsX(), at)
-					continue
-				}
-				e := XMM()
-				VEXTRACTF32X4(Imm(uint64(b)), id, e)
-				VMOVSS(e, at)
-			}
+		MOVW(r.As16(), Mem{Base: dst, Disp: 34 * b})
+		at := Mem{Base: dst, Disp: 34*b + 2}
+		if b == 0 {
+			VMOVSS(id.AsX(), at)
 			continue
 		}
-		VCVTPS2PH(Imm(0), d, h) // qwords 0, 1: the group's two blocks
-		VMOVQ(h, r)
-		MOVW(r.As16(), Mem{Base: dst, Disp: 34 * 2 * gi})
-		VPEXTRQ(Imm(1), h, r)
-		MOVW(r.As16(), Mem{Base: dst, Disp: 34 * (2*gi + 1)})
-		VMOVSS(id.AsX(), Mem{Base: dst, Disp: 34*2*gi + 2})
 		e := XMM()
-		VEXTRACTF128(Imm(1), id, e)
-		VMOVSS(e, Mem{Base: dst, Disp: 34*(2*gi+1) + 2})
+		VEXTRACTF32X4(Imm(uint64(b)), id, e)
+		VMOVSS(e, at)
 	}
 }
 
