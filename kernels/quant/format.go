@@ -16,6 +16,13 @@
 //   - quantize-q8 stores a block of x that holds NaN or ±Inf with a NaN
 //     scale and zero levels (see quantizeQ8_0), so gemv-q8 gives NaN for every
 //     row; finite blocks are GGML's bytes.
+//   - gemv-q8 sums GGML's float32 terms (a block's scales times its integer
+//     dot). Where huge activations bring those partial sums near the
+//     float32 range, whether a row overflows (to ±Inf, or NaN where
+//     overflows of both signs meet) depends on the order of the additions,
+//     which differs between tiers, as it does between GGML's own builds:
+//     found by FuzzGemvSpecials (x = 2¹²⁷ three times, q4_K: generic −Inf,
+//     AVX2 −1.97·10³⁸). Those rows' class is not part of the contract.
 package quant
 
 import (

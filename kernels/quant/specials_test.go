@@ -88,7 +88,7 @@ func TestGemvSpecials(t *testing.T) {
 						mag := Magnitudes(p, b)
 						clear(b.Y)
 						im.Run(p, b)
-						checkRows(t, b.Y, want, mag)
+						checkRows(t, b.Y, want, mag, nil)
 					})
 				}
 			}
@@ -98,9 +98,12 @@ func TestGemvSpecials(t *testing.T) {
 
 // checkRows compares a GEMV's rows with the generic tier's: same class, and
 // finite rows within Tolerance of Σ|w·x| (mag).
-func checkRows(t *testing.T, got, want []float32, mag []float64) {
+func checkRows(t *testing.T, got, want []float32, mag []float64, free []bool) {
 	t.Helper()
 	for r := range want {
+		if free != nil && free[r] {
+			continue
+		}
 		if class(got[r]) != class(want[r]) {
 			t.Fatalf("row %d: %v, generic %v", r, got[r], want[r])
 		}
