@@ -562,7 +562,10 @@ func (w qwidth) scalesAVX2(name string, lDst, lX, lRows Mem, dstStride, xStride,
 
 // scalePair stores the scales of two quads (see quadScales): the first's
 // maxima and destination at scr, the second's in m and at d. It sets flag
-// where a block is not for the quads.
+// where a block is not for the quads: a NaN or ±Inf, or a largest |x|
+// below 2⁻¹⁰⁰ but not 0 (its 1/d overflows, and the levels of an Inf
+// multiplier are kept as their low bytes, which AVX2's saturating packs
+// do not).
 func (w qwidth) scalePair(name string, scr Mem, m VecVirtual, d, flag GPVirtual) {
 	g := YMM()
 	VMOVDQU(scr, g.AsX())
@@ -625,9 +628,9 @@ func (w qwidth) scalePair(name string, scr Mem, m VecVirtual, d, flag GPVirtual)
 	}
 }
 
-// quadMaxima returns, in an xmm, the largest |x| (as int32 bits: see
-// hmaxBits) of each of the four blocks at x (AVX2): lane b, block b's.
-func (w qwidth) quadMaxima(x GPVirtual) VecVirtual {
+// laneMaxima returns, for each of the four blocks at x, the largest |x|
+// (as int32 bits: see hmaxBits) of each lane over the block's vectors.
+func (w qwidth) laneMaxima(x GPVirtual) []VecVirtual {
 	absMask := w.vec()
 	VPBROADCASTD(kc(cAbsMask), absMask)
 	m := make([]VecVirtual, 4)
@@ -640,6 +643,13 @@ func (w qwidth) quadMaxima(x GPVirtual) VecVirtual {
 			VPMAXSD(a, m[b], m[b])
 		}
 	}
+	return m
+}
+
+// quadMaxima returns, in an xmm, the largest |x| (as int32 bits: see
+// hmaxBits) of each of the four blocks at x (AVX2): lane b, block b's.
+func (w qwidth) quadMaxima(x GPVirtual) VecVirtual {
+	m := w.laneMaxima(x)
 	var g [2]VecVirtual // g[0]: blocks 0 | 1 by 128-bit lane, g[1]: 2 | 3
 	for i := range g {
 		g[i] = w.vec()
@@ -675,20 +685,7 @@ func (w qwidth) quadMaxima(x GPVirtual) VecVirtual {
 // row: 6.5 ns a block in one pass with AVX-512, 5.5 with AVX2; 4.2 and
 // 4.3 in two).
 func (w qwidth) quadScales(dst, x GPVirtual, slow string) {
-	absMask := w.vec()
-	VPBROADCASTD(kc(cAbsMask), absMask)
-	// m[b]: the largest |x| (as int32 bits: see hmaxBits) of each lane
-	// of block b.
-	m := make([]VecVirtual, 4)
-	for b := range m {
-		m[b] = w.vec()
-		w.and(Mem{Base: x, Disp: 128 * b}, absMask, m[b])
-		for i := 1; i < 32/w.lanes(); i++ {
-			a := w.vec()
-			w.and(Mem{Base: x, Disp: 128*b + w.vb*i}, absMask, a)
-			VPMAXSD(a, m[b], m[b])
-		}
-	}
+	m := w.laneMaxima(x)
 	// g: the maxima, block b's in every lane of 128-bit lane b.
 	pair := func(a, b VecVirtual, lo, hi uint64) VecVirtual {
 		s, t := w.vec(), w.vec()
