@@ -352,36 +352,14 @@ func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, n
 	if !w.z() {
 		w.scalesAVX2(name, lDst, lX, lRows, dstStride, xStride, nb, k, flag, pd, px)
 	} else {
-		blocks := GP64()
-		XORQ(blocks, blocks)
-		MOVQ(lDst, pd)
-		MOVQ(lX, px)
-		row := "p1row" + name
-		Label(row)
-		d, x, nq := GP64(), GP64(), GP64()
-		MOVQ(pd, d)
-		MOVQ(px, x)
-		MOVQ(nb, nq)
-		ADDQ(nq, blocks)
-		SHRQ(Imm(2), nq)
-		quad, slow, next := "p1quad"+name, "p1slow"+name, "p1next"+name
-		Label(quad)
-		w.quadScales(d, x, slow)
-		JMP(LabelRef(next))
-		Label(slow)
-		MOVQ(U32(1), flag)
-		Label(next)
-		ADDQ(U32(4*34), d)
-		ADDQ(U32(4*128), x)
-		DECQ(nq)
-		JNZ(LabelRef(quad))
-		INCQ(k)
-		ADDQ(dstStride, pd)
-		ADDQ(xStride, px)
-		CMPQ(k, lRows)
-		JE(LabelRef("p2" + name))
-		CMPQ(blocks, U32(64))
-		JB(LabelRef(row))
+		w.eachQuad(name, lDst, lX, lRows, dstStride, xStride, nb, k, pd, px, false, "p2"+name, func(d, x GPVirtual) {
+			slow, next := "p1slow"+name, "p1next"+name
+			w.quadScales(d, x, slow)
+			JMP(LabelRef(next))
+			Label(slow)
+			MOVQ(U32(1), flag)
+			Label(next)
+		})
 	}
 	// Pass 2: the levels of the k rows. Pass 1 only reads, at memory's
 	// pace, and pass 2 only computes, on the chunk pass 1 left in cache;
@@ -515,23 +493,12 @@ func (w qwidth) block(name string, dst, x GPVirtual, q81 bool, absMask, half, on
 // again. It leaves k, pd and px as pass 1 does.
 func (w qwidth) scalesAVX2(name string, lDst, lX, lRows Mem, dstStride, xStride, nb Op, k, flag, pd, px GPVirtual) {
 	scr := AllocLocal(24) // the pair's first quad: its maxima, its destination
-	blocks, odd := GP64(), GP64()
-	XORQ(blocks, blocks)
+	odd := GP64()
 	XORQ(odd, odd)
-	MOVQ(lDst, pd)
-	MOVQ(lX, px)
-	row, quad, next, done := "p1row"+name, "p1quad"+name, "p1next"+name, "p1done"+name
-	Label(row)
-	{
-		d, x, nq := GP64(), GP64(), GP64()
-		MOVQ(pd, d)
-		MOVQ(px, x)
-		MOVQ(nb, nq)
-		ADDQ(nq, blocks)
-		SHRQ(Imm(2), nq)
-		Label(quad)
+	done := "p1done" + name
+	w.eachQuad(name, lDst, lX, lRows, dstStride, xStride, nb, k, pd, px, true, done, func(d, x GPVirtual) {
 		m := w.quadMaxima(x)
-		second := "p1second" + name
+		second, next := "p1second"+name, "p1next"+name
 		XORQ(U32(1), odd)
 		JZ(LabelRef(second))
 		VMOVDQU(m, scr)
@@ -540,23 +507,7 @@ func (w qwidth) scalesAVX2(name string, lDst, lX, lRows Mem, dstStride, xStride,
 		Label(second)
 		w.scalePair(name+"b", scr, m, d, flag)
 		Label(next)
-		ADDQ(U32(4*34), d)
-		ADDQ(U32(4*128), x)
-		DECQ(nq)
-		JNZ(LabelRef(quad))
-	}
-	INCQ(k)
-	ADDQ(dstStride, pd)
-	ADDQ(xStride, px)
-	CMPQ(k, lRows)
-	JE(LabelRef(done))
-	{
-		t := GP64()
-		MOVQ(nb, t)
-		ADDQ(blocks, t)
-		CMPQ(t, U32(64))
-		JBE(LabelRef(row))
-	}
+	})
 	Label(done)
 	{
 		even := "p1even" + name
@@ -568,6 +519,47 @@ func (w qwidth) scalesAVX2(name string, lDst, lX, lRows Mem, dstStride, xStride,
 		w.scalePair(name+"t", scr, m, d, flag)
 		Label(even)
 	}
+}
+
+// eachQuad emits pass 1's walk over a chunk: body(d, x) for each quad of
+// whole rows from lDst and lX (d, x its first block), k counting the
+// rows, while the chunk has fewer than 64 blocks (within: while the next
+// row keeps it within 64) and rows remain; it jumps to end when they run
+// out and falls through otherwise, pd and px on the row after the chunk.
+func (w qwidth) eachQuad(name string, lDst, lX, lRows Mem, dstStride, xStride, nb Op, k, pd, px GPVirtual, within bool, end string, body func(d, x GPVirtual)) {
+	blocks := GP64()
+	XORQ(blocks, blocks)
+	MOVQ(lDst, pd)
+	MOVQ(lX, px)
+	row, quad := "p1row"+name, "p1quad"+name
+	Label(row)
+	d, x, nq := GP64(), GP64(), GP64()
+	MOVQ(pd, d)
+	MOVQ(px, x)
+	MOVQ(nb, nq)
+	ADDQ(nq, blocks)
+	SHRQ(Imm(2), nq)
+	Label(quad)
+	body(d, x)
+	ADDQ(U32(4*34), d)
+	ADDQ(U32(4*128), x)
+	DECQ(nq)
+	JNZ(LabelRef(quad))
+	INCQ(k)
+	ADDQ(dstStride, pd)
+	ADDQ(xStride, px)
+	CMPQ(k, lRows)
+	JE(LabelRef(end))
+	if within {
+		t := GP64()
+		MOVQ(nb, t)
+		ADDQ(blocks, t)
+		CMPQ(t, U32(64))
+		JBE(LabelRef(row))
+		return
+	}
+	CMPQ(blocks, U32(64))
+	JB(LabelRef(row))
 }
 
 // scalePair stores the scales of two quads (see quadScales): the first's
