@@ -214,50 +214,45 @@ func quantizeQ8_0(w qwidth, q81 bool) {
 	VPBROADCASTD(kc(cAbsMask), absMask)
 	VBROADCASTSS(kc(cHalf), half)
 	VBROADCASTSS(kc(cOneF), one)
-	if !q81 && !w.z() {
-		// AVX2: the quads as rows of 64 blocks, then one row of the
-		// quads left (quadRows), then the blocks left one at a time. As
-		// rows of one quad each (below), the row loops were much of a
-		// row's time: with both passes' work removed, the loops and pass
-		// 2's prefetches still took 0.20–0.29 of a 128-block row's time
-		// in L1 (Zen 3). Rows of 64, in one process, interleaved (B/A):
-		// that row 0.90; a head-major batch-copy's rows (8 KV heads × 512
-		// tokens × hd 128) 0.90 in L3, 0.99 from DRAM.
-		lDst, lX, lRows, lNb, lDS, lXS := AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
-		MOVQ(dst, lDst)
-		MOVQ(x, lX)
-		r := GP64()
-		MOVQ(nb, r)
-		SHRQ(Imm(6), r)
-		MOVQ(r, lRows)
-		w.quadRows(name, lDst, lX, lRows, U32(64*bytes), U32(64*128), U32(64), absMask, half, one)
-		MOVQ(nb, r)
-		ANDQ(Imm(63&^3), r)
-		short := "short" + name
-		JZ(LabelRef(short))
-		MOVQ(r, lNb)
-		t := GP64()
-		IMUL3Q(U32(bytes), r, t)
-		MOVQ(t, lDS)
-		SHLQ(Imm(7), r)
-		MOVQ(r, lXS)
-		MOVQ(U32(1), lRows)
-		w.quadRows(name+"r", lDst, lX, lRows, lDS, lXS, lNb, absMask, half, one)
-		Label(short)
-		MOVQ(lDst, dst)
-		MOVQ(lX, x)
-		ANDQ(Imm(3), nb)
-	} else if !q81 {
-		// The quads as rows of one quad each (quadRows), then the
-		// blocks left one at a time.
+	if !q81 {
+		// The quads as rows of 1<<shift blocks (quadRows): AVX-512 one
+		// quad each, AVX2 64, then one row of the quads left; then the
+		// blocks left one at a time. AVX2's rows of one quad had spent
+		// much of a row's time in the row loops: with both passes' work
+		// removed, the loops and pass 2's prefetches still took 0.20–0.29
+		// of a 128-block row's time in L1 (Zen 3). Rows of 64, in one
+		// process, interleaved (B/A): that row 0.90; a head-major
+		// batch-copy's rows (8 KV heads × 512 tokens × hd 128) 0.90 in
+		// L3, 0.99 from DRAM.
+		shift := 2
+		if !w.z() {
+			shift = 6
+		}
+		rb := 1 << shift
 		lDst, lX, lRows := AllocLocal(8), AllocLocal(8), AllocLocal(8)
 		MOVQ(dst, lDst)
 		MOVQ(x, lX)
 		r := GP64()
 		MOVQ(nb, r)
-		SHRQ(Imm(2), r)
+		SHRQ(Imm(uint64(shift)), r)
 		MOVQ(r, lRows)
-		w.quadRows(name, lDst, lX, lRows, U32(4*bytes), U32(4*128), U32(4), absMask, half, one)
+		w.quadRows(name, lDst, lX, lRows, U32(rb*bytes), U32(rb*128), U32(rb), absMask, half, one)
+		if rb > 4 {
+			lNb, lDS, lXS := AllocLocal(8), AllocLocal(8), AllocLocal(8)
+			MOVQ(nb, r)
+			ANDQ(Imm(uint64((rb-1)&^3)), r)
+			short := "short" + name
+			JZ(LabelRef(short))
+			MOVQ(r, lNb)
+			t := GP64()
+			IMUL3Q(U32(bytes), r, t)
+			MOVQ(t, lDS)
+			SHLQ(Imm(7), r)
+			MOVQ(r, lXS)
+			MOVQ(U32(1), lRows)
+			w.quadRows(name+"r", lDst, lX, lRows, lDS, lXS, lNb, absMask, half, one)
+			Label(short)
+		}
 		MOVQ(lDst, dst)
 		MOVQ(lX, x)
 		ANDQ(Imm(3), nb)
