@@ -384,15 +384,17 @@ func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, n
 			IMULQ(x.stride, x.r)
 		}
 	}
-	// AVX2: levels' loop-invariant constants, loaded once per chunk, not
-	// per block (Zen 3, in one process, interleaved, B/A: 0.955–0.97 in
-	// L1 and L3, 1.00 from DRAM).
+	// AVX2: levels' loop-invariant constants (rc, −rc, the pack order),
+	// made once per chunk, not per block (Zen 3, in one process,
+	// interleaved, B/A: 0.955–0.97 in L1 and L3, 1.00 from DRAM).
 	var consts []VecVirtual
 	if !w.z() {
-		rc, idx := w.vec(), w.vec()
+		rc, nrc, idx := w.vec(), w.vec(), w.vec()
 		VBROADCASTSS(kc(cRoundC), rc)
+		VXORPS(nrc, nrc, nrc)
+		VSUBPS(rc, nrc, nrc)
 		VMOVDQU(kc(cPackOrder), idx)
-		consts = []VecVirtual{rc, idx}
+		consts = []VecVirtual{rc, nrc, idx}
 	}
 	eachRow("p2row"+name, k, func(d, x GPVirtual) {
 		eachBlock("p2blk"+name, d, x, func() {
@@ -744,14 +746,18 @@ func (w qwidth) quadScales(dst, x GPVirtual, slow string) {
 // roundf(x·id) over the 1/d that quadScales left at dst+2. The rounding
 // is roundf's in two steps: trunc(y + copysign(0.5 − 2⁻²⁵, y)), exact for
 // every finite float y (the sum rounds to nearest; checked exhaustively),
-// truncated by VCVTTPS2DQ.
+// truncated by VCVTTPS2DQ. The copysign is one instruction: AVX-512 a
+// VPTERNLOGD, AVX2 a VBLENDVPS picking −(0.5 − 2⁻²⁵) by y's sign bit
+// (against a VANDNPS and a VORPS: Zen 3, in one process, interleaved,
+// B/A 0.93 in L1 and L3, 0.99–1.00 from DRAM, head- and position-major
+// rows). AVX2 passes its constants hoisted: rc, −rc, the pack order.
 func (w qwidth) levels(dst, x GPVirtual, absMask VecVirtual, consts ...VecVirtual) {
 	at := Mem{Base: dst, Disp: 2}
 	idb := w.vec()
 	VBROADCASTSS(at, idb)
-	var rc, idx VecVirtual
-	if len(consts) == 2 {
-		rc, idx = consts[0], consts[1]
+	var rc, nrc, idx VecVirtual
+	if len(consts) == 3 {
+		rc, nrc, idx = consts[0], consts[1], consts[2]
 	} else {
 		rc = w.vec()
 		VBROADCASTSS(kc(cRoundC), rc)
@@ -765,8 +771,7 @@ func (w qwidth) levels(dst, x GPVirtual, absMask VecVirtual, consts ...VecVirtua
 			VMOVAPS(rc, s)
 			VPTERNLOGD(Imm(0xe2), q[i], absMask, s) // absMask ? s : y: y's sign, rc's bits
 		} else {
-			VANDNPS(q[i], absMask, s)
-			VORPS(rc, s, s)
+			VBLENDVPS(q[i], nrc, rc, s) // y's sign picks −rc
 		}
 		VADDPS(s, q[i], q[i])
 		VCVTTPS2DQ(q[i], q[i])
@@ -780,10 +785,6 @@ func (w qwidth) levels(dst, x GPVirtual, absMask VecVirtual, consts ...VecVirtua
 	VPACKSSDW(q[1], q[0], a)
 	VPACKSSDW(q[3], q[2], c)
 	VPACKSSWB(c, a, a)
-	if idx == nil {
-		idx = w.vec()
-		VMOVDQU(kc(cPackOrder), idx)
-	}
 	VPERMD(a, idx, a)
 	VMOVDQU(a, at)
 }
