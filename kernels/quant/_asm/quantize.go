@@ -236,7 +236,8 @@ func quantizeQ8_0(w qwidth, q81 bool) {
 		MOVQ(nb, r)
 		SHRQ(Imm(uint64(shift)), r)
 		MOVQ(r, lRows)
-		w.quadRows(name, lDst, lX, lRows, U32(rb*bytes), U32(rb*128), U32(rb), absMask, half, one)
+		scales := w.scalesScratch()
+		w.quadRows(name, lDst, lX, lRows, U32(rb*bytes), U32(rb*128), U32(rb), scales, absMask, half, one)
 		if rb > 4 {
 			lNb, lDS, lXS := AllocLocal(8), AllocLocal(8), AllocLocal(8)
 			MOVQ(nb, r)
@@ -250,7 +251,7 @@ func quantizeQ8_0(w qwidth, q81 bool) {
 			SHLQ(Imm(7), r)
 			MOVQ(r, lXS)
 			MOVQ(U32(1), lRows)
-			w.quadRows(name+"r", lDst, lX, lRows, lDS, lXS, lNb, absMask, half, one)
+			w.quadRows(name+"r", lDst, lX, lRows, lDS, lXS, lNb, scales, absMask, half, one)
 			Label(short)
 		}
 		MOVQ(lDst, dst)
@@ -292,9 +293,19 @@ func quantizeRowsQ8_0(w qwidth) {
 	VPBROADCASTD(kc(cAbsMask), absMask)
 	VBROADCASTSS(kc(cHalf), half)
 	VBROADCASTSS(kc(cOneF), one)
-	w.quadRows(name, lDst, lX, lRows, paramAddr("dstStride"), paramAddr("xStride"), paramAddr("nb"), absMask, half, one)
+	w.quadRows(name, lDst, lX, lRows, paramAddr("dstStride"), paramAddr("xStride"), paramAddr("nb"), w.scalesScratch(), absMask, half, one)
 	VZEROUPPER()
 	RET()
+}
+
+// scalesScratch allocates the frame bytes where AVX2's pass 1 leaves a
+// chunk's scales for pass 2: 64 float32 1/d, then 64 f16 d (AVX-512
+// keeps them in the destination: none).
+func (w qwidth) scalesScratch() Mem {
+	if w.z() {
+		return Mem{}
+	}
+	return AllocLocal(64*4 + 64*2)
 }
 
 // quadRows emits the Q8_0 quads of the lRows rows of nb blocks (a
@@ -304,7 +315,7 @@ func quantizeRowsQ8_0(w qwidth) {
 // levels of every block (pass 2, levels); a chunk with a block the quads
 // do not take is then written again one block at a time. It leaves lDst
 // and lX on the row after the last and lRows 0.
-func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, nb Op, absMask, half, one VecVirtual) {
+func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, nb Op, scales Mem, absMask, half, one VecVirtual) {
 	// eachRow emits, for the k rows from the chunk's first, body(d, x)
 	// with d, x the row's first block; it leaves pd, px on the row after.
 	pd, px := GP64(), GP64()
@@ -345,7 +356,7 @@ func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, n
 	XORQ(k, k)
 	XORQ(flag, flag)
 	if !w.z() {
-		w.scalesAVX2(name, lDst, lX, lRows, dstStride, xStride, nb, k, flag, pd, px)
+		w.scalesAVX2(name, lDst, lX, lRows, dstStride, xStride, nb, k, flag, pd, px, scales)
 	} else {
 		w.eachQuad(name, lDst, lX, lRows, dstStride, xStride, nb, k, pd, px, false, "p2"+name, func(d, x GPVirtual) {
 			slow, next := "p1slow"+name, "p1next"+name
@@ -358,25 +369,27 @@ func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, n
 	}
 	// Pass 2: the levels of the k rows. Pass 1 only reads, at memory's
 	// pace, and pass 2 only computes, on the chunk pass 1 left in cache;
-	// so each block of pass 2 also prefetches the same block of the next
-	// chunk, k rows on: its 128 source bytes into L2 and the line of its
-	// destination, which pass 1 will write, into L1. (The next chunk has
-	// as many rows while they last; past the end a prefetch touches
-	// whatever follows, harmlessly: it never faults.) Zen 3, AVX2, a
-	// prefill's q8_0 batch-copy (8 KV heads × 512 tokens × hd 128) from
-	// DRAM: the source's prefetch alone, in one process, interleaved,
-	// 15.2–18.4 → 13.3–15.0 ns a block (B/A 0.82–0.85 in five runs; in L3
-	// 0.92–0.94); the destination's on top, in sweep A/B, head-major
-	// 69–71 → 72–75 % of kv-copy, position-major (rows 8 apart) 59–63 →
-	// 61–70 %. PREFETCHT0 for the source, or two chunks ahead: no better.
+	// so each block of pass 2 also prefetches its 128 source bytes of the
+	// next chunk, k rows on, into L2. (The next chunk has as many rows
+	// while they last; past the end a prefetch touches whatever follows,
+	// harmlessly: it never faults.) Zen 3, AVX2, a prefill's q8_0
+	// batch-copy (8 KV heads × 512 tokens × hd 128) from DRAM, in one
+	// process, interleaved: 15.2–18.4 → 13.3–15.0 ns a block (B/A
+	// 0.82–0.85 in five runs; in L3 0.92–0.94). PREFETCHT0, or two chunks
+	// ahead: no better. AVX-512 prefetches the next chunk's destination
+	// line of the block too (into L1: quadScales writes it); AVX2's pass 1
+	// fetches its own (scalesAVX2).
 	Label("p2" + name)
 	// ahead and aheadD: the bytes from a row to the row k rows on, in the
-	// source and in the destination.
+	// source and (AVX-512) in the destination.
 	ahead, aheadD := GP64(), GP64()
 	for _, x := range []struct {
 		r      GPVirtual
 		stride Op
 	}{{ahead, xStride}, {aheadD, dstStride}} {
+		if x.r == aheadD && !w.z() {
+			continue
+		}
 		MOVQ(k, x.r)
 		if c, ok := x.stride.(U32); ok {
 			IMUL3Q(c, x.r, x.r)
@@ -396,12 +409,27 @@ func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, n
 		VMOVDQU(kc(cPackOrder), idx)
 		consts = []VecVirtual{rc, nrc, idx}
 	}
+	var j GPVirtual // AVX2: the block's index in the chunk, in scales
+	if !w.z() {
+		j = GP64()
+		XORQ(j, j)
+	}
 	eachRow("p2row"+name, k, func(d, x GPVirtual) {
 		eachBlock("p2blk"+name, d, x, func() {
-			PREFETCHT0(Mem{Base: d, Index: aheadD, Scale: 1})
+			if w.z() {
+				PREFETCHT0(Mem{Base: d, Index: aheadD, Scale: 1})
+			}
 			PREFETCHT1(Mem{Base: x, Index: ahead, Scale: 1})
 			PREFETCHT1(Mem{Base: x, Index: ahead, Scale: 1, Disp: 64})
-			w.levels(d, x, absMask, consts...)
+			if w.z() {
+				w.levels(d, x, Mem{Base: d, Disp: 2}, absMask)
+				return
+			}
+			h := GP32() // d, from scales to the block
+			MOVWLZX(scales.Idx(j, 2).Offset(64*4), h)
+			MOVW(h.As16(), Mem{Base: d})
+			w.levels(d, x, scales.Idx(j, 4), absMask, consts...)
+			INCQ(j)
 		})
 	})
 	// A quad the quads did not take: the chunk again, a block at a time.
@@ -476,9 +504,20 @@ func (w qwidth) block(name string, dst, x GPVirtual, q81 bool, absMask, half, on
 // (quadMaxima), and the scales of two quads at a time (scalePair): one ymm
 // division for d and one for 1/d per eight blocks, the f16 conversion and
 // the tests of non-finite and tiny maxima likewise. The first quad of a
-// pair waits at scr; an odd quad at the end is paired with itself (its
-// bytes written twice, alike). Rows while the chunk stays within 64
-// blocks (at least one row).
+// pair waits at scr; an odd quad at the end is paired with itself (the
+// copy's scales land past the chunk's last block, unread). Rows while the
+// chunk stays within 64 blocks (at least one row).
+//
+// The scales go to the frame bytes at scales (block j's 1/d at 4j, its d
+// at 256 + 2j), two stores a pair, where pass 2 takes them; each quad
+// prefetches its destination's lines instead (into L1: pass 2 writes
+// them a chunk later). Against storing each block's d and 1/d into the
+// destination (16 scalar stores a pair, and pass 2's prefetch of the
+// next chunk's destination), in one process, interleaved (B/A, Zen 3,
+// the shapes below): a 128-block row in L1 0.94–0.96, batch-copy rows in
+// L3 0.93–0.95, from DRAM 0.97–0.99 head-major and 0.95
+// position-major. Without the destination's prefetch, from DRAM:
+// 1.04–1.06.
 //
 // Quad by quad (as quadScales, two ymm of two blocks each), a quad took
 // four ymm divisions, a quad's chain of two of them about 25 cycles on
@@ -488,21 +527,24 @@ func (w qwidth) block(name string, dst, x GPVirtual, q81 bool, absMask, half, on
 // DRAM 0.94–0.95, the position-major one's 0.93 and 0.97–0.98. A bad
 // block does not stop the pass: flag is set and pass 3 writes the chunk
 // again. It leaves k, pd and px as pass 1 does.
-func (w qwidth) scalesAVX2(name string, lDst, lX, lRows Mem, dstStride, xStride, nb Op, k, flag, pd, px GPVirtual) {
-	scr := AllocLocal(24) // the pair's first quad: its maxima, its destination
+func (w qwidth) scalesAVX2(name string, lDst, lX, lRows Mem, dstStride, xStride, nb Op, k, flag, pd, px GPVirtual, scales Mem) {
+	scr := AllocLocal(24) // the pair's first quad: its maxima; the pair's offset in scales
 	odd := GP64()
 	XORQ(odd, odd)
+	MOVQ(U32(0), scr.Offset(16))
 	done := "p1done" + name
 	w.eachQuad(name, lDst, lX, lRows, dstStride, xStride, nb, k, pd, px, true, done, func(d, x GPVirtual) {
 		m := w.quadMaxima(x)
+		for _, off := range []int{0, 64, 128} {
+			PREFETCHT0(Mem{Base: d, Disp: off})
+		}
 		second, next := "p1second"+name, "p1next"+name
 		XORQ(U32(1), odd)
 		JZ(LabelRef(second))
 		VMOVDQU(m, scr)
-		MOVQ(d, scr.Offset(16))
 		JMP(LabelRef(next))
 		Label(second)
-		w.scalePair(name+"b", scr, m, d, flag)
+		w.scalePair(name+"b", scr, m, flag, scales)
 		Label(next)
 	})
 	Label(done)
@@ -510,10 +552,9 @@ func (w qwidth) scalesAVX2(name string, lDst, lX, lRows Mem, dstStride, xStride,
 		even := "p1even" + name
 		TESTQ(odd, odd)
 		JZ(LabelRef(even))
-		m, d := XMM(), GP64()
+		m := XMM()
 		VMOVDQU(scr, m)
-		MOVQ(scr.Offset(16), d)
-		w.scalePair(name+"t", scr, m, d, flag)
+		w.scalePair(name+"t", scr, m, flag, scales)
 		Label(even)
 	}
 }
@@ -559,13 +600,14 @@ func (w qwidth) eachQuad(name string, lDst, lX, lRows Mem, dstStride, xStride, n
 	JB(LabelRef(row))
 }
 
-// scalePair stores the scales of two quads (see quadScales): the first's
-// maxima and destination at scr, the second's in m and at d. It sets flag
+// scalePair stores the scales of two quads (see quadScales) at scales: the
+// first's maxima at scr, the second's in m; the pair's offset in the 1/d
+// (32 bytes a pair) at scr+16, which it advances. It sets flag
 // where a block is not for the quads: a NaN or ±Inf, or a largest |x|
 // below 2⁻¹⁰⁰ but not 0 (its 1/d overflows, and the levels of an Inf
 // multiplier are kept as their low bytes, which AVX2's saturating packs
 // do not).
-func (w qwidth) scalePair(name string, scr Mem, m VecVirtual, d, flag GPVirtual) {
+func (w qwidth) scalePair(name string, scr Mem, m VecVirtual, flag GPVirtual, scales Mem) {
 	g := YMM()
 	VMOVDQU(scr, g.AsX())
 	VINSERTI128(Imm(1), m, g, g) // [first's m0–m3 | second's]
@@ -588,8 +630,7 @@ func (w qwidth) scalePair(name string, scr Mem, m VecVirtual, d, flag GPVirtual)
 		MOVQ(U32(1), flag)
 		Label(ok)
 	}
-	// d = amax/127, id = d ? 1/d : 0; d's f16 (round to nearest even) at
-	// each block's bytes 0–1, id at 2–5.
+	// d = amax/127, id = d ? 1/d : 0; d as f16 (round to nearest even).
 	f127, fone, dv, id, z := YMM(), YMM(), YMM(), YMM(), YMM()
 	VBROADCASTSS(kc(c127), f127)
 	VBROADCASTSS(kc(cOneF), fone)
@@ -599,32 +640,13 @@ func (w qwidth) scalePair(name string, scr Mem, m VecVirtual, d, flag GPVirtual)
 	VCMPPS(Imm(4), z, dv, z)
 	VANDPS(z, id, id)
 	h := XMM()
-	VCVTPS2PH(Imm(0), dv, h) // words 0–3: the first quad's blocks, 4–7: the second's
-	for q := range 2 {
-		dp, r := d, GP64()
-		ids := id.AsX()
-		if q == 0 {
-			dp = GP64()
-			MOVQ(scr.Offset(16), dp)
-			VMOVQ(h, r)
-		} else {
-			VPEXTRQ(Imm(1), h, r)
-			ids = XMM()
-			VEXTRACTF128(Imm(1), id, ids)
-		}
-		for b := range 4 {
-			if b > 0 {
-				SHRQ(Imm(16), r)
-			}
-			MOVW(r.As16(), Mem{Base: dp, Disp: 34 * b})
-			at := Mem{Base: dp, Disp: 34*b + 2}
-			if b == 0 {
-				VMOVSS(ids, at)
-				continue
-			}
-			VEXTRACTPS(Imm(uint64(b)), ids, at)
-		}
-	}
+	VCVTPS2PH(Imm(0), dv, h) // the eight blocks' d, in order
+	o := GP64()
+	MOVQ(scr.Offset(16), o)
+	VMOVUPS(id, scales.Idx(o, 1))
+	SHRQ(Imm(1), o)
+	VMOVDQU(h, scales.Idx(o, 1).Offset(64*4))
+	ADDQ(U32(32), scr.Offset(16))
 }
 
 // laneMaxima returns, for each of the four blocks at x, the largest |x|
@@ -743,7 +765,8 @@ func (w qwidth) quadScales(dst, x GPVirtual, slow string) {
 }
 
 // levels is pass 2 of the Q8_0 quantizer for the block at x: the levels
-// roundf(x·id) over the 1/d that quadScales left at dst+2. The rounding
+// roundf(x·id) over the 1/d at id (pass 1 left it there: AVX-512 at
+// dst+2, AVX2 in its scales; see scalesAVX2). The rounding
 // is roundf's in two steps: trunc(y + copysign(0.5 − 2⁻²⁵, y)), exact for
 // every finite float y (the sum rounds to nearest; checked exhaustively),
 // truncated by VCVTTPS2DQ. The copysign is one instruction: AVX-512 a
@@ -751,10 +774,10 @@ func (w qwidth) quadScales(dst, x GPVirtual, slow string) {
 // (against a VANDNPS and a VORPS: Zen 3, in one process, interleaved,
 // B/A 0.93 in L1 and L3, 0.99–1.00 from DRAM, head- and position-major
 // rows). AVX2 passes its constants hoisted: rc, −rc, the pack order.
-func (w qwidth) levels(dst, x GPVirtual, absMask VecVirtual, consts ...VecVirtual) {
+func (w qwidth) levels(dst, x GPVirtual, id Mem, absMask VecVirtual, consts ...VecVirtual) {
 	at := Mem{Base: dst, Disp: 2}
 	idb := w.vec()
-	VBROADCASTSS(at, idb)
+	VBROADCASTSS(id, idb)
 	var rc, nrc, idx VecVirtual
 	if len(consts) == 3 {
 		rc, nrc, idx = consts[0], consts[1], consts[2]
