@@ -19,6 +19,10 @@ func init() {
 				F32:  {flashDecodeExactAVX2, flashDecodeFastAVX2},
 				F16:  {flashDecodeExactF16AVX2, flashDecodeFastF16AVX2},
 				Q8_0: {flashDecodeExactQ8AVX2, flashDecodeFastQ8AVX2},
+			}, flashKernels{
+				F32:  {flashDecodeExactAVX2Pos, flashDecodeFastAVX2Pos},
+				F16:  {flashDecodeExactF16AVX2Pos, flashDecodeFastF16AVX2Pos},
+				Q8_0: {flashDecodeExactQ8AVX2Pos, flashDecodeFastQ8AVX2Pos},
 			}),
 			naive: naiveAsm(naiveKernels{
 				F32:  {naiveDecodeExactAVX2, naiveDecodeFastAVX2},
@@ -30,6 +34,10 @@ func init() {
 				F32:  {flashDecodeExactAVX512, flashDecodeFastAVX512},
 				F16:  {flashDecodeExactF16AVX512, flashDecodeFastF16AVX512},
 				Q8_0: {flashDecodeExactQ8AVX512, flashDecodeFastQ8AVX512},
+			}, flashKernels{
+				F32:  {flashDecodeExactAVX512Pos, flashDecodeFastAVX512Pos},
+				F16:  {flashDecodeExactF16AVX512Pos, flashDecodeFastF16AVX512Pos},
+				Q8_0: {flashDecodeExactQ8AVX512Pos, flashDecodeFastQ8AVX512Pos},
 			}),
 			naive: naiveAsm(naiveKernels{
 				F32:  {naiveDecodeExactAVX512, naiveDecodeFastAVX512},
@@ -64,10 +72,17 @@ func expIndex(e Exp) int {
 	return 0
 }
 
-// flashAsm adapts a tier's asm flash kernels to flashFunc. The slice
-// expressions are the bounds checks the asm cannot do.
-func flashAsm(fs flashKernels) flashFunc {
+// flashAsm adapts a tier's asm flash kernels to flashFunc: head's for a
+// head's rows back to back (a head-major cache, or a position-major one
+// of one KV head), pos's where they are further apart (a position-major
+// cache: the same kernels but for how they prefetch, row by row). The
+// slice expressions are the bounds checks the asm cannot do.
+func flashAsm(head, pos flashKernels) flashFunc {
 	return func(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32) {
+		fs := &head
+		if k.rs > 1 {
+			fs = &pos
+		}
 		f := fs[k.typ][expIndex(e)]
 		tb := tileBufLen(tk)
 		tiles := ws[flashStateLen(g) : flashStateLen(g)+g*tb]
@@ -216,3 +231,68 @@ func flashDecodeFastQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, sc
 //
 //go:noescape
 func naiveDecodeFastQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
+
+// The position-major flash kernels: each is the kernel of its name without
+// Pos, for K and V rows stride > row bytes apart (a position-major cache),
+// whose software prefetch steps through a tile's rows one by one where
+// the head-major kernel's steps through a contiguous range.
+
+// flashDecodeExactAVX2Pos is flashDecodeExactAVX2 for a position-major cache.
+//
+//go:noescape
+func flashDecodeExactAVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+
+// flashDecodeFastAVX2Pos is flashDecodeFastAVX2 for a position-major cache.
+//
+//go:noescape
+func flashDecodeFastAVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+
+// flashDecodeExactF16AVX2Pos is flashDecodeExactF16AVX2 for a position-major cache.
+//
+//go:noescape
+func flashDecodeExactF16AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+
+// flashDecodeFastF16AVX2Pos is flashDecodeFastF16AVX2 for a position-major cache.
+//
+//go:noescape
+func flashDecodeFastF16AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+
+// flashDecodeExactQ8AVX2Pos is flashDecodeExactQ8AVX2 for a position-major cache.
+//
+//go:noescape
+func flashDecodeExactQ8AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+
+// flashDecodeFastQ8AVX2Pos is flashDecodeFastQ8AVX2 for a position-major cache.
+//
+//go:noescape
+func flashDecodeFastQ8AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+
+// flashDecodeExactAVX512Pos is flashDecodeExactAVX512 for a position-major cache.
+//
+//go:noescape
+func flashDecodeExactAVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+
+// flashDecodeFastAVX512Pos is flashDecodeFastAVX512 for a position-major cache.
+//
+//go:noescape
+func flashDecodeFastAVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+
+// flashDecodeExactF16AVX512Pos is flashDecodeExactF16AVX512 for a position-major cache.
+//
+//go:noescape
+func flashDecodeExactF16AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+
+// flashDecodeFastF16AVX512Pos is flashDecodeFastF16AVX512 for a position-major cache.
+//
+//go:noescape
+func flashDecodeFastF16AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+
+// flashDecodeExactQ8AVX512Pos is flashDecodeExactQ8AVX512 for a position-major cache.
+//
+//go:noescape
+func flashDecodeExactQ8AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+
+// flashDecodeFastQ8AVX512Pos is flashDecodeFastQ8AVX512 for a position-major cache.
+//
+//go:noescape
+func flashDecodeFastQ8AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)

@@ -32777,3 +32777,34389 @@ pv_merge_124:
 pv_next_124:
 	VZEROUPPER
 	RET
+
+// func flashDecodeExactAVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·flashDecodeExactAVX2Pos(SB), NOSPLIT, $192-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x02, AX
+	MOVQ AX, 184(SP)
+	MOVQ $0x00000000, 32(SP)
+
+init_13:
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
+	JGE    init_done_13
+	VMOVSS expconst<>+0(SB), X0
+	MOVQ   state+72(FP), AX
+	MOVQ   32(SP), CX
+	VMOVSS X0, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	MOVL   $0x00000000, (AX)(CX*4)
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   AX, AX
+
+zero_loop_25:
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     zero_loop_25
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_13
+
+init_done_13:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_13:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_13
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    stride+96(FP), AX
+	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
+	MOVQ    8(SP), CX
+	ADDQ    DX, CX
+	MOVQ    CX, 136(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 144(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	ADDQ    DX, CX
+	MOVQ    CX, 160(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 168(SP)
+	MOVQ    $0x00000001, 152(SP)
+	MOVQ    $0x00000001, 176(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_25:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000001, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_55
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	MOVQ    152(SP), R10
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 104(SP)
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 120(SP)
+
+scores2_by4_5:
+	CMPQ   56(SP), $0x04
+	JL     scores2_after4_5
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
+	SUBQ   CX, DX
+	MOVQ   80(SP), BX
+	SUBQ   CX, BX
+	MOVQ   184(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	SUBQ   $0x00000020, SI
+	MOVQ   SI, 48(SP)
+	CMPQ   CX, 48(SP)
+	JAE    scores2_4_odd_5
+
+scores2_4_chunk2_5:
+	VMOVUPS     (CX)(DX*1), Y8
+	VMOVUPS     (CX)(BX*1), Y9
+	VMOVUPS     (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS     (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VMOVUPS     (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VMOVUPS     (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_147
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_147
+	MOVQ        R9, SI
+	ANDQ        $0x0000003f, SI
+	ADDQ        184(SP), SI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        SI, $0x00000080
+	JBE         pf_row_1
+	PREFETCHT1  128(R9)
+	CMPQ        SI, $0x000000c0
+	JBE         pf_row_1
+	PREFETCHT1  192(R9)
+	CMPQ        SI, $0x00000100
+	JBE         pf_row_1
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        SI, $0x00000200
+	JBE         pf_row_1
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        SI, $0x00000400
+	JBE         pf_row_1
+	PREFETCHT1  1024(R9)
+
+pf_row_1:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_147
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_147
+	MOVQ       R9, SI
+	ANDQ       $0x0000003f, SI
+	ADDQ       184(SP), SI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       SI, $0x00000080
+	JBE        pf_row_2
+	PREFETCHT1 128(R9)
+	CMPQ       SI, $0x000000c0
+	JBE        pf_row_2
+	PREFETCHT1 192(R9)
+	CMPQ       SI, $0x00000100
+	JBE        pf_row_2
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       SI, $0x00000200
+	JBE        pf_row_2
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       SI, $0x00000400
+	JBE        pf_row_2
+	PREFETCHT1 1024(R9)
+
+pf_row_2:
+	ADDQ stride+96(FP), R9
+
+pf_skip_147:
+	VMOVUPS     32(CX)(DX*1), Y8
+	VMOVUPS     32(CX)(BX*1), Y9
+	VMOVUPS     32(CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS     32(CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VMOVUPS     32(CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VMOVUPS     32(CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_148
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_148
+	MOVQ        R9, SI
+	ANDQ        $0x0000003f, SI
+	ADDQ        184(SP), SI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        SI, $0x00000080
+	JBE         pf_row_3
+	PREFETCHT1  128(R9)
+	CMPQ        SI, $0x000000c0
+	JBE         pf_row_3
+	PREFETCHT1  192(R9)
+	CMPQ        SI, $0x00000100
+	JBE         pf_row_3
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        SI, $0x00000200
+	JBE         pf_row_3
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        SI, $0x00000400
+	JBE         pf_row_3
+	PREFETCHT1  1024(R9)
+
+pf_row_3:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_148
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_148
+	MOVQ       R9, SI
+	ANDQ       $0x0000003f, SI
+	ADDQ       184(SP), SI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       SI, $0x00000080
+	JBE        pf_row_4
+	PREFETCHT1 128(R9)
+	CMPQ       SI, $0x000000c0
+	JBE        pf_row_4
+	PREFETCHT1 192(R9)
+	CMPQ       SI, $0x00000100
+	JBE        pf_row_4
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       SI, $0x00000200
+	JBE        pf_row_4
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       SI, $0x00000400
+	JBE        pf_row_4
+	PREFETCHT1 1024(R9)
+
+pf_row_4:
+	ADDQ stride+96(FP), R9
+
+pf_skip_148:
+	ADDQ $0x00000040, CX
+	CMPQ CX, 48(SP)
+	JB   scores2_4_chunk2_5
+
+scores2_4_odd_5:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_4_chunks_5
+	VMOVUPS     (CX)(DX*1), Y8
+	VMOVUPS     (CX)(BX*1), Y9
+	VMOVUPS     (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS     (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VMOVUPS     (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VMOVUPS     (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_149
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_149
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        184(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_5
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_5
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_5
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_5
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_5
+	PREFETCHT1  1024(R9)
+
+pf_row_5:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_149
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_149
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       184(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_6
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_6
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_6
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_6
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_6
+	PREFETCHT1 1024(R9)
+
+pf_row_6:
+	ADDQ stride+96(FP), R9
+
+pf_skip_149:
+scores2_4_chunks_5:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       104(SP), X1, X0
+	MOVQ         88(SP), CX
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 104(SP)
+	ADDQ         $0x00000010, 88(SP)
+	VHADDPS      Y5, Y4, Y0
+	VHADDPS      Y7, Y6, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       120(SP), X1, X0
+	MOVQ         96(SP), CX
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 120(SP)
+	ADDQ         $0x00000010, 96(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores2_by4_5
+
+scores2_after4_5:
+	VMOVSS expconst<>+0(SB), X0
+	VMOVSS expconst<>+0(SB), X1
+
+scores2_by1_9:
+	CMPQ   56(SP), $0x00
+	JE     scores2_done_9
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   64(SP), AX
+	MOVQ   72(SP), CX
+	SUBQ   AX, CX
+	MOVQ   80(SP), DX
+	SUBQ   AX, DX
+	MOVQ   184(SP), BX
+	ADDQ   AX, BX
+	MOVQ   BX, 40(SP)
+
+scores2_chunk1_9:
+	VMOVUPS      (AX), Y4
+	VFMADD231PS  (AX)(CX*1), Y4, Y2
+	VFMADD231PS  (AX)(DX*1), Y4, Y3
+	ADDQ         $0x00000020, AX
+	CMPQ         AX, 40(SP)
+	JB           scores2_chunk1_9
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VMULSS       scale+64(FP), X4, X4
+	VMAXSS       X4, X0, X0
+	MOVQ         88(SP), AX
+	VMOVSS       X4, (AX)
+	ADDQ         $0x00000004, 88(SP)
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	VMULSS       scale+64(FP), X2, X2
+	VMAXSS       X2, X1, X1
+	MOVQ         96(SP), AX
+	VMOVSS       X2, (AX)
+	ADDQ         $0x00000004, 96(SP)
+	SUBQ         $0x01, 56(SP)
+	MOVQ         64(SP), AX
+	ADDQ         R8, AX
+	MOVQ         AX, 64(SP)
+	JMP          scores2_by1_9
+
+scores2_done_9:
+	VMOVUPS   104(SP), X2
+	VMOVHLPS  X2, X2, X3
+	VMAXPS    X3, X2, X2
+	VMOVSHDUP X2, X3
+	VMAXPS    X3, X2, X2
+	VMAXSS    X0, X2, X2
+	VMOVUPS   120(SP), X0
+	VMOVHLPS  X0, X0, X3
+	VMAXPS    X3, X0, X0
+	VMOVSHDUP X0, X3
+	VMAXPS    X3, X0, X0
+	VMAXSS    X1, X0, X0
+	MOVQ      R9, 136(SP)
+	MOVQ      R10, 152(SP)
+	MOVQ      state+72(FP), AX
+	MOVQ      ng+16(FP), CX
+	LEAQ      (AX)(CX*4), AX
+	LEAQ      (AX)(CX*4), AX
+	MOVQ      32(SP), CX
+	VMOVSS    X2, (AX)(CX*4)
+	VMOVSS    X0, 4(AX)(CX*4)
+	ADDQ      $0x00000002, 32(SP)
+	JMP       scores_25
+
+scores_done_55:
+scores_26:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_56
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    stride+96(FP), SI
+	MOVQ    136(SP), DI
+	MOVQ    152(SP), R8
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R9
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_31:
+	CMPQ   BX, $0x08
+	JL     scores_by1_31
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R10
+	LEAQ   (DX)(SI*4), R11
+	MOVQ   CX, R12
+	SUBQ   DX, R12
+	MOVQ   184(SP), R13
+	ANDQ   $0xffffffc0, R13
+	ADDQ   DX, R13
+	CMPQ   R10, R13
+	JAE    scores_odd_29
+
+scores_pairs_29:
+	VMOVUPS     (R10)(R12*1), Y10
+	VFMADD231PS (R10), Y10, Y2
+	VFMADD231PS (R10)(SI*1), Y10, Y3
+	VFMADD231PS (R10)(SI*2), Y10, Y4
+	VFMADD231PS (R10)(R9*1), Y10, Y5
+	DECQ        R8
+	JNZ         pf_skip_150
+	MOVQ        ng+16(FP), R8
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_150
+	MOVQ        DI, R14
+	ANDQ        $0x0000003f, R14
+	ADDQ        184(SP), R14
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R14, $0x00000080
+	JBE         pf_row_7
+	PREFETCHT1  128(DI)
+	CMPQ        R14, $0x000000c0
+	JBE         pf_row_7
+	PREFETCHT1  192(DI)
+	CMPQ        R14, $0x00000100
+	JBE         pf_row_7
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R14, $0x00000200
+	JBE         pf_row_7
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R14, $0x00000400
+	JBE         pf_row_7
+	PREFETCHT1  1024(DI)
+
+pf_row_7:
+	ADDQ       stride+96(FP), DI
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_150
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_150
+	MOVQ       DI, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_8
+	PREFETCHT1 128(DI)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_8
+	PREFETCHT1 192(DI)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_8
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_8
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_8
+	PREFETCHT1 1024(DI)
+
+pf_row_8:
+	ADDQ stride+96(FP), DI
+
+pf_skip_150:
+	VMOVUPS     32(R10)(R12*1), Y10
+	VFMADD231PS 32(R10), Y10, Y2
+	VFMADD231PS 32(R10)(SI*1), Y10, Y3
+	VFMADD231PS 32(R10)(SI*2), Y10, Y4
+	VFMADD231PS 32(R10)(R9*1), Y10, Y5
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x00000040, R11
+	CMPQ        R10, R13
+	JB          scores_pairs_29
+
+scores_odd_29:
+	MOVQ        184(SP), R13
+	ADDQ        DX, R13
+	CMPQ        R10, R13
+	JAE         scores_half_29
+	VMOVUPS     (R10)(R12*1), Y10
+	VFMADD231PS (R10), Y10, Y2
+	VFMADD231PS (R10)(SI*1), Y10, Y3
+	VFMADD231PS (R10)(SI*2), Y10, Y4
+	VFMADD231PS (R10)(R9*1), Y10, Y5
+
+scores_half_29:
+	MOVQ DX, R10
+	LEAQ (DX)(SI*4), R11
+	MOVQ 184(SP), R13
+	ANDQ $0xffffffc0, R13
+	ADDQ DX, R13
+	CMPQ R10, R13
+	JAE  scores_odd_30
+
+scores_pairs_30:
+	VMOVUPS     (R10)(R12*1), Y10
+	VFMADD231PS (R11), Y10, Y6
+	VFMADD231PS (R11)(SI*1), Y10, Y7
+	VFMADD231PS (R11)(SI*2), Y10, Y8
+	VFMADD231PS (R11)(R9*1), Y10, Y9
+	DECQ        R8
+	JNZ         pf_skip_151
+	MOVQ        ng+16(FP), R8
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_151
+	MOVQ        DI, R14
+	ANDQ        $0x0000003f, R14
+	ADDQ        184(SP), R14
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R14, $0x00000080
+	JBE         pf_row_9
+	PREFETCHT1  128(DI)
+	CMPQ        R14, $0x000000c0
+	JBE         pf_row_9
+	PREFETCHT1  192(DI)
+	CMPQ        R14, $0x00000100
+	JBE         pf_row_9
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R14, $0x00000200
+	JBE         pf_row_9
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R14, $0x00000400
+	JBE         pf_row_9
+	PREFETCHT1  1024(DI)
+
+pf_row_9:
+	ADDQ       stride+96(FP), DI
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_151
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_151
+	MOVQ       DI, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_10
+	PREFETCHT1 128(DI)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_10
+	PREFETCHT1 192(DI)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_10
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_10
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_10
+	PREFETCHT1 1024(DI)
+
+pf_row_10:
+	ADDQ stride+96(FP), DI
+
+pf_skip_151:
+	VMOVUPS     32(R10)(R12*1), Y10
+	VFMADD231PS 32(R11), Y10, Y6
+	VFMADD231PS 32(R11)(SI*1), Y10, Y7
+	VFMADD231PS 32(R11)(SI*2), Y10, Y8
+	VFMADD231PS 32(R11)(R9*1), Y10, Y9
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x00000040, R11
+	CMPQ        R10, R13
+	JB          scores_pairs_30
+
+scores_odd_30:
+	MOVQ        184(SP), R13
+	ADDQ        DX, R13
+	CMPQ        R10, R13
+	JAE         scores_half_30
+	VMOVUPS     (R10)(R12*1), Y10
+	VFMADD231PS (R11), Y10, Y6
+	VFMADD231PS (R11)(SI*1), Y10, Y7
+	VFMADD231PS (R11)(SI*2), Y10, Y8
+	VFMADD231PS (R11)(R9*1), Y10, Y9
+
+scores_half_30:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_31
+
+scores_by1_31:
+	TESTQ  BX, BX
+	JZ     scores_done_57
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R10
+	MOVQ   184(SP), R13
+	ADDQ   DX, R13
+	MOVQ   CX, R12
+	SUBQ   DX, R12
+
+scores_chunk1_31:
+	VMOVUPS      (R10)(R12*1), Y3
+	VFMADD231PS  (R10), Y3, Y2
+	ADDQ         $0x00000020, R10
+	CMPQ         R10, R13
+	JB           scores_chunk1_31
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
+	JMP          scores_by1_31
+
+scores_done_57:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         DI, 136(SP)
+	MOVQ         R8, 152(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	ADDQ         $0x00000001, 32(SP)
+	JMP          scores_26
+
+scores_done_56:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_19:
+	MOVQ         32(SP), AX
+	ADDQ         $0x00000001, AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_19
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_25
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_37:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_37
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_25:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       4(AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       4(AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_26
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       4(AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, 4(AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	ADDQ         AX, CX
+	MOVQ         AX, AX
+
+scale_loop_38:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_38
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, 4(AX)(CX*4)
+
+no_rescale_26:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS 4(AX)(CX*4), Y1
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         AX, CX
+	ADDQ         tileStride+88(FP), CX
+	MOVQ         24(SP), DX
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         CX, CX
+
+exp_loop_31:
+	CMPQ         DX, $0x00000008
+	JL           exp_tail_31
+	VMOVUPS      (AX), Y4
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y4, Y4
+	VSUBPS       Y1, Y5, Y5
+	VCMPPS       $0x05, expconst<>+640(SB), Y4, Y6
+	VMOVUPS      expconst<>+640(SB), Y7
+	VMAXPS       Y4, Y7, Y4
+	VMOVUPS      expconst<>+768(SB), Y7
+	VMINPS       Y4, Y7, Y4
+	VMULPS       expconst<>+128(SB), Y4, Y7
+	VCVTPS2DQ    Y7, Y8
+	VCVTDQ2PS    Y8, Y7
+	VFNMADD231PS expconst<>+832(SB), Y7, Y4
+	VFNMADD231PS expconst<>+896(SB), Y7, Y4
+	VMOVUPS      expconst<>+960(SB), Y7
+	VFMADD213PS  expconst<>+1024(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1088(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1152(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1216(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1280(SB), Y4, Y7
+	VMULPS       Y4, Y4, Y9
+	VFMADD213PS  Y4, Y9, Y7
+	VADDPS       expconst<>+64(SB), Y7, Y7
+	VPADDD       expconst<>+192(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VMULPS       Y8, Y7, Y4
+	VANDPS       Y6, Y4, Y4
+	VCMPPS       $0x05, expconst<>+640(SB), Y5, Y6
+	VMOVUPS      expconst<>+640(SB), Y7
+	VMAXPS       Y5, Y7, Y5
+	VMOVUPS      expconst<>+768(SB), Y7
+	VMINPS       Y5, Y7, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y7
+	VCVTPS2DQ    Y7, Y8
+	VCVTDQ2PS    Y8, Y7
+	VFNMADD231PS expconst<>+832(SB), Y7, Y5
+	VFNMADD231PS expconst<>+896(SB), Y7, Y5
+	VMOVUPS      expconst<>+960(SB), Y7
+	VFMADD213PS  expconst<>+1024(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1088(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1152(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1216(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1280(SB), Y5, Y7
+	VMULPS       Y5, Y5, Y9
+	VFMADD213PS  Y5, Y9, Y7
+	VADDPS       expconst<>+64(SB), Y7, Y7
+	VPADDD       expconst<>+192(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VMULPS       Y8, Y7, Y5
+	VANDPS       Y6, Y5, Y5
+	VMOVUPS      Y4, (AX)
+	VMOVUPS      Y5, (CX)
+	VADDPS       Y4, Y2, Y2
+	VADDPS       Y5, Y3, Y3
+	ADDQ         $0x00000020, AX
+	ADDQ         $0x00000020, CX
+	SUBQ         $0x00000008, DX
+	JMP          exp_loop_31
+
+exp_tail_31:
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	TESTQ        DX, DX
+	JZ           exp_done_31
+	VMOVUPS      (AX), Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y5, Y5
+	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y0
+	VMOVUPS      expconst<>+640(SB), Y1
+	VMAXPS       Y3, Y1, Y3
+	VMOVUPS      expconst<>+768(SB), Y1
+	VMINPS       Y3, Y1, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y1
+	VCVTPS2DQ    Y1, Y6
+	VCVTDQ2PS    Y6, Y1
+	VFNMADD231PS expconst<>+832(SB), Y1, Y3
+	VFNMADD231PS expconst<>+896(SB), Y1, Y3
+	VMOVUPS      expconst<>+960(SB), Y1
+	VFMADD213PS  expconst<>+1024(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1088(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1152(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1216(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1280(SB), Y3, Y1
+	VMULPS       Y3, Y3, Y7
+	VFMADD213PS  Y3, Y7, Y1
+	VADDPS       expconst<>+64(SB), Y1, Y1
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y1, Y3
+	VANDPS       Y0, Y3, Y3
+	VCMPPS       $0x05, expconst<>+640(SB), Y5, Y0
+	VMOVUPS      expconst<>+640(SB), Y1
+	VMAXPS       Y5, Y1, Y5
+	VMOVUPS      expconst<>+768(SB), Y1
+	VMINPS       Y5, Y1, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y1
+	VCVTPS2DQ    Y1, Y6
+	VCVTDQ2PS    Y6, Y1
+	VFNMADD231PS expconst<>+832(SB), Y1, Y5
+	VFNMADD231PS expconst<>+896(SB), Y1, Y5
+	VMOVUPS      expconst<>+960(SB), Y1
+	VFMADD213PS  expconst<>+1024(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1088(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1152(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1216(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1280(SB), Y5, Y1
+	VMULPS       Y5, Y5, Y7
+	VFMADD213PS  Y5, Y7, Y1
+	VADDPS       expconst<>+64(SB), Y1, Y1
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y1, Y5
+	VANDPS       Y0, Y5, Y5
+	VMOVUPS      Y3, (AX)
+	VMOVUPS      Y5, (CX)
+
+exp_tail1_31:
+	VADDSS (AX), X4, X4
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, AX
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_31
+
+exp_done_31:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X4, X4
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X4, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS 4(AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, 4(AX)(CX*4)
+	ADDQ   $0x00000002, 32(SP)
+	JMP    softmax_19
+
+softmax_done_19:
+softmax_20:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_20
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_27
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_39:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_39
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_27:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, CX
+
+exp_loop_32:
+	CMPQ         CX, $0x00000008
+	JL           exp_tail_32
+	VMOVUPS      (AX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
+	VMOVUPS      expconst<>+640(SB), Y4
+	VMAXPS       Y2, Y4, Y2
+	VMOVUPS      expconst<>+768(SB), Y4
+	VMINPS       Y2, Y4, Y2
+	VMULPS       expconst<>+128(SB), Y2, Y4
+	VCVTPS2DQ    Y4, Y5
+	VCVTDQ2PS    Y5, Y4
+	VFNMADD231PS expconst<>+832(SB), Y4, Y2
+	VFNMADD231PS expconst<>+896(SB), Y4, Y2
+	VMOVUPS      expconst<>+960(SB), Y4
+	VFMADD213PS  expconst<>+1024(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1088(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1152(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1216(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1280(SB), Y2, Y4
+	VMULPS       Y2, Y2, Y6
+	VFMADD213PS  Y2, Y6, Y4
+	VADDPS       expconst<>+64(SB), Y4, Y4
+	VPADDD       expconst<>+192(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y4, Y2
+	VANDPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VADDPS       Y2, Y1, Y1
+	ADDQ         $0x00000020, AX
+	SUBQ         $0x00000008, CX
+	JMP          exp_loop_32
+
+exp_tail_32:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        CX, CX
+	JZ           exp_done_32
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y1, Y3, Y1
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y1, Y3, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y1
+	VFNMADD231PS expconst<>+896(SB), Y3, Y1
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y1, Y3
+	VMULPS       Y1, Y1, Y5
+	VFMADD213PS  Y1, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y1
+	VANDPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+
+exp_tail1_32:
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_32
+
+exp_done_32:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_20
+
+softmax_done_20:
+	MOVQ $0x00000000, 32(SP)
+
+pv_25:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000001, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_25
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
+	MOVQ  stride+96(FP), R9
+	MOVQ  160(SP), R10
+	MOVQ  176(SP), R11
+	MOVQ  CX, 40(SP)
+	MOVQ  BX, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  SI, CX
+	SUBQ  DX, CX
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_31:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x000000c0
+	JL      pv2_next_31
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	VMOVUPS 128(BX)(DX*1), Y4
+	VMOVUPS 160(BX)(DX*1), Y5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y6
+	VMOVUPS 32(BX)(DX*1), Y7
+	VMOVUPS 64(BX)(DX*1), Y8
+	VMOVUPS 96(BX)(DX*1), Y9
+	VMOVUPS 128(BX)(DX*1), Y10
+	VMOVUPS 160(BX)(DX*1), Y11
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_31:
+	TESTQ        DI, DI
+	JZ           pv2_merge_31
+	VBROADCASTSS (BX), Y12
+	VBROADCASTSS (BX)(CX*1), Y13
+	VMOVUPS      (SI), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VMOVUPS      32(SI), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VMOVUPS      64(SI), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VMOVUPS      96(SI), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VMOVUPS      128(SI), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VMOVUPS      160(SI), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	DECQ         R11
+	JNZ          pf_skip_152
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_152
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_11
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_11
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_11
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_11
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_11
+	PREFETCHT1   1024(R10)
+
+pf_row_11:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_152
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_152
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_12
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_12
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_12
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_12
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_12
+	PREFETCHT1 1024(R10)
+
+pf_row_12:
+	ADDQ stride+96(FP), R10
+
+pf_skip_152:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_31
+
+pv2_merge_31:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	VMOVUPS Y4, 128(BX)(DX*1)
+	VMOVUPS Y5, 160(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y6, (BX)(DX*1)
+	VMOVUPS Y7, 32(BX)(DX*1)
+	VMOVUPS Y8, 64(BX)(DX*1)
+	VMOVUPS Y9, 96(BX)(DX*1)
+	VMOVUPS Y10, 128(BX)(DX*1)
+	VMOVUPS Y11, 160(BX)(DX*1)
+	ADDQ    $0x000000c0, 80(SP)
+	JMP     pv2_block_31
+
+pv2_next_31:
+pv2_block_32:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_32
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y4
+	VMOVUPS 32(BX)(DX*1), Y5
+	VMOVUPS 64(BX)(DX*1), Y6
+	VMOVUPS 96(BX)(DX*1), Y7
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_32:
+	TESTQ        DI, DI
+	JZ           pv2_merge_32
+	VBROADCASTSS (BX), Y8
+	VBROADCASTSS (BX)(CX*1), Y9
+	VMOVUPS      (SI), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VMOVUPS      32(SI), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VMOVUPS      64(SI), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VMOVUPS      96(SI), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	DECQ         R11
+	JNZ          pf_skip_153
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_153
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_13
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_13
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_13
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_13
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_13
+	PREFETCHT1   1024(R10)
+
+pf_row_13:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_153
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_153
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_14
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_14
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_14
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_14
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_14
+	PREFETCHT1 1024(R10)
+
+pf_row_14:
+	ADDQ stride+96(FP), R10
+
+pf_skip_153:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_32
+
+pv2_merge_32:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y4, (BX)(DX*1)
+	VMOVUPS Y5, 32(BX)(DX*1)
+	VMOVUPS Y6, 64(BX)(DX*1)
+	VMOVUPS Y7, 96(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_32
+
+pv2_next_32:
+pv2_block_33:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_33
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	VMOVUPS 32(BX)(DX*1), Y3
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_33:
+	TESTQ        DI, DI
+	JZ           pv2_merge_33
+	VBROADCASTSS (BX), Y4
+	VBROADCASTSS (BX)(CX*1), Y5
+	VMOVUPS      (SI), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VFMADD231PS  Y6, Y5, Y2
+	VMOVUPS      32(SI), Y6
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y3
+	DECQ         R11
+	JNZ          pf_skip_154
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_154
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_15
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_15
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_15
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_15
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_15
+	PREFETCHT1   1024(R10)
+
+pf_row_15:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_154
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_154
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_16
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_16
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_16
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_16
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_16
+	PREFETCHT1 1024(R10)
+
+pf_row_16:
+	ADDQ stride+96(FP), R10
+
+pf_skip_154:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_33
+
+pv2_merge_33:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	VMOVUPS Y3, 32(BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_33
+
+pv2_next_33:
+pv2_block_34:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000020
+	JL      pv2_next_34
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y1
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_34:
+	TESTQ        DI, DI
+	JZ           pv2_merge_34
+	VBROADCASTSS (BX), Y2
+	VBROADCASTSS (BX)(CX*1), Y3
+	VMOVUPS      (SI), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	DECQ         R11
+	JNZ          pf_skip_155
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_155
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_17
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_17
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_17
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_17
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_17
+	PREFETCHT1   1024(R10)
+
+pf_row_17:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_155
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_155
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_18
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_18
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_18
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_18
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_18
+	PREFETCHT1 1024(R10)
+
+pf_row_18:
+	ADDQ stride+96(FP), R10
+
+pf_skip_155:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_34
+
+pv2_merge_34:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y1, (BX)(DX*1)
+	ADDQ    $0x00000020, 80(SP)
+	JMP     pv2_block_34
+
+pv2_next_34:
+	MOVQ R10, 160(SP)
+	MOVQ R11, 176(SP)
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_25
+
+pv_done_25:
+pv_26:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_26
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	MOVQ  160(SP), R8
+	MOVQ  176(SP), R9
+	XORQ  R10, R10
+
+pv_block_125:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000180
+	JL      pv_next_125
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	VMOVUPS 256(CX)(R10*1), Y8
+	VMOVUPS 288(CX)(R10*1), Y9
+	VMOVUPS 320(CX)(R10*1), Y10
+	VMOVUPS 352(CX)(R10*1), Y11
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+
+pv_single_125:
+	TESTQ        R13, R13
+	JZ           pv_merge_125
+	VBROADCASTSS (R11), Y12
+	VFMADD231PS  (R12), Y12, Y0
+	VFMADD231PS  32(R12), Y12, Y1
+	VFMADD231PS  64(R12), Y12, Y2
+	VFMADD231PS  96(R12), Y12, Y3
+	VFMADD231PS  128(R12), Y12, Y4
+	VFMADD231PS  160(R12), Y12, Y5
+	VFMADD231PS  192(R12), Y12, Y6
+	VFMADD231PS  224(R12), Y12, Y7
+	VFMADD231PS  256(R12), Y12, Y8
+	VFMADD231PS  288(R12), Y12, Y9
+	VFMADD231PS  320(R12), Y12, Y10
+	VFMADD231PS  352(R12), Y12, Y11
+	DECQ         R9
+	JNZ          pf_skip_156
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_156
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_19
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_19
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_19
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_19
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_19
+	PREFETCHT1   1024(R8)
+
+pf_row_19:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_156
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_156
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_20
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_20
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_20
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_20
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_20
+	PREFETCHT1 1024(R8)
+
+pf_row_20:
+	ADDQ stride+96(FP), R8
+
+pf_skip_156:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_125
+
+pv_merge_125:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	VMOVUPS Y8, 256(CX)(R10*1)
+	VMOVUPS Y9, 288(CX)(R10*1)
+	VMOVUPS Y10, 320(CX)(R10*1)
+	VMOVUPS Y11, 352(CX)(R10*1)
+	ADDQ    $0x00000180, R10
+	JMP     pv_block_125
+
+pv_next_125:
+pv_block_126:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_126
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+
+pv_single_126:
+	TESTQ        R13, R13
+	JZ           pv_merge_126
+	VBROADCASTSS (R11), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	VFMADD231PS  224(R12), Y8, Y7
+	DECQ         R9
+	JNZ          pf_skip_157
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_157
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_21
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_21
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_21
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_21
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_21
+	PREFETCHT1   1024(R8)
+
+pf_row_21:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_157
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_157
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_22
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_22
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_22
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_22
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_22
+	PREFETCHT1 1024(R8)
+
+pf_row_22:
+	ADDQ stride+96(FP), R8
+
+pf_skip_157:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_126
+
+pv_merge_126:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_126
+
+pv_next_126:
+pv_block_127:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_127
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R10*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R10*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_127
+
+pv_pair_127:
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS 4(R11), Y9
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y2
+	VFMADD231PS  64(R12), Y8, Y4
+	VFMADD231PS  96(R12), Y8, Y6
+	VFMADD231PS  (R12)(DI*1), Y9, Y1
+	VFMADD231PS  32(R12)(DI*1), Y9, Y3
+	VFMADD231PS  64(R12)(DI*1), Y9, Y5
+	VFMADD231PS  96(R12)(DI*1), Y9, Y7
+	DECQ         R9
+	JNZ          pf_skip_158
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_158
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_23
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_23
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_23
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_23
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_23
+	PREFETCHT1   1024(R8)
+
+pf_row_23:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_158
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_158
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_24
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_24
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_24
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_24
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_24
+	PREFETCHT1 1024(R8)
+
+pf_row_24:
+	ADDQ stride+96(FP), R8
+
+pf_skip_158:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_127
+
+pv_single_127:
+	TESTQ        R13, R13
+	JZ           pv_merge_127
+	VBROADCASTSS (R11), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y2
+	VFMADD231PS  64(R12), Y8, Y4
+	VFMADD231PS  96(R12), Y8, Y6
+	DECQ         R9
+	JNZ          pf_skip_159
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_159
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_25
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_25
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_25
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_25
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_25
+	PREFETCHT1   1024(R8)
+
+pf_row_25:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_159
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_159
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_26
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_26
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_26
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_26
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_26
+	PREFETCHT1 1024(R8)
+
+pf_row_26:
+	ADDQ stride+96(FP), R8
+
+pf_skip_159:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_127
+
+pv_merge_127:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_127
+
+pv_next_127:
+pv_block_128:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_128
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_128
+
+pv_pair_128:
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y5
+	VFMADD231PS  (R12), Y4, Y0
+	VFMADD231PS  32(R12), Y4, Y2
+	VFMADD231PS  (R12)(DI*1), Y5, Y1
+	VFMADD231PS  32(R12)(DI*1), Y5, Y3
+	DECQ         R9
+	JNZ          pf_skip_160
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_160
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_27
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_27
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_27
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_27
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_27
+	PREFETCHT1   1024(R8)
+
+pf_row_27:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_160
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_160
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_28
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_28
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_28
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_28
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_28
+	PREFETCHT1 1024(R8)
+
+pf_row_28:
+	ADDQ stride+96(FP), R8
+
+pf_skip_160:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_128
+
+pv_single_128:
+	TESTQ        R13, R13
+	JZ           pv_merge_128
+	VBROADCASTSS (R11), Y4
+	VFMADD231PS  (R12), Y4, Y0
+	VFMADD231PS  32(R12), Y4, Y2
+	DECQ         R9
+	JNZ          pf_skip_161
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_161
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_29
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_29
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_29
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_29
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_29
+	PREFETCHT1   1024(R8)
+
+pf_row_29:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_161
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_161
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_30
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_30
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_30
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_30
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_30
+	PREFETCHT1 1024(R8)
+
+pf_row_30:
+	ADDQ stride+96(FP), R8
+
+pf_skip_161:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_128
+
+pv_merge_128:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_128
+
+pv_next_128:
+pv_block_129:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_129
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_129
+
+pv_pair_129:
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y3
+	VFMADD231PS  (R12), Y2, Y0
+	VFMADD231PS  (R12)(DI*1), Y3, Y1
+	DECQ         R9
+	JNZ          pf_skip_162
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_162
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_31
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_31
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_31
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_31
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_31
+	PREFETCHT1   1024(R8)
+
+pf_row_31:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_162
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_162
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_32
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_32
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_32
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_32
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_32
+	PREFETCHT1 1024(R8)
+
+pf_row_32:
+	ADDQ stride+96(FP), R8
+
+pf_skip_162:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_129
+
+pv_single_129:
+	TESTQ        R13, R13
+	JZ           pv_merge_129
+	VBROADCASTSS (R11), Y2
+	VFMADD231PS  (R12), Y2, Y0
+	DECQ         R9
+	JNZ          pf_skip_163
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_163
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_33
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_33
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_33
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_33
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_33
+	PREFETCHT1   1024(R8)
+
+pf_row_33:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_163
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_163
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_34
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_34
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_34
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_34
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_34
+	PREFETCHT1 1024(R8)
+
+pf_row_34:
+	ADDQ stride+96(FP), R8
+
+pf_skip_163:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_129
+
+pv_merge_129:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	ADDQ    $0x00000020, R10
+	JMP     pv_block_129
+
+pv_next_129:
+	MOVQ R8, 160(SP)
+	MOVQ R9, 176(SP)
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_26
+
+pv_done_26:
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_13
+
+finish_13:
+	MOVQ $0x00000000, 32(SP)
+
+norm_13:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_13
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VXORPS   X1, X1, X1
+	VUCOMISS X1, X0
+	JNE      recip_div_25
+	JPS      recip_div_25
+	JMP      recip_zero_25
+
+recip_div_25:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_25:
+	VBROADCASTSS X1, Y0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_40:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_40
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_13
+
+norm_done_13:
+	VZEROUPPER
+	RET
+
+// func flashDecodeFastAVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·flashDecodeFastAVX2Pos(SB), NOSPLIT, $192-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x02, AX
+	MOVQ AX, 184(SP)
+	MOVQ $0x00000000, 32(SP)
+
+init_14:
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
+	JGE    init_done_14
+	VMOVSS expconst<>+0(SB), X0
+	MOVQ   state+72(FP), AX
+	MOVQ   32(SP), CX
+	VMOVSS X0, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	MOVL   $0x00000000, (AX)(CX*4)
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   AX, AX
+
+zero_loop_26:
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     zero_loop_26
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_14
+
+init_done_14:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_14:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_14
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    stride+96(FP), AX
+	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
+	MOVQ    8(SP), CX
+	ADDQ    DX, CX
+	MOVQ    CX, 136(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 144(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	ADDQ    DX, CX
+	MOVQ    CX, 160(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 168(SP)
+	MOVQ    $0x00000001, 152(SP)
+	MOVQ    $0x00000001, 176(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_27:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000001, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_58
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	MOVQ    152(SP), R10
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 104(SP)
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 120(SP)
+
+scores2_by4_6:
+	CMPQ   56(SP), $0x04
+	JL     scores2_after4_6
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
+	SUBQ   CX, DX
+	MOVQ   80(SP), BX
+	SUBQ   CX, BX
+	MOVQ   184(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	SUBQ   $0x00000020, SI
+	MOVQ   SI, 48(SP)
+	CMPQ   CX, 48(SP)
+	JAE    scores2_4_odd_6
+
+scores2_4_chunk2_6:
+	VMOVUPS     (CX)(DX*1), Y8
+	VMOVUPS     (CX)(BX*1), Y9
+	VMOVUPS     (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS     (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VMOVUPS     (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VMOVUPS     (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_164
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_164
+	MOVQ        R9, SI
+	ANDQ        $0x0000003f, SI
+	ADDQ        184(SP), SI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        SI, $0x00000080
+	JBE         pf_row_35
+	PREFETCHT1  128(R9)
+	CMPQ        SI, $0x000000c0
+	JBE         pf_row_35
+	PREFETCHT1  192(R9)
+	CMPQ        SI, $0x00000100
+	JBE         pf_row_35
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        SI, $0x00000200
+	JBE         pf_row_35
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        SI, $0x00000400
+	JBE         pf_row_35
+	PREFETCHT1  1024(R9)
+
+pf_row_35:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_164
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_164
+	MOVQ       R9, SI
+	ANDQ       $0x0000003f, SI
+	ADDQ       184(SP), SI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       SI, $0x00000080
+	JBE        pf_row_36
+	PREFETCHT1 128(R9)
+	CMPQ       SI, $0x000000c0
+	JBE        pf_row_36
+	PREFETCHT1 192(R9)
+	CMPQ       SI, $0x00000100
+	JBE        pf_row_36
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       SI, $0x00000200
+	JBE        pf_row_36
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       SI, $0x00000400
+	JBE        pf_row_36
+	PREFETCHT1 1024(R9)
+
+pf_row_36:
+	ADDQ stride+96(FP), R9
+
+pf_skip_164:
+	VMOVUPS     32(CX)(DX*1), Y8
+	VMOVUPS     32(CX)(BX*1), Y9
+	VMOVUPS     32(CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS     32(CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VMOVUPS     32(CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VMOVUPS     32(CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_165
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_165
+	MOVQ        R9, SI
+	ANDQ        $0x0000003f, SI
+	ADDQ        184(SP), SI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        SI, $0x00000080
+	JBE         pf_row_37
+	PREFETCHT1  128(R9)
+	CMPQ        SI, $0x000000c0
+	JBE         pf_row_37
+	PREFETCHT1  192(R9)
+	CMPQ        SI, $0x00000100
+	JBE         pf_row_37
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        SI, $0x00000200
+	JBE         pf_row_37
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        SI, $0x00000400
+	JBE         pf_row_37
+	PREFETCHT1  1024(R9)
+
+pf_row_37:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_165
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_165
+	MOVQ       R9, SI
+	ANDQ       $0x0000003f, SI
+	ADDQ       184(SP), SI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       SI, $0x00000080
+	JBE        pf_row_38
+	PREFETCHT1 128(R9)
+	CMPQ       SI, $0x000000c0
+	JBE        pf_row_38
+	PREFETCHT1 192(R9)
+	CMPQ       SI, $0x00000100
+	JBE        pf_row_38
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       SI, $0x00000200
+	JBE        pf_row_38
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       SI, $0x00000400
+	JBE        pf_row_38
+	PREFETCHT1 1024(R9)
+
+pf_row_38:
+	ADDQ stride+96(FP), R9
+
+pf_skip_165:
+	ADDQ $0x00000040, CX
+	CMPQ CX, 48(SP)
+	JB   scores2_4_chunk2_6
+
+scores2_4_odd_6:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_4_chunks_6
+	VMOVUPS     (CX)(DX*1), Y8
+	VMOVUPS     (CX)(BX*1), Y9
+	VMOVUPS     (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS     (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VMOVUPS     (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VMOVUPS     (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_166
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_166
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        184(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_39
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_39
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_39
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_39
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_39
+	PREFETCHT1  1024(R9)
+
+pf_row_39:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_166
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_166
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       184(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_40
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_40
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_40
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_40
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_40
+	PREFETCHT1 1024(R9)
+
+pf_row_40:
+	ADDQ stride+96(FP), R9
+
+pf_skip_166:
+scores2_4_chunks_6:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       104(SP), X1, X0
+	MOVQ         88(SP), CX
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 104(SP)
+	ADDQ         $0x00000010, 88(SP)
+	VHADDPS      Y5, Y4, Y0
+	VHADDPS      Y7, Y6, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       120(SP), X1, X0
+	MOVQ         96(SP), CX
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 120(SP)
+	ADDQ         $0x00000010, 96(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores2_by4_6
+
+scores2_after4_6:
+	VMOVSS expconst<>+0(SB), X0
+	VMOVSS expconst<>+0(SB), X1
+
+scores2_by1_10:
+	CMPQ   56(SP), $0x00
+	JE     scores2_done_10
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   64(SP), AX
+	MOVQ   72(SP), CX
+	SUBQ   AX, CX
+	MOVQ   80(SP), DX
+	SUBQ   AX, DX
+	MOVQ   184(SP), BX
+	ADDQ   AX, BX
+	MOVQ   BX, 40(SP)
+
+scores2_chunk1_10:
+	VMOVUPS      (AX), Y4
+	VFMADD231PS  (AX)(CX*1), Y4, Y2
+	VFMADD231PS  (AX)(DX*1), Y4, Y3
+	ADDQ         $0x00000020, AX
+	CMPQ         AX, 40(SP)
+	JB           scores2_chunk1_10
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VMULSS       scale+64(FP), X4, X4
+	VMAXSS       X4, X0, X0
+	MOVQ         88(SP), AX
+	VMOVSS       X4, (AX)
+	ADDQ         $0x00000004, 88(SP)
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	VMULSS       scale+64(FP), X2, X2
+	VMAXSS       X2, X1, X1
+	MOVQ         96(SP), AX
+	VMOVSS       X2, (AX)
+	ADDQ         $0x00000004, 96(SP)
+	SUBQ         $0x01, 56(SP)
+	MOVQ         64(SP), AX
+	ADDQ         R8, AX
+	MOVQ         AX, 64(SP)
+	JMP          scores2_by1_10
+
+scores2_done_10:
+	VMOVUPS   104(SP), X2
+	VMOVHLPS  X2, X2, X3
+	VMAXPS    X3, X2, X2
+	VMOVSHDUP X2, X3
+	VMAXPS    X3, X2, X2
+	VMAXSS    X0, X2, X2
+	VMOVUPS   120(SP), X0
+	VMOVHLPS  X0, X0, X3
+	VMAXPS    X3, X0, X0
+	VMOVSHDUP X0, X3
+	VMAXPS    X3, X0, X0
+	VMAXSS    X1, X0, X0
+	MOVQ      R9, 136(SP)
+	MOVQ      R10, 152(SP)
+	MOVQ      state+72(FP), AX
+	MOVQ      ng+16(FP), CX
+	LEAQ      (AX)(CX*4), AX
+	LEAQ      (AX)(CX*4), AX
+	MOVQ      32(SP), CX
+	VMOVSS    X2, (AX)(CX*4)
+	VMOVSS    X0, 4(AX)(CX*4)
+	ADDQ      $0x00000002, 32(SP)
+	JMP       scores_27
+
+scores_done_58:
+scores_28:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_59
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    stride+96(FP), SI
+	MOVQ    136(SP), DI
+	MOVQ    152(SP), R8
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R9
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_32:
+	CMPQ   BX, $0x08
+	JL     scores_by1_32
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R10
+	LEAQ   (DX)(SI*4), R11
+	MOVQ   CX, R12
+	SUBQ   DX, R12
+	MOVQ   184(SP), R13
+	ANDQ   $0xffffffc0, R13
+	ADDQ   DX, R13
+	CMPQ   R10, R13
+	JAE    scores_odd_31
+
+scores_pairs_31:
+	VMOVUPS     (R10)(R12*1), Y10
+	VFMADD231PS (R10), Y10, Y2
+	VFMADD231PS (R10)(SI*1), Y10, Y3
+	VFMADD231PS (R10)(SI*2), Y10, Y4
+	VFMADD231PS (R10)(R9*1), Y10, Y5
+	DECQ        R8
+	JNZ         pf_skip_167
+	MOVQ        ng+16(FP), R8
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_167
+	MOVQ        DI, R14
+	ANDQ        $0x0000003f, R14
+	ADDQ        184(SP), R14
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R14, $0x00000080
+	JBE         pf_row_41
+	PREFETCHT1  128(DI)
+	CMPQ        R14, $0x000000c0
+	JBE         pf_row_41
+	PREFETCHT1  192(DI)
+	CMPQ        R14, $0x00000100
+	JBE         pf_row_41
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R14, $0x00000200
+	JBE         pf_row_41
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R14, $0x00000400
+	JBE         pf_row_41
+	PREFETCHT1  1024(DI)
+
+pf_row_41:
+	ADDQ       stride+96(FP), DI
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_167
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_167
+	MOVQ       DI, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_42
+	PREFETCHT1 128(DI)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_42
+	PREFETCHT1 192(DI)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_42
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_42
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_42
+	PREFETCHT1 1024(DI)
+
+pf_row_42:
+	ADDQ stride+96(FP), DI
+
+pf_skip_167:
+	VMOVUPS     32(R10)(R12*1), Y10
+	VFMADD231PS 32(R10), Y10, Y2
+	VFMADD231PS 32(R10)(SI*1), Y10, Y3
+	VFMADD231PS 32(R10)(SI*2), Y10, Y4
+	VFMADD231PS 32(R10)(R9*1), Y10, Y5
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x00000040, R11
+	CMPQ        R10, R13
+	JB          scores_pairs_31
+
+scores_odd_31:
+	MOVQ        184(SP), R13
+	ADDQ        DX, R13
+	CMPQ        R10, R13
+	JAE         scores_half_31
+	VMOVUPS     (R10)(R12*1), Y10
+	VFMADD231PS (R10), Y10, Y2
+	VFMADD231PS (R10)(SI*1), Y10, Y3
+	VFMADD231PS (R10)(SI*2), Y10, Y4
+	VFMADD231PS (R10)(R9*1), Y10, Y5
+
+scores_half_31:
+	MOVQ DX, R10
+	LEAQ (DX)(SI*4), R11
+	MOVQ 184(SP), R13
+	ANDQ $0xffffffc0, R13
+	ADDQ DX, R13
+	CMPQ R10, R13
+	JAE  scores_odd_32
+
+scores_pairs_32:
+	VMOVUPS     (R10)(R12*1), Y10
+	VFMADD231PS (R11), Y10, Y6
+	VFMADD231PS (R11)(SI*1), Y10, Y7
+	VFMADD231PS (R11)(SI*2), Y10, Y8
+	VFMADD231PS (R11)(R9*1), Y10, Y9
+	DECQ        R8
+	JNZ         pf_skip_168
+	MOVQ        ng+16(FP), R8
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_168
+	MOVQ        DI, R14
+	ANDQ        $0x0000003f, R14
+	ADDQ        184(SP), R14
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R14, $0x00000080
+	JBE         pf_row_43
+	PREFETCHT1  128(DI)
+	CMPQ        R14, $0x000000c0
+	JBE         pf_row_43
+	PREFETCHT1  192(DI)
+	CMPQ        R14, $0x00000100
+	JBE         pf_row_43
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R14, $0x00000200
+	JBE         pf_row_43
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R14, $0x00000400
+	JBE         pf_row_43
+	PREFETCHT1  1024(DI)
+
+pf_row_43:
+	ADDQ       stride+96(FP), DI
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_168
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_168
+	MOVQ       DI, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_44
+	PREFETCHT1 128(DI)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_44
+	PREFETCHT1 192(DI)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_44
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_44
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_44
+	PREFETCHT1 1024(DI)
+
+pf_row_44:
+	ADDQ stride+96(FP), DI
+
+pf_skip_168:
+	VMOVUPS     32(R10)(R12*1), Y10
+	VFMADD231PS 32(R11), Y10, Y6
+	VFMADD231PS 32(R11)(SI*1), Y10, Y7
+	VFMADD231PS 32(R11)(SI*2), Y10, Y8
+	VFMADD231PS 32(R11)(R9*1), Y10, Y9
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x00000040, R11
+	CMPQ        R10, R13
+	JB          scores_pairs_32
+
+scores_odd_32:
+	MOVQ        184(SP), R13
+	ADDQ        DX, R13
+	CMPQ        R10, R13
+	JAE         scores_half_32
+	VMOVUPS     (R10)(R12*1), Y10
+	VFMADD231PS (R11), Y10, Y6
+	VFMADD231PS (R11)(SI*1), Y10, Y7
+	VFMADD231PS (R11)(SI*2), Y10, Y8
+	VFMADD231PS (R11)(R9*1), Y10, Y9
+
+scores_half_32:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_32
+
+scores_by1_32:
+	TESTQ  BX, BX
+	JZ     scores_done_60
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R10
+	MOVQ   184(SP), R13
+	ADDQ   DX, R13
+	MOVQ   CX, R12
+	SUBQ   DX, R12
+
+scores_chunk1_32:
+	VMOVUPS      (R10)(R12*1), Y3
+	VFMADD231PS  (R10), Y3, Y2
+	ADDQ         $0x00000020, R10
+	CMPQ         R10, R13
+	JB           scores_chunk1_32
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
+	JMP          scores_by1_32
+
+scores_done_60:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         DI, 136(SP)
+	MOVQ         R8, 152(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	ADDQ         $0x00000001, 32(SP)
+	JMP          scores_28
+
+scores_done_59:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_21:
+	MOVQ         32(SP), AX
+	ADDQ         $0x00000001, AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_21
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_28
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_41:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_41
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_28:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       4(AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       4(AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_29
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       4(AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, 4(AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	ADDQ         AX, CX
+	MOVQ         AX, AX
+
+scale_loop_42:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_42
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, 4(AX)(CX*4)
+
+no_rescale_29:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS 4(AX)(CX*4), Y1
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         AX, CX
+	ADDQ         tileStride+88(FP), CX
+	MOVQ         24(SP), DX
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         CX, CX
+
+exp_loop_33:
+	CMPQ        DX, $0x00000008
+	JL          exp_tail_33
+	VMOVUPS     (AX), Y4
+	VMOVUPS     (CX), Y5
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y5, Y5
+	VMOVUPS     expconst<>+256(SB), Y6
+	VMAXPS      Y4, Y6, Y4
+	VMOVUPS     expconst<>+320(SB), Y6
+	VMINPS      Y4, Y6, Y4
+	VMULPS      expconst<>+128(SB), Y4, Y4
+	VCVTPS2DQ   Y4, Y6
+	VCVTDQ2PS   Y6, Y7
+	VSUBPS      Y7, Y4, Y4
+	VMOVUPS     expconst<>+576(SB), Y7
+	VFMADD213PS expconst<>+512(SB), Y4, Y7
+	VFMADD213PS expconst<>+448(SB), Y4, Y7
+	VFMADD213PS expconst<>+384(SB), Y4, Y7
+	VFMADD213PS expconst<>+64(SB), Y4, Y7
+	VPADDD      expconst<>+192(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y6, Y7, Y4
+	VMOVUPS     expconst<>+256(SB), Y6
+	VMAXPS      Y5, Y6, Y5
+	VMOVUPS     expconst<>+320(SB), Y6
+	VMINPS      Y5, Y6, Y5
+	VMULPS      expconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ   Y5, Y6
+	VCVTDQ2PS   Y6, Y7
+	VSUBPS      Y7, Y5, Y5
+	VMOVUPS     expconst<>+576(SB), Y7
+	VFMADD213PS expconst<>+512(SB), Y5, Y7
+	VFMADD213PS expconst<>+448(SB), Y5, Y7
+	VFMADD213PS expconst<>+384(SB), Y5, Y7
+	VFMADD213PS expconst<>+64(SB), Y5, Y7
+	VPADDD      expconst<>+192(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y6, Y7, Y5
+	VMOVUPS     Y4, (AX)
+	VMOVUPS     Y5, (CX)
+	VADDPS      Y4, Y2, Y2
+	VADDPS      Y5, Y3, Y3
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         exp_loop_33
+
+exp_tail_33:
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	TESTQ        DX, DX
+	JZ           exp_done_33
+	VMOVUPS      (AX), Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y3, Y0, Y3
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y3, Y0, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y3
+	VCVTPS2DQ    Y3, Y0
+	VCVTDQ2PS    Y0, Y1
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      expconst<>+576(SB), Y1
+	VFMADD213PS  expconst<>+512(SB), Y3, Y1
+	VFMADD213PS  expconst<>+448(SB), Y3, Y1
+	VFMADD213PS  expconst<>+384(SB), Y3, Y1
+	VFMADD213PS  expconst<>+64(SB), Y3, Y1
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y1, Y3
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y5, Y0, Y5
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y5, Y0, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ    Y5, Y0
+	VCVTDQ2PS    Y0, Y1
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      expconst<>+576(SB), Y1
+	VFMADD213PS  expconst<>+512(SB), Y5, Y1
+	VFMADD213PS  expconst<>+448(SB), Y5, Y1
+	VFMADD213PS  expconst<>+384(SB), Y5, Y1
+	VFMADD213PS  expconst<>+64(SB), Y5, Y1
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y1, Y5
+	VMOVUPS      Y3, (AX)
+	VMOVUPS      Y5, (CX)
+
+exp_tail1_33:
+	VADDSS (AX), X4, X4
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, AX
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_33
+
+exp_done_33:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X4, X4
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X4, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS 4(AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, 4(AX)(CX*4)
+	ADDQ   $0x00000002, 32(SP)
+	JMP    softmax_21
+
+softmax_done_21:
+softmax_22:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_22
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_30
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_43:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_43
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_30:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, CX
+
+exp_loop_34:
+	CMPQ        CX, $0x00000008
+	JL          exp_tail_34
+	VMOVUPS     (AX), Y2
+	VSUBPS      Y0, Y2, Y2
+	VMOVUPS     expconst<>+256(SB), Y3
+	VMAXPS      Y2, Y3, Y2
+	VMOVUPS     expconst<>+320(SB), Y3
+	VMINPS      Y2, Y3, Y2
+	VMULPS      expconst<>+128(SB), Y2, Y2
+	VCVTPS2DQ   Y2, Y3
+	VCVTDQ2PS   Y3, Y4
+	VSUBPS      Y4, Y2, Y2
+	VMOVUPS     expconst<>+576(SB), Y4
+	VFMADD213PS expconst<>+512(SB), Y2, Y4
+	VFMADD213PS expconst<>+448(SB), Y2, Y4
+	VFMADD213PS expconst<>+384(SB), Y2, Y4
+	VFMADD213PS expconst<>+64(SB), Y2, Y4
+	VPADDD      expconst<>+192(SB), Y3, Y3
+	VPSLLD      $0x17, Y3, Y3
+	VMULPS      Y3, Y4, Y2
+	VMOVUPS     Y2, (AX)
+	VADDPS      Y2, Y1, Y1
+	ADDQ        $0x00000020, AX
+	SUBQ        $0x00000008, CX
+	JMP         exp_loop_34
+
+exp_tail_34:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        CX, CX
+	JZ           exp_done_34
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y1, Y0, Y1
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y1, Y0, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y1
+	VCVTPS2DQ    Y1, Y0
+	VCVTDQ2PS    Y0, Y3
+	VSUBPS       Y3, Y1, Y1
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y1, Y3
+	VFMADD213PS  expconst<>+448(SB), Y1, Y3
+	VFMADD213PS  expconst<>+384(SB), Y1, Y3
+	VFMADD213PS  expconst<>+64(SB), Y1, Y3
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y3, Y1
+	VMOVUPS      Y1, (AX)
+
+exp_tail1_34:
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_34
+
+exp_done_34:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_22
+
+softmax_done_22:
+	MOVQ $0x00000000, 32(SP)
+
+pv_27:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000001, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_27
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
+	MOVQ  stride+96(FP), R9
+	MOVQ  160(SP), R10
+	MOVQ  176(SP), R11
+	MOVQ  CX, 40(SP)
+	MOVQ  BX, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  SI, CX
+	SUBQ  DX, CX
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_35:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x000000c0
+	JL      pv2_next_35
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	VMOVUPS 128(BX)(DX*1), Y4
+	VMOVUPS 160(BX)(DX*1), Y5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y6
+	VMOVUPS 32(BX)(DX*1), Y7
+	VMOVUPS 64(BX)(DX*1), Y8
+	VMOVUPS 96(BX)(DX*1), Y9
+	VMOVUPS 128(BX)(DX*1), Y10
+	VMOVUPS 160(BX)(DX*1), Y11
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_35:
+	TESTQ        DI, DI
+	JZ           pv2_merge_35
+	VBROADCASTSS (BX), Y12
+	VBROADCASTSS (BX)(CX*1), Y13
+	VMOVUPS      (SI), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VMOVUPS      32(SI), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VMOVUPS      64(SI), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VMOVUPS      96(SI), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VMOVUPS      128(SI), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VMOVUPS      160(SI), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	DECQ         R11
+	JNZ          pf_skip_169
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_169
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_45
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_45
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_45
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_45
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_45
+	PREFETCHT1   1024(R10)
+
+pf_row_45:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_169
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_169
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_46
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_46
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_46
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_46
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_46
+	PREFETCHT1 1024(R10)
+
+pf_row_46:
+	ADDQ stride+96(FP), R10
+
+pf_skip_169:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_35
+
+pv2_merge_35:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	VMOVUPS Y4, 128(BX)(DX*1)
+	VMOVUPS Y5, 160(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y6, (BX)(DX*1)
+	VMOVUPS Y7, 32(BX)(DX*1)
+	VMOVUPS Y8, 64(BX)(DX*1)
+	VMOVUPS Y9, 96(BX)(DX*1)
+	VMOVUPS Y10, 128(BX)(DX*1)
+	VMOVUPS Y11, 160(BX)(DX*1)
+	ADDQ    $0x000000c0, 80(SP)
+	JMP     pv2_block_35
+
+pv2_next_35:
+pv2_block_36:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_36
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y4
+	VMOVUPS 32(BX)(DX*1), Y5
+	VMOVUPS 64(BX)(DX*1), Y6
+	VMOVUPS 96(BX)(DX*1), Y7
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_36:
+	TESTQ        DI, DI
+	JZ           pv2_merge_36
+	VBROADCASTSS (BX), Y8
+	VBROADCASTSS (BX)(CX*1), Y9
+	VMOVUPS      (SI), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VMOVUPS      32(SI), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VMOVUPS      64(SI), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VMOVUPS      96(SI), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	DECQ         R11
+	JNZ          pf_skip_170
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_170
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_47
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_47
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_47
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_47
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_47
+	PREFETCHT1   1024(R10)
+
+pf_row_47:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_170
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_170
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_48
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_48
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_48
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_48
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_48
+	PREFETCHT1 1024(R10)
+
+pf_row_48:
+	ADDQ stride+96(FP), R10
+
+pf_skip_170:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_36
+
+pv2_merge_36:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y4, (BX)(DX*1)
+	VMOVUPS Y5, 32(BX)(DX*1)
+	VMOVUPS Y6, 64(BX)(DX*1)
+	VMOVUPS Y7, 96(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_36
+
+pv2_next_36:
+pv2_block_37:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_37
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	VMOVUPS 32(BX)(DX*1), Y3
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_37:
+	TESTQ        DI, DI
+	JZ           pv2_merge_37
+	VBROADCASTSS (BX), Y4
+	VBROADCASTSS (BX)(CX*1), Y5
+	VMOVUPS      (SI), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VFMADD231PS  Y6, Y5, Y2
+	VMOVUPS      32(SI), Y6
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y3
+	DECQ         R11
+	JNZ          pf_skip_171
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_171
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_49
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_49
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_49
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_49
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_49
+	PREFETCHT1   1024(R10)
+
+pf_row_49:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_171
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_171
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_50
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_50
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_50
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_50
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_50
+	PREFETCHT1 1024(R10)
+
+pf_row_50:
+	ADDQ stride+96(FP), R10
+
+pf_skip_171:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_37
+
+pv2_merge_37:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	VMOVUPS Y3, 32(BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_37
+
+pv2_next_37:
+pv2_block_38:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000020
+	JL      pv2_next_38
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y1
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_38:
+	TESTQ        DI, DI
+	JZ           pv2_merge_38
+	VBROADCASTSS (BX), Y2
+	VBROADCASTSS (BX)(CX*1), Y3
+	VMOVUPS      (SI), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	DECQ         R11
+	JNZ          pf_skip_172
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_172
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_51
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_51
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_51
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_51
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_51
+	PREFETCHT1   1024(R10)
+
+pf_row_51:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_172
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_172
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_52
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_52
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_52
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_52
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_52
+	PREFETCHT1 1024(R10)
+
+pf_row_52:
+	ADDQ stride+96(FP), R10
+
+pf_skip_172:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_38
+
+pv2_merge_38:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y1, (BX)(DX*1)
+	ADDQ    $0x00000020, 80(SP)
+	JMP     pv2_block_38
+
+pv2_next_38:
+	MOVQ R10, 160(SP)
+	MOVQ R11, 176(SP)
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_27
+
+pv_done_27:
+pv_28:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_28
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	MOVQ  160(SP), R8
+	MOVQ  176(SP), R9
+	XORQ  R10, R10
+
+pv_block_130:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000180
+	JL      pv_next_130
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	VMOVUPS 256(CX)(R10*1), Y8
+	VMOVUPS 288(CX)(R10*1), Y9
+	VMOVUPS 320(CX)(R10*1), Y10
+	VMOVUPS 352(CX)(R10*1), Y11
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+
+pv_single_130:
+	TESTQ        R13, R13
+	JZ           pv_merge_130
+	VBROADCASTSS (R11), Y12
+	VFMADD231PS  (R12), Y12, Y0
+	VFMADD231PS  32(R12), Y12, Y1
+	VFMADD231PS  64(R12), Y12, Y2
+	VFMADD231PS  96(R12), Y12, Y3
+	VFMADD231PS  128(R12), Y12, Y4
+	VFMADD231PS  160(R12), Y12, Y5
+	VFMADD231PS  192(R12), Y12, Y6
+	VFMADD231PS  224(R12), Y12, Y7
+	VFMADD231PS  256(R12), Y12, Y8
+	VFMADD231PS  288(R12), Y12, Y9
+	VFMADD231PS  320(R12), Y12, Y10
+	VFMADD231PS  352(R12), Y12, Y11
+	DECQ         R9
+	JNZ          pf_skip_173
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_173
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_53
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_53
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_53
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_53
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_53
+	PREFETCHT1   1024(R8)
+
+pf_row_53:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_173
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_173
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_54
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_54
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_54
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_54
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_54
+	PREFETCHT1 1024(R8)
+
+pf_row_54:
+	ADDQ stride+96(FP), R8
+
+pf_skip_173:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_130
+
+pv_merge_130:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	VMOVUPS Y8, 256(CX)(R10*1)
+	VMOVUPS Y9, 288(CX)(R10*1)
+	VMOVUPS Y10, 320(CX)(R10*1)
+	VMOVUPS Y11, 352(CX)(R10*1)
+	ADDQ    $0x00000180, R10
+	JMP     pv_block_130
+
+pv_next_130:
+pv_block_131:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_131
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+
+pv_single_131:
+	TESTQ        R13, R13
+	JZ           pv_merge_131
+	VBROADCASTSS (R11), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	VFMADD231PS  224(R12), Y8, Y7
+	DECQ         R9
+	JNZ          pf_skip_174
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_174
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_55
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_55
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_55
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_55
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_55
+	PREFETCHT1   1024(R8)
+
+pf_row_55:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_174
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_174
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_56
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_56
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_56
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_56
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_56
+	PREFETCHT1 1024(R8)
+
+pf_row_56:
+	ADDQ stride+96(FP), R8
+
+pf_skip_174:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_131
+
+pv_merge_131:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_131
+
+pv_next_131:
+pv_block_132:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_132
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R10*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R10*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_132
+
+pv_pair_132:
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS 4(R11), Y9
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y2
+	VFMADD231PS  64(R12), Y8, Y4
+	VFMADD231PS  96(R12), Y8, Y6
+	VFMADD231PS  (R12)(DI*1), Y9, Y1
+	VFMADD231PS  32(R12)(DI*1), Y9, Y3
+	VFMADD231PS  64(R12)(DI*1), Y9, Y5
+	VFMADD231PS  96(R12)(DI*1), Y9, Y7
+	DECQ         R9
+	JNZ          pf_skip_175
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_175
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_57
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_57
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_57
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_57
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_57
+	PREFETCHT1   1024(R8)
+
+pf_row_57:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_175
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_175
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_58
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_58
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_58
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_58
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_58
+	PREFETCHT1 1024(R8)
+
+pf_row_58:
+	ADDQ stride+96(FP), R8
+
+pf_skip_175:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_132
+
+pv_single_132:
+	TESTQ        R13, R13
+	JZ           pv_merge_132
+	VBROADCASTSS (R11), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y2
+	VFMADD231PS  64(R12), Y8, Y4
+	VFMADD231PS  96(R12), Y8, Y6
+	DECQ         R9
+	JNZ          pf_skip_176
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_176
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_59
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_59
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_59
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_59
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_59
+	PREFETCHT1   1024(R8)
+
+pf_row_59:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_176
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_176
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_60
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_60
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_60
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_60
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_60
+	PREFETCHT1 1024(R8)
+
+pf_row_60:
+	ADDQ stride+96(FP), R8
+
+pf_skip_176:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_132
+
+pv_merge_132:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_132
+
+pv_next_132:
+pv_block_133:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_133
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_133
+
+pv_pair_133:
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y5
+	VFMADD231PS  (R12), Y4, Y0
+	VFMADD231PS  32(R12), Y4, Y2
+	VFMADD231PS  (R12)(DI*1), Y5, Y1
+	VFMADD231PS  32(R12)(DI*1), Y5, Y3
+	DECQ         R9
+	JNZ          pf_skip_177
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_177
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_61
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_61
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_61
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_61
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_61
+	PREFETCHT1   1024(R8)
+
+pf_row_61:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_177
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_177
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_62
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_62
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_62
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_62
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_62
+	PREFETCHT1 1024(R8)
+
+pf_row_62:
+	ADDQ stride+96(FP), R8
+
+pf_skip_177:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_133
+
+pv_single_133:
+	TESTQ        R13, R13
+	JZ           pv_merge_133
+	VBROADCASTSS (R11), Y4
+	VFMADD231PS  (R12), Y4, Y0
+	VFMADD231PS  32(R12), Y4, Y2
+	DECQ         R9
+	JNZ          pf_skip_178
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_178
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_63
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_63
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_63
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_63
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_63
+	PREFETCHT1   1024(R8)
+
+pf_row_63:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_178
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_178
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_64
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_64
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_64
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_64
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_64
+	PREFETCHT1 1024(R8)
+
+pf_row_64:
+	ADDQ stride+96(FP), R8
+
+pf_skip_178:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_133
+
+pv_merge_133:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_133
+
+pv_next_133:
+pv_block_134:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_134
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_134
+
+pv_pair_134:
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y3
+	VFMADD231PS  (R12), Y2, Y0
+	VFMADD231PS  (R12)(DI*1), Y3, Y1
+	DECQ         R9
+	JNZ          pf_skip_179
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_179
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_65
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_65
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_65
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_65
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_65
+	PREFETCHT1   1024(R8)
+
+pf_row_65:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_179
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_179
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_66
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_66
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_66
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_66
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_66
+	PREFETCHT1 1024(R8)
+
+pf_row_66:
+	ADDQ stride+96(FP), R8
+
+pf_skip_179:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_134
+
+pv_single_134:
+	TESTQ        R13, R13
+	JZ           pv_merge_134
+	VBROADCASTSS (R11), Y2
+	VFMADD231PS  (R12), Y2, Y0
+	DECQ         R9
+	JNZ          pf_skip_180
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_180
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_67
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_67
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_67
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_67
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_67
+	PREFETCHT1   1024(R8)
+
+pf_row_67:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_180
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_180
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_68
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_68
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_68
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_68
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_68
+	PREFETCHT1 1024(R8)
+
+pf_row_68:
+	ADDQ stride+96(FP), R8
+
+pf_skip_180:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_134
+
+pv_merge_134:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	ADDQ    $0x00000020, R10
+	JMP     pv_block_134
+
+pv_next_134:
+	MOVQ R8, 160(SP)
+	MOVQ R9, 176(SP)
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_28
+
+pv_done_28:
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_14
+
+finish_14:
+	MOVQ $0x00000000, 32(SP)
+
+norm_14:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_14
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VXORPS   X1, X1, X1
+	VUCOMISS X1, X0
+	JNE      recip_div_26
+	JPS      recip_div_26
+	JMP      recip_zero_26
+
+recip_div_26:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_26:
+	VBROADCASTSS X1, Y0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_44:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_44
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_14
+
+norm_done_14:
+	VZEROUPPER
+	RET
+
+// func flashDecodeExactAVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·flashDecodeExactAVX512Pos(SB), NOSPLIT, $176-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x02, AX
+	MOVQ AX, 168(SP)
+	MOVQ $0x00000000, 32(SP)
+
+init_15:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     init_done_15
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	MOVL    $0x00000000, (AX)(CX*4)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    o+0(FP), DX
+	ADDQ    DX, CX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    AX, AX
+
+zero_loop_27:
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     zero_loop_27
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_15
+
+init_done_15:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_15:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_15
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    stride+96(FP), AX
+	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
+	MOVQ    8(SP), CX
+	ADDQ    DX, CX
+	MOVQ    CX, 136(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 144(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	ADDQ    DX, CX
+	MOVQ    CX, 152(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 160(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_29:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_61
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVUPS expconst<>+0(SB), Y2
+	VMOVSS  expconst<>+0(SB), X23
+	VMOVSS  expconst<>+0(SB), X24
+	VMOVSS  expconst<>+0(SB), X25
+	VMOVSS  expconst<>+0(SB), X26
+
+scores4_by4_5:
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_5
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	MOVQ    168(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000040, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores4_odd_5
+
+scores4_chunk2_5:
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX)(SI*1), Z20
+	VMOVUPS     (CX)(DI*1), Z21
+	VMOVUPS     (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VMOVUPS     (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VMOVUPS     (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VMOVUPS     (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_181
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        168(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_69
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_69
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_69
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_69
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_69
+	PREFETCHT1  1024(R9)
+
+pf_row_69:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_181
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_181
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       168(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_70
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_70
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_70
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_70
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_70
+	PREFETCHT1 1024(R9)
+
+pf_row_70:
+	ADDQ stride+96(FP), R9
+
+pf_skip_181:
+	VMOVUPS     64(CX)(DX*1), Z18
+	VMOVUPS     64(CX)(BX*1), Z19
+	VMOVUPS     64(CX)(SI*1), Z20
+	VMOVUPS     64(CX)(DI*1), Z21
+	VMOVUPS     64(CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VMOVUPS     64(CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VMOVUPS     64(CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VMOVUPS     64(CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_182
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        168(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_71
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_71
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_71
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_71
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_71
+	PREFETCHT1  1024(R9)
+
+pf_row_71:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_182
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_182
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       168(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_72
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_72
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_72
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_72
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_72
+	PREFETCHT1 1024(R9)
+
+pf_row_72:
+	ADDQ stride+96(FP), R9
+
+pf_skip_182:
+	ADDQ $0x00000080, CX
+	CMPQ CX, 48(SP)
+	JB   scores4_chunk2_5
+
+scores4_odd_5:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_chunks_5
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX)(SI*1), Z20
+	VMOVUPS     (CX)(DI*1), Z21
+	VMOVUPS     (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VMOVUPS     (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VMOVUPS     (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VMOVUPS     (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_183
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        168(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_73
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_73
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_73
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_73
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_73
+	PREFETCHT1  1024(R9)
+
+pf_row_73:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_183
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_183
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       168(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_74
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_74
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_74
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_74
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_74
+	PREFETCHT1 1024(R9)
+
+pf_row_74:
+	ADDQ stride+96(FP), R9
+
+pf_skip_183:
+scores4_chunks_5:
+	VBROADCASTSS scale+64(FP), Y18
+	VSHUFF32X4   $0x44, Z3, Z0, Z19
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z19, Z19
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z19, Z5
+	VSHUFF32X4   $0xdd, Z0, Z19, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y2, Y2
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores4_by4_5
+
+scores4_lone_5:
+scores4_by1_5:
+	CMPQ    56(SP), $0x00
+	JE      scores4_done_5
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	MOVQ    168(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_5:
+	VMOVUPS       (AX), Z6
+	VFMADD231PS   (AX)(CX*1), Z6, Z0
+	VFMADD231PS   (AX)(DX*1), Z6, Z3
+	VFMADD231PS   (AX)(BX*1), Z6, Z4
+	VFMADD231PS   (AX)(SI*1), Z6, Z5
+	ADDQ          $0x00000040, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_5
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDPS        X6, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X23, X23
+	MOVQ          104(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X24, X24
+	MOVQ          112(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X25, X25
+	MOVQ          120(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X26, X26
+	MOVQ          128(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores4_by1_5
+
+scores4_done_5:
+	VEXTRACTF128 $0x01, Y1, X0
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X23, X1, X1
+	VMOVHLPS     X0, X0, X3
+	VMAXPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VMAXPS       X3, X0, X0
+	VMAXSS       X24, X0, X0
+	VEXTRACTF128 $0x01, Y2, X3
+	VMOVHLPS     X2, X2, X4
+	VMAXPS       X4, X2, X2
+	VMOVSHDUP    X2, X4
+	VMAXPS       X4, X2, X2
+	VMAXSS       X25, X2, X2
+	VMOVHLPS     X3, X3, X4
+	VMAXPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VMAXPS       X4, X3, X3
+	VMAXSS       X26, X3, X3
+	MOVQ         R9, 136(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X1, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X2, 8(AX)(CX*4)
+	VMOVSS       X3, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_29
+
+scores_done_61:
+scores_30:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000001, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_62
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVUPS expconst<>+0(SB), Y21
+	VMOVSS  expconst<>+0(SB), X22
+
+scores2_by8_5:
+	CMPQ    56(SP), $0x08
+	JL      scores2_after8_5
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	MOVQ    168(SP), SI
+	ADDQ    CX, SI
+	MOVQ    SI, 40(SP)
+	SUBQ    $0x00000040, SI
+	MOVQ    SI, 48(SP)
+	LEAQ    (CX)(R8*4), SI
+	CMPQ    CX, 48(SP)
+	JAE     scores2_8_odd_5
+
+scores2_8_chunk2_5:
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     (CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     (CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     (CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     (SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     (SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     (SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     (SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_184
+	MOVQ        R9, DI
+	ANDQ        $0x0000003f, DI
+	ADDQ        168(SP), DI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        DI, $0x00000080
+	JBE         pf_row_75
+	PREFETCHT1  128(R9)
+	CMPQ        DI, $0x000000c0
+	JBE         pf_row_75
+	PREFETCHT1  192(R9)
+	CMPQ        DI, $0x00000100
+	JBE         pf_row_75
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        DI, $0x00000200
+	JBE         pf_row_75
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        DI, $0x00000400
+	JBE         pf_row_75
+	PREFETCHT1  1024(R9)
+
+pf_row_75:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_184
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_184
+	MOVQ       R9, DI
+	ANDQ       $0x0000003f, DI
+	ADDQ       168(SP), DI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       DI, $0x00000080
+	JBE        pf_row_76
+	PREFETCHT1 128(R9)
+	CMPQ       DI, $0x000000c0
+	JBE        pf_row_76
+	PREFETCHT1 192(R9)
+	CMPQ       DI, $0x00000100
+	JBE        pf_row_76
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       DI, $0x00000200
+	JBE        pf_row_76
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       DI, $0x00000400
+	JBE        pf_row_76
+	PREFETCHT1 1024(R9)
+
+pf_row_76:
+	ADDQ stride+96(FP), R9
+
+pf_skip_184:
+	VMOVUPS     64(CX)(DX*1), Z18
+	VMOVUPS     64(CX)(BX*1), Z19
+	VMOVUPS     64(CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     64(CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     64(CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     64(CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     64(SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     64(SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     64(SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     64(SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_185
+	MOVQ        R9, DI
+	ANDQ        $0x0000003f, DI
+	ADDQ        168(SP), DI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        DI, $0x00000080
+	JBE         pf_row_77
+	PREFETCHT1  128(R9)
+	CMPQ        DI, $0x000000c0
+	JBE         pf_row_77
+	PREFETCHT1  192(R9)
+	CMPQ        DI, $0x00000100
+	JBE         pf_row_77
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        DI, $0x00000200
+	JBE         pf_row_77
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        DI, $0x00000400
+	JBE         pf_row_77
+	PREFETCHT1  1024(R9)
+
+pf_row_77:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_185
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_185
+	MOVQ       R9, DI
+	ANDQ       $0x0000003f, DI
+	ADDQ       168(SP), DI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       DI, $0x00000080
+	JBE        pf_row_78
+	PREFETCHT1 128(R9)
+	CMPQ       DI, $0x000000c0
+	JBE        pf_row_78
+	PREFETCHT1 192(R9)
+	CMPQ       DI, $0x00000100
+	JBE        pf_row_78
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       DI, $0x00000200
+	JBE        pf_row_78
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       DI, $0x00000400
+	JBE        pf_row_78
+	PREFETCHT1 1024(R9)
+
+pf_row_78:
+	ADDQ stride+96(FP), R9
+
+pf_skip_185:
+	ADDQ $0x00000080, CX
+	ADDQ $0x00000080, SI
+	CMPQ CX, 48(SP)
+	JB   scores2_8_chunk2_5
+
+scores2_8_odd_5:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_8_chunks_5
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     (CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     (CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     (CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     (SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     (SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     (SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     (SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_186
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        168(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_79
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_79
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_79
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_79
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_79
+	PREFETCHT1  1024(R9)
+
+pf_row_79:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_186
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_186
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       168(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_80
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_80
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_80
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_80
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_80
+	PREFETCHT1 1024(R9)
+
+pf_row_80:
+	ADDQ stride+96(FP), R9
+
+pf_skip_186:
+scores2_8_chunks_5:
+	VSHUFF32X4   $0x44, Z3, Z0, Z18
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z18, Z18
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z18, Z5
+	VSHUFF32X4   $0xdd, Z0, Z18, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	MOVQ         88(SP), CX
+	VMOVUPS      Y3, (CX)
+	ADDQ         $0x00000020, 88(SP)
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y21, Y21
+	MOVQ         96(SP), CX
+	VMOVUPS      Y3, (CX)
+	ADDQ         $0x00000020, 96(SP)
+	SUBQ         $0x08, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*8), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores2_by8_5
+
+scores2_after8_5:
+scores2_by1_11:
+	CMPQ    56(SP), $0x00
+	JE      scores2_done_11
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	MOVQ    168(SP), BX
+	ADDQ    AX, BX
+	MOVQ    BX, 40(SP)
+
+scores2_chunk1_11:
+	VMOVUPS       (AX), Z4
+	VFMADD231PS   (AX)(CX*1), Z4, Z0
+	VFMADD231PS   (AX)(DX*1), Z4, Z3
+	ADDQ          $0x00000040, AX
+	CMPQ          AX, 40(SP)
+	JB            scores2_chunk1_11
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X4
+	VADDPS        X4, X0, X0
+	VMOVSHDUP     X0, X4
+	VADDPS        X4, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	MOVQ          88(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 88(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X22, X22
+	MOVQ          96(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 96(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores2_by1_11
+
+scores2_done_11:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	VEXTRACTF32X4 $0x01, Y21, X1
+	VMAXPS        X21, X1, X1
+	VMOVHLPS      X1, X1, X2
+	VMAXPS        X2, X1, X1
+	VMOVSHDUP     X1, X2
+	VMAXPS        X2, X1, X1
+	VMAXSS        X22, X1, X1
+	MOVQ          R9, 136(SP)
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	VMOVSS        X1, 4(AX)(CX*4)
+	ADDQ          $0x00000002, 32(SP)
+	JMP           scores_30
+
+scores_done_62:
+scores_31:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_63
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    stride+96(FP), SI
+	CMPQ    32(SP), $0x00000000
+	JNE     scores_other_7
+	MOVQ    136(SP), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_33:
+	CMPQ        BX, $0x08
+	JL          scores_by1_33
+	VMOVUPS     expconst<>+1344(SB), Z0
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	VMOVUPS     expconst<>+1344(SB), Z7
+	VMOVUPS     expconst<>+1344(SB), Z8
+	VMOVUPS     expconst<>+1344(SB), Z9
+	MOVQ        DX, R9
+	LEAQ        (DX)(SI*4), R10
+	MOVQ        CX, R11
+	SUBQ        DX, R11
+	MOVQ        168(SP), R12
+	ANDQ        $0xffffff80, R12
+	ADDQ        DX, R12
+	CMPQ        168(SP), $0x00000200
+	JNE         scores_seq_no_25
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VMOVUPS     256(CX), Z14
+	VMOVUPS     320(CX), Z15
+	VMOVUPS     384(CX), Z16
+	VMOVUPS     448(CX), Z17
+	VFMADD231PS (R9), Z10, Z0
+	VFMADD231PS 64(R9), Z11, Z0
+	VFMADD231PS 128(R9), Z12, Z0
+	VFMADD231PS 192(R9), Z13, Z0
+	VFMADD231PS 256(R9), Z14, Z0
+	VFMADD231PS 320(R9), Z15, Z0
+	VFMADD231PS 384(R9), Z16, Z0
+	VFMADD231PS 448(R9), Z17, Z0
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS 64(R9)(SI*1), Z11, Z3
+	VFMADD231PS 128(R9)(SI*1), Z12, Z3
+	VFMADD231PS 192(R9)(SI*1), Z13, Z3
+	VFMADD231PS 256(R9)(SI*1), Z14, Z3
+	VFMADD231PS 320(R9)(SI*1), Z15, Z3
+	VFMADD231PS 384(R9)(SI*1), Z16, Z3
+	VFMADD231PS 448(R9)(SI*1), Z17, Z3
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z11, Z4
+	VFMADD231PS 128(R9)(SI*2), Z12, Z4
+	VFMADD231PS 192(R9)(SI*2), Z13, Z4
+	VFMADD231PS 256(R9)(SI*2), Z14, Z4
+	VFMADD231PS 320(R9)(SI*2), Z15, Z4
+	VFMADD231PS 384(R9)(SI*2), Z16, Z4
+	VFMADD231PS 448(R9)(SI*2), Z17, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS 64(R9)(R8*1), Z11, Z5
+	VFMADD231PS 128(R9)(R8*1), Z12, Z5
+	VFMADD231PS 192(R9)(R8*1), Z13, Z5
+	VFMADD231PS 256(R9)(R8*1), Z14, Z5
+	VFMADD231PS 320(R9)(R8*1), Z15, Z5
+	VFMADD231PS 384(R9)(R8*1), Z16, Z5
+	VFMADD231PS 448(R9)(R8*1), Z17, Z5
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z6
+	VFMADD231PS 128(R10), Z12, Z6
+	VFMADD231PS 192(R10), Z13, Z6
+	VFMADD231PS 256(R10), Z14, Z6
+	VFMADD231PS 320(R10), Z15, Z6
+	VFMADD231PS 384(R10), Z16, Z6
+	VFMADD231PS 448(R10), Z17, Z6
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z11, Z7
+	VFMADD231PS 128(R10)(SI*1), Z12, Z7
+	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	VFMADD231PS 256(R10)(SI*1), Z14, Z7
+	VFMADD231PS 320(R10)(SI*1), Z15, Z7
+	VFMADD231PS 384(R10)(SI*1), Z16, Z7
+	VFMADD231PS 448(R10)(SI*1), Z17, Z7
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z11, Z8
+	VFMADD231PS 128(R10)(SI*2), Z12, Z8
+	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+	VFMADD231PS 256(R10)(SI*2), Z14, Z8
+	VFMADD231PS 320(R10)(SI*2), Z15, Z8
+	VFMADD231PS 384(R10)(SI*2), Z16, Z8
+	VFMADD231PS 448(R10)(SI*2), Z17, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VFMADD231PS 64(R10)(R8*1), Z11, Z9
+	VFMADD231PS 128(R10)(R8*1), Z12, Z9
+	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	VFMADD231PS 256(R10)(R8*1), Z14, Z9
+	VFMADD231PS 320(R10)(R8*1), Z15, Z9
+	VFMADD231PS 384(R10)(R8*1), Z16, Z9
+	VFMADD231PS 448(R10)(R8*1), Z17, Z9
+	JMP         scores_reduce_33
+
+scores_seq_no_25:
+	CMPQ        168(SP), $0x00000100
+	JNE         scores_seq_no_26
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VFMADD231PS (R9), Z10, Z0
+	VFMADD231PS 64(R9), Z11, Z0
+	VFMADD231PS 128(R9), Z12, Z0
+	VFMADD231PS 192(R9), Z13, Z0
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS 64(R9)(SI*1), Z11, Z3
+	VFMADD231PS 128(R9)(SI*1), Z12, Z3
+	VFMADD231PS 192(R9)(SI*1), Z13, Z3
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z11, Z4
+	VFMADD231PS 128(R9)(SI*2), Z12, Z4
+	VFMADD231PS 192(R9)(SI*2), Z13, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS 64(R9)(R8*1), Z11, Z5
+	VFMADD231PS 128(R9)(R8*1), Z12, Z5
+	VFMADD231PS 192(R9)(R8*1), Z13, Z5
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z6
+	VFMADD231PS 128(R10), Z12, Z6
+	VFMADD231PS 192(R10), Z13, Z6
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z11, Z7
+	VFMADD231PS 128(R10)(SI*1), Z12, Z7
+	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z11, Z8
+	VFMADD231PS 128(R10)(SI*2), Z12, Z8
+	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VFMADD231PS 64(R10)(R8*1), Z11, Z9
+	VFMADD231PS 128(R10)(R8*1), Z12, Z9
+	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	JMP         scores_reduce_33
+
+scores_seq_no_26:
+	CMPQ R9, R12
+	JAE  scores_odd_33
+
+scores_pairs_33:
+	VMOVUPS     (R9)(R11*1), Z10
+	VFMADD231PS (R9), Z10, Z0
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_187
+	MOVQ        DI, R13
+	ANDQ        $0x0000003f, R13
+	ADDQ        168(SP), R13
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R13, $0x00000080
+	JBE         pf_row_81
+	PREFETCHT1  128(DI)
+	CMPQ        R13, $0x000000c0
+	JBE         pf_row_81
+	PREFETCHT1  192(DI)
+	CMPQ        R13, $0x00000100
+	JBE         pf_row_81
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R13, $0x00000200
+	JBE         pf_row_81
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R13, $0x00000400
+	JBE         pf_row_81
+	PREFETCHT1  1024(DI)
+
+pf_row_81:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_187
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_187
+	MOVQ       DI, R13
+	ANDQ       $0x0000003f, R13
+	ADDQ       168(SP), R13
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R13, $0x00000080
+	JBE        pf_row_82
+	PREFETCHT1 128(DI)
+	CMPQ       R13, $0x000000c0
+	JBE        pf_row_82
+	PREFETCHT1 192(DI)
+	CMPQ       R13, $0x00000100
+	JBE        pf_row_82
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R13, $0x00000200
+	JBE        pf_row_82
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R13, $0x00000400
+	JBE        pf_row_82
+	PREFETCHT1 1024(DI)
+
+pf_row_82:
+	ADDQ stride+96(FP), DI
+
+pf_skip_187:
+	VMOVUPS     64(R9)(R11*1), Z10
+	VFMADD231PS 64(R9), Z10, Z0
+	VFMADD231PS 64(R9)(SI*1), Z10, Z3
+	VFMADD231PS 64(R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(R8*1), Z10, Z5
+	VFMADD231PS 64(R10), Z10, Z6
+	VFMADD231PS 64(R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(R8*1), Z10, Z9
+	ADDQ        $0x00000080, R9
+	ADDQ        $0x00000080, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_33
+
+scores_odd_33:
+	MOVQ        168(SP), R12
+	ADDQ        DX, R12
+	CMPQ        R9, R12
+	JAE         scores_half_33
+	VMOVUPS     (R9)(R11*1), Z10
+	VFMADD231PS (R9), Z10, Z0
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+
+scores_half_33:
+scores_reduce_33:
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_33
+
+scores_by1_33:
+	TESTQ   BX, BX
+	JZ      scores_done_64
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R9
+	MOVQ    168(SP), R12
+	ADDQ    DX, R12
+	MOVQ    CX, R11
+	SUBQ    DX, R11
+
+scores_chunk1_33:
+	VMOVUPS       (R9)(R11*1), Z3
+	VFMADD231PS   (R9), Z3, Z0
+	ADDQ          $0x00000040, R9
+	CMPQ          R9, R12
+	JB            scores_chunk1_33
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_33
+
+scores_done_64:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          DI, 136(SP)
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	JMP           scores_first_done_7
+
+scores_other_7:
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_34:
+	CMPQ        BX, $0x08
+	JL          scores_by1_34
+	VMOVUPS     expconst<>+1344(SB), Z0
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	VMOVUPS     expconst<>+1344(SB), Z7
+	VMOVUPS     expconst<>+1344(SB), Z8
+	VMOVUPS     expconst<>+1344(SB), Z9
+	MOVQ        DX, R8
+	LEAQ        (DX)(SI*4), R9
+	MOVQ        CX, R10
+	SUBQ        DX, R10
+	MOVQ        168(SP), R11
+	ANDQ        $0xffffff80, R11
+	ADDQ        DX, R11
+	CMPQ        168(SP), $0x00000200
+	JNE         scores_seq_no_27
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VMOVUPS     256(CX), Z14
+	VMOVUPS     320(CX), Z15
+	VMOVUPS     384(CX), Z16
+	VMOVUPS     448(CX), Z17
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS 64(R8), Z11, Z0
+	VFMADD231PS 128(R8), Z12, Z0
+	VFMADD231PS 192(R8), Z13, Z0
+	VFMADD231PS 256(R8), Z14, Z0
+	VFMADD231PS 320(R8), Z15, Z0
+	VFMADD231PS 384(R8), Z16, Z0
+	VFMADD231PS 448(R8), Z17, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS 64(R8)(SI*1), Z11, Z3
+	VFMADD231PS 128(R8)(SI*1), Z12, Z3
+	VFMADD231PS 192(R8)(SI*1), Z13, Z3
+	VFMADD231PS 256(R8)(SI*1), Z14, Z3
+	VFMADD231PS 320(R8)(SI*1), Z15, Z3
+	VFMADD231PS 384(R8)(SI*1), Z16, Z3
+	VFMADD231PS 448(R8)(SI*1), Z17, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS 64(R8)(SI*2), Z11, Z4
+	VFMADD231PS 128(R8)(SI*2), Z12, Z4
+	VFMADD231PS 192(R8)(SI*2), Z13, Z4
+	VFMADD231PS 256(R8)(SI*2), Z14, Z4
+	VFMADD231PS 320(R8)(SI*2), Z15, Z4
+	VFMADD231PS 384(R8)(SI*2), Z16, Z4
+	VFMADD231PS 448(R8)(SI*2), Z17, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R8)(DI*1), Z11, Z5
+	VFMADD231PS 128(R8)(DI*1), Z12, Z5
+	VFMADD231PS 192(R8)(DI*1), Z13, Z5
+	VFMADD231PS 256(R8)(DI*1), Z14, Z5
+	VFMADD231PS 320(R8)(DI*1), Z15, Z5
+	VFMADD231PS 384(R8)(DI*1), Z16, Z5
+	VFMADD231PS 448(R8)(DI*1), Z17, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS 64(R9), Z11, Z6
+	VFMADD231PS 128(R9), Z12, Z6
+	VFMADD231PS 192(R9), Z13, Z6
+	VFMADD231PS 256(R9), Z14, Z6
+	VFMADD231PS 320(R9), Z15, Z6
+	VFMADD231PS 384(R9), Z16, Z6
+	VFMADD231PS 448(R9), Z17, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS 64(R9)(SI*1), Z11, Z7
+	VFMADD231PS 128(R9)(SI*1), Z12, Z7
+	VFMADD231PS 192(R9)(SI*1), Z13, Z7
+	VFMADD231PS 256(R9)(SI*1), Z14, Z7
+	VFMADD231PS 320(R9)(SI*1), Z15, Z7
+	VFMADD231PS 384(R9)(SI*1), Z16, Z7
+	VFMADD231PS 448(R9)(SI*1), Z17, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS 64(R9)(SI*2), Z11, Z8
+	VFMADD231PS 128(R9)(SI*2), Z12, Z8
+	VFMADD231PS 192(R9)(SI*2), Z13, Z8
+	VFMADD231PS 256(R9)(SI*2), Z14, Z8
+	VFMADD231PS 320(R9)(SI*2), Z15, Z8
+	VFMADD231PS 384(R9)(SI*2), Z16, Z8
+	VFMADD231PS 448(R9)(SI*2), Z17, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	VFMADD231PS 64(R9)(DI*1), Z11, Z9
+	VFMADD231PS 128(R9)(DI*1), Z12, Z9
+	VFMADD231PS 192(R9)(DI*1), Z13, Z9
+	VFMADD231PS 256(R9)(DI*1), Z14, Z9
+	VFMADD231PS 320(R9)(DI*1), Z15, Z9
+	VFMADD231PS 384(R9)(DI*1), Z16, Z9
+	VFMADD231PS 448(R9)(DI*1), Z17, Z9
+	JMP         scores_reduce_34
+
+scores_seq_no_27:
+	CMPQ        168(SP), $0x00000100
+	JNE         scores_seq_no_28
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS 64(R8), Z11, Z0
+	VFMADD231PS 128(R8), Z12, Z0
+	VFMADD231PS 192(R8), Z13, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS 64(R8)(SI*1), Z11, Z3
+	VFMADD231PS 128(R8)(SI*1), Z12, Z3
+	VFMADD231PS 192(R8)(SI*1), Z13, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS 64(R8)(SI*2), Z11, Z4
+	VFMADD231PS 128(R8)(SI*2), Z12, Z4
+	VFMADD231PS 192(R8)(SI*2), Z13, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R8)(DI*1), Z11, Z5
+	VFMADD231PS 128(R8)(DI*1), Z12, Z5
+	VFMADD231PS 192(R8)(DI*1), Z13, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS 64(R9), Z11, Z6
+	VFMADD231PS 128(R9), Z12, Z6
+	VFMADD231PS 192(R9), Z13, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS 64(R9)(SI*1), Z11, Z7
+	VFMADD231PS 128(R9)(SI*1), Z12, Z7
+	VFMADD231PS 192(R9)(SI*1), Z13, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS 64(R9)(SI*2), Z11, Z8
+	VFMADD231PS 128(R9)(SI*2), Z12, Z8
+	VFMADD231PS 192(R9)(SI*2), Z13, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	VFMADD231PS 64(R9)(DI*1), Z11, Z9
+	VFMADD231PS 128(R9)(DI*1), Z12, Z9
+	VFMADD231PS 192(R9)(DI*1), Z13, Z9
+	JMP         scores_reduce_34
+
+scores_seq_no_28:
+	CMPQ R8, R11
+	JAE  scores_odd_34
+
+scores_pairs_34:
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	VMOVUPS     64(R8)(R10*1), Z10
+	VFMADD231PS 64(R8), Z10, Z0
+	VFMADD231PS 64(R8)(SI*1), Z10, Z3
+	VFMADD231PS 64(R8)(SI*2), Z10, Z4
+	VFMADD231PS 64(R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R9), Z10, Z6
+	VFMADD231PS 64(R9)(SI*1), Z10, Z7
+	VFMADD231PS 64(R9)(SI*2), Z10, Z8
+	VFMADD231PS 64(R9)(DI*1), Z10, Z9
+	ADDQ        $0x00000080, R8
+	ADDQ        $0x00000080, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_34
+
+scores_odd_34:
+	MOVQ        168(SP), R11
+	ADDQ        DX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_34
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+
+scores_half_34:
+scores_reduce_34:
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_34
+
+scores_by1_34:
+	TESTQ   BX, BX
+	JZ      scores_done_65
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R8
+	MOVQ    168(SP), R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+
+scores_chunk1_34:
+	VMOVUPS       (R8)(R10*1), Z3
+	VFMADD231PS   (R8), Z3, Z0
+	ADDQ          $0x00000040, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_34
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_34
+
+scores_done_65:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+
+scores_first_done_7:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_31
+
+scores_done_63:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_23:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_23
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_31
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Z0
+	VMOVUPS      expconst<>+704(SB), Z3
+	VMAXPS       Z0, Z3, Z0
+	VMOVUPS      expconst<>+768(SB), Z3
+	VMINPS       Z0, Z3, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z3
+	VCVTPS2DQ    Z3, Z3
+	VCVTDQ2PS    Z3, Z3
+	VFNMADD231PS expconst<>+832(SB), Z3, Z0
+	VFNMADD231PS expconst<>+896(SB), Z3, Z0
+	VMOVUPS      expconst<>+960(SB), Z4
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z4
+	VMULPS       Z0, Z0, Z5
+	VFMADD213PS  Z0, Z5, Z4
+	VADDPS       expconst<>+64(SB), Z4, Z4
+	VSCALEFPS    Z3, Z4, Z0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_45:
+	VMULPS  (CX), Z0, Z3
+	VMOVUPS Z3, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_45
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_31:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z3
+	MOVQ         CX, CX
+
+exp_loop_35:
+	CMPQ         CX, $0x00000010
+	JL           exp_tail_35
+	VMOVUPS      (AX), Y1
+	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      expconst<>+704(SB), Z4
+	VMAXPS       Z1, Z4, Z1
+	VMOVUPS      expconst<>+768(SB), Z4
+	VMINPS       Z1, Z4, Z1
+	VMULPS       expconst<>+128(SB), Z1, Z4
+	VCVTPS2DQ    Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	VFNMADD231PS expconst<>+832(SB), Z4, Z1
+	VFNMADD231PS expconst<>+896(SB), Z4, Z1
+	VMOVUPS      expconst<>+960(SB), Z5
+	VFMADD213PS  expconst<>+1024(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1088(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1152(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1216(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1280(SB), Z1, Z5
+	VMULPS       Z1, Z1, Z6
+	VFMADD213PS  Z1, Z6, Z5
+	VADDPS       expconst<>+64(SB), Z5, Z5
+	VSCALEFPS    Z4, Z5, Z1
+	VMOVUPS      Z1, (AX)
+	VADDPS       Z1, Z3, Z3
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, CX
+	JMP          exp_loop_35
+
+exp_tail_35:
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y1
+	VEXTRACTF32X4 $0x01, Y1, X3
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	TESTQ         CX, CX
+	JZ            exp_done_35
+	VMOVUPS       (AX), Y2
+	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
+	VSUBPS        Z0, Z2, Z2
+	VMOVUPS       expconst<>+704(SB), Z0
+	VMAXPS        Z2, Z0, Z2
+	VMOVUPS       expconst<>+768(SB), Z0
+	VMINPS        Z2, Z0, Z2
+	VMULPS        expconst<>+128(SB), Z2, Z0
+	VCVTPS2DQ     Z0, Z0
+	VCVTDQ2PS     Z0, Z0
+	VFNMADD231PS  expconst<>+832(SB), Z0, Z2
+	VFNMADD231PS  expconst<>+896(SB), Z0, Z2
+	VMOVUPS       expconst<>+960(SB), Z4
+	VFMADD213PS   expconst<>+1024(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1088(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1152(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1216(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1280(SB), Z2, Z4
+	VMULPS        Z2, Z2, Z5
+	VFMADD213PS   Z2, Z5, Z4
+	VADDPS        expconst<>+64(SB), Z4, Z4
+	VSCALEFPS     Z0, Z4, Z2
+	VMOVUPS       Z2, (AX)
+
+exp_tail1_35:
+	VADDSS (AX), X3, X3
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_35
+
+exp_done_35:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X3, X3
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X3, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_23
+
+softmax_done_23:
+	MOVQ $0x00000000, 32(SP)
+	CMPQ 168(SP), $0x00000100
+	JA   pv_noquads_5
+
+pv_29:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_29
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  152(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 72(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 80(SP)
+	MOVQ  SI, 88(SP)
+	MOVQ  $0x00000000, 96(SP)
+
+pv4_block_13:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_13
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS 128(BX)(DX*1), Z8
+	VMOVUPS 192(BX)(DX*1), Z9
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z14
+	VMOVUPS 64(BX)(DX*1), Z15
+	VMOVUPS 128(BX)(DX*1), Z16
+	VMOVUPS 192(BX)(DX*1), Z17
+	MOVQ    72(SP), BX
+	MOVQ    80(SP), SI
+	ADDQ    DX, SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_13
+
+pv4_row_13:
+	VMOVUPS      (SI), Z18
+	VMOVUPS      64(SI), Z19
+	VMOVUPS      128(SI), Z20
+	VMOVUPS      192(SI), Z21
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  Z18, Z22, Z0
+	VFMADD231PS  Z19, Z22, Z3
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS (BX)(DI*1), Z22
+	VFMADD231PS  Z18, Z22, Z6
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z8
+	VFMADD231PS  Z21, Z22, Z9
+	VBROADCASTSS (BX)(DI*2), Z22
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z12
+	VFMADD231PS  Z21, Z22, Z13
+	VBROADCASTSS (BX)(CX*1), Z22
+	VFMADD231PS  Z18, Z22, Z14
+	VFMADD231PS  Z19, Z22, Z15
+	VFMADD231PS  Z20, Z22, Z16
+	VFMADD231PS  Z21, Z22, Z17
+	CMPQ         R9, 160(SP)
+	JAE          pf_skip_188
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         168(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_83
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_83
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_83
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_83
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_83
+	PREFETCHT1   1024(R9)
+
+pf_row_83:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_188
+	CMPQ       R9, 160(SP)
+	JAE        pf_skip_188
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_84
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_84
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_84
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_84
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_84
+	PREFETCHT1 1024(R9)
+
+pf_row_84:
+	ADDQ stride+96(FP), R9
+
+pf_skip_188:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_13
+
+pv4_merge_13:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	VMOVUPS Z8, 128(BX)(DX*1)
+	VMOVUPS Z9, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VMOVUPS Z13, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z14, (BX)(DX*1)
+	VMOVUPS Z15, 64(BX)(DX*1)
+	VMOVUPS Z16, 128(BX)(DX*1)
+	VMOVUPS Z17, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 96(SP)
+	JMP     pv4_block_13
+
+pv4_next_13:
+pv4_block_14:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_14
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	MOVQ    72(SP), BX
+	MOVQ    80(SP), SI
+	ADDQ    DX, SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_14
+
+pv4_row_14:
+	VMOVUPS      (SI), Z10
+	VMOVUPS      64(SI), Z11
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (BX)(DI*1), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS (BX)(DI*2), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS (BX)(CX*1), Z12
+	VFMADD231PS  Z10, Z12, Z8
+	VFMADD231PS  Z11, Z12, Z9
+	CMPQ         R9, 160(SP)
+	JAE          pf_skip_189
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         168(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_85
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_85
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_85
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_85
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_85
+	PREFETCHT1   1024(R9)
+
+pf_row_85:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_189
+	CMPQ       R9, 160(SP)
+	JAE        pf_skip_189
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_86
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_86
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_86
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_86
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_86
+	PREFETCHT1 1024(R9)
+
+pf_row_86:
+	ADDQ stride+96(FP), R9
+
+pf_skip_189:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_14
+
+pv4_merge_14:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 96(SP)
+	JMP     pv4_block_14
+
+pv4_next_14:
+pv4_block_15:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_15
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z5
+	MOVQ    72(SP), BX
+	MOVQ    80(SP), SI
+	ADDQ    DX, SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_15
+
+pv4_row_15:
+	VMOVUPS      (SI), Z6
+	VBROADCASTSS (BX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (BX)(DI*1), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS (BX)(DI*2), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS (BX)(CX*1), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	CMPQ         R9, 160(SP)
+	JAE          pf_skip_190
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         168(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_87
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_87
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_87
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_87
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_87
+	PREFETCHT1   1024(R9)
+
+pf_row_87:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_190
+	CMPQ       R9, 160(SP)
+	JAE        pf_skip_190
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_88
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_88
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_88
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_88
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_88
+	PREFETCHT1 1024(R9)
+
+pf_row_88:
+	ADDQ stride+96(FP), R9
+
+pf_skip_190:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_15
+
+pv4_merge_15:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z5, (BX)(DX*1)
+	ADDQ    $0x00000040, 96(SP)
+	JMP     pv4_block_15
+
+pv4_next_15:
+	MOVQ R9, 152(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_29
+
+pv_done_29:
+pv_noquads_5:
+pv_30:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000001, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_30
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
+	MOVQ  stride+96(FP), R9
+	MOVQ  152(SP), R10
+	MOVQ  CX, 40(SP)
+	MOVQ  BX, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  SI, CX
+	SUBQ  DX, CX
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_39:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000200
+	JL      pv2_next_39
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	VMOVUPS 256(BX)(DX*1), Z6
+	VMOVUPS 320(BX)(DX*1), Z7
+	VMOVUPS 384(BX)(DX*1), Z8
+	VMOVUPS 448(BX)(DX*1), Z9
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	VMOVUPS 256(BX)(DX*1), Z14
+	VMOVUPS 320(BX)(DX*1), Z15
+	VMOVUPS 384(BX)(DX*1), Z16
+	VMOVUPS 448(BX)(DX*1), Z17
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_39:
+	TESTQ        DI, DI
+	JZ           pv2_merge_39
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (SI), Z18, Z0
+	VFMADD231PS  64(SI), Z18, Z3
+	VFMADD231PS  128(SI), Z18, Z4
+	VFMADD231PS  192(SI), Z18, Z5
+	VFMADD231PS  256(SI), Z18, Z6
+	VFMADD231PS  320(SI), Z18, Z7
+	VFMADD231PS  384(SI), Z18, Z8
+	VFMADD231PS  448(SI), Z18, Z9
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  (SI), Z18, Z10
+	VFMADD231PS  64(SI), Z18, Z11
+	VFMADD231PS  128(SI), Z18, Z12
+	VFMADD231PS  192(SI), Z18, Z13
+	VFMADD231PS  256(SI), Z18, Z14
+	VFMADD231PS  320(SI), Z18, Z15
+	VFMADD231PS  384(SI), Z18, Z16
+	VFMADD231PS  448(SI), Z18, Z17
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_191
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         168(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_89
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_89
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_89
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_89
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_89
+	PREFETCHT1   1024(R10)
+
+pf_row_89:
+	ADDQ       stride+96(FP), R10
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_191
+	CMPQ       R10, 160(SP)
+	JAE        pf_skip_191
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       168(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_90
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_90
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_90
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_90
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_90
+	PREFETCHT1 1024(R10)
+
+pf_row_90:
+	ADDQ stride+96(FP), R10
+
+pf_skip_191:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_39
+
+pv2_merge_39:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	VMOVUPS Z6, 256(BX)(DX*1)
+	VMOVUPS Z7, 320(BX)(DX*1)
+	VMOVUPS Z8, 384(BX)(DX*1)
+	VMOVUPS Z9, 448(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VMOVUPS Z13, 192(BX)(DX*1)
+	VMOVUPS Z14, 256(BX)(DX*1)
+	VMOVUPS Z15, 320(BX)(DX*1)
+	VMOVUPS Z16, 384(BX)(DX*1)
+	VMOVUPS Z17, 448(BX)(DX*1)
+	ADDQ    $0x00000200, 80(SP)
+	JMP     pv2_block_39
+
+pv2_next_39:
+pv2_block_40:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv2_next_40
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS 128(BX)(DX*1), Z8
+	VMOVUPS 192(BX)(DX*1), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_40
+
+pv2_pair_40:
+	VMOVUPS      (SI), Z18
+	VMOVUPS      64(SI), Z19
+	VMOVUPS      128(SI), Z20
+	VMOVUPS      192(SI), Z21
+	VMOVUPS      (SI)(R9*1), Z22
+	VMOVUPS      64(SI)(R9*1), Z23
+	VMOVUPS      128(SI)(R9*1), Z24
+	VMOVUPS      192(SI)(R9*1), Z25
+	VBROADCASTSS (BX), Z26
+	VFMADD231PS  Z18, Z26, Z0
+	VFMADD231PS  Z19, Z26, Z3
+	VFMADD231PS  Z20, Z26, Z4
+	VFMADD231PS  Z21, Z26, Z5
+	VBROADCASTSS 4(BX), Z26
+	VFMADD231PS  Z22, Z26, Z10
+	VFMADD231PS  Z23, Z26, Z11
+	VFMADD231PS  Z24, Z26, Z12
+	VFMADD231PS  Z25, Z26, Z13
+	VBROADCASTSS (BX)(CX*1), Z26
+	VFMADD231PS  Z18, Z26, Z6
+	VFMADD231PS  Z19, Z26, Z7
+	VFMADD231PS  Z20, Z26, Z8
+	VFMADD231PS  Z21, Z26, Z9
+	VBROADCASTSS 4(BX)(CX*1), Z18
+	VFMADD231PS  Z22, Z18, Z14
+	VFMADD231PS  Z23, Z18, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD231PS  Z25, Z18, Z17
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_192
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         168(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_91
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_91
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_91
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_91
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_91
+	PREFETCHT1   1024(R10)
+
+pf_row_91:
+	ADDQ       stride+96(FP), R10
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_192
+	CMPQ       R10, 160(SP)
+	JAE        pf_skip_192
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       168(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_92
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_92
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_92
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_92
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_92
+	PREFETCHT1 1024(R10)
+
+pf_row_92:
+	ADDQ stride+96(FP), R10
+
+pf_skip_192:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_40
+
+pv2_single_40:
+	TESTQ        DI, DI
+	JZ           pv2_merge_40
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (SI), Z18, Z0
+	VFMADD231PS  64(SI), Z18, Z3
+	VFMADD231PS  128(SI), Z18, Z4
+	VFMADD231PS  192(SI), Z18, Z5
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  (SI), Z18, Z6
+	VFMADD231PS  64(SI), Z18, Z7
+	VFMADD231PS  128(SI), Z18, Z8
+	VFMADD231PS  192(SI), Z18, Z9
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_40
+
+pv2_merge_40:
+	VADDPS  Z10, Z0, Z0
+	VADDPS  Z11, Z3, Z3
+	VADDPS  Z12, Z4, Z4
+	VADDPS  Z13, Z5, Z5
+	VADDPS  Z14, Z6, Z6
+	VADDPS  Z15, Z7, Z7
+	VADDPS  Z16, Z8, Z8
+	VADDPS  Z17, Z9, Z9
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	VMOVUPS Z8, 128(BX)(DX*1)
+	VMOVUPS Z9, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 80(SP)
+	JMP     pv2_block_40
+
+pv2_next_40:
+pv2_block_41:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_41
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_41
+
+pv2_pair_41:
+	VMOVUPS      (SI), Z10
+	VMOVUPS      64(SI), Z11
+	VMOVUPS      (SI)(R9*1), Z12
+	VMOVUPS      64(SI)(R9*1), Z13
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  Z10, Z14, Z0
+	VFMADD231PS  Z11, Z14, Z3
+	VBROADCASTSS 4(BX), Z14
+	VFMADD231PS  Z12, Z14, Z6
+	VFMADD231PS  Z13, Z14, Z7
+	VBROADCASTSS (BX)(CX*1), Z14
+	VFMADD231PS  Z10, Z14, Z4
+	VFMADD231PS  Z11, Z14, Z5
+	VBROADCASTSS 4(BX)(CX*1), Z10
+	VFMADD231PS  Z12, Z10, Z8
+	VFMADD231PS  Z13, Z10, Z9
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_193
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         168(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_93
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_93
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_93
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_93
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_93
+	PREFETCHT1   1024(R10)
+
+pf_row_93:
+	ADDQ       stride+96(FP), R10
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_193
+	CMPQ       R10, 160(SP)
+	JAE        pf_skip_193
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       168(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_94
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_94
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_94
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_94
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_94
+	PREFETCHT1 1024(R10)
+
+pf_row_94:
+	ADDQ stride+96(FP), R10
+
+pf_skip_193:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_41
+
+pv2_single_41:
+	TESTQ        DI, DI
+	JZ           pv2_merge_41
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  (SI), Z10, Z0
+	VFMADD231PS  64(SI), Z10, Z3
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  (SI), Z10, Z4
+	VFMADD231PS  64(SI), Z10, Z5
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_41
+
+pv2_merge_41:
+	VADDPS  Z6, Z0, Z0
+	VADDPS  Z7, Z3, Z3
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_41
+
+pv2_next_41:
+pv2_block_42:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_42
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_42
+
+pv2_pair_42:
+	VMOVUPS      (SI), Z6
+	VMOVUPS      (SI)(R9*1), Z7
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VBROADCASTSS 4(BX), Z8
+	VFMADD231PS  Z7, Z8, Z4
+	VBROADCASTSS (BX)(CX*1), Z8
+	VFMADD231PS  Z6, Z8, Z3
+	VBROADCASTSS 4(BX)(CX*1), Z6
+	VFMADD231PS  Z7, Z6, Z5
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_194
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         168(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_95
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_95
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_95
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_95
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_95
+	PREFETCHT1   1024(R10)
+
+pf_row_95:
+	ADDQ       stride+96(FP), R10
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_194
+	CMPQ       R10, 160(SP)
+	JAE        pf_skip_194
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       168(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_96
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_96
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_96
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_96
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_96
+	PREFETCHT1 1024(R10)
+
+pf_row_96:
+	ADDQ stride+96(FP), R10
+
+pf_skip_194:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_42
+
+pv2_single_42:
+	TESTQ        DI, DI
+	JZ           pv2_merge_42
+	VBROADCASTSS (BX), Z6
+	VFMADD231PS  (SI), Z6, Z0
+	VBROADCASTSS (BX)(CX*1), Z6
+	VFMADD231PS  (SI), Z6, Z3
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_42
+
+pv2_merge_42:
+	VADDPS  Z4, Z0, Z0
+	VADDPS  Z5, Z3, Z3
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_42
+
+pv2_next_42:
+	MOVQ R10, 152(SP)
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_30
+
+pv_done_30:
+pv_31:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_31
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	CMPQ  32(SP), $0x00000000
+	JNE   other_head_7
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
+
+pv_block_135:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000200
+	JL      pv_next_135
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R10*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R10*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R10*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R10*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_135
+
+pv_pair_135:
+	VBROADCASTSS (R11), Z18
+	VBROADCASTSS 4(R11), Z19
+	VFMADD231PS  (R12), Z18, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VFMADD231PS  64(R12), Z18, Z4
+	PREFETCHT1   64(R12)(R8*1)
+	VFMADD231PS  128(R12), Z18, Z6
+	PREFETCHT1   128(R12)(R8*1)
+	VFMADD231PS  192(R12), Z18, Z8
+	PREFETCHT1   192(R12)(R8*1)
+	VFMADD231PS  256(R12), Z18, Z10
+	PREFETCHT1   256(R12)(R8*1)
+	VFMADD231PS  320(R12), Z18, Z12
+	PREFETCHT1   320(R12)(R8*1)
+	VFMADD231PS  384(R12), Z18, Z14
+	PREFETCHT1   384(R12)(R8*1)
+	VFMADD231PS  448(R12), Z18, Z16
+	PREFETCHT1   448(R12)(R8*1)
+	VFMADD231PS  (R12)(DI*1), Z19, Z3
+	PREFETCHT1   (R12)(R9*1)
+	VFMADD231PS  64(R12)(DI*1), Z19, Z5
+	PREFETCHT1   64(R12)(R9*1)
+	VFMADD231PS  128(R12)(DI*1), Z19, Z7
+	PREFETCHT1   128(R12)(R9*1)
+	VFMADD231PS  192(R12)(DI*1), Z19, Z9
+	PREFETCHT1   192(R12)(R9*1)
+	VFMADD231PS  256(R12)(DI*1), Z19, Z11
+	PREFETCHT1   256(R12)(R9*1)
+	VFMADD231PS  320(R12)(DI*1), Z19, Z13
+	PREFETCHT1   320(R12)(R9*1)
+	VFMADD231PS  384(R12)(DI*1), Z19, Z15
+	PREFETCHT1   384(R12)(R9*1)
+	VFMADD231PS  448(R12)(DI*1), Z19, Z17
+	PREFETCHT1   448(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_135
+
+pv_single_135:
+	TESTQ        R13, R13
+	JZ           pv_merge_135
+	VBROADCASTSS (R11), Z18
+	VFMADD231PS  (R12), Z18, Z0
+	VFMADD231PS  64(R12), Z18, Z4
+	VFMADD231PS  128(R12), Z18, Z6
+	VFMADD231PS  192(R12), Z18, Z8
+	VFMADD231PS  256(R12), Z18, Z10
+	VFMADD231PS  320(R12), Z18, Z12
+	VFMADD231PS  384(R12), Z18, Z14
+	VFMADD231PS  448(R12), Z18, Z16
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_135
+
+pv_merge_135:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R10*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R10*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R10*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R10*1)
+	ADDQ    $0x00000200, R10
+	JMP     pv_block_135
+
+pv_next_135:
+pv_block_136:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_136
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_136
+
+pv_pair_136:
+	VBROADCASTSS (R11), Z10
+	VBROADCASTSS 4(R11), Z11
+	VFMADD231PS  (R12), Z10, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VFMADD231PS  64(R12), Z10, Z4
+	PREFETCHT1   64(R12)(R8*1)
+	VFMADD231PS  128(R12), Z10, Z6
+	PREFETCHT1   128(R12)(R8*1)
+	VFMADD231PS  192(R12), Z10, Z8
+	PREFETCHT1   192(R12)(R8*1)
+	VFMADD231PS  (R12)(DI*1), Z11, Z3
+	PREFETCHT1   (R12)(R9*1)
+	VFMADD231PS  64(R12)(DI*1), Z11, Z5
+	PREFETCHT1   64(R12)(R9*1)
+	VFMADD231PS  128(R12)(DI*1), Z11, Z7
+	PREFETCHT1   128(R12)(R9*1)
+	VFMADD231PS  192(R12)(DI*1), Z11, Z9
+	PREFETCHT1   192(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_136
+
+pv_single_136:
+	TESTQ        R13, R13
+	JZ           pv_merge_136
+	VBROADCASTSS (R11), Z10
+	VFMADD231PS  (R12), Z10, Z0
+	VFMADD231PS  64(R12), Z10, Z4
+	VFMADD231PS  128(R12), Z10, Z6
+	VFMADD231PS  192(R12), Z10, Z8
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_136
+
+pv_merge_136:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_136
+
+pv_next_136:
+pv_block_137:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_137
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_137
+
+pv_pair_137:
+	VBROADCASTSS (R11), Z6
+	VBROADCASTSS 4(R11), Z7
+	VFMADD231PS  (R12), Z6, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VFMADD231PS  64(R12), Z6, Z4
+	PREFETCHT1   64(R12)(R8*1)
+	VFMADD231PS  (R12)(DI*1), Z7, Z3
+	PREFETCHT1   (R12)(R9*1)
+	VFMADD231PS  64(R12)(DI*1), Z7, Z5
+	PREFETCHT1   64(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_137
+
+pv_single_137:
+	TESTQ        R13, R13
+	JZ           pv_merge_137
+	VBROADCASTSS (R11), Z6
+	VFMADD231PS  (R12), Z6, Z0
+	VFMADD231PS  64(R12), Z6, Z4
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_137
+
+pv_merge_137:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_137
+
+pv_next_137:
+pv_block_138:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_138
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_138
+
+pv_pair_138:
+	VBROADCASTSS (R11), Z4
+	VBROADCASTSS 4(R11), Z5
+	VFMADD231PS  (R12), Z4, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VFMADD231PS  (R12)(DI*1), Z5, Z3
+	PREFETCHT1   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_138
+
+pv_single_138:
+	TESTQ        R13, R13
+	JZ           pv_merge_138
+	VBROADCASTSS (R11), Z4
+	VFMADD231PS  (R12), Z4, Z0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_138
+
+pv_merge_138:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_138
+
+pv_next_138:
+	JMP first_done_7
+
+other_head_7:
+	XORQ R8, R8
+
+pv_block_139:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_139
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R8*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_139
+
+pv_pair_139:
+	VBROADCASTSS (R9), Z18
+	VBROADCASTSS 4(R9), Z19
+	VFMADD231PS  (R10), Z18, Z0
+	VFMADD231PS  64(R10), Z18, Z4
+	VFMADD231PS  128(R10), Z18, Z6
+	VFMADD231PS  192(R10), Z18, Z8
+	VFMADD231PS  256(R10), Z18, Z10
+	VFMADD231PS  320(R10), Z18, Z12
+	VFMADD231PS  384(R10), Z18, Z14
+	VFMADD231PS  448(R10), Z18, Z16
+	VFMADD231PS  (R10)(DI*1), Z19, Z3
+	VFMADD231PS  64(R10)(DI*1), Z19, Z5
+	VFMADD231PS  128(R10)(DI*1), Z19, Z7
+	VFMADD231PS  192(R10)(DI*1), Z19, Z9
+	VFMADD231PS  256(R10)(DI*1), Z19, Z11
+	VFMADD231PS  320(R10)(DI*1), Z19, Z13
+	VFMADD231PS  384(R10)(DI*1), Z19, Z15
+	VFMADD231PS  448(R10)(DI*1), Z19, Z17
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_139
+
+pv_single_139:
+	TESTQ        R11, R11
+	JZ           pv_merge_139
+	VBROADCASTSS (R9), Z18
+	VFMADD231PS  (R10), Z18, Z0
+	VFMADD231PS  64(R10), Z18, Z4
+	VFMADD231PS  128(R10), Z18, Z6
+	VFMADD231PS  192(R10), Z18, Z8
+	VFMADD231PS  256(R10), Z18, Z10
+	VFMADD231PS  320(R10), Z18, Z12
+	VFMADD231PS  384(R10), Z18, Z14
+	VFMADD231PS  448(R10), Z18, Z16
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_139
+
+pv_merge_139:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R8*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_139
+
+pv_next_139:
+pv_block_140:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_140
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_140
+
+pv_pair_140:
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z11
+	VFMADD231PS  (R10), Z10, Z0
+	VFMADD231PS  64(R10), Z10, Z4
+	VFMADD231PS  128(R10), Z10, Z6
+	VFMADD231PS  192(R10), Z10, Z8
+	VFMADD231PS  (R10)(DI*1), Z11, Z3
+	VFMADD231PS  64(R10)(DI*1), Z11, Z5
+	VFMADD231PS  128(R10)(DI*1), Z11, Z7
+	VFMADD231PS  192(R10)(DI*1), Z11, Z9
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_140
+
+pv_single_140:
+	TESTQ        R11, R11
+	JZ           pv_merge_140
+	VBROADCASTSS (R9), Z10
+	VFMADD231PS  (R10), Z10, Z0
+	VFMADD231PS  64(R10), Z10, Z4
+	VFMADD231PS  128(R10), Z10, Z6
+	VFMADD231PS  192(R10), Z10, Z8
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_140
+
+pv_merge_140:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_140
+
+pv_next_140:
+pv_block_141:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_141
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_141
+
+pv_pair_141:
+	VBROADCASTSS (R9), Z6
+	VBROADCASTSS 4(R9), Z7
+	VFMADD231PS  (R10), Z6, Z0
+	VFMADD231PS  64(R10), Z6, Z4
+	VFMADD231PS  (R10)(DI*1), Z7, Z3
+	VFMADD231PS  64(R10)(DI*1), Z7, Z5
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_141
+
+pv_single_141:
+	TESTQ        R11, R11
+	JZ           pv_merge_141
+	VBROADCASTSS (R9), Z6
+	VFMADD231PS  (R10), Z6, Z0
+	VFMADD231PS  64(R10), Z6, Z4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_141
+
+pv_merge_141:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_141
+
+pv_next_141:
+pv_block_142:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_142
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_142
+
+pv_pair_142:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VFMADD231PS  (R10), Z4, Z0
+	VFMADD231PS  (R10)(DI*1), Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_142
+
+pv_single_142:
+	TESTQ        R11, R11
+	JZ           pv_merge_142
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R10), Z4, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_142
+
+pv_merge_142:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_142
+
+pv_next_142:
+first_done_7:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_31
+
+pv_done_31:
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_15
+
+finish_15:
+	MOVQ $0x00000000, 32(SP)
+
+norm_15:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_15
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VMOVUPS  expconst<>+1344(SB), X1
+	VUCOMISS X1, X0
+	JNE      recip_div_27
+	JPS      recip_div_27
+	JMP      recip_zero_27
+
+recip_div_27:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_27:
+	VBROADCASTSS X1, Z0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_46:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_46
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_15
+
+norm_done_15:
+	VZEROUPPER
+	RET
+
+// func flashDecodeFastAVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·flashDecodeFastAVX512Pos(SB), NOSPLIT, $176-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x02, AX
+	MOVQ AX, 168(SP)
+	MOVQ $0x00000000, 32(SP)
+
+init_16:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     init_done_16
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	MOVL    $0x00000000, (AX)(CX*4)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    o+0(FP), DX
+	ADDQ    DX, CX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    AX, AX
+
+zero_loop_28:
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     zero_loop_28
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_16
+
+init_done_16:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_16:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_16
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    stride+96(FP), AX
+	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
+	MOVQ    8(SP), CX
+	ADDQ    DX, CX
+	MOVQ    CX, 136(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 144(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	ADDQ    DX, CX
+	MOVQ    CX, 152(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 160(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_32:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_66
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVUPS expconst<>+0(SB), Y2
+	VMOVSS  expconst<>+0(SB), X23
+	VMOVSS  expconst<>+0(SB), X24
+	VMOVSS  expconst<>+0(SB), X25
+	VMOVSS  expconst<>+0(SB), X26
+
+scores4_by4_6:
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_6
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	MOVQ    168(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000040, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores4_odd_6
+
+scores4_chunk2_6:
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX)(SI*1), Z20
+	VMOVUPS     (CX)(DI*1), Z21
+	VMOVUPS     (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VMOVUPS     (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VMOVUPS     (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VMOVUPS     (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_195
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        168(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_97
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_97
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_97
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_97
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_97
+	PREFETCHT1  1024(R9)
+
+pf_row_97:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_195
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_195
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       168(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_98
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_98
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_98
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_98
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_98
+	PREFETCHT1 1024(R9)
+
+pf_row_98:
+	ADDQ stride+96(FP), R9
+
+pf_skip_195:
+	VMOVUPS     64(CX)(DX*1), Z18
+	VMOVUPS     64(CX)(BX*1), Z19
+	VMOVUPS     64(CX)(SI*1), Z20
+	VMOVUPS     64(CX)(DI*1), Z21
+	VMOVUPS     64(CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VMOVUPS     64(CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VMOVUPS     64(CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VMOVUPS     64(CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_196
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        168(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_99
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_99
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_99
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_99
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_99
+	PREFETCHT1  1024(R9)
+
+pf_row_99:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_196
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_196
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       168(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_100
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_100
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_100
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_100
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_100
+	PREFETCHT1 1024(R9)
+
+pf_row_100:
+	ADDQ stride+96(FP), R9
+
+pf_skip_196:
+	ADDQ $0x00000080, CX
+	CMPQ CX, 48(SP)
+	JB   scores4_chunk2_6
+
+scores4_odd_6:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_chunks_6
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX)(SI*1), Z20
+	VMOVUPS     (CX)(DI*1), Z21
+	VMOVUPS     (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VMOVUPS     (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VMOVUPS     (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VMOVUPS     (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_197
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        168(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_101
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_101
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_101
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_101
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_101
+	PREFETCHT1  1024(R9)
+
+pf_row_101:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_197
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_197
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       168(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_102
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_102
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_102
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_102
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_102
+	PREFETCHT1 1024(R9)
+
+pf_row_102:
+	ADDQ stride+96(FP), R9
+
+pf_skip_197:
+scores4_chunks_6:
+	VBROADCASTSS scale+64(FP), Y18
+	VSHUFF32X4   $0x44, Z3, Z0, Z19
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z19, Z19
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z19, Z5
+	VSHUFF32X4   $0xdd, Z0, Z19, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y2, Y2
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores4_by4_6
+
+scores4_lone_6:
+scores4_by1_6:
+	CMPQ    56(SP), $0x00
+	JE      scores4_done_6
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	MOVQ    168(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_6:
+	VMOVUPS       (AX), Z6
+	VFMADD231PS   (AX)(CX*1), Z6, Z0
+	VFMADD231PS   (AX)(DX*1), Z6, Z3
+	VFMADD231PS   (AX)(BX*1), Z6, Z4
+	VFMADD231PS   (AX)(SI*1), Z6, Z5
+	ADDQ          $0x00000040, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_6
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDPS        X6, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X23, X23
+	MOVQ          104(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X24, X24
+	MOVQ          112(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X25, X25
+	MOVQ          120(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X26, X26
+	MOVQ          128(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores4_by1_6
+
+scores4_done_6:
+	VEXTRACTF128 $0x01, Y1, X0
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X23, X1, X1
+	VMOVHLPS     X0, X0, X3
+	VMAXPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VMAXPS       X3, X0, X0
+	VMAXSS       X24, X0, X0
+	VEXTRACTF128 $0x01, Y2, X3
+	VMOVHLPS     X2, X2, X4
+	VMAXPS       X4, X2, X2
+	VMOVSHDUP    X2, X4
+	VMAXPS       X4, X2, X2
+	VMAXSS       X25, X2, X2
+	VMOVHLPS     X3, X3, X4
+	VMAXPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VMAXPS       X4, X3, X3
+	VMAXSS       X26, X3, X3
+	MOVQ         R9, 136(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X1, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X2, 8(AX)(CX*4)
+	VMOVSS       X3, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_32
+
+scores_done_66:
+scores_33:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000001, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_67
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVUPS expconst<>+0(SB), Y21
+	VMOVSS  expconst<>+0(SB), X22
+
+scores2_by8_6:
+	CMPQ    56(SP), $0x08
+	JL      scores2_after8_6
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	MOVQ    168(SP), SI
+	ADDQ    CX, SI
+	MOVQ    SI, 40(SP)
+	SUBQ    $0x00000040, SI
+	MOVQ    SI, 48(SP)
+	LEAQ    (CX)(R8*4), SI
+	CMPQ    CX, 48(SP)
+	JAE     scores2_8_odd_6
+
+scores2_8_chunk2_6:
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     (CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     (CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     (CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     (SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     (SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     (SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     (SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_198
+	MOVQ        R9, DI
+	ANDQ        $0x0000003f, DI
+	ADDQ        168(SP), DI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        DI, $0x00000080
+	JBE         pf_row_103
+	PREFETCHT1  128(R9)
+	CMPQ        DI, $0x000000c0
+	JBE         pf_row_103
+	PREFETCHT1  192(R9)
+	CMPQ        DI, $0x00000100
+	JBE         pf_row_103
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        DI, $0x00000200
+	JBE         pf_row_103
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        DI, $0x00000400
+	JBE         pf_row_103
+	PREFETCHT1  1024(R9)
+
+pf_row_103:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_198
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_198
+	MOVQ       R9, DI
+	ANDQ       $0x0000003f, DI
+	ADDQ       168(SP), DI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       DI, $0x00000080
+	JBE        pf_row_104
+	PREFETCHT1 128(R9)
+	CMPQ       DI, $0x000000c0
+	JBE        pf_row_104
+	PREFETCHT1 192(R9)
+	CMPQ       DI, $0x00000100
+	JBE        pf_row_104
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       DI, $0x00000200
+	JBE        pf_row_104
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       DI, $0x00000400
+	JBE        pf_row_104
+	PREFETCHT1 1024(R9)
+
+pf_row_104:
+	ADDQ stride+96(FP), R9
+
+pf_skip_198:
+	VMOVUPS     64(CX)(DX*1), Z18
+	VMOVUPS     64(CX)(BX*1), Z19
+	VMOVUPS     64(CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     64(CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     64(CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     64(CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     64(SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     64(SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     64(SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     64(SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_199
+	MOVQ        R9, DI
+	ANDQ        $0x0000003f, DI
+	ADDQ        168(SP), DI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        DI, $0x00000080
+	JBE         pf_row_105
+	PREFETCHT1  128(R9)
+	CMPQ        DI, $0x000000c0
+	JBE         pf_row_105
+	PREFETCHT1  192(R9)
+	CMPQ        DI, $0x00000100
+	JBE         pf_row_105
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        DI, $0x00000200
+	JBE         pf_row_105
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        DI, $0x00000400
+	JBE         pf_row_105
+	PREFETCHT1  1024(R9)
+
+pf_row_105:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_199
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_199
+	MOVQ       R9, DI
+	ANDQ       $0x0000003f, DI
+	ADDQ       168(SP), DI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       DI, $0x00000080
+	JBE        pf_row_106
+	PREFETCHT1 128(R9)
+	CMPQ       DI, $0x000000c0
+	JBE        pf_row_106
+	PREFETCHT1 192(R9)
+	CMPQ       DI, $0x00000100
+	JBE        pf_row_106
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       DI, $0x00000200
+	JBE        pf_row_106
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       DI, $0x00000400
+	JBE        pf_row_106
+	PREFETCHT1 1024(R9)
+
+pf_row_106:
+	ADDQ stride+96(FP), R9
+
+pf_skip_199:
+	ADDQ $0x00000080, CX
+	ADDQ $0x00000080, SI
+	CMPQ CX, 48(SP)
+	JB   scores2_8_chunk2_6
+
+scores2_8_odd_6:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_8_chunks_6
+	VMOVUPS     (CX)(DX*1), Z18
+	VMOVUPS     (CX)(BX*1), Z19
+	VMOVUPS     (CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VMOVUPS     (CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VMOVUPS     (CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     (CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     (SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     (SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VMOVUPS     (SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VMOVUPS     (SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_200
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        168(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_107
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_107
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_107
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_107
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_107
+	PREFETCHT1  1024(R9)
+
+pf_row_107:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_200
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_200
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       168(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_108
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_108
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_108
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_108
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_108
+	PREFETCHT1 1024(R9)
+
+pf_row_108:
+	ADDQ stride+96(FP), R9
+
+pf_skip_200:
+scores2_8_chunks_6:
+	VSHUFF32X4   $0x44, Z3, Z0, Z18
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z18, Z18
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z18, Z5
+	VSHUFF32X4   $0xdd, Z0, Z18, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	MOVQ         88(SP), CX
+	VMOVUPS      Y3, (CX)
+	ADDQ         $0x00000020, 88(SP)
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y21, Y21
+	MOVQ         96(SP), CX
+	VMOVUPS      Y3, (CX)
+	ADDQ         $0x00000020, 96(SP)
+	SUBQ         $0x08, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*8), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores2_by8_6
+
+scores2_after8_6:
+scores2_by1_12:
+	CMPQ    56(SP), $0x00
+	JE      scores2_done_12
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	MOVQ    168(SP), BX
+	ADDQ    AX, BX
+	MOVQ    BX, 40(SP)
+
+scores2_chunk1_12:
+	VMOVUPS       (AX), Z4
+	VFMADD231PS   (AX)(CX*1), Z4, Z0
+	VFMADD231PS   (AX)(DX*1), Z4, Z3
+	ADDQ          $0x00000040, AX
+	CMPQ          AX, 40(SP)
+	JB            scores2_chunk1_12
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X4
+	VADDPS        X4, X0, X0
+	VMOVSHDUP     X0, X4
+	VADDPS        X4, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	MOVQ          88(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 88(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X22, X22
+	MOVQ          96(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 96(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores2_by1_12
+
+scores2_done_12:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	VEXTRACTF32X4 $0x01, Y21, X1
+	VMAXPS        X21, X1, X1
+	VMOVHLPS      X1, X1, X2
+	VMAXPS        X2, X1, X1
+	VMOVSHDUP     X1, X2
+	VMAXPS        X2, X1, X1
+	VMAXSS        X22, X1, X1
+	MOVQ          R9, 136(SP)
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	VMOVSS        X1, 4(AX)(CX*4)
+	ADDQ          $0x00000002, 32(SP)
+	JMP           scores_33
+
+scores_done_67:
+scores_34:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_68
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    stride+96(FP), SI
+	CMPQ    32(SP), $0x00000000
+	JNE     scores_other_8
+	MOVQ    136(SP), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_35:
+	CMPQ        BX, $0x08
+	JL          scores_by1_35
+	VMOVUPS     expconst<>+1344(SB), Z0
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	VMOVUPS     expconst<>+1344(SB), Z7
+	VMOVUPS     expconst<>+1344(SB), Z8
+	VMOVUPS     expconst<>+1344(SB), Z9
+	MOVQ        DX, R9
+	LEAQ        (DX)(SI*4), R10
+	MOVQ        CX, R11
+	SUBQ        DX, R11
+	MOVQ        168(SP), R12
+	ANDQ        $0xffffff80, R12
+	ADDQ        DX, R12
+	CMPQ        168(SP), $0x00000200
+	JNE         scores_seq_no_29
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VMOVUPS     256(CX), Z14
+	VMOVUPS     320(CX), Z15
+	VMOVUPS     384(CX), Z16
+	VMOVUPS     448(CX), Z17
+	VFMADD231PS (R9), Z10, Z0
+	VFMADD231PS 64(R9), Z11, Z0
+	VFMADD231PS 128(R9), Z12, Z0
+	VFMADD231PS 192(R9), Z13, Z0
+	VFMADD231PS 256(R9), Z14, Z0
+	VFMADD231PS 320(R9), Z15, Z0
+	VFMADD231PS 384(R9), Z16, Z0
+	VFMADD231PS 448(R9), Z17, Z0
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS 64(R9)(SI*1), Z11, Z3
+	VFMADD231PS 128(R9)(SI*1), Z12, Z3
+	VFMADD231PS 192(R9)(SI*1), Z13, Z3
+	VFMADD231PS 256(R9)(SI*1), Z14, Z3
+	VFMADD231PS 320(R9)(SI*1), Z15, Z3
+	VFMADD231PS 384(R9)(SI*1), Z16, Z3
+	VFMADD231PS 448(R9)(SI*1), Z17, Z3
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z11, Z4
+	VFMADD231PS 128(R9)(SI*2), Z12, Z4
+	VFMADD231PS 192(R9)(SI*2), Z13, Z4
+	VFMADD231PS 256(R9)(SI*2), Z14, Z4
+	VFMADD231PS 320(R9)(SI*2), Z15, Z4
+	VFMADD231PS 384(R9)(SI*2), Z16, Z4
+	VFMADD231PS 448(R9)(SI*2), Z17, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS 64(R9)(R8*1), Z11, Z5
+	VFMADD231PS 128(R9)(R8*1), Z12, Z5
+	VFMADD231PS 192(R9)(R8*1), Z13, Z5
+	VFMADD231PS 256(R9)(R8*1), Z14, Z5
+	VFMADD231PS 320(R9)(R8*1), Z15, Z5
+	VFMADD231PS 384(R9)(R8*1), Z16, Z5
+	VFMADD231PS 448(R9)(R8*1), Z17, Z5
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z6
+	VFMADD231PS 128(R10), Z12, Z6
+	VFMADD231PS 192(R10), Z13, Z6
+	VFMADD231PS 256(R10), Z14, Z6
+	VFMADD231PS 320(R10), Z15, Z6
+	VFMADD231PS 384(R10), Z16, Z6
+	VFMADD231PS 448(R10), Z17, Z6
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z11, Z7
+	VFMADD231PS 128(R10)(SI*1), Z12, Z7
+	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	VFMADD231PS 256(R10)(SI*1), Z14, Z7
+	VFMADD231PS 320(R10)(SI*1), Z15, Z7
+	VFMADD231PS 384(R10)(SI*1), Z16, Z7
+	VFMADD231PS 448(R10)(SI*1), Z17, Z7
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z11, Z8
+	VFMADD231PS 128(R10)(SI*2), Z12, Z8
+	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+	VFMADD231PS 256(R10)(SI*2), Z14, Z8
+	VFMADD231PS 320(R10)(SI*2), Z15, Z8
+	VFMADD231PS 384(R10)(SI*2), Z16, Z8
+	VFMADD231PS 448(R10)(SI*2), Z17, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VFMADD231PS 64(R10)(R8*1), Z11, Z9
+	VFMADD231PS 128(R10)(R8*1), Z12, Z9
+	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	VFMADD231PS 256(R10)(R8*1), Z14, Z9
+	VFMADD231PS 320(R10)(R8*1), Z15, Z9
+	VFMADD231PS 384(R10)(R8*1), Z16, Z9
+	VFMADD231PS 448(R10)(R8*1), Z17, Z9
+	JMP         scores_reduce_35
+
+scores_seq_no_29:
+	CMPQ        168(SP), $0x00000100
+	JNE         scores_seq_no_30
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VFMADD231PS (R9), Z10, Z0
+	VFMADD231PS 64(R9), Z11, Z0
+	VFMADD231PS 128(R9), Z12, Z0
+	VFMADD231PS 192(R9), Z13, Z0
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS 64(R9)(SI*1), Z11, Z3
+	VFMADD231PS 128(R9)(SI*1), Z12, Z3
+	VFMADD231PS 192(R9)(SI*1), Z13, Z3
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z11, Z4
+	VFMADD231PS 128(R9)(SI*2), Z12, Z4
+	VFMADD231PS 192(R9)(SI*2), Z13, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS 64(R9)(R8*1), Z11, Z5
+	VFMADD231PS 128(R9)(R8*1), Z12, Z5
+	VFMADD231PS 192(R9)(R8*1), Z13, Z5
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z6
+	VFMADD231PS 128(R10), Z12, Z6
+	VFMADD231PS 192(R10), Z13, Z6
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z11, Z7
+	VFMADD231PS 128(R10)(SI*1), Z12, Z7
+	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z11, Z8
+	VFMADD231PS 128(R10)(SI*2), Z12, Z8
+	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VFMADD231PS 64(R10)(R8*1), Z11, Z9
+	VFMADD231PS 128(R10)(R8*1), Z12, Z9
+	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	JMP         scores_reduce_35
+
+scores_seq_no_30:
+	CMPQ R9, R12
+	JAE  scores_odd_35
+
+scores_pairs_35:
+	VMOVUPS     (R9)(R11*1), Z10
+	VFMADD231PS (R9), Z10, Z0
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_201
+	MOVQ        DI, R13
+	ANDQ        $0x0000003f, R13
+	ADDQ        168(SP), R13
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R13, $0x00000080
+	JBE         pf_row_109
+	PREFETCHT1  128(DI)
+	CMPQ        R13, $0x000000c0
+	JBE         pf_row_109
+	PREFETCHT1  192(DI)
+	CMPQ        R13, $0x00000100
+	JBE         pf_row_109
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R13, $0x00000200
+	JBE         pf_row_109
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R13, $0x00000400
+	JBE         pf_row_109
+	PREFETCHT1  1024(DI)
+
+pf_row_109:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_201
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_201
+	MOVQ       DI, R13
+	ANDQ       $0x0000003f, R13
+	ADDQ       168(SP), R13
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R13, $0x00000080
+	JBE        pf_row_110
+	PREFETCHT1 128(DI)
+	CMPQ       R13, $0x000000c0
+	JBE        pf_row_110
+	PREFETCHT1 192(DI)
+	CMPQ       R13, $0x00000100
+	JBE        pf_row_110
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R13, $0x00000200
+	JBE        pf_row_110
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R13, $0x00000400
+	JBE        pf_row_110
+	PREFETCHT1 1024(DI)
+
+pf_row_110:
+	ADDQ stride+96(FP), DI
+
+pf_skip_201:
+	VMOVUPS     64(R9)(R11*1), Z10
+	VFMADD231PS 64(R9), Z10, Z0
+	VFMADD231PS 64(R9)(SI*1), Z10, Z3
+	VFMADD231PS 64(R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(R8*1), Z10, Z5
+	VFMADD231PS 64(R10), Z10, Z6
+	VFMADD231PS 64(R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(R8*1), Z10, Z9
+	ADDQ        $0x00000080, R9
+	ADDQ        $0x00000080, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_35
+
+scores_odd_35:
+	MOVQ        168(SP), R12
+	ADDQ        DX, R12
+	CMPQ        R9, R12
+	JAE         scores_half_35
+	VMOVUPS     (R9)(R11*1), Z10
+	VFMADD231PS (R9), Z10, Z0
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+
+scores_half_35:
+scores_reduce_35:
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_35
+
+scores_by1_35:
+	TESTQ   BX, BX
+	JZ      scores_done_69
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R9
+	MOVQ    168(SP), R12
+	ADDQ    DX, R12
+	MOVQ    CX, R11
+	SUBQ    DX, R11
+
+scores_chunk1_35:
+	VMOVUPS       (R9)(R11*1), Z3
+	VFMADD231PS   (R9), Z3, Z0
+	ADDQ          $0x00000040, R9
+	CMPQ          R9, R12
+	JB            scores_chunk1_35
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_35
+
+scores_done_69:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          DI, 136(SP)
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	JMP           scores_first_done_8
+
+scores_other_8:
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_36:
+	CMPQ        BX, $0x08
+	JL          scores_by1_36
+	VMOVUPS     expconst<>+1344(SB), Z0
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	VMOVUPS     expconst<>+1344(SB), Z7
+	VMOVUPS     expconst<>+1344(SB), Z8
+	VMOVUPS     expconst<>+1344(SB), Z9
+	MOVQ        DX, R8
+	LEAQ        (DX)(SI*4), R9
+	MOVQ        CX, R10
+	SUBQ        DX, R10
+	MOVQ        168(SP), R11
+	ANDQ        $0xffffff80, R11
+	ADDQ        DX, R11
+	CMPQ        168(SP), $0x00000200
+	JNE         scores_seq_no_31
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VMOVUPS     256(CX), Z14
+	VMOVUPS     320(CX), Z15
+	VMOVUPS     384(CX), Z16
+	VMOVUPS     448(CX), Z17
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS 64(R8), Z11, Z0
+	VFMADD231PS 128(R8), Z12, Z0
+	VFMADD231PS 192(R8), Z13, Z0
+	VFMADD231PS 256(R8), Z14, Z0
+	VFMADD231PS 320(R8), Z15, Z0
+	VFMADD231PS 384(R8), Z16, Z0
+	VFMADD231PS 448(R8), Z17, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS 64(R8)(SI*1), Z11, Z3
+	VFMADD231PS 128(R8)(SI*1), Z12, Z3
+	VFMADD231PS 192(R8)(SI*1), Z13, Z3
+	VFMADD231PS 256(R8)(SI*1), Z14, Z3
+	VFMADD231PS 320(R8)(SI*1), Z15, Z3
+	VFMADD231PS 384(R8)(SI*1), Z16, Z3
+	VFMADD231PS 448(R8)(SI*1), Z17, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS 64(R8)(SI*2), Z11, Z4
+	VFMADD231PS 128(R8)(SI*2), Z12, Z4
+	VFMADD231PS 192(R8)(SI*2), Z13, Z4
+	VFMADD231PS 256(R8)(SI*2), Z14, Z4
+	VFMADD231PS 320(R8)(SI*2), Z15, Z4
+	VFMADD231PS 384(R8)(SI*2), Z16, Z4
+	VFMADD231PS 448(R8)(SI*2), Z17, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R8)(DI*1), Z11, Z5
+	VFMADD231PS 128(R8)(DI*1), Z12, Z5
+	VFMADD231PS 192(R8)(DI*1), Z13, Z5
+	VFMADD231PS 256(R8)(DI*1), Z14, Z5
+	VFMADD231PS 320(R8)(DI*1), Z15, Z5
+	VFMADD231PS 384(R8)(DI*1), Z16, Z5
+	VFMADD231PS 448(R8)(DI*1), Z17, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS 64(R9), Z11, Z6
+	VFMADD231PS 128(R9), Z12, Z6
+	VFMADD231PS 192(R9), Z13, Z6
+	VFMADD231PS 256(R9), Z14, Z6
+	VFMADD231PS 320(R9), Z15, Z6
+	VFMADD231PS 384(R9), Z16, Z6
+	VFMADD231PS 448(R9), Z17, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS 64(R9)(SI*1), Z11, Z7
+	VFMADD231PS 128(R9)(SI*1), Z12, Z7
+	VFMADD231PS 192(R9)(SI*1), Z13, Z7
+	VFMADD231PS 256(R9)(SI*1), Z14, Z7
+	VFMADD231PS 320(R9)(SI*1), Z15, Z7
+	VFMADD231PS 384(R9)(SI*1), Z16, Z7
+	VFMADD231PS 448(R9)(SI*1), Z17, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS 64(R9)(SI*2), Z11, Z8
+	VFMADD231PS 128(R9)(SI*2), Z12, Z8
+	VFMADD231PS 192(R9)(SI*2), Z13, Z8
+	VFMADD231PS 256(R9)(SI*2), Z14, Z8
+	VFMADD231PS 320(R9)(SI*2), Z15, Z8
+	VFMADD231PS 384(R9)(SI*2), Z16, Z8
+	VFMADD231PS 448(R9)(SI*2), Z17, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	VFMADD231PS 64(R9)(DI*1), Z11, Z9
+	VFMADD231PS 128(R9)(DI*1), Z12, Z9
+	VFMADD231PS 192(R9)(DI*1), Z13, Z9
+	VFMADD231PS 256(R9)(DI*1), Z14, Z9
+	VFMADD231PS 320(R9)(DI*1), Z15, Z9
+	VFMADD231PS 384(R9)(DI*1), Z16, Z9
+	VFMADD231PS 448(R9)(DI*1), Z17, Z9
+	JMP         scores_reduce_36
+
+scores_seq_no_31:
+	CMPQ        168(SP), $0x00000100
+	JNE         scores_seq_no_32
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS 64(R8), Z11, Z0
+	VFMADD231PS 128(R8), Z12, Z0
+	VFMADD231PS 192(R8), Z13, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS 64(R8)(SI*1), Z11, Z3
+	VFMADD231PS 128(R8)(SI*1), Z12, Z3
+	VFMADD231PS 192(R8)(SI*1), Z13, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS 64(R8)(SI*2), Z11, Z4
+	VFMADD231PS 128(R8)(SI*2), Z12, Z4
+	VFMADD231PS 192(R8)(SI*2), Z13, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R8)(DI*1), Z11, Z5
+	VFMADD231PS 128(R8)(DI*1), Z12, Z5
+	VFMADD231PS 192(R8)(DI*1), Z13, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS 64(R9), Z11, Z6
+	VFMADD231PS 128(R9), Z12, Z6
+	VFMADD231PS 192(R9), Z13, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS 64(R9)(SI*1), Z11, Z7
+	VFMADD231PS 128(R9)(SI*1), Z12, Z7
+	VFMADD231PS 192(R9)(SI*1), Z13, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS 64(R9)(SI*2), Z11, Z8
+	VFMADD231PS 128(R9)(SI*2), Z12, Z8
+	VFMADD231PS 192(R9)(SI*2), Z13, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	VFMADD231PS 64(R9)(DI*1), Z11, Z9
+	VFMADD231PS 128(R9)(DI*1), Z12, Z9
+	VFMADD231PS 192(R9)(DI*1), Z13, Z9
+	JMP         scores_reduce_36
+
+scores_seq_no_32:
+	CMPQ R8, R11
+	JAE  scores_odd_36
+
+scores_pairs_36:
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+	VMOVUPS     64(R8)(R10*1), Z10
+	VFMADD231PS 64(R8), Z10, Z0
+	VFMADD231PS 64(R8)(SI*1), Z10, Z3
+	VFMADD231PS 64(R8)(SI*2), Z10, Z4
+	VFMADD231PS 64(R8)(DI*1), Z10, Z5
+	VFMADD231PS 64(R9), Z10, Z6
+	VFMADD231PS 64(R9)(SI*1), Z10, Z7
+	VFMADD231PS 64(R9)(SI*2), Z10, Z8
+	VFMADD231PS 64(R9)(DI*1), Z10, Z9
+	ADDQ        $0x00000080, R8
+	ADDQ        $0x00000080, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_36
+
+scores_odd_36:
+	MOVQ        168(SP), R11
+	ADDQ        DX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_36
+	VMOVUPS     (R8)(R10*1), Z10
+	VFMADD231PS (R8), Z10, Z0
+	VFMADD231PS (R8)(SI*1), Z10, Z3
+	VFMADD231PS (R8)(SI*2), Z10, Z4
+	VFMADD231PS (R8)(DI*1), Z10, Z5
+	VFMADD231PS (R9), Z10, Z6
+	VFMADD231PS (R9)(SI*1), Z10, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z8
+	VFMADD231PS (R9)(DI*1), Z10, Z9
+
+scores_half_36:
+scores_reduce_36:
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_36
+
+scores_by1_36:
+	TESTQ   BX, BX
+	JZ      scores_done_70
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R8
+	MOVQ    168(SP), R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+
+scores_chunk1_36:
+	VMOVUPS       (R8)(R10*1), Z3
+	VFMADD231PS   (R8), Z3, Z0
+	ADDQ          $0x00000040, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_36
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_36
+
+scores_done_70:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+
+scores_first_done_8:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_34
+
+scores_done_68:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_24:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_24
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_32
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Z0
+	VMOVUPS      expconst<>+256(SB), Z3
+	VMAXPS       Z0, Z3, Z0
+	VMOVUPS      expconst<>+320(SB), Z3
+	VMINPS       Z0, Z3, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z0
+	VCVTPS2DQ    Z0, Z3
+	VCVTDQ2PS    Z3, Z4
+	VSUBPS       Z4, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z4
+	VFMADD213PS  expconst<>+512(SB), Z0, Z4
+	VFMADD213PS  expconst<>+448(SB), Z0, Z4
+	VFMADD213PS  expconst<>+384(SB), Z0, Z4
+	VFMADD213PS  expconst<>+64(SB), Z0, Z4
+	VPADDD       expconst<>+192(SB), Z3, Z3
+	VPSLLD       $0x17, Z3, Z3
+	VMULPS       Z3, Z4, Z0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_47:
+	VMULPS  (CX), Z0, Z3
+	VMOVUPS Z3, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_47
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_32:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z3
+	MOVQ         CX, CX
+
+exp_loop_36:
+	CMPQ         CX, $0x00000010
+	JL           exp_tail_36
+	VMOVUPS      (AX), Y1
+	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      expconst<>+256(SB), Z4
+	VMAXPS       Z1, Z4, Z1
+	VMOVUPS      expconst<>+320(SB), Z4
+	VMINPS       Z1, Z4, Z1
+	VMULPS       expconst<>+128(SB), Z1, Z1
+	VCVTPS2DQ    Z1, Z4
+	VCVTDQ2PS    Z4, Z5
+	VSUBPS       Z5, Z1, Z1
+	VMOVUPS      expconst<>+576(SB), Z5
+	VFMADD213PS  expconst<>+512(SB), Z1, Z5
+	VFMADD213PS  expconst<>+448(SB), Z1, Z5
+	VFMADD213PS  expconst<>+384(SB), Z1, Z5
+	VFMADD213PS  expconst<>+64(SB), Z1, Z5
+	VPADDD       expconst<>+192(SB), Z4, Z4
+	VPSLLD       $0x17, Z4, Z4
+	VMULPS       Z4, Z5, Z1
+	VMOVUPS      Z1, (AX)
+	VADDPS       Z1, Z3, Z3
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, CX
+	JMP          exp_loop_36
+
+exp_tail_36:
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y1
+	VEXTRACTF32X4 $0x01, Y1, X3
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	TESTQ         CX, CX
+	JZ            exp_done_36
+	VMOVUPS       (AX), Y2
+	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
+	VSUBPS        Z0, Z2, Z2
+	VMOVUPS       expconst<>+256(SB), Z0
+	VMAXPS        Z2, Z0, Z2
+	VMOVUPS       expconst<>+320(SB), Z0
+	VMINPS        Z2, Z0, Z2
+	VMULPS        expconst<>+128(SB), Z2, Z2
+	VCVTPS2DQ     Z2, Z0
+	VCVTDQ2PS     Z0, Z4
+	VSUBPS        Z4, Z2, Z2
+	VMOVUPS       expconst<>+576(SB), Z4
+	VFMADD213PS   expconst<>+512(SB), Z2, Z4
+	VFMADD213PS   expconst<>+448(SB), Z2, Z4
+	VFMADD213PS   expconst<>+384(SB), Z2, Z4
+	VFMADD213PS   expconst<>+64(SB), Z2, Z4
+	VPADDD        expconst<>+192(SB), Z0, Z0
+	VPSLLD        $0x17, Z0, Z0
+	VMULPS        Z0, Z4, Z2
+	VMOVUPS       Z2, (AX)
+
+exp_tail1_36:
+	VADDSS (AX), X3, X3
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_36
+
+exp_done_36:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X3, X3
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X3, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_24
+
+softmax_done_24:
+	MOVQ $0x00000000, 32(SP)
+	CMPQ 168(SP), $0x00000100
+	JA   pv_noquads_6
+
+pv_32:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_32
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  152(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 72(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 80(SP)
+	MOVQ  SI, 88(SP)
+	MOVQ  $0x00000000, 96(SP)
+
+pv4_block_16:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_16
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS 128(BX)(DX*1), Z8
+	VMOVUPS 192(BX)(DX*1), Z9
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z14
+	VMOVUPS 64(BX)(DX*1), Z15
+	VMOVUPS 128(BX)(DX*1), Z16
+	VMOVUPS 192(BX)(DX*1), Z17
+	MOVQ    72(SP), BX
+	MOVQ    80(SP), SI
+	ADDQ    DX, SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_16
+
+pv4_row_16:
+	VMOVUPS      (SI), Z18
+	VMOVUPS      64(SI), Z19
+	VMOVUPS      128(SI), Z20
+	VMOVUPS      192(SI), Z21
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  Z18, Z22, Z0
+	VFMADD231PS  Z19, Z22, Z3
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS (BX)(DI*1), Z22
+	VFMADD231PS  Z18, Z22, Z6
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z8
+	VFMADD231PS  Z21, Z22, Z9
+	VBROADCASTSS (BX)(DI*2), Z22
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z12
+	VFMADD231PS  Z21, Z22, Z13
+	VBROADCASTSS (BX)(CX*1), Z22
+	VFMADD231PS  Z18, Z22, Z14
+	VFMADD231PS  Z19, Z22, Z15
+	VFMADD231PS  Z20, Z22, Z16
+	VFMADD231PS  Z21, Z22, Z17
+	CMPQ         R9, 160(SP)
+	JAE          pf_skip_202
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         168(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_111
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_111
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_111
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_111
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_111
+	PREFETCHT1   1024(R9)
+
+pf_row_111:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_202
+	CMPQ       R9, 160(SP)
+	JAE        pf_skip_202
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_112
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_112
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_112
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_112
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_112
+	PREFETCHT1 1024(R9)
+
+pf_row_112:
+	ADDQ stride+96(FP), R9
+
+pf_skip_202:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_16
+
+pv4_merge_16:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	VMOVUPS Z8, 128(BX)(DX*1)
+	VMOVUPS Z9, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VMOVUPS Z13, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z14, (BX)(DX*1)
+	VMOVUPS Z15, 64(BX)(DX*1)
+	VMOVUPS Z16, 128(BX)(DX*1)
+	VMOVUPS Z17, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 96(SP)
+	JMP     pv4_block_16
+
+pv4_next_16:
+pv4_block_17:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_17
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	MOVQ    72(SP), BX
+	MOVQ    80(SP), SI
+	ADDQ    DX, SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_17
+
+pv4_row_17:
+	VMOVUPS      (SI), Z10
+	VMOVUPS      64(SI), Z11
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (BX)(DI*1), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS (BX)(DI*2), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS (BX)(CX*1), Z12
+	VFMADD231PS  Z10, Z12, Z8
+	VFMADD231PS  Z11, Z12, Z9
+	CMPQ         R9, 160(SP)
+	JAE          pf_skip_203
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         168(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_113
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_113
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_113
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_113
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_113
+	PREFETCHT1   1024(R9)
+
+pf_row_113:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_203
+	CMPQ       R9, 160(SP)
+	JAE        pf_skip_203
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_114
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_114
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_114
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_114
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_114
+	PREFETCHT1 1024(R9)
+
+pf_row_114:
+	ADDQ stride+96(FP), R9
+
+pf_skip_203:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_17
+
+pv4_merge_17:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 96(SP)
+	JMP     pv4_block_17
+
+pv4_next_17:
+pv4_block_18:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_18
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z5
+	MOVQ    72(SP), BX
+	MOVQ    80(SP), SI
+	ADDQ    DX, SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_18
+
+pv4_row_18:
+	VMOVUPS      (SI), Z6
+	VBROADCASTSS (BX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (BX)(DI*1), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS (BX)(DI*2), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS (BX)(CX*1), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	CMPQ         R9, 160(SP)
+	JAE          pf_skip_204
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         168(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_115
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_115
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_115
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_115
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_115
+	PREFETCHT1   1024(R9)
+
+pf_row_115:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_204
+	CMPQ       R9, 160(SP)
+	JAE        pf_skip_204
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_116
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_116
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_116
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_116
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_116
+	PREFETCHT1 1024(R9)
+
+pf_row_116:
+	ADDQ stride+96(FP), R9
+
+pf_skip_204:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_18
+
+pv4_merge_18:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z5, (BX)(DX*1)
+	ADDQ    $0x00000040, 96(SP)
+	JMP     pv4_block_18
+
+pv4_next_18:
+	MOVQ R9, 152(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_32
+
+pv_done_32:
+pv_noquads_6:
+pv_33:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000001, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_33
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
+	MOVQ  stride+96(FP), R9
+	MOVQ  152(SP), R10
+	MOVQ  CX, 40(SP)
+	MOVQ  BX, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  SI, CX
+	SUBQ  DX, CX
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_43:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000200
+	JL      pv2_next_43
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	VMOVUPS 256(BX)(DX*1), Z6
+	VMOVUPS 320(BX)(DX*1), Z7
+	VMOVUPS 384(BX)(DX*1), Z8
+	VMOVUPS 448(BX)(DX*1), Z9
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	VMOVUPS 256(BX)(DX*1), Z14
+	VMOVUPS 320(BX)(DX*1), Z15
+	VMOVUPS 384(BX)(DX*1), Z16
+	VMOVUPS 448(BX)(DX*1), Z17
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+
+pv2_single_43:
+	TESTQ        DI, DI
+	JZ           pv2_merge_43
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (SI), Z18, Z0
+	VFMADD231PS  64(SI), Z18, Z3
+	VFMADD231PS  128(SI), Z18, Z4
+	VFMADD231PS  192(SI), Z18, Z5
+	VFMADD231PS  256(SI), Z18, Z6
+	VFMADD231PS  320(SI), Z18, Z7
+	VFMADD231PS  384(SI), Z18, Z8
+	VFMADD231PS  448(SI), Z18, Z9
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  (SI), Z18, Z10
+	VFMADD231PS  64(SI), Z18, Z11
+	VFMADD231PS  128(SI), Z18, Z12
+	VFMADD231PS  192(SI), Z18, Z13
+	VFMADD231PS  256(SI), Z18, Z14
+	VFMADD231PS  320(SI), Z18, Z15
+	VFMADD231PS  384(SI), Z18, Z16
+	VFMADD231PS  448(SI), Z18, Z17
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_205
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         168(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_117
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_117
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_117
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_117
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_117
+	PREFETCHT1   1024(R10)
+
+pf_row_117:
+	ADDQ       stride+96(FP), R10
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_205
+	CMPQ       R10, 160(SP)
+	JAE        pf_skip_205
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       168(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_118
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_118
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_118
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_118
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_118
+	PREFETCHT1 1024(R10)
+
+pf_row_118:
+	ADDQ stride+96(FP), R10
+
+pf_skip_205:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_43
+
+pv2_merge_43:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	VMOVUPS Z6, 256(BX)(DX*1)
+	VMOVUPS Z7, 320(BX)(DX*1)
+	VMOVUPS Z8, 384(BX)(DX*1)
+	VMOVUPS Z9, 448(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VMOVUPS Z13, 192(BX)(DX*1)
+	VMOVUPS Z14, 256(BX)(DX*1)
+	VMOVUPS Z15, 320(BX)(DX*1)
+	VMOVUPS Z16, 384(BX)(DX*1)
+	VMOVUPS Z17, 448(BX)(DX*1)
+	ADDQ    $0x00000200, 80(SP)
+	JMP     pv2_block_43
+
+pv2_next_43:
+pv2_block_44:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv2_next_44
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS 128(BX)(DX*1), Z8
+	VMOVUPS 192(BX)(DX*1), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_44
+
+pv2_pair_44:
+	VMOVUPS      (SI), Z18
+	VMOVUPS      64(SI), Z19
+	VMOVUPS      128(SI), Z20
+	VMOVUPS      192(SI), Z21
+	VMOVUPS      (SI)(R9*1), Z22
+	VMOVUPS      64(SI)(R9*1), Z23
+	VMOVUPS      128(SI)(R9*1), Z24
+	VMOVUPS      192(SI)(R9*1), Z25
+	VBROADCASTSS (BX), Z26
+	VFMADD231PS  Z18, Z26, Z0
+	VFMADD231PS  Z19, Z26, Z3
+	VFMADD231PS  Z20, Z26, Z4
+	VFMADD231PS  Z21, Z26, Z5
+	VBROADCASTSS 4(BX), Z26
+	VFMADD231PS  Z22, Z26, Z10
+	VFMADD231PS  Z23, Z26, Z11
+	VFMADD231PS  Z24, Z26, Z12
+	VFMADD231PS  Z25, Z26, Z13
+	VBROADCASTSS (BX)(CX*1), Z26
+	VFMADD231PS  Z18, Z26, Z6
+	VFMADD231PS  Z19, Z26, Z7
+	VFMADD231PS  Z20, Z26, Z8
+	VFMADD231PS  Z21, Z26, Z9
+	VBROADCASTSS 4(BX)(CX*1), Z18
+	VFMADD231PS  Z22, Z18, Z14
+	VFMADD231PS  Z23, Z18, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD231PS  Z25, Z18, Z17
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_206
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         168(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_119
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_119
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_119
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_119
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_119
+	PREFETCHT1   1024(R10)
+
+pf_row_119:
+	ADDQ       stride+96(FP), R10
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_206
+	CMPQ       R10, 160(SP)
+	JAE        pf_skip_206
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       168(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_120
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_120
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_120
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_120
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_120
+	PREFETCHT1 1024(R10)
+
+pf_row_120:
+	ADDQ stride+96(FP), R10
+
+pf_skip_206:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_44
+
+pv2_single_44:
+	TESTQ        DI, DI
+	JZ           pv2_merge_44
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (SI), Z18, Z0
+	VFMADD231PS  64(SI), Z18, Z3
+	VFMADD231PS  128(SI), Z18, Z4
+	VFMADD231PS  192(SI), Z18, Z5
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  (SI), Z18, Z6
+	VFMADD231PS  64(SI), Z18, Z7
+	VFMADD231PS  128(SI), Z18, Z8
+	VFMADD231PS  192(SI), Z18, Z9
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_44
+
+pv2_merge_44:
+	VADDPS  Z10, Z0, Z0
+	VADDPS  Z11, Z3, Z3
+	VADDPS  Z12, Z4, Z4
+	VADDPS  Z13, Z5, Z5
+	VADDPS  Z14, Z6, Z6
+	VADDPS  Z15, Z7, Z7
+	VADDPS  Z16, Z8, Z8
+	VADDPS  Z17, Z9, Z9
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	VMOVUPS Z8, 128(BX)(DX*1)
+	VMOVUPS Z9, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 80(SP)
+	JMP     pv2_block_44
+
+pv2_next_44:
+pv2_block_45:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_45
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_45
+
+pv2_pair_45:
+	VMOVUPS      (SI), Z10
+	VMOVUPS      64(SI), Z11
+	VMOVUPS      (SI)(R9*1), Z12
+	VMOVUPS      64(SI)(R9*1), Z13
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  Z10, Z14, Z0
+	VFMADD231PS  Z11, Z14, Z3
+	VBROADCASTSS 4(BX), Z14
+	VFMADD231PS  Z12, Z14, Z6
+	VFMADD231PS  Z13, Z14, Z7
+	VBROADCASTSS (BX)(CX*1), Z14
+	VFMADD231PS  Z10, Z14, Z4
+	VFMADD231PS  Z11, Z14, Z5
+	VBROADCASTSS 4(BX)(CX*1), Z10
+	VFMADD231PS  Z12, Z10, Z8
+	VFMADD231PS  Z13, Z10, Z9
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_207
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         168(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_121
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_121
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_121
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_121
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_121
+	PREFETCHT1   1024(R10)
+
+pf_row_121:
+	ADDQ       stride+96(FP), R10
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_207
+	CMPQ       R10, 160(SP)
+	JAE        pf_skip_207
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       168(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_122
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_122
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_122
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_122
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_122
+	PREFETCHT1 1024(R10)
+
+pf_row_122:
+	ADDQ stride+96(FP), R10
+
+pf_skip_207:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_45
+
+pv2_single_45:
+	TESTQ        DI, DI
+	JZ           pv2_merge_45
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  (SI), Z10, Z0
+	VFMADD231PS  64(SI), Z10, Z3
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  (SI), Z10, Z4
+	VFMADD231PS  64(SI), Z10, Z5
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_45
+
+pv2_merge_45:
+	VADDPS  Z6, Z0, Z0
+	VADDPS  Z7, Z3, Z3
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_45
+
+pv2_next_45:
+pv2_block_46:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_46
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), BX
+	MOVQ    64(SP), SI
+	ADDQ    DX, SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_46
+
+pv2_pair_46:
+	VMOVUPS      (SI), Z6
+	VMOVUPS      (SI)(R9*1), Z7
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VBROADCASTSS 4(BX), Z8
+	VFMADD231PS  Z7, Z8, Z4
+	VBROADCASTSS (BX)(CX*1), Z8
+	VFMADD231PS  Z6, Z8, Z3
+	VBROADCASTSS 4(BX)(CX*1), Z6
+	VFMADD231PS  Z7, Z6, Z5
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_208
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         168(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_123
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_123
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_123
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_123
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_123
+	PREFETCHT1   1024(R10)
+
+pf_row_123:
+	ADDQ       stride+96(FP), R10
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_208
+	CMPQ       R10, 160(SP)
+	JAE        pf_skip_208
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       168(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_124
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_124
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_124
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_124
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_124
+	PREFETCHT1 1024(R10)
+
+pf_row_124:
+	ADDQ stride+96(FP), R10
+
+pf_skip_208:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_46
+
+pv2_single_46:
+	TESTQ        DI, DI
+	JZ           pv2_merge_46
+	VBROADCASTSS (BX), Z6
+	VFMADD231PS  (SI), Z6, Z0
+	VBROADCASTSS (BX)(CX*1), Z6
+	VFMADD231PS  (SI), Z6, Z3
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_46
+
+pv2_merge_46:
+	VADDPS  Z4, Z0, Z0
+	VADDPS  Z5, Z3, Z3
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_46
+
+pv2_next_46:
+	MOVQ R10, 152(SP)
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_33
+
+pv_done_33:
+pv_34:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_34
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	CMPQ  32(SP), $0x00000000
+	JNE   other_head_8
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
+
+pv_block_143:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000200
+	JL      pv_next_143
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R10*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R10*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R10*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R10*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_143
+
+pv_pair_143:
+	VBROADCASTSS (R11), Z18
+	VBROADCASTSS 4(R11), Z19
+	VFMADD231PS  (R12), Z18, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VFMADD231PS  64(R12), Z18, Z4
+	PREFETCHT1   64(R12)(R8*1)
+	VFMADD231PS  128(R12), Z18, Z6
+	PREFETCHT1   128(R12)(R8*1)
+	VFMADD231PS  192(R12), Z18, Z8
+	PREFETCHT1   192(R12)(R8*1)
+	VFMADD231PS  256(R12), Z18, Z10
+	PREFETCHT1   256(R12)(R8*1)
+	VFMADD231PS  320(R12), Z18, Z12
+	PREFETCHT1   320(R12)(R8*1)
+	VFMADD231PS  384(R12), Z18, Z14
+	PREFETCHT1   384(R12)(R8*1)
+	VFMADD231PS  448(R12), Z18, Z16
+	PREFETCHT1   448(R12)(R8*1)
+	VFMADD231PS  (R12)(DI*1), Z19, Z3
+	PREFETCHT1   (R12)(R9*1)
+	VFMADD231PS  64(R12)(DI*1), Z19, Z5
+	PREFETCHT1   64(R12)(R9*1)
+	VFMADD231PS  128(R12)(DI*1), Z19, Z7
+	PREFETCHT1   128(R12)(R9*1)
+	VFMADD231PS  192(R12)(DI*1), Z19, Z9
+	PREFETCHT1   192(R12)(R9*1)
+	VFMADD231PS  256(R12)(DI*1), Z19, Z11
+	PREFETCHT1   256(R12)(R9*1)
+	VFMADD231PS  320(R12)(DI*1), Z19, Z13
+	PREFETCHT1   320(R12)(R9*1)
+	VFMADD231PS  384(R12)(DI*1), Z19, Z15
+	PREFETCHT1   384(R12)(R9*1)
+	VFMADD231PS  448(R12)(DI*1), Z19, Z17
+	PREFETCHT1   448(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_143
+
+pv_single_143:
+	TESTQ        R13, R13
+	JZ           pv_merge_143
+	VBROADCASTSS (R11), Z18
+	VFMADD231PS  (R12), Z18, Z0
+	VFMADD231PS  64(R12), Z18, Z4
+	VFMADD231PS  128(R12), Z18, Z6
+	VFMADD231PS  192(R12), Z18, Z8
+	VFMADD231PS  256(R12), Z18, Z10
+	VFMADD231PS  320(R12), Z18, Z12
+	VFMADD231PS  384(R12), Z18, Z14
+	VFMADD231PS  448(R12), Z18, Z16
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_143
+
+pv_merge_143:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R10*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R10*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R10*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R10*1)
+	ADDQ    $0x00000200, R10
+	JMP     pv_block_143
+
+pv_next_143:
+pv_block_144:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_144
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_144
+
+pv_pair_144:
+	VBROADCASTSS (R11), Z10
+	VBROADCASTSS 4(R11), Z11
+	VFMADD231PS  (R12), Z10, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VFMADD231PS  64(R12), Z10, Z4
+	PREFETCHT1   64(R12)(R8*1)
+	VFMADD231PS  128(R12), Z10, Z6
+	PREFETCHT1   128(R12)(R8*1)
+	VFMADD231PS  192(R12), Z10, Z8
+	PREFETCHT1   192(R12)(R8*1)
+	VFMADD231PS  (R12)(DI*1), Z11, Z3
+	PREFETCHT1   (R12)(R9*1)
+	VFMADD231PS  64(R12)(DI*1), Z11, Z5
+	PREFETCHT1   64(R12)(R9*1)
+	VFMADD231PS  128(R12)(DI*1), Z11, Z7
+	PREFETCHT1   128(R12)(R9*1)
+	VFMADD231PS  192(R12)(DI*1), Z11, Z9
+	PREFETCHT1   192(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_144
+
+pv_single_144:
+	TESTQ        R13, R13
+	JZ           pv_merge_144
+	VBROADCASTSS (R11), Z10
+	VFMADD231PS  (R12), Z10, Z0
+	VFMADD231PS  64(R12), Z10, Z4
+	VFMADD231PS  128(R12), Z10, Z6
+	VFMADD231PS  192(R12), Z10, Z8
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_144
+
+pv_merge_144:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_144
+
+pv_next_144:
+pv_block_145:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_145
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_145
+
+pv_pair_145:
+	VBROADCASTSS (R11), Z6
+	VBROADCASTSS 4(R11), Z7
+	VFMADD231PS  (R12), Z6, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VFMADD231PS  64(R12), Z6, Z4
+	PREFETCHT1   64(R12)(R8*1)
+	VFMADD231PS  (R12)(DI*1), Z7, Z3
+	PREFETCHT1   (R12)(R9*1)
+	VFMADD231PS  64(R12)(DI*1), Z7, Z5
+	PREFETCHT1   64(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_145
+
+pv_single_145:
+	TESTQ        R13, R13
+	JZ           pv_merge_145
+	VBROADCASTSS (R11), Z6
+	VFMADD231PS  (R12), Z6, Z0
+	VFMADD231PS  64(R12), Z6, Z4
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_145
+
+pv_merge_145:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_145
+
+pv_next_145:
+pv_block_146:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_146
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_146
+
+pv_pair_146:
+	VBROADCASTSS (R11), Z4
+	VBROADCASTSS 4(R11), Z5
+	VFMADD231PS  (R12), Z4, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VFMADD231PS  (R12)(DI*1), Z5, Z3
+	PREFETCHT1   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_146
+
+pv_single_146:
+	TESTQ        R13, R13
+	JZ           pv_merge_146
+	VBROADCASTSS (R11), Z4
+	VFMADD231PS  (R12), Z4, Z0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_146
+
+pv_merge_146:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_146
+
+pv_next_146:
+	JMP first_done_8
+
+other_head_8:
+	XORQ R8, R8
+
+pv_block_147:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_147
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R8*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_147
+
+pv_pair_147:
+	VBROADCASTSS (R9), Z18
+	VBROADCASTSS 4(R9), Z19
+	VFMADD231PS  (R10), Z18, Z0
+	VFMADD231PS  64(R10), Z18, Z4
+	VFMADD231PS  128(R10), Z18, Z6
+	VFMADD231PS  192(R10), Z18, Z8
+	VFMADD231PS  256(R10), Z18, Z10
+	VFMADD231PS  320(R10), Z18, Z12
+	VFMADD231PS  384(R10), Z18, Z14
+	VFMADD231PS  448(R10), Z18, Z16
+	VFMADD231PS  (R10)(DI*1), Z19, Z3
+	VFMADD231PS  64(R10)(DI*1), Z19, Z5
+	VFMADD231PS  128(R10)(DI*1), Z19, Z7
+	VFMADD231PS  192(R10)(DI*1), Z19, Z9
+	VFMADD231PS  256(R10)(DI*1), Z19, Z11
+	VFMADD231PS  320(R10)(DI*1), Z19, Z13
+	VFMADD231PS  384(R10)(DI*1), Z19, Z15
+	VFMADD231PS  448(R10)(DI*1), Z19, Z17
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_147
+
+pv_single_147:
+	TESTQ        R11, R11
+	JZ           pv_merge_147
+	VBROADCASTSS (R9), Z18
+	VFMADD231PS  (R10), Z18, Z0
+	VFMADD231PS  64(R10), Z18, Z4
+	VFMADD231PS  128(R10), Z18, Z6
+	VFMADD231PS  192(R10), Z18, Z8
+	VFMADD231PS  256(R10), Z18, Z10
+	VFMADD231PS  320(R10), Z18, Z12
+	VFMADD231PS  384(R10), Z18, Z14
+	VFMADD231PS  448(R10), Z18, Z16
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_147
+
+pv_merge_147:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R8*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_147
+
+pv_next_147:
+pv_block_148:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_148
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_148
+
+pv_pair_148:
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z11
+	VFMADD231PS  (R10), Z10, Z0
+	VFMADD231PS  64(R10), Z10, Z4
+	VFMADD231PS  128(R10), Z10, Z6
+	VFMADD231PS  192(R10), Z10, Z8
+	VFMADD231PS  (R10)(DI*1), Z11, Z3
+	VFMADD231PS  64(R10)(DI*1), Z11, Z5
+	VFMADD231PS  128(R10)(DI*1), Z11, Z7
+	VFMADD231PS  192(R10)(DI*1), Z11, Z9
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_148
+
+pv_single_148:
+	TESTQ        R11, R11
+	JZ           pv_merge_148
+	VBROADCASTSS (R9), Z10
+	VFMADD231PS  (R10), Z10, Z0
+	VFMADD231PS  64(R10), Z10, Z4
+	VFMADD231PS  128(R10), Z10, Z6
+	VFMADD231PS  192(R10), Z10, Z8
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_148
+
+pv_merge_148:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_148
+
+pv_next_148:
+pv_block_149:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_149
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_149
+
+pv_pair_149:
+	VBROADCASTSS (R9), Z6
+	VBROADCASTSS 4(R9), Z7
+	VFMADD231PS  (R10), Z6, Z0
+	VFMADD231PS  64(R10), Z6, Z4
+	VFMADD231PS  (R10)(DI*1), Z7, Z3
+	VFMADD231PS  64(R10)(DI*1), Z7, Z5
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_149
+
+pv_single_149:
+	TESTQ        R11, R11
+	JZ           pv_merge_149
+	VBROADCASTSS (R9), Z6
+	VFMADD231PS  (R10), Z6, Z0
+	VFMADD231PS  64(R10), Z6, Z4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_149
+
+pv_merge_149:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_149
+
+pv_next_149:
+pv_block_150:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_150
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R9
+	LEAQ    (BX)(R8*1), R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_150
+
+pv_pair_150:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VFMADD231PS  (R10), Z4, Z0
+	VFMADD231PS  (R10)(DI*1), Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_150
+
+pv_single_150:
+	TESTQ        R11, R11
+	JZ           pv_merge_150
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R10), Z4, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_150
+
+pv_merge_150:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_150
+
+pv_next_150:
+first_done_8:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_34
+
+pv_done_34:
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_16
+
+finish_16:
+	MOVQ $0x00000000, 32(SP)
+
+norm_16:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_16
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VMOVUPS  expconst<>+1344(SB), X1
+	VUCOMISS X1, X0
+	JNE      recip_div_28
+	JPS      recip_div_28
+	JMP      recip_zero_28
+
+recip_div_28:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_28:
+	VBROADCASTSS X1, Z0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_48:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_48
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_16
+
+norm_done_16:
+	VZEROUPPER
+	RET
+
+// func flashDecodeExactF16AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
+TEXT ·flashDecodeExactF16AVX2Pos(SB), NOSPLIT, $192-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x01, AX
+	MOVQ AX, 184(SP)
+	MOVQ $0x00000000, 32(SP)
+
+init_17:
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
+	JGE    init_done_17
+	VMOVSS expconst<>+0(SB), X0
+	MOVQ   state+72(FP), AX
+	MOVQ   32(SP), CX
+	VMOVSS X0, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	MOVL   $0x00000000, (AX)(CX*4)
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   AX, AX
+
+zero_loop_29:
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     zero_loop_29
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_17
+
+init_done_17:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_17:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_17
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    stride+96(FP), AX
+	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
+	MOVQ    8(SP), CX
+	ADDQ    DX, CX
+	MOVQ    CX, 136(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 144(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	ADDQ    DX, CX
+	MOVQ    CX, 160(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 168(SP)
+	MOVQ    $0x00000001, 152(SP)
+	MOVQ    $0x00000001, 176(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_35:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000001, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_71
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	MOVQ    152(SP), R10
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 104(SP)
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 120(SP)
+
+scores2_by6_3:
+	CMPQ 56(SP), $0x06
+	JE   scores2_six_3
+	CMPQ 56(SP), $0x0a
+	JL   scores2_after6_3
+
+scores2_six_3:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
+	SUBQ   CX, DX
+	SUBQ   CX, DX
+	MOVQ   80(SP), BX
+	SUBQ   CX, BX
+	SUBQ   CX, BX
+	MOVQ   184(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	SUBQ   $0x00000010, SI
+	MOVQ   SI, 48(SP)
+	LEAQ   (CX)(R8*4), SI
+	CMPQ   CX, 48(SP)
+	JAE    scores2_6_odd_3
+
+scores2_6_chunk2_3:
+	VMOVUPS     (DX)(CX*2), Y12
+	VMOVUPS     (BX)(CX*2), Y13
+	VCVTPH2PS   (CX), Y14
+	VFMADD231PS Y14, Y12, Y0
+	VFMADD231PS Y14, Y13, Y6
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y1
+	VFMADD231PS Y14, Y13, Y7
+	VCVTPH2PS   (CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y2
+	VFMADD231PS Y14, Y13, Y8
+	VCVTPH2PS   (CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y3
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   (SI), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   (SI)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        R10
+	JNZ         pf_skip_209
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_209
+	MOVQ        R9, DI
+	ANDQ        $0x0000003f, DI
+	ADDQ        184(SP), DI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        DI, $0x00000080
+	JBE         pf_row_125
+	PREFETCHT1  128(R9)
+	CMPQ        DI, $0x000000c0
+	JBE         pf_row_125
+	PREFETCHT1  192(R9)
+	CMPQ        DI, $0x00000100
+	JBE         pf_row_125
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        DI, $0x00000200
+	JBE         pf_row_125
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        DI, $0x00000400
+	JBE         pf_row_125
+	PREFETCHT1  1024(R9)
+
+pf_row_125:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_209
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_209
+	MOVQ       R9, DI
+	ANDQ       $0x0000003f, DI
+	ADDQ       184(SP), DI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       DI, $0x00000080
+	JBE        pf_row_126
+	PREFETCHT1 128(R9)
+	CMPQ       DI, $0x000000c0
+	JBE        pf_row_126
+	PREFETCHT1 192(R9)
+	CMPQ       DI, $0x00000100
+	JBE        pf_row_126
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       DI, $0x00000200
+	JBE        pf_row_126
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       DI, $0x00000400
+	JBE        pf_row_126
+	PREFETCHT1 1024(R9)
+
+pf_row_126:
+	ADDQ stride+96(FP), R9
+
+pf_skip_209:
+	VMOVUPS     32(DX)(CX*2), Y12
+	VMOVUPS     32(BX)(CX*2), Y13
+	VCVTPH2PS   16(CX), Y14
+	VFMADD231PS Y14, Y12, Y0
+	VFMADD231PS Y14, Y13, Y6
+	VCVTPH2PS   16(CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y1
+	VFMADD231PS Y14, Y13, Y7
+	VCVTPH2PS   16(CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y2
+	VFMADD231PS Y14, Y13, Y8
+	VCVTPH2PS   16(CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y3
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   16(SI), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   16(SI)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        R10
+	JNZ         pf_skip_210
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_210
+	MOVQ        R9, DI
+	ANDQ        $0x0000003f, DI
+	ADDQ        184(SP), DI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        DI, $0x00000080
+	JBE         pf_row_127
+	PREFETCHT1  128(R9)
+	CMPQ        DI, $0x000000c0
+	JBE         pf_row_127
+	PREFETCHT1  192(R9)
+	CMPQ        DI, $0x00000100
+	JBE         pf_row_127
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        DI, $0x00000200
+	JBE         pf_row_127
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        DI, $0x00000400
+	JBE         pf_row_127
+	PREFETCHT1  1024(R9)
+
+pf_row_127:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_210
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_210
+	MOVQ       R9, DI
+	ANDQ       $0x0000003f, DI
+	ADDQ       184(SP), DI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       DI, $0x00000080
+	JBE        pf_row_128
+	PREFETCHT1 128(R9)
+	CMPQ       DI, $0x000000c0
+	JBE        pf_row_128
+	PREFETCHT1 192(R9)
+	CMPQ       DI, $0x00000100
+	JBE        pf_row_128
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       DI, $0x00000200
+	JBE        pf_row_128
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       DI, $0x00000400
+	JBE        pf_row_128
+	PREFETCHT1 1024(R9)
+
+pf_row_128:
+	ADDQ stride+96(FP), R9
+
+pf_skip_210:
+	ADDQ $0x00000020, CX
+	ADDQ $0x00000020, SI
+	CMPQ CX, 48(SP)
+	JB   scores2_6_chunk2_3
+
+scores2_6_odd_3:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_6_chunks_3
+	VMOVUPS     (DX)(CX*2), Y12
+	VMOVUPS     (BX)(CX*2), Y13
+	VCVTPH2PS   (CX), Y14
+	VFMADD231PS Y14, Y12, Y0
+	VFMADD231PS Y14, Y13, Y6
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y1
+	VFMADD231PS Y14, Y13, Y7
+	VCVTPH2PS   (CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y2
+	VFMADD231PS Y14, Y13, Y8
+	VCVTPH2PS   (CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y3
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   (SI), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   (SI)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        R10
+	JNZ         pf_skip_211
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_211
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        184(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_129
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_129
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_129
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_129
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_129
+	PREFETCHT1  1024(R9)
+
+pf_row_129:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_211
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_211
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       184(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_130
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_130
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_130
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_130
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_130
+	PREFETCHT1 1024(R9)
+
+pf_row_130:
+	ADDQ stride+96(FP), R9
+
+pf_skip_211:
+scores2_6_chunks_3:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       104(SP), X1, X2
+	MOVQ         88(SP), CX
+	VMOVUPS      X1, (CX)
+	VHADDPS      Y5, Y4, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X1, X3, X3
+	VMULPS       X0, X3, X3
+	VMAXPS       X3, X2, X2
+	VMOVLPS      X3, 16(CX)
+	VMOVUPS      X2, 104(SP)
+	ADDQ         $0x00000018, 88(SP)
+	VHADDPS      Y7, Y6, Y0
+	VHADDPS      Y9, Y8, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       120(SP), X1, X2
+	MOVQ         96(SP), CX
+	VMOVUPS      X1, (CX)
+	VHADDPS      Y11, Y10, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X1, X3, X3
+	VMULPS       X0, X3, X3
+	VMAXPS       X3, X2, X2
+	VMOVLPS      X3, 16(CX)
+	VMOVUPS      X2, 120(SP)
+	ADDQ         $0x00000018, 96(SP)
+	SUBQ         $0x06, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	LEAQ         (CX)(R8*2), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores2_by6_3
+
+scores2_after6_3:
+scores2_by4_7:
+	CMPQ   56(SP), $0x04
+	JL     scores2_after4_7
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
+	SUBQ   CX, DX
+	SUBQ   CX, DX
+	MOVQ   80(SP), BX
+	SUBQ   CX, BX
+	SUBQ   CX, BX
+	MOVQ   184(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	SUBQ   $0x00000010, SI
+	MOVQ   SI, 48(SP)
+	CMPQ   CX, 48(SP)
+	JAE    scores2_4_odd_7
+
+scores2_4_chunk2_7:
+	VMOVUPS     (DX)(CX*2), Y8
+	VMOVUPS     (BX)(CX*2), Y9
+	VCVTPH2PS   (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VCVTPH2PS   (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VCVTPH2PS   (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VCVTPH2PS   (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_212
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_212
+	MOVQ        R9, SI
+	ANDQ        $0x0000003f, SI
+	ADDQ        184(SP), SI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        SI, $0x00000080
+	JBE         pf_row_131
+	PREFETCHT1  128(R9)
+	CMPQ        SI, $0x000000c0
+	JBE         pf_row_131
+	PREFETCHT1  192(R9)
+	CMPQ        SI, $0x00000100
+	JBE         pf_row_131
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        SI, $0x00000200
+	JBE         pf_row_131
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        SI, $0x00000400
+	JBE         pf_row_131
+	PREFETCHT1  1024(R9)
+
+pf_row_131:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_212
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_212
+	MOVQ       R9, SI
+	ANDQ       $0x0000003f, SI
+	ADDQ       184(SP), SI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       SI, $0x00000080
+	JBE        pf_row_132
+	PREFETCHT1 128(R9)
+	CMPQ       SI, $0x000000c0
+	JBE        pf_row_132
+	PREFETCHT1 192(R9)
+	CMPQ       SI, $0x00000100
+	JBE        pf_row_132
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       SI, $0x00000200
+	JBE        pf_row_132
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       SI, $0x00000400
+	JBE        pf_row_132
+	PREFETCHT1 1024(R9)
+
+pf_row_132:
+	ADDQ stride+96(FP), R9
+
+pf_skip_212:
+	VMOVUPS     32(DX)(CX*2), Y8
+	VMOVUPS     32(BX)(CX*2), Y9
+	VCVTPH2PS   16(CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VCVTPH2PS   16(CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VCVTPH2PS   16(CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VCVTPH2PS   16(CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_213
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_213
+	MOVQ        R9, SI
+	ANDQ        $0x0000003f, SI
+	ADDQ        184(SP), SI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        SI, $0x00000080
+	JBE         pf_row_133
+	PREFETCHT1  128(R9)
+	CMPQ        SI, $0x000000c0
+	JBE         pf_row_133
+	PREFETCHT1  192(R9)
+	CMPQ        SI, $0x00000100
+	JBE         pf_row_133
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        SI, $0x00000200
+	JBE         pf_row_133
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        SI, $0x00000400
+	JBE         pf_row_133
+	PREFETCHT1  1024(R9)
+
+pf_row_133:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_213
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_213
+	MOVQ       R9, SI
+	ANDQ       $0x0000003f, SI
+	ADDQ       184(SP), SI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       SI, $0x00000080
+	JBE        pf_row_134
+	PREFETCHT1 128(R9)
+	CMPQ       SI, $0x000000c0
+	JBE        pf_row_134
+	PREFETCHT1 192(R9)
+	CMPQ       SI, $0x00000100
+	JBE        pf_row_134
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       SI, $0x00000200
+	JBE        pf_row_134
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       SI, $0x00000400
+	JBE        pf_row_134
+	PREFETCHT1 1024(R9)
+
+pf_row_134:
+	ADDQ stride+96(FP), R9
+
+pf_skip_213:
+	ADDQ $0x00000020, CX
+	CMPQ CX, 48(SP)
+	JB   scores2_4_chunk2_7
+
+scores2_4_odd_7:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_4_chunks_7
+	VMOVUPS     (DX)(CX*2), Y8
+	VMOVUPS     (BX)(CX*2), Y9
+	VCVTPH2PS   (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VCVTPH2PS   (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VCVTPH2PS   (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VCVTPH2PS   (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_214
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_214
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        184(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_135
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_135
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_135
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_135
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_135
+	PREFETCHT1  1024(R9)
+
+pf_row_135:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_214
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_214
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       184(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_136
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_136
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_136
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_136
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_136
+	PREFETCHT1 1024(R9)
+
+pf_row_136:
+	ADDQ stride+96(FP), R9
+
+pf_skip_214:
+scores2_4_chunks_7:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       104(SP), X1, X0
+	MOVQ         88(SP), CX
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 104(SP)
+	ADDQ         $0x00000010, 88(SP)
+	VHADDPS      Y5, Y4, Y0
+	VHADDPS      Y7, Y6, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       120(SP), X1, X0
+	MOVQ         96(SP), CX
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 120(SP)
+	ADDQ         $0x00000010, 96(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores2_by4_7
+
+scores2_after4_7:
+	VMOVSS expconst<>+0(SB), X0
+	VMOVSS expconst<>+0(SB), X1
+
+scores2_by1_13:
+	CMPQ   56(SP), $0x00
+	JE     scores2_done_13
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   64(SP), AX
+	MOVQ   72(SP), CX
+	SUBQ   AX, CX
+	SUBQ   AX, CX
+	MOVQ   80(SP), DX
+	SUBQ   AX, DX
+	SUBQ   AX, DX
+	MOVQ   184(SP), BX
+	ADDQ   AX, BX
+	MOVQ   BX, 40(SP)
+
+scores2_chunk1_13:
+	VCVTPH2PS    (AX), Y4
+	VFMADD231PS  (CX)(AX*2), Y4, Y2
+	VFMADD231PS  (DX)(AX*2), Y4, Y3
+	ADDQ         $0x00000010, AX
+	CMPQ         AX, 40(SP)
+	JB           scores2_chunk1_13
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VMULSS       scale+64(FP), X4, X4
+	VMAXSS       X4, X0, X0
+	MOVQ         88(SP), AX
+	VMOVSS       X4, (AX)
+	ADDQ         $0x00000004, 88(SP)
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	VMULSS       scale+64(FP), X2, X2
+	VMAXSS       X2, X1, X1
+	MOVQ         96(SP), AX
+	VMOVSS       X2, (AX)
+	ADDQ         $0x00000004, 96(SP)
+	SUBQ         $0x01, 56(SP)
+	MOVQ         64(SP), AX
+	ADDQ         R8, AX
+	MOVQ         AX, 64(SP)
+	JMP          scores2_by1_13
+
+scores2_done_13:
+	VMOVUPS   104(SP), X2
+	VMOVHLPS  X2, X2, X3
+	VMAXPS    X3, X2, X2
+	VMOVSHDUP X2, X3
+	VMAXPS    X3, X2, X2
+	VMAXSS    X0, X2, X2
+	VMOVUPS   120(SP), X0
+	VMOVHLPS  X0, X0, X3
+	VMAXPS    X3, X0, X0
+	VMOVSHDUP X0, X3
+	VMAXPS    X3, X0, X0
+	VMAXSS    X1, X0, X0
+	MOVQ      R9, 136(SP)
+	MOVQ      R10, 152(SP)
+	MOVQ      state+72(FP), AX
+	MOVQ      ng+16(FP), CX
+	LEAQ      (AX)(CX*4), AX
+	LEAQ      (AX)(CX*4), AX
+	MOVQ      32(SP), CX
+	VMOVSS    X2, (AX)(CX*4)
+	VMOVSS    X0, 4(AX)(CX*4)
+	ADDQ      $0x00000002, 32(SP)
+	JMP       scores_35
+
+scores_done_71:
+scores_36:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_72
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    stride+96(FP), SI
+	MOVQ    136(SP), DI
+	MOVQ    152(SP), R8
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R9
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_37:
+	CMPQ   BX, $0x08
+	JL     scores_by1_37
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R10
+	LEAQ   (DX)(SI*4), R11
+	MOVQ   CX, R12
+	SUBQ   DX, R12
+	SUBQ   DX, R12
+	MOVQ   184(SP), R13
+	ANDQ   $0xffffffe0, R13
+	ADDQ   DX, R13
+	CMPQ   R10, R13
+	JAE    scores_odd_37
+
+scores_pairs_37:
+	VMOVUPS     (R12)(R10*2), Y10
+	VCVTPH2PS   (R10), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R10)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R10)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R10)(R9*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	DECQ        R8
+	JNZ         pf_skip_215
+	MOVQ        ng+16(FP), R8
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_215
+	MOVQ        DI, R14
+	ANDQ        $0x0000003f, R14
+	ADDQ        184(SP), R14
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R14, $0x00000080
+	JBE         pf_row_137
+	PREFETCHT1  128(DI)
+	CMPQ        R14, $0x000000c0
+	JBE         pf_row_137
+	PREFETCHT1  192(DI)
+	CMPQ        R14, $0x00000100
+	JBE         pf_row_137
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R14, $0x00000200
+	JBE         pf_row_137
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R14, $0x00000400
+	JBE         pf_row_137
+	PREFETCHT1  1024(DI)
+
+pf_row_137:
+	ADDQ       stride+96(FP), DI
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_215
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_215
+	MOVQ       DI, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_138
+	PREFETCHT1 128(DI)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_138
+	PREFETCHT1 192(DI)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_138
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_138
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_138
+	PREFETCHT1 1024(DI)
+
+pf_row_138:
+	ADDQ stride+96(FP), DI
+
+pf_skip_215:
+	VMOVUPS     32(R12)(R10*2), Y10
+	VCVTPH2PS   16(R10), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   16(R10)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   16(R10)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   16(R10)(R9*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	ADDQ        $0x00000020, R10
+	ADDQ        $0x00000020, R11
+	CMPQ        R10, R13
+	JB          scores_pairs_37
+
+scores_odd_37:
+	MOVQ        184(SP), R13
+	ADDQ        DX, R13
+	CMPQ        R10, R13
+	JAE         scores_half_37
+	VMOVUPS     (R12)(R10*2), Y10
+	VCVTPH2PS   (R10), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R10)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R10)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R10)(R9*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+
+scores_half_37:
+	MOVQ DX, R10
+	LEAQ (DX)(SI*4), R11
+	MOVQ 184(SP), R13
+	ANDQ $0xffffffe0, R13
+	ADDQ DX, R13
+	CMPQ R10, R13
+	JAE  scores_odd_38
+
+scores_pairs_38:
+	VMOVUPS     (R12)(R10*2), Y10
+	VCVTPH2PS   (R11), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R11)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R11)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R11)(R9*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	DECQ        R8
+	JNZ         pf_skip_216
+	MOVQ        ng+16(FP), R8
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_216
+	MOVQ        DI, R14
+	ANDQ        $0x0000003f, R14
+	ADDQ        184(SP), R14
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R14, $0x00000080
+	JBE         pf_row_139
+	PREFETCHT1  128(DI)
+	CMPQ        R14, $0x000000c0
+	JBE         pf_row_139
+	PREFETCHT1  192(DI)
+	CMPQ        R14, $0x00000100
+	JBE         pf_row_139
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R14, $0x00000200
+	JBE         pf_row_139
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R14, $0x00000400
+	JBE         pf_row_139
+	PREFETCHT1  1024(DI)
+
+pf_row_139:
+	ADDQ       stride+96(FP), DI
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_216
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_216
+	MOVQ       DI, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_140
+	PREFETCHT1 128(DI)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_140
+	PREFETCHT1 192(DI)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_140
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_140
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_140
+	PREFETCHT1 1024(DI)
+
+pf_row_140:
+	ADDQ stride+96(FP), DI
+
+pf_skip_216:
+	VMOVUPS     32(R12)(R10*2), Y10
+	VCVTPH2PS   16(R11), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   16(R11)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   16(R11)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   16(R11)(R9*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	ADDQ        $0x00000020, R10
+	ADDQ        $0x00000020, R11
+	CMPQ        R10, R13
+	JB          scores_pairs_38
+
+scores_odd_38:
+	MOVQ        184(SP), R13
+	ADDQ        DX, R13
+	CMPQ        R10, R13
+	JAE         scores_half_38
+	VMOVUPS     (R12)(R10*2), Y10
+	VCVTPH2PS   (R11), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R11)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R11)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R11)(R9*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+
+scores_half_38:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_37
+
+scores_by1_37:
+	TESTQ  BX, BX
+	JZ     scores_done_73
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R10
+	MOVQ   184(SP), R13
+	ADDQ   DX, R13
+	MOVQ   CX, R12
+	SUBQ   DX, R12
+	SUBQ   DX, R12
+
+scores_chunk1_37:
+	VMOVUPS      (R12)(R10*2), Y3
+	VCVTPH2PS    (R10), Y4
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x00000010, R10
+	CMPQ         R10, R13
+	JB           scores_chunk1_37
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
+	JMP          scores_by1_37
+
+scores_done_73:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         DI, 136(SP)
+	MOVQ         R8, 152(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	ADDQ         $0x00000001, 32(SP)
+	JMP          scores_36
+
+scores_done_72:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_25:
+	MOVQ         32(SP), AX
+	ADDQ         $0x00000001, AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_25
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_33
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_49:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_49
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_33:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       4(AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       4(AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_34
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       4(AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, 4(AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	ADDQ         AX, CX
+	MOVQ         AX, AX
+
+scale_loop_50:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_50
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, 4(AX)(CX*4)
+
+no_rescale_34:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS 4(AX)(CX*4), Y1
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         AX, CX
+	ADDQ         tileStride+88(FP), CX
+	MOVQ         24(SP), DX
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         CX, CX
+
+exp_loop_37:
+	CMPQ         DX, $0x00000008
+	JL           exp_tail_37
+	VMOVUPS      (AX), Y4
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y4, Y4
+	VSUBPS       Y1, Y5, Y5
+	VCMPPS       $0x05, expconst<>+640(SB), Y4, Y6
+	VMOVUPS      expconst<>+640(SB), Y7
+	VMAXPS       Y4, Y7, Y4
+	VMOVUPS      expconst<>+768(SB), Y7
+	VMINPS       Y4, Y7, Y4
+	VMULPS       expconst<>+128(SB), Y4, Y7
+	VCVTPS2DQ    Y7, Y8
+	VCVTDQ2PS    Y8, Y7
+	VFNMADD231PS expconst<>+832(SB), Y7, Y4
+	VFNMADD231PS expconst<>+896(SB), Y7, Y4
+	VMOVUPS      expconst<>+960(SB), Y7
+	VFMADD213PS  expconst<>+1024(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1088(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1152(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1216(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1280(SB), Y4, Y7
+	VMULPS       Y4, Y4, Y9
+	VFMADD213PS  Y4, Y9, Y7
+	VADDPS       expconst<>+64(SB), Y7, Y7
+	VPADDD       expconst<>+192(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VMULPS       Y8, Y7, Y4
+	VANDPS       Y6, Y4, Y4
+	VCMPPS       $0x05, expconst<>+640(SB), Y5, Y6
+	VMOVUPS      expconst<>+640(SB), Y7
+	VMAXPS       Y5, Y7, Y5
+	VMOVUPS      expconst<>+768(SB), Y7
+	VMINPS       Y5, Y7, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y7
+	VCVTPS2DQ    Y7, Y8
+	VCVTDQ2PS    Y8, Y7
+	VFNMADD231PS expconst<>+832(SB), Y7, Y5
+	VFNMADD231PS expconst<>+896(SB), Y7, Y5
+	VMOVUPS      expconst<>+960(SB), Y7
+	VFMADD213PS  expconst<>+1024(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1088(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1152(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1216(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1280(SB), Y5, Y7
+	VMULPS       Y5, Y5, Y9
+	VFMADD213PS  Y5, Y9, Y7
+	VADDPS       expconst<>+64(SB), Y7, Y7
+	VPADDD       expconst<>+192(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VMULPS       Y8, Y7, Y5
+	VANDPS       Y6, Y5, Y5
+	VMOVUPS      Y4, (AX)
+	VMOVUPS      Y5, (CX)
+	VADDPS       Y4, Y2, Y2
+	VADDPS       Y5, Y3, Y3
+	ADDQ         $0x00000020, AX
+	ADDQ         $0x00000020, CX
+	SUBQ         $0x00000008, DX
+	JMP          exp_loop_37
+
+exp_tail_37:
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	TESTQ        DX, DX
+	JZ           exp_done_37
+	VMOVUPS      (AX), Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y5, Y5
+	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y0
+	VMOVUPS      expconst<>+640(SB), Y1
+	VMAXPS       Y3, Y1, Y3
+	VMOVUPS      expconst<>+768(SB), Y1
+	VMINPS       Y3, Y1, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y1
+	VCVTPS2DQ    Y1, Y6
+	VCVTDQ2PS    Y6, Y1
+	VFNMADD231PS expconst<>+832(SB), Y1, Y3
+	VFNMADD231PS expconst<>+896(SB), Y1, Y3
+	VMOVUPS      expconst<>+960(SB), Y1
+	VFMADD213PS  expconst<>+1024(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1088(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1152(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1216(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1280(SB), Y3, Y1
+	VMULPS       Y3, Y3, Y7
+	VFMADD213PS  Y3, Y7, Y1
+	VADDPS       expconst<>+64(SB), Y1, Y1
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y1, Y3
+	VANDPS       Y0, Y3, Y3
+	VCMPPS       $0x05, expconst<>+640(SB), Y5, Y0
+	VMOVUPS      expconst<>+640(SB), Y1
+	VMAXPS       Y5, Y1, Y5
+	VMOVUPS      expconst<>+768(SB), Y1
+	VMINPS       Y5, Y1, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y1
+	VCVTPS2DQ    Y1, Y6
+	VCVTDQ2PS    Y6, Y1
+	VFNMADD231PS expconst<>+832(SB), Y1, Y5
+	VFNMADD231PS expconst<>+896(SB), Y1, Y5
+	VMOVUPS      expconst<>+960(SB), Y1
+	VFMADD213PS  expconst<>+1024(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1088(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1152(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1216(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1280(SB), Y5, Y1
+	VMULPS       Y5, Y5, Y7
+	VFMADD213PS  Y5, Y7, Y1
+	VADDPS       expconst<>+64(SB), Y1, Y1
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y1, Y5
+	VANDPS       Y0, Y5, Y5
+	VMOVUPS      Y3, (AX)
+	VMOVUPS      Y5, (CX)
+
+exp_tail1_37:
+	VADDSS (AX), X4, X4
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, AX
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_37
+
+exp_done_37:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X4, X4
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X4, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS 4(AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, 4(AX)(CX*4)
+	ADDQ   $0x00000002, 32(SP)
+	JMP    softmax_25
+
+softmax_done_25:
+softmax_26:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_26
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_35
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_51:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_51
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_35:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, CX
+
+exp_loop_38:
+	CMPQ         CX, $0x00000008
+	JL           exp_tail_38
+	VMOVUPS      (AX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
+	VMOVUPS      expconst<>+640(SB), Y4
+	VMAXPS       Y2, Y4, Y2
+	VMOVUPS      expconst<>+768(SB), Y4
+	VMINPS       Y2, Y4, Y2
+	VMULPS       expconst<>+128(SB), Y2, Y4
+	VCVTPS2DQ    Y4, Y5
+	VCVTDQ2PS    Y5, Y4
+	VFNMADD231PS expconst<>+832(SB), Y4, Y2
+	VFNMADD231PS expconst<>+896(SB), Y4, Y2
+	VMOVUPS      expconst<>+960(SB), Y4
+	VFMADD213PS  expconst<>+1024(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1088(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1152(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1216(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1280(SB), Y2, Y4
+	VMULPS       Y2, Y2, Y6
+	VFMADD213PS  Y2, Y6, Y4
+	VADDPS       expconst<>+64(SB), Y4, Y4
+	VPADDD       expconst<>+192(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y4, Y2
+	VANDPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VADDPS       Y2, Y1, Y1
+	ADDQ         $0x00000020, AX
+	SUBQ         $0x00000008, CX
+	JMP          exp_loop_38
+
+exp_tail_38:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        CX, CX
+	JZ           exp_done_38
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y1, Y3, Y1
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y1, Y3, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y1
+	VFNMADD231PS expconst<>+896(SB), Y3, Y1
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y1, Y3
+	VMULPS       Y1, Y1, Y5
+	VFMADD213PS  Y1, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y1
+	VANDPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+
+exp_tail1_38:
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_38
+
+exp_done_38:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_26
+
+softmax_done_26:
+	MOVQ $0x00000000, 32(SP)
+
+pv_35:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000001, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_35
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
+	MOVQ  stride+96(FP), R9
+	MOVQ  160(SP), R10
+	MOVQ  176(SP), R11
+	MOVQ  CX, 40(SP)
+	MOVQ  BX, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  SI, CX
+	SUBQ  DX, CX
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_47:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x000000c0
+	JL      pv2_next_47
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	VMOVUPS 128(BX)(DX*1), Y4
+	VMOVUPS 160(BX)(DX*1), Y5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y6
+	VMOVUPS 32(BX)(DX*1), Y7
+	VMOVUPS 64(BX)(DX*1), Y8
+	VMOVUPS 96(BX)(DX*1), Y9
+	VMOVUPS 128(BX)(DX*1), Y10
+	VMOVUPS 160(BX)(DX*1), Y11
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_47:
+	TESTQ        DI, DI
+	JZ           pv2_merge_47
+	VBROADCASTSS (BX), Y12
+	VBROADCASTSS (BX)(CX*1), Y13
+	VCVTPH2PS    (SI), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VCVTPH2PS    16(SI), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VCVTPH2PS    32(SI), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VCVTPH2PS    48(SI), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VCVTPH2PS    64(SI), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VCVTPH2PS    80(SI), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	DECQ         R11
+	JNZ          pf_skip_217
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_217
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_141
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_141
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_141
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_141
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_141
+	PREFETCHT1   1024(R10)
+
+pf_row_141:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_217
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_217
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_142
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_142
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_142
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_142
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_142
+	PREFETCHT1 1024(R10)
+
+pf_row_142:
+	ADDQ stride+96(FP), R10
+
+pf_skip_217:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_47
+
+pv2_merge_47:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	VMOVUPS Y4, 128(BX)(DX*1)
+	VMOVUPS Y5, 160(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y6, (BX)(DX*1)
+	VMOVUPS Y7, 32(BX)(DX*1)
+	VMOVUPS Y8, 64(BX)(DX*1)
+	VMOVUPS Y9, 96(BX)(DX*1)
+	VMOVUPS Y10, 128(BX)(DX*1)
+	VMOVUPS Y11, 160(BX)(DX*1)
+	ADDQ    $0x000000c0, 80(SP)
+	JMP     pv2_block_47
+
+pv2_next_47:
+pv2_block_48:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_48
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y4
+	VMOVUPS 32(BX)(DX*1), Y5
+	VMOVUPS 64(BX)(DX*1), Y6
+	VMOVUPS 96(BX)(DX*1), Y7
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_48:
+	TESTQ        DI, DI
+	JZ           pv2_merge_48
+	VBROADCASTSS (BX), Y8
+	VBROADCASTSS (BX)(CX*1), Y9
+	VCVTPH2PS    (SI), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VCVTPH2PS    16(SI), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VCVTPH2PS    32(SI), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VCVTPH2PS    48(SI), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	DECQ         R11
+	JNZ          pf_skip_218
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_218
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_143
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_143
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_143
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_143
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_143
+	PREFETCHT1   1024(R10)
+
+pf_row_143:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_218
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_218
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_144
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_144
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_144
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_144
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_144
+	PREFETCHT1 1024(R10)
+
+pf_row_144:
+	ADDQ stride+96(FP), R10
+
+pf_skip_218:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_48
+
+pv2_merge_48:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y4, (BX)(DX*1)
+	VMOVUPS Y5, 32(BX)(DX*1)
+	VMOVUPS Y6, 64(BX)(DX*1)
+	VMOVUPS Y7, 96(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_48
+
+pv2_next_48:
+pv2_block_49:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_49
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	VMOVUPS 32(BX)(DX*1), Y3
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_49:
+	TESTQ        DI, DI
+	JZ           pv2_merge_49
+	VBROADCASTSS (BX), Y4
+	VBROADCASTSS (BX)(CX*1), Y5
+	VCVTPH2PS    (SI), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VFMADD231PS  Y6, Y5, Y2
+	VCVTPH2PS    16(SI), Y6
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y3
+	DECQ         R11
+	JNZ          pf_skip_219
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_219
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_145
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_145
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_145
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_145
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_145
+	PREFETCHT1   1024(R10)
+
+pf_row_145:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_219
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_219
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_146
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_146
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_146
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_146
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_146
+	PREFETCHT1 1024(R10)
+
+pf_row_146:
+	ADDQ stride+96(FP), R10
+
+pf_skip_219:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_49
+
+pv2_merge_49:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	VMOVUPS Y3, 32(BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_49
+
+pv2_next_49:
+pv2_block_50:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000020
+	JL      pv2_next_50
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y1
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_50:
+	TESTQ        DI, DI
+	JZ           pv2_merge_50
+	VBROADCASTSS (BX), Y2
+	VBROADCASTSS (BX)(CX*1), Y3
+	VCVTPH2PS    (SI), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	DECQ         R11
+	JNZ          pf_skip_220
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_220
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_147
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_147
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_147
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_147
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_147
+	PREFETCHT1   1024(R10)
+
+pf_row_147:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_220
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_220
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_148
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_148
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_148
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_148
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_148
+	PREFETCHT1 1024(R10)
+
+pf_row_148:
+	ADDQ stride+96(FP), R10
+
+pf_skip_220:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_50
+
+pv2_merge_50:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y1, (BX)(DX*1)
+	ADDQ    $0x00000020, 80(SP)
+	JMP     pv2_block_50
+
+pv2_next_50:
+	MOVQ R10, 160(SP)
+	MOVQ R11, 176(SP)
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_35
+
+pv_done_35:
+pv_36:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_36
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	MOVQ  160(SP), R8
+	MOVQ  176(SP), R9
+	XORQ  R10, R10
+
+pv_block_151:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000180
+	JL      pv_next_151
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	VMOVUPS 256(CX)(R10*1), Y8
+	VMOVUPS 288(CX)(R10*1), Y9
+	VMOVUPS 320(CX)(R10*1), Y10
+	VMOVUPS 352(CX)(R10*1), Y11
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+
+pv_single_151:
+	TESTQ        R13, R13
+	JZ           pv_merge_151
+	VBROADCASTSS (R11), Y12
+	VCVTPH2PS    (R12), Y13
+	VFMADD231PS  Y13, Y12, Y0
+	VCVTPH2PS    16(R12), Y13
+	VFMADD231PS  Y13, Y12, Y1
+	VCVTPH2PS    32(R12), Y13
+	VFMADD231PS  Y13, Y12, Y2
+	VCVTPH2PS    48(R12), Y13
+	VFMADD231PS  Y13, Y12, Y3
+	VCVTPH2PS    64(R12), Y13
+	VFMADD231PS  Y13, Y12, Y4
+	VCVTPH2PS    80(R12), Y13
+	VFMADD231PS  Y13, Y12, Y5
+	VCVTPH2PS    96(R12), Y13
+	VFMADD231PS  Y13, Y12, Y6
+	VCVTPH2PS    112(R12), Y13
+	VFMADD231PS  Y13, Y12, Y7
+	VCVTPH2PS    128(R12), Y13
+	VFMADD231PS  Y13, Y12, Y8
+	VCVTPH2PS    144(R12), Y13
+	VFMADD231PS  Y13, Y12, Y9
+	VCVTPH2PS    160(R12), Y13
+	VFMADD231PS  Y13, Y12, Y10
+	VCVTPH2PS    176(R12), Y13
+	VFMADD231PS  Y13, Y12, Y11
+	DECQ         R9
+	JNZ          pf_skip_221
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_221
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_149
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_149
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_149
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_149
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_149
+	PREFETCHT1   1024(R8)
+
+pf_row_149:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_221
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_221
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_150
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_150
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_150
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_150
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_150
+	PREFETCHT1 1024(R8)
+
+pf_row_150:
+	ADDQ stride+96(FP), R8
+
+pf_skip_221:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_151
+
+pv_merge_151:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	VMOVUPS Y8, 256(CX)(R10*1)
+	VMOVUPS Y9, 288(CX)(R10*1)
+	VMOVUPS Y10, 320(CX)(R10*1)
+	VMOVUPS Y11, 352(CX)(R10*1)
+	ADDQ    $0x00000180, R10
+	JMP     pv_block_151
+
+pv_next_151:
+pv_block_152:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_152
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+
+pv_single_152:
+	TESTQ        R13, R13
+	JZ           pv_merge_152
+	VBROADCASTSS (R11), Y8
+	VCVTPH2PS    (R12), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R12), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R12), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R12), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R12), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R12), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R12), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R12), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	DECQ         R9
+	JNZ          pf_skip_222
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_222
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_151
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_151
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_151
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_151
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_151
+	PREFETCHT1   1024(R8)
+
+pf_row_151:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_222
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_222
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_152
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_152
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_152
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_152
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_152
+	PREFETCHT1 1024(R8)
+
+pf_row_152:
+	ADDQ stride+96(FP), R8
+
+pf_skip_222:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_152
+
+pv_merge_152:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_152
+
+pv_next_152:
+pv_block_153:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_153
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R10*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R10*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_153
+
+pv_pair_153:
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS 4(R11), Y9
+	VCVTPH2PS    (R12), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VCVTPH2PS    16(R12), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VCVTPH2PS    32(R12), Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VCVTPH2PS    48(R12), Y10
+	VFMADD231PS  Y10, Y8, Y6
+	VCVTPH2PS    (R12)(DI*1), Y8
+	VFMADD231PS  Y8, Y9, Y1
+	VCVTPH2PS    16(R12)(DI*1), Y8
+	VFMADD231PS  Y8, Y9, Y3
+	VCVTPH2PS    32(R12)(DI*1), Y8
+	VFMADD231PS  Y8, Y9, Y5
+	VCVTPH2PS    48(R12)(DI*1), Y8
+	VFMADD231PS  Y8, Y9, Y7
+	DECQ         R9
+	JNZ          pf_skip_223
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_223
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_153
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_153
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_153
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_153
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_153
+	PREFETCHT1   1024(R8)
+
+pf_row_153:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_223
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_223
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_154
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_154
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_154
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_154
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_154
+	PREFETCHT1 1024(R8)
+
+pf_row_154:
+	ADDQ stride+96(FP), R8
+
+pf_skip_223:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_153
+
+pv_single_153:
+	TESTQ        R13, R13
+	JZ           pv_merge_153
+	VBROADCASTSS (R11), Y8
+	VCVTPH2PS    (R12), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R12), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    32(R12), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    48(R12), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	DECQ         R9
+	JNZ          pf_skip_224
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_224
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_155
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_155
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_155
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_155
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_155
+	PREFETCHT1   1024(R8)
+
+pf_row_155:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_224
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_224
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_156
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_156
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_156
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_156
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_156
+	PREFETCHT1 1024(R8)
+
+pf_row_156:
+	ADDQ stride+96(FP), R8
+
+pf_skip_224:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_153
+
+pv_merge_153:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_153
+
+pv_next_153:
+pv_block_154:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_154
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_154
+
+pv_pair_154:
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y5
+	VCVTPH2PS    (R12), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VCVTPH2PS    16(R12), Y6
+	VFMADD231PS  Y6, Y4, Y2
+	VCVTPH2PS    (R12)(DI*1), Y4
+	VFMADD231PS  Y4, Y5, Y1
+	VCVTPH2PS    16(R12)(DI*1), Y4
+	VFMADD231PS  Y4, Y5, Y3
+	DECQ         R9
+	JNZ          pf_skip_225
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_225
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_157
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_157
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_157
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_157
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_157
+	PREFETCHT1   1024(R8)
+
+pf_row_157:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_225
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_225
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_158
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_158
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_158
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_158
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_158
+	PREFETCHT1 1024(R8)
+
+pf_row_158:
+	ADDQ stride+96(FP), R8
+
+pf_skip_225:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_154
+
+pv_single_154:
+	TESTQ        R13, R13
+	JZ           pv_merge_154
+	VBROADCASTSS (R11), Y4
+	VCVTPH2PS    (R12), Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VCVTPH2PS    16(R12), Y5
+	VFMADD231PS  Y5, Y4, Y2
+	DECQ         R9
+	JNZ          pf_skip_226
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_226
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_159
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_159
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_159
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_159
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_159
+	PREFETCHT1   1024(R8)
+
+pf_row_159:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_226
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_226
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_160
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_160
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_160
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_160
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_160
+	PREFETCHT1 1024(R8)
+
+pf_row_160:
+	ADDQ stride+96(FP), R8
+
+pf_skip_226:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_154
+
+pv_merge_154:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_154
+
+pv_next_154:
+pv_block_155:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_155
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_155
+
+pv_pair_155:
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y3
+	VCVTPH2PS    (R12), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VCVTPH2PS    (R12)(DI*1), Y2
+	VFMADD231PS  Y2, Y3, Y1
+	DECQ         R9
+	JNZ          pf_skip_227
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_227
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_161
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_161
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_161
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_161
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_161
+	PREFETCHT1   1024(R8)
+
+pf_row_161:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_227
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_227
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_162
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_162
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_162
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_162
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_162
+	PREFETCHT1 1024(R8)
+
+pf_row_162:
+	ADDQ stride+96(FP), R8
+
+pf_skip_227:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_155
+
+pv_single_155:
+	TESTQ        R13, R13
+	JZ           pv_merge_155
+	VBROADCASTSS (R11), Y2
+	VCVTPH2PS    (R12), Y3
+	VFMADD231PS  Y3, Y2, Y0
+	DECQ         R9
+	JNZ          pf_skip_228
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_228
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_163
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_163
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_163
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_163
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_163
+	PREFETCHT1   1024(R8)
+
+pf_row_163:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_228
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_228
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_164
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_164
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_164
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_164
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_164
+	PREFETCHT1 1024(R8)
+
+pf_row_164:
+	ADDQ stride+96(FP), R8
+
+pf_skip_228:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_155
+
+pv_merge_155:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	ADDQ    $0x00000020, R10
+	JMP     pv_block_155
+
+pv_next_155:
+	MOVQ R8, 160(SP)
+	MOVQ R9, 176(SP)
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_36
+
+pv_done_36:
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_17
+
+finish_17:
+	MOVQ $0x00000000, 32(SP)
+
+norm_17:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_17
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VXORPS   X1, X1, X1
+	VUCOMISS X1, X0
+	JNE      recip_div_29
+	JPS      recip_div_29
+	JMP      recip_zero_29
+
+recip_div_29:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_29:
+	VBROADCASTSS X1, Y0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_52:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_52
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_17
+
+norm_done_17:
+	VZEROUPPER
+	RET
+
+// func flashDecodeFastF16AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
+TEXT ·flashDecodeFastF16AVX2Pos(SB), NOSPLIT, $192-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x01, AX
+	MOVQ AX, 184(SP)
+	MOVQ $0x00000000, 32(SP)
+
+init_18:
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
+	JGE    init_done_18
+	VMOVSS expconst<>+0(SB), X0
+	MOVQ   state+72(FP), AX
+	MOVQ   32(SP), CX
+	VMOVSS X0, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	MOVL   $0x00000000, (AX)(CX*4)
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   AX, AX
+
+zero_loop_30:
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     zero_loop_30
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_18
+
+init_done_18:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_18:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_18
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    stride+96(FP), AX
+	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
+	MOVQ    8(SP), CX
+	ADDQ    DX, CX
+	MOVQ    CX, 136(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 144(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	ADDQ    DX, CX
+	MOVQ    CX, 160(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 168(SP)
+	MOVQ    $0x00000001, 152(SP)
+	MOVQ    $0x00000001, 176(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_37:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000001, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_74
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	MOVQ    152(SP), R10
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 104(SP)
+	VMOVUPS expconst<>+0(SB), X0
+	VMOVUPS X0, 120(SP)
+
+scores2_by6_4:
+	CMPQ 56(SP), $0x06
+	JE   scores2_six_4
+	CMPQ 56(SP), $0x0a
+	JL   scores2_after6_4
+
+scores2_six_4:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
+	SUBQ   CX, DX
+	SUBQ   CX, DX
+	MOVQ   80(SP), BX
+	SUBQ   CX, BX
+	SUBQ   CX, BX
+	MOVQ   184(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	SUBQ   $0x00000010, SI
+	MOVQ   SI, 48(SP)
+	LEAQ   (CX)(R8*4), SI
+	CMPQ   CX, 48(SP)
+	JAE    scores2_6_odd_4
+
+scores2_6_chunk2_4:
+	VMOVUPS     (DX)(CX*2), Y12
+	VMOVUPS     (BX)(CX*2), Y13
+	VCVTPH2PS   (CX), Y14
+	VFMADD231PS Y14, Y12, Y0
+	VFMADD231PS Y14, Y13, Y6
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y1
+	VFMADD231PS Y14, Y13, Y7
+	VCVTPH2PS   (CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y2
+	VFMADD231PS Y14, Y13, Y8
+	VCVTPH2PS   (CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y3
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   (SI), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   (SI)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        R10
+	JNZ         pf_skip_229
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_229
+	MOVQ        R9, DI
+	ANDQ        $0x0000003f, DI
+	ADDQ        184(SP), DI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        DI, $0x00000080
+	JBE         pf_row_165
+	PREFETCHT1  128(R9)
+	CMPQ        DI, $0x000000c0
+	JBE         pf_row_165
+	PREFETCHT1  192(R9)
+	CMPQ        DI, $0x00000100
+	JBE         pf_row_165
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        DI, $0x00000200
+	JBE         pf_row_165
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        DI, $0x00000400
+	JBE         pf_row_165
+	PREFETCHT1  1024(R9)
+
+pf_row_165:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_229
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_229
+	MOVQ       R9, DI
+	ANDQ       $0x0000003f, DI
+	ADDQ       184(SP), DI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       DI, $0x00000080
+	JBE        pf_row_166
+	PREFETCHT1 128(R9)
+	CMPQ       DI, $0x000000c0
+	JBE        pf_row_166
+	PREFETCHT1 192(R9)
+	CMPQ       DI, $0x00000100
+	JBE        pf_row_166
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       DI, $0x00000200
+	JBE        pf_row_166
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       DI, $0x00000400
+	JBE        pf_row_166
+	PREFETCHT1 1024(R9)
+
+pf_row_166:
+	ADDQ stride+96(FP), R9
+
+pf_skip_229:
+	VMOVUPS     32(DX)(CX*2), Y12
+	VMOVUPS     32(BX)(CX*2), Y13
+	VCVTPH2PS   16(CX), Y14
+	VFMADD231PS Y14, Y12, Y0
+	VFMADD231PS Y14, Y13, Y6
+	VCVTPH2PS   16(CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y1
+	VFMADD231PS Y14, Y13, Y7
+	VCVTPH2PS   16(CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y2
+	VFMADD231PS Y14, Y13, Y8
+	VCVTPH2PS   16(CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y3
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   16(SI), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   16(SI)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        R10
+	JNZ         pf_skip_230
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_230
+	MOVQ        R9, DI
+	ANDQ        $0x0000003f, DI
+	ADDQ        184(SP), DI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        DI, $0x00000080
+	JBE         pf_row_167
+	PREFETCHT1  128(R9)
+	CMPQ        DI, $0x000000c0
+	JBE         pf_row_167
+	PREFETCHT1  192(R9)
+	CMPQ        DI, $0x00000100
+	JBE         pf_row_167
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        DI, $0x00000200
+	JBE         pf_row_167
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        DI, $0x00000400
+	JBE         pf_row_167
+	PREFETCHT1  1024(R9)
+
+pf_row_167:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_230
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_230
+	MOVQ       R9, DI
+	ANDQ       $0x0000003f, DI
+	ADDQ       184(SP), DI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       DI, $0x00000080
+	JBE        pf_row_168
+	PREFETCHT1 128(R9)
+	CMPQ       DI, $0x000000c0
+	JBE        pf_row_168
+	PREFETCHT1 192(R9)
+	CMPQ       DI, $0x00000100
+	JBE        pf_row_168
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       DI, $0x00000200
+	JBE        pf_row_168
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       DI, $0x00000400
+	JBE        pf_row_168
+	PREFETCHT1 1024(R9)
+
+pf_row_168:
+	ADDQ stride+96(FP), R9
+
+pf_skip_230:
+	ADDQ $0x00000020, CX
+	ADDQ $0x00000020, SI
+	CMPQ CX, 48(SP)
+	JB   scores2_6_chunk2_4
+
+scores2_6_odd_4:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_6_chunks_4
+	VMOVUPS     (DX)(CX*2), Y12
+	VMOVUPS     (BX)(CX*2), Y13
+	VCVTPH2PS   (CX), Y14
+	VFMADD231PS Y14, Y12, Y0
+	VFMADD231PS Y14, Y13, Y6
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y1
+	VFMADD231PS Y14, Y13, Y7
+	VCVTPH2PS   (CX)(R8*2), Y14
+	VFMADD231PS Y14, Y12, Y2
+	VFMADD231PS Y14, Y13, Y8
+	VCVTPH2PS   (CX)(AX*1), Y14
+	VFMADD231PS Y14, Y12, Y3
+	VFMADD231PS Y14, Y13, Y9
+	VCVTPH2PS   (SI), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y10
+	VCVTPH2PS   (SI)(R8*1), Y14
+	VFMADD231PS Y14, Y12, Y5
+	VFMADD231PS Y14, Y13, Y11
+	DECQ        R10
+	JNZ         pf_skip_231
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_231
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        184(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_169
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_169
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_169
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_169
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_169
+	PREFETCHT1  1024(R9)
+
+pf_row_169:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_231
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_231
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       184(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_170
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_170
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_170
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_170
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_170
+	PREFETCHT1 1024(R9)
+
+pf_row_170:
+	ADDQ stride+96(FP), R9
+
+pf_skip_231:
+scores2_6_chunks_4:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       104(SP), X1, X2
+	MOVQ         88(SP), CX
+	VMOVUPS      X1, (CX)
+	VHADDPS      Y5, Y4, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X1, X3, X3
+	VMULPS       X0, X3, X3
+	VMAXPS       X3, X2, X2
+	VMOVLPS      X3, 16(CX)
+	VMOVUPS      X2, 104(SP)
+	ADDQ         $0x00000018, 88(SP)
+	VHADDPS      Y7, Y6, Y0
+	VHADDPS      Y9, Y8, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       120(SP), X1, X2
+	MOVQ         96(SP), CX
+	VMOVUPS      X1, (CX)
+	VHADDPS      Y11, Y10, Y1
+	VHADDPS      Y1, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X1, X3, X3
+	VMULPS       X0, X3, X3
+	VMAXPS       X3, X2, X2
+	VMOVLPS      X3, 16(CX)
+	VMOVUPS      X2, 120(SP)
+	ADDQ         $0x00000018, 96(SP)
+	SUBQ         $0x06, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	LEAQ         (CX)(R8*2), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores2_by6_4
+
+scores2_after6_4:
+scores2_by4_8:
+	CMPQ   56(SP), $0x04
+	JL     scores2_after4_8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
+	SUBQ   CX, DX
+	SUBQ   CX, DX
+	MOVQ   80(SP), BX
+	SUBQ   CX, BX
+	SUBQ   CX, BX
+	MOVQ   184(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	SUBQ   $0x00000010, SI
+	MOVQ   SI, 48(SP)
+	CMPQ   CX, 48(SP)
+	JAE    scores2_4_odd_8
+
+scores2_4_chunk2_8:
+	VMOVUPS     (DX)(CX*2), Y8
+	VMOVUPS     (BX)(CX*2), Y9
+	VCVTPH2PS   (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VCVTPH2PS   (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VCVTPH2PS   (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VCVTPH2PS   (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_232
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_232
+	MOVQ        R9, SI
+	ANDQ        $0x0000003f, SI
+	ADDQ        184(SP), SI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        SI, $0x00000080
+	JBE         pf_row_171
+	PREFETCHT1  128(R9)
+	CMPQ        SI, $0x000000c0
+	JBE         pf_row_171
+	PREFETCHT1  192(R9)
+	CMPQ        SI, $0x00000100
+	JBE         pf_row_171
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        SI, $0x00000200
+	JBE         pf_row_171
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        SI, $0x00000400
+	JBE         pf_row_171
+	PREFETCHT1  1024(R9)
+
+pf_row_171:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_232
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_232
+	MOVQ       R9, SI
+	ANDQ       $0x0000003f, SI
+	ADDQ       184(SP), SI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       SI, $0x00000080
+	JBE        pf_row_172
+	PREFETCHT1 128(R9)
+	CMPQ       SI, $0x000000c0
+	JBE        pf_row_172
+	PREFETCHT1 192(R9)
+	CMPQ       SI, $0x00000100
+	JBE        pf_row_172
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       SI, $0x00000200
+	JBE        pf_row_172
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       SI, $0x00000400
+	JBE        pf_row_172
+	PREFETCHT1 1024(R9)
+
+pf_row_172:
+	ADDQ stride+96(FP), R9
+
+pf_skip_232:
+	VMOVUPS     32(DX)(CX*2), Y8
+	VMOVUPS     32(BX)(CX*2), Y9
+	VCVTPH2PS   16(CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VCVTPH2PS   16(CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VCVTPH2PS   16(CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VCVTPH2PS   16(CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_233
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_233
+	MOVQ        R9, SI
+	ANDQ        $0x0000003f, SI
+	ADDQ        184(SP), SI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        SI, $0x00000080
+	JBE         pf_row_173
+	PREFETCHT1  128(R9)
+	CMPQ        SI, $0x000000c0
+	JBE         pf_row_173
+	PREFETCHT1  192(R9)
+	CMPQ        SI, $0x00000100
+	JBE         pf_row_173
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        SI, $0x00000200
+	JBE         pf_row_173
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        SI, $0x00000400
+	JBE         pf_row_173
+	PREFETCHT1  1024(R9)
+
+pf_row_173:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_233
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_233
+	MOVQ       R9, SI
+	ANDQ       $0x0000003f, SI
+	ADDQ       184(SP), SI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       SI, $0x00000080
+	JBE        pf_row_174
+	PREFETCHT1 128(R9)
+	CMPQ       SI, $0x000000c0
+	JBE        pf_row_174
+	PREFETCHT1 192(R9)
+	CMPQ       SI, $0x00000100
+	JBE        pf_row_174
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       SI, $0x00000200
+	JBE        pf_row_174
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       SI, $0x00000400
+	JBE        pf_row_174
+	PREFETCHT1 1024(R9)
+
+pf_row_174:
+	ADDQ stride+96(FP), R9
+
+pf_skip_233:
+	ADDQ $0x00000020, CX
+	CMPQ CX, 48(SP)
+	JB   scores2_4_chunk2_8
+
+scores2_4_odd_8:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_4_chunks_8
+	VMOVUPS     (DX)(CX*2), Y8
+	VMOVUPS     (BX)(CX*2), Y9
+	VCVTPH2PS   (CX), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VCVTPH2PS   (CX)(R8*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VCVTPH2PS   (CX)(R8*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VCVTPH2PS   (CX)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	DECQ        R10
+	JNZ         pf_skip_234
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_234
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        184(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_175
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_175
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_175
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_175
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_175
+	PREFETCHT1  1024(R9)
+
+pf_row_175:
+	ADDQ       stride+96(FP), R9
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_234
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_234
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       184(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_176
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_176
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_176
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_176
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_176
+	PREFETCHT1 1024(R9)
+
+pf_row_176:
+	ADDQ stride+96(FP), R9
+
+pf_skip_234:
+scores2_4_chunks_8:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       104(SP), X1, X0
+	MOVQ         88(SP), CX
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 104(SP)
+	ADDQ         $0x00000010, 88(SP)
+	VHADDPS      Y5, Y4, Y0
+	VHADDPS      Y7, Y6, Y1
+	VHADDPS      Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X0, X1, X1
+	VBROADCASTSS scale+64(FP), X0
+	VMULPS       X0, X1, X1
+	VMAXPS       120(SP), X1, X0
+	MOVQ         96(SP), CX
+	VMOVUPS      X1, (CX)
+	VMOVUPS      X0, 120(SP)
+	ADDQ         $0x00000010, 96(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores2_by4_8
+
+scores2_after4_8:
+	VMOVSS expconst<>+0(SB), X0
+	VMOVSS expconst<>+0(SB), X1
+
+scores2_by1_14:
+	CMPQ   56(SP), $0x00
+	JE     scores2_done_14
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   64(SP), AX
+	MOVQ   72(SP), CX
+	SUBQ   AX, CX
+	SUBQ   AX, CX
+	MOVQ   80(SP), DX
+	SUBQ   AX, DX
+	SUBQ   AX, DX
+	MOVQ   184(SP), BX
+	ADDQ   AX, BX
+	MOVQ   BX, 40(SP)
+
+scores2_chunk1_14:
+	VCVTPH2PS    (AX), Y4
+	VFMADD231PS  (CX)(AX*2), Y4, Y2
+	VFMADD231PS  (DX)(AX*2), Y4, Y3
+	ADDQ         $0x00000010, AX
+	CMPQ         AX, 40(SP)
+	JB           scores2_chunk1_14
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VMULSS       scale+64(FP), X4, X4
+	VMAXSS       X4, X0, X0
+	MOVQ         88(SP), AX
+	VMOVSS       X4, (AX)
+	ADDQ         $0x00000004, 88(SP)
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	VMULSS       scale+64(FP), X2, X2
+	VMAXSS       X2, X1, X1
+	MOVQ         96(SP), AX
+	VMOVSS       X2, (AX)
+	ADDQ         $0x00000004, 96(SP)
+	SUBQ         $0x01, 56(SP)
+	MOVQ         64(SP), AX
+	ADDQ         R8, AX
+	MOVQ         AX, 64(SP)
+	JMP          scores2_by1_14
+
+scores2_done_14:
+	VMOVUPS   104(SP), X2
+	VMOVHLPS  X2, X2, X3
+	VMAXPS    X3, X2, X2
+	VMOVSHDUP X2, X3
+	VMAXPS    X3, X2, X2
+	VMAXSS    X0, X2, X2
+	VMOVUPS   120(SP), X0
+	VMOVHLPS  X0, X0, X3
+	VMAXPS    X3, X0, X0
+	VMOVSHDUP X0, X3
+	VMAXPS    X3, X0, X0
+	VMAXSS    X1, X0, X0
+	MOVQ      R9, 136(SP)
+	MOVQ      R10, 152(SP)
+	MOVQ      state+72(FP), AX
+	MOVQ      ng+16(FP), CX
+	LEAQ      (AX)(CX*4), AX
+	LEAQ      (AX)(CX*4), AX
+	MOVQ      32(SP), CX
+	VMOVSS    X2, (AX)(CX*4)
+	VMOVSS    X0, 4(AX)(CX*4)
+	ADDQ      $0x00000002, 32(SP)
+	JMP       scores_37
+
+scores_done_74:
+scores_38:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_75
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    stride+96(FP), SI
+	MOVQ    136(SP), DI
+	MOVQ    152(SP), R8
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R9
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_38:
+	CMPQ   BX, $0x08
+	JL     scores_by1_38
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R10
+	LEAQ   (DX)(SI*4), R11
+	MOVQ   CX, R12
+	SUBQ   DX, R12
+	SUBQ   DX, R12
+	MOVQ   184(SP), R13
+	ANDQ   $0xffffffe0, R13
+	ADDQ   DX, R13
+	CMPQ   R10, R13
+	JAE    scores_odd_39
+
+scores_pairs_39:
+	VMOVUPS     (R12)(R10*2), Y10
+	VCVTPH2PS   (R10), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R10)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R10)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R10)(R9*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	DECQ        R8
+	JNZ         pf_skip_235
+	MOVQ        ng+16(FP), R8
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_235
+	MOVQ        DI, R14
+	ANDQ        $0x0000003f, R14
+	ADDQ        184(SP), R14
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R14, $0x00000080
+	JBE         pf_row_177
+	PREFETCHT1  128(DI)
+	CMPQ        R14, $0x000000c0
+	JBE         pf_row_177
+	PREFETCHT1  192(DI)
+	CMPQ        R14, $0x00000100
+	JBE         pf_row_177
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R14, $0x00000200
+	JBE         pf_row_177
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R14, $0x00000400
+	JBE         pf_row_177
+	PREFETCHT1  1024(DI)
+
+pf_row_177:
+	ADDQ       stride+96(FP), DI
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_235
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_235
+	MOVQ       DI, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_178
+	PREFETCHT1 128(DI)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_178
+	PREFETCHT1 192(DI)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_178
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_178
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_178
+	PREFETCHT1 1024(DI)
+
+pf_row_178:
+	ADDQ stride+96(FP), DI
+
+pf_skip_235:
+	VMOVUPS     32(R12)(R10*2), Y10
+	VCVTPH2PS   16(R10), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   16(R10)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   16(R10)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   16(R10)(R9*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+	ADDQ        $0x00000020, R10
+	ADDQ        $0x00000020, R11
+	CMPQ        R10, R13
+	JB          scores_pairs_39
+
+scores_odd_39:
+	MOVQ        184(SP), R13
+	ADDQ        DX, R13
+	CMPQ        R10, R13
+	JAE         scores_half_39
+	VMOVUPS     (R12)(R10*2), Y10
+	VCVTPH2PS   (R10), Y11
+	VFMADD231PS Y11, Y10, Y2
+	VCVTPH2PS   (R10)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y3
+	VCVTPH2PS   (R10)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y4
+	VCVTPH2PS   (R10)(R9*1), Y11
+	VFMADD231PS Y11, Y10, Y5
+
+scores_half_39:
+	MOVQ DX, R10
+	LEAQ (DX)(SI*4), R11
+	MOVQ 184(SP), R13
+	ANDQ $0xffffffe0, R13
+	ADDQ DX, R13
+	CMPQ R10, R13
+	JAE  scores_odd_40
+
+scores_pairs_40:
+	VMOVUPS     (R12)(R10*2), Y10
+	VCVTPH2PS   (R11), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R11)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R11)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R11)(R9*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	DECQ        R8
+	JNZ         pf_skip_236
+	MOVQ        ng+16(FP), R8
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_236
+	MOVQ        DI, R14
+	ANDQ        $0x0000003f, R14
+	ADDQ        184(SP), R14
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R14, $0x00000080
+	JBE         pf_row_179
+	PREFETCHT1  128(DI)
+	CMPQ        R14, $0x000000c0
+	JBE         pf_row_179
+	PREFETCHT1  192(DI)
+	CMPQ        R14, $0x00000100
+	JBE         pf_row_179
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R14, $0x00000200
+	JBE         pf_row_179
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R14, $0x00000400
+	JBE         pf_row_179
+	PREFETCHT1  1024(DI)
+
+pf_row_179:
+	ADDQ       stride+96(FP), DI
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_236
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_236
+	MOVQ       DI, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_180
+	PREFETCHT1 128(DI)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_180
+	PREFETCHT1 192(DI)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_180
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_180
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_180
+	PREFETCHT1 1024(DI)
+
+pf_row_180:
+	ADDQ stride+96(FP), DI
+
+pf_skip_236:
+	VMOVUPS     32(R12)(R10*2), Y10
+	VCVTPH2PS   16(R11), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   16(R11)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   16(R11)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   16(R11)(R9*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+	ADDQ        $0x00000020, R10
+	ADDQ        $0x00000020, R11
+	CMPQ        R10, R13
+	JB          scores_pairs_40
+
+scores_odd_40:
+	MOVQ        184(SP), R13
+	ADDQ        DX, R13
+	CMPQ        R10, R13
+	JAE         scores_half_40
+	VMOVUPS     (R12)(R10*2), Y10
+	VCVTPH2PS   (R11), Y11
+	VFMADD231PS Y11, Y10, Y6
+	VCVTPH2PS   (R11)(SI*1), Y11
+	VFMADD231PS Y11, Y10, Y7
+	VCVTPH2PS   (R11)(SI*2), Y11
+	VFMADD231PS Y11, Y10, Y8
+	VCVTPH2PS   (R11)(R9*1), Y11
+	VFMADD231PS Y11, Y10, Y9
+
+scores_half_40:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_38
+
+scores_by1_38:
+	TESTQ  BX, BX
+	JZ     scores_done_76
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R10
+	MOVQ   184(SP), R13
+	ADDQ   DX, R13
+	MOVQ   CX, R12
+	SUBQ   DX, R12
+	SUBQ   DX, R12
+
+scores_chunk1_38:
+	VMOVUPS      (R12)(R10*2), Y3
+	VCVTPH2PS    (R10), Y4
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x00000010, R10
+	CMPQ         R10, R13
+	JB           scores_chunk1_38
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
+	JMP          scores_by1_38
+
+scores_done_76:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         DI, 136(SP)
+	MOVQ         R8, 152(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	ADDQ         $0x00000001, 32(SP)
+	JMP          scores_38
+
+scores_done_75:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_27:
+	MOVQ         32(SP), AX
+	ADDQ         $0x00000001, AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_27
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_36
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_53:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_53
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_36:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       4(AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       4(AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_37
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       4(AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, 4(AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	ADDQ         AX, CX
+	MOVQ         AX, AX
+
+scale_loop_54:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_54
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, 4(AX)(CX*4)
+
+no_rescale_37:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS 4(AX)(CX*4), Y1
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         AX, CX
+	ADDQ         tileStride+88(FP), CX
+	MOVQ         24(SP), DX
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         CX, CX
+
+exp_loop_39:
+	CMPQ        DX, $0x00000008
+	JL          exp_tail_39
+	VMOVUPS     (AX), Y4
+	VMOVUPS     (CX), Y5
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y5, Y5
+	VMOVUPS     expconst<>+256(SB), Y6
+	VMAXPS      Y4, Y6, Y4
+	VMOVUPS     expconst<>+320(SB), Y6
+	VMINPS      Y4, Y6, Y4
+	VMULPS      expconst<>+128(SB), Y4, Y4
+	VCVTPS2DQ   Y4, Y6
+	VCVTDQ2PS   Y6, Y7
+	VSUBPS      Y7, Y4, Y4
+	VMOVUPS     expconst<>+576(SB), Y7
+	VFMADD213PS expconst<>+512(SB), Y4, Y7
+	VFMADD213PS expconst<>+448(SB), Y4, Y7
+	VFMADD213PS expconst<>+384(SB), Y4, Y7
+	VFMADD213PS expconst<>+64(SB), Y4, Y7
+	VPADDD      expconst<>+192(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y6, Y7, Y4
+	VMOVUPS     expconst<>+256(SB), Y6
+	VMAXPS      Y5, Y6, Y5
+	VMOVUPS     expconst<>+320(SB), Y6
+	VMINPS      Y5, Y6, Y5
+	VMULPS      expconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ   Y5, Y6
+	VCVTDQ2PS   Y6, Y7
+	VSUBPS      Y7, Y5, Y5
+	VMOVUPS     expconst<>+576(SB), Y7
+	VFMADD213PS expconst<>+512(SB), Y5, Y7
+	VFMADD213PS expconst<>+448(SB), Y5, Y7
+	VFMADD213PS expconst<>+384(SB), Y5, Y7
+	VFMADD213PS expconst<>+64(SB), Y5, Y7
+	VPADDD      expconst<>+192(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y6, Y7, Y5
+	VMOVUPS     Y4, (AX)
+	VMOVUPS     Y5, (CX)
+	VADDPS      Y4, Y2, Y2
+	VADDPS      Y5, Y3, Y3
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         exp_loop_39
+
+exp_tail_39:
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	TESTQ        DX, DX
+	JZ           exp_done_39
+	VMOVUPS      (AX), Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y3, Y0, Y3
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y3, Y0, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y3
+	VCVTPS2DQ    Y3, Y0
+	VCVTDQ2PS    Y0, Y1
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      expconst<>+576(SB), Y1
+	VFMADD213PS  expconst<>+512(SB), Y3, Y1
+	VFMADD213PS  expconst<>+448(SB), Y3, Y1
+	VFMADD213PS  expconst<>+384(SB), Y3, Y1
+	VFMADD213PS  expconst<>+64(SB), Y3, Y1
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y1, Y3
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y5, Y0, Y5
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y5, Y0, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ    Y5, Y0
+	VCVTDQ2PS    Y0, Y1
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      expconst<>+576(SB), Y1
+	VFMADD213PS  expconst<>+512(SB), Y5, Y1
+	VFMADD213PS  expconst<>+448(SB), Y5, Y1
+	VFMADD213PS  expconst<>+384(SB), Y5, Y1
+	VFMADD213PS  expconst<>+64(SB), Y5, Y1
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y1, Y5
+	VMOVUPS      Y3, (AX)
+	VMOVUPS      Y5, (CX)
+
+exp_tail1_39:
+	VADDSS (AX), X4, X4
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, AX
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_39
+
+exp_done_39:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X4, X4
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X4, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS 4(AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, 4(AX)(CX*4)
+	ADDQ   $0x00000002, 32(SP)
+	JMP    softmax_27
+
+softmax_done_27:
+softmax_28:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_28
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_38
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_55:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_55
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_38:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, CX
+
+exp_loop_40:
+	CMPQ        CX, $0x00000008
+	JL          exp_tail_40
+	VMOVUPS     (AX), Y2
+	VSUBPS      Y0, Y2, Y2
+	VMOVUPS     expconst<>+256(SB), Y3
+	VMAXPS      Y2, Y3, Y2
+	VMOVUPS     expconst<>+320(SB), Y3
+	VMINPS      Y2, Y3, Y2
+	VMULPS      expconst<>+128(SB), Y2, Y2
+	VCVTPS2DQ   Y2, Y3
+	VCVTDQ2PS   Y3, Y4
+	VSUBPS      Y4, Y2, Y2
+	VMOVUPS     expconst<>+576(SB), Y4
+	VFMADD213PS expconst<>+512(SB), Y2, Y4
+	VFMADD213PS expconst<>+448(SB), Y2, Y4
+	VFMADD213PS expconst<>+384(SB), Y2, Y4
+	VFMADD213PS expconst<>+64(SB), Y2, Y4
+	VPADDD      expconst<>+192(SB), Y3, Y3
+	VPSLLD      $0x17, Y3, Y3
+	VMULPS      Y3, Y4, Y2
+	VMOVUPS     Y2, (AX)
+	VADDPS      Y2, Y1, Y1
+	ADDQ        $0x00000020, AX
+	SUBQ        $0x00000008, CX
+	JMP         exp_loop_40
+
+exp_tail_40:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        CX, CX
+	JZ           exp_done_40
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y1, Y0, Y1
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y1, Y0, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y1
+	VCVTPS2DQ    Y1, Y0
+	VCVTDQ2PS    Y0, Y3
+	VSUBPS       Y3, Y1, Y1
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y1, Y3
+	VFMADD213PS  expconst<>+448(SB), Y1, Y3
+	VFMADD213PS  expconst<>+384(SB), Y1, Y3
+	VFMADD213PS  expconst<>+64(SB), Y1, Y3
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y3, Y1
+	VMOVUPS      Y1, (AX)
+
+exp_tail1_40:
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_40
+
+exp_done_40:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_28
+
+softmax_done_28:
+	MOVQ $0x00000000, 32(SP)
+
+pv_37:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000001, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_37
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
+	MOVQ  stride+96(FP), R9
+	MOVQ  160(SP), R10
+	MOVQ  176(SP), R11
+	MOVQ  CX, 40(SP)
+	MOVQ  BX, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  SI, CX
+	SUBQ  DX, CX
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_51:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x000000c0
+	JL      pv2_next_51
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	VMOVUPS 128(BX)(DX*1), Y4
+	VMOVUPS 160(BX)(DX*1), Y5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y6
+	VMOVUPS 32(BX)(DX*1), Y7
+	VMOVUPS 64(BX)(DX*1), Y8
+	VMOVUPS 96(BX)(DX*1), Y9
+	VMOVUPS 128(BX)(DX*1), Y10
+	VMOVUPS 160(BX)(DX*1), Y11
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_51:
+	TESTQ        DI, DI
+	JZ           pv2_merge_51
+	VBROADCASTSS (BX), Y12
+	VBROADCASTSS (BX)(CX*1), Y13
+	VCVTPH2PS    (SI), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y6
+	VCVTPH2PS    16(SI), Y14
+	VFMADD231PS  Y14, Y12, Y1
+	VFMADD231PS  Y14, Y13, Y7
+	VCVTPH2PS    32(SI), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y8
+	VCVTPH2PS    48(SI), Y14
+	VFMADD231PS  Y14, Y12, Y3
+	VFMADD231PS  Y14, Y13, Y9
+	VCVTPH2PS    64(SI), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y10
+	VCVTPH2PS    80(SI), Y14
+	VFMADD231PS  Y14, Y12, Y5
+	VFMADD231PS  Y14, Y13, Y11
+	DECQ         R11
+	JNZ          pf_skip_237
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_237
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_181
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_181
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_181
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_181
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_181
+	PREFETCHT1   1024(R10)
+
+pf_row_181:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_237
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_237
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_182
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_182
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_182
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_182
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_182
+	PREFETCHT1 1024(R10)
+
+pf_row_182:
+	ADDQ stride+96(FP), R10
+
+pf_skip_237:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_51
+
+pv2_merge_51:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	VMOVUPS Y4, 128(BX)(DX*1)
+	VMOVUPS Y5, 160(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y6, (BX)(DX*1)
+	VMOVUPS Y7, 32(BX)(DX*1)
+	VMOVUPS Y8, 64(BX)(DX*1)
+	VMOVUPS Y9, 96(BX)(DX*1)
+	VMOVUPS Y10, 128(BX)(DX*1)
+	VMOVUPS Y11, 160(BX)(DX*1)
+	ADDQ    $0x000000c0, 80(SP)
+	JMP     pv2_block_51
+
+pv2_next_51:
+pv2_block_52:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_52
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	VMOVUPS 64(BX)(DX*1), Y2
+	VMOVUPS 96(BX)(DX*1), Y3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y4
+	VMOVUPS 32(BX)(DX*1), Y5
+	VMOVUPS 64(BX)(DX*1), Y6
+	VMOVUPS 96(BX)(DX*1), Y7
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_52:
+	TESTQ        DI, DI
+	JZ           pv2_merge_52
+	VBROADCASTSS (BX), Y8
+	VBROADCASTSS (BX)(CX*1), Y9
+	VCVTPH2PS    (SI), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VCVTPH2PS    16(SI), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VCVTPH2PS    32(SI), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VCVTPH2PS    48(SI), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	DECQ         R11
+	JNZ          pf_skip_238
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_238
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_183
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_183
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_183
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_183
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_183
+	PREFETCHT1   1024(R10)
+
+pf_row_183:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_238
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_238
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_184
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_184
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_184
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_184
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_184
+	PREFETCHT1 1024(R10)
+
+pf_row_184:
+	ADDQ stride+96(FP), R10
+
+pf_skip_238:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_52
+
+pv2_merge_52:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	VMOVUPS Y2, 64(BX)(DX*1)
+	VMOVUPS Y3, 96(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y4, (BX)(DX*1)
+	VMOVUPS Y5, 32(BX)(DX*1)
+	VMOVUPS Y6, 64(BX)(DX*1)
+	VMOVUPS Y7, 96(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_52
+
+pv2_next_52:
+pv2_block_53:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_53
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	VMOVUPS 32(BX)(DX*1), Y3
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_53:
+	TESTQ        DI, DI
+	JZ           pv2_merge_53
+	VBROADCASTSS (BX), Y4
+	VBROADCASTSS (BX)(CX*1), Y5
+	VCVTPH2PS    (SI), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VFMADD231PS  Y6, Y5, Y2
+	VCVTPH2PS    16(SI), Y6
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y3
+	DECQ         R11
+	JNZ          pf_skip_239
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_239
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_185
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_185
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_185
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_185
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_185
+	PREFETCHT1   1024(R10)
+
+pf_row_185:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_239
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_239
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_186
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_186
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_186
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_186
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_186
+	PREFETCHT1 1024(R10)
+
+pf_row_186:
+	ADDQ stride+96(FP), R10
+
+pf_skip_239:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_53
+
+pv2_merge_53:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	VMOVUPS Y3, 32(BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_53
+
+pv2_next_53:
+pv2_block_54:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000020
+	JL      pv2_next_54
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y1
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+
+pv2_single_54:
+	TESTQ        DI, DI
+	JZ           pv2_merge_54
+	VBROADCASTSS (BX), Y2
+	VBROADCASTSS (BX)(CX*1), Y3
+	VCVTPH2PS    (SI), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	DECQ         R11
+	JNZ          pf_skip_240
+	MOVQ         ng+16(FP), R11
+	CMPQ         R10, 168(SP)
+	JAE          pf_skip_240
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         184(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_187
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_187
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_187
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_187
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_187
+	PREFETCHT1   1024(R10)
+
+pf_row_187:
+	ADDQ       stride+96(FP), R10
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_240
+	CMPQ       R10, 168(SP)
+	JAE        pf_skip_240
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       184(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_188
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_188
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_188
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_188
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_188
+	PREFETCHT1 1024(R10)
+
+pf_row_188:
+	ADDQ stride+96(FP), R10
+
+pf_skip_240:
+	ADDQ $0x04, BX
+	ADDQ R9, SI
+	DECQ DI
+	JMP  pv2_single_54
+
+pv2_merge_54:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y1, (BX)(DX*1)
+	ADDQ    $0x00000020, 80(SP)
+	JMP     pv2_block_54
+
+pv2_next_54:
+	MOVQ R10, 160(SP)
+	MOVQ R11, 176(SP)
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_37
+
+pv_done_37:
+pv_38:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_38
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	MOVQ  160(SP), R8
+	MOVQ  176(SP), R9
+	XORQ  R10, R10
+
+pv_block_156:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000180
+	JL      pv_next_156
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	VMOVUPS 256(CX)(R10*1), Y8
+	VMOVUPS 288(CX)(R10*1), Y9
+	VMOVUPS 320(CX)(R10*1), Y10
+	VMOVUPS 352(CX)(R10*1), Y11
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+
+pv_single_156:
+	TESTQ        R13, R13
+	JZ           pv_merge_156
+	VBROADCASTSS (R11), Y12
+	VCVTPH2PS    (R12), Y13
+	VFMADD231PS  Y13, Y12, Y0
+	VCVTPH2PS    16(R12), Y13
+	VFMADD231PS  Y13, Y12, Y1
+	VCVTPH2PS    32(R12), Y13
+	VFMADD231PS  Y13, Y12, Y2
+	VCVTPH2PS    48(R12), Y13
+	VFMADD231PS  Y13, Y12, Y3
+	VCVTPH2PS    64(R12), Y13
+	VFMADD231PS  Y13, Y12, Y4
+	VCVTPH2PS    80(R12), Y13
+	VFMADD231PS  Y13, Y12, Y5
+	VCVTPH2PS    96(R12), Y13
+	VFMADD231PS  Y13, Y12, Y6
+	VCVTPH2PS    112(R12), Y13
+	VFMADD231PS  Y13, Y12, Y7
+	VCVTPH2PS    128(R12), Y13
+	VFMADD231PS  Y13, Y12, Y8
+	VCVTPH2PS    144(R12), Y13
+	VFMADD231PS  Y13, Y12, Y9
+	VCVTPH2PS    160(R12), Y13
+	VFMADD231PS  Y13, Y12, Y10
+	VCVTPH2PS    176(R12), Y13
+	VFMADD231PS  Y13, Y12, Y11
+	DECQ         R9
+	JNZ          pf_skip_241
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_241
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_189
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_189
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_189
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_189
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_189
+	PREFETCHT1   1024(R8)
+
+pf_row_189:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_241
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_241
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_190
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_190
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_190
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_190
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_190
+	PREFETCHT1 1024(R8)
+
+pf_row_190:
+	ADDQ stride+96(FP), R8
+
+pf_skip_241:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_156
+
+pv_merge_156:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	VMOVUPS Y8, 256(CX)(R10*1)
+	VMOVUPS Y9, 288(CX)(R10*1)
+	VMOVUPS Y10, 320(CX)(R10*1)
+	VMOVUPS Y11, 352(CX)(R10*1)
+	ADDQ    $0x00000180, R10
+	JMP     pv_block_156
+
+pv_next_156:
+pv_block_157:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_157
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+
+pv_single_157:
+	TESTQ        R13, R13
+	JZ           pv_merge_157
+	VBROADCASTSS (R11), Y8
+	VCVTPH2PS    (R12), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R12), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R12), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R12), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R12), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R12), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R12), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R12), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	DECQ         R9
+	JNZ          pf_skip_242
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_242
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_191
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_191
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_191
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_191
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_191
+	PREFETCHT1   1024(R8)
+
+pf_row_191:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_242
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_242
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_192
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_192
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_192
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_192
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_192
+	PREFETCHT1 1024(R8)
+
+pf_row_192:
+	ADDQ stride+96(FP), R8
+
+pf_skip_242:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_157
+
+pv_merge_157:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_157
+
+pv_next_157:
+pv_block_158:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_158
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R10*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R10*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_158
+
+pv_pair_158:
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS 4(R11), Y9
+	VCVTPH2PS    (R12), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VCVTPH2PS    16(R12), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VCVTPH2PS    32(R12), Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VCVTPH2PS    48(R12), Y10
+	VFMADD231PS  Y10, Y8, Y6
+	VCVTPH2PS    (R12)(DI*1), Y8
+	VFMADD231PS  Y8, Y9, Y1
+	VCVTPH2PS    16(R12)(DI*1), Y8
+	VFMADD231PS  Y8, Y9, Y3
+	VCVTPH2PS    32(R12)(DI*1), Y8
+	VFMADD231PS  Y8, Y9, Y5
+	VCVTPH2PS    48(R12)(DI*1), Y8
+	VFMADD231PS  Y8, Y9, Y7
+	DECQ         R9
+	JNZ          pf_skip_243
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_243
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_193
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_193
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_193
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_193
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_193
+	PREFETCHT1   1024(R8)
+
+pf_row_193:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_243
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_243
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_194
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_194
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_194
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_194
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_194
+	PREFETCHT1 1024(R8)
+
+pf_row_194:
+	ADDQ stride+96(FP), R8
+
+pf_skip_243:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_158
+
+pv_single_158:
+	TESTQ        R13, R13
+	JZ           pv_merge_158
+	VBROADCASTSS (R11), Y8
+	VCVTPH2PS    (R12), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R12), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    32(R12), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    48(R12), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	DECQ         R9
+	JNZ          pf_skip_244
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_244
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_195
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_195
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_195
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_195
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_195
+	PREFETCHT1   1024(R8)
+
+pf_row_195:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_244
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_244
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_196
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_196
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_196
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_196
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_196
+	PREFETCHT1 1024(R8)
+
+pf_row_196:
+	ADDQ stride+96(FP), R8
+
+pf_skip_244:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_158
+
+pv_merge_158:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_158
+
+pv_next_158:
+pv_block_159:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_159
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_159
+
+pv_pair_159:
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y5
+	VCVTPH2PS    (R12), Y6
+	VFMADD231PS  Y6, Y4, Y0
+	VCVTPH2PS    16(R12), Y6
+	VFMADD231PS  Y6, Y4, Y2
+	VCVTPH2PS    (R12)(DI*1), Y4
+	VFMADD231PS  Y4, Y5, Y1
+	VCVTPH2PS    16(R12)(DI*1), Y4
+	VFMADD231PS  Y4, Y5, Y3
+	DECQ         R9
+	JNZ          pf_skip_245
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_245
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_197
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_197
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_197
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_197
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_197
+	PREFETCHT1   1024(R8)
+
+pf_row_197:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_245
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_245
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_198
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_198
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_198
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_198
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_198
+	PREFETCHT1 1024(R8)
+
+pf_row_198:
+	ADDQ stride+96(FP), R8
+
+pf_skip_245:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_159
+
+pv_single_159:
+	TESTQ        R13, R13
+	JZ           pv_merge_159
+	VBROADCASTSS (R11), Y4
+	VCVTPH2PS    (R12), Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VCVTPH2PS    16(R12), Y5
+	VFMADD231PS  Y5, Y4, Y2
+	DECQ         R9
+	JNZ          pf_skip_246
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_246
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_199
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_199
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_199
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_199
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_199
+	PREFETCHT1   1024(R8)
+
+pf_row_199:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_246
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_246
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_200
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_200
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_200
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_200
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_200
+	PREFETCHT1 1024(R8)
+
+pf_row_200:
+	ADDQ stride+96(FP), R8
+
+pf_skip_246:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_159
+
+pv_merge_159:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_159
+
+pv_next_159:
+pv_block_160:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_160
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_160
+
+pv_pair_160:
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y3
+	VCVTPH2PS    (R12), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VCVTPH2PS    (R12)(DI*1), Y2
+	VFMADD231PS  Y2, Y3, Y1
+	DECQ         R9
+	JNZ          pf_skip_247
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_247
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_201
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_201
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_201
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_201
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_201
+	PREFETCHT1   1024(R8)
+
+pf_row_201:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_247
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_247
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_202
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_202
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_202
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_202
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_202
+	PREFETCHT1 1024(R8)
+
+pf_row_202:
+	ADDQ stride+96(FP), R8
+
+pf_skip_247:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_160
+
+pv_single_160:
+	TESTQ        R13, R13
+	JZ           pv_merge_160
+	VBROADCASTSS (R11), Y2
+	VCVTPH2PS    (R12), Y3
+	VFMADD231PS  Y3, Y2, Y0
+	DECQ         R9
+	JNZ          pf_skip_248
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_248
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_203
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_203
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_203
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_203
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_203
+	PREFETCHT1   1024(R8)
+
+pf_row_203:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_248
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_248
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_204
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_204
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_204
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_204
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_204
+	PREFETCHT1 1024(R8)
+
+pf_row_204:
+	ADDQ stride+96(FP), R8
+
+pf_skip_248:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_160
+
+pv_merge_160:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	ADDQ    $0x00000020, R10
+	JMP     pv_block_160
+
+pv_next_160:
+	MOVQ R8, 160(SP)
+	MOVQ R9, 176(SP)
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_38
+
+pv_done_38:
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_18
+
+finish_18:
+	MOVQ $0x00000000, 32(SP)
+
+norm_18:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_18
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VXORPS   X1, X1, X1
+	VUCOMISS X1, X0
+	JNE      recip_div_30
+	JPS      recip_div_30
+	JMP      recip_zero_30
+
+recip_div_30:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_30:
+	VBROADCASTSS X1, Y0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_56:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_56
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_18
+
+norm_done_18:
+	VZEROUPPER
+	RET
+
+// func flashDecodeExactF16AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·flashDecodeExactF16AVX512Pos(SB), NOSPLIT, $176-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x01, AX
+	MOVQ AX, 168(SP)
+	MOVQ $0x00000000, 32(SP)
+
+init_19:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     init_done_19
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	MOVL    $0x00000000, (AX)(CX*4)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    o+0(FP), DX
+	ADDQ    DX, CX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    AX, AX
+
+zero_loop_31:
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     zero_loop_31
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_19
+
+init_done_19:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_19:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_19
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    stride+96(FP), AX
+	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
+	MOVQ    8(SP), CX
+	ADDQ    DX, CX
+	MOVQ    CX, 136(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 144(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	ADDQ    DX, CX
+	MOVQ    CX, 152(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 160(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_39:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_77
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVUPS expconst<>+0(SB), Y2
+	VMOVSS  expconst<>+0(SB), X23
+	VMOVSS  expconst<>+0(SB), X24
+	VMOVSS  expconst<>+0(SB), X25
+	VMOVSS  expconst<>+0(SB), X26
+
+scores4_by4_7:
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_7
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	SUBQ    CX, DI
+	MOVQ    168(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000020, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores4_odd_7
+
+scores4_chunk2_7:
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VMOVUPS     (SI)(CX*2), Z20
+	VMOVUPS     (DI)(CX*2), Z21
+	VCVTPH2PS   (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VCVTPH2PS   (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VCVTPH2PS   (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VCVTPH2PS   (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_249
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        168(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_205
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_205
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_205
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_205
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_205
+	PREFETCHT1  1024(R9)
+
+pf_row_205:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_249
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_249
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       168(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_206
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_206
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_206
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_206
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_206
+	PREFETCHT1 1024(R9)
+
+pf_row_206:
+	ADDQ stride+96(FP), R9
+
+pf_skip_249:
+	VMOVUPS     64(DX)(CX*2), Z18
+	VMOVUPS     64(BX)(CX*2), Z19
+	VMOVUPS     64(SI)(CX*2), Z20
+	VMOVUPS     64(DI)(CX*2), Z21
+	VCVTPH2PS   32(CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VCVTPH2PS   32(CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VCVTPH2PS   32(CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VCVTPH2PS   32(CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_250
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        168(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_207
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_207
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_207
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_207
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_207
+	PREFETCHT1  1024(R9)
+
+pf_row_207:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_250
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_250
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       168(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_208
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_208
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_208
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_208
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_208
+	PREFETCHT1 1024(R9)
+
+pf_row_208:
+	ADDQ stride+96(FP), R9
+
+pf_skip_250:
+	ADDQ $0x00000040, CX
+	CMPQ CX, 48(SP)
+	JB   scores4_chunk2_7
+
+scores4_odd_7:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_chunks_7
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VMOVUPS     (SI)(CX*2), Z20
+	VMOVUPS     (DI)(CX*2), Z21
+	VCVTPH2PS   (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VCVTPH2PS   (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VCVTPH2PS   (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VCVTPH2PS   (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_251
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        168(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_209
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_209
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_209
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_209
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_209
+	PREFETCHT1  1024(R9)
+
+pf_row_209:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_251
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_251
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       168(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_210
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_210
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_210
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_210
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_210
+	PREFETCHT1 1024(R9)
+
+pf_row_210:
+	ADDQ stride+96(FP), R9
+
+pf_skip_251:
+scores4_chunks_7:
+	VBROADCASTSS scale+64(FP), Y18
+	VSHUFF32X4   $0x44, Z3, Z0, Z19
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z19, Z19
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z19, Z5
+	VSHUFF32X4   $0xdd, Z0, Z19, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y2, Y2
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores4_by4_7
+
+scores4_lone_7:
+scores4_by1_7:
+	CMPQ    56(SP), $0x00
+	JE      scores4_done_7
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	SUBQ    AX, SI
+	MOVQ    168(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_7:
+	VCVTPH2PS     (AX), Z6
+	VFMADD231PS   (CX)(AX*2), Z6, Z0
+	VFMADD231PS   (DX)(AX*2), Z6, Z3
+	VFMADD231PS   (BX)(AX*2), Z6, Z4
+	VFMADD231PS   (SI)(AX*2), Z6, Z5
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_7
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDPS        X6, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X23, X23
+	MOVQ          104(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X24, X24
+	MOVQ          112(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X25, X25
+	MOVQ          120(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X26, X26
+	MOVQ          128(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores4_by1_7
+
+scores4_done_7:
+	VEXTRACTF128 $0x01, Y1, X0
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X23, X1, X1
+	VMOVHLPS     X0, X0, X3
+	VMAXPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VMAXPS       X3, X0, X0
+	VMAXSS       X24, X0, X0
+	VEXTRACTF128 $0x01, Y2, X3
+	VMOVHLPS     X2, X2, X4
+	VMAXPS       X4, X2, X2
+	VMOVSHDUP    X2, X4
+	VMAXPS       X4, X2, X2
+	VMAXSS       X25, X2, X2
+	VMOVHLPS     X3, X3, X4
+	VMAXPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VMAXPS       X4, X3, X3
+	VMAXSS       X26, X3, X3
+	MOVQ         R9, 136(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X1, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X2, 8(AX)(CX*4)
+	VMOVSS       X3, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_39
+
+scores_done_77:
+scores_40:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000001, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_78
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVUPS expconst<>+0(SB), Y21
+	VMOVSS  expconst<>+0(SB), X22
+
+scores2_by8_7:
+	CMPQ    56(SP), $0x08
+	JL      scores2_after8_7
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	SUBQ    CX, BX
+	MOVQ    168(SP), SI
+	ADDQ    CX, SI
+	MOVQ    SI, 40(SP)
+	SUBQ    $0x00000020, SI
+	MOVQ    SI, 48(SP)
+	LEAQ    (CX)(R8*4), SI
+	CMPQ    CX, 48(SP)
+	JAE     scores2_8_odd_7
+
+scores2_8_chunk2_7:
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VCVTPH2PS   (CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VCVTPH2PS   (CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VCVTPH2PS   (CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VCVTPH2PS   (CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VCVTPH2PS   (SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VCVTPH2PS   (SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VCVTPH2PS   (SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VCVTPH2PS   (SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_252
+	MOVQ        R9, DI
+	ANDQ        $0x0000003f, DI
+	ADDQ        168(SP), DI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        DI, $0x00000080
+	JBE         pf_row_211
+	PREFETCHT1  128(R9)
+	CMPQ        DI, $0x000000c0
+	JBE         pf_row_211
+	PREFETCHT1  192(R9)
+	CMPQ        DI, $0x00000100
+	JBE         pf_row_211
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        DI, $0x00000200
+	JBE         pf_row_211
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        DI, $0x00000400
+	JBE         pf_row_211
+	PREFETCHT1  1024(R9)
+
+pf_row_211:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_252
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_252
+	MOVQ       R9, DI
+	ANDQ       $0x0000003f, DI
+	ADDQ       168(SP), DI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       DI, $0x00000080
+	JBE        pf_row_212
+	PREFETCHT1 128(R9)
+	CMPQ       DI, $0x000000c0
+	JBE        pf_row_212
+	PREFETCHT1 192(R9)
+	CMPQ       DI, $0x00000100
+	JBE        pf_row_212
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       DI, $0x00000200
+	JBE        pf_row_212
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       DI, $0x00000400
+	JBE        pf_row_212
+	PREFETCHT1 1024(R9)
+
+pf_row_212:
+	ADDQ stride+96(FP), R9
+
+pf_skip_252:
+	VMOVUPS     64(DX)(CX*2), Z18
+	VMOVUPS     64(BX)(CX*2), Z19
+	VCVTPH2PS   32(CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VCVTPH2PS   32(CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VCVTPH2PS   32(CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VCVTPH2PS   32(CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VCVTPH2PS   32(SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VCVTPH2PS   32(SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VCVTPH2PS   32(SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VCVTPH2PS   32(SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_253
+	MOVQ        R9, DI
+	ANDQ        $0x0000003f, DI
+	ADDQ        168(SP), DI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        DI, $0x00000080
+	JBE         pf_row_213
+	PREFETCHT1  128(R9)
+	CMPQ        DI, $0x000000c0
+	JBE         pf_row_213
+	PREFETCHT1  192(R9)
+	CMPQ        DI, $0x00000100
+	JBE         pf_row_213
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        DI, $0x00000200
+	JBE         pf_row_213
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        DI, $0x00000400
+	JBE         pf_row_213
+	PREFETCHT1  1024(R9)
+
+pf_row_213:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_253
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_253
+	MOVQ       R9, DI
+	ANDQ       $0x0000003f, DI
+	ADDQ       168(SP), DI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       DI, $0x00000080
+	JBE        pf_row_214
+	PREFETCHT1 128(R9)
+	CMPQ       DI, $0x000000c0
+	JBE        pf_row_214
+	PREFETCHT1 192(R9)
+	CMPQ       DI, $0x00000100
+	JBE        pf_row_214
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       DI, $0x00000200
+	JBE        pf_row_214
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       DI, $0x00000400
+	JBE        pf_row_214
+	PREFETCHT1 1024(R9)
+
+pf_row_214:
+	ADDQ stride+96(FP), R9
+
+pf_skip_253:
+	ADDQ $0x00000040, CX
+	ADDQ $0x00000040, SI
+	CMPQ CX, 48(SP)
+	JB   scores2_8_chunk2_7
+
+scores2_8_odd_7:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_8_chunks_7
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VCVTPH2PS   (CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VCVTPH2PS   (CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VCVTPH2PS   (CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VCVTPH2PS   (CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VCVTPH2PS   (SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VCVTPH2PS   (SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VCVTPH2PS   (SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VCVTPH2PS   (SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_254
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        168(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_215
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_215
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_215
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_215
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_215
+	PREFETCHT1  1024(R9)
+
+pf_row_215:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_254
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_254
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       168(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_216
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_216
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_216
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_216
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_216
+	PREFETCHT1 1024(R9)
+
+pf_row_216:
+	ADDQ stride+96(FP), R9
+
+pf_skip_254:
+scores2_8_chunks_7:
+	VSHUFF32X4   $0x44, Z3, Z0, Z18
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z18, Z18
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z18, Z5
+	VSHUFF32X4   $0xdd, Z0, Z18, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	MOVQ         88(SP), CX
+	VMOVUPS      Y3, (CX)
+	ADDQ         $0x00000020, 88(SP)
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y21, Y21
+	MOVQ         96(SP), CX
+	VMOVUPS      Y3, (CX)
+	ADDQ         $0x00000020, 96(SP)
+	SUBQ         $0x08, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*8), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores2_by8_7
+
+scores2_after8_7:
+scores2_by1_15:
+	CMPQ    56(SP), $0x00
+	JE      scores2_done_15
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    168(SP), BX
+	ADDQ    AX, BX
+	MOVQ    BX, 40(SP)
+
+scores2_chunk1_15:
+	VCVTPH2PS     (AX), Z4
+	VFMADD231PS   (CX)(AX*2), Z4, Z0
+	VFMADD231PS   (DX)(AX*2), Z4, Z3
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores2_chunk1_15
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X4
+	VADDPS        X4, X0, X0
+	VMOVSHDUP     X0, X4
+	VADDPS        X4, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	MOVQ          88(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 88(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X22, X22
+	MOVQ          96(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 96(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores2_by1_15
+
+scores2_done_15:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	VEXTRACTF32X4 $0x01, Y21, X1
+	VMAXPS        X21, X1, X1
+	VMOVHLPS      X1, X1, X2
+	VMAXPS        X2, X1, X1
+	VMOVSHDUP     X1, X2
+	VMAXPS        X2, X1, X1
+	VMAXSS        X22, X1, X1
+	MOVQ          R9, 136(SP)
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	VMOVSS        X1, 4(AX)(CX*4)
+	ADDQ          $0x00000002, 32(SP)
+	JMP           scores_40
+
+scores_done_78:
+scores_41:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_79
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    stride+96(FP), SI
+	CMPQ    32(SP), $0x00000000
+	JNE     scores_other_9
+	MOVQ    136(SP), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_39:
+	CMPQ        BX, $0x08
+	JL          scores_by1_39
+	VMOVUPS     expconst<>+1344(SB), Z0
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	VMOVUPS     expconst<>+1344(SB), Z7
+	VMOVUPS     expconst<>+1344(SB), Z8
+	VMOVUPS     expconst<>+1344(SB), Z9
+	MOVQ        DX, R9
+	LEAQ        (DX)(SI*4), R10
+	MOVQ        CX, R11
+	SUBQ        DX, R11
+	SUBQ        DX, R11
+	MOVQ        168(SP), R12
+	ANDQ        $0xffffffc0, R12
+	ADDQ        DX, R12
+	CMPQ        168(SP), $0x00000100
+	JNE         scores_seq_no_33
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VMOVUPS     256(CX), Z14
+	VMOVUPS     320(CX), Z15
+	VMOVUPS     384(CX), Z16
+	VMOVUPS     448(CX), Z17
+	VCVTPH2PS   (R9), Z18
+	VFMADD231PS Z18, Z10, Z0
+	VCVTPH2PS   32(R9), Z18
+	VFMADD231PS Z18, Z11, Z0
+	VCVTPH2PS   64(R9), Z18
+	VFMADD231PS Z18, Z12, Z0
+	VCVTPH2PS   96(R9), Z18
+	VFMADD231PS Z18, Z13, Z0
+	VCVTPH2PS   128(R9), Z18
+	VFMADD231PS Z18, Z14, Z0
+	VCVTPH2PS   160(R9), Z18
+	VFMADD231PS Z18, Z15, Z0
+	VCVTPH2PS   192(R9), Z18
+	VFMADD231PS Z18, Z16, Z0
+	VCVTPH2PS   224(R9), Z18
+	VFMADD231PS Z18, Z17, Z0
+	VCVTPH2PS   (R9)(SI*1), Z18
+	VFMADD231PS Z18, Z10, Z3
+	VCVTPH2PS   32(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z11, Z3
+	VCVTPH2PS   64(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z12, Z3
+	VCVTPH2PS   96(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z13, Z3
+	VCVTPH2PS   128(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z14, Z3
+	VCVTPH2PS   160(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z15, Z3
+	VCVTPH2PS   192(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z16, Z3
+	VCVTPH2PS   224(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z17, Z3
+	VCVTPH2PS   (R9)(SI*2), Z18
+	VFMADD231PS Z18, Z10, Z4
+	VCVTPH2PS   32(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z11, Z4
+	VCVTPH2PS   64(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z12, Z4
+	VCVTPH2PS   96(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z13, Z4
+	VCVTPH2PS   128(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z14, Z4
+	VCVTPH2PS   160(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z15, Z4
+	VCVTPH2PS   192(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z16, Z4
+	VCVTPH2PS   224(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z17, Z4
+	VCVTPH2PS   (R9)(R8*1), Z18
+	VFMADD231PS Z18, Z10, Z5
+	VCVTPH2PS   32(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z11, Z5
+	VCVTPH2PS   64(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z12, Z5
+	VCVTPH2PS   96(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z13, Z5
+	VCVTPH2PS   128(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z14, Z5
+	VCVTPH2PS   160(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z15, Z5
+	VCVTPH2PS   192(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z16, Z5
+	VCVTPH2PS   224(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z17, Z5
+	VCVTPH2PS   (R10), Z18
+	VFMADD231PS Z18, Z10, Z6
+	VCVTPH2PS   32(R10), Z18
+	VFMADD231PS Z18, Z11, Z6
+	VCVTPH2PS   64(R10), Z18
+	VFMADD231PS Z18, Z12, Z6
+	VCVTPH2PS   96(R10), Z18
+	VFMADD231PS Z18, Z13, Z6
+	VCVTPH2PS   128(R10), Z18
+	VFMADD231PS Z18, Z14, Z6
+	VCVTPH2PS   160(R10), Z18
+	VFMADD231PS Z18, Z15, Z6
+	VCVTPH2PS   192(R10), Z18
+	VFMADD231PS Z18, Z16, Z6
+	VCVTPH2PS   224(R10), Z18
+	VFMADD231PS Z18, Z17, Z6
+	VCVTPH2PS   (R10)(SI*1), Z18
+	VFMADD231PS Z18, Z10, Z7
+	VCVTPH2PS   32(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z11, Z7
+	VCVTPH2PS   64(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z12, Z7
+	VCVTPH2PS   96(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z13, Z7
+	VCVTPH2PS   128(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z14, Z7
+	VCVTPH2PS   160(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z15, Z7
+	VCVTPH2PS   192(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z16, Z7
+	VCVTPH2PS   224(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z17, Z7
+	VCVTPH2PS   (R10)(SI*2), Z18
+	VFMADD231PS Z18, Z10, Z8
+	VCVTPH2PS   32(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z11, Z8
+	VCVTPH2PS   64(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z12, Z8
+	VCVTPH2PS   96(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z13, Z8
+	VCVTPH2PS   128(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z14, Z8
+	VCVTPH2PS   160(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z15, Z8
+	VCVTPH2PS   192(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z16, Z8
+	VCVTPH2PS   224(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z17, Z8
+	VCVTPH2PS   (R10)(R8*1), Z18
+	VFMADD231PS Z18, Z10, Z9
+	VCVTPH2PS   32(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z11, Z9
+	VCVTPH2PS   64(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z12, Z9
+	VCVTPH2PS   96(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z13, Z9
+	VCVTPH2PS   128(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z14, Z9
+	VCVTPH2PS   160(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z15, Z9
+	VCVTPH2PS   192(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z16, Z9
+	VCVTPH2PS   224(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z17, Z9
+	JMP         scores_reduce_39
+
+scores_seq_no_33:
+	CMPQ        168(SP), $0x00000080
+	JNE         scores_seq_no_34
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VCVTPH2PS   (R9), Z14
+	VFMADD231PS Z14, Z10, Z0
+	VCVTPH2PS   32(R9), Z14
+	VFMADD231PS Z14, Z11, Z0
+	VCVTPH2PS   64(R9), Z14
+	VFMADD231PS Z14, Z12, Z0
+	VCVTPH2PS   96(R9), Z14
+	VFMADD231PS Z14, Z13, Z0
+	VCVTPH2PS   (R9)(SI*1), Z14
+	VFMADD231PS Z14, Z10, Z3
+	VCVTPH2PS   32(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z11, Z3
+	VCVTPH2PS   64(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z12, Z3
+	VCVTPH2PS   96(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z13, Z3
+	VCVTPH2PS   (R9)(SI*2), Z14
+	VFMADD231PS Z14, Z10, Z4
+	VCVTPH2PS   32(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z11, Z4
+	VCVTPH2PS   64(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z12, Z4
+	VCVTPH2PS   96(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z13, Z4
+	VCVTPH2PS   (R9)(R8*1), Z14
+	VFMADD231PS Z14, Z10, Z5
+	VCVTPH2PS   32(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z11, Z5
+	VCVTPH2PS   64(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z12, Z5
+	VCVTPH2PS   96(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z13, Z5
+	VCVTPH2PS   (R10), Z14
+	VFMADD231PS Z14, Z10, Z6
+	VCVTPH2PS   32(R10), Z14
+	VFMADD231PS Z14, Z11, Z6
+	VCVTPH2PS   64(R10), Z14
+	VFMADD231PS Z14, Z12, Z6
+	VCVTPH2PS   96(R10), Z14
+	VFMADD231PS Z14, Z13, Z6
+	VCVTPH2PS   (R10)(SI*1), Z14
+	VFMADD231PS Z14, Z10, Z7
+	VCVTPH2PS   32(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z11, Z7
+	VCVTPH2PS   64(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z12, Z7
+	VCVTPH2PS   96(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z13, Z7
+	VCVTPH2PS   (R10)(SI*2), Z14
+	VFMADD231PS Z14, Z10, Z8
+	VCVTPH2PS   32(R10)(SI*2), Z14
+	VFMADD231PS Z14, Z11, Z8
+	VCVTPH2PS   64(R10)(SI*2), Z14
+	VFMADD231PS Z14, Z12, Z8
+	VCVTPH2PS   96(R10)(SI*2), Z14
+	VFMADD231PS Z14, Z13, Z8
+	VCVTPH2PS   (R10)(R8*1), Z14
+	VFMADD231PS Z14, Z10, Z9
+	VCVTPH2PS   32(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z11, Z9
+	VCVTPH2PS   64(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z12, Z9
+	VCVTPH2PS   96(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z13, Z9
+	JMP         scores_reduce_39
+
+scores_seq_no_34:
+	CMPQ R9, R12
+	JAE  scores_odd_41
+
+scores_pairs_41:
+	VMOVUPS     (R11)(R9*2), Z10
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R9)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R10), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R10)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R10)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R10)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_255
+	MOVQ        DI, R13
+	ANDQ        $0x0000003f, R13
+	ADDQ        168(SP), R13
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R13, $0x00000080
+	JBE         pf_row_217
+	PREFETCHT1  128(DI)
+	CMPQ        R13, $0x000000c0
+	JBE         pf_row_217
+	PREFETCHT1  192(DI)
+	CMPQ        R13, $0x00000100
+	JBE         pf_row_217
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R13, $0x00000200
+	JBE         pf_row_217
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R13, $0x00000400
+	JBE         pf_row_217
+	PREFETCHT1  1024(DI)
+
+pf_row_217:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_255
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_255
+	MOVQ       DI, R13
+	ANDQ       $0x0000003f, R13
+	ADDQ       168(SP), R13
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R13, $0x00000080
+	JBE        pf_row_218
+	PREFETCHT1 128(DI)
+	CMPQ       R13, $0x000000c0
+	JBE        pf_row_218
+	PREFETCHT1 192(DI)
+	CMPQ       R13, $0x00000100
+	JBE        pf_row_218
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R13, $0x00000200
+	JBE        pf_row_218
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R13, $0x00000400
+	JBE        pf_row_218
+	PREFETCHT1 1024(DI)
+
+pf_row_218:
+	ADDQ stride+96(FP), DI
+
+pf_skip_255:
+	VMOVUPS     64(R11)(R9*2), Z10
+	VCVTPH2PS   32(R9), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   32(R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   32(R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   32(R9)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   32(R10), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   32(R10)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   32(R10)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   32(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	ADDQ        $0x00000040, R9
+	ADDQ        $0x00000040, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_41
+
+scores_odd_41:
+	MOVQ        168(SP), R12
+	ADDQ        DX, R12
+	CMPQ        R9, R12
+	JAE         scores_half_41
+	VMOVUPS     (R11)(R9*2), Z10
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R9)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R10), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R10)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R10)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R10)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+
+scores_half_41:
+scores_reduce_39:
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_39
+
+scores_by1_39:
+	TESTQ   BX, BX
+	JZ      scores_done_80
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R9
+	MOVQ    168(SP), R12
+	ADDQ    DX, R12
+	MOVQ    CX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+
+scores_chunk1_39:
+	VMOVUPS       (R11)(R9*2), Z3
+	VCVTPH2PS     (R9), Z4
+	VFMADD231PS   Z4, Z3, Z0
+	ADDQ          $0x00000020, R9
+	CMPQ          R9, R12
+	JB            scores_chunk1_39
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_39
+
+scores_done_80:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          DI, 136(SP)
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	JMP           scores_first_done_9
+
+scores_other_9:
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_40:
+	CMPQ        BX, $0x08
+	JL          scores_by1_40
+	VMOVUPS     expconst<>+1344(SB), Z0
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	VMOVUPS     expconst<>+1344(SB), Z7
+	VMOVUPS     expconst<>+1344(SB), Z8
+	VMOVUPS     expconst<>+1344(SB), Z9
+	MOVQ        DX, R8
+	LEAQ        (DX)(SI*4), R9
+	MOVQ        CX, R10
+	SUBQ        DX, R10
+	SUBQ        DX, R10
+	MOVQ        168(SP), R11
+	ANDQ        $0xffffffc0, R11
+	ADDQ        DX, R11
+	CMPQ        168(SP), $0x00000100
+	JNE         scores_seq_no_35
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VMOVUPS     256(CX), Z14
+	VMOVUPS     320(CX), Z15
+	VMOVUPS     384(CX), Z16
+	VMOVUPS     448(CX), Z17
+	VCVTPH2PS   (R8), Z18
+	VFMADD231PS Z18, Z10, Z0
+	VCVTPH2PS   32(R8), Z18
+	VFMADD231PS Z18, Z11, Z0
+	VCVTPH2PS   64(R8), Z18
+	VFMADD231PS Z18, Z12, Z0
+	VCVTPH2PS   96(R8), Z18
+	VFMADD231PS Z18, Z13, Z0
+	VCVTPH2PS   128(R8), Z18
+	VFMADD231PS Z18, Z14, Z0
+	VCVTPH2PS   160(R8), Z18
+	VFMADD231PS Z18, Z15, Z0
+	VCVTPH2PS   192(R8), Z18
+	VFMADD231PS Z18, Z16, Z0
+	VCVTPH2PS   224(R8), Z18
+	VFMADD231PS Z18, Z17, Z0
+	VCVTPH2PS   (R8)(SI*1), Z18
+	VFMADD231PS Z18, Z10, Z3
+	VCVTPH2PS   32(R8)(SI*1), Z18
+	VFMADD231PS Z18, Z11, Z3
+	VCVTPH2PS   64(R8)(SI*1), Z18
+	VFMADD231PS Z18, Z12, Z3
+	VCVTPH2PS   96(R8)(SI*1), Z18
+	VFMADD231PS Z18, Z13, Z3
+	VCVTPH2PS   128(R8)(SI*1), Z18
+	VFMADD231PS Z18, Z14, Z3
+	VCVTPH2PS   160(R8)(SI*1), Z18
+	VFMADD231PS Z18, Z15, Z3
+	VCVTPH2PS   192(R8)(SI*1), Z18
+	VFMADD231PS Z18, Z16, Z3
+	VCVTPH2PS   224(R8)(SI*1), Z18
+	VFMADD231PS Z18, Z17, Z3
+	VCVTPH2PS   (R8)(SI*2), Z18
+	VFMADD231PS Z18, Z10, Z4
+	VCVTPH2PS   32(R8)(SI*2), Z18
+	VFMADD231PS Z18, Z11, Z4
+	VCVTPH2PS   64(R8)(SI*2), Z18
+	VFMADD231PS Z18, Z12, Z4
+	VCVTPH2PS   96(R8)(SI*2), Z18
+	VFMADD231PS Z18, Z13, Z4
+	VCVTPH2PS   128(R8)(SI*2), Z18
+	VFMADD231PS Z18, Z14, Z4
+	VCVTPH2PS   160(R8)(SI*2), Z18
+	VFMADD231PS Z18, Z15, Z4
+	VCVTPH2PS   192(R8)(SI*2), Z18
+	VFMADD231PS Z18, Z16, Z4
+	VCVTPH2PS   224(R8)(SI*2), Z18
+	VFMADD231PS Z18, Z17, Z4
+	VCVTPH2PS   (R8)(DI*1), Z18
+	VFMADD231PS Z18, Z10, Z5
+	VCVTPH2PS   32(R8)(DI*1), Z18
+	VFMADD231PS Z18, Z11, Z5
+	VCVTPH2PS   64(R8)(DI*1), Z18
+	VFMADD231PS Z18, Z12, Z5
+	VCVTPH2PS   96(R8)(DI*1), Z18
+	VFMADD231PS Z18, Z13, Z5
+	VCVTPH2PS   128(R8)(DI*1), Z18
+	VFMADD231PS Z18, Z14, Z5
+	VCVTPH2PS   160(R8)(DI*1), Z18
+	VFMADD231PS Z18, Z15, Z5
+	VCVTPH2PS   192(R8)(DI*1), Z18
+	VFMADD231PS Z18, Z16, Z5
+	VCVTPH2PS   224(R8)(DI*1), Z18
+	VFMADD231PS Z18, Z17, Z5
+	VCVTPH2PS   (R9), Z18
+	VFMADD231PS Z18, Z10, Z6
+	VCVTPH2PS   32(R9), Z18
+	VFMADD231PS Z18, Z11, Z6
+	VCVTPH2PS   64(R9), Z18
+	VFMADD231PS Z18, Z12, Z6
+	VCVTPH2PS   96(R9), Z18
+	VFMADD231PS Z18, Z13, Z6
+	VCVTPH2PS   128(R9), Z18
+	VFMADD231PS Z18, Z14, Z6
+	VCVTPH2PS   160(R9), Z18
+	VFMADD231PS Z18, Z15, Z6
+	VCVTPH2PS   192(R9), Z18
+	VFMADD231PS Z18, Z16, Z6
+	VCVTPH2PS   224(R9), Z18
+	VFMADD231PS Z18, Z17, Z6
+	VCVTPH2PS   (R9)(SI*1), Z18
+	VFMADD231PS Z18, Z10, Z7
+	VCVTPH2PS   32(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z11, Z7
+	VCVTPH2PS   64(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z12, Z7
+	VCVTPH2PS   96(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z13, Z7
+	VCVTPH2PS   128(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z14, Z7
+	VCVTPH2PS   160(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z15, Z7
+	VCVTPH2PS   192(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z16, Z7
+	VCVTPH2PS   224(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z17, Z7
+	VCVTPH2PS   (R9)(SI*2), Z18
+	VFMADD231PS Z18, Z10, Z8
+	VCVTPH2PS   32(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z11, Z8
+	VCVTPH2PS   64(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z12, Z8
+	VCVTPH2PS   96(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z13, Z8
+	VCVTPH2PS   128(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z14, Z8
+	VCVTPH2PS   160(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z15, Z8
+	VCVTPH2PS   192(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z16, Z8
+	VCVTPH2PS   224(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z17, Z8
+	VCVTPH2PS   (R9)(DI*1), Z18
+	VFMADD231PS Z18, Z10, Z9
+	VCVTPH2PS   32(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z11, Z9
+	VCVTPH2PS   64(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z12, Z9
+	VCVTPH2PS   96(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z13, Z9
+	VCVTPH2PS   128(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z14, Z9
+	VCVTPH2PS   160(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z15, Z9
+	VCVTPH2PS   192(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z16, Z9
+	VCVTPH2PS   224(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z17, Z9
+	JMP         scores_reduce_40
+
+scores_seq_no_35:
+	CMPQ        168(SP), $0x00000080
+	JNE         scores_seq_no_36
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VCVTPH2PS   (R8), Z14
+	VFMADD231PS Z14, Z10, Z0
+	VCVTPH2PS   32(R8), Z14
+	VFMADD231PS Z14, Z11, Z0
+	VCVTPH2PS   64(R8), Z14
+	VFMADD231PS Z14, Z12, Z0
+	VCVTPH2PS   96(R8), Z14
+	VFMADD231PS Z14, Z13, Z0
+	VCVTPH2PS   (R8)(SI*1), Z14
+	VFMADD231PS Z14, Z10, Z3
+	VCVTPH2PS   32(R8)(SI*1), Z14
+	VFMADD231PS Z14, Z11, Z3
+	VCVTPH2PS   64(R8)(SI*1), Z14
+	VFMADD231PS Z14, Z12, Z3
+	VCVTPH2PS   96(R8)(SI*1), Z14
+	VFMADD231PS Z14, Z13, Z3
+	VCVTPH2PS   (R8)(SI*2), Z14
+	VFMADD231PS Z14, Z10, Z4
+	VCVTPH2PS   32(R8)(SI*2), Z14
+	VFMADD231PS Z14, Z11, Z4
+	VCVTPH2PS   64(R8)(SI*2), Z14
+	VFMADD231PS Z14, Z12, Z4
+	VCVTPH2PS   96(R8)(SI*2), Z14
+	VFMADD231PS Z14, Z13, Z4
+	VCVTPH2PS   (R8)(DI*1), Z14
+	VFMADD231PS Z14, Z10, Z5
+	VCVTPH2PS   32(R8)(DI*1), Z14
+	VFMADD231PS Z14, Z11, Z5
+	VCVTPH2PS   64(R8)(DI*1), Z14
+	VFMADD231PS Z14, Z12, Z5
+	VCVTPH2PS   96(R8)(DI*1), Z14
+	VFMADD231PS Z14, Z13, Z5
+	VCVTPH2PS   (R9), Z14
+	VFMADD231PS Z14, Z10, Z6
+	VCVTPH2PS   32(R9), Z14
+	VFMADD231PS Z14, Z11, Z6
+	VCVTPH2PS   64(R9), Z14
+	VFMADD231PS Z14, Z12, Z6
+	VCVTPH2PS   96(R9), Z14
+	VFMADD231PS Z14, Z13, Z6
+	VCVTPH2PS   (R9)(SI*1), Z14
+	VFMADD231PS Z14, Z10, Z7
+	VCVTPH2PS   32(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z11, Z7
+	VCVTPH2PS   64(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z12, Z7
+	VCVTPH2PS   96(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z13, Z7
+	VCVTPH2PS   (R9)(SI*2), Z14
+	VFMADD231PS Z14, Z10, Z8
+	VCVTPH2PS   32(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z11, Z8
+	VCVTPH2PS   64(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z12, Z8
+	VCVTPH2PS   96(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z13, Z8
+	VCVTPH2PS   (R9)(DI*1), Z14
+	VFMADD231PS Z14, Z10, Z9
+	VCVTPH2PS   32(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z11, Z9
+	VCVTPH2PS   64(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z12, Z9
+	VCVTPH2PS   96(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z13, Z9
+	JMP         scores_reduce_40
+
+scores_seq_no_36:
+	CMPQ R8, R11
+	JAE  scores_odd_42
+
+scores_pairs_42:
+	VMOVUPS     (R10)(R8*2), Z10
+	VCVTPH2PS   (R8), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R8)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R8)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R8)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R9)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	VMOVUPS     64(R10)(R8*2), Z10
+	VCVTPH2PS   32(R8), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   32(R8)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   32(R8)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   32(R8)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   32(R9), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   32(R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   32(R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_42
+
+scores_odd_42:
+	MOVQ        168(SP), R11
+	ADDQ        DX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_42
+	VMOVUPS     (R10)(R8*2), Z10
+	VCVTPH2PS   (R8), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R8)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R8)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R8)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R9)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+
+scores_half_42:
+scores_reduce_40:
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_40
+
+scores_by1_40:
+	TESTQ   BX, BX
+	JZ      scores_done_81
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R8
+	MOVQ    168(SP), R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+
+scores_chunk1_40:
+	VMOVUPS       (R10)(R8*2), Z3
+	VCVTPH2PS     (R8), Z4
+	VFMADD231PS   Z4, Z3, Z0
+	ADDQ          $0x00000020, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_40
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_40
+
+scores_done_81:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+
+scores_first_done_9:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_41
+
+scores_done_79:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_29:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_29
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_39
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Z0
+	VMOVUPS      expconst<>+704(SB), Z3
+	VMAXPS       Z0, Z3, Z0
+	VMOVUPS      expconst<>+768(SB), Z3
+	VMINPS       Z0, Z3, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z3
+	VCVTPS2DQ    Z3, Z3
+	VCVTDQ2PS    Z3, Z3
+	VFNMADD231PS expconst<>+832(SB), Z3, Z0
+	VFNMADD231PS expconst<>+896(SB), Z3, Z0
+	VMOVUPS      expconst<>+960(SB), Z4
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z4
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z4
+	VMULPS       Z0, Z0, Z5
+	VFMADD213PS  Z0, Z5, Z4
+	VADDPS       expconst<>+64(SB), Z4, Z4
+	VSCALEFPS    Z3, Z4, Z0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_57:
+	VMULPS  (CX), Z0, Z3
+	VMOVUPS Z3, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_57
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_39:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z3
+	MOVQ         CX, CX
+
+exp_loop_41:
+	CMPQ         CX, $0x00000010
+	JL           exp_tail_41
+	VMOVUPS      (AX), Y1
+	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      expconst<>+704(SB), Z4
+	VMAXPS       Z1, Z4, Z1
+	VMOVUPS      expconst<>+768(SB), Z4
+	VMINPS       Z1, Z4, Z1
+	VMULPS       expconst<>+128(SB), Z1, Z4
+	VCVTPS2DQ    Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	VFNMADD231PS expconst<>+832(SB), Z4, Z1
+	VFNMADD231PS expconst<>+896(SB), Z4, Z1
+	VMOVUPS      expconst<>+960(SB), Z5
+	VFMADD213PS  expconst<>+1024(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1088(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1152(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1216(SB), Z1, Z5
+	VFMADD213PS  expconst<>+1280(SB), Z1, Z5
+	VMULPS       Z1, Z1, Z6
+	VFMADD213PS  Z1, Z6, Z5
+	VADDPS       expconst<>+64(SB), Z5, Z5
+	VSCALEFPS    Z4, Z5, Z1
+	VMOVUPS      Z1, (AX)
+	VADDPS       Z1, Z3, Z3
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, CX
+	JMP          exp_loop_41
+
+exp_tail_41:
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y1
+	VEXTRACTF32X4 $0x01, Y1, X3
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	TESTQ         CX, CX
+	JZ            exp_done_41
+	VMOVUPS       (AX), Y2
+	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
+	VSUBPS        Z0, Z2, Z2
+	VMOVUPS       expconst<>+704(SB), Z0
+	VMAXPS        Z2, Z0, Z2
+	VMOVUPS       expconst<>+768(SB), Z0
+	VMINPS        Z2, Z0, Z2
+	VMULPS        expconst<>+128(SB), Z2, Z0
+	VCVTPS2DQ     Z0, Z0
+	VCVTDQ2PS     Z0, Z0
+	VFNMADD231PS  expconst<>+832(SB), Z0, Z2
+	VFNMADD231PS  expconst<>+896(SB), Z0, Z2
+	VMOVUPS       expconst<>+960(SB), Z4
+	VFMADD213PS   expconst<>+1024(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1088(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1152(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1216(SB), Z2, Z4
+	VFMADD213PS   expconst<>+1280(SB), Z2, Z4
+	VMULPS        Z2, Z2, Z5
+	VFMADD213PS   Z2, Z5, Z4
+	VADDPS        expconst<>+64(SB), Z4, Z4
+	VSCALEFPS     Z0, Z4, Z2
+	VMOVUPS       Z2, (AX)
+
+exp_tail1_41:
+	VADDSS (AX), X3, X3
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_41
+
+exp_done_41:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X3, X3
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X3, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_29
+
+softmax_done_29:
+	MOVQ $0x00000000, 32(SP)
+
+pv_39:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_39
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  152(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 72(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 80(SP)
+	MOVQ  SI, 88(SP)
+	MOVQ  $0x00000000, 96(SP)
+
+pv4_block_19:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_19
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS 128(BX)(DX*1), Z8
+	VMOVUPS 192(BX)(DX*1), Z9
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z14
+	VMOVUPS 64(BX)(DX*1), Z15
+	VMOVUPS 128(BX)(DX*1), Z16
+	VMOVUPS 192(BX)(DX*1), Z17
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_19
+
+pv4_row_19:
+	VCVTPH2PS    (SI), Z18
+	VCVTPH2PS    32(SI), Z19
+	VCVTPH2PS    64(SI), Z20
+	VCVTPH2PS    96(SI), Z21
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  Z18, Z22, Z0
+	VFMADD231PS  Z19, Z22, Z3
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS (BX)(DI*1), Z22
+	VFMADD231PS  Z18, Z22, Z6
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z8
+	VFMADD231PS  Z21, Z22, Z9
+	VBROADCASTSS (BX)(DI*2), Z22
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z12
+	VFMADD231PS  Z21, Z22, Z13
+	VBROADCASTSS (BX)(CX*1), Z22
+	VFMADD231PS  Z18, Z22, Z14
+	VFMADD231PS  Z19, Z22, Z15
+	VFMADD231PS  Z20, Z22, Z16
+	VFMADD231PS  Z21, Z22, Z17
+	CMPQ         R9, 160(SP)
+	JAE          pf_skip_256
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         168(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_219
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_219
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_219
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_219
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_219
+	PREFETCHT1   1024(R9)
+
+pf_row_219:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_256
+	CMPQ       R9, 160(SP)
+	JAE        pf_skip_256
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_220
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_220
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_220
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_220
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_220
+	PREFETCHT1 1024(R9)
+
+pf_row_220:
+	ADDQ stride+96(FP), R9
+
+pf_skip_256:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_19
+
+pv4_merge_19:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	VMOVUPS Z8, 128(BX)(DX*1)
+	VMOVUPS Z9, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VMOVUPS Z13, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z14, (BX)(DX*1)
+	VMOVUPS Z15, 64(BX)(DX*1)
+	VMOVUPS Z16, 128(BX)(DX*1)
+	VMOVUPS Z17, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 96(SP)
+	JMP     pv4_block_19
+
+pv4_next_19:
+pv4_block_20:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_20
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_20
+
+pv4_row_20:
+	VCVTPH2PS    (SI), Z10
+	VCVTPH2PS    32(SI), Z11
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (BX)(DI*1), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS (BX)(DI*2), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS (BX)(CX*1), Z12
+	VFMADD231PS  Z10, Z12, Z8
+	VFMADD231PS  Z11, Z12, Z9
+	CMPQ         R9, 160(SP)
+	JAE          pf_skip_257
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         168(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_221
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_221
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_221
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_221
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_221
+	PREFETCHT1   1024(R9)
+
+pf_row_221:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_257
+	CMPQ       R9, 160(SP)
+	JAE        pf_skip_257
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_222
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_222
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_222
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_222
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_222
+	PREFETCHT1 1024(R9)
+
+pf_row_222:
+	ADDQ stride+96(FP), R9
+
+pf_skip_257:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_20
+
+pv4_merge_20:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 96(SP)
+	JMP     pv4_block_20
+
+pv4_next_20:
+pv4_block_21:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_21
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z5
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_21
+
+pv4_row_21:
+	VCVTPH2PS    (SI), Z6
+	VBROADCASTSS (BX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (BX)(DI*1), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS (BX)(DI*2), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS (BX)(CX*1), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	CMPQ         R9, 160(SP)
+	JAE          pf_skip_258
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         168(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_223
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_223
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_223
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_223
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_223
+	PREFETCHT1   1024(R9)
+
+pf_row_223:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_258
+	CMPQ       R9, 160(SP)
+	JAE        pf_skip_258
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_224
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_224
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_224
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_224
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_224
+	PREFETCHT1 1024(R9)
+
+pf_row_224:
+	ADDQ stride+96(FP), R9
+
+pf_skip_258:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_21
+
+pv4_merge_21:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z5, (BX)(DX*1)
+	ADDQ    $0x00000040, 96(SP)
+	JMP     pv4_block_21
+
+pv4_next_21:
+	MOVQ R9, 152(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_39
+
+pv_done_39:
+pv_40:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000001, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_40
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
+	MOVQ  stride+96(FP), R9
+	MOVQ  152(SP), R10
+	MOVQ  CX, 40(SP)
+	MOVQ  BX, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  SI, CX
+	SUBQ  DX, CX
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_55:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv2_next_55
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS 128(BX)(DX*1), Z8
+	VMOVUPS 192(BX)(DX*1), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_55
+
+pv2_pair_55:
+	VCVTPH2PS    (SI), Z18
+	VCVTPH2PS    32(SI), Z19
+	VCVTPH2PS    64(SI), Z20
+	VCVTPH2PS    96(SI), Z21
+	VCVTPH2PS    (SI)(R9*1), Z22
+	VCVTPH2PS    32(SI)(R9*1), Z23
+	VCVTPH2PS    64(SI)(R9*1), Z24
+	VCVTPH2PS    96(SI)(R9*1), Z25
+	VBROADCASTSS (BX), Z26
+	VFMADD231PS  Z18, Z26, Z0
+	VFMADD231PS  Z19, Z26, Z3
+	VFMADD231PS  Z20, Z26, Z4
+	VFMADD231PS  Z21, Z26, Z5
+	VBROADCASTSS 4(BX), Z26
+	VFMADD231PS  Z22, Z26, Z10
+	VFMADD231PS  Z23, Z26, Z11
+	VFMADD231PS  Z24, Z26, Z12
+	VFMADD231PS  Z25, Z26, Z13
+	VBROADCASTSS (BX)(CX*1), Z26
+	VFMADD231PS  Z18, Z26, Z6
+	VFMADD231PS  Z19, Z26, Z7
+	VFMADD231PS  Z20, Z26, Z8
+	VFMADD231PS  Z21, Z26, Z9
+	VBROADCASTSS 4(BX)(CX*1), Z18
+	VFMADD231PS  Z22, Z18, Z14
+	VFMADD231PS  Z23, Z18, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD231PS  Z25, Z18, Z17
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_259
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         168(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_225
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_225
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_225
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_225
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_225
+	PREFETCHT1   1024(R10)
+
+pf_row_225:
+	ADDQ       stride+96(FP), R10
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_259
+	CMPQ       R10, 160(SP)
+	JAE        pf_skip_259
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       168(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_226
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_226
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_226
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_226
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_226
+	PREFETCHT1 1024(R10)
+
+pf_row_226:
+	ADDQ stride+96(FP), R10
+
+pf_skip_259:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_55
+
+pv2_single_55:
+	TESTQ        DI, DI
+	JZ           pv2_merge_55
+	VCVTPH2PS    (SI), Z18
+	VCVTPH2PS    32(SI), Z19
+	VCVTPH2PS    64(SI), Z20
+	VCVTPH2PS    96(SI), Z21
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  Z18, Z22, Z0
+	VFMADD231PS  Z19, Z22, Z3
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS (BX)(CX*1), Z22
+	VFMADD231PS  Z18, Z22, Z6
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z8
+	VFMADD231PS  Z21, Z22, Z9
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_55
+
+pv2_merge_55:
+	VADDPS  Z10, Z0, Z0
+	VADDPS  Z11, Z3, Z3
+	VADDPS  Z12, Z4, Z4
+	VADDPS  Z13, Z5, Z5
+	VADDPS  Z14, Z6, Z6
+	VADDPS  Z15, Z7, Z7
+	VADDPS  Z16, Z8, Z8
+	VADDPS  Z17, Z9, Z9
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	VMOVUPS Z8, 128(BX)(DX*1)
+	VMOVUPS Z9, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 80(SP)
+	JMP     pv2_block_55
+
+pv2_next_55:
+pv2_block_56:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_56
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_56
+
+pv2_pair_56:
+	VCVTPH2PS    (SI), Z10
+	VCVTPH2PS    32(SI), Z11
+	VCVTPH2PS    (SI)(R9*1), Z12
+	VCVTPH2PS    32(SI)(R9*1), Z13
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  Z10, Z14, Z0
+	VFMADD231PS  Z11, Z14, Z3
+	VBROADCASTSS 4(BX), Z14
+	VFMADD231PS  Z12, Z14, Z6
+	VFMADD231PS  Z13, Z14, Z7
+	VBROADCASTSS (BX)(CX*1), Z14
+	VFMADD231PS  Z10, Z14, Z4
+	VFMADD231PS  Z11, Z14, Z5
+	VBROADCASTSS 4(BX)(CX*1), Z10
+	VFMADD231PS  Z12, Z10, Z8
+	VFMADD231PS  Z13, Z10, Z9
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_260
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         168(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_227
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_227
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_227
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_227
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_227
+	PREFETCHT1   1024(R10)
+
+pf_row_227:
+	ADDQ       stride+96(FP), R10
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_260
+	CMPQ       R10, 160(SP)
+	JAE        pf_skip_260
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       168(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_228
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_228
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_228
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_228
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_228
+	PREFETCHT1 1024(R10)
+
+pf_row_228:
+	ADDQ stride+96(FP), R10
+
+pf_skip_260:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_56
+
+pv2_single_56:
+	TESTQ        DI, DI
+	JZ           pv2_merge_56
+	VCVTPH2PS    (SI), Z10
+	VCVTPH2PS    32(SI), Z11
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (BX)(CX*1), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_56
+
+pv2_merge_56:
+	VADDPS  Z6, Z0, Z0
+	VADDPS  Z7, Z3, Z3
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_56
+
+pv2_next_56:
+pv2_block_57:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_57
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_57
+
+pv2_pair_57:
+	VCVTPH2PS    (SI), Z6
+	VCVTPH2PS    (SI)(R9*1), Z7
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VBROADCASTSS 4(BX), Z8
+	VFMADD231PS  Z7, Z8, Z4
+	VBROADCASTSS (BX)(CX*1), Z8
+	VFMADD231PS  Z6, Z8, Z3
+	VBROADCASTSS 4(BX)(CX*1), Z6
+	VFMADD231PS  Z7, Z6, Z5
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_261
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         168(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_229
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_229
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_229
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_229
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_229
+	PREFETCHT1   1024(R10)
+
+pf_row_229:
+	ADDQ       stride+96(FP), R10
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_261
+	CMPQ       R10, 160(SP)
+	JAE        pf_skip_261
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       168(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_230
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_230
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_230
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_230
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_230
+	PREFETCHT1 1024(R10)
+
+pf_row_230:
+	ADDQ stride+96(FP), R10
+
+pf_skip_261:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_57
+
+pv2_single_57:
+	TESTQ        DI, DI
+	JZ           pv2_merge_57
+	VCVTPH2PS    (SI), Z6
+	VBROADCASTSS (BX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (BX)(CX*1), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_57
+
+pv2_merge_57:
+	VADDPS  Z4, Z0, Z0
+	VADDPS  Z5, Z3, Z3
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_57
+
+pv2_next_57:
+	MOVQ R10, 152(SP)
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_40
+
+pv_done_40:
+pv_41:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_41
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	CMPQ  32(SP), $0x00000000
+	JNE   other_head_9
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
+
+pv_block_161:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000200
+	JL      pv_next_161
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R10*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R10*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R10*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R10*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_161
+
+pv_pair_161:
+	VBROADCASTSS (R11), Z18
+	VBROADCASTSS 4(R11), Z19
+	VCVTPH2PS    (R12), Z20
+	VFMADD231PS  Z20, Z18, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VCVTPH2PS    32(R12), Z20
+	VFMADD231PS  Z20, Z18, Z4
+	VCVTPH2PS    64(R12), Z20
+	VFMADD231PS  Z20, Z18, Z6
+	PREFETCHT1   64(R12)(R8*1)
+	VCVTPH2PS    96(R12), Z20
+	VFMADD231PS  Z20, Z18, Z8
+	VCVTPH2PS    128(R12), Z20
+	VFMADD231PS  Z20, Z18, Z10
+	PREFETCHT1   128(R12)(R8*1)
+	VCVTPH2PS    160(R12), Z20
+	VFMADD231PS  Z20, Z18, Z12
+	VCVTPH2PS    192(R12), Z20
+	VFMADD231PS  Z20, Z18, Z14
+	PREFETCHT1   192(R12)(R8*1)
+	VCVTPH2PS    224(R12), Z20
+	VFMADD231PS  Z20, Z18, Z16
+	VCVTPH2PS    (R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z3
+	PREFETCHT1   (R12)(R9*1)
+	VCVTPH2PS    32(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z5
+	VCVTPH2PS    64(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z7
+	PREFETCHT1   64(R12)(R9*1)
+	VCVTPH2PS    96(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z9
+	VCVTPH2PS    128(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z11
+	PREFETCHT1   128(R12)(R9*1)
+	VCVTPH2PS    160(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z13
+	VCVTPH2PS    192(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z15
+	PREFETCHT1   192(R12)(R9*1)
+	VCVTPH2PS    224(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z17
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_161
+
+pv_single_161:
+	TESTQ        R13, R13
+	JZ           pv_merge_161
+	VBROADCASTSS (R11), Z18
+	VCVTPH2PS    (R12), Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VCVTPH2PS    32(R12), Z19
+	VFMADD231PS  Z19, Z18, Z4
+	VCVTPH2PS    64(R12), Z19
+	VFMADD231PS  Z19, Z18, Z6
+	VCVTPH2PS    96(R12), Z19
+	VFMADD231PS  Z19, Z18, Z8
+	VCVTPH2PS    128(R12), Z19
+	VFMADD231PS  Z19, Z18, Z10
+	VCVTPH2PS    160(R12), Z19
+	VFMADD231PS  Z19, Z18, Z12
+	VCVTPH2PS    192(R12), Z19
+	VFMADD231PS  Z19, Z18, Z14
+	VCVTPH2PS    224(R12), Z19
+	VFMADD231PS  Z19, Z18, Z16
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_161
+
+pv_merge_161:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R10*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R10*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R10*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R10*1)
+	ADDQ    $0x00000200, R10
+	JMP     pv_block_161
+
+pv_next_161:
+pv_block_162:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_162
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_162
+
+pv_pair_162:
+	VBROADCASTSS (R11), Z10
+	VBROADCASTSS 4(R11), Z11
+	VCVTPH2PS    (R12), Z12
+	VFMADD231PS  Z12, Z10, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VCVTPH2PS    32(R12), Z12
+	VFMADD231PS  Z12, Z10, Z4
+	VCVTPH2PS    64(R12), Z12
+	VFMADD231PS  Z12, Z10, Z6
+	PREFETCHT1   64(R12)(R8*1)
+	VCVTPH2PS    96(R12), Z12
+	VFMADD231PS  Z12, Z10, Z8
+	VCVTPH2PS    (R12)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z3
+	PREFETCHT1   (R12)(R9*1)
+	VCVTPH2PS    32(R12)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z5
+	VCVTPH2PS    64(R12)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z7
+	PREFETCHT1   64(R12)(R9*1)
+	VCVTPH2PS    96(R12)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z9
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_162
+
+pv_single_162:
+	TESTQ        R13, R13
+	JZ           pv_merge_162
+	VBROADCASTSS (R11), Z10
+	VCVTPH2PS    (R12), Z11
+	VFMADD231PS  Z11, Z10, Z0
+	VCVTPH2PS    32(R12), Z11
+	VFMADD231PS  Z11, Z10, Z4
+	VCVTPH2PS    64(R12), Z11
+	VFMADD231PS  Z11, Z10, Z6
+	VCVTPH2PS    96(R12), Z11
+	VFMADD231PS  Z11, Z10, Z8
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_162
+
+pv_merge_162:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_162
+
+pv_next_162:
+pv_block_163:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_163
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_163
+
+pv_pair_163:
+	VBROADCASTSS (R11), Z6
+	VBROADCASTSS 4(R11), Z7
+	VCVTPH2PS    (R12), Z8
+	VFMADD231PS  Z8, Z6, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VCVTPH2PS    32(R12), Z8
+	VFMADD231PS  Z8, Z6, Z4
+	VCVTPH2PS    (R12)(DI*1), Z6
+	VFMADD231PS  Z6, Z7, Z3
+	PREFETCHT1   (R12)(R9*1)
+	VCVTPH2PS    32(R12)(DI*1), Z6
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_163
+
+pv_single_163:
+	TESTQ        R13, R13
+	JZ           pv_merge_163
+	VBROADCASTSS (R11), Z6
+	VCVTPH2PS    (R12), Z7
+	VFMADD231PS  Z7, Z6, Z0
+	VCVTPH2PS    32(R12), Z7
+	VFMADD231PS  Z7, Z6, Z4
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_163
+
+pv_merge_163:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_163
+
+pv_next_163:
+pv_block_164:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_164
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_164
+
+pv_pair_164:
+	VBROADCASTSS (R11), Z4
+	VBROADCASTSS 4(R11), Z5
+	VCVTPH2PS    (R12), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VCVTPH2PS    (R12)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z3
+	PREFETCHT1   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_164
+
+pv_single_164:
+	TESTQ        R13, R13
+	JZ           pv_merge_164
+	VBROADCASTSS (R11), Z4
+	VCVTPH2PS    (R12), Z5
+	VFMADD231PS  Z5, Z4, Z0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_164
+
+pv_merge_164:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_164
+
+pv_next_164:
+	JMP first_done_9
+
+other_head_9:
+	XORQ R8, R8
+
+pv_block_165:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_165
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R8*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_165
+
+pv_pair_165:
+	VBROADCASTSS (R9), Z18
+	VBROADCASTSS 4(R9), Z19
+	VCVTPH2PS    (R10), Z20
+	VFMADD231PS  Z20, Z18, Z0
+	VCVTPH2PS    32(R10), Z20
+	VFMADD231PS  Z20, Z18, Z4
+	VCVTPH2PS    64(R10), Z20
+	VFMADD231PS  Z20, Z18, Z6
+	VCVTPH2PS    96(R10), Z20
+	VFMADD231PS  Z20, Z18, Z8
+	VCVTPH2PS    128(R10), Z20
+	VFMADD231PS  Z20, Z18, Z10
+	VCVTPH2PS    160(R10), Z20
+	VFMADD231PS  Z20, Z18, Z12
+	VCVTPH2PS    192(R10), Z20
+	VFMADD231PS  Z20, Z18, Z14
+	VCVTPH2PS    224(R10), Z20
+	VFMADD231PS  Z20, Z18, Z16
+	VCVTPH2PS    (R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z3
+	VCVTPH2PS    32(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z5
+	VCVTPH2PS    64(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z7
+	VCVTPH2PS    96(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z9
+	VCVTPH2PS    128(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z11
+	VCVTPH2PS    160(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z13
+	VCVTPH2PS    192(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z15
+	VCVTPH2PS    224(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z17
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_165
+
+pv_single_165:
+	TESTQ        R11, R11
+	JZ           pv_merge_165
+	VBROADCASTSS (R9), Z18
+	VCVTPH2PS    (R10), Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VCVTPH2PS    32(R10), Z19
+	VFMADD231PS  Z19, Z18, Z4
+	VCVTPH2PS    64(R10), Z19
+	VFMADD231PS  Z19, Z18, Z6
+	VCVTPH2PS    96(R10), Z19
+	VFMADD231PS  Z19, Z18, Z8
+	VCVTPH2PS    128(R10), Z19
+	VFMADD231PS  Z19, Z18, Z10
+	VCVTPH2PS    160(R10), Z19
+	VFMADD231PS  Z19, Z18, Z12
+	VCVTPH2PS    192(R10), Z19
+	VFMADD231PS  Z19, Z18, Z14
+	VCVTPH2PS    224(R10), Z19
+	VFMADD231PS  Z19, Z18, Z16
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_165
+
+pv_merge_165:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R8*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_165
+
+pv_next_165:
+pv_block_166:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_166
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_166
+
+pv_pair_166:
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z11
+	VCVTPH2PS    (R10), Z12
+	VFMADD231PS  Z12, Z10, Z0
+	VCVTPH2PS    32(R10), Z12
+	VFMADD231PS  Z12, Z10, Z4
+	VCVTPH2PS    64(R10), Z12
+	VFMADD231PS  Z12, Z10, Z6
+	VCVTPH2PS    96(R10), Z12
+	VFMADD231PS  Z12, Z10, Z8
+	VCVTPH2PS    (R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z3
+	VCVTPH2PS    32(R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z5
+	VCVTPH2PS    64(R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z7
+	VCVTPH2PS    96(R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z9
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_166
+
+pv_single_166:
+	TESTQ        R11, R11
+	JZ           pv_merge_166
+	VBROADCASTSS (R9), Z10
+	VCVTPH2PS    (R10), Z11
+	VFMADD231PS  Z11, Z10, Z0
+	VCVTPH2PS    32(R10), Z11
+	VFMADD231PS  Z11, Z10, Z4
+	VCVTPH2PS    64(R10), Z11
+	VFMADD231PS  Z11, Z10, Z6
+	VCVTPH2PS    96(R10), Z11
+	VFMADD231PS  Z11, Z10, Z8
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_166
+
+pv_merge_166:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_166
+
+pv_next_166:
+pv_block_167:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_167
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_167
+
+pv_pair_167:
+	VBROADCASTSS (R9), Z6
+	VBROADCASTSS 4(R9), Z7
+	VCVTPH2PS    (R10), Z8
+	VFMADD231PS  Z8, Z6, Z0
+	VCVTPH2PS    32(R10), Z8
+	VFMADD231PS  Z8, Z6, Z4
+	VCVTPH2PS    (R10)(DI*1), Z6
+	VFMADD231PS  Z6, Z7, Z3
+	VCVTPH2PS    32(R10)(DI*1), Z6
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_167
+
+pv_single_167:
+	TESTQ        R11, R11
+	JZ           pv_merge_167
+	VBROADCASTSS (R9), Z6
+	VCVTPH2PS    (R10), Z7
+	VFMADD231PS  Z7, Z6, Z0
+	VCVTPH2PS    32(R10), Z7
+	VFMADD231PS  Z7, Z6, Z4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_167
+
+pv_merge_167:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_167
+
+pv_next_167:
+pv_block_168:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_168
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_168
+
+pv_pair_168:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VCVTPH2PS    (R10), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	VCVTPH2PS    (R10)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_168
+
+pv_single_168:
+	TESTQ        R11, R11
+	JZ           pv_merge_168
+	VBROADCASTSS (R9), Z4
+	VCVTPH2PS    (R10), Z5
+	VFMADD231PS  Z5, Z4, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_168
+
+pv_merge_168:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_168
+
+pv_next_168:
+first_done_9:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_41
+
+pv_done_41:
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_19
+
+finish_19:
+	MOVQ $0x00000000, 32(SP)
+
+norm_19:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_19
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VMOVUPS  expconst<>+1344(SB), X1
+	VUCOMISS X1, X0
+	JNE      recip_div_31
+	JPS      recip_div_31
+	JMP      recip_zero_31
+
+recip_div_31:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_31:
+	VBROADCASTSS X1, Z0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_58:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_58
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_19
+
+norm_done_19:
+	VZEROUPPER
+	RET
+
+// func flashDecodeFastF16AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·flashDecodeFastF16AVX512Pos(SB), NOSPLIT, $176-104
+	MOVQ d+48(FP), AX
+	SHLQ $0x01, AX
+	MOVQ AX, 168(SP)
+	MOVQ $0x00000000, 32(SP)
+
+init_20:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     init_done_20
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	MOVL    $0x00000000, (AX)(CX*4)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    o+0(FP), DX
+	ADDQ    DX, CX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    AX, AX
+
+zero_loop_32:
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     zero_loop_32
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_20
+
+init_done_20:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_20:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_20
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    stride+96(FP), AX
+	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
+	MOVQ    8(SP), CX
+	ADDQ    DX, CX
+	MOVQ    CX, 136(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 144(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	ADDQ    DX, CX
+	MOVQ    CX, 152(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 160(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_42:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_82
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVUPS expconst<>+0(SB), Y2
+	VMOVSS  expconst<>+0(SB), X23
+	VMOVSS  expconst<>+0(SB), X24
+	VMOVSS  expconst<>+0(SB), X25
+	VMOVSS  expconst<>+0(SB), X26
+
+scores4_by4_8:
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_8
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	SUBQ    CX, DI
+	MOVQ    168(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000020, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores4_odd_8
+
+scores4_chunk2_8:
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VMOVUPS     (SI)(CX*2), Z20
+	VMOVUPS     (DI)(CX*2), Z21
+	VCVTPH2PS   (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VCVTPH2PS   (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VCVTPH2PS   (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VCVTPH2PS   (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_262
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        168(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_231
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_231
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_231
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_231
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_231
+	PREFETCHT1  1024(R9)
+
+pf_row_231:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_262
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_262
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       168(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_232
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_232
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_232
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_232
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_232
+	PREFETCHT1 1024(R9)
+
+pf_row_232:
+	ADDQ stride+96(FP), R9
+
+pf_skip_262:
+	VMOVUPS     64(DX)(CX*2), Z18
+	VMOVUPS     64(BX)(CX*2), Z19
+	VMOVUPS     64(SI)(CX*2), Z20
+	VMOVUPS     64(DI)(CX*2), Z21
+	VCVTPH2PS   32(CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VCVTPH2PS   32(CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VCVTPH2PS   32(CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VCVTPH2PS   32(CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_263
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        168(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_233
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_233
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_233
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_233
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_233
+	PREFETCHT1  1024(R9)
+
+pf_row_233:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_263
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_263
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       168(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_234
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_234
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_234
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_234
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_234
+	PREFETCHT1 1024(R9)
+
+pf_row_234:
+	ADDQ stride+96(FP), R9
+
+pf_skip_263:
+	ADDQ $0x00000040, CX
+	CMPQ CX, 48(SP)
+	JB   scores4_chunk2_8
+
+scores4_odd_8:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_chunks_8
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VMOVUPS     (SI)(CX*2), Z20
+	VMOVUPS     (DI)(CX*2), Z21
+	VCVTPH2PS   (CX), Z22
+	VFMADD231PS Z22, Z18, Z0
+	VFMADD231PS Z22, Z19, Z6
+	VFMADD231PS Z22, Z20, Z10
+	VFMADD231PS Z22, Z21, Z14
+	VCVTPH2PS   (CX)(R8*1), Z22
+	VFMADD231PS Z22, Z18, Z3
+	VFMADD231PS Z22, Z19, Z7
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z15
+	VCVTPH2PS   (CX)(R8*2), Z22
+	VFMADD231PS Z22, Z18, Z4
+	VFMADD231PS Z22, Z19, Z8
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z16
+	VCVTPH2PS   (CX)(AX*1), Z22
+	VFMADD231PS Z22, Z18, Z5
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z13
+	VFMADD231PS Z22, Z21, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_264
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        168(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_235
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_235
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_235
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_235
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_235
+	PREFETCHT1  1024(R9)
+
+pf_row_235:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_264
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_264
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       168(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_236
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_236
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_236
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_236
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_236
+	PREFETCHT1 1024(R9)
+
+pf_row_236:
+	ADDQ stride+96(FP), R9
+
+pf_skip_264:
+scores4_chunks_8:
+	VBROADCASTSS scale+64(FP), Y18
+	VSHUFF32X4   $0x44, Z3, Z0, Z19
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z19, Z19
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z19, Z5
+	VSHUFF32X4   $0xdd, Z0, Z19, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VMULPS       Y18, Y3, Y3
+	VMAXPS       Y3, Y2, Y2
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X3, (CX)
+	VEXTRACTF128 $0x01, Y3, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores4_by4_8
+
+scores4_lone_8:
+scores4_by1_8:
+	CMPQ    56(SP), $0x00
+	JE      scores4_done_8
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	SUBQ    AX, SI
+	MOVQ    168(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_8:
+	VCVTPH2PS     (AX), Z6
+	VFMADD231PS   (CX)(AX*2), Z6, Z0
+	VFMADD231PS   (DX)(AX*2), Z6, Z3
+	VFMADD231PS   (BX)(AX*2), Z6, Z4
+	VFMADD231PS   (SI)(AX*2), Z6, Z5
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_8
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDPS        X6, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X23, X23
+	MOVQ          104(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X24, X24
+	MOVQ          112(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X25, X25
+	MOVQ          120(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X26, X26
+	MOVQ          128(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores4_by1_8
+
+scores4_done_8:
+	VEXTRACTF128 $0x01, Y1, X0
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X23, X1, X1
+	VMOVHLPS     X0, X0, X3
+	VMAXPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VMAXPS       X3, X0, X0
+	VMAXSS       X24, X0, X0
+	VEXTRACTF128 $0x01, Y2, X3
+	VMOVHLPS     X2, X2, X4
+	VMAXPS       X4, X2, X2
+	VMOVSHDUP    X2, X4
+	VMAXPS       X4, X2, X2
+	VMAXSS       X25, X2, X2
+	VMOVHLPS     X3, X3, X4
+	VMAXPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VMAXPS       X4, X3, X3
+	VMAXSS       X26, X3, X3
+	MOVQ         R9, 136(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X1, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X2, 8(AX)(CX*4)
+	VMOVSS       X3, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_42
+
+scores_done_82:
+scores_43:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000001, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_83
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), AX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), SI
+	MOVQ    24(SP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    136(SP), R9
+	SUBQ    CX, AX
+	SUBQ    DX, BX
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 88(SP)
+	ADDQ    AX, CX
+	ADDQ    BX, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 96(SP)
+	MOVQ    DI, 56(SP)
+	MOVQ    SI, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVUPS expconst<>+0(SB), Y21
+	VMOVSS  expconst<>+0(SB), X22
+
+scores2_by8_8:
+	CMPQ    56(SP), $0x08
+	JL      scores2_after8_8
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	SUBQ    CX, BX
+	MOVQ    168(SP), SI
+	ADDQ    CX, SI
+	MOVQ    SI, 40(SP)
+	SUBQ    $0x00000020, SI
+	MOVQ    SI, 48(SP)
+	LEAQ    (CX)(R8*4), SI
+	CMPQ    CX, 48(SP)
+	JAE     scores2_8_odd_8
+
+scores2_8_chunk2_8:
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VCVTPH2PS   (CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VCVTPH2PS   (CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VCVTPH2PS   (CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VCVTPH2PS   (CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VCVTPH2PS   (SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VCVTPH2PS   (SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VCVTPH2PS   (SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VCVTPH2PS   (SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_265
+	MOVQ        R9, DI
+	ANDQ        $0x0000003f, DI
+	ADDQ        168(SP), DI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        DI, $0x00000080
+	JBE         pf_row_237
+	PREFETCHT1  128(R9)
+	CMPQ        DI, $0x000000c0
+	JBE         pf_row_237
+	PREFETCHT1  192(R9)
+	CMPQ        DI, $0x00000100
+	JBE         pf_row_237
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        DI, $0x00000200
+	JBE         pf_row_237
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        DI, $0x00000400
+	JBE         pf_row_237
+	PREFETCHT1  1024(R9)
+
+pf_row_237:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_265
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_265
+	MOVQ       R9, DI
+	ANDQ       $0x0000003f, DI
+	ADDQ       168(SP), DI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       DI, $0x00000080
+	JBE        pf_row_238
+	PREFETCHT1 128(R9)
+	CMPQ       DI, $0x000000c0
+	JBE        pf_row_238
+	PREFETCHT1 192(R9)
+	CMPQ       DI, $0x00000100
+	JBE        pf_row_238
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       DI, $0x00000200
+	JBE        pf_row_238
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       DI, $0x00000400
+	JBE        pf_row_238
+	PREFETCHT1 1024(R9)
+
+pf_row_238:
+	ADDQ stride+96(FP), R9
+
+pf_skip_265:
+	VMOVUPS     64(DX)(CX*2), Z18
+	VMOVUPS     64(BX)(CX*2), Z19
+	VCVTPH2PS   32(CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VCVTPH2PS   32(CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VCVTPH2PS   32(CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VCVTPH2PS   32(CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VCVTPH2PS   32(SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VCVTPH2PS   32(SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VCVTPH2PS   32(SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VCVTPH2PS   32(SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_266
+	MOVQ        R9, DI
+	ANDQ        $0x0000003f, DI
+	ADDQ        168(SP), DI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        DI, $0x00000080
+	JBE         pf_row_239
+	PREFETCHT1  128(R9)
+	CMPQ        DI, $0x000000c0
+	JBE         pf_row_239
+	PREFETCHT1  192(R9)
+	CMPQ        DI, $0x00000100
+	JBE         pf_row_239
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        DI, $0x00000200
+	JBE         pf_row_239
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        DI, $0x00000400
+	JBE         pf_row_239
+	PREFETCHT1  1024(R9)
+
+pf_row_239:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_266
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_266
+	MOVQ       R9, DI
+	ANDQ       $0x0000003f, DI
+	ADDQ       168(SP), DI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       DI, $0x00000080
+	JBE        pf_row_240
+	PREFETCHT1 128(R9)
+	CMPQ       DI, $0x000000c0
+	JBE        pf_row_240
+	PREFETCHT1 192(R9)
+	CMPQ       DI, $0x00000100
+	JBE        pf_row_240
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       DI, $0x00000200
+	JBE        pf_row_240
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       DI, $0x00000400
+	JBE        pf_row_240
+	PREFETCHT1 1024(R9)
+
+pf_row_240:
+	ADDQ stride+96(FP), R9
+
+pf_skip_266:
+	ADDQ $0x00000040, CX
+	ADDQ $0x00000040, SI
+	CMPQ CX, 48(SP)
+	JB   scores2_8_chunk2_8
+
+scores2_8_odd_8:
+	CMPQ        CX, 40(SP)
+	JAE         scores2_8_chunks_8
+	VMOVUPS     (DX)(CX*2), Z18
+	VMOVUPS     (BX)(CX*2), Z19
+	VCVTPH2PS   (CX), Z20
+	VFMADD231PS Z20, Z18, Z0
+	VFMADD231PS Z20, Z19, Z10
+	VCVTPH2PS   (CX)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z3
+	VFMADD231PS Z20, Z19, Z11
+	VCVTPH2PS   (CX)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z4
+	VFMADD231PS Z20, Z19, Z12
+	VCVTPH2PS   (CX)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z5
+	VFMADD231PS Z20, Z19, Z13
+	VCVTPH2PS   (SI), Z20
+	VFMADD231PS Z20, Z18, Z6
+	VFMADD231PS Z20, Z19, Z14
+	VCVTPH2PS   (SI)(R8*1), Z20
+	VFMADD231PS Z20, Z18, Z7
+	VFMADD231PS Z20, Z19, Z15
+	VCVTPH2PS   (SI)(R8*2), Z20
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z16
+	VCVTPH2PS   (SI)(AX*1), Z20
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z17
+	CMPQ        R9, 144(SP)
+	JAE         pf_skip_267
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        168(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_241
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_241
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_241
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_241
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_241
+	PREFETCHT1  1024(R9)
+
+pf_row_241:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_267
+	CMPQ       R9, 144(SP)
+	JAE        pf_skip_267
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       168(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_242
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_242
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_242
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_242
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_242
+	PREFETCHT1 1024(R9)
+
+pf_row_242:
+	ADDQ stride+96(FP), R9
+
+pf_skip_267:
+scores2_8_chunks_8:
+	VSHUFF32X4   $0x44, Z3, Z0, Z18
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z18, Z18
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z18, Z5
+	VSHUFF32X4   $0xdd, Z0, Z18, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	MOVQ         88(SP), CX
+	VMOVUPS      Y3, (CX)
+	ADDQ         $0x00000020, 88(SP)
+	VSHUFF32X4   $0x44, Z11, Z10, Z0
+	VSHUFF32X4   $0xee, Z11, Z10, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z13, Z12, Z3
+	VSHUFF32X4   $0xee, Z13, Z12, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z15, Z14, Z4
+	VSHUFF32X4   $0xee, Z15, Z14, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z17, Z16, Z5
+	VSHUFF32X4   $0xee, Z17, Z16, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z0, Z6
+	VSHUFF32X4   $0xdd, Z3, Z0, Z0
+	VADDPS       Z0, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z0
+	VSHUFF32X4   $0xdd, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z6, Z3
+	VSHUFPS      $0xdd, Z0, Z6, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y21, Y21
+	MOVQ         96(SP), CX
+	VMOVUPS      Y3, (CX)
+	ADDQ         $0x00000020, 96(SP)
+	SUBQ         $0x08, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*8), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores2_by8_8
+
+scores2_after8_8:
+scores2_by1_16:
+	CMPQ    56(SP), $0x00
+	JE      scores2_done_16
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    168(SP), BX
+	ADDQ    AX, BX
+	MOVQ    BX, 40(SP)
+
+scores2_chunk1_16:
+	VCVTPH2PS     (AX), Z4
+	VFMADD231PS   (CX)(AX*2), Z4, Z0
+	VFMADD231PS   (DX)(AX*2), Z4, Z3
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores2_chunk1_16
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X0, X4
+	VADDPS        X4, X0, X0
+	VMOVSHDUP     X0, X4
+	VADDPS        X4, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	MOVQ          88(SP), AX
+	VMOVSS        X0, (AX)
+	ADDQ          $0x00000004, 88(SP)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X22, X22
+	MOVQ          96(SP), AX
+	VMOVSS        X3, (AX)
+	ADDQ          $0x00000004, 96(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores2_by1_16
+
+scores2_done_16:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	VEXTRACTF32X4 $0x01, Y21, X1
+	VMAXPS        X21, X1, X1
+	VMOVHLPS      X1, X1, X2
+	VMAXPS        X2, X1, X1
+	VMOVSHDUP     X1, X2
+	VMAXPS        X2, X1, X1
+	VMAXSS        X22, X1, X1
+	MOVQ          R9, 136(SP)
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	VMOVSS        X1, 4(AX)(CX*4)
+	ADDQ          $0x00000002, 32(SP)
+	JMP           scores_43
+
+scores_done_83:
+scores_44:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_84
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    stride+96(FP), SI
+	CMPQ    32(SP), $0x00000000
+	JNE     scores_other_10
+	MOVQ    136(SP), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_41:
+	CMPQ        BX, $0x08
+	JL          scores_by1_41
+	VMOVUPS     expconst<>+1344(SB), Z0
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	VMOVUPS     expconst<>+1344(SB), Z7
+	VMOVUPS     expconst<>+1344(SB), Z8
+	VMOVUPS     expconst<>+1344(SB), Z9
+	MOVQ        DX, R9
+	LEAQ        (DX)(SI*4), R10
+	MOVQ        CX, R11
+	SUBQ        DX, R11
+	SUBQ        DX, R11
+	MOVQ        168(SP), R12
+	ANDQ        $0xffffffc0, R12
+	ADDQ        DX, R12
+	CMPQ        168(SP), $0x00000100
+	JNE         scores_seq_no_37
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VMOVUPS     256(CX), Z14
+	VMOVUPS     320(CX), Z15
+	VMOVUPS     384(CX), Z16
+	VMOVUPS     448(CX), Z17
+	VCVTPH2PS   (R9), Z18
+	VFMADD231PS Z18, Z10, Z0
+	VCVTPH2PS   32(R9), Z18
+	VFMADD231PS Z18, Z11, Z0
+	VCVTPH2PS   64(R9), Z18
+	VFMADD231PS Z18, Z12, Z0
+	VCVTPH2PS   96(R9), Z18
+	VFMADD231PS Z18, Z13, Z0
+	VCVTPH2PS   128(R9), Z18
+	VFMADD231PS Z18, Z14, Z0
+	VCVTPH2PS   160(R9), Z18
+	VFMADD231PS Z18, Z15, Z0
+	VCVTPH2PS   192(R9), Z18
+	VFMADD231PS Z18, Z16, Z0
+	VCVTPH2PS   224(R9), Z18
+	VFMADD231PS Z18, Z17, Z0
+	VCVTPH2PS   (R9)(SI*1), Z18
+	VFMADD231PS Z18, Z10, Z3
+	VCVTPH2PS   32(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z11, Z3
+	VCVTPH2PS   64(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z12, Z3
+	VCVTPH2PS   96(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z13, Z3
+	VCVTPH2PS   128(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z14, Z3
+	VCVTPH2PS   160(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z15, Z3
+	VCVTPH2PS   192(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z16, Z3
+	VCVTPH2PS   224(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z17, Z3
+	VCVTPH2PS   (R9)(SI*2), Z18
+	VFMADD231PS Z18, Z10, Z4
+	VCVTPH2PS   32(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z11, Z4
+	VCVTPH2PS   64(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z12, Z4
+	VCVTPH2PS   96(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z13, Z4
+	VCVTPH2PS   128(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z14, Z4
+	VCVTPH2PS   160(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z15, Z4
+	VCVTPH2PS   192(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z16, Z4
+	VCVTPH2PS   224(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z17, Z4
+	VCVTPH2PS   (R9)(R8*1), Z18
+	VFMADD231PS Z18, Z10, Z5
+	VCVTPH2PS   32(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z11, Z5
+	VCVTPH2PS   64(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z12, Z5
+	VCVTPH2PS   96(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z13, Z5
+	VCVTPH2PS   128(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z14, Z5
+	VCVTPH2PS   160(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z15, Z5
+	VCVTPH2PS   192(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z16, Z5
+	VCVTPH2PS   224(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z17, Z5
+	VCVTPH2PS   (R10), Z18
+	VFMADD231PS Z18, Z10, Z6
+	VCVTPH2PS   32(R10), Z18
+	VFMADD231PS Z18, Z11, Z6
+	VCVTPH2PS   64(R10), Z18
+	VFMADD231PS Z18, Z12, Z6
+	VCVTPH2PS   96(R10), Z18
+	VFMADD231PS Z18, Z13, Z6
+	VCVTPH2PS   128(R10), Z18
+	VFMADD231PS Z18, Z14, Z6
+	VCVTPH2PS   160(R10), Z18
+	VFMADD231PS Z18, Z15, Z6
+	VCVTPH2PS   192(R10), Z18
+	VFMADD231PS Z18, Z16, Z6
+	VCVTPH2PS   224(R10), Z18
+	VFMADD231PS Z18, Z17, Z6
+	VCVTPH2PS   (R10)(SI*1), Z18
+	VFMADD231PS Z18, Z10, Z7
+	VCVTPH2PS   32(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z11, Z7
+	VCVTPH2PS   64(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z12, Z7
+	VCVTPH2PS   96(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z13, Z7
+	VCVTPH2PS   128(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z14, Z7
+	VCVTPH2PS   160(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z15, Z7
+	VCVTPH2PS   192(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z16, Z7
+	VCVTPH2PS   224(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z17, Z7
+	VCVTPH2PS   (R10)(SI*2), Z18
+	VFMADD231PS Z18, Z10, Z8
+	VCVTPH2PS   32(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z11, Z8
+	VCVTPH2PS   64(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z12, Z8
+	VCVTPH2PS   96(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z13, Z8
+	VCVTPH2PS   128(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z14, Z8
+	VCVTPH2PS   160(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z15, Z8
+	VCVTPH2PS   192(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z16, Z8
+	VCVTPH2PS   224(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z17, Z8
+	VCVTPH2PS   (R10)(R8*1), Z18
+	VFMADD231PS Z18, Z10, Z9
+	VCVTPH2PS   32(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z11, Z9
+	VCVTPH2PS   64(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z12, Z9
+	VCVTPH2PS   96(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z13, Z9
+	VCVTPH2PS   128(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z14, Z9
+	VCVTPH2PS   160(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z15, Z9
+	VCVTPH2PS   192(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z16, Z9
+	VCVTPH2PS   224(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z17, Z9
+	JMP         scores_reduce_41
+
+scores_seq_no_37:
+	CMPQ        168(SP), $0x00000080
+	JNE         scores_seq_no_38
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VCVTPH2PS   (R9), Z14
+	VFMADD231PS Z14, Z10, Z0
+	VCVTPH2PS   32(R9), Z14
+	VFMADD231PS Z14, Z11, Z0
+	VCVTPH2PS   64(R9), Z14
+	VFMADD231PS Z14, Z12, Z0
+	VCVTPH2PS   96(R9), Z14
+	VFMADD231PS Z14, Z13, Z0
+	VCVTPH2PS   (R9)(SI*1), Z14
+	VFMADD231PS Z14, Z10, Z3
+	VCVTPH2PS   32(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z11, Z3
+	VCVTPH2PS   64(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z12, Z3
+	VCVTPH2PS   96(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z13, Z3
+	VCVTPH2PS   (R9)(SI*2), Z14
+	VFMADD231PS Z14, Z10, Z4
+	VCVTPH2PS   32(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z11, Z4
+	VCVTPH2PS   64(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z12, Z4
+	VCVTPH2PS   96(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z13, Z4
+	VCVTPH2PS   (R9)(R8*1), Z14
+	VFMADD231PS Z14, Z10, Z5
+	VCVTPH2PS   32(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z11, Z5
+	VCVTPH2PS   64(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z12, Z5
+	VCVTPH2PS   96(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z13, Z5
+	VCVTPH2PS   (R10), Z14
+	VFMADD231PS Z14, Z10, Z6
+	VCVTPH2PS   32(R10), Z14
+	VFMADD231PS Z14, Z11, Z6
+	VCVTPH2PS   64(R10), Z14
+	VFMADD231PS Z14, Z12, Z6
+	VCVTPH2PS   96(R10), Z14
+	VFMADD231PS Z14, Z13, Z6
+	VCVTPH2PS   (R10)(SI*1), Z14
+	VFMADD231PS Z14, Z10, Z7
+	VCVTPH2PS   32(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z11, Z7
+	VCVTPH2PS   64(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z12, Z7
+	VCVTPH2PS   96(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z13, Z7
+	VCVTPH2PS   (R10)(SI*2), Z14
+	VFMADD231PS Z14, Z10, Z8
+	VCVTPH2PS   32(R10)(SI*2), Z14
+	VFMADD231PS Z14, Z11, Z8
+	VCVTPH2PS   64(R10)(SI*2), Z14
+	VFMADD231PS Z14, Z12, Z8
+	VCVTPH2PS   96(R10)(SI*2), Z14
+	VFMADD231PS Z14, Z13, Z8
+	VCVTPH2PS   (R10)(R8*1), Z14
+	VFMADD231PS Z14, Z10, Z9
+	VCVTPH2PS   32(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z11, Z9
+	VCVTPH2PS   64(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z12, Z9
+	VCVTPH2PS   96(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z13, Z9
+	JMP         scores_reduce_41
+
+scores_seq_no_38:
+	CMPQ R9, R12
+	JAE  scores_odd_43
+
+scores_pairs_43:
+	VMOVUPS     (R11)(R9*2), Z10
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R9)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R10), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R10)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R10)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R10)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_268
+	MOVQ        DI, R13
+	ANDQ        $0x0000003f, R13
+	ADDQ        168(SP), R13
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R13, $0x00000080
+	JBE         pf_row_243
+	PREFETCHT1  128(DI)
+	CMPQ        R13, $0x000000c0
+	JBE         pf_row_243
+	PREFETCHT1  192(DI)
+	CMPQ        R13, $0x00000100
+	JBE         pf_row_243
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R13, $0x00000200
+	JBE         pf_row_243
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R13, $0x00000400
+	JBE         pf_row_243
+	PREFETCHT1  1024(DI)
+
+pf_row_243:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_268
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_268
+	MOVQ       DI, R13
+	ANDQ       $0x0000003f, R13
+	ADDQ       168(SP), R13
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R13, $0x00000080
+	JBE        pf_row_244
+	PREFETCHT1 128(DI)
+	CMPQ       R13, $0x000000c0
+	JBE        pf_row_244
+	PREFETCHT1 192(DI)
+	CMPQ       R13, $0x00000100
+	JBE        pf_row_244
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R13, $0x00000200
+	JBE        pf_row_244
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R13, $0x00000400
+	JBE        pf_row_244
+	PREFETCHT1 1024(DI)
+
+pf_row_244:
+	ADDQ stride+96(FP), DI
+
+pf_skip_268:
+	VMOVUPS     64(R11)(R9*2), Z10
+	VCVTPH2PS   32(R9), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   32(R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   32(R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   32(R9)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   32(R10), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   32(R10)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   32(R10)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   32(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	ADDQ        $0x00000040, R9
+	ADDQ        $0x00000040, R10
+	CMPQ        R9, R12
+	JB          scores_pairs_43
+
+scores_odd_43:
+	MOVQ        168(SP), R12
+	ADDQ        DX, R12
+	CMPQ        R9, R12
+	JAE         scores_half_43
+	VMOVUPS     (R11)(R9*2), Z10
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R9)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R10), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R10)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R10)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R10)(R8*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+
+scores_half_43:
+scores_reduce_41:
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_41
+
+scores_by1_41:
+	TESTQ   BX, BX
+	JZ      scores_done_85
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R9
+	MOVQ    168(SP), R12
+	ADDQ    DX, R12
+	MOVQ    CX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+
+scores_chunk1_41:
+	VMOVUPS       (R11)(R9*2), Z3
+	VCVTPH2PS     (R9), Z4
+	VFMADD231PS   Z4, Z3, Z0
+	ADDQ          $0x00000020, R9
+	CMPQ          R9, R12
+	JB            scores_chunk1_41
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_41
+
+scores_done_85:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          DI, 136(SP)
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	JMP           scores_first_done_10
+
+scores_other_10:
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+
+scores_by8_42:
+	CMPQ        BX, $0x08
+	JL          scores_by1_42
+	VMOVUPS     expconst<>+1344(SB), Z0
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	VMOVUPS     expconst<>+1344(SB), Z7
+	VMOVUPS     expconst<>+1344(SB), Z8
+	VMOVUPS     expconst<>+1344(SB), Z9
+	MOVQ        DX, R8
+	LEAQ        (DX)(SI*4), R9
+	MOVQ        CX, R10
+	SUBQ        DX, R10
+	SUBQ        DX, R10
+	MOVQ        168(SP), R11
+	ANDQ        $0xffffffc0, R11
+	ADDQ        DX, R11
+	CMPQ        168(SP), $0x00000100
+	JNE         scores_seq_no_39
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VMOVUPS     256(CX), Z14
+	VMOVUPS     320(CX), Z15
+	VMOVUPS     384(CX), Z16
+	VMOVUPS     448(CX), Z17
+	VCVTPH2PS   (R8), Z18
+	VFMADD231PS Z18, Z10, Z0
+	VCVTPH2PS   32(R8), Z18
+	VFMADD231PS Z18, Z11, Z0
+	VCVTPH2PS   64(R8), Z18
+	VFMADD231PS Z18, Z12, Z0
+	VCVTPH2PS   96(R8), Z18
+	VFMADD231PS Z18, Z13, Z0
+	VCVTPH2PS   128(R8), Z18
+	VFMADD231PS Z18, Z14, Z0
+	VCVTPH2PS   160(R8), Z18
+	VFMADD231PS Z18, Z15, Z0
+	VCVTPH2PS   192(R8), Z18
+	VFMADD231PS Z18, Z16, Z0
+	VCVTPH2PS   224(R8), Z18
+	VFMADD231PS Z18, Z17, Z0
+	VCVTPH2PS   (R8)(SI*1), Z18
+	VFMADD231PS Z18, Z10, Z3
+	VCVTPH2PS   32(R8)(SI*1), Z18
+	VFMADD231PS Z18, Z11, Z3
+	VCVTPH2PS   64(R8)(SI*1), Z18
+	VFMADD231PS Z18, Z12, Z3
+	VCVTPH2PS   96(R8)(SI*1), Z18
+	VFMADD231PS Z18, Z13, Z3
+	VCVTPH2PS   128(R8)(SI*1), Z18
+	VFMADD231PS Z18, Z14, Z3
+	VCVTPH2PS   160(R8)(SI*1), Z18
+	VFMADD231PS Z18, Z15, Z3
+	VCVTPH2PS   192(R8)(SI*1), Z18
+	VFMADD231PS Z18, Z16, Z3
+	VCVTPH2PS   224(R8)(SI*1), Z18
+	VFMADD231PS Z18, Z17, Z3
+	VCVTPH2PS   (R8)(SI*2), Z18
+	VFMADD231PS Z18, Z10, Z4
+	VCVTPH2PS   32(R8)(SI*2), Z18
+	VFMADD231PS Z18, Z11, Z4
+	VCVTPH2PS   64(R8)(SI*2), Z18
+	VFMADD231PS Z18, Z12, Z4
+	VCVTPH2PS   96(R8)(SI*2), Z18
+	VFMADD231PS Z18, Z13, Z4
+	VCVTPH2PS   128(R8)(SI*2), Z18
+	VFMADD231PS Z18, Z14, Z4
+	VCVTPH2PS   160(R8)(SI*2), Z18
+	VFMADD231PS Z18, Z15, Z4
+	VCVTPH2PS   192(R8)(SI*2), Z18
+	VFMADD231PS Z18, Z16, Z4
+	VCVTPH2PS   224(R8)(SI*2), Z18
+	VFMADD231PS Z18, Z17, Z4
+	VCVTPH2PS   (R8)(DI*1), Z18
+	VFMADD231PS Z18, Z10, Z5
+	VCVTPH2PS   32(R8)(DI*1), Z18
+	VFMADD231PS Z18, Z11, Z5
+	VCVTPH2PS   64(R8)(DI*1), Z18
+	VFMADD231PS Z18, Z12, Z5
+	VCVTPH2PS   96(R8)(DI*1), Z18
+	VFMADD231PS Z18, Z13, Z5
+	VCVTPH2PS   128(R8)(DI*1), Z18
+	VFMADD231PS Z18, Z14, Z5
+	VCVTPH2PS   160(R8)(DI*1), Z18
+	VFMADD231PS Z18, Z15, Z5
+	VCVTPH2PS   192(R8)(DI*1), Z18
+	VFMADD231PS Z18, Z16, Z5
+	VCVTPH2PS   224(R8)(DI*1), Z18
+	VFMADD231PS Z18, Z17, Z5
+	VCVTPH2PS   (R9), Z18
+	VFMADD231PS Z18, Z10, Z6
+	VCVTPH2PS   32(R9), Z18
+	VFMADD231PS Z18, Z11, Z6
+	VCVTPH2PS   64(R9), Z18
+	VFMADD231PS Z18, Z12, Z6
+	VCVTPH2PS   96(R9), Z18
+	VFMADD231PS Z18, Z13, Z6
+	VCVTPH2PS   128(R9), Z18
+	VFMADD231PS Z18, Z14, Z6
+	VCVTPH2PS   160(R9), Z18
+	VFMADD231PS Z18, Z15, Z6
+	VCVTPH2PS   192(R9), Z18
+	VFMADD231PS Z18, Z16, Z6
+	VCVTPH2PS   224(R9), Z18
+	VFMADD231PS Z18, Z17, Z6
+	VCVTPH2PS   (R9)(SI*1), Z18
+	VFMADD231PS Z18, Z10, Z7
+	VCVTPH2PS   32(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z11, Z7
+	VCVTPH2PS   64(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z12, Z7
+	VCVTPH2PS   96(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z13, Z7
+	VCVTPH2PS   128(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z14, Z7
+	VCVTPH2PS   160(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z15, Z7
+	VCVTPH2PS   192(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z16, Z7
+	VCVTPH2PS   224(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z17, Z7
+	VCVTPH2PS   (R9)(SI*2), Z18
+	VFMADD231PS Z18, Z10, Z8
+	VCVTPH2PS   32(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z11, Z8
+	VCVTPH2PS   64(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z12, Z8
+	VCVTPH2PS   96(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z13, Z8
+	VCVTPH2PS   128(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z14, Z8
+	VCVTPH2PS   160(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z15, Z8
+	VCVTPH2PS   192(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z16, Z8
+	VCVTPH2PS   224(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z17, Z8
+	VCVTPH2PS   (R9)(DI*1), Z18
+	VFMADD231PS Z18, Z10, Z9
+	VCVTPH2PS   32(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z11, Z9
+	VCVTPH2PS   64(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z12, Z9
+	VCVTPH2PS   96(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z13, Z9
+	VCVTPH2PS   128(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z14, Z9
+	VCVTPH2PS   160(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z15, Z9
+	VCVTPH2PS   192(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z16, Z9
+	VCVTPH2PS   224(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z17, Z9
+	JMP         scores_reduce_42
+
+scores_seq_no_39:
+	CMPQ        168(SP), $0x00000080
+	JNE         scores_seq_no_40
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VCVTPH2PS   (R8), Z14
+	VFMADD231PS Z14, Z10, Z0
+	VCVTPH2PS   32(R8), Z14
+	VFMADD231PS Z14, Z11, Z0
+	VCVTPH2PS   64(R8), Z14
+	VFMADD231PS Z14, Z12, Z0
+	VCVTPH2PS   96(R8), Z14
+	VFMADD231PS Z14, Z13, Z0
+	VCVTPH2PS   (R8)(SI*1), Z14
+	VFMADD231PS Z14, Z10, Z3
+	VCVTPH2PS   32(R8)(SI*1), Z14
+	VFMADD231PS Z14, Z11, Z3
+	VCVTPH2PS   64(R8)(SI*1), Z14
+	VFMADD231PS Z14, Z12, Z3
+	VCVTPH2PS   96(R8)(SI*1), Z14
+	VFMADD231PS Z14, Z13, Z3
+	VCVTPH2PS   (R8)(SI*2), Z14
+	VFMADD231PS Z14, Z10, Z4
+	VCVTPH2PS   32(R8)(SI*2), Z14
+	VFMADD231PS Z14, Z11, Z4
+	VCVTPH2PS   64(R8)(SI*2), Z14
+	VFMADD231PS Z14, Z12, Z4
+	VCVTPH2PS   96(R8)(SI*2), Z14
+	VFMADD231PS Z14, Z13, Z4
+	VCVTPH2PS   (R8)(DI*1), Z14
+	VFMADD231PS Z14, Z10, Z5
+	VCVTPH2PS   32(R8)(DI*1), Z14
+	VFMADD231PS Z14, Z11, Z5
+	VCVTPH2PS   64(R8)(DI*1), Z14
+	VFMADD231PS Z14, Z12, Z5
+	VCVTPH2PS   96(R8)(DI*1), Z14
+	VFMADD231PS Z14, Z13, Z5
+	VCVTPH2PS   (R9), Z14
+	VFMADD231PS Z14, Z10, Z6
+	VCVTPH2PS   32(R9), Z14
+	VFMADD231PS Z14, Z11, Z6
+	VCVTPH2PS   64(R9), Z14
+	VFMADD231PS Z14, Z12, Z6
+	VCVTPH2PS   96(R9), Z14
+	VFMADD231PS Z14, Z13, Z6
+	VCVTPH2PS   (R9)(SI*1), Z14
+	VFMADD231PS Z14, Z10, Z7
+	VCVTPH2PS   32(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z11, Z7
+	VCVTPH2PS   64(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z12, Z7
+	VCVTPH2PS   96(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z13, Z7
+	VCVTPH2PS   (R9)(SI*2), Z14
+	VFMADD231PS Z14, Z10, Z8
+	VCVTPH2PS   32(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z11, Z8
+	VCVTPH2PS   64(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z12, Z8
+	VCVTPH2PS   96(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z13, Z8
+	VCVTPH2PS   (R9)(DI*1), Z14
+	VFMADD231PS Z14, Z10, Z9
+	VCVTPH2PS   32(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z11, Z9
+	VCVTPH2PS   64(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z12, Z9
+	VCVTPH2PS   96(R9)(DI*1), Z10
+	VFMADD231PS Z10, Z13, Z9
+	JMP         scores_reduce_42
+
+scores_seq_no_40:
+	CMPQ R8, R11
+	JAE  scores_odd_44
+
+scores_pairs_44:
+	VMOVUPS     (R10)(R8*2), Z10
+	VCVTPH2PS   (R8), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R8)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R8)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R8)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R9)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	VMOVUPS     64(R10)(R8*2), Z10
+	VCVTPH2PS   32(R8), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   32(R8)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   32(R8)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   32(R8)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   32(R9), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   32(R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   32(R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_44
+
+scores_odd_44:
+	MOVQ        168(SP), R11
+	ADDQ        DX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_44
+	VMOVUPS     (R10)(R8*2), Z10
+	VCVTPH2PS   (R8), Z11
+	VFMADD231PS Z11, Z10, Z0
+	VCVTPH2PS   (R8)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (R8)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (R8)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (R9), Z11
+	VFMADD231PS Z11, Z10, Z6
+	VCVTPH2PS   (R9)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z7
+	VCVTPH2PS   (R9)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z8
+	VCVTPH2PS   (R9)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z9
+
+scores_half_44:
+scores_reduce_42:
+	VSHUFF32X4   $0x44, Z3, Z0, Z10
+	VSHUFF32X4   $0xee, Z3, Z0, Z0
+	VADDPS       Z0, Z10, Z10
+	VSHUFF32X4   $0x44, Z5, Z4, Z0
+	VSHUFF32X4   $0xee, Z5, Z4, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFF32X4   $0x44, Z7, Z6, Z3
+	VSHUFF32X4   $0xee, Z7, Z6, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z9, Z8, Z4
+	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x88, Z0, Z10, Z5
+	VSHUFF32X4   $0xdd, Z0, Z10, Z0
+	VADDPS       Z0, Z5, Z5
+	VSHUFF32X4   $0x88, Z4, Z3, Z0
+	VSHUFF32X4   $0xdd, Z4, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z5, Z3
+	VSHUFPS      $0xdd, Z0, Z5, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z3, Z0
+	VSHUFPS      $0xdd, Z3, Z3, Z3
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z3, Z0, Z3
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y3, Y1, Y1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_42
+
+scores_by1_42:
+	TESTQ   BX, BX
+	JZ      scores_done_86
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R8
+	MOVQ    168(SP), R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+
+scores_chunk1_42:
+	VMOVUPS       (R10)(R8*2), Z3
+	VCVTPH2PS     (R8), Z4
+	VFMADD231PS   Z4, Z3, Z0
+	ADDQ          $0x00000020, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_42
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X2, X2
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_42
+
+scores_done_86:
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VMAXSS        X2, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+
+scores_first_done_10:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_44
+
+scores_done_84:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_30:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_30
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_40
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Z0
+	VMOVUPS      expconst<>+256(SB), Z3
+	VMAXPS       Z0, Z3, Z0
+	VMOVUPS      expconst<>+320(SB), Z3
+	VMINPS       Z0, Z3, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z0
+	VCVTPS2DQ    Z0, Z3
+	VCVTDQ2PS    Z3, Z4
+	VSUBPS       Z4, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z4
+	VFMADD213PS  expconst<>+512(SB), Z0, Z4
+	VFMADD213PS  expconst<>+448(SB), Z0, Z4
+	VFMADD213PS  expconst<>+384(SB), Z0, Z4
+	VFMADD213PS  expconst<>+64(SB), Z0, Z4
+	VPADDD       expconst<>+192(SB), Z3, Z3
+	VPSLLD       $0x17, Z3, Z3
+	VMULPS       Z3, Z4, Z0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_59:
+	VMULPS  (CX), Z0, Z3
+	VMOVUPS Z3, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_59
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_40:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z3
+	MOVQ         CX, CX
+
+exp_loop_42:
+	CMPQ         CX, $0x00000010
+	JL           exp_tail_42
+	VMOVUPS      (AX), Y1
+	VINSERTF64X4 $0x01, 32(AX), Z1, Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      expconst<>+256(SB), Z4
+	VMAXPS       Z1, Z4, Z1
+	VMOVUPS      expconst<>+320(SB), Z4
+	VMINPS       Z1, Z4, Z1
+	VMULPS       expconst<>+128(SB), Z1, Z1
+	VCVTPS2DQ    Z1, Z4
+	VCVTDQ2PS    Z4, Z5
+	VSUBPS       Z5, Z1, Z1
+	VMOVUPS      expconst<>+576(SB), Z5
+	VFMADD213PS  expconst<>+512(SB), Z1, Z5
+	VFMADD213PS  expconst<>+448(SB), Z1, Z5
+	VFMADD213PS  expconst<>+384(SB), Z1, Z5
+	VFMADD213PS  expconst<>+64(SB), Z1, Z5
+	VPADDD       expconst<>+192(SB), Z4, Z4
+	VPSLLD       $0x17, Z4, Z4
+	VMULPS       Z4, Z5, Z1
+	VMOVUPS      Z1, (AX)
+	VADDPS       Z1, Z3, Z3
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, CX
+	JMP          exp_loop_42
+
+exp_tail_42:
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y1
+	VEXTRACTF32X4 $0x01, Y1, X3
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	TESTQ         CX, CX
+	JZ            exp_done_42
+	VMOVUPS       (AX), Y2
+	VINSERTF64X4  $0x01, 32(AX), Z2, Z2
+	VSUBPS        Z0, Z2, Z2
+	VMOVUPS       expconst<>+256(SB), Z0
+	VMAXPS        Z2, Z0, Z2
+	VMOVUPS       expconst<>+320(SB), Z0
+	VMINPS        Z2, Z0, Z2
+	VMULPS        expconst<>+128(SB), Z2, Z2
+	VCVTPS2DQ     Z2, Z0
+	VCVTDQ2PS     Z0, Z4
+	VSUBPS        Z4, Z2, Z2
+	VMOVUPS       expconst<>+576(SB), Z4
+	VFMADD213PS   expconst<>+512(SB), Z2, Z4
+	VFMADD213PS   expconst<>+448(SB), Z2, Z4
+	VFMADD213PS   expconst<>+384(SB), Z2, Z4
+	VFMADD213PS   expconst<>+64(SB), Z2, Z4
+	VPADDD        expconst<>+192(SB), Z0, Z0
+	VPSLLD        $0x17, Z0, Z0
+	VMULPS        Z0, Z4, Z2
+	VMOVUPS       Z2, (AX)
+
+exp_tail1_42:
+	VADDSS (AX), X3, X3
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_42
+
+exp_done_42:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X3, X3
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X3, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_30
+
+softmax_done_30:
+	MOVQ $0x00000000, 32(SP)
+
+pv_42:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_42
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  152(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 72(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 80(SP)
+	MOVQ  SI, 88(SP)
+	MOVQ  $0x00000000, 96(SP)
+
+pv4_block_22:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_22
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS 128(BX)(DX*1), Z8
+	VMOVUPS 192(BX)(DX*1), Z9
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	VMOVUPS 128(BX)(DX*1), Z12
+	VMOVUPS 192(BX)(DX*1), Z13
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z14
+	VMOVUPS 64(BX)(DX*1), Z15
+	VMOVUPS 128(BX)(DX*1), Z16
+	VMOVUPS 192(BX)(DX*1), Z17
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_22
+
+pv4_row_22:
+	VCVTPH2PS    (SI), Z18
+	VCVTPH2PS    32(SI), Z19
+	VCVTPH2PS    64(SI), Z20
+	VCVTPH2PS    96(SI), Z21
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  Z18, Z22, Z0
+	VFMADD231PS  Z19, Z22, Z3
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS (BX)(DI*1), Z22
+	VFMADD231PS  Z18, Z22, Z6
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z8
+	VFMADD231PS  Z21, Z22, Z9
+	VBROADCASTSS (BX)(DI*2), Z22
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z12
+	VFMADD231PS  Z21, Z22, Z13
+	VBROADCASTSS (BX)(CX*1), Z22
+	VFMADD231PS  Z18, Z22, Z14
+	VFMADD231PS  Z19, Z22, Z15
+	VFMADD231PS  Z20, Z22, Z16
+	VFMADD231PS  Z21, Z22, Z17
+	CMPQ         R9, 160(SP)
+	JAE          pf_skip_269
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         168(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_245
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_245
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_245
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_245
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_245
+	PREFETCHT1   1024(R9)
+
+pf_row_245:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_269
+	CMPQ       R9, 160(SP)
+	JAE        pf_skip_269
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_246
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_246
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_246
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_246
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_246
+	PREFETCHT1 1024(R9)
+
+pf_row_246:
+	ADDQ stride+96(FP), R9
+
+pf_skip_269:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_22
+
+pv4_merge_22:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	VMOVUPS Z8, 128(BX)(DX*1)
+	VMOVUPS Z9, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	VMOVUPS Z12, 128(BX)(DX*1)
+	VMOVUPS Z13, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z14, (BX)(DX*1)
+	VMOVUPS Z15, 64(BX)(DX*1)
+	VMOVUPS Z16, 128(BX)(DX*1)
+	VMOVUPS Z17, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 96(SP)
+	JMP     pv4_block_22
+
+pv4_next_22:
+pv4_block_23:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_23
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_23
+
+pv4_row_23:
+	VCVTPH2PS    (SI), Z10
+	VCVTPH2PS    32(SI), Z11
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (BX)(DI*1), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS (BX)(DI*2), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS (BX)(CX*1), Z12
+	VFMADD231PS  Z10, Z12, Z8
+	VFMADD231PS  Z11, Z12, Z9
+	CMPQ         R9, 160(SP)
+	JAE          pf_skip_270
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         168(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_247
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_247
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_247
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_247
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_247
+	PREFETCHT1   1024(R9)
+
+pf_row_247:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_270
+	CMPQ       R9, 160(SP)
+	JAE        pf_skip_270
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_248
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_248
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_248
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_248
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_248
+	PREFETCHT1 1024(R9)
+
+pf_row_248:
+	ADDQ stride+96(FP), R9
+
+pf_skip_270:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_23
+
+pv4_merge_23:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 96(SP)
+	JMP     pv4_block_23
+
+pv4_next_23:
+pv4_block_24:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_24
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z5
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_24
+
+pv4_row_24:
+	VCVTPH2PS    (SI), Z6
+	VBROADCASTSS (BX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (BX)(DI*1), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS (BX)(DI*2), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS (BX)(CX*1), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	CMPQ         R9, 160(SP)
+	JAE          pf_skip_271
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         168(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_249
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_249
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_249
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_249
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_249
+	PREFETCHT1   1024(R9)
+
+pf_row_249:
+	ADDQ       stride+96(FP), R9
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_271
+	CMPQ       R9, 160(SP)
+	JAE        pf_skip_271
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_250
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_250
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_250
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_250
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_250
+	PREFETCHT1 1024(R9)
+
+pf_row_250:
+	ADDQ stride+96(FP), R9
+
+pf_skip_271:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_24
+
+pv4_merge_24:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z5, (BX)(DX*1)
+	ADDQ    $0x00000040, 96(SP)
+	JMP     pv4_block_24
+
+pv4_next_24:
+	MOVQ R9, 152(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_42
+
+pv_done_42:
+pv_43:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000001, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_43
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, SI
+	ADDQ  tileStride+88(FP), SI
+	MOVQ  8(SP), DI
+	MOVQ  24(SP), R8
+	MOVQ  stride+96(FP), R9
+	MOVQ  152(SP), R10
+	MOVQ  CX, 40(SP)
+	MOVQ  BX, 48(SP)
+	MOVQ  DX, 56(SP)
+	MOVQ  SI, CX
+	SUBQ  DX, CX
+	MOVQ  DI, 64(SP)
+	MOVQ  R8, 72(SP)
+	MOVQ  $0x00000000, 80(SP)
+
+pv2_block_58:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv2_next_58
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	VMOVUPS 128(BX)(DX*1), Z4
+	VMOVUPS 192(BX)(DX*1), Z5
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	VMOVUPS 128(BX)(DX*1), Z8
+	VMOVUPS 192(BX)(DX*1), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_58
+
+pv2_pair_58:
+	VCVTPH2PS    (SI), Z18
+	VCVTPH2PS    32(SI), Z19
+	VCVTPH2PS    64(SI), Z20
+	VCVTPH2PS    96(SI), Z21
+	VCVTPH2PS    (SI)(R9*1), Z22
+	VCVTPH2PS    32(SI)(R9*1), Z23
+	VCVTPH2PS    64(SI)(R9*1), Z24
+	VCVTPH2PS    96(SI)(R9*1), Z25
+	VBROADCASTSS (BX), Z26
+	VFMADD231PS  Z18, Z26, Z0
+	VFMADD231PS  Z19, Z26, Z3
+	VFMADD231PS  Z20, Z26, Z4
+	VFMADD231PS  Z21, Z26, Z5
+	VBROADCASTSS 4(BX), Z26
+	VFMADD231PS  Z22, Z26, Z10
+	VFMADD231PS  Z23, Z26, Z11
+	VFMADD231PS  Z24, Z26, Z12
+	VFMADD231PS  Z25, Z26, Z13
+	VBROADCASTSS (BX)(CX*1), Z26
+	VFMADD231PS  Z18, Z26, Z6
+	VFMADD231PS  Z19, Z26, Z7
+	VFMADD231PS  Z20, Z26, Z8
+	VFMADD231PS  Z21, Z26, Z9
+	VBROADCASTSS 4(BX)(CX*1), Z18
+	VFMADD231PS  Z22, Z18, Z14
+	VFMADD231PS  Z23, Z18, Z15
+	VFMADD231PS  Z24, Z18, Z16
+	VFMADD231PS  Z25, Z18, Z17
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_272
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         168(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_251
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_251
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_251
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_251
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_251
+	PREFETCHT1   1024(R10)
+
+pf_row_251:
+	ADDQ       stride+96(FP), R10
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_272
+	CMPQ       R10, 160(SP)
+	JAE        pf_skip_272
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       168(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_252
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_252
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_252
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_252
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_252
+	PREFETCHT1 1024(R10)
+
+pf_row_252:
+	ADDQ stride+96(FP), R10
+
+pf_skip_272:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_58
+
+pv2_single_58:
+	TESTQ        DI, DI
+	JZ           pv2_merge_58
+	VCVTPH2PS    (SI), Z18
+	VCVTPH2PS    32(SI), Z19
+	VCVTPH2PS    64(SI), Z20
+	VCVTPH2PS    96(SI), Z21
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  Z18, Z22, Z0
+	VFMADD231PS  Z19, Z22, Z3
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS (BX)(CX*1), Z22
+	VFMADD231PS  Z18, Z22, Z6
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z8
+	VFMADD231PS  Z21, Z22, Z9
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_58
+
+pv2_merge_58:
+	VADDPS  Z10, Z0, Z0
+	VADDPS  Z11, Z3, Z3
+	VADDPS  Z12, Z4, Z4
+	VADDPS  Z13, Z5, Z5
+	VADDPS  Z14, Z6, Z6
+	VADDPS  Z15, Z7, Z7
+	VADDPS  Z16, Z8, Z8
+	VADDPS  Z17, Z9, Z9
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	VMOVUPS Z4, 128(BX)(DX*1)
+	VMOVUPS Z5, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	VMOVUPS Z8, 128(BX)(DX*1)
+	VMOVUPS Z9, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 80(SP)
+	JMP     pv2_block_58
+
+pv2_next_58:
+pv2_block_59:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv2_next_59
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_59
+
+pv2_pair_59:
+	VCVTPH2PS    (SI), Z10
+	VCVTPH2PS    32(SI), Z11
+	VCVTPH2PS    (SI)(R9*1), Z12
+	VCVTPH2PS    32(SI)(R9*1), Z13
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  Z10, Z14, Z0
+	VFMADD231PS  Z11, Z14, Z3
+	VBROADCASTSS 4(BX), Z14
+	VFMADD231PS  Z12, Z14, Z6
+	VFMADD231PS  Z13, Z14, Z7
+	VBROADCASTSS (BX)(CX*1), Z14
+	VFMADD231PS  Z10, Z14, Z4
+	VFMADD231PS  Z11, Z14, Z5
+	VBROADCASTSS 4(BX)(CX*1), Z10
+	VFMADD231PS  Z12, Z10, Z8
+	VFMADD231PS  Z13, Z10, Z9
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_273
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         168(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_253
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_253
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_253
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_253
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_253
+	PREFETCHT1   1024(R10)
+
+pf_row_253:
+	ADDQ       stride+96(FP), R10
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_273
+	CMPQ       R10, 160(SP)
+	JAE        pf_skip_273
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       168(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_254
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_254
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_254
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_254
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_254
+	PREFETCHT1 1024(R10)
+
+pf_row_254:
+	ADDQ stride+96(FP), R10
+
+pf_skip_273:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_59
+
+pv2_single_59:
+	TESTQ        DI, DI
+	JZ           pv2_merge_59
+	VCVTPH2PS    (SI), Z10
+	VCVTPH2PS    32(SI), Z11
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (BX)(CX*1), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_59
+
+pv2_merge_59:
+	VADDPS  Z6, Z0, Z0
+	VADDPS  Z7, Z3, Z3
+	VADDPS  Z8, Z4, Z4
+	VADDPS  Z9, Z5, Z5
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 80(SP)
+	JMP     pv2_block_59
+
+pv2_next_59:
+pv2_block_60:
+	MOVQ    80(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv2_next_60
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    56(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    64(SP), SI
+	MOVQ    72(SP), DI
+	CMPQ    DI, $0x02
+	JL      pv2_single_60
+
+pv2_pair_60:
+	VCVTPH2PS    (SI), Z6
+	VCVTPH2PS    (SI)(R9*1), Z7
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VBROADCASTSS 4(BX), Z8
+	VFMADD231PS  Z7, Z8, Z4
+	VBROADCASTSS (BX)(CX*1), Z8
+	VFMADD231PS  Z6, Z8, Z3
+	VBROADCASTSS 4(BX)(CX*1), Z6
+	VFMADD231PS  Z7, Z6, Z5
+	CMPQ         R10, 160(SP)
+	JAE          pf_skip_274
+	MOVQ         R10, R8
+	ANDQ         $0x0000003f, R8
+	ADDQ         168(SP), R8
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	CMPQ         R8, $0x00000080
+	JBE          pf_row_255
+	PREFETCHT1   128(R10)
+	CMPQ         R8, $0x000000c0
+	JBE          pf_row_255
+	PREFETCHT1   192(R10)
+	CMPQ         R8, $0x00000100
+	JBE          pf_row_255
+	PREFETCHT1   256(R10)
+	PREFETCHT1   320(R10)
+	PREFETCHT1   384(R10)
+	PREFETCHT1   448(R10)
+	CMPQ         R8, $0x00000200
+	JBE          pf_row_255
+	PREFETCHT1   512(R10)
+	PREFETCHT1   576(R10)
+	PREFETCHT1   640(R10)
+	PREFETCHT1   704(R10)
+	PREFETCHT1   768(R10)
+	PREFETCHT1   832(R10)
+	PREFETCHT1   896(R10)
+	PREFETCHT1   960(R10)
+	CMPQ         R8, $0x00000400
+	JBE          pf_row_255
+	PREFETCHT1   1024(R10)
+
+pf_row_255:
+	ADDQ       stride+96(FP), R10
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_274
+	CMPQ       R10, 160(SP)
+	JAE        pf_skip_274
+	MOVQ       R10, R8
+	ANDQ       $0x0000003f, R8
+	ADDQ       168(SP), R8
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	CMPQ       R8, $0x00000080
+	JBE        pf_row_256
+	PREFETCHT1 128(R10)
+	CMPQ       R8, $0x000000c0
+	JBE        pf_row_256
+	PREFETCHT1 192(R10)
+	CMPQ       R8, $0x00000100
+	JBE        pf_row_256
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+	PREFETCHT1 384(R10)
+	PREFETCHT1 448(R10)
+	CMPQ       R8, $0x00000200
+	JBE        pf_row_256
+	PREFETCHT1 512(R10)
+	PREFETCHT1 576(R10)
+	PREFETCHT1 640(R10)
+	PREFETCHT1 704(R10)
+	PREFETCHT1 768(R10)
+	PREFETCHT1 832(R10)
+	PREFETCHT1 896(R10)
+	PREFETCHT1 960(R10)
+	CMPQ       R8, $0x00000400
+	JBE        pf_row_256
+	PREFETCHT1 1024(R10)
+
+pf_row_256:
+	ADDQ stride+96(FP), R10
+
+pf_skip_274:
+	ADDQ $0x08, BX
+	LEAQ (SI)(R9*2), SI
+	SUBQ $0x02, DI
+	CMPQ DI, $0x02
+	JGE  pv2_pair_60
+
+pv2_single_60:
+	TESTQ        DI, DI
+	JZ           pv2_merge_60
+	VCVTPH2PS    (SI), Z6
+	VBROADCASTSS (BX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (BX)(CX*1), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	ADDQ         $0x04, BX
+	ADDQ         R9, SI
+	DECQ         DI
+	JMP          pv2_single_60
+
+pv2_merge_60:
+	VADDPS  Z4, Z0, Z0
+	VADDPS  Z5, Z3, Z3
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	ADDQ    $0x00000040, 80(SP)
+	JMP     pv2_block_60
+
+pv2_next_60:
+	MOVQ R10, 152(SP)
+	ADDQ $0x00000002, 32(SP)
+	JMP  pv_43
+
+pv_done_43:
+pv_44:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_44
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	CMPQ  32(SP), $0x00000000
+	JNE   other_head_10
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
+
+pv_block_169:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000200
+	JL      pv_next_169
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R10*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R10*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R10*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R10*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_169
+
+pv_pair_169:
+	VBROADCASTSS (R11), Z18
+	VBROADCASTSS 4(R11), Z19
+	VCVTPH2PS    (R12), Z20
+	VFMADD231PS  Z20, Z18, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VCVTPH2PS    32(R12), Z20
+	VFMADD231PS  Z20, Z18, Z4
+	VCVTPH2PS    64(R12), Z20
+	VFMADD231PS  Z20, Z18, Z6
+	PREFETCHT1   64(R12)(R8*1)
+	VCVTPH2PS    96(R12), Z20
+	VFMADD231PS  Z20, Z18, Z8
+	VCVTPH2PS    128(R12), Z20
+	VFMADD231PS  Z20, Z18, Z10
+	PREFETCHT1   128(R12)(R8*1)
+	VCVTPH2PS    160(R12), Z20
+	VFMADD231PS  Z20, Z18, Z12
+	VCVTPH2PS    192(R12), Z20
+	VFMADD231PS  Z20, Z18, Z14
+	PREFETCHT1   192(R12)(R8*1)
+	VCVTPH2PS    224(R12), Z20
+	VFMADD231PS  Z20, Z18, Z16
+	VCVTPH2PS    (R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z3
+	PREFETCHT1   (R12)(R9*1)
+	VCVTPH2PS    32(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z5
+	VCVTPH2PS    64(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z7
+	PREFETCHT1   64(R12)(R9*1)
+	VCVTPH2PS    96(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z9
+	VCVTPH2PS    128(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z11
+	PREFETCHT1   128(R12)(R9*1)
+	VCVTPH2PS    160(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z13
+	VCVTPH2PS    192(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z15
+	PREFETCHT1   192(R12)(R9*1)
+	VCVTPH2PS    224(R12)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z17
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_169
+
+pv_single_169:
+	TESTQ        R13, R13
+	JZ           pv_merge_169
+	VBROADCASTSS (R11), Z18
+	VCVTPH2PS    (R12), Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VCVTPH2PS    32(R12), Z19
+	VFMADD231PS  Z19, Z18, Z4
+	VCVTPH2PS    64(R12), Z19
+	VFMADD231PS  Z19, Z18, Z6
+	VCVTPH2PS    96(R12), Z19
+	VFMADD231PS  Z19, Z18, Z8
+	VCVTPH2PS    128(R12), Z19
+	VFMADD231PS  Z19, Z18, Z10
+	VCVTPH2PS    160(R12), Z19
+	VFMADD231PS  Z19, Z18, Z12
+	VCVTPH2PS    192(R12), Z19
+	VFMADD231PS  Z19, Z18, Z14
+	VCVTPH2PS    224(R12), Z19
+	VFMADD231PS  Z19, Z18, Z16
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_169
+
+pv_merge_169:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R10*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R10*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R10*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R10*1)
+	ADDQ    $0x00000200, R10
+	JMP     pv_block_169
+
+pv_next_169:
+pv_block_170:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_170
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R10*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_170
+
+pv_pair_170:
+	VBROADCASTSS (R11), Z10
+	VBROADCASTSS 4(R11), Z11
+	VCVTPH2PS    (R12), Z12
+	VFMADD231PS  Z12, Z10, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VCVTPH2PS    32(R12), Z12
+	VFMADD231PS  Z12, Z10, Z4
+	VCVTPH2PS    64(R12), Z12
+	VFMADD231PS  Z12, Z10, Z6
+	PREFETCHT1   64(R12)(R8*1)
+	VCVTPH2PS    96(R12), Z12
+	VFMADD231PS  Z12, Z10, Z8
+	VCVTPH2PS    (R12)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z3
+	PREFETCHT1   (R12)(R9*1)
+	VCVTPH2PS    32(R12)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z5
+	VCVTPH2PS    64(R12)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z7
+	PREFETCHT1   64(R12)(R9*1)
+	VCVTPH2PS    96(R12)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z9
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_170
+
+pv_single_170:
+	TESTQ        R13, R13
+	JZ           pv_merge_170
+	VBROADCASTSS (R11), Z10
+	VCVTPH2PS    (R12), Z11
+	VFMADD231PS  Z11, Z10, Z0
+	VCVTPH2PS    32(R12), Z11
+	VFMADD231PS  Z11, Z10, Z4
+	VCVTPH2PS    64(R12), Z11
+	VFMADD231PS  Z11, Z10, Z6
+	VCVTPH2PS    96(R12), Z11
+	VFMADD231PS  Z11, Z10, Z8
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_170
+
+pv_merge_170:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_170
+
+pv_next_170:
+pv_block_171:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_171
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R10*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_171
+
+pv_pair_171:
+	VBROADCASTSS (R11), Z6
+	VBROADCASTSS 4(R11), Z7
+	VCVTPH2PS    (R12), Z8
+	VFMADD231PS  Z8, Z6, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VCVTPH2PS    32(R12), Z8
+	VFMADD231PS  Z8, Z6, Z4
+	VCVTPH2PS    (R12)(DI*1), Z6
+	VFMADD231PS  Z6, Z7, Z3
+	PREFETCHT1   (R12)(R9*1)
+	VCVTPH2PS    32(R12)(DI*1), Z6
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_171
+
+pv_single_171:
+	TESTQ        R13, R13
+	JZ           pv_merge_171
+	VBROADCASTSS (R11), Z6
+	VCVTPH2PS    (R12), Z7
+	VFMADD231PS  Z7, Z6, Z0
+	VCVTPH2PS    32(R12), Z7
+	VFMADD231PS  Z7, Z6, Z4
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_171
+
+pv_merge_171:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_171
+
+pv_next_171:
+pv_block_172:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_172
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x01, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_172
+
+pv_pair_172:
+	VBROADCASTSS (R11), Z4
+	VBROADCASTSS 4(R11), Z5
+	VCVTPH2PS    (R12), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	PREFETCHT1   (R12)(R8*1)
+	VCVTPH2PS    (R12)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z3
+	PREFETCHT1   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_172
+
+pv_single_172:
+	TESTQ        R13, R13
+	JZ           pv_merge_172
+	VBROADCASTSS (R11), Z4
+	VCVTPH2PS    (R12), Z5
+	VFMADD231PS  Z5, Z4, Z0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_172
+
+pv_merge_172:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_172
+
+pv_next_172:
+	JMP first_done_10
+
+other_head_10:
+	XORQ R8, R8
+
+pv_block_173:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_173
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 256(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 320(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 384(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 448(CX)(R8*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_173
+
+pv_pair_173:
+	VBROADCASTSS (R9), Z18
+	VBROADCASTSS 4(R9), Z19
+	VCVTPH2PS    (R10), Z20
+	VFMADD231PS  Z20, Z18, Z0
+	VCVTPH2PS    32(R10), Z20
+	VFMADD231PS  Z20, Z18, Z4
+	VCVTPH2PS    64(R10), Z20
+	VFMADD231PS  Z20, Z18, Z6
+	VCVTPH2PS    96(R10), Z20
+	VFMADD231PS  Z20, Z18, Z8
+	VCVTPH2PS    128(R10), Z20
+	VFMADD231PS  Z20, Z18, Z10
+	VCVTPH2PS    160(R10), Z20
+	VFMADD231PS  Z20, Z18, Z12
+	VCVTPH2PS    192(R10), Z20
+	VFMADD231PS  Z20, Z18, Z14
+	VCVTPH2PS    224(R10), Z20
+	VFMADD231PS  Z20, Z18, Z16
+	VCVTPH2PS    (R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z3
+	VCVTPH2PS    32(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z5
+	VCVTPH2PS    64(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z7
+	VCVTPH2PS    96(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z9
+	VCVTPH2PS    128(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z11
+	VCVTPH2PS    160(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z13
+	VCVTPH2PS    192(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z15
+	VCVTPH2PS    224(R10)(DI*1), Z18
+	VFMADD231PS  Z18, Z19, Z17
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_173
+
+pv_single_173:
+	TESTQ        R11, R11
+	JZ           pv_merge_173
+	VBROADCASTSS (R9), Z18
+	VCVTPH2PS    (R10), Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VCVTPH2PS    32(R10), Z19
+	VFMADD231PS  Z19, Z18, Z4
+	VCVTPH2PS    64(R10), Z19
+	VFMADD231PS  Z19, Z18, Z6
+	VCVTPH2PS    96(R10), Z19
+	VFMADD231PS  Z19, Z18, Z8
+	VCVTPH2PS    128(R10), Z19
+	VFMADD231PS  Z19, Z18, Z10
+	VCVTPH2PS    160(R10), Z19
+	VFMADD231PS  Z19, Z18, Z12
+	VCVTPH2PS    192(R10), Z19
+	VFMADD231PS  Z19, Z18, Z14
+	VCVTPH2PS    224(R10), Z19
+	VFMADD231PS  Z19, Z18, Z16
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_173
+
+pv_merge_173:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 256(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 320(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 384(CX)(R8*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_173
+
+pv_next_173:
+pv_block_174:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_174
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 128(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 192(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_174
+
+pv_pair_174:
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z11
+	VCVTPH2PS    (R10), Z12
+	VFMADD231PS  Z12, Z10, Z0
+	VCVTPH2PS    32(R10), Z12
+	VFMADD231PS  Z12, Z10, Z4
+	VCVTPH2PS    64(R10), Z12
+	VFMADD231PS  Z12, Z10, Z6
+	VCVTPH2PS    96(R10), Z12
+	VFMADD231PS  Z12, Z10, Z8
+	VCVTPH2PS    (R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z3
+	VCVTPH2PS    32(R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z5
+	VCVTPH2PS    64(R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z7
+	VCVTPH2PS    96(R10)(DI*1), Z10
+	VFMADD231PS  Z10, Z11, Z9
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_174
+
+pv_single_174:
+	TESTQ        R11, R11
+	JZ           pv_merge_174
+	VBROADCASTSS (R9), Z10
+	VCVTPH2PS    (R10), Z11
+	VFMADD231PS  Z11, Z10, Z0
+	VCVTPH2PS    32(R10), Z11
+	VFMADD231PS  Z11, Z10, Z4
+	VCVTPH2PS    64(R10), Z11
+	VFMADD231PS  Z11, Z10, Z6
+	VCVTPH2PS    96(R10), Z11
+	VFMADD231PS  Z11, Z10, Z8
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_174
+
+pv_merge_174:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 128(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_174
+
+pv_next_174:
+pv_block_175:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_175
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 64(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_175
+
+pv_pair_175:
+	VBROADCASTSS (R9), Z6
+	VBROADCASTSS 4(R9), Z7
+	VCVTPH2PS    (R10), Z8
+	VFMADD231PS  Z8, Z6, Z0
+	VCVTPH2PS    32(R10), Z8
+	VFMADD231PS  Z8, Z6, Z4
+	VCVTPH2PS    (R10)(DI*1), Z6
+	VFMADD231PS  Z6, Z7, Z3
+	VCVTPH2PS    32(R10)(DI*1), Z6
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_175
+
+pv_single_175:
+	TESTQ        R11, R11
+	JZ           pv_merge_175
+	VBROADCASTSS (R9), Z6
+	VCVTPH2PS    (R10), Z7
+	VFMADD231PS  Z7, Z6, Z0
+	VCVTPH2PS    32(R10), Z7
+	VFMADD231PS  Z7, Z6, Z4
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_175
+
+pv_merge_175:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_175
+
+pv_next_175:
+pv_block_176:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_176
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_176
+
+pv_pair_176:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VCVTPH2PS    (R10), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	VCVTPH2PS    (R10)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_176
+
+pv_single_176:
+	TESTQ        R11, R11
+	JZ           pv_merge_176
+	VBROADCASTSS (R9), Z4
+	VCVTPH2PS    (R10), Z5
+	VFMADD231PS  Z5, Z4, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_176
+
+pv_merge_176:
+	VADDPS  Z3, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_176
+
+pv_next_176:
+first_done_10:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_44
+
+pv_done_44:
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_20
+
+finish_20:
+	MOVQ $0x00000000, 32(SP)
+
+norm_20:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_20
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VMOVUPS  expconst<>+1344(SB), X1
+	VUCOMISS X1, X0
+	JNE      recip_div_32
+	JPS      recip_div_32
+	JMP      recip_zero_32
+
+recip_div_32:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_32:
+	VBROADCASTSS X1, Z0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_60:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_60
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_20
+
+norm_done_20:
+	VZEROUPPER
+	RET
+
+// func flashDecodeExactQ8AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
+TEXT ·flashDecodeExactQ8AVX2Pos(SB), NOSPLIT, $192-104
+	MOVQ   d+48(FP), AX
+	SHRQ   $0x05, AX
+	IMUL3Q $0x22, AX, AX
+	MOVQ   AX, 184(SP)
+	MOVQ   $0x00000000, 32(SP)
+
+init_21:
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
+	JGE    init_done_21
+	VMOVSS expconst<>+0(SB), X0
+	MOVQ   state+72(FP), AX
+	MOVQ   32(SP), CX
+	VMOVSS X0, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	MOVL   $0x00000000, (AX)(CX*4)
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   AX, AX
+
+zero_loop_33:
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     zero_loop_33
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_21
+
+init_done_21:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_21:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_21
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    stride+96(FP), AX
+	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
+	MOVQ    8(SP), CX
+	ADDQ    DX, CX
+	MOVQ    CX, 136(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 144(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	ADDQ    DX, CX
+	MOVQ    CX, 160(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 168(SP)
+	MOVQ    $0x00000001, 152(SP)
+	MOVQ    $0x00000001, 176(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_45:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_87
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    stride+96(FP), SI
+	MOVQ    136(SP), DI
+	MOVQ    152(SP), R8
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R9
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_43:
+	CMPQ   BX, $0x08
+	JL     scores_by1_43
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R10
+	LEAQ   (DX)(SI*4), R11
+	MOVQ   CX, R12
+	SUBQ   DX, R12
+	SUBQ   DX, R12
+	SUBQ   DX, R12
+	SUBQ   DX, R12
+	MOVQ   184(SP), R13
+	ANDQ   $0x00000000, R13
+	ADDQ   DX, R13
+	MOVQ   CX, R12
+	MOVQ   184(SP), R13
+	ADDQ   DX, R13
+
+scores_q8_11:
+	VPABSB       2(R12), Y10
+	VPBROADCASTW (R12), X11
+	VCVTPH2PS    X11, Y11
+	VMOVUPS      2(R10), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R10), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y2
+	VMOVUPS      2(R10)(SI*1), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R10)(SI*1), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y3
+	VMOVUPS      2(R10)(SI*2), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R10)(SI*2), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y4
+	VMOVUPS      2(R10)(R9*1), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R10)(R9*1), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y5
+	VMOVUPS      2(R11), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R11), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y6
+	VMOVUPS      2(R11)(SI*1), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R11)(SI*1), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y7
+	VMOVUPS      2(R11)(SI*2), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R11)(SI*2), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y8
+	VMOVUPS      2(R11)(R9*1), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R11)(R9*1), X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y11, Y10, Y10
+	VFMADD231PS  Y12, Y10, Y9
+	DECQ         R8
+	JNZ          pf_skip_275
+	MOVQ         ng+16(FP), R8
+	CMPQ         DI, 144(SP)
+	JAE          pf_skip_275
+	MOVQ         DI, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (DI)
+	PREFETCHT1   64(DI)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_257
+	PREFETCHT1   128(DI)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_257
+	PREFETCHT1   192(DI)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_257
+	PREFETCHT1   256(DI)
+	PREFETCHT1   320(DI)
+	PREFETCHT1   384(DI)
+	PREFETCHT1   448(DI)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_257
+	PREFETCHT1   512(DI)
+	PREFETCHT1   576(DI)
+	PREFETCHT1   640(DI)
+	PREFETCHT1   704(DI)
+	PREFETCHT1   768(DI)
+	PREFETCHT1   832(DI)
+	PREFETCHT1   896(DI)
+	PREFETCHT1   960(DI)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_257
+	PREFETCHT1   1024(DI)
+
+pf_row_257:
+	ADDQ       stride+96(FP), DI
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_275
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_275
+	MOVQ       DI, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_258
+	PREFETCHT1 128(DI)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_258
+	PREFETCHT1 192(DI)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_258
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_258
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_258
+	PREFETCHT1 1024(DI)
+
+pf_row_258:
+	ADDQ stride+96(FP), DI
+
+pf_skip_275:
+	ADDQ         $0x00000022, R10
+	ADDQ         $0x00000022, R11
+	ADDQ         $0x00000022, R12
+	CMPQ         R10, R13
+	JB           scores_q8_11
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_43
+
+scores_by1_43:
+	TESTQ  BX, BX
+	JZ     scores_done_88
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R10
+	MOVQ   184(SP), R13
+	ADDQ   DX, R13
+	MOVQ   CX, R12
+
+scores_chunk1_43:
+	VPABSB       2(R12), Y3
+	VPBROADCASTW (R12), X4
+	VCVTPH2PS    X4, Y4
+	VMOVUPS      2(R10), Y5
+	VPSIGNB      2(R12), Y5, Y5
+	VPMADDUBSW   Y5, Y3, Y5
+	VPMADDWD     expconst<>+1600(SB), Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VPBROADCASTW (R10), X3
+	VCVTPH2PS    X3, Y3
+	VMULPS       Y4, Y3, Y3
+	VFMADD231PS  Y5, Y3, Y2
+	ADDQ         $0x00000022, R10
+	ADDQ         $0x00000022, R12
+	CMPQ         R10, R13
+	JB           scores_chunk1_43
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
+	JMP          scores_by1_43
+
+scores_done_88:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         DI, 136(SP)
+	MOVQ         R8, 152(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	ADDQ         $0x00000001, 32(SP)
+	JMP          scores_45
+
+scores_done_87:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_31:
+	MOVQ         32(SP), AX
+	ADDQ         $0x00000001, AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_31
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_41
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_61:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_61
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_41:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       4(AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       4(AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_42
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       4(AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, 4(AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	ADDQ         AX, CX
+	MOVQ         AX, AX
+
+scale_loop_62:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_62
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, 4(AX)(CX*4)
+
+no_rescale_42:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS 4(AX)(CX*4), Y1
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         AX, CX
+	ADDQ         tileStride+88(FP), CX
+	MOVQ         24(SP), DX
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         CX, CX
+
+exp_loop_43:
+	CMPQ         DX, $0x00000008
+	JL           exp_tail_43
+	VMOVUPS      (AX), Y4
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y4, Y4
+	VSUBPS       Y1, Y5, Y5
+	VCMPPS       $0x05, expconst<>+640(SB), Y4, Y6
+	VMOVUPS      expconst<>+640(SB), Y7
+	VMAXPS       Y4, Y7, Y4
+	VMOVUPS      expconst<>+768(SB), Y7
+	VMINPS       Y4, Y7, Y4
+	VMULPS       expconst<>+128(SB), Y4, Y7
+	VCVTPS2DQ    Y7, Y8
+	VCVTDQ2PS    Y8, Y7
+	VFNMADD231PS expconst<>+832(SB), Y7, Y4
+	VFNMADD231PS expconst<>+896(SB), Y7, Y4
+	VMOVUPS      expconst<>+960(SB), Y7
+	VFMADD213PS  expconst<>+1024(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1088(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1152(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1216(SB), Y4, Y7
+	VFMADD213PS  expconst<>+1280(SB), Y4, Y7
+	VMULPS       Y4, Y4, Y9
+	VFMADD213PS  Y4, Y9, Y7
+	VADDPS       expconst<>+64(SB), Y7, Y7
+	VPADDD       expconst<>+192(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VMULPS       Y8, Y7, Y4
+	VANDPS       Y6, Y4, Y4
+	VCMPPS       $0x05, expconst<>+640(SB), Y5, Y6
+	VMOVUPS      expconst<>+640(SB), Y7
+	VMAXPS       Y5, Y7, Y5
+	VMOVUPS      expconst<>+768(SB), Y7
+	VMINPS       Y5, Y7, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y7
+	VCVTPS2DQ    Y7, Y8
+	VCVTDQ2PS    Y8, Y7
+	VFNMADD231PS expconst<>+832(SB), Y7, Y5
+	VFNMADD231PS expconst<>+896(SB), Y7, Y5
+	VMOVUPS      expconst<>+960(SB), Y7
+	VFMADD213PS  expconst<>+1024(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1088(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1152(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1216(SB), Y5, Y7
+	VFMADD213PS  expconst<>+1280(SB), Y5, Y7
+	VMULPS       Y5, Y5, Y9
+	VFMADD213PS  Y5, Y9, Y7
+	VADDPS       expconst<>+64(SB), Y7, Y7
+	VPADDD       expconst<>+192(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VMULPS       Y8, Y7, Y5
+	VANDPS       Y6, Y5, Y5
+	VMOVUPS      Y4, (AX)
+	VMOVUPS      Y5, (CX)
+	VADDPS       Y4, Y2, Y2
+	VADDPS       Y5, Y3, Y3
+	ADDQ         $0x00000020, AX
+	ADDQ         $0x00000020, CX
+	SUBQ         $0x00000008, DX
+	JMP          exp_loop_43
+
+exp_tail_43:
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	TESTQ        DX, DX
+	JZ           exp_done_43
+	VMOVUPS      (AX), Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y5, Y5
+	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y0
+	VMOVUPS      expconst<>+640(SB), Y1
+	VMAXPS       Y3, Y1, Y3
+	VMOVUPS      expconst<>+768(SB), Y1
+	VMINPS       Y3, Y1, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y1
+	VCVTPS2DQ    Y1, Y6
+	VCVTDQ2PS    Y6, Y1
+	VFNMADD231PS expconst<>+832(SB), Y1, Y3
+	VFNMADD231PS expconst<>+896(SB), Y1, Y3
+	VMOVUPS      expconst<>+960(SB), Y1
+	VFMADD213PS  expconst<>+1024(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1088(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1152(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1216(SB), Y3, Y1
+	VFMADD213PS  expconst<>+1280(SB), Y3, Y1
+	VMULPS       Y3, Y3, Y7
+	VFMADD213PS  Y3, Y7, Y1
+	VADDPS       expconst<>+64(SB), Y1, Y1
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y1, Y3
+	VANDPS       Y0, Y3, Y3
+	VCMPPS       $0x05, expconst<>+640(SB), Y5, Y0
+	VMOVUPS      expconst<>+640(SB), Y1
+	VMAXPS       Y5, Y1, Y5
+	VMOVUPS      expconst<>+768(SB), Y1
+	VMINPS       Y5, Y1, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y1
+	VCVTPS2DQ    Y1, Y6
+	VCVTDQ2PS    Y6, Y1
+	VFNMADD231PS expconst<>+832(SB), Y1, Y5
+	VFNMADD231PS expconst<>+896(SB), Y1, Y5
+	VMOVUPS      expconst<>+960(SB), Y1
+	VFMADD213PS  expconst<>+1024(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1088(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1152(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1216(SB), Y5, Y1
+	VFMADD213PS  expconst<>+1280(SB), Y5, Y1
+	VMULPS       Y5, Y5, Y7
+	VFMADD213PS  Y5, Y7, Y1
+	VADDPS       expconst<>+64(SB), Y1, Y1
+	VPADDD       expconst<>+192(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y1, Y5
+	VANDPS       Y0, Y5, Y5
+	VMOVUPS      Y3, (AX)
+	VMOVUPS      Y5, (CX)
+
+exp_tail1_43:
+	VADDSS (AX), X4, X4
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, AX
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_43
+
+exp_done_43:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X4, X4
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X4, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS 4(AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, 4(AX)(CX*4)
+	ADDQ   $0x00000002, 32(SP)
+	JMP    softmax_31
+
+softmax_done_31:
+softmax_32:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_32
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_43
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_63:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_63
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_43:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, CX
+
+exp_loop_44:
+	CMPQ         CX, $0x00000008
+	JL           exp_tail_44
+	VMOVUPS      (AX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
+	VMOVUPS      expconst<>+640(SB), Y4
+	VMAXPS       Y2, Y4, Y2
+	VMOVUPS      expconst<>+768(SB), Y4
+	VMINPS       Y2, Y4, Y2
+	VMULPS       expconst<>+128(SB), Y2, Y4
+	VCVTPS2DQ    Y4, Y5
+	VCVTDQ2PS    Y5, Y4
+	VFNMADD231PS expconst<>+832(SB), Y4, Y2
+	VFNMADD231PS expconst<>+896(SB), Y4, Y2
+	VMOVUPS      expconst<>+960(SB), Y4
+	VFMADD213PS  expconst<>+1024(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1088(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1152(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1216(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1280(SB), Y2, Y4
+	VMULPS       Y2, Y2, Y6
+	VFMADD213PS  Y2, Y6, Y4
+	VADDPS       expconst<>+64(SB), Y4, Y4
+	VPADDD       expconst<>+192(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y4, Y2
+	VANDPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VADDPS       Y2, Y1, Y1
+	ADDQ         $0x00000020, AX
+	SUBQ         $0x00000008, CX
+	JMP          exp_loop_44
+
+exp_tail_44:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        CX, CX
+	JZ           exp_done_44
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y1, Y3, Y1
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y1, Y3, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y1
+	VFNMADD231PS expconst<>+896(SB), Y3, Y1
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y1, Y3
+	VMULPS       Y1, Y1, Y5
+	VFMADD213PS  Y1, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y1
+	VANDPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+
+exp_tail1_44:
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_44
+
+exp_done_44:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_32
+
+softmax_done_32:
+	MOVQ $0x00000000, 32(SP)
+
+pv_45:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_45
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	MOVQ  160(SP), R8
+	MOVQ  176(SP), R9
+	XORQ  R10, R10
+
+pv_block_177:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_177
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+
+pv_single_177:
+	TESTQ        R13, R13
+	JZ           pv_merge_177
+	VBROADCASTSS (R11), Y8
+	VMOVD        (R12), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y9
+	VPMOVSXBD    2(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPMOVSXBD    10(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPMOVSXBD    18(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	VPMOVSXBD    26(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VMOVD        34(R12), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y8
+	VPMOVSXBD    36(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVSXBD    44(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    52(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVSXBD    60(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	DECQ         R9
+	JNZ          pf_skip_276
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_276
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_259
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_259
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_259
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_259
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_259
+	PREFETCHT1   1024(R8)
+
+pf_row_259:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_276
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_276
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_260
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_260
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_260
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_260
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_260
+	PREFETCHT1 1024(R8)
+
+pf_row_260:
+	ADDQ stride+96(FP), R8
+
+pf_skip_276:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_177
+
+pv_merge_177:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_177
+
+pv_next_177:
+pv_block_178:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_178
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R10*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R10*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_178
+
+pv_pair_178:
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS 4(R11), Y9
+	VMOVD        (R12), X10
+	VCVTPH2PS    X10, X10
+	VMULSS       X8, X10, X10
+	VBROADCASTSS X10, Y8
+	VPMOVSXBD    2(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VPMOVSXBD    10(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VPMOVSXBD    18(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VPMOVSXBD    26(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y8, Y6
+	VMOVD        (R12)(DI*1), X8
+	VCVTPH2PS    X8, X8
+	VMULSS       X9, X8, X8
+	VBROADCASTSS X8, Y8
+	VPMOVSXBD    2(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVSXBD    10(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVSXBD    18(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    26(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	DECQ         R9
+	JNZ          pf_skip_277
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_277
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_261
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_261
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_261
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_261
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_261
+	PREFETCHT1   1024(R8)
+
+pf_row_261:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_277
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_277
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_262
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_262
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_262
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_262
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_262
+	PREFETCHT1 1024(R8)
+
+pf_row_262:
+	ADDQ stride+96(FP), R8
+
+pf_skip_277:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_178
+
+pv_single_178:
+	TESTQ        R13, R13
+	JZ           pv_merge_178
+	VBROADCASTSS (R11), Y8
+	VMOVD        (R12), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y8
+	VPMOVSXBD    2(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPMOVSXBD    10(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VPMOVSXBD    18(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVSXBD    26(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	DECQ         R9
+	JNZ          pf_skip_278
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_278
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_263
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_263
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_263
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_263
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_263
+	PREFETCHT1   1024(R8)
+
+pf_row_263:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_278
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_278
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_264
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_264
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_264
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_264
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_264
+	PREFETCHT1 1024(R8)
+
+pf_row_264:
+	ADDQ stride+96(FP), R8
+
+pf_skip_278:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_178
+
+pv_merge_178:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_178
+
+pv_next_178:
+pv_block_179:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_179
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_179
+
+pv_pair_179:
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y4
+	DECQ         R9
+	JNZ          pf_skip_279
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_279
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_265
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_265
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_265
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_265
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_265
+	PREFETCHT1   1024(R8)
+
+pf_row_265:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_279
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_279
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_266
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_266
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_266
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_266
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_266
+	PREFETCHT1 1024(R8)
+
+pf_row_266:
+	ADDQ stride+96(FP), R8
+
+pf_skip_279:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_179
+
+pv_single_179:
+	TESTQ        R13, R13
+	JZ           pv_merge_179
+	VBROADCASTSS (R11), Y4
+	DECQ         R9
+	JNZ          pf_skip_280
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_280
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_267
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_267
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_267
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_267
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_267
+	PREFETCHT1   1024(R8)
+
+pf_row_267:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_280
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_280
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_268
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_268
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_268
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_268
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_268
+	PREFETCHT1 1024(R8)
+
+pf_row_268:
+	ADDQ stride+96(FP), R8
+
+pf_skip_280:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_179
+
+pv_merge_179:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_179
+
+pv_next_179:
+pv_block_180:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_180
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_180
+
+pv_pair_180:
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y2
+	DECQ         R9
+	JNZ          pf_skip_281
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_281
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_269
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_269
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_269
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_269
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_269
+	PREFETCHT1   1024(R8)
+
+pf_row_269:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_281
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_281
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_270
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_270
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_270
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_270
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_270
+	PREFETCHT1 1024(R8)
+
+pf_row_270:
+	ADDQ stride+96(FP), R8
+
+pf_skip_281:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_180
+
+pv_single_180:
+	TESTQ        R13, R13
+	JZ           pv_merge_180
+	VBROADCASTSS (R11), Y2
+	DECQ         R9
+	JNZ          pf_skip_282
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_282
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_271
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_271
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_271
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_271
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_271
+	PREFETCHT1   1024(R8)
+
+pf_row_271:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_282
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_282
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_272
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_272
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_272
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_272
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_272
+	PREFETCHT1 1024(R8)
+
+pf_row_272:
+	ADDQ stride+96(FP), R8
+
+pf_skip_282:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_180
+
+pv_merge_180:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	ADDQ    $0x00000020, R10
+	JMP     pv_block_180
+
+pv_next_180:
+	MOVQ R8, 160(SP)
+	MOVQ R9, 176(SP)
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_45
+
+pv_done_45:
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_21
+
+finish_21:
+	MOVQ $0x00000000, 32(SP)
+
+norm_21:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_21
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VXORPS   X1, X1, X1
+	VUCOMISS X1, X0
+	JNE      recip_div_33
+	JPS      recip_div_33
+	JMP      recip_zero_33
+
+recip_div_33:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_33:
+	VBROADCASTSS X1, Y0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_64:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_64
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_21
+
+norm_done_21:
+	VZEROUPPER
+	RET
+
+// func flashDecodeFastQ8AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
+TEXT ·flashDecodeFastQ8AVX2Pos(SB), NOSPLIT, $192-104
+	MOVQ   d+48(FP), AX
+	SHRQ   $0x05, AX
+	IMUL3Q $0x22, AX, AX
+	MOVQ   AX, 184(SP)
+	MOVQ   $0x00000000, 32(SP)
+
+init_22:
+	MOVQ   32(SP), AX
+	MOVQ   ng+16(FP), CX
+	CMPQ   AX, CX
+	JGE    init_done_22
+	VMOVSS expconst<>+0(SB), X0
+	MOVQ   state+72(FP), AX
+	MOVQ   32(SP), CX
+	VMOVSS X0, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	MOVL   $0x00000000, (AX)(CX*4)
+	MOVQ   d+48(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   o+0(FP), DX
+	ADDQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	MOVQ   AX, AX
+
+zero_loop_34:
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     zero_loop_34
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_22
+
+init_done_22:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_22:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_22
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    stride+96(FP), AX
+	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
+	MOVQ    8(SP), CX
+	ADDQ    DX, CX
+	MOVQ    CX, 136(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 144(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	ADDQ    DX, CX
+	MOVQ    CX, 160(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 168(SP)
+	MOVQ    $0x00000001, 152(SP)
+	MOVQ    $0x00000001, 176(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_46:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_89
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    stride+96(FP), SI
+	MOVQ    136(SP), DI
+	MOVQ    152(SP), R8
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R9
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_44:
+	CMPQ   BX, $0x08
+	JL     scores_by1_44
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   DX, R10
+	LEAQ   (DX)(SI*4), R11
+	MOVQ   CX, R12
+	SUBQ   DX, R12
+	SUBQ   DX, R12
+	SUBQ   DX, R12
+	SUBQ   DX, R12
+	MOVQ   184(SP), R13
+	ANDQ   $0x00000000, R13
+	ADDQ   DX, R13
+	MOVQ   CX, R12
+	MOVQ   184(SP), R13
+	ADDQ   DX, R13
+
+scores_q8_12:
+	VPABSB       2(R12), Y10
+	VPBROADCASTW (R12), X11
+	VCVTPH2PS    X11, Y11
+	VMOVUPS      2(R10), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R10), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y2
+	VMOVUPS      2(R10)(SI*1), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R10)(SI*1), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y3
+	VMOVUPS      2(R10)(SI*2), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R10)(SI*2), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y4
+	VMOVUPS      2(R10)(R9*1), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R10)(R9*1), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y5
+	VMOVUPS      2(R11), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R11), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y6
+	VMOVUPS      2(R11)(SI*1), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R11)(SI*1), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y7
+	VMOVUPS      2(R11)(SI*2), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R11)(SI*2), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y11, Y13, Y13
+	VFMADD231PS  Y12, Y13, Y8
+	VMOVUPS      2(R11)(R9*1), Y12
+	VPSIGNB      2(R12), Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     expconst<>+1600(SB), Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VPBROADCASTW (R11)(R9*1), X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y11, Y10, Y10
+	VFMADD231PS  Y12, Y10, Y9
+	DECQ         R8
+	JNZ          pf_skip_283
+	MOVQ         ng+16(FP), R8
+	CMPQ         DI, 144(SP)
+	JAE          pf_skip_283
+	MOVQ         DI, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (DI)
+	PREFETCHT1   64(DI)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_273
+	PREFETCHT1   128(DI)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_273
+	PREFETCHT1   192(DI)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_273
+	PREFETCHT1   256(DI)
+	PREFETCHT1   320(DI)
+	PREFETCHT1   384(DI)
+	PREFETCHT1   448(DI)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_273
+	PREFETCHT1   512(DI)
+	PREFETCHT1   576(DI)
+	PREFETCHT1   640(DI)
+	PREFETCHT1   704(DI)
+	PREFETCHT1   768(DI)
+	PREFETCHT1   832(DI)
+	PREFETCHT1   896(DI)
+	PREFETCHT1   960(DI)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_273
+	PREFETCHT1   1024(DI)
+
+pf_row_273:
+	ADDQ       stride+96(FP), DI
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_283
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_283
+	MOVQ       DI, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_274
+	PREFETCHT1 128(DI)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_274
+	PREFETCHT1 192(DI)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_274
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_274
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_274
+	PREFETCHT1 1024(DI)
+
+pf_row_274:
+	ADDQ stride+96(FP), DI
+
+pf_skip_283:
+	ADDQ         $0x00000022, R10
+	ADDQ         $0x00000022, R11
+	ADDQ         $0x00000022, R12
+	CMPQ         R10, R13
+	JB           scores_q8_12
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_44
+
+scores_by1_44:
+	TESTQ  BX, BX
+	JZ     scores_done_90
+	VXORPS Y2, Y2, Y2
+	MOVQ   DX, R10
+	MOVQ   184(SP), R13
+	ADDQ   DX, R13
+	MOVQ   CX, R12
+
+scores_chunk1_44:
+	VPABSB       2(R12), Y3
+	VPBROADCASTW (R12), X4
+	VCVTPH2PS    X4, Y4
+	VMOVUPS      2(R10), Y5
+	VPSIGNB      2(R12), Y5, Y5
+	VPMADDUBSW   Y5, Y3, Y5
+	VPMADDWD     expconst<>+1600(SB), Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VPBROADCASTW (R10), X3
+	VCVTPH2PS    X3, Y3
+	VMULPS       Y4, Y3, Y3
+	VFMADD231PS  Y5, Y3, Y2
+	ADDQ         $0x00000022, R10
+	ADDQ         $0x00000022, R12
+	CMPQ         R10, R13
+	JB           scores_chunk1_44
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         BX
+	ADDQ         SI, DX
+	JMP          scores_by1_44
+
+scores_done_90:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         DI, 136(SP)
+	MOVQ         R8, 152(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	ADDQ         $0x00000001, 32(SP)
+	JMP          scores_46
+
+scores_done_89:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_33:
+	MOVQ         32(SP), AX
+	ADDQ         $0x00000001, AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_33
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_44
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_65:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_65
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_44:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       4(AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       4(AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_45
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       4(AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, 4(AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	ADDQ         AX, CX
+	MOVQ         AX, AX
+
+scale_loop_66:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_66
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, 4(AX)(CX*4)
+
+no_rescale_45:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS 4(AX)(CX*4), Y1
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         AX, CX
+	ADDQ         tileStride+88(FP), CX
+	MOVQ         24(SP), DX
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         CX, CX
+
+exp_loop_45:
+	CMPQ        DX, $0x00000008
+	JL          exp_tail_45
+	VMOVUPS     (AX), Y4
+	VMOVUPS     (CX), Y5
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y5, Y5
+	VMOVUPS     expconst<>+256(SB), Y6
+	VMAXPS      Y4, Y6, Y4
+	VMOVUPS     expconst<>+320(SB), Y6
+	VMINPS      Y4, Y6, Y4
+	VMULPS      expconst<>+128(SB), Y4, Y4
+	VCVTPS2DQ   Y4, Y6
+	VCVTDQ2PS   Y6, Y7
+	VSUBPS      Y7, Y4, Y4
+	VMOVUPS     expconst<>+576(SB), Y7
+	VFMADD213PS expconst<>+512(SB), Y4, Y7
+	VFMADD213PS expconst<>+448(SB), Y4, Y7
+	VFMADD213PS expconst<>+384(SB), Y4, Y7
+	VFMADD213PS expconst<>+64(SB), Y4, Y7
+	VPADDD      expconst<>+192(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y6, Y7, Y4
+	VMOVUPS     expconst<>+256(SB), Y6
+	VMAXPS      Y5, Y6, Y5
+	VMOVUPS     expconst<>+320(SB), Y6
+	VMINPS      Y5, Y6, Y5
+	VMULPS      expconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ   Y5, Y6
+	VCVTDQ2PS   Y6, Y7
+	VSUBPS      Y7, Y5, Y5
+	VMOVUPS     expconst<>+576(SB), Y7
+	VFMADD213PS expconst<>+512(SB), Y5, Y7
+	VFMADD213PS expconst<>+448(SB), Y5, Y7
+	VFMADD213PS expconst<>+384(SB), Y5, Y7
+	VFMADD213PS expconst<>+64(SB), Y5, Y7
+	VPADDD      expconst<>+192(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y6, Y7, Y5
+	VMOVUPS     Y4, (AX)
+	VMOVUPS     Y5, (CX)
+	VADDPS      Y4, Y2, Y2
+	VADDPS      Y5, Y3, Y3
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         exp_loop_45
+
+exp_tail_45:
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	TESTQ        DX, DX
+	JZ           exp_done_45
+	VMOVUPS      (AX), Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y3, Y0, Y3
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y3, Y0, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y3
+	VCVTPS2DQ    Y3, Y0
+	VCVTDQ2PS    Y0, Y1
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      expconst<>+576(SB), Y1
+	VFMADD213PS  expconst<>+512(SB), Y3, Y1
+	VFMADD213PS  expconst<>+448(SB), Y3, Y1
+	VFMADD213PS  expconst<>+384(SB), Y3, Y1
+	VFMADD213PS  expconst<>+64(SB), Y3, Y1
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y1, Y3
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y5, Y0, Y5
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y5, Y0, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ    Y5, Y0
+	VCVTDQ2PS    Y0, Y1
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      expconst<>+576(SB), Y1
+	VFMADD213PS  expconst<>+512(SB), Y5, Y1
+	VFMADD213PS  expconst<>+448(SB), Y5, Y1
+	VFMADD213PS  expconst<>+384(SB), Y5, Y1
+	VFMADD213PS  expconst<>+64(SB), Y5, Y1
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y1, Y5
+	VMOVUPS      Y3, (AX)
+	VMOVUPS      Y5, (CX)
+
+exp_tail1_45:
+	VADDSS (AX), X4, X4
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, AX
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_45
+
+exp_done_45:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X4, X4
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X4, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS 4(AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, 4(AX)(CX*4)
+	ADDQ   $0x00000002, 32(SP)
+	JMP    softmax_33
+
+softmax_done_33:
+softmax_34:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_34
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_46
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_67:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_67
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_46:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, CX
+
+exp_loop_46:
+	CMPQ        CX, $0x00000008
+	JL          exp_tail_46
+	VMOVUPS     (AX), Y2
+	VSUBPS      Y0, Y2, Y2
+	VMOVUPS     expconst<>+256(SB), Y3
+	VMAXPS      Y2, Y3, Y2
+	VMOVUPS     expconst<>+320(SB), Y3
+	VMINPS      Y2, Y3, Y2
+	VMULPS      expconst<>+128(SB), Y2, Y2
+	VCVTPS2DQ   Y2, Y3
+	VCVTDQ2PS   Y3, Y4
+	VSUBPS      Y4, Y2, Y2
+	VMOVUPS     expconst<>+576(SB), Y4
+	VFMADD213PS expconst<>+512(SB), Y2, Y4
+	VFMADD213PS expconst<>+448(SB), Y2, Y4
+	VFMADD213PS expconst<>+384(SB), Y2, Y4
+	VFMADD213PS expconst<>+64(SB), Y2, Y4
+	VPADDD      expconst<>+192(SB), Y3, Y3
+	VPSLLD      $0x17, Y3, Y3
+	VMULPS      Y3, Y4, Y2
+	VMOVUPS     Y2, (AX)
+	VADDPS      Y2, Y1, Y1
+	ADDQ        $0x00000020, AX
+	SUBQ        $0x00000008, CX
+	JMP         exp_loop_46
+
+exp_tail_46:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        CX, CX
+	JZ           exp_done_46
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y1, Y0, Y1
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y1, Y0, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y1
+	VCVTPS2DQ    Y1, Y0
+	VCVTDQ2PS    Y0, Y3
+	VSUBPS       Y3, Y1, Y1
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y1, Y3
+	VFMADD213PS  expconst<>+448(SB), Y1, Y3
+	VFMADD213PS  expconst<>+384(SB), Y1, Y3
+	VFMADD213PS  expconst<>+64(SB), Y1, Y3
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y3, Y1
+	VMOVUPS      Y1, (AX)
+
+exp_tail1_46:
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_46
+
+exp_done_46:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_34
+
+softmax_done_34:
+	MOVQ $0x00000000, 32(SP)
+
+pv_46:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_46
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	MOVQ  160(SP), R8
+	MOVQ  176(SP), R9
+	XORQ  R10, R10
+
+pv_block_181:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_181
+	VMOVUPS (CX)(R10*1), Y0
+	VMOVUPS 32(CX)(R10*1), Y1
+	VMOVUPS 64(CX)(R10*1), Y2
+	VMOVUPS 96(CX)(R10*1), Y3
+	VMOVUPS 128(CX)(R10*1), Y4
+	VMOVUPS 160(CX)(R10*1), Y5
+	VMOVUPS 192(CX)(R10*1), Y6
+	VMOVUPS 224(CX)(R10*1), Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+
+pv_single_181:
+	TESTQ        R13, R13
+	JZ           pv_merge_181
+	VBROADCASTSS (R11), Y8
+	VMOVD        (R12), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y9
+	VPMOVSXBD    2(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPMOVSXBD    10(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPMOVSXBD    18(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	VPMOVSXBD    26(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VMOVD        34(R12), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y8
+	VPMOVSXBD    36(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVSXBD    44(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    52(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVSXBD    60(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	DECQ         R9
+	JNZ          pf_skip_284
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_284
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_275
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_275
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_275
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_275
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_275
+	PREFETCHT1   1024(R8)
+
+pf_row_275:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_284
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_284
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_276
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_276
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_276
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_276
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_276
+	PREFETCHT1 1024(R8)
+
+pf_row_276:
+	ADDQ stride+96(FP), R8
+
+pf_skip_284:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_181
+
+pv_merge_181:
+	VMOVUPS Y0, (CX)(R10*1)
+	VMOVUPS Y1, 32(CX)(R10*1)
+	VMOVUPS Y2, 64(CX)(R10*1)
+	VMOVUPS Y3, 96(CX)(R10*1)
+	VMOVUPS Y4, 128(CX)(R10*1)
+	VMOVUPS Y5, 160(CX)(R10*1)
+	VMOVUPS Y6, 192(CX)(R10*1)
+	VMOVUPS Y7, 224(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_181
+
+pv_next_181:
+pv_block_182:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_182
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(CX)(R10*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(CX)(R10*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_182
+
+pv_pair_182:
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS 4(R11), Y9
+	VMOVD        (R12), X10
+	VCVTPH2PS    X10, X10
+	VMULSS       X8, X10, X10
+	VBROADCASTSS X10, Y8
+	VPMOVSXBD    2(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VPMOVSXBD    10(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VPMOVSXBD    18(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VPMOVSXBD    26(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y8, Y6
+	VMOVD        (R12)(DI*1), X8
+	VCVTPH2PS    X8, X8
+	VMULSS       X9, X8, X8
+	VBROADCASTSS X8, Y8
+	VPMOVSXBD    2(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVSXBD    10(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVSXBD    18(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    26(R12)(DI*1), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	DECQ         R9
+	JNZ          pf_skip_285
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_285
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_277
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_277
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_277
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_277
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_277
+	PREFETCHT1   1024(R8)
+
+pf_row_277:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_285
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_285
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_278
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_278
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_278
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_278
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_278
+	PREFETCHT1 1024(R8)
+
+pf_row_278:
+	ADDQ stride+96(FP), R8
+
+pf_skip_285:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_182
+
+pv_single_182:
+	TESTQ        R13, R13
+	JZ           pv_merge_182
+	VBROADCASTSS (R11), Y8
+	VMOVD        (R12), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y8
+	VPMOVSXBD    2(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPMOVSXBD    10(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VPMOVSXBD    18(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVSXBD    26(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	DECQ         R9
+	JNZ          pf_skip_286
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_286
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_279
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_279
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_279
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_279
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_279
+	PREFETCHT1   1024(R8)
+
+pf_row_279:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_286
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_286
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_280
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_280
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_280
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_280
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_280
+	PREFETCHT1 1024(R8)
+
+pf_row_280:
+	ADDQ stride+96(FP), R8
+
+pf_skip_286:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_182
+
+pv_merge_182:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(CX)(R10*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_182
+
+pv_next_182:
+pv_block_183:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000040
+	JL      pv_next_183
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(CX)(R10*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_183
+
+pv_pair_183:
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y4
+	DECQ         R9
+	JNZ          pf_skip_287
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_287
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_281
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_281
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_281
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_281
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_281
+	PREFETCHT1   1024(R8)
+
+pf_row_281:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_287
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_287
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_282
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_282
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_282
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_282
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_282
+	PREFETCHT1 1024(R8)
+
+pf_row_282:
+	ADDQ stride+96(FP), R8
+
+pf_skip_287:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_183
+
+pv_single_183:
+	TESTQ        R13, R13
+	JZ           pv_merge_183
+	VBROADCASTSS (R11), Y4
+	DECQ         R9
+	JNZ          pf_skip_288
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_288
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_283
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_283
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_283
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_283
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_283
+	PREFETCHT1   1024(R8)
+
+pf_row_283:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_288
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_288
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_284
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_284
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_284
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_284
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_284
+	PREFETCHT1 1024(R8)
+
+pf_row_284:
+	ADDQ stride+96(FP), R8
+
+pf_skip_288:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_183
+
+pv_merge_183:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_183
+
+pv_next_183:
+pv_block_184:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_184
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_184
+
+pv_pair_184:
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y2
+	DECQ         R9
+	JNZ          pf_skip_289
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_289
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_285
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_285
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_285
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_285
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_285
+	PREFETCHT1   1024(R8)
+
+pf_row_285:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_289
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_289
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_286
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_286
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_286
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_286
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_286
+	PREFETCHT1 1024(R8)
+
+pf_row_286:
+	ADDQ stride+96(FP), R8
+
+pf_skip_289:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_184
+
+pv_single_184:
+	TESTQ        R13, R13
+	JZ           pv_merge_184
+	VBROADCASTSS (R11), Y2
+	DECQ         R9
+	JNZ          pf_skip_290
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 168(SP)
+	JAE          pf_skip_290
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         184(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_287
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_287
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_287
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_287
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_287
+	PREFETCHT1   1024(R8)
+
+pf_row_287:
+	ADDQ       stride+96(FP), R8
+	CMPQ       184(SP), $0x00000100
+	JAE        pf_skip_290
+	CMPQ       R8, 168(SP)
+	JAE        pf_skip_290
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       184(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_288
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_288
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_288
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_288
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_288
+	PREFETCHT1 1024(R8)
+
+pf_row_288:
+	ADDQ stride+96(FP), R8
+
+pf_skip_290:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_184
+
+pv_merge_184:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	ADDQ    $0x00000020, R10
+	JMP     pv_block_184
+
+pv_next_184:
+	MOVQ R8, 160(SP)
+	MOVQ R9, 176(SP)
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_46
+
+pv_done_46:
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_22
+
+finish_22:
+	MOVQ $0x00000000, 32(SP)
+
+norm_22:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_22
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VXORPS   X1, X1, X1
+	VUCOMISS X1, X0
+	JNE      recip_div_34
+	JPS      recip_div_34
+	JMP      recip_zero_34
+
+recip_div_34:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_34:
+	VBROADCASTSS X1, Y0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_68:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_68
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_22
+
+norm_done_22:
+	VZEROUPPER
+	RET
+
+// func flashDecodeExactQ8AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
+TEXT ·flashDecodeExactQ8AVX512Pos(SB), NOSPLIT, $176-104
+	MOVQ   d+48(FP), AX
+	SHRQ   $0x05, AX
+	IMUL3Q $0x22, AX, AX
+	MOVQ   AX, 168(SP)
+	MOVQ   $0x00000000, 32(SP)
+
+init_23:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     init_done_23
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	MOVL    $0x00000000, (AX)(CX*4)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    o+0(FP), DX
+	ADDQ    DX, CX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    AX, AX
+
+zero_loop_35:
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     zero_loop_35
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_23
+
+init_done_23:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_23:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_23
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    stride+96(FP), AX
+	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
+	MOVQ    8(SP), CX
+	ADDQ    DX, CX
+	MOVQ    CX, 136(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 144(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	ADDQ    DX, CX
+	MOVQ    CX, 152(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 160(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_47:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_91
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    stride+96(FP), SI
+	CMPQ    32(SP), $0x00000000
+	JNE     scores_other_11
+	MOVQ    136(SP), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
+	VMOVUPS expconst<>+0(SB), Y5
+	VMOVSS  expconst<>+0(SB), X6
+
+scores_by8_45:
+	CMPQ    BX, $0x08
+	JL      scores_by1_45
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	MOVQ    DX, R9
+	LEAQ    (DX)(SI*4), R10
+	MOVQ    CX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+	MOVQ    168(SP), R12
+	ANDQ    $0x00000000, R12
+	ADDQ    DX, R12
+	MOVQ    CX, R11
+	MOVQ    168(SP), R12
+	ADDQ    DX, R12
+
+scores_q8_13:
+	VPABSB       2(R11), Y14
+	VMOVUPS      2(R11), Y15
+	VPMOVB2M     Y15, K1
+	VPXORD       Y1, Y1, Y1
+	VPBROADCASTW (R11), X15
+	VCVTPH2PS    X15, Y15
+	VMOVUPS      2(R9), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y0
+	VMOVUPS      2(R9)(SI*1), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9)(SI*1), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y7
+	VMOVUPS      2(R9)(SI*2), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9)(SI*2), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y8
+	VMOVUPS      2(R9)(R8*1), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9)(R8*1), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y9
+	VMOVUPS      2(R10), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R10), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y10
+	VMOVUPS      2(R10)(SI*1), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R10)(SI*1), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y11
+	VMOVUPS      2(R10)(SI*2), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R10)(SI*2), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y12
+	VMOVUPS      2(R10)(R8*1), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R10)(R8*1), X14
+	VCVTPH2PS    X14, Y14
+	VMULPS       Y15, Y14, Y14
+	VFMADD231PS  Y16, Y14, Y13
+	CMPQ         DI, 144(SP)
+	JAE          pf_skip_291
+	MOVQ         DI, R13
+	ANDQ         $0x0000003f, R13
+	ADDQ         168(SP), R13
+	PREFETCHT1   (DI)
+	PREFETCHT1   64(DI)
+	CMPQ         R13, $0x00000080
+	JBE          pf_row_289
+	PREFETCHT1   128(DI)
+	CMPQ         R13, $0x000000c0
+	JBE          pf_row_289
+	PREFETCHT1   192(DI)
+	CMPQ         R13, $0x00000100
+	JBE          pf_row_289
+	PREFETCHT1   256(DI)
+	PREFETCHT1   320(DI)
+	PREFETCHT1   384(DI)
+	PREFETCHT1   448(DI)
+	CMPQ         R13, $0x00000200
+	JBE          pf_row_289
+	PREFETCHT1   512(DI)
+	PREFETCHT1   576(DI)
+	PREFETCHT1   640(DI)
+	PREFETCHT1   704(DI)
+	PREFETCHT1   768(DI)
+	PREFETCHT1   832(DI)
+	PREFETCHT1   896(DI)
+	PREFETCHT1   960(DI)
+	CMPQ         R13, $0x00000400
+	JBE          pf_row_289
+	PREFETCHT1   1024(DI)
+
+pf_row_289:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_291
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_291
+	MOVQ       DI, R13
+	ANDQ       $0x0000003f, R13
+	ADDQ       168(SP), R13
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R13, $0x00000080
+	JBE        pf_row_290
+	PREFETCHT1 128(DI)
+	CMPQ       R13, $0x000000c0
+	JBE        pf_row_290
+	PREFETCHT1 192(DI)
+	CMPQ       R13, $0x00000100
+	JBE        pf_row_290
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R13, $0x00000200
+	JBE        pf_row_290
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R13, $0x00000400
+	JBE        pf_row_290
+	PREFETCHT1 1024(DI)
+
+pf_row_290:
+	ADDQ stride+96(FP), DI
+
+pf_skip_291:
+	ADDQ         $0x00000022, R9
+	ADDQ         $0x00000022, R10
+	ADDQ         $0x00000022, R11
+	CMPQ         R9, R12
+	JB           scores_q8_13
+	VSHUFF32X4   $0x44, Z7, Z0, Z14
+	VSHUFF32X4   $0xee, Z7, Z0, Z0
+	VADDPS       Z0, Z14, Z14
+	VSHUFF32X4   $0x44, Z9, Z8, Z0
+	VSHUFF32X4   $0xee, Z9, Z8, Z7
+	VADDPS       Z7, Z0, Z0
+	VSHUFF32X4   $0x44, Z11, Z10, Z7
+	VSHUFF32X4   $0xee, Z11, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z13, Z12, Z8
+	VSHUFF32X4   $0xee, Z13, Z12, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x88, Z0, Z14, Z9
+	VSHUFF32X4   $0xdd, Z0, Z14, Z0
+	VADDPS       Z0, Z9, Z9
+	VSHUFF32X4   $0x88, Z8, Z7, Z0
+	VSHUFF32X4   $0xdd, Z8, Z7, Z7
+	VADDPS       Z7, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z9, Z7
+	VSHUFPS      $0xdd, Z0, Z9, Z0
+	VADDPS       Z0, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z0
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z0, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z7, Z0, Z7
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y7, Y7
+	VMAXPS       Y7, Y5, Y5
+	VMOVUPS      Y7, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_45
+
+scores_by1_45:
+	TESTQ   BX, BX
+	JZ      scores_done_92
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R9
+	MOVQ    168(SP), R12
+	ADDQ    DX, R12
+	MOVQ    CX, R11
+
+scores_chunk1_45:
+	VPABSB        2(R11), Y7
+	VMOVUPS       2(R11), Y8
+	VPMOVB2M      Y8, K1
+	VPXORD        Y2, Y2, Y2
+	VPBROADCASTW  (R11), X8
+	VCVTPH2PS     X8, Y8
+	VMOVUPS       2(R9), Y9
+	VPSUBB        Y9, Y2, K1, Y9
+	VPMADDUBSW    Y9, Y7, Y9
+	VPMADDWD      expconst<>+1600(SB), Y9, Y9
+	VCVTDQ2PS     Y9, Y9
+	VPBROADCASTW  (R9), X7
+	VCVTPH2PS     X7, Y7
+	VMULPS        Y8, Y7, Y7
+	VFMADD231PS   Y9, Y7, Y0
+	ADDQ          $0x00000022, R9
+	ADDQ          $0x00000022, R11
+	CMPQ          R9, R12
+	JB            scores_chunk1_45
+	VEXTRACTF64X4 $0x01, Z0, Y7
+	VADDPS        Y7, Y0, Y7
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X0, X7
+	VADDPS        X7, X0, X0
+	VMOVSHDUP     X0, X7
+	VADDPS        X7, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X6, X6
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_45
+
+scores_done_92:
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VMAXPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X5
+	VMAXPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VMAXPS        X5, X0, X0
+	VMAXSS        X6, X0, X0
+	MOVQ          DI, 136(SP)
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	JMP           scores_first_done_11
+
+scores_other_11:
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y5
+	VMOVSS  expconst<>+0(SB), X6
+
+scores_by8_46:
+	CMPQ    BX, $0x08
+	JL      scores_by1_46
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*4), R9
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	MOVQ    168(SP), R11
+	ANDQ    $0x00000000, R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+	MOVQ    168(SP), R11
+	ADDQ    DX, R11
+
+scores_q8_14:
+	VPABSB       2(R10), Y14
+	VMOVUPS      2(R10), Y15
+	VPMOVB2M     Y15, K1
+	VPXORD       Y3, Y3, Y3
+	VPBROADCASTW (R10), X15
+	VCVTPH2PS    X15, Y15
+	VMOVUPS      2(R8), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R8), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y0
+	VMOVUPS      2(R8)(SI*1), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R8)(SI*1), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y7
+	VMOVUPS      2(R8)(SI*2), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R8)(SI*2), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y8
+	VMOVUPS      2(R8)(DI*1), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R8)(DI*1), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y9
+	VMOVUPS      2(R9), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y10
+	VMOVUPS      2(R9)(SI*1), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9)(SI*1), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y11
+	VMOVUPS      2(R9)(SI*2), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9)(SI*2), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y12
+	VMOVUPS      2(R9)(DI*1), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9)(DI*1), X14
+	VCVTPH2PS    X14, Y14
+	VMULPS       Y15, Y14, Y14
+	VFMADD231PS  Y16, Y14, Y13
+	ADDQ         $0x00000022, R8
+	ADDQ         $0x00000022, R9
+	ADDQ         $0x00000022, R10
+	CMPQ         R8, R11
+	JB           scores_q8_14
+	VSHUFF32X4   $0x44, Z7, Z0, Z14
+	VSHUFF32X4   $0xee, Z7, Z0, Z0
+	VADDPS       Z0, Z14, Z14
+	VSHUFF32X4   $0x44, Z9, Z8, Z0
+	VSHUFF32X4   $0xee, Z9, Z8, Z7
+	VADDPS       Z7, Z0, Z0
+	VSHUFF32X4   $0x44, Z11, Z10, Z7
+	VSHUFF32X4   $0xee, Z11, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z13, Z12, Z8
+	VSHUFF32X4   $0xee, Z13, Z12, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x88, Z0, Z14, Z9
+	VSHUFF32X4   $0xdd, Z0, Z14, Z0
+	VADDPS       Z0, Z9, Z9
+	VSHUFF32X4   $0x88, Z8, Z7, Z0
+	VSHUFF32X4   $0xdd, Z8, Z7, Z7
+	VADDPS       Z7, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z9, Z7
+	VSHUFPS      $0xdd, Z0, Z9, Z0
+	VADDPS       Z0, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z0
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z0, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z7, Z0, Z7
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y7, Y7
+	VMAXPS       Y7, Y5, Y5
+	VMOVUPS      Y7, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_46
+
+scores_by1_46:
+	TESTQ   BX, BX
+	JZ      scores_done_93
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R8
+	MOVQ    168(SP), R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+
+scores_chunk1_46:
+	VPABSB        2(R10), Y7
+	VMOVUPS       2(R10), Y8
+	VPMOVB2M      Y8, K1
+	VPXORD        Y4, Y4, Y4
+	VPBROADCASTW  (R10), X8
+	VCVTPH2PS     X8, Y8
+	VMOVUPS       2(R8), Y9
+	VPSUBB        Y9, Y4, K1, Y9
+	VPMADDUBSW    Y9, Y7, Y9
+	VPMADDWD      expconst<>+1600(SB), Y9, Y9
+	VCVTDQ2PS     Y9, Y9
+	VPBROADCASTW  (R8), X7
+	VCVTPH2PS     X7, Y7
+	VMULPS        Y8, Y7, Y7
+	VFMADD231PS   Y9, Y7, Y0
+	ADDQ          $0x00000022, R8
+	ADDQ          $0x00000022, R10
+	CMPQ          R8, R11
+	JB            scores_chunk1_46
+	VEXTRACTF64X4 $0x01, Z0, Y7
+	VADDPS        Y7, Y0, Y7
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X0, X7
+	VADDPS        X7, X0, X0
+	VMOVSHDUP     X0, X7
+	VADDPS        X7, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X6, X6
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_46
+
+scores_done_93:
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VMAXPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X5
+	VMAXPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VMAXPS        X5, X0, X0
+	VMAXSS        X6, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+
+scores_first_done_11:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_47
+
+scores_done_91:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_35:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_35
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X5
+	VUCOMISS     X0, X5
+	JEQ          no_rescale_47
+	VSUBSS       X5, X0, X0
+	VBROADCASTSS X0, Z0
+	VMOVUPS      expconst<>+704(SB), Z7
+	VMAXPS       Z0, Z7, Z0
+	VMOVUPS      expconst<>+768(SB), Z7
+	VMINPS       Z0, Z7, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z7
+	VCVTPS2DQ    Z7, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFNMADD231PS expconst<>+832(SB), Z7, Z0
+	VFNMADD231PS expconst<>+896(SB), Z7, Z0
+	VMOVUPS      expconst<>+960(SB), Z8
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z8
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z8
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z8
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z8
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z8
+	VMULPS       Z0, Z0, Z9
+	VFMADD213PS  Z0, Z9, Z8
+	VADDPS       expconst<>+64(SB), Z8, Z8
+	VSCALEFPS    Z7, Z8, Z0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X6
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X6, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_69:
+	VMULPS  (CX), Z0, Z7
+	VMOVUPS Z7, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_69
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X5, (AX)(CX*4)
+
+no_rescale_47:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z7
+	MOVQ         CX, CX
+
+exp_loop_47:
+	CMPQ         CX, $0x00000010
+	JL           exp_tail_47
+	VMOVUPS      (AX), Y5
+	VINSERTF64X4 $0x01, 32(AX), Z5, Z5
+	VSUBPS       Z0, Z5, Z5
+	VMOVUPS      expconst<>+704(SB), Z8
+	VMAXPS       Z5, Z8, Z5
+	VMOVUPS      expconst<>+768(SB), Z8
+	VMINPS       Z5, Z8, Z5
+	VMULPS       expconst<>+128(SB), Z5, Z8
+	VCVTPS2DQ    Z8, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFNMADD231PS expconst<>+832(SB), Z8, Z5
+	VFNMADD231PS expconst<>+896(SB), Z8, Z5
+	VMOVUPS      expconst<>+960(SB), Z9
+	VFMADD213PS  expconst<>+1024(SB), Z5, Z9
+	VFMADD213PS  expconst<>+1088(SB), Z5, Z9
+	VFMADD213PS  expconst<>+1152(SB), Z5, Z9
+	VFMADD213PS  expconst<>+1216(SB), Z5, Z9
+	VFMADD213PS  expconst<>+1280(SB), Z5, Z9
+	VMULPS       Z5, Z5, Z10
+	VFMADD213PS  Z5, Z10, Z9
+	VADDPS       expconst<>+64(SB), Z9, Z9
+	VSCALEFPS    Z8, Z9, Z5
+	VMOVUPS      Z5, (AX)
+	VADDPS       Z5, Z7, Z7
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, CX
+	JMP          exp_loop_47
+
+exp_tail_47:
+	VEXTRACTF64X4 $0x01, Z7, Y5
+	VADDPS        Y5, Y7, Y5
+	VEXTRACTF32X4 $0x01, Y5, X7
+	VADDPS        X5, X7, X7
+	VMOVHLPS      X7, X7, X5
+	VADDPS        X5, X7, X7
+	VMOVSHDUP     X7, X5
+	VADDPS        X5, X7, X7
+	TESTQ         CX, CX
+	JZ            exp_done_47
+	VMOVUPS       (AX), Y6
+	VINSERTF64X4  $0x01, 32(AX), Z6, Z6
+	VSUBPS        Z0, Z6, Z6
+	VMOVUPS       expconst<>+704(SB), Z0
+	VMAXPS        Z6, Z0, Z6
+	VMOVUPS       expconst<>+768(SB), Z0
+	VMINPS        Z6, Z0, Z6
+	VMULPS        expconst<>+128(SB), Z6, Z0
+	VCVTPS2DQ     Z0, Z0
+	VCVTDQ2PS     Z0, Z0
+	VFNMADD231PS  expconst<>+832(SB), Z0, Z6
+	VFNMADD231PS  expconst<>+896(SB), Z0, Z6
+	VMOVUPS       expconst<>+960(SB), Z8
+	VFMADD213PS   expconst<>+1024(SB), Z6, Z8
+	VFMADD213PS   expconst<>+1088(SB), Z6, Z8
+	VFMADD213PS   expconst<>+1152(SB), Z6, Z8
+	VFMADD213PS   expconst<>+1216(SB), Z6, Z8
+	VFMADD213PS   expconst<>+1280(SB), Z6, Z8
+	VMULPS        Z6, Z6, Z9
+	VFMADD213PS   Z6, Z9, Z8
+	VADDPS        expconst<>+64(SB), Z8, Z8
+	VSCALEFPS     Z0, Z8, Z6
+	VMOVUPS       Z6, (AX)
+
+exp_tail1_47:
+	VADDSS (AX), X7, X7
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_47
+
+exp_done_47:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X7, X7
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X7, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_35
+
+softmax_done_35:
+	MOVQ $0x00000000, 32(SP)
+
+pv_47:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_47
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	CMPQ  32(SP), $0x00000000
+	JNE   other_head_11
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
+
+pv_block_185:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000200
+	JL      pv_next_185
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 64(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 128(CX)(R10*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 192(CX)(R10*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 256(CX)(R10*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 320(CX)(R10*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS 384(CX)(R10*1), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS 448(CX)(R10*1), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_185
+
+pv_pair_185:
+	VBROADCASTSS (R11), Z22
+	VBROADCASTSS 4(R11), Z23
+	VMOVD        (R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z24
+	VPMOVSXBD    2(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z0
+	VPMOVSXBD    18(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z8
+	VMOVD        34(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z24
+	VPMOVSXBD    36(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z10
+	VPMOVSXBD    52(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z12
+	VMOVD        68(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z24
+	VPMOVSXBD    70(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z14
+	VPMOVSXBD    86(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z16
+	VMOVD        102(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    104(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z18
+	VPMOVSXBD    120(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z20
+	PREFETCHT1   (R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
+	PREFETCHT1   128(R12)(R8*1)
+	VMOVD        (R12)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    2(R12)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z7
+	VPMOVSXBD    18(R12)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z9
+	VMOVD        34(R12)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    36(R12)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z11
+	VPMOVSXBD    52(R12)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z13
+	VMOVD        68(R12)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    70(R12)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z15
+	VPMOVSXBD    86(R12)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z17
+	VMOVD        102(R12)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    104(R12)(DI*1), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z19
+	VPMOVSXBD    120(R12)(DI*1), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z21
+	PREFETCHT1   (R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
+	PREFETCHT1   128(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_185
+
+pv_single_185:
+	TESTQ        R13, R13
+	JZ           pv_merge_185
+	VBROADCASTSS (R11), Z22
+	VMOVD        (R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z23
+	VPMOVSXBD    2(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z0
+	VPMOVSXBD    18(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z8
+	VMOVD        34(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z23
+	VPMOVSXBD    36(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z10
+	VPMOVSXBD    52(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z12
+	VMOVD        68(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z23
+	VPMOVSXBD    70(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z14
+	VPMOVSXBD    86(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z16
+	VMOVD        102(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    104(R12), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z18
+	VPMOVSXBD    120(R12), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z20
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_185
+
+pv_merge_185:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 64(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 128(CX)(R10*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 192(CX)(R10*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 256(CX)(R10*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 320(CX)(R10*1)
+	VADDPS  Z19, Z18, Z18
+	VMOVUPS Z18, 384(CX)(R10*1)
+	VADDPS  Z21, Z20, Z20
+	VMOVUPS Z20, 448(CX)(R10*1)
+	ADDQ    $0x00000200, R10
+	JMP     pv_block_185
+
+pv_next_185:
+pv_block_186:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_186
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 64(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 128(CX)(R10*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 192(CX)(R10*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_186
+
+pv_pair_186:
+	VBROADCASTSS (R11), Z14
+	VBROADCASTSS 4(R11), Z15
+	VMOVD        (R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z16
+	VPMOVSXBD    2(R12), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z0
+	VPMOVSXBD    18(R12), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z8
+	VMOVD        34(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    36(R12), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z10
+	VPMOVSXBD    52(R12), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z12
+	PREFETCHT1   (R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
+	VMOVD        (R12)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X15, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    2(R12)(DI*1), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z7
+	VPMOVSXBD    18(R12)(DI*1), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z9
+	VMOVD        34(R12)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X15, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    36(R12)(DI*1), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z11
+	VPMOVSXBD    52(R12)(DI*1), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z13
+	PREFETCHT1   (R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_186
+
+pv_single_186:
+	TESTQ        R13, R13
+	JZ           pv_merge_186
+	VBROADCASTSS (R11), Z14
+	VMOVD        (R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z15
+	VPMOVSXBD    2(R12), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z15, Z0
+	VPMOVSXBD    18(R12), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z15, Z8
+	VMOVD        34(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    36(R12), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z10
+	VPMOVSXBD    52(R12), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z12
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_186
+
+pv_merge_186:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 64(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 128(CX)(R10*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 192(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_186
+
+pv_next_186:
+pv_block_187:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_187
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 64(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_187
+
+pv_pair_187:
+	VBROADCASTSS (R11), Z10
+	VBROADCASTSS 4(R11), Z11
+	VMOVD        (R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X10, X5, X5
+	VBROADCASTSS X5, Z10
+	VPMOVSXBD    2(R12), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z10, Z0
+	VPMOVSXBD    18(R12), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z10, Z8
+	PREFETCHT1   (R12)(R8*1)
+	VMOVD        (R12)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X11, X5, X5
+	VBROADCASTSS X5, Z10
+	VPMOVSXBD    2(R12)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z7
+	VPMOVSXBD    18(R12)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z9
+	PREFETCHT1   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_187
+
+pv_single_187:
+	TESTQ        R13, R13
+	JZ           pv_merge_187
+	VBROADCASTSS (R11), Z10
+	VMOVD        (R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X10, X5, X5
+	VBROADCASTSS X5, Z10
+	VPMOVSXBD    2(R12), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z0
+	VPMOVSXBD    18(R12), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z8
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_187
+
+pv_merge_187:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 64(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_187
+
+pv_next_187:
+pv_block_188:
+	MOVQ    AX, R8
+	SUBQ    R10, R8
+	CMPQ    R8, $0x00000040
+	JL      pv_next_188
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	MOVQ    DX, R8
+	MOVQ    R10, R9
+	SHRQ    $0x07, R9
+	IMUL3Q  $0x22, R9, R9
+	ADDQ    BX, R9
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_188
+
+pv_pair_188:
+	VBROADCASTSS (R8), Z8
+	VBROADCASTSS 4(R8), Z8
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*2), R9
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_188
+
+pv_single_188:
+	TESTQ        R11, R11
+	JZ           pv_merge_188
+	VBROADCASTSS (R8), Z8
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R11
+	JMP          pv_single_188
+
+pv_merge_188:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_188
+
+pv_next_188:
+	JMP first_done_11
+
+other_head_11:
+	XORQ R8, R8
+
+pv_block_189:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_189
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 64(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 128(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 192(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 256(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 320(CX)(R8*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS 384(CX)(R8*1), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS 448(CX)(R8*1), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_189
+
+pv_pair_189:
+	VBROADCASTSS (R9), Z22
+	VBROADCASTSS 4(R9), Z23
+	VMOVD        (R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z24
+	VPMOVSXBD    2(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z0
+	VPMOVSXBD    18(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z8
+	VMOVD        34(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z24
+	VPMOVSXBD    36(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z10
+	VPMOVSXBD    52(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z12
+	VMOVD        68(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z24
+	VPMOVSXBD    70(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z14
+	VPMOVSXBD    86(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z16
+	VMOVD        102(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    104(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z18
+	VPMOVSXBD    120(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z20
+	VMOVD        (R10)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    2(R10)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z7
+	VPMOVSXBD    18(R10)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z9
+	VMOVD        34(R10)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    36(R10)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z11
+	VPMOVSXBD    52(R10)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z13
+	VMOVD        68(R10)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    70(R10)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z15
+	VPMOVSXBD    86(R10)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z17
+	VMOVD        102(R10)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    104(R10)(DI*1), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z19
+	VPMOVSXBD    120(R10)(DI*1), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z21
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_189
+
+pv_single_189:
+	TESTQ        R11, R11
+	JZ           pv_merge_189
+	VBROADCASTSS (R9), Z22
+	VMOVD        (R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z23
+	VPMOVSXBD    2(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z0
+	VPMOVSXBD    18(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z8
+	VMOVD        34(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z23
+	VPMOVSXBD    36(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z10
+	VPMOVSXBD    52(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z12
+	VMOVD        68(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z23
+	VPMOVSXBD    70(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z14
+	VPMOVSXBD    86(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z16
+	VMOVD        102(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    104(R10), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z18
+	VPMOVSXBD    120(R10), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z20
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_189
+
+pv_merge_189:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 64(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 128(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 192(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 256(CX)(R8*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 320(CX)(R8*1)
+	VADDPS  Z19, Z18, Z18
+	VMOVUPS Z18, 384(CX)(R8*1)
+	VADDPS  Z21, Z20, Z20
+	VMOVUPS Z20, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_189
+
+pv_next_189:
+pv_block_190:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_190
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 64(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 128(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 192(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_190
+
+pv_pair_190:
+	VBROADCASTSS (R9), Z14
+	VBROADCASTSS 4(R9), Z15
+	VMOVD        (R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z16
+	VPMOVSXBD    2(R10), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z0
+	VPMOVSXBD    18(R10), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z8
+	VMOVD        34(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    36(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z10
+	VPMOVSXBD    52(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z12
+	VMOVD        (R10)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X15, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    2(R10)(DI*1), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z7
+	VPMOVSXBD    18(R10)(DI*1), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z9
+	VMOVD        34(R10)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X15, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    36(R10)(DI*1), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z11
+	VPMOVSXBD    52(R10)(DI*1), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z13
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_190
+
+pv_single_190:
+	TESTQ        R11, R11
+	JZ           pv_merge_190
+	VBROADCASTSS (R9), Z14
+	VMOVD        (R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z15
+	VPMOVSXBD    2(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z15, Z0
+	VPMOVSXBD    18(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z15, Z8
+	VMOVD        34(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    36(R10), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z10
+	VPMOVSXBD    52(R10), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z12
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_190
+
+pv_merge_190:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 64(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 128(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_190
+
+pv_next_190:
+pv_block_191:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_191
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 64(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_191
+
+pv_pair_191:
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z11
+	VMOVD        (R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X10, X5, X5
+	VBROADCASTSS X5, Z10
+	VPMOVSXBD    2(R10), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z10, Z0
+	VPMOVSXBD    18(R10), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z10, Z8
+	VMOVD        (R10)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X11, X5, X5
+	VBROADCASTSS X5, Z10
+	VPMOVSXBD    2(R10)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z7
+	VPMOVSXBD    18(R10)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z9
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_191
+
+pv_single_191:
+	TESTQ        R11, R11
+	JZ           pv_merge_191
+	VBROADCASTSS (R9), Z10
+	VMOVD        (R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X10, X5, X5
+	VBROADCASTSS X5, Z10
+	VPMOVSXBD    2(R10), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z0
+	VPMOVSXBD    18(R10), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z8
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_191
+
+pv_merge_191:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_191
+
+pv_next_191:
+pv_block_192:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_192
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_192
+
+pv_pair_192:
+	VBROADCASTSS (R9), Z8
+	VBROADCASTSS 4(R9), Z8
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_192
+
+pv_single_192:
+	TESTQ        R11, R11
+	JZ           pv_merge_192
+	VBROADCASTSS (R9), Z8
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_192
+
+pv_merge_192:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_192
+
+pv_next_192:
+first_done_11:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_47
+
+pv_done_47:
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_23
+
+finish_23:
+	MOVQ $0x00000000, 32(SP)
+
+norm_23:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_23
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VMOVUPS  expconst<>+1344(SB), X1
+	VUCOMISS X1, X0
+	JNE      recip_div_35
+	JPS      recip_div_35
+	JMP      recip_zero_35
+
+recip_div_35:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_35:
+	VBROADCASTSS X1, Z0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_70:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_70
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_23
+
+norm_done_23:
+	VZEROUPPER
+	RET
+
+// func flashDecodeFastQ8AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
+TEXT ·flashDecodeFastQ8AVX512Pos(SB), NOSPLIT, $176-104
+	MOVQ   d+48(FP), AX
+	SHRQ   $0x05, AX
+	IMUL3Q $0x22, AX, AX
+	MOVQ   AX, 168(SP)
+	MOVQ   $0x00000000, 32(SP)
+
+init_24:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     init_done_24
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	MOVL    $0x00000000, (AX)(CX*4)
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    o+0(FP), DX
+	ADDQ    DX, CX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    AX, AX
+
+zero_loop_36:
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     zero_loop_36
+	ADDQ    $0x00000001, 32(SP)
+	JMP     init_24
+
+init_done_24:
+	MOVQ k+24(FP), AX
+	MOVQ AX, (SP)
+	MOVQ v+32(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ n+40(FP), AX
+	MOVQ AX, 16(SP)
+
+tile_24:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_24
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	MOVQ    stride+96(FP), AX
+	IMULQ   CX, AX
+	XORQ    DX, DX
+	MOVQ    ng+16(FP), CX
+	CMPQ    CX, $0x01
+	CMOVQGT AX, DX
+	MOVQ    8(SP), CX
+	ADDQ    DX, CX
+	MOVQ    CX, 136(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 144(SP)
+	MOVQ    (SP), CX
+	ADDQ    AX, CX
+	ADDQ    DX, CX
+	MOVQ    CX, 152(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 160(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+scores_48:
+	MOVQ    32(SP), AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_94
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), AX
+	ADDQ    AX, CX
+	MOVQ    tileStride+88(FP), AX
+	IMULQ   32(SP), AX
+	MOVQ    tiles+80(FP), DX
+	ADDQ    DX, AX
+	MOVQ    (SP), DX
+	MOVQ    24(SP), BX
+	MOVQ    stride+96(FP), SI
+	CMPQ    32(SP), $0x00000000
+	JNE     scores_other_12
+	MOVQ    136(SP), DI
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), R8
+	VMOVUPS expconst<>+0(SB), Y5
+	VMOVSS  expconst<>+0(SB), X6
+
+scores_by8_47:
+	CMPQ    BX, $0x08
+	JL      scores_by1_47
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	MOVQ    DX, R9
+	LEAQ    (DX)(SI*4), R10
+	MOVQ    CX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+	SUBQ    DX, R11
+	MOVQ    168(SP), R12
+	ANDQ    $0x00000000, R12
+	ADDQ    DX, R12
+	MOVQ    CX, R11
+	MOVQ    168(SP), R12
+	ADDQ    DX, R12
+
+scores_q8_15:
+	VPABSB       2(R11), Y14
+	VMOVUPS      2(R11), Y15
+	VPMOVB2M     Y15, K1
+	VPXORD       Y1, Y1, Y1
+	VPBROADCASTW (R11), X15
+	VCVTPH2PS    X15, Y15
+	VMOVUPS      2(R9), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y0
+	VMOVUPS      2(R9)(SI*1), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9)(SI*1), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y7
+	VMOVUPS      2(R9)(SI*2), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9)(SI*2), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y8
+	VMOVUPS      2(R9)(R8*1), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9)(R8*1), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y9
+	VMOVUPS      2(R10), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R10), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y10
+	VMOVUPS      2(R10)(SI*1), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R10)(SI*1), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y11
+	VMOVUPS      2(R10)(SI*2), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R10)(SI*2), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y12
+	VMOVUPS      2(R10)(R8*1), Y16
+	VPSUBB       Y16, Y1, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R10)(R8*1), X14
+	VCVTPH2PS    X14, Y14
+	VMULPS       Y15, Y14, Y14
+	VFMADD231PS  Y16, Y14, Y13
+	CMPQ         DI, 144(SP)
+	JAE          pf_skip_292
+	MOVQ         DI, R13
+	ANDQ         $0x0000003f, R13
+	ADDQ         168(SP), R13
+	PREFETCHT1   (DI)
+	PREFETCHT1   64(DI)
+	CMPQ         R13, $0x00000080
+	JBE          pf_row_291
+	PREFETCHT1   128(DI)
+	CMPQ         R13, $0x000000c0
+	JBE          pf_row_291
+	PREFETCHT1   192(DI)
+	CMPQ         R13, $0x00000100
+	JBE          pf_row_291
+	PREFETCHT1   256(DI)
+	PREFETCHT1   320(DI)
+	PREFETCHT1   384(DI)
+	PREFETCHT1   448(DI)
+	CMPQ         R13, $0x00000200
+	JBE          pf_row_291
+	PREFETCHT1   512(DI)
+	PREFETCHT1   576(DI)
+	PREFETCHT1   640(DI)
+	PREFETCHT1   704(DI)
+	PREFETCHT1   768(DI)
+	PREFETCHT1   832(DI)
+	PREFETCHT1   896(DI)
+	PREFETCHT1   960(DI)
+	CMPQ         R13, $0x00000400
+	JBE          pf_row_291
+	PREFETCHT1   1024(DI)
+
+pf_row_291:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_292
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_292
+	MOVQ       DI, R13
+	ANDQ       $0x0000003f, R13
+	ADDQ       168(SP), R13
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R13, $0x00000080
+	JBE        pf_row_292
+	PREFETCHT1 128(DI)
+	CMPQ       R13, $0x000000c0
+	JBE        pf_row_292
+	PREFETCHT1 192(DI)
+	CMPQ       R13, $0x00000100
+	JBE        pf_row_292
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R13, $0x00000200
+	JBE        pf_row_292
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R13, $0x00000400
+	JBE        pf_row_292
+	PREFETCHT1 1024(DI)
+
+pf_row_292:
+	ADDQ stride+96(FP), DI
+
+pf_skip_292:
+	ADDQ         $0x00000022, R9
+	ADDQ         $0x00000022, R10
+	ADDQ         $0x00000022, R11
+	CMPQ         R9, R12
+	JB           scores_q8_15
+	VSHUFF32X4   $0x44, Z7, Z0, Z14
+	VSHUFF32X4   $0xee, Z7, Z0, Z0
+	VADDPS       Z0, Z14, Z14
+	VSHUFF32X4   $0x44, Z9, Z8, Z0
+	VSHUFF32X4   $0xee, Z9, Z8, Z7
+	VADDPS       Z7, Z0, Z0
+	VSHUFF32X4   $0x44, Z11, Z10, Z7
+	VSHUFF32X4   $0xee, Z11, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z13, Z12, Z8
+	VSHUFF32X4   $0xee, Z13, Z12, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x88, Z0, Z14, Z9
+	VSHUFF32X4   $0xdd, Z0, Z14, Z0
+	VADDPS       Z0, Z9, Z9
+	VSHUFF32X4   $0x88, Z8, Z7, Z0
+	VSHUFF32X4   $0xdd, Z8, Z7, Z7
+	VADDPS       Z7, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z9, Z7
+	VSHUFPS      $0xdd, Z0, Z9, Z0
+	VADDPS       Z0, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z0
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z0, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z7, Z0, Z7
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y7, Y7
+	VMAXPS       Y7, Y5, Y5
+	VMOVUPS      Y7, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_47
+
+scores_by1_47:
+	TESTQ   BX, BX
+	JZ      scores_done_95
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R9
+	MOVQ    168(SP), R12
+	ADDQ    DX, R12
+	MOVQ    CX, R11
+
+scores_chunk1_47:
+	VPABSB        2(R11), Y7
+	VMOVUPS       2(R11), Y8
+	VPMOVB2M      Y8, K1
+	VPXORD        Y2, Y2, Y2
+	VPBROADCASTW  (R11), X8
+	VCVTPH2PS     X8, Y8
+	VMOVUPS       2(R9), Y9
+	VPSUBB        Y9, Y2, K1, Y9
+	VPMADDUBSW    Y9, Y7, Y9
+	VPMADDWD      expconst<>+1600(SB), Y9, Y9
+	VCVTDQ2PS     Y9, Y9
+	VPBROADCASTW  (R9), X7
+	VCVTPH2PS     X7, Y7
+	VMULPS        Y8, Y7, Y7
+	VFMADD231PS   Y9, Y7, Y0
+	ADDQ          $0x00000022, R9
+	ADDQ          $0x00000022, R11
+	CMPQ          R9, R12
+	JB            scores_chunk1_47
+	VEXTRACTF64X4 $0x01, Z0, Y7
+	VADDPS        Y7, Y0, Y7
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X0, X7
+	VADDPS        X7, X0, X0
+	VMOVSHDUP     X0, X7
+	VADDPS        X7, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X6, X6
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_47
+
+scores_done_95:
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VMAXPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X5
+	VMAXPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VMAXPS        X5, X0, X0
+	VMAXSS        X6, X0, X0
+	MOVQ          DI, 136(SP)
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+	JMP           scores_first_done_12
+
+scores_other_12:
+	MOVQ    DX, DX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y5
+	VMOVSS  expconst<>+0(SB), X6
+
+scores_by8_48:
+	CMPQ    BX, $0x08
+	JL      scores_by1_48
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	MOVQ    DX, R8
+	LEAQ    (DX)(SI*4), R9
+	MOVQ    CX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	SUBQ    DX, R10
+	MOVQ    168(SP), R11
+	ANDQ    $0x00000000, R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+	MOVQ    168(SP), R11
+	ADDQ    DX, R11
+
+scores_q8_16:
+	VPABSB       2(R10), Y14
+	VMOVUPS      2(R10), Y15
+	VPMOVB2M     Y15, K1
+	VPXORD       Y3, Y3, Y3
+	VPBROADCASTW (R10), X15
+	VCVTPH2PS    X15, Y15
+	VMOVUPS      2(R8), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R8), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y0
+	VMOVUPS      2(R8)(SI*1), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R8)(SI*1), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y7
+	VMOVUPS      2(R8)(SI*2), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R8)(SI*2), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y8
+	VMOVUPS      2(R8)(DI*1), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R8)(DI*1), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y9
+	VMOVUPS      2(R9), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y10
+	VMOVUPS      2(R9)(SI*1), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9)(SI*1), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y11
+	VMOVUPS      2(R9)(SI*2), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9)(SI*2), X17
+	VCVTPH2PS    X17, Y17
+	VMULPS       Y15, Y17, Y17
+	VFMADD231PS  Y16, Y17, Y12
+	VMOVUPS      2(R9)(DI*1), Y16
+	VPSUBB       Y16, Y3, K1, Y16
+	VPMADDUBSW   Y16, Y14, Y16
+	VPMADDWD     expconst<>+1600(SB), Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VPBROADCASTW (R9)(DI*1), X14
+	VCVTPH2PS    X14, Y14
+	VMULPS       Y15, Y14, Y14
+	VFMADD231PS  Y16, Y14, Y13
+	ADDQ         $0x00000022, R8
+	ADDQ         $0x00000022, R9
+	ADDQ         $0x00000022, R10
+	CMPQ         R8, R11
+	JB           scores_q8_16
+	VSHUFF32X4   $0x44, Z7, Z0, Z14
+	VSHUFF32X4   $0xee, Z7, Z0, Z0
+	VADDPS       Z0, Z14, Z14
+	VSHUFF32X4   $0x44, Z9, Z8, Z0
+	VSHUFF32X4   $0xee, Z9, Z8, Z7
+	VADDPS       Z7, Z0, Z0
+	VSHUFF32X4   $0x44, Z11, Z10, Z7
+	VSHUFF32X4   $0xee, Z11, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z13, Z12, Z8
+	VSHUFF32X4   $0xee, Z13, Z12, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x88, Z0, Z14, Z9
+	VSHUFF32X4   $0xdd, Z0, Z14, Z0
+	VADDPS       Z0, Z9, Z9
+	VSHUFF32X4   $0x88, Z8, Z7, Z0
+	VSHUFF32X4   $0xdd, Z8, Z7, Z7
+	VADDPS       Z7, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z9, Z7
+	VSHUFPS      $0xdd, Z0, Z9, Z0
+	VADDPS       Z0, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z0
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z0, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z0
+	VPERMPS      Z7, Z0, Z7
+	VBROADCASTSS scale+64(FP), Y0
+	VMULPS       Y0, Y7, Y7
+	VMAXPS       Y7, Y5, Y5
+	VMOVUPS      Y7, (AX)
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, BX
+	LEAQ         (DX)(SI*8), DX
+	JMP          scores_by8_48
+
+scores_by1_48:
+	TESTQ   BX, BX
+	JZ      scores_done_96
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    DX, R8
+	MOVQ    168(SP), R11
+	ADDQ    DX, R11
+	MOVQ    CX, R10
+
+scores_chunk1_48:
+	VPABSB        2(R10), Y7
+	VMOVUPS       2(R10), Y8
+	VPMOVB2M      Y8, K1
+	VPXORD        Y4, Y4, Y4
+	VPBROADCASTW  (R10), X8
+	VCVTPH2PS     X8, Y8
+	VMOVUPS       2(R8), Y9
+	VPSUBB        Y9, Y4, K1, Y9
+	VPMADDUBSW    Y9, Y7, Y9
+	VPMADDWD      expconst<>+1600(SB), Y9, Y9
+	VCVTDQ2PS     Y9, Y9
+	VPBROADCASTW  (R8), X7
+	VCVTPH2PS     X7, Y7
+	VMULPS        Y8, Y7, Y7
+	VFMADD231PS   Y9, Y7, Y0
+	ADDQ          $0x00000022, R8
+	ADDQ          $0x00000022, R10
+	CMPQ          R8, R11
+	JB            scores_chunk1_48
+	VEXTRACTF64X4 $0x01, Z0, Y7
+	VADDPS        Y7, Y0, Y7
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X0, X7
+	VADDPS        X7, X0, X0
+	VMOVSHDUP     X0, X7
+	VADDPS        X7, X0, X0
+	VMULSS        scale+64(FP), X0, X0
+	VMAXSS        X0, X6, X6
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	DECQ          BX
+	ADDQ          SI, DX
+	JMP           scores_by1_48
+
+scores_done_96:
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VMAXPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X5
+	VMAXPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VMAXPS        X5, X0, X0
+	VMAXSS        X6, X0, X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X0, (AX)(CX*4)
+
+scores_first_done_12:
+	ADDQ $0x00000001, 32(SP)
+	JMP  scores_48
+
+scores_done_94:
+	MOVQ $0x00000000, 32(SP)
+
+softmax_36:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_36
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X5
+	VUCOMISS     X0, X5
+	JEQ          no_rescale_48
+	VSUBSS       X5, X0, X0
+	VBROADCASTSS X0, Z0
+	VMOVUPS      expconst<>+256(SB), Z7
+	VMAXPS       Z0, Z7, Z0
+	VMOVUPS      expconst<>+320(SB), Z7
+	VMINPS       Z0, Z7, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z0
+	VCVTPS2DQ    Z0, Z7
+	VCVTDQ2PS    Z7, Z8
+	VSUBPS       Z8, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z8
+	VFMADD213PS  expconst<>+512(SB), Z0, Z8
+	VFMADD213PS  expconst<>+448(SB), Z0, Z8
+	VFMADD213PS  expconst<>+384(SB), Z0, Z8
+	VFMADD213PS  expconst<>+64(SB), Z0, Z8
+	VPADDD       expconst<>+192(SB), Z7, Z7
+	VPSLLD       $0x17, Z7, Z7
+	VMULPS       Z7, Z8, Z0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X6
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X6, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_71:
+	VMULPS  (CX), Z0, Z7
+	VMOVUPS Z7, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_71
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X5, (AX)(CX*4)
+
+no_rescale_48:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z7
+	MOVQ         CX, CX
+
+exp_loop_48:
+	CMPQ         CX, $0x00000010
+	JL           exp_tail_48
+	VMOVUPS      (AX), Y5
+	VINSERTF64X4 $0x01, 32(AX), Z5, Z5
+	VSUBPS       Z0, Z5, Z5
+	VMOVUPS      expconst<>+256(SB), Z8
+	VMAXPS       Z5, Z8, Z5
+	VMOVUPS      expconst<>+320(SB), Z8
+	VMINPS       Z5, Z8, Z5
+	VMULPS       expconst<>+128(SB), Z5, Z5
+	VCVTPS2DQ    Z5, Z8
+	VCVTDQ2PS    Z8, Z9
+	VSUBPS       Z9, Z5, Z5
+	VMOVUPS      expconst<>+576(SB), Z9
+	VFMADD213PS  expconst<>+512(SB), Z5, Z9
+	VFMADD213PS  expconst<>+448(SB), Z5, Z9
+	VFMADD213PS  expconst<>+384(SB), Z5, Z9
+	VFMADD213PS  expconst<>+64(SB), Z5, Z9
+	VPADDD       expconst<>+192(SB), Z8, Z8
+	VPSLLD       $0x17, Z8, Z8
+	VMULPS       Z8, Z9, Z5
+	VMOVUPS      Z5, (AX)
+	VADDPS       Z5, Z7, Z7
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, CX
+	JMP          exp_loop_48
+
+exp_tail_48:
+	VEXTRACTF64X4 $0x01, Z7, Y5
+	VADDPS        Y5, Y7, Y5
+	VEXTRACTF32X4 $0x01, Y5, X7
+	VADDPS        X5, X7, X7
+	VMOVHLPS      X7, X7, X5
+	VADDPS        X5, X7, X7
+	VMOVSHDUP     X7, X5
+	VADDPS        X5, X7, X7
+	TESTQ         CX, CX
+	JZ            exp_done_48
+	VMOVUPS       (AX), Y6
+	VINSERTF64X4  $0x01, 32(AX), Z6, Z6
+	VSUBPS        Z0, Z6, Z6
+	VMOVUPS       expconst<>+256(SB), Z0
+	VMAXPS        Z6, Z0, Z6
+	VMOVUPS       expconst<>+320(SB), Z0
+	VMINPS        Z6, Z0, Z6
+	VMULPS        expconst<>+128(SB), Z6, Z6
+	VCVTPS2DQ     Z6, Z0
+	VCVTDQ2PS     Z0, Z8
+	VSUBPS        Z8, Z6, Z6
+	VMOVUPS       expconst<>+576(SB), Z8
+	VFMADD213PS   expconst<>+512(SB), Z6, Z8
+	VFMADD213PS   expconst<>+448(SB), Z6, Z8
+	VFMADD213PS   expconst<>+384(SB), Z6, Z8
+	VFMADD213PS   expconst<>+64(SB), Z6, Z8
+	VPADDD        expconst<>+192(SB), Z0, Z0
+	VPSLLD        $0x17, Z0, Z0
+	VMULPS        Z0, Z8, Z6
+	VMOVUPS       Z6, (AX)
+
+exp_tail1_48:
+	VADDSS (AX), X7, X7
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_48
+
+exp_done_48:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X7, X7
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X7, (AX)(CX*4)
+	ADDQ   $0x00000001, 32(SP)
+	JMP    softmax_36
+
+softmax_done_36:
+	MOVQ $0x00000000, 32(SP)
+
+pv_48:
+	MOVQ  32(SP), AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_48
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  stride+96(FP), DI
+	CMPQ  32(SP), $0x00000000
+	JNE   other_head_12
+	MOVQ  tk+56(FP), R8
+	IMULQ DI, R8
+	ADDQ  k+24(FP), R8
+	SUBQ  v+32(FP), R8
+	LEAQ  (R8)(DI*1), R9
+	XORQ  R10, R10
+
+pv_block_193:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000200
+	JL      pv_next_193
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 64(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 128(CX)(R10*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 192(CX)(R10*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 256(CX)(R10*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 320(CX)(R10*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS 384(CX)(R10*1), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS 448(CX)(R10*1), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_193
+
+pv_pair_193:
+	VBROADCASTSS (R11), Z22
+	VBROADCASTSS 4(R11), Z23
+	VMOVD        (R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z24
+	VPMOVSXBD    2(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z0
+	VPMOVSXBD    18(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z8
+	VMOVD        34(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z24
+	VPMOVSXBD    36(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z10
+	VPMOVSXBD    52(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z12
+	VMOVD        68(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z24
+	VPMOVSXBD    70(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z14
+	VPMOVSXBD    86(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z16
+	VMOVD        102(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    104(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z18
+	VPMOVSXBD    120(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z20
+	PREFETCHT1   (R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
+	PREFETCHT1   128(R12)(R8*1)
+	VMOVD        (R12)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    2(R12)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z7
+	VPMOVSXBD    18(R12)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z9
+	VMOVD        34(R12)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    36(R12)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z11
+	VPMOVSXBD    52(R12)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z13
+	VMOVD        68(R12)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    70(R12)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z15
+	VPMOVSXBD    86(R12)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z17
+	VMOVD        102(R12)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    104(R12)(DI*1), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z19
+	VPMOVSXBD    120(R12)(DI*1), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z21
+	PREFETCHT1   (R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
+	PREFETCHT1   128(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_193
+
+pv_single_193:
+	TESTQ        R13, R13
+	JZ           pv_merge_193
+	VBROADCASTSS (R11), Z22
+	VMOVD        (R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z23
+	VPMOVSXBD    2(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z0
+	VPMOVSXBD    18(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z8
+	VMOVD        34(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z23
+	VPMOVSXBD    36(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z10
+	VPMOVSXBD    52(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z12
+	VMOVD        68(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z23
+	VPMOVSXBD    70(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z14
+	VPMOVSXBD    86(R12), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z16
+	VMOVD        102(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    104(R12), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z18
+	VPMOVSXBD    120(R12), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z20
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_193
+
+pv_merge_193:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 64(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 128(CX)(R10*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 192(CX)(R10*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 256(CX)(R10*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 320(CX)(R10*1)
+	VADDPS  Z19, Z18, Z18
+	VMOVUPS Z18, 384(CX)(R10*1)
+	VADDPS  Z21, Z20, Z20
+	VMOVUPS Z20, 448(CX)(R10*1)
+	ADDQ    $0x00000200, R10
+	JMP     pv_block_193
+
+pv_next_193:
+pv_block_194:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000100
+	JL      pv_next_194
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 64(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 128(CX)(R10*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 192(CX)(R10*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_194
+
+pv_pair_194:
+	VBROADCASTSS (R11), Z14
+	VBROADCASTSS 4(R11), Z15
+	VMOVD        (R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z16
+	VPMOVSXBD    2(R12), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z0
+	VPMOVSXBD    18(R12), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z8
+	VMOVD        34(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    36(R12), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z10
+	VPMOVSXBD    52(R12), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z12
+	PREFETCHT1   (R12)(R8*1)
+	PREFETCHT1   64(R12)(R8*1)
+	VMOVD        (R12)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X15, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    2(R12)(DI*1), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z7
+	VPMOVSXBD    18(R12)(DI*1), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z9
+	VMOVD        34(R12)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X15, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    36(R12)(DI*1), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z11
+	VPMOVSXBD    52(R12)(DI*1), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z13
+	PREFETCHT1   (R12)(R9*1)
+	PREFETCHT1   64(R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_194
+
+pv_single_194:
+	TESTQ        R13, R13
+	JZ           pv_merge_194
+	VBROADCASTSS (R11), Z14
+	VMOVD        (R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z15
+	VPMOVSXBD    2(R12), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z15, Z0
+	VPMOVSXBD    18(R12), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z15, Z8
+	VMOVD        34(R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    36(R12), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z10
+	VPMOVSXBD    52(R12), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z12
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_194
+
+pv_merge_194:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 64(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 128(CX)(R10*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 192(CX)(R10*1)
+	ADDQ    $0x00000100, R10
+	JMP     pv_block_194
+
+pv_next_194:
+pv_block_195:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000080
+	JL      pv_next_195
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 64(CX)(R10*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R11
+	MOVQ    R10, R12
+	SHRQ    $0x07, R12
+	IMUL3Q  $0x22, R12, R12
+	ADDQ    BX, R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_195
+
+pv_pair_195:
+	VBROADCASTSS (R11), Z10
+	VBROADCASTSS 4(R11), Z11
+	VMOVD        (R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X10, X5, X5
+	VBROADCASTSS X5, Z10
+	VPMOVSXBD    2(R12), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z10, Z0
+	VPMOVSXBD    18(R12), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z10, Z8
+	PREFETCHT1   (R12)(R8*1)
+	VMOVD        (R12)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X11, X5, X5
+	VBROADCASTSS X5, Z10
+	VPMOVSXBD    2(R12)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z7
+	VPMOVSXBD    18(R12)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z9
+	PREFETCHT1   (R12)(R9*1)
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	SUBQ         $0x02, R13
+	CMPQ         R13, $0x02
+	JGE          pv_pair_195
+
+pv_single_195:
+	TESTQ        R13, R13
+	JZ           pv_merge_195
+	VBROADCASTSS (R11), Z10
+	VMOVD        (R12), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X10, X5, X5
+	VBROADCASTSS X5, Z10
+	VPMOVSXBD    2(R12), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z0
+	VPMOVSXBD    18(R12), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z8
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          pv_single_195
+
+pv_merge_195:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 64(CX)(R10*1)
+	ADDQ    $0x00000080, R10
+	JMP     pv_block_195
+
+pv_next_195:
+pv_block_196:
+	MOVQ    AX, R8
+	SUBQ    R10, R8
+	CMPQ    R8, $0x00000040
+	JL      pv_next_196
+	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	MOVQ    DX, R8
+	MOVQ    R10, R9
+	SHRQ    $0x07, R9
+	IMUL3Q  $0x22, R9, R9
+	ADDQ    BX, R9
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_196
+
+pv_pair_196:
+	VBROADCASTSS (R8), Z8
+	VBROADCASTSS 4(R8), Z8
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*2), R9
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_196
+
+pv_single_196:
+	TESTQ        R11, R11
+	JZ           pv_merge_196
+	VBROADCASTSS (R8), Z8
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R11
+	JMP          pv_single_196
+
+pv_merge_196:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_196
+
+pv_next_196:
+	JMP first_done_12
+
+other_head_12:
+	XORQ R8, R8
+
+pv_block_197:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_197
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 64(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 128(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 192(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 256(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS 320(CX)(R8*1), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS 384(CX)(R8*1), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS 448(CX)(R8*1), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_197
+
+pv_pair_197:
+	VBROADCASTSS (R9), Z22
+	VBROADCASTSS 4(R9), Z23
+	VMOVD        (R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z24
+	VPMOVSXBD    2(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z0
+	VPMOVSXBD    18(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z8
+	VMOVD        34(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z24
+	VPMOVSXBD    36(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z10
+	VPMOVSXBD    52(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z12
+	VMOVD        68(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z24
+	VPMOVSXBD    70(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z14
+	VPMOVSXBD    86(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z16
+	VMOVD        102(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    104(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z18
+	VPMOVSXBD    120(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z20
+	VMOVD        (R10)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    2(R10)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z7
+	VPMOVSXBD    18(R10)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z9
+	VMOVD        34(R10)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    36(R10)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z11
+	VPMOVSXBD    52(R10)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z13
+	VMOVD        68(R10)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    70(R10)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z15
+	VPMOVSXBD    86(R10)(DI*1), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z22, Z17
+	VMOVD        102(R10)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X23, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    104(R10)(DI*1), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z19
+	VPMOVSXBD    120(R10)(DI*1), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z21
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_197
+
+pv_single_197:
+	TESTQ        R11, R11
+	JZ           pv_merge_197
+	VBROADCASTSS (R9), Z22
+	VMOVD        (R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z23
+	VPMOVSXBD    2(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z0
+	VPMOVSXBD    18(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z8
+	VMOVD        34(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z23
+	VPMOVSXBD    36(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z10
+	VPMOVSXBD    52(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z12
+	VMOVD        68(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z23
+	VPMOVSXBD    70(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z14
+	VPMOVSXBD    86(R10), Z24
+	VCVTDQ2PS    Z24, Z24
+	VFMADD231PS  Z24, Z23, Z16
+	VMOVD        102(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X22, X5, X5
+	VBROADCASTSS X5, Z22
+	VPMOVSXBD    104(R10), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z18
+	VPMOVSXBD    120(R10), Z23
+	VCVTDQ2PS    Z23, Z23
+	VFMADD231PS  Z23, Z22, Z20
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_197
+
+pv_merge_197:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 64(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 128(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 192(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 256(CX)(R8*1)
+	VADDPS  Z17, Z16, Z16
+	VMOVUPS Z16, 320(CX)(R8*1)
+	VADDPS  Z19, Z18, Z18
+	VMOVUPS Z18, 384(CX)(R8*1)
+	VADDPS  Z21, Z20, Z20
+	VMOVUPS Z20, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_197
+
+pv_next_197:
+pv_block_198:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_198
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 64(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 128(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 192(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_198
+
+pv_pair_198:
+	VBROADCASTSS (R9), Z14
+	VBROADCASTSS 4(R9), Z15
+	VMOVD        (R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z16
+	VPMOVSXBD    2(R10), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z0
+	VPMOVSXBD    18(R10), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z8
+	VMOVD        34(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    36(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z10
+	VPMOVSXBD    52(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z12
+	VMOVD        (R10)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X15, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    2(R10)(DI*1), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z7
+	VPMOVSXBD    18(R10)(DI*1), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z14, Z9
+	VMOVD        34(R10)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X15, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    36(R10)(DI*1), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z11
+	VPMOVSXBD    52(R10)(DI*1), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z13
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_198
+
+pv_single_198:
+	TESTQ        R11, R11
+	JZ           pv_merge_198
+	VBROADCASTSS (R9), Z14
+	VMOVD        (R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z15
+	VPMOVSXBD    2(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z15, Z0
+	VPMOVSXBD    18(R10), Z16
+	VCVTDQ2PS    Z16, Z16
+	VFMADD231PS  Z16, Z15, Z8
+	VMOVD        34(R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X14, X5, X5
+	VBROADCASTSS X5, Z14
+	VPMOVSXBD    36(R10), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z10
+	VPMOVSXBD    52(R10), Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD231PS  Z15, Z14, Z12
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_198
+
+pv_merge_198:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 64(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 128(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_198
+
+pv_next_198:
+pv_block_199:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_199
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 64(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_199
+
+pv_pair_199:
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z11
+	VMOVD        (R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X10, X5, X5
+	VBROADCASTSS X5, Z10
+	VPMOVSXBD    2(R10), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z10, Z0
+	VPMOVSXBD    18(R10), Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD231PS  Z12, Z10, Z8
+	VMOVD        (R10)(DI*1), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X11, X5, X5
+	VBROADCASTSS X5, Z10
+	VPMOVSXBD    2(R10)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z7
+	VPMOVSXBD    18(R10)(DI*1), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z9
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_199
+
+pv_single_199:
+	TESTQ        R11, R11
+	JZ           pv_merge_199
+	VBROADCASTSS (R9), Z10
+	VMOVD        (R10), X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X10, X5, X5
+	VBROADCASTSS X5, Z10
+	VPMOVSXBD    2(R10), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z0
+	VPMOVSXBD    18(R10), Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z11, Z10, Z8
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_199
+
+pv_merge_199:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_199
+
+pv_next_199:
+pv_block_200:
+	MOVQ    AX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_200
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z7
+	MOVQ    DX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x07, R10
+	IMUL3Q  $0x22, R10, R10
+	ADDQ    BX, R10
+	MOVQ    SI, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_200
+
+pv_pair_200:
+	VBROADCASTSS (R9), Z8
+	VBROADCASTSS 4(R9), Z8
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_200
+
+pv_single_200:
+	TESTQ        R11, R11
+	JZ           pv_merge_200
+	VBROADCASTSS (R9), Z8
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_200
+
+pv_merge_200:
+	VADDPS  Z7, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_200
+
+pv_next_200:
+first_done_12:
+	ADDQ $0x00000001, 32(SP)
+	JMP  pv_48
+
+pv_done_48:
+	MOVQ  stride+96(FP), CX
+	MOVQ  24(SP), AX
+	IMULQ AX, CX
+	ADDQ  CX, (SP)
+	ADDQ  CX, 8(SP)
+	SUBQ  AX, 16(SP)
+	JMP   tile_24
+
+finish_24:
+	MOVQ $0x00000000, 32(SP)
+
+norm_24:
+	MOVQ     32(SP), AX
+	MOVQ     ng+16(FP), CX
+	CMPQ     AX, CX
+	JGE      norm_done_24
+	MOVQ     state+72(FP), AX
+	MOVQ     ng+16(FP), CX
+	LEAQ     (AX)(CX*4), AX
+	MOVQ     32(SP), CX
+	VMOVSS   (AX)(CX*4), X0
+	VMOVUPS  expconst<>+1344(SB), X1
+	VUCOMISS X1, X0
+	JNE      recip_div_36
+	JPS      recip_div_36
+	JMP      recip_zero_36
+
+recip_div_36:
+	VMOVSS expconst<>+64(SB), X1
+	VDIVSS X0, X1, X1
+
+recip_zero_36:
+	VBROADCASTSS X1, Z0
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_72:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_72
+	ADDQ    $0x00000001, 32(SP)
+	JMP     norm_24
+
+norm_done_24:
+	VZEROUPPER
+	RET

@@ -20,5 +20,15 @@ func main() {
 			}
 		}
 	}
+	// The position-major flash kernels (see tier.pos), after the others so
+	// that their labels leave those of the others as they were.
+	for _, e := range []elem{f32, f16, q8} {
+		for _, t := range []tier{avx2.with(e), avx512.with(e)} {
+			t.pos = true
+			for _, fast := range []bool{false, true} {
+				t.flashDecode(fast)
+			}
+		}
+	}
 	Generate()
 }

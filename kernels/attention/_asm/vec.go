@@ -12,6 +12,10 @@ import (
 type tier struct {
 	Tier
 	kv elem // the KV cache's element type
+	// pos: the flash kernels for a position-major cache (names end in
+	// Pos), whose K and V rows are stride > row bytes apart: the same
+	// code but for the software prefetch, which walks rows (stepRows).
+	pos bool
 }
 
 // elem is a KV element type: f32 (size 4), f16 (size 2, widened by
