@@ -511,7 +511,7 @@ func (w qwidth) block(name string, dst, x GPVirtual, q81 bool, absMask, half, on
 // The scales go to the frame bytes at scales (block j's 1/d at 4j, its d
 // at 256 + 2j), two stores a pair, where pass 2 takes them; each quad
 // prefetches its destination's lines instead (into L1: pass 2 writes
-// them a chunk later). Against storing each block's d and 1/d into the
+// them once pass 1 has been through the chunk). Against storing each block's d and 1/d into the
 // destination (16 scalar stores a pair, and pass 2's prefetch of the
 // next chunk's destination), in one process, interleaved (B/A, Zen 3,
 // the shapes below): a 128-block row in L1 0.94–0.96, batch-copy rows in
