@@ -478,9 +478,6 @@ tile_1:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
-	XORQ    DX, DX
-	CMPQ    AX, 184(SP)
-	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	XORQ    DX, DX
 	MOVQ    ng+16(FP), CX
@@ -2717,9 +2714,6 @@ tile_2:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
-	XORQ    DX, DX
-	CMPQ    AX, 184(SP)
-	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	XORQ    DX, DX
 	MOVQ    ng+16(FP), CX
@@ -4879,9 +4873,6 @@ tile_3:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
-	XORQ    DX, DX
-	CMPQ    AX, 168(SP)
-	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	XORQ    DX, DX
 	MOVQ    ng+16(FP), CX
@@ -8331,9 +8322,6 @@ tile_4:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
-	XORQ    DX, DX
-	CMPQ    AX, 168(SP)
-	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	XORQ    DX, DX
 	MOVQ    ng+16(FP), CX
@@ -11768,9 +11756,6 @@ tile_5:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
-	XORQ    DX, DX
-	CMPQ    AX, 184(SP)
-	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	XORQ    DX, DX
 	MOVQ    ng+16(FP), CX
@@ -14329,9 +14314,6 @@ tile_6:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
-	XORQ    DX, DX
-	CMPQ    AX, 184(SP)
-	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	XORQ    DX, DX
 	MOVQ    ng+16(FP), CX
@@ -16813,9 +16795,6 @@ tile_7:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
-	XORQ    DX, DX
-	CMPQ    AX, 168(SP)
-	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	XORQ    DX, DX
 	MOVQ    ng+16(FP), CX
@@ -20710,9 +20689,6 @@ tile_8:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
-	XORQ    DX, DX
-	CMPQ    AX, 168(SP)
-	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	XORQ    DX, DX
 	MOVQ    ng+16(FP), CX
@@ -24593,9 +24569,6 @@ tile_9:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
-	XORQ    DX, DX
-	CMPQ    AX, 184(SP)
-	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	XORQ    DX, DX
 	MOVQ    ng+16(FP), CX
@@ -26368,9 +26341,6 @@ tile_10:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
-	XORQ    DX, DX
-	CMPQ    AX, 184(SP)
-	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	XORQ    DX, DX
 	MOVQ    ng+16(FP), CX
@@ -28066,9 +28036,6 @@ tile_11:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
-	XORQ    DX, DX
-	CMPQ    AX, 168(SP)
-	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	XORQ    DX, DX
 	MOVQ    ng+16(FP), CX
@@ -30458,9 +30425,6 @@ tile_12:
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
 	MOVQ    stride+96(FP), AX
-	XORQ    DX, DX
-	CMPQ    AX, 168(SP)
-	CMOVQNE DX, AX
 	IMULQ   CX, AX
 	XORQ    DX, DX
 	MOVQ    ng+16(FP), CX

@@ -698,14 +698,15 @@ func (p *prefetcher) stepN(lines int) {
 func (p *prefetcher) stepRows(skip LabelRef) {
 	row := func() {
 		done := NewLabel("pf_row")
-		end := GP64() // the row's end from cur's line: (cur mod 64) + rl
-		MOVQ(p.curReg, end)
-		ANDQ(U32(63), end)
-		ADDQ(p.rl, end)
+		reach := GP64() // the row's last byte + 1, from cur's line: (cur mod 64) + rl
+		MOVQ(p.curReg, reach)
+		ANDQ(U32(63), reach)
+		ADDQ(p.rl, reach)
 		PREFETCHT1(Mem{Base: p.curReg})
 		PREFETCHT1(Mem{Base: p.curReg, Disp: 64})
-		for _, g := range []struct{ above, from, to int }{{128, 128, 192}, {192, 192, 256}, {256, 256, 512}, {512, 512, 1024}, {1024, 1024, 1088}} {
-			CMPQ(end, U32(g.above))
+		// The lines from..to when the row reaches beyond from.
+		for _, g := range []struct{ from, to int }{{128, 192}, {192, 256}, {256, 512}, {512, 1024}, {1024, 1088}} {
+			CMPQ(reach, U32(g.from))
 			JBE(LabelRef(done))
 			for off := g.from; off < g.to; off += 64 {
 				PREFETCHT1(Mem{Base: p.curReg, Disp: off})
@@ -1491,17 +1492,11 @@ func (t tier) flashDecode(fast bool) {
 		CMOVQLT(rem, cnt)
 		MOVQ(cnt, lCnt)
 		// Prefetch regions of this tile: its V (phase A), the next K (phase
-		// C). The head-major kernels step through a region in address
-		// order, which is only right where a head's rows are contiguous:
-		// given a position-major cache they leave the regions empty. The
-		// position-major ones (Pos) step a region row by row (stepRows).
+		// C), cnt rows of stride bytes. The head-major kernels, only ever
+		// given a head's rows back to back (flashAsm), step through a
+		// region in address order; the position-major ones (Pos) row by
+		// row (stepRows).
 		bytes, p := kvStride(), GP64()
-		if !t.pos {
-			zero := GP64()
-			XORQ(zero, zero)
-			CMPQ(bytes, lRL)
-			CMOVQNE(zero, bytes)
-		}
 		IMULQ(cnt, bytes)
 		// A group (ng > 1) prefetches a tile further ahead: the next
 		// tile's V, the K two tiles on. Its phases are long enough that one

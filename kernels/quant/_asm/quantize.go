@@ -380,22 +380,23 @@ func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, n
 	// line of the block too (into L1: quadScales writes it); AVX2's pass 1
 	// fetches its own (scalesAVX2).
 	Label("p2" + name)
-	// ahead and aheadD: the bytes from a row to the row k rows on, in the
-	// source and (AVX-512) in the destination.
-	ahead, aheadD := GP64(), GP64()
-	for _, x := range []struct {
-		r      GPVirtual
-		stride Op
-	}{{ahead, xStride}, {aheadD, dstStride}} {
-		if x.r == aheadD && !w.z() {
-			continue
-		}
-		MOVQ(k, x.r)
-		if c, ok := x.stride.(U32); ok {
-			IMUL3Q(c, x.r, x.r)
+	// rowsAhead is the bytes from a row to the row k rows on, rows
+	// stride bytes apart: ahead in the source, aheadD (AVX-512) in the
+	// destination.
+	rowsAhead := func(stride Op) GPVirtual {
+		r := GP64()
+		MOVQ(k, r)
+		if c, ok := stride.(U32); ok {
+			IMUL3Q(c, r, r)
 		} else {
-			IMULQ(x.stride, x.r)
+			IMULQ(stride, r)
 		}
+		return r
+	}
+	ahead := rowsAhead(xStride)
+	var aheadD GPVirtual
+	if w.z() {
+		aheadD = rowsAhead(dstStride)
 	}
 	// AVX2: levels' loop-invariant constants (rc, −rc, the pack order),
 	// made once per chunk, not per block (Zen 3, in one process,
@@ -511,13 +512,13 @@ func (w qwidth) block(name string, dst, x GPVirtual, q81 bool, absMask, half, on
 // The scales go to the frame bytes at scales (block j's 1/d at 4j, its d
 // at 256 + 2j), two stores a pair, where pass 2 takes them; each quad
 // prefetches its destination's lines instead (into L1: pass 2 writes
-// them once pass 1 has been through the chunk). Against storing each block's d and 1/d into the
-// destination (16 scalar stores a pair, and pass 2's prefetch of the
-// next chunk's destination), in one process, interleaved (B/A, Zen 3,
-// the shapes below): a 128-block row in L1 0.94–0.96, batch-copy rows in
-// L3 0.93–0.95, from DRAM 0.97–0.99 head-major and 0.95
-// position-major. Without the destination's prefetch, from DRAM:
-// 1.04–1.06.
+// them once pass 1 has been through the chunk). Against storing each
+// block's d and 1/d into the destination (16 scalar stores a pair, and
+// pass 2's prefetch of the next chunk's destination), in one process,
+// interleaved (B/A, Zen 3, the shapes below): a 128-block row in L1
+// 0.94–0.96, batch-copy rows in L3 0.93–0.95, from DRAM 0.97–0.99
+// head-major and 0.95 position-major. Without the destination's
+// prefetch, from DRAM: 1.04–1.06.
 //
 // Quad by quad (as quadScales, two ymm of two blocks each), a quad took
 // four ymm divisions, a quad's chain of two of them about 25 cycles on
