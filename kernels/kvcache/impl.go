@@ -192,11 +192,12 @@ func (im *Impl) posMajor(p *Params, b *Buffers, k, v []byte) {
 // f32 hd-128 cache's rows are 4 KB apart (8 KV heads): a head's pass
 // touches one line in eight over T·4 KB, and the next head's pass the
 // lines beside them, a whole pass later. In blocks of 64 positions (256
-// KB) a 512-token batch took 0.79–0.86 of the time in L3 and 0.91–0.96
+// KB) a 512-token batch took 0.79–0.87 of the time in L3 and 0.91–0.96
 // from DRAM (Zen 3, AVX2, 8 KV heads, one process, interleaved, B/A;
-// blocks of 16 to 128 alike, 256 0.92); f16 (rows 2 KB apart) 0.96–1.02,
-// level. q8_0 stays whole: its quantizer overlaps a call's rows, and
-// blocks of 16 to 256 tokens cost it 1.01–1.26.
+// blocks of 16 to 128 alike, 256 0.92); f16 (rows 2 KB apart) 0.93–0.96
+// in L3 and 0.96–1.02 from DRAM. q8_0 stays whole: blocks of 16 to 256
+// tokens cost it 1.01–1.26 (its quantizer reads 4 bytes a value against
+// 1.06 written, and each block restarts one source stream per head).
 const posBlockBytes = 256 << 10
 
 // storeOf is the row store of kv.
