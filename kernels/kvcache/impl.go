@@ -196,8 +196,9 @@ func (im *Impl) posMajor(p *Params, b *Buffers, k, v []byte) {
 // from DRAM (Zen 3, AVX2, 8 KV heads, one process, interleaved, B/A;
 // blocks of 16 to 128 alike, 256 0.92); f16 (rows 2 KB apart) 0.93–0.96
 // in L3 and 0.96–1.02 from DRAM. q8_0 stays whole: blocks of 16 to 256
-// tokens cost it 1.01–1.26 (its quantizer reads 4 bytes a value against
-// 1.06 written, and each block restarts one source stream per head).
+// tokens cost it 1.01–1.26. (It reads four bytes a value for the 1.06 it
+// writes, so its source streams, which blocks cut into pieces of a block
+// per head, weigh more than its destination.)
 const posBlockBytes = 256 << 10
 
 // storeOf is the row store of kv.
