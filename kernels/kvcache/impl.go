@@ -194,8 +194,8 @@ func (im *Impl) posMajor(p *Params, b *Buffers, k, v []byte) {
 // lines beside them, a whole pass later. In blocks of 64 positions (256
 // KB) a 512-token batch took 0.79–0.87 of the time in L3 and 0.91–0.96
 // from DRAM (Zen 3, AVX2, 8 KV heads, one process, interleaved, B/A;
-// blocks of 16 to 128 alike, 256 0.92); f16 (rows 2 KB apart) 0.93–0.96
-// in L3 and 0.96–1.02 from DRAM. q8_0 stays whole: blocks of 16 to 256
+// blocks of 16 to 128 alike, 256 0.92); f16 (rows 2 KB apart) 0.93–0.99
+// in L3 and 1.00–1.02 from DRAM. q8_0 stays whole: blocks of 16 to 256
 // tokens cost it 1.01–1.26. (It reads four bytes a value for the 1.06 it
 // writes, so its source streams, which blocks cut into pieces of a block
 // per head, weigh more than its destination.)
