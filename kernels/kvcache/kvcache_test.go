@@ -39,7 +39,7 @@ func fill(b Buffers, seed uint64, withSpecials bool) {
 func want(p Params, b Buffers, guard byte) (k, v []byte) {
 	c := p.cache()
 	rb, d, n := p.KV.RowBytes(p.D), p.D, p.Count()
-	size := c.Hkv * c.Capacity() * rb
+	size := c.CacheBytes()
 	k, v = bytes.Repeat([]byte{guard}, size), bytes.Repeat([]byte{guard}, size)
 	for _, x := range []struct {
 		src []float32
@@ -236,3 +236,48 @@ func TestRow(t *testing.T) {
 // TestAVX2IsVEX: no AVX2 kernel uses a register only AVX-512 has (it would
 // pass here on an AVX-512 machine and fault on an AVX2-only one).
 func TestAVX2IsVEX(t *testing.T) { isatest.VEXOnly(t, "store_amd64.s") }
+
+// FuzzStores: on a store of any shape Validate accepts (op, KV type,
+// layout, KV heads, head dim, tokens, position, spare capacity,
+// position-major heads beyond Hkv), every tier this CPU runs writes,
+// byte for byte, what the contract writes, and nothing else: specials
+// included, blocks of positions and their remainders included.
+func FuzzStores(f *testing.F) {
+	f.Add(uint8(1), uint8(0), uint8(1), uint8(8), uint8(8), uint16(200), uint8(3), uint8(2), uint8(0), uint64(1))
+	f.Add(uint8(1), uint8(2), uint8(1), uint8(3), uint8(1), uint16(77), uint8(0), uint8(0), uint8(2), uint64(2))
+	f.Add(uint8(0), uint8(1), uint8(0), uint8(5), uint8(4), uint16(1), uint8(9), uint8(1), uint8(1), uint64(3))
+	f.Fuzz(func(t *testing.T, op, kv, layout, hkv, d16 uint8, tokens uint16, pos, spare, extraHeads uint8, seed uint64) {
+		p := Params{
+			Op: Ops[int(op)%len(Ops)], KV: attention.KVTypes[int(kv)%len(attention.KVTypes)],
+			Layout: attention.Layouts[int(layout)%len(attention.Layouts)],
+			Hkv:    1 + int(hkv)%9, D: 16 * (1 + int(d16)%16), Tokens: 1 + int(tokens)%300, Pos: int(pos) % 32,
+		}
+		p.Cap = p.Pos + p.Count() + int(spare)%4
+		if p.Layout == attention.PosMajor {
+			p.PosHeads = p.Hkv + int(extraHeads)%3
+		}
+		if p.Validate() != nil {
+			t.Skip()
+		}
+		isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+			b := Alloc(p)
+			fill(b, seed, seed%2 == 0)
+			guardCache(b, 0x5a)
+			if err := p.Check(b); err != nil {
+				t.Fatal(err)
+			}
+			im.Run(&p, &b)
+			wk, wv := want(p, b, 0x5a)
+			gk, gv := cacheBytes(p, b)
+			for _, c := range []struct {
+				name      string
+				got, want []byte
+			}{{"k", gk, wk}, {"v", gv, wv}} {
+				if i := firstDiff(c.got, c.want); i >= 0 {
+					rb := p.KV.RowBytes(p.D)
+					t.Fatalf("%+v: %s cache byte %d (row %d, byte %d of the row): %#02x, want %#02x", p, c.name, i, i/rb, i%rb, c.got[i], c.want[i])
+				}
+			}
+		})
+	})
+}
