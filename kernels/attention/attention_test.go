@@ -3,25 +3,12 @@ package attention
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"testing"
 
 	"github.com/ckbench/ckbench/kernels/buf"
-	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/kernels/isa/isatest"
 )
-
-// runnable returns the compiled tiers this CPU runs, for the fuzz targets
-// (which cannot have subtests); tests use isatest.Run, which shows the
-// others as skipped.
-func runnable() []Impl {
-	var out []Impl
-	for _, im := range Impls() {
-		if isa.Detect(im.Tier).Runs {
-			out = append(out, im)
-		}
-	}
-	return out
-}
 
 // guardLen floats after each output buffer (inside its capacity) must
 // come back as they were: the asm cannot overrun o or the workspace.
@@ -207,31 +194,76 @@ func TestGate(t *testing.T) {
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, c := range gateCases() {
 			name := fmt.Sprintf("%s/%s/%s/%s/hd=%d/T=%d/g=%d/%s", c.p.Kernel, c.p.Layout, c.p.KV, c.p.Exp, c.p.D, c.p.T, c.p.Group(), c.name)
-			t.Run(name, func(t *testing.T) {
-				b := Alloc(c.p)
-				c.fill(c.p.Shape, b)
-				if err := Encode(c.p.Shape, b); err != nil {
-					t.Fatal(err)
-				}
-				b.O, b.WS = guarded(b.O), guarded(b.WS)
-				if err := c.p.Check(b); err != nil {
-					t.Fatal(err)
-				}
-				defer checkGuard(t, "o", b.O)
-				defer checkGuard(t, "ws", b.WS)
-				for i := range b.O {
-					b.O[i] = float32(math.NaN()) // the kernel must overwrite all of o
-				}
-				for i := range b.WS {
-					b.WS[i] = float32(math.NaN()) // and must not read workspace it did not write
-				}
-				im.Run(c.p, b)
-				want := Reference(c.p.Shape, b.Q, b.K, b.V)
-				if err := MaxRelErr(b.O, want, c.p.D); !(err <= Tolerance(c.p.Exp)) {
-					t.Fatalf("max rel err %.3g > %.0e", err, Tolerance(c.p.Exp))
-				}
-			})
+			t.Run(name, func(t *testing.T) { gate(t, im, c.p, c.fill) })
 		}
+	})
+}
+
+// gate runs p on im over inputs fill makes and checks it as the gate
+// does: within Tolerance of the float64 reference over the encoded cache,
+// all of o written, no workspace read before written, nothing written
+// past o or the workspace.
+func gate(t *testing.T, im Impl, p Params, fill pattern) {
+	t.Helper()
+	b := Alloc(p)
+	fill(p.Shape, b)
+	if err := Encode(p.Shape, b); err != nil {
+		t.Fatal(err)
+	}
+	b.O, b.WS = guarded(b.O), guarded(b.WS)
+	if err := p.Check(b); err != nil {
+		t.Fatal(err)
+	}
+	defer checkGuard(t, "o", b.O)
+	defer checkGuard(t, "ws", b.WS)
+	for i := range b.O {
+		b.O[i] = float32(math.NaN()) // the kernel must overwrite all of o
+	}
+	for i := range b.WS {
+		b.WS[i] = float32(math.NaN()) // and must not read workspace it did not write
+	}
+	im.Run(p, b)
+	want := Reference(p.Shape, b.Q, b.K, b.V)
+	if err := MaxRelErr(b.O, want, p.D); !(err <= Tolerance(p.Exp)) {
+		t.Fatalf("%+v: max rel err %.3g > %.0e", p, err, Tolerance(p.Exp))
+	}
+}
+
+// FuzzGate is the gate over any shape Validate accepts: kernel, KV type,
+// layout (with position-major heads beyond Hkv), 1–4 KV heads of 1–9
+// query heads each, hd 16–256, 1–700 keys, spare capacity, a sliding
+// window, tile_k, exp, split count, and the gate's fillings (hugeScores
+// only where its scores are exact); every tier this CPU runs, a subtest
+// each.
+func FuzzGate(f *testing.F) {
+	f.Add(uint8(1), uint8(1), uint8(1), uint8(3), uint8(3), uint8(7), uint16(301), uint8(5), uint16(0), uint8(7), uint8(1), uint8(0), uint8(1), uint8(0))
+	f.Add(uint8(3), uint8(2), uint8(0), uint8(1), uint8(4), uint8(3), uint16(99), uint8(0), uint16(40), uint8(0), uint8(0), uint8(5), uint8(0), uint8(2))
+	f.Add(uint8(0), uint8(0), uint8(1), uint8(2), uint8(0), uint8(15), uint16(17), uint8(2), uint16(0), uint8(33), uint8(1), uint8(0), uint8(2), uint8(1))
+	f.Fuzz(func(t *testing.T, kernel, kv, layout, hkv, g, d16 uint8, keys uint16, spare uint8, window uint16, tk, exp, splits, extraHeads, fill uint8) {
+		s := Shape{
+			Hkv: 1 + int(hkv)%4, D: 16 * (1 + int(d16)%16), T: 1 + int(keys)%700,
+			KV: KVTypes[int(kv)%len(KVTypes)], Layout: Layouts[int(layout)%len(Layouts)],
+		}
+		s.H = s.Hkv * (1 + int(g)%9)
+		s.Cap = s.T + int(spare)%8
+		if window > 0 {
+			s.Window = int(window) % (s.T + 10)
+		}
+		if s.Layout == PosMajor {
+			s.PosHeads = s.Hkv + int(extraHeads)%3
+		}
+		p := Params{Kernel: Kernels[int(kernel)%len(Kernels)], Shape: s, TileK: int(tk) % 65, Exp: []Exp{ExpExact, ExpFast}[exp%2]}
+		if p.Kernel == DecodeSplit {
+			p.Splits = 1 + int(splits)%16
+		}
+		if p.Validate() != nil {
+			t.Skip()
+		}
+		fills := []pattern{random, equalScores}
+		if d := p.D; d&(d-1) == 0 && bits.TrailingZeros(uint(d))%2 == 0 {
+			fills = append(fills, hugeScores) // its scores are exact only where D is a power of four
+		}
+		isatest.Run(t, Impls(), func(t *testing.T, im Impl) { gate(t, im, p, fills[int(fill)%len(fills)]) })
 	})
 }
 

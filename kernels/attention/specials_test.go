@@ -151,32 +151,31 @@ func FuzzSpecials(f *testing.F) {
 	f.Add([]byte{'k', 0, 1, 0, 'v', 3, 0, 1})
 	f.Add([]byte{'q', 7, 0, 2, 'k', 200, 4, 250})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := Params{Kernel: DecodeFlashGQA, Shape: Shape{H: 2, Hkv: 1, D: 64, T: 21}, TileK: 8}
-		for _, k := range Kernels {
-			for _, e := range []Exp{ExpExact, ExpFast} {
-				p.Kernel, p.Exp = k, e
-				b := Alloc(p)
-				FillRandom(b, 3)
-				for i := 0; i+4 <= len(data); i += 4 {
-					buf := [][]float32{b.Q, b.K, b.V}[data[i]%3]
-					idx := int(data[i+1])<<8 | int(data[i+2])
-					v := float32(int(data[i+3])-128) / 64
-					switch data[i+3] {
-					case 0:
-						v = nan
-					case 1:
-						v = pinf
-					case 2:
-						v = ninf
+		isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+			p := Params{Kernel: DecodeFlashGQA, Shape: Shape{H: 2, Hkv: 1, D: 64, T: 21}, TileK: 8}
+			for _, k := range Kernels {
+				for _, e := range []Exp{ExpExact, ExpFast} {
+					p.Kernel, p.Exp = k, e
+					b := Alloc(p)
+					FillRandom(b, 3)
+					for i := 0; i+4 <= len(data); i += 4 {
+						buf := [][]float32{b.Q, b.K, b.V}[data[i]%3]
+						idx := int(data[i+1])<<8 | int(data[i+2])
+						v := float32(int(data[i+3])-128) / 64
+						switch data[i+3] {
+						case 0:
+							v = nan
+						case 1:
+							v = pinf
+						case 2:
+							v = ninf
+						}
+						buf[idx%len(buf)] = v
 					}
-					buf[idx%len(buf)] = v
-				}
-				want := Reference(p.Shape, b.Q, b.K, b.V)
-				for _, im := range runnable() {
 					im.Run(p, b)
-					checkSpecials(t, b.O, want, p.D, Tolerance(e))
+					checkSpecials(t, b.O, Reference(p.Shape, b.Q, b.K, b.V), p.D, Tolerance(e))
 				}
 			}
-		}
+		})
 	})
 }

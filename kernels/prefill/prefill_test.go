@@ -61,26 +61,55 @@ func TestGate(t *testing.T) {
 					if err := p.Validate(); err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}
-					b := Alloc(p)
-					FillRandom(b, uint64(c.Tq*131+c.Tk))
-					if err := p.Check(b); err != nil {
-						t.Fatal(err)
-					}
-					for i := range b.O {
-						b.O[i] = float32(math.NaN()) // every output must be written
-					}
-					im.Run(p, b)
-					want, lse := Reference(c.Shape, b.Q, b.K, b.V)
-					tol := attention.Tolerance(e)
-					if err := attention.MaxRelErr(b.O, want, c.D); err > tol {
-						t.Errorf("%s: error %.3g above %.2g", name, err, tol)
-					}
-					if err := maxAbsErr(b.LSE, lse); err > 10*tol {
-						t.Errorf("%s: LSE error %.3g", name, err)
-					}
+					gate(t, im, p, name, uint64(c.Tq*131+c.Tk))
 				}
 			}
 		}
+	})
+}
+
+// gate runs p on im over random inputs (seed) and checks its output and
+// LSE against the float64 reference, and that it wrote every output.
+func gate(t *testing.T, im Impl, p Params, name string, seed uint64) {
+	t.Helper()
+	b := Alloc(p)
+	FillRandom(b, seed)
+	if err := p.Check(b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range b.O {
+		b.O[i] = float32(math.NaN()) // every output must be written
+	}
+	im.Run(p, b)
+	want, lse := Reference(p.Shape, b.Q, b.K, b.V)
+	tol := attention.Tolerance(p.Exp)
+	if err := attention.MaxRelErr(b.O, want, p.D); !(err <= tol) {
+		t.Errorf("%s: error %.3g above %.2g", name, err, tol)
+	}
+	if err := maxAbsErr(b.LSE, lse); !(err <= 10*tol) {
+		t.Errorf("%s: LSE error %.3g", name, err)
+	}
+}
+
+// FuzzGate is the gate over any shape Validate accepts: kernel, exp, 1–4
+// KV heads of 1–8 query heads each, hd 16–256, 1–200 query rows, 1–300
+// keys, every mask (1 to Tk documents), Br 0–128 and Bc 0–255 (0: the
+// default); every tier this CPU runs, a subtest each.
+func FuzzGate(f *testing.F) {
+	f.Add(uint8(1), uint8(0), uint8(1), uint8(1), uint8(3), uint8(36), uint16(36), uint8(1), uint16(0), uint8(16), uint8(16), uint64(1))
+	f.Add(uint8(0), uint8(1), uint8(0), uint8(3), uint8(7), uint8(49), uint16(18), uint8(1), uint16(0), uint8(15), uint8(7), uint64(2))
+	f.Add(uint8(1), uint8(1), uint8(2), uint8(0), uint8(5), uint8(69), uint16(69), uint8(2), uint16(2), uint8(16), uint8(32), uint64(3))
+	f.Fuzz(func(t *testing.T, kernel, exp, hkv, g, d16, tq uint8, tk uint16, mask uint8, docs uint16, br, bc uint8, seed uint64) {
+		s := Shape{Hkv: 1 + int(hkv)%4, D: 16 * (1 + int(d16)%16), Tq: 1 + int(tq)%200, Tk: 1 + int(tk)%300, Mask: Masks[int(mask)%len(Masks)]}
+		s.H = s.Hkv * (1 + int(g)%8)
+		if s.Mask == Doc {
+			s.Docs = 1 + int(docs)%s.Tk
+		}
+		p := Params{Kernel: Kernels[int(kernel)%len(Kernels)], Shape: s, Br: int(br) % 129, Bc: int(bc), Exp: attention.Exps[int(exp)%len(attention.Exps)]}
+		if p.Validate() != nil {
+			t.Skip()
+		}
+		isatest.Run(t, Impls(), func(t *testing.T, im Impl) { gate(t, im, p, fmt.Sprintf("%+v", p), seed) })
 	})
 }
 
