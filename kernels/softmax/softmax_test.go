@@ -60,21 +60,51 @@ func TestKernels(t *testing.T) {
 					}
 					x := buf.Floats(s.Rows * s.Len)
 					buf.FillUniform(x, uint64(s.Rows*1000+s.Len), -8, 8)
-					want := Reference(s, x)
-					got := run(t, im, p, x)
-					if err := attention.MaxRelErr(got, want, s.Len); err > Tolerance(e, s.Len) {
-						t.Errorf("%s/%s rows %d len %d causal %v: error %.3g above %.3g", v, e, s.Rows, s.Len, s.Causal, err, Tolerance(e, s.Len))
-					}
-					for r := range s.Rows {
-						for c := s.Kept(r); c < s.Len; c++ {
-							if got[r*s.Len+c] != 0 {
-								t.Fatalf("%s/%s rows %d len %d: future column %d of row %d is %v, not 0", v, e, s.Rows, s.Len, c, r, got[r*s.Len+c])
-							}
-						}
-					}
+					check(t, im, p, x)
 				}
 			}
 		}
+	})
+}
+
+// check runs p in tier im over x and checks it against the float64
+// reference (MaxRelErr per row within Tolerance) and that every future
+// column is exactly 0.
+func check(t *testing.T, im Impl, p Params, x []float32) {
+	t.Helper()
+	s, v, e := p.Shape, p.Variant, p.Exp
+	want := Reference(s, x)
+	got := run(t, im, p, x)
+	if err := attention.MaxRelErr(got, want, s.Len); !(err <= Tolerance(e, s.Len)) {
+		t.Errorf("%s/%s rows %d len %d causal %v: error %.3g above %.3g", v, e, s.Rows, s.Len, s.Causal, err, Tolerance(e, s.Len))
+	}
+	for r := range s.Rows {
+		for c := s.Kept(r); c < s.Len; c++ {
+			if got[r*s.Len+c] != 0 {
+				t.Fatalf("%s/%s rows %d len %d: future column %d of row %d is %v, not 0", v, e, s.Rows, s.Len, c, r, got[r*s.Len+c])
+			}
+		}
+	}
+}
+
+// FuzzKernels is TestKernels over any shape Validate accepts (1–64 rows
+// of 1–3000 columns, causal or not), every variant and exp, values
+// uniform in ±2^(0…20); every tier this CPU runs, a subtest each.
+func FuzzKernels(f *testing.F) {
+	f.Add(uint8(0), uint8(0), uint8(3), uint16(41), true, uint8(3), uint64(1))
+	f.Add(uint8(1), uint8(1), uint8(0), uint16(2999), false, uint8(10), uint64(2))
+	f.Fuzz(func(t *testing.T, variant, exp, rows uint8, cols uint16, causal bool, log2Range uint8, seed uint64) {
+		p := Params{Variant: Variants[int(variant)%len(Variants)], Exp: attention.Exps[int(exp)%len(attention.Exps)],
+			Shape: Shape{Rows: 1 + int(rows)%64, Len: 1 + int(cols)%3000, Causal: causal}}
+		if p.Validate() != nil {
+			t.Skip()
+		}
+		r := float32(math.Ldexp(1, int(log2Range)%21))
+		isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+			x := buf.Floats(p.Rows * p.Len)
+			buf.FillUniform(x, seed, -r, r)
+			check(t, im, p, x)
+		})
 	})
 }
 
