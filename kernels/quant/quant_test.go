@@ -193,25 +193,62 @@ func TestTiersMatchGeneric(t *testing.T) {
 						if ok, _ := im.Has(p); !ok {
 							continue
 						}
-						b, guards := allocGuarded(p)
-						if c.fill == nil {
-							FillRandom(p, b, 7)
-						} else {
-							c.fill(p, b)
-						}
-						want := run(gen, p, b)
-						mag := Magnitudes(p, b)
-						got := run(im, p, b)
-						if e := MaxRelErr(got, want, mag); !(e <= Tolerance) {
-							t.Errorf("%s %s %s rb=%d: max rel err %.3g > %.0e", k, f, c.name, rb, e, Tolerance)
-						}
-						if err := guards(); err != nil {
-							t.Errorf("%s %s %s rb=%d: %v", k, f, c.name, rb, err)
-						}
+						matchGeneric(t, gen, im, p, c.name, func(b Buffers) {
+							if c.fill == nil {
+								FillRandom(p, b, 7)
+							} else {
+								c.fill(p, b)
+							}
+						})
 					}
 				}
 			}
 		}
+	})
+}
+
+// matchGeneric checks that im gives what the generic tier gen gives for p
+// over the inputs fill writes (within Tolerance of each row's magnitude),
+// and writes nothing past its outputs.
+func matchGeneric(t *testing.T, gen, im Impl, p Params, name string, fill func(Buffers)) {
+	t.Helper()
+	b, guards := allocGuarded(p)
+	fill(b)
+	want := run(gen, p, b)
+	mag := Magnitudes(p, b)
+	got := run(im, p, b)
+	if e := MaxRelErr(got, want, mag); !(e <= Tolerance) {
+		t.Errorf("%s %s %s rb=%d: max rel err %.3g > %.0e", p.Kernel, p.Fmt, name, p.RB, e, Tolerance)
+	}
+	if err := guards(); err != nil {
+		t.Errorf("%s %s %s rb=%d: %v", p.Kernel, p.Fmt, name, p.RB, err)
+	}
+}
+
+// FuzzTiersMatchGeneric is TestTiersMatchGeneric over any shape: every
+// kernel and weight format, 1–40 rows of 1–40 blocks (of 32, or of 256
+// for the k-quants), 1…MaxRB rows per pass, random data of any seed;
+// every SIMD tier this CPU runs that has the kernel, a subtest each.
+func FuzzTiersMatchGeneric(f *testing.F) {
+	f.Add(uint8(0), uint8(0), uint8(12), uint8(6), uint8(3), uint64(1))
+	f.Add(uint8(1), uint8(7), uint8(0), uint8(0), uint8(1), uint64(2))
+	gen, _ := Lookup(isa.Generic)
+	f.Fuzz(func(t *testing.T, kernel, format, m, blocks, rb uint8, seed uint64) {
+		fs := WeightFormats()
+		fm := fs[int(format)%len(fs)]
+		p := Params{Kernel: Kernels[int(kernel)%len(Kernels)], Fmt: fm, M: 1 + int(m)%40, K: (1 + int(blocks)%40) * fm.Info().Block, RB: 1 + int(rb)%MaxRB}
+		if p.Validate() != nil {
+			t.Skip()
+		}
+		isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+			if im.Tier == isa.Generic {
+				t.Skip("the reference of this test")
+			}
+			if ok, why := im.Has(p); !ok {
+				t.Skip(why)
+			}
+			matchGeneric(t, gen, im, p, "fuzz", func(b Buffers) { FillRandom(p, b, seed) })
+		})
 	})
 }
 

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fuzzFlags are the value flags of each family's sweep that FuzzSweepArgs
+// draws from (the output, run and roofline flags stay fixed).
+var fuzzFlags = map[string][]string{
+	"attention": {"--kernel", "--isa", "--hd", "--ctx", "--heads", "--kv", "--layout", "--tk", "--exp", "--window", "--splits", "--threads", "--tq", "--mask", "--docs", "--br", "--bc", "--preset", "--min-time", "--counters", "--seed"},
+	"kvcache":   {"--kernel", "--isa", "--hd", "--ctx", "--heads", "--kv", "--layout", "--tokens", "--threads", "--preset", "--min-time", "--seed"},
+	"quant":     {"--kernel", "--isa", "--fmt", "--act", "--shape", "--rb", "--threads", "--preset", "--min-time", "--seed"},
+	"softmax":   {"--kernel", "--isa", "--rows", "--len", "--causal", "--exp", "--threads", "--preset", "--min-time", "--seed"},
+}
+
+// FuzzSweepArgs: whatever values three of a family's sweep flags get,
+// `--plan` either plans (exit 0) or refuses with exit 2 and one
+// 'ckbench: ' line on stderr, within 10 s; it never panics and never
+// leaves files in --out.
+func FuzzSweepArgs(f *testing.F) {
+	f.Add(uint8(0), uint8(3), "512..4096", uint8(4), "32:8", uint8(9), "none,1,77")
+	f.Add(uint8(1), uint8(7), "-3", uint8(2), "8", uint8(0), "append")
+	f.Add(uint8(2), uint8(4), "4096x4096", uint8(2), "q4_K,q8_0", uint8(5), "1,9")
+	f.Add(uint8(3), uint8(2), "9223372036854775807", uint8(3), "1..2..3", uint8(4), "on")
+	families := []string{"attention", "kvcache", "quant", "softmax"}
+	f.Fuzz(func(t *testing.T, family, f1 uint8, v1 string, f2 uint8, v2 string, f3 uint8, v3 string) {
+		fam := families[int(family)%len(families)]
+		flags := fuzzFlags[fam]
+		dir := t.TempDir()
+		args := []string{"sweep", fam, "--plan", "--out", dir, "--roofline", "none"}
+		for _, fv := range []struct {
+			i uint8
+			v string
+		}{{f1, v1}, {f2, v2}, {f3, v3}} {
+			args = append(args, flags[int(fv.i)%len(flags)]+"="+fv.v)
+		}
+		type result struct {
+			code   int
+			stderr string
+		}
+		done := make(chan result, 1)
+		go func() {
+			var out, errb bytes.Buffer
+			c := run(args, &out, &errb)
+			done <- result{c, errb.String()}
+		}()
+		var r result
+		select {
+		case r = <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%q: --plan still running after 10 s", args)
+		}
+		code, stderr := r.code, r.stderr
+		switch code {
+		case exitOK:
+		case exitUsage:
+			if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "ckbench: ") {
+				t.Errorf("%q: exit 2 with %q, want one 'ckbench: ' line", args, stderr)
+			}
+		default:
+			t.Fatalf("%q: exit %d: %s", args, code, stderr)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("%q: --plan left %v", args, entries)
+		}
+	})
+}
