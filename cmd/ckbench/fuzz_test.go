@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -67,5 +68,70 @@ func FuzzSweepArgs(f *testing.F) {
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Errorf("%q: --plan left %v", args, entries)
 		}
+	})
+}
+
+// FuzzResultsFiles: a results folder with one of its files spliced
+// anywhere with anything (a corrupt or hand-edited results file) makes
+// `report` and `compare` either work (exit 0) or refuse with exit 2 and
+// one 'ckbench: ' line; they never panic, and a refused report writes no
+// report folder, a refused compare no output folder.
+func FuzzResultsFiles(f *testing.F) {
+	src := filepath.Join("..", "..", "compare", "testdata", "zen4")
+	files := []string{"machine.json", "points.jsonl", "points.csv", "bench.txt"}
+	orig := map[string][]byte{}
+	for _, name := range files {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		orig[name] = b
+	}
+	f.Add(uint8(1), uint32(600), uint16(0), []byte(`"status":"ok",`))
+	f.Add(uint8(0), uint32(40), uint16(3), []byte("-1e309"))
+	f.Add(uint8(1), uint32(300), uint16(9), []byte("NaN"))
+	f.Add(uint8(2), uint32(2666), uint16(0), []byte("\nattention,decode-flash,avx2\n"))
+	f.Fuzz(func(t *testing.T, which uint8, off uint32, cut uint16, put []byte) {
+		name := files[int(which)%len(files)]
+		b := orig[name]
+		o := int(off % uint32(len(b)+1))
+		c := min(int(cut), len(b)-o)
+		mutated := append(append(append([]byte(nil), b[:o]...), put...), b[o+c:]...)
+		root := t.TempDir()
+		write := func(dir string, edit bool) {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range files {
+				data := orig[n]
+				if edit && n == name {
+					data = mutated
+				}
+				if err := os.WriteFile(filepath.Join(dir, n), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		good, bad := filepath.Join(root, "good"), filepath.Join(root, "bad")
+		write(good, false)
+		write(bad, true)
+		check := func(args []string, leftover string) {
+			code, _, stderr := ckbench(t, args...)
+			switch code {
+			case exitOK:
+			case exitUsage:
+				if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "ckbench: ") {
+					t.Errorf("%q: exit 2 with %q, want one 'ckbench: ' line", args, stderr)
+				}
+				if _, err := os.Stat(leftover); err == nil {
+					t.Errorf("%q: refused, yet wrote %s", args, leftover)
+				}
+			default:
+				t.Fatalf("%q (%s spliced at %d: %d bytes out, %q in): exit %d: %s", args, name, o, c, put, code, stderr)
+			}
+		}
+		check([]string{"report", bad}, filepath.Join(bad, "report"))
+		out := filepath.Join(root, "cmp")
+		check([]string{"compare", good, bad, "--out", out}, out)
 	})
 }
