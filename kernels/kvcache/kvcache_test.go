@@ -127,28 +127,34 @@ func TestStores(t *testing.T) {
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, p := range cases() {
 			name := fmt.Sprintf("%s/%s/%s/hd=%d/n=%d/pos=%d", p.Op, p.KV, p.Layout, p.D, p.Count(), p.Pos)
-			t.Run(name, func(t *testing.T) {
-				b := Alloc(p)
-				fill(b, uint64(p.D+p.Pos), p.D == 128)
-				guardCache(b, 0xa5)
-				if err := p.Check(b); err != nil {
-					t.Fatal(err)
-				}
-				im.Run(&p, &b)
-				wk, wv := want(p, b, 0xa5)
-				gk, gv := cacheBytes(p, b)
-				for _, c := range []struct {
-					name      string
-					got, want []byte
-				}{{"k", gk, wk}, {"v", gv, wv}} {
-					if i := firstDiff(c.got, c.want); i >= 0 {
-						rb := p.KV.RowBytes(p.D)
-						t.Fatalf("%s cache byte %d (row %d, byte %d of the row): %#02x, want %#02x", c.name, i, i/rb, i%rb, c.got[i], c.want[i])
-					}
-				}
-			})
+			t.Run(name, func(t *testing.T) { checkStore(t, im, p, uint64(p.D+p.Pos), p.D == 128) })
 		}
 	})
+}
+
+// checkStore runs p in tier im over a cache full of a guard byte and
+// sources filled from seed (with specials, if asked), and fails t at the
+// first cache byte that differs from what the contract writes there.
+func checkStore(t *testing.T, im Impl, p Params, seed uint64, withSpecials bool) {
+	t.Helper()
+	b := Alloc(p)
+	fill(b, seed, withSpecials)
+	guardCache(b, 0xa5)
+	if err := p.Check(b); err != nil {
+		t.Fatal(err)
+	}
+	im.Run(&p, &b)
+	wk, wv := want(p, b, 0xa5)
+	gk, gv := cacheBytes(p, b)
+	for _, c := range []struct {
+		name      string
+		got, want []byte
+	}{{"k", gk, wk}, {"v", gv, wv}} {
+		if i := firstDiff(c.got, c.want); i >= 0 {
+			rb := p.KV.RowBytes(p.D)
+			t.Fatalf("%+v: %s cache byte %d (row %d, byte %d of the row): %#02x, want %#02x", p, c.name, i, i/rb, i%rb, c.got[i], c.want[i])
+		}
+	}
 }
 
 func firstDiff(a, b []byte) int {
@@ -259,25 +265,6 @@ func FuzzStores(f *testing.F) {
 		if p.Validate() != nil {
 			t.Skip()
 		}
-		isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
-			b := Alloc(p)
-			fill(b, seed, seed%2 == 0)
-			guardCache(b, 0x5a)
-			if err := p.Check(b); err != nil {
-				t.Fatal(err)
-			}
-			im.Run(&p, &b)
-			wk, wv := want(p, b, 0x5a)
-			gk, gv := cacheBytes(p, b)
-			for _, c := range []struct {
-				name      string
-				got, want []byte
-			}{{"k", gk, wk}, {"v", gv, wv}} {
-				if i := firstDiff(c.got, c.want); i >= 0 {
-					rb := p.KV.RowBytes(p.D)
-					t.Fatalf("%+v: %s cache byte %d (row %d, byte %d of the row): %#02x, want %#02x", p, c.name, i, i/rb, i%rb, c.got[i], c.want[i])
-				}
-			}
-		})
+		isatest.Run(t, Impls(), func(t *testing.T, im Impl) { checkStore(t, im, p, seed, seed%2 == 0) })
 	})
 }
