@@ -51,7 +51,13 @@ func TestBadInput(t *testing.T) {
 	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badRoof := filepath.Join(t.TempDir(), "roofline.json")
+	if err := os.WriteFile(badRoof, []byte(`{"version": 1, "levels": [`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := map[string][]string{
+		"plan bad roofline":  tiny(dir, "--plan", "--roofline", badRoof),
+		"all bad roofline":   {"sweep", "all", "--steps", "softmax", "--no-progress", "--out", dir, "--roofline", badRoof},
 		"no command":         {},
 		"unknown command":    {"benchmark"},
 		"unknown family":     {"sweep", "convolution"},

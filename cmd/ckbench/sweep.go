@@ -184,6 +184,9 @@ func sweepFamily(fam sweeps.Family, args []string, stdout, stderr io.Writer) err
 		return usagef("sweep %s: %v", fam.Name(), err)
 	}
 	if f.plan {
+		if err := checkRooflineFile(f); err != nil {
+			return err
+		}
 		printPlan(stdout, fam.Name(), plan, opt, f.roof == "auto")
 		return nil
 	}
@@ -574,7 +577,11 @@ func printPlan(w io.Writer, family string, plan *sweeps.Plan, opt sweeps.Options
 	if big, ok := plan.Largest(); ok {
 		fmt.Fprintf(w, "largest point: %s of memory\n", machine.Bytes(big.Mem))
 	}
-	fmt.Fprintf(w, "estimated time: at least %s (%s sampling per point", est.Round(time.Second), opt.Sampler.Effective().MinTime)
+	unit := time.Second
+	if est < 10*time.Second {
+		unit = 100 * time.Millisecond // a small plan's 0.4 s is not "0s"
+	}
+	fmt.Fprintf(w, "estimated time: at least %s (%s sampling per point", est.Round(unit), opt.Sampler.Effective().MinTime)
 	if roof {
 		fmt.Fprint(w, ", plus the roofline")
 	}

@@ -116,6 +116,12 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 		}
 		steps = keep
 	}
+	// A roofline file is read and checked once, before any plan or
+	// folder, as each step will read it: a bad one is refused with
+	// nothing written.
+	if err := checkRooflineFile(sweepFlags{roof: *roof, force: *force}); err != nil {
+		return err
+	}
 	// Every step's plan: printed with --plan, else made silently so that
 	// every step's flags are checked before anything is measured or written.
 	for _, s := range steps {

@@ -53,6 +53,17 @@ func sweepRoofline(ctx context.Context, f sweepFlags, info machine.Info, wait fu
 	return r, append([]string{"roofline from " + f.roof}, r.UnusableLevels()...), nil
 }
 
+// checkRooflineFile reads and checks f's --roofline when it names a file,
+// as sweepRoofline will (so that --plan and sweep all refuse a bad one
+// before they print a plan or make a folder); auto and none pass.
+func checkRooflineFile(f sweepFlags) error {
+	if f.roof == "auto" || f.roof == "none" {
+		return nil
+	}
+	_, _, err := sweepRoofline(context.Background(), f, machine.Describe(), nil, io.Discard)
+	return err
+}
+
 // writeSweepRoofline keeps the roofline in the run folder and draws every
 // timed point on it: colored by kernel, marked by tier.
 func writeSweepRoofline(run *results.Run, r *roofline.Roofline) error {
