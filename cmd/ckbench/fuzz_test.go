@@ -16,9 +16,11 @@ var fuzzFlags = map[string][]string{
 	"kvcache":   {"--kernel", "--isa", "--hd", "--ctx", "--heads", "--kv", "--layout", "--tokens", "--threads", "--preset", "--min-time", "--seed"},
 	"quant":     {"--kernel", "--isa", "--fmt", "--act", "--shape", "--rb", "--threads", "--preset", "--min-time", "--seed"},
 	"softmax":   {"--kernel", "--isa", "--rows", "--len", "--causal", "--exp", "--threads", "--preset", "--min-time", "--seed"},
+	"all":       {"--preset", "--threads", "--isa", "--steps", "--run-id", "--roofline"},
 }
 
-// FuzzSweepArgs: whatever values three of a family's sweep flags get,
+// FuzzSweepArgs: whatever values three of a family's sweep flags (or sweep
+// all's) get,
 // `--plan` either plans (exit 0) or refuses with exit 2 and one
 // 'ckbench: ' line on stderr, within 10 s; it never panics and never
 // leaves files in --out.
@@ -27,7 +29,8 @@ func FuzzSweepArgs(f *testing.F) {
 	f.Add(uint8(1), uint8(7), "-3", uint8(2), "8", uint8(0), "append")
 	f.Add(uint8(2), uint8(4), "4096x4096", uint8(2), "q4_K,q8_0", uint8(5), "1,9")
 	f.Add(uint8(3), uint8(2), "9223372036854775807", uint8(3), "1..2..3", uint8(4), "on")
-	families := []string{"attention", "kvcache", "quant", "softmax"}
+	f.Add(uint8(4), uint8(3), "softmax,quant", uint8(5), "missing.json", uint8(1), "1,all")
+	families := []string{"attention", "kvcache", "quant", "softmax", "all"}
 	f.Fuzz(func(t *testing.T, family, f1 uint8, v1 string, f2 uint8, v2 string, f3 uint8, v3 string) {
 		fam := families[int(family)%len(families)]
 		flags := fuzzFlags[fam]

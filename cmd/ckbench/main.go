@@ -118,7 +118,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "ckbench: %v\n", err)
 		return exitInternal
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "ckbench: %s\n", ue.msg)
+		fmt.Fprintf(stderr, "ckbench: %s\n", oneLine(ue.msg))
 		return exitUsage
 	case errors.As(err, &ex):
 		if ex.msg != "" {
@@ -128,6 +128,12 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	fmt.Fprintf(stderr, "ckbench: %v\n", err)
 	return exitFailure
+}
+
+// oneLine escapes the line breaks of msg (a path or value given on the
+// command line can hold one), so that bad input is answered by one line.
+func oneLine(msg string) string {
+	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(msg)
 }
 
 // exitError ends the program with a given status.
