@@ -76,9 +76,10 @@ func FuzzSweepArgs(f *testing.F) {
 
 // FuzzResultsFiles: a results folder with one of its files spliced
 // anywhere with anything (a corrupt or hand-edited results file) makes
-// `report` and `compare` either work (exit 0) or refuse with exit 2 and
-// one 'ckbench: ' line; they never panic, and a refused report writes no
-// report folder, a refused compare no output folder.
+// `report`, `compare` of it and a good one, and `compare` of the two as a
+// fleet either work (exit 0) or refuse with exit 2 and one 'ckbench: '
+// line; they never panic, and a refused report writes no report folder,
+// a refused compare no output folder.
 func FuzzResultsFiles(f *testing.F) {
 	src := filepath.Join("..", "..", "compare", "testdata", "zen4")
 	files := []string{"machine.json", "points.jsonl", "points.csv", "bench.txt"}
@@ -134,7 +135,8 @@ func FuzzResultsFiles(f *testing.F) {
 			}
 		}
 		check([]string{"report", bad}, filepath.Join(bad, "report"))
-		out := filepath.Join(root, "cmp")
-		check([]string{"compare", good, bad, "--out", out}, out)
+		outs := t.TempDir()
+		check([]string{"compare", good, bad, "--out", filepath.Join(outs, "pair")}, filepath.Join(outs, "pair"))
+		check([]string{"compare", root, "--out", filepath.Join(outs, "fleet")}, filepath.Join(outs, "fleet")) // a fleet of the two
 	})
 }
