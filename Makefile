@@ -8,7 +8,7 @@ PRESET  ?= quick
 QEMU_X86   ?= qemu-x86_64 -cpu Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm
 QEMU_ARM64 ?= qemu-aarch64
 
-.PHONY: run build install test test-portable cross lint bench bwcheck generate check-generate vet fmt-check ci clean
+.PHONY: run build install test test-race test-portable cross lint bench bwcheck generate check-generate vet fmt-check ci clean
 
 # The main job: the whole suite at the quick preset (the roofline once,
 # every family, then the report) into out/<run-id>/; it prints where the
@@ -31,6 +31,12 @@ install:
 test:
 	$(GO) test ./...
 	CKBENCH_REQUIRE_TIERS= $(GO) test -tags purego ./kernels/... ./cmd/...
+
+# The race detector over the packages that run goroutines: the CLI (a
+# sweep's Ctrl-C handler and progress share its writers), the runner, the
+# sampler, the results. The kernels have none (a kernel never starts one).
+test-race:
+	$(GO) test -race ./cmd/... ./sweeps/... ./sampler/... ./results/...
 
 # The same tests where AVX-512 does not exist (QEMU's Haswell model: the
 # avx512 tier must report skipped, never run) and on arm64 (generic only).

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -224,6 +225,11 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 	// machine.json says, once, which of the asked-for counters open here
 	// and why not; their columns stay empty where they do not.
 	info.Counters = machine.DescribeCounters(opt.Counters)
+	// From here the Ctrl-C goroutine below writes to stderr while the
+	// sweep does: one lock for both, since a caller's writer (a test's
+	// bytes.Buffer) need not take concurrent writes as os.Stderr does.
+	term := isTerminal(stderr)
+	stderr = &lockedWriter{w: stderr}
 	// First Ctrl-C: finish the current point, close the folder, exit 130.
 	// Second: leave at once (the folder is valid after every point).
 	ctx, cancel := context.WithCancel(context.Background())
@@ -317,7 +323,7 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 	}
 	switch {
 	case f.noProgress:
-	case isTerminal(stderr):
+	case term:
 		opt.Progress = stderr
 	default:
 		opt.Log = stderr // a log: a line per point as it finishes
@@ -505,6 +511,18 @@ func num(f results.Float, format string) string {
 		return "-"
 	}
 	return fmt.Sprintf(format, float64(f))
+}
+
+// lockedWriter serializes the writes of goroutines that share w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // isTerminal reports whether w is a terminal (the progress bar needs one).
