@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -62,7 +61,7 @@ func FuzzSweepArgs(f *testing.F) {
 		switch code {
 		case exitOK:
 		case exitUsage:
-			if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "ckbench: ") {
+			if !badInputLine(stderr) {
 				t.Errorf("%q: exit 2 with %q, want one 'ckbench: ' line", args, stderr)
 			}
 		default:
@@ -124,7 +123,7 @@ func FuzzResultsFiles(f *testing.F) {
 			switch code {
 			case exitOK:
 			case exitUsage:
-				if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "ckbench: ") {
+				if !badInputLine(stderr) {
 					t.Errorf("%q: exit 2 with %q, want one 'ckbench: ' line", args, stderr)
 				}
 				if _, err := os.Stat(leftover); err == nil {

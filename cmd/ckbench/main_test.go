@@ -24,6 +24,13 @@ func ckbench(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// badInputLine reports whether stderr is what bad input gets: one line,
+// "ckbench: " and the reason.
+func badInputLine(stderr string) bool {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	return len(lines) == 1 && strings.HasPrefix(lines[0], "ckbench: ")
+}
+
 // tiny is a sweep small enough for a test (and for qemu).
 func tiny(out string, extra ...string) []string {
 	args := []string{"sweep", "attention", "--kernel", "decode-flash,decode-flash-gqa,kv-read", "--hd", "64",
@@ -134,7 +141,7 @@ func TestBadInput(t *testing.T) {
 		if name == "no command" {
 			continue // prints the usage, then the error
 		}
-		if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "ckbench: ") {
+		if !badInputLine(stderr) {
 			t.Errorf("%s: want one 'ckbench: ' line, got %q", name, stderr)
 		}
 	}

@@ -185,7 +185,7 @@ func sweepFamily(fam sweeps.Family, args []string, stdout, stderr io.Writer) err
 		return usagef("sweep %s: %v", fam.Name(), err)
 	}
 	if f.plan {
-		if err := checkRooflineFile(f); err != nil {
+		if err := checkRooflineFile(f, info); err != nil {
 			return err
 		}
 		printPlan(stdout, fam.Name(), plan, opt, f.roof == "auto")

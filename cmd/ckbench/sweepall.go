@@ -119,7 +119,7 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 	// A roofline file is read and checked once, before any plan or
 	// folder, as each step will read it: a bad one is refused with
 	// nothing written.
-	if err := checkRooflineFile(sweepFlags{roof: *roof, force: *force}); err != nil {
+	if err := checkRooflineFile(sweepFlags{roof: *roof, force: *force}, machine.Describe()); err != nil {
 		return err
 	}
 	// Every step's plan: printed with --plan, else made silently so that

@@ -56,11 +56,11 @@ func sweepRoofline(ctx context.Context, f sweepFlags, info machine.Info, wait fu
 // checkRooflineFile reads and checks f's --roofline when it names a file,
 // as sweepRoofline will (so that --plan and sweep all refuse a bad one
 // before they print a plan or make a folder); auto and none pass.
-func checkRooflineFile(f sweepFlags) error {
+func checkRooflineFile(f sweepFlags, info machine.Info) error {
 	if f.roof == "auto" || f.roof == "none" {
 		return nil
 	}
-	_, _, err := sweepRoofline(context.Background(), f, machine.Describe(), nil, io.Discard)
+	_, _, err := sweepRoofline(context.Background(), f, info, nil, io.Discard)
 	return err
 }
 
