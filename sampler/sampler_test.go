@@ -138,11 +138,17 @@ func TestPreemptedSamplesRejected(t *testing.T) {
 		}()
 		return <-done
 	}
-	// startHog pins a spinning thread to cpu; the returned func stops it.
+	// startHog pins a spinning thread to cpu; the returned func stops it
+	// and waits until it has stopped, so that no two hogs ever spin at
+	// once (the race detector caught one run's hog still writing its sink
+	// while the next run's started).
 	startHog := func() func() {
 		stop := make(chan struct{})
 		ready := make(chan error)
+		exited := make(chan int)
 		go func() {
+			sink := 0
+			defer func() { exited <- sink }()
 			err := PinThread(cpu)
 			ready <- err
 			if err != nil {
@@ -154,15 +160,19 @@ func TestPreemptedSamplesRejected(t *testing.T) {
 					return
 				default:
 					for i := 0; i < 1e5; i++ {
-						spinSink++
+						sink++
 					}
 				}
 			}
 		}()
 		if err := <-ready; err != nil {
+			<-exited
 			t.Skip(err)
 		}
-		return func() { close(stop) }
+		return func() {
+			close(stop)
+			spinSink += <-exited
+		}
 	}
 
 	// A leak is systematic: it shows in every run. A busy host or an
