@@ -140,15 +140,16 @@ func TestPreemptedSamplesRejected(t *testing.T) {
 	}
 	// startHog pins a spinning thread to cpu; the returned func stops it
 	// and waits until it has stopped, so that no two hogs ever spin at
-	// once (the race detector caught one run's hog still writing its sink
-	// while the next run's started).
+	// once (the race detector caught one run's hog still writing a
+	// counter it shared with the next run's). Each hog counts its own
+	// spins and hands them back as it exits, which keeps the loop live.
 	startHog := func() func() {
 		stop := make(chan struct{})
 		ready := make(chan error)
 		exited := make(chan int)
 		go func() {
-			sink := 0
-			defer func() { exited <- sink }()
+			spins := 0
+			defer func() { exited <- spins }()
 			err := PinThread(cpu)
 			ready <- err
 			if err != nil {
@@ -160,7 +161,7 @@ func TestPreemptedSamplesRejected(t *testing.T) {
 					return
 				default:
 					for i := 0; i < 1e5; i++ {
-						sink++
+						spins++
 					}
 				}
 			}
@@ -171,7 +172,7 @@ func TestPreemptedSamplesRejected(t *testing.T) {
 		}
 		return func() {
 			close(stop)
-			spinSink += <-exited
+			<-exited
 		}
 	}
 
@@ -239,10 +240,7 @@ func TestPreemptedSamplesRejected(t *testing.T) {
 	}
 }
 
-var (
-	spinSink int
-	spinWork float64
-)
+var spinWork float64
 
 // TestMeasurePaired: the call's and the reference's samples come in
 // pairs, kept or dropped together, and every sample of the call (the
