@@ -153,10 +153,11 @@ func host() error {
 		if err := sh(env, "go", "test", "-c", "-o", filepath.Join(dir, bin), "./"+rel); err != nil {
 			return err
 		}
-		if err := copyFiles(filepath.Join(self, rel), dir, func(path string, d fs.DirEntry) bool {
-			return strings.HasSuffix(path, ".s") && !strings.Contains(path, string(filepath.Separator))
-		}); err != nil {
-			return err
+		asm, _ := filepath.Glob(filepath.Join(self, rel, "*.s"))
+		for _, f := range asm {
+			if err := copyFile(f, filepath.Join(dir, filepath.Base(f))); err != nil {
+				return err
+			}
 		}
 		if err := copyTree(filepath.Join(self, rel, "testdata"), filepath.Join(dir, "testdata")); err != nil {
 			return err
@@ -224,8 +225,12 @@ panic: action=fatal
 	fmt.Fprintf(os.Stderr, "avx512emu: booting %s (%s); the guest's output goes to %s\n", *cpu, *kernel, serial)
 	cmd := exec.Command("bochs", "-q", "-f", rcFile)
 	cmd.Stdin = strings.NewReader("c\n")
-	var bout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &bout, &bout
+	bout, err := os.Create(filepath.Join(*work, "bochs.out")) // its debugger's prompt and last state
+	if err != nil {
+		return err
+	}
+	defer bout.Close()
+	cmd.Stdout, cmd.Stderr = bout, bout
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -248,6 +253,9 @@ panic: action=fatal
 		}
 		printed = echoNew(serial, printed)
 	}
+	if _, err := os.Stat(serial); err != nil {
+		return fmt.Errorf("the guest wrote nothing: Bochs' own output is in %s", bout.Name())
+	}
 	return verdict(serial, pkgs)
 }
 
@@ -255,22 +263,27 @@ panic: action=fatal
 // passes, skips and RUN lines (all of it stays in the file), returning
 // where it stopped.
 func echoNew(serial string, off int) int {
-	b, err := os.ReadFile(serial)
-	if err != nil || len(b) <= off {
+	f, err := os.Open(serial)
+	if err != nil {
 		return off
 	}
-	end := bytes.LastIndexByte(b, '\n') + 1
-	if end <= off {
+	defer f.Close()
+	b, err := io.ReadAll(io.NewSectionReader(f, int64(off), 1<<40))
+	if err != nil {
 		return off
 	}
-	for _, l := range strings.Split(strings.ReplaceAll(string(b[off:end]), "\r", ""), "\n") {
+	end := bytes.LastIndexByte(b, '\n') + 1 // whole lines only
+	if end == 0 {
+		return off
+	}
+	for _, l := range strings.Split(strings.ReplaceAll(string(b[:end]), "\r", ""), "\n") {
 		skipReason := strings.Contains(l, "isatest.go") && !strings.Contains(l, "required")
 		if l == "" || strings.HasPrefix(l, "===") || strings.Contains(l, "--- PASS") || strings.Contains(l, "--- SKIP") || skipReason {
 			continue
 		}
 		fmt.Println(l)
 	}
-	return end
+	return off + end
 }
 
 // verdict reads the guest's output: every package must have finished,
@@ -547,31 +560,16 @@ func copyFile(src, dst string) error {
 	return os.WriteFile(dst, b, 0o644)
 }
 
-// copyFiles copies the files of src (keep decides, given the path below
-// src) into dst.
-func copyFiles(src, dst string, keep func(rel string, d fs.DirEntry) bool) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			if path != src && !keep(rel, d) {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !keep(rel, d) {
-			return nil
-		}
-		return copyFile(path, filepath.Join(dst, rel))
-	})
-}
-
-// copyTree copies src (if it exists) to dst.
+// copyTree copies the files under src (if it exists) to dst.
 func copyTree(src, dst string) error {
 	if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	return copyFiles(src, dst, func(string, fs.DirEntry) bool { return true })
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		return copyFile(path, filepath.Join(dst, rel))
+	})
 }
