@@ -70,7 +70,7 @@ func familyFigures(okRecs []results.Record) []figure {
 }
 
 // rateVsCtx: per head dim, the rate of each kernel×tier against the
-// context (the best point over the other parameters: tiles, windows,
+// context (the best point over the other parameters: heads, tiles, windows,
 // splits). Families without a context axis (quant) have none.
 func rateVsCtx(fam string, rs []results.Record) []figure {
 	kvs, ths := distinct(rs, func(r results.Record) string { return r.KV }) > 1, distinct(rs, func(r results.Record) string { return strconv.Itoa(r.Th) }) > 1
@@ -140,7 +140,7 @@ func rateVsCtx(fam string, rs []results.Record) []figure {
 		figs = append(figs, figure{
 			Name:    fmt.Sprintf("%s-%s", fam, name),
 			Title:   c.Title,
-			Caption: fmt.Sprintf("Each line a kernel×tier; each point the best %s over the points' other parameters (tile, window, splits, mask) at that context. Only ok points.", unit),
+			Caption: fmt.Sprintf("Each line a kernel×tier; each point the best %s over the points' other parameters (heads, tile, window, splits, layout, mask) at that context, so two lines at one context may come from different shapes (points.csv has them all). Only ok points.", unit),
 			save:    c.Save,
 		})
 	}
@@ -201,45 +201,81 @@ func tileHeatmap(rs []results.Record) []figure {
 	return figs
 }
 
-// kvBars: the decode kernels' GB/s per kernel×tier, a bar per KV type.
+// kvBars: the decode kernels' GB/s per kernel×tier, a bar per KV type,
+// each type's best over the shapes that every type of its kernel×tier was
+// measured ok at (decodeShape).
 func kvBars(rs []results.Record) []figure {
 	return bars(rs, "attention-kv", "decode kernels by KV type (GB/s of each type's own bytes)",
-		"Best GB/s per kernel×tier and KV type at 1 thread, over the points' contexts and other parameters; the bytes are each type's (f16 halves them, q8_0 is 34/32 bytes per 32 values).",
+		"Best GB/s per kernel×tier and KV type at 1 thread, over the shapes (context, heads, head dim, tile, window, layout, ...) that every KV type of that kernel×tier has an ok point at, so that the bars of a kernel×tier compare the same work; a kernel×tier whose types share no such shape has no bars. The bytes are each type's (f16 halves them, q8_0 is 34/32 bytes per 32 values).",
 		func(r results.Record) bool { return strings.HasPrefix(r.Kernel, "decode-") && r.Th == 1 && r.KV != "" },
 		func(r results.Record) string { return r.Kernel + " " + r.ISA },
 		func(r results.Record) string { return r.KV },
+		decodeShape,
 		func(r results.Record) float64 { return float64(r.GBs) }, "GB/s")
 }
 
+// decodeShape is a decode point's key without its kernel, tier and KV type.
+func decodeShape(r results.Record) string {
+	return fmt.Sprint(r.HD, r.TK, r.Ctx, r.H, r.KVH, r.Layout, r.Window, r.Splits, r.Exp, r.Th, r.Cold)
+}
+
+// weightsAt1 keeps the quant records that read weights (the GEMVs and
+// w-read: M rows of a format) at one thread.
+func weightsAt1(r results.Record) bool { return r.Th == 1 && r.Fmt != "" && r.M > 0 }
+
+// gemvShape is a quant point's shape: M×K (cold or not).
+func gemvShape(r results.Record) string { return fmt.Sprint(r.M, r.K, r.Cold) }
+
 // prefillBars: materialized against flash prefill, GFLOP/s of the work
-// each does, per shape.
+// each does, per shape (flash at its best tiles), the heads and exp
+// matched across the kernels as kvBars matches its shapes.
 func prefillBars(rs []results.Record) []figure {
 	return bars(rs, "attention-prefill", "prefill: materialized against flash (GFLOP/s)",
-		"Best GFLOP/s (the FLOPs each kernel does: masked work is not counted) per prefill shape (query rows × keys, mask) and kernel×tier at 1 thread.",
+		"Best GFLOP/s (the FLOPs each kernel does: masked work is not counted) per prefill shape (query rows × keys, mask) and kernel×tier at 1 thread, flash at its best Br×Bc, over the heads and exp variants that every kernel×tier of the shape has an ok point at.",
 		func(r results.Record) bool { return computeBound(r.Kernel) && r.Th == 1 },
 		func(r results.Record) string { return fmt.Sprintf("%dx%d %s hd%d", r.Tq, r.Ctx, r.Mask, r.HD) },
 		func(r results.Record) string { return r.Kernel + " " + r.ISA },
+		func(r results.Record) string { return fmt.Sprint(r.H, r.KVH, r.Exp, r.Cold) },
 		func(r results.Record) float64 { return float64(r.GFlops) }, "GFLOP/s")
 }
 
-// quantBars: GEMV GB/s per weight format, a bar per kernel×tier.
+// quantBars: GEMV GB/s per weight format, a bar per kernel×tier (the
+// GEMVs and w-read: the records with weights, M rows), each the best over
+// the shapes (M×K) that every kernel×tier of the format was measured ok
+// at.
 func quantBars(rs []results.Record) []figure {
 	return bars(rs, "quant-formats", "quantized GEMV by format and tier (GB/s of weights)",
-		"Best GB/s per weight format and kernel×tier at 1 thread over the shapes.",
-		func(r results.Record) bool { return r.Th == 1 && r.Fmt != "" },
-		func(r results.Record) string { return r.Fmt },
+		"Best GB/s per weight format and kernel×tier at 1 thread, over the shapes (M×K) that every kernel×tier of that format has an ok point at (its best rows per pass and activations there); a format whose kernels share no such shape has no bars. The activation quantizers (quantize-q8) read no weights and are not drawn here.",
+		weightsAt1, func(r results.Record) string { return r.Fmt },
 		func(r results.Record) string { return r.Kernel + " " + r.ISA },
+		gemvShape,
 		func(r results.Record) float64 { return float64(r.GBs) }, "GB/s")
 }
 
-// bars makes a grouped bar chart of the best value per group and series.
+// bars makes a grouped bar chart (barChart) as a figure.
 func bars(rs []results.Record, name, title, caption string, keep func(results.Record) bool,
-	group, series func(results.Record) string, val func(results.Record) float64, unit string) []figure {
-	best := map[[2]string]float64{}
+	group, series, shape func(results.Record) string, val func(results.Record) float64, unit string) []figure {
+	c, ok := barChart(rs, title, keep, group, series, shape, val, unit)
+	if !ok {
+		return nil
+	}
+	return []figure{{Name: name, Title: title, Caption: caption, save: c.Save}}
+}
+
+// barChart is a grouped bar chart of the best value per group and series
+// of the kept records. With shape (nil: none), a group's series are
+// compared at the same work: each series' best is taken only over the
+// shapes at which every series of its group has a record (a bar of one
+// series at a long context beside another's at a short one would compare
+// different work), and a group whose series share no shape has no bars
+// (NaN: drawn empty). It reports false when there is nothing to compare.
+func barChart(rs []results.Record, title string, keep func(results.Record) bool,
+	group, series, shape func(results.Record) string, val func(results.Record) float64, unit string) (plots.Bars, bool) {
 	var groups, ss []string
+	var kept []results.Record
+	shapes := map[[2]string]map[string]bool{} // group, series → its shapes
 	for _, r := range rs {
-		v := val(r)
-		if !keep(r) || !(v > 0) {
+		if v := val(r); !keep(r) || !(v > 0) {
 			continue
 		}
 		g, s := group(r), series(r)
@@ -249,10 +285,36 @@ func bars(rs []results.Record, name, title, caption string, keep func(results.Re
 		if !slices.Contains(ss, s) {
 			ss = append(ss, s)
 		}
-		best[[2]string{g, s}] = math.Max(best[[2]string{g, s}], v)
+		kept = append(kept, r)
+		if shape != nil {
+			k := [2]string{g, s}
+			if shapes[k] == nil {
+				shapes[k] = map[string]bool{}
+			}
+			shapes[k][shape(r)] = true
+		}
 	}
 	if len(groups) == 0 || len(ss) < 2 && len(groups) < 2 {
-		return nil
+		return plots.Bars{}, false
+	}
+	// common reports whether every series of group g has a record of
+	// shape sh.
+	common := func(g, sh string) bool {
+		for _, s := range ss {
+			if set, ok := shapes[[2]string{g, s}]; ok && !set[sh] {
+				return false
+			}
+		}
+		return true
+	}
+	best := map[[2]string]float64{}
+	for _, r := range kept {
+		g := group(r)
+		if shape != nil && !common(g, shape(r)) {
+			continue
+		}
+		k := [2]string{g, series(r)}
+		best[k] = math.Max(best[k], val(r))
 	}
 	c := plots.Bars{Title: title, YLabel: unit, Groups: groups}
 	for _, s := range ss {
@@ -266,5 +328,5 @@ func bars(rs []results.Record, name, title, caption string, keep func(results.Re
 		}
 		c.Series = append(c.Series, b)
 	}
-	return []figure{{Name: name, Title: title, Caption: caption, save: c.Save}}
+	return c, true
 }
