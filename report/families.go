@@ -69,15 +69,39 @@ func familyFigures(okRecs []results.Record) []figure {
 	return figs
 }
 
-// rateVsCtx: per head dim, the rate of each kernel×tier against the
-// context (the best point over the other parameters: heads, tiles, windows,
-// splits). Families without a context axis (quant) have none.
+// rateVsCtx: per head dim and head pair, the rate of each kernel×tier
+// against the context (the best point over the other parameters: tiles,
+// windows, splits, layouts). Heads make panels, not a parameter a point is
+// the best over: the best over 1:1 and 32:8 took one at a context and the
+// other at the next wherever a shape's point was not ok (unstable), and
+// drew a drop that no kernel has. Families without a context axis (quant)
+// have none.
 func rateVsCtx(fam string, rs []results.Record) []figure {
+	var figs []figure
+	for _, c := range ctxCharts(fam, rs) {
+		unit := c.Panels[0].YLabel
+		name := "gbs"
+		if unit == "GFLOP/s" {
+			name = "gflops"
+		}
+		figs = append(figs, figure{
+			Name:    fmt.Sprintf("%s-%s", fam, name),
+			Title:   c.Title,
+			Caption: fmt.Sprintf("A panel per head dim and head pair (H:Hkv); each line a kernel×tier; each point the best %s over the points' other parameters (tile, window, splits, layout, mask) at that context (points.csv has them all). Only ok points: a context where a line's shapes were all unstable has no point.", unit),
+			save:    c.Save,
+		})
+	}
+	return figs
+}
+
+// ctxCharts is rateVsCtx's charts: one per unit, a panel per head dim and
+// head pair.
+func ctxCharts(fam string, rs []results.Record) []plots.Panels {
 	kvs, ths := distinct(rs, func(r results.Record) string { return r.KV }) > 1, distinct(rs, func(r results.Record) string { return strconv.Itoa(r.Th) }) > 1
 	type key struct {
-		hd    int
-		unit  string
-		label string
+		hd, h, kvh int
+		unit       string
+		label      string
 	}
 	best := map[key]map[int]float64{}
 	for _, r := range rs {
@@ -88,19 +112,19 @@ func rateVsCtx(fam string, rs []results.Record) []figure {
 		if !(v > 0) {
 			continue
 		}
-		k := key{r.HD, unit, lineLabel(r, kvs, ths)}
+		k := key{r.HD, r.H, r.KVH, unit, lineLabel(r, kvs, ths)}
 		if best[k] == nil {
 			best[k] = map[int]float64{}
 		}
 		best[k][r.Ctx] = math.Max(best[k][r.Ctx], v)
 	}
 	type panel struct {
-		hd   int
-		unit string
+		hd, h, kvh int
+		unit       string
 	}
 	panels := map[panel][]key{}
 	for k := range best {
-		p := panel{k.hd, k.unit}
+		p := panel{k.hd, k.h, k.kvh, k.unit}
 		panels[p] = append(panels[p], k)
 	}
 	var ps []panel
@@ -111,19 +135,25 @@ func rateVsCtx(fam string, rs []results.Record) []figure {
 		if ps[i].unit != ps[j].unit {
 			return ps[i].unit < ps[j].unit
 		}
-		return ps[i].hd < ps[j].hd
+		if ps[i].hd != ps[j].hd {
+			return ps[i].hd < ps[j].hd
+		}
+		if ps[i].h != ps[j].h {
+			return ps[i].h < ps[j].h
+		}
+		return ps[i].kvh < ps[j].kvh
 	})
-	// One figure per unit, a panel per head dim.
-	var figs []figure
+	// One chart per unit, a panel per head dim and head pair.
+	var charts []plots.Panels
 	for len(ps) > 0 {
 		unit := ps[0].unit
-		c := plots.Panels{Title: fmt.Sprintf("%s: %s against context, a panel per head dim", fam, unit)}
+		c := plots.Panels{Title: fmt.Sprintf("%s: %s against context, a panel per head dim and heads", fam, unit)}
 		for len(ps) > 0 && ps[0].unit == unit {
 			p := ps[0]
 			ps = ps[1:]
 			ks := panels[p]
 			sort.Slice(ks, func(i, j int) bool { return ks[i].label < ks[j].label })
-			pn := plots.Lines{Title: fmt.Sprintf("head dim %d", p.hd), XLabel: "context (keys)", YLabel: unit, LogX: true}
+			pn := plots.Lines{Title: panelTitle(p.hd, p.h, p.kvh), XLabel: "context (keys)", YLabel: unit, LogX: true}
 			for _, k := range ks {
 				ln := plots.Line{Label: k.label}
 				for _, ctx := range slices.Sorted(maps.Keys(best[k])) {
@@ -133,18 +163,21 @@ func rateVsCtx(fam string, rs []results.Record) []figure {
 			}
 			c.Panels = append(c.Panels, pn)
 		}
-		name := "gbs"
-		if unit == "GFLOP/s" {
-			name = "gflops"
-		}
-		figs = append(figs, figure{
-			Name:    fmt.Sprintf("%s-%s", fam, name),
-			Title:   c.Title,
-			Caption: fmt.Sprintf("Each line a kernel×tier; each point the best %s over the points' other parameters (heads, tile, window, splits, layout, mask) at that context, so two lines at one context may come from different shapes (points.csv has them all). Only ok points.", unit),
-			save:    c.Save,
-		})
+		charts = append(charts, c)
 	}
-	return figs
+	return charts
+}
+
+// panelTitle names a rate-against-context panel: its head dim and heads
+// (H:Hkv; the KV heads alone where a family has no query heads).
+func panelTitle(hd, h, kvh int) string {
+	switch {
+	case h > 0:
+		return fmt.Sprintf("head dim %d, %d:%d heads", hd, h, kvh)
+	case kvh > 0:
+		return fmt.Sprintf("head dim %d, %d KV heads", hd, kvh)
+	}
+	return fmt.Sprintf("head dim %d", hd)
 }
 
 func distinct(rs []results.Record, key func(results.Record) string) int {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/ckbench/ckbench/results"
@@ -79,5 +80,34 @@ func TestQuantBarsLeaveQuantizersOut(t *testing.T) {
 		func(r results.Record) float64 { return float64(r.GBs) }, "GB/s")
 	if !ok || len(c.Series) != 2 || c.Series[0].Values[0] != 11 || c.Series[1].Values[0] != 24 {
 		t.Fatalf("chart %v %+v", ok, c)
+	}
+}
+
+// TestCtxPanelsPerHeads: the rate against context has a panel per head dim
+// and head pair, so a line never takes one head pair's point at one
+// context and another's at the next.
+func TestCtxPanelsPerHeads(t *testing.T) {
+	rec := func(ctx, h int, gbs float64) results.Record {
+		r := results.NewRecord()
+		r.Family, r.Kernel, r.ISA, r.KV, r.HD, r.TK, r.Ctx, r.H, r.KVH, r.Exp, r.Th = "attention", "decode-flash", "avx2", "f32", 128, "auto", ctx, h, 8, "fast", 1
+		r.Status, r.GBs = results.StatusOK, results.Float(gbs)
+		return r
+	}
+	// 8:8 is ok at 1024 only, 32:8 at 1024 and 4096.
+	charts := ctxCharts("attention", []results.Record{rec(1024, 8, 60), rec(1024, 32, 10), rec(4096, 32, 7)})
+	if len(charts) != 1 || len(charts[0].Panels) != 2 {
+		t.Fatalf("charts %+v", charts)
+	}
+	for i, want := range []struct {
+		title string
+		x, y  []float64
+	}{{"head dim 128, 8:8 heads", []float64{1024}, []float64{60}}, {"head dim 128, 32:8 heads", []float64{1024, 4096}, []float64{10, 7}}} {
+		pn := charts[0].Panels[i]
+		if pn.Title != want.title || len(pn.Lines) != 1 || !slices.Equal(pn.Lines[0].X, want.x) || !slices.Equal(pn.Lines[0].Y, want.y) {
+			t.Errorf("panel %d: %q %+v, want %q x %v y %v", i, pn.Title, pn.Lines, want.title, want.x, want.y)
+		}
+	}
+	if got := panelTitle(128, 0, 8); got != "head dim 128, 8 KV heads" {
+		t.Errorf("kvcache panel %q", got)
 	}
 }

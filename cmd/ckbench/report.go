@@ -22,7 +22,7 @@ run, out/); all their points go into one report.
 The report has: the machine (from machine.json), its ISA tiers (skipped
 ones with the reason), the counters available, the commands that made
 the data; the measured ceilings; the roofline with every point; per
-family the rate against context per head dim, decode-flash's tile_k ×
+family the rate against context per head dim and head pair, decode-flash's tile_k ×
 head_dim heatmap of % of bound, the decode kernels by KV type, the GEMV
 formats by tier, prefill materialized against flash, thread scaling; the
 ten points closest to and furthest from their bound; every point that is
