@@ -320,12 +320,15 @@ func (w qwidth) scalesScratch() Mem {
 // doing pass 1 of the next eight blocks beside pass 2 of these eight
 // (their scales handed on through a two-slot ring) wrote the same bytes
 // and took 1.01–1.05 times as long (Zen 3, a 64- and a 2048-block row, one
-// process, interleaved, six runs). The passes' order is not what bounds
-// AVX2 here: the instruction mix is. On Zen 3, VMULPS and VBLENDVPS share
-// two pipes (two a cycle together) and VADDPS and VCVTTPS2DQ the other
-// two, so each pair carries at least 4 cycles of a block's levels. Taken
-// out one at a time, the levels cost 5.3 of a block's 13.2 cycles, the
-// maxima 4.1, and the rest (loops, scales, copies, prefetches) 3.5.
+// process, interleaved, 15 runs; 0.92–0.93 in two more while the host
+// slowed the committed loop by a third). So the passes' order is not what
+// bounds AVX2 here. Taken out one at a time, the levels cost 5.3 of a
+// block's 13.2 cycles, the maxima 4.1, and the rest (loops, scales,
+// copies, prefetches) 3.5. On Zen 3, VMULPS and VBLENDVPS share two pipes
+// (two a cycle together) and VADDPS and VCVTTPS2DQ the other two, so each
+// pair carries at least 4 cycles of a block's levels; with pass 1 the
+// pipes' floor is about 8 cycles a block, and what else holds it at 13 is
+// not known.
 func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, nb Op, scales Mem, absMask, half, one VecVirtual) {
 	// eachRow emits, for the k rows from the chunk's first, body(d, x)
 	// with d, x the row's first block; it leaves pd, px on the row after.
