@@ -279,7 +279,8 @@ func prefillBars(rs []results.Record) []figure {
 func quantBars(rs []results.Record) []figure {
 	return bars(rs, "quant-formats", "quantized GEMV by format and tier (GB/s of weights)",
 		"Best GB/s per weight format and kernel×tier at 1 thread, over the shapes (M×K) that every kernel×tier of that format has an ok point at (its best rows per pass and activations there); a format whose kernels share no such shape has no bars. The activation quantizers (quantize-q8) read no weights and are not drawn here.",
-		weightsAt1, func(r results.Record) string { return r.Fmt },
+		weightsAt1,
+		func(r results.Record) string { return r.Fmt },
 		func(r results.Record) string { return r.Kernel + " " + r.ISA },
 		gemvShape,
 		func(r results.Record) float64 { return float64(r.GBs) }, "GB/s")
@@ -304,28 +305,34 @@ func bars(rs []results.Record, name, title, caption string, keep func(results.Re
 // (NaN: drawn empty). It reports false when there is nothing to compare.
 func barChart(rs []results.Record, title string, keep func(results.Record) bool,
 	group, series, shape func(results.Record) string, val func(results.Record) float64, unit string) (plots.Bars, bool) {
+	type point struct {
+		g, s, shape string
+		v           float64
+	}
 	var groups, ss []string
-	var kept []results.Record
+	var kept []point
 	shapes := map[[2]string]map[string]bool{} // group, series → its shapes
 	for _, r := range rs {
-		if v := val(r); !keep(r) || !(v > 0) {
+		v := val(r)
+		if !keep(r) || !(v > 0) {
 			continue
 		}
-		g, s := group(r), series(r)
-		if !slices.Contains(groups, g) {
-			groups = append(groups, g)
+		p := point{g: group(r), s: series(r), v: v}
+		if !slices.Contains(groups, p.g) {
+			groups = append(groups, p.g)
 		}
-		if !slices.Contains(ss, s) {
-			ss = append(ss, s)
+		if !slices.Contains(ss, p.s) {
+			ss = append(ss, p.s)
 		}
-		kept = append(kept, r)
 		if shape != nil {
-			k := [2]string{g, s}
+			p.shape = shape(r)
+			k := [2]string{p.g, p.s}
 			if shapes[k] == nil {
 				shapes[k] = map[string]bool{}
 			}
-			shapes[k][shape(r)] = true
+			shapes[k][p.shape] = true
 		}
+		kept = append(kept, p)
 	}
 	if len(groups) == 0 || len(ss) < 2 && len(groups) < 2 {
 		return plots.Bars{}, false
@@ -341,13 +348,12 @@ func barChart(rs []results.Record, title string, keep func(results.Record) bool,
 		return true
 	}
 	best := map[[2]string]float64{}
-	for _, r := range kept {
-		g := group(r)
-		if shape != nil && !common(g, shape(r)) {
+	for _, p := range kept {
+		if shape != nil && !common(p.g, p.shape) {
 			continue
 		}
-		k := [2]string{g, series(r)}
-		best[k] = math.Max(best[k], val(r))
+		k := [2]string{p.g, p.s}
+		best[k] = math.Max(best[k], p.v)
 	}
 	c := plots.Bars{Title: title, YLabel: unit, Groups: groups}
 	for _, s := range ss {
