@@ -167,10 +167,10 @@ func host() error {
 	if err := copyTree(filepath.Join(self, "testdata"), filepath.Join(root, "repo", "testdata")); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(root, "emu", "plan"), plan.String()); err != nil {
+	if err := writeFile(filepath.Join(root, planFile), plan.String()); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(root, "emu", "tiers"), *tiers); err != nil {
+	if err := writeFile(filepath.Join(root, tiersFile), *tiers); err != nil {
 		return err
 	}
 
@@ -276,7 +276,7 @@ func echoNew(serial string, off int) int {
 	if end == 0 {
 		return off
 	}
-	for _, l := range strings.Split(strings.ReplaceAll(string(b[:end]), "\r", ""), "\n") {
+	for _, l := range lines(b[:end]) {
 		skipReason := strings.Contains(l, "isatest.go") && !strings.Contains(l, "required")
 		if l == "" || strings.HasPrefix(l, "===") || strings.Contains(l, "--- PASS") || strings.Contains(l, "--- SKIP") || skipReason {
 			continue
@@ -284,6 +284,12 @@ func echoNew(serial string, off int) int {
 		fmt.Println(l)
 	}
 	return off + end
+}
+
+// lines splits the guest's serial output into lines (the emulated UART
+// ends them with CR LF).
+func lines(b []byte) []string {
+	return strings.Split(strings.ReplaceAll(string(b), "\r", ""), "\n")
 }
 
 // verdict reads the guest's output: every package must have finished,
@@ -299,7 +305,7 @@ func verdict(serial string, pkgs []string) error {
 	// A package's failing tests, from its START line to its DONE line.
 	var pkg string
 	failed := map[string]bool{}
-	for _, l := range strings.Split(strings.ReplaceAll(string(b), "\r", ""), "\n") {
+	for _, l := range lines(b) {
 		if rest, ok := strings.CutPrefix(l, startTag); ok {
 			pkg, failed = rest, map[string]bool{}
 		}
