@@ -185,11 +185,19 @@ func build(runs []Run, notes []string) page {
 		pg.Low = append(pg.Low, pointRow(ranked[i]))
 	}
 	counts := map[string]int{}
+	again := 0
 	for _, r := range recs {
 		counts[r.Status]++
+		if r.Attempts > 1 {
+			again++
+		}
 		if r.Status == results.StatusUnstable || r.Status == results.StatusAboveBound || r.Status == results.StatusFailed {
+			why := r.Reason
+			if r.Status == results.StatusUnstable && r.Attempts > 1 {
+				why = fmt.Sprintf("%s (the least spread of %d attempts)", why, r.Attempts)
+			}
 			if len(pg.Flagged) < 500 {
-				pg.Flagged = append(pg.Flagged, []string{results.BenchName(&r), r.Status, r.Reason})
+				pg.Flagged = append(pg.Flagged, []string{results.BenchName(&r), r.Status, why})
 			} else {
 				pg.MoreFlags++
 			}
@@ -200,6 +208,9 @@ func build(runs []Run, notes []string) page {
 		cs = append(cs, fmt.Sprintf("%d %s", counts[s], s))
 	}
 	pg.Counts = fmt.Sprintf("%d points: %s", len(recs), strings.Join(cs, ", "))
+	if again > 0 {
+		pg.Counts += fmt.Sprintf(" (%d measured again after an unstable attempt)", again)
+	}
 	return pg
 }
 

@@ -108,6 +108,11 @@ type Record struct {
 	Rejected       int   `json:"rejected"`  // dropped: the thread was off the CPU during them
 	Tolerated      int   `json:"tolerated"` // kept although switched out, off the CPU under the limit
 	CallsPerSample int   `json:"calls_per_sample"`
+	// Attempts is how many times the point was timed: 1, or more where an
+	// attempt came out unstable and the runner measured it again
+	// (sweeps.Options.Retries); the record is the kept attempt's. Empty
+	// for untimed points and in files written before the column existed.
+	Attempts int `json:"attempts" blank:"zero"`
 
 	Flops Float `json:"flops"` // per call (work model)
 	// DenseFlops is a masked kernel's dense equivalent (prefill: every

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/ckbench/ckbench/kernels/attention"
 )
 
 // ParamError is a value of a sweep parameter that cannot be used: Param
@@ -212,6 +214,9 @@ func ParseTileKs(s string) ([]int, error) {
 		n, err := strconv.Atoi(item)
 		if err != nil {
 			return 0, fmt.Errorf("%q is neither auto nor an integer", item)
+		}
+		if n == 0 { // stored as auto: say so rather than take it for auto
+			return 0, fmt.Errorf("%q is not a tile size: auto, or %d…%d", item, attention.MinTileK, attention.MaxTileK)
 		}
 		return n, nil
 	})

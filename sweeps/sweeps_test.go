@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -396,5 +397,88 @@ func TestColdRotation(t *testing.T) {
 	}
 	if &d.bufs[0].K[0] == &d.bufs[1].K[0] || d.bufs[1].K[7] != d.bufs[0].K[7] {
 		t.Fatal("cold copies must be distinct buffers with the same data")
+	}
+}
+
+func TestRetriesKeepStableAttempt(t *testing.T) {
+	attempt := func(status string, mad float64) results.Record {
+		r := results.NewRecord()
+		r.Status, r.MadPct = status, results.Float(mad)
+		if mad < 0 {
+			r.MadPct = results.Missing() // every sample preempted
+		}
+		return r
+	}
+	never := func() bool { return false }
+	for _, c := range []struct {
+		name     string
+		retries  int
+		script   []results.Record
+		attempts int
+		keep     int // index into script of the kept attempt
+	}{
+		{"stable at once", 3, []results.Record{attempt(results.StatusOK, 1)}, 1, 0},
+		{"no retries", 0, []results.Record{attempt(results.StatusUnstable, 9)}, 1, 0},
+		{"stable second", 3, []results.Record{attempt(results.StatusUnstable, 9), attempt(results.StatusOK, 2)}, 2, 1},
+		{"above bound ends it", 3, []results.Record{attempt(results.StatusUnstable, 9), attempt(results.StatusAboveBound, 1)}, 2, 1},
+		{"least spread kept", 2, []results.Record{attempt(results.StatusUnstable, 9), attempt(results.StatusUnstable, 4), attempt(results.StatusUnstable, 6)}, 3, 1},
+		{"preempted spreads most", 1, []results.Record{attempt(results.StatusUnstable, -1), attempt(results.StatusUnstable, 30)}, 2, 1},
+		{"preempted not kept", 1, []results.Record{attempt(results.StatusUnstable, 30), attempt(results.StatusUnstable, -1)}, 2, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := 0
+			rec, shares := measureAttempts(c.retries, never, func() (results.Record, []func()) {
+				r := c.script[n]
+				r.Samples = n // which attempt this is
+				n++
+				return r, make([]func(), n)
+			})
+			if n != c.attempts || rec.Attempts != c.attempts || rec.Samples != c.keep || len(shares) != c.keep+1 {
+				t.Fatalf("measured %d times, record attempts %d, kept attempt %d (its calls %d); want %d, %d, %d",
+					n, rec.Attempts, rec.Samples, len(shares)-1, c.attempts, c.attempts, c.keep)
+			}
+		})
+	}
+	// A failed check is never timed, so never tried again; an interrupt
+	// stops the retries.
+	n := 0
+	rec, _ := measureAttempts(5, never, func() (results.Record, []func()) { n++; return attempt(results.StatusFailed, -1), nil })
+	if n != 1 || rec.Attempts != 0 {
+		t.Fatalf("failed point: measured %d times, attempts %d; want once, 0 (untimed)", n, rec.Attempts)
+	}
+	n = 0
+	measureAttempts(5, func() bool { return n >= 2 }, func() (results.Record, []func()) { n++; return attempt(results.StatusUnstable, 9), nil })
+	if n != 2 {
+		t.Fatalf("interrupted after the second attempt: measured %d times", n)
+	}
+}
+
+func TestRunRetriesUnstablePoints(t *testing.T) {
+	grp := &dataGroup{alloc: func() any { return 0 }}
+	checks := 0
+	sink := 0.0
+	point := Point{Rec: results.NewRecord(), Tier: isa.Generic, group: grp,
+		prepare: func(*dataGroup) (func(), float64, error) {
+			checks++
+			k := 0
+			return func() { // uneven calls: never a spread of exactly 0
+				k++
+				for i := range 200 * (1 + k%7) {
+					sink += float64(i)
+				}
+			}, 0, nil
+		}}
+	plan := &Plan{Family: "attention", Points: []Point{point}}
+	var recs []results.Record
+	// A spread limit no timing meets: every attempt is unstable.
+	opt := Options{CPU: -1, Sampler: sampler.Config{MinTime: time.Millisecond}, MaxMADPct: math.SmallestNonzeroFloat64, Retries: 2}
+	if _, err := Run(context.Background(), plan, opt, func(r results.Record) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if r := recs[0]; len(recs) != 1 || r.Status != results.StatusUnstable || r.Attempts != 3 || checks != 3 {
+		t.Fatalf("got %d records, status %s, attempts %d, checked %d times; want 1, unstable, 3, 3 (sink %g)", len(recs), r.Status, r.Attempts, checks, sink)
 	}
 }

@@ -87,7 +87,7 @@ func wrap(s string, width int) string {
 type sweepFlags struct {
 	isaList, preset, out, runID, roof, counters string
 	threads                                     string
-	cpu                                         int
+	cpu, retries                                int
 	minTime                                     time.Duration
 	resume                                      string
 	cold, noProgress, force, plan               bool
@@ -124,6 +124,7 @@ func addCommonFlags(fs *flag.FlagSet, f *sweepFlags, coldWhat string) {
 	fs.StringVar(&f.threads, "threads", "1", "thread counts, e.g. 1,2,all (all: every CPU this process may use); each point is measured at each, its call split across that many pinned CPUs")
 	fs.StringVar(&f.preset, "preset", "quick", "grid and timing defaults: quick (~1 min), default, full (hours)")
 	fs.DurationVar(&f.minTime, "min-time", 0, "minimum sampling time per point (default 200ms; 100ms in quick)")
+	fs.IntVar(&f.retries, "retries", 1, "measure a point again, up to this many more times, while its samples spread too much (unstable; 0: once); its record's attempts column says how many timings were made")
 	fs.StringVar(&f.out, "out", "out", "folder that receives the run folder")
 	fs.StringVar(&f.runID, "run-id", "", "name of the run folder (default: the start time, 20061102-150405)")
 	coldUsage := "rotate through copies of " + coldWhat + " so every call reads it from DRAM"
@@ -194,7 +195,7 @@ func sweepFamily(fam sweeps.Family, args []string, stdout, stderr io.Writer) err
 	config := grid.Config()
 	config["family"] = fam.Name()
 	for k, v := range map[string]any{"threads": opt.Threads, "cold": opt.Cold, "seed": opt.Seed,
-		"min_time": opt.Sampler.Effective().MinTime.String(), "cpu": opt.CPU, "counters": counterNames(opt.Counters)} {
+		"min_time": opt.Sampler.Effective().MinTime.String(), "retries": opt.Retries, "cpu": opt.CPU, "counters": counterNames(opt.Counters)} {
 		config[k] = v
 	}
 	return runSweep(f, plan, opt, config, notes, info, fam.Summary(), stdout, stderr)
@@ -378,6 +379,10 @@ func outError(err error) error {
 	return exitError{code: exitFailure, msg: fmt.Sprintf("%v (see --out)", err)}
 }
 
+// maxRetries bounds --retries: a point still unstable after ten attempts
+// is measured on a machine too busy for it.
+const maxRetries = 10
+
 // buildOptions reads the flags every family shares into options, on top of
 // the preset's sampler settings, and resolves --isa against the tiers the
 // family has (default: those that run here, the rest noted as skipped).
@@ -397,6 +402,10 @@ func buildOptions(f sweepFlags, set map[string]bool, sc sampler.Config, familyTi
 		}
 		opt.Sampler.MinTime = f.minTime
 	}
+	if f.retries < 0 || f.retries > maxRetries {
+		return opt, nil, nil, usagef("--retries %d: give 0…%d (more attempts cannot make a noisy machine quiet: see the point's mad_pct)", f.retries, maxRetries)
+	}
+	opt.Retries = f.retries
 	if set["cpu"] {
 		cpus, err := sampler.AllowedCPUs()
 		if err == nil && !slices.Contains(cpus, f.cpu) {
@@ -443,6 +452,18 @@ func printCounts(w io.Writer, recs []results.Record) {
 		parts[i] = fmt.Sprintf("%d %s", countStatus(recs, st), st)
 	}
 	fmt.Fprintf(w, "%d points: %s\n", len(recs), strings.Join(parts, ", "))
+	again, stable := 0, 0
+	for _, r := range recs {
+		if r.Attempts > 1 {
+			again++
+			if r.Status != results.StatusUnstable {
+				stable++
+			}
+		}
+	}
+	if again > 0 {
+		fmt.Fprintf(w, "%d points measured again after an unstable attempt (--retries): %d of them then stable (their records' attempts column)\n", again, stable)
+	}
 	if n := countStatus(recs, results.StatusUnstable); n > 0 {
 		fmt.Fprintf(w, "%d points unstable: their samples spread more than %g %% (MAD) or too few survived; their numbers are not results (rerun them on a quieter machine)\n", n, float64(sweeps.DefaultMaxMADPct))
 	}
@@ -602,6 +623,9 @@ func printPlan(w io.Writer, family string, plan *sweeps.Plan, opt sweeps.Options
 	fmt.Fprintf(w, "estimated time: at least %s (%s sampling per point", est.Round(unit), opt.Sampler.Effective().MinTime)
 	if roof {
 		fmt.Fprint(w, ", plus the roofline")
+	}
+	if opt.Retries > 0 {
+		fmt.Fprintf(w, "; an unstable point is measured up to %d times", opt.Retries+1)
 	}
 	fmt.Fprintln(w, "; a point whose call outlasts it takes longer)")
 }

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,6 +71,7 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 	runID := fs.String("run-id", "", "name of the run folder (default: the start time)")
 	threads := fs.String("threads", "1", "thread counts for every step, e.g. 1,all")
 	isaList := fs.String("isa", "", "tiers for every step (default: every tier that runs here)")
+	retries := fs.Int("retries", 1, "measure an unstable point again, up to this many more times, in every step (0: once)")
 	roof := fs.String("roofline", "auto", "auto (measured once, first), none, or a roofline.json to reuse")
 	noProgress := fs.Bool("no-progress", false, "no progress bar, no line per point")
 	plan := fs.Bool("plan", false, "print every step's plan and exit without measuring")
@@ -86,7 +88,7 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usagef("--preset %q: quick, default or full", *preset)
 	}
-	common := []string{"--preset", *preset, "--threads", *threads}
+	common := []string{"--preset", *preset, "--threads", *threads, "--retries", strconv.Itoa(*retries)}
 	if *isaList != "" {
 		common = append(common, "--isa", *isaList)
 	}
