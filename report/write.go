@@ -185,12 +185,8 @@ func build(runs []Run, notes []string) page {
 		pg.Low = append(pg.Low, pointRow(ranked[i]))
 	}
 	counts := map[string]int{}
-	again := 0
 	for _, r := range recs {
 		counts[r.Status]++
-		if r.Attempts > 1 {
-			again++
-		}
 		if r.Status == results.StatusUnstable || r.Status == results.StatusAboveBound || r.Status == results.StatusFailed {
 			why := r.Reason
 			if r.Status == results.StatusUnstable && r.Attempts > 1 {
@@ -208,7 +204,7 @@ func build(runs []Run, notes []string) page {
 		cs = append(cs, fmt.Sprintf("%d %s", counts[s], s))
 	}
 	pg.Counts = fmt.Sprintf("%d points: %s", len(recs), strings.Join(cs, ", "))
-	if again > 0 {
+	if again, _ := results.Retried(recs); again > 0 {
 		pg.Counts += fmt.Sprintf(" (%d measured again after an unstable attempt)", again)
 	}
 	return pg

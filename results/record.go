@@ -185,6 +185,21 @@ type Record struct {
 	KeptNs []float64 `json:"-"`
 }
 
+// Retried counts the records measured more than once (an attempt came out
+// unstable: Attempts > 1), and how many of them are not unstable in the
+// end.
+func Retried(recs []Record) (again, stable int) {
+	for _, r := range recs {
+		if r.Attempts > 1 {
+			again++
+			if r.Status != StatusUnstable {
+				stable++
+			}
+		}
+	}
+	return again, stable
+}
+
 // SchemaVersion is the version of the results files' layout (records,
 // machine.json, bench.txt's header): it changes when a column changes
 // meaning or goes away, and every reader refuses files of another version

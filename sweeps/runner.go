@@ -707,10 +707,11 @@ func pointLine(r *results.Record) string {
 	if !r.NsMedian.Valid() {
 		return r.Status + " (" + r.Reason + ")"
 	}
-	s := fmt.Sprintf("%s %.2f µs/call", r.Status, float64(r.NsMedian)/1e3)
+	status := r.Status
 	if r.Attempts > 1 {
-		s = fmt.Sprintf("%s (%d attempts)", r.Status, r.Attempts) + s[len(r.Status):]
+		status += fmt.Sprintf(" (%d attempts)", r.Attempts)
 	}
+	s := fmt.Sprintf("%s %.2f µs/call", status, float64(r.NsMedian)/1e3)
 	if r.GBs.Valid() {
 		s += fmt.Sprintf(", %.1f GB/s", float64(r.GBs))
 	}

@@ -452,16 +452,7 @@ func printCounts(w io.Writer, recs []results.Record) {
 		parts[i] = fmt.Sprintf("%d %s", countStatus(recs, st), st)
 	}
 	fmt.Fprintf(w, "%d points: %s\n", len(recs), strings.Join(parts, ", "))
-	again, stable := 0, 0
-	for _, r := range recs {
-		if r.Attempts > 1 {
-			again++
-			if r.Status != results.StatusUnstable {
-				stable++
-			}
-		}
-	}
-	if again > 0 {
+	if again, stable := results.Retried(recs); again > 0 {
 		fmt.Fprintf(w, "%d points measured again after an unstable attempt (--retries): %d of them then stable (their records' attempts column)\n", again, stable)
 	}
 	if n := countStatus(recs, results.StatusUnstable); n > 0 {
