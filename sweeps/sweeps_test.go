@@ -482,3 +482,36 @@ func TestRunRetriesUnstablePoints(t *testing.T) {
 		t.Fatalf("got %d records, status %s, attempts %d, checked %d times; want 1, unstable, 3, 3 (sink %g)", len(recs), r.Status, r.Attempts, checks, sink)
 	}
 }
+
+func TestL3EdgeReason(t *testing.T) {
+	const l3 = 32 << 20
+	opt := Options{L3: l3}
+	for _, c := range []struct {
+		name   string
+		status string
+		mad    float64
+		ws     int64
+		cold   bool
+		hint   bool
+	}{
+		{"half the L3", results.StatusUnstable, 5, l3 / 2, false, true},
+		{"the L3", results.StatusUnstable, 5, l3 + l3/20, false, true},
+		{"twice the L3", results.StatusUnstable, 5, 2 * l3, false, true},
+		{"well inside", results.StatusUnstable, 5, l3 / 4, false, false},
+		{"well beyond", results.StatusUnstable, 5, 4 * l3, false, false},
+		{"cold: from DRAM anyway", results.StatusUnstable, 5, l3, true, false},
+		{"ok", results.StatusOK, 1, l3, false, false},
+		{"unstable for another cause (few samples)", results.StatusUnstable, 1, l3, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := results.NewRecord()
+			r.Status, r.Reason, r.MadPct = c.status, "why", results.Float(c.mad)
+			o := opt
+			o.Cold = c.cold
+			l3Edge(&r, c.ws, o)
+			if got := strings.Contains(r.Reason, "the size of the L3 (32 MiB)"); got != c.hint || !strings.HasPrefix(r.Reason, "why") {
+				t.Fatalf("reason %q: hint %v, want %v", r.Reason, got, c.hint)
+			}
+		})
+	}
+}
