@@ -477,7 +477,10 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 		}
 		p := &plan.Points[i]
 		if p.group != last && last != nil {
-			last.data = nil // let the previous shape's buffers go
+			// Let the previous shape's buffers go: its data, and its read
+			// loops, whose calls hold the same buffers (kept, they made a
+			// sweep's memory the sum of its shapes', not the largest).
+			last.data, last.read = nil, nil
 			runtime.GC()
 		}
 		last = p.group

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/ckbench/ckbench/hwcounters"
 	"github.com/ckbench/ckbench/kernels/attention"
@@ -513,5 +514,45 @@ func TestL3EdgeReason(t *testing.T) {
 				t.Fatalf("reason %q: hint %v, want %v", r.Reason, got, c.hint)
 			}
 		})
+	}
+}
+
+// TestShapesFreedInTurn: once the run moves on to the next shape, the
+// previous one's data are garbage, read loop included (whose calls hold
+// them), so that a sweep needs its largest shape's memory, not the sum.
+func TestShapesFreedInTurn(t *testing.T) {
+	type buffers struct{ x []float32 }
+	var first weak.Pointer[buffers]
+	shape := func(keep bool) *dataGroup {
+		return &dataGroup{alloc: func() any {
+			b := &buffers{x: make([]float32, 1<<16)}
+			if keep {
+				first = weak.Make(b)
+			}
+			return b
+		}}
+	}
+	call := func(g *dataGroup) (func(), float64, error) {
+		b := g.get().(*buffers)
+		return func() { b.x[0]++ }, 0, nil
+	}
+	g1, g2 := shape(true), shape(false)
+	point := func(g *dataGroup, ceiling bool) Point {
+		return Point{Rec: results.NewRecord(), Tier: isa.Generic, group: g, ceiling: ceiling, prepare: call}
+	}
+	plan := &Plan{Family: "attention", Points: []Point{point(g1, true), point(g1, false), point(g2, true), point(g2, false)}}
+	n := 0
+	opt := Options{CPU: -1, Sampler: sampler.Config{MinTime: time.Millisecond}}
+	if _, err := Run(context.Background(), plan, opt, func(r results.Record) error {
+		n++
+		if n == 3 && first.Value() != nil { // the second shape's read loop: the first shape is gone
+			t.Error("the first shape's data are still reachable while the second shape is measured")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 {
+		t.Fatalf("%d records, want 4", n)
 	}
 }
