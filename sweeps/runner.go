@@ -66,11 +66,14 @@ type Options struct {
 	// is unstable (default 3).
 	MaxMADPct float64
 	// Retries is how many more times a point that came out unstable is
-	// measured (0: once). On a shared host a burst of other tenants' work
-	// spreads one attempt's samples, and the next attempt, a moment
-	// later, is often quiet. The record is the first attempt that is not
-	// unstable, or else the one whose samples spread least; its Attempts
-	// says how many were made. Each attempt checks the point again.
+	// measured (0: once), in rounds after the plan's other points: on a
+	// shared host a burst of other tenants' work spreads one attempt's
+	// samples and often the next one's right after, but rarely one
+	// minutes later. Such points (and the n-thread points of a 1-thread
+	// one among them) are written at the end, in plan order. The record
+	// is the first attempt that is not unstable, or else the one whose
+	// samples spread least; its Attempts says how many were made. Each
+	// attempt checks the point again.
 	Retries int
 	// Progress receives a progress bar (nil: none).
 	Progress io.Writer
@@ -79,6 +82,10 @@ type Options struct {
 	Log io.Writer
 
 	workers []int // Run's CPUs for n-thread points, the measuring one first
+	// judged, in tests, replaces a timed record's verdict (its status and
+	// spread) after each attempt.
+	judged func(p *Point, rec *results.Record)
+	costly time.Duration // in tests, the attempt time above which no retry is made
 }
 
 // DefaultMaxMADPct is the spread above which a point is unstable: 3 % of
@@ -461,42 +468,54 @@ func Run(ctx context.Context, plan *Plan, opt Options, sink func(results.Record)
 
 func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(results.Record) error) (bool, error) {
 	bar := newProgress(opt.Progress, len(plan.Points), plan.Family)
-	defer bar.finish()
+	defer bar.finish()                  // on an early return; a no-op after the first
 	meter := openCounters(opt.Counters) // on this, the measuring, thread
 	if meter != nil {
 		defer meter.c.Close()
 	}
 	var last *dataGroup
+	use := func(g *dataGroup) {
+		if g != last && last != nil {
+			// Let the previous shape's buffers go: its data, and its read
+			// loops' calls, which hold the same buffers (kept, they made a
+			// sweep's memory the sum of its shapes', not the largest; a
+			// read loop keeps its bandwidth, and a point measured again at
+			// the end builds its calls anew). FreeOSMemory collects them
+			// and hands their pages back to the OS, which a larger shape
+			// next could not reuse (q4_0 GEMV at 4096², 8192², 16384²: 194
+			// MB resident after runtime.GC, 162 MB so, as for the largest
+			// alone).
+			last.data = nil
+			for _, rc := range last.read {
+				rc.shares = nil
+			}
+			debug.FreeOSMemory()
+		}
+		last = g
+	}
 	one := oneThread{}
 	for _, r := range opt.Prior {
 		one.scale(&r)
 	}
-	for i := range plan.Points {
-		if ctx.Err() != nil {
-			return false, nil
-		}
-		p := &plan.Points[i]
-		if p.group != last && last != nil {
-			// Let the previous shape's buffers go: its data, and its read
-			// loops, whose calls hold the same buffers (kept, they made a
-			// sweep's memory the sum of its shapes', not the largest).
-			// FreeOSMemory collects them and hands their pages back to the
-			// OS, which a larger shape next could not reuse (q4_0 GEMV at
-			// 4096², 8192², 16384²: 194 MB resident after runtime.GC, 162
-			// MB so, as for the largest alone).
-			last.data, last.read = nil, nil
-			debug.FreeOSMemory()
-		}
-		last = p.group
-		bar.start(i, p.Rec)
+	// measure times a point once, paired with its shape's read loop, and
+	// keeps a read loop's calls and bandwidth for the points after it.
+	measure := func(p *Point) results.Record {
+		use(p.group)
 		n := p.Threads()
 		var ref *readCeiling
 		if !p.ceiling {
 			ref = p.group.read[n]
+			if ref != nil && ref.shares == nil && !ref.rebuild(p.group, n) {
+				ref = nil
+			}
 		}
-		rec, shares := measureAttempts(opt.Retries, func() bool { return ctx.Err() != nil }, func() (results.Record, []func()) {
-			return measurePoint(p, ref, opt, cpu, meter)
-		})
+		rec, shares := measurePoint(p, ref, opt, cpu, meter)
+		if timedStatus(rec.Status) {
+			rec.Attempts = 1
+			if opt.judged != nil {
+				opt.judged(p, &rec)
+			}
+		}
 		if p.ceiling && timedStatus(rec.Status) {
 			// Even an unstable read loop serves: the points it is paired
 			// with measure it again, sample by sample.
@@ -510,6 +529,11 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 			rec.ReadGBs = results.Float(p.group.read[n].gbs)
 			rec.PctOfRead = 100 * rec.GBs / rec.ReadGBs
 		}
+		return rec
+	}
+	// finish completes a point's record and writes it.
+	finish := func(i int, rec results.Record) error {
+		p := &plan.Points[i]
 		one.scale(&rec)
 		ws := p.group.ws
 		if p.ws > 0 {
@@ -521,14 +545,148 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 		}
 		flagAboveBound(&rec)
 		if err := sink(rec); err != nil {
-			return false, err
+			return err
 		}
-		bar.done(i+1, rec.Status == results.StatusSkipped)
 		if opt.Log != nil {
 			fmt.Fprintf(opt.Log, "%d/%d %s th=%d: %s\n", i+1, len(plan.Points), bar.named(&rec), rec.Th, pointLine(&rec))
 		}
+		return nil
 	}
-	return true, nil
+	// Points held back: those to measure again (unstable, with retries
+	// left) and the n-thread points of a held 1-thread point (their
+	// scaling is against its final time). They are written at the end, in
+	// plan order.
+	var held []heldPoint
+	heldOne := map[string]bool{} // bench names of held 1-thread points
+	flush := func() error {
+		for _, h := range held {
+			if err := finish(h.i, h.rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// An attempt that takes longer than this (calls that outlast the
+	// sampling time many times over: the generic tier at the largest
+	// shapes, 10 samples of a second or more) is not made again.
+	costly := max(retryCostFactor*opt.Sampler.Effective().MinTime, time.Second)
+	if opt.costly > 0 {
+		costly = opt.costly
+	}
+	for i := range plan.Points {
+		if ctx.Err() != nil {
+			return false, flush()
+		}
+		p := &plan.Points[i]
+		bar.start(i, p.Rec)
+		began := time.Now()
+		rec := measure(p)
+		again := rec.Status == results.StatusUnstable && opt.Retries > 0
+		if took := time.Since(began); again && took > costly {
+			again = false
+			rec.Reason += fmt.Sprintf(" (not measured again: an attempt took %s, over %s)", took.Round(10*time.Millisecond), costly)
+		}
+		named := rec.Family != "" // not a family's point: no bench name (tests)
+		if again || (named && rec.Th > 1 && heldOne[oneThreadName(rec)]) {
+			if again && named && rec.Th <= 1 {
+				heldOne[results.BenchName(&rec)] = true
+			}
+			held = append(held, heldPoint{i, rec, again})
+			if again && opt.Log != nil {
+				fmt.Fprintf(opt.Log, "%d/%d %s th=%d: %s; measured again at the end\n", i+1, len(plan.Points), bar.named(&rec), rec.Th, pointLine(&rec))
+			}
+		} else if err := finish(i, rec); err != nil {
+			return false, err
+		}
+		bar.done(i+1, rec.Status == results.StatusSkipped)
+	}
+	bar.finish()
+	// The unstable points again, a round per retry: minutes after their
+	// first attempt rather than at once. On a shared Zen 3 guest, of the
+	// points unstable in one run of the quick attention sweep (outside
+	// the L3 band of l3Edge), 19 of 21, 6 of 8 and 17 of 21 were stable
+	// in the next runs, where an attempt right after recovered 13 of 61.
+	for a := 0; a < opt.Retries; a++ {
+		round := 0
+		for _, h := range held {
+			if h.again {
+				round++
+			}
+		}
+		if round == 0 {
+			break
+		}
+		bar := newProgress(opt.Progress, round, plan.Family)
+		bar.what = "unstable points measured again"
+		k := 0
+		for j := range held {
+			h := &held[j]
+			if !h.again {
+				continue
+			}
+			if ctx.Err() != nil {
+				return false, flush()
+			}
+			bar.start(k, h.rec)
+			rec := measure(&plan.Points[h.i])
+			rec.Attempts = h.rec.Attempts + 1
+			if rec.Status != results.StatusUnstable || lessSpread(&rec, &h.rec) {
+				h.rec = rec
+			} else {
+				h.rec.Attempts = rec.Attempts
+			}
+			h.again = h.rec.Status == results.StatusUnstable
+			k++
+			bar.done(k, false)
+		}
+		bar.finish()
+	}
+	return true, flush()
+}
+
+// retryCostFactor bounds the attempts measured again: one that took over
+// this many times the sampler's minimum time (and over a second) is not.
+// On Zen 3 the quick
+// attention sweep's generic points at ctx 32768 with 32:8 heads took 10–20
+// s each, and measuring three of them again doubled its retries' time.
+const retryCostFactor = 20
+
+// heldPoint is a point whose record the runner writes at the end of a run:
+// its index in the plan, its best record so far, and whether it is still
+// to be measured again.
+type heldPoint struct {
+	i     int
+	rec   results.Record
+	again bool
+}
+
+// oneThreadName is the bench name of rec's 1-thread point.
+func oneThreadName(rec results.Record) string {
+	rec.Th = 1
+	return results.BenchName(&rec)
+}
+
+// rebuild prepares a read loop's calls again, on its shape's data (a
+// point measured again at the end of a run, after the run let them go);
+// false if they cannot be.
+func (rc *readCeiling) rebuild(g *dataGroup, n int) bool {
+	if n > 1 {
+		if rc.pt.prepareN == nil {
+			return false
+		}
+		shares, _, err := rc.pt.prepareN(g, n)
+		if err != nil {
+			return false
+		}
+		rc.shares = shares
+		return true
+	}
+	call, _, err := rc.pt.prepare(g)
+	if err != nil {
+		return false
+	}
+	rc.shares = []func(){call}
+	return true
 }
 
 // oneThread remembers the 1-thread time of each point (by its bench name)
@@ -554,25 +712,6 @@ func (o oneThread) scale(rec *results.Record) {
 
 func timedStatus(s string) bool {
 	return s == results.StatusOK || s == results.StatusUnstable || s == results.StatusAboveBound
-}
-
-// measureAttempts times a point with measure and, while it comes out
-// unstable, again, up to retries more times or until stop. It keeps the
-// first attempt that is not unstable or, where none is, the one whose
-// samples spread least, and sets the kept record's Attempts.
-func measureAttempts(retries int, stop func() bool, measure func() (results.Record, []func())) (results.Record, []func()) {
-	rec, shares := measure()
-	n := 1
-	for ; rec.Status == results.StatusUnstable && n <= retries && !stop(); n++ {
-		r, s := measure()
-		if r.Status != results.StatusUnstable || lessSpread(&r, &rec) {
-			rec, shares = r, s
-		}
-	}
-	if timedStatus(rec.Status) {
-		rec.Attempts = n
-	}
-	return rec, shares
 }
 
 // lessSpread reports whether a's samples spread less than b's; an attempt
@@ -770,10 +909,12 @@ type progress struct {
 	pointAt  time.Time
 	label    string
 	named    func(*results.Record) string // the family's name of a point
+	what     string                       // what the last line counts ("points")
+	finished bool
 }
 
 func newProgress(w io.Writer, total int, family string) *progress {
-	p := &progress{w: w, total: total, began: time.Now()}
+	p := &progress{w: w, total: total, began: time.Now(), what: "points"}
 	p.named = func(r *results.Record) string { return r.Kernel + " " + r.ISA }
 	if f, ok := LookupFamily(family); ok {
 		p.named = f.Summary().Named
@@ -824,8 +965,9 @@ func (p *progress) draw(n int) {
 }
 
 func (p *progress) finish() {
-	if p.w == nil {
+	if p.w == nil || p.finished {
 		return
 	}
-	fmt.Fprintf(p.w, "\r\033[K%d points in %s\n", p.total, time.Since(p.began).Round(time.Second))
+	p.finished = true
+	fmt.Fprintf(p.w, "\r\033[K%d %s in %s\n", p.total, p.what, time.Since(p.began).Round(time.Second))
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"weak"
@@ -401,57 +402,101 @@ func TestColdRotation(t *testing.T) {
 	}
 }
 
-func TestRetriesKeepStableAttempt(t *testing.T) {
-	attempt := func(status string, mad float64) results.Record {
-		r := results.NewRecord()
-		r.Status, r.MadPct = status, results.Float(mad)
-		if mad < 0 {
-			r.MadPct = results.Missing() // every sample preempted
-		}
-		return r
+// TestRetriesAtTheEnd: an unstable point is held back and measured again
+// after the others, a round per retry, paired with its shape's read loop
+// (whose calls the run rebuilds: read1 prepared twice); the record kept is its first stable
+// attempt, or else its least spread one, with the attempts made; held
+// points are written last, in plan order; an interrupt writes them as
+// they stand.
+func TestRetriesAtTheEnd(t *testing.T) {
+	// verdicts per point name: the status of each attempt (the last one
+	// repeats), its spread the attempt's index + 5.
+	verdicts := map[string][]string{
+		"read1": {results.StatusOK},
+		"a":     {results.StatusUnstable, results.StatusOK}, // stable at the second attempt
+		"b":     {results.StatusUnstable},                   // never
+		"read2": {results.StatusOK},
+		"c":     {results.StatusOK},
 	}
-	never := func() bool { return false }
-	for _, c := range []struct {
-		name     string
-		retries  int
-		script   []results.Record
-		attempts int
-		keep     int // index into script of the kept attempt
-	}{
-		{"stable at once", 3, []results.Record{attempt(results.StatusOK, 1)}, 1, 0},
-		{"no retries", 0, []results.Record{attempt(results.StatusUnstable, 9)}, 1, 0},
-		{"stable second", 3, []results.Record{attempt(results.StatusUnstable, 9), attempt(results.StatusOK, 2)}, 2, 1},
-		{"above bound ends it", 3, []results.Record{attempt(results.StatusUnstable, 9), attempt(results.StatusAboveBound, 1)}, 2, 1},
-		{"least spread kept", 2, []results.Record{attempt(results.StatusUnstable, 9), attempt(results.StatusUnstable, 4), attempt(results.StatusUnstable, 6)}, 3, 1},
-		{"preempted spreads most", 1, []results.Record{attempt(results.StatusUnstable, -1), attempt(results.StatusUnstable, 30)}, 2, 1},
-		{"preempted not kept", 1, []results.Record{attempt(results.StatusUnstable, 30), attempt(results.StatusUnstable, -1)}, 2, 0},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			n := 0
-			rec, shares := measureAttempts(c.retries, never, func() (results.Record, []func()) {
-				r := c.script[n]
-				r.Samples = n // which attempt this is
-				n++
-				return r, make([]func(), n)
-			})
-			if n != c.attempts || rec.Attempts != c.attempts || rec.Samples != c.keep || len(shares) != c.keep+1 {
-				t.Fatalf("measured %d times, record attempts %d, kept attempt %d (its calls %d); want %d, %d, %d",
-					n, rec.Attempts, rec.Samples, len(shares)-1, c.attempts, c.attempts, c.keep)
+	run := func(t *testing.T, retries int, interrupt string) (recs []results.Record, prepared map[string]int, complete bool) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		prepared = map[string]int{}
+		attempts := map[string]int{}
+		point := func(g *dataGroup, name string, ceiling bool) Point {
+			r := results.NewRecord()
+			r.Family, r.Kernel, r.ISA, r.Th, r.Bytes = "attention", name, "generic", 1, 4096
+			if !ceiling {
+				r.Bytes = 1024 // a quarter of the read loop's, for the same work: never above_bound
 			}
+			return Point{Rec: r, Tier: isa.Generic, group: g, ceiling: ceiling,
+				prepare: func(g *dataGroup) (func(), float64, error) {
+					prepared[name]++
+					x := g.get().([]float32)
+					return func() { x[0]++ }, 0, nil
+				}}
+		}
+		shape := func() *dataGroup { return &dataGroup{alloc: func() any { return make([]float32, 1024) }} }
+		g1, g2 := shape(), shape()
+		plan := &Plan{Family: "attention", Points: []Point{
+			point(g1, "read1", true), point(g1, "a", false), point(g1, "b", false), point(g2, "read2", true), point(g2, "c", false)}}
+		opt := Options{CPU: -1, Sampler: sampler.Config{MinTime: time.Millisecond}, Retries: retries}
+		opt.judged = func(p *Point, rec *results.Record) {
+			name := p.Rec.Kernel
+			v := verdicts[name]
+			k := attempts[name]
+			attempts[name]++
+			rec.Status, rec.MadPct = v[min(k, len(v)-1)], results.Float(5+k)
+			if name == interrupt && k == 1 {
+				cancel() // Ctrl-C during the retries
+			}
+		}
+		complete, err := Run(ctx, plan, opt, func(r results.Record) error {
+			recs = append(recs, r)
+			return nil
 		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs, prepared, complete
 	}
-	// A failed check is never timed, so never tried again; an interrupt
-	// stops the retries.
-	n := 0
-	rec, _ := measureAttempts(5, never, func() (results.Record, []func()) { n++; return attempt(results.StatusFailed, -1), nil })
-	if n != 1 || rec.Attempts != 0 {
-		t.Fatalf("failed point: measured %d times, attempts %d; want once, 0 (untimed)", n, rec.Attempts)
+	type want struct {
+		name, status string
+		attempts     int
 	}
-	n = 0
-	measureAttempts(5, func() bool { return n >= 2 }, func() (results.Record, []func()) { n++; return attempt(results.StatusUnstable, 9), nil })
-	if n != 2 {
-		t.Fatalf("interrupted after the second attempt: measured %d times", n)
+	check := func(t *testing.T, recs []results.Record, ws []want) {
+		t.Helper()
+		if len(recs) != len(ws) {
+			t.Fatalf("%d records, want %d", len(recs), len(ws))
+		}
+		for i, w := range ws {
+			r := recs[i]
+			if r.Kernel != w.name || r.Status != w.status || r.Attempts != w.attempts {
+				t.Errorf("record %d: %s %s after %d attempts, want %s %s after %d", i, r.Kernel, r.Status, r.Attempts, w.name, w.status, w.attempts)
+			}
+		}
 	}
+	t.Run("retries 2", func(t *testing.T) {
+		recs, prepared, complete := run(t, 2, "")
+		check(t, recs, []want{{"read1", "ok", 1}, {"read2", "ok", 1}, {"c", "ok", 1}, {"a", "ok", 2}, {"b", "unstable", 3}})
+		if !complete || prepared["a"] != 2 || prepared["b"] != 3 || prepared["read1"] != 2 {
+			t.Errorf("complete %v, prepared %v: want a 2, b 3, read1 2 (its calls rebuilt once for the retries)", complete, prepared)
+		}
+		if b := recs[4]; float64(b.MadPct) != 5 {
+			t.Errorf("b kept the attempt of spread %g, want the least spread (5)", float64(b.MadPct))
+		}
+	})
+	t.Run("retries 0", func(t *testing.T) {
+		recs, _, _ := run(t, 0, "")
+		check(t, recs, []want{{"read1", "ok", 1}, {"a", "unstable", 1}, {"b", "unstable", 1}, {"read2", "ok", 1}, {"c", "ok", 1}})
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		recs, _, complete := run(t, 3, "b")
+		check(t, recs, []want{{"read1", "ok", 1}, {"read2", "ok", 1}, {"c", "ok", 1}, {"a", "ok", 2}, {"b", "unstable", 2}})
+		if complete {
+			t.Error("an interrupted run is complete")
+		}
+	})
 }
 
 func TestRunRetriesUnstablePoints(t *testing.T) {
@@ -554,5 +599,91 @@ func TestShapesFreedInTurn(t *testing.T) {
 	}
 	if n != 4 {
 		t.Fatalf("%d records, want 4", n)
+	}
+}
+
+// TestRetriesHoldTwins: the n-thread point of a 1-thread point that is
+// measured again waits for it, so that its scaling is against the 1-thread
+// point's final time.
+func TestRetriesHoldTwins(t *testing.T) {
+	cpus, err := sampler.AllowedCPUs()
+	if err != nil || len(cpus) < 2 {
+		t.Skip("needs 2 CPUs this process may use")
+	}
+	g := &dataGroup{alloc: func() any { return make([]float32, 1024) }}
+	var sink atomic.Int64
+	spin := func() {
+		s := int64(0)
+		for i := range 2000 {
+			s += int64(i)
+		}
+		sink.Add(s)
+	}
+	pt := Point{Tier: isa.Generic, group: g,
+		prepare: func(*dataGroup) (func(), float64, error) { return spin, 0, nil },
+		prepareN: func(_ *dataGroup, n int) ([]func(), float64, error) {
+			shares := make([]func(), n)
+			for i := range shares {
+				shares[i] = spin
+			}
+			return shares, 0, nil
+		}}
+	pt.Rec = results.NewRecord()
+	pt.Rec.Family, pt.Rec.Kernel, pt.Rec.ISA = "attention", "a", "generic"
+	one, two := pt, pt
+	one.threads, two.threads = 1, 2
+	one.Rec.Th, two.Rec.Th = 1, 2
+	plan := &Plan{Family: "attention", Points: []Point{one, two}}
+	tries := 0
+	opt := Options{CPU: -1, Sampler: sampler.Config{MinTime: time.Millisecond}, Retries: 1}
+	opt.judged = func(p *Point, rec *results.Record) {
+		rec.Status = results.StatusOK // this host's noise aside
+		if p.Threads() == 1 {
+			tries++
+			if tries == 1 {
+				rec.Status = results.StatusUnstable
+			}
+		}
+	}
+	var recs []results.Record
+	if _, err := Run(context.Background(), plan, opt, func(r results.Record) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[0].Th != 1 || recs[0].Attempts != 2 || recs[1].Th != 2 || recs[1].Attempts != 1 {
+		t.Fatalf("records %d: th %d after %d attempts, th %d after %d; want th 1 after 2, then th 2 after 1", len(recs), recs[0].Th, recs[0].Attempts, recs[1].Th, recs[1].Attempts)
+	}
+	if want := float64(recs[0].NsMedian) / float64(recs[1].NsMedian); float64(recs[1].Scaling) != want {
+		t.Errorf("2-thread scaling %g, want %g: against the 1-thread point's final time", float64(recs[1].Scaling), want)
+	}
+}
+
+// TestCostlyAttemptsNotRepeated: an unstable point whose attempt took over
+// the cost bound (retryCostFactor × the minimum time, at least a second) is
+// written at once, with why.
+func TestCostlyAttemptsNotRepeated(t *testing.T) {
+	var sink atomic.Int64
+	slow := func() { // a busy call of ~5 ms: 10 samples outlast 10 ms
+		s, end := int64(0), time.Now().Add(5*time.Millisecond)
+		for time.Now().Before(end) {
+			s++
+		}
+		sink.Add(s)
+	}
+	pt := Point{Rec: results.NewRecord(), Tier: isa.Generic, group: &dataGroup{alloc: func() any { return 0 }},
+		prepare: func(*dataGroup) (func(), float64, error) { return slow, 0, nil }}
+	opt := Options{CPU: -1, Sampler: sampler.Config{MinTime: time.Millisecond}, Retries: 3, costly: 10 * time.Millisecond}
+	opt.judged = func(_ *Point, rec *results.Record) { rec.Status = results.StatusUnstable }
+	var recs []results.Record
+	if _, err := Run(context.Background(), &Plan{Family: "attention", Points: []Point{pt}}, opt, func(r results.Record) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if r := recs[0]; r.Attempts != 1 || !strings.Contains(r.Reason, "not measured again") {
+		t.Fatalf("attempts %d, reason %q: want 1 and why not again", r.Attempts, r.Reason)
 	}
 }

@@ -124,7 +124,7 @@ func addCommonFlags(fs *flag.FlagSet, f *sweepFlags, coldWhat string) {
 	fs.StringVar(&f.threads, "threads", "1", "thread counts, e.g. 1,2,all (all: every CPU this process may use); each point is measured at each, its call split across that many pinned CPUs")
 	fs.StringVar(&f.preset, "preset", "quick", "grid and timing defaults: quick (~1 min), default, full (hours)")
 	fs.DurationVar(&f.minTime, "min-time", 0, "minimum sampling time per point (default 200ms; 100ms in quick)")
-	fs.IntVar(&f.retries, "retries", 1, "measure a point again, up to this many more times, while its samples spread too much (unstable; 0: once); its record's attempts column says how many timings were made")
+	fs.IntVar(&f.retries, "retries", 1, "measure a point whose samples spread too much (unstable) again after the others, up to this many more times (0: once); its record's attempts column says how many timings were made")
 	fs.StringVar(&f.out, "out", "out", "folder that receives the run folder")
 	fs.StringVar(&f.runID, "run-id", "", "name of the run folder (default: the start time, 20061102-150405)")
 	coldUsage := "rotate through copies of " + coldWhat + " so every call reads it from DRAM"

@@ -71,7 +71,7 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 	runID := fs.String("run-id", "", "name of the run folder (default: the start time)")
 	threads := fs.String("threads", "1", "thread counts for every step, e.g. 1,all")
 	isaList := fs.String("isa", "", "tiers for every step (default: every tier that runs here)")
-	retries := fs.Int("retries", 1, "measure an unstable point again, up to this many more times, in every step (0: once)")
+	retries := fs.Int("retries", 1, "measure an unstable point again at the end of its step, up to this many more times (0: once)")
 	roof := fs.String("roofline", "auto", "auto (measured once, first), none, or a roofline.json to reuse")
 	noProgress := fs.Bool("no-progress", false, "no progress bar, no line per point")
 	plan := fs.Bool("plan", false, "print every step's plan and exit without measuring")
