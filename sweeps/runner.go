@@ -625,6 +625,7 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 				continue
 			}
 			if ctx.Err() != nil {
+				bar.finish()
 				return false, flush()
 			}
 			bar.start(k, h.rec)
