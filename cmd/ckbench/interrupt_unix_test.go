@@ -16,7 +16,9 @@ import (
 // finishes, the folder stays valid and says complete=false, exit is 130.
 func TestInterrupt(t *testing.T) {
 	out := t.TempDir()
-	args := tiny(out, "--isa", "generic", "--ctx", "40,41,42,43,44,45,46,47", "--min-time", "20ms", "--run-id", "int")
+	// --retries 0: points are written as they are measured (see
+	// TestKillResumeReport).
+	args := tiny(out, "--isa", "generic", "--ctx", "40,41,42,43,44,45,46,47", "--min-time", "20ms", "--run-id", "int", "--retries", "0")
 	done := make(chan int, 1)
 	go func() {
 		code, _, _ := ckbench(t, args...)
