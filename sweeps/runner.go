@@ -703,9 +703,7 @@ func (o oneThread) scale(rec *results.Record) {
 		o[results.BenchName(rec)] = float64(rec.NsMedian)
 		return
 	}
-	r := *rec
-	r.Th = 1
-	if ns, ok := o[results.BenchName(&r)]; ok {
+	if ns, ok := o[oneThreadName(*rec)]; ok {
 		rec.Scaling = results.Float(ns / float64(rec.NsMedian))
 		rec.Efficiency = rec.Scaling / results.Float(rec.Th)
 	}
