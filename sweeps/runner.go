@@ -345,9 +345,14 @@ func splitBlocks(blocks [][2]int, parts int) [][][2]int {
 }
 
 // finish completes a family's plan: every point at each of opt's thread
-// counts, and the memory check.
+// counts, each record's thread count and cold flag as the run will write
+// them (so that Skip knows a resumed run's points by their names), and the
+// memory check.
 func (p *Plan) finish(opt Options, describe func(Point) string) error {
 	p.expandThreads(opt.Threads)
+	for i := range p.Points {
+		p.Points[i].Rec.Th, p.Points[i].Rec.Cold = p.Points[i].Threads(), opt.Cold
+	}
 	return p.checkMemory(opt.MemAvailable, describe)
 }
 

@@ -687,3 +687,33 @@ func TestCostlyAttemptsNotRepeated(t *testing.T) {
 		t.Fatalf("attempts %d, reason %q: want 1 and why not again", r.Attempts, r.Reason)
 	}
 }
+
+// TestSkipKnowsColdAndThreads: a resumed run skips exactly the points its
+// folder has, named as the runner writes them (cold flag, thread count):
+// a cold run's points, and a 1-thread point without its 2-thread twin.
+func TestSkipKnowsColdAndThreads(t *testing.T) {
+	cpus, err := sampler.AllowedCPUs()
+	if err != nil || len(cpus) < 2 {
+		t.Skip("needs 2 CPUs this process may use")
+	}
+	opt := Options{CPU: -1, Threads: []int{1, 2}, Cold: true}
+	plan := func() *Plan {
+		p, err := PlanAttention(tinyGrid(), opt, machine.Describe())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first := plan()
+	i := slices.IndexFunc(first.Points, func(p Point) bool { return !p.ceiling && p.Skip == "" && p.Threads() == 1 })
+	if i < 0 {
+		t.Fatal("no 1-thread kernel point to record")
+	}
+	// The record the runner writes for it (measurePoint's Th and Cold).
+	rec := first.Points[i].Rec
+	rec.Th, rec.Cold = first.Points[i].Threads(), opt.Cold
+	resumed := plan()
+	if n := resumed.Skip([]results.Record{rec}); n != 1 {
+		t.Fatalf("skipped %d points for one recorded, want 1", n)
+	}
+}
