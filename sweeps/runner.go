@@ -498,14 +498,23 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 		}
 		last = g
 	}
+	// ready switches to a point's shape and builds its data, before an
+	// attempt's clock starts (filling a DRAM shape's buffers is not an
+	// attempt's cost).
+	ready := func(p *Point) {
+		use(p.group)
+		if p.Skip == "" {
+			p.group.get()
+		}
+	}
 	one := oneThread{}
 	for _, r := range opt.Prior {
 		one.scale(&r)
 	}
-	// measure times a point once, paired with its shape's read loop, and
-	// keeps a read loop's calls and bandwidth for the points after it.
+	// measure times a point once (its shape ready), paired with its
+	// shape's read loop, and keeps a read loop's calls and bandwidth for
+	// the points after it.
 	measure := func(p *Point) results.Record {
-		use(p.group)
 		n := p.Threads()
 		var ref *readCeiling
 		if !p.ceiling {
@@ -584,10 +593,7 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 		}
 		p := &plan.Points[i]
 		bar.start(i, p.Rec)
-		use(p.group)
-		if p.Skip == "" {
-			p.group.get() // the shape's data built before the clock: not an attempt's cost
-		}
+		ready(p)
 		began := time.Now()
 		rec := measure(p)
 		again := rec.Status == results.StatusUnstable && opt.Retries > 0
@@ -638,13 +644,14 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 				return false, flush()
 			}
 			bar.start(k, h.rec)
-			rec := measure(&plan.Points[h.i])
-			rec.Attempts = h.rec.Attempts + 1
+			p := &plan.Points[h.i]
+			ready(p)
+			rec := measure(p)
+			n := h.rec.Attempts + 1
 			if rec.Status != results.StatusUnstable || lessSpread(&rec, &h.rec) {
 				h.rec = rec
-			} else {
-				h.rec.Attempts = rec.Attempts
 			}
+			h.rec.Attempts = n
 			h.again = h.rec.Status == results.StatusUnstable
 			k++
 			bar.done(k, false)
@@ -656,9 +663,9 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 
 // retryCostFactor bounds the attempts measured again: one that took over
 // this many times the sampler's minimum time (and over a second) is not.
-// On Zen 3 the quick
-// attention sweep's generic points at ctx 32768 with 32:8 heads took 10–20
-// s each, and measuring three of them again doubled its retries' time.
+// On Zen 3 the quick attention sweep's generic points at ctx 32768 with
+// 32:8 heads took 10–20 s each, and measuring three of them again doubled
+// its retries' time.
 const retryCostFactor = 20
 
 // heldPoint is a point whose record the runner writes at the end of a run:
