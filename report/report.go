@@ -29,7 +29,8 @@ var ErrNoResults = errors.New("no results")
 // Load reads every results folder in or under dirs: a folder with a
 // machine.json and a points.jsonl (a run killed before its first point
 // has only machine.json: it is skipped, with its name in the returned
-// notes). A corrupt points.jsonl is an error naming the line.
+// notes). A corrupt points.jsonl is an error naming the line, and so is
+// a missing one where machine.json counts points.
 func Load(dirs ...string) (runs []Run, notes []string, err error) {
 	for _, dir := range dirs {
 		st, err := os.Stat(dir)
@@ -58,6 +59,9 @@ func Load(dirs ...string) (runs []Run, notes []string, err error) {
 				return err
 			}
 			recs, err := results.ReadPoints(p)
+			if errors.Is(err, fs.ErrNotExist) && meta.Points > 0 {
+				return fmt.Errorf("%s: %w: machine.json counts %d points but points.jsonl is missing (restore it from a copy of the folder, or measure again)", p, results.ErrCorrupt, meta.Points)
+			}
 			if errors.Is(err, fs.ErrNotExist) {
 				if _, rerr := os.Stat(filepath.Join(p, "roofline.json")); rerr != nil {
 					notes = append(notes, fmt.Sprintf("%s: no points.jsonl (a run stopped before its first point): left out", p))

@@ -163,8 +163,9 @@ func writeFixture(t *testing.T) (runs []Run, out, index string) {
 	return runs, out, index
 }
 
-// TestReportBadInput: a folder without results, and a corrupt
-// points.jsonl (its line named), are errors.
+// TestReportBadInput: a folder without results, a corrupt points.jsonl
+// (its line named), and a missing one where machine.json counts points
+// (its points would drop out of the report unsaid), are errors.
 func TestReportBadInput(t *testing.T) {
 	if _, _, err := Load(t.TempDir()); !errors.Is(err, ErrNoResults) {
 		t.Errorf("empty folder: %v", err)
@@ -177,6 +178,10 @@ func TestReportBadInput(t *testing.T) {
 	os.WriteFile(f, []byte(strings.Join(lines, "")), 0o644)
 	if _, _, err := Load(parent); !errors.Is(err, results.ErrCorrupt) || !strings.Contains(err.Error(), "points.jsonl:4") {
 		t.Errorf("corrupt line 4: %v", err)
+	}
+	os.Remove(f)
+	if _, _, err := Load(parent); !errors.Is(err, results.ErrCorrupt) || !strings.Contains(err.Error(), "points.jsonl is missing") {
+		t.Errorf("points.jsonl removed: %v", err)
 	}
 }
 

@@ -263,6 +263,18 @@ func (p *Plan) Skip(recorded []results.Record) int {
 	return n
 }
 
+// Timed is how many of the plan's points will be timed here (not
+// skipped).
+func (p *Plan) Timed() int {
+	n := 0
+	for i := range p.Points {
+		if p.Points[i].Skip == "" {
+			n++
+		}
+	}
+	return n
+}
+
 // Largest returns the point with the largest memory need.
 func (p *Plan) Largest() (Point, bool) {
 	if len(p.Points) == 0 {

@@ -154,6 +154,9 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, topUsage, strings.Join(sweeps.FamilyNames(), ", "))
 		return nil
 	case "version", "--version":
+		if len(args) > 1 {
+			return usagef("version: unexpected argument %q (ckbench version takes none)", strings.Join(args[1:], " "))
+		}
 		fmt.Fprintln(stdout, "ckbench", versionString())
 		return nil
 	case "info":

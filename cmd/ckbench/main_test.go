@@ -93,6 +93,9 @@ func TestBadInput(t *testing.T) {
 		"bad min-time":       tiny(dir, "--min-time", "-1s"),
 		"retries negative":   tiny(dir, "--retries", "-1"),
 		"retries too many":   tiny(dir, "--retries", "1000000"),
+		"min-time huge":      tiny(dir, "--min-time", "2h"),
+		"version stray":      {"version", "2"},
+		"verify elsewhere":   {"verify", "quant"}, // the default golden folder is relative to the repository's root
 		"tk zero":            tiny(dir, "--tk", "0"),
 		"stray argument":     tiny(dir, "extra"),
 		"cpu not allowed":    tiny(dir, "--cpu", "100000"),
@@ -445,6 +448,22 @@ func TestSweepQuantEndToEnd(t *testing.T) {
 		if name := "Benchmark" + results.BenchName(r) + " "; strings.Contains(string(b), name) != (r.Status == results.StatusOK) {
 			t.Errorf("%s (status %s): in bench.txt %v", name, r.Status, !(r.Status == results.StatusOK))
 		}
+	}
+}
+
+// TestNothingTimedNoRoofline: a sweep none of whose points is timed here
+// (a resumed run that has them all; or every tier asked for absent) does
+// not spend a roofline's 20 s bounding nothing.
+func TestNothingTimedNoRoofline(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := ckbench(t, tiny(dir, "--isa", "generic", "--run-id", "r")...); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	run := filepath.Join(dir, "r")
+	code, _, stderr := ckbench(t, tiny(dir, "--isa", "generic", "--resume", run, "--roofline", "auto")...)
+	if code != 0 || !strings.Contains(stderr, "0 to measure") || strings.Contains(stderr, "measuring the roofline") ||
+		!strings.Contains(stderr, "no roofline measured: no point of this sweep is timed here") {
+		t.Fatalf("resume of a complete run: exit %d, stderr:\n%s", code, stderr)
 	}
 }
 

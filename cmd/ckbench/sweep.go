@@ -189,7 +189,7 @@ func sweepFamily(fam sweeps.Family, args []string, stdout, stderr io.Writer) err
 		if err := checkRooflineFile(f, info); err != nil {
 			return err
 		}
-		printPlan(stdout, fam.Name(), plan, opt, f.roof == "auto")
+		printPlan(stdout, fam.Name(), plan, opt, f.roof == "auto" && plan.Timed() > 0)
 		return nil
 	}
 	config := grid.Config()
@@ -273,6 +273,12 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 		fmt.Fprintf(stderr, "ckbench: resuming %s: %d points recorded, %d to measure\n", r.Dir, skipped, len(plan.Points))
 	} else if err := results.CheckWritable(f.out); err != nil {
 		return outError(err)
+	}
+	if f.roof == "auto" && plan.Timed() == 0 {
+		// Nothing will be timed (every tier asked for is absent here, or a
+		// resumed run has every point): a roofline would bound nothing.
+		f.roof = "none"
+		notes = append(notes, "no roofline measured: no point of this sweep is timed here")
 	}
 	wait := waitNotice(stderr)
 	roof, roofNotes, err := sweepRoofline(ctx, f, info, wait, stderr)
@@ -383,6 +389,10 @@ func outError(err error) error {
 // is measured on a machine too busy for it.
 const maxRetries = 10
 
+// maxMinTime bounds --min-time: a point sampled for an hour is a typo, and
+// a grid of them would run for days.
+const maxMinTime = time.Hour
+
 // buildOptions reads the flags every family shares into options, on top of
 // the preset's sampler settings, and resolves --isa against the tiers the
 // family has (default: those that run here, the rest noted as skipped).
@@ -399,6 +409,9 @@ func buildOptions(f sweepFlags, set map[string]bool, sc sampler.Config, familyTi
 	if set["min-time"] {
 		if f.minTime <= 0 {
 			return opt, nil, nil, usagef("--min-time %s: must be positive", f.minTime)
+		}
+		if f.minTime > maxMinTime {
+			return opt, nil, nil, usagef("--min-time %s: at most %s (it is each point's sampling time; 0.1–2 s is usual)", f.minTime, maxMinTime)
 		}
 		opt.Sampler.MinTime = f.minTime
 	}
@@ -580,7 +593,6 @@ func printPlan(w io.Writer, family string, plan *sweeps.Plan, opt sweeps.Options
 	type key struct{ kernel, tier string }
 	var keys []key
 	runs, skips := map[key]int{}, map[key]int{}
-	measured := 0
 	for _, p := range plan.Points {
 		k := key{p.Rec.Kernel, string(p.Tier)}
 		if runs[k]+skips[k] == 0 {
@@ -591,8 +603,8 @@ func printPlan(w io.Writer, family string, plan *sweeps.Plan, opt sweeps.Options
 			continue
 		}
 		runs[k]++
-		measured++
 	}
+	measured := plan.Timed()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "kernel\tisa\tpoints\tskipped here\t\n")
 	for _, k := range keys {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"text/tabwriter"
 
 	"github.com/ckbench/ckbench/kernels/quant/golden"
@@ -24,8 +27,11 @@ func cmdVerify(args []string, stdout io.Writer) error {
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 		args = []string{"quant", "--help"} // the only family with golden vectors
 	}
-	if len(args) == 0 || args[0] != "quant" {
+	if len(args) == 0 {
 		return usagef("verify: name what to verify: ckbench verify quant --golden DIR")
+	}
+	if args[0] != "quant" {
+		return usagef("verify: cannot verify %q: quant is the family with golden vectors (ckbench verify quant --golden DIR)", args[0])
 	}
 	fs := newFlagSet("verify quant", verifyUsage, stdout)
 	dir := fs.String("golden", "testdata/golden", "folder of GGML golden vectors (the repository's copy; ../shared/golden is the original)")
@@ -35,6 +41,11 @@ func cmdVerify(args []string, stdout io.Writer) error {
 	}
 	res, err := golden.Verify(*dir)
 	if err != nil {
+		given := false
+		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "golden" })
+		if !given && errors.Is(err, iofs.ErrNotExist) {
+			return usagef("verify quant: no golden vectors at %s, the default, which is relative to the repository's root: run from there, or give --golden DIR", *dir)
+		}
 		return usagef("verify quant: %v", err)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
