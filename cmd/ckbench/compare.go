@@ -67,12 +67,14 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("--filter: %v", err)
 	}
+	// Checked whatever the mode, so that a bad value is never silently
+	// ignored (it is used by fleets only).
+	if !(*tolerance > 0 && *tolerance < 1000) {
+		return usagef("--tolerance %v: a percentage above 0 and under 1000", *tolerance)
+	}
 	if *fleet || len(paths) == 1 {
 		if len(paths) == 0 {
 			return usagef("compare --fleet: give the folder that holds the fleet's results (see ckbench compare --help)")
-		}
-		if !(*tolerance > 0 && *tolerance < 1000) {
-			return usagef("--tolerance %v: a percentage above 0", *tolerance)
 		}
 		return compareFleet(paths, m, f, *tolerance/100, *out, stdout)
 	}

@@ -111,6 +111,8 @@ func TestReportBadInput(t *testing.T) {
 	schema := cp(t)
 	b, _ = os.ReadFile(filepath.Join(schema, "machine.json"))
 	os.WriteFile(filepath.Join(schema, "machine.json"), []byte(strings.Replace(string(b), `"schema": 1`, `"schema": 7`, 1)), 0o644)
+	noPoints := cp(t)
+	os.Remove(filepath.Join(noPoints, "points.jsonl"))
 	oldLine := cp(t)
 	b, _ = os.ReadFile(filepath.Join(oldLine, "points.jsonl"))
 	os.WriteFile(filepath.Join(oldLine, "points.jsonl"), []byte(strings.Replace(string(b), `"schema":1`, `"schema":0`, 1)), 0o644)
@@ -122,6 +124,7 @@ func TestReportBadInput(t *testing.T) {
 		{corrupt, "points.jsonl:"},
 		{schema, "schema 7, this ckbench reads schema 1"},
 		{oldLine, "points.jsonl:1: results of another schema version"},
+		{noPoints, "points.jsonl is missing"},
 	} {
 		code, _, stderr := ckbench(t, "report", c.dir)
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
@@ -129,6 +132,13 @@ func TestReportBadInput(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(c.dir, "report")); err == nil {
 			t.Errorf("report %s: a report was written", c.dir)
+		}
+	}
+	// compare refuses a tolerance that flags every node (or none),
+	// whatever the mode.
+	for _, tol := range []string{"-5", "0", "NaN", "+Inf"} {
+		if code, _, stderr := ckbench(t, "compare", good, good, "--tolerance", tol, "--out", filepath.Join(t.TempDir(), "c")); code != 2 || !badInputLine(stderr) {
+			t.Errorf("compare --tolerance %s: exit %d, %q", tol, code, stderr)
 		}
 	}
 	// compare refuses another schema version too.

@@ -451,10 +451,11 @@ func TestSweepQuantEndToEnd(t *testing.T) {
 	}
 }
 
-// TestNothingTimedNoRoofline: a sweep none of whose points is timed here
-// (a resumed run that has them all; or every tier asked for absent) does
-// not spend a roofline's 20 s bounding nothing.
-func TestNothingTimedNoRoofline(t *testing.T) {
+// TestResumeChecks: a sweep none of whose points is timed here (a resumed
+// run that has them all; or every tier asked for absent) does not spend a
+// roofline's 20 s bounding nothing; and a run is resumed only with the grid
+// it ran with (else its config would not describe its points).
+func TestResumeChecks(t *testing.T) {
 	dir := t.TempDir()
 	if code, _, stderr := ckbench(t, tiny(dir, "--isa", "generic", "--run-id", "r")...); code != 0 {
 		t.Fatalf("sweep: exit %d: %s", code, stderr)
@@ -464,6 +465,16 @@ func TestNothingTimedNoRoofline(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "0 to measure") || strings.Contains(stderr, "measuring the roofline") ||
 		!strings.Contains(stderr, "no roofline measured: no point of this sweep is timed here") {
 		t.Fatalf("resume of a complete run: exit %d, stderr:\n%s", code, stderr)
+	}
+	before, _ := os.ReadFile(filepath.Join(run, "points.jsonl"))
+	for _, other := range [][]string{{"--hd", "128"}, {"--cold"}, {"--kv", "f32"}, {"--threads", "1,2"}} {
+		code, _, stderr := ckbench(t, tiny(dir, append([]string{"--isa", "generic", "--resume", run}, other...)...)...)
+		if code != exitUsage || !badInputLine(stderr) || !strings.Contains(stderr, "resume it with the flags it ran with") {
+			t.Errorf("resume with %v: exit %d, %q", other, code, stderr)
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(run, "points.jsonl")); !bytes.Equal(before, after) {
+		t.Errorf("a refused resume changed the folder's points")
 	}
 }
 

@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -253,7 +256,7 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 	// cannot take the results.
 	var resumed *results.Run
 	if f.resume != "" {
-		r, err := openResume(f, plan, info)
+		r, err := openResume(f, plan, info, config)
 		if err != nil {
 			return err
 		}
@@ -633,9 +636,38 @@ func printPlan(w io.Writer, family string, plan *sweeps.Plan, opt sweeps.Options
 	fmt.Fprintln(w, "; a point whose call outlasts it takes longer)")
 }
 
+// configDiffers reports the first key (in order) whose value differs
+// between a resumed run's config (as machine.json holds it) and this
+// sweep's: a resumed folder takes only the points its own grid lacks, so
+// that its config describes every point in it. How a point is measured
+// (the CPU the lock chose, the minimum time, the retries, the counters) may
+// differ; which points, and on what data (the seed), may not.
+func configDiffers(stored, now map[string]any) (key, was, is string, differs bool) {
+	b, err := json.Marshal(now)
+	if err != nil {
+		return "", "", "", false
+	}
+	var norm map[string]any // now, as JSON reads it back
+	if json.Unmarshal(b, &norm) != nil {
+		return "", "", "", false
+	}
+	for _, k := range slices.Sorted(maps.Keys(norm)) {
+		switch k {
+		case "cpu", "min_time", "retries", "counters":
+			continue
+		}
+		if old, ok := stored[k]; ok && !reflect.DeepEqual(old, norm[k]) {
+			w, _ := json.Marshal(old)
+			n, _ := json.Marshal(norm[k])
+			return k, string(w), string(n), true
+		}
+	}
+	return "", "", "", false
+}
+
 // openResume opens --resume's folder after checking that it holds a run
 // of this family on this machine.
-func openResume(f sweepFlags, plan *sweeps.Plan, info machine.Info) (*results.Run, error) {
+func openResume(f sweepFlags, plan *sweeps.Plan, info machine.Info, config map[string]any) (*results.Run, error) {
 	meta, err := results.ReadMeta(f.resume)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -646,6 +678,9 @@ func openResume(f sweepFlags, plan *sweeps.Plan, info machine.Info) (*results.Ru
 	if cfg, ok := meta.Config.(map[string]any); ok {
 		if fam, _ := cfg["family"].(string); fam != "" && fam != plan.Family {
 			return nil, usagef("--resume %s: a %s sweep, not %s (resume it with ckbench sweep %s --resume ...)", f.resume, fam, plan.Family, fam)
+		}
+		if k, was, now, ok := configDiffers(cfg, config); ok {
+			return nil, usagef("--resume %s: its %s was %s, here %s: resume it with the flags it ran with (its machine.json's config), or measure into a new folder", f.resume, k, was, now)
 		}
 	}
 	m := meta.Machine.CPU
