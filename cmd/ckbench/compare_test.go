@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,6 +82,56 @@ func TestSweepAllPlan(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(out); len(ents) != 0 {
 		t.Errorf("bad input wrote %v", ents)
+	}
+}
+
+// TestSweepAllResume: a killed suite is finished with --resume: a complete
+// step is kept, an incomplete one measures only the points it lacks, the
+// report is written again; a resume with another grid, or of a folder that
+// is not a suite's, is refused with nothing written.
+func TestSweepAllResume(t *testing.T) {
+	out := t.TempDir()
+	suite := []string{"sweep", "all", "--steps", "softmax", "--roofline", "none", "--no-progress", "--retries", "0"}
+	if code, _, stderr := ckbench(t, append(suite, "--out", out, "--run-id", "r")...); code != 0 {
+		t.Fatalf("sweep all: exit %d: %s", code, stderr)
+	}
+	dir := filepath.Join(out, "r")
+	step := filepath.Join(dir, "softmax")
+	before, _ := os.ReadFile(filepath.Join(step, "points.jsonl"))
+	code, _, stderr := ckbench(t, append(suite, "--resume", dir)...)
+	if code != 0 || !strings.Contains(stderr, "softmax is complete: kept") {
+		t.Fatalf("resume of a complete suite: exit %d: %s", code, stderr)
+	}
+	if after, _ := os.ReadFile(filepath.Join(step, "points.jsonl")); !bytes.Equal(before, after) {
+		t.Errorf("a complete step was measured again")
+	}
+	// The step as a kill leaves it: incomplete, two points recorded.
+	lines := strings.SplitAfter(string(before), "\n")
+	os.WriteFile(filepath.Join(step, "points.jsonl"), []byte(strings.Join(lines[:2], "")), 0o644)
+	meta, _ := os.ReadFile(filepath.Join(step, "machine.json"))
+	os.WriteFile(filepath.Join(step, "machine.json"), []byte(strings.Replace(string(meta), `"complete": true`, `"complete": false`, 1)), 0o644)
+	os.RemoveAll(filepath.Join(dir, "report"))
+	code, _, stderr = ckbench(t, append(suite, "--resume", dir)...)
+	if code != 0 || !strings.Contains(stderr, "2 points recorded") {
+		t.Fatalf("resume of a killed step: exit %d: %s", code, stderr)
+	}
+	if after, _ := os.ReadFile(filepath.Join(step, "points.jsonl")); strings.Count(string(after), "\n") != strings.Count(string(before), "\n") {
+		t.Errorf("resumed step has %d records, want %d", strings.Count(string(after), "\n"), strings.Count(string(before), "\n"))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report", "index.html")); err != nil {
+		t.Errorf("no report after the resume: %v", err)
+	}
+	for name, args := range map[string][]string{
+		"another preset": append(suite, "--resume", dir, "--preset", "default"),
+		"with --out":     append(suite, "--resume", dir, "--out", out),
+		"a step's":       append(suite, "--resume", step),
+		"no suite":       append(suite, "--resume", t.TempDir()),
+		"nowhere":        append(suite, "--resume", filepath.Join(out, "nope")),
+	} {
+		code, _, stderr := ckbench(t, args...)
+		if code != 2 || !badInputLine(stderr) {
+			t.Errorf("%s: exit %d, %q", name, code, stderr)
+		}
 	}
 }
 

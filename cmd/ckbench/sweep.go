@@ -188,18 +188,34 @@ func sweepFamily(fam sweeps.Family, args []string, stdout, stderr io.Writer) err
 		}
 		return usagef("sweep %s: %v", fam.Name(), err)
 	}
-	if f.plan {
-		if err := checkRooflineFile(f, info); err != nil {
-			return err
-		}
-		printPlan(stdout, fam.Name(), plan, opt, f.roof == "auto" && plan.Timed() > 0)
-		return nil
-	}
 	config := grid.Config()
 	config["family"] = fam.Name()
 	for k, v := range map[string]any{"threads": opt.Threads, "cold": opt.Cold, "seed": opt.Seed,
 		"min_time": opt.Sampler.Effective().MinTime.String(), "retries": opt.Retries, "cpu": opt.CPU, "counters": counterNames(opt.Counters)} {
 		config[k] = v
+	}
+	if f.plan {
+		if err := checkRooflineFile(f, info); err != nil {
+			return err
+		}
+		if f.resume != "" {
+			// What a resume would measure: the points the folder lacks.
+			meta, err := checkResume(f.resume, plan, info, config)
+			if err != nil {
+				return err
+			}
+			recs, err := results.ReadPoints(f.resume)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return usagef("--resume %s: %v", f.resume, err)
+			}
+			recorded := plan.Skip(recs)
+			fmt.Fprintf(stdout, "resuming %s (%s): %d points recorded, %d to measure\n", f.resume, map[bool]string{true: "complete", false: "incomplete"}[meta.Complete], recorded, len(plan.Points))
+			if _, err := os.Stat(filepath.Join(f.resume, "roofline.json")); err == nil && f.roof == "auto" {
+				f.roof = "none" // its roofline is reused
+			}
+		}
+		printPlan(stdout, fam.Name(), plan, opt, f.roof == "auto" && plan.Timed() > 0)
+		return nil
 	}
 	return runSweep(f, plan, opt, config, notes, info, fam.Summary(), stdout, stderr)
 }
@@ -665,27 +681,35 @@ func configDiffers(stored, now map[string]any) (key, was, is string, differs boo
 	return "", "", "", false
 }
 
-// openResume opens --resume's folder after checking that it holds a run
-// of this family on this machine.
-func openResume(f sweepFlags, plan *sweeps.Plan, info machine.Info, config map[string]any) (*results.Run, error) {
-	meta, err := results.ReadMeta(f.resume)
+// checkResume reads --resume's folder, writing nothing, and checks that
+// it holds a run of this family and grid on this machine.
+func checkResume(dir string, plan *sweeps.Plan, info machine.Info, config map[string]any) (results.Meta, error) {
+	meta, err := results.ReadMeta(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, usagef("--resume %s: no machine.json there: not a ckbench run folder", f.resume)
+			return meta, usagef("--resume %s: no machine.json there: not a ckbench run folder", dir)
 		}
-		return nil, usagef("--resume %s: %v", f.resume, err)
+		return meta, usagef("--resume %s: %v", dir, err)
 	}
 	if cfg, ok := meta.Config.(map[string]any); ok {
 		if fam, _ := cfg["family"].(string); fam != "" && fam != plan.Family {
-			return nil, usagef("--resume %s: a %s sweep, not %s (resume it with ckbench sweep %s --resume ...)", f.resume, fam, plan.Family, fam)
+			return meta, usagef("--resume %s: a %s sweep, not %s (resume it with ckbench sweep %s --resume ...)", dir, fam, plan.Family, fam)
 		}
 		if k, was, now, ok := configDiffers(cfg, config); ok {
-			return nil, usagef("--resume %s: its %s was %s, here %s: resume it with the flags it ran with (its machine.json's config), or measure into a new folder", f.resume, k, was, now)
+			return meta, usagef("--resume %s: its %s was %s, here %s: resume it with the flags it ran with (its machine.json's config), or measure into a new folder", dir, k, was, now)
 		}
 	}
 	m := meta.Machine.CPU
 	if m.Brand != info.CPU.Brand || m.Family != info.CPU.Family || m.Model != info.CPU.Model {
-		return nil, usagef("--resume %s: measured on %s (family %d model %d), this is %s (family %d model %d): resume it there", f.resume, m.Brand, m.Family, m.Model, info.CPU.Brand, info.CPU.Family, info.CPU.Model)
+		return meta, usagef("--resume %s: measured on %s (family %d model %d), this is %s (family %d model %d): resume it there", dir, m.Brand, m.Family, m.Model, info.CPU.Brand, info.CPU.Family, info.CPU.Model)
+	}
+	return meta, nil
+}
+
+// openResume opens --resume's folder after checkResume.
+func openResume(f sweepFlags, plan *sweeps.Plan, info machine.Info, config map[string]any) (*results.Run, error) {
+	if _, err := checkResume(f.resume, plan, info, config); err != nil {
+		return nil, err
 	}
 	r, err := results.Resume(f.resume)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -29,6 +30,8 @@ quant, kvcache, softmax) and report/index.html.
   ckbench sweep all                      the quick preset: a few minutes
   ckbench sweep all --preset default --threads 1,all
   ckbench sweep all --preset full --plan  what the full suite would measure, and how long
+  ckbench sweep all --preset full --resume out/<run-id>   finish a suite that was killed
+                                         (with the flags it ran with)
 
 Flags:
 `
@@ -77,11 +80,22 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 	plan := fs.Bool("plan", false, "print every step's plan and exit without measuring")
 	force := fs.Bool("force", false, "use a --roofline file measured on another machine")
 	only := fs.String("steps", "all", "the steps to run, e.g. attention,softmax (all: attention, prefill, quant, kvcache, softmax)")
+	resume := fs.String("resume", "", "a sweep all folder that was interrupted or killed: its complete steps are kept, the others resumed (the points they lack) or run, with its roofline.json, and the report written again; give the flags it ran with")
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
 	if err := checkRunID(*runID); err != nil {
 		return err
+	}
+	if *resume != "" {
+		set := map[string]bool{}
+		fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+		if set["out"] || set["run-id"] {
+			return usagef("--resume %s: it is the run folder; --out and --run-id do not apply", *resume)
+		}
+		if err := checkSuiteFolder(*resume); err != nil {
+			return err
+		}
 	}
 	switch *preset {
 	case "quick", "default", "full":
@@ -126,35 +140,69 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 	}
 	// Every step's plan: printed with --plan, else made silently so that
 	// every step's flags are checked before anything is measured or written.
+	// With --resume, each step that has a folder is checked against it
+	// (its family, grid and machine) and plans only the points it lacks.
+	// done: the steps whose folder is complete, kept as they are.
+	done := map[string]bool{}
 	for _, s := range steps {
 		w := io.Discard
 		if *plan {
 			w = stdout
 			fmt.Fprintf(stdout, "== %s\n", s.name)
 		}
-		if err := s.sweep(common, w, w, "--plan", "--roofline", "none"); err != nil {
+		more := []string{"--plan", "--roofline", "none"}
+		if *resume != "" {
+			sub := filepath.Join(*resume, s.name)
+			if meta, err := results.ReadMeta(sub); err == nil {
+				more = append(more, "--resume", sub)
+				done[s.name] = meta.Complete
+			}
+		}
+		if err := s.sweep(common, w, w, more...); err != nil {
 			return err
 		}
 	}
 	if *plan {
 		return nil
 	}
-	dir, _, err := results.MakeRunDir(*out, *runID, time.Now())
-	if err != nil {
-		return outError(err)
+	dir := *resume
+	if dir == "" {
+		var err error
+		if dir, _, err = results.MakeRunDir(*out, *runID, time.Now()); err != nil {
+			return outError(err)
+		}
+		fmt.Fprintf(stderr, "ckbench: sweep all (%s) -> %s\n", *preset, dir)
+	} else {
+		fmt.Fprintf(stderr, "ckbench: resuming sweep all (%s) in %s\n", *preset, dir)
 	}
-	fmt.Fprintf(stderr, "ckbench: sweep all (%s) -> %s\n", *preset, dir)
 	roofPath := *roof
 	if *roof == "auto" {
 		roofPath = filepath.Join(dir, "roofline.json")
-		if err := measureAllRoofline(roofPath, *threads, stderr); err != nil {
+		if _, err := os.Stat(roofPath); *resume != "" && err == nil {
+			fmt.Fprintf(stderr, "ckbench: reusing %s\n", roofPath)
+		} else if err := measureAllRoofline(roofPath, *threads, stderr); err != nil {
 			return err
 		}
 	}
 	var failed []string
 	for _, s := range steps {
 		fmt.Fprintf(stderr, "\n== %s\n", s.name)
-		err := s.sweep(common, stdout, stderr, "--out", dir, "--run-id", s.name, "--roofline", roofPath)
+		more := []string{"--out", dir, "--run-id", s.name, "--roofline", roofPath}
+		if *resume != "" {
+			sub := filepath.Join(dir, s.name)
+			switch complete, ok := done[s.name]; {
+			case ok && complete:
+				fmt.Fprintf(stderr, "ckbench: %s is complete: kept\n", sub)
+				continue
+			case ok:
+				more = []string{"--resume", sub, "--roofline", roofPath}
+			default:
+				// A folder made but killed before its machine.json (an
+				// instant) is empty: it is made again.
+				os.Remove(sub)
+			}
+		}
+		err := s.sweep(common, stdout, stderr, more...)
 		var ex exitError
 		switch {
 		case err == nil:
@@ -174,6 +222,30 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 		return exitError{code: exitFailure, msg: strings.Join(failed, "; ")}
 	}
 	return nil
+}
+
+// checkSuiteFolder checks that dir is a sweep all folder: a folder that
+// is not itself a run folder, holding its roofline.json or a step's.
+func checkSuiteFolder(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return usagef("--resume %s: %v", dir, err)
+	}
+	if !st.IsDir() {
+		return usagef("--resume %s: not a folder (give the folder sweep all wrote: out/<run-id>)", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "machine.json")); err == nil {
+		return usagef("--resume %s: a run folder of one sweep, not of sweep all (resume it with ckbench sweep <family> --resume %s)", dir, dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "roofline.json")); err == nil {
+		return nil
+	}
+	for _, s := range allSteps("quick") {
+		if _, err := os.Stat(filepath.Join(dir, s.name, "machine.json")); err == nil {
+			return nil
+		}
+	}
+	return usagef("--resume %s: not a sweep all folder (it has no roofline.json and no step's run folder)", dir)
 }
 
 // measureAllRoofline measures sweep all's roofline (quick: 1 thread and
