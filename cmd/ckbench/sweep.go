@@ -379,7 +379,7 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 		return exitError{code: exitFailure, msg: fmt.Sprintf("the run stopped after %d of %d points: %v; %s holds the points written before (its files agree with each other, marked complete=false)",
 			run.Meta.Points, len(plan.Points), runErr, run.Dir)}
 	case !complete:
-		return exitError{code: exitInterrupted, msg: fmt.Sprintf("interrupted after %d of %d points; %s is valid and marked complete=false", len(run.Records()), len(plan.Points), run.Dir)}
+		return exitError{code: exitInterrupted, msg: fmt.Sprintf("interrupted after %d of %d points; %s is valid and marked complete=false (the same command with --resume %s measures the rest)", len(run.Records()), len(plan.Points), run.Dir, run.Dir)}
 	}
 	if n := countStatus(run.Records(), results.StatusFailed); n > 0 {
 		return exitError{code: exitFailure, msg: fmt.Sprintf("%d points failed their correctness check (status=failed in points.csv)", n)}

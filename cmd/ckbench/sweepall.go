@@ -209,7 +209,7 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 		case errors.As(err, &ex) && ex.code == exitInterrupted:
 			fmt.Fprintf(stderr, "ckbench: %s\n", ex.msg)
 			writeAllReport(dir, stdout, stderr)
-			return exitError{code: exitInterrupted, msg: fmt.Sprintf("interrupted in step %s; %s holds what was measured (report included)", s.name, dir)}
+			return exitError{code: exitInterrupted, msg: fmt.Sprintf("interrupted in step %s; %s holds what was measured (report included; ckbench sweep all --resume %s, with the same --preset, --threads, --isa and --steps, measures the rest)", s.name, dir, dir)}
 		case errors.As(err, &ex) && ex.code == exitFailure:
 			failed = append(failed, s.name+": "+ex.msg)
 			fmt.Fprintf(stderr, "ckbench: %s: %s (going on with the next step)\n", s.name, ex.msg)
