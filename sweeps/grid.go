@@ -130,11 +130,11 @@ func ParseHeads(s string) ([]HeadPair, error) {
 		}
 		h, err := parsePositive("heads", hs)
 		if err != nil {
-			return nil, err
+			return nil, headsError(item, err)
 		}
 		kv, err := parsePositive("heads", kvs)
 		if err != nil {
-			return nil, err
+			return nil, headsError(item, err)
 		}
 		if h%kv != 0 {
 			return nil, paramErrorf("heads", "%s: H=%d is not a multiple of Hkv=%d (each KV head serves H/Hkv query heads)", item, h, kv)
@@ -142,6 +142,16 @@ func ParseHeads(s string) ([]HeadPair, error) {
 		out = append(out, HeadPair{h, kv})
 	}
 	return dedup(out), nil
+}
+
+// headsError names the H:Hkv item a count of it was wrong in, and the
+// form wanted.
+func headsError(item string, err error) error {
+	pe, ok := err.(*ParamError)
+	if !ok {
+		return err
+	}
+	return paramErrorf(pe.Param, "%q: %s (give H:Hkv, query heads and KV heads, e.g. 32:8; or H alone for H:H)", strings.TrimSpace(item), pe.Msg)
 }
 
 // ParseList splits a comma list and maps each item through parse; "all"
