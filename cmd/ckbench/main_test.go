@@ -100,6 +100,8 @@ func TestBadInput(t *testing.T) {
 		"stray argument":     tiny(dir, "extra"),
 		"cpu not allowed":    tiny(dir, "--cpu", "100000"),
 		"run-id with slash":  tiny(dir, "--run-id", "a/b"),
+		"run-id newline":     tiny(dir, "--run-id", "a\nb"),
+		"run-id long":        tiny(dir, "--run-id", strings.Repeat("a", 300)),
 		"larger than memory": tiny(dir, "--ctx", "100000000", "--heads", "64:64", "--hd", "256"),
 		"ctx max int64":      tiny(dir, "--ctx", "9223372036854775807", "--hd", "16"),
 		"ctx 2^60":           tiny(dir, "--ctx", "1152921504606846976"),
@@ -383,6 +385,8 @@ func TestRooflineBadInput(t *testing.T) {
 		"threads malformed": {"roofline", "--threads", "1..x"},
 		"unknown tier":      {"roofline", "--isa", "avx9"},
 		"empty tier list":   {"roofline", "--isa", ","},
+		"run-id dots":       {"roofline", "--run-id", ".."},
+		"run-id tab":        {"roofline", "--run-id", "x\ty"},
 	} {
 		if code, _, stderr := ckbench(t, args...); code != exitUsage {
 			t.Errorf("%s: exit %d, stderr %q", name, code, stderr)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/ckbench/ckbench/kernels/isa"
@@ -62,8 +61,8 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 		}
 		opt.Threads = ts
 	}
-	if strings.ContainsAny(*runID, `/\`) {
-		return usagef("--run-id %q: a folder name, without slashes", *runID)
+	if err := checkRunID(*runID); err != nil {
+		return err
 	}
 	if cpus, err := sampler.AllowedCPUs(); err == nil {
 		if err := roofline.CheckThreads(opt.Threads, cpus); err != nil {

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/ckbench/ckbench/hwcounters"
@@ -236,8 +237,19 @@ func checkRunID(id string) error {
 	if strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
 		return usagef("--run-id %q: a folder name, without slashes", id)
 	}
+	if strings.ContainsFunc(id, unicode.IsControl) || !utf8.ValidString(id) {
+		return usagef("--run-id %q: a folder name, without control characters", id)
+	}
+	if len(id) > maxRunID {
+		return usagef("--run-id: %d bytes; at most %d", len(id), maxRunID)
+	}
 	return nil
 }
+
+// maxRunID bounds --run-id's length, well under a file name's 255 bytes:
+// sweep all appends no more to it, and a folder of such names stays
+// listable.
+const maxRunID = 128
 
 // runSweep is what every family shares once its plan is made: the
 // roofline, the run folder, the progress bar, Ctrl-C, the summary.
