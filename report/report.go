@@ -26,12 +26,15 @@ type Run struct {
 // points.jsonl).
 var ErrNoResults = errors.New("no results")
 
-// Load reads every results folder in or under dirs: a folder with a
+// Load reads every results folder in or under dirs, each once: a folder with a
 // machine.json and a points.jsonl (a run killed before its first point
 // has only machine.json: it is skipped, with its name in the returned
 // notes). A corrupt points.jsonl is an error naming the line, and so is
 // a missing one where machine.json counts points.
 func Load(dirs ...string) (runs []Run, notes []string, err error) {
+	// A folder named twice, or inside another one named (out and
+	// out/<run-id>), is read once: its points would count twice.
+	seen := map[string]bool{}
 	for _, dir := range dirs {
 		st, err := os.Stat(dir)
 		if err != nil {
@@ -54,6 +57,15 @@ func Load(dirs ...string) (runs []Run, notes []string, err error) {
 			if _, err := os.Stat(filepath.Join(p, "machine.json")); err != nil {
 				return nil
 			}
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return err
+			}
+			if seen[abs] {
+				found++
+				return nil
+			}
+			seen[abs] = true
 			meta, err := results.ReadMeta(p)
 			if err != nil {
 				return err

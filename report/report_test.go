@@ -163,6 +163,23 @@ func writeFixture(t *testing.T) (runs []Run, out, index string) {
 	return runs, out, index
 }
 
+// TestLoadOnce: a results folder named twice, or inside a folder also
+// named, is read once (its points would count twice in the report).
+func TestLoadOnce(t *testing.T) {
+	parent := fixture(t)
+	once, _, err := Load(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := Load(parent, filepath.Join(parent, "run"), parent+string(filepath.Separator))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(once) != 1 || len(again) != len(once) || len(records(again)) != len(records(once)) {
+		t.Errorf("read %d runs (%d records) named once, %d (%d) named thrice", len(once), len(records(once)), len(again), len(records(again)))
+	}
+}
+
 // TestReportBadInput: a folder without results, a corrupt points.jsonl
 // (its line named), and a missing one where machine.json counts points
 // (its points would drop out of the report unsaid), are errors.
