@@ -210,6 +210,42 @@ func TestRunFolder(t *testing.T) {
 	}
 }
 
+// TestOneWriterPerFolder: a run folder is written by one process at a
+// time: while its sweep runs (or a resume of it), another Resume of it is
+// ErrBusy and leaves it as it was; after Close it can be resumed.
+func TestOneWriterPerFolder(t *testing.T) {
+	if !dirLocks {
+		t.Skip("no flock on this platform: run folders are not locked")
+	}
+	run, err := Create(t.TempDir(), Meta{RunID: "r", Machine: machine.Describe()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range sample() {
+		run.Add(rec)
+	}
+	before, _ := os.ReadFile(filepath.Join(run.Dir, "machine.json"))
+	if _, err := Resume(run.Dir); !errors.Is(err, ErrBusy) {
+		t.Fatalf("Resume of a folder being written: %v, want ErrBusy", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(run.Dir, "machine.json")); !bytes.Equal(before, after) {
+		t.Errorf("a refused Resume wrote the folder")
+	}
+	if err := run.Close(false); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Resume(run.Dir)
+	if err != nil {
+		t.Fatalf("Resume after Close: %v", err)
+	}
+	if _, err := Resume(run.Dir); !errors.Is(err, ErrBusy) {
+		t.Errorf("a second Resume while the first writes: %v, want ErrBusy", err)
+	}
+	if err := again.Close(true); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestBlankZero: a column of the other family (m, k, rb on attention rows;
 // hd, ctx on quant rows) is an empty CSV cell and a JSON null, and reads
 // back as 0.

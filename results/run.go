@@ -43,6 +43,7 @@ type Run struct {
 	recs       []Record
 	prior      []*benchfmt.Result // a resumed run's bench.txt lines
 	flushed    time.Time
+	unlock     func() // releases the folder's lock (lockDir); Close calls it
 }
 
 // NewRunID names a run after its start time: 20261121-215137.
@@ -53,6 +54,10 @@ var ErrNotFolder = errors.New("is a file, not a folder")
 
 // ErrRunExists: a run folder of that name exists already.
 var ErrRunExists = errors.New("run folder already exists")
+
+// ErrBusy: another process is writing the run folder (the sweep that made
+// it, still running, or another --resume of it).
+var ErrBusy = errors.New("another ckbench is writing this run folder (its sweep is still running, or another --resume of it): wait for it to end, or stop it")
 
 // CheckWritable makes sure parent is (or can be made) a folder this
 // process can write files in, before anything is measured.
@@ -81,8 +86,12 @@ func Create(parent string, meta Meta) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
 	meta.RunID, meta.Schema = id, SchemaVersion
-	r := &Run{Dir: dir, Meta: meta, FlushEvery: 2 * time.Second}
+	r := &Run{Dir: dir, Meta: meta, FlushEvery: 2 * time.Second, unlock: unlock}
 	return r, r.flush()
 }
 
@@ -122,8 +131,18 @@ func MakeRunDir(parent, id string, started time.Time) (dir, runID string, err er
 // machine.json, the records of points.jsonl (none when the run stopped
 // before its first point) and the lines of bench.txt, kept as they are
 // (the samples behind them are not in points.jsonl). The folder is marked
-// incomplete until Close.
-func Resume(dir string) (*Run, error) {
+// incomplete until Close. Like Create, it holds the folder's lock until
+// Close: a folder another process writes is ErrBusy.
+func Resume(dir string) (run *Run, err error) {
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			unlock()
+		}
+	}()
 	meta, err := ReadMeta(dir)
 	if err != nil {
 		return nil, err
@@ -132,7 +151,7 @@ func Resume(dir string) (*Run, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	r := &Run{Dir: dir, Meta: meta, FlushEvery: 2 * time.Second, recs: recs}
+	r := &Run{Dir: dir, Meta: meta, FlushEvery: 2 * time.Second, recs: recs, unlock: unlock}
 	if f, err := os.Open(filepath.Join(dir, "bench.txt")); err == nil {
 		defer f.Close()
 		br := benchfmt.NewReader(f, filepath.Join(dir, "bench.txt"))
@@ -188,7 +207,12 @@ func (r *Run) Records() []Record { return r.recs }
 func (r *Run) Close(complete bool) error {
 	r.Meta.Complete = complete
 	r.Meta.Finished = time.Now()
-	return r.flush()
+	err := r.flush()
+	if r.unlock != nil {
+		r.unlock()
+		r.unlock = nil
+	}
+	return err
 }
 
 func (r *Run) flush() error {
