@@ -85,6 +85,11 @@ func Preset(name string) (AttentionGrid, sampler.Config, error) {
 		g.Exps = []attention.Exp{attention.ExpFast}
 		g.KVs = []attention.KVType{attention.F32, attention.F16}
 		sc.MinTime = 100e6
+		// A point whose call outlasts MinTime/MinSamples is timed until it
+		// has MinSamples: the generic tier's decode at 32k tokens (a call
+		// of 0.5–2 s) took half of make run at 10. Six is the fewest from
+		// which benchmath (compare, benchstat) gives a 95 % interval.
+		sc.MinSamples = 6
 	case "default":
 		g.HeadDims = []int{64, 128, 256}
 		g.Ctxs = []int{512, 2048, 8192, 32768}
