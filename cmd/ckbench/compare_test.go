@@ -121,7 +121,12 @@ func TestSweepAllResume(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "report", "index.html")); err != nil {
 		t.Errorf("no report after the resume: %v", err)
 	}
+	corrupt := filepath.Join(t.TempDir(), "s")
+	os.MkdirAll(filepath.Join(corrupt, "softmax"), 0o755)
+	os.WriteFile(filepath.Join(corrupt, "roofline.json"), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(corrupt, "softmax", "machine.json"), []byte("{"), 0o644)
 	for name, args := range map[string][]string{
+		"a corrupt step": append(suite, "--resume", corrupt),
 		"another preset": append(suite, "--resume", dir, "--preset", "default"),
 		"with --out":     append(suite, "--resume", dir, "--out", out),
 		"a step's":       append(suite, "--resume", step),

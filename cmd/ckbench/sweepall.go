@@ -153,9 +153,13 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 		more := []string{"--plan", "--roofline", "none"}
 		if *resume != "" {
 			sub := filepath.Join(*resume, s.name)
-			if meta, err := results.ReadMeta(sub); err == nil {
+			meta, err := results.ReadMeta(sub)
+			switch {
+			case err == nil:
 				more = append(more, "--resume", sub)
 				done[s.name] = meta.Complete
+			case !errors.Is(err, os.ErrNotExist):
+				return usagef("--resume %s: step %s: %v", *resume, s.name, err)
 			}
 		}
 		if err := s.sweep(common, w, w, more...); err != nil {
