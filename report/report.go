@@ -71,10 +71,10 @@ func Load(dirs ...string) (runs []Run, notes []string, err error) {
 				return err
 			}
 			recs, err := results.ReadPoints(p)
-			if errors.Is(err, fs.ErrNotExist) && meta.Points > 0 {
-				return fmt.Errorf("%s: %w: machine.json counts %d points but points.jsonl is missing (restore it from a copy of the folder, or measure again)", p, results.ErrCorrupt, meta.Points)
-			}
 			if errors.Is(err, fs.ErrNotExist) {
+				if meta.Points > 0 {
+					return fmt.Errorf("%s: %w: machine.json counts %d points but points.jsonl is missing (restore it from a copy of the folder, or measure again)", p, results.ErrCorrupt, meta.Points)
+				}
 				if _, rerr := os.Stat(filepath.Join(p, "roofline.json")); rerr != nil {
 					notes = append(notes, fmt.Sprintf("%s: no points.jsonl (a run stopped before its first point): left out", p))
 					return nil

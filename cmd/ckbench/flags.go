@@ -43,6 +43,13 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// setFlags is the names of the flags given on the command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	return set
+}
+
 // parseOnce is fs.Parse with flag errors as usage errors that name the
 // command, and --help printing the usage (errHelp).
 func parseOnce(fs *flag.FlagSet, args []string) error {

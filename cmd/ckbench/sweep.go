@@ -228,9 +228,7 @@ func parseSweepFlags(fs *flag.FlagSet, args []string, f *sweepFlags) (set map[st
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err == errHelp, helpOK(err)
 	}
-	set = map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	return set, false, checkRunID(f.runID)
+	return setFlags(fs), false, checkRunID(f.runID)
 }
 
 func checkRunID(id string) error {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -88,9 +87,7 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *resume != "" {
-		set := map[string]bool{}
-		fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-		if set["out"] || set["run-id"] {
+		if set := setFlags(fs); set["out"] || set["run-id"] {
 			return usagef("--resume %s: it is the run folder; --out and --run-id do not apply", *resume)
 		}
 		if err := checkSuiteFolder(*resume); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	iofs "io/fs"
@@ -41,9 +40,7 @@ func cmdVerify(args []string, stdout io.Writer) error {
 	}
 	res, err := golden.Verify(*dir)
 	if err != nil {
-		given := false
-		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "golden" })
-		if !given && errors.Is(err, iofs.ErrNotExist) {
+		if !setFlags(fs)["golden"] && errors.Is(err, iofs.ErrNotExist) {
 			return usagef("verify quant: no golden vectors at %s, the default, which is relative to the repository's root: run from there, or give --golden DIR", *dir)
 		}
 		return usagef("verify quant: %v", err)
