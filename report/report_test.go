@@ -66,6 +66,12 @@ func fixture(t *testing.T) string {
 			}
 		}
 	}
+	// The read loop the decode points were paired with: an in-run ceiling
+	// (its read_gbs its own rate), at 100 % of its bound, never ranked.
+	ceiling := results.NewRecord()
+	ceiling.Family, ceiling.Kernel, ceiling.ISA, ceiling.HD, ceiling.TK, ceiling.Ctx, ceiling.H, ceiling.KVH, ceiling.KV, ceiling.Exp, ceiling.Th = "attention", "kv-read", "avx2", 128, "none", 4096, 8, 8, "f32", "none", 1
+	ceiling.ReadGBs, ceiling.PctOfRead = 900, 100
+	add(ceiling, 900, 100)
 	for _, kernel := range []string{"prefill-materialized", "prefill-flash"} {
 		r := results.NewRecord()
 		r.Family, r.Kernel, r.ISA, r.HD, r.TK, r.Tq, r.Ctx, r.H, r.KVH, r.Mask, r.Exp = "attention", kernel, "avx512", 128, "none", 2048, 2048, 8, 8, "causal", "fast"
@@ -134,6 +140,10 @@ func TestReport(t *testing.T) {
 		if !strings.Contains(string(html), want) || !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+	top := string(md[strings.Index(string(md), "Closest to their bound"):strings.Index(string(md), "Furthest from their bound")])
+	if strings.Contains(top, "Attention/kv-read") || strings.Count(top, "\n| Attention/") != 10 {
+		t.Errorf("the top ten rank a read ceiling, or are not ten:\n%s", top)
 	}
 	if strings.Contains(string(html), "http://") || strings.Contains(string(html), "https://") {
 		t.Error("index.html refers to the network")

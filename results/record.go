@@ -238,6 +238,14 @@ var floatType = reflect.TypeFor[Float]()
 // ReadCell is the point's share of its paired read loop as a table shows
 // it: "97±4" (the ± in points of the share), "97" without a spread, "-"
 // without a read loop.
+// IsReadCeiling reports whether r is the read loop the other points of its
+// shape were timed in alternation with (kv-read, w-read, kv-copy, the best
+// tier's): its read_gbs is its own rate, its pct_of_read 100 by
+// construction, and it has no pairing spread.
+func (r *Record) IsReadCeiling() bool {
+	return r.GBs.Valid() && r.ReadGBs.Valid() && r.ReadGBs == r.GBs && !r.ReadMadPct.Valid()
+}
+
 func (r *Record) ReadCell() string {
 	if !r.PctOfRead.Valid() {
 		return "-"
