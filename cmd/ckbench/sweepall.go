@@ -246,7 +246,7 @@ func checkSuiteFolder(dir string) error {
 			return nil
 		}
 	}
-	return usagef("--resume %s: not a sweep all folder (it has no roofline.json and no step's run folder)", dir)
+	return usagef("--resume %s: not a sweep all folder (it has no roofline.json and no step's run folder; a suite stopped before its roofline was written has nothing to resume: run it again)", dir)
 }
 
 // measureAllRoofline measures sweep all's roofline (quick: 1 thread and
