@@ -28,15 +28,27 @@ import (
 )
 
 // version is the ckbench release; the VCS revision is appended when the
-// binary carries it.
+// binary carries it (go build stamps it in a git checkout), marked -dirty
+// when the tree had uncommitted changes: machine.json and the report say
+// which code measured.
 const version = "0.1.0-dev"
 
 func versionString() string {
 	v := version
 	if bi, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", false
 		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += "+" + s.Value[:12]
+			switch {
+			case s.Key == "vcs.revision" && len(s.Value) >= 12:
+				rev = s.Value[:12]
+			case s.Key == "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if rev != "" {
+			v += "+" + rev
+			if dirty {
+				v += "-dirty" // built from a tree with uncommitted changes
 			}
 		}
 	}
