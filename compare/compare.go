@@ -95,9 +95,10 @@ func ParseMetric(s string) (Metric, error) {
 
 // Machine is the identity of the machine an input was measured on.
 type Machine struct {
-	CPU   string   // brand, with family and model where known
-	Tiers []string // the tiers that ran there
-	Runs  []string // run ids
+	CPU     string   // brand, with family and model where known
+	Tiers   []string // the tiers that ran there
+	Runs    []string // run ids
+	Ckbench []string // the ckbench versions that measured (a build comparison's difference)
 }
 
 func (m Machine) String() string {
@@ -107,6 +108,9 @@ func (m Machine) String() string {
 	}
 	if len(m.Tiers) > 0 {
 		s += " [" + strings.Join(m.Tiers, ",") + "]"
+	}
+	if len(m.Ckbench) > 0 {
+		s += " ckbench " + strings.Join(m.Ckbench, ", ")
 	}
 	return s
 }
@@ -192,6 +196,9 @@ func (in *Input) noteMachine(meta results.Meta) {
 	}
 	if meta.RunID != "" {
 		in.Machine.Runs = append(in.Machine.Runs, meta.RunID)
+	}
+	if meta.Ckbench != "" && !slices.Contains(in.Machine.Ckbench, meta.Ckbench) {
+		in.Machine.Ckbench = append(in.Machine.Ckbench, meta.Ckbench)
 	}
 }
 
