@@ -41,6 +41,9 @@ var nodeHeader = []string{"node", "CPU model", "microcode", "kernel", "ckbench",
 // pointHeader names the columns of the Top and Low tables.
 var pointHeader = []string{"point", "tier", "th", "status", "% of bound", "% of read", "rate", "level"}
 
+// rankedNote heads the Top table: which points are not ranked.
+const rankedNote = "The read loops the points are paired with (kv-read, w-read, kv-copy) are not ranked: they are the in-run ceilings, at 100 % of their own rate."
+
 // Write builds the report of runs into out (index.html, report.md, every
 // chart as .png and .svg), in a new folder renamed into place at the
 // end: a report that fails halfway leaves the last one as it was. It
@@ -242,7 +245,7 @@ func bytesLabel(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-var htmlPage = template.Must(template.New("index").Funcs(template.FuncMap{"header": func() []string { return pointHeader }, "nodeHeader": func() []string { return nodeHeader }}).Parse(`<!DOCTYPE html>
+var htmlPage = template.Must(template.New("index").Funcs(template.FuncMap{"header": func() []string { return pointHeader }, "nodeHeader": func() []string { return nodeHeader }, "rankedNote": func() string { return rankedNote }}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -286,7 +289,7 @@ pre { padding: .6em; overflow-x: auto; } .skipped { color: #a33; }
 <table><tr>{{range nodeHeader}}<th>{{.}}</th>{{end}}</tr>{{range .Nodes}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}
 
 <h2 id="top">Closest to their bound (top 10)</h2>
-<p>The read loops the points are paired with (kv-read, w-read, kv-copy) are not ranked: they are the in-run ceilings, at 100 % of their own rate.</p>
+<p>{{rankedNote}}</p>
 <table><tr>{{range header}}<th>{{.}}</th>{{end}}</tr>{{range .Top}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>
 <h2 id="bottom">Furthest from their bound (bottom 10)</h2>
 <table><tr>{{range header}}<th>{{.}}</th>{{end}}</tr>{{range .Low}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>
@@ -357,7 +360,7 @@ func writeMarkdown(w io.Writer, pg page) {
 		})
 	}
 	fmt.Fprintln(w, "\n## Closest to their bound (top 10)")
-	fmt.Fprintln(w, "\nThe read loops the points are paired with (kv-read, w-read, kv-copy) are not ranked: they are the in-run ceilings, at 100 % of their own rate.")
+	fmt.Fprintln(w, "\n"+rankedNote)
 	table(w, pointHeader, func(yield func([]string)) {
 		for _, r := range pg.Top {
 			yield(r)
