@@ -209,11 +209,13 @@ func sweepFamily(fam sweeps.Family, args []string, stdout, stderr io.Writer) err
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return usagef("--resume %s: %v", f.resume, err)
 			}
-			recorded := plan.Skip(recs)
-			fmt.Fprintf(stdout, "resuming %s (%s): %d points recorded, %d to measure\n", f.resume, map[bool]string{true: "complete", false: "incomplete"}[meta.Complete], recorded, len(plan.Points))
-			if _, err := os.Stat(filepath.Join(f.resume, "roofline.json")); err == nil && f.roof == "auto" {
-				f.roof = "none" // its roofline is reused
+			state := "incomplete"
+			if meta.Complete {
+				state = "complete"
 			}
+			recorded := plan.Skip(recs)
+			fmt.Fprintf(stdout, "resuming %s (%s): %d points recorded, %d to measure\n", f.resume, state, recorded, len(plan.Points))
+			f.reuseRoofline()
 		}
 		printPlan(stdout, fam.Name(), plan, opt, f.roof == "auto" && plan.Timed() > 0)
 		return nil
@@ -287,11 +289,7 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 			return err
 		}
 		resumed = r
-		if f.roof == "auto" {
-			if _, err := os.Stat(filepath.Join(r.Dir, "roofline.json")); err == nil {
-				f.roof = filepath.Join(r.Dir, "roofline.json")
-			}
-		}
+		f.reuseRoofline()
 		skipped := plan.Skip(r.Records())
 		opt.Prior = r.Records()
 		left := map[string]bool{}
@@ -689,6 +687,15 @@ func configDiffers(stored, now map[string]any) (key, was, is string, differs boo
 		}
 	}
 	return "", "", "", false
+}
+
+// reuseRoofline makes a resumed run's roofline.json the bound of the
+// points it measures now, unless --roofline names another (or none).
+func (f *sweepFlags) reuseRoofline() {
+	path := filepath.Join(f.resume, "roofline.json")
+	if _, err := os.Stat(path); err == nil && f.roof == "auto" {
+		f.roof = path
+	}
 }
 
 // checkResume reads --resume's folder, writing nothing, and checks that

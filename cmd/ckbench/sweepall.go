@@ -139,8 +139,9 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 	// every step's flags are checked before anything is measured or written.
 	// With --resume, each step that has a folder is checked against it
 	// (its family, grid and machine) and plans only the points it lacks.
-	// done: the steps whose folder is complete, kept as they are.
-	done := map[string]bool{}
+	// complete: per step that has a folder, whether it is complete (kept
+	// as it is) or to resume.
+	complete := map[string]bool{}
 	for _, s := range steps {
 		w := io.Discard
 		if *plan {
@@ -154,7 +155,7 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 			switch {
 			case err == nil:
 				more = append(more, "--resume", sub)
-				done[s.name] = meta.Complete
+				complete[s.name] = meta.Complete
 			case !errors.Is(err, os.ErrNotExist):
 				return usagef("--resume %s: step %s: %v", *resume, s.name, err)
 			}
@@ -191,8 +192,8 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 		more := []string{"--out", dir, "--run-id", s.name, "--roofline", roofPath}
 		if *resume != "" {
 			sub := filepath.Join(dir, s.name)
-			switch complete, ok := done[s.name]; {
-			case ok && complete:
+			switch done, ok := complete[s.name]; {
+			case ok && done:
 				fmt.Fprintf(stderr, "ckbench: %s is complete: kept\n", sub)
 				continue
 			case ok:
