@@ -333,3 +333,51 @@ func TestFilesAgreeAfterFailedWrite(t *testing.T) {
 		t.Errorf("temporary files left: %v", entries)
 	}
 }
+
+// TestMetaIsTheFolders: when a flush fails (a full disk; here the folder
+// is gone), Meta still says what the folder holds, for the message that
+// tells the user so: the points of the last flush that succeeded, not
+// complete.
+func TestMetaIsTheFolders(t *testing.T) {
+	dir := t.TempDir()
+	run, err := Create(dir, Meta{RunID: "m", Started: time.Now(), Planned: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Record
+	r.Family, r.Kernel, r.ISA, r.Status = "attention", "decode-flash", "generic", StatusSkipped
+	if err := run.Add(r); err != nil || run.Meta.Points != 1 {
+		t.Fatalf("first point: %v, meta counts %d", err, run.Meta.Points)
+	}
+	run.FlushEvery = 0
+	if err := os.RemoveAll(run.Dir); err != nil {
+		t.Fatal(err)
+	}
+	r.Kernel = "decode-naive"
+	if err := run.Add(r); err == nil {
+		t.Fatal("a flush into a removed folder succeeded")
+	}
+	if err := run.Close(true); err == nil {
+		t.Fatal("Close into a removed folder succeeded")
+	}
+	if run.Meta.Points != 1 || run.Meta.Complete || len(run.Records()) != 2 {
+		t.Fatalf("after failed flushes: meta counts %d, complete %v; %d records", run.Meta.Points, run.Meta.Complete, len(run.Records()))
+	}
+}
+
+// TestCheckSpace: a run the output folder's file system can take passes;
+// one of more points than it could hold is refused before anything is
+// measured, saying how much is free and how much the run would write.
+func TestCheckSpace(t *testing.T) {
+	dir := t.TempDir()
+	if _, ok := freeBytes(dir); !ok {
+		t.Skip("free space is not read on this system: CheckSpace passes")
+	}
+	if err := CheckSpace(dir, 10); err != nil {
+		t.Fatalf("a run of 10 points in a test's temporary folder: %v", err)
+	}
+	err := CheckSpace(dir, 1<<40) // 5 PiB of results
+	if !errors.Is(err, ErrNoSpace) || !strings.Contains(err.Error(), "free") || !strings.Contains(err.Error(), "PiB") && !strings.Contains(err.Error(), "GiB") {
+		t.Fatalf("a run of 2^40 points: %v", err)
+	}
+}

@@ -43,6 +43,7 @@ type Run struct {
 	recs       []Record
 	prior      []*benchfmt.Result // a resumed run's bench.txt lines
 	flushed    time.Time
+	saved      int    // the points the folder holds: those of the last flush that succeeded
 	unlock     func() // releases the folder's lock (lockDir); Close calls it
 }
 
@@ -75,6 +76,37 @@ func CheckWritable(parent string) error {
 	f.Close()
 	os.Remove(f.Name())
 	return nil
+}
+
+// ErrNoSpace: the output folder's file system has too little free space
+// for what a run writes.
+var ErrNoSpace = errors.New("too little free space")
+
+// Bytes a run folder takes: per point, its lines in points.csv,
+// points.jsonl and bench.txt (about 2.2 KB) twice over, since each flush
+// writes the files anew beside the old ones before renaming; and, once,
+// machine.json, the roofline, the charts and the report.
+const (
+	spacePerPoint = 5 << 10
+	spaceFixed    = 2 << 20
+)
+
+// CheckSpace refuses, before anything is measured, an output folder
+// whose file system could not take the files of a run of points points
+// (ErrNoSpace): a sweep of hours would otherwise stop at its first write
+// after the disk filled. Where free space cannot be read it passes.
+func CheckSpace(dir string, points int) error {
+	free, ok := freeBytes(dir)
+	need := spaceFixed + int64(points)*spacePerPoint
+	if !ok || free >= need {
+		return nil
+	}
+	what := "a run"
+	if points > 0 {
+		what = fmt.Sprintf("a run of %d points", points)
+	}
+	return fmt.Errorf("%s: %w: %s free, and %s writes about %s (its results, charts, and a temporary copy of each file while it is rewritten)",
+		dir, ErrNoSpace, machine.Bytes(free), what, machine.Bytes(need))
 }
 
 // Create makes the folder parent/meta.RunID and writes machine.json. It
@@ -151,7 +183,7 @@ func Resume(dir string) (run *Run, err error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	r := &Run{Dir: dir, Meta: meta, FlushEvery: 2 * time.Second, recs: recs, unlock: unlock}
+	r := &Run{Dir: dir, Meta: meta, FlushEvery: 2 * time.Second, recs: recs, saved: len(recs), unlock: unlock}
 	if f, err := os.Open(filepath.Join(dir, "bench.txt")); err == nil {
 		defer f.Close()
 		br := benchfmt.NewReader(f, filepath.Join(dir, "bench.txt"))
@@ -204,10 +236,18 @@ func (r *Run) Add(rec Record) error {
 func (r *Run) Records() []Record { return r.recs }
 
 // Close marks the run finished (complete or interrupted) and rewrites it.
+//
+// If that write fails, r.Meta stays as the folder has it (a run folder
+// on a full disk keeps its last flush): Meta.Points counts the points
+// the folder holds, which Records may outnumber.
 func (r *Run) Close(complete bool) error {
+	before := r.Meta
 	r.Meta.Complete = complete
 	r.Meta.Finished = time.Now()
 	err := r.flush()
+	if err != nil {
+		r.Meta = before
+	}
 	if r.unlock != nil {
 		r.unlock()
 		r.unlock = nil
@@ -218,6 +258,7 @@ func (r *Run) Close(complete bool) error {
 func (r *Run) flush() error {
 	r.flushed = time.Now()
 	r.Meta.Points = len(r.recs)
+	defer func() { r.Meta.Points = r.saved }()
 	files := []struct {
 		name  string
 		write func(io.Writer) error
@@ -239,7 +280,11 @@ func (r *Run) flush() error {
 	for i, f := range files {
 		paths[i], ws[i] = filepath.Join(r.Dir, f.name), f.write
 	}
-	return WriteFilesAtomic(paths, ws)
+	if err := WriteFilesAtomic(paths, ws); err != nil {
+		return err
+	}
+	r.saved = len(r.recs)
+	return nil
 }
 
 func (r *Run) benchConfig() map[string]string {

@@ -284,6 +284,10 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 	// cannot take the results.
 	var resumed *results.Run
 	if f.resume != "" {
+		// The whole grid's points: each flush rewrites the folder's files.
+		if err := results.CheckSpace(f.resume, len(plan.Points)); err != nil {
+			return usagef("--resume %v: free some space there", err)
+		}
 		r, err := openResume(f, plan, info, config)
 		if err != nil {
 			return err
@@ -299,6 +303,8 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 		r.Forget(left) // a read ceiling measured again replaces its record
 		fmt.Fprintf(stderr, "ckbench: resuming %s: %d points recorded, %d to measure\n", r.Dir, skipped, len(plan.Points))
 	} else if err := results.CheckWritable(f.out); err != nil {
+		return outError(err)
+	} else if err := results.CheckSpace(f.out, len(plan.Points)); err != nil {
 		return outError(err)
 	}
 	if f.roof == "auto" && plan.Timed() == 0 {
@@ -384,8 +390,8 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 	case errors.As(runErr, &pe):
 		return runErr
 	case runErr != nil:
-		return exitError{code: exitFailure, msg: fmt.Sprintf("the run stopped after %d of %d points: %v; %s holds the points written before (its files agree with each other, marked complete=false)",
-			run.Meta.Points, len(plan.Points), runErr, run.Dir)}
+		return exitError{code: exitFailure, msg: fmt.Sprintf("the run stopped after %d of %d points: %v; %s holds the %d written before (its files agree with each other, marked complete=false)",
+			len(run.Records()), run.Meta.Planned, runErr, run.Dir, run.Meta.Points)}
 	case !complete:
 		return exitError{code: exitInterrupted, msg: fmt.Sprintf("interrupted after %d of %d points; %s is valid and marked complete=false (the same command with --resume %s measures the rest)", len(run.Records()), len(plan.Points), run.Dir, run.Dir)}
 	}
@@ -408,6 +414,8 @@ func outError(err error) error {
 		return usagef("--out: %v: give a folder to hold run folders", err)
 	case errors.Is(err, results.ErrRunExists):
 		return usagef("--run-id: %v: pick another name, or leave --run-id out for a new one", err)
+	case errors.Is(err, results.ErrNoSpace):
+		return usagef("--out %v: free some space there, or give another folder", err)
 	}
 	return exitError{code: exitFailure, msg: fmt.Sprintf("%v (see --out)", err)}
 }
