@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"os/signal"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -46,5 +47,40 @@ func TestInterrupt(t *testing.T) {
 	recs, err := results.ReadPoints(dir)
 	if code != exitInterrupted || meta.Complete || err != nil || len(recs) == 0 || len(recs) >= meta.Planned || meta.Points != len(recs) {
 		t.Fatalf("exit %d, complete=%v, %d of %d points, %v", code, meta.Complete, len(recs), meta.Planned, err)
+	}
+}
+
+// TestTerminate: SIGTERM (what Slurm's scancel and time limit, and
+// Kubernetes, send) stops a roofline as Ctrl-C does: exit 130, nothing
+// written, not a process killed mid-write.
+func TestTerminate(t *testing.T) {
+	// The test process keeps SIGTERM from its default action (death)
+	// even before ckbench's handler is installed, and after the command
+	// returns (a signal sent just before is not lost on it): the signal
+	// is sent until the command returns.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM)
+	out := t.TempDir()
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := ckbench(t, "roofline", "--quick", "--out", out, "--run-id", "term")
+		done <- code
+	}()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case code := <-done:
+			if code != exitInterrupted {
+				t.Fatalf("roofline under SIGTERM: exit %d, want %d", code, exitInterrupted)
+			}
+			if _, err := os.Stat(filepath.Join(out, "term")); !os.IsNotExist(err) {
+				t.Fatalf("an interrupted roofline left its folder: %v", err)
+			}
+			return
+		case <-tick.C:
+			if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/ckbench/ckbench/kernels/isa"
@@ -81,13 +82,16 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 		return outError(err)
 	}
 	info := machine.Describe()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opt.Progress = stderr
 	opt.Wait = waitNotice(stderr)
 	r, err := roofline.Measure(ctx, info, opt)
 	if err != nil {
 		os.Remove(dir) // still empty
+		if ctx.Err() != nil {
+			return exitError{code: exitInterrupted, msg: "interrupted while measuring the roofline; nothing written"}
+		}
 		return err
 	}
 	path := filepath.Join(dir, "roofline.json")

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ckbench/ckbench/machine"
@@ -260,7 +261,7 @@ func checkSuiteFolder(dir string) error {
 // measureAllRoofline measures sweep all's roofline (quick: 1 thread and
 // the largest of --threads) and writes it before any step runs.
 func measureAllRoofline(path, threads string, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	info := machine.Describe()
 	r, _, err := sweepRoofline(ctx, sweepFlags{roof: "auto", threads: threads}, info, waitNotice(stderr), stderr)
