@@ -526,7 +526,9 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 	// measure times a point once (its shape ready), paired with its
 	// shape's read loop, and keeps a read loop's calls and bandwidth for
 	// the points after it.
-	measure := func(p *Point) results.Record {
+	// interrupted: measure stopped at ctx's cancellation in the middle of
+	// a point's samples; that attempt is not recorded.
+	measure := func(p *Point) (rec results.Record, interrupted bool) {
 		n := p.Threads()
 		var ref *readCeiling
 		if !p.ceiling {
@@ -535,7 +537,10 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 				ref = nil
 			}
 		}
-		rec, shares := measurePoint(p, ref, opt, cpu, meter)
+		rec, shares, err := measurePoint(ctx, p, ref, opt, cpu, meter)
+		if err != nil {
+			return rec, true
+		}
 		if timedStatus(rec.Status) {
 			rec.Attempts = 1
 			if opt.judged != nil {
@@ -555,7 +560,7 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 			rec.ReadGBs = results.Float(p.group.read[n].gbs)
 			rec.PctOfRead = 100 * rec.GBs / rec.ReadGBs
 		}
-		return rec
+		return rec, false
 	}
 	// finish completes a point's record and writes it.
 	finish := func(i int, rec results.Record) error {
@@ -607,7 +612,11 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 		bar.start(i, p.Rec)
 		ready(p)
 		began := time.Now()
-		rec := measure(p)
+		rec, interrupted := measure(p)
+		if interrupted {
+			bar.finish()
+			return false, flush()
+		}
 		again := rec.Status == results.StatusUnstable && opt.Retries > 0
 		if took := time.Since(began); again && took > costly {
 			again = false
@@ -658,7 +667,11 @@ func runPinned(ctx context.Context, plan *Plan, opt Options, cpu int, sink func(
 			bar.start(k, h.rec)
 			p := &plan.Points[h.i]
 			ready(p)
-			rec := measure(p)
+			rec, interrupted := measure(p)
+			if interrupted {
+				bar.finish()
+				return false, flush()
+			}
 			n := h.rec.Attempts + 1
 			if rec.Status != results.StatusUnstable || lessSpread(&rec, &h.rec) {
 				h.rec = rec
@@ -781,32 +794,34 @@ func (e *PanicError) Error() string {
 // loop) it times the point in alternation with ref (see
 // sampler.MeasurePaired), for its read_gbs and pct_of_read. It returns the
 // record and the calls it timed, one per worker (none when it was not
-// timed).
-func measurePoint(p *Point, ref *readCeiling, opt Options, cpu int, meter *counterMeter) (results.Record, []func()) {
+// timed). When ctx is cancelled while a 1-thread point is sampled
+// (Ctrl-C) it stops after the sample in progress and returns
+// sampler.ErrInterrupted: the attempt has no record.
+func measurePoint(ctx context.Context, p *Point, ref *readCeiling, opt Options, cpu int, meter *counterMeter) (results.Record, []func(), error) {
 	rec := p.Rec
 	rec.CPU = cpu
 	rec.Th = p.Threads()
 	rec.Cold = opt.Cold
 	if p.Skip != "" {
 		rec.Status, rec.Reason = results.StatusSkipped, p.Skip
-		return rec, nil
+		return rec, nil, nil
 	}
 	var st, refSt sampler.Stats
 	var timed []func()
 	if n := p.Threads(); n > 1 {
 		if p.prepareN == nil {
 			rec.Status, rec.Reason = results.StatusSkipped, fmt.Sprintf("%s has no split across threads yet", rec.Kernel)
-			return rec, nil
+			return rec, nil, nil
 		}
 		shares, relErr, err := p.prepareN(p.group, n)
 		rec.MaxRelErr = results.Float(relErr)
 		if why, ok := errors.AsType[errNoSplit](err); ok {
 			rec.Status, rec.Reason = results.StatusSkipped, string(why)
-			return rec, nil
+			return rec, nil, nil
 		}
 		if err != nil {
 			rec.Status, rec.Reason = results.StatusFailed, fmt.Sprintf("%d threads: %v", n, err)
-			return rec, nil
+			return rec, nil, nil
 		}
 		timed = shares
 		var refCall func(w int)
@@ -822,7 +837,7 @@ func measurePoint(p *Point, ref *readCeiling, opt Options, cpu int, meter *count
 		rec.MaxRelErr = results.Float(relErr)
 		if err != nil {
 			rec.Status, rec.Reason = results.StatusFailed, err.Error()
-			return rec, nil
+			return rec, nil, nil
 		}
 		timed = []func(){call}
 		var refCall func()
@@ -835,7 +850,10 @@ func measurePoint(p *Point, ref *readCeiling, opt Options, cpu int, meter *count
 			meter.reset()
 			m = meter
 		}
-		st, refSt, _ = sampler.MeasurePaired(context.Background(), opt.Sampler, call, refCall, m)
+		st, refSt, err = sampler.MeasurePaired(ctx, opt.Sampler, call, refCall, m)
+		if errors.Is(err, sampler.ErrInterrupted) {
+			return rec, nil, err
+		}
 		if meter != nil {
 			meter.fill(&rec)
 		}
@@ -844,7 +862,7 @@ func measurePoint(p *Point, ref *readCeiling, opt Options, cpu int, meter *count
 	rec.KeptNs = st.Samples
 	if st.Kept == 0 {
 		rec.Status, rec.Reason = results.StatusUnstable, fmt.Sprintf("every sample was preempted (%d rejected); the machine is busy", st.Rejected)
-		return rec, timed
+		return rec, timed, nil
 	}
 	rec.Status = results.StatusOK
 	maxMAD := opt.maxMAD()
@@ -872,7 +890,7 @@ func measurePoint(p *Point, ref *readCeiling, opt Options, cpu int, meter *count
 		rec.ReadGBs = results.Float(refBytes / refSt.Median)
 		rec.PctOfRead, rec.ReadMadPct = pairedPct(st.Samples, refSt.Samples, float64(rec.Bytes), refBytes)
 	}
-	return rec, timed
+	return rec, timed, nil
 }
 
 // pairedPct is the point's GB/s as a percentage of its read loop's, sample

@@ -13,8 +13,9 @@ import (
 	"github.com/ckbench/ckbench/results"
 )
 
-// TestInterrupt sends SIGINT in the middle of a sweep: the current point
-// finishes, the folder stays valid and says complete=false, exit is 130.
+// TestInterrupt sends SIGINT in the middle of a sweep: it stops after the
+// sample in progress, the folder stays valid and says complete=false, exit
+// is 130.
 func TestInterrupt(t *testing.T) {
 	out := t.TempDir()
 	// --retries 0: points are written as they are measured (see

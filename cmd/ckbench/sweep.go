@@ -262,7 +262,9 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 	// bytes.Buffer) need not take concurrent writes as os.Stderr does.
 	term := isTerminal(stderr)
 	stderr = &lockedWriter{w: stderr}
-	// First Ctrl-C: finish the current point, close the folder, exit 130.
+	// First Ctrl-C: stop after the sample in progress (a 1-thread point's
+	// attempt is then dropped; a multi-thread point is finished), close the
+	// folder, exit 130.
 	// Second: leave at once (the folder is valid after every point).
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -273,7 +275,7 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 		if _, ok := <-sig; !ok {
 			return
 		}
-		fmt.Fprintln(stderr, "\nckbench: interrupted; finishing the current point (Ctrl-C again to quit now)")
+		fmt.Fprintln(stderr, "\nckbench: interrupted; stopping after the sample in progress (Ctrl-C again to quit now)")
 		cancel()
 		if _, ok := <-sig; ok {
 			os.Exit(exitInterrupted)
