@@ -123,42 +123,55 @@ type Input struct {
 	Machine Machine
 	Points  map[string]map[string][]float64 // name → unit → values
 	Order   []string                        // the names in the order first read
+	// Ceilings are those of its roofline.json, if it has one (nil
+	// Roofline: none).
+	Ceilings []Ceiling
+	Roofline *Roofline
 }
 
 // Errors a caller tells apart.
 var (
-	// ErrNoInput: a path holds no bench.txt.
+	// ErrNoInput: a path holds no bench.txt and no roofline.json.
 	ErrNoInput = errors.New("no results")
 	// ErrNoCommon: the inputs share no point with a value of the metric.
 	ErrNoCommon = errors.New("the inputs share no points")
 )
 
-// Load reads one input: a bench.txt or a folder of them.
+// Load reads one input: a bench.txt or a folder of them, with the
+// roofline.json nearest its root; or a folder with a roofline only (a
+// ckbench roofline's), whose ceilings alone are compared.
 func Load(path string) (*Input, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	in := &Input{Path: path, Points: map[string]map[string][]float64{}}
-	var files []string
+	var files, roofs []string
 	if st.IsDir() {
 		err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() && d.Name() == "bench.txt" {
+			switch {
+			case d.IsDir():
+			case d.Name() == "bench.txt":
 				files = append(files, p)
+			case d.Name() == "roofline.json":
+				roofs = append(roofs, p)
 			}
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		if len(files) == 0 {
-			return nil, fmt.Errorf("%s: %w: no bench.txt in this folder or below it (a ckbench results folder has one)", path, ErrNoInput)
+		if len(files) == 0 && len(roofs) == 0 {
+			return nil, fmt.Errorf("%s: %w: no bench.txt and no roofline.json in this folder or below it (a ckbench results folder has both)", path, ErrNoInput)
 		}
 	} else {
 		files = []string{path}
+		if r := filepath.Join(filepath.Dir(path), "roofline.json"); fileExists(r) {
+			roofs = []string{r}
+		}
 	}
 	sort.Strings(files)
 	for _, f := range files {
@@ -171,6 +184,9 @@ func Load(path string) (*Input, error) {
 			return nil, err
 		}
 	}
+	if err := in.loadRoofline(roofs); err != nil {
+		return nil, err
+	}
 	in.Label = filepath.Base(filepath.Clean(path))
 	if !st.IsDir() {
 		in.Label = filepath.Base(filepath.Dir(filepath.Clean(path))) + "/" + filepath.Base(path)
@@ -180,10 +196,7 @@ func Load(path string) (*Input, error) {
 
 func (in *Input) noteMachine(meta results.Meta) {
 	m := meta.Machine
-	cpu := m.CPU.Brand
-	if m.CPU.Family != 0 || m.CPU.Model != 0 {
-		cpu = cpuName(m)
-	}
+	cpu := machineCPU(m)
 	if in.Machine.CPU == "" {
 		in.Machine.CPU = cpu
 	} else if in.Machine.CPU != cpu && !strings.Contains(in.Machine.CPU, " + ") {
@@ -335,6 +348,9 @@ type Table struct {
 	// to the first, over the rows where both have the point.
 	Geomean map[string][]float64
 	Alpha   float64
+	// Ceilings: the inputs' roofline ceilings side by side (those the
+	// first input and another have).
+	Ceilings []CeilingRow
 }
 
 // Confidence and Alpha are benchstat's defaults.
@@ -410,7 +426,13 @@ func Compare(ins []*Input, m Metric, f Filter) (*Table, error) {
 			t.Rows = append(t.Rows, row)
 		}
 	}
+	t.Ceilings = ceilingRows(ins)
 	if len(t.Rows) == 0 {
+		// Rooflines only (ckbench roofline's folders): their ceilings are
+		// the comparison.
+		if !slices.ContainsFunc(ins, func(in *Input) bool { return len(in.Points) > 0 }) && len(t.Ceilings) > 0 {
+			return t, nil
+		}
 		return nil, noCommon(ins, m, f)
 	}
 	for g, s := range logSum {
@@ -442,8 +464,11 @@ func noCommon(ins []*Input, m Metric, f Filter) error {
 			}
 		}
 		s := fmt.Sprintf("%s has %d", in.Label, n)
-		if ex != "" {
+		switch {
+		case ex != "":
 			s += " (e.g. " + ex + ")"
+		case len(in.Points) == 0 && in.Roofline != nil:
+			s += " (a roofline only: compare it with another roofline)"
 		}
 		parts = append(parts, s)
 	}
@@ -466,4 +491,9 @@ func (t *Table) Better(r float64) bool {
 		return r > 1
 	}
 	return r < 1
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -12,6 +13,10 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchproc"
+
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/roofline"
 )
 
 // The fixtures are two ckbench run folders of the same attention grid on
@@ -215,5 +220,99 @@ func TestBenchstat(t *testing.T) {
 	}
 	if compared == 0 {
 		t.Fatal("nothing compared")
+	}
+}
+
+// writeRoofline writes a roofline.json of two ceilings (avx2 FMA, DRAM
+// read) scaled by k into dir.
+func writeRoofline(t *testing.T, dir string, k float64, cpu string) {
+	t.Helper()
+	r := roofline.Roofline{Version: 1, Quick: true, MaxPassSpreadPct: 3}
+	r.Machine.CPU.Brand = cpu
+	r.Clock.CoreGHz = 3 * k
+	r.Compute = []roofline.Compute{{Kind: "fp32-fma", Tier: isa.AVX2, Threads: 1, Unit: "GFLOP/s", Value: 100 * k}}
+	r.Levels = []roofline.Level{{Name: "DRAM", Threads: 1, GBs: 20 * k}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "roofline.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCompareCeilings: each input's roofline ceilings are put side by
+// side with their ratios, in the text and the CSV; two rooflines alone
+// are a comparison of their ceilings; a roofline against a sweep is not,
+// and says why; a corrupt roofline.json is refused as corrupt.
+func TestCompareCeilings(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	writeRoofline(t, a, 1, "CPU one")
+	writeRoofline(t, filepath.Join(b, "step"), 9, "CPU two") // a step's copy, deeper: not read
+	writeRoofline(t, b, 1.5, "CPU two")
+	ins := []*Input{}
+	for _, p := range []string{a, b} {
+		in, err := Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, in)
+	}
+	tab, err := Compare(ins, Ns, nil)
+	if err != nil {
+		t.Fatalf("two rooflines: %v", err)
+	}
+	if len(tab.Rows) != 0 || len(tab.Ceilings) != 3 {
+		t.Fatalf("%d rows, %d ceilings: want 0 and 3 (clock, FMA, DRAM)", len(tab.Rows), len(tab.Ceilings))
+	}
+	for _, r := range tab.Ceilings {
+		if math.Abs(r.Values[1]/r.Values[0]-1.5) > 1e-9 {
+			t.Errorf("%s: %v, want B = 1.5 A", r.Name, r.Values)
+		}
+	}
+	var txt, csv bytes.Buffer
+	if err := tab.WriteText(&txt); err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.WriteCSV(&csv); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CPU two", "ceilings", "read DRAM th=1", "fp32-fma isa=avx2 th=1", "1.500×", "passes spread up to 3 %"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, txt.String())
+		}
+	}
+	if strings.Contains(txt.String(), "metric:") {
+		t.Errorf("rooflines alone, but a points block:\n%s", txt.String())
+	}
+	if n := strings.Count(csv.String(), "\n"); n != 1+6 || strings.Count(csv.String(), ",ceiling,") != 2*6 {
+		t.Errorf("compare.csv: %d lines, want a header and 6 ceilings:\n%s", n, csv.String())
+	}
+	if err := tab.Chart().Save(filepath.Join(dir, "c.png")); err != nil {
+		t.Fatal(err)
+	}
+	// A sweep's folder with its roofline against the fixtures: points
+	// compared, ceilings where both have them (zen3 has none: no row).
+	zen := load(t, "zen4", "zen3")
+	zen[0].Ceilings, zen[0].Roofline = ins[0].Ceilings, ins[0].Roofline
+	if tab, err = Compare(zen, Ns, nil); err != nil || len(tab.Rows) != 8 || len(tab.Ceilings) != 0 {
+		t.Fatalf("one side with a roofline: %v (%d ceilings)", err, len(tab.Ceilings))
+	}
+	zen[1].Ceilings, zen[1].Roofline = ins[1].Ceilings, ins[1].Roofline
+	if tab, err = Compare(zen, Ns, nil); err != nil || len(tab.Rows) != 8 || len(tab.Ceilings) != 3 {
+		t.Fatalf("both sides with a roofline: %v (%d ceilings)", err, len(tab.Ceilings))
+	}
+	if _, err := Compare([]*Input{zen[0], ins[1]}, Ns, nil); !errors.Is(err, ErrNoCommon) || !strings.Contains(err.Error(), "a roofline only") {
+		t.Fatalf("a sweep against a roofline: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(a, "roofline.json"), []byte(`{"version": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(a); !errors.Is(err, results.ErrCorrupt) {
+		t.Fatalf("a corrupt roofline.json: %v", err)
 	}
 }

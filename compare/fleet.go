@@ -149,6 +149,15 @@ func cpuName(m machine.Info) string {
 	return fmt.Sprintf("%s (family %d model %d)", m.CPU.Brand, m.CPU.Family, m.CPU.Model)
 }
 
+// machineCPU names an input's CPU: its brand, with family and model
+// where they are known.
+func machineCPU(m machine.Info) string {
+	if m.CPU.Family == 0 && m.CPU.Model == 0 {
+		return m.CPU.Brand
+	}
+	return cpuName(m)
+}
+
 // Cells are a node's identity and score as table cells: microcode,
 // kernel, ckbench version, points, geomean against its model.
 func (sc NodeScore) Cells() []string {

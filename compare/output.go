@@ -28,11 +28,20 @@ func letter(i int) string {
 func (t *Table) WriteText(w io.Writer) error {
 	fmt.Fprintln(w, "inputs:")
 	for i, in := range t.Inputs {
-		fmt.Fprintf(w, "  %s  %s  %s\n", letter(i), in.Label, in.Machine)
+		fmt.Fprintf(w, "  %s  %s  %s%s\n", letter(i), in.Label, in.Machine, rooflineOf(in))
 	}
-	fmt.Fprintf(w, "metric: %s (%s); median ± %.0f %% confidence interval; vs A: ratio, p-value of the U test (~: not significant at p < %.2g)\n",
-		t.Metric.Unit(), t.Metric.direction(), Confidence*100, t.Alpha)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if len(t.Ceilings) > 0 {
+		t.writeCeilings(tw)
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nmetric: %s (%s); median ± %.0f %% confidence interval; vs A: ratio, p-value of the U test (~: not significant at p < %.2g)\n",
+		t.Metric.Unit(), t.Metric.direction(), Confidence*100, t.Alpha)
 	group := ""
 	for _, r := range t.Rows {
 		if g := r.Family + "/" + r.Kernel; g != group {
@@ -62,6 +71,49 @@ func (t *Table) WriteText(w io.Writer) error {
 		t.writeGeomeans(tw, group)
 	}
 	return tw.Flush()
+}
+
+// rooflineOf says, for an input's line, whether its ceilings were
+// measured quickly and how far their passes spread (above a few percent
+// its host was busy, and so are its ceilings' ratios).
+func rooflineOf(in *Input) string {
+	if in.Roofline == nil {
+		return ""
+	}
+	s := "; roofline"
+	if in.Roofline.Quick {
+		s += " (quick)"
+	}
+	return s + fmt.Sprintf(": passes spread up to %.0f %%", in.Roofline.SpreadPct)
+}
+
+// writeCeilings writes the ceilings block: each roofline ceiling per
+// input and, after the first, its ratio to the first (higher is more).
+func (t *Table) writeCeilings(tw io.Writer) {
+	fmt.Fprintln(tw, "\nceilings (each input's roofline.json; higher is more; vs A: ratio; * not a bound there: see its roofline)")
+	groupHeader(tw, "ceiling", len(t.Inputs))
+	for _, r := range t.Ceilings {
+		fmt.Fprintf(tw, "%s\t", r.Name)
+		for i, v := range r.Values {
+			switch {
+			case math.IsNaN(v):
+				fmt.Fprint(tw, "-\t")
+			case r.Notes[i] != "":
+				fmt.Fprintf(tw, "%s %s *\t", num(v), r.Unit)
+			default:
+				fmt.Fprintf(tw, "%s %s\t", num(v), r.Unit)
+			}
+			if i == 0 {
+				continue
+			}
+			if math.IsNaN(v) || !(r.Values[0] > 0) {
+				fmt.Fprint(tw, "-\t")
+			} else {
+				fmt.Fprintf(tw, "%.3f×\t", v/r.Values[0])
+			}
+		}
+		fmt.Fprintln(tw)
+	}
 }
 
 // writeGeomeans writes the geomean line of each tier of the family/kernel
@@ -125,7 +177,9 @@ func ratio(c *Cell) string {
 	return fmt.Sprintf("%.3f× (p=%.3f n=%d)", c.Ratio, c.P, c.N)
 }
 
-// WriteCSV writes one line per point and input: compare.csv.
+// WriteCSV writes one line per point and input: compare.csv; first the
+// ceilings, one line per ceiling and input (family "ceiling", metric
+// "ceiling", the value as the median).
 func (t *Table) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"name", "family", "kernel", "isa", "input", "label", "machine", "metric", "unit", "n", "median", "ci_lo", "ci_hi", "ratio_vs_first", "p_value", "significant"})
@@ -134,6 +188,25 @@ func (t *Table) WriteCSV(w io.Writer) error {
 			return ""
 		}
 		return strconv.FormatFloat(x, 'g', 6, 64)
+	}
+	for _, r := range t.Ceilings {
+		for i, v := range r.Values {
+			if math.IsNaN(v) {
+				continue
+			}
+			in := t.Inputs[i]
+			ratio := math.NaN()
+			if i > 0 && r.Values[0] > 0 {
+				ratio = v / r.Values[0]
+			}
+			kind, isa, _ := strings.Cut(r.Name, " isa=")
+			isa, _, _ = strings.Cut(isa, " ")
+			if isa == "" {
+				kind, _, _ = strings.Cut(r.Name, " th=")
+			}
+			cw.Write([]string{r.Name, "ceiling", kind, isa, letter(i), in.Label, in.Machine.String(), "ceiling", r.Unit,
+				"1", f(v), "", "", f(ratio), "", ""})
+		}
 	}
 	for _, r := range t.Rows {
 		for i, c := range r.Cells {
@@ -155,7 +228,12 @@ func (t *Table) WriteCSV(w io.Writer) error {
 
 // Chart is compare.png: per kernel×tier, each later input's geomean ratio
 // to the first (the dashed line at 1 is the first input).
+//
+// Rooflines alone (no point compared) chart their ceilings' ratios.
 func (t *Table) Chart() plots.Bars {
+	if len(t.Rows) == 0 {
+		return t.ceilingChart()
+	}
 	groups := t.GroupKeys()
 	c := plots.Bars{Title: fmt.Sprintf("%s against A = %s", t.Metric.Unit(), t.Inputs[0].Label), YLabel: "ratio to A (geomean over points)", Groups: groups, Ref: 1}
 	if !t.Metric.HigherIsBetter() {
@@ -190,4 +268,21 @@ func groupHeader(tw io.Writer, group string, inputs int) {
 		}
 	}
 	fmt.Fprintln(tw)
+}
+
+// ceilingChart is compare.png of rooflines alone: per ceiling, each later
+// input's value over the first's.
+func (t *Table) ceilingChart() plots.Bars {
+	c := plots.Bars{Title: "roofline ceilings against A = " + t.Inputs[0].Label, YLabel: "ratio to A, above 1 is more", Ref: 1}
+	for _, r := range t.Ceilings {
+		c.Groups = append(c.Groups, r.Name)
+	}
+	for i := 1; i < len(t.Inputs); i++ {
+		s := plots.BarSeries{Label: fmt.Sprintf("%s: %s, %s", letter(i), t.Inputs[i].Label, t.Inputs[i].Machine.CPU)}
+		for _, r := range t.Ceilings {
+			s.Values = append(s.Values, r.Values[i]/r.Values[0])
+		}
+		c.Series = append(c.Series, s)
+	}
+	return c
 }

@@ -24,12 +24,16 @@ interval, and for every later input its ratio to the first with the
 p-value of a Mann-Whitney U test (golang.org/x/perf/benchmath, as
 benchstat computes them; ~ marks a difference that is not significant);
 per kernel×tier the geomean of the ratios. The machine of each input (CPU,
-tiers that ran) heads its column.
+tiers that ran) heads its column. Above the points, each input's roofline
+ceilings (its roofline.json: clock, compute ceilings, read bandwidth per
+level) with their ratios to the first; two roofline folders alone
+(ckbench roofline's) compare just those.
 
 Writes DIR/compare.txt (this table), compare.csv and compare.png/.svg (the
 geomean ratio per kernel×tier against the first input).
 
   ckbench compare out/zen4-run out/xeon-run
+  ckbench compare out/zen4-roofline out/xeon-roofline
   ckbench compare a/bench.txt b/bench.txt --metric pct_of_bound --filter 'family=attention isa=avx512'
 
 Fleet: given one folder tree (or --fleet), every results folder under it
@@ -110,8 +114,14 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	if err := t.WriteText(&text); err != nil {
 		return err
 	}
-	return writeComparison(*out, "compare", text.Bytes(), t.WriteCSV, t.Chart(),
-		fmt.Sprintf("%d points compared", len(t.Rows)), stdout)
+	summary := fmt.Sprintf("%d points compared", len(t.Rows))
+	switch {
+	case len(t.Rows) == 0:
+		summary = fmt.Sprintf("%d roofline ceilings compared", len(t.Ceilings))
+	case len(t.Ceilings) > 0:
+		summary += fmt.Sprintf(", with %d roofline ceilings", len(t.Ceilings))
+	}
+	return writeComparison(*out, "compare", text.Bytes(), t.WriteCSV, t.Chart(), summary, stdout)
 }
 
 // writeComparison writes a comparison into out (default

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/roofline"
 )
 
 // TestCompare: two results folders of two machines (the compare
@@ -32,6 +36,27 @@ func TestCompare(t *testing.T) {
 	if code, _, stderr := ckbench(t, "compare", "--filter", "isa=avx2", "--out", out, zen4, filepath.Join(zen3, "bench.txt")); code != 0 {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
+	// Two roofline folders: their ceilings, side by side.
+	r1, r2 := filepath.Join(t.TempDir(), "r1"), filepath.Join(t.TempDir(), "r2")
+	other := machine.Describe()
+	other.CPU.Brand = "Some Other CPU"
+	for _, r := range []struct {
+		dir string
+		m   machine.Info
+	}{{r1, machine.Describe()}, {r2, other}} {
+		os.MkdirAll(r.dir, 0o755)
+		writeRooflineWith(t, filepath.Join(r.dir, "roofline.json"), r.m, func(rf *roofline.Roofline) {
+			if r.dir == r2 {
+				rf.Levels[3].GBs *= 2
+			}
+		})
+	}
+	code, stdout, stderr = ckbench(t, "compare", r1, r2, "--out", out)
+	if code != 0 || !strings.Contains(stdout, "roofline ceilings compared") || !strings.Contains(stdout, "Some Other CPU") || !regexp.MustCompile(`read DRAM th=1 .* 2\.000×`).MatchString(stdout) {
+		t.Errorf("two rooflines: exit %d, %s\n%s", code, stderr, stdout)
+	}
+	corruptRoof := t.TempDir()
+	os.WriteFile(filepath.Join(corruptRoof, "roofline.json"), []byte(`{"version": 1, "levels": [`), 0o644)
 	empty := t.TempDir()
 	for _, c := range []struct {
 		args []string
@@ -39,6 +64,8 @@ func TestCompare(t *testing.T) {
 	}{
 		{[]string{zen4, filepath.Join(empty, "nope")}, "no such file"},
 		{[]string{zen4, empty}, "no bench.txt"},
+		{[]string{r1, corruptRoof}, "corrupt"},
+		{[]string{zen4, r1}, "a roofline only"},
 		{[]string{zen4, zen3, "--metric", "speed"}, "--metric"},
 		{[]string{zen4, zen3, "--filter", "isa"}, "--filter"},
 		{[]string{zen4, zen3, "--filter", "isa=avx512"}, "share no points"},
