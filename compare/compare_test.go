@@ -223,15 +223,20 @@ func TestBenchstat(t *testing.T) {
 	}
 }
 
-// writeRoofline writes a roofline.json of two ceilings (avx2 FMA, DRAM
-// read) scaled by k into dir.
-func writeRoofline(t *testing.T, dir string, k float64, cpu string) {
+// writeRoofline writes a roofline.json of three ceilings (clock, avx2
+// FMA, DRAM read) scaled by k into dir.
+func writeRoofline(t testing.TB, dir string, k float64, cpu string) {
+	writeRooflineDRAM(t, dir, k, k, cpu)
+}
+
+// writeRooflineDRAM is writeRoofline with the DRAM read scaled by dram.
+func writeRooflineDRAM(t testing.TB, dir string, k, dram float64, cpu string) {
 	t.Helper()
 	r := roofline.Roofline{Version: 1, Quick: true, MaxPassSpreadPct: 3}
 	r.Machine.CPU.Brand = cpu
 	r.Clock.CoreGHz = 3 * k
 	r.Compute = []roofline.Compute{{Kind: "fp32-fma", Tier: isa.AVX2, Threads: 1, Unit: "GFLOP/s", Value: 100 * k}}
-	r.Levels = []roofline.Level{{Name: "DRAM", Threads: 1, GBs: 20 * k}}
+	r.Levels = []roofline.Level{{Name: "DRAM", Threads: 1, GBs: 20 * dram}}
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,9 @@ type Node struct {
 	Host, CPU, Microcode, Kernel, Ckbench string
 	Dirs                                  []string
 	Values                                map[string]float64 // point name → value
+	// Ceilings: per roofline ceiling, the median over the roofline.json
+	// files of its folders; none where it has none.
+	Ceilings []Ceiling
 }
 
 // Group is the nodes of one CPU model.
@@ -56,6 +59,20 @@ type NodeScore struct {
 	Points  int
 	Flagged bool
 	Why     string
+	// Ceiling is the node's roofline ceiling furthest from its model's
+	// median, and Off that ratio (NaN: no roofline, or no sibling's to
+	// compare with); Flagged also when it is beyond the tolerance (three
+	// or more nodes with rooflines in the model).
+	Ceiling string
+	Off     float64
+}
+
+// FleetCeiling is one roofline ceiling across the groups: per group the
+// median over its nodes, their spread (%) and how many.
+type FleetCeiling struct {
+	Name, Unit     string
+	Median, Spread []float64 // per group; NaN where no node has it
+	N              []int
 }
 
 // Fleet is a fleet comparison.
@@ -68,6 +85,8 @@ type Fleet struct {
 	// Geomean per group of its medians over the first group's, over the
 	// points both have (1 for the first; NaN: none in common).
 	Geomean []float64
+	// Ceilings: the nodes' roofline ceilings per group.
+	Ceilings []FleetCeiling
 }
 
 // LoadFleet finds every results folder (a bench.txt beside a machine.json)
@@ -98,6 +117,11 @@ func LoadFleet(roots []string, m Metric, f Filter) ([]*Node, error) {
 			}
 		}
 		nodes[i] = n
+	}
+	for _, n := range nodes {
+		if err := n.LoadCeilings(); err != nil {
+			return nil, err
+		}
 	}
 	return nodes, nil
 }
@@ -132,6 +156,35 @@ func loadFleetRoot(root string, byHost map[string]*Node, ins map[string]*Input, 
 	})
 }
 
+// LoadCeilings gives the node, per ceiling, the median over the
+// roofline.json files of its folders (a sweep keeps a copy of its
+// roofline: every folder of a suite has the same one).
+func (n *Node) LoadCeilings() error {
+	var order []Ceiling
+	vals := map[string][]float64{}
+	for _, dir := range n.Dirs {
+		path := filepath.Join(dir, "roofline.json")
+		if !fileExists(path) {
+			continue
+		}
+		in := &Input{}
+		if err := in.loadRoofline([]string{path}); err != nil {
+			return err
+		}
+		for _, c := range in.Ceilings {
+			if vals[c.Name] == nil {
+				order = append(order, c)
+			}
+			vals[c.Name] = append(vals[c.Name], c.Value)
+		}
+	}
+	for _, c := range order {
+		c.Value, c.Note = median(vals[c.Name]), ""
+		n.Ceilings = append(n.Ceilings, c)
+	}
+	return nil
+}
+
 // NewNode is the node a results folder's machine.json names, without
 // values: its host or, for folders written before machine.json named the
 // host, one node per CPU model ("no host").
@@ -162,8 +215,15 @@ func machineCPU(m machine.Info) string {
 // kernel, ckbench version, points, geomean against its model.
 func (sc NodeScore) Cells() []string {
 	n := sc.Node
-	return []string{orDash(n.Microcode), orDash(n.Kernel), orDash(n.Ckbench), strconv.Itoa(sc.Points), fmt.Sprintf("%.3f×", sc.Geomean)}
+	off := "-"
+	if !math.IsNaN(sc.Off) {
+		off = fmt.Sprintf("%s %.3f×", sc.Ceiling, sc.Off)
+	}
+	return []string{orDash(n.Microcode), orDash(n.Kernel), orDash(n.Ckbench), strconv.Itoa(sc.Points), fmt.Sprintf("%.3f×", sc.Geomean), off}
 }
+
+// CellNames head the columns of Cells.
+var CellNames = []string{"microcode", "kernel", "ckbench", "points", "vs model", "furthest ceiling vs model"}
 
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)
@@ -262,6 +322,11 @@ func CompareFleet(nodes []*Node, m Metric, tolerance float64) (*Fleet, error) {
 		}
 		fl.Geomean = append(fl.Geomean, g)
 	}
+	fl.Ceilings = fleetCeilings(fl.Groups)
+	ceilingAt := map[string]int{}
+	for k, c := range fl.Ceilings {
+		ceilingAt[c.Name] = k
+	}
 	for gi, g := range fl.Groups {
 		for _, n := range g.Nodes {
 			var logSum float64
@@ -272,24 +337,86 @@ func CompareFleet(nodes []*Node, m Metric, tolerance float64) (*Fleet, error) {
 					cnt++
 				}
 			}
-			sc := NodeScore{Node: n, Group: gi, Geomean: math.NaN(), Points: cnt}
+			sc := NodeScore{Node: n, Group: gi, Geomean: math.NaN(), Points: cnt, Off: math.NaN()}
 			if cnt > 0 {
 				sc.Geomean = math.Exp(logSum / float64(cnt))
 			}
-			dev := math.Abs(sc.Geomean - 1)
-			switch {
-			case len(g.Nodes) >= 3 && dev > tolerance:
-				sc.Flagged, sc.Why = true, fmt.Sprintf("%+.0f %% from the median of its %d siblings", 100*(sc.Geomean-1), len(g.Nodes)-1)
-			case len(g.Nodes) == 2 && dev > tolerance/2:
-				// Two nodes sit symmetric about their median: each is
-				// dev from it, 2·dev from the other; which is off cannot
-				// be told.
-				sc.Flagged, sc.Why = true, fmt.Sprintf("the two nodes of this model differ by about %.0f %%: one of them is off, which cannot be told from two", 200*dev)
+			sc.Flagged, sc.Why = offMedian(sc.Geomean, len(g.Nodes), tolerance, "its points are")
+			// Its ceiling furthest from the model's median, among the
+			// nodes of the model that have a roofline.
+			for _, c := range n.Ceilings {
+				k := ceilingAt[c.Name]
+				if md := fl.Ceilings[k].Median[gi]; fl.Ceilings[k].N[gi] >= 2 && md > 0 && c.Value > 0 {
+					if r := c.Value / md; math.IsNaN(sc.Off) || math.Abs(math.Log(r)) > math.Abs(math.Log(sc.Off)) {
+						sc.Off, sc.Ceiling = r, c.Name
+					}
+				}
+			}
+			if !math.IsNaN(sc.Off) {
+				flagged, why := offMedian(sc.Off, fl.Ceilings[ceilingAt[sc.Ceiling]].N[gi], tolerance, "its "+sc.Ceiling+" is")
+				if flagged {
+					sc.Flagged = true
+					sc.Why = strings.TrimPrefix(sc.Why+"; "+why, "; ")
+				}
 			}
 			fl.Scores = append(fl.Scores, sc)
 		}
 	}
 	return fl, nil
+}
+
+// offMedian says whether a node's ratio r to the median of its model's
+// n nodes is further than the tolerance, and how (what: "its points
+// are", "its read DRAM th=1 is").
+func offMedian(r float64, n int, tolerance float64, what string) (bool, string) {
+	dev := math.Abs(r - 1)
+	switch {
+	case n >= 3 && dev > tolerance:
+		return true, fmt.Sprintf("%s %+.0f %% from the median of its %d siblings", what, 100*(r-1), n-1)
+	case n == 2 && dev > tolerance/2:
+		// Two nodes sit symmetric about their median: each is dev from
+		// it, 2·dev from the other; which is off cannot be told.
+		return true, fmt.Sprintf("%s about %.0f %% from the other node's of this model: one of them is off, which cannot be told from two", what, 200*dev)
+	}
+	return false, ""
+}
+
+// fleetCeilings puts the nodes' roofline ceilings per group: each
+// ceiling's median over the group's nodes that have it, their spread and
+// count, in the order first met.
+func fleetCeilings(groups []*Group) []FleetCeiling {
+	var out []FleetCeiling
+	at := map[string]int{}
+	for _, g := range groups {
+		for _, n := range g.Nodes {
+			for _, c := range n.Ceilings {
+				if _, ok := at[c.Name]; !ok {
+					at[c.Name] = len(out)
+					out = append(out, FleetCeiling{Name: c.Name, Unit: c.Unit})
+				}
+			}
+		}
+	}
+	for k := range out {
+		fc := &out[k]
+		for _, g := range groups {
+			var vs []float64
+			for _, n := range g.Nodes {
+				for _, c := range n.Ceilings {
+					if c.Name == fc.Name {
+						vs = append(vs, c.Value)
+					}
+				}
+			}
+			md, spread := math.NaN(), math.NaN()
+			if len(vs) > 0 {
+				md = median(vs)
+				spread = 100 * (slices.Max(vs) - slices.Min(vs)) / md
+			}
+			fc.Median, fc.Spread, fc.N = append(fc.Median, md), append(fc.Spread, spread), append(fc.N, len(vs))
+		}
+	}
+	return out
 }
 
 // WriteText writes the fleet comparison: the groups and their nodes, the
@@ -343,12 +470,34 @@ func (fl *Fleet) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintln(tw)
 	}
+	if len(fl.Ceilings) > 0 {
+		fmt.Fprint(tw, "\nroofline ceilings per model: the median over its nodes' roofline.json, ±spread, (nodes); vs A: ratio\n")
+		groupHeader(tw, "ceiling", len(fl.Groups))
+		for _, c := range fl.Ceilings {
+			fmt.Fprintf(tw, "%s\t", c.Name)
+			for gi := range fl.Groups {
+				if math.IsNaN(c.Median[gi]) {
+					fmt.Fprint(tw, "-\t")
+				} else {
+					fmt.Fprintf(tw, "%s %s ±%.0f%% (%d)\t", num(c.Median[gi]), c.Unit, c.Spread[gi], c.N[gi])
+				}
+				if gi > 0 {
+					if math.IsNaN(c.Median[gi]) || !(c.Median[0] > 0) {
+						fmt.Fprint(tw, "-\t")
+					} else {
+						fmt.Fprintf(tw, "%.3f×\t", c.Median[gi]/c.Median[0])
+					}
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nnodes against their model's median (geomean over their points; flagged beyond %.0f %%):\n", 100*fl.Tolerance)
+	fmt.Fprintf(w, "\nnodes against their model's median (geomean over their points, and the roofline ceiling furthest from the model's; flagged beyond %.0f %%):\n", 100*fl.Tolerance)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "node\tmodel\tmicrocode\tkernel\tckbench\tpoints\tvs model\t")
+	fmt.Fprintf(tw, "node\tmodel\t%s\t\n", strings.Join(CellNames, "\t"))
 	for _, sc := range fl.Scores {
 		mark := ""
 		if sc.Flagged {
@@ -366,12 +515,22 @@ func orDash(s string) string {
 	return s
 }
 
-// WriteCSV writes fleet.csv: one line per node and point.
+// WriteCSV writes fleet.csv: one line per node and point, after its
+// roofline ceilings (family "ceiling", metric "ceiling").
 func (fl *Fleet) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"name", "family", "kernel", "isa", "node", "model", "microcode", "kernel_version", "metric", "unit", "value", "model_median", "vs_model"})
+	at := map[string]int{}
+	for k, c := range fl.Ceilings {
+		at[c.Name] = k
+	}
 	for gi, g := range fl.Groups {
 		for _, n := range g.Nodes {
+			for _, c := range n.Ceilings {
+				md := fl.Ceilings[at[c.Name]].Median[gi]
+				cw.Write([]string{c.Name, "ceiling", "", "", n.Host, g.CPU, n.Microcode, n.Kernel, "ceiling", c.Unit,
+					strconv.FormatFloat(c.Value, 'g', 6, 64), strconv.FormatFloat(md, 'g', 6, 64), strconv.FormatFloat(c.Value/md, 'g', 4, 64)})
+			}
 			for _, r := range fl.Rows {
 				v, ok := n.Values[r.Name]
 				if !ok {

@@ -107,6 +107,59 @@ func TestFleet(t *testing.T) {
 	}
 }
 
+// TestFleetCeilings: the nodes' rooflines are put per model, and a node
+// whose points are typical but whose DRAM reads 35 % below its siblings'
+// (a bad DIMM) is flagged by that ceiling; a node without a roofline has
+// none to be flagged by.
+func TestFleetCeilings(t *testing.T) {
+	root := t.TempDir()
+	for i, dram := range []float64{1, 1.02, 0.98, 0.65, -1} {
+		host := fmt.Sprintf("n%d", i)
+		writeNode(t, root, host, "AMD EPYC 9R14", 17, 1, 4)
+		if dram > 0 {
+			writeRooflineDRAM(t, filepath.Join(root, host, "run1"), 1, dram, "AMD EPYC 9R14")
+		}
+	}
+	nodes, err := LoadFleet([]string{root}, Ns, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl, err := CompareFleet(nodes, Ns, 0.10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fl.Ceilings) != 3 || fl.Ceilings[2].Name != "read DRAM th=1" || fl.Ceilings[2].N[0] != 4 || math.Abs(fl.Ceilings[2].Median[0]-19.8) > 0.01 { // 19.6, 20 of 13, 19.6, 20, 20.4
+		t.Fatalf("ceilings %+v", fl.Ceilings)
+	}
+	for _, sc := range fl.Scores {
+		switch sc.Node.Host {
+		case "n3":
+			if !sc.Flagged || sc.Ceiling != "read DRAM th=1" || math.Abs(sc.Off-13/19.8) > 0.001 || !strings.Contains(sc.Why, "read DRAM th=1") {
+				t.Errorf("the bad DIMM: %+v", sc)
+			}
+		case "n4":
+			if sc.Flagged || !math.IsNaN(sc.Off) {
+				t.Errorf("no roofline, yet %+v", sc)
+			}
+		default:
+			if sc.Flagged {
+				t.Errorf("%s flagged: %s", sc.Node.Host, sc.Why)
+			}
+		}
+	}
+	var txt, csv bytes.Buffer
+	fl.WriteText(&txt)
+	fl.WriteCSV(&csv)
+	if n := strings.Count(csv.String(), "\n"); n != 1+5*4+4*3 || !strings.Contains(csv.String(), "read DRAM th=1,ceiling,,,n3,") {
+		t.Errorf("fleet.csv: %d lines, want a header, 20 points and 12 ceilings:\n%s", n, csv.String())
+	}
+	for _, want := range []string{"roofline ceilings per model", "read DRAM th=1", "19.80 GB/s", "furthest ceiling", "read DRAM th=1 0.657×", "FLAGGED: its read DRAM th=1 is -34 %"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("fleet text lacks %q:\n%s", want, txt.String())
+		}
+	}
+}
+
 // TestGenerateFleet writes a synthetic fleet for the scale measurement in
 // the README: CKBENCH_FLEET_DIR=/tmp/fleet CKBENCH_FLEET_NODES=1000 go test
 // ./compare -run TestGenerateFleet, then time ckbench compare on it.

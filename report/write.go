@@ -32,11 +32,11 @@ type page struct {
 	Counts    string
 	Notes     []string
 	// Fleet: the nodes, when the data holds more than one host.
-	Nodes [][]string // host, model, microcode, kernel, ckbench, points, vs model, flag
+	Nodes [][]string // host, model, then compare.NodeScore.Cells, then the flag
 }
 
 // nodeHeader names the columns of the Nodes table.
-var nodeHeader = []string{"node", "CPU model", "microcode", "kernel", "ckbench", "points", "vs its model", "flag"}
+var nodeHeader = slices.Concat([]string{"node", "CPU model"}, compare.CellNames, []string{"flag"})
 
 // pointHeader names the columns of the Top and Low tables.
 var pointHeader = []string{"point", "tier", "th", "status", "% of bound", "% of read", "rate", "level"}
@@ -434,6 +434,9 @@ func (pg *page) fleetView(runs []Run) {
 	}
 	var nodes []*compare.Node
 	for _, h := range hosts {
+		if err := byHost[h].LoadCeilings(); err != nil {
+			pg.Notes = append(pg.Notes, "fleet view: "+err.Error())
+		}
 		nodes = append(nodes, byHost[h])
 	}
 	fl, err := compare.CompareFleet(nodes, compare.Ns, 0.10)
