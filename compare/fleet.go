@@ -29,8 +29,10 @@ type Node struct {
 	Dirs                                  []string
 	Values                                map[string]float64 // point name → value
 	// Ceilings: per roofline ceiling, the median over the roofline.json
-	// files of its folders; none where it has none.
-	Ceilings []Ceiling
+	// files of its folders; none where it has none. RooflineSpread is the
+	// largest spread between a ceiling's passes in any of them (%).
+	Ceilings       []Ceiling
+	RooflineSpread float64
 }
 
 // Group is the nodes of one CPU model.
@@ -61,10 +63,21 @@ type NodeScore struct {
 	Why     string
 	// Ceiling is the node's roofline ceiling furthest from its model's
 	// median, and Off that ratio (NaN: no roofline, or no sibling's to
-	// compare with); Flagged also when it is beyond the tolerance (three
-	// or more nodes with rooflines in the model).
+	// compare with). Flagged also when one that a fault moves (Faulty) is
+	// beyond the tolerance and the node's roofline was measured quietly
+	// enough to tell; Note says when it was not.
 	Ceiling string
 	Off     float64
+	Note    string
+}
+
+// Faulty reports whether a ceiling is one a node's fault moves and its
+// roofline measures steadily: the core clock and the FMA roofs (a BIOS
+// power setting, a cooling fault), the DRAM read (a missing or slow DIMM).
+// The cache levels' reads spread more between runs on one machine than a
+// fault would tell (L1 by 20 % on a shared host).
+func Faulty(name string) bool {
+	return name == "core clock" || strings.HasPrefix(name, "fp32-fma ") || strings.HasPrefix(name, "read DRAM ")
 }
 
 // FleetCeiling is one roofline ceiling across the groups: per group the
@@ -171,6 +184,7 @@ func (n *Node) LoadCeilings() error {
 		if err := in.loadRoofline([]string{path}); err != nil {
 			return err
 		}
+		n.RooflineSpread = max(n.RooflineSpread, in.Roofline.SpreadPct)
 		for _, c := range in.Ceilings {
 			if vals[c.Name] == nil {
 				order = append(order, c)
@@ -342,19 +356,30 @@ func CompareFleet(nodes []*Node, m Metric, tolerance float64) (*Fleet, error) {
 				sc.Geomean = math.Exp(logSum / float64(cnt))
 			}
 			sc.Flagged, sc.Why = offMedian(sc.Geomean, len(g.Nodes), tolerance, "its points are")
-			// Its ceiling furthest from the model's median, among the
-			// nodes of the model that have a roofline.
+			// Its ceiling furthest from the model's median (among the
+			// nodes of the model that have a roofline), and the furthest
+			// of those a fault moves.
+			faultOff, fault := math.NaN(), ""
 			for _, c := range n.Ceilings {
 				k := ceilingAt[c.Name]
-				if md := fl.Ceilings[k].Median[gi]; fl.Ceilings[k].N[gi] >= 2 && md > 0 && c.Value > 0 {
-					if r := c.Value / md; math.IsNaN(sc.Off) || math.Abs(math.Log(r)) > math.Abs(math.Log(sc.Off)) {
-						sc.Off, sc.Ceiling = r, c.Name
-					}
+				md := fl.Ceilings[k].Median[gi]
+				if fl.Ceilings[k].N[gi] < 2 || !(md > 0) || !(c.Value > 0) {
+					continue
+				}
+				r := c.Value / md
+				if math.IsNaN(sc.Off) || math.Abs(math.Log(r)) > math.Abs(math.Log(sc.Off)) {
+					sc.Off, sc.Ceiling = r, c.Name
+				}
+				if Faulty(c.Name) && (math.IsNaN(faultOff) || math.Abs(math.Log(r)) > math.Abs(math.Log(faultOff))) {
+					faultOff, fault = r, c.Name
 				}
 			}
-			if !math.IsNaN(sc.Off) {
-				flagged, why := offMedian(sc.Off, fl.Ceilings[ceilingAt[sc.Ceiling]].N[gi], tolerance, "its "+sc.Ceiling+" is")
-				if flagged {
+			if !math.IsNaN(faultOff) {
+				flagged, why := offMedian(faultOff, fl.Ceilings[ceilingAt[fault]].N[gi], tolerance, "its "+fault+" is")
+				switch {
+				case flagged && n.RooflineSpread > 100*tolerance:
+					sc.Note = fmt.Sprintf("%s %.3f× its model's, but its roofline's passes spread %.0f %% (a busy host): measure it again to tell", fault, faultOff, n.RooflineSpread)
+				case flagged:
 					sc.Flagged = true
 					sc.Why = strings.TrimPrefix(sc.Why+"; "+why, "; ")
 				}
@@ -500,8 +525,11 @@ func (fl *Fleet) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "node\tmodel\t%s\t\n", strings.Join(CellNames, "\t"))
 	for _, sc := range fl.Scores {
 		mark := ""
-		if sc.Flagged {
+		switch {
+		case sc.Flagged:
 			mark = "FLAGGED: " + sc.Why + " (a bad DIMM, a BIOS setting, a noisy neighbour?)"
+		case sc.Note != "":
+			mark = "note: " + sc.Note
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sc.Node.Host, letter(sc.Group), strings.Join(sc.Cells(), "\t"), mark)
 	}

@@ -446,8 +446,11 @@ func (pg *page) fleetView(runs []Run) {
 	}
 	for _, sc := range fl.Scores {
 		flag := ""
-		if sc.Flagged {
+		switch {
+		case sc.Flagged:
 			flag = sc.Why
+		case sc.Note != "":
+			flag = "note: " + sc.Note
 		}
 		row := append([]string{sc.Node.Host, sc.Node.CPU}, sc.Cells()...)
 		pg.Nodes = append(pg.Nodes, append(row, flag))
