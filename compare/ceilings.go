@@ -22,9 +22,8 @@ type Ceiling struct {
 	Note  string // why the value is not to be trusted, if it is not
 }
 
-// Roofline is where an input's ceilings come from.
+// Roofline says how an input's ceilings were measured.
 type Roofline struct {
-	Path      string
 	Quick     bool
 	SpreadPct float64 // the largest spread between a ceiling's passes
 }
@@ -74,7 +73,7 @@ func (in *Input) loadRoofline(paths []string) error {
 	if err != nil && !errors.Is(err, roofline.ErrOtherMachine) {
 		return fmt.Errorf("%w: %v", results.ErrCorrupt, err)
 	}
-	in.Roofline = &Roofline{Path: paths[0], Quick: r.Quick, SpreadPct: r.MaxPassSpreadPct}
+	in.Roofline = &Roofline{Quick: r.Quick, SpreadPct: r.MaxPassSpreadPct}
 	in.Ceilings = ceilingsOf(r)
 	if in.Machine.CPU == "" {
 		in.Machine.CPU = machineCPU(r.Machine)

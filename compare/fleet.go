@@ -98,8 +98,10 @@ type Fleet struct {
 	// Geomean per group of its medians over the first group's, over the
 	// points both have (1 for the first; NaN: none in common).
 	Geomean []float64
-	// Ceilings: the nodes' roofline ceilings per group.
-	Ceilings []FleetCeiling
+	// Ceilings: the nodes' roofline ceilings per group; ceilingAt
+	// indexes them by name.
+	Ceilings  []FleetCeiling
+	ceilingAt map[string]int
 }
 
 // LoadFleet finds every results folder (a bench.txt beside a machine.json)
@@ -336,11 +338,7 @@ func CompareFleet(nodes []*Node, m Metric, tolerance float64) (*Fleet, error) {
 		}
 		fl.Geomean = append(fl.Geomean, g)
 	}
-	fl.Ceilings = fleetCeilings(fl.Groups)
-	ceilingAt := map[string]int{}
-	for k, c := range fl.Ceilings {
-		ceilingAt[c.Name] = k
-	}
+	fl.Ceilings, fl.ceilingAt = fleetCeilings(fl.Groups)
 	for gi, g := range fl.Groups {
 		for _, n := range g.Nodes {
 			var logSum float64
@@ -361,7 +359,7 @@ func CompareFleet(nodes []*Node, m Metric, tolerance float64) (*Fleet, error) {
 			// of those a fault moves.
 			faultOff, fault := math.NaN(), ""
 			for _, c := range n.Ceilings {
-				k := ceilingAt[c.Name]
+				k := fl.ceilingAt[c.Name]
 				md := fl.Ceilings[k].Median[gi]
 				if fl.Ceilings[k].N[gi] < 2 || !(md > 0) || !(c.Value > 0) {
 					continue
@@ -375,7 +373,7 @@ func CompareFleet(nodes []*Node, m Metric, tolerance float64) (*Fleet, error) {
 				}
 			}
 			if !math.IsNaN(faultOff) {
-				flagged, why := offMedian(faultOff, fl.Ceilings[ceilingAt[fault]].N[gi], tolerance, "its "+fault+" is")
+				flagged, why := offMedian(faultOff, fl.Ceilings[fl.ceilingAt[fault]].N[gi], tolerance, "its "+fault+" is")
 				switch {
 				case flagged && n.RooflineSpread > 100*tolerance:
 					sc.Note = fmt.Sprintf("%s %.3f× its model's, but its roofline's passes spread %.0f %% (a busy host): measure it again to tell", fault, faultOff, n.RooflineSpread)
@@ -408,31 +406,27 @@ func offMedian(r float64, n int, tolerance float64, what string) (bool, string) 
 
 // fleetCeilings puts the nodes' roofline ceilings per group: each
 // ceiling's median over the group's nodes that have it, their spread and
-// count, in the order first met.
-func fleetCeilings(groups []*Group) []FleetCeiling {
-	var out []FleetCeiling
-	at := map[string]int{}
-	for _, g := range groups {
+// count, in the order first met; and their index by name.
+func fleetCeilings(groups []*Group) (out []FleetCeiling, at map[string]int) {
+	at = map[string]int{}
+	vals := [][][]float64{} // per ceiling, per group
+	for gi, g := range groups {
 		for _, n := range g.Nodes {
 			for _, c := range n.Ceilings {
-				if _, ok := at[c.Name]; !ok {
-					at[c.Name] = len(out)
+				k, ok := at[c.Name]
+				if !ok {
+					k = len(out)
+					at[c.Name] = k
 					out = append(out, FleetCeiling{Name: c.Name, Unit: c.Unit})
+					vals = append(vals, make([][]float64, len(groups)))
 				}
+				vals[k][gi] = append(vals[k][gi], c.Value)
 			}
 		}
 	}
 	for k := range out {
 		fc := &out[k]
-		for _, g := range groups {
-			var vs []float64
-			for _, n := range g.Nodes {
-				for _, c := range n.Ceilings {
-					if c.Name == fc.Name {
-						vs = append(vs, c.Value)
-					}
-				}
-			}
+		for _, vs := range vals[k] {
 			md, spread := math.NaN(), math.NaN()
 			if len(vs) > 0 {
 				md = median(vs)
@@ -441,7 +435,7 @@ func fleetCeilings(groups []*Group) []FleetCeiling {
 			fc.Median, fc.Spread, fc.N = append(fc.Median, md), append(fc.Spread, spread), append(fc.N, len(vs))
 		}
 	}
-	return out
+	return out, at
 }
 
 // WriteText writes the fleet comparison: the groups and their nodes, the
@@ -548,14 +542,10 @@ func orDash(s string) string {
 func (fl *Fleet) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"name", "family", "kernel", "isa", "node", "model", "microcode", "kernel_version", "metric", "unit", "value", "model_median", "vs_model"})
-	at := map[string]int{}
-	for k, c := range fl.Ceilings {
-		at[c.Name] = k
-	}
 	for gi, g := range fl.Groups {
 		for _, n := range g.Nodes {
 			for _, c := range n.Ceilings {
-				md := fl.Ceilings[at[c.Name]].Median[gi]
+				md := fl.Ceilings[fl.ceilingAt[c.Name]].Median[gi]
 				cw.Write([]string{c.Name, "ceiling", "", "", n.Host, g.CPU, n.Microcode, n.Kernel, "ceiling", c.Unit,
 					strconv.FormatFloat(c.Value, 'g', 6, 64), strconv.FormatFloat(md, 'g', 6, 64), strconv.FormatFloat(c.Value/md, 'g', 4, 64)})
 			}

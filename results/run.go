@@ -109,6 +109,15 @@ func CheckSpace(dir string, points int) error {
 		dir, ErrNoSpace, machine.Bytes(free), what, machine.Bytes(need))
 }
 
+// CheckOutput is CheckWritable then CheckSpace: a folder to hold run
+// folders that can take a run of points points.
+func CheckOutput(parent string, points int) error {
+	if err := CheckWritable(parent); err != nil {
+		return err
+	}
+	return CheckSpace(parent, points)
+}
+
 // Create makes the folder parent/meta.RunID and writes machine.json. It
 // refuses a parent that is a file and an existing run folder. An empty
 // RunID is the start time, with -2, -3, ... added when a run started in

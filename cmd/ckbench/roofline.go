@@ -71,10 +71,7 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	// The folder first: nothing is measured for results that cannot be kept.
-	if err := results.CheckWritable(*out); err != nil {
-		return outError(err)
-	}
-	if err := results.CheckSpace(*out, 0); err != nil {
+	if err := results.CheckOutput(*out, 0); err != nil {
 		return outError(err)
 	}
 	dir, _, err := results.MakeRunDir(*out, *runID, time.Now())

@@ -304,9 +304,7 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 		}
 		r.Forget(left) // a read ceiling measured again replaces its record
 		fmt.Fprintf(stderr, "ckbench: resuming %s: %d points recorded, %d to measure\n", r.Dir, skipped, len(plan.Points))
-	} else if err := results.CheckWritable(f.out); err != nil {
-		return outError(err)
-	} else if err := results.CheckSpace(f.out, len(plan.Points)); err != nil {
+	} else if err := results.CheckOutput(f.out, len(plan.Points)); err != nil {
 		return outError(err)
 	}
 	if f.roof == "auto" && plan.Timed() == 0 {

@@ -170,11 +170,8 @@ func sweepAll(args []string, stdout, stderr io.Writer) error {
 	}
 	dir := *resume
 	if dir == "" {
-		if err := results.CheckWritable(*out); err != nil {
-			return outError(err)
-		}
 		// The roofline and report's room; each step checks its own points'.
-		if err := results.CheckSpace(*out, 0); err != nil {
+		if err := results.CheckOutput(*out, 0); err != nil {
 			return outError(err)
 		}
 		var err error
