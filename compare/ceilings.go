@@ -17,6 +17,8 @@ import (
 // against (its roofline.json): what bounds its machine, beside the points.
 type Ceiling struct {
 	Name  string // "fp32-fma isa=avx2 th=1", "read L3 th=1", "core clock"
+	Kind  string // "fp32-fma", "read L3", "core clock"
+	ISA   string // a compute ceiling's tier; "" for the others
 	Unit  string
 	Value float64
 	Note  string // why the value is not to be trusted, if it is not
@@ -30,9 +32,9 @@ type Roofline struct {
 
 // CeilingRow is one ceiling across the inputs (NaN: the input lacks it).
 type CeilingRow struct {
-	Name, Unit string
-	Values     []float64
-	Notes      []string
+	Name, Kind, ISA, Unit string
+	Values                []float64
+	Notes                 []string
 }
 
 // ceilingsOf lists a roofline's ceilings: the core clock, every compute
@@ -40,13 +42,13 @@ type CeilingRow struct {
 func ceilingsOf(r *roofline.Roofline) []Ceiling {
 	var cs []Ceiling
 	if r.Clock.CoreGHz > 0 {
-		cs = append(cs, Ceiling{Name: "core clock", Unit: "GHz", Value: r.Clock.CoreGHz})
+		cs = append(cs, Ceiling{Name: "core clock", Kind: "core clock", Unit: "GHz", Value: r.Clock.CoreGHz})
 	}
 	for _, c := range r.Compute {
-		cs = append(cs, Ceiling{Name: fmt.Sprintf("%s isa=%s th=%d", c.Kind, c.Tier, c.Threads), Unit: c.Unit, Value: c.Value, Note: c.Note})
+		cs = append(cs, Ceiling{Name: fmt.Sprintf("%s isa=%s th=%d", c.Kind, c.Tier, c.Threads), Kind: c.Kind, ISA: string(c.Tier), Unit: c.Unit, Value: c.Value, Note: c.Note})
 	}
 	for _, l := range r.Levels {
-		c := Ceiling{Name: fmt.Sprintf("read %s th=%d", l.Name, l.Threads), Unit: "GB/s", Value: l.GBs}
+		c := Ceiling{Name: fmt.Sprintf("read %s th=%d", l.Name, l.Threads), Kind: "read " + l.Name, Unit: "GB/s", Value: l.GBs}
 		if l.Unusable {
 			c.Note = "not a bound: " + l.Note
 		}
@@ -69,9 +71,9 @@ func (in *Input) loadRoofline(paths []string) error {
 		}
 		return strings.Compare(a, b)
 	})
-	r, err := roofline.Load(paths[0], machine.Info{})
-	if err != nil && !errors.Is(err, roofline.ErrOtherMachine) {
-		return fmt.Errorf("%w: %v", results.ErrCorrupt, err)
+	r, err := readRoofline(paths[0])
+	if err != nil {
+		return err
 	}
 	in.Roofline = &Roofline{Quick: r.Quick, SpreadPct: r.MaxPassSpreadPct}
 	in.Ceilings = ceilingsOf(r)
@@ -79,6 +81,25 @@ func (in *Input) loadRoofline(paths []string) error {
 		in.Machine.CPU = machineCPU(r.Machine)
 	}
 	return nil
+}
+
+// readRoofline reads a roofline.json of any machine (a comparison is of
+// other machines); one that cannot be read as a roofline is corrupt.
+func readRoofline(path string) (*roofline.Roofline, error) {
+	r, err := roofline.Load(path, machine.Info{})
+	if err != nil && !errors.Is(err, roofline.ErrOtherMachine) {
+		return nil, fmt.Errorf("%w: %v", results.ErrCorrupt, err)
+	}
+	return r, nil
+}
+
+// ratioText is v over base as a table cell: "1.234×", or "-" where either
+// is missing.
+func ratioText(v, base float64) string {
+	if math.IsNaN(v) || !(base > 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f×", v/base)
 }
 
 // ceilingRows puts the inputs' ceilings side by side, in the first
@@ -93,7 +114,7 @@ func ceilingRows(ins []*Input) []CeilingRow {
 			if !ok {
 				k = len(rows)
 				at[c.Name] = k
-				r := CeilingRow{Name: c.Name, Unit: c.Unit, Values: make([]float64, len(ins)), Notes: make([]string, len(ins))}
+				r := CeilingRow{Name: c.Name, Kind: c.Kind, ISA: c.ISA, Unit: c.Unit, Values: make([]float64, len(ins)), Notes: make([]string, len(ins))}
 				for j := range r.Values {
 					r.Values[j] = math.NaN()
 				}

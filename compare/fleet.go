@@ -182,12 +182,12 @@ func (n *Node) LoadCeilings() error {
 		if !fileExists(path) {
 			continue
 		}
-		in := &Input{}
-		if err := in.loadRoofline([]string{path}); err != nil {
+		r, err := readRoofline(path)
+		if err != nil {
 			return err
 		}
-		n.RooflineSpread = max(n.RooflineSpread, in.Roofline.SpreadPct)
-		for _, c := range in.Ceilings {
+		n.RooflineSpread = max(n.RooflineSpread, r.MaxPassSpreadPct)
+		for _, c := range ceilingsOf(r) {
 			if vals[c.Name] == nil {
 				order = append(order, c)
 			}
@@ -501,11 +501,7 @@ func (fl *Fleet) WriteText(w io.Writer) error {
 					fmt.Fprintf(tw, "%s %s ±%.0f%% (%d)\t", num(c.Median[gi]), c.Unit, c.Spread[gi], c.N[gi])
 				}
 				if gi > 0 {
-					if math.IsNaN(c.Median[gi]) || !(c.Median[0] > 0) {
-						fmt.Fprint(tw, "-\t")
-					} else {
-						fmt.Fprintf(tw, "%.3f×\t", c.Median[gi]/c.Median[0])
-					}
+					fmt.Fprintf(tw, "%s\t", ratioText(c.Median[gi], c.Median[0]))
 				}
 			}
 			fmt.Fprintln(tw)

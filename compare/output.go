@@ -103,13 +103,8 @@ func (t *Table) writeCeilings(tw io.Writer) {
 			default:
 				fmt.Fprintf(tw, "%s %s\t", num(v), r.Unit)
 			}
-			if i == 0 {
-				continue
-			}
-			if math.IsNaN(v) || !(r.Values[0] > 0) {
-				fmt.Fprint(tw, "-\t")
-			} else {
-				fmt.Fprintf(tw, "%.3f×\t", v/r.Values[0])
+			if i > 0 {
+				fmt.Fprintf(tw, "%s\t", ratioText(v, r.Values[0]))
 			}
 		}
 		fmt.Fprintln(tw)
@@ -199,12 +194,7 @@ func (t *Table) WriteCSV(w io.Writer) error {
 			if i > 0 && r.Values[0] > 0 {
 				ratio = v / r.Values[0]
 			}
-			kind, isa, _ := strings.Cut(r.Name, " isa=")
-			isa, _, _ = strings.Cut(isa, " ")
-			if isa == "" {
-				kind, _, _ = strings.Cut(r.Name, " th=")
-			}
-			cw.Write([]string{r.Name, "ceiling", kind, isa, letter(i), in.Label, in.Machine.String(), "ceiling", r.Unit,
+			cw.Write([]string{r.Name, "ceiling", r.Kind, r.ISA, letter(i), in.Label, in.Machine.String(), "ceiling", r.Unit,
 				"1", f(v), "", "", f(ratio), "", ""})
 		}
 	}
