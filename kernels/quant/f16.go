@@ -43,18 +43,16 @@ func F32ToF16(f float32) uint16 {
 	return sign | uint16(m)
 }
 
-// F16ToF32 converts a half to float32 exactly.
+// F16ToF32 converts a half to float32 exactly. It is small enough to
+// inline: the pure-Go kernels widen every f16 KV value through it.
 func F16ToF32(h uint16) float32 {
 	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	man := uint32(h & 0x3ff)
-	switch exp {
-	case 0:
-		// ±0 or subnormal: man · 2^-24, exact in float32.
-		v := float32(man) * (1.0 / (1 << 24))
-		return math.Float32frombits(sign | math.Float32bits(v))
-	case 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
+	em := uint32(h & 0x7fff) // the half's exponent and mantissa
+	switch {
+	case em-0x400 < 0x7800: // normal (exponent 1…30; below 0x400 wraps round)
+		return math.Float32frombits(sign | (em<<13 + (127-15)<<23))
+	case em < 0x400: // ±0 or subnormal: em · 2^-24, exact in float32
+		return math.Float32frombits(sign | math.Float32bits(float32(em)*(1.0/(1<<24))))
 	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | man<<13)
+	return math.Float32frombits(sign | (em<<13 + (255-31)<<23)) // ±Inf, NaN with its payload
 }

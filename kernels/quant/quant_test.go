@@ -27,6 +27,37 @@ func TestF16RoundTrip(t *testing.T) {
 	}
 }
 
+// TestF16ToF32 checks every half against its value computed in float64:
+// (-1)^s · 2^(e-15) · (1 + m/1024), m · 2^-24 when e is 0, ±Inf, and NaN
+// with the payload in the top of the float32 mantissa (as VCVTPH2PS).
+func TestF16ToF32(t *testing.T) {
+	for h := range 1 << 16 {
+		sign, e, m := h>>15, h>>10&0x1f, h&0x3ff
+		var want float64
+		switch e {
+		case 0:
+			want = math.Ldexp(float64(m), -24)
+		case 0x1f:
+			want = math.Inf(1)
+		default:
+			want = math.Ldexp(1+float64(m)/1024, e-15)
+		}
+		if sign == 1 {
+			want = -want
+		}
+		got := F16ToF32(uint16(h))
+		if e == 0x1f && m != 0 {
+			if b := math.Float32bits(got); !math.IsNaN(float64(got)) || b>>31 != uint32(sign) || b&0x7fffff != uint32(m)<<13 {
+				t.Fatalf("F16ToF32(%#04x) = %#08x, want NaN with sign %d and payload %#x", h, b, sign, m<<13)
+			}
+			continue
+		}
+		if float64(got) != want || math.Signbit(float64(got)) != (sign == 1) {
+			t.Fatalf("F16ToF32(%#04x) = %v, want %v", h, got, want)
+		}
+	}
+}
+
 func TestF16Rounding(t *testing.T) {
 	for _, c := range []struct {
 		f float32
