@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -291,5 +292,22 @@ func TestReportFleet(t *testing.T) {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("fleet report lacks %q", want)
 		}
+	}
+}
+
+// TestCounterRows: counters that share an availability and a reason are
+// one row naming them all; the event's own name is not repeated in its
+// reason.
+func TestCounterRows(t *testing.T) {
+	noPMU := func(e string) machine.Counter {
+		return machine.Counter{Event: e, Reason: e + ": not supported here (no PMU) [ENOENT]"}
+	}
+	got := counterRows([]machine.Counter{noPMU("cycles"), noPMU("instructions"), {Event: "task-clock", Available: true}, noPMU("llc-reads"), {Event: "page-faults", Available: true}})
+	want := [][3]string{
+		{"cycles, instructions, llc-reads", "no", "not supported here (no PMU) [ENOENT]"},
+		{"task-clock, page-faults", "yes", ""},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("counterRows = %q, want %q", got, want)
 	}
 }

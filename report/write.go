@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ckbench/ckbench/compare"
+	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
 )
 
@@ -125,13 +126,7 @@ func build(runs []Run, notes []string) page {
 		}
 		pg.Tiers = append(pg.Tiers, [3]string{string(t.Tier), runs, t.Reason})
 	}
-	for _, c := range m.Counters.Events {
-		av := "yes"
-		if !c.Available {
-			av = "no"
-		}
-		pg.Counters = append(pg.Counters, [3]string{c.Event, av, c.Reason})
-	}
+	pg.Counters = counterRows(m.Counters.Events)
 	for _, r := range runs {
 		if len(r.Meta.Command) > 0 {
 			s := command(r.Meta)
@@ -458,4 +453,28 @@ func (pg *page) fleetView(runs []Run) {
 	c := fl.Chart()
 	pg.Figures = append(pg.Figures, figure{Name: "fleet", Title: "Fleet: each node against its CPU model",
 		Caption: "Each node's time per call over its CPU model's median, geomean over its ok points (1 = typical, above is slower); a node beyond 10 % is flagged in the Fleet table.", save: c.Save})
+}
+
+// counterRows is the counters table: one row per availability and reason,
+// naming its events, so that a VM without a PMU reads as one line rather
+// than eight that repeat it. A reason that starts with its event's name
+// (hwcounters' errors do) is given without it.
+func counterRows(events []machine.Counter) [][3]string {
+	var rows [][3]string
+	at := map[[2]string]int{}
+	for _, c := range events {
+		av := "yes"
+		if !c.Available {
+			av = "no"
+		}
+		why := strings.TrimPrefix(c.Reason, c.Event+": ")
+		k := [2]string{av, why}
+		if i, ok := at[k]; ok {
+			rows[i][0] += ", " + c.Event
+			continue
+		}
+		at[k] = len(rows)
+		rows = append(rows, [3]string{c.Event, av, why})
+	}
+	return rows
 }
