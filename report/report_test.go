@@ -86,7 +86,7 @@ func fixture(t *testing.T) string {
 		}
 	}
 	bad := results.NewRecord()
-	bad.Family, bad.Kernel, bad.ISA, bad.Status, bad.Reason, bad.Th = "attention", "decode-naive", "avx2", results.StatusUnstable, "samples spread 9 % (MAD) > 3 %", 1
+	bad.Family, bad.Kernel, bad.ISA, bad.Status, bad.Reason, bad.Th = "attention", "decode-naive", "avx2", results.StatusUnstable, "samples spread 9 % (MAD) > 3 %"+results.SpreadAdvice, 1
 	bad.Attempts = 2
 	run.Add(bad)
 	bad.Kernel, bad.Status, bad.Reason = "decode-split", results.StatusAboveBound, "112 % of the read loop"
@@ -141,6 +141,10 @@ func TestReport(t *testing.T) {
 		if !strings.Contains(string(html), want) || !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+	// The advice of an unstable point is said once, above the table.
+	if n := strings.Count(string(md), results.SpreadAdvice); n != 1 || !strings.Contains(string(md), spreadNote()) || !strings.Contains(string(html), "than the limit (MAD) is unstable") {
+		t.Errorf("the spread advice is in report.md %d times, want once, in the note above the table", n)
 	}
 	top := string(md[strings.Index(string(md), "Closest to their bound"):strings.Index(string(md), "Furthest from their bound")])
 	if strings.Contains(top, "Attention/kv-read") || strings.Count(top, "\n| Attention/") != 10 {

@@ -30,8 +30,11 @@ type page struct {
 	Top, Low  [][]string // point, tier, th, status, pct_of_bound, pct_of_read, rate, level
 	Flagged   [][]string // point, status, reason
 	MoreFlags int
-	Counts    string
-	Notes     []string
+	// SpreadNote: a flagged point's reason had results.SpreadAdvice,
+	// which the table leaves out and the page says once.
+	SpreadNote bool
+	Counts     string
+	Notes      []string
 	// Fleet: the nodes, when the data holds more than one host.
 	Nodes [][]string // host, model, then compare.NodeScore.Cells, then the flag
 }
@@ -188,7 +191,10 @@ func build(runs []Run, notes []string) page {
 	for _, r := range recs {
 		counts[r.Status]++
 		if r.Status == results.StatusUnstable || r.Status == results.StatusAboveBound || r.Status == results.StatusFailed {
-			why := r.Reason
+			// The advice every spread point shares is said once, above
+			// the table (SpreadNote).
+			why := strings.Replace(r.Reason, results.SpreadAdvice, "", 1)
+			pg.SpreadNote = pg.SpreadNote || why != r.Reason
 			if r.Status == results.StatusUnstable && r.Attempts > 1 {
 				why = fmt.Sprintf("%s (the least spread of %d attempts)", why, r.Attempts)
 			}
@@ -240,7 +246,7 @@ func bytesLabel(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-var htmlPage = template.Must(template.New("index").Funcs(template.FuncMap{"header": func() []string { return pointHeader }, "nodeHeader": func() []string { return nodeHeader }, "rankedNote": func() string { return rankedNote }}).Parse(`<!DOCTYPE html>
+var htmlPage = template.Must(template.New("index").Funcs(template.FuncMap{"header": func() []string { return pointHeader }, "nodeHeader": func() []string { return nodeHeader }, "rankedNote": func() string { return rankedNote }, "spreadNote": spreadNote}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -290,6 +296,7 @@ pre { padding: .6em; overflow-x: auto; } .skipped { color: #a33; }
 <table><tr>{{range header}}<th>{{.}}</th>{{end}}</tr>{{range .Low}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>
 
 <h2 id="flagged">Points that are not results</h2>
+{{if .SpreadNote}}<p>{{spreadNote}}</p>{{end}}
 {{if .Flagged}}<table><tr><th>point</th><th>status</th><th>reason</th></tr>{{range .Flagged}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td>{{index . 2}}</td></tr>{{end}}</table>{{if .MoreFlags}}<p>… and {{.MoreFlags}} more (points.csv has them all).</p>{{end}}{{else}}<p>None.</p>{{end}}
 {{if .Notes}}<h2 id="notes">Notes</h2><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <script>
@@ -368,6 +375,9 @@ func writeMarkdown(w io.Writer, pg page) {
 		}
 	})
 	fmt.Fprintln(w, "\n## Points that are not results")
+	if pg.SpreadNote {
+		fmt.Fprintf(w, "\n%s\n\n", spreadNote())
+	}
 	table(w, []string{"point", "status", "reason"}, func(yield func([]string)) {
 		for _, r := range pg.Flagged {
 			yield(r)
@@ -477,4 +487,10 @@ func counterRows(events []machine.Counter) [][3]string {
 		rows = append(rows, [3]string{c.Event, av, why})
 	}
 	return rows
+}
+
+// spreadNote is said once above the flagged points, for those unstable by
+// their spread.
+func spreadNote() string {
+	return "A point whose samples spread more than the limit (MAD) is unstable" + results.SpreadAdvice + "."
 }

@@ -27,6 +27,10 @@ const (
 	StatusAboveBound = "above_bound"
 )
 
+// SpreadAdvice ends the reason of a point unstable by its spread: what it
+// means and what to do. A report says it once, not once a point.
+const SpreadAdvice = ": the machine's speed changed while it was measured (other tenants, clock); rerun on a quieter machine or with a longer minimum time"
+
 // Statuses lists every status, in the order summaries count them.
 var Statuses = []string{StatusOK, StatusUnstable, StatusAboveBound, StatusFailed, StatusSkipped}
 

@@ -874,7 +874,7 @@ func measurePoint(ctx context.Context, p *Point, ref *readCeiling, opt Options, 
 		rec.Reason = fmt.Sprintf("only %d samples kept, %d needed (%d rejected: the thread was off its CPU); the machine is busy", st.Kept, opt.Sampler.Effective().MinSamples, st.Rejected)
 	case st.MADPct() > maxMAD:
 		rec.Status = results.StatusUnstable
-		rec.Reason = fmt.Sprintf("samples spread %.1f %% (MAD) > %g %%: the machine's speed changed while it was measured (other tenants, clock); rerun on a quieter machine or with a longer minimum time", st.MADPct(), maxMAD)
+		rec.Reason = fmt.Sprintf("samples spread %.1f %% (MAD) > %g %%", st.MADPct(), maxMAD) + results.SpreadAdvice
 	}
 	if rec.Flops.Valid() {
 		rec.GFlops = results.Float(float64(rec.Flops) / st.Median)
