@@ -906,19 +906,27 @@ func pairedPct(ns, refNs []float64, bytes, refBytes float64) (pct, madPct result
 }
 
 // flagAboveBound marks an ok point faster than a ceiling of this machine
-// allows: it is a measurement problem, not a result.
+// allows: it is a measurement problem, not a result. An unstable point
+// stays unstable, and its reason says it is above the ceiling too, so
+// that its pct_of_bound or pct_of_read over 100 is not read as a figure.
 func flagAboveBound(rec *results.Record) {
-	if rec.Status != results.StatusOK {
+	if rec.Status != results.StatusOK && rec.Status != results.StatusUnstable {
 		return
 	}
+	var why string
 	switch {
 	case rec.PctOfBound.Valid() && rec.PctOfBound > results.AboveBoundPct:
-		rec.Status = results.StatusAboveBound
-		rec.Reason = fmt.Sprintf("%.0f %% of its roofline bound (%s): the roofline was measured in a slower moment of the host, or the working set sits in a faster level than %s", float64(rec.PctOfBound), rec.Level, rec.Level)
+		why = fmt.Sprintf("%.0f %% of its roofline bound (%s): the roofline was measured in a slower moment of the host, or the working set sits in a faster level than %s", float64(rec.PctOfBound), rec.Level, rec.Level)
 	case rec.PctOfRead.Valid() && rec.PctOfRead > results.AboveBoundPct:
-		rec.Status = results.StatusAboveBound
-		rec.Reason = fmt.Sprintf("%.0f %% of the read loop over the same bytes (%.1f GB/s), timed in alternation with it: the kernel reads these bytes faster than the plain loop does (or the data sit in a faster level for one of them)", float64(rec.PctOfRead), float64(rec.ReadGBs))
+		why = fmt.Sprintf("%.0f %% of the read loop over the same bytes (%.1f GB/s), timed in alternation with it: the kernel reads these bytes faster than the plain loop does (or the data sit in a faster level for one of them)", float64(rec.PctOfRead), float64(rec.ReadGBs))
+	default:
+		return
 	}
+	if rec.Status == results.StatusUnstable {
+		rec.Reason += "; and at " + why
+		return
+	}
+	rec.Status, rec.Reason = results.StatusAboveBound, why
 }
 
 // pointLine is a finished point in a few figures: its status, time,

@@ -729,3 +729,33 @@ func TestSkipKnowsColdAndThreads(t *testing.T) {
 		t.Fatalf("skipped %d points for one recorded, want 1", n)
 	}
 }
+
+// TestFlagAboveBound: an ok point over a ceiling becomes above_bound; an
+// unstable one stays unstable and says it is over the ceiling too; a
+// point under its ceilings is left alone.
+func TestFlagAboveBound(t *testing.T) {
+	for _, c := range []struct {
+		status          string
+		bound, read     float64
+		wantStatus, has string
+	}{
+		{results.StatusOK, 120, 90, results.StatusAboveBound, "120 % of its roofline bound"},
+		{results.StatusOK, 90, 183, results.StatusAboveBound, "183 % of the read loop"},
+		{results.StatusUnstable, 90, 183, results.StatusUnstable, "samples spread 7 %; and at 183 % of the read loop"},
+		{results.StatusOK, 99, 104, results.StatusOK, ""},
+		{results.StatusFailed, 0, 183, results.StatusFailed, "wrong"},
+	} {
+		rec := results.NewRecord()
+		rec.Status, rec.PctOfBound, rec.PctOfRead, rec.ReadGBs, rec.Level = c.status, results.Float(c.bound), results.Float(c.read), 30, "L3"
+		switch c.status {
+		case results.StatusUnstable:
+			rec.Reason = "samples spread 7 %"
+		case results.StatusFailed:
+			rec.Reason = "wrong"
+		}
+		flagAboveBound(&rec)
+		if rec.Status != c.wantStatus || !strings.Contains(rec.Reason, c.has) || c.has == "" && rec.Reason != "" {
+			t.Errorf("%s at %v %% of bound, %v %% of read: %s (%s), want %s with %q", c.status, c.bound, c.read, rec.Status, rec.Reason, c.wantStatus, c.has)
+		}
+	}
+}
