@@ -1,0 +1,278 @@
+// Command decode-targets measures the performance targets of the decode
+// side of attention (issue #12) on this machine, in every SIMD tier asked
+// for, and prints them as one table: each target, the point that answers
+// it, its share of its ceiling, and whether it is met.
+//
+//	make build && go run ./tools/decode-targets                 # measure, then the table
+//	go run ./tools/decode-targets -isa avx2,avx512 -retries 2
+//	go run ./tools/decode-targets -table out/decode-targets     # the table of an earlier run
+//
+// It runs ckbench (bin/ckbench unless -ckbench says otherwise), each
+// command printed before it runs, pinned to one CPU with taskset where
+// there is one: the quick roofline, then the sweeps the targets name. A
+// tier the CPU lacks shows as skipped, as everywhere in ckbench. The
+// figures are ratios to ceilings measured in the same run: % of kv-read
+// (or kv-copy) over the same bytes, timed in alternation with the kernel,
+// and % of the roofline bound. A point that is not ok is shown with its
+// status and is never counted as met. Not part of make test: it takes
+// 3–5 minutes a tier. GGML's side of the GQA target is tools/ggml-ruler.sh.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ckbench/ckbench/results"
+)
+
+// sweep is one ckbench run the targets read: its folder (run id) and its
+// arguments after "ckbench".
+type sweep struct {
+	id   string
+	args []string
+}
+
+// sweeps are the runs, in the order they are measured. Each names
+// --roofline, --isa, --retries and --out itself (see commands).
+var sweeps = []sweep{
+	{"lone-l3", strings.Fields("sweep attention --kernel decode-flash,kv-read --heads 1:1 --ctx 4096 --kv f16,q8_0 --hd 128 --exp fast --min-time 1s")},
+	{"lone-dram", strings.Fields("sweep attention --kernel decode-flash,kv-read --heads 1:1 --ctx 32768 --cold --kv f16,q8_0 --hd 128 --exp fast --min-time 2s")},
+	{"gqa-l3", strings.Fields("sweep attention --kernel decode-flash-gqa,kv-read --heads 32:8,64:8 --ctx 1024 --kv f32,f16 --hd 128 --exp fast --tk auto,32 --min-time 1s")},
+	{"gqa-dram", strings.Fields("sweep attention --kernel decode-flash-gqa,kv-read --heads 32:8,64:8 --ctx 32768 --cold --kv f32,f16 --hd 128 --exp fast --min-time 2s")},
+	{"stores-l3", strings.Fields("sweep kvcache --kernel append,batch-copy,kv-copy --kv f32,f16,q8_0 --hd 128 --heads 8 --ctx 4096 --tokens 512 --layout head,pos")},
+	{"stores-dram", strings.Fields("sweep kvcache --kernel batch-copy,kv-copy --kv f32,f16,q8_0 --hd 128 --heads 8 --ctx 4096 --tokens 512 --layout head,pos --cold")},
+}
+
+// target is one line of the issue's performance list: the points of a run
+// that answer it, which share they are judged by, and the least share
+// that meets it.
+type target struct {
+	what  string
+	run   string
+	match func(r *results.Record) bool
+	bound bool // % of the roofline bound; else % of the paired read (copy) loop
+	min   float64
+}
+
+func attention(kernel, kv string, h int) func(r *results.Record) bool {
+	return func(r *results.Record) bool { return r.Kernel == kernel && r.KV == kv && r.H == h }
+}
+
+func store(kernel, kv, layout string, tokens int) func(r *results.Record) bool {
+	return func(r *results.Record) bool {
+		return r.Kernel == kernel && r.KV == kv && r.Layout == layout && r.Tokens == tokens
+	}
+}
+
+// targets are #12's performance items, one line per shape they name.
+var targets = func() []target {
+	var ts []target
+	for _, c := range []struct {
+		kv  string
+		min float64
+	}{{"f16", 90}, {"q8_0", 75}} {
+		ts = append(ts,
+			target{"decode-flash " + c.kv + ", 1 head, ctx 4096", "lone-l3", attention("decode-flash", c.kv, 1), false, c.min},
+			target{"decode-flash " + c.kv + ", 1 head, ctx 32768 --cold", "lone-dram", attention("decode-flash", c.kv, 1), false, c.min})
+	}
+	for _, lv := range []struct {
+		run, what string
+		min       float64
+	}{{"gqa-l3", "ctx 1024 (L3)", 60}, {"gqa-dram", "ctx 32768 --cold (DRAM)", 80}} {
+		for _, kv := range []string{"f32", "f16"} {
+			for _, h := range []int{32, 64} {
+				ts = append(ts, target{fmt.Sprintf("decode-flash-gqa %s %d:8, %s", kv, h, lv.what), lv.run, attention("decode-flash-gqa", kv, h), true, lv.min})
+			}
+		}
+	}
+	for _, layout := range []string{"", "pos"} {
+		ts = append(ts, target{"append f32→f16, " + layoutName(layout) + " (L3)", "stores-l3", store("append", "f16", layout, 1), false, 70})
+	}
+	for _, lv := range []struct{ run, what string }{{"stores-l3", "L3"}, {"stores-dram", "DRAM"}} {
+		for _, kv := range []string{"f32", "f16", "q8_0"} {
+			for _, layout := range []string{"", "pos"} {
+				ts = append(ts, target{fmt.Sprintf("batch-copy %s, %s (%s)", kv, layoutName(layout), lv.what), lv.run, store("batch-copy", kv, layout, 512), false, 70})
+			}
+		}
+	}
+	return ts
+}()
+
+func layoutName(l string) string {
+	if l == "pos" {
+		return "position-major"
+	}
+	return "head-major"
+}
+
+func main() {
+	out := flag.String("out", "out/decode-targets", "the folder the runs go to (one sub-folder a run)")
+	isas := flag.String("isa", "avx2,avx512", "the tiers to measure (a tier the CPU lacks shows as skipped)")
+	retries := flag.Int("retries", 1, "times an unstable point is measured again (ckbench --retries)")
+	bin := flag.String("ckbench", filepath.Join("bin", "ckbench"), "the ckbench binary (make build writes bin/ckbench)")
+	table := flag.String("table", "", "print the table of the runs in this folder, measuring nothing")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "decode-targets measures issue #12's performance targets here and prints them as one table.\n\nUsage: go run ./tools/decode-targets [flags]\n\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fatal(2, "unexpected argument %q (flags only; see -help)", flag.Arg(0))
+	}
+	dir := *out
+	if *table != "" {
+		dir = *table
+	} else {
+		if _, err := os.Stat(*bin); err != nil {
+			fatal(2, "%s: %v (run make build first, or name the binary with -ckbench)", *bin, err)
+		}
+		if err := measure(*bin, dir, *isas, *retries); err != nil {
+			fatal(1, "%v", err)
+		}
+	}
+	if err := printTable(os.Stdout, dir); err != nil {
+		fatal(2, "%v", err)
+	}
+}
+
+// measure runs the roofline and every sweep into dir.
+func measure(bin, dir, isas string, retries int) error {
+	pin := pinned()
+	roof := filepath.Join(dir, "roofline", "roofline.json")
+	cmds := [][]string{{"roofline", "--quick", "--out", dir, "--run-id", "roofline"}}
+	for _, s := range sweeps {
+		cmds = append(cmds, slices.Concat(s.args, []string{"--isa", isas, "--retries", strconv.Itoa(retries), "--roofline", roof, "--out", dir, "--run-id", s.id}))
+	}
+	for _, args := range cmds {
+		c := exec.Command(pin[0], slices.Concat(pin[1:], []string{bin}, args)...)
+		if len(pin) == 1 { // no taskset
+			c = exec.Command(bin, args...)
+		}
+		fmt.Fprintf(os.Stderr, "decode-targets: %s\n", strings.Join(c.Args, " "))
+		c.Stdout, c.Stderr = io.Discard, os.Stderr
+		if err := c.Run(); err != nil {
+			return fmt.Errorf("%s: %v", strings.Join(c.Args, " "), err)
+		}
+	}
+	return nil
+}
+
+// pinned is the command prefix that pins a run to the last CPU (taskset -c
+// N), or [""] where there is no taskset.
+func pinned() []string {
+	if runtime.GOOS != "linux" {
+		return []string{""}
+	}
+	if _, err := exec.LookPath("taskset"); err != nil {
+		return []string{""}
+	}
+	return []string{"taskset", "-c", strconv.Itoa(runtime.NumCPU() - 1)}
+}
+
+// printTable writes one line a target and tier: the point's share of its
+// ceiling, its status and the verdict.
+func printTable(w io.Writer, dir string) error {
+	runs := map[string][]results.Record{}
+	for _, s := range sweeps {
+		recs, err := results.ReadPoints(filepath.Join(dir, s.id))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		runs[s.id] = recs
+	}
+	if len(runs) == 0 {
+		return fmt.Errorf("%s holds none of the runs (%s): measure first", dir, strings.Join(runIDs(), ", "))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	defer tw.Flush()
+	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
+	row("target", "tier", "share", "status", "verdict")
+	for _, t := range targets {
+		byTier := map[string]*results.Record{}
+		var tiers []string
+		for i := range runs[t.run] {
+			r := &runs[t.run][i]
+			if !t.match(r) || r.Th != 1 || r.Status == results.StatusSkipped {
+				continue
+			}
+			if _, ok := byTier[r.ISA]; !ok {
+				tiers = append(tiers, r.ISA)
+			}
+			if better(r, byTier[r.ISA], t.bound) {
+				byTier[r.ISA] = r
+			}
+		}
+		if len(tiers) == 0 {
+			row(t.what+fmt.Sprintf(" ≥ %g %%", t.min), "-", "-", "-", "not measured (no such run here, or every tier skipped)")
+			continue
+		}
+		for _, tier := range tiers {
+			r := byTier[tier]
+			share, of := r.PctOfRead, "read"
+			if t.bound {
+				share, of = r.PctOfBound, "bound"
+			}
+			cell := "-"
+			if share.Valid() {
+				cell = fmt.Sprintf("%.0f %%", float64(share))
+			}
+			row(t.what+fmt.Sprintf(" ≥ %g %% of %s", t.min, of), tier, cell, r.Status, verdict(r, share, t.min))
+		}
+	}
+	return nil
+}
+
+// better: r answers a target better than the point held so far, best: an
+// ok point before any other, then the higher share (of the tiles a run
+// sweeps, the target is met by its best).
+func better(r, best *results.Record, bound bool) bool {
+	if best == nil {
+		return true
+	}
+	if (r.Status == results.StatusOK) != (best.Status == results.StatusOK) {
+		return r.Status == results.StatusOK
+	}
+	a, b := r.PctOfRead, best.PctOfRead
+	if bound {
+		a, b = r.PctOfBound, best.PctOfBound
+	}
+	return a.Valid() && (!b.Valid() || a > b)
+}
+
+func verdict(r *results.Record, share results.Float, min float64) string {
+	switch {
+	case r.Status != results.StatusOK:
+		return "no verdict (not a result)"
+	case !share.Valid():
+		return "no verdict: no share"
+	case float64(share) >= min:
+		return "met"
+	}
+	return "not met"
+}
+
+func runIDs() []string {
+	var ids []string
+	for _, s := range sweeps {
+		ids = append(ids, s.id)
+	}
+	return ids
+}
+
+func fatal(code int, format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "decode-targets: "+format+"\n", a...)
+	os.Exit(code)
+}

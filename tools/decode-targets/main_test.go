@@ -1,0 +1,61 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckbench/ckbench/results"
+)
+
+// TestTable: a target's line takes the tier's best ok point, judges it by
+// its share, gives an unstable point no verdict, and says which targets
+// have no run.
+func TestTable(t *testing.T) {
+	dir := t.TempDir()
+	run, err := results.Create(dir, results.Meta{RunID: "gqa-dram", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(kv, tk, isa, status string, pct float64) {
+		r := results.NewRecord()
+		r.Family, r.Kernel, r.ISA, r.KV, r.TK, r.H, r.KVH, r.Th, r.Status = "attention", "decode-flash-gqa", isa, kv, tk, 32, 8, 1, status
+		r.PctOfBound = results.Float(pct)
+		if err := run.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("f32", "auto", "avx2", results.StatusOK, 71)
+	add("f32", "32", "avx2", results.StatusUnstable, 95) // more, but not a result
+	add("f16", "auto", "avx2", results.StatusOK, 83)
+	add("f16", "auto", "avx512", results.StatusUnstable, 88)
+	add("f16", "auto", "generic", results.StatusSkipped, 0)
+	if err := run.Close(true); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := printTable(&b, dir); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string // each with its runs of spaces made one
+	for _, l := range strings.Split(b.String(), "\n") {
+		lines = append(lines, strings.Join(strings.Fields(l), " "))
+	}
+	const dram = "decode-flash-gqa %s 32:8, ctx 32768 --cold (DRAM) ≥ 80 % of bound "
+	for _, want := range []string{
+		strings.Replace(dram, "%s", "f32", 1) + "avx2 71 % ok not met",
+		strings.Replace(dram, "%s", "f16", 1) + "avx2 83 % ok met",
+		strings.Replace(dram, "%s", "f16", 1) + "avx512 88 % unstable no verdict (not a result)",
+	} {
+		if !slices.Contains(lines, want) {
+			t.Errorf("no line %q in\n%s", want, b.String())
+		}
+	}
+	if slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "generic") }) {
+		t.Errorf("a skipped tier has a line:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "decode-flash f16, 1 head, ctx 4096 ≥ 90 %") || !strings.Contains(b.String(), "not measured") {
+		t.Errorf("a target without its run is not listed as not measured:\n%s", b.String())
+	}
+}
