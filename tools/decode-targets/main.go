@@ -32,7 +32,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/roofline"
 )
 
 // sweep is one ckbench run the targets read: its folder (run id) and its
@@ -196,6 +199,9 @@ func printTable(w io.Writer, dir string) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("%s holds none of the runs (%s): measure first", dir, strings.Join(runIDs(), ", "))
 	}
+	if err := printCeilings(w, dir); err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	defer tw.Flush()
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
@@ -262,6 +268,38 @@ func verdict(r *results.Record, share results.Float, min float64) string {
 		return "met"
 	}
 	return "not met"
+}
+
+// printCeilings names the machine and the ceilings the shares are of: its
+// roofline's core clock, FMA roofs, and L3 and DRAM read bandwidth, and how
+// far its passes spread (a busy host). A folder without a roofline (not
+// measured by this tool) prints nothing.
+func printCeilings(w io.Writer, dir string) error {
+	r, err := roofline.Load(filepath.Join(dir, "roofline", "roofline.json"), machine.Info{})
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, roofline.ErrOtherMachine) {
+		return err
+	}
+	c := r.Machine.CPU
+	fmt.Fprintf(w, "machine: %s (family %d model %d), host %s\n", c.Brand, c.Family, c.Model, r.Machine.Host)
+	var cs []string
+	if r.Clock.CoreGHz > 0 {
+		cs = append(cs, fmt.Sprintf("core clock %.2f GHz", r.Clock.CoreGHz))
+	}
+	for _, x := range r.Compute {
+		if x.Threads == 1 && x.Tier != isa.Generic && (x.Kind == "fp32-fma" || x.Kind == "q8-fma") {
+			cs = append(cs, fmt.Sprintf("%s %s %.1f %s", x.Kind, x.Tier, x.Value, x.Unit))
+		}
+	}
+	for _, l := range r.Levels {
+		if l.Threads == 1 && (l.Name == "L3" || l.Name == "DRAM") {
+			cs = append(cs, fmt.Sprintf("read %s %.1f GB/s", l.Name, l.GBs))
+		}
+	}
+	fmt.Fprintf(w, "roofline (1 thread): %s; its passes spread up to %.0f %%\n\n", strings.Join(cs, ", "), r.MaxPassSpreadPct)
+	return nil
 }
 
 func runIDs() []string {
