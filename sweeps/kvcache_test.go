@@ -6,11 +6,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ckbench/ckbench/kernels/attention"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/kernels/kvcache"
 	"github.com/ckbench/ckbench/machine"
+	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/sampler"
 )
 
@@ -161,6 +163,115 @@ func TestFastest(t *testing.T) {
 		got()
 		if ran[1] != before[1]+1 {
 			t.Errorf("fastest kept the 300 µs call over the 10 µs one")
+		}
+	}
+}
+
+// TestStorePieces: a warm store's ceiling moves the store's own lines.
+// Its pieces copy into the cache rows the store writes, all of them but
+// less than a line a piece, and nowhere else, without overlapping; they
+// copy from and read the store's sources, every float once; and they come
+// K then V per head, so that workers take the heads the store gives them.
+// A store that writes under minPiece a head has none.
+func TestStorePieces(t *testing.T) {
+	for _, kv := range attention.KVTypes {
+		for _, layout := range attention.Layouts {
+			for _, d := range []int{96, 128} {
+				p := kvcache.Params{Op: kvcache.BatchCopy, Hkv: 3, D: d, KV: kv, Layout: layout, Pos: 7, Tokens: 64}
+				name := fmt.Sprintf("kv=%s layout=%s hd=%d", kv, layout, d)
+				b := kvcache.Alloc(p)
+				ps := storePieces(p, b)
+				if len(ps) != 2*p.Hkv {
+					t.Fatalf("%s: %d pieces, want %d", name, len(ps), 2*p.Hkv)
+				}
+				rb := kv.RowBytes(d)
+				for ci, cache := range [][]byte{cacheBytes(b.K, b.KEnc), cacheBytes(b.V, b.VEnc)} {
+					written := make([]bool, len(cache))
+					for kh := range p.Hkv {
+						for j := range p.Count() {
+							r := p.Row(kh, p.Pos+j)
+							for i := r * rb; i < (r+1)*rb; i++ {
+								written[i] = true
+							}
+						}
+					}
+					copied := make([]int, len(cache))
+					srcSeen := make([]int, len(b.SrcK))
+					src := [][]float32{b.SrcK, b.SrcV}[ci]
+					for i := ci; i < len(ps); i += 2 {
+						pc := ps[i]
+						if pc.head != i/2 {
+							t.Errorf("%s: piece %d is head %d's, want %d's", name, i, pc.head, i/2)
+						}
+						off := int(uintptr(unsafe.Pointer(&pc.dst[0])) - uintptr(unsafe.Pointer(&cache[0])))
+						for k := off; k < off+4*len(pc.dst); k++ {
+							copied[k]++
+						}
+						so := int(uintptr(unsafe.Pointer(&pc.src[0]))-uintptr(unsafe.Pointer(&src[0]))) / 4
+						for k := so; k < so+len(pc.src); k++ {
+							srcSeen[k]++
+						}
+					}
+					missed := 0
+					for i := range cache {
+						switch {
+						case copied[i] > 1 || copied[i] == 1 && !written[i]:
+							t.Fatalf("%s: cache byte %d copied %d times, written by the store: %v", name, i, copied[i], written[i])
+						case written[i] && copied[i] == 0:
+							missed++
+						}
+					}
+					if missed >= 64*p.Hkv {
+						t.Errorf("%s: the pieces leave %d written bytes uncopied, want under a line a piece", name, missed)
+					}
+					for k, n := range srcSeen {
+						if n != 1 {
+							t.Fatalf("%s: source float %d in %d pieces", name, k, n)
+						}
+					}
+				}
+			}
+		}
+	}
+	p := kvcache.Params{Op: kvcache.Append, Hkv: 8, D: 128, KV: attention.F16, Pos: 7}
+	if ps := storePieces(p, kvcache.Alloc(p)); ps != nil {
+		t.Errorf("an append has %d pieces, want none (its rows are under minPiece)", len(ps))
+	}
+}
+
+// TestKVCopyPieces: a warm batch-copy's ceiling copies the store's own
+// lines in every tier and layout and for 1 and 2 workers, and the stores
+// still pass their byte-for-byte gate after it has written over their
+// rows (the ceiling is planned first).
+func TestKVCopyPieces(t *testing.T) {
+	g := KVCacheGrid{Ops: []string{string(kvcache.BatchCopy), KVCopy}, Tiers: isa.All, HeadDims: []int{64}, Heads: []int{3}, Tokens: []int{64},
+		Ctxs: []int{7}, KVs: attention.KVTypes, Layouts: attention.Layouts}
+	opt := Options{Sampler: sampler.Config{MinTime: 2 * time.Millisecond}, CPU: -1, Seed: 3}
+	plan, err := PlanKVCache(g, opt, machine.Describe())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pt := range plan.Points {
+		if pt.Rec.Kernel != KVCopy || pt.Skip != "" {
+			continue
+		}
+		if _, _, err := pt.prepare(pt.group); err != nil {
+			t.Fatalf("kv-copy/%s kv=%s layout=%q: %v", pt.Tier, pt.Rec.KV, pt.Rec.Layout, err)
+		}
+		if d := pt.group.get().(*kvcacheData); d.pieces == nil || d.src != nil {
+			t.Fatalf("kv-copy/%s kv=%s layout=%q: the warm ceiling has data of its own", pt.Tier, pt.Rec.KV, pt.Rec.Layout)
+		}
+		shares, _, err := pt.prepareN(pt.group, 2)
+		if err != nil || len(shares) != 2 {
+			t.Fatalf("kv-copy/%s: %d shares for 2 workers: %v", pt.Tier, len(shares), err)
+		}
+		for _, s := range shares {
+			s()
+		}
+	}
+	for _, r := range runAll(t, plan, opt) {
+		if r.Status == results.StatusFailed {
+			t.Errorf("%s/%s kv=%s layout=%q failed: %s", r.Kernel, r.ISA, r.KV, r.Layout, r.Reason)
 		}
 	}
 }
