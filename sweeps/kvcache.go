@@ -163,7 +163,7 @@ func storePieces(p kvcache.Params, b kvcache.Buffers) []piece {
 		for _, x := range []struct {
 			src   []float32
 			cache []byte
-		}{{b.SrcK, cacheBytes(b.K, b.KEnc)}, {b.SrcV, cacheBytes(b.V, b.VEnc)}} {
+		}{{b.SrcK, cacheAsBytes(b.K, b.KEnc)}, {b.SrcV, cacheAsBytes(b.V, b.VEnc)}} {
 			lo, hi := p.Row(kh, p.Pos)*rb, (p.Row(kh, p.Pos+cnt-1)+1)*rb
 			if p.Layout == attention.PosMajor {
 				first, span := p.Row(0, p.Pos)*rb, cnt*p.Hkv*rb
@@ -181,8 +181,8 @@ func storePieces(p kvcache.Params, b kvcache.Buffers) []piece {
 	return ps
 }
 
-// cacheBytes is a cache as bytes, f32 or encoded.
-func cacheBytes(f []float32, enc []byte) []byte {
+// cacheAsBytes is a cache as bytes, f32 or encoded.
+func cacheAsBytes(f []float32, enc []byte) []byte {
 	if f != nil {
 		return buf.BytesOf(f)
 	}
@@ -284,7 +284,11 @@ func kvcachePoints(p kvcache.Params, g KVCacheGrid, opt Options, status map[isa.
 	p.Cap = p.Pos + rot*p.Count()
 	cacheBytes := satMul(2, int64(p.Hkv), int64(p.Capacity()), int64(p.KV.RowBytes(p.D)))
 	srcBytes := satMul(8, int64(p.Hkv), int64(p.Count()), int64(p.D))
-	mem := satAdd(cacheBytes, satMul(srcBytes, int64(rot)), satMul(int64(w.Bytes()), int64(rot)))
+	mem := satAdd(cacheBytes, satMul(srcBytes, int64(rot)))
+	ownLines := rot == 1 && p.Count()*p.KV.RowBytes(p.D) >= minPiece // the ceiling moves the store's lines (storePieces)
+	if !ownLines {
+		mem = satAdd(mem, satMul(int64(w.Bytes()), int64(rot))) // the ceiling's data
+	}
 	grp := &dataGroup{mem: mem, ws: int64(w.Bytes()), alloc: func() any {
 		d := &kvcacheData{b: kvcache.Alloc(p)}
 		if rot > 1 { // one source per rotation: the cold store's rows come from memory too
@@ -296,10 +300,9 @@ func kvcachePoints(p kvcache.Params, g KVCacheGrid, opt Options, status map[isa.
 		// (a sample is one or two calls) evicted the other's, so that
 		// at 512 tokens both ran at a third of their speed in L3 and
 		// the store read 82–178 % of the ceiling.
-		if rot == 1 {
-			if d.pieces = storePieces(p, d.b); d.pieces != nil {
-				return d
-			}
+		if ownLines {
+			d.pieces = storePieces(p, d.b)
+			return d
 		}
 		// The ceiling's data: rot blocks too, cold, so that it comes
 		// from the same level as the store it is paired with.

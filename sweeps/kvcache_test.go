@@ -185,7 +185,7 @@ func TestStorePieces(t *testing.T) {
 					t.Fatalf("%s: %d pieces, want %d", name, len(ps), 2*p.Hkv)
 				}
 				rb := kv.RowBytes(d)
-				for ci, cache := range [][]byte{cacheBytes(b.K, b.KEnc), cacheBytes(b.V, b.VEnc)} {
+				for ci, cache := range [][]byte{cacheAsBytes(b.K, b.KEnc), cacheAsBytes(b.V, b.VEnc)} {
 					written := make([]bool, len(cache))
 					for kh := range p.Hkv {
 						for j := range p.Count() {
