@@ -6,6 +6,7 @@
 //	make build && go run ./tools/decode-targets                 # measure, then the table
 //	go run ./tools/decode-targets -isa avx2,avx512 -retries 2
 //	go run ./tools/decode-targets -table out/decode-targets     # the table of an earlier run
+//	go run ./tools/decode-targets -ggml /tmp/ggml              # and GGML against the GQA kernel (tools/ggml-ruler.sh)
 //
 // It runs ckbench (bin/ckbench unless -ckbench says otherwise), each
 // command printed before it runs, pinned to one CPU with taskset where
@@ -15,7 +16,8 @@
 // (or kv-copy) over the same bytes, timed in alternation with the kernel,
 // and % of the roofline bound. A point that is not ok is shown with its
 // status and is never counted as met. Not part of make test: it takes
-// 3–5 minutes a tier. GGML's side of the GQA target is tools/ggml-ruler.sh.
+// 3–5 minutes a tier. GGML's side of the GQA target is tools/ggml-ruler.sh,
+// which -ggml runs after the table.
 package main
 
 import (
@@ -124,6 +126,7 @@ func main() {
 	retries := flag.Int("retries", 1, "times an unstable point is measured again (ckbench --retries)")
 	bin := flag.String("ckbench", filepath.Join("bin", "ckbench"), "the ckbench binary (make build writes bin/ckbench)")
 	table := flag.String("table", "", "print the table of the runs in this folder, measuring nothing")
+	ggml := flag.String("ggml", "", "also run tools/ggml-ruler.sh with this GGML_DIR (GGML's FLASH_ATTN_EXT against decode-flash-gqa; needs git, cmake, a C++ compiler)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "decode-targets measures issue #12's performance targets here and prints them as one table.\n\nUsage: go run ./tools/decode-targets [flags]\n\n")
 		flag.PrintDefaults()
@@ -145,6 +148,17 @@ func main() {
 	}
 	if err := printTable(os.Stdout, dir); err != nil {
 		fatal(2, "%v", err)
+	}
+	if *ggml != "" && *table == "" {
+		// The GQA target's other side, after the table: its rounds
+		// alternate GGML and ckbench in the same minutes.
+		fmt.Println()
+		c := exec.Command("sh", filepath.Join("tools", "ggml-ruler.sh"), *ggml)
+		c.Stdout, c.Stderr = os.Stdout, os.Stderr
+		fmt.Fprintf(os.Stderr, "decode-targets: %s\n", strings.Join(c.Args, " "))
+		if err := c.Run(); err != nil {
+			fatal(1, "%s: %v", strings.Join(c.Args, " "), err)
+		}
 	}
 }
 
