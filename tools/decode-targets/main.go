@@ -219,7 +219,7 @@ func printTable(w io.Writer, dir string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	defer tw.Flush()
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
-	row("target", "tier", "share", "status", "verdict")
+	row("target", "tier", "tk", "share", "status", "verdict")
 	for _, t := range targets {
 		byTier := map[string]*results.Record{}
 		var tiers []string
@@ -236,7 +236,7 @@ func printTable(w io.Writer, dir string) error {
 			}
 		}
 		if len(tiers) == 0 {
-			row(t.what+fmt.Sprintf(" ≥ %g %%", t.min), "-", "-", "-", "not measured (no such run here, or every tier skipped)")
+			row(t.what+fmt.Sprintf(" ≥ %g %%", t.min), "-", "-", "-", "-", "not measured (no such run here, or every tier skipped)")
 			continue
 		}
 		for _, tier := range tiers {
@@ -249,7 +249,11 @@ func printTable(w io.Writer, dir string) error {
 			if share.Valid() {
 				cell = fmt.Sprintf("%.0f %%", float64(share))
 			}
-			row(t.what+fmt.Sprintf(" ≥ %g %% of %s", t.min, of), tier, cell, r.Status, verdict(r, share, t.min))
+			tk := r.TK // the tile of the best point, where a run sweeps them
+			if tk == "" {
+				tk = "-"
+			}
+			row(t.what+fmt.Sprintf(" ≥ %g %% of %s", t.min, of), tier, tk, cell, r.Status, verdict(r, share, t.min))
 		}
 	}
 	return nil

@@ -44,9 +44,9 @@ func TestTable(t *testing.T) {
 	}
 	const dram = "decode-flash-gqa %s 32:8, ctx 32768 --cold (DRAM) ≥ 80 % of bound "
 	for _, want := range []string{
-		strings.Replace(dram, "%s", "f32", 1) + "avx2 71 % ok not met",
-		strings.Replace(dram, "%s", "f16", 1) + "avx2 83 % ok met",
-		strings.Replace(dram, "%s", "f16", 1) + "avx512 88 % unstable no verdict (not a result)",
+		strings.Replace(dram, "%s", "f32", 1) + "avx2 auto 71 % ok not met",
+		strings.Replace(dram, "%s", "f16", 1) + "avx2 auto 83 % ok met",
+		strings.Replace(dram, "%s", "f16", 1) + "avx512 auto 88 % unstable no verdict (not a result)",
 	} {
 		if !slices.Contains(lines, want) {
 			t.Errorf("no line %q in\n%s", want, b.String())
