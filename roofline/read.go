@@ -169,17 +169,38 @@ func CopyRead2(t isa.Tier, dst, src []float32) float32 {
 	n, m := len(dst), len(src)-len(dst)
 	h := n / 2 / StreamGranule * StreamGranule  // floats each half copies
 	mh := m / 2 / StreamGranule * StreamGranule // and reads besides
-	k := kernelsFor(t)
-	if k == nil || h == 0 {
+	if kernelsFor(t) == nil || h == 0 {
 		return CopyRead(t, dst, src)
 	}
-	s := k.copyRd2(&dst[0], &src[0], &dst[h], &src[h+mh], h, mh)
+	s := CopyReadPair(t, dst[:h], src[:h+mh], dst[h:2*h], src[h+mh:2*(h+mh)])
 	o, c := 2*(h+mh), n-2*h // src the halves read, dst they left
 	if c > 0 {
 		Copy(t, dst[2*h:], src[o:o+c], 1)
 	}
 	if o+c < len(src) {
 		s += ReadSum(t, src[o+c:])
+	}
+	return s
+}
+
+// CopyReadPair is CopyRead2's work on two pairs given apart, side by side,
+// as a store writes K's rows and V's: each src is read front to back and
+// len(dst) of its floats are written to its dst, in order (a subsequence
+// of src), and it returns the sum of the floats read and not copied. The
+// pairs are alike (len(dst) = len(dst2), len(src) = len(src2)); pairs that
+// are not, or too short for a stream step, or a tier without asm, take
+// CopyRead each. What the steps leave of a pair is copied and read after.
+func CopyReadPair(t isa.Tier, dst, src, dst2, src2 []float32) float32 {
+	n, m := len(dst), len(src)-len(dst)
+	h := n / StreamGranule * StreamGranule  // floats the steps copy
+	mh := m / StreamGranule * StreamGranule // and read besides
+	k := kernelsFor(t)
+	if k == nil || h == 0 || len(dst2) != n || len(src2) != len(src) {
+		return CopyRead(t, dst, src) + CopyRead(t, dst2, src2)
+	}
+	s := k.copyRd2(&dst[0], &src[0], &dst2[0], &src2[0], h, mh)
+	if h < n || mh < m {
+		s += CopyRead(t, dst[h:], src[h+mh:]) + CopyRead(t, dst2[h:], src2[h+mh:])
 	}
 	return s
 }

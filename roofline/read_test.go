@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/ckbench/ckbench/kernels/buf"
@@ -202,29 +203,75 @@ func TestCopyRead(t *testing.T) {
 func TestCopyRead2(t *testing.T) {
 	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
 		for _, c := range copyReadCases {
-			// src[i] = i+1: distinct, so dst shows where each float came
-			// from; every case sums to less than 2²⁴, exact in any order.
-			src := make([]float32, c.n+c.rest)
-			var total float64
-			for i := range src {
-				src[i] = float32(i + 1)
-				total += float64(i + 1)
-			}
+			src, total := countingFloats(c.n+c.rest, 1)
 			dst := make([]float32, c.n)
 			got := CopyRead2(tier, dst, src)
-			var copied float64
-			j := 0 // src index after the last float found in dst
-			for i, v := range dst {
-				at := int(v) - 1
-				if at < j || at >= len(src) {
-					t.Fatalf("copy %d, read %d: dst[%d] = %v is not a float of src after the ones before it", c.n, c.rest, i, v)
-				}
-				j = at + 1
-				copied += float64(v)
-			}
+			copied := checkSubsequence(t, fmt.Sprintf("copy %d, read %d", c.n, c.rest), dst, src)
 			if want := total - copied; float64(got) != want {
 				t.Errorf("copy %d, read %d: sum %v, want %v (the floats not copied)", c.n, c.rest, got, want)
 			}
 		}
 	})
+}
+
+// TestCopyReadPair: each dst gets len(dst) floats of its own src in order
+// and the sum is of the others, in every tier, for alike pairs on and off
+// the granule and for pairs that are not alike (two CopyReads).
+func TestCopyReadPair(t *testing.T) {
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
+		for _, c := range copyReadCases {
+			for _, other := range []int{c.n, c.n / 2} {
+				name := fmt.Sprintf("copy %d and %d, read %d", c.n, other, c.rest)
+				src, total := smallFloats(c.n+c.rest, 1)
+				src2, total2 := smallFloats(other+c.rest, 8) // apart from src's: a float shows its pair
+				dst, dst2 := make([]float32, c.n), make([]float32, other)
+				got := CopyReadPair(tier, dst, src, dst2, src2)
+				copied := checkSubsequence(t, name, dst, src) + checkSubsequence(t, name+" (second pair)", dst2, src2)
+				if want := total + total2 - copied; float64(got) != want {
+					t.Errorf("%s: sum %v, want %v (the floats not copied)", name, got, want)
+				}
+			}
+		}
+	})
+}
+
+// countingFloats are n distinct floats from first, first+1, …, and their
+// sum (below 2²⁴ in every case: exact in any order).
+func countingFloats(n, first int) ([]float32, float64) {
+	x := make([]float32, n)
+	var sum float64
+	for i := range x {
+		x[i] = float32(first + i)
+		sum += float64(first + i)
+	}
+	return x, sum
+}
+
+// smallFloats are n floats cycling through first … first+6, and their sum:
+// small integers, summed exactly in any order.
+func smallFloats(n, first int) ([]float32, float64) {
+	x := make([]float32, n)
+	var sum float64
+	for i := range x {
+		x[i] = float32(first + i%7)
+		sum += float64(x[i])
+	}
+	return x, sum
+}
+
+// checkSubsequence fails unless dst is a subsequence of src, and returns
+// the sum of dst.
+func checkSubsequence(t *testing.T, name string, dst, src []float32) float64 {
+	t.Helper()
+	var sum float64
+	j := 0 // src index after the last float found in dst
+	for i, v := range dst {
+		at := slices.Index(src[j:], v)
+		if at < 0 {
+			t.Fatalf("%s: dst[%d] = %v is not a float of src after the ones before it", name, i, v)
+		}
+		j += at + 1
+		sum += float64(v)
+	}
+	return sum
 }

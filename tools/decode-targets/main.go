@@ -5,12 +5,12 @@
 //
 //	make build && go run ./tools/decode-targets                 # measure, then the table
 //	go run ./tools/decode-targets -isa avx2,avx512 -retries 2
-//	go run ./tools/decode-targets -table out/decode-targets     # the table of an earlier run
+//	go run ./tools/decode-targets -table out/decode-targets/T   # the table of an earlier run
 //	go run ./tools/decode-targets -ggml /tmp/ggml              # and GGML against the GQA kernel (tools/ggml-ruler.sh)
 //
 // It runs ckbench (bin/ckbench unless -ckbench says otherwise), each
-// command printed before it runs, pinned to one CPU with taskset where
-// there is one: the quick roofline, then the sweeps the targets name. A
+// command printed before it runs, into out/decode-targets/<time>: the
+// quick roofline, then the sweeps the targets name. A
 // tier the CPU lacks shows as skipped, as everywhere in ckbench. The
 // figures are ratios to ceilings measured in the same run: % of kv-read
 // (or kv-copy) over the same bytes, timed in alternation with the kernel,
@@ -28,11 +28,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
@@ -121,7 +121,7 @@ func layoutName(l string) string {
 }
 
 func main() {
-	out := flag.String("out", "out/decode-targets", "the folder the runs go to (one sub-folder a run)")
+	out := flag.String("out", filepath.Join("out", "decode-targets", time.Now().Format("20060102-150405")), "the folder the runs go to (one sub-folder a run; a new one each time by default)")
 	isas := flag.String("isa", "avx2,avx512", "the tiers to measure (a tier the CPU lacks shows as skipped)")
 	retries := flag.Int("retries", 1, "times an unstable point is measured again (ckbench --retries)")
 	bin := flag.String("ckbench", filepath.Join("bin", "ckbench"), "the ckbench binary (make build writes bin/ckbench)")
@@ -162,19 +162,16 @@ func main() {
 	}
 }
 
-// measure runs the roofline and every sweep into dir.
+// measure runs the roofline and every sweep into dir. ckbench pins its
+// measuring thread itself (the last CPU it may use, --cpu).
 func measure(bin, dir, isas string, retries int) error {
-	pin := pinned()
 	roof := filepath.Join(dir, "roofline", "roofline.json")
 	cmds := [][]string{{"roofline", "--quick", "--out", dir, "--run-id", "roofline"}}
 	for _, s := range sweeps {
 		cmds = append(cmds, slices.Concat(s.args, []string{"--isa", isas, "--retries", strconv.Itoa(retries), "--roofline", roof, "--out", dir, "--run-id", s.id}))
 	}
 	for _, args := range cmds {
-		c := exec.Command(pin[0], slices.Concat(pin[1:], []string{bin}, args)...)
-		if len(pin) == 1 { // no taskset
-			c = exec.Command(bin, args...)
-		}
+		c := exec.Command(bin, args...)
 		fmt.Fprintf(os.Stderr, "decode-targets: %s\n", strings.Join(c.Args, " "))
 		c.Stdout, c.Stderr = io.Discard, os.Stderr
 		if err := c.Run(); err != nil {
@@ -182,18 +179,6 @@ func measure(bin, dir, isas string, retries int) error {
 		}
 	}
 	return nil
-}
-
-// pinned is the command prefix that pins a run to the last CPU (taskset -c
-// N), or [""] where there is no taskset.
-func pinned() []string {
-	if runtime.GOOS != "linux" {
-		return []string{""}
-	}
-	if _, err := exec.LookPath("taskset"); err != nil {
-		return []string{""}
-	}
-	return []string{"taskset", "-c", strconv.Itoa(runtime.NumCPU() - 1)}
 }
 
 // printTable writes one line a target and tier: the point's share of its
