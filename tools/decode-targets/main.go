@@ -3,13 +3,13 @@
 // for, and prints them as one table: each target, the point that answers
 // it, its share of its ceiling, and whether it is met.
 //
-//	make build && go run ./tools/decode-targets                 # measure, then the table
+//	go run ./tools/decode-targets                               # measure, then the table
 //	go run ./tools/decode-targets -isa avx2,avx512 -retries 2
 //	go run ./tools/decode-targets -table out/decode-targets/T   # the table of an earlier run
 //	go run ./tools/decode-targets -ggml /tmp/ggml              # and GGML against the GQA kernel (tools/ggml-ruler.sh)
 //
-// It runs ckbench (bin/ckbench unless -ckbench says otherwise), each
-// command printed before it runs, into out/decode-targets/<time>: the
+// It builds ckbench from this tree (or runs -ckbench's), each command
+// printed before it runs, into out/decode-targets/<time>: the
 // quick roofline, then the sweeps the targets name. A
 // tier the CPU lacks shows as skipped, as everywhere in ckbench. The
 // figures are ratios to ceilings measured in the same run: % of kv-read
@@ -124,7 +124,7 @@ func main() {
 	out := flag.String("out", filepath.Join("out", "decode-targets", time.Now().Format("20060102-150405")), "the folder the runs go to (one sub-folder a run; a new one each time by default)")
 	isas := flag.String("isa", "avx2,avx512", "the tiers to measure (a tier the CPU lacks shows as skipped)")
 	retries := flag.Int("retries", 1, "times an unstable point is measured again (ckbench --retries)")
-	bin := flag.String("ckbench", filepath.Join("bin", "ckbench"), "the ckbench binary (make build writes bin/ckbench)")
+	bin := flag.String("ckbench", "", "the ckbench binary to run (default: one built from this tree, ./cmd/ckbench, into a temporary folder)")
 	table := flag.String("table", "", "print the table of the runs in this folder, measuring nothing")
 	ggml := flag.String("ggml", "", "also run tools/ggml-ruler.sh with this GGML_DIR (GGML's FLASH_ATTN_EXT against decode-flash-gqa; needs git, cmake, a C++ compiler)")
 	flag.Usage = func() {
@@ -135,31 +135,54 @@ func main() {
 	if flag.NArg() > 0 {
 		fatal(2, "unexpected argument %q (flags only; see -help)", flag.Arg(0))
 	}
-	dir := *out
-	if *table != "" {
-		dir = *table
+	if code, err := run(*out, *table, *bin, *isas, *retries, *ggml); err != nil {
+		fatal(code, "%v", err)
+	}
+}
+
+// run measures into out (unless table names a run to print) and prints
+// the table, then GGML's ruler if ggml names its folder; on failure, the
+// exit code (2: the input, 1: a run) and the error.
+func run(out, table, bin, isas string, retries int, ggml string) (int, error) {
+	dir := out
+	if table != "" {
+		dir = table
 	} else {
-		if _, err := os.Stat(*bin); err != nil {
-			fatal(2, "%s: %v (run make build first, or name the binary with -ckbench)", *bin, err)
+		if bin == "" {
+			tmp, err := os.MkdirTemp("", "decode-targets")
+			if err != nil {
+				return 1, err
+			}
+			defer os.RemoveAll(tmp)
+			bin = filepath.Join(tmp, "ckbench")
+			c := exec.Command("go", "build", "-o", bin, "./cmd/ckbench")
+			c.Stdout, c.Stderr = os.Stderr, os.Stderr
+			fmt.Fprintf(os.Stderr, "decode-targets: %s\n", strings.Join(c.Args, " "))
+			if err := c.Run(); err != nil {
+				return 2, fmt.Errorf("go build ./cmd/ckbench: %v (run from the repository's root, or name a binary with -ckbench)", err)
+			}
+		} else if _, err := os.Stat(bin); err != nil {
+			return 2, fmt.Errorf("-ckbench %s: %v", bin, err)
 		}
-		if err := measure(*bin, dir, *isas, *retries); err != nil {
-			fatal(1, "%v", err)
+		if err := measure(bin, dir, isas, retries); err != nil {
+			return 1, err
 		}
 	}
 	if err := printTable(os.Stdout, dir); err != nil {
-		fatal(2, "%v", err)
+		return 2, err
 	}
-	if *ggml != "" && *table == "" {
+	if ggml != "" && table == "" {
 		// The GQA target's other side, after the table: its rounds
 		// alternate GGML and ckbench in the same minutes.
 		fmt.Println()
-		c := exec.Command("sh", filepath.Join("tools", "ggml-ruler.sh"), *ggml)
+		c := exec.Command("sh", filepath.Join("tools", "ggml-ruler.sh"), ggml)
 		c.Stdout, c.Stderr = os.Stdout, os.Stderr
 		fmt.Fprintf(os.Stderr, "decode-targets: %s\n", strings.Join(c.Args, " "))
 		if err := c.Run(); err != nil {
-			fatal(1, "%s: %v", strings.Join(c.Args, " "), err)
+			return 1, fmt.Errorf("%s: %v", strings.Join(c.Args, " "), err)
 		}
 	}
+	return 0, nil
 }
 
 // measure runs the roofline and every sweep into dir. ckbench pins its
