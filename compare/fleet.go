@@ -208,14 +208,9 @@ func NewNode(meta results.Meta) *Node {
 	m := meta.Machine
 	host := m.Host
 	if host == "" {
-		host = "(no host: " + cpuName(m) + ")"
+		host = "(no host: " + m.CPUName() + ")"
 	}
-	return &Node{Host: host, CPU: cpuName(m), Microcode: m.CPU.Microcode, Kernel: m.OS.Kernel, Ckbench: meta.Ckbench, Values: map[string]float64{}}
-}
-
-// cpuName names a machine's CPU model: brand, family and model.
-func cpuName(m machine.Info) string {
-	return fmt.Sprintf("%s (family %d model %d)", m.CPU.Brand, m.CPU.Family, m.CPU.Model)
+	return &Node{Host: host, CPU: m.CPUName(), Microcode: m.CPU.Microcode, Kernel: m.OS.Kernel, Ckbench: meta.Ckbench, Values: map[string]float64{}}
 }
 
 // machineCPU names an input's CPU: its brand, with family and model
@@ -224,7 +219,7 @@ func machineCPU(m machine.Info) string {
 	if m.CPU.Family == 0 && m.CPU.Model == 0 {
 		return m.CPU.Brand
 	}
-	return cpuName(m)
+	return m.CPUName()
 }
 
 // Cells are a node's identity and score as table cells: microcode,

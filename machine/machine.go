@@ -84,6 +84,12 @@ type Counter struct {
 	Reason    string `json:"reason,omitempty"`
 }
 
+// CPUName names the CPU as reports and comparisons do: its brand, family
+// and model, "AMD EPYC (family 25 model 1)".
+func (m Info) CPUName() string {
+	return fmt.Sprintf("%s (family %d model %d)", m.CPU.Brand, m.CPU.Family, m.CPU.Model)
+}
+
 // DescribeCounters probes evs (opening and closing each) on this thread.
 func DescribeCounters(evs []hwcounters.Event) Counters {
 	cs := Counters{ExcludeKernel: !hwcounters.Privileged()}

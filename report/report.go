@@ -120,8 +120,7 @@ func machines(runs []Run) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range runs {
-		m := r.Meta.Machine
-		s := fmt.Sprintf("%s (family %d model %d)", m.CPU.Brand, m.CPU.Family, m.CPU.Model)
+		s := r.Meta.Machine.CPUName()
 		if !seen[s] {
 			seen[s] = true
 			out = append(out, s)

@@ -304,7 +304,7 @@ func (r *Run) benchHeader() []string {
 	m := r.Meta.Machine
 	return []string{
 		fmt.Sprintf("ckbench %s, run %s, %s, schema %d", r.Meta.Ckbench, r.Meta.RunID, r.Meta.Go, SchemaVersion),
-		fmt.Sprintf("cpu %s (family %d model %d), %s/%s; details in machine.json", m.CPU.Brand, m.CPU.Family, m.CPU.Model, m.OS.GOOS, m.OS.GOARCH),
+		fmt.Sprintf("cpu %s, %s/%s; details in machine.json", m.CPUName(), m.OS.GOOS, m.OS.GOARCH),
 	}
 }
 

@@ -132,17 +132,19 @@ type kvcacheData struct {
 // piece is a span of the ceiling that moves a warm store's own lines:
 // len(dst) floats of src are copied to dst and the rest of src is read
 // (roofline.CopyRead, or CopyReadPair with the head's other piece). K's
-// pieces and V's of a head are one piece each.
-type piece struct {
-	head     int
-	dst, src []float32
-}
+// pieces and V's of a head are one piece each, K's first: piece i is
+// head i/2's.
+type piece struct{ dst, src []float32 }
 
 // minPiece is the least a piece copies (bytes) for the ceiling to move the
 // store's own lines: below it (an append writes one row a head, 256 B at
 // hd 128 f16) a call a piece would cost more than its copy, and the two
 // working sets are small enough to share any cache level.
 const minPiece = 4 << 10
+
+// piecesFit reports whether p's pieces (a head's rows) copy at least
+// minPiece: whether a warm ceiling moves the store's own lines.
+func piecesFit(p kvcache.Params) bool { return p.Count()*p.KV.RowBytes(p.D) >= minPiece }
 
 // storePieces cuts a warm store's lines into the ceiling's pieces, K's
 // and V's for each KV head in turn: a head's source rows, and the cache
@@ -154,10 +156,10 @@ const minPiece = 4 << 10
 // line: the ceiling then moves up to 64 bytes a piece less than the
 // store. Nil if a piece would copy less than minPiece.
 func storePieces(p kvcache.Params, b kvcache.Buffers) []piece {
-	rb, cnt := p.KV.RowBytes(p.D), p.Count()
-	if cnt*rb < minPiece {
+	if !piecesFit(p) {
 		return nil
 	}
+	rb, cnt := p.KV.RowBytes(p.D), p.Count()
 	var ps []piece
 	for kh := range p.Hkv {
 		for _, x := range []struct {
@@ -175,7 +177,7 @@ func storePieces(p kvcache.Params, b kvcache.Buffers) []piece {
 			lo, hi = (lo+3)&^3, hi&^3
 			src := x.src[kh*cnt*p.D : (kh+1)*cnt*p.D]
 			dst := buf.FloatsOf(x.cache[lo:hi])
-			ps = append(ps, piece{head: kh, dst: dst[:min(len(dst), len(src))], src: src})
+			ps = append(ps, piece{dst: dst[:min(len(dst), len(src))], src: src})
 		}
 	}
 	return ps
@@ -210,7 +212,7 @@ func checkPieces(ps []piece, call func()) error {
 				at++
 			}
 			if at == len(pc.src) {
-				return fmt.Errorf("copy loop: piece %d (head %d) float %d of %d is no float of its source after the ones before it", i, pc.head, j, len(pc.dst))
+				return fmt.Errorf("copy loop: piece %d (head %d) float %d of %d is no float of its source after the ones before it", i, i/2, j, len(pc.dst))
 			}
 			at++
 		}
@@ -312,7 +314,7 @@ func kvcachePoints(p kvcache.Params, g KVCacheGrid, opt Options, status map[isa.
 	cacheBytes := satMul(2, int64(p.Hkv), int64(p.Capacity()), int64(p.KV.RowBytes(p.D)))
 	srcBytes := satMul(8, int64(p.Hkv), int64(p.Count()), int64(p.D))
 	mem := satAdd(cacheBytes, satMul(srcBytes, int64(rot)))
-	ownLines := rot == 1 && p.Count()*p.KV.RowBytes(p.D) >= minPiece // the ceiling moves the store's lines (storePieces)
+	ownLines := rot == 1 && piecesFit(p) // the ceiling moves the store's lines (storePieces)
 	if !ownLines {
 		mem = satAdd(mem, satMul(int64(w.Bytes()), int64(rot))) // the ceiling's data
 	}

@@ -201,14 +201,14 @@ func TestStorePieces(t *testing.T) {
 					src := [][]float32{b.SrcK, b.SrcV}[ci]
 					for i := ci; i < len(ps); i += 2 {
 						pc := ps[i]
-						if pc.head != i/2 {
-							t.Errorf("%s: piece %d is head %d's, want %d's", name, i, pc.head, i/2)
+						so := int(uintptr(unsafe.Pointer(&pc.src[0]))-uintptr(unsafe.Pointer(&src[0]))) / 4
+						if head := so / (p.Count() * d); head != i/2 {
+							t.Errorf("%s: piece %d is head %d's, want %d's", name, i, head, i/2)
 						}
 						off := int(uintptr(unsafe.Pointer(&pc.dst[0])) - uintptr(unsafe.Pointer(&cache[0])))
 						for k := off; k < off+4*len(pc.dst); k++ {
 							copied[k]++
 						}
-						so := int(uintptr(unsafe.Pointer(&pc.src[0]))-uintptr(unsafe.Pointer(&src[0]))) / 4
 						for k := so; k < so+len(pc.src); k++ {
 							srcSeen[k]++
 						}

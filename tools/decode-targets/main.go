@@ -308,8 +308,7 @@ func printCeilings(w io.Writer, dir string) error {
 	if err != nil && !errors.Is(err, roofline.ErrOtherMachine) {
 		return err
 	}
-	c := r.Machine.CPU
-	fmt.Fprintf(w, "machine: %s (family %d model %d), host %s\n", c.Brand, c.Family, c.Model, r.Machine.Host)
+	fmt.Fprintf(w, "machine: %s, host %s\n", r.Machine.CPUName(), r.Machine.Host)
 	var cs []string
 	if r.Clock.CoreGHz > 0 {
 		cs = append(cs, fmt.Sprintf("core clock %.2f GHz", r.Clock.CoreGHz))
