@@ -82,10 +82,11 @@ func BandwidthChart(r *roofline.Roofline) plots.Bandwidth {
 		}
 		b.Curves = append(b.Curves, c)
 	}
+	c := r.Caches()
 	for _, m := range []struct {
 		name string
-		size int
-	}{{"L1d", r.Machine.Cache.L1D}, {"L2", r.Machine.Cache.L2}, {"L3", r.Machine.Cache.L3}} {
+		size int64
+	}{{"L1d", c.L1D}, {"L2", c.L2}, {"L3", c.L3}} {
 		if m.size > 0 {
 			b.Markers = append(b.Markers, plots.Marker{Label: m.name, Bytes: float64(m.size)})
 		}

@@ -111,11 +111,15 @@ func build(runs []Run, notes []string) page {
 		}
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
+	caches := fmt.Sprintf("L1d %s, L2 %s, L3 %s (as cpuid reports them)", cache(m.Cache.L1D), cache(m.Cache.L2), cache(m.Cache.L3))
+	if rf := rooflineOf(runs); rf != nil && m.Cache.L3 <= 0 && rf.L3FromCurve > 0 {
+		caches += fmt.Sprintf("; the L3 is %s as the read curve shows it", cache(int(rf.L3FromCurve)))
+	}
 	pg.Facts = [][2]string{
 		{"CPU", fmt.Sprintf("%s (%s, family %d model %d stepping %d, microcode %s)", m.CPU.Brand, m.CPU.Vendor, m.CPU.Family, m.CPU.Model, m.CPU.Stepping, orDash(m.CPU.Microcode))},
 		{"host", orDash(m.Host)},
 		{"cores", fmt.Sprintf("%d physical, %d logical (%d per core); %d CPUs usable", m.CPU.PhysicalCores, m.CPU.LogicalCores, m.CPU.ThreadsPerCore, m.OS.CPUs)},
-		{"caches", fmt.Sprintf("L1d %s, L2 %s, L3 %s (as cpuid reports them)", cache(m.Cache.L1D), cache(m.Cache.L2), cache(m.Cache.L3))},
+		{"caches", caches},
 		{"OS", fmt.Sprintf("%s/%s %s", m.OS.GOOS, m.OS.GOARCH, m.OS.Kernel)},
 		{"ckbench", fmt.Sprintf("%s, %s", runs[0].Meta.Ckbench, runs[0].Meta.Go)},
 	}

@@ -34,9 +34,14 @@ func LevelOf(ws int64, c Caches) string {
 	return "DRAM"
 }
 
-// Caches returns the cache sizes the roofline was measured with.
+// Caches returns the cache sizes the roofline was measured with: cpuid's,
+// and the L3 read off the curve where cpuid reports none.
 func (r *Roofline) Caches() Caches {
-	return Caches{L1D: int64(r.Machine.Cache.L1D), L2: int64(r.Machine.Cache.L2), L3: int64(r.Machine.Cache.L3)}
+	c := Caches{L1D: int64(r.Machine.Cache.L1D), L2: int64(r.Machine.Cache.L2), L3: int64(r.Machine.Cache.L3)}
+	if c.L3 <= 0 && r.L3FromCurve > 0 {
+		c.L3 = r.L3FromCurve
+	}
+	return c
 }
 
 // Capacities returns the cache sizes a working set on threads threads is

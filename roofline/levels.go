@@ -115,6 +115,64 @@ func Plateaus(curve []Point, c Caches) []Level {
 	return levels
 }
 
+// unreportedL3Span is how far the read curve runs (all threads together)
+// when cpuid reports no L3: twice the largest L3 a core reads from today
+// (96 MiB of a Zen 4 X3D die; Intel shares more across a whole package,
+// whose part a core streams at L3 speed the curve still shows), and enough
+// octaves past it for a flat DRAM window.
+const unreportedL3Span = 512 << 20
+
+// L3FromCurve reads the L3's size off a 1-thread read curve (points sorted
+// by size) when cpuid reports none: some hypervisors hide it. Past twice
+// the L2 the curve holds the L3's plateau, then falls to DRAM's. The L3 is
+// where the curve crosses halfway between the plateau (the median of the
+// first three points past 2 × L2) and DRAM (the median of the last two):
+// at the first two points in a row below halfway, interpolated (in log
+// size) from the point before them, rounded down to a MiB. Between points
+// an octave apart it lands within about half an octave of the cache: on
+// the Zen 5 guest (32 MiB) 30 MiB in one run and 42 in another. 0 when
+// there is no L2 to start from, too few points, or no fall of at least
+// 25 %: no L3 distinct from DRAM.
+func L3FromCurve(curve []Point, c Caches) int64 {
+	if c.L2 <= 0 {
+		return 0
+	}
+	var past []Point
+	for _, p := range curve {
+		if p.Bytes >= 2*c.L2 && p.GBs > 0 {
+			past = append(past, p)
+		}
+	}
+	if len(past) < 6 {
+		return 0
+	}
+	var near, far []float64
+	for _, p := range past[:3] {
+		near = append(near, p.GBs)
+	}
+	for _, p := range past[len(past)-2:] {
+		far = append(far, p.GBs)
+	}
+	plateau, dram := medianOf(near), medianOf(far)
+	if plateau < 1.25*dram {
+		return 0
+	}
+	mid := (plateau + dram) / 2
+	for i := 1; i+1 < len(past); i++ {
+		if past[i].GBs >= mid || past[i+1].GBs >= mid {
+			continue
+		}
+		a, b := past[i-1], past[i]
+		f := 0.0 // a at or below halfway (noise): the fall starts at a
+		if a.GBs > mid {
+			f = (a.GBs - mid) / (a.GBs - b.GBs)
+		}
+		size := float64(a.Bytes) * math.Pow(float64(b.Bytes)/float64(a.Bytes), f)
+		return max(int64(size)>>20<<20, a.Bytes)
+	}
+	return 0
+}
+
 func cacheSize(name string, c Caches) int64 {
 	switch name {
 	case "L1":

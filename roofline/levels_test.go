@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -136,4 +137,67 @@ func TestScalingNotes(t *testing.T) {
 	if n := r.ScalingNotes(); len(n) != 0 {
 		t.Errorf("no 1-thread L1: %q", n)
 	}
+}
+
+// TestL3FromCurve: where cpuid reports no L3, its size is read off the
+// read curve, and the levels' windows then put L3 and DRAM apart.
+func TestL3FromCurve(t *testing.T) {
+	hidden := Caches{L1D: 48 << 10, L2: 1 << 20} // cpuid's view of an Oxide Zen 5 guest
+	truth := hidden
+	truth.L3 = 32 << 20
+	// A quick curve of that guest (one size an octave from 4 KiB, GB/s,
+	// its first pass at 00:58).
+	zen5 := []Point{}
+	for i, gbs := range []float64{418, 433, 433, 413, 180, 172, 165, 219, 143, 97, 89, 105, 91, 67, 47, 42, 43, 39} {
+		zen5 = append(zen5, Point{Bytes: 4 << 10 << i, GBs: gbs})
+	}
+	for _, tc := range []struct {
+		name  string
+		curve []Point
+		c     Caches
+		want  int64
+	}{
+		{"zen5 guest", zen5, hidden, 32 << 20},
+		{"synthetic, 2 sizes an octave, noise 5 %", synthetic(truth, 370, 130, 80, 25, 0.05), hidden, 32 << 20},
+		{"synthetic 105 MiB L3", synthetic(spr, 300, 100, 40, 12, 0.03), Caches{L1D: spr.L1D, L2: spr.L2}, 105 << 20},
+		{"no L3: DRAM right after L2", synthetic(hidden, 370, 130, 0, 25, 0.05), hidden, 0},
+		{"no L2 to start from", zen5, Caches{L1D: 48 << 10}, 0},
+		{"too short", zen5[:11], hidden, 0},
+		{"one slow point inside the L3 is not its end", slowAt(zen5, 4<<20, 40), hidden, 32 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := L3FromCurve(tc.curve, tc.c)
+			// Halfway down the fall: within half an octave of the truth.
+			if tc.want == 0 && got != 0 || tc.want > 0 && (got < tc.want*7/10 || got > tc.want*14/10) {
+				t.Fatalf("L3FromCurve = %d MiB, want %d MiB", got>>20, tc.want>>20)
+			}
+		})
+	}
+
+	c := hidden
+	c.L3 = L3FromCurve(zen5, hidden)
+	ls := Plateaus(zen5, c)
+	l3, dram := find(t, ls, "L3"), find(t, ls, "DRAM")
+	if l3.GBs < 89 || l3.GBs > 105 || dram.GBs > 47 {
+		t.Errorf("levels with the curve's L3: L3 %.0f GB/s, DRAM %.0f GB/s; want about 97 and 43", l3.GBs, dram.GBs)
+	}
+	r := &Roofline{L3FromCurve: c.L3}
+	r.Machine.Cache.L1D, r.Machine.Cache.L2 = int(hidden.L1D), int(hidden.L2)
+	if got := r.Caches(); got != c {
+		t.Errorf("Caches() = %+v, want the curve's L3: %+v", got, c)
+	}
+	if got := LevelOf(8<<20, r.Caches()); got != "L3" {
+		t.Errorf("an 8 MiB working set lives in %s, want L3", got)
+	}
+}
+
+// slowAt is curve with the point at bytes read at gbs.
+func slowAt(curve []Point, bytes int64, gbs float64) []Point {
+	c := slices.Clone(curve)
+	for i := range c {
+		if c[i].Bytes == bytes {
+			c[i].GBs = gbs
+		}
+	}
+	return c
 }

@@ -162,14 +162,18 @@ type Roofline struct {
 	Skipped   []isa.Status `json:"skipped,omitempty"` // tiers asked for that do not run here
 	Bandwidth []Curve      `json:"bandwidth"`
 	Levels    []Level      `json:"levels"` // from the read curves
-	Passes    int          `json:"passes"`
+	// L3FromCurve is the L3 read off the 1-thread read curve
+	// (L3FromCurve) where cpuid reports none (0: cpuid's is used, or the
+	// curve shows no L3). Caches and the levels' windows use it.
+	L3FromCurve int64 `json:"l3_from_curve,omitempty"`
+	Passes      int   `json:"passes"`
 	// MaxPassSpreadPct is the largest PassSpreadPct of any ceiling
 	// measurement: above a few percent the machine was busy meanwhile.
 	MaxPassSpreadPct float64 `json:"max_pass_spread_pct"`
 }
 
 // Method describes how the ceilings were measured, for roofline.json.
-const Method = "Each ceiling is a measurement kernel (roofline/_asm) timed by the ckbench sampler on threads pinned one per CPU, started together; time is the slowest thread, samples with a preemption are dropped. fp32-fma: independent accumulator chains, 2 FLOP per lane per FMA. f16-fma: the same, each FMA's operand widened from f16 in memory first (VCVTPH2PS), the roof of a decode over an f16 KV cache; q8-fma: widened from int8 (VPMOVSXBD, VCVTDQ2PS), that of a q8_0 cache. int8-dot: VPMADDUBSW+VPMADDWD (avx2, avx512) or VPDPBUSD (avx512vnni), 2 ops per int8 multiply-add. Bandwidth: read (load and sum, the set's two halves side by side), copy (src+dst = working set) and write (normal and non-temporal stores) with the widest tier, per-thread buffers, log-spaced working sets; levels are the median of the read curve inside windows set by the cpuid cache sizes. Every ceiling measurement (compute, read curve) is taken in several passes over the whole set, in turn, and the pass with the highest rate is kept (pass_spread_pct says how far they differed); the copy and write curves are measured once. A measurement during which the hypervisor stole time from its CPUs (/proc/stat) is redone, up to 3 tries; steal_ms records what remained."
+const Method = "Each ceiling is a measurement kernel (roofline/_asm) timed by the ckbench sampler on threads pinned one per CPU, started together; time is the slowest thread, samples with a preemption are dropped. fp32-fma: independent accumulator chains, 2 FLOP per lane per FMA. f16-fma: the same, each FMA's operand widened from f16 in memory first (VCVTPH2PS), the roof of a decode over an f16 KV cache; q8-fma: widened from int8 (VPMOVSXBD, VCVTDQ2PS), that of a q8_0 cache. int8-dot: VPMADDUBSW+VPMADDWD (avx2, avx512) or VPDPBUSD (avx512vnni), 2 ops per int8 multiply-add. Bandwidth: read (load and sum, the set's two halves side by side), copy (src+dst = working set) and write (normal and non-temporal stores) with the widest tier, per-thread buffers, log-spaced working sets; levels are the median of the read curve inside windows set by the cpuid cache sizes (where cpuid reports no L3, by the L3 read off the 1-thread read curve: where it falls halfway from its L3 plateau to DRAM, l3_from_curve). Every ceiling measurement (compute, read curve) is taken in several passes over the whole set, in turn, and the pass with the highest rate is kept (pass_spread_pct says how far they differed); the copy and write curves are measured once. A measurement during which the hypervisor stole time from its CPUs (/proc/stat) is redone, up to 3 tries; steal_ms records what remained."
 
 // measure runs sampler.MeasureParallel and redoes it (up to 3 tries) when
 // the hypervisor stole time from these CPUs meanwhile: steal is invisible to
@@ -263,6 +267,15 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 	caches := Caches{L1D: int64(info.Cache.L1D), L2: int64(info.Cache.L2), L3: int64(info.Cache.L3)}
 	if opt.MaxBytes == 0 {
 		opt.MaxBytes = max(8*max(caches.L3, caches.L2), 64<<20)
+		if caches.L3 <= 0 && caches.L2 > 0 {
+			// cpuid reports no L3 (an Oxide bhyve guest on Zen 5 hides
+			// its 32 MiB): the curve must run well past any L3 for
+			// L3FromCurve to find where it ends and DRAM begins.
+			opt.MaxBytes = max(opt.MaxBytes, unreportedL3Span)
+			if info.OS.MemAvail > 0 {
+				opt.MaxBytes = max(min(opt.MaxBytes, info.OS.MemAvail/4), 64<<20)
+			}
+		}
 	}
 	cfg := sampler.Config{MinTime: 100 * time.Millisecond, SampleTime: time.Millisecond}
 	steps := 2 // sizes per octave
@@ -303,6 +316,17 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 	r.Passes = opt.Passes
 	r.Clock.BaseGHz = float64(info.CPU.BaseHz) / 1e9
 	r.Clock.TSCGHz = m.tscGHz
+	if caches.L3 <= 0 {
+		for _, c := range r.Bandwidth {
+			if c.Kernel == "read" && c.Threads == 1 {
+				r.L3FromCurve = L3FromCurve(c.Points, caches)
+			}
+		}
+		if r.L3FromCurve > 0 {
+			caches.L3 = r.L3FromCurve
+			logf("L3   not reported by cpuid: the 1-thread read curve falls halfway from its L3 plateau to DRAM at %s, taken as the L3's size", machine.Bytes(r.L3FromCurve))
+		}
+	}
 	for i := range r.Bandwidth {
 		curve := &r.Bandwidth[i]
 		if curve.Kernel != "read" {

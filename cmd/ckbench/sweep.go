@@ -321,6 +321,7 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 	notes = append(notes, roofNotes...)
 	if roof != nil {
 		opt.Annotate = sweeps.BoundBy(roof, opt.Cold)
+		opt.L3 = roof.Caches().L3 // cpuid's, or the curve's where cpuid reports none
 	}
 	// The CPU, locked against other ckbench runs for the whole sweep, so
 	// that machine.json records the CPU actually measured on.
