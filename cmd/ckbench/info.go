@@ -44,8 +44,12 @@ func cmdInfo(args []string, stdout io.Writer) error {
 	if c.Hypervisor != "" {
 		fmt.Fprintf(stdout, "hypervisor %s (virtual machine: counters and clocks may be virtualized)\n", c.Hypervisor)
 	}
+	l3 := cacheSize(in.Cache.L3)
+	if in.Cache.L3 <= 0 {
+		l3 += " (ckbench roofline reads it off its read curve)"
+	}
 	fmt.Fprintf(stdout, "caches     L1d %s, L1i %s, L2 %s, L3 %s\n", cacheSize(in.Cache.L1D), cacheSize(in.Cache.L1I),
-		cacheSize(in.Cache.L2), cacheSize(in.Cache.L3))
+		cacheSize(in.Cache.L2), l3)
 	fmt.Fprintf(stdout, "memory     %s total, %s available\n", machine.Bytes(in.OS.MemTotal), machine.Bytes(in.OS.MemAvail))
 	fmt.Fprintf(stdout, "software   %s/%s, kernel %s, %s\n", in.OS.GOOS, in.OS.GOARCH, in.OS.Kernel, in.OS.GoVersion)
 	var have, lack []string
