@@ -130,7 +130,7 @@ const unreportedL3Span = 512 << 20
 // at the first two points in a row below halfway, interpolated (in log
 // size) from the point before them, rounded down to a MiB. On the Zen 5
 // guest (32 MiB, shared with other guests, so the curve falls gradually
-// from 16 MiB to 90) it read 30–48 MiB over six runs, quick and full. 0 when
+// from 16 MiB to 90) it read 31–48 MiB over seven runs, quick and full. 0 when
 // there is no L2 to start from, too few points, or no fall of at least
 // 25 %: no L3 distinct from DRAM.
 func L3FromCurve(curve []Point, c Caches) int64 {
