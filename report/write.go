@@ -112,7 +112,7 @@ func build(runs []Run, notes []string) page {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	caches := fmt.Sprintf("L1d %s, L2 %s, L3 %s (as cpuid reports them)", cache(m.Cache.L1D), cache(m.Cache.L2), cache(m.Cache.L3))
-	if rf := rooflineOf(runs); rf != nil && m.Cache.L3 <= 0 && rf.L3FromCurve > 0 {
+	if rf := rooflineOf(runs); rf != nil && rf.L3FromCurve > 0 { // set only where cpuid reports no L3
 		caches += fmt.Sprintf("; the L3 is %s as the read curve shows it", cache(int(rf.L3FromCurve)))
 	}
 	pg.Facts = [][2]string{

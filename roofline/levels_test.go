@@ -147,8 +147,8 @@ func TestL3FromCurve(t *testing.T) {
 	hidden := Caches{L1D: 48 << 10, L2: 1 << 20} // cpuid's view of an Oxide Zen 5 guest
 	truth := hidden
 	truth.L3 = 32 << 20
-	// A quick curve of that guest (one size an octave from 4 KiB, GB/s,
-	// its first pass at 00:58).
+	// A quick roofline's read curve on that guest (one size an octave
+	// from 4 KiB, GB/s; its first pass).
 	zen5 := []Point{}
 	for i, gbs := range []float64{418, 433, 433, 413, 180, 172, 165, 219, 143, 97, 89, 105, 91, 67, 47, 42, 43, 39} {
 		zen5 = append(zen5, Point{Bytes: 4 << 10 << i, GBs: gbs})

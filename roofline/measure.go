@@ -323,7 +323,7 @@ func Measure(ctx context.Context, info machine.Info, opt Options) (*Roofline, er
 			}
 		}
 		if r.L3FromCurve > 0 {
-			caches.L3 = r.L3FromCurve
+			caches = r.Caches()
 			logf("L3   not reported by cpuid: the 1-thread read curve falls halfway from its L3 plateau to DRAM at %s, taken as the L3's size", machine.Bytes(r.L3FromCurve))
 		}
 	}
