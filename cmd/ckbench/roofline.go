@@ -24,8 +24,9 @@ const rooflineUsage = `Usage: ckbench roofline [flags]
 Measures this machine's ceilings: FP32 FMA peak per ISA tier (and with
 its operands widened from f16 or int8, the roofs of f16 and q8_0 KV caches), int8 dot
 peak (VPMADDUBSW+VPMADDWD; VPDPBUSD on avx512vnni), the core clock, and
-read/copy/write bandwidth over working sets from 4 KiB to 8 × L3, on 1
-thread and on all CPUs. Writes out/<run-id>/roofline.json, roofline.png,
+read/copy/write bandwidth over working sets from 4 KiB to 8 × L3 (to
+512 MiB where cpuid reports no L3: the L3 is then read off the curve), on
+1 thread and on all CPUs. Writes out/<run-id>/roofline.json, roofline.png,
 roofline.svg and bandwidth.png.
 
 Flags:
