@@ -4819,10 +4819,10 @@ pv_next_18:
 
 // func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $176-104
+TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $192-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 168(SP)
+	MOVQ AX, 184(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_3:
@@ -4878,6 +4878,10 @@ tile_3:
 	MOVQ    ng+16(FP), CX
 	CMPQ    CX, $0x01
 	CMOVQGT AX, DX
+	MOVQ    DX, CX
+	NEGQ    CX
+	MOVQ    CX, 152(SP)
+	MOVQ    CX, 176(SP)
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
@@ -4886,9 +4890,9 @@ tile_3:
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 152(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 160(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 168(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_5:
@@ -4968,7 +4972,7 @@ scores4_by4_1:
 	SUBQ    CX, SI
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
-	MOVQ    168(SP), R10
+	MOVQ    184(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000040, R10
@@ -5007,6 +5011,12 @@ scores4_chunk2_1:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
 pf_skip_35:
@@ -5040,6 +5050,12 @@ pf_skip_35:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
 pf_skip_36:
@@ -5080,6 +5096,12 @@ scores4_odd_1:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
 pf_skip_37:
@@ -5176,7 +5198,7 @@ scores4_by1_1:
 	SUBQ    AX, BX
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
-	MOVQ    168(SP), DI
+	MOVQ    184(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -5348,7 +5370,7 @@ scores2_by8_1:
 	SUBQ    CX, DX
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
-	MOVQ    168(SP), SI
+	MOVQ    184(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000040, SI
@@ -5390,6 +5412,12 @@ scores2_8_chunk2_1:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), DI
+	ADDQ        R9, DI
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
 pf_skip_38:
@@ -5425,6 +5453,12 @@ pf_skip_38:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), DI
+	ADDQ        R9, DI
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
 pf_skip_39:
@@ -5468,6 +5502,12 @@ scores2_8_odd_1:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
 pf_skip_40:
@@ -5553,7 +5593,7 @@ scores2_by1_3:
 	SUBQ    AX, CX
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
-	MOVQ    168(SP), BX
+	MOVQ    184(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -5664,10 +5704,10 @@ scores_by8_5:
 	LEAQ        (DX)(SI*4), R10
 	MOVQ        CX, R11
 	SUBQ        DX, R11
-	MOVQ        168(SP), R12
+	MOVQ        184(SP), R12
 	ANDQ        $0xffffff80, R12
 	ADDQ        DX, R12
-	CMPQ        168(SP), $0x00000200
+	CMPQ        184(SP), $0x00000200
 	JNE         scores_seq_no_1
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -5744,7 +5784,7 @@ scores_by8_5:
 	JMP         scores_reduce_5
 
 scores_seq_no_1:
-	CMPQ        168(SP), $0x00000100
+	CMPQ        184(SP), $0x00000100
 	JNE         scores_seq_no_2
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -5826,7 +5866,7 @@ pf_skip_41:
 	JB          scores_pairs_9
 
 scores_odd_9:
-	MOVQ        168(SP), R12
+	MOVQ        184(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_9
@@ -5882,7 +5922,7 @@ scores_by1_5:
 	JZ      scores_done_12
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R9
-	MOVQ    168(SP), R12
+	MOVQ    184(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -5947,10 +5987,10 @@ scores_by8_6:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        168(SP), R11
+	MOVQ        184(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        168(SP), $0x00000200
+	CMPQ        184(SP), $0x00000200
 	JNE         scores_seq_no_3
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -6027,7 +6067,7 @@ scores_by8_6:
 	JMP         scores_reduce_6
 
 scores_seq_no_3:
-	CMPQ        168(SP), $0x00000100
+	CMPQ        184(SP), $0x00000100
 	JNE         scores_seq_no_4
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -6096,7 +6136,7 @@ scores_pairs_10:
 	JB          scores_pairs_10
 
 scores_odd_10:
-	MOVQ        168(SP), R11
+	MOVQ        184(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_10
@@ -6152,7 +6192,7 @@ scores_by1_6:
 	JZ      scores_done_13
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    168(SP), R11
+	MOVQ    184(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -6366,7 +6406,7 @@ exp_done_7:
 
 softmax_done_5:
 	MOVQ $0x00000000, 32(SP)
-	CMPQ 168(SP), $0x00000100
+	CMPQ 184(SP), $0x00000100
 	JA   pv_noquads_1
 
 pv_5:
@@ -6392,7 +6432,7 @@ pv_5:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
-	MOVQ  152(SP), R9
+	MOVQ  160(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -6464,12 +6504,18 @@ pv4_row_1:
 	VFMADD231PS  Z19, Z22, Z15
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
-	CMPQ         R9, 160(SP)
+	CMPQ         R9, 168(SP)
 	JAE          pf_skip_42
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
+	MOVQ         176(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
 pf_skip_42:
@@ -6543,12 +6589,18 @@ pv4_row_2:
 	VBROADCASTSS (BX)(CX*1), Z12
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
-	CMPQ         R9, 160(SP)
+	CMPQ         R9, 168(SP)
 	JAE          pf_skip_43
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
+	MOVQ         176(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
 pf_skip_43:
@@ -6605,12 +6657,18 @@ pv4_row_3:
 	VFMADD231PS  Z6, Z7, Z4
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
-	CMPQ         R9, 160(SP)
+	CMPQ         R9, 168(SP)
 	JAE          pf_skip_44
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
+	MOVQ         176(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
 pf_skip_44:
@@ -6632,7 +6690,7 @@ pv4_merge_3:
 	JMP     pv4_block_3
 
 pv4_next_3:
-	MOVQ R9, 152(SP)
+	MOVQ R9, 160(SP)
 	ADDQ $0x00000004, 32(SP)
 	JMP  pv_5
 
@@ -6660,7 +6718,7 @@ pv_6:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  152(SP), R10
+	MOVQ  160(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -6720,12 +6778,18 @@ pv2_single_9:
 	VFMADD231PS  320(SI), Z18, Z15
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
-	CMPQ         R10, 160(SP)
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_45
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
+	MOVQ         176(SP), R8
+	ADDQ         R10, R8
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
 pf_skip_45:
@@ -6817,12 +6881,18 @@ pv2_pair_10:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	CMPQ         R10, 160(SP)
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_46
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
+	MOVQ         176(SP), R8
+	ADDQ         R10, R8
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
 pf_skip_46:
@@ -6913,12 +6983,18 @@ pv2_pair_11:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	CMPQ         R10, 160(SP)
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_47
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
+	MOVQ         176(SP), R8
+	ADDQ         R10, R8
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
 pf_skip_47:
@@ -6987,12 +7063,18 @@ pv2_pair_12:
 	VFMADD231PS  Z6, Z8, Z3
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	CMPQ         R10, 160(SP)
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_48
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
+	MOVQ         176(SP), R8
+	ADDQ         R10, R8
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
 pf_skip_48:
@@ -7025,7 +7107,7 @@ pv2_merge_12:
 	JMP     pv2_block_12
 
 pv2_next_12:
-	MOVQ R10, 152(SP)
+	MOVQ R10, 160(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_6
 
@@ -8268,10 +8350,10 @@ pv_next_30:
 
 // func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $176-104
+TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $192-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 168(SP)
+	MOVQ AX, 184(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_4:
@@ -8327,6 +8409,10 @@ tile_4:
 	MOVQ    ng+16(FP), CX
 	CMPQ    CX, $0x01
 	CMOVQGT AX, DX
+	MOVQ    DX, CX
+	NEGQ    CX
+	MOVQ    CX, 152(SP)
+	MOVQ    CX, 176(SP)
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
@@ -8335,9 +8421,9 @@ tile_4:
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 152(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 160(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 168(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_8:
@@ -8417,7 +8503,7 @@ scores4_by4_2:
 	SUBQ    CX, SI
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
-	MOVQ    168(SP), R10
+	MOVQ    184(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000040, R10
@@ -8456,6 +8542,12 @@ scores4_chunk2_2:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
 pf_skip_49:
@@ -8489,6 +8581,12 @@ pf_skip_49:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
 pf_skip_50:
@@ -8529,6 +8627,12 @@ scores4_odd_2:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
 pf_skip_51:
@@ -8625,7 +8729,7 @@ scores4_by1_2:
 	SUBQ    AX, BX
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
-	MOVQ    168(SP), DI
+	MOVQ    184(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -8797,7 +8901,7 @@ scores2_by8_2:
 	SUBQ    CX, DX
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
-	MOVQ    168(SP), SI
+	MOVQ    184(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000040, SI
@@ -8839,6 +8943,12 @@ scores2_8_chunk2_2:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), DI
+	ADDQ        R9, DI
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
 pf_skip_52:
@@ -8874,6 +8984,12 @@ pf_skip_52:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), DI
+	ADDQ        R9, DI
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
 pf_skip_53:
@@ -8917,6 +9033,12 @@ scores2_8_odd_2:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
 pf_skip_54:
@@ -9002,7 +9124,7 @@ scores2_by1_4:
 	SUBQ    AX, CX
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
-	MOVQ    168(SP), BX
+	MOVQ    184(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -9113,10 +9235,10 @@ scores_by8_8:
 	LEAQ        (DX)(SI*4), R10
 	MOVQ        CX, R11
 	SUBQ        DX, R11
-	MOVQ        168(SP), R12
+	MOVQ        184(SP), R12
 	ANDQ        $0xffffff80, R12
 	ADDQ        DX, R12
-	CMPQ        168(SP), $0x00000200
+	CMPQ        184(SP), $0x00000200
 	JNE         scores_seq_no_7
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -9193,7 +9315,7 @@ scores_by8_8:
 	JMP         scores_reduce_8
 
 scores_seq_no_7:
-	CMPQ        168(SP), $0x00000100
+	CMPQ        184(SP), $0x00000100
 	JNE         scores_seq_no_8
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -9275,7 +9397,7 @@ pf_skip_55:
 	JB          scores_pairs_12
 
 scores_odd_12:
-	MOVQ        168(SP), R12
+	MOVQ        184(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_12
@@ -9331,7 +9453,7 @@ scores_by1_8:
 	JZ      scores_done_18
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R9
-	MOVQ    168(SP), R12
+	MOVQ    184(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -9396,10 +9518,10 @@ scores_by8_9:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        168(SP), R11
+	MOVQ        184(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        168(SP), $0x00000200
+	CMPQ        184(SP), $0x00000200
 	JNE         scores_seq_no_9
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -9476,7 +9598,7 @@ scores_by8_9:
 	JMP         scores_reduce_9
 
 scores_seq_no_9:
-	CMPQ        168(SP), $0x00000100
+	CMPQ        184(SP), $0x00000100
 	JNE         scores_seq_no_10
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -9545,7 +9667,7 @@ scores_pairs_13:
 	JB          scores_pairs_13
 
 scores_odd_13:
-	MOVQ        168(SP), R11
+	MOVQ        184(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_13
@@ -9601,7 +9723,7 @@ scores_by1_9:
 	JZ      scores_done_19
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    168(SP), R11
+	MOVQ    184(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -9806,7 +9928,7 @@ exp_done_9:
 
 softmax_done_6:
 	MOVQ $0x00000000, 32(SP)
-	CMPQ 168(SP), $0x00000100
+	CMPQ 184(SP), $0x00000100
 	JA   pv_noquads_2
 
 pv_8:
@@ -9832,7 +9954,7 @@ pv_8:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
-	MOVQ  152(SP), R9
+	MOVQ  160(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -9904,12 +10026,18 @@ pv4_row_4:
 	VFMADD231PS  Z19, Z22, Z15
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
-	CMPQ         R9, 160(SP)
+	CMPQ         R9, 168(SP)
 	JAE          pf_skip_56
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
+	MOVQ         176(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
 pf_skip_56:
@@ -9983,12 +10111,18 @@ pv4_row_5:
 	VBROADCASTSS (BX)(CX*1), Z12
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
-	CMPQ         R9, 160(SP)
+	CMPQ         R9, 168(SP)
 	JAE          pf_skip_57
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
+	MOVQ         176(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
 pf_skip_57:
@@ -10045,12 +10179,18 @@ pv4_row_6:
 	VFMADD231PS  Z6, Z7, Z4
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
-	CMPQ         R9, 160(SP)
+	CMPQ         R9, 168(SP)
 	JAE          pf_skip_58
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
+	MOVQ         176(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
 pf_skip_58:
@@ -10072,7 +10212,7 @@ pv4_merge_6:
 	JMP     pv4_block_6
 
 pv4_next_6:
-	MOVQ R9, 152(SP)
+	MOVQ R9, 160(SP)
 	ADDQ $0x00000004, 32(SP)
 	JMP  pv_8
 
@@ -10100,7 +10240,7 @@ pv_9:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  152(SP), R10
+	MOVQ  160(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -10160,12 +10300,18 @@ pv2_single_13:
 	VFMADD231PS  320(SI), Z18, Z15
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
-	CMPQ         R10, 160(SP)
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_59
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
+	MOVQ         176(SP), R8
+	ADDQ         R10, R8
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
 pf_skip_59:
@@ -10257,12 +10403,18 @@ pv2_pair_14:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	CMPQ         R10, 160(SP)
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_60
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
+	MOVQ         176(SP), R8
+	ADDQ         R10, R8
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
 pf_skip_60:
@@ -10353,12 +10505,18 @@ pv2_pair_15:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	CMPQ         R10, 160(SP)
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_61
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
+	MOVQ         176(SP), R8
+	ADDQ         R10, R8
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
 pf_skip_61:
@@ -10427,12 +10585,18 @@ pv2_pair_16:
 	VFMADD231PS  Z6, Z8, Z3
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	CMPQ         R10, 160(SP)
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_62
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
+	MOVQ         176(SP), R8
+	ADDQ         R10, R8
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
 pf_skip_62:
@@ -10465,7 +10629,7 @@ pv2_merge_16:
 	JMP     pv2_block_16
 
 pv2_next_16:
-	MOVQ R10, 152(SP)
+	MOVQ R10, 160(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_9
 
@@ -16741,10 +16905,10 @@ pv_next_60:
 
 // func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $176-104
+TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $192-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 168(SP)
+	MOVQ AX, 184(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_7:
@@ -16800,6 +16964,10 @@ tile_7:
 	MOVQ    ng+16(FP), CX
 	CMPQ    CX, $0x01
 	CMOVQGT AX, DX
+	MOVQ    DX, CX
+	NEGQ    CX
+	MOVQ    CX, 152(SP)
+	MOVQ    CX, 176(SP)
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
@@ -16808,9 +16976,9 @@ tile_7:
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 152(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 160(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 168(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_15:
@@ -16894,7 +17062,7 @@ scores4_by4_3:
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
 	SUBQ    CX, DI
-	MOVQ    168(SP), R10
+	MOVQ    184(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000020, R10
@@ -16933,6 +17101,12 @@ scores4_chunk2_3:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
 pf_skip_103:
@@ -16966,6 +17140,12 @@ pf_skip_103:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
 pf_skip_104:
@@ -17006,6 +17186,12 @@ scores4_odd_3:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
 pf_skip_105:
@@ -17106,7 +17292,7 @@ scores4_by1_3:
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
 	SUBQ    AX, SI
-	MOVQ    168(SP), DI
+	MOVQ    184(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -17280,7 +17466,7 @@ scores2_by8_3:
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	MOVQ    168(SP), SI
+	MOVQ    184(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000020, SI
@@ -17322,6 +17508,12 @@ scores2_8_chunk2_3:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), DI
+	ADDQ        R9, DI
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
 pf_skip_106:
@@ -17357,6 +17549,12 @@ pf_skip_106:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), DI
+	ADDQ        R9, DI
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
 pf_skip_107:
@@ -17400,6 +17598,12 @@ scores2_8_odd_3:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
 pf_skip_108:
@@ -17487,7 +17691,7 @@ scores2_by1_7:
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	MOVQ    168(SP), BX
+	MOVQ    184(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -17599,10 +17803,10 @@ scores_by8_15:
 	MOVQ        CX, R11
 	SUBQ        DX, R11
 	SUBQ        DX, R11
-	MOVQ        168(SP), R12
+	MOVQ        184(SP), R12
 	ANDQ        $0xffffffc0, R12
 	ADDQ        DX, R12
-	CMPQ        168(SP), $0x00000100
+	CMPQ        184(SP), $0x00000100
 	JNE         scores_seq_no_13
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -17743,7 +17947,7 @@ scores_by8_15:
 	JMP         scores_reduce_15
 
 scores_seq_no_13:
-	CMPQ        168(SP), $0x00000080
+	CMPQ        184(SP), $0x00000080
 	JNE         scores_seq_no_14
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -17869,7 +18073,7 @@ pf_skip_109:
 	JB          scores_pairs_23
 
 scores_odd_23:
-	MOVQ        168(SP), R12
+	MOVQ        184(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_23
@@ -17933,7 +18137,7 @@ scores_by1_15:
 	JZ      scores_done_32
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R9
-	MOVQ    168(SP), R12
+	MOVQ    184(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -18001,10 +18205,10 @@ scores_by8_16:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        168(SP), R11
+	MOVQ        184(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        168(SP), $0x00000100
+	CMPQ        184(SP), $0x00000100
 	JNE         scores_seq_no_15
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -18145,7 +18349,7 @@ scores_by8_16:
 	JMP         scores_reduce_16
 
 scores_seq_no_15:
-	CMPQ        168(SP), $0x00000080
+	CMPQ        184(SP), $0x00000080
 	JNE         scores_seq_no_16
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -18262,7 +18466,7 @@ scores_pairs_24:
 	JB          scores_pairs_24
 
 scores_odd_24:
-	MOVQ        168(SP), R11
+	MOVQ        184(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_24
@@ -18326,7 +18530,7 @@ scores_by1_16:
 	JZ      scores_done_33
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    168(SP), R11
+	MOVQ    184(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -18566,7 +18770,7 @@ pv_15:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
-	MOVQ  152(SP), R9
+	MOVQ  160(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -18639,12 +18843,18 @@ pv4_row_7:
 	VFMADD231PS  Z19, Z22, Z15
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
-	CMPQ         R9, 160(SP)
+	CMPQ         R9, 168(SP)
 	JAE          pf_skip_110
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
+	MOVQ         176(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
 pf_skip_110:
@@ -18719,12 +18929,18 @@ pv4_row_8:
 	VBROADCASTSS (BX)(CX*1), Z12
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
-	CMPQ         R9, 160(SP)
+	CMPQ         R9, 168(SP)
 	JAE          pf_skip_111
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
+	MOVQ         176(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
 pf_skip_111:
@@ -18782,12 +18998,18 @@ pv4_row_9:
 	VFMADD231PS  Z6, Z7, Z4
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
-	CMPQ         R9, 160(SP)
+	CMPQ         R9, 168(SP)
 	JAE          pf_skip_112
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
+	MOVQ         176(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
 pf_skip_112:
@@ -18809,7 +19031,7 @@ pv4_merge_9:
 	JMP     pv4_block_9
 
 pv4_next_9:
-	MOVQ R9, 152(SP)
+	MOVQ R9, 160(SP)
 	ADDQ $0x00000004, 32(SP)
 	JMP  pv_15
 
@@ -18836,7 +19058,7 @@ pv_16:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  152(SP), R10
+	MOVQ  160(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -18907,12 +19129,18 @@ pv2_pair_25:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	CMPQ         R10, 160(SP)
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_113
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
+	MOVQ         176(SP), R8
+	ADDQ         R10, R8
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
 pf_skip_113:
@@ -19008,12 +19236,18 @@ pv2_pair_26:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	CMPQ         R10, 160(SP)
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_114
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
+	MOVQ         176(SP), R8
+	ADDQ         R10, R8
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
 pf_skip_114:
@@ -19085,12 +19319,18 @@ pv2_pair_27:
 	VFMADD231PS  Z6, Z8, Z3
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	CMPQ         R10, 160(SP)
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_115
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
+	MOVQ         176(SP), R8
+	ADDQ         R10, R8
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
 pf_skip_115:
@@ -19124,7 +19364,7 @@ pv2_merge_27:
 	JMP     pv2_block_27
 
 pv2_next_27:
-	MOVQ R10, 152(SP)
+	MOVQ R10, 160(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_16
 
@@ -20635,10 +20875,10 @@ pv_next_72:
 
 // func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $176-104
+TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $192-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 168(SP)
+	MOVQ AX, 184(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_8:
@@ -20694,6 +20934,10 @@ tile_8:
 	MOVQ    ng+16(FP), CX
 	CMPQ    CX, $0x01
 	CMOVQGT AX, DX
+	MOVQ    DX, CX
+	NEGQ    CX
+	MOVQ    CX, 152(SP)
+	MOVQ    CX, 176(SP)
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
 	MOVQ    CX, 136(SP)
@@ -20702,9 +20946,9 @@ tile_8:
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 152(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 160(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 168(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_18:
@@ -20788,7 +21032,7 @@ scores4_by4_4:
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
 	SUBQ    CX, DI
-	MOVQ    168(SP), R10
+	MOVQ    184(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000020, R10
@@ -20827,6 +21071,12 @@ scores4_chunk2_4:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
 pf_skip_116:
@@ -20860,6 +21110,12 @@ pf_skip_116:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
 pf_skip_117:
@@ -20900,6 +21156,12 @@ scores4_odd_4:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
 pf_skip_118:
@@ -21000,7 +21262,7 @@ scores4_by1_4:
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
 	SUBQ    AX, SI
-	MOVQ    168(SP), DI
+	MOVQ    184(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -21174,7 +21436,7 @@ scores2_by8_4:
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	MOVQ    168(SP), SI
+	MOVQ    184(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000020, SI
@@ -21216,6 +21478,12 @@ scores2_8_chunk2_4:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), DI
+	ADDQ        R9, DI
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
 pf_skip_119:
@@ -21251,6 +21519,12 @@ pf_skip_119:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), DI
+	ADDQ        R9, DI
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
 pf_skip_120:
@@ -21294,6 +21568,12 @@ scores2_8_odd_4:
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
+	MOVQ        152(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
 pf_skip_121:
@@ -21381,7 +21661,7 @@ scores2_by1_8:
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	MOVQ    168(SP), BX
+	MOVQ    184(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -21493,10 +21773,10 @@ scores_by8_18:
 	MOVQ        CX, R11
 	SUBQ        DX, R11
 	SUBQ        DX, R11
-	MOVQ        168(SP), R12
+	MOVQ        184(SP), R12
 	ANDQ        $0xffffffc0, R12
 	ADDQ        DX, R12
-	CMPQ        168(SP), $0x00000100
+	CMPQ        184(SP), $0x00000100
 	JNE         scores_seq_no_19
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -21637,7 +21917,7 @@ scores_by8_18:
 	JMP         scores_reduce_18
 
 scores_seq_no_19:
-	CMPQ        168(SP), $0x00000080
+	CMPQ        184(SP), $0x00000080
 	JNE         scores_seq_no_20
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -21763,7 +22043,7 @@ pf_skip_122:
 	JB          scores_pairs_26
 
 scores_odd_26:
-	MOVQ        168(SP), R12
+	MOVQ        184(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_26
@@ -21827,7 +22107,7 @@ scores_by1_18:
 	JZ      scores_done_38
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R9
-	MOVQ    168(SP), R12
+	MOVQ    184(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -21895,10 +22175,10 @@ scores_by8_19:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        168(SP), R11
+	MOVQ        184(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        168(SP), $0x00000100
+	CMPQ        184(SP), $0x00000100
 	JNE         scores_seq_no_21
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -22039,7 +22319,7 @@ scores_by8_19:
 	JMP         scores_reduce_19
 
 scores_seq_no_21:
-	CMPQ        168(SP), $0x00000080
+	CMPQ        184(SP), $0x00000080
 	JNE         scores_seq_no_22
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -22156,7 +22436,7 @@ scores_pairs_27:
 	JB          scores_pairs_27
 
 scores_odd_27:
-	MOVQ        168(SP), R11
+	MOVQ        184(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_27
@@ -22220,7 +22500,7 @@ scores_by1_19:
 	JZ      scores_done_39
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    168(SP), R11
+	MOVQ    184(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -22451,7 +22731,7 @@ pv_18:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
-	MOVQ  152(SP), R9
+	MOVQ  160(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -22524,12 +22804,18 @@ pv4_row_10:
 	VFMADD231PS  Z19, Z22, Z15
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
-	CMPQ         R9, 160(SP)
+	CMPQ         R9, 168(SP)
 	JAE          pf_skip_123
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
+	MOVQ         176(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
 pf_skip_123:
@@ -22604,12 +22890,18 @@ pv4_row_11:
 	VBROADCASTSS (BX)(CX*1), Z12
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
-	CMPQ         R9, 160(SP)
+	CMPQ         R9, 168(SP)
 	JAE          pf_skip_124
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
+	MOVQ         176(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
 pf_skip_124:
@@ -22667,12 +22959,18 @@ pv4_row_12:
 	VFMADD231PS  Z6, Z7, Z4
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
-	CMPQ         R9, 160(SP)
+	CMPQ         R9, 168(SP)
 	JAE          pf_skip_125
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
+	MOVQ         176(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
 pf_skip_125:
@@ -22694,7 +22992,7 @@ pv4_merge_12:
 	JMP     pv4_block_12
 
 pv4_next_12:
-	MOVQ R9, 152(SP)
+	MOVQ R9, 160(SP)
 	ADDQ $0x00000004, 32(SP)
 	JMP  pv_18
 
@@ -22721,7 +23019,7 @@ pv_19:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  152(SP), R10
+	MOVQ  160(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -22792,12 +23090,18 @@ pv2_pair_28:
 	VFMADD231PS  Z23, Z18, Z15
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
-	CMPQ         R10, 160(SP)
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_126
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
+	MOVQ         176(SP), R8
+	ADDQ         R10, R8
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
 pf_skip_126:
@@ -22893,12 +23197,18 @@ pv2_pair_29:
 	VBROADCASTSS 4(BX)(CX*1), Z10
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
-	CMPQ         R10, 160(SP)
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_127
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
+	MOVQ         176(SP), R8
+	ADDQ         R10, R8
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
 pf_skip_127:
@@ -22970,12 +23280,18 @@ pv2_pair_30:
 	VFMADD231PS  Z6, Z8, Z3
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
-	CMPQ         R10, 160(SP)
+	CMPQ         R10, 168(SP)
 	JAE          pf_skip_128
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
+	MOVQ         176(SP), R8
+	ADDQ         R10, R8
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
 pf_skip_128:
@@ -23009,7 +23325,7 @@ pv2_merge_30:
 	JMP     pv2_block_30
 
 pv2_next_30:
-	MOVQ R10, 152(SP)
+	MOVQ R10, 160(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_19
 

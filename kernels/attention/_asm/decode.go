@@ -597,6 +597,19 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 // 85–89 %. Spreading AVX2's prefetches over the heads alone (still T0)
 // had given 2–6 points.
 //
+// The AVX-512 quads and pairs of a group also pull, from the same step,
+// the lines one tile behind the far cursor into L1 (PREFETCHT0; see
+// near): the tile the next phase reads, which the far stream asked L2
+// for a phase earlier. In interleaved A/B runs (Zen 5, one thread,
+// median B/A) from DRAM (ctx 32768 --cold) f32 32:8 and 64:8 calls took
+// 0.84–0.90 of the time, f16 0.89–0.96; at ctx 4096 (f32 past the L3)
+// f32 0.82–0.87; in L3 (ctx 1024) 0.96–1.00; L2-resident (ctx 64, 128)
+// 1.00–1.03. So what they save is a wait on lines still on their way
+// from L3 or DRAM when the phase reads them, not L2's fill of L1. Near
+// prefetch of K alone or of V alone gave about half (0.93–0.98) or
+// nothing. AVX2 keeps T1 alone: on Zen 5 its groups went 0.91–1.15 with
+// it, and on Zen 3 every hint already fills L1.
+//
 // Zen 3 has no such L2-only hint: every hint fills L1 there (re-reading a
 // 24–28 KB set from L1 while prefetching a DRAM stream slowed it from 4.1
 // to 7.6–9.1 ns a step alike under T0, T1, T2 and NTA), so the tiles
@@ -619,6 +632,12 @@ type prefetcher struct {
 	// bounded single-head loops of a few cycles a step (Zen 4: AVX2 f16
 	// decode-flash in L3 8 % slower so).
 	curReg, cdReg GPVirtual
+	// near (set while the AVX-512 quads and pairs are emitted) makes a
+	// step also PREFETCHT0 the same lines nearOff bytes from cur
+	// (nearOff = −the tile's bytes, a stack slot set per tile): this
+	// tile's V during the scores, the next tile's K during P·V.
+	near    bool
+	nearOff Mem
 }
 
 // hold moves the prefetcher's cursor (and countdown) into registers for
@@ -674,6 +693,14 @@ func (p *prefetcher) stepN(lines int) {
 	}
 	for l := range lines {
 		PREFETCHT1(Mem{Base: p.curReg, Disp: 64 * l})
+	}
+	if p.near {
+		n := GP64()
+		MOVQ(p.nearOff, n)
+		ADDQ(p.curReg, n)
+		for l := range lines {
+			PREFETCHT0(Mem{Base: n, Disp: 64 * l})
+		}
 	}
 	ADDQ(U32(64*lines), p.curReg)
 	Label(skip)
@@ -1339,14 +1366,26 @@ func (t tier) flashDecode(fast bool) {
 	// of a phase; AVX-512's head pairs step through them at half the rate
 	// they read K or V, which for 4 heads ends with the phase.
 	spread := t.W == 8
+	// near: the AVX-512 head-major quads and pairs also prefetch into L1
+	// one tile behind the far stream (see prefetcher).
+	near := t.W == 16 && !t.pos && !t.kv.q8 // q8_0 has no quads or pairs
 	newPrefetcher := func() prefetcher {
 		p := prefetcher{cur: AllocLocal(8), end: AllocLocal(8), spread: spread}
 		if spread {
 			p.countdown = AllocLocal(8)
 		}
+		if near {
+			p.nearOff = AllocLocal(8)
+		}
 		return p
 	}
 	pfV, pfK := newPrefetcher(), newPrefetcher()
+	// nearly emits a quad or pair body with pf's near prefetch on.
+	nearly := func(pf *prefetcher, body func()) {
+		pf.near = near
+		body()
+		pf.near = false
+	}
 	scale := paramAddr("scale")
 
 	// eachHead emits the loops over the heads of the group, h kept in lH
@@ -1511,6 +1550,12 @@ func (t tier) flashDecode(fast bool) {
 		Load(Param("ng"), g)
 		CMPQ(g, Imm(1))
 		CMOVQGT(bytes, ahead)
+		if near { // a group's far cursor is ahead bytes on: near is this tile
+			MOVQ(ahead, p)
+			NEGQ(p)
+			MOVQ(p, pfV.nearOff)
+			MOVQ(p, pfK.nearOff)
+		}
 		MOVQ(lVp, p)
 		ADDQ(ahead, p)
 		MOVQ(p, pfV.cur)
@@ -1551,7 +1596,8 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
 		Load(Param("tileStride"), ts)
-		m := t.scores4(buf[0], ts, q[0], db, kp, cnt, kvStride(), lRL, scale, lTmp, &pfV)
+		var m [4]VecVirtual
+		nearly(&pfV, func() { m = t.scores4(buf[0], ts, q[0], db, kp, cnt, kvStride(), lRL, scale, lTmp, &pfV) })
 		mb := stateAt(2)
 		for h := range m {
 			VMOVSS(m[h], mb.Offset(4*h))
@@ -1561,7 +1607,8 @@ func (t tier) flashDecode(fast bool) {
 		kp, cnt := GP64(), GP64()
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
-		m0, m1 := t.scores2(buf[0], buf[1], q[0], q[1], kp, cnt, kvStride(), lRL, scale, lTmp, &pfV)
+		var m0, m1 VecVirtual
+		nearly(&pfV, func() { m0, m1 = t.scores2(buf[0], buf[1], q[0], q[1], kp, cnt, kvStride(), lRL, scale, lTmp, &pfV) })
 		mb := stateAt(2)
 		VMOVSS(m0, mb)
 		VMOVSS(m1, mb.Offset(4))
@@ -1669,13 +1716,13 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(lVp, vp)
 		MOVQ(lCnt, cnt)
 		Load(Param("tileStride"), ts)
-		t.pv4(o[0], buf[0], ts, vp, cnt, db, kvStride(), lTmp, &pfK)
+		nearly(&pfK, func() { t.pv4(o[0], buf[0], ts, vp, cnt, db, kvStride(), lTmp, &pfK) })
 	}, noQ8(func() {
 		o, buf, db := pairRows("o")
 		vp, cnt := GP64(), GP64()
 		MOVQ(lVp, vp)
 		MOVQ(lCnt, cnt)
-		t.pv2(o, buf, vp, cnt, db, kvStride(), lTmp, &pfK)
+		nearly(&pfK, func() { t.pv2(o, buf, vp, cnt, db, kvStride(), lTmp, &pfK) })
 	}), func() {
 		db := rowBytes()
 		oh, bufh, vp, cnt := headRow("o", db), tileOf(), GP64(), GP64()
