@@ -5733,6 +5733,27 @@ scores_by8_5:
 	VFMADD231PS 320(R9)(SI*1), Z15, Z3
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_41
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	ADDQ        $0x00000400, DI
+
+pf_skip_41:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -5749,6 +5770,27 @@ scores_by8_5:
 	VFMADD231PS 320(R9)(R8*1), Z15, Z5
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_42
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	ADDQ        $0x00000400, DI
+
+pf_skip_42:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -5765,6 +5807,27 @@ scores_by8_5:
 	VFMADD231PS 320(R10)(SI*1), Z15, Z7
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_43
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	ADDQ        $0x00000400, DI
+
+pf_skip_43:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -5781,7 +5844,28 @@ scores_by8_5:
 	VFMADD231PS 320(R10)(R8*1), Z15, Z9
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
-	JMP         scores_reduce_5
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_44
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	ADDQ        $0x00000400, DI
+
+pf_skip_44:
+	JMP scores_reduce_5
 
 scores_seq_no_1:
 	CMPQ        184(SP), $0x00000100
@@ -5798,6 +5882,19 @@ scores_seq_no_1:
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_45
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_45:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -5806,6 +5903,19 @@ scores_seq_no_1:
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_46
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_46:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -5814,6 +5924,19 @@ scores_seq_no_1:
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_47
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_47:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -5822,7 +5945,20 @@ scores_seq_no_1:
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	JMP         scores_reduce_5
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_48
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_48:
+	JMP scores_reduce_5
 
 scores_seq_no_2:
 	CMPQ R9, R12
@@ -5839,7 +5975,7 @@ scores_pairs_9:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_41
+	JAE         pf_skip_49
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -5850,7 +5986,7 @@ scores_pairs_9:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_41:
+pf_skip_49:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z0
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -6505,7 +6641,7 @@ pv4_row_1:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_42
+	JAE          pf_skip_50
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
@@ -6518,7 +6654,7 @@ pv4_row_1:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_42:
+pf_skip_50:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -6590,7 +6726,7 @@ pv4_row_2:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_43
+	JAE          pf_skip_51
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
@@ -6603,7 +6739,7 @@ pv4_row_2:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_43:
+pf_skip_51:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -6658,7 +6794,7 @@ pv4_row_3:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_44
+	JAE          pf_skip_52
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
@@ -6671,7 +6807,7 @@ pv4_row_3:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_44:
+pf_skip_52:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -6779,7 +6915,7 @@ pv2_single_9:
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_45
+	JAE          pf_skip_53
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -6792,7 +6928,7 @@ pv2_single_9:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_45:
+pf_skip_53:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -6882,7 +7018,7 @@ pv2_pair_10:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_46
+	JAE          pf_skip_54
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -6895,7 +7031,7 @@ pv2_pair_10:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_46:
+pf_skip_54:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -6984,7 +7120,7 @@ pv2_pair_11:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_47
+	JAE          pf_skip_55
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -6997,7 +7133,7 @@ pv2_pair_11:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_47:
+pf_skip_55:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -7064,7 +7200,7 @@ pv2_pair_12:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_48
+	JAE          pf_skip_56
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -7077,7 +7213,7 @@ pv2_pair_12:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_48:
+pf_skip_56:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -8537,7 +8673,7 @@ scores4_chunk2_2:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_49
+	JAE         pf_skip_57
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -8550,7 +8686,7 @@ scores4_chunk2_2:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_49:
+pf_skip_57:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX)(SI*1), Z20
@@ -8576,7 +8712,7 @@ pf_skip_49:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_50
+	JAE         pf_skip_58
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -8589,7 +8725,7 @@ pf_skip_49:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_50:
+pf_skip_58:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_2
@@ -8622,7 +8758,7 @@ scores4_odd_2:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_51
+	JAE         pf_skip_59
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -8635,7 +8771,7 @@ scores4_odd_2:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_51:
+pf_skip_59:
 scores4_chunks_2:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -8938,7 +9074,7 @@ scores2_8_chunk2_2:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_52
+	JAE         pf_skip_60
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -8951,7 +9087,7 @@ scores2_8_chunk2_2:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_52:
+pf_skip_60:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX), Z20
@@ -8979,7 +9115,7 @@ pf_skip_52:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_53
+	JAE         pf_skip_61
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -8992,7 +9128,7 @@ pf_skip_52:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_53:
+pf_skip_61:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -9028,7 +9164,7 @@ scores2_8_odd_2:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_54
+	JAE         pf_skip_62
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -9041,7 +9177,7 @@ scores2_8_odd_2:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_54:
+pf_skip_62:
 scores2_8_chunks_2:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -9264,6 +9400,27 @@ scores_by8_8:
 	VFMADD231PS 320(R9)(SI*1), Z15, Z3
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_63
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	ADDQ        $0x00000400, DI
+
+pf_skip_63:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -9280,6 +9437,27 @@ scores_by8_8:
 	VFMADD231PS 320(R9)(R8*1), Z15, Z5
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_64
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	ADDQ        $0x00000400, DI
+
+pf_skip_64:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -9296,6 +9474,27 @@ scores_by8_8:
 	VFMADD231PS 320(R10)(SI*1), Z15, Z7
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_65
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	ADDQ        $0x00000400, DI
+
+pf_skip_65:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -9312,7 +9511,28 @@ scores_by8_8:
 	VFMADD231PS 320(R10)(R8*1), Z15, Z9
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
-	JMP         scores_reduce_8
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_66
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	ADDQ        $0x00000400, DI
+
+pf_skip_66:
+	JMP scores_reduce_8
 
 scores_seq_no_7:
 	CMPQ        184(SP), $0x00000100
@@ -9329,6 +9549,19 @@ scores_seq_no_7:
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_67
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_67:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -9337,6 +9570,19 @@ scores_seq_no_7:
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_68
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_68:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -9345,6 +9591,19 @@ scores_seq_no_7:
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_69
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_69:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -9353,7 +9612,20 @@ scores_seq_no_7:
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	JMP         scores_reduce_8
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_70
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_70:
+	JMP scores_reduce_8
 
 scores_seq_no_8:
 	CMPQ R9, R12
@@ -9370,7 +9642,7 @@ scores_pairs_12:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_55
+	JAE         pf_skip_71
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -9381,7 +9653,7 @@ scores_pairs_12:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_55:
+pf_skip_71:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z0
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -10027,7 +10299,7 @@ pv4_row_4:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_56
+	JAE          pf_skip_72
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
@@ -10040,7 +10312,7 @@ pv4_row_4:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_56:
+pf_skip_72:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10112,7 +10384,7 @@ pv4_row_5:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_57
+	JAE          pf_skip_73
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
@@ -10125,7 +10397,7 @@ pv4_row_5:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_57:
+pf_skip_73:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10180,7 +10452,7 @@ pv4_row_6:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_58
+	JAE          pf_skip_74
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
@@ -10193,7 +10465,7 @@ pv4_row_6:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_58:
+pf_skip_74:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10301,7 +10573,7 @@ pv2_single_13:
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_59
+	JAE          pf_skip_75
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -10314,7 +10586,7 @@ pv2_single_13:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_59:
+pf_skip_75:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -10404,7 +10676,7 @@ pv2_pair_14:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_60
+	JAE          pf_skip_76
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -10417,7 +10689,7 @@ pv2_pair_14:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_60:
+pf_skip_76:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -10506,7 +10778,7 @@ pv2_pair_15:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_61
+	JAE          pf_skip_77
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -10519,7 +10791,7 @@ pv2_pair_15:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_61:
+pf_skip_77:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -10586,7 +10858,7 @@ pv2_pair_16:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_62
+	JAE          pf_skip_78
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -10599,7 +10871,7 @@ pv2_pair_16:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_62:
+pf_skip_78:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -12038,17 +12310,17 @@ scores2_6_chunk2_1:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_63
+	JNZ         pf_skip_79
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_63
+	JAE         pf_skip_79
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_63:
+pf_skip_79:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -12070,17 +12342,17 @@ pf_skip_63:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_64
+	JNZ         pf_skip_80
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_64
+	JAE         pf_skip_80
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_64:
+pf_skip_80:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -12110,17 +12382,17 @@ scores2_6_odd_1:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_65
+	JNZ         pf_skip_81
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_65
+	JAE         pf_skip_81
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_65:
+pf_skip_81:
 scores2_6_chunks_1:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -12210,17 +12482,17 @@ scores2_4_chunk2_3:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_66
+	JNZ         pf_skip_82
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_66
+	JAE         pf_skip_82
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_66:
+pf_skip_82:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -12236,17 +12508,17 @@ pf_skip_66:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_67
+	JNZ         pf_skip_83
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_67
+	JAE         pf_skip_83
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_67:
+pf_skip_83:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_3
@@ -12269,17 +12541,17 @@ scores2_4_odd_3:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_68
+	JNZ         pf_skip_84
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_68
+	JAE         pf_skip_84
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_68:
+pf_skip_84:
 scores2_4_chunks_3:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -12450,15 +12722,15 @@ scores_pairs_15:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_69
+	JNZ         pf_skip_85
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_69
+	JAE         pf_skip_85
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_69:
+pf_skip_85:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -12508,15 +12780,15 @@ scores_pairs_16:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_70
+	JNZ         pf_skip_86
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_70
+	JAE         pf_skip_86
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_70:
+pf_skip_86:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -13193,17 +13465,17 @@ pv2_single_17:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_71
+	JNZ          pf_skip_87
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_71
+	JAE          pf_skip_87
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_71:
+pf_skip_87:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -13268,17 +13540,17 @@ pv2_single_18:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_72
+	JNZ          pf_skip_88
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_72
+	JAE          pf_skip_88
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_72:
+pf_skip_88:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -13329,17 +13601,17 @@ pv2_single_19:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_73
+	JNZ          pf_skip_89
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_73
+	JAE          pf_skip_89
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_73:
+pf_skip_89:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -13381,17 +13653,17 @@ pv2_single_20:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_74
+	JNZ          pf_skip_90
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_74
+	JAE          pf_skip_90
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_74:
+pf_skip_90:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -13486,16 +13758,16 @@ pv_single_43:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_75
+	JNZ          pf_skip_91
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_75
+	JAE          pf_skip_91
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	ADDQ         $0x000000c0, R8
 
-pf_skip_75:
+pf_skip_91:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -13558,15 +13830,15 @@ pv_single_44:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_76
+	JNZ          pf_skip_92
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_76
+	JAE          pf_skip_92
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_76:
+pf_skip_92:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -13626,15 +13898,15 @@ pv_pair_45:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_77
+	JNZ          pf_skip_93
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_77
+	JAE          pf_skip_93
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_77:
+pf_skip_93:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -13654,14 +13926,14 @@ pv_single_45:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_78
+	JNZ          pf_skip_94
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_78
+	JAE          pf_skip_94
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_78:
+pf_skip_94:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -13709,14 +13981,14 @@ pv_pair_46:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_79
+	JNZ          pf_skip_95
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_79
+	JAE          pf_skip_95
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_79:
+pf_skip_95:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -13732,14 +14004,14 @@ pv_single_46:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_80
+	JNZ          pf_skip_96
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_80
+	JAE          pf_skip_96
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_80:
+pf_skip_96:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -13777,14 +14049,14 @@ pv_pair_47:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_81
+	JNZ          pf_skip_97
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_81
+	JAE          pf_skip_97
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_81:
+pf_skip_97:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -13798,14 +14070,14 @@ pv_single_47:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_82
+	JNZ          pf_skip_98
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_82
+	JAE          pf_skip_98
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_82:
+pf_skip_98:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -14596,17 +14868,17 @@ scores2_6_chunk2_2:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_83
+	JNZ         pf_skip_99
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_83
+	JAE         pf_skip_99
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_83:
+pf_skip_99:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -14628,17 +14900,17 @@ pf_skip_83:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_84
+	JNZ         pf_skip_100
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_84
+	JAE         pf_skip_100
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_84:
+pf_skip_100:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -14668,17 +14940,17 @@ scores2_6_odd_2:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_85
+	JNZ         pf_skip_101
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_85
+	JAE         pf_skip_101
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_85:
+pf_skip_101:
 scores2_6_chunks_2:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -14768,17 +15040,17 @@ scores2_4_chunk2_4:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_86
+	JNZ         pf_skip_102
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_86
+	JAE         pf_skip_102
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_86:
+pf_skip_102:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -14794,17 +15066,17 @@ pf_skip_86:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_87
+	JNZ         pf_skip_103
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_87
+	JAE         pf_skip_103
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_87:
+pf_skip_103:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_4
@@ -14827,17 +15099,17 @@ scores2_4_odd_4:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_88
+	JNZ         pf_skip_104
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_88
+	JAE         pf_skip_104
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_88:
+pf_skip_104:
 scores2_4_chunks_4:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -15008,15 +15280,15 @@ scores_pairs_19:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_89
+	JNZ         pf_skip_105
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_89
+	JAE         pf_skip_105
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_89:
+pf_skip_105:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -15066,15 +15338,15 @@ scores_pairs_20:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_90
+	JNZ         pf_skip_106
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_90
+	JAE         pf_skip_106
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_90:
+pf_skip_106:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -15688,17 +15960,17 @@ pv2_single_21:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_91
+	JNZ          pf_skip_107
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_91
+	JAE          pf_skip_107
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_91:
+pf_skip_107:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -15763,17 +16035,17 @@ pv2_single_22:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_92
+	JNZ          pf_skip_108
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_92
+	JAE          pf_skip_108
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_92:
+pf_skip_108:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -15824,17 +16096,17 @@ pv2_single_23:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_93
+	JNZ          pf_skip_109
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_93
+	JAE          pf_skip_109
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_93:
+pf_skip_109:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -15876,17 +16148,17 @@ pv2_single_24:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_94
+	JNZ          pf_skip_110
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_94
+	JAE          pf_skip_110
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_94:
+pf_skip_110:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -15981,16 +16253,16 @@ pv_single_52:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_95
+	JNZ          pf_skip_111
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_95
+	JAE          pf_skip_111
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	ADDQ         $0x000000c0, R8
 
-pf_skip_95:
+pf_skip_111:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -16053,15 +16325,15 @@ pv_single_53:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_96
+	JNZ          pf_skip_112
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_96
+	JAE          pf_skip_112
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_96:
+pf_skip_112:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -16121,15 +16393,15 @@ pv_pair_54:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_97
+	JNZ          pf_skip_113
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_97
+	JAE          pf_skip_113
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_97:
+pf_skip_113:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -16149,14 +16421,14 @@ pv_single_54:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_98
+	JNZ          pf_skip_114
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_98
+	JAE          pf_skip_114
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_98:
+pf_skip_114:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -16204,14 +16476,14 @@ pv_pair_55:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_99
+	JNZ          pf_skip_115
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_99
+	JAE          pf_skip_115
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_99:
+pf_skip_115:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -16227,14 +16499,14 @@ pv_single_55:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_100
+	JNZ          pf_skip_116
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_100
+	JAE          pf_skip_116
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_100:
+pf_skip_116:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -16272,14 +16544,14 @@ pv_pair_56:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_101
+	JNZ          pf_skip_117
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_101
+	JAE          pf_skip_117
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_101:
+pf_skip_117:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -16293,14 +16565,14 @@ pv_single_56:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_102
+	JNZ          pf_skip_118
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_102
+	JAE          pf_skip_118
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_102:
+pf_skip_118:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -17096,7 +17368,7 @@ scores4_chunk2_3:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_103
+	JAE         pf_skip_119
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -17109,7 +17381,7 @@ scores4_chunk2_3:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_103:
+pf_skip_119:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VMOVUPS     64(SI)(CX*2), Z20
@@ -17135,7 +17407,7 @@ pf_skip_103:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_104
+	JAE         pf_skip_120
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -17148,7 +17420,7 @@ pf_skip_103:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_104:
+pf_skip_120:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_3
@@ -17181,7 +17453,7 @@ scores4_odd_3:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_105
+	JAE         pf_skip_121
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -17194,7 +17466,7 @@ scores4_odd_3:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_105:
+pf_skip_121:
 scores4_chunks_3:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -17503,7 +17775,7 @@ scores2_8_chunk2_3:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_106
+	JAE         pf_skip_122
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -17516,7 +17788,7 @@ scores2_8_chunk2_3:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_106:
+pf_skip_122:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -17544,7 +17816,7 @@ pf_skip_106:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_107
+	JAE         pf_skip_123
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -17557,7 +17829,7 @@ pf_skip_106:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_107:
+pf_skip_123:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -17593,7 +17865,7 @@ scores2_8_odd_3:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_108
+	JAE         pf_skip_124
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -17606,7 +17878,7 @@ scores2_8_odd_3:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_108:
+pf_skip_124:
 scores2_8_chunks_3:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -18042,14 +18314,14 @@ scores_pairs_23:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_109
+	JAE         pf_skip_125
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_109:
+pf_skip_125:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -18844,7 +19116,7 @@ pv4_row_7:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_110
+	JAE          pf_skip_126
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
@@ -18857,7 +19129,7 @@ pv4_row_7:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_110:
+pf_skip_126:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -18930,7 +19202,7 @@ pv4_row_8:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_111
+	JAE          pf_skip_127
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
@@ -18943,7 +19215,7 @@ pv4_row_8:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_111:
+pf_skip_127:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -18999,7 +19271,7 @@ pv4_row_9:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_112
+	JAE          pf_skip_128
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
@@ -19012,7 +19284,7 @@ pv4_row_9:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_112:
+pf_skip_128:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -19130,7 +19402,7 @@ pv2_pair_25:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_113
+	JAE          pf_skip_129
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -19143,7 +19415,7 @@ pv2_pair_25:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_113:
+pf_skip_129:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -19237,7 +19509,7 @@ pv2_pair_26:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_114
+	JAE          pf_skip_130
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -19250,7 +19522,7 @@ pv2_pair_26:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_114:
+pf_skip_130:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -19320,7 +19592,7 @@ pv2_pair_27:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_115
+	JAE          pf_skip_131
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -19333,7 +19605,7 @@ pv2_pair_27:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_115:
+pf_skip_131:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -21066,7 +21338,7 @@ scores4_chunk2_4:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_116
+	JAE         pf_skip_132
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -21079,7 +21351,7 @@ scores4_chunk2_4:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_116:
+pf_skip_132:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VMOVUPS     64(SI)(CX*2), Z20
@@ -21105,7 +21377,7 @@ pf_skip_116:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_117
+	JAE         pf_skip_133
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -21118,7 +21390,7 @@ pf_skip_116:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_117:
+pf_skip_133:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_4
@@ -21151,7 +21423,7 @@ scores4_odd_4:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_118
+	JAE         pf_skip_134
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -21164,7 +21436,7 @@ scores4_odd_4:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_118:
+pf_skip_134:
 scores4_chunks_4:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -21473,7 +21745,7 @@ scores2_8_chunk2_4:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_119
+	JAE         pf_skip_135
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -21486,7 +21758,7 @@ scores2_8_chunk2_4:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_119:
+pf_skip_135:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -21514,7 +21786,7 @@ pf_skip_119:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_120
+	JAE         pf_skip_136
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -21527,7 +21799,7 @@ pf_skip_119:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_120:
+pf_skip_136:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -21563,7 +21835,7 @@ scores2_8_odd_4:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_121
+	JAE         pf_skip_137
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
@@ -21576,7 +21848,7 @@ scores2_8_odd_4:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_121:
+pf_skip_137:
 scores2_8_chunks_4:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -22012,14 +22284,14 @@ scores_pairs_26:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_122
+	JAE         pf_skip_138
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_122:
+pf_skip_138:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -22805,7 +23077,7 @@ pv4_row_10:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_123
+	JAE          pf_skip_139
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
@@ -22818,7 +23090,7 @@ pv4_row_10:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_123:
+pf_skip_139:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -22891,7 +23163,7 @@ pv4_row_11:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_124
+	JAE          pf_skip_140
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
@@ -22904,7 +23176,7 @@ pv4_row_11:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_124:
+pf_skip_140:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -22960,7 +23232,7 @@ pv4_row_12:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_125
+	JAE          pf_skip_141
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
@@ -22973,7 +23245,7 @@ pv4_row_12:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_125:
+pf_skip_141:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -23091,7 +23363,7 @@ pv2_pair_28:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_126
+	JAE          pf_skip_142
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -23104,7 +23376,7 @@ pv2_pair_28:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_126:
+pf_skip_142:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -23198,7 +23470,7 @@ pv2_pair_29:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_127
+	JAE          pf_skip_143
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -23211,7 +23483,7 @@ pv2_pair_29:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_127:
+pf_skip_143:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -23281,7 +23553,7 @@ pv2_pair_30:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_128
+	JAE          pf_skip_144
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -23294,7 +23566,7 @@ pv2_pair_30:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_128:
+pf_skip_144:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -25032,17 +25304,17 @@ scores_q8_1:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_129
+	JNZ          pf_skip_145
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_129
+	JAE          pf_skip_145
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_129:
+pf_skip_145:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -25698,14 +25970,14 @@ pv_single_85:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_130
+	JNZ          pf_skip_146
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_130
+	JAE          pf_skip_146
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_130:
+pf_skip_146:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -25782,14 +26054,14 @@ pv_pair_86:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_131
+	JNZ          pf_skip_147
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_131
+	JAE          pf_skip_147
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_131:
+pf_skip_147:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -25817,14 +26089,14 @@ pv_single_86:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_132
+	JNZ          pf_skip_148
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_132
+	JAE          pf_skip_148
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_132:
+pf_skip_148:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -25865,14 +26137,14 @@ pv_pair_87:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_133
+	JNZ          pf_skip_149
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_133
+	JAE          pf_skip_149
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_133:
+pf_skip_149:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -25884,14 +26156,14 @@ pv_single_87:
 	JZ           pv_merge_87
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_134
+	JNZ          pf_skip_150
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_134
+	JAE          pf_skip_150
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_134:
+pf_skip_150:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -25926,14 +26198,14 @@ pv_pair_88:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_135
+	JNZ          pf_skip_151
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_135
+	JAE          pf_skip_151
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_135:
+pf_skip_151:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -25945,14 +26217,14 @@ pv_single_88:
 	JZ           pv_merge_88
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_136
+	JNZ          pf_skip_152
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_136
+	JAE          pf_skip_152
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_136:
+pf_skip_152:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -26804,17 +27076,17 @@ scores_q8_3:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_137
+	JNZ          pf_skip_153
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_137
+	JAE          pf_skip_153
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_137:
+pf_skip_153:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -27407,14 +27679,14 @@ pv_single_93:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_138
+	JNZ          pf_skip_154
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_138
+	JAE          pf_skip_154
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_138:
+pf_skip_154:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -27491,14 +27763,14 @@ pv_pair_94:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_139
+	JNZ          pf_skip_155
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_139
+	JAE          pf_skip_155
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_139:
+pf_skip_155:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -27526,14 +27798,14 @@ pv_single_94:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_140
+	JNZ          pf_skip_156
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_140
+	JAE          pf_skip_156
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_140:
+pf_skip_156:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -27574,14 +27846,14 @@ pv_pair_95:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_141
+	JNZ          pf_skip_157
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_141
+	JAE          pf_skip_157
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_141:
+pf_skip_157:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -27593,14 +27865,14 @@ pv_single_95:
 	JZ           pv_merge_95
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_142
+	JNZ          pf_skip_158
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_142
+	JAE          pf_skip_158
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_142:
+pf_skip_158:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -27635,14 +27907,14 @@ pv_pair_96:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_143
+	JNZ          pf_skip_159
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_143
+	JAE          pf_skip_159
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_143:
+pf_skip_159:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -27654,14 +27926,14 @@ pv_single_96:
 	JZ           pv_merge_96
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_144
+	JNZ          pf_skip_160
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_144
+	JAE          pf_skip_160
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_144:
+pf_skip_160:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -28501,12 +28773,12 @@ scores_q8_5:
 	VMULPS       Y15, Y14, Y14
 	VFMADD231PS  Y16, Y14, Y13
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_145
+	JAE          pf_skip_161
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	ADDQ         $0x00000080, DI
 
-pf_skip_145:
+pf_skip_161:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -30890,12 +31162,12 @@ scores_q8_8:
 	VMULPS       Y15, Y14, Y14
 	VFMADD231PS  Y16, Y14, Y13
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_146
+	JAE          pf_skip_162
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	ADDQ         $0x00000080, DI
 
-pf_skip_146:
+pf_skip_162:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -33215,10 +33487,10 @@ scores2_4_chunk2_5:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_147
+	JNZ         pf_skip_163
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_147
+	JAE         pf_skip_163
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -33253,9 +33525,9 @@ scores2_4_chunk2_5:
 pf_row_1:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_147
+	JAE        pf_skip_163
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_147
+	JAE        pf_skip_163
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -33290,7 +33562,7 @@ pf_row_1:
 pf_row_2:
 	ADDQ stride+96(FP), R9
 
-pf_skip_147:
+pf_skip_163:
 	VMOVUPS     32(CX)(DX*1), Y8
 	VMOVUPS     32(CX)(BX*1), Y9
 	VMOVUPS     32(CX), Y10
@@ -33306,10 +33578,10 @@ pf_skip_147:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_148
+	JNZ         pf_skip_164
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_148
+	JAE         pf_skip_164
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -33344,9 +33616,9 @@ pf_skip_147:
 pf_row_3:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_148
+	JAE        pf_skip_164
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_148
+	JAE        pf_skip_164
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -33381,7 +33653,7 @@ pf_row_3:
 pf_row_4:
 	ADDQ stride+96(FP), R9
 
-pf_skip_148:
+pf_skip_164:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_5
@@ -33404,10 +33676,10 @@ scores2_4_odd_5:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_149
+	JNZ         pf_skip_165
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_149
+	JAE         pf_skip_165
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
@@ -33442,9 +33714,9 @@ scores2_4_odd_5:
 pf_row_5:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_149
+	JAE        pf_skip_165
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_149
+	JAE        pf_skip_165
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
@@ -33479,7 +33751,7 @@ pf_row_5:
 pf_row_6:
 	ADDQ stride+96(FP), R9
 
-pf_skip_149:
+pf_skip_165:
 scores2_4_chunks_5:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -33643,10 +33915,10 @@ scores_pairs_29:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_150
+	JNZ         pf_skip_166
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_150
+	JAE         pf_skip_166
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -33681,9 +33953,9 @@ scores_pairs_29:
 pf_row_7:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_150
+	JAE        pf_skip_166
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_150
+	JAE        pf_skip_166
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -33718,7 +33990,7 @@ pf_row_7:
 pf_row_8:
 	ADDQ stride+96(FP), DI
 
-pf_skip_150:
+pf_skip_166:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -33756,10 +34028,10 @@ scores_pairs_30:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_151
+	JNZ         pf_skip_167
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_151
+	JAE         pf_skip_167
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -33794,9 +34066,9 @@ scores_pairs_30:
 pf_row_9:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_151
+	JAE        pf_skip_167
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_151
+	JAE        pf_skip_167
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -33831,7 +34103,7 @@ pf_row_9:
 pf_row_10:
 	ADDQ stride+96(FP), DI
 
-pf_skip_151:
+pf_skip_167:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -34497,10 +34769,10 @@ pv2_single_31:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_152
+	JNZ          pf_skip_168
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_152
+	JAE          pf_skip_168
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -34535,9 +34807,9 @@ pv2_single_31:
 pf_row_11:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_152
+	JAE        pf_skip_168
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_152
+	JAE        pf_skip_168
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -34572,7 +34844,7 @@ pf_row_11:
 pf_row_12:
 	ADDQ stride+96(FP), R10
 
-pf_skip_152:
+pf_skip_168:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -34636,10 +34908,10 @@ pv2_single_32:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_153
+	JNZ          pf_skip_169
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_153
+	JAE          pf_skip_169
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -34674,9 +34946,9 @@ pv2_single_32:
 pf_row_13:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_153
+	JAE        pf_skip_169
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_153
+	JAE        pf_skip_169
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -34711,7 +34983,7 @@ pf_row_13:
 pf_row_14:
 	ADDQ stride+96(FP), R10
 
-pf_skip_153:
+pf_skip_169:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -34761,10 +35033,10 @@ pv2_single_33:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_154
+	JNZ          pf_skip_170
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_154
+	JAE          pf_skip_170
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -34799,9 +35071,9 @@ pv2_single_33:
 pf_row_15:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_154
+	JAE        pf_skip_170
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_154
+	JAE        pf_skip_170
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -34836,7 +35108,7 @@ pf_row_15:
 pf_row_16:
 	ADDQ stride+96(FP), R10
 
-pf_skip_154:
+pf_skip_170:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -34877,10 +35149,10 @@ pv2_single_34:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_155
+	JNZ          pf_skip_171
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_155
+	JAE          pf_skip_171
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -34915,9 +35187,9 @@ pv2_single_34:
 pf_row_17:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_155
+	JAE        pf_skip_171
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_155
+	JAE        pf_skip_171
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -34952,7 +35224,7 @@ pf_row_17:
 pf_row_18:
 	ADDQ stride+96(FP), R10
 
-pf_skip_155:
+pf_skip_171:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -35033,10 +35305,10 @@ pv_single_125:
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_156
+	JNZ          pf_skip_172
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_156
+	JAE          pf_skip_172
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -35071,9 +35343,9 @@ pv_single_125:
 pf_row_19:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_156
+	JAE        pf_skip_172
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_156
+	JAE        pf_skip_172
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -35108,7 +35380,7 @@ pf_row_19:
 pf_row_20:
 	ADDQ stride+96(FP), R8
 
-pf_skip_156:
+pf_skip_172:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -35161,10 +35433,10 @@ pv_single_126:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_157
+	JNZ          pf_skip_173
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_157
+	JAE          pf_skip_173
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -35199,9 +35471,9 @@ pv_single_126:
 pf_row_21:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_157
+	JAE        pf_skip_173
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_157
+	JAE        pf_skip_173
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -35236,7 +35508,7 @@ pf_row_21:
 pf_row_22:
 	ADDQ stride+96(FP), R8
 
-pf_skip_157:
+pf_skip_173:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -35286,10 +35558,10 @@ pv_pair_127:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_158
+	JNZ          pf_skip_174
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_158
+	JAE          pf_skip_174
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -35324,9 +35596,9 @@ pv_pair_127:
 pf_row_23:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_158
+	JAE        pf_skip_174
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_158
+	JAE        pf_skip_174
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -35361,7 +35633,7 @@ pf_row_23:
 pf_row_24:
 	ADDQ stride+96(FP), R8
 
-pf_skip_158:
+pf_skip_174:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -35377,10 +35649,10 @@ pv_single_127:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_159
+	JNZ          pf_skip_175
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_159
+	JAE          pf_skip_175
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -35415,9 +35687,9 @@ pv_single_127:
 pf_row_25:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_159
+	JAE        pf_skip_175
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_159
+	JAE        pf_skip_175
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -35452,7 +35724,7 @@ pf_row_25:
 pf_row_26:
 	ADDQ stride+96(FP), R8
 
-pf_skip_159:
+pf_skip_175:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -35494,10 +35766,10 @@ pv_pair_128:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_160
+	JNZ          pf_skip_176
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_160
+	JAE          pf_skip_176
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -35532,9 +35804,9 @@ pv_pair_128:
 pf_row_27:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_160
+	JAE        pf_skip_176
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_160
+	JAE        pf_skip_176
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -35569,7 +35841,7 @@ pf_row_27:
 pf_row_28:
 	ADDQ stride+96(FP), R8
 
-pf_skip_160:
+pf_skip_176:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -35583,10 +35855,10 @@ pv_single_128:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_161
+	JNZ          pf_skip_177
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_161
+	JAE          pf_skip_177
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -35621,9 +35893,9 @@ pv_single_128:
 pf_row_29:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_161
+	JAE        pf_skip_177
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_161
+	JAE        pf_skip_177
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -35658,7 +35930,7 @@ pf_row_29:
 pf_row_30:
 	ADDQ stride+96(FP), R8
 
-pf_skip_161:
+pf_skip_177:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -35692,10 +35964,10 @@ pv_pair_129:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_162
+	JNZ          pf_skip_178
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_162
+	JAE          pf_skip_178
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -35730,9 +36002,9 @@ pv_pair_129:
 pf_row_31:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_162
+	JAE        pf_skip_178
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_162
+	JAE        pf_skip_178
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -35767,7 +36039,7 @@ pf_row_31:
 pf_row_32:
 	ADDQ stride+96(FP), R8
 
-pf_skip_162:
+pf_skip_178:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -35780,10 +36052,10 @@ pv_single_129:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_163
+	JNZ          pf_skip_179
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_163
+	JAE          pf_skip_179
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -35818,9 +36090,9 @@ pv_single_129:
 pf_row_33:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_163
+	JAE        pf_skip_179
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_163
+	JAE        pf_skip_179
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -35855,7 +36127,7 @@ pf_row_33:
 pf_row_34:
 	ADDQ stride+96(FP), R8
 
-pf_skip_163:
+pf_skip_179:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -36085,10 +36357,10 @@ scores2_4_chunk2_6:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_164
+	JNZ         pf_skip_180
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_164
+	JAE         pf_skip_180
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -36123,9 +36395,9 @@ scores2_4_chunk2_6:
 pf_row_35:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_164
+	JAE        pf_skip_180
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_164
+	JAE        pf_skip_180
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -36160,7 +36432,7 @@ pf_row_35:
 pf_row_36:
 	ADDQ stride+96(FP), R9
 
-pf_skip_164:
+pf_skip_180:
 	VMOVUPS     32(CX)(DX*1), Y8
 	VMOVUPS     32(CX)(BX*1), Y9
 	VMOVUPS     32(CX), Y10
@@ -36176,10 +36448,10 @@ pf_skip_164:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_165
+	JNZ         pf_skip_181
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_165
+	JAE         pf_skip_181
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -36214,9 +36486,9 @@ pf_skip_164:
 pf_row_37:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_165
+	JAE        pf_skip_181
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_165
+	JAE        pf_skip_181
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -36251,7 +36523,7 @@ pf_row_37:
 pf_row_38:
 	ADDQ stride+96(FP), R9
 
-pf_skip_165:
+pf_skip_181:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_6
@@ -36274,10 +36546,10 @@ scores2_4_odd_6:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_166
+	JNZ         pf_skip_182
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_166
+	JAE         pf_skip_182
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
@@ -36312,9 +36584,9 @@ scores2_4_odd_6:
 pf_row_39:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_166
+	JAE        pf_skip_182
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_166
+	JAE        pf_skip_182
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
@@ -36349,7 +36621,7 @@ pf_row_39:
 pf_row_40:
 	ADDQ stride+96(FP), R9
 
-pf_skip_166:
+pf_skip_182:
 scores2_4_chunks_6:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -36513,10 +36785,10 @@ scores_pairs_31:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_167
+	JNZ         pf_skip_183
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_167
+	JAE         pf_skip_183
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -36551,9 +36823,9 @@ scores_pairs_31:
 pf_row_41:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_167
+	JAE        pf_skip_183
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_167
+	JAE        pf_skip_183
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -36588,7 +36860,7 @@ pf_row_41:
 pf_row_42:
 	ADDQ stride+96(FP), DI
 
-pf_skip_167:
+pf_skip_183:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -36626,10 +36898,10 @@ scores_pairs_32:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_168
+	JNZ         pf_skip_184
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_168
+	JAE         pf_skip_184
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -36664,9 +36936,9 @@ scores_pairs_32:
 pf_row_43:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_168
+	JAE        pf_skip_184
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_168
+	JAE        pf_skip_184
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -36701,7 +36973,7 @@ pf_row_43:
 pf_row_44:
 	ADDQ stride+96(FP), DI
 
-pf_skip_168:
+pf_skip_184:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -37304,10 +37576,10 @@ pv2_single_35:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_169
+	JNZ          pf_skip_185
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_169
+	JAE          pf_skip_185
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -37342,9 +37614,9 @@ pv2_single_35:
 pf_row_45:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_169
+	JAE        pf_skip_185
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_169
+	JAE        pf_skip_185
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -37379,7 +37651,7 @@ pf_row_45:
 pf_row_46:
 	ADDQ stride+96(FP), R10
 
-pf_skip_169:
+pf_skip_185:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -37443,10 +37715,10 @@ pv2_single_36:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_170
+	JNZ          pf_skip_186
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_170
+	JAE          pf_skip_186
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -37481,9 +37753,9 @@ pv2_single_36:
 pf_row_47:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_170
+	JAE        pf_skip_186
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_170
+	JAE        pf_skip_186
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -37518,7 +37790,7 @@ pf_row_47:
 pf_row_48:
 	ADDQ stride+96(FP), R10
 
-pf_skip_170:
+pf_skip_186:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -37568,10 +37840,10 @@ pv2_single_37:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_171
+	JNZ          pf_skip_187
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_171
+	JAE          pf_skip_187
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -37606,9 +37878,9 @@ pv2_single_37:
 pf_row_49:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_171
+	JAE        pf_skip_187
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_171
+	JAE        pf_skip_187
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -37643,7 +37915,7 @@ pf_row_49:
 pf_row_50:
 	ADDQ stride+96(FP), R10
 
-pf_skip_171:
+pf_skip_187:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -37684,10 +37956,10 @@ pv2_single_38:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_172
+	JNZ          pf_skip_188
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_172
+	JAE          pf_skip_188
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -37722,9 +37994,9 @@ pv2_single_38:
 pf_row_51:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_172
+	JAE        pf_skip_188
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_172
+	JAE        pf_skip_188
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -37759,7 +38031,7 @@ pf_row_51:
 pf_row_52:
 	ADDQ stride+96(FP), R10
 
-pf_skip_172:
+pf_skip_188:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -37840,10 +38112,10 @@ pv_single_130:
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_173
+	JNZ          pf_skip_189
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_173
+	JAE          pf_skip_189
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -37878,9 +38150,9 @@ pv_single_130:
 pf_row_53:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_173
+	JAE        pf_skip_189
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_173
+	JAE        pf_skip_189
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -37915,7 +38187,7 @@ pf_row_53:
 pf_row_54:
 	ADDQ stride+96(FP), R8
 
-pf_skip_173:
+pf_skip_189:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -37968,10 +38240,10 @@ pv_single_131:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_174
+	JNZ          pf_skip_190
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_174
+	JAE          pf_skip_190
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -38006,9 +38278,9 @@ pv_single_131:
 pf_row_55:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_174
+	JAE        pf_skip_190
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_174
+	JAE        pf_skip_190
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -38043,7 +38315,7 @@ pf_row_55:
 pf_row_56:
 	ADDQ stride+96(FP), R8
 
-pf_skip_174:
+pf_skip_190:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -38093,10 +38365,10 @@ pv_pair_132:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_175
+	JNZ          pf_skip_191
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_175
+	JAE          pf_skip_191
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -38131,9 +38403,9 @@ pv_pair_132:
 pf_row_57:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_175
+	JAE        pf_skip_191
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_175
+	JAE        pf_skip_191
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -38168,7 +38440,7 @@ pf_row_57:
 pf_row_58:
 	ADDQ stride+96(FP), R8
 
-pf_skip_175:
+pf_skip_191:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -38184,10 +38456,10 @@ pv_single_132:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_176
+	JNZ          pf_skip_192
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_176
+	JAE          pf_skip_192
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -38222,9 +38494,9 @@ pv_single_132:
 pf_row_59:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_176
+	JAE        pf_skip_192
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_176
+	JAE        pf_skip_192
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -38259,7 +38531,7 @@ pf_row_59:
 pf_row_60:
 	ADDQ stride+96(FP), R8
 
-pf_skip_176:
+pf_skip_192:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -38301,10 +38573,10 @@ pv_pair_133:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_177
+	JNZ          pf_skip_193
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_177
+	JAE          pf_skip_193
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -38339,9 +38611,9 @@ pv_pair_133:
 pf_row_61:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_177
+	JAE        pf_skip_193
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_177
+	JAE        pf_skip_193
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -38376,7 +38648,7 @@ pf_row_61:
 pf_row_62:
 	ADDQ stride+96(FP), R8
 
-pf_skip_177:
+pf_skip_193:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -38390,10 +38662,10 @@ pv_single_133:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_178
+	JNZ          pf_skip_194
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_178
+	JAE          pf_skip_194
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -38428,9 +38700,9 @@ pv_single_133:
 pf_row_63:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_178
+	JAE        pf_skip_194
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_178
+	JAE        pf_skip_194
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -38465,7 +38737,7 @@ pf_row_63:
 pf_row_64:
 	ADDQ stride+96(FP), R8
 
-pf_skip_178:
+pf_skip_194:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -38499,10 +38771,10 @@ pv_pair_134:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_179
+	JNZ          pf_skip_195
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_179
+	JAE          pf_skip_195
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -38537,9 +38809,9 @@ pv_pair_134:
 pf_row_65:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_179
+	JAE        pf_skip_195
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_179
+	JAE        pf_skip_195
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -38574,7 +38846,7 @@ pf_row_65:
 pf_row_66:
 	ADDQ stride+96(FP), R8
 
-pf_skip_179:
+pf_skip_195:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -38587,10 +38859,10 @@ pv_single_134:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_180
+	JNZ          pf_skip_196
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_180
+	JAE          pf_skip_196
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -38625,9 +38897,9 @@ pv_single_134:
 pf_row_67:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_180
+	JAE        pf_skip_196
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_180
+	JAE        pf_skip_196
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -38662,7 +38934,7 @@ pf_row_67:
 pf_row_68:
 	ADDQ stride+96(FP), R8
 
-pf_skip_180:
+pf_skip_196:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -38920,7 +39192,7 @@ scores4_chunk2_5:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_181
+	JAE         pf_skip_197
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -38955,9 +39227,9 @@ scores4_chunk2_5:
 pf_row_69:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_181
+	JAE        pf_skip_197
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_181
+	JAE        pf_skip_197
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -38992,7 +39264,7 @@ pf_row_69:
 pf_row_70:
 	ADDQ stride+96(FP), R9
 
-pf_skip_181:
+pf_skip_197:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX)(SI*1), Z20
@@ -39018,7 +39290,7 @@ pf_skip_181:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_182
+	JAE         pf_skip_198
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -39053,9 +39325,9 @@ pf_skip_181:
 pf_row_71:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_182
+	JAE        pf_skip_198
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_182
+	JAE        pf_skip_198
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -39090,7 +39362,7 @@ pf_row_71:
 pf_row_72:
 	ADDQ stride+96(FP), R9
 
-pf_skip_182:
+pf_skip_198:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_5
@@ -39123,7 +39395,7 @@ scores4_odd_5:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_183
+	JAE         pf_skip_199
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -39158,9 +39430,9 @@ scores4_odd_5:
 pf_row_73:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_183
+	JAE        pf_skip_199
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_183
+	JAE        pf_skip_199
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -39195,7 +39467,7 @@ pf_row_73:
 pf_row_74:
 	ADDQ stride+96(FP), R9
 
-pf_skip_183:
+pf_skip_199:
 scores4_chunks_5:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -39498,7 +39770,7 @@ scores2_8_chunk2_5:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_184
+	JAE         pf_skip_200
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -39533,9 +39805,9 @@ scores2_8_chunk2_5:
 pf_row_75:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_184
+	JAE        pf_skip_200
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_184
+	JAE        pf_skip_200
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -39570,7 +39842,7 @@ pf_row_75:
 pf_row_76:
 	ADDQ stride+96(FP), R9
 
-pf_skip_184:
+pf_skip_200:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX), Z20
@@ -39598,7 +39870,7 @@ pf_skip_184:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_185
+	JAE         pf_skip_201
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -39633,9 +39905,9 @@ pf_skip_184:
 pf_row_77:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_185
+	JAE        pf_skip_201
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_185
+	JAE        pf_skip_201
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -39670,7 +39942,7 @@ pf_row_77:
 pf_row_78:
 	ADDQ stride+96(FP), R9
 
-pf_skip_185:
+pf_skip_201:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -39706,7 +39978,7 @@ scores2_8_odd_5:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_186
+	JAE         pf_skip_202
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -39741,9 +40013,9 @@ scores2_8_odd_5:
 pf_row_79:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_186
+	JAE        pf_skip_202
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_186
+	JAE        pf_skip_202
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -39778,7 +40050,7 @@ pf_row_79:
 pf_row_80:
 	ADDQ stride+96(FP), R9
 
-pf_skip_186:
+pf_skip_202:
 scores2_8_chunks_5:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -40001,6 +40273,80 @@ scores_by8_33:
 	VFMADD231PS 320(R9)(SI*1), Z15, Z3
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_203
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        168(SP), R11
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R11, $0x00000080
+	JBE         pf_row_81
+	PREFETCHT1  128(DI)
+	CMPQ        R11, $0x000000c0
+	JBE         pf_row_81
+	PREFETCHT1  192(DI)
+	CMPQ        R11, $0x00000100
+	JBE         pf_row_81
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R11, $0x00000200
+	JBE         pf_row_81
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R11, $0x00000400
+	JBE         pf_row_81
+	PREFETCHT1  1024(DI)
+
+pf_row_81:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_203
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_203
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_82
+	PREFETCHT1 128(DI)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_82
+	PREFETCHT1 192(DI)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_82
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_82
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_82
+	PREFETCHT1 1024(DI)
+
+pf_row_82:
+	ADDQ stride+96(FP), DI
+
+pf_skip_203:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -40017,6 +40363,80 @@ scores_by8_33:
 	VFMADD231PS 320(R9)(R8*1), Z15, Z5
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_204
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_83
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_83
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_83
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_83
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_83
+	PREFETCHT1  1024(DI)
+
+pf_row_83:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_204
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_204
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_84
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_84
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_84
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_84
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_84
+	PREFETCHT1 1024(DI)
+
+pf_row_84:
+	ADDQ stride+96(FP), DI
+
+pf_skip_204:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -40033,6 +40453,80 @@ scores_by8_33:
 	VFMADD231PS 320(R10)(SI*1), Z15, Z7
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_205
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_85
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_85
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_85
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_85
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_85
+	PREFETCHT1  1024(DI)
+
+pf_row_85:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_205
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_205
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_86
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_86
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_86
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_86
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_86
+	PREFETCHT1 1024(DI)
+
+pf_row_86:
+	ADDQ stride+96(FP), DI
+
+pf_skip_205:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -40049,7 +40543,81 @@ scores_by8_33:
 	VFMADD231PS 320(R10)(R8*1), Z15, Z9
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
-	JMP         scores_reduce_33
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_206
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_87
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_87
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_87
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_87
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_87
+	PREFETCHT1  1024(DI)
+
+pf_row_87:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_206
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_206
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_88
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_88
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_88
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_88
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_88
+	PREFETCHT1 1024(DI)
+
+pf_row_88:
+	ADDQ stride+96(FP), DI
+
+pf_skip_206:
+	JMP scores_reduce_33
 
 scores_seq_no_25:
 	CMPQ        168(SP), $0x00000100
@@ -40066,6 +40634,80 @@ scores_seq_no_25:
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_207
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        168(SP), R11
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R11, $0x00000080
+	JBE         pf_row_89
+	PREFETCHT1  128(DI)
+	CMPQ        R11, $0x000000c0
+	JBE         pf_row_89
+	PREFETCHT1  192(DI)
+	CMPQ        R11, $0x00000100
+	JBE         pf_row_89
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R11, $0x00000200
+	JBE         pf_row_89
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R11, $0x00000400
+	JBE         pf_row_89
+	PREFETCHT1  1024(DI)
+
+pf_row_89:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_207
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_207
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_90
+	PREFETCHT1 128(DI)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_90
+	PREFETCHT1 192(DI)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_90
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_90
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_90
+	PREFETCHT1 1024(DI)
+
+pf_row_90:
+	ADDQ stride+96(FP), DI
+
+pf_skip_207:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -40074,6 +40716,80 @@ scores_seq_no_25:
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_208
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_91
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_91
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_91
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_91
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_91
+	PREFETCHT1  1024(DI)
+
+pf_row_91:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_208
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_208
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_92
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_92
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_92
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_92
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_92
+	PREFETCHT1 1024(DI)
+
+pf_row_92:
+	ADDQ stride+96(FP), DI
+
+pf_skip_208:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -40082,6 +40798,80 @@ scores_seq_no_25:
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_209
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_93
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_93
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_93
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_93
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_93
+	PREFETCHT1  1024(DI)
+
+pf_row_93:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_209
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_209
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_94
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_94
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_94
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_94
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_94
+	PREFETCHT1 1024(DI)
+
+pf_row_94:
+	ADDQ stride+96(FP), DI
+
+pf_skip_209:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -40090,7 +40880,81 @@ scores_seq_no_25:
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	JMP         scores_reduce_33
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_210
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_95
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_95
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_95
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_95
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_95
+	PREFETCHT1  1024(DI)
+
+pf_row_95:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_210
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_210
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_96
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_96
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_96
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_96
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_96
+	PREFETCHT1 1024(DI)
+
+pf_row_96:
+	ADDQ stride+96(FP), DI
+
+pf_skip_210:
+	JMP scores_reduce_33
 
 scores_seq_no_26:
 	CMPQ R9, R12
@@ -40107,26 +40971,26 @@ scores_pairs_33:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_187
+	JAE         pf_skip_211
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        168(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
-	JBE         pf_row_81
+	JBE         pf_row_97
 	PREFETCHT1  128(DI)
 	CMPQ        R13, $0x000000c0
-	JBE         pf_row_81
+	JBE         pf_row_97
 	PREFETCHT1  192(DI)
 	CMPQ        R13, $0x00000100
-	JBE         pf_row_81
+	JBE         pf_row_97
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R13, $0x00000200
-	JBE         pf_row_81
+	JBE         pf_row_97
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -40136,34 +41000,34 @@ scores_pairs_33:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R13, $0x00000400
-	JBE         pf_row_81
+	JBE         pf_row_97
 	PREFETCHT1  1024(DI)
 
-pf_row_81:
+pf_row_97:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_187
+	JAE        pf_skip_211
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_187
+	JAE        pf_skip_211
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_82
+	JBE        pf_row_98
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_82
+	JBE        pf_row_98
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_82
+	JBE        pf_row_98
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_82
+	JBE        pf_row_98
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -40173,13 +41037,13 @@ pf_row_81:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_82
+	JBE        pf_row_98
 	PREFETCHT1 1024(DI)
 
-pf_row_82:
+pf_row_98:
 	ADDQ stride+96(FP), DI
 
-pf_skip_187:
+pf_skip_211:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z0
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -40834,26 +41698,26 @@ pv4_row_13:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_188
+	JAE          pf_skip_212
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_83
+	JBE          pf_row_99
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_83
+	JBE          pf_row_99
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_83
+	JBE          pf_row_99
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_83
+	JBE          pf_row_99
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -40863,34 +41727,34 @@ pv4_row_13:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_83
+	JBE          pf_row_99
 	PREFETCHT1   1024(R9)
 
-pf_row_83:
+pf_row_99:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_188
+	JAE        pf_skip_212
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_188
+	JAE        pf_skip_212
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_84
+	JBE        pf_row_100
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_84
+	JBE        pf_row_100
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_84
+	JBE        pf_row_100
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_84
+	JBE        pf_row_100
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -40900,13 +41764,13 @@ pf_row_83:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_84
+	JBE        pf_row_100
 	PREFETCHT1 1024(R9)
 
-pf_row_84:
+pf_row_100:
 	ADDQ stride+96(FP), R9
 
-pf_skip_188:
+pf_skip_212:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -40978,26 +41842,26 @@ pv4_row_14:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_189
+	JAE          pf_skip_213
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_85
+	JBE          pf_row_101
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_85
+	JBE          pf_row_101
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_85
+	JBE          pf_row_101
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_85
+	JBE          pf_row_101
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -41007,34 +41871,34 @@ pv4_row_14:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_85
+	JBE          pf_row_101
 	PREFETCHT1   1024(R9)
 
-pf_row_85:
+pf_row_101:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_189
+	JAE        pf_skip_213
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_189
+	JAE        pf_skip_213
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_86
+	JBE        pf_row_102
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_86
+	JBE        pf_row_102
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_86
+	JBE        pf_row_102
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_86
+	JBE        pf_row_102
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -41044,13 +41908,13 @@ pf_row_85:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_86
+	JBE        pf_row_102
 	PREFETCHT1 1024(R9)
 
-pf_row_86:
+pf_row_102:
 	ADDQ stride+96(FP), R9
 
-pf_skip_189:
+pf_skip_213:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -41105,26 +41969,26 @@ pv4_row_15:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_190
+	JAE          pf_skip_214
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_87
+	JBE          pf_row_103
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_87
+	JBE          pf_row_103
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_87
+	JBE          pf_row_103
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_87
+	JBE          pf_row_103
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -41134,34 +41998,34 @@ pv4_row_15:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_87
+	JBE          pf_row_103
 	PREFETCHT1   1024(R9)
 
-pf_row_87:
+pf_row_103:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_190
+	JAE        pf_skip_214
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_190
+	JAE        pf_skip_214
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_88
+	JBE        pf_row_104
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_88
+	JBE        pf_row_104
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_88
+	JBE        pf_row_104
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_88
+	JBE        pf_row_104
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -41171,13 +42035,13 @@ pf_row_87:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_88
+	JBE        pf_row_104
 	PREFETCHT1 1024(R9)
 
-pf_row_88:
+pf_row_104:
 	ADDQ stride+96(FP), R9
 
-pf_skip_190:
+pf_skip_214:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -41285,26 +42149,26 @@ pv2_single_39:
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_191
+	JAE          pf_skip_215
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_89
+	JBE          pf_row_105
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_89
+	JBE          pf_row_105
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_89
+	JBE          pf_row_105
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_89
+	JBE          pf_row_105
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -41314,34 +42178,34 @@ pv2_single_39:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_89
+	JBE          pf_row_105
 	PREFETCHT1   1024(R10)
 
-pf_row_89:
+pf_row_105:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_191
+	JAE        pf_skip_215
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_191
+	JAE        pf_skip_215
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_90
+	JBE        pf_row_106
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_90
+	JBE        pf_row_106
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_90
+	JBE        pf_row_106
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_90
+	JBE        pf_row_106
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -41351,13 +42215,13 @@ pf_row_89:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_90
+	JBE        pf_row_106
 	PREFETCHT1 1024(R10)
 
-pf_row_90:
+pf_row_106:
 	ADDQ stride+96(FP), R10
 
-pf_skip_191:
+pf_skip_215:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -41447,26 +42311,26 @@ pv2_pair_40:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_192
+	JAE          pf_skip_216
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_91
+	JBE          pf_row_107
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_91
+	JBE          pf_row_107
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_91
+	JBE          pf_row_107
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_91
+	JBE          pf_row_107
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -41476,34 +42340,34 @@ pv2_pair_40:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_91
+	JBE          pf_row_107
 	PREFETCHT1   1024(R10)
 
-pf_row_91:
+pf_row_107:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_192
+	JAE        pf_skip_216
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_192
+	JAE        pf_skip_216
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_92
+	JBE        pf_row_108
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_92
+	JBE        pf_row_108
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_92
+	JBE        pf_row_108
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_92
+	JBE        pf_row_108
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -41513,13 +42377,13 @@ pf_row_91:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_92
+	JBE        pf_row_108
 	PREFETCHT1 1024(R10)
 
-pf_row_92:
+pf_row_108:
 	ADDQ stride+96(FP), R10
 
-pf_skip_192:
+pf_skip_216:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -41608,26 +42472,26 @@ pv2_pair_41:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_193
+	JAE          pf_skip_217
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_93
+	JBE          pf_row_109
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_93
+	JBE          pf_row_109
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_93
+	JBE          pf_row_109
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_93
+	JBE          pf_row_109
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -41637,34 +42501,34 @@ pv2_pair_41:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_93
+	JBE          pf_row_109
 	PREFETCHT1   1024(R10)
 
-pf_row_93:
+pf_row_109:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_193
+	JAE        pf_skip_217
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_193
+	JAE        pf_skip_217
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_94
+	JBE        pf_row_110
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_94
+	JBE        pf_row_110
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_94
+	JBE        pf_row_110
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_94
+	JBE        pf_row_110
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -41674,13 +42538,13 @@ pf_row_93:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_94
+	JBE        pf_row_110
 	PREFETCHT1 1024(R10)
 
-pf_row_94:
+pf_row_110:
 	ADDQ stride+96(FP), R10
 
-pf_skip_193:
+pf_skip_217:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -41747,26 +42611,26 @@ pv2_pair_42:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_194
+	JAE          pf_skip_218
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_95
+	JBE          pf_row_111
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_95
+	JBE          pf_row_111
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_95
+	JBE          pf_row_111
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_95
+	JBE          pf_row_111
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -41776,34 +42640,34 @@ pv2_pair_42:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_95
+	JBE          pf_row_111
 	PREFETCHT1   1024(R10)
 
-pf_row_95:
+pf_row_111:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_194
+	JAE        pf_skip_218
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_194
+	JAE        pf_skip_218
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_96
+	JBE        pf_row_112
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_96
+	JBE        pf_row_112
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_96
+	JBE        pf_row_112
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_96
+	JBE        pf_row_112
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -41813,13 +42677,13 @@ pf_row_95:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_96
+	JBE        pf_row_112
 	PREFETCHT1 1024(R10)
 
-pf_row_96:
+pf_row_112:
 	ADDQ stride+96(FP), R10
 
-pf_skip_194:
+pf_skip_218:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -42642,26 +43506,26 @@ scores4_chunk2_6:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_195
+	JAE         pf_skip_219
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_97
+	JBE         pf_row_113
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_97
+	JBE         pf_row_113
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_97
+	JBE         pf_row_113
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_97
+	JBE         pf_row_113
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -42671,34 +43535,34 @@ scores4_chunk2_6:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_97
+	JBE         pf_row_113
 	PREFETCHT1  1024(R9)
 
-pf_row_97:
+pf_row_113:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_195
+	JAE        pf_skip_219
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_195
+	JAE        pf_skip_219
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_98
+	JBE        pf_row_114
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_98
+	JBE        pf_row_114
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_98
+	JBE        pf_row_114
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_98
+	JBE        pf_row_114
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -42708,13 +43572,13 @@ pf_row_97:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_98
+	JBE        pf_row_114
 	PREFETCHT1 1024(R9)
 
-pf_row_98:
+pf_row_114:
 	ADDQ stride+96(FP), R9
 
-pf_skip_195:
+pf_skip_219:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX)(SI*1), Z20
@@ -42740,26 +43604,26 @@ pf_skip_195:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_196
+	JAE         pf_skip_220
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_99
+	JBE         pf_row_115
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_99
+	JBE         pf_row_115
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_99
+	JBE         pf_row_115
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_99
+	JBE         pf_row_115
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -42769,34 +43633,34 @@ pf_skip_195:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_99
+	JBE         pf_row_115
 	PREFETCHT1  1024(R9)
 
-pf_row_99:
+pf_row_115:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_196
+	JAE        pf_skip_220
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_196
+	JAE        pf_skip_220
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_100
+	JBE        pf_row_116
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_100
+	JBE        pf_row_116
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_100
+	JBE        pf_row_116
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_100
+	JBE        pf_row_116
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -42806,13 +43670,13 @@ pf_row_99:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_100
+	JBE        pf_row_116
 	PREFETCHT1 1024(R9)
 
-pf_row_100:
+pf_row_116:
 	ADDQ stride+96(FP), R9
 
-pf_skip_196:
+pf_skip_220:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_6
@@ -42845,26 +43709,26 @@ scores4_odd_6:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_197
+	JAE         pf_skip_221
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_101
+	JBE         pf_row_117
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_101
+	JBE         pf_row_117
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_101
+	JBE         pf_row_117
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_101
+	JBE         pf_row_117
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -42874,34 +43738,34 @@ scores4_odd_6:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_101
+	JBE         pf_row_117
 	PREFETCHT1  1024(R9)
 
-pf_row_101:
+pf_row_117:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_197
+	JAE        pf_skip_221
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_197
+	JAE        pf_skip_221
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_102
+	JBE        pf_row_118
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_102
+	JBE        pf_row_118
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_102
+	JBE        pf_row_118
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_102
+	JBE        pf_row_118
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -42911,13 +43775,13 @@ pf_row_101:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_102
+	JBE        pf_row_118
 	PREFETCHT1 1024(R9)
 
-pf_row_102:
+pf_row_118:
 	ADDQ stride+96(FP), R9
 
-pf_skip_197:
+pf_skip_221:
 scores4_chunks_6:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -43220,26 +44084,26 @@ scores2_8_chunk2_6:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_198
+	JAE         pf_skip_222
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_103
+	JBE         pf_row_119
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_103
+	JBE         pf_row_119
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_103
+	JBE         pf_row_119
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_103
+	JBE         pf_row_119
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -43249,34 +44113,34 @@ scores2_8_chunk2_6:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_103
+	JBE         pf_row_119
 	PREFETCHT1  1024(R9)
 
-pf_row_103:
+pf_row_119:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_198
+	JAE        pf_skip_222
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_198
+	JAE        pf_skip_222
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_104
+	JBE        pf_row_120
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_104
+	JBE        pf_row_120
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_104
+	JBE        pf_row_120
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_104
+	JBE        pf_row_120
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -43286,13 +44150,13 @@ pf_row_103:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_104
+	JBE        pf_row_120
 	PREFETCHT1 1024(R9)
 
-pf_row_104:
+pf_row_120:
 	ADDQ stride+96(FP), R9
 
-pf_skip_198:
+pf_skip_222:
 	VMOVUPS     64(CX)(DX*1), Z18
 	VMOVUPS     64(CX)(BX*1), Z19
 	VMOVUPS     64(CX), Z20
@@ -43320,26 +44184,26 @@ pf_skip_198:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_199
+	JAE         pf_skip_223
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_105
+	JBE         pf_row_121
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_105
+	JBE         pf_row_121
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_105
+	JBE         pf_row_121
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_105
+	JBE         pf_row_121
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -43349,34 +44213,34 @@ pf_skip_198:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_105
+	JBE         pf_row_121
 	PREFETCHT1  1024(R9)
 
-pf_row_105:
+pf_row_121:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_199
+	JAE        pf_skip_223
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_199
+	JAE        pf_skip_223
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_106
+	JBE        pf_row_122
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_106
+	JBE        pf_row_122
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_106
+	JBE        pf_row_122
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_106
+	JBE        pf_row_122
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -43386,13 +44250,13 @@ pf_row_105:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_106
+	JBE        pf_row_122
 	PREFETCHT1 1024(R9)
 
-pf_row_106:
+pf_row_122:
 	ADDQ stride+96(FP), R9
 
-pf_skip_199:
+pf_skip_223:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -43428,26 +44292,26 @@ scores2_8_odd_6:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_200
+	JAE         pf_skip_224
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_107
+	JBE         pf_row_123
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_107
+	JBE         pf_row_123
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_107
+	JBE         pf_row_123
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_107
+	JBE         pf_row_123
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -43457,34 +44321,34 @@ scores2_8_odd_6:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_107
+	JBE         pf_row_123
 	PREFETCHT1  1024(R9)
 
-pf_row_107:
+pf_row_123:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_200
+	JAE        pf_skip_224
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_200
+	JAE        pf_skip_224
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_108
+	JBE        pf_row_124
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_108
+	JBE        pf_row_124
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_108
+	JBE        pf_row_124
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_108
+	JBE        pf_row_124
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -43494,13 +44358,13 @@ pf_row_107:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_108
+	JBE        pf_row_124
 	PREFETCHT1 1024(R9)
 
-pf_row_108:
+pf_row_124:
 	ADDQ stride+96(FP), R9
 
-pf_skip_200:
+pf_skip_224:
 scores2_8_chunks_6:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -43723,6 +44587,80 @@ scores_by8_35:
 	VFMADD231PS 320(R9)(SI*1), Z15, Z3
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_225
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        168(SP), R11
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R11, $0x00000080
+	JBE         pf_row_125
+	PREFETCHT1  128(DI)
+	CMPQ        R11, $0x000000c0
+	JBE         pf_row_125
+	PREFETCHT1  192(DI)
+	CMPQ        R11, $0x00000100
+	JBE         pf_row_125
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R11, $0x00000200
+	JBE         pf_row_125
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R11, $0x00000400
+	JBE         pf_row_125
+	PREFETCHT1  1024(DI)
+
+pf_row_125:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_225
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_225
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_126
+	PREFETCHT1 128(DI)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_126
+	PREFETCHT1 192(DI)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_126
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_126
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_126
+	PREFETCHT1 1024(DI)
+
+pf_row_126:
+	ADDQ stride+96(FP), DI
+
+pf_skip_225:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -43739,6 +44677,80 @@ scores_by8_35:
 	VFMADD231PS 320(R9)(R8*1), Z15, Z5
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_226
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_127
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_127
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_127
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_127
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_127
+	PREFETCHT1  1024(DI)
+
+pf_row_127:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_226
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_226
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_128
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_128
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_128
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_128
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_128
+	PREFETCHT1 1024(DI)
+
+pf_row_128:
+	ADDQ stride+96(FP), DI
+
+pf_skip_226:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -43755,6 +44767,80 @@ scores_by8_35:
 	VFMADD231PS 320(R10)(SI*1), Z15, Z7
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_227
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_129
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_129
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_129
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_129
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_129
+	PREFETCHT1  1024(DI)
+
+pf_row_129:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_227
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_227
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_130
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_130
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_130
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_130
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_130
+	PREFETCHT1 1024(DI)
+
+pf_row_130:
+	ADDQ stride+96(FP), DI
+
+pf_skip_227:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -43771,7 +44857,81 @@ scores_by8_35:
 	VFMADD231PS 320(R10)(R8*1), Z15, Z9
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
-	JMP         scores_reduce_35
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_228
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_131
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_131
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_131
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_131
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_131
+	PREFETCHT1  1024(DI)
+
+pf_row_131:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_228
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_228
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_132
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_132
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_132
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_132
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_132
+	PREFETCHT1 1024(DI)
+
+pf_row_132:
+	ADDQ stride+96(FP), DI
+
+pf_skip_228:
+	JMP scores_reduce_35
 
 scores_seq_no_29:
 	CMPQ        168(SP), $0x00000100
@@ -43788,6 +44948,80 @@ scores_seq_no_29:
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_229
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        168(SP), R11
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R11, $0x00000080
+	JBE         pf_row_133
+	PREFETCHT1  128(DI)
+	CMPQ        R11, $0x000000c0
+	JBE         pf_row_133
+	PREFETCHT1  192(DI)
+	CMPQ        R11, $0x00000100
+	JBE         pf_row_133
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R11, $0x00000200
+	JBE         pf_row_133
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R11, $0x00000400
+	JBE         pf_row_133
+	PREFETCHT1  1024(DI)
+
+pf_row_133:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_229
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_229
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_134
+	PREFETCHT1 128(DI)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_134
+	PREFETCHT1 192(DI)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_134
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_134
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_134
+	PREFETCHT1 1024(DI)
+
+pf_row_134:
+	ADDQ stride+96(FP), DI
+
+pf_skip_229:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -43796,6 +45030,80 @@ scores_seq_no_29:
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_230
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_135
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_135
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_135
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_135
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_135
+	PREFETCHT1  1024(DI)
+
+pf_row_135:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_230
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_230
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_136
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_136
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_136
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_136
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_136
+	PREFETCHT1 1024(DI)
+
+pf_row_136:
+	ADDQ stride+96(FP), DI
+
+pf_skip_230:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -43804,6 +45112,80 @@ scores_seq_no_29:
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_231
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_137
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_137
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_137
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_137
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_137
+	PREFETCHT1  1024(DI)
+
+pf_row_137:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_231
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_231
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_138
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_138
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_138
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_138
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_138
+	PREFETCHT1 1024(DI)
+
+pf_row_138:
+	ADDQ stride+96(FP), DI
+
+pf_skip_231:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -43812,7 +45194,81 @@ scores_seq_no_29:
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	JMP         scores_reduce_35
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_232
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_139
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_139
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_139
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_139
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_139
+	PREFETCHT1  1024(DI)
+
+pf_row_139:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_232
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_232
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_140
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_140
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_140
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_140
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_140
+	PREFETCHT1 1024(DI)
+
+pf_row_140:
+	ADDQ stride+96(FP), DI
+
+pf_skip_232:
+	JMP scores_reduce_35
 
 scores_seq_no_30:
 	CMPQ R9, R12
@@ -43829,26 +45285,26 @@ scores_pairs_35:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_201
+	JAE         pf_skip_233
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        168(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
-	JBE         pf_row_109
+	JBE         pf_row_141
 	PREFETCHT1  128(DI)
 	CMPQ        R13, $0x000000c0
-	JBE         pf_row_109
+	JBE         pf_row_141
 	PREFETCHT1  192(DI)
 	CMPQ        R13, $0x00000100
-	JBE         pf_row_109
+	JBE         pf_row_141
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R13, $0x00000200
-	JBE         pf_row_109
+	JBE         pf_row_141
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -43858,34 +45314,34 @@ scores_pairs_35:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R13, $0x00000400
-	JBE         pf_row_109
+	JBE         pf_row_141
 	PREFETCHT1  1024(DI)
 
-pf_row_109:
+pf_row_141:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_201
+	JAE        pf_skip_233
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_201
+	JAE        pf_skip_233
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_110
+	JBE        pf_row_142
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_110
+	JBE        pf_row_142
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_110
+	JBE        pf_row_142
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_110
+	JBE        pf_row_142
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -43895,13 +45351,13 @@ pf_row_109:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_110
+	JBE        pf_row_142
 	PREFETCHT1 1024(DI)
 
-pf_row_110:
+pf_row_142:
 	ADDQ stride+96(FP), DI
 
-pf_skip_201:
+pf_skip_233:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z0
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -44547,26 +46003,26 @@ pv4_row_16:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_202
+	JAE          pf_skip_234
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_111
+	JBE          pf_row_143
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_111
+	JBE          pf_row_143
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_111
+	JBE          pf_row_143
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_111
+	JBE          pf_row_143
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -44576,34 +46032,34 @@ pv4_row_16:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_111
+	JBE          pf_row_143
 	PREFETCHT1   1024(R9)
 
-pf_row_111:
+pf_row_143:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_202
+	JAE        pf_skip_234
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_202
+	JAE        pf_skip_234
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_112
+	JBE        pf_row_144
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_112
+	JBE        pf_row_144
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_112
+	JBE        pf_row_144
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_112
+	JBE        pf_row_144
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -44613,13 +46069,13 @@ pf_row_111:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_112
+	JBE        pf_row_144
 	PREFETCHT1 1024(R9)
 
-pf_row_112:
+pf_row_144:
 	ADDQ stride+96(FP), R9
 
-pf_skip_202:
+pf_skip_234:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -44691,26 +46147,26 @@ pv4_row_17:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_203
+	JAE          pf_skip_235
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_113
+	JBE          pf_row_145
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_113
+	JBE          pf_row_145
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_113
+	JBE          pf_row_145
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_113
+	JBE          pf_row_145
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -44720,34 +46176,34 @@ pv4_row_17:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_113
+	JBE          pf_row_145
 	PREFETCHT1   1024(R9)
 
-pf_row_113:
+pf_row_145:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_203
+	JAE        pf_skip_235
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_203
+	JAE        pf_skip_235
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_114
+	JBE        pf_row_146
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_114
+	JBE        pf_row_146
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_114
+	JBE        pf_row_146
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_114
+	JBE        pf_row_146
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -44757,13 +46213,13 @@ pf_row_113:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_114
+	JBE        pf_row_146
 	PREFETCHT1 1024(R9)
 
-pf_row_114:
+pf_row_146:
 	ADDQ stride+96(FP), R9
 
-pf_skip_203:
+pf_skip_235:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -44818,26 +46274,26 @@ pv4_row_18:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_204
+	JAE          pf_skip_236
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_115
+	JBE          pf_row_147
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_115
+	JBE          pf_row_147
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_115
+	JBE          pf_row_147
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_115
+	JBE          pf_row_147
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -44847,34 +46303,34 @@ pv4_row_18:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_115
+	JBE          pf_row_147
 	PREFETCHT1   1024(R9)
 
-pf_row_115:
+pf_row_147:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_204
+	JAE        pf_skip_236
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_204
+	JAE        pf_skip_236
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_116
+	JBE        pf_row_148
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_116
+	JBE        pf_row_148
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_116
+	JBE        pf_row_148
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_116
+	JBE        pf_row_148
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -44884,13 +46340,13 @@ pf_row_115:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_116
+	JBE        pf_row_148
 	PREFETCHT1 1024(R9)
 
-pf_row_116:
+pf_row_148:
 	ADDQ stride+96(FP), R9
 
-pf_skip_204:
+pf_skip_236:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -44998,26 +46454,26 @@ pv2_single_43:
 	VFMADD231PS  384(SI), Z18, Z16
 	VFMADD231PS  448(SI), Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_205
+	JAE          pf_skip_237
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_117
+	JBE          pf_row_149
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_117
+	JBE          pf_row_149
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_117
+	JBE          pf_row_149
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_117
+	JBE          pf_row_149
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -45027,34 +46483,34 @@ pv2_single_43:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_117
+	JBE          pf_row_149
 	PREFETCHT1   1024(R10)
 
-pf_row_117:
+pf_row_149:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_205
+	JAE        pf_skip_237
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_205
+	JAE        pf_skip_237
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_118
+	JBE        pf_row_150
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_118
+	JBE        pf_row_150
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_118
+	JBE        pf_row_150
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_118
+	JBE        pf_row_150
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -45064,13 +46520,13 @@ pf_row_117:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_118
+	JBE        pf_row_150
 	PREFETCHT1 1024(R10)
 
-pf_row_118:
+pf_row_150:
 	ADDQ stride+96(FP), R10
 
-pf_skip_205:
+pf_skip_237:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -45160,26 +46616,26 @@ pv2_pair_44:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_206
+	JAE          pf_skip_238
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_119
+	JBE          pf_row_151
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_119
+	JBE          pf_row_151
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_119
+	JBE          pf_row_151
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_119
+	JBE          pf_row_151
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -45189,34 +46645,34 @@ pv2_pair_44:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_119
+	JBE          pf_row_151
 	PREFETCHT1   1024(R10)
 
-pf_row_119:
+pf_row_151:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_206
+	JAE        pf_skip_238
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_206
+	JAE        pf_skip_238
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_120
+	JBE        pf_row_152
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_120
+	JBE        pf_row_152
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_120
+	JBE        pf_row_152
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_120
+	JBE        pf_row_152
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -45226,13 +46682,13 @@ pf_row_119:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_120
+	JBE        pf_row_152
 	PREFETCHT1 1024(R10)
 
-pf_row_120:
+pf_row_152:
 	ADDQ stride+96(FP), R10
 
-pf_skip_206:
+pf_skip_238:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -45321,26 +46777,26 @@ pv2_pair_45:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_207
+	JAE          pf_skip_239
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_121
+	JBE          pf_row_153
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_121
+	JBE          pf_row_153
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_121
+	JBE          pf_row_153
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_121
+	JBE          pf_row_153
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -45350,34 +46806,34 @@ pv2_pair_45:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_121
+	JBE          pf_row_153
 	PREFETCHT1   1024(R10)
 
-pf_row_121:
+pf_row_153:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_207
+	JAE        pf_skip_239
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_207
+	JAE        pf_skip_239
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_122
+	JBE        pf_row_154
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_122
+	JBE        pf_row_154
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_122
+	JBE        pf_row_154
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_122
+	JBE        pf_row_154
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -45387,13 +46843,13 @@ pf_row_121:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_122
+	JBE        pf_row_154
 	PREFETCHT1 1024(R10)
 
-pf_row_122:
+pf_row_154:
 	ADDQ stride+96(FP), R10
 
-pf_skip_207:
+pf_skip_239:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -45460,26 +46916,26 @@ pv2_pair_46:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_208
+	JAE          pf_skip_240
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_123
+	JBE          pf_row_155
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_123
+	JBE          pf_row_155
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_123
+	JBE          pf_row_155
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_123
+	JBE          pf_row_155
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -45489,34 +46945,34 @@ pv2_pair_46:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_123
+	JBE          pf_row_155
 	PREFETCHT1   1024(R10)
 
-pf_row_123:
+pf_row_155:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_208
+	JAE        pf_skip_240
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_208
+	JAE        pf_skip_240
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_124
+	JBE        pf_row_156
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_124
+	JBE        pf_row_156
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_124
+	JBE        pf_row_156
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_124
+	JBE        pf_row_156
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -45526,13 +46982,13 @@ pf_row_123:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_124
+	JBE        pf_row_156
 	PREFETCHT1 1024(R10)
 
-pf_row_124:
+pf_row_156:
 	ADDQ stride+96(FP), R10
 
-pf_skip_208:
+pf_skip_240:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -46344,29 +47800,29 @@ scores2_6_chunk2_3:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_209
+	JNZ         pf_skip_241
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_209
+	JAE         pf_skip_241
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        184(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_125
+	JBE         pf_row_157
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_125
+	JBE         pf_row_157
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_125
+	JBE         pf_row_157
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_125
+	JBE         pf_row_157
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -46376,34 +47832,34 @@ scores2_6_chunk2_3:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_125
+	JBE         pf_row_157
 	PREFETCHT1  1024(R9)
 
-pf_row_125:
+pf_row_157:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_209
+	JAE        pf_skip_241
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_209
+	JAE        pf_skip_241
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       184(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_126
+	JBE        pf_row_158
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_126
+	JBE        pf_row_158
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_126
+	JBE        pf_row_158
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_126
+	JBE        pf_row_158
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -46413,13 +47869,13 @@ pf_row_125:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_126
+	JBE        pf_row_158
 	PREFETCHT1 1024(R9)
 
-pf_row_126:
+pf_row_158:
 	ADDQ stride+96(FP), R9
 
-pf_skip_209:
+pf_skip_241:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -46441,29 +47897,29 @@ pf_skip_209:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_210
+	JNZ         pf_skip_242
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_210
+	JAE         pf_skip_242
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        184(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_127
+	JBE         pf_row_159
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_127
+	JBE         pf_row_159
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_127
+	JBE         pf_row_159
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_127
+	JBE         pf_row_159
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -46473,34 +47929,34 @@ pf_skip_209:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_127
+	JBE         pf_row_159
 	PREFETCHT1  1024(R9)
 
-pf_row_127:
+pf_row_159:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_210
+	JAE        pf_skip_242
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_210
+	JAE        pf_skip_242
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       184(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_128
+	JBE        pf_row_160
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_128
+	JBE        pf_row_160
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_128
+	JBE        pf_row_160
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_128
+	JBE        pf_row_160
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -46510,13 +47966,13 @@ pf_row_127:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_128
+	JBE        pf_row_160
 	PREFETCHT1 1024(R9)
 
-pf_row_128:
+pf_row_160:
 	ADDQ stride+96(FP), R9
 
-pf_skip_210:
+pf_skip_242:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -46546,29 +48002,29 @@ scores2_6_odd_3:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_211
+	JNZ         pf_skip_243
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_211
+	JAE         pf_skip_243
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_129
+	JBE         pf_row_161
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_129
+	JBE         pf_row_161
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_129
+	JBE         pf_row_161
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_129
+	JBE         pf_row_161
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -46578,34 +48034,34 @@ scores2_6_odd_3:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_129
+	JBE         pf_row_161
 	PREFETCHT1  1024(R9)
 
-pf_row_129:
+pf_row_161:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_211
+	JAE        pf_skip_243
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_211
+	JAE        pf_skip_243
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_130
+	JBE        pf_row_162
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_130
+	JBE        pf_row_162
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_130
+	JBE        pf_row_162
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_130
+	JBE        pf_row_162
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -46615,13 +48071,13 @@ pf_row_129:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_130
+	JBE        pf_row_162
 	PREFETCHT1 1024(R9)
 
-pf_row_130:
+pf_row_162:
 	ADDQ stride+96(FP), R9
 
-pf_skip_211:
+pf_skip_243:
 scores2_6_chunks_3:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -46711,29 +48167,29 @@ scores2_4_chunk2_7:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_212
+	JNZ         pf_skip_244
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_212
+	JAE         pf_skip_244
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_131
+	JBE         pf_row_163
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_131
+	JBE         pf_row_163
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_131
+	JBE         pf_row_163
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_131
+	JBE         pf_row_163
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -46743,34 +48199,34 @@ scores2_4_chunk2_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_131
+	JBE         pf_row_163
 	PREFETCHT1  1024(R9)
 
-pf_row_131:
+pf_row_163:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_212
+	JAE        pf_skip_244
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_212
+	JAE        pf_skip_244
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_132
+	JBE        pf_row_164
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_132
+	JBE        pf_row_164
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_132
+	JBE        pf_row_164
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_132
+	JBE        pf_row_164
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -46780,13 +48236,13 @@ pf_row_131:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_132
+	JBE        pf_row_164
 	PREFETCHT1 1024(R9)
 
-pf_row_132:
+pf_row_164:
 	ADDQ stride+96(FP), R9
 
-pf_skip_212:
+pf_skip_244:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -46802,29 +48258,29 @@ pf_skip_212:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_213
+	JNZ         pf_skip_245
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_213
+	JAE         pf_skip_245
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_133
+	JBE         pf_row_165
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_133
+	JBE         pf_row_165
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_133
+	JBE         pf_row_165
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_133
+	JBE         pf_row_165
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -46834,34 +48290,34 @@ pf_skip_212:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_133
+	JBE         pf_row_165
 	PREFETCHT1  1024(R9)
 
-pf_row_133:
+pf_row_165:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_213
+	JAE        pf_skip_245
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_213
+	JAE        pf_skip_245
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_134
+	JBE        pf_row_166
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_134
+	JBE        pf_row_166
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_134
+	JBE        pf_row_166
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_134
+	JBE        pf_row_166
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -46871,13 +48327,13 @@ pf_row_133:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_134
+	JBE        pf_row_166
 	PREFETCHT1 1024(R9)
 
-pf_row_134:
+pf_row_166:
 	ADDQ stride+96(FP), R9
 
-pf_skip_213:
+pf_skip_245:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_7
@@ -46900,29 +48356,29 @@ scores2_4_odd_7:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_214
+	JNZ         pf_skip_246
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_214
+	JAE         pf_skip_246
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_135
+	JBE         pf_row_167
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_135
+	JBE         pf_row_167
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_135
+	JBE         pf_row_167
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_135
+	JBE         pf_row_167
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -46932,34 +48388,34 @@ scores2_4_odd_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_135
+	JBE         pf_row_167
 	PREFETCHT1  1024(R9)
 
-pf_row_135:
+pf_row_167:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_214
+	JAE        pf_skip_246
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_214
+	JAE        pf_skip_246
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_136
+	JBE        pf_row_168
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_136
+	JBE        pf_row_168
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_136
+	JBE        pf_row_168
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_136
+	JBE        pf_row_168
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -46969,13 +48425,13 @@ pf_row_135:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_136
+	JBE        pf_row_168
 	PREFETCHT1 1024(R9)
 
-pf_row_136:
+pf_row_168:
 	ADDQ stride+96(FP), R9
 
-pf_skip_214:
+pf_skip_246:
 scores2_4_chunks_7:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -47146,29 +48602,29 @@ scores_pairs_37:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_215
+	JNZ         pf_skip_247
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_215
+	JAE         pf_skip_247
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
-	JBE         pf_row_137
+	JBE         pf_row_169
 	PREFETCHT1  128(DI)
 	CMPQ        R14, $0x000000c0
-	JBE         pf_row_137
+	JBE         pf_row_169
 	PREFETCHT1  192(DI)
 	CMPQ        R14, $0x00000100
-	JBE         pf_row_137
+	JBE         pf_row_169
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R14, $0x00000200
-	JBE         pf_row_137
+	JBE         pf_row_169
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -47178,34 +48634,34 @@ scores_pairs_37:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R14, $0x00000400
-	JBE         pf_row_137
+	JBE         pf_row_169
 	PREFETCHT1  1024(DI)
 
-pf_row_137:
+pf_row_169:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_215
+	JAE        pf_skip_247
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_215
+	JAE        pf_skip_247
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_138
+	JBE        pf_row_170
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_138
+	JBE        pf_row_170
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_138
+	JBE        pf_row_170
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_138
+	JBE        pf_row_170
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -47215,13 +48671,13 @@ pf_row_137:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_138
+	JBE        pf_row_170
 	PREFETCHT1 1024(DI)
 
-pf_row_138:
+pf_row_170:
 	ADDQ stride+96(FP), DI
 
-pf_skip_215:
+pf_skip_247:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -47271,29 +48727,29 @@ scores_pairs_38:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_216
+	JNZ         pf_skip_248
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_216
+	JAE         pf_skip_248
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
-	JBE         pf_row_139
+	JBE         pf_row_171
 	PREFETCHT1  128(DI)
 	CMPQ        R14, $0x000000c0
-	JBE         pf_row_139
+	JBE         pf_row_171
 	PREFETCHT1  192(DI)
 	CMPQ        R14, $0x00000100
-	JBE         pf_row_139
+	JBE         pf_row_171
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R14, $0x00000200
-	JBE         pf_row_139
+	JBE         pf_row_171
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -47303,34 +48759,34 @@ scores_pairs_38:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R14, $0x00000400
-	JBE         pf_row_139
+	JBE         pf_row_171
 	PREFETCHT1  1024(DI)
 
-pf_row_139:
+pf_row_171:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_216
+	JAE        pf_skip_248
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_216
+	JAE        pf_skip_248
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_140
+	JBE        pf_row_172
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_140
+	JBE        pf_row_172
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_140
+	JBE        pf_row_172
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_140
+	JBE        pf_row_172
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -47340,13 +48796,13 @@ pf_row_139:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_140
+	JBE        pf_row_172
 	PREFETCHT1 1024(DI)
 
-pf_row_140:
+pf_row_172:
 	ADDQ stride+96(FP), DI
 
-pf_skip_216:
+pf_skip_248:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -48023,29 +49479,29 @@ pv2_single_47:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_217
+	JNZ          pf_skip_249
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_217
+	JAE          pf_skip_249
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_141
+	JBE          pf_row_173
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_141
+	JBE          pf_row_173
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_141
+	JBE          pf_row_173
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_141
+	JBE          pf_row_173
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -48055,34 +49511,34 @@ pv2_single_47:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_141
+	JBE          pf_row_173
 	PREFETCHT1   1024(R10)
 
-pf_row_141:
+pf_row_173:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_217
+	JAE        pf_skip_249
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_217
+	JAE        pf_skip_249
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_142
+	JBE        pf_row_174
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_142
+	JBE        pf_row_174
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_142
+	JBE        pf_row_174
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_142
+	JBE        pf_row_174
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -48092,13 +49548,13 @@ pf_row_141:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_142
+	JBE        pf_row_174
 	PREFETCHT1 1024(R10)
 
-pf_row_142:
+pf_row_174:
 	ADDQ stride+96(FP), R10
 
-pf_skip_217:
+pf_skip_249:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -48163,29 +49619,29 @@ pv2_single_48:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_218
+	JNZ          pf_skip_250
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_218
+	JAE          pf_skip_250
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_143
+	JBE          pf_row_175
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_143
+	JBE          pf_row_175
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_143
+	JBE          pf_row_175
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_143
+	JBE          pf_row_175
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -48195,34 +49651,34 @@ pv2_single_48:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_143
+	JBE          pf_row_175
 	PREFETCHT1   1024(R10)
 
-pf_row_143:
+pf_row_175:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_218
+	JAE        pf_skip_250
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_218
+	JAE        pf_skip_250
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_144
+	JBE        pf_row_176
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_144
+	JBE        pf_row_176
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_144
+	JBE        pf_row_176
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_144
+	JBE        pf_row_176
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -48232,13 +49688,13 @@ pf_row_143:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_144
+	JBE        pf_row_176
 	PREFETCHT1 1024(R10)
 
-pf_row_144:
+pf_row_176:
 	ADDQ stride+96(FP), R10
 
-pf_skip_218:
+pf_skip_250:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -48289,29 +49745,29 @@ pv2_single_49:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_219
+	JNZ          pf_skip_251
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_219
+	JAE          pf_skip_251
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_145
+	JBE          pf_row_177
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_145
+	JBE          pf_row_177
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_145
+	JBE          pf_row_177
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_145
+	JBE          pf_row_177
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -48321,34 +49777,34 @@ pv2_single_49:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_145
+	JBE          pf_row_177
 	PREFETCHT1   1024(R10)
 
-pf_row_145:
+pf_row_177:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_219
+	JAE        pf_skip_251
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_219
+	JAE        pf_skip_251
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_146
+	JBE        pf_row_178
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_146
+	JBE        pf_row_178
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_146
+	JBE        pf_row_178
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_146
+	JBE        pf_row_178
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -48358,13 +49814,13 @@ pf_row_145:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_146
+	JBE        pf_row_178
 	PREFETCHT1 1024(R10)
 
-pf_row_146:
+pf_row_178:
 	ADDQ stride+96(FP), R10
 
-pf_skip_219:
+pf_skip_251:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -48406,29 +49862,29 @@ pv2_single_50:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_220
+	JNZ          pf_skip_252
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_220
+	JAE          pf_skip_252
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_147
+	JBE          pf_row_179
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_147
+	JBE          pf_row_179
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_147
+	JBE          pf_row_179
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_147
+	JBE          pf_row_179
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -48438,34 +49894,34 @@ pv2_single_50:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_147
+	JBE          pf_row_179
 	PREFETCHT1   1024(R10)
 
-pf_row_147:
+pf_row_179:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_220
+	JAE        pf_skip_252
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_220
+	JAE        pf_skip_252
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_148
+	JBE        pf_row_180
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_148
+	JBE        pf_row_180
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_148
+	JBE        pf_row_180
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_148
+	JBE        pf_row_180
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -48475,13 +49931,13 @@ pf_row_147:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_148
+	JBE        pf_row_180
 	PREFETCHT1 1024(R10)
 
-pf_row_148:
+pf_row_180:
 	ADDQ stride+96(FP), R10
 
-pf_skip_220:
+pf_skip_252:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -48576,29 +50032,29 @@ pv_single_151:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_221
+	JNZ          pf_skip_253
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_221
+	JAE          pf_skip_253
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_149
+	JBE          pf_row_181
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_149
+	JBE          pf_row_181
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_149
+	JBE          pf_row_181
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_149
+	JBE          pf_row_181
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -48608,34 +50064,34 @@ pv_single_151:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_149
+	JBE          pf_row_181
 	PREFETCHT1   1024(R8)
 
-pf_row_149:
+pf_row_181:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_221
+	JAE        pf_skip_253
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_221
+	JAE        pf_skip_253
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_150
+	JBE        pf_row_182
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_150
+	JBE        pf_row_182
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_150
+	JBE        pf_row_182
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_150
+	JBE        pf_row_182
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -48645,13 +50101,13 @@ pf_row_149:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_150
+	JBE        pf_row_182
 	PREFETCHT1 1024(R8)
 
-pf_row_150:
+pf_row_182:
 	ADDQ stride+96(FP), R8
 
-pf_skip_221:
+pf_skip_253:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -48714,29 +50170,29 @@ pv_single_152:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_222
+	JNZ          pf_skip_254
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_222
+	JAE          pf_skip_254
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_151
+	JBE          pf_row_183
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_151
+	JBE          pf_row_183
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_151
+	JBE          pf_row_183
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_151
+	JBE          pf_row_183
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -48746,34 +50202,34 @@ pv_single_152:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_151
+	JBE          pf_row_183
 	PREFETCHT1   1024(R8)
 
-pf_row_151:
+pf_row_183:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_222
+	JAE        pf_skip_254
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_222
+	JAE        pf_skip_254
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_152
+	JBE        pf_row_184
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_152
+	JBE        pf_row_184
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_152
+	JBE        pf_row_184
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_152
+	JBE        pf_row_184
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -48783,13 +50239,13 @@ pf_row_151:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_152
+	JBE        pf_row_184
 	PREFETCHT1 1024(R8)
 
-pf_row_152:
+pf_row_184:
 	ADDQ stride+96(FP), R8
 
-pf_skip_222:
+pf_skip_254:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -48849,29 +50305,29 @@ pv_pair_153:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_223
+	JNZ          pf_skip_255
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_223
+	JAE          pf_skip_255
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_153
+	JBE          pf_row_185
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_153
+	JBE          pf_row_185
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_153
+	JBE          pf_row_185
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_153
+	JBE          pf_row_185
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -48881,34 +50337,34 @@ pv_pair_153:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_153
+	JBE          pf_row_185
 	PREFETCHT1   1024(R8)
 
-pf_row_153:
+pf_row_185:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_223
+	JAE        pf_skip_255
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_223
+	JAE        pf_skip_255
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_154
+	JBE        pf_row_186
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_154
+	JBE        pf_row_186
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_154
+	JBE        pf_row_186
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_154
+	JBE        pf_row_186
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -48918,13 +50374,13 @@ pf_row_153:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_154
+	JBE        pf_row_186
 	PREFETCHT1 1024(R8)
 
-pf_row_154:
+pf_row_186:
 	ADDQ stride+96(FP), R8
 
-pf_skip_223:
+pf_skip_255:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -48944,29 +50400,29 @@ pv_single_153:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_224
+	JNZ          pf_skip_256
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_224
+	JAE          pf_skip_256
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_155
+	JBE          pf_row_187
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_155
+	JBE          pf_row_187
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_155
+	JBE          pf_row_187
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_155
+	JBE          pf_row_187
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -48976,34 +50432,34 @@ pv_single_153:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_155
+	JBE          pf_row_187
 	PREFETCHT1   1024(R8)
 
-pf_row_155:
+pf_row_187:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_224
+	JAE        pf_skip_256
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_224
+	JAE        pf_skip_256
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_156
+	JBE        pf_row_188
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_156
+	JBE        pf_row_188
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_156
+	JBE        pf_row_188
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_156
+	JBE        pf_row_188
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -49013,13 +50469,13 @@ pf_row_155:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_156
+	JBE        pf_row_188
 	PREFETCHT1 1024(R8)
 
-pf_row_156:
+pf_row_188:
 	ADDQ stride+96(FP), R8
 
-pf_skip_224:
+pf_skip_256:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -49067,29 +50523,29 @@ pv_pair_154:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_225
+	JNZ          pf_skip_257
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_225
+	JAE          pf_skip_257
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_157
+	JBE          pf_row_189
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_157
+	JBE          pf_row_189
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_157
+	JBE          pf_row_189
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_157
+	JBE          pf_row_189
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -49099,34 +50555,34 @@ pv_pair_154:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_157
+	JBE          pf_row_189
 	PREFETCHT1   1024(R8)
 
-pf_row_157:
+pf_row_189:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_225
+	JAE        pf_skip_257
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_225
+	JAE        pf_skip_257
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_158
+	JBE        pf_row_190
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_158
+	JBE        pf_row_190
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_158
+	JBE        pf_row_190
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_158
+	JBE        pf_row_190
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -49136,13 +50592,13 @@ pf_row_157:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_158
+	JBE        pf_row_190
 	PREFETCHT1 1024(R8)
 
-pf_row_158:
+pf_row_190:
 	ADDQ stride+96(FP), R8
 
-pf_skip_225:
+pf_skip_257:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -49158,29 +50614,29 @@ pv_single_154:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_226
+	JNZ          pf_skip_258
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_226
+	JAE          pf_skip_258
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_159
+	JBE          pf_row_191
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_159
+	JBE          pf_row_191
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_159
+	JBE          pf_row_191
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_159
+	JBE          pf_row_191
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -49190,34 +50646,34 @@ pv_single_154:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_159
+	JBE          pf_row_191
 	PREFETCHT1   1024(R8)
 
-pf_row_159:
+pf_row_191:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_226
+	JAE        pf_skip_258
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_226
+	JAE        pf_skip_258
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_160
+	JBE        pf_row_192
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_160
+	JBE        pf_row_192
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_160
+	JBE        pf_row_192
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_160
+	JBE        pf_row_192
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -49227,13 +50683,13 @@ pf_row_159:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_160
+	JBE        pf_row_192
 	PREFETCHT1 1024(R8)
 
-pf_row_160:
+pf_row_192:
 	ADDQ stride+96(FP), R8
 
-pf_skip_226:
+pf_skip_258:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -49271,29 +50727,29 @@ pv_pair_155:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_227
+	JNZ          pf_skip_259
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_227
+	JAE          pf_skip_259
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_161
+	JBE          pf_row_193
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_161
+	JBE          pf_row_193
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_161
+	JBE          pf_row_193
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_161
+	JBE          pf_row_193
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -49303,34 +50759,34 @@ pv_pair_155:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_161
+	JBE          pf_row_193
 	PREFETCHT1   1024(R8)
 
-pf_row_161:
+pf_row_193:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_227
+	JAE        pf_skip_259
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_227
+	JAE        pf_skip_259
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_162
+	JBE        pf_row_194
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_162
+	JBE        pf_row_194
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_162
+	JBE        pf_row_194
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_162
+	JBE        pf_row_194
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -49340,13 +50796,13 @@ pf_row_161:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_162
+	JBE        pf_row_194
 	PREFETCHT1 1024(R8)
 
-pf_row_162:
+pf_row_194:
 	ADDQ stride+96(FP), R8
 
-pf_skip_227:
+pf_skip_259:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -49360,29 +50816,29 @@ pv_single_155:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_228
+	JNZ          pf_skip_260
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_228
+	JAE          pf_skip_260
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_163
+	JBE          pf_row_195
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_163
+	JBE          pf_row_195
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_163
+	JBE          pf_row_195
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_163
+	JBE          pf_row_195
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -49392,34 +50848,34 @@ pv_single_155:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_163
+	JBE          pf_row_195
 	PREFETCHT1   1024(R8)
 
-pf_row_163:
+pf_row_195:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_228
+	JAE        pf_skip_260
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_228
+	JAE        pf_skip_260
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_164
+	JBE        pf_row_196
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_164
+	JBE        pf_row_196
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_164
+	JBE        pf_row_196
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_164
+	JBE        pf_row_196
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -49429,13 +50885,13 @@ pf_row_163:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_164
+	JBE        pf_row_196
 	PREFETCHT1 1024(R8)
 
-pf_row_164:
+pf_row_196:
 	ADDQ stride+96(FP), R8
 
-pf_skip_228:
+pf_skip_260:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -49682,29 +51138,29 @@ scores2_6_chunk2_4:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_229
+	JNZ         pf_skip_261
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_229
+	JAE         pf_skip_261
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        184(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_165
+	JBE         pf_row_197
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_165
+	JBE         pf_row_197
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_165
+	JBE         pf_row_197
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_165
+	JBE         pf_row_197
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -49714,34 +51170,34 @@ scores2_6_chunk2_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_165
+	JBE         pf_row_197
 	PREFETCHT1  1024(R9)
 
-pf_row_165:
+pf_row_197:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_229
+	JAE        pf_skip_261
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_229
+	JAE        pf_skip_261
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       184(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_166
+	JBE        pf_row_198
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_166
+	JBE        pf_row_198
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_166
+	JBE        pf_row_198
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_166
+	JBE        pf_row_198
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -49751,13 +51207,13 @@ pf_row_165:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_166
+	JBE        pf_row_198
 	PREFETCHT1 1024(R9)
 
-pf_row_166:
+pf_row_198:
 	ADDQ stride+96(FP), R9
 
-pf_skip_229:
+pf_skip_261:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -49779,29 +51235,29 @@ pf_skip_229:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_230
+	JNZ         pf_skip_262
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_230
+	JAE         pf_skip_262
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        184(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_167
+	JBE         pf_row_199
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_167
+	JBE         pf_row_199
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_167
+	JBE         pf_row_199
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_167
+	JBE         pf_row_199
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -49811,34 +51267,34 @@ pf_skip_229:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_167
+	JBE         pf_row_199
 	PREFETCHT1  1024(R9)
 
-pf_row_167:
+pf_row_199:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_230
+	JAE        pf_skip_262
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_230
+	JAE        pf_skip_262
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       184(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_168
+	JBE        pf_row_200
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_168
+	JBE        pf_row_200
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_168
+	JBE        pf_row_200
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_168
+	JBE        pf_row_200
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -49848,13 +51304,13 @@ pf_row_167:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_168
+	JBE        pf_row_200
 	PREFETCHT1 1024(R9)
 
-pf_row_168:
+pf_row_200:
 	ADDQ stride+96(FP), R9
 
-pf_skip_230:
+pf_skip_262:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -49884,29 +51340,29 @@ scores2_6_odd_4:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_231
+	JNZ         pf_skip_263
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_231
+	JAE         pf_skip_263
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_169
+	JBE         pf_row_201
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_169
+	JBE         pf_row_201
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_169
+	JBE         pf_row_201
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_169
+	JBE         pf_row_201
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -49916,34 +51372,34 @@ scores2_6_odd_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_169
+	JBE         pf_row_201
 	PREFETCHT1  1024(R9)
 
-pf_row_169:
+pf_row_201:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_231
+	JAE        pf_skip_263
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_231
+	JAE        pf_skip_263
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_170
+	JBE        pf_row_202
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_170
+	JBE        pf_row_202
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_170
+	JBE        pf_row_202
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_170
+	JBE        pf_row_202
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -49953,13 +51409,13 @@ pf_row_169:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_170
+	JBE        pf_row_202
 	PREFETCHT1 1024(R9)
 
-pf_row_170:
+pf_row_202:
 	ADDQ stride+96(FP), R9
 
-pf_skip_231:
+pf_skip_263:
 scores2_6_chunks_4:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -50049,29 +51505,29 @@ scores2_4_chunk2_8:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_232
+	JNZ         pf_skip_264
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_232
+	JAE         pf_skip_264
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_171
+	JBE         pf_row_203
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_171
+	JBE         pf_row_203
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_171
+	JBE         pf_row_203
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_171
+	JBE         pf_row_203
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -50081,34 +51537,34 @@ scores2_4_chunk2_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_171
+	JBE         pf_row_203
 	PREFETCHT1  1024(R9)
 
-pf_row_171:
+pf_row_203:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_232
+	JAE        pf_skip_264
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_232
+	JAE        pf_skip_264
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_172
+	JBE        pf_row_204
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_172
+	JBE        pf_row_204
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_172
+	JBE        pf_row_204
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_172
+	JBE        pf_row_204
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -50118,13 +51574,13 @@ pf_row_171:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_172
+	JBE        pf_row_204
 	PREFETCHT1 1024(R9)
 
-pf_row_172:
+pf_row_204:
 	ADDQ stride+96(FP), R9
 
-pf_skip_232:
+pf_skip_264:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -50140,29 +51596,29 @@ pf_skip_232:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_233
+	JNZ         pf_skip_265
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_233
+	JAE         pf_skip_265
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_173
+	JBE         pf_row_205
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_173
+	JBE         pf_row_205
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_173
+	JBE         pf_row_205
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_173
+	JBE         pf_row_205
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -50172,34 +51628,34 @@ pf_skip_232:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_173
+	JBE         pf_row_205
 	PREFETCHT1  1024(R9)
 
-pf_row_173:
+pf_row_205:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_233
+	JAE        pf_skip_265
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_233
+	JAE        pf_skip_265
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_174
+	JBE        pf_row_206
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_174
+	JBE        pf_row_206
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_174
+	JBE        pf_row_206
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_174
+	JBE        pf_row_206
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -50209,13 +51665,13 @@ pf_row_173:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_174
+	JBE        pf_row_206
 	PREFETCHT1 1024(R9)
 
-pf_row_174:
+pf_row_206:
 	ADDQ stride+96(FP), R9
 
-pf_skip_233:
+pf_skip_265:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_8
@@ -50238,29 +51694,29 @@ scores2_4_odd_8:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_234
+	JNZ         pf_skip_266
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_234
+	JAE         pf_skip_266
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_175
+	JBE         pf_row_207
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_175
+	JBE         pf_row_207
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_175
+	JBE         pf_row_207
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_175
+	JBE         pf_row_207
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -50270,34 +51726,34 @@ scores2_4_odd_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_175
+	JBE         pf_row_207
 	PREFETCHT1  1024(R9)
 
-pf_row_175:
+pf_row_207:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_234
+	JAE        pf_skip_266
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_234
+	JAE        pf_skip_266
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_176
+	JBE        pf_row_208
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_176
+	JBE        pf_row_208
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_176
+	JBE        pf_row_208
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_176
+	JBE        pf_row_208
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -50307,13 +51763,13 @@ pf_row_175:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_176
+	JBE        pf_row_208
 	PREFETCHT1 1024(R9)
 
-pf_row_176:
+pf_row_208:
 	ADDQ stride+96(FP), R9
 
-pf_skip_234:
+pf_skip_266:
 scores2_4_chunks_8:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -50484,29 +51940,29 @@ scores_pairs_39:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_235
+	JNZ         pf_skip_267
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_235
+	JAE         pf_skip_267
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
-	JBE         pf_row_177
+	JBE         pf_row_209
 	PREFETCHT1  128(DI)
 	CMPQ        R14, $0x000000c0
-	JBE         pf_row_177
+	JBE         pf_row_209
 	PREFETCHT1  192(DI)
 	CMPQ        R14, $0x00000100
-	JBE         pf_row_177
+	JBE         pf_row_209
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R14, $0x00000200
-	JBE         pf_row_177
+	JBE         pf_row_209
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -50516,34 +51972,34 @@ scores_pairs_39:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R14, $0x00000400
-	JBE         pf_row_177
+	JBE         pf_row_209
 	PREFETCHT1  1024(DI)
 
-pf_row_177:
+pf_row_209:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_235
+	JAE        pf_skip_267
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_235
+	JAE        pf_skip_267
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_178
+	JBE        pf_row_210
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_178
+	JBE        pf_row_210
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_178
+	JBE        pf_row_210
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_178
+	JBE        pf_row_210
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -50553,13 +52009,13 @@ pf_row_177:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_178
+	JBE        pf_row_210
 	PREFETCHT1 1024(DI)
 
-pf_row_178:
+pf_row_210:
 	ADDQ stride+96(FP), DI
 
-pf_skip_235:
+pf_skip_267:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -50609,29 +52065,29 @@ scores_pairs_40:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_236
+	JNZ         pf_skip_268
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_236
+	JAE         pf_skip_268
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
-	JBE         pf_row_179
+	JBE         pf_row_211
 	PREFETCHT1  128(DI)
 	CMPQ        R14, $0x000000c0
-	JBE         pf_row_179
+	JBE         pf_row_211
 	PREFETCHT1  192(DI)
 	CMPQ        R14, $0x00000100
-	JBE         pf_row_179
+	JBE         pf_row_211
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R14, $0x00000200
-	JBE         pf_row_179
+	JBE         pf_row_211
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -50641,34 +52097,34 @@ scores_pairs_40:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R14, $0x00000400
-	JBE         pf_row_179
+	JBE         pf_row_211
 	PREFETCHT1  1024(DI)
 
-pf_row_179:
+pf_row_211:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_236
+	JAE        pf_skip_268
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_236
+	JAE        pf_skip_268
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_180
+	JBE        pf_row_212
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_180
+	JBE        pf_row_212
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_180
+	JBE        pf_row_212
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_180
+	JBE        pf_row_212
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -50678,13 +52134,13 @@ pf_row_179:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_180
+	JBE        pf_row_212
 	PREFETCHT1 1024(DI)
 
-pf_row_180:
+pf_row_212:
 	ADDQ stride+96(FP), DI
 
-pf_skip_236:
+pf_skip_268:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -51298,29 +52754,29 @@ pv2_single_51:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_237
+	JNZ          pf_skip_269
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_237
+	JAE          pf_skip_269
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_181
+	JBE          pf_row_213
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_181
+	JBE          pf_row_213
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_181
+	JBE          pf_row_213
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_181
+	JBE          pf_row_213
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -51330,34 +52786,34 @@ pv2_single_51:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_181
+	JBE          pf_row_213
 	PREFETCHT1   1024(R10)
 
-pf_row_181:
+pf_row_213:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_237
+	JAE        pf_skip_269
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_237
+	JAE        pf_skip_269
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_182
+	JBE        pf_row_214
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_182
+	JBE        pf_row_214
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_182
+	JBE        pf_row_214
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_182
+	JBE        pf_row_214
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -51367,13 +52823,13 @@ pf_row_181:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_182
+	JBE        pf_row_214
 	PREFETCHT1 1024(R10)
 
-pf_row_182:
+pf_row_214:
 	ADDQ stride+96(FP), R10
 
-pf_skip_237:
+pf_skip_269:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -51438,29 +52894,29 @@ pv2_single_52:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_238
+	JNZ          pf_skip_270
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_238
+	JAE          pf_skip_270
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_183
+	JBE          pf_row_215
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_183
+	JBE          pf_row_215
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_183
+	JBE          pf_row_215
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_183
+	JBE          pf_row_215
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -51470,34 +52926,34 @@ pv2_single_52:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_183
+	JBE          pf_row_215
 	PREFETCHT1   1024(R10)
 
-pf_row_183:
+pf_row_215:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_238
+	JAE        pf_skip_270
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_238
+	JAE        pf_skip_270
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_184
+	JBE        pf_row_216
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_184
+	JBE        pf_row_216
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_184
+	JBE        pf_row_216
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_184
+	JBE        pf_row_216
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -51507,13 +52963,13 @@ pf_row_183:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_184
+	JBE        pf_row_216
 	PREFETCHT1 1024(R10)
 
-pf_row_184:
+pf_row_216:
 	ADDQ stride+96(FP), R10
 
-pf_skip_238:
+pf_skip_270:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -51564,29 +53020,29 @@ pv2_single_53:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_239
+	JNZ          pf_skip_271
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_239
+	JAE          pf_skip_271
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_185
+	JBE          pf_row_217
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_185
+	JBE          pf_row_217
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_185
+	JBE          pf_row_217
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_185
+	JBE          pf_row_217
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -51596,34 +53052,34 @@ pv2_single_53:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_185
+	JBE          pf_row_217
 	PREFETCHT1   1024(R10)
 
-pf_row_185:
+pf_row_217:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_239
+	JAE        pf_skip_271
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_239
+	JAE        pf_skip_271
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_186
+	JBE        pf_row_218
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_186
+	JBE        pf_row_218
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_186
+	JBE        pf_row_218
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_186
+	JBE        pf_row_218
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -51633,13 +53089,13 @@ pf_row_185:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_186
+	JBE        pf_row_218
 	PREFETCHT1 1024(R10)
 
-pf_row_186:
+pf_row_218:
 	ADDQ stride+96(FP), R10
 
-pf_skip_239:
+pf_skip_271:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -51681,29 +53137,29 @@ pv2_single_54:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_240
+	JNZ          pf_skip_272
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_240
+	JAE          pf_skip_272
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_187
+	JBE          pf_row_219
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_187
+	JBE          pf_row_219
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_187
+	JBE          pf_row_219
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_187
+	JBE          pf_row_219
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -51713,34 +53169,34 @@ pv2_single_54:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_187
+	JBE          pf_row_219
 	PREFETCHT1   1024(R10)
 
-pf_row_187:
+pf_row_219:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_240
+	JAE        pf_skip_272
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_240
+	JAE        pf_skip_272
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_188
+	JBE        pf_row_220
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_188
+	JBE        pf_row_220
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_188
+	JBE        pf_row_220
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_188
+	JBE        pf_row_220
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -51750,13 +53206,13 @@ pf_row_187:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_188
+	JBE        pf_row_220
 	PREFETCHT1 1024(R10)
 
-pf_row_188:
+pf_row_220:
 	ADDQ stride+96(FP), R10
 
-pf_skip_240:
+pf_skip_272:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -51851,29 +53307,29 @@ pv_single_156:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_241
+	JNZ          pf_skip_273
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_241
+	JAE          pf_skip_273
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_189
+	JBE          pf_row_221
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_189
+	JBE          pf_row_221
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_189
+	JBE          pf_row_221
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_189
+	JBE          pf_row_221
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -51883,34 +53339,34 @@ pv_single_156:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_189
+	JBE          pf_row_221
 	PREFETCHT1   1024(R8)
 
-pf_row_189:
+pf_row_221:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_241
+	JAE        pf_skip_273
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_241
+	JAE        pf_skip_273
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_190
+	JBE        pf_row_222
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_190
+	JBE        pf_row_222
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_190
+	JBE        pf_row_222
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_190
+	JBE        pf_row_222
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -51920,13 +53376,13 @@ pf_row_189:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_190
+	JBE        pf_row_222
 	PREFETCHT1 1024(R8)
 
-pf_row_190:
+pf_row_222:
 	ADDQ stride+96(FP), R8
 
-pf_skip_241:
+pf_skip_273:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -51989,29 +53445,29 @@ pv_single_157:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_242
+	JNZ          pf_skip_274
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_242
+	JAE          pf_skip_274
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_191
+	JBE          pf_row_223
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_191
+	JBE          pf_row_223
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_191
+	JBE          pf_row_223
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_191
+	JBE          pf_row_223
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -52021,34 +53477,34 @@ pv_single_157:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_191
+	JBE          pf_row_223
 	PREFETCHT1   1024(R8)
 
-pf_row_191:
+pf_row_223:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_242
+	JAE        pf_skip_274
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_242
+	JAE        pf_skip_274
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_192
+	JBE        pf_row_224
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_192
+	JBE        pf_row_224
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_192
+	JBE        pf_row_224
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_192
+	JBE        pf_row_224
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -52058,13 +53514,13 @@ pf_row_191:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_192
+	JBE        pf_row_224
 	PREFETCHT1 1024(R8)
 
-pf_row_192:
+pf_row_224:
 	ADDQ stride+96(FP), R8
 
-pf_skip_242:
+pf_skip_274:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -52124,29 +53580,29 @@ pv_pair_158:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_243
+	JNZ          pf_skip_275
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_243
+	JAE          pf_skip_275
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_193
+	JBE          pf_row_225
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_193
+	JBE          pf_row_225
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_193
+	JBE          pf_row_225
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_193
+	JBE          pf_row_225
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -52156,34 +53612,34 @@ pv_pair_158:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_193
+	JBE          pf_row_225
 	PREFETCHT1   1024(R8)
 
-pf_row_193:
+pf_row_225:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_243
+	JAE        pf_skip_275
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_243
+	JAE        pf_skip_275
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_194
+	JBE        pf_row_226
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_194
+	JBE        pf_row_226
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_194
+	JBE        pf_row_226
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_194
+	JBE        pf_row_226
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -52193,13 +53649,13 @@ pf_row_193:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_194
+	JBE        pf_row_226
 	PREFETCHT1 1024(R8)
 
-pf_row_194:
+pf_row_226:
 	ADDQ stride+96(FP), R8
 
-pf_skip_243:
+pf_skip_275:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -52219,29 +53675,29 @@ pv_single_158:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_244
+	JNZ          pf_skip_276
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_244
+	JAE          pf_skip_276
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_195
+	JBE          pf_row_227
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_195
+	JBE          pf_row_227
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_195
+	JBE          pf_row_227
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_195
+	JBE          pf_row_227
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -52251,34 +53707,34 @@ pv_single_158:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_195
+	JBE          pf_row_227
 	PREFETCHT1   1024(R8)
 
-pf_row_195:
+pf_row_227:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_244
+	JAE        pf_skip_276
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_244
+	JAE        pf_skip_276
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_196
+	JBE        pf_row_228
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_196
+	JBE        pf_row_228
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_196
+	JBE        pf_row_228
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_196
+	JBE        pf_row_228
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -52288,13 +53744,13 @@ pf_row_195:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_196
+	JBE        pf_row_228
 	PREFETCHT1 1024(R8)
 
-pf_row_196:
+pf_row_228:
 	ADDQ stride+96(FP), R8
 
-pf_skip_244:
+pf_skip_276:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -52342,29 +53798,29 @@ pv_pair_159:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_245
+	JNZ          pf_skip_277
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_245
+	JAE          pf_skip_277
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_197
+	JBE          pf_row_229
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_197
+	JBE          pf_row_229
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_197
+	JBE          pf_row_229
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_197
+	JBE          pf_row_229
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -52374,34 +53830,34 @@ pv_pair_159:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_197
+	JBE          pf_row_229
 	PREFETCHT1   1024(R8)
 
-pf_row_197:
+pf_row_229:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_245
+	JAE        pf_skip_277
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_245
+	JAE        pf_skip_277
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_198
+	JBE        pf_row_230
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_198
+	JBE        pf_row_230
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_198
+	JBE        pf_row_230
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_198
+	JBE        pf_row_230
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -52411,13 +53867,13 @@ pf_row_197:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_198
+	JBE        pf_row_230
 	PREFETCHT1 1024(R8)
 
-pf_row_198:
+pf_row_230:
 	ADDQ stride+96(FP), R8
 
-pf_skip_245:
+pf_skip_277:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -52433,29 +53889,29 @@ pv_single_159:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_246
+	JNZ          pf_skip_278
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_246
+	JAE          pf_skip_278
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_199
+	JBE          pf_row_231
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_199
+	JBE          pf_row_231
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_199
+	JBE          pf_row_231
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_199
+	JBE          pf_row_231
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -52465,34 +53921,34 @@ pv_single_159:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_199
+	JBE          pf_row_231
 	PREFETCHT1   1024(R8)
 
-pf_row_199:
+pf_row_231:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_246
+	JAE        pf_skip_278
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_246
+	JAE        pf_skip_278
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_200
+	JBE        pf_row_232
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_200
+	JBE        pf_row_232
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_200
+	JBE        pf_row_232
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_200
+	JBE        pf_row_232
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -52502,13 +53958,13 @@ pf_row_199:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_200
+	JBE        pf_row_232
 	PREFETCHT1 1024(R8)
 
-pf_row_200:
+pf_row_232:
 	ADDQ stride+96(FP), R8
 
-pf_skip_246:
+pf_skip_278:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -52546,29 +54002,29 @@ pv_pair_160:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_247
+	JNZ          pf_skip_279
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_247
+	JAE          pf_skip_279
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_201
+	JBE          pf_row_233
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_201
+	JBE          pf_row_233
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_201
+	JBE          pf_row_233
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_201
+	JBE          pf_row_233
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -52578,34 +54034,34 @@ pv_pair_160:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_201
+	JBE          pf_row_233
 	PREFETCHT1   1024(R8)
 
-pf_row_201:
+pf_row_233:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_247
+	JAE        pf_skip_279
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_247
+	JAE        pf_skip_279
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_202
+	JBE        pf_row_234
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_202
+	JBE        pf_row_234
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_202
+	JBE        pf_row_234
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_202
+	JBE        pf_row_234
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -52615,13 +54071,13 @@ pf_row_201:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_202
+	JBE        pf_row_234
 	PREFETCHT1 1024(R8)
 
-pf_row_202:
+pf_row_234:
 	ADDQ stride+96(FP), R8
 
-pf_skip_247:
+pf_skip_279:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -52635,29 +54091,29 @@ pv_single_160:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_248
+	JNZ          pf_skip_280
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_248
+	JAE          pf_skip_280
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_203
+	JBE          pf_row_235
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_203
+	JBE          pf_row_235
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_203
+	JBE          pf_row_235
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_203
+	JBE          pf_row_235
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -52667,34 +54123,34 @@ pv_single_160:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_203
+	JBE          pf_row_235
 	PREFETCHT1   1024(R8)
 
-pf_row_203:
+pf_row_235:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_248
+	JAE        pf_skip_280
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_248
+	JAE        pf_skip_280
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_204
+	JBE        pf_row_236
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_204
+	JBE        pf_row_236
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_204
+	JBE        pf_row_236
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_204
+	JBE        pf_row_236
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -52704,13 +54160,13 @@ pf_row_203:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_204
+	JBE        pf_row_236
 	PREFETCHT1 1024(R8)
 
-pf_row_204:
+pf_row_236:
 	ADDQ stride+96(FP), R8
 
-pf_skip_248:
+pf_skip_280:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -52972,26 +54428,26 @@ scores4_chunk2_7:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_249
+	JAE         pf_skip_281
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_205
+	JBE         pf_row_237
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_205
+	JBE         pf_row_237
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_205
+	JBE         pf_row_237
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_205
+	JBE         pf_row_237
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -53001,34 +54457,34 @@ scores4_chunk2_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_205
+	JBE         pf_row_237
 	PREFETCHT1  1024(R9)
 
-pf_row_205:
+pf_row_237:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_249
+	JAE        pf_skip_281
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_249
+	JAE        pf_skip_281
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_206
+	JBE        pf_row_238
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_206
+	JBE        pf_row_238
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_206
+	JBE        pf_row_238
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_206
+	JBE        pf_row_238
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -53038,13 +54494,13 @@ pf_row_205:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_206
+	JBE        pf_row_238
 	PREFETCHT1 1024(R9)
 
-pf_row_206:
+pf_row_238:
 	ADDQ stride+96(FP), R9
 
-pf_skip_249:
+pf_skip_281:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VMOVUPS     64(SI)(CX*2), Z20
@@ -53070,26 +54526,26 @@ pf_skip_249:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_250
+	JAE         pf_skip_282
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_207
+	JBE         pf_row_239
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_207
+	JBE         pf_row_239
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_207
+	JBE         pf_row_239
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_207
+	JBE         pf_row_239
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -53099,34 +54555,34 @@ pf_skip_249:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_207
+	JBE         pf_row_239
 	PREFETCHT1  1024(R9)
 
-pf_row_207:
+pf_row_239:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_250
+	JAE        pf_skip_282
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_250
+	JAE        pf_skip_282
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_208
+	JBE        pf_row_240
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_208
+	JBE        pf_row_240
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_208
+	JBE        pf_row_240
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_208
+	JBE        pf_row_240
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -53136,13 +54592,13 @@ pf_row_207:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_208
+	JBE        pf_row_240
 	PREFETCHT1 1024(R9)
 
-pf_row_208:
+pf_row_240:
 	ADDQ stride+96(FP), R9
 
-pf_skip_250:
+pf_skip_282:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_7
@@ -53175,26 +54631,26 @@ scores4_odd_7:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_251
+	JAE         pf_skip_283
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_209
+	JBE         pf_row_241
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_209
+	JBE         pf_row_241
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_209
+	JBE         pf_row_241
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_209
+	JBE         pf_row_241
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -53204,34 +54660,34 @@ scores4_odd_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_209
+	JBE         pf_row_241
 	PREFETCHT1  1024(R9)
 
-pf_row_209:
+pf_row_241:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_251
+	JAE        pf_skip_283
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_251
+	JAE        pf_skip_283
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_210
+	JBE        pf_row_242
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_210
+	JBE        pf_row_242
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_210
+	JBE        pf_row_242
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_210
+	JBE        pf_row_242
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -53241,13 +54697,13 @@ pf_row_209:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_210
+	JBE        pf_row_242
 	PREFETCHT1 1024(R9)
 
-pf_row_210:
+pf_row_242:
 	ADDQ stride+96(FP), R9
 
-pf_skip_251:
+pf_skip_283:
 scores4_chunks_7:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -53556,26 +55012,26 @@ scores2_8_chunk2_7:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_252
+	JAE         pf_skip_284
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_211
+	JBE         pf_row_243
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_211
+	JBE         pf_row_243
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_211
+	JBE         pf_row_243
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_211
+	JBE         pf_row_243
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -53585,34 +55041,34 @@ scores2_8_chunk2_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_211
+	JBE         pf_row_243
 	PREFETCHT1  1024(R9)
 
-pf_row_211:
+pf_row_243:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_252
+	JAE        pf_skip_284
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_252
+	JAE        pf_skip_284
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_212
+	JBE        pf_row_244
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_212
+	JBE        pf_row_244
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_212
+	JBE        pf_row_244
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_212
+	JBE        pf_row_244
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -53622,13 +55078,13 @@ pf_row_211:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_212
+	JBE        pf_row_244
 	PREFETCHT1 1024(R9)
 
-pf_row_212:
+pf_row_244:
 	ADDQ stride+96(FP), R9
 
-pf_skip_252:
+pf_skip_284:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -53656,26 +55112,26 @@ pf_skip_252:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_253
+	JAE         pf_skip_285
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_213
+	JBE         pf_row_245
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_213
+	JBE         pf_row_245
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_213
+	JBE         pf_row_245
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_213
+	JBE         pf_row_245
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -53685,34 +55141,34 @@ pf_skip_252:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_213
+	JBE         pf_row_245
 	PREFETCHT1  1024(R9)
 
-pf_row_213:
+pf_row_245:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_253
+	JAE        pf_skip_285
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_253
+	JAE        pf_skip_285
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_214
+	JBE        pf_row_246
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_214
+	JBE        pf_row_246
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_214
+	JBE        pf_row_246
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_214
+	JBE        pf_row_246
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -53722,13 +55178,13 @@ pf_row_213:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_214
+	JBE        pf_row_246
 	PREFETCHT1 1024(R9)
 
-pf_row_214:
+pf_row_246:
 	ADDQ stride+96(FP), R9
 
-pf_skip_253:
+pf_skip_285:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -53764,26 +55220,26 @@ scores2_8_odd_7:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_254
+	JAE         pf_skip_286
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_215
+	JBE         pf_row_247
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_215
+	JBE         pf_row_247
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_215
+	JBE         pf_row_247
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_215
+	JBE         pf_row_247
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -53793,34 +55249,34 @@ scores2_8_odd_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_215
+	JBE         pf_row_247
 	PREFETCHT1  1024(R9)
 
-pf_row_215:
+pf_row_247:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_254
+	JAE        pf_skip_286
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_254
+	JAE        pf_skip_286
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_216
+	JBE        pf_row_248
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_216
+	JBE        pf_row_248
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_216
+	JBE        pf_row_248
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_216
+	JBE        pf_row_248
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -53830,13 +55286,13 @@ pf_row_215:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_216
+	JBE        pf_row_248
 	PREFETCHT1 1024(R9)
 
-pf_row_216:
+pf_row_248:
 	ADDQ stride+96(FP), R9
 
-pf_skip_254:
+pf_skip_286:
 scores2_8_chunks_7:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -54272,26 +55728,26 @@ scores_pairs_41:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_255
+	JAE         pf_skip_287
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        168(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
-	JBE         pf_row_217
+	JBE         pf_row_249
 	PREFETCHT1  128(DI)
 	CMPQ        R13, $0x000000c0
-	JBE         pf_row_217
+	JBE         pf_row_249
 	PREFETCHT1  192(DI)
 	CMPQ        R13, $0x00000100
-	JBE         pf_row_217
+	JBE         pf_row_249
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R13, $0x00000200
-	JBE         pf_row_217
+	JBE         pf_row_249
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -54301,34 +55757,34 @@ scores_pairs_41:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R13, $0x00000400
-	JBE         pf_row_217
+	JBE         pf_row_249
 	PREFETCHT1  1024(DI)
 
-pf_row_217:
+pf_row_249:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_255
+	JAE        pf_skip_287
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_255
+	JAE        pf_skip_287
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_218
+	JBE        pf_row_250
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_218
+	JBE        pf_row_250
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_218
+	JBE        pf_row_250
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_218
+	JBE        pf_row_250
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -54338,13 +55794,13 @@ pf_row_217:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_218
+	JBE        pf_row_250
 	PREFETCHT1 1024(DI)
 
-pf_row_218:
+pf_row_250:
 	ADDQ stride+96(FP), DI
 
-pf_skip_255:
+pf_skip_287:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -55139,26 +56595,26 @@ pv4_row_19:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_256
+	JAE          pf_skip_288
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_219
+	JBE          pf_row_251
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_219
+	JBE          pf_row_251
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_219
+	JBE          pf_row_251
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_219
+	JBE          pf_row_251
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -55168,34 +56624,34 @@ pv4_row_19:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_219
+	JBE          pf_row_251
 	PREFETCHT1   1024(R9)
 
-pf_row_219:
+pf_row_251:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_256
+	JAE        pf_skip_288
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_256
+	JAE        pf_skip_288
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_220
+	JBE        pf_row_252
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_220
+	JBE        pf_row_252
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_220
+	JBE        pf_row_252
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_220
+	JBE        pf_row_252
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -55205,13 +56661,13 @@ pf_row_219:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_220
+	JBE        pf_row_252
 	PREFETCHT1 1024(R9)
 
-pf_row_220:
+pf_row_252:
 	ADDQ stride+96(FP), R9
 
-pf_skip_256:
+pf_skip_288:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -55284,26 +56740,26 @@ pv4_row_20:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_257
+	JAE          pf_skip_289
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_221
+	JBE          pf_row_253
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_221
+	JBE          pf_row_253
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_221
+	JBE          pf_row_253
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_221
+	JBE          pf_row_253
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -55313,34 +56769,34 @@ pv4_row_20:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_221
+	JBE          pf_row_253
 	PREFETCHT1   1024(R9)
 
-pf_row_221:
+pf_row_253:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_257
+	JAE        pf_skip_289
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_257
+	JAE        pf_skip_289
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_222
+	JBE        pf_row_254
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_222
+	JBE        pf_row_254
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_222
+	JBE        pf_row_254
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_222
+	JBE        pf_row_254
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -55350,13 +56806,13 @@ pf_row_221:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_222
+	JBE        pf_row_254
 	PREFETCHT1 1024(R9)
 
-pf_row_222:
+pf_row_254:
 	ADDQ stride+96(FP), R9
 
-pf_skip_257:
+pf_skip_289:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -55412,26 +56868,26 @@ pv4_row_21:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_258
+	JAE          pf_skip_290
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_223
+	JBE          pf_row_255
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_223
+	JBE          pf_row_255
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_223
+	JBE          pf_row_255
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_223
+	JBE          pf_row_255
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -55441,34 +56897,34 @@ pv4_row_21:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_223
+	JBE          pf_row_255
 	PREFETCHT1   1024(R9)
 
-pf_row_223:
+pf_row_255:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_258
+	JAE        pf_skip_290
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_258
+	JAE        pf_skip_290
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_224
+	JBE        pf_row_256
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_224
+	JBE        pf_row_256
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_224
+	JBE        pf_row_256
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_224
+	JBE        pf_row_256
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -55478,13 +56934,13 @@ pf_row_223:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_224
+	JBE        pf_row_256
 	PREFETCHT1 1024(R9)
 
-pf_row_224:
+pf_row_256:
 	ADDQ stride+96(FP), R9
 
-pf_skip_258:
+pf_skip_290:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -55602,26 +57058,26 @@ pv2_pair_55:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_259
+	JAE          pf_skip_291
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_225
+	JBE          pf_row_257
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_225
+	JBE          pf_row_257
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_225
+	JBE          pf_row_257
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_225
+	JBE          pf_row_257
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -55631,34 +57087,34 @@ pv2_pair_55:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_225
+	JBE          pf_row_257
 	PREFETCHT1   1024(R10)
 
-pf_row_225:
+pf_row_257:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_259
+	JAE        pf_skip_291
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_259
+	JAE        pf_skip_291
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_226
+	JBE        pf_row_258
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_226
+	JBE        pf_row_258
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_226
+	JBE        pf_row_258
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_226
+	JBE        pf_row_258
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -55668,13 +57124,13 @@ pf_row_225:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_226
+	JBE        pf_row_258
 	PREFETCHT1 1024(R10)
 
-pf_row_226:
+pf_row_258:
 	ADDQ stride+96(FP), R10
 
-pf_skip_259:
+pf_skip_291:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -55768,26 +57224,26 @@ pv2_pair_56:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_260
+	JAE          pf_skip_292
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_227
+	JBE          pf_row_259
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_227
+	JBE          pf_row_259
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_227
+	JBE          pf_row_259
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_227
+	JBE          pf_row_259
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -55797,34 +57253,34 @@ pv2_pair_56:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_227
+	JBE          pf_row_259
 	PREFETCHT1   1024(R10)
 
-pf_row_227:
+pf_row_259:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_260
+	JAE        pf_skip_292
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_260
+	JAE        pf_skip_292
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_228
+	JBE        pf_row_260
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_228
+	JBE        pf_row_260
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_228
+	JBE        pf_row_260
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_228
+	JBE        pf_row_260
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -55834,13 +57290,13 @@ pf_row_227:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_228
+	JBE        pf_row_260
 	PREFETCHT1 1024(R10)
 
-pf_row_228:
+pf_row_260:
 	ADDQ stride+96(FP), R10
 
-pf_skip_260:
+pf_skip_292:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -55910,26 +57366,26 @@ pv2_pair_57:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_261
+	JAE          pf_skip_293
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_229
+	JBE          pf_row_261
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_229
+	JBE          pf_row_261
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_229
+	JBE          pf_row_261
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_229
+	JBE          pf_row_261
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -55939,34 +57395,34 @@ pv2_pair_57:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_229
+	JBE          pf_row_261
 	PREFETCHT1   1024(R10)
 
-pf_row_229:
+pf_row_261:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_261
+	JAE        pf_skip_293
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_261
+	JAE        pf_skip_293
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_230
+	JBE        pf_row_262
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_230
+	JBE        pf_row_262
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_230
+	JBE        pf_row_262
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_230
+	JBE        pf_row_262
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -55976,13 +57432,13 @@ pf_row_229:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_230
+	JBE        pf_row_262
 	PREFETCHT1 1024(R10)
 
-pf_row_230:
+pf_row_262:
 	ADDQ stride+96(FP), R10
 
-pf_skip_261:
+pf_skip_293:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -56902,26 +58358,26 @@ scores4_chunk2_8:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_262
+	JAE         pf_skip_294
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_231
+	JBE         pf_row_263
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_231
+	JBE         pf_row_263
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_231
+	JBE         pf_row_263
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_231
+	JBE         pf_row_263
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -56931,34 +58387,34 @@ scores4_chunk2_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_231
+	JBE         pf_row_263
 	PREFETCHT1  1024(R9)
 
-pf_row_231:
+pf_row_263:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_262
+	JAE        pf_skip_294
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_262
+	JAE        pf_skip_294
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_232
+	JBE        pf_row_264
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_232
+	JBE        pf_row_264
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_232
+	JBE        pf_row_264
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_232
+	JBE        pf_row_264
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -56968,13 +58424,13 @@ pf_row_231:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_232
+	JBE        pf_row_264
 	PREFETCHT1 1024(R9)
 
-pf_row_232:
+pf_row_264:
 	ADDQ stride+96(FP), R9
 
-pf_skip_262:
+pf_skip_294:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VMOVUPS     64(SI)(CX*2), Z20
@@ -57000,26 +58456,26 @@ pf_skip_262:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_263
+	JAE         pf_skip_295
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_233
+	JBE         pf_row_265
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_233
+	JBE         pf_row_265
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_233
+	JBE         pf_row_265
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_233
+	JBE         pf_row_265
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -57029,34 +58485,34 @@ pf_skip_262:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_233
+	JBE         pf_row_265
 	PREFETCHT1  1024(R9)
 
-pf_row_233:
+pf_row_265:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_263
+	JAE        pf_skip_295
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_263
+	JAE        pf_skip_295
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_234
+	JBE        pf_row_266
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_234
+	JBE        pf_row_266
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_234
+	JBE        pf_row_266
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_234
+	JBE        pf_row_266
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -57066,13 +58522,13 @@ pf_row_233:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_234
+	JBE        pf_row_266
 	PREFETCHT1 1024(R9)
 
-pf_row_234:
+pf_row_266:
 	ADDQ stride+96(FP), R9
 
-pf_skip_263:
+pf_skip_295:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_8
@@ -57105,26 +58561,26 @@ scores4_odd_8:
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_264
+	JAE         pf_skip_296
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_235
+	JBE         pf_row_267
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_235
+	JBE         pf_row_267
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_235
+	JBE         pf_row_267
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_235
+	JBE         pf_row_267
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -57134,34 +58590,34 @@ scores4_odd_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_235
+	JBE         pf_row_267
 	PREFETCHT1  1024(R9)
 
-pf_row_235:
+pf_row_267:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_264
+	JAE        pf_skip_296
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_264
+	JAE        pf_skip_296
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_236
+	JBE        pf_row_268
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_236
+	JBE        pf_row_268
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_236
+	JBE        pf_row_268
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_236
+	JBE        pf_row_268
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -57171,13 +58627,13 @@ pf_row_235:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_236
+	JBE        pf_row_268
 	PREFETCHT1 1024(R9)
 
-pf_row_236:
+pf_row_268:
 	ADDQ stride+96(FP), R9
 
-pf_skip_264:
+pf_skip_296:
 scores4_chunks_8:
 	VBROADCASTSS scale+64(FP), Y18
 	VSHUFF32X4   $0x44, Z3, Z0, Z19
@@ -57486,26 +58942,26 @@ scores2_8_chunk2_8:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_265
+	JAE         pf_skip_297
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_237
+	JBE         pf_row_269
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_237
+	JBE         pf_row_269
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_237
+	JBE         pf_row_269
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_237
+	JBE         pf_row_269
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -57515,34 +58971,34 @@ scores2_8_chunk2_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_237
+	JBE         pf_row_269
 	PREFETCHT1  1024(R9)
 
-pf_row_237:
+pf_row_269:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_265
+	JAE        pf_skip_297
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_265
+	JAE        pf_skip_297
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_238
+	JBE        pf_row_270
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_238
+	JBE        pf_row_270
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_238
+	JBE        pf_row_270
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_238
+	JBE        pf_row_270
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -57552,13 +59008,13 @@ pf_row_237:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_238
+	JBE        pf_row_270
 	PREFETCHT1 1024(R9)
 
-pf_row_238:
+pf_row_270:
 	ADDQ stride+96(FP), R9
 
-pf_skip_265:
+pf_skip_297:
 	VMOVUPS     64(DX)(CX*2), Z18
 	VMOVUPS     64(BX)(CX*2), Z19
 	VCVTPH2PS   32(CX), Z20
@@ -57586,26 +59042,26 @@ pf_skip_265:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_266
+	JAE         pf_skip_298
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_239
+	JBE         pf_row_271
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_239
+	JBE         pf_row_271
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_239
+	JBE         pf_row_271
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_239
+	JBE         pf_row_271
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -57615,34 +59071,34 @@ pf_skip_265:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_239
+	JBE         pf_row_271
 	PREFETCHT1  1024(R9)
 
-pf_row_239:
+pf_row_271:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_266
+	JAE        pf_skip_298
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_266
+	JAE        pf_skip_298
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_240
+	JBE        pf_row_272
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_240
+	JBE        pf_row_272
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_240
+	JBE        pf_row_272
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_240
+	JBE        pf_row_272
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -57652,13 +59108,13 @@ pf_row_239:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_240
+	JBE        pf_row_272
 	PREFETCHT1 1024(R9)
 
-pf_row_240:
+pf_row_272:
 	ADDQ stride+96(FP), R9
 
-pf_skip_266:
+pf_skip_298:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -57694,26 +59150,26 @@ scores2_8_odd_8:
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_267
+	JAE         pf_skip_299
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_241
+	JBE         pf_row_273
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_241
+	JBE         pf_row_273
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_241
+	JBE         pf_row_273
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_241
+	JBE         pf_row_273
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -57723,34 +59179,34 @@ scores2_8_odd_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_241
+	JBE         pf_row_273
 	PREFETCHT1  1024(R9)
 
-pf_row_241:
+pf_row_273:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_267
+	JAE        pf_skip_299
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_267
+	JAE        pf_skip_299
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_242
+	JBE        pf_row_274
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_242
+	JBE        pf_row_274
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_242
+	JBE        pf_row_274
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_242
+	JBE        pf_row_274
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -57760,13 +59216,13 @@ pf_row_241:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_242
+	JBE        pf_row_274
 	PREFETCHT1 1024(R9)
 
-pf_row_242:
+pf_row_274:
 	ADDQ stride+96(FP), R9
 
-pf_skip_267:
+pf_skip_299:
 scores2_8_chunks_8:
 	VSHUFF32X4   $0x44, Z3, Z0, Z18
 	VSHUFF32X4   $0xee, Z3, Z0, Z0
@@ -58202,26 +59658,26 @@ scores_pairs_43:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_268
+	JAE         pf_skip_300
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        168(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
-	JBE         pf_row_243
+	JBE         pf_row_275
 	PREFETCHT1  128(DI)
 	CMPQ        R13, $0x000000c0
-	JBE         pf_row_243
+	JBE         pf_row_275
 	PREFETCHT1  192(DI)
 	CMPQ        R13, $0x00000100
-	JBE         pf_row_243
+	JBE         pf_row_275
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R13, $0x00000200
-	JBE         pf_row_243
+	JBE         pf_row_275
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -58231,34 +59687,34 @@ scores_pairs_43:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R13, $0x00000400
-	JBE         pf_row_243
+	JBE         pf_row_275
 	PREFETCHT1  1024(DI)
 
-pf_row_243:
+pf_row_275:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_268
+	JAE        pf_skip_300
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_268
+	JAE        pf_skip_300
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_244
+	JBE        pf_row_276
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_244
+	JBE        pf_row_276
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_244
+	JBE        pf_row_276
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_244
+	JBE        pf_row_276
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -58268,13 +59724,13 @@ pf_row_243:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_244
+	JBE        pf_row_276
 	PREFETCHT1 1024(DI)
 
-pf_row_244:
+pf_row_276:
 	ADDQ stride+96(FP), DI
 
-pf_skip_268:
+pf_skip_300:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z0
@@ -59060,26 +60516,26 @@ pv4_row_22:
 	VFMADD231PS  Z20, Z22, Z16
 	VFMADD231PS  Z21, Z22, Z17
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_269
+	JAE          pf_skip_301
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_245
+	JBE          pf_row_277
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_245
+	JBE          pf_row_277
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_245
+	JBE          pf_row_277
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_245
+	JBE          pf_row_277
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -59089,34 +60545,34 @@ pv4_row_22:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_245
+	JBE          pf_row_277
 	PREFETCHT1   1024(R9)
 
-pf_row_245:
+pf_row_277:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_269
+	JAE        pf_skip_301
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_269
+	JAE        pf_skip_301
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_246
+	JBE        pf_row_278
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_246
+	JBE        pf_row_278
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_246
+	JBE        pf_row_278
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_246
+	JBE        pf_row_278
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -59126,13 +60582,13 @@ pf_row_245:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_246
+	JBE        pf_row_278
 	PREFETCHT1 1024(R9)
 
-pf_row_246:
+pf_row_278:
 	ADDQ stride+96(FP), R9
 
-pf_skip_269:
+pf_skip_301:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -59205,26 +60661,26 @@ pv4_row_23:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_270
+	JAE          pf_skip_302
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_247
+	JBE          pf_row_279
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_247
+	JBE          pf_row_279
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_247
+	JBE          pf_row_279
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_247
+	JBE          pf_row_279
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -59234,34 +60690,34 @@ pv4_row_23:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_247
+	JBE          pf_row_279
 	PREFETCHT1   1024(R9)
 
-pf_row_247:
+pf_row_279:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_270
+	JAE        pf_skip_302
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_270
+	JAE        pf_skip_302
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_248
+	JBE        pf_row_280
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_248
+	JBE        pf_row_280
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_248
+	JBE        pf_row_280
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_248
+	JBE        pf_row_280
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -59271,13 +60727,13 @@ pf_row_247:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_248
+	JBE        pf_row_280
 	PREFETCHT1 1024(R9)
 
-pf_row_248:
+pf_row_280:
 	ADDQ stride+96(FP), R9
 
-pf_skip_270:
+pf_skip_302:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -59333,26 +60789,26 @@ pv4_row_24:
 	VBROADCASTSS (BX)(CX*1), Z7
 	VFMADD231PS  Z6, Z7, Z5
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_271
+	JAE          pf_skip_303
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_249
+	JBE          pf_row_281
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_249
+	JBE          pf_row_281
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_249
+	JBE          pf_row_281
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_249
+	JBE          pf_row_281
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -59362,34 +60818,34 @@ pv4_row_24:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_249
+	JBE          pf_row_281
 	PREFETCHT1   1024(R9)
 
-pf_row_249:
+pf_row_281:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_271
+	JAE        pf_skip_303
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_271
+	JAE        pf_skip_303
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_250
+	JBE        pf_row_282
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_250
+	JBE        pf_row_282
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_250
+	JBE        pf_row_282
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_250
+	JBE        pf_row_282
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -59399,13 +60855,13 @@ pf_row_249:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_250
+	JBE        pf_row_282
 	PREFETCHT1 1024(R9)
 
-pf_row_250:
+pf_row_282:
 	ADDQ stride+96(FP), R9
 
-pf_skip_271:
+pf_skip_303:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -59523,26 +60979,26 @@ pv2_pair_58:
 	VFMADD231PS  Z24, Z18, Z16
 	VFMADD231PS  Z25, Z18, Z17
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_272
+	JAE          pf_skip_304
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_251
+	JBE          pf_row_283
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_251
+	JBE          pf_row_283
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_251
+	JBE          pf_row_283
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_251
+	JBE          pf_row_283
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -59552,34 +61008,34 @@ pv2_pair_58:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_251
+	JBE          pf_row_283
 	PREFETCHT1   1024(R10)
 
-pf_row_251:
+pf_row_283:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_272
+	JAE        pf_skip_304
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_272
+	JAE        pf_skip_304
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_252
+	JBE        pf_row_284
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_252
+	JBE        pf_row_284
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_252
+	JBE        pf_row_284
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_252
+	JBE        pf_row_284
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -59589,13 +61045,13 @@ pf_row_251:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_252
+	JBE        pf_row_284
 	PREFETCHT1 1024(R10)
 
-pf_row_252:
+pf_row_284:
 	ADDQ stride+96(FP), R10
 
-pf_skip_272:
+pf_skip_304:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -59689,26 +61145,26 @@ pv2_pair_59:
 	VFMADD231PS  Z12, Z10, Z8
 	VFMADD231PS  Z13, Z10, Z9
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_273
+	JAE          pf_skip_305
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_253
+	JBE          pf_row_285
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_253
+	JBE          pf_row_285
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_253
+	JBE          pf_row_285
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_253
+	JBE          pf_row_285
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -59718,34 +61174,34 @@ pv2_pair_59:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_253
+	JBE          pf_row_285
 	PREFETCHT1   1024(R10)
 
-pf_row_253:
+pf_row_285:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_273
+	JAE        pf_skip_305
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_273
+	JAE        pf_skip_305
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_254
+	JBE        pf_row_286
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_254
+	JBE        pf_row_286
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_254
+	JBE        pf_row_286
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_254
+	JBE        pf_row_286
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -59755,13 +61211,13 @@ pf_row_253:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_254
+	JBE        pf_row_286
 	PREFETCHT1 1024(R10)
 
-pf_row_254:
+pf_row_286:
 	ADDQ stride+96(FP), R10
 
-pf_skip_273:
+pf_skip_305:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -59831,26 +61287,26 @@ pv2_pair_60:
 	VBROADCASTSS 4(BX)(CX*1), Z6
 	VFMADD231PS  Z7, Z6, Z5
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_274
+	JAE          pf_skip_306
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_255
+	JBE          pf_row_287
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_255
+	JBE          pf_row_287
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_255
+	JBE          pf_row_287
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_255
+	JBE          pf_row_287
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -59860,34 +61316,34 @@ pv2_pair_60:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_255
+	JBE          pf_row_287
 	PREFETCHT1   1024(R10)
 
-pf_row_255:
+pf_row_287:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_274
+	JAE        pf_skip_306
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_274
+	JAE        pf_skip_306
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_256
+	JBE        pf_row_288
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_256
+	JBE        pf_row_288
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_256
+	JBE        pf_row_288
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_256
+	JBE        pf_row_288
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -59897,13 +61353,13 @@ pf_row_255:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_256
+	JBE        pf_row_288
 	PREFETCHT1 1024(R10)
 
-pf_row_256:
+pf_row_288:
 	ADDQ stride+96(FP), R10
 
-pf_skip_274:
+pf_skip_306:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -60838,29 +62294,29 @@ scores_q8_11:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_275
+	JNZ          pf_skip_307
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_275
+	JAE          pf_skip_307
 	MOVQ         DI, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_257
+	JBE          pf_row_289
 	PREFETCHT1   128(DI)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_257
+	JBE          pf_row_289
 	PREFETCHT1   192(DI)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_257
+	JBE          pf_row_289
 	PREFETCHT1   256(DI)
 	PREFETCHT1   320(DI)
 	PREFETCHT1   384(DI)
 	PREFETCHT1   448(DI)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_257
+	JBE          pf_row_289
 	PREFETCHT1   512(DI)
 	PREFETCHT1   576(DI)
 	PREFETCHT1   640(DI)
@@ -60870,34 +62326,34 @@ scores_q8_11:
 	PREFETCHT1   896(DI)
 	PREFETCHT1   960(DI)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_257
+	JBE          pf_row_289
 	PREFETCHT1   1024(DI)
 
-pf_row_257:
+pf_row_289:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_275
+	JAE        pf_skip_307
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_275
+	JAE        pf_skip_307
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_258
+	JBE        pf_row_290
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_258
+	JBE        pf_row_290
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_258
+	JBE        pf_row_290
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_258
+	JBE        pf_row_290
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -60907,13 +62363,13 @@ pf_row_257:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_258
+	JBE        pf_row_290
 	PREFETCHT1 1024(DI)
 
-pf_row_258:
+pf_row_290:
 	ADDQ stride+96(FP), DI
 
-pf_skip_275:
+pf_skip_307:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -61569,29 +63025,29 @@ pv_single_177:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_276
+	JNZ          pf_skip_308
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_276
+	JAE          pf_skip_308
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_259
+	JBE          pf_row_291
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_259
+	JBE          pf_row_291
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_259
+	JBE          pf_row_291
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_259
+	JBE          pf_row_291
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -61601,34 +63057,34 @@ pv_single_177:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_259
+	JBE          pf_row_291
 	PREFETCHT1   1024(R8)
 
-pf_row_259:
+pf_row_291:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_276
+	JAE        pf_skip_308
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_276
+	JAE        pf_skip_308
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_260
+	JBE        pf_row_292
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_260
+	JBE        pf_row_292
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_260
+	JBE        pf_row_292
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_260
+	JBE        pf_row_292
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -61638,13 +63094,13 @@ pf_row_259:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_260
+	JBE        pf_row_292
 	PREFETCHT1 1024(R8)
 
-pf_row_260:
+pf_row_292:
 	ADDQ stride+96(FP), R8
 
-pf_skip_276:
+pf_skip_308:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -61721,29 +63177,29 @@ pv_pair_178:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_277
+	JNZ          pf_skip_309
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_277
+	JAE          pf_skip_309
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_261
+	JBE          pf_row_293
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_261
+	JBE          pf_row_293
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_261
+	JBE          pf_row_293
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_261
+	JBE          pf_row_293
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -61753,34 +63209,34 @@ pv_pair_178:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_261
+	JBE          pf_row_293
 	PREFETCHT1   1024(R8)
 
-pf_row_261:
+pf_row_293:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_277
+	JAE        pf_skip_309
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_277
+	JAE        pf_skip_309
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_262
+	JBE        pf_row_294
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_262
+	JBE        pf_row_294
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_262
+	JBE        pf_row_294
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_262
+	JBE        pf_row_294
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -61790,13 +63246,13 @@ pf_row_261:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_262
+	JBE        pf_row_294
 	PREFETCHT1 1024(R8)
 
-pf_row_262:
+pf_row_294:
 	ADDQ stride+96(FP), R8
 
-pf_skip_277:
+pf_skip_309:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -61824,29 +63280,29 @@ pv_single_178:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_278
+	JNZ          pf_skip_310
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_278
+	JAE          pf_skip_310
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_263
+	JBE          pf_row_295
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_263
+	JBE          pf_row_295
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_263
+	JBE          pf_row_295
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_263
+	JBE          pf_row_295
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -61856,34 +63312,34 @@ pv_single_178:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_263
+	JBE          pf_row_295
 	PREFETCHT1   1024(R8)
 
-pf_row_263:
+pf_row_295:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_278
+	JAE        pf_skip_310
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_278
+	JAE        pf_skip_310
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_264
+	JBE        pf_row_296
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_264
+	JBE        pf_row_296
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_264
+	JBE        pf_row_296
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_264
+	JBE        pf_row_296
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -61893,13 +63349,13 @@ pf_row_263:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_264
+	JBE        pf_row_296
 	PREFETCHT1 1024(R8)
 
-pf_row_264:
+pf_row_296:
 	ADDQ stride+96(FP), R8
 
-pf_skip_278:
+pf_skip_310:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -61940,29 +63396,29 @@ pv_pair_179:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_279
+	JNZ          pf_skip_311
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_279
+	JAE          pf_skip_311
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_265
+	JBE          pf_row_297
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_265
+	JBE          pf_row_297
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_265
+	JBE          pf_row_297
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_265
+	JBE          pf_row_297
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -61972,34 +63428,34 @@ pv_pair_179:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_265
+	JBE          pf_row_297
 	PREFETCHT1   1024(R8)
 
-pf_row_265:
+pf_row_297:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_279
+	JAE        pf_skip_311
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_279
+	JAE        pf_skip_311
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_266
+	JBE        pf_row_298
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_266
+	JBE        pf_row_298
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_266
+	JBE        pf_row_298
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_266
+	JBE        pf_row_298
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -62009,13 +63465,13 @@ pf_row_265:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_266
+	JBE        pf_row_298
 	PREFETCHT1 1024(R8)
 
-pf_row_266:
+pf_row_298:
 	ADDQ stride+96(FP), R8
 
-pf_skip_279:
+pf_skip_311:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -62027,29 +63483,29 @@ pv_single_179:
 	JZ           pv_merge_179
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_280
+	JNZ          pf_skip_312
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_280
+	JAE          pf_skip_312
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_267
+	JBE          pf_row_299
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_267
+	JBE          pf_row_299
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_267
+	JBE          pf_row_299
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_267
+	JBE          pf_row_299
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -62059,34 +63515,34 @@ pv_single_179:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_267
+	JBE          pf_row_299
 	PREFETCHT1   1024(R8)
 
-pf_row_267:
+pf_row_299:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_280
+	JAE        pf_skip_312
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_280
+	JAE        pf_skip_312
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_268
+	JBE        pf_row_300
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_268
+	JBE        pf_row_300
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_268
+	JBE        pf_row_300
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_268
+	JBE        pf_row_300
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -62096,13 +63552,13 @@ pf_row_267:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_268
+	JBE        pf_row_300
 	PREFETCHT1 1024(R8)
 
-pf_row_268:
+pf_row_300:
 	ADDQ stride+96(FP), R8
 
-pf_skip_280:
+pf_skip_312:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -62137,29 +63593,29 @@ pv_pair_180:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_281
+	JNZ          pf_skip_313
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_281
+	JAE          pf_skip_313
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_269
+	JBE          pf_row_301
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_269
+	JBE          pf_row_301
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_269
+	JBE          pf_row_301
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_269
+	JBE          pf_row_301
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -62169,34 +63625,34 @@ pv_pair_180:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_269
+	JBE          pf_row_301
 	PREFETCHT1   1024(R8)
 
-pf_row_269:
+pf_row_301:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_281
+	JAE        pf_skip_313
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_281
+	JAE        pf_skip_313
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_270
+	JBE        pf_row_302
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_270
+	JBE        pf_row_302
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_270
+	JBE        pf_row_302
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_270
+	JBE        pf_row_302
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -62206,13 +63662,13 @@ pf_row_269:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_270
+	JBE        pf_row_302
 	PREFETCHT1 1024(R8)
 
-pf_row_270:
+pf_row_302:
 	ADDQ stride+96(FP), R8
 
-pf_skip_281:
+pf_skip_313:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -62224,29 +63680,29 @@ pv_single_180:
 	JZ           pv_merge_180
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_282
+	JNZ          pf_skip_314
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_282
+	JAE          pf_skip_314
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_271
+	JBE          pf_row_303
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_271
+	JBE          pf_row_303
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_271
+	JBE          pf_row_303
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_271
+	JBE          pf_row_303
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -62256,34 +63712,34 @@ pv_single_180:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_271
+	JBE          pf_row_303
 	PREFETCHT1   1024(R8)
 
-pf_row_271:
+pf_row_303:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_282
+	JAE        pf_skip_314
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_282
+	JAE        pf_skip_314
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_272
+	JBE        pf_row_304
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_272
+	JBE        pf_row_304
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_272
+	JBE        pf_row_304
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_272
+	JBE        pf_row_304
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -62293,13 +63749,13 @@ pf_row_271:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_272
+	JBE        pf_row_304
 	PREFETCHT1 1024(R8)
 
-pf_row_272:
+pf_row_304:
 	ADDQ stride+96(FP), R8
 
-pf_skip_282:
+pf_skip_314:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -62576,29 +64032,29 @@ scores_q8_12:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_283
+	JNZ          pf_skip_315
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_283
+	JAE          pf_skip_315
 	MOVQ         DI, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_273
+	JBE          pf_row_305
 	PREFETCHT1   128(DI)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_273
+	JBE          pf_row_305
 	PREFETCHT1   192(DI)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_273
+	JBE          pf_row_305
 	PREFETCHT1   256(DI)
 	PREFETCHT1   320(DI)
 	PREFETCHT1   384(DI)
 	PREFETCHT1   448(DI)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_273
+	JBE          pf_row_305
 	PREFETCHT1   512(DI)
 	PREFETCHT1   576(DI)
 	PREFETCHT1   640(DI)
@@ -62608,34 +64064,34 @@ scores_q8_12:
 	PREFETCHT1   896(DI)
 	PREFETCHT1   960(DI)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_273
+	JBE          pf_row_305
 	PREFETCHT1   1024(DI)
 
-pf_row_273:
+pf_row_305:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_283
+	JAE        pf_skip_315
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_283
+	JAE        pf_skip_315
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_274
+	JBE        pf_row_306
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_274
+	JBE        pf_row_306
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_274
+	JBE        pf_row_306
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_274
+	JBE        pf_row_306
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -62645,13 +64101,13 @@ pf_row_273:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_274
+	JBE        pf_row_306
 	PREFETCHT1 1024(DI)
 
-pf_row_274:
+pf_row_306:
 	ADDQ stride+96(FP), DI
 
-pf_skip_283:
+pf_skip_315:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -63244,29 +64700,29 @@ pv_single_181:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_284
+	JNZ          pf_skip_316
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_284
+	JAE          pf_skip_316
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_275
+	JBE          pf_row_307
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_275
+	JBE          pf_row_307
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_275
+	JBE          pf_row_307
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_275
+	JBE          pf_row_307
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -63276,34 +64732,34 @@ pv_single_181:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_275
+	JBE          pf_row_307
 	PREFETCHT1   1024(R8)
 
-pf_row_275:
+pf_row_307:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_284
+	JAE        pf_skip_316
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_284
+	JAE        pf_skip_316
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_276
+	JBE        pf_row_308
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_276
+	JBE        pf_row_308
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_276
+	JBE        pf_row_308
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_276
+	JBE        pf_row_308
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -63313,13 +64769,13 @@ pf_row_275:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_276
+	JBE        pf_row_308
 	PREFETCHT1 1024(R8)
 
-pf_row_276:
+pf_row_308:
 	ADDQ stride+96(FP), R8
 
-pf_skip_284:
+pf_skip_316:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -63396,29 +64852,29 @@ pv_pair_182:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_285
+	JNZ          pf_skip_317
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_285
+	JAE          pf_skip_317
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_277
+	JBE          pf_row_309
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_277
+	JBE          pf_row_309
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_277
+	JBE          pf_row_309
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_277
+	JBE          pf_row_309
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -63428,34 +64884,34 @@ pv_pair_182:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_277
+	JBE          pf_row_309
 	PREFETCHT1   1024(R8)
 
-pf_row_277:
+pf_row_309:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_285
+	JAE        pf_skip_317
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_285
+	JAE        pf_skip_317
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_278
+	JBE        pf_row_310
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_278
+	JBE        pf_row_310
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_278
+	JBE        pf_row_310
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_278
+	JBE        pf_row_310
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -63465,13 +64921,13 @@ pf_row_277:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_278
+	JBE        pf_row_310
 	PREFETCHT1 1024(R8)
 
-pf_row_278:
+pf_row_310:
 	ADDQ stride+96(FP), R8
 
-pf_skip_285:
+pf_skip_317:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -63499,29 +64955,29 @@ pv_single_182:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_286
+	JNZ          pf_skip_318
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_286
+	JAE          pf_skip_318
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_279
+	JBE          pf_row_311
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_279
+	JBE          pf_row_311
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_279
+	JBE          pf_row_311
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_279
+	JBE          pf_row_311
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -63531,34 +64987,34 @@ pv_single_182:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_279
+	JBE          pf_row_311
 	PREFETCHT1   1024(R8)
 
-pf_row_279:
+pf_row_311:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_286
+	JAE        pf_skip_318
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_286
+	JAE        pf_skip_318
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_280
+	JBE        pf_row_312
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_280
+	JBE        pf_row_312
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_280
+	JBE        pf_row_312
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_280
+	JBE        pf_row_312
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -63568,13 +65024,13 @@ pf_row_279:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_280
+	JBE        pf_row_312
 	PREFETCHT1 1024(R8)
 
-pf_row_280:
+pf_row_312:
 	ADDQ stride+96(FP), R8
 
-pf_skip_286:
+pf_skip_318:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -63615,29 +65071,29 @@ pv_pair_183:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_287
+	JNZ          pf_skip_319
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_287
+	JAE          pf_skip_319
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_281
+	JBE          pf_row_313
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_281
+	JBE          pf_row_313
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_281
+	JBE          pf_row_313
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_281
+	JBE          pf_row_313
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -63647,34 +65103,34 @@ pv_pair_183:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_281
+	JBE          pf_row_313
 	PREFETCHT1   1024(R8)
 
-pf_row_281:
+pf_row_313:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_287
+	JAE        pf_skip_319
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_287
+	JAE        pf_skip_319
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_282
+	JBE        pf_row_314
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_282
+	JBE        pf_row_314
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_282
+	JBE        pf_row_314
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_282
+	JBE        pf_row_314
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -63684,13 +65140,13 @@ pf_row_281:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_282
+	JBE        pf_row_314
 	PREFETCHT1 1024(R8)
 
-pf_row_282:
+pf_row_314:
 	ADDQ stride+96(FP), R8
 
-pf_skip_287:
+pf_skip_319:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -63702,29 +65158,29 @@ pv_single_183:
 	JZ           pv_merge_183
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_288
+	JNZ          pf_skip_320
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_288
+	JAE          pf_skip_320
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_283
+	JBE          pf_row_315
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_283
+	JBE          pf_row_315
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_283
+	JBE          pf_row_315
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_283
+	JBE          pf_row_315
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -63734,34 +65190,34 @@ pv_single_183:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_283
+	JBE          pf_row_315
 	PREFETCHT1   1024(R8)
 
-pf_row_283:
+pf_row_315:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_288
+	JAE        pf_skip_320
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_288
+	JAE        pf_skip_320
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_284
+	JBE        pf_row_316
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_284
+	JBE        pf_row_316
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_284
+	JBE        pf_row_316
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_284
+	JBE        pf_row_316
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -63771,13 +65227,13 @@ pf_row_283:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_284
+	JBE        pf_row_316
 	PREFETCHT1 1024(R8)
 
-pf_row_284:
+pf_row_316:
 	ADDQ stride+96(FP), R8
 
-pf_skip_288:
+pf_skip_320:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -63812,29 +65268,29 @@ pv_pair_184:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_289
+	JNZ          pf_skip_321
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_289
+	JAE          pf_skip_321
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_285
+	JBE          pf_row_317
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_285
+	JBE          pf_row_317
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_285
+	JBE          pf_row_317
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_285
+	JBE          pf_row_317
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -63844,34 +65300,34 @@ pv_pair_184:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_285
+	JBE          pf_row_317
 	PREFETCHT1   1024(R8)
 
-pf_row_285:
+pf_row_317:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_289
+	JAE        pf_skip_321
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_289
+	JAE        pf_skip_321
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_286
+	JBE        pf_row_318
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_286
+	JBE        pf_row_318
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_286
+	JBE        pf_row_318
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_286
+	JBE        pf_row_318
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -63881,13 +65337,13 @@ pf_row_285:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_286
+	JBE        pf_row_318
 	PREFETCHT1 1024(R8)
 
-pf_row_286:
+pf_row_318:
 	ADDQ stride+96(FP), R8
 
-pf_skip_289:
+pf_skip_321:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -63899,29 +65355,29 @@ pv_single_184:
 	JZ           pv_merge_184
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_290
+	JNZ          pf_skip_322
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_290
+	JAE          pf_skip_322
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_287
+	JBE          pf_row_319
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_287
+	JBE          pf_row_319
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_287
+	JBE          pf_row_319
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_287
+	JBE          pf_row_319
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -63931,34 +65387,34 @@ pv_single_184:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_287
+	JBE          pf_row_319
 	PREFETCHT1   1024(R8)
 
-pf_row_287:
+pf_row_319:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_290
+	JAE        pf_skip_322
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_290
+	JAE        pf_skip_322
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_288
+	JBE        pf_row_320
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_288
+	JBE        pf_row_320
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_288
+	JBE        pf_row_320
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_288
+	JBE        pf_row_320
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -63968,13 +65424,13 @@ pf_row_287:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_288
+	JBE        pf_row_320
 	PREFETCHT1 1024(R8)
 
-pf_row_288:
+pf_row_320:
 	ADDQ stride+96(FP), R8
 
-pf_skip_290:
+pf_skip_322:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -64253,26 +65709,26 @@ scores_q8_13:
 	VMULPS       Y15, Y14, Y14
 	VFMADD231PS  Y16, Y14, Y13
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_291
+	JAE          pf_skip_323
 	MOVQ         DI, R13
 	ANDQ         $0x0000003f, R13
 	ADDQ         168(SP), R13
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	CMPQ         R13, $0x00000080
-	JBE          pf_row_289
+	JBE          pf_row_321
 	PREFETCHT1   128(DI)
 	CMPQ         R13, $0x000000c0
-	JBE          pf_row_289
+	JBE          pf_row_321
 	PREFETCHT1   192(DI)
 	CMPQ         R13, $0x00000100
-	JBE          pf_row_289
+	JBE          pf_row_321
 	PREFETCHT1   256(DI)
 	PREFETCHT1   320(DI)
 	PREFETCHT1   384(DI)
 	PREFETCHT1   448(DI)
 	CMPQ         R13, $0x00000200
-	JBE          pf_row_289
+	JBE          pf_row_321
 	PREFETCHT1   512(DI)
 	PREFETCHT1   576(DI)
 	PREFETCHT1   640(DI)
@@ -64282,34 +65738,34 @@ scores_q8_13:
 	PREFETCHT1   896(DI)
 	PREFETCHT1   960(DI)
 	CMPQ         R13, $0x00000400
-	JBE          pf_row_289
+	JBE          pf_row_321
 	PREFETCHT1   1024(DI)
 
-pf_row_289:
+pf_row_321:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_291
+	JAE        pf_skip_323
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_291
+	JAE        pf_skip_323
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_290
+	JBE        pf_row_322
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_290
+	JBE        pf_row_322
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_290
+	JBE        pf_row_322
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_290
+	JBE        pf_row_322
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -64319,13 +65775,13 @@ pf_row_289:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_290
+	JBE        pf_row_322
 	PREFETCHT1 1024(DI)
 
-pf_row_290:
+pf_row_322:
 	ADDQ stride+96(FP), DI
 
-pf_skip_291:
+pf_skip_323:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -65956,26 +67412,26 @@ scores_q8_15:
 	VMULPS       Y15, Y14, Y14
 	VFMADD231PS  Y16, Y14, Y13
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_292
+	JAE          pf_skip_324
 	MOVQ         DI, R13
 	ANDQ         $0x0000003f, R13
 	ADDQ         168(SP), R13
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	CMPQ         R13, $0x00000080
-	JBE          pf_row_291
+	JBE          pf_row_323
 	PREFETCHT1   128(DI)
 	CMPQ         R13, $0x000000c0
-	JBE          pf_row_291
+	JBE          pf_row_323
 	PREFETCHT1   192(DI)
 	CMPQ         R13, $0x00000100
-	JBE          pf_row_291
+	JBE          pf_row_323
 	PREFETCHT1   256(DI)
 	PREFETCHT1   320(DI)
 	PREFETCHT1   384(DI)
 	PREFETCHT1   448(DI)
 	CMPQ         R13, $0x00000200
-	JBE          pf_row_291
+	JBE          pf_row_323
 	PREFETCHT1   512(DI)
 	PREFETCHT1   576(DI)
 	PREFETCHT1   640(DI)
@@ -65985,34 +67441,34 @@ scores_q8_15:
 	PREFETCHT1   896(DI)
 	PREFETCHT1   960(DI)
 	CMPQ         R13, $0x00000400
-	JBE          pf_row_291
+	JBE          pf_row_323
 	PREFETCHT1   1024(DI)
 
-pf_row_291:
+pf_row_323:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_292
+	JAE        pf_skip_324
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_292
+	JAE        pf_skip_324
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_292
+	JBE        pf_row_324
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_292
+	JBE        pf_row_324
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_292
+	JBE        pf_row_324
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_292
+	JBE        pf_row_324
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -66022,13 +67478,13 @@ pf_row_291:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_292
+	JBE        pf_row_324
 	PREFETCHT1 1024(DI)
 
-pf_row_292:
+pf_row_324:
 	ADDQ stride+96(FP), DI
 
-pf_skip_292:
+pf_skip_324:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11

@@ -22,7 +22,8 @@ import (
 // With pf set, every two-chunk step also prefetches from pf's region (the
 // V tile, pulled in while the scores are computed, so memory keeps
 // streaming): half as many bytes as the step reads of K, or, spread
-// (AVX2), as many on every ng-th step.
+// (AVX2), as many on every ng-th step. AVX-512's whole-row path steps
+// per two rows instead, f32 only.
 func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher) VecVirtual {
 	pf.hold()
 	defer pf.release()
@@ -76,6 +77,15 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 			for i := range acc {
 				for c := range qv {
 					t.kvFMA(rowsAt(p0, p4, db, db3, c*t.kb())[i], qv[c], acc[i])
+				}
+				// f32: every second row prefetches two rows of pf's
+				// region (as many bytes as it read of K). A lone head's
+				// f32 decode took 0.79–0.91 of the time at hd 64 and
+				// 128, ctx 1024, 4096 and 32768 --cold (Zen 5,
+				// interleaved A/B, 5–6 rounds); f16 went 1.23 from DRAM
+				// with it, so f16 relies on the hardware prefetchers.
+				if pf != nil && t.kv.size == 4 && i%2 == 1 {
+					pf.stepN(2 * nc * t.kb() / 64)
 				}
 			}
 			JMP(LabelRef(reduce))
