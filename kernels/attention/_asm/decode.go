@@ -82,8 +82,11 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 				// region (as many bytes as it read of K). A lone head's
 				// f32 decode took 0.79–0.91 of the time at hd 64 and
 				// 128, ctx 1024, 4096 and 32768 --cold (Zen 5,
-				// interleaved A/B, 5–6 rounds); f16 went 1.23 from DRAM
-				// with it, so f16 relies on the hardware prefetchers.
+				// interleaved A/B, three runs of 5–6 rounds), and
+				// 0.93–0.98 an hour later with the host slower (3.1
+				// against 3.5 GHz, 8 rounds): never slower. f16 went
+				// 1.23 from DRAM with it, so f16 relies on the hardware
+				// prefetchers.
 				if pf != nil && t.kv.size == 4 && i%2 == 1 {
 					pf.stepN(2 * nc * t.kb() / 64)
 				}
