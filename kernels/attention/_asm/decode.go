@@ -83,7 +83,7 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 				// f32 decode took 0.79–0.91 of the time at hd 64 and
 				// 128, ctx 1024, 4096 and 32768 --cold (Zen 5,
 				// interleaved A/B, three runs of 5–6 rounds), and
-				// 0.93–0.98 an hour later with the host slower (3.1
+				// 0.94–0.98 an hour later with the host slower (3.1
 				// against 3.5 GHz, 8 rounds): never slower. f16 went
 				// 1.23 from DRAM with it, so f16 relies on the hardware
 				// prefetchers.
