@@ -4819,10 +4819,10 @@ pv_next_18:
 
 // func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $184-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 184(SP)
+	MOVQ AX, 176(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_3:
@@ -4880,13 +4880,12 @@ tile_3:
 	CMOVQGT AX, DX
 	MOVQ    DX, CX
 	NEGQ    CX
-	MOVQ    CX, 152(SP)
-	MOVQ    CX, 176(SP)
+	MOVQ    CX, 136(SP)
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 152(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
@@ -4918,7 +4917,7 @@ scores_5:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    144(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -4972,7 +4971,7 @@ scores4_by4_1:
 	SUBQ    CX, SI
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
-	MOVQ    184(SP), R10
+	MOVQ    176(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000040, R10
@@ -5005,13 +5004,13 @@ scores4_chunk2_1:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_35
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), R10
+	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -5044,13 +5043,13 @@ pf_skip_35:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_36
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), R10
+	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -5090,13 +5089,13 @@ scores4_odd_1:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_37
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), CX
+	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -5198,7 +5197,7 @@ scores4_by1_1:
 	SUBQ    AX, BX
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
-	MOVQ    184(SP), DI
+	MOVQ    176(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -5292,7 +5291,7 @@ scores4_done_1:
 	VMOVSHDUP    X3, X4
 	VMAXPS       X4, X3, X3
 	VMAXSS       X26, X3, X3
-	MOVQ         R9, 136(SP)
+	MOVQ         R9, 144(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -5328,7 +5327,7 @@ scores_6:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    144(SP), R9
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -5370,7 +5369,7 @@ scores2_by8_1:
 	SUBQ    CX, DX
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
-	MOVQ    184(SP), SI
+	MOVQ    176(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000040, SI
@@ -5406,13 +5405,13 @@ scores2_8_chunk2_1:
 	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_38
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), DI
+	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -5447,13 +5446,13 @@ pf_skip_38:
 	VMOVUPS     64(SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_39
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), DI
+	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -5496,13 +5495,13 @@ scores2_8_odd_1:
 	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_40
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), CX
+	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -5593,7 +5592,7 @@ scores2_by1_3:
 	SUBQ    AX, CX
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
-	MOVQ    184(SP), BX
+	MOVQ    176(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -5651,7 +5650,7 @@ scores2_done_3:
 	VMOVSHDUP     X1, X2
 	VMAXPS        X2, X1, X1
 	VMAXSS        X22, X1, X1
-	MOVQ          R9, 136(SP)
+	MOVQ          R9, 144(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -5683,7 +5682,7 @@ scores_7:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_1
-	MOVQ    136(SP), DI
+	MOVQ    144(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y1
@@ -5704,10 +5703,10 @@ scores_by8_5:
 	LEAQ        (DX)(SI*4), R10
 	MOVQ        CX, R11
 	SUBQ        DX, R11
-	MOVQ        184(SP), R12
+	MOVQ        176(SP), R12
 	ANDQ        $0xffffff80, R12
 	ADDQ        DX, R12
-	CMPQ        184(SP), $0x00000200
+	CMPQ        176(SP), $0x00000200
 	JNE         scores_seq_no_1
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -5733,7 +5732,7 @@ scores_by8_5:
 	VFMADD231PS 320(R9)(SI*1), Z15, Z3
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_41
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -5770,7 +5769,7 @@ pf_skip_41:
 	VFMADD231PS 320(R9)(R8*1), Z15, Z5
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_42
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -5807,7 +5806,7 @@ pf_skip_42:
 	VFMADD231PS 320(R10)(SI*1), Z15, Z7
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_43
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -5844,7 +5843,7 @@ pf_skip_43:
 	VFMADD231PS 320(R10)(R8*1), Z15, Z9
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_44
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -5868,7 +5867,7 @@ pf_skip_44:
 	JMP scores_reduce_5
 
 scores_seq_no_1:
-	CMPQ        184(SP), $0x00000100
+	CMPQ        176(SP), $0x00000100
 	JNE         scores_seq_no_2
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -5882,7 +5881,7 @@ scores_seq_no_1:
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_45
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -5903,7 +5902,7 @@ pf_skip_45:
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_46
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -5924,7 +5923,7 @@ pf_skip_46:
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_47
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -5945,7 +5944,7 @@ pf_skip_47:
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_48
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -5974,7 +5973,7 @@ scores_pairs_9:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_49
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -6002,7 +6001,7 @@ pf_skip_49:
 	JB          scores_pairs_9
 
 scores_odd_9:
-	MOVQ        184(SP), R12
+	MOVQ        176(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_9
@@ -6058,7 +6057,7 @@ scores_by1_5:
 	JZ      scores_done_12
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R9
-	MOVQ    184(SP), R12
+	MOVQ    176(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -6093,7 +6092,7 @@ scores_done_12:
 	VMOVSHDUP     X0, X1
 	VMAXPS        X1, X0, X0
 	VMAXSS        X2, X0, X0
-	MOVQ          DI, 136(SP)
+	MOVQ          DI, 144(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -6123,10 +6122,10 @@ scores_by8_6:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        184(SP), R11
+	MOVQ        176(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        184(SP), $0x00000200
+	CMPQ        176(SP), $0x00000200
 	JNE         scores_seq_no_3
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -6203,7 +6202,7 @@ scores_by8_6:
 	JMP         scores_reduce_6
 
 scores_seq_no_3:
-	CMPQ        184(SP), $0x00000100
+	CMPQ        176(SP), $0x00000100
 	JNE         scores_seq_no_4
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -6272,7 +6271,7 @@ scores_pairs_10:
 	JB          scores_pairs_10
 
 scores_odd_10:
-	MOVQ        184(SP), R11
+	MOVQ        176(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_10
@@ -6328,7 +6327,7 @@ scores_by1_6:
 	JZ      scores_done_13
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    184(SP), R11
+	MOVQ    176(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -6542,7 +6541,7 @@ exp_done_7:
 
 softmax_done_5:
 	MOVQ $0x00000000, 32(SP)
-	CMPQ 184(SP), $0x00000100
+	CMPQ 176(SP), $0x00000100
 	JA   pv_noquads_1
 
 pv_5:
@@ -6646,7 +6645,7 @@ pv4_row_1:
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
-	MOVQ         176(SP), R11
+	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -6731,7 +6730,7 @@ pv4_row_2:
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
-	MOVQ         176(SP), R11
+	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -6799,7 +6798,7 @@ pv4_row_3:
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
-	MOVQ         176(SP), R11
+	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -6920,7 +6919,7 @@ pv2_single_9:
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
-	MOVQ         176(SP), R8
+	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -7023,7 +7022,7 @@ pv2_pair_10:
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
-	MOVQ         176(SP), R8
+	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -7125,7 +7124,7 @@ pv2_pair_11:
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
-	MOVQ         176(SP), R8
+	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -7205,7 +7204,7 @@ pv2_pair_12:
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
-	MOVQ         176(SP), R8
+	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -8486,10 +8485,10 @@ pv_next_30:
 
 // func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $184-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 184(SP)
+	MOVQ AX, 176(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_4:
@@ -8547,13 +8546,12 @@ tile_4:
 	CMOVQGT AX, DX
 	MOVQ    DX, CX
 	NEGQ    CX
-	MOVQ    CX, 152(SP)
-	MOVQ    CX, 176(SP)
+	MOVQ    CX, 136(SP)
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 152(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
@@ -8585,7 +8583,7 @@ scores_8:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    144(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -8639,7 +8637,7 @@ scores4_by4_2:
 	SUBQ    CX, SI
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
-	MOVQ    184(SP), R10
+	MOVQ    176(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000040, R10
@@ -8672,13 +8670,13 @@ scores4_chunk2_2:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_57
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), R10
+	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -8711,13 +8709,13 @@ pf_skip_57:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_58
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), R10
+	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -8757,13 +8755,13 @@ scores4_odd_2:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_59
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), CX
+	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -8865,7 +8863,7 @@ scores4_by1_2:
 	SUBQ    AX, BX
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
-	MOVQ    184(SP), DI
+	MOVQ    176(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -8959,7 +8957,7 @@ scores4_done_2:
 	VMOVSHDUP    X3, X4
 	VMAXPS       X4, X3, X3
 	VMAXSS       X26, X3, X3
-	MOVQ         R9, 136(SP)
+	MOVQ         R9, 144(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -8995,7 +8993,7 @@ scores_9:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    144(SP), R9
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -9037,7 +9035,7 @@ scores2_by8_2:
 	SUBQ    CX, DX
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
-	MOVQ    184(SP), SI
+	MOVQ    176(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000040, SI
@@ -9073,13 +9071,13 @@ scores2_8_chunk2_2:
 	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_60
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), DI
+	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -9114,13 +9112,13 @@ pf_skip_60:
 	VMOVUPS     64(SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_61
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), DI
+	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -9163,13 +9161,13 @@ scores2_8_odd_2:
 	VMOVUPS     (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_62
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), CX
+	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -9260,7 +9258,7 @@ scores2_by1_4:
 	SUBQ    AX, CX
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
-	MOVQ    184(SP), BX
+	MOVQ    176(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -9318,7 +9316,7 @@ scores2_done_4:
 	VMOVSHDUP     X1, X2
 	VMAXPS        X2, X1, X1
 	VMAXSS        X22, X1, X1
-	MOVQ          R9, 136(SP)
+	MOVQ          R9, 144(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -9350,7 +9348,7 @@ scores_10:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_2
-	MOVQ    136(SP), DI
+	MOVQ    144(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y1
@@ -9371,10 +9369,10 @@ scores_by8_8:
 	LEAQ        (DX)(SI*4), R10
 	MOVQ        CX, R11
 	SUBQ        DX, R11
-	MOVQ        184(SP), R12
+	MOVQ        176(SP), R12
 	ANDQ        $0xffffff80, R12
 	ADDQ        DX, R12
-	CMPQ        184(SP), $0x00000200
+	CMPQ        176(SP), $0x00000200
 	JNE         scores_seq_no_7
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -9400,7 +9398,7 @@ scores_by8_8:
 	VFMADD231PS 320(R9)(SI*1), Z15, Z3
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_63
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -9437,7 +9435,7 @@ pf_skip_63:
 	VFMADD231PS 320(R9)(R8*1), Z15, Z5
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_64
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -9474,7 +9472,7 @@ pf_skip_64:
 	VFMADD231PS 320(R10)(SI*1), Z15, Z7
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_65
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -9511,7 +9509,7 @@ pf_skip_65:
 	VFMADD231PS 320(R10)(R8*1), Z15, Z9
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_66
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -9535,7 +9533,7 @@ pf_skip_66:
 	JMP scores_reduce_8
 
 scores_seq_no_7:
-	CMPQ        184(SP), $0x00000100
+	CMPQ        176(SP), $0x00000100
 	JNE         scores_seq_no_8
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -9549,7 +9547,7 @@ scores_seq_no_7:
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_67
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -9570,7 +9568,7 @@ pf_skip_67:
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_68
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -9591,7 +9589,7 @@ pf_skip_68:
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_69
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -9612,7 +9610,7 @@ pf_skip_69:
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_70
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -9641,7 +9639,7 @@ scores_pairs_12:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_71
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -9669,7 +9667,7 @@ pf_skip_71:
 	JB          scores_pairs_12
 
 scores_odd_12:
-	MOVQ        184(SP), R12
+	MOVQ        176(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_12
@@ -9725,7 +9723,7 @@ scores_by1_8:
 	JZ      scores_done_18
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R9
-	MOVQ    184(SP), R12
+	MOVQ    176(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -9760,7 +9758,7 @@ scores_done_18:
 	VMOVSHDUP     X0, X1
 	VMAXPS        X1, X0, X0
 	VMAXSS        X2, X0, X0
-	MOVQ          DI, 136(SP)
+	MOVQ          DI, 144(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -9790,10 +9788,10 @@ scores_by8_9:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        184(SP), R11
+	MOVQ        176(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        184(SP), $0x00000200
+	CMPQ        176(SP), $0x00000200
 	JNE         scores_seq_no_9
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -9870,7 +9868,7 @@ scores_by8_9:
 	JMP         scores_reduce_9
 
 scores_seq_no_9:
-	CMPQ        184(SP), $0x00000100
+	CMPQ        176(SP), $0x00000100
 	JNE         scores_seq_no_10
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -9939,7 +9937,7 @@ scores_pairs_13:
 	JB          scores_pairs_13
 
 scores_odd_13:
-	MOVQ        184(SP), R11
+	MOVQ        176(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_13
@@ -9995,7 +9993,7 @@ scores_by1_9:
 	JZ      scores_done_19
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    184(SP), R11
+	MOVQ    176(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -10200,7 +10198,7 @@ exp_done_9:
 
 softmax_done_6:
 	MOVQ $0x00000000, 32(SP)
-	CMPQ 184(SP), $0x00000100
+	CMPQ 176(SP), $0x00000100
 	JA   pv_noquads_2
 
 pv_8:
@@ -10304,7 +10302,7 @@ pv4_row_4:
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
-	MOVQ         176(SP), R11
+	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -10389,7 +10387,7 @@ pv4_row_5:
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
-	MOVQ         176(SP), R11
+	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -10457,7 +10455,7 @@ pv4_row_6:
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
-	MOVQ         176(SP), R11
+	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -10578,7 +10576,7 @@ pv2_single_13:
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
-	MOVQ         176(SP), R8
+	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -10681,7 +10679,7 @@ pv2_pair_14:
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
-	MOVQ         176(SP), R8
+	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -10783,7 +10781,7 @@ pv2_pair_15:
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
-	MOVQ         176(SP), R8
+	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -10863,7 +10861,7 @@ pv2_pair_16:
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
-	MOVQ         176(SP), R8
+	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -17177,10 +17175,10 @@ pv_next_60:
 
 // func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $184-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 184(SP)
+	MOVQ AX, 176(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_7:
@@ -17238,13 +17236,12 @@ tile_7:
 	CMOVQGT AX, DX
 	MOVQ    DX, CX
 	NEGQ    CX
-	MOVQ    CX, 152(SP)
-	MOVQ    CX, 176(SP)
+	MOVQ    CX, 136(SP)
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 152(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
@@ -17276,7 +17273,7 @@ scores_15:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    144(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -17334,7 +17331,7 @@ scores4_by4_3:
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
 	SUBQ    CX, DI
-	MOVQ    184(SP), R10
+	MOVQ    176(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000020, R10
@@ -17367,13 +17364,13 @@ scores4_chunk2_3:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_119
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), R10
+	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -17406,13 +17403,13 @@ pf_skip_119:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_120
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), R10
+	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -17452,13 +17449,13 @@ scores4_odd_3:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_121
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), CX
+	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -17564,7 +17561,7 @@ scores4_by1_3:
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
 	SUBQ    AX, SI
-	MOVQ    184(SP), DI
+	MOVQ    176(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -17658,7 +17655,7 @@ scores4_done_3:
 	VMOVSHDUP    X3, X4
 	VMAXPS       X4, X3, X3
 	VMAXSS       X26, X3, X3
-	MOVQ         R9, 136(SP)
+	MOVQ         R9, 144(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -17694,7 +17691,7 @@ scores_16:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    144(SP), R9
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -17738,7 +17735,7 @@ scores2_by8_3:
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	MOVQ    184(SP), SI
+	MOVQ    176(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000020, SI
@@ -17774,13 +17771,13 @@ scores2_8_chunk2_3:
 	VCVTPH2PS   (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_122
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), DI
+	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -17815,13 +17812,13 @@ pf_skip_122:
 	VCVTPH2PS   32(SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_123
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), DI
+	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -17864,13 +17861,13 @@ scores2_8_odd_3:
 	VCVTPH2PS   (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_124
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), CX
+	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -17963,7 +17960,7 @@ scores2_by1_7:
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	MOVQ    184(SP), BX
+	MOVQ    176(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -18021,7 +18018,7 @@ scores2_done_7:
 	VMOVSHDUP     X1, X2
 	VMAXPS        X2, X1, X1
 	VMAXSS        X22, X1, X1
-	MOVQ          R9, 136(SP)
+	MOVQ          R9, 144(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -18053,7 +18050,7 @@ scores_17:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_3
-	MOVQ    136(SP), DI
+	MOVQ    144(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y1
@@ -18075,10 +18072,10 @@ scores_by8_15:
 	MOVQ        CX, R11
 	SUBQ        DX, R11
 	SUBQ        DX, R11
-	MOVQ        184(SP), R12
+	MOVQ        176(SP), R12
 	ANDQ        $0xffffffc0, R12
 	ADDQ        DX, R12
-	CMPQ        184(SP), $0x00000100
+	CMPQ        176(SP), $0x00000100
 	JNE         scores_seq_no_13
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -18219,7 +18216,7 @@ scores_by8_15:
 	JMP         scores_reduce_15
 
 scores_seq_no_13:
-	CMPQ        184(SP), $0x00000080
+	CMPQ        176(SP), $0x00000080
 	JNE         scores_seq_no_14
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -18313,7 +18310,7 @@ scores_pairs_23:
 	VFMADD231PS Z11, Z10, Z8
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_125
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -18345,7 +18342,7 @@ pf_skip_125:
 	JB          scores_pairs_23
 
 scores_odd_23:
-	MOVQ        184(SP), R12
+	MOVQ        176(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_23
@@ -18409,7 +18406,7 @@ scores_by1_15:
 	JZ      scores_done_32
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R9
-	MOVQ    184(SP), R12
+	MOVQ    176(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -18446,7 +18443,7 @@ scores_done_32:
 	VMOVSHDUP     X0, X1
 	VMAXPS        X1, X0, X0
 	VMAXSS        X2, X0, X0
-	MOVQ          DI, 136(SP)
+	MOVQ          DI, 144(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -18477,10 +18474,10 @@ scores_by8_16:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        184(SP), R11
+	MOVQ        176(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        184(SP), $0x00000100
+	CMPQ        176(SP), $0x00000100
 	JNE         scores_seq_no_15
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -18621,7 +18618,7 @@ scores_by8_16:
 	JMP         scores_reduce_16
 
 scores_seq_no_15:
-	CMPQ        184(SP), $0x00000080
+	CMPQ        176(SP), $0x00000080
 	JNE         scores_seq_no_16
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -18738,7 +18735,7 @@ scores_pairs_24:
 	JB          scores_pairs_24
 
 scores_odd_24:
-	MOVQ        184(SP), R11
+	MOVQ        176(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_24
@@ -18802,7 +18799,7 @@ scores_by1_16:
 	JZ      scores_done_33
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    184(SP), R11
+	MOVQ    176(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -19121,7 +19118,7 @@ pv4_row_7:
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
-	MOVQ         176(SP), R11
+	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -19207,7 +19204,7 @@ pv4_row_8:
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
-	MOVQ         176(SP), R11
+	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -19276,7 +19273,7 @@ pv4_row_9:
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
-	MOVQ         176(SP), R11
+	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -19407,7 +19404,7 @@ pv2_pair_25:
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
-	MOVQ         176(SP), R8
+	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -19514,7 +19511,7 @@ pv2_pair_26:
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
-	MOVQ         176(SP), R8
+	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -19597,7 +19594,7 @@ pv2_pair_27:
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
-	MOVQ         176(SP), R8
+	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -21147,10 +21144,10 @@ pv_next_72:
 
 // func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $184-104
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 184(SP)
+	MOVQ AX, 176(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_8:
@@ -21208,13 +21205,12 @@ tile_8:
 	CMOVQGT AX, DX
 	MOVQ    DX, CX
 	NEGQ    CX
-	MOVQ    CX, 152(SP)
-	MOVQ    CX, 176(SP)
+	MOVQ    CX, 136(SP)
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 144(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 152(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
@@ -21246,7 +21242,7 @@ scores_18:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    144(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -21304,7 +21300,7 @@ scores4_by4_4:
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
 	SUBQ    CX, DI
-	MOVQ    184(SP), R10
+	MOVQ    176(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000020, R10
@@ -21337,13 +21333,13 @@ scores4_chunk2_4:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_132
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), R10
+	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -21376,13 +21372,13 @@ pf_skip_132:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_133
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), R10
+	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -21422,13 +21418,13 @@ scores4_odd_4:
 	VFMADD231PS Z22, Z19, Z9
 	VFMADD231PS Z22, Z20, Z13
 	VFMADD231PS Z22, Z21, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_134
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), CX
+	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -21534,7 +21530,7 @@ scores4_by1_4:
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
 	SUBQ    AX, SI
-	MOVQ    184(SP), DI
+	MOVQ    176(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -21628,7 +21624,7 @@ scores4_done_4:
 	VMOVSHDUP    X3, X4
 	VMAXPS       X4, X3, X3
 	VMAXSS       X26, X3, X3
-	MOVQ         R9, 136(SP)
+	MOVQ         R9, 144(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -21664,7 +21660,7 @@ scores_19:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    144(SP), R9
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -21708,7 +21704,7 @@ scores2_by8_4:
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	MOVQ    184(SP), SI
+	MOVQ    176(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000020, SI
@@ -21744,13 +21740,13 @@ scores2_8_chunk2_4:
 	VCVTPH2PS   (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_135
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), DI
+	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -21785,13 +21781,13 @@ pf_skip_135:
 	VCVTPH2PS   32(SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_136
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), DI
+	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -21834,13 +21830,13 @@ scores2_8_odd_4:
 	VCVTPH2PS   (SI)(AX*1), Z20
 	VFMADD231PS Z20, Z18, Z9
 	VFMADD231PS Z20, Z19, Z17
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 152(SP)
 	JAE         pf_skip_137
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
-	MOVQ        152(SP), CX
+	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -21933,7 +21929,7 @@ scores2_by1_8:
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	MOVQ    184(SP), BX
+	MOVQ    176(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -21991,7 +21987,7 @@ scores2_done_8:
 	VMOVSHDUP     X1, X2
 	VMAXPS        X2, X1, X1
 	VMAXSS        X22, X1, X1
-	MOVQ          R9, 136(SP)
+	MOVQ          R9, 144(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -22023,7 +22019,7 @@ scores_20:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_4
-	MOVQ    136(SP), DI
+	MOVQ    144(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y1
@@ -22045,10 +22041,10 @@ scores_by8_18:
 	MOVQ        CX, R11
 	SUBQ        DX, R11
 	SUBQ        DX, R11
-	MOVQ        184(SP), R12
+	MOVQ        176(SP), R12
 	ANDQ        $0xffffffc0, R12
 	ADDQ        DX, R12
-	CMPQ        184(SP), $0x00000100
+	CMPQ        176(SP), $0x00000100
 	JNE         scores_seq_no_19
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -22189,7 +22185,7 @@ scores_by8_18:
 	JMP         scores_reduce_18
 
 scores_seq_no_19:
-	CMPQ        184(SP), $0x00000080
+	CMPQ        176(SP), $0x00000080
 	JNE         scores_seq_no_20
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -22283,7 +22279,7 @@ scores_pairs_26:
 	VFMADD231PS Z11, Z10, Z8
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 152(SP)
 	JAE         pf_skip_138
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -22315,7 +22311,7 @@ pf_skip_138:
 	JB          scores_pairs_26
 
 scores_odd_26:
-	MOVQ        184(SP), R12
+	MOVQ        176(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_26
@@ -22379,7 +22375,7 @@ scores_by1_18:
 	JZ      scores_done_38
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R9
-	MOVQ    184(SP), R12
+	MOVQ    176(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -22416,7 +22412,7 @@ scores_done_38:
 	VMOVSHDUP     X0, X1
 	VMAXPS        X1, X0, X0
 	VMAXSS        X2, X0, X0
-	MOVQ          DI, 136(SP)
+	MOVQ          DI, 144(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -22447,10 +22443,10 @@ scores_by8_19:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        184(SP), R11
+	MOVQ        176(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        184(SP), $0x00000100
+	CMPQ        176(SP), $0x00000100
 	JNE         scores_seq_no_21
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -22591,7 +22587,7 @@ scores_by8_19:
 	JMP         scores_reduce_19
 
 scores_seq_no_21:
-	CMPQ        184(SP), $0x00000080
+	CMPQ        176(SP), $0x00000080
 	JNE         scores_seq_no_22
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -22708,7 +22704,7 @@ scores_pairs_27:
 	JB          scores_pairs_27
 
 scores_odd_27:
-	MOVQ        184(SP), R11
+	MOVQ        176(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_27
@@ -22772,7 +22768,7 @@ scores_by1_19:
 	JZ      scores_done_39
 	VMOVUPS expconst<>+1344(SB), Z0
 	MOVQ    DX, R8
-	MOVQ    184(SP), R11
+	MOVQ    176(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -23082,7 +23078,7 @@ pv4_row_10:
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
-	MOVQ         176(SP), R11
+	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -23168,7 +23164,7 @@ pv4_row_11:
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
-	MOVQ         176(SP), R11
+	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -23237,7 +23233,7 @@ pv4_row_12:
 	PREFETCHT1   64(R9)
 	PREFETCHT1   128(R9)
 	PREFETCHT1   192(R9)
-	MOVQ         176(SP), R11
+	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -23368,7 +23364,7 @@ pv2_pair_28:
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
-	MOVQ         176(SP), R8
+	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -23475,7 +23471,7 @@ pv2_pair_29:
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
-	MOVQ         176(SP), R8
+	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -23558,7 +23554,7 @@ pv2_pair_30:
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
-	MOVQ         176(SP), R8
+	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)

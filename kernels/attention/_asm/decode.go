@@ -620,7 +620,8 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 // 1.00–1.03. So what they save is a wait on lines still on their way
 // from L3 or DRAM when the phase reads them, not L2's fill of L1. Near
 // prefetch of K alone or of V alone gave about half (0.93–0.98) or
-// nothing. AVX2 keeps T1 alone: on Zen 5 its groups went 0.91–1.15 with
+// nothing. At two threads (ctx 4096 and 32768 --cold) f32 took 0.82–0.93,
+// f16 0.91–0.99. AVX2 keeps T1 alone: on Zen 5 its groups went 0.91–1.15 with
 // it, and on Zen 3 every hint already fills L1.
 //
 // Zen 3 has no such L2-only hint: every hint fills L1 there (re-reading a
@@ -647,8 +648,9 @@ type prefetcher struct {
 	curReg, cdReg GPVirtual
 	// near (set while the AVX-512 quads and pairs are emitted) makes a
 	// step also PREFETCHT0 the same lines nearOff bytes from cur
-	// (nearOff = −the tile's bytes, a stack slot set per tile): this
-	// tile's V during the scores, the next tile's K during P·V.
+	// (nearOff = −the tile's bytes, one stack slot, set per tile, that
+	// both of flashDecode's prefetchers read): this tile's V during the
+	// scores, the next tile's K during P·V.
 	near    bool
 	nearOff Mem
 }
@@ -1382,14 +1384,16 @@ func (t tier) flashDecode(fast bool) {
 	// near: the AVX-512 head-major quads and pairs also prefetch into L1
 	// one tile behind the far stream (see prefetcher).
 	near := t.W == 16 && !t.pos && !t.kv.q8 // q8_0 has no quads or pairs
+	var lNearOff Mem
+	if near {
+		lNearOff = AllocLocal(8)
+	}
 	newPrefetcher := func() prefetcher {
 		p := prefetcher{cur: AllocLocal(8), end: AllocLocal(8), spread: spread}
 		if spread {
 			p.countdown = AllocLocal(8)
 		}
-		if near {
-			p.nearOff = AllocLocal(8)
-		}
+		p.nearOff = lNearOff
 		return p
 	}
 	pfV, pfK := newPrefetcher(), newPrefetcher()
@@ -1566,8 +1570,7 @@ func (t tier) flashDecode(fast bool) {
 		if near { // a group's far cursor is ahead bytes on: near is this tile
 			MOVQ(ahead, p)
 			NEGQ(p)
-			MOVQ(p, pfV.nearOff)
-			MOVQ(p, pfK.nearOff)
+			MOVQ(p, lNearOff)
 		}
 		MOVQ(lVp, p)
 		ADDQ(ahead, p)
