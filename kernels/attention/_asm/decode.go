@@ -1397,12 +1397,6 @@ func (t tier) flashDecode(fast bool) {
 		return p
 	}
 	pfV, pfK := newPrefetcher(), newPrefetcher()
-	// nearly emits a quad or pair body with pf's near prefetch on.
-	nearly := func(pf *prefetcher, body func()) {
-		pf.near = near
-		body()
-		pf.near = false
-	}
 	scale := paramAddr("scale")
 
 	// eachHead emits the loops over the heads of the group, h kept in lH
@@ -1410,7 +1404,9 @@ func (t tier) flashDecode(fast bool) {
 	// f32 and f16), four heads at a time while four remain, and only when
 	// a K or V row is at most quadMax bytes, where quadMax is set (a
 	// runtime test: D is a parameter); with pair set (f32 and f16), two
-	// at a time while two remain; then single, one at a time.
+	// at a time while two remain; then single, one at a time. The quads
+	// and pairs step the prefetchers with their near prefetch on, the
+	// single heads with it off.
 	var lRL Mem // the bytes of a K or V row (set below)
 	eachHead := func(name string, quadMax int, quad, pair, single func()) {
 		MOVQ(U32(0), lH)
@@ -1436,12 +1432,15 @@ func (t tier) flashDecode(fast bool) {
 				CMPQ(lRL, U32(quadMax))
 				JA(LabelRef(skip))
 			}
+			pfV.near, pfK.near = near, near
 			loop(4, quad)
 			Label(skip)
 		}
 		if pair != nil {
+			pfV.near, pfK.near = near, near
 			loop(2, pair)
 		}
+		pfV.near, pfK.near = false, false
 		loop(1, single)
 	}
 	// noQ8 is f, or nil for a q8_0 cache: scores2 and pv2 have no q8_0
@@ -1612,8 +1611,7 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
 		Load(Param("tileStride"), ts)
-		var m [4]VecVirtual
-		nearly(&pfV, func() { m = t.scores4(buf[0], ts, q[0], db, kp, cnt, kvStride(), lRL, scale, lTmp, &pfV) })
+		m := t.scores4(buf[0], ts, q[0], db, kp, cnt, kvStride(), lRL, scale, lTmp, &pfV)
 		mb := stateAt(2)
 		for h := range m {
 			VMOVSS(m[h], mb.Offset(4*h))
@@ -1623,8 +1621,7 @@ func (t tier) flashDecode(fast bool) {
 		kp, cnt := GP64(), GP64()
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
-		var m0, m1 VecVirtual
-		nearly(&pfV, func() { m0, m1 = t.scores2(buf[0], buf[1], q[0], q[1], kp, cnt, kvStride(), lRL, scale, lTmp, &pfV) })
+		m0, m1 := t.scores2(buf[0], buf[1], q[0], q[1], kp, cnt, kvStride(), lRL, scale, lTmp, &pfV)
 		mb := stateAt(2)
 		VMOVSS(m0, mb)
 		VMOVSS(m1, mb.Offset(4))
@@ -1732,13 +1729,13 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(lVp, vp)
 		MOVQ(lCnt, cnt)
 		Load(Param("tileStride"), ts)
-		nearly(&pfK, func() { t.pv4(o[0], buf[0], ts, vp, cnt, db, kvStride(), lTmp, &pfK) })
+		t.pv4(o[0], buf[0], ts, vp, cnt, db, kvStride(), lTmp, &pfK)
 	}, noQ8(func() {
 		o, buf, db := pairRows("o")
 		vp, cnt := GP64(), GP64()
 		MOVQ(lVp, vp)
 		MOVQ(lCnt, cnt)
-		nearly(&pfK, func() { t.pv2(o, buf, vp, cnt, db, kvStride(), lTmp, &pfK) })
+		t.pv2(o, buf, vp, cnt, db, kvStride(), lTmp, &pfK)
 	}), func() {
 		db := rowBytes()
 		oh, bufh, vp, cnt := headRow("o", db), tileOf(), GP64(), GP64()
