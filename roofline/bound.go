@@ -116,9 +116,6 @@ func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws 
 		}
 		break
 	}
-	if b.GBs <= 0 {
-		return b // no usable ceiling for its level: no bound at all
-	}
 	for _, c := range r.Compute {
 		if c.Kind == kind && c.Tier == t && c.Threads == threads {
 			b.Peak = c.Value
@@ -127,14 +124,20 @@ func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws 
 	if b.Peak <= 0 && (kind == "f16-fma" || kind == "q8-fma") {
 		return r.BoundOf("fp32-fma", t, threads, ai, ws, cold)
 	}
+	if b.GBs <= 0 {
+		// No usable ceiling for its level: no bound, unless a read of
+		// the same bytes gives the level one (AtLeast).
+		return b
+	}
 	return b.atAI(ai)
 }
 
 // AtLeast is b with its level's bandwidth raised to gbs where gbs is
 // higher (a rate measured over the same bytes at another moment), and its
-// bound recomputed at arithmetic intensity ai; NaN or lower: b.
+// bound recomputed at arithmetic intensity ai; NaN or lower: b. A level
+// without a usable ceiling (GBs 0) takes gbs as its bandwidth.
 func (b Bound) AtLeast(gbs, ai float64) Bound {
-	if !(gbs > b.GBs) || b.GBs <= 0 {
+	if !(gbs > b.GBs) || math.IsInf(gbs, 0) {
 		return b
 	}
 	b.GBs = gbs
@@ -160,10 +163,13 @@ const Q8Attn = "q8-dot+fma"
 func (r *Roofline) q8AttnBound(t isa.Tier, threads int, ai float64, ws int64, cold bool) Bound {
 	b := r.BoundOf("q8-fma", t, threads, ai, ws, cold)
 	dot := r.BoundOf("int8-dot", t, threads, ai, ws, cold)
-	if b.Peak <= 0 || dot.Peak <= 0 || b.GBs <= 0 {
+	if b.Peak <= 0 || dot.Peak <= 0 {
 		return b
 	}
 	b.Peak = 2 / (1/b.Peak + 1/dot.Peak)
+	if b.GBs <= 0 {
+		return b // no level ceiling yet (see BoundOf)
+	}
 	return b.atAI(ai)
 }
 
@@ -176,13 +182,15 @@ func (r *Roofline) level(name string, threads int) (Level, bool) {
 	return Level{}, false
 }
 
-// UnusableLevels says which levels bound nothing because their window was
-// not flat, one line each, for a run's notes.
+// UnusableLevels says which levels bound nothing by themselves because
+// their window was not flat, one line each, for a run's notes. A point in
+// such a level that has a paired read of its own bytes (kv-read, w-read)
+// is bound by that read's rate alone (see AtLeast).
 func (r *Roofline) UnusableLevels() []string {
 	var notes []string
 	for _, lv := range r.Levels {
 		if lv.Unusable {
-			notes = append(notes, fmt.Sprintf("roofline %s (%d thread(s)) is not used as a bound: its window was not flat (CV %.0f %%) even when measured again; points in %s have pct_of_read only", lv.Name, lv.Threads, lv.CVPct, lv.Name))
+			notes = append(notes, fmt.Sprintf("roofline %s (%d thread(s)) is not used as a bound: its window was not flat (CV %.0f %%) even when measured again; points in %s are bound by their paired read loop alone, where they have one", lv.Name, lv.Threads, lv.CVPct, lv.Name))
 		}
 	}
 	return notes

@@ -90,8 +90,14 @@ func TestBoundAtLeast(t *testing.T) {
 			t.Errorf("AtLeast(%v): %+v, want %+v unchanged", gbs, got, b)
 		}
 	}
-	if got := (Bound{Level: "DRAM"}).AtLeast(25, 2); got.GBs != 0 {
-		t.Errorf("no level bandwidth (no bound) became %+v", got)
+	// A level without a usable ceiling takes the read's rate as its own.
+	if got := (Bound{Level: "DRAM", Peak: 100}).AtLeast(25, 2); got.GBs != 25 || got.GFlops != 50 {
+		t.Errorf("no level bandwidth, read at 25 GB/s: %+v, want 25 GB/s and 50", got)
+	}
+	for _, gbs := range []float64{math.NaN(), 0, math.Inf(1)} {
+		if got := (Bound{Level: "DRAM", Peak: 100}).AtLeast(gbs, 2); got.GBs != 0 || got.GFlops != 0 {
+			t.Errorf("no level bandwidth, AtLeast(%v): %+v, want no bound", gbs, got)
+		}
 	}
 }
 
@@ -190,14 +196,18 @@ func TestSkippedTierNeverRuns(t *testing.T) {
 }
 
 // TestUnusableLevelBoundsNothing: a level whose window stayed not flat
-// gives its points a level but no bound, and does not fall through to
-// the next level's ceiling either.
+// gives its points a level but no bound of its own, and does not fall
+// through to the next level's ceiling either; a paired read of the same
+// bytes then bounds them alone, under the compute roof.
 func TestUnusableLevelBoundsNothing(t *testing.T) {
 	r := testRoofline()
 	r.Levels[2].Unusable, r.Levels[2].CVPct = true, 58
 	b := r.Bound(isa.AVX512, 1, 1, 50<<20, false)
 	if b.Level != "L3" || b.GBs != 0 || b.GFlops != 0 {
 		t.Fatalf("point in an unusable L3: %+v, want level L3 and no bound", b)
+	}
+	if got := b.AtLeast(30, 1); got.GBs != 30 || got.GFlops != min(30, b.Peak) || b.Peak <= 0 {
+		t.Fatalf("unusable L3 with a paired read at 30 GB/s: %+v (peak %v), want 30 GB/s", got, b.Peak)
 	}
 	if notes := r.UnusableLevels(); len(notes) != 1 || !strings.Contains(notes[0], "L3") {
 		t.Fatalf("notes %q", notes)

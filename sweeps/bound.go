@@ -18,7 +18,9 @@ import (
 // shared host's DRAM bandwidth drifts by a fifth from minute to minute
 // (Zen 4 VM: 22 GB/s in the roofline, 26–28 in the read loops a minute
 // later): a bound below what a plain read of the same bytes reached is no
-// bound, and flagged points above_bound that were not.
+// bound, and flagged points above_bound that were not. Where the
+// roofline's level is unusable (its window was not flat), the paired
+// read's rate is the level's bandwidth alone; without one, no bound.
 func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 	return func(rec *results.Record, ws int64) {
 		if !rec.Bytes.Valid() || !rec.AI.Valid() {
@@ -29,10 +31,10 @@ func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 		}
 		b := r.BoundOf(computeRoof(rec), isa.Tier(rec.ISA), max(rec.Th, 1), float64(rec.AI), ws, cold)
 		rec.Level = b.Level
-		if b.GBs <= 0 {
-			return
-		}
 		b = b.AtLeast(float64(rec.ReadGBs), float64(rec.AI))
+		if b.GBs <= 0 {
+			return // a level without a usable ceiling and no paired read
+		}
 		switch {
 		case rec.Flops.Valid() && rec.Flops == 0:
 			// A pure data mover (kv-read, w-read): no compute bound, its

@@ -31,3 +31,28 @@ func TestComputeRoof(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundByUnusableLevel: where the roofline's DRAM window was not flat,
+// a cold point is bound by its paired read alone (AI × read_gbs, under the
+// compute roof); a point without a paired read gets a level and no bound.
+func TestBoundByUnusableLevel(t *testing.T) {
+	r := &roofline.Roofline{Version: 1}
+	r.Compute = []roofline.Compute{{Kind: "fp32-fma", Tier: "avx512", Threads: 1, Value: 200}}
+	r.Levels = []roofline.Level{{Name: "L3", Threads: 1, GBs: 80}, {Name: "DRAM", Threads: 1, GBs: 40, Unusable: true, CVPct: 20}}
+	annotate := BoundBy(r, true)
+
+	rec := results.Record{Family: "attention", Kernel: "decode-flash-gqa", ISA: "avx512", KV: "f32", H: 32, KVH: 8, Th: 1,
+		Bytes: 1 << 28, AI: 2, Flops: 1 << 29, GFlops: 45, ReadGBs: 30}
+	annotate(&rec, 0)
+	if rec.Level != "DRAM" || rec.BoundGFlops != 60 || rec.PctOfBound != 75 {
+		t.Errorf("paired read at 30 GB/s, AI 2, 45 GFLOP/s: level %s, bound %v, %v %%; want DRAM, 60, 75 %%", rec.Level, rec.BoundGFlops, rec.PctOfBound)
+	}
+
+	alone := results.NewRecord() // every float missing (NaN), read_gbs too
+	alone.Family, alone.Kernel, alone.ISA, alone.KV, alone.H, alone.KVH, alone.Th = "attention", "decode-flash-gqa", "avx512", "f32", 32, 8, 1
+	alone.Bytes, alone.AI, alone.Flops, alone.GFlops = 1<<28, 2, 1<<29, 45
+	annotate(&alone, 0)
+	if alone.Level != "DRAM" || alone.BoundGFlops.Valid() || alone.PctOfBound.Valid() {
+		t.Errorf("no paired read: level %s, bound %v, %v %%; want DRAM and no bound", alone.Level, alone.BoundGFlops, alone.PctOfBound)
+	}
+}
