@@ -5007,9 +5007,6 @@ scores4_chunk2_1:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_35
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -5046,9 +5043,6 @@ pf_skip_35:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_36
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -5092,9 +5086,6 @@ scores4_odd_1:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_37
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -5408,9 +5399,6 @@ scores2_8_chunk2_1:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_38
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -5449,9 +5437,6 @@ pf_skip_38:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_39
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -5498,9 +5483,6 @@ scores2_8_odd_1:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_40
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -6642,9 +6624,6 @@ pv4_row_1:
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_50
 	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
-	PREFETCHT1   128(R9)
-	PREFETCHT1   192(R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -6727,9 +6706,6 @@ pv4_row_2:
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_51
 	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
-	PREFETCHT1   128(R9)
-	PREFETCHT1   192(R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -6795,9 +6771,6 @@ pv4_row_3:
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_52
 	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
-	PREFETCHT1   128(R9)
-	PREFETCHT1   192(R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -6924,9 +6897,6 @@ pv2_single_9:
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_53
 	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -7027,9 +6997,6 @@ pv2_pair_10:
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_54
 	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -7133,9 +7100,6 @@ pv2_pair_11:
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_55
 	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -7215,9 +7179,6 @@ pv2_pair_12:
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_56
 	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -8688,9 +8649,6 @@ scores4_chunk2_2:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_57
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -8727,9 +8685,6 @@ pf_skip_57:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_58
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -8773,9 +8728,6 @@ scores4_odd_2:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_59
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -9089,9 +9041,6 @@ scores2_8_chunk2_2:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_60
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -9130,9 +9079,6 @@ pf_skip_60:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_61
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -9179,9 +9125,6 @@ scores2_8_odd_2:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_62
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -10314,9 +10257,6 @@ pv4_row_4:
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_72
 	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
-	PREFETCHT1   128(R9)
-	PREFETCHT1   192(R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -10399,9 +10339,6 @@ pv4_row_5:
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_73
 	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
-	PREFETCHT1   128(R9)
-	PREFETCHT1   192(R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -10467,9 +10404,6 @@ pv4_row_6:
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_74
 	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
-	PREFETCHT1   128(R9)
-	PREFETCHT1   192(R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -10596,9 +10530,6 @@ pv2_single_13:
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_75
 	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -10699,9 +10630,6 @@ pv2_pair_14:
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_76
 	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -10805,9 +10733,6 @@ pv2_pair_15:
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_77
 	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -10887,9 +10812,6 @@ pv2_pair_16:
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_78
 	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -17397,9 +17319,6 @@ scores4_chunk2_3:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_119
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17436,9 +17355,6 @@ pf_skip_119:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_120
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17482,9 +17398,6 @@ scores4_odd_3:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_121
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -17804,9 +17717,6 @@ scores2_8_chunk2_3:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_122
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -17845,9 +17755,6 @@ pf_skip_122:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_123
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -17894,9 +17801,6 @@ scores2_8_odd_3:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_124
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -19145,9 +19049,6 @@ pv4_row_7:
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_126
 	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
-	PREFETCHT1   128(R9)
-	PREFETCHT1   192(R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -19231,9 +19132,6 @@ pv4_row_8:
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_127
 	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
-	PREFETCHT1   128(R9)
-	PREFETCHT1   192(R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -19300,9 +19198,6 @@ pv4_row_9:
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_128
 	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
-	PREFETCHT1   128(R9)
-	PREFETCHT1   192(R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -19431,9 +19326,6 @@ pv2_pair_25:
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_129
 	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -19538,9 +19430,6 @@ pv2_pair_26:
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_130
 	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -19621,9 +19510,6 @@ pv2_pair_27:
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_131
 	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -21366,9 +21252,6 @@ scores4_chunk2_4:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_132
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -21405,9 +21288,6 @@ pf_skip_132:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_133
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -21451,9 +21331,6 @@ scores4_odd_4:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_134
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -21773,9 +21650,6 @@ scores2_8_chunk2_4:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_135
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -21814,9 +21688,6 @@ pf_skip_135:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_136
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -21863,9 +21734,6 @@ scores2_8_odd_4:
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_137
 	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -23105,9 +22973,6 @@ pv4_row_10:
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_139
 	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
-	PREFETCHT1   128(R9)
-	PREFETCHT1   192(R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -23191,9 +23056,6 @@ pv4_row_11:
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_140
 	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
-	PREFETCHT1   128(R9)
-	PREFETCHT1   192(R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -23260,9 +23122,6 @@ pv4_row_12:
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_141
 	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
-	PREFETCHT1   128(R9)
-	PREFETCHT1   192(R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -23391,9 +23250,6 @@ pv2_pair_28:
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_142
 	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -23498,9 +23354,6 @@ pv2_pair_29:
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_143
 	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -23581,9 +23434,6 @@ pv2_pair_30:
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_144
 	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)

@@ -621,7 +621,7 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 // from L3 or DRAM when the phase reads them, not L2's fill of L1. Near
 // prefetch of K alone or of V alone gave about half (0.93–0.98) or
 // nothing. At two threads (ctx 4096 and 32768 --cold) f32 took 0.82–0.93,
-// f16 0.91–0.99. AVX2 keeps T1 alone: on Zen 5 its groups went 0.91–1.15 with
+// f16 0.91–0.99. Their far stream then asks for one line in four (sparse). AVX2 keeps T1 alone: on Zen 5 its groups went 0.91–1.15 with
 // it, and on Zen 3 every hint already fills L1.
 //
 // Zen 3 has no such L2-only hint: every hint fills L1 there (re-reading a
@@ -654,6 +654,20 @@ type prefetcher struct {
 	near    bool
 	nearOff Mem
 }
+
+// With near set, the far stream asks L2 for one line in four only (the
+// first of each step's four), and the near stream still pulls every line
+// into L1: on Zen 5 L2's own prefetchers bring the other three, and every
+// far line a step had made the AVX-512 groups slower. Interleaved A/B
+// (one thread, median B/A, every line against one in four): from DRAM
+// (ctx 32768 --cold) f16 32:8 and 64:8 took 0.89–0.93 of the time, f32
+// 32:8 0.95–1.01, 64:8 0.88–0.94; hd 64 and 256 0.92–1.00; in cache (ctx
+// 256–4096) 0.88–0.99; at two threads 0.87–1.01. With no far stream at
+// all f16 gained as much but f32 64:8 lost (1.02), and fetching it two
+// tiles ahead gave nothing (0.96–1.00). The near stream cannot be thinned
+// the same way: every other line made those calls 1.4–1.75 times slower.
+// Zen 5 only so far: the far stream of every line was chosen on Zen 4.
+const sparse = 4
 
 // hold moves the prefetcher's cursor (and countdown) into registers for
 // the loops that follow, until release; a nil prefetcher holds nothing.
@@ -706,7 +720,11 @@ func (p *prefetcher) stepN(lines int) {
 		Label(skip)
 		return
 	}
-	for l := range lines {
+	farStep := 1
+	if p.near {
+		farStep = sparse
+	}
+	for l := 0; l < lines; l += farStep {
 		PREFETCHT1(Mem{Base: p.curReg, Disp: 64 * l})
 	}
 	if p.near {
