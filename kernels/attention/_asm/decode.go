@@ -621,7 +621,8 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 // from L3 or DRAM when the phase reads them, not L2's fill of L1. Near
 // prefetch of K alone or of V alone gave about half (0.93–0.98) or
 // nothing. At two threads (ctx 4096 and 32768 --cold) f32 took 0.82–0.93,
-// f16 0.91–0.99. Their far stream then asks for one line in four (sparse). AVX2 keeps T1 alone: on Zen 5 its groups went 0.91–1.15 with
+// f16 0.91–0.99. Their far stream then asks for one line in four
+// (sparse). AVX2 keeps T1 alone: on Zen 5 its groups went 0.91–1.15 with
 // it, and on Zen 3 every hint already fills L1.
 //
 // Zen 3 has no such L2-only hint: every hint fills L1 there (re-reading a
@@ -662,7 +663,7 @@ type prefetcher struct {
 // (one thread, median B/A, every line against one in four): from DRAM
 // (ctx 32768 --cold) f16 32:8 and 64:8 took 0.89–0.93 of the time, f32
 // 32:8 0.95–1.01, 64:8 0.88–0.94; hd 64 and 256 0.92–1.00; in cache (ctx
-// 256–4096) 0.88–0.99; at two threads 0.87–1.01. With no far stream at
+// 256–4096) 0.88–1.00; at two threads 0.87–1.01. With no far stream at
 // all f16 gained as much but f32 64:8 lost (1.02), and fetching it two
 // tiles ahead gave nothing (0.96–1.00). The near stream cannot be thinned
 // the same way: every other line made those calls 1.4–1.75 times slower.
@@ -1166,8 +1167,9 @@ func (t tier) pv2(o, w [2]GPVirtual, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *pr
 			// memory operands, a load per FMA: against that, a 32:8 or
 			// 64:8 call took 0.87–0.90 of the time with the row's data in
 			// L2 and 0.93–0.95 in L3 (ctx 512 and 1024); from DRAM (ctx
-			// 32768 --cold) 64:8 took 0.92–0.95 and 32:8 1.01–1.07, within
-			// the host's noise (Zen 5, interleaved A/B, one thread).
+			// 32768 --cold) 64:8 took 0.92–0.95 and 32:8 0.99 (10 rounds;
+			// 1.01–1.07 in shorter runs) (Zen 5, interleaved A/B, one
+			// thread).
 			vl := make([]VecVirtual, nb)
 			for u := range nb {
 				vl[u] = t.kvLoad(Mem{Base: rp, Disp: u * t.kb()})
