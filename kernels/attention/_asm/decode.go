@@ -1668,18 +1668,20 @@ func (t tier) flashDecode(fast bool) {
 		VMOVSS(t.scores(bufh, qh, kp, cnt, kdb, lRL, scale, nil), stateAt(2))
 		Label(done)
 	})
-	// B: online-softmax update of every head. AVX2 takes two heads at a
-	// time (their exp loops merged, expInPlace): one head's chain (max,
-	// exp, sum, its horizontal reduction, the state) is latency, about 34
-	// cycles a head on Zen 3, and two in one loop overlap. In L3 (Zen 3,
-	// ctx 1024, 8 KV heads, one process, interleaved, median B/A) f32
-	// 32:8 and 64:8 calls took 0.96 and 0.95 of the time, f16 0.94 and
-	// 0.94; from DRAM (ctx 32768) 0.99–1.01. AVX-512 keeps one head at a
-	// time: pairs there are unmeasured. What the phase still costs (9–10 %
-	// of an L3 call, f32 g = 4 and 8) is mostly not its exps: without
-	// them a call took 0.96–0.97 of the time, and computing them in
-	// scores2's batch epilogue instead (one ymm per batch, both heads)
-	// took 1.05–1.10.
+	// B: online-softmax update of every head, two heads at a time (their
+	// exp loops merged, expInPlace): one head's chain (max, exp, sum, its
+	// horizontal reduction, the state) is latency, about 34 cycles a head
+	// on Zen 3, and two in one loop overlap. In L3 (ctx 1024, 8 KV heads,
+	// one process, interleaved, median B/A) AVX2 on Zen 3: f32 32:8 and
+	// 64:8 calls took 0.96 and 0.95 of the time, f16 0.94 and 0.94; from
+	// DRAM (ctx 32768) 0.99–1.01. AVX-512 on Zen 5 (6 rounds): f32 0.88
+	// and 0.96, f16 0.98 and 0.99; from DRAM (ctx 32768 --cold) f32 0.97
+	// and 0.95, f16 0.99–1.00. What the phase still costs (9–10 % of an L3
+	// call, f32 g = 4 and 8, Zen 3) is mostly not its exps: without them a
+	// call took 0.96–0.97 of the time, and computing them in scores2's
+	// batch epilogue instead (one ymm per batch, both heads) took
+	// 1.05–1.10. Four heads' exps in one loop (AVX-512 quads) could not be
+	// generated: avo's register allocator gave up.
 	//
 	// rescale(k) updates head h+k's running max from its tile max: where
 	// it grew, c = exp(m_old − m_new) (0 on the first tile, where m_old
@@ -1708,23 +1710,20 @@ func (t tier) flashDecode(fast bool) {
 		VMOVSS(mnew, stateAt(0).Offset(4*k))
 		Label(same)
 	}
-	var pairSoftmax func()
-	if t.W == 8 {
-		pairSoftmax = func() {
-			rescale(0)
-			rescale(1)
-			m0, m1 := t.Vec(), t.Vec()
-			VBROADCASTSS(stateAt(0), m0)
-			VBROADCASTSS(stateAt(0).Offset(4), m1)
-			b0, b1, cnt := tileOf(), GP64(), GP64()
-			MOVQ(b0, b1)
-			ADDQ(paramAddr("tileStride"), b1)
-			MOVQ(lCnt, cnt)
-			sums := t.expInPlace(fast, []GPVirtual{b0, b1}, cnt, []VecVirtual{m0, m1})
-			for k, sum := range sums {
-				VADDSS(stateAt(1).Offset(4*k), sum, sum)
-				VMOVSS(sum, stateAt(1).Offset(4*k))
-			}
+	pairSoftmax := func() {
+		rescale(0)
+		rescale(1)
+		m0, m1 := t.Vec(), t.Vec()
+		VBROADCASTSS(stateAt(0), m0)
+		VBROADCASTSS(stateAt(0).Offset(4), m1)
+		b0, b1, cnt := tileOf(), GP64(), GP64()
+		MOVQ(b0, b1)
+		ADDQ(paramAddr("tileStride"), b1)
+		MOVQ(lCnt, cnt)
+		sums := t.expInPlace(fast, []GPVirtual{b0, b1}, cnt, []VecVirtual{m0, m1})
+		for k, sum := range sums {
+			VADDSS(stateAt(1).Offset(4*k), sum, sum)
+			VMOVSS(sum, stateAt(1).Offset(4*k))
 		}
 	}
 	eachHead("softmax", 0, nil, pairSoftmax, func() {
