@@ -1710,32 +1710,34 @@ func (t tier) flashDecode(fast bool) {
 		VMOVSS(mnew, stateAt(0).Offset(4*k))
 		Label(same)
 	}
-	pairSoftmax := func() {
-		rescale(0)
-		rescale(1)
-		m0, m1 := t.Vec(), t.Vec()
-		VBROADCASTSS(stateAt(0), m0)
-		VBROADCASTSS(stateAt(0).Offset(4), m1)
-		b0, b1, cnt := tileOf(), GP64(), GP64()
-		MOVQ(b0, b1)
-		ADDQ(paramAddr("tileStride"), b1)
-		MOVQ(lCnt, cnt)
-		sums := t.expInPlace(fast, []GPVirtual{b0, b1}, cnt, []VecVirtual{m0, m1})
-		for k, sum := range sums {
-			VADDSS(stateAt(1).Offset(4*k), sum, sum)
-			VMOVSS(sum, stateAt(1).Offset(4*k))
+	// softmax(n) is the phase for heads h … h+n−1: rescale each, then
+	// their exps in one loop and their sums into s.
+	softmax := func(n int) func() {
+		return func() {
+			for k := range n {
+				rescale(k)
+			}
+			ms := make([]VecVirtual, n)
+			for k := range ms {
+				ms[k] = t.Vec()
+				VBROADCASTSS(stateAt(0).Offset(4*k), ms[k])
+			}
+			bufs := []GPVirtual{tileOf()}
+			for range n - 1 {
+				b := GP64()
+				MOVQ(bufs[len(bufs)-1], b)
+				ADDQ(paramAddr("tileStride"), b)
+				bufs = append(bufs, b)
+			}
+			cnt := GP64()
+			MOVQ(lCnt, cnt)
+			for k, sum := range t.expInPlace(fast, bufs, cnt, ms) {
+				VADDSS(stateAt(1).Offset(4*k), sum, sum)
+				VMOVSS(sum, stateAt(1).Offset(4*k))
+			}
 		}
 	}
-	eachHead("softmax", 0, nil, pairSoftmax, func() {
-		rescale(0)
-		mb := t.Vec()
-		VBROADCASTSS(stateAt(0), mb)
-		bufh, cnt := tileOf(), GP64()
-		MOVQ(lCnt, cnt)
-		sum := t.expInPlace(fast, []GPVirtual{bufh}, cnt, []VecVirtual{mb})[0]
-		VADDSS(stateAt(1), sum, sum)
-		VMOVSS(sum, stateAt(1))
-	})
+	eachHead("softmax", 0, nil, softmax(2), softmax(1))
 	// C: P·V of every head, four heads at a time where pv4Max allows
 	// (AVX-512), then two (pv2), sharing each V load and widening: in L3
 	// (Zen 4), f16 32:8 and 64:8 calls went 7–8 % faster with the quads,
