@@ -1448,18 +1448,18 @@ func (t tier) flashDecode(fast bool) {
 			JMP(LabelRef(top))
 			Label(done)
 		}
+		// The quads and pairs step the prefetchers with near on.
+		pfV.near, pfK.near = near, near
 		if quad != nil && t.W == 16 && !t.kv.q8 { // scores4 and pv4: AVX-512, f32 and f16
 			skip := NewLabel(name + "_noquads")
 			if quadMax > 0 {
 				CMPQ(lRL, U32(quadMax))
 				JA(LabelRef(skip))
 			}
-			pfV.near, pfK.near = near, near
 			loop(4, quad)
 			Label(skip)
 		}
 		if pair != nil {
-			pfV.near, pfK.near = near, near
 			loop(2, pair)
 		}
 		pfV.near, pfK.near = false, false
