@@ -29709,20 +29709,12 @@ scores_23:
 	MOVQ    136(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
-	VMOVUPS expconst<>+0(SB), Y5
-	VMOVSS  expconst<>+0(SB), X6
+	VMOVUPS expconst<>+0(SB), Y3
+	VMOVSS  expconst<>+0(SB), X4
 
 scores_by8_25:
 	CMPQ    BX, $0x08
 	JL      scores_by1_25
-	VMOVUPS expconst<>+1344(SB), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS expconst<>+1344(SB), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS expconst<>+1344(SB), Z14
-	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS expconst<>+1344(SB), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R9
 	LEAQ    (DX)(SI*4), R10
 	MOVQ    CX, R11
@@ -29736,91 +29728,71 @@ scores_by8_25:
 	MOVQ    CX, R11
 	MOVQ    168(SP), R12
 	ADDQ    DX, R12
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
 
 scores_q8_5:
-	VPABSB       2(R11), Y7
-	VMOVUPS      2(R11), Y8
-	VPMOVB2M     Y8, K1
-	VPXORD       Y1, Y1, Y1
-	VPBROADCASTW (R11), X8
-	VCVTPH2PS    X8, Y8
-	VMOVUPS      2(R9), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y0
-	VMOVUPS      2(R9)(SI*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y11
-	VMOVUPS      2(R9)(SI*2), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y12
-	VMOVUPS      2(R9)(R8*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(R8*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y13
-	VMOVUPS      2(R10), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y14
-	VMOVUPS      2(R10)(SI*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y15
-	VMOVUPS      2(R10)(SI*2), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y16
-	VMOVUPS      2(R10)(R8*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10)(R8*1), X7
-	VCVTPH2PS    X7, Y7
-	VMULPS       Y8, Y7, Y7
-	VFMADD231PS  Y9, Y7, Y17
-	CMPQ         DI, 144(SP)
-	JAE          pf_skip_161
-	PREFETCHT1   (DI)
-	PREFETCHT1   64(DI)
-	ADDQ         $0x00000080, DI
+	VBROADCASTI64X4 2(R11), Z13
+	VPABSB          Z13, Z12
+	VPMOVB2M        Z13, K1
+	VMOVUPS         expconst<>+1344(SB), Z14
+	VPBROADCASTW    (R11), Y5
+	VCVTPH2PS       Y5, Z13
+	VBROADCASTI64X4 2(R9), Z15
+	VINSERTI64X4    $0x01, 2(R9)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9), Y5
+	VPBROADCASTW    (R9)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z0
+	VBROADCASTI64X4 2(R9)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R9)(R8*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9)(SI*2), Y5
+	VPBROADCASTW    (R9)(R8*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z9
+	VBROADCASTI64X4 2(R10), Z15
+	VINSERTI64X4    $0x01, 2(R10)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R10), Y5
+	VPBROADCASTW    (R10)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z10
+	VBROADCASTI64X4 2(R10)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R10)(R8*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R10)(SI*2), Y5
+	VPBROADCASTW    (R10)(R8*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z12
+	VMULPS          Z13, Z12, Z12
+	VFMADD231PS     Z15, Z12, Z11
+	CMPQ            DI, 144(SP)
+	JAE             pf_skip_161
+	PREFETCHT1      (DI)
+	PREFETCHT1      64(DI)
+	ADDQ            $0x00000080, DI
 
 pf_skip_161:
 	ADDQ         $0x00000022, R9
@@ -29828,36 +29800,24 @@ pf_skip_161:
 	ADDQ         $0x00000022, R11
 	CMPQ         R9, R12
 	JB           scores_q8_5
-	VSHUFF32X4   $0x44, Z11, Z0, Z18
-	VSHUFF32X4   $0xee, Z11, Z0, Z0
-	VADDPS       Z0, Z18, Z18
-	VSHUFF32X4   $0x44, Z13, Z12, Z0
-	VSHUFF32X4   $0xee, Z13, Z12, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFF32X4   $0x44, Z15, Z14, Z11
-	VSHUFF32X4   $0xee, Z15, Z14, Z12
-	VADDPS       Z12, Z11, Z11
-	VSHUFF32X4   $0x44, Z17, Z16, Z12
-	VSHUFF32X4   $0xee, Z17, Z16, Z13
-	VADDPS       Z13, Z12, Z12
-	VSHUFF32X4   $0x88, Z0, Z18, Z13
-	VSHUFF32X4   $0xdd, Z0, Z18, Z0
-	VADDPS       Z0, Z13, Z13
-	VSHUFF32X4   $0x88, Z12, Z11, Z0
-	VSHUFF32X4   $0xdd, Z12, Z11, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFPS      $0x88, Z0, Z13, Z11
-	VSHUFPS      $0xdd, Z0, Z13, Z0
-	VADDPS       Z0, Z11, Z11
-	VSHUFPS      $0x88, Z11, Z11, Z0
-	VSHUFPS      $0xdd, Z11, Z11, Z11
-	VADDPS       Z0, Z11, Z11
+	VSHUFF32X4   $0x88, Z9, Z0, Z12
+	VSHUFF32X4   $0xdd, Z9, Z0, Z0
+	VADDPS       Z0, Z12, Z12
+	VSHUFF32X4   $0x88, Z11, Z10, Z0
+	VSHUFF32X4   $0xdd, Z11, Z10, Z9
+	VADDPS       Z9, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z12, Z9
+	VSHUFPS      $0xdd, Z0, Z12, Z0
+	VADDPS       Z0, Z9, Z9
+	VSHUFPS      $0x88, Z9, Z9, Z0
+	VSHUFPS      $0xdd, Z9, Z9, Z9
+	VADDPS       Z0, Z9, Z9
 	VMOVUPS      expconst<>+1408(SB), Z0
-	VPERMPS      Z11, Z0, Z11
+	VPERMPS      Z9, Z0, Z9
 	VBROADCASTSS scale+64(FP), Y0
-	VMULPS       Y0, Y11, Y11
-	VMAXPS       Y11, Y5, Y5
-	VMOVUPS      Y11, (AX)
+	VMULPS       Y0, Y9, Y9
+	VMAXPS       Y9, Y3, Y3
+	VMOVUPS      Y9, (AX)
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
@@ -29873,35 +29833,35 @@ scores_by1_25:
 	MOVQ    CX, R11
 
 scores_chunk1_25:
-	VPABSB        2(R11), Y7
-	VMOVUPS       2(R11), Y8
-	VPMOVB2M      Y8, K1
-	VPXORD        Y2, Y2, Y2
-	VPBROADCASTW  (R11), X8
-	VCVTPH2PS     X8, Y8
-	VMOVUPS       2(R9), Y9
-	VPSUBB        Y9, Y2, K1, Y9
-	VPMADDUBSW    Y9, Y7, Y9
-	VPMADDWD      expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS     Y9, Y9
-	VPBROADCASTW  (R9), X7
-	VCVTPH2PS     X7, Y7
-	VMULPS        Y8, Y7, Y7
-	VFMADD231PS   Y9, Y7, Y0
+	VPABSB        2(R11), Y5
+	VMOVUPS       2(R11), Y6
+	VPMOVB2M      Y6, K1
+	VPXORD        Y1, Y1, Y1
+	VPBROADCASTW  (R11), X6
+	VCVTPH2PS     X6, Y6
+	VMOVUPS       2(R9), Y7
+	VPSUBB        Y7, Y1, K1, Y7
+	VPMADDUBSW    Y7, Y5, Y7
+	VPMADDWD      expconst<>+1600(SB), Y7, Y7
+	VCVTDQ2PS     Y7, Y7
+	VPBROADCASTW  (R9), X5
+	VCVTPH2PS     X5, Y5
+	VMULPS        Y6, Y5, Y5
+	VFMADD231PS   Y7, Y5, Y0
 	ADDQ          $0x00000022, R9
 	ADDQ          $0x00000022, R11
 	CMPQ          R9, R12
 	JB            scores_chunk1_25
-	VEXTRACTF64X4 $0x01, Z0, Y7
-	VADDPS        Y7, Y0, Y7
-	VEXTRACTF32X4 $0x01, Y7, X0
-	VADDPS        X7, X0, X0
-	VMOVHLPS      X0, X0, X7
-	VADDPS        X7, X0, X0
-	VMOVSHDUP     X0, X7
-	VADDPS        X7, X0, X0
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDPS        X5, X0, X0
 	VMULSS        scale+64(FP), X0, X0
-	VMAXSS        X0, X6, X6
+	VMAXSS        X0, X4, X4
 	VMOVSS        X0, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
@@ -29909,13 +29869,13 @@ scores_chunk1_25:
 	JMP           scores_by1_25
 
 scores_done_48:
-	VEXTRACTF32X4 $0x01, Y5, X0
-	VMAXPS        X5, X0, X0
-	VMOVHLPS      X0, X0, X5
-	VMAXPS        X5, X0, X0
-	VMOVSHDUP     X0, X5
-	VMAXPS        X5, X0, X0
-	VMAXSS        X6, X0, X0
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VMAXPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VMAXPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VMAXPS        X3, X0, X0
+	VMAXSS        X4, X0, X0
 	MOVQ          DI, 136(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
@@ -29928,20 +29888,12 @@ scores_done_48:
 scores_other_5:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
-	VMOVUPS expconst<>+0(SB), Y5
-	VMOVSS  expconst<>+0(SB), X6
+	VMOVUPS expconst<>+0(SB), Y3
+	VMOVSS  expconst<>+0(SB), X4
 
 scores_by8_26:
 	CMPQ    BX, $0x08
 	JL      scores_by1_26
-	VMOVUPS expconst<>+1344(SB), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS expconst<>+1344(SB), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS expconst<>+1344(SB), Z14
-	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS expconst<>+1344(SB), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R8
 	LEAQ    (DX)(SI*4), R9
 	MOVQ    CX, R10
@@ -29955,125 +29907,93 @@ scores_by8_26:
 	MOVQ    CX, R10
 	MOVQ    168(SP), R11
 	ADDQ    DX, R11
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
 
 scores_q8_6:
-	VPABSB       2(R10), Y7
-	VMOVUPS      2(R10), Y8
-	VPMOVB2M     Y8, K1
-	VPXORD       Y3, Y3, Y3
-	VPBROADCASTW (R10), X8
-	VCVTPH2PS    X8, Y8
-	VMOVUPS      2(R8), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y0
-	VMOVUPS      2(R8)(SI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y11
-	VMOVUPS      2(R8)(SI*2), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y12
-	VMOVUPS      2(R8)(DI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8)(DI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y13
-	VMOVUPS      2(R9), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y14
-	VMOVUPS      2(R9)(SI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y15
-	VMOVUPS      2(R9)(SI*2), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y16
-	VMOVUPS      2(R9)(DI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(DI*1), X7
-	VCVTPH2PS    X7, Y7
-	VMULPS       Y8, Y7, Y7
-	VFMADD231PS  Y9, Y7, Y17
-	ADDQ         $0x00000022, R8
-	ADDQ         $0x00000022, R9
-	ADDQ         $0x00000022, R10
-	CMPQ         R8, R11
-	JB           scores_q8_6
-	VSHUFF32X4   $0x44, Z11, Z0, Z18
-	VSHUFF32X4   $0xee, Z11, Z0, Z0
-	VADDPS       Z0, Z18, Z18
-	VSHUFF32X4   $0x44, Z13, Z12, Z0
-	VSHUFF32X4   $0xee, Z13, Z12, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFF32X4   $0x44, Z15, Z14, Z11
-	VSHUFF32X4   $0xee, Z15, Z14, Z12
-	VADDPS       Z12, Z11, Z11
-	VSHUFF32X4   $0x44, Z17, Z16, Z12
-	VSHUFF32X4   $0xee, Z17, Z16, Z13
-	VADDPS       Z13, Z12, Z12
-	VSHUFF32X4   $0x88, Z0, Z18, Z13
-	VSHUFF32X4   $0xdd, Z0, Z18, Z0
-	VADDPS       Z0, Z13, Z13
-	VSHUFF32X4   $0x88, Z12, Z11, Z0
-	VSHUFF32X4   $0xdd, Z12, Z11, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFPS      $0x88, Z0, Z13, Z11
-	VSHUFPS      $0xdd, Z0, Z13, Z0
-	VADDPS       Z0, Z11, Z11
-	VSHUFPS      $0x88, Z11, Z11, Z0
-	VSHUFPS      $0xdd, Z11, Z11, Z11
-	VADDPS       Z0, Z11, Z11
-	VMOVUPS      expconst<>+1408(SB), Z0
-	VPERMPS      Z11, Z0, Z11
-	VBROADCASTSS scale+64(FP), Y0
-	VMULPS       Y0, Y11, Y11
-	VMAXPS       Y11, Y5, Y5
-	VMOVUPS      Y11, (AX)
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, BX
-	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_26
+	VBROADCASTI64X4 2(R10), Z13
+	VPABSB          Z13, Z12
+	VPMOVB2M        Z13, K1
+	VMOVUPS         expconst<>+1344(SB), Z14
+	VPBROADCASTW    (R10), Y5
+	VCVTPH2PS       Y5, Z13
+	VBROADCASTI64X4 2(R8), Z15
+	VINSERTI64X4    $0x01, 2(R8)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R8), Y5
+	VPBROADCASTW    (R8)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z0
+	VBROADCASTI64X4 2(R8)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R8)(DI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R8)(SI*2), Y5
+	VPBROADCASTW    (R8)(DI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z9
+	VBROADCASTI64X4 2(R9), Z15
+	VINSERTI64X4    $0x01, 2(R9)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9), Y5
+	VPBROADCASTW    (R9)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z10
+	VBROADCASTI64X4 2(R9)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R9)(DI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9)(SI*2), Y5
+	VPBROADCASTW    (R9)(DI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z12
+	VMULPS          Z13, Z12, Z12
+	VFMADD231PS     Z15, Z12, Z11
+	ADDQ            $0x00000022, R8
+	ADDQ            $0x00000022, R9
+	ADDQ            $0x00000022, R10
+	CMPQ            R8, R11
+	JB              scores_q8_6
+	VSHUFF32X4      $0x88, Z9, Z0, Z12
+	VSHUFF32X4      $0xdd, Z9, Z0, Z0
+	VADDPS          Z0, Z12, Z12
+	VSHUFF32X4      $0x88, Z11, Z10, Z0
+	VSHUFF32X4      $0xdd, Z11, Z10, Z9
+	VADDPS          Z9, Z0, Z0
+	VSHUFPS         $0x88, Z0, Z12, Z9
+	VSHUFPS         $0xdd, Z0, Z12, Z0
+	VADDPS          Z0, Z9, Z9
+	VSHUFPS         $0x88, Z9, Z9, Z0
+	VSHUFPS         $0xdd, Z9, Z9, Z9
+	VADDPS          Z0, Z9, Z9
+	VMOVUPS         expconst<>+1408(SB), Z0
+	VPERMPS         Z9, Z0, Z9
+	VBROADCASTSS    scale+64(FP), Y0
+	VMULPS          Y0, Y9, Y9
+	VMAXPS          Y9, Y3, Y3
+	VMOVUPS         Y9, (AX)
+	ADDQ            $0x20, AX
+	SUBQ            $0x08, BX
+	LEAQ            (DX)(SI*8), DX
+	JMP             scores_by8_26
 
 scores_by1_26:
 	TESTQ   BX, BX
@@ -30085,35 +30005,35 @@ scores_by1_26:
 	MOVQ    CX, R10
 
 scores_chunk1_26:
-	VPABSB        2(R10), Y7
-	VMOVUPS       2(R10), Y8
-	VPMOVB2M      Y8, K1
-	VPXORD        Y4, Y4, Y4
-	VPBROADCASTW  (R10), X8
-	VCVTPH2PS     X8, Y8
-	VMOVUPS       2(R8), Y9
-	VPSUBB        Y9, Y4, K1, Y9
-	VPMADDUBSW    Y9, Y7, Y9
-	VPMADDWD      expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS     Y9, Y9
-	VPBROADCASTW  (R8), X7
-	VCVTPH2PS     X7, Y7
-	VMULPS        Y8, Y7, Y7
-	VFMADD231PS   Y9, Y7, Y0
+	VPABSB        2(R10), Y5
+	VMOVUPS       2(R10), Y6
+	VPMOVB2M      Y6, K1
+	VPXORD        Y2, Y2, Y2
+	VPBROADCASTW  (R10), X6
+	VCVTPH2PS     X6, Y6
+	VMOVUPS       2(R8), Y7
+	VPSUBB        Y7, Y2, K1, Y7
+	VPMADDUBSW    Y7, Y5, Y7
+	VPMADDWD      expconst<>+1600(SB), Y7, Y7
+	VCVTDQ2PS     Y7, Y7
+	VPBROADCASTW  (R8), X5
+	VCVTPH2PS     X5, Y5
+	VMULPS        Y6, Y5, Y5
+	VFMADD231PS   Y7, Y5, Y0
 	ADDQ          $0x00000022, R8
 	ADDQ          $0x00000022, R10
 	CMPQ          R8, R11
 	JB            scores_chunk1_26
-	VEXTRACTF64X4 $0x01, Z0, Y7
-	VADDPS        Y7, Y0, Y7
-	VEXTRACTF32X4 $0x01, Y7, X0
-	VADDPS        X7, X0, X0
-	VMOVHLPS      X0, X0, X7
-	VADDPS        X7, X0, X0
-	VMOVSHDUP     X0, X7
-	VADDPS        X7, X0, X0
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDPS        X5, X0, X0
 	VMULSS        scale+64(FP), X0, X0
-	VMAXSS        X0, X6, X6
+	VMAXSS        X0, X4, X4
 	VMOVSS        X0, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
@@ -30121,13 +30041,13 @@ scores_chunk1_26:
 	JMP           scores_by1_26
 
 scores_done_49:
-	VEXTRACTF32X4 $0x01, Y5, X0
-	VMAXPS        X5, X0, X0
-	VMOVHLPS      X0, X0, X5
-	VMAXPS        X5, X0, X0
-	VMOVSHDUP     X0, X5
-	VMAXPS        X5, X0, X0
-	VMAXSS        X6, X0, X0
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VMAXPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VMAXPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VMAXPS        X3, X0, X0
+	VMAXSS        X4, X0, X0
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -30156,40 +30076,40 @@ softmax_21:
 	LEAQ         (AX)(CX*4), AX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMAXSS       (AX)(CX*4), X0, X5
-	VUCOMISS     X0, X5
+	VMAXSS       (AX)(CX*4), X0, X3
+	VUCOMISS     X0, X3
 	JEQ          no_rescale_31
-	VSUBSS       X5, X0, X0
+	VSUBSS       X3, X0, X0
 	VBROADCASTSS X0, Z0
-	VMOVUPS      expconst<>+704(SB), Z11
-	VMAXPS       Z0, Z11, Z0
-	VMOVUPS      expconst<>+768(SB), Z11
-	VMINPS       Z0, Z11, Z0
-	VMULPS       expconst<>+128(SB), Z0, Z11
-	VCVTPS2DQ    Z11, Z11
-	VCVTDQ2PS    Z11, Z11
-	VFNMADD231PS expconst<>+832(SB), Z11, Z0
-	VFNMADD231PS expconst<>+896(SB), Z11, Z0
-	VMOVUPS      expconst<>+960(SB), Z12
-	VFMADD213PS  expconst<>+1024(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1088(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1152(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1216(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1280(SB), Z0, Z12
-	VMULPS       Z0, Z0, Z13
-	VFMADD213PS  Z0, Z13, Z12
-	VADDPS       expconst<>+64(SB), Z12, Z12
-	VSCALEFPS    Z11, Z12, Z0
+	VMOVUPS      expconst<>+704(SB), Z9
+	VMAXPS       Z0, Z9, Z0
+	VMOVUPS      expconst<>+768(SB), Z9
+	VMINPS       Z0, Z9, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z9
+	VCVTPS2DQ    Z9, Z9
+	VCVTDQ2PS    Z9, Z9
+	VFNMADD231PS expconst<>+832(SB), Z9, Z0
+	VFNMADD231PS expconst<>+896(SB), Z9, Z0
+	VMOVUPS      expconst<>+960(SB), Z10
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z10
+	VMULPS       Z0, Z0, Z11
+	VFMADD213PS  Z0, Z11, Z10
+	VADDPS       expconst<>+64(SB), Z10, Z10
+	VSCALEFPS    Z9, Z10, Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMULSS       (AX)(CX*4), X0, X6
+	VMULSS       (AX)(CX*4), X0, X4
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMOVSS       X6, (AX)(CX*4)
+	VMOVSS       X4, (AX)(CX*4)
 	MOVQ         d+48(FP), AX
 	SHLQ         $0x02, AX
 	MOVQ         32(SP), CX
@@ -30199,14 +30119,14 @@ softmax_21:
 	MOVQ         AX, AX
 
 scale_loop_41:
-	VMULPS  (CX), Z0, Z11
-	VMOVUPS Z11, (CX)
+	VMULPS  (CX), Z0, Z9
+	VMOVUPS Z9, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_41
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
-	VMOVSS  X5, (AX)(CX*4)
+	VMOVSS  X3, (AX)(CX*4)
 
 no_rescale_31:
 	MOVQ         state+72(FP), AX
@@ -30217,40 +30137,40 @@ no_rescale_31:
 	LEAQ         (AX)(CX*4), AX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMAXSS       4(AX)(CX*4), X0, X5
-	VUCOMISS     X0, X5
+	VMAXSS       4(AX)(CX*4), X0, X3
+	VUCOMISS     X0, X3
 	JEQ          no_rescale_32
-	VSUBSS       X5, X0, X0
+	VSUBSS       X3, X0, X0
 	VBROADCASTSS X0, Z0
-	VMOVUPS      expconst<>+704(SB), Z11
-	VMAXPS       Z0, Z11, Z0
-	VMOVUPS      expconst<>+768(SB), Z11
-	VMINPS       Z0, Z11, Z0
-	VMULPS       expconst<>+128(SB), Z0, Z11
-	VCVTPS2DQ    Z11, Z11
-	VCVTDQ2PS    Z11, Z11
-	VFNMADD231PS expconst<>+832(SB), Z11, Z0
-	VFNMADD231PS expconst<>+896(SB), Z11, Z0
-	VMOVUPS      expconst<>+960(SB), Z12
-	VFMADD213PS  expconst<>+1024(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1088(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1152(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1216(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1280(SB), Z0, Z12
-	VMULPS       Z0, Z0, Z13
-	VFMADD213PS  Z0, Z13, Z12
-	VADDPS       expconst<>+64(SB), Z12, Z12
-	VSCALEFPS    Z11, Z12, Z0
+	VMOVUPS      expconst<>+704(SB), Z9
+	VMAXPS       Z0, Z9, Z0
+	VMOVUPS      expconst<>+768(SB), Z9
+	VMINPS       Z0, Z9, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z9
+	VCVTPS2DQ    Z9, Z9
+	VCVTDQ2PS    Z9, Z9
+	VFNMADD231PS expconst<>+832(SB), Z9, Z0
+	VFNMADD231PS expconst<>+896(SB), Z9, Z0
+	VMOVUPS      expconst<>+960(SB), Z10
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z10
+	VMULPS       Z0, Z0, Z11
+	VFMADD213PS  Z0, Z11, Z10
+	VADDPS       expconst<>+64(SB), Z10, Z10
+	VSCALEFPS    Z9, Z10, Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMULSS       4(AX)(CX*4), X0, X6
+	VMULSS       4(AX)(CX*4), X0, X4
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMOVSS       X6, 4(AX)(CX*4)
+	VMOVSS       X4, 4(AX)(CX*4)
 	MOVQ         d+48(FP), AX
 	SHLQ         $0x02, AX
 	MOVQ         32(SP), CX
@@ -30261,14 +30181,14 @@ no_rescale_31:
 	MOVQ         AX, AX
 
 scale_loop_42:
-	VMULPS  (CX), Z0, Z11
-	VMOVUPS Z11, (CX)
+	VMULPS  (CX), Z0, Z9
+	VMOVUPS Z9, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_42
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
-	VMOVSS  X5, 4(AX)(CX*4)
+	VMOVSS  X3, 4(AX)(CX*4)
 
 no_rescale_32:
 	MOVQ         state+72(FP), AX
@@ -30276,7 +30196,7 @@ no_rescale_32:
 	VBROADCASTSS (AX)(CX*4), Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
-	VBROADCASTSS 4(AX)(CX*4), Z11
+	VBROADCASTSS 4(AX)(CX*4), Z9
 	MOVQ         tileStride+88(FP), AX
 	IMULQ        32(SP), AX
 	MOVQ         tiles+80(FP), CX
@@ -30284,135 +30204,135 @@ no_rescale_32:
 	MOVQ         AX, CX
 	ADDQ         tileStride+88(FP), CX
 	MOVQ         24(SP), DX
-	VMOVUPS      expconst<>+1344(SB), Z12
-	VMOVUPS      expconst<>+1344(SB), Z13
+	VMOVUPS      expconst<>+1344(SB), Z10
+	VMOVUPS      expconst<>+1344(SB), Z11
 	MOVQ         CX, CX
 
 exp_loop_31:
 	CMPQ         DX, $0x00000010
 	JL           exp_tail_31
-	VMOVUPS      (AX), Y5
-	VINSERTF64X4 $0x01, 32(AX), Z5, Z5
-	VMOVUPS      (CX), Y6
-	VINSERTF64X4 $0x01, 32(CX), Z6, Z6
-	VSUBPS       Z0, Z5, Z5
-	VSUBPS       Z11, Z6, Z6
-	VMOVUPS      expconst<>+704(SB), Z14
-	VMAXPS       Z5, Z14, Z5
-	VMOVUPS      expconst<>+768(SB), Z14
-	VMINPS       Z5, Z14, Z5
-	VMULPS       expconst<>+128(SB), Z5, Z14
-	VCVTPS2DQ    Z14, Z14
-	VCVTDQ2PS    Z14, Z14
-	VFNMADD231PS expconst<>+832(SB), Z14, Z5
-	VFNMADD231PS expconst<>+896(SB), Z14, Z5
-	VMOVUPS      expconst<>+960(SB), Z15
-	VFMADD213PS  expconst<>+1024(SB), Z5, Z15
-	VFMADD213PS  expconst<>+1088(SB), Z5, Z15
-	VFMADD213PS  expconst<>+1152(SB), Z5, Z15
-	VFMADD213PS  expconst<>+1216(SB), Z5, Z15
-	VFMADD213PS  expconst<>+1280(SB), Z5, Z15
-	VMULPS       Z5, Z5, Z16
-	VFMADD213PS  Z5, Z16, Z15
-	VADDPS       expconst<>+64(SB), Z15, Z15
-	VSCALEFPS    Z14, Z15, Z5
-	VMOVUPS      expconst<>+704(SB), Z14
-	VMAXPS       Z6, Z14, Z6
-	VMOVUPS      expconst<>+768(SB), Z14
-	VMINPS       Z6, Z14, Z6
-	VMULPS       expconst<>+128(SB), Z6, Z14
-	VCVTPS2DQ    Z14, Z14
-	VCVTDQ2PS    Z14, Z14
-	VFNMADD231PS expconst<>+832(SB), Z14, Z6
-	VFNMADD231PS expconst<>+896(SB), Z14, Z6
-	VMOVUPS      expconst<>+960(SB), Z15
-	VFMADD213PS  expconst<>+1024(SB), Z6, Z15
-	VFMADD213PS  expconst<>+1088(SB), Z6, Z15
-	VFMADD213PS  expconst<>+1152(SB), Z6, Z15
-	VFMADD213PS  expconst<>+1216(SB), Z6, Z15
-	VFMADD213PS  expconst<>+1280(SB), Z6, Z15
-	VMULPS       Z6, Z6, Z16
-	VFMADD213PS  Z6, Z16, Z15
-	VADDPS       expconst<>+64(SB), Z15, Z15
-	VSCALEFPS    Z14, Z15, Z6
-	VMOVUPS      Z5, (AX)
-	VMOVUPS      Z6, (CX)
-	VADDPS       Z5, Z12, Z12
-	VADDPS       Z6, Z13, Z13
+	VMOVUPS      (AX), Y3
+	VINSERTF64X4 $0x01, 32(AX), Z3, Z3
+	VMOVUPS      (CX), Y4
+	VINSERTF64X4 $0x01, 32(CX), Z4, Z4
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z9, Z4, Z4
+	VMOVUPS      expconst<>+704(SB), Z12
+	VMAXPS       Z3, Z12, Z3
+	VMOVUPS      expconst<>+768(SB), Z12
+	VMINPS       Z3, Z12, Z3
+	VMULPS       expconst<>+128(SB), Z3, Z12
+	VCVTPS2DQ    Z12, Z12
+	VCVTDQ2PS    Z12, Z12
+	VFNMADD231PS expconst<>+832(SB), Z12, Z3
+	VFNMADD231PS expconst<>+896(SB), Z12, Z3
+	VMOVUPS      expconst<>+960(SB), Z13
+	VFMADD213PS  expconst<>+1024(SB), Z3, Z13
+	VFMADD213PS  expconst<>+1088(SB), Z3, Z13
+	VFMADD213PS  expconst<>+1152(SB), Z3, Z13
+	VFMADD213PS  expconst<>+1216(SB), Z3, Z13
+	VFMADD213PS  expconst<>+1280(SB), Z3, Z13
+	VMULPS       Z3, Z3, Z14
+	VFMADD213PS  Z3, Z14, Z13
+	VADDPS       expconst<>+64(SB), Z13, Z13
+	VSCALEFPS    Z12, Z13, Z3
+	VMOVUPS      expconst<>+704(SB), Z12
+	VMAXPS       Z4, Z12, Z4
+	VMOVUPS      expconst<>+768(SB), Z12
+	VMINPS       Z4, Z12, Z4
+	VMULPS       expconst<>+128(SB), Z4, Z12
+	VCVTPS2DQ    Z12, Z12
+	VCVTDQ2PS    Z12, Z12
+	VFNMADD231PS expconst<>+832(SB), Z12, Z4
+	VFNMADD231PS expconst<>+896(SB), Z12, Z4
+	VMOVUPS      expconst<>+960(SB), Z13
+	VFMADD213PS  expconst<>+1024(SB), Z4, Z13
+	VFMADD213PS  expconst<>+1088(SB), Z4, Z13
+	VFMADD213PS  expconst<>+1152(SB), Z4, Z13
+	VFMADD213PS  expconst<>+1216(SB), Z4, Z13
+	VFMADD213PS  expconst<>+1280(SB), Z4, Z13
+	VMULPS       Z4, Z4, Z14
+	VFMADD213PS  Z4, Z14, Z13
+	VADDPS       expconst<>+64(SB), Z13, Z13
+	VSCALEFPS    Z12, Z13, Z4
+	VMOVUPS      Z3, (AX)
+	VMOVUPS      Z4, (CX)
+	VADDPS       Z3, Z10, Z10
+	VADDPS       Z4, Z11, Z11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
 	JMP          exp_loop_31
 
 exp_tail_31:
-	VEXTRACTF64X4 $0x01, Z12, Y6
-	VADDPS        Y6, Y12, Y6
-	VEXTRACTF32X4 $0x01, Y6, X5
-	VADDPS        X6, X5, X5
-	VMOVHLPS      X5, X5, X6
-	VADDPS        X6, X5, X5
-	VMOVSHDUP     X5, X6
-	VADDPS        X6, X5, X5
-	VEXTRACTF64X4 $0x01, Z13, Y7
-	VADDPS        Y7, Y13, Y7
-	VEXTRACTF32X4 $0x01, Y7, X6
-	VADDPS        X7, X6, X6
-	VMOVHLPS      X6, X6, X7
-	VADDPS        X7, X6, X6
-	VMOVSHDUP     X6, X7
-	VADDPS        X7, X6, X6
+	VEXTRACTF64X4 $0x01, Z10, Y4
+	VADDPS        Y4, Y10, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VEXTRACTF64X4 $0x01, Z11, Y5
+	VADDPS        Y5, Y11, Y5
+	VEXTRACTF32X4 $0x01, Y5, X4
+	VADDPS        X5, X4, X4
+	VMOVHLPS      X4, X4, X5
+	VADDPS        X5, X4, X4
+	VMOVSHDUP     X4, X5
+	VADDPS        X5, X4, X4
 	TESTQ         DX, DX
 	JZ            exp_done_31
-	VMOVUPS       (AX), Y7
-	VINSERTF64X4  $0x01, 32(AX), Z7, Z7
-	VMOVUPS       (CX), Y8
-	VINSERTF64X4  $0x01, 32(CX), Z8, Z8
-	VSUBPS        Z0, Z7, Z7
-	VSUBPS        Z11, Z8, Z8
+	VMOVUPS       (AX), Y5
+	VINSERTF64X4  $0x01, 32(AX), Z5, Z5
+	VMOVUPS       (CX), Y6
+	VINSERTF64X4  $0x01, 32(CX), Z6, Z6
+	VSUBPS        Z0, Z5, Z5
+	VSUBPS        Z9, Z6, Z6
 	VMOVUPS       expconst<>+704(SB), Z0
-	VMAXPS        Z7, Z0, Z7
+	VMAXPS        Z5, Z0, Z5
 	VMOVUPS       expconst<>+768(SB), Z0
-	VMINPS        Z7, Z0, Z7
-	VMULPS        expconst<>+128(SB), Z7, Z0
+	VMINPS        Z5, Z0, Z5
+	VMULPS        expconst<>+128(SB), Z5, Z0
 	VCVTPS2DQ     Z0, Z0
 	VCVTDQ2PS     Z0, Z0
-	VFNMADD231PS  expconst<>+832(SB), Z0, Z7
-	VFNMADD231PS  expconst<>+896(SB), Z0, Z7
-	VMOVUPS       expconst<>+960(SB), Z11
-	VFMADD213PS   expconst<>+1024(SB), Z7, Z11
-	VFMADD213PS   expconst<>+1088(SB), Z7, Z11
-	VFMADD213PS   expconst<>+1152(SB), Z7, Z11
-	VFMADD213PS   expconst<>+1216(SB), Z7, Z11
-	VFMADD213PS   expconst<>+1280(SB), Z7, Z11
-	VMULPS        Z7, Z7, Z12
-	VFMADD213PS   Z7, Z12, Z11
-	VADDPS        expconst<>+64(SB), Z11, Z11
-	VSCALEFPS     Z0, Z11, Z7
+	VFNMADD231PS  expconst<>+832(SB), Z0, Z5
+	VFNMADD231PS  expconst<>+896(SB), Z0, Z5
+	VMOVUPS       expconst<>+960(SB), Z9
+	VFMADD213PS   expconst<>+1024(SB), Z5, Z9
+	VFMADD213PS   expconst<>+1088(SB), Z5, Z9
+	VFMADD213PS   expconst<>+1152(SB), Z5, Z9
+	VFMADD213PS   expconst<>+1216(SB), Z5, Z9
+	VFMADD213PS   expconst<>+1280(SB), Z5, Z9
+	VMULPS        Z5, Z5, Z10
+	VFMADD213PS   Z5, Z10, Z9
+	VADDPS        expconst<>+64(SB), Z9, Z9
+	VSCALEFPS     Z0, Z9, Z5
 	VMOVUPS       expconst<>+704(SB), Z0
-	VMAXPS        Z8, Z0, Z8
+	VMAXPS        Z6, Z0, Z6
 	VMOVUPS       expconst<>+768(SB), Z0
-	VMINPS        Z8, Z0, Z8
-	VMULPS        expconst<>+128(SB), Z8, Z0
+	VMINPS        Z6, Z0, Z6
+	VMULPS        expconst<>+128(SB), Z6, Z0
 	VCVTPS2DQ     Z0, Z0
 	VCVTDQ2PS     Z0, Z0
-	VFNMADD231PS  expconst<>+832(SB), Z0, Z8
-	VFNMADD231PS  expconst<>+896(SB), Z0, Z8
-	VMOVUPS       expconst<>+960(SB), Z11
-	VFMADD213PS   expconst<>+1024(SB), Z8, Z11
-	VFMADD213PS   expconst<>+1088(SB), Z8, Z11
-	VFMADD213PS   expconst<>+1152(SB), Z8, Z11
-	VFMADD213PS   expconst<>+1216(SB), Z8, Z11
-	VFMADD213PS   expconst<>+1280(SB), Z8, Z11
-	VMULPS        Z8, Z8, Z12
-	VFMADD213PS   Z8, Z12, Z11
-	VADDPS        expconst<>+64(SB), Z11, Z11
-	VSCALEFPS     Z0, Z11, Z8
-	VMOVUPS       Z7, (AX)
-	VMOVUPS       Z8, (CX)
+	VFNMADD231PS  expconst<>+832(SB), Z0, Z6
+	VFNMADD231PS  expconst<>+896(SB), Z0, Z6
+	VMOVUPS       expconst<>+960(SB), Z9
+	VFMADD213PS   expconst<>+1024(SB), Z6, Z9
+	VFMADD213PS   expconst<>+1088(SB), Z6, Z9
+	VFMADD213PS   expconst<>+1152(SB), Z6, Z9
+	VFMADD213PS   expconst<>+1216(SB), Z6, Z9
+	VFMADD213PS   expconst<>+1280(SB), Z6, Z9
+	VMULPS        Z6, Z6, Z10
+	VFMADD213PS   Z6, Z10, Z9
+	VADDPS        expconst<>+64(SB), Z9, Z9
+	VSCALEFPS     Z0, Z9, Z6
+	VMOVUPS       Z5, (AX)
+	VMOVUPS       Z6, (CX)
 
 exp_tail1_31:
-	VADDSS (AX), X5, X5
-	VADDSS (CX), X6, X6
+	VADDSS (AX), X3, X3
+	VADDSS (CX), X4, X4
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
@@ -30423,22 +30343,22 @@ exp_done_31:
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VADDSS (AX)(CX*4), X5, X5
+	VADDSS (AX)(CX*4), X3, X3
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VMOVSS X5, (AX)(CX*4)
+	VMOVSS X3, (AX)(CX*4)
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VADDSS 4(AX)(CX*4), X6, X6
+	VADDSS 4(AX)(CX*4), X4, X4
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VMOVSS X6, 4(AX)(CX*4)
+	VMOVSS X4, 4(AX)(CX*4)
 	ADDQ   $0x00000002, 32(SP)
 	JMP    softmax_21
 
@@ -30456,40 +30376,40 @@ softmax_22:
 	LEAQ         (AX)(CX*4), AX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMAXSS       (AX)(CX*4), X0, X5
-	VUCOMISS     X0, X5
+	VMAXSS       (AX)(CX*4), X0, X3
+	VUCOMISS     X0, X3
 	JEQ          no_rescale_33
-	VSUBSS       X5, X0, X0
+	VSUBSS       X3, X0, X0
 	VBROADCASTSS X0, Z0
-	VMOVUPS      expconst<>+704(SB), Z11
-	VMAXPS       Z0, Z11, Z0
-	VMOVUPS      expconst<>+768(SB), Z11
-	VMINPS       Z0, Z11, Z0
-	VMULPS       expconst<>+128(SB), Z0, Z11
-	VCVTPS2DQ    Z11, Z11
-	VCVTDQ2PS    Z11, Z11
-	VFNMADD231PS expconst<>+832(SB), Z11, Z0
-	VFNMADD231PS expconst<>+896(SB), Z11, Z0
-	VMOVUPS      expconst<>+960(SB), Z12
-	VFMADD213PS  expconst<>+1024(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1088(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1152(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1216(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1280(SB), Z0, Z12
-	VMULPS       Z0, Z0, Z13
-	VFMADD213PS  Z0, Z13, Z12
-	VADDPS       expconst<>+64(SB), Z12, Z12
-	VSCALEFPS    Z11, Z12, Z0
+	VMOVUPS      expconst<>+704(SB), Z9
+	VMAXPS       Z0, Z9, Z0
+	VMOVUPS      expconst<>+768(SB), Z9
+	VMINPS       Z0, Z9, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z9
+	VCVTPS2DQ    Z9, Z9
+	VCVTDQ2PS    Z9, Z9
+	VFNMADD231PS expconst<>+832(SB), Z9, Z0
+	VFNMADD231PS expconst<>+896(SB), Z9, Z0
+	VMOVUPS      expconst<>+960(SB), Z10
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z10
+	VMULPS       Z0, Z0, Z11
+	VFMADD213PS  Z0, Z11, Z10
+	VADDPS       expconst<>+64(SB), Z10, Z10
+	VSCALEFPS    Z9, Z10, Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMULSS       (AX)(CX*4), X0, X6
+	VMULSS       (AX)(CX*4), X0, X4
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMOVSS       X6, (AX)(CX*4)
+	VMOVSS       X4, (AX)(CX*4)
 	MOVQ         d+48(FP), AX
 	SHLQ         $0x02, AX
 	MOVQ         32(SP), CX
@@ -30499,14 +30419,14 @@ softmax_22:
 	MOVQ         AX, AX
 
 scale_loop_43:
-	VMULPS  (CX), Z0, Z11
-	VMOVUPS Z11, (CX)
+	VMULPS  (CX), Z0, Z9
+	VMOVUPS Z9, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_43
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
-	VMOVSS  X5, (AX)(CX*4)
+	VMOVSS  X3, (AX)(CX*4)
 
 no_rescale_33:
 	MOVQ         state+72(FP), AX
@@ -30517,77 +30437,77 @@ no_rescale_33:
 	MOVQ         tiles+80(FP), CX
 	ADDQ         CX, AX
 	MOVQ         24(SP), CX
-	VMOVUPS      expconst<>+1344(SB), Z11
+	VMOVUPS      expconst<>+1344(SB), Z9
 	MOVQ         CX, CX
 
 exp_loop_32:
 	CMPQ         CX, $0x00000010
 	JL           exp_tail_32
-	VMOVUPS      (AX), Y9
-	VINSERTF64X4 $0x01, 32(AX), Z9, Z9
-	VSUBPS       Z0, Z9, Z9
-	VMOVUPS      expconst<>+704(SB), Z12
-	VMAXPS       Z9, Z12, Z9
-	VMOVUPS      expconst<>+768(SB), Z12
-	VMINPS       Z9, Z12, Z9
-	VMULPS       expconst<>+128(SB), Z9, Z12
-	VCVTPS2DQ    Z12, Z12
-	VCVTDQ2PS    Z12, Z12
-	VFNMADD231PS expconst<>+832(SB), Z12, Z9
-	VFNMADD231PS expconst<>+896(SB), Z12, Z9
-	VMOVUPS      expconst<>+960(SB), Z13
-	VFMADD213PS  expconst<>+1024(SB), Z9, Z13
-	VFMADD213PS  expconst<>+1088(SB), Z9, Z13
-	VFMADD213PS  expconst<>+1152(SB), Z9, Z13
-	VFMADD213PS  expconst<>+1216(SB), Z9, Z13
-	VFMADD213PS  expconst<>+1280(SB), Z9, Z13
-	VMULPS       Z9, Z9, Z14
-	VFMADD213PS  Z9, Z14, Z13
-	VADDPS       expconst<>+64(SB), Z13, Z13
-	VSCALEFPS    Z12, Z13, Z9
-	VMOVUPS      Z9, (AX)
-	VADDPS       Z9, Z11, Z11
+	VMOVUPS      (AX), Y7
+	VINSERTF64X4 $0x01, 32(AX), Z7, Z7
+	VSUBPS       Z0, Z7, Z7
+	VMOVUPS      expconst<>+704(SB), Z10
+	VMAXPS       Z7, Z10, Z7
+	VMOVUPS      expconst<>+768(SB), Z10
+	VMINPS       Z7, Z10, Z7
+	VMULPS       expconst<>+128(SB), Z7, Z10
+	VCVTPS2DQ    Z10, Z10
+	VCVTDQ2PS    Z10, Z10
+	VFNMADD231PS expconst<>+832(SB), Z10, Z7
+	VFNMADD231PS expconst<>+896(SB), Z10, Z7
+	VMOVUPS      expconst<>+960(SB), Z11
+	VFMADD213PS  expconst<>+1024(SB), Z7, Z11
+	VFMADD213PS  expconst<>+1088(SB), Z7, Z11
+	VFMADD213PS  expconst<>+1152(SB), Z7, Z11
+	VFMADD213PS  expconst<>+1216(SB), Z7, Z11
+	VFMADD213PS  expconst<>+1280(SB), Z7, Z11
+	VMULPS       Z7, Z7, Z12
+	VFMADD213PS  Z7, Z12, Z11
+	VADDPS       expconst<>+64(SB), Z11, Z11
+	VSCALEFPS    Z10, Z11, Z7
+	VMOVUPS      Z7, (AX)
+	VADDPS       Z7, Z9, Z9
 	ADDQ         $0x00000040, AX
 	SUBQ         $0x00000010, CX
 	JMP          exp_loop_32
 
 exp_tail_32:
-	VEXTRACTF64X4 $0x01, Z11, Y6
-	VADDPS        Y6, Y11, Y6
-	VEXTRACTF32X4 $0x01, Y6, X5
-	VADDPS        X6, X5, X5
-	VMOVHLPS      X5, X5, X6
-	VADDPS        X6, X5, X5
-	VMOVSHDUP     X5, X6
-	VADDPS        X6, X5, X5
+	VEXTRACTF64X4 $0x01, Z9, Y4
+	VADDPS        Y4, Y9, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
 	TESTQ         CX, CX
 	JZ            exp_done_32
-	VMOVUPS       (AX), Y10
-	VINSERTF64X4  $0x01, 32(AX), Z10, Z10
-	VSUBPS        Z0, Z10, Z10
+	VMOVUPS       (AX), Y8
+	VINSERTF64X4  $0x01, 32(AX), Z8, Z8
+	VSUBPS        Z0, Z8, Z8
 	VMOVUPS       expconst<>+704(SB), Z0
-	VMAXPS        Z10, Z0, Z10
+	VMAXPS        Z8, Z0, Z8
 	VMOVUPS       expconst<>+768(SB), Z0
-	VMINPS        Z10, Z0, Z10
-	VMULPS        expconst<>+128(SB), Z10, Z0
+	VMINPS        Z8, Z0, Z8
+	VMULPS        expconst<>+128(SB), Z8, Z0
 	VCVTPS2DQ     Z0, Z0
 	VCVTDQ2PS     Z0, Z0
-	VFNMADD231PS  expconst<>+832(SB), Z0, Z10
-	VFNMADD231PS  expconst<>+896(SB), Z0, Z10
-	VMOVUPS       expconst<>+960(SB), Z11
-	VFMADD213PS   expconst<>+1024(SB), Z10, Z11
-	VFMADD213PS   expconst<>+1088(SB), Z10, Z11
-	VFMADD213PS   expconst<>+1152(SB), Z10, Z11
-	VFMADD213PS   expconst<>+1216(SB), Z10, Z11
-	VFMADD213PS   expconst<>+1280(SB), Z10, Z11
-	VMULPS        Z10, Z10, Z12
-	VFMADD213PS   Z10, Z12, Z11
-	VADDPS        expconst<>+64(SB), Z11, Z11
-	VSCALEFPS     Z0, Z11, Z10
-	VMOVUPS       Z10, (AX)
+	VFNMADD231PS  expconst<>+832(SB), Z0, Z8
+	VFNMADD231PS  expconst<>+896(SB), Z0, Z8
+	VMOVUPS       expconst<>+960(SB), Z9
+	VFMADD213PS   expconst<>+1024(SB), Z8, Z9
+	VFMADD213PS   expconst<>+1088(SB), Z8, Z9
+	VFMADD213PS   expconst<>+1152(SB), Z8, Z9
+	VFMADD213PS   expconst<>+1216(SB), Z8, Z9
+	VFMADD213PS   expconst<>+1280(SB), Z8, Z9
+	VMULPS        Z8, Z8, Z10
+	VFMADD213PS   Z8, Z10, Z9
+	VADDPS        expconst<>+64(SB), Z9, Z9
+	VSCALEFPS     Z0, Z9, Z8
+	VMOVUPS       Z8, (AX)
 
 exp_tail1_32:
-	VADDSS (AX), X5, X5
+	VADDSS (AX), X3, X3
 	ADDQ   $0x04, AX
 	DECQ   CX
 	JNZ    exp_tail1_32
@@ -30597,12 +30517,12 @@ exp_done_32:
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VADDSS (AX)(CX*4), X5, X5
+	VADDSS (AX)(CX*4), X3, X3
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VMOVSS X5, (AX)(CX*4)
+	VMOVSS X3, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
 	JMP    softmax_22
 
@@ -30642,21 +30562,21 @@ pv_block_101:
 	CMPQ    R11, $0x00000200
 	JL      pv_next_101
 	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R10*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R10*1), Z12
+	VMOVUPS 128(CX)(R10*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R10*1), Z14
+	VMOVUPS 192(CX)(R10*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R10*1), Z16
+	VMOVUPS 256(CX)(R10*1), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	VMOVUPS 256(CX)(R10*1), Z18
+	VMOVUPS 320(CX)(R10*1), Z18
 	VMOVUPS expconst<>+1344(SB), Z19
-	VMOVUPS 320(CX)(R10*1), Z20
+	VMOVUPS 384(CX)(R10*1), Z20
 	VMOVUPS expconst<>+1344(SB), Z21
-	VMOVUPS 384(CX)(R10*1), Z22
+	VMOVUPS 448(CX)(R10*1), Z22
 	VMOVUPS expconst<>+1344(SB), Z23
-	VMOVUPS 448(CX)(R10*1), Z24
-	VMOVUPS expconst<>+1344(SB), Z25
 	MOVQ    DX, R11
 	MOVQ    R10, R12
 	SHRQ    $0x07, R12
@@ -30667,91 +30587,91 @@ pv_block_101:
 	JL      pv_single_101
 
 pv_pair_101:
-	VBROADCASTSS (R11), Z26
-	VBROADCASTSS 4(R11), Z27
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    2(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z0
-	VPMOVSXBD    18(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    36(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z14
-	VPMOVSXBD    52(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z16
-	VMOVD        68(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    70(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z18
-	VPMOVSXBD    86(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z20
-	VMOVD        102(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z22
-	VPMOVSXBD    120(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z24
+	VBROADCASTSS (R11), Z24
+	VBROADCASTSS 4(R11), Z25
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    2(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z0
+	VPMOVSXBD    18(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    36(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z12
+	VPMOVSXBD    52(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z14
+	VMOVD        68(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    70(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z16
+	VPMOVSXBD    86(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z18
+	VMOVD        102(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z20
+	VPMOVSXBD    120(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z22
 	PREFETCHT1   (R12)(R8*1)
 	PREFETCHT1   64(R12)(R8*1)
 	PREFETCHT1   128(R12)(R8*1)
-	VMOVD        (R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    2(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z11
-	VPMOVSXBD    18(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z13
-	VMOVD        34(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    36(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z15
-	VPMOVSXBD    52(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z17
-	VMOVD        68(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    70(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z19
-	VPMOVSXBD    86(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z21
-	VMOVD        102(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R12)(DI*1), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z23
-	VPMOVSXBD    120(R12)(DI*1), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z25
+	VMOVD        (R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    2(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z9
+	VPMOVSXBD    18(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z11
+	VMOVD        34(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    36(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z13
+	VPMOVSXBD    52(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z15
+	VMOVD        68(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    70(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z17
+	VPMOVSXBD    86(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z19
+	VMOVD        102(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R12)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z21
+	VPMOVSXBD    120(R12)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z23
 	PREFETCHT1   (R12)(R9*1)
 	PREFETCHT1   64(R12)(R9*1)
 	PREFETCHT1   128(R12)(R9*1)
@@ -30764,69 +30684,69 @@ pv_pair_101:
 pv_single_101:
 	TESTQ        R13, R13
 	JZ           pv_merge_101
-	VBROADCASTSS (R11), Z26
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    2(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z0
-	VPMOVSXBD    18(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    36(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z14
-	VPMOVSXBD    52(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z16
-	VMOVD        68(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    70(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z18
-	VPMOVSXBD    86(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z20
-	VMOVD        102(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R12), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z22
-	VPMOVSXBD    120(R12), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z24
+	VBROADCASTSS (R11), Z24
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    2(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z0
+	VPMOVSXBD    18(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    36(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z12
+	VPMOVSXBD    52(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z14
+	VMOVD        68(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    70(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z16
+	VPMOVSXBD    86(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z18
+	VMOVD        102(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z20
+	VPMOVSXBD    120(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z22
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
 	JMP          pv_single_101
 
 pv_merge_101:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R10*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R10*1)
+	VMOVUPS Z12, 128(CX)(R10*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R10*1)
+	VMOVUPS Z14, 192(CX)(R10*1)
 	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R10*1)
+	VMOVUPS Z16, 256(CX)(R10*1)
 	VADDPS  Z19, Z18, Z18
-	VMOVUPS Z18, 256(CX)(R10*1)
+	VMOVUPS Z18, 320(CX)(R10*1)
 	VADDPS  Z21, Z20, Z20
-	VMOVUPS Z20, 320(CX)(R10*1)
+	VMOVUPS Z20, 384(CX)(R10*1)
 	VADDPS  Z23, Z22, Z22
-	VMOVUPS Z22, 384(CX)(R10*1)
-	VADDPS  Z25, Z24, Z24
-	VMOVUPS Z24, 448(CX)(R10*1)
+	VMOVUPS Z22, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
 	JMP     pv_block_101
 
@@ -30837,13 +30757,13 @@ pv_block_102:
 	CMPQ    R11, $0x00000100
 	JL      pv_next_102
 	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R10*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R10*1), Z12
+	VMOVUPS 128(CX)(R10*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R10*1), Z14
+	VMOVUPS 192(CX)(R10*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R10*1), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R11
 	MOVQ    R10, R12
 	SHRQ    $0x07, R12
@@ -30854,50 +30774,50 @@ pv_block_102:
 	JL      pv_single_102
 
 pv_pair_102:
-	VBROADCASTSS (R11), Z18
-	VBROADCASTSS 4(R11), Z19
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z20
-	VPMOVSXBD    2(R12), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z0
-	VPMOVSXBD    18(R12), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z14
-	VPMOVSXBD    52(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z16
+	VBROADCASTSS (R11), Z16
+	VBROADCASTSS 4(R11), Z17
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z18
+	VPMOVSXBD    2(R12), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VPMOVSXBD    18(R12), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VPMOVSXBD    52(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z14
 	PREFETCHT1   (R12)(R8*1)
 	PREFETCHT1   64(R12)(R8*1)
-	VMOVD        (R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    2(R12)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z11
-	VPMOVSXBD    18(R12)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z13
-	VMOVD        34(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R12)(DI*1), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z15
-	VPMOVSXBD    52(R12)(DI*1), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z17
+	VMOVD        (R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    2(R12)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z9
+	VPMOVSXBD    18(R12)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z11
+	VMOVD        34(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R12)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z13
+	VPMOVSXBD    52(R12)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z15
 	PREFETCHT1   (R12)(R9*1)
 	PREFETCHT1   64(R12)(R9*1)
 	ADDQ         $0x08, R11
@@ -30909,41 +30829,41 @@ pv_pair_102:
 pv_single_102:
 	TESTQ        R13, R13
 	JZ           pv_merge_102
-	VBROADCASTSS (R11), Z18
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z19
-	VPMOVSXBD    2(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z0
-	VPMOVSXBD    18(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R12), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z14
-	VPMOVSXBD    52(R12), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z16
+	VBROADCASTSS (R11), Z16
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z17
+	VPMOVSXBD    2(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z0
+	VPMOVSXBD    18(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R12), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z12
+	VPMOVSXBD    52(R12), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z14
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
 	JMP          pv_single_102
 
 pv_merge_102:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R10*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R10*1)
+	VMOVUPS Z12, 128(CX)(R10*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R10*1)
-	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R10*1)
+	VMOVUPS Z14, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
 	JMP     pv_block_102
 
@@ -30954,9 +30874,9 @@ pv_block_103:
 	CMPQ    R11, $0x00000080
 	JL      pv_next_103
 	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R10*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R10*1), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
 	MOVQ    DX, R11
 	MOVQ    R10, R12
 	SHRQ    $0x07, R12
@@ -30967,29 +30887,29 @@ pv_block_103:
 	JL      pv_single_103
 
 pv_pair_103:
-	VBROADCASTSS (R11), Z14
-	VBROADCASTSS 4(R11), Z15
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R12), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z0
-	VPMOVSXBD    18(R12), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z12
+	VBROADCASTSS (R11), Z12
+	VBROADCASTSS 4(R11), Z13
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R12), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z0
+	VPMOVSXBD    18(R12), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z10
 	PREFETCHT1   (R12)(R8*1)
-	VMOVD        (R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X15, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R12)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z11
-	VPMOVSXBD    18(R12)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z13
+	VMOVD        (R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X13, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R12)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z9
+	VPMOVSXBD    18(R12)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z11
 	PREFETCHT1   (R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
@@ -31000,27 +30920,27 @@ pv_pair_103:
 pv_single_103:
 	TESTQ        R13, R13
 	JZ           pv_merge_103
-	VBROADCASTSS (R11), Z14
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R12), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z0
-	VPMOVSXBD    18(R12), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z12
+	VBROADCASTSS (R11), Z12
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R12), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z0
+	VPMOVSXBD    18(R12), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z10
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
 	JMP          pv_single_103
 
 pv_merge_103:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
-	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
 	JMP     pv_block_103
 
@@ -31031,7 +30951,7 @@ pv_block_104:
 	CMPQ    R8, $0x00000040
 	JL      pv_next_104
 	VMOVUPS (CX)(R10*1), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z9
 	MOVQ    DX, R8
 	MOVQ    R10, R9
 	SHRQ    $0x07, R9
@@ -31042,8 +30962,8 @@ pv_block_104:
 	JL      pv_single_104
 
 pv_pair_104:
-	VBROADCASTSS (R8), Z12
-	VBROADCASTSS 4(R8), Z12
+	VBROADCASTSS (R8), Z10
+	VBROADCASTSS 4(R8), Z10
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
@@ -31053,14 +30973,14 @@ pv_pair_104:
 pv_single_104:
 	TESTQ        R11, R11
 	JZ           pv_merge_104
-	VBROADCASTSS (R8), Z12
+	VBROADCASTSS (R8), Z10
 	ADDQ         $0x04, R8
 	ADDQ         DI, R9
 	DECQ         R11
 	JMP          pv_single_104
 
 pv_merge_104:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
 	JMP     pv_block_104
@@ -31077,21 +30997,21 @@ pv_block_105:
 	CMPQ    R9, $0x00000200
 	JL      pv_next_105
 	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R8*1), Z12
+	VMOVUPS 128(CX)(R8*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R8*1), Z14
+	VMOVUPS 192(CX)(R8*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R8*1), Z16
+	VMOVUPS 256(CX)(R8*1), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	VMOVUPS 256(CX)(R8*1), Z18
+	VMOVUPS 320(CX)(R8*1), Z18
 	VMOVUPS expconst<>+1344(SB), Z19
-	VMOVUPS 320(CX)(R8*1), Z20
+	VMOVUPS 384(CX)(R8*1), Z20
 	VMOVUPS expconst<>+1344(SB), Z21
-	VMOVUPS 384(CX)(R8*1), Z22
+	VMOVUPS 448(CX)(R8*1), Z22
 	VMOVUPS expconst<>+1344(SB), Z23
-	VMOVUPS 448(CX)(R8*1), Z24
-	VMOVUPS expconst<>+1344(SB), Z25
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -31102,88 +31022,88 @@ pv_block_105:
 	JL      pv_single_105
 
 pv_pair_105:
-	VBROADCASTSS (R9), Z26
-	VBROADCASTSS 4(R9), Z27
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    2(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z0
-	VPMOVSXBD    18(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    36(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z14
-	VPMOVSXBD    52(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z16
-	VMOVD        68(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    70(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z18
-	VPMOVSXBD    86(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z20
-	VMOVD        102(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z22
-	VPMOVSXBD    120(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z24
-	VMOVD        (R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    2(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z11
-	VPMOVSXBD    18(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z13
-	VMOVD        34(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    36(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z15
-	VPMOVSXBD    52(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z17
-	VMOVD        68(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    70(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z19
-	VPMOVSXBD    86(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z21
-	VMOVD        102(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R10)(DI*1), Z27
+	VBROADCASTSS (R9), Z24
+	VBROADCASTSS 4(R9), Z25
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    2(R10), Z27
 	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z23
-	VPMOVSXBD    120(R10)(DI*1), Z27
+	VFMADD231PS  Z27, Z26, Z0
+	VPMOVSXBD    18(R10), Z27
 	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z25
+	VFMADD231PS  Z27, Z26, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    36(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z12
+	VPMOVSXBD    52(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z14
+	VMOVD        68(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    70(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z16
+	VPMOVSXBD    86(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z18
+	VMOVD        102(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z20
+	VPMOVSXBD    120(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z22
+	VMOVD        (R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    2(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z9
+	VPMOVSXBD    18(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z11
+	VMOVD        34(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    36(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z13
+	VPMOVSXBD    52(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z15
+	VMOVD        68(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    70(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z17
+	VPMOVSXBD    86(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z19
+	VMOVD        102(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R10)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z21
+	VPMOVSXBD    120(R10)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z23
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -31193,69 +31113,69 @@ pv_pair_105:
 pv_single_105:
 	TESTQ        R11, R11
 	JZ           pv_merge_105
-	VBROADCASTSS (R9), Z26
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    2(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z0
-	VPMOVSXBD    18(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    36(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z14
-	VPMOVSXBD    52(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z16
-	VMOVD        68(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    70(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z18
-	VPMOVSXBD    86(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z20
-	VMOVD        102(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R10), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z22
-	VPMOVSXBD    120(R10), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z24
+	VBROADCASTSS (R9), Z24
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    2(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z0
+	VPMOVSXBD    18(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    36(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z12
+	VPMOVSXBD    52(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z14
+	VMOVD        68(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    70(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z16
+	VPMOVSXBD    86(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z18
+	VMOVD        102(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z20
+	VPMOVSXBD    120(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z22
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_105
 
 pv_merge_105:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R8*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R8*1)
+	VMOVUPS Z12, 128(CX)(R8*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R8*1)
+	VMOVUPS Z14, 192(CX)(R8*1)
 	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R8*1)
+	VMOVUPS Z16, 256(CX)(R8*1)
 	VADDPS  Z19, Z18, Z18
-	VMOVUPS Z18, 256(CX)(R8*1)
+	VMOVUPS Z18, 320(CX)(R8*1)
 	VADDPS  Z21, Z20, Z20
-	VMOVUPS Z20, 320(CX)(R8*1)
+	VMOVUPS Z20, 384(CX)(R8*1)
 	VADDPS  Z23, Z22, Z22
-	VMOVUPS Z22, 384(CX)(R8*1)
-	VADDPS  Z25, Z24, Z24
-	VMOVUPS Z24, 448(CX)(R8*1)
+	VMOVUPS Z22, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
 	JMP     pv_block_105
 
@@ -31266,13 +31186,13 @@ pv_block_106:
 	CMPQ    R9, $0x00000100
 	JL      pv_next_106
 	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R8*1), Z12
+	VMOVUPS 128(CX)(R8*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R8*1), Z14
+	VMOVUPS 192(CX)(R8*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R8*1), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -31283,48 +31203,48 @@ pv_block_106:
 	JL      pv_single_106
 
 pv_pair_106:
-	VBROADCASTSS (R9), Z18
-	VBROADCASTSS 4(R9), Z19
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z20
-	VPMOVSXBD    2(R10), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z0
-	VPMOVSXBD    18(R10), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z14
-	VPMOVSXBD    52(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z16
-	VMOVD        (R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    2(R10)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z11
-	VPMOVSXBD    18(R10)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z13
-	VMOVD        34(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R10)(DI*1), Z19
+	VBROADCASTSS (R9), Z16
+	VBROADCASTSS 4(R9), Z17
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z18
+	VPMOVSXBD    2(R10), Z19
 	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z15
-	VPMOVSXBD    52(R10)(DI*1), Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VPMOVSXBD    18(R10), Z19
 	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z17
+	VFMADD231PS  Z19, Z18, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VPMOVSXBD    52(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z14
+	VMOVD        (R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    2(R10)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z9
+	VPMOVSXBD    18(R10)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z11
+	VMOVD        34(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R10)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z13
+	VPMOVSXBD    52(R10)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z15
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -31334,41 +31254,41 @@ pv_pair_106:
 pv_single_106:
 	TESTQ        R11, R11
 	JZ           pv_merge_106
-	VBROADCASTSS (R9), Z18
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z19
-	VPMOVSXBD    2(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z0
-	VPMOVSXBD    18(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R10), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z14
-	VPMOVSXBD    52(R10), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z16
+	VBROADCASTSS (R9), Z16
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z17
+	VPMOVSXBD    2(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z0
+	VPMOVSXBD    18(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R10), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z12
+	VPMOVSXBD    52(R10), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z14
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_106
 
 pv_merge_106:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R8*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R8*1)
+	VMOVUPS Z12, 128(CX)(R8*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R8*1)
-	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R8*1)
+	VMOVUPS Z14, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
 	JMP     pv_block_106
 
@@ -31379,9 +31299,9 @@ pv_block_107:
 	CMPQ    R9, $0x00000080
 	JL      pv_next_107
 	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R8*1), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -31392,28 +31312,28 @@ pv_block_107:
 	JL      pv_single_107
 
 pv_pair_107:
-	VBROADCASTSS (R9), Z14
-	VBROADCASTSS 4(R9), Z15
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R10), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z0
-	VPMOVSXBD    18(R10), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z12
-	VMOVD        (R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X15, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R10)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z11
-	VPMOVSXBD    18(R10)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z13
+	VBROADCASTSS (R9), Z12
+	VBROADCASTSS 4(R9), Z13
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R10), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z0
+	VPMOVSXBD    18(R10), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z10
+	VMOVD        (R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X13, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R10)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z9
+	VPMOVSXBD    18(R10)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z11
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -31423,27 +31343,27 @@ pv_pair_107:
 pv_single_107:
 	TESTQ        R11, R11
 	JZ           pv_merge_107
-	VBROADCASTSS (R9), Z14
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R10), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z0
-	VPMOVSXBD    18(R10), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z12
+	VBROADCASTSS (R9), Z12
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R10), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z0
+	VPMOVSXBD    18(R10), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z10
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_107
 
 pv_merge_107:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
-	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
 	JMP     pv_block_107
 
@@ -31454,7 +31374,7 @@ pv_block_108:
 	CMPQ    R9, $0x00000040
 	JL      pv_next_108
 	VMOVUPS (CX)(R8*1), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z9
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -31465,8 +31385,8 @@ pv_block_108:
 	JL      pv_single_108
 
 pv_pair_108:
-	VBROADCASTSS (R9), Z12
-	VBROADCASTSS 4(R9), Z12
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z10
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -31476,14 +31396,14 @@ pv_pair_108:
 pv_single_108:
 	TESTQ        R11, R11
 	JZ           pv_merge_108
-	VBROADCASTSS (R9), Z12
+	VBROADCASTSS (R9), Z10
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_108
 
 pv_merge_108:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
 	JMP     pv_block_108
@@ -31571,14 +31491,6 @@ TEXT ·naiveDecodeExactQ8AVX512(SB), NOSPLIT, $8-80
 scores_by8_27:
 	CMPQ    R8, $0x08
 	JL      scores_by1_27
-	VMOVUPS expconst<>+1344(SB), Z2
-	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS expconst<>+1344(SB), Z4
-	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS expconst<>+1344(SB), Z6
-	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS expconst<>+1344(SB), Z8
-	VMOVUPS expconst<>+1344(SB), Z9
 	MOVQ    DX, R11
 	LEAQ    (DX)(DI*4), R12
 	MOVQ    CX, R13
@@ -31592,125 +31504,93 @@ scores_by8_27:
 	MOVQ    CX, R13
 	MOVQ    (SP), R14
 	ADDQ    DX, R14
+	VMOVUPS expconst<>+1344(SB), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
 
 scores_q8_7:
-	VPABSB       2(R13), Y10
-	VMOVUPS      2(R13), Y11
-	VPMOVB2M     Y11, K1
-	VPXORD       Y12, Y12, Y12
-	VPBROADCASTW (R13), X11
-	VCVTPH2PS    X11, Y11
-	VMOVUPS      2(R11), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R11), X14
-	VCVTPH2PS    X14, Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y2
-	VMOVUPS      2(R11)(DI*1), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R11)(DI*1), X14
-	VCVTPH2PS    X14, Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y3
-	VMOVUPS      2(R11)(DI*2), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R11)(DI*2), X14
-	VCVTPH2PS    X14, Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y4
-	VMOVUPS      2(R11)(R10*1), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R11)(R10*1), X14
-	VCVTPH2PS    X14, Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y5
-	VMOVUPS      2(R12), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R12), X14
-	VCVTPH2PS    X14, Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y6
-	VMOVUPS      2(R12)(DI*1), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R12)(DI*1), X14
-	VCVTPH2PS    X14, Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y7
-	VMOVUPS      2(R12)(DI*2), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R12)(DI*2), X14
-	VCVTPH2PS    X14, Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y8
-	VMOVUPS      2(R12)(R10*1), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R12)(R10*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y11, Y10, Y10
-	VFMADD231PS  Y13, Y10, Y9
-	ADDQ         $0x00000022, R11
-	ADDQ         $0x00000022, R12
-	ADDQ         $0x00000022, R13
-	CMPQ         R11, R14
-	JB           scores_q8_7
-	VSHUFF32X4   $0x44, Z3, Z2, Z10
-	VSHUFF32X4   $0xee, Z3, Z2, Z2
-	VADDPS       Z2, Z10, Z10
-	VSHUFF32X4   $0x44, Z5, Z4, Z2
-	VSHUFF32X4   $0xee, Z5, Z4, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFF32X4   $0x44, Z7, Z6, Z3
-	VSHUFF32X4   $0xee, Z7, Z6, Z4
-	VADDPS       Z4, Z3, Z3
-	VSHUFF32X4   $0x44, Z9, Z8, Z4
-	VSHUFF32X4   $0xee, Z9, Z8, Z5
-	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x88, Z2, Z10, Z5
-	VSHUFF32X4   $0xdd, Z2, Z10, Z2
-	VADDPS       Z2, Z5, Z5
-	VSHUFF32X4   $0x88, Z4, Z3, Z2
-	VSHUFF32X4   $0xdd, Z4, Z3, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFPS      $0x88, Z2, Z5, Z3
-	VSHUFPS      $0xdd, Z2, Z5, Z2
-	VADDPS       Z2, Z3, Z3
-	VSHUFPS      $0x88, Z3, Z3, Z2
-	VSHUFPS      $0xdd, Z3, Z3, Z3
-	VADDPS       Z2, Z3, Z3
-	VMOVUPS      expconst<>+1408(SB), Z2
-	VPERMPS      Z3, Z2, Z3
-	VBROADCASTSS scale+48(FP), Y2
-	VMULPS       Y2, Y3, Y3
-	VMAXPS       Y3, Y0, Y0
-	VMOVUPS      Y3, (R9)
-	ADDQ         $0x20, R9
-	SUBQ         $0x08, R8
-	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_27
+	VBROADCASTI64X4 2(R13), Z7
+	VPABSB          Z7, Z6
+	VPMOVB2M        Z7, K1
+	VMOVUPS         expconst<>+1344(SB), Z8
+	VPBROADCASTW    (R13), Y7
+	VCVTPH2PS       Y7, Z7
+	VBROADCASTI64X4 2(R11), Z9
+	VINSERTI64X4    $0x01, 2(R11)(DI*1), Z9, Z9
+	VPSUBB          Z9, Z8, K1, Z9
+	VPMADDUBSW      Z9, Z6, Z9
+	VPMADDWD        expconst<>+1600(SB), Z9, Z9
+	VCVTDQ2PS       Z9, Z9
+	VPBROADCASTW    (R11), Y10
+	VPBROADCASTW    (R11)(DI*1), X11
+	VINSERTI32X4    $0x01, X11, Y10, Y10
+	VCVTPH2PS       Y10, Z10
+	VMULPS          Z7, Z10, Z10
+	VFMADD231PS     Z9, Z10, Z2
+	VBROADCASTI64X4 2(R11)(DI*2), Z9
+	VINSERTI64X4    $0x01, 2(R11)(R10*1), Z9, Z9
+	VPSUBB          Z9, Z8, K1, Z9
+	VPMADDUBSW      Z9, Z6, Z9
+	VPMADDWD        expconst<>+1600(SB), Z9, Z9
+	VCVTDQ2PS       Z9, Z9
+	VPBROADCASTW    (R11)(DI*2), Y10
+	VPBROADCASTW    (R11)(R10*1), X11
+	VINSERTI32X4    $0x01, X11, Y10, Y10
+	VCVTPH2PS       Y10, Z10
+	VMULPS          Z7, Z10, Z10
+	VFMADD231PS     Z9, Z10, Z3
+	VBROADCASTI64X4 2(R12), Z9
+	VINSERTI64X4    $0x01, 2(R12)(DI*1), Z9, Z9
+	VPSUBB          Z9, Z8, K1, Z9
+	VPMADDUBSW      Z9, Z6, Z9
+	VPMADDWD        expconst<>+1600(SB), Z9, Z9
+	VCVTDQ2PS       Z9, Z9
+	VPBROADCASTW    (R12), Y10
+	VPBROADCASTW    (R12)(DI*1), X11
+	VINSERTI32X4    $0x01, X11, Y10, Y10
+	VCVTPH2PS       Y10, Z10
+	VMULPS          Z7, Z10, Z10
+	VFMADD231PS     Z9, Z10, Z4
+	VBROADCASTI64X4 2(R12)(DI*2), Z9
+	VINSERTI64X4    $0x01, 2(R12)(R10*1), Z9, Z9
+	VPSUBB          Z9, Z8, K1, Z9
+	VPMADDUBSW      Z9, Z6, Z9
+	VPMADDWD        expconst<>+1600(SB), Z9, Z9
+	VCVTDQ2PS       Z9, Z9
+	VPBROADCASTW    (R12)(DI*2), Y6
+	VPBROADCASTW    (R12)(R10*1), X8
+	VINSERTI32X4    $0x01, X8, Y6, Y6
+	VCVTPH2PS       Y6, Z6
+	VMULPS          Z7, Z6, Z6
+	VFMADD231PS     Z9, Z6, Z5
+	ADDQ            $0x00000022, R11
+	ADDQ            $0x00000022, R12
+	ADDQ            $0x00000022, R13
+	CMPQ            R11, R14
+	JB              scores_q8_7
+	VSHUFF32X4      $0x88, Z3, Z2, Z6
+	VSHUFF32X4      $0xdd, Z3, Z2, Z2
+	VADDPS          Z2, Z6, Z6
+	VSHUFF32X4      $0x88, Z5, Z4, Z2
+	VSHUFF32X4      $0xdd, Z5, Z4, Z3
+	VADDPS          Z3, Z2, Z2
+	VSHUFPS         $0x88, Z2, Z6, Z3
+	VSHUFPS         $0xdd, Z2, Z6, Z2
+	VADDPS          Z2, Z3, Z3
+	VSHUFPS         $0x88, Z3, Z3, Z2
+	VSHUFPS         $0xdd, Z3, Z3, Z3
+	VADDPS          Z2, Z3, Z3
+	VMOVUPS         expconst<>+1408(SB), Z2
+	VPERMPS         Z3, Z2, Z3
+	VBROADCASTSS    scale+48(FP), Y2
+	VMULPS          Y2, Y3, Y3
+	VMAXPS          Y3, Y0, Y0
+	VMOVUPS         Y3, (R9)
+	ADDQ            $0x20, R9
+	SUBQ            $0x08, R8
+	LEAQ            (DX)(DI*8), DX
+	JMP             scores_by8_27
 
 scores_by1_27:
 	TESTQ   R8, R8
@@ -31725,11 +31605,11 @@ scores_chunk1_27:
 	VPABSB        2(R13), Y3
 	VMOVUPS       2(R13), Y4
 	VPMOVB2M      Y4, K1
-	VPXORD        Y15, Y15, Y15
+	VPXORD        Y12, Y12, Y12
 	VPBROADCASTW  (R13), X4
 	VCVTPH2PS     X4, Y4
 	VMOVUPS       2(R11), Y5
-	VPSUBB        Y5, Y15, K1, Y5
+	VPSUBB        Y5, Y12, K1, Y5
 	VPMADDUBSW    Y5, Y3, Y5
 	VPMADDWD      expconst<>+1600(SB), Y5, Y5
 	VCVTDQ2PS     Y5, Y5
@@ -32399,20 +32279,12 @@ scores_24:
 	MOVQ    136(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
-	VMOVUPS expconst<>+0(SB), Y5
-	VMOVSS  expconst<>+0(SB), X6
+	VMOVUPS expconst<>+0(SB), Y3
+	VMOVSS  expconst<>+0(SB), X4
 
 scores_by8_28:
 	CMPQ    BX, $0x08
 	JL      scores_by1_28
-	VMOVUPS expconst<>+1344(SB), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS expconst<>+1344(SB), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS expconst<>+1344(SB), Z14
-	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS expconst<>+1344(SB), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R9
 	LEAQ    (DX)(SI*4), R10
 	MOVQ    CX, R11
@@ -32426,91 +32298,71 @@ scores_by8_28:
 	MOVQ    CX, R11
 	MOVQ    168(SP), R12
 	ADDQ    DX, R12
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
 
 scores_q8_8:
-	VPABSB       2(R11), Y7
-	VMOVUPS      2(R11), Y8
-	VPMOVB2M     Y8, K1
-	VPXORD       Y1, Y1, Y1
-	VPBROADCASTW (R11), X8
-	VCVTPH2PS    X8, Y8
-	VMOVUPS      2(R9), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y0
-	VMOVUPS      2(R9)(SI*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y11
-	VMOVUPS      2(R9)(SI*2), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y12
-	VMOVUPS      2(R9)(R8*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(R8*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y13
-	VMOVUPS      2(R10), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y14
-	VMOVUPS      2(R10)(SI*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y15
-	VMOVUPS      2(R10)(SI*2), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y16
-	VMOVUPS      2(R10)(R8*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10)(R8*1), X7
-	VCVTPH2PS    X7, Y7
-	VMULPS       Y8, Y7, Y7
-	VFMADD231PS  Y9, Y7, Y17
-	CMPQ         DI, 144(SP)
-	JAE          pf_skip_162
-	PREFETCHT1   (DI)
-	PREFETCHT1   64(DI)
-	ADDQ         $0x00000080, DI
+	VBROADCASTI64X4 2(R11), Z13
+	VPABSB          Z13, Z12
+	VPMOVB2M        Z13, K1
+	VMOVUPS         expconst<>+1344(SB), Z14
+	VPBROADCASTW    (R11), Y5
+	VCVTPH2PS       Y5, Z13
+	VBROADCASTI64X4 2(R9), Z15
+	VINSERTI64X4    $0x01, 2(R9)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9), Y5
+	VPBROADCASTW    (R9)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z0
+	VBROADCASTI64X4 2(R9)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R9)(R8*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9)(SI*2), Y5
+	VPBROADCASTW    (R9)(R8*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z9
+	VBROADCASTI64X4 2(R10), Z15
+	VINSERTI64X4    $0x01, 2(R10)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R10), Y5
+	VPBROADCASTW    (R10)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z10
+	VBROADCASTI64X4 2(R10)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R10)(R8*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R10)(SI*2), Y5
+	VPBROADCASTW    (R10)(R8*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z12
+	VMULPS          Z13, Z12, Z12
+	VFMADD231PS     Z15, Z12, Z11
+	CMPQ            DI, 144(SP)
+	JAE             pf_skip_162
+	PREFETCHT1      (DI)
+	PREFETCHT1      64(DI)
+	ADDQ            $0x00000080, DI
 
 pf_skip_162:
 	ADDQ         $0x00000022, R9
@@ -32518,36 +32370,24 @@ pf_skip_162:
 	ADDQ         $0x00000022, R11
 	CMPQ         R9, R12
 	JB           scores_q8_8
-	VSHUFF32X4   $0x44, Z11, Z0, Z18
-	VSHUFF32X4   $0xee, Z11, Z0, Z0
-	VADDPS       Z0, Z18, Z18
-	VSHUFF32X4   $0x44, Z13, Z12, Z0
-	VSHUFF32X4   $0xee, Z13, Z12, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFF32X4   $0x44, Z15, Z14, Z11
-	VSHUFF32X4   $0xee, Z15, Z14, Z12
-	VADDPS       Z12, Z11, Z11
-	VSHUFF32X4   $0x44, Z17, Z16, Z12
-	VSHUFF32X4   $0xee, Z17, Z16, Z13
-	VADDPS       Z13, Z12, Z12
-	VSHUFF32X4   $0x88, Z0, Z18, Z13
-	VSHUFF32X4   $0xdd, Z0, Z18, Z0
-	VADDPS       Z0, Z13, Z13
-	VSHUFF32X4   $0x88, Z12, Z11, Z0
-	VSHUFF32X4   $0xdd, Z12, Z11, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFPS      $0x88, Z0, Z13, Z11
-	VSHUFPS      $0xdd, Z0, Z13, Z0
-	VADDPS       Z0, Z11, Z11
-	VSHUFPS      $0x88, Z11, Z11, Z0
-	VSHUFPS      $0xdd, Z11, Z11, Z11
-	VADDPS       Z0, Z11, Z11
+	VSHUFF32X4   $0x88, Z9, Z0, Z12
+	VSHUFF32X4   $0xdd, Z9, Z0, Z0
+	VADDPS       Z0, Z12, Z12
+	VSHUFF32X4   $0x88, Z11, Z10, Z0
+	VSHUFF32X4   $0xdd, Z11, Z10, Z9
+	VADDPS       Z9, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z12, Z9
+	VSHUFPS      $0xdd, Z0, Z12, Z0
+	VADDPS       Z0, Z9, Z9
+	VSHUFPS      $0x88, Z9, Z9, Z0
+	VSHUFPS      $0xdd, Z9, Z9, Z9
+	VADDPS       Z0, Z9, Z9
 	VMOVUPS      expconst<>+1408(SB), Z0
-	VPERMPS      Z11, Z0, Z11
+	VPERMPS      Z9, Z0, Z9
 	VBROADCASTSS scale+64(FP), Y0
-	VMULPS       Y0, Y11, Y11
-	VMAXPS       Y11, Y5, Y5
-	VMOVUPS      Y11, (AX)
+	VMULPS       Y0, Y9, Y9
+	VMAXPS       Y9, Y3, Y3
+	VMOVUPS      Y9, (AX)
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
@@ -32563,35 +32403,35 @@ scores_by1_28:
 	MOVQ    CX, R11
 
 scores_chunk1_28:
-	VPABSB        2(R11), Y7
-	VMOVUPS       2(R11), Y8
-	VPMOVB2M      Y8, K1
-	VPXORD        Y2, Y2, Y2
-	VPBROADCASTW  (R11), X8
-	VCVTPH2PS     X8, Y8
-	VMOVUPS       2(R9), Y9
-	VPSUBB        Y9, Y2, K1, Y9
-	VPMADDUBSW    Y9, Y7, Y9
-	VPMADDWD      expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS     Y9, Y9
-	VPBROADCASTW  (R9), X7
-	VCVTPH2PS     X7, Y7
-	VMULPS        Y8, Y7, Y7
-	VFMADD231PS   Y9, Y7, Y0
+	VPABSB        2(R11), Y5
+	VMOVUPS       2(R11), Y6
+	VPMOVB2M      Y6, K1
+	VPXORD        Y1, Y1, Y1
+	VPBROADCASTW  (R11), X6
+	VCVTPH2PS     X6, Y6
+	VMOVUPS       2(R9), Y7
+	VPSUBB        Y7, Y1, K1, Y7
+	VPMADDUBSW    Y7, Y5, Y7
+	VPMADDWD      expconst<>+1600(SB), Y7, Y7
+	VCVTDQ2PS     Y7, Y7
+	VPBROADCASTW  (R9), X5
+	VCVTPH2PS     X5, Y5
+	VMULPS        Y6, Y5, Y5
+	VFMADD231PS   Y7, Y5, Y0
 	ADDQ          $0x00000022, R9
 	ADDQ          $0x00000022, R11
 	CMPQ          R9, R12
 	JB            scores_chunk1_28
-	VEXTRACTF64X4 $0x01, Z0, Y7
-	VADDPS        Y7, Y0, Y7
-	VEXTRACTF32X4 $0x01, Y7, X0
-	VADDPS        X7, X0, X0
-	VMOVHLPS      X0, X0, X7
-	VADDPS        X7, X0, X0
-	VMOVSHDUP     X0, X7
-	VADDPS        X7, X0, X0
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDPS        X5, X0, X0
 	VMULSS        scale+64(FP), X0, X0
-	VMAXSS        X0, X6, X6
+	VMAXSS        X0, X4, X4
 	VMOVSS        X0, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
@@ -32599,13 +32439,13 @@ scores_chunk1_28:
 	JMP           scores_by1_28
 
 scores_done_52:
-	VEXTRACTF32X4 $0x01, Y5, X0
-	VMAXPS        X5, X0, X0
-	VMOVHLPS      X0, X0, X5
-	VMAXPS        X5, X0, X0
-	VMOVSHDUP     X0, X5
-	VMAXPS        X5, X0, X0
-	VMAXSS        X6, X0, X0
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VMAXPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VMAXPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VMAXPS        X3, X0, X0
+	VMAXSS        X4, X0, X0
 	MOVQ          DI, 136(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
@@ -32618,20 +32458,12 @@ scores_done_52:
 scores_other_6:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
-	VMOVUPS expconst<>+0(SB), Y5
-	VMOVSS  expconst<>+0(SB), X6
+	VMOVUPS expconst<>+0(SB), Y3
+	VMOVSS  expconst<>+0(SB), X4
 
 scores_by8_29:
 	CMPQ    BX, $0x08
 	JL      scores_by1_29
-	VMOVUPS expconst<>+1344(SB), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS expconst<>+1344(SB), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS expconst<>+1344(SB), Z14
-	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS expconst<>+1344(SB), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R8
 	LEAQ    (DX)(SI*4), R9
 	MOVQ    CX, R10
@@ -32645,125 +32477,93 @@ scores_by8_29:
 	MOVQ    CX, R10
 	MOVQ    168(SP), R11
 	ADDQ    DX, R11
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
 
 scores_q8_9:
-	VPABSB       2(R10), Y7
-	VMOVUPS      2(R10), Y8
-	VPMOVB2M     Y8, K1
-	VPXORD       Y3, Y3, Y3
-	VPBROADCASTW (R10), X8
-	VCVTPH2PS    X8, Y8
-	VMOVUPS      2(R8), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y0
-	VMOVUPS      2(R8)(SI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y11
-	VMOVUPS      2(R8)(SI*2), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y12
-	VMOVUPS      2(R8)(DI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8)(DI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y13
-	VMOVUPS      2(R9), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y14
-	VMOVUPS      2(R9)(SI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y15
-	VMOVUPS      2(R9)(SI*2), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y16
-	VMOVUPS      2(R9)(DI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(DI*1), X7
-	VCVTPH2PS    X7, Y7
-	VMULPS       Y8, Y7, Y7
-	VFMADD231PS  Y9, Y7, Y17
-	ADDQ         $0x00000022, R8
-	ADDQ         $0x00000022, R9
-	ADDQ         $0x00000022, R10
-	CMPQ         R8, R11
-	JB           scores_q8_9
-	VSHUFF32X4   $0x44, Z11, Z0, Z18
-	VSHUFF32X4   $0xee, Z11, Z0, Z0
-	VADDPS       Z0, Z18, Z18
-	VSHUFF32X4   $0x44, Z13, Z12, Z0
-	VSHUFF32X4   $0xee, Z13, Z12, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFF32X4   $0x44, Z15, Z14, Z11
-	VSHUFF32X4   $0xee, Z15, Z14, Z12
-	VADDPS       Z12, Z11, Z11
-	VSHUFF32X4   $0x44, Z17, Z16, Z12
-	VSHUFF32X4   $0xee, Z17, Z16, Z13
-	VADDPS       Z13, Z12, Z12
-	VSHUFF32X4   $0x88, Z0, Z18, Z13
-	VSHUFF32X4   $0xdd, Z0, Z18, Z0
-	VADDPS       Z0, Z13, Z13
-	VSHUFF32X4   $0x88, Z12, Z11, Z0
-	VSHUFF32X4   $0xdd, Z12, Z11, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFPS      $0x88, Z0, Z13, Z11
-	VSHUFPS      $0xdd, Z0, Z13, Z0
-	VADDPS       Z0, Z11, Z11
-	VSHUFPS      $0x88, Z11, Z11, Z0
-	VSHUFPS      $0xdd, Z11, Z11, Z11
-	VADDPS       Z0, Z11, Z11
-	VMOVUPS      expconst<>+1408(SB), Z0
-	VPERMPS      Z11, Z0, Z11
-	VBROADCASTSS scale+64(FP), Y0
-	VMULPS       Y0, Y11, Y11
-	VMAXPS       Y11, Y5, Y5
-	VMOVUPS      Y11, (AX)
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, BX
-	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_29
+	VBROADCASTI64X4 2(R10), Z13
+	VPABSB          Z13, Z12
+	VPMOVB2M        Z13, K1
+	VMOVUPS         expconst<>+1344(SB), Z14
+	VPBROADCASTW    (R10), Y5
+	VCVTPH2PS       Y5, Z13
+	VBROADCASTI64X4 2(R8), Z15
+	VINSERTI64X4    $0x01, 2(R8)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R8), Y5
+	VPBROADCASTW    (R8)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z0
+	VBROADCASTI64X4 2(R8)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R8)(DI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R8)(SI*2), Y5
+	VPBROADCASTW    (R8)(DI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z9
+	VBROADCASTI64X4 2(R9), Z15
+	VINSERTI64X4    $0x01, 2(R9)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9), Y5
+	VPBROADCASTW    (R9)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z10
+	VBROADCASTI64X4 2(R9)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R9)(DI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9)(SI*2), Y5
+	VPBROADCASTW    (R9)(DI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z12
+	VMULPS          Z13, Z12, Z12
+	VFMADD231PS     Z15, Z12, Z11
+	ADDQ            $0x00000022, R8
+	ADDQ            $0x00000022, R9
+	ADDQ            $0x00000022, R10
+	CMPQ            R8, R11
+	JB              scores_q8_9
+	VSHUFF32X4      $0x88, Z9, Z0, Z12
+	VSHUFF32X4      $0xdd, Z9, Z0, Z0
+	VADDPS          Z0, Z12, Z12
+	VSHUFF32X4      $0x88, Z11, Z10, Z0
+	VSHUFF32X4      $0xdd, Z11, Z10, Z9
+	VADDPS          Z9, Z0, Z0
+	VSHUFPS         $0x88, Z0, Z12, Z9
+	VSHUFPS         $0xdd, Z0, Z12, Z0
+	VADDPS          Z0, Z9, Z9
+	VSHUFPS         $0x88, Z9, Z9, Z0
+	VSHUFPS         $0xdd, Z9, Z9, Z9
+	VADDPS          Z0, Z9, Z9
+	VMOVUPS         expconst<>+1408(SB), Z0
+	VPERMPS         Z9, Z0, Z9
+	VBROADCASTSS    scale+64(FP), Y0
+	VMULPS          Y0, Y9, Y9
+	VMAXPS          Y9, Y3, Y3
+	VMOVUPS         Y9, (AX)
+	ADDQ            $0x20, AX
+	SUBQ            $0x08, BX
+	LEAQ            (DX)(SI*8), DX
+	JMP             scores_by8_29
 
 scores_by1_29:
 	TESTQ   BX, BX
@@ -32775,35 +32575,35 @@ scores_by1_29:
 	MOVQ    CX, R10
 
 scores_chunk1_29:
-	VPABSB        2(R10), Y7
-	VMOVUPS       2(R10), Y8
-	VPMOVB2M      Y8, K1
-	VPXORD        Y4, Y4, Y4
-	VPBROADCASTW  (R10), X8
-	VCVTPH2PS     X8, Y8
-	VMOVUPS       2(R8), Y9
-	VPSUBB        Y9, Y4, K1, Y9
-	VPMADDUBSW    Y9, Y7, Y9
-	VPMADDWD      expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS     Y9, Y9
-	VPBROADCASTW  (R8), X7
-	VCVTPH2PS     X7, Y7
-	VMULPS        Y8, Y7, Y7
-	VFMADD231PS   Y9, Y7, Y0
+	VPABSB        2(R10), Y5
+	VMOVUPS       2(R10), Y6
+	VPMOVB2M      Y6, K1
+	VPXORD        Y2, Y2, Y2
+	VPBROADCASTW  (R10), X6
+	VCVTPH2PS     X6, Y6
+	VMOVUPS       2(R8), Y7
+	VPSUBB        Y7, Y2, K1, Y7
+	VPMADDUBSW    Y7, Y5, Y7
+	VPMADDWD      expconst<>+1600(SB), Y7, Y7
+	VCVTDQ2PS     Y7, Y7
+	VPBROADCASTW  (R8), X5
+	VCVTPH2PS     X5, Y5
+	VMULPS        Y6, Y5, Y5
+	VFMADD231PS   Y7, Y5, Y0
 	ADDQ          $0x00000022, R8
 	ADDQ          $0x00000022, R10
 	CMPQ          R8, R11
 	JB            scores_chunk1_29
-	VEXTRACTF64X4 $0x01, Z0, Y7
-	VADDPS        Y7, Y0, Y7
-	VEXTRACTF32X4 $0x01, Y7, X0
-	VADDPS        X7, X0, X0
-	VMOVHLPS      X0, X0, X7
-	VADDPS        X7, X0, X0
-	VMOVSHDUP     X0, X7
-	VADDPS        X7, X0, X0
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDPS        X5, X0, X0
 	VMULSS        scale+64(FP), X0, X0
-	VMAXSS        X0, X6, X6
+	VMAXSS        X0, X4, X4
 	VMOVSS        X0, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
@@ -32811,13 +32611,13 @@ scores_chunk1_29:
 	JMP           scores_by1_29
 
 scores_done_53:
-	VEXTRACTF32X4 $0x01, Y5, X0
-	VMAXPS        X5, X0, X0
-	VMOVHLPS      X0, X0, X5
-	VMAXPS        X5, X0, X0
-	VMOVSHDUP     X0, X5
-	VMAXPS        X5, X0, X0
-	VMAXSS        X6, X0, X0
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VMAXPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VMAXPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VMAXPS        X3, X0, X0
+	VMAXSS        X4, X0, X0
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -32846,37 +32646,37 @@ softmax_23:
 	LEAQ         (AX)(CX*4), AX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMAXSS       (AX)(CX*4), X0, X5
-	VUCOMISS     X0, X5
+	VMAXSS       (AX)(CX*4), X0, X3
+	VUCOMISS     X0, X3
 	JEQ          no_rescale_34
-	VSUBSS       X5, X0, X0
+	VSUBSS       X3, X0, X0
 	VBROADCASTSS X0, Z0
-	VMOVUPS      expconst<>+256(SB), Z11
-	VMAXPS       Z0, Z11, Z0
-	VMOVUPS      expconst<>+320(SB), Z11
-	VMINPS       Z0, Z11, Z0
+	VMOVUPS      expconst<>+256(SB), Z9
+	VMAXPS       Z0, Z9, Z0
+	VMOVUPS      expconst<>+320(SB), Z9
+	VMINPS       Z0, Z9, Z0
 	VMULPS       expconst<>+128(SB), Z0, Z0
-	VCVTPS2DQ    Z0, Z11
-	VCVTDQ2PS    Z11, Z12
-	VSUBPS       Z12, Z0, Z0
-	VMOVUPS      expconst<>+576(SB), Z12
-	VFMADD213PS  expconst<>+512(SB), Z0, Z12
-	VFMADD213PS  expconst<>+448(SB), Z0, Z12
-	VFMADD213PS  expconst<>+384(SB), Z0, Z12
-	VFMADD213PS  expconst<>+64(SB), Z0, Z12
-	VPADDD       expconst<>+192(SB), Z11, Z11
-	VPSLLD       $0x17, Z11, Z11
-	VMULPS       Z11, Z12, Z0
+	VCVTPS2DQ    Z0, Z9
+	VCVTDQ2PS    Z9, Z10
+	VSUBPS       Z10, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z10
+	VFMADD213PS  expconst<>+512(SB), Z0, Z10
+	VFMADD213PS  expconst<>+448(SB), Z0, Z10
+	VFMADD213PS  expconst<>+384(SB), Z0, Z10
+	VFMADD213PS  expconst<>+64(SB), Z0, Z10
+	VPADDD       expconst<>+192(SB), Z9, Z9
+	VPSLLD       $0x17, Z9, Z9
+	VMULPS       Z9, Z10, Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMULSS       (AX)(CX*4), X0, X6
+	VMULSS       (AX)(CX*4), X0, X4
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMOVSS       X6, (AX)(CX*4)
+	VMOVSS       X4, (AX)(CX*4)
 	MOVQ         d+48(FP), AX
 	SHLQ         $0x02, AX
 	MOVQ         32(SP), CX
@@ -32886,14 +32686,14 @@ softmax_23:
 	MOVQ         AX, AX
 
 scale_loop_45:
-	VMULPS  (CX), Z0, Z11
-	VMOVUPS Z11, (CX)
+	VMULPS  (CX), Z0, Z9
+	VMOVUPS Z9, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_45
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
-	VMOVSS  X5, (AX)(CX*4)
+	VMOVSS  X3, (AX)(CX*4)
 
 no_rescale_34:
 	MOVQ         state+72(FP), AX
@@ -32904,37 +32704,37 @@ no_rescale_34:
 	LEAQ         (AX)(CX*4), AX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMAXSS       4(AX)(CX*4), X0, X5
-	VUCOMISS     X0, X5
+	VMAXSS       4(AX)(CX*4), X0, X3
+	VUCOMISS     X0, X3
 	JEQ          no_rescale_35
-	VSUBSS       X5, X0, X0
+	VSUBSS       X3, X0, X0
 	VBROADCASTSS X0, Z0
-	VMOVUPS      expconst<>+256(SB), Z11
-	VMAXPS       Z0, Z11, Z0
-	VMOVUPS      expconst<>+320(SB), Z11
-	VMINPS       Z0, Z11, Z0
+	VMOVUPS      expconst<>+256(SB), Z9
+	VMAXPS       Z0, Z9, Z0
+	VMOVUPS      expconst<>+320(SB), Z9
+	VMINPS       Z0, Z9, Z0
 	VMULPS       expconst<>+128(SB), Z0, Z0
-	VCVTPS2DQ    Z0, Z11
-	VCVTDQ2PS    Z11, Z12
-	VSUBPS       Z12, Z0, Z0
-	VMOVUPS      expconst<>+576(SB), Z12
-	VFMADD213PS  expconst<>+512(SB), Z0, Z12
-	VFMADD213PS  expconst<>+448(SB), Z0, Z12
-	VFMADD213PS  expconst<>+384(SB), Z0, Z12
-	VFMADD213PS  expconst<>+64(SB), Z0, Z12
-	VPADDD       expconst<>+192(SB), Z11, Z11
-	VPSLLD       $0x17, Z11, Z11
-	VMULPS       Z11, Z12, Z0
+	VCVTPS2DQ    Z0, Z9
+	VCVTDQ2PS    Z9, Z10
+	VSUBPS       Z10, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z10
+	VFMADD213PS  expconst<>+512(SB), Z0, Z10
+	VFMADD213PS  expconst<>+448(SB), Z0, Z10
+	VFMADD213PS  expconst<>+384(SB), Z0, Z10
+	VFMADD213PS  expconst<>+64(SB), Z0, Z10
+	VPADDD       expconst<>+192(SB), Z9, Z9
+	VPSLLD       $0x17, Z9, Z9
+	VMULPS       Z9, Z10, Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMULSS       4(AX)(CX*4), X0, X6
+	VMULSS       4(AX)(CX*4), X0, X4
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMOVSS       X6, 4(AX)(CX*4)
+	VMOVSS       X4, 4(AX)(CX*4)
 	MOVQ         d+48(FP), AX
 	SHLQ         $0x02, AX
 	MOVQ         32(SP), CX
@@ -32945,14 +32745,14 @@ no_rescale_34:
 	MOVQ         AX, AX
 
 scale_loop_46:
-	VMULPS  (CX), Z0, Z11
-	VMOVUPS Z11, (CX)
+	VMULPS  (CX), Z0, Z9
+	VMOVUPS Z9, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_46
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
-	VMOVSS  X5, 4(AX)(CX*4)
+	VMOVSS  X3, 4(AX)(CX*4)
 
 no_rescale_35:
 	MOVQ         state+72(FP), AX
@@ -32960,7 +32760,7 @@ no_rescale_35:
 	VBROADCASTSS (AX)(CX*4), Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
-	VBROADCASTSS 4(AX)(CX*4), Z11
+	VBROADCASTSS 4(AX)(CX*4), Z9
 	MOVQ         tileStride+88(FP), AX
 	IMULQ        32(SP), AX
 	MOVQ         tiles+80(FP), CX
@@ -32968,123 +32768,123 @@ no_rescale_35:
 	MOVQ         AX, CX
 	ADDQ         tileStride+88(FP), CX
 	MOVQ         24(SP), DX
-	VMOVUPS      expconst<>+1344(SB), Z12
-	VMOVUPS      expconst<>+1344(SB), Z13
+	VMOVUPS      expconst<>+1344(SB), Z10
+	VMOVUPS      expconst<>+1344(SB), Z11
 	MOVQ         CX, CX
 
 exp_loop_34:
 	CMPQ         DX, $0x00000010
 	JL           exp_tail_34
-	VMOVUPS      (AX), Y5
-	VINSERTF64X4 $0x01, 32(AX), Z5, Z5
-	VMOVUPS      (CX), Y6
-	VINSERTF64X4 $0x01, 32(CX), Z6, Z6
-	VSUBPS       Z0, Z5, Z5
-	VSUBPS       Z11, Z6, Z6
-	VMOVUPS      expconst<>+256(SB), Z14
-	VMAXPS       Z5, Z14, Z5
-	VMOVUPS      expconst<>+320(SB), Z14
-	VMINPS       Z5, Z14, Z5
-	VMULPS       expconst<>+128(SB), Z5, Z5
-	VCVTPS2DQ    Z5, Z14
-	VCVTDQ2PS    Z14, Z15
-	VSUBPS       Z15, Z5, Z5
-	VMOVUPS      expconst<>+576(SB), Z15
-	VFMADD213PS  expconst<>+512(SB), Z5, Z15
-	VFMADD213PS  expconst<>+448(SB), Z5, Z15
-	VFMADD213PS  expconst<>+384(SB), Z5, Z15
-	VFMADD213PS  expconst<>+64(SB), Z5, Z15
-	VPADDD       expconst<>+192(SB), Z14, Z14
-	VPSLLD       $0x17, Z14, Z14
-	VMULPS       Z14, Z15, Z5
-	VMOVUPS      expconst<>+256(SB), Z14
-	VMAXPS       Z6, Z14, Z6
-	VMOVUPS      expconst<>+320(SB), Z14
-	VMINPS       Z6, Z14, Z6
-	VMULPS       expconst<>+128(SB), Z6, Z6
-	VCVTPS2DQ    Z6, Z14
-	VCVTDQ2PS    Z14, Z15
-	VSUBPS       Z15, Z6, Z6
-	VMOVUPS      expconst<>+576(SB), Z15
-	VFMADD213PS  expconst<>+512(SB), Z6, Z15
-	VFMADD213PS  expconst<>+448(SB), Z6, Z15
-	VFMADD213PS  expconst<>+384(SB), Z6, Z15
-	VFMADD213PS  expconst<>+64(SB), Z6, Z15
-	VPADDD       expconst<>+192(SB), Z14, Z14
-	VPSLLD       $0x17, Z14, Z14
-	VMULPS       Z14, Z15, Z6
-	VMOVUPS      Z5, (AX)
-	VMOVUPS      Z6, (CX)
-	VADDPS       Z5, Z12, Z12
-	VADDPS       Z6, Z13, Z13
+	VMOVUPS      (AX), Y3
+	VINSERTF64X4 $0x01, 32(AX), Z3, Z3
+	VMOVUPS      (CX), Y4
+	VINSERTF64X4 $0x01, 32(CX), Z4, Z4
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z9, Z4, Z4
+	VMOVUPS      expconst<>+256(SB), Z12
+	VMAXPS       Z3, Z12, Z3
+	VMOVUPS      expconst<>+320(SB), Z12
+	VMINPS       Z3, Z12, Z3
+	VMULPS       expconst<>+128(SB), Z3, Z3
+	VCVTPS2DQ    Z3, Z12
+	VCVTDQ2PS    Z12, Z13
+	VSUBPS       Z13, Z3, Z3
+	VMOVUPS      expconst<>+576(SB), Z13
+	VFMADD213PS  expconst<>+512(SB), Z3, Z13
+	VFMADD213PS  expconst<>+448(SB), Z3, Z13
+	VFMADD213PS  expconst<>+384(SB), Z3, Z13
+	VFMADD213PS  expconst<>+64(SB), Z3, Z13
+	VPADDD       expconst<>+192(SB), Z12, Z12
+	VPSLLD       $0x17, Z12, Z12
+	VMULPS       Z12, Z13, Z3
+	VMOVUPS      expconst<>+256(SB), Z12
+	VMAXPS       Z4, Z12, Z4
+	VMOVUPS      expconst<>+320(SB), Z12
+	VMINPS       Z4, Z12, Z4
+	VMULPS       expconst<>+128(SB), Z4, Z4
+	VCVTPS2DQ    Z4, Z12
+	VCVTDQ2PS    Z12, Z13
+	VSUBPS       Z13, Z4, Z4
+	VMOVUPS      expconst<>+576(SB), Z13
+	VFMADD213PS  expconst<>+512(SB), Z4, Z13
+	VFMADD213PS  expconst<>+448(SB), Z4, Z13
+	VFMADD213PS  expconst<>+384(SB), Z4, Z13
+	VFMADD213PS  expconst<>+64(SB), Z4, Z13
+	VPADDD       expconst<>+192(SB), Z12, Z12
+	VPSLLD       $0x17, Z12, Z12
+	VMULPS       Z12, Z13, Z4
+	VMOVUPS      Z3, (AX)
+	VMOVUPS      Z4, (CX)
+	VADDPS       Z3, Z10, Z10
+	VADDPS       Z4, Z11, Z11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
 	JMP          exp_loop_34
 
 exp_tail_34:
-	VEXTRACTF64X4 $0x01, Z12, Y6
-	VADDPS        Y6, Y12, Y6
-	VEXTRACTF32X4 $0x01, Y6, X5
-	VADDPS        X6, X5, X5
-	VMOVHLPS      X5, X5, X6
-	VADDPS        X6, X5, X5
-	VMOVSHDUP     X5, X6
-	VADDPS        X6, X5, X5
-	VEXTRACTF64X4 $0x01, Z13, Y7
-	VADDPS        Y7, Y13, Y7
-	VEXTRACTF32X4 $0x01, Y7, X6
-	VADDPS        X7, X6, X6
-	VMOVHLPS      X6, X6, X7
-	VADDPS        X7, X6, X6
-	VMOVSHDUP     X6, X7
-	VADDPS        X7, X6, X6
+	VEXTRACTF64X4 $0x01, Z10, Y4
+	VADDPS        Y4, Y10, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VEXTRACTF64X4 $0x01, Z11, Y5
+	VADDPS        Y5, Y11, Y5
+	VEXTRACTF32X4 $0x01, Y5, X4
+	VADDPS        X5, X4, X4
+	VMOVHLPS      X4, X4, X5
+	VADDPS        X5, X4, X4
+	VMOVSHDUP     X4, X5
+	VADDPS        X5, X4, X4
 	TESTQ         DX, DX
 	JZ            exp_done_34
-	VMOVUPS       (AX), Y7
-	VINSERTF64X4  $0x01, 32(AX), Z7, Z7
-	VMOVUPS       (CX), Y8
-	VINSERTF64X4  $0x01, 32(CX), Z8, Z8
-	VSUBPS        Z0, Z7, Z7
-	VSUBPS        Z11, Z8, Z8
+	VMOVUPS       (AX), Y5
+	VINSERTF64X4  $0x01, 32(AX), Z5, Z5
+	VMOVUPS       (CX), Y6
+	VINSERTF64X4  $0x01, 32(CX), Z6, Z6
+	VSUBPS        Z0, Z5, Z5
+	VSUBPS        Z9, Z6, Z6
 	VMOVUPS       expconst<>+256(SB), Z0
-	VMAXPS        Z7, Z0, Z7
+	VMAXPS        Z5, Z0, Z5
 	VMOVUPS       expconst<>+320(SB), Z0
-	VMINPS        Z7, Z0, Z7
-	VMULPS        expconst<>+128(SB), Z7, Z7
-	VCVTPS2DQ     Z7, Z0
-	VCVTDQ2PS     Z0, Z11
-	VSUBPS        Z11, Z7, Z7
-	VMOVUPS       expconst<>+576(SB), Z11
-	VFMADD213PS   expconst<>+512(SB), Z7, Z11
-	VFMADD213PS   expconst<>+448(SB), Z7, Z11
-	VFMADD213PS   expconst<>+384(SB), Z7, Z11
-	VFMADD213PS   expconst<>+64(SB), Z7, Z11
+	VMINPS        Z5, Z0, Z5
+	VMULPS        expconst<>+128(SB), Z5, Z5
+	VCVTPS2DQ     Z5, Z0
+	VCVTDQ2PS     Z0, Z9
+	VSUBPS        Z9, Z5, Z5
+	VMOVUPS       expconst<>+576(SB), Z9
+	VFMADD213PS   expconst<>+512(SB), Z5, Z9
+	VFMADD213PS   expconst<>+448(SB), Z5, Z9
+	VFMADD213PS   expconst<>+384(SB), Z5, Z9
+	VFMADD213PS   expconst<>+64(SB), Z5, Z9
 	VPADDD        expconst<>+192(SB), Z0, Z0
 	VPSLLD        $0x17, Z0, Z0
-	VMULPS        Z0, Z11, Z7
+	VMULPS        Z0, Z9, Z5
 	VMOVUPS       expconst<>+256(SB), Z0
-	VMAXPS        Z8, Z0, Z8
+	VMAXPS        Z6, Z0, Z6
 	VMOVUPS       expconst<>+320(SB), Z0
-	VMINPS        Z8, Z0, Z8
-	VMULPS        expconst<>+128(SB), Z8, Z8
-	VCVTPS2DQ     Z8, Z0
-	VCVTDQ2PS     Z0, Z11
-	VSUBPS        Z11, Z8, Z8
-	VMOVUPS       expconst<>+576(SB), Z11
-	VFMADD213PS   expconst<>+512(SB), Z8, Z11
-	VFMADD213PS   expconst<>+448(SB), Z8, Z11
-	VFMADD213PS   expconst<>+384(SB), Z8, Z11
-	VFMADD213PS   expconst<>+64(SB), Z8, Z11
+	VMINPS        Z6, Z0, Z6
+	VMULPS        expconst<>+128(SB), Z6, Z6
+	VCVTPS2DQ     Z6, Z0
+	VCVTDQ2PS     Z0, Z9
+	VSUBPS        Z9, Z6, Z6
+	VMOVUPS       expconst<>+576(SB), Z9
+	VFMADD213PS   expconst<>+512(SB), Z6, Z9
+	VFMADD213PS   expconst<>+448(SB), Z6, Z9
+	VFMADD213PS   expconst<>+384(SB), Z6, Z9
+	VFMADD213PS   expconst<>+64(SB), Z6, Z9
 	VPADDD        expconst<>+192(SB), Z0, Z0
 	VPSLLD        $0x17, Z0, Z0
-	VMULPS        Z0, Z11, Z8
-	VMOVUPS       Z7, (AX)
-	VMOVUPS       Z8, (CX)
+	VMULPS        Z0, Z9, Z6
+	VMOVUPS       Z5, (AX)
+	VMOVUPS       Z6, (CX)
 
 exp_tail1_34:
-	VADDSS (AX), X5, X5
-	VADDSS (CX), X6, X6
+	VADDSS (AX), X3, X3
+	VADDSS (CX), X4, X4
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
@@ -33095,22 +32895,22 @@ exp_done_34:
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VADDSS (AX)(CX*4), X5, X5
+	VADDSS (AX)(CX*4), X3, X3
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VMOVSS X5, (AX)(CX*4)
+	VMOVSS X3, (AX)(CX*4)
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VADDSS 4(AX)(CX*4), X6, X6
+	VADDSS 4(AX)(CX*4), X4, X4
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VMOVSS X6, 4(AX)(CX*4)
+	VMOVSS X4, 4(AX)(CX*4)
 	ADDQ   $0x00000002, 32(SP)
 	JMP    softmax_23
 
@@ -33128,37 +32928,37 @@ softmax_24:
 	LEAQ         (AX)(CX*4), AX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMAXSS       (AX)(CX*4), X0, X5
-	VUCOMISS     X0, X5
+	VMAXSS       (AX)(CX*4), X0, X3
+	VUCOMISS     X0, X3
 	JEQ          no_rescale_36
-	VSUBSS       X5, X0, X0
+	VSUBSS       X3, X0, X0
 	VBROADCASTSS X0, Z0
-	VMOVUPS      expconst<>+256(SB), Z11
-	VMAXPS       Z0, Z11, Z0
-	VMOVUPS      expconst<>+320(SB), Z11
-	VMINPS       Z0, Z11, Z0
+	VMOVUPS      expconst<>+256(SB), Z9
+	VMAXPS       Z0, Z9, Z0
+	VMOVUPS      expconst<>+320(SB), Z9
+	VMINPS       Z0, Z9, Z0
 	VMULPS       expconst<>+128(SB), Z0, Z0
-	VCVTPS2DQ    Z0, Z11
-	VCVTDQ2PS    Z11, Z12
-	VSUBPS       Z12, Z0, Z0
-	VMOVUPS      expconst<>+576(SB), Z12
-	VFMADD213PS  expconst<>+512(SB), Z0, Z12
-	VFMADD213PS  expconst<>+448(SB), Z0, Z12
-	VFMADD213PS  expconst<>+384(SB), Z0, Z12
-	VFMADD213PS  expconst<>+64(SB), Z0, Z12
-	VPADDD       expconst<>+192(SB), Z11, Z11
-	VPSLLD       $0x17, Z11, Z11
-	VMULPS       Z11, Z12, Z0
+	VCVTPS2DQ    Z0, Z9
+	VCVTDQ2PS    Z9, Z10
+	VSUBPS       Z10, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z10
+	VFMADD213PS  expconst<>+512(SB), Z0, Z10
+	VFMADD213PS  expconst<>+448(SB), Z0, Z10
+	VFMADD213PS  expconst<>+384(SB), Z0, Z10
+	VFMADD213PS  expconst<>+64(SB), Z0, Z10
+	VPADDD       expconst<>+192(SB), Z9, Z9
+	VPSLLD       $0x17, Z9, Z9
+	VMULPS       Z9, Z10, Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMULSS       (AX)(CX*4), X0, X6
+	VMULSS       (AX)(CX*4), X0, X4
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMOVSS       X6, (AX)(CX*4)
+	VMOVSS       X4, (AX)(CX*4)
 	MOVQ         d+48(FP), AX
 	SHLQ         $0x02, AX
 	MOVQ         32(SP), CX
@@ -33168,14 +32968,14 @@ softmax_24:
 	MOVQ         AX, AX
 
 scale_loop_47:
-	VMULPS  (CX), Z0, Z11
-	VMOVUPS Z11, (CX)
+	VMULPS  (CX), Z0, Z9
+	VMOVUPS Z9, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_47
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
-	VMOVSS  X5, (AX)(CX*4)
+	VMOVSS  X3, (AX)(CX*4)
 
 no_rescale_36:
 	MOVQ         state+72(FP), AX
@@ -33186,71 +32986,71 @@ no_rescale_36:
 	MOVQ         tiles+80(FP), CX
 	ADDQ         CX, AX
 	MOVQ         24(SP), CX
-	VMOVUPS      expconst<>+1344(SB), Z11
+	VMOVUPS      expconst<>+1344(SB), Z9
 	MOVQ         CX, CX
 
 exp_loop_35:
 	CMPQ         CX, $0x00000010
 	JL           exp_tail_35
-	VMOVUPS      (AX), Y9
-	VINSERTF64X4 $0x01, 32(AX), Z9, Z9
-	VSUBPS       Z0, Z9, Z9
-	VMOVUPS      expconst<>+256(SB), Z12
-	VMAXPS       Z9, Z12, Z9
-	VMOVUPS      expconst<>+320(SB), Z12
-	VMINPS       Z9, Z12, Z9
-	VMULPS       expconst<>+128(SB), Z9, Z9
-	VCVTPS2DQ    Z9, Z12
-	VCVTDQ2PS    Z12, Z13
-	VSUBPS       Z13, Z9, Z9
-	VMOVUPS      expconst<>+576(SB), Z13
-	VFMADD213PS  expconst<>+512(SB), Z9, Z13
-	VFMADD213PS  expconst<>+448(SB), Z9, Z13
-	VFMADD213PS  expconst<>+384(SB), Z9, Z13
-	VFMADD213PS  expconst<>+64(SB), Z9, Z13
-	VPADDD       expconst<>+192(SB), Z12, Z12
-	VPSLLD       $0x17, Z12, Z12
-	VMULPS       Z12, Z13, Z9
-	VMOVUPS      Z9, (AX)
-	VADDPS       Z9, Z11, Z11
+	VMOVUPS      (AX), Y7
+	VINSERTF64X4 $0x01, 32(AX), Z7, Z7
+	VSUBPS       Z0, Z7, Z7
+	VMOVUPS      expconst<>+256(SB), Z10
+	VMAXPS       Z7, Z10, Z7
+	VMOVUPS      expconst<>+320(SB), Z10
+	VMINPS       Z7, Z10, Z7
+	VMULPS       expconst<>+128(SB), Z7, Z7
+	VCVTPS2DQ    Z7, Z10
+	VCVTDQ2PS    Z10, Z11
+	VSUBPS       Z11, Z7, Z7
+	VMOVUPS      expconst<>+576(SB), Z11
+	VFMADD213PS  expconst<>+512(SB), Z7, Z11
+	VFMADD213PS  expconst<>+448(SB), Z7, Z11
+	VFMADD213PS  expconst<>+384(SB), Z7, Z11
+	VFMADD213PS  expconst<>+64(SB), Z7, Z11
+	VPADDD       expconst<>+192(SB), Z10, Z10
+	VPSLLD       $0x17, Z10, Z10
+	VMULPS       Z10, Z11, Z7
+	VMOVUPS      Z7, (AX)
+	VADDPS       Z7, Z9, Z9
 	ADDQ         $0x00000040, AX
 	SUBQ         $0x00000010, CX
 	JMP          exp_loop_35
 
 exp_tail_35:
-	VEXTRACTF64X4 $0x01, Z11, Y6
-	VADDPS        Y6, Y11, Y6
-	VEXTRACTF32X4 $0x01, Y6, X5
-	VADDPS        X6, X5, X5
-	VMOVHLPS      X5, X5, X6
-	VADDPS        X6, X5, X5
-	VMOVSHDUP     X5, X6
-	VADDPS        X6, X5, X5
+	VEXTRACTF64X4 $0x01, Z9, Y4
+	VADDPS        Y4, Y9, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
 	TESTQ         CX, CX
 	JZ            exp_done_35
-	VMOVUPS       (AX), Y10
-	VINSERTF64X4  $0x01, 32(AX), Z10, Z10
-	VSUBPS        Z0, Z10, Z10
+	VMOVUPS       (AX), Y8
+	VINSERTF64X4  $0x01, 32(AX), Z8, Z8
+	VSUBPS        Z0, Z8, Z8
 	VMOVUPS       expconst<>+256(SB), Z0
-	VMAXPS        Z10, Z0, Z10
+	VMAXPS        Z8, Z0, Z8
 	VMOVUPS       expconst<>+320(SB), Z0
-	VMINPS        Z10, Z0, Z10
-	VMULPS        expconst<>+128(SB), Z10, Z10
-	VCVTPS2DQ     Z10, Z0
-	VCVTDQ2PS     Z0, Z11
-	VSUBPS        Z11, Z10, Z10
-	VMOVUPS       expconst<>+576(SB), Z11
-	VFMADD213PS   expconst<>+512(SB), Z10, Z11
-	VFMADD213PS   expconst<>+448(SB), Z10, Z11
-	VFMADD213PS   expconst<>+384(SB), Z10, Z11
-	VFMADD213PS   expconst<>+64(SB), Z10, Z11
+	VMINPS        Z8, Z0, Z8
+	VMULPS        expconst<>+128(SB), Z8, Z8
+	VCVTPS2DQ     Z8, Z0
+	VCVTDQ2PS     Z0, Z9
+	VSUBPS        Z9, Z8, Z8
+	VMOVUPS       expconst<>+576(SB), Z9
+	VFMADD213PS   expconst<>+512(SB), Z8, Z9
+	VFMADD213PS   expconst<>+448(SB), Z8, Z9
+	VFMADD213PS   expconst<>+384(SB), Z8, Z9
+	VFMADD213PS   expconst<>+64(SB), Z8, Z9
 	VPADDD        expconst<>+192(SB), Z0, Z0
 	VPSLLD        $0x17, Z0, Z0
-	VMULPS        Z0, Z11, Z10
-	VMOVUPS       Z10, (AX)
+	VMULPS        Z0, Z9, Z8
+	VMOVUPS       Z8, (AX)
 
 exp_tail1_35:
-	VADDSS (AX), X5, X5
+	VADDSS (AX), X3, X3
 	ADDQ   $0x04, AX
 	DECQ   CX
 	JNZ    exp_tail1_35
@@ -33260,12 +33060,12 @@ exp_done_35:
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VADDSS (AX)(CX*4), X5, X5
+	VADDSS (AX)(CX*4), X3, X3
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VMOVSS X5, (AX)(CX*4)
+	VMOVSS X3, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
 	JMP    softmax_24
 
@@ -33305,21 +33105,21 @@ pv_block_113:
 	CMPQ    R11, $0x00000200
 	JL      pv_next_113
 	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R10*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R10*1), Z12
+	VMOVUPS 128(CX)(R10*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R10*1), Z14
+	VMOVUPS 192(CX)(R10*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R10*1), Z16
+	VMOVUPS 256(CX)(R10*1), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	VMOVUPS 256(CX)(R10*1), Z18
+	VMOVUPS 320(CX)(R10*1), Z18
 	VMOVUPS expconst<>+1344(SB), Z19
-	VMOVUPS 320(CX)(R10*1), Z20
+	VMOVUPS 384(CX)(R10*1), Z20
 	VMOVUPS expconst<>+1344(SB), Z21
-	VMOVUPS 384(CX)(R10*1), Z22
+	VMOVUPS 448(CX)(R10*1), Z22
 	VMOVUPS expconst<>+1344(SB), Z23
-	VMOVUPS 448(CX)(R10*1), Z24
-	VMOVUPS expconst<>+1344(SB), Z25
 	MOVQ    DX, R11
 	MOVQ    R10, R12
 	SHRQ    $0x07, R12
@@ -33330,91 +33130,91 @@ pv_block_113:
 	JL      pv_single_113
 
 pv_pair_113:
-	VBROADCASTSS (R11), Z26
-	VBROADCASTSS 4(R11), Z27
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    2(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z0
-	VPMOVSXBD    18(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    36(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z14
-	VPMOVSXBD    52(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z16
-	VMOVD        68(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    70(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z18
-	VPMOVSXBD    86(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z20
-	VMOVD        102(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z22
-	VPMOVSXBD    120(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z24
+	VBROADCASTSS (R11), Z24
+	VBROADCASTSS 4(R11), Z25
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    2(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z0
+	VPMOVSXBD    18(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    36(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z12
+	VPMOVSXBD    52(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z14
+	VMOVD        68(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    70(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z16
+	VPMOVSXBD    86(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z18
+	VMOVD        102(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z20
+	VPMOVSXBD    120(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z22
 	PREFETCHT1   (R12)(R8*1)
 	PREFETCHT1   64(R12)(R8*1)
 	PREFETCHT1   128(R12)(R8*1)
-	VMOVD        (R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    2(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z11
-	VPMOVSXBD    18(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z13
-	VMOVD        34(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    36(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z15
-	VPMOVSXBD    52(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z17
-	VMOVD        68(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    70(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z19
-	VPMOVSXBD    86(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z21
-	VMOVD        102(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R12)(DI*1), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z23
-	VPMOVSXBD    120(R12)(DI*1), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z25
+	VMOVD        (R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    2(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z9
+	VPMOVSXBD    18(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z11
+	VMOVD        34(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    36(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z13
+	VPMOVSXBD    52(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z15
+	VMOVD        68(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    70(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z17
+	VPMOVSXBD    86(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z19
+	VMOVD        102(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R12)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z21
+	VPMOVSXBD    120(R12)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z23
 	PREFETCHT1   (R12)(R9*1)
 	PREFETCHT1   64(R12)(R9*1)
 	PREFETCHT1   128(R12)(R9*1)
@@ -33427,69 +33227,69 @@ pv_pair_113:
 pv_single_113:
 	TESTQ        R13, R13
 	JZ           pv_merge_113
-	VBROADCASTSS (R11), Z26
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    2(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z0
-	VPMOVSXBD    18(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    36(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z14
-	VPMOVSXBD    52(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z16
-	VMOVD        68(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    70(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z18
-	VPMOVSXBD    86(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z20
-	VMOVD        102(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R12), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z22
-	VPMOVSXBD    120(R12), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z24
+	VBROADCASTSS (R11), Z24
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    2(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z0
+	VPMOVSXBD    18(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    36(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z12
+	VPMOVSXBD    52(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z14
+	VMOVD        68(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    70(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z16
+	VPMOVSXBD    86(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z18
+	VMOVD        102(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z20
+	VPMOVSXBD    120(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z22
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
 	JMP          pv_single_113
 
 pv_merge_113:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R10*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R10*1)
+	VMOVUPS Z12, 128(CX)(R10*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R10*1)
+	VMOVUPS Z14, 192(CX)(R10*1)
 	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R10*1)
+	VMOVUPS Z16, 256(CX)(R10*1)
 	VADDPS  Z19, Z18, Z18
-	VMOVUPS Z18, 256(CX)(R10*1)
+	VMOVUPS Z18, 320(CX)(R10*1)
 	VADDPS  Z21, Z20, Z20
-	VMOVUPS Z20, 320(CX)(R10*1)
+	VMOVUPS Z20, 384(CX)(R10*1)
 	VADDPS  Z23, Z22, Z22
-	VMOVUPS Z22, 384(CX)(R10*1)
-	VADDPS  Z25, Z24, Z24
-	VMOVUPS Z24, 448(CX)(R10*1)
+	VMOVUPS Z22, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
 	JMP     pv_block_113
 
@@ -33500,13 +33300,13 @@ pv_block_114:
 	CMPQ    R11, $0x00000100
 	JL      pv_next_114
 	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R10*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R10*1), Z12
+	VMOVUPS 128(CX)(R10*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R10*1), Z14
+	VMOVUPS 192(CX)(R10*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R10*1), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R11
 	MOVQ    R10, R12
 	SHRQ    $0x07, R12
@@ -33517,50 +33317,50 @@ pv_block_114:
 	JL      pv_single_114
 
 pv_pair_114:
-	VBROADCASTSS (R11), Z18
-	VBROADCASTSS 4(R11), Z19
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z20
-	VPMOVSXBD    2(R12), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z0
-	VPMOVSXBD    18(R12), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z14
-	VPMOVSXBD    52(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z16
+	VBROADCASTSS (R11), Z16
+	VBROADCASTSS 4(R11), Z17
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z18
+	VPMOVSXBD    2(R12), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VPMOVSXBD    18(R12), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VPMOVSXBD    52(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z14
 	PREFETCHT1   (R12)(R8*1)
 	PREFETCHT1   64(R12)(R8*1)
-	VMOVD        (R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    2(R12)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z11
-	VPMOVSXBD    18(R12)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z13
-	VMOVD        34(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R12)(DI*1), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z15
-	VPMOVSXBD    52(R12)(DI*1), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z17
+	VMOVD        (R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    2(R12)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z9
+	VPMOVSXBD    18(R12)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z11
+	VMOVD        34(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R12)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z13
+	VPMOVSXBD    52(R12)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z15
 	PREFETCHT1   (R12)(R9*1)
 	PREFETCHT1   64(R12)(R9*1)
 	ADDQ         $0x08, R11
@@ -33572,41 +33372,41 @@ pv_pair_114:
 pv_single_114:
 	TESTQ        R13, R13
 	JZ           pv_merge_114
-	VBROADCASTSS (R11), Z18
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z19
-	VPMOVSXBD    2(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z0
-	VPMOVSXBD    18(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R12), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z14
-	VPMOVSXBD    52(R12), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z16
+	VBROADCASTSS (R11), Z16
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z17
+	VPMOVSXBD    2(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z0
+	VPMOVSXBD    18(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R12), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z12
+	VPMOVSXBD    52(R12), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z14
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
 	JMP          pv_single_114
 
 pv_merge_114:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R10*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R10*1)
+	VMOVUPS Z12, 128(CX)(R10*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R10*1)
-	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R10*1)
+	VMOVUPS Z14, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
 	JMP     pv_block_114
 
@@ -33617,9 +33417,9 @@ pv_block_115:
 	CMPQ    R11, $0x00000080
 	JL      pv_next_115
 	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R10*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R10*1), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
 	MOVQ    DX, R11
 	MOVQ    R10, R12
 	SHRQ    $0x07, R12
@@ -33630,29 +33430,29 @@ pv_block_115:
 	JL      pv_single_115
 
 pv_pair_115:
-	VBROADCASTSS (R11), Z14
-	VBROADCASTSS 4(R11), Z15
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R12), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z0
-	VPMOVSXBD    18(R12), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z12
+	VBROADCASTSS (R11), Z12
+	VBROADCASTSS 4(R11), Z13
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R12), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z0
+	VPMOVSXBD    18(R12), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z10
 	PREFETCHT1   (R12)(R8*1)
-	VMOVD        (R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X15, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R12)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z11
-	VPMOVSXBD    18(R12)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z13
+	VMOVD        (R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X13, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R12)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z9
+	VPMOVSXBD    18(R12)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z11
 	PREFETCHT1   (R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
@@ -33663,27 +33463,27 @@ pv_pair_115:
 pv_single_115:
 	TESTQ        R13, R13
 	JZ           pv_merge_115
-	VBROADCASTSS (R11), Z14
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R12), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z0
-	VPMOVSXBD    18(R12), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z12
+	VBROADCASTSS (R11), Z12
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R12), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z0
+	VPMOVSXBD    18(R12), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z10
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
 	JMP          pv_single_115
 
 pv_merge_115:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
-	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
 	JMP     pv_block_115
 
@@ -33694,7 +33494,7 @@ pv_block_116:
 	CMPQ    R8, $0x00000040
 	JL      pv_next_116
 	VMOVUPS (CX)(R10*1), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z9
 	MOVQ    DX, R8
 	MOVQ    R10, R9
 	SHRQ    $0x07, R9
@@ -33705,8 +33505,8 @@ pv_block_116:
 	JL      pv_single_116
 
 pv_pair_116:
-	VBROADCASTSS (R8), Z12
-	VBROADCASTSS 4(R8), Z12
+	VBROADCASTSS (R8), Z10
+	VBROADCASTSS 4(R8), Z10
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
@@ -33716,14 +33516,14 @@ pv_pair_116:
 pv_single_116:
 	TESTQ        R11, R11
 	JZ           pv_merge_116
-	VBROADCASTSS (R8), Z12
+	VBROADCASTSS (R8), Z10
 	ADDQ         $0x04, R8
 	ADDQ         DI, R9
 	DECQ         R11
 	JMP          pv_single_116
 
 pv_merge_116:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
 	JMP     pv_block_116
@@ -33740,21 +33540,21 @@ pv_block_117:
 	CMPQ    R9, $0x00000200
 	JL      pv_next_117
 	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R8*1), Z12
+	VMOVUPS 128(CX)(R8*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R8*1), Z14
+	VMOVUPS 192(CX)(R8*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R8*1), Z16
+	VMOVUPS 256(CX)(R8*1), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	VMOVUPS 256(CX)(R8*1), Z18
+	VMOVUPS 320(CX)(R8*1), Z18
 	VMOVUPS expconst<>+1344(SB), Z19
-	VMOVUPS 320(CX)(R8*1), Z20
+	VMOVUPS 384(CX)(R8*1), Z20
 	VMOVUPS expconst<>+1344(SB), Z21
-	VMOVUPS 384(CX)(R8*1), Z22
+	VMOVUPS 448(CX)(R8*1), Z22
 	VMOVUPS expconst<>+1344(SB), Z23
-	VMOVUPS 448(CX)(R8*1), Z24
-	VMOVUPS expconst<>+1344(SB), Z25
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -33765,88 +33565,88 @@ pv_block_117:
 	JL      pv_single_117
 
 pv_pair_117:
-	VBROADCASTSS (R9), Z26
-	VBROADCASTSS 4(R9), Z27
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    2(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z0
-	VPMOVSXBD    18(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    36(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z14
-	VPMOVSXBD    52(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z16
-	VMOVD        68(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    70(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z18
-	VPMOVSXBD    86(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z20
-	VMOVD        102(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z22
-	VPMOVSXBD    120(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z24
-	VMOVD        (R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    2(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z11
-	VPMOVSXBD    18(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z13
-	VMOVD        34(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    36(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z15
-	VPMOVSXBD    52(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z17
-	VMOVD        68(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    70(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z19
-	VPMOVSXBD    86(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z21
-	VMOVD        102(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R10)(DI*1), Z27
+	VBROADCASTSS (R9), Z24
+	VBROADCASTSS 4(R9), Z25
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    2(R10), Z27
 	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z23
-	VPMOVSXBD    120(R10)(DI*1), Z27
+	VFMADD231PS  Z27, Z26, Z0
+	VPMOVSXBD    18(R10), Z27
 	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z25
+	VFMADD231PS  Z27, Z26, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    36(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z12
+	VPMOVSXBD    52(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z14
+	VMOVD        68(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    70(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z16
+	VPMOVSXBD    86(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z18
+	VMOVD        102(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z20
+	VPMOVSXBD    120(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z22
+	VMOVD        (R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    2(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z9
+	VPMOVSXBD    18(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z11
+	VMOVD        34(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    36(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z13
+	VPMOVSXBD    52(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z15
+	VMOVD        68(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    70(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z17
+	VPMOVSXBD    86(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z19
+	VMOVD        102(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R10)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z21
+	VPMOVSXBD    120(R10)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z23
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -33856,69 +33656,69 @@ pv_pair_117:
 pv_single_117:
 	TESTQ        R11, R11
 	JZ           pv_merge_117
-	VBROADCASTSS (R9), Z26
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    2(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z0
-	VPMOVSXBD    18(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    36(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z14
-	VPMOVSXBD    52(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z16
-	VMOVD        68(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    70(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z18
-	VPMOVSXBD    86(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z20
-	VMOVD        102(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R10), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z22
-	VPMOVSXBD    120(R10), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z24
+	VBROADCASTSS (R9), Z24
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    2(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z0
+	VPMOVSXBD    18(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    36(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z12
+	VPMOVSXBD    52(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z14
+	VMOVD        68(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    70(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z16
+	VPMOVSXBD    86(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z18
+	VMOVD        102(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z20
+	VPMOVSXBD    120(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z22
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_117
 
 pv_merge_117:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R8*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R8*1)
+	VMOVUPS Z12, 128(CX)(R8*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R8*1)
+	VMOVUPS Z14, 192(CX)(R8*1)
 	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R8*1)
+	VMOVUPS Z16, 256(CX)(R8*1)
 	VADDPS  Z19, Z18, Z18
-	VMOVUPS Z18, 256(CX)(R8*1)
+	VMOVUPS Z18, 320(CX)(R8*1)
 	VADDPS  Z21, Z20, Z20
-	VMOVUPS Z20, 320(CX)(R8*1)
+	VMOVUPS Z20, 384(CX)(R8*1)
 	VADDPS  Z23, Z22, Z22
-	VMOVUPS Z22, 384(CX)(R8*1)
-	VADDPS  Z25, Z24, Z24
-	VMOVUPS Z24, 448(CX)(R8*1)
+	VMOVUPS Z22, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
 	JMP     pv_block_117
 
@@ -33929,13 +33729,13 @@ pv_block_118:
 	CMPQ    R9, $0x00000100
 	JL      pv_next_118
 	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R8*1), Z12
+	VMOVUPS 128(CX)(R8*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R8*1), Z14
+	VMOVUPS 192(CX)(R8*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R8*1), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -33946,48 +33746,48 @@ pv_block_118:
 	JL      pv_single_118
 
 pv_pair_118:
-	VBROADCASTSS (R9), Z18
-	VBROADCASTSS 4(R9), Z19
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z20
-	VPMOVSXBD    2(R10), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z0
-	VPMOVSXBD    18(R10), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z14
-	VPMOVSXBD    52(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z16
-	VMOVD        (R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    2(R10)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z11
-	VPMOVSXBD    18(R10)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z13
-	VMOVD        34(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R10)(DI*1), Z19
+	VBROADCASTSS (R9), Z16
+	VBROADCASTSS 4(R9), Z17
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z18
+	VPMOVSXBD    2(R10), Z19
 	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z15
-	VPMOVSXBD    52(R10)(DI*1), Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VPMOVSXBD    18(R10), Z19
 	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z17
+	VFMADD231PS  Z19, Z18, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VPMOVSXBD    52(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z14
+	VMOVD        (R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    2(R10)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z9
+	VPMOVSXBD    18(R10)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z11
+	VMOVD        34(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R10)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z13
+	VPMOVSXBD    52(R10)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z15
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -33997,41 +33797,41 @@ pv_pair_118:
 pv_single_118:
 	TESTQ        R11, R11
 	JZ           pv_merge_118
-	VBROADCASTSS (R9), Z18
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z19
-	VPMOVSXBD    2(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z0
-	VPMOVSXBD    18(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R10), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z14
-	VPMOVSXBD    52(R10), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z16
+	VBROADCASTSS (R9), Z16
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z17
+	VPMOVSXBD    2(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z0
+	VPMOVSXBD    18(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R10), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z12
+	VPMOVSXBD    52(R10), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z14
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_118
 
 pv_merge_118:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R8*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R8*1)
+	VMOVUPS Z12, 128(CX)(R8*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R8*1)
-	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R8*1)
+	VMOVUPS Z14, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
 	JMP     pv_block_118
 
@@ -34042,9 +33842,9 @@ pv_block_119:
 	CMPQ    R9, $0x00000080
 	JL      pv_next_119
 	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R8*1), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -34055,28 +33855,28 @@ pv_block_119:
 	JL      pv_single_119
 
 pv_pair_119:
-	VBROADCASTSS (R9), Z14
-	VBROADCASTSS 4(R9), Z15
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R10), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z0
-	VPMOVSXBD    18(R10), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z12
-	VMOVD        (R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X15, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R10)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z11
-	VPMOVSXBD    18(R10)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z13
+	VBROADCASTSS (R9), Z12
+	VBROADCASTSS 4(R9), Z13
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R10), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z0
+	VPMOVSXBD    18(R10), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z10
+	VMOVD        (R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X13, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R10)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z9
+	VPMOVSXBD    18(R10)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z11
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -34086,27 +33886,27 @@ pv_pair_119:
 pv_single_119:
 	TESTQ        R11, R11
 	JZ           pv_merge_119
-	VBROADCASTSS (R9), Z14
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R10), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z0
-	VPMOVSXBD    18(R10), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z12
+	VBROADCASTSS (R9), Z12
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R10), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z0
+	VPMOVSXBD    18(R10), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z10
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_119
 
 pv_merge_119:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
-	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
 	JMP     pv_block_119
 
@@ -34117,7 +33917,7 @@ pv_block_120:
 	CMPQ    R9, $0x00000040
 	JL      pv_next_120
 	VMOVUPS (CX)(R8*1), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z9
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -34128,8 +33928,8 @@ pv_block_120:
 	JL      pv_single_120
 
 pv_pair_120:
-	VBROADCASTSS (R9), Z12
-	VBROADCASTSS 4(R9), Z12
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z10
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -34139,14 +33939,14 @@ pv_pair_120:
 pv_single_120:
 	TESTQ        R11, R11
 	JZ           pv_merge_120
-	VBROADCASTSS (R9), Z12
+	VBROADCASTSS (R9), Z10
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_120
 
 pv_merge_120:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
 	JMP     pv_block_120
@@ -34234,14 +34034,6 @@ TEXT ·naiveDecodeFastQ8AVX512(SB), NOSPLIT, $8-80
 scores_by8_30:
 	CMPQ    R8, $0x08
 	JL      scores_by1_30
-	VMOVUPS expconst<>+1344(SB), Z2
-	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS expconst<>+1344(SB), Z4
-	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS expconst<>+1344(SB), Z6
-	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS expconst<>+1344(SB), Z8
-	VMOVUPS expconst<>+1344(SB), Z9
 	MOVQ    DX, R11
 	LEAQ    (DX)(DI*4), R12
 	MOVQ    CX, R13
@@ -34255,125 +34047,93 @@ scores_by8_30:
 	MOVQ    CX, R13
 	MOVQ    (SP), R14
 	ADDQ    DX, R14
+	VMOVUPS expconst<>+1344(SB), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS expconst<>+1344(SB), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
 
 scores_q8_10:
-	VPABSB       2(R13), Y10
-	VMOVUPS      2(R13), Y11
-	VPMOVB2M     Y11, K1
-	VPXORD       Y12, Y12, Y12
-	VPBROADCASTW (R13), X11
-	VCVTPH2PS    X11, Y11
-	VMOVUPS      2(R11), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R11), X14
-	VCVTPH2PS    X14, Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y2
-	VMOVUPS      2(R11)(DI*1), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R11)(DI*1), X14
-	VCVTPH2PS    X14, Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y3
-	VMOVUPS      2(R11)(DI*2), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R11)(DI*2), X14
-	VCVTPH2PS    X14, Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y4
-	VMOVUPS      2(R11)(R10*1), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R11)(R10*1), X14
-	VCVTPH2PS    X14, Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y5
-	VMOVUPS      2(R12), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R12), X14
-	VCVTPH2PS    X14, Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y6
-	VMOVUPS      2(R12)(DI*1), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R12)(DI*1), X14
-	VCVTPH2PS    X14, Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y7
-	VMOVUPS      2(R12)(DI*2), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R12)(DI*2), X14
-	VCVTPH2PS    X14, Y14
-	VMULPS       Y11, Y14, Y14
-	VFMADD231PS  Y13, Y14, Y8
-	VMOVUPS      2(R12)(R10*1), Y13
-	VPSUBB       Y13, Y12, K1, Y13
-	VPMADDUBSW   Y13, Y10, Y13
-	VPMADDWD     expconst<>+1600(SB), Y13, Y13
-	VCVTDQ2PS    Y13, Y13
-	VPBROADCASTW (R12)(R10*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y11, Y10, Y10
-	VFMADD231PS  Y13, Y10, Y9
-	ADDQ         $0x00000022, R11
-	ADDQ         $0x00000022, R12
-	ADDQ         $0x00000022, R13
-	CMPQ         R11, R14
-	JB           scores_q8_10
-	VSHUFF32X4   $0x44, Z3, Z2, Z10
-	VSHUFF32X4   $0xee, Z3, Z2, Z2
-	VADDPS       Z2, Z10, Z10
-	VSHUFF32X4   $0x44, Z5, Z4, Z2
-	VSHUFF32X4   $0xee, Z5, Z4, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFF32X4   $0x44, Z7, Z6, Z3
-	VSHUFF32X4   $0xee, Z7, Z6, Z4
-	VADDPS       Z4, Z3, Z3
-	VSHUFF32X4   $0x44, Z9, Z8, Z4
-	VSHUFF32X4   $0xee, Z9, Z8, Z5
-	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x88, Z2, Z10, Z5
-	VSHUFF32X4   $0xdd, Z2, Z10, Z2
-	VADDPS       Z2, Z5, Z5
-	VSHUFF32X4   $0x88, Z4, Z3, Z2
-	VSHUFF32X4   $0xdd, Z4, Z3, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFPS      $0x88, Z2, Z5, Z3
-	VSHUFPS      $0xdd, Z2, Z5, Z2
-	VADDPS       Z2, Z3, Z3
-	VSHUFPS      $0x88, Z3, Z3, Z2
-	VSHUFPS      $0xdd, Z3, Z3, Z3
-	VADDPS       Z2, Z3, Z3
-	VMOVUPS      expconst<>+1408(SB), Z2
-	VPERMPS      Z3, Z2, Z3
-	VBROADCASTSS scale+48(FP), Y2
-	VMULPS       Y2, Y3, Y3
-	VMAXPS       Y3, Y0, Y0
-	VMOVUPS      Y3, (R9)
-	ADDQ         $0x20, R9
-	SUBQ         $0x08, R8
-	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_30
+	VBROADCASTI64X4 2(R13), Z7
+	VPABSB          Z7, Z6
+	VPMOVB2M        Z7, K1
+	VMOVUPS         expconst<>+1344(SB), Z8
+	VPBROADCASTW    (R13), Y7
+	VCVTPH2PS       Y7, Z7
+	VBROADCASTI64X4 2(R11), Z9
+	VINSERTI64X4    $0x01, 2(R11)(DI*1), Z9, Z9
+	VPSUBB          Z9, Z8, K1, Z9
+	VPMADDUBSW      Z9, Z6, Z9
+	VPMADDWD        expconst<>+1600(SB), Z9, Z9
+	VCVTDQ2PS       Z9, Z9
+	VPBROADCASTW    (R11), Y10
+	VPBROADCASTW    (R11)(DI*1), X11
+	VINSERTI32X4    $0x01, X11, Y10, Y10
+	VCVTPH2PS       Y10, Z10
+	VMULPS          Z7, Z10, Z10
+	VFMADD231PS     Z9, Z10, Z2
+	VBROADCASTI64X4 2(R11)(DI*2), Z9
+	VINSERTI64X4    $0x01, 2(R11)(R10*1), Z9, Z9
+	VPSUBB          Z9, Z8, K1, Z9
+	VPMADDUBSW      Z9, Z6, Z9
+	VPMADDWD        expconst<>+1600(SB), Z9, Z9
+	VCVTDQ2PS       Z9, Z9
+	VPBROADCASTW    (R11)(DI*2), Y10
+	VPBROADCASTW    (R11)(R10*1), X11
+	VINSERTI32X4    $0x01, X11, Y10, Y10
+	VCVTPH2PS       Y10, Z10
+	VMULPS          Z7, Z10, Z10
+	VFMADD231PS     Z9, Z10, Z3
+	VBROADCASTI64X4 2(R12), Z9
+	VINSERTI64X4    $0x01, 2(R12)(DI*1), Z9, Z9
+	VPSUBB          Z9, Z8, K1, Z9
+	VPMADDUBSW      Z9, Z6, Z9
+	VPMADDWD        expconst<>+1600(SB), Z9, Z9
+	VCVTDQ2PS       Z9, Z9
+	VPBROADCASTW    (R12), Y10
+	VPBROADCASTW    (R12)(DI*1), X11
+	VINSERTI32X4    $0x01, X11, Y10, Y10
+	VCVTPH2PS       Y10, Z10
+	VMULPS          Z7, Z10, Z10
+	VFMADD231PS     Z9, Z10, Z4
+	VBROADCASTI64X4 2(R12)(DI*2), Z9
+	VINSERTI64X4    $0x01, 2(R12)(R10*1), Z9, Z9
+	VPSUBB          Z9, Z8, K1, Z9
+	VPMADDUBSW      Z9, Z6, Z9
+	VPMADDWD        expconst<>+1600(SB), Z9, Z9
+	VCVTDQ2PS       Z9, Z9
+	VPBROADCASTW    (R12)(DI*2), Y6
+	VPBROADCASTW    (R12)(R10*1), X8
+	VINSERTI32X4    $0x01, X8, Y6, Y6
+	VCVTPH2PS       Y6, Z6
+	VMULPS          Z7, Z6, Z6
+	VFMADD231PS     Z9, Z6, Z5
+	ADDQ            $0x00000022, R11
+	ADDQ            $0x00000022, R12
+	ADDQ            $0x00000022, R13
+	CMPQ            R11, R14
+	JB              scores_q8_10
+	VSHUFF32X4      $0x88, Z3, Z2, Z6
+	VSHUFF32X4      $0xdd, Z3, Z2, Z2
+	VADDPS          Z2, Z6, Z6
+	VSHUFF32X4      $0x88, Z5, Z4, Z2
+	VSHUFF32X4      $0xdd, Z5, Z4, Z3
+	VADDPS          Z3, Z2, Z2
+	VSHUFPS         $0x88, Z2, Z6, Z3
+	VSHUFPS         $0xdd, Z2, Z6, Z2
+	VADDPS          Z2, Z3, Z3
+	VSHUFPS         $0x88, Z3, Z3, Z2
+	VSHUFPS         $0xdd, Z3, Z3, Z3
+	VADDPS          Z2, Z3, Z3
+	VMOVUPS         expconst<>+1408(SB), Z2
+	VPERMPS         Z3, Z2, Z3
+	VBROADCASTSS    scale+48(FP), Y2
+	VMULPS          Y2, Y3, Y3
+	VMAXPS          Y3, Y0, Y0
+	VMOVUPS         Y3, (R9)
+	ADDQ            $0x20, R9
+	SUBQ            $0x08, R8
+	LEAQ            (DX)(DI*8), DX
+	JMP             scores_by8_30
 
 scores_by1_30:
 	TESTQ   R8, R8
@@ -34388,11 +34148,11 @@ scores_chunk1_30:
 	VPABSB        2(R13), Y3
 	VMOVUPS       2(R13), Y4
 	VPMOVB2M      Y4, K1
-	VPXORD        Y15, Y15, Y15
+	VPXORD        Y12, Y12, Y12
 	VPBROADCASTW  (R13), X4
 	VCVTPH2PS     X4, Y4
 	VMOVUPS       2(R11), Y5
-	VPSUBB        Y5, Y15, K1, Y5
+	VPSUBB        Y5, Y12, K1, Y5
 	VPMADDUBSW    Y5, Y3, Y5
 	VPMADDWD      expconst<>+1600(SB), Y5, Y5
 	VCVTDQ2PS     Y5, Y5
@@ -68427,20 +68187,12 @@ scores_47:
 	MOVQ    136(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
-	VMOVUPS expconst<>+0(SB), Y5
-	VMOVSS  expconst<>+0(SB), X6
+	VMOVUPS expconst<>+0(SB), Y3
+	VMOVSS  expconst<>+0(SB), X4
 
 scores_by8_45:
 	CMPQ    BX, $0x08
 	JL      scores_by1_45
-	VMOVUPS expconst<>+1344(SB), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS expconst<>+1344(SB), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS expconst<>+1344(SB), Z14
-	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS expconst<>+1344(SB), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R9
 	LEAQ    (DX)(SI*4), R10
 	MOVQ    CX, R11
@@ -68454,118 +68206,98 @@ scores_by8_45:
 	MOVQ    CX, R11
 	MOVQ    168(SP), R12
 	ADDQ    DX, R12
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
 
 scores_q8_13:
-	VPABSB       2(R11), Y7
-	VMOVUPS      2(R11), Y8
-	VPMOVB2M     Y8, K1
-	VPXORD       Y1, Y1, Y1
-	VPBROADCASTW (R11), X8
-	VCVTPH2PS    X8, Y8
-	VMOVUPS      2(R9), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y0
-	VMOVUPS      2(R9)(SI*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y11
-	VMOVUPS      2(R9)(SI*2), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y12
-	VMOVUPS      2(R9)(R8*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(R8*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y13
-	VMOVUPS      2(R10), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y14
-	VMOVUPS      2(R10)(SI*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y15
-	VMOVUPS      2(R10)(SI*2), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y16
-	VMOVUPS      2(R10)(R8*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10)(R8*1), X7
-	VCVTPH2PS    X7, Y7
-	VMULPS       Y8, Y7, Y7
-	VFMADD231PS  Y9, Y7, Y17
-	CMPQ         DI, 144(SP)
-	JAE          pf_skip_323
-	MOVQ         DI, R13
-	ANDQ         $0x0000003f, R13
-	ADDQ         168(SP), R13
-	PREFETCHT1   (DI)
-	PREFETCHT1   64(DI)
-	CMPQ         R13, $0x00000080
-	JBE          pf_row_321
-	PREFETCHT1   128(DI)
-	CMPQ         R13, $0x000000c0
-	JBE          pf_row_321
-	PREFETCHT1   192(DI)
-	CMPQ         R13, $0x00000100
-	JBE          pf_row_321
-	PREFETCHT1   256(DI)
-	PREFETCHT1   320(DI)
-	PREFETCHT1   384(DI)
-	PREFETCHT1   448(DI)
-	CMPQ         R13, $0x00000200
-	JBE          pf_row_321
-	PREFETCHT1   512(DI)
-	PREFETCHT1   576(DI)
-	PREFETCHT1   640(DI)
-	PREFETCHT1   704(DI)
-	PREFETCHT1   768(DI)
-	PREFETCHT1   832(DI)
-	PREFETCHT1   896(DI)
-	PREFETCHT1   960(DI)
-	CMPQ         R13, $0x00000400
-	JBE          pf_row_321
-	PREFETCHT1   1024(DI)
+	VBROADCASTI64X4 2(R11), Z13
+	VPABSB          Z13, Z12
+	VPMOVB2M        Z13, K1
+	VMOVUPS         expconst<>+1344(SB), Z14
+	VPBROADCASTW    (R11), Y5
+	VCVTPH2PS       Y5, Z13
+	VBROADCASTI64X4 2(R9), Z15
+	VINSERTI64X4    $0x01, 2(R9)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9), Y5
+	VPBROADCASTW    (R9)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z0
+	VBROADCASTI64X4 2(R9)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R9)(R8*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9)(SI*2), Y5
+	VPBROADCASTW    (R9)(R8*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z9
+	VBROADCASTI64X4 2(R10), Z15
+	VINSERTI64X4    $0x01, 2(R10)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R10), Y5
+	VPBROADCASTW    (R10)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z10
+	VBROADCASTI64X4 2(R10)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R10)(R8*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R10)(SI*2), Y5
+	VPBROADCASTW    (R10)(R8*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z12
+	VMULPS          Z13, Z12, Z12
+	VFMADD231PS     Z15, Z12, Z11
+	CMPQ            DI, 144(SP)
+	JAE             pf_skip_323
+	MOVQ            DI, R13
+	ANDQ            $0x0000003f, R13
+	ADDQ            168(SP), R13
+	PREFETCHT1      (DI)
+	PREFETCHT1      64(DI)
+	CMPQ            R13, $0x00000080
+	JBE             pf_row_321
+	PREFETCHT1      128(DI)
+	CMPQ            R13, $0x000000c0
+	JBE             pf_row_321
+	PREFETCHT1      192(DI)
+	CMPQ            R13, $0x00000100
+	JBE             pf_row_321
+	PREFETCHT1      256(DI)
+	PREFETCHT1      320(DI)
+	PREFETCHT1      384(DI)
+	PREFETCHT1      448(DI)
+	CMPQ            R13, $0x00000200
+	JBE             pf_row_321
+	PREFETCHT1      512(DI)
+	PREFETCHT1      576(DI)
+	PREFETCHT1      640(DI)
+	PREFETCHT1      704(DI)
+	PREFETCHT1      768(DI)
+	PREFETCHT1      832(DI)
+	PREFETCHT1      896(DI)
+	PREFETCHT1      960(DI)
+	CMPQ            R13, $0x00000400
+	JBE             pf_row_321
+	PREFETCHT1      1024(DI)
 
 pf_row_321:
 	ADDQ       stride+96(FP), DI
@@ -68613,36 +68345,24 @@ pf_skip_323:
 	ADDQ         $0x00000022, R11
 	CMPQ         R9, R12
 	JB           scores_q8_13
-	VSHUFF32X4   $0x44, Z11, Z0, Z18
-	VSHUFF32X4   $0xee, Z11, Z0, Z0
-	VADDPS       Z0, Z18, Z18
-	VSHUFF32X4   $0x44, Z13, Z12, Z0
-	VSHUFF32X4   $0xee, Z13, Z12, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFF32X4   $0x44, Z15, Z14, Z11
-	VSHUFF32X4   $0xee, Z15, Z14, Z12
-	VADDPS       Z12, Z11, Z11
-	VSHUFF32X4   $0x44, Z17, Z16, Z12
-	VSHUFF32X4   $0xee, Z17, Z16, Z13
-	VADDPS       Z13, Z12, Z12
-	VSHUFF32X4   $0x88, Z0, Z18, Z13
-	VSHUFF32X4   $0xdd, Z0, Z18, Z0
-	VADDPS       Z0, Z13, Z13
-	VSHUFF32X4   $0x88, Z12, Z11, Z0
-	VSHUFF32X4   $0xdd, Z12, Z11, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFPS      $0x88, Z0, Z13, Z11
-	VSHUFPS      $0xdd, Z0, Z13, Z0
-	VADDPS       Z0, Z11, Z11
-	VSHUFPS      $0x88, Z11, Z11, Z0
-	VSHUFPS      $0xdd, Z11, Z11, Z11
-	VADDPS       Z0, Z11, Z11
+	VSHUFF32X4   $0x88, Z9, Z0, Z12
+	VSHUFF32X4   $0xdd, Z9, Z0, Z0
+	VADDPS       Z0, Z12, Z12
+	VSHUFF32X4   $0x88, Z11, Z10, Z0
+	VSHUFF32X4   $0xdd, Z11, Z10, Z9
+	VADDPS       Z9, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z12, Z9
+	VSHUFPS      $0xdd, Z0, Z12, Z0
+	VADDPS       Z0, Z9, Z9
+	VSHUFPS      $0x88, Z9, Z9, Z0
+	VSHUFPS      $0xdd, Z9, Z9, Z9
+	VADDPS       Z0, Z9, Z9
 	VMOVUPS      expconst<>+1408(SB), Z0
-	VPERMPS      Z11, Z0, Z11
+	VPERMPS      Z9, Z0, Z9
 	VBROADCASTSS scale+64(FP), Y0
-	VMULPS       Y0, Y11, Y11
-	VMAXPS       Y11, Y5, Y5
-	VMOVUPS      Y11, (AX)
+	VMULPS       Y0, Y9, Y9
+	VMAXPS       Y9, Y3, Y3
+	VMOVUPS      Y9, (AX)
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
@@ -68658,35 +68378,35 @@ scores_by1_45:
 	MOVQ    CX, R11
 
 scores_chunk1_45:
-	VPABSB        2(R11), Y7
-	VMOVUPS       2(R11), Y8
-	VPMOVB2M      Y8, K1
-	VPXORD        Y2, Y2, Y2
-	VPBROADCASTW  (R11), X8
-	VCVTPH2PS     X8, Y8
-	VMOVUPS       2(R9), Y9
-	VPSUBB        Y9, Y2, K1, Y9
-	VPMADDUBSW    Y9, Y7, Y9
-	VPMADDWD      expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS     Y9, Y9
-	VPBROADCASTW  (R9), X7
-	VCVTPH2PS     X7, Y7
-	VMULPS        Y8, Y7, Y7
-	VFMADD231PS   Y9, Y7, Y0
+	VPABSB        2(R11), Y5
+	VMOVUPS       2(R11), Y6
+	VPMOVB2M      Y6, K1
+	VPXORD        Y1, Y1, Y1
+	VPBROADCASTW  (R11), X6
+	VCVTPH2PS     X6, Y6
+	VMOVUPS       2(R9), Y7
+	VPSUBB        Y7, Y1, K1, Y7
+	VPMADDUBSW    Y7, Y5, Y7
+	VPMADDWD      expconst<>+1600(SB), Y7, Y7
+	VCVTDQ2PS     Y7, Y7
+	VPBROADCASTW  (R9), X5
+	VCVTPH2PS     X5, Y5
+	VMULPS        Y6, Y5, Y5
+	VFMADD231PS   Y7, Y5, Y0
 	ADDQ          $0x00000022, R9
 	ADDQ          $0x00000022, R11
 	CMPQ          R9, R12
 	JB            scores_chunk1_45
-	VEXTRACTF64X4 $0x01, Z0, Y7
-	VADDPS        Y7, Y0, Y7
-	VEXTRACTF32X4 $0x01, Y7, X0
-	VADDPS        X7, X0, X0
-	VMOVHLPS      X0, X0, X7
-	VADDPS        X7, X0, X0
-	VMOVSHDUP     X0, X7
-	VADDPS        X7, X0, X0
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDPS        X5, X0, X0
 	VMULSS        scale+64(FP), X0, X0
-	VMAXSS        X0, X6, X6
+	VMAXSS        X0, X4, X4
 	VMOVSS        X0, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
@@ -68694,13 +68414,13 @@ scores_chunk1_45:
 	JMP           scores_by1_45
 
 scores_done_92:
-	VEXTRACTF32X4 $0x01, Y5, X0
-	VMAXPS        X5, X0, X0
-	VMOVHLPS      X0, X0, X5
-	VMAXPS        X5, X0, X0
-	VMOVSHDUP     X0, X5
-	VMAXPS        X5, X0, X0
-	VMAXSS        X6, X0, X0
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VMAXPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VMAXPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VMAXPS        X3, X0, X0
+	VMAXSS        X4, X0, X0
 	MOVQ          DI, 136(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
@@ -68713,20 +68433,12 @@ scores_done_92:
 scores_other_11:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
-	VMOVUPS expconst<>+0(SB), Y5
-	VMOVSS  expconst<>+0(SB), X6
+	VMOVUPS expconst<>+0(SB), Y3
+	VMOVSS  expconst<>+0(SB), X4
 
 scores_by8_46:
 	CMPQ    BX, $0x08
 	JL      scores_by1_46
-	VMOVUPS expconst<>+1344(SB), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS expconst<>+1344(SB), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS expconst<>+1344(SB), Z14
-	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS expconst<>+1344(SB), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R8
 	LEAQ    (DX)(SI*4), R9
 	MOVQ    CX, R10
@@ -68740,125 +68452,93 @@ scores_by8_46:
 	MOVQ    CX, R10
 	MOVQ    168(SP), R11
 	ADDQ    DX, R11
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
 
 scores_q8_14:
-	VPABSB       2(R10), Y7
-	VMOVUPS      2(R10), Y8
-	VPMOVB2M     Y8, K1
-	VPXORD       Y3, Y3, Y3
-	VPBROADCASTW (R10), X8
-	VCVTPH2PS    X8, Y8
-	VMOVUPS      2(R8), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y0
-	VMOVUPS      2(R8)(SI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y11
-	VMOVUPS      2(R8)(SI*2), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y12
-	VMOVUPS      2(R8)(DI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8)(DI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y13
-	VMOVUPS      2(R9), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y14
-	VMOVUPS      2(R9)(SI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y15
-	VMOVUPS      2(R9)(SI*2), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y16
-	VMOVUPS      2(R9)(DI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(DI*1), X7
-	VCVTPH2PS    X7, Y7
-	VMULPS       Y8, Y7, Y7
-	VFMADD231PS  Y9, Y7, Y17
-	ADDQ         $0x00000022, R8
-	ADDQ         $0x00000022, R9
-	ADDQ         $0x00000022, R10
-	CMPQ         R8, R11
-	JB           scores_q8_14
-	VSHUFF32X4   $0x44, Z11, Z0, Z18
-	VSHUFF32X4   $0xee, Z11, Z0, Z0
-	VADDPS       Z0, Z18, Z18
-	VSHUFF32X4   $0x44, Z13, Z12, Z0
-	VSHUFF32X4   $0xee, Z13, Z12, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFF32X4   $0x44, Z15, Z14, Z11
-	VSHUFF32X4   $0xee, Z15, Z14, Z12
-	VADDPS       Z12, Z11, Z11
-	VSHUFF32X4   $0x44, Z17, Z16, Z12
-	VSHUFF32X4   $0xee, Z17, Z16, Z13
-	VADDPS       Z13, Z12, Z12
-	VSHUFF32X4   $0x88, Z0, Z18, Z13
-	VSHUFF32X4   $0xdd, Z0, Z18, Z0
-	VADDPS       Z0, Z13, Z13
-	VSHUFF32X4   $0x88, Z12, Z11, Z0
-	VSHUFF32X4   $0xdd, Z12, Z11, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFPS      $0x88, Z0, Z13, Z11
-	VSHUFPS      $0xdd, Z0, Z13, Z0
-	VADDPS       Z0, Z11, Z11
-	VSHUFPS      $0x88, Z11, Z11, Z0
-	VSHUFPS      $0xdd, Z11, Z11, Z11
-	VADDPS       Z0, Z11, Z11
-	VMOVUPS      expconst<>+1408(SB), Z0
-	VPERMPS      Z11, Z0, Z11
-	VBROADCASTSS scale+64(FP), Y0
-	VMULPS       Y0, Y11, Y11
-	VMAXPS       Y11, Y5, Y5
-	VMOVUPS      Y11, (AX)
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, BX
-	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_46
+	VBROADCASTI64X4 2(R10), Z13
+	VPABSB          Z13, Z12
+	VPMOVB2M        Z13, K1
+	VMOVUPS         expconst<>+1344(SB), Z14
+	VPBROADCASTW    (R10), Y5
+	VCVTPH2PS       Y5, Z13
+	VBROADCASTI64X4 2(R8), Z15
+	VINSERTI64X4    $0x01, 2(R8)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R8), Y5
+	VPBROADCASTW    (R8)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z0
+	VBROADCASTI64X4 2(R8)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R8)(DI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R8)(SI*2), Y5
+	VPBROADCASTW    (R8)(DI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z9
+	VBROADCASTI64X4 2(R9), Z15
+	VINSERTI64X4    $0x01, 2(R9)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9), Y5
+	VPBROADCASTW    (R9)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z10
+	VBROADCASTI64X4 2(R9)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R9)(DI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9)(SI*2), Y5
+	VPBROADCASTW    (R9)(DI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z12
+	VMULPS          Z13, Z12, Z12
+	VFMADD231PS     Z15, Z12, Z11
+	ADDQ            $0x00000022, R8
+	ADDQ            $0x00000022, R9
+	ADDQ            $0x00000022, R10
+	CMPQ            R8, R11
+	JB              scores_q8_14
+	VSHUFF32X4      $0x88, Z9, Z0, Z12
+	VSHUFF32X4      $0xdd, Z9, Z0, Z0
+	VADDPS          Z0, Z12, Z12
+	VSHUFF32X4      $0x88, Z11, Z10, Z0
+	VSHUFF32X4      $0xdd, Z11, Z10, Z9
+	VADDPS          Z9, Z0, Z0
+	VSHUFPS         $0x88, Z0, Z12, Z9
+	VSHUFPS         $0xdd, Z0, Z12, Z0
+	VADDPS          Z0, Z9, Z9
+	VSHUFPS         $0x88, Z9, Z9, Z0
+	VSHUFPS         $0xdd, Z9, Z9, Z9
+	VADDPS          Z0, Z9, Z9
+	VMOVUPS         expconst<>+1408(SB), Z0
+	VPERMPS         Z9, Z0, Z9
+	VBROADCASTSS    scale+64(FP), Y0
+	VMULPS          Y0, Y9, Y9
+	VMAXPS          Y9, Y3, Y3
+	VMOVUPS         Y9, (AX)
+	ADDQ            $0x20, AX
+	SUBQ            $0x08, BX
+	LEAQ            (DX)(SI*8), DX
+	JMP             scores_by8_46
 
 scores_by1_46:
 	TESTQ   BX, BX
@@ -68870,35 +68550,35 @@ scores_by1_46:
 	MOVQ    CX, R10
 
 scores_chunk1_46:
-	VPABSB        2(R10), Y7
-	VMOVUPS       2(R10), Y8
-	VPMOVB2M      Y8, K1
-	VPXORD        Y4, Y4, Y4
-	VPBROADCASTW  (R10), X8
-	VCVTPH2PS     X8, Y8
-	VMOVUPS       2(R8), Y9
-	VPSUBB        Y9, Y4, K1, Y9
-	VPMADDUBSW    Y9, Y7, Y9
-	VPMADDWD      expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS     Y9, Y9
-	VPBROADCASTW  (R8), X7
-	VCVTPH2PS     X7, Y7
-	VMULPS        Y8, Y7, Y7
-	VFMADD231PS   Y9, Y7, Y0
+	VPABSB        2(R10), Y5
+	VMOVUPS       2(R10), Y6
+	VPMOVB2M      Y6, K1
+	VPXORD        Y2, Y2, Y2
+	VPBROADCASTW  (R10), X6
+	VCVTPH2PS     X6, Y6
+	VMOVUPS       2(R8), Y7
+	VPSUBB        Y7, Y2, K1, Y7
+	VPMADDUBSW    Y7, Y5, Y7
+	VPMADDWD      expconst<>+1600(SB), Y7, Y7
+	VCVTDQ2PS     Y7, Y7
+	VPBROADCASTW  (R8), X5
+	VCVTPH2PS     X5, Y5
+	VMULPS        Y6, Y5, Y5
+	VFMADD231PS   Y7, Y5, Y0
 	ADDQ          $0x00000022, R8
 	ADDQ          $0x00000022, R10
 	CMPQ          R8, R11
 	JB            scores_chunk1_46
-	VEXTRACTF64X4 $0x01, Z0, Y7
-	VADDPS        Y7, Y0, Y7
-	VEXTRACTF32X4 $0x01, Y7, X0
-	VADDPS        X7, X0, X0
-	VMOVHLPS      X0, X0, X7
-	VADDPS        X7, X0, X0
-	VMOVSHDUP     X0, X7
-	VADDPS        X7, X0, X0
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDPS        X5, X0, X0
 	VMULSS        scale+64(FP), X0, X0
-	VMAXSS        X0, X6, X6
+	VMAXSS        X0, X4, X4
 	VMOVSS        X0, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
@@ -68906,13 +68586,13 @@ scores_chunk1_46:
 	JMP           scores_by1_46
 
 scores_done_93:
-	VEXTRACTF32X4 $0x01, Y5, X0
-	VMAXPS        X5, X0, X0
-	VMOVHLPS      X0, X0, X5
-	VMAXPS        X5, X0, X0
-	VMOVSHDUP     X0, X5
-	VMAXPS        X5, X0, X0
-	VMAXSS        X6, X0, X0
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VMAXPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VMAXPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VMAXPS        X3, X0, X0
+	VMAXSS        X4, X0, X0
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -68941,40 +68621,40 @@ softmax_45:
 	LEAQ         (AX)(CX*4), AX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMAXSS       (AX)(CX*4), X0, X5
-	VUCOMISS     X0, X5
+	VMAXSS       (AX)(CX*4), X0, X3
+	VUCOMISS     X0, X3
 	JEQ          no_rescale_67
-	VSUBSS       X5, X0, X0
+	VSUBSS       X3, X0, X0
 	VBROADCASTSS X0, Z0
-	VMOVUPS      expconst<>+704(SB), Z11
-	VMAXPS       Z0, Z11, Z0
-	VMOVUPS      expconst<>+768(SB), Z11
-	VMINPS       Z0, Z11, Z0
-	VMULPS       expconst<>+128(SB), Z0, Z11
-	VCVTPS2DQ    Z11, Z11
-	VCVTDQ2PS    Z11, Z11
-	VFNMADD231PS expconst<>+832(SB), Z11, Z0
-	VFNMADD231PS expconst<>+896(SB), Z11, Z0
-	VMOVUPS      expconst<>+960(SB), Z12
-	VFMADD213PS  expconst<>+1024(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1088(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1152(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1216(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1280(SB), Z0, Z12
-	VMULPS       Z0, Z0, Z13
-	VFMADD213PS  Z0, Z13, Z12
-	VADDPS       expconst<>+64(SB), Z12, Z12
-	VSCALEFPS    Z11, Z12, Z0
+	VMOVUPS      expconst<>+704(SB), Z9
+	VMAXPS       Z0, Z9, Z0
+	VMOVUPS      expconst<>+768(SB), Z9
+	VMINPS       Z0, Z9, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z9
+	VCVTPS2DQ    Z9, Z9
+	VCVTDQ2PS    Z9, Z9
+	VFNMADD231PS expconst<>+832(SB), Z9, Z0
+	VFNMADD231PS expconst<>+896(SB), Z9, Z0
+	VMOVUPS      expconst<>+960(SB), Z10
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z10
+	VMULPS       Z0, Z0, Z11
+	VFMADD213PS  Z0, Z11, Z10
+	VADDPS       expconst<>+64(SB), Z10, Z10
+	VSCALEFPS    Z9, Z10, Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMULSS       (AX)(CX*4), X0, X6
+	VMULSS       (AX)(CX*4), X0, X4
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMOVSS       X6, (AX)(CX*4)
+	VMOVSS       X4, (AX)(CX*4)
 	MOVQ         d+48(FP), AX
 	SHLQ         $0x02, AX
 	MOVQ         32(SP), CX
@@ -68984,14 +68664,14 @@ softmax_45:
 	MOVQ         AX, AX
 
 scale_loop_89:
-	VMULPS  (CX), Z0, Z11
-	VMOVUPS Z11, (CX)
+	VMULPS  (CX), Z0, Z9
+	VMOVUPS Z9, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_89
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
-	VMOVSS  X5, (AX)(CX*4)
+	VMOVSS  X3, (AX)(CX*4)
 
 no_rescale_67:
 	MOVQ         state+72(FP), AX
@@ -69002,40 +68682,40 @@ no_rescale_67:
 	LEAQ         (AX)(CX*4), AX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMAXSS       4(AX)(CX*4), X0, X5
-	VUCOMISS     X0, X5
+	VMAXSS       4(AX)(CX*4), X0, X3
+	VUCOMISS     X0, X3
 	JEQ          no_rescale_68
-	VSUBSS       X5, X0, X0
+	VSUBSS       X3, X0, X0
 	VBROADCASTSS X0, Z0
-	VMOVUPS      expconst<>+704(SB), Z11
-	VMAXPS       Z0, Z11, Z0
-	VMOVUPS      expconst<>+768(SB), Z11
-	VMINPS       Z0, Z11, Z0
-	VMULPS       expconst<>+128(SB), Z0, Z11
-	VCVTPS2DQ    Z11, Z11
-	VCVTDQ2PS    Z11, Z11
-	VFNMADD231PS expconst<>+832(SB), Z11, Z0
-	VFNMADD231PS expconst<>+896(SB), Z11, Z0
-	VMOVUPS      expconst<>+960(SB), Z12
-	VFMADD213PS  expconst<>+1024(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1088(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1152(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1216(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1280(SB), Z0, Z12
-	VMULPS       Z0, Z0, Z13
-	VFMADD213PS  Z0, Z13, Z12
-	VADDPS       expconst<>+64(SB), Z12, Z12
-	VSCALEFPS    Z11, Z12, Z0
+	VMOVUPS      expconst<>+704(SB), Z9
+	VMAXPS       Z0, Z9, Z0
+	VMOVUPS      expconst<>+768(SB), Z9
+	VMINPS       Z0, Z9, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z9
+	VCVTPS2DQ    Z9, Z9
+	VCVTDQ2PS    Z9, Z9
+	VFNMADD231PS expconst<>+832(SB), Z9, Z0
+	VFNMADD231PS expconst<>+896(SB), Z9, Z0
+	VMOVUPS      expconst<>+960(SB), Z10
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z10
+	VMULPS       Z0, Z0, Z11
+	VFMADD213PS  Z0, Z11, Z10
+	VADDPS       expconst<>+64(SB), Z10, Z10
+	VSCALEFPS    Z9, Z10, Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMULSS       4(AX)(CX*4), X0, X6
+	VMULSS       4(AX)(CX*4), X0, X4
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMOVSS       X6, 4(AX)(CX*4)
+	VMOVSS       X4, 4(AX)(CX*4)
 	MOVQ         d+48(FP), AX
 	SHLQ         $0x02, AX
 	MOVQ         32(SP), CX
@@ -69046,14 +68726,14 @@ no_rescale_67:
 	MOVQ         AX, AX
 
 scale_loop_90:
-	VMULPS  (CX), Z0, Z11
-	VMOVUPS Z11, (CX)
+	VMULPS  (CX), Z0, Z9
+	VMOVUPS Z9, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_90
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
-	VMOVSS  X5, 4(AX)(CX*4)
+	VMOVSS  X3, 4(AX)(CX*4)
 
 no_rescale_68:
 	MOVQ         state+72(FP), AX
@@ -69061,7 +68741,7 @@ no_rescale_68:
 	VBROADCASTSS (AX)(CX*4), Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
-	VBROADCASTSS 4(AX)(CX*4), Z11
+	VBROADCASTSS 4(AX)(CX*4), Z9
 	MOVQ         tileStride+88(FP), AX
 	IMULQ        32(SP), AX
 	MOVQ         tiles+80(FP), CX
@@ -69069,135 +68749,135 @@ no_rescale_68:
 	MOVQ         AX, CX
 	ADDQ         tileStride+88(FP), CX
 	MOVQ         24(SP), DX
-	VMOVUPS      expconst<>+1344(SB), Z12
-	VMOVUPS      expconst<>+1344(SB), Z13
+	VMOVUPS      expconst<>+1344(SB), Z10
+	VMOVUPS      expconst<>+1344(SB), Z11
 	MOVQ         CX, CX
 
 exp_loop_57:
 	CMPQ         DX, $0x00000010
 	JL           exp_tail_57
-	VMOVUPS      (AX), Y5
-	VINSERTF64X4 $0x01, 32(AX), Z5, Z5
-	VMOVUPS      (CX), Y6
-	VINSERTF64X4 $0x01, 32(CX), Z6, Z6
-	VSUBPS       Z0, Z5, Z5
-	VSUBPS       Z11, Z6, Z6
-	VMOVUPS      expconst<>+704(SB), Z14
-	VMAXPS       Z5, Z14, Z5
-	VMOVUPS      expconst<>+768(SB), Z14
-	VMINPS       Z5, Z14, Z5
-	VMULPS       expconst<>+128(SB), Z5, Z14
-	VCVTPS2DQ    Z14, Z14
-	VCVTDQ2PS    Z14, Z14
-	VFNMADD231PS expconst<>+832(SB), Z14, Z5
-	VFNMADD231PS expconst<>+896(SB), Z14, Z5
-	VMOVUPS      expconst<>+960(SB), Z15
-	VFMADD213PS  expconst<>+1024(SB), Z5, Z15
-	VFMADD213PS  expconst<>+1088(SB), Z5, Z15
-	VFMADD213PS  expconst<>+1152(SB), Z5, Z15
-	VFMADD213PS  expconst<>+1216(SB), Z5, Z15
-	VFMADD213PS  expconst<>+1280(SB), Z5, Z15
-	VMULPS       Z5, Z5, Z16
-	VFMADD213PS  Z5, Z16, Z15
-	VADDPS       expconst<>+64(SB), Z15, Z15
-	VSCALEFPS    Z14, Z15, Z5
-	VMOVUPS      expconst<>+704(SB), Z14
-	VMAXPS       Z6, Z14, Z6
-	VMOVUPS      expconst<>+768(SB), Z14
-	VMINPS       Z6, Z14, Z6
-	VMULPS       expconst<>+128(SB), Z6, Z14
-	VCVTPS2DQ    Z14, Z14
-	VCVTDQ2PS    Z14, Z14
-	VFNMADD231PS expconst<>+832(SB), Z14, Z6
-	VFNMADD231PS expconst<>+896(SB), Z14, Z6
-	VMOVUPS      expconst<>+960(SB), Z15
-	VFMADD213PS  expconst<>+1024(SB), Z6, Z15
-	VFMADD213PS  expconst<>+1088(SB), Z6, Z15
-	VFMADD213PS  expconst<>+1152(SB), Z6, Z15
-	VFMADD213PS  expconst<>+1216(SB), Z6, Z15
-	VFMADD213PS  expconst<>+1280(SB), Z6, Z15
-	VMULPS       Z6, Z6, Z16
-	VFMADD213PS  Z6, Z16, Z15
-	VADDPS       expconst<>+64(SB), Z15, Z15
-	VSCALEFPS    Z14, Z15, Z6
-	VMOVUPS      Z5, (AX)
-	VMOVUPS      Z6, (CX)
-	VADDPS       Z5, Z12, Z12
-	VADDPS       Z6, Z13, Z13
+	VMOVUPS      (AX), Y3
+	VINSERTF64X4 $0x01, 32(AX), Z3, Z3
+	VMOVUPS      (CX), Y4
+	VINSERTF64X4 $0x01, 32(CX), Z4, Z4
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z9, Z4, Z4
+	VMOVUPS      expconst<>+704(SB), Z12
+	VMAXPS       Z3, Z12, Z3
+	VMOVUPS      expconst<>+768(SB), Z12
+	VMINPS       Z3, Z12, Z3
+	VMULPS       expconst<>+128(SB), Z3, Z12
+	VCVTPS2DQ    Z12, Z12
+	VCVTDQ2PS    Z12, Z12
+	VFNMADD231PS expconst<>+832(SB), Z12, Z3
+	VFNMADD231PS expconst<>+896(SB), Z12, Z3
+	VMOVUPS      expconst<>+960(SB), Z13
+	VFMADD213PS  expconst<>+1024(SB), Z3, Z13
+	VFMADD213PS  expconst<>+1088(SB), Z3, Z13
+	VFMADD213PS  expconst<>+1152(SB), Z3, Z13
+	VFMADD213PS  expconst<>+1216(SB), Z3, Z13
+	VFMADD213PS  expconst<>+1280(SB), Z3, Z13
+	VMULPS       Z3, Z3, Z14
+	VFMADD213PS  Z3, Z14, Z13
+	VADDPS       expconst<>+64(SB), Z13, Z13
+	VSCALEFPS    Z12, Z13, Z3
+	VMOVUPS      expconst<>+704(SB), Z12
+	VMAXPS       Z4, Z12, Z4
+	VMOVUPS      expconst<>+768(SB), Z12
+	VMINPS       Z4, Z12, Z4
+	VMULPS       expconst<>+128(SB), Z4, Z12
+	VCVTPS2DQ    Z12, Z12
+	VCVTDQ2PS    Z12, Z12
+	VFNMADD231PS expconst<>+832(SB), Z12, Z4
+	VFNMADD231PS expconst<>+896(SB), Z12, Z4
+	VMOVUPS      expconst<>+960(SB), Z13
+	VFMADD213PS  expconst<>+1024(SB), Z4, Z13
+	VFMADD213PS  expconst<>+1088(SB), Z4, Z13
+	VFMADD213PS  expconst<>+1152(SB), Z4, Z13
+	VFMADD213PS  expconst<>+1216(SB), Z4, Z13
+	VFMADD213PS  expconst<>+1280(SB), Z4, Z13
+	VMULPS       Z4, Z4, Z14
+	VFMADD213PS  Z4, Z14, Z13
+	VADDPS       expconst<>+64(SB), Z13, Z13
+	VSCALEFPS    Z12, Z13, Z4
+	VMOVUPS      Z3, (AX)
+	VMOVUPS      Z4, (CX)
+	VADDPS       Z3, Z10, Z10
+	VADDPS       Z4, Z11, Z11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
 	JMP          exp_loop_57
 
 exp_tail_57:
-	VEXTRACTF64X4 $0x01, Z12, Y6
-	VADDPS        Y6, Y12, Y6
-	VEXTRACTF32X4 $0x01, Y6, X5
-	VADDPS        X6, X5, X5
-	VMOVHLPS      X5, X5, X6
-	VADDPS        X6, X5, X5
-	VMOVSHDUP     X5, X6
-	VADDPS        X6, X5, X5
-	VEXTRACTF64X4 $0x01, Z13, Y7
-	VADDPS        Y7, Y13, Y7
-	VEXTRACTF32X4 $0x01, Y7, X6
-	VADDPS        X7, X6, X6
-	VMOVHLPS      X6, X6, X7
-	VADDPS        X7, X6, X6
-	VMOVSHDUP     X6, X7
-	VADDPS        X7, X6, X6
+	VEXTRACTF64X4 $0x01, Z10, Y4
+	VADDPS        Y4, Y10, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VEXTRACTF64X4 $0x01, Z11, Y5
+	VADDPS        Y5, Y11, Y5
+	VEXTRACTF32X4 $0x01, Y5, X4
+	VADDPS        X5, X4, X4
+	VMOVHLPS      X4, X4, X5
+	VADDPS        X5, X4, X4
+	VMOVSHDUP     X4, X5
+	VADDPS        X5, X4, X4
 	TESTQ         DX, DX
 	JZ            exp_done_57
-	VMOVUPS       (AX), Y7
-	VINSERTF64X4  $0x01, 32(AX), Z7, Z7
-	VMOVUPS       (CX), Y8
-	VINSERTF64X4  $0x01, 32(CX), Z8, Z8
-	VSUBPS        Z0, Z7, Z7
-	VSUBPS        Z11, Z8, Z8
+	VMOVUPS       (AX), Y5
+	VINSERTF64X4  $0x01, 32(AX), Z5, Z5
+	VMOVUPS       (CX), Y6
+	VINSERTF64X4  $0x01, 32(CX), Z6, Z6
+	VSUBPS        Z0, Z5, Z5
+	VSUBPS        Z9, Z6, Z6
 	VMOVUPS       expconst<>+704(SB), Z0
-	VMAXPS        Z7, Z0, Z7
+	VMAXPS        Z5, Z0, Z5
 	VMOVUPS       expconst<>+768(SB), Z0
-	VMINPS        Z7, Z0, Z7
-	VMULPS        expconst<>+128(SB), Z7, Z0
+	VMINPS        Z5, Z0, Z5
+	VMULPS        expconst<>+128(SB), Z5, Z0
 	VCVTPS2DQ     Z0, Z0
 	VCVTDQ2PS     Z0, Z0
-	VFNMADD231PS  expconst<>+832(SB), Z0, Z7
-	VFNMADD231PS  expconst<>+896(SB), Z0, Z7
-	VMOVUPS       expconst<>+960(SB), Z11
-	VFMADD213PS   expconst<>+1024(SB), Z7, Z11
-	VFMADD213PS   expconst<>+1088(SB), Z7, Z11
-	VFMADD213PS   expconst<>+1152(SB), Z7, Z11
-	VFMADD213PS   expconst<>+1216(SB), Z7, Z11
-	VFMADD213PS   expconst<>+1280(SB), Z7, Z11
-	VMULPS        Z7, Z7, Z12
-	VFMADD213PS   Z7, Z12, Z11
-	VADDPS        expconst<>+64(SB), Z11, Z11
-	VSCALEFPS     Z0, Z11, Z7
+	VFNMADD231PS  expconst<>+832(SB), Z0, Z5
+	VFNMADD231PS  expconst<>+896(SB), Z0, Z5
+	VMOVUPS       expconst<>+960(SB), Z9
+	VFMADD213PS   expconst<>+1024(SB), Z5, Z9
+	VFMADD213PS   expconst<>+1088(SB), Z5, Z9
+	VFMADD213PS   expconst<>+1152(SB), Z5, Z9
+	VFMADD213PS   expconst<>+1216(SB), Z5, Z9
+	VFMADD213PS   expconst<>+1280(SB), Z5, Z9
+	VMULPS        Z5, Z5, Z10
+	VFMADD213PS   Z5, Z10, Z9
+	VADDPS        expconst<>+64(SB), Z9, Z9
+	VSCALEFPS     Z0, Z9, Z5
 	VMOVUPS       expconst<>+704(SB), Z0
-	VMAXPS        Z8, Z0, Z8
+	VMAXPS        Z6, Z0, Z6
 	VMOVUPS       expconst<>+768(SB), Z0
-	VMINPS        Z8, Z0, Z8
-	VMULPS        expconst<>+128(SB), Z8, Z0
+	VMINPS        Z6, Z0, Z6
+	VMULPS        expconst<>+128(SB), Z6, Z0
 	VCVTPS2DQ     Z0, Z0
 	VCVTDQ2PS     Z0, Z0
-	VFNMADD231PS  expconst<>+832(SB), Z0, Z8
-	VFNMADD231PS  expconst<>+896(SB), Z0, Z8
-	VMOVUPS       expconst<>+960(SB), Z11
-	VFMADD213PS   expconst<>+1024(SB), Z8, Z11
-	VFMADD213PS   expconst<>+1088(SB), Z8, Z11
-	VFMADD213PS   expconst<>+1152(SB), Z8, Z11
-	VFMADD213PS   expconst<>+1216(SB), Z8, Z11
-	VFMADD213PS   expconst<>+1280(SB), Z8, Z11
-	VMULPS        Z8, Z8, Z12
-	VFMADD213PS   Z8, Z12, Z11
-	VADDPS        expconst<>+64(SB), Z11, Z11
-	VSCALEFPS     Z0, Z11, Z8
-	VMOVUPS       Z7, (AX)
-	VMOVUPS       Z8, (CX)
+	VFNMADD231PS  expconst<>+832(SB), Z0, Z6
+	VFNMADD231PS  expconst<>+896(SB), Z0, Z6
+	VMOVUPS       expconst<>+960(SB), Z9
+	VFMADD213PS   expconst<>+1024(SB), Z6, Z9
+	VFMADD213PS   expconst<>+1088(SB), Z6, Z9
+	VFMADD213PS   expconst<>+1152(SB), Z6, Z9
+	VFMADD213PS   expconst<>+1216(SB), Z6, Z9
+	VFMADD213PS   expconst<>+1280(SB), Z6, Z9
+	VMULPS        Z6, Z6, Z10
+	VFMADD213PS   Z6, Z10, Z9
+	VADDPS        expconst<>+64(SB), Z9, Z9
+	VSCALEFPS     Z0, Z9, Z6
+	VMOVUPS       Z5, (AX)
+	VMOVUPS       Z6, (CX)
 
 exp_tail1_57:
-	VADDSS (AX), X5, X5
-	VADDSS (CX), X6, X6
+	VADDSS (AX), X3, X3
+	VADDSS (CX), X4, X4
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
@@ -69208,22 +68888,22 @@ exp_done_57:
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VADDSS (AX)(CX*4), X5, X5
+	VADDSS (AX)(CX*4), X3, X3
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VMOVSS X5, (AX)(CX*4)
+	VMOVSS X3, (AX)(CX*4)
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VADDSS 4(AX)(CX*4), X6, X6
+	VADDSS 4(AX)(CX*4), X4, X4
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VMOVSS X6, 4(AX)(CX*4)
+	VMOVSS X4, 4(AX)(CX*4)
 	ADDQ   $0x00000002, 32(SP)
 	JMP    softmax_45
 
@@ -69241,40 +68921,40 @@ softmax_46:
 	LEAQ         (AX)(CX*4), AX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMAXSS       (AX)(CX*4), X0, X5
-	VUCOMISS     X0, X5
+	VMAXSS       (AX)(CX*4), X0, X3
+	VUCOMISS     X0, X3
 	JEQ          no_rescale_69
-	VSUBSS       X5, X0, X0
+	VSUBSS       X3, X0, X0
 	VBROADCASTSS X0, Z0
-	VMOVUPS      expconst<>+704(SB), Z11
-	VMAXPS       Z0, Z11, Z0
-	VMOVUPS      expconst<>+768(SB), Z11
-	VMINPS       Z0, Z11, Z0
-	VMULPS       expconst<>+128(SB), Z0, Z11
-	VCVTPS2DQ    Z11, Z11
-	VCVTDQ2PS    Z11, Z11
-	VFNMADD231PS expconst<>+832(SB), Z11, Z0
-	VFNMADD231PS expconst<>+896(SB), Z11, Z0
-	VMOVUPS      expconst<>+960(SB), Z12
-	VFMADD213PS  expconst<>+1024(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1088(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1152(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1216(SB), Z0, Z12
-	VFMADD213PS  expconst<>+1280(SB), Z0, Z12
-	VMULPS       Z0, Z0, Z13
-	VFMADD213PS  Z0, Z13, Z12
-	VADDPS       expconst<>+64(SB), Z12, Z12
-	VSCALEFPS    Z11, Z12, Z0
+	VMOVUPS      expconst<>+704(SB), Z9
+	VMAXPS       Z0, Z9, Z0
+	VMOVUPS      expconst<>+768(SB), Z9
+	VMINPS       Z0, Z9, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z9
+	VCVTPS2DQ    Z9, Z9
+	VCVTDQ2PS    Z9, Z9
+	VFNMADD231PS expconst<>+832(SB), Z9, Z0
+	VFNMADD231PS expconst<>+896(SB), Z9, Z0
+	VMOVUPS      expconst<>+960(SB), Z10
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z10
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z10
+	VMULPS       Z0, Z0, Z11
+	VFMADD213PS  Z0, Z11, Z10
+	VADDPS       expconst<>+64(SB), Z10, Z10
+	VSCALEFPS    Z9, Z10, Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMULSS       (AX)(CX*4), X0, X6
+	VMULSS       (AX)(CX*4), X0, X4
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMOVSS       X6, (AX)(CX*4)
+	VMOVSS       X4, (AX)(CX*4)
 	MOVQ         d+48(FP), AX
 	SHLQ         $0x02, AX
 	MOVQ         32(SP), CX
@@ -69284,14 +68964,14 @@ softmax_46:
 	MOVQ         AX, AX
 
 scale_loop_91:
-	VMULPS  (CX), Z0, Z11
-	VMOVUPS Z11, (CX)
+	VMULPS  (CX), Z0, Z9
+	VMOVUPS Z9, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_91
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
-	VMOVSS  X5, (AX)(CX*4)
+	VMOVSS  X3, (AX)(CX*4)
 
 no_rescale_69:
 	MOVQ         state+72(FP), AX
@@ -69302,77 +68982,77 @@ no_rescale_69:
 	MOVQ         tiles+80(FP), CX
 	ADDQ         CX, AX
 	MOVQ         24(SP), CX
-	VMOVUPS      expconst<>+1344(SB), Z11
+	VMOVUPS      expconst<>+1344(SB), Z9
 	MOVQ         CX, CX
 
 exp_loop_58:
 	CMPQ         CX, $0x00000010
 	JL           exp_tail_58
-	VMOVUPS      (AX), Y9
-	VINSERTF64X4 $0x01, 32(AX), Z9, Z9
-	VSUBPS       Z0, Z9, Z9
-	VMOVUPS      expconst<>+704(SB), Z12
-	VMAXPS       Z9, Z12, Z9
-	VMOVUPS      expconst<>+768(SB), Z12
-	VMINPS       Z9, Z12, Z9
-	VMULPS       expconst<>+128(SB), Z9, Z12
-	VCVTPS2DQ    Z12, Z12
-	VCVTDQ2PS    Z12, Z12
-	VFNMADD231PS expconst<>+832(SB), Z12, Z9
-	VFNMADD231PS expconst<>+896(SB), Z12, Z9
-	VMOVUPS      expconst<>+960(SB), Z13
-	VFMADD213PS  expconst<>+1024(SB), Z9, Z13
-	VFMADD213PS  expconst<>+1088(SB), Z9, Z13
-	VFMADD213PS  expconst<>+1152(SB), Z9, Z13
-	VFMADD213PS  expconst<>+1216(SB), Z9, Z13
-	VFMADD213PS  expconst<>+1280(SB), Z9, Z13
-	VMULPS       Z9, Z9, Z14
-	VFMADD213PS  Z9, Z14, Z13
-	VADDPS       expconst<>+64(SB), Z13, Z13
-	VSCALEFPS    Z12, Z13, Z9
-	VMOVUPS      Z9, (AX)
-	VADDPS       Z9, Z11, Z11
+	VMOVUPS      (AX), Y7
+	VINSERTF64X4 $0x01, 32(AX), Z7, Z7
+	VSUBPS       Z0, Z7, Z7
+	VMOVUPS      expconst<>+704(SB), Z10
+	VMAXPS       Z7, Z10, Z7
+	VMOVUPS      expconst<>+768(SB), Z10
+	VMINPS       Z7, Z10, Z7
+	VMULPS       expconst<>+128(SB), Z7, Z10
+	VCVTPS2DQ    Z10, Z10
+	VCVTDQ2PS    Z10, Z10
+	VFNMADD231PS expconst<>+832(SB), Z10, Z7
+	VFNMADD231PS expconst<>+896(SB), Z10, Z7
+	VMOVUPS      expconst<>+960(SB), Z11
+	VFMADD213PS  expconst<>+1024(SB), Z7, Z11
+	VFMADD213PS  expconst<>+1088(SB), Z7, Z11
+	VFMADD213PS  expconst<>+1152(SB), Z7, Z11
+	VFMADD213PS  expconst<>+1216(SB), Z7, Z11
+	VFMADD213PS  expconst<>+1280(SB), Z7, Z11
+	VMULPS       Z7, Z7, Z12
+	VFMADD213PS  Z7, Z12, Z11
+	VADDPS       expconst<>+64(SB), Z11, Z11
+	VSCALEFPS    Z10, Z11, Z7
+	VMOVUPS      Z7, (AX)
+	VADDPS       Z7, Z9, Z9
 	ADDQ         $0x00000040, AX
 	SUBQ         $0x00000010, CX
 	JMP          exp_loop_58
 
 exp_tail_58:
-	VEXTRACTF64X4 $0x01, Z11, Y6
-	VADDPS        Y6, Y11, Y6
-	VEXTRACTF32X4 $0x01, Y6, X5
-	VADDPS        X6, X5, X5
-	VMOVHLPS      X5, X5, X6
-	VADDPS        X6, X5, X5
-	VMOVSHDUP     X5, X6
-	VADDPS        X6, X5, X5
+	VEXTRACTF64X4 $0x01, Z9, Y4
+	VADDPS        Y4, Y9, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
 	TESTQ         CX, CX
 	JZ            exp_done_58
-	VMOVUPS       (AX), Y10
-	VINSERTF64X4  $0x01, 32(AX), Z10, Z10
-	VSUBPS        Z0, Z10, Z10
+	VMOVUPS       (AX), Y8
+	VINSERTF64X4  $0x01, 32(AX), Z8, Z8
+	VSUBPS        Z0, Z8, Z8
 	VMOVUPS       expconst<>+704(SB), Z0
-	VMAXPS        Z10, Z0, Z10
+	VMAXPS        Z8, Z0, Z8
 	VMOVUPS       expconst<>+768(SB), Z0
-	VMINPS        Z10, Z0, Z10
-	VMULPS        expconst<>+128(SB), Z10, Z0
+	VMINPS        Z8, Z0, Z8
+	VMULPS        expconst<>+128(SB), Z8, Z0
 	VCVTPS2DQ     Z0, Z0
 	VCVTDQ2PS     Z0, Z0
-	VFNMADD231PS  expconst<>+832(SB), Z0, Z10
-	VFNMADD231PS  expconst<>+896(SB), Z0, Z10
-	VMOVUPS       expconst<>+960(SB), Z11
-	VFMADD213PS   expconst<>+1024(SB), Z10, Z11
-	VFMADD213PS   expconst<>+1088(SB), Z10, Z11
-	VFMADD213PS   expconst<>+1152(SB), Z10, Z11
-	VFMADD213PS   expconst<>+1216(SB), Z10, Z11
-	VFMADD213PS   expconst<>+1280(SB), Z10, Z11
-	VMULPS        Z10, Z10, Z12
-	VFMADD213PS   Z10, Z12, Z11
-	VADDPS        expconst<>+64(SB), Z11, Z11
-	VSCALEFPS     Z0, Z11, Z10
-	VMOVUPS       Z10, (AX)
+	VFNMADD231PS  expconst<>+832(SB), Z0, Z8
+	VFNMADD231PS  expconst<>+896(SB), Z0, Z8
+	VMOVUPS       expconst<>+960(SB), Z9
+	VFMADD213PS   expconst<>+1024(SB), Z8, Z9
+	VFMADD213PS   expconst<>+1088(SB), Z8, Z9
+	VFMADD213PS   expconst<>+1152(SB), Z8, Z9
+	VFMADD213PS   expconst<>+1216(SB), Z8, Z9
+	VFMADD213PS   expconst<>+1280(SB), Z8, Z9
+	VMULPS        Z8, Z8, Z10
+	VFMADD213PS   Z8, Z10, Z9
+	VADDPS        expconst<>+64(SB), Z9, Z9
+	VSCALEFPS     Z0, Z9, Z8
+	VMOVUPS       Z8, (AX)
 
 exp_tail1_58:
-	VADDSS (AX), X5, X5
+	VADDSS (AX), X3, X3
 	ADDQ   $0x04, AX
 	DECQ   CX
 	JNZ    exp_tail1_58
@@ -69382,12 +69062,12 @@ exp_done_58:
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VADDSS (AX)(CX*4), X5, X5
+	VADDSS (AX)(CX*4), X3, X3
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VMOVSS X5, (AX)(CX*4)
+	VMOVSS X3, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
 	JMP    softmax_46
 
@@ -69427,21 +69107,21 @@ pv_block_185:
 	CMPQ    R11, $0x00000200
 	JL      pv_next_185
 	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R10*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R10*1), Z12
+	VMOVUPS 128(CX)(R10*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R10*1), Z14
+	VMOVUPS 192(CX)(R10*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R10*1), Z16
+	VMOVUPS 256(CX)(R10*1), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	VMOVUPS 256(CX)(R10*1), Z18
+	VMOVUPS 320(CX)(R10*1), Z18
 	VMOVUPS expconst<>+1344(SB), Z19
-	VMOVUPS 320(CX)(R10*1), Z20
+	VMOVUPS 384(CX)(R10*1), Z20
 	VMOVUPS expconst<>+1344(SB), Z21
-	VMOVUPS 384(CX)(R10*1), Z22
+	VMOVUPS 448(CX)(R10*1), Z22
 	VMOVUPS expconst<>+1344(SB), Z23
-	VMOVUPS 448(CX)(R10*1), Z24
-	VMOVUPS expconst<>+1344(SB), Z25
 	MOVQ    DX, R11
 	MOVQ    R10, R12
 	SHRQ    $0x07, R12
@@ -69452,91 +69132,91 @@ pv_block_185:
 	JL      pv_single_185
 
 pv_pair_185:
-	VBROADCASTSS (R11), Z26
-	VBROADCASTSS 4(R11), Z27
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    2(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z0
-	VPMOVSXBD    18(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    36(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z14
-	VPMOVSXBD    52(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z16
-	VMOVD        68(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    70(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z18
-	VPMOVSXBD    86(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z20
-	VMOVD        102(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z22
-	VPMOVSXBD    120(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z24
+	VBROADCASTSS (R11), Z24
+	VBROADCASTSS 4(R11), Z25
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    2(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z0
+	VPMOVSXBD    18(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    36(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z12
+	VPMOVSXBD    52(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z14
+	VMOVD        68(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    70(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z16
+	VPMOVSXBD    86(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z18
+	VMOVD        102(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z20
+	VPMOVSXBD    120(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z22
 	PREFETCHT1   (R12)(R8*1)
 	PREFETCHT1   64(R12)(R8*1)
 	PREFETCHT1   128(R12)(R8*1)
-	VMOVD        (R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    2(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z11
-	VPMOVSXBD    18(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z13
-	VMOVD        34(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    36(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z15
-	VPMOVSXBD    52(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z17
-	VMOVD        68(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    70(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z19
-	VPMOVSXBD    86(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z21
-	VMOVD        102(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R12)(DI*1), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z23
-	VPMOVSXBD    120(R12)(DI*1), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z25
+	VMOVD        (R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    2(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z9
+	VPMOVSXBD    18(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z11
+	VMOVD        34(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    36(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z13
+	VPMOVSXBD    52(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z15
+	VMOVD        68(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    70(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z17
+	VPMOVSXBD    86(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z19
+	VMOVD        102(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R12)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z21
+	VPMOVSXBD    120(R12)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z23
 	PREFETCHT1   (R12)(R9*1)
 	PREFETCHT1   64(R12)(R9*1)
 	PREFETCHT1   128(R12)(R9*1)
@@ -69549,69 +69229,69 @@ pv_pair_185:
 pv_single_185:
 	TESTQ        R13, R13
 	JZ           pv_merge_185
-	VBROADCASTSS (R11), Z26
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    2(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z0
-	VPMOVSXBD    18(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    36(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z14
-	VPMOVSXBD    52(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z16
-	VMOVD        68(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    70(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z18
-	VPMOVSXBD    86(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z20
-	VMOVD        102(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R12), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z22
-	VPMOVSXBD    120(R12), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z24
+	VBROADCASTSS (R11), Z24
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    2(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z0
+	VPMOVSXBD    18(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    36(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z12
+	VPMOVSXBD    52(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z14
+	VMOVD        68(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    70(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z16
+	VPMOVSXBD    86(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z18
+	VMOVD        102(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z20
+	VPMOVSXBD    120(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z22
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
 	JMP          pv_single_185
 
 pv_merge_185:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R10*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R10*1)
+	VMOVUPS Z12, 128(CX)(R10*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R10*1)
+	VMOVUPS Z14, 192(CX)(R10*1)
 	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R10*1)
+	VMOVUPS Z16, 256(CX)(R10*1)
 	VADDPS  Z19, Z18, Z18
-	VMOVUPS Z18, 256(CX)(R10*1)
+	VMOVUPS Z18, 320(CX)(R10*1)
 	VADDPS  Z21, Z20, Z20
-	VMOVUPS Z20, 320(CX)(R10*1)
+	VMOVUPS Z20, 384(CX)(R10*1)
 	VADDPS  Z23, Z22, Z22
-	VMOVUPS Z22, 384(CX)(R10*1)
-	VADDPS  Z25, Z24, Z24
-	VMOVUPS Z24, 448(CX)(R10*1)
+	VMOVUPS Z22, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
 	JMP     pv_block_185
 
@@ -69622,13 +69302,13 @@ pv_block_186:
 	CMPQ    R11, $0x00000100
 	JL      pv_next_186
 	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R10*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R10*1), Z12
+	VMOVUPS 128(CX)(R10*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R10*1), Z14
+	VMOVUPS 192(CX)(R10*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R10*1), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R11
 	MOVQ    R10, R12
 	SHRQ    $0x07, R12
@@ -69639,50 +69319,50 @@ pv_block_186:
 	JL      pv_single_186
 
 pv_pair_186:
-	VBROADCASTSS (R11), Z18
-	VBROADCASTSS 4(R11), Z19
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z20
-	VPMOVSXBD    2(R12), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z0
-	VPMOVSXBD    18(R12), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z14
-	VPMOVSXBD    52(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z16
+	VBROADCASTSS (R11), Z16
+	VBROADCASTSS 4(R11), Z17
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z18
+	VPMOVSXBD    2(R12), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VPMOVSXBD    18(R12), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VPMOVSXBD    52(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z14
 	PREFETCHT1   (R12)(R8*1)
 	PREFETCHT1   64(R12)(R8*1)
-	VMOVD        (R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    2(R12)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z11
-	VPMOVSXBD    18(R12)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z13
-	VMOVD        34(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R12)(DI*1), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z15
-	VPMOVSXBD    52(R12)(DI*1), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z17
+	VMOVD        (R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    2(R12)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z9
+	VPMOVSXBD    18(R12)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z11
+	VMOVD        34(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R12)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z13
+	VPMOVSXBD    52(R12)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z15
 	PREFETCHT1   (R12)(R9*1)
 	PREFETCHT1   64(R12)(R9*1)
 	ADDQ         $0x08, R11
@@ -69694,41 +69374,41 @@ pv_pair_186:
 pv_single_186:
 	TESTQ        R13, R13
 	JZ           pv_merge_186
-	VBROADCASTSS (R11), Z18
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z19
-	VPMOVSXBD    2(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z0
-	VPMOVSXBD    18(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R12), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z14
-	VPMOVSXBD    52(R12), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z16
+	VBROADCASTSS (R11), Z16
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z17
+	VPMOVSXBD    2(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z0
+	VPMOVSXBD    18(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R12), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z12
+	VPMOVSXBD    52(R12), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z14
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
 	JMP          pv_single_186
 
 pv_merge_186:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R10*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R10*1)
+	VMOVUPS Z12, 128(CX)(R10*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R10*1)
-	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R10*1)
+	VMOVUPS Z14, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
 	JMP     pv_block_186
 
@@ -69739,9 +69419,9 @@ pv_block_187:
 	CMPQ    R11, $0x00000080
 	JL      pv_next_187
 	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R10*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R10*1), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
 	MOVQ    DX, R11
 	MOVQ    R10, R12
 	SHRQ    $0x07, R12
@@ -69752,29 +69432,29 @@ pv_block_187:
 	JL      pv_single_187
 
 pv_pair_187:
-	VBROADCASTSS (R11), Z14
-	VBROADCASTSS 4(R11), Z15
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R12), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z0
-	VPMOVSXBD    18(R12), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z12
+	VBROADCASTSS (R11), Z12
+	VBROADCASTSS 4(R11), Z13
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R12), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z0
+	VPMOVSXBD    18(R12), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z10
 	PREFETCHT1   (R12)(R8*1)
-	VMOVD        (R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X15, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R12)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z11
-	VPMOVSXBD    18(R12)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z13
+	VMOVD        (R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X13, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R12)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z9
+	VPMOVSXBD    18(R12)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z11
 	PREFETCHT1   (R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
@@ -69785,27 +69465,27 @@ pv_pair_187:
 pv_single_187:
 	TESTQ        R13, R13
 	JZ           pv_merge_187
-	VBROADCASTSS (R11), Z14
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R12), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z0
-	VPMOVSXBD    18(R12), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z12
+	VBROADCASTSS (R11), Z12
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R12), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z0
+	VPMOVSXBD    18(R12), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z10
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
 	JMP          pv_single_187
 
 pv_merge_187:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
-	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
 	JMP     pv_block_187
 
@@ -69816,7 +69496,7 @@ pv_block_188:
 	CMPQ    R8, $0x00000040
 	JL      pv_next_188
 	VMOVUPS (CX)(R10*1), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z9
 	MOVQ    DX, R8
 	MOVQ    R10, R9
 	SHRQ    $0x07, R9
@@ -69827,8 +69507,8 @@ pv_block_188:
 	JL      pv_single_188
 
 pv_pair_188:
-	VBROADCASTSS (R8), Z12
-	VBROADCASTSS 4(R8), Z12
+	VBROADCASTSS (R8), Z10
+	VBROADCASTSS 4(R8), Z10
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
@@ -69838,14 +69518,14 @@ pv_pair_188:
 pv_single_188:
 	TESTQ        R11, R11
 	JZ           pv_merge_188
-	VBROADCASTSS (R8), Z12
+	VBROADCASTSS (R8), Z10
 	ADDQ         $0x04, R8
 	ADDQ         DI, R9
 	DECQ         R11
 	JMP          pv_single_188
 
 pv_merge_188:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
 	JMP     pv_block_188
@@ -69862,21 +69542,21 @@ pv_block_189:
 	CMPQ    R9, $0x00000200
 	JL      pv_next_189
 	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R8*1), Z12
+	VMOVUPS 128(CX)(R8*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R8*1), Z14
+	VMOVUPS 192(CX)(R8*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R8*1), Z16
+	VMOVUPS 256(CX)(R8*1), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	VMOVUPS 256(CX)(R8*1), Z18
+	VMOVUPS 320(CX)(R8*1), Z18
 	VMOVUPS expconst<>+1344(SB), Z19
-	VMOVUPS 320(CX)(R8*1), Z20
+	VMOVUPS 384(CX)(R8*1), Z20
 	VMOVUPS expconst<>+1344(SB), Z21
-	VMOVUPS 384(CX)(R8*1), Z22
+	VMOVUPS 448(CX)(R8*1), Z22
 	VMOVUPS expconst<>+1344(SB), Z23
-	VMOVUPS 448(CX)(R8*1), Z24
-	VMOVUPS expconst<>+1344(SB), Z25
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -69887,88 +69567,88 @@ pv_block_189:
 	JL      pv_single_189
 
 pv_pair_189:
-	VBROADCASTSS (R9), Z26
-	VBROADCASTSS 4(R9), Z27
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    2(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z0
-	VPMOVSXBD    18(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    36(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z14
-	VPMOVSXBD    52(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z16
-	VMOVD        68(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    70(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z18
-	VPMOVSXBD    86(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z20
-	VMOVD        102(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z22
-	VPMOVSXBD    120(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z24
-	VMOVD        (R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    2(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z11
-	VPMOVSXBD    18(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z13
-	VMOVD        34(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    36(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z15
-	VPMOVSXBD    52(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z17
-	VMOVD        68(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    70(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z19
-	VPMOVSXBD    86(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z21
-	VMOVD        102(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R10)(DI*1), Z27
+	VBROADCASTSS (R9), Z24
+	VBROADCASTSS 4(R9), Z25
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    2(R10), Z27
 	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z23
-	VPMOVSXBD    120(R10)(DI*1), Z27
+	VFMADD231PS  Z27, Z26, Z0
+	VPMOVSXBD    18(R10), Z27
 	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z25
+	VFMADD231PS  Z27, Z26, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    36(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z12
+	VPMOVSXBD    52(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z14
+	VMOVD        68(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    70(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z16
+	VPMOVSXBD    86(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z18
+	VMOVD        102(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z20
+	VPMOVSXBD    120(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z22
+	VMOVD        (R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    2(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z9
+	VPMOVSXBD    18(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z11
+	VMOVD        34(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    36(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z13
+	VPMOVSXBD    52(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z15
+	VMOVD        68(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    70(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z17
+	VPMOVSXBD    86(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z19
+	VMOVD        102(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R10)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z21
+	VPMOVSXBD    120(R10)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z23
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -69978,69 +69658,69 @@ pv_pair_189:
 pv_single_189:
 	TESTQ        R11, R11
 	JZ           pv_merge_189
-	VBROADCASTSS (R9), Z26
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    2(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z0
-	VPMOVSXBD    18(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    36(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z14
-	VPMOVSXBD    52(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z16
-	VMOVD        68(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    70(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z18
-	VPMOVSXBD    86(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z20
-	VMOVD        102(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R10), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z22
-	VPMOVSXBD    120(R10), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z24
+	VBROADCASTSS (R9), Z24
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    2(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z0
+	VPMOVSXBD    18(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    36(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z12
+	VPMOVSXBD    52(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z14
+	VMOVD        68(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    70(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z16
+	VPMOVSXBD    86(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z18
+	VMOVD        102(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z20
+	VPMOVSXBD    120(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z22
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_189
 
 pv_merge_189:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R8*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R8*1)
+	VMOVUPS Z12, 128(CX)(R8*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R8*1)
+	VMOVUPS Z14, 192(CX)(R8*1)
 	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R8*1)
+	VMOVUPS Z16, 256(CX)(R8*1)
 	VADDPS  Z19, Z18, Z18
-	VMOVUPS Z18, 256(CX)(R8*1)
+	VMOVUPS Z18, 320(CX)(R8*1)
 	VADDPS  Z21, Z20, Z20
-	VMOVUPS Z20, 320(CX)(R8*1)
+	VMOVUPS Z20, 384(CX)(R8*1)
 	VADDPS  Z23, Z22, Z22
-	VMOVUPS Z22, 384(CX)(R8*1)
-	VADDPS  Z25, Z24, Z24
-	VMOVUPS Z24, 448(CX)(R8*1)
+	VMOVUPS Z22, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
 	JMP     pv_block_189
 
@@ -70051,13 +69731,13 @@ pv_block_190:
 	CMPQ    R9, $0x00000100
 	JL      pv_next_190
 	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R8*1), Z12
+	VMOVUPS 128(CX)(R8*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R8*1), Z14
+	VMOVUPS 192(CX)(R8*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R8*1), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -70068,48 +69748,48 @@ pv_block_190:
 	JL      pv_single_190
 
 pv_pair_190:
-	VBROADCASTSS (R9), Z18
-	VBROADCASTSS 4(R9), Z19
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z20
-	VPMOVSXBD    2(R10), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z0
-	VPMOVSXBD    18(R10), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z14
-	VPMOVSXBD    52(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z16
-	VMOVD        (R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    2(R10)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z11
-	VPMOVSXBD    18(R10)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z13
-	VMOVD        34(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R10)(DI*1), Z19
+	VBROADCASTSS (R9), Z16
+	VBROADCASTSS 4(R9), Z17
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z18
+	VPMOVSXBD    2(R10), Z19
 	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z15
-	VPMOVSXBD    52(R10)(DI*1), Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VPMOVSXBD    18(R10), Z19
 	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z17
+	VFMADD231PS  Z19, Z18, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VPMOVSXBD    52(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z14
+	VMOVD        (R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    2(R10)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z9
+	VPMOVSXBD    18(R10)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z11
+	VMOVD        34(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R10)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z13
+	VPMOVSXBD    52(R10)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z15
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -70119,41 +69799,41 @@ pv_pair_190:
 pv_single_190:
 	TESTQ        R11, R11
 	JZ           pv_merge_190
-	VBROADCASTSS (R9), Z18
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z19
-	VPMOVSXBD    2(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z0
-	VPMOVSXBD    18(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R10), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z14
-	VPMOVSXBD    52(R10), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z16
+	VBROADCASTSS (R9), Z16
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z17
+	VPMOVSXBD    2(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z0
+	VPMOVSXBD    18(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R10), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z12
+	VPMOVSXBD    52(R10), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z14
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_190
 
 pv_merge_190:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R8*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R8*1)
+	VMOVUPS Z12, 128(CX)(R8*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R8*1)
-	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R8*1)
+	VMOVUPS Z14, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
 	JMP     pv_block_190
 
@@ -70164,9 +69844,9 @@ pv_block_191:
 	CMPQ    R9, $0x00000080
 	JL      pv_next_191
 	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R8*1), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -70177,28 +69857,28 @@ pv_block_191:
 	JL      pv_single_191
 
 pv_pair_191:
-	VBROADCASTSS (R9), Z14
-	VBROADCASTSS 4(R9), Z15
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R10), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z0
-	VPMOVSXBD    18(R10), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z12
-	VMOVD        (R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X15, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R10)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z11
-	VPMOVSXBD    18(R10)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z13
+	VBROADCASTSS (R9), Z12
+	VBROADCASTSS 4(R9), Z13
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R10), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z0
+	VPMOVSXBD    18(R10), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z10
+	VMOVD        (R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X13, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R10)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z9
+	VPMOVSXBD    18(R10)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z11
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -70208,27 +69888,27 @@ pv_pair_191:
 pv_single_191:
 	TESTQ        R11, R11
 	JZ           pv_merge_191
-	VBROADCASTSS (R9), Z14
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R10), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z0
-	VPMOVSXBD    18(R10), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z12
+	VBROADCASTSS (R9), Z12
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R10), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z0
+	VPMOVSXBD    18(R10), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z10
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_191
 
 pv_merge_191:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
-	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
 	JMP     pv_block_191
 
@@ -70239,7 +69919,7 @@ pv_block_192:
 	CMPQ    R9, $0x00000040
 	JL      pv_next_192
 	VMOVUPS (CX)(R8*1), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z9
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -70250,8 +69930,8 @@ pv_block_192:
 	JL      pv_single_192
 
 pv_pair_192:
-	VBROADCASTSS (R9), Z12
-	VBROADCASTSS 4(R9), Z12
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z10
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -70261,14 +69941,14 @@ pv_pair_192:
 pv_single_192:
 	TESTQ        R11, R11
 	JZ           pv_merge_192
-	VBROADCASTSS (R9), Z12
+	VBROADCASTSS (R9), Z10
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_192
 
 pv_merge_192:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
 	JMP     pv_block_192
@@ -70431,20 +70111,12 @@ scores_48:
 	MOVQ    136(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
-	VMOVUPS expconst<>+0(SB), Y5
-	VMOVSS  expconst<>+0(SB), X6
+	VMOVUPS expconst<>+0(SB), Y3
+	VMOVSS  expconst<>+0(SB), X4
 
 scores_by8_47:
 	CMPQ    BX, $0x08
 	JL      scores_by1_47
-	VMOVUPS expconst<>+1344(SB), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS expconst<>+1344(SB), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS expconst<>+1344(SB), Z14
-	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS expconst<>+1344(SB), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R9
 	LEAQ    (DX)(SI*4), R10
 	MOVQ    CX, R11
@@ -70458,118 +70130,98 @@ scores_by8_47:
 	MOVQ    CX, R11
 	MOVQ    168(SP), R12
 	ADDQ    DX, R12
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
 
 scores_q8_15:
-	VPABSB       2(R11), Y7
-	VMOVUPS      2(R11), Y8
-	VPMOVB2M     Y8, K1
-	VPXORD       Y1, Y1, Y1
-	VPBROADCASTW (R11), X8
-	VCVTPH2PS    X8, Y8
-	VMOVUPS      2(R9), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y0
-	VMOVUPS      2(R9)(SI*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y11
-	VMOVUPS      2(R9)(SI*2), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y12
-	VMOVUPS      2(R9)(R8*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(R8*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y13
-	VMOVUPS      2(R10), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y14
-	VMOVUPS      2(R10)(SI*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y15
-	VMOVUPS      2(R10)(SI*2), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y16
-	VMOVUPS      2(R10)(R8*1), Y9
-	VPSUBB       Y9, Y1, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R10)(R8*1), X7
-	VCVTPH2PS    X7, Y7
-	VMULPS       Y8, Y7, Y7
-	VFMADD231PS  Y9, Y7, Y17
-	CMPQ         DI, 144(SP)
-	JAE          pf_skip_324
-	MOVQ         DI, R13
-	ANDQ         $0x0000003f, R13
-	ADDQ         168(SP), R13
-	PREFETCHT1   (DI)
-	PREFETCHT1   64(DI)
-	CMPQ         R13, $0x00000080
-	JBE          pf_row_323
-	PREFETCHT1   128(DI)
-	CMPQ         R13, $0x000000c0
-	JBE          pf_row_323
-	PREFETCHT1   192(DI)
-	CMPQ         R13, $0x00000100
-	JBE          pf_row_323
-	PREFETCHT1   256(DI)
-	PREFETCHT1   320(DI)
-	PREFETCHT1   384(DI)
-	PREFETCHT1   448(DI)
-	CMPQ         R13, $0x00000200
-	JBE          pf_row_323
-	PREFETCHT1   512(DI)
-	PREFETCHT1   576(DI)
-	PREFETCHT1   640(DI)
-	PREFETCHT1   704(DI)
-	PREFETCHT1   768(DI)
-	PREFETCHT1   832(DI)
-	PREFETCHT1   896(DI)
-	PREFETCHT1   960(DI)
-	CMPQ         R13, $0x00000400
-	JBE          pf_row_323
-	PREFETCHT1   1024(DI)
+	VBROADCASTI64X4 2(R11), Z13
+	VPABSB          Z13, Z12
+	VPMOVB2M        Z13, K1
+	VMOVUPS         expconst<>+1344(SB), Z14
+	VPBROADCASTW    (R11), Y5
+	VCVTPH2PS       Y5, Z13
+	VBROADCASTI64X4 2(R9), Z15
+	VINSERTI64X4    $0x01, 2(R9)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9), Y5
+	VPBROADCASTW    (R9)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z0
+	VBROADCASTI64X4 2(R9)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R9)(R8*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9)(SI*2), Y5
+	VPBROADCASTW    (R9)(R8*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z9
+	VBROADCASTI64X4 2(R10), Z15
+	VINSERTI64X4    $0x01, 2(R10)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R10), Y5
+	VPBROADCASTW    (R10)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z10
+	VBROADCASTI64X4 2(R10)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R10)(R8*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R10)(SI*2), Y5
+	VPBROADCASTW    (R10)(R8*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z12
+	VMULPS          Z13, Z12, Z12
+	VFMADD231PS     Z15, Z12, Z11
+	CMPQ            DI, 144(SP)
+	JAE             pf_skip_324
+	MOVQ            DI, R13
+	ANDQ            $0x0000003f, R13
+	ADDQ            168(SP), R13
+	PREFETCHT1      (DI)
+	PREFETCHT1      64(DI)
+	CMPQ            R13, $0x00000080
+	JBE             pf_row_323
+	PREFETCHT1      128(DI)
+	CMPQ            R13, $0x000000c0
+	JBE             pf_row_323
+	PREFETCHT1      192(DI)
+	CMPQ            R13, $0x00000100
+	JBE             pf_row_323
+	PREFETCHT1      256(DI)
+	PREFETCHT1      320(DI)
+	PREFETCHT1      384(DI)
+	PREFETCHT1      448(DI)
+	CMPQ            R13, $0x00000200
+	JBE             pf_row_323
+	PREFETCHT1      512(DI)
+	PREFETCHT1      576(DI)
+	PREFETCHT1      640(DI)
+	PREFETCHT1      704(DI)
+	PREFETCHT1      768(DI)
+	PREFETCHT1      832(DI)
+	PREFETCHT1      896(DI)
+	PREFETCHT1      960(DI)
+	CMPQ            R13, $0x00000400
+	JBE             pf_row_323
+	PREFETCHT1      1024(DI)
 
 pf_row_323:
 	ADDQ       stride+96(FP), DI
@@ -70617,36 +70269,24 @@ pf_skip_324:
 	ADDQ         $0x00000022, R11
 	CMPQ         R9, R12
 	JB           scores_q8_15
-	VSHUFF32X4   $0x44, Z11, Z0, Z18
-	VSHUFF32X4   $0xee, Z11, Z0, Z0
-	VADDPS       Z0, Z18, Z18
-	VSHUFF32X4   $0x44, Z13, Z12, Z0
-	VSHUFF32X4   $0xee, Z13, Z12, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFF32X4   $0x44, Z15, Z14, Z11
-	VSHUFF32X4   $0xee, Z15, Z14, Z12
-	VADDPS       Z12, Z11, Z11
-	VSHUFF32X4   $0x44, Z17, Z16, Z12
-	VSHUFF32X4   $0xee, Z17, Z16, Z13
-	VADDPS       Z13, Z12, Z12
-	VSHUFF32X4   $0x88, Z0, Z18, Z13
-	VSHUFF32X4   $0xdd, Z0, Z18, Z0
-	VADDPS       Z0, Z13, Z13
-	VSHUFF32X4   $0x88, Z12, Z11, Z0
-	VSHUFF32X4   $0xdd, Z12, Z11, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFPS      $0x88, Z0, Z13, Z11
-	VSHUFPS      $0xdd, Z0, Z13, Z0
-	VADDPS       Z0, Z11, Z11
-	VSHUFPS      $0x88, Z11, Z11, Z0
-	VSHUFPS      $0xdd, Z11, Z11, Z11
-	VADDPS       Z0, Z11, Z11
+	VSHUFF32X4   $0x88, Z9, Z0, Z12
+	VSHUFF32X4   $0xdd, Z9, Z0, Z0
+	VADDPS       Z0, Z12, Z12
+	VSHUFF32X4   $0x88, Z11, Z10, Z0
+	VSHUFF32X4   $0xdd, Z11, Z10, Z9
+	VADDPS       Z9, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z12, Z9
+	VSHUFPS      $0xdd, Z0, Z12, Z0
+	VADDPS       Z0, Z9, Z9
+	VSHUFPS      $0x88, Z9, Z9, Z0
+	VSHUFPS      $0xdd, Z9, Z9, Z9
+	VADDPS       Z0, Z9, Z9
 	VMOVUPS      expconst<>+1408(SB), Z0
-	VPERMPS      Z11, Z0, Z11
+	VPERMPS      Z9, Z0, Z9
 	VBROADCASTSS scale+64(FP), Y0
-	VMULPS       Y0, Y11, Y11
-	VMAXPS       Y11, Y5, Y5
-	VMOVUPS      Y11, (AX)
+	VMULPS       Y0, Y9, Y9
+	VMAXPS       Y9, Y3, Y3
+	VMOVUPS      Y9, (AX)
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
@@ -70662,35 +70302,35 @@ scores_by1_47:
 	MOVQ    CX, R11
 
 scores_chunk1_47:
-	VPABSB        2(R11), Y7
-	VMOVUPS       2(R11), Y8
-	VPMOVB2M      Y8, K1
-	VPXORD        Y2, Y2, Y2
-	VPBROADCASTW  (R11), X8
-	VCVTPH2PS     X8, Y8
-	VMOVUPS       2(R9), Y9
-	VPSUBB        Y9, Y2, K1, Y9
-	VPMADDUBSW    Y9, Y7, Y9
-	VPMADDWD      expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS     Y9, Y9
-	VPBROADCASTW  (R9), X7
-	VCVTPH2PS     X7, Y7
-	VMULPS        Y8, Y7, Y7
-	VFMADD231PS   Y9, Y7, Y0
+	VPABSB        2(R11), Y5
+	VMOVUPS       2(R11), Y6
+	VPMOVB2M      Y6, K1
+	VPXORD        Y1, Y1, Y1
+	VPBROADCASTW  (R11), X6
+	VCVTPH2PS     X6, Y6
+	VMOVUPS       2(R9), Y7
+	VPSUBB        Y7, Y1, K1, Y7
+	VPMADDUBSW    Y7, Y5, Y7
+	VPMADDWD      expconst<>+1600(SB), Y7, Y7
+	VCVTDQ2PS     Y7, Y7
+	VPBROADCASTW  (R9), X5
+	VCVTPH2PS     X5, Y5
+	VMULPS        Y6, Y5, Y5
+	VFMADD231PS   Y7, Y5, Y0
 	ADDQ          $0x00000022, R9
 	ADDQ          $0x00000022, R11
 	CMPQ          R9, R12
 	JB            scores_chunk1_47
-	VEXTRACTF64X4 $0x01, Z0, Y7
-	VADDPS        Y7, Y0, Y7
-	VEXTRACTF32X4 $0x01, Y7, X0
-	VADDPS        X7, X0, X0
-	VMOVHLPS      X0, X0, X7
-	VADDPS        X7, X0, X0
-	VMOVSHDUP     X0, X7
-	VADDPS        X7, X0, X0
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDPS        X5, X0, X0
 	VMULSS        scale+64(FP), X0, X0
-	VMAXSS        X0, X6, X6
+	VMAXSS        X0, X4, X4
 	VMOVSS        X0, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
@@ -70698,13 +70338,13 @@ scores_chunk1_47:
 	JMP           scores_by1_47
 
 scores_done_95:
-	VEXTRACTF32X4 $0x01, Y5, X0
-	VMAXPS        X5, X0, X0
-	VMOVHLPS      X0, X0, X5
-	VMAXPS        X5, X0, X0
-	VMOVSHDUP     X0, X5
-	VMAXPS        X5, X0, X0
-	VMAXSS        X6, X0, X0
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VMAXPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VMAXPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VMAXPS        X3, X0, X0
+	VMAXSS        X4, X0, X0
 	MOVQ          DI, 136(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
@@ -70717,20 +70357,12 @@ scores_done_95:
 scores_other_12:
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), DI
-	VMOVUPS expconst<>+0(SB), Y5
-	VMOVSS  expconst<>+0(SB), X6
+	VMOVUPS expconst<>+0(SB), Y3
+	VMOVSS  expconst<>+0(SB), X4
 
 scores_by8_48:
 	CMPQ    BX, $0x08
 	JL      scores_by1_48
-	VMOVUPS expconst<>+1344(SB), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS expconst<>+1344(SB), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS expconst<>+1344(SB), Z14
-	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS expconst<>+1344(SB), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R8
 	LEAQ    (DX)(SI*4), R9
 	MOVQ    CX, R10
@@ -70744,125 +70376,93 @@ scores_by8_48:
 	MOVQ    CX, R10
 	MOVQ    168(SP), R11
 	ADDQ    DX, R11
+	VMOVUPS expconst<>+1344(SB), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
 
 scores_q8_16:
-	VPABSB       2(R10), Y7
-	VMOVUPS      2(R10), Y8
-	VPMOVB2M     Y8, K1
-	VPXORD       Y3, Y3, Y3
-	VPBROADCASTW (R10), X8
-	VCVTPH2PS    X8, Y8
-	VMOVUPS      2(R8), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y0
-	VMOVUPS      2(R8)(SI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y11
-	VMOVUPS      2(R8)(SI*2), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y12
-	VMOVUPS      2(R8)(DI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R8)(DI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y13
-	VMOVUPS      2(R9), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y14
-	VMOVUPS      2(R9)(SI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*1), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y15
-	VMOVUPS      2(R9)(SI*2), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(SI*2), X10
-	VCVTPH2PS    X10, Y10
-	VMULPS       Y8, Y10, Y10
-	VFMADD231PS  Y9, Y10, Y16
-	VMOVUPS      2(R9)(DI*1), Y9
-	VPSUBB       Y9, Y3, K1, Y9
-	VPMADDUBSW   Y9, Y7, Y9
-	VPMADDWD     expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VPBROADCASTW (R9)(DI*1), X7
-	VCVTPH2PS    X7, Y7
-	VMULPS       Y8, Y7, Y7
-	VFMADD231PS  Y9, Y7, Y17
-	ADDQ         $0x00000022, R8
-	ADDQ         $0x00000022, R9
-	ADDQ         $0x00000022, R10
-	CMPQ         R8, R11
-	JB           scores_q8_16
-	VSHUFF32X4   $0x44, Z11, Z0, Z18
-	VSHUFF32X4   $0xee, Z11, Z0, Z0
-	VADDPS       Z0, Z18, Z18
-	VSHUFF32X4   $0x44, Z13, Z12, Z0
-	VSHUFF32X4   $0xee, Z13, Z12, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFF32X4   $0x44, Z15, Z14, Z11
-	VSHUFF32X4   $0xee, Z15, Z14, Z12
-	VADDPS       Z12, Z11, Z11
-	VSHUFF32X4   $0x44, Z17, Z16, Z12
-	VSHUFF32X4   $0xee, Z17, Z16, Z13
-	VADDPS       Z13, Z12, Z12
-	VSHUFF32X4   $0x88, Z0, Z18, Z13
-	VSHUFF32X4   $0xdd, Z0, Z18, Z0
-	VADDPS       Z0, Z13, Z13
-	VSHUFF32X4   $0x88, Z12, Z11, Z0
-	VSHUFF32X4   $0xdd, Z12, Z11, Z11
-	VADDPS       Z11, Z0, Z0
-	VSHUFPS      $0x88, Z0, Z13, Z11
-	VSHUFPS      $0xdd, Z0, Z13, Z0
-	VADDPS       Z0, Z11, Z11
-	VSHUFPS      $0x88, Z11, Z11, Z0
-	VSHUFPS      $0xdd, Z11, Z11, Z11
-	VADDPS       Z0, Z11, Z11
-	VMOVUPS      expconst<>+1408(SB), Z0
-	VPERMPS      Z11, Z0, Z11
-	VBROADCASTSS scale+64(FP), Y0
-	VMULPS       Y0, Y11, Y11
-	VMAXPS       Y11, Y5, Y5
-	VMOVUPS      Y11, (AX)
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, BX
-	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_48
+	VBROADCASTI64X4 2(R10), Z13
+	VPABSB          Z13, Z12
+	VPMOVB2M        Z13, K1
+	VMOVUPS         expconst<>+1344(SB), Z14
+	VPBROADCASTW    (R10), Y5
+	VCVTPH2PS       Y5, Z13
+	VBROADCASTI64X4 2(R8), Z15
+	VINSERTI64X4    $0x01, 2(R8)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R8), Y5
+	VPBROADCASTW    (R8)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z0
+	VBROADCASTI64X4 2(R8)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R8)(DI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R8)(SI*2), Y5
+	VPBROADCASTW    (R8)(DI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z9
+	VBROADCASTI64X4 2(R9), Z15
+	VINSERTI64X4    $0x01, 2(R9)(SI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9), Y5
+	VPBROADCASTW    (R9)(SI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z16
+	VMULPS          Z13, Z16, Z16
+	VFMADD231PS     Z15, Z16, Z10
+	VBROADCASTI64X4 2(R9)(SI*2), Z15
+	VINSERTI64X4    $0x01, 2(R9)(DI*1), Z15, Z15
+	VPSUBB          Z15, Z14, K1, Z15
+	VPMADDUBSW      Z15, Z12, Z15
+	VPMADDWD        expconst<>+1600(SB), Z15, Z15
+	VCVTDQ2PS       Z15, Z15
+	VPBROADCASTW    (R9)(SI*2), Y5
+	VPBROADCASTW    (R9)(DI*1), X6
+	VINSERTI32X4    $0x01, X6, Y5, Y5
+	VCVTPH2PS       Y5, Z12
+	VMULPS          Z13, Z12, Z12
+	VFMADD231PS     Z15, Z12, Z11
+	ADDQ            $0x00000022, R8
+	ADDQ            $0x00000022, R9
+	ADDQ            $0x00000022, R10
+	CMPQ            R8, R11
+	JB              scores_q8_16
+	VSHUFF32X4      $0x88, Z9, Z0, Z12
+	VSHUFF32X4      $0xdd, Z9, Z0, Z0
+	VADDPS          Z0, Z12, Z12
+	VSHUFF32X4      $0x88, Z11, Z10, Z0
+	VSHUFF32X4      $0xdd, Z11, Z10, Z9
+	VADDPS          Z9, Z0, Z0
+	VSHUFPS         $0x88, Z0, Z12, Z9
+	VSHUFPS         $0xdd, Z0, Z12, Z0
+	VADDPS          Z0, Z9, Z9
+	VSHUFPS         $0x88, Z9, Z9, Z0
+	VSHUFPS         $0xdd, Z9, Z9, Z9
+	VADDPS          Z0, Z9, Z9
+	VMOVUPS         expconst<>+1408(SB), Z0
+	VPERMPS         Z9, Z0, Z9
+	VBROADCASTSS    scale+64(FP), Y0
+	VMULPS          Y0, Y9, Y9
+	VMAXPS          Y9, Y3, Y3
+	VMOVUPS         Y9, (AX)
+	ADDQ            $0x20, AX
+	SUBQ            $0x08, BX
+	LEAQ            (DX)(SI*8), DX
+	JMP             scores_by8_48
 
 scores_by1_48:
 	TESTQ   BX, BX
@@ -70874,35 +70474,35 @@ scores_by1_48:
 	MOVQ    CX, R10
 
 scores_chunk1_48:
-	VPABSB        2(R10), Y7
-	VMOVUPS       2(R10), Y8
-	VPMOVB2M      Y8, K1
-	VPXORD        Y4, Y4, Y4
-	VPBROADCASTW  (R10), X8
-	VCVTPH2PS     X8, Y8
-	VMOVUPS       2(R8), Y9
-	VPSUBB        Y9, Y4, K1, Y9
-	VPMADDUBSW    Y9, Y7, Y9
-	VPMADDWD      expconst<>+1600(SB), Y9, Y9
-	VCVTDQ2PS     Y9, Y9
-	VPBROADCASTW  (R8), X7
-	VCVTPH2PS     X7, Y7
-	VMULPS        Y8, Y7, Y7
-	VFMADD231PS   Y9, Y7, Y0
+	VPABSB        2(R10), Y5
+	VMOVUPS       2(R10), Y6
+	VPMOVB2M      Y6, K1
+	VPXORD        Y2, Y2, Y2
+	VPBROADCASTW  (R10), X6
+	VCVTPH2PS     X6, Y6
+	VMOVUPS       2(R8), Y7
+	VPSUBB        Y7, Y2, K1, Y7
+	VPMADDUBSW    Y7, Y5, Y7
+	VPMADDWD      expconst<>+1600(SB), Y7, Y7
+	VCVTDQ2PS     Y7, Y7
+	VPBROADCASTW  (R8), X5
+	VCVTPH2PS     X5, Y5
+	VMULPS        Y6, Y5, Y5
+	VFMADD231PS   Y7, Y5, Y0
 	ADDQ          $0x00000022, R8
 	ADDQ          $0x00000022, R10
 	CMPQ          R8, R11
 	JB            scores_chunk1_48
-	VEXTRACTF64X4 $0x01, Z0, Y7
-	VADDPS        Y7, Y0, Y7
-	VEXTRACTF32X4 $0x01, Y7, X0
-	VADDPS        X7, X0, X0
-	VMOVHLPS      X0, X0, X7
-	VADDPS        X7, X0, X0
-	VMOVSHDUP     X0, X7
-	VADDPS        X7, X0, X0
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDPS        X5, X0, X0
 	VMULSS        scale+64(FP), X0, X0
-	VMAXSS        X0, X6, X6
+	VMAXSS        X0, X4, X4
 	VMOVSS        X0, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
@@ -70910,13 +70510,13 @@ scores_chunk1_48:
 	JMP           scores_by1_48
 
 scores_done_96:
-	VEXTRACTF32X4 $0x01, Y5, X0
-	VMAXPS        X5, X0, X0
-	VMOVHLPS      X0, X0, X5
-	VMAXPS        X5, X0, X0
-	VMOVSHDUP     X0, X5
-	VMAXPS        X5, X0, X0
-	VMAXSS        X6, X0, X0
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VMAXPS        X3, X0, X0
+	VMOVHLPS      X0, X0, X3
+	VMAXPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VMAXPS        X3, X0, X0
+	VMAXSS        X4, X0, X0
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -70945,37 +70545,37 @@ softmax_47:
 	LEAQ         (AX)(CX*4), AX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMAXSS       (AX)(CX*4), X0, X5
-	VUCOMISS     X0, X5
+	VMAXSS       (AX)(CX*4), X0, X3
+	VUCOMISS     X0, X3
 	JEQ          no_rescale_70
-	VSUBSS       X5, X0, X0
+	VSUBSS       X3, X0, X0
 	VBROADCASTSS X0, Z0
-	VMOVUPS      expconst<>+256(SB), Z11
-	VMAXPS       Z0, Z11, Z0
-	VMOVUPS      expconst<>+320(SB), Z11
-	VMINPS       Z0, Z11, Z0
+	VMOVUPS      expconst<>+256(SB), Z9
+	VMAXPS       Z0, Z9, Z0
+	VMOVUPS      expconst<>+320(SB), Z9
+	VMINPS       Z0, Z9, Z0
 	VMULPS       expconst<>+128(SB), Z0, Z0
-	VCVTPS2DQ    Z0, Z11
-	VCVTDQ2PS    Z11, Z12
-	VSUBPS       Z12, Z0, Z0
-	VMOVUPS      expconst<>+576(SB), Z12
-	VFMADD213PS  expconst<>+512(SB), Z0, Z12
-	VFMADD213PS  expconst<>+448(SB), Z0, Z12
-	VFMADD213PS  expconst<>+384(SB), Z0, Z12
-	VFMADD213PS  expconst<>+64(SB), Z0, Z12
-	VPADDD       expconst<>+192(SB), Z11, Z11
-	VPSLLD       $0x17, Z11, Z11
-	VMULPS       Z11, Z12, Z0
+	VCVTPS2DQ    Z0, Z9
+	VCVTDQ2PS    Z9, Z10
+	VSUBPS       Z10, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z10
+	VFMADD213PS  expconst<>+512(SB), Z0, Z10
+	VFMADD213PS  expconst<>+448(SB), Z0, Z10
+	VFMADD213PS  expconst<>+384(SB), Z0, Z10
+	VFMADD213PS  expconst<>+64(SB), Z0, Z10
+	VPADDD       expconst<>+192(SB), Z9, Z9
+	VPSLLD       $0x17, Z9, Z9
+	VMULPS       Z9, Z10, Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMULSS       (AX)(CX*4), X0, X6
+	VMULSS       (AX)(CX*4), X0, X4
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMOVSS       X6, (AX)(CX*4)
+	VMOVSS       X4, (AX)(CX*4)
 	MOVQ         d+48(FP), AX
 	SHLQ         $0x02, AX
 	MOVQ         32(SP), CX
@@ -70985,14 +70585,14 @@ softmax_47:
 	MOVQ         AX, AX
 
 scale_loop_93:
-	VMULPS  (CX), Z0, Z11
-	VMOVUPS Z11, (CX)
+	VMULPS  (CX), Z0, Z9
+	VMOVUPS Z9, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_93
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
-	VMOVSS  X5, (AX)(CX*4)
+	VMOVSS  X3, (AX)(CX*4)
 
 no_rescale_70:
 	MOVQ         state+72(FP), AX
@@ -71003,37 +70603,37 @@ no_rescale_70:
 	LEAQ         (AX)(CX*4), AX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMAXSS       4(AX)(CX*4), X0, X5
-	VUCOMISS     X0, X5
+	VMAXSS       4(AX)(CX*4), X0, X3
+	VUCOMISS     X0, X3
 	JEQ          no_rescale_71
-	VSUBSS       X5, X0, X0
+	VSUBSS       X3, X0, X0
 	VBROADCASTSS X0, Z0
-	VMOVUPS      expconst<>+256(SB), Z11
-	VMAXPS       Z0, Z11, Z0
-	VMOVUPS      expconst<>+320(SB), Z11
-	VMINPS       Z0, Z11, Z0
+	VMOVUPS      expconst<>+256(SB), Z9
+	VMAXPS       Z0, Z9, Z0
+	VMOVUPS      expconst<>+320(SB), Z9
+	VMINPS       Z0, Z9, Z0
 	VMULPS       expconst<>+128(SB), Z0, Z0
-	VCVTPS2DQ    Z0, Z11
-	VCVTDQ2PS    Z11, Z12
-	VSUBPS       Z12, Z0, Z0
-	VMOVUPS      expconst<>+576(SB), Z12
-	VFMADD213PS  expconst<>+512(SB), Z0, Z12
-	VFMADD213PS  expconst<>+448(SB), Z0, Z12
-	VFMADD213PS  expconst<>+384(SB), Z0, Z12
-	VFMADD213PS  expconst<>+64(SB), Z0, Z12
-	VPADDD       expconst<>+192(SB), Z11, Z11
-	VPSLLD       $0x17, Z11, Z11
-	VMULPS       Z11, Z12, Z0
+	VCVTPS2DQ    Z0, Z9
+	VCVTDQ2PS    Z9, Z10
+	VSUBPS       Z10, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z10
+	VFMADD213PS  expconst<>+512(SB), Z0, Z10
+	VFMADD213PS  expconst<>+448(SB), Z0, Z10
+	VFMADD213PS  expconst<>+384(SB), Z0, Z10
+	VFMADD213PS  expconst<>+64(SB), Z0, Z10
+	VPADDD       expconst<>+192(SB), Z9, Z9
+	VPSLLD       $0x17, Z9, Z9
+	VMULPS       Z9, Z10, Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMULSS       4(AX)(CX*4), X0, X6
+	VMULSS       4(AX)(CX*4), X0, X4
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMOVSS       X6, 4(AX)(CX*4)
+	VMOVSS       X4, 4(AX)(CX*4)
 	MOVQ         d+48(FP), AX
 	SHLQ         $0x02, AX
 	MOVQ         32(SP), CX
@@ -71044,14 +70644,14 @@ no_rescale_70:
 	MOVQ         AX, AX
 
 scale_loop_94:
-	VMULPS  (CX), Z0, Z11
-	VMOVUPS Z11, (CX)
+	VMULPS  (CX), Z0, Z9
+	VMOVUPS Z9, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_94
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
-	VMOVSS  X5, 4(AX)(CX*4)
+	VMOVSS  X3, 4(AX)(CX*4)
 
 no_rescale_71:
 	MOVQ         state+72(FP), AX
@@ -71059,7 +70659,7 @@ no_rescale_71:
 	VBROADCASTSS (AX)(CX*4), Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
-	VBROADCASTSS 4(AX)(CX*4), Z11
+	VBROADCASTSS 4(AX)(CX*4), Z9
 	MOVQ         tileStride+88(FP), AX
 	IMULQ        32(SP), AX
 	MOVQ         tiles+80(FP), CX
@@ -71067,123 +70667,123 @@ no_rescale_71:
 	MOVQ         AX, CX
 	ADDQ         tileStride+88(FP), CX
 	MOVQ         24(SP), DX
-	VMOVUPS      expconst<>+1344(SB), Z12
-	VMOVUPS      expconst<>+1344(SB), Z13
+	VMOVUPS      expconst<>+1344(SB), Z10
+	VMOVUPS      expconst<>+1344(SB), Z11
 	MOVQ         CX, CX
 
 exp_loop_59:
 	CMPQ         DX, $0x00000010
 	JL           exp_tail_59
-	VMOVUPS      (AX), Y5
-	VINSERTF64X4 $0x01, 32(AX), Z5, Z5
-	VMOVUPS      (CX), Y6
-	VINSERTF64X4 $0x01, 32(CX), Z6, Z6
-	VSUBPS       Z0, Z5, Z5
-	VSUBPS       Z11, Z6, Z6
-	VMOVUPS      expconst<>+256(SB), Z14
-	VMAXPS       Z5, Z14, Z5
-	VMOVUPS      expconst<>+320(SB), Z14
-	VMINPS       Z5, Z14, Z5
-	VMULPS       expconst<>+128(SB), Z5, Z5
-	VCVTPS2DQ    Z5, Z14
-	VCVTDQ2PS    Z14, Z15
-	VSUBPS       Z15, Z5, Z5
-	VMOVUPS      expconst<>+576(SB), Z15
-	VFMADD213PS  expconst<>+512(SB), Z5, Z15
-	VFMADD213PS  expconst<>+448(SB), Z5, Z15
-	VFMADD213PS  expconst<>+384(SB), Z5, Z15
-	VFMADD213PS  expconst<>+64(SB), Z5, Z15
-	VPADDD       expconst<>+192(SB), Z14, Z14
-	VPSLLD       $0x17, Z14, Z14
-	VMULPS       Z14, Z15, Z5
-	VMOVUPS      expconst<>+256(SB), Z14
-	VMAXPS       Z6, Z14, Z6
-	VMOVUPS      expconst<>+320(SB), Z14
-	VMINPS       Z6, Z14, Z6
-	VMULPS       expconst<>+128(SB), Z6, Z6
-	VCVTPS2DQ    Z6, Z14
-	VCVTDQ2PS    Z14, Z15
-	VSUBPS       Z15, Z6, Z6
-	VMOVUPS      expconst<>+576(SB), Z15
-	VFMADD213PS  expconst<>+512(SB), Z6, Z15
-	VFMADD213PS  expconst<>+448(SB), Z6, Z15
-	VFMADD213PS  expconst<>+384(SB), Z6, Z15
-	VFMADD213PS  expconst<>+64(SB), Z6, Z15
-	VPADDD       expconst<>+192(SB), Z14, Z14
-	VPSLLD       $0x17, Z14, Z14
-	VMULPS       Z14, Z15, Z6
-	VMOVUPS      Z5, (AX)
-	VMOVUPS      Z6, (CX)
-	VADDPS       Z5, Z12, Z12
-	VADDPS       Z6, Z13, Z13
+	VMOVUPS      (AX), Y3
+	VINSERTF64X4 $0x01, 32(AX), Z3, Z3
+	VMOVUPS      (CX), Y4
+	VINSERTF64X4 $0x01, 32(CX), Z4, Z4
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z9, Z4, Z4
+	VMOVUPS      expconst<>+256(SB), Z12
+	VMAXPS       Z3, Z12, Z3
+	VMOVUPS      expconst<>+320(SB), Z12
+	VMINPS       Z3, Z12, Z3
+	VMULPS       expconst<>+128(SB), Z3, Z3
+	VCVTPS2DQ    Z3, Z12
+	VCVTDQ2PS    Z12, Z13
+	VSUBPS       Z13, Z3, Z3
+	VMOVUPS      expconst<>+576(SB), Z13
+	VFMADD213PS  expconst<>+512(SB), Z3, Z13
+	VFMADD213PS  expconst<>+448(SB), Z3, Z13
+	VFMADD213PS  expconst<>+384(SB), Z3, Z13
+	VFMADD213PS  expconst<>+64(SB), Z3, Z13
+	VPADDD       expconst<>+192(SB), Z12, Z12
+	VPSLLD       $0x17, Z12, Z12
+	VMULPS       Z12, Z13, Z3
+	VMOVUPS      expconst<>+256(SB), Z12
+	VMAXPS       Z4, Z12, Z4
+	VMOVUPS      expconst<>+320(SB), Z12
+	VMINPS       Z4, Z12, Z4
+	VMULPS       expconst<>+128(SB), Z4, Z4
+	VCVTPS2DQ    Z4, Z12
+	VCVTDQ2PS    Z12, Z13
+	VSUBPS       Z13, Z4, Z4
+	VMOVUPS      expconst<>+576(SB), Z13
+	VFMADD213PS  expconst<>+512(SB), Z4, Z13
+	VFMADD213PS  expconst<>+448(SB), Z4, Z13
+	VFMADD213PS  expconst<>+384(SB), Z4, Z13
+	VFMADD213PS  expconst<>+64(SB), Z4, Z13
+	VPADDD       expconst<>+192(SB), Z12, Z12
+	VPSLLD       $0x17, Z12, Z12
+	VMULPS       Z12, Z13, Z4
+	VMOVUPS      Z3, (AX)
+	VMOVUPS      Z4, (CX)
+	VADDPS       Z3, Z10, Z10
+	VADDPS       Z4, Z11, Z11
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
 	JMP          exp_loop_59
 
 exp_tail_59:
-	VEXTRACTF64X4 $0x01, Z12, Y6
-	VADDPS        Y6, Y12, Y6
-	VEXTRACTF32X4 $0x01, Y6, X5
-	VADDPS        X6, X5, X5
-	VMOVHLPS      X5, X5, X6
-	VADDPS        X6, X5, X5
-	VMOVSHDUP     X5, X6
-	VADDPS        X6, X5, X5
-	VEXTRACTF64X4 $0x01, Z13, Y7
-	VADDPS        Y7, Y13, Y7
-	VEXTRACTF32X4 $0x01, Y7, X6
-	VADDPS        X7, X6, X6
-	VMOVHLPS      X6, X6, X7
-	VADDPS        X7, X6, X6
-	VMOVSHDUP     X6, X7
-	VADDPS        X7, X6, X6
+	VEXTRACTF64X4 $0x01, Z10, Y4
+	VADDPS        Y4, Y10, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VEXTRACTF64X4 $0x01, Z11, Y5
+	VADDPS        Y5, Y11, Y5
+	VEXTRACTF32X4 $0x01, Y5, X4
+	VADDPS        X5, X4, X4
+	VMOVHLPS      X4, X4, X5
+	VADDPS        X5, X4, X4
+	VMOVSHDUP     X4, X5
+	VADDPS        X5, X4, X4
 	TESTQ         DX, DX
 	JZ            exp_done_59
-	VMOVUPS       (AX), Y7
-	VINSERTF64X4  $0x01, 32(AX), Z7, Z7
-	VMOVUPS       (CX), Y8
-	VINSERTF64X4  $0x01, 32(CX), Z8, Z8
-	VSUBPS        Z0, Z7, Z7
-	VSUBPS        Z11, Z8, Z8
+	VMOVUPS       (AX), Y5
+	VINSERTF64X4  $0x01, 32(AX), Z5, Z5
+	VMOVUPS       (CX), Y6
+	VINSERTF64X4  $0x01, 32(CX), Z6, Z6
+	VSUBPS        Z0, Z5, Z5
+	VSUBPS        Z9, Z6, Z6
 	VMOVUPS       expconst<>+256(SB), Z0
-	VMAXPS        Z7, Z0, Z7
+	VMAXPS        Z5, Z0, Z5
 	VMOVUPS       expconst<>+320(SB), Z0
-	VMINPS        Z7, Z0, Z7
-	VMULPS        expconst<>+128(SB), Z7, Z7
-	VCVTPS2DQ     Z7, Z0
-	VCVTDQ2PS     Z0, Z11
-	VSUBPS        Z11, Z7, Z7
-	VMOVUPS       expconst<>+576(SB), Z11
-	VFMADD213PS   expconst<>+512(SB), Z7, Z11
-	VFMADD213PS   expconst<>+448(SB), Z7, Z11
-	VFMADD213PS   expconst<>+384(SB), Z7, Z11
-	VFMADD213PS   expconst<>+64(SB), Z7, Z11
+	VMINPS        Z5, Z0, Z5
+	VMULPS        expconst<>+128(SB), Z5, Z5
+	VCVTPS2DQ     Z5, Z0
+	VCVTDQ2PS     Z0, Z9
+	VSUBPS        Z9, Z5, Z5
+	VMOVUPS       expconst<>+576(SB), Z9
+	VFMADD213PS   expconst<>+512(SB), Z5, Z9
+	VFMADD213PS   expconst<>+448(SB), Z5, Z9
+	VFMADD213PS   expconst<>+384(SB), Z5, Z9
+	VFMADD213PS   expconst<>+64(SB), Z5, Z9
 	VPADDD        expconst<>+192(SB), Z0, Z0
 	VPSLLD        $0x17, Z0, Z0
-	VMULPS        Z0, Z11, Z7
+	VMULPS        Z0, Z9, Z5
 	VMOVUPS       expconst<>+256(SB), Z0
-	VMAXPS        Z8, Z0, Z8
+	VMAXPS        Z6, Z0, Z6
 	VMOVUPS       expconst<>+320(SB), Z0
-	VMINPS        Z8, Z0, Z8
-	VMULPS        expconst<>+128(SB), Z8, Z8
-	VCVTPS2DQ     Z8, Z0
-	VCVTDQ2PS     Z0, Z11
-	VSUBPS        Z11, Z8, Z8
-	VMOVUPS       expconst<>+576(SB), Z11
-	VFMADD213PS   expconst<>+512(SB), Z8, Z11
-	VFMADD213PS   expconst<>+448(SB), Z8, Z11
-	VFMADD213PS   expconst<>+384(SB), Z8, Z11
-	VFMADD213PS   expconst<>+64(SB), Z8, Z11
+	VMINPS        Z6, Z0, Z6
+	VMULPS        expconst<>+128(SB), Z6, Z6
+	VCVTPS2DQ     Z6, Z0
+	VCVTDQ2PS     Z0, Z9
+	VSUBPS        Z9, Z6, Z6
+	VMOVUPS       expconst<>+576(SB), Z9
+	VFMADD213PS   expconst<>+512(SB), Z6, Z9
+	VFMADD213PS   expconst<>+448(SB), Z6, Z9
+	VFMADD213PS   expconst<>+384(SB), Z6, Z9
+	VFMADD213PS   expconst<>+64(SB), Z6, Z9
 	VPADDD        expconst<>+192(SB), Z0, Z0
 	VPSLLD        $0x17, Z0, Z0
-	VMULPS        Z0, Z11, Z8
-	VMOVUPS       Z7, (AX)
-	VMOVUPS       Z8, (CX)
+	VMULPS        Z0, Z9, Z6
+	VMOVUPS       Z5, (AX)
+	VMOVUPS       Z6, (CX)
 
 exp_tail1_59:
-	VADDSS (AX), X5, X5
-	VADDSS (CX), X6, X6
+	VADDSS (AX), X3, X3
+	VADDSS (CX), X4, X4
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
@@ -71194,22 +70794,22 @@ exp_done_59:
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VADDSS (AX)(CX*4), X5, X5
+	VADDSS (AX)(CX*4), X3, X3
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VMOVSS X5, (AX)(CX*4)
+	VMOVSS X3, (AX)(CX*4)
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VADDSS 4(AX)(CX*4), X6, X6
+	VADDSS 4(AX)(CX*4), X4, X4
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VMOVSS X6, 4(AX)(CX*4)
+	VMOVSS X4, 4(AX)(CX*4)
 	ADDQ   $0x00000002, 32(SP)
 	JMP    softmax_47
 
@@ -71227,37 +70827,37 @@ softmax_48:
 	LEAQ         (AX)(CX*4), AX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMAXSS       (AX)(CX*4), X0, X5
-	VUCOMISS     X0, X5
+	VMAXSS       (AX)(CX*4), X0, X3
+	VUCOMISS     X0, X3
 	JEQ          no_rescale_72
-	VSUBSS       X5, X0, X0
+	VSUBSS       X3, X0, X0
 	VBROADCASTSS X0, Z0
-	VMOVUPS      expconst<>+256(SB), Z11
-	VMAXPS       Z0, Z11, Z0
-	VMOVUPS      expconst<>+320(SB), Z11
-	VMINPS       Z0, Z11, Z0
+	VMOVUPS      expconst<>+256(SB), Z9
+	VMAXPS       Z0, Z9, Z0
+	VMOVUPS      expconst<>+320(SB), Z9
+	VMINPS       Z0, Z9, Z0
 	VMULPS       expconst<>+128(SB), Z0, Z0
-	VCVTPS2DQ    Z0, Z11
-	VCVTDQ2PS    Z11, Z12
-	VSUBPS       Z12, Z0, Z0
-	VMOVUPS      expconst<>+576(SB), Z12
-	VFMADD213PS  expconst<>+512(SB), Z0, Z12
-	VFMADD213PS  expconst<>+448(SB), Z0, Z12
-	VFMADD213PS  expconst<>+384(SB), Z0, Z12
-	VFMADD213PS  expconst<>+64(SB), Z0, Z12
-	VPADDD       expconst<>+192(SB), Z11, Z11
-	VPSLLD       $0x17, Z11, Z11
-	VMULPS       Z11, Z12, Z0
+	VCVTPS2DQ    Z0, Z9
+	VCVTDQ2PS    Z9, Z10
+	VSUBPS       Z10, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z10
+	VFMADD213PS  expconst<>+512(SB), Z0, Z10
+	VFMADD213PS  expconst<>+448(SB), Z0, Z10
+	VFMADD213PS  expconst<>+384(SB), Z0, Z10
+	VFMADD213PS  expconst<>+64(SB), Z0, Z10
+	VPADDD       expconst<>+192(SB), Z9, Z9
+	VPSLLD       $0x17, Z9, Z9
+	VMULPS       Z9, Z10, Z0
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMULSS       (AX)(CX*4), X0, X6
+	VMULSS       (AX)(CX*4), X0, X4
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
 	MOVQ         32(SP), CX
-	VMOVSS       X6, (AX)(CX*4)
+	VMOVSS       X4, (AX)(CX*4)
 	MOVQ         d+48(FP), AX
 	SHLQ         $0x02, AX
 	MOVQ         32(SP), CX
@@ -71267,14 +70867,14 @@ softmax_48:
 	MOVQ         AX, AX
 
 scale_loop_95:
-	VMULPS  (CX), Z0, Z11
-	VMOVUPS Z11, (CX)
+	VMULPS  (CX), Z0, Z9
+	VMOVUPS Z9, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
 	JNZ     scale_loop_95
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
-	VMOVSS  X5, (AX)(CX*4)
+	VMOVSS  X3, (AX)(CX*4)
 
 no_rescale_72:
 	MOVQ         state+72(FP), AX
@@ -71285,71 +70885,71 @@ no_rescale_72:
 	MOVQ         tiles+80(FP), CX
 	ADDQ         CX, AX
 	MOVQ         24(SP), CX
-	VMOVUPS      expconst<>+1344(SB), Z11
+	VMOVUPS      expconst<>+1344(SB), Z9
 	MOVQ         CX, CX
 
 exp_loop_60:
 	CMPQ         CX, $0x00000010
 	JL           exp_tail_60
-	VMOVUPS      (AX), Y9
-	VINSERTF64X4 $0x01, 32(AX), Z9, Z9
-	VSUBPS       Z0, Z9, Z9
-	VMOVUPS      expconst<>+256(SB), Z12
-	VMAXPS       Z9, Z12, Z9
-	VMOVUPS      expconst<>+320(SB), Z12
-	VMINPS       Z9, Z12, Z9
-	VMULPS       expconst<>+128(SB), Z9, Z9
-	VCVTPS2DQ    Z9, Z12
-	VCVTDQ2PS    Z12, Z13
-	VSUBPS       Z13, Z9, Z9
-	VMOVUPS      expconst<>+576(SB), Z13
-	VFMADD213PS  expconst<>+512(SB), Z9, Z13
-	VFMADD213PS  expconst<>+448(SB), Z9, Z13
-	VFMADD213PS  expconst<>+384(SB), Z9, Z13
-	VFMADD213PS  expconst<>+64(SB), Z9, Z13
-	VPADDD       expconst<>+192(SB), Z12, Z12
-	VPSLLD       $0x17, Z12, Z12
-	VMULPS       Z12, Z13, Z9
-	VMOVUPS      Z9, (AX)
-	VADDPS       Z9, Z11, Z11
+	VMOVUPS      (AX), Y7
+	VINSERTF64X4 $0x01, 32(AX), Z7, Z7
+	VSUBPS       Z0, Z7, Z7
+	VMOVUPS      expconst<>+256(SB), Z10
+	VMAXPS       Z7, Z10, Z7
+	VMOVUPS      expconst<>+320(SB), Z10
+	VMINPS       Z7, Z10, Z7
+	VMULPS       expconst<>+128(SB), Z7, Z7
+	VCVTPS2DQ    Z7, Z10
+	VCVTDQ2PS    Z10, Z11
+	VSUBPS       Z11, Z7, Z7
+	VMOVUPS      expconst<>+576(SB), Z11
+	VFMADD213PS  expconst<>+512(SB), Z7, Z11
+	VFMADD213PS  expconst<>+448(SB), Z7, Z11
+	VFMADD213PS  expconst<>+384(SB), Z7, Z11
+	VFMADD213PS  expconst<>+64(SB), Z7, Z11
+	VPADDD       expconst<>+192(SB), Z10, Z10
+	VPSLLD       $0x17, Z10, Z10
+	VMULPS       Z10, Z11, Z7
+	VMOVUPS      Z7, (AX)
+	VADDPS       Z7, Z9, Z9
 	ADDQ         $0x00000040, AX
 	SUBQ         $0x00000010, CX
 	JMP          exp_loop_60
 
 exp_tail_60:
-	VEXTRACTF64X4 $0x01, Z11, Y6
-	VADDPS        Y6, Y11, Y6
-	VEXTRACTF32X4 $0x01, Y6, X5
-	VADDPS        X6, X5, X5
-	VMOVHLPS      X5, X5, X6
-	VADDPS        X6, X5, X5
-	VMOVSHDUP     X5, X6
-	VADDPS        X6, X5, X5
+	VEXTRACTF64X4 $0x01, Z9, Y4
+	VADDPS        Y4, Y9, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
 	TESTQ         CX, CX
 	JZ            exp_done_60
-	VMOVUPS       (AX), Y10
-	VINSERTF64X4  $0x01, 32(AX), Z10, Z10
-	VSUBPS        Z0, Z10, Z10
+	VMOVUPS       (AX), Y8
+	VINSERTF64X4  $0x01, 32(AX), Z8, Z8
+	VSUBPS        Z0, Z8, Z8
 	VMOVUPS       expconst<>+256(SB), Z0
-	VMAXPS        Z10, Z0, Z10
+	VMAXPS        Z8, Z0, Z8
 	VMOVUPS       expconst<>+320(SB), Z0
-	VMINPS        Z10, Z0, Z10
-	VMULPS        expconst<>+128(SB), Z10, Z10
-	VCVTPS2DQ     Z10, Z0
-	VCVTDQ2PS     Z0, Z11
-	VSUBPS        Z11, Z10, Z10
-	VMOVUPS       expconst<>+576(SB), Z11
-	VFMADD213PS   expconst<>+512(SB), Z10, Z11
-	VFMADD213PS   expconst<>+448(SB), Z10, Z11
-	VFMADD213PS   expconst<>+384(SB), Z10, Z11
-	VFMADD213PS   expconst<>+64(SB), Z10, Z11
+	VMINPS        Z8, Z0, Z8
+	VMULPS        expconst<>+128(SB), Z8, Z8
+	VCVTPS2DQ     Z8, Z0
+	VCVTDQ2PS     Z0, Z9
+	VSUBPS        Z9, Z8, Z8
+	VMOVUPS       expconst<>+576(SB), Z9
+	VFMADD213PS   expconst<>+512(SB), Z8, Z9
+	VFMADD213PS   expconst<>+448(SB), Z8, Z9
+	VFMADD213PS   expconst<>+384(SB), Z8, Z9
+	VFMADD213PS   expconst<>+64(SB), Z8, Z9
 	VPADDD        expconst<>+192(SB), Z0, Z0
 	VPSLLD        $0x17, Z0, Z0
-	VMULPS        Z0, Z11, Z10
-	VMOVUPS       Z10, (AX)
+	VMULPS        Z0, Z9, Z8
+	VMOVUPS       Z8, (AX)
 
 exp_tail1_60:
-	VADDSS (AX), X5, X5
+	VADDSS (AX), X3, X3
 	ADDQ   $0x04, AX
 	DECQ   CX
 	JNZ    exp_tail1_60
@@ -71359,12 +70959,12 @@ exp_done_60:
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VADDSS (AX)(CX*4), X5, X5
+	VADDSS (AX)(CX*4), X3, X3
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
 	MOVQ   32(SP), CX
-	VMOVSS X5, (AX)(CX*4)
+	VMOVSS X3, (AX)(CX*4)
 	ADDQ   $0x00000001, 32(SP)
 	JMP    softmax_48
 
@@ -71404,21 +71004,21 @@ pv_block_193:
 	CMPQ    R11, $0x00000200
 	JL      pv_next_193
 	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R10*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R10*1), Z12
+	VMOVUPS 128(CX)(R10*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R10*1), Z14
+	VMOVUPS 192(CX)(R10*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R10*1), Z16
+	VMOVUPS 256(CX)(R10*1), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	VMOVUPS 256(CX)(R10*1), Z18
+	VMOVUPS 320(CX)(R10*1), Z18
 	VMOVUPS expconst<>+1344(SB), Z19
-	VMOVUPS 320(CX)(R10*1), Z20
+	VMOVUPS 384(CX)(R10*1), Z20
 	VMOVUPS expconst<>+1344(SB), Z21
-	VMOVUPS 384(CX)(R10*1), Z22
+	VMOVUPS 448(CX)(R10*1), Z22
 	VMOVUPS expconst<>+1344(SB), Z23
-	VMOVUPS 448(CX)(R10*1), Z24
-	VMOVUPS expconst<>+1344(SB), Z25
 	MOVQ    DX, R11
 	MOVQ    R10, R12
 	SHRQ    $0x07, R12
@@ -71429,91 +71029,91 @@ pv_block_193:
 	JL      pv_single_193
 
 pv_pair_193:
-	VBROADCASTSS (R11), Z26
-	VBROADCASTSS 4(R11), Z27
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    2(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z0
-	VPMOVSXBD    18(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    36(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z14
-	VPMOVSXBD    52(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z16
-	VMOVD        68(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    70(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z18
-	VPMOVSXBD    86(R12), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z20
-	VMOVD        102(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z22
-	VPMOVSXBD    120(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z24
+	VBROADCASTSS (R11), Z24
+	VBROADCASTSS 4(R11), Z25
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    2(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z0
+	VPMOVSXBD    18(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    36(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z12
+	VPMOVSXBD    52(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z14
+	VMOVD        68(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    70(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z16
+	VPMOVSXBD    86(R12), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z18
+	VMOVD        102(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z20
+	VPMOVSXBD    120(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z22
 	PREFETCHT1   (R12)(R8*1)
 	PREFETCHT1   64(R12)(R8*1)
 	PREFETCHT1   128(R12)(R8*1)
-	VMOVD        (R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    2(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z11
-	VPMOVSXBD    18(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z13
-	VMOVD        34(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    36(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z15
-	VPMOVSXBD    52(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z17
-	VMOVD        68(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    70(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z19
-	VPMOVSXBD    86(R12)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z21
-	VMOVD        102(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R12)(DI*1), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z23
-	VPMOVSXBD    120(R12)(DI*1), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z25
+	VMOVD        (R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    2(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z9
+	VPMOVSXBD    18(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z11
+	VMOVD        34(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    36(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z13
+	VPMOVSXBD    52(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z15
+	VMOVD        68(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    70(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z17
+	VPMOVSXBD    86(R12)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z19
+	VMOVD        102(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R12)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z21
+	VPMOVSXBD    120(R12)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z23
 	PREFETCHT1   (R12)(R9*1)
 	PREFETCHT1   64(R12)(R9*1)
 	PREFETCHT1   128(R12)(R9*1)
@@ -71526,69 +71126,69 @@ pv_pair_193:
 pv_single_193:
 	TESTQ        R13, R13
 	JZ           pv_merge_193
-	VBROADCASTSS (R11), Z26
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    2(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z0
-	VPMOVSXBD    18(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    36(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z14
-	VPMOVSXBD    52(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z16
-	VMOVD        68(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    70(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z18
-	VPMOVSXBD    86(R12), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z20
-	VMOVD        102(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R12), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z22
-	VPMOVSXBD    120(R12), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z24
+	VBROADCASTSS (R11), Z24
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    2(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z0
+	VPMOVSXBD    18(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    36(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z12
+	VPMOVSXBD    52(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z14
+	VMOVD        68(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    70(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z16
+	VPMOVSXBD    86(R12), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z18
+	VMOVD        102(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z20
+	VPMOVSXBD    120(R12), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z22
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
 	JMP          pv_single_193
 
 pv_merge_193:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R10*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R10*1)
+	VMOVUPS Z12, 128(CX)(R10*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R10*1)
+	VMOVUPS Z14, 192(CX)(R10*1)
 	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R10*1)
+	VMOVUPS Z16, 256(CX)(R10*1)
 	VADDPS  Z19, Z18, Z18
-	VMOVUPS Z18, 256(CX)(R10*1)
+	VMOVUPS Z18, 320(CX)(R10*1)
 	VADDPS  Z21, Z20, Z20
-	VMOVUPS Z20, 320(CX)(R10*1)
+	VMOVUPS Z20, 384(CX)(R10*1)
 	VADDPS  Z23, Z22, Z22
-	VMOVUPS Z22, 384(CX)(R10*1)
-	VADDPS  Z25, Z24, Z24
-	VMOVUPS Z24, 448(CX)(R10*1)
+	VMOVUPS Z22, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
 	JMP     pv_block_193
 
@@ -71599,13 +71199,13 @@ pv_block_194:
 	CMPQ    R11, $0x00000100
 	JL      pv_next_194
 	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R10*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R10*1), Z12
+	VMOVUPS 128(CX)(R10*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R10*1), Z14
+	VMOVUPS 192(CX)(R10*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R10*1), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R11
 	MOVQ    R10, R12
 	SHRQ    $0x07, R12
@@ -71616,50 +71216,50 @@ pv_block_194:
 	JL      pv_single_194
 
 pv_pair_194:
-	VBROADCASTSS (R11), Z18
-	VBROADCASTSS 4(R11), Z19
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z20
-	VPMOVSXBD    2(R12), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z0
-	VPMOVSXBD    18(R12), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z14
-	VPMOVSXBD    52(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z16
+	VBROADCASTSS (R11), Z16
+	VBROADCASTSS 4(R11), Z17
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z18
+	VPMOVSXBD    2(R12), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VPMOVSXBD    18(R12), Z19
+	VCVTDQ2PS    Z19, Z19
+	VFMADD231PS  Z19, Z18, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VPMOVSXBD    52(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z14
 	PREFETCHT1   (R12)(R8*1)
 	PREFETCHT1   64(R12)(R8*1)
-	VMOVD        (R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    2(R12)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z11
-	VPMOVSXBD    18(R12)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z13
-	VMOVD        34(R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R12)(DI*1), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z15
-	VPMOVSXBD    52(R12)(DI*1), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z17
+	VMOVD        (R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    2(R12)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z9
+	VPMOVSXBD    18(R12)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z11
+	VMOVD        34(R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R12)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z13
+	VPMOVSXBD    52(R12)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z15
 	PREFETCHT1   (R12)(R9*1)
 	PREFETCHT1   64(R12)(R9*1)
 	ADDQ         $0x08, R11
@@ -71671,41 +71271,41 @@ pv_pair_194:
 pv_single_194:
 	TESTQ        R13, R13
 	JZ           pv_merge_194
-	VBROADCASTSS (R11), Z18
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z19
-	VPMOVSXBD    2(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z0
-	VPMOVSXBD    18(R12), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z12
-	VMOVD        34(R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R12), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z14
-	VPMOVSXBD    52(R12), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z16
+	VBROADCASTSS (R11), Z16
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z17
+	VPMOVSXBD    2(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z0
+	VPMOVSXBD    18(R12), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z10
+	VMOVD        34(R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R12), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z12
+	VPMOVSXBD    52(R12), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z14
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
 	JMP          pv_single_194
 
 pv_merge_194:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R10*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R10*1)
+	VMOVUPS Z12, 128(CX)(R10*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R10*1)
-	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R10*1)
+	VMOVUPS Z14, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
 	JMP     pv_block_194
 
@@ -71716,9 +71316,9 @@ pv_block_195:
 	CMPQ    R11, $0x00000080
 	JL      pv_next_195
 	VMOVUPS (CX)(R10*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R10*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R10*1), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
 	MOVQ    DX, R11
 	MOVQ    R10, R12
 	SHRQ    $0x07, R12
@@ -71729,29 +71329,29 @@ pv_block_195:
 	JL      pv_single_195
 
 pv_pair_195:
-	VBROADCASTSS (R11), Z14
-	VBROADCASTSS 4(R11), Z15
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R12), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z0
-	VPMOVSXBD    18(R12), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z12
+	VBROADCASTSS (R11), Z12
+	VBROADCASTSS 4(R11), Z13
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R12), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z0
+	VPMOVSXBD    18(R12), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z10
 	PREFETCHT1   (R12)(R8*1)
-	VMOVD        (R12)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X15, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R12)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z11
-	VPMOVSXBD    18(R12)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z13
+	VMOVD        (R12)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X13, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R12)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z9
+	VPMOVSXBD    18(R12)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z11
 	PREFETCHT1   (R12)(R9*1)
 	ADDQ         $0x08, R11
 	LEAQ         (R12)(DI*2), R12
@@ -71762,27 +71362,27 @@ pv_pair_195:
 pv_single_195:
 	TESTQ        R13, R13
 	JZ           pv_merge_195
-	VBROADCASTSS (R11), Z14
-	VMOVD        (R12), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R12), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z0
-	VPMOVSXBD    18(R12), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z12
+	VBROADCASTSS (R11), Z12
+	VMOVD        (R12), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R12), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z0
+	VPMOVSXBD    18(R12), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z10
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
 	JMP          pv_single_195
 
 pv_merge_195:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
-	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R10*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
 	JMP     pv_block_195
 
@@ -71793,7 +71393,7 @@ pv_block_196:
 	CMPQ    R8, $0x00000040
 	JL      pv_next_196
 	VMOVUPS (CX)(R10*1), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z9
 	MOVQ    DX, R8
 	MOVQ    R10, R9
 	SHRQ    $0x07, R9
@@ -71804,8 +71404,8 @@ pv_block_196:
 	JL      pv_single_196
 
 pv_pair_196:
-	VBROADCASTSS (R8), Z12
-	VBROADCASTSS 4(R8), Z12
+	VBROADCASTSS (R8), Z10
+	VBROADCASTSS 4(R8), Z10
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
@@ -71815,14 +71415,14 @@ pv_pair_196:
 pv_single_196:
 	TESTQ        R11, R11
 	JZ           pv_merge_196
-	VBROADCASTSS (R8), Z12
+	VBROADCASTSS (R8), Z10
 	ADDQ         $0x04, R8
 	ADDQ         DI, R9
 	DECQ         R11
 	JMP          pv_single_196
 
 pv_merge_196:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
 	JMP     pv_block_196
@@ -71839,21 +71439,21 @@ pv_block_197:
 	CMPQ    R9, $0x00000200
 	JL      pv_next_197
 	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R8*1), Z12
+	VMOVUPS 128(CX)(R8*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R8*1), Z14
+	VMOVUPS 192(CX)(R8*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R8*1), Z16
+	VMOVUPS 256(CX)(R8*1), Z16
 	VMOVUPS expconst<>+1344(SB), Z17
-	VMOVUPS 256(CX)(R8*1), Z18
+	VMOVUPS 320(CX)(R8*1), Z18
 	VMOVUPS expconst<>+1344(SB), Z19
-	VMOVUPS 320(CX)(R8*1), Z20
+	VMOVUPS 384(CX)(R8*1), Z20
 	VMOVUPS expconst<>+1344(SB), Z21
-	VMOVUPS 384(CX)(R8*1), Z22
+	VMOVUPS 448(CX)(R8*1), Z22
 	VMOVUPS expconst<>+1344(SB), Z23
-	VMOVUPS 448(CX)(R8*1), Z24
-	VMOVUPS expconst<>+1344(SB), Z25
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -71864,88 +71464,88 @@ pv_block_197:
 	JL      pv_single_197
 
 pv_pair_197:
-	VBROADCASTSS (R9), Z26
-	VBROADCASTSS 4(R9), Z27
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    2(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z0
-	VPMOVSXBD    18(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    36(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z14
-	VPMOVSXBD    52(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z16
-	VMOVD        68(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z28
-	VPMOVSXBD    70(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z18
-	VPMOVSXBD    86(R10), Z29
-	VCVTDQ2PS    Z29, Z29
-	VFMADD231PS  Z29, Z28, Z20
-	VMOVD        102(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z22
-	VPMOVSXBD    120(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z24
-	VMOVD        (R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    2(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z11
-	VPMOVSXBD    18(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z13
-	VMOVD        34(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    36(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z15
-	VPMOVSXBD    52(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z17
-	VMOVD        68(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    70(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z19
-	VPMOVSXBD    86(R10)(DI*1), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z26, Z21
-	VMOVD        102(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X27, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R10)(DI*1), Z27
+	VBROADCASTSS (R9), Z24
+	VBROADCASTSS 4(R9), Z25
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    2(R10), Z27
 	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z23
-	VPMOVSXBD    120(R10)(DI*1), Z27
+	VFMADD231PS  Z27, Z26, Z0
+	VPMOVSXBD    18(R10), Z27
 	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z25
+	VFMADD231PS  Z27, Z26, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    36(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z12
+	VPMOVSXBD    52(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z14
+	VMOVD        68(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z26
+	VPMOVSXBD    70(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z16
+	VPMOVSXBD    86(R10), Z27
+	VCVTDQ2PS    Z27, Z27
+	VFMADD231PS  Z27, Z26, Z18
+	VMOVD        102(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z20
+	VPMOVSXBD    120(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z22
+	VMOVD        (R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    2(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z9
+	VPMOVSXBD    18(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z11
+	VMOVD        34(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    36(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z13
+	VPMOVSXBD    52(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z15
+	VMOVD        68(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    70(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z17
+	VPMOVSXBD    86(R10)(DI*1), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z24, Z19
+	VMOVD        102(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X25, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R10)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z21
+	VPMOVSXBD    120(R10)(DI*1), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z23
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -71955,69 +71555,69 @@ pv_pair_197:
 pv_single_197:
 	TESTQ        R11, R11
 	JZ           pv_merge_197
-	VBROADCASTSS (R9), Z26
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    2(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z0
-	VPMOVSXBD    18(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    36(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z14
-	VPMOVSXBD    52(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z16
-	VMOVD        68(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z27
-	VPMOVSXBD    70(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z18
-	VPMOVSXBD    86(R10), Z28
-	VCVTDQ2PS    Z28, Z28
-	VFMADD231PS  Z28, Z27, Z20
-	VMOVD        102(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X26, X5, X5
-	VBROADCASTSS X5, Z26
-	VPMOVSXBD    104(R10), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z22
-	VPMOVSXBD    120(R10), Z27
-	VCVTDQ2PS    Z27, Z27
-	VFMADD231PS  Z27, Z26, Z24
+	VBROADCASTSS (R9), Z24
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    2(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z0
+	VPMOVSXBD    18(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    36(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z12
+	VPMOVSXBD    52(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z14
+	VMOVD        68(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z25
+	VPMOVSXBD    70(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z16
+	VPMOVSXBD    86(R10), Z26
+	VCVTDQ2PS    Z26, Z26
+	VFMADD231PS  Z26, Z25, Z18
+	VMOVD        102(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X24, X3, X3
+	VBROADCASTSS X3, Z24
+	VPMOVSXBD    104(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z20
+	VPMOVSXBD    120(R10), Z25
+	VCVTDQ2PS    Z25, Z25
+	VFMADD231PS  Z25, Z24, Z22
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_197
 
 pv_merge_197:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R8*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R8*1)
+	VMOVUPS Z12, 128(CX)(R8*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R8*1)
+	VMOVUPS Z14, 192(CX)(R8*1)
 	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R8*1)
+	VMOVUPS Z16, 256(CX)(R8*1)
 	VADDPS  Z19, Z18, Z18
-	VMOVUPS Z18, 256(CX)(R8*1)
+	VMOVUPS Z18, 320(CX)(R8*1)
 	VADDPS  Z21, Z20, Z20
-	VMOVUPS Z20, 320(CX)(R8*1)
+	VMOVUPS Z20, 384(CX)(R8*1)
 	VADDPS  Z23, Z22, Z22
-	VMOVUPS Z22, 384(CX)(R8*1)
-	VADDPS  Z25, Z24, Z24
-	VMOVUPS Z24, 448(CX)(R8*1)
+	VMOVUPS Z22, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
 	JMP     pv_block_197
 
@@ -72028,13 +71628,13 @@ pv_block_198:
 	CMPQ    R9, $0x00000100
 	JL      pv_next_198
 	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R8*1), Z12
+	VMOVUPS 128(CX)(R8*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 128(CX)(R8*1), Z14
+	VMOVUPS 192(CX)(R8*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	VMOVUPS 192(CX)(R8*1), Z16
-	VMOVUPS expconst<>+1344(SB), Z17
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -72045,48 +71645,48 @@ pv_block_198:
 	JL      pv_single_198
 
 pv_pair_198:
-	VBROADCASTSS (R9), Z18
-	VBROADCASTSS 4(R9), Z19
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z20
-	VPMOVSXBD    2(R10), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z0
-	VPMOVSXBD    18(R10), Z21
-	VCVTDQ2PS    Z21, Z21
-	VFMADD231PS  Z21, Z20, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z14
-	VPMOVSXBD    52(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z16
-	VMOVD        (R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    2(R10)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z11
-	VPMOVSXBD    18(R10)(DI*1), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z18, Z13
-	VMOVD        34(R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X19, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R10)(DI*1), Z19
+	VBROADCASTSS (R9), Z16
+	VBROADCASTSS 4(R9), Z17
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z18
+	VPMOVSXBD    2(R10), Z19
 	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z15
-	VPMOVSXBD    52(R10)(DI*1), Z19
+	VFMADD231PS  Z19, Z18, Z0
+	VPMOVSXBD    18(R10), Z19
 	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z17
+	VFMADD231PS  Z19, Z18, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VPMOVSXBD    52(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z14
+	VMOVD        (R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    2(R10)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z9
+	VPMOVSXBD    18(R10)(DI*1), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z16, Z11
+	VMOVD        34(R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X17, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R10)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z13
+	VPMOVSXBD    52(R10)(DI*1), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z15
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -72096,41 +71696,41 @@ pv_pair_198:
 pv_single_198:
 	TESTQ        R11, R11
 	JZ           pv_merge_198
-	VBROADCASTSS (R9), Z18
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z19
-	VPMOVSXBD    2(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z0
-	VPMOVSXBD    18(R10), Z20
-	VCVTDQ2PS    Z20, Z20
-	VFMADD231PS  Z20, Z19, Z12
-	VMOVD        34(R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X18, X5, X5
-	VBROADCASTSS X5, Z18
-	VPMOVSXBD    36(R10), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z14
-	VPMOVSXBD    52(R10), Z19
-	VCVTDQ2PS    Z19, Z19
-	VFMADD231PS  Z19, Z18, Z16
+	VBROADCASTSS (R9), Z16
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z17
+	VPMOVSXBD    2(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z0
+	VPMOVSXBD    18(R10), Z18
+	VCVTDQ2PS    Z18, Z18
+	VFMADD231PS  Z18, Z17, Z10
+	VMOVD        34(R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X16, X3, X3
+	VBROADCASTSS X3, Z16
+	VPMOVSXBD    36(R10), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z12
+	VPMOVSXBD    52(R10), Z17
+	VCVTDQ2PS    Z17, Z17
+	VFMADD231PS  Z17, Z16, Z14
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_198
 
 pv_merge_198:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R8*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R8*1)
+	VMOVUPS Z12, 128(CX)(R8*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 128(CX)(R8*1)
-	VADDPS  Z17, Z16, Z16
-	VMOVUPS Z16, 192(CX)(R8*1)
+	VMOVUPS Z14, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
 	JMP     pv_block_198
 
@@ -72141,9 +71741,9 @@ pv_block_199:
 	CMPQ    R9, $0x00000080
 	JL      pv_next_199
 	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 64(CX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 64(CX)(R8*1), Z12
-	VMOVUPS expconst<>+1344(SB), Z13
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -72154,28 +71754,28 @@ pv_block_199:
 	JL      pv_single_199
 
 pv_pair_199:
-	VBROADCASTSS (R9), Z14
-	VBROADCASTSS 4(R9), Z15
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R10), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z0
-	VPMOVSXBD    18(R10), Z16
-	VCVTDQ2PS    Z16, Z16
-	VFMADD231PS  Z16, Z14, Z12
-	VMOVD        (R10)(DI*1), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X15, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R10)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z11
-	VPMOVSXBD    18(R10)(DI*1), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z13
+	VBROADCASTSS (R9), Z12
+	VBROADCASTSS 4(R9), Z13
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R10), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z0
+	VPMOVSXBD    18(R10), Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD231PS  Z14, Z12, Z10
+	VMOVD        (R10)(DI*1), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X13, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R10)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z9
+	VPMOVSXBD    18(R10)(DI*1), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z11
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -72185,27 +71785,27 @@ pv_pair_199:
 pv_single_199:
 	TESTQ        R11, R11
 	JZ           pv_merge_199
-	VBROADCASTSS (R9), Z14
-	VMOVD        (R10), X5
-	VCVTPH2PS    X5, X5
-	VMULSS       X14, X5, X5
-	VBROADCASTSS X5, Z14
-	VPMOVSXBD    2(R10), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z0
-	VPMOVSXBD    18(R10), Z15
-	VCVTDQ2PS    Z15, Z15
-	VFMADD231PS  Z15, Z14, Z12
+	VBROADCASTSS (R9), Z12
+	VMOVD        (R10), X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X12, X3, X3
+	VBROADCASTSS X3, Z12
+	VPMOVSXBD    2(R10), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z0
+	VPMOVSXBD    18(R10), Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z13, Z12, Z10
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_199
 
 pv_merge_199:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
-	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 64(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
 	JMP     pv_block_199
 
@@ -72216,7 +71816,7 @@ pv_block_200:
 	CMPQ    R9, $0x00000040
 	JL      pv_next_200
 	VMOVUPS (CX)(R8*1), Z0
-	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z9
 	MOVQ    DX, R9
 	MOVQ    R8, R10
 	SHRQ    $0x07, R10
@@ -72227,8 +71827,8 @@ pv_block_200:
 	JL      pv_single_200
 
 pv_pair_200:
-	VBROADCASTSS (R9), Z12
-	VBROADCASTSS 4(R9), Z12
+	VBROADCASTSS (R9), Z10
+	VBROADCASTSS 4(R9), Z10
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
@@ -72238,14 +71838,14 @@ pv_pair_200:
 pv_single_200:
 	TESTQ        R11, R11
 	JZ           pv_merge_200
-	VBROADCASTSS (R9), Z12
+	VBROADCASTSS (R9), Z10
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
 	JMP          pv_single_200
 
 pv_merge_200:
-	VADDPS  Z11, Z0, Z0
+	VADDPS  Z9, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
 	JMP     pv_block_200
