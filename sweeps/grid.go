@@ -214,7 +214,7 @@ func satAdd(xs ...int64) int64 {
 }
 
 // ParseTileKs reads a list of tile sizes: "auto" (attention.AutoTileKFor
-// each head dim and KV type, stored as 0) or integers. Their range is checked once,
+// each head dim, KV type and group, stored as 0) or integers. Their range is checked once,
 // by AttentionGrid.Validate (attention.ValidateTileK).
 func ParseTileKs(s string) ([]int, error) {
 	return ParseList("tk", s, nil, func(item string) (int, error) {

@@ -374,7 +374,7 @@ func (s Shape) CacheRows() int { return s.Row(s.Hkv-1, s.Capacity()-1) + 1 }
 type Params struct {
 	Kernel Kernel
 	Shape
-	TileK int // 0 means AutoTileKFor(D, KV); ignored by DecodeNaive
+	TileK int // 0 means AutoTileKFor(D, KV, group of a pass); ignored by DecodeNaive
 	Exp   Exp
 	// Splits is DecodeSplit's number of chunks of the keys (1…MaxSplits;
 	// 0 means 1). Chunks are as even as can be; with more chunks than keys
@@ -423,16 +423,24 @@ func (s Shape) Validate() error {
 	return nil
 }
 
-// AutoTileKFor is the auto tile_k for a cache of type kv: AutoTileK(d),
-// but 32 for a q8_0 cache at 64 < D ≤ 128. A q8_0 decode is compute-bound
+// AutoTileKFor is the auto tile_k for a flash pass over a cache of type kv
+// by g query heads per KV head: AutoTileK(d), but for a q8_0 cache at
+// 64 < D ≤ 128 32, and 128 when g is 1. A q8_0 decode is compute-bound
 // and pays per tile (reductions, softmax, o loaded and stored): at hd 128
 // tk 32 took 4–7 % off a call both in L3 and from DRAM (Zen 4,
 // decode-flash and -gqa, ctx 4096 and 32768 --cold, both tiers, against
 // tk 16; a q8_0 32:8 group 5 % in L3 on AVX2, the same on AVX-512),
 // while f16 and f32 (g = 1 from DRAM, and their GQA groups) were fastest
-// at 16.
-func AutoTileKFor(d int, kv KVType) int {
+// at 16. One head a pass, tk 128 took 0.80–0.88 of tk 32's time from DRAM
+// (ctx 32768 --cold) and 0.89–0.97 in L3 (ctx 4096), both tiers
+// (decode-flash alone and at 32:8, and -gqa at 1:1; Zen 5, 3 rounds);
+// groups of 4 lost 7–9 % from DRAM with it, so they keep 32. At hd 64
+// tk 128 was mixed from DRAM (0.86 to 1.21): it keeps 32.
+func AutoTileKFor(d int, kv KVType, g int) int {
 	if kv == Q8_0 && d > 64 && d <= 128 {
+		if g == 1 {
+			return 128
+		}
 		return 32
 	}
 	return AutoTileK(d)
@@ -441,7 +449,11 @@ func AutoTileKFor(d int, kv KVType) int {
 // Tile returns the resolved tile_k.
 func (p Params) Tile() int {
 	if p.TileK == 0 {
-		return AutoTileKFor(p.D, p.KV)
+		g := 1 // decode-flash takes its query heads one at a time
+		if p.Kernel == DecodeFlashGQA || p.Kernel == DecodeSplit {
+			g = p.Group()
+		}
+		return AutoTileKFor(p.D, p.KV, g)
 	}
 	return p.TileK
 }

@@ -456,17 +456,28 @@ func TestAutoTileK(t *testing.T) {
 		if got := AutoTileK(d); got != want {
 			t.Errorf("AutoTileK(%d) = %d, want %d", d, got, want)
 		}
-		if got := AutoTileKFor(d, F16); got != want {
-			t.Errorf("AutoTileKFor(%d, f16) = %d, want %d", d, got, want)
+		if got := AutoTileKFor(d, F16, 1); got != want {
+			t.Errorf("AutoTileKFor(%d, f16, 1) = %d, want %d", d, got, want)
 		}
 	}
-	for d, want := range map[int]int{64: 32, 96: 32, 128: 32, 256: 8} {
-		if got := AutoTileKFor(d, Q8_0); got != want {
-			t.Errorf("AutoTileKFor(%d, q8_0) = %d, want %d", d, got, want)
+	// q8_0: per head dim, the tile of one head a pass and of a group of 4.
+	for d, want := range map[int][2]int{64: {32, 32}, 96: {128, 32}, 128: {128, 32}, 256: {8, 8}} {
+		for i, g := range []int{1, 4} {
+			if got := AutoTileKFor(d, Q8_0, g); got != want[i] {
+				t.Errorf("AutoTileKFor(%d, q8_0, %d) = %d, want %d", d, g, got, want[i])
+			}
 		}
-		p := Params{Kernel: DecodeFlash, Shape: Shape{H: 1, Hkv: 1, D: d, T: 10, KV: Q8_0}}
-		if got := p.Tile(); got != want {
-			t.Errorf("q8_0 hd %d: Tile() = %d, want %d", d, got, want)
+		// decode-flash passes one head at a time whatever the shape;
+		// decode-flash-gqa and decode-split a group.
+		for _, c := range []struct {
+			k    Kernel
+			h    int
+			want int
+		}{{DecodeFlash, 1, want[0]}, {DecodeFlash, 4, want[0]}, {DecodeFlashGQA, 1, want[0]}, {DecodeFlashGQA, 4, want[1]}, {DecodeSplit, 4, want[1]}} {
+			p := Params{Kernel: c.k, Shape: Shape{H: c.h, Hkv: 1, D: d, T: 10, KV: Q8_0}}
+			if got := p.Tile(); got != c.want {
+				t.Errorf("q8_0 %s hd %d H=%d Hkv=1: Tile() = %d, want %d", c.k, d, c.h, got, c.want)
+			}
 		}
 	}
 }
