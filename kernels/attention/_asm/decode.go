@@ -1717,8 +1717,11 @@ func (t tier) flashDecode(fast bool) {
 	// call, f32 g = 4 and 8, Zen 3) is mostly not its exps: without them a
 	// call took 0.96–0.97 of the time, and computing them in scores2's
 	// batch epilogue instead (one ymm per batch, both heads) took
-	// 1.05–1.10. Four heads' exps in one loop (AVX-512 quads) could not be
-	// generated: avo's register allocator gave up.
+	// 1.05–1.10. Four heads' exps in one loop (AVX-512 quads, softmax(4)
+	// in eachHead's quad slot) took 1.00–1.01 of the time (f32 and f16,
+	// 32:8 and 64:8, L3, Zen 5, 5 rounds), so the quads take theirs in
+	// pairs. (It generates since no vector register is live into the
+	// functions; see loadScores.)
 	//
 	// rescale(k) updates head h+k's running max from its tile max: where
 	// it grew, c = exp(m_old − m_new) (0 on the first tile, where m_old
@@ -1740,7 +1743,7 @@ func (t tier) flashDecode(fast bool) {
 		VMOVSS(sv, stateAt(1).Offset(4*k))
 		db := rowBytes()
 		row := headRow("o", db)
-		if k > 0 {
+		for range k { // head h+k's row
 			ADDQ(db, row)
 		}
 		t.scaleRow(row, db, c)
@@ -1919,7 +1922,10 @@ func (t tier) loadScores(p GPVirtual) VecVirtual {
 		VMOVUPS(Mem{Base: p}, x)
 		return x
 	}
-	VMOVUPS(Mem{Base: p}, x.AsY())
+	// The low half by a broadcast: a whole zmm written, where a ymm load
+	// leaves x's upper half live to avo from the function's entry on (a
+	// register taken from every loop before it).
+	VBROADCASTF64X4(Mem{Base: p}, x)
 	VINSERTF64X4(Imm(1), Mem{Base: p, Disp: 32}, x, x)
 	return x
 }
@@ -1995,7 +2001,7 @@ func (t tier) q8Query(m Mem) q8q {
 		b.neg = K()
 		VPMOVB2M(x, b.neg)
 		b.zero = YMM()
-		VPXORD(b.zero, b.zero, b.zero)
+		t.Zero(b.zero) // VPXORD's zeroing would leave b.zero live-in to avo
 	}
 	h := XMM()
 	VPBROADCASTW(m, h)
