@@ -45,6 +45,9 @@ func RooflineChart(r *roofline.Roofline, recs []results.Record) plots.Roofline {
 			// Drawn only where widening costs FMA slots (Zen 4's 512-bit
 			// VCVTPH2PS): elsewhere it would sit on the FP32 roof.
 			c.Roofs = append(c.Roofs, plots.Roof{Label: fmt.Sprintf("%s KV %s ×%d", strings.TrimSuffix(cp.Kind, "-fma"), cp.Tier, cp.Threads), GFlops: cp.Value})
+		case cp.Kind == roofline.Q8DecodeKind && cp.Tier != isa.AVX512VNNI:
+			// The roof of a decode over a q8_0 cache (its % of bound).
+			c.Roofs = append(c.Roofs, plots.Roof{Label: fmt.Sprintf("q8_0 decode %s ×%d", cp.Tier, cp.Threads), GFlops: cp.Value})
 		}
 	}
 	for _, th := range slices.Sorted(maps.Keys(int8)) {

@@ -89,7 +89,7 @@ func (r *Roofline) Bound(t isa.Tier, threads int, ai float64, ws int64, cold boo
 // or q8-fma for kernels whose FMAs widen an f16 or q8_0 KV cache, falling
 // back to fp32-fma where the roofline has none of t; int8-dot for the
 // integer GEMVs, with ai in int8 ops per byte; Q8Attn for a decode over a
-// q8_0 cache).
+// q8_0 cache, its q8-decode ceiling).
 func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws int64, cold bool) Bound {
 	if kind == Q8Attn {
 		return r.q8AttnBound(t, threads, ai, ws, cold)
@@ -153,14 +153,22 @@ func (b Bound) atAI(ai float64) Bound {
 	return b
 }
 
-// Q8Attn is the compute ceiling of a decode over a q8_0 KV cache, whose
-// FLOPs are half Q·K as int8 dots (int8-dot) and half P·V as FMAs that
-// widen each int8 value (q8-fma): a call takes at least F/2 at the one
-// peak plus F/2 at the other, so its peak is their harmonic mean. Not a
-// measured kind: it is derived from the two.
+// Q8Attn is the compute ceiling of a decode over a q8_0 KV cache: the
+// measured q8-decode ceiling (Q8DecodeKind: its Q·K int8 dots and its P·V
+// widening, every block's scale included) where the roofline has it. An
+// older roofline without it gets the harmonic mean of its halves' peaks:
+// F/2 at int8-dot for Q·K plus F/2 at q8-fma for P·V, which leaves the
+// blocks' scales out and overstates the roof (Zen 5, AVX-512: 181 against
+// a measured q8-decode of 101 GFLOP/s). Not a measured kind itself.
 const Q8Attn = "q8-dot+fma"
 
+// Q8DecodeKind is the measured compute ceiling of a q8_0 decode (Q8Decode).
+const Q8DecodeKind = "q8-decode"
+
 func (r *Roofline) q8AttnBound(t isa.Tier, threads int, ai float64, ws int64, cold bool) Bound {
+	if r.has(Q8DecodeKind, t, threads) {
+		return r.BoundOf(Q8DecodeKind, t, threads, ai, ws, cold)
+	}
 	b := r.BoundOf("q8-fma", t, threads, ai, ws, cold)
 	dot := r.BoundOf("int8-dot", t, threads, ai, ws, cold)
 	if b.Peak <= 0 || dot.Peak <= 0 {
@@ -171,6 +179,16 @@ func (r *Roofline) q8AttnBound(t isa.Tier, threads int, ai float64, ws int64, co
 		return b // no level ceiling yet (see BoundOf)
 	}
 	return b.atAI(ai)
+}
+
+// has reports whether r has a compute ceiling of kind for tier t on threads.
+func (r *Roofline) has(kind string, t isa.Tier, threads int) bool {
+	for _, c := range r.Compute {
+		if c.Kind == kind && c.Tier == t && c.Threads == threads && c.Value > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Roofline) level(name string, threads int) (Level, bool) {

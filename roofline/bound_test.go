@@ -56,9 +56,10 @@ func TestBoundF16(t *testing.T) {
 	}
 }
 
-// TestBoundQ8Attn: a q8_0 decode's peak is the harmonic mean of its two
-// halves' (int8-dot for Q·K, q8-fma for P·V); without both, the q8-fma
-// bound (itself falling back to fp32-fma).
+// TestBoundQ8Attn: a q8_0 decode's peak is its measured q8-decode
+// ceiling; in a roofline without one, the harmonic mean of its two halves'
+// (int8-dot for Q·K, q8-fma for P·V); without both, the q8-fma bound
+// (itself falling back to fp32-fma).
 func TestBoundQ8Attn(t *testing.T) {
 	r := testRoofline()
 	if b, want := r.BoundOf(Q8Attn, isa.AVX512, 1, 1000, 1<<30, false), r.BoundOf("q8-fma", isa.AVX512, 1, 1000, 1<<30, false); b != want {
@@ -71,6 +72,18 @@ func TestBoundQ8Attn(t *testing.T) {
 	}
 	if b := r.BoundOf(Q8Attn, isa.AVX512, 1, 1, 1<<30, false); b.GFlops != 20 {
 		t.Errorf("memory-bound q8_0 decode: %+v, want 20 (AI 1 × DRAM)", b)
+	}
+	// A measured q8-decode ceiling replaces the harmonic mean, for its own
+	// tier and thread count only.
+	r.Compute = append(r.Compute, Compute{Kind: Q8DecodeKind, Tier: isa.AVX512, Threads: 1, Value: 50})
+	if b := r.BoundOf(Q8Attn, isa.AVX512, 1, 1000, 1<<30, false); b.GFlops != 50 || b.Peak != 50 {
+		t.Errorf("q8_0 decode with a q8-decode ceiling: %+v, want its 50", b)
+	}
+	if b := r.BoundOf(Q8Attn, isa.AVX512, 1, 1, 1<<30, false); b.GFlops != 20 {
+		t.Errorf("memory-bound q8_0 decode with a q8-decode ceiling: %+v, want 20 (AI 1 × DRAM)", b)
+	}
+	if b := r.BoundOf(Q8Attn, isa.AVX512, 2, 1000, 1<<30, false); b.Peak == 50 {
+		t.Errorf("2 threads took the 1-thread q8-decode ceiling: %+v", b)
 	}
 }
 

@@ -7,9 +7,9 @@ import "github.com/ckbench/ckbench/kernels/isa"
 //go:generate go run -C _asm . -out ../kernels_amd64.s
 
 var (
-	kAVX2   = asmKernels{readSumAVX2, readSum2AVX2, readXorAVX2, readXor2AVX2, readF16AVX2, copyAVX2, copyReadAVX2, copyRead2AVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, f16FMAPeakAVX2, q8FMAPeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
-	kAVX512 = asmKernels{readSumAVX512, readSum2AVX512, readXorAVX512, readXor2AVX512, readF16AVX512, copyAVX512, copyReadAVX512, copyRead2AVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
-	kVNNI   = asmKernels{readSumAVX512, readSum2AVX512, readXorAVX512, readXor2AVX512, readF16AVX512, copyAVX512, copyReadAVX512, copyRead2AVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
+	kAVX2   = asmKernels{readSumAVX2, readSum2AVX2, readXorAVX2, readXor2AVX2, readF16AVX2, copyAVX2, copyReadAVX2, copyRead2AVX2, writeAVX2, writeNTAVX2, fmaPeakAVX2, f16FMAPeakAVX2, q8FMAPeakAVX2, q8DecodePeakAVX2, fmaClockAVX2, int8PeakAVX2, 12, 32}
+	kAVX512 = asmKernels{readSumAVX512, readSum2AVX512, readXorAVX512, readXor2AVX512, readF16AVX512, copyAVX512, copyReadAVX512, copyRead2AVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, q8DecodePeakAVX512, fmaClockAVX512, int8PeakAVX512, 24, 64}
+	kVNNI   = asmKernels{readSumAVX512, readSum2AVX512, readXorAVX512, readXor2AVX512, readF16AVX512, copyAVX512, copyReadAVX512, copyRead2AVX512, writeAVX512, writeNTAVX512, fmaPeakAVX512, f16FMAPeakAVX512, q8FMAPeakAVX512, q8DecodePeakAVX512, fmaClockAVX512, int8PeakVNNI, 24, 64}
 )
 
 func kernelsFor(t isa.Tier) *asmKernels {
@@ -181,6 +181,22 @@ func q8FMAPeakAVX2(iters int) float32
 
 // q8FMAPeakAVX512 is q8FMAPeakAVX2 on 24 zmm chains.
 func q8FMAPeakAVX512(iters int) float32
+
+// q8DecodePeakAVX2 runs iters rounds of a q8_0 decode's arithmetic for 8
+// keys of hd 128 over the q8_0 rows at p (a quantized query, 8 K rows, 8
+// V rows: Q8DecodeBuffer): per query block an int8 dot with each key's
+// block (VPSIGNB, VPMADDUBSW, VPMADDWD, VCVTDQ2PS) times both f16 scales,
+// then per key and block of V its scale times a weight and every vector
+// widened (VPMOVSXBD, VCVTDQ2PS) into an FMA (Q8Decode).
+//
+//go:noescape
+func q8DecodePeakAVX2(p *byte, iters int) float32
+
+// q8DecodePeakAVX512 is q8DecodePeakAVX2 in zmm, two keys' blocks a dot
+// (VPSUBB under the query's sign mask for VPSIGNB).
+//
+//go:noescape
+func q8DecodePeakAVX512(p *byte, iters int) float32
 
 // fmaClockAVX2 runs iters rounds of fmaPeakAVX2's FMAs beside a chain of
 // 16 dependent adds, and returns the adds (= core cycles; FMAClock).

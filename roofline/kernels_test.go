@@ -150,3 +150,40 @@ func TestClockChain(t *testing.T) {
 // TestAVX2IsVEX: no AVX2 kernel uses a register only AVX-512 has (it would
 // pass here on an AVX-512 machine and fault on an AVX2-only one).
 func TestAVX2IsVEX(t *testing.T) { isatest.VEXOnly(t, "kernels_amd64.s") }
+
+// TestQ8Decode: the q8_0 decode ceiling kernel computes what it claims,
+// one round over q8DecodeBuf: Σ over keys and blocks of the int8 dot of
+// the query's block with the key's times both scales, plus Σ over keys,
+// blocks and values of the value times its block's scale times the
+// weight 0.9999999, summed in float32 (to 1e-5). A tier without asm
+// kernels has none.
+func TestQ8Decode(t *testing.T) {
+	const row = 4 * 34
+	b := q8DecodeBuf
+	scale := func(o int) float64 { return float64(quant.F16ToF32(uint16(b[o]) | uint16(b[o+1])<<8)) }
+	val := func(o int) float64 { return float64(int8(b[o])) }
+	var want float64
+	for k := range Q8DecodeKeys {
+		for blk := range 4 {
+			q, kk, v := blk*34, row*(1+k)+blk*34, row*(1+Q8DecodeKeys+k)+blk*34
+			dot := 0.0
+			for j := range 32 {
+				dot += val(q+2+j) * val(kk+2+j)
+				want += val(v+2+j) * scale(v) * float64(float32(0.9999999))
+			}
+			want += dot * scale(q) * scale(kk)
+		}
+	}
+	isatest.Tiers(t, isa.All, func(t *testing.T, tier isa.Tier) {
+		got, ok := Q8Decode(tier, 1)
+		if kernelsFor(tier) == nil {
+			if ok {
+				t.Errorf("%s: Q8Decode where there are no asm kernels", tier)
+			}
+			return
+		}
+		if !ok || math.Abs(float64(got)-want) > 1e-5*math.Abs(want)+1e-6 {
+			t.Errorf("%s: Q8Decode = %v (%v), want %v", tier, got, ok, want)
+		}
+	})
+}

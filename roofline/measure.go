@@ -51,7 +51,7 @@ type Stat struct {
 
 // Compute is one compute ceiling: a peak kernel of a tier on n threads.
 type Compute struct {
-	Kind       string   `json:"kind"` // fp32-fma, f16-fma, q8-fma or int8-dot
+	Kind       string   `json:"kind"` // fp32-fma, f16-fma, q8-fma, q8-decode or int8-dot
 	Tier       isa.Tier `json:"tier"`
 	Threads    int      `json:"threads"`
 	Unit       string   `json:"unit"`  // GFLOP/s or GOP/s
@@ -173,7 +173,7 @@ type Roofline struct {
 }
 
 // Method describes how the ceilings were measured, for roofline.json.
-const Method = "Each ceiling is a measurement kernel (roofline/_asm) timed by the ckbench sampler on threads pinned one per CPU, started together; time is the slowest thread, samples with a preemption are dropped. fp32-fma: independent accumulator chains, 2 FLOP per lane per FMA. f16-fma: the same, each FMA's operand widened from f16 in memory first (VCVTPH2PS), the roof of a decode over an f16 KV cache; q8-fma: widened from int8 (VPMOVSXBD, VCVTDQ2PS), that of a q8_0 cache. int8-dot: VPMADDUBSW+VPMADDWD (avx2, avx512) or VPDPBUSD (avx512vnni), 2 ops per int8 multiply-add. Bandwidth: read (load and sum, the set's two halves side by side), copy (src+dst = working set) and write (normal and non-temporal stores) with the widest tier, per-thread buffers, log-spaced working sets; levels are the median of the read curve inside windows set by the cpuid cache sizes (where cpuid reports no L3, by the L3 read off the 1-thread read curve: where it falls halfway from its L3 plateau to DRAM, l3_from_curve). Every ceiling measurement (compute, read curve) is taken in several passes over the whole set, in turn, and the pass with the highest rate is kept (pass_spread_pct says how far they differed); the copy and write curves are measured once. A measurement during which the hypervisor stole time from its CPUs (/proc/stat) is redone, up to 3 tries; steal_ms records what remained."
+const Method = "Each ceiling is a measurement kernel (roofline/_asm) timed by the ckbench sampler on threads pinned one per CPU, started together; time is the slowest thread, samples with a preemption are dropped. fp32-fma: independent accumulator chains, 2 FLOP per lane per FMA. f16-fma: the same, each FMA's operand widened from f16 in memory first (VCVTPH2PS), the roof of a decode over an f16 KV cache; q8-fma: widened from int8 (VPMOVSXBD, VCVTDQ2PS), P·V's over a q8_0 cache without its blocks' scales. q8-decode: the whole arithmetic of a decode over a q8_0 cache, 8 keys of hd 128 a round in L1 (Q·K as int8 dots against a quantized query, P·V widening V, every block's f16 scale widened and applied; no softmax, no reductions), 4·D FLOPs a key as the decode counts them: the compute roof of a q8_0 decode. int8-dot: VPMADDUBSW+VPMADDWD (avx2, avx512) or VPDPBUSD (avx512vnni), 2 ops per int8 multiply-add. Bandwidth: read (load and sum, the set's two halves side by side), copy (src+dst = working set) and write (normal and non-temporal stores) with the widest tier, per-thread buffers, log-spaced working sets; levels are the median of the read curve inside windows set by the cpuid cache sizes (where cpuid reports no L3, by the L3 read off the 1-thread read curve: where it falls halfway from its L3 plateau to DRAM, l3_from_curve). Every ceiling measurement (compute, read curve) is taken in several passes over the whole set, in turn, and the pass with the highest rate is kept (pass_spread_pct says how far they differed); the copy and write curves are measured once. A measurement during which the hypervisor stole time from its CPUs (/proc/stat) is redone, up to 3 tries; steal_ms records what remained."
 
 // measure runs sampler.MeasureParallel and redoes it (up to 3 tries) when
 // the hypervisor stole time from these CPUs meanwhile: steal is invisible to
@@ -467,6 +467,16 @@ func (m *measurer) pass(r *Roofline, last bool) error {
 				}
 				r.Compute = append(r.Compute, Compute{Kind: w.kind, Tier: t, Threads: n, Unit: "GFLOP/s", OpsPerCall: ops, Stat: sst,
 					Value: rate(float64(n)*ops, st)})
+			}
+			if _, ok := Q8Decode(t, 0); ok {
+				const rounds = 1 << 9 // ~2 µs a call, as the others
+				st, sst, err := measure(cfg, set, func(int) { Q8Decode(t, rounds) })
+				if err != nil {
+					return err
+				}
+				qops := float64(Q8DecodeFlopsPerIter * rounds)
+				r.Compute = append(r.Compute, Compute{Kind: Q8DecodeKind, Tier: t, Threads: n, Unit: "GFLOP/s", OpsPerCall: qops, Stat: sst,
+					Value: rate(float64(n)*qops, st)})
 			}
 			if Int8OpsPerIter(t) == 0 {
 				continue

@@ -22,6 +22,7 @@ type asmKernels struct {
 	fma     func(iters int) float32
 	f16fma  func(iters int) float32
 	q8fma   func(iters int) float32
+	q8dec   func(p *byte, iters int) float32
 	fmaClk  func(iters int) int
 	int8    func(iters int) int32
 	chains  int // accumulators of fma (and of int8 with VNNI; AVX2 int8 uses 11)
@@ -60,13 +61,50 @@ func F16FMA(t isa.Tier, iters int) (float32, bool) {
 }
 
 // Q8FMA is F16FMA with the operands widened from int8 (VPMOVSXBD,
-// VCVTDQ2PS): the compute roof of a decode over a q8_0 cache.
+// VCVTDQ2PS): the FMA rate of P·V over a q8_0 cache, its blocks' scales
+// left out.
 func Q8FMA(t isa.Tier, iters int) (float32, bool) {
 	if k := kernelsFor(t); k != nil {
 		return k.q8fma(iters), true
 	}
 	return 0, false
 }
+
+// Q8Decode runs iters rounds of the q8_0 decode ceiling kernel of t (the
+// arithmetic of Q8DecodeKeys keys of hd 128: Q·K as int8 dots against a
+// quantized query and P·V widening V, every block's f16 scale included;
+// nothing else) and reports whether t has one. FLOPs per round:
+// Q8DecodeFlopsPerIter, as a decode counts them.
+func Q8Decode(t isa.Tier, iters int) (float32, bool) {
+	if k := kernelsFor(t); k != nil && k.q8dec != nil {
+		return k.q8dec(&q8DecodeBuf[0], iters), true
+	}
+	return 0, false
+}
+
+// Q8DecodeKeys is the keys (hd 128) of one round of Q8Decode.
+const Q8DecodeKeys = 8
+
+// Q8DecodeFlopsPerIter is the FLOP count of one round of Q8Decode: 4·D a
+// key (2·D for Q·K, 2·D for P·V), D = 128.
+const Q8DecodeFlopsPerIter = Q8DecodeKeys * 4 * 128
+
+// q8DecodeBuf is Q8Decode's input: 1 + 2·Q8DecodeKeys q8_0 rows of hd 128
+// (the query, the K rows, the V rows; 4 blocks of 34 bytes each): every
+// scale 0.01 (f16 0x211f), the values −3…3, so no value is a NaN or
+// subnormal that could slow an instruction down.
+var q8DecodeBuf = func() []byte {
+	const rows, row = 1 + 2*Q8DecodeKeys, 4 * 34
+	b := make([]byte, rows*row+64) // and slack: AVX-512 reads a block's 32 values as 32 bytes
+	for blk := range rows * 4 {
+		o := blk * 34
+		b[o], b[o+1] = 0x1f, 0x21
+		for j := range 32 {
+			b[o+2+j] = byte(int8((blk+j)%7 - 3))
+		}
+	}
+	return b
+}()
 
 // genericChains is the number of independent float32 chains of fmaGeneric
 // (and of its amd64 asm twin, fmaScalar).

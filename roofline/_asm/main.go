@@ -46,6 +46,7 @@ func main() {
 		fmaPeak(t)
 		f16FMAPeak(t)
 		q8FMAPeak(t)
+		q8DecodePeak(t)
 		fmaClock(t)
 		int8Peak(t, false)
 	}

@@ -358,3 +358,135 @@ func fmaScalar() {
 	Store(acc[0], ReturnIndex(0))
 	RET()
 }
+
+// q8 decode ceiling: the geometry of the q8_0 block (GGML: an f16 scale,
+// then 32 int8 values) and of q8DecodePeak's buffer.
+const (
+	q8Block      = 32
+	q8BlockBytes = 34
+	q8Row        = 4 * q8BlockBytes // hd 128
+	q8Keys       = 8                // keys a round
+)
+
+// q8DecodePeak generates func(p *byte, iters int) float32: iters rounds
+// of the arithmetic a decode over a q8_0 KV cache does for q8Keys keys of
+// hd 128, with nothing else (no softmax, no loop over tiles, no
+// reductions, all of it in L1), as ckbench's decode kernels do it: p holds
+// the quantized query's row, then q8Keys K rows, then q8Keys V rows.
+//
+//   - Q·K, per block of the query (its magnitudes, sign mask and f16 scale
+//     prepared once for all keys): each key's block times the query's as
+//     an int8 dot (VPMADDUBSW, VPMADDWD), converted (VCVTDQ2PS), times
+//     the key's f16 scale widened and times the query's (AVX-512: two keys
+//     in the halves of a zmm, as q8DotPair), into an accumulator (FMA);
+//   - P·V, per key and block: the block's f16 scale widened and times the
+//     key's weight, then each vector of its values widened (VPMOVSXBD,
+//     VCVTDQ2PS) and accumulated (FMA).
+//
+// FLOPs per round: q8Keys × 4 × 128, as the decode counts them (2·D for
+// Q·K, 2·D for P·V). AVX2's accumulators are shared by two keys (16 ymm):
+// a chain still takes at most 16 FMAs a round, well under its length.
+func q8DecodePeak(t tier) {
+	name := "q8DecodePeak" + t.name
+	Implement(name)
+	Attributes(NOSPLIT)
+	Doc(name + " runs iters rounds of a q8_0 decode's per-key arithmetic over the q8_0 rows at p (query, K, V).")
+	p, n := GP64(), GP64()
+	Load(Param("p"), p)
+	Load(Param("iters"), n)
+	z := t.vb == 64
+	w := t.vb / 4 // lanes
+	at := func(off int) Mem { return Mem{Base: p, Disp: off} }
+	kRow := func(r int) int { return q8Row * (1 + r) }
+	vRow := func(r int) int { return q8Row * (1 + q8Keys + r) }
+	nk, nv := 4, 8 // accumulators
+	if !z {
+		nk, nv = 2, 4
+	}
+	accK, accV := make([]VecVirtual, nk), make([]VecVirtual, nv)
+	for i := range accK {
+		accK[i] = t.vec()
+		VMOVUPS(kc(cZero), accK[i])
+	}
+	for i := range accV {
+		accV[i] = t.vec()
+		VMOVUPS(kc(cZero), accV[i])
+	}
+	wt := t.vec() // the keys' weight
+	VMOVUPS(kc(cMul), wt)
+	ones := t.vec()
+	VMOVUPS(kc(cOnes16), ones)
+	var zero VecVirtual
+	if z {
+		zero = t.vec()
+		VMOVUPS(kc(cZero), zero)
+	}
+	countdown(n, name+"_loop", name+"_done", func() {
+		for b := range 4 {
+			qb := b * q8BlockBytes
+			abs, dq, h := t.vec(), t.vec(), YMM()
+			var neg Register
+			if z {
+				x := ZMM()
+				VBROADCASTI64X4(at(qb+2), x)
+				VPABSB(x, abs)
+				neg = K()
+				VPMOVB2M(x, neg)
+				VPBROADCASTW(at(qb), h)
+				VCVTPH2PS(h, dq)
+			} else {
+				VPABSB(at(qb+2), abs)
+				VPBROADCASTW(at(qb), h.AsX())
+				VCVTPH2PS(h.AsX(), dq)
+			}
+			step := 1 // keys a dot
+			if z {
+				step = 2
+			}
+			for r := 0; r < q8Keys; r += step {
+				m0 := kRow(r) + qb
+				k, sc := t.vec(), t.vec()
+				if z {
+					VBROADCASTI64X4(at(m0+2), k)
+					VINSERTI64X4(Imm(1), at(kRow(r+1)+qb+2), k, k)
+					VPSUBB(k, zero, neg, k)
+				} else {
+					VMOVDQU(at(m0+2), k)
+					VPSIGNB(at(qb+2), k, k)
+				}
+				VPMADDUBSW(k, abs, k)
+				VPMADDWD(ones, k, k)
+				VCVTDQ2PS(k, k)
+				if z {
+					h1 := XMM()
+					VPBROADCASTW(at(m0), h)
+					VPBROADCASTW(at(kRow(r+1)+qb), h1)
+					VINSERTI32X4(Imm(1), h1, h, h)
+					VCVTPH2PS(h, sc)
+				} else {
+					VPBROADCASTW(at(m0), h.AsX())
+					VCVTPH2PS(h.AsX(), sc)
+				}
+				VMULPS(dq, sc, sc)
+				VFMADD231PS(k, sc, accK[(r/step)%nk])
+			}
+		}
+		for r := range q8Keys {
+			for b := range 4 {
+				m := vRow(r) + b*q8BlockBytes
+				sx, sc := XMM(), t.vec()
+				VMOVD(at(m), sx)
+				VCVTPH2PS(sx, sx)
+				VMULSS(wt.AsX(), sx, sx)
+				VBROADCASTSS(sx, sc)
+				for c := range q8Block / w {
+					x := t.vec()
+					VPMOVSXBD(at(m+2+c*w), x)
+					VCVTDQ2PS(x, x)
+					VFMADD231PS(x, sc, accV[(b*q8Block/w+c)%nv])
+				}
+			}
+		}
+	})
+	returnLaneSum(t, append(accK, accV...))
+}

@@ -314,7 +314,7 @@ func printCeilings(w io.Writer, dir string) error {
 		cs = append(cs, fmt.Sprintf("core clock %.2f GHz", r.Clock.CoreGHz))
 	}
 	for _, x := range r.Compute {
-		if x.Threads == 1 && x.Tier != isa.Generic && (x.Kind == "fp32-fma" || x.Kind == "q8-fma") {
+		if x.Threads == 1 && x.Tier != isa.Generic && (x.Kind == "fp32-fma" || x.Kind == "q8-fma" || x.Kind == roofline.Q8DecodeKind) {
 			cs = append(cs, fmt.Sprintf("%s %s %.1f %s", x.Kind, x.Tier, x.Value, x.Unit))
 		}
 	}
