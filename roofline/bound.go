@@ -166,7 +166,7 @@ const Q8Attn = "q8-dot+fma"
 const Q8DecodeKind = "q8-decode"
 
 func (r *Roofline) q8AttnBound(t isa.Tier, threads int, ai float64, ws int64, cold bool) Bound {
-	if r.has(Q8DecodeKind, t, threads) {
+	if r.Has(Q8DecodeKind, t, threads) {
 		return r.BoundOf(Q8DecodeKind, t, threads, ai, ws, cold)
 	}
 	b := r.BoundOf("q8-fma", t, threads, ai, ws, cold)
@@ -181,8 +181,8 @@ func (r *Roofline) q8AttnBound(t isa.Tier, threads int, ai float64, ws int64, co
 	return b.atAI(ai)
 }
 
-// has reports whether r has a compute ceiling of kind for tier t on threads.
-func (r *Roofline) has(kind string, t isa.Tier, threads int) bool {
+// Has reports whether r has a compute ceiling of kind for tier t on threads.
+func (r *Roofline) Has(kind string, t isa.Tier, threads int) bool {
 	for _, c := range r.Compute {
 		if c.Kind == kind && c.Tier == t && c.Threads == threads && c.Value > 0 {
 			return true

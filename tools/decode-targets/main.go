@@ -221,9 +221,11 @@ func printTable(w io.Writer, dir string) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("%s holds none of the runs (%s): measure first", dir, strings.Join(runIDs(), ", "))
 	}
-	if err := printCeilings(w, dir); err != nil {
+	roof, err := loadRoofline(dir)
+	if err != nil {
 		return err
 	}
+	printCeilings(w, roof)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	defer tw.Flush()
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
@@ -261,7 +263,13 @@ func printTable(w io.Writer, dir string) error {
 			if tk == "" {
 				tk = "-"
 			}
-			row(t.what+fmt.Sprintf(" ≥ %g %% of %s", t.min, of), tier, tk, cell, r.Status, verdict(r, share, t.min))
+			v := verdict(r, share, t.min)
+			if max, ceiling, ok := maxShareOfRead(roof, r); ok && !t.bound && max < t.min {
+				// A target above what the tier's compute ceiling allows
+				// at this read rate: not possible here, whatever the kernel.
+				v += fmt.Sprintf("; not possible here: %s allows %.0f %%", ceiling, max)
+			}
+			row(t.what+fmt.Sprintf(" ≥ %g %% of %s", t.min, of), tier, tk, cell, r.Status, v)
 		}
 	}
 	return nil
@@ -300,13 +308,9 @@ func verdict(r *results.Record, share results.Float, min float64) string {
 // roofline's core clock, FMA roofs, and L3 and DRAM read bandwidth, and how
 // far its passes spread (a busy host). A folder without a roofline (not
 // measured by this tool) prints nothing.
-func printCeilings(w io.Writer, dir string) error {
-	r, err := roofline.Load(filepath.Join(dir, "roofline", "roofline.json"), machine.Info{})
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil && !errors.Is(err, roofline.ErrOtherMachine) {
-		return err
+func printCeilings(w io.Writer, r *roofline.Roofline) {
+	if r == nil {
+		return
 	}
 	fmt.Fprintf(w, "machine: %s, host %s\n", r.Machine.CPUName(), r.Machine.Host)
 	var cs []string
@@ -324,7 +328,45 @@ func printCeilings(w io.Writer, dir string) error {
 		}
 	}
 	fmt.Fprintf(w, "roofline (1 thread): %s; its passes spread up to %.0f %%\n\n", strings.Join(cs, ", "), r.MaxPassSpreadPct)
-	return nil
+}
+
+// loadRoofline reads dir's roofline, or nil where the folder has none (not
+// measured by this tool).
+func loadRoofline(dir string) (*roofline.Roofline, error) {
+	r, err := roofline.Load(filepath.Join(dir, "roofline", "roofline.json"), machine.Info{})
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil && !errors.Is(err, roofline.ErrOtherMachine) {
+		return nil, err
+	}
+	return r, nil
+}
+
+// maxShareOfRead is the most of its paired read a decode point can reach
+// on this machine, in %: the read's rate over the rate its tier's compute
+// ceiling allows at the point's FLOPs per byte (f16-fma for an f16 cache's
+// lone head, q8-decode for a q8_0 cache, fp32-fma for f32), capped at 100;
+// false where there is no such ceiling or no read.
+func maxShareOfRead(roof *roofline.Roofline, r *results.Record) (float64, string, bool) {
+	if roof == nil || !strings.HasPrefix(r.Kernel, "decode-") || !r.AI.Valid() || !r.ReadGBs.Valid() || r.AI <= 0 || r.ReadGBs <= 0 {
+		return 0, "", false
+	}
+	kind := "fp32-fma"
+	switch r.KV {
+	case "f16":
+		kind = "f16-fma"
+	case "q8_0":
+		kind = roofline.Q8Attn
+	}
+	b := roof.BoundOf(kind, isa.Tier(r.ISA), r.Th, float64(r.AI), 0, false)
+	if b.Peak <= 0 {
+		return 0, "", false
+	}
+	if kind == roofline.Q8Attn && roof.Has(roofline.Q8DecodeKind, isa.Tier(r.ISA), r.Th) {
+		kind = roofline.Q8DecodeKind
+	}
+	return min(100, 100*b.Peak/(float64(r.AI)*float64(r.ReadGBs))), fmt.Sprintf("%s %.0f GFLOP/s", kind, b.Peak), true
 }
 
 func runIDs() []string {

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/results"
+	"github.com/ckbench/ckbench/roofline"
 )
 
 // TestTable: a target's line takes the tier's best ok point, judges it by
@@ -57,5 +60,36 @@ func TestTable(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "decode-flash f16, 1 head, ctx 4096 ≥ 90 %") || !strings.Contains(b.String(), "not measured") {
 		t.Errorf("a target without its run is not listed as not measured:\n%s", b.String())
+	}
+}
+
+// TestMaxShareOfRead: a decode point's reachable share of its read is the
+// read's rate over what its tier's compute ceiling allows at its AI —
+// q8-decode for a q8_0 cache, f16-fma for f16 — capped at 100 %; no
+// roofline, no read or a store: none.
+func TestMaxShareOfRead(t *testing.T) {
+	roof := &roofline.Roofline{Compute: []roofline.Compute{
+		{Kind: roofline.Q8DecodeKind, Tier: isa.AVX512, Threads: 1, Value: 100},
+		{Kind: "f16-fma", Tier: isa.AVX512, Threads: 1, Value: 120},
+	}}
+	rec := func(kernel, kv string, ai, read float64) *results.Record {
+		r := results.NewRecord()
+		r.Kernel, r.KV, r.ISA, r.Th, r.AI, r.ReadGBs = kernel, kv, "avx512", 1, results.Float(ai), results.Float(read)
+		return &r
+	}
+	// q8_0 at 2 FLOP/B against a 100 GB/s read needs 200 GFLOP/s: 50 %.
+	if got, what, ok := maxShareOfRead(roof, rec("decode-flash", "q8_0", 2, 100)); !ok || got != 50 || !strings.HasPrefix(what, roofline.Q8DecodeKind) {
+		t.Errorf("q8_0: %v %q %v, want 50 of q8-decode", got, what, ok)
+	}
+	if got, _, ok := maxShareOfRead(roof, rec("decode-flash", "f16", 1, 60)); !ok || got != 100 {
+		t.Errorf("f16 under its ceiling: %v %v, want 100", got, ok)
+	}
+	for _, r := range []*results.Record{rec("batch-copy", "q8_0", 2, 100), rec("decode-flash", "q8_0", 2, math.NaN())} {
+		if _, _, ok := maxShareOfRead(roof, r); ok {
+			t.Errorf("%s with read %v: a share", r.Kernel, r.ReadGBs)
+		}
+	}
+	if _, _, ok := maxShareOfRead(nil, rec("decode-flash", "q8_0", 2, 100)); ok {
+		t.Error("no roofline: a share")
 	}
 }
