@@ -431,7 +431,7 @@ func (s Shape) Validate() error {
 // decode-flash and -gqa, ctx 4096 and 32768 --cold, both tiers, against
 // tk 16; a q8_0 32:8 group 5 % in L3 on AVX2, the same on AVX-512),
 // while f16 and f32 (g = 1 from DRAM, and their GQA groups) were fastest
-// at 16. One head a pass, tk 128 took 0.80–0.88 of tk 32's time from DRAM
+// at 16. One head a pass, tk 128 took 0.80–0.96 of tk 32's time from DRAM
 // (ctx 32768 --cold) and 0.89–0.97 in L3 (ctx 4096), both tiers
 // (decode-flash alone and at 32:8, and -gqa at 1:1; Zen 5, 3 rounds);
 // groups of 4 lost 7–9 % from DRAM with it, so they keep 32. At hd 64
