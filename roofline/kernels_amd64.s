@@ -4,123 +4,43 @@
 
 #include "textflag.h"
 
-DATA peakconst<>+0(SB)/4, $0x3f7ffffe
-DATA peakconst<>+4(SB)/4, $0x3f7ffffe
-DATA peakconst<>+8(SB)/4, $0x3f7ffffe
-DATA peakconst<>+12(SB)/4, $0x3f7ffffe
-DATA peakconst<>+16(SB)/4, $0x3f7ffffe
-DATA peakconst<>+20(SB)/4, $0x3f7ffffe
-DATA peakconst<>+24(SB)/4, $0x3f7ffffe
-DATA peakconst<>+28(SB)/4, $0x3f7ffffe
-DATA peakconst<>+32(SB)/4, $0x3f7ffffe
-DATA peakconst<>+36(SB)/4, $0x3f7ffffe
-DATA peakconst<>+40(SB)/4, $0x3f7ffffe
-DATA peakconst<>+44(SB)/4, $0x3f7ffffe
-DATA peakconst<>+48(SB)/4, $0x3f7ffffe
-DATA peakconst<>+52(SB)/4, $0x3f7ffffe
-DATA peakconst<>+56(SB)/4, $0x3f7ffffe
-DATA peakconst<>+60(SB)/4, $0x3f7ffffe
-DATA peakconst<>+64(SB)/4, $0x3a83126f
-DATA peakconst<>+68(SB)/4, $0x3a83126f
-DATA peakconst<>+72(SB)/4, $0x3a83126f
-DATA peakconst<>+76(SB)/4, $0x3a83126f
-DATA peakconst<>+80(SB)/4, $0x3a83126f
-DATA peakconst<>+84(SB)/4, $0x3a83126f
-DATA peakconst<>+88(SB)/4, $0x3a83126f
-DATA peakconst<>+92(SB)/4, $0x3a83126f
-DATA peakconst<>+96(SB)/4, $0x3a83126f
-DATA peakconst<>+100(SB)/4, $0x3a83126f
-DATA peakconst<>+104(SB)/4, $0x3a83126f
-DATA peakconst<>+108(SB)/4, $0x3a83126f
-DATA peakconst<>+112(SB)/4, $0x3a83126f
-DATA peakconst<>+116(SB)/4, $0x3a83126f
-DATA peakconst<>+120(SB)/4, $0x3a83126f
-DATA peakconst<>+124(SB)/4, $0x3a83126f
-DATA peakconst<>+128(SB)/4, $0x3f000000
-DATA peakconst<>+132(SB)/4, $0x3f000000
-DATA peakconst<>+136(SB)/4, $0x3f000000
-DATA peakconst<>+140(SB)/4, $0x3f000000
-DATA peakconst<>+144(SB)/4, $0x3f000000
-DATA peakconst<>+148(SB)/4, $0x3f000000
-DATA peakconst<>+152(SB)/4, $0x3f000000
-DATA peakconst<>+156(SB)/4, $0x3f000000
-DATA peakconst<>+160(SB)/4, $0x3f000000
-DATA peakconst<>+164(SB)/4, $0x3f000000
-DATA peakconst<>+168(SB)/4, $0x3f000000
-DATA peakconst<>+172(SB)/4, $0x3f000000
-DATA peakconst<>+176(SB)/4, $0x3f000000
-DATA peakconst<>+180(SB)/4, $0x3f000000
-DATA peakconst<>+184(SB)/4, $0x3f000000
-DATA peakconst<>+188(SB)/4, $0x3f000000
-DATA peakconst<>+192(SB)/4, $0x03020103
-DATA peakconst<>+196(SB)/4, $0x03020103
-DATA peakconst<>+200(SB)/4, $0x03020103
-DATA peakconst<>+204(SB)/4, $0x03020103
-DATA peakconst<>+208(SB)/4, $0x03020103
-DATA peakconst<>+212(SB)/4, $0x03020103
-DATA peakconst<>+216(SB)/4, $0x03020103
-DATA peakconst<>+220(SB)/4, $0x03020103
-DATA peakconst<>+224(SB)/4, $0x03020103
-DATA peakconst<>+228(SB)/4, $0x03020103
-DATA peakconst<>+232(SB)/4, $0x03020103
-DATA peakconst<>+236(SB)/4, $0x03020103
-DATA peakconst<>+240(SB)/4, $0x03020103
-DATA peakconst<>+244(SB)/4, $0x03020103
-DATA peakconst<>+248(SB)/4, $0x03020103
-DATA peakconst<>+252(SB)/4, $0x03020103
-DATA peakconst<>+256(SB)/4, $0xfd02ff01
-DATA peakconst<>+260(SB)/4, $0xfd02ff01
-DATA peakconst<>+264(SB)/4, $0xfd02ff01
-DATA peakconst<>+268(SB)/4, $0xfd02ff01
-DATA peakconst<>+272(SB)/4, $0xfd02ff01
-DATA peakconst<>+276(SB)/4, $0xfd02ff01
-DATA peakconst<>+280(SB)/4, $0xfd02ff01
-DATA peakconst<>+284(SB)/4, $0xfd02ff01
-DATA peakconst<>+288(SB)/4, $0xfd02ff01
-DATA peakconst<>+292(SB)/4, $0xfd02ff01
-DATA peakconst<>+296(SB)/4, $0xfd02ff01
-DATA peakconst<>+300(SB)/4, $0xfd02ff01
-DATA peakconst<>+304(SB)/4, $0xfd02ff01
-DATA peakconst<>+308(SB)/4, $0xfd02ff01
-DATA peakconst<>+312(SB)/4, $0xfd02ff01
-DATA peakconst<>+316(SB)/4, $0xfd02ff01
-DATA peakconst<>+320(SB)/4, $0x00010001
-DATA peakconst<>+324(SB)/4, $0x00010001
-DATA peakconst<>+328(SB)/4, $0x00010001
-DATA peakconst<>+332(SB)/4, $0x00010001
-DATA peakconst<>+336(SB)/4, $0x00010001
-DATA peakconst<>+340(SB)/4, $0x00010001
-DATA peakconst<>+344(SB)/4, $0x00010001
-DATA peakconst<>+348(SB)/4, $0x00010001
-DATA peakconst<>+352(SB)/4, $0x00010001
-DATA peakconst<>+356(SB)/4, $0x00010001
-DATA peakconst<>+360(SB)/4, $0x00010001
-DATA peakconst<>+364(SB)/4, $0x00010001
-DATA peakconst<>+368(SB)/4, $0x00010001
-DATA peakconst<>+372(SB)/4, $0x00010001
-DATA peakconst<>+376(SB)/4, $0x00010001
-DATA peakconst<>+380(SB)/4, $0x00010001
-DATA peakconst<>+384(SB)/4, $0x00000000
-DATA peakconst<>+388(SB)/4, $0x00000000
-DATA peakconst<>+392(SB)/4, $0x00000000
-DATA peakconst<>+396(SB)/4, $0x00000000
-DATA peakconst<>+400(SB)/4, $0x00000000
-DATA peakconst<>+404(SB)/4, $0x00000000
-DATA peakconst<>+408(SB)/4, $0x00000000
-DATA peakconst<>+412(SB)/4, $0x00000000
-DATA peakconst<>+416(SB)/4, $0x00000000
-DATA peakconst<>+420(SB)/4, $0x00000000
-DATA peakconst<>+424(SB)/4, $0x00000000
-DATA peakconst<>+428(SB)/4, $0x00000000
-DATA peakconst<>+432(SB)/4, $0x00000000
-DATA peakconst<>+436(SB)/4, $0x00000000
-DATA peakconst<>+440(SB)/4, $0x00000000
-DATA peakconst<>+444(SB)/4, $0x00000000
-GLOBL peakconst<>(SB), RODATA|NOPTR, $448
+// peakconst<> is the constant table, a TEXT symbol so that it is 64-byte
+// aligned (see vecgen.FuncAlign): never executed.
+TEXT peakconst<>(SB), NOSPLIT|NOFRAME, $0
+	PCALIGN $64
+	LONG $0x3f7ffffe; LONG $0x3f7ffffe; LONG $0x3f7ffffe; LONG $0x3f7ffffe
+	LONG $0x3f7ffffe; LONG $0x3f7ffffe; LONG $0x3f7ffffe; LONG $0x3f7ffffe
+	LONG $0x3f7ffffe; LONG $0x3f7ffffe; LONG $0x3f7ffffe; LONG $0x3f7ffffe
+	LONG $0x3f7ffffe; LONG $0x3f7ffffe; LONG $0x3f7ffffe; LONG $0x3f7ffffe
+	LONG $0x3a83126f; LONG $0x3a83126f; LONG $0x3a83126f; LONG $0x3a83126f
+	LONG $0x3a83126f; LONG $0x3a83126f; LONG $0x3a83126f; LONG $0x3a83126f
+	LONG $0x3a83126f; LONG $0x3a83126f; LONG $0x3a83126f; LONG $0x3a83126f
+	LONG $0x3a83126f; LONG $0x3a83126f; LONG $0x3a83126f; LONG $0x3a83126f
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x03020103; LONG $0x03020103; LONG $0x03020103; LONG $0x03020103
+	LONG $0x03020103; LONG $0x03020103; LONG $0x03020103; LONG $0x03020103
+	LONG $0x03020103; LONG $0x03020103; LONG $0x03020103; LONG $0x03020103
+	LONG $0x03020103; LONG $0x03020103; LONG $0x03020103; LONG $0x03020103
+	LONG $0xfd02ff01; LONG $0xfd02ff01; LONG $0xfd02ff01; LONG $0xfd02ff01
+	LONG $0xfd02ff01; LONG $0xfd02ff01; LONG $0xfd02ff01; LONG $0xfd02ff01
+	LONG $0xfd02ff01; LONG $0xfd02ff01; LONG $0xfd02ff01; LONG $0xfd02ff01
+	LONG $0xfd02ff01; LONG $0xfd02ff01; LONG $0xfd02ff01; LONG $0xfd02ff01
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
 
 // func readSumAVX2(p *float32, n int, reps int) float32
 // Requires: AVX, SSE
 TEXT ·readSumAVX2(SB), NOSPLIT, $0-28
+	PCALIGN $64
 	MOVQ    p+0(FP), AX
 	MOVQ    n+8(FP), CX
 	MOVQ    reps+16(FP), DX
@@ -179,6 +99,7 @@ read_doneAVX2:
 // func readXorAVX2(p *byte, n int) uint64
 // Requires: AVX, AVX2
 TEXT ·readXorAVX2(SB), NOSPLIT, $0-24
+	PCALIGN $64
 	MOVQ  p+0(FP), AX
 	MOVQ  n+8(FP), CX
 	VPXOR Y0, Y0, Y0
@@ -225,6 +146,7 @@ readXorAVX2_done:
 // func readXor2AVX2(p *byte, q *byte, n int) uint64
 // Requires: AVX, AVX2
 TEXT ·readXor2AVX2(SB), NOSPLIT, $0-32
+	PCALIGN $64
 	MOVQ  p+0(FP), AX
 	MOVQ  q+8(FP), DX
 	MOVQ  n+16(FP), CX
@@ -281,6 +203,7 @@ readXor2AVX2_done:
 // func readSum2AVX2(p *float32, q *float32, n int, reps int) float32
 // Requires: AVX, SSE
 TEXT ·readSum2AVX2(SB), NOSPLIT, $0-36
+	PCALIGN $64
 	MOVQ    p+0(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -350,6 +273,7 @@ read2_doneAVX2:
 // func readF16AVX2(p *byte, n int) float32
 // Requires: AVX, F16C, FMA3, SSE
 TEXT ·readF16AVX2(SB), NOSPLIT, $0-20
+	PCALIGN $64
 	MOVQ    p+0(FP), AX
 	MOVQ    n+8(FP), CX
 	VMOVUPS peakconst<>+0(SB), Y0
@@ -406,6 +330,7 @@ f16_doneAVX2:
 // func copyAVX2(dst *float32, src *float32, n int, reps int)
 // Requires: AVX
 TEXT ·copyAVX2(SB), NOSPLIT, $0-32
+	PCALIGN $64
 	MOVQ  dst+0(FP), AX
 	MOVQ  src+8(FP), CX
 	MOVQ  n+16(FP), DX
@@ -453,6 +378,7 @@ copy_doneAVX2:
 // func copyReadAVX2(dst *float32, src *float32, n int, m int) float32
 // Requires: AVX, SSE
 TEXT ·copyReadAVX2(SB), NOSPLIT, $0-36
+	PCALIGN $64
 	MOVQ    dst+0(FP), AX
 	MOVQ    src+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -553,6 +479,7 @@ copyreadAVX2_sum_done:
 // func copyRead2AVX2(dst *float32, src *float32, dst2 *float32, src2 *float32, n int, m int) float32
 // Requires: AVX, SSE
 TEXT ·copyRead2AVX2(SB), NOSPLIT, $0-52
+	PCALIGN $64
 	MOVQ    dst+0(FP), AX
 	MOVQ    src+8(FP), CX
 	MOVQ    dst2+16(FP), DX
@@ -690,6 +617,7 @@ copyread2AVX2_sum_done:
 // func writeAVX2(dst *float32, n int, reps int)
 // Requires: AVX
 TEXT ·writeAVX2(SB), NOSPLIT, $0-24
+	PCALIGN $64
 	MOVQ    dst+0(FP), AX
 	MOVQ    n+8(FP), CX
 	MOVQ    reps+16(FP), DX
@@ -727,6 +655,7 @@ writeAVX2_doneAVX2:
 // func writeNTAVX2(dst *float32, n int, reps int)
 // Requires: AVX, MMX+
 TEXT ·writeNTAVX2(SB), NOSPLIT, $0-24
+	PCALIGN $64
 	MOVQ    dst+0(FP), AX
 	MOVQ    n+8(FP), CX
 	MOVQ    reps+16(FP), DX
@@ -765,6 +694,7 @@ writeNTAVX2_doneAVX2:
 // func fmaPeakAVX2(iters int) float32
 // Requires: AVX, FMA3, SSE
 TEXT ·fmaPeakAVX2(SB), NOSPLIT, $0-12
+	PCALIGN $64
 	MOVQ    iters+0(FP), AX
 	VMOVUPS peakconst<>+0(SB), Y0
 	VMOVUPS peakconst<>+64(SB), Y1
@@ -824,6 +754,7 @@ fma_doneAVX2:
 // func f16FMAPeakAVX2(iters int) float32
 // Requires: AVX, F16C, FMA3, SSE
 TEXT ·f16FMAPeakAVX2(SB), NOSPLIT, $0-12
+	PCALIGN $64
 	MOVQ    iters+0(FP), AX
 	VMOVUPS peakconst<>+0(SB), Y0
 	VMOVUPS peakconst<>+128(SB), Y1
@@ -894,6 +825,7 @@ f16FMAPeak_doneAVX2:
 // func q8FMAPeakAVX2(iters int) float32
 // Requires: AVX, AVX2, FMA3, SSE
 TEXT ·q8FMAPeakAVX2(SB), NOSPLIT, $0-12
+	PCALIGN $64
 	MOVQ    iters+0(FP), AX
 	VMOVUPS peakconst<>+0(SB), Y0
 	VMOVUPS peakconst<>+128(SB), Y1
@@ -976,6 +908,7 @@ q8FMAPeak_doneAVX2:
 // func q8DecodePeakAVX2(p *byte, iters int) float32
 // Requires: AVX, AVX2, F16C, FMA3, SSE
 TEXT ·q8DecodePeakAVX2(SB), NOSPLIT, $0-20
+	PCALIGN $64
 	MOVQ    p+0(FP), AX
 	MOVQ    iters+8(FP), CX
 	VMOVUPS peakconst<>+384(SB), Y0
@@ -1824,6 +1757,7 @@ q8DecodePeakAVX2_done:
 // func fmaClockAVX2(iters int) int
 // Requires: AVX, FMA3
 TEXT ·fmaClockAVX2(SB), NOSPLIT, $0-16
+	PCALIGN $64
 	MOVQ    iters+0(FP), AX
 	XORQ    CX, CX
 	MOVQ    $0x00000001, DX
@@ -1884,6 +1818,7 @@ fmaclock_doneAVX2:
 // func int8PeakAVX2(iters int) int32
 // Requires: AVX, AVX2
 TEXT ·int8PeakAVX2(SB), NOSPLIT, $0-12
+	PCALIGN $64
 	MOVQ    iters+0(FP), AX
 	VMOVUPS peakconst<>+192(SB), Y0
 	VMOVUPS peakconst<>+256(SB), Y1
@@ -1958,6 +1893,7 @@ int8PeakAVX2_done:
 // func readSumAVX512(p *float32, n int, reps int) float32
 // Requires: AVX, AVX512F, AVX512VL, SSE
 TEXT ·readSumAVX512(SB), NOSPLIT, $0-28
+	PCALIGN $64
 	MOVQ    p+0(FP), AX
 	MOVQ    n+8(FP), CX
 	MOVQ    reps+16(FP), DX
@@ -2018,6 +1954,7 @@ read_doneAVX512:
 // func readXorAVX512(p *byte, n int) uint64
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·readXorAVX512(SB), NOSPLIT, $0-24
+	PCALIGN $64
 	MOVQ   p+0(FP), AX
 	MOVQ   n+8(FP), CX
 	VPXORQ Z0, Z0, Z0
@@ -2066,6 +2003,7 @@ readXorAVX512_done:
 // func readXor2AVX512(p *byte, q *byte, n int) uint64
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·readXor2AVX512(SB), NOSPLIT, $0-32
+	PCALIGN $64
 	MOVQ   p+0(FP), AX
 	MOVQ   q+8(FP), DX
 	MOVQ   n+16(FP), CX
@@ -2124,6 +2062,7 @@ readXor2AVX512_done:
 // func readSum2AVX512(p *float32, q *float32, n int, reps int) float32
 // Requires: AVX, AVX512F, AVX512VL, SSE
 TEXT ·readSum2AVX512(SB), NOSPLIT, $0-36
+	PCALIGN $64
 	MOVQ    p+0(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -2195,6 +2134,7 @@ read2_doneAVX512:
 // func readF16AVX512(p *byte, n int) float32
 // Requires: AVX, AVX512F, AVX512VL, SSE
 TEXT ·readF16AVX512(SB), NOSPLIT, $0-20
+	PCALIGN $64
 	MOVQ    p+0(FP), AX
 	MOVQ    n+8(FP), CX
 	VMOVUPS peakconst<>+0(SB), Z0
@@ -2253,6 +2193,7 @@ f16_doneAVX512:
 // func copyAVX512(dst *float32, src *float32, n int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·copyAVX512(SB), NOSPLIT, $0-32
+	PCALIGN $64
 	MOVQ  dst+0(FP), AX
 	MOVQ  src+8(FP), CX
 	MOVQ  n+16(FP), DX
@@ -2300,6 +2241,7 @@ copy_doneAVX512:
 // func copyReadAVX512(dst *float32, src *float32, n int, m int) float32
 // Requires: AVX, AVX512F, AVX512VL, SSE
 TEXT ·copyReadAVX512(SB), NOSPLIT, $0-36
+	PCALIGN $64
 	MOVQ    dst+0(FP), AX
 	MOVQ    src+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -2402,6 +2344,7 @@ copyreadAVX512_sum_done:
 // func copyRead2AVX512(dst *float32, src *float32, dst2 *float32, src2 *float32, n int, m int) float32
 // Requires: AVX, AVX512F, AVX512VL, SSE
 TEXT ·copyRead2AVX512(SB), NOSPLIT, $0-52
+	PCALIGN $64
 	MOVQ    dst+0(FP), AX
 	MOVQ    src+8(FP), CX
 	MOVQ    dst2+16(FP), DX
@@ -2541,6 +2484,7 @@ copyread2AVX512_sum_done:
 // func writeAVX512(dst *float32, n int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·writeAVX512(SB), NOSPLIT, $0-24
+	PCALIGN $64
 	MOVQ    dst+0(FP), AX
 	MOVQ    n+8(FP), CX
 	MOVQ    reps+16(FP), DX
@@ -2578,6 +2522,7 @@ writeAVX512_doneAVX512:
 // func writeNTAVX512(dst *float32, n int, reps int)
 // Requires: AVX, AVX512F, MMX+
 TEXT ·writeNTAVX512(SB), NOSPLIT, $0-24
+	PCALIGN $64
 	MOVQ    dst+0(FP), AX
 	MOVQ    n+8(FP), CX
 	MOVQ    reps+16(FP), DX
@@ -2616,6 +2561,7 @@ writeNTAVX512_doneAVX512:
 // func fmaPeakAVX512(iters int) float32
 // Requires: AVX, AVX512F, AVX512VL, SSE
 TEXT ·fmaPeakAVX512(SB), NOSPLIT, $0-12
+	PCALIGN $64
 	MOVQ    iters+0(FP), AX
 	VMOVUPS peakconst<>+0(SB), Z0
 	VMOVUPS peakconst<>+64(SB), Z1
@@ -2713,6 +2659,7 @@ fma_doneAVX512:
 // func f16FMAPeakAVX512(iters int) float32
 // Requires: AVX, AVX512F, AVX512VL, SSE
 TEXT ·f16FMAPeakAVX512(SB), NOSPLIT, $0-12
+	PCALIGN $64
 	MOVQ    iters+0(FP), AX
 	VMOVUPS peakconst<>+0(SB), Z0
 	VMOVUPS peakconst<>+128(SB), Z1
@@ -2833,6 +2780,7 @@ f16FMAPeak_doneAVX512:
 // func q8FMAPeakAVX512(iters int) float32
 // Requires: AVX, AVX512F, AVX512VL, SSE
 TEXT ·q8FMAPeakAVX512(SB), NOSPLIT, $0-12
+	PCALIGN $64
 	MOVQ    iters+0(FP), AX
 	VMOVUPS peakconst<>+0(SB), Z0
 	VMOVUPS peakconst<>+128(SB), Z1
@@ -2977,6 +2925,7 @@ q8FMAPeak_doneAVX512:
 // func q8DecodePeakAVX512(p *byte, iters int) float32
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, SSE
 TEXT ·q8DecodePeakAVX512(SB), NOSPLIT, $0-20
+	PCALIGN $64
 	MOVQ    p+0(FP), AX
 	MOVQ    iters+8(FP), CX
 	VMOVUPS peakconst<>+384(SB), Z0
@@ -3560,6 +3509,7 @@ q8DecodePeakAVX512_done:
 // func fmaClockAVX512(iters int) int
 // Requires: AVX, AVX512F
 TEXT ·fmaClockAVX512(SB), NOSPLIT, $0-16
+	PCALIGN $64
 	MOVQ    iters+0(FP), AX
 	XORQ    CX, CX
 	MOVQ    $0x00000001, DX
@@ -3660,6 +3610,7 @@ fmaclock_doneAVX512:
 // func int8PeakAVX512(iters int) int32
 // Requires: AVX, AVX512BW, AVX512F
 TEXT ·int8PeakAVX512(SB), NOSPLIT, $0-12
+	PCALIGN $64
 	MOVQ    iters+0(FP), AX
 	VMOVUPS peakconst<>+192(SB), Z0
 	VMOVUPS peakconst<>+256(SB), Z1
@@ -3799,6 +3750,7 @@ int8PeakAVX512_done:
 // func int8PeakVNNI(iters int) int32
 // Requires: AVX, AVX512F, AVX512VNNI
 TEXT ·int8PeakVNNI(SB), NOSPLIT, $0-12
+	PCALIGN $64
 	MOVQ    iters+0(FP), AX
 	VMOVUPS peakconst<>+192(SB), Z0
 	VMOVUPS peakconst<>+256(SB), Z1
@@ -3889,6 +3841,7 @@ int8PeakVNNI_done:
 // func fmaScalar(iters int) float32
 // Requires: SSE
 TEXT ·fmaScalar(SB), NOSPLIT, $0-12
+	PCALIGN $64
 	MOVQ  iters+0(FP), AX
 	MOVSS peakconst<>+0(SB), X0
 	MOVSS peakconst<>+64(SB), X1
@@ -3963,6 +3916,7 @@ fmas_done:
 
 // func clockChain(n int) int
 TEXT ·clockChain(SB), NOSPLIT, $0-16
+	PCALIGN $64
 	MOVQ  n+0(FP), AX
 	XORQ  CX, CX
 	MOVQ  $0x00000001, DX
@@ -3988,6 +3942,7 @@ clock_done:
 // func rdtsc() uint64
 // Requires: RDTSC, SSE2
 TEXT ·rdtsc(SB), NOSPLIT, $0-8
+	PCALIGN $64
 	LFENCE
 	RDTSC
 	SHLQ $0x20, DX

@@ -4,427 +4,119 @@
 
 #include "textflag.h"
 
-DATA expconst<>+0(SB)/4, $0xff800000
-DATA expconst<>+4(SB)/4, $0xff800000
-DATA expconst<>+8(SB)/4, $0xff800000
-DATA expconst<>+12(SB)/4, $0xff800000
-DATA expconst<>+16(SB)/4, $0xff800000
-DATA expconst<>+20(SB)/4, $0xff800000
-DATA expconst<>+24(SB)/4, $0xff800000
-DATA expconst<>+28(SB)/4, $0xff800000
-DATA expconst<>+32(SB)/4, $0xff800000
-DATA expconst<>+36(SB)/4, $0xff800000
-DATA expconst<>+40(SB)/4, $0xff800000
-DATA expconst<>+44(SB)/4, $0xff800000
-DATA expconst<>+48(SB)/4, $0xff800000
-DATA expconst<>+52(SB)/4, $0xff800000
-DATA expconst<>+56(SB)/4, $0xff800000
-DATA expconst<>+60(SB)/4, $0xff800000
-DATA expconst<>+64(SB)/4, $0x3f800000
-DATA expconst<>+68(SB)/4, $0x3f800000
-DATA expconst<>+72(SB)/4, $0x3f800000
-DATA expconst<>+76(SB)/4, $0x3f800000
-DATA expconst<>+80(SB)/4, $0x3f800000
-DATA expconst<>+84(SB)/4, $0x3f800000
-DATA expconst<>+88(SB)/4, $0x3f800000
-DATA expconst<>+92(SB)/4, $0x3f800000
-DATA expconst<>+96(SB)/4, $0x3f800000
-DATA expconst<>+100(SB)/4, $0x3f800000
-DATA expconst<>+104(SB)/4, $0x3f800000
-DATA expconst<>+108(SB)/4, $0x3f800000
-DATA expconst<>+112(SB)/4, $0x3f800000
-DATA expconst<>+116(SB)/4, $0x3f800000
-DATA expconst<>+120(SB)/4, $0x3f800000
-DATA expconst<>+124(SB)/4, $0x3f800000
-DATA expconst<>+128(SB)/4, $0x3fb8aa3b
-DATA expconst<>+132(SB)/4, $0x3fb8aa3b
-DATA expconst<>+136(SB)/4, $0x3fb8aa3b
-DATA expconst<>+140(SB)/4, $0x3fb8aa3b
-DATA expconst<>+144(SB)/4, $0x3fb8aa3b
-DATA expconst<>+148(SB)/4, $0x3fb8aa3b
-DATA expconst<>+152(SB)/4, $0x3fb8aa3b
-DATA expconst<>+156(SB)/4, $0x3fb8aa3b
-DATA expconst<>+160(SB)/4, $0x3fb8aa3b
-DATA expconst<>+164(SB)/4, $0x3fb8aa3b
-DATA expconst<>+168(SB)/4, $0x3fb8aa3b
-DATA expconst<>+172(SB)/4, $0x3fb8aa3b
-DATA expconst<>+176(SB)/4, $0x3fb8aa3b
-DATA expconst<>+180(SB)/4, $0x3fb8aa3b
-DATA expconst<>+184(SB)/4, $0x3fb8aa3b
-DATA expconst<>+188(SB)/4, $0x3fb8aa3b
-DATA expconst<>+192(SB)/4, $0x0000007f
-DATA expconst<>+196(SB)/4, $0x0000007f
-DATA expconst<>+200(SB)/4, $0x0000007f
-DATA expconst<>+204(SB)/4, $0x0000007f
-DATA expconst<>+208(SB)/4, $0x0000007f
-DATA expconst<>+212(SB)/4, $0x0000007f
-DATA expconst<>+216(SB)/4, $0x0000007f
-DATA expconst<>+220(SB)/4, $0x0000007f
-DATA expconst<>+224(SB)/4, $0x0000007f
-DATA expconst<>+228(SB)/4, $0x0000007f
-DATA expconst<>+232(SB)/4, $0x0000007f
-DATA expconst<>+236(SB)/4, $0x0000007f
-DATA expconst<>+240(SB)/4, $0x0000007f
-DATA expconst<>+244(SB)/4, $0x0000007f
-DATA expconst<>+248(SB)/4, $0x0000007f
-DATA expconst<>+252(SB)/4, $0x0000007f
-DATA expconst<>+256(SB)/4, $0xc2b00000
-DATA expconst<>+260(SB)/4, $0xc2b00000
-DATA expconst<>+264(SB)/4, $0xc2b00000
-DATA expconst<>+268(SB)/4, $0xc2b00000
-DATA expconst<>+272(SB)/4, $0xc2b00000
-DATA expconst<>+276(SB)/4, $0xc2b00000
-DATA expconst<>+280(SB)/4, $0xc2b00000
-DATA expconst<>+284(SB)/4, $0xc2b00000
-DATA expconst<>+288(SB)/4, $0xc2b00000
-DATA expconst<>+292(SB)/4, $0xc2b00000
-DATA expconst<>+296(SB)/4, $0xc2b00000
-DATA expconst<>+300(SB)/4, $0xc2b00000
-DATA expconst<>+304(SB)/4, $0xc2b00000
-DATA expconst<>+308(SB)/4, $0xc2b00000
-DATA expconst<>+312(SB)/4, $0xc2b00000
-DATA expconst<>+316(SB)/4, $0xc2b00000
-DATA expconst<>+320(SB)/4, $0x42b00000
-DATA expconst<>+324(SB)/4, $0x42b00000
-DATA expconst<>+328(SB)/4, $0x42b00000
-DATA expconst<>+332(SB)/4, $0x42b00000
-DATA expconst<>+336(SB)/4, $0x42b00000
-DATA expconst<>+340(SB)/4, $0x42b00000
-DATA expconst<>+344(SB)/4, $0x42b00000
-DATA expconst<>+348(SB)/4, $0x42b00000
-DATA expconst<>+352(SB)/4, $0x42b00000
-DATA expconst<>+356(SB)/4, $0x42b00000
-DATA expconst<>+360(SB)/4, $0x42b00000
-DATA expconst<>+364(SB)/4, $0x42b00000
-DATA expconst<>+368(SB)/4, $0x42b00000
-DATA expconst<>+372(SB)/4, $0x42b00000
-DATA expconst<>+376(SB)/4, $0x42b00000
-DATA expconst<>+380(SB)/4, $0x42b00000
-DATA expconst<>+384(SB)/4, $0x3f317218
-DATA expconst<>+388(SB)/4, $0x3f317218
-DATA expconst<>+392(SB)/4, $0x3f317218
-DATA expconst<>+396(SB)/4, $0x3f317218
-DATA expconst<>+400(SB)/4, $0x3f317218
-DATA expconst<>+404(SB)/4, $0x3f317218
-DATA expconst<>+408(SB)/4, $0x3f317218
-DATA expconst<>+412(SB)/4, $0x3f317218
-DATA expconst<>+416(SB)/4, $0x3f317218
-DATA expconst<>+420(SB)/4, $0x3f317218
-DATA expconst<>+424(SB)/4, $0x3f317218
-DATA expconst<>+428(SB)/4, $0x3f317218
-DATA expconst<>+432(SB)/4, $0x3f317218
-DATA expconst<>+436(SB)/4, $0x3f317218
-DATA expconst<>+440(SB)/4, $0x3f317218
-DATA expconst<>+444(SB)/4, $0x3f317218
-DATA expconst<>+448(SB)/4, $0x3e75fdf0
-DATA expconst<>+452(SB)/4, $0x3e75fdf0
-DATA expconst<>+456(SB)/4, $0x3e75fdf0
-DATA expconst<>+460(SB)/4, $0x3e75fdf0
-DATA expconst<>+464(SB)/4, $0x3e75fdf0
-DATA expconst<>+468(SB)/4, $0x3e75fdf0
-DATA expconst<>+472(SB)/4, $0x3e75fdf0
-DATA expconst<>+476(SB)/4, $0x3e75fdf0
-DATA expconst<>+480(SB)/4, $0x3e75fdf0
-DATA expconst<>+484(SB)/4, $0x3e75fdf0
-DATA expconst<>+488(SB)/4, $0x3e75fdf0
-DATA expconst<>+492(SB)/4, $0x3e75fdf0
-DATA expconst<>+496(SB)/4, $0x3e75fdf0
-DATA expconst<>+500(SB)/4, $0x3e75fdf0
-DATA expconst<>+504(SB)/4, $0x3e75fdf0
-DATA expconst<>+508(SB)/4, $0x3e75fdf0
-DATA expconst<>+512(SB)/4, $0x3d635847
-DATA expconst<>+516(SB)/4, $0x3d635847
-DATA expconst<>+520(SB)/4, $0x3d635847
-DATA expconst<>+524(SB)/4, $0x3d635847
-DATA expconst<>+528(SB)/4, $0x3d635847
-DATA expconst<>+532(SB)/4, $0x3d635847
-DATA expconst<>+536(SB)/4, $0x3d635847
-DATA expconst<>+540(SB)/4, $0x3d635847
-DATA expconst<>+544(SB)/4, $0x3d635847
-DATA expconst<>+548(SB)/4, $0x3d635847
-DATA expconst<>+552(SB)/4, $0x3d635847
-DATA expconst<>+556(SB)/4, $0x3d635847
-DATA expconst<>+560(SB)/4, $0x3d635847
-DATA expconst<>+564(SB)/4, $0x3d635847
-DATA expconst<>+568(SB)/4, $0x3d635847
-DATA expconst<>+572(SB)/4, $0x3d635847
-DATA expconst<>+576(SB)/4, $0x3c1d955b
-DATA expconst<>+580(SB)/4, $0x3c1d955b
-DATA expconst<>+584(SB)/4, $0x3c1d955b
-DATA expconst<>+588(SB)/4, $0x3c1d955b
-DATA expconst<>+592(SB)/4, $0x3c1d955b
-DATA expconst<>+596(SB)/4, $0x3c1d955b
-DATA expconst<>+600(SB)/4, $0x3c1d955b
-DATA expconst<>+604(SB)/4, $0x3c1d955b
-DATA expconst<>+608(SB)/4, $0x3c1d955b
-DATA expconst<>+612(SB)/4, $0x3c1d955b
-DATA expconst<>+616(SB)/4, $0x3c1d955b
-DATA expconst<>+620(SB)/4, $0x3c1d955b
-DATA expconst<>+624(SB)/4, $0x3c1d955b
-DATA expconst<>+628(SB)/4, $0x3c1d955b
-DATA expconst<>+632(SB)/4, $0x3c1d955b
-DATA expconst<>+636(SB)/4, $0x3c1d955b
-DATA expconst<>+640(SB)/4, $0xc2aeac4f
-DATA expconst<>+644(SB)/4, $0xc2aeac4f
-DATA expconst<>+648(SB)/4, $0xc2aeac4f
-DATA expconst<>+652(SB)/4, $0xc2aeac4f
-DATA expconst<>+656(SB)/4, $0xc2aeac4f
-DATA expconst<>+660(SB)/4, $0xc2aeac4f
-DATA expconst<>+664(SB)/4, $0xc2aeac4f
-DATA expconst<>+668(SB)/4, $0xc2aeac4f
-DATA expconst<>+672(SB)/4, $0xc2aeac4f
-DATA expconst<>+676(SB)/4, $0xc2aeac4f
-DATA expconst<>+680(SB)/4, $0xc2aeac4f
-DATA expconst<>+684(SB)/4, $0xc2aeac4f
-DATA expconst<>+688(SB)/4, $0xc2aeac4f
-DATA expconst<>+692(SB)/4, $0xc2aeac4f
-DATA expconst<>+696(SB)/4, $0xc2aeac4f
-DATA expconst<>+700(SB)/4, $0xc2aeac4f
-DATA expconst<>+704(SB)/4, $0xc2d00000
-DATA expconst<>+708(SB)/4, $0xc2d00000
-DATA expconst<>+712(SB)/4, $0xc2d00000
-DATA expconst<>+716(SB)/4, $0xc2d00000
-DATA expconst<>+720(SB)/4, $0xc2d00000
-DATA expconst<>+724(SB)/4, $0xc2d00000
-DATA expconst<>+728(SB)/4, $0xc2d00000
-DATA expconst<>+732(SB)/4, $0xc2d00000
-DATA expconst<>+736(SB)/4, $0xc2d00000
-DATA expconst<>+740(SB)/4, $0xc2d00000
-DATA expconst<>+744(SB)/4, $0xc2d00000
-DATA expconst<>+748(SB)/4, $0xc2d00000
-DATA expconst<>+752(SB)/4, $0xc2d00000
-DATA expconst<>+756(SB)/4, $0xc2d00000
-DATA expconst<>+760(SB)/4, $0xc2d00000
-DATA expconst<>+764(SB)/4, $0xc2d00000
-DATA expconst<>+768(SB)/4, $0x42b00000
-DATA expconst<>+772(SB)/4, $0x42b00000
-DATA expconst<>+776(SB)/4, $0x42b00000
-DATA expconst<>+780(SB)/4, $0x42b00000
-DATA expconst<>+784(SB)/4, $0x42b00000
-DATA expconst<>+788(SB)/4, $0x42b00000
-DATA expconst<>+792(SB)/4, $0x42b00000
-DATA expconst<>+796(SB)/4, $0x42b00000
-DATA expconst<>+800(SB)/4, $0x42b00000
-DATA expconst<>+804(SB)/4, $0x42b00000
-DATA expconst<>+808(SB)/4, $0x42b00000
-DATA expconst<>+812(SB)/4, $0x42b00000
-DATA expconst<>+816(SB)/4, $0x42b00000
-DATA expconst<>+820(SB)/4, $0x42b00000
-DATA expconst<>+824(SB)/4, $0x42b00000
-DATA expconst<>+828(SB)/4, $0x42b00000
-DATA expconst<>+832(SB)/4, $0x3f318000
-DATA expconst<>+836(SB)/4, $0x3f318000
-DATA expconst<>+840(SB)/4, $0x3f318000
-DATA expconst<>+844(SB)/4, $0x3f318000
-DATA expconst<>+848(SB)/4, $0x3f318000
-DATA expconst<>+852(SB)/4, $0x3f318000
-DATA expconst<>+856(SB)/4, $0x3f318000
-DATA expconst<>+860(SB)/4, $0x3f318000
-DATA expconst<>+864(SB)/4, $0x3f318000
-DATA expconst<>+868(SB)/4, $0x3f318000
-DATA expconst<>+872(SB)/4, $0x3f318000
-DATA expconst<>+876(SB)/4, $0x3f318000
-DATA expconst<>+880(SB)/4, $0x3f318000
-DATA expconst<>+884(SB)/4, $0x3f318000
-DATA expconst<>+888(SB)/4, $0x3f318000
-DATA expconst<>+892(SB)/4, $0x3f318000
-DATA expconst<>+896(SB)/4, $0xb95e8083
-DATA expconst<>+900(SB)/4, $0xb95e8083
-DATA expconst<>+904(SB)/4, $0xb95e8083
-DATA expconst<>+908(SB)/4, $0xb95e8083
-DATA expconst<>+912(SB)/4, $0xb95e8083
-DATA expconst<>+916(SB)/4, $0xb95e8083
-DATA expconst<>+920(SB)/4, $0xb95e8083
-DATA expconst<>+924(SB)/4, $0xb95e8083
-DATA expconst<>+928(SB)/4, $0xb95e8083
-DATA expconst<>+932(SB)/4, $0xb95e8083
-DATA expconst<>+936(SB)/4, $0xb95e8083
-DATA expconst<>+940(SB)/4, $0xb95e8083
-DATA expconst<>+944(SB)/4, $0xb95e8083
-DATA expconst<>+948(SB)/4, $0xb95e8083
-DATA expconst<>+952(SB)/4, $0xb95e8083
-DATA expconst<>+956(SB)/4, $0xb95e8083
-DATA expconst<>+960(SB)/4, $0x39506967
-DATA expconst<>+964(SB)/4, $0x39506967
-DATA expconst<>+968(SB)/4, $0x39506967
-DATA expconst<>+972(SB)/4, $0x39506967
-DATA expconst<>+976(SB)/4, $0x39506967
-DATA expconst<>+980(SB)/4, $0x39506967
-DATA expconst<>+984(SB)/4, $0x39506967
-DATA expconst<>+988(SB)/4, $0x39506967
-DATA expconst<>+992(SB)/4, $0x39506967
-DATA expconst<>+996(SB)/4, $0x39506967
-DATA expconst<>+1000(SB)/4, $0x39506967
-DATA expconst<>+1004(SB)/4, $0x39506967
-DATA expconst<>+1008(SB)/4, $0x39506967
-DATA expconst<>+1012(SB)/4, $0x39506967
-DATA expconst<>+1016(SB)/4, $0x39506967
-DATA expconst<>+1020(SB)/4, $0x39506967
-DATA expconst<>+1024(SB)/4, $0x3ab743ce
-DATA expconst<>+1028(SB)/4, $0x3ab743ce
-DATA expconst<>+1032(SB)/4, $0x3ab743ce
-DATA expconst<>+1036(SB)/4, $0x3ab743ce
-DATA expconst<>+1040(SB)/4, $0x3ab743ce
-DATA expconst<>+1044(SB)/4, $0x3ab743ce
-DATA expconst<>+1048(SB)/4, $0x3ab743ce
-DATA expconst<>+1052(SB)/4, $0x3ab743ce
-DATA expconst<>+1056(SB)/4, $0x3ab743ce
-DATA expconst<>+1060(SB)/4, $0x3ab743ce
-DATA expconst<>+1064(SB)/4, $0x3ab743ce
-DATA expconst<>+1068(SB)/4, $0x3ab743ce
-DATA expconst<>+1072(SB)/4, $0x3ab743ce
-DATA expconst<>+1076(SB)/4, $0x3ab743ce
-DATA expconst<>+1080(SB)/4, $0x3ab743ce
-DATA expconst<>+1084(SB)/4, $0x3ab743ce
-DATA expconst<>+1088(SB)/4, $0x3c088908
-DATA expconst<>+1092(SB)/4, $0x3c088908
-DATA expconst<>+1096(SB)/4, $0x3c088908
-DATA expconst<>+1100(SB)/4, $0x3c088908
-DATA expconst<>+1104(SB)/4, $0x3c088908
-DATA expconst<>+1108(SB)/4, $0x3c088908
-DATA expconst<>+1112(SB)/4, $0x3c088908
-DATA expconst<>+1116(SB)/4, $0x3c088908
-DATA expconst<>+1120(SB)/4, $0x3c088908
-DATA expconst<>+1124(SB)/4, $0x3c088908
-DATA expconst<>+1128(SB)/4, $0x3c088908
-DATA expconst<>+1132(SB)/4, $0x3c088908
-DATA expconst<>+1136(SB)/4, $0x3c088908
-DATA expconst<>+1140(SB)/4, $0x3c088908
-DATA expconst<>+1144(SB)/4, $0x3c088908
-DATA expconst<>+1148(SB)/4, $0x3c088908
-DATA expconst<>+1152(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1156(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1160(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1164(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1168(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1172(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1176(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1180(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1184(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1188(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1192(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1196(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1200(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1204(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1208(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1212(SB)/4, $0x3d2aa9c1
-DATA expconst<>+1216(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1220(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1224(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1228(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1232(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1236(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1240(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1244(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1248(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1252(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1256(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1260(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1264(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1268(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1272(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1276(SB)/4, $0x3e2aaaaa
-DATA expconst<>+1280(SB)/4, $0x3f000000
-DATA expconst<>+1284(SB)/4, $0x3f000000
-DATA expconst<>+1288(SB)/4, $0x3f000000
-DATA expconst<>+1292(SB)/4, $0x3f000000
-DATA expconst<>+1296(SB)/4, $0x3f000000
-DATA expconst<>+1300(SB)/4, $0x3f000000
-DATA expconst<>+1304(SB)/4, $0x3f000000
-DATA expconst<>+1308(SB)/4, $0x3f000000
-DATA expconst<>+1312(SB)/4, $0x3f000000
-DATA expconst<>+1316(SB)/4, $0x3f000000
-DATA expconst<>+1320(SB)/4, $0x3f000000
-DATA expconst<>+1324(SB)/4, $0x3f000000
-DATA expconst<>+1328(SB)/4, $0x3f000000
-DATA expconst<>+1332(SB)/4, $0x3f000000
-DATA expconst<>+1336(SB)/4, $0x3f000000
-DATA expconst<>+1340(SB)/4, $0x3f000000
-DATA expconst<>+1344(SB)/4, $0x00000000
-DATA expconst<>+1348(SB)/4, $0x00000000
-DATA expconst<>+1352(SB)/4, $0x00000000
-DATA expconst<>+1356(SB)/4, $0x00000000
-DATA expconst<>+1360(SB)/4, $0x00000000
-DATA expconst<>+1364(SB)/4, $0x00000000
-DATA expconst<>+1368(SB)/4, $0x00000000
-DATA expconst<>+1372(SB)/4, $0x00000000
-DATA expconst<>+1376(SB)/4, $0x00000000
-DATA expconst<>+1380(SB)/4, $0x00000000
-DATA expconst<>+1384(SB)/4, $0x00000000
-DATA expconst<>+1388(SB)/4, $0x00000000
-DATA expconst<>+1392(SB)/4, $0x00000000
-DATA expconst<>+1396(SB)/4, $0x00000000
-DATA expconst<>+1400(SB)/4, $0x00000000
-DATA expconst<>+1404(SB)/4, $0x00000000
-DATA expconst<>+1408(SB)/4, $0x00000000
-DATA expconst<>+1412(SB)/4, $0x00000004
-DATA expconst<>+1416(SB)/4, $0x00000008
-DATA expconst<>+1420(SB)/4, $0x0000000c
-DATA expconst<>+1424(SB)/4, $0x00000001
-DATA expconst<>+1428(SB)/4, $0x00000005
-DATA expconst<>+1432(SB)/4, $0x00000009
-DATA expconst<>+1436(SB)/4, $0x0000000d
-DATA expconst<>+1440(SB)/4, $0x00000000
-DATA expconst<>+1444(SB)/4, $0x00000000
-DATA expconst<>+1448(SB)/4, $0x00000000
-DATA expconst<>+1452(SB)/4, $0x00000000
-DATA expconst<>+1456(SB)/4, $0x00000000
-DATA expconst<>+1460(SB)/4, $0x00000000
-DATA expconst<>+1464(SB)/4, $0x00000000
-DATA expconst<>+1468(SB)/4, $0x00000000
-DATA expconst<>+1472(SB)/4, $0x00000000
-DATA expconst<>+1476(SB)/4, $0x00000001
-DATA expconst<>+1480(SB)/4, $0x00000002
-DATA expconst<>+1484(SB)/4, $0x00000003
-DATA expconst<>+1488(SB)/4, $0x00000004
-DATA expconst<>+1492(SB)/4, $0x00000005
-DATA expconst<>+1496(SB)/4, $0x00000006
-DATA expconst<>+1500(SB)/4, $0x00000007
-DATA expconst<>+1504(SB)/4, $0x00000008
-DATA expconst<>+1508(SB)/4, $0x00000009
-DATA expconst<>+1512(SB)/4, $0x0000000a
-DATA expconst<>+1516(SB)/4, $0x0000000b
-DATA expconst<>+1520(SB)/4, $0x0000000c
-DATA expconst<>+1524(SB)/4, $0x0000000d
-DATA expconst<>+1528(SB)/4, $0x0000000e
-DATA expconst<>+1532(SB)/4, $0x0000000f
-DATA expconst<>+1536(SB)/4, $0xff7fffff
-DATA expconst<>+1540(SB)/4, $0xff7fffff
-DATA expconst<>+1544(SB)/4, $0xff7fffff
-DATA expconst<>+1548(SB)/4, $0xff7fffff
-DATA expconst<>+1552(SB)/4, $0xff7fffff
-DATA expconst<>+1556(SB)/4, $0xff7fffff
-DATA expconst<>+1560(SB)/4, $0xff7fffff
-DATA expconst<>+1564(SB)/4, $0xff7fffff
-DATA expconst<>+1568(SB)/4, $0xff7fffff
-DATA expconst<>+1572(SB)/4, $0xff7fffff
-DATA expconst<>+1576(SB)/4, $0xff7fffff
-DATA expconst<>+1580(SB)/4, $0xff7fffff
-DATA expconst<>+1584(SB)/4, $0xff7fffff
-DATA expconst<>+1588(SB)/4, $0xff7fffff
-DATA expconst<>+1592(SB)/4, $0xff7fffff
-DATA expconst<>+1596(SB)/4, $0xff7fffff
-DATA expconst<>+1600(SB)/4, $0x00010001
-DATA expconst<>+1604(SB)/4, $0x00010001
-DATA expconst<>+1608(SB)/4, $0x00010001
-DATA expconst<>+1612(SB)/4, $0x00010001
-DATA expconst<>+1616(SB)/4, $0x00010001
-DATA expconst<>+1620(SB)/4, $0x00010001
-DATA expconst<>+1624(SB)/4, $0x00010001
-DATA expconst<>+1628(SB)/4, $0x00010001
-DATA expconst<>+1632(SB)/4, $0x00010001
-DATA expconst<>+1636(SB)/4, $0x00010001
-DATA expconst<>+1640(SB)/4, $0x00010001
-DATA expconst<>+1644(SB)/4, $0x00010001
-DATA expconst<>+1648(SB)/4, $0x00010001
-DATA expconst<>+1652(SB)/4, $0x00010001
-DATA expconst<>+1656(SB)/4, $0x00010001
-DATA expconst<>+1660(SB)/4, $0x00010001
-GLOBL expconst<>(SB), RODATA|NOPTR, $1664
+// expconst<> is the constant table, a TEXT symbol so that it is 64-byte
+// aligned (see vecgen.FuncAlign): never executed.
+TEXT expconst<>(SB), NOSPLIT|NOFRAME, $0
+	PCALIGN $64
+	LONG $0xff800000; LONG $0xff800000; LONG $0xff800000; LONG $0xff800000
+	LONG $0xff800000; LONG $0xff800000; LONG $0xff800000; LONG $0xff800000
+	LONG $0xff800000; LONG $0xff800000; LONG $0xff800000; LONG $0xff800000
+	LONG $0xff800000; LONG $0xff800000; LONG $0xff800000; LONG $0xff800000
+	LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000
+	LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000
+	LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000
+	LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000
+	LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b
+	LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b
+	LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b
+	LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b
+	LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f
+	LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f
+	LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f
+	LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f
+	LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000
+	LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000
+	LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000
+	LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218
+	LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218
+	LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218
+	LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218
+	LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0
+	LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0
+	LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0
+	LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0
+	LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847
+	LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847
+	LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847
+	LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847
+	LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b
+	LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b
+	LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b
+	LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b
+	LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f
+	LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f
+	LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f
+	LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f
+	LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000
+	LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000
+	LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000
+	LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000
+	LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000
+	LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000
+	LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000
+	LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083
+	LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083
+	LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083
+	LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083
+	LONG $0x39506967; LONG $0x39506967; LONG $0x39506967; LONG $0x39506967
+	LONG $0x39506967; LONG $0x39506967; LONG $0x39506967; LONG $0x39506967
+	LONG $0x39506967; LONG $0x39506967; LONG $0x39506967; LONG $0x39506967
+	LONG $0x39506967; LONG $0x39506967; LONG $0x39506967; LONG $0x39506967
+	LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce
+	LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce
+	LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce
+	LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce
+	LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908
+	LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908
+	LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908
+	LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908
+	LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1
+	LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1
+	LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1
+	LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1
+	LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa
+	LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa
+	LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa
+	LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000004; LONG $0x00000008; LONG $0x0000000c
+	LONG $0x00000001; LONG $0x00000005; LONG $0x00000009; LONG $0x0000000d
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000001; LONG $0x00000002; LONG $0x00000003
+	LONG $0x00000004; LONG $0x00000005; LONG $0x00000006; LONG $0x00000007
+	LONG $0x00000008; LONG $0x00000009; LONG $0x0000000a; LONG $0x0000000b
+	LONG $0x0000000c; LONG $0x0000000d; LONG $0x0000000e; LONG $0x0000000f
+	LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff
+	LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff
+	LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff
+	LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
 
 // func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $192-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
 	MOVQ AX, 184(SP)
@@ -2181,6 +1873,7 @@ norm_done_1:
 // func naiveDecodeExactAVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·naiveDecodeExactAVX2(SB), NOSPLIT, $8-80
+	PCALIGN $64
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -2661,6 +2354,7 @@ pv_next_9:
 // func flashDecodeFastAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $192-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
 	MOVQ AX, 184(SP)
@@ -4354,6 +4048,7 @@ norm_done_2:
 // func naiveDecodeFastAVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·naiveDecodeFastAVX2(SB), NOSPLIT, $8-80
+	PCALIGN $64
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -4820,6 +4515,7 @@ pv_next_18:
 // func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $184-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
 	MOVQ AX, 176(SP)
@@ -8130,6 +7826,7 @@ norm_done_3:
 // func naiveDecodeExactAVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·naiveDecodeExactAVX512(SB), NOSPLIT, $8-80
+	PCALIGN $64
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -8763,6 +8460,7 @@ pv_next_30:
 // func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $184-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
 	MOVQ AX, 176(SP)
@@ -12046,6 +11744,7 @@ norm_done_4:
 // func naiveDecodeFastAVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·naiveDecodeFastAVX512(SB), NOSPLIT, $8-80
+	PCALIGN $64
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -12673,6 +12372,7 @@ pv_next_42:
 // func flashDecodeExactF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
 TEXT ·flashDecodeExactF16AVX2(SB), NOSPLIT, $192-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
 	MOVQ AX, 184(SP)
@@ -14687,6 +14387,7 @@ norm_done_5:
 // func naiveDecodeExactF16AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·naiveDecodeExactF16AVX2(SB), NOSPLIT, $8-80
+	PCALIGN $64
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -15231,6 +14932,7 @@ pv_next_51:
 // func flashDecodeFastF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
 TEXT ·flashDecodeFastF16AVX2(SB), NOSPLIT, $192-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
 	MOVQ AX, 184(SP)
@@ -17182,6 +16884,7 @@ norm_done_6:
 // func naiveDecodeFastF16AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·naiveDecodeFastF16AVX2(SB), NOSPLIT, $8-80
+	PCALIGN $64
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -17712,6 +17415,7 @@ pv_next_60:
 // func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $184-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
 	MOVQ AX, 176(SP)
@@ -21137,6 +20841,7 @@ norm_done_7:
 // func naiveDecodeExactF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·naiveDecodeExactF16AVX512(SB), NOSPLIT, $8-80
+	PCALIGN $64
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -21946,6 +21651,7 @@ pv_next_72:
 // func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $184-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
 	MOVQ AX, 176(SP)
@@ -25344,6 +25050,7 @@ norm_done_8:
 // func naiveDecodeFastF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·naiveDecodeFastF16AVX512(SB), NOSPLIT, $8-80
+	PCALIGN $64
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -26147,6 +25854,7 @@ pv_next_84:
 // func flashDecodeExactQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
 TEXT ·flashDecodeExactQ8AVX2(SB), NOSPLIT, $192-104
+	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
@@ -27344,6 +27052,7 @@ norm_done_9:
 // func naiveDecodeExactQ8AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·naiveDecodeExactQ8AVX2(SB), NOSPLIT, $8-80
+	PCALIGN $64
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -27919,6 +27628,7 @@ pv_next_92:
 // func flashDecodeFastQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
 TEXT ·flashDecodeFastQ8AVX2(SB), NOSPLIT, $192-104
+	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
@@ -29053,6 +28763,7 @@ norm_done_10:
 // func naiveDecodeFastQ8AVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·naiveDecodeFastQ8AVX2(SB), NOSPLIT, $8-80
+	PCALIGN $64
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -29614,6 +29325,7 @@ pv_next_100:
 // func flashDecodeExactQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
 TEXT ·flashDecodeExactQ8AVX512(SB), NOSPLIT, $176-104
+	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
@@ -31471,6 +31183,7 @@ norm_done_11:
 // func naiveDecodeExactQ8AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
 TEXT ·naiveDecodeExactQ8AVX512(SB), NOSPLIT, $8-80
+	PCALIGN $64
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -32184,6 +31897,7 @@ pv_next_112:
 // func flashDecodeFastQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
 TEXT ·flashDecodeFastQ8AVX512(SB), NOSPLIT, $176-104
+	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
@@ -34014,6 +33728,7 @@ norm_done_12:
 // func naiveDecodeFastQ8AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
 TEXT ·naiveDecodeFastQ8AVX512(SB), NOSPLIT, $8-80
+	PCALIGN $64
 	MOVQ    ws+56(FP), AX
 	MOVQ    q+8(FP), CX
 	MOVQ    k+16(FP), DX
@@ -34721,6 +34436,7 @@ pv_next_124:
 // func flashDecodeExactAVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·flashDecodeExactAVX2Pos(SB), NOSPLIT, $192-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
 	MOVQ AX, 184(SP)
@@ -37591,6 +37307,7 @@ norm_done_13:
 // func flashDecodeFastAVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·flashDecodeFastAVX2Pos(SB), NOSPLIT, $192-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
 	MOVQ AX, 184(SP)
@@ -40398,6 +40115,7 @@ norm_done_14:
 // func flashDecodeExactAVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·flashDecodeExactAVX512Pos(SB), NOSPLIT, $176-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
 	MOVQ AX, 168(SP)
@@ -45028,6 +44746,7 @@ norm_done_15:
 // func flashDecodeFastAVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·flashDecodeFastAVX512Pos(SB), NOSPLIT, $176-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
 	MOVQ AX, 168(SP)
@@ -49631,6 +49350,7 @@ norm_done_16:
 // func flashDecodeExactF16AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
 TEXT ·flashDecodeExactF16AVX2Pos(SB), NOSPLIT, $192-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
 	MOVQ AX, 184(SP)
@@ -52969,6 +52689,7 @@ norm_done_17:
 // func flashDecodeFastF16AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
 TEXT ·flashDecodeFastF16AVX2Pos(SB), NOSPLIT, $192-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
 	MOVQ AX, 184(SP)
@@ -56244,6 +55965,7 @@ norm_done_18:
 // func flashDecodeExactF16AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·flashDecodeExactF16AVX512Pos(SB), NOSPLIT, $176-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
 	MOVQ AX, 168(SP)
@@ -60475,6 +60197,7 @@ norm_done_19:
 // func flashDecodeFastF16AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·flashDecodeFastF16AVX512Pos(SB), NOSPLIT, $176-104
+	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
 	MOVQ AX, 168(SP)
@@ -64679,6 +64402,7 @@ norm_done_20:
 // func flashDecodeExactQ8AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
 TEXT ·flashDecodeExactQ8AVX2Pos(SB), NOSPLIT, $192-104
+	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
@@ -66417,6 +66141,7 @@ norm_done_21:
 // func flashDecodeFastQ8AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
 TEXT ·flashDecodeFastQ8AVX2Pos(SB), NOSPLIT, $192-104
+	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
@@ -68092,6 +67817,7 @@ norm_done_22:
 // func flashDecodeExactQ8AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
 TEXT ·flashDecodeExactQ8AVX512Pos(SB), NOSPLIT, $176-104
+	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
@@ -70016,6 +69742,7 @@ norm_done_23:
 // func flashDecodeFastQ8AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
 TEXT ·flashDecodeFastQ8AVX512Pos(SB), NOSPLIT, $176-104
+	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX

@@ -7,6 +7,7 @@
 // func toF16RowsAVX2(dst *byte, dst2 *byte, dstStride int, src *float32, src2 *float32, srcStride int, nrows int, n int)
 // Requires: AVX, F16C
 TEXT ·toF16RowsAVX2(SB), NOSPLIT, $0-64
+	PCALIGN $64
 	MOVQ  dst+0(FP), AX
 	MOVQ  dst2+8(FP), CX
 	MOVQ  src+24(FP), DX
@@ -108,6 +109,7 @@ toF16RowsAVX2_done:
 // func copyRowsAVX2(dst *byte, dst2 *byte, dstStride int, src *float32, src2 *float32, srcStride int, nrows int, n int)
 // Requires: AVX
 TEXT ·copyRowsAVX2(SB), NOSPLIT, $0-64
+	PCALIGN $64
 	MOVQ  dst+0(FP), AX
 	MOVQ  dst2+8(FP), CX
 	MOVQ  src+24(FP), DX
@@ -191,6 +193,7 @@ copyRowsAVX2_done:
 // func toF16RowsAVX512(dst *byte, dst2 *byte, dstStride int, src *float32, src2 *float32, srcStride int, nrows int, n int)
 // Requires: AVX, AVX512F
 TEXT ·toF16RowsAVX512(SB), NOSPLIT, $0-64
+	PCALIGN $64
 	MOVQ dstStride+16(FP), R8
 	MOVQ srcStride+40(FP), R9
 	MOVQ nrows+48(FP), BX
@@ -321,6 +324,7 @@ toF16RowsAVX512_done1:
 // func copyRowsAVX512(dst *byte, dst2 *byte, dstStride int, src *float32, src2 *float32, srcStride int, nrows int, n int)
 // Requires: AVX, AVX512F
 TEXT ·copyRowsAVX512(SB), NOSPLIT, $0-64
+	PCALIGN $64
 	MOVQ dstStride+16(FP), R8
 	MOVQ srcStride+40(FP), R9
 	MOVQ nrows+48(FP), BX

@@ -4,427 +4,119 @@
 
 #include "textflag.h"
 
-DATA pfconst<>+0(SB)/4, $0xff800000
-DATA pfconst<>+4(SB)/4, $0xff800000
-DATA pfconst<>+8(SB)/4, $0xff800000
-DATA pfconst<>+12(SB)/4, $0xff800000
-DATA pfconst<>+16(SB)/4, $0xff800000
-DATA pfconst<>+20(SB)/4, $0xff800000
-DATA pfconst<>+24(SB)/4, $0xff800000
-DATA pfconst<>+28(SB)/4, $0xff800000
-DATA pfconst<>+32(SB)/4, $0xff800000
-DATA pfconst<>+36(SB)/4, $0xff800000
-DATA pfconst<>+40(SB)/4, $0xff800000
-DATA pfconst<>+44(SB)/4, $0xff800000
-DATA pfconst<>+48(SB)/4, $0xff800000
-DATA pfconst<>+52(SB)/4, $0xff800000
-DATA pfconst<>+56(SB)/4, $0xff800000
-DATA pfconst<>+60(SB)/4, $0xff800000
-DATA pfconst<>+64(SB)/4, $0x3f800000
-DATA pfconst<>+68(SB)/4, $0x3f800000
-DATA pfconst<>+72(SB)/4, $0x3f800000
-DATA pfconst<>+76(SB)/4, $0x3f800000
-DATA pfconst<>+80(SB)/4, $0x3f800000
-DATA pfconst<>+84(SB)/4, $0x3f800000
-DATA pfconst<>+88(SB)/4, $0x3f800000
-DATA pfconst<>+92(SB)/4, $0x3f800000
-DATA pfconst<>+96(SB)/4, $0x3f800000
-DATA pfconst<>+100(SB)/4, $0x3f800000
-DATA pfconst<>+104(SB)/4, $0x3f800000
-DATA pfconst<>+108(SB)/4, $0x3f800000
-DATA pfconst<>+112(SB)/4, $0x3f800000
-DATA pfconst<>+116(SB)/4, $0x3f800000
-DATA pfconst<>+120(SB)/4, $0x3f800000
-DATA pfconst<>+124(SB)/4, $0x3f800000
-DATA pfconst<>+128(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+132(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+136(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+140(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+144(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+148(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+152(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+156(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+160(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+164(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+168(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+172(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+176(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+180(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+184(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+188(SB)/4, $0x3fb8aa3b
-DATA pfconst<>+192(SB)/4, $0x0000007f
-DATA pfconst<>+196(SB)/4, $0x0000007f
-DATA pfconst<>+200(SB)/4, $0x0000007f
-DATA pfconst<>+204(SB)/4, $0x0000007f
-DATA pfconst<>+208(SB)/4, $0x0000007f
-DATA pfconst<>+212(SB)/4, $0x0000007f
-DATA pfconst<>+216(SB)/4, $0x0000007f
-DATA pfconst<>+220(SB)/4, $0x0000007f
-DATA pfconst<>+224(SB)/4, $0x0000007f
-DATA pfconst<>+228(SB)/4, $0x0000007f
-DATA pfconst<>+232(SB)/4, $0x0000007f
-DATA pfconst<>+236(SB)/4, $0x0000007f
-DATA pfconst<>+240(SB)/4, $0x0000007f
-DATA pfconst<>+244(SB)/4, $0x0000007f
-DATA pfconst<>+248(SB)/4, $0x0000007f
-DATA pfconst<>+252(SB)/4, $0x0000007f
-DATA pfconst<>+256(SB)/4, $0xc2b00000
-DATA pfconst<>+260(SB)/4, $0xc2b00000
-DATA pfconst<>+264(SB)/4, $0xc2b00000
-DATA pfconst<>+268(SB)/4, $0xc2b00000
-DATA pfconst<>+272(SB)/4, $0xc2b00000
-DATA pfconst<>+276(SB)/4, $0xc2b00000
-DATA pfconst<>+280(SB)/4, $0xc2b00000
-DATA pfconst<>+284(SB)/4, $0xc2b00000
-DATA pfconst<>+288(SB)/4, $0xc2b00000
-DATA pfconst<>+292(SB)/4, $0xc2b00000
-DATA pfconst<>+296(SB)/4, $0xc2b00000
-DATA pfconst<>+300(SB)/4, $0xc2b00000
-DATA pfconst<>+304(SB)/4, $0xc2b00000
-DATA pfconst<>+308(SB)/4, $0xc2b00000
-DATA pfconst<>+312(SB)/4, $0xc2b00000
-DATA pfconst<>+316(SB)/4, $0xc2b00000
-DATA pfconst<>+320(SB)/4, $0x42b00000
-DATA pfconst<>+324(SB)/4, $0x42b00000
-DATA pfconst<>+328(SB)/4, $0x42b00000
-DATA pfconst<>+332(SB)/4, $0x42b00000
-DATA pfconst<>+336(SB)/4, $0x42b00000
-DATA pfconst<>+340(SB)/4, $0x42b00000
-DATA pfconst<>+344(SB)/4, $0x42b00000
-DATA pfconst<>+348(SB)/4, $0x42b00000
-DATA pfconst<>+352(SB)/4, $0x42b00000
-DATA pfconst<>+356(SB)/4, $0x42b00000
-DATA pfconst<>+360(SB)/4, $0x42b00000
-DATA pfconst<>+364(SB)/4, $0x42b00000
-DATA pfconst<>+368(SB)/4, $0x42b00000
-DATA pfconst<>+372(SB)/4, $0x42b00000
-DATA pfconst<>+376(SB)/4, $0x42b00000
-DATA pfconst<>+380(SB)/4, $0x42b00000
-DATA pfconst<>+384(SB)/4, $0x3f317218
-DATA pfconst<>+388(SB)/4, $0x3f317218
-DATA pfconst<>+392(SB)/4, $0x3f317218
-DATA pfconst<>+396(SB)/4, $0x3f317218
-DATA pfconst<>+400(SB)/4, $0x3f317218
-DATA pfconst<>+404(SB)/4, $0x3f317218
-DATA pfconst<>+408(SB)/4, $0x3f317218
-DATA pfconst<>+412(SB)/4, $0x3f317218
-DATA pfconst<>+416(SB)/4, $0x3f317218
-DATA pfconst<>+420(SB)/4, $0x3f317218
-DATA pfconst<>+424(SB)/4, $0x3f317218
-DATA pfconst<>+428(SB)/4, $0x3f317218
-DATA pfconst<>+432(SB)/4, $0x3f317218
-DATA pfconst<>+436(SB)/4, $0x3f317218
-DATA pfconst<>+440(SB)/4, $0x3f317218
-DATA pfconst<>+444(SB)/4, $0x3f317218
-DATA pfconst<>+448(SB)/4, $0x3e75fdf0
-DATA pfconst<>+452(SB)/4, $0x3e75fdf0
-DATA pfconst<>+456(SB)/4, $0x3e75fdf0
-DATA pfconst<>+460(SB)/4, $0x3e75fdf0
-DATA pfconst<>+464(SB)/4, $0x3e75fdf0
-DATA pfconst<>+468(SB)/4, $0x3e75fdf0
-DATA pfconst<>+472(SB)/4, $0x3e75fdf0
-DATA pfconst<>+476(SB)/4, $0x3e75fdf0
-DATA pfconst<>+480(SB)/4, $0x3e75fdf0
-DATA pfconst<>+484(SB)/4, $0x3e75fdf0
-DATA pfconst<>+488(SB)/4, $0x3e75fdf0
-DATA pfconst<>+492(SB)/4, $0x3e75fdf0
-DATA pfconst<>+496(SB)/4, $0x3e75fdf0
-DATA pfconst<>+500(SB)/4, $0x3e75fdf0
-DATA pfconst<>+504(SB)/4, $0x3e75fdf0
-DATA pfconst<>+508(SB)/4, $0x3e75fdf0
-DATA pfconst<>+512(SB)/4, $0x3d635847
-DATA pfconst<>+516(SB)/4, $0x3d635847
-DATA pfconst<>+520(SB)/4, $0x3d635847
-DATA pfconst<>+524(SB)/4, $0x3d635847
-DATA pfconst<>+528(SB)/4, $0x3d635847
-DATA pfconst<>+532(SB)/4, $0x3d635847
-DATA pfconst<>+536(SB)/4, $0x3d635847
-DATA pfconst<>+540(SB)/4, $0x3d635847
-DATA pfconst<>+544(SB)/4, $0x3d635847
-DATA pfconst<>+548(SB)/4, $0x3d635847
-DATA pfconst<>+552(SB)/4, $0x3d635847
-DATA pfconst<>+556(SB)/4, $0x3d635847
-DATA pfconst<>+560(SB)/4, $0x3d635847
-DATA pfconst<>+564(SB)/4, $0x3d635847
-DATA pfconst<>+568(SB)/4, $0x3d635847
-DATA pfconst<>+572(SB)/4, $0x3d635847
-DATA pfconst<>+576(SB)/4, $0x3c1d955b
-DATA pfconst<>+580(SB)/4, $0x3c1d955b
-DATA pfconst<>+584(SB)/4, $0x3c1d955b
-DATA pfconst<>+588(SB)/4, $0x3c1d955b
-DATA pfconst<>+592(SB)/4, $0x3c1d955b
-DATA pfconst<>+596(SB)/4, $0x3c1d955b
-DATA pfconst<>+600(SB)/4, $0x3c1d955b
-DATA pfconst<>+604(SB)/4, $0x3c1d955b
-DATA pfconst<>+608(SB)/4, $0x3c1d955b
-DATA pfconst<>+612(SB)/4, $0x3c1d955b
-DATA pfconst<>+616(SB)/4, $0x3c1d955b
-DATA pfconst<>+620(SB)/4, $0x3c1d955b
-DATA pfconst<>+624(SB)/4, $0x3c1d955b
-DATA pfconst<>+628(SB)/4, $0x3c1d955b
-DATA pfconst<>+632(SB)/4, $0x3c1d955b
-DATA pfconst<>+636(SB)/4, $0x3c1d955b
-DATA pfconst<>+640(SB)/4, $0xc2aeac4f
-DATA pfconst<>+644(SB)/4, $0xc2aeac4f
-DATA pfconst<>+648(SB)/4, $0xc2aeac4f
-DATA pfconst<>+652(SB)/4, $0xc2aeac4f
-DATA pfconst<>+656(SB)/4, $0xc2aeac4f
-DATA pfconst<>+660(SB)/4, $0xc2aeac4f
-DATA pfconst<>+664(SB)/4, $0xc2aeac4f
-DATA pfconst<>+668(SB)/4, $0xc2aeac4f
-DATA pfconst<>+672(SB)/4, $0xc2aeac4f
-DATA pfconst<>+676(SB)/4, $0xc2aeac4f
-DATA pfconst<>+680(SB)/4, $0xc2aeac4f
-DATA pfconst<>+684(SB)/4, $0xc2aeac4f
-DATA pfconst<>+688(SB)/4, $0xc2aeac4f
-DATA pfconst<>+692(SB)/4, $0xc2aeac4f
-DATA pfconst<>+696(SB)/4, $0xc2aeac4f
-DATA pfconst<>+700(SB)/4, $0xc2aeac4f
-DATA pfconst<>+704(SB)/4, $0xc2d00000
-DATA pfconst<>+708(SB)/4, $0xc2d00000
-DATA pfconst<>+712(SB)/4, $0xc2d00000
-DATA pfconst<>+716(SB)/4, $0xc2d00000
-DATA pfconst<>+720(SB)/4, $0xc2d00000
-DATA pfconst<>+724(SB)/4, $0xc2d00000
-DATA pfconst<>+728(SB)/4, $0xc2d00000
-DATA pfconst<>+732(SB)/4, $0xc2d00000
-DATA pfconst<>+736(SB)/4, $0xc2d00000
-DATA pfconst<>+740(SB)/4, $0xc2d00000
-DATA pfconst<>+744(SB)/4, $0xc2d00000
-DATA pfconst<>+748(SB)/4, $0xc2d00000
-DATA pfconst<>+752(SB)/4, $0xc2d00000
-DATA pfconst<>+756(SB)/4, $0xc2d00000
-DATA pfconst<>+760(SB)/4, $0xc2d00000
-DATA pfconst<>+764(SB)/4, $0xc2d00000
-DATA pfconst<>+768(SB)/4, $0x42b00000
-DATA pfconst<>+772(SB)/4, $0x42b00000
-DATA pfconst<>+776(SB)/4, $0x42b00000
-DATA pfconst<>+780(SB)/4, $0x42b00000
-DATA pfconst<>+784(SB)/4, $0x42b00000
-DATA pfconst<>+788(SB)/4, $0x42b00000
-DATA pfconst<>+792(SB)/4, $0x42b00000
-DATA pfconst<>+796(SB)/4, $0x42b00000
-DATA pfconst<>+800(SB)/4, $0x42b00000
-DATA pfconst<>+804(SB)/4, $0x42b00000
-DATA pfconst<>+808(SB)/4, $0x42b00000
-DATA pfconst<>+812(SB)/4, $0x42b00000
-DATA pfconst<>+816(SB)/4, $0x42b00000
-DATA pfconst<>+820(SB)/4, $0x42b00000
-DATA pfconst<>+824(SB)/4, $0x42b00000
-DATA pfconst<>+828(SB)/4, $0x42b00000
-DATA pfconst<>+832(SB)/4, $0x3f318000
-DATA pfconst<>+836(SB)/4, $0x3f318000
-DATA pfconst<>+840(SB)/4, $0x3f318000
-DATA pfconst<>+844(SB)/4, $0x3f318000
-DATA pfconst<>+848(SB)/4, $0x3f318000
-DATA pfconst<>+852(SB)/4, $0x3f318000
-DATA pfconst<>+856(SB)/4, $0x3f318000
-DATA pfconst<>+860(SB)/4, $0x3f318000
-DATA pfconst<>+864(SB)/4, $0x3f318000
-DATA pfconst<>+868(SB)/4, $0x3f318000
-DATA pfconst<>+872(SB)/4, $0x3f318000
-DATA pfconst<>+876(SB)/4, $0x3f318000
-DATA pfconst<>+880(SB)/4, $0x3f318000
-DATA pfconst<>+884(SB)/4, $0x3f318000
-DATA pfconst<>+888(SB)/4, $0x3f318000
-DATA pfconst<>+892(SB)/4, $0x3f318000
-DATA pfconst<>+896(SB)/4, $0xb95e8083
-DATA pfconst<>+900(SB)/4, $0xb95e8083
-DATA pfconst<>+904(SB)/4, $0xb95e8083
-DATA pfconst<>+908(SB)/4, $0xb95e8083
-DATA pfconst<>+912(SB)/4, $0xb95e8083
-DATA pfconst<>+916(SB)/4, $0xb95e8083
-DATA pfconst<>+920(SB)/4, $0xb95e8083
-DATA pfconst<>+924(SB)/4, $0xb95e8083
-DATA pfconst<>+928(SB)/4, $0xb95e8083
-DATA pfconst<>+932(SB)/4, $0xb95e8083
-DATA pfconst<>+936(SB)/4, $0xb95e8083
-DATA pfconst<>+940(SB)/4, $0xb95e8083
-DATA pfconst<>+944(SB)/4, $0xb95e8083
-DATA pfconst<>+948(SB)/4, $0xb95e8083
-DATA pfconst<>+952(SB)/4, $0xb95e8083
-DATA pfconst<>+956(SB)/4, $0xb95e8083
-DATA pfconst<>+960(SB)/4, $0x39506967
-DATA pfconst<>+964(SB)/4, $0x39506967
-DATA pfconst<>+968(SB)/4, $0x39506967
-DATA pfconst<>+972(SB)/4, $0x39506967
-DATA pfconst<>+976(SB)/4, $0x39506967
-DATA pfconst<>+980(SB)/4, $0x39506967
-DATA pfconst<>+984(SB)/4, $0x39506967
-DATA pfconst<>+988(SB)/4, $0x39506967
-DATA pfconst<>+992(SB)/4, $0x39506967
-DATA pfconst<>+996(SB)/4, $0x39506967
-DATA pfconst<>+1000(SB)/4, $0x39506967
-DATA pfconst<>+1004(SB)/4, $0x39506967
-DATA pfconst<>+1008(SB)/4, $0x39506967
-DATA pfconst<>+1012(SB)/4, $0x39506967
-DATA pfconst<>+1016(SB)/4, $0x39506967
-DATA pfconst<>+1020(SB)/4, $0x39506967
-DATA pfconst<>+1024(SB)/4, $0x3ab743ce
-DATA pfconst<>+1028(SB)/4, $0x3ab743ce
-DATA pfconst<>+1032(SB)/4, $0x3ab743ce
-DATA pfconst<>+1036(SB)/4, $0x3ab743ce
-DATA pfconst<>+1040(SB)/4, $0x3ab743ce
-DATA pfconst<>+1044(SB)/4, $0x3ab743ce
-DATA pfconst<>+1048(SB)/4, $0x3ab743ce
-DATA pfconst<>+1052(SB)/4, $0x3ab743ce
-DATA pfconst<>+1056(SB)/4, $0x3ab743ce
-DATA pfconst<>+1060(SB)/4, $0x3ab743ce
-DATA pfconst<>+1064(SB)/4, $0x3ab743ce
-DATA pfconst<>+1068(SB)/4, $0x3ab743ce
-DATA pfconst<>+1072(SB)/4, $0x3ab743ce
-DATA pfconst<>+1076(SB)/4, $0x3ab743ce
-DATA pfconst<>+1080(SB)/4, $0x3ab743ce
-DATA pfconst<>+1084(SB)/4, $0x3ab743ce
-DATA pfconst<>+1088(SB)/4, $0x3c088908
-DATA pfconst<>+1092(SB)/4, $0x3c088908
-DATA pfconst<>+1096(SB)/4, $0x3c088908
-DATA pfconst<>+1100(SB)/4, $0x3c088908
-DATA pfconst<>+1104(SB)/4, $0x3c088908
-DATA pfconst<>+1108(SB)/4, $0x3c088908
-DATA pfconst<>+1112(SB)/4, $0x3c088908
-DATA pfconst<>+1116(SB)/4, $0x3c088908
-DATA pfconst<>+1120(SB)/4, $0x3c088908
-DATA pfconst<>+1124(SB)/4, $0x3c088908
-DATA pfconst<>+1128(SB)/4, $0x3c088908
-DATA pfconst<>+1132(SB)/4, $0x3c088908
-DATA pfconst<>+1136(SB)/4, $0x3c088908
-DATA pfconst<>+1140(SB)/4, $0x3c088908
-DATA pfconst<>+1144(SB)/4, $0x3c088908
-DATA pfconst<>+1148(SB)/4, $0x3c088908
-DATA pfconst<>+1152(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1156(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1160(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1164(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1168(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1172(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1176(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1180(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1184(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1188(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1192(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1196(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1200(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1204(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1208(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1212(SB)/4, $0x3d2aa9c1
-DATA pfconst<>+1216(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1220(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1224(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1228(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1232(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1236(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1240(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1244(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1248(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1252(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1256(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1260(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1264(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1268(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1272(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1276(SB)/4, $0x3e2aaaaa
-DATA pfconst<>+1280(SB)/4, $0x3f000000
-DATA pfconst<>+1284(SB)/4, $0x3f000000
-DATA pfconst<>+1288(SB)/4, $0x3f000000
-DATA pfconst<>+1292(SB)/4, $0x3f000000
-DATA pfconst<>+1296(SB)/4, $0x3f000000
-DATA pfconst<>+1300(SB)/4, $0x3f000000
-DATA pfconst<>+1304(SB)/4, $0x3f000000
-DATA pfconst<>+1308(SB)/4, $0x3f000000
-DATA pfconst<>+1312(SB)/4, $0x3f000000
-DATA pfconst<>+1316(SB)/4, $0x3f000000
-DATA pfconst<>+1320(SB)/4, $0x3f000000
-DATA pfconst<>+1324(SB)/4, $0x3f000000
-DATA pfconst<>+1328(SB)/4, $0x3f000000
-DATA pfconst<>+1332(SB)/4, $0x3f000000
-DATA pfconst<>+1336(SB)/4, $0x3f000000
-DATA pfconst<>+1340(SB)/4, $0x3f000000
-DATA pfconst<>+1344(SB)/4, $0x00000000
-DATA pfconst<>+1348(SB)/4, $0x00000000
-DATA pfconst<>+1352(SB)/4, $0x00000000
-DATA pfconst<>+1356(SB)/4, $0x00000000
-DATA pfconst<>+1360(SB)/4, $0x00000000
-DATA pfconst<>+1364(SB)/4, $0x00000000
-DATA pfconst<>+1368(SB)/4, $0x00000000
-DATA pfconst<>+1372(SB)/4, $0x00000000
-DATA pfconst<>+1376(SB)/4, $0x00000000
-DATA pfconst<>+1380(SB)/4, $0x00000000
-DATA pfconst<>+1384(SB)/4, $0x00000000
-DATA pfconst<>+1388(SB)/4, $0x00000000
-DATA pfconst<>+1392(SB)/4, $0x00000000
-DATA pfconst<>+1396(SB)/4, $0x00000000
-DATA pfconst<>+1400(SB)/4, $0x00000000
-DATA pfconst<>+1404(SB)/4, $0x00000000
-DATA pfconst<>+1408(SB)/4, $0x00000000
-DATA pfconst<>+1412(SB)/4, $0x00000004
-DATA pfconst<>+1416(SB)/4, $0x00000008
-DATA pfconst<>+1420(SB)/4, $0x0000000c
-DATA pfconst<>+1424(SB)/4, $0x00000001
-DATA pfconst<>+1428(SB)/4, $0x00000005
-DATA pfconst<>+1432(SB)/4, $0x00000009
-DATA pfconst<>+1436(SB)/4, $0x0000000d
-DATA pfconst<>+1440(SB)/4, $0x00000000
-DATA pfconst<>+1444(SB)/4, $0x00000000
-DATA pfconst<>+1448(SB)/4, $0x00000000
-DATA pfconst<>+1452(SB)/4, $0x00000000
-DATA pfconst<>+1456(SB)/4, $0x00000000
-DATA pfconst<>+1460(SB)/4, $0x00000000
-DATA pfconst<>+1464(SB)/4, $0x00000000
-DATA pfconst<>+1468(SB)/4, $0x00000000
-DATA pfconst<>+1472(SB)/4, $0x00000000
-DATA pfconst<>+1476(SB)/4, $0x00000001
-DATA pfconst<>+1480(SB)/4, $0x00000002
-DATA pfconst<>+1484(SB)/4, $0x00000003
-DATA pfconst<>+1488(SB)/4, $0x00000004
-DATA pfconst<>+1492(SB)/4, $0x00000005
-DATA pfconst<>+1496(SB)/4, $0x00000006
-DATA pfconst<>+1500(SB)/4, $0x00000007
-DATA pfconst<>+1504(SB)/4, $0x00000008
-DATA pfconst<>+1508(SB)/4, $0x00000009
-DATA pfconst<>+1512(SB)/4, $0x0000000a
-DATA pfconst<>+1516(SB)/4, $0x0000000b
-DATA pfconst<>+1520(SB)/4, $0x0000000c
-DATA pfconst<>+1524(SB)/4, $0x0000000d
-DATA pfconst<>+1528(SB)/4, $0x0000000e
-DATA pfconst<>+1532(SB)/4, $0x0000000f
-DATA pfconst<>+1536(SB)/4, $0xff7fffff
-DATA pfconst<>+1540(SB)/4, $0xff7fffff
-DATA pfconst<>+1544(SB)/4, $0xff7fffff
-DATA pfconst<>+1548(SB)/4, $0xff7fffff
-DATA pfconst<>+1552(SB)/4, $0xff7fffff
-DATA pfconst<>+1556(SB)/4, $0xff7fffff
-DATA pfconst<>+1560(SB)/4, $0xff7fffff
-DATA pfconst<>+1564(SB)/4, $0xff7fffff
-DATA pfconst<>+1568(SB)/4, $0xff7fffff
-DATA pfconst<>+1572(SB)/4, $0xff7fffff
-DATA pfconst<>+1576(SB)/4, $0xff7fffff
-DATA pfconst<>+1580(SB)/4, $0xff7fffff
-DATA pfconst<>+1584(SB)/4, $0xff7fffff
-DATA pfconst<>+1588(SB)/4, $0xff7fffff
-DATA pfconst<>+1592(SB)/4, $0xff7fffff
-DATA pfconst<>+1596(SB)/4, $0xff7fffff
-DATA pfconst<>+1600(SB)/4, $0x00010001
-DATA pfconst<>+1604(SB)/4, $0x00010001
-DATA pfconst<>+1608(SB)/4, $0x00010001
-DATA pfconst<>+1612(SB)/4, $0x00010001
-DATA pfconst<>+1616(SB)/4, $0x00010001
-DATA pfconst<>+1620(SB)/4, $0x00010001
-DATA pfconst<>+1624(SB)/4, $0x00010001
-DATA pfconst<>+1628(SB)/4, $0x00010001
-DATA pfconst<>+1632(SB)/4, $0x00010001
-DATA pfconst<>+1636(SB)/4, $0x00010001
-DATA pfconst<>+1640(SB)/4, $0x00010001
-DATA pfconst<>+1644(SB)/4, $0x00010001
-DATA pfconst<>+1648(SB)/4, $0x00010001
-DATA pfconst<>+1652(SB)/4, $0x00010001
-DATA pfconst<>+1656(SB)/4, $0x00010001
-DATA pfconst<>+1660(SB)/4, $0x00010001
-GLOBL pfconst<>(SB), RODATA|NOPTR, $1664
+// pfconst<> is the constant table, a TEXT symbol so that it is 64-byte
+// aligned (see vecgen.FuncAlign): never executed.
+TEXT pfconst<>(SB), NOSPLIT|NOFRAME, $0
+	PCALIGN $64
+	LONG $0xff800000; LONG $0xff800000; LONG $0xff800000; LONG $0xff800000
+	LONG $0xff800000; LONG $0xff800000; LONG $0xff800000; LONG $0xff800000
+	LONG $0xff800000; LONG $0xff800000; LONG $0xff800000; LONG $0xff800000
+	LONG $0xff800000; LONG $0xff800000; LONG $0xff800000; LONG $0xff800000
+	LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000
+	LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000
+	LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000
+	LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000
+	LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b
+	LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b
+	LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b
+	LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b
+	LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f
+	LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f
+	LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f
+	LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f
+	LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000
+	LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000
+	LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000
+	LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218
+	LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218
+	LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218
+	LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218
+	LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0
+	LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0
+	LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0
+	LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0
+	LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847
+	LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847
+	LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847
+	LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847
+	LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b
+	LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b
+	LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b
+	LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b
+	LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f
+	LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f
+	LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f
+	LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f
+	LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000
+	LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000
+	LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000
+	LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000
+	LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000
+	LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000
+	LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000
+	LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083
+	LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083
+	LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083
+	LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083
+	LONG $0x39506967; LONG $0x39506967; LONG $0x39506967; LONG $0x39506967
+	LONG $0x39506967; LONG $0x39506967; LONG $0x39506967; LONG $0x39506967
+	LONG $0x39506967; LONG $0x39506967; LONG $0x39506967; LONG $0x39506967
+	LONG $0x39506967; LONG $0x39506967; LONG $0x39506967; LONG $0x39506967
+	LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce
+	LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce
+	LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce
+	LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce
+	LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908
+	LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908
+	LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908
+	LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908
+	LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1
+	LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1
+	LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1
+	LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1
+	LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa
+	LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa
+	LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa
+	LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000004; LONG $0x00000008; LONG $0x0000000c
+	LONG $0x00000001; LONG $0x00000005; LONG $0x00000009; LONG $0x0000000d
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000001; LONG $0x00000002; LONG $0x00000003
+	LONG $0x00000004; LONG $0x00000005; LONG $0x00000006; LONG $0x00000007
+	LONG $0x00000008; LONG $0x00000009; LONG $0x0000000a; LONG $0x0000000b
+	LONG $0x0000000c; LONG $0x0000000d; LONG $0x0000000e; LONG $0x0000000f
+	LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff
+	LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff
+	LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff
+	LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
 
 // func qkAVX2(s *float32, q *float32, k *float32, rows int, cols int, d int, ldk int, lds int, scale float32)
 // Requires: AVX, AVX2, FMA3, SSE
 TEXT ·qkAVX2(SB), NOSPLIT, $0-68
+	PCALIGN $64
 	MOVQ         s+0(FP), AX
 	MOVQ         q+8(FP), CX
 	MOVQ         rows+24(FP), DX
@@ -883,6 +575,7 @@ rowsdone_1:
 // func pvAVX2(o *float32, p *float32, v *float32, c *float32, rows int, n int, d int, ldp int)
 // Requires: AVX, FMA3
 TEXT ·pvAVX2(SB), NOSPLIT, $0-64
+	PCALIGN $64
 	MOVQ o+0(FP), AX
 	MOVQ p+8(FP), CX
 	MOVQ c+24(FP), DX
@@ -1659,6 +1352,7 @@ rowsdone_2:
 // func tileSoftmaxExactAVX2(s *float32, m *float32, l *float32, c *float32, rows int, cols int, lds int)
 // Requires: AVX, AVX2, FMA3
 TEXT ·tileSoftmaxExactAVX2(SB), NOSPLIT, $0-56
+	PCALIGN $64
 	MOVQ s+0(FP), AX
 	MOVQ m+8(FP), CX
 	MOVQ l+16(FP), DX
@@ -1778,6 +1472,7 @@ smdone_1:
 // func tileSoftmaxFastAVX2(s *float32, m *float32, l *float32, c *float32, rows int, cols int, lds int)
 // Requires: AVX, AVX2, FMA3
 TEXT ·tileSoftmaxFastAVX2(SB), NOSPLIT, $0-56
+	PCALIGN $64
 	MOVQ s+0(FP), AX
 	MOVQ m+8(FP), CX
 	MOVQ l+16(FP), DX
@@ -1883,6 +1578,7 @@ smdone_2:
 // func qkAVX512(s *float32, q *float32, k *float32, rows int, cols int, d int, ldk int, lds int, scale float32)
 // Requires: AVX512F, SSE
 TEXT ·qkAVX512(SB), NOSPLIT, $0-68
+	PCALIGN $64
 	MOVQ         s+0(FP), AX
 	MOVQ         q+8(FP), CX
 	MOVQ         rows+24(FP), DX
@@ -2583,6 +2279,7 @@ rowsdone_3:
 // func pvAVX512(o *float32, p *float32, v *float32, c *float32, rows int, n int, d int, ldp int)
 // Requires: AVX512F
 TEXT ·pvAVX512(SB), NOSPLIT, $0-64
+	PCALIGN $64
 	MOVQ o+0(FP), AX
 	MOVQ p+8(FP), CX
 	MOVQ c+24(FP), DX
@@ -3497,6 +3194,7 @@ rowsdone_4:
 // func tileSoftmaxExactAVX512(s *float32, m *float32, l *float32, c *float32, rows int, cols int, lds int)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·tileSoftmaxExactAVX512(SB), NOSPLIT, $0-56
+	PCALIGN $64
 	MOVQ s+0(FP), AX
 	MOVQ m+8(FP), CX
 	MOVQ l+16(FP), DX
@@ -3612,6 +3310,7 @@ smdone_3:
 // func tileSoftmaxFastAVX512(s *float32, m *float32, l *float32, c *float32, rows int, cols int, lds int)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·tileSoftmaxFastAVX512(SB), NOSPLIT, $0-56
+	PCALIGN $64
 	MOVQ s+0(FP), AX
 	MOVQ m+8(FP), CX
 	MOVQ l+16(FP), DX

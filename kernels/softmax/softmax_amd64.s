@@ -4,427 +4,119 @@
 
 #include "textflag.h"
 
-DATA smconst<>+0(SB)/4, $0xff800000
-DATA smconst<>+4(SB)/4, $0xff800000
-DATA smconst<>+8(SB)/4, $0xff800000
-DATA smconst<>+12(SB)/4, $0xff800000
-DATA smconst<>+16(SB)/4, $0xff800000
-DATA smconst<>+20(SB)/4, $0xff800000
-DATA smconst<>+24(SB)/4, $0xff800000
-DATA smconst<>+28(SB)/4, $0xff800000
-DATA smconst<>+32(SB)/4, $0xff800000
-DATA smconst<>+36(SB)/4, $0xff800000
-DATA smconst<>+40(SB)/4, $0xff800000
-DATA smconst<>+44(SB)/4, $0xff800000
-DATA smconst<>+48(SB)/4, $0xff800000
-DATA smconst<>+52(SB)/4, $0xff800000
-DATA smconst<>+56(SB)/4, $0xff800000
-DATA smconst<>+60(SB)/4, $0xff800000
-DATA smconst<>+64(SB)/4, $0x3f800000
-DATA smconst<>+68(SB)/4, $0x3f800000
-DATA smconst<>+72(SB)/4, $0x3f800000
-DATA smconst<>+76(SB)/4, $0x3f800000
-DATA smconst<>+80(SB)/4, $0x3f800000
-DATA smconst<>+84(SB)/4, $0x3f800000
-DATA smconst<>+88(SB)/4, $0x3f800000
-DATA smconst<>+92(SB)/4, $0x3f800000
-DATA smconst<>+96(SB)/4, $0x3f800000
-DATA smconst<>+100(SB)/4, $0x3f800000
-DATA smconst<>+104(SB)/4, $0x3f800000
-DATA smconst<>+108(SB)/4, $0x3f800000
-DATA smconst<>+112(SB)/4, $0x3f800000
-DATA smconst<>+116(SB)/4, $0x3f800000
-DATA smconst<>+120(SB)/4, $0x3f800000
-DATA smconst<>+124(SB)/4, $0x3f800000
-DATA smconst<>+128(SB)/4, $0x3fb8aa3b
-DATA smconst<>+132(SB)/4, $0x3fb8aa3b
-DATA smconst<>+136(SB)/4, $0x3fb8aa3b
-DATA smconst<>+140(SB)/4, $0x3fb8aa3b
-DATA smconst<>+144(SB)/4, $0x3fb8aa3b
-DATA smconst<>+148(SB)/4, $0x3fb8aa3b
-DATA smconst<>+152(SB)/4, $0x3fb8aa3b
-DATA smconst<>+156(SB)/4, $0x3fb8aa3b
-DATA smconst<>+160(SB)/4, $0x3fb8aa3b
-DATA smconst<>+164(SB)/4, $0x3fb8aa3b
-DATA smconst<>+168(SB)/4, $0x3fb8aa3b
-DATA smconst<>+172(SB)/4, $0x3fb8aa3b
-DATA smconst<>+176(SB)/4, $0x3fb8aa3b
-DATA smconst<>+180(SB)/4, $0x3fb8aa3b
-DATA smconst<>+184(SB)/4, $0x3fb8aa3b
-DATA smconst<>+188(SB)/4, $0x3fb8aa3b
-DATA smconst<>+192(SB)/4, $0x0000007f
-DATA smconst<>+196(SB)/4, $0x0000007f
-DATA smconst<>+200(SB)/4, $0x0000007f
-DATA smconst<>+204(SB)/4, $0x0000007f
-DATA smconst<>+208(SB)/4, $0x0000007f
-DATA smconst<>+212(SB)/4, $0x0000007f
-DATA smconst<>+216(SB)/4, $0x0000007f
-DATA smconst<>+220(SB)/4, $0x0000007f
-DATA smconst<>+224(SB)/4, $0x0000007f
-DATA smconst<>+228(SB)/4, $0x0000007f
-DATA smconst<>+232(SB)/4, $0x0000007f
-DATA smconst<>+236(SB)/4, $0x0000007f
-DATA smconst<>+240(SB)/4, $0x0000007f
-DATA smconst<>+244(SB)/4, $0x0000007f
-DATA smconst<>+248(SB)/4, $0x0000007f
-DATA smconst<>+252(SB)/4, $0x0000007f
-DATA smconst<>+256(SB)/4, $0xc2b00000
-DATA smconst<>+260(SB)/4, $0xc2b00000
-DATA smconst<>+264(SB)/4, $0xc2b00000
-DATA smconst<>+268(SB)/4, $0xc2b00000
-DATA smconst<>+272(SB)/4, $0xc2b00000
-DATA smconst<>+276(SB)/4, $0xc2b00000
-DATA smconst<>+280(SB)/4, $0xc2b00000
-DATA smconst<>+284(SB)/4, $0xc2b00000
-DATA smconst<>+288(SB)/4, $0xc2b00000
-DATA smconst<>+292(SB)/4, $0xc2b00000
-DATA smconst<>+296(SB)/4, $0xc2b00000
-DATA smconst<>+300(SB)/4, $0xc2b00000
-DATA smconst<>+304(SB)/4, $0xc2b00000
-DATA smconst<>+308(SB)/4, $0xc2b00000
-DATA smconst<>+312(SB)/4, $0xc2b00000
-DATA smconst<>+316(SB)/4, $0xc2b00000
-DATA smconst<>+320(SB)/4, $0x42b00000
-DATA smconst<>+324(SB)/4, $0x42b00000
-DATA smconst<>+328(SB)/4, $0x42b00000
-DATA smconst<>+332(SB)/4, $0x42b00000
-DATA smconst<>+336(SB)/4, $0x42b00000
-DATA smconst<>+340(SB)/4, $0x42b00000
-DATA smconst<>+344(SB)/4, $0x42b00000
-DATA smconst<>+348(SB)/4, $0x42b00000
-DATA smconst<>+352(SB)/4, $0x42b00000
-DATA smconst<>+356(SB)/4, $0x42b00000
-DATA smconst<>+360(SB)/4, $0x42b00000
-DATA smconst<>+364(SB)/4, $0x42b00000
-DATA smconst<>+368(SB)/4, $0x42b00000
-DATA smconst<>+372(SB)/4, $0x42b00000
-DATA smconst<>+376(SB)/4, $0x42b00000
-DATA smconst<>+380(SB)/4, $0x42b00000
-DATA smconst<>+384(SB)/4, $0x3f317218
-DATA smconst<>+388(SB)/4, $0x3f317218
-DATA smconst<>+392(SB)/4, $0x3f317218
-DATA smconst<>+396(SB)/4, $0x3f317218
-DATA smconst<>+400(SB)/4, $0x3f317218
-DATA smconst<>+404(SB)/4, $0x3f317218
-DATA smconst<>+408(SB)/4, $0x3f317218
-DATA smconst<>+412(SB)/4, $0x3f317218
-DATA smconst<>+416(SB)/4, $0x3f317218
-DATA smconst<>+420(SB)/4, $0x3f317218
-DATA smconst<>+424(SB)/4, $0x3f317218
-DATA smconst<>+428(SB)/4, $0x3f317218
-DATA smconst<>+432(SB)/4, $0x3f317218
-DATA smconst<>+436(SB)/4, $0x3f317218
-DATA smconst<>+440(SB)/4, $0x3f317218
-DATA smconst<>+444(SB)/4, $0x3f317218
-DATA smconst<>+448(SB)/4, $0x3e75fdf0
-DATA smconst<>+452(SB)/4, $0x3e75fdf0
-DATA smconst<>+456(SB)/4, $0x3e75fdf0
-DATA smconst<>+460(SB)/4, $0x3e75fdf0
-DATA smconst<>+464(SB)/4, $0x3e75fdf0
-DATA smconst<>+468(SB)/4, $0x3e75fdf0
-DATA smconst<>+472(SB)/4, $0x3e75fdf0
-DATA smconst<>+476(SB)/4, $0x3e75fdf0
-DATA smconst<>+480(SB)/4, $0x3e75fdf0
-DATA smconst<>+484(SB)/4, $0x3e75fdf0
-DATA smconst<>+488(SB)/4, $0x3e75fdf0
-DATA smconst<>+492(SB)/4, $0x3e75fdf0
-DATA smconst<>+496(SB)/4, $0x3e75fdf0
-DATA smconst<>+500(SB)/4, $0x3e75fdf0
-DATA smconst<>+504(SB)/4, $0x3e75fdf0
-DATA smconst<>+508(SB)/4, $0x3e75fdf0
-DATA smconst<>+512(SB)/4, $0x3d635847
-DATA smconst<>+516(SB)/4, $0x3d635847
-DATA smconst<>+520(SB)/4, $0x3d635847
-DATA smconst<>+524(SB)/4, $0x3d635847
-DATA smconst<>+528(SB)/4, $0x3d635847
-DATA smconst<>+532(SB)/4, $0x3d635847
-DATA smconst<>+536(SB)/4, $0x3d635847
-DATA smconst<>+540(SB)/4, $0x3d635847
-DATA smconst<>+544(SB)/4, $0x3d635847
-DATA smconst<>+548(SB)/4, $0x3d635847
-DATA smconst<>+552(SB)/4, $0x3d635847
-DATA smconst<>+556(SB)/4, $0x3d635847
-DATA smconst<>+560(SB)/4, $0x3d635847
-DATA smconst<>+564(SB)/4, $0x3d635847
-DATA smconst<>+568(SB)/4, $0x3d635847
-DATA smconst<>+572(SB)/4, $0x3d635847
-DATA smconst<>+576(SB)/4, $0x3c1d955b
-DATA smconst<>+580(SB)/4, $0x3c1d955b
-DATA smconst<>+584(SB)/4, $0x3c1d955b
-DATA smconst<>+588(SB)/4, $0x3c1d955b
-DATA smconst<>+592(SB)/4, $0x3c1d955b
-DATA smconst<>+596(SB)/4, $0x3c1d955b
-DATA smconst<>+600(SB)/4, $0x3c1d955b
-DATA smconst<>+604(SB)/4, $0x3c1d955b
-DATA smconst<>+608(SB)/4, $0x3c1d955b
-DATA smconst<>+612(SB)/4, $0x3c1d955b
-DATA smconst<>+616(SB)/4, $0x3c1d955b
-DATA smconst<>+620(SB)/4, $0x3c1d955b
-DATA smconst<>+624(SB)/4, $0x3c1d955b
-DATA smconst<>+628(SB)/4, $0x3c1d955b
-DATA smconst<>+632(SB)/4, $0x3c1d955b
-DATA smconst<>+636(SB)/4, $0x3c1d955b
-DATA smconst<>+640(SB)/4, $0xc2aeac4f
-DATA smconst<>+644(SB)/4, $0xc2aeac4f
-DATA smconst<>+648(SB)/4, $0xc2aeac4f
-DATA smconst<>+652(SB)/4, $0xc2aeac4f
-DATA smconst<>+656(SB)/4, $0xc2aeac4f
-DATA smconst<>+660(SB)/4, $0xc2aeac4f
-DATA smconst<>+664(SB)/4, $0xc2aeac4f
-DATA smconst<>+668(SB)/4, $0xc2aeac4f
-DATA smconst<>+672(SB)/4, $0xc2aeac4f
-DATA smconst<>+676(SB)/4, $0xc2aeac4f
-DATA smconst<>+680(SB)/4, $0xc2aeac4f
-DATA smconst<>+684(SB)/4, $0xc2aeac4f
-DATA smconst<>+688(SB)/4, $0xc2aeac4f
-DATA smconst<>+692(SB)/4, $0xc2aeac4f
-DATA smconst<>+696(SB)/4, $0xc2aeac4f
-DATA smconst<>+700(SB)/4, $0xc2aeac4f
-DATA smconst<>+704(SB)/4, $0xc2d00000
-DATA smconst<>+708(SB)/4, $0xc2d00000
-DATA smconst<>+712(SB)/4, $0xc2d00000
-DATA smconst<>+716(SB)/4, $0xc2d00000
-DATA smconst<>+720(SB)/4, $0xc2d00000
-DATA smconst<>+724(SB)/4, $0xc2d00000
-DATA smconst<>+728(SB)/4, $0xc2d00000
-DATA smconst<>+732(SB)/4, $0xc2d00000
-DATA smconst<>+736(SB)/4, $0xc2d00000
-DATA smconst<>+740(SB)/4, $0xc2d00000
-DATA smconst<>+744(SB)/4, $0xc2d00000
-DATA smconst<>+748(SB)/4, $0xc2d00000
-DATA smconst<>+752(SB)/4, $0xc2d00000
-DATA smconst<>+756(SB)/4, $0xc2d00000
-DATA smconst<>+760(SB)/4, $0xc2d00000
-DATA smconst<>+764(SB)/4, $0xc2d00000
-DATA smconst<>+768(SB)/4, $0x42b00000
-DATA smconst<>+772(SB)/4, $0x42b00000
-DATA smconst<>+776(SB)/4, $0x42b00000
-DATA smconst<>+780(SB)/4, $0x42b00000
-DATA smconst<>+784(SB)/4, $0x42b00000
-DATA smconst<>+788(SB)/4, $0x42b00000
-DATA smconst<>+792(SB)/4, $0x42b00000
-DATA smconst<>+796(SB)/4, $0x42b00000
-DATA smconst<>+800(SB)/4, $0x42b00000
-DATA smconst<>+804(SB)/4, $0x42b00000
-DATA smconst<>+808(SB)/4, $0x42b00000
-DATA smconst<>+812(SB)/4, $0x42b00000
-DATA smconst<>+816(SB)/4, $0x42b00000
-DATA smconst<>+820(SB)/4, $0x42b00000
-DATA smconst<>+824(SB)/4, $0x42b00000
-DATA smconst<>+828(SB)/4, $0x42b00000
-DATA smconst<>+832(SB)/4, $0x3f318000
-DATA smconst<>+836(SB)/4, $0x3f318000
-DATA smconst<>+840(SB)/4, $0x3f318000
-DATA smconst<>+844(SB)/4, $0x3f318000
-DATA smconst<>+848(SB)/4, $0x3f318000
-DATA smconst<>+852(SB)/4, $0x3f318000
-DATA smconst<>+856(SB)/4, $0x3f318000
-DATA smconst<>+860(SB)/4, $0x3f318000
-DATA smconst<>+864(SB)/4, $0x3f318000
-DATA smconst<>+868(SB)/4, $0x3f318000
-DATA smconst<>+872(SB)/4, $0x3f318000
-DATA smconst<>+876(SB)/4, $0x3f318000
-DATA smconst<>+880(SB)/4, $0x3f318000
-DATA smconst<>+884(SB)/4, $0x3f318000
-DATA smconst<>+888(SB)/4, $0x3f318000
-DATA smconst<>+892(SB)/4, $0x3f318000
-DATA smconst<>+896(SB)/4, $0xb95e8083
-DATA smconst<>+900(SB)/4, $0xb95e8083
-DATA smconst<>+904(SB)/4, $0xb95e8083
-DATA smconst<>+908(SB)/4, $0xb95e8083
-DATA smconst<>+912(SB)/4, $0xb95e8083
-DATA smconst<>+916(SB)/4, $0xb95e8083
-DATA smconst<>+920(SB)/4, $0xb95e8083
-DATA smconst<>+924(SB)/4, $0xb95e8083
-DATA smconst<>+928(SB)/4, $0xb95e8083
-DATA smconst<>+932(SB)/4, $0xb95e8083
-DATA smconst<>+936(SB)/4, $0xb95e8083
-DATA smconst<>+940(SB)/4, $0xb95e8083
-DATA smconst<>+944(SB)/4, $0xb95e8083
-DATA smconst<>+948(SB)/4, $0xb95e8083
-DATA smconst<>+952(SB)/4, $0xb95e8083
-DATA smconst<>+956(SB)/4, $0xb95e8083
-DATA smconst<>+960(SB)/4, $0x39506967
-DATA smconst<>+964(SB)/4, $0x39506967
-DATA smconst<>+968(SB)/4, $0x39506967
-DATA smconst<>+972(SB)/4, $0x39506967
-DATA smconst<>+976(SB)/4, $0x39506967
-DATA smconst<>+980(SB)/4, $0x39506967
-DATA smconst<>+984(SB)/4, $0x39506967
-DATA smconst<>+988(SB)/4, $0x39506967
-DATA smconst<>+992(SB)/4, $0x39506967
-DATA smconst<>+996(SB)/4, $0x39506967
-DATA smconst<>+1000(SB)/4, $0x39506967
-DATA smconst<>+1004(SB)/4, $0x39506967
-DATA smconst<>+1008(SB)/4, $0x39506967
-DATA smconst<>+1012(SB)/4, $0x39506967
-DATA smconst<>+1016(SB)/4, $0x39506967
-DATA smconst<>+1020(SB)/4, $0x39506967
-DATA smconst<>+1024(SB)/4, $0x3ab743ce
-DATA smconst<>+1028(SB)/4, $0x3ab743ce
-DATA smconst<>+1032(SB)/4, $0x3ab743ce
-DATA smconst<>+1036(SB)/4, $0x3ab743ce
-DATA smconst<>+1040(SB)/4, $0x3ab743ce
-DATA smconst<>+1044(SB)/4, $0x3ab743ce
-DATA smconst<>+1048(SB)/4, $0x3ab743ce
-DATA smconst<>+1052(SB)/4, $0x3ab743ce
-DATA smconst<>+1056(SB)/4, $0x3ab743ce
-DATA smconst<>+1060(SB)/4, $0x3ab743ce
-DATA smconst<>+1064(SB)/4, $0x3ab743ce
-DATA smconst<>+1068(SB)/4, $0x3ab743ce
-DATA smconst<>+1072(SB)/4, $0x3ab743ce
-DATA smconst<>+1076(SB)/4, $0x3ab743ce
-DATA smconst<>+1080(SB)/4, $0x3ab743ce
-DATA smconst<>+1084(SB)/4, $0x3ab743ce
-DATA smconst<>+1088(SB)/4, $0x3c088908
-DATA smconst<>+1092(SB)/4, $0x3c088908
-DATA smconst<>+1096(SB)/4, $0x3c088908
-DATA smconst<>+1100(SB)/4, $0x3c088908
-DATA smconst<>+1104(SB)/4, $0x3c088908
-DATA smconst<>+1108(SB)/4, $0x3c088908
-DATA smconst<>+1112(SB)/4, $0x3c088908
-DATA smconst<>+1116(SB)/4, $0x3c088908
-DATA smconst<>+1120(SB)/4, $0x3c088908
-DATA smconst<>+1124(SB)/4, $0x3c088908
-DATA smconst<>+1128(SB)/4, $0x3c088908
-DATA smconst<>+1132(SB)/4, $0x3c088908
-DATA smconst<>+1136(SB)/4, $0x3c088908
-DATA smconst<>+1140(SB)/4, $0x3c088908
-DATA smconst<>+1144(SB)/4, $0x3c088908
-DATA smconst<>+1148(SB)/4, $0x3c088908
-DATA smconst<>+1152(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1156(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1160(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1164(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1168(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1172(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1176(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1180(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1184(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1188(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1192(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1196(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1200(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1204(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1208(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1212(SB)/4, $0x3d2aa9c1
-DATA smconst<>+1216(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1220(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1224(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1228(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1232(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1236(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1240(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1244(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1248(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1252(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1256(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1260(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1264(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1268(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1272(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1276(SB)/4, $0x3e2aaaaa
-DATA smconst<>+1280(SB)/4, $0x3f000000
-DATA smconst<>+1284(SB)/4, $0x3f000000
-DATA smconst<>+1288(SB)/4, $0x3f000000
-DATA smconst<>+1292(SB)/4, $0x3f000000
-DATA smconst<>+1296(SB)/4, $0x3f000000
-DATA smconst<>+1300(SB)/4, $0x3f000000
-DATA smconst<>+1304(SB)/4, $0x3f000000
-DATA smconst<>+1308(SB)/4, $0x3f000000
-DATA smconst<>+1312(SB)/4, $0x3f000000
-DATA smconst<>+1316(SB)/4, $0x3f000000
-DATA smconst<>+1320(SB)/4, $0x3f000000
-DATA smconst<>+1324(SB)/4, $0x3f000000
-DATA smconst<>+1328(SB)/4, $0x3f000000
-DATA smconst<>+1332(SB)/4, $0x3f000000
-DATA smconst<>+1336(SB)/4, $0x3f000000
-DATA smconst<>+1340(SB)/4, $0x3f000000
-DATA smconst<>+1344(SB)/4, $0x00000000
-DATA smconst<>+1348(SB)/4, $0x00000000
-DATA smconst<>+1352(SB)/4, $0x00000000
-DATA smconst<>+1356(SB)/4, $0x00000000
-DATA smconst<>+1360(SB)/4, $0x00000000
-DATA smconst<>+1364(SB)/4, $0x00000000
-DATA smconst<>+1368(SB)/4, $0x00000000
-DATA smconst<>+1372(SB)/4, $0x00000000
-DATA smconst<>+1376(SB)/4, $0x00000000
-DATA smconst<>+1380(SB)/4, $0x00000000
-DATA smconst<>+1384(SB)/4, $0x00000000
-DATA smconst<>+1388(SB)/4, $0x00000000
-DATA smconst<>+1392(SB)/4, $0x00000000
-DATA smconst<>+1396(SB)/4, $0x00000000
-DATA smconst<>+1400(SB)/4, $0x00000000
-DATA smconst<>+1404(SB)/4, $0x00000000
-DATA smconst<>+1408(SB)/4, $0x00000000
-DATA smconst<>+1412(SB)/4, $0x00000004
-DATA smconst<>+1416(SB)/4, $0x00000008
-DATA smconst<>+1420(SB)/4, $0x0000000c
-DATA smconst<>+1424(SB)/4, $0x00000001
-DATA smconst<>+1428(SB)/4, $0x00000005
-DATA smconst<>+1432(SB)/4, $0x00000009
-DATA smconst<>+1436(SB)/4, $0x0000000d
-DATA smconst<>+1440(SB)/4, $0x00000000
-DATA smconst<>+1444(SB)/4, $0x00000000
-DATA smconst<>+1448(SB)/4, $0x00000000
-DATA smconst<>+1452(SB)/4, $0x00000000
-DATA smconst<>+1456(SB)/4, $0x00000000
-DATA smconst<>+1460(SB)/4, $0x00000000
-DATA smconst<>+1464(SB)/4, $0x00000000
-DATA smconst<>+1468(SB)/4, $0x00000000
-DATA smconst<>+1472(SB)/4, $0x00000000
-DATA smconst<>+1476(SB)/4, $0x00000001
-DATA smconst<>+1480(SB)/4, $0x00000002
-DATA smconst<>+1484(SB)/4, $0x00000003
-DATA smconst<>+1488(SB)/4, $0x00000004
-DATA smconst<>+1492(SB)/4, $0x00000005
-DATA smconst<>+1496(SB)/4, $0x00000006
-DATA smconst<>+1500(SB)/4, $0x00000007
-DATA smconst<>+1504(SB)/4, $0x00000008
-DATA smconst<>+1508(SB)/4, $0x00000009
-DATA smconst<>+1512(SB)/4, $0x0000000a
-DATA smconst<>+1516(SB)/4, $0x0000000b
-DATA smconst<>+1520(SB)/4, $0x0000000c
-DATA smconst<>+1524(SB)/4, $0x0000000d
-DATA smconst<>+1528(SB)/4, $0x0000000e
-DATA smconst<>+1532(SB)/4, $0x0000000f
-DATA smconst<>+1536(SB)/4, $0xff7fffff
-DATA smconst<>+1540(SB)/4, $0xff7fffff
-DATA smconst<>+1544(SB)/4, $0xff7fffff
-DATA smconst<>+1548(SB)/4, $0xff7fffff
-DATA smconst<>+1552(SB)/4, $0xff7fffff
-DATA smconst<>+1556(SB)/4, $0xff7fffff
-DATA smconst<>+1560(SB)/4, $0xff7fffff
-DATA smconst<>+1564(SB)/4, $0xff7fffff
-DATA smconst<>+1568(SB)/4, $0xff7fffff
-DATA smconst<>+1572(SB)/4, $0xff7fffff
-DATA smconst<>+1576(SB)/4, $0xff7fffff
-DATA smconst<>+1580(SB)/4, $0xff7fffff
-DATA smconst<>+1584(SB)/4, $0xff7fffff
-DATA smconst<>+1588(SB)/4, $0xff7fffff
-DATA smconst<>+1592(SB)/4, $0xff7fffff
-DATA smconst<>+1596(SB)/4, $0xff7fffff
-DATA smconst<>+1600(SB)/4, $0x00010001
-DATA smconst<>+1604(SB)/4, $0x00010001
-DATA smconst<>+1608(SB)/4, $0x00010001
-DATA smconst<>+1612(SB)/4, $0x00010001
-DATA smconst<>+1616(SB)/4, $0x00010001
-DATA smconst<>+1620(SB)/4, $0x00010001
-DATA smconst<>+1624(SB)/4, $0x00010001
-DATA smconst<>+1628(SB)/4, $0x00010001
-DATA smconst<>+1632(SB)/4, $0x00010001
-DATA smconst<>+1636(SB)/4, $0x00010001
-DATA smconst<>+1640(SB)/4, $0x00010001
-DATA smconst<>+1644(SB)/4, $0x00010001
-DATA smconst<>+1648(SB)/4, $0x00010001
-DATA smconst<>+1652(SB)/4, $0x00010001
-DATA smconst<>+1656(SB)/4, $0x00010001
-DATA smconst<>+1660(SB)/4, $0x00010001
-GLOBL smconst<>(SB), RODATA|NOPTR, $1664
+// smconst<> is the constant table, a TEXT symbol so that it is 64-byte
+// aligned (see vecgen.FuncAlign): never executed.
+TEXT smconst<>(SB), NOSPLIT|NOFRAME, $0
+	PCALIGN $64
+	LONG $0xff800000; LONG $0xff800000; LONG $0xff800000; LONG $0xff800000
+	LONG $0xff800000; LONG $0xff800000; LONG $0xff800000; LONG $0xff800000
+	LONG $0xff800000; LONG $0xff800000; LONG $0xff800000; LONG $0xff800000
+	LONG $0xff800000; LONG $0xff800000; LONG $0xff800000; LONG $0xff800000
+	LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000
+	LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000
+	LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000
+	LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000; LONG $0x3f800000
+	LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b
+	LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b
+	LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b
+	LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b; LONG $0x3fb8aa3b
+	LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f
+	LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f
+	LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f
+	LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f; LONG $0x0000007f
+	LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000
+	LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000
+	LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000
+	LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000; LONG $0xc2b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218
+	LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218
+	LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218
+	LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218; LONG $0x3f317218
+	LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0
+	LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0
+	LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0
+	LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0; LONG $0x3e75fdf0
+	LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847
+	LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847
+	LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847
+	LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847; LONG $0x3d635847
+	LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b
+	LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b
+	LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b
+	LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b; LONG $0x3c1d955b
+	LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f
+	LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f
+	LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f
+	LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f; LONG $0xc2aeac4f
+	LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000
+	LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000
+	LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000
+	LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000; LONG $0xc2d00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000; LONG $0x42b00000
+	LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000
+	LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000
+	LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000
+	LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000; LONG $0x3f318000
+	LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083
+	LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083
+	LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083
+	LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083; LONG $0xb95e8083
+	LONG $0x39506967; LONG $0x39506967; LONG $0x39506967; LONG $0x39506967
+	LONG $0x39506967; LONG $0x39506967; LONG $0x39506967; LONG $0x39506967
+	LONG $0x39506967; LONG $0x39506967; LONG $0x39506967; LONG $0x39506967
+	LONG $0x39506967; LONG $0x39506967; LONG $0x39506967; LONG $0x39506967
+	LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce
+	LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce
+	LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce
+	LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce; LONG $0x3ab743ce
+	LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908
+	LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908
+	LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908
+	LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908; LONG $0x3c088908
+	LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1
+	LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1
+	LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1
+	LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1; LONG $0x3d2aa9c1
+	LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa
+	LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa
+	LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa
+	LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa; LONG $0x3e2aaaaa
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000; LONG $0x3f000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000004; LONG $0x00000008; LONG $0x0000000c
+	LONG $0x00000001; LONG $0x00000005; LONG $0x00000009; LONG $0x0000000d
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000000; LONG $0x00000000; LONG $0x00000000
+	LONG $0x00000000; LONG $0x00000001; LONG $0x00000002; LONG $0x00000003
+	LONG $0x00000004; LONG $0x00000005; LONG $0x00000006; LONG $0x00000007
+	LONG $0x00000008; LONG $0x00000009; LONG $0x0000000a; LONG $0x0000000b
+	LONG $0x0000000c; LONG $0x0000000d; LONG $0x0000000e; LONG $0x0000000f
+	LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff
+	LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff
+	LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff
+	LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff; LONG $0xff7fffff
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
+	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
 
 // func threePassExactAVX2(x *float32, kept int, n int)
 // Requires: AVX, AVX2, FMA3
 TEXT ·threePassExactAVX2(SB), NOSPLIT, $0-24
+	PCALIGN $64
 	MOVQ x+0(FP), AX
 	MOVQ kept+8(FP), CX
 	MOVQ n+16(FP), DX
@@ -777,6 +469,7 @@ done_4:
 // func onlineExactAVX2(x *float32, kept int, n int)
 // Requires: AVX, AVX2, FMA3
 TEXT ·onlineExactAVX2(SB), NOSPLIT, $0-24
+	PCALIGN $64
 	MOVQ x+0(FP), AX
 	MOVQ kept+8(FP), CX
 	MOVQ n+16(FP), DX
@@ -1353,6 +1046,7 @@ done_7:
 // func threePassFastAVX2(x *float32, kept int, n int)
 // Requires: AVX, AVX2, FMA3
 TEXT ·threePassFastAVX2(SB), NOSPLIT, $0-24
+	PCALIGN $64
 	MOVQ x+0(FP), AX
 	MOVQ kept+8(FP), CX
 	MOVQ n+16(FP), DX
@@ -1663,6 +1357,7 @@ done_11:
 // func onlineFastAVX2(x *float32, kept int, n int)
 // Requires: AVX, AVX2, FMA3
 TEXT ·onlineFastAVX2(SB), NOSPLIT, $0-24
+	PCALIGN $64
 	MOVQ x+0(FP), AX
 	MOVQ kept+8(FP), CX
 	MOVQ n+16(FP), DX
@@ -2127,6 +1822,7 @@ done_14:
 // func threePassExactAVX512(x *float32, kept int, n int)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·threePassExactAVX512(SB), NOSPLIT, $0-24
+	PCALIGN $64
 	MOVQ x+0(FP), AX
 	MOVQ kept+8(FP), CX
 	MOVQ n+16(FP), DX
@@ -2452,6 +2148,7 @@ done_18:
 // func onlineExactAVX512(x *float32, kept int, n int)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·onlineExactAVX512(SB), NOSPLIT, $0-24
+	PCALIGN $64
 	MOVQ x+0(FP), AX
 	MOVQ kept+8(FP), CX
 	MOVQ n+16(FP), DX
@@ -2963,6 +2660,7 @@ done_21:
 // func threePassFastAVX512(x *float32, kept int, n int)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·threePassFastAVX512(SB), NOSPLIT, $0-24
+	PCALIGN $64
 	MOVQ x+0(FP), AX
 	MOVQ kept+8(FP), CX
 	MOVQ n+16(FP), DX
@@ -3270,6 +2968,7 @@ done_25:
 // func onlineFastAVX512(x *float32, kept int, n int)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·onlineFastAVX512(SB), NOSPLIT, $0-24
+	PCALIGN $64
 	MOVQ x+0(FP), AX
 	MOVQ kept+8(FP), CX
 	MOVQ n+16(FP), DX

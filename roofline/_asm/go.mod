@@ -8,6 +8,7 @@ require (
 )
 
 require (
+	github.com/ckbench/ckbench/kernels/_vecgen v0.0.0
 	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
@@ -16,3 +17,5 @@ require (
 )
 
 replace github.com/ckbench/ckbench => ../..
+
+replace github.com/ckbench/ckbench/kernels/_vecgen => ../../kernels/_vecgen

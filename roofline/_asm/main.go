@@ -7,6 +7,7 @@
 package main
 
 import (
+	vecgen "github.com/ckbench/ckbench/kernels/_vecgen"
 	"os"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -54,5 +55,5 @@ func main() {
 	fmaScalar()
 	clockChain()
 	rdtsc()
-	Generate()
+	vecgen.GenerateAligned() // every function and the constant table 64-byte aligned
 }

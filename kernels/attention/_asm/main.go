@@ -7,7 +7,6 @@ package main
 
 import (
 	. "github.com/ckbench/ckbench/kernels/_vecgen"
-	. "github.com/mmcloughlin/avo/build"
 )
 
 func main() {
@@ -30,5 +29,5 @@ func main() {
 			}
 		}
 	}
-	Generate()
+	GenerateAligned()
 }

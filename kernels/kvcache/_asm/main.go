@@ -7,6 +7,7 @@ package main
 
 import (
 	"fmt"
+	vecgen "github.com/ckbench/ckbench/kernels/_vecgen"
 	"os"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -27,7 +28,7 @@ func main() {
 	pairedRows("copyRowsAVX2", false)
 	rows("toF16RowsAVX512", true)
 	rows("copyRowsAVX512", false)
-	Generate()
+	vecgen.GenerateAligned() // every function 64-byte aligned
 }
 
 // rows emits, for r < nrows, row r of n values (n a multiple of 16) from

@@ -31,7 +31,7 @@ func main() {
 			tileSoftmax(t, fast)
 		}
 	}
-	Generate()
+	GenerateAligned()
 }
 
 // qkRows is the query rows of qk's register block.

@@ -5,7 +5,10 @@ go 1.26.0
 require github.com/mmcloughlin/avo v0.6.0
 
 require (
+	github.com/ckbench/ckbench/kernels/_vecgen v0.0.0
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 )
+
+replace github.com/ckbench/ckbench/kernels/_vecgen => ../../_vecgen

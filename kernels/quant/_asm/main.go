@@ -8,6 +8,7 @@ package main
 
 import (
 	"flag"
+	vecgen "github.com/ckbench/ckbench/kernels/_vecgen"
 	"log"
 	"os"
 
@@ -127,7 +128,7 @@ func main() {
 		quantizeRowsQ8_0(w)
 		quantizeQ8_K(w)
 	}
-	Generate()
+	vecgen.GenerateAligned() // every function and the constant table 64-byte aligned
 	if *tiersOut != "" {
 		if err := writeTable(*tiersOut); err != nil {
 			log.Fatal(err)

@@ -21,7 +21,7 @@ func main() {
 			online(t, fast)
 		}
 	}
-	Generate()
+	GenerateAligned()
 }
 
 // unroll is the vectors per iteration of the main loops: four independent
