@@ -93,10 +93,8 @@ const Q8DecodeFlopsPerIter = Q8DecodeKeys * 4 * 128
 // (the query, the K rows, the V rows; 4 blocks of 34 bytes each), and
 // slack (AVX-512 reads a block's 32 values as 32 bytes): every scale 0.01
 // (f16 0x211f), the values −3…3, so no value is a NaN or subnormal that
-// could slow an instruction down. An array, not a slice made at init: a
-// heap allocation at init moved every buffer allocated after it, and with
-// them how the kernels' K, V and output rows fall across pages (identical
-// GQA kernel code took 5–9 % longer, Zen 5).
+// could slow an instruction down. An array, filled at init: nothing is
+// allocated before a run starts.
 var q8DecodeBuf [(1+2*Q8DecodeKeys)*4*34 + 64]byte
 
 func init() {
