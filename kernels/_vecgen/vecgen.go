@@ -354,7 +354,7 @@ func alignFile(src string) string {
 		if m := globlLine.FindStringSubmatch(line); m != nil {
 			size, _ := strconv.Atoi(m[2])
 			t := tables[m[1]]
-			for len(t) < size {
+			for len(t) < (size+3)/4*4 { // whole LONGs
 				t = append(t, 0)
 			}
 			fmt.Fprintf(&s, "// %s is the constant table, a TEXT symbol so that it is %d-byte\n// aligned (see vecgen.FuncAlign): never executed.\n", m[1], FuncAlign)
