@@ -41,8 +41,11 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 	Label(by8)
 	CMPQ(left, Imm(8))
 	JL(LabelRef(by1))
+	// AVX-512 q8_0 takes its rows in pairs (q8DotPair) with accumulators
+	// of its own; the rest, eight accumulators.
+	rowPairs := t.kv.q8 && t.W == 16
 	var acc [8]VecVirtual
-	if !(t.kv.q8 && t.W == 16) {
+	if !rowPairs {
 		for i := range acc {
 			acc[i] = t.Vec()
 			t.Zero(acc[i])
@@ -98,7 +101,7 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 		}
 	}
 	var pairs [4]VecVirtual // AVX-512 q8_0: the accumulators of row pairs
-	if t.kv.q8 && t.W == 16 {
+	if rowPairs {
 		// One q8_0 block of every row per step, two rows in a zmm
 		// (q8DotPair); q and the rows advance 34 bytes.
 		MOVQ(q, qd)
@@ -115,12 +118,8 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 		for i := range pairs {
 			t.q8DotPair(qb, rows[2*i], rows[2*i+1], pairs[i])
 		}
-		if pf != nil { // 8 rows of K per step (272 bytes): half as many of V, or, spread, as many
-			if pf.spread {
-				pf.stepN(4)
-			} else {
-				pf.stepN(2)
-			}
+		if pf != nil { // 8 rows of K per step (272 bytes): half as many of V (AVX-512 never spreads)
+			pf.stepN(2)
 		}
 		ADDQ(U32(q8BlockBytes), p0)
 		ADDQ(U32(q8BlockBytes), p4)
@@ -211,7 +210,7 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 	}
 	Label(reduce)
 	var s VecVirtual
-	if pairs[0] != nil {
+	if rowPairs {
 		s = reducePairsZ(pairs)
 	} else {
 		s = t.reduce8(acc)
