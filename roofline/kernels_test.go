@@ -152,14 +152,14 @@ func TestClockChain(t *testing.T) {
 func TestAVX2IsVEX(t *testing.T) { isatest.VEXOnly(t, "kernels_amd64.s") }
 
 // TestQ8Decode: the q8_0 decode ceiling kernel computes what it claims,
-// one round over q8DecodeBuf: Σ over keys and blocks of the int8 dot of
+// one round over q8DecodeRows: Σ over keys and blocks of the int8 dot of
 // the query's block with the key's times both scales, plus Σ over keys,
 // blocks and values of the value times its block's scale times the
 // weight 0.9999999, summed in float32 (to 1e-5). A tier without asm
 // kernels has none.
 func TestQ8Decode(t *testing.T) {
 	const row = 4 * 34
-	b := q8DecodeBuf
+	b := q8DecodeRows()
 	scale := func(o int) float64 { return float64(quant.F16ToF32(uint16(b[o]) | uint16(b[o+1])<<8)) }
 	val := func(o int) float64 { return float64(int8(b[o])) }
 	var want float64

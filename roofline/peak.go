@@ -1,6 +1,7 @@
 package roofline
 
 import (
+	"sync"
 	"time"
 
 	"github.com/ckbench/ckbench/kernels/isa"
@@ -77,7 +78,7 @@ func Q8FMA(t isa.Tier, iters int) (float32, bool) {
 // Q8DecodeFlopsPerIter, as a decode counts them.
 func Q8Decode(t isa.Tier, iters int) (float32, bool) {
 	if k := kernelsFor(t); k != nil && k.q8dec != nil {
-		return k.q8dec(&q8DecodeBuf[0], iters), true
+		return k.q8dec(&q8DecodeRows()[0], iters), true
 	}
 	return 0, false
 }
@@ -89,23 +90,23 @@ const Q8DecodeKeys = 8
 // key (2·D for Q·K, 2·D for P·V), D = 128.
 const Q8DecodeFlopsPerIter = Q8DecodeKeys * 4 * 128
 
-// q8DecodeBuf is Q8Decode's input: 1 + 2·Q8DecodeKeys q8_0 rows of hd 128
-// (the query, the K rows, the V rows; 4 blocks of 34 bytes each), and
-// slack (AVX-512 reads a block's 32 values as 32 bytes): every scale 0.01
-// (f16 0x211f), the values −3…3, so no value is a NaN or subnormal that
-// could slow an instruction down. An array, filled at init: nothing is
-// allocated before a run starts.
-var q8DecodeBuf [(1+2*Q8DecodeKeys)*4*34 + 64]byte
-
-func init() {
-	for blk := range (1 + 2*Q8DecodeKeys) * 4 {
+// q8DecodeRows returns Q8Decode's input, made on first use: 1 +
+// 2·Q8DecodeKeys q8_0 rows of hd 128 (the query, the K rows, the V rows; 4
+// blocks of 34 bytes each), and slack (AVX-512 reads a block's 32 values
+// as 32 bytes): every scale 0.01 (f16 0x211f), the values −3…3, so no
+// value is a NaN or subnormal that could slow an instruction down.
+var q8DecodeRows = sync.OnceValue(func() []byte {
+	const rows = 1 + 2*Q8DecodeKeys
+	b := make([]byte, rows*4*34+64)
+	for blk := range rows * 4 {
 		o := blk * 34
-		q8DecodeBuf[o], q8DecodeBuf[o+1] = 0x1f, 0x21
+		b[o], b[o+1] = 0x1f, 0x21
 		for j := range 32 {
-			q8DecodeBuf[o+2+j] = byte(int8((blk+j)%7 - 3))
+			b[o+2+j] = byte(int8((blk+j)%7 - 3))
 		}
 	}
-}
+	return b
+})
 
 // genericChains is the number of independent float32 chains of fmaGeneric
 // (and of its amd64 asm twin, fmaScalar).

@@ -29,7 +29,7 @@ func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 		if ws <= 0 {
 			ws = int64(rec.Bytes)
 		}
-		b := r.BoundOf(computeRoof(rec), isa.Tier(rec.ISA), max(rec.Th, 1), float64(rec.AI), ws, cold)
+		b := r.BoundOf(ComputeRoof(rec), isa.Tier(rec.ISA), max(rec.Th, 1), float64(rec.AI), ws, cold)
 		rec.Level = b.Level
 		b = b.AtLeast(float64(rec.ReadGBs), float64(rec.AI))
 		if b.GBs <= 0 {
@@ -51,7 +51,8 @@ func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 	}
 }
 
-// computeRoof is the compute ceiling a record is held to: the int8 dot
+// ComputeRoof is the compute ceiling (a roofline kind) a record is held
+// to: the int8 dot
 // peak for the integer GEMV (its AI counts int8 ops); the widened FMA peak
 // (f16-fma; for q8_0, roofline.Q8Attn: Q·K int8 dots, P·V widening FMAs)
 // for a decode over an f16 or q8_0 KV cache that widens
@@ -62,7 +63,7 @@ func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 // otherwise. A grouped kernel (decode-flash-gqa, decode-split with H >
 // Hkv) may widen a value once for several heads' FMAs (AVX-512 does, for
 // two), so it stays under the FP32 roof, the only bound it cannot pass.
-func computeRoof(rec *results.Record) string {
+func ComputeRoof(rec *results.Record) string {
 	if rec.IntOps.Valid() && rec.IntOps > 0 {
 		return "int8-dot"
 	}

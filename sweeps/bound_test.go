@@ -26,7 +26,7 @@ func TestComputeRoof(t *testing.T) {
 		{results.Record{Family: "kvcache", KV: "f16"}, "fp32-fma"},
 		{results.Record{Family: "quant", IntOps: 10}, "int8-dot"},
 	} {
-		if got := computeRoof(&c.rec); got != c.want {
+		if got := ComputeRoof(&c.rec); got != c.want {
 			t.Errorf("%s kv=%s int_ops=%v: %s, want %s", c.rec.Family, c.rec.KV, c.rec.IntOps, got, c.want)
 		}
 	}

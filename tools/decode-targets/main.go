@@ -38,6 +38,7 @@ import (
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
 	"github.com/ckbench/ckbench/roofline"
+	ckbsweeps "github.com/ckbench/ckbench/sweeps"
 )
 
 // sweep is one ckbench run the targets read: its folder (run id) and its
@@ -344,21 +345,16 @@ func loadRoofline(dir string) (*roofline.Roofline, error) {
 }
 
 // maxShareOfRead is the most of its paired read a decode point can reach
-// on this machine, in %: the read's rate over the rate its tier's compute
-// ceiling allows at the point's FLOPs per byte (f16-fma for an f16 cache's
-// lone head, q8-decode for a q8_0 cache, fp32-fma for f32), capped at 100;
-// false where there is no such ceiling or no read.
+// on this machine, in %: the read's rate over the rate its compute
+// ceiling (the one its bound uses, sweeps.ComputeRoof: f16-fma for a lone
+// f16 head, q8-decode for a lone q8_0 head) allows at the point's FLOPs
+// per byte, capped at 100; false where there is no such ceiling or no
+// read.
 func maxShareOfRead(roof *roofline.Roofline, r *results.Record) (float64, string, bool) {
 	if roof == nil || !strings.HasPrefix(r.Kernel, "decode-") || !r.AI.Valid() || !r.ReadGBs.Valid() || r.AI <= 0 || r.ReadGBs <= 0 {
 		return 0, "", false
 	}
-	kind := "fp32-fma"
-	switch r.KV {
-	case "f16":
-		kind = "f16-fma"
-	case "q8_0":
-		kind = roofline.Q8Attn
-	}
+	kind := ckbsweeps.ComputeRoof(r)
 	b := roof.BoundOf(kind, isa.Tier(r.ISA), r.Th, float64(r.AI), 0, false)
 	if b.Peak <= 0 {
 		return 0, "", false

@@ -74,7 +74,7 @@ func TestMaxShareOfRead(t *testing.T) {
 	}}
 	rec := func(kernel, kv string, ai, read float64) *results.Record {
 		r := results.NewRecord()
-		r.Kernel, r.KV, r.ISA, r.Th, r.AI, r.ReadGBs = kernel, kv, "avx512", 1, results.Float(ai), results.Float(read)
+		r.Family, r.Kernel, r.KV, r.ISA, r.H, r.KVH, r.Th, r.AI, r.ReadGBs = "attention", kernel, kv, "avx512", 1, 1, 1, results.Float(ai), results.Float(read)
 		return &r
 	}
 	// q8_0 at 2 FLOP/B against a 100 GB/s read needs 200 GFLOP/s: 50 %.

@@ -101,43 +101,32 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 		}
 	}
 	var pairs [4]VecVirtual // AVX-512 q8_0: the accumulators of row pairs
-	if rowPairs {
-		// One q8_0 block of every row per step, two rows in a zmm
-		// (q8DotPair); q and the rows advance 34 bytes.
-		MOVQ(q, qd)
-		MOVQ(rl, end)
-		ADDQ(row, end)
-		for i := range pairs {
-			pairs[i] = ZMM()
-			t.Zero(pairs[i])
-		}
-		blk := NewLabel("scores_q8")
-		Label(blk)
-		qb := t.q8QueryPair(Mem{Base: qd})
-		rows := rowsAt(p0, p4, db, db3, 0)
-		for i := range pairs {
-			t.q8DotPair(qb, rows[2*i], rows[2*i+1], pairs[i])
-		}
-		if pf != nil { // 8 rows of K per step (272 bytes): half as many of V (AVX-512 never spreads)
-			pf.stepN(2)
-		}
-		ADDQ(U32(q8BlockBytes), p0)
-		ADDQ(U32(q8BlockBytes), p4)
-		ADDQ(U32(q8BlockBytes), qd)
-		CMPQ(p0, end)
-		JB(LabelRef(blk))
-	} else if t.kv.q8 {
+	if t.kv.q8 {
 		// One q8_0 block of every row per step, an int8 dot against
-		// the quantized query's block (q8Dot); q and the rows advance
-		// 34 bytes.
+		// the quantized query's block (q8Dot; AVX-512 two rows in a
+		// zmm, q8DotPair); q and the rows advance 34 bytes.
 		MOVQ(q, qd)
 		MOVQ(rl, end)
 		ADDQ(row, end)
+		if rowPairs {
+			for i := range pairs {
+				pairs[i] = ZMM()
+				t.Zero(pairs[i])
+			}
+		}
 		blk := NewLabel("scores_q8")
 		Label(blk)
-		qb := t.q8Query(Mem{Base: qd})
-		for i, m := range rowsAt(p0, p4, db, db3, 0) {
-			t.q8Dot(qb, m, acc[i])
+		rows := rowsAt(p0, p4, db, db3, 0)
+		if rowPairs {
+			qb := t.q8QueryPair(Mem{Base: qd})
+			for i := range pairs {
+				t.q8DotPair(qb, rows[2*i], rows[2*i+1], pairs[i])
+			}
+		} else {
+			qb := t.q8Query(Mem{Base: qd})
+			for i, m := range rows {
+				t.q8Dot(qb, m, acc[i])
+			}
 		}
 		if pf != nil { // 8 rows of K per step (272 bytes): half as many of V, or, spread, as many
 			if pf.spread {
@@ -211,7 +200,7 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 	Label(reduce)
 	var s VecVirtual
 	if rowPairs {
-		s = reducePairsZ(pairs)
+		s = reduceLanes(pairs)
 	} else {
 		s = t.reduce8(acc)
 	}

@@ -140,24 +140,10 @@ func reduce8Z(a [8]VecVirtual) VecVirtual {
 	return reduceLanes(s)
 }
 
-// reducePairsZ is reduce8Z for accumulators of row pairs: a[i] holds row
-// 2i in its low eight lanes and row 2i+1 in its high eight.
-func reducePairsZ(a [4]VecVirtual) VecVirtual {
-	// Level 1: (a0, a1) → [r0, r1, r2, r3] in 128-bit lanes, each a
-	// 4-float partial sum, as reduce8Z's first two levels leave them.
-	var t [2]VecVirtual
-	for j := range t {
-		u, v := ZMM(), ZMM()
-		VSHUFF32X4(Imm(0x88), a[2*j+1], a[2*j], u) // [A0 A2 B0 B2]
-		VSHUFF32X4(Imm(0xDD), a[2*j+1], a[2*j], v) // [A1 A3 B1 B3]
-		VADDPS(v, u, u)
-		t[j] = u
-	}
-	return reduceT(t)
-}
-
-// reduceLanes is reduce8Z from its second level on: lane i of s[j] (128
-// bits) holds partial sums of acc 2j and 2j+1.
+// reduceLanes is reduce8Z from its second level on: 128-bit lanes 0 and 1
+// of s[i] hold partial sums of acc 2i, lanes 2 and 3 of acc 2i+1. So are
+// the accumulators of row pairs laid out (q8DotPair: row 2i in the low
+// eight lanes, row 2i+1 in the high), which it reduces whole.
 func reduceLanes(s [4]VecVirtual) VecVirtual {
 	// Level 2: lane i of t[j] holds a 4-float partial sum of acc 4j+i.
 	var t [2]VecVirtual
@@ -168,12 +154,6 @@ func reduceLanes(s [4]VecVirtual) VecVirtual {
 		VADDPS(v, u, u)
 		t[j] = u
 	}
-	return reduceT(t)
-}
-
-// reduceT is reduce8Z's last level: lane i (128 bits) of t[j] holds a
-// 4-float partial sum of acc 4j+i.
-func reduceT(t [2]VecVirtual) VecVirtual {
 	// Level 3: within each lane, [x0 x1 x2 x3], [y0 y1 y2 y3] → [Σx, Σy, Σx, Σy].
 	p, q := ZMM(), ZMM()
 	VSHUFPS(Imm(0x88), t[1], t[0], p) // [x0 x2 y0 y2]
