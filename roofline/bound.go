@@ -17,6 +17,7 @@ type Bound struct {
 	Level  string  // memory level its working set lives in (DRAM when cold)
 	GBs    float64 // that level's bandwidth ceiling (0: none usable, no bound)
 	Peak   float64 // compute ceiling of its tier (GFLOP/s), 0 if unknown
+	Kind   string  // the compute ceiling Peak is (a Compute kind, or Q8Attn's harmonic mean)
 	GFlops float64 // min(Peak, AI × GBs)
 }
 
@@ -116,11 +117,7 @@ func (r *Roofline) BoundOf(kind string, t isa.Tier, threads int, ai float64, ws 
 		}
 		break
 	}
-	for _, c := range r.Compute {
-		if c.Kind == kind && c.Tier == t && c.Threads == threads {
-			b.Peak = c.Value
-		}
-	}
+	b.Peak, b.Kind = r.peak(kind, t, threads), kind
 	if b.Peak <= 0 && (kind == "f16-fma" || kind == "q8-fma") {
 		return r.BoundOf("fp32-fma", t, threads, ai, ws, cold)
 	}
@@ -166,7 +163,7 @@ const Q8Attn = "q8-dot+fma"
 const Q8DecodeKind = "q8-decode"
 
 func (r *Roofline) q8AttnBound(t isa.Tier, threads int, ai float64, ws int64, cold bool) Bound {
-	if r.Has(Q8DecodeKind, t, threads) {
+	if r.peak(Q8DecodeKind, t, threads) > 0 {
 		return r.BoundOf(Q8DecodeKind, t, threads, ai, ws, cold)
 	}
 	b := r.BoundOf("q8-fma", t, threads, ai, ws, cold)
@@ -174,21 +171,23 @@ func (r *Roofline) q8AttnBound(t isa.Tier, threads int, ai float64, ws int64, co
 	if b.Peak <= 0 || dot.Peak <= 0 {
 		return b
 	}
-	b.Peak = 2 / (1/b.Peak + 1/dot.Peak)
+	b.Peak, b.Kind = 2/(1/b.Peak+1/dot.Peak), Q8Attn
 	if b.GBs <= 0 {
 		return b // no level ceiling yet (see BoundOf)
 	}
 	return b.atAI(ai)
 }
 
-// Has reports whether r has a compute ceiling of kind for tier t on threads.
-func (r *Roofline) Has(kind string, t isa.Tier, threads int) bool {
+// peak is r's compute ceiling of kind for tier t on threads, 0 if it has
+// none.
+func (r *Roofline) peak(kind string, t isa.Tier, threads int) float64 {
+	var v float64
 	for _, c := range r.Compute {
-		if c.Kind == kind && c.Tier == t && c.Threads == threads && c.Value > 0 {
-			return true
+		if c.Kind == kind && c.Tier == t && c.Threads == threads {
+			v = c.Value
 		}
 	}
-	return false
+	return v
 }
 
 func (r *Roofline) level(name string, threads int) (Level, bool) {

@@ -421,6 +421,10 @@ func q8DecodePeak(t tier) {
 		zero = t.vec()
 		VMOVUPS(kc(cZero), zero)
 	}
+	step := 1 // keys a dot
+	if z {
+		step = 2
+	}
 	countdown(n, name+"_loop", name+"_done", func() {
 		for b := range 4 {
 			qb := b * q8BlockBytes
@@ -438,10 +442,6 @@ func q8DecodePeak(t tier) {
 				VPABSB(at(qb+2), abs)
 				VPBROADCASTW(at(qb), h.AsX())
 				VCVTPH2PS(h.AsX(), dq)
-			}
-			step := 1 // keys a dot
-			if z {
-				step = 2
 			}
 			for r := 0; r < q8Keys; r += step {
 				m0 := kRow(r) + qb

@@ -354,15 +354,11 @@ func maxShareOfRead(roof *roofline.Roofline, r *results.Record) (float64, string
 	if roof == nil || !strings.HasPrefix(r.Kernel, "decode-") || !r.AI.Valid() || !r.ReadGBs.Valid() || r.AI <= 0 || r.ReadGBs <= 0 {
 		return 0, "", false
 	}
-	kind := ckbsweeps.ComputeRoof(r)
-	b := roof.BoundOf(kind, isa.Tier(r.ISA), r.Th, float64(r.AI), 0, false)
+	b := roof.BoundOf(ckbsweeps.ComputeRoof(r), isa.Tier(r.ISA), r.Th, float64(r.AI), 0, false)
 	if b.Peak <= 0 {
 		return 0, "", false
 	}
-	if kind == roofline.Q8Attn && roof.Has(roofline.Q8DecodeKind, isa.Tier(r.ISA), r.Th) {
-		kind = roofline.Q8DecodeKind
-	}
-	return min(100, 100*b.Peak/(float64(r.AI)*float64(r.ReadGBs))), fmt.Sprintf("%s %.0f GFLOP/s", kind, b.Peak), true
+	return min(100, 100*b.Peak/(float64(r.AI)*float64(r.ReadGBs))), fmt.Sprintf("%s %.0f GFLOP/s", b.Kind, b.Peak), true
 }
 
 func runIDs() []string {
