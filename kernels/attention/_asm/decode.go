@@ -90,8 +90,9 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 				// interleaved A/B, three runs of 5–6 rounds), and
 				// 0.94–0.98 an hour later with the host slower (3.1
 				// against 3.5 GHz, 8 rounds): never slower. f16 went
-				// 1.23 from DRAM with it, so f16 relies on the hardware
-				// prefetchers.
+				// 1.23 from DRAM with it (and 1.05–1.06 in L3 on Zen
+				// 5, ctx 4096, by T1 or T0), so f16 relies on the
+				// hardware prefetchers.
 				if pf != nil && t.kv.size == 4 && i%2 == 1 {
 					pf.stepN(2 * nc * t.kb() / 64)
 				}
@@ -1607,7 +1608,8 @@ func (t tier) flashDecode(fast bool) {
 		// 10.2–12.0 ms a call (AVX-512) and 13.5–13.7 to 11.2–11.7
 		// (AVX2), f16 from 7.6–7.7 to 6.6 and 7.9–8.0 to 7.3–7.5. A
 		// lone head keeps one tile: farther, AVX2's q8_0 decode-flash ran
-		// 2.4 times slower.
+		// 2.4 times slower. (AVX-512 on Zen 5, one or three tiles
+		// further: 0.99–1.04 in L3, f32, f16 and q8_0.)
 		ahead, g := GP64(), GP64()
 		XORQ(ahead, ahead)
 		Load(Param("ng"), g)
@@ -1710,6 +1712,20 @@ func (t tier) flashDecode(fast bool) {
 	// 32:8 and 64:8, L3, Zen 5, 5 rounds), so the quads take theirs in
 	// pairs. (It generates since no vector register is live into the
 	// functions; see loadScores.)
+	//
+	// What each phase costs, from the kernel with that phase left out
+	// (timing only; Zen 5, AVX-512, ctx 64 in L2, paired rounds, median
+	// of 10): scores 39–48 % of a 32:8 or 64:8 call (f32, f16), this
+	// phase 16–17 %, P·V 21–33 %; a lone f16 head (ctx 1024) 52, 19 and
+	// 39 %. P·V runs at about 96 % of the FMA roof, scores at about 73 %.
+	// The groups' softmax is work, not waiting: emitted after P·V, where
+	// nothing waits on it, a call took 0.98–1.01 of the time, a lone f16
+	// head's 0.88 (L2) and 0.94 (L3). So a lone head would gain from its
+	// softmax overlapping the next tile's scores (tiles double-buffered);
+	// groups would not. Also measured there: each quad's softmax right
+	// after its scores, 1.01–1.05; each pair's state addressed from two
+	// registers set once, 0.99–1.00 (lone f16 1.05); the rescale left
+	// out, 0.93–0.98.
 	//
 	// rescale(k) updates head h+k's running max from its tile max: where
 	// it grew, c = exp(m_old − m_new) (0 on the first tile, where m_old

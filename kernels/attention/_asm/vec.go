@@ -127,6 +127,16 @@ func (t tier) reduce4(acc []VecVirtual) VecVirtual {
 // lanes of pairs first (VSHUFF32X4), then floats within lanes (VSHUFPS),
 // then one VPERMPS to order the eight sums: 17 shuffles and 8 adds, where
 // folding each zmm to a ymm and then running VHADDPS trees takes 22 and 15.
+//
+// Two other trees, measured on Zen 5 (AVX-512 GQA calls at ctx 64–1024,
+// one process per run, paired rounds, median B/A of 12): level 1 as one
+// VSHUFF32X4 and two VADDPS, the second merge-masked to the upper half,
+// 0.99–1.02; floats within lanes first (VSHUFPS), 4 cross-lane shuffles
+// where this takes 13, f16 64:8 0.98 but f32 32:8 1.08 and 64:8 1.02. Yet
+// on their own, beside 16 independent FMAs (7.8 cycles), 16 VSHUFPS or
+// VBLENDMPS cost nothing, 16 VSHUFF32X4 or VPERMPS 3.6 cycles, VPERMT2PS
+// 5.4. No reduction at all (timing only) took 0.93–0.97 of the time: the
+// reductions are not where scores4 loses a quarter of the FMA roof.
 func reduce8Z(a [8]VecVirtual) VecVirtual {
 	// Level 1: (a0,a1) → [A0+A2, A1+A3, B0+B2, B1+B3] in 128-bit lanes.
 	var s [4]VecVirtual
