@@ -1720,12 +1720,20 @@ func (t tier) flashDecode(fast bool) {
 	// 39 %. P·V runs at about 96 % of the FMA roof, scores at about 73 %.
 	// The groups' softmax is work, not waiting: emitted after P·V, where
 	// nothing waits on it, a call took 0.98–1.01 of the time, a lone f16
-	// head's 0.88 (L2) and 0.94 (L3). So a lone head would gain from its
-	// softmax overlapping the next tile's scores (tiles double-buffered);
-	// groups would not. Also measured there: each quad's softmax right
-	// after its scores, 1.01–1.05; each pair's state addressed from two
-	// registers set once, 0.99–1.00 (lone f16 1.05); the rescale left
-	// out, 0.93–0.98.
+	// head's 0.88 (L2) and 0.94 (L3). So a lone head gains from its
+	// softmax overlapping the next tile's scores; groups would not. Built
+	// so (a lone head scoring tile t+1 before tile t's softmax and P·V,
+	// two score buffers and two tile maxima taking turns, P·V prefetching
+	// the K tile after next), it took in cache 0.86–0.93 of the time
+	// (AVX-512 f16, ctx 1024 and 4096), f32 0.97–0.98, q8_0 0.97–0.99,
+	// AVX2 0.96–1.00; but from DRAM (eight lone heads, 128 MB, 10–14
+	// paired rounds) f16 1.03–1.07 (AVX-512) and 1.04 (AVX2), f32
+	// 1.00–1.04, q8_0 0.92 and 1.01. The K tile one or three ahead, or
+	// this tile's V prefetched during the scores, did worse. Not kept: a
+	// decode's cache mostly comes from DRAM. Also measured: each quad's
+	// softmax right after its scores, 1.01–1.05; each pair's state
+	// addressed from two registers set once, 0.99–1.00 (lone f16 1.05);
+	// the rescale left out (timing only), 0.93–0.98.
 	//
 	// rescale(k) updates head h+k's running max from its tile max: where
 	// it grew, c = exp(m_old − m_new) (0 on the first tile, where m_old
