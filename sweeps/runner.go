@@ -45,7 +45,7 @@ type Options struct {
 	Seed uint64 // data seed; the same seed gives the same data everywhere
 
 	// ColdBytes is how many bytes a cold rotation must stream between two
-	// uses of one copy (default: 2 × (L2 + L3) from cpuid, ≥ 64 MiB).
+	// uses of one copy (default: ColdBytesFor).
 	ColdBytes int64
 	// MemAvailable bounds a point's memory (default: /proc/meminfo).
 	MemAvailable int64
@@ -86,6 +86,21 @@ type Options struct {
 	// spread) after each attempt.
 	judged func(p *Point, rec *results.Record)
 	costly time.Duration // in tests, the attempt time above which no retry is made
+}
+
+// ColdBytesFor is the default Options.ColdBytes of a CPU with these
+// caches (bytes; ≤ 0 unknown): what a --cold point streams through before
+// it reads a copy again, 4 × (L2 + L3) and at least 256 MiB.
+//
+// Twice the caches was not enough. On a Zen 5 guest whose cpuid reports no
+// L3 (its read curve falls past 32–43 MiB), a rotation of 64 MiB left
+// kv-read of a lone hd-128 head at ctx 32768 (f16, q8_0) at 50–55 GB/s,
+// where the DRAM read roof was 34–38: a shared L3's replacement keeps part
+// of a stream a little larger than itself, so such a point, labelled
+// DRAM, read partly from L3. Rotations of 256 MiB and 1 GiB both gave
+// 34–38 GB/s.
+func ColdBytesFor(l2, l3 int64) int64 {
+	return max(4*(max(l2, 0)+max(l3, 0)), 256<<20)
 }
 
 // DefaultMaxMADPct is the spread above which a point is unstable: 3 % of
@@ -136,7 +151,7 @@ func (o *Options) defaults(info machine.Info) {
 		o.Threads = []int{1}
 	}
 	if o.ColdBytes == 0 {
-		o.ColdBytes = max(2*int64(max(info.Cache.L2, 0)+max(info.Cache.L3, 0)), 64<<20)
+		o.ColdBytes = ColdBytesFor(int64(info.Cache.L2), int64(info.Cache.L3))
 	}
 	if o.MemAvailable == 0 {
 		o.MemAvailable = info.OS.MemAvail

@@ -759,3 +759,18 @@ func TestFlagAboveBound(t *testing.T) {
 		}
 	}
 }
+
+// TestColdBytesFor: a cold rotation streams 4 × the caches, never less
+// than 256 MiB (a hidden L3, reported as -1, counts as none).
+func TestColdBytesFor(t *testing.T) {
+	for _, c := range []struct{ l2, l3, want int64 }{
+		{1 << 20, -1, 256 << 20},
+		{1 << 20, 32 << 20, 256 << 20},
+		{2 << 20, 96 << 20, 392 << 20},
+		{0, 0, 256 << 20},
+	} {
+		if got := ColdBytesFor(c.l2, c.l3); got != c.want {
+			t.Errorf("ColdBytesFor(%d, %d) = %d, want %d", c.l2, c.l3, got, c.want)
+		}
+	}
+}
