@@ -887,6 +887,11 @@ func measurePoint(ctx context.Context, p *Point, ref *readCeiling, opt Options, 
 	case !st.Enough(opt.Sampler):
 		rec.Status = results.StatusUnstable
 		rec.Reason = fmt.Sprintf("only %d samples kept, %d needed (%d rejected: the thread was off its CPU); the machine is busy", st.Kept, opt.Sampler.Effective().MinSamples, st.Rejected)
+	case rec.PageFaults.Valid() && rec.PageFaults >= 1:
+		// The timed calls mapped memory (a first touch): what they
+		// measured is the OS's page-fault path, not the kernel.
+		rec.Status = results.StatusUnstable
+		rec.Reason = fmt.Sprintf("%.0f page faults a call: the timed calls touched memory for the first time (a bug in ckbench's setup of this point, please report it)", float64(rec.PageFaults))
 	case st.MADPct() > maxMAD:
 		rec.Status = results.StatusUnstable
 		rec.Reason = fmt.Sprintf("samples spread %.1f %% (MAD) > %g %%", st.MADPct(), maxMAD) + results.SpreadAdvice
