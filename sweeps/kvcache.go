@@ -324,14 +324,6 @@ func kvcachePoints(p kvcache.Params, g KVCacheGrid, opt Options, status map[isa.
 			d.b.SrcK, d.b.SrcV = buf.Floats(rot*len(d.b.SrcK)), buf.Floats(rot*len(d.b.SrcV))
 		}
 		kvcache.FillRandom(d.b, opt.Seed)
-		// Every page of the cache written once now: a cold point's rot
-		// positions are each stored to once every rot calls, and an
-		// untouched page faults at its first store. With 65 rotations
-		// (a 256 MiB cold rotation of a 512-token batch-copy) sampling
-		// ended before the rotation came round, and every call took 512
-		// to 1024 page faults: 6–12 ms against the copy's 0.14–0.22.
-		prefault(d.b.K, d.b.V)
-		prefault(d.b.KEnc, d.b.VEnc)
 		// Warm, the ceiling moves the store's own lines: with data of
 		// its own, each switch between the two in their alternation
 		// (a sample is one or two calls) evicted the other's, so that
@@ -345,7 +337,6 @@ func kvcachePoints(p kvcache.Params, g KVCacheGrid, opt Options, status map[isa.
 		// from the same level as the store it is paired with.
 		rd, wr := int(w.Read)/4, int(w.Written)/4
 		d.src, d.dst, d.copyN = buf.Floats(rot*rd), buf.Floats(rot*wr), wr
-		prefault(d.dst)
 		return d
 	}}
 	base := results.NewRecord()
@@ -744,13 +735,4 @@ func (g *KVCacheGrid) Plan(opt Options, info machine.Info) (*Plan, error) {
 func (g *KVCacheGrid) Config() map[string]any {
 	return map[string]any{"kernels": g.Ops, "isa": g.Tiers, "hd": g.HeadDims, "heads": g.Heads, "tokens": g.Tokens,
 		"ctx": g.Ctxs, "kv": g.KVs, "layout": g.Layouts}
-}
-
-// prefault writes every page of each buffer once (Go's fresh memory is
-// mapped at its first write), so that no timed store is the first to
-// touch one.
-func prefault[T any](bufs ...[]T) {
-	for _, b := range bufs {
-		clear(b)
-	}
 }
