@@ -107,6 +107,12 @@ func emitConsts() {
 			}
 			continue
 		}
+		if i == cLane4 {
+			for j := range 8 {
+				DATA(32*i+4*j, U32(uint32(4*(j%4))))
+			}
+			continue
+		}
 		if i == cLaneIdx {
 			for j := range 8 {
 				DATA(32*i+4*j, U32(uint32(j)))

@@ -63,7 +63,8 @@ const (
 	cRoundC    = cQ6Scale + 4   // float32 0.5 − 2⁻²⁵ (0x3effffff): trunc(y + copysign(it, y)) is roundf(y)
 	cInfBits   = cRoundC + 1    // int32 0x7f800000, the bits of +Inf
 	cTinyBits  = cInfBits + 1   // int32 0x0d800000, the bits of 2⁻¹⁰⁰
-	nKConsts   = cTinyBits + 1
+	cLane4     = cTinyBits + 1  // int32 0, 4, 8, 12 twice: VPERMD gathering lane 0 of each 128-bit lane
+	nKConsts   = cLane4 + 1
 )
 
 // scaleDot adds to iacc the int32 lanes of Σ pairs (q·y) · sc for one
