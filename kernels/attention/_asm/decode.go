@@ -694,6 +694,22 @@ type prefetcher struct {
 // tiles ahead gave nothing (0.96–1.00). The near stream cannot be thinned
 // the same way: every other line made those calls 1.4–1.75 times slower.
 // Zen 5 only so far: the far stream of every line was chosen on Zen 4.
+// No far stream at all was measured again later on Zen 5 (one thread,
+// AVX-512, median B/A): 0.86–0.99 from DRAM and 0.87–1.02 in cache in
+// one process (6 rounds), but 0.95–1.00 from DRAM and 0.92–1.02 in L3
+// in sweeps (3 rounds; f16 64:8 tk 32 in L3 1.02): within what separates
+// two sessions on this host, so it stays.
+//
+// What bounds a group from DRAM is this stream, not its arithmetic:
+// with the softmax phase left out (timing only, Zen 5, AVX-512, ctx
+// 32768, 128–256 MB, 4 paired rounds) f32 32:8 took 1.00 of the time,
+// f16 32:8 0.98, f32 64:8 1.03; with P·V left out (its loads and its
+// prefetch of K with it) 1.07, 0.90 and 1.05. A scratch loop reading two
+// 128 MB regions in tiles of 8 KB, K then V, with 32 FMAs per 256 bytes
+// read (about a 32:8 f32 group's work per byte) reached 24–29 GB/s with
+// prefetches like these (near alone best), against 27–31 GB/s with no
+// FMAs and 15–16 with no prefetch; this kernel reads at about 22
+// (f32 32:8, same hour).
 const sparse = 4
 
 // hold moves the prefetcher's cursor (and countdown) into registers for
