@@ -770,7 +770,7 @@ func (w qwidth) quadScales(x GPVirtual, scales Mem, o GPVirtual, slow string, c 
 	VMOVUPS(id, scales.Idx(o, 2))
 }
 
-// scaleConsts are quadScales' constants, made once per call.
+// scaleConsts are quadScales' constants, made once per chunk (quadRows).
 type scaleConsts struct {
 	absMask, idx         VecVirtual // zmm
 	inf, f127, one, zero VecVirtual // xmm
@@ -823,8 +823,9 @@ func (w qwidth) levels(dst, x GPVirtual, id Mem, absMask VecVirtual, consts ...V
 	}
 	if w.z() {
 		// The low bytes (storeLevels') through registers, one store:
-		// VPMOVDB's store form took 1.01–1.04 of the time (Zen 5, in
-		// one process, interleaved, rows of 4 blocks in L1 and L2).
+		// VPMOVDB's store form was no faster (Zen 5, in one process,
+		// interleaved, rows of 4 to 2048 blocks in L1 to L3: this form
+		// took 0.97–0.99 of its time in one run, 0.97–1.04 in another).
 		lo, hi := XMM(), XMM()
 		VPMOVDB(q[0], lo)
 		VPMOVDB(q[1], hi)
