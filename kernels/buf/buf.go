@@ -34,16 +34,8 @@ const Align = 64
 const Page = 4096
 
 // Floats returns n zeroed float32 whose first element starts a page,
-// every page of them mapped.
-func Floats(n int) []float32 {
-	raw := make([]float32, n+Page/4)
-	clear(raw) // maps its pages (see the package doc)
-	off := 0
-	if r := uintptr(unsafe.Pointer(&raw[0])) % Page; r != 0 {
-		off = int(Page-r) / 4 // r is a multiple of 4
-	}
-	return raw[off : off+n : off+n]
-}
+// every page of them mapped: Bytes, viewed as floats.
+func Floats(n int) []float32 { return FloatsOf(Bytes(4 * n)) }
 
 // Bytes returns n zeroed bytes whose first starts a page, every page of
 // them mapped.
