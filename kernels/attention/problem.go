@@ -2,7 +2,7 @@ package attention
 
 import "github.com/ckbench/ckbench/kernels/buf"
 
-// Alloc returns zeroed buffers sized for p, each starting a page (buf): for an f16
+// Alloc returns 64-byte aligned, zeroed buffers sized for p: for an f16
 // or q8_0 cache both the encoded cache and K and V in float32 (what Encode
 // reads and the reference checks against).
 func Alloc(p Params) Buffers {

@@ -2,19 +2,6 @@
 // assume 64-byte alignment (one cache line, one AVX-512 vector) so that a
 // measured load never straddles two lines by accident of the allocator.
 //
-// Every buffer starts on a 4 KB page, not only on a line: where a buffer
-// sits within its page decides whether a kernel's loads from one buffer
-// falsely wait on its stores to another (the core matches them by their
-// low 12 address bits), and that must not be left to whatever the
-// allocator's size classes did before. Big buffers always came
-// page-aligned; a small one (a token's rows, a query, a workspace) sat
-// wherever earlier small allocations had left room, down to the length
-// of the binary's path in argv. A token's f16 append (AVX-512, 8 KV heads
-// × hd 128, head-major) ran at 172 GB/s from a binary at /tmp/ck and at
-// 283–289 GB/s from the same binary at seven other paths (Zen 5); on
-// pages it runs at 288–306 from every path. The decode kernels were
-// unchanged by it (0.96–1.02, Zen 5, both tiers, L2 and L3 shapes).
-//
 // Every page of a buffer is written once when it is made: Go maps fresh
 // memory at its first write, and a kernel that is the first to store to a
 // page times the OS's page-fault path. (A cold kvcache point, whose cache
@@ -27,24 +14,29 @@ import (
 	"unsafe"
 )
 
-// Align is the alignment kernels assume of every buffer, in bytes.
+// Align is the alignment of every buffer, in bytes.
 const Align = 64
 
-// Page is the alignment every buffer has, in bytes (see the package doc).
-const Page = 4096
-
-// Floats returns n zeroed float32 whose first element starts a page,
-// every page of them mapped: Bytes, viewed as floats.
-func Floats(n int) []float32 { return FloatsOf(Bytes(4 * n)) }
-
-// Bytes returns n zeroed bytes whose first starts a page, every page of
-// them mapped.
-func Bytes(n int) []byte {
-	raw := make([]byte, n+Page)
+// Floats returns n zeroed float32 whose first element is 64-byte aligned,
+// every page of them mapped.
+func Floats(n int) []float32 {
+	raw := make([]float32, n+Align/4)
 	clear(raw) // maps its pages (see the package doc)
 	off := 0
-	if r := uintptr(unsafe.Pointer(&raw[0])) % Page; r != 0 {
-		off = int(Page - r)
+	if r := uintptr(unsafe.Pointer(&raw[0])) % Align; r != 0 {
+		off = int(Align-r) / 4
+	}
+	return raw[off : off+n : off+n]
+}
+
+// Bytes returns n zeroed bytes whose first is 64-byte aligned, every page
+// of them mapped.
+func Bytes(n int) []byte {
+	raw := make([]byte, n+Align)
+	clear(raw) // maps its pages (see the package doc)
+	off := 0
+	if r := uintptr(unsafe.Pointer(&raw[0])) % Align; r != 0 {
+		off = int(Align - r)
 	}
 	return raw[off : off+n : off+n]
 }

@@ -176,7 +176,7 @@ func WorkFormula() (read, written string) {
 		"2·Hkv·n·D·e (e = 4 f32, 2 f16, 34/32 q8_0)"
 }
 
-// Alloc returns zeroed buffers sized for p, each starting a page (buf).
+// Alloc returns 64-byte aligned, zeroed buffers sized for p.
 func Alloc(p Params) Buffers {
 	src := p.Hkv * p.Count() * p.D
 	b := Buffers{SrcK: buf.Floats(src), SrcV: buf.Floats(src)}

@@ -49,7 +49,7 @@ func Reference(s Shape, q, k, v []float32) (out, lse []float64) {
 	return out, lse
 }
 
-// Alloc returns buffers for p (LSE included), each starting a page (buf).
+// Alloc returns 64-byte aligned buffers for p (LSE included).
 func Alloc(p Params) Buffers {
 	q, kv := p.H*p.Tq*p.D, p.Hkv*p.Tk*p.D
 	return Buffers{Q: buf.Floats(q), O: buf.Floats(q), K: buf.Floats(kv), V: buf.Floats(kv),
