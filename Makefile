@@ -40,10 +40,12 @@ test-race:
 
 # The same tests where AVX-512 does not exist (QEMU's Haswell model: the
 # avx512 tier must report skipped, never run) and on arm64 (generic only).
+# CKBENCH_EMULATED tells the tests they run under qemu-user: the one that
+# forks a real ckbench child (TestKillResumeReport) skips there.
 # Needs qemu-user (Debian: apt-get install qemu-user).
 test-portable:
-	CKBENCH_REQUIRE_TIERS= CKBENCH_EXPECT_SKIPPED=avx512,avx512vnni GOARCH=amd64 $(GO) test -exec "$(QEMU_X86)" ./...
-	CKBENCH_REQUIRE_TIERS= CKBENCH_EXPECT_SKIPPED=avx2,avx512,avx512vnni GOARCH=arm64 $(GO) test -exec "$(QEMU_ARM64)" ./...
+	CKBENCH_EMULATED=1 CKBENCH_REQUIRE_TIERS= CKBENCH_EXPECT_SKIPPED=avx512,avx512vnni GOARCH=amd64 $(GO) test -exec "$(QEMU_X86)" ./...
+	CKBENCH_EMULATED=1 CKBENCH_REQUIRE_TIERS= CKBENCH_EXPECT_SKIPPED=avx2,avx512,avx512vnni GOARCH=arm64 $(GO) test -exec "$(QEMU_ARM64)" ./...
 
 # The AVX-512 tiers' tests on a CPU without AVX-512 (AMD Zen 3, say):
 # tools/avx512emu boots a Debian kernel in Bochs' emulation of a Skylake-X
