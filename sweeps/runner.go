@@ -104,8 +104,14 @@ type Options struct {
 // roofline that could read a hidden one off its curve is measured. The
 // floor covers a hidden L3 of up to 64 MiB.
 func ColdBytesFor(l2, l3 int64) int64 {
-	return max(4*(max(l2, 0)+max(l3, 0)), 256<<20)
+	return max(ColdCachesTimes*(max(l2, 0)+max(l3, 0)), ColdMinBytes)
 }
+
+// ColdBytesFor's rule: ColdCachesTimes × (L2 + L3), at least ColdMinBytes.
+const (
+	ColdCachesTimes = 4
+	ColdMinBytes    = 256 << 20
+)
 
 // DefaultMaxMADPct is the spread above which a point is unstable: 3 % of
 // the median is about what two kernel variants worth telling apart differ

@@ -131,7 +131,7 @@ func addCommonFlags(fs *flag.FlagSet, f *sweepFlags, coldWhat string) {
 	fs.IntVar(&f.retries, "retries", 1, "measure a point whose samples spread too much (unstable) again after the others, up to this many more times (0: once); its record's attempts column says how many timings were made")
 	fs.StringVar(&f.out, "out", "out", "folder that receives the run folder")
 	fs.StringVar(&f.runID, "run-id", "", "name of the run folder (default: the start time, 20061102-150405)")
-	coldUsage := "rotate through copies of " + coldWhat + " so every call reads it from DRAM (a copy is read again after 4 × (L2 + L3), at least 256 MiB)"
+	coldUsage := fmt.Sprintf("rotate through copies of %s so every call reads it from DRAM (a copy is read again after %d × (L2 + L3), at least %d MiB)", coldWhat, sweeps.ColdCachesTimes, sweeps.ColdMinBytes>>20)
 	if coldWhat == "" {
 		coldUsage = "not offered by this family (refused): its kernels re-read their data, so a cold first touch is not what they measure"
 	}

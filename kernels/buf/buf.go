@@ -20,13 +20,8 @@ const Align = 64
 // Floats returns n zeroed float32 whose first element is 64-byte aligned,
 // every page of them mapped.
 func Floats(n int) []float32 {
-	raw := make([]float32, n+Align/4)
-	clear(raw) // maps its pages (see the package doc)
-	off := 0
-	if r := uintptr(unsafe.Pointer(&raw[0])) % Align; r != 0 {
-		off = int(Align-r) / 4
-	}
-	return raw[off : off+n : off+n]
+	b := Bytes(4 * n) // Bytes' alignment and mapping, viewed as floats
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
 // Bytes returns n zeroed bytes whose first is 64-byte aligned, every page
