@@ -73,13 +73,14 @@ func BenchmarkAttention(b *testing.B) {
 // On Zen 5 (one thread, ctx 4096, L3, three runs) AVX-512 read 96 % as
 // floor, 93–94 % as tile and 66 % as decode; AVX2 89 %, 80–81 % and 54 %.
 // So the tile order costs a few points (AVX2 about 9), and what separates
-// the decode from tile is its own work beside the widening FMAs: a
-// cpu-clock profile (README, Development) put 29 % of its samples in the
-// scores' loads and FMAs, 21 % in their reductions, scaling and maxima
-// (waiting on those FMAs), 16 % in the softmax and 30 % in P·V. A scratch
-// loop doing the floor's work in tiles of 16 keys, each V phase's FMAs
-// waiting on a reduction of the K phase before it (as P·V waits on the
-// softmax), still read at 1.02 of read: the dependency alone is not it.
+// the decode from tile is its own work beside the widening FMAs. A
+// cpu-clock profile (README, Development; the same at 1 and 10 kHz) put
+// 28–29 % of its samples in the scores' loads and FMAs, 21 % in their
+// reductions, scaling and maxima (waiting on those FMAs), 16 % in the
+// softmax and 28–30 % in P·V. A scratch loop doing the floor's work in
+// tiles of 16 keys, each V phase's FMAs waiting on a reduction of the K
+// phase before it (as P·V waits on the softmax), still read at 1.02 of
+// read: that dependency alone is not it.
 //
 //	go test -run '^$' -bench F16Floor ./kernels/attention
 func BenchmarkF16Floor(b *testing.B) {

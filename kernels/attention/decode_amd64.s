@@ -4702,7 +4702,6 @@ scores4_chunk2_1:
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_35
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -4738,7 +4737,6 @@ pf_skip_35:
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_36
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -4781,7 +4779,6 @@ scores4_odd_1:
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_37
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -5094,7 +5091,6 @@ scores2_8_chunk2_1:
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_38
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -5132,7 +5128,6 @@ pf_skip_38:
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_39
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -5178,7 +5173,6 @@ scores2_8_odd_1:
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_40
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -6620,7 +6614,6 @@ pv4_row_1:
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_50
-	PREFETCHT1   (R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -6702,7 +6695,6 @@ pv4_row_2:
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_51
-	PREFETCHT1   (R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -6767,7 +6759,6 @@ pv4_row_3:
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_52
-	PREFETCHT1   (R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -6893,7 +6884,6 @@ pv2_single_9:
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_53
-	PREFETCHT1   (R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -6993,7 +6983,6 @@ pv2_pair_10:
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_54
-	PREFETCHT1   (R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -7096,7 +7085,6 @@ pv2_pair_11:
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_55
-	PREFETCHT1   (R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -7175,7 +7163,6 @@ pv2_pair_12:
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_56
-	PREFETCHT1   (R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -8647,7 +8634,6 @@ scores4_chunk2_2:
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_57
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -8683,7 +8669,6 @@ pf_skip_57:
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_58
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -8726,7 +8711,6 @@ scores4_odd_2:
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_59
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -9039,7 +9023,6 @@ scores2_8_chunk2_2:
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_60
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -9077,7 +9060,6 @@ pf_skip_60:
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_61
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -9123,7 +9105,6 @@ scores2_8_odd_2:
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_62
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -10538,7 +10519,6 @@ pv4_row_4:
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_72
-	PREFETCHT1   (R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -10620,7 +10600,6 @@ pv4_row_5:
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_73
-	PREFETCHT1   (R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -10685,7 +10664,6 @@ pv4_row_6:
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_74
-	PREFETCHT1   (R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -10811,7 +10789,6 @@ pv2_single_13:
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_75
-	PREFETCHT1   (R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -10911,7 +10888,6 @@ pv2_pair_14:
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_76
-	PREFETCHT1   (R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -11014,7 +10990,6 @@ pv2_pair_15:
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_77
-	PREFETCHT1   (R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -11093,7 +11068,6 @@ pv2_pair_16:
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_78
-	PREFETCHT1   (R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -17606,7 +17580,6 @@ scores4_chunk2_3:
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_119
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17642,7 +17615,6 @@ pf_skip_119:
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_120
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17685,7 +17657,6 @@ scores4_odd_3:
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_121
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -18004,7 +17975,6 @@ scores2_8_chunk2_3:
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_122
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -18042,7 +18012,6 @@ pf_skip_122:
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_123
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -18088,7 +18057,6 @@ scores2_8_odd_3:
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_124
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -19637,7 +19605,6 @@ pv4_row_7:
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_126
-	PREFETCHT1   (R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -19720,7 +19687,6 @@ pv4_row_8:
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_127
-	PREFETCHT1   (R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -19786,7 +19752,6 @@ pv4_row_9:
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_128
-	PREFETCHT1   (R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -19914,7 +19879,6 @@ pv2_pair_25:
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_129
-	PREFETCHT1   (R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -20018,7 +19982,6 @@ pv2_pair_26:
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_130
-	PREFETCHT1   (R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -20098,7 +20061,6 @@ pv2_pair_27:
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_131
-	PREFETCHT1   (R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -21842,7 +21804,6 @@ scores4_chunk2_4:
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_132
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -21878,7 +21839,6 @@ pf_skip_132:
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_133
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -21921,7 +21881,6 @@ scores4_odd_4:
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_134
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -22240,7 +22199,6 @@ scores2_8_chunk2_4:
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_135
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -22278,7 +22236,6 @@ pf_skip_135:
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_136
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -22324,7 +22281,6 @@ scores2_8_odd_4:
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
 	JAE         pf_skip_137
-	PREFETCHT1  (R9)
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -23846,7 +23802,6 @@ pv4_row_10:
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_139
-	PREFETCHT1   (R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -23929,7 +23884,6 @@ pv4_row_11:
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_140
-	PREFETCHT1   (R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -23995,7 +23949,6 @@ pv4_row_12:
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 168(SP)
 	JAE          pf_skip_141
-	PREFETCHT1   (R9)
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -24123,7 +24076,6 @@ pv2_pair_28:
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_142
-	PREFETCHT1   (R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -24227,7 +24179,6 @@ pv2_pair_29:
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_143
-	PREFETCHT1   (R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -24307,7 +24258,6 @@ pv2_pair_30:
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 168(SP)
 	JAE          pf_skip_144
-	PREFETCHT1   (R10)
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)

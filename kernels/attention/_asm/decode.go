@@ -624,8 +624,8 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 // streams in evenly over all ng heads of a phase rather than in a burst
 // during the first, which leaves memory idle for the rest of the tile.
 //
-// Every software prefetch of the decode kernels goes to L2 (PREFETCHT1),
-// not L1: a PREFETCHT0 holds one of the core's few L1 miss buffers until
+// Every software prefetch of the decode kernels but the AVX-512 groups'
+// (near, below) goes to L2 (PREFETCHT1), not L1: a PREFETCHT0 holds one of the core's few L1 miss buffers until
 // its line arrives from DRAM, so a burst of them caps the core's memory
 // parallelism (and stalls the kernel's own loads behind them); L2 tracks
 // many more, and the tile is re-read from L2 by every head anyway. In
@@ -636,20 +636,19 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 // 85–89 %. Spreading AVX2's prefetches over the heads alone (still T0)
 // had given 2–6 points.
 //
-// The AVX-512 quads and pairs of a group also pull, from the same step,
-// the lines one tile behind the far cursor into L1 (PREFETCHT0; see
-// near): the tile the next phase reads, which the far stream asked L2
-// for a phase earlier. In interleaved A/B runs (Zen 5, one thread,
-// median B/A) from DRAM (ctx 32768 --cold) f32 32:8 and 64:8 calls took
-// 0.84–0.90 of the time, f16 0.89–0.96; at ctx 4096 (f32 past the L3)
-// f32 0.82–0.87; in L3 (ctx 1024) 0.96–1.00; L2-resident (ctx 64, 128)
-// 1.00–1.03. So what they save is a wait on lines still on their way
-// from L3 or DRAM when the phase reads them, not L2's fill of L1. Near
-// prefetch of K alone or of V alone gave about half (0.93–0.98) or
-// nothing. At two threads (ctx 4096 and 32768 --cold) f32 took 0.82–0.93,
-// f16 0.91–0.99. Their far stream then asks for one line in four
-// (sparse). AVX2 keeps T1 alone: on Zen 5 its groups went 0.91–1.15 with
-// it, and on Zen 3 every hint already fills L1.
+// The AVX-512 quads and pairs of a group instead pull, from each step,
+// the lines one tile behind the cursor into L1 (PREFETCHT0; see near):
+// the tile the next phase reads. In interleaved A/B runs (Zen 5, one
+// thread, median B/A) from DRAM (ctx 32768 --cold) f32 32:8 and 64:8
+// calls took 0.84–0.90 of the time, f16 0.89–0.96; at ctx 4096 (f32 past
+// the L3) f32 0.82–0.87; in L3 (ctx 1024) 0.96–1.00; L2-resident (ctx
+// 64, 128) 1.00–1.03. So what they save is a wait on lines still on
+// their way from L3 or DRAM when the phase reads them, not L2's fill of
+// L1. Near prefetch of K alone or of V alone gave about half (0.93–0.98)
+// or nothing. At two threads (ctx 4096 and 32768 --cold) f32 took
+// 0.82–0.93, f16 0.91–0.99. (Those runs kept T1 too, one line in four;
+// it went later, see near.) AVX2 keeps T1 alone: on Zen 5 its groups
+// went 0.91–1.15 with near, and on Zen 3 every hint already fills L1.
 //
 // Zen 3 has no such L2-only hint: every hint fills L1 there (re-reading a
 // 24–28 KB set from L1 while prefetching a DRAM stream slowed it from 4.1
@@ -674,7 +673,7 @@ type prefetcher struct {
 	// decode-flash in L3 8 % slower so).
 	curReg, cdReg GPVirtual
 	// near (set while the AVX-512 quads and pairs are emitted) makes a
-	// step also PREFETCHT0 the same lines nearOff bytes from cur
+	// step PREFETCHT0 the same lines nearOff bytes from cur instead
 	// (nearOff = −the tile's bytes, one stack slot, set per tile, that
 	// both of flashDecode's prefetchers read): this tile's V during the
 	// scores, the next tile's K during P·V.
@@ -682,23 +681,19 @@ type prefetcher struct {
 	nearOff Mem
 }
 
-// With near set, the far stream asks L2 for one line in four only (the
-// first of each step's four), and the near stream still pulls every line
-// into L1: on Zen 5 L2's own prefetchers bring the other three, and every
-// far line a step had made the AVX-512 groups slower. Interleaved A/B
-// (one thread, median B/A, every line against one in four): from DRAM
-// (ctx 32768 --cold) f16 32:8 and 64:8 took 0.89–0.93 of the time, f32
-// 32:8 0.95–1.01, 64:8 0.88–0.94; hd 64 and 256 0.92–1.00; in cache (ctx
-// 256–4096) 0.88–1.00; at two threads 0.87–1.01. With no far stream at
-// all f16 gained as much but f32 64:8 lost (1.02), and fetching it two
-// tiles ahead gave nothing (0.96–1.00). The near stream cannot be thinned
-// the same way: every other line made those calls 1.4–1.75 times slower.
-// Zen 5 only so far: the far stream of every line was chosen on Zen 4.
-// No far stream at all was measured again later on Zen 5 (one thread,
-// AVX-512, median B/A): 0.86–0.99 from DRAM and 0.87–1.02 in cache in
-// one process (6 rounds), but 0.95–1.00 from DRAM and 0.92–1.02 in L3
-// in sweeps (3 rounds; f16 64:8 tk 32 in L3 1.02): within what separates
-// two sessions on this host, so it stays.
+// With near set a step issues the near lines alone: no T1 ahead of them.
+// The far stream had asked L2 for every line (chosen on Zen 4), then on
+// Zen 5 for one line in four (L2's own prefetchers bring the other three;
+// from DRAM f16 groups took 0.89–0.93 of the time, f32 0.88–1.01, in
+// cache 0.88–1.00), and then none. Without it (Zen 5, one thread,
+// AVX-512, median B/A against one line in four), in one process, three
+// sets of 5–6 rounds over two sessions: from DRAM (ctx 32768 --cold, 32:8
+// and 64:8, f32 and f16) 0.79–1.00, in cache and just past the L3 (ctx
+// 256 to 4096) 0.87–1.02, at ctx 64 1.00–1.01; in sweeps (3 rounds) from
+// DRAM 0.87–1.00 and in L3 (ctx 1024) 0.92–1.02. A stop earlier one configuration (f32
+// 64:8 from DRAM) had gone 1.02, so it stayed until the later sets and
+// a profile (below) agreed. The near stream cannot be thinned: every
+// other line made those calls 1.4–1.75 times slower.
 //
 // What bounds a group from DRAM is this stream, not its arithmetic:
 // with the softmax phase left out (timing only, Zen 5, AVX-512, ctx
@@ -708,9 +703,14 @@ type prefetcher struct {
 // 128 MB regions in tiles of 8 KB, K then V, with 32 FMAs per 256 bytes
 // read (about a 32:8 f32 group's work per byte) reached 24–29 GB/s with
 // prefetches like these (near alone best), against 27–31 GB/s with no
-// FMAs and 15–16 with no prefetch; this kernel reads at about 22
-// (f32 32:8, same hour).
-const sparse = 4
+// FMAs and 15–16 with no prefetch; this kernel read at about 22 (f32
+// 32:8, same hour, with the far T1 stream). A cpu-clock profile of that
+// call (README, Development; AVX-512, ctx 32768 --cold) then put 31 % of
+// the kernel's samples on the instruction just after the far
+// PREFETCHT1, in the quads' scores and P·V loops alike: the core waited
+// at that prefetch, most likely for a miss buffer while all were busy
+// with lines on their way from DRAM. The scratch loop's best scheme was
+// near alone, as the kernel's is now.
 
 // hold moves the prefetcher's cursor (and countdown) into registers for
 // the loops that follow, until release; a nil prefetcher holds nothing.
@@ -763,19 +763,16 @@ func (p *prefetcher) stepN(lines int) {
 		Label(skip)
 		return
 	}
-	farStep := 1
-	if p.near {
-		farStep = sparse
-	}
-	for l := 0; l < lines; l += farStep {
-		PREFETCHT1(Mem{Base: p.curReg, Disp: 64 * l})
-	}
 	if p.near {
 		n := GP64()
 		MOVQ(p.nearOff, n)
 		ADDQ(p.curReg, n)
 		for l := range lines {
 			PREFETCHT0(Mem{Base: n, Disp: 64 * l})
+		}
+	} else {
+		for l := range lines {
+			PREFETCHT1(Mem{Base: p.curReg, Disp: 64 * l})
 		}
 	}
 	ADDQ(U32(64*lines), p.curReg)
@@ -1445,8 +1442,8 @@ func (t tier) flashDecode(fast bool) {
 	// of a phase; AVX-512's head pairs step through them at half the rate
 	// they read K or V, which for 4 heads ends with the phase.
 	spread := t.W == 8
-	// near: the AVX-512 head-major quads and pairs also prefetch into L1
-	// one tile behind the far stream (see prefetcher).
+	// near: the AVX-512 head-major quads and pairs prefetch into L1, one
+	// tile behind the cursor, instead (see prefetcher).
 	near := t.W == 16 && !t.pos && !t.kv.q8 // q8_0 has no quads or pairs
 	var lNearOff Mem
 	if near {
@@ -1631,7 +1628,7 @@ func (t tier) flashDecode(fast bool) {
 		Load(Param("ng"), g)
 		CMPQ(g, Imm(1))
 		CMOVQGT(bytes, ahead)
-		if near { // a group's far cursor is ahead bytes on: near is this tile
+		if near { // a group's cursor runs ahead bytes on: near is this tile
 			MOVQ(ahead, p)
 			NEGQ(p)
 			MOVQ(p, lNearOff)
