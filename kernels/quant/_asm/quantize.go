@@ -729,7 +729,15 @@ func (w qwidth) quadMaxima(x GPVirtual, absMask VecVirtual) VecVirtual {
 // levels) is ~70 cycles long, and done in one pass the levels waiting on
 // it fill the scheduler, so that quads did not overlap (Zen 4, a long
 // row: 6.5 ns a block in one pass with AVX-512, 5.5 with AVX2; 4.2 and
-// 4.3 in two).
+// 4.3 in two). Dividing for two quads at once in a ymm, as AVX2 does
+// (scalePair), was no better on Zen 5 (one process, interleaved, 6
+// rounds, B/A): rows of 4 blocks in L1 and L2 0.96–0.97, in L3 and
+// from DRAM 1.02–1.03, rows of 2048 blocks 1.02. A cpu-clock profile of
+// the batch-copy in L3 charges 15 % of the quantizer's samples to the
+// instruction after the second VDIVPS (45 % to pass 1, 54 % to pass 2);
+// as halving the divisions did not help, that is most likely the quad
+// waiting for its maxima (its loads, then the max tree), not the
+// divider.
 func (w qwidth) quadScales(x GPVirtual, scales Mem, o GPVirtual, slow string, c scaleConsts) {
 	m := w.laneMaxima(x, c.absMask)
 	// g: the maxima, block b's in every lane of 128-bit lane b.
