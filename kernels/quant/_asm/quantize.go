@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math/bits"
 	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -333,9 +334,17 @@ func (w qwidth) scalesScratch() Mem {
 // 0.64–0.69 of the time, without its stores' packing 0.98, without the
 // rounding's copysign and add 0.96–0.98, both 0.91–0.96; without pass
 // 1's shuffles and divisions as well as the levels 0.51–0.58, so pass 1
-// runs at about 1.5 vector ops a cycle. Not kept: pass 2 a quad per
-// iteration with its rounding constant hoisted, 0.94–0.99 here but 1.07
-// for a head-major batch-copy in a sweep; the levels packed by
+// runs at about 1.5 vector ops a cycle. Pass 2 takes two blocks an
+// iteration, its rounding constant made once a chunk (per, below): in
+// one process, interleaved, 6 rounds, 0.94–0.99 (rows of 4 blocks in L1
+// to L3, 0.98 in L3; rows of 2048 0.985); in sweeps (a q8_0 batch-copy,
+// 8 KV heads × 512 tokens × hd 128, 3–5 rounds) 0.97 head-major and
+// 0.95–0.96 position-major in L3, 0.99 and 0.95 from DRAM; an append in
+// L3 0.95–0.96. Four blocks an iteration (a quad) measured 0.97–0.99 in
+// one process, but a head-major batch-copy in L3 ran at either 75 or 86
+// µs from one sweep to the next (two blocks: 76–79, one: 77–80), as a
+// stop before, when it went 1.07; two it is. AVX2 two at a time: 0.98–1.02
+// in both kinds of run, so it keeps one. Not kept: the levels packed by
 // VPACKSSDW, VPMOVWB and one VPERMD instead of two VPMOVDB, 1.02–1.04;
 // chunks of 16 or 32 blocks, 1.00–1.20 (and more than 64 no longer fit
 // a NOSPLIT frame); the maxima by VRANGEPS (AVX512DQ; a pair of vectors
@@ -360,17 +369,22 @@ func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, n
 		DECQ(kk)
 		JNZ(LabelRef(label))
 	}
-	// eachBlock emits body for the nb blocks of the row at (d, x).
-	eachBlock := func(label string, d, x GPVirtual, body func()) {
+	// eachBlocks emits body for the nb blocks of the row at (d, x), per
+	// blocks at a time (nb a multiple of per).
+	eachBlocks := func(label string, per int, d, x GPVirtual, body func()) {
 		j := GP64()
 		MOVQ(nb, j)
+		if per > 1 {
+			SHRQ(Imm(uint64(bits.TrailingZeros(uint(per)))), j)
+		}
 		Label(label)
 		body()
-		ADDQ(U32(34), d)
-		ADDQ(U32(128), x)
+		ADDQ(U32(34*per), d)
+		ADDQ(U32(128*per), x)
 		DECQ(j)
 		JNZ(LabelRef(label))
 	}
+	eachBlock := func(label string, d, x GPVirtual, body func()) { eachBlocks(label, 1, d, x, body) }
 	chunk, done := "quadchunk"+name, "quaddone"+name
 	k, flag := GP64(), GP64()
 	Label(chunk)
@@ -435,7 +449,11 @@ func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, n
 	// made once per chunk, not per block (Zen 3, in one process,
 	// interleaved, B/A: 0.955–0.97 in L1 and L3, 1.00 from DRAM).
 	var consts []VecVirtual
-	if !w.z() {
+	if w.z() {
+		rc := w.vec()
+		VBROADCASTSS(kc(cRoundC), rc)
+		consts = []VecVirtual{rc}
+	} else {
 		rc, nrc, idx := w.vec(), w.vec(), w.vec()
 		VBROADCASTSS(kc(cRoundC), rc)
 		VXORPS(nrc, nrc, nrc)
@@ -445,18 +463,25 @@ func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, n
 	}
 	j := GP64() // the block's index in the chunk, in scales
 	XORQ(j, j)
+	per := 1 // blocks an iteration: AVX-512 two (see above)
+	if w.z() {
+		per = 2
+	}
 	eachRow("p2row"+name, k, func(d, x GPVirtual) {
-		eachBlock("p2blk"+name, d, x, func() {
+		eachBlocks("p2blk"+name, per, d, x, func() {
 			if w.z() {
 				PREFETCHT0(Mem{Base: d, Index: aheadD, Scale: 1})
 			}
-			PREFETCHT0(Mem{Base: x, Index: ahead, Scale: 1})
-			PREFETCHT0(Mem{Base: x, Index: ahead, Scale: 1, Disp: 64})
-			h := GP32() // d, from scales to the block
-			MOVWLZX(scales.Idx(j, 2).Offset(64*4), h)
-			MOVW(h.As16(), Mem{Base: d})
-			w.levels(d, x, scales.Idx(j, 4), absMask, consts...)
-			INCQ(j)
+			for b := range per {
+				xb := Mem{Base: x, Index: ahead, Scale: 1, Disp: 128 * b}
+				PREFETCHT0(xb)
+				PREFETCHT0(xb.Offset(64))
+				h := GP32() // d, from scales to the block
+				MOVWLZX(scales.Idx(j, 2).Offset(64*4+2*b), h)
+				MOVW(h.As16(), Mem{Base: d, Disp: 34 * b})
+				w.levelsAt(d, x, 34*b, 128*b, scales.Idx(j, 4).Offset(4*b), absMask, consts...)
+			}
+			ADDQ(U32(per), j)
 		})
 	})
 	// A quad the quads did not take: the chunk again, a block at a time.
@@ -805,20 +830,28 @@ func newScaleConsts(absMask VecVirtual) scaleConsts {
 // B/A 0.93 in L1 and L3, 0.99–1.00 from DRAM, head- and position-major
 // rows). AVX2 passes its constants hoisted: rc, −rc, the pack order.
 func (w qwidth) levels(dst, x GPVirtual, id Mem, absMask VecVirtual, consts ...VecVirtual) {
-	at := Mem{Base: dst, Disp: 2}
+	w.levelsAt(dst, x, 0, 0, id, absMask, consts...)
+}
+
+// levelsAt is levels for the block dOff bytes from dst and xOff from x.
+func (w qwidth) levelsAt(dst, x GPVirtual, dOff, xOff int, id Mem, absMask VecVirtual, consts ...VecVirtual) {
+	at := Mem{Base: dst, Disp: 2 + dOff}
 	idb := w.vec()
 	VBROADCASTSS(id, idb)
 	var rc, nrc, idx VecVirtual
-	if len(consts) == 3 {
+	switch len(consts) {
+	case 3:
 		rc, nrc, idx = consts[0], consts[1], consts[2]
-	} else {
+	case 1:
+		rc = consts[0]
+	default:
 		rc = w.vec()
 		VBROADCASTSS(kc(cRoundC), rc)
 	}
 	q := make([]VecVirtual, 32/w.lanes())
 	for i := range q {
 		q[i] = w.vec()
-		VMULPS(Mem{Base: x, Disp: w.vb * i}, idb, q[i])
+		VMULPS(Mem{Base: x, Disp: xOff + w.vb*i}, idb, q[i])
 		s := w.vec()
 		if w.z() {
 			VMOVAPS(rc, s)
