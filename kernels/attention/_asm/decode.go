@@ -625,10 +625,11 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 // during the first, which leaves memory idle for the rest of the tile.
 //
 // Every software prefetch of the decode kernels but the AVX-512 groups'
-// (near, below) goes to L2 (PREFETCHT1), not L1: a PREFETCHT0 holds one of the core's few L1 miss buffers until
-// its line arrives from DRAM, so a burst of them caps the core's memory
-// parallelism (and stalls the kernel's own loads behind them); L2 tracks
-// many more, and the tile is re-read from L2 by every head anyway. In
+// (near, below) goes to L2 (PREFETCHT1), not L1: a PREFETCHT0 holds one
+// of the core's few L1 miss buffers until its line arrives from DRAM, so
+// a burst of them caps the core's memory parallelism (and stalls the
+// kernel's own loads behind them); L2 tracks many more, and the tile is
+// re-read from L2 by every head anyway. In
 // interleaved A/B runs (Zen 4, decode-flash-gqa 32:8, ctx 32768, --cold,
 // one thread, share of the paired kv-read) T1 took AVX-512 f32 from
 // 47–66 % to 77–79 % and f16 from 37–48 % to 51–56 %, AVX2 f32 (spread)
@@ -690,10 +691,10 @@ type prefetcher struct {
 // sets of 5–6 rounds over two sessions: from DRAM (ctx 32768 --cold, 32:8
 // and 64:8, f32 and f16) 0.79–1.00, in cache and just past the L3 (ctx
 // 256 to 4096) 0.87–1.02, at ctx 64 1.00–1.01; in sweeps (3 rounds) from
-// DRAM 0.87–1.00 and in L3 (ctx 1024) 0.92–1.02. A stop earlier one configuration (f32
-// 64:8 from DRAM) had gone 1.02, so it stayed until the later sets and
-// a profile (below) agreed. The near stream cannot be thinned: every
-// other line made those calls 1.4–1.75 times slower.
+// DRAM 0.87–1.00 and in L3 (ctx 1024) 0.92–1.02. A stop earlier one
+// configuration (f32 64:8 from DRAM) had gone 1.02, so it stayed until
+// the later sets and a profile (below) agreed. The near stream cannot be
+// thinned: every other line made those calls 1.4–1.75 times slower.
 //
 // What bounds a group from DRAM is this stream, not its arithmetic:
 // with the softmax phase left out (timing only, Zen 5, AVX-512, ctx

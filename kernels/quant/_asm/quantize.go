@@ -479,7 +479,7 @@ func (w qwidth) quadRows(name string, lDst, lX, lRows Mem, dstStride, xStride, n
 				h := GP32() // d, from scales to the block
 				MOVWLZX(scales.Idx(j, 2).Offset(64*4+2*b), h)
 				MOVW(h.As16(), Mem{Base: d, Disp: 34 * b})
-				w.levelsAt(d, x, 34*b, 128*b, scales.Idx(j, 4).Offset(4*b), absMask, consts...)
+				w.levels(d, x, 34*b, 128*b, scales.Idx(j, 4).Offset(4*b), absMask, consts)
 			}
 			ADDQ(U32(per), j)
 		})
@@ -819,34 +819,26 @@ func newScaleConsts(absMask VecVirtual) scaleConsts {
 	return c
 }
 
-// levels is pass 2 of the Q8_0 quantizer for the block at x: the levels
-// roundf(x·id) over the 1/d at id (pass 1 left it in its scales; see
-// scalesAVX2 and quadScales). The rounding
+// levels is pass 2 of the Q8_0 quantizer for the block xOff bytes from x,
+// into the block dOff bytes from dst: the levels roundf(x·id) over the
+// 1/d at id (pass 1 left it in its scales; see scalesAVX2 and
+// quadScales). The rounding
 // is roundf's in two steps: trunc(y + copysign(0.5 − 2⁻²⁵, y)), exact for
 // every finite float y (the sum rounds to nearest; checked exhaustively),
 // truncated by VCVTTPS2DQ. The copysign is one instruction: AVX-512 a
 // VPTERNLOGD, AVX2 a VBLENDVPS picking −(0.5 − 2⁻²⁵) by y's sign bit
 // (against a VANDNPS and a VORPS: Zen 3, in one process, interleaved,
 // B/A 0.93 in L1 and L3, 0.99–1.00 from DRAM, head- and position-major
-// rows). AVX2 passes its constants hoisted: rc, −rc, the pack order.
-func (w qwidth) levels(dst, x GPVirtual, id Mem, absMask VecVirtual, consts ...VecVirtual) {
-	w.levelsAt(dst, x, 0, 0, id, absMask, consts...)
-}
-
-// levelsAt is levels for the block dOff bytes from dst and xOff from x.
-func (w qwidth) levelsAt(dst, x GPVirtual, dOff, xOff int, id Mem, absMask VecVirtual, consts ...VecVirtual) {
+// rows). Its constants come made once a chunk (quadRows): AVX-512 rc,
+// AVX2 rc, −rc and the pack order.
+func (w qwidth) levels(dst, x GPVirtual, dOff, xOff int, id Mem, absMask VecVirtual, consts []VecVirtual) {
 	at := Mem{Base: dst, Disp: 2 + dOff}
 	idb := w.vec()
 	VBROADCASTSS(id, idb)
-	var rc, nrc, idx VecVirtual
-	switch len(consts) {
-	case 3:
-		rc, nrc, idx = consts[0], consts[1], consts[2]
-	case 1:
-		rc = consts[0]
-	default:
-		rc = w.vec()
-		VBROADCASTSS(kc(cRoundC), rc)
+	rc := consts[0]
+	var nrc, idx VecVirtual
+	if !w.z() {
+		nrc, idx = consts[1], consts[2]
 	}
 	q := make([]VecVirtual, 32/w.lanes())
 	for i := range q {
