@@ -163,11 +163,20 @@ func (w qwidth) roundHalfAway(v, absMask, half, one VecVirtual) {
 // storeLevels stores the low byte of each int32 lane of q, in order, at
 // m. The low byte, not a saturated one: that is what C's and Go's float →
 // int8 conversions leave for the out-of-range results of a block whose
-// scale overflows (1/d = Inf), and in range they agree.
+// scale overflows (1/d = Inf), and in range they agree. AVX-512 (q in
+// pairs) goes through registers, one 32-byte store a pair: VPMOVDB's
+// store form was no faster (Zen 5, the Q8_0 quads in one process,
+// interleaved, rows of 4 to 2048 blocks in L1 to L3: this form took
+// 0.97–0.99 of its time in one run, 0.97–1.04 in another).
 func (w qwidth) storeLevels(q []VecVirtual, m Mem) {
 	if w.z() {
-		for i, v := range q {
-			VPMOVDB(v, m.Offset(16*i))
+		for i := 0; i < len(q); i += 2 {
+			lo, hi := XMM(), XMM()
+			VPMOVDB(q[i], lo)
+			VPMOVDB(q[i+1], hi)
+			y := YMM()
+			VINSERTI128(Imm(1), hi, lo.AsY(), y)
+			VMOVDQU(y, m.Offset(16*i))
 		}
 		return
 	}
@@ -855,19 +864,12 @@ func (w qwidth) levels(dst, x GPVirtual, dOff, xOff int, id Mem, absMask VecVirt
 		VCVTTPS2DQ(q[i], q[i])
 	}
 	if w.z() {
-		// The low bytes (storeLevels') through registers, one store:
-		// VPMOVDB's store form was no faster (Zen 5, in one process,
-		// interleaved, rows of 4 to 2048 blocks in L1 to L3: this form
-		// took 0.97–0.99 of its time in one run, 0.97–1.04 in another).
-		lo, hi := XMM(), XMM()
-		VPMOVDB(q[0], lo)
-		VPMOVDB(q[1], hi)
-		y := YMM()
-		VINSERTI128(Imm(1), hi, lo.AsY(), y)
-		VMOVDQU(y, at)
+		w.storeLevels(q, at)
 		return
 	}
-	// |level| ≤ 127 here: saturating packs keep it.
+	// AVX2 packs here itself, not by storeLevels: |level| ≤ 127 here, so
+	// saturating packs keep it with no masking (packStore32 masks, for
+	// the block path's out-of-range levels), and the order is hoisted.
 	a, c := w.vec(), w.vec()
 	VPACKSSDW(q[1], q[0], a)
 	VPACKSSDW(q[3], q[2], c)
