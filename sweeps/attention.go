@@ -787,7 +787,7 @@ func (attentionFamily) List(w io.Writer) {
 	fmt.Fprintln(w, "      traffic materialized: + the score matrix written, its softmax passes, P read by P·V")
 	fmt.Fprintln(w, "              flash: K and V tiles re-read once per query tile of each KV head's group")
 	listTiers(w, prefill.Tiers(), "no prefill kernels (int8-only tier, or not in this build)")
-	fmt.Fprintf(w, "\nparameters: hd a multiple of %d up to %d; tk auto (CKE: 32 for D≤64, 16 for D≤128, else 8;\n            q8_0: 32 for D≤128) or %d…%d;\n",
+	fmt.Fprintf(w, "\nparameters: hd a multiple of %d up to %d; tk auto (CKE: 32 for D≤64, 16 for D≤128, else 8;\n            f16 a head a pass: 64 for D≤64, 32 for D≤128; q8_0 for 64<D≤128: 128 a head a pass,\n            32 a group) or %d…%d;\n",
 		attention.HeadDimMultiple, attention.MaxHeadDim, attention.MinTileK, attention.MaxTileK)
 	fmt.Fprintln(w, "            heads H:Hkv with H a multiple of Hkv; exp exact (≤ 2 ulp) or fast (CKE polynomial, ~1e-4);")
 	fmt.Fprintln(w, "            window: the last W of the T keys are attended to and read (T becomes min(W, T) above);")

@@ -424,24 +424,41 @@ func (s Shape) Validate() error {
 }
 
 // AutoTileKFor is the auto tile_k for a flash pass over a cache of type kv
-// by g query heads per KV head: AutoTileK(d), but for a q8_0 cache at
-// 64 < D ≤ 128 32, and 128 when g is 1. A q8_0 decode is compute-bound
-// and pays per tile (reductions, softmax, o loaded and stored): at hd 128
-// tk 32 took 4–7 % off a call both in L3 and from DRAM (Zen 4,
-// decode-flash and -gqa, ctx 4096 and 32768 --cold, both tiers, against
-// tk 16; a q8_0 32:8 group 5 % in L3 on AVX2, the same on AVX-512),
-// while f16 and f32 (g = 1 from DRAM, and their GQA groups) were fastest
-// at 16. One head a pass, tk 128 took 0.80–0.96 of tk 32's time from DRAM
-// (ctx 32768 --cold) and 0.89–0.97 in L3 (ctx 4096), both tiers
-// (decode-flash alone and at 32:8, and -gqa at 1:1; Zen 5, 3 rounds);
-// groups of 4 lost 7–9 % from DRAM with it, so they keep 32. At hd 64
-// tk 128 was mixed from DRAM (0.86 to 1.21): it keeps 32.
+// by g query heads per KV head: AutoTileK(d), but
+//
+//   - q8_0 at 64 < D ≤ 128: 32, and 128 when g is 1. A q8_0 decode is
+//     compute-bound and pays per tile (reductions, softmax, o loaded and
+//     stored): at hd 128 tk 32 took 4–7 % off a call both in L3 and from
+//     DRAM (Zen 4, decode-flash and -gqa, ctx 4096 and 32768 --cold, both
+//     tiers, against tk 16; a q8_0 32:8 group 5 % in L3 on AVX2, the same
+//     on AVX-512), while f16 and f32 (g = 1 from DRAM, and their GQA
+//     groups) were fastest at 16 there (f16 at g = 1 since measured on
+//     Zen 5 alone: below). One head a pass, tk 128 took 0.80–0.96 of tk
+//     32's time from DRAM (ctx 32768 --cold) and 0.89–0.97 in L3 (ctx
+//     4096), both tiers (decode-flash alone and at 32:8, and -gqa at 1:1;
+//     Zen 5, 3 rounds); groups of 4 lost 7–9 % from DRAM with it, so they
+//     keep 32. At hd 64 tk 128 was mixed from DRAM (0.86 to 1.21): it
+//     keeps 32.
+//   - f16 when g is 1, D ≤ 128: twice AutoTileK, 64 up to D = 64 and 32
+//     up to 128 (a tile of 8 KB of K, and of V). On Zen 5 (one thread,
+//     sweeps of tk 16, 32, 64 and 128 in turn, 3–4 rounds, the ratio
+//     within a round) hd 128 at tk 32 took 0.87–0.98 of tk 16's time in
+//     L2 and L3 (ctx 1024 and 4096) and 0.91–0.98 from DRAM (ctx 32768
+//     --cold, one head and 8:8), in both tiers; hd 64 at tk 64 0.92–0.95
+//     of tk 32's in L2 and L3, 0.88–0.92 from DRAM. Larger tiles split
+//     the tiers (hd 128 at tk 128: AVX-512 0.82–0.95, AVX2 1.01–1.04 from
+//     DRAM), and hd 256 at 16 too (AVX2 1.03–1.06 from DRAM), so those
+//     keep AutoTileK. f32 keeps it: at hd 128 tk 32 to 128 took AVX2
+//     1.06–1.13 of tk 16's time from DRAM.
 func AutoTileKFor(d int, kv KVType, g int) int {
-	if kv == Q8_0 && d > 64 && d <= 128 {
+	switch {
+	case kv == Q8_0 && d > 64 && d <= 128:
 		if g == 1 {
 			return 128
 		}
 		return 32
+	case kv == F16 && g == 1 && d <= 128:
+		return 2 * AutoTileK(d)
 	}
 	return AutoTileK(d)
 }

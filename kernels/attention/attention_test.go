@@ -456,6 +456,15 @@ func TestAutoTileK(t *testing.T) {
 		if got := AutoTileK(d); got != want {
 			t.Errorf("AutoTileK(%d) = %d, want %d", d, got, want)
 		}
+		if got := AutoTileKFor(d, F32, 1); got != want {
+			t.Errorf("AutoTileKFor(%d, f32, 1) = %d, want %d", d, got, want)
+		}
+		if got := AutoTileKFor(d, F16, 4); got != want {
+			t.Errorf("AutoTileKFor(%d, f16, 4) = %d, want %d", d, got, want)
+		}
+	}
+	// f16, one head a pass: twice AutoTileK up to D = 128.
+	for d, want := range map[int]int{64: 64, 80: 32, 128: 32, 256: 8} {
 		if got := AutoTileKFor(d, F16, 1); got != want {
 			t.Errorf("AutoTileKFor(%d, f16, 1) = %d, want %d", d, got, want)
 		}
