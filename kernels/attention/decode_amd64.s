@@ -18307,6 +18307,19 @@ scores_by8_15:
 	VFMADD231PS Z18, Z16, Z3
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_125
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_125:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -18339,6 +18352,19 @@ scores_by8_15:
 	VFMADD231PS Z18, Z16, Z5
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_126
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_126:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -18371,6 +18397,19 @@ scores_by8_15:
 	VFMADD231PS Z18, Z16, Z7
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_127
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_127:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -18403,7 +18442,20 @@ scores_by8_15:
 	VFMADD231PS Z10, Z16, Z9
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_15
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_128
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_128:
+	JMP scores_reduce_15
 
 scores_seq_no_13:
 	CMPQ        176(SP), $0x00000080
@@ -18428,6 +18480,15 @@ scores_seq_no_13:
 	VFMADD231PS Z14, Z12, Z3
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_129
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	ADDQ        $0x00000100, DI
+
+pf_skip_129:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -18444,6 +18505,15 @@ scores_seq_no_13:
 	VFMADD231PS Z14, Z12, Z5
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_130
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	ADDQ        $0x00000100, DI
+
+pf_skip_130:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -18460,6 +18530,15 @@ scores_seq_no_13:
 	VFMADD231PS Z14, Z12, Z7
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_131
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	ADDQ        $0x00000100, DI
+
+pf_skip_131:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -18476,7 +18555,16 @@ scores_seq_no_13:
 	VFMADD231PS Z10, Z12, Z9
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_15
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_132
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	ADDQ        $0x00000100, DI
+
+pf_skip_132:
+	JMP scores_reduce_15
 
 scores_seq_no_14:
 	CMPQ R9, R12
@@ -18501,14 +18589,14 @@ scores_pairs_23:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_125
+	JAE         pf_skip_133
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_125:
+pf_skip_133:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -19604,7 +19692,7 @@ pv4_row_7:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_126
+	JAE          pf_skip_134
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -19613,7 +19701,7 @@ pv4_row_7:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_126:
+pf_skip_134:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -19686,7 +19774,7 @@ pv4_row_8:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_127
+	JAE          pf_skip_135
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -19695,7 +19783,7 @@ pv4_row_8:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_127:
+pf_skip_135:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -19751,7 +19839,7 @@ pv4_row_9:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_128
+	JAE          pf_skip_136
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -19760,7 +19848,7 @@ pv4_row_9:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_128:
+pf_skip_136:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -19878,7 +19966,7 @@ pv2_pair_25:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_129
+	JAE          pf_skip_137
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -19887,7 +19975,7 @@ pv2_pair_25:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_129:
+pf_skip_137:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -19981,7 +20069,7 @@ pv2_pair_26:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_130
+	JAE          pf_skip_138
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -19990,7 +20078,7 @@ pv2_pair_26:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_130:
+pf_skip_138:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -20060,7 +20148,7 @@ pv2_pair_27:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_131
+	JAE          pf_skip_139
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -20069,7 +20157,7 @@ pv2_pair_27:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_131:
+pf_skip_139:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -21803,7 +21891,7 @@ scores4_chunk2_4:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_132
+	JAE         pf_skip_140
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -21812,7 +21900,7 @@ scores4_chunk2_4:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_132:
+pf_skip_140:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -21838,7 +21926,7 @@ pf_skip_132:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_133
+	JAE         pf_skip_141
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -21847,7 +21935,7 @@ pf_skip_132:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_133:
+pf_skip_141:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_4
@@ -21880,7 +21968,7 @@ scores4_odd_4:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_134
+	JAE         pf_skip_142
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -21889,7 +21977,7 @@ scores4_odd_4:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_134:
+pf_skip_142:
 scores4_chunks_4:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -22198,7 +22286,7 @@ scores2_8_chunk2_4:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_135
+	JAE         pf_skip_143
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -22207,7 +22295,7 @@ scores2_8_chunk2_4:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_135:
+pf_skip_143:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -22235,7 +22323,7 @@ pf_skip_135:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_136
+	JAE         pf_skip_144
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -22244,7 +22332,7 @@ pf_skip_135:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_136:
+pf_skip_144:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -22280,7 +22368,7 @@ scores2_8_odd_4:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_137
+	JAE         pf_skip_145
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -22289,7 +22377,7 @@ scores2_8_odd_4:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_137:
+pf_skip_145:
 scores2_8_chunks_4:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -22531,6 +22619,19 @@ scores_by8_18:
 	VFMADD231PS Z18, Z16, Z3
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_146
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_146:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -22563,6 +22664,19 @@ scores_by8_18:
 	VFMADD231PS Z18, Z16, Z5
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_147
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_147:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -22595,6 +22709,19 @@ scores_by8_18:
 	VFMADD231PS Z18, Z16, Z7
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_148
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_148:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -22627,7 +22754,20 @@ scores_by8_18:
 	VFMADD231PS Z10, Z16, Z9
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_18
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_149
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_149:
+	JMP scores_reduce_18
 
 scores_seq_no_19:
 	CMPQ        176(SP), $0x00000080
@@ -22652,6 +22792,15 @@ scores_seq_no_19:
 	VFMADD231PS Z14, Z12, Z3
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_150
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	ADDQ        $0x00000100, DI
+
+pf_skip_150:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -22668,6 +22817,15 @@ scores_seq_no_19:
 	VFMADD231PS Z14, Z12, Z5
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_151
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	ADDQ        $0x00000100, DI
+
+pf_skip_151:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -22684,6 +22842,15 @@ scores_seq_no_19:
 	VFMADD231PS Z14, Z12, Z7
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_152
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	ADDQ        $0x00000100, DI
+
+pf_skip_152:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -22700,7 +22867,16 @@ scores_seq_no_19:
 	VFMADD231PS Z10, Z12, Z9
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_18
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_153
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	ADDQ        $0x00000100, DI
+
+pf_skip_153:
+	JMP scores_reduce_18
 
 scores_seq_no_20:
 	CMPQ R9, R12
@@ -22725,14 +22901,14 @@ scores_pairs_26:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_138
+	JAE         pf_skip_154
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_138:
+pf_skip_154:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -23801,7 +23977,7 @@ pv4_row_10:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_139
+	JAE          pf_skip_155
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -23810,7 +23986,7 @@ pv4_row_10:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_139:
+pf_skip_155:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -23883,7 +24059,7 @@ pv4_row_11:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_140
+	JAE          pf_skip_156
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -23892,7 +24068,7 @@ pv4_row_11:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_140:
+pf_skip_156:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -23948,7 +24124,7 @@ pv4_row_12:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_141
+	JAE          pf_skip_157
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -23957,7 +24133,7 @@ pv4_row_12:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_141:
+pf_skip_157:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -24075,7 +24251,7 @@ pv2_pair_28:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_142
+	JAE          pf_skip_158
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -24084,7 +24260,7 @@ pv2_pair_28:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_142:
+pf_skip_158:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -24178,7 +24354,7 @@ pv2_pair_29:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_143
+	JAE          pf_skip_159
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -24187,7 +24363,7 @@ pv2_pair_29:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_143:
+pf_skip_159:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -24257,7 +24433,7 @@ pv2_pair_30:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_144
+	JAE          pf_skip_160
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -24266,7 +24442,7 @@ pv2_pair_30:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_144:
+pf_skip_160:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -26006,17 +26182,17 @@ scores_q8_1:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_145
+	JNZ          pf_skip_161
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_145
+	JAE          pf_skip_161
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_145:
+pf_skip_161:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -26672,14 +26848,14 @@ pv_single_85:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_146
+	JNZ          pf_skip_162
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_146
+	JAE          pf_skip_162
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_146:
+pf_skip_162:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -26756,14 +26932,14 @@ pv_pair_86:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_147
+	JNZ          pf_skip_163
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_147
+	JAE          pf_skip_163
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_147:
+pf_skip_163:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -26791,14 +26967,14 @@ pv_single_86:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_148
+	JNZ          pf_skip_164
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_148
+	JAE          pf_skip_164
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_148:
+pf_skip_164:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -26839,14 +27015,14 @@ pv_pair_87:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_149
+	JNZ          pf_skip_165
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_149
+	JAE          pf_skip_165
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_149:
+pf_skip_165:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -26858,14 +27034,14 @@ pv_single_87:
 	JZ           pv_merge_87
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_150
+	JNZ          pf_skip_166
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_150
+	JAE          pf_skip_166
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_150:
+pf_skip_166:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -26900,14 +27076,14 @@ pv_pair_88:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_151
+	JNZ          pf_skip_167
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_151
+	JAE          pf_skip_167
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_151:
+pf_skip_167:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -26919,14 +27095,14 @@ pv_single_88:
 	JZ           pv_merge_88
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_152
+	JNZ          pf_skip_168
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_152
+	JAE          pf_skip_168
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_152:
+pf_skip_168:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -27780,17 +27956,17 @@ scores_q8_3:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_153
+	JNZ          pf_skip_169
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_153
+	JAE          pf_skip_169
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_153:
+pf_skip_169:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -28383,14 +28559,14 @@ pv_single_93:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_154
+	JNZ          pf_skip_170
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_154
+	JAE          pf_skip_170
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_154:
+pf_skip_170:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -28467,14 +28643,14 @@ pv_pair_94:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_155
+	JNZ          pf_skip_171
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_155
+	JAE          pf_skip_171
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_155:
+pf_skip_171:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -28502,14 +28678,14 @@ pv_single_94:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_156
+	JNZ          pf_skip_172
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_156
+	JAE          pf_skip_172
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_156:
+pf_skip_172:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -28550,14 +28726,14 @@ pv_pair_95:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_157
+	JNZ          pf_skip_173
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_157
+	JAE          pf_skip_173
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_157:
+pf_skip_173:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -28569,14 +28745,14 @@ pv_single_95:
 	JZ           pv_merge_95
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_158
+	JNZ          pf_skip_174
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_158
+	JAE          pf_skip_174
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_158:
+pf_skip_174:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -28611,14 +28787,14 @@ pv_pair_96:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_159
+	JNZ          pf_skip_175
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_159
+	JAE          pf_skip_175
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_159:
+pf_skip_175:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -28630,14 +28806,14 @@ pv_single_96:
 	JZ           pv_merge_96
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_160
+	JNZ          pf_skip_176
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_160
+	JAE          pf_skip_176
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_160:
+pf_skip_176:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -29451,12 +29627,12 @@ scores_q8_5:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 144(SP)
-	JAE             pf_skip_161
+	JAE             pf_skip_177
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	ADDQ            $0x00000080, DI
 
-pf_skip_161:
+pf_skip_177:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -32023,12 +32199,12 @@ scores_q8_8:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 144(SP)
-	JAE             pf_skip_162
+	JAE             pf_skip_178
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	ADDQ            $0x00000080, DI
 
-pf_skip_162:
+pf_skip_178:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -34541,10 +34717,10 @@ scores2_4_chunk2_5:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_163
+	JNZ         pf_skip_179
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_163
+	JAE         pf_skip_179
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -34579,9 +34755,9 @@ scores2_4_chunk2_5:
 pf_row_1:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_163
+	JAE        pf_skip_179
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_163
+	JAE        pf_skip_179
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -34616,7 +34792,7 @@ pf_row_1:
 pf_row_2:
 	ADDQ stride+96(FP), R9
 
-pf_skip_163:
+pf_skip_179:
 	VMOVUPS     32(CX)(DX*1), Y8
 	VMOVUPS     32(CX)(BX*1), Y9
 	VMOVUPS     32(CX), Y10
@@ -34632,10 +34808,10 @@ pf_skip_163:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_164
+	JNZ         pf_skip_180
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_164
+	JAE         pf_skip_180
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -34670,9 +34846,9 @@ pf_skip_163:
 pf_row_3:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_164
+	JAE        pf_skip_180
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_164
+	JAE        pf_skip_180
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -34707,7 +34883,7 @@ pf_row_3:
 pf_row_4:
 	ADDQ stride+96(FP), R9
 
-pf_skip_164:
+pf_skip_180:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_5
@@ -34730,10 +34906,10 @@ scores2_4_odd_5:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_165
+	JNZ         pf_skip_181
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_165
+	JAE         pf_skip_181
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
@@ -34768,9 +34944,9 @@ scores2_4_odd_5:
 pf_row_5:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_165
+	JAE        pf_skip_181
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_165
+	JAE        pf_skip_181
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
@@ -34805,7 +34981,7 @@ pf_row_5:
 pf_row_6:
 	ADDQ stride+96(FP), R9
 
-pf_skip_165:
+pf_skip_181:
 scores2_4_chunks_5:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -34969,10 +35145,10 @@ scores_pairs_29:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_166
+	JNZ         pf_skip_182
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_166
+	JAE         pf_skip_182
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -35007,9 +35183,9 @@ scores_pairs_29:
 pf_row_7:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_166
+	JAE        pf_skip_182
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_166
+	JAE        pf_skip_182
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -35044,7 +35220,7 @@ pf_row_7:
 pf_row_8:
 	ADDQ stride+96(FP), DI
 
-pf_skip_166:
+pf_skip_182:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -35082,10 +35258,10 @@ scores_pairs_30:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_167
+	JNZ         pf_skip_183
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_167
+	JAE         pf_skip_183
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -35120,9 +35296,9 @@ scores_pairs_30:
 pf_row_9:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_167
+	JAE        pf_skip_183
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_167
+	JAE        pf_skip_183
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -35157,7 +35333,7 @@ pf_row_9:
 pf_row_10:
 	ADDQ stride+96(FP), DI
 
-pf_skip_167:
+pf_skip_183:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -35823,10 +35999,10 @@ pv2_single_31:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_168
+	JNZ          pf_skip_184
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_168
+	JAE          pf_skip_184
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -35861,9 +36037,9 @@ pv2_single_31:
 pf_row_11:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_168
+	JAE        pf_skip_184
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_168
+	JAE        pf_skip_184
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -35898,7 +36074,7 @@ pf_row_11:
 pf_row_12:
 	ADDQ stride+96(FP), R10
 
-pf_skip_168:
+pf_skip_184:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -35962,10 +36138,10 @@ pv2_single_32:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_169
+	JNZ          pf_skip_185
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_169
+	JAE          pf_skip_185
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -36000,9 +36176,9 @@ pv2_single_32:
 pf_row_13:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_169
+	JAE        pf_skip_185
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_169
+	JAE        pf_skip_185
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -36037,7 +36213,7 @@ pf_row_13:
 pf_row_14:
 	ADDQ stride+96(FP), R10
 
-pf_skip_169:
+pf_skip_185:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -36087,10 +36263,10 @@ pv2_single_33:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_170
+	JNZ          pf_skip_186
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_170
+	JAE          pf_skip_186
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -36125,9 +36301,9 @@ pv2_single_33:
 pf_row_15:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_170
+	JAE        pf_skip_186
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_170
+	JAE        pf_skip_186
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -36162,7 +36338,7 @@ pf_row_15:
 pf_row_16:
 	ADDQ stride+96(FP), R10
 
-pf_skip_170:
+pf_skip_186:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -36203,10 +36379,10 @@ pv2_single_34:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_171
+	JNZ          pf_skip_187
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_171
+	JAE          pf_skip_187
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -36241,9 +36417,9 @@ pv2_single_34:
 pf_row_17:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_171
+	JAE        pf_skip_187
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_171
+	JAE        pf_skip_187
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -36278,7 +36454,7 @@ pf_row_17:
 pf_row_18:
 	ADDQ stride+96(FP), R10
 
-pf_skip_171:
+pf_skip_187:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -36359,10 +36535,10 @@ pv_single_125:
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_172
+	JNZ          pf_skip_188
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_172
+	JAE          pf_skip_188
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -36397,9 +36573,9 @@ pv_single_125:
 pf_row_19:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_172
+	JAE        pf_skip_188
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_172
+	JAE        pf_skip_188
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -36434,7 +36610,7 @@ pf_row_19:
 pf_row_20:
 	ADDQ stride+96(FP), R8
 
-pf_skip_172:
+pf_skip_188:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -36487,10 +36663,10 @@ pv_single_126:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_173
+	JNZ          pf_skip_189
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_173
+	JAE          pf_skip_189
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -36525,9 +36701,9 @@ pv_single_126:
 pf_row_21:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_173
+	JAE        pf_skip_189
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_173
+	JAE        pf_skip_189
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -36562,7 +36738,7 @@ pf_row_21:
 pf_row_22:
 	ADDQ stride+96(FP), R8
 
-pf_skip_173:
+pf_skip_189:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -36612,10 +36788,10 @@ pv_pair_127:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_174
+	JNZ          pf_skip_190
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_174
+	JAE          pf_skip_190
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -36650,9 +36826,9 @@ pv_pair_127:
 pf_row_23:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_174
+	JAE        pf_skip_190
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_174
+	JAE        pf_skip_190
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -36687,7 +36863,7 @@ pf_row_23:
 pf_row_24:
 	ADDQ stride+96(FP), R8
 
-pf_skip_174:
+pf_skip_190:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -36703,10 +36879,10 @@ pv_single_127:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_175
+	JNZ          pf_skip_191
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_175
+	JAE          pf_skip_191
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -36741,9 +36917,9 @@ pv_single_127:
 pf_row_25:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_175
+	JAE        pf_skip_191
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_175
+	JAE        pf_skip_191
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -36778,7 +36954,7 @@ pf_row_25:
 pf_row_26:
 	ADDQ stride+96(FP), R8
 
-pf_skip_175:
+pf_skip_191:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -36820,10 +36996,10 @@ pv_pair_128:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_176
+	JNZ          pf_skip_192
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_176
+	JAE          pf_skip_192
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -36858,9 +37034,9 @@ pv_pair_128:
 pf_row_27:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_176
+	JAE        pf_skip_192
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_176
+	JAE        pf_skip_192
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -36895,7 +37071,7 @@ pf_row_27:
 pf_row_28:
 	ADDQ stride+96(FP), R8
 
-pf_skip_176:
+pf_skip_192:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -36909,10 +37085,10 @@ pv_single_128:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_177
+	JNZ          pf_skip_193
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_177
+	JAE          pf_skip_193
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -36947,9 +37123,9 @@ pv_single_128:
 pf_row_29:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_177
+	JAE        pf_skip_193
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_177
+	JAE        pf_skip_193
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -36984,7 +37160,7 @@ pf_row_29:
 pf_row_30:
 	ADDQ stride+96(FP), R8
 
-pf_skip_177:
+pf_skip_193:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -37018,10 +37194,10 @@ pv_pair_129:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_178
+	JNZ          pf_skip_194
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_178
+	JAE          pf_skip_194
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -37056,9 +37232,9 @@ pv_pair_129:
 pf_row_31:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_178
+	JAE        pf_skip_194
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_178
+	JAE        pf_skip_194
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -37093,7 +37269,7 @@ pf_row_31:
 pf_row_32:
 	ADDQ stride+96(FP), R8
 
-pf_skip_178:
+pf_skip_194:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -37106,10 +37282,10 @@ pv_single_129:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_179
+	JNZ          pf_skip_195
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_179
+	JAE          pf_skip_195
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -37144,9 +37320,9 @@ pv_single_129:
 pf_row_33:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_179
+	JAE        pf_skip_195
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_179
+	JAE        pf_skip_195
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -37181,7 +37357,7 @@ pf_row_33:
 pf_row_34:
 	ADDQ stride+96(FP), R8
 
-pf_skip_179:
+pf_skip_195:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -37412,10 +37588,10 @@ scores2_4_chunk2_6:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_180
+	JNZ         pf_skip_196
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_180
+	JAE         pf_skip_196
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -37450,9 +37626,9 @@ scores2_4_chunk2_6:
 pf_row_35:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_180
+	JAE        pf_skip_196
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_180
+	JAE        pf_skip_196
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -37487,7 +37663,7 @@ pf_row_35:
 pf_row_36:
 	ADDQ stride+96(FP), R9
 
-pf_skip_180:
+pf_skip_196:
 	VMOVUPS     32(CX)(DX*1), Y8
 	VMOVUPS     32(CX)(BX*1), Y9
 	VMOVUPS     32(CX), Y10
@@ -37503,10 +37679,10 @@ pf_skip_180:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_181
+	JNZ         pf_skip_197
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_181
+	JAE         pf_skip_197
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -37541,9 +37717,9 @@ pf_skip_180:
 pf_row_37:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_181
+	JAE        pf_skip_197
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_181
+	JAE        pf_skip_197
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -37578,7 +37754,7 @@ pf_row_37:
 pf_row_38:
 	ADDQ stride+96(FP), R9
 
-pf_skip_181:
+pf_skip_197:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_6
@@ -37601,10 +37777,10 @@ scores2_4_odd_6:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_182
+	JNZ         pf_skip_198
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_182
+	JAE         pf_skip_198
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
@@ -37639,9 +37815,9 @@ scores2_4_odd_6:
 pf_row_39:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_182
+	JAE        pf_skip_198
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_182
+	JAE        pf_skip_198
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
@@ -37676,7 +37852,7 @@ pf_row_39:
 pf_row_40:
 	ADDQ stride+96(FP), R9
 
-pf_skip_182:
+pf_skip_198:
 scores2_4_chunks_6:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -37840,10 +38016,10 @@ scores_pairs_31:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_183
+	JNZ         pf_skip_199
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_183
+	JAE         pf_skip_199
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -37878,9 +38054,9 @@ scores_pairs_31:
 pf_row_41:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_183
+	JAE        pf_skip_199
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_183
+	JAE        pf_skip_199
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -37915,7 +38091,7 @@ pf_row_41:
 pf_row_42:
 	ADDQ stride+96(FP), DI
 
-pf_skip_183:
+pf_skip_199:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -37953,10 +38129,10 @@ scores_pairs_32:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_184
+	JNZ         pf_skip_200
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_184
+	JAE         pf_skip_200
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -37991,9 +38167,9 @@ scores_pairs_32:
 pf_row_43:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_184
+	JAE        pf_skip_200
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_184
+	JAE        pf_skip_200
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -38028,7 +38204,7 @@ pf_row_43:
 pf_row_44:
 	ADDQ stride+96(FP), DI
 
-pf_skip_184:
+pf_skip_200:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -38631,10 +38807,10 @@ pv2_single_35:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_185
+	JNZ          pf_skip_201
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_185
+	JAE          pf_skip_201
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -38669,9 +38845,9 @@ pv2_single_35:
 pf_row_45:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_185
+	JAE        pf_skip_201
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_185
+	JAE        pf_skip_201
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -38706,7 +38882,7 @@ pf_row_45:
 pf_row_46:
 	ADDQ stride+96(FP), R10
 
-pf_skip_185:
+pf_skip_201:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -38770,10 +38946,10 @@ pv2_single_36:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_186
+	JNZ          pf_skip_202
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_186
+	JAE          pf_skip_202
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -38808,9 +38984,9 @@ pv2_single_36:
 pf_row_47:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_186
+	JAE        pf_skip_202
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_186
+	JAE        pf_skip_202
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -38845,7 +39021,7 @@ pf_row_47:
 pf_row_48:
 	ADDQ stride+96(FP), R10
 
-pf_skip_186:
+pf_skip_202:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -38895,10 +39071,10 @@ pv2_single_37:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_187
+	JNZ          pf_skip_203
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_187
+	JAE          pf_skip_203
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -38933,9 +39109,9 @@ pv2_single_37:
 pf_row_49:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_187
+	JAE        pf_skip_203
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_187
+	JAE        pf_skip_203
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -38970,7 +39146,7 @@ pf_row_49:
 pf_row_50:
 	ADDQ stride+96(FP), R10
 
-pf_skip_187:
+pf_skip_203:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -39011,10 +39187,10 @@ pv2_single_38:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_188
+	JNZ          pf_skip_204
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_188
+	JAE          pf_skip_204
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -39049,9 +39225,9 @@ pv2_single_38:
 pf_row_51:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_188
+	JAE        pf_skip_204
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_188
+	JAE        pf_skip_204
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -39086,7 +39262,7 @@ pf_row_51:
 pf_row_52:
 	ADDQ stride+96(FP), R10
 
-pf_skip_188:
+pf_skip_204:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -39167,10 +39343,10 @@ pv_single_130:
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_189
+	JNZ          pf_skip_205
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_189
+	JAE          pf_skip_205
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -39205,9 +39381,9 @@ pv_single_130:
 pf_row_53:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_189
+	JAE        pf_skip_205
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_189
+	JAE        pf_skip_205
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -39242,7 +39418,7 @@ pf_row_53:
 pf_row_54:
 	ADDQ stride+96(FP), R8
 
-pf_skip_189:
+pf_skip_205:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -39295,10 +39471,10 @@ pv_single_131:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_190
+	JNZ          pf_skip_206
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_190
+	JAE          pf_skip_206
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -39333,9 +39509,9 @@ pv_single_131:
 pf_row_55:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_190
+	JAE        pf_skip_206
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_190
+	JAE        pf_skip_206
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -39370,7 +39546,7 @@ pf_row_55:
 pf_row_56:
 	ADDQ stride+96(FP), R8
 
-pf_skip_190:
+pf_skip_206:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -39420,10 +39596,10 @@ pv_pair_132:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_191
+	JNZ          pf_skip_207
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_191
+	JAE          pf_skip_207
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -39458,9 +39634,9 @@ pv_pair_132:
 pf_row_57:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_191
+	JAE        pf_skip_207
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_191
+	JAE        pf_skip_207
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -39495,7 +39671,7 @@ pf_row_57:
 pf_row_58:
 	ADDQ stride+96(FP), R8
 
-pf_skip_191:
+pf_skip_207:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -39511,10 +39687,10 @@ pv_single_132:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_192
+	JNZ          pf_skip_208
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_192
+	JAE          pf_skip_208
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -39549,9 +39725,9 @@ pv_single_132:
 pf_row_59:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_192
+	JAE        pf_skip_208
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_192
+	JAE        pf_skip_208
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -39586,7 +39762,7 @@ pf_row_59:
 pf_row_60:
 	ADDQ stride+96(FP), R8
 
-pf_skip_192:
+pf_skip_208:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -39628,10 +39804,10 @@ pv_pair_133:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_193
+	JNZ          pf_skip_209
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_193
+	JAE          pf_skip_209
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -39666,9 +39842,9 @@ pv_pair_133:
 pf_row_61:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_193
+	JAE        pf_skip_209
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_193
+	JAE        pf_skip_209
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -39703,7 +39879,7 @@ pf_row_61:
 pf_row_62:
 	ADDQ stride+96(FP), R8
 
-pf_skip_193:
+pf_skip_209:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -39717,10 +39893,10 @@ pv_single_133:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_194
+	JNZ          pf_skip_210
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_194
+	JAE          pf_skip_210
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -39755,9 +39931,9 @@ pv_single_133:
 pf_row_63:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_194
+	JAE        pf_skip_210
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_194
+	JAE        pf_skip_210
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -39792,7 +39968,7 @@ pf_row_63:
 pf_row_64:
 	ADDQ stride+96(FP), R8
 
-pf_skip_194:
+pf_skip_210:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -39826,10 +40002,10 @@ pv_pair_134:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_195
+	JNZ          pf_skip_211
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_195
+	JAE          pf_skip_211
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -39864,9 +40040,9 @@ pv_pair_134:
 pf_row_65:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_195
+	JAE        pf_skip_211
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_195
+	JAE        pf_skip_211
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -39901,7 +40077,7 @@ pf_row_65:
 pf_row_66:
 	ADDQ stride+96(FP), R8
 
-pf_skip_195:
+pf_skip_211:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -39914,10 +40090,10 @@ pv_single_134:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_196
+	JNZ          pf_skip_212
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_196
+	JAE          pf_skip_212
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -39952,9 +40128,9 @@ pv_single_134:
 pf_row_67:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_196
+	JAE        pf_skip_212
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_196
+	JAE        pf_skip_212
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -39989,7 +40165,7 @@ pf_row_67:
 pf_row_68:
 	ADDQ stride+96(FP), R8
 
-pf_skip_196:
+pf_skip_212:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -40248,7 +40424,7 @@ scores4_chunk2_5:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_197
+	JAE         pf_skip_213
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -40283,9 +40459,9 @@ scores4_chunk2_5:
 pf_row_69:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_197
+	JAE        pf_skip_213
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_197
+	JAE        pf_skip_213
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -40320,7 +40496,7 @@ pf_row_69:
 pf_row_70:
 	ADDQ stride+96(FP), R9
 
-pf_skip_197:
+pf_skip_213:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -40346,7 +40522,7 @@ pf_skip_197:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_198
+	JAE         pf_skip_214
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -40381,9 +40557,9 @@ pf_skip_197:
 pf_row_71:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_198
+	JAE        pf_skip_214
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_198
+	JAE        pf_skip_214
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -40418,7 +40594,7 @@ pf_row_71:
 pf_row_72:
 	ADDQ stride+96(FP), R9
 
-pf_skip_198:
+pf_skip_214:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_5
@@ -40451,7 +40627,7 @@ scores4_odd_5:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_199
+	JAE         pf_skip_215
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -40486,9 +40662,9 @@ scores4_odd_5:
 pf_row_73:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_199
+	JAE        pf_skip_215
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_199
+	JAE        pf_skip_215
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -40523,7 +40699,7 @@ pf_row_73:
 pf_row_74:
 	ADDQ stride+96(FP), R9
 
-pf_skip_199:
+pf_skip_215:
 scores4_chunks_5:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -40826,7 +41002,7 @@ scores2_8_chunk2_5:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_200
+	JAE         pf_skip_216
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -40861,9 +41037,9 @@ scores2_8_chunk2_5:
 pf_row_75:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_200
+	JAE        pf_skip_216
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_200
+	JAE        pf_skip_216
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -40898,7 +41074,7 @@ pf_row_75:
 pf_row_76:
 	ADDQ stride+96(FP), R9
 
-pf_skip_200:
+pf_skip_216:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -40926,7 +41102,7 @@ pf_skip_200:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_201
+	JAE         pf_skip_217
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -40961,9 +41137,9 @@ pf_skip_200:
 pf_row_77:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_201
+	JAE        pf_skip_217
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_201
+	JAE        pf_skip_217
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -40998,7 +41174,7 @@ pf_row_77:
 pf_row_78:
 	ADDQ stride+96(FP), R9
 
-pf_skip_201:
+pf_skip_217:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -41034,7 +41210,7 @@ scores2_8_odd_5:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_202
+	JAE         pf_skip_218
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -41069,9 +41245,9 @@ scores2_8_odd_5:
 pf_row_79:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_202
+	JAE        pf_skip_218
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_202
+	JAE        pf_skip_218
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -41106,7 +41282,7 @@ pf_row_79:
 pf_row_80:
 	ADDQ stride+96(FP), R9
 
-pf_skip_202:
+pf_skip_218:
 scores2_8_chunks_5:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -41330,7 +41506,7 @@ scores_by8_33:
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_203
+	JAE         pf_skip_219
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -41365,9 +41541,9 @@ scores_by8_33:
 pf_row_81:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_203
+	JAE        pf_skip_219
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_203
+	JAE        pf_skip_219
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -41402,7 +41578,7 @@ pf_row_81:
 pf_row_82:
 	ADDQ stride+96(FP), DI
 
-pf_skip_203:
+pf_skip_219:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -41420,7 +41596,7 @@ pf_skip_203:
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_204
+	JAE         pf_skip_220
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -41455,9 +41631,9 @@ pf_skip_203:
 pf_row_83:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_204
+	JAE        pf_skip_220
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_204
+	JAE        pf_skip_220
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -41492,7 +41668,7 @@ pf_row_83:
 pf_row_84:
 	ADDQ stride+96(FP), DI
 
-pf_skip_204:
+pf_skip_220:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -41510,7 +41686,7 @@ pf_skip_204:
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_205
+	JAE         pf_skip_221
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -41545,9 +41721,9 @@ pf_skip_204:
 pf_row_85:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_205
+	JAE        pf_skip_221
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_205
+	JAE        pf_skip_221
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -41582,7 +41758,7 @@ pf_row_85:
 pf_row_86:
 	ADDQ stride+96(FP), DI
 
-pf_skip_205:
+pf_skip_221:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -41600,7 +41776,7 @@ pf_skip_205:
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_206
+	JAE         pf_skip_222
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -41635,9 +41811,9 @@ pf_skip_205:
 pf_row_87:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_206
+	JAE        pf_skip_222
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_206
+	JAE        pf_skip_222
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -41672,7 +41848,7 @@ pf_row_87:
 pf_row_88:
 	ADDQ stride+96(FP), DI
 
-pf_skip_206:
+pf_skip_222:
 	JMP scores_reduce_33
 
 scores_seq_no_25:
@@ -41691,7 +41867,7 @@ scores_seq_no_25:
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_207
+	JAE         pf_skip_223
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -41726,9 +41902,9 @@ scores_seq_no_25:
 pf_row_89:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_207
+	JAE        pf_skip_223
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_207
+	JAE        pf_skip_223
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -41763,7 +41939,7 @@ pf_row_89:
 pf_row_90:
 	ADDQ stride+96(FP), DI
 
-pf_skip_207:
+pf_skip_223:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -41773,7 +41949,7 @@ pf_skip_207:
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_208
+	JAE         pf_skip_224
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -41808,9 +41984,9 @@ pf_skip_207:
 pf_row_91:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_208
+	JAE        pf_skip_224
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_208
+	JAE        pf_skip_224
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -41845,7 +42021,7 @@ pf_row_91:
 pf_row_92:
 	ADDQ stride+96(FP), DI
 
-pf_skip_208:
+pf_skip_224:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -41855,7 +42031,7 @@ pf_skip_208:
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_209
+	JAE         pf_skip_225
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -41890,9 +42066,9 @@ pf_skip_208:
 pf_row_93:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_209
+	JAE        pf_skip_225
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_209
+	JAE        pf_skip_225
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -41927,7 +42103,7 @@ pf_row_93:
 pf_row_94:
 	ADDQ stride+96(FP), DI
 
-pf_skip_209:
+pf_skip_225:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -41937,7 +42113,7 @@ pf_skip_209:
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_210
+	JAE         pf_skip_226
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -41972,9 +42148,9 @@ pf_skip_209:
 pf_row_95:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_210
+	JAE        pf_skip_226
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_210
+	JAE        pf_skip_226
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -42009,7 +42185,7 @@ pf_row_95:
 pf_row_96:
 	ADDQ stride+96(FP), DI
 
-pf_skip_210:
+pf_skip_226:
 	JMP scores_reduce_33
 
 scores_seq_no_26:
@@ -42027,7 +42203,7 @@ scores_pairs_33:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_211
+	JAE         pf_skip_227
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        168(SP), R13
@@ -42062,9 +42238,9 @@ scores_pairs_33:
 pf_row_97:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_211
+	JAE        pf_skip_227
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_211
+	JAE        pf_skip_227
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
@@ -42099,7 +42275,7 @@ pf_row_97:
 pf_row_98:
 	ADDQ stride+96(FP), DI
 
-pf_skip_211:
+pf_skip_227:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -43055,7 +43231,7 @@ pv4_row_13:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_212
+	JAE          pf_skip_228
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -43090,9 +43266,9 @@ pv4_row_13:
 pf_row_99:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_212
+	JAE        pf_skip_228
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_212
+	JAE        pf_skip_228
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -43127,7 +43303,7 @@ pf_row_99:
 pf_row_100:
 	ADDQ stride+96(FP), R9
 
-pf_skip_212:
+pf_skip_228:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -43199,7 +43375,7 @@ pv4_row_14:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_213
+	JAE          pf_skip_229
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -43234,9 +43410,9 @@ pv4_row_14:
 pf_row_101:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_213
+	JAE        pf_skip_229
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_213
+	JAE        pf_skip_229
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -43271,7 +43447,7 @@ pf_row_101:
 pf_row_102:
 	ADDQ stride+96(FP), R9
 
-pf_skip_213:
+pf_skip_229:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -43326,7 +43502,7 @@ pv4_row_15:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_214
+	JAE          pf_skip_230
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -43361,9 +43537,9 @@ pv4_row_15:
 pf_row_103:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_214
+	JAE        pf_skip_230
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_214
+	JAE        pf_skip_230
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -43398,7 +43574,7 @@ pf_row_103:
 pf_row_104:
 	ADDQ stride+96(FP), R9
 
-pf_skip_214:
+pf_skip_230:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -43514,7 +43690,7 @@ pv2_single_39:
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_215
+	JAE          pf_skip_231
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -43549,9 +43725,9 @@ pv2_single_39:
 pf_row_105:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_215
+	JAE        pf_skip_231
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_215
+	JAE        pf_skip_231
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -43586,7 +43762,7 @@ pf_row_105:
 pf_row_106:
 	ADDQ stride+96(FP), R10
 
-pf_skip_215:
+pf_skip_231:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -43676,7 +43852,7 @@ pv2_pair_40:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_216
+	JAE          pf_skip_232
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -43711,9 +43887,9 @@ pv2_pair_40:
 pf_row_107:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_216
+	JAE        pf_skip_232
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_216
+	JAE        pf_skip_232
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -43748,7 +43924,7 @@ pf_row_107:
 pf_row_108:
 	ADDQ stride+96(FP), R10
 
-pf_skip_216:
+pf_skip_232:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -43841,7 +44017,7 @@ pv2_pair_41:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_217
+	JAE          pf_skip_233
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -43876,9 +44052,9 @@ pv2_pair_41:
 pf_row_109:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_217
+	JAE        pf_skip_233
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_217
+	JAE        pf_skip_233
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -43913,7 +44089,7 @@ pf_row_109:
 pf_row_110:
 	ADDQ stride+96(FP), R10
 
-pf_skip_217:
+pf_skip_233:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -43982,7 +44158,7 @@ pv2_pair_42:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_218
+	JAE          pf_skip_234
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -44017,9 +44193,9 @@ pv2_pair_42:
 pf_row_111:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_218
+	JAE        pf_skip_234
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_218
+	JAE        pf_skip_234
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -44054,7 +44230,7 @@ pf_row_111:
 pf_row_112:
 	ADDQ stride+96(FP), R10
 
-pf_skip_218:
+pf_skip_234:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -44879,7 +45055,7 @@ scores4_chunk2_6:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_219
+	JAE         pf_skip_235
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -44914,9 +45090,9 @@ scores4_chunk2_6:
 pf_row_113:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_219
+	JAE        pf_skip_235
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_219
+	JAE        pf_skip_235
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -44951,7 +45127,7 @@ pf_row_113:
 pf_row_114:
 	ADDQ stride+96(FP), R9
 
-pf_skip_219:
+pf_skip_235:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -44977,7 +45153,7 @@ pf_skip_219:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_220
+	JAE         pf_skip_236
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -45012,9 +45188,9 @@ pf_skip_219:
 pf_row_115:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_220
+	JAE        pf_skip_236
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_220
+	JAE        pf_skip_236
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -45049,7 +45225,7 @@ pf_row_115:
 pf_row_116:
 	ADDQ stride+96(FP), R9
 
-pf_skip_220:
+pf_skip_236:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_6
@@ -45082,7 +45258,7 @@ scores4_odd_6:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_221
+	JAE         pf_skip_237
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -45117,9 +45293,9 @@ scores4_odd_6:
 pf_row_117:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_221
+	JAE        pf_skip_237
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_221
+	JAE        pf_skip_237
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -45154,7 +45330,7 @@ pf_row_117:
 pf_row_118:
 	ADDQ stride+96(FP), R9
 
-pf_skip_221:
+pf_skip_237:
 scores4_chunks_6:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -45457,7 +45633,7 @@ scores2_8_chunk2_6:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_222
+	JAE         pf_skip_238
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -45492,9 +45668,9 @@ scores2_8_chunk2_6:
 pf_row_119:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_222
+	JAE        pf_skip_238
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_222
+	JAE        pf_skip_238
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -45529,7 +45705,7 @@ pf_row_119:
 pf_row_120:
 	ADDQ stride+96(FP), R9
 
-pf_skip_222:
+pf_skip_238:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -45557,7 +45733,7 @@ pf_skip_222:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_223
+	JAE         pf_skip_239
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -45592,9 +45768,9 @@ pf_skip_222:
 pf_row_121:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_223
+	JAE        pf_skip_239
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_223
+	JAE        pf_skip_239
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -45629,7 +45805,7 @@ pf_row_121:
 pf_row_122:
 	ADDQ stride+96(FP), R9
 
-pf_skip_223:
+pf_skip_239:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -45665,7 +45841,7 @@ scores2_8_odd_6:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_224
+	JAE         pf_skip_240
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -45700,9 +45876,9 @@ scores2_8_odd_6:
 pf_row_123:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_224
+	JAE        pf_skip_240
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_224
+	JAE        pf_skip_240
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -45737,7 +45913,7 @@ pf_row_123:
 pf_row_124:
 	ADDQ stride+96(FP), R9
 
-pf_skip_224:
+pf_skip_240:
 scores2_8_chunks_6:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -45961,7 +46137,7 @@ scores_by8_35:
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_225
+	JAE         pf_skip_241
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -45996,9 +46172,9 @@ scores_by8_35:
 pf_row_125:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_225
+	JAE        pf_skip_241
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_225
+	JAE        pf_skip_241
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -46033,7 +46209,7 @@ pf_row_125:
 pf_row_126:
 	ADDQ stride+96(FP), DI
 
-pf_skip_225:
+pf_skip_241:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -46051,7 +46227,7 @@ pf_skip_225:
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_226
+	JAE         pf_skip_242
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -46086,9 +46262,9 @@ pf_skip_225:
 pf_row_127:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_226
+	JAE        pf_skip_242
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_226
+	JAE        pf_skip_242
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -46123,7 +46299,7 @@ pf_row_127:
 pf_row_128:
 	ADDQ stride+96(FP), DI
 
-pf_skip_226:
+pf_skip_242:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -46141,7 +46317,7 @@ pf_skip_226:
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_227
+	JAE         pf_skip_243
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -46176,9 +46352,9 @@ pf_skip_226:
 pf_row_129:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_227
+	JAE        pf_skip_243
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_227
+	JAE        pf_skip_243
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -46213,7 +46389,7 @@ pf_row_129:
 pf_row_130:
 	ADDQ stride+96(FP), DI
 
-pf_skip_227:
+pf_skip_243:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -46231,7 +46407,7 @@ pf_skip_227:
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_228
+	JAE         pf_skip_244
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -46266,9 +46442,9 @@ pf_skip_227:
 pf_row_131:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_228
+	JAE        pf_skip_244
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_228
+	JAE        pf_skip_244
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -46303,7 +46479,7 @@ pf_row_131:
 pf_row_132:
 	ADDQ stride+96(FP), DI
 
-pf_skip_228:
+pf_skip_244:
 	JMP scores_reduce_35
 
 scores_seq_no_29:
@@ -46322,7 +46498,7 @@ scores_seq_no_29:
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_229
+	JAE         pf_skip_245
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -46357,9 +46533,9 @@ scores_seq_no_29:
 pf_row_133:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_229
+	JAE        pf_skip_245
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_229
+	JAE        pf_skip_245
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -46394,7 +46570,7 @@ pf_row_133:
 pf_row_134:
 	ADDQ stride+96(FP), DI
 
-pf_skip_229:
+pf_skip_245:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -46404,7 +46580,7 @@ pf_skip_229:
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_230
+	JAE         pf_skip_246
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -46439,9 +46615,9 @@ pf_skip_229:
 pf_row_135:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_230
+	JAE        pf_skip_246
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_230
+	JAE        pf_skip_246
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -46476,7 +46652,7 @@ pf_row_135:
 pf_row_136:
 	ADDQ stride+96(FP), DI
 
-pf_skip_230:
+pf_skip_246:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -46486,7 +46662,7 @@ pf_skip_230:
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_231
+	JAE         pf_skip_247
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -46521,9 +46697,9 @@ pf_skip_230:
 pf_row_137:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_231
+	JAE        pf_skip_247
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_231
+	JAE        pf_skip_247
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -46558,7 +46734,7 @@ pf_row_137:
 pf_row_138:
 	ADDQ stride+96(FP), DI
 
-pf_skip_231:
+pf_skip_247:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -46568,7 +46744,7 @@ pf_skip_231:
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_232
+	JAE         pf_skip_248
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -46603,9 +46779,9 @@ pf_skip_231:
 pf_row_139:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_232
+	JAE        pf_skip_248
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_232
+	JAE        pf_skip_248
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -46640,7 +46816,7 @@ pf_row_139:
 pf_row_140:
 	ADDQ stride+96(FP), DI
 
-pf_skip_232:
+pf_skip_248:
 	JMP scores_reduce_35
 
 scores_seq_no_30:
@@ -46658,7 +46834,7 @@ scores_pairs_35:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_233
+	JAE         pf_skip_249
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        168(SP), R13
@@ -46693,9 +46869,9 @@ scores_pairs_35:
 pf_row_141:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_233
+	JAE        pf_skip_249
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_233
+	JAE        pf_skip_249
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
@@ -46730,7 +46906,7 @@ pf_row_141:
 pf_row_142:
 	ADDQ stride+96(FP), DI
 
-pf_skip_233:
+pf_skip_249:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -47659,7 +47835,7 @@ pv4_row_16:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_234
+	JAE          pf_skip_250
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -47694,9 +47870,9 @@ pv4_row_16:
 pf_row_143:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_234
+	JAE        pf_skip_250
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_234
+	JAE        pf_skip_250
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -47731,7 +47907,7 @@ pf_row_143:
 pf_row_144:
 	ADDQ stride+96(FP), R9
 
-pf_skip_234:
+pf_skip_250:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -47803,7 +47979,7 @@ pv4_row_17:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_235
+	JAE          pf_skip_251
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -47838,9 +48014,9 @@ pv4_row_17:
 pf_row_145:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_235
+	JAE        pf_skip_251
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_235
+	JAE        pf_skip_251
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -47875,7 +48051,7 @@ pf_row_145:
 pf_row_146:
 	ADDQ stride+96(FP), R9
 
-pf_skip_235:
+pf_skip_251:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -47930,7 +48106,7 @@ pv4_row_18:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_236
+	JAE          pf_skip_252
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -47965,9 +48141,9 @@ pv4_row_18:
 pf_row_147:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_236
+	JAE        pf_skip_252
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_236
+	JAE        pf_skip_252
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -48002,7 +48178,7 @@ pf_row_147:
 pf_row_148:
 	ADDQ stride+96(FP), R9
 
-pf_skip_236:
+pf_skip_252:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -48118,7 +48294,7 @@ pv2_single_43:
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_237
+	JAE          pf_skip_253
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -48153,9 +48329,9 @@ pv2_single_43:
 pf_row_149:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_237
+	JAE        pf_skip_253
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_237
+	JAE        pf_skip_253
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -48190,7 +48366,7 @@ pf_row_149:
 pf_row_150:
 	ADDQ stride+96(FP), R10
 
-pf_skip_237:
+pf_skip_253:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -48280,7 +48456,7 @@ pv2_pair_44:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_238
+	JAE          pf_skip_254
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -48315,9 +48491,9 @@ pv2_pair_44:
 pf_row_151:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_238
+	JAE        pf_skip_254
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_238
+	JAE        pf_skip_254
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -48352,7 +48528,7 @@ pf_row_151:
 pf_row_152:
 	ADDQ stride+96(FP), R10
 
-pf_skip_238:
+pf_skip_254:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -48445,7 +48621,7 @@ pv2_pair_45:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_239
+	JAE          pf_skip_255
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -48480,9 +48656,9 @@ pv2_pair_45:
 pf_row_153:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_239
+	JAE        pf_skip_255
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_239
+	JAE        pf_skip_255
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -48517,7 +48693,7 @@ pf_row_153:
 pf_row_154:
 	ADDQ stride+96(FP), R10
 
-pf_skip_239:
+pf_skip_255:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -48586,7 +48762,7 @@ pv2_pair_46:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_240
+	JAE          pf_skip_256
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -48621,9 +48797,9 @@ pv2_pair_46:
 pf_row_155:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_240
+	JAE        pf_skip_256
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_240
+	JAE        pf_skip_256
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -48658,7 +48834,7 @@ pf_row_155:
 pf_row_156:
 	ADDQ stride+96(FP), R10
 
-pf_skip_240:
+pf_skip_256:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -49472,10 +49648,10 @@ scores2_6_chunk2_3:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_241
+	JNZ         pf_skip_257
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_241
+	JAE         pf_skip_257
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        184(SP), DI
@@ -49510,9 +49686,9 @@ scores2_6_chunk2_3:
 pf_row_157:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_241
+	JAE        pf_skip_257
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_241
+	JAE        pf_skip_257
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       184(SP), DI
@@ -49547,7 +49723,7 @@ pf_row_157:
 pf_row_158:
 	ADDQ stride+96(FP), R9
 
-pf_skip_241:
+pf_skip_257:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -49569,10 +49745,10 @@ pf_skip_241:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_242
+	JNZ         pf_skip_258
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_242
+	JAE         pf_skip_258
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        184(SP), DI
@@ -49607,9 +49783,9 @@ pf_skip_241:
 pf_row_159:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_242
+	JAE        pf_skip_258
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_242
+	JAE        pf_skip_258
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       184(SP), DI
@@ -49644,7 +49820,7 @@ pf_row_159:
 pf_row_160:
 	ADDQ stride+96(FP), R9
 
-pf_skip_242:
+pf_skip_258:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -49674,10 +49850,10 @@ scores2_6_odd_3:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_243
+	JNZ         pf_skip_259
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_243
+	JAE         pf_skip_259
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
@@ -49712,9 +49888,9 @@ scores2_6_odd_3:
 pf_row_161:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_243
+	JAE        pf_skip_259
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_243
+	JAE        pf_skip_259
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
@@ -49749,7 +49925,7 @@ pf_row_161:
 pf_row_162:
 	ADDQ stride+96(FP), R9
 
-pf_skip_243:
+pf_skip_259:
 scores2_6_chunks_3:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -49839,10 +50015,10 @@ scores2_4_chunk2_7:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_244
+	JNZ         pf_skip_260
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_244
+	JAE         pf_skip_260
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -49877,9 +50053,9 @@ scores2_4_chunk2_7:
 pf_row_163:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_244
+	JAE        pf_skip_260
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_244
+	JAE        pf_skip_260
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -49914,7 +50090,7 @@ pf_row_163:
 pf_row_164:
 	ADDQ stride+96(FP), R9
 
-pf_skip_244:
+pf_skip_260:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -49930,10 +50106,10 @@ pf_skip_244:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_245
+	JNZ         pf_skip_261
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_245
+	JAE         pf_skip_261
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -49968,9 +50144,9 @@ pf_skip_244:
 pf_row_165:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_245
+	JAE        pf_skip_261
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_245
+	JAE        pf_skip_261
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -50005,7 +50181,7 @@ pf_row_165:
 pf_row_166:
 	ADDQ stride+96(FP), R9
 
-pf_skip_245:
+pf_skip_261:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_7
@@ -50028,10 +50204,10 @@ scores2_4_odd_7:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_246
+	JNZ         pf_skip_262
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_246
+	JAE         pf_skip_262
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
@@ -50066,9 +50242,9 @@ scores2_4_odd_7:
 pf_row_167:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_246
+	JAE        pf_skip_262
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_246
+	JAE        pf_skip_262
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
@@ -50103,7 +50279,7 @@ pf_row_167:
 pf_row_168:
 	ADDQ stride+96(FP), R9
 
-pf_skip_246:
+pf_skip_262:
 scores2_4_chunks_7:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -50274,10 +50450,10 @@ scores_pairs_37:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_247
+	JNZ         pf_skip_263
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_247
+	JAE         pf_skip_263
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -50312,9 +50488,9 @@ scores_pairs_37:
 pf_row_169:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_247
+	JAE        pf_skip_263
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_247
+	JAE        pf_skip_263
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -50349,7 +50525,7 @@ pf_row_169:
 pf_row_170:
 	ADDQ stride+96(FP), DI
 
-pf_skip_247:
+pf_skip_263:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -50399,10 +50575,10 @@ scores_pairs_38:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_248
+	JNZ         pf_skip_264
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_248
+	JAE         pf_skip_264
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -50437,9 +50613,9 @@ scores_pairs_38:
 pf_row_171:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_248
+	JAE        pf_skip_264
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_248
+	JAE        pf_skip_264
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -50474,7 +50650,7 @@ pf_row_171:
 pf_row_172:
 	ADDQ stride+96(FP), DI
 
-pf_skip_248:
+pf_skip_264:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -51151,10 +51327,10 @@ pv2_single_47:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_249
+	JNZ          pf_skip_265
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_249
+	JAE          pf_skip_265
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -51189,9 +51365,9 @@ pv2_single_47:
 pf_row_173:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_249
+	JAE        pf_skip_265
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_249
+	JAE        pf_skip_265
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -51226,7 +51402,7 @@ pf_row_173:
 pf_row_174:
 	ADDQ stride+96(FP), R10
 
-pf_skip_249:
+pf_skip_265:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -51291,10 +51467,10 @@ pv2_single_48:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_250
+	JNZ          pf_skip_266
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_250
+	JAE          pf_skip_266
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -51329,9 +51505,9 @@ pv2_single_48:
 pf_row_175:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_250
+	JAE        pf_skip_266
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_250
+	JAE        pf_skip_266
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -51366,7 +51542,7 @@ pf_row_175:
 pf_row_176:
 	ADDQ stride+96(FP), R10
 
-pf_skip_250:
+pf_skip_266:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -51417,10 +51593,10 @@ pv2_single_49:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_251
+	JNZ          pf_skip_267
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_251
+	JAE          pf_skip_267
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -51455,9 +51631,9 @@ pv2_single_49:
 pf_row_177:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_251
+	JAE        pf_skip_267
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_251
+	JAE        pf_skip_267
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -51492,7 +51668,7 @@ pf_row_177:
 pf_row_178:
 	ADDQ stride+96(FP), R10
 
-pf_skip_251:
+pf_skip_267:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -51534,10 +51710,10 @@ pv2_single_50:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_252
+	JNZ          pf_skip_268
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_252
+	JAE          pf_skip_268
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -51572,9 +51748,9 @@ pv2_single_50:
 pf_row_179:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_252
+	JAE        pf_skip_268
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_252
+	JAE        pf_skip_268
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -51609,7 +51785,7 @@ pf_row_179:
 pf_row_180:
 	ADDQ stride+96(FP), R10
 
-pf_skip_252:
+pf_skip_268:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -51704,10 +51880,10 @@ pv_single_151:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_253
+	JNZ          pf_skip_269
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_253
+	JAE          pf_skip_269
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -51742,9 +51918,9 @@ pv_single_151:
 pf_row_181:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_253
+	JAE        pf_skip_269
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_253
+	JAE        pf_skip_269
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -51779,7 +51955,7 @@ pf_row_181:
 pf_row_182:
 	ADDQ stride+96(FP), R8
 
-pf_skip_253:
+pf_skip_269:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -51842,10 +52018,10 @@ pv_single_152:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_254
+	JNZ          pf_skip_270
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_254
+	JAE          pf_skip_270
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -51880,9 +52056,9 @@ pv_single_152:
 pf_row_183:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_254
+	JAE        pf_skip_270
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_254
+	JAE        pf_skip_270
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -51917,7 +52093,7 @@ pf_row_183:
 pf_row_184:
 	ADDQ stride+96(FP), R8
 
-pf_skip_254:
+pf_skip_270:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -51977,10 +52153,10 @@ pv_pair_153:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_255
+	JNZ          pf_skip_271
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_255
+	JAE          pf_skip_271
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -52015,9 +52191,9 @@ pv_pair_153:
 pf_row_185:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_255
+	JAE        pf_skip_271
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_255
+	JAE        pf_skip_271
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -52052,7 +52228,7 @@ pf_row_185:
 pf_row_186:
 	ADDQ stride+96(FP), R8
 
-pf_skip_255:
+pf_skip_271:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -52072,10 +52248,10 @@ pv_single_153:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_256
+	JNZ          pf_skip_272
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_256
+	JAE          pf_skip_272
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -52110,9 +52286,9 @@ pv_single_153:
 pf_row_187:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_256
+	JAE        pf_skip_272
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_256
+	JAE        pf_skip_272
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -52147,7 +52323,7 @@ pf_row_187:
 pf_row_188:
 	ADDQ stride+96(FP), R8
 
-pf_skip_256:
+pf_skip_272:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -52195,10 +52371,10 @@ pv_pair_154:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_257
+	JNZ          pf_skip_273
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_257
+	JAE          pf_skip_273
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -52233,9 +52409,9 @@ pv_pair_154:
 pf_row_189:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_257
+	JAE        pf_skip_273
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_257
+	JAE        pf_skip_273
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -52270,7 +52446,7 @@ pf_row_189:
 pf_row_190:
 	ADDQ stride+96(FP), R8
 
-pf_skip_257:
+pf_skip_273:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -52286,10 +52462,10 @@ pv_single_154:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_258
+	JNZ          pf_skip_274
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_258
+	JAE          pf_skip_274
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -52324,9 +52500,9 @@ pv_single_154:
 pf_row_191:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_258
+	JAE        pf_skip_274
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_258
+	JAE        pf_skip_274
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -52361,7 +52537,7 @@ pf_row_191:
 pf_row_192:
 	ADDQ stride+96(FP), R8
 
-pf_skip_258:
+pf_skip_274:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -52399,10 +52575,10 @@ pv_pair_155:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_259
+	JNZ          pf_skip_275
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_259
+	JAE          pf_skip_275
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -52437,9 +52613,9 @@ pv_pair_155:
 pf_row_193:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_259
+	JAE        pf_skip_275
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_259
+	JAE        pf_skip_275
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -52474,7 +52650,7 @@ pf_row_193:
 pf_row_194:
 	ADDQ stride+96(FP), R8
 
-pf_skip_259:
+pf_skip_275:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -52488,10 +52664,10 @@ pv_single_155:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_260
+	JNZ          pf_skip_276
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_260
+	JAE          pf_skip_276
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -52526,9 +52702,9 @@ pv_single_155:
 pf_row_195:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_260
+	JAE        pf_skip_276
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_260
+	JAE        pf_skip_276
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -52563,7 +52739,7 @@ pf_row_195:
 pf_row_196:
 	ADDQ stride+96(FP), R8
 
-pf_skip_260:
+pf_skip_276:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -52811,10 +52987,10 @@ scores2_6_chunk2_4:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_261
+	JNZ         pf_skip_277
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_261
+	JAE         pf_skip_277
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        184(SP), DI
@@ -52849,9 +53025,9 @@ scores2_6_chunk2_4:
 pf_row_197:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_261
+	JAE        pf_skip_277
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_261
+	JAE        pf_skip_277
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       184(SP), DI
@@ -52886,7 +53062,7 @@ pf_row_197:
 pf_row_198:
 	ADDQ stride+96(FP), R9
 
-pf_skip_261:
+pf_skip_277:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -52908,10 +53084,10 @@ pf_skip_261:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_262
+	JNZ         pf_skip_278
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_262
+	JAE         pf_skip_278
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        184(SP), DI
@@ -52946,9 +53122,9 @@ pf_skip_261:
 pf_row_199:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_262
+	JAE        pf_skip_278
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_262
+	JAE        pf_skip_278
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       184(SP), DI
@@ -52983,7 +53159,7 @@ pf_row_199:
 pf_row_200:
 	ADDQ stride+96(FP), R9
 
-pf_skip_262:
+pf_skip_278:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -53013,10 +53189,10 @@ scores2_6_odd_4:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_263
+	JNZ         pf_skip_279
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_263
+	JAE         pf_skip_279
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
@@ -53051,9 +53227,9 @@ scores2_6_odd_4:
 pf_row_201:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_263
+	JAE        pf_skip_279
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_263
+	JAE        pf_skip_279
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
@@ -53088,7 +53264,7 @@ pf_row_201:
 pf_row_202:
 	ADDQ stride+96(FP), R9
 
-pf_skip_263:
+pf_skip_279:
 scores2_6_chunks_4:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -53178,10 +53354,10 @@ scores2_4_chunk2_8:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_264
+	JNZ         pf_skip_280
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_264
+	JAE         pf_skip_280
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -53216,9 +53392,9 @@ scores2_4_chunk2_8:
 pf_row_203:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_264
+	JAE        pf_skip_280
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_264
+	JAE        pf_skip_280
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -53253,7 +53429,7 @@ pf_row_203:
 pf_row_204:
 	ADDQ stride+96(FP), R9
 
-pf_skip_264:
+pf_skip_280:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -53269,10 +53445,10 @@ pf_skip_264:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_265
+	JNZ         pf_skip_281
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_265
+	JAE         pf_skip_281
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -53307,9 +53483,9 @@ pf_skip_264:
 pf_row_205:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_265
+	JAE        pf_skip_281
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_265
+	JAE        pf_skip_281
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -53344,7 +53520,7 @@ pf_row_205:
 pf_row_206:
 	ADDQ stride+96(FP), R9
 
-pf_skip_265:
+pf_skip_281:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_8
@@ -53367,10 +53543,10 @@ scores2_4_odd_8:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_266
+	JNZ         pf_skip_282
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_266
+	JAE         pf_skip_282
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
@@ -53405,9 +53581,9 @@ scores2_4_odd_8:
 pf_row_207:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_266
+	JAE        pf_skip_282
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_266
+	JAE        pf_skip_282
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
@@ -53442,7 +53618,7 @@ pf_row_207:
 pf_row_208:
 	ADDQ stride+96(FP), R9
 
-pf_skip_266:
+pf_skip_282:
 scores2_4_chunks_8:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -53613,10 +53789,10 @@ scores_pairs_39:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_267
+	JNZ         pf_skip_283
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_267
+	JAE         pf_skip_283
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -53651,9 +53827,9 @@ scores_pairs_39:
 pf_row_209:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_267
+	JAE        pf_skip_283
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_267
+	JAE        pf_skip_283
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -53688,7 +53864,7 @@ pf_row_209:
 pf_row_210:
 	ADDQ stride+96(FP), DI
 
-pf_skip_267:
+pf_skip_283:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -53738,10 +53914,10 @@ scores_pairs_40:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_268
+	JNZ         pf_skip_284
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_268
+	JAE         pf_skip_284
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -53776,9 +53952,9 @@ scores_pairs_40:
 pf_row_211:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_268
+	JAE        pf_skip_284
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_268
+	JAE        pf_skip_284
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -53813,7 +53989,7 @@ pf_row_211:
 pf_row_212:
 	ADDQ stride+96(FP), DI
 
-pf_skip_268:
+pf_skip_284:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -54427,10 +54603,10 @@ pv2_single_51:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_269
+	JNZ          pf_skip_285
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_269
+	JAE          pf_skip_285
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -54465,9 +54641,9 @@ pv2_single_51:
 pf_row_213:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_269
+	JAE        pf_skip_285
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_269
+	JAE        pf_skip_285
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -54502,7 +54678,7 @@ pf_row_213:
 pf_row_214:
 	ADDQ stride+96(FP), R10
 
-pf_skip_269:
+pf_skip_285:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -54567,10 +54743,10 @@ pv2_single_52:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_270
+	JNZ          pf_skip_286
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_270
+	JAE          pf_skip_286
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -54605,9 +54781,9 @@ pv2_single_52:
 pf_row_215:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_270
+	JAE        pf_skip_286
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_270
+	JAE        pf_skip_286
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -54642,7 +54818,7 @@ pf_row_215:
 pf_row_216:
 	ADDQ stride+96(FP), R10
 
-pf_skip_270:
+pf_skip_286:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -54693,10 +54869,10 @@ pv2_single_53:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_271
+	JNZ          pf_skip_287
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_271
+	JAE          pf_skip_287
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -54731,9 +54907,9 @@ pv2_single_53:
 pf_row_217:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_271
+	JAE        pf_skip_287
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_271
+	JAE        pf_skip_287
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -54768,7 +54944,7 @@ pf_row_217:
 pf_row_218:
 	ADDQ stride+96(FP), R10
 
-pf_skip_271:
+pf_skip_287:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -54810,10 +54986,10 @@ pv2_single_54:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_272
+	JNZ          pf_skip_288
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_272
+	JAE          pf_skip_288
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -54848,9 +55024,9 @@ pv2_single_54:
 pf_row_219:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_272
+	JAE        pf_skip_288
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_272
+	JAE        pf_skip_288
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -54885,7 +55061,7 @@ pf_row_219:
 pf_row_220:
 	ADDQ stride+96(FP), R10
 
-pf_skip_272:
+pf_skip_288:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -54980,10 +55156,10 @@ pv_single_156:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_273
+	JNZ          pf_skip_289
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_273
+	JAE          pf_skip_289
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -55018,9 +55194,9 @@ pv_single_156:
 pf_row_221:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_273
+	JAE        pf_skip_289
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_273
+	JAE        pf_skip_289
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -55055,7 +55231,7 @@ pf_row_221:
 pf_row_222:
 	ADDQ stride+96(FP), R8
 
-pf_skip_273:
+pf_skip_289:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -55118,10 +55294,10 @@ pv_single_157:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_274
+	JNZ          pf_skip_290
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_274
+	JAE          pf_skip_290
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -55156,9 +55332,9 @@ pv_single_157:
 pf_row_223:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_274
+	JAE        pf_skip_290
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_274
+	JAE        pf_skip_290
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -55193,7 +55369,7 @@ pf_row_223:
 pf_row_224:
 	ADDQ stride+96(FP), R8
 
-pf_skip_274:
+pf_skip_290:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -55253,10 +55429,10 @@ pv_pair_158:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_275
+	JNZ          pf_skip_291
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_275
+	JAE          pf_skip_291
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -55291,9 +55467,9 @@ pv_pair_158:
 pf_row_225:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_275
+	JAE        pf_skip_291
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_275
+	JAE        pf_skip_291
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -55328,7 +55504,7 @@ pf_row_225:
 pf_row_226:
 	ADDQ stride+96(FP), R8
 
-pf_skip_275:
+pf_skip_291:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -55348,10 +55524,10 @@ pv_single_158:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_276
+	JNZ          pf_skip_292
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_276
+	JAE          pf_skip_292
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -55386,9 +55562,9 @@ pv_single_158:
 pf_row_227:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_276
+	JAE        pf_skip_292
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_276
+	JAE        pf_skip_292
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -55423,7 +55599,7 @@ pf_row_227:
 pf_row_228:
 	ADDQ stride+96(FP), R8
 
-pf_skip_276:
+pf_skip_292:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -55471,10 +55647,10 @@ pv_pair_159:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_277
+	JNZ          pf_skip_293
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_277
+	JAE          pf_skip_293
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -55509,9 +55685,9 @@ pv_pair_159:
 pf_row_229:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_277
+	JAE        pf_skip_293
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_277
+	JAE        pf_skip_293
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -55546,7 +55722,7 @@ pf_row_229:
 pf_row_230:
 	ADDQ stride+96(FP), R8
 
-pf_skip_277:
+pf_skip_293:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -55562,10 +55738,10 @@ pv_single_159:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_278
+	JNZ          pf_skip_294
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_278
+	JAE          pf_skip_294
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -55600,9 +55776,9 @@ pv_single_159:
 pf_row_231:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_278
+	JAE        pf_skip_294
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_278
+	JAE        pf_skip_294
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -55637,7 +55813,7 @@ pf_row_231:
 pf_row_232:
 	ADDQ stride+96(FP), R8
 
-pf_skip_278:
+pf_skip_294:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -55675,10 +55851,10 @@ pv_pair_160:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_279
+	JNZ          pf_skip_295
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_279
+	JAE          pf_skip_295
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -55713,9 +55889,9 @@ pv_pair_160:
 pf_row_233:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_279
+	JAE        pf_skip_295
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_279
+	JAE        pf_skip_295
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -55750,7 +55926,7 @@ pf_row_233:
 pf_row_234:
 	ADDQ stride+96(FP), R8
 
-pf_skip_279:
+pf_skip_295:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -55764,10 +55940,10 @@ pv_single_160:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_280
+	JNZ          pf_skip_296
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_280
+	JAE          pf_skip_296
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -55802,9 +55978,9 @@ pv_single_160:
 pf_row_235:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_280
+	JAE        pf_skip_296
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_280
+	JAE        pf_skip_296
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -55839,7 +56015,7 @@ pf_row_235:
 pf_row_236:
 	ADDQ stride+96(FP), R8
 
-pf_skip_280:
+pf_skip_296:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -56102,7 +56278,7 @@ scores4_chunk2_7:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_281
+	JAE         pf_skip_297
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -56137,9 +56313,9 @@ scores4_chunk2_7:
 pf_row_237:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_281
+	JAE        pf_skip_297
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_281
+	JAE        pf_skip_297
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -56174,7 +56350,7 @@ pf_row_237:
 pf_row_238:
 	ADDQ stride+96(FP), R9
 
-pf_skip_281:
+pf_skip_297:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -56200,7 +56376,7 @@ pf_skip_281:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_282
+	JAE         pf_skip_298
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -56235,9 +56411,9 @@ pf_skip_281:
 pf_row_239:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_282
+	JAE        pf_skip_298
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_282
+	JAE        pf_skip_298
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -56272,7 +56448,7 @@ pf_row_239:
 pf_row_240:
 	ADDQ stride+96(FP), R9
 
-pf_skip_282:
+pf_skip_298:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_7
@@ -56305,7 +56481,7 @@ scores4_odd_7:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_283
+	JAE         pf_skip_299
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -56340,9 +56516,9 @@ scores4_odd_7:
 pf_row_241:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_283
+	JAE        pf_skip_299
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_283
+	JAE        pf_skip_299
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -56377,7 +56553,7 @@ pf_row_241:
 pf_row_242:
 	ADDQ stride+96(FP), R9
 
-pf_skip_283:
+pf_skip_299:
 scores4_chunks_7:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -56686,7 +56862,7 @@ scores2_8_chunk2_7:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_284
+	JAE         pf_skip_300
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -56721,9 +56897,9 @@ scores2_8_chunk2_7:
 pf_row_243:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_284
+	JAE        pf_skip_300
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_284
+	JAE        pf_skip_300
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -56758,7 +56934,7 @@ pf_row_243:
 pf_row_244:
 	ADDQ stride+96(FP), R9
 
-pf_skip_284:
+pf_skip_300:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -56786,7 +56962,7 @@ pf_skip_284:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_285
+	JAE         pf_skip_301
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -56821,9 +56997,9 @@ pf_skip_284:
 pf_row_245:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_285
+	JAE        pf_skip_301
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_285
+	JAE        pf_skip_301
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -56858,7 +57034,7 @@ pf_row_245:
 pf_row_246:
 	ADDQ stride+96(FP), R9
 
-pf_skip_285:
+pf_skip_301:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -56894,7 +57070,7 @@ scores2_8_odd_7:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_286
+	JAE         pf_skip_302
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -56929,9 +57105,9 @@ scores2_8_odd_7:
 pf_row_247:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_286
+	JAE        pf_skip_302
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_286
+	JAE        pf_skip_302
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -56966,7 +57142,7 @@ pf_row_247:
 pf_row_248:
 	ADDQ stride+96(FP), R9
 
-pf_skip_286:
+pf_skip_302:
 scores2_8_chunks_7:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -57208,6 +57384,80 @@ scores_by8_39:
 	VFMADD231PS Z18, Z16, Z3
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_303
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        168(SP), R11
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R11, $0x00000080
+	JBE         pf_row_249
+	PREFETCHT1  128(DI)
+	CMPQ        R11, $0x000000c0
+	JBE         pf_row_249
+	PREFETCHT1  192(DI)
+	CMPQ        R11, $0x00000100
+	JBE         pf_row_249
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R11, $0x00000200
+	JBE         pf_row_249
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R11, $0x00000400
+	JBE         pf_row_249
+	PREFETCHT1  1024(DI)
+
+pf_row_249:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_303
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_303
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_250
+	PREFETCHT1 128(DI)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_250
+	PREFETCHT1 192(DI)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_250
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_250
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_250
+	PREFETCHT1 1024(DI)
+
+pf_row_250:
+	ADDQ stride+96(FP), DI
+
+pf_skip_303:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -57240,6 +57490,80 @@ scores_by8_39:
 	VFMADD231PS Z18, Z16, Z5
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_304
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_251
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_251
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_251
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_251
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_251
+	PREFETCHT1  1024(DI)
+
+pf_row_251:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_304
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_304
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_252
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_252
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_252
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_252
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_252
+	PREFETCHT1 1024(DI)
+
+pf_row_252:
+	ADDQ stride+96(FP), DI
+
+pf_skip_304:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -57272,6 +57596,80 @@ scores_by8_39:
 	VFMADD231PS Z18, Z16, Z7
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_305
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_253
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_253
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_253
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_253
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_253
+	PREFETCHT1  1024(DI)
+
+pf_row_253:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_305
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_305
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_254
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_254
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_254
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_254
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_254
+	PREFETCHT1 1024(DI)
+
+pf_row_254:
+	ADDQ stride+96(FP), DI
+
+pf_skip_305:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -57304,7 +57702,81 @@ scores_by8_39:
 	VFMADD231PS Z10, Z16, Z9
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_39
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_306
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_255
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_255
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_255
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_255
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_255
+	PREFETCHT1  1024(DI)
+
+pf_row_255:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_306
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_306
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_256
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_256
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_256
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_256
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_256
+	PREFETCHT1 1024(DI)
+
+pf_row_256:
+	ADDQ stride+96(FP), DI
+
+pf_skip_306:
+	JMP scores_reduce_39
 
 scores_seq_no_33:
 	CMPQ        168(SP), $0x00000080
@@ -57329,6 +57801,80 @@ scores_seq_no_33:
 	VFMADD231PS Z14, Z12, Z3
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_307
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        168(SP), R11
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R11, $0x00000080
+	JBE         pf_row_257
+	PREFETCHT1  128(DI)
+	CMPQ        R11, $0x000000c0
+	JBE         pf_row_257
+	PREFETCHT1  192(DI)
+	CMPQ        R11, $0x00000100
+	JBE         pf_row_257
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R11, $0x00000200
+	JBE         pf_row_257
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R11, $0x00000400
+	JBE         pf_row_257
+	PREFETCHT1  1024(DI)
+
+pf_row_257:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_307
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_307
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_258
+	PREFETCHT1 128(DI)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_258
+	PREFETCHT1 192(DI)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_258
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_258
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_258
+	PREFETCHT1 1024(DI)
+
+pf_row_258:
+	ADDQ stride+96(FP), DI
+
+pf_skip_307:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -57345,6 +57891,80 @@ scores_seq_no_33:
 	VFMADD231PS Z14, Z12, Z5
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_308
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_259
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_259
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_259
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_259
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_259
+	PREFETCHT1  1024(DI)
+
+pf_row_259:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_308
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_308
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_260
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_260
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_260
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_260
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_260
+	PREFETCHT1 1024(DI)
+
+pf_row_260:
+	ADDQ stride+96(FP), DI
+
+pf_skip_308:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -57361,6 +57981,80 @@ scores_seq_no_33:
 	VFMADD231PS Z14, Z12, Z7
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_309
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_261
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_261
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_261
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_261
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_261
+	PREFETCHT1  1024(DI)
+
+pf_row_261:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_309
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_309
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_262
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_262
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_262
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_262
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_262
+	PREFETCHT1 1024(DI)
+
+pf_row_262:
+	ADDQ stride+96(FP), DI
+
+pf_skip_309:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -57377,7 +58071,81 @@ scores_seq_no_33:
 	VFMADD231PS Z10, Z12, Z9
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_39
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_310
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_263
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_263
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_263
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_263
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_263
+	PREFETCHT1  1024(DI)
+
+pf_row_263:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_310
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_310
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_264
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_264
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_264
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_264
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_264
+	PREFETCHT1 1024(DI)
+
+pf_row_264:
+	ADDQ stride+96(FP), DI
+
+pf_skip_310:
+	JMP scores_reduce_39
 
 scores_seq_no_34:
 	CMPQ R9, R12
@@ -57402,26 +58170,26 @@ scores_pairs_41:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_287
+	JAE         pf_skip_311
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        168(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
-	JBE         pf_row_249
+	JBE         pf_row_265
 	PREFETCHT1  128(DI)
 	CMPQ        R13, $0x000000c0
-	JBE         pf_row_249
+	JBE         pf_row_265
 	PREFETCHT1  192(DI)
 	CMPQ        R13, $0x00000100
-	JBE         pf_row_249
+	JBE         pf_row_265
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R13, $0x00000200
-	JBE         pf_row_249
+	JBE         pf_row_265
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -57431,34 +58199,34 @@ scores_pairs_41:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R13, $0x00000400
-	JBE         pf_row_249
+	JBE         pf_row_265
 	PREFETCHT1  1024(DI)
 
-pf_row_249:
+pf_row_265:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_287
+	JAE        pf_skip_311
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_287
+	JAE        pf_skip_311
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_250
+	JBE        pf_row_266
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_250
+	JBE        pf_row_266
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_250
+	JBE        pf_row_266
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_250
+	JBE        pf_row_266
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -57468,13 +58236,13 @@ pf_row_249:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_250
+	JBE        pf_row_266
 	PREFETCHT1 1024(DI)
 
-pf_row_250:
+pf_row_266:
 	ADDQ stride+96(FP), DI
 
-pf_skip_287:
+pf_skip_311:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -58570,26 +59338,26 @@ pv4_row_19:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_288
+	JAE          pf_skip_312
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_251
+	JBE          pf_row_267
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_251
+	JBE          pf_row_267
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_251
+	JBE          pf_row_267
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_251
+	JBE          pf_row_267
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -58599,34 +59367,34 @@ pv4_row_19:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_251
+	JBE          pf_row_267
 	PREFETCHT1   1024(R9)
 
-pf_row_251:
+pf_row_267:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_288
+	JAE        pf_skip_312
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_288
+	JAE        pf_skip_312
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_252
+	JBE        pf_row_268
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_252
+	JBE        pf_row_268
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_252
+	JBE        pf_row_268
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_252
+	JBE        pf_row_268
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -58636,13 +59404,13 @@ pf_row_251:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_252
+	JBE        pf_row_268
 	PREFETCHT1 1024(R9)
 
-pf_row_252:
+pf_row_268:
 	ADDQ stride+96(FP), R9
 
-pf_skip_288:
+pf_skip_312:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -58715,26 +59483,26 @@ pv4_row_20:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_289
+	JAE          pf_skip_313
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_253
+	JBE          pf_row_269
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_253
+	JBE          pf_row_269
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_253
+	JBE          pf_row_269
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_253
+	JBE          pf_row_269
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -58744,34 +59512,34 @@ pv4_row_20:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_253
+	JBE          pf_row_269
 	PREFETCHT1   1024(R9)
 
-pf_row_253:
+pf_row_269:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_289
+	JAE        pf_skip_313
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_289
+	JAE        pf_skip_313
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_254
+	JBE        pf_row_270
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_254
+	JBE        pf_row_270
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_254
+	JBE        pf_row_270
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_254
+	JBE        pf_row_270
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -58781,13 +59549,13 @@ pf_row_253:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_254
+	JBE        pf_row_270
 	PREFETCHT1 1024(R9)
 
-pf_row_254:
+pf_row_270:
 	ADDQ stride+96(FP), R9
 
-pf_skip_289:
+pf_skip_313:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -58843,26 +59611,26 @@ pv4_row_21:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_290
+	JAE          pf_skip_314
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_255
+	JBE          pf_row_271
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_255
+	JBE          pf_row_271
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_255
+	JBE          pf_row_271
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_255
+	JBE          pf_row_271
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -58872,34 +59640,34 @@ pv4_row_21:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_255
+	JBE          pf_row_271
 	PREFETCHT1   1024(R9)
 
-pf_row_255:
+pf_row_271:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_290
+	JAE        pf_skip_314
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_290
+	JAE        pf_skip_314
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_256
+	JBE        pf_row_272
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_256
+	JBE        pf_row_272
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_256
+	JBE        pf_row_272
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_256
+	JBE        pf_row_272
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -58909,13 +59677,13 @@ pf_row_255:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_256
+	JBE        pf_row_272
 	PREFETCHT1 1024(R9)
 
-pf_row_256:
+pf_row_272:
 	ADDQ stride+96(FP), R9
 
-pf_skip_290:
+pf_skip_314:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -59033,26 +59801,26 @@ pv2_pair_55:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_291
+	JAE          pf_skip_315
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_257
+	JBE          pf_row_273
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_257
+	JBE          pf_row_273
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_257
+	JBE          pf_row_273
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_257
+	JBE          pf_row_273
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -59062,34 +59830,34 @@ pv2_pair_55:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_257
+	JBE          pf_row_273
 	PREFETCHT1   1024(R10)
 
-pf_row_257:
+pf_row_273:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_291
+	JAE        pf_skip_315
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_291
+	JAE        pf_skip_315
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_258
+	JBE        pf_row_274
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_258
+	JBE        pf_row_274
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_258
+	JBE        pf_row_274
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_258
+	JBE        pf_row_274
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -59099,13 +59867,13 @@ pf_row_257:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_258
+	JBE        pf_row_274
 	PREFETCHT1 1024(R10)
 
-pf_row_258:
+pf_row_274:
 	ADDQ stride+96(FP), R10
 
-pf_skip_291:
+pf_skip_315:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -59199,26 +59967,26 @@ pv2_pair_56:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_292
+	JAE          pf_skip_316
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_259
+	JBE          pf_row_275
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_259
+	JBE          pf_row_275
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_259
+	JBE          pf_row_275
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_259
+	JBE          pf_row_275
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -59228,34 +59996,34 @@ pv2_pair_56:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_259
+	JBE          pf_row_275
 	PREFETCHT1   1024(R10)
 
-pf_row_259:
+pf_row_275:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_292
+	JAE        pf_skip_316
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_292
+	JAE        pf_skip_316
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_260
+	JBE        pf_row_276
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_260
+	JBE        pf_row_276
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_260
+	JBE        pf_row_276
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_260
+	JBE        pf_row_276
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -59265,13 +60033,13 @@ pf_row_259:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_260
+	JBE        pf_row_276
 	PREFETCHT1 1024(R10)
 
-pf_row_260:
+pf_row_276:
 	ADDQ stride+96(FP), R10
 
-pf_skip_292:
+pf_skip_316:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -59341,26 +60109,26 @@ pv2_pair_57:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_293
+	JAE          pf_skip_317
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_261
+	JBE          pf_row_277
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_261
+	JBE          pf_row_277
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_261
+	JBE          pf_row_277
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_261
+	JBE          pf_row_277
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -59370,34 +60138,34 @@ pv2_pair_57:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_261
+	JBE          pf_row_277
 	PREFETCHT1   1024(R10)
 
-pf_row_261:
+pf_row_277:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_293
+	JAE        pf_skip_317
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_293
+	JAE        pf_skip_317
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_262
+	JBE        pf_row_278
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_262
+	JBE        pf_row_278
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_262
+	JBE        pf_row_278
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_262
+	JBE        pf_row_278
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -59407,13 +60175,13 @@ pf_row_261:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_262
+	JBE        pf_row_278
 	PREFETCHT1 1024(R10)
 
-pf_row_262:
+pf_row_278:
 	ADDQ stride+96(FP), R10
 
-pf_skip_293:
+pf_skip_317:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -60334,26 +61102,26 @@ scores4_chunk2_8:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_294
+	JAE         pf_skip_318
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_263
+	JBE         pf_row_279
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_263
+	JBE         pf_row_279
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_263
+	JBE         pf_row_279
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_263
+	JBE         pf_row_279
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -60363,34 +61131,34 @@ scores4_chunk2_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_263
+	JBE         pf_row_279
 	PREFETCHT1  1024(R9)
 
-pf_row_263:
+pf_row_279:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_294
+	JAE        pf_skip_318
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_294
+	JAE        pf_skip_318
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_264
+	JBE        pf_row_280
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_264
+	JBE        pf_row_280
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_264
+	JBE        pf_row_280
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_264
+	JBE        pf_row_280
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -60400,13 +61168,13 @@ pf_row_263:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_264
+	JBE        pf_row_280
 	PREFETCHT1 1024(R9)
 
-pf_row_264:
+pf_row_280:
 	ADDQ stride+96(FP), R9
 
-pf_skip_294:
+pf_skip_318:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -60432,26 +61200,26 @@ pf_skip_294:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_295
+	JAE         pf_skip_319
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_265
+	JBE         pf_row_281
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_265
+	JBE         pf_row_281
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_265
+	JBE         pf_row_281
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_265
+	JBE         pf_row_281
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -60461,34 +61229,34 @@ pf_skip_294:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_265
+	JBE         pf_row_281
 	PREFETCHT1  1024(R9)
 
-pf_row_265:
+pf_row_281:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_295
+	JAE        pf_skip_319
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_295
+	JAE        pf_skip_319
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_266
+	JBE        pf_row_282
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_266
+	JBE        pf_row_282
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_266
+	JBE        pf_row_282
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_266
+	JBE        pf_row_282
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -60498,13 +61266,13 @@ pf_row_265:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_266
+	JBE        pf_row_282
 	PREFETCHT1 1024(R9)
 
-pf_row_266:
+pf_row_282:
 	ADDQ stride+96(FP), R9
 
-pf_skip_295:
+pf_skip_319:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_8
@@ -60537,26 +61305,26 @@ scores4_odd_8:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_296
+	JAE         pf_skip_320
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_267
+	JBE         pf_row_283
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_267
+	JBE         pf_row_283
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_267
+	JBE         pf_row_283
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_267
+	JBE         pf_row_283
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -60566,34 +61334,34 @@ scores4_odd_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_267
+	JBE         pf_row_283
 	PREFETCHT1  1024(R9)
 
-pf_row_267:
+pf_row_283:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_296
+	JAE        pf_skip_320
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_296
+	JAE        pf_skip_320
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_268
+	JBE        pf_row_284
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_268
+	JBE        pf_row_284
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_268
+	JBE        pf_row_284
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_268
+	JBE        pf_row_284
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -60603,13 +61371,13 @@ pf_row_267:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_268
+	JBE        pf_row_284
 	PREFETCHT1 1024(R9)
 
-pf_row_268:
+pf_row_284:
 	ADDQ stride+96(FP), R9
 
-pf_skip_296:
+pf_skip_320:
 scores4_chunks_8:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -60918,26 +61686,26 @@ scores2_8_chunk2_8:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_297
+	JAE         pf_skip_321
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_269
+	JBE         pf_row_285
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_269
+	JBE         pf_row_285
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_269
+	JBE         pf_row_285
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_269
+	JBE         pf_row_285
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -60947,34 +61715,34 @@ scores2_8_chunk2_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_269
+	JBE         pf_row_285
 	PREFETCHT1  1024(R9)
 
-pf_row_269:
+pf_row_285:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_297
+	JAE        pf_skip_321
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_297
+	JAE        pf_skip_321
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_270
+	JBE        pf_row_286
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_270
+	JBE        pf_row_286
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_270
+	JBE        pf_row_286
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_270
+	JBE        pf_row_286
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -60984,13 +61752,13 @@ pf_row_269:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_270
+	JBE        pf_row_286
 	PREFETCHT1 1024(R9)
 
-pf_row_270:
+pf_row_286:
 	ADDQ stride+96(FP), R9
 
-pf_skip_297:
+pf_skip_321:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -61018,26 +61786,26 @@ pf_skip_297:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_298
+	JAE         pf_skip_322
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_271
+	JBE         pf_row_287
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_271
+	JBE         pf_row_287
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_271
+	JBE         pf_row_287
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_271
+	JBE         pf_row_287
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -61047,34 +61815,34 @@ pf_skip_297:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_271
+	JBE         pf_row_287
 	PREFETCHT1  1024(R9)
 
-pf_row_271:
+pf_row_287:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_298
+	JAE        pf_skip_322
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_298
+	JAE        pf_skip_322
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_272
+	JBE        pf_row_288
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_272
+	JBE        pf_row_288
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_272
+	JBE        pf_row_288
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_272
+	JBE        pf_row_288
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -61084,13 +61852,13 @@ pf_row_271:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_272
+	JBE        pf_row_288
 	PREFETCHT1 1024(R9)
 
-pf_row_272:
+pf_row_288:
 	ADDQ stride+96(FP), R9
 
-pf_skip_298:
+pf_skip_322:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -61126,26 +61894,26 @@ scores2_8_odd_8:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_299
+	JAE         pf_skip_323
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_273
+	JBE         pf_row_289
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_273
+	JBE         pf_row_289
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_273
+	JBE         pf_row_289
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_273
+	JBE         pf_row_289
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -61155,34 +61923,34 @@ scores2_8_odd_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_273
+	JBE         pf_row_289
 	PREFETCHT1  1024(R9)
 
-pf_row_273:
+pf_row_289:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_299
+	JAE        pf_skip_323
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_299
+	JAE        pf_skip_323
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_274
+	JBE        pf_row_290
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_274
+	JBE        pf_row_290
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_274
+	JBE        pf_row_290
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_274
+	JBE        pf_row_290
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -61192,13 +61960,13 @@ pf_row_273:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_274
+	JBE        pf_row_290
 	PREFETCHT1 1024(R9)
 
-pf_row_274:
+pf_row_290:
 	ADDQ stride+96(FP), R9
 
-pf_skip_299:
+pf_skip_323:
 scores2_8_chunks_8:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -61440,6 +62208,80 @@ scores_by8_41:
 	VFMADD231PS Z18, Z16, Z3
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_324
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        168(SP), R11
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R11, $0x00000080
+	JBE         pf_row_291
+	PREFETCHT1  128(DI)
+	CMPQ        R11, $0x000000c0
+	JBE         pf_row_291
+	PREFETCHT1  192(DI)
+	CMPQ        R11, $0x00000100
+	JBE         pf_row_291
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R11, $0x00000200
+	JBE         pf_row_291
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R11, $0x00000400
+	JBE         pf_row_291
+	PREFETCHT1  1024(DI)
+
+pf_row_291:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_324
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_324
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_292
+	PREFETCHT1 128(DI)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_292
+	PREFETCHT1 192(DI)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_292
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_292
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_292
+	PREFETCHT1 1024(DI)
+
+pf_row_292:
+	ADDQ stride+96(FP), DI
+
+pf_skip_324:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -61472,6 +62314,80 @@ scores_by8_41:
 	VFMADD231PS Z18, Z16, Z5
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_325
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_293
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_293
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_293
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_293
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_293
+	PREFETCHT1  1024(DI)
+
+pf_row_293:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_325
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_325
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_294
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_294
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_294
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_294
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_294
+	PREFETCHT1 1024(DI)
+
+pf_row_294:
+	ADDQ stride+96(FP), DI
+
+pf_skip_325:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -61504,6 +62420,80 @@ scores_by8_41:
 	VFMADD231PS Z18, Z16, Z7
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_326
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_295
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_295
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_295
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_295
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_295
+	PREFETCHT1  1024(DI)
+
+pf_row_295:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_326
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_326
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_296
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_296
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_296
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_296
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_296
+	PREFETCHT1 1024(DI)
+
+pf_row_296:
+	ADDQ stride+96(FP), DI
+
+pf_skip_326:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -61536,7 +62526,81 @@ scores_by8_41:
 	VFMADD231PS Z10, Z16, Z9
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_41
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_327
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_297
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_297
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_297
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_297
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_297
+	PREFETCHT1  1024(DI)
+
+pf_row_297:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_327
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_327
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_298
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_298
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_298
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_298
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_298
+	PREFETCHT1 1024(DI)
+
+pf_row_298:
+	ADDQ stride+96(FP), DI
+
+pf_skip_327:
+	JMP scores_reduce_41
 
 scores_seq_no_37:
 	CMPQ        168(SP), $0x00000080
@@ -61561,6 +62625,80 @@ scores_seq_no_37:
 	VFMADD231PS Z14, Z12, Z3
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_328
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        168(SP), R11
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R11, $0x00000080
+	JBE         pf_row_299
+	PREFETCHT1  128(DI)
+	CMPQ        R11, $0x000000c0
+	JBE         pf_row_299
+	PREFETCHT1  192(DI)
+	CMPQ        R11, $0x00000100
+	JBE         pf_row_299
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R11, $0x00000200
+	JBE         pf_row_299
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R11, $0x00000400
+	JBE         pf_row_299
+	PREFETCHT1  1024(DI)
+
+pf_row_299:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_328
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_328
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       168(SP), R11
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_300
+	PREFETCHT1 128(DI)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_300
+	PREFETCHT1 192(DI)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_300
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_300
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_300
+	PREFETCHT1 1024(DI)
+
+pf_row_300:
+	ADDQ stride+96(FP), DI
+
+pf_skip_328:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -61577,6 +62715,80 @@ scores_seq_no_37:
 	VFMADD231PS Z14, Z12, Z5
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_329
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_301
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_301
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_301
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_301
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_301
+	PREFETCHT1  1024(DI)
+
+pf_row_301:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_329
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_329
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_302
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_302
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_302
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_302
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_302
+	PREFETCHT1 1024(DI)
+
+pf_row_302:
+	ADDQ stride+96(FP), DI
+
+pf_skip_329:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -61593,6 +62805,80 @@ scores_seq_no_37:
 	VFMADD231PS Z14, Z12, Z7
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_330
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_303
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_303
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_303
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_303
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_303
+	PREFETCHT1  1024(DI)
+
+pf_row_303:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_330
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_330
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_304
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_304
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_304
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_304
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_304
+	PREFETCHT1 1024(DI)
+
+pf_row_304:
+	ADDQ stride+96(FP), DI
+
+pf_skip_330:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -61609,7 +62895,81 @@ scores_seq_no_37:
 	VFMADD231PS Z10, Z12, Z9
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_41
+	CMPQ        DI, 144(SP)
+	JAE         pf_skip_331
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        168(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_305
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_305
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_305
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_305
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_305
+	PREFETCHT1  1024(DI)
+
+pf_row_305:
+	ADDQ       stride+96(FP), DI
+	CMPQ       168(SP), $0x00000100
+	JAE        pf_skip_331
+	CMPQ       DI, 144(SP)
+	JAE        pf_skip_331
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       168(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_306
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_306
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_306
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_306
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_306
+	PREFETCHT1 1024(DI)
+
+pf_row_306:
+	ADDQ stride+96(FP), DI
+
+pf_skip_331:
+	JMP scores_reduce_41
 
 scores_seq_no_38:
 	CMPQ R9, R12
@@ -61634,26 +62994,26 @@ scores_pairs_43:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_300
+	JAE         pf_skip_332
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        168(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
-	JBE         pf_row_275
+	JBE         pf_row_307
 	PREFETCHT1  128(DI)
 	CMPQ        R13, $0x000000c0
-	JBE         pf_row_275
+	JBE         pf_row_307
 	PREFETCHT1  192(DI)
 	CMPQ        R13, $0x00000100
-	JBE         pf_row_275
+	JBE         pf_row_307
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R13, $0x00000200
-	JBE         pf_row_275
+	JBE         pf_row_307
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -61663,34 +63023,34 @@ scores_pairs_43:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R13, $0x00000400
-	JBE         pf_row_275
+	JBE         pf_row_307
 	PREFETCHT1  1024(DI)
 
-pf_row_275:
+pf_row_307:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_300
+	JAE        pf_skip_332
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_300
+	JAE        pf_skip_332
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_276
+	JBE        pf_row_308
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_276
+	JBE        pf_row_308
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_276
+	JBE        pf_row_308
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_276
+	JBE        pf_row_308
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -61700,13 +63060,13 @@ pf_row_275:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_276
+	JBE        pf_row_308
 	PREFETCHT1 1024(DI)
 
-pf_row_276:
+pf_row_308:
 	ADDQ stride+96(FP), DI
 
-pf_skip_300:
+pf_skip_332:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -62775,26 +64135,26 @@ pv4_row_22:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_301
+	JAE          pf_skip_333
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_277
+	JBE          pf_row_309
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_277
+	JBE          pf_row_309
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_277
+	JBE          pf_row_309
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_277
+	JBE          pf_row_309
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -62804,34 +64164,34 @@ pv4_row_22:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_277
+	JBE          pf_row_309
 	PREFETCHT1   1024(R9)
 
-pf_row_277:
+pf_row_309:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_301
+	JAE        pf_skip_333
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_301
+	JAE        pf_skip_333
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_278
+	JBE        pf_row_310
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_278
+	JBE        pf_row_310
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_278
+	JBE        pf_row_310
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_278
+	JBE        pf_row_310
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -62841,13 +64201,13 @@ pf_row_277:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_278
+	JBE        pf_row_310
 	PREFETCHT1 1024(R9)
 
-pf_row_278:
+pf_row_310:
 	ADDQ stride+96(FP), R9
 
-pf_skip_301:
+pf_skip_333:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -62920,26 +64280,26 @@ pv4_row_23:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_302
+	JAE          pf_skip_334
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_279
+	JBE          pf_row_311
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_279
+	JBE          pf_row_311
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_279
+	JBE          pf_row_311
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_279
+	JBE          pf_row_311
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -62949,34 +64309,34 @@ pv4_row_23:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_279
+	JBE          pf_row_311
 	PREFETCHT1   1024(R9)
 
-pf_row_279:
+pf_row_311:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_302
+	JAE        pf_skip_334
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_302
+	JAE        pf_skip_334
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_280
+	JBE        pf_row_312
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_280
+	JBE        pf_row_312
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_280
+	JBE        pf_row_312
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_280
+	JBE        pf_row_312
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -62986,13 +64346,13 @@ pf_row_279:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_280
+	JBE        pf_row_312
 	PREFETCHT1 1024(R9)
 
-pf_row_280:
+pf_row_312:
 	ADDQ stride+96(FP), R9
 
-pf_skip_302:
+pf_skip_334:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -63048,26 +64408,26 @@ pv4_row_24:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_303
+	JAE          pf_skip_335
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_281
+	JBE          pf_row_313
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_281
+	JBE          pf_row_313
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_281
+	JBE          pf_row_313
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_281
+	JBE          pf_row_313
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -63077,34 +64437,34 @@ pv4_row_24:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_281
+	JBE          pf_row_313
 	PREFETCHT1   1024(R9)
 
-pf_row_281:
+pf_row_313:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_303
+	JAE        pf_skip_335
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_303
+	JAE        pf_skip_335
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_282
+	JBE        pf_row_314
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_282
+	JBE        pf_row_314
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_282
+	JBE        pf_row_314
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_282
+	JBE        pf_row_314
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -63114,13 +64474,13 @@ pf_row_281:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_282
+	JBE        pf_row_314
 	PREFETCHT1 1024(R9)
 
-pf_row_282:
+pf_row_314:
 	ADDQ stride+96(FP), R9
 
-pf_skip_303:
+pf_skip_335:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -63238,26 +64598,26 @@ pv2_pair_58:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_304
+	JAE          pf_skip_336
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_283
+	JBE          pf_row_315
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_283
+	JBE          pf_row_315
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_283
+	JBE          pf_row_315
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_283
+	JBE          pf_row_315
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -63267,34 +64627,34 @@ pv2_pair_58:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_283
+	JBE          pf_row_315
 	PREFETCHT1   1024(R10)
 
-pf_row_283:
+pf_row_315:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_304
+	JAE        pf_skip_336
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_304
+	JAE        pf_skip_336
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_284
+	JBE        pf_row_316
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_284
+	JBE        pf_row_316
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_284
+	JBE        pf_row_316
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_284
+	JBE        pf_row_316
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -63304,13 +64664,13 @@ pf_row_283:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_284
+	JBE        pf_row_316
 	PREFETCHT1 1024(R10)
 
-pf_row_284:
+pf_row_316:
 	ADDQ stride+96(FP), R10
 
-pf_skip_304:
+pf_skip_336:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -63404,26 +64764,26 @@ pv2_pair_59:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_305
+	JAE          pf_skip_337
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_285
+	JBE          pf_row_317
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_285
+	JBE          pf_row_317
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_285
+	JBE          pf_row_317
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_285
+	JBE          pf_row_317
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -63433,34 +64793,34 @@ pv2_pair_59:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_285
+	JBE          pf_row_317
 	PREFETCHT1   1024(R10)
 
-pf_row_285:
+pf_row_317:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_305
+	JAE        pf_skip_337
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_305
+	JAE        pf_skip_337
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_286
+	JBE        pf_row_318
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_286
+	JBE        pf_row_318
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_286
+	JBE        pf_row_318
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_286
+	JBE        pf_row_318
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -63470,13 +64830,13 @@ pf_row_285:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_286
+	JBE        pf_row_318
 	PREFETCHT1 1024(R10)
 
-pf_row_286:
+pf_row_318:
 	ADDQ stride+96(FP), R10
 
-pf_skip_305:
+pf_skip_337:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -63546,26 +64906,26 @@ pv2_pair_60:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_306
+	JAE          pf_skip_338
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_287
+	JBE          pf_row_319
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_287
+	JBE          pf_row_319
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_287
+	JBE          pf_row_319
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_287
+	JBE          pf_row_319
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -63575,34 +64935,34 @@ pv2_pair_60:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_287
+	JBE          pf_row_319
 	PREFETCHT1   1024(R10)
 
-pf_row_287:
+pf_row_319:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_306
+	JAE        pf_skip_338
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_306
+	JAE        pf_skip_338
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_288
+	JBE        pf_row_320
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_288
+	JBE        pf_row_320
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_288
+	JBE        pf_row_320
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_288
+	JBE        pf_row_320
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -63612,13 +64972,13 @@ pf_row_287:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_288
+	JBE        pf_row_320
 	PREFETCHT1 1024(R10)
 
-pf_row_288:
+pf_row_320:
 	ADDQ stride+96(FP), R10
 
-pf_skip_306:
+pf_skip_338:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -64554,29 +65914,29 @@ scores_q8_11:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_307
+	JNZ          pf_skip_339
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_307
+	JAE          pf_skip_339
 	MOVQ         DI, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_289
+	JBE          pf_row_321
 	PREFETCHT1   128(DI)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_289
+	JBE          pf_row_321
 	PREFETCHT1   192(DI)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_289
+	JBE          pf_row_321
 	PREFETCHT1   256(DI)
 	PREFETCHT1   320(DI)
 	PREFETCHT1   384(DI)
 	PREFETCHT1   448(DI)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_289
+	JBE          pf_row_321
 	PREFETCHT1   512(DI)
 	PREFETCHT1   576(DI)
 	PREFETCHT1   640(DI)
@@ -64586,34 +65946,34 @@ scores_q8_11:
 	PREFETCHT1   896(DI)
 	PREFETCHT1   960(DI)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_289
+	JBE          pf_row_321
 	PREFETCHT1   1024(DI)
 
-pf_row_289:
+pf_row_321:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_307
+	JAE        pf_skip_339
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_307
+	JAE        pf_skip_339
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_290
+	JBE        pf_row_322
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_290
+	JBE        pf_row_322
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_290
+	JBE        pf_row_322
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_290
+	JBE        pf_row_322
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -64623,13 +65983,13 @@ pf_row_289:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_290
+	JBE        pf_row_322
 	PREFETCHT1 1024(DI)
 
-pf_row_290:
+pf_row_322:
 	ADDQ stride+96(FP), DI
 
-pf_skip_307:
+pf_skip_339:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -65285,29 +66645,29 @@ pv_single_177:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_308
+	JNZ          pf_skip_340
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_308
+	JAE          pf_skip_340
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_291
+	JBE          pf_row_323
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_291
+	JBE          pf_row_323
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_291
+	JBE          pf_row_323
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_291
+	JBE          pf_row_323
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -65317,34 +66677,34 @@ pv_single_177:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_291
+	JBE          pf_row_323
 	PREFETCHT1   1024(R8)
 
-pf_row_291:
+pf_row_323:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_308
+	JAE        pf_skip_340
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_308
+	JAE        pf_skip_340
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_292
+	JBE        pf_row_324
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_292
+	JBE        pf_row_324
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_292
+	JBE        pf_row_324
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_292
+	JBE        pf_row_324
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -65354,13 +66714,13 @@ pf_row_291:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_292
+	JBE        pf_row_324
 	PREFETCHT1 1024(R8)
 
-pf_row_292:
+pf_row_324:
 	ADDQ stride+96(FP), R8
 
-pf_skip_308:
+pf_skip_340:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -65437,29 +66797,29 @@ pv_pair_178:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_309
+	JNZ          pf_skip_341
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_309
+	JAE          pf_skip_341
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_293
+	JBE          pf_row_325
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_293
+	JBE          pf_row_325
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_293
+	JBE          pf_row_325
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_293
+	JBE          pf_row_325
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -65469,34 +66829,34 @@ pv_pair_178:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_293
+	JBE          pf_row_325
 	PREFETCHT1   1024(R8)
 
-pf_row_293:
+pf_row_325:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_309
+	JAE        pf_skip_341
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_309
+	JAE        pf_skip_341
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_294
+	JBE        pf_row_326
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_294
+	JBE        pf_row_326
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_294
+	JBE        pf_row_326
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_294
+	JBE        pf_row_326
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -65506,13 +66866,13 @@ pf_row_293:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_294
+	JBE        pf_row_326
 	PREFETCHT1 1024(R8)
 
-pf_row_294:
+pf_row_326:
 	ADDQ stride+96(FP), R8
 
-pf_skip_309:
+pf_skip_341:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -65540,29 +66900,29 @@ pv_single_178:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_310
+	JNZ          pf_skip_342
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_310
+	JAE          pf_skip_342
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_295
+	JBE          pf_row_327
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_295
+	JBE          pf_row_327
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_295
+	JBE          pf_row_327
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_295
+	JBE          pf_row_327
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -65572,34 +66932,34 @@ pv_single_178:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_295
+	JBE          pf_row_327
 	PREFETCHT1   1024(R8)
 
-pf_row_295:
+pf_row_327:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_310
+	JAE        pf_skip_342
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_310
+	JAE        pf_skip_342
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_296
+	JBE        pf_row_328
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_296
+	JBE        pf_row_328
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_296
+	JBE        pf_row_328
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_296
+	JBE        pf_row_328
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -65609,13 +66969,13 @@ pf_row_295:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_296
+	JBE        pf_row_328
 	PREFETCHT1 1024(R8)
 
-pf_row_296:
+pf_row_328:
 	ADDQ stride+96(FP), R8
 
-pf_skip_310:
+pf_skip_342:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -65656,29 +67016,29 @@ pv_pair_179:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_311
+	JNZ          pf_skip_343
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_311
+	JAE          pf_skip_343
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_297
+	JBE          pf_row_329
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_297
+	JBE          pf_row_329
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_297
+	JBE          pf_row_329
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_297
+	JBE          pf_row_329
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -65688,34 +67048,34 @@ pv_pair_179:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_297
+	JBE          pf_row_329
 	PREFETCHT1   1024(R8)
 
-pf_row_297:
+pf_row_329:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_311
+	JAE        pf_skip_343
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_311
+	JAE        pf_skip_343
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_298
+	JBE        pf_row_330
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_298
+	JBE        pf_row_330
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_298
+	JBE        pf_row_330
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_298
+	JBE        pf_row_330
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -65725,13 +67085,13 @@ pf_row_297:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_298
+	JBE        pf_row_330
 	PREFETCHT1 1024(R8)
 
-pf_row_298:
+pf_row_330:
 	ADDQ stride+96(FP), R8
 
-pf_skip_311:
+pf_skip_343:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -65743,29 +67103,29 @@ pv_single_179:
 	JZ           pv_merge_179
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_312
+	JNZ          pf_skip_344
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_312
+	JAE          pf_skip_344
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_299
+	JBE          pf_row_331
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_299
+	JBE          pf_row_331
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_299
+	JBE          pf_row_331
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_299
+	JBE          pf_row_331
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -65775,34 +67135,34 @@ pv_single_179:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_299
+	JBE          pf_row_331
 	PREFETCHT1   1024(R8)
 
-pf_row_299:
+pf_row_331:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_312
+	JAE        pf_skip_344
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_312
+	JAE        pf_skip_344
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_300
+	JBE        pf_row_332
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_300
+	JBE        pf_row_332
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_300
+	JBE        pf_row_332
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_300
+	JBE        pf_row_332
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -65812,13 +67172,13 @@ pf_row_299:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_300
+	JBE        pf_row_332
 	PREFETCHT1 1024(R8)
 
-pf_row_300:
+pf_row_332:
 	ADDQ stride+96(FP), R8
 
-pf_skip_312:
+pf_skip_344:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -65853,29 +67213,29 @@ pv_pair_180:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_313
+	JNZ          pf_skip_345
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_313
+	JAE          pf_skip_345
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_301
+	JBE          pf_row_333
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_301
+	JBE          pf_row_333
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_301
+	JBE          pf_row_333
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_301
+	JBE          pf_row_333
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -65885,34 +67245,34 @@ pv_pair_180:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_301
+	JBE          pf_row_333
 	PREFETCHT1   1024(R8)
 
-pf_row_301:
+pf_row_333:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_313
+	JAE        pf_skip_345
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_313
+	JAE        pf_skip_345
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_302
+	JBE        pf_row_334
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_302
+	JBE        pf_row_334
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_302
+	JBE        pf_row_334
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_302
+	JBE        pf_row_334
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -65922,13 +67282,13 @@ pf_row_301:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_302
+	JBE        pf_row_334
 	PREFETCHT1 1024(R8)
 
-pf_row_302:
+pf_row_334:
 	ADDQ stride+96(FP), R8
 
-pf_skip_313:
+pf_skip_345:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -65940,29 +67300,29 @@ pv_single_180:
 	JZ           pv_merge_180
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_314
+	JNZ          pf_skip_346
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_314
+	JAE          pf_skip_346
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_303
+	JBE          pf_row_335
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_303
+	JBE          pf_row_335
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_303
+	JBE          pf_row_335
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_303
+	JBE          pf_row_335
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -65972,34 +67332,34 @@ pv_single_180:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_303
+	JBE          pf_row_335
 	PREFETCHT1   1024(R8)
 
-pf_row_303:
+pf_row_335:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_314
+	JAE        pf_skip_346
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_314
+	JAE        pf_skip_346
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_304
+	JBE        pf_row_336
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_304
+	JBE        pf_row_336
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_304
+	JBE        pf_row_336
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_304
+	JBE        pf_row_336
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -66009,13 +67369,13 @@ pf_row_303:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_304
+	JBE        pf_row_336
 	PREFETCHT1 1024(R8)
 
-pf_row_304:
+pf_row_336:
 	ADDQ stride+96(FP), R8
 
-pf_skip_314:
+pf_skip_346:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -66293,29 +67653,29 @@ scores_q8_12:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_315
+	JNZ          pf_skip_347
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_315
+	JAE          pf_skip_347
 	MOVQ         DI, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_305
+	JBE          pf_row_337
 	PREFETCHT1   128(DI)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_305
+	JBE          pf_row_337
 	PREFETCHT1   192(DI)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_305
+	JBE          pf_row_337
 	PREFETCHT1   256(DI)
 	PREFETCHT1   320(DI)
 	PREFETCHT1   384(DI)
 	PREFETCHT1   448(DI)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_305
+	JBE          pf_row_337
 	PREFETCHT1   512(DI)
 	PREFETCHT1   576(DI)
 	PREFETCHT1   640(DI)
@@ -66325,34 +67685,34 @@ scores_q8_12:
 	PREFETCHT1   896(DI)
 	PREFETCHT1   960(DI)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_305
+	JBE          pf_row_337
 	PREFETCHT1   1024(DI)
 
-pf_row_305:
+pf_row_337:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_315
+	JAE        pf_skip_347
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_315
+	JAE        pf_skip_347
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_306
+	JBE        pf_row_338
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_306
+	JBE        pf_row_338
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_306
+	JBE        pf_row_338
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_306
+	JBE        pf_row_338
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -66362,13 +67722,13 @@ pf_row_305:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_306
+	JBE        pf_row_338
 	PREFETCHT1 1024(DI)
 
-pf_row_306:
+pf_row_338:
 	ADDQ stride+96(FP), DI
 
-pf_skip_315:
+pf_skip_347:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -66961,29 +68321,29 @@ pv_single_181:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_316
+	JNZ          pf_skip_348
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_316
+	JAE          pf_skip_348
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_307
+	JBE          pf_row_339
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_307
+	JBE          pf_row_339
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_307
+	JBE          pf_row_339
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_307
+	JBE          pf_row_339
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -66993,34 +68353,34 @@ pv_single_181:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_307
+	JBE          pf_row_339
 	PREFETCHT1   1024(R8)
 
-pf_row_307:
+pf_row_339:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_316
+	JAE        pf_skip_348
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_316
+	JAE        pf_skip_348
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_308
+	JBE        pf_row_340
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_308
+	JBE        pf_row_340
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_308
+	JBE        pf_row_340
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_308
+	JBE        pf_row_340
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -67030,13 +68390,13 @@ pf_row_307:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_308
+	JBE        pf_row_340
 	PREFETCHT1 1024(R8)
 
-pf_row_308:
+pf_row_340:
 	ADDQ stride+96(FP), R8
 
-pf_skip_316:
+pf_skip_348:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -67113,29 +68473,29 @@ pv_pair_182:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_317
+	JNZ          pf_skip_349
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_317
+	JAE          pf_skip_349
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_309
+	JBE          pf_row_341
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_309
+	JBE          pf_row_341
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_309
+	JBE          pf_row_341
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_309
+	JBE          pf_row_341
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -67145,34 +68505,34 @@ pv_pair_182:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_309
+	JBE          pf_row_341
 	PREFETCHT1   1024(R8)
 
-pf_row_309:
+pf_row_341:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_317
+	JAE        pf_skip_349
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_317
+	JAE        pf_skip_349
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_310
+	JBE        pf_row_342
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_310
+	JBE        pf_row_342
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_310
+	JBE        pf_row_342
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_310
+	JBE        pf_row_342
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -67182,13 +68542,13 @@ pf_row_309:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_310
+	JBE        pf_row_342
 	PREFETCHT1 1024(R8)
 
-pf_row_310:
+pf_row_342:
 	ADDQ stride+96(FP), R8
 
-pf_skip_317:
+pf_skip_349:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -67216,29 +68576,29 @@ pv_single_182:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_318
+	JNZ          pf_skip_350
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_318
+	JAE          pf_skip_350
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_311
+	JBE          pf_row_343
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_311
+	JBE          pf_row_343
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_311
+	JBE          pf_row_343
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_311
+	JBE          pf_row_343
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -67248,34 +68608,34 @@ pv_single_182:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_311
+	JBE          pf_row_343
 	PREFETCHT1   1024(R8)
 
-pf_row_311:
+pf_row_343:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_318
+	JAE        pf_skip_350
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_318
+	JAE        pf_skip_350
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_312
+	JBE        pf_row_344
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_312
+	JBE        pf_row_344
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_312
+	JBE        pf_row_344
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_312
+	JBE        pf_row_344
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -67285,13 +68645,13 @@ pf_row_311:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_312
+	JBE        pf_row_344
 	PREFETCHT1 1024(R8)
 
-pf_row_312:
+pf_row_344:
 	ADDQ stride+96(FP), R8
 
-pf_skip_318:
+pf_skip_350:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -67332,29 +68692,29 @@ pv_pair_183:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_319
+	JNZ          pf_skip_351
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_319
+	JAE          pf_skip_351
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_313
+	JBE          pf_row_345
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_313
+	JBE          pf_row_345
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_313
+	JBE          pf_row_345
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_313
+	JBE          pf_row_345
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -67364,34 +68724,34 @@ pv_pair_183:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_313
+	JBE          pf_row_345
 	PREFETCHT1   1024(R8)
 
-pf_row_313:
+pf_row_345:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_319
+	JAE        pf_skip_351
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_319
+	JAE        pf_skip_351
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_314
+	JBE        pf_row_346
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_314
+	JBE        pf_row_346
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_314
+	JBE        pf_row_346
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_314
+	JBE        pf_row_346
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -67401,13 +68761,13 @@ pf_row_313:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_314
+	JBE        pf_row_346
 	PREFETCHT1 1024(R8)
 
-pf_row_314:
+pf_row_346:
 	ADDQ stride+96(FP), R8
 
-pf_skip_319:
+pf_skip_351:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -67419,29 +68779,29 @@ pv_single_183:
 	JZ           pv_merge_183
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_320
+	JNZ          pf_skip_352
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_320
+	JAE          pf_skip_352
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_315
+	JBE          pf_row_347
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_315
+	JBE          pf_row_347
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_315
+	JBE          pf_row_347
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_315
+	JBE          pf_row_347
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -67451,34 +68811,34 @@ pv_single_183:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_315
+	JBE          pf_row_347
 	PREFETCHT1   1024(R8)
 
-pf_row_315:
+pf_row_347:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_320
+	JAE        pf_skip_352
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_320
+	JAE        pf_skip_352
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_316
+	JBE        pf_row_348
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_316
+	JBE        pf_row_348
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_316
+	JBE        pf_row_348
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_316
+	JBE        pf_row_348
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -67488,13 +68848,13 @@ pf_row_315:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_316
+	JBE        pf_row_348
 	PREFETCHT1 1024(R8)
 
-pf_row_316:
+pf_row_348:
 	ADDQ stride+96(FP), R8
 
-pf_skip_320:
+pf_skip_352:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -67529,29 +68889,29 @@ pv_pair_184:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_321
+	JNZ          pf_skip_353
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_321
+	JAE          pf_skip_353
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_317
+	JBE          pf_row_349
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_317
+	JBE          pf_row_349
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_317
+	JBE          pf_row_349
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_317
+	JBE          pf_row_349
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -67561,34 +68921,34 @@ pv_pair_184:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_317
+	JBE          pf_row_349
 	PREFETCHT1   1024(R8)
 
-pf_row_317:
+pf_row_349:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_321
+	JAE        pf_skip_353
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_321
+	JAE        pf_skip_353
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_318
+	JBE        pf_row_350
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_318
+	JBE        pf_row_350
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_318
+	JBE        pf_row_350
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_318
+	JBE        pf_row_350
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -67598,13 +68958,13 @@ pf_row_317:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_318
+	JBE        pf_row_350
 	PREFETCHT1 1024(R8)
 
-pf_row_318:
+pf_row_350:
 	ADDQ stride+96(FP), R8
 
-pf_skip_321:
+pf_skip_353:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -67616,29 +68976,29 @@ pv_single_184:
 	JZ           pv_merge_184
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_322
+	JNZ          pf_skip_354
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_322
+	JAE          pf_skip_354
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_319
+	JBE          pf_row_351
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_319
+	JBE          pf_row_351
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_319
+	JBE          pf_row_351
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_319
+	JBE          pf_row_351
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -67648,34 +69008,34 @@ pv_single_184:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_319
+	JBE          pf_row_351
 	PREFETCHT1   1024(R8)
 
-pf_row_319:
+pf_row_351:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_322
+	JAE        pf_skip_354
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_322
+	JAE        pf_skip_354
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_320
+	JBE        pf_row_352
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_320
+	JBE        pf_row_352
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_320
+	JBE        pf_row_352
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_320
+	JBE        pf_row_352
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -67685,13 +69045,13 @@ pf_row_319:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_320
+	JBE        pf_row_352
 	PREFETCHT1 1024(R8)
 
-pf_row_320:
+pf_row_352:
 	ADDQ stride+96(FP), R8
 
-pf_skip_322:
+pf_skip_354:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -67943,26 +69303,26 @@ scores_q8_13:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 144(SP)
-	JAE             pf_skip_323
+	JAE             pf_skip_355
 	MOVQ            DI, R13
 	ANDQ            $0x0000003f, R13
 	ADDQ            168(SP), R13
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	CMPQ            R13, $0x00000080
-	JBE             pf_row_321
+	JBE             pf_row_353
 	PREFETCHT1      128(DI)
 	CMPQ            R13, $0x000000c0
-	JBE             pf_row_321
+	JBE             pf_row_353
 	PREFETCHT1      192(DI)
 	CMPQ            R13, $0x00000100
-	JBE             pf_row_321
+	JBE             pf_row_353
 	PREFETCHT1      256(DI)
 	PREFETCHT1      320(DI)
 	PREFETCHT1      384(DI)
 	PREFETCHT1      448(DI)
 	CMPQ            R13, $0x00000200
-	JBE             pf_row_321
+	JBE             pf_row_353
 	PREFETCHT1      512(DI)
 	PREFETCHT1      576(DI)
 	PREFETCHT1      640(DI)
@@ -67972,34 +69332,34 @@ scores_q8_13:
 	PREFETCHT1      896(DI)
 	PREFETCHT1      960(DI)
 	CMPQ            R13, $0x00000400
-	JBE             pf_row_321
+	JBE             pf_row_353
 	PREFETCHT1      1024(DI)
 
-pf_row_321:
+pf_row_353:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_323
+	JAE        pf_skip_355
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_323
+	JAE        pf_skip_355
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_322
+	JBE        pf_row_354
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_322
+	JBE        pf_row_354
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_322
+	JBE        pf_row_354
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_322
+	JBE        pf_row_354
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -68009,13 +69369,13 @@ pf_row_321:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_322
+	JBE        pf_row_354
 	PREFETCHT1 1024(DI)
 
-pf_row_322:
+pf_row_354:
 	ADDQ stride+96(FP), DI
 
-pf_skip_323:
+pf_skip_355:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -69868,26 +71228,26 @@ scores_q8_15:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 144(SP)
-	JAE             pf_skip_324
+	JAE             pf_skip_356
 	MOVQ            DI, R13
 	ANDQ            $0x0000003f, R13
 	ADDQ            168(SP), R13
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	CMPQ            R13, $0x00000080
-	JBE             pf_row_323
+	JBE             pf_row_355
 	PREFETCHT1      128(DI)
 	CMPQ            R13, $0x000000c0
-	JBE             pf_row_323
+	JBE             pf_row_355
 	PREFETCHT1      192(DI)
 	CMPQ            R13, $0x00000100
-	JBE             pf_row_323
+	JBE             pf_row_355
 	PREFETCHT1      256(DI)
 	PREFETCHT1      320(DI)
 	PREFETCHT1      384(DI)
 	PREFETCHT1      448(DI)
 	CMPQ            R13, $0x00000200
-	JBE             pf_row_323
+	JBE             pf_row_355
 	PREFETCHT1      512(DI)
 	PREFETCHT1      576(DI)
 	PREFETCHT1      640(DI)
@@ -69897,34 +71257,34 @@ scores_q8_15:
 	PREFETCHT1      896(DI)
 	PREFETCHT1      960(DI)
 	CMPQ            R13, $0x00000400
-	JBE             pf_row_323
+	JBE             pf_row_355
 	PREFETCHT1      1024(DI)
 
-pf_row_323:
+pf_row_355:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_324
+	JAE        pf_skip_356
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_324
+	JAE        pf_skip_356
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_324
+	JBE        pf_row_356
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_324
+	JBE        pf_row_356
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_324
+	JBE        pf_row_356
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_324
+	JBE        pf_row_356
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -69934,13 +71294,13 @@ pf_row_323:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_324
+	JBE        pf_row_356
 	PREFETCHT1 1024(DI)
 
-pf_row_324:
+pf_row_356:
 	ADDQ stride+96(FP), DI
 
-pf_skip_324:
+pf_skip_356:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11

@@ -83,17 +83,22 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 				for c := range qv {
 					t.kvFMA(rowsAt(p0, p4, db, db3, c*t.kb())[i], qv[c], acc[i])
 				}
-				// f32: every second row prefetches two rows of pf's
-				// region (as many bytes as it read of K). A lone head's
-				// f32 decode took 0.79–0.91 of the time at hd 64 and
-				// 128, ctx 1024, 4096 and 32768 --cold (Zen 5,
-				// interleaved A/B, three runs of 5–6 rounds), and
-				// 0.94–0.98 an hour later with the host slower (3.1
-				// against 3.5 GHz, 8 rounds): never slower. f16 went
-				// 1.23 from DRAM with it (and 1.05–1.06 in L3 on Zen
-				// 5, ctx 4096, by T1 or T0), so f16 relies on the
-				// hardware prefetchers.
-				if pf != nil && t.kv.size == 4 && i%2 == 1 {
+				// Every second row prefetches two rows of pf's region
+				// (as many bytes as it read of K). A lone head's f32
+				// decode took 0.79–0.91 of the time at hd 64 and 128,
+				// ctx 1024, 4096 and 32768 --cold (Zen 5, interleaved
+				// A/B, three runs of 5–6 rounds), and 0.94–0.98 an hour
+				// later with the host slower (3.1 against 3.5 GHz, 8
+				// rounds): never slower. f16 went 1.23 from DRAM with it
+				// at tile_k 16 (and 1.05–1.06 in L3 on Zen 5, ctx 4096,
+				// by T1 or T0), but at its auto tile since (32 at hd
+				// 128, 64 at hd 64; AutoTileKFor) it gains: Zen 5, its
+				// time over the paired kv-read's, sweeps alternated, 3–4
+				// rounds, from DRAM (ctx 32768 --cold) hd 128 0.88–0.95
+				// (one head) and 0.98 (8:8), hd 64 0.98; in L3 (ctx
+				// 4096) hd 128 1.02 and hd 64 0.94. In one process
+				// (12 rounds) 0.93 from DRAM and 1.05 in L3 at hd 128.
+				if pf != nil && i%2 == 1 {
 					pf.stepN(2 * nc * t.kb() / 64)
 				}
 			}
