@@ -29630,7 +29630,9 @@ scores_q8_5:
 	JAE             pf_skip_177
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
-	ADDQ            $0x00000080, DI
+	PREFETCHT1      128(DI)
+	PREFETCHT1      192(DI)
+	ADDQ            $0x00000100, DI
 
 pf_skip_177:
 	ADDQ         $0x00000022, R9
@@ -32202,7 +32204,9 @@ scores_q8_8:
 	JAE             pf_skip_178
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
-	ADDQ            $0x00000080, DI
+	PREFETCHT1      128(DI)
+	PREFETCHT1      192(DI)
+	ADDQ            $0x00000100, DI
 
 pf_skip_178:
 	ADDQ         $0x00000022, R9

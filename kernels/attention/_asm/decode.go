@@ -134,12 +134,16 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 				t.q8Dot(qb, m, acc[i])
 			}
 		}
-		if pf != nil { // 8 rows of K per step (272 bytes): half as many of V, or, spread, as many
-			if pf.spread {
-				pf.stepN(4)
-			} else {
-				pf.stepN(2)
-			}
+		// 8 rows of K per step (272 bytes): as many of V (4 lines),
+		// spread or not. AVX-512 had taken half as many, as its groups'
+		// pairs do; so a lone head's tile of V was half fetched by the
+		// end of its scores. All of it (Zen 5, one thread, time over the
+		// paired kv-read, sweeps alternated, 3 rounds): from DRAM (ctx
+		// 32768 --cold) hd 128 0.85 (tile_k 128), 8:8 0.92 and 32:8 0.97
+		// (head 0 of a group prefetches), hd 64 and 256 (tiles of 32 and
+		// 8) 1.00–1.01; in L3 (ctx 4096) 0.98–1.01.
+		if pf != nil {
+			pf.stepN(4)
 		}
 		ADDQ(U32(q8BlockBytes), p0)
 		ADDQ(U32(q8BlockBytes), p4)
