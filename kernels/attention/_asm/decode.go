@@ -79,12 +79,17 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 				qv[c] = t.Vec()
 				VMOVUPS(Mem{Base: q, Disp: c * t.VB()}, qv[c])
 			}
+			every := 2 // rows a prefetch step (see below)
+			if pf != nil && pf.rows && nc*t.kb() >= 256 {
+				every = 1
+			}
 			for i := range acc {
 				for c := range qv {
 					t.kvFMA(rowsAt(p0, p4, db, db3, c*t.kb())[i], qv[c], acc[i])
 				}
 				// Every second row prefetches two rows of pf's region
-				// (as many bytes as it read of K). A lone head's f32
+				// (as many bytes as it read of K; for a position-major
+				// cache see below). A lone head's f32
 				// decode took 0.79–0.91 of the time at hd 64 and 128,
 				// ctx 1024, 4096 and 32768 --cold (Zen 5, interleaved
 				// A/B, three runs of 5–6 rounds), and 0.94–0.98 an hour
@@ -98,7 +103,14 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 				// (one head) and 0.98 (8:8), hd 64 0.98; in L3 (ctx
 				// 4096) hd 128 1.02 and hd 64 0.94. In one process
 				// (12 rounds) 0.93 from DRAM and 1.05 in L3 at hd 128.
-				if pf != nil && i%2 == 1 {
+				//
+				// A position-major cache's prefetcher takes a row a
+				// step (two under 256 bytes: stepRows), so where rows
+				// are 256 bytes or more every row steps it, or only half
+				// the tile's V would be fetched. So (Zen 5, as above, 3–5
+				// rounds, 8:8) from DRAM hd 128 f16 0.88 and f32 0.84,
+				// hd 64 f32 0.91; in cache (ctx 256 to 1024) 0.93–1.02.
+				if pf != nil && i%every == every-1 {
 					pf.stepN(2 * nc * t.kb() / 64)
 				}
 			}
