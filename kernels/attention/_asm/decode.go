@@ -70,6 +70,16 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 		// q beside the accumulators at D = 128; read from L1 it cost a
 		// third of the speed in cache (measured), so AVX2 keeps the
 		// order below.
+		//
+		// Also measured here (Zen 5, AVX-512, one process, interleaved,
+		// 8–16 rounds), not kept: the rows four at a time, a vector of
+		// each in turn (more FMA chains in the scheduler's reach): f32
+		// 0.84–0.97 of the time at ctx 1024 and 4096, but from DRAM (8
+		// lone heads, 128 MB) 0.82–0.86 in one set and 1.02–1.11 in
+		// three others an hour on; f16 0.94–0.97 in cache, 1.03–1.05
+		// from DRAM; eight at a time, f16 from DRAM 1.22. A batch's
+		// FMAs emitted before the reduction of the batch before it (two
+		// sets of accumulators taking turns): 0.97–1.02.
 		for _, nc := range []int{8, 4} {
 			other := NewLabel("scores_seq_no")
 			CMPQ(rl, U32(nc*t.kb()))
@@ -185,7 +195,11 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 			Label(pairs)
 			// Each step reads 2·len(rows) vectors of K: it prefetches
 			// half as many bytes of V, or, spread, as many on every
-			// ng-th step.
+			// ng-th step. (AVX-512 lone heads at D other than 64 and
+			// 128 taking as many, Zen 5, time over the paired kv-read,
+			// 6 rounds: f16 hd 256 0.90–0.92 from DRAM and 0.98 in L3,
+			// hd 96 0.95–0.99 and 1.06; f32 0.97–1.03 and 1.02–1.04.
+			// Not kept.)
 			lines := len(rows) * t.kb() / 64
 			if pf != nil && pf.spread {
 				lines *= 2
@@ -1338,7 +1352,10 @@ func (t tier) storeO(lo []Mem, col GPVirtual, acc [][]VecVirtual) {
 // from 12.6–13.5 and 16.0–16.2 ms a call to 13.8–14.5 and 17.5–17.6
 // (interleaved A/B, Zen 4), while in L3 it took 12 % off. f16 rows (hd
 // 128: 256 bytes, also eight vectors) gained in both, the widening
-// shared: there is no limit for them.
+// shared: there is no limit for them. On Zen 5, with near prefetch (see
+// prefetcher), f32 hd 128 in quads took 0.98–1.01 of the time in L3 (32:8
+// and 64:8, ctx 1024, time over the paired kv-read, 3 rounds): the limit
+// stays.
 func pv4Max(t tier) int {
 	if t.kv.size == 4 {
 		return 4 * t.kb()
@@ -1523,6 +1540,10 @@ func (t tier) flashDecode(fast bool) {
 		if pair != nil {
 			loop(2, pair)
 		}
+		// (Near on for the single heads too, T0 of this tile's V during
+		// a lone head's scores: Zen 5, AVX-512, time over the paired
+		// kv-read, 3 rounds, 0.95–1.02 in L2 and L3, 0.98–1.01 from
+		// DRAM. Not kept.)
 		pfV.near, pfK.near = false, false
 		loop(1, single)
 	}
