@@ -98,13 +98,12 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 					t.kvFMA(rowsAt(p0, p4, db, db3, c*t.kb())[i], qv[c], acc[i])
 				}
 				// Every second row prefetches two rows of pf's region
-				// (as many bytes as it read of K; for a position-major
-				// cache see below). A lone head's f32
-				// decode took 0.79–0.91 of the time at hd 64 and 128,
-				// ctx 1024, 4096 and 32768 --cold (Zen 5, interleaved
-				// A/B, three runs of 5–6 rounds), and 0.94–0.98 an hour
-				// later with the host slower (3.1 against 3.5 GHz, 8
-				// rounds): never slower. f16 went 1.23 from DRAM with it
+				// (as many bytes as it read of K; position-major, see
+				// below). A lone head's f32 decode took 0.79–0.91 of
+				// the time at hd 64 and 128, ctx 1024, 4096 and 32768
+				// --cold (Zen 5, interleaved A/B, three runs of 5–6
+				// rounds), and 0.94–0.98 an hour later with the host
+				// slower (3.1 against 3.5 GHz, 8 rounds): never slower. f16 went 1.23 from DRAM with it
 				// at tile_k 16 (and 1.05–1.06 in L3 on Zen 5, ctx 4096,
 				// by T1 or T0), but at its auto tile since (32 at hd
 				// 128, 64 at hd 64; AutoTileKFor) it gains: Zen 5, its
@@ -823,6 +822,8 @@ func (p *prefetcher) stepN(lines int) {
 // as much as a head-major one (4 lines) and a tile's rows are all fetched
 // in as many steps as its phase takes (q8_0's scores step once per
 // block). cur moves on by stride per row; skip is where the step ends.
+// It takes no count of lines: a caller that reads more than a row of K
+// between steps steps more often (scores' whole rows: every row).
 //
 // Against the head-major kernels (no prefetch over a position-major
 // cache), in one process, interleaved, B/A (Zen 3, AVX2, 8 KV heads, hd
