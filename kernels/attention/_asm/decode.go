@@ -728,7 +728,11 @@ type prefetcher struct {
 // DRAM 0.87–1.00 and in L3 (ctx 1024) 0.92–1.02. A stop earlier one
 // configuration (f32 64:8 from DRAM) had gone 1.02, so it stayed until
 // the later sets and a profile (below) agreed. The near stream cannot be
-// thinned: every other line made those calls 1.4–1.75 times slower.
+// thinned: every other line made those calls 1.4–1.75 times slower. Nor
+// moved a tile on (the next tile's V during the scores, nearOff 0):
+// 1.08–1.20 from DRAM (Zen 5, 32:8 and 64:8, f32 and f16, sweeps
+// alternated, 3 rounds); nor spread over a 64:8 group's two quads (half
+// the lines a step in scores4): f32 0.92–1.18, median 1.14, f16 0.98.
 //
 // What bounds a group from DRAM is this stream, not its arithmetic:
 // with the softmax phase left out (timing only, Zen 5, AVX-512, ctx
