@@ -71,8 +71,10 @@ func BenchmarkAttention(b *testing.B) {
 // lifts a decode there), so only cache-resident sizes are run.
 //
 // On Zen 5 (one thread, ctx 4096, L3, three runs) AVX-512 read 96 % as
-// floor, 93–94 % as tile and 66 % as decode; AVX2 89 %, 80–81 % and 54 %.
-// So the tile order costs a few points (AVX2 about 9), and what separates
+// floor, 93–94 % as tile and 66 % as decode; AVX2 89 %, 80–81 % and 54 %
+// (auto tile_k then 16). At auto tile_k 32 since (two runs): AVX-512 97 %,
+// 94–96 % and 66–67 %; AVX2 91 %, 85 % and 57 %.
+// So the tile order costs a few points (AVX2 about 6–9), and what separates
 // the decode from tile is its own work beside the widening FMAs. A
 // cpu-clock profile (README, Development; the same at 1 and 10 kHz) put
 // 28–29 % of its samples in the scores' loads and FMAs, 21 % in their
@@ -109,7 +111,10 @@ func BenchmarkF16Floor(b *testing.B) {
 					},
 					func() { im.Run(p, bufs) },
 				}
-				best := []float64{math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)}
+				best := make([]float64, len(calls))
+				for i := range best {
+					best[i] = math.Inf(1)
+				}
 				for b.Loop() {
 					for i, call := range calls {
 						t0 := time.Now()
