@@ -6049,11 +6049,28 @@ scores_done_11:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_5:
-	MOVQ         32(SP), AX
-	ADDQ         $0x00000001, AX
-	MOVQ         ng+16(FP), CX
-	CMPQ         AX, CX
-	JGE          softmax_done_5
+	MOVQ       32(SP), AX
+	ADDQ       $0x00000001, AX
+	MOVQ       ng+16(FP), CX
+	CMPQ       AX, CX
+	JGE        softmax_done_5
+	MOVQ       160(SP), AX
+	CMPQ       AX, 168(SP)
+	JAE        pf_skip_50
+	MOVQ       136(SP), CX
+	ADDQ       AX, CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 64(CX)
+	PREFETCHT0 128(CX)
+	PREFETCHT0 192(CX)
+	PREFETCHT0 256(CX)
+	PREFETCHT0 320(CX)
+	PREFETCHT0 384(CX)
+	PREFETCHT0 448(CX)
+	ADDQ       $0x00000200, AX
+
+pf_skip_50:
+	MOVQ         AX, 160(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -6613,7 +6630,7 @@ pv4_row_1:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_50
+	JAE          pf_skip_51
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -6622,7 +6639,7 @@ pv4_row_1:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_50:
+pf_skip_51:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -6694,7 +6711,7 @@ pv4_row_2:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_51
+	JAE          pf_skip_52
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -6703,7 +6720,7 @@ pv4_row_2:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_51:
+pf_skip_52:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -6758,7 +6775,7 @@ pv4_row_3:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_52
+	JAE          pf_skip_53
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -6767,7 +6784,7 @@ pv4_row_3:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_52:
+pf_skip_53:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -6883,7 +6900,7 @@ pv2_single_9:
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_53
+	JAE          pf_skip_54
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -6892,7 +6909,7 @@ pv2_single_9:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_53:
+pf_skip_54:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -6982,7 +6999,7 @@ pv2_pair_10:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_54
+	JAE          pf_skip_55
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -6991,7 +7008,7 @@ pv2_pair_10:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_54:
+pf_skip_55:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -7084,7 +7101,7 @@ pv2_pair_11:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_55
+	JAE          pf_skip_56
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -7093,7 +7110,7 @@ pv2_pair_11:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_55:
+pf_skip_56:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -7162,7 +7179,7 @@ pv2_pair_12:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_56
+	JAE          pf_skip_57
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -7171,7 +7188,7 @@ pv2_pair_12:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_56:
+pf_skip_57:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -8633,7 +8650,7 @@ scores4_chunk2_2:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_57
+	JAE         pf_skip_58
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -8642,7 +8659,7 @@ scores4_chunk2_2:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_57:
+pf_skip_58:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -8668,7 +8685,7 @@ pf_skip_57:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_58
+	JAE         pf_skip_59
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -8677,7 +8694,7 @@ pf_skip_57:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_58:
+pf_skip_59:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_2
@@ -8710,7 +8727,7 @@ scores4_odd_2:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_59
+	JAE         pf_skip_60
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -8719,7 +8736,7 @@ scores4_odd_2:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_59:
+pf_skip_60:
 scores4_chunks_2:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -9022,7 +9039,7 @@ scores2_8_chunk2_2:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_60
+	JAE         pf_skip_61
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -9031,7 +9048,7 @@ scores2_8_chunk2_2:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_60:
+pf_skip_61:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -9059,7 +9076,7 @@ pf_skip_60:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_61
+	JAE         pf_skip_62
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -9068,7 +9085,7 @@ pf_skip_60:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_61:
+pf_skip_62:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -9104,7 +9121,7 @@ scores2_8_odd_2:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_62
+	JAE         pf_skip_63
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -9113,7 +9130,7 @@ scores2_8_odd_2:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_62:
+pf_skip_63:
 scores2_8_chunks_2:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -9337,43 +9354,6 @@ scores_by8_8:
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_63
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	ADDQ        $0x00000400, DI
-
-pf_skip_63:
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(SI*2), Z11, Z4
-	VFMADD231PS 128(R9)(SI*2), Z12, Z4
-	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	VFMADD231PS 256(R9)(SI*2), Z14, Z4
-	VFMADD231PS 320(R9)(SI*2), Z15, Z4
-	VFMADD231PS 384(R9)(SI*2), Z16, Z4
-	VFMADD231PS 448(R9)(SI*2), Z17, Z4
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS 64(R9)(R8*1), Z11, Z5
-	VFMADD231PS 128(R9)(R8*1), Z12, Z5
-	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	VFMADD231PS 256(R9)(R8*1), Z14, Z5
-	VFMADD231PS 320(R9)(R8*1), Z15, Z5
-	VFMADD231PS 384(R9)(R8*1), Z16, Z5
-	VFMADD231PS 448(R9)(R8*1), Z17, Z5
-	CMPQ        DI, 152(SP)
 	JAE         pf_skip_64
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -9394,22 +9374,22 @@ pf_skip_63:
 	ADDQ        $0x00000400, DI
 
 pf_skip_64:
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS 64(R10), Z11, Z6
-	VFMADD231PS 128(R10), Z12, Z6
-	VFMADD231PS 192(R10), Z13, Z6
-	VFMADD231PS 256(R10), Z14, Z6
-	VFMADD231PS 320(R10), Z15, Z6
-	VFMADD231PS 384(R10), Z16, Z6
-	VFMADD231PS 448(R10), Z17, Z6
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS 64(R10)(SI*1), Z11, Z7
-	VFMADD231PS 128(R10)(SI*1), Z12, Z7
-	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	VFMADD231PS 256(R10)(SI*1), Z14, Z7
-	VFMADD231PS 320(R10)(SI*1), Z15, Z7
-	VFMADD231PS 384(R10)(SI*1), Z16, Z7
-	VFMADD231PS 448(R10)(SI*1), Z17, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z11, Z4
+	VFMADD231PS 128(R9)(SI*2), Z12, Z4
+	VFMADD231PS 192(R9)(SI*2), Z13, Z4
+	VFMADD231PS 256(R9)(SI*2), Z14, Z4
+	VFMADD231PS 320(R9)(SI*2), Z15, Z4
+	VFMADD231PS 384(R9)(SI*2), Z16, Z4
+	VFMADD231PS 448(R9)(SI*2), Z17, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS 64(R9)(R8*1), Z11, Z5
+	VFMADD231PS 128(R9)(R8*1), Z12, Z5
+	VFMADD231PS 192(R9)(R8*1), Z13, Z5
+	VFMADD231PS 256(R9)(R8*1), Z14, Z5
+	VFMADD231PS 320(R9)(R8*1), Z15, Z5
+	VFMADD231PS 384(R9)(R8*1), Z16, Z5
+	VFMADD231PS 448(R9)(R8*1), Z17, Z5
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_65
 	PREFETCHT1  (DI)
@@ -9431,22 +9411,22 @@ pf_skip_64:
 	ADDQ        $0x00000400, DI
 
 pf_skip_65:
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(SI*2), Z11, Z8
-	VFMADD231PS 128(R10)(SI*2), Z12, Z8
-	VFMADD231PS 192(R10)(SI*2), Z13, Z8
-	VFMADD231PS 256(R10)(SI*2), Z14, Z8
-	VFMADD231PS 320(R10)(SI*2), Z15, Z8
-	VFMADD231PS 384(R10)(SI*2), Z16, Z8
-	VFMADD231PS 448(R10)(SI*2), Z17, Z8
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VFMADD231PS 64(R10)(R8*1), Z11, Z9
-	VFMADD231PS 128(R10)(R8*1), Z12, Z9
-	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	VFMADD231PS 256(R10)(R8*1), Z14, Z9
-	VFMADD231PS 320(R10)(R8*1), Z15, Z9
-	VFMADD231PS 384(R10)(R8*1), Z16, Z9
-	VFMADD231PS 448(R10)(R8*1), Z17, Z9
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z6
+	VFMADD231PS 128(R10), Z12, Z6
+	VFMADD231PS 192(R10), Z13, Z6
+	VFMADD231PS 256(R10), Z14, Z6
+	VFMADD231PS 320(R10), Z15, Z6
+	VFMADD231PS 384(R10), Z16, Z6
+	VFMADD231PS 448(R10), Z17, Z6
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z11, Z7
+	VFMADD231PS 128(R10)(SI*1), Z12, Z7
+	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	VFMADD231PS 256(R10)(SI*1), Z14, Z7
+	VFMADD231PS 320(R10)(SI*1), Z15, Z7
+	VFMADD231PS 384(R10)(SI*1), Z16, Z7
+	VFMADD231PS 448(R10)(SI*1), Z17, Z7
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_66
 	PREFETCHT1  (DI)
@@ -9468,6 +9448,43 @@ pf_skip_65:
 	ADDQ        $0x00000400, DI
 
 pf_skip_66:
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z11, Z8
+	VFMADD231PS 128(R10)(SI*2), Z12, Z8
+	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+	VFMADD231PS 256(R10)(SI*2), Z14, Z8
+	VFMADD231PS 320(R10)(SI*2), Z15, Z8
+	VFMADD231PS 384(R10)(SI*2), Z16, Z8
+	VFMADD231PS 448(R10)(SI*2), Z17, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VFMADD231PS 64(R10)(R8*1), Z11, Z9
+	VFMADD231PS 128(R10)(R8*1), Z12, Z9
+	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	VFMADD231PS 256(R10)(R8*1), Z14, Z9
+	VFMADD231PS 320(R10)(R8*1), Z15, Z9
+	VFMADD231PS 384(R10)(R8*1), Z16, Z9
+	VFMADD231PS 448(R10)(R8*1), Z17, Z9
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_67
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	ADDQ        $0x00000400, DI
+
+pf_skip_67:
 	JMP scores_reduce_8
 
 scores_seq_no_7:
@@ -9486,27 +9503,6 @@ scores_seq_no_7:
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_67
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	ADDQ        $0x00000200, DI
-
-pf_skip_67:
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(SI*2), Z11, Z4
-	VFMADD231PS 128(R9)(SI*2), Z12, Z4
-	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS 64(R9)(R8*1), Z11, Z5
-	VFMADD231PS 128(R9)(R8*1), Z12, Z5
-	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	CMPQ        DI, 152(SP)
 	JAE         pf_skip_68
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -9519,14 +9515,14 @@ pf_skip_67:
 	ADDQ        $0x00000200, DI
 
 pf_skip_68:
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS 64(R10), Z11, Z6
-	VFMADD231PS 128(R10), Z12, Z6
-	VFMADD231PS 192(R10), Z13, Z6
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS 64(R10)(SI*1), Z11, Z7
-	VFMADD231PS 128(R10)(SI*1), Z12, Z7
-	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z11, Z4
+	VFMADD231PS 128(R9)(SI*2), Z12, Z4
+	VFMADD231PS 192(R9)(SI*2), Z13, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS 64(R9)(R8*1), Z11, Z5
+	VFMADD231PS 128(R9)(R8*1), Z12, Z5
+	VFMADD231PS 192(R9)(R8*1), Z13, Z5
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_69
 	PREFETCHT1  (DI)
@@ -9540,14 +9536,14 @@ pf_skip_68:
 	ADDQ        $0x00000200, DI
 
 pf_skip_69:
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(SI*2), Z11, Z8
-	VFMADD231PS 128(R10)(SI*2), Z12, Z8
-	VFMADD231PS 192(R10)(SI*2), Z13, Z8
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VFMADD231PS 64(R10)(R8*1), Z11, Z9
-	VFMADD231PS 128(R10)(R8*1), Z12, Z9
-	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z6
+	VFMADD231PS 128(R10), Z12, Z6
+	VFMADD231PS 192(R10), Z13, Z6
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z11, Z7
+	VFMADD231PS 128(R10)(SI*1), Z12, Z7
+	VFMADD231PS 192(R10)(SI*1), Z13, Z7
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_70
 	PREFETCHT1  (DI)
@@ -9561,6 +9557,27 @@ pf_skip_69:
 	ADDQ        $0x00000200, DI
 
 pf_skip_70:
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z11, Z8
+	VFMADD231PS 128(R10)(SI*2), Z12, Z8
+	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VFMADD231PS 64(R10)(R8*1), Z11, Z9
+	VFMADD231PS 128(R10)(R8*1), Z12, Z9
+	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	CMPQ        DI, 152(SP)
+	JAE         pf_skip_71
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_71:
 	JMP scores_reduce_8
 
 scores_seq_no_8:
@@ -9578,7 +9595,7 @@ scores_pairs_12:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_71
+	JAE         pf_skip_72
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -9589,7 +9606,7 @@ scores_pairs_12:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_71:
+pf_skip_72:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -9981,11 +9998,28 @@ scores_done_17:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_7:
-	MOVQ         32(SP), AX
-	ADDQ         $0x00000001, AX
-	MOVQ         ng+16(FP), CX
-	CMPQ         AX, CX
-	JGE          softmax_done_7
+	MOVQ       32(SP), AX
+	ADDQ       $0x00000001, AX
+	MOVQ       ng+16(FP), CX
+	CMPQ       AX, CX
+	JGE        softmax_done_7
+	MOVQ       160(SP), AX
+	CMPQ       AX, 168(SP)
+	JAE        pf_skip_73
+	MOVQ       136(SP), CX
+	ADDQ       AX, CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 64(CX)
+	PREFETCHT0 128(CX)
+	PREFETCHT0 192(CX)
+	PREFETCHT0 256(CX)
+	PREFETCHT0 320(CX)
+	PREFETCHT0 384(CX)
+	PREFETCHT0 448(CX)
+	ADDQ       $0x00000200, AX
+
+pf_skip_73:
+	MOVQ         AX, 160(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -10518,7 +10552,7 @@ pv4_row_4:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_72
+	JAE          pf_skip_74
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -10527,7 +10561,7 @@ pv4_row_4:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_72:
+pf_skip_74:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10599,7 +10633,7 @@ pv4_row_5:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_73
+	JAE          pf_skip_75
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -10608,7 +10642,7 @@ pv4_row_5:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_73:
+pf_skip_75:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10663,7 +10697,7 @@ pv4_row_6:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_74
+	JAE          pf_skip_76
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -10672,7 +10706,7 @@ pv4_row_6:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_74:
+pf_skip_76:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10788,7 +10822,7 @@ pv2_single_13:
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_75
+	JAE          pf_skip_77
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -10797,7 +10831,7 @@ pv2_single_13:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_75:
+pf_skip_77:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -10887,7 +10921,7 @@ pv2_pair_14:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_76
+	JAE          pf_skip_78
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -10896,7 +10930,7 @@ pv2_pair_14:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_76:
+pf_skip_78:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -10989,7 +11023,7 @@ pv2_pair_15:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_77
+	JAE          pf_skip_79
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -10998,7 +11032,7 @@ pv2_pair_15:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_77:
+pf_skip_79:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -11067,7 +11101,7 @@ pv2_pair_16:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_78
+	JAE          pf_skip_80
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -11076,7 +11110,7 @@ pv2_pair_16:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_78:
+pf_skip_80:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -12518,17 +12552,17 @@ scores2_6_chunk2_1:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_79
+	JNZ         pf_skip_81
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_79
+	JAE         pf_skip_81
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_79:
+pf_skip_81:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -12550,17 +12584,17 @@ pf_skip_79:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_80
+	JNZ         pf_skip_82
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_80
+	JAE         pf_skip_82
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_80:
+pf_skip_82:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -12590,17 +12624,17 @@ scores2_6_odd_1:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_81
+	JNZ         pf_skip_83
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_81
+	JAE         pf_skip_83
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_81:
+pf_skip_83:
 scores2_6_chunks_1:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -12690,17 +12724,17 @@ scores2_4_chunk2_3:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_82
+	JNZ         pf_skip_84
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_82
+	JAE         pf_skip_84
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_82:
+pf_skip_84:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -12716,17 +12750,17 @@ pf_skip_82:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_83
+	JNZ         pf_skip_85
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_83
+	JAE         pf_skip_85
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_83:
+pf_skip_85:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_3
@@ -12749,17 +12783,17 @@ scores2_4_odd_3:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_84
+	JNZ         pf_skip_86
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_84
+	JAE         pf_skip_86
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_84:
+pf_skip_86:
 scores2_4_chunks_3:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -12930,15 +12964,15 @@ scores_pairs_15:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_85
+	JNZ         pf_skip_87
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_85
+	JAE         pf_skip_87
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_85:
+pf_skip_87:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -12988,15 +13022,15 @@ scores_pairs_16:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_86
+	JNZ         pf_skip_88
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_86
+	JAE         pf_skip_88
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_86:
+pf_skip_88:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -13673,17 +13707,17 @@ pv2_single_17:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_87
+	JNZ          pf_skip_89
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_87
+	JAE          pf_skip_89
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_87:
+pf_skip_89:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -13748,17 +13782,17 @@ pv2_single_18:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_88
+	JNZ          pf_skip_90
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_88
+	JAE          pf_skip_90
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_88:
+pf_skip_90:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -13809,17 +13843,17 @@ pv2_single_19:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_89
+	JNZ          pf_skip_91
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_89
+	JAE          pf_skip_91
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_89:
+pf_skip_91:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -13861,17 +13895,17 @@ pv2_single_20:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_90
+	JNZ          pf_skip_92
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_90
+	JAE          pf_skip_92
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_90:
+pf_skip_92:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -13966,16 +14000,16 @@ pv_single_43:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_91
+	JNZ          pf_skip_93
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_91
+	JAE          pf_skip_93
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	ADDQ         $0x000000c0, R8
 
-pf_skip_91:
+pf_skip_93:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -14038,15 +14072,15 @@ pv_single_44:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_92
+	JNZ          pf_skip_94
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_92
+	JAE          pf_skip_94
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_92:
+pf_skip_94:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -14106,15 +14140,15 @@ pv_pair_45:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_93
+	JNZ          pf_skip_95
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_93
+	JAE          pf_skip_95
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_93:
+pf_skip_95:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -14134,14 +14168,14 @@ pv_single_45:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_94
+	JNZ          pf_skip_96
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_94
+	JAE          pf_skip_96
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_94:
+pf_skip_96:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -14189,14 +14223,14 @@ pv_pair_46:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_95
+	JNZ          pf_skip_97
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_95
+	JAE          pf_skip_97
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_95:
+pf_skip_97:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -14212,14 +14246,14 @@ pv_single_46:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_96
+	JNZ          pf_skip_98
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_96
+	JAE          pf_skip_98
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_96:
+pf_skip_98:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -14257,14 +14291,14 @@ pv_pair_47:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_97
+	JNZ          pf_skip_99
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_97
+	JAE          pf_skip_99
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_97:
+pf_skip_99:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -14278,14 +14312,14 @@ pv_single_47:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_98
+	JNZ          pf_skip_100
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_98
+	JAE          pf_skip_100
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_98:
+pf_skip_100:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -15078,17 +15112,17 @@ scores2_6_chunk2_2:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_99
+	JNZ         pf_skip_101
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_99
+	JAE         pf_skip_101
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_99:
+pf_skip_101:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -15110,17 +15144,17 @@ pf_skip_99:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_100
+	JNZ         pf_skip_102
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_100
+	JAE         pf_skip_102
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_100:
+pf_skip_102:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -15150,17 +15184,17 @@ scores2_6_odd_2:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_101
+	JNZ         pf_skip_103
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_101
+	JAE         pf_skip_103
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_101:
+pf_skip_103:
 scores2_6_chunks_2:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -15250,17 +15284,17 @@ scores2_4_chunk2_4:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_102
+	JNZ         pf_skip_104
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_102
+	JAE         pf_skip_104
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_102:
+pf_skip_104:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -15276,17 +15310,17 @@ pf_skip_102:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_103
+	JNZ         pf_skip_105
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_103
+	JAE         pf_skip_105
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_103:
+pf_skip_105:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_4
@@ -15309,17 +15343,17 @@ scores2_4_odd_4:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_104
+	JNZ         pf_skip_106
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_104
+	JAE         pf_skip_106
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_104:
+pf_skip_106:
 scores2_4_chunks_4:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -15490,15 +15524,15 @@ scores_pairs_19:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_105
+	JNZ         pf_skip_107
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_105
+	JAE         pf_skip_107
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_105:
+pf_skip_107:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -15548,15 +15582,15 @@ scores_pairs_20:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_106
+	JNZ         pf_skip_108
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_106
+	JAE         pf_skip_108
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_106:
+pf_skip_108:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -16170,17 +16204,17 @@ pv2_single_21:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_107
+	JNZ          pf_skip_109
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_107
+	JAE          pf_skip_109
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_107:
+pf_skip_109:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -16245,17 +16279,17 @@ pv2_single_22:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_108
+	JNZ          pf_skip_110
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_108
+	JAE          pf_skip_110
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_108:
+pf_skip_110:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -16306,17 +16340,17 @@ pv2_single_23:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_109
+	JNZ          pf_skip_111
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_109
+	JAE          pf_skip_111
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_109:
+pf_skip_111:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -16358,17 +16392,17 @@ pv2_single_24:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_110
+	JNZ          pf_skip_112
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_110
+	JAE          pf_skip_112
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_110:
+pf_skip_112:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -16463,16 +16497,16 @@ pv_single_52:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_111
+	JNZ          pf_skip_113
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_111
+	JAE          pf_skip_113
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	ADDQ         $0x000000c0, R8
 
-pf_skip_111:
+pf_skip_113:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -16535,15 +16569,15 @@ pv_single_53:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_112
+	JNZ          pf_skip_114
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_112
+	JAE          pf_skip_114
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_112:
+pf_skip_114:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -16603,15 +16637,15 @@ pv_pair_54:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_113
+	JNZ          pf_skip_115
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_113
+	JAE          pf_skip_115
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_113:
+pf_skip_115:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -16631,14 +16665,14 @@ pv_single_54:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_114
+	JNZ          pf_skip_116
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_114
+	JAE          pf_skip_116
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_114:
+pf_skip_116:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -16686,14 +16720,14 @@ pv_pair_55:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_115
+	JNZ          pf_skip_117
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_115
+	JAE          pf_skip_117
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_115:
+pf_skip_117:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -16709,14 +16743,14 @@ pv_single_55:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_116
+	JNZ          pf_skip_118
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_116
+	JAE          pf_skip_118
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_116:
+pf_skip_118:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -16754,14 +16788,14 @@ pv_pair_56:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_117
+	JNZ          pf_skip_119
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_117
+	JAE          pf_skip_119
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_117:
+pf_skip_119:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -16775,14 +16809,14 @@ pv_single_56:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_118
+	JNZ          pf_skip_120
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_118
+	JAE          pf_skip_120
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_118:
+pf_skip_120:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -17579,7 +17613,7 @@ scores4_chunk2_3:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_119
+	JAE         pf_skip_121
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17588,7 +17622,7 @@ scores4_chunk2_3:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_119:
+pf_skip_121:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -17614,7 +17648,7 @@ pf_skip_119:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_120
+	JAE         pf_skip_122
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17623,7 +17657,7 @@ pf_skip_119:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_120:
+pf_skip_122:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_3
@@ -17656,7 +17690,7 @@ scores4_odd_3:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_121
+	JAE         pf_skip_123
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -17665,7 +17699,7 @@ scores4_odd_3:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_121:
+pf_skip_123:
 scores4_chunks_3:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -17974,7 +18008,7 @@ scores2_8_chunk2_3:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_122
+	JAE         pf_skip_124
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -17983,7 +18017,7 @@ scores2_8_chunk2_3:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_122:
+pf_skip_124:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -18011,7 +18045,7 @@ pf_skip_122:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_123
+	JAE         pf_skip_125
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -18020,7 +18054,7 @@ pf_skip_122:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_123:
+pf_skip_125:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -18056,7 +18090,7 @@ scores2_8_odd_3:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_124
+	JAE         pf_skip_126
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -18065,7 +18099,7 @@ scores2_8_odd_3:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_124:
+pf_skip_126:
 scores2_8_chunks_3:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -18308,7 +18342,7 @@ scores_by8_15:
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_125
+	JAE         pf_skip_127
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -18319,7 +18353,7 @@ scores_by8_15:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_125:
+pf_skip_127:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -18353,7 +18387,7 @@ pf_skip_125:
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_126
+	JAE         pf_skip_128
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -18364,7 +18398,7 @@ pf_skip_125:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_126:
+pf_skip_128:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -18398,7 +18432,7 @@ pf_skip_126:
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_127
+	JAE         pf_skip_129
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -18409,7 +18443,7 @@ pf_skip_126:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_127:
+pf_skip_129:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -18443,7 +18477,7 @@ pf_skip_127:
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_128
+	JAE         pf_skip_130
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -18454,7 +18488,7 @@ pf_skip_127:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_128:
+pf_skip_130:
 	JMP scores_reduce_15
 
 scores_seq_no_13:
@@ -18481,14 +18515,14 @@ scores_seq_no_13:
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_129
+	JAE         pf_skip_131
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_129:
+pf_skip_131:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -18506,14 +18540,14 @@ pf_skip_129:
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_130
+	JAE         pf_skip_132
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_130:
+pf_skip_132:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -18531,14 +18565,14 @@ pf_skip_130:
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_131
+	JAE         pf_skip_133
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_131:
+pf_skip_133:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -18556,14 +18590,14 @@ pf_skip_131:
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_132
+	JAE         pf_skip_134
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_132:
+pf_skip_134:
 	JMP scores_reduce_15
 
 scores_seq_no_14:
@@ -18589,14 +18623,14 @@ scores_pairs_23:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_133
+	JAE         pf_skip_135
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_133:
+pf_skip_135:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -19129,11 +19163,24 @@ scores_done_31:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_13:
-	MOVQ         32(SP), AX
-	ADDQ         $0x00000001, AX
-	MOVQ         ng+16(FP), CX
-	CMPQ         AX, CX
-	JGE          softmax_done_13
+	MOVQ       32(SP), AX
+	ADDQ       $0x00000001, AX
+	MOVQ       ng+16(FP), CX
+	CMPQ       AX, CX
+	JGE        softmax_done_13
+	MOVQ       160(SP), AX
+	CMPQ       AX, 168(SP)
+	JAE        pf_skip_136
+	MOVQ       136(SP), CX
+	ADDQ       AX, CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 64(CX)
+	PREFETCHT0 128(CX)
+	PREFETCHT0 192(CX)
+	ADDQ       $0x00000100, AX
+
+pf_skip_136:
+	MOVQ         AX, 160(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -19692,7 +19739,7 @@ pv4_row_7:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_134
+	JAE          pf_skip_137
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -19701,7 +19748,7 @@ pv4_row_7:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_134:
+pf_skip_137:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -19774,7 +19821,7 @@ pv4_row_8:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_135
+	JAE          pf_skip_138
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -19783,7 +19830,7 @@ pv4_row_8:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_135:
+pf_skip_138:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -19839,7 +19886,7 @@ pv4_row_9:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_136
+	JAE          pf_skip_139
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -19848,7 +19895,7 @@ pv4_row_9:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_136:
+pf_skip_139:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -19966,7 +20013,7 @@ pv2_pair_25:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_137
+	JAE          pf_skip_140
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -19975,7 +20022,7 @@ pv2_pair_25:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_137:
+pf_skip_140:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -20069,7 +20116,7 @@ pv2_pair_26:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_138
+	JAE          pf_skip_141
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -20078,7 +20125,7 @@ pv2_pair_26:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_138:
+pf_skip_141:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -20148,7 +20195,7 @@ pv2_pair_27:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_139
+	JAE          pf_skip_142
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -20157,7 +20204,7 @@ pv2_pair_27:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_139:
+pf_skip_142:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -21891,7 +21938,7 @@ scores4_chunk2_4:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_140
+	JAE         pf_skip_143
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -21900,7 +21947,7 @@ scores4_chunk2_4:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_140:
+pf_skip_143:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -21926,7 +21973,7 @@ pf_skip_140:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_141
+	JAE         pf_skip_144
 	MOVQ        136(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -21935,7 +21982,7 @@ pf_skip_140:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_141:
+pf_skip_144:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_4
@@ -21968,7 +22015,7 @@ scores4_odd_4:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_142
+	JAE         pf_skip_145
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -21977,7 +22024,7 @@ scores4_odd_4:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_142:
+pf_skip_145:
 scores4_chunks_4:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -22286,7 +22333,7 @@ scores2_8_chunk2_4:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_143
+	JAE         pf_skip_146
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -22295,7 +22342,7 @@ scores2_8_chunk2_4:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_143:
+pf_skip_146:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -22323,7 +22370,7 @@ pf_skip_143:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_144
+	JAE         pf_skip_147
 	MOVQ        136(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -22332,7 +22379,7 @@ pf_skip_143:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_144:
+pf_skip_147:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -22368,7 +22415,7 @@ scores2_8_odd_4:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 152(SP)
-	JAE         pf_skip_145
+	JAE         pf_skip_148
 	MOVQ        136(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -22377,7 +22424,7 @@ scores2_8_odd_4:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_145:
+pf_skip_148:
 scores2_8_chunks_4:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -22620,7 +22667,7 @@ scores_by8_18:
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_146
+	JAE         pf_skip_149
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -22631,7 +22678,7 @@ scores_by8_18:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_146:
+pf_skip_149:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -22665,7 +22712,7 @@ pf_skip_146:
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_147
+	JAE         pf_skip_150
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -22676,7 +22723,7 @@ pf_skip_146:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_147:
+pf_skip_150:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -22710,7 +22757,7 @@ pf_skip_147:
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_148
+	JAE         pf_skip_151
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -22721,7 +22768,7 @@ pf_skip_147:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_148:
+pf_skip_151:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -22755,7 +22802,7 @@ pf_skip_148:
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_149
+	JAE         pf_skip_152
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -22766,7 +22813,7 @@ pf_skip_148:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_149:
+pf_skip_152:
 	JMP scores_reduce_18
 
 scores_seq_no_19:
@@ -22793,14 +22840,14 @@ scores_seq_no_19:
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_150
+	JAE         pf_skip_153
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_150:
+pf_skip_153:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -22818,14 +22865,14 @@ pf_skip_150:
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_151
+	JAE         pf_skip_154
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_151:
+pf_skip_154:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -22843,14 +22890,14 @@ pf_skip_151:
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_152
+	JAE         pf_skip_155
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_152:
+pf_skip_155:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -22868,14 +22915,14 @@ pf_skip_152:
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_153
+	JAE         pf_skip_156
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_153:
+pf_skip_156:
 	JMP scores_reduce_18
 
 scores_seq_no_20:
@@ -22901,14 +22948,14 @@ scores_pairs_26:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 152(SP)
-	JAE         pf_skip_154
+	JAE         pf_skip_157
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_154:
+pf_skip_157:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -23441,11 +23488,24 @@ scores_done_37:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_15:
-	MOVQ         32(SP), AX
-	ADDQ         $0x00000001, AX
-	MOVQ         ng+16(FP), CX
-	CMPQ         AX, CX
-	JGE          softmax_done_15
+	MOVQ       32(SP), AX
+	ADDQ       $0x00000001, AX
+	MOVQ       ng+16(FP), CX
+	CMPQ       AX, CX
+	JGE        softmax_done_15
+	MOVQ       160(SP), AX
+	CMPQ       AX, 168(SP)
+	JAE        pf_skip_158
+	MOVQ       136(SP), CX
+	ADDQ       AX, CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 64(CX)
+	PREFETCHT0 128(CX)
+	PREFETCHT0 192(CX)
+	ADDQ       $0x00000100, AX
+
+pf_skip_158:
+	MOVQ         AX, 160(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -23977,7 +24037,7 @@ pv4_row_10:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_155
+	JAE          pf_skip_159
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -23986,7 +24046,7 @@ pv4_row_10:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_155:
+pf_skip_159:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -24059,7 +24119,7 @@ pv4_row_11:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_156
+	JAE          pf_skip_160
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -24068,7 +24128,7 @@ pv4_row_11:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_156:
+pf_skip_160:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -24124,7 +24184,7 @@ pv4_row_12:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 168(SP)
-	JAE          pf_skip_157
+	JAE          pf_skip_161
 	MOVQ         136(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -24133,7 +24193,7 @@ pv4_row_12:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_157:
+pf_skip_161:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -24251,7 +24311,7 @@ pv2_pair_28:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_158
+	JAE          pf_skip_162
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -24260,7 +24320,7 @@ pv2_pair_28:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_158:
+pf_skip_162:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -24354,7 +24414,7 @@ pv2_pair_29:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_159
+	JAE          pf_skip_163
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -24363,7 +24423,7 @@ pv2_pair_29:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_159:
+pf_skip_163:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -24433,7 +24493,7 @@ pv2_pair_30:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_160
+	JAE          pf_skip_164
 	MOVQ         136(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -24442,7 +24502,7 @@ pv2_pair_30:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_160:
+pf_skip_164:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -26182,17 +26242,17 @@ scores_q8_1:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_161
+	JNZ          pf_skip_165
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_161
+	JAE          pf_skip_165
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_161:
+pf_skip_165:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -26848,14 +26908,14 @@ pv_single_85:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_162
+	JNZ          pf_skip_166
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_162
+	JAE          pf_skip_166
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_162:
+pf_skip_166:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -26932,14 +26992,14 @@ pv_pair_86:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_163
+	JNZ          pf_skip_167
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_163
+	JAE          pf_skip_167
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_163:
+pf_skip_167:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -26967,14 +27027,14 @@ pv_single_86:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_164
+	JNZ          pf_skip_168
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_164
+	JAE          pf_skip_168
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_164:
+pf_skip_168:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -27015,14 +27075,14 @@ pv_pair_87:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_165
+	JNZ          pf_skip_169
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_165
+	JAE          pf_skip_169
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_165:
+pf_skip_169:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -27034,14 +27094,14 @@ pv_single_87:
 	JZ           pv_merge_87
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_166
+	JNZ          pf_skip_170
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_166
+	JAE          pf_skip_170
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_166:
+pf_skip_170:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -27076,14 +27136,14 @@ pv_pair_88:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_167
+	JNZ          pf_skip_171
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_167
+	JAE          pf_skip_171
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_167:
+pf_skip_171:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -27095,14 +27155,14 @@ pv_single_88:
 	JZ           pv_merge_88
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_168
+	JNZ          pf_skip_172
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_168
+	JAE          pf_skip_172
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_168:
+pf_skip_172:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -27956,17 +28016,17 @@ scores_q8_3:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_169
+	JNZ          pf_skip_173
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_169
+	JAE          pf_skip_173
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_169:
+pf_skip_173:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -28559,14 +28619,14 @@ pv_single_93:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_170
+	JNZ          pf_skip_174
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_170
+	JAE          pf_skip_174
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_170:
+pf_skip_174:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -28643,14 +28703,14 @@ pv_pair_94:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_171
+	JNZ          pf_skip_175
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_171
+	JAE          pf_skip_175
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_171:
+pf_skip_175:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -28678,14 +28738,14 @@ pv_single_94:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_172
+	JNZ          pf_skip_176
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_172
+	JAE          pf_skip_176
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_172:
+pf_skip_176:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -28726,14 +28786,14 @@ pv_pair_95:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_173
+	JNZ          pf_skip_177
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_173
+	JAE          pf_skip_177
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_173:
+pf_skip_177:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -28745,14 +28805,14 @@ pv_single_95:
 	JZ           pv_merge_95
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_174
+	JNZ          pf_skip_178
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_174
+	JAE          pf_skip_178
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_174:
+pf_skip_178:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -28787,14 +28847,14 @@ pv_pair_96:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_175
+	JNZ          pf_skip_179
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_175
+	JAE          pf_skip_179
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_175:
+pf_skip_179:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -28806,14 +28866,14 @@ pv_single_96:
 	JZ           pv_merge_96
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_176
+	JNZ          pf_skip_180
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_176
+	JAE          pf_skip_180
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_176:
+pf_skip_180:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -29627,14 +29687,14 @@ scores_q8_5:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 144(SP)
-	JAE             pf_skip_177
+	JAE             pf_skip_181
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	PREFETCHT1      128(DI)
 	PREFETCHT1      192(DI)
 	ADDQ            $0x00000100, DI
 
-pf_skip_177:
+pf_skip_181:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -32201,14 +32261,14 @@ scores_q8_8:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 144(SP)
-	JAE             pf_skip_178
+	JAE             pf_skip_182
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	PREFETCHT1      128(DI)
 	PREFETCHT1      192(DI)
 	ADDQ            $0x00000100, DI
 
-pf_skip_178:
+pf_skip_182:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -34721,10 +34781,10 @@ scores2_4_chunk2_5:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_179
+	JNZ         pf_skip_183
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_179
+	JAE         pf_skip_183
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -34759,9 +34819,9 @@ scores2_4_chunk2_5:
 pf_row_1:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_179
+	JAE        pf_skip_183
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_179
+	JAE        pf_skip_183
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -34796,7 +34856,7 @@ pf_row_1:
 pf_row_2:
 	ADDQ stride+96(FP), R9
 
-pf_skip_179:
+pf_skip_183:
 	VMOVUPS     32(CX)(DX*1), Y8
 	VMOVUPS     32(CX)(BX*1), Y9
 	VMOVUPS     32(CX), Y10
@@ -34812,10 +34872,10 @@ pf_skip_179:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_180
+	JNZ         pf_skip_184
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_180
+	JAE         pf_skip_184
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -34850,9 +34910,9 @@ pf_skip_179:
 pf_row_3:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_180
+	JAE        pf_skip_184
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_180
+	JAE        pf_skip_184
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -34887,7 +34947,7 @@ pf_row_3:
 pf_row_4:
 	ADDQ stride+96(FP), R9
 
-pf_skip_180:
+pf_skip_184:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_5
@@ -34910,10 +34970,10 @@ scores2_4_odd_5:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_181
+	JNZ         pf_skip_185
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_181
+	JAE         pf_skip_185
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
@@ -34948,9 +35008,9 @@ scores2_4_odd_5:
 pf_row_5:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_181
+	JAE        pf_skip_185
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_181
+	JAE        pf_skip_185
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
@@ -34985,7 +35045,7 @@ pf_row_5:
 pf_row_6:
 	ADDQ stride+96(FP), R9
 
-pf_skip_181:
+pf_skip_185:
 scores2_4_chunks_5:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -35149,10 +35209,10 @@ scores_pairs_29:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_182
+	JNZ         pf_skip_186
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_182
+	JAE         pf_skip_186
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -35187,9 +35247,9 @@ scores_pairs_29:
 pf_row_7:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_182
+	JAE        pf_skip_186
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_182
+	JAE        pf_skip_186
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -35224,7 +35284,7 @@ pf_row_7:
 pf_row_8:
 	ADDQ stride+96(FP), DI
 
-pf_skip_182:
+pf_skip_186:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -35262,10 +35322,10 @@ scores_pairs_30:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_183
+	JNZ         pf_skip_187
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_183
+	JAE         pf_skip_187
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -35300,9 +35360,9 @@ scores_pairs_30:
 pf_row_9:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_183
+	JAE        pf_skip_187
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_183
+	JAE        pf_skip_187
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -35337,7 +35397,7 @@ pf_row_9:
 pf_row_10:
 	ADDQ stride+96(FP), DI
 
-pf_skip_183:
+pf_skip_187:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -36003,10 +36063,10 @@ pv2_single_31:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_184
+	JNZ          pf_skip_188
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_184
+	JAE          pf_skip_188
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -36041,9 +36101,9 @@ pv2_single_31:
 pf_row_11:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_184
+	JAE        pf_skip_188
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_184
+	JAE        pf_skip_188
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -36078,7 +36138,7 @@ pf_row_11:
 pf_row_12:
 	ADDQ stride+96(FP), R10
 
-pf_skip_184:
+pf_skip_188:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -36142,10 +36202,10 @@ pv2_single_32:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_185
+	JNZ          pf_skip_189
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_185
+	JAE          pf_skip_189
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -36180,9 +36240,9 @@ pv2_single_32:
 pf_row_13:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_185
+	JAE        pf_skip_189
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_185
+	JAE        pf_skip_189
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -36217,7 +36277,7 @@ pf_row_13:
 pf_row_14:
 	ADDQ stride+96(FP), R10
 
-pf_skip_185:
+pf_skip_189:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -36267,10 +36327,10 @@ pv2_single_33:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_186
+	JNZ          pf_skip_190
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_186
+	JAE          pf_skip_190
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -36305,9 +36365,9 @@ pv2_single_33:
 pf_row_15:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_186
+	JAE        pf_skip_190
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_186
+	JAE        pf_skip_190
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -36342,7 +36402,7 @@ pf_row_15:
 pf_row_16:
 	ADDQ stride+96(FP), R10
 
-pf_skip_186:
+pf_skip_190:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -36383,10 +36443,10 @@ pv2_single_34:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_187
+	JNZ          pf_skip_191
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_187
+	JAE          pf_skip_191
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -36421,9 +36481,9 @@ pv2_single_34:
 pf_row_17:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_187
+	JAE        pf_skip_191
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_187
+	JAE        pf_skip_191
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -36458,7 +36518,7 @@ pf_row_17:
 pf_row_18:
 	ADDQ stride+96(FP), R10
 
-pf_skip_187:
+pf_skip_191:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -36539,10 +36599,10 @@ pv_single_125:
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_188
+	JNZ          pf_skip_192
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_188
+	JAE          pf_skip_192
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -36577,9 +36637,9 @@ pv_single_125:
 pf_row_19:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_188
+	JAE        pf_skip_192
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_188
+	JAE        pf_skip_192
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -36614,7 +36674,7 @@ pf_row_19:
 pf_row_20:
 	ADDQ stride+96(FP), R8
 
-pf_skip_188:
+pf_skip_192:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -36667,10 +36727,10 @@ pv_single_126:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_189
+	JNZ          pf_skip_193
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_189
+	JAE          pf_skip_193
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -36705,9 +36765,9 @@ pv_single_126:
 pf_row_21:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_189
+	JAE        pf_skip_193
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_189
+	JAE        pf_skip_193
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -36742,7 +36802,7 @@ pf_row_21:
 pf_row_22:
 	ADDQ stride+96(FP), R8
 
-pf_skip_189:
+pf_skip_193:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -36792,10 +36852,10 @@ pv_pair_127:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_190
+	JNZ          pf_skip_194
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_190
+	JAE          pf_skip_194
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -36830,9 +36890,9 @@ pv_pair_127:
 pf_row_23:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_190
+	JAE        pf_skip_194
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_190
+	JAE        pf_skip_194
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -36867,7 +36927,7 @@ pf_row_23:
 pf_row_24:
 	ADDQ stride+96(FP), R8
 
-pf_skip_190:
+pf_skip_194:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -36883,10 +36943,10 @@ pv_single_127:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_191
+	JNZ          pf_skip_195
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_191
+	JAE          pf_skip_195
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -36921,9 +36981,9 @@ pv_single_127:
 pf_row_25:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_191
+	JAE        pf_skip_195
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_191
+	JAE        pf_skip_195
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -36958,7 +37018,7 @@ pf_row_25:
 pf_row_26:
 	ADDQ stride+96(FP), R8
 
-pf_skip_191:
+pf_skip_195:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -37000,10 +37060,10 @@ pv_pair_128:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_192
+	JNZ          pf_skip_196
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_192
+	JAE          pf_skip_196
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -37038,9 +37098,9 @@ pv_pair_128:
 pf_row_27:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_192
+	JAE        pf_skip_196
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_192
+	JAE        pf_skip_196
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -37075,7 +37135,7 @@ pf_row_27:
 pf_row_28:
 	ADDQ stride+96(FP), R8
 
-pf_skip_192:
+pf_skip_196:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -37089,10 +37149,10 @@ pv_single_128:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_193
+	JNZ          pf_skip_197
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_193
+	JAE          pf_skip_197
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -37127,9 +37187,9 @@ pv_single_128:
 pf_row_29:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_193
+	JAE        pf_skip_197
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_193
+	JAE        pf_skip_197
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -37164,7 +37224,7 @@ pf_row_29:
 pf_row_30:
 	ADDQ stride+96(FP), R8
 
-pf_skip_193:
+pf_skip_197:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -37198,10 +37258,10 @@ pv_pair_129:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_194
+	JNZ          pf_skip_198
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_194
+	JAE          pf_skip_198
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -37236,9 +37296,9 @@ pv_pair_129:
 pf_row_31:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_194
+	JAE        pf_skip_198
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_194
+	JAE        pf_skip_198
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -37273,7 +37333,7 @@ pf_row_31:
 pf_row_32:
 	ADDQ stride+96(FP), R8
 
-pf_skip_194:
+pf_skip_198:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -37286,10 +37346,10 @@ pv_single_129:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_195
+	JNZ          pf_skip_199
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_195
+	JAE          pf_skip_199
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -37324,9 +37384,9 @@ pv_single_129:
 pf_row_33:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_195
+	JAE        pf_skip_199
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_195
+	JAE        pf_skip_199
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -37361,7 +37421,7 @@ pf_row_33:
 pf_row_34:
 	ADDQ stride+96(FP), R8
 
-pf_skip_195:
+pf_skip_199:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -37592,10 +37652,10 @@ scores2_4_chunk2_6:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_196
+	JNZ         pf_skip_200
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_196
+	JAE         pf_skip_200
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -37630,9 +37690,9 @@ scores2_4_chunk2_6:
 pf_row_35:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_196
+	JAE        pf_skip_200
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_196
+	JAE        pf_skip_200
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -37667,7 +37727,7 @@ pf_row_35:
 pf_row_36:
 	ADDQ stride+96(FP), R9
 
-pf_skip_196:
+pf_skip_200:
 	VMOVUPS     32(CX)(DX*1), Y8
 	VMOVUPS     32(CX)(BX*1), Y9
 	VMOVUPS     32(CX), Y10
@@ -37683,10 +37743,10 @@ pf_skip_196:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_197
+	JNZ         pf_skip_201
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_197
+	JAE         pf_skip_201
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -37721,9 +37781,9 @@ pf_skip_196:
 pf_row_37:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_197
+	JAE        pf_skip_201
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_197
+	JAE        pf_skip_201
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -37758,7 +37818,7 @@ pf_row_37:
 pf_row_38:
 	ADDQ stride+96(FP), R9
 
-pf_skip_197:
+pf_skip_201:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_6
@@ -37781,10 +37841,10 @@ scores2_4_odd_6:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_198
+	JNZ         pf_skip_202
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_198
+	JAE         pf_skip_202
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
@@ -37819,9 +37879,9 @@ scores2_4_odd_6:
 pf_row_39:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_198
+	JAE        pf_skip_202
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_198
+	JAE        pf_skip_202
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
@@ -37856,7 +37916,7 @@ pf_row_39:
 pf_row_40:
 	ADDQ stride+96(FP), R9
 
-pf_skip_198:
+pf_skip_202:
 scores2_4_chunks_6:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -38020,10 +38080,10 @@ scores_pairs_31:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_199
+	JNZ         pf_skip_203
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_199
+	JAE         pf_skip_203
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -38058,9 +38118,9 @@ scores_pairs_31:
 pf_row_41:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_199
+	JAE        pf_skip_203
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_199
+	JAE        pf_skip_203
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -38095,7 +38155,7 @@ pf_row_41:
 pf_row_42:
 	ADDQ stride+96(FP), DI
 
-pf_skip_199:
+pf_skip_203:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -38133,10 +38193,10 @@ scores_pairs_32:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_200
+	JNZ         pf_skip_204
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_200
+	JAE         pf_skip_204
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -38171,9 +38231,9 @@ scores_pairs_32:
 pf_row_43:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_200
+	JAE        pf_skip_204
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_200
+	JAE        pf_skip_204
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -38208,7 +38268,7 @@ pf_row_43:
 pf_row_44:
 	ADDQ stride+96(FP), DI
 
-pf_skip_200:
+pf_skip_204:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -38811,10 +38871,10 @@ pv2_single_35:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_201
+	JNZ          pf_skip_205
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_201
+	JAE          pf_skip_205
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -38849,9 +38909,9 @@ pv2_single_35:
 pf_row_45:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_201
+	JAE        pf_skip_205
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_201
+	JAE        pf_skip_205
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -38886,7 +38946,7 @@ pf_row_45:
 pf_row_46:
 	ADDQ stride+96(FP), R10
 
-pf_skip_201:
+pf_skip_205:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -38950,10 +39010,10 @@ pv2_single_36:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_202
+	JNZ          pf_skip_206
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_202
+	JAE          pf_skip_206
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -38988,9 +39048,9 @@ pv2_single_36:
 pf_row_47:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_202
+	JAE        pf_skip_206
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_202
+	JAE        pf_skip_206
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -39025,7 +39085,7 @@ pf_row_47:
 pf_row_48:
 	ADDQ stride+96(FP), R10
 
-pf_skip_202:
+pf_skip_206:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -39075,10 +39135,10 @@ pv2_single_37:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_203
+	JNZ          pf_skip_207
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_203
+	JAE          pf_skip_207
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -39113,9 +39173,9 @@ pv2_single_37:
 pf_row_49:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_203
+	JAE        pf_skip_207
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_203
+	JAE        pf_skip_207
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -39150,7 +39210,7 @@ pf_row_49:
 pf_row_50:
 	ADDQ stride+96(FP), R10
 
-pf_skip_203:
+pf_skip_207:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -39191,10 +39251,10 @@ pv2_single_38:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_204
+	JNZ          pf_skip_208
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_204
+	JAE          pf_skip_208
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -39229,9 +39289,9 @@ pv2_single_38:
 pf_row_51:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_204
+	JAE        pf_skip_208
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_204
+	JAE        pf_skip_208
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -39266,7 +39326,7 @@ pf_row_51:
 pf_row_52:
 	ADDQ stride+96(FP), R10
 
-pf_skip_204:
+pf_skip_208:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -39347,10 +39407,10 @@ pv_single_130:
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_205
+	JNZ          pf_skip_209
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_205
+	JAE          pf_skip_209
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -39385,9 +39445,9 @@ pv_single_130:
 pf_row_53:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_205
+	JAE        pf_skip_209
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_205
+	JAE        pf_skip_209
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -39422,7 +39482,7 @@ pf_row_53:
 pf_row_54:
 	ADDQ stride+96(FP), R8
 
-pf_skip_205:
+pf_skip_209:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -39475,10 +39535,10 @@ pv_single_131:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_206
+	JNZ          pf_skip_210
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_206
+	JAE          pf_skip_210
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -39513,9 +39573,9 @@ pv_single_131:
 pf_row_55:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_206
+	JAE        pf_skip_210
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_206
+	JAE        pf_skip_210
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -39550,7 +39610,7 @@ pf_row_55:
 pf_row_56:
 	ADDQ stride+96(FP), R8
 
-pf_skip_206:
+pf_skip_210:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -39600,10 +39660,10 @@ pv_pair_132:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_207
+	JNZ          pf_skip_211
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_207
+	JAE          pf_skip_211
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -39638,9 +39698,9 @@ pv_pair_132:
 pf_row_57:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_207
+	JAE        pf_skip_211
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_207
+	JAE        pf_skip_211
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -39675,7 +39735,7 @@ pf_row_57:
 pf_row_58:
 	ADDQ stride+96(FP), R8
 
-pf_skip_207:
+pf_skip_211:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -39691,10 +39751,10 @@ pv_single_132:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_208
+	JNZ          pf_skip_212
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_208
+	JAE          pf_skip_212
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -39729,9 +39789,9 @@ pv_single_132:
 pf_row_59:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_208
+	JAE        pf_skip_212
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_208
+	JAE        pf_skip_212
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -39766,7 +39826,7 @@ pf_row_59:
 pf_row_60:
 	ADDQ stride+96(FP), R8
 
-pf_skip_208:
+pf_skip_212:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -39808,10 +39868,10 @@ pv_pair_133:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_209
+	JNZ          pf_skip_213
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_209
+	JAE          pf_skip_213
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -39846,9 +39906,9 @@ pv_pair_133:
 pf_row_61:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_209
+	JAE        pf_skip_213
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_209
+	JAE        pf_skip_213
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -39883,7 +39943,7 @@ pf_row_61:
 pf_row_62:
 	ADDQ stride+96(FP), R8
 
-pf_skip_209:
+pf_skip_213:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -39897,10 +39957,10 @@ pv_single_133:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_210
+	JNZ          pf_skip_214
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_210
+	JAE          pf_skip_214
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -39935,9 +39995,9 @@ pv_single_133:
 pf_row_63:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_210
+	JAE        pf_skip_214
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_210
+	JAE        pf_skip_214
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -39972,7 +40032,7 @@ pf_row_63:
 pf_row_64:
 	ADDQ stride+96(FP), R8
 
-pf_skip_210:
+pf_skip_214:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -40006,10 +40066,10 @@ pv_pair_134:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_211
+	JNZ          pf_skip_215
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_211
+	JAE          pf_skip_215
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -40044,9 +40104,9 @@ pv_pair_134:
 pf_row_65:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_211
+	JAE        pf_skip_215
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_211
+	JAE        pf_skip_215
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -40081,7 +40141,7 @@ pf_row_65:
 pf_row_66:
 	ADDQ stride+96(FP), R8
 
-pf_skip_211:
+pf_skip_215:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -40094,10 +40154,10 @@ pv_single_134:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_212
+	JNZ          pf_skip_216
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_212
+	JAE          pf_skip_216
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -40132,9 +40192,9 @@ pv_single_134:
 pf_row_67:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_212
+	JAE        pf_skip_216
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_212
+	JAE        pf_skip_216
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -40169,7 +40229,7 @@ pf_row_67:
 pf_row_68:
 	ADDQ stride+96(FP), R8
 
-pf_skip_212:
+pf_skip_216:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -40428,7 +40488,7 @@ scores4_chunk2_5:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_213
+	JAE         pf_skip_217
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -40463,9 +40523,9 @@ scores4_chunk2_5:
 pf_row_69:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_213
+	JAE        pf_skip_217
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_213
+	JAE        pf_skip_217
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -40500,7 +40560,7 @@ pf_row_69:
 pf_row_70:
 	ADDQ stride+96(FP), R9
 
-pf_skip_213:
+pf_skip_217:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -40526,7 +40586,7 @@ pf_skip_213:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_214
+	JAE         pf_skip_218
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -40561,9 +40621,9 @@ pf_skip_213:
 pf_row_71:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_214
+	JAE        pf_skip_218
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_214
+	JAE        pf_skip_218
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -40598,7 +40658,7 @@ pf_row_71:
 pf_row_72:
 	ADDQ stride+96(FP), R9
 
-pf_skip_214:
+pf_skip_218:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_5
@@ -40631,7 +40691,7 @@ scores4_odd_5:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_215
+	JAE         pf_skip_219
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -40666,9 +40726,9 @@ scores4_odd_5:
 pf_row_73:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_215
+	JAE        pf_skip_219
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_215
+	JAE        pf_skip_219
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -40703,7 +40763,7 @@ pf_row_73:
 pf_row_74:
 	ADDQ stride+96(FP), R9
 
-pf_skip_215:
+pf_skip_219:
 scores4_chunks_5:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -41006,7 +41066,7 @@ scores2_8_chunk2_5:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_216
+	JAE         pf_skip_220
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -41041,9 +41101,9 @@ scores2_8_chunk2_5:
 pf_row_75:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_216
+	JAE        pf_skip_220
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_216
+	JAE        pf_skip_220
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -41078,7 +41138,7 @@ pf_row_75:
 pf_row_76:
 	ADDQ stride+96(FP), R9
 
-pf_skip_216:
+pf_skip_220:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -41106,7 +41166,7 @@ pf_skip_216:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_217
+	JAE         pf_skip_221
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -41141,9 +41201,9 @@ pf_skip_216:
 pf_row_77:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_217
+	JAE        pf_skip_221
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_217
+	JAE        pf_skip_221
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -41178,7 +41238,7 @@ pf_row_77:
 pf_row_78:
 	ADDQ stride+96(FP), R9
 
-pf_skip_217:
+pf_skip_221:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -41214,7 +41274,7 @@ scores2_8_odd_5:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_218
+	JAE         pf_skip_222
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -41249,9 +41309,9 @@ scores2_8_odd_5:
 pf_row_79:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_218
+	JAE        pf_skip_222
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_218
+	JAE        pf_skip_222
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -41286,7 +41346,7 @@ pf_row_79:
 pf_row_80:
 	ADDQ stride+96(FP), R9
 
-pf_skip_218:
+pf_skip_222:
 scores2_8_chunks_5:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -41502,7 +41562,7 @@ scores_by8_33:
 	VFMADD231PS 384(R9), Z16, Z2
 	VFMADD231PS 448(R9), Z17, Z2
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_219
+	JAE         pf_skip_223
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -41537,9 +41597,9 @@ scores_by8_33:
 pf_row_81:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_219
+	JAE        pf_skip_223
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_219
+	JAE        pf_skip_223
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -41574,7 +41634,7 @@ pf_row_81:
 pf_row_82:
 	ADDQ stride+96(FP), DI
 
-pf_skip_219:
+pf_skip_223:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
@@ -41584,7 +41644,7 @@ pf_skip_219:
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_220
+	JAE         pf_skip_224
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -41619,9 +41679,9 @@ pf_skip_219:
 pf_row_83:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_220
+	JAE        pf_skip_224
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_220
+	JAE        pf_skip_224
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -41656,7 +41716,7 @@ pf_row_83:
 pf_row_84:
 	ADDQ stride+96(FP), DI
 
-pf_skip_220:
+pf_skip_224:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -41666,7 +41726,7 @@ pf_skip_220:
 	VFMADD231PS 384(R9)(SI*2), Z16, Z4
 	VFMADD231PS 448(R9)(SI*2), Z17, Z4
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_221
+	JAE         pf_skip_225
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -41701,9 +41761,9 @@ pf_skip_220:
 pf_row_85:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_221
+	JAE        pf_skip_225
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_221
+	JAE        pf_skip_225
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -41738,7 +41798,7 @@ pf_row_85:
 pf_row_86:
 	ADDQ stride+96(FP), DI
 
-pf_skip_221:
+pf_skip_225:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
@@ -41748,7 +41808,7 @@ pf_skip_221:
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_222
+	JAE         pf_skip_226
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -41783,9 +41843,9 @@ pf_skip_221:
 pf_row_87:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_222
+	JAE        pf_skip_226
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_222
+	JAE        pf_skip_226
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -41820,7 +41880,7 @@ pf_row_87:
 pf_row_88:
 	ADDQ stride+96(FP), DI
 
-pf_skip_222:
+pf_skip_226:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -41830,7 +41890,7 @@ pf_skip_222:
 	VFMADD231PS 384(R10), Z16, Z6
 	VFMADD231PS 448(R10), Z17, Z6
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_223
+	JAE         pf_skip_227
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -41865,9 +41925,9 @@ pf_skip_222:
 pf_row_89:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_223
+	JAE        pf_skip_227
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_223
+	JAE        pf_skip_227
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -41902,7 +41962,7 @@ pf_row_89:
 pf_row_90:
 	ADDQ stride+96(FP), DI
 
-pf_skip_223:
+pf_skip_227:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
@@ -41912,7 +41972,7 @@ pf_skip_223:
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_224
+	JAE         pf_skip_228
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -41947,9 +42007,9 @@ pf_skip_223:
 pf_row_91:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_224
+	JAE        pf_skip_228
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_224
+	JAE        pf_skip_228
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -41984,7 +42044,7 @@ pf_row_91:
 pf_row_92:
 	ADDQ stride+96(FP), DI
 
-pf_skip_224:
+pf_skip_228:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -41994,7 +42054,7 @@ pf_skip_224:
 	VFMADD231PS 384(R10)(SI*2), Z16, Z8
 	VFMADD231PS 448(R10)(SI*2), Z17, Z8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_225
+	JAE         pf_skip_229
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -42029,9 +42089,9 @@ pf_skip_224:
 pf_row_93:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_225
+	JAE        pf_skip_229
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_225
+	JAE        pf_skip_229
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -42066,7 +42126,7 @@ pf_row_93:
 pf_row_94:
 	ADDQ stride+96(FP), DI
 
-pf_skip_225:
+pf_skip_229:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
@@ -42076,7 +42136,7 @@ pf_skip_225:
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_226
+	JAE         pf_skip_230
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -42111,9 +42171,9 @@ pf_skip_225:
 pf_row_95:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_226
+	JAE        pf_skip_230
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_226
+	JAE        pf_skip_230
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -42148,7 +42208,7 @@ pf_row_95:
 pf_row_96:
 	ADDQ stride+96(FP), DI
 
-pf_skip_226:
+pf_skip_230:
 	JMP scores_reduce_33
 
 scores_seq_no_25:
@@ -42163,7 +42223,7 @@ scores_seq_no_25:
 	VFMADD231PS 128(R9), Z12, Z2
 	VFMADD231PS 192(R9), Z13, Z2
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_227
+	JAE         pf_skip_231
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -42198,9 +42258,9 @@ scores_seq_no_25:
 pf_row_97:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_227
+	JAE        pf_skip_231
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_227
+	JAE        pf_skip_231
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -42235,13 +42295,13 @@ pf_row_97:
 pf_row_98:
 	ADDQ stride+96(FP), DI
 
-pf_skip_227:
+pf_skip_231:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_228
+	JAE         pf_skip_232
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -42276,9 +42336,9 @@ pf_skip_227:
 pf_row_99:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_228
+	JAE        pf_skip_232
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_228
+	JAE        pf_skip_232
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -42313,13 +42373,13 @@ pf_row_99:
 pf_row_100:
 	ADDQ stride+96(FP), DI
 
-pf_skip_228:
+pf_skip_232:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
 	VFMADD231PS 192(R9)(SI*2), Z13, Z4
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_229
+	JAE         pf_skip_233
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -42354,9 +42414,9 @@ pf_skip_228:
 pf_row_101:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_229
+	JAE        pf_skip_233
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_229
+	JAE        pf_skip_233
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -42391,13 +42451,13 @@ pf_row_101:
 pf_row_102:
 	ADDQ stride+96(FP), DI
 
-pf_skip_229:
+pf_skip_233:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_230
+	JAE         pf_skip_234
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -42432,9 +42492,9 @@ pf_skip_229:
 pf_row_103:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_230
+	JAE        pf_skip_234
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_230
+	JAE        pf_skip_234
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -42469,13 +42529,13 @@ pf_row_103:
 pf_row_104:
 	ADDQ stride+96(FP), DI
 
-pf_skip_230:
+pf_skip_234:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
 	VFMADD231PS 192(R10), Z13, Z6
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_231
+	JAE         pf_skip_235
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -42510,9 +42570,9 @@ pf_skip_230:
 pf_row_105:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_231
+	JAE        pf_skip_235
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_231
+	JAE        pf_skip_235
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -42547,13 +42607,13 @@ pf_row_105:
 pf_row_106:
 	ADDQ stride+96(FP), DI
 
-pf_skip_231:
+pf_skip_235:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_232
+	JAE         pf_skip_236
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -42588,9 +42648,9 @@ pf_skip_231:
 pf_row_107:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_232
+	JAE        pf_skip_236
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_232
+	JAE        pf_skip_236
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -42625,13 +42685,13 @@ pf_row_107:
 pf_row_108:
 	ADDQ stride+96(FP), DI
 
-pf_skip_232:
+pf_skip_236:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
 	VFMADD231PS 192(R10)(SI*2), Z13, Z8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_233
+	JAE         pf_skip_237
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -42666,9 +42726,9 @@ pf_skip_232:
 pf_row_109:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_233
+	JAE        pf_skip_237
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_233
+	JAE        pf_skip_237
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -42703,13 +42763,13 @@ pf_row_109:
 pf_row_110:
 	ADDQ stride+96(FP), DI
 
-pf_skip_233:
+pf_skip_237:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_234
+	JAE         pf_skip_238
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -42744,9 +42804,9 @@ pf_skip_233:
 pf_row_111:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_234
+	JAE        pf_skip_238
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_234
+	JAE        pf_skip_238
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -42781,7 +42841,7 @@ pf_row_111:
 pf_row_112:
 	ADDQ stride+96(FP), DI
 
-pf_skip_234:
+pf_skip_238:
 	JMP scores_reduce_33
 
 scores_seq_no_26:
@@ -42799,7 +42859,7 @@ scores_pairs_33:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_235
+	JAE         pf_skip_239
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        168(SP), R13
@@ -42834,9 +42894,9 @@ scores_pairs_33:
 pf_row_113:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_235
+	JAE        pf_skip_239
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_235
+	JAE        pf_skip_239
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
@@ -42871,7 +42931,7 @@ pf_row_113:
 pf_row_114:
 	ADDQ stride+96(FP), DI
 
-pf_skip_235:
+pf_skip_239:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -43827,7 +43887,7 @@ pv4_row_13:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_236
+	JAE          pf_skip_240
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -43862,9 +43922,9 @@ pv4_row_13:
 pf_row_115:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_236
+	JAE        pf_skip_240
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_236
+	JAE        pf_skip_240
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -43899,7 +43959,7 @@ pf_row_115:
 pf_row_116:
 	ADDQ stride+96(FP), R9
 
-pf_skip_236:
+pf_skip_240:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -43971,7 +44031,7 @@ pv4_row_14:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_237
+	JAE          pf_skip_241
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -44006,9 +44066,9 @@ pv4_row_14:
 pf_row_117:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_237
+	JAE        pf_skip_241
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_237
+	JAE        pf_skip_241
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -44043,7 +44103,7 @@ pf_row_117:
 pf_row_118:
 	ADDQ stride+96(FP), R9
 
-pf_skip_237:
+pf_skip_241:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -44098,7 +44158,7 @@ pv4_row_15:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_238
+	JAE          pf_skip_242
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -44133,9 +44193,9 @@ pv4_row_15:
 pf_row_119:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_238
+	JAE        pf_skip_242
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_238
+	JAE        pf_skip_242
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -44170,7 +44230,7 @@ pf_row_119:
 pf_row_120:
 	ADDQ stride+96(FP), R9
 
-pf_skip_238:
+pf_skip_242:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -44286,7 +44346,7 @@ pv2_single_39:
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_239
+	JAE          pf_skip_243
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -44321,9 +44381,9 @@ pv2_single_39:
 pf_row_121:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_239
+	JAE        pf_skip_243
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_239
+	JAE        pf_skip_243
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -44358,7 +44418,7 @@ pf_row_121:
 pf_row_122:
 	ADDQ stride+96(FP), R10
 
-pf_skip_239:
+pf_skip_243:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -44448,7 +44508,7 @@ pv2_pair_40:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_240
+	JAE          pf_skip_244
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -44483,9 +44543,9 @@ pv2_pair_40:
 pf_row_123:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_240
+	JAE        pf_skip_244
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_240
+	JAE        pf_skip_244
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -44520,7 +44580,7 @@ pf_row_123:
 pf_row_124:
 	ADDQ stride+96(FP), R10
 
-pf_skip_240:
+pf_skip_244:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -44613,7 +44673,7 @@ pv2_pair_41:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_241
+	JAE          pf_skip_245
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -44648,9 +44708,9 @@ pv2_pair_41:
 pf_row_125:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_241
+	JAE        pf_skip_245
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_241
+	JAE        pf_skip_245
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -44685,7 +44745,7 @@ pf_row_125:
 pf_row_126:
 	ADDQ stride+96(FP), R10
 
-pf_skip_241:
+pf_skip_245:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -44754,7 +44814,7 @@ pv2_pair_42:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_242
+	JAE          pf_skip_246
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -44789,9 +44849,9 @@ pv2_pair_42:
 pf_row_127:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_242
+	JAE        pf_skip_246
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_242
+	JAE        pf_skip_246
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -44826,7 +44886,7 @@ pf_row_127:
 pf_row_128:
 	ADDQ stride+96(FP), R10
 
-pf_skip_242:
+pf_skip_246:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -45651,7 +45711,7 @@ scores4_chunk2_6:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_243
+	JAE         pf_skip_247
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -45686,9 +45746,9 @@ scores4_chunk2_6:
 pf_row_129:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_243
+	JAE        pf_skip_247
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_243
+	JAE        pf_skip_247
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -45723,7 +45783,7 @@ pf_row_129:
 pf_row_130:
 	ADDQ stride+96(FP), R9
 
-pf_skip_243:
+pf_skip_247:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -45749,7 +45809,7 @@ pf_skip_243:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_244
+	JAE         pf_skip_248
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -45784,9 +45844,9 @@ pf_skip_243:
 pf_row_131:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_244
+	JAE        pf_skip_248
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_244
+	JAE        pf_skip_248
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -45821,7 +45881,7 @@ pf_row_131:
 pf_row_132:
 	ADDQ stride+96(FP), R9
 
-pf_skip_244:
+pf_skip_248:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_6
@@ -45854,7 +45914,7 @@ scores4_odd_6:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_245
+	JAE         pf_skip_249
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -45889,9 +45949,9 @@ scores4_odd_6:
 pf_row_133:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_245
+	JAE        pf_skip_249
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_245
+	JAE        pf_skip_249
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -45926,7 +45986,7 @@ pf_row_133:
 pf_row_134:
 	ADDQ stride+96(FP), R9
 
-pf_skip_245:
+pf_skip_249:
 scores4_chunks_6:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -46229,7 +46289,7 @@ scores2_8_chunk2_6:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_246
+	JAE         pf_skip_250
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -46264,9 +46324,9 @@ scores2_8_chunk2_6:
 pf_row_135:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_246
+	JAE        pf_skip_250
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_246
+	JAE        pf_skip_250
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -46301,7 +46361,7 @@ pf_row_135:
 pf_row_136:
 	ADDQ stride+96(FP), R9
 
-pf_skip_246:
+pf_skip_250:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -46329,7 +46389,7 @@ pf_skip_246:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_247
+	JAE         pf_skip_251
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -46364,9 +46424,9 @@ pf_skip_246:
 pf_row_137:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_247
+	JAE        pf_skip_251
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_247
+	JAE        pf_skip_251
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -46401,7 +46461,7 @@ pf_row_137:
 pf_row_138:
 	ADDQ stride+96(FP), R9
 
-pf_skip_247:
+pf_skip_251:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -46437,7 +46497,7 @@ scores2_8_odd_6:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_248
+	JAE         pf_skip_252
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -46472,9 +46532,9 @@ scores2_8_odd_6:
 pf_row_139:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_248
+	JAE        pf_skip_252
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_248
+	JAE        pf_skip_252
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -46509,7 +46569,7 @@ pf_row_139:
 pf_row_140:
 	ADDQ stride+96(FP), R9
 
-pf_skip_248:
+pf_skip_252:
 scores2_8_chunks_6:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -46725,7 +46785,7 @@ scores_by8_35:
 	VFMADD231PS 384(R9), Z16, Z2
 	VFMADD231PS 448(R9), Z17, Z2
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_249
+	JAE         pf_skip_253
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -46760,9 +46820,9 @@ scores_by8_35:
 pf_row_141:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_249
+	JAE        pf_skip_253
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_249
+	JAE        pf_skip_253
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -46797,7 +46857,7 @@ pf_row_141:
 pf_row_142:
 	ADDQ stride+96(FP), DI
 
-pf_skip_249:
+pf_skip_253:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
@@ -46807,7 +46867,7 @@ pf_skip_249:
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_250
+	JAE         pf_skip_254
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -46842,9 +46902,9 @@ pf_skip_249:
 pf_row_143:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_250
+	JAE        pf_skip_254
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_250
+	JAE        pf_skip_254
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -46879,7 +46939,7 @@ pf_row_143:
 pf_row_144:
 	ADDQ stride+96(FP), DI
 
-pf_skip_250:
+pf_skip_254:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -46889,7 +46949,7 @@ pf_skip_250:
 	VFMADD231PS 384(R9)(SI*2), Z16, Z4
 	VFMADD231PS 448(R9)(SI*2), Z17, Z4
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_251
+	JAE         pf_skip_255
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -46924,9 +46984,9 @@ pf_skip_250:
 pf_row_145:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_251
+	JAE        pf_skip_255
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_251
+	JAE        pf_skip_255
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -46961,7 +47021,7 @@ pf_row_145:
 pf_row_146:
 	ADDQ stride+96(FP), DI
 
-pf_skip_251:
+pf_skip_255:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
@@ -46971,7 +47031,7 @@ pf_skip_251:
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_252
+	JAE         pf_skip_256
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -47006,9 +47066,9 @@ pf_skip_251:
 pf_row_147:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_252
+	JAE        pf_skip_256
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_252
+	JAE        pf_skip_256
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -47043,7 +47103,7 @@ pf_row_147:
 pf_row_148:
 	ADDQ stride+96(FP), DI
 
-pf_skip_252:
+pf_skip_256:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -47053,7 +47113,7 @@ pf_skip_252:
 	VFMADD231PS 384(R10), Z16, Z6
 	VFMADD231PS 448(R10), Z17, Z6
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_253
+	JAE         pf_skip_257
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -47088,9 +47148,9 @@ pf_skip_252:
 pf_row_149:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_253
+	JAE        pf_skip_257
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_253
+	JAE        pf_skip_257
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -47125,7 +47185,7 @@ pf_row_149:
 pf_row_150:
 	ADDQ stride+96(FP), DI
 
-pf_skip_253:
+pf_skip_257:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
@@ -47135,7 +47195,7 @@ pf_skip_253:
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_254
+	JAE         pf_skip_258
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -47170,9 +47230,9 @@ pf_skip_253:
 pf_row_151:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_254
+	JAE        pf_skip_258
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_254
+	JAE        pf_skip_258
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -47207,7 +47267,7 @@ pf_row_151:
 pf_row_152:
 	ADDQ stride+96(FP), DI
 
-pf_skip_254:
+pf_skip_258:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -47217,7 +47277,7 @@ pf_skip_254:
 	VFMADD231PS 384(R10)(SI*2), Z16, Z8
 	VFMADD231PS 448(R10)(SI*2), Z17, Z8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_255
+	JAE         pf_skip_259
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -47252,9 +47312,9 @@ pf_skip_254:
 pf_row_153:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_255
+	JAE        pf_skip_259
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_255
+	JAE        pf_skip_259
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -47289,7 +47349,7 @@ pf_row_153:
 pf_row_154:
 	ADDQ stride+96(FP), DI
 
-pf_skip_255:
+pf_skip_259:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
@@ -47299,7 +47359,7 @@ pf_skip_255:
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_256
+	JAE         pf_skip_260
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -47334,9 +47394,9 @@ pf_skip_255:
 pf_row_155:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_256
+	JAE        pf_skip_260
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_256
+	JAE        pf_skip_260
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -47371,7 +47431,7 @@ pf_row_155:
 pf_row_156:
 	ADDQ stride+96(FP), DI
 
-pf_skip_256:
+pf_skip_260:
 	JMP scores_reduce_35
 
 scores_seq_no_29:
@@ -47386,7 +47446,7 @@ scores_seq_no_29:
 	VFMADD231PS 128(R9), Z12, Z2
 	VFMADD231PS 192(R9), Z13, Z2
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_257
+	JAE         pf_skip_261
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -47421,9 +47481,9 @@ scores_seq_no_29:
 pf_row_157:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_257
+	JAE        pf_skip_261
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_257
+	JAE        pf_skip_261
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -47458,13 +47518,13 @@ pf_row_157:
 pf_row_158:
 	ADDQ stride+96(FP), DI
 
-pf_skip_257:
+pf_skip_261:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_258
+	JAE         pf_skip_262
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -47499,9 +47559,9 @@ pf_skip_257:
 pf_row_159:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_258
+	JAE        pf_skip_262
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_258
+	JAE        pf_skip_262
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -47536,13 +47596,13 @@ pf_row_159:
 pf_row_160:
 	ADDQ stride+96(FP), DI
 
-pf_skip_258:
+pf_skip_262:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
 	VFMADD231PS 192(R9)(SI*2), Z13, Z4
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_259
+	JAE         pf_skip_263
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -47577,9 +47637,9 @@ pf_skip_258:
 pf_row_161:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_259
+	JAE        pf_skip_263
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_259
+	JAE        pf_skip_263
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -47614,13 +47674,13 @@ pf_row_161:
 pf_row_162:
 	ADDQ stride+96(FP), DI
 
-pf_skip_259:
+pf_skip_263:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_260
+	JAE         pf_skip_264
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -47655,9 +47715,9 @@ pf_skip_259:
 pf_row_163:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_260
+	JAE        pf_skip_264
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_260
+	JAE        pf_skip_264
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -47692,13 +47752,13 @@ pf_row_163:
 pf_row_164:
 	ADDQ stride+96(FP), DI
 
-pf_skip_260:
+pf_skip_264:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
 	VFMADD231PS 192(R10), Z13, Z6
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_261
+	JAE         pf_skip_265
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -47733,9 +47793,9 @@ pf_skip_260:
 pf_row_165:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_261
+	JAE        pf_skip_265
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_261
+	JAE        pf_skip_265
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -47770,13 +47830,13 @@ pf_row_165:
 pf_row_166:
 	ADDQ stride+96(FP), DI
 
-pf_skip_261:
+pf_skip_265:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_262
+	JAE         pf_skip_266
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -47811,9 +47871,9 @@ pf_skip_261:
 pf_row_167:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_262
+	JAE        pf_skip_266
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_262
+	JAE        pf_skip_266
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -47848,13 +47908,13 @@ pf_row_167:
 pf_row_168:
 	ADDQ stride+96(FP), DI
 
-pf_skip_262:
+pf_skip_266:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
 	VFMADD231PS 192(R10)(SI*2), Z13, Z8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_263
+	JAE         pf_skip_267
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -47889,9 +47949,9 @@ pf_skip_262:
 pf_row_169:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_263
+	JAE        pf_skip_267
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_263
+	JAE        pf_skip_267
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -47926,13 +47986,13 @@ pf_row_169:
 pf_row_170:
 	ADDQ stride+96(FP), DI
 
-pf_skip_263:
+pf_skip_267:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_264
+	JAE         pf_skip_268
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -47967,9 +48027,9 @@ pf_skip_263:
 pf_row_171:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_264
+	JAE        pf_skip_268
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_264
+	JAE        pf_skip_268
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -48004,7 +48064,7 @@ pf_row_171:
 pf_row_172:
 	ADDQ stride+96(FP), DI
 
-pf_skip_264:
+pf_skip_268:
 	JMP scores_reduce_35
 
 scores_seq_no_30:
@@ -48022,7 +48082,7 @@ scores_pairs_35:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_265
+	JAE         pf_skip_269
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        168(SP), R13
@@ -48057,9 +48117,9 @@ scores_pairs_35:
 pf_row_173:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_265
+	JAE        pf_skip_269
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_265
+	JAE        pf_skip_269
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
@@ -48094,7 +48154,7 @@ pf_row_173:
 pf_row_174:
 	ADDQ stride+96(FP), DI
 
-pf_skip_265:
+pf_skip_269:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -49023,7 +49083,7 @@ pv4_row_16:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_266
+	JAE          pf_skip_270
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -49058,9 +49118,9 @@ pv4_row_16:
 pf_row_175:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_266
+	JAE        pf_skip_270
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_266
+	JAE        pf_skip_270
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -49095,7 +49155,7 @@ pf_row_175:
 pf_row_176:
 	ADDQ stride+96(FP), R9
 
-pf_skip_266:
+pf_skip_270:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -49167,7 +49227,7 @@ pv4_row_17:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_267
+	JAE          pf_skip_271
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -49202,9 +49262,9 @@ pv4_row_17:
 pf_row_177:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_267
+	JAE        pf_skip_271
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_267
+	JAE        pf_skip_271
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -49239,7 +49299,7 @@ pf_row_177:
 pf_row_178:
 	ADDQ stride+96(FP), R9
 
-pf_skip_267:
+pf_skip_271:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -49294,7 +49354,7 @@ pv4_row_18:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_268
+	JAE          pf_skip_272
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -49329,9 +49389,9 @@ pv4_row_18:
 pf_row_179:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_268
+	JAE        pf_skip_272
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_268
+	JAE        pf_skip_272
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -49366,7 +49426,7 @@ pf_row_179:
 pf_row_180:
 	ADDQ stride+96(FP), R9
 
-pf_skip_268:
+pf_skip_272:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -49482,7 +49542,7 @@ pv2_single_43:
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_269
+	JAE          pf_skip_273
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -49517,9 +49577,9 @@ pv2_single_43:
 pf_row_181:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_269
+	JAE        pf_skip_273
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_269
+	JAE        pf_skip_273
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -49554,7 +49614,7 @@ pf_row_181:
 pf_row_182:
 	ADDQ stride+96(FP), R10
 
-pf_skip_269:
+pf_skip_273:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -49644,7 +49704,7 @@ pv2_pair_44:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_270
+	JAE          pf_skip_274
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -49679,9 +49739,9 @@ pv2_pair_44:
 pf_row_183:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_270
+	JAE        pf_skip_274
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_270
+	JAE        pf_skip_274
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -49716,7 +49776,7 @@ pf_row_183:
 pf_row_184:
 	ADDQ stride+96(FP), R10
 
-pf_skip_270:
+pf_skip_274:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -49809,7 +49869,7 @@ pv2_pair_45:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_271
+	JAE          pf_skip_275
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -49844,9 +49904,9 @@ pv2_pair_45:
 pf_row_185:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_271
+	JAE        pf_skip_275
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_271
+	JAE        pf_skip_275
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -49881,7 +49941,7 @@ pf_row_185:
 pf_row_186:
 	ADDQ stride+96(FP), R10
 
-pf_skip_271:
+pf_skip_275:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -49950,7 +50010,7 @@ pv2_pair_46:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_272
+	JAE          pf_skip_276
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -49985,9 +50045,9 @@ pv2_pair_46:
 pf_row_187:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_272
+	JAE        pf_skip_276
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_272
+	JAE        pf_skip_276
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -50022,7 +50082,7 @@ pf_row_187:
 pf_row_188:
 	ADDQ stride+96(FP), R10
 
-pf_skip_272:
+pf_skip_276:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -50836,10 +50896,10 @@ scores2_6_chunk2_3:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_273
+	JNZ         pf_skip_277
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_273
+	JAE         pf_skip_277
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        184(SP), DI
@@ -50874,9 +50934,9 @@ scores2_6_chunk2_3:
 pf_row_189:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_273
+	JAE        pf_skip_277
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_273
+	JAE        pf_skip_277
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       184(SP), DI
@@ -50911,7 +50971,7 @@ pf_row_189:
 pf_row_190:
 	ADDQ stride+96(FP), R9
 
-pf_skip_273:
+pf_skip_277:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -50933,10 +50993,10 @@ pf_skip_273:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_274
+	JNZ         pf_skip_278
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_274
+	JAE         pf_skip_278
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        184(SP), DI
@@ -50971,9 +51031,9 @@ pf_skip_273:
 pf_row_191:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_274
+	JAE        pf_skip_278
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_274
+	JAE        pf_skip_278
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       184(SP), DI
@@ -51008,7 +51068,7 @@ pf_row_191:
 pf_row_192:
 	ADDQ stride+96(FP), R9
 
-pf_skip_274:
+pf_skip_278:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -51038,10 +51098,10 @@ scores2_6_odd_3:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_275
+	JNZ         pf_skip_279
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_275
+	JAE         pf_skip_279
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
@@ -51076,9 +51136,9 @@ scores2_6_odd_3:
 pf_row_193:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_275
+	JAE        pf_skip_279
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_275
+	JAE        pf_skip_279
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
@@ -51113,7 +51173,7 @@ pf_row_193:
 pf_row_194:
 	ADDQ stride+96(FP), R9
 
-pf_skip_275:
+pf_skip_279:
 scores2_6_chunks_3:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -51203,10 +51263,10 @@ scores2_4_chunk2_7:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_276
+	JNZ         pf_skip_280
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_276
+	JAE         pf_skip_280
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -51241,9 +51301,9 @@ scores2_4_chunk2_7:
 pf_row_195:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_276
+	JAE        pf_skip_280
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_276
+	JAE        pf_skip_280
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -51278,7 +51338,7 @@ pf_row_195:
 pf_row_196:
 	ADDQ stride+96(FP), R9
 
-pf_skip_276:
+pf_skip_280:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -51294,10 +51354,10 @@ pf_skip_276:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_277
+	JNZ         pf_skip_281
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_277
+	JAE         pf_skip_281
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -51332,9 +51392,9 @@ pf_skip_276:
 pf_row_197:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_277
+	JAE        pf_skip_281
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_277
+	JAE        pf_skip_281
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -51369,7 +51429,7 @@ pf_row_197:
 pf_row_198:
 	ADDQ stride+96(FP), R9
 
-pf_skip_277:
+pf_skip_281:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_7
@@ -51392,10 +51452,10 @@ scores2_4_odd_7:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_278
+	JNZ         pf_skip_282
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_278
+	JAE         pf_skip_282
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
@@ -51430,9 +51490,9 @@ scores2_4_odd_7:
 pf_row_199:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_278
+	JAE        pf_skip_282
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_278
+	JAE        pf_skip_282
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
@@ -51467,7 +51527,7 @@ pf_row_199:
 pf_row_200:
 	ADDQ stride+96(FP), R9
 
-pf_skip_278:
+pf_skip_282:
 scores2_4_chunks_7:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -51638,10 +51698,10 @@ scores_pairs_37:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_279
+	JNZ         pf_skip_283
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_279
+	JAE         pf_skip_283
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -51676,9 +51736,9 @@ scores_pairs_37:
 pf_row_201:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_279
+	JAE        pf_skip_283
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_279
+	JAE        pf_skip_283
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -51713,7 +51773,7 @@ pf_row_201:
 pf_row_202:
 	ADDQ stride+96(FP), DI
 
-pf_skip_279:
+pf_skip_283:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -51763,10 +51823,10 @@ scores_pairs_38:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_280
+	JNZ         pf_skip_284
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_280
+	JAE         pf_skip_284
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -51801,9 +51861,9 @@ scores_pairs_38:
 pf_row_203:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_280
+	JAE        pf_skip_284
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_280
+	JAE        pf_skip_284
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -51838,7 +51898,7 @@ pf_row_203:
 pf_row_204:
 	ADDQ stride+96(FP), DI
 
-pf_skip_280:
+pf_skip_284:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -52515,10 +52575,10 @@ pv2_single_47:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_281
+	JNZ          pf_skip_285
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_281
+	JAE          pf_skip_285
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -52553,9 +52613,9 @@ pv2_single_47:
 pf_row_205:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_281
+	JAE        pf_skip_285
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_281
+	JAE        pf_skip_285
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -52590,7 +52650,7 @@ pf_row_205:
 pf_row_206:
 	ADDQ stride+96(FP), R10
 
-pf_skip_281:
+pf_skip_285:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -52655,10 +52715,10 @@ pv2_single_48:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_282
+	JNZ          pf_skip_286
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_282
+	JAE          pf_skip_286
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -52693,9 +52753,9 @@ pv2_single_48:
 pf_row_207:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_282
+	JAE        pf_skip_286
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_282
+	JAE        pf_skip_286
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -52730,7 +52790,7 @@ pf_row_207:
 pf_row_208:
 	ADDQ stride+96(FP), R10
 
-pf_skip_282:
+pf_skip_286:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -52781,10 +52841,10 @@ pv2_single_49:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_283
+	JNZ          pf_skip_287
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_283
+	JAE          pf_skip_287
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -52819,9 +52879,9 @@ pv2_single_49:
 pf_row_209:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_283
+	JAE        pf_skip_287
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_283
+	JAE        pf_skip_287
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -52856,7 +52916,7 @@ pf_row_209:
 pf_row_210:
 	ADDQ stride+96(FP), R10
 
-pf_skip_283:
+pf_skip_287:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -52898,10 +52958,10 @@ pv2_single_50:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_284
+	JNZ          pf_skip_288
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_284
+	JAE          pf_skip_288
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -52936,9 +52996,9 @@ pv2_single_50:
 pf_row_211:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_284
+	JAE        pf_skip_288
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_284
+	JAE        pf_skip_288
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -52973,7 +53033,7 @@ pf_row_211:
 pf_row_212:
 	ADDQ stride+96(FP), R10
 
-pf_skip_284:
+pf_skip_288:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -53068,10 +53128,10 @@ pv_single_151:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_285
+	JNZ          pf_skip_289
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_285
+	JAE          pf_skip_289
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -53106,9 +53166,9 @@ pv_single_151:
 pf_row_213:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_285
+	JAE        pf_skip_289
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_285
+	JAE        pf_skip_289
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -53143,7 +53203,7 @@ pf_row_213:
 pf_row_214:
 	ADDQ stride+96(FP), R8
 
-pf_skip_285:
+pf_skip_289:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -53206,10 +53266,10 @@ pv_single_152:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_286
+	JNZ          pf_skip_290
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_286
+	JAE          pf_skip_290
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -53244,9 +53304,9 @@ pv_single_152:
 pf_row_215:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_286
+	JAE        pf_skip_290
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_286
+	JAE        pf_skip_290
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -53281,7 +53341,7 @@ pf_row_215:
 pf_row_216:
 	ADDQ stride+96(FP), R8
 
-pf_skip_286:
+pf_skip_290:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -53341,10 +53401,10 @@ pv_pair_153:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_287
+	JNZ          pf_skip_291
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_287
+	JAE          pf_skip_291
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -53379,9 +53439,9 @@ pv_pair_153:
 pf_row_217:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_287
+	JAE        pf_skip_291
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_287
+	JAE        pf_skip_291
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -53416,7 +53476,7 @@ pf_row_217:
 pf_row_218:
 	ADDQ stride+96(FP), R8
 
-pf_skip_287:
+pf_skip_291:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -53436,10 +53496,10 @@ pv_single_153:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_288
+	JNZ          pf_skip_292
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_288
+	JAE          pf_skip_292
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -53474,9 +53534,9 @@ pv_single_153:
 pf_row_219:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_288
+	JAE        pf_skip_292
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_288
+	JAE        pf_skip_292
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -53511,7 +53571,7 @@ pf_row_219:
 pf_row_220:
 	ADDQ stride+96(FP), R8
 
-pf_skip_288:
+pf_skip_292:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -53559,10 +53619,10 @@ pv_pair_154:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_289
+	JNZ          pf_skip_293
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_289
+	JAE          pf_skip_293
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -53597,9 +53657,9 @@ pv_pair_154:
 pf_row_221:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_289
+	JAE        pf_skip_293
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_289
+	JAE        pf_skip_293
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -53634,7 +53694,7 @@ pf_row_221:
 pf_row_222:
 	ADDQ stride+96(FP), R8
 
-pf_skip_289:
+pf_skip_293:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -53650,10 +53710,10 @@ pv_single_154:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_290
+	JNZ          pf_skip_294
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_290
+	JAE          pf_skip_294
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -53688,9 +53748,9 @@ pv_single_154:
 pf_row_223:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_290
+	JAE        pf_skip_294
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_290
+	JAE        pf_skip_294
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -53725,7 +53785,7 @@ pf_row_223:
 pf_row_224:
 	ADDQ stride+96(FP), R8
 
-pf_skip_290:
+pf_skip_294:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -53763,10 +53823,10 @@ pv_pair_155:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_291
+	JNZ          pf_skip_295
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_291
+	JAE          pf_skip_295
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -53801,9 +53861,9 @@ pv_pair_155:
 pf_row_225:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_291
+	JAE        pf_skip_295
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_291
+	JAE        pf_skip_295
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -53838,7 +53898,7 @@ pf_row_225:
 pf_row_226:
 	ADDQ stride+96(FP), R8
 
-pf_skip_291:
+pf_skip_295:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -53852,10 +53912,10 @@ pv_single_155:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_292
+	JNZ          pf_skip_296
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_292
+	JAE          pf_skip_296
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -53890,9 +53950,9 @@ pv_single_155:
 pf_row_227:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_292
+	JAE        pf_skip_296
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_292
+	JAE        pf_skip_296
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -53927,7 +53987,7 @@ pf_row_227:
 pf_row_228:
 	ADDQ stride+96(FP), R8
 
-pf_skip_292:
+pf_skip_296:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -54175,10 +54235,10 @@ scores2_6_chunk2_4:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_293
+	JNZ         pf_skip_297
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_293
+	JAE         pf_skip_297
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        184(SP), DI
@@ -54213,9 +54273,9 @@ scores2_6_chunk2_4:
 pf_row_229:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_293
+	JAE        pf_skip_297
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_293
+	JAE        pf_skip_297
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       184(SP), DI
@@ -54250,7 +54310,7 @@ pf_row_229:
 pf_row_230:
 	ADDQ stride+96(FP), R9
 
-pf_skip_293:
+pf_skip_297:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -54272,10 +54332,10 @@ pf_skip_293:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_294
+	JNZ         pf_skip_298
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_294
+	JAE         pf_skip_298
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        184(SP), DI
@@ -54310,9 +54370,9 @@ pf_skip_293:
 pf_row_231:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_294
+	JAE        pf_skip_298
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_294
+	JAE        pf_skip_298
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       184(SP), DI
@@ -54347,7 +54407,7 @@ pf_row_231:
 pf_row_232:
 	ADDQ stride+96(FP), R9
 
-pf_skip_294:
+pf_skip_298:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -54377,10 +54437,10 @@ scores2_6_odd_4:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_295
+	JNZ         pf_skip_299
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_295
+	JAE         pf_skip_299
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
@@ -54415,9 +54475,9 @@ scores2_6_odd_4:
 pf_row_233:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_295
+	JAE        pf_skip_299
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_295
+	JAE        pf_skip_299
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
@@ -54452,7 +54512,7 @@ pf_row_233:
 pf_row_234:
 	ADDQ stride+96(FP), R9
 
-pf_skip_295:
+pf_skip_299:
 scores2_6_chunks_4:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -54542,10 +54602,10 @@ scores2_4_chunk2_8:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_296
+	JNZ         pf_skip_300
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_296
+	JAE         pf_skip_300
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -54580,9 +54640,9 @@ scores2_4_chunk2_8:
 pf_row_235:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_296
+	JAE        pf_skip_300
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_296
+	JAE        pf_skip_300
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -54617,7 +54677,7 @@ pf_row_235:
 pf_row_236:
 	ADDQ stride+96(FP), R9
 
-pf_skip_296:
+pf_skip_300:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -54633,10 +54693,10 @@ pf_skip_296:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_297
+	JNZ         pf_skip_301
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_297
+	JAE         pf_skip_301
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        184(SP), SI
@@ -54671,9 +54731,9 @@ pf_skip_296:
 pf_row_237:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_297
+	JAE        pf_skip_301
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_297
+	JAE        pf_skip_301
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       184(SP), SI
@@ -54708,7 +54768,7 @@ pf_row_237:
 pf_row_238:
 	ADDQ stride+96(FP), R9
 
-pf_skip_297:
+pf_skip_301:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_8
@@ -54731,10 +54791,10 @@ scores2_4_odd_8:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_298
+	JNZ         pf_skip_302
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_298
+	JAE         pf_skip_302
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        184(SP), CX
@@ -54769,9 +54829,9 @@ scores2_4_odd_8:
 pf_row_239:
 	ADDQ       stride+96(FP), R9
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_298
+	JAE        pf_skip_302
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_298
+	JAE        pf_skip_302
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       184(SP), CX
@@ -54806,7 +54866,7 @@ pf_row_239:
 pf_row_240:
 	ADDQ stride+96(FP), R9
 
-pf_skip_298:
+pf_skip_302:
 scores2_4_chunks_8:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -54977,10 +55037,10 @@ scores_pairs_39:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_299
+	JNZ         pf_skip_303
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_299
+	JAE         pf_skip_303
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -55015,9 +55075,9 @@ scores_pairs_39:
 pf_row_241:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_299
+	JAE        pf_skip_303
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_299
+	JAE        pf_skip_303
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -55052,7 +55112,7 @@ pf_row_241:
 pf_row_242:
 	ADDQ stride+96(FP), DI
 
-pf_skip_299:
+pf_skip_303:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -55102,10 +55162,10 @@ scores_pairs_40:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_300
+	JNZ         pf_skip_304
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_300
+	JAE         pf_skip_304
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        184(SP), R14
@@ -55140,9 +55200,9 @@ scores_pairs_40:
 pf_row_243:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_300
+	JAE        pf_skip_304
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_300
+	JAE        pf_skip_304
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -55177,7 +55237,7 @@ pf_row_243:
 pf_row_244:
 	ADDQ stride+96(FP), DI
 
-pf_skip_300:
+pf_skip_304:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -55791,10 +55851,10 @@ pv2_single_51:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_301
+	JNZ          pf_skip_305
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_301
+	JAE          pf_skip_305
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -55829,9 +55889,9 @@ pv2_single_51:
 pf_row_245:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_301
+	JAE        pf_skip_305
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_301
+	JAE        pf_skip_305
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -55866,7 +55926,7 @@ pf_row_245:
 pf_row_246:
 	ADDQ stride+96(FP), R10
 
-pf_skip_301:
+pf_skip_305:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -55931,10 +55991,10 @@ pv2_single_52:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_302
+	JNZ          pf_skip_306
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_302
+	JAE          pf_skip_306
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -55969,9 +56029,9 @@ pv2_single_52:
 pf_row_247:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_302
+	JAE        pf_skip_306
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_302
+	JAE        pf_skip_306
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -56006,7 +56066,7 @@ pf_row_247:
 pf_row_248:
 	ADDQ stride+96(FP), R10
 
-pf_skip_302:
+pf_skip_306:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -56057,10 +56117,10 @@ pv2_single_53:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_303
+	JNZ          pf_skip_307
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_303
+	JAE          pf_skip_307
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -56095,9 +56155,9 @@ pv2_single_53:
 pf_row_249:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_303
+	JAE        pf_skip_307
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_303
+	JAE        pf_skip_307
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -56132,7 +56192,7 @@ pf_row_249:
 pf_row_250:
 	ADDQ stride+96(FP), R10
 
-pf_skip_303:
+pf_skip_307:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -56174,10 +56234,10 @@ pv2_single_54:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_304
+	JNZ          pf_skip_308
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 168(SP)
-	JAE          pf_skip_304
+	JAE          pf_skip_308
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         184(SP), R8
@@ -56212,9 +56272,9 @@ pv2_single_54:
 pf_row_251:
 	ADDQ       stride+96(FP), R10
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_304
+	JAE        pf_skip_308
 	CMPQ       R10, 168(SP)
-	JAE        pf_skip_304
+	JAE        pf_skip_308
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       184(SP), R8
@@ -56249,7 +56309,7 @@ pf_row_251:
 pf_row_252:
 	ADDQ stride+96(FP), R10
 
-pf_skip_304:
+pf_skip_308:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -56344,10 +56404,10 @@ pv_single_156:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_305
+	JNZ          pf_skip_309
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_305
+	JAE          pf_skip_309
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -56382,9 +56442,9 @@ pv_single_156:
 pf_row_253:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_305
+	JAE        pf_skip_309
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_305
+	JAE        pf_skip_309
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -56419,7 +56479,7 @@ pf_row_253:
 pf_row_254:
 	ADDQ stride+96(FP), R8
 
-pf_skip_305:
+pf_skip_309:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -56482,10 +56542,10 @@ pv_single_157:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_306
+	JNZ          pf_skip_310
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_306
+	JAE          pf_skip_310
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -56520,9 +56580,9 @@ pv_single_157:
 pf_row_255:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_306
+	JAE        pf_skip_310
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_306
+	JAE        pf_skip_310
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -56557,7 +56617,7 @@ pf_row_255:
 pf_row_256:
 	ADDQ stride+96(FP), R8
 
-pf_skip_306:
+pf_skip_310:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -56617,10 +56677,10 @@ pv_pair_158:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_307
+	JNZ          pf_skip_311
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_307
+	JAE          pf_skip_311
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -56655,9 +56715,9 @@ pv_pair_158:
 pf_row_257:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_307
+	JAE        pf_skip_311
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_307
+	JAE        pf_skip_311
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -56692,7 +56752,7 @@ pf_row_257:
 pf_row_258:
 	ADDQ stride+96(FP), R8
 
-pf_skip_307:
+pf_skip_311:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -56712,10 +56772,10 @@ pv_single_158:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_308
+	JNZ          pf_skip_312
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_308
+	JAE          pf_skip_312
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -56750,9 +56810,9 @@ pv_single_158:
 pf_row_259:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_308
+	JAE        pf_skip_312
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_308
+	JAE        pf_skip_312
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -56787,7 +56847,7 @@ pf_row_259:
 pf_row_260:
 	ADDQ stride+96(FP), R8
 
-pf_skip_308:
+pf_skip_312:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -56835,10 +56895,10 @@ pv_pair_159:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_309
+	JNZ          pf_skip_313
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_309
+	JAE          pf_skip_313
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -56873,9 +56933,9 @@ pv_pair_159:
 pf_row_261:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_309
+	JAE        pf_skip_313
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_309
+	JAE        pf_skip_313
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -56910,7 +56970,7 @@ pf_row_261:
 pf_row_262:
 	ADDQ stride+96(FP), R8
 
-pf_skip_309:
+pf_skip_313:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -56926,10 +56986,10 @@ pv_single_159:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_310
+	JNZ          pf_skip_314
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_310
+	JAE          pf_skip_314
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -56964,9 +57024,9 @@ pv_single_159:
 pf_row_263:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_310
+	JAE        pf_skip_314
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_310
+	JAE        pf_skip_314
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -57001,7 +57061,7 @@ pf_row_263:
 pf_row_264:
 	ADDQ stride+96(FP), R8
 
-pf_skip_310:
+pf_skip_314:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -57039,10 +57099,10 @@ pv_pair_160:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_311
+	JNZ          pf_skip_315
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_311
+	JAE          pf_skip_315
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -57077,9 +57137,9 @@ pv_pair_160:
 pf_row_265:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_311
+	JAE        pf_skip_315
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_311
+	JAE        pf_skip_315
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -57114,7 +57174,7 @@ pf_row_265:
 pf_row_266:
 	ADDQ stride+96(FP), R8
 
-pf_skip_311:
+pf_skip_315:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -57128,10 +57188,10 @@ pv_single_160:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_312
+	JNZ          pf_skip_316
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_312
+	JAE          pf_skip_316
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -57166,9 +57226,9 @@ pv_single_160:
 pf_row_267:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_312
+	JAE        pf_skip_316
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_312
+	JAE        pf_skip_316
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -57203,7 +57263,7 @@ pf_row_267:
 pf_row_268:
 	ADDQ stride+96(FP), R8
 
-pf_skip_312:
+pf_skip_316:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -57466,7 +57526,7 @@ scores4_chunk2_7:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_313
+	JAE         pf_skip_317
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -57501,9 +57561,9 @@ scores4_chunk2_7:
 pf_row_269:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_313
+	JAE        pf_skip_317
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_313
+	JAE        pf_skip_317
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -57538,7 +57598,7 @@ pf_row_269:
 pf_row_270:
 	ADDQ stride+96(FP), R9
 
-pf_skip_313:
+pf_skip_317:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -57564,7 +57624,7 @@ pf_skip_313:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_314
+	JAE         pf_skip_318
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -57599,9 +57659,9 @@ pf_skip_313:
 pf_row_271:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_314
+	JAE        pf_skip_318
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_314
+	JAE        pf_skip_318
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -57636,7 +57696,7 @@ pf_row_271:
 pf_row_272:
 	ADDQ stride+96(FP), R9
 
-pf_skip_314:
+pf_skip_318:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_7
@@ -57669,7 +57729,7 @@ scores4_odd_7:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_315
+	JAE         pf_skip_319
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -57704,9 +57764,9 @@ scores4_odd_7:
 pf_row_273:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_315
+	JAE        pf_skip_319
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_315
+	JAE        pf_skip_319
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -57741,7 +57801,7 @@ pf_row_273:
 pf_row_274:
 	ADDQ stride+96(FP), R9
 
-pf_skip_315:
+pf_skip_319:
 scores4_chunks_7:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -58050,7 +58110,7 @@ scores2_8_chunk2_7:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_316
+	JAE         pf_skip_320
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -58085,9 +58145,9 @@ scores2_8_chunk2_7:
 pf_row_275:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_316
+	JAE        pf_skip_320
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_316
+	JAE        pf_skip_320
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -58122,7 +58182,7 @@ pf_row_275:
 pf_row_276:
 	ADDQ stride+96(FP), R9
 
-pf_skip_316:
+pf_skip_320:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -58150,7 +58210,7 @@ pf_skip_316:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_317
+	JAE         pf_skip_321
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -58185,9 +58245,9 @@ pf_skip_316:
 pf_row_277:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_317
+	JAE        pf_skip_321
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_317
+	JAE        pf_skip_321
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -58222,7 +58282,7 @@ pf_row_277:
 pf_row_278:
 	ADDQ stride+96(FP), R9
 
-pf_skip_317:
+pf_skip_321:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -58258,7 +58318,7 @@ scores2_8_odd_7:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_318
+	JAE         pf_skip_322
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -58293,9 +58353,9 @@ scores2_8_odd_7:
 pf_row_279:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_318
+	JAE        pf_skip_322
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_318
+	JAE        pf_skip_322
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -58330,7 +58390,7 @@ pf_row_279:
 pf_row_280:
 	ADDQ stride+96(FP), R9
 
-pf_skip_318:
+pf_skip_322:
 scores2_8_chunks_7:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -58557,7 +58617,7 @@ scores_by8_39:
 	VCVTPH2PS   224(R9), Z18
 	VFMADD231PS Z18, Z17, Z2
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_319
+	JAE         pf_skip_323
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -58592,9 +58652,9 @@ scores_by8_39:
 pf_row_281:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_319
+	JAE        pf_skip_323
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_319
+	JAE        pf_skip_323
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -58629,7 +58689,7 @@ pf_row_281:
 pf_row_282:
 	ADDQ stride+96(FP), DI
 
-pf_skip_319:
+pf_skip_323:
 	VCVTPH2PS   (R9)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z3
 	VCVTPH2PS   32(R9)(SI*1), Z18
@@ -58647,7 +58707,7 @@ pf_skip_319:
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_320
+	JAE         pf_skip_324
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -58682,9 +58742,9 @@ pf_skip_319:
 pf_row_283:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_320
+	JAE        pf_skip_324
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_320
+	JAE        pf_skip_324
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -58719,7 +58779,7 @@ pf_row_283:
 pf_row_284:
 	ADDQ stride+96(FP), DI
 
-pf_skip_320:
+pf_skip_324:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -58737,7 +58797,7 @@ pf_skip_320:
 	VCVTPH2PS   224(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z4
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_321
+	JAE         pf_skip_325
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -58772,9 +58832,9 @@ pf_skip_320:
 pf_row_285:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_321
+	JAE        pf_skip_325
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_321
+	JAE        pf_skip_325
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -58809,7 +58869,7 @@ pf_row_285:
 pf_row_286:
 	ADDQ stride+96(FP), DI
 
-pf_skip_321:
+pf_skip_325:
 	VCVTPH2PS   (R9)(R8*1), Z18
 	VFMADD231PS Z18, Z10, Z5
 	VCVTPH2PS   32(R9)(R8*1), Z18
@@ -58827,7 +58887,7 @@ pf_skip_321:
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_322
+	JAE         pf_skip_326
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -58862,9 +58922,9 @@ pf_skip_321:
 pf_row_287:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_322
+	JAE        pf_skip_326
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_322
+	JAE        pf_skip_326
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -58899,7 +58959,7 @@ pf_row_287:
 pf_row_288:
 	ADDQ stride+96(FP), DI
 
-pf_skip_322:
+pf_skip_326:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -58917,7 +58977,7 @@ pf_skip_322:
 	VCVTPH2PS   224(R10), Z18
 	VFMADD231PS Z18, Z17, Z6
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_323
+	JAE         pf_skip_327
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -58952,9 +59012,9 @@ pf_skip_322:
 pf_row_289:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_323
+	JAE        pf_skip_327
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_323
+	JAE        pf_skip_327
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -58989,7 +59049,7 @@ pf_row_289:
 pf_row_290:
 	ADDQ stride+96(FP), DI
 
-pf_skip_323:
+pf_skip_327:
 	VCVTPH2PS   (R10)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z7
 	VCVTPH2PS   32(R10)(SI*1), Z18
@@ -59007,7 +59067,7 @@ pf_skip_323:
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_324
+	JAE         pf_skip_328
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -59042,9 +59102,9 @@ pf_skip_323:
 pf_row_291:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_324
+	JAE        pf_skip_328
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_324
+	JAE        pf_skip_328
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -59079,7 +59139,7 @@ pf_row_291:
 pf_row_292:
 	ADDQ stride+96(FP), DI
 
-pf_skip_324:
+pf_skip_328:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -59097,7 +59157,7 @@ pf_skip_324:
 	VCVTPH2PS   224(R10)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_325
+	JAE         pf_skip_329
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -59132,9 +59192,9 @@ pf_skip_324:
 pf_row_293:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_325
+	JAE        pf_skip_329
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_325
+	JAE        pf_skip_329
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -59169,7 +59229,7 @@ pf_row_293:
 pf_row_294:
 	ADDQ stride+96(FP), DI
 
-pf_skip_325:
+pf_skip_329:
 	VCVTPH2PS   (R10)(R8*1), Z18
 	VFMADD231PS Z18, Z10, Z9
 	VCVTPH2PS   32(R10)(R8*1), Z10
@@ -59187,7 +59247,7 @@ pf_skip_325:
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_326
+	JAE         pf_skip_330
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -59222,9 +59282,9 @@ pf_skip_325:
 pf_row_295:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_326
+	JAE        pf_skip_330
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_326
+	JAE        pf_skip_330
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -59259,7 +59319,7 @@ pf_row_295:
 pf_row_296:
 	ADDQ stride+96(FP), DI
 
-pf_skip_326:
+pf_skip_330:
 	JMP scores_reduce_39
 
 scores_seq_no_33:
@@ -59286,7 +59346,7 @@ scores_seq_no_33:
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_327
+	JAE         pf_skip_331
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -59321,9 +59381,9 @@ scores_seq_no_33:
 pf_row_297:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_327
+	JAE        pf_skip_331
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_327
+	JAE        pf_skip_331
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -59358,7 +59418,7 @@ pf_row_297:
 pf_row_298:
 	ADDQ stride+96(FP), DI
 
-pf_skip_327:
+pf_skip_331:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -59376,7 +59436,7 @@ pf_skip_327:
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_328
+	JAE         pf_skip_332
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -59411,9 +59471,9 @@ pf_skip_327:
 pf_row_299:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_328
+	JAE        pf_skip_332
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_328
+	JAE        pf_skip_332
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -59448,7 +59508,7 @@ pf_row_299:
 pf_row_300:
 	ADDQ stride+96(FP), DI
 
-pf_skip_328:
+pf_skip_332:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -59466,7 +59526,7 @@ pf_skip_328:
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_329
+	JAE         pf_skip_333
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -59501,9 +59561,9 @@ pf_skip_328:
 pf_row_301:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_329
+	JAE        pf_skip_333
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_329
+	JAE        pf_skip_333
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -59538,7 +59598,7 @@ pf_row_301:
 pf_row_302:
 	ADDQ stride+96(FP), DI
 
-pf_skip_329:
+pf_skip_333:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -59556,7 +59616,7 @@ pf_skip_329:
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_330
+	JAE         pf_skip_334
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -59591,9 +59651,9 @@ pf_skip_329:
 pf_row_303:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_330
+	JAE        pf_skip_334
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_330
+	JAE        pf_skip_334
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -59628,7 +59688,7 @@ pf_row_303:
 pf_row_304:
 	ADDQ stride+96(FP), DI
 
-pf_skip_330:
+pf_skip_334:
 	JMP scores_reduce_39
 
 scores_seq_no_34:
@@ -59654,7 +59714,7 @@ scores_pairs_41:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_331
+	JAE         pf_skip_335
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        168(SP), R13
@@ -59689,9 +59749,9 @@ scores_pairs_41:
 pf_row_305:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_331
+	JAE        pf_skip_335
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_331
+	JAE        pf_skip_335
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
@@ -59726,7 +59786,7 @@ pf_row_305:
 pf_row_306:
 	ADDQ stride+96(FP), DI
 
-pf_skip_331:
+pf_skip_335:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -60822,7 +60882,7 @@ pv4_row_19:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_332
+	JAE          pf_skip_336
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -60857,9 +60917,9 @@ pv4_row_19:
 pf_row_307:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_332
+	JAE        pf_skip_336
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_332
+	JAE        pf_skip_336
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -60894,7 +60954,7 @@ pf_row_307:
 pf_row_308:
 	ADDQ stride+96(FP), R9
 
-pf_skip_332:
+pf_skip_336:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -60967,7 +61027,7 @@ pv4_row_20:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_333
+	JAE          pf_skip_337
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -61002,9 +61062,9 @@ pv4_row_20:
 pf_row_309:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_333
+	JAE        pf_skip_337
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_333
+	JAE        pf_skip_337
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -61039,7 +61099,7 @@ pf_row_309:
 pf_row_310:
 	ADDQ stride+96(FP), R9
 
-pf_skip_333:
+pf_skip_337:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -61095,7 +61155,7 @@ pv4_row_21:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_334
+	JAE          pf_skip_338
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -61130,9 +61190,9 @@ pv4_row_21:
 pf_row_311:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_334
+	JAE        pf_skip_338
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_334
+	JAE        pf_skip_338
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -61167,7 +61227,7 @@ pf_row_311:
 pf_row_312:
 	ADDQ stride+96(FP), R9
 
-pf_skip_334:
+pf_skip_338:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -61285,7 +61345,7 @@ pv2_pair_55:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_335
+	JAE          pf_skip_339
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -61320,9 +61380,9 @@ pv2_pair_55:
 pf_row_313:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_335
+	JAE        pf_skip_339
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_335
+	JAE        pf_skip_339
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -61357,7 +61417,7 @@ pf_row_313:
 pf_row_314:
 	ADDQ stride+96(FP), R10
 
-pf_skip_335:
+pf_skip_339:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -61451,7 +61511,7 @@ pv2_pair_56:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_336
+	JAE          pf_skip_340
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -61486,9 +61546,9 @@ pv2_pair_56:
 pf_row_315:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_336
+	JAE        pf_skip_340
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_336
+	JAE        pf_skip_340
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -61523,7 +61583,7 @@ pf_row_315:
 pf_row_316:
 	ADDQ stride+96(FP), R10
 
-pf_skip_336:
+pf_skip_340:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -61593,7 +61653,7 @@ pv2_pair_57:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_337
+	JAE          pf_skip_341
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -61628,9 +61688,9 @@ pv2_pair_57:
 pf_row_317:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_337
+	JAE        pf_skip_341
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_337
+	JAE        pf_skip_341
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -61665,7 +61725,7 @@ pf_row_317:
 pf_row_318:
 	ADDQ stride+96(FP), R10
 
-pf_skip_337:
+pf_skip_341:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -62586,7 +62646,7 @@ scores4_chunk2_8:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_338
+	JAE         pf_skip_342
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -62621,9 +62681,9 @@ scores4_chunk2_8:
 pf_row_319:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_338
+	JAE        pf_skip_342
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_338
+	JAE        pf_skip_342
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -62658,7 +62718,7 @@ pf_row_319:
 pf_row_320:
 	ADDQ stride+96(FP), R9
 
-pf_skip_338:
+pf_skip_342:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -62684,7 +62744,7 @@ pf_skip_338:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_339
+	JAE         pf_skip_343
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        168(SP), R10
@@ -62719,9 +62779,9 @@ pf_skip_338:
 pf_row_321:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_339
+	JAE        pf_skip_343
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_339
+	JAE        pf_skip_343
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       168(SP), R10
@@ -62756,7 +62816,7 @@ pf_row_321:
 pf_row_322:
 	ADDQ stride+96(FP), R9
 
-pf_skip_339:
+pf_skip_343:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_8
@@ -62789,7 +62849,7 @@ scores4_odd_8:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_340
+	JAE         pf_skip_344
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -62824,9 +62884,9 @@ scores4_odd_8:
 pf_row_323:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_340
+	JAE        pf_skip_344
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_340
+	JAE        pf_skip_344
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -62861,7 +62921,7 @@ pf_row_323:
 pf_row_324:
 	ADDQ stride+96(FP), R9
 
-pf_skip_340:
+pf_skip_344:
 scores4_chunks_8:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -63170,7 +63230,7 @@ scores2_8_chunk2_8:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_341
+	JAE         pf_skip_345
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -63205,9 +63265,9 @@ scores2_8_chunk2_8:
 pf_row_325:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_341
+	JAE        pf_skip_345
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_341
+	JAE        pf_skip_345
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -63242,7 +63302,7 @@ pf_row_325:
 pf_row_326:
 	ADDQ stride+96(FP), R9
 
-pf_skip_341:
+pf_skip_345:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -63270,7 +63330,7 @@ pf_skip_341:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_342
+	JAE         pf_skip_346
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        168(SP), DI
@@ -63305,9 +63365,9 @@ pf_skip_341:
 pf_row_327:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_342
+	JAE        pf_skip_346
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_342
+	JAE        pf_skip_346
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       168(SP), DI
@@ -63342,7 +63402,7 @@ pf_row_327:
 pf_row_328:
 	ADDQ stride+96(FP), R9
 
-pf_skip_342:
+pf_skip_346:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -63378,7 +63438,7 @@ scores2_8_odd_8:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 144(SP)
-	JAE         pf_skip_343
+	JAE         pf_skip_347
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        168(SP), CX
@@ -63413,9 +63473,9 @@ scores2_8_odd_8:
 pf_row_329:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_343
+	JAE        pf_skip_347
 	CMPQ       R9, 144(SP)
-	JAE        pf_skip_343
+	JAE        pf_skip_347
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       168(SP), CX
@@ -63450,7 +63510,7 @@ pf_row_329:
 pf_row_330:
 	ADDQ stride+96(FP), R9
 
-pf_skip_343:
+pf_skip_347:
 scores2_8_chunks_8:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -63677,7 +63737,7 @@ scores_by8_41:
 	VCVTPH2PS   224(R9), Z18
 	VFMADD231PS Z18, Z17, Z2
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_344
+	JAE         pf_skip_348
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -63712,9 +63772,9 @@ scores_by8_41:
 pf_row_331:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_344
+	JAE        pf_skip_348
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_344
+	JAE        pf_skip_348
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -63749,7 +63809,7 @@ pf_row_331:
 pf_row_332:
 	ADDQ stride+96(FP), DI
 
-pf_skip_344:
+pf_skip_348:
 	VCVTPH2PS   (R9)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z3
 	VCVTPH2PS   32(R9)(SI*1), Z18
@@ -63767,7 +63827,7 @@ pf_skip_344:
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_345
+	JAE         pf_skip_349
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -63802,9 +63862,9 @@ pf_skip_344:
 pf_row_333:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_345
+	JAE        pf_skip_349
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_345
+	JAE        pf_skip_349
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -63839,7 +63899,7 @@ pf_row_333:
 pf_row_334:
 	ADDQ stride+96(FP), DI
 
-pf_skip_345:
+pf_skip_349:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -63857,7 +63917,7 @@ pf_skip_345:
 	VCVTPH2PS   224(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z4
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_346
+	JAE         pf_skip_350
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -63892,9 +63952,9 @@ pf_skip_345:
 pf_row_335:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_346
+	JAE        pf_skip_350
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_346
+	JAE        pf_skip_350
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -63929,7 +63989,7 @@ pf_row_335:
 pf_row_336:
 	ADDQ stride+96(FP), DI
 
-pf_skip_346:
+pf_skip_350:
 	VCVTPH2PS   (R9)(R8*1), Z18
 	VFMADD231PS Z18, Z10, Z5
 	VCVTPH2PS   32(R9)(R8*1), Z18
@@ -63947,7 +64007,7 @@ pf_skip_346:
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_347
+	JAE         pf_skip_351
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -63982,9 +64042,9 @@ pf_skip_346:
 pf_row_337:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_347
+	JAE        pf_skip_351
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_347
+	JAE        pf_skip_351
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -64019,7 +64079,7 @@ pf_row_337:
 pf_row_338:
 	ADDQ stride+96(FP), DI
 
-pf_skip_347:
+pf_skip_351:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -64037,7 +64097,7 @@ pf_skip_347:
 	VCVTPH2PS   224(R10), Z18
 	VFMADD231PS Z18, Z17, Z6
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_348
+	JAE         pf_skip_352
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -64072,9 +64132,9 @@ pf_skip_347:
 pf_row_339:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_348
+	JAE        pf_skip_352
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_348
+	JAE        pf_skip_352
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -64109,7 +64169,7 @@ pf_row_339:
 pf_row_340:
 	ADDQ stride+96(FP), DI
 
-pf_skip_348:
+pf_skip_352:
 	VCVTPH2PS   (R10)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z7
 	VCVTPH2PS   32(R10)(SI*1), Z18
@@ -64127,7 +64187,7 @@ pf_skip_348:
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_349
+	JAE         pf_skip_353
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -64162,9 +64222,9 @@ pf_skip_348:
 pf_row_341:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_349
+	JAE        pf_skip_353
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_349
+	JAE        pf_skip_353
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -64199,7 +64259,7 @@ pf_row_341:
 pf_row_342:
 	ADDQ stride+96(FP), DI
 
-pf_skip_349:
+pf_skip_353:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -64217,7 +64277,7 @@ pf_skip_349:
 	VCVTPH2PS   224(R10)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z8
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_350
+	JAE         pf_skip_354
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -64252,9 +64312,9 @@ pf_skip_349:
 pf_row_343:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_350
+	JAE        pf_skip_354
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_350
+	JAE        pf_skip_354
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -64289,7 +64349,7 @@ pf_row_343:
 pf_row_344:
 	ADDQ stride+96(FP), DI
 
-pf_skip_350:
+pf_skip_354:
 	VCVTPH2PS   (R10)(R8*1), Z18
 	VFMADD231PS Z18, Z10, Z9
 	VCVTPH2PS   32(R10)(R8*1), Z10
@@ -64307,7 +64367,7 @@ pf_skip_350:
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_351
+	JAE         pf_skip_355
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -64342,9 +64402,9 @@ pf_skip_350:
 pf_row_345:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_351
+	JAE        pf_skip_355
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_351
+	JAE        pf_skip_355
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -64379,7 +64439,7 @@ pf_row_345:
 pf_row_346:
 	ADDQ stride+96(FP), DI
 
-pf_skip_351:
+pf_skip_355:
 	JMP scores_reduce_41
 
 scores_seq_no_37:
@@ -64406,7 +64466,7 @@ scores_seq_no_37:
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_352
+	JAE         pf_skip_356
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        168(SP), R11
@@ -64441,9 +64501,9 @@ scores_seq_no_37:
 pf_row_347:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_352
+	JAE        pf_skip_356
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_352
+	JAE        pf_skip_356
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -64478,7 +64538,7 @@ pf_row_347:
 pf_row_348:
 	ADDQ stride+96(FP), DI
 
-pf_skip_352:
+pf_skip_356:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -64496,7 +64556,7 @@ pf_skip_352:
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_353
+	JAE         pf_skip_357
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -64531,9 +64591,9 @@ pf_skip_352:
 pf_row_349:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_353
+	JAE        pf_skip_357
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_353
+	JAE        pf_skip_357
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -64568,7 +64628,7 @@ pf_row_349:
 pf_row_350:
 	ADDQ stride+96(FP), DI
 
-pf_skip_353:
+pf_skip_357:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -64586,7 +64646,7 @@ pf_skip_353:
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_354
+	JAE         pf_skip_358
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -64621,9 +64681,9 @@ pf_skip_353:
 pf_row_351:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_354
+	JAE        pf_skip_358
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_354
+	JAE        pf_skip_358
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -64658,7 +64718,7 @@ pf_row_351:
 pf_row_352:
 	ADDQ stride+96(FP), DI
 
-pf_skip_354:
+pf_skip_358:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -64676,7 +64736,7 @@ pf_skip_354:
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_355
+	JAE         pf_skip_359
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        168(SP), R9
@@ -64711,9 +64771,9 @@ pf_skip_354:
 pf_row_353:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_355
+	JAE        pf_skip_359
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_355
+	JAE        pf_skip_359
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       168(SP), R9
@@ -64748,7 +64808,7 @@ pf_row_353:
 pf_row_354:
 	ADDQ stride+96(FP), DI
 
-pf_skip_355:
+pf_skip_359:
 	JMP scores_reduce_41
 
 scores_seq_no_38:
@@ -64774,7 +64834,7 @@ scores_pairs_43:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 144(SP)
-	JAE         pf_skip_356
+	JAE         pf_skip_360
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        168(SP), R13
@@ -64809,9 +64869,9 @@ scores_pairs_43:
 pf_row_355:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_356
+	JAE        pf_skip_360
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_356
+	JAE        pf_skip_360
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
@@ -64846,7 +64906,7 @@ pf_row_355:
 pf_row_356:
 	ADDQ stride+96(FP), DI
 
-pf_skip_356:
+pf_skip_360:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -65915,7 +65975,7 @@ pv4_row_22:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_357
+	JAE          pf_skip_361
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -65950,9 +66010,9 @@ pv4_row_22:
 pf_row_357:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_357
+	JAE        pf_skip_361
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_357
+	JAE        pf_skip_361
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -65987,7 +66047,7 @@ pf_row_357:
 pf_row_358:
 	ADDQ stride+96(FP), R9
 
-pf_skip_357:
+pf_skip_361:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -66060,7 +66120,7 @@ pv4_row_23:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_358
+	JAE          pf_skip_362
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -66095,9 +66155,9 @@ pv4_row_23:
 pf_row_359:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_358
+	JAE        pf_skip_362
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_358
+	JAE        pf_skip_362
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -66132,7 +66192,7 @@ pf_row_359:
 pf_row_360:
 	ADDQ stride+96(FP), R9
 
-pf_skip_358:
+pf_skip_362:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -66188,7 +66248,7 @@ pv4_row_24:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 160(SP)
-	JAE          pf_skip_359
+	JAE          pf_skip_363
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         168(SP), R11
@@ -66223,9 +66283,9 @@ pv4_row_24:
 pf_row_361:
 	ADDQ       stride+96(FP), R9
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_359
+	JAE        pf_skip_363
 	CMPQ       R9, 160(SP)
-	JAE        pf_skip_359
+	JAE        pf_skip_363
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       168(SP), R11
@@ -66260,7 +66320,7 @@ pf_row_361:
 pf_row_362:
 	ADDQ stride+96(FP), R9
 
-pf_skip_359:
+pf_skip_363:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -66378,7 +66438,7 @@ pv2_pair_58:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_360
+	JAE          pf_skip_364
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -66413,9 +66473,9 @@ pv2_pair_58:
 pf_row_363:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_360
+	JAE        pf_skip_364
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_360
+	JAE        pf_skip_364
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -66450,7 +66510,7 @@ pf_row_363:
 pf_row_364:
 	ADDQ stride+96(FP), R10
 
-pf_skip_360:
+pf_skip_364:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -66544,7 +66604,7 @@ pv2_pair_59:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_361
+	JAE          pf_skip_365
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -66579,9 +66639,9 @@ pv2_pair_59:
 pf_row_365:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_361
+	JAE        pf_skip_365
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_361
+	JAE        pf_skip_365
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -66616,7 +66676,7 @@ pf_row_365:
 pf_row_366:
 	ADDQ stride+96(FP), R10
 
-pf_skip_361:
+pf_skip_365:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -66686,7 +66746,7 @@ pv2_pair_60:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 160(SP)
-	JAE          pf_skip_362
+	JAE          pf_skip_366
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         168(SP), R8
@@ -66721,9 +66781,9 @@ pv2_pair_60:
 pf_row_367:
 	ADDQ       stride+96(FP), R10
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_362
+	JAE        pf_skip_366
 	CMPQ       R10, 160(SP)
-	JAE        pf_skip_362
+	JAE        pf_skip_366
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       168(SP), R8
@@ -66758,7 +66818,7 @@ pf_row_367:
 pf_row_368:
 	ADDQ stride+96(FP), R10
 
-pf_skip_362:
+pf_skip_366:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -67694,10 +67754,10 @@ scores_q8_11:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_363
+	JNZ          pf_skip_367
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_363
+	JAE          pf_skip_367
 	MOVQ         DI, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -67732,9 +67792,9 @@ scores_q8_11:
 pf_row_369:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_363
+	JAE        pf_skip_367
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_363
+	JAE        pf_skip_367
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -67769,7 +67829,7 @@ pf_row_369:
 pf_row_370:
 	ADDQ stride+96(FP), DI
 
-pf_skip_363:
+pf_skip_367:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -68425,10 +68485,10 @@ pv_single_177:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_364
+	JNZ          pf_skip_368
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_364
+	JAE          pf_skip_368
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -68463,9 +68523,9 @@ pv_single_177:
 pf_row_371:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_364
+	JAE        pf_skip_368
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_364
+	JAE        pf_skip_368
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -68500,7 +68560,7 @@ pf_row_371:
 pf_row_372:
 	ADDQ stride+96(FP), R8
 
-pf_skip_364:
+pf_skip_368:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -68577,10 +68637,10 @@ pv_pair_178:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_365
+	JNZ          pf_skip_369
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_365
+	JAE          pf_skip_369
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -68615,9 +68675,9 @@ pv_pair_178:
 pf_row_373:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_365
+	JAE        pf_skip_369
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_365
+	JAE        pf_skip_369
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -68652,7 +68712,7 @@ pf_row_373:
 pf_row_374:
 	ADDQ stride+96(FP), R8
 
-pf_skip_365:
+pf_skip_369:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -68680,10 +68740,10 @@ pv_single_178:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_366
+	JNZ          pf_skip_370
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_366
+	JAE          pf_skip_370
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -68718,9 +68778,9 @@ pv_single_178:
 pf_row_375:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_366
+	JAE        pf_skip_370
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_366
+	JAE        pf_skip_370
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -68755,7 +68815,7 @@ pf_row_375:
 pf_row_376:
 	ADDQ stride+96(FP), R8
 
-pf_skip_366:
+pf_skip_370:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -68796,10 +68856,10 @@ pv_pair_179:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_367
+	JNZ          pf_skip_371
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_367
+	JAE          pf_skip_371
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -68834,9 +68894,9 @@ pv_pair_179:
 pf_row_377:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_367
+	JAE        pf_skip_371
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_367
+	JAE        pf_skip_371
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -68871,7 +68931,7 @@ pf_row_377:
 pf_row_378:
 	ADDQ stride+96(FP), R8
 
-pf_skip_367:
+pf_skip_371:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -68883,10 +68943,10 @@ pv_single_179:
 	JZ           pv_merge_179
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_368
+	JNZ          pf_skip_372
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_368
+	JAE          pf_skip_372
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -68921,9 +68981,9 @@ pv_single_179:
 pf_row_379:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_368
+	JAE        pf_skip_372
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_368
+	JAE        pf_skip_372
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -68958,7 +69018,7 @@ pf_row_379:
 pf_row_380:
 	ADDQ stride+96(FP), R8
 
-pf_skip_368:
+pf_skip_372:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -68993,10 +69053,10 @@ pv_pair_180:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_369
+	JNZ          pf_skip_373
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_369
+	JAE          pf_skip_373
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -69031,9 +69091,9 @@ pv_pair_180:
 pf_row_381:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_369
+	JAE        pf_skip_373
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_369
+	JAE        pf_skip_373
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -69068,7 +69128,7 @@ pf_row_381:
 pf_row_382:
 	ADDQ stride+96(FP), R8
 
-pf_skip_369:
+pf_skip_373:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -69080,10 +69140,10 @@ pv_single_180:
 	JZ           pv_merge_180
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_370
+	JNZ          pf_skip_374
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_370
+	JAE          pf_skip_374
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -69118,9 +69178,9 @@ pv_single_180:
 pf_row_383:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_370
+	JAE        pf_skip_374
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_370
+	JAE        pf_skip_374
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -69155,7 +69215,7 @@ pf_row_383:
 pf_row_384:
 	ADDQ stride+96(FP), R8
 
-pf_skip_370:
+pf_skip_374:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -69433,10 +69493,10 @@ scores_q8_12:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_371
+	JNZ          pf_skip_375
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 144(SP)
-	JAE          pf_skip_371
+	JAE          pf_skip_375
 	MOVQ         DI, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -69471,9 +69531,9 @@ scores_q8_12:
 pf_row_385:
 	ADDQ       stride+96(FP), DI
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_371
+	JAE        pf_skip_375
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_371
+	JAE        pf_skip_375
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -69508,7 +69568,7 @@ pf_row_385:
 pf_row_386:
 	ADDQ stride+96(FP), DI
 
-pf_skip_371:
+pf_skip_375:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -70101,10 +70161,10 @@ pv_single_181:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_372
+	JNZ          pf_skip_376
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_372
+	JAE          pf_skip_376
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -70139,9 +70199,9 @@ pv_single_181:
 pf_row_387:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_372
+	JAE        pf_skip_376
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_372
+	JAE        pf_skip_376
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -70176,7 +70236,7 @@ pf_row_387:
 pf_row_388:
 	ADDQ stride+96(FP), R8
 
-pf_skip_372:
+pf_skip_376:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -70253,10 +70313,10 @@ pv_pair_182:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_373
+	JNZ          pf_skip_377
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_373
+	JAE          pf_skip_377
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -70291,9 +70351,9 @@ pv_pair_182:
 pf_row_389:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_373
+	JAE        pf_skip_377
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_373
+	JAE        pf_skip_377
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -70328,7 +70388,7 @@ pf_row_389:
 pf_row_390:
 	ADDQ stride+96(FP), R8
 
-pf_skip_373:
+pf_skip_377:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -70356,10 +70416,10 @@ pv_single_182:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_374
+	JNZ          pf_skip_378
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_374
+	JAE          pf_skip_378
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -70394,9 +70454,9 @@ pv_single_182:
 pf_row_391:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_374
+	JAE        pf_skip_378
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_374
+	JAE        pf_skip_378
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -70431,7 +70491,7 @@ pf_row_391:
 pf_row_392:
 	ADDQ stride+96(FP), R8
 
-pf_skip_374:
+pf_skip_378:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -70472,10 +70532,10 @@ pv_pair_183:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_375
+	JNZ          pf_skip_379
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_375
+	JAE          pf_skip_379
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -70510,9 +70570,9 @@ pv_pair_183:
 pf_row_393:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_375
+	JAE        pf_skip_379
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_375
+	JAE        pf_skip_379
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -70547,7 +70607,7 @@ pf_row_393:
 pf_row_394:
 	ADDQ stride+96(FP), R8
 
-pf_skip_375:
+pf_skip_379:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -70559,10 +70619,10 @@ pv_single_183:
 	JZ           pv_merge_183
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_376
+	JNZ          pf_skip_380
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_376
+	JAE          pf_skip_380
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -70597,9 +70657,9 @@ pv_single_183:
 pf_row_395:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_376
+	JAE        pf_skip_380
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_376
+	JAE        pf_skip_380
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -70634,7 +70694,7 @@ pf_row_395:
 pf_row_396:
 	ADDQ stride+96(FP), R8
 
-pf_skip_376:
+pf_skip_380:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -70669,10 +70729,10 @@ pv_pair_184:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_377
+	JNZ          pf_skip_381
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_377
+	JAE          pf_skip_381
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -70707,9 +70767,9 @@ pv_pair_184:
 pf_row_397:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_377
+	JAE        pf_skip_381
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_377
+	JAE        pf_skip_381
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -70744,7 +70804,7 @@ pf_row_397:
 pf_row_398:
 	ADDQ stride+96(FP), R8
 
-pf_skip_377:
+pf_skip_381:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -70756,10 +70816,10 @@ pv_single_184:
 	JZ           pv_merge_184
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_378
+	JNZ          pf_skip_382
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 168(SP)
-	JAE          pf_skip_378
+	JAE          pf_skip_382
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         184(SP), R14
@@ -70794,9 +70854,9 @@ pv_single_184:
 pf_row_399:
 	ADDQ       stride+96(FP), R8
 	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_378
+	JAE        pf_skip_382
 	CMPQ       R8, 168(SP)
-	JAE        pf_skip_378
+	JAE        pf_skip_382
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       184(SP), R14
@@ -70831,7 +70891,7 @@ pf_row_399:
 pf_row_400:
 	ADDQ stride+96(FP), R8
 
-pf_skip_378:
+pf_skip_382:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -71083,7 +71143,7 @@ scores_q8_13:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 144(SP)
-	JAE             pf_skip_379
+	JAE             pf_skip_383
 	MOVQ            DI, R13
 	ANDQ            $0x0000003f, R13
 	ADDQ            168(SP), R13
@@ -71118,9 +71178,9 @@ scores_q8_13:
 pf_row_401:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_379
+	JAE        pf_skip_383
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_379
+	JAE        pf_skip_383
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
@@ -71155,7 +71215,7 @@ pf_row_401:
 pf_row_402:
 	ADDQ stride+96(FP), DI
 
-pf_skip_379:
+pf_skip_383:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -73008,7 +73068,7 @@ scores_q8_15:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 144(SP)
-	JAE             pf_skip_380
+	JAE             pf_skip_384
 	MOVQ            DI, R13
 	ANDQ            $0x0000003f, R13
 	ADDQ            168(SP), R13
@@ -73043,9 +73103,9 @@ scores_q8_15:
 pf_row_403:
 	ADDQ       stride+96(FP), DI
 	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_380
+	JAE        pf_skip_384
 	CMPQ       DI, 144(SP)
-	JAE        pf_skip_380
+	JAE        pf_skip_384
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       168(SP), R13
@@ -73080,7 +73140,7 @@ pf_row_403:
 pf_row_404:
 	ADDQ stride+96(FP), DI
 
-pf_skip_380:
+pf_skip_384:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11

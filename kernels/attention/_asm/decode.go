@@ -1825,8 +1825,26 @@ func (t tier) flashDecode(fast bool) {
 	}
 	// softmax(n) is the phase for heads h … h+n−1: rescale each, then
 	// their exps in one loop and their sums into s.
+	//
+	// The AVX-512 pairs (near set) begin the next tile's K here, two lines
+	// per byte of an element a pair (8 of an f32 tile's 128 at hd 128 and
+	// CKE's tk 16, 4 of an f16 tile's 64): the phase has no other step, so
+	// memory idled through it, and P·V takes the rest. Zen 5, one thread,
+	// hd 128, ctx 32768 --cold, time over the paired kv-read, sweeps
+	// alternated, 3 rounds a set: f32 32:8 0.85–0.90 (4 sets), 64:8 0.85,
+	// 0.89 and 1.00; f16 32:8 0.93–0.94 (3 sets), 64:8 1.00–1.04; hd 64
+	// and 256 0.91–1.01; in L3 (ctx 1024) 0.97–1.00. Twice those lines: f32
+	// 0.85–0.90, f16 0.99–1.02; half: f32 0.94, f16 0.90–0.97. Not kept:
+	// the same in AVX2's spread pairs (a non-spread step here), f32 and
+	// f16 0.97–1.13 from DRAM; a 64:8 group's second quad of scores
+	// beginning the next K once this V is fetched, 1.05–1.10.
 	softmax := func(n int) func() {
 		return func() {
+			if n == 2 && near {
+				pfK.hold()
+				pfK.stepN(2 * t.kv.size)
+				pfK.release()
+			}
 			for k := range n {
 				rescale(k)
 			}
