@@ -729,6 +729,9 @@ type prefetcher struct {
 // configuration (f32 64:8 from DRAM) had gone 1.02, so it stayed until
 // the later sets and a profile (below) agreed. The near stream cannot be
 // thinned: every other line made those calls 1.4–1.75 times slower. Nor
+// paced otherwise: f16's quads stepping 2 lines (its tile then lasting
+// the whole phase, not half) took 1.02 (32:8) and 1.07 (64:8) of the time
+// from DRAM, 8 lines a step (f32, f16) 1.06–1.17 (Zen 5, 3 rounds). Nor
 // moved a tile on (the next tile's V during the scores, nearOff 0):
 // 1.08–1.20 from DRAM (Zen 5, 32:8 and 64:8, f32 and f16, sweeps
 // alternated, 3 rounds); nor spread over a 64:8 group's two quads (half
@@ -1831,13 +1834,15 @@ func (t tier) flashDecode(fast bool) {
 	// CKE's tk 16, 4 of an f16 tile's 64): the phase has no other step, so
 	// memory idled through it, and P·V takes the rest. Zen 5, one thread,
 	// hd 128, ctx 32768 --cold, time over the paired kv-read, sweeps
-	// alternated, 3 rounds a set: f32 32:8 0.85–0.90 (4 sets), 64:8 0.85,
-	// 0.89 and 1.00; f16 32:8 0.93–0.94 (3 sets), 64:8 1.00–1.04; hd 64
-	// and 256 0.91–1.01; in L3 (ctx 1024) 0.97–1.00. Twice those lines: f32
-	// 0.85–0.90, f16 0.99–1.02; half: f32 0.94, f16 0.90–0.97. Not kept:
-	// the same in AVX2's spread pairs (a non-spread step here), f32 and
-	// f16 0.97–1.13 from DRAM; a 64:8 group's second quad of scores
-	// beginning the next K once this V is fetched, 1.05–1.10.
+	// alternated, 3 rounds a set: f32 32:8 0.85–0.91 (6 sets), 64:8
+	// 0.83–1.00 (median 0.87); f16 32:8 0.90–0.94 (5 sets), 64:8 0.92–1.04;
+	// hd 64 and 256 0.91–1.01; in L3 (ctx 1024 and 4096) 0.97–1.00, one
+	// noisy set 0.98–1.07. Twice those lines: f32 0.85–0.90, f16
+	// 0.99–1.02; half: f32 0.94, f16 0.90–0.97; twice, from the first pair
+	// alone: as kept (f32 0.83–0.89, f16 0.91–0.95). Not kept: the same in
+	// AVX2's spread pairs (a non-spread step here), f32 and f16 0.97–1.13
+	// from DRAM; a 64:8 group's second quad of scores beginning the next K
+	// once this V is fetched, 1.05–1.10.
 	softmax := func(n int) func() {
 		return func() {
 			if n == 2 && near {
