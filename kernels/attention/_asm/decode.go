@@ -1673,7 +1673,9 @@ func (t tier) flashDecode(fast bool) {
 		// (AVX2), f16 from 7.6–7.7 to 6.6 and 7.9–8.0 to 7.3–7.5. A
 		// lone head keeps one tile: farther, AVX2's q8_0 decode-flash ran
 		// 2.4 times slower. (AVX-512 on Zen 5, one or three tiles
-		// further: 0.99–1.04 in L3, f32, f16 and q8_0.)
+		// further: 0.99–1.04 in L3, f32, f16 and q8_0; from DRAM, ctx
+		// 32768 --cold, one or two further, time over the paired kv-read,
+		// 3 rounds: f16 1.05–1.11, q8_0 1.15–1.21, f32 0.99–1.01.)
 		ahead, g := GP64(), GP64()
 		XORQ(ahead, ahead)
 		Load(Param("ng"), g)
