@@ -732,6 +732,10 @@ type prefetcher struct {
 // paced otherwise: f16's quads stepping 2 lines (its tile then lasting
 // the whole phase, not half) took 1.02 (32:8) and 1.07 (64:8) of the time
 // from DRAM, 8 lines a step (f32, f16) 1.06–1.17 (Zen 5, 3 rounds). Nor
+// both streams a tile ahead in every phase (the quads' steps taking 2 or
+// 4 lines of the next tile's K and of its V each): 1.02–1.17 and
+// 1.15–1.41, though a scratch loop in the quads' tile order had read 10 %
+// faster so than with this stream (it has no reductions). Nor
 // moved a tile on (the next tile's V during the scores, nearOff 0):
 // 1.08–1.20 from DRAM (Zen 5, 32:8 and 64:8, f32 and f16, sweeps
 // alternated, 3 rounds); nor spread over a 64:8 group's two quads (half
