@@ -103,9 +103,10 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 				// the time at hd 64 and 128, ctx 1024, 4096 and 32768
 				// --cold (Zen 5, interleaved A/B, three runs of 5–6
 				// rounds), and 0.94–0.98 an hour later with the host
-				// slower (3.1 against 3.5 GHz, 8 rounds): never slower. f16 went 1.23 from DRAM with it
-				// at tile_k 16 (and 1.05–1.06 in L3 on Zen 5, ctx 4096,
-				// by T1 or T0), but at its auto tile since (32 at hd
+				// slower (3.1 against 3.5 GHz, 8 rounds): never slower.
+				// f16 went 1.23 from DRAM with it at tile_k 16 (and
+				// 1.05–1.06 in L3 on Zen 5, ctx 4096, by T1 or T0), but
+				// at its auto tile since (32 at hd
 				// 128, 64 at hd 64; AutoTileKFor) it gains: Zen 5, its
 				// time over the paired kv-read's, sweeps alternated, 3–4
 				// rounds, from DRAM (ctx 32768 --cold) hd 128 0.88–0.95
@@ -732,11 +733,11 @@ type prefetcher struct {
 // paced otherwise: f16's quads stepping 2 lines (its tile then lasting
 // the whole phase, not half) took 1.02 (32:8) and 1.07 (64:8) of the time
 // from DRAM, 8 lines a step (f32, f16) 1.06–1.17 (Zen 5, 3 rounds). Nor
-// both streams a tile ahead in every phase (the quads' steps taking 2 or
-// 4 lines of the next tile's K and of its V each): 1.02–1.17 and
-// 1.15–1.41, though a scratch loop in the quads' tile order had read 10 %
-// faster so than with this stream (it has no reductions). Nor
-// moved a tile on (the next tile's V during the scores, nearOff 0):
+// both streams a tile ahead in every phase (each quad step taking 2 or 4
+// lines of the next tile's K and as many of its V): 1.02–1.17 and
+// 1.15–1.41, though a scratch loop in the quads' tile order, with no
+// reductions, read 10 % faster so than with this stream. Nor moved a
+// tile on (the next tile's V during the scores, nearOff 0):
 // 1.08–1.20 from DRAM (Zen 5, 32:8 and 64:8, f32 and f16, sweeps
 // alternated, 3 rounds); nor spread over a 64:8 group's two quads (half
 // the lines a step in scores4): f32 0.92–1.18, median 1.14, f16 0.98.
@@ -1473,9 +1474,11 @@ func (t tier) reciprocalOrZero(s VecVirtual) VecVirtual {
 // The heads of one phase are independent, so the core overlaps them; one
 // head's scores → max → exp → P·V chain is long and would otherwise run
 // alone. The K and V tile stays in L1 between the heads, and software
-// prefetch into L2 (this tile's V during A, the next tile's K during C)
-// keeps DRAM streaming while they compute: without it a group of four heads leaves
-// memory idle for most of the tile and runs ~25 % slower (measured).
+// prefetch (this tile's V during A, the next tile's K during C, and from
+// B on in the AVX-512 groups; into L2, or L1 for those groups: see
+// prefetcher) keeps DRAM streaming while they compute: without it a
+// group of four heads leaves memory idle for most of the tile and runs
+// ~25 % slower (measured).
 //
 // state holds m[0..g), s[0..g) and the tile max mb[0..g).
 func (t tier) flashDecode(fast bool) {
