@@ -448,13 +448,14 @@ func (s Shape) Validate() error {
 //     of tk 32's in L2 and L3, 0.88–0.92 from DRAM. Larger tiles split
 //     the tiers (hd 128 at tk 128: AVX-512 0.82–0.95, AVX2 1.01–1.04 from
 //     DRAM), and hd 256 at 16 too (AVX2 1.03–1.06 from DRAM), so those
-//     keep AutoTileK. f32 keeps it: at hd 128 tk 32 to 128 took AVX2
-//     1.06–1.13 of tk 16's time from DRAM. So do f16 groups: 32:8 and
-//     64:8 at tk 32 took 0.92–0.98 of the time in L3 (ctx 1024) but
-//     AVX-512 1.08–1.15 from DRAM (AVX2 0.99–1.00). Nor f32 groups of 8
-//     at half the tile (tk 8 at hd 128): from DRAM (Zen 5, 3 rounds, two
-//     sets) AVX-512 took 0.94 and 0.96 of tk 16's time but AVX2 1.03,
-//     and hd 64 at 8 1.11–1.15 of its 16's.
+//     keep AutoTileK.
+//   - everything else: AutoTileK, where the tiers split too (Zen 5).
+//     f32 one head a pass at hd 128, tk 32 to 128: AVX2 1.06–1.13 of tk
+//     16's time from DRAM. f16 groups (32:8, 64:8) at tk 32: 0.92–0.98
+//     of the time in L3 (ctx 1024) but AVX-512 1.08–1.15 from DRAM (AVX2
+//     0.99–1.00). f32 groups of 8 at half the tile (tk 8 at hd 128), from
+//     DRAM (3 rounds, two sets): AVX-512 0.94 and 0.96 of tk 16's time
+//     but AVX2 1.03, and hd 64 at 8 1.11–1.15 of its 16's.
 func AutoTileKFor(d int, kv KVType, g int) int {
 	switch {
 	case kv == Q8_0 && d > 64 && d <= 128:
