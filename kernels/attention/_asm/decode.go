@@ -712,7 +712,7 @@ type prefetcher struct {
 	// step PREFETCHT0 the same lines nearOff bytes from cur instead
 	// (nearOff = −the tile's bytes, one stack slot, set per tile, that
 	// both of flashDecode's prefetchers read): this tile's V during the
-	// scores, the next tile's K during P·V.
+	// scores, the next tile's K during the softmax and P·V.
 	near    bool
 	nearOff Mem
 }
@@ -1666,7 +1666,7 @@ func (t tier) flashDecode(fast bool) {
 		CMOVQLT(rem, cnt)
 		MOVQ(cnt, lCnt)
 		// Prefetch regions of this tile: its V (phase A), the next K (phase
-		// C), cnt rows of stride bytes. The head-major kernels, only ever
+		// C; the AVX-512 groups begin it in B), cnt rows of stride bytes. The head-major kernels, only ever
 		// given a head's rows back to back (flashAsm), step through a
 		// region in address order; the position-major ones (Pos) row by
 		// row (stepRows).
