@@ -571,6 +571,22 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 // h's at buf + h·bs) and returns the four maxima. The per-batch state
 // lives in the 96 scratch bytes at tmp. pf is as in scores2: a step per
 // chunk.
+//
+// Where an f16 64:8 call's time goes in L2 (Zen 5, ctx 256, the kernel
+// with phases left out, timing only, in one process): scores 50 %,
+// softmax 14–15 %, P·V 37 %, so scores run at 63–65 % of the FMA roof
+// and P·V at about 84 %; the scores' time is the same at tile_k 16 to
+// 128, so it is not the per-call work. A scratch loop of this shape
+// alone (16 accumulators, K from L1 or L2, the same reduction tree)
+// runs f32 at 84–93 % of the roofline's FMA rate, 8–10 % slower with the
+// tree than without it (20–25 % while the host was busy); with f16 rows
+// (VCVTPH2PS) at 0.75–0.82 of f32's rate, and neither eight heads × two
+// keys (half the widenings), nor each row loaded then widened, nor
+// widened a chunk ahead gained more than 1–4 % there: 147–152 GFLOP/s
+// with K in L2, where the kernel's scores above ran at 141–147. So an
+// f16 group's scores run about as fast as that loop: what they lose is
+// the widening (about a fifth) and the tree, not the kernel's own
+// bookkeeping.
 func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp Mem, pf *prefetcher) [4]VecVirtual {
 	pf.hold()
 	defer pf.release()
@@ -741,6 +757,16 @@ type prefetcher struct {
 // 1.08–1.20 from DRAM (Zen 5, 32:8 and 64:8, f32 and f16, sweeps
 // alternated, 3 rounds); nor spread over a 64:8 group's two quads (half
 // the lines a step in scores4): f32 0.92–1.18, median 1.14, f16 0.98.
+// Nor the next tile's V begun in P·V, where V's stream is otherwise idle
+// (PREFETCHT0 of the lines at pfV's cursor after each of pv4's column
+// blocks; Zen 5, hd 128, ctx 32768 --cold, time over the paired kv-read,
+// sweeps alternated, 6 sets of 3–8 rounds): 16 lines a block (a quad
+// then takes half an f16 tile of the next V, a quarter of an f32 one),
+// pooled over 28 rounds, f16 32:8 and 64:8 0.99 and 0.97 (17 and 20
+// rounds of 28 below 1; set medians 0.95–1.02 and 0.91–1.06), f32 over
+// 20, 0.99 and 0.99; 4, 8, 32 and 64 lines a block and half or all of
+// the block's own bytes of V 0.92–1.09 with no trend. Nor the next K
+// begun in scores4's batches (4 lines a batch): 0.95–1.04.
 //
 // What bounds a group from DRAM is this stream, not its arithmetic:
 // with the softmax phase left out (timing only, Zen 5, AVX-512, ctx
@@ -1682,7 +1708,10 @@ func (t tier) flashDecode(fast bool) {
 		// 2.4 times slower. (AVX-512 on Zen 5, one or three tiles
 		// further: 0.99–1.04 in L3, f32, f16 and q8_0; from DRAM, ctx
 		// 32768 --cold, one or two further, time over the paired kv-read,
-		// 3 rounds: f16 1.05–1.11, q8_0 1.15–1.21, f32 0.99–1.01.)
+		// 3 rounds: f16 1.05–1.11, q8_0 1.15–1.21, f32 0.99–1.01. Nor
+		// its next V begun in P·V, PREFETCHT1 of 1 or 4 lines of the
+		// next tile's row a row pair, 4 rounds: f16 1.02 and 0.97,
+		// rounds 0.78–1.07 and every point unstable; q8_0 1.05 and 1.19.)
 		ahead, g := GP64(), GP64()
 		XORQ(ahead, ahead)
 		Load(Param("ng"), g)
