@@ -1709,9 +1709,10 @@ func (t tier) flashDecode(fast bool) {
 		// further: 0.99–1.04 in L3, f32, f16 and q8_0; from DRAM, ctx
 		// 32768 --cold, one or two further, time over the paired kv-read,
 		// 3 rounds: f16 1.05–1.11, q8_0 1.15–1.21, f32 0.99–1.01. Nor
-		// its next V begun in P·V, PREFETCHT1 of 1 or 4 lines of the
-		// next tile's row a row pair, 4 rounds: f16 1.02 and 0.97,
-		// rounds 0.78–1.07 and every point unstable; q8_0 1.05 and 1.19.)
+		// the next tile's V begun in its P·V, each row pair
+		// PREFETCHT1-ing 1 or 4 lines of the next tile's V row, 4
+		// rounds: f16 1.02 and 0.97, rounds 0.78–1.07 and every point
+		// unstable; q8_0 1.05 and 1.19.)
 		ahead, g := GP64(), GP64()
 		XORQ(ahead, ahead)
 		Load(Param("ng"), g)
