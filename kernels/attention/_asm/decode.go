@@ -106,8 +106,8 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 				// slower (3.1 against 3.5 GHz, 8 rounds): never slower.
 				// f16 went 1.23 from DRAM with it at tile_k 16 (and
 				// 1.05–1.06 in L3 on Zen 5, ctx 4096, by T1 or T0), but
-				// at its auto tile since (32 at hd
-				// 128, 64 at hd 64; AutoTileKFor) it gains: Zen 5, its
+				// at its auto tile since (32 at hd 128, 64 at hd 64;
+				// AutoTileKFor) it gains: Zen 5, its
 				// time over the paired kv-read's, sweeps alternated, 3–4
 				// rounds, from DRAM (ctx 32768 --cold) hd 128 0.88–0.95
 				// (one head) and 0.98 (8:8), hd 64 0.98; in L3 (ctx
@@ -572,11 +572,8 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 // lives in the 96 scratch bytes at tmp. pf is as in scores2: a step per
 // chunk.
 //
-// Where an f16 64:8 call's time goes in L2 (Zen 5, ctx 256, the kernel
-// with phases left out, timing only, in one process): scores 50 %,
-// softmax 14–15 %, P·V 37 %, so scores run at 63–65 % of the FMA roof
-// and P·V at about 84 %; the scores' time is the same at tile_k 16 to
-// 128, so it is not the per-call work. A scratch loop of this shape
+// An f16 64:8 group's scores run at 63–65 % of the FMA roof in L2
+// (flashDecode's phase costs, B). A scratch loop of this shape
 // alone (16 accumulators, K from L1 or L2, the same reduction tree)
 // runs f32 at 84–93 % of the roofline's FMA rate, 8–10 % slower with the
 // tree than without it (20–25 % while the host was busy); with f16 rows
@@ -1691,11 +1688,11 @@ func (t tier) flashDecode(fast bool) {
 		CMPQ(rem, cnt)
 		CMOVQLT(rem, cnt)
 		MOVQ(cnt, lCnt)
-		// Prefetch regions of this tile: its V (phase A), the next K (phase
-		// C; the AVX-512 groups begin it in B), cnt rows of stride bytes. The head-major kernels, only ever
-		// given a head's rows back to back (flashAsm), step through a
-		// region in address order; the position-major ones (Pos) row by
-		// row (stepRows).
+		// Prefetch regions of this tile: its V (phase A), the next K
+		// (phase C; the AVX-512 groups begin it in B), cnt rows of stride
+		// bytes. The head-major kernels, only ever given a head's rows
+		// back to back (flashAsm), step through a region in address
+		// order; the position-major ones (Pos) row by row (stepRows).
 		bytes, p := kvStride(), GP64()
 		IMULQ(cnt, bytes)
 		// A group (ng > 1) prefetches a tile further ahead: the next
@@ -1821,6 +1818,10 @@ func (t tier) flashDecode(fast bool) {
 	// of 10): scores 39–48 % of a 32:8 or 64:8 call (f32, f16), this
 	// phase 16–17 %, P·V 21–33 %; a lone f16 head (ctx 1024) 52, 19 and
 	// 39 %. P·V runs at about 96 % of the FMA roof, scores at about 73 %.
+	// At ctx 256 (f16 64:8, in one process): scores 50 %, this phase
+	// 14–15 %, P·V 37 %, so scores at 63–65 % of the roof and P·V at
+	// about 84 %; the scores' time is the same at tile_k 16 to 128, so it
+	// is not their per-call work (why they lose it: scores4).
 	// The groups' softmax is work, not waiting: emitted after P·V, where
 	// nothing waits on it, a call took 0.98–1.01 of the time, a lone f16
 	// head's 0.88 (L2) and 0.94 (L3). So a lone head gains from its
