@@ -84,6 +84,21 @@ func BenchmarkAttention(b *testing.B) {
 // phase before it (as P·V waits on the softmax), still read at 1.02 of
 // read: that dependency alone is not it.
 //
+// Again on Zen 5 (2026-11-27, two runs): AVX-512 floor 91–92 %, tile 90 %,
+// decode 67–68 %; AVX2 89 %, 80–82 % and 56–60 %. Scratch loops (Go
+// assembly outside the repo, ctx 4096, fastest of 40 rounds against a
+// plain read of the same bytes, AVX-512) then added the decode's
+// structure to the floor a piece at a time: K and V side by side, each
+// vector widened and added into one of 8 accumulators, 82–89 %; a K tile
+// then its V (32 keys), 82–84 %; each key's dot product a chain of 8 FMAs
+// into its own accumulator, 8 keys a batch reduced by the scores' tree,
+// P·V's weights broadcast from the scores (no softmax, no prefetch),
+// 76–81 %. With the kernel's prefetches (this tile's V during the scores,
+// the next K during P·V) that loop read at 70–75 % (the tree 2–3 points
+// of it), with them 4 to 16 tiles ahead 55–65 %: in L3 a software
+// prefetch costs where from DRAM it pays. So a flash decode's shape
+// alone, before its softmax, leaves it near 80 % of read here.
+//
 //	go test -run '^$' -bench F16Floor ./kernels/attention
 func BenchmarkF16Floor(b *testing.B) {
 	for _, im := range Impls() {

@@ -79,7 +79,11 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 		// three others an hour on; f16 0.94–0.97 in cache, 1.03–1.05
 		// from DRAM; eight at a time, f16 from DRAM 1.22. A batch's
 		// FMAs emitted before the reduction of the batch before it (two
-		// sets of accumulators taking turns): 0.97–1.02.
+		// sets of accumulators taking turns): 0.97–1.02. Two accumulators
+		// a row at D = 128 (its chunks alternating, halving each row's
+		// chain of dependent FMAs; 16 accumulators and q's 8 fit in the
+		// zmm registers): 0.98–1.00 in L2 and L3, f32 and f16 (Zen 5, 3
+		// rounds), so the chains' latency is not what holds them back.
 		for _, nc := range []int{8, 4} {
 			other := NewLabel("scores_seq_no")
 			CMPQ(rl, U32(nc*t.kb()))
