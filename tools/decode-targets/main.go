@@ -18,6 +18,13 @@
 // status and is never counted as met. Not part of make test: it takes
 // 3–5 minutes a tier. GGML's side of the GQA target is tools/ggml-ruler.sh,
 // which -ggml runs after the table.
+//
+// Built from this tree, it also runs the two floor benchmarks (go test
+// -bench, into floors.txt) and prints them under the table: how close to
+// kv-read an f16 decode can come where every value must at least be
+// widened (BenchmarkF16Floor), and to kv-copy a q8_0 batch-copy with its
+// tier's quantizer (BenchmarkQ8Floor). They say whether a target that is
+// not met is the kernel's or beyond what the tier does here.
 package main
 
 import (
@@ -33,6 +40,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/perf/benchfmt"
 
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
@@ -153,7 +162,8 @@ func run(out, table, bin, isas string, retries int, ggml string) (int, error) {
 	if table != "" {
 		dir = table
 	} else {
-		if bin == "" {
+		built := bin == ""
+		if built {
 			tmp, err := os.MkdirTemp("", "decode-targets")
 			if err != nil {
 				return 1, err
@@ -172,8 +182,18 @@ func run(out, table, bin, isas string, retries int, ggml string) (int, error) {
 		if err := measure(bin, dir, isas, retries); err != nil {
 			return 1, err
 		}
+		if built {
+			if err := measureFloors(dir); err != nil {
+				return 1, err
+			}
+		} else {
+			fmt.Fprintf(os.Stderr, "decode-targets: the floor benchmarks need this tree's sources: not run with -ckbench\n")
+		}
 	}
 	if err := printTable(os.Stdout, dir); err != nil {
+		return 2, err
+	}
+	if err := printFloors(os.Stdout, dir); err != nil {
 		return 2, err
 	}
 	if ggml != "" && table == "" {
@@ -207,6 +227,90 @@ func measure(bin, dir, isas string, retries int) error {
 		}
 	}
 	return nil
+}
+
+// floorsFile holds the floor benchmarks' output in a run's folder.
+const floorsFile = "floors.txt"
+
+// floorBench runs the floor benchmarks in the packages that hold them
+// (go test's process, not pinned: each share is of the fastest rounds,
+// which the host's noise does not reach).
+var floorBench = []string{"test", "-run", "^$", "-bench", "^(BenchmarkF16Floor|BenchmarkQ8Floor)$", "-benchtime", "2s", "-count", "1", "./kernels/attention", "./kernels/kvcache"}
+
+// measureFloors runs floorBench into dir's floorsFile.
+func measureFloors(dir string) error {
+	f, err := os.Create(filepath.Join(dir, floorsFile))
+	if err != nil {
+		return err
+	}
+	c := exec.Command("go", floorBench...)
+	c.Stdout, c.Stderr = f, os.Stderr
+	fmt.Fprintf(os.Stderr, "decode-targets: %s > %s\n", strings.Join(c.Args, " "), f.Name())
+	err = c.Run()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %v", strings.Join(c.Args, " "), err)
+	}
+	return nil
+}
+
+// printFloors writes, from dir's floorsFile (nothing where there is
+// none), one line a floor benchmark and tier: each share it reports.
+func printFloors(w io.Writer, dir string) error {
+	f, err := os.Open(filepath.Join(dir, floorsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	type line struct{ name, cells string }
+	var lines []line
+	rd := benchfmt.NewReader(f, floorsFile)
+	for rd.Scan() {
+		r, ok := rd.Result().(*benchfmt.Result)
+		if !ok {
+			continue // a syntax error or a comment: not a result
+		}
+		vals := map[string]float64{}
+		for _, v := range r.Values {
+			vals[v.Unit] = v.Value
+		}
+		var cells []string
+		for _, c := range floorCells {
+			if v, ok := vals[c.unit]; ok {
+				cells = append(cells, fmt.Sprintf(c.format, v))
+			}
+		}
+		if len(cells) > 0 {
+			lines = append(lines, line{string(r.Name.Full()), strings.Join(cells, ", ")})
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return fmt.Errorf("%s: %v", f.Name(), err)
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nfloors (go %s; each call's fastest round, the calls in alternation):\n", strings.Join(floorBench, " "))
+	for _, l := range lines {
+		fmt.Fprintf(w, "  %s: %s\n", strings.TrimPrefix(l.name, "Benchmark"), l.cells)
+	}
+	fmt.Fprintln(w, "  floor: every f16 value widened and multiplied once (the least an f16 decode does); tile: that in decode-flash's tile order; warm: the q8_0 store with its data in L1 and L2")
+	return nil
+}
+
+// floorCells are the floor benchmarks' shares, in the order printed.
+var floorCells = []struct{ unit, format string }{
+	{"floor_%read", "floor %.0f %% of read"},
+	{"tile_%read", "tile %.0f %%"},
+	{"decode_%read", "decode-flash %.0f %%"},
+	{"warm_%copy", "warm %.0f %% of copy"},
+	{"head_%copy", "batch-copy head-major %.0f %%"},
+	{"pos_%copy", "position-major %.0f %%"},
 }
 
 // printTable writes one line a target and tier: the point's share of its

@@ -2,6 +2,8 @@ package main
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -91,5 +93,38 @@ func TestMaxShareOfRead(t *testing.T) {
 	}
 	if _, _, ok := maxShareOfRead(nil, rec("decode-flash", "q8_0", 2, 100)); ok {
 		t.Error("no roofline: a share")
+	}
+}
+
+// TestFloors: the floor benchmarks' shares print one line a benchmark and
+// tier, in floorCells' order; a folder without them prints nothing.
+func TestFloors(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	if err := printFloors(&b, dir); err != nil || b.Len() != 0 {
+		t.Fatalf("no floors.txt: %q, %v; want nothing", b.String(), err)
+	}
+	const out = `goos: linux
+goarch: amd64
+pkg: github.com/ckbench/ckbench/kernels/attention
+BenchmarkF16Floor/isa=avx512/ctx=4096-2   	   20696	    116036 ns/op	        67.38 decode_%read	        92.07 floor_%read	        92.83 floor_GB/s	       100.8 read_GB/s	        90.42 tile_%read
+PASS
+pkg: github.com/ckbench/ckbench/kernels/kvcache
+BenchmarkQ8Floor/isa=avx2-2         	    7279	    327179 ns/op	         1.486 copy_ns/block	        55.16 head_%copy	        50.07 pos_%copy	        54.25 warm_%copy	         2.738 warm_ns/block
+PASS
+`
+	if err := os.WriteFile(filepath.Join(dir, floorsFile), []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := printFloors(&b, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"  F16Floor/isa=avx512/ctx=4096-2: floor 92 % of read, tile 90 %, decode-flash 67 %\n",
+		"  Q8Floor/isa=avx2-2: warm 54 % of copy, batch-copy head-major 55 %, position-major 50 %\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no line %q in\n%s", want, b.String())
+		}
 	}
 }
