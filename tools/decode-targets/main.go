@@ -340,7 +340,11 @@ func printTable(w io.Writer, dir string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	defer tw.Flush()
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
-	row("target", "tier", "tk", "share", "status", "verdict")
+	// "of read": a bound-judged point's share of its paired kv-read too.
+	// Its bound uses the roofline's level bandwidth, measured minutes
+	// before; the paired read was timed beside it, so where the two move
+	// apart between runs it is the host, not the kernel, that moved.
+	row("target", "tier", "tk", "share", "of read", "status", "verdict")
 	for _, t := range targets {
 		byTier := map[string]*results.Record{}
 		var tiers []string
@@ -357,7 +361,7 @@ func printTable(w io.Writer, dir string) error {
 			}
 		}
 		if len(tiers) == 0 {
-			row(t.what+fmt.Sprintf(" ≥ %g %%", t.min), "-", "-", "-", "-", "not measured (no such run here, or every tier skipped)")
+			row(t.what+fmt.Sprintf(" ≥ %g %%", t.min), "-", "-", "-", "-", "-", "not measured (no such run here, or every tier skipped)")
 			continue
 		}
 		for _, tier := range tiers {
@@ -380,7 +384,11 @@ func printTable(w io.Writer, dir string) error {
 				// at this read rate: not possible here, whatever the kernel.
 				v += fmt.Sprintf("; not possible here: %s allows %.0f %%", ceiling, max)
 			}
-			row(t.what+fmt.Sprintf(" ≥ %g %% of %s", t.min, of), tier, tk, cell, r.Status, v)
+			read := "-"
+			if t.bound && r.PctOfRead.Valid() {
+				read = fmt.Sprintf("%.0f %%", float64(r.PctOfRead))
+			}
+			row(t.what+fmt.Sprintf(" ≥ %g %% of %s", t.min, of), tier, tk, cell, read, r.Status, v)
 		}
 	}
 	return nil
