@@ -340,10 +340,11 @@ func printTable(w io.Writer, dir string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	defer tw.Flush()
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
-	// "of read": a bound-judged point's share of its paired kv-read too.
-	// Its bound uses the roofline's level bandwidth, measured minutes
-	// before; the paired read was timed beside it, so where the two move
-	// apart between runs it is the host, not the kernel, that moved.
+	// "of read": where a bound-judged point's bound is its level's
+	// bandwidth (memoryBound), its share of its paired kv-read too. That
+	// bandwidth is the roofline's, measured minutes before; the paired
+	// read was timed beside the point, so where the two shares move apart
+	// between runs it is the host, not the kernel, that moved.
 	row("target", "tier", "tk", "share", "of read", "status", "verdict")
 	for _, t := range targets {
 		byTier := map[string]*results.Record{}
@@ -385,13 +386,23 @@ func printTable(w io.Writer, dir string) error {
 				v += fmt.Sprintf("; not possible here: %s allows %.0f %%", ceiling, max)
 			}
 			read := "-"
-			if t.bound && r.PctOfRead.Valid() {
+			if t.bound && r.PctOfRead.Valid() && memoryBound(roof, r) {
 				read = fmt.Sprintf("%.0f %%", float64(r.PctOfRead))
 			}
 			row(t.what+fmt.Sprintf(" ≥ %g %% of %s", t.min, of), tier, tk, cell, read, r.Status, v)
 		}
 	}
 	return nil
+}
+
+// memoryBound: r's roofline bound is its level's bandwidth, not its
+// tier's compute ceiling (true where the folder has no roofline to tell).
+func memoryBound(roof *roofline.Roofline, r *results.Record) bool {
+	if roof == nil || !r.BoundGFlops.Valid() || !r.AI.Valid() {
+		return true
+	}
+	b := roof.BoundOf(ckbsweeps.ComputeRoof(r), isa.Tier(r.ISA), r.Th, float64(r.AI), 0, false)
+	return b.Peak <= 0 || float64(r.BoundGFlops) < 0.999*b.Peak
 }
 
 // better: r answers a target better than the point held so far, best: an
