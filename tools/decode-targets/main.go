@@ -401,8 +401,14 @@ func memoryBound(roof *roofline.Roofline, r *results.Record) bool {
 	if roof == nil || !r.BoundGFlops.Valid() || !r.AI.Valid() {
 		return true
 	}
-	b := roof.BoundOf(ckbsweeps.ComputeRoof(r), isa.Tier(r.ISA), r.Th, float64(r.AI), 0, false)
+	b := computeCeiling(roof, r)
 	return b.Peak <= 0 || float64(r.BoundGFlops) < 0.999*b.Peak
+}
+
+// computeCeiling is the roofline's bound of r with its compute ceiling
+// (Peak, Kind): the one the sweep bound it by, sweeps.ComputeRoof.
+func computeCeiling(roof *roofline.Roofline, r *results.Record) roofline.Bound {
+	return roof.BoundOf(ckbsweeps.ComputeRoof(r), isa.Tier(r.ISA), r.Th, float64(r.AI), 0, false)
 }
 
 // better: r answers a target better than the point held so far, best: an
@@ -483,7 +489,7 @@ func maxShareOfRead(roof *roofline.Roofline, r *results.Record) (float64, string
 	if roof == nil || !strings.HasPrefix(r.Kernel, "decode-") || !r.AI.Valid() || !r.ReadGBs.Valid() || r.AI <= 0 || r.ReadGBs <= 0 {
 		return 0, "", false
 	}
-	b := roof.BoundOf(ckbsweeps.ComputeRoof(r), isa.Tier(r.ISA), r.Th, float64(r.AI), 0, false)
+	b := computeCeiling(roof, r)
 	if b.Peak <= 0 {
 		return 0, "", false
 	}

@@ -111,9 +111,9 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 				// f16 went 1.23 from DRAM with it at tile_k 16 (and
 				// 1.05–1.06 in L3 on Zen 5, ctx 4096, by T1 or T0), but
 				// at its auto tile since (32 at hd 128, 64 at hd 64;
-				// AutoTileKFor) it gains: Zen 5, its
-				// time over the paired kv-read's, sweeps alternated, 3–4
-				// rounds, from DRAM (ctx 32768 --cold) hd 128 0.88–0.95
+				// AutoTileKFor) it gains: Zen 5, its time over the
+				// paired kv-read's, sweeps alternated, 3–4 rounds,
+				// from DRAM (ctx 32768 --cold) hd 128 0.88–0.95
 				// (one head) and 0.98 (8:8), hd 64 0.98; in L3 (ctx
 				// 4096) hd 128 1.02 and hd 64 0.94. In one process
 				// (12 rounds) 0.93 from DRAM and 1.05 in L3 at hd 128.
