@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/kernels/quant"
 	"github.com/ckbench/ckbench/machine"
@@ -315,7 +316,7 @@ func newQuantGroup(f quant.Format, s Shape, dequant bool, opt Options) *dataGrou
 		d.bufs = append(d.bufs, first)
 		for range copies - 1 {
 			c := first
-			c.W = make([]byte, len(first.W))
+			c.W = buf.Bytes(len(first.W)) // its pages mapped a piece at a time (see buf)
 			copy(c.W, first.W)
 			d.bufs = append(d.bufs, c)
 		}

@@ -108,7 +108,7 @@ func (p Params) XQLen() int {
 // Alloc returns buffers for p (D only for Dequant: it is M×K floats).
 func Alloc(p Params) Buffers {
 	b := Buffers{
-		W:  make([]byte, max(p.M, 1)*p.Fmt.RowBytes(p.K)),
+		W:  buf.Bytes(max(p.M, 1) * p.Fmt.RowBytes(p.K)),
 		X:  buf.Floats(p.K),
 		XQ: make([]byte, p.XQLen()),
 		Y:  buf.Floats(max(p.M, 1)),
