@@ -140,6 +140,15 @@ type Record struct {
 	ReadGBs    Float `json:"read_gbs"`
 	PctOfRead  Float `json:"pct_of_read"`
 	ReadMadPct Float `json:"read_mad_pct"`
+	// ClockGHz is the core clock the point ran at, counters or not: a chain
+	// of dependent adds (one cycle each, roofline.ClockChain) timed right
+	// before every sample, the median over the kept ones. A host's clock
+	// moves between minutes (Zen 5 guest: 3.24–3.54 GHz from one run to
+	// the next), and with it every compute ceiling: a compute-bound
+	// point's share of a roof measured at another clock is off by their
+	// ratio (roofline.Roofline's clock core_ghz is the same probe). Empty
+	// for n threads and where the chain is not built (amd64 only).
+	ClockGHz Float `json:"clock_ghz"`
 	// Scaling is the 1-thread time of the same point over this one's
 	// (its speedup at th threads), Efficiency that over th; empty for 1
 	// thread and where the 1-thread point has no time.

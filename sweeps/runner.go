@@ -875,10 +875,12 @@ func measurePoint(ctx context.Context, p *Point, ref *readCeiling, opt Options, 
 			meter.reset()
 			m = meter
 		}
+		m = newClockMeter(m) // the core clock beside the samples
 		st, refSt, err = sampler.MeasurePaired(ctx, opt.Sampler, call, refCall, m)
 		if errors.Is(err, sampler.ErrInterrupted) {
 			return rec, nil, err
 		}
+		rec.ClockGHz = clockOf(m)
 		if meter != nil {
 			meter.fill(&rec)
 		}

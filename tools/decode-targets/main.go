@@ -340,12 +340,14 @@ func printTable(w io.Writer, dir string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	defer tw.Flush()
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
-	// "of read": where a bound-judged point's bound is its level's
-	// bandwidth (memoryBound), its share of its paired kv-read too. That
-	// bandwidth is the roofline's, measured minutes before; the paired
-	// read was timed beside the point, so where the two shares move apart
-	// between runs it is the host, not the kernel, that moved.
-	row("target", "tier", "tk", "share", "of read", "status", "verdict")
+	// "paired": a bound-judged point's share of a ceiling taken beside it.
+	// Where its bound is its level's bandwidth (memoryBound), of its
+	// paired kv-read; where it is the tier's compute roof, of that roof at
+	// the clock the point ran at (atClock). The bound's bandwidth and peak
+	// are the roofline's, measured minutes before at the host's speed
+	// then; where the two shares move apart between runs it is the host,
+	// not the kernel, that moved.
+	row("target", "tier", "tk", "share", "paired", "status", "verdict")
 	for _, t := range targets {
 		byTier := map[string]*results.Record{}
 		var tiers []string
@@ -385,11 +387,17 @@ func printTable(w io.Writer, dir string) error {
 				// at this read rate: not possible here, whatever the kernel.
 				v += fmt.Sprintf("; not possible here: %s allows %.0f %%", ceiling, max)
 			}
-			read := "-"
-			if t.bound && r.PctOfRead.Valid() && memoryBound(roof, r) {
-				read = fmt.Sprintf("%.0f %%", float64(r.PctOfRead))
+			paired := "-"
+			if t.bound {
+				if memoryBound(roof, r) {
+					if r.PctOfRead.Valid() {
+						paired = fmt.Sprintf("%.0f %% of read", float64(r.PctOfRead))
+					}
+				} else if share, ghz, ok := atClock(roof, r); ok {
+					paired = fmt.Sprintf("%.0f %% at %.2f GHz", share, ghz)
+				}
 			}
-			row(t.what+fmt.Sprintf(" ≥ %g %% of %s", t.min, of), tier, tk, cell, read, r.Status, v)
+			row(t.what+fmt.Sprintf(" ≥ %g %% of %s", t.min, of), tier, tk, cell, paired, r.Status, v)
 		}
 	}
 	return nil
@@ -409,6 +417,29 @@ func memoryBound(roof *roofline.Roofline, r *results.Record) bool {
 // (Peak, Kind): the one the sweep bound it by, sweeps.ComputeRoof.
 func computeCeiling(roof *roofline.Roofline, r *results.Record) roofline.Bound {
 	return roof.BoundOf(ckbsweeps.ComputeRoof(r), isa.Tier(r.ISA), r.Th, float64(r.AI), 0, false)
+}
+
+// atClock is r's share of its compute ceiling at the clock r ran at
+// (results.Record.ClockGHz), and that clock: the ceiling's FLOPs per
+// cycle (its rate over the clock its tier's FMA peak ran at, load_ghz)
+// times r's clock. False where r or the roofline has no clock, or r no
+// rate.
+func atClock(roof *roofline.Roofline, r *results.Record) (share, ghz float64, ok bool) {
+	if roof == nil || !r.ClockGHz.Valid() || r.ClockGHz <= 0 || !r.GFlops.Valid() {
+		return 0, 0, false
+	}
+	b := computeCeiling(roof, r)
+	load := 0.0
+	for _, c := range roof.Compute {
+		if c.Kind == "fp32-fma" && c.Tier == isa.Tier(r.ISA) && c.Threads == r.Th {
+			load = c.LoadGHz
+		}
+	}
+	if b.Peak <= 0 || load <= 0 {
+		return 0, 0, false
+	}
+	ghz = float64(r.ClockGHz)
+	return 100 * float64(r.GFlops) / (b.Peak / load * ghz), ghz, true
 }
 
 // better: r answers a target better than the point held so far, best: an

@@ -49,9 +49,9 @@ func TestTable(t *testing.T) {
 	}
 	const dram = "decode-flash-gqa %s 32:8, ctx 32768 --cold (DRAM) ≥ 80 % of bound "
 	for _, want := range []string{
-		strings.Replace(dram, "%s", "f32", 1) + "avx2 auto 71 % 61 % ok not met",
-		strings.Replace(dram, "%s", "f16", 1) + "avx2 auto 83 % 73 % ok met",
-		strings.Replace(dram, "%s", "f16", 1) + "avx512 auto 88 % 78 % unstable no verdict (not a result)",
+		strings.Replace(dram, "%s", "f32", 1) + "avx2 auto 71 % 61 % of read ok not met",
+		strings.Replace(dram, "%s", "f16", 1) + "avx2 auto 83 % 73 % of read ok met",
+		strings.Replace(dram, "%s", "f16", 1) + "avx512 auto 88 % 78 % of read unstable no verdict (not a result)",
 	} {
 		if !slices.Contains(lines, want) {
 			t.Errorf("no line %q in\n%s", want, b.String())
@@ -62,6 +62,32 @@ func TestTable(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "decode-flash f16, 1 head, ctx 4096 ≥ 90 %") || !strings.Contains(b.String(), "not measured") {
 		t.Errorf("a target without its run is not listed as not measured:\n%s", b.String())
+	}
+}
+
+// TestAtClock: a compute-bound point's share of its roof at its own
+// clock is its rate over the roof's FLOPs per cycle (its rate over its
+// FMAs' clock) times that clock; without a clock on either side, none.
+func TestAtClock(t *testing.T) {
+	roof := &roofline.Roofline{Compute: []roofline.Compute{
+		{Kind: "fp32-fma", Tier: isa.AVX512, Threads: 1, Value: 200, LoadGHz: 3.125}, // 64 FLOP a cycle
+	}}
+	r := results.NewRecord()
+	r.Family, r.Kernel, r.KV, r.ISA, r.H, r.KVH, r.Th = "attention", "decode-flash-gqa", "f32", "avx512", 64, 8, 1
+	r.AI, r.GFlops, r.ClockGHz = 8, 120, 2.5 // 64 × 2.5 = 160 GFLOP/s at its clock
+	if share, ghz, ok := atClock(roof, &r); !ok || share != 75 || ghz != 2.5 {
+		t.Errorf("atClock = %v %v %v, want 75 at 2.5 GHz", share, ghz, ok)
+	}
+	noClock := r
+	noClock.ClockGHz = results.Missing()
+	noLoad := &roofline.Roofline{Compute: []roofline.Compute{{Kind: "fp32-fma", Tier: isa.AVX512, Threads: 1, Value: 200}}}
+	for what, c := range map[string]struct {
+		roof *roofline.Roofline
+		r    *results.Record
+	}{"no point clock": {roof, &noClock}, "no roofline clock": {noLoad, &r}, "no roofline": {nil, &r}} {
+		if _, _, ok := atClock(c.roof, c.r); ok {
+			t.Errorf("%s: a share", what)
+		}
 	}
 }
 
