@@ -536,7 +536,9 @@ func printSummary(w io.Writer, recs []results.Record, c sweeps.Summary) {
 	if threaded {
 		thHead = "th\t×1\teff\t"
 	}
-	fmt.Fprintf(tw, "%s\t%sstatus\tµs/call\tGB/s\tGFLOP/s\t%s%% read\tlevel\t%% bound\tmad %%\t\n", c.Keys, thHead, rateHead)
+	// GHz: the core clock beside the point's samples (clock_ghz), which
+	// moves a compute-bound point's rate with it.
+	fmt.Fprintf(tw, "%s\t%sstatus\tµs/call\tGB/s\tGFLOP/s\t%s%% read\tlevel\t%% bound\tmad %%\tGHz\t\n", c.Keys, thHead, rateHead)
 	for i := range recs {
 		r := &recs[i]
 		us := results.Missing()
@@ -555,8 +557,8 @@ func printSummary(w io.Writer, recs []results.Record, c sweeps.Summary) {
 		if threaded {
 			th = fmt.Sprintf("%d\t%s\t%s\t", max(r.Th, 1), num(r.Scaling, "%.2f"), num(r.Efficiency, "%.2f"))
 		}
-		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\t\n", c.Cells(r), th, r.Status, num(us, c.USFormat), num(r.GBs, "%.1f"),
-			num(r.GFlops, "%.1f"), rate, r.ReadCell(), level, num(r.PctOfBound, "%.0f"), num(r.MadPct, "%.1f"))
+		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\t%s\t\n", c.Cells(r), th, r.Status, num(us, c.USFormat), num(r.GBs, "%.1f"),
+			num(r.GFlops, "%.1f"), rate, r.ReadCell(), level, num(r.PctOfBound, "%.0f"), num(r.MadPct, "%.1f"), num(r.ClockGHz, "%.2f"))
 	}
 	tw.Flush()
 	for i := range recs {
