@@ -143,8 +143,8 @@ type Record struct {
 	// ClockGHz is the core clock the point ran at, counters or not: a chain
 	// of dependent adds (one cycle each, roofline.ClockChain) timed right
 	// before every sample, the median over the kept ones. A host's clock
-	// moves between minutes (Zen 5 guest: 3.24–3.54 GHz from one run to
-	// the next), and with it every compute ceiling: a compute-bound
+	// moves between minutes (a Zen 5 guest: 2.74–3.60 GHz within an
+	// hour), and with it every compute ceiling: a compute-bound
 	// point's share of a roof measured at another clock is off by their
 	// ratio (roofline.Roofline's clock core_ghz is the same probe). Empty
 	// for n threads and where the chain is not built (amd64 only).

@@ -39,10 +39,9 @@ func newClockMeter(inner sampler.Meter) sampler.Meter {
 func (m *clockMeter) Begin() {
 	t0 := m.now()
 	m.chain(clockRounds)
+	m.ghz = 0 // no reading where the clock did not advance
 	if el := m.now().Sub(t0); el > 0 {
 		m.ghz = 8 * clockRounds / float64(el.Nanoseconds())
-	} else {
-		m.ghz = 0
 	}
 	if m.inner != nil {
 		m.inner.Begin()
