@@ -28,7 +28,10 @@ type Options struct {
 	// Prior are the records of a resumed run (Plan.Skip dropped their
 	// points): their 1-thread times give the n-thread points their scaling.
 	Prior []results.Record
-	Cold  bool // rotate buffer copies so every call reads from DRAM
+	// Cold rotates buffer copies so every call reads from DRAM; its
+	// samples then last ColdSampleTime unless Sampler.SampleTime is set
+	// (SamplerConfig).
+	Cold bool
 	// Threads are the thread counts to measure every point at (default
 	// 1): a point of n threads splits each call across n workers pinned to
 	// n CPUs (the measuring CPU among them), started together, timed as
@@ -443,7 +446,28 @@ func workerCPUs(measuring, n int) ([]int, error) {
 // as soon as it is complete. It stops between points when ctx is
 // cancelled and then returns complete = false. The measuring goroutine is
 // locked to one OS thread pinned to one CPU for the whole run.
+// ColdSampleTime is a cold sweep's sample length where none is asked for:
+// each sample runs enough calls to last it (sampler.Config.SampleTime,
+// otherwise 200 µs). A host's DRAM bandwidth moves from one millisecond to
+// the next: on a Zen 5 guest, decode-flash over an f16 and a q8_0 cache at
+// ctx 32768 --cold (0.3–0.7 ms a call) and their kv-reads spread 5–8 %
+// (MAD) in samples of one call, every point unstable however long it was
+// sampled; in 5 ms samples 1.6–2.6 %, every point stable, and in 20 ms
+// samples 0.6–2.9 %.
+const ColdSampleTime = 5 * time.Millisecond
+
+// SamplerConfig is the sampler's configuration for o: Sampler, with a cold
+// sweep's samples ColdSampleTime long where it sets none.
+func (o Options) SamplerConfig() sampler.Config {
+	c := o.Sampler
+	if o.Cold && c.SampleTime <= 0 {
+		c.SampleTime = ColdSampleTime
+	}
+	return c
+}
+
 func Run(ctx context.Context, plan *Plan, opt Options, sink func(results.Record) error) (complete bool, err error) {
+	opt.Sampler = opt.SamplerConfig()
 	if opt.L3 == 0 {
 		opt.L3 = int64(max(machine.Describe().Cache.L3, 0))
 	}

@@ -774,3 +774,19 @@ func TestColdBytesFor(t *testing.T) {
 		}
 	}
 }
+
+// TestColdSampleTime: a cold sweep's samples last ColdSampleTime unless
+// the sampler sets a length; a warm sweep keeps the sampler's.
+func TestColdSampleTime(t *testing.T) {
+	for _, c := range []struct {
+		cold bool
+		set  time.Duration
+		want time.Duration
+	}{{true, 0, ColdSampleTime}, {true, time.Millisecond, time.Millisecond}, {false, 0, 0}, {false, time.Millisecond, time.Millisecond}} {
+		o := Options{Cold: c.cold}
+		o.Sampler.SampleTime = c.set
+		if got := o.SamplerConfig().SampleTime; got != c.want {
+			t.Errorf("cold %v, set %v: sample time %v, want %v", c.cold, c.set, got, c.want)
+		}
+	}
+}

@@ -11,10 +11,10 @@ import (
 // fuzzFlags are the value flags of each family's sweep that FuzzSweepArgs
 // draws from (the output, run and roofline flags stay fixed).
 var fuzzFlags = map[string][]string{
-	"attention": {"--kernel", "--isa", "--hd", "--ctx", "--heads", "--kv", "--layout", "--tk", "--exp", "--window", "--splits", "--threads", "--tq", "--mask", "--docs", "--br", "--bc", "--preset", "--min-time", "--retries", "--counters", "--seed"},
-	"kvcache":   {"--kernel", "--isa", "--hd", "--ctx", "--heads", "--kv", "--layout", "--tokens", "--threads", "--preset", "--min-time", "--retries", "--seed"},
-	"quant":     {"--kernel", "--isa", "--fmt", "--act", "--shape", "--rb", "--threads", "--preset", "--min-time", "--retries", "--seed"},
-	"softmax":   {"--kernel", "--isa", "--rows", "--len", "--causal", "--exp", "--threads", "--preset", "--min-time", "--retries", "--seed"},
+	"attention": {"--kernel", "--isa", "--hd", "--ctx", "--heads", "--kv", "--layout", "--tk", "--exp", "--window", "--splits", "--threads", "--tq", "--mask", "--docs", "--br", "--bc", "--preset", "--min-time", "--sample-time", "--retries", "--counters", "--seed"},
+	"kvcache":   {"--kernel", "--isa", "--hd", "--ctx", "--heads", "--kv", "--layout", "--tokens", "--threads", "--preset", "--min-time", "--sample-time", "--retries", "--seed"},
+	"quant":     {"--kernel", "--isa", "--fmt", "--act", "--shape", "--rb", "--threads", "--preset", "--min-time", "--sample-time", "--retries", "--seed"},
+	"softmax":   {"--kernel", "--isa", "--rows", "--len", "--causal", "--exp", "--threads", "--preset", "--min-time", "--sample-time", "--retries", "--seed"},
 	"all":       {"--preset", "--threads", "--isa", "--steps", "--run-id", "--roofline"},
 }
 

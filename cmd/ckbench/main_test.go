@@ -125,6 +125,8 @@ func TestBadInput(t *testing.T) {
 		"quant rb":           tinyQuant(dir, "--rb", "9"),
 		"quant kernel":       tinyQuant(dir, "--kernel", "gemm"),
 		"softmax rows":       tinyFamily("softmax", dir, "--rows", "0"),
+		"sample time short":  tinyFamily("attention", dir, "--sample-time", "1ns"),
+		"sample time long":   tinyFamily("kvcache", dir, "--sample-time", "1h"),
 		"softmax causal":     tinyFamily("softmax", dir, "--rows", "100", "--len", "50", "--causal", "on"),
 		"softmax causal arg": tinyFamily("softmax", dir, "--causal", "maybe"),
 		"softmax huge":       tinyFamily("softmax", dir, "--rows", "1073741824", "--len", "1073741824"),

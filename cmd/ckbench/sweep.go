@@ -92,7 +92,7 @@ type sweepFlags struct {
 	isaList, preset, out, runID, roof, counters string
 	threads                                     string
 	cpu, retries                                int
-	minTime                                     time.Duration
+	minTime, sampleTime                         time.Duration
 	resume                                      string
 	cold, noProgress, force, plan               bool
 	seed                                        uint64
@@ -128,6 +128,7 @@ func addCommonFlags(fs *flag.FlagSet, f *sweepFlags, coldWhat string) {
 	fs.StringVar(&f.threads, "threads", "1", "thread counts, e.g. 1,2,all (all: every CPU this process may use); each point is measured at each, its call split across that many pinned CPUs")
 	fs.StringVar(&f.preset, "preset", "quick", "grid and timing defaults: quick (~1 min), default, full (hours)")
 	fs.DurationVar(&f.minTime, "min-time", 0, "minimum sampling time per point (default 200ms; 100ms in quick)")
+	fs.DurationVar(&f.sampleTime, "sample-time", 0, "each sample's length: enough calls to last it (default 200µs; with --cold 5ms, where a host's memory bandwidth moves from one millisecond to the next)")
 	fs.IntVar(&f.retries, "retries", 1, "measure a point whose samples spread too much (unstable) again after the others, up to this many more times (0: once); its record's attempts column says how many timings were made")
 	fs.StringVar(&f.out, "out", "out", "folder that receives the run folder")
 	fs.StringVar(&f.runID, "run-id", "", "name of the run folder (default: the start time, 20061102-150405)")
@@ -192,7 +193,7 @@ func sweepFamily(fam sweeps.Family, args []string, stdout, stderr io.Writer) err
 	config := grid.Config()
 	config["family"] = fam.Name()
 	for k, v := range map[string]any{"threads": opt.Threads, "cold": opt.Cold, "seed": opt.Seed,
-		"min_time": opt.Sampler.Effective().MinTime.String(), "retries": opt.Retries, "cpu": opt.CPU, "counters": counterNames(opt.Counters)} {
+		"min_time": opt.Sampler.Effective().MinTime.String(), "sample_time": opt.SamplerConfig().Effective().SampleTime.String(), "retries": opt.Retries, "cpu": opt.CPU, "counters": counterNames(opt.Counters)} {
 		config[k] = v
 	}
 	if f.plan {
@@ -429,6 +430,14 @@ const maxRetries = 10
 // a grid of them would run for days.
 const maxMinTime = time.Hour
 
+// minSampleTime and maxSampleTime bound --sample-time: below 10 µs the
+// clock reads around a sample weigh on it, and a sample of over a second
+// leaves too few of them in a point's sampling time.
+const (
+	minSampleTime = 10 * time.Microsecond
+	maxSampleTime = time.Second
+)
+
 // buildOptions reads the flags every family shares into options, on top of
 // the preset's sampler settings, and resolves --isa against the tiers the
 // family has (default: those that run here, the rest noted as skipped).
@@ -450,6 +459,12 @@ func buildOptions(f sweepFlags, set map[string]bool, sc sampler.Config, familyTi
 			return opt, nil, nil, usagef("--min-time %s: at most %s (it is each point's sampling time; 0.1–2 s is usual)", f.minTime, maxMinTime)
 		}
 		opt.Sampler.MinTime = f.minTime
+	}
+	if set["sample-time"] {
+		if f.sampleTime < minSampleTime || f.sampleTime > maxSampleTime {
+			return opt, nil, nil, usagef("--sample-time %s: give %s…%s (200µs is the default, 5ms with --cold)", f.sampleTime, minSampleTime, maxSampleTime)
+		}
+		opt.Sampler.SampleTime = f.sampleTime
 	}
 	if f.retries < 0 || f.retries > maxRetries {
 		return opt, nil, nil, usagef("--retries %d: give 0…%d (more attempts cannot make a noisy machine quiet: see the point's mad_pct)", f.retries, maxRetries)
@@ -675,8 +690,9 @@ func printPlan(w io.Writer, family string, plan *sweeps.Plan, opt sweeps.Options
 // between a resumed run's config (as machine.json holds it) and this
 // sweep's: a resumed folder takes only the points its own grid lacks, so
 // that its config describes every point in it. How a point is measured
-// (the CPU the lock chose, the minimum time, the retries, the counters) may
-// differ; which points, and on what data (the seed), may not.
+// (the CPU the lock chose, the minimum time, the sample length, the
+// retries, the counters) may differ; which points, and on what data (the
+// seed), may not.
 func configDiffers(stored, now map[string]any) (key, was, is string, differs bool) {
 	b, err := json.Marshal(now)
 	if err != nil {
@@ -688,7 +704,7 @@ func configDiffers(stored, now map[string]any) (key, was, is string, differs boo
 	}
 	for _, k := range slices.Sorted(maps.Keys(norm)) {
 		switch k {
-		case "cpu", "min_time", "retries", "counters":
+		case "cpu", "min_time", "sample_time", "retries", "counters":
 			continue
 		}
 		if old, ok := stored[k]; ok && !reflect.DeepEqual(old, norm[k]) {
