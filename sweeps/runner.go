@@ -442,10 +442,6 @@ func workerCPUs(measuring, n int) ([]int, error) {
 	return ws, nil
 }
 
-// Run measures every point of plan in order and passes each record to sink
-// as soon as it is complete. It stops between points when ctx is
-// cancelled and then returns complete = false. The measuring goroutine is
-// locked to one OS thread pinned to one CPU for the whole run.
 // ColdSampleTime is a cold sweep's sample length where none is asked for:
 // each sample runs enough calls to last it (sampler.Config.SampleTime,
 // otherwise 200 µs). A host's DRAM bandwidth moves from one millisecond to
@@ -466,6 +462,10 @@ func (o Options) SamplerConfig() sampler.Config {
 	return c
 }
 
+// Run measures every point of plan in order and passes each record to sink
+// as soon as it is complete. It stops between points when ctx is
+// cancelled and then returns complete = false. The measuring goroutine is
+// locked to one OS thread pinned to one CPU for the whole run.
 func Run(ctx context.Context, plan *Plan, opt Options, sink func(results.Record) error) (complete bool, err error) {
 	opt.Sampler = opt.SamplerConfig()
 	if opt.L3 == 0 {
