@@ -178,16 +178,24 @@ func (r *Roofline) q8AttnBound(t isa.Tier, threads int, ai float64, ws int64, co
 	return b.atAI(ai)
 }
 
+// Ceiling is r's compute ceiling of kind for tier t on threads (the last
+// measured, where a file holds several), false if it has none.
+func (r *Roofline) Ceiling(kind string, t isa.Tier, threads int) (Compute, bool) {
+	var found Compute
+	ok := false
+	for _, c := range r.Compute {
+		if c.Kind == kind && c.Tier == t && c.Threads == threads {
+			found, ok = c, true
+		}
+	}
+	return found, ok
+}
+
 // peak is r's compute ceiling of kind for tier t on threads, 0 if it has
 // none.
 func (r *Roofline) peak(kind string, t isa.Tier, threads int) float64 {
-	var v float64
-	for _, c := range r.Compute {
-		if c.Kind == kind && c.Tier == t && c.Threads == threads {
-			v = c.Value
-		}
-	}
-	return v
+	c, _ := r.Ceiling(kind, t, threads)
+	return c.Value
 }
 
 func (r *Roofline) level(name string, threads int) (Level, bool) {

@@ -429,12 +429,8 @@ func atClock(roof *roofline.Roofline, r *results.Record) (share, ghz float64, ok
 		return 0, 0, false
 	}
 	b := computeCeiling(roof, r)
-	load := 0.0
-	for _, c := range roof.Compute {
-		if c.Kind == "fp32-fma" && c.Tier == isa.Tier(r.ISA) && c.Threads == r.Th {
-			load = c.LoadGHz
-		}
-	}
+	fma, _ := roof.Ceiling("fp32-fma", isa.Tier(r.ISA), r.Th)
+	load := fma.LoadGHz
 	if b.Peak <= 0 || load <= 0 {
 		return 0, 0, false
 	}
