@@ -197,19 +197,22 @@ func (im *Impl) posMajor(p *Params, b *Buffers, k, v []byte) {
 // lines beside them, a whole pass later. In blocks of 64 positions (256
 // KB) a 512-token batch took 0.79–0.87 of the time in L3 and 0.91–0.96
 // from DRAM (Zen 3, AVX2, 8 KV heads, one process, interleaved, B/A;
-// blocks of 16 to 128 alike, 256 0.92); f16 (rows 2 KB apart) 0.93–0.99
-// in L3 and 1.00–1.02 from DRAM. q8_0 stays whole: blocks of 16 to 256
-// tokens cost it 1.01–1.26. (It reads four bytes a value for the 1.06 it
-// writes, so its source streams, which blocks cut into pieces of a block
-// per head, weigh more than its destination.) Nor does it go a token at a
-// time (a call per token, its Hkv rows, as an append): 1.54 (AVX2) and
-// 1.74 (AVX-512) times as long (Zen 5, 8 KV heads × 512 tokens × hd 128
-// in L3, sweeps alternated, 4 rounds). Nor K of every head before V of
-// any (a head's K rows then its V rows, as now, keep its V source and
-// writes between two heads' passes over the lines their rows share): in
-// one process 0.955 (AVX-512) and 0.965 (AVX2) of the time, but in sweeps
-// alternated (5 rounds, Zen 5) 0.99 and 1.00. The q8_0 store's own bound
-// is in BenchmarkQ8Floor.
+// blocks of 16 to 128 alike, 256 0.92); f16 (rows 2 KB apart) 0.93–0.99 in
+// L3 and 1.00–1.02 from DRAM. q8_0 stays whole: blocks of 16 to 256 tokens
+// cost it 1.01–1.26, and on Zen 5 (blocks of 16, 32, 64 and 128 tokens of
+// that batch in L3, sweeps alternated, 3 rounds, time over the paired
+// kv-copy) AVX-512 1.39, 1.28, 1.18 and 1.07, AVX2 1.19, 1.13, 1.07 and
+// 1.05. (It reads four bytes a value for the 1.06 it writes, so its source
+// streams, which blocks cut into pieces of a block per head, weigh more
+// than its destination.) Nor does it go a token at a time (a call per
+// token, its Hkv rows, as an append): 1.54 (AVX2) and 1.74 (AVX-512) times
+// as long (Zen 5, 8 KV heads × 512 tokens × hd 128 in L3, sweeps
+// alternated, 4 rounds). Nor K of every head before V of any (a head's K
+// rows then its V rows, as now, keep its V source and writes between two
+// heads' passes over the lines their rows share): in one process 0.955
+// (AVX-512) and 0.965 (AVX2) of the time, but in sweeps alternated (5
+// rounds, Zen 5) 0.99 and 1.00. The q8_0 store's own bound is in
+// BenchmarkQ8Floor.
 const posBlockBytes = 256 << 10
 
 // storeOf is the row store of kv.
