@@ -3,10 +3,12 @@ package kvcache
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/ckbench/ckbench/kernels/attention"
+	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/roofline"
 )
@@ -129,6 +131,93 @@ func BenchmarkQ8Floor(b *testing.B) {
 			b.ReportMetric(100*best[0]/best[1], "head_%copy")
 			b.ReportMetric(100*best[0]/best[2], "pos_%copy")
 			b.ReportMetric(100*best[0]/(warm*blocks), "warm_%copy")
+			_ = sink
+		})
+	}
+}
+
+// BenchmarkF16AppendFloor shows how close to its copy ceiling a token's
+// f32→f16 append can come on this CPU with each tier's conversion. Round
+// after round it times, per tier, on the append of sweep kvcache's shape
+// (8 KV heads × hd 128: 8 KB of K and V read, 4 KB written, in L1):
+//
+//   - copy: the append's ceiling, as sweep kvcache's kv-copy runs it for
+//     an append (data of its own): the 4 KB it writes copied and the rest
+//     of what it reads read, roofline.CopyRead or CopyRead2 (the faster),
+//     with the widest tier's loads and stores;
+//   - convert: the tier's f16 store alone (its asm, or the generic
+//     contract) over the token's K and V rows, nothing else of Run: the
+//     least any append with this conversion does;
+//   - append: Run, what the sweep times.
+//
+// At each's fastest round: convert_%copy is the most an append of this
+// tier can reach, append_%copy what sweep kvcache's % read shows.
+//
+// On Zen 5 (one thread, 2026-11-28, 4.5 GHz, two runs): AVX2 converts a
+// token in 44–45 ns (256 ymm VCVTPS2PH, one about every 0.8 cycles with
+// their loads and stores) against a copy of 25–26 ns: convert_%copy 57,
+// append_%copy 52–53. So 70 % of the copy ceiling is beyond AVX2's
+// conversion here, whatever the store around it. AVX-512 (16 values an
+// instruction): convert 24 ns, 105 %; append 93–94 %.
+//
+//	go test -run '^$' -bench F16AppendFloor ./kernels/kvcache
+func BenchmarkF16AppendFloor(b *testing.B) {
+	wide := isa.Generic // the widest tier this CPU runs, for the copy
+	for _, im := range Impls() {
+		if isa.Detect(im.Tier).Runs {
+			wide = im.Tier
+		}
+	}
+	for _, im := range Impls() {
+		if !isa.Detect(im.Tier).Runs || im.Tier == isa.Generic {
+			continue
+		}
+		b.Run("isa="+string(im.Tier), func(b *testing.B) {
+			p := Params{Op: Append, Hkv: 8, D: 128, KV: attention.F16, Pos: 4096}
+			bufs := Alloc(p)
+			FillRandom(bufs, 1)
+			w := p.Work()
+			src := make([]float32, int(w.Read)/4)
+			dst := make([]float32, int(w.Written)/4)
+			for i := range src {
+				src[i] = float32(i & 1023)
+			}
+			copy(dst, src)
+			n := p.Hkv * p.D // a token's values of K (and of V), head-major back to back
+			row := 2 * n     // bytes of f16 they take
+			// The rows converted into, at 16 places in a 4 KB page (where
+			// a store sits against its loads' addresses modulo 4 KB can
+			// slow it: 4K aliasing): convert is the fastest of them.
+			kv := buf.Bytes(2*row + 8<<10)
+			var sink float32
+			calls := []func(){
+				func() { sink += roofline.CopyRead(wide, dst, src) },
+				func() { sink += roofline.CopyRead2(wide, dst, src) },
+				func() { im.Run(&p, &bufs) },
+			}
+			for off := 0; off < 4<<10; off += 256 {
+				k, v := kv[off:off+row], kv[off+row+4<<10:][:row]
+				calls = append(calls, func() { im.toF16.rows(k, v, row, bufs.SrcK, bufs.SrcV, 4*n, 1, n) })
+			}
+			best := make([]float64, len(calls))
+			for i := range best {
+				best[i] = math.Inf(1)
+			}
+			const reps = 64 // calls a timing: a call is tens of ns
+			for b.Loop() {
+				for i, call := range calls {
+					t0 := time.Now()
+					for range reps {
+						call()
+					}
+					best[i] = min(best[i], float64(time.Since(t0).Nanoseconds())/reps)
+				}
+			}
+			cp, conv := min(best[0], best[1]), slices.Min(best[3:])
+			b.ReportMetric(cp, "copy_ns")
+			b.ReportMetric(conv, "convert_ns")
+			b.ReportMetric(100*cp/conv, "convert_%copy")
+			b.ReportMetric(100*cp/best[2], "append_%copy")
 			_ = sink
 		})
 	}

@@ -19,11 +19,12 @@
 // 3–5 minutes a tier. GGML's side of the GQA target is tools/ggml-ruler.sh,
 // which -ggml runs after the table.
 //
-// Built from this tree, it also runs the two floor benchmarks (go test
+// Built from this tree, it also runs the floor benchmarks (go test
 // -bench, into floors.txt) and prints them under the table: how close to
 // kv-read an f16 decode can come where every value must at least be
 // widened (BenchmarkF16Floor), and to kv-copy a q8_0 batch-copy with its
-// tier's quantizer (BenchmarkQ8Floor), in every tier this CPU runs. They
+// tier's quantizer (BenchmarkQ8Floor) and an f16 append with its tier's
+// conversion (BenchmarkF16AppendFloor), in every tier this CPU runs. They
 // say whether a target that is not met is the kernel's or beyond what the
 // tier does here.
 package main
@@ -238,7 +239,7 @@ const floorsFile = "floors.txt"
 // floorBench runs the floor benchmarks in the packages that hold them
 // (go test's process, not pinned: each share is of the fastest rounds,
 // which the host's noise does not reach).
-var floorBench = []string{"test", "-run", "^$", "-bench", "^(BenchmarkF16Floor|BenchmarkQ8Floor)$", "-benchtime", "2s", "-count", "1", "./kernels/attention", "./kernels/kvcache"}
+var floorBench = []string{"test", "-run", "^$", "-bench", "^(BenchmarkF16Floor|BenchmarkQ8Floor|BenchmarkF16AppendFloor)$", "-benchtime", "2s", "-count", "1", "./kernels/attention", "./kernels/kvcache"}
 
 // measureFloors runs floorBench into dir's floorsFile, which it leaves
 // only when the benchmarks ran to the end.
@@ -301,7 +302,8 @@ func printFloors(w io.Writer, dir string) error {
 	}
 	fmt.Fprintf(w, "\nfloors (go %s; each call's fastest round, the calls in alternation):\n", strings.Join(floorBench, " "))
 	fmt.Fprintln(w, strings.Join(lines, "\n"))
-	fmt.Fprintln(w, "  floor: every f16 value widened and multiplied once (the least an f16 decode does); tile: that in decode-flash's tile order; warm: the q8_0 store with its data in L1 and L2")
+	fmt.Fprintln(w, "  floor: every f16 value widened and multiplied once (the least an f16 decode does); tile: that in decode-flash's tile order; warm: the q8_0 store with its data in L1 and L2;")
+	fmt.Fprintln(w, "  convert: a token's f32→f16 conversion alone, in L1 (the least an f16 append does)")
 	return nil
 }
 
@@ -313,6 +315,8 @@ var floorCells = []struct{ unit, format string }{
 	{"warm_%copy", "warm %.0f %% of copy"},
 	{"head_%copy", "batch-copy head-major %.0f %%"},
 	{"pos_%copy", "position-major %.0f %%"},
+	{"convert_%copy", "convert %.0f %% of copy"},
+	{"append_%copy", "append %.0f %%"},
 }
 
 // printTable writes one line a target and tier: the point's share of its

@@ -137,6 +137,7 @@ BenchmarkF16Floor/isa=avx512/ctx=4096-2   	   20696	    116036 ns/op	        67.
 PASS
 pkg: github.com/ckbench/ckbench/kernels/kvcache
 BenchmarkQ8Floor/isa=avx2-2         	    7279	    327179 ns/op	         1.486 copy_ns/block	        55.16 head_%copy	        50.07 pos_%copy	        54.25 warm_%copy	         2.738 warm_ns/block
+BenchmarkF16AppendFloor/isa=avx2-2         	   42732	     55677 ns/op	        52.56 append_%copy	        57.33 convert_%copy	        44.75 convert_ns	        25.66 copy_ns
 PASS
 `
 	if err := os.WriteFile(filepath.Join(dir, floorsFile), []byte(out), 0o644); err != nil {
@@ -148,6 +149,7 @@ PASS
 	for _, want := range []string{
 		"  F16Floor/isa=avx512/ctx=4096-2: floor 92 % of read, tile 90 %, decode-flash 67 %\n",
 		"  Q8Floor/isa=avx2-2: warm 54 % of copy, batch-copy head-major 55 %, position-major 50 %\n",
+		"  F16AppendFloor/isa=avx2-2: convert 57 % of copy, append 53 %\n",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no line %q in\n%s", want, b.String())
