@@ -522,6 +522,11 @@ func roundUp(n, m int) int { return (n + m - 1) / m * m }
 func flashStateLen(g int) int { return roundUp(3*g, 16) }
 func tileBufLen(tk int) int   { return roundUp(tk, 16) }
 
+// tileBufs is the tile buffers a flash decode of g heads a KV head uses:
+// one a head, and two for a lone head (its pipeline's scores of the next
+// tile beside the tile whose P·V it computes).
+func tileBufs(g int) int { return max(g, 2) }
+
 // WorkspaceLen is the number of float32 of workspace p needs.
 //
 // An f16 or q8_0 cache, or a position-major one, adds, at the end, room for
@@ -551,14 +556,14 @@ func (p Params) workspaceLen() int {
 
 	case DecodeFlashGQA:
 		g := p.Group()
-		return flashStateLen(g) + g*tileBufLen(p.Tile())
+		return flashStateLen(g) + tileBufs(g)*tileBufLen(p.Tile())
 	case DecodeSplit:
 		// The grouped flash workspace, then per chunk the group's partial
 		// outputs (g·D) and their LSEs (g, rounded to 16).
 		g, n := p.Group(), p.SplitCount()
-		return flashStateLen(g) + g*tileBufLen(p.Tile()) + n*(g*p.D+roundUp(g, 16))
+		return flashStateLen(g) + tileBufs(g)*tileBufLen(p.Tile()) + n*(g*p.D+roundUp(g, 16))
 	}
-	return flashStateLen(1) + tileBufLen(p.Tile())
+	return flashStateLen(1) + tileBufs(1)*tileBufLen(p.Tile())
 }
 
 // Check verifies that b is large enough for p. Run assumes it passed.

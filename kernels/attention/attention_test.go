@@ -106,6 +106,20 @@ func gateCases() []gateCase {
 			for _, tk := range []int{1, 7, 8, 33, 256} {
 				add(fmt.Sprintf("tk=%d", tk), Params{Kernel: k, Shape: Shape{H: 1, Hkv: 1, D: 128, T: 300}, TileK: tk, Exp: e}, random)
 			}
+			// A lone head's pipeline (AVX-512 f16, AVX2 f32): chunks of four
+			// keys of the next tile beside this tile's P·V, every way a
+			// tile's length and the last tile's can fall against them.
+			for _, kv := range []KVType{F32, F16} {
+				for _, d := range []int{64, 96, 128} {
+					for _, tk := range []int{4, 5, 8, 13} {
+						for _, t := range []int{1, 3, 4, 9, 27} {
+							add(fmt.Sprintf("lone/%s/d=%d/tk=%d/T=%d", kv, d, tk, t), Params{Kernel: k, Shape: Shape{H: 1, Hkv: 1, D: d, T: t, KV: kv}, TileK: tk, Exp: e}, random)
+						}
+					}
+				}
+				// Scores of ±80 (the running max grows mid-run: the rescale).
+				add(fmt.Sprintf("lone/%s/pm80", kv), Params{Kernel: k, Shape: Shape{H: 1, Hkv: 1, D: 64, T: 157, KV: kv}, TileK: 8, Exp: e}, hugeScores)
+			}
 			for _, g := range []int{1, 2, 3, 4, 5, 6, 7, 8} { // every mix of AVX-512's head quads, pairs and a lone head
 				for _, d := range []int{64, 80, 96, 128, 256} {
 					add(fmt.Sprintf("gqa=%d", g), Params{Kernel: k, Shape: Shape{H: 2 * g, Hkv: 2, D: d, T: 77}, Exp: e}, random)

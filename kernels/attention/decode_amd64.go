@@ -85,7 +85,7 @@ func flashAsm(head, pos flashKernels) flashFunc {
 		}
 		f := fs[k.typ][expIndex(e)]
 		tb := tileBufLen(tk)
-		tiles := ws[flashStateLen(g) : flashStateLen(g)+g*tb]
+		tiles := ws[flashStateLen(g) : flashStateLen(g)+tileBufs(g)*tb]
 		o, q = o[:g*d], q[:g*d]
 		f(&o[0], &q[0], g, kvPtr(k, n), kvPtr(v, n), n, d, tk, scale, &ws[0], &tiles[0], 4*tb, k.strideBytes())
 	}

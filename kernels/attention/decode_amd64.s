@@ -115,7 +115,7 @@ TEXT expconst<>(SB), NOSPLIT|NOFRAME, $0
 
 // func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $224-104
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
@@ -160,6 +160,9 @@ init_done_1:
 	MOVQ AX, 8(SP)
 	MOVQ n+40(FP), AX
 	MOVQ AX, 16(SP)
+	MOVQ ng+16(FP), AX
+	CMPQ AX, $0x01
+	JEQ  lone_1
 
 tile_1:
 	MOVQ    16(SP), AX
@@ -1870,6 +1873,1281 @@ norm_done_1:
 	VZEROUPPER
 	RET
 
+lone_1:
+	MOVQ    $0x00000000, 32(SP)
+	MOVQ    tiles+80(FP), AX
+	MOVQ    AX, 192(SP)
+	ADDQ    tileStride+88(FP), AX
+	MOVQ    AX, 200(SP)
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_1
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	XORQ    AX, AX
+	MOVQ    24(SP), CX
+	MOVQ    d+48(FP), DX
+	SHLQ    $0x02, DX
+	MOVQ    32(SP), BX
+	IMULQ   DX, BX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, BX
+	MOVQ    stride+96(FP), SI
+	MOVQ    192(SP), DX
+	LEAQ    (DX)(AX*4), DX
+	IMULQ   SI, AX
+	ADDQ    (SP), AX
+	MOVQ    AX, AX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_2:
+	CMPQ   CX, $0x08
+	JL     scores_by1_2
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   AX, R8
+	LEAQ   (AX)(SI*4), R9
+	MOVQ   BX, R10
+	SUBQ   AX, R10
+	MOVQ   184(SP), R11
+	ANDQ   $0xffffffc0, R11
+	ADDQ   AX, R11
+	CMPQ   R8, R11
+	JAE    scores_odd_3
+
+scores_pairs_3:
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+	VMOVUPS     32(R8)(R10*1), Y10
+	VFMADD231PS 32(R8), Y10, Y2
+	VFMADD231PS 32(R8)(SI*1), Y10, Y3
+	VFMADD231PS 32(R8)(SI*2), Y10, Y4
+	VFMADD231PS 32(R8)(DI*1), Y10, Y5
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_3
+
+scores_odd_3:
+	MOVQ        184(SP), R11
+	ADDQ        AX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_3
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+
+scores_half_3:
+	MOVQ AX, R8
+	LEAQ (AX)(SI*4), R9
+	MOVQ 184(SP), R11
+	ANDQ $0xffffffc0, R11
+	ADDQ AX, R11
+	CMPQ R8, R11
+	JAE  scores_odd_4
+
+scores_pairs_4:
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+	VMOVUPS     32(R8)(R10*1), Y10
+	VFMADD231PS 32(R9), Y10, Y6
+	VFMADD231PS 32(R9)(SI*1), Y10, Y7
+	VFMADD231PS 32(R9)(SI*2), Y10, Y8
+	VFMADD231PS 32(R9)(DI*1), Y10, Y9
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_4
+
+scores_odd_4:
+	MOVQ        184(SP), R11
+	ADDQ        AX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_4
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+
+scores_half_4:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, CX
+	LEAQ         (AX)(SI*8), AX
+	JMP          scores_by8_2
+
+scores_by1_2:
+	TESTQ  CX, CX
+	JZ     scores_done_4
+	VXORPS Y2, Y2, Y2
+	MOVQ   AX, R8
+	MOVQ   184(SP), R11
+	ADDQ   AX, R11
+	MOVQ   BX, R10
+	SUBQ   AX, R10
+
+scores_chunk1_2:
+	VMOVUPS      (R8)(R10*1), Y3
+	VFMADD231PS  (R8), Y3, Y2
+	ADDQ         $0x00000020, R8
+	CMPQ         R8, R11
+	JB           scores_chunk1_2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (DX)
+	ADDQ         $0x04, DX
+	DECQ         CX
+	ADDQ         SI, AX
+	JMP          scores_by1_2
+
+scores_done_4:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_4
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_5:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_5
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_4:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         192(SP), AX
+	MOVQ         24(SP), CX
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, CX
+
+exp_loop_3:
+	CMPQ         CX, $0x00000008
+	JL           exp_tail_3
+	VMOVUPS      (AX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
+	VMOVUPS      expconst<>+640(SB), Y4
+	VMAXPS       Y2, Y4, Y2
+	VMOVUPS      expconst<>+768(SB), Y4
+	VMINPS       Y2, Y4, Y2
+	VMULPS       expconst<>+128(SB), Y2, Y4
+	VCVTPS2DQ    Y4, Y5
+	VCVTDQ2PS    Y5, Y4
+	VFNMADD231PS expconst<>+832(SB), Y4, Y2
+	VFNMADD231PS expconst<>+896(SB), Y4, Y2
+	VMOVUPS      expconst<>+960(SB), Y4
+	VFMADD213PS  expconst<>+1024(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1088(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1152(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1216(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1280(SB), Y2, Y4
+	VMULPS       Y2, Y2, Y6
+	VFMADD213PS  Y2, Y6, Y4
+	VADDPS       expconst<>+64(SB), Y4, Y4
+	VPADDD       expconst<>+192(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y4, Y2
+	VANDPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VADDPS       Y2, Y1, Y1
+	ADDQ         $0x00000020, AX
+	SUBQ         $0x00000008, CX
+	JMP          exp_loop_3
+
+exp_tail_3:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        CX, CX
+	JZ           exp_done_3
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y1, Y3, Y1
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y1, Y3, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y1
+	VFNMADD231PS expconst<>+896(SB), Y3, Y1
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y1, Y3
+	VMULPS       Y1, Y1, Y5
+	VFMADD213PS  Y1, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y1
+	VANDPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+
+exp_tail1_3:
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_3
+
+exp_done_3:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 208(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
+
+lone_loop_1:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     lone_last_1
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    $0x00000000, 216(SP)
+
+lone_chunk_1:
+	MOVQ    216(SP), AX
+	CMPQ    AX, 208(SP)
+	JGE     lone_chunk_done_1
+	CMPQ    AX, 24(SP)
+	JGE     lone_noscores_1
+	MOVQ    24(SP), CX
+	SUBQ    AX, CX
+	MOVQ    $0x00000004, DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+	MOVQ    d+48(FP), DX
+	SHLQ    $0x02, DX
+	MOVQ    32(SP), BX
+	IMULQ   DX, BX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, BX
+	MOVQ    stride+96(FP), SI
+	MOVQ    200(SP), DX
+	LEAQ    (DX)(AX*4), DX
+	IMULQ   SI, AX
+	ADDQ    (SP), AX
+	MOVQ    AX, AX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_3:
+	CMPQ   CX, $0x08
+	JL     scores_by1_3
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   AX, R8
+	LEAQ   (AX)(SI*4), R9
+	MOVQ   BX, R10
+	SUBQ   AX, R10
+	MOVQ   184(SP), R11
+	ANDQ   $0xffffffc0, R11
+	ADDQ   AX, R11
+	CMPQ   R8, R11
+	JAE    scores_odd_5
+
+scores_pairs_5:
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+	VMOVUPS     32(R8)(R10*1), Y10
+	VFMADD231PS 32(R8), Y10, Y2
+	VFMADD231PS 32(R8)(SI*1), Y10, Y3
+	VFMADD231PS 32(R8)(SI*2), Y10, Y4
+	VFMADD231PS 32(R8)(DI*1), Y10, Y5
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_5
+
+scores_odd_5:
+	MOVQ        184(SP), R11
+	ADDQ        AX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_5
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+
+scores_half_5:
+	MOVQ AX, R8
+	LEAQ (AX)(SI*4), R9
+	MOVQ 184(SP), R11
+	ANDQ $0xffffffc0, R11
+	ADDQ AX, R11
+	CMPQ R8, R11
+	JAE  scores_odd_6
+
+scores_pairs_6:
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+	VMOVUPS     32(R8)(R10*1), Y10
+	VFMADD231PS 32(R9), Y10, Y6
+	VFMADD231PS 32(R9)(SI*1), Y10, Y7
+	VFMADD231PS 32(R9)(SI*2), Y10, Y8
+	VFMADD231PS 32(R9)(DI*1), Y10, Y9
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_6
+
+scores_odd_6:
+	MOVQ        184(SP), R11
+	ADDQ        AX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_6
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+
+scores_half_6:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, CX
+	LEAQ         (AX)(SI*8), AX
+	JMP          scores_by8_3
+
+scores_by1_3:
+	TESTQ  CX, CX
+	JZ     scores_done_5
+	VXORPS Y2, Y2, Y2
+	MOVQ   AX, R8
+	MOVQ   184(SP), R11
+	ADDQ   AX, R11
+	MOVQ   BX, R10
+	SUBQ   AX, R10
+
+scores_chunk1_3:
+	VMOVUPS      (R8)(R10*1), Y3
+	VFMADD231PS  (R8), Y3, Y2
+	ADDQ         $0x00000020, R8
+	CMPQ         R8, R11
+	JB           scores_chunk1_3
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (DX)
+	ADDQ         $0x04, DX
+	DECQ         CX
+	ADDQ         SI, AX
+	JMP          scores_by1_3
+
+scores_done_5:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+
+lone_noscores_1:
+	MOVQ    216(SP), AX
+	MOVQ    208(SP), CX
+	SUBQ    AX, CX
+	MOVQ    $0x00000004, DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+	MOVQ    d+48(FP), DX
+	SHLQ    $0x02, DX
+	MOVQ    32(SP), BX
+	IMULQ   DX, BX
+	MOVQ    o+0(FP), SI
+	ADDQ    SI, BX
+	MOVQ    stride+96(FP), DI
+	MOVQ    192(SP), SI
+	LEAQ    (SI)(AX*4), SI
+	IMULQ   DI, AX
+	ADDQ    8(SP), AX
+	XORQ    R8, R8
+
+pv_block_6:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000180
+	JL      pv_next_6
+	VMOVUPS (BX)(R8*1), Y0
+	VMOVUPS 32(BX)(R8*1), Y1
+	VMOVUPS 64(BX)(R8*1), Y2
+	VMOVUPS 96(BX)(R8*1), Y3
+	VMOVUPS 128(BX)(R8*1), Y4
+	VMOVUPS 160(BX)(R8*1), Y5
+	VMOVUPS 192(BX)(R8*1), Y6
+	VMOVUPS 224(BX)(R8*1), Y7
+	VMOVUPS 256(BX)(R8*1), Y8
+	VMOVUPS 288(BX)(R8*1), Y9
+	VMOVUPS 320(BX)(R8*1), Y10
+	VMOVUPS 352(BX)(R8*1), Y11
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+
+pv_single_6:
+	TESTQ        R11, R11
+	JZ           pv_merge_6
+	VBROADCASTSS (R9), Y12
+	VFMADD231PS  (R10), Y12, Y0
+	VFMADD231PS  32(R10), Y12, Y1
+	VFMADD231PS  64(R10), Y12, Y2
+	VFMADD231PS  96(R10), Y12, Y3
+	VFMADD231PS  128(R10), Y12, Y4
+	VFMADD231PS  160(R10), Y12, Y5
+	VFMADD231PS  192(R10), Y12, Y6
+	VFMADD231PS  224(R10), Y12, Y7
+	VFMADD231PS  256(R10), Y12, Y8
+	VFMADD231PS  288(R10), Y12, Y9
+	VFMADD231PS  320(R10), Y12, Y10
+	VFMADD231PS  352(R10), Y12, Y11
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_6
+
+pv_merge_6:
+	VMOVUPS Y0, (BX)(R8*1)
+	VMOVUPS Y1, 32(BX)(R8*1)
+	VMOVUPS Y2, 64(BX)(R8*1)
+	VMOVUPS Y3, 96(BX)(R8*1)
+	VMOVUPS Y4, 128(BX)(R8*1)
+	VMOVUPS Y5, 160(BX)(R8*1)
+	VMOVUPS Y6, 192(BX)(R8*1)
+	VMOVUPS Y7, 224(BX)(R8*1)
+	VMOVUPS Y8, 256(BX)(R8*1)
+	VMOVUPS Y9, 288(BX)(R8*1)
+	VMOVUPS Y10, 320(BX)(R8*1)
+	VMOVUPS Y11, 352(BX)(R8*1)
+	ADDQ    $0x00000180, R8
+	JMP     pv_block_6
+
+pv_next_6:
+pv_block_7:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_7
+	VMOVUPS (BX)(R8*1), Y0
+	VMOVUPS 32(BX)(R8*1), Y1
+	VMOVUPS 64(BX)(R8*1), Y2
+	VMOVUPS 96(BX)(R8*1), Y3
+	VMOVUPS 128(BX)(R8*1), Y4
+	VMOVUPS 160(BX)(R8*1), Y5
+	VMOVUPS 192(BX)(R8*1), Y6
+	VMOVUPS 224(BX)(R8*1), Y7
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+
+pv_single_7:
+	TESTQ        R11, R11
+	JZ           pv_merge_7
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	VFMADD231PS  64(R10), Y8, Y2
+	VFMADD231PS  96(R10), Y8, Y3
+	VFMADD231PS  128(R10), Y8, Y4
+	VFMADD231PS  160(R10), Y8, Y5
+	VFMADD231PS  192(R10), Y8, Y6
+	VFMADD231PS  224(R10), Y8, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_7
+
+pv_merge_7:
+	VMOVUPS Y0, (BX)(R8*1)
+	VMOVUPS Y1, 32(BX)(R8*1)
+	VMOVUPS Y2, 64(BX)(R8*1)
+	VMOVUPS Y3, 96(BX)(R8*1)
+	VMOVUPS Y4, 128(BX)(R8*1)
+	VMOVUPS Y5, 160(BX)(R8*1)
+	VMOVUPS Y6, 192(BX)(R8*1)
+	VMOVUPS Y7, 224(BX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_7
+
+pv_next_7:
+pv_block_8:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_8
+	VMOVUPS (BX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(BX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(BX)(R8*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(BX)(R8*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_8
+
+pv_pair_8:
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  96(R10), Y8, Y6
+	VFMADD231PS  (R10)(DI*1), Y9, Y1
+	VFMADD231PS  32(R10)(DI*1), Y9, Y3
+	VFMADD231PS  64(R10)(DI*1), Y9, Y5
+	VFMADD231PS  96(R10)(DI*1), Y9, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_8
+
+pv_single_8:
+	TESTQ        R11, R11
+	JZ           pv_merge_8
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  96(R10), Y8, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_8
+
+pv_merge_8:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (BX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(BX)(R8*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(BX)(R8*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(BX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_8
+
+pv_next_8:
+pv_block_9:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_9
+	VMOVUPS (BX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(BX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_9
+
+pv_pair_9:
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y5
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  32(R10), Y4, Y2
+	VFMADD231PS  (R10)(DI*1), Y5, Y1
+	VFMADD231PS  32(R10)(DI*1), Y5, Y3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_9
+
+pv_single_9:
+	TESTQ        R11, R11
+	JZ           pv_merge_9
+	VBROADCASTSS (R9), Y4
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  32(R10), Y4, Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_9
+
+pv_merge_9:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (BX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(BX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_9
+
+pv_next_9:
+pv_block_10:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
+	JL      pv_next_10
+	VMOVUPS (BX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_10
+
+pv_pair_10:
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y3
+	VFMADD231PS  (R10), Y2, Y0
+	VFMADD231PS  (R10)(DI*1), Y3, Y1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_10
+
+pv_single_10:
+	TESTQ        R11, R11
+	JZ           pv_merge_10
+	VBROADCASTSS (R9), Y2
+	VFMADD231PS  (R10), Y2, Y0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_10
+
+pv_merge_10:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (BX)(R8*1)
+	ADDQ    $0x00000020, R8
+	JMP     pv_block_10
+
+pv_next_10:
+	ADDQ $0x00000004, 216(SP)
+	JMP  lone_chunk_1
+
+lone_chunk_done_1:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_5
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y0, Y3, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y0
+	VFNMADD231PS expconst<>+896(SB), Y3, Y0
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y0, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y0, Y3
+	VMULPS       Y0, Y0, Y5
+	VFMADD213PS  Y0, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y0
+	VANDPS       Y2, Y0, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_6:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_6
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_5:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         200(SP), AX
+	MOVQ         24(SP), CX
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, CX
+
+exp_loop_4:
+	CMPQ         CX, $0x00000008
+	JL           exp_tail_4
+	VMOVUPS      (AX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
+	VMOVUPS      expconst<>+640(SB), Y4
+	VMAXPS       Y2, Y4, Y2
+	VMOVUPS      expconst<>+768(SB), Y4
+	VMINPS       Y2, Y4, Y2
+	VMULPS       expconst<>+128(SB), Y2, Y4
+	VCVTPS2DQ    Y4, Y5
+	VCVTDQ2PS    Y5, Y4
+	VFNMADD231PS expconst<>+832(SB), Y4, Y2
+	VFNMADD231PS expconst<>+896(SB), Y4, Y2
+	VMOVUPS      expconst<>+960(SB), Y4
+	VFMADD213PS  expconst<>+1024(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1088(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1152(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1216(SB), Y2, Y4
+	VFMADD213PS  expconst<>+1280(SB), Y2, Y4
+	VMULPS       Y2, Y2, Y6
+	VFMADD213PS  Y2, Y6, Y4
+	VADDPS       expconst<>+64(SB), Y4, Y4
+	VPADDD       expconst<>+192(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y4, Y2
+	VANDPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VADDPS       Y2, Y1, Y1
+	ADDQ         $0x00000020, AX
+	SUBQ         $0x00000008, CX
+	JMP          exp_loop_4
+
+exp_tail_4:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        CX, CX
+	JZ           exp_done_4
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
+	VMOVUPS      expconst<>+640(SB), Y3
+	VMAXPS       Y1, Y3, Y1
+	VMOVUPS      expconst<>+768(SB), Y3
+	VMINPS       Y1, Y3, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y3
+	VCVTPS2DQ    Y3, Y4
+	VCVTDQ2PS    Y4, Y3
+	VFNMADD231PS expconst<>+832(SB), Y3, Y1
+	VFNMADD231PS expconst<>+896(SB), Y3, Y1
+	VMOVUPS      expconst<>+960(SB), Y3
+	VFMADD213PS  expconst<>+1024(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1088(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1152(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1216(SB), Y1, Y3
+	VFMADD213PS  expconst<>+1280(SB), Y1, Y3
+	VMULPS       Y1, Y1, Y5
+	VFMADD213PS  Y1, Y5, Y3
+	VADDPS       expconst<>+64(SB), Y3, Y3
+	VPADDD       expconst<>+192(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y3, Y1
+	VANDPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+
+exp_tail1_4:
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_4
+
+exp_done_4:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   208(SP), AX
+	IMULQ  AX, CX
+	ADDQ   CX, 8(SP)
+	MOVQ   192(SP), AX
+	MOVQ   200(SP), CX
+	MOVQ   CX, 192(SP)
+	MOVQ   AX, 200(SP)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 208(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
+	JMP    lone_loop_1
+
+lone_last_1:
+	XORQ  AX, AX
+	MOVQ  208(SP), CX
+	MOVQ  d+48(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  32(SP), BX
+	IMULQ DX, BX
+	MOVQ  o+0(FP), SI
+	ADDQ  SI, BX
+	MOVQ  stride+96(FP), DI
+	MOVQ  192(SP), SI
+	LEAQ  (SI)(AX*4), SI
+	IMULQ DI, AX
+	ADDQ  8(SP), AX
+	XORQ  R8, R8
+
+pv_block_11:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000180
+	JL      pv_next_11
+	VMOVUPS (BX)(R8*1), Y0
+	VMOVUPS 32(BX)(R8*1), Y1
+	VMOVUPS 64(BX)(R8*1), Y2
+	VMOVUPS 96(BX)(R8*1), Y3
+	VMOVUPS 128(BX)(R8*1), Y4
+	VMOVUPS 160(BX)(R8*1), Y5
+	VMOVUPS 192(BX)(R8*1), Y6
+	VMOVUPS 224(BX)(R8*1), Y7
+	VMOVUPS 256(BX)(R8*1), Y8
+	VMOVUPS 288(BX)(R8*1), Y9
+	VMOVUPS 320(BX)(R8*1), Y10
+	VMOVUPS 352(BX)(R8*1), Y11
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+
+pv_single_11:
+	TESTQ        R11, R11
+	JZ           pv_merge_11
+	VBROADCASTSS (R9), Y12
+	VFMADD231PS  (R10), Y12, Y0
+	VFMADD231PS  32(R10), Y12, Y1
+	VFMADD231PS  64(R10), Y12, Y2
+	VFMADD231PS  96(R10), Y12, Y3
+	VFMADD231PS  128(R10), Y12, Y4
+	VFMADD231PS  160(R10), Y12, Y5
+	VFMADD231PS  192(R10), Y12, Y6
+	VFMADD231PS  224(R10), Y12, Y7
+	VFMADD231PS  256(R10), Y12, Y8
+	VFMADD231PS  288(R10), Y12, Y9
+	VFMADD231PS  320(R10), Y12, Y10
+	VFMADD231PS  352(R10), Y12, Y11
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_11
+
+pv_merge_11:
+	VMOVUPS Y0, (BX)(R8*1)
+	VMOVUPS Y1, 32(BX)(R8*1)
+	VMOVUPS Y2, 64(BX)(R8*1)
+	VMOVUPS Y3, 96(BX)(R8*1)
+	VMOVUPS Y4, 128(BX)(R8*1)
+	VMOVUPS Y5, 160(BX)(R8*1)
+	VMOVUPS Y6, 192(BX)(R8*1)
+	VMOVUPS Y7, 224(BX)(R8*1)
+	VMOVUPS Y8, 256(BX)(R8*1)
+	VMOVUPS Y9, 288(BX)(R8*1)
+	VMOVUPS Y10, 320(BX)(R8*1)
+	VMOVUPS Y11, 352(BX)(R8*1)
+	ADDQ    $0x00000180, R8
+	JMP     pv_block_11
+
+pv_next_11:
+pv_block_12:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_12
+	VMOVUPS (BX)(R8*1), Y0
+	VMOVUPS 32(BX)(R8*1), Y1
+	VMOVUPS 64(BX)(R8*1), Y2
+	VMOVUPS 96(BX)(R8*1), Y3
+	VMOVUPS 128(BX)(R8*1), Y4
+	VMOVUPS 160(BX)(R8*1), Y5
+	VMOVUPS 192(BX)(R8*1), Y6
+	VMOVUPS 224(BX)(R8*1), Y7
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+
+pv_single_12:
+	TESTQ        R11, R11
+	JZ           pv_merge_12
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	VFMADD231PS  64(R10), Y8, Y2
+	VFMADD231PS  96(R10), Y8, Y3
+	VFMADD231PS  128(R10), Y8, Y4
+	VFMADD231PS  160(R10), Y8, Y5
+	VFMADD231PS  192(R10), Y8, Y6
+	VFMADD231PS  224(R10), Y8, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_12
+
+pv_merge_12:
+	VMOVUPS Y0, (BX)(R8*1)
+	VMOVUPS Y1, 32(BX)(R8*1)
+	VMOVUPS Y2, 64(BX)(R8*1)
+	VMOVUPS Y3, 96(BX)(R8*1)
+	VMOVUPS Y4, 128(BX)(R8*1)
+	VMOVUPS Y5, 160(BX)(R8*1)
+	VMOVUPS Y6, 192(BX)(R8*1)
+	VMOVUPS Y7, 224(BX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_12
+
+pv_next_12:
+pv_block_13:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_13
+	VMOVUPS (BX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(BX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(BX)(R8*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(BX)(R8*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_13
+
+pv_pair_13:
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  96(R10), Y8, Y6
+	VFMADD231PS  (R10)(DI*1), Y9, Y1
+	VFMADD231PS  32(R10)(DI*1), Y9, Y3
+	VFMADD231PS  64(R10)(DI*1), Y9, Y5
+	VFMADD231PS  96(R10)(DI*1), Y9, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_13
+
+pv_single_13:
+	TESTQ        R11, R11
+	JZ           pv_merge_13
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  96(R10), Y8, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_13
+
+pv_merge_13:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (BX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(BX)(R8*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(BX)(R8*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(BX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_13
+
+pv_next_13:
+pv_block_14:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_14
+	VMOVUPS (BX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(BX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_14
+
+pv_pair_14:
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y5
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  32(R10), Y4, Y2
+	VFMADD231PS  (R10)(DI*1), Y5, Y1
+	VFMADD231PS  32(R10)(DI*1), Y5, Y3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_14
+
+pv_single_14:
+	TESTQ        R11, R11
+	JZ           pv_merge_14
+	VBROADCASTSS (R9), Y4
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  32(R10), Y4, Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_14
+
+pv_merge_14:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (BX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(BX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_14
+
+pv_next_14:
+pv_block_15:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
+	JL      pv_next_15
+	VMOVUPS (BX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_15
+
+pv_pair_15:
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y3
+	VFMADD231PS  (R10), Y2, Y0
+	VFMADD231PS  (R10)(DI*1), Y3, Y1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_15
+
+pv_single_15:
+	TESTQ        R11, R11
+	JZ           pv_merge_15
+	VBROADCASTSS (R9), Y2
+	VFMADD231PS  (R10), Y2, Y0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_15
+
+pv_merge_15:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (BX)(R8*1)
+	ADDQ    $0x00000020, R8
+	JMP     pv_block_15
+
+pv_next_15:
+	JMP finish_1
+
 // func naiveDecodeExactAVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·naiveDecodeExactAVX2(SB), NOSPLIT, $8-80
@@ -1890,9 +3168,9 @@ TEXT ·naiveDecodeExactAVX2(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_2:
+scores_by8_4:
 	CMPQ   R8, $0x08
-	JL     scores_by1_2
+	JL     scores_by1_4
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -1909,9 +3187,9 @@ scores_by8_2:
 	ANDQ   $0xffffffc0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
-	JAE    scores_odd_3
+	JAE    scores_odd_7
 
-scores_pairs_3:
+scores_pairs_7:
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R11), Y10, Y2
 	VFMADD231PS (R11)(DI*1), Y10, Y3
@@ -1925,29 +3203,29 @@ scores_pairs_3:
 	ADDQ        $0x00000040, R11
 	ADDQ        $0x00000040, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_3
+	JB          scores_pairs_7
 
-scores_odd_3:
+scores_odd_7:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_3
+	JAE         scores_half_7
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R11), Y10, Y2
 	VFMADD231PS (R11)(DI*1), Y10, Y3
 	VFMADD231PS (R11)(DI*2), Y10, Y4
 	VFMADD231PS (R11)(R10*1), Y10, Y5
 
-scores_half_3:
+scores_half_7:
 	MOVQ DX, R11
 	LEAQ (DX)(DI*4), R12
 	MOVQ (SP), R14
 	ANDQ $0xffffffc0, R14
 	ADDQ DX, R14
 	CMPQ R11, R14
-	JAE  scores_odd_4
+	JAE  scores_odd_8
 
-scores_pairs_4:
+scores_pairs_8:
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R12), Y10, Y6
 	VFMADD231PS (R12)(DI*1), Y10, Y7
@@ -1961,20 +3239,20 @@ scores_pairs_4:
 	ADDQ        $0x00000040, R11
 	ADDQ        $0x00000040, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_4
+	JB          scores_pairs_8
 
-scores_odd_4:
+scores_odd_8:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_4
+	JAE         scores_half_8
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R12), Y10, Y6
 	VFMADD231PS (R12)(DI*1), Y10, Y7
 	VFMADD231PS (R12)(DI*2), Y10, Y8
 	VFMADD231PS (R12)(R10*1), Y10, Y9
 
-scores_half_4:
+scores_half_8:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -1991,11 +3269,11 @@ scores_half_4:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_2
+	JMP          scores_by8_4
 
-scores_by1_2:
+scores_by1_4:
 	TESTQ  R8, R8
-	JZ     scores_done_4
+	JZ     scores_done_6
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -2003,12 +3281,12 @@ scores_by1_2:
 	MOVQ   CX, R13
 	SUBQ   DX, R13
 
-scores_chunk1_2:
+scores_chunk1_4:
 	VMOVUPS      (R11)(R13*1), Y3
 	VFMADD231PS  (R11), Y3, Y2
 	ADDQ         $0x00000020, R11
 	CMPQ         R11, R14
-	JB           scores_chunk1_2
+	JB           scores_chunk1_4
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -2021,9 +3299,9 @@ scores_chunk1_2:
 	ADDQ         $0x04, R9
 	DECQ         R8
 	ADDQ         DI, DX
-	JMP          scores_by1_2
+	JMP          scores_by1_4
 
-scores_done_4:
+scores_done_6:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -2036,9 +3314,9 @@ scores_done_4:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
-exp_loop_3:
+exp_loop_5:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_3
+	JL           exp_tail_5
 	VMOVUPS      (CX), Y3
 	VSUBPS       Y0, Y3, Y3
 	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y4
@@ -2068,9 +3346,9 @@ exp_loop_3:
 	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_3
+	JMP          exp_loop_5
 
-exp_tail_3:
+exp_tail_5:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
 	VMOVHLPS     X3, X3, X1
@@ -2078,7 +3356,7 @@ exp_tail_3:
 	VMOVSHDUP    X3, X1
 	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
-	JZ           exp_done_3
+	JZ           exp_done_5
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -2106,13 +3384,13 @@ exp_tail_3:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (CX)
 
-exp_tail1_3:
+exp_tail1_5:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_3
+	JNZ    exp_tail1_5
 
-exp_done_3:
+exp_done_5:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X3, 4(CX)
@@ -2150,11 +3428,11 @@ zero_loop_2:
 	JNZ     zero_loop_2
 	XORQ    R8, R8
 
-pv_block_6:
+pv_block_16:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_6
+	JL      pv_next_16
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -2167,9 +3445,9 @@ pv_block_6:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 
-pv_single_6:
+pv_single_16:
 	TESTQ        R11, R11
-	JZ           pv_merge_6
+	JZ           pv_merge_16
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y1
@@ -2182,9 +3460,9 @@ pv_single_6:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_6
+	JMP          pv_single_16
 
-pv_merge_6:
+pv_merge_16:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -2194,14 +3472,14 @@ pv_merge_6:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_6
+	JMP     pv_block_16
 
-pv_next_6:
-pv_block_7:
+pv_next_16:
+pv_block_17:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_7
+	JL      pv_next_17
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -2214,9 +3492,9 @@ pv_block_7:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_7
+	JL      pv_single_17
 
-pv_pair_7:
+pv_pair_17:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VFMADD231PS  (R10), Y8, Y0
@@ -2231,11 +3509,11 @@ pv_pair_7:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_7
+	JGE          pv_pair_17
 
-pv_single_7:
+pv_single_17:
 	TESTQ        R11, R11
-	JZ           pv_merge_7
+	JZ           pv_merge_17
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y2
@@ -2244,9 +3522,9 @@ pv_single_7:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_7
+	JMP          pv_single_17
 
-pv_merge_7:
+pv_merge_17:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -2256,14 +3534,14 @@ pv_merge_7:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_7
+	JMP     pv_block_17
 
-pv_next_7:
-pv_block_8:
+pv_next_17:
+pv_block_18:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_8
+	JL      pv_next_18
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -2272,9 +3550,9 @@ pv_block_8:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_8
+	JL      pv_single_18
 
-pv_pair_8:
+pv_pair_18:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VFMADD231PS  (R10), Y4, Y0
@@ -2285,42 +3563,42 @@ pv_pair_8:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_8
+	JGE          pv_pair_18
 
-pv_single_8:
+pv_single_18:
 	TESTQ        R11, R11
-	JZ           pv_merge_8
+	JZ           pv_merge_18
 	VBROADCASTSS (R9), Y4
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_8
+	JMP          pv_single_18
 
-pv_merge_8:
+pv_merge_18:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_8
+	JMP     pv_block_18
 
-pv_next_8:
-pv_block_9:
+pv_next_18:
+pv_block_19:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_9
+	JL      pv_next_19
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_9
+	JL      pv_single_19
 
-pv_pair_9:
+pv_pair_19:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VFMADD231PS  (R10), Y2, Y0
@@ -2329,31 +3607,31 @@ pv_pair_9:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_9
+	JGE          pv_pair_19
 
-pv_single_9:
+pv_single_19:
 	TESTQ        R11, R11
-	JZ           pv_merge_9
+	JZ           pv_merge_19
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_9
+	JMP          pv_single_19
 
-pv_merge_9:
+pv_merge_19:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_9
+	JMP     pv_block_19
 
-pv_next_9:
+pv_next_19:
 	VZEROUPPER
 	RET
 
 // func flashDecodeFastAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $224-104
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
@@ -2398,6 +3676,9 @@ init_done_2:
 	MOVQ AX, 8(SP)
 	MOVQ n+40(FP), AX
 	MOVQ AX, 16(SP)
+	MOVQ ng+16(FP), AX
+	CMPQ AX, $0x01
+	JEQ  lone_2
 
 tile_2:
 	MOVQ    16(SP), AX
@@ -2433,7 +3714,7 @@ scores_3:
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_5
+	JGE     scores_done_7
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -2688,12 +3969,12 @@ scores2_done_2:
 	ADDQ      $0x00000002, 32(SP)
 	JMP       scores_3
 
-scores_done_5:
+scores_done_7:
 scores_4:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_6
+	JGE     scores_done_8
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -2714,9 +3995,9 @@ scores_4:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_3:
+scores_by8_5:
 	CMPQ   BX, $0x08
-	JL     scores_by1_3
+	JL     scores_by1_5
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -2733,9 +4014,9 @@ scores_by8_3:
 	ANDQ   $0xffffffc0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
-	JAE    scores_odd_5
+	JAE    scores_odd_9
 
-scores_pairs_5:
+scores_pairs_9:
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R10), Y10, Y2
 	VFMADD231PS (R10)(SI*1), Y10, Y3
@@ -2761,29 +4042,29 @@ pf_skip_21:
 	ADDQ        $0x00000040, R10
 	ADDQ        $0x00000040, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_5
+	JB          scores_pairs_9
 
-scores_odd_5:
+scores_odd_9:
 	MOVQ        184(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
-	JAE         scores_half_5
+	JAE         scores_half_9
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R10), Y10, Y2
 	VFMADD231PS (R10)(SI*1), Y10, Y3
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 
-scores_half_5:
+scores_half_9:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
 	MOVQ 184(SP), R13
 	ANDQ $0xffffffc0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
-	JAE  scores_odd_6
+	JAE  scores_odd_10
 
-scores_pairs_6:
+scores_pairs_10:
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R11), Y10, Y6
 	VFMADD231PS (R11)(SI*1), Y10, Y7
@@ -2809,20 +4090,20 @@ pf_skip_22:
 	ADDQ        $0x00000040, R10
 	ADDQ        $0x00000040, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_6
+	JB          scores_pairs_10
 
-scores_odd_6:
+scores_odd_10:
 	MOVQ        184(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
-	JAE         scores_half_6
+	JAE         scores_half_10
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R11), Y10, Y6
 	VFMADD231PS (R11)(SI*1), Y10, Y7
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 
-scores_half_6:
+scores_half_10:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -2839,11 +4120,11 @@ scores_half_6:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_3
+	JMP          scores_by8_5
 
-scores_by1_3:
+scores_by1_5:
 	TESTQ  BX, BX
-	JZ     scores_done_7
+	JZ     scores_done_9
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   184(SP), R13
@@ -2851,12 +4132,12 @@ scores_by1_3:
 	MOVQ   CX, R12
 	SUBQ   DX, R12
 
-scores_chunk1_3:
+scores_chunk1_5:
 	VMOVUPS      (R10)(R12*1), Y3
 	VFMADD231PS  (R10), Y3, Y2
 	ADDQ         $0x00000020, R10
 	CMPQ         R10, R13
-	JB           scores_chunk1_3
+	JB           scores_chunk1_5
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -2869,9 +4150,9 @@ scores_chunk1_3:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_3
+	JMP          scores_by1_5
 
-scores_done_7:
+scores_done_9:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -2890,7 +4171,7 @@ scores_done_7:
 	ADDQ         $0x00000001, 32(SP)
 	JMP          scores_4
 
-scores_done_6:
+scores_done_8:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_3:
@@ -2899,280 +4180,6 @@ softmax_3:
 	MOVQ         ng+16(FP), CX
 	CMPQ         AX, CX
 	JGE          softmax_done_3
-	MOVQ         state+72(FP), AX
-	MOVQ         32(SP), CX
-	VMOVSS       (AX)(CX*4), X0
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMAXSS       (AX)(CX*4), X0, X1
-	VUCOMISS     X0, X1
-	JEQ          no_rescale_4
-	VSUBSS       X1, X0, X0
-	VBROADCASTSS X0, Y0
-	VMOVUPS      expconst<>+256(SB), Y2
-	VMAXPS       Y0, Y2, Y0
-	VMOVUPS      expconst<>+320(SB), Y2
-	VMINPS       Y0, Y2, Y0
-	VMULPS       expconst<>+128(SB), Y0, Y0
-	VCVTPS2DQ    Y0, Y2
-	VCVTDQ2PS    Y2, Y3
-	VSUBPS       Y3, Y0, Y0
-	VMOVUPS      expconst<>+576(SB), Y3
-	VFMADD213PS  expconst<>+512(SB), Y0, Y3
-	VFMADD213PS  expconst<>+448(SB), Y0, Y3
-	VFMADD213PS  expconst<>+384(SB), Y0, Y3
-	VFMADD213PS  expconst<>+64(SB), Y0, Y3
-	VPADDD       expconst<>+192(SB), Y2, Y2
-	VPSLLD       $0x17, Y2, Y2
-	VMULPS       Y2, Y3, Y0
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMULSS       (AX)(CX*4), X0, X2
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMOVSS       X2, (AX)(CX*4)
-	MOVQ         d+48(FP), AX
-	SHLQ         $0x02, AX
-	MOVQ         32(SP), CX
-	IMULQ        AX, CX
-	MOVQ         o+0(FP), DX
-	ADDQ         DX, CX
-	MOVQ         AX, AX
-
-scale_loop_5:
-	VMULPS  (CX), Y0, Y2
-	VMOVUPS Y2, (CX)
-	ADDQ    $0x00000020, CX
-	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_5
-	MOVQ    state+72(FP), AX
-	MOVQ    32(SP), CX
-	VMOVSS  X1, (AX)(CX*4)
-
-no_rescale_4:
-	MOVQ         state+72(FP), AX
-	MOVQ         32(SP), CX
-	VMOVSS       4(AX)(CX*4), X0
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMAXSS       4(AX)(CX*4), X0, X1
-	VUCOMISS     X0, X1
-	JEQ          no_rescale_5
-	VSUBSS       X1, X0, X0
-	VBROADCASTSS X0, Y0
-	VMOVUPS      expconst<>+256(SB), Y2
-	VMAXPS       Y0, Y2, Y0
-	VMOVUPS      expconst<>+320(SB), Y2
-	VMINPS       Y0, Y2, Y0
-	VMULPS       expconst<>+128(SB), Y0, Y0
-	VCVTPS2DQ    Y0, Y2
-	VCVTDQ2PS    Y2, Y3
-	VSUBPS       Y3, Y0, Y0
-	VMOVUPS      expconst<>+576(SB), Y3
-	VFMADD213PS  expconst<>+512(SB), Y0, Y3
-	VFMADD213PS  expconst<>+448(SB), Y0, Y3
-	VFMADD213PS  expconst<>+384(SB), Y0, Y3
-	VFMADD213PS  expconst<>+64(SB), Y0, Y3
-	VPADDD       expconst<>+192(SB), Y2, Y2
-	VPSLLD       $0x17, Y2, Y2
-	VMULPS       Y2, Y3, Y0
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMULSS       4(AX)(CX*4), X0, X2
-	MOVQ         state+72(FP), AX
-	MOVQ         ng+16(FP), CX
-	LEAQ         (AX)(CX*4), AX
-	MOVQ         32(SP), CX
-	VMOVSS       X2, 4(AX)(CX*4)
-	MOVQ         d+48(FP), AX
-	SHLQ         $0x02, AX
-	MOVQ         32(SP), CX
-	IMULQ        AX, CX
-	MOVQ         o+0(FP), DX
-	ADDQ         DX, CX
-	ADDQ         AX, CX
-	MOVQ         AX, AX
-
-scale_loop_6:
-	VMULPS  (CX), Y0, Y2
-	VMOVUPS Y2, (CX)
-	ADDQ    $0x00000020, CX
-	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_6
-	MOVQ    state+72(FP), AX
-	MOVQ    32(SP), CX
-	VMOVSS  X1, 4(AX)(CX*4)
-
-no_rescale_5:
-	MOVQ         state+72(FP), AX
-	MOVQ         32(SP), CX
-	VBROADCASTSS (AX)(CX*4), Y0
-	MOVQ         state+72(FP), AX
-	MOVQ         32(SP), CX
-	VBROADCASTSS 4(AX)(CX*4), Y1
-	MOVQ         tileStride+88(FP), AX
-	IMULQ        32(SP), AX
-	MOVQ         tiles+80(FP), CX
-	ADDQ         CX, AX
-	MOVQ         AX, CX
-	ADDQ         tileStride+88(FP), CX
-	MOVQ         24(SP), DX
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
-	MOVQ         CX, CX
-
-exp_loop_4:
-	CMPQ        DX, $0x00000008
-	JL          exp_tail_4
-	VMOVUPS     (AX), Y4
-	VMOVUPS     (CX), Y5
-	VSUBPS      Y0, Y4, Y4
-	VSUBPS      Y1, Y5, Y5
-	VMOVUPS     expconst<>+256(SB), Y6
-	VMAXPS      Y4, Y6, Y4
-	VMOVUPS     expconst<>+320(SB), Y6
-	VMINPS      Y4, Y6, Y4
-	VMULPS      expconst<>+128(SB), Y4, Y4
-	VCVTPS2DQ   Y4, Y6
-	VCVTDQ2PS   Y6, Y7
-	VSUBPS      Y7, Y4, Y4
-	VMOVUPS     expconst<>+576(SB), Y7
-	VFMADD213PS expconst<>+512(SB), Y4, Y7
-	VFMADD213PS expconst<>+448(SB), Y4, Y7
-	VFMADD213PS expconst<>+384(SB), Y4, Y7
-	VFMADD213PS expconst<>+64(SB), Y4, Y7
-	VPADDD      expconst<>+192(SB), Y6, Y6
-	VPSLLD      $0x17, Y6, Y6
-	VMULPS      Y6, Y7, Y4
-	VMOVUPS     expconst<>+256(SB), Y6
-	VMAXPS      Y5, Y6, Y5
-	VMOVUPS     expconst<>+320(SB), Y6
-	VMINPS      Y5, Y6, Y5
-	VMULPS      expconst<>+128(SB), Y5, Y5
-	VCVTPS2DQ   Y5, Y6
-	VCVTDQ2PS   Y6, Y7
-	VSUBPS      Y7, Y5, Y5
-	VMOVUPS     expconst<>+576(SB), Y7
-	VFMADD213PS expconst<>+512(SB), Y5, Y7
-	VFMADD213PS expconst<>+448(SB), Y5, Y7
-	VFMADD213PS expconst<>+384(SB), Y5, Y7
-	VFMADD213PS expconst<>+64(SB), Y5, Y7
-	VPADDD      expconst<>+192(SB), Y6, Y6
-	VPSLLD      $0x17, Y6, Y6
-	VMULPS      Y6, Y7, Y5
-	VMOVUPS     Y4, (AX)
-	VMOVUPS     Y5, (CX)
-	VADDPS      Y4, Y2, Y2
-	VADDPS      Y5, Y3, Y3
-	ADDQ        $0x00000020, AX
-	ADDQ        $0x00000020, CX
-	SUBQ        $0x00000008, DX
-	JMP         exp_loop_4
-
-exp_tail_4:
-	VEXTRACTF128 $0x01, Y2, X4
-	VADDPS       X2, X4, X4
-	VMOVHLPS     X4, X4, X2
-	VADDPS       X2, X4, X4
-	VMOVSHDUP    X4, X2
-	VADDPS       X2, X4, X4
-	VEXTRACTF128 $0x01, Y3, X2
-	VADDPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VADDPS       X3, X2, X2
-	VMOVSHDUP    X2, X3
-	VADDPS       X3, X2, X2
-	TESTQ        DX, DX
-	JZ           exp_done_4
-	VMOVUPS      (AX), Y3
-	VMOVUPS      (CX), Y5
-	VSUBPS       Y0, Y3, Y3
-	VSUBPS       Y1, Y5, Y5
-	VMOVUPS      expconst<>+256(SB), Y0
-	VMAXPS       Y3, Y0, Y3
-	VMOVUPS      expconst<>+320(SB), Y0
-	VMINPS       Y3, Y0, Y3
-	VMULPS       expconst<>+128(SB), Y3, Y3
-	VCVTPS2DQ    Y3, Y0
-	VCVTDQ2PS    Y0, Y1
-	VSUBPS       Y1, Y3, Y3
-	VMOVUPS      expconst<>+576(SB), Y1
-	VFMADD213PS  expconst<>+512(SB), Y3, Y1
-	VFMADD213PS  expconst<>+448(SB), Y3, Y1
-	VFMADD213PS  expconst<>+384(SB), Y3, Y1
-	VFMADD213PS  expconst<>+64(SB), Y3, Y1
-	VPADDD       expconst<>+192(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y1, Y3
-	VMOVUPS      expconst<>+256(SB), Y0
-	VMAXPS       Y5, Y0, Y5
-	VMOVUPS      expconst<>+320(SB), Y0
-	VMINPS       Y5, Y0, Y5
-	VMULPS       expconst<>+128(SB), Y5, Y5
-	VCVTPS2DQ    Y5, Y0
-	VCVTDQ2PS    Y0, Y1
-	VSUBPS       Y1, Y5, Y5
-	VMOVUPS      expconst<>+576(SB), Y1
-	VFMADD213PS  expconst<>+512(SB), Y5, Y1
-	VFMADD213PS  expconst<>+448(SB), Y5, Y1
-	VFMADD213PS  expconst<>+384(SB), Y5, Y1
-	VFMADD213PS  expconst<>+64(SB), Y5, Y1
-	VPADDD       expconst<>+192(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y1, Y5
-	VMOVUPS      Y3, (AX)
-	VMOVUPS      Y5, (CX)
-
-exp_tail1_4:
-	VADDSS (AX), X4, X4
-	VADDSS (CX), X2, X2
-	ADDQ   $0x04, AX
-	ADDQ   $0x04, CX
-	DECQ   DX
-	JNZ    exp_tail1_4
-
-exp_done_4:
-	MOVQ   state+72(FP), AX
-	MOVQ   ng+16(FP), CX
-	LEAQ   (AX)(CX*4), AX
-	MOVQ   32(SP), CX
-	VADDSS (AX)(CX*4), X4, X4
-	MOVQ   state+72(FP), AX
-	MOVQ   ng+16(FP), CX
-	LEAQ   (AX)(CX*4), AX
-	MOVQ   32(SP), CX
-	VMOVSS X4, (AX)(CX*4)
-	MOVQ   state+72(FP), AX
-	MOVQ   ng+16(FP), CX
-	LEAQ   (AX)(CX*4), AX
-	MOVQ   32(SP), CX
-	VADDSS 4(AX)(CX*4), X2, X2
-	MOVQ   state+72(FP), AX
-	MOVQ   ng+16(FP), CX
-	LEAQ   (AX)(CX*4), AX
-	MOVQ   32(SP), CX
-	VMOVSS X2, 4(AX)(CX*4)
-	ADDQ   $0x00000002, 32(SP)
-	JMP    softmax_3
-
-softmax_done_3:
-softmax_4:
-	MOVQ         32(SP), AX
-	MOVQ         ng+16(FP), CX
-	CMPQ         AX, CX
-	JGE          softmax_done_4
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -3233,6 +4240,280 @@ scale_loop_7:
 no_rescale_6:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
+	VMOVSS       4(AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       4(AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_7
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       4(AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, 4(AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	ADDQ         AX, CX
+	MOVQ         AX, AX
+
+scale_loop_8:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_8
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, 4(AX)(CX*4)
+
+no_rescale_7:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS 4(AX)(CX*4), Y1
+	MOVQ         tileStride+88(FP), AX
+	IMULQ        32(SP), AX
+	MOVQ         tiles+80(FP), CX
+	ADDQ         CX, AX
+	MOVQ         AX, CX
+	ADDQ         tileStride+88(FP), CX
+	MOVQ         24(SP), DX
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         CX, CX
+
+exp_loop_6:
+	CMPQ        DX, $0x00000008
+	JL          exp_tail_6
+	VMOVUPS     (AX), Y4
+	VMOVUPS     (CX), Y5
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y5, Y5
+	VMOVUPS     expconst<>+256(SB), Y6
+	VMAXPS      Y4, Y6, Y4
+	VMOVUPS     expconst<>+320(SB), Y6
+	VMINPS      Y4, Y6, Y4
+	VMULPS      expconst<>+128(SB), Y4, Y4
+	VCVTPS2DQ   Y4, Y6
+	VCVTDQ2PS   Y6, Y7
+	VSUBPS      Y7, Y4, Y4
+	VMOVUPS     expconst<>+576(SB), Y7
+	VFMADD213PS expconst<>+512(SB), Y4, Y7
+	VFMADD213PS expconst<>+448(SB), Y4, Y7
+	VFMADD213PS expconst<>+384(SB), Y4, Y7
+	VFMADD213PS expconst<>+64(SB), Y4, Y7
+	VPADDD      expconst<>+192(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y6, Y7, Y4
+	VMOVUPS     expconst<>+256(SB), Y6
+	VMAXPS      Y5, Y6, Y5
+	VMOVUPS     expconst<>+320(SB), Y6
+	VMINPS      Y5, Y6, Y5
+	VMULPS      expconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ   Y5, Y6
+	VCVTDQ2PS   Y6, Y7
+	VSUBPS      Y7, Y5, Y5
+	VMOVUPS     expconst<>+576(SB), Y7
+	VFMADD213PS expconst<>+512(SB), Y5, Y7
+	VFMADD213PS expconst<>+448(SB), Y5, Y7
+	VFMADD213PS expconst<>+384(SB), Y5, Y7
+	VFMADD213PS expconst<>+64(SB), Y5, Y7
+	VPADDD      expconst<>+192(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y6, Y7, Y5
+	VMOVUPS     Y4, (AX)
+	VMOVUPS     Y5, (CX)
+	VADDPS      Y4, Y2, Y2
+	VADDPS      Y5, Y3, Y3
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         exp_loop_6
+
+exp_tail_6:
+	VEXTRACTF128 $0x01, Y2, X4
+	VADDPS       X2, X4, X4
+	VMOVHLPS     X4, X4, X2
+	VADDPS       X2, X4, X4
+	VMOVSHDUP    X4, X2
+	VADDPS       X2, X4, X4
+	VEXTRACTF128 $0x01, Y3, X2
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDPS       X3, X2, X2
+	TESTQ        DX, DX
+	JZ           exp_done_6
+	VMOVUPS      (AX), Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y3, Y0, Y3
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y3, Y0, Y3
+	VMULPS       expconst<>+128(SB), Y3, Y3
+	VCVTPS2DQ    Y3, Y0
+	VCVTDQ2PS    Y0, Y1
+	VSUBPS       Y1, Y3, Y3
+	VMOVUPS      expconst<>+576(SB), Y1
+	VFMADD213PS  expconst<>+512(SB), Y3, Y1
+	VFMADD213PS  expconst<>+448(SB), Y3, Y1
+	VFMADD213PS  expconst<>+384(SB), Y3, Y1
+	VFMADD213PS  expconst<>+64(SB), Y3, Y1
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y1, Y3
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y5, Y0, Y5
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y5, Y0, Y5
+	VMULPS       expconst<>+128(SB), Y5, Y5
+	VCVTPS2DQ    Y5, Y0
+	VCVTDQ2PS    Y0, Y1
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      expconst<>+576(SB), Y1
+	VFMADD213PS  expconst<>+512(SB), Y5, Y1
+	VFMADD213PS  expconst<>+448(SB), Y5, Y1
+	VFMADD213PS  expconst<>+384(SB), Y5, Y1
+	VFMADD213PS  expconst<>+64(SB), Y5, Y1
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y1, Y5
+	VMOVUPS      Y3, (AX)
+	VMOVUPS      Y5, (CX)
+
+exp_tail1_6:
+	VADDSS (AX), X4, X4
+	VADDSS (CX), X2, X2
+	ADDQ   $0x04, AX
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_6
+
+exp_done_6:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X4, X4
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X4, (AX)(CX*4)
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS 4(AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, 4(AX)(CX*4)
+	ADDQ   $0x00000002, 32(SP)
+	JMP    softmax_3
+
+softmax_done_3:
+softmax_4:
+	MOVQ         32(SP), AX
+	MOVQ         ng+16(FP), CX
+	CMPQ         AX, CX
+	JGE          softmax_done_4
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_8
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_9:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_9
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_8:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
 	MOVQ         tileStride+88(FP), AX
 	IMULQ        32(SP), AX
@@ -3242,9 +4523,9 @@ no_rescale_6:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_5:
+exp_loop_7:
 	CMPQ        CX, $0x00000008
-	JL          exp_tail_5
+	JL          exp_tail_7
 	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
 	VMOVUPS     expconst<>+256(SB), Y3
@@ -3267,9 +4548,9 @@ exp_loop_5:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_5
+	JMP         exp_loop_7
 
-exp_tail_5:
+exp_tail_7:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -3277,7 +4558,7 @@ exp_tail_5:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_5
+	JZ           exp_done_7
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -3298,13 +4579,13 @@ exp_tail_5:
 	VMULPS       Y0, Y3, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_5:
+exp_tail1_7:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_5
+	JNZ    exp_tail1_7
 
-exp_done_5:
+exp_done_7:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -3643,11 +4924,11 @@ pv_4:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_10:
+pv_block_20:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000180
-	JL      pv_next_10
+	JL      pv_next_20
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -3664,9 +4945,9 @@ pv_block_10:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 
-pv_single_10:
+pv_single_20:
 	TESTQ        R13, R13
-	JZ           pv_merge_10
+	JZ           pv_merge_20
 	VBROADCASTSS (R11), Y12
 	VFMADD231PS  (R12), Y12, Y0
 	VFMADD231PS  32(R12), Y12, Y1
@@ -3697,9 +4978,9 @@ pf_skip_27:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_10
+	JMP  pv_single_20
 
-pv_merge_10:
+pv_merge_20:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -3713,14 +4994,14 @@ pv_merge_10:
 	VMOVUPS Y10, 320(CX)(R10*1)
 	VMOVUPS Y11, 352(CX)(R10*1)
 	ADDQ    $0x00000180, R10
-	JMP     pv_block_10
+	JMP     pv_block_20
 
-pv_next_10:
-pv_block_11:
+pv_next_20:
+pv_block_21:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_11
+	JL      pv_next_21
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -3733,9 +5014,9 @@ pv_block_11:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 
-pv_single_11:
+pv_single_21:
 	TESTQ        R13, R13
-	JZ           pv_merge_11
+	JZ           pv_merge_21
 	VBROADCASTSS (R11), Y8
 	VFMADD231PS  (R12), Y8, Y0
 	VFMADD231PS  32(R12), Y8, Y1
@@ -3760,9 +5041,9 @@ pf_skip_28:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_11
+	JMP  pv_single_21
 
-pv_merge_11:
+pv_merge_21:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -3772,14 +5053,14 @@ pv_merge_11:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_11
+	JMP     pv_block_21
 
-pv_next_11:
-pv_block_12:
+pv_next_21:
+pv_block_22:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_12
+	JL      pv_next_22
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -3792,9 +5073,9 @@ pv_block_12:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_12
+	JL      pv_single_22
 
-pv_pair_12:
+pv_pair_22:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VFMADD231PS  (R12), Y8, Y0
@@ -3821,11 +5102,11 @@ pf_skip_29:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_12
+	JGE  pv_pair_22
 
-pv_single_12:
+pv_single_22:
 	TESTQ        R13, R13
-	JZ           pv_merge_12
+	JZ           pv_merge_22
 	VBROADCASTSS (R11), Y8
 	VFMADD231PS  (R12), Y8, Y0
 	VFMADD231PS  32(R12), Y8, Y2
@@ -3844,9 +5125,9 @@ pf_skip_30:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_12
+	JMP  pv_single_22
 
-pv_merge_12:
+pv_merge_22:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -3856,14 +5137,14 @@ pv_merge_12:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_12
+	JMP     pv_block_22
 
-pv_next_12:
-pv_block_13:
+pv_next_22:
+pv_block_23:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_13
+	JL      pv_next_23
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -3872,9 +5153,9 @@ pv_block_13:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_13
+	JL      pv_single_23
 
-pv_pair_13:
+pv_pair_23:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y5
 	VFMADD231PS  (R12), Y4, Y0
@@ -3895,11 +5176,11 @@ pf_skip_31:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_13
+	JGE  pv_pair_23
 
-pv_single_13:
+pv_single_23:
 	TESTQ        R13, R13
-	JZ           pv_merge_13
+	JZ           pv_merge_23
 	VBROADCASTSS (R11), Y4
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
@@ -3915,31 +5196,31 @@ pf_skip_32:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_13
+	JMP  pv_single_23
 
-pv_merge_13:
+pv_merge_23:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_13
+	JMP     pv_block_23
 
-pv_next_13:
-pv_block_14:
+pv_next_23:
+pv_block_24:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_14
+	JL      pv_next_24
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_14
+	JL      pv_single_24
 
-pv_pair_14:
+pv_pair_24:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y3
 	VFMADD231PS  (R12), Y2, Y0
@@ -3957,11 +5238,11 @@ pf_skip_33:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_14
+	JGE  pv_pair_24
 
-pv_single_14:
+pv_single_24:
 	TESTQ        R13, R13
-	JZ           pv_merge_14
+	JZ           pv_merge_24
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
@@ -3976,15 +5257,15 @@ pf_skip_34:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_14
+	JMP  pv_single_24
 
-pv_merge_14:
+pv_merge_24:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_14
+	JMP     pv_block_24
 
-pv_next_14:
+pv_next_24:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -4032,18 +5313,1251 @@ recip_zero_3:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_8:
+scale_loop_10:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_8
+	JNZ     scale_loop_10
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_2
 
 norm_done_2:
 	VZEROUPPER
 	RET
+
+lone_2:
+	MOVQ    $0x00000000, 32(SP)
+	MOVQ    tiles+80(FP), AX
+	MOVQ    AX, 192(SP)
+	ADDQ    tileStride+88(FP), AX
+	MOVQ    AX, 200(SP)
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_2
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	XORQ    AX, AX
+	MOVQ    24(SP), CX
+	MOVQ    d+48(FP), DX
+	SHLQ    $0x02, DX
+	MOVQ    32(SP), BX
+	IMULQ   DX, BX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, BX
+	MOVQ    stride+96(FP), SI
+	MOVQ    192(SP), DX
+	LEAQ    (DX)(AX*4), DX
+	IMULQ   SI, AX
+	ADDQ    (SP), AX
+	MOVQ    AX, AX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_6:
+	CMPQ   CX, $0x08
+	JL     scores_by1_6
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   AX, R8
+	LEAQ   (AX)(SI*4), R9
+	MOVQ   BX, R10
+	SUBQ   AX, R10
+	MOVQ   184(SP), R11
+	ANDQ   $0xffffffc0, R11
+	ADDQ   AX, R11
+	CMPQ   R8, R11
+	JAE    scores_odd_11
+
+scores_pairs_11:
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+	VMOVUPS     32(R8)(R10*1), Y10
+	VFMADD231PS 32(R8), Y10, Y2
+	VFMADD231PS 32(R8)(SI*1), Y10, Y3
+	VFMADD231PS 32(R8)(SI*2), Y10, Y4
+	VFMADD231PS 32(R8)(DI*1), Y10, Y5
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_11
+
+scores_odd_11:
+	MOVQ        184(SP), R11
+	ADDQ        AX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_11
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+
+scores_half_11:
+	MOVQ AX, R8
+	LEAQ (AX)(SI*4), R9
+	MOVQ 184(SP), R11
+	ANDQ $0xffffffc0, R11
+	ADDQ AX, R11
+	CMPQ R8, R11
+	JAE  scores_odd_12
+
+scores_pairs_12:
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+	VMOVUPS     32(R8)(R10*1), Y10
+	VFMADD231PS 32(R9), Y10, Y6
+	VFMADD231PS 32(R9)(SI*1), Y10, Y7
+	VFMADD231PS 32(R9)(SI*2), Y10, Y8
+	VFMADD231PS 32(R9)(DI*1), Y10, Y9
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_12
+
+scores_odd_12:
+	MOVQ        184(SP), R11
+	ADDQ        AX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_12
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+
+scores_half_12:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, CX
+	LEAQ         (AX)(SI*8), AX
+	JMP          scores_by8_6
+
+scores_by1_6:
+	TESTQ  CX, CX
+	JZ     scores_done_10
+	VXORPS Y2, Y2, Y2
+	MOVQ   AX, R8
+	MOVQ   184(SP), R11
+	ADDQ   AX, R11
+	MOVQ   BX, R10
+	SUBQ   AX, R10
+
+scores_chunk1_6:
+	VMOVUPS      (R8)(R10*1), Y3
+	VFMADD231PS  (R8), Y3, Y2
+	ADDQ         $0x00000020, R8
+	CMPQ         R8, R11
+	JB           scores_chunk1_6
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (DX)
+	ADDQ         $0x04, DX
+	DECQ         CX
+	ADDQ         SI, AX
+	JMP          scores_by1_6
+
+scores_done_10:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_9
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_11:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_11
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_9:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         192(SP), AX
+	MOVQ         24(SP), CX
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, CX
+
+exp_loop_8:
+	CMPQ        CX, $0x00000008
+	JL          exp_tail_8
+	VMOVUPS     (AX), Y2
+	VSUBPS      Y0, Y2, Y2
+	VMOVUPS     expconst<>+256(SB), Y3
+	VMAXPS      Y2, Y3, Y2
+	VMOVUPS     expconst<>+320(SB), Y3
+	VMINPS      Y2, Y3, Y2
+	VMULPS      expconst<>+128(SB), Y2, Y2
+	VCVTPS2DQ   Y2, Y3
+	VCVTDQ2PS   Y3, Y4
+	VSUBPS      Y4, Y2, Y2
+	VMOVUPS     expconst<>+576(SB), Y4
+	VFMADD213PS expconst<>+512(SB), Y2, Y4
+	VFMADD213PS expconst<>+448(SB), Y2, Y4
+	VFMADD213PS expconst<>+384(SB), Y2, Y4
+	VFMADD213PS expconst<>+64(SB), Y2, Y4
+	VPADDD      expconst<>+192(SB), Y3, Y3
+	VPSLLD      $0x17, Y3, Y3
+	VMULPS      Y3, Y4, Y2
+	VMOVUPS     Y2, (AX)
+	VADDPS      Y2, Y1, Y1
+	ADDQ        $0x00000020, AX
+	SUBQ        $0x00000008, CX
+	JMP         exp_loop_8
+
+exp_tail_8:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        CX, CX
+	JZ           exp_done_8
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y1, Y0, Y1
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y1, Y0, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y1
+	VCVTPS2DQ    Y1, Y0
+	VCVTDQ2PS    Y0, Y3
+	VSUBPS       Y3, Y1, Y1
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y1, Y3
+	VFMADD213PS  expconst<>+448(SB), Y1, Y3
+	VFMADD213PS  expconst<>+384(SB), Y1, Y3
+	VFMADD213PS  expconst<>+64(SB), Y1, Y3
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y3, Y1
+	VMOVUPS      Y1, (AX)
+
+exp_tail1_8:
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_8
+
+exp_done_8:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 208(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
+
+lone_loop_2:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     lone_last_2
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    $0x00000000, 216(SP)
+
+lone_chunk_2:
+	MOVQ    216(SP), AX
+	CMPQ    AX, 208(SP)
+	JGE     lone_chunk_done_2
+	CMPQ    AX, 24(SP)
+	JGE     lone_noscores_2
+	MOVQ    24(SP), CX
+	SUBQ    AX, CX
+	MOVQ    $0x00000004, DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+	MOVQ    d+48(FP), DX
+	SHLQ    $0x02, DX
+	MOVQ    32(SP), BX
+	IMULQ   DX, BX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, BX
+	MOVQ    stride+96(FP), SI
+	MOVQ    200(SP), DX
+	LEAQ    (DX)(AX*4), DX
+	IMULQ   SI, AX
+	ADDQ    (SP), AX
+	MOVQ    AX, AX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+
+scores_by8_7:
+	CMPQ   CX, $0x08
+	JL     scores_by1_7
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	MOVQ   AX, R8
+	LEAQ   (AX)(SI*4), R9
+	MOVQ   BX, R10
+	SUBQ   AX, R10
+	MOVQ   184(SP), R11
+	ANDQ   $0xffffffc0, R11
+	ADDQ   AX, R11
+	CMPQ   R8, R11
+	JAE    scores_odd_13
+
+scores_pairs_13:
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+	VMOVUPS     32(R8)(R10*1), Y10
+	VFMADD231PS 32(R8), Y10, Y2
+	VFMADD231PS 32(R8)(SI*1), Y10, Y3
+	VFMADD231PS 32(R8)(SI*2), Y10, Y4
+	VFMADD231PS 32(R8)(DI*1), Y10, Y5
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_13
+
+scores_odd_13:
+	MOVQ        184(SP), R11
+	ADDQ        AX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_13
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R8), Y10, Y2
+	VFMADD231PS (R8)(SI*1), Y10, Y3
+	VFMADD231PS (R8)(SI*2), Y10, Y4
+	VFMADD231PS (R8)(DI*1), Y10, Y5
+
+scores_half_13:
+	MOVQ AX, R8
+	LEAQ (AX)(SI*4), R9
+	MOVQ 184(SP), R11
+	ANDQ $0xffffffc0, R11
+	ADDQ AX, R11
+	CMPQ R8, R11
+	JAE  scores_odd_14
+
+scores_pairs_14:
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+	VMOVUPS     32(R8)(R10*1), Y10
+	VFMADD231PS 32(R9), Y10, Y6
+	VFMADD231PS 32(R9)(SI*1), Y10, Y7
+	VFMADD231PS 32(R9)(SI*2), Y10, Y8
+	VFMADD231PS 32(R9)(DI*1), Y10, Y9
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_14
+
+scores_odd_14:
+	MOVQ        184(SP), R11
+	ADDQ        AX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_14
+	VMOVUPS     (R8)(R10*1), Y10
+	VFMADD231PS (R9), Y10, Y6
+	VFMADD231PS (R9)(SI*1), Y10, Y7
+	VFMADD231PS (R9)(SI*2), Y10, Y8
+	VFMADD231PS (R9)(DI*1), Y10, Y9
+
+scores_half_14:
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VHADDPS      Y7, Y6, Y4
+	VHADDPS      Y9, Y8, Y5
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y5, Y4, Y3
+	VPERM2F128   $0x20, Y3, Y2, Y4
+	VPERM2F128   $0x31, Y3, Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VBROADCASTSS scale+64(FP), Y2
+	VMULPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, CX
+	LEAQ         (AX)(SI*8), AX
+	JMP          scores_by8_7
+
+scores_by1_7:
+	TESTQ  CX, CX
+	JZ     scores_done_11
+	VXORPS Y2, Y2, Y2
+	MOVQ   AX, R8
+	MOVQ   184(SP), R11
+	ADDQ   AX, R11
+	MOVQ   BX, R10
+	SUBQ   AX, R10
+
+scores_chunk1_7:
+	VMOVUPS      (R8)(R10*1), Y3
+	VFMADD231PS  (R8), Y3, Y2
+	ADDQ         $0x00000020, R8
+	CMPQ         R8, R11
+	JB           scores_chunk1_7
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X2, X3, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X3
+	VMOVSHDUP    X3, X2
+	VADDPS       X2, X3, X3
+	VMULSS       scale+64(FP), X3, X3
+	VMAXSS       X3, X1, X1
+	VMOVSS       X3, (DX)
+	ADDQ         $0x04, DX
+	DECQ         CX
+	ADDQ         SI, AX
+	JMP          scores_by1_7
+
+scores_done_11:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VMAXPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VMAXPS       X0, X2, X2
+	VMAXSS       X1, X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X2, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+
+lone_noscores_2:
+	MOVQ    216(SP), AX
+	MOVQ    208(SP), CX
+	SUBQ    AX, CX
+	MOVQ    $0x00000004, DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+	MOVQ    d+48(FP), DX
+	SHLQ    $0x02, DX
+	MOVQ    32(SP), BX
+	IMULQ   DX, BX
+	MOVQ    o+0(FP), SI
+	ADDQ    SI, BX
+	MOVQ    stride+96(FP), DI
+	MOVQ    192(SP), SI
+	LEAQ    (SI)(AX*4), SI
+	IMULQ   DI, AX
+	ADDQ    8(SP), AX
+	XORQ    R8, R8
+
+pv_block_25:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000180
+	JL      pv_next_25
+	VMOVUPS (BX)(R8*1), Y0
+	VMOVUPS 32(BX)(R8*1), Y1
+	VMOVUPS 64(BX)(R8*1), Y2
+	VMOVUPS 96(BX)(R8*1), Y3
+	VMOVUPS 128(BX)(R8*1), Y4
+	VMOVUPS 160(BX)(R8*1), Y5
+	VMOVUPS 192(BX)(R8*1), Y6
+	VMOVUPS 224(BX)(R8*1), Y7
+	VMOVUPS 256(BX)(R8*1), Y8
+	VMOVUPS 288(BX)(R8*1), Y9
+	VMOVUPS 320(BX)(R8*1), Y10
+	VMOVUPS 352(BX)(R8*1), Y11
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+
+pv_single_25:
+	TESTQ        R11, R11
+	JZ           pv_merge_25
+	VBROADCASTSS (R9), Y12
+	VFMADD231PS  (R10), Y12, Y0
+	VFMADD231PS  32(R10), Y12, Y1
+	VFMADD231PS  64(R10), Y12, Y2
+	VFMADD231PS  96(R10), Y12, Y3
+	VFMADD231PS  128(R10), Y12, Y4
+	VFMADD231PS  160(R10), Y12, Y5
+	VFMADD231PS  192(R10), Y12, Y6
+	VFMADD231PS  224(R10), Y12, Y7
+	VFMADD231PS  256(R10), Y12, Y8
+	VFMADD231PS  288(R10), Y12, Y9
+	VFMADD231PS  320(R10), Y12, Y10
+	VFMADD231PS  352(R10), Y12, Y11
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_25
+
+pv_merge_25:
+	VMOVUPS Y0, (BX)(R8*1)
+	VMOVUPS Y1, 32(BX)(R8*1)
+	VMOVUPS Y2, 64(BX)(R8*1)
+	VMOVUPS Y3, 96(BX)(R8*1)
+	VMOVUPS Y4, 128(BX)(R8*1)
+	VMOVUPS Y5, 160(BX)(R8*1)
+	VMOVUPS Y6, 192(BX)(R8*1)
+	VMOVUPS Y7, 224(BX)(R8*1)
+	VMOVUPS Y8, 256(BX)(R8*1)
+	VMOVUPS Y9, 288(BX)(R8*1)
+	VMOVUPS Y10, 320(BX)(R8*1)
+	VMOVUPS Y11, 352(BX)(R8*1)
+	ADDQ    $0x00000180, R8
+	JMP     pv_block_25
+
+pv_next_25:
+pv_block_26:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_26
+	VMOVUPS (BX)(R8*1), Y0
+	VMOVUPS 32(BX)(R8*1), Y1
+	VMOVUPS 64(BX)(R8*1), Y2
+	VMOVUPS 96(BX)(R8*1), Y3
+	VMOVUPS 128(BX)(R8*1), Y4
+	VMOVUPS 160(BX)(R8*1), Y5
+	VMOVUPS 192(BX)(R8*1), Y6
+	VMOVUPS 224(BX)(R8*1), Y7
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+
+pv_single_26:
+	TESTQ        R11, R11
+	JZ           pv_merge_26
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	VFMADD231PS  64(R10), Y8, Y2
+	VFMADD231PS  96(R10), Y8, Y3
+	VFMADD231PS  128(R10), Y8, Y4
+	VFMADD231PS  160(R10), Y8, Y5
+	VFMADD231PS  192(R10), Y8, Y6
+	VFMADD231PS  224(R10), Y8, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_26
+
+pv_merge_26:
+	VMOVUPS Y0, (BX)(R8*1)
+	VMOVUPS Y1, 32(BX)(R8*1)
+	VMOVUPS Y2, 64(BX)(R8*1)
+	VMOVUPS Y3, 96(BX)(R8*1)
+	VMOVUPS Y4, 128(BX)(R8*1)
+	VMOVUPS Y5, 160(BX)(R8*1)
+	VMOVUPS Y6, 192(BX)(R8*1)
+	VMOVUPS Y7, 224(BX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_26
+
+pv_next_26:
+pv_block_27:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_27
+	VMOVUPS (BX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(BX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(BX)(R8*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(BX)(R8*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_27
+
+pv_pair_27:
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  96(R10), Y8, Y6
+	VFMADD231PS  (R10)(DI*1), Y9, Y1
+	VFMADD231PS  32(R10)(DI*1), Y9, Y3
+	VFMADD231PS  64(R10)(DI*1), Y9, Y5
+	VFMADD231PS  96(R10)(DI*1), Y9, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_27
+
+pv_single_27:
+	TESTQ        R11, R11
+	JZ           pv_merge_27
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  96(R10), Y8, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_27
+
+pv_merge_27:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (BX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(BX)(R8*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(BX)(R8*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(BX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_27
+
+pv_next_27:
+pv_block_28:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_28
+	VMOVUPS (BX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(BX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_28
+
+pv_pair_28:
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y5
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  32(R10), Y4, Y2
+	VFMADD231PS  (R10)(DI*1), Y5, Y1
+	VFMADD231PS  32(R10)(DI*1), Y5, Y3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_28
+
+pv_single_28:
+	TESTQ        R11, R11
+	JZ           pv_merge_28
+	VBROADCASTSS (R9), Y4
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  32(R10), Y4, Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_28
+
+pv_merge_28:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (BX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(BX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_28
+
+pv_next_28:
+pv_block_29:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
+	JL      pv_next_29
+	VMOVUPS (BX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_29
+
+pv_pair_29:
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y3
+	VFMADD231PS  (R10), Y2, Y0
+	VFMADD231PS  (R10)(DI*1), Y3, Y1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_29
+
+pv_single_29:
+	TESTQ        R11, R11
+	JZ           pv_merge_29
+	VBROADCASTSS (R9), Y2
+	VFMADD231PS  (R10), Y2, Y0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_29
+
+pv_merge_29:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (BX)(R8*1)
+	ADDQ    $0x00000020, R8
+	JMP     pv_block_29
+
+pv_next_29:
+	ADDQ $0x00000004, 216(SP)
+	JMP  lone_chunk_2
+
+lone_chunk_done_2:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_10
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Y0
+	VMOVUPS      expconst<>+256(SB), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMOVUPS      expconst<>+320(SB), Y2
+	VMINPS       Y0, Y2, Y0
+	VMULPS       expconst<>+128(SB), Y0, Y0
+	VCVTPS2DQ    Y0, Y2
+	VCVTDQ2PS    Y2, Y3
+	VSUBPS       Y3, Y0, Y0
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y0, Y3
+	VFMADD213PS  expconst<>+448(SB), Y0, Y3
+	VFMADD213PS  expconst<>+384(SB), Y0, Y3
+	VFMADD213PS  expconst<>+64(SB), Y0, Y3
+	VPADDD       expconst<>+192(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y2, Y3, Y0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_12:
+	VMULPS  (CX), Y0, Y2
+	VMOVUPS Y2, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000020, AX
+	JNZ     scale_loop_12
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_10:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Y0
+	MOVQ         200(SP), AX
+	MOVQ         24(SP), CX
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, CX
+
+exp_loop_9:
+	CMPQ        CX, $0x00000008
+	JL          exp_tail_9
+	VMOVUPS     (AX), Y2
+	VSUBPS      Y0, Y2, Y2
+	VMOVUPS     expconst<>+256(SB), Y3
+	VMAXPS      Y2, Y3, Y2
+	VMOVUPS     expconst<>+320(SB), Y3
+	VMINPS      Y2, Y3, Y2
+	VMULPS      expconst<>+128(SB), Y2, Y2
+	VCVTPS2DQ   Y2, Y3
+	VCVTDQ2PS   Y3, Y4
+	VSUBPS      Y4, Y2, Y2
+	VMOVUPS     expconst<>+576(SB), Y4
+	VFMADD213PS expconst<>+512(SB), Y2, Y4
+	VFMADD213PS expconst<>+448(SB), Y2, Y4
+	VFMADD213PS expconst<>+384(SB), Y2, Y4
+	VFMADD213PS expconst<>+64(SB), Y2, Y4
+	VPADDD      expconst<>+192(SB), Y3, Y3
+	VPSLLD      $0x17, Y3, Y3
+	VMULPS      Y3, Y4, Y2
+	VMOVUPS     Y2, (AX)
+	VADDPS      Y2, Y1, Y1
+	ADDQ        $0x00000020, AX
+	SUBQ        $0x00000008, CX
+	JMP         exp_loop_9
+
+exp_tail_9:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDPS       X1, X2, X2
+	TESTQ        CX, CX
+	JZ           exp_done_9
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VMOVUPS      expconst<>+256(SB), Y0
+	VMAXPS       Y1, Y0, Y1
+	VMOVUPS      expconst<>+320(SB), Y0
+	VMINPS       Y1, Y0, Y1
+	VMULPS       expconst<>+128(SB), Y1, Y1
+	VCVTPS2DQ    Y1, Y0
+	VCVTDQ2PS    Y0, Y3
+	VSUBPS       Y3, Y1, Y1
+	VMOVUPS      expconst<>+576(SB), Y3
+	VFMADD213PS  expconst<>+512(SB), Y1, Y3
+	VFMADD213PS  expconst<>+448(SB), Y1, Y3
+	VFMADD213PS  expconst<>+384(SB), Y1, Y3
+	VFMADD213PS  expconst<>+64(SB), Y1, Y3
+	VPADDD       expconst<>+192(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y3, Y1
+	VMOVUPS      Y1, (AX)
+
+exp_tail1_9:
+	VADDSS (AX), X2, X2
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_9
+
+exp_done_9:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X2, X2
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X2, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   208(SP), AX
+	IMULQ  AX, CX
+	ADDQ   CX, 8(SP)
+	MOVQ   192(SP), AX
+	MOVQ   200(SP), CX
+	MOVQ   CX, 192(SP)
+	MOVQ   AX, 200(SP)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 208(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
+	JMP    lone_loop_2
+
+lone_last_2:
+	XORQ  AX, AX
+	MOVQ  208(SP), CX
+	MOVQ  d+48(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  32(SP), BX
+	IMULQ DX, BX
+	MOVQ  o+0(FP), SI
+	ADDQ  SI, BX
+	MOVQ  stride+96(FP), DI
+	MOVQ  192(SP), SI
+	LEAQ  (SI)(AX*4), SI
+	IMULQ DI, AX
+	ADDQ  8(SP), AX
+	XORQ  R8, R8
+
+pv_block_30:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000180
+	JL      pv_next_30
+	VMOVUPS (BX)(R8*1), Y0
+	VMOVUPS 32(BX)(R8*1), Y1
+	VMOVUPS 64(BX)(R8*1), Y2
+	VMOVUPS 96(BX)(R8*1), Y3
+	VMOVUPS 128(BX)(R8*1), Y4
+	VMOVUPS 160(BX)(R8*1), Y5
+	VMOVUPS 192(BX)(R8*1), Y6
+	VMOVUPS 224(BX)(R8*1), Y7
+	VMOVUPS 256(BX)(R8*1), Y8
+	VMOVUPS 288(BX)(R8*1), Y9
+	VMOVUPS 320(BX)(R8*1), Y10
+	VMOVUPS 352(BX)(R8*1), Y11
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+
+pv_single_30:
+	TESTQ        R11, R11
+	JZ           pv_merge_30
+	VBROADCASTSS (R9), Y12
+	VFMADD231PS  (R10), Y12, Y0
+	VFMADD231PS  32(R10), Y12, Y1
+	VFMADD231PS  64(R10), Y12, Y2
+	VFMADD231PS  96(R10), Y12, Y3
+	VFMADD231PS  128(R10), Y12, Y4
+	VFMADD231PS  160(R10), Y12, Y5
+	VFMADD231PS  192(R10), Y12, Y6
+	VFMADD231PS  224(R10), Y12, Y7
+	VFMADD231PS  256(R10), Y12, Y8
+	VFMADD231PS  288(R10), Y12, Y9
+	VFMADD231PS  320(R10), Y12, Y10
+	VFMADD231PS  352(R10), Y12, Y11
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_30
+
+pv_merge_30:
+	VMOVUPS Y0, (BX)(R8*1)
+	VMOVUPS Y1, 32(BX)(R8*1)
+	VMOVUPS Y2, 64(BX)(R8*1)
+	VMOVUPS Y3, 96(BX)(R8*1)
+	VMOVUPS Y4, 128(BX)(R8*1)
+	VMOVUPS Y5, 160(BX)(R8*1)
+	VMOVUPS Y6, 192(BX)(R8*1)
+	VMOVUPS Y7, 224(BX)(R8*1)
+	VMOVUPS Y8, 256(BX)(R8*1)
+	VMOVUPS Y9, 288(BX)(R8*1)
+	VMOVUPS Y10, 320(BX)(R8*1)
+	VMOVUPS Y11, 352(BX)(R8*1)
+	ADDQ    $0x00000180, R8
+	JMP     pv_block_30
+
+pv_next_30:
+pv_block_31:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_31
+	VMOVUPS (BX)(R8*1), Y0
+	VMOVUPS 32(BX)(R8*1), Y1
+	VMOVUPS 64(BX)(R8*1), Y2
+	VMOVUPS 96(BX)(R8*1), Y3
+	VMOVUPS 128(BX)(R8*1), Y4
+	VMOVUPS 160(BX)(R8*1), Y5
+	VMOVUPS 192(BX)(R8*1), Y6
+	VMOVUPS 224(BX)(R8*1), Y7
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+
+pv_single_31:
+	TESTQ        R11, R11
+	JZ           pv_merge_31
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	VFMADD231PS  64(R10), Y8, Y2
+	VFMADD231PS  96(R10), Y8, Y3
+	VFMADD231PS  128(R10), Y8, Y4
+	VFMADD231PS  160(R10), Y8, Y5
+	VFMADD231PS  192(R10), Y8, Y6
+	VFMADD231PS  224(R10), Y8, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_31
+
+pv_merge_31:
+	VMOVUPS Y0, (BX)(R8*1)
+	VMOVUPS Y1, 32(BX)(R8*1)
+	VMOVUPS Y2, 64(BX)(R8*1)
+	VMOVUPS Y3, 96(BX)(R8*1)
+	VMOVUPS Y4, 128(BX)(R8*1)
+	VMOVUPS Y5, 160(BX)(R8*1)
+	VMOVUPS Y6, 192(BX)(R8*1)
+	VMOVUPS Y7, 224(BX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_31
+
+pv_next_31:
+pv_block_32:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_32
+	VMOVUPS (BX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(BX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	VMOVUPS 64(BX)(R8*1), Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS 96(BX)(R8*1), Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_32
+
+pv_pair_32:
+	VBROADCASTSS (R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  96(R10), Y8, Y6
+	VFMADD231PS  (R10)(DI*1), Y9, Y1
+	VFMADD231PS  32(R10)(DI*1), Y9, Y3
+	VFMADD231PS  64(R10)(DI*1), Y9, Y5
+	VFMADD231PS  96(R10)(DI*1), Y9, Y7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_32
+
+pv_single_32:
+	TESTQ        R11, R11
+	JZ           pv_merge_32
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y2
+	VFMADD231PS  64(R10), Y8, Y4
+	VFMADD231PS  96(R10), Y8, Y6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_32
+
+pv_merge_32:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (BX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(BX)(R8*1)
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, 64(BX)(R8*1)
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y6, 96(BX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_32
+
+pv_next_32:
+pv_block_33:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_33
+	VMOVUPS (BX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS 32(BX)(R8*1), Y2
+	VXORPS  Y3, Y3, Y3
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_33
+
+pv_pair_33:
+	VBROADCASTSS (R9), Y4
+	VBROADCASTSS 4(R9), Y5
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  32(R10), Y4, Y2
+	VFMADD231PS  (R10)(DI*1), Y5, Y1
+	VFMADD231PS  32(R10)(DI*1), Y5, Y3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_33
+
+pv_single_33:
+	TESTQ        R11, R11
+	JZ           pv_merge_33
+	VBROADCASTSS (R9), Y4
+	VFMADD231PS  (R10), Y4, Y0
+	VFMADD231PS  32(R10), Y4, Y2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_33
+
+pv_merge_33:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (BX)(R8*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(BX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_33
+
+pv_next_33:
+pv_block_34:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000020
+	JL      pv_next_34
+	VMOVUPS (BX)(R8*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    SI, R9
+	LEAQ    (AX)(R8*1), R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_34
+
+pv_pair_34:
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS 4(R9), Y3
+	VFMADD231PS  (R10), Y2, Y0
+	VFMADD231PS  (R10)(DI*1), Y3, Y1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_34
+
+pv_single_34:
+	TESTQ        R11, R11
+	JZ           pv_merge_34
+	VBROADCASTSS (R9), Y2
+	VFMADD231PS  (R10), Y2, Y0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_34
+
+pv_merge_34:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (BX)(R8*1)
+	ADDQ    $0x00000020, R8
+	JMP     pv_block_34
+
+pv_next_34:
+	JMP finish_2
 
 // func naiveDecodeFastAVX2(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
 // Requires: AVX, AVX2, FMA3
@@ -4065,9 +6579,9 @@ TEXT ·naiveDecodeFastAVX2(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_4:
+scores_by8_8:
 	CMPQ   R8, $0x08
-	JL     scores_by1_4
+	JL     scores_by1_8
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -4084,9 +6598,9 @@ scores_by8_4:
 	ANDQ   $0xffffffc0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
-	JAE    scores_odd_7
+	JAE    scores_odd_15
 
-scores_pairs_7:
+scores_pairs_15:
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R11), Y10, Y2
 	VFMADD231PS (R11)(DI*1), Y10, Y3
@@ -4100,29 +6614,29 @@ scores_pairs_7:
 	ADDQ        $0x00000040, R11
 	ADDQ        $0x00000040, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_7
+	JB          scores_pairs_15
 
-scores_odd_7:
+scores_odd_15:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_7
+	JAE         scores_half_15
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R11), Y10, Y2
 	VFMADD231PS (R11)(DI*1), Y10, Y3
 	VFMADD231PS (R11)(DI*2), Y10, Y4
 	VFMADD231PS (R11)(R10*1), Y10, Y5
 
-scores_half_7:
+scores_half_15:
 	MOVQ DX, R11
 	LEAQ (DX)(DI*4), R12
 	MOVQ (SP), R14
 	ANDQ $0xffffffc0, R14
 	ADDQ DX, R14
 	CMPQ R11, R14
-	JAE  scores_odd_8
+	JAE  scores_odd_16
 
-scores_pairs_8:
+scores_pairs_16:
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R12), Y10, Y6
 	VFMADD231PS (R12)(DI*1), Y10, Y7
@@ -4136,20 +6650,20 @@ scores_pairs_8:
 	ADDQ        $0x00000040, R11
 	ADDQ        $0x00000040, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_8
+	JB          scores_pairs_16
 
-scores_odd_8:
+scores_odd_16:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_8
+	JAE         scores_half_16
 	VMOVUPS     (R11)(R13*1), Y10
 	VFMADD231PS (R12), Y10, Y6
 	VFMADD231PS (R12)(DI*1), Y10, Y7
 	VFMADD231PS (R12)(DI*2), Y10, Y8
 	VFMADD231PS (R12)(R10*1), Y10, Y9
 
-scores_half_8:
+scores_half_16:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -4166,11 +6680,11 @@ scores_half_8:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_4
+	JMP          scores_by8_8
 
-scores_by1_4:
+scores_by1_8:
 	TESTQ  R8, R8
-	JZ     scores_done_8
+	JZ     scores_done_12
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -4178,12 +6692,12 @@ scores_by1_4:
 	MOVQ   CX, R13
 	SUBQ   DX, R13
 
-scores_chunk1_4:
+scores_chunk1_8:
 	VMOVUPS      (R11)(R13*1), Y3
 	VFMADD231PS  (R11), Y3, Y2
 	ADDQ         $0x00000020, R11
 	CMPQ         R11, R14
-	JB           scores_chunk1_4
+	JB           scores_chunk1_8
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -4196,9 +6710,9 @@ scores_chunk1_4:
 	ADDQ         $0x04, R9
 	DECQ         R8
 	ADDQ         DI, DX
-	JMP          scores_by1_4
+	JMP          scores_by1_8
 
-scores_done_8:
+scores_done_12:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -4211,9 +6725,9 @@ scores_done_8:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
-exp_loop_6:
+exp_loop_10:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_6
+	JL          exp_tail_10
 	VMOVUPS     (CX), Y3
 	VSUBPS      Y0, Y3, Y3
 	VMOVUPS     expconst<>+256(SB), Y4
@@ -4236,9 +6750,9 @@ exp_loop_6:
 	VADDPS      Y3, Y1, Y1
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_6
+	JMP         exp_loop_10
 
-exp_tail_6:
+exp_tail_10:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
 	VMOVHLPS     X3, X3, X1
@@ -4246,7 +6760,7 @@ exp_tail_6:
 	VMOVSHDUP    X3, X1
 	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
-	JZ           exp_done_6
+	JZ           exp_done_10
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -4267,13 +6781,13 @@ exp_tail_6:
 	VMULPS       Y0, Y4, Y1
 	VMOVUPS      Y1, (CX)
 
-exp_tail1_6:
+exp_tail1_10:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_6
+	JNZ    exp_tail1_10
 
-exp_done_6:
+exp_done_10:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X3, 4(CX)
@@ -4311,11 +6825,11 @@ zero_loop_4:
 	JNZ     zero_loop_4
 	XORQ    R8, R8
 
-pv_block_15:
+pv_block_35:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_15
+	JL      pv_next_35
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -4328,9 +6842,9 @@ pv_block_15:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 
-pv_single_15:
+pv_single_35:
 	TESTQ        R11, R11
-	JZ           pv_merge_15
+	JZ           pv_merge_35
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y1
@@ -4343,9 +6857,9 @@ pv_single_15:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_15
+	JMP          pv_single_35
 
-pv_merge_15:
+pv_merge_35:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -4355,14 +6869,14 @@ pv_merge_15:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_15
+	JMP     pv_block_35
 
-pv_next_15:
-pv_block_16:
+pv_next_35:
+pv_block_36:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_16
+	JL      pv_next_36
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -4375,9 +6889,9 @@ pv_block_16:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_16
+	JL      pv_single_36
 
-pv_pair_16:
+pv_pair_36:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VFMADD231PS  (R10), Y8, Y0
@@ -4392,11 +6906,11 @@ pv_pair_16:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_16
+	JGE          pv_pair_36
 
-pv_single_16:
+pv_single_36:
 	TESTQ        R11, R11
-	JZ           pv_merge_16
+	JZ           pv_merge_36
 	VBROADCASTSS (R9), Y8
 	VFMADD231PS  (R10), Y8, Y0
 	VFMADD231PS  32(R10), Y8, Y2
@@ -4405,9 +6919,9 @@ pv_single_16:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_16
+	JMP          pv_single_36
 
-pv_merge_16:
+pv_merge_36:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -4417,14 +6931,14 @@ pv_merge_16:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_16
+	JMP     pv_block_36
 
-pv_next_16:
-pv_block_17:
+pv_next_36:
+pv_block_37:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_17
+	JL      pv_next_37
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -4433,9 +6947,9 @@ pv_block_17:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_17
+	JL      pv_single_37
 
-pv_pair_17:
+pv_pair_37:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VFMADD231PS  (R10), Y4, Y0
@@ -4446,42 +6960,42 @@ pv_pair_17:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_17
+	JGE          pv_pair_37
 
-pv_single_17:
+pv_single_37:
 	TESTQ        R11, R11
-	JZ           pv_merge_17
+	JZ           pv_merge_37
 	VBROADCASTSS (R9), Y4
 	VFMADD231PS  (R10), Y4, Y0
 	VFMADD231PS  32(R10), Y4, Y2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_17
+	JMP          pv_single_37
 
-pv_merge_17:
+pv_merge_37:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_17
+	JMP     pv_block_37
 
-pv_next_17:
-pv_block_18:
+pv_next_37:
+pv_block_38:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_18
+	JL      pv_next_38
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_18
+	JL      pv_single_38
 
-pv_pair_18:
+pv_pair_38:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VFMADD231PS  (R10), Y2, Y0
@@ -4490,25 +7004,25 @@ pv_pair_18:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_18
+	JGE          pv_pair_38
 
-pv_single_18:
+pv_single_38:
 	TESTQ        R11, R11
-	JZ           pv_merge_18
+	JZ           pv_merge_38
 	VBROADCASTSS (R9), Y2
 	VFMADD231PS  (R10), Y2, Y0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_18
+	JMP          pv_single_38
 
-pv_merge_18:
+pv_merge_38:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_18
+	JMP     pv_block_38
 
-pv_next_18:
+pv_next_38:
 	VZEROUPPER
 	RET
 
@@ -4595,7 +7109,7 @@ scores_5:
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_9
+	JGE     scores_done_13
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -4988,13 +7502,13 @@ scores4_done_1:
 	ADDQ         $0x00000004, 32(SP)
 	JMP          scores_5
 
-scores_done_9:
+scores_done_13:
 scores_6:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_10
+	JGE     scores_done_14
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -5333,12 +7847,12 @@ scores2_done_3:
 	ADDQ          $0x00000002, 32(SP)
 	JMP           scores_6
 
-scores_done_10:
+scores_done_14:
 scores_7:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_11
+	JGE     scores_done_15
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -5360,9 +7874,9 @@ scores_7:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_5:
+scores_by8_9:
 	CMPQ        BX, $0x08
-	JL          scores_by1_5
+	JL          scores_by1_9
 	VMOVUPS     expconst<>+1344(SB), Z2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -5536,7 +8050,7 @@ pf_skip_43:
 	ADDQ        $0x00000400, DI
 
 pf_skip_44:
-	JMP scores_reduce_5
+	JMP scores_reduce_9
 
 scores_seq_no_1:
 	CMPQ        176(SP), $0x00000100
@@ -5629,13 +8143,13 @@ pf_skip_47:
 	ADDQ        $0x00000200, DI
 
 pf_skip_48:
-	JMP scores_reduce_5
+	JMP scores_reduce_9
 
 scores_seq_no_2:
 	CMPQ R9, R12
-	JAE  scores_odd_9
+	JAE  scores_odd_17
 
-scores_pairs_9:
+scores_pairs_17:
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z2
 	VFMADD231PS (R9)(SI*1), Z10, Z3
@@ -5670,13 +8184,13 @@ pf_skip_49:
 	ADDQ        $0x00000080, R9
 	ADDQ        $0x00000080, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_9
+	JB          scores_pairs_17
 
-scores_odd_9:
+scores_odd_17:
 	MOVQ        176(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_half_9
+	JAE         scores_half_17
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z2
 	VFMADD231PS (R9)(SI*1), Z10, Z3
@@ -5687,8 +8201,8 @@ scores_odd_9:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 
-scores_half_9:
-scores_reduce_5:
+scores_half_17:
+scores_reduce_9:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -5722,11 +8236,11 @@ scores_reduce_5:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_5
+	JMP          scores_by8_9
 
-scores_by1_5:
+scores_by1_9:
 	TESTQ   BX, BX
-	JZ      scores_done_12
+	JZ      scores_done_16
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    176(SP), R12
@@ -5734,12 +8248,12 @@ scores_by1_5:
 	MOVQ    CX, R11
 	SUBQ    DX, R11
 
-scores_chunk1_5:
+scores_chunk1_9:
 	VMOVUPS       (R9)(R11*1), Z3
 	VFMADD231PS   (R9), Z3, Z2
 	ADDQ          $0x00000040, R9
 	CMPQ          R9, R12
-	JB            scores_chunk1_5
+	JB            scores_chunk1_9
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -5754,9 +8268,9 @@ scores_chunk1_5:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_5
+	JMP           scores_by1_9
 
-scores_done_12:
+scores_done_16:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -5779,9 +8293,9 @@ scores_other_1:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_6:
+scores_by8_10:
 	CMPQ        BX, $0x08
-	JL          scores_by1_6
+	JL          scores_by1_10
 	VMOVUPS     expconst<>+1344(SB), Z2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -5871,7 +8385,7 @@ scores_by8_6:
 	VFMADD231PS 320(R9)(DI*1), Z15, Z9
 	VFMADD231PS 384(R9)(DI*1), Z16, Z9
 	VFMADD231PS 448(R9)(DI*1), Z17, Z9
-	JMP         scores_reduce_6
+	JMP         scores_reduce_10
 
 scores_seq_no_3:
 	CMPQ        176(SP), $0x00000100
@@ -5912,13 +8426,13 @@ scores_seq_no_3:
 	VFMADD231PS 64(R9)(DI*1), Z11, Z9
 	VFMADD231PS 128(R9)(DI*1), Z12, Z9
 	VFMADD231PS 192(R9)(DI*1), Z13, Z9
-	JMP         scores_reduce_6
+	JMP         scores_reduce_10
 
 scores_seq_no_4:
 	CMPQ R8, R11
-	JAE  scores_odd_10
+	JAE  scores_odd_18
 
-scores_pairs_10:
+scores_pairs_18:
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z2
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -5940,13 +8454,13 @@ scores_pairs_10:
 	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_10
+	JB          scores_pairs_18
 
-scores_odd_10:
+scores_odd_18:
 	MOVQ        176(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_10
+	JAE         scores_half_18
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z2
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -5957,8 +8471,8 @@ scores_odd_10:
 	VFMADD231PS (R9)(SI*2), Z10, Z8
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 
-scores_half_10:
-scores_reduce_6:
+scores_half_18:
+scores_reduce_10:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -5992,11 +8506,11 @@ scores_reduce_6:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_6
+	JMP          scores_by8_10
 
-scores_by1_6:
+scores_by1_10:
 	TESTQ   BX, BX
-	JZ      scores_done_13
+	JZ      scores_done_17
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    176(SP), R11
@@ -6004,12 +8518,12 @@ scores_by1_6:
 	MOVQ    CX, R10
 	SUBQ    DX, R10
 
-scores_chunk1_6:
+scores_chunk1_10:
 	VMOVUPS       (R8)(R10*1), Z3
 	VFMADD231PS   (R8), Z3, Z2
 	ADDQ          $0x00000040, R8
 	CMPQ          R8, R11
-	JB            scores_chunk1_6
+	JB            scores_chunk1_10
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -6024,9 +8538,9 @@ scores_chunk1_6:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_6
+	JMP           scores_by1_10
 
-scores_done_13:
+scores_done_17:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -6045,7 +8559,7 @@ scores_first_done_1:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_7
 
-scores_done_11:
+scores_done_15:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_5:
@@ -6081,7 +8595,7 @@ pf_skip_50:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_7
+	JEQ          no_rescale_11
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -6121,17 +8635,17 @@ pf_skip_50:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_9:
+scale_loop_13:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_9
+	JNZ     scale_loop_13
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_7:
+no_rescale_11:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -6142,7 +8656,7 @@ no_rescale_7:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_8
+	JEQ          no_rescale_12
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -6183,17 +8697,17 @@ no_rescale_7:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_10:
+scale_loop_14:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_10
+	JNZ     scale_loop_14
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_8:
+no_rescale_12:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -6211,9 +8725,9 @@ no_rescale_8:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_7:
+exp_loop_11:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_7
+	JL              exp_tail_11
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -6265,9 +8779,9 @@ exp_loop_7:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_7
+	JMP             exp_loop_11
 
-exp_tail_7:
+exp_tail_11:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -6285,7 +8799,7 @@ exp_tail_7:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_7
+	JZ              exp_done_11
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -6333,15 +8847,15 @@ exp_tail_7:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_7:
+exp_tail1_11:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_7
+	JNZ    exp_tail1_11
 
-exp_done_7:
+exp_done_11:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -6381,7 +8895,7 @@ softmax_6:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_9
+	JEQ          no_rescale_13
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -6421,17 +8935,17 @@ softmax_6:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_11:
+scale_loop_15:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_11
+	JNZ     scale_loop_15
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_9:
+no_rescale_13:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -6443,9 +8957,9 @@ no_rescale_9:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_8:
+exp_loop_12:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_8
+	JL              exp_tail_12
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -6472,9 +8986,9 @@ exp_loop_8:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_8
+	JMP             exp_loop_12
 
-exp_tail_8:
+exp_tail_12:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -6484,7 +8998,7 @@ exp_tail_8:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_8
+	JZ              exp_done_12
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -6509,13 +9023,13 @@ exp_tail_8:
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_8:
+exp_tail1_12:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_8
+	JNZ    exp_tail1_12
 
-exp_done_8:
+exp_done_12:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -7251,11 +9765,11 @@ pv_7:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_19:
+pv_block_39:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_19
+	JL      pv_next_39
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -7276,9 +9790,9 @@ pv_block_19:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_19
+	JL      pv_single_39
 
-pv_pair_19:
+pv_pair_39:
 	VBROADCASTSS (R11), Z16
 	VBROADCASTSS 4(R11), Z17
 	VFMADD231PS  (R12), Z16, Z0
@@ -7317,11 +9831,11 @@ pv_pair_19:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_19
+	JGE          pv_pair_39
 
-pv_single_19:
+pv_single_39:
 	TESTQ        R13, R13
-	JZ           pv_merge_19
+	JZ           pv_merge_39
 	VBROADCASTSS (R11), Z16
 	VFMADD231PS  (R12), Z16, Z0
 	VFMADD231PS  64(R12), Z16, Z2
@@ -7334,9 +9848,9 @@ pv_single_19:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_19
+	JMP          pv_single_39
 
-pv_merge_19:
+pv_merge_39:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -7354,14 +9868,14 @@ pv_merge_19:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_19
+	JMP     pv_block_39
 
-pv_next_19:
-pv_block_20:
+pv_next_39:
+pv_block_40:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_20
+	JL      pv_next_40
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -7374,9 +9888,9 @@ pv_block_20:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_20
+	JL      pv_single_40
 
-pv_pair_20:
+pv_pair_40:
 	VBROADCASTSS (R11), Z8
 	VBROADCASTSS 4(R11), Z9
 	VFMADD231PS  (R12), Z8, Z0
@@ -7399,11 +9913,11 @@ pv_pair_20:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_20
+	JGE          pv_pair_40
 
-pv_single_20:
+pv_single_40:
 	TESTQ        R13, R13
-	JZ           pv_merge_20
+	JZ           pv_merge_40
 	VBROADCASTSS (R11), Z8
 	VFMADD231PS  (R12), Z8, Z0
 	VFMADD231PS  64(R12), Z8, Z2
@@ -7412,9 +9926,9 @@ pv_single_20:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_20
+	JMP          pv_single_40
 
-pv_merge_20:
+pv_merge_40:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -7424,14 +9938,14 @@ pv_merge_20:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_20
+	JMP     pv_block_40
 
-pv_next_20:
-pv_block_21:
+pv_next_40:
+pv_block_41:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_21
+	JL      pv_next_41
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -7440,9 +9954,9 @@ pv_block_21:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_21
+	JL      pv_single_41
 
-pv_pair_21:
+pv_pair_41:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VFMADD231PS  (R12), Z4, Z0
@@ -7457,42 +9971,42 @@ pv_pair_21:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_21
+	JGE          pv_pair_41
 
-pv_single_21:
+pv_single_41:
 	TESTQ        R13, R13
-	JZ           pv_merge_21
+	JZ           pv_merge_41
 	VBROADCASTSS (R11), Z4
 	VFMADD231PS  (R12), Z4, Z0
 	VFMADD231PS  64(R12), Z4, Z2
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_21
+	JMP          pv_single_41
 
-pv_merge_21:
+pv_merge_41:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_21
+	JMP     pv_block_41
 
-pv_next_21:
-pv_block_22:
+pv_next_41:
+pv_block_42:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_22
+	JL      pv_next_42
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_22
+	JL      pv_single_42
 
-pv_pair_22:
+pv_pair_42:
 	VBROADCASTSS (R11), Z2
 	VBROADCASTSS 4(R11), Z3
 	VFMADD231PS  (R12), Z2, Z0
@@ -7503,35 +10017,35 @@ pv_pair_22:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_22
+	JGE          pv_pair_42
 
-pv_single_22:
+pv_single_42:
 	TESTQ        R13, R13
-	JZ           pv_merge_22
+	JZ           pv_merge_42
 	VBROADCASTSS (R11), Z2
 	VFMADD231PS  (R12), Z2, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_22
+	JMP          pv_single_42
 
-pv_merge_22:
+pv_merge_42:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_22
+	JMP     pv_block_42
 
-pv_next_22:
+pv_next_42:
 	JMP first_done_1
 
 other_head_1:
 	XORQ R8, R8
 
-pv_block_23:
+pv_block_43:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_23
+	JL      pv_next_43
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -7552,9 +10066,9 @@ pv_block_23:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_23
+	JL      pv_single_43
 
-pv_pair_23:
+pv_pair_43:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VFMADD231PS  (R10), Z16, Z0
@@ -7577,11 +10091,11 @@ pv_pair_23:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_23
+	JGE          pv_pair_43
 
-pv_single_23:
+pv_single_43:
 	TESTQ        R11, R11
-	JZ           pv_merge_23
+	JZ           pv_merge_43
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R10), Z16, Z0
 	VFMADD231PS  64(R10), Z16, Z2
@@ -7594,9 +10108,9 @@ pv_single_23:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_23
+	JMP          pv_single_43
 
-pv_merge_23:
+pv_merge_43:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -7614,14 +10128,14 @@ pv_merge_23:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_23
+	JMP     pv_block_43
 
-pv_next_23:
-pv_block_24:
+pv_next_43:
+pv_block_44:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_24
+	JL      pv_next_44
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -7634,9 +10148,9 @@ pv_block_24:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_24
+	JL      pv_single_44
 
-pv_pair_24:
+pv_pair_44:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VFMADD231PS  (R10), Z8, Z0
@@ -7651,11 +10165,11 @@ pv_pair_24:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_24
+	JGE          pv_pair_44
 
-pv_single_24:
+pv_single_44:
 	TESTQ        R11, R11
-	JZ           pv_merge_24
+	JZ           pv_merge_44
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R10), Z8, Z0
 	VFMADD231PS  64(R10), Z8, Z2
@@ -7664,9 +10178,9 @@ pv_single_24:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_24
+	JMP          pv_single_44
 
-pv_merge_24:
+pv_merge_44:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -7676,14 +10190,14 @@ pv_merge_24:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_24
+	JMP     pv_block_44
 
-pv_next_24:
-pv_block_25:
+pv_next_44:
+pv_block_45:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_25
+	JL      pv_next_45
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -7692,9 +10206,9 @@ pv_block_25:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_25
+	JL      pv_single_45
 
-pv_pair_25:
+pv_pair_45:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -7705,42 +10219,42 @@ pv_pair_25:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_25
+	JGE          pv_pair_45
 
-pv_single_25:
+pv_single_45:
 	TESTQ        R11, R11
-	JZ           pv_merge_25
+	JZ           pv_merge_45
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	VFMADD231PS  64(R10), Z4, Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_25
+	JMP          pv_single_45
 
-pv_merge_25:
+pv_merge_45:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_25
+	JMP     pv_block_45
 
-pv_next_25:
-pv_block_26:
+pv_next_45:
+pv_block_46:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_26
+	JL      pv_next_46
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R9
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_26
+	JL      pv_single_46
 
-pv_pair_26:
+pv_pair_46:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VFMADD231PS  (R10), Z2, Z0
@@ -7749,25 +10263,25 @@ pv_pair_26:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_26
+	JGE          pv_pair_46
 
-pv_single_26:
+pv_single_46:
 	TESTQ        R11, R11
-	JZ           pv_merge_26
+	JZ           pv_merge_46
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R10), Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_26
+	JMP          pv_single_46
 
-pv_merge_26:
+pv_merge_46:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_26
+	JMP     pv_block_46
 
-pv_next_26:
+pv_next_46:
 first_done_1:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_7
@@ -7814,12 +10328,12 @@ recip_zero_5:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_12:
+scale_loop_16:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_12
+	JNZ     scale_loop_16
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_3
 
@@ -7847,9 +10361,9 @@ TEXT ·naiveDecodeExactAVX512(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_7:
+scores_by8_11:
 	CMPQ        R8, $0x08
-	JL          scores_by1_7
+	JL          scores_by1_11
 	VMOVUPS     expconst<>+1344(SB), Z2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -7939,7 +10453,7 @@ scores_by8_7:
 	VFMADD231PS 320(R12)(R10*1), Z15, Z9
 	VFMADD231PS 384(R12)(R10*1), Z16, Z9
 	VFMADD231PS 448(R12)(R10*1), Z17, Z9
-	JMP         scores_reduce_7
+	JMP         scores_reduce_11
 
 scores_seq_no_5:
 	CMPQ        (SP), $0x00000100
@@ -7980,13 +10494,13 @@ scores_seq_no_5:
 	VFMADD231PS 64(R12)(R10*1), Z11, Z9
 	VFMADD231PS 128(R12)(R10*1), Z12, Z9
 	VFMADD231PS 192(R12)(R10*1), Z13, Z9
-	JMP         scores_reduce_7
+	JMP         scores_reduce_11
 
 scores_seq_no_6:
 	CMPQ R11, R14
-	JAE  scores_odd_11
+	JAE  scores_odd_19
 
-scores_pairs_11:
+scores_pairs_19:
 	VMOVUPS     (R11)(R13*1), Z10
 	VFMADD231PS (R11), Z10, Z2
 	VFMADD231PS (R11)(DI*1), Z10, Z3
@@ -8008,13 +10522,13 @@ scores_pairs_11:
 	ADDQ        $0x00000080, R11
 	ADDQ        $0x00000080, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_11
+	JB          scores_pairs_19
 
-scores_odd_11:
+scores_odd_19:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_11
+	JAE         scores_half_19
 	VMOVUPS     (R11)(R13*1), Z10
 	VFMADD231PS (R11), Z10, Z2
 	VFMADD231PS (R11)(DI*1), Z10, Z3
@@ -8025,8 +10539,8 @@ scores_odd_11:
 	VFMADD231PS (R12)(DI*2), Z10, Z8
 	VFMADD231PS (R12)(R10*1), Z10, Z9
 
-scores_half_11:
-scores_reduce_7:
+scores_half_19:
+scores_reduce_11:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -8060,11 +10574,11 @@ scores_reduce_7:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_7
+	JMP          scores_by8_11
 
-scores_by1_7:
+scores_by1_11:
 	TESTQ   R8, R8
-	JZ      scores_done_14
+	JZ      scores_done_18
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -8072,12 +10586,12 @@ scores_by1_7:
 	MOVQ    CX, R13
 	SUBQ    DX, R13
 
-scores_chunk1_7:
+scores_chunk1_11:
 	VMOVUPS       (R11)(R13*1), Z3
 	VFMADD231PS   (R11), Z3, Z2
 	ADDQ          $0x00000040, R11
 	CMPQ          R11, R14
-	JB            scores_chunk1_7
+	JB            scores_chunk1_11
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -8092,9 +10606,9 @@ scores_chunk1_7:
 	ADDQ          $0x04, R9
 	DECQ          R8
 	ADDQ          DI, DX
-	JMP           scores_by1_7
+	JMP           scores_by1_11
 
-scores_done_14:
+scores_done_18:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -8107,9 +10621,9 @@ scores_done_14:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
-exp_loop_9:
+exp_loop_13:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_9
+	JL              exp_tail_13
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -8136,9 +10650,9 @@ exp_loop_9:
 	VADDPS          Z3, Z1, Z1
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_9
+	JMP             exp_loop_13
 
-exp_tail_9:
+exp_tail_13:
 	VEXTRACTF64X4   $0x01, Z1, Y3
 	VADDPS          Y3, Y1, Y3
 	VEXTRACTF32X4   $0x01, Y3, X1
@@ -8148,7 +10662,7 @@ exp_tail_9:
 	VMOVSHDUP       X1, X3
 	VADDPS          X3, X1, X1
 	TESTQ           DX, DX
-	JZ              exp_done_9
+	JZ              exp_done_13
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -8173,13 +10687,13 @@ exp_tail_9:
 	VSCALEFPS       Z0, Z4, Z3
 	VMOVUPS         Z3, (CX)
 
-exp_tail1_9:
+exp_tail1_13:
 	VADDSS (CX), X1, X1
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_9
+	JNZ    exp_tail1_13
 
-exp_done_9:
+exp_done_13:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X1, 4(CX)
@@ -8217,11 +10731,11 @@ zero_loop_6:
 	JNZ     zero_loop_6
 	XORQ    R8, R8
 
-pv_block_27:
+pv_block_47:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_27
+	JL      pv_next_47
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -8242,9 +10756,9 @@ pv_block_27:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_27
+	JL      pv_single_47
 
-pv_pair_27:
+pv_pair_47:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VFMADD231PS  (R10), Z16, Z0
@@ -8267,11 +10781,11 @@ pv_pair_27:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_27
+	JGE          pv_pair_47
 
-pv_single_27:
+pv_single_47:
 	TESTQ        R11, R11
-	JZ           pv_merge_27
+	JZ           pv_merge_47
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R10), Z16, Z0
 	VFMADD231PS  64(R10), Z16, Z2
@@ -8284,9 +10798,9 @@ pv_single_27:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_27
+	JMP          pv_single_47
 
-pv_merge_27:
+pv_merge_47:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -8304,14 +10818,14 @@ pv_merge_27:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_27
+	JMP     pv_block_47
 
-pv_next_27:
-pv_block_28:
+pv_next_47:
+pv_block_48:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_28
+	JL      pv_next_48
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -8324,9 +10838,9 @@ pv_block_28:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_28
+	JL      pv_single_48
 
-pv_pair_28:
+pv_pair_48:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VFMADD231PS  (R10), Z8, Z0
@@ -8341,11 +10855,11 @@ pv_pair_28:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_28
+	JGE          pv_pair_48
 
-pv_single_28:
+pv_single_48:
 	TESTQ        R11, R11
-	JZ           pv_merge_28
+	JZ           pv_merge_48
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R10), Z8, Z0
 	VFMADD231PS  64(R10), Z8, Z2
@@ -8354,9 +10868,9 @@ pv_single_28:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_28
+	JMP          pv_single_48
 
-pv_merge_28:
+pv_merge_48:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -8366,14 +10880,14 @@ pv_merge_28:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_28
+	JMP     pv_block_48
 
-pv_next_28:
-pv_block_29:
+pv_next_48:
+pv_block_49:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_29
+	JL      pv_next_49
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -8382,9 +10896,9 @@ pv_block_29:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_29
+	JL      pv_single_49
 
-pv_pair_29:
+pv_pair_49:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -8395,42 +10909,42 @@ pv_pair_29:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_29
+	JGE          pv_pair_49
 
-pv_single_29:
+pv_single_49:
 	TESTQ        R11, R11
-	JZ           pv_merge_29
+	JZ           pv_merge_49
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	VFMADD231PS  64(R10), Z4, Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_29
+	JMP          pv_single_49
 
-pv_merge_29:
+pv_merge_49:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_29
+	JMP     pv_block_49
 
-pv_next_29:
-pv_block_30:
+pv_next_49:
+pv_block_50:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_30
+	JL      pv_next_50
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_30
+	JL      pv_single_50
 
-pv_pair_30:
+pv_pair_50:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VFMADD231PS  (R10), Z2, Z0
@@ -8439,25 +10953,25 @@ pv_pair_30:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_30
+	JGE          pv_pair_50
 
-pv_single_30:
+pv_single_50:
 	TESTQ        R11, R11
-	JZ           pv_merge_30
+	JZ           pv_merge_50
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R10), Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_30
+	JMP          pv_single_50
 
-pv_merge_30:
+pv_merge_50:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_30
+	JMP     pv_block_50
 
-pv_next_30:
+pv_next_50:
 	VZEROUPPER
 	RET
 
@@ -8544,7 +11058,7 @@ scores_8:
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_15
+	JGE     scores_done_19
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -8937,13 +11451,13 @@ scores4_done_2:
 	ADDQ         $0x00000004, 32(SP)
 	JMP          scores_8
 
-scores_done_15:
+scores_done_19:
 scores_9:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_16
+	JGE     scores_done_20
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -9282,12 +11796,12 @@ scores2_done_4:
 	ADDQ          $0x00000002, 32(SP)
 	JMP           scores_9
 
-scores_done_16:
+scores_done_20:
 scores_10:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_17
+	JGE     scores_done_21
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -9309,9 +11823,9 @@ scores_10:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_8:
+scores_by8_12:
 	CMPQ        BX, $0x08
-	JL          scores_by1_8
+	JL          scores_by1_12
 	VMOVUPS     expconst<>+1344(SB), Z2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -9485,7 +11999,7 @@ pf_skip_66:
 	ADDQ        $0x00000400, DI
 
 pf_skip_67:
-	JMP scores_reduce_8
+	JMP scores_reduce_12
 
 scores_seq_no_7:
 	CMPQ        176(SP), $0x00000100
@@ -9578,13 +12092,13 @@ pf_skip_70:
 	ADDQ        $0x00000200, DI
 
 pf_skip_71:
-	JMP scores_reduce_8
+	JMP scores_reduce_12
 
 scores_seq_no_8:
 	CMPQ R9, R12
-	JAE  scores_odd_12
+	JAE  scores_odd_20
 
-scores_pairs_12:
+scores_pairs_20:
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z2
 	VFMADD231PS (R9)(SI*1), Z10, Z3
@@ -9619,13 +12133,13 @@ pf_skip_72:
 	ADDQ        $0x00000080, R9
 	ADDQ        $0x00000080, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_12
+	JB          scores_pairs_20
 
-scores_odd_12:
+scores_odd_20:
 	MOVQ        176(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_half_12
+	JAE         scores_half_20
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z2
 	VFMADD231PS (R9)(SI*1), Z10, Z3
@@ -9636,8 +12150,8 @@ scores_odd_12:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 
-scores_half_12:
-scores_reduce_8:
+scores_half_20:
+scores_reduce_12:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -9671,11 +12185,11 @@ scores_reduce_8:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_8
+	JMP          scores_by8_12
 
-scores_by1_8:
+scores_by1_12:
 	TESTQ   BX, BX
-	JZ      scores_done_18
+	JZ      scores_done_22
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    176(SP), R12
@@ -9683,12 +12197,12 @@ scores_by1_8:
 	MOVQ    CX, R11
 	SUBQ    DX, R11
 
-scores_chunk1_8:
+scores_chunk1_12:
 	VMOVUPS       (R9)(R11*1), Z3
 	VFMADD231PS   (R9), Z3, Z2
 	ADDQ          $0x00000040, R9
 	CMPQ          R9, R12
-	JB            scores_chunk1_8
+	JB            scores_chunk1_12
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -9703,9 +12217,9 @@ scores_chunk1_8:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_8
+	JMP           scores_by1_12
 
-scores_done_18:
+scores_done_22:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -9728,9 +12242,9 @@ scores_other_2:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_9:
+scores_by8_13:
 	CMPQ        BX, $0x08
-	JL          scores_by1_9
+	JL          scores_by1_13
 	VMOVUPS     expconst<>+1344(SB), Z2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -9820,7 +12334,7 @@ scores_by8_9:
 	VFMADD231PS 320(R9)(DI*1), Z15, Z9
 	VFMADD231PS 384(R9)(DI*1), Z16, Z9
 	VFMADD231PS 448(R9)(DI*1), Z17, Z9
-	JMP         scores_reduce_9
+	JMP         scores_reduce_13
 
 scores_seq_no_9:
 	CMPQ        176(SP), $0x00000100
@@ -9861,13 +12375,13 @@ scores_seq_no_9:
 	VFMADD231PS 64(R9)(DI*1), Z11, Z9
 	VFMADD231PS 128(R9)(DI*1), Z12, Z9
 	VFMADD231PS 192(R9)(DI*1), Z13, Z9
-	JMP         scores_reduce_9
+	JMP         scores_reduce_13
 
 scores_seq_no_10:
 	CMPQ R8, R11
-	JAE  scores_odd_13
+	JAE  scores_odd_21
 
-scores_pairs_13:
+scores_pairs_21:
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z2
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -9889,13 +12403,13 @@ scores_pairs_13:
 	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_13
+	JB          scores_pairs_21
 
-scores_odd_13:
+scores_odd_21:
 	MOVQ        176(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_13
+	JAE         scores_half_21
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z2
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -9906,8 +12420,8 @@ scores_odd_13:
 	VFMADD231PS (R9)(SI*2), Z10, Z8
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 
-scores_half_13:
-scores_reduce_9:
+scores_half_21:
+scores_reduce_13:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -9941,11 +12455,11 @@ scores_reduce_9:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_9
+	JMP          scores_by8_13
 
-scores_by1_9:
+scores_by1_13:
 	TESTQ   BX, BX
-	JZ      scores_done_19
+	JZ      scores_done_23
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    176(SP), R11
@@ -9953,12 +12467,12 @@ scores_by1_9:
 	MOVQ    CX, R10
 	SUBQ    DX, R10
 
-scores_chunk1_9:
+scores_chunk1_13:
 	VMOVUPS       (R8)(R10*1), Z3
 	VFMADD231PS   (R8), Z3, Z2
 	ADDQ          $0x00000040, R8
 	CMPQ          R8, R11
-	JB            scores_chunk1_9
+	JB            scores_chunk1_13
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -9973,9 +12487,9 @@ scores_chunk1_9:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_9
+	JMP           scores_by1_13
 
-scores_done_19:
+scores_done_23:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -9994,7 +12508,7 @@ scores_first_done_2:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_10
 
-scores_done_17:
+scores_done_21:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_7:
@@ -10030,7 +12544,7 @@ pf_skip_73:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_10
+	JEQ          no_rescale_14
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -10067,17 +12581,17 @@ pf_skip_73:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_13:
+scale_loop_17:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_13
+	JNZ     scale_loop_17
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_10:
+no_rescale_14:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -10088,7 +12602,7 @@ no_rescale_10:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_11
+	JEQ          no_rescale_15
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -10126,17 +12640,17 @@ no_rescale_10:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_14:
+scale_loop_18:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_14
+	JNZ     scale_loop_18
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_11:
+no_rescale_15:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -10154,9 +12668,9 @@ no_rescale_11:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_10:
+exp_loop_14:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_10
+	JL              exp_tail_14
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -10202,9 +12716,9 @@ exp_loop_10:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_10
+	JMP             exp_loop_14
 
-exp_tail_10:
+exp_tail_14:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -10222,7 +12736,7 @@ exp_tail_10:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_10
+	JZ              exp_done_14
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -10264,15 +12778,15 @@ exp_tail_10:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_10:
+exp_tail1_14:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_10
+	JNZ    exp_tail1_14
 
-exp_done_10:
+exp_done_14:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -10312,7 +12826,7 @@ softmax_8:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_12
+	JEQ          no_rescale_16
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -10349,17 +12863,17 @@ softmax_8:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_15:
+scale_loop_19:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_15
+	JNZ     scale_loop_19
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_12:
+no_rescale_16:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -10371,9 +12885,9 @@ no_rescale_12:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_11:
+exp_loop_15:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_11
+	JL              exp_tail_15
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -10397,9 +12911,9 @@ exp_loop_11:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_11
+	JMP             exp_loop_15
 
-exp_tail_11:
+exp_tail_15:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -10409,7 +12923,7 @@ exp_tail_11:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_11
+	JZ              exp_done_15
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -10431,13 +12945,13 @@ exp_tail_11:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_11:
+exp_tail1_15:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_11
+	JNZ    exp_tail1_15
 
-exp_done_11:
+exp_done_15:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -11173,11 +13687,11 @@ pv_10:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_31:
+pv_block_51:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_31
+	JL      pv_next_51
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -11198,9 +13712,9 @@ pv_block_31:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_31
+	JL      pv_single_51
 
-pv_pair_31:
+pv_pair_51:
 	VBROADCASTSS (R11), Z16
 	VBROADCASTSS 4(R11), Z17
 	VFMADD231PS  (R12), Z16, Z0
@@ -11239,11 +13753,11 @@ pv_pair_31:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_31
+	JGE          pv_pair_51
 
-pv_single_31:
+pv_single_51:
 	TESTQ        R13, R13
-	JZ           pv_merge_31
+	JZ           pv_merge_51
 	VBROADCASTSS (R11), Z16
 	VFMADD231PS  (R12), Z16, Z0
 	VFMADD231PS  64(R12), Z16, Z2
@@ -11256,9 +13770,9 @@ pv_single_31:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_31
+	JMP          pv_single_51
 
-pv_merge_31:
+pv_merge_51:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -11276,14 +13790,14 @@ pv_merge_31:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_31
+	JMP     pv_block_51
 
-pv_next_31:
-pv_block_32:
+pv_next_51:
+pv_block_52:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_32
+	JL      pv_next_52
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -11296,9 +13810,9 @@ pv_block_32:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_32
+	JL      pv_single_52
 
-pv_pair_32:
+pv_pair_52:
 	VBROADCASTSS (R11), Z8
 	VBROADCASTSS 4(R11), Z9
 	VFMADD231PS  (R12), Z8, Z0
@@ -11321,11 +13835,11 @@ pv_pair_32:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_32
+	JGE          pv_pair_52
 
-pv_single_32:
+pv_single_52:
 	TESTQ        R13, R13
-	JZ           pv_merge_32
+	JZ           pv_merge_52
 	VBROADCASTSS (R11), Z8
 	VFMADD231PS  (R12), Z8, Z0
 	VFMADD231PS  64(R12), Z8, Z2
@@ -11334,9 +13848,9 @@ pv_single_32:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_32
+	JMP          pv_single_52
 
-pv_merge_32:
+pv_merge_52:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -11346,14 +13860,14 @@ pv_merge_32:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_32
+	JMP     pv_block_52
 
-pv_next_32:
-pv_block_33:
+pv_next_52:
+pv_block_53:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_33
+	JL      pv_next_53
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -11362,9 +13876,9 @@ pv_block_33:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_33
+	JL      pv_single_53
 
-pv_pair_33:
+pv_pair_53:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VFMADD231PS  (R12), Z4, Z0
@@ -11379,42 +13893,42 @@ pv_pair_33:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_33
+	JGE          pv_pair_53
 
-pv_single_33:
+pv_single_53:
 	TESTQ        R13, R13
-	JZ           pv_merge_33
+	JZ           pv_merge_53
 	VBROADCASTSS (R11), Z4
 	VFMADD231PS  (R12), Z4, Z0
 	VFMADD231PS  64(R12), Z4, Z2
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_33
+	JMP          pv_single_53
 
-pv_merge_33:
+pv_merge_53:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_33
+	JMP     pv_block_53
 
-pv_next_33:
-pv_block_34:
+pv_next_53:
+pv_block_54:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_34
+	JL      pv_next_54
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_34
+	JL      pv_single_54
 
-pv_pair_34:
+pv_pair_54:
 	VBROADCASTSS (R11), Z2
 	VBROADCASTSS 4(R11), Z3
 	VFMADD231PS  (R12), Z2, Z0
@@ -11425,35 +13939,35 @@ pv_pair_34:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_34
+	JGE          pv_pair_54
 
-pv_single_34:
+pv_single_54:
 	TESTQ        R13, R13
-	JZ           pv_merge_34
+	JZ           pv_merge_54
 	VBROADCASTSS (R11), Z2
 	VFMADD231PS  (R12), Z2, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_34
+	JMP          pv_single_54
 
-pv_merge_34:
+pv_merge_54:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_34
+	JMP     pv_block_54
 
-pv_next_34:
+pv_next_54:
 	JMP first_done_2
 
 other_head_2:
 	XORQ R8, R8
 
-pv_block_35:
+pv_block_55:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_35
+	JL      pv_next_55
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -11474,9 +13988,9 @@ pv_block_35:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_35
+	JL      pv_single_55
 
-pv_pair_35:
+pv_pair_55:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VFMADD231PS  (R10), Z16, Z0
@@ -11499,11 +14013,11 @@ pv_pair_35:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_35
+	JGE          pv_pair_55
 
-pv_single_35:
+pv_single_55:
 	TESTQ        R11, R11
-	JZ           pv_merge_35
+	JZ           pv_merge_55
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R10), Z16, Z0
 	VFMADD231PS  64(R10), Z16, Z2
@@ -11516,9 +14030,9 @@ pv_single_35:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_35
+	JMP          pv_single_55
 
-pv_merge_35:
+pv_merge_55:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -11536,14 +14050,14 @@ pv_merge_35:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_35
+	JMP     pv_block_55
 
-pv_next_35:
-pv_block_36:
+pv_next_55:
+pv_block_56:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_36
+	JL      pv_next_56
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -11556,9 +14070,9 @@ pv_block_36:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_36
+	JL      pv_single_56
 
-pv_pair_36:
+pv_pair_56:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VFMADD231PS  (R10), Z8, Z0
@@ -11573,11 +14087,11 @@ pv_pair_36:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_36
+	JGE          pv_pair_56
 
-pv_single_36:
+pv_single_56:
 	TESTQ        R11, R11
-	JZ           pv_merge_36
+	JZ           pv_merge_56
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R10), Z8, Z0
 	VFMADD231PS  64(R10), Z8, Z2
@@ -11586,9 +14100,9 @@ pv_single_36:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_36
+	JMP          pv_single_56
 
-pv_merge_36:
+pv_merge_56:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -11598,14 +14112,14 @@ pv_merge_36:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_36
+	JMP     pv_block_56
 
-pv_next_36:
-pv_block_37:
+pv_next_56:
+pv_block_57:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_37
+	JL      pv_next_57
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -11614,9 +14128,9 @@ pv_block_37:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_37
+	JL      pv_single_57
 
-pv_pair_37:
+pv_pair_57:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -11627,42 +14141,42 @@ pv_pair_37:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_37
+	JGE          pv_pair_57
 
-pv_single_37:
+pv_single_57:
 	TESTQ        R11, R11
-	JZ           pv_merge_37
+	JZ           pv_merge_57
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	VFMADD231PS  64(R10), Z4, Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_37
+	JMP          pv_single_57
 
-pv_merge_37:
+pv_merge_57:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_37
+	JMP     pv_block_57
 
-pv_next_37:
-pv_block_38:
+pv_next_57:
+pv_block_58:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_38
+	JL      pv_next_58
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R9
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_38
+	JL      pv_single_58
 
-pv_pair_38:
+pv_pair_58:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VFMADD231PS  (R10), Z2, Z0
@@ -11671,25 +14185,25 @@ pv_pair_38:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_38
+	JGE          pv_pair_58
 
-pv_single_38:
+pv_single_58:
 	TESTQ        R11, R11
-	JZ           pv_merge_38
+	JZ           pv_merge_58
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R10), Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_38
+	JMP          pv_single_58
 
-pv_merge_38:
+pv_merge_58:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_38
+	JMP     pv_block_58
 
-pv_next_38:
+pv_next_58:
 first_done_2:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_10
@@ -11736,12 +14250,12 @@ recip_zero_7:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_16:
+scale_loop_20:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_16
+	JNZ     scale_loop_20
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_4
 
@@ -11769,9 +14283,9 @@ TEXT ·naiveDecodeFastAVX512(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_10:
+scores_by8_14:
 	CMPQ        R8, $0x08
-	JL          scores_by1_10
+	JL          scores_by1_14
 	VMOVUPS     expconst<>+1344(SB), Z2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -11861,7 +14375,7 @@ scores_by8_10:
 	VFMADD231PS 320(R12)(R10*1), Z15, Z9
 	VFMADD231PS 384(R12)(R10*1), Z16, Z9
 	VFMADD231PS 448(R12)(R10*1), Z17, Z9
-	JMP         scores_reduce_10
+	JMP         scores_reduce_14
 
 scores_seq_no_11:
 	CMPQ        (SP), $0x00000100
@@ -11902,13 +14416,13 @@ scores_seq_no_11:
 	VFMADD231PS 64(R12)(R10*1), Z11, Z9
 	VFMADD231PS 128(R12)(R10*1), Z12, Z9
 	VFMADD231PS 192(R12)(R10*1), Z13, Z9
-	JMP         scores_reduce_10
+	JMP         scores_reduce_14
 
 scores_seq_no_12:
 	CMPQ R11, R14
-	JAE  scores_odd_14
+	JAE  scores_odd_22
 
-scores_pairs_14:
+scores_pairs_22:
 	VMOVUPS     (R11)(R13*1), Z10
 	VFMADD231PS (R11), Z10, Z2
 	VFMADD231PS (R11)(DI*1), Z10, Z3
@@ -11930,13 +14444,13 @@ scores_pairs_14:
 	ADDQ        $0x00000080, R11
 	ADDQ        $0x00000080, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_14
+	JB          scores_pairs_22
 
-scores_odd_14:
+scores_odd_22:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_14
+	JAE         scores_half_22
 	VMOVUPS     (R11)(R13*1), Z10
 	VFMADD231PS (R11), Z10, Z2
 	VFMADD231PS (R11)(DI*1), Z10, Z3
@@ -11947,8 +14461,8 @@ scores_odd_14:
 	VFMADD231PS (R12)(DI*2), Z10, Z8
 	VFMADD231PS (R12)(R10*1), Z10, Z9
 
-scores_half_14:
-scores_reduce_10:
+scores_half_22:
+scores_reduce_14:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -11982,11 +14496,11 @@ scores_reduce_10:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_10
+	JMP          scores_by8_14
 
-scores_by1_10:
+scores_by1_14:
 	TESTQ   R8, R8
-	JZ      scores_done_20
+	JZ      scores_done_24
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -11994,12 +14508,12 @@ scores_by1_10:
 	MOVQ    CX, R13
 	SUBQ    DX, R13
 
-scores_chunk1_10:
+scores_chunk1_14:
 	VMOVUPS       (R11)(R13*1), Z3
 	VFMADD231PS   (R11), Z3, Z2
 	ADDQ          $0x00000040, R11
 	CMPQ          R11, R14
-	JB            scores_chunk1_10
+	JB            scores_chunk1_14
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -12014,9 +14528,9 @@ scores_chunk1_10:
 	ADDQ          $0x04, R9
 	DECQ          R8
 	ADDQ          DI, DX
-	JMP           scores_by1_10
+	JMP           scores_by1_14
 
-scores_done_20:
+scores_done_24:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -12029,9 +14543,9 @@ scores_done_20:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
-exp_loop_12:
+exp_loop_16:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_12
+	JL              exp_tail_16
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -12055,9 +14569,9 @@ exp_loop_12:
 	VADDPS          Z3, Z1, Z1
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_12
+	JMP             exp_loop_16
 
-exp_tail_12:
+exp_tail_16:
 	VEXTRACTF64X4   $0x01, Z1, Y3
 	VADDPS          Y3, Y1, Y3
 	VEXTRACTF32X4   $0x01, Y3, X1
@@ -12067,7 +14581,7 @@ exp_tail_12:
 	VMOVSHDUP       X1, X3
 	VADDPS          X3, X1, X1
 	TESTQ           DX, DX
-	JZ              exp_done_12
+	JZ              exp_done_16
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -12089,13 +14603,13 @@ exp_tail_12:
 	VMULPS          Z0, Z4, Z3
 	VMOVUPS         Z3, (CX)
 
-exp_tail1_12:
+exp_tail1_16:
 	VADDSS (CX), X1, X1
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_12
+	JNZ    exp_tail1_16
 
-exp_done_12:
+exp_done_16:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X1, 4(CX)
@@ -12133,11 +14647,11 @@ zero_loop_8:
 	JNZ     zero_loop_8
 	XORQ    R8, R8
 
-pv_block_39:
+pv_block_59:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_39
+	JL      pv_next_59
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -12158,9 +14672,9 @@ pv_block_39:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_39
+	JL      pv_single_59
 
-pv_pair_39:
+pv_pair_59:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VFMADD231PS  (R10), Z16, Z0
@@ -12183,11 +14697,11 @@ pv_pair_39:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_39
+	JGE          pv_pair_59
 
-pv_single_39:
+pv_single_59:
 	TESTQ        R11, R11
-	JZ           pv_merge_39
+	JZ           pv_merge_59
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R10), Z16, Z0
 	VFMADD231PS  64(R10), Z16, Z2
@@ -12200,9 +14714,9 @@ pv_single_39:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_39
+	JMP          pv_single_59
 
-pv_merge_39:
+pv_merge_59:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -12220,14 +14734,14 @@ pv_merge_39:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_39
+	JMP     pv_block_59
 
-pv_next_39:
-pv_block_40:
+pv_next_59:
+pv_block_60:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_40
+	JL      pv_next_60
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -12240,9 +14754,9 @@ pv_block_40:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_40
+	JL      pv_single_60
 
-pv_pair_40:
+pv_pair_60:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VFMADD231PS  (R10), Z8, Z0
@@ -12257,11 +14771,11 @@ pv_pair_40:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_40
+	JGE          pv_pair_60
 
-pv_single_40:
+pv_single_60:
 	TESTQ        R11, R11
-	JZ           pv_merge_40
+	JZ           pv_merge_60
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R10), Z8, Z0
 	VFMADD231PS  64(R10), Z8, Z2
@@ -12270,9 +14784,9 @@ pv_single_40:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_40
+	JMP          pv_single_60
 
-pv_merge_40:
+pv_merge_60:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -12282,14 +14796,14 @@ pv_merge_40:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_40
+	JMP     pv_block_60
 
-pv_next_40:
-pv_block_41:
+pv_next_60:
+pv_block_61:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_41
+	JL      pv_next_61
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -12298,9 +14812,9 @@ pv_block_41:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_41
+	JL      pv_single_61
 
-pv_pair_41:
+pv_pair_61:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -12311,42 +14825,42 @@ pv_pair_41:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_41
+	JGE          pv_pair_61
 
-pv_single_41:
+pv_single_61:
 	TESTQ        R11, R11
-	JZ           pv_merge_41
+	JZ           pv_merge_61
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	VFMADD231PS  64(R10), Z4, Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_41
+	JMP          pv_single_61
 
-pv_merge_41:
+pv_merge_61:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_41
+	JMP     pv_block_61
 
-pv_next_41:
-pv_block_42:
+pv_next_61:
+pv_block_62:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_42
+	JL      pv_next_62
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_42
+	JL      pv_single_62
 
-pv_pair_42:
+pv_pair_62:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VFMADD231PS  (R10), Z2, Z0
@@ -12355,25 +14869,25 @@ pv_pair_42:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_42
+	JGE          pv_pair_62
 
-pv_single_42:
+pv_single_62:
 	TESTQ        R11, R11
-	JZ           pv_merge_42
+	JZ           pv_merge_62
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R10), Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_42
+	JMP          pv_single_62
 
-pv_merge_42:
+pv_merge_62:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_42
+	JMP     pv_block_62
 
-pv_next_42:
+pv_next_62:
 	VZEROUPPER
 	RET
 
@@ -12459,7 +14973,7 @@ scores_11:
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_21
+	JGE     scores_done_25
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -12905,12 +15419,12 @@ scores2_done_5:
 	ADDQ      $0x00000002, 32(SP)
 	JMP       scores_11
 
-scores_done_21:
+scores_done_25:
 scores_12:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_22
+	JGE     scores_done_26
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -12931,9 +15445,9 @@ scores_12:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_11:
+scores_by8_15:
 	CMPQ   BX, $0x08
-	JL     scores_by1_11
+	JL     scores_by1_15
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -12951,9 +15465,9 @@ scores_by8_11:
 	ANDQ   $0xffffffe0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
-	JAE    scores_odd_15
+	JAE    scores_odd_23
 
-scores_pairs_15:
+scores_pairs_23:
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -12985,13 +15499,13 @@ pf_skip_87:
 	ADDQ        $0x00000020, R10
 	ADDQ        $0x00000020, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_15
+	JB          scores_pairs_23
 
-scores_odd_15:
+scores_odd_23:
 	MOVQ        184(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
-	JAE         scores_half_15
+	JAE         scores_half_23
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -13002,16 +15516,16 @@ scores_odd_15:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 
-scores_half_15:
+scores_half_23:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
 	MOVQ 184(SP), R13
 	ANDQ $0xffffffe0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
-	JAE  scores_odd_16
+	JAE  scores_odd_24
 
-scores_pairs_16:
+scores_pairs_24:
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -13043,13 +15557,13 @@ pf_skip_88:
 	ADDQ        $0x00000020, R10
 	ADDQ        $0x00000020, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_16
+	JB          scores_pairs_24
 
-scores_odd_16:
+scores_odd_24:
 	MOVQ        184(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
-	JAE         scores_half_16
+	JAE         scores_half_24
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -13060,7 +15574,7 @@ scores_odd_16:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_half_16:
+scores_half_24:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -13077,11 +15591,11 @@ scores_half_16:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_11
+	JMP          scores_by8_15
 
-scores_by1_11:
+scores_by1_15:
 	TESTQ  BX, BX
-	JZ     scores_done_23
+	JZ     scores_done_27
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   184(SP), R13
@@ -13090,13 +15604,13 @@ scores_by1_11:
 	SUBQ   DX, R12
 	SUBQ   DX, R12
 
-scores_chunk1_11:
+scores_chunk1_15:
 	VMOVUPS      (R12)(R10*2), Y3
 	VCVTPH2PS    (R10), Y4
 	VFMADD231PS  Y4, Y3, Y2
 	ADDQ         $0x00000010, R10
 	CMPQ         R10, R13
-	JB           scores_chunk1_11
+	JB           scores_chunk1_15
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -13109,9 +15623,9 @@ scores_chunk1_11:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_11
+	JMP          scores_by1_15
 
-scores_done_23:
+scores_done_27:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -13130,7 +15644,7 @@ scores_done_23:
 	ADDQ         $0x00000001, 32(SP)
 	JMP          scores_12
 
-scores_done_22:
+scores_done_26:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_9:
@@ -13149,7 +15663,7 @@ softmax_9:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_13
+	JEQ          no_rescale_17
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -13193,17 +15707,17 @@ softmax_9:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_17:
+scale_loop_21:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_17
+	JNZ     scale_loop_21
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_13:
+no_rescale_17:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -13214,7 +15728,7 @@ no_rescale_13:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_14
+	JEQ          no_rescale_18
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -13259,17 +15773,17 @@ no_rescale_13:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_18:
+scale_loop_22:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_18
+	JNZ     scale_loop_22
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_14:
+no_rescale_18:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -13287,9 +15801,9 @@ no_rescale_14:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_13:
+exp_loop_17:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_13
+	JL           exp_tail_17
 	VMOVUPS      (AX), Y4
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y4, Y4
@@ -13347,9 +15861,9 @@ exp_loop_13:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_13
+	JMP          exp_loop_17
 
-exp_tail_13:
+exp_tail_17:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -13363,7 +15877,7 @@ exp_tail_13:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_13
+	JZ           exp_done_17
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -13417,15 +15931,15 @@ exp_tail_13:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_13:
+exp_tail1_17:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_13
+	JNZ    exp_tail1_17
 
-exp_done_13:
+exp_done_17:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -13465,7 +15979,7 @@ softmax_10:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_15
+	JEQ          no_rescale_19
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -13509,17 +16023,17 @@ softmax_10:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_19:
+scale_loop_23:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_19
+	JNZ     scale_loop_23
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_15:
+no_rescale_19:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -13531,9 +16045,9 @@ no_rescale_15:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_14:
+exp_loop_18:
 	CMPQ         CX, $0x00000008
-	JL           exp_tail_14
+	JL           exp_tail_18
 	VMOVUPS      (AX), Y2
 	VSUBPS       Y0, Y2, Y2
 	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
@@ -13563,9 +16077,9 @@ exp_loop_14:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_14
+	JMP          exp_loop_18
 
-exp_tail_14:
+exp_tail_18:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -13573,7 +16087,7 @@ exp_tail_14:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_14
+	JZ           exp_done_18
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -13601,13 +16115,13 @@ exp_tail_14:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_14:
+exp_tail1_18:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_14
+	JNZ    exp_tail1_18
 
-exp_done_14:
+exp_done_18:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -13948,11 +16462,11 @@ pv_12:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_43:
+pv_block_63:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000180
-	JL      pv_next_43
+	JL      pv_next_63
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -13971,9 +16485,9 @@ pv_block_43:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_43:
+pv_single_63:
 	TESTQ        R13, R13
-	JZ           pv_merge_43
+	JZ           pv_merge_63
 	VBROADCASTSS (R11), Y12
 	VCVTPH2PS    (R12), Y13
 	VFMADD231PS  Y13, Y12, Y0
@@ -14013,9 +16527,9 @@ pf_skip_93:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_43
+	JMP  pv_single_63
 
-pv_merge_43:
+pv_merge_63:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -14029,14 +16543,14 @@ pv_merge_43:
 	VMOVUPS Y10, 320(CX)(R10*1)
 	VMOVUPS Y11, 352(CX)(R10*1)
 	ADDQ    $0x00000180, R10
-	JMP     pv_block_43
+	JMP     pv_block_63
 
-pv_next_43:
-pv_block_44:
+pv_next_63:
+pv_block_64:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_44
+	JL      pv_next_64
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -14051,9 +16565,9 @@ pv_block_44:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_44:
+pv_single_64:
 	TESTQ        R13, R13
-	JZ           pv_merge_44
+	JZ           pv_merge_64
 	VBROADCASTSS (R11), Y8
 	VCVTPH2PS    (R12), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -14084,9 +16598,9 @@ pf_skip_94:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_44
+	JMP  pv_single_64
 
-pv_merge_44:
+pv_merge_64:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -14096,14 +16610,14 @@ pv_merge_44:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_44
+	JMP     pv_block_64
 
-pv_next_44:
-pv_block_45:
+pv_next_64:
+pv_block_65:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_45
+	JL      pv_next_65
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -14118,9 +16632,9 @@ pv_block_45:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_45
+	JL      pv_single_65
 
-pv_pair_45:
+pv_pair_65:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VCVTPH2PS    (R12), Y10
@@ -14153,11 +16667,11 @@ pf_skip_95:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_45
+	JGE  pv_pair_65
 
-pv_single_45:
+pv_single_65:
 	TESTQ        R13, R13
-	JZ           pv_merge_45
+	JZ           pv_merge_65
 	VBROADCASTSS (R11), Y8
 	VCVTPH2PS    (R12), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -14179,9 +16693,9 @@ pf_skip_96:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_45
+	JMP  pv_single_65
 
-pv_merge_45:
+pv_merge_65:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -14191,14 +16705,14 @@ pv_merge_45:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_45
+	JMP     pv_block_65
 
-pv_next_45:
-pv_block_46:
+pv_next_65:
+pv_block_66:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_46
+	JL      pv_next_66
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -14209,9 +16723,9 @@ pv_block_46:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_46
+	JL      pv_single_66
 
-pv_pair_46:
+pv_pair_66:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y5
 	VCVTPH2PS    (R12), Y6
@@ -14235,11 +16749,11 @@ pf_skip_97:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_46
+	JGE  pv_pair_66
 
-pv_single_46:
+pv_single_66:
 	TESTQ        R13, R13
-	JZ           pv_merge_46
+	JZ           pv_merge_66
 	VBROADCASTSS (R11), Y4
 	VCVTPH2PS    (R12), Y5
 	VFMADD231PS  Y5, Y4, Y0
@@ -14257,22 +16771,22 @@ pf_skip_98:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_46
+	JMP  pv_single_66
 
-pv_merge_46:
+pv_merge_66:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_46
+	JMP     pv_block_66
 
-pv_next_46:
-pv_block_47:
+pv_next_66:
+pv_block_67:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_47
+	JL      pv_next_67
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
@@ -14281,9 +16795,9 @@ pv_block_47:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_47
+	JL      pv_single_67
 
-pv_pair_47:
+pv_pair_67:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y3
 	VCVTPH2PS    (R12), Y4
@@ -14303,11 +16817,11 @@ pf_skip_99:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_47
+	JGE  pv_pair_67
 
-pv_single_47:
+pv_single_67:
 	TESTQ        R13, R13
-	JZ           pv_merge_47
+	JZ           pv_merge_67
 	VBROADCASTSS (R11), Y2
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
@@ -14323,15 +16837,15 @@ pf_skip_100:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_47
+	JMP  pv_single_67
 
-pv_merge_47:
+pv_merge_67:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_47
+	JMP     pv_block_67
 
-pv_next_47:
+pv_next_67:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -14379,12 +16893,12 @@ recip_zero_9:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_20:
+scale_loop_24:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_20
+	JNZ     scale_loop_24
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_5
 
@@ -14412,9 +16926,9 @@ TEXT ·naiveDecodeExactF16AVX2(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_12:
+scores_by8_16:
 	CMPQ   R8, $0x08
-	JL     scores_by1_12
+	JL     scores_by1_16
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -14432,9 +16946,9 @@ scores_by8_12:
 	ANDQ   $0xffffffe0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
-	JAE    scores_odd_17
+	JAE    scores_odd_25
 
-scores_pairs_17:
+scores_pairs_25:
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -14456,13 +16970,13 @@ scores_pairs_17:
 	ADDQ        $0x00000020, R11
 	ADDQ        $0x00000020, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_17
+	JB          scores_pairs_25
 
-scores_odd_17:
+scores_odd_25:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_17
+	JAE         scores_half_25
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -14473,16 +16987,16 @@ scores_odd_17:
 	VCVTPH2PS   (R11)(R10*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 
-scores_half_17:
+scores_half_25:
 	MOVQ DX, R11
 	LEAQ (DX)(DI*4), R12
 	MOVQ (SP), R14
 	ANDQ $0xffffffe0, R14
 	ADDQ DX, R14
 	CMPQ R11, R14
-	JAE  scores_odd_18
+	JAE  scores_odd_26
 
-scores_pairs_18:
+scores_pairs_26:
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R12), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -14504,13 +17018,13 @@ scores_pairs_18:
 	ADDQ        $0x00000020, R11
 	ADDQ        $0x00000020, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_18
+	JB          scores_pairs_26
 
-scores_odd_18:
+scores_odd_26:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_18
+	JAE         scores_half_26
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R12), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -14521,7 +17035,7 @@ scores_odd_18:
 	VCVTPH2PS   (R12)(R10*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_half_18:
+scores_half_26:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -14538,11 +17052,11 @@ scores_half_18:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_12
+	JMP          scores_by8_16
 
-scores_by1_12:
+scores_by1_16:
 	TESTQ  R8, R8
-	JZ     scores_done_24
+	JZ     scores_done_28
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -14551,13 +17065,13 @@ scores_by1_12:
 	SUBQ   DX, R13
 	SUBQ   DX, R13
 
-scores_chunk1_12:
+scores_chunk1_16:
 	VMOVUPS      (R13)(R11*2), Y3
 	VCVTPH2PS    (R11), Y4
 	VFMADD231PS  Y4, Y3, Y2
 	ADDQ         $0x00000010, R11
 	CMPQ         R11, R14
-	JB           scores_chunk1_12
+	JB           scores_chunk1_16
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -14570,9 +17084,9 @@ scores_chunk1_12:
 	ADDQ         $0x04, R9
 	DECQ         R8
 	ADDQ         DI, DX
-	JMP          scores_by1_12
+	JMP          scores_by1_16
 
-scores_done_24:
+scores_done_28:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -14585,9 +17099,9 @@ scores_done_24:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
-exp_loop_15:
+exp_loop_19:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_15
+	JL           exp_tail_19
 	VMOVUPS      (CX), Y3
 	VSUBPS       Y0, Y3, Y3
 	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y4
@@ -14617,9 +17131,9 @@ exp_loop_15:
 	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_15
+	JMP          exp_loop_19
 
-exp_tail_15:
+exp_tail_19:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
 	VMOVHLPS     X3, X3, X1
@@ -14627,7 +17141,7 @@ exp_tail_15:
 	VMOVSHDUP    X3, X1
 	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
-	JZ           exp_done_15
+	JZ           exp_done_19
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -14655,13 +17169,13 @@ exp_tail_15:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (CX)
 
-exp_tail1_15:
+exp_tail1_19:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_15
+	JNZ    exp_tail1_19
 
-exp_done_15:
+exp_done_19:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X3, 4(CX)
@@ -14699,11 +17213,11 @@ zero_loop_10:
 	JNZ     zero_loop_10
 	XORQ    R8, R8
 
-pv_block_48:
+pv_block_68:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_48
+	JL      pv_next_68
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -14718,9 +17232,9 @@ pv_block_48:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 
-pv_single_48:
+pv_single_68:
 	TESTQ        R11, R11
-	JZ           pv_merge_48
+	JZ           pv_merge_68
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -14741,9 +17255,9 @@ pv_single_48:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_48
+	JMP          pv_single_68
 
-pv_merge_48:
+pv_merge_68:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -14753,14 +17267,14 @@ pv_merge_48:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_48
+	JMP     pv_block_68
 
-pv_next_48:
-pv_block_49:
+pv_next_68:
+pv_block_69:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_49
+	JL      pv_next_69
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -14775,9 +17289,9 @@ pv_block_49:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_49
+	JL      pv_single_69
 
-pv_pair_49:
+pv_pair_69:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VCVTPH2PS    (R10), Y10
@@ -14800,11 +17314,11 @@ pv_pair_49:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_49
+	JGE          pv_pair_69
 
-pv_single_49:
+pv_single_69:
 	TESTQ        R11, R11
-	JZ           pv_merge_49
+	JZ           pv_merge_69
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -14817,9 +17331,9 @@ pv_single_49:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_49
+	JMP          pv_single_69
 
-pv_merge_49:
+pv_merge_69:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -14829,14 +17343,14 @@ pv_merge_49:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_49
+	JMP     pv_block_69
 
-pv_next_49:
-pv_block_50:
+pv_next_69:
+pv_block_70:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_50
+	JL      pv_next_70
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -14847,9 +17361,9 @@ pv_block_50:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_50
+	JL      pv_single_70
 
-pv_pair_50:
+pv_pair_70:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VCVTPH2PS    (R10), Y6
@@ -14864,11 +17378,11 @@ pv_pair_50:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_50
+	JGE          pv_pair_70
 
-pv_single_50:
+pv_single_70:
 	TESTQ        R11, R11
-	JZ           pv_merge_50
+	JZ           pv_merge_70
 	VBROADCASTSS (R9), Y4
 	VCVTPH2PS    (R10), Y5
 	VFMADD231PS  Y5, Y4, Y0
@@ -14877,22 +17391,22 @@ pv_single_50:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_50
+	JMP          pv_single_70
 
-pv_merge_50:
+pv_merge_70:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_50
+	JMP     pv_block_70
 
-pv_next_50:
-pv_block_51:
+pv_next_70:
+pv_block_71:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_51
+	JL      pv_next_71
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -14901,9 +17415,9 @@ pv_block_51:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_51
+	JL      pv_single_71
 
-pv_pair_51:
+pv_pair_71:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VCVTPH2PS    (R10), Y4
@@ -14914,26 +17428,26 @@ pv_pair_51:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_51
+	JGE          pv_pair_71
 
-pv_single_51:
+pv_single_71:
 	TESTQ        R11, R11
-	JZ           pv_merge_51
+	JZ           pv_merge_71
 	VBROADCASTSS (R9), Y2
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_51
+	JMP          pv_single_71
 
-pv_merge_51:
+pv_merge_71:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_51
+	JMP     pv_block_71
 
-pv_next_51:
+pv_next_71:
 	VZEROUPPER
 	RET
 
@@ -15019,7 +17533,7 @@ scores_13:
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_25
+	JGE     scores_done_29
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -15465,12 +17979,12 @@ scores2_done_6:
 	ADDQ      $0x00000002, 32(SP)
 	JMP       scores_13
 
-scores_done_25:
+scores_done_29:
 scores_14:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_26
+	JGE     scores_done_30
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -15491,9 +18005,9 @@ scores_14:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_13:
+scores_by8_17:
 	CMPQ   BX, $0x08
-	JL     scores_by1_13
+	JL     scores_by1_17
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -15511,9 +18025,9 @@ scores_by8_13:
 	ANDQ   $0xffffffe0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
-	JAE    scores_odd_19
+	JAE    scores_odd_27
 
-scores_pairs_19:
+scores_pairs_27:
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -15545,13 +18059,13 @@ pf_skip_107:
 	ADDQ        $0x00000020, R10
 	ADDQ        $0x00000020, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_19
+	JB          scores_pairs_27
 
-scores_odd_19:
+scores_odd_27:
 	MOVQ        184(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
-	JAE         scores_half_19
+	JAE         scores_half_27
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -15562,16 +18076,16 @@ scores_odd_19:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 
-scores_half_19:
+scores_half_27:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
 	MOVQ 184(SP), R13
 	ANDQ $0xffffffe0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
-	JAE  scores_odd_20
+	JAE  scores_odd_28
 
-scores_pairs_20:
+scores_pairs_28:
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -15603,13 +18117,13 @@ pf_skip_108:
 	ADDQ        $0x00000020, R10
 	ADDQ        $0x00000020, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_20
+	JB          scores_pairs_28
 
-scores_odd_20:
+scores_odd_28:
 	MOVQ        184(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
-	JAE         scores_half_20
+	JAE         scores_half_28
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -15620,7 +18134,7 @@ scores_odd_20:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_half_20:
+scores_half_28:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -15637,11 +18151,11 @@ scores_half_20:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_13
+	JMP          scores_by8_17
 
-scores_by1_13:
+scores_by1_17:
 	TESTQ  BX, BX
-	JZ     scores_done_27
+	JZ     scores_done_31
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   184(SP), R13
@@ -15650,13 +18164,13 @@ scores_by1_13:
 	SUBQ   DX, R12
 	SUBQ   DX, R12
 
-scores_chunk1_13:
+scores_chunk1_17:
 	VMOVUPS      (R12)(R10*2), Y3
 	VCVTPH2PS    (R10), Y4
 	VFMADD231PS  Y4, Y3, Y2
 	ADDQ         $0x00000010, R10
 	CMPQ         R10, R13
-	JB           scores_chunk1_13
+	JB           scores_chunk1_17
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -15669,9 +18183,9 @@ scores_chunk1_13:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_13
+	JMP          scores_by1_17
 
-scores_done_27:
+scores_done_31:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -15690,7 +18204,7 @@ scores_done_27:
 	ADDQ         $0x00000001, 32(SP)
 	JMP          scores_14
 
-scores_done_26:
+scores_done_30:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_11:
@@ -15709,7 +18223,7 @@ softmax_11:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_16
+	JEQ          no_rescale_20
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -15746,17 +18260,17 @@ softmax_11:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_21:
+scale_loop_25:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_21
+	JNZ     scale_loop_25
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_16:
+no_rescale_20:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -15767,7 +18281,7 @@ no_rescale_16:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_17
+	JEQ          no_rescale_21
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -15805,17 +18319,17 @@ no_rescale_16:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_22:
+scale_loop_26:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_22
+	JNZ     scale_loop_26
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_17:
+no_rescale_21:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -15833,9 +18347,9 @@ no_rescale_17:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_16:
+exp_loop_20:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_16
+	JL          exp_tail_20
 	VMOVUPS     (AX), Y4
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y4, Y4
@@ -15879,9 +18393,9 @@ exp_loop_16:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_16
+	JMP         exp_loop_20
 
-exp_tail_16:
+exp_tail_20:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -15895,7 +18409,7 @@ exp_tail_16:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_16
+	JZ           exp_done_20
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -15935,15 +18449,15 @@ exp_tail_16:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_16:
+exp_tail1_20:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_16
+	JNZ    exp_tail1_20
 
-exp_done_16:
+exp_done_20:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -15983,7 +18497,7 @@ softmax_12:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_18
+	JEQ          no_rescale_22
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -16020,17 +18534,17 @@ softmax_12:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_23:
+scale_loop_27:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_23
+	JNZ     scale_loop_27
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_18:
+no_rescale_22:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -16042,9 +18556,9 @@ no_rescale_18:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_17:
+exp_loop_21:
 	CMPQ        CX, $0x00000008
-	JL          exp_tail_17
+	JL          exp_tail_21
 	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
 	VMOVUPS     expconst<>+256(SB), Y3
@@ -16067,9 +18581,9 @@ exp_loop_17:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_17
+	JMP         exp_loop_21
 
-exp_tail_17:
+exp_tail_21:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -16077,7 +18591,7 @@ exp_tail_17:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_17
+	JZ           exp_done_21
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -16098,13 +18612,13 @@ exp_tail_17:
 	VMULPS       Y0, Y3, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_17:
+exp_tail1_21:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_17
+	JNZ    exp_tail1_21
 
-exp_done_17:
+exp_done_21:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -16445,11 +18959,11 @@ pv_14:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_52:
+pv_block_72:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000180
-	JL      pv_next_52
+	JL      pv_next_72
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -16468,9 +18982,9 @@ pv_block_52:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_52:
+pv_single_72:
 	TESTQ        R13, R13
-	JZ           pv_merge_52
+	JZ           pv_merge_72
 	VBROADCASTSS (R11), Y12
 	VCVTPH2PS    (R12), Y13
 	VFMADD231PS  Y13, Y12, Y0
@@ -16510,9 +19024,9 @@ pf_skip_113:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_52
+	JMP  pv_single_72
 
-pv_merge_52:
+pv_merge_72:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -16526,14 +19040,14 @@ pv_merge_52:
 	VMOVUPS Y10, 320(CX)(R10*1)
 	VMOVUPS Y11, 352(CX)(R10*1)
 	ADDQ    $0x00000180, R10
-	JMP     pv_block_52
+	JMP     pv_block_72
 
-pv_next_52:
-pv_block_53:
+pv_next_72:
+pv_block_73:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_53
+	JL      pv_next_73
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -16548,9 +19062,9 @@ pv_block_53:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_53:
+pv_single_73:
 	TESTQ        R13, R13
-	JZ           pv_merge_53
+	JZ           pv_merge_73
 	VBROADCASTSS (R11), Y8
 	VCVTPH2PS    (R12), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -16581,9 +19095,9 @@ pf_skip_114:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_53
+	JMP  pv_single_73
 
-pv_merge_53:
+pv_merge_73:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -16593,14 +19107,14 @@ pv_merge_53:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_53
+	JMP     pv_block_73
 
-pv_next_53:
-pv_block_54:
+pv_next_73:
+pv_block_74:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_54
+	JL      pv_next_74
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -16615,9 +19129,9 @@ pv_block_54:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_54
+	JL      pv_single_74
 
-pv_pair_54:
+pv_pair_74:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VCVTPH2PS    (R12), Y10
@@ -16650,11 +19164,11 @@ pf_skip_115:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_54
+	JGE  pv_pair_74
 
-pv_single_54:
+pv_single_74:
 	TESTQ        R13, R13
-	JZ           pv_merge_54
+	JZ           pv_merge_74
 	VBROADCASTSS (R11), Y8
 	VCVTPH2PS    (R12), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -16676,9 +19190,9 @@ pf_skip_116:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_54
+	JMP  pv_single_74
 
-pv_merge_54:
+pv_merge_74:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -16688,14 +19202,14 @@ pv_merge_54:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_54
+	JMP     pv_block_74
 
-pv_next_54:
-pv_block_55:
+pv_next_74:
+pv_block_75:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_55
+	JL      pv_next_75
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -16706,9 +19220,9 @@ pv_block_55:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_55
+	JL      pv_single_75
 
-pv_pair_55:
+pv_pair_75:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y5
 	VCVTPH2PS    (R12), Y6
@@ -16732,11 +19246,11 @@ pf_skip_117:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_55
+	JGE  pv_pair_75
 
-pv_single_55:
+pv_single_75:
 	TESTQ        R13, R13
-	JZ           pv_merge_55
+	JZ           pv_merge_75
 	VBROADCASTSS (R11), Y4
 	VCVTPH2PS    (R12), Y5
 	VFMADD231PS  Y5, Y4, Y0
@@ -16754,22 +19268,22 @@ pf_skip_118:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_55
+	JMP  pv_single_75
 
-pv_merge_55:
+pv_merge_75:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_55
+	JMP     pv_block_75
 
-pv_next_55:
-pv_block_56:
+pv_next_75:
+pv_block_76:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_56
+	JL      pv_next_76
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
@@ -16778,9 +19292,9 @@ pv_block_56:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_56
+	JL      pv_single_76
 
-pv_pair_56:
+pv_pair_76:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y3
 	VCVTPH2PS    (R12), Y4
@@ -16800,11 +19314,11 @@ pf_skip_119:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_56
+	JGE  pv_pair_76
 
-pv_single_56:
+pv_single_76:
 	TESTQ        R13, R13
-	JZ           pv_merge_56
+	JZ           pv_merge_76
 	VBROADCASTSS (R11), Y2
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
@@ -16820,15 +19334,15 @@ pf_skip_120:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_56
+	JMP  pv_single_76
 
-pv_merge_56:
+pv_merge_76:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_56
+	JMP     pv_block_76
 
-pv_next_56:
+pv_next_76:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -16876,12 +19390,12 @@ recip_zero_11:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_24:
+scale_loop_28:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_24
+	JNZ     scale_loop_28
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_6
 
@@ -16909,9 +19423,9 @@ TEXT ·naiveDecodeFastF16AVX2(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_14:
+scores_by8_18:
 	CMPQ   R8, $0x08
-	JL     scores_by1_14
+	JL     scores_by1_18
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -16929,9 +19443,9 @@ scores_by8_14:
 	ANDQ   $0xffffffe0, R14
 	ADDQ   DX, R14
 	CMPQ   R11, R14
-	JAE    scores_odd_21
+	JAE    scores_odd_29
 
-scores_pairs_21:
+scores_pairs_29:
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -16953,13 +19467,13 @@ scores_pairs_21:
 	ADDQ        $0x00000020, R11
 	ADDQ        $0x00000020, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_21
+	JB          scores_pairs_29
 
-scores_odd_21:
+scores_odd_29:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_21
+	JAE         scores_half_29
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -16970,16 +19484,16 @@ scores_odd_21:
 	VCVTPH2PS   (R11)(R10*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 
-scores_half_21:
+scores_half_29:
 	MOVQ DX, R11
 	LEAQ (DX)(DI*4), R12
 	MOVQ (SP), R14
 	ANDQ $0xffffffe0, R14
 	ADDQ DX, R14
 	CMPQ R11, R14
-	JAE  scores_odd_22
+	JAE  scores_odd_30
 
-scores_pairs_22:
+scores_pairs_30:
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R12), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -17001,13 +19515,13 @@ scores_pairs_22:
 	ADDQ        $0x00000020, R11
 	ADDQ        $0x00000020, R12
 	CMPQ        R11, R14
-	JB          scores_pairs_22
+	JB          scores_pairs_30
 
-scores_odd_22:
+scores_odd_30:
 	MOVQ        (SP), R14
 	ADDQ        DX, R14
 	CMPQ        R11, R14
-	JAE         scores_half_22
+	JAE         scores_half_30
 	VMOVUPS     (R13)(R11*2), Y10
 	VCVTPH2PS   (R12), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -17018,7 +19532,7 @@ scores_odd_22:
 	VCVTPH2PS   (R12)(R10*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_half_22:
+scores_half_30:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -17035,11 +19549,11 @@ scores_half_22:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_14
+	JMP          scores_by8_18
 
-scores_by1_14:
+scores_by1_18:
 	TESTQ  R8, R8
-	JZ     scores_done_28
+	JZ     scores_done_32
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -17048,13 +19562,13 @@ scores_by1_14:
 	SUBQ   DX, R13
 	SUBQ   DX, R13
 
-scores_chunk1_14:
+scores_chunk1_18:
 	VMOVUPS      (R13)(R11*2), Y3
 	VCVTPH2PS    (R11), Y4
 	VFMADD231PS  Y4, Y3, Y2
 	ADDQ         $0x00000010, R11
 	CMPQ         R11, R14
-	JB           scores_chunk1_14
+	JB           scores_chunk1_18
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -17067,9 +19581,9 @@ scores_chunk1_14:
 	ADDQ         $0x04, R9
 	DECQ         R8
 	ADDQ         DI, DX
-	JMP          scores_by1_14
+	JMP          scores_by1_18
 
-scores_done_28:
+scores_done_32:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -17082,9 +19596,9 @@ scores_done_28:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
-exp_loop_18:
+exp_loop_22:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_18
+	JL          exp_tail_22
 	VMOVUPS     (CX), Y3
 	VSUBPS      Y0, Y3, Y3
 	VMOVUPS     expconst<>+256(SB), Y4
@@ -17107,9 +19621,9 @@ exp_loop_18:
 	VADDPS      Y3, Y1, Y1
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_18
+	JMP         exp_loop_22
 
-exp_tail_18:
+exp_tail_22:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
 	VMOVHLPS     X3, X3, X1
@@ -17117,7 +19631,7 @@ exp_tail_18:
 	VMOVSHDUP    X3, X1
 	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
-	JZ           exp_done_18
+	JZ           exp_done_22
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -17138,13 +19652,13 @@ exp_tail_18:
 	VMULPS       Y0, Y4, Y1
 	VMOVUPS      Y1, (CX)
 
-exp_tail1_18:
+exp_tail1_22:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_18
+	JNZ    exp_tail1_22
 
-exp_done_18:
+exp_done_22:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X3, 4(CX)
@@ -17182,11 +19696,11 @@ zero_loop_12:
 	JNZ     zero_loop_12
 	XORQ    R8, R8
 
-pv_block_57:
+pv_block_77:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_57
+	JL      pv_next_77
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -17201,9 +19715,9 @@ pv_block_57:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 
-pv_single_57:
+pv_single_77:
 	TESTQ        R11, R11
-	JZ           pv_merge_57
+	JZ           pv_merge_77
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -17224,9 +19738,9 @@ pv_single_57:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_57
+	JMP          pv_single_77
 
-pv_merge_57:
+pv_merge_77:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -17236,14 +19750,14 @@ pv_merge_57:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_57
+	JMP     pv_block_77
 
-pv_next_57:
-pv_block_58:
+pv_next_77:
+pv_block_78:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_58
+	JL      pv_next_78
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -17258,9 +19772,9 @@ pv_block_58:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_58
+	JL      pv_single_78
 
-pv_pair_58:
+pv_pair_78:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VCVTPH2PS    (R10), Y10
@@ -17283,11 +19797,11 @@ pv_pair_58:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_58
+	JGE          pv_pair_78
 
-pv_single_58:
+pv_single_78:
 	TESTQ        R11, R11
-	JZ           pv_merge_58
+	JZ           pv_merge_78
 	VBROADCASTSS (R9), Y8
 	VCVTPH2PS    (R10), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -17300,9 +19814,9 @@ pv_single_58:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_58
+	JMP          pv_single_78
 
-pv_merge_58:
+pv_merge_78:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -17312,14 +19826,14 @@ pv_merge_58:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_58
+	JMP     pv_block_78
 
-pv_next_58:
-pv_block_59:
+pv_next_78:
+pv_block_79:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_59
+	JL      pv_next_79
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -17330,9 +19844,9 @@ pv_block_59:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_59
+	JL      pv_single_79
 
-pv_pair_59:
+pv_pair_79:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y5
 	VCVTPH2PS    (R10), Y6
@@ -17347,11 +19861,11 @@ pv_pair_59:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_59
+	JGE          pv_pair_79
 
-pv_single_59:
+pv_single_79:
 	TESTQ        R11, R11
-	JZ           pv_merge_59
+	JZ           pv_merge_79
 	VBROADCASTSS (R9), Y4
 	VCVTPH2PS    (R10), Y5
 	VFMADD231PS  Y5, Y4, Y0
@@ -17360,22 +19874,22 @@ pv_single_59:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_59
+	JMP          pv_single_79
 
-pv_merge_59:
+pv_merge_79:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_59
+	JMP     pv_block_79
 
-pv_next_59:
-pv_block_60:
+pv_next_79:
+pv_block_80:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_60
+	JL      pv_next_80
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -17384,9 +19898,9 @@ pv_block_60:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_60
+	JL      pv_single_80
 
-pv_pair_60:
+pv_pair_80:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y3
 	VCVTPH2PS    (R10), Y4
@@ -17397,32 +19911,32 @@ pv_pair_60:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_60
+	JGE          pv_pair_80
 
-pv_single_60:
+pv_single_80:
 	TESTQ        R11, R11
-	JZ           pv_merge_60
+	JZ           pv_merge_80
 	VBROADCASTSS (R9), Y2
 	VCVTPH2PS    (R10), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_60
+	JMP          pv_single_80
 
-pv_merge_60:
+pv_merge_80:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_60
+	JMP     pv_block_80
 
-pv_next_60:
+pv_next_80:
 	VZEROUPPER
 	RET
 
 // func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $184-104
+TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $216-104
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
@@ -17467,6 +19981,9 @@ init_done_7:
 	MOVQ AX, 8(SP)
 	MOVQ n+40(FP), AX
 	MOVQ AX, 16(SP)
+	MOVQ ng+16(FP), AX
+	CMPQ AX, $0x01
+	JEQ  lone_7
 
 tile_7:
 	MOVQ    16(SP), AX
@@ -17503,7 +20020,7 @@ scores_15:
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_29
+	JGE     scores_done_33
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -17904,13 +20421,13 @@ scores4_done_3:
 	ADDQ         $0x00000004, 32(SP)
 	JMP          scores_15
 
-scores_done_29:
+scores_done_33:
 scores_16:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_30
+	JGE     scores_done_34
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -18253,12 +20770,12 @@ scores2_done_7:
 	ADDQ          $0x00000002, 32(SP)
 	JMP           scores_16
 
-scores_done_30:
+scores_done_34:
 scores_17:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_31
+	JGE     scores_done_35
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -18279,11 +20796,11 @@ scores_17:
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
+	VMOVUPS expconst<>+0(SB), X2
 
-scores_by8_15:
+scores_by8_19:
 	CMPQ        BX, $0x08
-	JL          scores_by1_15
-	VMOVUPS     expconst<>+1344(SB), Z2
+	JL          scores_by4_1
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
 	VMOVUPS     expconst<>+1344(SB), Z5
@@ -18291,6 +20808,7 @@ scores_by8_15:
 	VMOVUPS     expconst<>+1344(SB), Z7
 	VMOVUPS     expconst<>+1344(SB), Z8
 	VMOVUPS     expconst<>+1344(SB), Z9
+	VMOVUPS     expconst<>+1344(SB), Z10
 	MOVQ        DX, R9
 	LEAQ        (DX)(SI*4), R10
 	MOVQ        CX, R11
@@ -18301,46 +20819,46 @@ scores_by8_15:
 	ADDQ        DX, R12
 	CMPQ        176(SP), $0x00000100
 	JNE         scores_seq_no_13
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VMOVUPS     256(CX), Z14
-	VMOVUPS     320(CX), Z15
-	VMOVUPS     384(CX), Z16
-	VMOVUPS     448(CX), Z17
-	VCVTPH2PS   (R9), Z18
-	VFMADD231PS Z18, Z10, Z2
-	VCVTPH2PS   32(R9), Z18
-	VFMADD231PS Z18, Z11, Z2
-	VCVTPH2PS   64(R9), Z18
-	VFMADD231PS Z18, Z12, Z2
-	VCVTPH2PS   96(R9), Z18
-	VFMADD231PS Z18, Z13, Z2
-	VCVTPH2PS   128(R9), Z18
-	VFMADD231PS Z18, Z14, Z2
-	VCVTPH2PS   160(R9), Z18
-	VFMADD231PS Z18, Z15, Z2
-	VCVTPH2PS   192(R9), Z18
-	VFMADD231PS Z18, Z16, Z2
-	VCVTPH2PS   224(R9), Z18
-	VFMADD231PS Z18, Z17, Z2
-	VCVTPH2PS   (R9)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z3
-	VCVTPH2PS   128(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z3
-	VCVTPH2PS   160(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z3
-	VCVTPH2PS   192(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z3
-	VCVTPH2PS   224(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z3
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VMOVUPS     256(CX), Z15
+	VMOVUPS     320(CX), Z16
+	VMOVUPS     384(CX), Z17
+	VMOVUPS     448(CX), Z18
+	VCVTPH2PS   (R9), Z19
+	VFMADD231PS Z19, Z11, Z3
+	VCVTPH2PS   32(R9), Z19
+	VFMADD231PS Z19, Z12, Z3
+	VCVTPH2PS   64(R9), Z19
+	VFMADD231PS Z19, Z13, Z3
+	VCVTPH2PS   96(R9), Z19
+	VFMADD231PS Z19, Z14, Z3
+	VCVTPH2PS   128(R9), Z19
+	VFMADD231PS Z19, Z15, Z3
+	VCVTPH2PS   160(R9), Z19
+	VFMADD231PS Z19, Z16, Z3
+	VCVTPH2PS   192(R9), Z19
+	VFMADD231PS Z19, Z17, Z3
+	VCVTPH2PS   224(R9), Z19
+	VFMADD231PS Z19, Z18, Z3
+	VCVTPH2PS   (R9)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z4
+	VCVTPH2PS   32(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z4
+	VCVTPH2PS   64(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z4
+	VCVTPH2PS   96(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z4
+	VCVTPH2PS   128(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z4
+	VCVTPH2PS   160(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z4
+	VCVTPH2PS   192(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z4
+	VCVTPH2PS   224(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z4
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_127
 	PREFETCHT1  (DI)
@@ -18354,38 +20872,38 @@ scores_by8_15:
 	ADDQ        $0x00000200, DI
 
 pf_skip_127:
-	VCVTPH2PS   (R9)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z4
-	VCVTPH2PS   128(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z4
-	VCVTPH2PS   160(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z4
-	VCVTPH2PS   192(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z4
-	VCVTPH2PS   224(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z4
-	VCVTPH2PS   (R9)(R8*1), Z18
-	VFMADD231PS Z18, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z13, Z5
-	VCVTPH2PS   128(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z14, Z5
-	VCVTPH2PS   160(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z15, Z5
-	VCVTPH2PS   192(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z16, Z5
-	VCVTPH2PS   224(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z17, Z5
+	VCVTPH2PS   (R9)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z5
+	VCVTPH2PS   32(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z5
+	VCVTPH2PS   64(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z5
+	VCVTPH2PS   96(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z5
+	VCVTPH2PS   128(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z5
+	VCVTPH2PS   160(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z5
+	VCVTPH2PS   192(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z5
+	VCVTPH2PS   224(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z5
+	VCVTPH2PS   (R9)(R8*1), Z19
+	VFMADD231PS Z19, Z11, Z6
+	VCVTPH2PS   32(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z12, Z6
+	VCVTPH2PS   64(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z13, Z6
+	VCVTPH2PS   96(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z14, Z6
+	VCVTPH2PS   128(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z15, Z6
+	VCVTPH2PS   160(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z16, Z6
+	VCVTPH2PS   192(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z17, Z6
+	VCVTPH2PS   224(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z18, Z6
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_128
 	PREFETCHT1  (DI)
@@ -18399,38 +20917,38 @@ pf_skip_127:
 	ADDQ        $0x00000200, DI
 
 pf_skip_128:
-	VCVTPH2PS   (R10), Z18
-	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R10), Z18
-	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R10), Z18
-	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R10), Z18
-	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R10), Z18
-	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R10), Z18
-	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R10), Z18
-	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R10), Z18
-	VFMADD231PS Z18, Z17, Z6
-	VCVTPH2PS   (R10)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z7
+	VCVTPH2PS   (R10), Z19
+	VFMADD231PS Z19, Z11, Z7
+	VCVTPH2PS   32(R10), Z19
+	VFMADD231PS Z19, Z12, Z7
+	VCVTPH2PS   64(R10), Z19
+	VFMADD231PS Z19, Z13, Z7
+	VCVTPH2PS   96(R10), Z19
+	VFMADD231PS Z19, Z14, Z7
+	VCVTPH2PS   128(R10), Z19
+	VFMADD231PS Z19, Z15, Z7
+	VCVTPH2PS   160(R10), Z19
+	VFMADD231PS Z19, Z16, Z7
+	VCVTPH2PS   192(R10), Z19
+	VFMADD231PS Z19, Z17, Z7
+	VCVTPH2PS   224(R10), Z19
+	VFMADD231PS Z19, Z18, Z7
+	VCVTPH2PS   (R10)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z8
+	VCVTPH2PS   32(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z8
+	VCVTPH2PS   64(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z8
+	VCVTPH2PS   96(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z8
+	VCVTPH2PS   128(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z8
+	VCVTPH2PS   160(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z8
+	VCVTPH2PS   192(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z8
+	VCVTPH2PS   224(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z8
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_129
 	PREFETCHT1  (DI)
@@ -18444,38 +20962,38 @@ pf_skip_128:
 	ADDQ        $0x00000200, DI
 
 pf_skip_129:
-	VCVTPH2PS   (R10)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z8
-	VCVTPH2PS   (R10)(R8*1), Z18
-	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z17, Z9
+	VCVTPH2PS   (R10)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z9
+	VCVTPH2PS   32(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z9
+	VCVTPH2PS   64(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z9
+	VCVTPH2PS   96(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z9
+	VCVTPH2PS   128(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z9
+	VCVTPH2PS   160(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z9
+	VCVTPH2PS   192(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z9
+	VCVTPH2PS   224(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z9
+	VCVTPH2PS   (R10)(R8*1), Z19
+	VFMADD231PS Z19, Z11, Z10
+	VCVTPH2PS   32(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	VCVTPH2PS   128(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z15, Z10
+	VCVTPH2PS   160(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z16, Z10
+	VCVTPH2PS   192(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z17, Z10
+	VCVTPH2PS   224(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z18, Z10
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_130
 	PREFETCHT1  (DI)
@@ -18489,31 +21007,31 @@ pf_skip_129:
 	ADDQ        $0x00000200, DI
 
 pf_skip_130:
-	JMP scores_reduce_15
+	JMP scores_reduce_19
 
 scores_seq_no_13:
 	CMPQ        176(SP), $0x00000080
 	JNE         scores_seq_no_14
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R9), Z14
-	VFMADD231PS Z14, Z10, Z2
-	VCVTPH2PS   32(R9), Z14
-	VFMADD231PS Z14, Z11, Z2
-	VCVTPH2PS   64(R9), Z14
-	VFMADD231PS Z14, Z12, Z2
-	VCVTPH2PS   96(R9), Z14
-	VFMADD231PS Z14, Z13, Z2
-	VCVTPH2PS   (R9)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z3
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VCVTPH2PS   (R9), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   32(R9), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   64(R9), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   96(R9), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (R9)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   32(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   64(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   96(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_131
 	PREFETCHT1  (DI)
@@ -18523,22 +21041,22 @@ scores_seq_no_13:
 	ADDQ        $0x00000100, DI
 
 pf_skip_131:
-	VCVTPH2PS   (R9)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R9)(R8*1), Z14
-	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z13, Z5
+	VCVTPH2PS   (R9)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   32(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   64(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   96(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (R9)(R8*1), Z15
+	VFMADD231PS Z15, Z11, Z6
+	VCVTPH2PS   32(R9)(R8*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VCVTPH2PS   64(R9)(R8*1), Z15
+	VFMADD231PS Z15, Z13, Z6
+	VCVTPH2PS   96(R9)(R8*1), Z15
+	VFMADD231PS Z15, Z14, Z6
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_132
 	PREFETCHT1  (DI)
@@ -18548,22 +21066,22 @@ pf_skip_131:
 	ADDQ        $0x00000100, DI
 
 pf_skip_132:
-	VCVTPH2PS   (R10), Z14
-	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R10), Z14
-	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R10), Z14
-	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R10), Z14
-	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R10)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z7
+	VCVTPH2PS   (R10), Z15
+	VFMADD231PS Z15, Z11, Z7
+	VCVTPH2PS   32(R10), Z15
+	VFMADD231PS Z15, Z12, Z7
+	VCVTPH2PS   64(R10), Z15
+	VFMADD231PS Z15, Z13, Z7
+	VCVTPH2PS   96(R10), Z15
+	VFMADD231PS Z15, Z14, Z7
+	VCVTPH2PS   (R10)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z8
+	VCVTPH2PS   32(R10)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z8
+	VCVTPH2PS   64(R10)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z8
+	VCVTPH2PS   96(R10)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z8
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_133
 	PREFETCHT1  (DI)
@@ -18573,22 +21091,22 @@ pf_skip_132:
 	ADDQ        $0x00000100, DI
 
 pf_skip_133:
-	VCVTPH2PS   (R10)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z8
-	VCVTPH2PS   (R10)(R8*1), Z14
-	VFMADD231PS Z14, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z13, Z9
+	VCVTPH2PS   (R10)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z9
+	VCVTPH2PS   32(R10)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z9
+	VCVTPH2PS   64(R10)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z9
+	VCVTPH2PS   96(R10)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z9
+	VCVTPH2PS   (R10)(R8*1), Z15
+	VFMADD231PS Z15, Z11, Z10
+	VCVTPH2PS   32(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z14, Z10
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_134
 	PREFETCHT1  (DI)
@@ -18598,30 +21116,30 @@ pf_skip_133:
 	ADDQ        $0x00000100, DI
 
 pf_skip_134:
-	JMP scores_reduce_15
+	JMP scores_reduce_19
 
 scores_seq_no_14:
 	CMPQ R9, R12
-	JAE  scores_odd_23
+	JAE  scores_odd_31
 
-scores_pairs_23:
-	VMOVUPS     (R11)(R9*2), Z10
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R9)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R10), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R10)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R10)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R10)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+scores_pairs_31:
+	VMOVUPS     (R11)(R9*2), Z11
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R9)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R10), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R10)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R10)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R10)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_135
 	PREFETCHT1  (DI)
@@ -18631,92 +21149,304 @@ scores_pairs_23:
 	ADDQ        $0x00000100, DI
 
 pf_skip_135:
-	VMOVUPS     64(R11)(R9*2), Z10
-	VCVTPH2PS   32(R9), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   32(R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   32(R9)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   32(R10), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   32(R10)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   32(R10)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	VMOVUPS     64(R11)(R9*2), Z11
+	VCVTPH2PS   32(R9), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   32(R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   32(R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   32(R9)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   32(R10), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   32(R10)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   32(R10)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   32(R10)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 	ADDQ        $0x00000040, R9
 	ADDQ        $0x00000040, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_23
+	JB          scores_pairs_31
 
-scores_odd_23:
+scores_odd_31:
 	MOVQ        176(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_half_23
-	VMOVUPS     (R11)(R9*2), Z10
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R9)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R10), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R10)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R10)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R10)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	JAE         scores_half_31
+	VMOVUPS     (R11)(R9*2), Z11
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R9)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R10), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R10)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R10)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R10)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 
-scores_half_23:
-scores_reduce_15:
-	VSHUFF32X4   $0x44, Z3, Z2, Z10
-	VSHUFF32X4   $0xee, Z3, Z2, Z2
-	VADDPS       Z2, Z10, Z10
-	VSHUFF32X4   $0x44, Z5, Z4, Z2
-	VSHUFF32X4   $0xee, Z5, Z4, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFF32X4   $0x44, Z7, Z6, Z3
-	VSHUFF32X4   $0xee, Z7, Z6, Z4
+scores_half_31:
+scores_reduce_19:
+	VSHUFF32X4   $0x44, Z4, Z3, Z11
+	VSHUFF32X4   $0xee, Z4, Z3, Z3
+	VADDPS       Z3, Z11, Z11
+	VSHUFF32X4   $0x44, Z6, Z5, Z3
+	VSHUFF32X4   $0xee, Z6, Z5, Z4
 	VADDPS       Z4, Z3, Z3
-	VSHUFF32X4   $0x44, Z9, Z8, Z4
-	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VSHUFF32X4   $0x44, Z8, Z7, Z4
+	VSHUFF32X4   $0xee, Z8, Z7, Z5
 	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x88, Z2, Z10, Z5
-	VSHUFF32X4   $0xdd, Z2, Z10, Z2
-	VADDPS       Z2, Z5, Z5
-	VSHUFF32X4   $0x88, Z4, Z3, Z2
-	VSHUFF32X4   $0xdd, Z4, Z3, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFPS      $0x88, Z2, Z5, Z3
-	VSHUFPS      $0xdd, Z2, Z5, Z2
-	VADDPS       Z2, Z3, Z3
-	VSHUFPS      $0x88, Z3, Z3, Z2
-	VSHUFPS      $0xdd, Z3, Z3, Z3
-	VADDPS       Z2, Z3, Z3
-	VMOVUPS      expconst<>+1408(SB), Z2
-	VPERMPS      Z3, Z2, Z3
-	VBROADCASTSS scale+64(FP), Y2
-	VMULPS       Y2, Y3, Y3
-	VMAXPS       Y3, Y0, Y0
-	VMOVUPS      Y3, (AX)
+	VSHUFF32X4   $0x44, Z10, Z9, Z5
+	VSHUFF32X4   $0xee, Z10, Z9, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z11, Z6
+	VSHUFF32X4   $0xdd, Z3, Z11, Z3
+	VADDPS       Z3, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z3
+	VSHUFF32X4   $0xdd, Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z6, Z4
+	VSHUFPS      $0xdd, Z3, Z6, Z3
+	VADDPS       Z3, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z3
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z3
+	VPERMPS      Z4, Z3, Z4
+	VBROADCASTSS scale+64(FP), Y3
+	VMULPS       Y3, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_15
+	JMP          scores_by8_19
 
-scores_by1_15:
+scores_by4_1:
+	CMPQ        BX, $0x04
+	JL          scores_by1_19
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	CMPQ        176(SP), $0x00000100
+	JNE         scores_by4_no_1
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VMOVUPS     256(CX), Z11
+	VMOVUPS     320(CX), Z12
+	VMOVUPS     384(CX), Z13
+	VMOVUPS     448(CX), Z14
+	VCVTPH2PS   (DX), Z15
+	VFMADD231PS Z15, Z7, Z3
+	VCVTPH2PS   32(DX), Z15
+	VFMADD231PS Z15, Z8, Z3
+	VCVTPH2PS   64(DX), Z15
+	VFMADD231PS Z15, Z9, Z3
+	VCVTPH2PS   96(DX), Z15
+	VFMADD231PS Z15, Z10, Z3
+	VCVTPH2PS   128(DX), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   160(DX), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   192(DX), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   224(DX), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (DX)(SI*1), Z15
+	VFMADD231PS Z15, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z10, Z4
+	VCVTPH2PS   128(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   160(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   192(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   224(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (DX)(SI*2), Z15
+	VFMADD231PS Z15, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z10, Z5
+	VCVTPH2PS   128(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   160(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   192(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   224(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (DX)(R8*1), Z15
+	VFMADD231PS Z15, Z7, Z6
+	VCVTPH2PS   32(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	VCVTPH2PS   128(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z11, Z6
+	VCVTPH2PS   160(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z12, Z6
+	VCVTPH2PS   192(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z13, Z6
+	VCVTPH2PS   224(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z14, Z6
+	JMP         scores_by4_rows_1
+
+scores_by4_no_1:
+	CMPQ        176(SP), $0x00000080
+	JNE         scores_by4_no_2
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VCVTPH2PS   (DX), Z11
+	VFMADD231PS Z11, Z7, Z3
+	VCVTPH2PS   32(DX), Z11
+	VFMADD231PS Z11, Z8, Z3
+	VCVTPH2PS   64(DX), Z11
+	VFMADD231PS Z11, Z9, Z3
+	VCVTPH2PS   96(DX), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (DX)(SI*1), Z11
+	VFMADD231PS Z11, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (DX)(SI*2), Z11
+	VFMADD231PS Z11, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (DX)(R8*1), Z11
+	VFMADD231PS Z11, Z7, Z6
+	VCVTPH2PS   32(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	JMP         scores_by4_rows_1
+
+scores_by4_no_2:
+	MOVQ DX, R8
+	MOVQ CX, R9
+	SUBQ R8, R9
+	SUBQ R8, R9
+	MOVQ 176(SP), R10
+	ADDQ R8, R10
+
+scores_c4_1:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z3
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_1
+	MOVQ        DX, R8
+	ADDQ        SI, R8
+	MOVQ        CX, R9
+	SUBQ        R8, R9
+	SUBQ        R8, R9
+	MOVQ        176(SP), R10
+	ADDQ        R8, R10
+
+scores_c4_2:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z4
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_2
+	MOVQ        DX, R8
+	ADDQ        SI, R8
+	ADDQ        SI, R8
+	MOVQ        CX, R9
+	SUBQ        R8, R9
+	SUBQ        R8, R9
+	MOVQ        176(SP), R10
+	ADDQ        R8, R10
+
+scores_c4_3:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z5
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_3
+	MOVQ        DX, R8
+	ADDQ        SI, R8
+	ADDQ        SI, R8
+	ADDQ        SI, R8
+	MOVQ        CX, R9
+	SUBQ        R8, R9
+	SUBQ        R8, R9
+	MOVQ        176(SP), R10
+	ADDQ        R8, R10
+
+scores_c4_4:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z6
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_4
+
+scores_by4_rows_1:
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VSHUFPS       $0x88, Y3, Y7, Y6
+	VSHUFPS       $0xdd, Y3, Y7, Y3
+	VADDPS        Y3, Y6, Y3
+	VSHUFPS       $0x88, Y5, Y4, Y6
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y6, Y4
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y5, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X3, X4, X4
+	VBROADCASTSS  scale+64(FP), X3
+	VMULPS        X3, X4, X4
+	VMAXPS        X4, X2, X2
+	VMOVUPS       X4, (AX)
+	ADDQ          $0x10, AX
+	SUBQ          $0x04, BX
+	LEAQ          (DX)(SI*4), DX
+
+scores_by1_19:
 	TESTQ   BX, BX
-	JZ      scores_done_32
-	VMOVUPS expconst<>+1344(SB), Z2
+	JZ      scores_done_36
+	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
 	MOVQ    176(SP), R12
 	ADDQ    DX, R12
@@ -18724,44 +21454,49 @@ scores_by1_15:
 	SUBQ    DX, R11
 	SUBQ    DX, R11
 
-scores_chunk1_15:
-	VMOVUPS       (R11)(R9*2), Z3
-	VCVTPH2PS     (R9), Z4
-	VFMADD231PS   Z4, Z3, Z2
+scores_chunk1_19:
+	VMOVUPS       (R11)(R9*2), Z4
+	VCVTPH2PS     (R9), Z5
+	VFMADD231PS   Z5, Z4, Z3
 	ADDQ          $0x00000020, R9
 	CMPQ          R9, R12
-	JB            scores_chunk1_15
-	VEXTRACTF64X4 $0x01, Z2, Y3
-	VADDPS        Y3, Y2, Y3
-	VEXTRACTF32X4 $0x01, Y3, X2
-	VADDPS        X3, X2, X2
-	VMOVHLPS      X2, X2, X3
-	VADDPS        X3, X2, X2
-	VMOVSHDUP     X2, X3
-	VADDPS        X3, X2, X2
-	VMULSS        scale+64(FP), X2, X2
-	VMAXSS        X2, X1, X1
-	VMOVSS        X2, (AX)
+	JB            scores_chunk1_19
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X1, X1
+	VMOVSS        X3, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_15
+	JMP           scores_by1_19
 
-scores_done_32:
-	VEXTRACTF32X4 $0x01, Y0, X2
-	VMAXPS        X0, X2, X2
+scores_done_36:
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VMAXPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VMAXPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VMAXPS        X0, X3, X3
+	VMAXSS        X1, X3, X3
 	VMOVHLPS      X2, X2, X0
 	VMAXPS        X0, X2, X2
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
-	VMAXSS        X1, X2, X2
+	VMAXSS        X2, X3, X3
 	MOVQ          DI, 144(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
-	VMOVSS        X2, (AX)(CX*4)
+	VMOVSS        X3, (AX)(CX*4)
 	JMP           scores_first_done_3
 
 scores_other_3:
@@ -18769,11 +21504,11 @@ scores_other_3:
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
+	VMOVUPS expconst<>+0(SB), X2
 
-scores_by8_16:
+scores_by8_20:
 	CMPQ        BX, $0x08
-	JL          scores_by1_16
-	VMOVUPS     expconst<>+1344(SB), Z2
+	JL          scores_by4_2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
 	VMOVUPS     expconst<>+1344(SB), Z5
@@ -18781,6 +21516,7 @@ scores_by8_16:
 	VMOVUPS     expconst<>+1344(SB), Z7
 	VMOVUPS     expconst<>+1344(SB), Z8
 	VMOVUPS     expconst<>+1344(SB), Z9
+	VMOVUPS     expconst<>+1344(SB), Z10
 	MOVQ        DX, R8
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
@@ -18791,325 +21527,537 @@ scores_by8_16:
 	ADDQ        DX, R11
 	CMPQ        176(SP), $0x00000100
 	JNE         scores_seq_no_15
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VMOVUPS     256(CX), Z14
-	VMOVUPS     320(CX), Z15
-	VMOVUPS     384(CX), Z16
-	VMOVUPS     448(CX), Z17
-	VCVTPH2PS   (R8), Z18
-	VFMADD231PS Z18, Z10, Z2
-	VCVTPH2PS   32(R8), Z18
-	VFMADD231PS Z18, Z11, Z2
-	VCVTPH2PS   64(R8), Z18
-	VFMADD231PS Z18, Z12, Z2
-	VCVTPH2PS   96(R8), Z18
-	VFMADD231PS Z18, Z13, Z2
-	VCVTPH2PS   128(R8), Z18
-	VFMADD231PS Z18, Z14, Z2
-	VCVTPH2PS   160(R8), Z18
-	VFMADD231PS Z18, Z15, Z2
-	VCVTPH2PS   192(R8), Z18
-	VFMADD231PS Z18, Z16, Z2
-	VCVTPH2PS   224(R8), Z18
-	VFMADD231PS Z18, Z17, Z2
-	VCVTPH2PS   (R8)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z3
-	VCVTPH2PS   32(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z3
-	VCVTPH2PS   64(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z3
-	VCVTPH2PS   96(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z3
-	VCVTPH2PS   128(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z3
-	VCVTPH2PS   160(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z3
-	VCVTPH2PS   192(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z3
-	VCVTPH2PS   224(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z3
-	VCVTPH2PS   (R8)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z4
-	VCVTPH2PS   32(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z4
-	VCVTPH2PS   64(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z4
-	VCVTPH2PS   96(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z4
-	VCVTPH2PS   128(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z4
-	VCVTPH2PS   160(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z4
-	VCVTPH2PS   192(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z4
-	VCVTPH2PS   224(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z4
-	VCVTPH2PS   (R8)(DI*1), Z18
-	VFMADD231PS Z18, Z10, Z5
-	VCVTPH2PS   32(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z11, Z5
-	VCVTPH2PS   64(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z12, Z5
-	VCVTPH2PS   96(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z13, Z5
-	VCVTPH2PS   128(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z14, Z5
-	VCVTPH2PS   160(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z15, Z5
-	VCVTPH2PS   192(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z16, Z5
-	VCVTPH2PS   224(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z17, Z5
-	VCVTPH2PS   (R9), Z18
-	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R9), Z18
-	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R9), Z18
-	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R9), Z18
-	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R9), Z18
-	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R9), Z18
-	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R9), Z18
-	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R9), Z18
-	VFMADD231PS Z18, Z17, Z6
-	VCVTPH2PS   (R9)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z7
-	VCVTPH2PS   (R9)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z8
-	VCVTPH2PS   (R9)(DI*1), Z18
-	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_16
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VMOVUPS     256(CX), Z15
+	VMOVUPS     320(CX), Z16
+	VMOVUPS     384(CX), Z17
+	VMOVUPS     448(CX), Z18
+	VCVTPH2PS   (R8), Z19
+	VFMADD231PS Z19, Z11, Z3
+	VCVTPH2PS   32(R8), Z19
+	VFMADD231PS Z19, Z12, Z3
+	VCVTPH2PS   64(R8), Z19
+	VFMADD231PS Z19, Z13, Z3
+	VCVTPH2PS   96(R8), Z19
+	VFMADD231PS Z19, Z14, Z3
+	VCVTPH2PS   128(R8), Z19
+	VFMADD231PS Z19, Z15, Z3
+	VCVTPH2PS   160(R8), Z19
+	VFMADD231PS Z19, Z16, Z3
+	VCVTPH2PS   192(R8), Z19
+	VFMADD231PS Z19, Z17, Z3
+	VCVTPH2PS   224(R8), Z19
+	VFMADD231PS Z19, Z18, Z3
+	VCVTPH2PS   (R8)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z4
+	VCVTPH2PS   128(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z4
+	VCVTPH2PS   160(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z4
+	VCVTPH2PS   192(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z4
+	VCVTPH2PS   224(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z4
+	VCVTPH2PS   (R8)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z5
+	VCVTPH2PS   128(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z5
+	VCVTPH2PS   160(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z5
+	VCVTPH2PS   192(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z5
+	VCVTPH2PS   224(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z5
+	VCVTPH2PS   (R8)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z14, Z6
+	VCVTPH2PS   128(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z15, Z6
+	VCVTPH2PS   160(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z16, Z6
+	VCVTPH2PS   192(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z17, Z6
+	VCVTPH2PS   224(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z18, Z6
+	VCVTPH2PS   (R9), Z19
+	VFMADD231PS Z19, Z11, Z7
+	VCVTPH2PS   32(R9), Z19
+	VFMADD231PS Z19, Z12, Z7
+	VCVTPH2PS   64(R9), Z19
+	VFMADD231PS Z19, Z13, Z7
+	VCVTPH2PS   96(R9), Z19
+	VFMADD231PS Z19, Z14, Z7
+	VCVTPH2PS   128(R9), Z19
+	VFMADD231PS Z19, Z15, Z7
+	VCVTPH2PS   160(R9), Z19
+	VFMADD231PS Z19, Z16, Z7
+	VCVTPH2PS   192(R9), Z19
+	VFMADD231PS Z19, Z17, Z7
+	VCVTPH2PS   224(R9), Z19
+	VFMADD231PS Z19, Z18, Z7
+	VCVTPH2PS   (R9)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z8
+	VCVTPH2PS   128(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z8
+	VCVTPH2PS   160(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z8
+	VCVTPH2PS   192(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z8
+	VCVTPH2PS   224(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z8
+	VCVTPH2PS   (R9)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z9
+	VCVTPH2PS   128(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z9
+	VCVTPH2PS   160(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z9
+	VCVTPH2PS   192(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z9
+	VCVTPH2PS   224(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z9
+	VCVTPH2PS   (R9)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z10
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	VCVTPH2PS   128(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z15, Z10
+	VCVTPH2PS   160(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z16, Z10
+	VCVTPH2PS   192(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z17, Z10
+	VCVTPH2PS   224(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z18, Z10
+	JMP         scores_reduce_20
 
 scores_seq_no_15:
 	CMPQ        176(SP), $0x00000080
 	JNE         scores_seq_no_16
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R8), Z14
-	VFMADD231PS Z14, Z10, Z2
-	VCVTPH2PS   32(R8), Z14
-	VFMADD231PS Z14, Z11, Z2
-	VCVTPH2PS   64(R8), Z14
-	VFMADD231PS Z14, Z12, Z2
-	VCVTPH2PS   96(R8), Z14
-	VFMADD231PS Z14, Z13, Z2
-	VCVTPH2PS   (R8)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R8)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R8)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R8)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z3
-	VCVTPH2PS   (R8)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R8)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R8)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R8)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R8)(DI*1), Z14
-	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R8)(DI*1), Z14
-	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R8)(DI*1), Z14
-	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R8)(DI*1), Z14
-	VFMADD231PS Z14, Z13, Z5
-	VCVTPH2PS   (R9), Z14
-	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R9), Z14
-	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R9), Z14
-	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R9), Z14
-	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R9)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z7
-	VCVTPH2PS   (R9)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z8
-	VCVTPH2PS   32(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z8
-	VCVTPH2PS   64(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z8
-	VCVTPH2PS   96(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z8
-	VCVTPH2PS   (R9)(DI*1), Z14
-	VFMADD231PS Z14, Z10, Z9
-	VCVTPH2PS   32(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_16
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VCVTPH2PS   (R8), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   32(R8), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   64(R8), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   96(R8), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (R8)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (R8)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (R8)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z14, Z6
+	VCVTPH2PS   (R9), Z15
+	VFMADD231PS Z15, Z11, Z7
+	VCVTPH2PS   32(R9), Z15
+	VFMADD231PS Z15, Z12, Z7
+	VCVTPH2PS   64(R9), Z15
+	VFMADD231PS Z15, Z13, Z7
+	VCVTPH2PS   96(R9), Z15
+	VFMADD231PS Z15, Z14, Z7
+	VCVTPH2PS   (R9)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z8
+	VCVTPH2PS   (R9)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z9
+	VCVTPH2PS   (R9)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z10
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	JMP         scores_reduce_20
 
 scores_seq_no_16:
 	CMPQ R8, R11
-	JAE  scores_odd_24
+	JAE  scores_odd_32
 
-scores_pairs_24:
-	VMOVUPS     (R10)(R8*2), Z10
-	VCVTPH2PS   (R8), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R8)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R8)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R8)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R9)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z9
-	VMOVUPS     64(R10)(R8*2), Z10
-	VCVTPH2PS   32(R8), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   32(R8)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   32(R8)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   32(R8)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   32(R9), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   32(R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   32(R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   32(R9)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+scores_pairs_32:
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	VMOVUPS     64(R10)(R8*2), Z11
+	VCVTPH2PS   32(R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   32(R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   32(R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   32(R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   32(R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   32(R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_24
+	JB          scores_pairs_32
 
-scores_odd_24:
+scores_odd_32:
 	MOVQ        176(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_24
-	VMOVUPS     (R10)(R8*2), Z10
-	VCVTPH2PS   (R8), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R8)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R8)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R8)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R9)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	JAE         scores_half_32
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 
-scores_half_24:
-scores_reduce_16:
-	VSHUFF32X4   $0x44, Z3, Z2, Z10
-	VSHUFF32X4   $0xee, Z3, Z2, Z2
-	VADDPS       Z2, Z10, Z10
-	VSHUFF32X4   $0x44, Z5, Z4, Z2
-	VSHUFF32X4   $0xee, Z5, Z4, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFF32X4   $0x44, Z7, Z6, Z3
-	VSHUFF32X4   $0xee, Z7, Z6, Z4
+scores_half_32:
+scores_reduce_20:
+	VSHUFF32X4   $0x44, Z4, Z3, Z11
+	VSHUFF32X4   $0xee, Z4, Z3, Z3
+	VADDPS       Z3, Z11, Z11
+	VSHUFF32X4   $0x44, Z6, Z5, Z3
+	VSHUFF32X4   $0xee, Z6, Z5, Z4
 	VADDPS       Z4, Z3, Z3
-	VSHUFF32X4   $0x44, Z9, Z8, Z4
-	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VSHUFF32X4   $0x44, Z8, Z7, Z4
+	VSHUFF32X4   $0xee, Z8, Z7, Z5
 	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x88, Z2, Z10, Z5
-	VSHUFF32X4   $0xdd, Z2, Z10, Z2
-	VADDPS       Z2, Z5, Z5
-	VSHUFF32X4   $0x88, Z4, Z3, Z2
-	VSHUFF32X4   $0xdd, Z4, Z3, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFPS      $0x88, Z2, Z5, Z3
-	VSHUFPS      $0xdd, Z2, Z5, Z2
-	VADDPS       Z2, Z3, Z3
-	VSHUFPS      $0x88, Z3, Z3, Z2
-	VSHUFPS      $0xdd, Z3, Z3, Z3
-	VADDPS       Z2, Z3, Z3
-	VMOVUPS      expconst<>+1408(SB), Z2
-	VPERMPS      Z3, Z2, Z3
-	VBROADCASTSS scale+64(FP), Y2
-	VMULPS       Y2, Y3, Y3
-	VMAXPS       Y3, Y0, Y0
-	VMOVUPS      Y3, (AX)
+	VSHUFF32X4   $0x44, Z10, Z9, Z5
+	VSHUFF32X4   $0xee, Z10, Z9, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z11, Z6
+	VSHUFF32X4   $0xdd, Z3, Z11, Z3
+	VADDPS       Z3, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z3
+	VSHUFF32X4   $0xdd, Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z6, Z4
+	VSHUFPS      $0xdd, Z3, Z6, Z3
+	VADDPS       Z3, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z3
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z3
+	VPERMPS      Z4, Z3, Z4
+	VBROADCASTSS scale+64(FP), Y3
+	VMULPS       Y3, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_16
+	JMP          scores_by8_20
 
-scores_by1_16:
+scores_by4_2:
+	CMPQ        BX, $0x04
+	JL          scores_by1_20
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	CMPQ        176(SP), $0x00000100
+	JNE         scores_by4_no_3
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VMOVUPS     256(CX), Z11
+	VMOVUPS     320(CX), Z12
+	VMOVUPS     384(CX), Z13
+	VMOVUPS     448(CX), Z14
+	VCVTPH2PS   (DX), Z15
+	VFMADD231PS Z15, Z7, Z3
+	VCVTPH2PS   32(DX), Z15
+	VFMADD231PS Z15, Z8, Z3
+	VCVTPH2PS   64(DX), Z15
+	VFMADD231PS Z15, Z9, Z3
+	VCVTPH2PS   96(DX), Z15
+	VFMADD231PS Z15, Z10, Z3
+	VCVTPH2PS   128(DX), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   160(DX), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   192(DX), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   224(DX), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (DX)(SI*1), Z15
+	VFMADD231PS Z15, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z10, Z4
+	VCVTPH2PS   128(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   160(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   192(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   224(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (DX)(SI*2), Z15
+	VFMADD231PS Z15, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z10, Z5
+	VCVTPH2PS   128(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   160(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   192(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   224(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (DX)(DI*1), Z15
+	VFMADD231PS Z15, Z7, Z6
+	VCVTPH2PS   32(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	VCVTPH2PS   128(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z11, Z6
+	VCVTPH2PS   160(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z12, Z6
+	VCVTPH2PS   192(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z13, Z6
+	VCVTPH2PS   224(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z14, Z6
+	JMP         scores_by4_rows_2
+
+scores_by4_no_3:
+	CMPQ        176(SP), $0x00000080
+	JNE         scores_by4_no_4
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VCVTPH2PS   (DX), Z11
+	VFMADD231PS Z11, Z7, Z3
+	VCVTPH2PS   32(DX), Z11
+	VFMADD231PS Z11, Z8, Z3
+	VCVTPH2PS   64(DX), Z11
+	VFMADD231PS Z11, Z9, Z3
+	VCVTPH2PS   96(DX), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (DX)(SI*1), Z11
+	VFMADD231PS Z11, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (DX)(SI*2), Z11
+	VFMADD231PS Z11, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (DX)(DI*1), Z11
+	VFMADD231PS Z11, Z7, Z6
+	VCVTPH2PS   32(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	JMP         scores_by4_rows_2
+
+scores_by4_no_4:
+	MOVQ DX, DI
+	MOVQ CX, R8
+	SUBQ DI, R8
+	SUBQ DI, R8
+	MOVQ 176(SP), R9
+	ADDQ DI, R9
+
+scores_c4_5:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z3
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_5
+	MOVQ        DX, DI
+	ADDQ        SI, DI
+	MOVQ        CX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_6:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z4
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_6
+	MOVQ        DX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        CX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_7:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z5
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_7
+	MOVQ        DX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        CX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_8:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z6
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_8
+
+scores_by4_rows_2:
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VSHUFPS       $0x88, Y3, Y7, Y6
+	VSHUFPS       $0xdd, Y3, Y7, Y3
+	VADDPS        Y3, Y6, Y3
+	VSHUFPS       $0x88, Y5, Y4, Y6
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y6, Y4
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y5, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X3, X4, X4
+	VBROADCASTSS  scale+64(FP), X3
+	VMULPS        X3, X4, X4
+	VMAXPS        X4, X2, X2
+	VMOVUPS       X4, (AX)
+	ADDQ          $0x10, AX
+	SUBQ          $0x04, BX
+	LEAQ          (DX)(SI*4), DX
+
+scores_by1_20:
 	TESTQ   BX, BX
-	JZ      scores_done_33
-	VMOVUPS expconst<>+1344(SB), Z2
+	JZ      scores_done_37
+	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R8
 	MOVQ    176(SP), R11
 	ADDQ    DX, R11
@@ -19117,49 +22065,54 @@ scores_by1_16:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 
-scores_chunk1_16:
-	VMOVUPS       (R10)(R8*2), Z3
-	VCVTPH2PS     (R8), Z4
-	VFMADD231PS   Z4, Z3, Z2
+scores_chunk1_20:
+	VMOVUPS       (R10)(R8*2), Z4
+	VCVTPH2PS     (R8), Z5
+	VFMADD231PS   Z5, Z4, Z3
 	ADDQ          $0x00000020, R8
 	CMPQ          R8, R11
-	JB            scores_chunk1_16
-	VEXTRACTF64X4 $0x01, Z2, Y3
-	VADDPS        Y3, Y2, Y3
-	VEXTRACTF32X4 $0x01, Y3, X2
-	VADDPS        X3, X2, X2
-	VMOVHLPS      X2, X2, X3
-	VADDPS        X3, X2, X2
-	VMOVSHDUP     X2, X3
-	VADDPS        X3, X2, X2
-	VMULSS        scale+64(FP), X2, X2
-	VMAXSS        X2, X1, X1
-	VMOVSS        X2, (AX)
+	JB            scores_chunk1_20
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X1, X1
+	VMOVSS        X3, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_16
+	JMP           scores_by1_20
 
-scores_done_33:
-	VEXTRACTF32X4 $0x01, Y0, X2
-	VMAXPS        X0, X2, X2
+scores_done_37:
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VMAXPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VMAXPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VMAXPS        X0, X3, X3
+	VMAXSS        X1, X3, X3
 	VMOVHLPS      X2, X2, X0
 	VMAXPS        X0, X2, X2
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
-	VMAXSS        X1, X2, X2
+	VMAXSS        X2, X3, X3
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
-	VMOVSS        X2, (AX)(CX*4)
+	VMOVSS        X3, (AX)(CX*4)
 
 scores_first_done_3:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_17
 
-scores_done_31:
+scores_done_35:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_13:
@@ -19191,7 +22144,7 @@ pf_skip_136:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_19
+	JEQ          no_rescale_23
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -19231,17 +22184,17 @@ pf_skip_136:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_25:
+scale_loop_29:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_25
+	JNZ     scale_loop_29
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_19:
+no_rescale_23:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -19252,7 +22205,7 @@ no_rescale_19:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_20
+	JEQ          no_rescale_24
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -19293,17 +22246,17 @@ no_rescale_19:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_26:
+scale_loop_30:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_26
+	JNZ     scale_loop_30
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_20:
+no_rescale_24:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -19321,9 +22274,9 @@ no_rescale_20:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_19:
+exp_loop_23:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_19
+	JL              exp_tail_23
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -19375,9 +22328,9 @@ exp_loop_19:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_19
+	JMP             exp_loop_23
 
-exp_tail_19:
+exp_tail_23:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -19395,7 +22348,7 @@ exp_tail_19:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_19
+	JZ              exp_done_23
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -19443,15 +22396,15 @@ exp_tail_19:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_19:
+exp_tail1_23:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_19
+	JNZ    exp_tail1_23
 
-exp_done_19:
+exp_done_23:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -19491,7 +22444,7 @@ softmax_14:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_21
+	JEQ          no_rescale_25
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -19531,17 +22484,17 @@ softmax_14:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_27:
+scale_loop_31:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_27
+	JNZ     scale_loop_31
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_21:
+no_rescale_25:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -19553,9 +22506,9 @@ no_rescale_21:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_20:
+exp_loop_24:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_20
+	JL              exp_tail_24
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -19582,9 +22535,9 @@ exp_loop_20:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_20
+	JMP             exp_loop_24
 
-exp_tail_20:
+exp_tail_24:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -19594,7 +22547,7 @@ exp_tail_20:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_20
+	JZ              exp_done_24
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -19619,13 +22572,13 @@ exp_tail_20:
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_20:
+exp_tail1_24:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_20
+	JNZ    exp_tail1_24
 
-exp_done_20:
+exp_done_24:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -20267,11 +23220,11 @@ pv_17:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_61:
+pv_block_81:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_61
+	JL      pv_next_81
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -20294,9 +23247,9 @@ pv_block_61:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_61
+	JL      pv_single_81
 
-pv_pair_61:
+pv_pair_81:
 	VBROADCASTSS (R11), Z16
 	VBROADCASTSS 4(R11), Z17
 	VCVTPH2PS    (R12), Z18
@@ -20343,11 +23296,11 @@ pv_pair_61:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_61
+	JGE          pv_pair_81
 
-pv_single_61:
+pv_single_81:
 	TESTQ        R13, R13
-	JZ           pv_merge_61
+	JZ           pv_merge_81
 	VBROADCASTSS (R11), Z16
 	VCVTPH2PS    (R12), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -20368,9 +23321,9 @@ pv_single_61:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_61
+	JMP          pv_single_81
 
-pv_merge_61:
+pv_merge_81:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -20388,14 +23341,14 @@ pv_merge_61:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_61
+	JMP     pv_block_81
 
-pv_next_61:
-pv_block_62:
+pv_next_81:
+pv_block_82:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_62
+	JL      pv_next_82
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -20410,9 +23363,9 @@ pv_block_62:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_62
+	JL      pv_single_82
 
-pv_pair_62:
+pv_pair_82:
 	VBROADCASTSS (R11), Z8
 	VBROADCASTSS 4(R11), Z9
 	VCVTPH2PS    (R12), Z10
@@ -20439,11 +23392,11 @@ pv_pair_62:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_62
+	JGE          pv_pair_82
 
-pv_single_62:
+pv_single_82:
 	TESTQ        R13, R13
-	JZ           pv_merge_62
+	JZ           pv_merge_82
 	VBROADCASTSS (R11), Z8
 	VCVTPH2PS    (R12), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -20456,9 +23409,9 @@ pv_single_62:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_62
+	JMP          pv_single_82
 
-pv_merge_62:
+pv_merge_82:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -20468,14 +23421,14 @@ pv_merge_62:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_62
+	JMP     pv_block_82
 
-pv_next_62:
-pv_block_63:
+pv_next_82:
+pv_block_83:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_63
+	JL      pv_next_83
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -20486,9 +23439,9 @@ pv_block_63:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_63
+	JL      pv_single_83
 
-pv_pair_63:
+pv_pair_83:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VCVTPH2PS    (R12), Z6
@@ -20505,11 +23458,11 @@ pv_pair_63:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_63
+	JGE          pv_pair_83
 
-pv_single_63:
+pv_single_83:
 	TESTQ        R13, R13
-	JZ           pv_merge_63
+	JZ           pv_merge_83
 	VBROADCASTSS (R11), Z4
 	VCVTPH2PS    (R12), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -20518,22 +23471,22 @@ pv_single_63:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_63
+	JMP          pv_single_83
 
-pv_merge_63:
+pv_merge_83:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_63
+	JMP     pv_block_83
 
-pv_next_63:
-pv_block_64:
+pv_next_83:
+pv_block_84:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_64
+	JL      pv_next_84
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R11
@@ -20542,9 +23495,9 @@ pv_block_64:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_64
+	JL      pv_single_84
 
-pv_pair_64:
+pv_pair_84:
 	VBROADCASTSS (R11), Z2
 	VBROADCASTSS 4(R11), Z3
 	VCVTPH2PS    (R12), Z4
@@ -20557,36 +23510,36 @@ pv_pair_64:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_64
+	JGE          pv_pair_84
 
-pv_single_64:
+pv_single_84:
 	TESTQ        R13, R13
-	JZ           pv_merge_64
+	JZ           pv_merge_84
 	VBROADCASTSS (R11), Z2
 	VCVTPH2PS    (R12), Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_64
+	JMP          pv_single_84
 
-pv_merge_64:
+pv_merge_84:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_64
+	JMP     pv_block_84
 
-pv_next_64:
+pv_next_84:
 	JMP first_done_3
 
 other_head_3:
 	XORQ R8, R8
 
-pv_block_65:
+pv_block_85:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_65
+	JL      pv_next_85
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -20609,9 +23562,9 @@ pv_block_65:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_65
+	JL      pv_single_85
 
-pv_pair_65:
+pv_pair_85:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VCVTPH2PS    (R10), Z18
@@ -20650,11 +23603,11 @@ pv_pair_65:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_65
+	JGE          pv_pair_85
 
-pv_single_65:
+pv_single_85:
 	TESTQ        R11, R11
-	JZ           pv_merge_65
+	JZ           pv_merge_85
 	VBROADCASTSS (R9), Z16
 	VCVTPH2PS    (R10), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -20675,9 +23628,9 @@ pv_single_65:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_65
+	JMP          pv_single_85
 
-pv_merge_65:
+pv_merge_85:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -20695,14 +23648,14 @@ pv_merge_65:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_65
+	JMP     pv_block_85
 
-pv_next_65:
-pv_block_66:
+pv_next_85:
+pv_block_86:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_66
+	JL      pv_next_86
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -20717,9 +23670,9 @@ pv_block_66:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_66
+	JL      pv_single_86
 
-pv_pair_66:
+pv_pair_86:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VCVTPH2PS    (R10), Z10
@@ -20742,11 +23695,11 @@ pv_pair_66:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_66
+	JGE          pv_pair_86
 
-pv_single_66:
+pv_single_86:
 	TESTQ        R11, R11
-	JZ           pv_merge_66
+	JZ           pv_merge_86
 	VBROADCASTSS (R9), Z8
 	VCVTPH2PS    (R10), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -20759,9 +23712,9 @@ pv_single_66:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_66
+	JMP          pv_single_86
 
-pv_merge_66:
+pv_merge_86:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -20771,14 +23724,14 @@ pv_merge_66:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_66
+	JMP     pv_block_86
 
-pv_next_66:
-pv_block_67:
+pv_next_86:
+pv_block_87:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_67
+	JL      pv_next_87
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -20789,9 +23742,9 @@ pv_block_67:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_67
+	JL      pv_single_87
 
-pv_pair_67:
+pv_pair_87:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -20806,11 +23759,11 @@ pv_pair_67:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_67
+	JGE          pv_pair_87
 
-pv_single_67:
+pv_single_87:
 	TESTQ        R11, R11
-	JZ           pv_merge_67
+	JZ           pv_merge_87
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -20819,22 +23772,22 @@ pv_single_67:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_67
+	JMP          pv_single_87
 
-pv_merge_67:
+pv_merge_87:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_67
+	JMP     pv_block_87
 
-pv_next_67:
-pv_block_68:
+pv_next_87:
+pv_block_88:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_68
+	JL      pv_next_88
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R9
@@ -20843,9 +23796,9 @@ pv_block_68:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_68
+	JL      pv_single_88
 
-pv_pair_68:
+pv_pair_88:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VCVTPH2PS    (R10), Z4
@@ -20856,26 +23809,26 @@ pv_pair_68:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_68
+	JGE          pv_pair_88
 
-pv_single_68:
+pv_single_88:
 	TESTQ        R11, R11
-	JZ           pv_merge_68
+	JZ           pv_merge_88
 	VBROADCASTSS (R9), Z2
 	VCVTPH2PS    (R10), Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_68
+	JMP          pv_single_88
 
-pv_merge_68:
+pv_merge_88:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_68
+	JMP     pv_block_88
 
-pv_next_68:
+pv_next_88:
 first_done_3:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_17
@@ -20922,12 +23875,12 @@ recip_zero_13:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_28:
+scale_loop_32:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_28
+	JNZ     scale_loop_32
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_7
 
@@ -20935,30 +23888,41 @@ norm_done_7:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeExactF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
-// Requires: AVX, AVX512F, AVX512VL
-TEXT ·naiveDecodeExactF16AVX512(SB), NOSPLIT, $8-80
-	PCALIGN $64
-	MOVQ    ws+56(FP), AX
-	MOVQ    q+8(FP), CX
-	MOVQ    k+16(FP), DX
-	MOVQ    n+32(FP), BX
-	MOVQ    d+40(FP), SI
-	SHLQ    $0x02, SI
-	MOVQ    d+40(FP), DI
-	SHLQ    $0x01, DI
-	MOVQ    DI, (SP)
-	MOVQ    stride+64(FP), DI
-	MOVQ    BX, R8
-	MOVQ    AX, R9
-	LEAQ    (DI)(DI*2), R10
+lone_7:
+	MOVQ    $0x00000000, 32(SP)
+	MOVQ    tiles+80(FP), AX
+	MOVQ    AX, 184(SP)
+	ADDQ    tileStride+88(FP), AX
+	MOVQ    AX, 192(SP)
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_7
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	XORQ    AX, AX
+	MOVQ    24(SP), CX
+	MOVQ    d+48(FP), DX
+	SHLQ    $0x02, DX
+	MOVQ    32(SP), BX
+	IMULQ   DX, BX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, BX
+	MOVQ    stride+96(FP), SI
+	MOVQ    184(SP), DX
+	LEAQ    (DX)(AX*4), DX
+	IMULQ   SI, AX
+	ADDQ    (SP), AX
+	MOVQ    AX, AX
+	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
+	VMOVUPS expconst<>+0(SB), X2
 
-scores_by8_17:
-	CMPQ        R8, $0x08
-	JL          scores_by1_17
-	VMOVUPS     expconst<>+1344(SB), Z2
+scores_by8_21:
+	CMPQ        CX, $0x08
+	JL          scores_by4_3
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
 	VMOVUPS     expconst<>+1344(SB), Z5
@@ -20966,518 +23930,1459 @@ scores_by8_17:
 	VMOVUPS     expconst<>+1344(SB), Z7
 	VMOVUPS     expconst<>+1344(SB), Z8
 	VMOVUPS     expconst<>+1344(SB), Z9
-	MOVQ        DX, R11
-	LEAQ        (DX)(DI*4), R12
-	MOVQ        CX, R13
-	SUBQ        DX, R13
-	SUBQ        DX, R13
-	MOVQ        (SP), R14
-	ANDQ        $0xffffffc0, R14
-	ADDQ        DX, R14
-	CMPQ        (SP), $0x00000100
+	VMOVUPS     expconst<>+1344(SB), Z10
+	MOVQ        AX, R8
+	LEAQ        (AX)(SI*4), R9
+	MOVQ        BX, R10
+	SUBQ        AX, R10
+	SUBQ        AX, R10
+	MOVQ        176(SP), R11
+	ANDQ        $0xffffffc0, R11
+	ADDQ        AX, R11
+	CMPQ        176(SP), $0x00000100
 	JNE         scores_seq_no_17
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VMOVUPS     256(CX), Z14
-	VMOVUPS     320(CX), Z15
-	VMOVUPS     384(CX), Z16
-	VMOVUPS     448(CX), Z17
-	VCVTPH2PS   (R11), Z18
-	VFMADD231PS Z18, Z10, Z2
-	VCVTPH2PS   32(R11), Z18
-	VFMADD231PS Z18, Z11, Z2
-	VCVTPH2PS   64(R11), Z18
-	VFMADD231PS Z18, Z12, Z2
-	VCVTPH2PS   96(R11), Z18
-	VFMADD231PS Z18, Z13, Z2
-	VCVTPH2PS   128(R11), Z18
-	VFMADD231PS Z18, Z14, Z2
-	VCVTPH2PS   160(R11), Z18
-	VFMADD231PS Z18, Z15, Z2
-	VCVTPH2PS   192(R11), Z18
-	VFMADD231PS Z18, Z16, Z2
-	VCVTPH2PS   224(R11), Z18
-	VFMADD231PS Z18, Z17, Z2
-	VCVTPH2PS   (R11)(DI*1), Z18
-	VFMADD231PS Z18, Z10, Z3
-	VCVTPH2PS   32(R11)(DI*1), Z18
-	VFMADD231PS Z18, Z11, Z3
-	VCVTPH2PS   64(R11)(DI*1), Z18
-	VFMADD231PS Z18, Z12, Z3
-	VCVTPH2PS   96(R11)(DI*1), Z18
-	VFMADD231PS Z18, Z13, Z3
-	VCVTPH2PS   128(R11)(DI*1), Z18
-	VFMADD231PS Z18, Z14, Z3
-	VCVTPH2PS   160(R11)(DI*1), Z18
-	VFMADD231PS Z18, Z15, Z3
-	VCVTPH2PS   192(R11)(DI*1), Z18
-	VFMADD231PS Z18, Z16, Z3
-	VCVTPH2PS   224(R11)(DI*1), Z18
-	VFMADD231PS Z18, Z17, Z3
-	VCVTPH2PS   (R11)(DI*2), Z18
-	VFMADD231PS Z18, Z10, Z4
-	VCVTPH2PS   32(R11)(DI*2), Z18
-	VFMADD231PS Z18, Z11, Z4
-	VCVTPH2PS   64(R11)(DI*2), Z18
-	VFMADD231PS Z18, Z12, Z4
-	VCVTPH2PS   96(R11)(DI*2), Z18
-	VFMADD231PS Z18, Z13, Z4
-	VCVTPH2PS   128(R11)(DI*2), Z18
-	VFMADD231PS Z18, Z14, Z4
-	VCVTPH2PS   160(R11)(DI*2), Z18
-	VFMADD231PS Z18, Z15, Z4
-	VCVTPH2PS   192(R11)(DI*2), Z18
-	VFMADD231PS Z18, Z16, Z4
-	VCVTPH2PS   224(R11)(DI*2), Z18
-	VFMADD231PS Z18, Z17, Z4
-	VCVTPH2PS   (R11)(R10*1), Z18
-	VFMADD231PS Z18, Z10, Z5
-	VCVTPH2PS   32(R11)(R10*1), Z18
-	VFMADD231PS Z18, Z11, Z5
-	VCVTPH2PS   64(R11)(R10*1), Z18
-	VFMADD231PS Z18, Z12, Z5
-	VCVTPH2PS   96(R11)(R10*1), Z18
-	VFMADD231PS Z18, Z13, Z5
-	VCVTPH2PS   128(R11)(R10*1), Z18
-	VFMADD231PS Z18, Z14, Z5
-	VCVTPH2PS   160(R11)(R10*1), Z18
-	VFMADD231PS Z18, Z15, Z5
-	VCVTPH2PS   192(R11)(R10*1), Z18
-	VFMADD231PS Z18, Z16, Z5
-	VCVTPH2PS   224(R11)(R10*1), Z18
-	VFMADD231PS Z18, Z17, Z5
-	VCVTPH2PS   (R12), Z18
-	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R12), Z18
-	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R12), Z18
-	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R12), Z18
-	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R12), Z18
-	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R12), Z18
-	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R12), Z18
-	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R12), Z18
-	VFMADD231PS Z18, Z17, Z6
-	VCVTPH2PS   (R12)(DI*1), Z18
-	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R12)(DI*1), Z18
-	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R12)(DI*1), Z18
-	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R12)(DI*1), Z18
-	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R12)(DI*1), Z18
-	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R12)(DI*1), Z18
-	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R12)(DI*1), Z18
-	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R12)(DI*1), Z18
-	VFMADD231PS Z18, Z17, Z7
-	VCVTPH2PS   (R12)(DI*2), Z18
-	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R12)(DI*2), Z18
-	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R12)(DI*2), Z18
-	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R12)(DI*2), Z18
-	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R12)(DI*2), Z18
-	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R12)(DI*2), Z18
-	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R12)(DI*2), Z18
-	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R12)(DI*2), Z18
-	VFMADD231PS Z18, Z17, Z8
-	VCVTPH2PS   (R12)(R10*1), Z18
-	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_17
+	VMOVUPS     (BX), Z11
+	VMOVUPS     64(BX), Z12
+	VMOVUPS     128(BX), Z13
+	VMOVUPS     192(BX), Z14
+	VMOVUPS     256(BX), Z15
+	VMOVUPS     320(BX), Z16
+	VMOVUPS     384(BX), Z17
+	VMOVUPS     448(BX), Z18
+	VCVTPH2PS   (R8), Z19
+	VFMADD231PS Z19, Z11, Z3
+	VCVTPH2PS   32(R8), Z19
+	VFMADD231PS Z19, Z12, Z3
+	VCVTPH2PS   64(R8), Z19
+	VFMADD231PS Z19, Z13, Z3
+	VCVTPH2PS   96(R8), Z19
+	VFMADD231PS Z19, Z14, Z3
+	VCVTPH2PS   128(R8), Z19
+	VFMADD231PS Z19, Z15, Z3
+	VCVTPH2PS   160(R8), Z19
+	VFMADD231PS Z19, Z16, Z3
+	VCVTPH2PS   192(R8), Z19
+	VFMADD231PS Z19, Z17, Z3
+	VCVTPH2PS   224(R8), Z19
+	VFMADD231PS Z19, Z18, Z3
+	VCVTPH2PS   (R8)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z4
+	VCVTPH2PS   128(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z4
+	VCVTPH2PS   160(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z4
+	VCVTPH2PS   192(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z4
+	VCVTPH2PS   224(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z4
+	VCVTPH2PS   (R8)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z5
+	VCVTPH2PS   128(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z5
+	VCVTPH2PS   160(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z5
+	VCVTPH2PS   192(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z5
+	VCVTPH2PS   224(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z5
+	VCVTPH2PS   (R8)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z14, Z6
+	VCVTPH2PS   128(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z15, Z6
+	VCVTPH2PS   160(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z16, Z6
+	VCVTPH2PS   192(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z17, Z6
+	VCVTPH2PS   224(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z18, Z6
+	VCVTPH2PS   (R9), Z19
+	VFMADD231PS Z19, Z11, Z7
+	VCVTPH2PS   32(R9), Z19
+	VFMADD231PS Z19, Z12, Z7
+	VCVTPH2PS   64(R9), Z19
+	VFMADD231PS Z19, Z13, Z7
+	VCVTPH2PS   96(R9), Z19
+	VFMADD231PS Z19, Z14, Z7
+	VCVTPH2PS   128(R9), Z19
+	VFMADD231PS Z19, Z15, Z7
+	VCVTPH2PS   160(R9), Z19
+	VFMADD231PS Z19, Z16, Z7
+	VCVTPH2PS   192(R9), Z19
+	VFMADD231PS Z19, Z17, Z7
+	VCVTPH2PS   224(R9), Z19
+	VFMADD231PS Z19, Z18, Z7
+	VCVTPH2PS   (R9)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z8
+	VCVTPH2PS   128(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z8
+	VCVTPH2PS   160(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z8
+	VCVTPH2PS   192(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z8
+	VCVTPH2PS   224(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z8
+	VCVTPH2PS   (R9)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z9
+	VCVTPH2PS   128(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z9
+	VCVTPH2PS   160(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z9
+	VCVTPH2PS   192(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z9
+	VCVTPH2PS   224(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z9
+	VCVTPH2PS   (R9)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z10
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	VCVTPH2PS   128(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z15, Z10
+	VCVTPH2PS   160(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z16, Z10
+	VCVTPH2PS   192(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z17, Z10
+	VCVTPH2PS   224(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z18, Z10
+	JMP         scores_reduce_21
 
 scores_seq_no_17:
-	CMPQ        (SP), $0x00000080
+	CMPQ        176(SP), $0x00000080
 	JNE         scores_seq_no_18
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R11), Z14
-	VFMADD231PS Z14, Z10, Z2
-	VCVTPH2PS   32(R11), Z14
-	VFMADD231PS Z14, Z11, Z2
-	VCVTPH2PS   64(R11), Z14
-	VFMADD231PS Z14, Z12, Z2
-	VCVTPH2PS   96(R11), Z14
-	VFMADD231PS Z14, Z13, Z2
-	VCVTPH2PS   (R11)(DI*1), Z14
-	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R11)(DI*1), Z14
-	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R11)(DI*1), Z14
-	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R11)(DI*1), Z14
-	VFMADD231PS Z14, Z13, Z3
-	VCVTPH2PS   (R11)(DI*2), Z14
-	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R11)(DI*2), Z14
-	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R11)(DI*2), Z14
-	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R11)(DI*2), Z14
-	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R11)(R10*1), Z14
-	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R11)(R10*1), Z14
-	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R11)(R10*1), Z14
-	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R11)(R10*1), Z14
-	VFMADD231PS Z14, Z13, Z5
-	VCVTPH2PS   (R12), Z14
-	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R12), Z14
-	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R12), Z14
-	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R12), Z14
-	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R12)(DI*1), Z14
-	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R12)(DI*1), Z14
-	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R12)(DI*1), Z14
-	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R12)(DI*1), Z14
-	VFMADD231PS Z14, Z13, Z7
-	VCVTPH2PS   (R12)(DI*2), Z14
-	VFMADD231PS Z14, Z10, Z8
-	VCVTPH2PS   32(R12)(DI*2), Z14
-	VFMADD231PS Z14, Z11, Z8
-	VCVTPH2PS   64(R12)(DI*2), Z14
-	VFMADD231PS Z14, Z12, Z8
-	VCVTPH2PS   96(R12)(DI*2), Z14
-	VFMADD231PS Z14, Z13, Z8
-	VCVTPH2PS   (R12)(R10*1), Z14
-	VFMADD231PS Z14, Z10, Z9
-	VCVTPH2PS   32(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_17
+	VMOVUPS     (BX), Z11
+	VMOVUPS     64(BX), Z12
+	VMOVUPS     128(BX), Z13
+	VMOVUPS     192(BX), Z14
+	VCVTPH2PS   (R8), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   32(R8), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   64(R8), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   96(R8), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (R8)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (R8)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (R8)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z14, Z6
+	VCVTPH2PS   (R9), Z15
+	VFMADD231PS Z15, Z11, Z7
+	VCVTPH2PS   32(R9), Z15
+	VFMADD231PS Z15, Z12, Z7
+	VCVTPH2PS   64(R9), Z15
+	VFMADD231PS Z15, Z13, Z7
+	VCVTPH2PS   96(R9), Z15
+	VFMADD231PS Z15, Z14, Z7
+	VCVTPH2PS   (R9)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z8
+	VCVTPH2PS   (R9)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z9
+	VCVTPH2PS   (R9)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z10
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	JMP         scores_reduce_21
 
 scores_seq_no_18:
-	CMPQ R11, R14
-	JAE  scores_odd_25
+	CMPQ R8, R11
+	JAE  scores_odd_33
 
-scores_pairs_25:
-	VMOVUPS     (R13)(R11*2), Z10
-	VCVTPH2PS   (R11), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R11)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R11)(DI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R11)(R10*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R12), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R12)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R12)(DI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R12)(R10*1), Z11
-	VFMADD231PS Z11, Z10, Z9
-	VMOVUPS     64(R13)(R11*2), Z10
-	VCVTPH2PS   32(R11), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   32(R11)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   32(R11)(DI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   32(R11)(R10*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   32(R12), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   32(R12)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   32(R12)(DI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   32(R12)(R10*1), Z11
-	VFMADD231PS Z11, Z10, Z9
-	ADDQ        $0x00000040, R11
-	ADDQ        $0x00000040, R12
-	CMPQ        R11, R14
-	JB          scores_pairs_25
+scores_pairs_33:
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	VMOVUPS     64(R10)(R8*2), Z11
+	VCVTPH2PS   32(R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   32(R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   32(R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   32(R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   32(R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   32(R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_33
 
-scores_odd_25:
-	MOVQ        (SP), R14
-	ADDQ        DX, R14
-	CMPQ        R11, R14
-	JAE         scores_half_25
-	VMOVUPS     (R13)(R11*2), Z10
-	VCVTPH2PS   (R11), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R11)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R11)(DI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R11)(R10*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R12), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R12)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R12)(DI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R12)(R10*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+scores_odd_33:
+	MOVQ        176(SP), R11
+	ADDQ        AX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_33
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 
-scores_half_25:
-scores_reduce_17:
-	VSHUFF32X4   $0x44, Z3, Z2, Z10
-	VSHUFF32X4   $0xee, Z3, Z2, Z2
-	VADDPS       Z2, Z10, Z10
-	VSHUFF32X4   $0x44, Z5, Z4, Z2
-	VSHUFF32X4   $0xee, Z5, Z4, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFF32X4   $0x44, Z7, Z6, Z3
-	VSHUFF32X4   $0xee, Z7, Z6, Z4
+scores_half_33:
+scores_reduce_21:
+	VSHUFF32X4   $0x44, Z4, Z3, Z11
+	VSHUFF32X4   $0xee, Z4, Z3, Z3
+	VADDPS       Z3, Z11, Z11
+	VSHUFF32X4   $0x44, Z6, Z5, Z3
+	VSHUFF32X4   $0xee, Z6, Z5, Z4
 	VADDPS       Z4, Z3, Z3
-	VSHUFF32X4   $0x44, Z9, Z8, Z4
-	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VSHUFF32X4   $0x44, Z8, Z7, Z4
+	VSHUFF32X4   $0xee, Z8, Z7, Z5
 	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x88, Z2, Z10, Z5
-	VSHUFF32X4   $0xdd, Z2, Z10, Z2
-	VADDPS       Z2, Z5, Z5
-	VSHUFF32X4   $0x88, Z4, Z3, Z2
-	VSHUFF32X4   $0xdd, Z4, Z3, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFPS      $0x88, Z2, Z5, Z3
-	VSHUFPS      $0xdd, Z2, Z5, Z2
-	VADDPS       Z2, Z3, Z3
-	VSHUFPS      $0x88, Z3, Z3, Z2
-	VSHUFPS      $0xdd, Z3, Z3, Z3
-	VADDPS       Z2, Z3, Z3
-	VMOVUPS      expconst<>+1408(SB), Z2
-	VPERMPS      Z3, Z2, Z3
-	VBROADCASTSS scale+48(FP), Y2
-	VMULPS       Y2, Y3, Y3
-	VMAXPS       Y3, Y0, Y0
-	VMOVUPS      Y3, (R9)
-	ADDQ         $0x20, R9
-	SUBQ         $0x08, R8
-	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_17
+	VSHUFF32X4   $0x44, Z10, Z9, Z5
+	VSHUFF32X4   $0xee, Z10, Z9, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z11, Z6
+	VSHUFF32X4   $0xdd, Z3, Z11, Z3
+	VADDPS       Z3, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z3
+	VSHUFF32X4   $0xdd, Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z6, Z4
+	VSHUFPS      $0xdd, Z3, Z6, Z3
+	VADDPS       Z3, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z3
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z3
+	VPERMPS      Z4, Z3, Z4
+	VBROADCASTSS scale+64(FP), Y3
+	VMULPS       Y3, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, CX
+	LEAQ         (AX)(SI*8), AX
+	JMP          scores_by8_21
 
-scores_by1_17:
-	TESTQ   R8, R8
-	JZ      scores_done_34
-	VMOVUPS expconst<>+1344(SB), Z2
-	MOVQ    DX, R11
-	MOVQ    (SP), R14
-	ADDQ    DX, R14
-	MOVQ    CX, R13
-	SUBQ    DX, R13
-	SUBQ    DX, R13
+scores_by4_3:
+	CMPQ        CX, $0x04
+	JL          scores_by1_21
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	CMPQ        176(SP), $0x00000100
+	JNE         scores_by4_no_5
+	VMOVUPS     (BX), Z7
+	VMOVUPS     64(BX), Z8
+	VMOVUPS     128(BX), Z9
+	VMOVUPS     192(BX), Z10
+	VMOVUPS     256(BX), Z11
+	VMOVUPS     320(BX), Z12
+	VMOVUPS     384(BX), Z13
+	VMOVUPS     448(BX), Z14
+	VCVTPH2PS   (AX), Z15
+	VFMADD231PS Z15, Z7, Z3
+	VCVTPH2PS   32(AX), Z15
+	VFMADD231PS Z15, Z8, Z3
+	VCVTPH2PS   64(AX), Z15
+	VFMADD231PS Z15, Z9, Z3
+	VCVTPH2PS   96(AX), Z15
+	VFMADD231PS Z15, Z10, Z3
+	VCVTPH2PS   128(AX), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   160(AX), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   192(AX), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   224(AX), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (AX)(SI*1), Z15
+	VFMADD231PS Z15, Z7, Z4
+	VCVTPH2PS   32(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z8, Z4
+	VCVTPH2PS   64(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z9, Z4
+	VCVTPH2PS   96(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z10, Z4
+	VCVTPH2PS   128(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   160(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   192(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   224(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (AX)(SI*2), Z15
+	VFMADD231PS Z15, Z7, Z5
+	VCVTPH2PS   32(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z8, Z5
+	VCVTPH2PS   64(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z9, Z5
+	VCVTPH2PS   96(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z10, Z5
+	VCVTPH2PS   128(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   160(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   192(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   224(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (AX)(DI*1), Z15
+	VFMADD231PS Z15, Z7, Z6
+	VCVTPH2PS   32(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	VCVTPH2PS   128(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z11, Z6
+	VCVTPH2PS   160(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z12, Z6
+	VCVTPH2PS   192(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z13, Z6
+	VCVTPH2PS   224(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z14, Z6
+	JMP         scores_by4_rows_3
 
-scores_chunk1_17:
-	VMOVUPS       (R13)(R11*2), Z3
-	VCVTPH2PS     (R11), Z4
-	VFMADD231PS   Z4, Z3, Z2
-	ADDQ          $0x00000020, R11
-	CMPQ          R11, R14
-	JB            scores_chunk1_17
-	VEXTRACTF64X4 $0x01, Z2, Y3
-	VADDPS        Y3, Y2, Y3
-	VEXTRACTF32X4 $0x01, Y3, X2
-	VADDPS        X3, X2, X2
-	VMOVHLPS      X2, X2, X3
-	VADDPS        X3, X2, X2
-	VMOVSHDUP     X2, X3
-	VADDPS        X3, X2, X2
-	VMULSS        scale+48(FP), X2, X2
-	VMAXSS        X2, X1, X1
-	VMOVSS        X2, (R9)
-	ADDQ          $0x04, R9
-	DECQ          R8
-	ADDQ          DI, DX
-	JMP           scores_by1_17
+scores_by4_no_5:
+	CMPQ        176(SP), $0x00000080
+	JNE         scores_by4_no_6
+	VMOVUPS     (BX), Z7
+	VMOVUPS     64(BX), Z8
+	VMOVUPS     128(BX), Z9
+	VMOVUPS     192(BX), Z10
+	VCVTPH2PS   (AX), Z11
+	VFMADD231PS Z11, Z7, Z3
+	VCVTPH2PS   32(AX), Z11
+	VFMADD231PS Z11, Z8, Z3
+	VCVTPH2PS   64(AX), Z11
+	VFMADD231PS Z11, Z9, Z3
+	VCVTPH2PS   96(AX), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (AX)(SI*1), Z11
+	VFMADD231PS Z11, Z7, Z4
+	VCVTPH2PS   32(AX)(SI*1), Z11
+	VFMADD231PS Z11, Z8, Z4
+	VCVTPH2PS   64(AX)(SI*1), Z11
+	VFMADD231PS Z11, Z9, Z4
+	VCVTPH2PS   96(AX)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (AX)(SI*2), Z11
+	VFMADD231PS Z11, Z7, Z5
+	VCVTPH2PS   32(AX)(SI*2), Z11
+	VFMADD231PS Z11, Z8, Z5
+	VCVTPH2PS   64(AX)(SI*2), Z11
+	VFMADD231PS Z11, Z9, Z5
+	VCVTPH2PS   96(AX)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (AX)(DI*1), Z11
+	VFMADD231PS Z11, Z7, Z6
+	VCVTPH2PS   32(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	JMP         scores_by4_rows_3
 
-scores_done_34:
-	VEXTRACTF32X4 $0x01, Y0, X2
-	VMAXPS        X0, X2, X2
+scores_by4_no_6:
+	MOVQ AX, DI
+	MOVQ BX, R8
+	SUBQ DI, R8
+	SUBQ DI, R8
+	MOVQ 176(SP), R9
+	ADDQ DI, R9
+
+scores_c4_9:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z3
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_9
+	MOVQ        AX, DI
+	ADDQ        SI, DI
+	MOVQ        BX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_10:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z4
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_10
+	MOVQ        AX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        BX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_11:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z5
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_11
+	MOVQ        AX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        BX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_12:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z6
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_12
+
+scores_by4_rows_3:
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VSHUFPS       $0x88, Y3, Y7, Y6
+	VSHUFPS       $0xdd, Y3, Y7, Y3
+	VADDPS        Y3, Y6, Y3
+	VSHUFPS       $0x88, Y5, Y4, Y6
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y6, Y4
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y5, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X3, X4, X4
+	VBROADCASTSS  scale+64(FP), X3
+	VMULPS        X3, X4, X4
+	VMAXPS        X4, X2, X2
+	VMOVUPS       X4, (DX)
+	ADDQ          $0x10, DX
+	SUBQ          $0x04, CX
+	LEAQ          (AX)(SI*4), AX
+
+scores_by1_21:
+	TESTQ   CX, CX
+	JZ      scores_done_38
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    AX, R8
+	MOVQ    176(SP), R11
+	ADDQ    AX, R11
+	MOVQ    BX, R10
+	SUBQ    AX, R10
+	SUBQ    AX, R10
+
+scores_chunk1_21:
+	VMOVUPS       (R10)(R8*2), Z4
+	VCVTPH2PS     (R8), Z5
+	VFMADD231PS   Z5, Z4, Z3
+	ADDQ          $0x00000020, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_21
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X1, X1
+	VMOVSS        X3, (DX)
+	ADDQ          $0x04, DX
+	DECQ          CX
+	ADDQ          SI, AX
+	JMP           scores_by1_21
+
+scores_done_38:
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VMAXPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VMAXPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VMAXPS        X0, X3, X3
+	VMAXSS        X1, X3, X3
 	VMOVHLPS      X2, X2, X0
 	VMAXPS        X0, X2, X2
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
-	VMAXSS        X1, X2, X2
-	VBROADCASTSS  X2, Z0
-	VMOVUPS       expconst<>+1344(SB), Z1
-	MOVQ          AX, CX
-	MOVQ          BX, DX
+	VMAXSS        X2, X3, X3
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X3, (AX)(CX*4)
+	MOVQ          state+72(FP), AX
+	MOVQ          32(SP), CX
+	VMOVSS        (AX)(CX*4), X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMAXSS        (AX)(CX*4), X0, X1
+	VUCOMISS      X0, X1
+	JEQ           no_rescale_26
+	VSUBSS        X1, X0, X0
+	VBROADCASTSS  X0, Z0
+	VMOVUPS       expconst<>+704(SB), Z2
+	VMAXPS        Z0, Z2, Z0
+	VMOVUPS       expconst<>+768(SB), Z2
+	VMINPS        Z0, Z2, Z0
+	VMULPS        expconst<>+128(SB), Z0, Z2
+	VCVTPS2DQ     Z2, Z2
+	VCVTDQ2PS     Z2, Z2
+	VFNMADD231PS  expconst<>+832(SB), Z2, Z0
+	VFNMADD231PS  expconst<>+896(SB), Z2, Z0
+	VMOVUPS       expconst<>+960(SB), Z3
+	VFMADD213PS   expconst<>+1024(SB), Z0, Z3
+	VFMADD213PS   expconst<>+1088(SB), Z0, Z3
+	VFMADD213PS   expconst<>+1152(SB), Z0, Z3
+	VFMADD213PS   expconst<>+1216(SB), Z0, Z3
+	VFMADD213PS   expconst<>+1280(SB), Z0, Z3
+	VMULPS        Z0, Z0, Z4
+	VFMADD213PS   Z0, Z4, Z3
+	VADDPS        expconst<>+64(SB), Z3, Z3
+	VSCALEFPS     Z2, Z3, Z0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMULSS        (AX)(CX*4), X0, X2
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X2, (AX)(CX*4)
+	MOVQ          d+48(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          32(SP), CX
+	IMULQ         AX, CX
+	MOVQ          o+0(FP), DX
+	ADDQ          DX, CX
+	MOVQ          AX, AX
 
-exp_loop_21:
-	CMPQ            DX, $0x00000010
-	JL              exp_tail_21
-	VBROADCASTF64X4 (CX), Z3
-	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
-	VSUBPS          Z0, Z3, Z3
-	VMOVUPS         expconst<>+704(SB), Z4
-	VMAXPS          Z3, Z4, Z3
-	VMOVUPS         expconst<>+768(SB), Z4
-	VMINPS          Z3, Z4, Z3
-	VMULPS          expconst<>+128(SB), Z3, Z4
-	VCVTPS2DQ       Z4, Z4
-	VCVTDQ2PS       Z4, Z4
-	VFNMADD231PS    expconst<>+832(SB), Z4, Z3
-	VFNMADD231PS    expconst<>+896(SB), Z4, Z3
-	VMOVUPS         expconst<>+960(SB), Z5
-	VFMADD213PS     expconst<>+1024(SB), Z3, Z5
-	VFMADD213PS     expconst<>+1088(SB), Z3, Z5
-	VFMADD213PS     expconst<>+1152(SB), Z3, Z5
-	VFMADD213PS     expconst<>+1216(SB), Z3, Z5
-	VFMADD213PS     expconst<>+1280(SB), Z3, Z5
-	VMULPS          Z3, Z3, Z6
-	VFMADD213PS     Z3, Z6, Z5
-	VADDPS          expconst<>+64(SB), Z5, Z5
-	VSCALEFPS       Z4, Z5, Z3
-	VMOVUPS         Z3, (CX)
-	VADDPS          Z3, Z1, Z1
-	ADDQ            $0x00000040, CX
-	SUBQ            $0x00000010, DX
-	JMP             exp_loop_21
+scale_loop_33:
+	VMULPS  (CX), Z0, Z2
+	VMOVUPS Z2, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_33
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
 
-exp_tail_21:
-	VEXTRACTF64X4   $0x01, Z1, Y3
-	VADDPS          Y3, Y1, Y3
-	VEXTRACTF32X4   $0x01, Y3, X1
-	VADDPS          X3, X1, X1
-	VMOVHLPS        X1, X1, X3
-	VADDPS          X3, X1, X1
-	VMOVSHDUP       X1, X3
-	VADDPS          X3, X1, X1
-	TESTQ           DX, DX
-	JZ              exp_done_21
-	VBROADCASTF64X4 (CX), Z3
-	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
-	VSUBPS          Z0, Z3, Z3
+no_rescale_26:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         184(SP), AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z1
+	MOVQ         CX, CX
+
+exp_loop_25:
+	CMPQ            CX, $0x00000010
+	JL              exp_tail_25
+	VBROADCASTF64X4 (AX), Z2
+	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
+	VSUBPS          Z0, Z2, Z2
+	VMOVUPS         expconst<>+704(SB), Z3
+	VMAXPS          Z2, Z3, Z2
+	VMOVUPS         expconst<>+768(SB), Z3
+	VMINPS          Z2, Z3, Z2
+	VMULPS          expconst<>+128(SB), Z2, Z3
+	VCVTPS2DQ       Z3, Z3
+	VCVTDQ2PS       Z3, Z3
+	VFNMADD231PS    expconst<>+832(SB), Z3, Z2
+	VFNMADD231PS    expconst<>+896(SB), Z3, Z2
+	VMOVUPS         expconst<>+960(SB), Z4
+	VFMADD213PS     expconst<>+1024(SB), Z2, Z4
+	VFMADD213PS     expconst<>+1088(SB), Z2, Z4
+	VFMADD213PS     expconst<>+1152(SB), Z2, Z4
+	VFMADD213PS     expconst<>+1216(SB), Z2, Z4
+	VFMADD213PS     expconst<>+1280(SB), Z2, Z4
+	VMULPS          Z2, Z2, Z5
+	VFMADD213PS     Z2, Z5, Z4
+	VADDPS          expconst<>+64(SB), Z4, Z4
+	VSCALEFPS       Z3, Z4, Z2
+	VMOVUPS         Z2, (AX)
+	VADDPS          Z2, Z1, Z1
+	ADDQ            $0x00000040, AX
+	SUBQ            $0x00000010, CX
+	JMP             exp_loop_25
+
+exp_tail_25:
+	VEXTRACTF64X4   $0x01, Z1, Y2
+	VADDPS          Y2, Y1, Y2
+	VEXTRACTF32X4   $0x01, Y2, X1
+	VADDPS          X2, X1, X1
+	VMOVHLPS        X1, X1, X2
+	VADDPS          X2, X1, X1
+	VMOVSHDUP       X1, X2
+	VADDPS          X2, X1, X1
+	TESTQ           CX, CX
+	JZ              exp_done_25
+	VBROADCASTF64X4 (AX), Z2
+	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
+	VSUBPS          Z0, Z2, Z2
 	VMOVUPS         expconst<>+704(SB), Z0
-	VMAXPS          Z3, Z0, Z3
+	VMAXPS          Z2, Z0, Z2
 	VMOVUPS         expconst<>+768(SB), Z0
-	VMINPS          Z3, Z0, Z3
-	VMULPS          expconst<>+128(SB), Z3, Z0
+	VMINPS          Z2, Z0, Z2
+	VMULPS          expconst<>+128(SB), Z2, Z0
 	VCVTPS2DQ       Z0, Z0
 	VCVTDQ2PS       Z0, Z0
-	VFNMADD231PS    expconst<>+832(SB), Z0, Z3
-	VFNMADD231PS    expconst<>+896(SB), Z0, Z3
-	VMOVUPS         expconst<>+960(SB), Z4
-	VFMADD213PS     expconst<>+1024(SB), Z3, Z4
-	VFMADD213PS     expconst<>+1088(SB), Z3, Z4
-	VFMADD213PS     expconst<>+1152(SB), Z3, Z4
-	VFMADD213PS     expconst<>+1216(SB), Z3, Z4
-	VFMADD213PS     expconst<>+1280(SB), Z3, Z4
-	VMULPS          Z3, Z3, Z5
-	VFMADD213PS     Z3, Z5, Z4
-	VADDPS          expconst<>+64(SB), Z4, Z4
-	VSCALEFPS       Z0, Z4, Z3
-	VMOVUPS         Z3, (CX)
+	VFNMADD231PS    expconst<>+832(SB), Z0, Z2
+	VFNMADD231PS    expconst<>+896(SB), Z0, Z2
+	VMOVUPS         expconst<>+960(SB), Z3
+	VFMADD213PS     expconst<>+1024(SB), Z2, Z3
+	VFMADD213PS     expconst<>+1088(SB), Z2, Z3
+	VFMADD213PS     expconst<>+1152(SB), Z2, Z3
+	VFMADD213PS     expconst<>+1216(SB), Z2, Z3
+	VFMADD213PS     expconst<>+1280(SB), Z2, Z3
+	VMULPS          Z2, Z2, Z4
+	VFMADD213PS     Z2, Z4, Z3
+	VADDPS          expconst<>+64(SB), Z3, Z3
+	VSCALEFPS       Z0, Z3, Z2
+	VMOVUPS         Z2, (AX)
 
-exp_tail1_21:
-	VADDSS (CX), X1, X1
-	ADDQ   $0x04, CX
-	DECQ   DX
-	JNZ    exp_tail1_21
+exp_tail1_25:
+	VADDSS (AX), X1, X1
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_25
 
-exp_done_21:
-	MOVQ     state+72(FP), CX
-	VMOVSS   X2, (CX)
-	VMOVSS   X1, 4(CX)
-	VMOVUPS  expconst<>+1344(SB), X0
-	VUCOMISS X0, X1
-	JNE      recip_div_14
-	JPS      recip_div_14
-	JMP      recip_zero_14
+exp_done_25:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X1, X1
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X1, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 200(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
 
-recip_div_14:
-	VMOVSS expconst<>+64(SB), X0
-	VDIVSS X1, X0, X0
+lone_loop_3:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     lone_last_3
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    $0x00000000, 208(SP)
 
-recip_zero_14:
-	VBROADCASTSS X0, Z0
-	MOVQ         AX, CX
-	MOVQ         BX, DX
+lone_chunk_3:
+	MOVQ    208(SP), AX
+	CMPQ    AX, 200(SP)
+	JGE     lone_chunk_done_3
+	CMPQ    AX, 24(SP)
+	JGE     lone_noscores_3
+	MOVQ    24(SP), CX
+	SUBQ    AX, CX
+	MOVQ    $0x00000004, DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+	MOVQ    d+48(FP), DX
+	SHLQ    $0x02, DX
+	MOVQ    32(SP), BX
+	IMULQ   DX, BX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, BX
+	MOVQ    stride+96(FP), SI
+	MOVQ    192(SP), DX
+	LEAQ    (DX)(AX*4), DX
+	IMULQ   SI, AX
+	ADDQ    (SP), AX
+	MOVQ    AX, AX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+	VMOVUPS expconst<>+0(SB), X2
 
-normp_7:
-	VMULPS  (CX), Z0, Z1
-	VMOVUPS Z1, (CX)
-	ADDQ    $0x00000040, CX
-	SUBQ    $0x00000010, DX
-	JG      normp_7
-	MOVQ    o+0(FP), CX
-	MOVQ    v+24(FP), DX
-	VMOVUPS expconst<>+1344(SB), Z0
-	MOVQ    CX, R8
-	MOVQ    SI, R9
+scores_by8_22:
+	CMPQ        CX, $0x08
+	JL          scores_by4_4
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	VMOVUPS     expconst<>+1344(SB), Z7
+	VMOVUPS     expconst<>+1344(SB), Z8
+	VMOVUPS     expconst<>+1344(SB), Z9
+	VMOVUPS     expconst<>+1344(SB), Z10
+	MOVQ        AX, R8
+	LEAQ        (AX)(SI*4), R9
+	MOVQ        BX, R10
+	SUBQ        AX, R10
+	SUBQ        AX, R10
+	MOVQ        176(SP), R11
+	ANDQ        $0xffffffc0, R11
+	ADDQ        AX, R11
+	CMPQ        176(SP), $0x00000100
+	JNE         scores_seq_no_19
+	VMOVUPS     (BX), Z11
+	VMOVUPS     64(BX), Z12
+	VMOVUPS     128(BX), Z13
+	VMOVUPS     192(BX), Z14
+	VMOVUPS     256(BX), Z15
+	VMOVUPS     320(BX), Z16
+	VMOVUPS     384(BX), Z17
+	VMOVUPS     448(BX), Z18
+	VCVTPH2PS   (R8), Z19
+	VFMADD231PS Z19, Z11, Z3
+	VCVTPH2PS   32(R8), Z19
+	VFMADD231PS Z19, Z12, Z3
+	VCVTPH2PS   64(R8), Z19
+	VFMADD231PS Z19, Z13, Z3
+	VCVTPH2PS   96(R8), Z19
+	VFMADD231PS Z19, Z14, Z3
+	VCVTPH2PS   128(R8), Z19
+	VFMADD231PS Z19, Z15, Z3
+	VCVTPH2PS   160(R8), Z19
+	VFMADD231PS Z19, Z16, Z3
+	VCVTPH2PS   192(R8), Z19
+	VFMADD231PS Z19, Z17, Z3
+	VCVTPH2PS   224(R8), Z19
+	VFMADD231PS Z19, Z18, Z3
+	VCVTPH2PS   (R8)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z4
+	VCVTPH2PS   128(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z4
+	VCVTPH2PS   160(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z4
+	VCVTPH2PS   192(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z4
+	VCVTPH2PS   224(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z4
+	VCVTPH2PS   (R8)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z5
+	VCVTPH2PS   128(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z5
+	VCVTPH2PS   160(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z5
+	VCVTPH2PS   192(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z5
+	VCVTPH2PS   224(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z5
+	VCVTPH2PS   (R8)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z14, Z6
+	VCVTPH2PS   128(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z15, Z6
+	VCVTPH2PS   160(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z16, Z6
+	VCVTPH2PS   192(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z17, Z6
+	VCVTPH2PS   224(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z18, Z6
+	VCVTPH2PS   (R9), Z19
+	VFMADD231PS Z19, Z11, Z7
+	VCVTPH2PS   32(R9), Z19
+	VFMADD231PS Z19, Z12, Z7
+	VCVTPH2PS   64(R9), Z19
+	VFMADD231PS Z19, Z13, Z7
+	VCVTPH2PS   96(R9), Z19
+	VFMADD231PS Z19, Z14, Z7
+	VCVTPH2PS   128(R9), Z19
+	VFMADD231PS Z19, Z15, Z7
+	VCVTPH2PS   160(R9), Z19
+	VFMADD231PS Z19, Z16, Z7
+	VCVTPH2PS   192(R9), Z19
+	VFMADD231PS Z19, Z17, Z7
+	VCVTPH2PS   224(R9), Z19
+	VFMADD231PS Z19, Z18, Z7
+	VCVTPH2PS   (R9)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z8
+	VCVTPH2PS   128(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z8
+	VCVTPH2PS   160(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z8
+	VCVTPH2PS   192(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z8
+	VCVTPH2PS   224(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z8
+	VCVTPH2PS   (R9)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z9
+	VCVTPH2PS   128(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z9
+	VCVTPH2PS   160(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z9
+	VCVTPH2PS   192(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z9
+	VCVTPH2PS   224(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z9
+	VCVTPH2PS   (R9)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z10
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	VCVTPH2PS   128(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z15, Z10
+	VCVTPH2PS   160(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z16, Z10
+	VCVTPH2PS   192(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z17, Z10
+	VCVTPH2PS   224(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z18, Z10
+	JMP         scores_reduce_22
 
-zero_loop_14:
-	VMOVUPS Z0, (R8)
-	ADDQ    $0x00000040, R8
-	SUBQ    $0x00000040, R9
-	JNZ     zero_loop_14
+scores_seq_no_19:
+	CMPQ        176(SP), $0x00000080
+	JNE         scores_seq_no_20
+	VMOVUPS     (BX), Z11
+	VMOVUPS     64(BX), Z12
+	VMOVUPS     128(BX), Z13
+	VMOVUPS     192(BX), Z14
+	VCVTPH2PS   (R8), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   32(R8), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   64(R8), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   96(R8), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (R8)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (R8)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (R8)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z14, Z6
+	VCVTPH2PS   (R9), Z15
+	VFMADD231PS Z15, Z11, Z7
+	VCVTPH2PS   32(R9), Z15
+	VFMADD231PS Z15, Z12, Z7
+	VCVTPH2PS   64(R9), Z15
+	VFMADD231PS Z15, Z13, Z7
+	VCVTPH2PS   96(R9), Z15
+	VFMADD231PS Z15, Z14, Z7
+	VCVTPH2PS   (R9)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z8
+	VCVTPH2PS   (R9)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z9
+	VCVTPH2PS   (R9)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z10
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	JMP         scores_reduce_22
+
+scores_seq_no_20:
+	CMPQ R8, R11
+	JAE  scores_odd_34
+
+scores_pairs_34:
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	VMOVUPS     64(R10)(R8*2), Z11
+	VCVTPH2PS   32(R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   32(R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   32(R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   32(R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   32(R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   32(R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_34
+
+scores_odd_34:
+	MOVQ        176(SP), R11
+	ADDQ        AX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_34
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+
+scores_half_34:
+scores_reduce_22:
+	VSHUFF32X4   $0x44, Z4, Z3, Z11
+	VSHUFF32X4   $0xee, Z4, Z3, Z3
+	VADDPS       Z3, Z11, Z11
+	VSHUFF32X4   $0x44, Z6, Z5, Z3
+	VSHUFF32X4   $0xee, Z6, Z5, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z8, Z7, Z4
+	VSHUFF32X4   $0xee, Z8, Z7, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z10, Z9, Z5
+	VSHUFF32X4   $0xee, Z10, Z9, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z11, Z6
+	VSHUFF32X4   $0xdd, Z3, Z11, Z3
+	VADDPS       Z3, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z3
+	VSHUFF32X4   $0xdd, Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z6, Z4
+	VSHUFPS      $0xdd, Z3, Z6, Z3
+	VADDPS       Z3, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z3
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z3
+	VPERMPS      Z4, Z3, Z4
+	VBROADCASTSS scale+64(FP), Y3
+	VMULPS       Y3, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, CX
+	LEAQ         (AX)(SI*8), AX
+	JMP          scores_by8_22
+
+scores_by4_4:
+	CMPQ        CX, $0x04
+	JL          scores_by1_22
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	CMPQ        176(SP), $0x00000100
+	JNE         scores_by4_no_7
+	VMOVUPS     (BX), Z7
+	VMOVUPS     64(BX), Z8
+	VMOVUPS     128(BX), Z9
+	VMOVUPS     192(BX), Z10
+	VMOVUPS     256(BX), Z11
+	VMOVUPS     320(BX), Z12
+	VMOVUPS     384(BX), Z13
+	VMOVUPS     448(BX), Z14
+	VCVTPH2PS   (AX), Z15
+	VFMADD231PS Z15, Z7, Z3
+	VCVTPH2PS   32(AX), Z15
+	VFMADD231PS Z15, Z8, Z3
+	VCVTPH2PS   64(AX), Z15
+	VFMADD231PS Z15, Z9, Z3
+	VCVTPH2PS   96(AX), Z15
+	VFMADD231PS Z15, Z10, Z3
+	VCVTPH2PS   128(AX), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   160(AX), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   192(AX), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   224(AX), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (AX)(SI*1), Z15
+	VFMADD231PS Z15, Z7, Z4
+	VCVTPH2PS   32(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z8, Z4
+	VCVTPH2PS   64(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z9, Z4
+	VCVTPH2PS   96(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z10, Z4
+	VCVTPH2PS   128(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   160(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   192(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   224(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (AX)(SI*2), Z15
+	VFMADD231PS Z15, Z7, Z5
+	VCVTPH2PS   32(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z8, Z5
+	VCVTPH2PS   64(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z9, Z5
+	VCVTPH2PS   96(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z10, Z5
+	VCVTPH2PS   128(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   160(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   192(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   224(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (AX)(DI*1), Z15
+	VFMADD231PS Z15, Z7, Z6
+	VCVTPH2PS   32(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	VCVTPH2PS   128(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z11, Z6
+	VCVTPH2PS   160(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z12, Z6
+	VCVTPH2PS   192(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z13, Z6
+	VCVTPH2PS   224(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z14, Z6
+	JMP         scores_by4_rows_4
+
+scores_by4_no_7:
+	CMPQ        176(SP), $0x00000080
+	JNE         scores_by4_no_8
+	VMOVUPS     (BX), Z7
+	VMOVUPS     64(BX), Z8
+	VMOVUPS     128(BX), Z9
+	VMOVUPS     192(BX), Z10
+	VCVTPH2PS   (AX), Z11
+	VFMADD231PS Z11, Z7, Z3
+	VCVTPH2PS   32(AX), Z11
+	VFMADD231PS Z11, Z8, Z3
+	VCVTPH2PS   64(AX), Z11
+	VFMADD231PS Z11, Z9, Z3
+	VCVTPH2PS   96(AX), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (AX)(SI*1), Z11
+	VFMADD231PS Z11, Z7, Z4
+	VCVTPH2PS   32(AX)(SI*1), Z11
+	VFMADD231PS Z11, Z8, Z4
+	VCVTPH2PS   64(AX)(SI*1), Z11
+	VFMADD231PS Z11, Z9, Z4
+	VCVTPH2PS   96(AX)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (AX)(SI*2), Z11
+	VFMADD231PS Z11, Z7, Z5
+	VCVTPH2PS   32(AX)(SI*2), Z11
+	VFMADD231PS Z11, Z8, Z5
+	VCVTPH2PS   64(AX)(SI*2), Z11
+	VFMADD231PS Z11, Z9, Z5
+	VCVTPH2PS   96(AX)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (AX)(DI*1), Z11
+	VFMADD231PS Z11, Z7, Z6
+	VCVTPH2PS   32(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	JMP         scores_by4_rows_4
+
+scores_by4_no_8:
+	MOVQ AX, DI
+	MOVQ BX, R8
+	SUBQ DI, R8
+	SUBQ DI, R8
+	MOVQ 176(SP), R9
+	ADDQ DI, R9
+
+scores_c4_13:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z3
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_13
+	MOVQ        AX, DI
+	ADDQ        SI, DI
+	MOVQ        BX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_14:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z4
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_14
+	MOVQ        AX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        BX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_15:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z5
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_15
+	MOVQ        AX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        BX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_16:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z6
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_16
+
+scores_by4_rows_4:
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VSHUFPS       $0x88, Y3, Y7, Y6
+	VSHUFPS       $0xdd, Y3, Y7, Y3
+	VADDPS        Y3, Y6, Y3
+	VSHUFPS       $0x88, Y5, Y4, Y6
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y6, Y4
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y5, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X3, X4, X4
+	VBROADCASTSS  scale+64(FP), X3
+	VMULPS        X3, X4, X4
+	VMAXPS        X4, X2, X2
+	VMOVUPS       X4, (DX)
+	ADDQ          $0x10, DX
+	SUBQ          $0x04, CX
+	LEAQ          (AX)(SI*4), AX
+
+scores_by1_22:
+	TESTQ   CX, CX
+	JZ      scores_done_39
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    AX, R8
+	MOVQ    176(SP), R11
+	ADDQ    AX, R11
+	MOVQ    BX, R10
+	SUBQ    AX, R10
+	SUBQ    AX, R10
+
+scores_chunk1_22:
+	VMOVUPS       (R10)(R8*2), Z4
+	VCVTPH2PS     (R8), Z5
+	VFMADD231PS   Z5, Z4, Z3
+	ADDQ          $0x00000020, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_22
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X1, X1
+	VMOVSS        X3, (DX)
+	ADDQ          $0x04, DX
+	DECQ          CX
+	ADDQ          SI, AX
+	JMP           scores_by1_22
+
+scores_done_39:
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VMAXPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VMAXPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VMAXPS        X0, X3, X3
+	VMAXSS        X1, X3, X3
+	VMOVHLPS      X2, X2, X0
+	VMAXPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VMAXPS        X0, X2, X2
+	VMAXSS        X2, X3, X3
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMAXSS        (AX)(CX*4), X3, X3
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X3, (AX)(CX*4)
+
+lone_noscores_3:
+	MOVQ    208(SP), AX
+	MOVQ    200(SP), CX
+	SUBQ    AX, CX
+	MOVQ    $0x00000004, DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+	MOVQ    d+48(FP), DX
+	SHLQ    $0x02, DX
+	MOVQ    32(SP), BX
+	IMULQ   DX, BX
+	MOVQ    o+0(FP), SI
+	ADDQ    SI, BX
+	MOVQ    stride+96(FP), DI
+	MOVQ    184(SP), SI
+	LEAQ    (SI)(AX*4), SI
+	IMULQ   DI, AX
+	ADDQ    8(SP), AX
 	XORQ    R8, R8
 
-pv_block_69:
-	MOVQ    SI, R9
+pv_block_89:
+	MOVQ    DX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_69
-	VMOVUPS (CX)(R8*1), Z0
+	JL      pv_next_89
+	VMOVUPS (BX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS 64(BX)(R8*1), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS 128(BX)(R8*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS 192(BX)(R8*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS 256(CX)(R8*1), Z8
+	VMOVUPS 256(BX)(R8*1), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	VMOVUPS 320(CX)(R8*1), Z10
+	VMOVUPS 320(BX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 384(CX)(R8*1), Z12
+	VMOVUPS 384(BX)(R8*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 448(CX)(R8*1), Z14
+	VMOVUPS 448(BX)(R8*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	MOVQ    AX, R9
+	MOVQ    SI, R9
 	MOVQ    R8, R10
 	SHRQ    $0x01, R10
-	ADDQ    DX, R10
-	MOVQ    BX, R11
+	ADDQ    AX, R10
+	MOVQ    CX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_69
+	JL      pv_single_89
 
-pv_pair_69:
+pv_pair_89:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VCVTPH2PS    (R10), Z18
@@ -21516,11 +25421,11 @@ pv_pair_69:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_69
+	JGE          pv_pair_89
 
-pv_single_69:
+pv_single_89:
 	TESTQ        R11, R11
-	JZ           pv_merge_69
+	JZ           pv_merge_89
 	VBROADCASTSS (R9), Z16
 	VCVTPH2PS    (R10), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -21541,51 +25446,51 @@ pv_single_69:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_69
+	JMP          pv_single_89
 
-pv_merge_69:
+pv_merge_89:
 	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (CX)(R8*1)
+	VMOVUPS Z0, (BX)(R8*1)
 	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 64(CX)(R8*1)
+	VMOVUPS Z2, 64(BX)(R8*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 128(CX)(R8*1)
+	VMOVUPS Z4, 128(BX)(R8*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 192(CX)(R8*1)
+	VMOVUPS Z6, 192(BX)(R8*1)
 	VADDPS  Z9, Z8, Z8
-	VMOVUPS Z8, 256(CX)(R8*1)
+	VMOVUPS Z8, 256(BX)(R8*1)
 	VADDPS  Z11, Z10, Z10
-	VMOVUPS Z10, 320(CX)(R8*1)
+	VMOVUPS Z10, 320(BX)(R8*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 384(CX)(R8*1)
+	VMOVUPS Z12, 384(BX)(R8*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 448(CX)(R8*1)
+	VMOVUPS Z14, 448(BX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_69
+	JMP     pv_block_89
 
-pv_next_69:
-pv_block_70:
-	MOVQ    SI, R9
+pv_next_89:
+pv_block_90:
+	MOVQ    DX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_70
-	VMOVUPS (CX)(R8*1), Z0
+	JL      pv_next_90
+	VMOVUPS (BX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS 64(BX)(R8*1), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS 128(BX)(R8*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS 192(BX)(R8*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	MOVQ    AX, R9
+	MOVQ    SI, R9
 	MOVQ    R8, R10
 	SHRQ    $0x01, R10
-	ADDQ    DX, R10
-	MOVQ    BX, R11
+	ADDQ    AX, R10
+	MOVQ    CX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_70
+	JL      pv_single_90
 
-pv_pair_70:
+pv_pair_90:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VCVTPH2PS    (R10), Z10
@@ -21608,11 +25513,11 @@ pv_pair_70:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_70
+	JGE          pv_pair_90
 
-pv_single_70:
+pv_single_90:
 	TESTQ        R11, R11
-	JZ           pv_merge_70
+	JZ           pv_merge_90
 	VBROADCASTSS (R9), Z8
 	VCVTPH2PS    (R10), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -21625,39 +25530,39 @@ pv_single_70:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_70
+	JMP          pv_single_90
 
-pv_merge_70:
+pv_merge_90:
 	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (CX)(R8*1)
+	VMOVUPS Z0, (BX)(R8*1)
 	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 64(CX)(R8*1)
+	VMOVUPS Z2, 64(BX)(R8*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 128(CX)(R8*1)
+	VMOVUPS Z4, 128(BX)(R8*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 192(CX)(R8*1)
+	VMOVUPS Z6, 192(BX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_70
+	JMP     pv_block_90
 
-pv_next_70:
-pv_block_71:
-	MOVQ    SI, R9
+pv_next_90:
+pv_block_91:
+	MOVQ    DX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_71
-	VMOVUPS (CX)(R8*1), Z0
+	JL      pv_next_91
+	VMOVUPS (BX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS 64(BX)(R8*1), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    AX, R9
+	MOVQ    SI, R9
 	MOVQ    R8, R10
 	SHRQ    $0x01, R10
-	ADDQ    DX, R10
-	MOVQ    BX, R11
+	ADDQ    AX, R10
+	MOVQ    CX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_71
+	JL      pv_single_91
 
-pv_pair_71:
+pv_pair_91:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -21672,11 +25577,11 @@ pv_pair_71:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_71
+	JGE          pv_pair_91
 
-pv_single_71:
+pv_single_91:
 	TESTQ        R11, R11
-	JZ           pv_merge_71
+	JZ           pv_merge_91
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -21685,33 +25590,33 @@ pv_single_71:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_71
+	JMP          pv_single_91
 
-pv_merge_71:
+pv_merge_91:
 	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (CX)(R8*1)
+	VMOVUPS Z0, (BX)(R8*1)
 	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 64(CX)(R8*1)
+	VMOVUPS Z2, 64(BX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_71
+	JMP     pv_block_91
 
-pv_next_71:
-pv_block_72:
-	MOVQ    SI, R9
+pv_next_91:
+pv_block_92:
+	MOVQ    DX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_72
-	VMOVUPS (CX)(R8*1), Z0
+	JL      pv_next_92
+	VMOVUPS (BX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	MOVQ    AX, R9
+	MOVQ    SI, R9
 	MOVQ    R8, R10
 	SHRQ    $0x01, R10
-	ADDQ    DX, R10
-	MOVQ    BX, R11
+	ADDQ    AX, R10
+	MOVQ    CX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_72
+	JL      pv_single_92
 
-pv_pair_72:
+pv_pair_92:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VCVTPH2PS    (R10), Z4
@@ -21722,32 +25627,1541 @@ pv_pair_72:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_72
+	JGE          pv_pair_92
 
-pv_single_72:
+pv_single_92:
 	TESTQ        R11, R11
-	JZ           pv_merge_72
+	JZ           pv_merge_92
 	VBROADCASTSS (R9), Z2
 	VCVTPH2PS    (R10), Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_72
+	JMP          pv_single_92
 
-pv_merge_72:
+pv_merge_92:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (BX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_92
+
+pv_next_92:
+	ADDQ $0x00000004, 208(SP)
+	JMP  lone_chunk_3
+
+lone_chunk_done_3:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_27
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Z0
+	VMOVUPS      expconst<>+704(SB), Z2
+	VMAXPS       Z0, Z2, Z0
+	VMOVUPS      expconst<>+768(SB), Z2
+	VMINPS       Z0, Z2, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z2
+	VCVTPS2DQ    Z2, Z2
+	VCVTDQ2PS    Z2, Z2
+	VFNMADD231PS expconst<>+832(SB), Z2, Z0
+	VFNMADD231PS expconst<>+896(SB), Z2, Z0
+	VMOVUPS      expconst<>+960(SB), Z3
+	VFMADD213PS  expconst<>+1024(SB), Z0, Z3
+	VFMADD213PS  expconst<>+1088(SB), Z0, Z3
+	VFMADD213PS  expconst<>+1152(SB), Z0, Z3
+	VFMADD213PS  expconst<>+1216(SB), Z0, Z3
+	VFMADD213PS  expconst<>+1280(SB), Z0, Z3
+	VMULPS       Z0, Z0, Z4
+	VFMADD213PS  Z0, Z4, Z3
+	VADDPS       expconst<>+64(SB), Z3, Z3
+	VSCALEFPS    Z2, Z3, Z0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_34:
+	VMULPS  (CX), Z0, Z2
+	VMOVUPS Z2, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_34
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_27:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         192(SP), AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z1
+	MOVQ         CX, CX
+
+exp_loop_26:
+	CMPQ            CX, $0x00000010
+	JL              exp_tail_26
+	VBROADCASTF64X4 (AX), Z2
+	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
+	VSUBPS          Z0, Z2, Z2
+	VMOVUPS         expconst<>+704(SB), Z3
+	VMAXPS          Z2, Z3, Z2
+	VMOVUPS         expconst<>+768(SB), Z3
+	VMINPS          Z2, Z3, Z2
+	VMULPS          expconst<>+128(SB), Z2, Z3
+	VCVTPS2DQ       Z3, Z3
+	VCVTDQ2PS       Z3, Z3
+	VFNMADD231PS    expconst<>+832(SB), Z3, Z2
+	VFNMADD231PS    expconst<>+896(SB), Z3, Z2
+	VMOVUPS         expconst<>+960(SB), Z4
+	VFMADD213PS     expconst<>+1024(SB), Z2, Z4
+	VFMADD213PS     expconst<>+1088(SB), Z2, Z4
+	VFMADD213PS     expconst<>+1152(SB), Z2, Z4
+	VFMADD213PS     expconst<>+1216(SB), Z2, Z4
+	VFMADD213PS     expconst<>+1280(SB), Z2, Z4
+	VMULPS          Z2, Z2, Z5
+	VFMADD213PS     Z2, Z5, Z4
+	VADDPS          expconst<>+64(SB), Z4, Z4
+	VSCALEFPS       Z3, Z4, Z2
+	VMOVUPS         Z2, (AX)
+	VADDPS          Z2, Z1, Z1
+	ADDQ            $0x00000040, AX
+	SUBQ            $0x00000010, CX
+	JMP             exp_loop_26
+
+exp_tail_26:
+	VEXTRACTF64X4   $0x01, Z1, Y2
+	VADDPS          Y2, Y1, Y2
+	VEXTRACTF32X4   $0x01, Y2, X1
+	VADDPS          X2, X1, X1
+	VMOVHLPS        X1, X1, X2
+	VADDPS          X2, X1, X1
+	VMOVSHDUP       X1, X2
+	VADDPS          X2, X1, X1
+	TESTQ           CX, CX
+	JZ              exp_done_26
+	VBROADCASTF64X4 (AX), Z2
+	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
+	VSUBPS          Z0, Z2, Z2
+	VMOVUPS         expconst<>+704(SB), Z0
+	VMAXPS          Z2, Z0, Z2
+	VMOVUPS         expconst<>+768(SB), Z0
+	VMINPS          Z2, Z0, Z2
+	VMULPS          expconst<>+128(SB), Z2, Z0
+	VCVTPS2DQ       Z0, Z0
+	VCVTDQ2PS       Z0, Z0
+	VFNMADD231PS    expconst<>+832(SB), Z0, Z2
+	VFNMADD231PS    expconst<>+896(SB), Z0, Z2
+	VMOVUPS         expconst<>+960(SB), Z3
+	VFMADD213PS     expconst<>+1024(SB), Z2, Z3
+	VFMADD213PS     expconst<>+1088(SB), Z2, Z3
+	VFMADD213PS     expconst<>+1152(SB), Z2, Z3
+	VFMADD213PS     expconst<>+1216(SB), Z2, Z3
+	VFMADD213PS     expconst<>+1280(SB), Z2, Z3
+	VMULPS          Z2, Z2, Z4
+	VFMADD213PS     Z2, Z4, Z3
+	VADDPS          expconst<>+64(SB), Z3, Z3
+	VSCALEFPS       Z0, Z3, Z2
+	VMOVUPS         Z2, (AX)
+
+exp_tail1_26:
+	VADDSS (AX), X1, X1
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_26
+
+exp_done_26:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X1, X1
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X1, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   200(SP), AX
+	IMULQ  AX, CX
+	ADDQ   CX, 8(SP)
+	MOVQ   184(SP), AX
+	MOVQ   192(SP), CX
+	MOVQ   CX, 184(SP)
+	MOVQ   AX, 192(SP)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 200(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
+	JMP    lone_loop_3
+
+lone_last_3:
+	XORQ  AX, AX
+	MOVQ  200(SP), CX
+	MOVQ  d+48(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  32(SP), BX
+	IMULQ DX, BX
+	MOVQ  o+0(FP), SI
+	ADDQ  SI, BX
+	MOVQ  stride+96(FP), DI
+	MOVQ  184(SP), SI
+	LEAQ  (SI)(AX*4), SI
+	IMULQ DI, AX
+	ADDQ  8(SP), AX
+	XORQ  R8, R8
+
+pv_block_93:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_93
+	VMOVUPS (BX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(BX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(BX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(BX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 256(BX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 320(BX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 384(BX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 448(BX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	MOVQ    SI, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    AX, R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_93
+
+pv_pair_93:
+	VBROADCASTSS (R9), Z16
+	VBROADCASTSS 4(R9), Z17
+	VCVTPH2PS    (R10), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VCVTPH2PS    32(R10), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VCVTPH2PS    64(R10), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VCVTPH2PS    96(R10), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VCVTPH2PS    128(R10), Z18
+	VFMADD231PS  Z18, Z16, Z8
+	VCVTPH2PS    160(R10), Z18
+	VFMADD231PS  Z18, Z16, Z10
+	VCVTPH2PS    192(R10), Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VCVTPH2PS    224(R10), Z18
+	VFMADD231PS  Z18, Z16, Z14
+	VCVTPH2PS    (R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z1
+	VCVTPH2PS    32(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z3
+	VCVTPH2PS    64(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z5
+	VCVTPH2PS    96(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z7
+	VCVTPH2PS    128(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z9
+	VCVTPH2PS    160(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z11
+	VCVTPH2PS    192(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z13
+	VCVTPH2PS    224(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z15
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_93
+
+pv_single_93:
+	TESTQ        R11, R11
+	JZ           pv_merge_93
+	VBROADCASTSS (R9), Z16
+	VCVTPH2PS    (R10), Z17
+	VFMADD231PS  Z17, Z16, Z0
+	VCVTPH2PS    32(R10), Z17
+	VFMADD231PS  Z17, Z16, Z2
+	VCVTPH2PS    64(R10), Z17
+	VFMADD231PS  Z17, Z16, Z4
+	VCVTPH2PS    96(R10), Z17
+	VFMADD231PS  Z17, Z16, Z6
+	VCVTPH2PS    128(R10), Z17
+	VFMADD231PS  Z17, Z16, Z8
+	VCVTPH2PS    160(R10), Z17
+	VFMADD231PS  Z17, Z16, Z10
+	VCVTPH2PS    192(R10), Z17
+	VFMADD231PS  Z17, Z16, Z12
+	VCVTPH2PS    224(R10), Z17
+	VFMADD231PS  Z17, Z16, Z14
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_93
+
+pv_merge_93:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (BX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(BX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(BX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(BX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 256(BX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 320(BX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 384(BX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 448(BX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_93
+
+pv_next_93:
+pv_block_94:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_94
+	VMOVUPS (BX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(BX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(BX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(BX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	MOVQ    SI, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    AX, R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_94
+
+pv_pair_94:
+	VBROADCASTSS (R9), Z8
+	VBROADCASTSS 4(R9), Z9
+	VCVTPH2PS    (R10), Z10
+	VFMADD231PS  Z10, Z8, Z0
+	VCVTPH2PS    32(R10), Z10
+	VFMADD231PS  Z10, Z8, Z2
+	VCVTPH2PS    64(R10), Z10
+	VFMADD231PS  Z10, Z8, Z4
+	VCVTPH2PS    96(R10), Z10
+	VFMADD231PS  Z10, Z8, Z6
+	VCVTPH2PS    (R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z1
+	VCVTPH2PS    32(R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z3
+	VCVTPH2PS    64(R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z5
+	VCVTPH2PS    96(R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_94
+
+pv_single_94:
+	TESTQ        R11, R11
+	JZ           pv_merge_94
+	VBROADCASTSS (R9), Z8
+	VCVTPH2PS    (R10), Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VCVTPH2PS    32(R10), Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VCVTPH2PS    64(R10), Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VCVTPH2PS    96(R10), Z9
+	VFMADD231PS  Z9, Z8, Z6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_94
+
+pv_merge_94:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (BX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(BX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(BX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(BX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_94
+
+pv_next_94:
+pv_block_95:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_95
+	VMOVUPS (BX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(BX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    SI, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    AX, R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_95
+
+pv_pair_95:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VCVTPH2PS    (R10), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	VCVTPH2PS    32(R10), Z6
+	VFMADD231PS  Z6, Z4, Z2
+	VCVTPH2PS    (R10)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z1
+	VCVTPH2PS    32(R10)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_95
+
+pv_single_95:
+	TESTQ        R11, R11
+	JZ           pv_merge_95
+	VBROADCASTSS (R9), Z4
+	VCVTPH2PS    (R10), Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VCVTPH2PS    32(R10), Z5
+	VFMADD231PS  Z5, Z4, Z2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_95
+
+pv_merge_95:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (BX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(BX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_95
+
+pv_next_95:
+pv_block_96:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_96
+	VMOVUPS (BX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	MOVQ    SI, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    AX, R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_96
+
+pv_pair_96:
+	VBROADCASTSS (R9), Z2
+	VBROADCASTSS 4(R9), Z3
+	VCVTPH2PS    (R10), Z4
+	VFMADD231PS  Z4, Z2, Z0
+	VCVTPH2PS    (R10)(DI*1), Z2
+	VFMADD231PS  Z2, Z3, Z1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_96
+
+pv_single_96:
+	TESTQ        R11, R11
+	JZ           pv_merge_96
+	VBROADCASTSS (R9), Z2
+	VCVTPH2PS    (R10), Z3
+	VFMADD231PS  Z3, Z2, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_96
+
+pv_merge_96:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (BX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_96
+
+pv_next_96:
+	JMP finish_7
+
+// func naiveDecodeExactF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·naiveDecodeExactF16AVX512(SB), NOSPLIT, $8-80
+	PCALIGN $64
+	MOVQ    ws+56(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    k+16(FP), DX
+	MOVQ    n+32(FP), BX
+	MOVQ    d+40(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    d+40(FP), DI
+	SHLQ    $0x01, DI
+	MOVQ    DI, (SP)
+	MOVQ    stride+64(FP), DI
+	MOVQ    BX, R8
+	MOVQ    AX, R9
+	LEAQ    (DI)(DI*2), R10
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+	VMOVUPS expconst<>+0(SB), X2
+
+scores_by8_23:
+	CMPQ        R8, $0x08
+	JL          scores_by4_5
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	VMOVUPS     expconst<>+1344(SB), Z7
+	VMOVUPS     expconst<>+1344(SB), Z8
+	VMOVUPS     expconst<>+1344(SB), Z9
+	VMOVUPS     expconst<>+1344(SB), Z10
+	MOVQ        DX, R11
+	LEAQ        (DX)(DI*4), R12
+	MOVQ        CX, R13
+	SUBQ        DX, R13
+	SUBQ        DX, R13
+	MOVQ        (SP), R14
+	ANDQ        $0xffffffc0, R14
+	ADDQ        DX, R14
+	CMPQ        (SP), $0x00000100
+	JNE         scores_seq_no_21
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VMOVUPS     256(CX), Z15
+	VMOVUPS     320(CX), Z16
+	VMOVUPS     384(CX), Z17
+	VMOVUPS     448(CX), Z18
+	VCVTPH2PS   (R11), Z19
+	VFMADD231PS Z19, Z11, Z3
+	VCVTPH2PS   32(R11), Z19
+	VFMADD231PS Z19, Z12, Z3
+	VCVTPH2PS   64(R11), Z19
+	VFMADD231PS Z19, Z13, Z3
+	VCVTPH2PS   96(R11), Z19
+	VFMADD231PS Z19, Z14, Z3
+	VCVTPH2PS   128(R11), Z19
+	VFMADD231PS Z19, Z15, Z3
+	VCVTPH2PS   160(R11), Z19
+	VFMADD231PS Z19, Z16, Z3
+	VCVTPH2PS   192(R11), Z19
+	VFMADD231PS Z19, Z17, Z3
+	VCVTPH2PS   224(R11), Z19
+	VFMADD231PS Z19, Z18, Z3
+	VCVTPH2PS   (R11)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z4
+	VCVTPH2PS   32(R11)(DI*1), Z19
+	VFMADD231PS Z19, Z12, Z4
+	VCVTPH2PS   64(R11)(DI*1), Z19
+	VFMADD231PS Z19, Z13, Z4
+	VCVTPH2PS   96(R11)(DI*1), Z19
+	VFMADD231PS Z19, Z14, Z4
+	VCVTPH2PS   128(R11)(DI*1), Z19
+	VFMADD231PS Z19, Z15, Z4
+	VCVTPH2PS   160(R11)(DI*1), Z19
+	VFMADD231PS Z19, Z16, Z4
+	VCVTPH2PS   192(R11)(DI*1), Z19
+	VFMADD231PS Z19, Z17, Z4
+	VCVTPH2PS   224(R11)(DI*1), Z19
+	VFMADD231PS Z19, Z18, Z4
+	VCVTPH2PS   (R11)(DI*2), Z19
+	VFMADD231PS Z19, Z11, Z5
+	VCVTPH2PS   32(R11)(DI*2), Z19
+	VFMADD231PS Z19, Z12, Z5
+	VCVTPH2PS   64(R11)(DI*2), Z19
+	VFMADD231PS Z19, Z13, Z5
+	VCVTPH2PS   96(R11)(DI*2), Z19
+	VFMADD231PS Z19, Z14, Z5
+	VCVTPH2PS   128(R11)(DI*2), Z19
+	VFMADD231PS Z19, Z15, Z5
+	VCVTPH2PS   160(R11)(DI*2), Z19
+	VFMADD231PS Z19, Z16, Z5
+	VCVTPH2PS   192(R11)(DI*2), Z19
+	VFMADD231PS Z19, Z17, Z5
+	VCVTPH2PS   224(R11)(DI*2), Z19
+	VFMADD231PS Z19, Z18, Z5
+	VCVTPH2PS   (R11)(R10*1), Z19
+	VFMADD231PS Z19, Z11, Z6
+	VCVTPH2PS   32(R11)(R10*1), Z19
+	VFMADD231PS Z19, Z12, Z6
+	VCVTPH2PS   64(R11)(R10*1), Z19
+	VFMADD231PS Z19, Z13, Z6
+	VCVTPH2PS   96(R11)(R10*1), Z19
+	VFMADD231PS Z19, Z14, Z6
+	VCVTPH2PS   128(R11)(R10*1), Z19
+	VFMADD231PS Z19, Z15, Z6
+	VCVTPH2PS   160(R11)(R10*1), Z19
+	VFMADD231PS Z19, Z16, Z6
+	VCVTPH2PS   192(R11)(R10*1), Z19
+	VFMADD231PS Z19, Z17, Z6
+	VCVTPH2PS   224(R11)(R10*1), Z19
+	VFMADD231PS Z19, Z18, Z6
+	VCVTPH2PS   (R12), Z19
+	VFMADD231PS Z19, Z11, Z7
+	VCVTPH2PS   32(R12), Z19
+	VFMADD231PS Z19, Z12, Z7
+	VCVTPH2PS   64(R12), Z19
+	VFMADD231PS Z19, Z13, Z7
+	VCVTPH2PS   96(R12), Z19
+	VFMADD231PS Z19, Z14, Z7
+	VCVTPH2PS   128(R12), Z19
+	VFMADD231PS Z19, Z15, Z7
+	VCVTPH2PS   160(R12), Z19
+	VFMADD231PS Z19, Z16, Z7
+	VCVTPH2PS   192(R12), Z19
+	VFMADD231PS Z19, Z17, Z7
+	VCVTPH2PS   224(R12), Z19
+	VFMADD231PS Z19, Z18, Z7
+	VCVTPH2PS   (R12)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z8
+	VCVTPH2PS   32(R12)(DI*1), Z19
+	VFMADD231PS Z19, Z12, Z8
+	VCVTPH2PS   64(R12)(DI*1), Z19
+	VFMADD231PS Z19, Z13, Z8
+	VCVTPH2PS   96(R12)(DI*1), Z19
+	VFMADD231PS Z19, Z14, Z8
+	VCVTPH2PS   128(R12)(DI*1), Z19
+	VFMADD231PS Z19, Z15, Z8
+	VCVTPH2PS   160(R12)(DI*1), Z19
+	VFMADD231PS Z19, Z16, Z8
+	VCVTPH2PS   192(R12)(DI*1), Z19
+	VFMADD231PS Z19, Z17, Z8
+	VCVTPH2PS   224(R12)(DI*1), Z19
+	VFMADD231PS Z19, Z18, Z8
+	VCVTPH2PS   (R12)(DI*2), Z19
+	VFMADD231PS Z19, Z11, Z9
+	VCVTPH2PS   32(R12)(DI*2), Z19
+	VFMADD231PS Z19, Z12, Z9
+	VCVTPH2PS   64(R12)(DI*2), Z19
+	VFMADD231PS Z19, Z13, Z9
+	VCVTPH2PS   96(R12)(DI*2), Z19
+	VFMADD231PS Z19, Z14, Z9
+	VCVTPH2PS   128(R12)(DI*2), Z19
+	VFMADD231PS Z19, Z15, Z9
+	VCVTPH2PS   160(R12)(DI*2), Z19
+	VFMADD231PS Z19, Z16, Z9
+	VCVTPH2PS   192(R12)(DI*2), Z19
+	VFMADD231PS Z19, Z17, Z9
+	VCVTPH2PS   224(R12)(DI*2), Z19
+	VFMADD231PS Z19, Z18, Z9
+	VCVTPH2PS   (R12)(R10*1), Z19
+	VFMADD231PS Z19, Z11, Z10
+	VCVTPH2PS   32(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	VCVTPH2PS   128(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z15, Z10
+	VCVTPH2PS   160(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z16, Z10
+	VCVTPH2PS   192(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z17, Z10
+	VCVTPH2PS   224(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z18, Z10
+	JMP         scores_reduce_23
+
+scores_seq_no_21:
+	CMPQ        (SP), $0x00000080
+	JNE         scores_seq_no_22
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VCVTPH2PS   (R11), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   32(R11), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   64(R11), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   96(R11), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (R11)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   32(R11)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   64(R11)(DI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   96(R11)(DI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (R11)(DI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   32(R11)(DI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   64(R11)(DI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   96(R11)(DI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (R11)(R10*1), Z15
+	VFMADD231PS Z15, Z11, Z6
+	VCVTPH2PS   32(R11)(R10*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VCVTPH2PS   64(R11)(R10*1), Z15
+	VFMADD231PS Z15, Z13, Z6
+	VCVTPH2PS   96(R11)(R10*1), Z15
+	VFMADD231PS Z15, Z14, Z6
+	VCVTPH2PS   (R12), Z15
+	VFMADD231PS Z15, Z11, Z7
+	VCVTPH2PS   32(R12), Z15
+	VFMADD231PS Z15, Z12, Z7
+	VCVTPH2PS   64(R12), Z15
+	VFMADD231PS Z15, Z13, Z7
+	VCVTPH2PS   96(R12), Z15
+	VFMADD231PS Z15, Z14, Z7
+	VCVTPH2PS   (R12)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z8
+	VCVTPH2PS   32(R12)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z8
+	VCVTPH2PS   64(R12)(DI*1), Z15
+	VFMADD231PS Z15, Z13, Z8
+	VCVTPH2PS   96(R12)(DI*1), Z15
+	VFMADD231PS Z15, Z14, Z8
+	VCVTPH2PS   (R12)(DI*2), Z15
+	VFMADD231PS Z15, Z11, Z9
+	VCVTPH2PS   32(R12)(DI*2), Z15
+	VFMADD231PS Z15, Z12, Z9
+	VCVTPH2PS   64(R12)(DI*2), Z15
+	VFMADD231PS Z15, Z13, Z9
+	VCVTPH2PS   96(R12)(DI*2), Z15
+	VFMADD231PS Z15, Z14, Z9
+	VCVTPH2PS   (R12)(R10*1), Z15
+	VFMADD231PS Z15, Z11, Z10
+	VCVTPH2PS   32(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	JMP         scores_reduce_23
+
+scores_seq_no_22:
+	CMPQ R11, R14
+	JAE  scores_odd_35
+
+scores_pairs_35:
+	VMOVUPS     (R13)(R11*2), Z11
+	VCVTPH2PS   (R11), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R11)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R11)(DI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R11)(R10*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R12), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R12)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R12)(DI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R12)(R10*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	VMOVUPS     64(R13)(R11*2), Z11
+	VCVTPH2PS   32(R11), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   32(R11)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   32(R11)(DI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   32(R11)(R10*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   32(R12), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   32(R12)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   32(R12)(DI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   32(R12)(R10*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	ADDQ        $0x00000040, R11
+	ADDQ        $0x00000040, R12
+	CMPQ        R11, R14
+	JB          scores_pairs_35
+
+scores_odd_35:
+	MOVQ        (SP), R14
+	ADDQ        DX, R14
+	CMPQ        R11, R14
+	JAE         scores_half_35
+	VMOVUPS     (R13)(R11*2), Z11
+	VCVTPH2PS   (R11), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R11)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R11)(DI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R11)(R10*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R12), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R12)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R12)(DI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R12)(R10*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+
+scores_half_35:
+scores_reduce_23:
+	VSHUFF32X4   $0x44, Z4, Z3, Z11
+	VSHUFF32X4   $0xee, Z4, Z3, Z3
+	VADDPS       Z3, Z11, Z11
+	VSHUFF32X4   $0x44, Z6, Z5, Z3
+	VSHUFF32X4   $0xee, Z6, Z5, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z8, Z7, Z4
+	VSHUFF32X4   $0xee, Z8, Z7, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z10, Z9, Z5
+	VSHUFF32X4   $0xee, Z10, Z9, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z11, Z6
+	VSHUFF32X4   $0xdd, Z3, Z11, Z3
+	VADDPS       Z3, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z3
+	VSHUFF32X4   $0xdd, Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z6, Z4
+	VSHUFPS      $0xdd, Z3, Z6, Z3
+	VADDPS       Z3, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z3
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z3
+	VPERMPS      Z4, Z3, Z4
+	VBROADCASTSS scale+48(FP), Y3
+	VMULPS       Y3, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (R9)
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, R8
+	LEAQ         (DX)(DI*8), DX
+	JMP          scores_by8_23
+
+scores_by4_5:
+	CMPQ        R8, $0x04
+	JL          scores_by1_23
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	CMPQ        (SP), $0x00000100
+	JNE         scores_by4_no_9
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VMOVUPS     256(CX), Z11
+	VMOVUPS     320(CX), Z12
+	VMOVUPS     384(CX), Z13
+	VMOVUPS     448(CX), Z14
+	VCVTPH2PS   (DX), Z15
+	VFMADD231PS Z15, Z7, Z3
+	VCVTPH2PS   32(DX), Z15
+	VFMADD231PS Z15, Z8, Z3
+	VCVTPH2PS   64(DX), Z15
+	VFMADD231PS Z15, Z9, Z3
+	VCVTPH2PS   96(DX), Z15
+	VFMADD231PS Z15, Z10, Z3
+	VCVTPH2PS   128(DX), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   160(DX), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   192(DX), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   224(DX), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (DX)(DI*1), Z15
+	VFMADD231PS Z15, Z7, Z4
+	VCVTPH2PS   32(DX)(DI*1), Z15
+	VFMADD231PS Z15, Z8, Z4
+	VCVTPH2PS   64(DX)(DI*1), Z15
+	VFMADD231PS Z15, Z9, Z4
+	VCVTPH2PS   96(DX)(DI*1), Z15
+	VFMADD231PS Z15, Z10, Z4
+	VCVTPH2PS   128(DX)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   160(DX)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   192(DX)(DI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   224(DX)(DI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (DX)(DI*2), Z15
+	VFMADD231PS Z15, Z7, Z5
+	VCVTPH2PS   32(DX)(DI*2), Z15
+	VFMADD231PS Z15, Z8, Z5
+	VCVTPH2PS   64(DX)(DI*2), Z15
+	VFMADD231PS Z15, Z9, Z5
+	VCVTPH2PS   96(DX)(DI*2), Z15
+	VFMADD231PS Z15, Z10, Z5
+	VCVTPH2PS   128(DX)(DI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   160(DX)(DI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   192(DX)(DI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   224(DX)(DI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (DX)(R10*1), Z15
+	VFMADD231PS Z15, Z7, Z6
+	VCVTPH2PS   32(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	VCVTPH2PS   128(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z11, Z6
+	VCVTPH2PS   160(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z12, Z6
+	VCVTPH2PS   192(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z13, Z6
+	VCVTPH2PS   224(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z14, Z6
+	JMP         scores_by4_rows_5
+
+scores_by4_no_9:
+	CMPQ        (SP), $0x00000080
+	JNE         scores_by4_no_10
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VCVTPH2PS   (DX), Z11
+	VFMADD231PS Z11, Z7, Z3
+	VCVTPH2PS   32(DX), Z11
+	VFMADD231PS Z11, Z8, Z3
+	VCVTPH2PS   64(DX), Z11
+	VFMADD231PS Z11, Z9, Z3
+	VCVTPH2PS   96(DX), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (DX)(DI*1), Z11
+	VFMADD231PS Z11, Z7, Z4
+	VCVTPH2PS   32(DX)(DI*1), Z11
+	VFMADD231PS Z11, Z8, Z4
+	VCVTPH2PS   64(DX)(DI*1), Z11
+	VFMADD231PS Z11, Z9, Z4
+	VCVTPH2PS   96(DX)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (DX)(DI*2), Z11
+	VFMADD231PS Z11, Z7, Z5
+	VCVTPH2PS   32(DX)(DI*2), Z11
+	VFMADD231PS Z11, Z8, Z5
+	VCVTPH2PS   64(DX)(DI*2), Z11
+	VFMADD231PS Z11, Z9, Z5
+	VCVTPH2PS   96(DX)(DI*2), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (DX)(R10*1), Z11
+	VFMADD231PS Z11, Z7, Z6
+	VCVTPH2PS   32(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	JMP         scores_by4_rows_5
+
+scores_by4_no_10:
+	MOVQ DX, R10
+	MOVQ CX, R11
+	SUBQ R10, R11
+	SUBQ R10, R11
+	MOVQ (SP), R12
+	ADDQ R10, R12
+
+scores_c4_17:
+	VCVTPH2PS   (R10), Z7
+	VFMADD231PS (R11)(R10*2), Z7, Z3
+	ADDQ        $0x00000020, R10
+	CMPQ        R10, R12
+	JB          scores_c4_17
+	MOVQ        DX, R10
+	ADDQ        DI, R10
+	MOVQ        CX, R11
+	SUBQ        R10, R11
+	SUBQ        R10, R11
+	MOVQ        (SP), R12
+	ADDQ        R10, R12
+
+scores_c4_18:
+	VCVTPH2PS   (R10), Z7
+	VFMADD231PS (R11)(R10*2), Z7, Z4
+	ADDQ        $0x00000020, R10
+	CMPQ        R10, R12
+	JB          scores_c4_18
+	MOVQ        DX, R10
+	ADDQ        DI, R10
+	ADDQ        DI, R10
+	MOVQ        CX, R11
+	SUBQ        R10, R11
+	SUBQ        R10, R11
+	MOVQ        (SP), R12
+	ADDQ        R10, R12
+
+scores_c4_19:
+	VCVTPH2PS   (R10), Z7
+	VFMADD231PS (R11)(R10*2), Z7, Z5
+	ADDQ        $0x00000020, R10
+	CMPQ        R10, R12
+	JB          scores_c4_19
+	MOVQ        DX, R10
+	ADDQ        DI, R10
+	ADDQ        DI, R10
+	ADDQ        DI, R10
+	MOVQ        CX, R11
+	SUBQ        R10, R11
+	SUBQ        R10, R11
+	MOVQ        (SP), R12
+	ADDQ        R10, R12
+
+scores_c4_20:
+	VCVTPH2PS   (R10), Z7
+	VFMADD231PS (R11)(R10*2), Z7, Z6
+	ADDQ        $0x00000020, R10
+	CMPQ        R10, R12
+	JB          scores_c4_20
+
+scores_by4_rows_5:
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VSHUFPS       $0x88, Y3, Y7, Y6
+	VSHUFPS       $0xdd, Y3, Y7, Y3
+	VADDPS        Y3, Y6, Y3
+	VSHUFPS       $0x88, Y5, Y4, Y6
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y6, Y4
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y5, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X3, X4, X4
+	VBROADCASTSS  scale+48(FP), X3
+	VMULPS        X3, X4, X4
+	VMAXPS        X4, X2, X2
+	VMOVUPS       X4, (R9)
+	ADDQ          $0x10, R9
+	SUBQ          $0x04, R8
+	LEAQ          (DX)(DI*4), DX
+
+scores_by1_23:
+	TESTQ   R8, R8
+	JZ      scores_done_40
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R11
+	MOVQ    (SP), R14
+	ADDQ    DX, R14
+	MOVQ    CX, R13
+	SUBQ    DX, R13
+	SUBQ    DX, R13
+
+scores_chunk1_23:
+	VMOVUPS       (R13)(R11*2), Z4
+	VCVTPH2PS     (R11), Z5
+	VFMADD231PS   Z5, Z4, Z3
+	ADDQ          $0x00000020, R11
+	CMPQ          R11, R14
+	JB            scores_chunk1_23
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+48(FP), X3, X3
+	VMAXSS        X3, X1, X1
+	VMOVSS        X3, (R9)
+	ADDQ          $0x04, R9
+	DECQ          R8
+	ADDQ          DI, DX
+	JMP           scores_by1_23
+
+scores_done_40:
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VMAXPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VMAXPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VMAXPS        X0, X3, X3
+	VMAXSS        X1, X3, X3
+	VMOVHLPS      X2, X2, X0
+	VMAXPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VMAXPS        X0, X2, X2
+	VMAXSS        X2, X3, X3
+	VBROADCASTSS  X3, Z0
+	VMOVUPS       expconst<>+1344(SB), Z1
+	MOVQ          AX, CX
+	MOVQ          BX, DX
+
+exp_loop_27:
+	CMPQ            DX, $0x00000010
+	JL              exp_tail_27
+	VBROADCASTF64X4 (CX), Z2
+	VINSERTF64X4    $0x01, 32(CX), Z2, Z2
+	VSUBPS          Z0, Z2, Z2
+	VMOVUPS         expconst<>+704(SB), Z4
+	VMAXPS          Z2, Z4, Z2
+	VMOVUPS         expconst<>+768(SB), Z4
+	VMINPS          Z2, Z4, Z2
+	VMULPS          expconst<>+128(SB), Z2, Z4
+	VCVTPS2DQ       Z4, Z4
+	VCVTDQ2PS       Z4, Z4
+	VFNMADD231PS    expconst<>+832(SB), Z4, Z2
+	VFNMADD231PS    expconst<>+896(SB), Z4, Z2
+	VMOVUPS         expconst<>+960(SB), Z5
+	VFMADD213PS     expconst<>+1024(SB), Z2, Z5
+	VFMADD213PS     expconst<>+1088(SB), Z2, Z5
+	VFMADD213PS     expconst<>+1152(SB), Z2, Z5
+	VFMADD213PS     expconst<>+1216(SB), Z2, Z5
+	VFMADD213PS     expconst<>+1280(SB), Z2, Z5
+	VMULPS          Z2, Z2, Z6
+	VFMADD213PS     Z2, Z6, Z5
+	VADDPS          expconst<>+64(SB), Z5, Z5
+	VSCALEFPS       Z4, Z5, Z2
+	VMOVUPS         Z2, (CX)
+	VADDPS          Z2, Z1, Z1
+	ADDQ            $0x00000040, CX
+	SUBQ            $0x00000010, DX
+	JMP             exp_loop_27
+
+exp_tail_27:
+	VEXTRACTF64X4   $0x01, Z1, Y2
+	VADDPS          Y2, Y1, Y2
+	VEXTRACTF32X4   $0x01, Y2, X1
+	VADDPS          X2, X1, X1
+	VMOVHLPS        X1, X1, X2
+	VADDPS          X2, X1, X1
+	VMOVSHDUP       X1, X2
+	VADDPS          X2, X1, X1
+	TESTQ           DX, DX
+	JZ              exp_done_27
+	VBROADCASTF64X4 (CX), Z2
+	VINSERTF64X4    $0x01, 32(CX), Z2, Z2
+	VSUBPS          Z0, Z2, Z2
+	VMOVUPS         expconst<>+704(SB), Z0
+	VMAXPS          Z2, Z0, Z2
+	VMOVUPS         expconst<>+768(SB), Z0
+	VMINPS          Z2, Z0, Z2
+	VMULPS          expconst<>+128(SB), Z2, Z0
+	VCVTPS2DQ       Z0, Z0
+	VCVTDQ2PS       Z0, Z0
+	VFNMADD231PS    expconst<>+832(SB), Z0, Z2
+	VFNMADD231PS    expconst<>+896(SB), Z0, Z2
+	VMOVUPS         expconst<>+960(SB), Z4
+	VFMADD213PS     expconst<>+1024(SB), Z2, Z4
+	VFMADD213PS     expconst<>+1088(SB), Z2, Z4
+	VFMADD213PS     expconst<>+1152(SB), Z2, Z4
+	VFMADD213PS     expconst<>+1216(SB), Z2, Z4
+	VFMADD213PS     expconst<>+1280(SB), Z2, Z4
+	VMULPS          Z2, Z2, Z5
+	VFMADD213PS     Z2, Z5, Z4
+	VADDPS          expconst<>+64(SB), Z4, Z4
+	VSCALEFPS       Z0, Z4, Z2
+	VMOVUPS         Z2, (CX)
+
+exp_tail1_27:
+	VADDSS (CX), X1, X1
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_27
+
+exp_done_27:
+	MOVQ     state+72(FP), CX
+	VMOVSS   X3, (CX)
+	VMOVSS   X1, 4(CX)
+	VMOVUPS  expconst<>+1344(SB), X0
+	VUCOMISS X0, X1
+	JNE      recip_div_14
+	JPS      recip_div_14
+	JMP      recip_zero_14
+
+recip_div_14:
+	VMOVSS expconst<>+64(SB), X0
+	VDIVSS X1, X0, X0
+
+recip_zero_14:
+	VBROADCASTSS X0, Z0
+	MOVQ         AX, CX
+	MOVQ         BX, DX
+
+normp_7:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JG      normp_7
+	MOVQ    o+0(FP), CX
+	MOVQ    v+24(FP), DX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    CX, R8
+	MOVQ    SI, R9
+
+zero_loop_14:
+	VMOVUPS Z0, (R8)
+	ADDQ    $0x00000040, R8
+	SUBQ    $0x00000040, R9
+	JNZ     zero_loop_14
+	XORQ    R8, R8
+
+pv_block_97:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_97
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 256(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 320(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 384(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 448(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_97
+
+pv_pair_97:
+	VBROADCASTSS (R9), Z16
+	VBROADCASTSS 4(R9), Z17
+	VCVTPH2PS    (R10), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VCVTPH2PS    32(R10), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VCVTPH2PS    64(R10), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VCVTPH2PS    96(R10), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VCVTPH2PS    128(R10), Z18
+	VFMADD231PS  Z18, Z16, Z8
+	VCVTPH2PS    160(R10), Z18
+	VFMADD231PS  Z18, Z16, Z10
+	VCVTPH2PS    192(R10), Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VCVTPH2PS    224(R10), Z18
+	VFMADD231PS  Z18, Z16, Z14
+	VCVTPH2PS    (R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z1
+	VCVTPH2PS    32(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z3
+	VCVTPH2PS    64(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z5
+	VCVTPH2PS    96(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z7
+	VCVTPH2PS    128(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z9
+	VCVTPH2PS    160(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z11
+	VCVTPH2PS    192(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z13
+	VCVTPH2PS    224(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z15
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_97
+
+pv_single_97:
+	TESTQ        R11, R11
+	JZ           pv_merge_97
+	VBROADCASTSS (R9), Z16
+	VCVTPH2PS    (R10), Z17
+	VFMADD231PS  Z17, Z16, Z0
+	VCVTPH2PS    32(R10), Z17
+	VFMADD231PS  Z17, Z16, Z2
+	VCVTPH2PS    64(R10), Z17
+	VFMADD231PS  Z17, Z16, Z4
+	VCVTPH2PS    96(R10), Z17
+	VFMADD231PS  Z17, Z16, Z6
+	VCVTPH2PS    128(R10), Z17
+	VFMADD231PS  Z17, Z16, Z8
+	VCVTPH2PS    160(R10), Z17
+	VFMADD231PS  Z17, Z16, Z10
+	VCVTPH2PS    192(R10), Z17
+	VFMADD231PS  Z17, Z16, Z12
+	VCVTPH2PS    224(R10), Z17
+	VFMADD231PS  Z17, Z16, Z14
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_97
+
+pv_merge_97:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 256(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 320(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 384(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_97
+
+pv_next_97:
+pv_block_98:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_98
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_98
+
+pv_pair_98:
+	VBROADCASTSS (R9), Z8
+	VBROADCASTSS 4(R9), Z9
+	VCVTPH2PS    (R10), Z10
+	VFMADD231PS  Z10, Z8, Z0
+	VCVTPH2PS    32(R10), Z10
+	VFMADD231PS  Z10, Z8, Z2
+	VCVTPH2PS    64(R10), Z10
+	VFMADD231PS  Z10, Z8, Z4
+	VCVTPH2PS    96(R10), Z10
+	VFMADD231PS  Z10, Z8, Z6
+	VCVTPH2PS    (R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z1
+	VCVTPH2PS    32(R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z3
+	VCVTPH2PS    64(R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z5
+	VCVTPH2PS    96(R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_98
+
+pv_single_98:
+	TESTQ        R11, R11
+	JZ           pv_merge_98
+	VBROADCASTSS (R9), Z8
+	VCVTPH2PS    (R10), Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VCVTPH2PS    32(R10), Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VCVTPH2PS    64(R10), Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VCVTPH2PS    96(R10), Z9
+	VFMADD231PS  Z9, Z8, Z6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_98
+
+pv_merge_98:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_98
+
+pv_next_98:
+pv_block_99:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_99
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_99
+
+pv_pair_99:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VCVTPH2PS    (R10), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	VCVTPH2PS    32(R10), Z6
+	VFMADD231PS  Z6, Z4, Z2
+	VCVTPH2PS    (R10)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z1
+	VCVTPH2PS    32(R10)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_99
+
+pv_single_99:
+	TESTQ        R11, R11
+	JZ           pv_merge_99
+	VBROADCASTSS (R9), Z4
+	VCVTPH2PS    (R10), Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VCVTPH2PS    32(R10), Z5
+	VFMADD231PS  Z5, Z4, Z2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_99
+
+pv_merge_99:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_99
+
+pv_next_99:
+pv_block_100:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_100
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_100
+
+pv_pair_100:
+	VBROADCASTSS (R9), Z2
+	VBROADCASTSS 4(R9), Z3
+	VCVTPH2PS    (R10), Z4
+	VFMADD231PS  Z4, Z2, Z0
+	VCVTPH2PS    (R10)(DI*1), Z2
+	VFMADD231PS  Z2, Z3, Z1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_100
+
+pv_single_100:
+	TESTQ        R11, R11
+	JZ           pv_merge_100
+	VBROADCASTSS (R9), Z2
+	VCVTPH2PS    (R10), Z3
+	VFMADD231PS  Z3, Z2, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_100
+
+pv_merge_100:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_72
+	JMP     pv_block_100
 
-pv_next_72:
+pv_next_100:
 	VZEROUPPER
 	RET
 
 // func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $184-104
+TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $216-104
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
@@ -21792,6 +27206,9 @@ init_done_8:
 	MOVQ AX, 8(SP)
 	MOVQ n+40(FP), AX
 	MOVQ AX, 16(SP)
+	MOVQ ng+16(FP), AX
+	CMPQ AX, $0x01
+	JEQ  lone_8
 
 tile_8:
 	MOVQ    16(SP), AX
@@ -21828,7 +27245,7 @@ scores_18:
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_35
+	JGE     scores_done_41
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -22229,13 +27646,13 @@ scores4_done_4:
 	ADDQ         $0x00000004, 32(SP)
 	JMP          scores_18
 
-scores_done_35:
+scores_done_41:
 scores_19:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_36
+	JGE     scores_done_42
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -22578,12 +27995,12 @@ scores2_done_8:
 	ADDQ          $0x00000002, 32(SP)
 	JMP           scores_19
 
-scores_done_36:
+scores_done_42:
 scores_20:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_37
+	JGE     scores_done_43
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -22604,11 +28021,11 @@ scores_20:
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
+	VMOVUPS expconst<>+0(SB), X2
 
-scores_by8_18:
+scores_by8_24:
 	CMPQ        BX, $0x08
-	JL          scores_by1_18
-	VMOVUPS     expconst<>+1344(SB), Z2
+	JL          scores_by4_6
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
 	VMOVUPS     expconst<>+1344(SB), Z5
@@ -22616,6 +28033,7 @@ scores_by8_18:
 	VMOVUPS     expconst<>+1344(SB), Z7
 	VMOVUPS     expconst<>+1344(SB), Z8
 	VMOVUPS     expconst<>+1344(SB), Z9
+	VMOVUPS     expconst<>+1344(SB), Z10
 	MOVQ        DX, R9
 	LEAQ        (DX)(SI*4), R10
 	MOVQ        CX, R11
@@ -22625,47 +28043,47 @@ scores_by8_18:
 	ANDQ        $0xffffffc0, R12
 	ADDQ        DX, R12
 	CMPQ        176(SP), $0x00000100
-	JNE         scores_seq_no_19
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VMOVUPS     256(CX), Z14
-	VMOVUPS     320(CX), Z15
-	VMOVUPS     384(CX), Z16
-	VMOVUPS     448(CX), Z17
-	VCVTPH2PS   (R9), Z18
-	VFMADD231PS Z18, Z10, Z2
-	VCVTPH2PS   32(R9), Z18
-	VFMADD231PS Z18, Z11, Z2
-	VCVTPH2PS   64(R9), Z18
-	VFMADD231PS Z18, Z12, Z2
-	VCVTPH2PS   96(R9), Z18
-	VFMADD231PS Z18, Z13, Z2
-	VCVTPH2PS   128(R9), Z18
-	VFMADD231PS Z18, Z14, Z2
-	VCVTPH2PS   160(R9), Z18
-	VFMADD231PS Z18, Z15, Z2
-	VCVTPH2PS   192(R9), Z18
-	VFMADD231PS Z18, Z16, Z2
-	VCVTPH2PS   224(R9), Z18
-	VFMADD231PS Z18, Z17, Z2
-	VCVTPH2PS   (R9)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z3
-	VCVTPH2PS   128(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z3
-	VCVTPH2PS   160(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z3
-	VCVTPH2PS   192(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z3
-	VCVTPH2PS   224(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z3
+	JNE         scores_seq_no_23
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VMOVUPS     256(CX), Z15
+	VMOVUPS     320(CX), Z16
+	VMOVUPS     384(CX), Z17
+	VMOVUPS     448(CX), Z18
+	VCVTPH2PS   (R9), Z19
+	VFMADD231PS Z19, Z11, Z3
+	VCVTPH2PS   32(R9), Z19
+	VFMADD231PS Z19, Z12, Z3
+	VCVTPH2PS   64(R9), Z19
+	VFMADD231PS Z19, Z13, Z3
+	VCVTPH2PS   96(R9), Z19
+	VFMADD231PS Z19, Z14, Z3
+	VCVTPH2PS   128(R9), Z19
+	VFMADD231PS Z19, Z15, Z3
+	VCVTPH2PS   160(R9), Z19
+	VFMADD231PS Z19, Z16, Z3
+	VCVTPH2PS   192(R9), Z19
+	VFMADD231PS Z19, Z17, Z3
+	VCVTPH2PS   224(R9), Z19
+	VFMADD231PS Z19, Z18, Z3
+	VCVTPH2PS   (R9)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z4
+	VCVTPH2PS   32(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z4
+	VCVTPH2PS   64(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z4
+	VCVTPH2PS   96(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z4
+	VCVTPH2PS   128(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z4
+	VCVTPH2PS   160(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z4
+	VCVTPH2PS   192(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z4
+	VCVTPH2PS   224(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z4
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_149
 	PREFETCHT1  (DI)
@@ -22679,38 +28097,38 @@ scores_by8_18:
 	ADDQ        $0x00000200, DI
 
 pf_skip_149:
-	VCVTPH2PS   (R9)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z4
-	VCVTPH2PS   128(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z4
-	VCVTPH2PS   160(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z4
-	VCVTPH2PS   192(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z4
-	VCVTPH2PS   224(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z4
-	VCVTPH2PS   (R9)(R8*1), Z18
-	VFMADD231PS Z18, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z13, Z5
-	VCVTPH2PS   128(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z14, Z5
-	VCVTPH2PS   160(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z15, Z5
-	VCVTPH2PS   192(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z16, Z5
-	VCVTPH2PS   224(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z17, Z5
+	VCVTPH2PS   (R9)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z5
+	VCVTPH2PS   32(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z5
+	VCVTPH2PS   64(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z5
+	VCVTPH2PS   96(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z5
+	VCVTPH2PS   128(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z5
+	VCVTPH2PS   160(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z5
+	VCVTPH2PS   192(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z5
+	VCVTPH2PS   224(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z5
+	VCVTPH2PS   (R9)(R8*1), Z19
+	VFMADD231PS Z19, Z11, Z6
+	VCVTPH2PS   32(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z12, Z6
+	VCVTPH2PS   64(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z13, Z6
+	VCVTPH2PS   96(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z14, Z6
+	VCVTPH2PS   128(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z15, Z6
+	VCVTPH2PS   160(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z16, Z6
+	VCVTPH2PS   192(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z17, Z6
+	VCVTPH2PS   224(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z18, Z6
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_150
 	PREFETCHT1  (DI)
@@ -22724,38 +28142,38 @@ pf_skip_149:
 	ADDQ        $0x00000200, DI
 
 pf_skip_150:
-	VCVTPH2PS   (R10), Z18
-	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R10), Z18
-	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R10), Z18
-	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R10), Z18
-	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R10), Z18
-	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R10), Z18
-	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R10), Z18
-	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R10), Z18
-	VFMADD231PS Z18, Z17, Z6
-	VCVTPH2PS   (R10)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z7
+	VCVTPH2PS   (R10), Z19
+	VFMADD231PS Z19, Z11, Z7
+	VCVTPH2PS   32(R10), Z19
+	VFMADD231PS Z19, Z12, Z7
+	VCVTPH2PS   64(R10), Z19
+	VFMADD231PS Z19, Z13, Z7
+	VCVTPH2PS   96(R10), Z19
+	VFMADD231PS Z19, Z14, Z7
+	VCVTPH2PS   128(R10), Z19
+	VFMADD231PS Z19, Z15, Z7
+	VCVTPH2PS   160(R10), Z19
+	VFMADD231PS Z19, Z16, Z7
+	VCVTPH2PS   192(R10), Z19
+	VFMADD231PS Z19, Z17, Z7
+	VCVTPH2PS   224(R10), Z19
+	VFMADD231PS Z19, Z18, Z7
+	VCVTPH2PS   (R10)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z8
+	VCVTPH2PS   32(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z8
+	VCVTPH2PS   64(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z8
+	VCVTPH2PS   96(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z8
+	VCVTPH2PS   128(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z8
+	VCVTPH2PS   160(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z8
+	VCVTPH2PS   192(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z8
+	VCVTPH2PS   224(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z8
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_151
 	PREFETCHT1  (DI)
@@ -22769,38 +28187,38 @@ pf_skip_150:
 	ADDQ        $0x00000200, DI
 
 pf_skip_151:
-	VCVTPH2PS   (R10)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z8
-	VCVTPH2PS   (R10)(R8*1), Z18
-	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z17, Z9
+	VCVTPH2PS   (R10)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z9
+	VCVTPH2PS   32(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z9
+	VCVTPH2PS   64(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z9
+	VCVTPH2PS   96(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z9
+	VCVTPH2PS   128(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z9
+	VCVTPH2PS   160(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z9
+	VCVTPH2PS   192(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z9
+	VCVTPH2PS   224(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z9
+	VCVTPH2PS   (R10)(R8*1), Z19
+	VFMADD231PS Z19, Z11, Z10
+	VCVTPH2PS   32(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	VCVTPH2PS   128(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z15, Z10
+	VCVTPH2PS   160(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z16, Z10
+	VCVTPH2PS   192(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z17, Z10
+	VCVTPH2PS   224(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z18, Z10
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_152
 	PREFETCHT1  (DI)
@@ -22814,31 +28232,31 @@ pf_skip_151:
 	ADDQ        $0x00000200, DI
 
 pf_skip_152:
-	JMP scores_reduce_18
+	JMP scores_reduce_24
 
-scores_seq_no_19:
+scores_seq_no_23:
 	CMPQ        176(SP), $0x00000080
-	JNE         scores_seq_no_20
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R9), Z14
-	VFMADD231PS Z14, Z10, Z2
-	VCVTPH2PS   32(R9), Z14
-	VFMADD231PS Z14, Z11, Z2
-	VCVTPH2PS   64(R9), Z14
-	VFMADD231PS Z14, Z12, Z2
-	VCVTPH2PS   96(R9), Z14
-	VFMADD231PS Z14, Z13, Z2
-	VCVTPH2PS   (R9)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z3
+	JNE         scores_seq_no_24
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VCVTPH2PS   (R9), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   32(R9), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   64(R9), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   96(R9), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (R9)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   32(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   64(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   96(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_153
 	PREFETCHT1  (DI)
@@ -22848,22 +28266,22 @@ scores_seq_no_19:
 	ADDQ        $0x00000100, DI
 
 pf_skip_153:
-	VCVTPH2PS   (R9)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R9)(R8*1), Z14
-	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z13, Z5
+	VCVTPH2PS   (R9)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   32(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   64(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   96(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (R9)(R8*1), Z15
+	VFMADD231PS Z15, Z11, Z6
+	VCVTPH2PS   32(R9)(R8*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VCVTPH2PS   64(R9)(R8*1), Z15
+	VFMADD231PS Z15, Z13, Z6
+	VCVTPH2PS   96(R9)(R8*1), Z15
+	VFMADD231PS Z15, Z14, Z6
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_154
 	PREFETCHT1  (DI)
@@ -22873,22 +28291,22 @@ pf_skip_153:
 	ADDQ        $0x00000100, DI
 
 pf_skip_154:
-	VCVTPH2PS   (R10), Z14
-	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R10), Z14
-	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R10), Z14
-	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R10), Z14
-	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R10)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z7
+	VCVTPH2PS   (R10), Z15
+	VFMADD231PS Z15, Z11, Z7
+	VCVTPH2PS   32(R10), Z15
+	VFMADD231PS Z15, Z12, Z7
+	VCVTPH2PS   64(R10), Z15
+	VFMADD231PS Z15, Z13, Z7
+	VCVTPH2PS   96(R10), Z15
+	VFMADD231PS Z15, Z14, Z7
+	VCVTPH2PS   (R10)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z8
+	VCVTPH2PS   32(R10)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z8
+	VCVTPH2PS   64(R10)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z8
+	VCVTPH2PS   96(R10)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z8
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_155
 	PREFETCHT1  (DI)
@@ -22898,22 +28316,22 @@ pf_skip_154:
 	ADDQ        $0x00000100, DI
 
 pf_skip_155:
-	VCVTPH2PS   (R10)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z8
-	VCVTPH2PS   (R10)(R8*1), Z14
-	VFMADD231PS Z14, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z13, Z9
+	VCVTPH2PS   (R10)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z9
+	VCVTPH2PS   32(R10)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z9
+	VCVTPH2PS   64(R10)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z9
+	VCVTPH2PS   96(R10)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z9
+	VCVTPH2PS   (R10)(R8*1), Z15
+	VFMADD231PS Z15, Z11, Z10
+	VCVTPH2PS   32(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z14, Z10
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_156
 	PREFETCHT1  (DI)
@@ -22923,30 +28341,30 @@ pf_skip_155:
 	ADDQ        $0x00000100, DI
 
 pf_skip_156:
-	JMP scores_reduce_18
+	JMP scores_reduce_24
 
-scores_seq_no_20:
+scores_seq_no_24:
 	CMPQ R9, R12
-	JAE  scores_odd_26
+	JAE  scores_odd_36
 
-scores_pairs_26:
-	VMOVUPS     (R11)(R9*2), Z10
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R9)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R10), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R10)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R10)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R10)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+scores_pairs_36:
+	VMOVUPS     (R11)(R9*2), Z11
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R9)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R10), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R10)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R10)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R10)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 	CMPQ        DI, 152(SP)
 	JAE         pf_skip_157
 	PREFETCHT1  (DI)
@@ -22956,92 +28374,304 @@ scores_pairs_26:
 	ADDQ        $0x00000100, DI
 
 pf_skip_157:
-	VMOVUPS     64(R11)(R9*2), Z10
-	VCVTPH2PS   32(R9), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   32(R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   32(R9)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   32(R10), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   32(R10)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   32(R10)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	VMOVUPS     64(R11)(R9*2), Z11
+	VCVTPH2PS   32(R9), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   32(R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   32(R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   32(R9)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   32(R10), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   32(R10)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   32(R10)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   32(R10)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 	ADDQ        $0x00000040, R9
 	ADDQ        $0x00000040, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_26
+	JB          scores_pairs_36
 
-scores_odd_26:
+scores_odd_36:
 	MOVQ        176(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_half_26
-	VMOVUPS     (R11)(R9*2), Z10
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R9)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R10), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R10)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R10)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R10)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	JAE         scores_half_36
+	VMOVUPS     (R11)(R9*2), Z11
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R9)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R10), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R10)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R10)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R10)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 
-scores_half_26:
-scores_reduce_18:
-	VSHUFF32X4   $0x44, Z3, Z2, Z10
-	VSHUFF32X4   $0xee, Z3, Z2, Z2
-	VADDPS       Z2, Z10, Z10
-	VSHUFF32X4   $0x44, Z5, Z4, Z2
-	VSHUFF32X4   $0xee, Z5, Z4, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFF32X4   $0x44, Z7, Z6, Z3
-	VSHUFF32X4   $0xee, Z7, Z6, Z4
+scores_half_36:
+scores_reduce_24:
+	VSHUFF32X4   $0x44, Z4, Z3, Z11
+	VSHUFF32X4   $0xee, Z4, Z3, Z3
+	VADDPS       Z3, Z11, Z11
+	VSHUFF32X4   $0x44, Z6, Z5, Z3
+	VSHUFF32X4   $0xee, Z6, Z5, Z4
 	VADDPS       Z4, Z3, Z3
-	VSHUFF32X4   $0x44, Z9, Z8, Z4
-	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VSHUFF32X4   $0x44, Z8, Z7, Z4
+	VSHUFF32X4   $0xee, Z8, Z7, Z5
 	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x88, Z2, Z10, Z5
-	VSHUFF32X4   $0xdd, Z2, Z10, Z2
-	VADDPS       Z2, Z5, Z5
-	VSHUFF32X4   $0x88, Z4, Z3, Z2
-	VSHUFF32X4   $0xdd, Z4, Z3, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFPS      $0x88, Z2, Z5, Z3
-	VSHUFPS      $0xdd, Z2, Z5, Z2
-	VADDPS       Z2, Z3, Z3
-	VSHUFPS      $0x88, Z3, Z3, Z2
-	VSHUFPS      $0xdd, Z3, Z3, Z3
-	VADDPS       Z2, Z3, Z3
-	VMOVUPS      expconst<>+1408(SB), Z2
-	VPERMPS      Z3, Z2, Z3
-	VBROADCASTSS scale+64(FP), Y2
-	VMULPS       Y2, Y3, Y3
-	VMAXPS       Y3, Y0, Y0
-	VMOVUPS      Y3, (AX)
+	VSHUFF32X4   $0x44, Z10, Z9, Z5
+	VSHUFF32X4   $0xee, Z10, Z9, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z11, Z6
+	VSHUFF32X4   $0xdd, Z3, Z11, Z3
+	VADDPS       Z3, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z3
+	VSHUFF32X4   $0xdd, Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z6, Z4
+	VSHUFPS      $0xdd, Z3, Z6, Z3
+	VADDPS       Z3, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z3
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z3
+	VPERMPS      Z4, Z3, Z4
+	VBROADCASTSS scale+64(FP), Y3
+	VMULPS       Y3, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_18
+	JMP          scores_by8_24
 
-scores_by1_18:
+scores_by4_6:
+	CMPQ        BX, $0x04
+	JL          scores_by1_24
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	CMPQ        176(SP), $0x00000100
+	JNE         scores_by4_no_11
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VMOVUPS     256(CX), Z11
+	VMOVUPS     320(CX), Z12
+	VMOVUPS     384(CX), Z13
+	VMOVUPS     448(CX), Z14
+	VCVTPH2PS   (DX), Z15
+	VFMADD231PS Z15, Z7, Z3
+	VCVTPH2PS   32(DX), Z15
+	VFMADD231PS Z15, Z8, Z3
+	VCVTPH2PS   64(DX), Z15
+	VFMADD231PS Z15, Z9, Z3
+	VCVTPH2PS   96(DX), Z15
+	VFMADD231PS Z15, Z10, Z3
+	VCVTPH2PS   128(DX), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   160(DX), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   192(DX), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   224(DX), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (DX)(SI*1), Z15
+	VFMADD231PS Z15, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z10, Z4
+	VCVTPH2PS   128(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   160(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   192(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   224(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (DX)(SI*2), Z15
+	VFMADD231PS Z15, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z10, Z5
+	VCVTPH2PS   128(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   160(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   192(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   224(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (DX)(R8*1), Z15
+	VFMADD231PS Z15, Z7, Z6
+	VCVTPH2PS   32(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	VCVTPH2PS   128(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z11, Z6
+	VCVTPH2PS   160(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z12, Z6
+	VCVTPH2PS   192(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z13, Z6
+	VCVTPH2PS   224(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z14, Z6
+	JMP         scores_by4_rows_6
+
+scores_by4_no_11:
+	CMPQ        176(SP), $0x00000080
+	JNE         scores_by4_no_12
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VCVTPH2PS   (DX), Z11
+	VFMADD231PS Z11, Z7, Z3
+	VCVTPH2PS   32(DX), Z11
+	VFMADD231PS Z11, Z8, Z3
+	VCVTPH2PS   64(DX), Z11
+	VFMADD231PS Z11, Z9, Z3
+	VCVTPH2PS   96(DX), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (DX)(SI*1), Z11
+	VFMADD231PS Z11, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (DX)(SI*2), Z11
+	VFMADD231PS Z11, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (DX)(R8*1), Z11
+	VFMADD231PS Z11, Z7, Z6
+	VCVTPH2PS   32(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	JMP         scores_by4_rows_6
+
+scores_by4_no_12:
+	MOVQ DX, R8
+	MOVQ CX, R9
+	SUBQ R8, R9
+	SUBQ R8, R9
+	MOVQ 176(SP), R10
+	ADDQ R8, R10
+
+scores_c4_21:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z3
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_21
+	MOVQ        DX, R8
+	ADDQ        SI, R8
+	MOVQ        CX, R9
+	SUBQ        R8, R9
+	SUBQ        R8, R9
+	MOVQ        176(SP), R10
+	ADDQ        R8, R10
+
+scores_c4_22:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z4
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_22
+	MOVQ        DX, R8
+	ADDQ        SI, R8
+	ADDQ        SI, R8
+	MOVQ        CX, R9
+	SUBQ        R8, R9
+	SUBQ        R8, R9
+	MOVQ        176(SP), R10
+	ADDQ        R8, R10
+
+scores_c4_23:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z5
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_23
+	MOVQ        DX, R8
+	ADDQ        SI, R8
+	ADDQ        SI, R8
+	ADDQ        SI, R8
+	MOVQ        CX, R9
+	SUBQ        R8, R9
+	SUBQ        R8, R9
+	MOVQ        176(SP), R10
+	ADDQ        R8, R10
+
+scores_c4_24:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z6
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_24
+
+scores_by4_rows_6:
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VSHUFPS       $0x88, Y3, Y7, Y6
+	VSHUFPS       $0xdd, Y3, Y7, Y3
+	VADDPS        Y3, Y6, Y3
+	VSHUFPS       $0x88, Y5, Y4, Y6
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y6, Y4
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y5, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X3, X4, X4
+	VBROADCASTSS  scale+64(FP), X3
+	VMULPS        X3, X4, X4
+	VMAXPS        X4, X2, X2
+	VMOVUPS       X4, (AX)
+	ADDQ          $0x10, AX
+	SUBQ          $0x04, BX
+	LEAQ          (DX)(SI*4), DX
+
+scores_by1_24:
 	TESTQ   BX, BX
-	JZ      scores_done_38
-	VMOVUPS expconst<>+1344(SB), Z2
+	JZ      scores_done_44
+	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
 	MOVQ    176(SP), R12
 	ADDQ    DX, R12
@@ -23049,44 +28679,49 @@ scores_by1_18:
 	SUBQ    DX, R11
 	SUBQ    DX, R11
 
-scores_chunk1_18:
-	VMOVUPS       (R11)(R9*2), Z3
-	VCVTPH2PS     (R9), Z4
-	VFMADD231PS   Z4, Z3, Z2
+scores_chunk1_24:
+	VMOVUPS       (R11)(R9*2), Z4
+	VCVTPH2PS     (R9), Z5
+	VFMADD231PS   Z5, Z4, Z3
 	ADDQ          $0x00000020, R9
 	CMPQ          R9, R12
-	JB            scores_chunk1_18
-	VEXTRACTF64X4 $0x01, Z2, Y3
-	VADDPS        Y3, Y2, Y3
-	VEXTRACTF32X4 $0x01, Y3, X2
-	VADDPS        X3, X2, X2
-	VMOVHLPS      X2, X2, X3
-	VADDPS        X3, X2, X2
-	VMOVSHDUP     X2, X3
-	VADDPS        X3, X2, X2
-	VMULSS        scale+64(FP), X2, X2
-	VMAXSS        X2, X1, X1
-	VMOVSS        X2, (AX)
+	JB            scores_chunk1_24
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X1, X1
+	VMOVSS        X3, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_18
+	JMP           scores_by1_24
 
-scores_done_38:
-	VEXTRACTF32X4 $0x01, Y0, X2
-	VMAXPS        X0, X2, X2
+scores_done_44:
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VMAXPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VMAXPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VMAXPS        X0, X3, X3
+	VMAXSS        X1, X3, X3
 	VMOVHLPS      X2, X2, X0
 	VMAXPS        X0, X2, X2
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
-	VMAXSS        X1, X2, X2
+	VMAXSS        X2, X3, X3
 	MOVQ          DI, 144(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
-	VMOVSS        X2, (AX)(CX*4)
+	VMOVSS        X3, (AX)(CX*4)
 	JMP           scores_first_done_4
 
 scores_other_4:
@@ -23094,11 +28729,11 @@ scores_other_4:
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
+	VMOVUPS expconst<>+0(SB), X2
 
-scores_by8_19:
+scores_by8_25:
 	CMPQ        BX, $0x08
-	JL          scores_by1_19
-	VMOVUPS     expconst<>+1344(SB), Z2
+	JL          scores_by4_7
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
 	VMOVUPS     expconst<>+1344(SB), Z5
@@ -23106,6 +28741,7 @@ scores_by8_19:
 	VMOVUPS     expconst<>+1344(SB), Z7
 	VMOVUPS     expconst<>+1344(SB), Z8
 	VMOVUPS     expconst<>+1344(SB), Z9
+	VMOVUPS     expconst<>+1344(SB), Z10
 	MOVQ        DX, R8
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
@@ -23115,326 +28751,538 @@ scores_by8_19:
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
 	CMPQ        176(SP), $0x00000100
-	JNE         scores_seq_no_21
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VMOVUPS     256(CX), Z14
-	VMOVUPS     320(CX), Z15
-	VMOVUPS     384(CX), Z16
-	VMOVUPS     448(CX), Z17
-	VCVTPH2PS   (R8), Z18
-	VFMADD231PS Z18, Z10, Z2
-	VCVTPH2PS   32(R8), Z18
-	VFMADD231PS Z18, Z11, Z2
-	VCVTPH2PS   64(R8), Z18
-	VFMADD231PS Z18, Z12, Z2
-	VCVTPH2PS   96(R8), Z18
-	VFMADD231PS Z18, Z13, Z2
-	VCVTPH2PS   128(R8), Z18
-	VFMADD231PS Z18, Z14, Z2
-	VCVTPH2PS   160(R8), Z18
-	VFMADD231PS Z18, Z15, Z2
-	VCVTPH2PS   192(R8), Z18
-	VFMADD231PS Z18, Z16, Z2
-	VCVTPH2PS   224(R8), Z18
-	VFMADD231PS Z18, Z17, Z2
-	VCVTPH2PS   (R8)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z3
-	VCVTPH2PS   32(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z3
-	VCVTPH2PS   64(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z3
-	VCVTPH2PS   96(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z3
-	VCVTPH2PS   128(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z3
-	VCVTPH2PS   160(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z3
-	VCVTPH2PS   192(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z3
-	VCVTPH2PS   224(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z3
-	VCVTPH2PS   (R8)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z4
-	VCVTPH2PS   32(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z4
-	VCVTPH2PS   64(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z4
-	VCVTPH2PS   96(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z4
-	VCVTPH2PS   128(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z4
-	VCVTPH2PS   160(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z4
-	VCVTPH2PS   192(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z4
-	VCVTPH2PS   224(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z4
-	VCVTPH2PS   (R8)(DI*1), Z18
-	VFMADD231PS Z18, Z10, Z5
-	VCVTPH2PS   32(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z11, Z5
-	VCVTPH2PS   64(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z12, Z5
-	VCVTPH2PS   96(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z13, Z5
-	VCVTPH2PS   128(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z14, Z5
-	VCVTPH2PS   160(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z15, Z5
-	VCVTPH2PS   192(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z16, Z5
-	VCVTPH2PS   224(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z17, Z5
-	VCVTPH2PS   (R9), Z18
-	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R9), Z18
-	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R9), Z18
-	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R9), Z18
-	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R9), Z18
-	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R9), Z18
-	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R9), Z18
-	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R9), Z18
-	VFMADD231PS Z18, Z17, Z6
-	VCVTPH2PS   (R9)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z7
-	VCVTPH2PS   (R9)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z8
-	VCVTPH2PS   (R9)(DI*1), Z18
-	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_19
-
-scores_seq_no_21:
-	CMPQ        176(SP), $0x00000080
-	JNE         scores_seq_no_22
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R8), Z14
-	VFMADD231PS Z14, Z10, Z2
-	VCVTPH2PS   32(R8), Z14
-	VFMADD231PS Z14, Z11, Z2
-	VCVTPH2PS   64(R8), Z14
-	VFMADD231PS Z14, Z12, Z2
-	VCVTPH2PS   96(R8), Z14
-	VFMADD231PS Z14, Z13, Z2
-	VCVTPH2PS   (R8)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R8)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R8)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R8)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z3
-	VCVTPH2PS   (R8)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R8)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R8)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R8)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R8)(DI*1), Z14
-	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R8)(DI*1), Z14
-	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R8)(DI*1), Z14
-	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R8)(DI*1), Z14
-	VFMADD231PS Z14, Z13, Z5
-	VCVTPH2PS   (R9), Z14
-	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R9), Z14
-	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R9), Z14
-	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R9), Z14
-	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R9)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z7
-	VCVTPH2PS   (R9)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z8
-	VCVTPH2PS   32(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z8
-	VCVTPH2PS   64(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z8
-	VCVTPH2PS   96(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z8
-	VCVTPH2PS   (R9)(DI*1), Z14
-	VFMADD231PS Z14, Z10, Z9
-	VCVTPH2PS   32(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_19
-
-scores_seq_no_22:
-	CMPQ R8, R11
-	JAE  scores_odd_27
-
-scores_pairs_27:
-	VMOVUPS     (R10)(R8*2), Z10
-	VCVTPH2PS   (R8), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R8)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R8)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R8)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R9)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z9
-	VMOVUPS     64(R10)(R8*2), Z10
-	VCVTPH2PS   32(R8), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   32(R8)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   32(R8)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   32(R8)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   32(R9), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   32(R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   32(R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
+	JNE         scores_seq_no_25
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VMOVUPS     256(CX), Z15
+	VMOVUPS     320(CX), Z16
+	VMOVUPS     384(CX), Z17
+	VMOVUPS     448(CX), Z18
+	VCVTPH2PS   (R8), Z19
+	VFMADD231PS Z19, Z11, Z3
+	VCVTPH2PS   32(R8), Z19
+	VFMADD231PS Z19, Z12, Z3
+	VCVTPH2PS   64(R8), Z19
+	VFMADD231PS Z19, Z13, Z3
+	VCVTPH2PS   96(R8), Z19
+	VFMADD231PS Z19, Z14, Z3
+	VCVTPH2PS   128(R8), Z19
+	VFMADD231PS Z19, Z15, Z3
+	VCVTPH2PS   160(R8), Z19
+	VFMADD231PS Z19, Z16, Z3
+	VCVTPH2PS   192(R8), Z19
+	VFMADD231PS Z19, Z17, Z3
+	VCVTPH2PS   224(R8), Z19
+	VFMADD231PS Z19, Z18, Z3
+	VCVTPH2PS   (R8)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z4
+	VCVTPH2PS   128(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z4
+	VCVTPH2PS   160(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z4
+	VCVTPH2PS   192(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z4
+	VCVTPH2PS   224(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z4
+	VCVTPH2PS   (R8)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z5
+	VCVTPH2PS   128(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z5
+	VCVTPH2PS   160(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z5
+	VCVTPH2PS   192(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z5
+	VCVTPH2PS   224(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z5
+	VCVTPH2PS   (R8)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z14, Z6
+	VCVTPH2PS   128(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z15, Z6
+	VCVTPH2PS   160(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z16, Z6
+	VCVTPH2PS   192(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z17, Z6
+	VCVTPH2PS   224(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z18, Z6
+	VCVTPH2PS   (R9), Z19
+	VFMADD231PS Z19, Z11, Z7
+	VCVTPH2PS   32(R9), Z19
+	VFMADD231PS Z19, Z12, Z7
+	VCVTPH2PS   64(R9), Z19
+	VFMADD231PS Z19, Z13, Z7
+	VCVTPH2PS   96(R9), Z19
+	VFMADD231PS Z19, Z14, Z7
+	VCVTPH2PS   128(R9), Z19
+	VFMADD231PS Z19, Z15, Z7
+	VCVTPH2PS   160(R9), Z19
+	VFMADD231PS Z19, Z16, Z7
+	VCVTPH2PS   192(R9), Z19
+	VFMADD231PS Z19, Z17, Z7
+	VCVTPH2PS   224(R9), Z19
+	VFMADD231PS Z19, Z18, Z7
+	VCVTPH2PS   (R9)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z8
+	VCVTPH2PS   128(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z8
+	VCVTPH2PS   160(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z8
+	VCVTPH2PS   192(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z8
+	VCVTPH2PS   224(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z8
+	VCVTPH2PS   (R9)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z9
+	VCVTPH2PS   128(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z9
+	VCVTPH2PS   160(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z9
+	VCVTPH2PS   192(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z9
+	VCVTPH2PS   224(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z9
+	VCVTPH2PS   (R9)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z10
 	VCVTPH2PS   32(R9)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	VCVTPH2PS   128(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z15, Z10
+	VCVTPH2PS   160(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z16, Z10
+	VCVTPH2PS   192(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z17, Z10
+	VCVTPH2PS   224(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z18, Z10
+	JMP         scores_reduce_25
+
+scores_seq_no_25:
+	CMPQ        176(SP), $0x00000080
+	JNE         scores_seq_no_26
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VCVTPH2PS   (R8), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   32(R8), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   64(R8), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   96(R8), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (R8)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (R8)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (R8)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z14, Z6
+	VCVTPH2PS   (R9), Z15
+	VFMADD231PS Z15, Z11, Z7
+	VCVTPH2PS   32(R9), Z15
+	VFMADD231PS Z15, Z12, Z7
+	VCVTPH2PS   64(R9), Z15
+	VFMADD231PS Z15, Z13, Z7
+	VCVTPH2PS   96(R9), Z15
+	VFMADD231PS Z15, Z14, Z7
+	VCVTPH2PS   (R9)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z8
+	VCVTPH2PS   (R9)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z9
+	VCVTPH2PS   (R9)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z10
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	JMP         scores_reduce_25
+
+scores_seq_no_26:
+	CMPQ R8, R11
+	JAE  scores_odd_37
+
+scores_pairs_37:
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	VMOVUPS     64(R10)(R8*2), Z11
+	VCVTPH2PS   32(R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   32(R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   32(R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   32(R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   32(R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   32(R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_27
+	JB          scores_pairs_37
 
-scores_odd_27:
+scores_odd_37:
 	MOVQ        176(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_27
-	VMOVUPS     (R10)(R8*2), Z10
-	VCVTPH2PS   (R8), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R8)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R8)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R8)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R9)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	JAE         scores_half_37
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 
-scores_half_27:
-scores_reduce_19:
-	VSHUFF32X4   $0x44, Z3, Z2, Z10
-	VSHUFF32X4   $0xee, Z3, Z2, Z2
-	VADDPS       Z2, Z10, Z10
-	VSHUFF32X4   $0x44, Z5, Z4, Z2
-	VSHUFF32X4   $0xee, Z5, Z4, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFF32X4   $0x44, Z7, Z6, Z3
-	VSHUFF32X4   $0xee, Z7, Z6, Z4
+scores_half_37:
+scores_reduce_25:
+	VSHUFF32X4   $0x44, Z4, Z3, Z11
+	VSHUFF32X4   $0xee, Z4, Z3, Z3
+	VADDPS       Z3, Z11, Z11
+	VSHUFF32X4   $0x44, Z6, Z5, Z3
+	VSHUFF32X4   $0xee, Z6, Z5, Z4
 	VADDPS       Z4, Z3, Z3
-	VSHUFF32X4   $0x44, Z9, Z8, Z4
-	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VSHUFF32X4   $0x44, Z8, Z7, Z4
+	VSHUFF32X4   $0xee, Z8, Z7, Z5
 	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x88, Z2, Z10, Z5
-	VSHUFF32X4   $0xdd, Z2, Z10, Z2
-	VADDPS       Z2, Z5, Z5
-	VSHUFF32X4   $0x88, Z4, Z3, Z2
-	VSHUFF32X4   $0xdd, Z4, Z3, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFPS      $0x88, Z2, Z5, Z3
-	VSHUFPS      $0xdd, Z2, Z5, Z2
-	VADDPS       Z2, Z3, Z3
-	VSHUFPS      $0x88, Z3, Z3, Z2
-	VSHUFPS      $0xdd, Z3, Z3, Z3
-	VADDPS       Z2, Z3, Z3
-	VMOVUPS      expconst<>+1408(SB), Z2
-	VPERMPS      Z3, Z2, Z3
-	VBROADCASTSS scale+64(FP), Y2
-	VMULPS       Y2, Y3, Y3
-	VMAXPS       Y3, Y0, Y0
-	VMOVUPS      Y3, (AX)
+	VSHUFF32X4   $0x44, Z10, Z9, Z5
+	VSHUFF32X4   $0xee, Z10, Z9, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z11, Z6
+	VSHUFF32X4   $0xdd, Z3, Z11, Z3
+	VADDPS       Z3, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z3
+	VSHUFF32X4   $0xdd, Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z6, Z4
+	VSHUFPS      $0xdd, Z3, Z6, Z3
+	VADDPS       Z3, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z3
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z3
+	VPERMPS      Z4, Z3, Z4
+	VBROADCASTSS scale+64(FP), Y3
+	VMULPS       Y3, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_19
+	JMP          scores_by8_25
 
-scores_by1_19:
+scores_by4_7:
+	CMPQ        BX, $0x04
+	JL          scores_by1_25
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	CMPQ        176(SP), $0x00000100
+	JNE         scores_by4_no_13
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VMOVUPS     256(CX), Z11
+	VMOVUPS     320(CX), Z12
+	VMOVUPS     384(CX), Z13
+	VMOVUPS     448(CX), Z14
+	VCVTPH2PS   (DX), Z15
+	VFMADD231PS Z15, Z7, Z3
+	VCVTPH2PS   32(DX), Z15
+	VFMADD231PS Z15, Z8, Z3
+	VCVTPH2PS   64(DX), Z15
+	VFMADD231PS Z15, Z9, Z3
+	VCVTPH2PS   96(DX), Z15
+	VFMADD231PS Z15, Z10, Z3
+	VCVTPH2PS   128(DX), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   160(DX), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   192(DX), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   224(DX), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (DX)(SI*1), Z15
+	VFMADD231PS Z15, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z10, Z4
+	VCVTPH2PS   128(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   160(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   192(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   224(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (DX)(SI*2), Z15
+	VFMADD231PS Z15, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z10, Z5
+	VCVTPH2PS   128(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   160(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   192(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   224(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (DX)(DI*1), Z15
+	VFMADD231PS Z15, Z7, Z6
+	VCVTPH2PS   32(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	VCVTPH2PS   128(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z11, Z6
+	VCVTPH2PS   160(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z12, Z6
+	VCVTPH2PS   192(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z13, Z6
+	VCVTPH2PS   224(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z14, Z6
+	JMP         scores_by4_rows_7
+
+scores_by4_no_13:
+	CMPQ        176(SP), $0x00000080
+	JNE         scores_by4_no_14
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VCVTPH2PS   (DX), Z11
+	VFMADD231PS Z11, Z7, Z3
+	VCVTPH2PS   32(DX), Z11
+	VFMADD231PS Z11, Z8, Z3
+	VCVTPH2PS   64(DX), Z11
+	VFMADD231PS Z11, Z9, Z3
+	VCVTPH2PS   96(DX), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (DX)(SI*1), Z11
+	VFMADD231PS Z11, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (DX)(SI*2), Z11
+	VFMADD231PS Z11, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (DX)(DI*1), Z11
+	VFMADD231PS Z11, Z7, Z6
+	VCVTPH2PS   32(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	JMP         scores_by4_rows_7
+
+scores_by4_no_14:
+	MOVQ DX, DI
+	MOVQ CX, R8
+	SUBQ DI, R8
+	SUBQ DI, R8
+	MOVQ 176(SP), R9
+	ADDQ DI, R9
+
+scores_c4_25:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z3
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_25
+	MOVQ        DX, DI
+	ADDQ        SI, DI
+	MOVQ        CX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_26:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z4
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_26
+	MOVQ        DX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        CX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_27:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z5
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_27
+	MOVQ        DX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        CX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_28:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z6
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_28
+
+scores_by4_rows_7:
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VSHUFPS       $0x88, Y3, Y7, Y6
+	VSHUFPS       $0xdd, Y3, Y7, Y3
+	VADDPS        Y3, Y6, Y3
+	VSHUFPS       $0x88, Y5, Y4, Y6
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y6, Y4
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y5, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X3, X4, X4
+	VBROADCASTSS  scale+64(FP), X3
+	VMULPS        X3, X4, X4
+	VMAXPS        X4, X2, X2
+	VMOVUPS       X4, (AX)
+	ADDQ          $0x10, AX
+	SUBQ          $0x04, BX
+	LEAQ          (DX)(SI*4), DX
+
+scores_by1_25:
 	TESTQ   BX, BX
-	JZ      scores_done_39
-	VMOVUPS expconst<>+1344(SB), Z2
+	JZ      scores_done_45
+	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R8
 	MOVQ    176(SP), R11
 	ADDQ    DX, R11
@@ -23442,49 +29290,54 @@ scores_by1_19:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 
-scores_chunk1_19:
-	VMOVUPS       (R10)(R8*2), Z3
-	VCVTPH2PS     (R8), Z4
-	VFMADD231PS   Z4, Z3, Z2
+scores_chunk1_25:
+	VMOVUPS       (R10)(R8*2), Z4
+	VCVTPH2PS     (R8), Z5
+	VFMADD231PS   Z5, Z4, Z3
 	ADDQ          $0x00000020, R8
 	CMPQ          R8, R11
-	JB            scores_chunk1_19
-	VEXTRACTF64X4 $0x01, Z2, Y3
-	VADDPS        Y3, Y2, Y3
-	VEXTRACTF32X4 $0x01, Y3, X2
-	VADDPS        X3, X2, X2
-	VMOVHLPS      X2, X2, X3
-	VADDPS        X3, X2, X2
-	VMOVSHDUP     X2, X3
-	VADDPS        X3, X2, X2
-	VMULSS        scale+64(FP), X2, X2
-	VMAXSS        X2, X1, X1
-	VMOVSS        X2, (AX)
+	JB            scores_chunk1_25
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X1, X1
+	VMOVSS        X3, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_19
+	JMP           scores_by1_25
 
-scores_done_39:
-	VEXTRACTF32X4 $0x01, Y0, X2
-	VMAXPS        X0, X2, X2
+scores_done_45:
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VMAXPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VMAXPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VMAXPS        X0, X3, X3
+	VMAXSS        X1, X3, X3
 	VMOVHLPS      X2, X2, X0
 	VMAXPS        X0, X2, X2
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
-	VMAXSS        X1, X2, X2
+	VMAXSS        X2, X3, X3
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
-	VMOVSS        X2, (AX)(CX*4)
+	VMOVSS        X3, (AX)(CX*4)
 
 scores_first_done_4:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_20
 
-scores_done_37:
+scores_done_43:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_15:
@@ -23516,7 +29369,7 @@ pf_skip_158:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_22
+	JEQ          no_rescale_28
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -23553,17 +29406,17 @@ pf_skip_158:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_29:
+scale_loop_35:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_29
+	JNZ     scale_loop_35
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_22:
+no_rescale_28:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -23574,7 +29427,7 @@ no_rescale_22:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_23
+	JEQ          no_rescale_29
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -23612,17 +29465,17 @@ no_rescale_22:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_30:
+scale_loop_36:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_30
+	JNZ     scale_loop_36
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_23:
+no_rescale_29:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -23640,9 +29493,9 @@ no_rescale_23:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_22:
+exp_loop_28:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_22
+	JL              exp_tail_28
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -23688,9 +29541,9 @@ exp_loop_22:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_22
+	JMP             exp_loop_28
 
-exp_tail_22:
+exp_tail_28:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -23708,7 +29561,7 @@ exp_tail_22:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_22
+	JZ              exp_done_28
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -23750,15 +29603,15 @@ exp_tail_22:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_22:
+exp_tail1_28:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_22
+	JNZ    exp_tail1_28
 
-exp_done_22:
+exp_done_28:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -23798,7 +29651,7 @@ softmax_16:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_24
+	JEQ          no_rescale_30
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -23835,17 +29688,17 @@ softmax_16:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_31:
+scale_loop_37:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_31
+	JNZ     scale_loop_37
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_24:
+no_rescale_30:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -23857,9 +29710,9 @@ no_rescale_24:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_23:
+exp_loop_29:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_23
+	JL              exp_tail_29
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -23883,9 +29736,9 @@ exp_loop_23:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_23
+	JMP             exp_loop_29
 
-exp_tail_23:
+exp_tail_29:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -23895,7 +29748,7 @@ exp_tail_23:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_23
+	JZ              exp_done_29
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -23917,13 +29770,13 @@ exp_tail_23:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_23:
+exp_tail1_29:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_23
+	JNZ    exp_tail1_29
 
-exp_done_23:
+exp_done_29:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -24565,11 +30418,11 @@ pv_20:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_73:
+pv_block_101:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_73
+	JL      pv_next_101
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -24592,9 +30445,9 @@ pv_block_73:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_73
+	JL      pv_single_101
 
-pv_pair_73:
+pv_pair_101:
 	VBROADCASTSS (R11), Z16
 	VBROADCASTSS 4(R11), Z17
 	VCVTPH2PS    (R12), Z18
@@ -24641,11 +30494,11 @@ pv_pair_73:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_73
+	JGE          pv_pair_101
 
-pv_single_73:
+pv_single_101:
 	TESTQ        R13, R13
-	JZ           pv_merge_73
+	JZ           pv_merge_101
 	VBROADCASTSS (R11), Z16
 	VCVTPH2PS    (R12), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -24666,9 +30519,9 @@ pv_single_73:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_73
+	JMP          pv_single_101
 
-pv_merge_73:
+pv_merge_101:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -24686,14 +30539,14 @@ pv_merge_73:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_73
+	JMP     pv_block_101
 
-pv_next_73:
-pv_block_74:
+pv_next_101:
+pv_block_102:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_74
+	JL      pv_next_102
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -24708,9 +30561,9 @@ pv_block_74:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_74
+	JL      pv_single_102
 
-pv_pair_74:
+pv_pair_102:
 	VBROADCASTSS (R11), Z8
 	VBROADCASTSS 4(R11), Z9
 	VCVTPH2PS    (R12), Z10
@@ -24737,11 +30590,11 @@ pv_pair_74:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_74
+	JGE          pv_pair_102
 
-pv_single_74:
+pv_single_102:
 	TESTQ        R13, R13
-	JZ           pv_merge_74
+	JZ           pv_merge_102
 	VBROADCASTSS (R11), Z8
 	VCVTPH2PS    (R12), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -24754,9 +30607,9 @@ pv_single_74:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_74
+	JMP          pv_single_102
 
-pv_merge_74:
+pv_merge_102:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -24766,14 +30619,14 @@ pv_merge_74:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_74
+	JMP     pv_block_102
 
-pv_next_74:
-pv_block_75:
+pv_next_102:
+pv_block_103:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_75
+	JL      pv_next_103
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -24784,9 +30637,9 @@ pv_block_75:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_75
+	JL      pv_single_103
 
-pv_pair_75:
+pv_pair_103:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VCVTPH2PS    (R12), Z6
@@ -24803,11 +30656,11 @@ pv_pair_75:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_75
+	JGE          pv_pair_103
 
-pv_single_75:
+pv_single_103:
 	TESTQ        R13, R13
-	JZ           pv_merge_75
+	JZ           pv_merge_103
 	VBROADCASTSS (R11), Z4
 	VCVTPH2PS    (R12), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -24816,22 +30669,22 @@ pv_single_75:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_75
+	JMP          pv_single_103
 
-pv_merge_75:
+pv_merge_103:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_75
+	JMP     pv_block_103
 
-pv_next_75:
-pv_block_76:
+pv_next_103:
+pv_block_104:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_76
+	JL      pv_next_104
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R11
@@ -24840,9 +30693,9 @@ pv_block_76:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_76
+	JL      pv_single_104
 
-pv_pair_76:
+pv_pair_104:
 	VBROADCASTSS (R11), Z2
 	VBROADCASTSS 4(R11), Z3
 	VCVTPH2PS    (R12), Z4
@@ -24855,36 +30708,36 @@ pv_pair_76:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_76
+	JGE          pv_pair_104
 
-pv_single_76:
+pv_single_104:
 	TESTQ        R13, R13
-	JZ           pv_merge_76
+	JZ           pv_merge_104
 	VBROADCASTSS (R11), Z2
 	VCVTPH2PS    (R12), Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_76
+	JMP          pv_single_104
 
-pv_merge_76:
+pv_merge_104:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_76
+	JMP     pv_block_104
 
-pv_next_76:
+pv_next_104:
 	JMP first_done_4
 
 other_head_4:
 	XORQ R8, R8
 
-pv_block_77:
+pv_block_105:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_77
+	JL      pv_next_105
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -24907,9 +30760,9 @@ pv_block_77:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_77
+	JL      pv_single_105
 
-pv_pair_77:
+pv_pair_105:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VCVTPH2PS    (R10), Z18
@@ -24948,11 +30801,11 @@ pv_pair_77:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_77
+	JGE          pv_pair_105
 
-pv_single_77:
+pv_single_105:
 	TESTQ        R11, R11
-	JZ           pv_merge_77
+	JZ           pv_merge_105
 	VBROADCASTSS (R9), Z16
 	VCVTPH2PS    (R10), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -24973,9 +30826,9 @@ pv_single_77:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_77
+	JMP          pv_single_105
 
-pv_merge_77:
+pv_merge_105:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -24993,14 +30846,14 @@ pv_merge_77:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_77
+	JMP     pv_block_105
 
-pv_next_77:
-pv_block_78:
+pv_next_105:
+pv_block_106:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_78
+	JL      pv_next_106
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -25015,9 +30868,9 @@ pv_block_78:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_78
+	JL      pv_single_106
 
-pv_pair_78:
+pv_pair_106:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VCVTPH2PS    (R10), Z10
@@ -25040,11 +30893,11 @@ pv_pair_78:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_78
+	JGE          pv_pair_106
 
-pv_single_78:
+pv_single_106:
 	TESTQ        R11, R11
-	JZ           pv_merge_78
+	JZ           pv_merge_106
 	VBROADCASTSS (R9), Z8
 	VCVTPH2PS    (R10), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -25057,9 +30910,9 @@ pv_single_78:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_78
+	JMP          pv_single_106
 
-pv_merge_78:
+pv_merge_106:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -25069,14 +30922,14 @@ pv_merge_78:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_78
+	JMP     pv_block_106
 
-pv_next_78:
-pv_block_79:
+pv_next_106:
+pv_block_107:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_79
+	JL      pv_next_107
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -25087,9 +30940,9 @@ pv_block_79:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_79
+	JL      pv_single_107
 
-pv_pair_79:
+pv_pair_107:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -25104,11 +30957,11 @@ pv_pair_79:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_79
+	JGE          pv_pair_107
 
-pv_single_79:
+pv_single_107:
 	TESTQ        R11, R11
-	JZ           pv_merge_79
+	JZ           pv_merge_107
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -25117,22 +30970,22 @@ pv_single_79:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_79
+	JMP          pv_single_107
 
-pv_merge_79:
+pv_merge_107:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_79
+	JMP     pv_block_107
 
-pv_next_79:
-pv_block_80:
+pv_next_107:
+pv_block_108:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_80
+	JL      pv_next_108
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R9
@@ -25141,9 +30994,9 @@ pv_block_80:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_80
+	JL      pv_single_108
 
-pv_pair_80:
+pv_pair_108:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VCVTPH2PS    (R10), Z4
@@ -25154,26 +31007,26 @@ pv_pair_80:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_80
+	JGE          pv_pair_108
 
-pv_single_80:
+pv_single_108:
 	TESTQ        R11, R11
-	JZ           pv_merge_80
+	JZ           pv_merge_108
 	VBROADCASTSS (R9), Z2
 	VCVTPH2PS    (R10), Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_80
+	JMP          pv_single_108
 
-pv_merge_80:
+pv_merge_108:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_80
+	JMP     pv_block_108
 
-pv_next_80:
+pv_next_108:
 first_done_4:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_20
@@ -25220,12 +31073,12 @@ recip_zero_15:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_32:
+scale_loop_38:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_32
+	JNZ     scale_loop_38
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_8
 
@@ -25233,30 +31086,41 @@ norm_done_8:
 	VZEROUPPER
 	RET
 
-// func naiveDecodeFastF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
-// Requires: AVX, AVX512F, AVX512VL
-TEXT ·naiveDecodeFastF16AVX512(SB), NOSPLIT, $8-80
-	PCALIGN $64
-	MOVQ    ws+56(FP), AX
-	MOVQ    q+8(FP), CX
-	MOVQ    k+16(FP), DX
-	MOVQ    n+32(FP), BX
-	MOVQ    d+40(FP), SI
-	SHLQ    $0x02, SI
-	MOVQ    d+40(FP), DI
-	SHLQ    $0x01, DI
-	MOVQ    DI, (SP)
-	MOVQ    stride+64(FP), DI
-	MOVQ    BX, R8
-	MOVQ    AX, R9
-	LEAQ    (DI)(DI*2), R10
+lone_8:
+	MOVQ    $0x00000000, 32(SP)
+	MOVQ    tiles+80(FP), AX
+	MOVQ    AX, 184(SP)
+	ADDQ    tileStride+88(FP), AX
+	MOVQ    AX, 192(SP)
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     finish_8
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	XORQ    AX, AX
+	MOVQ    24(SP), CX
+	MOVQ    d+48(FP), DX
+	SHLQ    $0x02, DX
+	MOVQ    32(SP), BX
+	IMULQ   DX, BX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, BX
+	MOVQ    stride+96(FP), SI
+	MOVQ    184(SP), DX
+	LEAQ    (DX)(AX*4), DX
+	IMULQ   SI, AX
+	ADDQ    (SP), AX
+	MOVQ    AX, AX
+	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
+	VMOVUPS expconst<>+0(SB), X2
 
-scores_by8_20:
-	CMPQ        R8, $0x08
-	JL          scores_by1_20
-	VMOVUPS     expconst<>+1344(SB), Z2
+scores_by8_26:
+	CMPQ        CX, $0x08
+	JL          scores_by4_8
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
 	VMOVUPS     expconst<>+1344(SB), Z5
@@ -25264,512 +31128,1450 @@ scores_by8_20:
 	VMOVUPS     expconst<>+1344(SB), Z7
 	VMOVUPS     expconst<>+1344(SB), Z8
 	VMOVUPS     expconst<>+1344(SB), Z9
-	MOVQ        DX, R11
-	LEAQ        (DX)(DI*4), R12
-	MOVQ        CX, R13
-	SUBQ        DX, R13
-	SUBQ        DX, R13
-	MOVQ        (SP), R14
-	ANDQ        $0xffffffc0, R14
-	ADDQ        DX, R14
-	CMPQ        (SP), $0x00000100
-	JNE         scores_seq_no_23
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VMOVUPS     256(CX), Z14
-	VMOVUPS     320(CX), Z15
-	VMOVUPS     384(CX), Z16
-	VMOVUPS     448(CX), Z17
-	VCVTPH2PS   (R11), Z18
-	VFMADD231PS Z18, Z10, Z2
-	VCVTPH2PS   32(R11), Z18
-	VFMADD231PS Z18, Z11, Z2
-	VCVTPH2PS   64(R11), Z18
-	VFMADD231PS Z18, Z12, Z2
-	VCVTPH2PS   96(R11), Z18
-	VFMADD231PS Z18, Z13, Z2
-	VCVTPH2PS   128(R11), Z18
-	VFMADD231PS Z18, Z14, Z2
-	VCVTPH2PS   160(R11), Z18
-	VFMADD231PS Z18, Z15, Z2
-	VCVTPH2PS   192(R11), Z18
-	VFMADD231PS Z18, Z16, Z2
-	VCVTPH2PS   224(R11), Z18
-	VFMADD231PS Z18, Z17, Z2
-	VCVTPH2PS   (R11)(DI*1), Z18
-	VFMADD231PS Z18, Z10, Z3
-	VCVTPH2PS   32(R11)(DI*1), Z18
-	VFMADD231PS Z18, Z11, Z3
-	VCVTPH2PS   64(R11)(DI*1), Z18
-	VFMADD231PS Z18, Z12, Z3
-	VCVTPH2PS   96(R11)(DI*1), Z18
-	VFMADD231PS Z18, Z13, Z3
-	VCVTPH2PS   128(R11)(DI*1), Z18
-	VFMADD231PS Z18, Z14, Z3
-	VCVTPH2PS   160(R11)(DI*1), Z18
-	VFMADD231PS Z18, Z15, Z3
-	VCVTPH2PS   192(R11)(DI*1), Z18
-	VFMADD231PS Z18, Z16, Z3
-	VCVTPH2PS   224(R11)(DI*1), Z18
-	VFMADD231PS Z18, Z17, Z3
-	VCVTPH2PS   (R11)(DI*2), Z18
-	VFMADD231PS Z18, Z10, Z4
-	VCVTPH2PS   32(R11)(DI*2), Z18
-	VFMADD231PS Z18, Z11, Z4
-	VCVTPH2PS   64(R11)(DI*2), Z18
-	VFMADD231PS Z18, Z12, Z4
-	VCVTPH2PS   96(R11)(DI*2), Z18
-	VFMADD231PS Z18, Z13, Z4
-	VCVTPH2PS   128(R11)(DI*2), Z18
-	VFMADD231PS Z18, Z14, Z4
-	VCVTPH2PS   160(R11)(DI*2), Z18
-	VFMADD231PS Z18, Z15, Z4
-	VCVTPH2PS   192(R11)(DI*2), Z18
-	VFMADD231PS Z18, Z16, Z4
-	VCVTPH2PS   224(R11)(DI*2), Z18
-	VFMADD231PS Z18, Z17, Z4
-	VCVTPH2PS   (R11)(R10*1), Z18
-	VFMADD231PS Z18, Z10, Z5
-	VCVTPH2PS   32(R11)(R10*1), Z18
-	VFMADD231PS Z18, Z11, Z5
-	VCVTPH2PS   64(R11)(R10*1), Z18
-	VFMADD231PS Z18, Z12, Z5
-	VCVTPH2PS   96(R11)(R10*1), Z18
-	VFMADD231PS Z18, Z13, Z5
-	VCVTPH2PS   128(R11)(R10*1), Z18
-	VFMADD231PS Z18, Z14, Z5
-	VCVTPH2PS   160(R11)(R10*1), Z18
-	VFMADD231PS Z18, Z15, Z5
-	VCVTPH2PS   192(R11)(R10*1), Z18
-	VFMADD231PS Z18, Z16, Z5
-	VCVTPH2PS   224(R11)(R10*1), Z18
-	VFMADD231PS Z18, Z17, Z5
-	VCVTPH2PS   (R12), Z18
-	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R12), Z18
-	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R12), Z18
-	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R12), Z18
-	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R12), Z18
-	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R12), Z18
-	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R12), Z18
-	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R12), Z18
-	VFMADD231PS Z18, Z17, Z6
-	VCVTPH2PS   (R12)(DI*1), Z18
-	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R12)(DI*1), Z18
-	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R12)(DI*1), Z18
-	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R12)(DI*1), Z18
-	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R12)(DI*1), Z18
-	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R12)(DI*1), Z18
-	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R12)(DI*1), Z18
-	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R12)(DI*1), Z18
-	VFMADD231PS Z18, Z17, Z7
-	VCVTPH2PS   (R12)(DI*2), Z18
-	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R12)(DI*2), Z18
-	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R12)(DI*2), Z18
-	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R12)(DI*2), Z18
-	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R12)(DI*2), Z18
-	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R12)(DI*2), Z18
-	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R12)(DI*2), Z18
-	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R12)(DI*2), Z18
-	VFMADD231PS Z18, Z17, Z8
-	VCVTPH2PS   (R12)(R10*1), Z18
-	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_20
+	VMOVUPS     expconst<>+1344(SB), Z10
+	MOVQ        AX, R8
+	LEAQ        (AX)(SI*4), R9
+	MOVQ        BX, R10
+	SUBQ        AX, R10
+	SUBQ        AX, R10
+	MOVQ        176(SP), R11
+	ANDQ        $0xffffffc0, R11
+	ADDQ        AX, R11
+	CMPQ        176(SP), $0x00000100
+	JNE         scores_seq_no_27
+	VMOVUPS     (BX), Z11
+	VMOVUPS     64(BX), Z12
+	VMOVUPS     128(BX), Z13
+	VMOVUPS     192(BX), Z14
+	VMOVUPS     256(BX), Z15
+	VMOVUPS     320(BX), Z16
+	VMOVUPS     384(BX), Z17
+	VMOVUPS     448(BX), Z18
+	VCVTPH2PS   (R8), Z19
+	VFMADD231PS Z19, Z11, Z3
+	VCVTPH2PS   32(R8), Z19
+	VFMADD231PS Z19, Z12, Z3
+	VCVTPH2PS   64(R8), Z19
+	VFMADD231PS Z19, Z13, Z3
+	VCVTPH2PS   96(R8), Z19
+	VFMADD231PS Z19, Z14, Z3
+	VCVTPH2PS   128(R8), Z19
+	VFMADD231PS Z19, Z15, Z3
+	VCVTPH2PS   160(R8), Z19
+	VFMADD231PS Z19, Z16, Z3
+	VCVTPH2PS   192(R8), Z19
+	VFMADD231PS Z19, Z17, Z3
+	VCVTPH2PS   224(R8), Z19
+	VFMADD231PS Z19, Z18, Z3
+	VCVTPH2PS   (R8)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z4
+	VCVTPH2PS   128(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z4
+	VCVTPH2PS   160(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z4
+	VCVTPH2PS   192(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z4
+	VCVTPH2PS   224(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z4
+	VCVTPH2PS   (R8)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z5
+	VCVTPH2PS   128(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z5
+	VCVTPH2PS   160(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z5
+	VCVTPH2PS   192(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z5
+	VCVTPH2PS   224(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z5
+	VCVTPH2PS   (R8)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z14, Z6
+	VCVTPH2PS   128(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z15, Z6
+	VCVTPH2PS   160(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z16, Z6
+	VCVTPH2PS   192(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z17, Z6
+	VCVTPH2PS   224(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z18, Z6
+	VCVTPH2PS   (R9), Z19
+	VFMADD231PS Z19, Z11, Z7
+	VCVTPH2PS   32(R9), Z19
+	VFMADD231PS Z19, Z12, Z7
+	VCVTPH2PS   64(R9), Z19
+	VFMADD231PS Z19, Z13, Z7
+	VCVTPH2PS   96(R9), Z19
+	VFMADD231PS Z19, Z14, Z7
+	VCVTPH2PS   128(R9), Z19
+	VFMADD231PS Z19, Z15, Z7
+	VCVTPH2PS   160(R9), Z19
+	VFMADD231PS Z19, Z16, Z7
+	VCVTPH2PS   192(R9), Z19
+	VFMADD231PS Z19, Z17, Z7
+	VCVTPH2PS   224(R9), Z19
+	VFMADD231PS Z19, Z18, Z7
+	VCVTPH2PS   (R9)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z8
+	VCVTPH2PS   128(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z8
+	VCVTPH2PS   160(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z8
+	VCVTPH2PS   192(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z8
+	VCVTPH2PS   224(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z8
+	VCVTPH2PS   (R9)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z9
+	VCVTPH2PS   128(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z9
+	VCVTPH2PS   160(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z9
+	VCVTPH2PS   192(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z9
+	VCVTPH2PS   224(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z9
+	VCVTPH2PS   (R9)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z10
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	VCVTPH2PS   128(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z15, Z10
+	VCVTPH2PS   160(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z16, Z10
+	VCVTPH2PS   192(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z17, Z10
+	VCVTPH2PS   224(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z18, Z10
+	JMP         scores_reduce_26
 
-scores_seq_no_23:
-	CMPQ        (SP), $0x00000080
-	JNE         scores_seq_no_24
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R11), Z14
-	VFMADD231PS Z14, Z10, Z2
-	VCVTPH2PS   32(R11), Z14
-	VFMADD231PS Z14, Z11, Z2
-	VCVTPH2PS   64(R11), Z14
-	VFMADD231PS Z14, Z12, Z2
-	VCVTPH2PS   96(R11), Z14
-	VFMADD231PS Z14, Z13, Z2
-	VCVTPH2PS   (R11)(DI*1), Z14
-	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R11)(DI*1), Z14
-	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R11)(DI*1), Z14
-	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R11)(DI*1), Z14
-	VFMADD231PS Z14, Z13, Z3
-	VCVTPH2PS   (R11)(DI*2), Z14
-	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R11)(DI*2), Z14
-	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R11)(DI*2), Z14
-	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R11)(DI*2), Z14
-	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R11)(R10*1), Z14
-	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R11)(R10*1), Z14
-	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R11)(R10*1), Z14
-	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R11)(R10*1), Z14
-	VFMADD231PS Z14, Z13, Z5
-	VCVTPH2PS   (R12), Z14
-	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R12), Z14
-	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R12), Z14
-	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R12), Z14
-	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R12)(DI*1), Z14
-	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R12)(DI*1), Z14
-	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R12)(DI*1), Z14
-	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R12)(DI*1), Z14
-	VFMADD231PS Z14, Z13, Z7
-	VCVTPH2PS   (R12)(DI*2), Z14
-	VFMADD231PS Z14, Z10, Z8
-	VCVTPH2PS   32(R12)(DI*2), Z14
-	VFMADD231PS Z14, Z11, Z8
-	VCVTPH2PS   64(R12)(DI*2), Z14
-	VFMADD231PS Z14, Z12, Z8
-	VCVTPH2PS   96(R12)(DI*2), Z14
-	VFMADD231PS Z14, Z13, Z8
-	VCVTPH2PS   (R12)(R10*1), Z14
-	VFMADD231PS Z14, Z10, Z9
-	VCVTPH2PS   32(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R12)(R10*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_20
+scores_seq_no_27:
+	CMPQ        176(SP), $0x00000080
+	JNE         scores_seq_no_28
+	VMOVUPS     (BX), Z11
+	VMOVUPS     64(BX), Z12
+	VMOVUPS     128(BX), Z13
+	VMOVUPS     192(BX), Z14
+	VCVTPH2PS   (R8), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   32(R8), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   64(R8), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   96(R8), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (R8)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (R8)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (R8)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z14, Z6
+	VCVTPH2PS   (R9), Z15
+	VFMADD231PS Z15, Z11, Z7
+	VCVTPH2PS   32(R9), Z15
+	VFMADD231PS Z15, Z12, Z7
+	VCVTPH2PS   64(R9), Z15
+	VFMADD231PS Z15, Z13, Z7
+	VCVTPH2PS   96(R9), Z15
+	VFMADD231PS Z15, Z14, Z7
+	VCVTPH2PS   (R9)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z8
+	VCVTPH2PS   (R9)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z9
+	VCVTPH2PS   (R9)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z10
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	JMP         scores_reduce_26
 
-scores_seq_no_24:
-	CMPQ R11, R14
-	JAE  scores_odd_28
+scores_seq_no_28:
+	CMPQ R8, R11
+	JAE  scores_odd_38
 
-scores_pairs_28:
-	VMOVUPS     (R13)(R11*2), Z10
-	VCVTPH2PS   (R11), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R11)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R11)(DI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R11)(R10*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R12), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R12)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R12)(DI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R12)(R10*1), Z11
-	VFMADD231PS Z11, Z10, Z9
-	VMOVUPS     64(R13)(R11*2), Z10
-	VCVTPH2PS   32(R11), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   32(R11)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   32(R11)(DI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   32(R11)(R10*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   32(R12), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   32(R12)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   32(R12)(DI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   32(R12)(R10*1), Z11
-	VFMADD231PS Z11, Z10, Z9
-	ADDQ        $0x00000040, R11
-	ADDQ        $0x00000040, R12
-	CMPQ        R11, R14
-	JB          scores_pairs_28
+scores_pairs_38:
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	VMOVUPS     64(R10)(R8*2), Z11
+	VCVTPH2PS   32(R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   32(R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   32(R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   32(R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   32(R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   32(R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_38
 
-scores_odd_28:
-	MOVQ        (SP), R14
-	ADDQ        DX, R14
-	CMPQ        R11, R14
-	JAE         scores_half_28
-	VMOVUPS     (R13)(R11*2), Z10
-	VCVTPH2PS   (R11), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R11)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R11)(DI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R11)(R10*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R12), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R12)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R12)(DI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R12)(R10*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+scores_odd_38:
+	MOVQ        176(SP), R11
+	ADDQ        AX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_38
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 
-scores_half_28:
-scores_reduce_20:
-	VSHUFF32X4   $0x44, Z3, Z2, Z10
-	VSHUFF32X4   $0xee, Z3, Z2, Z2
-	VADDPS       Z2, Z10, Z10
-	VSHUFF32X4   $0x44, Z5, Z4, Z2
-	VSHUFF32X4   $0xee, Z5, Z4, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFF32X4   $0x44, Z7, Z6, Z3
-	VSHUFF32X4   $0xee, Z7, Z6, Z4
+scores_half_38:
+scores_reduce_26:
+	VSHUFF32X4   $0x44, Z4, Z3, Z11
+	VSHUFF32X4   $0xee, Z4, Z3, Z3
+	VADDPS       Z3, Z11, Z11
+	VSHUFF32X4   $0x44, Z6, Z5, Z3
+	VSHUFF32X4   $0xee, Z6, Z5, Z4
 	VADDPS       Z4, Z3, Z3
-	VSHUFF32X4   $0x44, Z9, Z8, Z4
-	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VSHUFF32X4   $0x44, Z8, Z7, Z4
+	VSHUFF32X4   $0xee, Z8, Z7, Z5
 	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x88, Z2, Z10, Z5
-	VSHUFF32X4   $0xdd, Z2, Z10, Z2
-	VADDPS       Z2, Z5, Z5
-	VSHUFF32X4   $0x88, Z4, Z3, Z2
-	VSHUFF32X4   $0xdd, Z4, Z3, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFPS      $0x88, Z2, Z5, Z3
-	VSHUFPS      $0xdd, Z2, Z5, Z2
-	VADDPS       Z2, Z3, Z3
-	VSHUFPS      $0x88, Z3, Z3, Z2
-	VSHUFPS      $0xdd, Z3, Z3, Z3
-	VADDPS       Z2, Z3, Z3
-	VMOVUPS      expconst<>+1408(SB), Z2
-	VPERMPS      Z3, Z2, Z3
-	VBROADCASTSS scale+48(FP), Y2
-	VMULPS       Y2, Y3, Y3
-	VMAXPS       Y3, Y0, Y0
-	VMOVUPS      Y3, (R9)
-	ADDQ         $0x20, R9
-	SUBQ         $0x08, R8
-	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_20
+	VSHUFF32X4   $0x44, Z10, Z9, Z5
+	VSHUFF32X4   $0xee, Z10, Z9, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z11, Z6
+	VSHUFF32X4   $0xdd, Z3, Z11, Z3
+	VADDPS       Z3, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z3
+	VSHUFF32X4   $0xdd, Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z6, Z4
+	VSHUFPS      $0xdd, Z3, Z6, Z3
+	VADDPS       Z3, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z3
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z3
+	VPERMPS      Z4, Z3, Z4
+	VBROADCASTSS scale+64(FP), Y3
+	VMULPS       Y3, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, CX
+	LEAQ         (AX)(SI*8), AX
+	JMP          scores_by8_26
 
-scores_by1_20:
-	TESTQ   R8, R8
-	JZ      scores_done_40
-	VMOVUPS expconst<>+1344(SB), Z2
-	MOVQ    DX, R11
-	MOVQ    (SP), R14
-	ADDQ    DX, R14
-	MOVQ    CX, R13
-	SUBQ    DX, R13
-	SUBQ    DX, R13
+scores_by4_8:
+	CMPQ        CX, $0x04
+	JL          scores_by1_26
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	CMPQ        176(SP), $0x00000100
+	JNE         scores_by4_no_15
+	VMOVUPS     (BX), Z7
+	VMOVUPS     64(BX), Z8
+	VMOVUPS     128(BX), Z9
+	VMOVUPS     192(BX), Z10
+	VMOVUPS     256(BX), Z11
+	VMOVUPS     320(BX), Z12
+	VMOVUPS     384(BX), Z13
+	VMOVUPS     448(BX), Z14
+	VCVTPH2PS   (AX), Z15
+	VFMADD231PS Z15, Z7, Z3
+	VCVTPH2PS   32(AX), Z15
+	VFMADD231PS Z15, Z8, Z3
+	VCVTPH2PS   64(AX), Z15
+	VFMADD231PS Z15, Z9, Z3
+	VCVTPH2PS   96(AX), Z15
+	VFMADD231PS Z15, Z10, Z3
+	VCVTPH2PS   128(AX), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   160(AX), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   192(AX), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   224(AX), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (AX)(SI*1), Z15
+	VFMADD231PS Z15, Z7, Z4
+	VCVTPH2PS   32(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z8, Z4
+	VCVTPH2PS   64(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z9, Z4
+	VCVTPH2PS   96(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z10, Z4
+	VCVTPH2PS   128(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   160(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   192(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   224(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (AX)(SI*2), Z15
+	VFMADD231PS Z15, Z7, Z5
+	VCVTPH2PS   32(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z8, Z5
+	VCVTPH2PS   64(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z9, Z5
+	VCVTPH2PS   96(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z10, Z5
+	VCVTPH2PS   128(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   160(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   192(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   224(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (AX)(DI*1), Z15
+	VFMADD231PS Z15, Z7, Z6
+	VCVTPH2PS   32(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	VCVTPH2PS   128(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z11, Z6
+	VCVTPH2PS   160(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z12, Z6
+	VCVTPH2PS   192(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z13, Z6
+	VCVTPH2PS   224(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z14, Z6
+	JMP         scores_by4_rows_8
 
-scores_chunk1_20:
-	VMOVUPS       (R13)(R11*2), Z3
-	VCVTPH2PS     (R11), Z4
-	VFMADD231PS   Z4, Z3, Z2
-	ADDQ          $0x00000020, R11
-	CMPQ          R11, R14
-	JB            scores_chunk1_20
-	VEXTRACTF64X4 $0x01, Z2, Y3
-	VADDPS        Y3, Y2, Y3
-	VEXTRACTF32X4 $0x01, Y3, X2
-	VADDPS        X3, X2, X2
-	VMOVHLPS      X2, X2, X3
-	VADDPS        X3, X2, X2
-	VMOVSHDUP     X2, X3
-	VADDPS        X3, X2, X2
-	VMULSS        scale+48(FP), X2, X2
-	VMAXSS        X2, X1, X1
-	VMOVSS        X2, (R9)
-	ADDQ          $0x04, R9
-	DECQ          R8
-	ADDQ          DI, DX
-	JMP           scores_by1_20
+scores_by4_no_15:
+	CMPQ        176(SP), $0x00000080
+	JNE         scores_by4_no_16
+	VMOVUPS     (BX), Z7
+	VMOVUPS     64(BX), Z8
+	VMOVUPS     128(BX), Z9
+	VMOVUPS     192(BX), Z10
+	VCVTPH2PS   (AX), Z11
+	VFMADD231PS Z11, Z7, Z3
+	VCVTPH2PS   32(AX), Z11
+	VFMADD231PS Z11, Z8, Z3
+	VCVTPH2PS   64(AX), Z11
+	VFMADD231PS Z11, Z9, Z3
+	VCVTPH2PS   96(AX), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (AX)(SI*1), Z11
+	VFMADD231PS Z11, Z7, Z4
+	VCVTPH2PS   32(AX)(SI*1), Z11
+	VFMADD231PS Z11, Z8, Z4
+	VCVTPH2PS   64(AX)(SI*1), Z11
+	VFMADD231PS Z11, Z9, Z4
+	VCVTPH2PS   96(AX)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (AX)(SI*2), Z11
+	VFMADD231PS Z11, Z7, Z5
+	VCVTPH2PS   32(AX)(SI*2), Z11
+	VFMADD231PS Z11, Z8, Z5
+	VCVTPH2PS   64(AX)(SI*2), Z11
+	VFMADD231PS Z11, Z9, Z5
+	VCVTPH2PS   96(AX)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (AX)(DI*1), Z11
+	VFMADD231PS Z11, Z7, Z6
+	VCVTPH2PS   32(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	JMP         scores_by4_rows_8
 
-scores_done_40:
-	VEXTRACTF32X4 $0x01, Y0, X2
-	VMAXPS        X0, X2, X2
+scores_by4_no_16:
+	MOVQ AX, DI
+	MOVQ BX, R8
+	SUBQ DI, R8
+	SUBQ DI, R8
+	MOVQ 176(SP), R9
+	ADDQ DI, R9
+
+scores_c4_29:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z3
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_29
+	MOVQ        AX, DI
+	ADDQ        SI, DI
+	MOVQ        BX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_30:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z4
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_30
+	MOVQ        AX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        BX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_31:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z5
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_31
+	MOVQ        AX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        BX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_32:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z6
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_32
+
+scores_by4_rows_8:
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VSHUFPS       $0x88, Y3, Y7, Y6
+	VSHUFPS       $0xdd, Y3, Y7, Y3
+	VADDPS        Y3, Y6, Y3
+	VSHUFPS       $0x88, Y5, Y4, Y6
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y6, Y4
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y5, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X3, X4, X4
+	VBROADCASTSS  scale+64(FP), X3
+	VMULPS        X3, X4, X4
+	VMAXPS        X4, X2, X2
+	VMOVUPS       X4, (DX)
+	ADDQ          $0x10, DX
+	SUBQ          $0x04, CX
+	LEAQ          (AX)(SI*4), AX
+
+scores_by1_26:
+	TESTQ   CX, CX
+	JZ      scores_done_46
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    AX, R8
+	MOVQ    176(SP), R11
+	ADDQ    AX, R11
+	MOVQ    BX, R10
+	SUBQ    AX, R10
+	SUBQ    AX, R10
+
+scores_chunk1_26:
+	VMOVUPS       (R10)(R8*2), Z4
+	VCVTPH2PS     (R8), Z5
+	VFMADD231PS   Z5, Z4, Z3
+	ADDQ          $0x00000020, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_26
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X1, X1
+	VMOVSS        X3, (DX)
+	ADDQ          $0x04, DX
+	DECQ          CX
+	ADDQ          SI, AX
+	JMP           scores_by1_26
+
+scores_done_46:
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VMAXPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VMAXPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VMAXPS        X0, X3, X3
+	VMAXSS        X1, X3, X3
 	VMOVHLPS      X2, X2, X0
 	VMAXPS        X0, X2, X2
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
-	VMAXSS        X1, X2, X2
-	VBROADCASTSS  X2, Z0
-	VMOVUPS       expconst<>+1344(SB), Z1
-	MOVQ          AX, CX
-	MOVQ          BX, DX
+	VMAXSS        X2, X3, X3
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X3, (AX)(CX*4)
+	MOVQ          state+72(FP), AX
+	MOVQ          32(SP), CX
+	VMOVSS        (AX)(CX*4), X0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMAXSS        (AX)(CX*4), X0, X1
+	VUCOMISS      X0, X1
+	JEQ           no_rescale_31
+	VSUBSS        X1, X0, X0
+	VBROADCASTSS  X0, Z0
+	VMOVUPS       expconst<>+256(SB), Z2
+	VMAXPS        Z0, Z2, Z0
+	VMOVUPS       expconst<>+320(SB), Z2
+	VMINPS        Z0, Z2, Z0
+	VMULPS        expconst<>+128(SB), Z0, Z0
+	VCVTPS2DQ     Z0, Z2
+	VCVTDQ2PS     Z2, Z3
+	VSUBPS        Z3, Z0, Z0
+	VMOVUPS       expconst<>+576(SB), Z3
+	VFMADD213PS   expconst<>+512(SB), Z0, Z3
+	VFMADD213PS   expconst<>+448(SB), Z0, Z3
+	VFMADD213PS   expconst<>+384(SB), Z0, Z3
+	VFMADD213PS   expconst<>+64(SB), Z0, Z3
+	VPADDD        expconst<>+192(SB), Z2, Z2
+	VPSLLD        $0x17, Z2, Z2
+	VMULPS        Z2, Z3, Z0
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMULSS        (AX)(CX*4), X0, X2
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X2, (AX)(CX*4)
+	MOVQ          d+48(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          32(SP), CX
+	IMULQ         AX, CX
+	MOVQ          o+0(FP), DX
+	ADDQ          DX, CX
+	MOVQ          AX, AX
 
-exp_loop_24:
-	CMPQ            DX, $0x00000010
-	JL              exp_tail_24
-	VBROADCASTF64X4 (CX), Z3
-	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
-	VSUBPS          Z0, Z3, Z3
-	VMOVUPS         expconst<>+256(SB), Z4
-	VMAXPS          Z3, Z4, Z3
-	VMOVUPS         expconst<>+320(SB), Z4
-	VMINPS          Z3, Z4, Z3
-	VMULPS          expconst<>+128(SB), Z3, Z3
-	VCVTPS2DQ       Z3, Z4
-	VCVTDQ2PS       Z4, Z5
-	VSUBPS          Z5, Z3, Z3
-	VMOVUPS         expconst<>+576(SB), Z5
-	VFMADD213PS     expconst<>+512(SB), Z3, Z5
-	VFMADD213PS     expconst<>+448(SB), Z3, Z5
-	VFMADD213PS     expconst<>+384(SB), Z3, Z5
-	VFMADD213PS     expconst<>+64(SB), Z3, Z5
-	VPADDD          expconst<>+192(SB), Z4, Z4
-	VPSLLD          $0x17, Z4, Z4
-	VMULPS          Z4, Z5, Z3
-	VMOVUPS         Z3, (CX)
-	VADDPS          Z3, Z1, Z1
-	ADDQ            $0x00000040, CX
-	SUBQ            $0x00000010, DX
-	JMP             exp_loop_24
+scale_loop_39:
+	VMULPS  (CX), Z0, Z2
+	VMOVUPS Z2, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_39
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
 
-exp_tail_24:
-	VEXTRACTF64X4   $0x01, Z1, Y3
-	VADDPS          Y3, Y1, Y3
-	VEXTRACTF32X4   $0x01, Y3, X1
-	VADDPS          X3, X1, X1
-	VMOVHLPS        X1, X1, X3
-	VADDPS          X3, X1, X1
-	VMOVSHDUP       X1, X3
-	VADDPS          X3, X1, X1
-	TESTQ           DX, DX
-	JZ              exp_done_24
-	VBROADCASTF64X4 (CX), Z3
-	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
-	VSUBPS          Z0, Z3, Z3
-	VMOVUPS         expconst<>+256(SB), Z0
-	VMAXPS          Z3, Z0, Z3
-	VMOVUPS         expconst<>+320(SB), Z0
-	VMINPS          Z3, Z0, Z3
-	VMULPS          expconst<>+128(SB), Z3, Z3
-	VCVTPS2DQ       Z3, Z0
-	VCVTDQ2PS       Z0, Z4
-	VSUBPS          Z4, Z3, Z3
+no_rescale_31:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         184(SP), AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z1
+	MOVQ         CX, CX
+
+exp_loop_30:
+	CMPQ            CX, $0x00000010
+	JL              exp_tail_30
+	VBROADCASTF64X4 (AX), Z2
+	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
+	VSUBPS          Z0, Z2, Z2
+	VMOVUPS         expconst<>+256(SB), Z3
+	VMAXPS          Z2, Z3, Z2
+	VMOVUPS         expconst<>+320(SB), Z3
+	VMINPS          Z2, Z3, Z2
+	VMULPS          expconst<>+128(SB), Z2, Z2
+	VCVTPS2DQ       Z2, Z3
+	VCVTDQ2PS       Z3, Z4
+	VSUBPS          Z4, Z2, Z2
 	VMOVUPS         expconst<>+576(SB), Z4
-	VFMADD213PS     expconst<>+512(SB), Z3, Z4
-	VFMADD213PS     expconst<>+448(SB), Z3, Z4
-	VFMADD213PS     expconst<>+384(SB), Z3, Z4
-	VFMADD213PS     expconst<>+64(SB), Z3, Z4
+	VFMADD213PS     expconst<>+512(SB), Z2, Z4
+	VFMADD213PS     expconst<>+448(SB), Z2, Z4
+	VFMADD213PS     expconst<>+384(SB), Z2, Z4
+	VFMADD213PS     expconst<>+64(SB), Z2, Z4
+	VPADDD          expconst<>+192(SB), Z3, Z3
+	VPSLLD          $0x17, Z3, Z3
+	VMULPS          Z3, Z4, Z2
+	VMOVUPS         Z2, (AX)
+	VADDPS          Z2, Z1, Z1
+	ADDQ            $0x00000040, AX
+	SUBQ            $0x00000010, CX
+	JMP             exp_loop_30
+
+exp_tail_30:
+	VEXTRACTF64X4   $0x01, Z1, Y2
+	VADDPS          Y2, Y1, Y2
+	VEXTRACTF32X4   $0x01, Y2, X1
+	VADDPS          X2, X1, X1
+	VMOVHLPS        X1, X1, X2
+	VADDPS          X2, X1, X1
+	VMOVSHDUP       X1, X2
+	VADDPS          X2, X1, X1
+	TESTQ           CX, CX
+	JZ              exp_done_30
+	VBROADCASTF64X4 (AX), Z2
+	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
+	VSUBPS          Z0, Z2, Z2
+	VMOVUPS         expconst<>+256(SB), Z0
+	VMAXPS          Z2, Z0, Z2
+	VMOVUPS         expconst<>+320(SB), Z0
+	VMINPS          Z2, Z0, Z2
+	VMULPS          expconst<>+128(SB), Z2, Z2
+	VCVTPS2DQ       Z2, Z0
+	VCVTDQ2PS       Z0, Z3
+	VSUBPS          Z3, Z2, Z2
+	VMOVUPS         expconst<>+576(SB), Z3
+	VFMADD213PS     expconst<>+512(SB), Z2, Z3
+	VFMADD213PS     expconst<>+448(SB), Z2, Z3
+	VFMADD213PS     expconst<>+384(SB), Z2, Z3
+	VFMADD213PS     expconst<>+64(SB), Z2, Z3
 	VPADDD          expconst<>+192(SB), Z0, Z0
 	VPSLLD          $0x17, Z0, Z0
-	VMULPS          Z0, Z4, Z3
-	VMOVUPS         Z3, (CX)
+	VMULPS          Z0, Z3, Z2
+	VMOVUPS         Z2, (AX)
 
-exp_tail1_24:
-	VADDSS (CX), X1, X1
-	ADDQ   $0x04, CX
-	DECQ   DX
-	JNZ    exp_tail1_24
+exp_tail1_30:
+	VADDSS (AX), X1, X1
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_30
 
-exp_done_24:
-	MOVQ     state+72(FP), CX
-	VMOVSS   X2, (CX)
-	VMOVSS   X1, 4(CX)
-	VMOVUPS  expconst<>+1344(SB), X0
-	VUCOMISS X0, X1
-	JNE      recip_div_16
-	JPS      recip_div_16
-	JMP      recip_zero_16
+exp_done_30:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X1, X1
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X1, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 200(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
 
-recip_div_16:
-	VMOVSS expconst<>+64(SB), X0
-	VDIVSS X1, X0, X0
+lone_loop_4:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     lone_last_4
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	VMOVSS  expconst<>+0(SB), X0
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X0, (AX)(CX*4)
+	MOVQ    $0x00000000, 208(SP)
 
-recip_zero_16:
-	VBROADCASTSS X0, Z0
-	MOVQ         AX, CX
-	MOVQ         BX, DX
+lone_chunk_4:
+	MOVQ    208(SP), AX
+	CMPQ    AX, 200(SP)
+	JGE     lone_chunk_done_4
+	CMPQ    AX, 24(SP)
+	JGE     lone_noscores_4
+	MOVQ    24(SP), CX
+	SUBQ    AX, CX
+	MOVQ    $0x00000004, DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+	MOVQ    d+48(FP), DX
+	SHLQ    $0x02, DX
+	MOVQ    32(SP), BX
+	IMULQ   DX, BX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, BX
+	MOVQ    stride+96(FP), SI
+	MOVQ    192(SP), DX
+	LEAQ    (DX)(AX*4), DX
+	IMULQ   SI, AX
+	ADDQ    (SP), AX
+	MOVQ    AX, AX
+	LEAQ    (SI)(SI*2), DI
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+	VMOVUPS expconst<>+0(SB), X2
 
-normp_8:
-	VMULPS  (CX), Z0, Z1
-	VMOVUPS Z1, (CX)
-	ADDQ    $0x00000040, CX
-	SUBQ    $0x00000010, DX
-	JG      normp_8
-	MOVQ    o+0(FP), CX
-	MOVQ    v+24(FP), DX
-	VMOVUPS expconst<>+1344(SB), Z0
-	MOVQ    CX, R8
-	MOVQ    SI, R9
+scores_by8_27:
+	CMPQ        CX, $0x08
+	JL          scores_by4_9
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	VMOVUPS     expconst<>+1344(SB), Z7
+	VMOVUPS     expconst<>+1344(SB), Z8
+	VMOVUPS     expconst<>+1344(SB), Z9
+	VMOVUPS     expconst<>+1344(SB), Z10
+	MOVQ        AX, R8
+	LEAQ        (AX)(SI*4), R9
+	MOVQ        BX, R10
+	SUBQ        AX, R10
+	SUBQ        AX, R10
+	MOVQ        176(SP), R11
+	ANDQ        $0xffffffc0, R11
+	ADDQ        AX, R11
+	CMPQ        176(SP), $0x00000100
+	JNE         scores_seq_no_29
+	VMOVUPS     (BX), Z11
+	VMOVUPS     64(BX), Z12
+	VMOVUPS     128(BX), Z13
+	VMOVUPS     192(BX), Z14
+	VMOVUPS     256(BX), Z15
+	VMOVUPS     320(BX), Z16
+	VMOVUPS     384(BX), Z17
+	VMOVUPS     448(BX), Z18
+	VCVTPH2PS   (R8), Z19
+	VFMADD231PS Z19, Z11, Z3
+	VCVTPH2PS   32(R8), Z19
+	VFMADD231PS Z19, Z12, Z3
+	VCVTPH2PS   64(R8), Z19
+	VFMADD231PS Z19, Z13, Z3
+	VCVTPH2PS   96(R8), Z19
+	VFMADD231PS Z19, Z14, Z3
+	VCVTPH2PS   128(R8), Z19
+	VFMADD231PS Z19, Z15, Z3
+	VCVTPH2PS   160(R8), Z19
+	VFMADD231PS Z19, Z16, Z3
+	VCVTPH2PS   192(R8), Z19
+	VFMADD231PS Z19, Z17, Z3
+	VCVTPH2PS   224(R8), Z19
+	VFMADD231PS Z19, Z18, Z3
+	VCVTPH2PS   (R8)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z4
+	VCVTPH2PS   128(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z4
+	VCVTPH2PS   160(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z4
+	VCVTPH2PS   192(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z4
+	VCVTPH2PS   224(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z4
+	VCVTPH2PS   (R8)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z5
+	VCVTPH2PS   128(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z5
+	VCVTPH2PS   160(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z5
+	VCVTPH2PS   192(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z5
+	VCVTPH2PS   224(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z5
+	VCVTPH2PS   (R8)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z14, Z6
+	VCVTPH2PS   128(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z15, Z6
+	VCVTPH2PS   160(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z16, Z6
+	VCVTPH2PS   192(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z17, Z6
+	VCVTPH2PS   224(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z18, Z6
+	VCVTPH2PS   (R9), Z19
+	VFMADD231PS Z19, Z11, Z7
+	VCVTPH2PS   32(R9), Z19
+	VFMADD231PS Z19, Z12, Z7
+	VCVTPH2PS   64(R9), Z19
+	VFMADD231PS Z19, Z13, Z7
+	VCVTPH2PS   96(R9), Z19
+	VFMADD231PS Z19, Z14, Z7
+	VCVTPH2PS   128(R9), Z19
+	VFMADD231PS Z19, Z15, Z7
+	VCVTPH2PS   160(R9), Z19
+	VFMADD231PS Z19, Z16, Z7
+	VCVTPH2PS   192(R9), Z19
+	VFMADD231PS Z19, Z17, Z7
+	VCVTPH2PS   224(R9), Z19
+	VFMADD231PS Z19, Z18, Z7
+	VCVTPH2PS   (R9)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z8
+	VCVTPH2PS   128(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z8
+	VCVTPH2PS   160(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z8
+	VCVTPH2PS   192(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z8
+	VCVTPH2PS   224(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z8
+	VCVTPH2PS   (R9)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z9
+	VCVTPH2PS   128(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z9
+	VCVTPH2PS   160(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z9
+	VCVTPH2PS   192(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z9
+	VCVTPH2PS   224(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z9
+	VCVTPH2PS   (R9)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z10
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	VCVTPH2PS   128(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z15, Z10
+	VCVTPH2PS   160(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z16, Z10
+	VCVTPH2PS   192(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z17, Z10
+	VCVTPH2PS   224(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z18, Z10
+	JMP         scores_reduce_27
 
-zero_loop_16:
-	VMOVUPS Z0, (R8)
-	ADDQ    $0x00000040, R8
-	SUBQ    $0x00000040, R9
-	JNZ     zero_loop_16
+scores_seq_no_29:
+	CMPQ        176(SP), $0x00000080
+	JNE         scores_seq_no_30
+	VMOVUPS     (BX), Z11
+	VMOVUPS     64(BX), Z12
+	VMOVUPS     128(BX), Z13
+	VMOVUPS     192(BX), Z14
+	VCVTPH2PS   (R8), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   32(R8), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   64(R8), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   96(R8), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (R8)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (R8)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (R8)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z14, Z6
+	VCVTPH2PS   (R9), Z15
+	VFMADD231PS Z15, Z11, Z7
+	VCVTPH2PS   32(R9), Z15
+	VFMADD231PS Z15, Z12, Z7
+	VCVTPH2PS   64(R9), Z15
+	VFMADD231PS Z15, Z13, Z7
+	VCVTPH2PS   96(R9), Z15
+	VFMADD231PS Z15, Z14, Z7
+	VCVTPH2PS   (R9)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z8
+	VCVTPH2PS   (R9)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z9
+	VCVTPH2PS   (R9)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z10
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	JMP         scores_reduce_27
+
+scores_seq_no_30:
+	CMPQ R8, R11
+	JAE  scores_odd_39
+
+scores_pairs_39:
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	VMOVUPS     64(R10)(R8*2), Z11
+	VCVTPH2PS   32(R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   32(R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   32(R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   32(R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   32(R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   32(R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R9
+	CMPQ        R8, R11
+	JB          scores_pairs_39
+
+scores_odd_39:
+	MOVQ        176(SP), R11
+	ADDQ        AX, R11
+	CMPQ        R8, R11
+	JAE         scores_half_39
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+
+scores_half_39:
+scores_reduce_27:
+	VSHUFF32X4   $0x44, Z4, Z3, Z11
+	VSHUFF32X4   $0xee, Z4, Z3, Z3
+	VADDPS       Z3, Z11, Z11
+	VSHUFF32X4   $0x44, Z6, Z5, Z3
+	VSHUFF32X4   $0xee, Z6, Z5, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z8, Z7, Z4
+	VSHUFF32X4   $0xee, Z8, Z7, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z10, Z9, Z5
+	VSHUFF32X4   $0xee, Z10, Z9, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z11, Z6
+	VSHUFF32X4   $0xdd, Z3, Z11, Z3
+	VADDPS       Z3, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z3
+	VSHUFF32X4   $0xdd, Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z6, Z4
+	VSHUFPS      $0xdd, Z3, Z6, Z3
+	VADDPS       Z3, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z3
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z3
+	VPERMPS      Z4, Z3, Z4
+	VBROADCASTSS scale+64(FP), Y3
+	VMULPS       Y3, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, CX
+	LEAQ         (AX)(SI*8), AX
+	JMP          scores_by8_27
+
+scores_by4_9:
+	CMPQ        CX, $0x04
+	JL          scores_by1_27
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	CMPQ        176(SP), $0x00000100
+	JNE         scores_by4_no_17
+	VMOVUPS     (BX), Z7
+	VMOVUPS     64(BX), Z8
+	VMOVUPS     128(BX), Z9
+	VMOVUPS     192(BX), Z10
+	VMOVUPS     256(BX), Z11
+	VMOVUPS     320(BX), Z12
+	VMOVUPS     384(BX), Z13
+	VMOVUPS     448(BX), Z14
+	VCVTPH2PS   (AX), Z15
+	VFMADD231PS Z15, Z7, Z3
+	VCVTPH2PS   32(AX), Z15
+	VFMADD231PS Z15, Z8, Z3
+	VCVTPH2PS   64(AX), Z15
+	VFMADD231PS Z15, Z9, Z3
+	VCVTPH2PS   96(AX), Z15
+	VFMADD231PS Z15, Z10, Z3
+	VCVTPH2PS   128(AX), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   160(AX), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   192(AX), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   224(AX), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (AX)(SI*1), Z15
+	VFMADD231PS Z15, Z7, Z4
+	VCVTPH2PS   32(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z8, Z4
+	VCVTPH2PS   64(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z9, Z4
+	VCVTPH2PS   96(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z10, Z4
+	VCVTPH2PS   128(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   160(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   192(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   224(AX)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (AX)(SI*2), Z15
+	VFMADD231PS Z15, Z7, Z5
+	VCVTPH2PS   32(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z8, Z5
+	VCVTPH2PS   64(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z9, Z5
+	VCVTPH2PS   96(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z10, Z5
+	VCVTPH2PS   128(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   160(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   192(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   224(AX)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (AX)(DI*1), Z15
+	VFMADD231PS Z15, Z7, Z6
+	VCVTPH2PS   32(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	VCVTPH2PS   128(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z11, Z6
+	VCVTPH2PS   160(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z12, Z6
+	VCVTPH2PS   192(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z13, Z6
+	VCVTPH2PS   224(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z14, Z6
+	JMP         scores_by4_rows_9
+
+scores_by4_no_17:
+	CMPQ        176(SP), $0x00000080
+	JNE         scores_by4_no_18
+	VMOVUPS     (BX), Z7
+	VMOVUPS     64(BX), Z8
+	VMOVUPS     128(BX), Z9
+	VMOVUPS     192(BX), Z10
+	VCVTPH2PS   (AX), Z11
+	VFMADD231PS Z11, Z7, Z3
+	VCVTPH2PS   32(AX), Z11
+	VFMADD231PS Z11, Z8, Z3
+	VCVTPH2PS   64(AX), Z11
+	VFMADD231PS Z11, Z9, Z3
+	VCVTPH2PS   96(AX), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (AX)(SI*1), Z11
+	VFMADD231PS Z11, Z7, Z4
+	VCVTPH2PS   32(AX)(SI*1), Z11
+	VFMADD231PS Z11, Z8, Z4
+	VCVTPH2PS   64(AX)(SI*1), Z11
+	VFMADD231PS Z11, Z9, Z4
+	VCVTPH2PS   96(AX)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (AX)(SI*2), Z11
+	VFMADD231PS Z11, Z7, Z5
+	VCVTPH2PS   32(AX)(SI*2), Z11
+	VFMADD231PS Z11, Z8, Z5
+	VCVTPH2PS   64(AX)(SI*2), Z11
+	VFMADD231PS Z11, Z9, Z5
+	VCVTPH2PS   96(AX)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (AX)(DI*1), Z11
+	VFMADD231PS Z11, Z7, Z6
+	VCVTPH2PS   32(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(AX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	JMP         scores_by4_rows_9
+
+scores_by4_no_18:
+	MOVQ AX, DI
+	MOVQ BX, R8
+	SUBQ DI, R8
+	SUBQ DI, R8
+	MOVQ 176(SP), R9
+	ADDQ DI, R9
+
+scores_c4_33:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z3
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_33
+	MOVQ        AX, DI
+	ADDQ        SI, DI
+	MOVQ        BX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_34:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z4
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_34
+	MOVQ        AX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        BX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_35:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z5
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_35
+	MOVQ        AX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        BX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        176(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_36:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z6
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_36
+
+scores_by4_rows_9:
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VSHUFPS       $0x88, Y3, Y7, Y6
+	VSHUFPS       $0xdd, Y3, Y7, Y3
+	VADDPS        Y3, Y6, Y3
+	VSHUFPS       $0x88, Y5, Y4, Y6
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y6, Y4
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y5, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X3, X4, X4
+	VBROADCASTSS  scale+64(FP), X3
+	VMULPS        X3, X4, X4
+	VMAXPS        X4, X2, X2
+	VMOVUPS       X4, (DX)
+	ADDQ          $0x10, DX
+	SUBQ          $0x04, CX
+	LEAQ          (AX)(SI*4), AX
+
+scores_by1_27:
+	TESTQ   CX, CX
+	JZ      scores_done_47
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    AX, R8
+	MOVQ    176(SP), R11
+	ADDQ    AX, R11
+	MOVQ    BX, R10
+	SUBQ    AX, R10
+	SUBQ    AX, R10
+
+scores_chunk1_27:
+	VMOVUPS       (R10)(R8*2), Z4
+	VCVTPH2PS     (R8), Z5
+	VFMADD231PS   Z5, Z4, Z3
+	ADDQ          $0x00000020, R8
+	CMPQ          R8, R11
+	JB            scores_chunk1_27
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X1, X1
+	VMOVSS        X3, (DX)
+	ADDQ          $0x04, DX
+	DECQ          CX
+	ADDQ          SI, AX
+	JMP           scores_by1_27
+
+scores_done_47:
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VMAXPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VMAXPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VMAXPS        X0, X3, X3
+	VMAXSS        X1, X3, X3
+	VMOVHLPS      X2, X2, X0
+	VMAXPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VMAXPS        X0, X2, X2
+	VMAXSS        X2, X3, X3
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMAXSS        (AX)(CX*4), X3, X3
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), CX
+	LEAQ          (AX)(CX*4), AX
+	LEAQ          (AX)(CX*4), AX
+	MOVQ          32(SP), CX
+	VMOVSS        X3, (AX)(CX*4)
+
+lone_noscores_4:
+	MOVQ    208(SP), AX
+	MOVQ    200(SP), CX
+	SUBQ    AX, CX
+	MOVQ    $0x00000004, DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+	MOVQ    d+48(FP), DX
+	SHLQ    $0x02, DX
+	MOVQ    32(SP), BX
+	IMULQ   DX, BX
+	MOVQ    o+0(FP), SI
+	ADDQ    SI, BX
+	MOVQ    stride+96(FP), DI
+	MOVQ    184(SP), SI
+	LEAQ    (SI)(AX*4), SI
+	IMULQ   DI, AX
+	ADDQ    8(SP), AX
 	XORQ    R8, R8
 
-pv_block_81:
-	MOVQ    SI, R9
+pv_block_109:
+	MOVQ    DX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_81
-	VMOVUPS (CX)(R8*1), Z0
+	JL      pv_next_109
+	VMOVUPS (BX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS 64(BX)(R8*1), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS 128(BX)(R8*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS 192(BX)(R8*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	VMOVUPS 256(CX)(R8*1), Z8
+	VMOVUPS 256(BX)(R8*1), Z8
 	VMOVUPS expconst<>+1344(SB), Z9
-	VMOVUPS 320(CX)(R8*1), Z10
+	VMOVUPS 320(BX)(R8*1), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
-	VMOVUPS 384(CX)(R8*1), Z12
+	VMOVUPS 384(BX)(R8*1), Z12
 	VMOVUPS expconst<>+1344(SB), Z13
-	VMOVUPS 448(CX)(R8*1), Z14
+	VMOVUPS 448(BX)(R8*1), Z14
 	VMOVUPS expconst<>+1344(SB), Z15
-	MOVQ    AX, R9
+	MOVQ    SI, R9
 	MOVQ    R8, R10
 	SHRQ    $0x01, R10
-	ADDQ    DX, R10
-	MOVQ    BX, R11
+	ADDQ    AX, R10
+	MOVQ    CX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_81
+	JL      pv_single_109
 
-pv_pair_81:
+pv_pair_109:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VCVTPH2PS    (R10), Z18
@@ -25808,11 +32610,11 @@ pv_pair_81:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_81
+	JGE          pv_pair_109
 
-pv_single_81:
+pv_single_109:
 	TESTQ        R11, R11
-	JZ           pv_merge_81
+	JZ           pv_merge_109
 	VBROADCASTSS (R9), Z16
 	VCVTPH2PS    (R10), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -25833,51 +32635,51 @@ pv_single_81:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_81
+	JMP          pv_single_109
 
-pv_merge_81:
+pv_merge_109:
 	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (CX)(R8*1)
+	VMOVUPS Z0, (BX)(R8*1)
 	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 64(CX)(R8*1)
+	VMOVUPS Z2, 64(BX)(R8*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 128(CX)(R8*1)
+	VMOVUPS Z4, 128(BX)(R8*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 192(CX)(R8*1)
+	VMOVUPS Z6, 192(BX)(R8*1)
 	VADDPS  Z9, Z8, Z8
-	VMOVUPS Z8, 256(CX)(R8*1)
+	VMOVUPS Z8, 256(BX)(R8*1)
 	VADDPS  Z11, Z10, Z10
-	VMOVUPS Z10, 320(CX)(R8*1)
+	VMOVUPS Z10, 320(BX)(R8*1)
 	VADDPS  Z13, Z12, Z12
-	VMOVUPS Z12, 384(CX)(R8*1)
+	VMOVUPS Z12, 384(BX)(R8*1)
 	VADDPS  Z15, Z14, Z14
-	VMOVUPS Z14, 448(CX)(R8*1)
+	VMOVUPS Z14, 448(BX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_81
+	JMP     pv_block_109
 
-pv_next_81:
-pv_block_82:
-	MOVQ    SI, R9
+pv_next_109:
+pv_block_110:
+	MOVQ    DX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_82
-	VMOVUPS (CX)(R8*1), Z0
+	JL      pv_next_110
+	VMOVUPS (BX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS 64(BX)(R8*1), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
-	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS 128(BX)(R8*1), Z4
 	VMOVUPS expconst<>+1344(SB), Z5
-	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS 192(BX)(R8*1), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
-	MOVQ    AX, R9
+	MOVQ    SI, R9
 	MOVQ    R8, R10
 	SHRQ    $0x01, R10
-	ADDQ    DX, R10
-	MOVQ    BX, R11
+	ADDQ    AX, R10
+	MOVQ    CX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_82
+	JL      pv_single_110
 
-pv_pair_82:
+pv_pair_110:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VCVTPH2PS    (R10), Z10
@@ -25900,11 +32702,11 @@ pv_pair_82:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_82
+	JGE          pv_pair_110
 
-pv_single_82:
+pv_single_110:
 	TESTQ        R11, R11
-	JZ           pv_merge_82
+	JZ           pv_merge_110
 	VBROADCASTSS (R9), Z8
 	VCVTPH2PS    (R10), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -25917,39 +32719,39 @@ pv_single_82:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_82
+	JMP          pv_single_110
 
-pv_merge_82:
+pv_merge_110:
 	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (CX)(R8*1)
+	VMOVUPS Z0, (BX)(R8*1)
 	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 64(CX)(R8*1)
+	VMOVUPS Z2, 64(BX)(R8*1)
 	VADDPS  Z5, Z4, Z4
-	VMOVUPS Z4, 128(CX)(R8*1)
+	VMOVUPS Z4, 128(BX)(R8*1)
 	VADDPS  Z7, Z6, Z6
-	VMOVUPS Z6, 192(CX)(R8*1)
+	VMOVUPS Z6, 192(BX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_82
+	JMP     pv_block_110
 
-pv_next_82:
-pv_block_83:
-	MOVQ    SI, R9
+pv_next_110:
+pv_block_111:
+	MOVQ    DX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_83
-	VMOVUPS (CX)(R8*1), Z0
+	JL      pv_next_111
+	VMOVUPS (BX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS 64(BX)(R8*1), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
-	MOVQ    AX, R9
+	MOVQ    SI, R9
 	MOVQ    R8, R10
 	SHRQ    $0x01, R10
-	ADDQ    DX, R10
-	MOVQ    BX, R11
+	ADDQ    AX, R10
+	MOVQ    CX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_83
+	JL      pv_single_111
 
-pv_pair_83:
+pv_pair_111:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -25964,11 +32766,11 @@ pv_pair_83:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_83
+	JGE          pv_pair_111
 
-pv_single_83:
+pv_single_111:
 	TESTQ        R11, R11
-	JZ           pv_merge_83
+	JZ           pv_merge_111
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -25977,33 +32779,33 @@ pv_single_83:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_83
+	JMP          pv_single_111
 
-pv_merge_83:
+pv_merge_111:
 	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (CX)(R8*1)
+	VMOVUPS Z0, (BX)(R8*1)
 	VADDPS  Z3, Z2, Z2
-	VMOVUPS Z2, 64(CX)(R8*1)
+	VMOVUPS Z2, 64(BX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_83
+	JMP     pv_block_111
 
-pv_next_83:
-pv_block_84:
-	MOVQ    SI, R9
+pv_next_111:
+pv_block_112:
+	MOVQ    DX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_84
-	VMOVUPS (CX)(R8*1), Z0
+	JL      pv_next_112
+	VMOVUPS (BX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
-	MOVQ    AX, R9
+	MOVQ    SI, R9
 	MOVQ    R8, R10
 	SHRQ    $0x01, R10
-	ADDQ    DX, R10
-	MOVQ    BX, R11
+	ADDQ    AX, R10
+	MOVQ    CX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_84
+	JL      pv_single_112
 
-pv_pair_84:
+pv_pair_112:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VCVTPH2PS    (R10), Z4
@@ -26014,26 +32816,1520 @@ pv_pair_84:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_84
+	JGE          pv_pair_112
 
-pv_single_84:
+pv_single_112:
 	TESTQ        R11, R11
-	JZ           pv_merge_84
+	JZ           pv_merge_112
 	VBROADCASTSS (R9), Z2
 	VCVTPH2PS    (R10), Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_84
+	JMP          pv_single_112
 
-pv_merge_84:
+pv_merge_112:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (BX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_112
+
+pv_next_112:
+	ADDQ $0x00000004, 208(SP)
+	JMP  lone_chunk_4
+
+lone_chunk_done_4:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X0, X1
+	VUCOMISS     X0, X1
+	JEQ          no_rescale_32
+	VSUBSS       X1, X0, X0
+	VBROADCASTSS X0, Z0
+	VMOVUPS      expconst<>+256(SB), Z2
+	VMAXPS       Z0, Z2, Z0
+	VMOVUPS      expconst<>+320(SB), Z2
+	VMINPS       Z0, Z2, Z0
+	VMULPS       expconst<>+128(SB), Z0, Z0
+	VCVTPS2DQ    Z0, Z2
+	VCVTDQ2PS    Z2, Z3
+	VSUBPS       Z3, Z0, Z0
+	VMOVUPS      expconst<>+576(SB), Z3
+	VFMADD213PS  expconst<>+512(SB), Z0, Z3
+	VFMADD213PS  expconst<>+448(SB), Z0, Z3
+	VFMADD213PS  expconst<>+384(SB), Z0, Z3
+	VFMADD213PS  expconst<>+64(SB), Z0, Z3
+	VPADDD       expconst<>+192(SB), Z2, Z2
+	VPSLLD       $0x17, Z2, Z2
+	VMULPS       Z2, Z3, Z0
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X0, X2
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X2, (AX)(CX*4)
+	MOVQ         d+48(FP), AX
+	SHLQ         $0x02, AX
+	MOVQ         32(SP), CX
+	IMULQ        AX, CX
+	MOVQ         o+0(FP), DX
+	ADDQ         DX, CX
+	MOVQ         AX, AX
+
+scale_loop_40:
+	VMULPS  (CX), Z0, Z2
+	VMOVUPS Z2, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000040, AX
+	JNZ     scale_loop_40
+	MOVQ    state+72(FP), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X1, (AX)(CX*4)
+
+no_rescale_32:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z0
+	MOVQ         192(SP), AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z1
+	MOVQ         CX, CX
+
+exp_loop_31:
+	CMPQ            CX, $0x00000010
+	JL              exp_tail_31
+	VBROADCASTF64X4 (AX), Z2
+	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
+	VSUBPS          Z0, Z2, Z2
+	VMOVUPS         expconst<>+256(SB), Z3
+	VMAXPS          Z2, Z3, Z2
+	VMOVUPS         expconst<>+320(SB), Z3
+	VMINPS          Z2, Z3, Z2
+	VMULPS          expconst<>+128(SB), Z2, Z2
+	VCVTPS2DQ       Z2, Z3
+	VCVTDQ2PS       Z3, Z4
+	VSUBPS          Z4, Z2, Z2
+	VMOVUPS         expconst<>+576(SB), Z4
+	VFMADD213PS     expconst<>+512(SB), Z2, Z4
+	VFMADD213PS     expconst<>+448(SB), Z2, Z4
+	VFMADD213PS     expconst<>+384(SB), Z2, Z4
+	VFMADD213PS     expconst<>+64(SB), Z2, Z4
+	VPADDD          expconst<>+192(SB), Z3, Z3
+	VPSLLD          $0x17, Z3, Z3
+	VMULPS          Z3, Z4, Z2
+	VMOVUPS         Z2, (AX)
+	VADDPS          Z2, Z1, Z1
+	ADDQ            $0x00000040, AX
+	SUBQ            $0x00000010, CX
+	JMP             exp_loop_31
+
+exp_tail_31:
+	VEXTRACTF64X4   $0x01, Z1, Y2
+	VADDPS          Y2, Y1, Y2
+	VEXTRACTF32X4   $0x01, Y2, X1
+	VADDPS          X2, X1, X1
+	VMOVHLPS        X1, X1, X2
+	VADDPS          X2, X1, X1
+	VMOVSHDUP       X1, X2
+	VADDPS          X2, X1, X1
+	TESTQ           CX, CX
+	JZ              exp_done_31
+	VBROADCASTF64X4 (AX), Z2
+	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
+	VSUBPS          Z0, Z2, Z2
+	VMOVUPS         expconst<>+256(SB), Z0
+	VMAXPS          Z2, Z0, Z2
+	VMOVUPS         expconst<>+320(SB), Z0
+	VMINPS          Z2, Z0, Z2
+	VMULPS          expconst<>+128(SB), Z2, Z2
+	VCVTPS2DQ       Z2, Z0
+	VCVTDQ2PS       Z0, Z3
+	VSUBPS          Z3, Z2, Z2
+	VMOVUPS         expconst<>+576(SB), Z3
+	VFMADD213PS     expconst<>+512(SB), Z2, Z3
+	VFMADD213PS     expconst<>+448(SB), Z2, Z3
+	VFMADD213PS     expconst<>+384(SB), Z2, Z3
+	VFMADD213PS     expconst<>+64(SB), Z2, Z3
+	VPADDD          expconst<>+192(SB), Z0, Z0
+	VPSLLD          $0x17, Z0, Z0
+	VMULPS          Z0, Z3, Z2
+	VMOVUPS         Z2, (AX)
+
+exp_tail1_31:
+	VADDSS (AX), X1, X1
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_31
+
+exp_done_31:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X1, X1
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X1, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   200(SP), AX
+	IMULQ  AX, CX
+	ADDQ   CX, 8(SP)
+	MOVQ   184(SP), AX
+	MOVQ   192(SP), CX
+	MOVQ   CX, 184(SP)
+	MOVQ   AX, 192(SP)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 200(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
+	JMP    lone_loop_4
+
+lone_last_4:
+	XORQ  AX, AX
+	MOVQ  200(SP), CX
+	MOVQ  d+48(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  32(SP), BX
+	IMULQ DX, BX
+	MOVQ  o+0(FP), SI
+	ADDQ  SI, BX
+	MOVQ  stride+96(FP), DI
+	MOVQ  184(SP), SI
+	LEAQ  (SI)(AX*4), SI
+	IMULQ DI, AX
+	ADDQ  8(SP), AX
+	XORQ  R8, R8
+
+pv_block_113:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_113
+	VMOVUPS (BX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(BX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(BX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(BX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 256(BX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 320(BX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 384(BX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 448(BX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	MOVQ    SI, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    AX, R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_113
+
+pv_pair_113:
+	VBROADCASTSS (R9), Z16
+	VBROADCASTSS 4(R9), Z17
+	VCVTPH2PS    (R10), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VCVTPH2PS    32(R10), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VCVTPH2PS    64(R10), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VCVTPH2PS    96(R10), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VCVTPH2PS    128(R10), Z18
+	VFMADD231PS  Z18, Z16, Z8
+	VCVTPH2PS    160(R10), Z18
+	VFMADD231PS  Z18, Z16, Z10
+	VCVTPH2PS    192(R10), Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VCVTPH2PS    224(R10), Z18
+	VFMADD231PS  Z18, Z16, Z14
+	VCVTPH2PS    (R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z1
+	VCVTPH2PS    32(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z3
+	VCVTPH2PS    64(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z5
+	VCVTPH2PS    96(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z7
+	VCVTPH2PS    128(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z9
+	VCVTPH2PS    160(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z11
+	VCVTPH2PS    192(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z13
+	VCVTPH2PS    224(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z15
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_113
+
+pv_single_113:
+	TESTQ        R11, R11
+	JZ           pv_merge_113
+	VBROADCASTSS (R9), Z16
+	VCVTPH2PS    (R10), Z17
+	VFMADD231PS  Z17, Z16, Z0
+	VCVTPH2PS    32(R10), Z17
+	VFMADD231PS  Z17, Z16, Z2
+	VCVTPH2PS    64(R10), Z17
+	VFMADD231PS  Z17, Z16, Z4
+	VCVTPH2PS    96(R10), Z17
+	VFMADD231PS  Z17, Z16, Z6
+	VCVTPH2PS    128(R10), Z17
+	VFMADD231PS  Z17, Z16, Z8
+	VCVTPH2PS    160(R10), Z17
+	VFMADD231PS  Z17, Z16, Z10
+	VCVTPH2PS    192(R10), Z17
+	VFMADD231PS  Z17, Z16, Z12
+	VCVTPH2PS    224(R10), Z17
+	VFMADD231PS  Z17, Z16, Z14
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_113
+
+pv_merge_113:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (BX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(BX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(BX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(BX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 256(BX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 320(BX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 384(BX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 448(BX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_113
+
+pv_next_113:
+pv_block_114:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_114
+	VMOVUPS (BX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(BX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(BX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(BX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	MOVQ    SI, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    AX, R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_114
+
+pv_pair_114:
+	VBROADCASTSS (R9), Z8
+	VBROADCASTSS 4(R9), Z9
+	VCVTPH2PS    (R10), Z10
+	VFMADD231PS  Z10, Z8, Z0
+	VCVTPH2PS    32(R10), Z10
+	VFMADD231PS  Z10, Z8, Z2
+	VCVTPH2PS    64(R10), Z10
+	VFMADD231PS  Z10, Z8, Z4
+	VCVTPH2PS    96(R10), Z10
+	VFMADD231PS  Z10, Z8, Z6
+	VCVTPH2PS    (R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z1
+	VCVTPH2PS    32(R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z3
+	VCVTPH2PS    64(R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z5
+	VCVTPH2PS    96(R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_114
+
+pv_single_114:
+	TESTQ        R11, R11
+	JZ           pv_merge_114
+	VBROADCASTSS (R9), Z8
+	VCVTPH2PS    (R10), Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VCVTPH2PS    32(R10), Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VCVTPH2PS    64(R10), Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VCVTPH2PS    96(R10), Z9
+	VFMADD231PS  Z9, Z8, Z6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_114
+
+pv_merge_114:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (BX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(BX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(BX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(BX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_114
+
+pv_next_114:
+pv_block_115:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_115
+	VMOVUPS (BX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(BX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    SI, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    AX, R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_115
+
+pv_pair_115:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VCVTPH2PS    (R10), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	VCVTPH2PS    32(R10), Z6
+	VFMADD231PS  Z6, Z4, Z2
+	VCVTPH2PS    (R10)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z1
+	VCVTPH2PS    32(R10)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_115
+
+pv_single_115:
+	TESTQ        R11, R11
+	JZ           pv_merge_115
+	VBROADCASTSS (R9), Z4
+	VCVTPH2PS    (R10), Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VCVTPH2PS    32(R10), Z5
+	VFMADD231PS  Z5, Z4, Z2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_115
+
+pv_merge_115:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (BX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(BX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_115
+
+pv_next_115:
+pv_block_116:
+	MOVQ    DX, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_116
+	VMOVUPS (BX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	MOVQ    SI, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    AX, R10
+	MOVQ    CX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_116
+
+pv_pair_116:
+	VBROADCASTSS (R9), Z2
+	VBROADCASTSS 4(R9), Z3
+	VCVTPH2PS    (R10), Z4
+	VFMADD231PS  Z4, Z2, Z0
+	VCVTPH2PS    (R10)(DI*1), Z2
+	VFMADD231PS  Z2, Z3, Z1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_116
+
+pv_single_116:
+	TESTQ        R11, R11
+	JZ           pv_merge_116
+	VBROADCASTSS (R9), Z2
+	VCVTPH2PS    (R10), Z3
+	VFMADD231PS  Z3, Z2, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_116
+
+pv_merge_116:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (BX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     pv_block_116
+
+pv_next_116:
+	JMP finish_8
+
+// func naiveDecodeFastF16AVX512(o *float32, q *float32, k *byte, v *byte, n int, d int, scale float32, ws *float32, stride int, state *float32)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·naiveDecodeFastF16AVX512(SB), NOSPLIT, $8-80
+	PCALIGN $64
+	MOVQ    ws+56(FP), AX
+	MOVQ    q+8(FP), CX
+	MOVQ    k+16(FP), DX
+	MOVQ    n+32(FP), BX
+	MOVQ    d+40(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    d+40(FP), DI
+	SHLQ    $0x01, DI
+	MOVQ    DI, (SP)
+	MOVQ    stride+64(FP), DI
+	MOVQ    BX, R8
+	MOVQ    AX, R9
+	LEAQ    (DI)(DI*2), R10
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+	VMOVUPS expconst<>+0(SB), X2
+
+scores_by8_28:
+	CMPQ        R8, $0x08
+	JL          scores_by4_10
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	VMOVUPS     expconst<>+1344(SB), Z7
+	VMOVUPS     expconst<>+1344(SB), Z8
+	VMOVUPS     expconst<>+1344(SB), Z9
+	VMOVUPS     expconst<>+1344(SB), Z10
+	MOVQ        DX, R11
+	LEAQ        (DX)(DI*4), R12
+	MOVQ        CX, R13
+	SUBQ        DX, R13
+	SUBQ        DX, R13
+	MOVQ        (SP), R14
+	ANDQ        $0xffffffc0, R14
+	ADDQ        DX, R14
+	CMPQ        (SP), $0x00000100
+	JNE         scores_seq_no_31
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VMOVUPS     256(CX), Z15
+	VMOVUPS     320(CX), Z16
+	VMOVUPS     384(CX), Z17
+	VMOVUPS     448(CX), Z18
+	VCVTPH2PS   (R11), Z19
+	VFMADD231PS Z19, Z11, Z3
+	VCVTPH2PS   32(R11), Z19
+	VFMADD231PS Z19, Z12, Z3
+	VCVTPH2PS   64(R11), Z19
+	VFMADD231PS Z19, Z13, Z3
+	VCVTPH2PS   96(R11), Z19
+	VFMADD231PS Z19, Z14, Z3
+	VCVTPH2PS   128(R11), Z19
+	VFMADD231PS Z19, Z15, Z3
+	VCVTPH2PS   160(R11), Z19
+	VFMADD231PS Z19, Z16, Z3
+	VCVTPH2PS   192(R11), Z19
+	VFMADD231PS Z19, Z17, Z3
+	VCVTPH2PS   224(R11), Z19
+	VFMADD231PS Z19, Z18, Z3
+	VCVTPH2PS   (R11)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z4
+	VCVTPH2PS   32(R11)(DI*1), Z19
+	VFMADD231PS Z19, Z12, Z4
+	VCVTPH2PS   64(R11)(DI*1), Z19
+	VFMADD231PS Z19, Z13, Z4
+	VCVTPH2PS   96(R11)(DI*1), Z19
+	VFMADD231PS Z19, Z14, Z4
+	VCVTPH2PS   128(R11)(DI*1), Z19
+	VFMADD231PS Z19, Z15, Z4
+	VCVTPH2PS   160(R11)(DI*1), Z19
+	VFMADD231PS Z19, Z16, Z4
+	VCVTPH2PS   192(R11)(DI*1), Z19
+	VFMADD231PS Z19, Z17, Z4
+	VCVTPH2PS   224(R11)(DI*1), Z19
+	VFMADD231PS Z19, Z18, Z4
+	VCVTPH2PS   (R11)(DI*2), Z19
+	VFMADD231PS Z19, Z11, Z5
+	VCVTPH2PS   32(R11)(DI*2), Z19
+	VFMADD231PS Z19, Z12, Z5
+	VCVTPH2PS   64(R11)(DI*2), Z19
+	VFMADD231PS Z19, Z13, Z5
+	VCVTPH2PS   96(R11)(DI*2), Z19
+	VFMADD231PS Z19, Z14, Z5
+	VCVTPH2PS   128(R11)(DI*2), Z19
+	VFMADD231PS Z19, Z15, Z5
+	VCVTPH2PS   160(R11)(DI*2), Z19
+	VFMADD231PS Z19, Z16, Z5
+	VCVTPH2PS   192(R11)(DI*2), Z19
+	VFMADD231PS Z19, Z17, Z5
+	VCVTPH2PS   224(R11)(DI*2), Z19
+	VFMADD231PS Z19, Z18, Z5
+	VCVTPH2PS   (R11)(R10*1), Z19
+	VFMADD231PS Z19, Z11, Z6
+	VCVTPH2PS   32(R11)(R10*1), Z19
+	VFMADD231PS Z19, Z12, Z6
+	VCVTPH2PS   64(R11)(R10*1), Z19
+	VFMADD231PS Z19, Z13, Z6
+	VCVTPH2PS   96(R11)(R10*1), Z19
+	VFMADD231PS Z19, Z14, Z6
+	VCVTPH2PS   128(R11)(R10*1), Z19
+	VFMADD231PS Z19, Z15, Z6
+	VCVTPH2PS   160(R11)(R10*1), Z19
+	VFMADD231PS Z19, Z16, Z6
+	VCVTPH2PS   192(R11)(R10*1), Z19
+	VFMADD231PS Z19, Z17, Z6
+	VCVTPH2PS   224(R11)(R10*1), Z19
+	VFMADD231PS Z19, Z18, Z6
+	VCVTPH2PS   (R12), Z19
+	VFMADD231PS Z19, Z11, Z7
+	VCVTPH2PS   32(R12), Z19
+	VFMADD231PS Z19, Z12, Z7
+	VCVTPH2PS   64(R12), Z19
+	VFMADD231PS Z19, Z13, Z7
+	VCVTPH2PS   96(R12), Z19
+	VFMADD231PS Z19, Z14, Z7
+	VCVTPH2PS   128(R12), Z19
+	VFMADD231PS Z19, Z15, Z7
+	VCVTPH2PS   160(R12), Z19
+	VFMADD231PS Z19, Z16, Z7
+	VCVTPH2PS   192(R12), Z19
+	VFMADD231PS Z19, Z17, Z7
+	VCVTPH2PS   224(R12), Z19
+	VFMADD231PS Z19, Z18, Z7
+	VCVTPH2PS   (R12)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z8
+	VCVTPH2PS   32(R12)(DI*1), Z19
+	VFMADD231PS Z19, Z12, Z8
+	VCVTPH2PS   64(R12)(DI*1), Z19
+	VFMADD231PS Z19, Z13, Z8
+	VCVTPH2PS   96(R12)(DI*1), Z19
+	VFMADD231PS Z19, Z14, Z8
+	VCVTPH2PS   128(R12)(DI*1), Z19
+	VFMADD231PS Z19, Z15, Z8
+	VCVTPH2PS   160(R12)(DI*1), Z19
+	VFMADD231PS Z19, Z16, Z8
+	VCVTPH2PS   192(R12)(DI*1), Z19
+	VFMADD231PS Z19, Z17, Z8
+	VCVTPH2PS   224(R12)(DI*1), Z19
+	VFMADD231PS Z19, Z18, Z8
+	VCVTPH2PS   (R12)(DI*2), Z19
+	VFMADD231PS Z19, Z11, Z9
+	VCVTPH2PS   32(R12)(DI*2), Z19
+	VFMADD231PS Z19, Z12, Z9
+	VCVTPH2PS   64(R12)(DI*2), Z19
+	VFMADD231PS Z19, Z13, Z9
+	VCVTPH2PS   96(R12)(DI*2), Z19
+	VFMADD231PS Z19, Z14, Z9
+	VCVTPH2PS   128(R12)(DI*2), Z19
+	VFMADD231PS Z19, Z15, Z9
+	VCVTPH2PS   160(R12)(DI*2), Z19
+	VFMADD231PS Z19, Z16, Z9
+	VCVTPH2PS   192(R12)(DI*2), Z19
+	VFMADD231PS Z19, Z17, Z9
+	VCVTPH2PS   224(R12)(DI*2), Z19
+	VFMADD231PS Z19, Z18, Z9
+	VCVTPH2PS   (R12)(R10*1), Z19
+	VFMADD231PS Z19, Z11, Z10
+	VCVTPH2PS   32(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	VCVTPH2PS   128(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z15, Z10
+	VCVTPH2PS   160(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z16, Z10
+	VCVTPH2PS   192(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z17, Z10
+	VCVTPH2PS   224(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z18, Z10
+	JMP         scores_reduce_28
+
+scores_seq_no_31:
+	CMPQ        (SP), $0x00000080
+	JNE         scores_seq_no_32
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VCVTPH2PS   (R11), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   32(R11), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   64(R11), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   96(R11), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (R11)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   32(R11)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   64(R11)(DI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   96(R11)(DI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (R11)(DI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   32(R11)(DI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   64(R11)(DI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   96(R11)(DI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (R11)(R10*1), Z15
+	VFMADD231PS Z15, Z11, Z6
+	VCVTPH2PS   32(R11)(R10*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VCVTPH2PS   64(R11)(R10*1), Z15
+	VFMADD231PS Z15, Z13, Z6
+	VCVTPH2PS   96(R11)(R10*1), Z15
+	VFMADD231PS Z15, Z14, Z6
+	VCVTPH2PS   (R12), Z15
+	VFMADD231PS Z15, Z11, Z7
+	VCVTPH2PS   32(R12), Z15
+	VFMADD231PS Z15, Z12, Z7
+	VCVTPH2PS   64(R12), Z15
+	VFMADD231PS Z15, Z13, Z7
+	VCVTPH2PS   96(R12), Z15
+	VFMADD231PS Z15, Z14, Z7
+	VCVTPH2PS   (R12)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z8
+	VCVTPH2PS   32(R12)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z8
+	VCVTPH2PS   64(R12)(DI*1), Z15
+	VFMADD231PS Z15, Z13, Z8
+	VCVTPH2PS   96(R12)(DI*1), Z15
+	VFMADD231PS Z15, Z14, Z8
+	VCVTPH2PS   (R12)(DI*2), Z15
+	VFMADD231PS Z15, Z11, Z9
+	VCVTPH2PS   32(R12)(DI*2), Z15
+	VFMADD231PS Z15, Z12, Z9
+	VCVTPH2PS   64(R12)(DI*2), Z15
+	VFMADD231PS Z15, Z13, Z9
+	VCVTPH2PS   96(R12)(DI*2), Z15
+	VFMADD231PS Z15, Z14, Z9
+	VCVTPH2PS   (R12)(R10*1), Z15
+	VFMADD231PS Z15, Z11, Z10
+	VCVTPH2PS   32(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R12)(R10*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	JMP         scores_reduce_28
+
+scores_seq_no_32:
+	CMPQ R11, R14
+	JAE  scores_odd_40
+
+scores_pairs_40:
+	VMOVUPS     (R13)(R11*2), Z11
+	VCVTPH2PS   (R11), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R11)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R11)(DI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R11)(R10*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R12), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R12)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R12)(DI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R12)(R10*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	VMOVUPS     64(R13)(R11*2), Z11
+	VCVTPH2PS   32(R11), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   32(R11)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   32(R11)(DI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   32(R11)(R10*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   32(R12), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   32(R12)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   32(R12)(DI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   32(R12)(R10*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	ADDQ        $0x00000040, R11
+	ADDQ        $0x00000040, R12
+	CMPQ        R11, R14
+	JB          scores_pairs_40
+
+scores_odd_40:
+	MOVQ        (SP), R14
+	ADDQ        DX, R14
+	CMPQ        R11, R14
+	JAE         scores_half_40
+	VMOVUPS     (R13)(R11*2), Z11
+	VCVTPH2PS   (R11), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R11)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R11)(DI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R11)(R10*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R12), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R12)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R12)(DI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R12)(R10*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+
+scores_half_40:
+scores_reduce_28:
+	VSHUFF32X4   $0x44, Z4, Z3, Z11
+	VSHUFF32X4   $0xee, Z4, Z3, Z3
+	VADDPS       Z3, Z11, Z11
+	VSHUFF32X4   $0x44, Z6, Z5, Z3
+	VSHUFF32X4   $0xee, Z6, Z5, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFF32X4   $0x44, Z8, Z7, Z4
+	VSHUFF32X4   $0xee, Z8, Z7, Z5
+	VADDPS       Z5, Z4, Z4
+	VSHUFF32X4   $0x44, Z10, Z9, Z5
+	VSHUFF32X4   $0xee, Z10, Z9, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z11, Z6
+	VSHUFF32X4   $0xdd, Z3, Z11, Z3
+	VADDPS       Z3, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z3
+	VSHUFF32X4   $0xdd, Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z6, Z4
+	VSHUFPS      $0xdd, Z3, Z6, Z3
+	VADDPS       Z3, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z3
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z3
+	VPERMPS      Z4, Z3, Z4
+	VBROADCASTSS scale+48(FP), Y3
+	VMULPS       Y3, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (R9)
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, R8
+	LEAQ         (DX)(DI*8), DX
+	JMP          scores_by8_28
+
+scores_by4_10:
+	CMPQ        R8, $0x04
+	JL          scores_by1_28
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	CMPQ        (SP), $0x00000100
+	JNE         scores_by4_no_19
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VMOVUPS     256(CX), Z11
+	VMOVUPS     320(CX), Z12
+	VMOVUPS     384(CX), Z13
+	VMOVUPS     448(CX), Z14
+	VCVTPH2PS   (DX), Z15
+	VFMADD231PS Z15, Z7, Z3
+	VCVTPH2PS   32(DX), Z15
+	VFMADD231PS Z15, Z8, Z3
+	VCVTPH2PS   64(DX), Z15
+	VFMADD231PS Z15, Z9, Z3
+	VCVTPH2PS   96(DX), Z15
+	VFMADD231PS Z15, Z10, Z3
+	VCVTPH2PS   128(DX), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   160(DX), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   192(DX), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   224(DX), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (DX)(DI*1), Z15
+	VFMADD231PS Z15, Z7, Z4
+	VCVTPH2PS   32(DX)(DI*1), Z15
+	VFMADD231PS Z15, Z8, Z4
+	VCVTPH2PS   64(DX)(DI*1), Z15
+	VFMADD231PS Z15, Z9, Z4
+	VCVTPH2PS   96(DX)(DI*1), Z15
+	VFMADD231PS Z15, Z10, Z4
+	VCVTPH2PS   128(DX)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   160(DX)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   192(DX)(DI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   224(DX)(DI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (DX)(DI*2), Z15
+	VFMADD231PS Z15, Z7, Z5
+	VCVTPH2PS   32(DX)(DI*2), Z15
+	VFMADD231PS Z15, Z8, Z5
+	VCVTPH2PS   64(DX)(DI*2), Z15
+	VFMADD231PS Z15, Z9, Z5
+	VCVTPH2PS   96(DX)(DI*2), Z15
+	VFMADD231PS Z15, Z10, Z5
+	VCVTPH2PS   128(DX)(DI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   160(DX)(DI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   192(DX)(DI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   224(DX)(DI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (DX)(R10*1), Z15
+	VFMADD231PS Z15, Z7, Z6
+	VCVTPH2PS   32(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	VCVTPH2PS   128(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z11, Z6
+	VCVTPH2PS   160(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z12, Z6
+	VCVTPH2PS   192(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z13, Z6
+	VCVTPH2PS   224(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z14, Z6
+	JMP         scores_by4_rows_10
+
+scores_by4_no_19:
+	CMPQ        (SP), $0x00000080
+	JNE         scores_by4_no_20
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VCVTPH2PS   (DX), Z11
+	VFMADD231PS Z11, Z7, Z3
+	VCVTPH2PS   32(DX), Z11
+	VFMADD231PS Z11, Z8, Z3
+	VCVTPH2PS   64(DX), Z11
+	VFMADD231PS Z11, Z9, Z3
+	VCVTPH2PS   96(DX), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (DX)(DI*1), Z11
+	VFMADD231PS Z11, Z7, Z4
+	VCVTPH2PS   32(DX)(DI*1), Z11
+	VFMADD231PS Z11, Z8, Z4
+	VCVTPH2PS   64(DX)(DI*1), Z11
+	VFMADD231PS Z11, Z9, Z4
+	VCVTPH2PS   96(DX)(DI*1), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (DX)(DI*2), Z11
+	VFMADD231PS Z11, Z7, Z5
+	VCVTPH2PS   32(DX)(DI*2), Z11
+	VFMADD231PS Z11, Z8, Z5
+	VCVTPH2PS   64(DX)(DI*2), Z11
+	VFMADD231PS Z11, Z9, Z5
+	VCVTPH2PS   96(DX)(DI*2), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (DX)(R10*1), Z11
+	VFMADD231PS Z11, Z7, Z6
+	VCVTPH2PS   32(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(R10*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	JMP         scores_by4_rows_10
+
+scores_by4_no_20:
+	MOVQ DX, R10
+	MOVQ CX, R11
+	SUBQ R10, R11
+	SUBQ R10, R11
+	MOVQ (SP), R12
+	ADDQ R10, R12
+
+scores_c4_37:
+	VCVTPH2PS   (R10), Z7
+	VFMADD231PS (R11)(R10*2), Z7, Z3
+	ADDQ        $0x00000020, R10
+	CMPQ        R10, R12
+	JB          scores_c4_37
+	MOVQ        DX, R10
+	ADDQ        DI, R10
+	MOVQ        CX, R11
+	SUBQ        R10, R11
+	SUBQ        R10, R11
+	MOVQ        (SP), R12
+	ADDQ        R10, R12
+
+scores_c4_38:
+	VCVTPH2PS   (R10), Z7
+	VFMADD231PS (R11)(R10*2), Z7, Z4
+	ADDQ        $0x00000020, R10
+	CMPQ        R10, R12
+	JB          scores_c4_38
+	MOVQ        DX, R10
+	ADDQ        DI, R10
+	ADDQ        DI, R10
+	MOVQ        CX, R11
+	SUBQ        R10, R11
+	SUBQ        R10, R11
+	MOVQ        (SP), R12
+	ADDQ        R10, R12
+
+scores_c4_39:
+	VCVTPH2PS   (R10), Z7
+	VFMADD231PS (R11)(R10*2), Z7, Z5
+	ADDQ        $0x00000020, R10
+	CMPQ        R10, R12
+	JB          scores_c4_39
+	MOVQ        DX, R10
+	ADDQ        DI, R10
+	ADDQ        DI, R10
+	ADDQ        DI, R10
+	MOVQ        CX, R11
+	SUBQ        R10, R11
+	SUBQ        R10, R11
+	MOVQ        (SP), R12
+	ADDQ        R10, R12
+
+scores_c4_40:
+	VCVTPH2PS   (R10), Z7
+	VFMADD231PS (R11)(R10*2), Z7, Z6
+	ADDQ        $0x00000020, R10
+	CMPQ        R10, R12
+	JB          scores_c4_40
+
+scores_by4_rows_10:
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VSHUFPS       $0x88, Y3, Y7, Y6
+	VSHUFPS       $0xdd, Y3, Y7, Y3
+	VADDPS        Y3, Y6, Y3
+	VSHUFPS       $0x88, Y5, Y4, Y6
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y6, Y4
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y5, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X3, X4, X4
+	VBROADCASTSS  scale+48(FP), X3
+	VMULPS        X3, X4, X4
+	VMAXPS        X4, X2, X2
+	VMOVUPS       X4, (R9)
+	ADDQ          $0x10, R9
+	SUBQ          $0x04, R8
+	LEAQ          (DX)(DI*4), DX
+
+scores_by1_28:
+	TESTQ   R8, R8
+	JZ      scores_done_48
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    DX, R11
+	MOVQ    (SP), R14
+	ADDQ    DX, R14
+	MOVQ    CX, R13
+	SUBQ    DX, R13
+	SUBQ    DX, R13
+
+scores_chunk1_28:
+	VMOVUPS       (R13)(R11*2), Z4
+	VCVTPH2PS     (R11), Z5
+	VFMADD231PS   Z5, Z4, Z3
+	ADDQ          $0x00000020, R11
+	CMPQ          R11, R14
+	JB            scores_chunk1_28
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+48(FP), X3, X3
+	VMAXSS        X3, X1, X1
+	VMOVSS        X3, (R9)
+	ADDQ          $0x04, R9
+	DECQ          R8
+	ADDQ          DI, DX
+	JMP           scores_by1_28
+
+scores_done_48:
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VMAXPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VMAXPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VMAXPS        X0, X3, X3
+	VMAXSS        X1, X3, X3
+	VMOVHLPS      X2, X2, X0
+	VMAXPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VMAXPS        X0, X2, X2
+	VMAXSS        X2, X3, X3
+	VBROADCASTSS  X3, Z0
+	VMOVUPS       expconst<>+1344(SB), Z1
+	MOVQ          AX, CX
+	MOVQ          BX, DX
+
+exp_loop_32:
+	CMPQ            DX, $0x00000010
+	JL              exp_tail_32
+	VBROADCASTF64X4 (CX), Z2
+	VINSERTF64X4    $0x01, 32(CX), Z2, Z2
+	VSUBPS          Z0, Z2, Z2
+	VMOVUPS         expconst<>+256(SB), Z4
+	VMAXPS          Z2, Z4, Z2
+	VMOVUPS         expconst<>+320(SB), Z4
+	VMINPS          Z2, Z4, Z2
+	VMULPS          expconst<>+128(SB), Z2, Z2
+	VCVTPS2DQ       Z2, Z4
+	VCVTDQ2PS       Z4, Z5
+	VSUBPS          Z5, Z2, Z2
+	VMOVUPS         expconst<>+576(SB), Z5
+	VFMADD213PS     expconst<>+512(SB), Z2, Z5
+	VFMADD213PS     expconst<>+448(SB), Z2, Z5
+	VFMADD213PS     expconst<>+384(SB), Z2, Z5
+	VFMADD213PS     expconst<>+64(SB), Z2, Z5
+	VPADDD          expconst<>+192(SB), Z4, Z4
+	VPSLLD          $0x17, Z4, Z4
+	VMULPS          Z4, Z5, Z2
+	VMOVUPS         Z2, (CX)
+	VADDPS          Z2, Z1, Z1
+	ADDQ            $0x00000040, CX
+	SUBQ            $0x00000010, DX
+	JMP             exp_loop_32
+
+exp_tail_32:
+	VEXTRACTF64X4   $0x01, Z1, Y2
+	VADDPS          Y2, Y1, Y2
+	VEXTRACTF32X4   $0x01, Y2, X1
+	VADDPS          X2, X1, X1
+	VMOVHLPS        X1, X1, X2
+	VADDPS          X2, X1, X1
+	VMOVSHDUP       X1, X2
+	VADDPS          X2, X1, X1
+	TESTQ           DX, DX
+	JZ              exp_done_32
+	VBROADCASTF64X4 (CX), Z2
+	VINSERTF64X4    $0x01, 32(CX), Z2, Z2
+	VSUBPS          Z0, Z2, Z2
+	VMOVUPS         expconst<>+256(SB), Z0
+	VMAXPS          Z2, Z0, Z2
+	VMOVUPS         expconst<>+320(SB), Z0
+	VMINPS          Z2, Z0, Z2
+	VMULPS          expconst<>+128(SB), Z2, Z2
+	VCVTPS2DQ       Z2, Z0
+	VCVTDQ2PS       Z0, Z4
+	VSUBPS          Z4, Z2, Z2
+	VMOVUPS         expconst<>+576(SB), Z4
+	VFMADD213PS     expconst<>+512(SB), Z2, Z4
+	VFMADD213PS     expconst<>+448(SB), Z2, Z4
+	VFMADD213PS     expconst<>+384(SB), Z2, Z4
+	VFMADD213PS     expconst<>+64(SB), Z2, Z4
+	VPADDD          expconst<>+192(SB), Z0, Z0
+	VPSLLD          $0x17, Z0, Z0
+	VMULPS          Z0, Z4, Z2
+	VMOVUPS         Z2, (CX)
+
+exp_tail1_32:
+	VADDSS (CX), X1, X1
+	ADDQ   $0x04, CX
+	DECQ   DX
+	JNZ    exp_tail1_32
+
+exp_done_32:
+	MOVQ     state+72(FP), CX
+	VMOVSS   X3, (CX)
+	VMOVSS   X1, 4(CX)
+	VMOVUPS  expconst<>+1344(SB), X0
+	VUCOMISS X0, X1
+	JNE      recip_div_16
+	JPS      recip_div_16
+	JMP      recip_zero_16
+
+recip_div_16:
+	VMOVSS expconst<>+64(SB), X0
+	VDIVSS X1, X0, X0
+
+recip_zero_16:
+	VBROADCASTSS X0, Z0
+	MOVQ         AX, CX
+	MOVQ         BX, DX
+
+normp_8:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JG      normp_8
+	MOVQ    o+0(FP), CX
+	MOVQ    v+24(FP), DX
+	VMOVUPS expconst<>+1344(SB), Z0
+	MOVQ    CX, R8
+	MOVQ    SI, R9
+
+zero_loop_16:
+	VMOVUPS Z0, (R8)
+	ADDQ    $0x00000040, R8
+	SUBQ    $0x00000040, R9
+	JNZ     zero_loop_16
+	XORQ    R8, R8
+
+pv_block_117:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000200
+	JL      pv_next_117
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 256(CX)(R8*1), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 320(CX)(R8*1), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 384(CX)(R8*1), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 448(CX)(R8*1), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_117
+
+pv_pair_117:
+	VBROADCASTSS (R9), Z16
+	VBROADCASTSS 4(R9), Z17
+	VCVTPH2PS    (R10), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VCVTPH2PS    32(R10), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VCVTPH2PS    64(R10), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VCVTPH2PS    96(R10), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VCVTPH2PS    128(R10), Z18
+	VFMADD231PS  Z18, Z16, Z8
+	VCVTPH2PS    160(R10), Z18
+	VFMADD231PS  Z18, Z16, Z10
+	VCVTPH2PS    192(R10), Z18
+	VFMADD231PS  Z18, Z16, Z12
+	VCVTPH2PS    224(R10), Z18
+	VFMADD231PS  Z18, Z16, Z14
+	VCVTPH2PS    (R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z1
+	VCVTPH2PS    32(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z3
+	VCVTPH2PS    64(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z5
+	VCVTPH2PS    96(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z7
+	VCVTPH2PS    128(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z9
+	VCVTPH2PS    160(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z11
+	VCVTPH2PS    192(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z13
+	VCVTPH2PS    224(R10)(DI*1), Z16
+	VFMADD231PS  Z16, Z17, Z15
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_117
+
+pv_single_117:
+	TESTQ        R11, R11
+	JZ           pv_merge_117
+	VBROADCASTSS (R9), Z16
+	VCVTPH2PS    (R10), Z17
+	VFMADD231PS  Z17, Z16, Z0
+	VCVTPH2PS    32(R10), Z17
+	VFMADD231PS  Z17, Z16, Z2
+	VCVTPH2PS    64(R10), Z17
+	VFMADD231PS  Z17, Z16, Z4
+	VCVTPH2PS    96(R10), Z17
+	VFMADD231PS  Z17, Z16, Z6
+	VCVTPH2PS    128(R10), Z17
+	VFMADD231PS  Z17, Z16, Z8
+	VCVTPH2PS    160(R10), Z17
+	VFMADD231PS  Z17, Z16, Z10
+	VCVTPH2PS    192(R10), Z17
+	VFMADD231PS  Z17, Z16, Z12
+	VCVTPH2PS    224(R10), Z17
+	VFMADD231PS  Z17, Z16, Z14
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_117
+
+pv_merge_117:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(R8*1)
+	VADDPS  Z9, Z8, Z8
+	VMOVUPS Z8, 256(CX)(R8*1)
+	VADDPS  Z11, Z10, Z10
+	VMOVUPS Z10, 320(CX)(R8*1)
+	VADDPS  Z13, Z12, Z12
+	VMOVUPS Z12, 384(CX)(R8*1)
+	VADDPS  Z15, Z14, Z14
+	VMOVUPS Z14, 448(CX)(R8*1)
+	ADDQ    $0x00000200, R8
+	JMP     pv_block_117
+
+pv_next_117:
+pv_block_118:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000100
+	JL      pv_next_118
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(CX)(R8*1), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(CX)(R8*1), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_118
+
+pv_pair_118:
+	VBROADCASTSS (R9), Z8
+	VBROADCASTSS 4(R9), Z9
+	VCVTPH2PS    (R10), Z10
+	VFMADD231PS  Z10, Z8, Z0
+	VCVTPH2PS    32(R10), Z10
+	VFMADD231PS  Z10, Z8, Z2
+	VCVTPH2PS    64(R10), Z10
+	VFMADD231PS  Z10, Z8, Z4
+	VCVTPH2PS    96(R10), Z10
+	VFMADD231PS  Z10, Z8, Z6
+	VCVTPH2PS    (R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z1
+	VCVTPH2PS    32(R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z3
+	VCVTPH2PS    64(R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z5
+	VCVTPH2PS    96(R10)(DI*1), Z8
+	VFMADD231PS  Z8, Z9, Z7
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_118
+
+pv_single_118:
+	TESTQ        R11, R11
+	JZ           pv_merge_118
+	VBROADCASTSS (R9), Z8
+	VCVTPH2PS    (R10), Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VCVTPH2PS    32(R10), Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VCVTPH2PS    64(R10), Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VCVTPH2PS    96(R10), Z9
+	VFMADD231PS  Z9, Z8, Z6
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_118
+
+pv_merge_118:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, 128(CX)(R8*1)
+	VADDPS  Z7, Z6, Z6
+	VMOVUPS Z6, 192(CX)(R8*1)
+	ADDQ    $0x00000100, R8
+	JMP     pv_block_118
+
+pv_next_118:
+pv_block_119:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000080
+	JL      pv_next_119
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(CX)(R8*1), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_119
+
+pv_pair_119:
+	VBROADCASTSS (R9), Z4
+	VBROADCASTSS 4(R9), Z5
+	VCVTPH2PS    (R10), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	VCVTPH2PS    32(R10), Z6
+	VFMADD231PS  Z6, Z4, Z2
+	VCVTPH2PS    (R10)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z1
+	VCVTPH2PS    32(R10)(DI*1), Z4
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_119
+
+pv_single_119:
+	TESTQ        R11, R11
+	JZ           pv_merge_119
+	VBROADCASTSS (R9), Z4
+	VCVTPH2PS    (R10), Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VCVTPH2PS    32(R10), Z5
+	VFMADD231PS  Z5, Z4, Z2
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_119
+
+pv_merge_119:
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, (CX)(R8*1)
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, 64(CX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     pv_block_119
+
+pv_next_119:
+pv_block_120:
+	MOVQ    SI, R9
+	SUBQ    R8, R9
+	CMPQ    R9, $0x00000040
+	JL      pv_next_120
+	VMOVUPS (CX)(R8*1), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	MOVQ    AX, R9
+	MOVQ    R8, R10
+	SHRQ    $0x01, R10
+	ADDQ    DX, R10
+	MOVQ    BX, R11
+	CMPQ    R11, $0x02
+	JL      pv_single_120
+
+pv_pair_120:
+	VBROADCASTSS (R9), Z2
+	VBROADCASTSS 4(R9), Z3
+	VCVTPH2PS    (R10), Z4
+	VFMADD231PS  Z4, Z2, Z0
+	VCVTPH2PS    (R10)(DI*1), Z2
+	VFMADD231PS  Z2, Z3, Z1
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(DI*2), R10
+	SUBQ         $0x02, R11
+	CMPQ         R11, $0x02
+	JGE          pv_pair_120
+
+pv_single_120:
+	TESTQ        R11, R11
+	JZ           pv_merge_120
+	VBROADCASTSS (R9), Z2
+	VCVTPH2PS    (R10), Z3
+	VFMADD231PS  Z3, Z2, Z0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          pv_single_120
+
+pv_merge_120:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_84
+	JMP     pv_block_120
 
-pv_next_84:
+pv_next_120:
 	VZEROUPPER
 	RET
 
@@ -26119,7 +34415,7 @@ scores_21:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_41
+	JGE     scores_done_49
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -26140,9 +34436,9 @@ scores_21:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_21:
+scores_by8_29:
 	CMPQ   BX, $0x08
-	JL     scores_by1_21
+	JL     scores_by1_29
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -26274,18 +34570,18 @@ pf_skip_165:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_21
+	JMP          scores_by8_29
 
-scores_by1_21:
+scores_by1_29:
 	TESTQ  BX, BX
-	JZ     scores_done_42
+	JZ     scores_done_50
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   184(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 
-scores_chunk1_21:
+scores_chunk1_29:
 	VPABSB       2(R12), Y3
 	VPBROADCASTW (R12), X4
 	VCVTPH2PS    X4, Y4
@@ -26301,7 +34597,7 @@ scores_chunk1_21:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R12
 	CMPQ         R10, R13
-	JB           scores_chunk1_21
+	JB           scores_chunk1_29
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -26314,9 +34610,9 @@ scores_chunk1_21:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_21
+	JMP          scores_by1_29
 
-scores_done_42:
+scores_done_50:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -26335,7 +34631,7 @@ scores_done_42:
 	ADDQ         $0x00000001, 32(SP)
 	JMP          scores_21
 
-scores_done_41:
+scores_done_49:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_17:
@@ -26354,7 +34650,7 @@ softmax_17:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_25
+	JEQ          no_rescale_33
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -26398,17 +34694,17 @@ softmax_17:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_33:
+scale_loop_41:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_33
+	JNZ     scale_loop_41
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_25:
+no_rescale_33:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -26419,7 +34715,7 @@ no_rescale_25:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_26
+	JEQ          no_rescale_34
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -26464,17 +34760,17 @@ no_rescale_25:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_34:
+scale_loop_42:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_34
+	JNZ     scale_loop_42
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_26:
+no_rescale_34:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -26492,9 +34788,9 @@ no_rescale_26:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_25:
+exp_loop_33:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_25
+	JL           exp_tail_33
 	VMOVUPS      (AX), Y4
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y4, Y4
@@ -26552,9 +34848,9 @@ exp_loop_25:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_25
+	JMP          exp_loop_33
 
-exp_tail_25:
+exp_tail_33:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -26568,7 +34864,7 @@ exp_tail_25:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_25
+	JZ           exp_done_33
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -26622,15 +34918,15 @@ exp_tail_25:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_25:
+exp_tail1_33:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_25
+	JNZ    exp_tail1_33
 
-exp_done_25:
+exp_done_33:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -26670,7 +34966,7 @@ softmax_18:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_27
+	JEQ          no_rescale_35
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -26714,17 +35010,17 @@ softmax_18:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_35:
+scale_loop_43:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_35
+	JNZ     scale_loop_43
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_27:
+no_rescale_35:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -26736,9 +35032,9 @@ no_rescale_27:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_26:
+exp_loop_34:
 	CMPQ         CX, $0x00000008
-	JL           exp_tail_26
+	JL           exp_tail_34
 	VMOVUPS      (AX), Y2
 	VSUBPS       Y0, Y2, Y2
 	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
@@ -26768,9 +35064,9 @@ exp_loop_26:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_26
+	JMP          exp_loop_34
 
-exp_tail_26:
+exp_tail_34:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -26778,7 +35074,7 @@ exp_tail_26:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_26
+	JZ           exp_done_34
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -26806,13 +35102,13 @@ exp_tail_26:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_26:
+exp_tail1_34:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_26
+	JNZ    exp_tail1_34
 
-exp_done_26:
+exp_done_34:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -26851,11 +35147,11 @@ pv_21:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_85:
+pv_block_121:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_85
+	JL      pv_next_121
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -26871,9 +35167,9 @@ pv_block_85:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_85:
+pv_single_121:
 	TESTQ        R13, R13
-	JZ           pv_merge_85
+	JZ           pv_merge_121
 	VBROADCASTSS (R11), Y8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -26919,9 +35215,9 @@ pf_skip_166:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_85
+	JMP  pv_single_121
 
-pv_merge_85:
+pv_merge_121:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -26931,14 +35227,14 @@ pv_merge_85:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_85
+	JMP     pv_block_121
 
-pv_next_85:
-pv_block_86:
+pv_next_121:
+pv_block_122:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_86
+	JL      pv_next_122
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -26954,9 +35250,9 @@ pv_block_86:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_86
+	JL      pv_single_122
 
-pv_pair_86:
+pv_pair_122:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VMOVD        (R12), X10
@@ -27004,11 +35300,11 @@ pf_skip_167:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_86
+	JGE  pv_pair_122
 
-pv_single_86:
+pv_single_122:
 	TESTQ        R13, R13
-	JZ           pv_merge_86
+	JZ           pv_merge_122
 	VBROADCASTSS (R11), Y8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -27038,9 +35334,9 @@ pf_skip_168:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_86
+	JMP  pv_single_122
 
-pv_merge_86:
+pv_merge_122:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -27050,14 +35346,14 @@ pv_merge_86:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_86
+	JMP     pv_block_122
 
-pv_next_86:
-pv_block_87:
+pv_next_122:
+pv_block_123:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_87
+	JL      pv_next_123
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -27069,9 +35365,9 @@ pv_block_87:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_87
+	JL      pv_single_123
 
-pv_pair_87:
+pv_pair_123:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
@@ -27087,11 +35383,11 @@ pf_skip_169:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_87
+	JGE  pv_pair_123
 
-pv_single_87:
+pv_single_123:
 	TESTQ        R13, R13
-	JZ           pv_merge_87
+	JZ           pv_merge_123
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
 	JNZ          pf_skip_170
@@ -27105,22 +35401,22 @@ pf_skip_170:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_87
+	JMP  pv_single_123
 
-pv_merge_87:
+pv_merge_123:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_87
+	JMP     pv_block_123
 
-pv_next_87:
-pv_block_88:
+pv_next_123:
+pv_block_124:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_88
+	JL      pv_next_124
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
@@ -27130,9 +35426,9 @@ pv_block_88:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_88
+	JL      pv_single_124
 
-pv_pair_88:
+pv_pair_124:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
@@ -27148,11 +35444,11 @@ pf_skip_171:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_88
+	JGE  pv_pair_124
 
-pv_single_88:
+pv_single_124:
 	TESTQ        R13, R13
-	JZ           pv_merge_88
+	JZ           pv_merge_124
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
 	JNZ          pf_skip_172
@@ -27166,15 +35462,15 @@ pf_skip_172:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_88
+	JMP  pv_single_124
 
-pv_merge_88:
+pv_merge_124:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_88
+	JMP     pv_block_124
 
-pv_next_88:
+pv_next_124:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -27222,12 +35518,12 @@ recip_zero_17:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_36:
+scale_loop_44:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_36
+	JNZ     scale_loop_44
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_9
 
@@ -27256,9 +35552,9 @@ TEXT ·naiveDecodeExactQ8AVX2(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_22:
+scores_by8_30:
 	CMPQ   R8, $0x08
-	JL     scores_by1_22
+	JL     scores_by1_30
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -27378,18 +35674,18 @@ scores_q8_2:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_22
+	JMP          scores_by8_30
 
-scores_by1_22:
+scores_by1_30:
 	TESTQ  R8, R8
-	JZ     scores_done_43
+	JZ     scores_done_51
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
 	ADDQ   DX, R14
 	MOVQ   CX, R13
 
-scores_chunk1_22:
+scores_chunk1_30:
 	VPABSB       2(R13), Y3
 	VPBROADCASTW (R13), X4
 	VCVTPH2PS    X4, Y4
@@ -27405,7 +35701,7 @@ scores_chunk1_22:
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R13
 	CMPQ         R11, R14
-	JB           scores_chunk1_22
+	JB           scores_chunk1_30
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -27418,9 +35714,9 @@ scores_chunk1_22:
 	ADDQ         $0x04, R9
 	DECQ         R8
 	ADDQ         DI, DX
-	JMP          scores_by1_22
+	JMP          scores_by1_30
 
-scores_done_43:
+scores_done_51:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -27433,9 +35729,9 @@ scores_done_43:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
-exp_loop_27:
+exp_loop_35:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_27
+	JL           exp_tail_35
 	VMOVUPS      (CX), Y3
 	VSUBPS       Y0, Y3, Y3
 	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y4
@@ -27465,9 +35761,9 @@ exp_loop_27:
 	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_27
+	JMP          exp_loop_35
 
-exp_tail_27:
+exp_tail_35:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
 	VMOVHLPS     X3, X3, X1
@@ -27475,7 +35771,7 @@ exp_tail_27:
 	VMOVSHDUP    X3, X1
 	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
-	JZ           exp_done_27
+	JZ           exp_done_35
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -27503,13 +35799,13 @@ exp_tail_27:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (CX)
 
-exp_tail1_27:
+exp_tail1_35:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_27
+	JNZ    exp_tail1_35
 
-exp_done_27:
+exp_done_35:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X3, 4(CX)
@@ -27547,11 +35843,11 @@ zero_loop_18:
 	JNZ     zero_loop_18
 	XORQ    R8, R8
 
-pv_block_89:
+pv_block_125:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_89
+	JL      pv_next_125
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -27567,9 +35863,9 @@ pv_block_89:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 
-pv_single_89:
+pv_single_125:
 	TESTQ        R11, R11
-	JZ           pv_merge_89
+	JZ           pv_merge_125
 	VBROADCASTSS (R9), Y8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -27606,9 +35902,9 @@ pv_single_89:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_89
+	JMP          pv_single_125
 
-pv_merge_89:
+pv_merge_125:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -27618,14 +35914,14 @@ pv_merge_89:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_89
+	JMP     pv_block_125
 
-pv_next_89:
-pv_block_90:
+pv_next_125:
+pv_block_126:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_90
+	JL      pv_next_126
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -27641,9 +35937,9 @@ pv_block_90:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_90
+	JL      pv_single_126
 
-pv_pair_90:
+pv_pair_126:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VMOVD        (R10), X10
@@ -27682,11 +35978,11 @@ pv_pair_90:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_90
+	JGE          pv_pair_126
 
-pv_single_90:
+pv_single_126:
 	TESTQ        R11, R11
-	JZ           pv_merge_90
+	JZ           pv_merge_126
 	VBROADCASTSS (R9), Y8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -27707,9 +36003,9 @@ pv_single_90:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_90
+	JMP          pv_single_126
 
-pv_merge_90:
+pv_merge_126:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -27719,14 +36015,14 @@ pv_merge_90:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_90
+	JMP     pv_block_126
 
-pv_next_90:
-pv_block_91:
+pv_next_126:
+pv_block_127:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_91
+	JL      pv_next_127
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -27738,40 +36034,40 @@ pv_block_91:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_91
+	JL      pv_single_127
 
-pv_pair_91:
+pv_pair_127:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_91
+	JGE          pv_pair_127
 
-pv_single_91:
+pv_single_127:
 	TESTQ        R11, R11
-	JZ           pv_merge_91
+	JZ           pv_merge_127
 	VBROADCASTSS (R9), Y4
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_91
+	JMP          pv_single_127
 
-pv_merge_91:
+pv_merge_127:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_91
+	JMP     pv_block_127
 
-pv_next_91:
-pv_block_92:
+pv_next_127:
+pv_block_128:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_92
+	JL      pv_next_128
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -27781,33 +36077,33 @@ pv_block_92:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_92
+	JL      pv_single_128
 
-pv_pair_92:
+pv_pair_128:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_92
+	JGE          pv_pair_128
 
-pv_single_92:
+pv_single_128:
 	TESTQ        R11, R11
-	JZ           pv_merge_92
+	JZ           pv_merge_128
 	VBROADCASTSS (R9), Y2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_92
+	JMP          pv_single_128
 
-pv_merge_92:
+pv_merge_128:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_92
+	JMP     pv_block_128
 
-pv_next_92:
+pv_next_128:
 	VZEROUPPER
 	RET
 
@@ -27893,7 +36189,7 @@ scores_22:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_44
+	JGE     scores_done_52
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -27914,9 +36210,9 @@ scores_22:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_23:
+scores_by8_31:
 	CMPQ   BX, $0x08
-	JL     scores_by1_23
+	JL     scores_by1_31
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -28048,18 +36344,18 @@ pf_skip_173:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_23
+	JMP          scores_by8_31
 
-scores_by1_23:
+scores_by1_31:
 	TESTQ  BX, BX
-	JZ     scores_done_45
+	JZ     scores_done_53
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   184(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 
-scores_chunk1_23:
+scores_chunk1_31:
 	VPABSB       2(R12), Y3
 	VPBROADCASTW (R12), X4
 	VCVTPH2PS    X4, Y4
@@ -28075,7 +36371,7 @@ scores_chunk1_23:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R12
 	CMPQ         R10, R13
-	JB           scores_chunk1_23
+	JB           scores_chunk1_31
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -28088,9 +36384,9 @@ scores_chunk1_23:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_23
+	JMP          scores_by1_31
 
-scores_done_45:
+scores_done_53:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -28109,7 +36405,7 @@ scores_done_45:
 	ADDQ         $0x00000001, 32(SP)
 	JMP          scores_22
 
-scores_done_44:
+scores_done_52:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_19:
@@ -28128,7 +36424,7 @@ softmax_19:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_28
+	JEQ          no_rescale_36
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -28165,17 +36461,17 @@ softmax_19:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_37:
+scale_loop_45:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_37
+	JNZ     scale_loop_45
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_28:
+no_rescale_36:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -28186,7 +36482,7 @@ no_rescale_28:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_29
+	JEQ          no_rescale_37
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -28224,17 +36520,17 @@ no_rescale_28:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_38:
+scale_loop_46:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_38
+	JNZ     scale_loop_46
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_29:
+no_rescale_37:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -28252,9 +36548,9 @@ no_rescale_29:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_28:
+exp_loop_36:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_28
+	JL          exp_tail_36
 	VMOVUPS     (AX), Y4
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y4, Y4
@@ -28298,9 +36594,9 @@ exp_loop_28:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_28
+	JMP         exp_loop_36
 
-exp_tail_28:
+exp_tail_36:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -28314,7 +36610,7 @@ exp_tail_28:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_28
+	JZ           exp_done_36
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -28354,15 +36650,15 @@ exp_tail_28:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_28:
+exp_tail1_36:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_28
+	JNZ    exp_tail1_36
 
-exp_done_28:
+exp_done_36:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -28402,7 +36698,7 @@ softmax_20:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_30
+	JEQ          no_rescale_38
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -28439,17 +36735,17 @@ softmax_20:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_39:
+scale_loop_47:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_39
+	JNZ     scale_loop_47
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_30:
+no_rescale_38:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -28461,9 +36757,9 @@ no_rescale_30:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_29:
+exp_loop_37:
 	CMPQ        CX, $0x00000008
-	JL          exp_tail_29
+	JL          exp_tail_37
 	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
 	VMOVUPS     expconst<>+256(SB), Y3
@@ -28486,9 +36782,9 @@ exp_loop_29:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_29
+	JMP         exp_loop_37
 
-exp_tail_29:
+exp_tail_37:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -28496,7 +36792,7 @@ exp_tail_29:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_29
+	JZ           exp_done_37
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -28517,13 +36813,13 @@ exp_tail_29:
 	VMULPS       Y0, Y3, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_29:
+exp_tail1_37:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_29
+	JNZ    exp_tail1_37
 
-exp_done_29:
+exp_done_37:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -28562,11 +36858,11 @@ pv_22:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_93:
+pv_block_129:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_93
+	JL      pv_next_129
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -28582,9 +36878,9 @@ pv_block_93:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_93:
+pv_single_129:
 	TESTQ        R13, R13
-	JZ           pv_merge_93
+	JZ           pv_merge_129
 	VBROADCASTSS (R11), Y8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -28630,9 +36926,9 @@ pf_skip_174:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_93
+	JMP  pv_single_129
 
-pv_merge_93:
+pv_merge_129:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -28642,14 +36938,14 @@ pv_merge_93:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_93
+	JMP     pv_block_129
 
-pv_next_93:
-pv_block_94:
+pv_next_129:
+pv_block_130:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_94
+	JL      pv_next_130
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -28665,9 +36961,9 @@ pv_block_94:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_94
+	JL      pv_single_130
 
-pv_pair_94:
+pv_pair_130:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VMOVD        (R12), X10
@@ -28715,11 +37011,11 @@ pf_skip_175:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_94
+	JGE  pv_pair_130
 
-pv_single_94:
+pv_single_130:
 	TESTQ        R13, R13
-	JZ           pv_merge_94
+	JZ           pv_merge_130
 	VBROADCASTSS (R11), Y8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -28749,9 +37045,9 @@ pf_skip_176:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_94
+	JMP  pv_single_130
 
-pv_merge_94:
+pv_merge_130:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -28761,14 +37057,14 @@ pv_merge_94:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_94
+	JMP     pv_block_130
 
-pv_next_94:
-pv_block_95:
+pv_next_130:
+pv_block_131:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_95
+	JL      pv_next_131
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -28780,9 +37076,9 @@ pv_block_95:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_95
+	JL      pv_single_131
 
-pv_pair_95:
+pv_pair_131:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
@@ -28798,11 +37094,11 @@ pf_skip_177:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_95
+	JGE  pv_pair_131
 
-pv_single_95:
+pv_single_131:
 	TESTQ        R13, R13
-	JZ           pv_merge_95
+	JZ           pv_merge_131
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
 	JNZ          pf_skip_178
@@ -28816,22 +37112,22 @@ pf_skip_178:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_95
+	JMP  pv_single_131
 
-pv_merge_95:
+pv_merge_131:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_95
+	JMP     pv_block_131
 
-pv_next_95:
-pv_block_96:
+pv_next_131:
+pv_block_132:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_96
+	JL      pv_next_132
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
@@ -28841,9 +37137,9 @@ pv_block_96:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_96
+	JL      pv_single_132
 
-pv_pair_96:
+pv_pair_132:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
@@ -28859,11 +37155,11 @@ pf_skip_179:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_96
+	JGE  pv_pair_132
 
-pv_single_96:
+pv_single_132:
 	TESTQ        R13, R13
-	JZ           pv_merge_96
+	JZ           pv_merge_132
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
 	JNZ          pf_skip_180
@@ -28877,15 +37173,15 @@ pf_skip_180:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_96
+	JMP  pv_single_132
 
-pv_merge_96:
+pv_merge_132:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_96
+	JMP     pv_block_132
 
-pv_next_96:
+pv_next_132:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -28933,12 +37229,12 @@ recip_zero_19:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_40:
+scale_loop_48:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_40
+	JNZ     scale_loop_48
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_10
 
@@ -28967,9 +37263,9 @@ TEXT ·naiveDecodeFastQ8AVX2(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_24:
+scores_by8_32:
 	CMPQ   R8, $0x08
-	JL     scores_by1_24
+	JL     scores_by1_32
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -29089,18 +37385,18 @@ scores_q8_4:
 	ADDQ         $0x20, R9
 	SUBQ         $0x08, R8
 	LEAQ         (DX)(DI*8), DX
-	JMP          scores_by8_24
+	JMP          scores_by8_32
 
-scores_by1_24:
+scores_by1_32:
 	TESTQ  R8, R8
-	JZ     scores_done_46
+	JZ     scores_done_54
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
 	ADDQ   DX, R14
 	MOVQ   CX, R13
 
-scores_chunk1_24:
+scores_chunk1_32:
 	VPABSB       2(R13), Y3
 	VPBROADCASTW (R13), X4
 	VCVTPH2PS    X4, Y4
@@ -29116,7 +37412,7 @@ scores_chunk1_24:
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R13
 	CMPQ         R11, R14
-	JB           scores_chunk1_24
+	JB           scores_chunk1_32
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -29129,9 +37425,9 @@ scores_chunk1_24:
 	ADDQ         $0x04, R9
 	DECQ         R8
 	ADDQ         DI, DX
-	JMP          scores_by1_24
+	JMP          scores_by1_32
 
-scores_done_46:
+scores_done_54:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -29144,9 +37440,9 @@ scores_done_46:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
-exp_loop_30:
+exp_loop_38:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_30
+	JL          exp_tail_38
 	VMOVUPS     (CX), Y3
 	VSUBPS      Y0, Y3, Y3
 	VMOVUPS     expconst<>+256(SB), Y4
@@ -29169,9 +37465,9 @@ exp_loop_30:
 	VADDPS      Y3, Y1, Y1
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_30
+	JMP         exp_loop_38
 
-exp_tail_30:
+exp_tail_38:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
 	VMOVHLPS     X3, X3, X1
@@ -29179,7 +37475,7 @@ exp_tail_30:
 	VMOVSHDUP    X3, X1
 	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
-	JZ           exp_done_30
+	JZ           exp_done_38
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -29200,13 +37496,13 @@ exp_tail_30:
 	VMULPS       Y0, Y4, Y1
 	VMOVUPS      Y1, (CX)
 
-exp_tail1_30:
+exp_tail1_38:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_30
+	JNZ    exp_tail1_38
 
-exp_done_30:
+exp_done_38:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X3, 4(CX)
@@ -29244,11 +37540,11 @@ zero_loop_20:
 	JNZ     zero_loop_20
 	XORQ    R8, R8
 
-pv_block_97:
+pv_block_133:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_97
+	JL      pv_next_133
 	VMOVUPS (CX)(R8*1), Y0
 	VMOVUPS 32(CX)(R8*1), Y1
 	VMOVUPS 64(CX)(R8*1), Y2
@@ -29264,9 +37560,9 @@ pv_block_97:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 
-pv_single_97:
+pv_single_133:
 	TESTQ        R11, R11
-	JZ           pv_merge_97
+	JZ           pv_merge_133
 	VBROADCASTSS (R9), Y8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -29303,9 +37599,9 @@ pv_single_97:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_97
+	JMP          pv_single_133
 
-pv_merge_97:
+pv_merge_133:
 	VMOVUPS Y0, (CX)(R8*1)
 	VMOVUPS Y1, 32(CX)(R8*1)
 	VMOVUPS Y2, 64(CX)(R8*1)
@@ -29315,14 +37611,14 @@ pv_merge_97:
 	VMOVUPS Y6, 192(CX)(R8*1)
 	VMOVUPS Y7, 224(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_97
+	JMP     pv_block_133
 
-pv_next_97:
-pv_block_98:
+pv_next_133:
+pv_block_134:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_98
+	JL      pv_next_134
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -29338,9 +37634,9 @@ pv_block_98:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_98
+	JL      pv_single_134
 
-pv_pair_98:
+pv_pair_134:
 	VBROADCASTSS (R9), Y8
 	VBROADCASTSS 4(R9), Y9
 	VMOVD        (R10), X10
@@ -29379,11 +37675,11 @@ pv_pair_98:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_98
+	JGE          pv_pair_134
 
-pv_single_98:
+pv_single_134:
 	TESTQ        R11, R11
-	JZ           pv_merge_98
+	JZ           pv_merge_134
 	VBROADCASTSS (R9), Y8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -29404,9 +37700,9 @@ pv_single_98:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_98
+	JMP          pv_single_134
 
-pv_merge_98:
+pv_merge_134:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
@@ -29416,14 +37712,14 @@ pv_merge_98:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_98
+	JMP     pv_block_134
 
-pv_next_98:
-pv_block_99:
+pv_next_134:
+pv_block_135:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_99
+	JL      pv_next_135
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R8*1), Y2
@@ -29435,40 +37731,40 @@ pv_block_99:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_99
+	JL      pv_single_135
 
-pv_pair_99:
+pv_pair_135:
 	VBROADCASTSS (R9), Y4
 	VBROADCASTSS 4(R9), Y4
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_99
+	JGE          pv_pair_135
 
-pv_single_99:
+pv_single_135:
 	TESTQ        R11, R11
-	JZ           pv_merge_99
+	JZ           pv_merge_135
 	VBROADCASTSS (R9), Y4
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_99
+	JMP          pv_single_135
 
-pv_merge_99:
+pv_merge_135:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_99
+	JMP     pv_block_135
 
-pv_next_99:
-pv_block_100:
+pv_next_135:
+pv_block_136:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000020
-	JL      pv_next_100
+	JL      pv_next_136
 	VMOVUPS (CX)(R8*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    AX, R9
@@ -29478,33 +37774,33 @@ pv_block_100:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_100
+	JL      pv_single_136
 
-pv_pair_100:
+pv_pair_136:
 	VBROADCASTSS (R9), Y2
 	VBROADCASTSS 4(R9), Y2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_100
+	JGE          pv_pair_136
 
-pv_single_100:
+pv_single_136:
 	TESTQ        R11, R11
-	JZ           pv_merge_100
+	JZ           pv_merge_136
 	VBROADCASTSS (R9), Y2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_100
+	JMP          pv_single_136
 
-pv_merge_100:
+pv_merge_136:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     pv_block_100
+	JMP     pv_block_136
 
-pv_next_100:
+pv_next_136:
 	VZEROUPPER
 	RET
 
@@ -29588,7 +37884,7 @@ scores_23:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_47
+	JGE     scores_done_55
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -29610,9 +37906,9 @@ scores_23:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_25:
+scores_by8_33:
 	CMPQ    BX, $0x08
-	JL      scores_by1_25
+	JL      scores_by1_33
 	MOVQ    DX, R9
 	LEAQ    (DX)(SI*4), R10
 	MOVQ    CX, R11
@@ -29721,18 +38017,18 @@ pf_skip_181:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_25
+	JMP          scores_by8_33
 
-scores_by1_25:
+scores_by1_33:
 	TESTQ   BX, BX
-	JZ      scores_done_48
+	JZ      scores_done_56
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    168(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 
-scores_chunk1_25:
+scores_chunk1_33:
 	VPABSB        2(R11), Y3
 	VMOVUPS       2(R11), Y4
 	VPMOVB2M      Y4, K1
@@ -29751,7 +38047,7 @@ scores_chunk1_25:
 	ADDQ          $0x00000022, R9
 	ADDQ          $0x00000022, R11
 	CMPQ          R9, R12
-	JB            scores_chunk1_25
+	JB            scores_chunk1_33
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -29766,9 +38062,9 @@ scores_chunk1_25:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_25
+	JMP           scores_by1_33
 
-scores_done_48:
+scores_done_56:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -29791,9 +38087,9 @@ scores_other_5:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_26:
+scores_by8_34:
 	CMPQ    BX, $0x08
-	JL      scores_by1_26
+	JL      scores_by1_34
 	MOVQ    DX, R8
 	LEAQ    (DX)(SI*4), R9
 	MOVQ    CX, R10
@@ -29893,18 +38189,18 @@ scores_q8_6:
 	ADDQ            $0x20, AX
 	SUBQ            $0x08, BX
 	LEAQ            (DX)(SI*8), DX
-	JMP             scores_by8_26
+	JMP             scores_by8_34
 
-scores_by1_26:
+scores_by1_34:
 	TESTQ   BX, BX
-	JZ      scores_done_49
+	JZ      scores_done_57
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
-scores_chunk1_26:
+scores_chunk1_34:
 	VPABSB        2(R10), Y3
 	VMOVUPS       2(R10), Y4
 	VPMOVB2M      Y4, K1
@@ -29923,7 +38219,7 @@ scores_chunk1_26:
 	ADDQ          $0x00000022, R8
 	ADDQ          $0x00000022, R10
 	CMPQ          R8, R11
-	JB            scores_chunk1_26
+	JB            scores_chunk1_34
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -29938,9 +38234,9 @@ scores_chunk1_26:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_26
+	JMP           scores_by1_34
 
-scores_done_49:
+scores_done_57:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -29959,7 +38255,7 @@ scores_first_done_5:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_23
 
-scores_done_47:
+scores_done_55:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_21:
@@ -29978,7 +38274,7 @@ softmax_21:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_31
+	JEQ          no_rescale_39
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -30018,17 +38314,17 @@ softmax_21:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_41:
+scale_loop_49:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_41
+	JNZ     scale_loop_49
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_31:
+no_rescale_39:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -30039,7 +38335,7 @@ no_rescale_31:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_32
+	JEQ          no_rescale_40
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -30080,17 +38376,17 @@ no_rescale_31:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_42:
+scale_loop_50:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_42
+	JNZ     scale_loop_50
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_32:
+no_rescale_40:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -30108,9 +38404,9 @@ no_rescale_32:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_31:
+exp_loop_39:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_31
+	JL              exp_tail_39
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -30162,9 +38458,9 @@ exp_loop_31:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_31
+	JMP             exp_loop_39
 
-exp_tail_31:
+exp_tail_39:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -30182,7 +38478,7 @@ exp_tail_31:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_31
+	JZ              exp_done_39
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -30230,15 +38526,15 @@ exp_tail_31:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_31:
+exp_tail1_39:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_31
+	JNZ    exp_tail1_39
 
-exp_done_31:
+exp_done_39:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -30278,7 +38574,7 @@ softmax_22:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_33
+	JEQ          no_rescale_41
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -30318,17 +38614,17 @@ softmax_22:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_43:
+scale_loop_51:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_43
+	JNZ     scale_loop_51
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_33:
+no_rescale_41:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -30340,9 +38636,9 @@ no_rescale_33:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_32:
+exp_loop_40:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_32
+	JL              exp_tail_40
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -30369,9 +38665,9 @@ exp_loop_32:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_32
+	JMP             exp_loop_40
 
-exp_tail_32:
+exp_tail_40:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -30381,7 +38677,7 @@ exp_tail_32:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_32
+	JZ              exp_done_40
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -30406,13 +38702,13 @@ exp_tail_32:
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_32:
+exp_tail1_40:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_32
+	JNZ    exp_tail1_40
 
-exp_done_32:
+exp_done_40:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -30456,11 +38752,11 @@ pv_23:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_101:
+pv_block_137:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_101
+	JL      pv_next_137
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -30484,9 +38780,9 @@ pv_block_101:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_101
+	JL      pv_single_137
 
-pv_pair_101:
+pv_pair_137:
 	VBROADCASTSS (R11), Z16
 	VBROADCASTSS 4(R11), Z17
 	VMOVD        (R12), X18
@@ -30579,11 +38875,11 @@ pv_pair_101:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_101
+	JGE          pv_pair_137
 
-pv_single_101:
+pv_single_137:
 	TESTQ        R13, R13
-	JZ           pv_merge_101
+	JZ           pv_merge_137
 	VBROADCASTSS (R11), Z16
 	VMOVD        (R12), X17
 	VCVTPH2PS    X17, X17
@@ -30628,9 +38924,9 @@ pv_single_101:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_101
+	JMP          pv_single_137
 
-pv_merge_101:
+pv_merge_137:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -30648,14 +38944,14 @@ pv_merge_101:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_101
+	JMP     pv_block_137
 
-pv_next_101:
-pv_block_102:
+pv_next_137:
+pv_block_138:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_102
+	JL      pv_next_138
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -30671,9 +38967,9 @@ pv_block_102:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_102
+	JL      pv_single_138
 
-pv_pair_102:
+pv_pair_138:
 	VBROADCASTSS (R11), Z8
 	VBROADCASTSS 4(R11), Z9
 	VMOVD        (R12), X10
@@ -30724,11 +39020,11 @@ pv_pair_102:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_102
+	JGE          pv_pair_138
 
-pv_single_102:
+pv_single_138:
 	TESTQ        R13, R13
-	JZ           pv_merge_102
+	JZ           pv_merge_138
 	VBROADCASTSS (R11), Z8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -30753,9 +39049,9 @@ pv_single_102:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_102
+	JMP          pv_single_138
 
-pv_merge_102:
+pv_merge_138:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -30765,14 +39061,14 @@ pv_merge_102:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_102
+	JMP     pv_block_138
 
-pv_next_102:
-pv_block_103:
+pv_next_138:
+pv_block_139:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_103
+	JL      pv_next_139
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -30784,9 +39080,9 @@ pv_block_103:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_103
+	JL      pv_single_139
 
-pv_pair_103:
+pv_pair_139:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VMOVD        (R12), X6
@@ -30815,11 +39111,11 @@ pv_pair_103:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_103
+	JGE          pv_pair_139
 
-pv_single_103:
+pv_single_139:
 	TESTQ        R13, R13
-	JZ           pv_merge_103
+	JZ           pv_merge_139
 	VBROADCASTSS (R11), Z4
 	VMOVD        (R12), X5
 	VCVTPH2PS    X5, X5
@@ -30834,22 +39130,22 @@ pv_single_103:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_103
+	JMP          pv_single_139
 
-pv_merge_103:
+pv_merge_139:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_103
+	JMP     pv_block_139
 
-pv_next_103:
-pv_block_104:
+pv_next_139:
+pv_block_140:
 	MOVQ    AX, R8
 	SUBQ    R10, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_104
+	JL      pv_next_140
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R8
@@ -30859,43 +39155,43 @@ pv_block_104:
 	ADDQ    BX, R9
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_104
+	JL      pv_single_140
 
-pv_pair_104:
+pv_pair_140:
 	VBROADCASTSS (R8), Z2
 	VBROADCASTSS 4(R8), Z2
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_104
+	JGE          pv_pair_140
 
-pv_single_104:
+pv_single_140:
 	TESTQ        R11, R11
-	JZ           pv_merge_104
+	JZ           pv_merge_140
 	VBROADCASTSS (R8), Z2
 	ADDQ         $0x04, R8
 	ADDQ         DI, R9
 	DECQ         R11
-	JMP          pv_single_104
+	JMP          pv_single_140
 
-pv_merge_104:
+pv_merge_140:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_104
+	JMP     pv_block_140
 
-pv_next_104:
+pv_next_140:
 	JMP first_done_5
 
 other_head_5:
 	XORQ R8, R8
 
-pv_block_105:
+pv_block_141:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_105
+	JL      pv_next_141
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -30919,9 +39215,9 @@ pv_block_105:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_105
+	JL      pv_single_141
 
-pv_pair_105:
+pv_pair_141:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VMOVD        (R10), X18
@@ -31008,11 +39304,11 @@ pv_pair_105:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_105
+	JGE          pv_pair_141
 
-pv_single_105:
+pv_single_141:
 	TESTQ        R11, R11
-	JZ           pv_merge_105
+	JZ           pv_merge_141
 	VBROADCASTSS (R9), Z16
 	VMOVD        (R10), X17
 	VCVTPH2PS    X17, X17
@@ -31057,9 +39353,9 @@ pv_single_105:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_105
+	JMP          pv_single_141
 
-pv_merge_105:
+pv_merge_141:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -31077,14 +39373,14 @@ pv_merge_105:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_105
+	JMP     pv_block_141
 
-pv_next_105:
-pv_block_106:
+pv_next_141:
+pv_block_142:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_106
+	JL      pv_next_142
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -31100,9 +39396,9 @@ pv_block_106:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_106
+	JL      pv_single_142
 
-pv_pair_106:
+pv_pair_142:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VMOVD        (R10), X10
@@ -31149,11 +39445,11 @@ pv_pair_106:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_106
+	JGE          pv_pair_142
 
-pv_single_106:
+pv_single_142:
 	TESTQ        R11, R11
-	JZ           pv_merge_106
+	JZ           pv_merge_142
 	VBROADCASTSS (R9), Z8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -31178,9 +39474,9 @@ pv_single_106:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_106
+	JMP          pv_single_142
 
-pv_merge_106:
+pv_merge_142:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -31190,14 +39486,14 @@ pv_merge_106:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_106
+	JMP     pv_block_142
 
-pv_next_106:
-pv_block_107:
+pv_next_142:
+pv_block_143:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_107
+	JL      pv_next_143
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -31209,9 +39505,9 @@ pv_block_107:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_107
+	JL      pv_single_143
 
-pv_pair_107:
+pv_pair_143:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VMOVD        (R10), X6
@@ -31238,11 +39534,11 @@ pv_pair_107:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_107
+	JGE          pv_pair_143
 
-pv_single_107:
+pv_single_143:
 	TESTQ        R11, R11
-	JZ           pv_merge_107
+	JZ           pv_merge_143
 	VBROADCASTSS (R9), Z4
 	VMOVD        (R10), X5
 	VCVTPH2PS    X5, X5
@@ -31257,22 +39553,22 @@ pv_single_107:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_107
+	JMP          pv_single_143
 
-pv_merge_107:
+pv_merge_143:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_107
+	JMP     pv_block_143
 
-pv_next_107:
-pv_block_108:
+pv_next_143:
+pv_block_144:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_108
+	JL      pv_next_144
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R9
@@ -31282,33 +39578,33 @@ pv_block_108:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_108
+	JL      pv_single_144
 
-pv_pair_108:
+pv_pair_144:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_108
+	JGE          pv_pair_144
 
-pv_single_108:
+pv_single_144:
 	TESTQ        R11, R11
-	JZ           pv_merge_108
+	JZ           pv_merge_144
 	VBROADCASTSS (R9), Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_108
+	JMP          pv_single_144
 
-pv_merge_108:
+pv_merge_144:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_108
+	JMP     pv_block_144
 
-pv_next_108:
+pv_next_144:
 first_done_5:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_23
@@ -31355,12 +39651,12 @@ recip_zero_21:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_44:
+scale_loop_52:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_44
+	JNZ     scale_loop_52
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_11
 
@@ -31389,9 +39685,9 @@ TEXT ·naiveDecodeExactQ8AVX512(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_27:
+scores_by8_35:
 	CMPQ    R8, $0x08
-	JL      scores_by1_27
+	JL      scores_by1_35
 	MOVQ    DX, R11
 	LEAQ    (DX)(DI*4), R12
 	MOVQ    CX, R13
@@ -31491,18 +39787,18 @@ scores_q8_7:
 	ADDQ            $0x20, R9
 	SUBQ            $0x08, R8
 	LEAQ            (DX)(DI*8), DX
-	JMP             scores_by8_27
+	JMP             scores_by8_35
 
-scores_by1_27:
+scores_by1_35:
 	TESTQ   R8, R8
-	JZ      scores_done_50
+	JZ      scores_done_58
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
 	ADDQ    DX, R14
 	MOVQ    CX, R13
 
-scores_chunk1_27:
+scores_chunk1_35:
 	VPABSB        2(R13), Y3
 	VMOVUPS       2(R13), Y4
 	VPMOVB2M      Y4, K1
@@ -31521,7 +39817,7 @@ scores_chunk1_27:
 	ADDQ          $0x00000022, R11
 	ADDQ          $0x00000022, R13
 	CMPQ          R11, R14
-	JB            scores_chunk1_27
+	JB            scores_chunk1_35
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -31536,9 +39832,9 @@ scores_chunk1_27:
 	ADDQ          $0x04, R9
 	DECQ          R8
 	ADDQ          DI, DX
-	JMP           scores_by1_27
+	JMP           scores_by1_35
 
-scores_done_50:
+scores_done_58:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -31551,9 +39847,9 @@ scores_done_50:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
-exp_loop_33:
+exp_loop_41:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_33
+	JL              exp_tail_41
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -31580,9 +39876,9 @@ exp_loop_33:
 	VADDPS          Z3, Z1, Z1
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_33
+	JMP             exp_loop_41
 
-exp_tail_33:
+exp_tail_41:
 	VEXTRACTF64X4   $0x01, Z1, Y3
 	VADDPS          Y3, Y1, Y3
 	VEXTRACTF32X4   $0x01, Y3, X1
@@ -31592,7 +39888,7 @@ exp_tail_33:
 	VMOVSHDUP       X1, X3
 	VADDPS          X3, X1, X1
 	TESTQ           DX, DX
-	JZ              exp_done_33
+	JZ              exp_done_41
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -31617,13 +39913,13 @@ exp_tail_33:
 	VSCALEFPS       Z0, Z4, Z3
 	VMOVUPS         Z3, (CX)
 
-exp_tail1_33:
+exp_tail1_41:
 	VADDSS (CX), X1, X1
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_33
+	JNZ    exp_tail1_41
 
-exp_done_33:
+exp_done_41:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X1, 4(CX)
@@ -31661,11 +39957,11 @@ zero_loop_22:
 	JNZ     zero_loop_22
 	XORQ    R8, R8
 
-pv_block_109:
+pv_block_145:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_109
+	JL      pv_next_145
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -31689,9 +39985,9 @@ pv_block_109:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_109
+	JL      pv_single_145
 
-pv_pair_109:
+pv_pair_145:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VMOVD        (R10), X18
@@ -31778,11 +40074,11 @@ pv_pair_109:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_109
+	JGE          pv_pair_145
 
-pv_single_109:
+pv_single_145:
 	TESTQ        R11, R11
-	JZ           pv_merge_109
+	JZ           pv_merge_145
 	VBROADCASTSS (R9), Z16
 	VMOVD        (R10), X17
 	VCVTPH2PS    X17, X17
@@ -31827,9 +40123,9 @@ pv_single_109:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_109
+	JMP          pv_single_145
 
-pv_merge_109:
+pv_merge_145:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -31847,14 +40143,14 @@ pv_merge_109:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_109
+	JMP     pv_block_145
 
-pv_next_109:
-pv_block_110:
+pv_next_145:
+pv_block_146:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_110
+	JL      pv_next_146
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -31870,9 +40166,9 @@ pv_block_110:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_110
+	JL      pv_single_146
 
-pv_pair_110:
+pv_pair_146:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VMOVD        (R10), X10
@@ -31919,11 +40215,11 @@ pv_pair_110:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_110
+	JGE          pv_pair_146
 
-pv_single_110:
+pv_single_146:
 	TESTQ        R11, R11
-	JZ           pv_merge_110
+	JZ           pv_merge_146
 	VBROADCASTSS (R9), Z8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -31948,9 +40244,9 @@ pv_single_110:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_110
+	JMP          pv_single_146
 
-pv_merge_110:
+pv_merge_146:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -31960,14 +40256,14 @@ pv_merge_110:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_110
+	JMP     pv_block_146
 
-pv_next_110:
-pv_block_111:
+pv_next_146:
+pv_block_147:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_111
+	JL      pv_next_147
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -31979,9 +40275,9 @@ pv_block_111:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_111
+	JL      pv_single_147
 
-pv_pair_111:
+pv_pair_147:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VMOVD        (R10), X6
@@ -32008,11 +40304,11 @@ pv_pair_111:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_111
+	JGE          pv_pair_147
 
-pv_single_111:
+pv_single_147:
 	TESTQ        R11, R11
-	JZ           pv_merge_111
+	JZ           pv_merge_147
 	VBROADCASTSS (R9), Z4
 	VMOVD        (R10), X5
 	VCVTPH2PS    X5, X5
@@ -32027,22 +40323,22 @@ pv_single_111:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_111
+	JMP          pv_single_147
 
-pv_merge_111:
+pv_merge_147:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_111
+	JMP     pv_block_147
 
-pv_next_111:
-pv_block_112:
+pv_next_147:
+pv_block_148:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_112
+	JL      pv_next_148
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
@@ -32052,33 +40348,33 @@ pv_block_112:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_112
+	JL      pv_single_148
 
-pv_pair_112:
+pv_pair_148:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_112
+	JGE          pv_pair_148
 
-pv_single_112:
+pv_single_148:
 	TESTQ        R11, R11
-	JZ           pv_merge_112
+	JZ           pv_merge_148
 	VBROADCASTSS (R9), Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_112
+	JMP          pv_single_148
 
-pv_merge_112:
+pv_merge_148:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_112
+	JMP     pv_block_148
 
-pv_next_112:
+pv_next_148:
 	VZEROUPPER
 	RET
 
@@ -32162,7 +40458,7 @@ scores_24:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_51
+	JGE     scores_done_59
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -32184,9 +40480,9 @@ scores_24:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_28:
+scores_by8_36:
 	CMPQ    BX, $0x08
-	JL      scores_by1_28
+	JL      scores_by1_36
 	MOVQ    DX, R9
 	LEAQ    (DX)(SI*4), R10
 	MOVQ    CX, R11
@@ -32295,18 +40591,18 @@ pf_skip_182:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_28
+	JMP          scores_by8_36
 
-scores_by1_28:
+scores_by1_36:
 	TESTQ   BX, BX
-	JZ      scores_done_52
+	JZ      scores_done_60
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    168(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 
-scores_chunk1_28:
+scores_chunk1_36:
 	VPABSB        2(R11), Y3
 	VMOVUPS       2(R11), Y4
 	VPMOVB2M      Y4, K1
@@ -32325,7 +40621,7 @@ scores_chunk1_28:
 	ADDQ          $0x00000022, R9
 	ADDQ          $0x00000022, R11
 	CMPQ          R9, R12
-	JB            scores_chunk1_28
+	JB            scores_chunk1_36
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -32340,9 +40636,9 @@ scores_chunk1_28:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_28
+	JMP           scores_by1_36
 
-scores_done_52:
+scores_done_60:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -32365,9 +40661,9 @@ scores_other_6:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_29:
+scores_by8_37:
 	CMPQ    BX, $0x08
-	JL      scores_by1_29
+	JL      scores_by1_37
 	MOVQ    DX, R8
 	LEAQ    (DX)(SI*4), R9
 	MOVQ    CX, R10
@@ -32467,18 +40763,18 @@ scores_q8_9:
 	ADDQ            $0x20, AX
 	SUBQ            $0x08, BX
 	LEAQ            (DX)(SI*8), DX
-	JMP             scores_by8_29
+	JMP             scores_by8_37
 
-scores_by1_29:
+scores_by1_37:
 	TESTQ   BX, BX
-	JZ      scores_done_53
+	JZ      scores_done_61
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
-scores_chunk1_29:
+scores_chunk1_37:
 	VPABSB        2(R10), Y3
 	VMOVUPS       2(R10), Y4
 	VPMOVB2M      Y4, K1
@@ -32497,7 +40793,7 @@ scores_chunk1_29:
 	ADDQ          $0x00000022, R8
 	ADDQ          $0x00000022, R10
 	CMPQ          R8, R11
-	JB            scores_chunk1_29
+	JB            scores_chunk1_37
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -32512,9 +40808,9 @@ scores_chunk1_29:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_29
+	JMP           scores_by1_37
 
-scores_done_53:
+scores_done_61:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -32533,7 +40829,7 @@ scores_first_done_6:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_24
 
-scores_done_51:
+scores_done_59:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_23:
@@ -32552,7 +40848,7 @@ softmax_23:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_34
+	JEQ          no_rescale_42
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -32589,17 +40885,17 @@ softmax_23:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_45:
+scale_loop_53:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_45
+	JNZ     scale_loop_53
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_34:
+no_rescale_42:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -32610,7 +40906,7 @@ no_rescale_34:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_35
+	JEQ          no_rescale_43
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -32648,17 +40944,17 @@ no_rescale_34:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_46:
+scale_loop_54:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_46
+	JNZ     scale_loop_54
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_35:
+no_rescale_43:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -32676,9 +40972,9 @@ no_rescale_35:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_34:
+exp_loop_42:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_34
+	JL              exp_tail_42
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -32724,9 +41020,9 @@ exp_loop_34:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_34
+	JMP             exp_loop_42
 
-exp_tail_34:
+exp_tail_42:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -32744,7 +41040,7 @@ exp_tail_34:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_34
+	JZ              exp_done_42
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -32786,15 +41082,15 @@ exp_tail_34:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_34:
+exp_tail1_42:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_34
+	JNZ    exp_tail1_42
 
-exp_done_34:
+exp_done_42:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -32834,7 +41130,7 @@ softmax_24:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_36
+	JEQ          no_rescale_44
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -32871,17 +41167,17 @@ softmax_24:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_47:
+scale_loop_55:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_47
+	JNZ     scale_loop_55
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_36:
+no_rescale_44:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -32893,9 +41189,9 @@ no_rescale_36:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_35:
+exp_loop_43:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_35
+	JL              exp_tail_43
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -32919,9 +41215,9 @@ exp_loop_35:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_35
+	JMP             exp_loop_43
 
-exp_tail_35:
+exp_tail_43:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -32931,7 +41227,7 @@ exp_tail_35:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_35
+	JZ              exp_done_43
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -32953,13 +41249,13 @@ exp_tail_35:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_35:
+exp_tail1_43:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_35
+	JNZ    exp_tail1_43
 
-exp_done_35:
+exp_done_43:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -33003,11 +41299,11 @@ pv_24:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_113:
+pv_block_149:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_113
+	JL      pv_next_149
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -33031,9 +41327,9 @@ pv_block_113:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_113
+	JL      pv_single_149
 
-pv_pair_113:
+pv_pair_149:
 	VBROADCASTSS (R11), Z16
 	VBROADCASTSS 4(R11), Z17
 	VMOVD        (R12), X18
@@ -33126,11 +41422,11 @@ pv_pair_113:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_113
+	JGE          pv_pair_149
 
-pv_single_113:
+pv_single_149:
 	TESTQ        R13, R13
-	JZ           pv_merge_113
+	JZ           pv_merge_149
 	VBROADCASTSS (R11), Z16
 	VMOVD        (R12), X17
 	VCVTPH2PS    X17, X17
@@ -33175,9 +41471,9 @@ pv_single_113:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_113
+	JMP          pv_single_149
 
-pv_merge_113:
+pv_merge_149:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -33195,14 +41491,14 @@ pv_merge_113:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_113
+	JMP     pv_block_149
 
-pv_next_113:
-pv_block_114:
+pv_next_149:
+pv_block_150:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_114
+	JL      pv_next_150
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -33218,9 +41514,9 @@ pv_block_114:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_114
+	JL      pv_single_150
 
-pv_pair_114:
+pv_pair_150:
 	VBROADCASTSS (R11), Z8
 	VBROADCASTSS 4(R11), Z9
 	VMOVD        (R12), X10
@@ -33271,11 +41567,11 @@ pv_pair_114:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_114
+	JGE          pv_pair_150
 
-pv_single_114:
+pv_single_150:
 	TESTQ        R13, R13
-	JZ           pv_merge_114
+	JZ           pv_merge_150
 	VBROADCASTSS (R11), Z8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -33300,9 +41596,9 @@ pv_single_114:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_114
+	JMP          pv_single_150
 
-pv_merge_114:
+pv_merge_150:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -33312,14 +41608,14 @@ pv_merge_114:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_114
+	JMP     pv_block_150
 
-pv_next_114:
-pv_block_115:
+pv_next_150:
+pv_block_151:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_115
+	JL      pv_next_151
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -33331,9 +41627,9 @@ pv_block_115:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_115
+	JL      pv_single_151
 
-pv_pair_115:
+pv_pair_151:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VMOVD        (R12), X6
@@ -33362,11 +41658,11 @@ pv_pair_115:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_115
+	JGE          pv_pair_151
 
-pv_single_115:
+pv_single_151:
 	TESTQ        R13, R13
-	JZ           pv_merge_115
+	JZ           pv_merge_151
 	VBROADCASTSS (R11), Z4
 	VMOVD        (R12), X5
 	VCVTPH2PS    X5, X5
@@ -33381,22 +41677,22 @@ pv_single_115:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_115
+	JMP          pv_single_151
 
-pv_merge_115:
+pv_merge_151:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_115
+	JMP     pv_block_151
 
-pv_next_115:
-pv_block_116:
+pv_next_151:
+pv_block_152:
 	MOVQ    AX, R8
 	SUBQ    R10, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_116
+	JL      pv_next_152
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R8
@@ -33406,43 +41702,43 @@ pv_block_116:
 	ADDQ    BX, R9
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_116
+	JL      pv_single_152
 
-pv_pair_116:
+pv_pair_152:
 	VBROADCASTSS (R8), Z2
 	VBROADCASTSS 4(R8), Z2
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_116
+	JGE          pv_pair_152
 
-pv_single_116:
+pv_single_152:
 	TESTQ        R11, R11
-	JZ           pv_merge_116
+	JZ           pv_merge_152
 	VBROADCASTSS (R8), Z2
 	ADDQ         $0x04, R8
 	ADDQ         DI, R9
 	DECQ         R11
-	JMP          pv_single_116
+	JMP          pv_single_152
 
-pv_merge_116:
+pv_merge_152:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_116
+	JMP     pv_block_152
 
-pv_next_116:
+pv_next_152:
 	JMP first_done_6
 
 other_head_6:
 	XORQ R8, R8
 
-pv_block_117:
+pv_block_153:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_117
+	JL      pv_next_153
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -33466,9 +41762,9 @@ pv_block_117:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_117
+	JL      pv_single_153
 
-pv_pair_117:
+pv_pair_153:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VMOVD        (R10), X18
@@ -33555,11 +41851,11 @@ pv_pair_117:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_117
+	JGE          pv_pair_153
 
-pv_single_117:
+pv_single_153:
 	TESTQ        R11, R11
-	JZ           pv_merge_117
+	JZ           pv_merge_153
 	VBROADCASTSS (R9), Z16
 	VMOVD        (R10), X17
 	VCVTPH2PS    X17, X17
@@ -33604,9 +41900,9 @@ pv_single_117:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_117
+	JMP          pv_single_153
 
-pv_merge_117:
+pv_merge_153:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -33624,14 +41920,14 @@ pv_merge_117:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_117
+	JMP     pv_block_153
 
-pv_next_117:
-pv_block_118:
+pv_next_153:
+pv_block_154:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_118
+	JL      pv_next_154
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -33647,9 +41943,9 @@ pv_block_118:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_118
+	JL      pv_single_154
 
-pv_pair_118:
+pv_pair_154:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VMOVD        (R10), X10
@@ -33696,11 +41992,11 @@ pv_pair_118:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_118
+	JGE          pv_pair_154
 
-pv_single_118:
+pv_single_154:
 	TESTQ        R11, R11
-	JZ           pv_merge_118
+	JZ           pv_merge_154
 	VBROADCASTSS (R9), Z8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -33725,9 +42021,9 @@ pv_single_118:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_118
+	JMP          pv_single_154
 
-pv_merge_118:
+pv_merge_154:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -33737,14 +42033,14 @@ pv_merge_118:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_118
+	JMP     pv_block_154
 
-pv_next_118:
-pv_block_119:
+pv_next_154:
+pv_block_155:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_119
+	JL      pv_next_155
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -33756,9 +42052,9 @@ pv_block_119:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_119
+	JL      pv_single_155
 
-pv_pair_119:
+pv_pair_155:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VMOVD        (R10), X6
@@ -33785,11 +42081,11 @@ pv_pair_119:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_119
+	JGE          pv_pair_155
 
-pv_single_119:
+pv_single_155:
 	TESTQ        R11, R11
-	JZ           pv_merge_119
+	JZ           pv_merge_155
 	VBROADCASTSS (R9), Z4
 	VMOVD        (R10), X5
 	VCVTPH2PS    X5, X5
@@ -33804,22 +42100,22 @@ pv_single_119:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_119
+	JMP          pv_single_155
 
-pv_merge_119:
+pv_merge_155:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_119
+	JMP     pv_block_155
 
-pv_next_119:
-pv_block_120:
+pv_next_155:
+pv_block_156:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_120
+	JL      pv_next_156
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R9
@@ -33829,33 +42125,33 @@ pv_block_120:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_120
+	JL      pv_single_156
 
-pv_pair_120:
+pv_pair_156:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_120
+	JGE          pv_pair_156
 
-pv_single_120:
+pv_single_156:
 	TESTQ        R11, R11
-	JZ           pv_merge_120
+	JZ           pv_merge_156
 	VBROADCASTSS (R9), Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_120
+	JMP          pv_single_156
 
-pv_merge_120:
+pv_merge_156:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_120
+	JMP     pv_block_156
 
-pv_next_120:
+pv_next_156:
 first_done_6:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_24
@@ -33902,12 +42198,12 @@ recip_zero_23:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_48:
+scale_loop_56:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_48
+	JNZ     scale_loop_56
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_12
 
@@ -33936,9 +42232,9 @@ TEXT ·naiveDecodeFastQ8AVX512(SB), NOSPLIT, $8-80
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_30:
+scores_by8_38:
 	CMPQ    R8, $0x08
-	JL      scores_by1_30
+	JL      scores_by1_38
 	MOVQ    DX, R11
 	LEAQ    (DX)(DI*4), R12
 	MOVQ    CX, R13
@@ -34038,18 +42334,18 @@ scores_q8_10:
 	ADDQ            $0x20, R9
 	SUBQ            $0x08, R8
 	LEAQ            (DX)(DI*8), DX
-	JMP             scores_by8_30
+	JMP             scores_by8_38
 
-scores_by1_30:
+scores_by1_38:
 	TESTQ   R8, R8
-	JZ      scores_done_54
+	JZ      scores_done_62
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
 	ADDQ    DX, R14
 	MOVQ    CX, R13
 
-scores_chunk1_30:
+scores_chunk1_38:
 	VPABSB        2(R13), Y3
 	VMOVUPS       2(R13), Y4
 	VPMOVB2M      Y4, K1
@@ -34068,7 +42364,7 @@ scores_chunk1_30:
 	ADDQ          $0x00000022, R11
 	ADDQ          $0x00000022, R13
 	CMPQ          R11, R14
-	JB            scores_chunk1_30
+	JB            scores_chunk1_38
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -34083,9 +42379,9 @@ scores_chunk1_30:
 	ADDQ          $0x04, R9
 	DECQ          R8
 	ADDQ          DI, DX
-	JMP           scores_by1_30
+	JMP           scores_by1_38
 
-scores_done_54:
+scores_done_62:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -34098,9 +42394,9 @@ scores_done_54:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
-exp_loop_36:
+exp_loop_44:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_36
+	JL              exp_tail_44
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -34124,9 +42420,9 @@ exp_loop_36:
 	VADDPS          Z3, Z1, Z1
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_36
+	JMP             exp_loop_44
 
-exp_tail_36:
+exp_tail_44:
 	VEXTRACTF64X4   $0x01, Z1, Y3
 	VADDPS          Y3, Y1, Y3
 	VEXTRACTF32X4   $0x01, Y3, X1
@@ -34136,7 +42432,7 @@ exp_tail_36:
 	VMOVSHDUP       X1, X3
 	VADDPS          X3, X1, X1
 	TESTQ           DX, DX
-	JZ              exp_done_36
+	JZ              exp_done_44
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -34158,13 +42454,13 @@ exp_tail_36:
 	VMULPS          Z0, Z4, Z3
 	VMOVUPS         Z3, (CX)
 
-exp_tail1_36:
+exp_tail1_44:
 	VADDSS (CX), X1, X1
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_36
+	JNZ    exp_tail1_44
 
-exp_done_36:
+exp_done_44:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X1, 4(CX)
@@ -34202,11 +42498,11 @@ zero_loop_24:
 	JNZ     zero_loop_24
 	XORQ    R8, R8
 
-pv_block_121:
+pv_block_157:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_121
+	JL      pv_next_157
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -34230,9 +42526,9 @@ pv_block_121:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_121
+	JL      pv_single_157
 
-pv_pair_121:
+pv_pair_157:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VMOVD        (R10), X18
@@ -34319,11 +42615,11 @@ pv_pair_121:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_121
+	JGE          pv_pair_157
 
-pv_single_121:
+pv_single_157:
 	TESTQ        R11, R11
-	JZ           pv_merge_121
+	JZ           pv_merge_157
 	VBROADCASTSS (R9), Z16
 	VMOVD        (R10), X17
 	VCVTPH2PS    X17, X17
@@ -34368,9 +42664,9 @@ pv_single_121:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_121
+	JMP          pv_single_157
 
-pv_merge_121:
+pv_merge_157:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -34388,14 +42684,14 @@ pv_merge_121:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_121
+	JMP     pv_block_157
 
-pv_next_121:
-pv_block_122:
+pv_next_157:
+pv_block_158:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_122
+	JL      pv_next_158
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -34411,9 +42707,9 @@ pv_block_122:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_122
+	JL      pv_single_158
 
-pv_pair_122:
+pv_pair_158:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VMOVD        (R10), X10
@@ -34460,11 +42756,11 @@ pv_pair_122:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_122
+	JGE          pv_pair_158
 
-pv_single_122:
+pv_single_158:
 	TESTQ        R11, R11
-	JZ           pv_merge_122
+	JZ           pv_merge_158
 	VBROADCASTSS (R9), Z8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -34489,9 +42785,9 @@ pv_single_122:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_122
+	JMP          pv_single_158
 
-pv_merge_122:
+pv_merge_158:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -34501,14 +42797,14 @@ pv_merge_122:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_122
+	JMP     pv_block_158
 
-pv_next_122:
-pv_block_123:
+pv_next_158:
+pv_block_159:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_123
+	JL      pv_next_159
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -34520,9 +42816,9 @@ pv_block_123:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_123
+	JL      pv_single_159
 
-pv_pair_123:
+pv_pair_159:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VMOVD        (R10), X6
@@ -34549,11 +42845,11 @@ pv_pair_123:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_123
+	JGE          pv_pair_159
 
-pv_single_123:
+pv_single_159:
 	TESTQ        R11, R11
-	JZ           pv_merge_123
+	JZ           pv_merge_159
 	VBROADCASTSS (R9), Z4
 	VMOVD        (R10), X5
 	VCVTPH2PS    X5, X5
@@ -34568,22 +42864,22 @@ pv_single_123:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_123
+	JMP          pv_single_159
 
-pv_merge_123:
+pv_merge_159:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_123
+	JMP     pv_block_159
 
-pv_next_123:
-pv_block_124:
+pv_next_159:
+pv_block_160:
 	MOVQ    SI, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_124
+	JL      pv_next_160
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    AX, R9
@@ -34593,33 +42889,33 @@ pv_block_124:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_124
+	JL      pv_single_160
 
-pv_pair_124:
+pv_pair_160:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_124
+	JGE          pv_pair_160
 
-pv_single_124:
+pv_single_160:
 	TESTQ        R11, R11
-	JZ           pv_merge_124
+	JZ           pv_merge_160
 	VBROADCASTSS (R9), Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_124
+	JMP          pv_single_160
 
-pv_merge_124:
+pv_merge_160:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_124
+	JMP     pv_block_160
 
-pv_next_124:
+pv_next_160:
 	VZEROUPPER
 	RET
 
@@ -34705,7 +43001,7 @@ scores_25:
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_55
+	JGE     scores_done_63
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -35155,12 +43451,12 @@ scores2_done_9:
 	ADDQ      $0x00000002, 32(SP)
 	JMP       scores_25
 
-scores_done_55:
+scores_done_63:
 scores_26:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_56
+	JGE     scores_done_64
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -35181,9 +43477,9 @@ scores_26:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_31:
+scores_by8_39:
 	CMPQ   BX, $0x08
-	JL     scores_by1_31
+	JL     scores_by1_39
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -35200,9 +43496,9 @@ scores_by8_31:
 	ANDQ   $0xffffffc0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
-	JAE    scores_odd_29
+	JAE    scores_odd_41
 
-scores_pairs_29:
+scores_pairs_41:
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R10), Y10, Y2
 	VFMADD231PS (R10)(SI*1), Y10, Y3
@@ -35293,29 +43589,29 @@ pf_skip_186:
 	ADDQ        $0x00000040, R10
 	ADDQ        $0x00000040, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_29
+	JB          scores_pairs_41
 
-scores_odd_29:
+scores_odd_41:
 	MOVQ        184(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
-	JAE         scores_half_29
+	JAE         scores_half_41
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R10), Y10, Y2
 	VFMADD231PS (R10)(SI*1), Y10, Y3
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 
-scores_half_29:
+scores_half_41:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
 	MOVQ 184(SP), R13
 	ANDQ $0xffffffc0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
-	JAE  scores_odd_30
+	JAE  scores_odd_42
 
-scores_pairs_30:
+scores_pairs_42:
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R11), Y10, Y6
 	VFMADD231PS (R11)(SI*1), Y10, Y7
@@ -35406,20 +43702,20 @@ pf_skip_187:
 	ADDQ        $0x00000040, R10
 	ADDQ        $0x00000040, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_30
+	JB          scores_pairs_42
 
-scores_odd_30:
+scores_odd_42:
 	MOVQ        184(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
-	JAE         scores_half_30
+	JAE         scores_half_42
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R11), Y10, Y6
 	VFMADD231PS (R11)(SI*1), Y10, Y7
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 
-scores_half_30:
+scores_half_42:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -35436,11 +43732,11 @@ scores_half_30:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_31
+	JMP          scores_by8_39
 
-scores_by1_31:
+scores_by1_39:
 	TESTQ  BX, BX
-	JZ     scores_done_57
+	JZ     scores_done_65
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   184(SP), R13
@@ -35448,12 +43744,12 @@ scores_by1_31:
 	MOVQ   CX, R12
 	SUBQ   DX, R12
 
-scores_chunk1_31:
+scores_chunk1_39:
 	VMOVUPS      (R10)(R12*1), Y3
 	VFMADD231PS  (R10), Y3, Y2
 	ADDQ         $0x00000020, R10
 	CMPQ         R10, R13
-	JB           scores_chunk1_31
+	JB           scores_chunk1_39
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -35466,9 +43762,9 @@ scores_chunk1_31:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_31
+	JMP          scores_by1_39
 
-scores_done_57:
+scores_done_65:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -35487,7 +43783,7 @@ scores_done_57:
 	ADDQ         $0x00000001, 32(SP)
 	JMP          scores_26
 
-scores_done_56:
+scores_done_64:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_25:
@@ -35506,7 +43802,7 @@ softmax_25:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_37
+	JEQ          no_rescale_45
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -35550,17 +43846,17 @@ softmax_25:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_49:
+scale_loop_57:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_49
+	JNZ     scale_loop_57
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_37:
+no_rescale_45:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -35571,7 +43867,7 @@ no_rescale_37:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_38
+	JEQ          no_rescale_46
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -35616,17 +43912,17 @@ no_rescale_37:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_50:
+scale_loop_58:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_50
+	JNZ     scale_loop_58
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_38:
+no_rescale_46:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -35644,9 +43940,9 @@ no_rescale_38:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_37:
+exp_loop_45:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_37
+	JL           exp_tail_45
 	VMOVUPS      (AX), Y4
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y4, Y4
@@ -35704,9 +44000,9 @@ exp_loop_37:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_37
+	JMP          exp_loop_45
 
-exp_tail_37:
+exp_tail_45:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -35720,7 +44016,7 @@ exp_tail_37:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_37
+	JZ           exp_done_45
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -35774,15 +44070,15 @@ exp_tail_37:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_37:
+exp_tail1_45:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_37
+	JNZ    exp_tail1_45
 
-exp_done_37:
+exp_done_45:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -35822,7 +44118,7 @@ softmax_26:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_39
+	JEQ          no_rescale_47
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -35866,17 +44162,17 @@ softmax_26:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_51:
+scale_loop_59:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_51
+	JNZ     scale_loop_59
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_39:
+no_rescale_47:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -35888,9 +44184,9 @@ no_rescale_39:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_38:
+exp_loop_46:
 	CMPQ         CX, $0x00000008
-	JL           exp_tail_38
+	JL           exp_tail_46
 	VMOVUPS      (AX), Y2
 	VSUBPS       Y0, Y2, Y2
 	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
@@ -35920,9 +44216,9 @@ exp_loop_38:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_38
+	JMP          exp_loop_46
 
-exp_tail_38:
+exp_tail_46:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -35930,7 +44226,7 @@ exp_tail_38:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_38
+	JZ           exp_done_46
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -35958,13 +44254,13 @@ exp_tail_38:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_38:
+exp_tail1_46:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_38
+	JNZ    exp_tail1_46
 
-exp_done_38:
+exp_done_46:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -36561,11 +44857,11 @@ pv_26:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_125:
+pv_block_161:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000180
-	JL      pv_next_125
+	JL      pv_next_161
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -36582,9 +44878,9 @@ pv_block_125:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 
-pv_single_125:
+pv_single_161:
 	TESTQ        R13, R13
-	JZ           pv_merge_125
+	JZ           pv_merge_161
 	VBROADCASTSS (R11), Y12
 	VFMADD231PS  (R12), Y12, Y0
 	VFMADD231PS  32(R12), Y12, Y1
@@ -36678,9 +44974,9 @@ pf_skip_192:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_125
+	JMP  pv_single_161
 
-pv_merge_125:
+pv_merge_161:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -36694,14 +44990,14 @@ pv_merge_125:
 	VMOVUPS Y10, 320(CX)(R10*1)
 	VMOVUPS Y11, 352(CX)(R10*1)
 	ADDQ    $0x00000180, R10
-	JMP     pv_block_125
+	JMP     pv_block_161
 
-pv_next_125:
-pv_block_126:
+pv_next_161:
+pv_block_162:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_126
+	JL      pv_next_162
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -36714,9 +45010,9 @@ pv_block_126:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 
-pv_single_126:
+pv_single_162:
 	TESTQ        R13, R13
-	JZ           pv_merge_126
+	JZ           pv_merge_162
 	VBROADCASTSS (R11), Y8
 	VFMADD231PS  (R12), Y8, Y0
 	VFMADD231PS  32(R12), Y8, Y1
@@ -36806,9 +45102,9 @@ pf_skip_193:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_126
+	JMP  pv_single_162
 
-pv_merge_126:
+pv_merge_162:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -36818,14 +45114,14 @@ pv_merge_126:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_126
+	JMP     pv_block_162
 
-pv_next_126:
-pv_block_127:
+pv_next_162:
+pv_block_163:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_127
+	JL      pv_next_163
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -36838,9 +45134,9 @@ pv_block_127:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_127
+	JL      pv_single_163
 
-pv_pair_127:
+pv_pair_163:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VFMADD231PS  (R12), Y8, Y0
@@ -36932,11 +45228,11 @@ pf_skip_194:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_127
+	JGE  pv_pair_163
 
-pv_single_127:
+pv_single_163:
 	TESTQ        R13, R13
-	JZ           pv_merge_127
+	JZ           pv_merge_163
 	VBROADCASTSS (R11), Y8
 	VFMADD231PS  (R12), Y8, Y0
 	VFMADD231PS  32(R12), Y8, Y2
@@ -37022,9 +45318,9 @@ pf_skip_195:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_127
+	JMP  pv_single_163
 
-pv_merge_127:
+pv_merge_163:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -37034,14 +45330,14 @@ pv_merge_127:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_127
+	JMP     pv_block_163
 
-pv_next_127:
-pv_block_128:
+pv_next_163:
+pv_block_164:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_128
+	JL      pv_next_164
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -37050,9 +45346,9 @@ pv_block_128:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_128
+	JL      pv_single_164
 
-pv_pair_128:
+pv_pair_164:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y5
 	VFMADD231PS  (R12), Y4, Y0
@@ -37140,11 +45436,11 @@ pf_skip_196:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_128
+	JGE  pv_pair_164
 
-pv_single_128:
+pv_single_164:
 	TESTQ        R13, R13
-	JZ           pv_merge_128
+	JZ           pv_merge_164
 	VBROADCASTSS (R11), Y4
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
@@ -37228,31 +45524,31 @@ pf_skip_197:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_128
+	JMP  pv_single_164
 
-pv_merge_128:
+pv_merge_164:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_128
+	JMP     pv_block_164
 
-pv_next_128:
-pv_block_129:
+pv_next_164:
+pv_block_165:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_129
+	JL      pv_next_165
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_129
+	JL      pv_single_165
 
-pv_pair_129:
+pv_pair_165:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y3
 	VFMADD231PS  (R12), Y2, Y0
@@ -37338,11 +45634,11 @@ pf_skip_198:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_129
+	JGE  pv_pair_165
 
-pv_single_129:
+pv_single_165:
 	TESTQ        R13, R13
-	JZ           pv_merge_129
+	JZ           pv_merge_165
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
@@ -37425,15 +45721,15 @@ pf_skip_199:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_129
+	JMP  pv_single_165
 
-pv_merge_129:
+pv_merge_165:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_129
+	JMP     pv_block_165
 
-pv_next_129:
+pv_next_165:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -37481,12 +45777,12 @@ recip_zero_25:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_52:
+scale_loop_60:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_52
+	JNZ     scale_loop_60
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_13
 
@@ -37576,7 +45872,7 @@ scores_27:
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_58
+	JGE     scores_done_66
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -38026,12 +46322,12 @@ scores2_done_10:
 	ADDQ      $0x00000002, 32(SP)
 	JMP       scores_27
 
-scores_done_58:
+scores_done_66:
 scores_28:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_59
+	JGE     scores_done_67
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -38052,9 +46348,9 @@ scores_28:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_32:
+scores_by8_40:
 	CMPQ   BX, $0x08
-	JL     scores_by1_32
+	JL     scores_by1_40
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -38071,9 +46367,9 @@ scores_by8_32:
 	ANDQ   $0xffffffc0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
-	JAE    scores_odd_31
+	JAE    scores_odd_43
 
-scores_pairs_31:
+scores_pairs_43:
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R10), Y10, Y2
 	VFMADD231PS (R10)(SI*1), Y10, Y3
@@ -38164,29 +46460,29 @@ pf_skip_203:
 	ADDQ        $0x00000040, R10
 	ADDQ        $0x00000040, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_31
+	JB          scores_pairs_43
 
-scores_odd_31:
+scores_odd_43:
 	MOVQ        184(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
-	JAE         scores_half_31
+	JAE         scores_half_43
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R10), Y10, Y2
 	VFMADD231PS (R10)(SI*1), Y10, Y3
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 
-scores_half_31:
+scores_half_43:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
 	MOVQ 184(SP), R13
 	ANDQ $0xffffffc0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
-	JAE  scores_odd_32
+	JAE  scores_odd_44
 
-scores_pairs_32:
+scores_pairs_44:
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R11), Y10, Y6
 	VFMADD231PS (R11)(SI*1), Y10, Y7
@@ -38277,20 +46573,20 @@ pf_skip_204:
 	ADDQ        $0x00000040, R10
 	ADDQ        $0x00000040, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_32
+	JB          scores_pairs_44
 
-scores_odd_32:
+scores_odd_44:
 	MOVQ        184(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
-	JAE         scores_half_32
+	JAE         scores_half_44
 	VMOVUPS     (R10)(R12*1), Y10
 	VFMADD231PS (R11), Y10, Y6
 	VFMADD231PS (R11)(SI*1), Y10, Y7
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 
-scores_half_32:
+scores_half_44:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -38307,11 +46603,11 @@ scores_half_32:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_32
+	JMP          scores_by8_40
 
-scores_by1_32:
+scores_by1_40:
 	TESTQ  BX, BX
-	JZ     scores_done_60
+	JZ     scores_done_68
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   184(SP), R13
@@ -38319,12 +46615,12 @@ scores_by1_32:
 	MOVQ   CX, R12
 	SUBQ   DX, R12
 
-scores_chunk1_32:
+scores_chunk1_40:
 	VMOVUPS      (R10)(R12*1), Y3
 	VFMADD231PS  (R10), Y3, Y2
 	ADDQ         $0x00000020, R10
 	CMPQ         R10, R13
-	JB           scores_chunk1_32
+	JB           scores_chunk1_40
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -38337,9 +46633,9 @@ scores_chunk1_32:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_32
+	JMP          scores_by1_40
 
-scores_done_60:
+scores_done_68:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -38358,7 +46654,7 @@ scores_done_60:
 	ADDQ         $0x00000001, 32(SP)
 	JMP          scores_28
 
-scores_done_59:
+scores_done_67:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_27:
@@ -38377,7 +46673,7 @@ softmax_27:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_40
+	JEQ          no_rescale_48
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -38414,17 +46710,17 @@ softmax_27:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_53:
+scale_loop_61:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_53
+	JNZ     scale_loop_61
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_40:
+no_rescale_48:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -38435,7 +46731,7 @@ no_rescale_40:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_41
+	JEQ          no_rescale_49
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -38473,17 +46769,17 @@ no_rescale_40:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_54:
+scale_loop_62:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_54
+	JNZ     scale_loop_62
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_41:
+no_rescale_49:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -38501,9 +46797,9 @@ no_rescale_41:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_39:
+exp_loop_47:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_39
+	JL          exp_tail_47
 	VMOVUPS     (AX), Y4
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y4, Y4
@@ -38547,9 +46843,9 @@ exp_loop_39:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_39
+	JMP         exp_loop_47
 
-exp_tail_39:
+exp_tail_47:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -38563,7 +46859,7 @@ exp_tail_39:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_39
+	JZ           exp_done_47
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -38603,15 +46899,15 @@ exp_tail_39:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_39:
+exp_tail1_47:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_39
+	JNZ    exp_tail1_47
 
-exp_done_39:
+exp_done_47:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -38651,7 +46947,7 @@ softmax_28:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_42
+	JEQ          no_rescale_50
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -38688,17 +46984,17 @@ softmax_28:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_55:
+scale_loop_63:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_55
+	JNZ     scale_loop_63
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_42:
+no_rescale_50:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -38710,9 +47006,9 @@ no_rescale_42:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_40:
+exp_loop_48:
 	CMPQ        CX, $0x00000008
-	JL          exp_tail_40
+	JL          exp_tail_48
 	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
 	VMOVUPS     expconst<>+256(SB), Y3
@@ -38735,9 +47031,9 @@ exp_loop_40:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_40
+	JMP         exp_loop_48
 
-exp_tail_40:
+exp_tail_48:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -38745,7 +47041,7 @@ exp_tail_40:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_40
+	JZ           exp_done_48
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -38766,13 +47062,13 @@ exp_tail_40:
 	VMULPS       Y0, Y3, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_40:
+exp_tail1_48:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_40
+	JNZ    exp_tail1_48
 
-exp_done_40:
+exp_done_48:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -39369,11 +47665,11 @@ pv_28:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_130:
+pv_block_166:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000180
-	JL      pv_next_130
+	JL      pv_next_166
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -39390,9 +47686,9 @@ pv_block_130:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 
-pv_single_130:
+pv_single_166:
 	TESTQ        R13, R13
-	JZ           pv_merge_130
+	JZ           pv_merge_166
 	VBROADCASTSS (R11), Y12
 	VFMADD231PS  (R12), Y12, Y0
 	VFMADD231PS  32(R12), Y12, Y1
@@ -39486,9 +47782,9 @@ pf_skip_209:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_130
+	JMP  pv_single_166
 
-pv_merge_130:
+pv_merge_166:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -39502,14 +47798,14 @@ pv_merge_130:
 	VMOVUPS Y10, 320(CX)(R10*1)
 	VMOVUPS Y11, 352(CX)(R10*1)
 	ADDQ    $0x00000180, R10
-	JMP     pv_block_130
+	JMP     pv_block_166
 
-pv_next_130:
-pv_block_131:
+pv_next_166:
+pv_block_167:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_131
+	JL      pv_next_167
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -39522,9 +47818,9 @@ pv_block_131:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 
-pv_single_131:
+pv_single_167:
 	TESTQ        R13, R13
-	JZ           pv_merge_131
+	JZ           pv_merge_167
 	VBROADCASTSS (R11), Y8
 	VFMADD231PS  (R12), Y8, Y0
 	VFMADD231PS  32(R12), Y8, Y1
@@ -39614,9 +47910,9 @@ pf_skip_210:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_131
+	JMP  pv_single_167
 
-pv_merge_131:
+pv_merge_167:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -39626,14 +47922,14 @@ pv_merge_131:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_131
+	JMP     pv_block_167
 
-pv_next_131:
-pv_block_132:
+pv_next_167:
+pv_block_168:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_132
+	JL      pv_next_168
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -39646,9 +47942,9 @@ pv_block_132:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_132
+	JL      pv_single_168
 
-pv_pair_132:
+pv_pair_168:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VFMADD231PS  (R12), Y8, Y0
@@ -39740,11 +48036,11 @@ pf_skip_211:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_132
+	JGE  pv_pair_168
 
-pv_single_132:
+pv_single_168:
 	TESTQ        R13, R13
-	JZ           pv_merge_132
+	JZ           pv_merge_168
 	VBROADCASTSS (R11), Y8
 	VFMADD231PS  (R12), Y8, Y0
 	VFMADD231PS  32(R12), Y8, Y2
@@ -39830,9 +48126,9 @@ pf_skip_212:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_132
+	JMP  pv_single_168
 
-pv_merge_132:
+pv_merge_168:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -39842,14 +48138,14 @@ pv_merge_132:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_132
+	JMP     pv_block_168
 
-pv_next_132:
-pv_block_133:
+pv_next_168:
+pv_block_169:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_133
+	JL      pv_next_169
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -39858,9 +48154,9 @@ pv_block_133:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_133
+	JL      pv_single_169
 
-pv_pair_133:
+pv_pair_169:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y5
 	VFMADD231PS  (R12), Y4, Y0
@@ -39948,11 +48244,11 @@ pf_skip_213:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_133
+	JGE  pv_pair_169
 
-pv_single_133:
+pv_single_169:
 	TESTQ        R13, R13
-	JZ           pv_merge_133
+	JZ           pv_merge_169
 	VBROADCASTSS (R11), Y4
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
@@ -40036,31 +48332,31 @@ pf_skip_214:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_133
+	JMP  pv_single_169
 
-pv_merge_133:
+pv_merge_169:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_133
+	JMP     pv_block_169
 
-pv_next_133:
-pv_block_134:
+pv_next_169:
+pv_block_170:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_134
+	JL      pv_next_170
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_134
+	JL      pv_single_170
 
-pv_pair_134:
+pv_pair_170:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y3
 	VFMADD231PS  (R12), Y2, Y0
@@ -40146,11 +48442,11 @@ pf_skip_215:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_134
+	JGE  pv_pair_170
 
-pv_single_134:
+pv_single_170:
 	TESTQ        R13, R13
-	JZ           pv_merge_134
+	JZ           pv_merge_170
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
@@ -40233,15 +48529,15 @@ pf_skip_216:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_134
+	JMP  pv_single_170
 
-pv_merge_134:
+pv_merge_170:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_134
+	JMP     pv_block_170
 
-pv_next_134:
+pv_next_170:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -40289,12 +48585,12 @@ recip_zero_26:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_56:
+scale_loop_64:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_56
+	JNZ     scale_loop_64
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_14
 
@@ -40382,7 +48678,7 @@ scores_29:
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_61
+	JGE     scores_done_69
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -40964,13 +49260,13 @@ scores4_done_5:
 	ADDQ         $0x00000004, 32(SP)
 	JMP          scores_29
 
-scores_done_61:
+scores_done_69:
 scores_30:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_62
+	JGE     scores_done_70
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -41498,12 +49794,12 @@ scores2_done_11:
 	ADDQ          $0x00000002, 32(SP)
 	JMP           scores_30
 
-scores_done_62:
+scores_done_70:
 scores_31:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_63
+	JGE     scores_done_71
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -41525,9 +49821,9 @@ scores_31:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_33:
+scores_by8_41:
 	CMPQ        BX, $0x08
-	JL          scores_by1_33
+	JL          scores_by1_41
 	VMOVUPS     expconst<>+1344(SB), Z2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -41544,7 +49840,7 @@ scores_by8_33:
 	ANDQ        $0xffffff80, R12
 	ADDQ        DX, R12
 	CMPQ        168(SP), $0x00000200
-	JNE         scores_seq_no_25
+	JNE         scores_seq_no_33
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
 	VMOVUPS     128(CX), Z12
@@ -42209,11 +50505,11 @@ pf_row_96:
 	ADDQ stride+96(FP), DI
 
 pf_skip_230:
-	JMP scores_reduce_33
+	JMP scores_reduce_41
 
-scores_seq_no_25:
+scores_seq_no_33:
 	CMPQ        168(SP), $0x00000100
-	JNE         scores_seq_no_26
+	JNE         scores_seq_no_34
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
 	VMOVUPS     128(CX), Z12
@@ -42842,13 +51138,13 @@ pf_row_112:
 	ADDQ stride+96(FP), DI
 
 pf_skip_238:
-	JMP scores_reduce_33
+	JMP scores_reduce_41
 
-scores_seq_no_26:
+scores_seq_no_34:
 	CMPQ R9, R12
-	JAE  scores_odd_33
+	JAE  scores_odd_45
 
-scores_pairs_33:
+scores_pairs_45:
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z2
 	VFMADD231PS (R9)(SI*1), Z10, Z3
@@ -42944,13 +51240,13 @@ pf_skip_239:
 	ADDQ        $0x00000080, R9
 	ADDQ        $0x00000080, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_33
+	JB          scores_pairs_45
 
-scores_odd_33:
+scores_odd_45:
 	MOVQ        168(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_half_33
+	JAE         scores_half_45
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z2
 	VFMADD231PS (R9)(SI*1), Z10, Z3
@@ -42961,8 +51257,8 @@ scores_odd_33:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 
-scores_half_33:
-scores_reduce_33:
+scores_half_45:
+scores_reduce_41:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -42996,11 +51292,11 @@ scores_reduce_33:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_33
+	JMP          scores_by8_41
 
-scores_by1_33:
+scores_by1_41:
 	TESTQ   BX, BX
-	JZ      scores_done_64
+	JZ      scores_done_72
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    168(SP), R12
@@ -43008,12 +51304,12 @@ scores_by1_33:
 	MOVQ    CX, R11
 	SUBQ    DX, R11
 
-scores_chunk1_33:
+scores_chunk1_41:
 	VMOVUPS       (R9)(R11*1), Z3
 	VFMADD231PS   (R9), Z3, Z2
 	ADDQ          $0x00000040, R9
 	CMPQ          R9, R12
-	JB            scores_chunk1_33
+	JB            scores_chunk1_41
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -43028,9 +51324,9 @@ scores_chunk1_33:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_33
+	JMP           scores_by1_41
 
-scores_done_64:
+scores_done_72:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -43053,9 +51349,9 @@ scores_other_7:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_34:
+scores_by8_42:
 	CMPQ        BX, $0x08
-	JL          scores_by1_34
+	JL          scores_by1_42
 	VMOVUPS     expconst<>+1344(SB), Z2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -43072,7 +51368,7 @@ scores_by8_34:
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
 	CMPQ        168(SP), $0x00000200
-	JNE         scores_seq_no_27
+	JNE         scores_seq_no_35
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
 	VMOVUPS     128(CX), Z12
@@ -43145,11 +51441,11 @@ scores_by8_34:
 	VFMADD231PS 320(R9)(DI*1), Z15, Z9
 	VFMADD231PS 384(R9)(DI*1), Z16, Z9
 	VFMADD231PS 448(R9)(DI*1), Z17, Z9
-	JMP         scores_reduce_34
+	JMP         scores_reduce_42
 
-scores_seq_no_27:
+scores_seq_no_35:
 	CMPQ        168(SP), $0x00000100
-	JNE         scores_seq_no_28
+	JNE         scores_seq_no_36
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
 	VMOVUPS     128(CX), Z12
@@ -43186,13 +51482,13 @@ scores_seq_no_27:
 	VFMADD231PS 64(R9)(DI*1), Z11, Z9
 	VFMADD231PS 128(R9)(DI*1), Z12, Z9
 	VFMADD231PS 192(R9)(DI*1), Z13, Z9
-	JMP         scores_reduce_34
+	JMP         scores_reduce_42
 
-scores_seq_no_28:
+scores_seq_no_36:
 	CMPQ R8, R11
-	JAE  scores_odd_34
+	JAE  scores_odd_46
 
-scores_pairs_34:
+scores_pairs_46:
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z2
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -43214,13 +51510,13 @@ scores_pairs_34:
 	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_34
+	JB          scores_pairs_46
 
-scores_odd_34:
+scores_odd_46:
 	MOVQ        168(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_34
+	JAE         scores_half_46
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z2
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -43231,8 +51527,8 @@ scores_odd_34:
 	VFMADD231PS (R9)(SI*2), Z10, Z8
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 
-scores_half_34:
-scores_reduce_34:
+scores_half_46:
+scores_reduce_42:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -43266,11 +51562,11 @@ scores_reduce_34:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_34
+	JMP          scores_by8_42
 
-scores_by1_34:
+scores_by1_42:
 	TESTQ   BX, BX
-	JZ      scores_done_65
+	JZ      scores_done_73
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    168(SP), R11
@@ -43278,12 +51574,12 @@ scores_by1_34:
 	MOVQ    CX, R10
 	SUBQ    DX, R10
 
-scores_chunk1_34:
+scores_chunk1_42:
 	VMOVUPS       (R8)(R10*1), Z3
 	VFMADD231PS   (R8), Z3, Z2
 	ADDQ          $0x00000040, R8
 	CMPQ          R8, R11
-	JB            scores_chunk1_34
+	JB            scores_chunk1_42
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -43298,9 +51594,9 @@ scores_chunk1_34:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_34
+	JMP           scores_by1_42
 
-scores_done_65:
+scores_done_73:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -43319,7 +51615,7 @@ scores_first_done_7:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_31
 
-scores_done_63:
+scores_done_71:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_29:
@@ -43338,7 +51634,7 @@ softmax_29:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_43
+	JEQ          no_rescale_51
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -43378,17 +51674,17 @@ softmax_29:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_57:
+scale_loop_65:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_57
+	JNZ     scale_loop_65
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_43:
+no_rescale_51:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -43399,7 +51695,7 @@ no_rescale_43:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_44
+	JEQ          no_rescale_52
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -43440,17 +51736,17 @@ no_rescale_43:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_58:
+scale_loop_66:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_58
+	JNZ     scale_loop_66
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_44:
+no_rescale_52:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -43468,9 +51764,9 @@ no_rescale_44:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_41:
+exp_loop_49:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_41
+	JL              exp_tail_49
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -43522,9 +51818,9 @@ exp_loop_41:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_41
+	JMP             exp_loop_49
 
-exp_tail_41:
+exp_tail_49:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -43542,7 +51838,7 @@ exp_tail_41:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_41
+	JZ              exp_done_49
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -43590,15 +51886,15 @@ exp_tail_41:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_41:
+exp_tail1_49:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_41
+	JNZ    exp_tail1_49
 
-exp_done_41:
+exp_done_49:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -43638,7 +51934,7 @@ softmax_30:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_45
+	JEQ          no_rescale_53
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -43678,17 +51974,17 @@ softmax_30:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_59:
+scale_loop_67:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_59
+	JNZ     scale_loop_67
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_45:
+no_rescale_53:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -43700,9 +51996,9 @@ no_rescale_45:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_42:
+exp_loop_50:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_42
+	JL              exp_tail_50
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -43729,9 +52025,9 @@ exp_loop_42:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_42
+	JMP             exp_loop_50
 
-exp_tail_42:
+exp_tail_50:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -43741,7 +52037,7 @@ exp_tail_42:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_42
+	JZ              exp_done_50
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -43766,13 +52062,13 @@ exp_tail_42:
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_42:
+exp_tail1_50:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_42
+	JNZ    exp_tail1_50
 
-exp_done_42:
+exp_done_50:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -44949,11 +53245,11 @@ pv_31:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_135:
+pv_block_171:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_135
+	JL      pv_next_171
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -44974,9 +53270,9 @@ pv_block_135:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_135
+	JL      pv_single_171
 
-pv_pair_135:
+pv_pair_171:
 	VBROADCASTSS (R11), Z16
 	VBROADCASTSS 4(R11), Z17
 	VFMADD231PS  (R12), Z16, Z0
@@ -45015,11 +53311,11 @@ pv_pair_135:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_135
+	JGE          pv_pair_171
 
-pv_single_135:
+pv_single_171:
 	TESTQ        R13, R13
-	JZ           pv_merge_135
+	JZ           pv_merge_171
 	VBROADCASTSS (R11), Z16
 	VFMADD231PS  (R12), Z16, Z0
 	VFMADD231PS  64(R12), Z16, Z2
@@ -45032,9 +53328,9 @@ pv_single_135:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_135
+	JMP          pv_single_171
 
-pv_merge_135:
+pv_merge_171:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -45052,14 +53348,14 @@ pv_merge_135:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_135
+	JMP     pv_block_171
 
-pv_next_135:
-pv_block_136:
+pv_next_171:
+pv_block_172:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_136
+	JL      pv_next_172
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -45072,9 +53368,9 @@ pv_block_136:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_136
+	JL      pv_single_172
 
-pv_pair_136:
+pv_pair_172:
 	VBROADCASTSS (R11), Z8
 	VBROADCASTSS 4(R11), Z9
 	VFMADD231PS  (R12), Z8, Z0
@@ -45097,11 +53393,11 @@ pv_pair_136:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_136
+	JGE          pv_pair_172
 
-pv_single_136:
+pv_single_172:
 	TESTQ        R13, R13
-	JZ           pv_merge_136
+	JZ           pv_merge_172
 	VBROADCASTSS (R11), Z8
 	VFMADD231PS  (R12), Z8, Z0
 	VFMADD231PS  64(R12), Z8, Z2
@@ -45110,9 +53406,9 @@ pv_single_136:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_136
+	JMP          pv_single_172
 
-pv_merge_136:
+pv_merge_172:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -45122,14 +53418,14 @@ pv_merge_136:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_136
+	JMP     pv_block_172
 
-pv_next_136:
-pv_block_137:
+pv_next_172:
+pv_block_173:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_137
+	JL      pv_next_173
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -45138,9 +53434,9 @@ pv_block_137:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_137
+	JL      pv_single_173
 
-pv_pair_137:
+pv_pair_173:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VFMADD231PS  (R12), Z4, Z0
@@ -45155,42 +53451,42 @@ pv_pair_137:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_137
+	JGE          pv_pair_173
 
-pv_single_137:
+pv_single_173:
 	TESTQ        R13, R13
-	JZ           pv_merge_137
+	JZ           pv_merge_173
 	VBROADCASTSS (R11), Z4
 	VFMADD231PS  (R12), Z4, Z0
 	VFMADD231PS  64(R12), Z4, Z2
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_137
+	JMP          pv_single_173
 
-pv_merge_137:
+pv_merge_173:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_137
+	JMP     pv_block_173
 
-pv_next_137:
-pv_block_138:
+pv_next_173:
+pv_block_174:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_138
+	JL      pv_next_174
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_138
+	JL      pv_single_174
 
-pv_pair_138:
+pv_pair_174:
 	VBROADCASTSS (R11), Z2
 	VBROADCASTSS 4(R11), Z3
 	VFMADD231PS  (R12), Z2, Z0
@@ -45201,35 +53497,35 @@ pv_pair_138:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_138
+	JGE          pv_pair_174
 
-pv_single_138:
+pv_single_174:
 	TESTQ        R13, R13
-	JZ           pv_merge_138
+	JZ           pv_merge_174
 	VBROADCASTSS (R11), Z2
 	VFMADD231PS  (R12), Z2, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_138
+	JMP          pv_single_174
 
-pv_merge_138:
+pv_merge_174:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_138
+	JMP     pv_block_174
 
-pv_next_138:
+pv_next_174:
 	JMP first_done_7
 
 other_head_7:
 	XORQ R8, R8
 
-pv_block_139:
+pv_block_175:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_139
+	JL      pv_next_175
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -45250,9 +53546,9 @@ pv_block_139:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_139
+	JL      pv_single_175
 
-pv_pair_139:
+pv_pair_175:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VFMADD231PS  (R10), Z16, Z0
@@ -45275,11 +53571,11 @@ pv_pair_139:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_139
+	JGE          pv_pair_175
 
-pv_single_139:
+pv_single_175:
 	TESTQ        R11, R11
-	JZ           pv_merge_139
+	JZ           pv_merge_175
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R10), Z16, Z0
 	VFMADD231PS  64(R10), Z16, Z2
@@ -45292,9 +53588,9 @@ pv_single_139:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_139
+	JMP          pv_single_175
 
-pv_merge_139:
+pv_merge_175:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -45312,14 +53608,14 @@ pv_merge_139:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_139
+	JMP     pv_block_175
 
-pv_next_139:
-pv_block_140:
+pv_next_175:
+pv_block_176:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_140
+	JL      pv_next_176
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -45332,9 +53628,9 @@ pv_block_140:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_140
+	JL      pv_single_176
 
-pv_pair_140:
+pv_pair_176:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VFMADD231PS  (R10), Z8, Z0
@@ -45349,11 +53645,11 @@ pv_pair_140:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_140
+	JGE          pv_pair_176
 
-pv_single_140:
+pv_single_176:
 	TESTQ        R11, R11
-	JZ           pv_merge_140
+	JZ           pv_merge_176
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R10), Z8, Z0
 	VFMADD231PS  64(R10), Z8, Z2
@@ -45362,9 +53658,9 @@ pv_single_140:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_140
+	JMP          pv_single_176
 
-pv_merge_140:
+pv_merge_176:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -45374,14 +53670,14 @@ pv_merge_140:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_140
+	JMP     pv_block_176
 
-pv_next_140:
-pv_block_141:
+pv_next_176:
+pv_block_177:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_141
+	JL      pv_next_177
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -45390,9 +53686,9 @@ pv_block_141:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_141
+	JL      pv_single_177
 
-pv_pair_141:
+pv_pair_177:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -45403,42 +53699,42 @@ pv_pair_141:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_141
+	JGE          pv_pair_177
 
-pv_single_141:
+pv_single_177:
 	TESTQ        R11, R11
-	JZ           pv_merge_141
+	JZ           pv_merge_177
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	VFMADD231PS  64(R10), Z4, Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_141
+	JMP          pv_single_177
 
-pv_merge_141:
+pv_merge_177:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_141
+	JMP     pv_block_177
 
-pv_next_141:
-pv_block_142:
+pv_next_177:
+pv_block_178:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_142
+	JL      pv_next_178
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R9
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_142
+	JL      pv_single_178
 
-pv_pair_142:
+pv_pair_178:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VFMADD231PS  (R10), Z2, Z0
@@ -45447,25 +53743,25 @@ pv_pair_142:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_142
+	JGE          pv_pair_178
 
-pv_single_142:
+pv_single_178:
 	TESTQ        R11, R11
-	JZ           pv_merge_142
+	JZ           pv_merge_178
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R10), Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_142
+	JMP          pv_single_178
 
-pv_merge_142:
+pv_merge_178:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_142
+	JMP     pv_block_178
 
-pv_next_142:
+pv_next_178:
 first_done_7:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_31
@@ -45512,12 +53808,12 @@ recip_zero_27:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_60:
+scale_loop_68:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_60
+	JNZ     scale_loop_68
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_15
 
@@ -45605,7 +53901,7 @@ scores_32:
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_66
+	JGE     scores_done_74
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -46187,13 +54483,13 @@ scores4_done_6:
 	ADDQ         $0x00000004, 32(SP)
 	JMP          scores_32
 
-scores_done_66:
+scores_done_74:
 scores_33:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_67
+	JGE     scores_done_75
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -46721,12 +55017,12 @@ scores2_done_12:
 	ADDQ          $0x00000002, 32(SP)
 	JMP           scores_33
 
-scores_done_67:
+scores_done_75:
 scores_34:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_68
+	JGE     scores_done_76
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -46748,9 +55044,9 @@ scores_34:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_35:
+scores_by8_43:
 	CMPQ        BX, $0x08
-	JL          scores_by1_35
+	JL          scores_by1_43
 	VMOVUPS     expconst<>+1344(SB), Z2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -46767,7 +55063,7 @@ scores_by8_35:
 	ANDQ        $0xffffff80, R12
 	ADDQ        DX, R12
 	CMPQ        168(SP), $0x00000200
-	JNE         scores_seq_no_29
+	JNE         scores_seq_no_37
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
 	VMOVUPS     128(CX), Z12
@@ -47432,11 +55728,11 @@ pf_row_156:
 	ADDQ stride+96(FP), DI
 
 pf_skip_260:
-	JMP scores_reduce_35
+	JMP scores_reduce_43
 
-scores_seq_no_29:
+scores_seq_no_37:
 	CMPQ        168(SP), $0x00000100
-	JNE         scores_seq_no_30
+	JNE         scores_seq_no_38
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
 	VMOVUPS     128(CX), Z12
@@ -48065,13 +56361,13 @@ pf_row_172:
 	ADDQ stride+96(FP), DI
 
 pf_skip_268:
-	JMP scores_reduce_35
+	JMP scores_reduce_43
 
-scores_seq_no_30:
+scores_seq_no_38:
 	CMPQ R9, R12
-	JAE  scores_odd_35
+	JAE  scores_odd_47
 
-scores_pairs_35:
+scores_pairs_47:
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z2
 	VFMADD231PS (R9)(SI*1), Z10, Z3
@@ -48167,13 +56463,13 @@ pf_skip_269:
 	ADDQ        $0x00000080, R9
 	ADDQ        $0x00000080, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_35
+	JB          scores_pairs_47
 
-scores_odd_35:
+scores_odd_47:
 	MOVQ        168(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_half_35
+	JAE         scores_half_47
 	VMOVUPS     (R9)(R11*1), Z10
 	VFMADD231PS (R9), Z10, Z2
 	VFMADD231PS (R9)(SI*1), Z10, Z3
@@ -48184,8 +56480,8 @@ scores_odd_35:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 
-scores_half_35:
-scores_reduce_35:
+scores_half_47:
+scores_reduce_43:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -48219,11 +56515,11 @@ scores_reduce_35:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_35
+	JMP          scores_by8_43
 
-scores_by1_35:
+scores_by1_43:
 	TESTQ   BX, BX
-	JZ      scores_done_69
+	JZ      scores_done_77
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    168(SP), R12
@@ -48231,12 +56527,12 @@ scores_by1_35:
 	MOVQ    CX, R11
 	SUBQ    DX, R11
 
-scores_chunk1_35:
+scores_chunk1_43:
 	VMOVUPS       (R9)(R11*1), Z3
 	VFMADD231PS   (R9), Z3, Z2
 	ADDQ          $0x00000040, R9
 	CMPQ          R9, R12
-	JB            scores_chunk1_35
+	JB            scores_chunk1_43
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -48251,9 +56547,9 @@ scores_chunk1_35:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_35
+	JMP           scores_by1_43
 
-scores_done_69:
+scores_done_77:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -48276,9 +56572,9 @@ scores_other_8:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_36:
+scores_by8_44:
 	CMPQ        BX, $0x08
-	JL          scores_by1_36
+	JL          scores_by1_44
 	VMOVUPS     expconst<>+1344(SB), Z2
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
@@ -48295,7 +56591,7 @@ scores_by8_36:
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
 	CMPQ        168(SP), $0x00000200
-	JNE         scores_seq_no_31
+	JNE         scores_seq_no_39
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
 	VMOVUPS     128(CX), Z12
@@ -48368,11 +56664,11 @@ scores_by8_36:
 	VFMADD231PS 320(R9)(DI*1), Z15, Z9
 	VFMADD231PS 384(R9)(DI*1), Z16, Z9
 	VFMADD231PS 448(R9)(DI*1), Z17, Z9
-	JMP         scores_reduce_36
+	JMP         scores_reduce_44
 
-scores_seq_no_31:
+scores_seq_no_39:
 	CMPQ        168(SP), $0x00000100
-	JNE         scores_seq_no_32
+	JNE         scores_seq_no_40
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
 	VMOVUPS     128(CX), Z12
@@ -48409,13 +56705,13 @@ scores_seq_no_31:
 	VFMADD231PS 64(R9)(DI*1), Z11, Z9
 	VFMADD231PS 128(R9)(DI*1), Z12, Z9
 	VFMADD231PS 192(R9)(DI*1), Z13, Z9
-	JMP         scores_reduce_36
+	JMP         scores_reduce_44
 
-scores_seq_no_32:
+scores_seq_no_40:
 	CMPQ R8, R11
-	JAE  scores_odd_36
+	JAE  scores_odd_48
 
-scores_pairs_36:
+scores_pairs_48:
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z2
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -48437,13 +56733,13 @@ scores_pairs_36:
 	ADDQ        $0x00000080, R8
 	ADDQ        $0x00000080, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_36
+	JB          scores_pairs_48
 
-scores_odd_36:
+scores_odd_48:
 	MOVQ        168(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_36
+	JAE         scores_half_48
 	VMOVUPS     (R8)(R10*1), Z10
 	VFMADD231PS (R8), Z10, Z2
 	VFMADD231PS (R8)(SI*1), Z10, Z3
@@ -48454,8 +56750,8 @@ scores_odd_36:
 	VFMADD231PS (R9)(SI*2), Z10, Z8
 	VFMADD231PS (R9)(DI*1), Z10, Z9
 
-scores_half_36:
-scores_reduce_36:
+scores_half_48:
+scores_reduce_44:
 	VSHUFF32X4   $0x44, Z3, Z2, Z10
 	VSHUFF32X4   $0xee, Z3, Z2, Z2
 	VADDPS       Z2, Z10, Z10
@@ -48489,11 +56785,11 @@ scores_reduce_36:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_36
+	JMP          scores_by8_44
 
-scores_by1_36:
+scores_by1_44:
 	TESTQ   BX, BX
-	JZ      scores_done_70
+	JZ      scores_done_78
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    168(SP), R11
@@ -48501,12 +56797,12 @@ scores_by1_36:
 	MOVQ    CX, R10
 	SUBQ    DX, R10
 
-scores_chunk1_36:
+scores_chunk1_44:
 	VMOVUPS       (R8)(R10*1), Z3
 	VFMADD231PS   (R8), Z3, Z2
 	ADDQ          $0x00000040, R8
 	CMPQ          R8, R11
-	JB            scores_chunk1_36
+	JB            scores_chunk1_44
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -48521,9 +56817,9 @@ scores_chunk1_36:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_36
+	JMP           scores_by1_44
 
-scores_done_70:
+scores_done_78:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -48542,7 +56838,7 @@ scores_first_done_8:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_34
 
-scores_done_68:
+scores_done_76:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_31:
@@ -48561,7 +56857,7 @@ softmax_31:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_46
+	JEQ          no_rescale_54
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -48598,17 +56894,17 @@ softmax_31:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_61:
+scale_loop_69:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_61
+	JNZ     scale_loop_69
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_46:
+no_rescale_54:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -48619,7 +56915,7 @@ no_rescale_46:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_47
+	JEQ          no_rescale_55
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -48657,17 +56953,17 @@ no_rescale_46:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_62:
+scale_loop_70:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_62
+	JNZ     scale_loop_70
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_47:
+no_rescale_55:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -48685,9 +56981,9 @@ no_rescale_47:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_43:
+exp_loop_51:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_43
+	JL              exp_tail_51
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -48733,9 +57029,9 @@ exp_loop_43:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_43
+	JMP             exp_loop_51
 
-exp_tail_43:
+exp_tail_51:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -48753,7 +57049,7 @@ exp_tail_43:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_43
+	JZ              exp_done_51
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -48795,15 +57091,15 @@ exp_tail_43:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_43:
+exp_tail1_51:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_43
+	JNZ    exp_tail1_51
 
-exp_done_43:
+exp_done_51:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -48843,7 +57139,7 @@ softmax_32:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_48
+	JEQ          no_rescale_56
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -48880,17 +57176,17 @@ softmax_32:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_63:
+scale_loop_71:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_63
+	JNZ     scale_loop_71
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_48:
+no_rescale_56:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -48902,9 +57198,9 @@ no_rescale_48:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_44:
+exp_loop_52:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_44
+	JL              exp_tail_52
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -48928,9 +57224,9 @@ exp_loop_44:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_44
+	JMP             exp_loop_52
 
-exp_tail_44:
+exp_tail_52:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -48940,7 +57236,7 @@ exp_tail_44:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_44
+	JZ              exp_done_52
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -48962,13 +57258,13 @@ exp_tail_44:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_44:
+exp_tail1_52:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_44
+	JNZ    exp_tail1_52
 
-exp_done_44:
+exp_done_52:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -50145,11 +58441,11 @@ pv_34:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_143:
+pv_block_179:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_143
+	JL      pv_next_179
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -50170,9 +58466,9 @@ pv_block_143:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_143
+	JL      pv_single_179
 
-pv_pair_143:
+pv_pair_179:
 	VBROADCASTSS (R11), Z16
 	VBROADCASTSS 4(R11), Z17
 	VFMADD231PS  (R12), Z16, Z0
@@ -50211,11 +58507,11 @@ pv_pair_143:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_143
+	JGE          pv_pair_179
 
-pv_single_143:
+pv_single_179:
 	TESTQ        R13, R13
-	JZ           pv_merge_143
+	JZ           pv_merge_179
 	VBROADCASTSS (R11), Z16
 	VFMADD231PS  (R12), Z16, Z0
 	VFMADD231PS  64(R12), Z16, Z2
@@ -50228,9 +58524,9 @@ pv_single_143:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_143
+	JMP          pv_single_179
 
-pv_merge_143:
+pv_merge_179:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -50248,14 +58544,14 @@ pv_merge_143:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_143
+	JMP     pv_block_179
 
-pv_next_143:
-pv_block_144:
+pv_next_179:
+pv_block_180:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_144
+	JL      pv_next_180
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -50268,9 +58564,9 @@ pv_block_144:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_144
+	JL      pv_single_180
 
-pv_pair_144:
+pv_pair_180:
 	VBROADCASTSS (R11), Z8
 	VBROADCASTSS 4(R11), Z9
 	VFMADD231PS  (R12), Z8, Z0
@@ -50293,11 +58589,11 @@ pv_pair_144:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_144
+	JGE          pv_pair_180
 
-pv_single_144:
+pv_single_180:
 	TESTQ        R13, R13
-	JZ           pv_merge_144
+	JZ           pv_merge_180
 	VBROADCASTSS (R11), Z8
 	VFMADD231PS  (R12), Z8, Z0
 	VFMADD231PS  64(R12), Z8, Z2
@@ -50306,9 +58602,9 @@ pv_single_144:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_144
+	JMP          pv_single_180
 
-pv_merge_144:
+pv_merge_180:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -50318,14 +58614,14 @@ pv_merge_144:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_144
+	JMP     pv_block_180
 
-pv_next_144:
-pv_block_145:
+pv_next_180:
+pv_block_181:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_145
+	JL      pv_next_181
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -50334,9 +58630,9 @@ pv_block_145:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_145
+	JL      pv_single_181
 
-pv_pair_145:
+pv_pair_181:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VFMADD231PS  (R12), Z4, Z0
@@ -50351,42 +58647,42 @@ pv_pair_145:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_145
+	JGE          pv_pair_181
 
-pv_single_145:
+pv_single_181:
 	TESTQ        R13, R13
-	JZ           pv_merge_145
+	JZ           pv_merge_181
 	VBROADCASTSS (R11), Z4
 	VFMADD231PS  (R12), Z4, Z0
 	VFMADD231PS  64(R12), Z4, Z2
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_145
+	JMP          pv_single_181
 
-pv_merge_145:
+pv_merge_181:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_145
+	JMP     pv_block_181
 
-pv_next_145:
-pv_block_146:
+pv_next_181:
+pv_block_182:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_146
+	JL      pv_next_182
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R11
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_146
+	JL      pv_single_182
 
-pv_pair_146:
+pv_pair_182:
 	VBROADCASTSS (R11), Z2
 	VBROADCASTSS 4(R11), Z3
 	VFMADD231PS  (R12), Z2, Z0
@@ -50397,35 +58693,35 @@ pv_pair_146:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_146
+	JGE          pv_pair_182
 
-pv_single_146:
+pv_single_182:
 	TESTQ        R13, R13
-	JZ           pv_merge_146
+	JZ           pv_merge_182
 	VBROADCASTSS (R11), Z2
 	VFMADD231PS  (R12), Z2, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_146
+	JMP          pv_single_182
 
-pv_merge_146:
+pv_merge_182:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_146
+	JMP     pv_block_182
 
-pv_next_146:
+pv_next_182:
 	JMP first_done_8
 
 other_head_8:
 	XORQ R8, R8
 
-pv_block_147:
+pv_block_183:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_147
+	JL      pv_next_183
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -50446,9 +58742,9 @@ pv_block_147:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_147
+	JL      pv_single_183
 
-pv_pair_147:
+pv_pair_183:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VFMADD231PS  (R10), Z16, Z0
@@ -50471,11 +58767,11 @@ pv_pair_147:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_147
+	JGE          pv_pair_183
 
-pv_single_147:
+pv_single_183:
 	TESTQ        R11, R11
-	JZ           pv_merge_147
+	JZ           pv_merge_183
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R10), Z16, Z0
 	VFMADD231PS  64(R10), Z16, Z2
@@ -50488,9 +58784,9 @@ pv_single_147:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_147
+	JMP          pv_single_183
 
-pv_merge_147:
+pv_merge_183:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -50508,14 +58804,14 @@ pv_merge_147:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_147
+	JMP     pv_block_183
 
-pv_next_147:
-pv_block_148:
+pv_next_183:
+pv_block_184:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_148
+	JL      pv_next_184
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -50528,9 +58824,9 @@ pv_block_148:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_148
+	JL      pv_single_184
 
-pv_pair_148:
+pv_pair_184:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VFMADD231PS  (R10), Z8, Z0
@@ -50545,11 +58841,11 @@ pv_pair_148:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_148
+	JGE          pv_pair_184
 
-pv_single_148:
+pv_single_184:
 	TESTQ        R11, R11
-	JZ           pv_merge_148
+	JZ           pv_merge_184
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R10), Z8, Z0
 	VFMADD231PS  64(R10), Z8, Z2
@@ -50558,9 +58854,9 @@ pv_single_148:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_148
+	JMP          pv_single_184
 
-pv_merge_148:
+pv_merge_184:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -50570,14 +58866,14 @@ pv_merge_148:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_148
+	JMP     pv_block_184
 
-pv_next_148:
-pv_block_149:
+pv_next_184:
+pv_block_185:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_149
+	JL      pv_next_185
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -50586,9 +58882,9 @@ pv_block_149:
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_149
+	JL      pv_single_185
 
-pv_pair_149:
+pv_pair_185:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VFMADD231PS  (R10), Z4, Z0
@@ -50599,42 +58895,42 @@ pv_pair_149:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_149
+	JGE          pv_pair_185
 
-pv_single_149:
+pv_single_185:
 	TESTQ        R11, R11
-	JZ           pv_merge_149
+	JZ           pv_merge_185
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R10), Z4, Z0
 	VFMADD231PS  64(R10), Z4, Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_149
+	JMP          pv_single_185
 
-pv_merge_149:
+pv_merge_185:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_149
+	JMP     pv_block_185
 
-pv_next_149:
-pv_block_150:
+pv_next_185:
+pv_block_186:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_150
+	JL      pv_next_186
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R9
 	LEAQ    (BX)(R8*1), R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_150
+	JL      pv_single_186
 
-pv_pair_150:
+pv_pair_186:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VFMADD231PS  (R10), Z2, Z0
@@ -50643,25 +58939,25 @@ pv_pair_150:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_150
+	JGE          pv_pair_186
 
-pv_single_150:
+pv_single_186:
 	TESTQ        R11, R11
-	JZ           pv_merge_150
+	JZ           pv_merge_186
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R10), Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_150
+	JMP          pv_single_186
 
-pv_merge_150:
+pv_merge_186:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_150
+	JMP     pv_block_186
 
-pv_next_150:
+pv_next_186:
 first_done_8:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_34
@@ -50708,12 +59004,12 @@ recip_zero_28:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_64:
+scale_loop_72:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_64
+	JNZ     scale_loop_72
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_16
 
@@ -50803,7 +59099,7 @@ scores_35:
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_71
+	JGE     scores_done_79
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -51639,12 +59935,12 @@ scores2_done_13:
 	ADDQ      $0x00000002, 32(SP)
 	JMP       scores_35
 
-scores_done_71:
+scores_done_79:
 scores_36:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_72
+	JGE     scores_done_80
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -51665,9 +59961,9 @@ scores_36:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_37:
+scores_by8_45:
 	CMPQ   BX, $0x08
-	JL     scores_by1_37
+	JL     scores_by1_45
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -51685,9 +59981,9 @@ scores_by8_37:
 	ANDQ   $0xffffffe0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
-	JAE    scores_odd_37
+	JAE    scores_odd_49
 
-scores_pairs_37:
+scores_pairs_49:
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -51786,13 +60082,13 @@ pf_skip_283:
 	ADDQ        $0x00000020, R10
 	ADDQ        $0x00000020, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_37
+	JB          scores_pairs_49
 
-scores_odd_37:
+scores_odd_49:
 	MOVQ        184(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
-	JAE         scores_half_37
+	JAE         scores_half_49
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -51803,16 +60099,16 @@ scores_odd_37:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 
-scores_half_37:
+scores_half_49:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
 	MOVQ 184(SP), R13
 	ANDQ $0xffffffe0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
-	JAE  scores_odd_38
+	JAE  scores_odd_50
 
-scores_pairs_38:
+scores_pairs_50:
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -51911,13 +60207,13 @@ pf_skip_284:
 	ADDQ        $0x00000020, R10
 	ADDQ        $0x00000020, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_38
+	JB          scores_pairs_50
 
-scores_odd_38:
+scores_odd_50:
 	MOVQ        184(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
-	JAE         scores_half_38
+	JAE         scores_half_50
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -51928,7 +60224,7 @@ scores_odd_38:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_half_38:
+scores_half_50:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -51945,11 +60241,11 @@ scores_half_38:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_37
+	JMP          scores_by8_45
 
-scores_by1_37:
+scores_by1_45:
 	TESTQ  BX, BX
-	JZ     scores_done_73
+	JZ     scores_done_81
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   184(SP), R13
@@ -51958,13 +60254,13 @@ scores_by1_37:
 	SUBQ   DX, R12
 	SUBQ   DX, R12
 
-scores_chunk1_37:
+scores_chunk1_45:
 	VMOVUPS      (R12)(R10*2), Y3
 	VCVTPH2PS    (R10), Y4
 	VFMADD231PS  Y4, Y3, Y2
 	ADDQ         $0x00000010, R10
 	CMPQ         R10, R13
-	JB           scores_chunk1_37
+	JB           scores_chunk1_45
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -51977,9 +60273,9 @@ scores_chunk1_37:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_37
+	JMP          scores_by1_45
 
-scores_done_73:
+scores_done_81:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -51998,7 +60294,7 @@ scores_done_73:
 	ADDQ         $0x00000001, 32(SP)
 	JMP          scores_36
 
-scores_done_72:
+scores_done_80:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_33:
@@ -52017,7 +60313,7 @@ softmax_33:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_49
+	JEQ          no_rescale_57
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -52061,17 +60357,17 @@ softmax_33:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_65:
+scale_loop_73:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_65
+	JNZ     scale_loop_73
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_49:
+no_rescale_57:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -52082,7 +60378,7 @@ no_rescale_49:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_50
+	JEQ          no_rescale_58
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -52127,17 +60423,17 @@ no_rescale_49:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_66:
+scale_loop_74:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_66
+	JNZ     scale_loop_74
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_50:
+no_rescale_58:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -52155,9 +60451,9 @@ no_rescale_50:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_45:
+exp_loop_53:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_45
+	JL           exp_tail_53
 	VMOVUPS      (AX), Y4
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y4, Y4
@@ -52215,9 +60511,9 @@ exp_loop_45:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_45
+	JMP          exp_loop_53
 
-exp_tail_45:
+exp_tail_53:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -52231,7 +60527,7 @@ exp_tail_45:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_45
+	JZ           exp_done_53
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -52285,15 +60581,15 @@ exp_tail_45:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_45:
+exp_tail1_53:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_45
+	JNZ    exp_tail1_53
 
-exp_done_45:
+exp_done_53:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -52333,7 +60629,7 @@ softmax_34:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_51
+	JEQ          no_rescale_59
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -52377,17 +60673,17 @@ softmax_34:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_67:
+scale_loop_75:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_67
+	JNZ     scale_loop_75
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_51:
+no_rescale_59:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -52399,9 +60695,9 @@ no_rescale_51:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_46:
+exp_loop_54:
 	CMPQ         CX, $0x00000008
-	JL           exp_tail_46
+	JL           exp_tail_54
 	VMOVUPS      (AX), Y2
 	VSUBPS       Y0, Y2, Y2
 	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
@@ -52431,9 +60727,9 @@ exp_loop_46:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_46
+	JMP          exp_loop_54
 
-exp_tail_46:
+exp_tail_54:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -52441,7 +60737,7 @@ exp_tail_46:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_46
+	JZ           exp_done_54
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -52469,13 +60765,13 @@ exp_tail_46:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_46:
+exp_tail1_54:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_46
+	JNZ    exp_tail1_54
 
-exp_done_46:
+exp_done_54:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -53076,11 +61372,11 @@ pv_36:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_151:
+pv_block_187:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000180
-	JL      pv_next_151
+	JL      pv_next_187
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -53099,9 +61395,9 @@ pv_block_151:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_151:
+pv_single_187:
 	TESTQ        R13, R13
-	JZ           pv_merge_151
+	JZ           pv_merge_187
 	VBROADCASTSS (R11), Y12
 	VCVTPH2PS    (R12), Y13
 	VFMADD231PS  Y13, Y12, Y0
@@ -53207,9 +61503,9 @@ pf_skip_289:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_151
+	JMP  pv_single_187
 
-pv_merge_151:
+pv_merge_187:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -53223,14 +61519,14 @@ pv_merge_151:
 	VMOVUPS Y10, 320(CX)(R10*1)
 	VMOVUPS Y11, 352(CX)(R10*1)
 	ADDQ    $0x00000180, R10
-	JMP     pv_block_151
+	JMP     pv_block_187
 
-pv_next_151:
-pv_block_152:
+pv_next_187:
+pv_block_188:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_152
+	JL      pv_next_188
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -53245,9 +61541,9 @@ pv_block_152:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_152:
+pv_single_188:
 	TESTQ        R13, R13
-	JZ           pv_merge_152
+	JZ           pv_merge_188
 	VBROADCASTSS (R11), Y8
 	VCVTPH2PS    (R12), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -53345,9 +61641,9 @@ pf_skip_290:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_152
+	JMP  pv_single_188
 
-pv_merge_152:
+pv_merge_188:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -53357,14 +61653,14 @@ pv_merge_152:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_152
+	JMP     pv_block_188
 
-pv_next_152:
-pv_block_153:
+pv_next_188:
+pv_block_189:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_153
+	JL      pv_next_189
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -53379,9 +61675,9 @@ pv_block_153:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_153
+	JL      pv_single_189
 
-pv_pair_153:
+pv_pair_189:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VCVTPH2PS    (R12), Y10
@@ -53481,11 +61777,11 @@ pf_skip_291:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_153
+	JGE  pv_pair_189
 
-pv_single_153:
+pv_single_189:
 	TESTQ        R13, R13
-	JZ           pv_merge_153
+	JZ           pv_merge_189
 	VBROADCASTSS (R11), Y8
 	VCVTPH2PS    (R12), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -53575,9 +61871,9 @@ pf_skip_292:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_153
+	JMP  pv_single_189
 
-pv_merge_153:
+pv_merge_189:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -53587,14 +61883,14 @@ pv_merge_153:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_153
+	JMP     pv_block_189
 
-pv_next_153:
-pv_block_154:
+pv_next_189:
+pv_block_190:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_154
+	JL      pv_next_190
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -53605,9 +61901,9 @@ pv_block_154:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_154
+	JL      pv_single_190
 
-pv_pair_154:
+pv_pair_190:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y5
 	VCVTPH2PS    (R12), Y6
@@ -53699,11 +61995,11 @@ pf_skip_293:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_154
+	JGE  pv_pair_190
 
-pv_single_154:
+pv_single_190:
 	TESTQ        R13, R13
-	JZ           pv_merge_154
+	JZ           pv_merge_190
 	VBROADCASTSS (R11), Y4
 	VCVTPH2PS    (R12), Y5
 	VFMADD231PS  Y5, Y4, Y0
@@ -53789,22 +62085,22 @@ pf_skip_294:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_154
+	JMP  pv_single_190
 
-pv_merge_154:
+pv_merge_190:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_154
+	JMP     pv_block_190
 
-pv_next_154:
-pv_block_155:
+pv_next_190:
+pv_block_191:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_155
+	JL      pv_next_191
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
@@ -53813,9 +62109,9 @@ pv_block_155:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_155
+	JL      pv_single_191
 
-pv_pair_155:
+pv_pair_191:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y3
 	VCVTPH2PS    (R12), Y4
@@ -53903,11 +62199,11 @@ pf_skip_295:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_155
+	JGE  pv_pair_191
 
-pv_single_155:
+pv_single_191:
 	TESTQ        R13, R13
-	JZ           pv_merge_155
+	JZ           pv_merge_191
 	VBROADCASTSS (R11), Y2
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
@@ -53991,15 +62287,15 @@ pf_skip_296:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_155
+	JMP  pv_single_191
 
-pv_merge_155:
+pv_merge_191:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_155
+	JMP     pv_block_191
 
-pv_next_155:
+pv_next_191:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -54047,12 +62343,12 @@ recip_zero_29:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_68:
+scale_loop_76:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_68
+	JNZ     scale_loop_76
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_17
 
@@ -54142,7 +62438,7 @@ scores_37:
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_74
+	JGE     scores_done_82
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -54978,12 +63274,12 @@ scores2_done_14:
 	ADDQ      $0x00000002, 32(SP)
 	JMP       scores_37
 
-scores_done_74:
+scores_done_82:
 scores_38:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_75
+	JGE     scores_done_83
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -55004,9 +63300,9 @@ scores_38:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_38:
+scores_by8_46:
 	CMPQ   BX, $0x08
-	JL     scores_by1_38
+	JL     scores_by1_46
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -55024,9 +63320,9 @@ scores_by8_38:
 	ANDQ   $0xffffffe0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
-	JAE    scores_odd_39
+	JAE    scores_odd_51
 
-scores_pairs_39:
+scores_pairs_51:
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -55125,13 +63421,13 @@ pf_skip_303:
 	ADDQ        $0x00000020, R10
 	ADDQ        $0x00000020, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_39
+	JB          scores_pairs_51
 
-scores_odd_39:
+scores_odd_51:
 	MOVQ        184(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
-	JAE         scores_half_39
+	JAE         scores_half_51
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -55142,16 +63438,16 @@ scores_odd_39:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 
-scores_half_39:
+scores_half_51:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
 	MOVQ 184(SP), R13
 	ANDQ $0xffffffe0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
-	JAE  scores_odd_40
+	JAE  scores_odd_52
 
-scores_pairs_40:
+scores_pairs_52:
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -55250,13 +63546,13 @@ pf_skip_304:
 	ADDQ        $0x00000020, R10
 	ADDQ        $0x00000020, R11
 	CMPQ        R10, R13
-	JB          scores_pairs_40
+	JB          scores_pairs_52
 
-scores_odd_40:
+scores_odd_52:
 	MOVQ        184(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
-	JAE         scores_half_40
+	JAE         scores_half_52
 	VMOVUPS     (R12)(R10*2), Y10
 	VCVTPH2PS   (R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -55267,7 +63563,7 @@ scores_odd_40:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 
-scores_half_40:
+scores_half_52:
 	VHADDPS      Y3, Y2, Y2
 	VHADDPS      Y5, Y4, Y3
 	VHADDPS      Y7, Y6, Y4
@@ -55284,11 +63580,11 @@ scores_half_40:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_38
+	JMP          scores_by8_46
 
-scores_by1_38:
+scores_by1_46:
 	TESTQ  BX, BX
-	JZ     scores_done_76
+	JZ     scores_done_84
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   184(SP), R13
@@ -55297,13 +63593,13 @@ scores_by1_38:
 	SUBQ   DX, R12
 	SUBQ   DX, R12
 
-scores_chunk1_38:
+scores_chunk1_46:
 	VMOVUPS      (R12)(R10*2), Y3
 	VCVTPH2PS    (R10), Y4
 	VFMADD231PS  Y4, Y3, Y2
 	ADDQ         $0x00000010, R10
 	CMPQ         R10, R13
-	JB           scores_chunk1_38
+	JB           scores_chunk1_46
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -55316,9 +63612,9 @@ scores_chunk1_38:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_38
+	JMP          scores_by1_46
 
-scores_done_76:
+scores_done_84:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -55337,7 +63633,7 @@ scores_done_76:
 	ADDQ         $0x00000001, 32(SP)
 	JMP          scores_38
 
-scores_done_75:
+scores_done_83:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_35:
@@ -55356,7 +63652,7 @@ softmax_35:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_52
+	JEQ          no_rescale_60
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -55393,17 +63689,17 @@ softmax_35:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_69:
+scale_loop_77:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_69
+	JNZ     scale_loop_77
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_52:
+no_rescale_60:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -55414,7 +63710,7 @@ no_rescale_52:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_53
+	JEQ          no_rescale_61
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -55452,17 +63748,17 @@ no_rescale_52:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_70:
+scale_loop_78:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_70
+	JNZ     scale_loop_78
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_53:
+no_rescale_61:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -55480,9 +63776,9 @@ no_rescale_53:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_47:
+exp_loop_55:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_47
+	JL          exp_tail_55
 	VMOVUPS     (AX), Y4
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y4, Y4
@@ -55526,9 +63822,9 @@ exp_loop_47:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_47
+	JMP         exp_loop_55
 
-exp_tail_47:
+exp_tail_55:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -55542,7 +63838,7 @@ exp_tail_47:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_47
+	JZ           exp_done_55
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -55582,15 +63878,15 @@ exp_tail_47:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_47:
+exp_tail1_55:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_47
+	JNZ    exp_tail1_55
 
-exp_done_47:
+exp_done_55:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -55630,7 +63926,7 @@ softmax_36:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_54
+	JEQ          no_rescale_62
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -55667,17 +63963,17 @@ softmax_36:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_71:
+scale_loop_79:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_71
+	JNZ     scale_loop_79
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_54:
+no_rescale_62:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -55689,9 +63985,9 @@ no_rescale_54:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_48:
+exp_loop_56:
 	CMPQ        CX, $0x00000008
-	JL          exp_tail_48
+	JL          exp_tail_56
 	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
 	VMOVUPS     expconst<>+256(SB), Y3
@@ -55714,9 +64010,9 @@ exp_loop_48:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_48
+	JMP         exp_loop_56
 
-exp_tail_48:
+exp_tail_56:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -55724,7 +64020,7 @@ exp_tail_48:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_48
+	JZ           exp_done_56
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -55745,13 +64041,13 @@ exp_tail_48:
 	VMULPS       Y0, Y3, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_48:
+exp_tail1_56:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_48
+	JNZ    exp_tail1_56
 
-exp_done_48:
+exp_done_56:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -56352,11 +64648,11 @@ pv_38:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_156:
+pv_block_192:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000180
-	JL      pv_next_156
+	JL      pv_next_192
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -56375,9 +64671,9 @@ pv_block_156:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_156:
+pv_single_192:
 	TESTQ        R13, R13
-	JZ           pv_merge_156
+	JZ           pv_merge_192
 	VBROADCASTSS (R11), Y12
 	VCVTPH2PS    (R12), Y13
 	VFMADD231PS  Y13, Y12, Y0
@@ -56483,9 +64779,9 @@ pf_skip_309:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_156
+	JMP  pv_single_192
 
-pv_merge_156:
+pv_merge_192:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -56499,14 +64795,14 @@ pv_merge_156:
 	VMOVUPS Y10, 320(CX)(R10*1)
 	VMOVUPS Y11, 352(CX)(R10*1)
 	ADDQ    $0x00000180, R10
-	JMP     pv_block_156
+	JMP     pv_block_192
 
-pv_next_156:
-pv_block_157:
+pv_next_192:
+pv_block_193:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_157
+	JL      pv_next_193
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -56521,9 +64817,9 @@ pv_block_157:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_157:
+pv_single_193:
 	TESTQ        R13, R13
-	JZ           pv_merge_157
+	JZ           pv_merge_193
 	VBROADCASTSS (R11), Y8
 	VCVTPH2PS    (R12), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -56621,9 +64917,9 @@ pf_skip_310:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_157
+	JMP  pv_single_193
 
-pv_merge_157:
+pv_merge_193:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -56633,14 +64929,14 @@ pv_merge_157:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_157
+	JMP     pv_block_193
 
-pv_next_157:
-pv_block_158:
+pv_next_193:
+pv_block_194:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_158
+	JL      pv_next_194
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -56655,9 +64951,9 @@ pv_block_158:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_158
+	JL      pv_single_194
 
-pv_pair_158:
+pv_pair_194:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VCVTPH2PS    (R12), Y10
@@ -56757,11 +65053,11 @@ pf_skip_311:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_158
+	JGE  pv_pair_194
 
-pv_single_158:
+pv_single_194:
 	TESTQ        R13, R13
-	JZ           pv_merge_158
+	JZ           pv_merge_194
 	VBROADCASTSS (R11), Y8
 	VCVTPH2PS    (R12), Y9
 	VFMADD231PS  Y9, Y8, Y0
@@ -56851,9 +65147,9 @@ pf_skip_312:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_158
+	JMP  pv_single_194
 
-pv_merge_158:
+pv_merge_194:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -56863,14 +65159,14 @@ pv_merge_158:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_158
+	JMP     pv_block_194
 
-pv_next_158:
-pv_block_159:
+pv_next_194:
+pv_block_195:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_159
+	JL      pv_next_195
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -56881,9 +65177,9 @@ pv_block_159:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_159
+	JL      pv_single_195
 
-pv_pair_159:
+pv_pair_195:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y5
 	VCVTPH2PS    (R12), Y6
@@ -56975,11 +65271,11 @@ pf_skip_313:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_159
+	JGE  pv_pair_195
 
-pv_single_159:
+pv_single_195:
 	TESTQ        R13, R13
-	JZ           pv_merge_159
+	JZ           pv_merge_195
 	VBROADCASTSS (R11), Y4
 	VCVTPH2PS    (R12), Y5
 	VFMADD231PS  Y5, Y4, Y0
@@ -57065,22 +65361,22 @@ pf_skip_314:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_159
+	JMP  pv_single_195
 
-pv_merge_159:
+pv_merge_195:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_159
+	JMP     pv_block_195
 
-pv_next_159:
-pv_block_160:
+pv_next_195:
+pv_block_196:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_160
+	JL      pv_next_196
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
@@ -57089,9 +65385,9 @@ pv_block_160:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_160
+	JL      pv_single_196
 
-pv_pair_160:
+pv_pair_196:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y3
 	VCVTPH2PS    (R12), Y4
@@ -57179,11 +65475,11 @@ pf_skip_315:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_160
+	JGE  pv_pair_196
 
-pv_single_160:
+pv_single_196:
 	TESTQ        R13, R13
-	JZ           pv_merge_160
+	JZ           pv_merge_196
 	VBROADCASTSS (R11), Y2
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
@@ -57267,15 +65563,15 @@ pf_skip_316:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_160
+	JMP  pv_single_196
 
-pv_merge_160:
+pv_merge_196:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_160
+	JMP     pv_block_196
 
-pv_next_160:
+pv_next_196:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -57323,12 +65619,12 @@ recip_zero_30:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_72:
+scale_loop_80:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_72
+	JNZ     scale_loop_80
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_18
 
@@ -57416,7 +65712,7 @@ scores_39:
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_77
+	JGE     scores_done_85
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -58006,13 +66302,13 @@ scores4_done_7:
 	ADDQ         $0x00000004, 32(SP)
 	JMP          scores_39
 
-scores_done_77:
+scores_done_85:
 scores_40:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_78
+	JGE     scores_done_86
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -58544,12 +66840,12 @@ scores2_done_15:
 	ADDQ          $0x00000002, 32(SP)
 	JMP           scores_40
 
-scores_done_78:
+scores_done_86:
 scores_41:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_79
+	JGE     scores_done_87
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -58570,11 +66866,11 @@ scores_41:
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
+	VMOVUPS expconst<>+0(SB), X2
 
-scores_by8_39:
+scores_by8_47:
 	CMPQ        BX, $0x08
-	JL          scores_by1_39
-	VMOVUPS     expconst<>+1344(SB), Z2
+	JL          scores_by4_11
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
 	VMOVUPS     expconst<>+1344(SB), Z5
@@ -58582,6 +66878,7 @@ scores_by8_39:
 	VMOVUPS     expconst<>+1344(SB), Z7
 	VMOVUPS     expconst<>+1344(SB), Z8
 	VMOVUPS     expconst<>+1344(SB), Z9
+	VMOVUPS     expconst<>+1344(SB), Z10
 	MOVQ        DX, R9
 	LEAQ        (DX)(SI*4), R10
 	MOVQ        CX, R11
@@ -58591,31 +66888,31 @@ scores_by8_39:
 	ANDQ        $0xffffffc0, R12
 	ADDQ        DX, R12
 	CMPQ        168(SP), $0x00000100
-	JNE         scores_seq_no_33
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VMOVUPS     256(CX), Z14
-	VMOVUPS     320(CX), Z15
-	VMOVUPS     384(CX), Z16
-	VMOVUPS     448(CX), Z17
-	VCVTPH2PS   (R9), Z18
-	VFMADD231PS Z18, Z10, Z2
-	VCVTPH2PS   32(R9), Z18
-	VFMADD231PS Z18, Z11, Z2
-	VCVTPH2PS   64(R9), Z18
-	VFMADD231PS Z18, Z12, Z2
-	VCVTPH2PS   96(R9), Z18
-	VFMADD231PS Z18, Z13, Z2
-	VCVTPH2PS   128(R9), Z18
-	VFMADD231PS Z18, Z14, Z2
-	VCVTPH2PS   160(R9), Z18
-	VFMADD231PS Z18, Z15, Z2
-	VCVTPH2PS   192(R9), Z18
-	VFMADD231PS Z18, Z16, Z2
-	VCVTPH2PS   224(R9), Z18
-	VFMADD231PS Z18, Z17, Z2
+	JNE         scores_seq_no_41
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VMOVUPS     256(CX), Z15
+	VMOVUPS     320(CX), Z16
+	VMOVUPS     384(CX), Z17
+	VMOVUPS     448(CX), Z18
+	VCVTPH2PS   (R9), Z19
+	VFMADD231PS Z19, Z11, Z3
+	VCVTPH2PS   32(R9), Z19
+	VFMADD231PS Z19, Z12, Z3
+	VCVTPH2PS   64(R9), Z19
+	VFMADD231PS Z19, Z13, Z3
+	VCVTPH2PS   96(R9), Z19
+	VFMADD231PS Z19, Z14, Z3
+	VCVTPH2PS   128(R9), Z19
+	VFMADD231PS Z19, Z15, Z3
+	VCVTPH2PS   160(R9), Z19
+	VFMADD231PS Z19, Z16, Z3
+	VCVTPH2PS   192(R9), Z19
+	VFMADD231PS Z19, Z17, Z3
+	VCVTPH2PS   224(R9), Z19
+	VFMADD231PS Z19, Z18, Z3
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_323
 	MOVQ        DI, R11
@@ -58690,22 +66987,22 @@ pf_row_282:
 	ADDQ stride+96(FP), DI
 
 pf_skip_323:
-	VCVTPH2PS   (R9)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z3
-	VCVTPH2PS   128(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z3
-	VCVTPH2PS   160(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z3
-	VCVTPH2PS   192(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z3
-	VCVTPH2PS   224(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z3
+	VCVTPH2PS   (R9)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z4
+	VCVTPH2PS   32(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z4
+	VCVTPH2PS   64(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z4
+	VCVTPH2PS   96(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z4
+	VCVTPH2PS   128(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z4
+	VCVTPH2PS   160(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z4
+	VCVTPH2PS   192(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z4
+	VCVTPH2PS   224(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z4
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_324
 	MOVQ        DI, R11
@@ -58780,22 +67077,22 @@ pf_row_284:
 	ADDQ stride+96(FP), DI
 
 pf_skip_324:
-	VCVTPH2PS   (R9)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z4
-	VCVTPH2PS   128(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z4
-	VCVTPH2PS   160(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z4
-	VCVTPH2PS   192(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z4
-	VCVTPH2PS   224(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z4
+	VCVTPH2PS   (R9)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z5
+	VCVTPH2PS   32(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z5
+	VCVTPH2PS   64(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z5
+	VCVTPH2PS   96(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z5
+	VCVTPH2PS   128(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z5
+	VCVTPH2PS   160(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z5
+	VCVTPH2PS   192(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z5
+	VCVTPH2PS   224(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z5
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_325
 	MOVQ        DI, R11
@@ -58870,22 +67167,22 @@ pf_row_286:
 	ADDQ stride+96(FP), DI
 
 pf_skip_325:
-	VCVTPH2PS   (R9)(R8*1), Z18
-	VFMADD231PS Z18, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z13, Z5
-	VCVTPH2PS   128(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z14, Z5
-	VCVTPH2PS   160(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z15, Z5
-	VCVTPH2PS   192(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z16, Z5
-	VCVTPH2PS   224(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z17, Z5
+	VCVTPH2PS   (R9)(R8*1), Z19
+	VFMADD231PS Z19, Z11, Z6
+	VCVTPH2PS   32(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z12, Z6
+	VCVTPH2PS   64(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z13, Z6
+	VCVTPH2PS   96(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z14, Z6
+	VCVTPH2PS   128(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z15, Z6
+	VCVTPH2PS   160(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z16, Z6
+	VCVTPH2PS   192(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z17, Z6
+	VCVTPH2PS   224(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z18, Z6
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_326
 	MOVQ        DI, R9
@@ -58960,22 +67257,22 @@ pf_row_288:
 	ADDQ stride+96(FP), DI
 
 pf_skip_326:
-	VCVTPH2PS   (R10), Z18
-	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R10), Z18
-	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R10), Z18
-	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R10), Z18
-	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R10), Z18
-	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R10), Z18
-	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R10), Z18
-	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R10), Z18
-	VFMADD231PS Z18, Z17, Z6
+	VCVTPH2PS   (R10), Z19
+	VFMADD231PS Z19, Z11, Z7
+	VCVTPH2PS   32(R10), Z19
+	VFMADD231PS Z19, Z12, Z7
+	VCVTPH2PS   64(R10), Z19
+	VFMADD231PS Z19, Z13, Z7
+	VCVTPH2PS   96(R10), Z19
+	VFMADD231PS Z19, Z14, Z7
+	VCVTPH2PS   128(R10), Z19
+	VFMADD231PS Z19, Z15, Z7
+	VCVTPH2PS   160(R10), Z19
+	VFMADD231PS Z19, Z16, Z7
+	VCVTPH2PS   192(R10), Z19
+	VFMADD231PS Z19, Z17, Z7
+	VCVTPH2PS   224(R10), Z19
+	VFMADD231PS Z19, Z18, Z7
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_327
 	MOVQ        DI, R9
@@ -59050,22 +67347,22 @@ pf_row_290:
 	ADDQ stride+96(FP), DI
 
 pf_skip_327:
-	VCVTPH2PS   (R10)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z7
+	VCVTPH2PS   (R10)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z8
+	VCVTPH2PS   32(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z8
+	VCVTPH2PS   64(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z8
+	VCVTPH2PS   96(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z8
+	VCVTPH2PS   128(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z8
+	VCVTPH2PS   160(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z8
+	VCVTPH2PS   192(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z8
+	VCVTPH2PS   224(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z8
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_328
 	MOVQ        DI, R9
@@ -59140,22 +67437,22 @@ pf_row_292:
 	ADDQ stride+96(FP), DI
 
 pf_skip_328:
-	VCVTPH2PS   (R10)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z8
+	VCVTPH2PS   (R10)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z9
+	VCVTPH2PS   32(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z9
+	VCVTPH2PS   64(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z9
+	VCVTPH2PS   96(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z9
+	VCVTPH2PS   128(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z9
+	VCVTPH2PS   160(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z9
+	VCVTPH2PS   192(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z9
+	VCVTPH2PS   224(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z9
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_329
 	MOVQ        DI, R9
@@ -59230,22 +67527,22 @@ pf_row_294:
 	ADDQ stride+96(FP), DI
 
 pf_skip_329:
-	VCVTPH2PS   (R10)(R8*1), Z18
-	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z17, Z9
+	VCVTPH2PS   (R10)(R8*1), Z19
+	VFMADD231PS Z19, Z11, Z10
+	VCVTPH2PS   32(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	VCVTPH2PS   128(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z15, Z10
+	VCVTPH2PS   160(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z16, Z10
+	VCVTPH2PS   192(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z17, Z10
+	VCVTPH2PS   224(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z18, Z10
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_330
 	MOVQ        DI, R9
@@ -59320,31 +67617,31 @@ pf_row_296:
 	ADDQ stride+96(FP), DI
 
 pf_skip_330:
-	JMP scores_reduce_39
+	JMP scores_reduce_47
 
-scores_seq_no_33:
+scores_seq_no_41:
 	CMPQ        168(SP), $0x00000080
-	JNE         scores_seq_no_34
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R9), Z14
-	VFMADD231PS Z14, Z10, Z2
-	VCVTPH2PS   32(R9), Z14
-	VFMADD231PS Z14, Z11, Z2
-	VCVTPH2PS   64(R9), Z14
-	VFMADD231PS Z14, Z12, Z2
-	VCVTPH2PS   96(R9), Z14
-	VFMADD231PS Z14, Z13, Z2
-	VCVTPH2PS   (R9)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z3
+	JNE         scores_seq_no_42
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VCVTPH2PS   (R9), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   32(R9), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   64(R9), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   96(R9), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (R9)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   32(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   64(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   96(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_331
 	MOVQ        DI, R11
@@ -59419,22 +67716,22 @@ pf_row_298:
 	ADDQ stride+96(FP), DI
 
 pf_skip_331:
-	VCVTPH2PS   (R9)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R9)(R8*1), Z14
-	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z13, Z5
+	VCVTPH2PS   (R9)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   32(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   64(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   96(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (R9)(R8*1), Z15
+	VFMADD231PS Z15, Z11, Z6
+	VCVTPH2PS   32(R9)(R8*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VCVTPH2PS   64(R9)(R8*1), Z15
+	VFMADD231PS Z15, Z13, Z6
+	VCVTPH2PS   96(R9)(R8*1), Z15
+	VFMADD231PS Z15, Z14, Z6
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_332
 	MOVQ        DI, R9
@@ -59509,22 +67806,22 @@ pf_row_300:
 	ADDQ stride+96(FP), DI
 
 pf_skip_332:
-	VCVTPH2PS   (R10), Z14
-	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R10), Z14
-	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R10), Z14
-	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R10), Z14
-	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R10)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z7
+	VCVTPH2PS   (R10), Z15
+	VFMADD231PS Z15, Z11, Z7
+	VCVTPH2PS   32(R10), Z15
+	VFMADD231PS Z15, Z12, Z7
+	VCVTPH2PS   64(R10), Z15
+	VFMADD231PS Z15, Z13, Z7
+	VCVTPH2PS   96(R10), Z15
+	VFMADD231PS Z15, Z14, Z7
+	VCVTPH2PS   (R10)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z8
+	VCVTPH2PS   32(R10)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z8
+	VCVTPH2PS   64(R10)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z8
+	VCVTPH2PS   96(R10)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z8
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_333
 	MOVQ        DI, R9
@@ -59599,22 +67896,22 @@ pf_row_302:
 	ADDQ stride+96(FP), DI
 
 pf_skip_333:
-	VCVTPH2PS   (R10)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z8
-	VCVTPH2PS   (R10)(R8*1), Z14
-	VFMADD231PS Z14, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z13, Z9
+	VCVTPH2PS   (R10)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z9
+	VCVTPH2PS   32(R10)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z9
+	VCVTPH2PS   64(R10)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z9
+	VCVTPH2PS   96(R10)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z9
+	VCVTPH2PS   (R10)(R8*1), Z15
+	VFMADD231PS Z15, Z11, Z10
+	VCVTPH2PS   32(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z14, Z10
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_334
 	MOVQ        DI, R9
@@ -59689,30 +67986,30 @@ pf_row_304:
 	ADDQ stride+96(FP), DI
 
 pf_skip_334:
-	JMP scores_reduce_39
+	JMP scores_reduce_47
 
-scores_seq_no_34:
+scores_seq_no_42:
 	CMPQ R9, R12
-	JAE  scores_odd_41
+	JAE  scores_odd_53
 
-scores_pairs_41:
-	VMOVUPS     (R11)(R9*2), Z10
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R9)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R10), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R10)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R10)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R10)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+scores_pairs_53:
+	VMOVUPS     (R11)(R9*2), Z11
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R9)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R10), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R10)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R10)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R10)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_335
 	MOVQ        DI, R13
@@ -59787,92 +68084,304 @@ pf_row_306:
 	ADDQ stride+96(FP), DI
 
 pf_skip_335:
-	VMOVUPS     64(R11)(R9*2), Z10
-	VCVTPH2PS   32(R9), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   32(R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   32(R9)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   32(R10), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   32(R10)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   32(R10)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	VMOVUPS     64(R11)(R9*2), Z11
+	VCVTPH2PS   32(R9), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   32(R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   32(R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   32(R9)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   32(R10), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   32(R10)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   32(R10)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   32(R10)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 	ADDQ        $0x00000040, R9
 	ADDQ        $0x00000040, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_41
+	JB          scores_pairs_53
 
-scores_odd_41:
+scores_odd_53:
 	MOVQ        168(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_half_41
-	VMOVUPS     (R11)(R9*2), Z10
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R9)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R10), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R10)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R10)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R10)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	JAE         scores_half_53
+	VMOVUPS     (R11)(R9*2), Z11
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R9)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R10), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R10)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R10)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R10)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 
-scores_half_41:
-scores_reduce_39:
-	VSHUFF32X4   $0x44, Z3, Z2, Z10
-	VSHUFF32X4   $0xee, Z3, Z2, Z2
-	VADDPS       Z2, Z10, Z10
-	VSHUFF32X4   $0x44, Z5, Z4, Z2
-	VSHUFF32X4   $0xee, Z5, Z4, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFF32X4   $0x44, Z7, Z6, Z3
-	VSHUFF32X4   $0xee, Z7, Z6, Z4
+scores_half_53:
+scores_reduce_47:
+	VSHUFF32X4   $0x44, Z4, Z3, Z11
+	VSHUFF32X4   $0xee, Z4, Z3, Z3
+	VADDPS       Z3, Z11, Z11
+	VSHUFF32X4   $0x44, Z6, Z5, Z3
+	VSHUFF32X4   $0xee, Z6, Z5, Z4
 	VADDPS       Z4, Z3, Z3
-	VSHUFF32X4   $0x44, Z9, Z8, Z4
-	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VSHUFF32X4   $0x44, Z8, Z7, Z4
+	VSHUFF32X4   $0xee, Z8, Z7, Z5
 	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x88, Z2, Z10, Z5
-	VSHUFF32X4   $0xdd, Z2, Z10, Z2
-	VADDPS       Z2, Z5, Z5
-	VSHUFF32X4   $0x88, Z4, Z3, Z2
-	VSHUFF32X4   $0xdd, Z4, Z3, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFPS      $0x88, Z2, Z5, Z3
-	VSHUFPS      $0xdd, Z2, Z5, Z2
-	VADDPS       Z2, Z3, Z3
-	VSHUFPS      $0x88, Z3, Z3, Z2
-	VSHUFPS      $0xdd, Z3, Z3, Z3
-	VADDPS       Z2, Z3, Z3
-	VMOVUPS      expconst<>+1408(SB), Z2
-	VPERMPS      Z3, Z2, Z3
-	VBROADCASTSS scale+64(FP), Y2
-	VMULPS       Y2, Y3, Y3
-	VMAXPS       Y3, Y0, Y0
-	VMOVUPS      Y3, (AX)
+	VSHUFF32X4   $0x44, Z10, Z9, Z5
+	VSHUFF32X4   $0xee, Z10, Z9, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z11, Z6
+	VSHUFF32X4   $0xdd, Z3, Z11, Z3
+	VADDPS       Z3, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z3
+	VSHUFF32X4   $0xdd, Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z6, Z4
+	VSHUFPS      $0xdd, Z3, Z6, Z3
+	VADDPS       Z3, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z3
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z3
+	VPERMPS      Z4, Z3, Z4
+	VBROADCASTSS scale+64(FP), Y3
+	VMULPS       Y3, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_39
+	JMP          scores_by8_47
 
-scores_by1_39:
+scores_by4_11:
+	CMPQ        BX, $0x04
+	JL          scores_by1_47
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	CMPQ        168(SP), $0x00000100
+	JNE         scores_by4_no_21
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VMOVUPS     256(CX), Z11
+	VMOVUPS     320(CX), Z12
+	VMOVUPS     384(CX), Z13
+	VMOVUPS     448(CX), Z14
+	VCVTPH2PS   (DX), Z15
+	VFMADD231PS Z15, Z7, Z3
+	VCVTPH2PS   32(DX), Z15
+	VFMADD231PS Z15, Z8, Z3
+	VCVTPH2PS   64(DX), Z15
+	VFMADD231PS Z15, Z9, Z3
+	VCVTPH2PS   96(DX), Z15
+	VFMADD231PS Z15, Z10, Z3
+	VCVTPH2PS   128(DX), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   160(DX), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   192(DX), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   224(DX), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (DX)(SI*1), Z15
+	VFMADD231PS Z15, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z10, Z4
+	VCVTPH2PS   128(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   160(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   192(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   224(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (DX)(SI*2), Z15
+	VFMADD231PS Z15, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z10, Z5
+	VCVTPH2PS   128(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   160(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   192(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   224(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (DX)(R8*1), Z15
+	VFMADD231PS Z15, Z7, Z6
+	VCVTPH2PS   32(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	VCVTPH2PS   128(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z11, Z6
+	VCVTPH2PS   160(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z12, Z6
+	VCVTPH2PS   192(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z13, Z6
+	VCVTPH2PS   224(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z14, Z6
+	JMP         scores_by4_rows_11
+
+scores_by4_no_21:
+	CMPQ        168(SP), $0x00000080
+	JNE         scores_by4_no_22
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VCVTPH2PS   (DX), Z11
+	VFMADD231PS Z11, Z7, Z3
+	VCVTPH2PS   32(DX), Z11
+	VFMADD231PS Z11, Z8, Z3
+	VCVTPH2PS   64(DX), Z11
+	VFMADD231PS Z11, Z9, Z3
+	VCVTPH2PS   96(DX), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (DX)(SI*1), Z11
+	VFMADD231PS Z11, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (DX)(SI*2), Z11
+	VFMADD231PS Z11, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (DX)(R8*1), Z11
+	VFMADD231PS Z11, Z7, Z6
+	VCVTPH2PS   32(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	JMP         scores_by4_rows_11
+
+scores_by4_no_22:
+	MOVQ DX, R8
+	MOVQ CX, R9
+	SUBQ R8, R9
+	SUBQ R8, R9
+	MOVQ 168(SP), R10
+	ADDQ R8, R10
+
+scores_c4_41:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z3
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_41
+	MOVQ        DX, R8
+	ADDQ        SI, R8
+	MOVQ        CX, R9
+	SUBQ        R8, R9
+	SUBQ        R8, R9
+	MOVQ        168(SP), R10
+	ADDQ        R8, R10
+
+scores_c4_42:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z4
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_42
+	MOVQ        DX, R8
+	ADDQ        SI, R8
+	ADDQ        SI, R8
+	MOVQ        CX, R9
+	SUBQ        R8, R9
+	SUBQ        R8, R9
+	MOVQ        168(SP), R10
+	ADDQ        R8, R10
+
+scores_c4_43:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z5
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_43
+	MOVQ        DX, R8
+	ADDQ        SI, R8
+	ADDQ        SI, R8
+	ADDQ        SI, R8
+	MOVQ        CX, R9
+	SUBQ        R8, R9
+	SUBQ        R8, R9
+	MOVQ        168(SP), R10
+	ADDQ        R8, R10
+
+scores_c4_44:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z6
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_44
+
+scores_by4_rows_11:
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VSHUFPS       $0x88, Y3, Y7, Y6
+	VSHUFPS       $0xdd, Y3, Y7, Y3
+	VADDPS        Y3, Y6, Y3
+	VSHUFPS       $0x88, Y5, Y4, Y6
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y6, Y4
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y5, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X3, X4, X4
+	VBROADCASTSS  scale+64(FP), X3
+	VMULPS        X3, X4, X4
+	VMAXPS        X4, X2, X2
+	VMOVUPS       X4, (AX)
+	ADDQ          $0x10, AX
+	SUBQ          $0x04, BX
+	LEAQ          (DX)(SI*4), DX
+
+scores_by1_47:
 	TESTQ   BX, BX
-	JZ      scores_done_80
-	VMOVUPS expconst<>+1344(SB), Z2
+	JZ      scores_done_88
+	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
 	MOVQ    168(SP), R12
 	ADDQ    DX, R12
@@ -59880,44 +68389,49 @@ scores_by1_39:
 	SUBQ    DX, R11
 	SUBQ    DX, R11
 
-scores_chunk1_39:
-	VMOVUPS       (R11)(R9*2), Z3
-	VCVTPH2PS     (R9), Z4
-	VFMADD231PS   Z4, Z3, Z2
+scores_chunk1_47:
+	VMOVUPS       (R11)(R9*2), Z4
+	VCVTPH2PS     (R9), Z5
+	VFMADD231PS   Z5, Z4, Z3
 	ADDQ          $0x00000020, R9
 	CMPQ          R9, R12
-	JB            scores_chunk1_39
-	VEXTRACTF64X4 $0x01, Z2, Y3
-	VADDPS        Y3, Y2, Y3
-	VEXTRACTF32X4 $0x01, Y3, X2
-	VADDPS        X3, X2, X2
-	VMOVHLPS      X2, X2, X3
-	VADDPS        X3, X2, X2
-	VMOVSHDUP     X2, X3
-	VADDPS        X3, X2, X2
-	VMULSS        scale+64(FP), X2, X2
-	VMAXSS        X2, X1, X1
-	VMOVSS        X2, (AX)
+	JB            scores_chunk1_47
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X1, X1
+	VMOVSS        X3, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_39
+	JMP           scores_by1_47
 
-scores_done_80:
-	VEXTRACTF32X4 $0x01, Y0, X2
-	VMAXPS        X0, X2, X2
+scores_done_88:
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VMAXPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VMAXPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VMAXPS        X0, X3, X3
+	VMAXSS        X1, X3, X3
 	VMOVHLPS      X2, X2, X0
 	VMAXPS        X0, X2, X2
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
-	VMAXSS        X1, X2, X2
+	VMAXSS        X2, X3, X3
 	MOVQ          DI, 136(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
-	VMOVSS        X2, (AX)(CX*4)
+	VMOVSS        X3, (AX)(CX*4)
 	JMP           scores_first_done_9
 
 scores_other_9:
@@ -59925,11 +68439,11 @@ scores_other_9:
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
+	VMOVUPS expconst<>+0(SB), X2
 
-scores_by8_40:
+scores_by8_48:
 	CMPQ        BX, $0x08
-	JL          scores_by1_40
-	VMOVUPS     expconst<>+1344(SB), Z2
+	JL          scores_by4_12
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
 	VMOVUPS     expconst<>+1344(SB), Z5
@@ -59937,6 +68451,7 @@ scores_by8_40:
 	VMOVUPS     expconst<>+1344(SB), Z7
 	VMOVUPS     expconst<>+1344(SB), Z8
 	VMOVUPS     expconst<>+1344(SB), Z9
+	VMOVUPS     expconst<>+1344(SB), Z10
 	MOVQ        DX, R8
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
@@ -59946,326 +68461,538 @@ scores_by8_40:
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
 	CMPQ        168(SP), $0x00000100
-	JNE         scores_seq_no_35
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VMOVUPS     256(CX), Z14
-	VMOVUPS     320(CX), Z15
-	VMOVUPS     384(CX), Z16
-	VMOVUPS     448(CX), Z17
-	VCVTPH2PS   (R8), Z18
-	VFMADD231PS Z18, Z10, Z2
-	VCVTPH2PS   32(R8), Z18
-	VFMADD231PS Z18, Z11, Z2
-	VCVTPH2PS   64(R8), Z18
-	VFMADD231PS Z18, Z12, Z2
-	VCVTPH2PS   96(R8), Z18
-	VFMADD231PS Z18, Z13, Z2
-	VCVTPH2PS   128(R8), Z18
-	VFMADD231PS Z18, Z14, Z2
-	VCVTPH2PS   160(R8), Z18
-	VFMADD231PS Z18, Z15, Z2
-	VCVTPH2PS   192(R8), Z18
-	VFMADD231PS Z18, Z16, Z2
-	VCVTPH2PS   224(R8), Z18
-	VFMADD231PS Z18, Z17, Z2
-	VCVTPH2PS   (R8)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z3
-	VCVTPH2PS   32(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z3
-	VCVTPH2PS   64(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z3
-	VCVTPH2PS   96(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z3
-	VCVTPH2PS   128(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z3
-	VCVTPH2PS   160(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z3
-	VCVTPH2PS   192(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z3
-	VCVTPH2PS   224(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z3
-	VCVTPH2PS   (R8)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z4
-	VCVTPH2PS   32(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z4
-	VCVTPH2PS   64(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z4
-	VCVTPH2PS   96(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z4
-	VCVTPH2PS   128(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z4
-	VCVTPH2PS   160(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z4
-	VCVTPH2PS   192(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z4
-	VCVTPH2PS   224(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z4
-	VCVTPH2PS   (R8)(DI*1), Z18
-	VFMADD231PS Z18, Z10, Z5
-	VCVTPH2PS   32(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z11, Z5
-	VCVTPH2PS   64(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z12, Z5
-	VCVTPH2PS   96(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z13, Z5
-	VCVTPH2PS   128(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z14, Z5
-	VCVTPH2PS   160(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z15, Z5
-	VCVTPH2PS   192(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z16, Z5
-	VCVTPH2PS   224(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z17, Z5
-	VCVTPH2PS   (R9), Z18
-	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R9), Z18
-	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R9), Z18
-	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R9), Z18
-	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R9), Z18
-	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R9), Z18
-	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R9), Z18
-	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R9), Z18
-	VFMADD231PS Z18, Z17, Z6
-	VCVTPH2PS   (R9)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z7
-	VCVTPH2PS   (R9)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z8
-	VCVTPH2PS   (R9)(DI*1), Z18
-	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_40
-
-scores_seq_no_35:
-	CMPQ        168(SP), $0x00000080
-	JNE         scores_seq_no_36
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R8), Z14
-	VFMADD231PS Z14, Z10, Z2
-	VCVTPH2PS   32(R8), Z14
-	VFMADD231PS Z14, Z11, Z2
-	VCVTPH2PS   64(R8), Z14
-	VFMADD231PS Z14, Z12, Z2
-	VCVTPH2PS   96(R8), Z14
-	VFMADD231PS Z14, Z13, Z2
-	VCVTPH2PS   (R8)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R8)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R8)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R8)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z3
-	VCVTPH2PS   (R8)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R8)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R8)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R8)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R8)(DI*1), Z14
-	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R8)(DI*1), Z14
-	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R8)(DI*1), Z14
-	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R8)(DI*1), Z14
-	VFMADD231PS Z14, Z13, Z5
-	VCVTPH2PS   (R9), Z14
-	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R9), Z14
-	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R9), Z14
-	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R9), Z14
-	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R9)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z7
-	VCVTPH2PS   (R9)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z8
-	VCVTPH2PS   32(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z8
-	VCVTPH2PS   64(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z8
-	VCVTPH2PS   96(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z8
-	VCVTPH2PS   (R9)(DI*1), Z14
-	VFMADD231PS Z14, Z10, Z9
-	VCVTPH2PS   32(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_40
-
-scores_seq_no_36:
-	CMPQ R8, R11
-	JAE  scores_odd_42
-
-scores_pairs_42:
-	VMOVUPS     (R10)(R8*2), Z10
-	VCVTPH2PS   (R8), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R8)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R8)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R8)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R9)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z9
-	VMOVUPS     64(R10)(R8*2), Z10
-	VCVTPH2PS   32(R8), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   32(R8)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   32(R8)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   32(R8)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   32(R9), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   32(R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   32(R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
+	JNE         scores_seq_no_43
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VMOVUPS     256(CX), Z15
+	VMOVUPS     320(CX), Z16
+	VMOVUPS     384(CX), Z17
+	VMOVUPS     448(CX), Z18
+	VCVTPH2PS   (R8), Z19
+	VFMADD231PS Z19, Z11, Z3
+	VCVTPH2PS   32(R8), Z19
+	VFMADD231PS Z19, Z12, Z3
+	VCVTPH2PS   64(R8), Z19
+	VFMADD231PS Z19, Z13, Z3
+	VCVTPH2PS   96(R8), Z19
+	VFMADD231PS Z19, Z14, Z3
+	VCVTPH2PS   128(R8), Z19
+	VFMADD231PS Z19, Z15, Z3
+	VCVTPH2PS   160(R8), Z19
+	VFMADD231PS Z19, Z16, Z3
+	VCVTPH2PS   192(R8), Z19
+	VFMADD231PS Z19, Z17, Z3
+	VCVTPH2PS   224(R8), Z19
+	VFMADD231PS Z19, Z18, Z3
+	VCVTPH2PS   (R8)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z4
+	VCVTPH2PS   128(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z4
+	VCVTPH2PS   160(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z4
+	VCVTPH2PS   192(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z4
+	VCVTPH2PS   224(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z4
+	VCVTPH2PS   (R8)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z5
+	VCVTPH2PS   128(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z5
+	VCVTPH2PS   160(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z5
+	VCVTPH2PS   192(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z5
+	VCVTPH2PS   224(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z5
+	VCVTPH2PS   (R8)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z14, Z6
+	VCVTPH2PS   128(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z15, Z6
+	VCVTPH2PS   160(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z16, Z6
+	VCVTPH2PS   192(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z17, Z6
+	VCVTPH2PS   224(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z18, Z6
+	VCVTPH2PS   (R9), Z19
+	VFMADD231PS Z19, Z11, Z7
+	VCVTPH2PS   32(R9), Z19
+	VFMADD231PS Z19, Z12, Z7
+	VCVTPH2PS   64(R9), Z19
+	VFMADD231PS Z19, Z13, Z7
+	VCVTPH2PS   96(R9), Z19
+	VFMADD231PS Z19, Z14, Z7
+	VCVTPH2PS   128(R9), Z19
+	VFMADD231PS Z19, Z15, Z7
+	VCVTPH2PS   160(R9), Z19
+	VFMADD231PS Z19, Z16, Z7
+	VCVTPH2PS   192(R9), Z19
+	VFMADD231PS Z19, Z17, Z7
+	VCVTPH2PS   224(R9), Z19
+	VFMADD231PS Z19, Z18, Z7
+	VCVTPH2PS   (R9)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z8
+	VCVTPH2PS   128(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z8
+	VCVTPH2PS   160(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z8
+	VCVTPH2PS   192(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z8
+	VCVTPH2PS   224(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z8
+	VCVTPH2PS   (R9)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z9
+	VCVTPH2PS   128(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z9
+	VCVTPH2PS   160(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z9
+	VCVTPH2PS   192(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z9
+	VCVTPH2PS   224(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z9
+	VCVTPH2PS   (R9)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z10
 	VCVTPH2PS   32(R9)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	VCVTPH2PS   128(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z15, Z10
+	VCVTPH2PS   160(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z16, Z10
+	VCVTPH2PS   192(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z17, Z10
+	VCVTPH2PS   224(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z18, Z10
+	JMP         scores_reduce_48
+
+scores_seq_no_43:
+	CMPQ        168(SP), $0x00000080
+	JNE         scores_seq_no_44
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VCVTPH2PS   (R8), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   32(R8), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   64(R8), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   96(R8), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (R8)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (R8)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (R8)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z14, Z6
+	VCVTPH2PS   (R9), Z15
+	VFMADD231PS Z15, Z11, Z7
+	VCVTPH2PS   32(R9), Z15
+	VFMADD231PS Z15, Z12, Z7
+	VCVTPH2PS   64(R9), Z15
+	VFMADD231PS Z15, Z13, Z7
+	VCVTPH2PS   96(R9), Z15
+	VFMADD231PS Z15, Z14, Z7
+	VCVTPH2PS   (R9)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z8
+	VCVTPH2PS   (R9)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z9
+	VCVTPH2PS   (R9)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z10
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	JMP         scores_reduce_48
+
+scores_seq_no_44:
+	CMPQ R8, R11
+	JAE  scores_odd_54
+
+scores_pairs_54:
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	VMOVUPS     64(R10)(R8*2), Z11
+	VCVTPH2PS   32(R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   32(R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   32(R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   32(R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   32(R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   32(R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_42
+	JB          scores_pairs_54
 
-scores_odd_42:
+scores_odd_54:
 	MOVQ        168(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_42
-	VMOVUPS     (R10)(R8*2), Z10
-	VCVTPH2PS   (R8), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R8)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R8)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R8)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R9)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	JAE         scores_half_54
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 
-scores_half_42:
-scores_reduce_40:
-	VSHUFF32X4   $0x44, Z3, Z2, Z10
-	VSHUFF32X4   $0xee, Z3, Z2, Z2
-	VADDPS       Z2, Z10, Z10
-	VSHUFF32X4   $0x44, Z5, Z4, Z2
-	VSHUFF32X4   $0xee, Z5, Z4, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFF32X4   $0x44, Z7, Z6, Z3
-	VSHUFF32X4   $0xee, Z7, Z6, Z4
+scores_half_54:
+scores_reduce_48:
+	VSHUFF32X4   $0x44, Z4, Z3, Z11
+	VSHUFF32X4   $0xee, Z4, Z3, Z3
+	VADDPS       Z3, Z11, Z11
+	VSHUFF32X4   $0x44, Z6, Z5, Z3
+	VSHUFF32X4   $0xee, Z6, Z5, Z4
 	VADDPS       Z4, Z3, Z3
-	VSHUFF32X4   $0x44, Z9, Z8, Z4
-	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VSHUFF32X4   $0x44, Z8, Z7, Z4
+	VSHUFF32X4   $0xee, Z8, Z7, Z5
 	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x88, Z2, Z10, Z5
-	VSHUFF32X4   $0xdd, Z2, Z10, Z2
-	VADDPS       Z2, Z5, Z5
-	VSHUFF32X4   $0x88, Z4, Z3, Z2
-	VSHUFF32X4   $0xdd, Z4, Z3, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFPS      $0x88, Z2, Z5, Z3
-	VSHUFPS      $0xdd, Z2, Z5, Z2
-	VADDPS       Z2, Z3, Z3
-	VSHUFPS      $0x88, Z3, Z3, Z2
-	VSHUFPS      $0xdd, Z3, Z3, Z3
-	VADDPS       Z2, Z3, Z3
-	VMOVUPS      expconst<>+1408(SB), Z2
-	VPERMPS      Z3, Z2, Z3
-	VBROADCASTSS scale+64(FP), Y2
-	VMULPS       Y2, Y3, Y3
-	VMAXPS       Y3, Y0, Y0
-	VMOVUPS      Y3, (AX)
+	VSHUFF32X4   $0x44, Z10, Z9, Z5
+	VSHUFF32X4   $0xee, Z10, Z9, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z11, Z6
+	VSHUFF32X4   $0xdd, Z3, Z11, Z3
+	VADDPS       Z3, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z3
+	VSHUFF32X4   $0xdd, Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z6, Z4
+	VSHUFPS      $0xdd, Z3, Z6, Z3
+	VADDPS       Z3, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z3
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z3
+	VPERMPS      Z4, Z3, Z4
+	VBROADCASTSS scale+64(FP), Y3
+	VMULPS       Y3, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_40
+	JMP          scores_by8_48
 
-scores_by1_40:
+scores_by4_12:
+	CMPQ        BX, $0x04
+	JL          scores_by1_48
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	CMPQ        168(SP), $0x00000100
+	JNE         scores_by4_no_23
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VMOVUPS     256(CX), Z11
+	VMOVUPS     320(CX), Z12
+	VMOVUPS     384(CX), Z13
+	VMOVUPS     448(CX), Z14
+	VCVTPH2PS   (DX), Z15
+	VFMADD231PS Z15, Z7, Z3
+	VCVTPH2PS   32(DX), Z15
+	VFMADD231PS Z15, Z8, Z3
+	VCVTPH2PS   64(DX), Z15
+	VFMADD231PS Z15, Z9, Z3
+	VCVTPH2PS   96(DX), Z15
+	VFMADD231PS Z15, Z10, Z3
+	VCVTPH2PS   128(DX), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   160(DX), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   192(DX), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   224(DX), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (DX)(SI*1), Z15
+	VFMADD231PS Z15, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z10, Z4
+	VCVTPH2PS   128(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   160(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   192(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   224(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (DX)(SI*2), Z15
+	VFMADD231PS Z15, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z10, Z5
+	VCVTPH2PS   128(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   160(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   192(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   224(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (DX)(DI*1), Z15
+	VFMADD231PS Z15, Z7, Z6
+	VCVTPH2PS   32(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	VCVTPH2PS   128(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z11, Z6
+	VCVTPH2PS   160(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z12, Z6
+	VCVTPH2PS   192(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z13, Z6
+	VCVTPH2PS   224(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z14, Z6
+	JMP         scores_by4_rows_12
+
+scores_by4_no_23:
+	CMPQ        168(SP), $0x00000080
+	JNE         scores_by4_no_24
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VCVTPH2PS   (DX), Z11
+	VFMADD231PS Z11, Z7, Z3
+	VCVTPH2PS   32(DX), Z11
+	VFMADD231PS Z11, Z8, Z3
+	VCVTPH2PS   64(DX), Z11
+	VFMADD231PS Z11, Z9, Z3
+	VCVTPH2PS   96(DX), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (DX)(SI*1), Z11
+	VFMADD231PS Z11, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (DX)(SI*2), Z11
+	VFMADD231PS Z11, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (DX)(DI*1), Z11
+	VFMADD231PS Z11, Z7, Z6
+	VCVTPH2PS   32(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	JMP         scores_by4_rows_12
+
+scores_by4_no_24:
+	MOVQ DX, DI
+	MOVQ CX, R8
+	SUBQ DI, R8
+	SUBQ DI, R8
+	MOVQ 168(SP), R9
+	ADDQ DI, R9
+
+scores_c4_45:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z3
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_45
+	MOVQ        DX, DI
+	ADDQ        SI, DI
+	MOVQ        CX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        168(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_46:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z4
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_46
+	MOVQ        DX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        CX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        168(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_47:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z5
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_47
+	MOVQ        DX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        CX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        168(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_48:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z6
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_48
+
+scores_by4_rows_12:
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VSHUFPS       $0x88, Y3, Y7, Y6
+	VSHUFPS       $0xdd, Y3, Y7, Y3
+	VADDPS        Y3, Y6, Y3
+	VSHUFPS       $0x88, Y5, Y4, Y6
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y6, Y4
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y5, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X3, X4, X4
+	VBROADCASTSS  scale+64(FP), X3
+	VMULPS        X3, X4, X4
+	VMAXPS        X4, X2, X2
+	VMOVUPS       X4, (AX)
+	ADDQ          $0x10, AX
+	SUBQ          $0x04, BX
+	LEAQ          (DX)(SI*4), DX
+
+scores_by1_48:
 	TESTQ   BX, BX
-	JZ      scores_done_81
-	VMOVUPS expconst<>+1344(SB), Z2
+	JZ      scores_done_89
+	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R8
 	MOVQ    168(SP), R11
 	ADDQ    DX, R11
@@ -60273,49 +69000,54 @@ scores_by1_40:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 
-scores_chunk1_40:
-	VMOVUPS       (R10)(R8*2), Z3
-	VCVTPH2PS     (R8), Z4
-	VFMADD231PS   Z4, Z3, Z2
+scores_chunk1_48:
+	VMOVUPS       (R10)(R8*2), Z4
+	VCVTPH2PS     (R8), Z5
+	VFMADD231PS   Z5, Z4, Z3
 	ADDQ          $0x00000020, R8
 	CMPQ          R8, R11
-	JB            scores_chunk1_40
-	VEXTRACTF64X4 $0x01, Z2, Y3
-	VADDPS        Y3, Y2, Y3
-	VEXTRACTF32X4 $0x01, Y3, X2
-	VADDPS        X3, X2, X2
-	VMOVHLPS      X2, X2, X3
-	VADDPS        X3, X2, X2
-	VMOVSHDUP     X2, X3
-	VADDPS        X3, X2, X2
-	VMULSS        scale+64(FP), X2, X2
-	VMAXSS        X2, X1, X1
-	VMOVSS        X2, (AX)
+	JB            scores_chunk1_48
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X1, X1
+	VMOVSS        X3, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_40
+	JMP           scores_by1_48
 
-scores_done_81:
-	VEXTRACTF32X4 $0x01, Y0, X2
-	VMAXPS        X0, X2, X2
+scores_done_89:
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VMAXPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VMAXPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VMAXPS        X0, X3, X3
+	VMAXSS        X1, X3, X3
 	VMOVHLPS      X2, X2, X0
 	VMAXPS        X0, X2, X2
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
-	VMAXSS        X1, X2, X2
+	VMAXSS        X2, X3, X3
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
-	VMOVSS        X2, (AX)(CX*4)
+	VMOVSS        X3, (AX)(CX*4)
 
 scores_first_done_9:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_41
 
-scores_done_79:
+scores_done_87:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_37:
@@ -60334,7 +69066,7 @@ softmax_37:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_55
+	JEQ          no_rescale_63
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -60374,17 +69106,17 @@ softmax_37:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_73:
+scale_loop_81:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_73
+	JNZ     scale_loop_81
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_55:
+no_rescale_63:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -60395,7 +69127,7 @@ no_rescale_55:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_56
+	JEQ          no_rescale_64
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -60436,17 +69168,17 @@ no_rescale_55:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_74:
+scale_loop_82:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_74
+	JNZ     scale_loop_82
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_56:
+no_rescale_64:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -60464,9 +69196,9 @@ no_rescale_56:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_49:
+exp_loop_57:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_49
+	JL              exp_tail_57
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -60518,9 +69250,9 @@ exp_loop_49:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_49
+	JMP             exp_loop_57
 
-exp_tail_49:
+exp_tail_57:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -60538,7 +69270,7 @@ exp_tail_49:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_49
+	JZ              exp_done_57
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -60586,15 +69318,15 @@ exp_tail_49:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_49:
+exp_tail1_57:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_49
+	JNZ    exp_tail1_57
 
-exp_done_49:
+exp_done_57:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -60634,7 +69366,7 @@ softmax_38:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_57
+	JEQ          no_rescale_65
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -60674,17 +69406,17 @@ softmax_38:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_75:
+scale_loop_83:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_75
+	JNZ     scale_loop_83
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_57:
+no_rescale_65:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -60696,9 +69428,9 @@ no_rescale_57:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_50:
+exp_loop_58:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_50
+	JL              exp_tail_58
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -60725,9 +69457,9 @@ exp_loop_50:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_50
+	JMP             exp_loop_58
 
-exp_tail_50:
+exp_tail_58:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -60737,7 +69469,7 @@ exp_tail_50:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_50
+	JZ              exp_done_58
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -60762,13 +69494,13 @@ exp_tail_50:
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_50:
+exp_tail1_58:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_50
+	JNZ    exp_tail1_58
 
-exp_done_50:
+exp_done_58:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -61788,11 +70520,11 @@ pv_41:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_161:
+pv_block_197:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_161
+	JL      pv_next_197
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -61815,9 +70547,9 @@ pv_block_161:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_161
+	JL      pv_single_197
 
-pv_pair_161:
+pv_pair_197:
 	VBROADCASTSS (R11), Z16
 	VBROADCASTSS 4(R11), Z17
 	VCVTPH2PS    (R12), Z18
@@ -61864,11 +70596,11 @@ pv_pair_161:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_161
+	JGE          pv_pair_197
 
-pv_single_161:
+pv_single_197:
 	TESTQ        R13, R13
-	JZ           pv_merge_161
+	JZ           pv_merge_197
 	VBROADCASTSS (R11), Z16
 	VCVTPH2PS    (R12), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -61889,9 +70621,9 @@ pv_single_161:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_161
+	JMP          pv_single_197
 
-pv_merge_161:
+pv_merge_197:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -61909,14 +70641,14 @@ pv_merge_161:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_161
+	JMP     pv_block_197
 
-pv_next_161:
-pv_block_162:
+pv_next_197:
+pv_block_198:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_162
+	JL      pv_next_198
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -61931,9 +70663,9 @@ pv_block_162:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_162
+	JL      pv_single_198
 
-pv_pair_162:
+pv_pair_198:
 	VBROADCASTSS (R11), Z8
 	VBROADCASTSS 4(R11), Z9
 	VCVTPH2PS    (R12), Z10
@@ -61960,11 +70692,11 @@ pv_pair_162:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_162
+	JGE          pv_pair_198
 
-pv_single_162:
+pv_single_198:
 	TESTQ        R13, R13
-	JZ           pv_merge_162
+	JZ           pv_merge_198
 	VBROADCASTSS (R11), Z8
 	VCVTPH2PS    (R12), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -61977,9 +70709,9 @@ pv_single_162:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_162
+	JMP          pv_single_198
 
-pv_merge_162:
+pv_merge_198:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -61989,14 +70721,14 @@ pv_merge_162:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_162
+	JMP     pv_block_198
 
-pv_next_162:
-pv_block_163:
+pv_next_198:
+pv_block_199:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_163
+	JL      pv_next_199
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -62007,9 +70739,9 @@ pv_block_163:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_163
+	JL      pv_single_199
 
-pv_pair_163:
+pv_pair_199:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VCVTPH2PS    (R12), Z6
@@ -62026,11 +70758,11 @@ pv_pair_163:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_163
+	JGE          pv_pair_199
 
-pv_single_163:
+pv_single_199:
 	TESTQ        R13, R13
-	JZ           pv_merge_163
+	JZ           pv_merge_199
 	VBROADCASTSS (R11), Z4
 	VCVTPH2PS    (R12), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -62039,22 +70771,22 @@ pv_single_163:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_163
+	JMP          pv_single_199
 
-pv_merge_163:
+pv_merge_199:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_163
+	JMP     pv_block_199
 
-pv_next_163:
-pv_block_164:
+pv_next_199:
+pv_block_200:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_164
+	JL      pv_next_200
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R11
@@ -62063,9 +70795,9 @@ pv_block_164:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_164
+	JL      pv_single_200
 
-pv_pair_164:
+pv_pair_200:
 	VBROADCASTSS (R11), Z2
 	VBROADCASTSS 4(R11), Z3
 	VCVTPH2PS    (R12), Z4
@@ -62078,36 +70810,36 @@ pv_pair_164:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_164
+	JGE          pv_pair_200
 
-pv_single_164:
+pv_single_200:
 	TESTQ        R13, R13
-	JZ           pv_merge_164
+	JZ           pv_merge_200
 	VBROADCASTSS (R11), Z2
 	VCVTPH2PS    (R12), Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_164
+	JMP          pv_single_200
 
-pv_merge_164:
+pv_merge_200:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_164
+	JMP     pv_block_200
 
-pv_next_164:
+pv_next_200:
 	JMP first_done_9
 
 other_head_9:
 	XORQ R8, R8
 
-pv_block_165:
+pv_block_201:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_165
+	JL      pv_next_201
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -62130,9 +70862,9 @@ pv_block_165:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_165
+	JL      pv_single_201
 
-pv_pair_165:
+pv_pair_201:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VCVTPH2PS    (R10), Z18
@@ -62171,11 +70903,11 @@ pv_pair_165:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_165
+	JGE          pv_pair_201
 
-pv_single_165:
+pv_single_201:
 	TESTQ        R11, R11
-	JZ           pv_merge_165
+	JZ           pv_merge_201
 	VBROADCASTSS (R9), Z16
 	VCVTPH2PS    (R10), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -62196,9 +70928,9 @@ pv_single_165:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_165
+	JMP          pv_single_201
 
-pv_merge_165:
+pv_merge_201:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -62216,14 +70948,14 @@ pv_merge_165:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_165
+	JMP     pv_block_201
 
-pv_next_165:
-pv_block_166:
+pv_next_201:
+pv_block_202:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_166
+	JL      pv_next_202
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -62238,9 +70970,9 @@ pv_block_166:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_166
+	JL      pv_single_202
 
-pv_pair_166:
+pv_pair_202:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VCVTPH2PS    (R10), Z10
@@ -62263,11 +70995,11 @@ pv_pair_166:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_166
+	JGE          pv_pair_202
 
-pv_single_166:
+pv_single_202:
 	TESTQ        R11, R11
-	JZ           pv_merge_166
+	JZ           pv_merge_202
 	VBROADCASTSS (R9), Z8
 	VCVTPH2PS    (R10), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -62280,9 +71012,9 @@ pv_single_166:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_166
+	JMP          pv_single_202
 
-pv_merge_166:
+pv_merge_202:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -62292,14 +71024,14 @@ pv_merge_166:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_166
+	JMP     pv_block_202
 
-pv_next_166:
-pv_block_167:
+pv_next_202:
+pv_block_203:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_167
+	JL      pv_next_203
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -62310,9 +71042,9 @@ pv_block_167:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_167
+	JL      pv_single_203
 
-pv_pair_167:
+pv_pair_203:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -62327,11 +71059,11 @@ pv_pair_167:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_167
+	JGE          pv_pair_203
 
-pv_single_167:
+pv_single_203:
 	TESTQ        R11, R11
-	JZ           pv_merge_167
+	JZ           pv_merge_203
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -62340,22 +71072,22 @@ pv_single_167:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_167
+	JMP          pv_single_203
 
-pv_merge_167:
+pv_merge_203:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_167
+	JMP     pv_block_203
 
-pv_next_167:
-pv_block_168:
+pv_next_203:
+pv_block_204:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_168
+	JL      pv_next_204
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R9
@@ -62364,9 +71096,9 @@ pv_block_168:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_168
+	JL      pv_single_204
 
-pv_pair_168:
+pv_pair_204:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VCVTPH2PS    (R10), Z4
@@ -62377,26 +71109,26 @@ pv_pair_168:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_168
+	JGE          pv_pair_204
 
-pv_single_168:
+pv_single_204:
 	TESTQ        R11, R11
-	JZ           pv_merge_168
+	JZ           pv_merge_204
 	VBROADCASTSS (R9), Z2
 	VCVTPH2PS    (R10), Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_168
+	JMP          pv_single_204
 
-pv_merge_168:
+pv_merge_204:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_168
+	JMP     pv_block_204
 
-pv_next_168:
+pv_next_204:
 first_done_9:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_41
@@ -62443,12 +71175,12 @@ recip_zero_31:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_76:
+scale_loop_84:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_76
+	JNZ     scale_loop_84
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_19
 
@@ -62536,7 +71268,7 @@ scores_42:
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_82
+	JGE     scores_done_90
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -63126,13 +71858,13 @@ scores4_done_8:
 	ADDQ         $0x00000004, 32(SP)
 	JMP          scores_42
 
-scores_done_82:
+scores_done_90:
 scores_43:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_83
+	JGE     scores_done_91
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -63664,12 +72396,12 @@ scores2_done_16:
 	ADDQ          $0x00000002, 32(SP)
 	JMP           scores_43
 
-scores_done_83:
+scores_done_91:
 scores_44:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_84
+	JGE     scores_done_92
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -63690,11 +72422,11 @@ scores_44:
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
+	VMOVUPS expconst<>+0(SB), X2
 
-scores_by8_41:
+scores_by8_49:
 	CMPQ        BX, $0x08
-	JL          scores_by1_41
-	VMOVUPS     expconst<>+1344(SB), Z2
+	JL          scores_by4_13
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
 	VMOVUPS     expconst<>+1344(SB), Z5
@@ -63702,6 +72434,7 @@ scores_by8_41:
 	VMOVUPS     expconst<>+1344(SB), Z7
 	VMOVUPS     expconst<>+1344(SB), Z8
 	VMOVUPS     expconst<>+1344(SB), Z9
+	VMOVUPS     expconst<>+1344(SB), Z10
 	MOVQ        DX, R9
 	LEAQ        (DX)(SI*4), R10
 	MOVQ        CX, R11
@@ -63711,31 +72444,31 @@ scores_by8_41:
 	ANDQ        $0xffffffc0, R12
 	ADDQ        DX, R12
 	CMPQ        168(SP), $0x00000100
-	JNE         scores_seq_no_37
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VMOVUPS     256(CX), Z14
-	VMOVUPS     320(CX), Z15
-	VMOVUPS     384(CX), Z16
-	VMOVUPS     448(CX), Z17
-	VCVTPH2PS   (R9), Z18
-	VFMADD231PS Z18, Z10, Z2
-	VCVTPH2PS   32(R9), Z18
-	VFMADD231PS Z18, Z11, Z2
-	VCVTPH2PS   64(R9), Z18
-	VFMADD231PS Z18, Z12, Z2
-	VCVTPH2PS   96(R9), Z18
-	VFMADD231PS Z18, Z13, Z2
-	VCVTPH2PS   128(R9), Z18
-	VFMADD231PS Z18, Z14, Z2
-	VCVTPH2PS   160(R9), Z18
-	VFMADD231PS Z18, Z15, Z2
-	VCVTPH2PS   192(R9), Z18
-	VFMADD231PS Z18, Z16, Z2
-	VCVTPH2PS   224(R9), Z18
-	VFMADD231PS Z18, Z17, Z2
+	JNE         scores_seq_no_45
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VMOVUPS     256(CX), Z15
+	VMOVUPS     320(CX), Z16
+	VMOVUPS     384(CX), Z17
+	VMOVUPS     448(CX), Z18
+	VCVTPH2PS   (R9), Z19
+	VFMADD231PS Z19, Z11, Z3
+	VCVTPH2PS   32(R9), Z19
+	VFMADD231PS Z19, Z12, Z3
+	VCVTPH2PS   64(R9), Z19
+	VFMADD231PS Z19, Z13, Z3
+	VCVTPH2PS   96(R9), Z19
+	VFMADD231PS Z19, Z14, Z3
+	VCVTPH2PS   128(R9), Z19
+	VFMADD231PS Z19, Z15, Z3
+	VCVTPH2PS   160(R9), Z19
+	VFMADD231PS Z19, Z16, Z3
+	VCVTPH2PS   192(R9), Z19
+	VFMADD231PS Z19, Z17, Z3
+	VCVTPH2PS   224(R9), Z19
+	VFMADD231PS Z19, Z18, Z3
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_348
 	MOVQ        DI, R11
@@ -63810,22 +72543,22 @@ pf_row_332:
 	ADDQ stride+96(FP), DI
 
 pf_skip_348:
-	VCVTPH2PS   (R9)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z3
-	VCVTPH2PS   128(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z3
-	VCVTPH2PS   160(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z3
-	VCVTPH2PS   192(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z3
-	VCVTPH2PS   224(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z3
+	VCVTPH2PS   (R9)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z4
+	VCVTPH2PS   32(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z4
+	VCVTPH2PS   64(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z4
+	VCVTPH2PS   96(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z4
+	VCVTPH2PS   128(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z4
+	VCVTPH2PS   160(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z4
+	VCVTPH2PS   192(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z4
+	VCVTPH2PS   224(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z4
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_349
 	MOVQ        DI, R11
@@ -63900,22 +72633,22 @@ pf_row_334:
 	ADDQ stride+96(FP), DI
 
 pf_skip_349:
-	VCVTPH2PS   (R9)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z4
-	VCVTPH2PS   128(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z4
-	VCVTPH2PS   160(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z4
-	VCVTPH2PS   192(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z4
-	VCVTPH2PS   224(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z4
+	VCVTPH2PS   (R9)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z5
+	VCVTPH2PS   32(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z5
+	VCVTPH2PS   64(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z5
+	VCVTPH2PS   96(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z5
+	VCVTPH2PS   128(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z5
+	VCVTPH2PS   160(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z5
+	VCVTPH2PS   192(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z5
+	VCVTPH2PS   224(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z5
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_350
 	MOVQ        DI, R11
@@ -63990,22 +72723,22 @@ pf_row_336:
 	ADDQ stride+96(FP), DI
 
 pf_skip_350:
-	VCVTPH2PS   (R9)(R8*1), Z18
-	VFMADD231PS Z18, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z13, Z5
-	VCVTPH2PS   128(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z14, Z5
-	VCVTPH2PS   160(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z15, Z5
-	VCVTPH2PS   192(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z16, Z5
-	VCVTPH2PS   224(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z17, Z5
+	VCVTPH2PS   (R9)(R8*1), Z19
+	VFMADD231PS Z19, Z11, Z6
+	VCVTPH2PS   32(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z12, Z6
+	VCVTPH2PS   64(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z13, Z6
+	VCVTPH2PS   96(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z14, Z6
+	VCVTPH2PS   128(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z15, Z6
+	VCVTPH2PS   160(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z16, Z6
+	VCVTPH2PS   192(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z17, Z6
+	VCVTPH2PS   224(R9)(R8*1), Z19
+	VFMADD231PS Z19, Z18, Z6
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_351
 	MOVQ        DI, R9
@@ -64080,22 +72813,22 @@ pf_row_338:
 	ADDQ stride+96(FP), DI
 
 pf_skip_351:
-	VCVTPH2PS   (R10), Z18
-	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R10), Z18
-	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R10), Z18
-	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R10), Z18
-	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R10), Z18
-	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R10), Z18
-	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R10), Z18
-	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R10), Z18
-	VFMADD231PS Z18, Z17, Z6
+	VCVTPH2PS   (R10), Z19
+	VFMADD231PS Z19, Z11, Z7
+	VCVTPH2PS   32(R10), Z19
+	VFMADD231PS Z19, Z12, Z7
+	VCVTPH2PS   64(R10), Z19
+	VFMADD231PS Z19, Z13, Z7
+	VCVTPH2PS   96(R10), Z19
+	VFMADD231PS Z19, Z14, Z7
+	VCVTPH2PS   128(R10), Z19
+	VFMADD231PS Z19, Z15, Z7
+	VCVTPH2PS   160(R10), Z19
+	VFMADD231PS Z19, Z16, Z7
+	VCVTPH2PS   192(R10), Z19
+	VFMADD231PS Z19, Z17, Z7
+	VCVTPH2PS   224(R10), Z19
+	VFMADD231PS Z19, Z18, Z7
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_352
 	MOVQ        DI, R9
@@ -64170,22 +72903,22 @@ pf_row_340:
 	ADDQ stride+96(FP), DI
 
 pf_skip_352:
-	VCVTPH2PS   (R10)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z7
+	VCVTPH2PS   (R10)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z8
+	VCVTPH2PS   32(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z8
+	VCVTPH2PS   64(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z8
+	VCVTPH2PS   96(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z8
+	VCVTPH2PS   128(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z8
+	VCVTPH2PS   160(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z8
+	VCVTPH2PS   192(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z8
+	VCVTPH2PS   224(R10)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z8
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_353
 	MOVQ        DI, R9
@@ -64260,22 +72993,22 @@ pf_row_342:
 	ADDQ stride+96(FP), DI
 
 pf_skip_353:
-	VCVTPH2PS   (R10)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z8
+	VCVTPH2PS   (R10)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z9
+	VCVTPH2PS   32(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z9
+	VCVTPH2PS   64(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z9
+	VCVTPH2PS   96(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z9
+	VCVTPH2PS   128(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z9
+	VCVTPH2PS   160(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z9
+	VCVTPH2PS   192(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z9
+	VCVTPH2PS   224(R10)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z9
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_354
 	MOVQ        DI, R9
@@ -64350,22 +73083,22 @@ pf_row_344:
 	ADDQ stride+96(FP), DI
 
 pf_skip_354:
-	VCVTPH2PS   (R10)(R8*1), Z18
-	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z17, Z9
+	VCVTPH2PS   (R10)(R8*1), Z19
+	VFMADD231PS Z19, Z11, Z10
+	VCVTPH2PS   32(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	VCVTPH2PS   128(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z15, Z10
+	VCVTPH2PS   160(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z16, Z10
+	VCVTPH2PS   192(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z17, Z10
+	VCVTPH2PS   224(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z18, Z10
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_355
 	MOVQ        DI, R9
@@ -64440,31 +73173,31 @@ pf_row_346:
 	ADDQ stride+96(FP), DI
 
 pf_skip_355:
-	JMP scores_reduce_41
+	JMP scores_reduce_49
 
-scores_seq_no_37:
+scores_seq_no_45:
 	CMPQ        168(SP), $0x00000080
-	JNE         scores_seq_no_38
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R9), Z14
-	VFMADD231PS Z14, Z10, Z2
-	VCVTPH2PS   32(R9), Z14
-	VFMADD231PS Z14, Z11, Z2
-	VCVTPH2PS   64(R9), Z14
-	VFMADD231PS Z14, Z12, Z2
-	VCVTPH2PS   96(R9), Z14
-	VFMADD231PS Z14, Z13, Z2
-	VCVTPH2PS   (R9)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z3
+	JNE         scores_seq_no_46
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VCVTPH2PS   (R9), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   32(R9), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   64(R9), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   96(R9), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (R9)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   32(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   64(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   96(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_356
 	MOVQ        DI, R11
@@ -64539,22 +73272,22 @@ pf_row_348:
 	ADDQ stride+96(FP), DI
 
 pf_skip_356:
-	VCVTPH2PS   (R9)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R9)(R8*1), Z14
-	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z13, Z5
+	VCVTPH2PS   (R9)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   32(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   64(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   96(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (R9)(R8*1), Z15
+	VFMADD231PS Z15, Z11, Z6
+	VCVTPH2PS   32(R9)(R8*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VCVTPH2PS   64(R9)(R8*1), Z15
+	VFMADD231PS Z15, Z13, Z6
+	VCVTPH2PS   96(R9)(R8*1), Z15
+	VFMADD231PS Z15, Z14, Z6
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_357
 	MOVQ        DI, R9
@@ -64629,22 +73362,22 @@ pf_row_350:
 	ADDQ stride+96(FP), DI
 
 pf_skip_357:
-	VCVTPH2PS   (R10), Z14
-	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R10), Z14
-	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R10), Z14
-	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R10), Z14
-	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R10)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z7
+	VCVTPH2PS   (R10), Z15
+	VFMADD231PS Z15, Z11, Z7
+	VCVTPH2PS   32(R10), Z15
+	VFMADD231PS Z15, Z12, Z7
+	VCVTPH2PS   64(R10), Z15
+	VFMADD231PS Z15, Z13, Z7
+	VCVTPH2PS   96(R10), Z15
+	VFMADD231PS Z15, Z14, Z7
+	VCVTPH2PS   (R10)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z8
+	VCVTPH2PS   32(R10)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z8
+	VCVTPH2PS   64(R10)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z8
+	VCVTPH2PS   96(R10)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z8
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_358
 	MOVQ        DI, R9
@@ -64719,22 +73452,22 @@ pf_row_352:
 	ADDQ stride+96(FP), DI
 
 pf_skip_358:
-	VCVTPH2PS   (R10)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z8
-	VCVTPH2PS   (R10)(R8*1), Z14
-	VFMADD231PS Z14, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z13, Z9
+	VCVTPH2PS   (R10)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z9
+	VCVTPH2PS   32(R10)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z9
+	VCVTPH2PS   64(R10)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z9
+	VCVTPH2PS   96(R10)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z9
+	VCVTPH2PS   (R10)(R8*1), Z15
+	VFMADD231PS Z15, Z11, Z10
+	VCVTPH2PS   32(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R10)(R8*1), Z11
+	VFMADD231PS Z11, Z14, Z10
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_359
 	MOVQ        DI, R9
@@ -64809,30 +73542,30 @@ pf_row_354:
 	ADDQ stride+96(FP), DI
 
 pf_skip_359:
-	JMP scores_reduce_41
+	JMP scores_reduce_49
 
-scores_seq_no_38:
+scores_seq_no_46:
 	CMPQ R9, R12
-	JAE  scores_odd_43
+	JAE  scores_odd_55
 
-scores_pairs_43:
-	VMOVUPS     (R11)(R9*2), Z10
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R9)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R10), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R10)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R10)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R10)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+scores_pairs_55:
+	VMOVUPS     (R11)(R9*2), Z11
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R9)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R10), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R10)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R10)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R10)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 	CMPQ        DI, 144(SP)
 	JAE         pf_skip_360
 	MOVQ        DI, R13
@@ -64907,92 +73640,304 @@ pf_row_356:
 	ADDQ stride+96(FP), DI
 
 pf_skip_360:
-	VMOVUPS     64(R11)(R9*2), Z10
-	VCVTPH2PS   32(R9), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   32(R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   32(R9)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   32(R10), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   32(R10)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   32(R10)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	VMOVUPS     64(R11)(R9*2), Z11
+	VCVTPH2PS   32(R9), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   32(R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   32(R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   32(R9)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   32(R10), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   32(R10)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   32(R10)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   32(R10)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 	ADDQ        $0x00000040, R9
 	ADDQ        $0x00000040, R10
 	CMPQ        R9, R12
-	JB          scores_pairs_43
+	JB          scores_pairs_55
 
-scores_odd_43:
+scores_odd_55:
 	MOVQ        168(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
-	JAE         scores_half_43
-	VMOVUPS     (R11)(R9*2), Z10
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R9)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R10), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R10)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R10)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R10)(R8*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	JAE         scores_half_55
+	VMOVUPS     (R11)(R9*2), Z11
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R9)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R10), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R10)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R10)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R10)(R8*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 
-scores_half_43:
-scores_reduce_41:
-	VSHUFF32X4   $0x44, Z3, Z2, Z10
-	VSHUFF32X4   $0xee, Z3, Z2, Z2
-	VADDPS       Z2, Z10, Z10
-	VSHUFF32X4   $0x44, Z5, Z4, Z2
-	VSHUFF32X4   $0xee, Z5, Z4, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFF32X4   $0x44, Z7, Z6, Z3
-	VSHUFF32X4   $0xee, Z7, Z6, Z4
+scores_half_55:
+scores_reduce_49:
+	VSHUFF32X4   $0x44, Z4, Z3, Z11
+	VSHUFF32X4   $0xee, Z4, Z3, Z3
+	VADDPS       Z3, Z11, Z11
+	VSHUFF32X4   $0x44, Z6, Z5, Z3
+	VSHUFF32X4   $0xee, Z6, Z5, Z4
 	VADDPS       Z4, Z3, Z3
-	VSHUFF32X4   $0x44, Z9, Z8, Z4
-	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VSHUFF32X4   $0x44, Z8, Z7, Z4
+	VSHUFF32X4   $0xee, Z8, Z7, Z5
 	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x88, Z2, Z10, Z5
-	VSHUFF32X4   $0xdd, Z2, Z10, Z2
-	VADDPS       Z2, Z5, Z5
-	VSHUFF32X4   $0x88, Z4, Z3, Z2
-	VSHUFF32X4   $0xdd, Z4, Z3, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFPS      $0x88, Z2, Z5, Z3
-	VSHUFPS      $0xdd, Z2, Z5, Z2
-	VADDPS       Z2, Z3, Z3
-	VSHUFPS      $0x88, Z3, Z3, Z2
-	VSHUFPS      $0xdd, Z3, Z3, Z3
-	VADDPS       Z2, Z3, Z3
-	VMOVUPS      expconst<>+1408(SB), Z2
-	VPERMPS      Z3, Z2, Z3
-	VBROADCASTSS scale+64(FP), Y2
-	VMULPS       Y2, Y3, Y3
-	VMAXPS       Y3, Y0, Y0
-	VMOVUPS      Y3, (AX)
+	VSHUFF32X4   $0x44, Z10, Z9, Z5
+	VSHUFF32X4   $0xee, Z10, Z9, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z11, Z6
+	VSHUFF32X4   $0xdd, Z3, Z11, Z3
+	VADDPS       Z3, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z3
+	VSHUFF32X4   $0xdd, Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z6, Z4
+	VSHUFPS      $0xdd, Z3, Z6, Z3
+	VADDPS       Z3, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z3
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z3
+	VPERMPS      Z4, Z3, Z4
+	VBROADCASTSS scale+64(FP), Y3
+	VMULPS       Y3, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_41
+	JMP          scores_by8_49
 
-scores_by1_41:
+scores_by4_13:
+	CMPQ        BX, $0x04
+	JL          scores_by1_49
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	CMPQ        168(SP), $0x00000100
+	JNE         scores_by4_no_25
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VMOVUPS     256(CX), Z11
+	VMOVUPS     320(CX), Z12
+	VMOVUPS     384(CX), Z13
+	VMOVUPS     448(CX), Z14
+	VCVTPH2PS   (DX), Z15
+	VFMADD231PS Z15, Z7, Z3
+	VCVTPH2PS   32(DX), Z15
+	VFMADD231PS Z15, Z8, Z3
+	VCVTPH2PS   64(DX), Z15
+	VFMADD231PS Z15, Z9, Z3
+	VCVTPH2PS   96(DX), Z15
+	VFMADD231PS Z15, Z10, Z3
+	VCVTPH2PS   128(DX), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   160(DX), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   192(DX), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   224(DX), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (DX)(SI*1), Z15
+	VFMADD231PS Z15, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z10, Z4
+	VCVTPH2PS   128(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   160(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   192(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   224(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (DX)(SI*2), Z15
+	VFMADD231PS Z15, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z10, Z5
+	VCVTPH2PS   128(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   160(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   192(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   224(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (DX)(R8*1), Z15
+	VFMADD231PS Z15, Z7, Z6
+	VCVTPH2PS   32(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	VCVTPH2PS   128(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z11, Z6
+	VCVTPH2PS   160(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z12, Z6
+	VCVTPH2PS   192(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z13, Z6
+	VCVTPH2PS   224(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z14, Z6
+	JMP         scores_by4_rows_13
+
+scores_by4_no_25:
+	CMPQ        168(SP), $0x00000080
+	JNE         scores_by4_no_26
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VCVTPH2PS   (DX), Z11
+	VFMADD231PS Z11, Z7, Z3
+	VCVTPH2PS   32(DX), Z11
+	VFMADD231PS Z11, Z8, Z3
+	VCVTPH2PS   64(DX), Z11
+	VFMADD231PS Z11, Z9, Z3
+	VCVTPH2PS   96(DX), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (DX)(SI*1), Z11
+	VFMADD231PS Z11, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (DX)(SI*2), Z11
+	VFMADD231PS Z11, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (DX)(R8*1), Z11
+	VFMADD231PS Z11, Z7, Z6
+	VCVTPH2PS   32(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(R8*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	JMP         scores_by4_rows_13
+
+scores_by4_no_26:
+	MOVQ DX, R8
+	MOVQ CX, R9
+	SUBQ R8, R9
+	SUBQ R8, R9
+	MOVQ 168(SP), R10
+	ADDQ R8, R10
+
+scores_c4_49:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z3
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_49
+	MOVQ        DX, R8
+	ADDQ        SI, R8
+	MOVQ        CX, R9
+	SUBQ        R8, R9
+	SUBQ        R8, R9
+	MOVQ        168(SP), R10
+	ADDQ        R8, R10
+
+scores_c4_50:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z4
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_50
+	MOVQ        DX, R8
+	ADDQ        SI, R8
+	ADDQ        SI, R8
+	MOVQ        CX, R9
+	SUBQ        R8, R9
+	SUBQ        R8, R9
+	MOVQ        168(SP), R10
+	ADDQ        R8, R10
+
+scores_c4_51:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z5
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_51
+	MOVQ        DX, R8
+	ADDQ        SI, R8
+	ADDQ        SI, R8
+	ADDQ        SI, R8
+	MOVQ        CX, R9
+	SUBQ        R8, R9
+	SUBQ        R8, R9
+	MOVQ        168(SP), R10
+	ADDQ        R8, R10
+
+scores_c4_52:
+	VCVTPH2PS   (R8), Z7
+	VFMADD231PS (R9)(R8*2), Z7, Z6
+	ADDQ        $0x00000020, R8
+	CMPQ        R8, R10
+	JB          scores_c4_52
+
+scores_by4_rows_13:
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VSHUFPS       $0x88, Y3, Y7, Y6
+	VSHUFPS       $0xdd, Y3, Y7, Y3
+	VADDPS        Y3, Y6, Y3
+	VSHUFPS       $0x88, Y5, Y4, Y6
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y6, Y4
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y5, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X3, X4, X4
+	VBROADCASTSS  scale+64(FP), X3
+	VMULPS        X3, X4, X4
+	VMAXPS        X4, X2, X2
+	VMOVUPS       X4, (AX)
+	ADDQ          $0x10, AX
+	SUBQ          $0x04, BX
+	LEAQ          (DX)(SI*4), DX
+
+scores_by1_49:
 	TESTQ   BX, BX
-	JZ      scores_done_85
-	VMOVUPS expconst<>+1344(SB), Z2
+	JZ      scores_done_93
+	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R9
 	MOVQ    168(SP), R12
 	ADDQ    DX, R12
@@ -65000,44 +73945,49 @@ scores_by1_41:
 	SUBQ    DX, R11
 	SUBQ    DX, R11
 
-scores_chunk1_41:
-	VMOVUPS       (R11)(R9*2), Z3
-	VCVTPH2PS     (R9), Z4
-	VFMADD231PS   Z4, Z3, Z2
+scores_chunk1_49:
+	VMOVUPS       (R11)(R9*2), Z4
+	VCVTPH2PS     (R9), Z5
+	VFMADD231PS   Z5, Z4, Z3
 	ADDQ          $0x00000020, R9
 	CMPQ          R9, R12
-	JB            scores_chunk1_41
-	VEXTRACTF64X4 $0x01, Z2, Y3
-	VADDPS        Y3, Y2, Y3
-	VEXTRACTF32X4 $0x01, Y3, X2
-	VADDPS        X3, X2, X2
-	VMOVHLPS      X2, X2, X3
-	VADDPS        X3, X2, X2
-	VMOVSHDUP     X2, X3
-	VADDPS        X3, X2, X2
-	VMULSS        scale+64(FP), X2, X2
-	VMAXSS        X2, X1, X1
-	VMOVSS        X2, (AX)
+	JB            scores_chunk1_49
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X1, X1
+	VMOVSS        X3, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_41
+	JMP           scores_by1_49
 
-scores_done_85:
-	VEXTRACTF32X4 $0x01, Y0, X2
-	VMAXPS        X0, X2, X2
+scores_done_93:
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VMAXPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VMAXPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VMAXPS        X0, X3, X3
+	VMAXSS        X1, X3, X3
 	VMOVHLPS      X2, X2, X0
 	VMAXPS        X0, X2, X2
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
-	VMAXSS        X1, X2, X2
+	VMAXSS        X2, X3, X3
 	MOVQ          DI, 136(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
-	VMOVSS        X2, (AX)(CX*4)
+	VMOVSS        X3, (AX)(CX*4)
 	JMP           scores_first_done_10
 
 scores_other_10:
@@ -65045,11 +73995,11 @@ scores_other_10:
 	LEAQ    (SI)(SI*2), DI
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
+	VMOVUPS expconst<>+0(SB), X2
 
-scores_by8_42:
+scores_by8_50:
 	CMPQ        BX, $0x08
-	JL          scores_by1_42
-	VMOVUPS     expconst<>+1344(SB), Z2
+	JL          scores_by4_14
 	VMOVUPS     expconst<>+1344(SB), Z3
 	VMOVUPS     expconst<>+1344(SB), Z4
 	VMOVUPS     expconst<>+1344(SB), Z5
@@ -65057,6 +74007,7 @@ scores_by8_42:
 	VMOVUPS     expconst<>+1344(SB), Z7
 	VMOVUPS     expconst<>+1344(SB), Z8
 	VMOVUPS     expconst<>+1344(SB), Z9
+	VMOVUPS     expconst<>+1344(SB), Z10
 	MOVQ        DX, R8
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
@@ -65066,326 +74017,538 @@ scores_by8_42:
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
 	CMPQ        168(SP), $0x00000100
-	JNE         scores_seq_no_39
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VMOVUPS     256(CX), Z14
-	VMOVUPS     320(CX), Z15
-	VMOVUPS     384(CX), Z16
-	VMOVUPS     448(CX), Z17
-	VCVTPH2PS   (R8), Z18
-	VFMADD231PS Z18, Z10, Z2
-	VCVTPH2PS   32(R8), Z18
-	VFMADD231PS Z18, Z11, Z2
-	VCVTPH2PS   64(R8), Z18
-	VFMADD231PS Z18, Z12, Z2
-	VCVTPH2PS   96(R8), Z18
-	VFMADD231PS Z18, Z13, Z2
-	VCVTPH2PS   128(R8), Z18
-	VFMADD231PS Z18, Z14, Z2
-	VCVTPH2PS   160(R8), Z18
-	VFMADD231PS Z18, Z15, Z2
-	VCVTPH2PS   192(R8), Z18
-	VFMADD231PS Z18, Z16, Z2
-	VCVTPH2PS   224(R8), Z18
-	VFMADD231PS Z18, Z17, Z2
-	VCVTPH2PS   (R8)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z3
-	VCVTPH2PS   32(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z3
-	VCVTPH2PS   64(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z3
-	VCVTPH2PS   96(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z3
-	VCVTPH2PS   128(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z3
-	VCVTPH2PS   160(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z3
-	VCVTPH2PS   192(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z3
-	VCVTPH2PS   224(R8)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z3
-	VCVTPH2PS   (R8)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z4
-	VCVTPH2PS   32(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z4
-	VCVTPH2PS   64(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z4
-	VCVTPH2PS   96(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z4
-	VCVTPH2PS   128(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z4
-	VCVTPH2PS   160(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z4
-	VCVTPH2PS   192(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z4
-	VCVTPH2PS   224(R8)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z4
-	VCVTPH2PS   (R8)(DI*1), Z18
-	VFMADD231PS Z18, Z10, Z5
-	VCVTPH2PS   32(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z11, Z5
-	VCVTPH2PS   64(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z12, Z5
-	VCVTPH2PS   96(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z13, Z5
-	VCVTPH2PS   128(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z14, Z5
-	VCVTPH2PS   160(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z15, Z5
-	VCVTPH2PS   192(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z16, Z5
-	VCVTPH2PS   224(R8)(DI*1), Z18
-	VFMADD231PS Z18, Z17, Z5
-	VCVTPH2PS   (R9), Z18
-	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R9), Z18
-	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R9), Z18
-	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R9), Z18
-	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R9), Z18
-	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R9), Z18
-	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R9), Z18
-	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R9), Z18
-	VFMADD231PS Z18, Z17, Z6
-	VCVTPH2PS   (R9)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z7
-	VCVTPH2PS   (R9)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z8
-	VCVTPH2PS   (R9)(DI*1), Z18
-	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z17, Z9
-	JMP         scores_reduce_42
-
-scores_seq_no_39:
-	CMPQ        168(SP), $0x00000080
-	JNE         scores_seq_no_40
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R8), Z14
-	VFMADD231PS Z14, Z10, Z2
-	VCVTPH2PS   32(R8), Z14
-	VFMADD231PS Z14, Z11, Z2
-	VCVTPH2PS   64(R8), Z14
-	VFMADD231PS Z14, Z12, Z2
-	VCVTPH2PS   96(R8), Z14
-	VFMADD231PS Z14, Z13, Z2
-	VCVTPH2PS   (R8)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R8)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R8)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R8)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z3
-	VCVTPH2PS   (R8)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R8)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R8)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R8)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R8)(DI*1), Z14
-	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R8)(DI*1), Z14
-	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R8)(DI*1), Z14
-	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R8)(DI*1), Z14
-	VFMADD231PS Z14, Z13, Z5
-	VCVTPH2PS   (R9), Z14
-	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R9), Z14
-	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R9), Z14
-	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R9), Z14
-	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R9)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z7
-	VCVTPH2PS   (R9)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z8
-	VCVTPH2PS   32(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z8
-	VCVTPH2PS   64(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z8
-	VCVTPH2PS   96(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z8
-	VCVTPH2PS   (R9)(DI*1), Z14
-	VFMADD231PS Z14, Z10, Z9
-	VCVTPH2PS   32(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R9)(DI*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	JMP         scores_reduce_42
-
-scores_seq_no_40:
-	CMPQ R8, R11
-	JAE  scores_odd_44
-
-scores_pairs_44:
-	VMOVUPS     (R10)(R8*2), Z10
-	VCVTPH2PS   (R8), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R8)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R8)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R8)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R9)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z9
-	VMOVUPS     64(R10)(R8*2), Z10
-	VCVTPH2PS   32(R8), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   32(R8)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   32(R8)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   32(R8)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   32(R9), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   32(R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   32(R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
+	JNE         scores_seq_no_47
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VMOVUPS     256(CX), Z15
+	VMOVUPS     320(CX), Z16
+	VMOVUPS     384(CX), Z17
+	VMOVUPS     448(CX), Z18
+	VCVTPH2PS   (R8), Z19
+	VFMADD231PS Z19, Z11, Z3
+	VCVTPH2PS   32(R8), Z19
+	VFMADD231PS Z19, Z12, Z3
+	VCVTPH2PS   64(R8), Z19
+	VFMADD231PS Z19, Z13, Z3
+	VCVTPH2PS   96(R8), Z19
+	VFMADD231PS Z19, Z14, Z3
+	VCVTPH2PS   128(R8), Z19
+	VFMADD231PS Z19, Z15, Z3
+	VCVTPH2PS   160(R8), Z19
+	VFMADD231PS Z19, Z16, Z3
+	VCVTPH2PS   192(R8), Z19
+	VFMADD231PS Z19, Z17, Z3
+	VCVTPH2PS   224(R8), Z19
+	VFMADD231PS Z19, Z18, Z3
+	VCVTPH2PS   (R8)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z4
+	VCVTPH2PS   128(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z4
+	VCVTPH2PS   160(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z4
+	VCVTPH2PS   192(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z4
+	VCVTPH2PS   224(R8)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z4
+	VCVTPH2PS   (R8)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z5
+	VCVTPH2PS   128(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z5
+	VCVTPH2PS   160(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z5
+	VCVTPH2PS   192(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z5
+	VCVTPH2PS   224(R8)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z5
+	VCVTPH2PS   (R8)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z14, Z6
+	VCVTPH2PS   128(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z15, Z6
+	VCVTPH2PS   160(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z16, Z6
+	VCVTPH2PS   192(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z17, Z6
+	VCVTPH2PS   224(R8)(DI*1), Z19
+	VFMADD231PS Z19, Z18, Z6
+	VCVTPH2PS   (R9), Z19
+	VFMADD231PS Z19, Z11, Z7
+	VCVTPH2PS   32(R9), Z19
+	VFMADD231PS Z19, Z12, Z7
+	VCVTPH2PS   64(R9), Z19
+	VFMADD231PS Z19, Z13, Z7
+	VCVTPH2PS   96(R9), Z19
+	VFMADD231PS Z19, Z14, Z7
+	VCVTPH2PS   128(R9), Z19
+	VFMADD231PS Z19, Z15, Z7
+	VCVTPH2PS   160(R9), Z19
+	VFMADD231PS Z19, Z16, Z7
+	VCVTPH2PS   192(R9), Z19
+	VFMADD231PS Z19, Z17, Z7
+	VCVTPH2PS   224(R9), Z19
+	VFMADD231PS Z19, Z18, Z7
+	VCVTPH2PS   (R9)(SI*1), Z19
+	VFMADD231PS Z19, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z14, Z8
+	VCVTPH2PS   128(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z15, Z8
+	VCVTPH2PS   160(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z16, Z8
+	VCVTPH2PS   192(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z17, Z8
+	VCVTPH2PS   224(R9)(SI*1), Z19
+	VFMADD231PS Z19, Z18, Z8
+	VCVTPH2PS   (R9)(SI*2), Z19
+	VFMADD231PS Z19, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z14, Z9
+	VCVTPH2PS   128(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z15, Z9
+	VCVTPH2PS   160(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z16, Z9
+	VCVTPH2PS   192(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z17, Z9
+	VCVTPH2PS   224(R9)(SI*2), Z19
+	VFMADD231PS Z19, Z18, Z9
+	VCVTPH2PS   (R9)(DI*1), Z19
+	VFMADD231PS Z19, Z11, Z10
 	VCVTPH2PS   32(R9)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	VCVTPH2PS   128(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z15, Z10
+	VCVTPH2PS   160(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z16, Z10
+	VCVTPH2PS   192(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z17, Z10
+	VCVTPH2PS   224(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z18, Z10
+	JMP         scores_reduce_50
+
+scores_seq_no_47:
+	CMPQ        168(SP), $0x00000080
+	JNE         scores_seq_no_48
+	VMOVUPS     (CX), Z11
+	VMOVUPS     64(CX), Z12
+	VMOVUPS     128(CX), Z13
+	VMOVUPS     192(CX), Z14
+	VCVTPH2PS   (R8), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   32(R8), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   64(R8), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   96(R8), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (R8)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   64(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   96(R8)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (R8)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   32(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   64(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   96(R8)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (R8)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z6
+	VCVTPH2PS   32(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z6
+	VCVTPH2PS   64(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z13, Z6
+	VCVTPH2PS   96(R8)(DI*1), Z15
+	VFMADD231PS Z15, Z14, Z6
+	VCVTPH2PS   (R9), Z15
+	VFMADD231PS Z15, Z11, Z7
+	VCVTPH2PS   32(R9), Z15
+	VFMADD231PS Z15, Z12, Z7
+	VCVTPH2PS   64(R9), Z15
+	VFMADD231PS Z15, Z13, Z7
+	VCVTPH2PS   96(R9), Z15
+	VFMADD231PS Z15, Z14, Z7
+	VCVTPH2PS   (R9)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z8
+	VCVTPH2PS   64(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z8
+	VCVTPH2PS   96(R9)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z8
+	VCVTPH2PS   (R9)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z9
+	VCVTPH2PS   32(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z9
+	VCVTPH2PS   64(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z9
+	VCVTPH2PS   96(R9)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z9
+	VCVTPH2PS   (R9)(DI*1), Z15
+	VFMADD231PS Z15, Z11, Z10
+	VCVTPH2PS   32(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z12, Z10
+	VCVTPH2PS   64(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z13, Z10
+	VCVTPH2PS   96(R9)(DI*1), Z11
+	VFMADD231PS Z11, Z14, Z10
+	JMP         scores_reduce_50
+
+scores_seq_no_48:
+	CMPQ R8, R11
+	JAE  scores_odd_56
+
+scores_pairs_56:
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
+	VMOVUPS     64(R10)(R8*2), Z11
+	VCVTPH2PS   32(R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   32(R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   32(R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   32(R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   32(R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   32(R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   32(R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   32(R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 	ADDQ        $0x00000040, R8
 	ADDQ        $0x00000040, R9
 	CMPQ        R8, R11
-	JB          scores_pairs_44
+	JB          scores_pairs_56
 
-scores_odd_44:
+scores_odd_56:
 	MOVQ        168(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
-	JAE         scores_half_44
-	VMOVUPS     (R10)(R8*2), Z10
-	VCVTPH2PS   (R8), Z11
-	VFMADD231PS Z11, Z10, Z2
-	VCVTPH2PS   (R8)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z3
-	VCVTPH2PS   (R8)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z4
-	VCVTPH2PS   (R8)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z5
-	VCVTPH2PS   (R9), Z11
-	VFMADD231PS Z11, Z10, Z6
-	VCVTPH2PS   (R9)(SI*1), Z11
-	VFMADD231PS Z11, Z10, Z7
-	VCVTPH2PS   (R9)(SI*2), Z11
-	VFMADD231PS Z11, Z10, Z8
-	VCVTPH2PS   (R9)(DI*1), Z11
-	VFMADD231PS Z11, Z10, Z9
+	JAE         scores_half_56
+	VMOVUPS     (R10)(R8*2), Z11
+	VCVTPH2PS   (R8), Z12
+	VFMADD231PS Z12, Z11, Z3
+	VCVTPH2PS   (R8)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z4
+	VCVTPH2PS   (R8)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z5
+	VCVTPH2PS   (R8)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z6
+	VCVTPH2PS   (R9), Z12
+	VFMADD231PS Z12, Z11, Z7
+	VCVTPH2PS   (R9)(SI*1), Z12
+	VFMADD231PS Z12, Z11, Z8
+	VCVTPH2PS   (R9)(SI*2), Z12
+	VFMADD231PS Z12, Z11, Z9
+	VCVTPH2PS   (R9)(DI*1), Z12
+	VFMADD231PS Z12, Z11, Z10
 
-scores_half_44:
-scores_reduce_42:
-	VSHUFF32X4   $0x44, Z3, Z2, Z10
-	VSHUFF32X4   $0xee, Z3, Z2, Z2
-	VADDPS       Z2, Z10, Z10
-	VSHUFF32X4   $0x44, Z5, Z4, Z2
-	VSHUFF32X4   $0xee, Z5, Z4, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFF32X4   $0x44, Z7, Z6, Z3
-	VSHUFF32X4   $0xee, Z7, Z6, Z4
+scores_half_56:
+scores_reduce_50:
+	VSHUFF32X4   $0x44, Z4, Z3, Z11
+	VSHUFF32X4   $0xee, Z4, Z3, Z3
+	VADDPS       Z3, Z11, Z11
+	VSHUFF32X4   $0x44, Z6, Z5, Z3
+	VSHUFF32X4   $0xee, Z6, Z5, Z4
 	VADDPS       Z4, Z3, Z3
-	VSHUFF32X4   $0x44, Z9, Z8, Z4
-	VSHUFF32X4   $0xee, Z9, Z8, Z5
+	VSHUFF32X4   $0x44, Z8, Z7, Z4
+	VSHUFF32X4   $0xee, Z8, Z7, Z5
 	VADDPS       Z5, Z4, Z4
-	VSHUFF32X4   $0x88, Z2, Z10, Z5
-	VSHUFF32X4   $0xdd, Z2, Z10, Z2
-	VADDPS       Z2, Z5, Z5
-	VSHUFF32X4   $0x88, Z4, Z3, Z2
-	VSHUFF32X4   $0xdd, Z4, Z3, Z3
-	VADDPS       Z3, Z2, Z2
-	VSHUFPS      $0x88, Z2, Z5, Z3
-	VSHUFPS      $0xdd, Z2, Z5, Z2
-	VADDPS       Z2, Z3, Z3
-	VSHUFPS      $0x88, Z3, Z3, Z2
-	VSHUFPS      $0xdd, Z3, Z3, Z3
-	VADDPS       Z2, Z3, Z3
-	VMOVUPS      expconst<>+1408(SB), Z2
-	VPERMPS      Z3, Z2, Z3
-	VBROADCASTSS scale+64(FP), Y2
-	VMULPS       Y2, Y3, Y3
-	VMAXPS       Y3, Y0, Y0
-	VMOVUPS      Y3, (AX)
+	VSHUFF32X4   $0x44, Z10, Z9, Z5
+	VSHUFF32X4   $0xee, Z10, Z9, Z6
+	VADDPS       Z6, Z5, Z5
+	VSHUFF32X4   $0x88, Z3, Z11, Z6
+	VSHUFF32X4   $0xdd, Z3, Z11, Z3
+	VADDPS       Z3, Z6, Z6
+	VSHUFF32X4   $0x88, Z5, Z4, Z3
+	VSHUFF32X4   $0xdd, Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	VSHUFPS      $0x88, Z3, Z6, Z4
+	VSHUFPS      $0xdd, Z3, Z6, Z3
+	VADDPS       Z3, Z4, Z4
+	VSHUFPS      $0x88, Z4, Z4, Z3
+	VSHUFPS      $0xdd, Z4, Z4, Z4
+	VADDPS       Z3, Z4, Z4
+	VMOVUPS      expconst<>+1408(SB), Z3
+	VPERMPS      Z4, Z3, Z4
+	VBROADCASTSS scale+64(FP), Y3
+	VMULPS       Y3, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VMOVUPS      Y4, (AX)
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_42
+	JMP          scores_by8_50
 
-scores_by1_42:
+scores_by4_14:
+	CMPQ        BX, $0x04
+	JL          scores_by1_50
+	VMOVUPS     expconst<>+1344(SB), Z3
+	VMOVUPS     expconst<>+1344(SB), Z4
+	VMOVUPS     expconst<>+1344(SB), Z5
+	VMOVUPS     expconst<>+1344(SB), Z6
+	CMPQ        168(SP), $0x00000100
+	JNE         scores_by4_no_27
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VMOVUPS     256(CX), Z11
+	VMOVUPS     320(CX), Z12
+	VMOVUPS     384(CX), Z13
+	VMOVUPS     448(CX), Z14
+	VCVTPH2PS   (DX), Z15
+	VFMADD231PS Z15, Z7, Z3
+	VCVTPH2PS   32(DX), Z15
+	VFMADD231PS Z15, Z8, Z3
+	VCVTPH2PS   64(DX), Z15
+	VFMADD231PS Z15, Z9, Z3
+	VCVTPH2PS   96(DX), Z15
+	VFMADD231PS Z15, Z10, Z3
+	VCVTPH2PS   128(DX), Z15
+	VFMADD231PS Z15, Z11, Z3
+	VCVTPH2PS   160(DX), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VCVTPH2PS   192(DX), Z15
+	VFMADD231PS Z15, Z13, Z3
+	VCVTPH2PS   224(DX), Z15
+	VFMADD231PS Z15, Z14, Z3
+	VCVTPH2PS   (DX)(SI*1), Z15
+	VFMADD231PS Z15, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z10, Z4
+	VCVTPH2PS   128(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z11, Z4
+	VCVTPH2PS   160(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z12, Z4
+	VCVTPH2PS   192(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z13, Z4
+	VCVTPH2PS   224(DX)(SI*1), Z15
+	VFMADD231PS Z15, Z14, Z4
+	VCVTPH2PS   (DX)(SI*2), Z15
+	VFMADD231PS Z15, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z10, Z5
+	VCVTPH2PS   128(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z11, Z5
+	VCVTPH2PS   160(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z12, Z5
+	VCVTPH2PS   192(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z13, Z5
+	VCVTPH2PS   224(DX)(SI*2), Z15
+	VFMADD231PS Z15, Z14, Z5
+	VCVTPH2PS   (DX)(DI*1), Z15
+	VFMADD231PS Z15, Z7, Z6
+	VCVTPH2PS   32(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	VCVTPH2PS   128(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z11, Z6
+	VCVTPH2PS   160(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z12, Z6
+	VCVTPH2PS   192(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z13, Z6
+	VCVTPH2PS   224(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z14, Z6
+	JMP         scores_by4_rows_14
+
+scores_by4_no_27:
+	CMPQ        168(SP), $0x00000080
+	JNE         scores_by4_no_28
+	VMOVUPS     (CX), Z7
+	VMOVUPS     64(CX), Z8
+	VMOVUPS     128(CX), Z9
+	VMOVUPS     192(CX), Z10
+	VCVTPH2PS   (DX), Z11
+	VFMADD231PS Z11, Z7, Z3
+	VCVTPH2PS   32(DX), Z11
+	VFMADD231PS Z11, Z8, Z3
+	VCVTPH2PS   64(DX), Z11
+	VFMADD231PS Z11, Z9, Z3
+	VCVTPH2PS   96(DX), Z11
+	VFMADD231PS Z11, Z10, Z3
+	VCVTPH2PS   (DX)(SI*1), Z11
+	VFMADD231PS Z11, Z7, Z4
+	VCVTPH2PS   32(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z8, Z4
+	VCVTPH2PS   64(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z9, Z4
+	VCVTPH2PS   96(DX)(SI*1), Z11
+	VFMADD231PS Z11, Z10, Z4
+	VCVTPH2PS   (DX)(SI*2), Z11
+	VFMADD231PS Z11, Z7, Z5
+	VCVTPH2PS   32(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z8, Z5
+	VCVTPH2PS   64(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z9, Z5
+	VCVTPH2PS   96(DX)(SI*2), Z11
+	VFMADD231PS Z11, Z10, Z5
+	VCVTPH2PS   (DX)(DI*1), Z11
+	VFMADD231PS Z11, Z7, Z6
+	VCVTPH2PS   32(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z8, Z6
+	VCVTPH2PS   64(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z9, Z6
+	VCVTPH2PS   96(DX)(DI*1), Z7
+	VFMADD231PS Z7, Z10, Z6
+	JMP         scores_by4_rows_14
+
+scores_by4_no_28:
+	MOVQ DX, DI
+	MOVQ CX, R8
+	SUBQ DI, R8
+	SUBQ DI, R8
+	MOVQ 168(SP), R9
+	ADDQ DI, R9
+
+scores_c4_53:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z3
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_53
+	MOVQ        DX, DI
+	ADDQ        SI, DI
+	MOVQ        CX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        168(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_54:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z4
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_54
+	MOVQ        DX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        CX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        168(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_55:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z5
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_55
+	MOVQ        DX, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	ADDQ        SI, DI
+	MOVQ        CX, R8
+	SUBQ        DI, R8
+	SUBQ        DI, R8
+	MOVQ        168(SP), R9
+	ADDQ        DI, R9
+
+scores_c4_56:
+	VCVTPH2PS   (DI), Z7
+	VFMADD231PS (R8)(DI*2), Z7, Z6
+	ADDQ        $0x00000020, DI
+	CMPQ        DI, R9
+	JB          scores_c4_56
+
+scores_by4_rows_14:
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VADDPS        Y3, Y4, Y3
+	VEXTRACTF64X4 $0x01, Z5, Y4
+	VADDPS        Y4, Y5, Y4
+	VEXTRACTF64X4 $0x01, Z6, Y5
+	VADDPS        Y5, Y6, Y5
+	VSHUFPS       $0x88, Y3, Y7, Y6
+	VSHUFPS       $0xdd, Y3, Y7, Y3
+	VADDPS        Y3, Y6, Y3
+	VSHUFPS       $0x88, Y5, Y4, Y6
+	VSHUFPS       $0xdd, Y5, Y4, Y4
+	VADDPS        Y4, Y6, Y4
+	VSHUFPS       $0x88, Y4, Y3, Y5
+	VSHUFPS       $0xdd, Y4, Y3, Y3
+	VADDPS        Y3, Y5, Y3
+	VEXTRACTF32X4 $0x01, Y3, X4
+	VADDPS        X3, X4, X4
+	VBROADCASTSS  scale+64(FP), X3
+	VMULPS        X3, X4, X4
+	VMAXPS        X4, X2, X2
+	VMOVUPS       X4, (AX)
+	ADDQ          $0x10, AX
+	SUBQ          $0x04, BX
+	LEAQ          (DX)(SI*4), DX
+
+scores_by1_50:
 	TESTQ   BX, BX
-	JZ      scores_done_86
-	VMOVUPS expconst<>+1344(SB), Z2
+	JZ      scores_done_94
+	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    DX, R8
 	MOVQ    168(SP), R11
 	ADDQ    DX, R11
@@ -65393,49 +74556,54 @@ scores_by1_42:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 
-scores_chunk1_42:
-	VMOVUPS       (R10)(R8*2), Z3
-	VCVTPH2PS     (R8), Z4
-	VFMADD231PS   Z4, Z3, Z2
+scores_chunk1_50:
+	VMOVUPS       (R10)(R8*2), Z4
+	VCVTPH2PS     (R8), Z5
+	VFMADD231PS   Z5, Z4, Z3
 	ADDQ          $0x00000020, R8
 	CMPQ          R8, R11
-	JB            scores_chunk1_42
-	VEXTRACTF64X4 $0x01, Z2, Y3
-	VADDPS        Y3, Y2, Y3
-	VEXTRACTF32X4 $0x01, Y3, X2
-	VADDPS        X3, X2, X2
-	VMOVHLPS      X2, X2, X3
-	VADDPS        X3, X2, X2
-	VMOVSHDUP     X2, X3
-	VADDPS        X3, X2, X2
-	VMULSS        scale+64(FP), X2, X2
-	VMAXSS        X2, X1, X1
-	VMOVSS        X2, (AX)
+	JB            scores_chunk1_50
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDPS        X4, X3, X3
+	VMULSS        scale+64(FP), X3, X3
+	VMAXSS        X3, X1, X1
+	VMOVSS        X3, (AX)
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_42
+	JMP           scores_by1_50
 
-scores_done_86:
-	VEXTRACTF32X4 $0x01, Y0, X2
-	VMAXPS        X0, X2, X2
+scores_done_94:
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VMAXPS        X0, X3, X3
+	VMOVHLPS      X3, X3, X0
+	VMAXPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VMAXPS        X0, X3, X3
+	VMAXSS        X1, X3, X3
 	VMOVHLPS      X2, X2, X0
 	VMAXPS        X0, X2, X2
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
-	VMAXSS        X1, X2, X2
+	VMAXSS        X2, X3, X3
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
 	LEAQ          (AX)(CX*4), AX
 	MOVQ          32(SP), CX
-	VMOVSS        X2, (AX)(CX*4)
+	VMOVSS        X3, (AX)(CX*4)
 
 scores_first_done_10:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_44
 
-scores_done_84:
+scores_done_92:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_39:
@@ -65454,7 +74622,7 @@ softmax_39:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_58
+	JEQ          no_rescale_66
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -65491,17 +74659,17 @@ softmax_39:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_77:
+scale_loop_85:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_77
+	JNZ     scale_loop_85
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_58:
+no_rescale_66:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -65512,7 +74680,7 @@ no_rescale_58:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_59
+	JEQ          no_rescale_67
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -65550,17 +74718,17 @@ no_rescale_58:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_78:
+scale_loop_86:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_78
+	JNZ     scale_loop_86
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_59:
+no_rescale_67:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -65578,9 +74746,9 @@ no_rescale_59:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_51:
+exp_loop_59:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_51
+	JL              exp_tail_59
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -65626,9 +74794,9 @@ exp_loop_51:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_51
+	JMP             exp_loop_59
 
-exp_tail_51:
+exp_tail_59:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -65646,7 +74814,7 @@ exp_tail_51:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_51
+	JZ              exp_done_59
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -65688,15 +74856,15 @@ exp_tail_51:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_51:
+exp_tail1_59:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_51
+	JNZ    exp_tail1_59
 
-exp_done_51:
+exp_done_59:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -65736,7 +74904,7 @@ softmax_40:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_60
+	JEQ          no_rescale_68
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -65773,17 +74941,17 @@ softmax_40:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_79:
+scale_loop_87:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_79
+	JNZ     scale_loop_87
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_60:
+no_rescale_68:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -65795,9 +74963,9 @@ no_rescale_60:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_52:
+exp_loop_60:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_52
+	JL              exp_tail_60
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -65821,9 +74989,9 @@ exp_loop_52:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_52
+	JMP             exp_loop_60
 
-exp_tail_52:
+exp_tail_60:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -65833,7 +75001,7 @@ exp_tail_52:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_52
+	JZ              exp_done_60
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -65855,13 +75023,13 @@ exp_tail_52:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_52:
+exp_tail1_60:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_52
+	JNZ    exp_tail1_60
 
-exp_done_52:
+exp_done_60:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -66881,11 +76049,11 @@ pv_44:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_169:
+pv_block_205:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_169
+	JL      pv_next_205
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -66908,9 +76076,9 @@ pv_block_169:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_169
+	JL      pv_single_205
 
-pv_pair_169:
+pv_pair_205:
 	VBROADCASTSS (R11), Z16
 	VBROADCASTSS 4(R11), Z17
 	VCVTPH2PS    (R12), Z18
@@ -66957,11 +76125,11 @@ pv_pair_169:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_169
+	JGE          pv_pair_205
 
-pv_single_169:
+pv_single_205:
 	TESTQ        R13, R13
-	JZ           pv_merge_169
+	JZ           pv_merge_205
 	VBROADCASTSS (R11), Z16
 	VCVTPH2PS    (R12), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -66982,9 +76150,9 @@ pv_single_169:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_169
+	JMP          pv_single_205
 
-pv_merge_169:
+pv_merge_205:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -67002,14 +76170,14 @@ pv_merge_169:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_169
+	JMP     pv_block_205
 
-pv_next_169:
-pv_block_170:
+pv_next_205:
+pv_block_206:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_170
+	JL      pv_next_206
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -67024,9 +76192,9 @@ pv_block_170:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_170
+	JL      pv_single_206
 
-pv_pair_170:
+pv_pair_206:
 	VBROADCASTSS (R11), Z8
 	VBROADCASTSS 4(R11), Z9
 	VCVTPH2PS    (R12), Z10
@@ -67053,11 +76221,11 @@ pv_pair_170:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_170
+	JGE          pv_pair_206
 
-pv_single_170:
+pv_single_206:
 	TESTQ        R13, R13
-	JZ           pv_merge_170
+	JZ           pv_merge_206
 	VBROADCASTSS (R11), Z8
 	VCVTPH2PS    (R12), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -67070,9 +76238,9 @@ pv_single_170:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_170
+	JMP          pv_single_206
 
-pv_merge_170:
+pv_merge_206:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -67082,14 +76250,14 @@ pv_merge_170:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_170
+	JMP     pv_block_206
 
-pv_next_170:
-pv_block_171:
+pv_next_206:
+pv_block_207:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_171
+	JL      pv_next_207
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -67100,9 +76268,9 @@ pv_block_171:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_171
+	JL      pv_single_207
 
-pv_pair_171:
+pv_pair_207:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VCVTPH2PS    (R12), Z6
@@ -67119,11 +76287,11 @@ pv_pair_171:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_171
+	JGE          pv_pair_207
 
-pv_single_171:
+pv_single_207:
 	TESTQ        R13, R13
-	JZ           pv_merge_171
+	JZ           pv_merge_207
 	VBROADCASTSS (R11), Z4
 	VCVTPH2PS    (R12), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -67132,22 +76300,22 @@ pv_single_171:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_171
+	JMP          pv_single_207
 
-pv_merge_171:
+pv_merge_207:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_171
+	JMP     pv_block_207
 
-pv_next_171:
-pv_block_172:
+pv_next_207:
+pv_block_208:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_172
+	JL      pv_next_208
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R11
@@ -67156,9 +76324,9 @@ pv_block_172:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_172
+	JL      pv_single_208
 
-pv_pair_172:
+pv_pair_208:
 	VBROADCASTSS (R11), Z2
 	VBROADCASTSS 4(R11), Z3
 	VCVTPH2PS    (R12), Z4
@@ -67171,36 +76339,36 @@ pv_pair_172:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_172
+	JGE          pv_pair_208
 
-pv_single_172:
+pv_single_208:
 	TESTQ        R13, R13
-	JZ           pv_merge_172
+	JZ           pv_merge_208
 	VBROADCASTSS (R11), Z2
 	VCVTPH2PS    (R12), Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_172
+	JMP          pv_single_208
 
-pv_merge_172:
+pv_merge_208:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_172
+	JMP     pv_block_208
 
-pv_next_172:
+pv_next_208:
 	JMP first_done_10
 
 other_head_10:
 	XORQ R8, R8
 
-pv_block_173:
+pv_block_209:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_173
+	JL      pv_next_209
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -67223,9 +76391,9 @@ pv_block_173:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_173
+	JL      pv_single_209
 
-pv_pair_173:
+pv_pair_209:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VCVTPH2PS    (R10), Z18
@@ -67264,11 +76432,11 @@ pv_pair_173:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_173
+	JGE          pv_pair_209
 
-pv_single_173:
+pv_single_209:
 	TESTQ        R11, R11
-	JZ           pv_merge_173
+	JZ           pv_merge_209
 	VBROADCASTSS (R9), Z16
 	VCVTPH2PS    (R10), Z17
 	VFMADD231PS  Z17, Z16, Z0
@@ -67289,9 +76457,9 @@ pv_single_173:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_173
+	JMP          pv_single_209
 
-pv_merge_173:
+pv_merge_209:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -67309,14 +76477,14 @@ pv_merge_173:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_173
+	JMP     pv_block_209
 
-pv_next_173:
-pv_block_174:
+pv_next_209:
+pv_block_210:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_174
+	JL      pv_next_210
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -67331,9 +76499,9 @@ pv_block_174:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_174
+	JL      pv_single_210
 
-pv_pair_174:
+pv_pair_210:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VCVTPH2PS    (R10), Z10
@@ -67356,11 +76524,11 @@ pv_pair_174:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_174
+	JGE          pv_pair_210
 
-pv_single_174:
+pv_single_210:
 	TESTQ        R11, R11
-	JZ           pv_merge_174
+	JZ           pv_merge_210
 	VBROADCASTSS (R9), Z8
 	VCVTPH2PS    (R10), Z9
 	VFMADD231PS  Z9, Z8, Z0
@@ -67373,9 +76541,9 @@ pv_single_174:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_174
+	JMP          pv_single_210
 
-pv_merge_174:
+pv_merge_210:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -67385,14 +76553,14 @@ pv_merge_174:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_174
+	JMP     pv_block_210
 
-pv_next_174:
-pv_block_175:
+pv_next_210:
+pv_block_211:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_175
+	JL      pv_next_211
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -67403,9 +76571,9 @@ pv_block_175:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_175
+	JL      pv_single_211
 
-pv_pair_175:
+pv_pair_211:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VCVTPH2PS    (R10), Z6
@@ -67420,11 +76588,11 @@ pv_pair_175:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_175
+	JGE          pv_pair_211
 
-pv_single_175:
+pv_single_211:
 	TESTQ        R11, R11
-	JZ           pv_merge_175
+	JZ           pv_merge_211
 	VBROADCASTSS (R9), Z4
 	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
@@ -67433,22 +76601,22 @@ pv_single_175:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_175
+	JMP          pv_single_211
 
-pv_merge_175:
+pv_merge_211:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_175
+	JMP     pv_block_211
 
-pv_next_175:
-pv_block_176:
+pv_next_211:
+pv_block_212:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_176
+	JL      pv_next_212
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R9
@@ -67457,9 +76625,9 @@ pv_block_176:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_176
+	JL      pv_single_212
 
-pv_pair_176:
+pv_pair_212:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z3
 	VCVTPH2PS    (R10), Z4
@@ -67470,26 +76638,26 @@ pv_pair_176:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_176
+	JGE          pv_pair_212
 
-pv_single_176:
+pv_single_212:
 	TESTQ        R11, R11
-	JZ           pv_merge_176
+	JZ           pv_merge_212
 	VBROADCASTSS (R9), Z2
 	VCVTPH2PS    (R10), Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_176
+	JMP          pv_single_212
 
-pv_merge_176:
+pv_merge_212:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_176
+	JMP     pv_block_212
 
-pv_next_176:
+pv_next_212:
 first_done_10:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_44
@@ -67536,12 +76704,12 @@ recip_zero_32:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_80:
+scale_loop_88:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_80
+	JNZ     scale_loop_88
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_20
 
@@ -67631,7 +76799,7 @@ scores_45:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_87
+	JGE     scores_done_95
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -67652,9 +76820,9 @@ scores_45:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_43:
+scores_by8_51:
 	CMPQ   BX, $0x08
-	JL     scores_by1_43
+	JL     scores_by1_51
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -67851,18 +77019,18 @@ pf_skip_367:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_43
+	JMP          scores_by8_51
 
-scores_by1_43:
+scores_by1_51:
 	TESTQ  BX, BX
-	JZ     scores_done_88
+	JZ     scores_done_96
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   184(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 
-scores_chunk1_43:
+scores_chunk1_51:
 	VPABSB       2(R12), Y3
 	VPBROADCASTW (R12), X4
 	VCVTPH2PS    X4, Y4
@@ -67878,7 +77046,7 @@ scores_chunk1_43:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R12
 	CMPQ         R10, R13
-	JB           scores_chunk1_43
+	JB           scores_chunk1_51
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -67891,9 +77059,9 @@ scores_chunk1_43:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_43
+	JMP          scores_by1_51
 
-scores_done_88:
+scores_done_96:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -67912,7 +77080,7 @@ scores_done_88:
 	ADDQ         $0x00000001, 32(SP)
 	JMP          scores_45
 
-scores_done_87:
+scores_done_95:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_41:
@@ -67931,7 +77099,7 @@ softmax_41:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_61
+	JEQ          no_rescale_69
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -67975,17 +77143,17 @@ softmax_41:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_81:
+scale_loop_89:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_81
+	JNZ     scale_loop_89
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_61:
+no_rescale_69:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -67996,7 +77164,7 @@ no_rescale_61:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_62
+	JEQ          no_rescale_70
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -68041,17 +77209,17 @@ no_rescale_61:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_82:
+scale_loop_90:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_82
+	JNZ     scale_loop_90
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_62:
+no_rescale_70:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -68069,9 +77237,9 @@ no_rescale_62:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_53:
+exp_loop_61:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_53
+	JL           exp_tail_61
 	VMOVUPS      (AX), Y4
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y4, Y4
@@ -68129,9 +77297,9 @@ exp_loop_53:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_53
+	JMP          exp_loop_61
 
-exp_tail_53:
+exp_tail_61:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -68145,7 +77313,7 @@ exp_tail_53:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_53
+	JZ           exp_done_61
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -68199,15 +77367,15 @@ exp_tail_53:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_53:
+exp_tail1_61:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_53
+	JNZ    exp_tail1_61
 
-exp_done_53:
+exp_done_61:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -68247,7 +77415,7 @@ softmax_42:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_63
+	JEQ          no_rescale_71
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
@@ -68291,17 +77459,17 @@ softmax_42:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_83:
+scale_loop_91:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_83
+	JNZ     scale_loop_91
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_63:
+no_rescale_71:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -68313,9 +77481,9 @@ no_rescale_63:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_54:
+exp_loop_62:
 	CMPQ         CX, $0x00000008
-	JL           exp_tail_54
+	JL           exp_tail_62
 	VMOVUPS      (AX), Y2
 	VSUBPS       Y0, Y2, Y2
 	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
@@ -68345,9 +77513,9 @@ exp_loop_54:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_54
+	JMP          exp_loop_62
 
-exp_tail_54:
+exp_tail_62:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -68355,7 +77523,7 @@ exp_tail_54:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_54
+	JZ           exp_done_62
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -68383,13 +77551,13 @@ exp_tail_54:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_54:
+exp_tail1_62:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_54
+	JNZ    exp_tail1_62
 
-exp_done_54:
+exp_done_62:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -68428,11 +77596,11 @@ pv_45:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_177:
+pv_block_213:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_177
+	JL      pv_next_213
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -68448,9 +77616,9 @@ pv_block_177:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_177:
+pv_single_213:
 	TESTQ        R13, R13
-	JZ           pv_merge_177
+	JZ           pv_merge_213
 	VBROADCASTSS (R11), Y8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -68564,9 +77732,9 @@ pf_skip_368:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_177
+	JMP  pv_single_213
 
-pv_merge_177:
+pv_merge_213:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -68576,14 +77744,14 @@ pv_merge_177:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_177
+	JMP     pv_block_213
 
-pv_next_177:
-pv_block_178:
+pv_next_213:
+pv_block_214:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_178
+	JL      pv_next_214
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -68599,9 +77767,9 @@ pv_block_178:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_178
+	JL      pv_single_214
 
-pv_pair_178:
+pv_pair_214:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VMOVD        (R12), X10
@@ -68717,11 +77885,11 @@ pf_skip_369:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_178
+	JGE  pv_pair_214
 
-pv_single_178:
+pv_single_214:
 	TESTQ        R13, R13
-	JZ           pv_merge_178
+	JZ           pv_merge_214
 	VBROADCASTSS (R11), Y8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -68819,9 +77987,9 @@ pf_skip_370:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_178
+	JMP  pv_single_214
 
-pv_merge_178:
+pv_merge_214:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -68831,14 +77999,14 @@ pv_merge_178:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_178
+	JMP     pv_block_214
 
-pv_next_178:
-pv_block_179:
+pv_next_214:
+pv_block_215:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_179
+	JL      pv_next_215
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -68850,9 +78018,9 @@ pv_block_179:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_179
+	JL      pv_single_215
 
-pv_pair_179:
+pv_pair_215:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
@@ -68936,11 +78104,11 @@ pf_skip_371:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_179
+	JGE  pv_pair_215
 
-pv_single_179:
+pv_single_215:
 	TESTQ        R13, R13
-	JZ           pv_merge_179
+	JZ           pv_merge_215
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
 	JNZ          pf_skip_372
@@ -69022,22 +78190,22 @@ pf_skip_372:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_179
+	JMP  pv_single_215
 
-pv_merge_179:
+pv_merge_215:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_179
+	JMP     pv_block_215
 
-pv_next_179:
-pv_block_180:
+pv_next_215:
+pv_block_216:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_180
+	JL      pv_next_216
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
@@ -69047,9 +78215,9 @@ pv_block_180:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_180
+	JL      pv_single_216
 
-pv_pair_180:
+pv_pair_216:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
@@ -69133,11 +78301,11 @@ pf_skip_373:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_180
+	JGE  pv_pair_216
 
-pv_single_180:
+pv_single_216:
 	TESTQ        R13, R13
-	JZ           pv_merge_180
+	JZ           pv_merge_216
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
 	JNZ          pf_skip_374
@@ -69219,15 +78387,15 @@ pf_skip_374:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_180
+	JMP  pv_single_216
 
-pv_merge_180:
+pv_merge_216:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_180
+	JMP     pv_block_216
 
-pv_next_180:
+pv_next_216:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -69275,12 +78443,12 @@ recip_zero_33:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_84:
+scale_loop_92:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_84
+	JNZ     scale_loop_92
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_21
 
@@ -69370,7 +78538,7 @@ scores_46:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_89
+	JGE     scores_done_97
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -69391,9 +78559,9 @@ scores_46:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_44:
+scores_by8_52:
 	CMPQ   BX, $0x08
-	JL     scores_by1_44
+	JL     scores_by1_52
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
@@ -69590,18 +78758,18 @@ pf_skip_375:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_44
+	JMP          scores_by8_52
 
-scores_by1_44:
+scores_by1_52:
 	TESTQ  BX, BX
-	JZ     scores_done_90
+	JZ     scores_done_98
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   184(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 
-scores_chunk1_44:
+scores_chunk1_52:
 	VPABSB       2(R12), Y3
 	VPBROADCASTW (R12), X4
 	VCVTPH2PS    X4, Y4
@@ -69617,7 +78785,7 @@ scores_chunk1_44:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R12
 	CMPQ         R10, R13
-	JB           scores_chunk1_44
+	JB           scores_chunk1_52
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X2, X3, X3
 	VMOVHLPS     X3, X3, X2
@@ -69630,9 +78798,9 @@ scores_chunk1_44:
 	ADDQ         $0x04, AX
 	DECQ         BX
 	ADDQ         SI, DX
-	JMP          scores_by1_44
+	JMP          scores_by1_52
 
-scores_done_90:
+scores_done_98:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -69651,7 +78819,7 @@ scores_done_90:
 	ADDQ         $0x00000001, 32(SP)
 	JMP          scores_46
 
-scores_done_89:
+scores_done_97:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_43:
@@ -69670,7 +78838,7 @@ softmax_43:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_64
+	JEQ          no_rescale_72
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -69707,17 +78875,17 @@ softmax_43:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_85:
+scale_loop_93:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_85
+	JNZ     scale_loop_93
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_64:
+no_rescale_72:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -69728,7 +78896,7 @@ no_rescale_64:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_65
+	JEQ          no_rescale_73
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -69766,17 +78934,17 @@ no_rescale_64:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_86:
+scale_loop_94:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_86
+	JNZ     scale_loop_94
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_65:
+no_rescale_73:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -69794,9 +78962,9 @@ no_rescale_65:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_55:
+exp_loop_63:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_55
+	JL          exp_tail_63
 	VMOVUPS     (AX), Y4
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y4, Y4
@@ -69840,9 +79008,9 @@ exp_loop_55:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_55
+	JMP         exp_loop_63
 
-exp_tail_55:
+exp_tail_63:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -69856,7 +79024,7 @@ exp_tail_55:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_55
+	JZ           exp_done_63
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -69896,15 +79064,15 @@ exp_tail_55:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_55:
+exp_tail1_63:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_55
+	JNZ    exp_tail1_63
 
-exp_done_55:
+exp_done_63:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -69944,7 +79112,7 @@ softmax_44:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_66
+	JEQ          no_rescale_74
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	VMOVUPS      expconst<>+256(SB), Y2
@@ -69981,17 +79149,17 @@ softmax_44:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_87:
+scale_loop_95:
 	VMULPS  (CX), Y0, Y2
 	VMOVUPS Y2, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_87
+	JNZ     scale_loop_95
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_66:
+no_rescale_74:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -70003,9 +79171,9 @@ no_rescale_66:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_56:
+exp_loop_64:
 	CMPQ        CX, $0x00000008
-	JL          exp_tail_56
+	JL          exp_tail_64
 	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
 	VMOVUPS     expconst<>+256(SB), Y3
@@ -70028,9 +79196,9 @@ exp_loop_56:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_56
+	JMP         exp_loop_64
 
-exp_tail_56:
+exp_tail_64:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -70038,7 +79206,7 @@ exp_tail_56:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_56
+	JZ           exp_done_64
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -70059,13 +79227,13 @@ exp_tail_56:
 	VMULPS       Y0, Y3, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_56:
+exp_tail1_64:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_56
+	JNZ    exp_tail1_64
 
-exp_done_56:
+exp_done_64:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -70104,11 +79272,11 @@ pv_46:
 	MOVQ  176(SP), R9
 	XORQ  R10, R10
 
-pv_block_181:
+pv_block_217:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_181
+	JL      pv_next_217
 	VMOVUPS (CX)(R10*1), Y0
 	VMOVUPS 32(CX)(R10*1), Y1
 	VMOVUPS 64(CX)(R10*1), Y2
@@ -70124,9 +79292,9 @@ pv_block_181:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
-pv_single_181:
+pv_single_217:
 	TESTQ        R13, R13
-	JZ           pv_merge_181
+	JZ           pv_merge_217
 	VBROADCASTSS (R11), Y8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -70240,9 +79408,9 @@ pf_skip_376:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_181
+	JMP  pv_single_217
 
-pv_merge_181:
+pv_merge_217:
 	VMOVUPS Y0, (CX)(R10*1)
 	VMOVUPS Y1, 32(CX)(R10*1)
 	VMOVUPS Y2, 64(CX)(R10*1)
@@ -70252,14 +79420,14 @@ pv_merge_181:
 	VMOVUPS Y6, 192(CX)(R10*1)
 	VMOVUPS Y7, 224(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_181
+	JMP     pv_block_217
 
-pv_next_181:
-pv_block_182:
+pv_next_217:
+pv_block_218:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_182
+	JL      pv_next_218
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -70275,9 +79443,9 @@ pv_block_182:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_182
+	JL      pv_single_218
 
-pv_pair_182:
+pv_pair_218:
 	VBROADCASTSS (R11), Y8
 	VBROADCASTSS 4(R11), Y9
 	VMOVD        (R12), X10
@@ -70393,11 +79561,11 @@ pf_skip_377:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_182
+	JGE  pv_pair_218
 
-pv_single_182:
+pv_single_218:
 	TESTQ        R13, R13
-	JZ           pv_merge_182
+	JZ           pv_merge_218
 	VBROADCASTSS (R11), Y8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -70495,9 +79663,9 @@ pf_skip_378:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_182
+	JMP  pv_single_218
 
-pv_merge_182:
+pv_merge_218:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
@@ -70507,14 +79675,14 @@ pv_merge_182:
 	VADDPS  Y7, Y6, Y6
 	VMOVUPS Y6, 96(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_182
+	JMP     pv_block_218
 
-pv_next_182:
-pv_block_183:
+pv_next_218:
+pv_block_219:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000040
-	JL      pv_next_183
+	JL      pv_next_219
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	VMOVUPS 32(CX)(R10*1), Y2
@@ -70526,9 +79694,9 @@ pv_block_183:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_183
+	JL      pv_single_219
 
-pv_pair_183:
+pv_pair_219:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
@@ -70612,11 +79780,11 @@ pf_skip_379:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_183
+	JGE  pv_pair_219
 
-pv_single_183:
+pv_single_219:
 	TESTQ        R13, R13
-	JZ           pv_merge_183
+	JZ           pv_merge_219
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
 	JNZ          pf_skip_380
@@ -70698,22 +79866,22 @@ pf_skip_380:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_183
+	JMP  pv_single_219
 
-pv_merge_183:
+pv_merge_219:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	VADDPS  Y3, Y2, Y2
 	VMOVUPS Y2, 32(CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_183
+	JMP     pv_block_219
 
-pv_next_183:
-pv_block_184:
+pv_next_219:
+pv_block_220:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000020
-	JL      pv_next_184
+	JL      pv_next_220
 	VMOVUPS (CX)(R10*1), Y0
 	VXORPS  Y1, Y1, Y1
 	MOVQ    DX, R11
@@ -70723,9 +79891,9 @@ pv_block_184:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_184
+	JL      pv_single_220
 
-pv_pair_184:
+pv_pair_220:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
@@ -70809,11 +79977,11 @@ pf_skip_381:
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_184
+	JGE  pv_pair_220
 
-pv_single_184:
+pv_single_220:
 	TESTQ        R13, R13
-	JZ           pv_merge_184
+	JZ           pv_merge_220
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
 	JNZ          pf_skip_382
@@ -70895,15 +80063,15 @@ pf_skip_382:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
-	JMP  pv_single_184
+	JMP  pv_single_220
 
-pv_merge_184:
+pv_merge_220:
 	VADDPS  Y1, Y0, Y0
 	VMOVUPS Y0, (CX)(R10*1)
 	ADDQ    $0x00000020, R10
-	JMP     pv_block_184
+	JMP     pv_block_220
 
-pv_next_184:
+pv_next_220:
 	MOVQ R8, 160(SP)
 	MOVQ R9, 176(SP)
 	ADDQ $0x00000001, 32(SP)
@@ -70951,12 +80119,12 @@ recip_zero_34:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_88:
+scale_loop_96:
 	VMULPS  (CX), Y0, Y1
 	VMOVUPS Y1, (CX)
 	ADDQ    $0x00000020, CX
 	SUBQ    $0x00000020, AX
-	JNZ     scale_loop_88
+	JNZ     scale_loop_96
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_22
 
@@ -71044,7 +80212,7 @@ scores_47:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_91
+	JGE     scores_done_99
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -71066,9 +80234,9 @@ scores_47:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_45:
+scores_by8_53:
 	CMPQ    BX, $0x08
-	JL      scores_by1_45
+	JL      scores_by1_53
 	MOVQ    DX, R9
 	LEAQ    (DX)(SI*4), R10
 	MOVQ    CX, R11
@@ -71242,18 +80410,18 @@ pf_skip_383:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_45
+	JMP          scores_by8_53
 
-scores_by1_45:
+scores_by1_53:
 	TESTQ   BX, BX
-	JZ      scores_done_92
+	JZ      scores_done_100
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    168(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 
-scores_chunk1_45:
+scores_chunk1_53:
 	VPABSB        2(R11), Y3
 	VMOVUPS       2(R11), Y4
 	VPMOVB2M      Y4, K1
@@ -71272,7 +80440,7 @@ scores_chunk1_45:
 	ADDQ          $0x00000022, R9
 	ADDQ          $0x00000022, R11
 	CMPQ          R9, R12
-	JB            scores_chunk1_45
+	JB            scores_chunk1_53
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -71287,9 +80455,9 @@ scores_chunk1_45:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_45
+	JMP           scores_by1_53
 
-scores_done_92:
+scores_done_100:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -71312,9 +80480,9 @@ scores_other_11:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_46:
+scores_by8_54:
 	CMPQ    BX, $0x08
-	JL      scores_by1_46
+	JL      scores_by1_54
 	MOVQ    DX, R8
 	LEAQ    (DX)(SI*4), R9
 	MOVQ    CX, R10
@@ -71414,18 +80582,18 @@ scores_q8_14:
 	ADDQ            $0x20, AX
 	SUBQ            $0x08, BX
 	LEAQ            (DX)(SI*8), DX
-	JMP             scores_by8_46
+	JMP             scores_by8_54
 
-scores_by1_46:
+scores_by1_54:
 	TESTQ   BX, BX
-	JZ      scores_done_93
+	JZ      scores_done_101
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
-scores_chunk1_46:
+scores_chunk1_54:
 	VPABSB        2(R10), Y3
 	VMOVUPS       2(R10), Y4
 	VPMOVB2M      Y4, K1
@@ -71444,7 +80612,7 @@ scores_chunk1_46:
 	ADDQ          $0x00000022, R8
 	ADDQ          $0x00000022, R10
 	CMPQ          R8, R11
-	JB            scores_chunk1_46
+	JB            scores_chunk1_54
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -71459,9 +80627,9 @@ scores_chunk1_46:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_46
+	JMP           scores_by1_54
 
-scores_done_93:
+scores_done_101:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -71480,7 +80648,7 @@ scores_first_done_11:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_47
 
-scores_done_91:
+scores_done_99:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_45:
@@ -71499,7 +80667,7 @@ softmax_45:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_67
+	JEQ          no_rescale_75
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -71539,17 +80707,17 @@ softmax_45:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_89:
+scale_loop_97:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_89
+	JNZ     scale_loop_97
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_67:
+no_rescale_75:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -71560,7 +80728,7 @@ no_rescale_67:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_68
+	JEQ          no_rescale_76
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -71601,17 +80769,17 @@ no_rescale_67:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_90:
+scale_loop_98:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_90
+	JNZ     scale_loop_98
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_68:
+no_rescale_76:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -71629,9 +80797,9 @@ no_rescale_68:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_57:
+exp_loop_65:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_57
+	JL              exp_tail_65
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -71683,9 +80851,9 @@ exp_loop_57:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_57
+	JMP             exp_loop_65
 
-exp_tail_57:
+exp_tail_65:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -71703,7 +80871,7 @@ exp_tail_57:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_57
+	JZ              exp_done_65
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -71751,15 +80919,15 @@ exp_tail_57:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_57:
+exp_tail1_65:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_57
+	JNZ    exp_tail1_65
 
-exp_done_57:
+exp_done_65:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -71799,7 +80967,7 @@ softmax_46:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_69
+	JEQ          no_rescale_77
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+704(SB), Z2
@@ -71839,17 +81007,17 @@ softmax_46:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_91:
+scale_loop_99:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_91
+	JNZ     scale_loop_99
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_69:
+no_rescale_77:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -71861,9 +81029,9 @@ no_rescale_69:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_58:
+exp_loop_66:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_58
+	JL              exp_tail_66
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -71890,9 +81058,9 @@ exp_loop_58:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_58
+	JMP             exp_loop_66
 
-exp_tail_58:
+exp_tail_66:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -71902,7 +81070,7 @@ exp_tail_58:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_58
+	JZ              exp_done_66
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -71927,13 +81095,13 @@ exp_tail_58:
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_58:
+exp_tail1_66:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_58
+	JNZ    exp_tail1_66
 
-exp_done_58:
+exp_done_66:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -71977,11 +81145,11 @@ pv_47:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_185:
+pv_block_221:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_185
+	JL      pv_next_221
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -72005,9 +81173,9 @@ pv_block_185:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_185
+	JL      pv_single_221
 
-pv_pair_185:
+pv_pair_221:
 	VBROADCASTSS (R11), Z16
 	VBROADCASTSS 4(R11), Z17
 	VMOVD        (R12), X18
@@ -72100,11 +81268,11 @@ pv_pair_185:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_185
+	JGE          pv_pair_221
 
-pv_single_185:
+pv_single_221:
 	TESTQ        R13, R13
-	JZ           pv_merge_185
+	JZ           pv_merge_221
 	VBROADCASTSS (R11), Z16
 	VMOVD        (R12), X17
 	VCVTPH2PS    X17, X17
@@ -72149,9 +81317,9 @@ pv_single_185:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_185
+	JMP          pv_single_221
 
-pv_merge_185:
+pv_merge_221:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -72169,14 +81337,14 @@ pv_merge_185:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_185
+	JMP     pv_block_221
 
-pv_next_185:
-pv_block_186:
+pv_next_221:
+pv_block_222:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_186
+	JL      pv_next_222
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -72192,9 +81360,9 @@ pv_block_186:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_186
+	JL      pv_single_222
 
-pv_pair_186:
+pv_pair_222:
 	VBROADCASTSS (R11), Z8
 	VBROADCASTSS 4(R11), Z9
 	VMOVD        (R12), X10
@@ -72245,11 +81413,11 @@ pv_pair_186:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_186
+	JGE          pv_pair_222
 
-pv_single_186:
+pv_single_222:
 	TESTQ        R13, R13
-	JZ           pv_merge_186
+	JZ           pv_merge_222
 	VBROADCASTSS (R11), Z8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -72274,9 +81442,9 @@ pv_single_186:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_186
+	JMP          pv_single_222
 
-pv_merge_186:
+pv_merge_222:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -72286,14 +81454,14 @@ pv_merge_186:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_186
+	JMP     pv_block_222
 
-pv_next_186:
-pv_block_187:
+pv_next_222:
+pv_block_223:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_187
+	JL      pv_next_223
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -72305,9 +81473,9 @@ pv_block_187:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_187
+	JL      pv_single_223
 
-pv_pair_187:
+pv_pair_223:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VMOVD        (R12), X6
@@ -72336,11 +81504,11 @@ pv_pair_187:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_187
+	JGE          pv_pair_223
 
-pv_single_187:
+pv_single_223:
 	TESTQ        R13, R13
-	JZ           pv_merge_187
+	JZ           pv_merge_223
 	VBROADCASTSS (R11), Z4
 	VMOVD        (R12), X5
 	VCVTPH2PS    X5, X5
@@ -72355,22 +81523,22 @@ pv_single_187:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_187
+	JMP          pv_single_223
 
-pv_merge_187:
+pv_merge_223:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_187
+	JMP     pv_block_223
 
-pv_next_187:
-pv_block_188:
+pv_next_223:
+pv_block_224:
 	MOVQ    AX, R8
 	SUBQ    R10, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_188
+	JL      pv_next_224
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R8
@@ -72380,43 +81548,43 @@ pv_block_188:
 	ADDQ    BX, R9
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_188
+	JL      pv_single_224
 
-pv_pair_188:
+pv_pair_224:
 	VBROADCASTSS (R8), Z2
 	VBROADCASTSS 4(R8), Z2
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_188
+	JGE          pv_pair_224
 
-pv_single_188:
+pv_single_224:
 	TESTQ        R11, R11
-	JZ           pv_merge_188
+	JZ           pv_merge_224
 	VBROADCASTSS (R8), Z2
 	ADDQ         $0x04, R8
 	ADDQ         DI, R9
 	DECQ         R11
-	JMP          pv_single_188
+	JMP          pv_single_224
 
-pv_merge_188:
+pv_merge_224:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_188
+	JMP     pv_block_224
 
-pv_next_188:
+pv_next_224:
 	JMP first_done_11
 
 other_head_11:
 	XORQ R8, R8
 
-pv_block_189:
+pv_block_225:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_189
+	JL      pv_next_225
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -72440,9 +81608,9 @@ pv_block_189:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_189
+	JL      pv_single_225
 
-pv_pair_189:
+pv_pair_225:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VMOVD        (R10), X18
@@ -72529,11 +81697,11 @@ pv_pair_189:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_189
+	JGE          pv_pair_225
 
-pv_single_189:
+pv_single_225:
 	TESTQ        R11, R11
-	JZ           pv_merge_189
+	JZ           pv_merge_225
 	VBROADCASTSS (R9), Z16
 	VMOVD        (R10), X17
 	VCVTPH2PS    X17, X17
@@ -72578,9 +81746,9 @@ pv_single_189:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_189
+	JMP          pv_single_225
 
-pv_merge_189:
+pv_merge_225:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -72598,14 +81766,14 @@ pv_merge_189:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_189
+	JMP     pv_block_225
 
-pv_next_189:
-pv_block_190:
+pv_next_225:
+pv_block_226:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_190
+	JL      pv_next_226
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -72621,9 +81789,9 @@ pv_block_190:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_190
+	JL      pv_single_226
 
-pv_pair_190:
+pv_pair_226:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VMOVD        (R10), X10
@@ -72670,11 +81838,11 @@ pv_pair_190:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_190
+	JGE          pv_pair_226
 
-pv_single_190:
+pv_single_226:
 	TESTQ        R11, R11
-	JZ           pv_merge_190
+	JZ           pv_merge_226
 	VBROADCASTSS (R9), Z8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -72699,9 +81867,9 @@ pv_single_190:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_190
+	JMP          pv_single_226
 
-pv_merge_190:
+pv_merge_226:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -72711,14 +81879,14 @@ pv_merge_190:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_190
+	JMP     pv_block_226
 
-pv_next_190:
-pv_block_191:
+pv_next_226:
+pv_block_227:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_191
+	JL      pv_next_227
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -72730,9 +81898,9 @@ pv_block_191:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_191
+	JL      pv_single_227
 
-pv_pair_191:
+pv_pair_227:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VMOVD        (R10), X6
@@ -72759,11 +81927,11 @@ pv_pair_191:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_191
+	JGE          pv_pair_227
 
-pv_single_191:
+pv_single_227:
 	TESTQ        R11, R11
-	JZ           pv_merge_191
+	JZ           pv_merge_227
 	VBROADCASTSS (R9), Z4
 	VMOVD        (R10), X5
 	VCVTPH2PS    X5, X5
@@ -72778,22 +81946,22 @@ pv_single_191:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_191
+	JMP          pv_single_227
 
-pv_merge_191:
+pv_merge_227:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_191
+	JMP     pv_block_227
 
-pv_next_191:
-pv_block_192:
+pv_next_227:
+pv_block_228:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_192
+	JL      pv_next_228
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R9
@@ -72803,33 +81971,33 @@ pv_block_192:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_192
+	JL      pv_single_228
 
-pv_pair_192:
+pv_pair_228:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_192
+	JGE          pv_pair_228
 
-pv_single_192:
+pv_single_228:
 	TESTQ        R11, R11
-	JZ           pv_merge_192
+	JZ           pv_merge_228
 	VBROADCASTSS (R9), Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_192
+	JMP          pv_single_228
 
-pv_merge_192:
+pv_merge_228:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_192
+	JMP     pv_block_228
 
-pv_next_192:
+pv_next_228:
 first_done_11:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_47
@@ -72876,12 +82044,12 @@ recip_zero_35:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_92:
+scale_loop_100:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_92
+	JNZ     scale_loop_100
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_23
 
@@ -72969,7 +82137,7 @@ scores_48:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_94
+	JGE     scores_done_102
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -72991,9 +82159,9 @@ scores_48:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_47:
+scores_by8_55:
 	CMPQ    BX, $0x08
-	JL      scores_by1_47
+	JL      scores_by1_55
 	MOVQ    DX, R9
 	LEAQ    (DX)(SI*4), R10
 	MOVQ    CX, R11
@@ -73167,18 +82335,18 @@ pf_skip_384:
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, BX
 	LEAQ         (DX)(SI*8), DX
-	JMP          scores_by8_47
+	JMP          scores_by8_55
 
-scores_by1_47:
+scores_by1_55:
 	TESTQ   BX, BX
-	JZ      scores_done_95
+	JZ      scores_done_103
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    168(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 
-scores_chunk1_47:
+scores_chunk1_55:
 	VPABSB        2(R11), Y3
 	VMOVUPS       2(R11), Y4
 	VPMOVB2M      Y4, K1
@@ -73197,7 +82365,7 @@ scores_chunk1_47:
 	ADDQ          $0x00000022, R9
 	ADDQ          $0x00000022, R11
 	CMPQ          R9, R12
-	JB            scores_chunk1_47
+	JB            scores_chunk1_55
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -73212,9 +82380,9 @@ scores_chunk1_47:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_47
+	JMP           scores_by1_55
 
-scores_done_95:
+scores_done_103:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -73237,9 +82405,9 @@ scores_other_12:
 	VMOVUPS expconst<>+0(SB), Y0
 	VMOVSS  expconst<>+0(SB), X1
 
-scores_by8_48:
+scores_by8_56:
 	CMPQ    BX, $0x08
-	JL      scores_by1_48
+	JL      scores_by1_56
 	MOVQ    DX, R8
 	LEAQ    (DX)(SI*4), R9
 	MOVQ    CX, R10
@@ -73339,18 +82507,18 @@ scores_q8_16:
 	ADDQ            $0x20, AX
 	SUBQ            $0x08, BX
 	LEAQ            (DX)(SI*8), DX
-	JMP             scores_by8_48
+	JMP             scores_by8_56
 
-scores_by1_48:
+scores_by1_56:
 	TESTQ   BX, BX
-	JZ      scores_done_96
+	JZ      scores_done_104
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    168(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
-scores_chunk1_48:
+scores_chunk1_56:
 	VPABSB        2(R10), Y3
 	VMOVUPS       2(R10), Y4
 	VPMOVB2M      Y4, K1
@@ -73369,7 +82537,7 @@ scores_chunk1_48:
 	ADDQ          $0x00000022, R8
 	ADDQ          $0x00000022, R10
 	CMPQ          R8, R11
-	JB            scores_chunk1_48
+	JB            scores_chunk1_56
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
 	VEXTRACTF32X4 $0x01, Y3, X2
@@ -73384,9 +82552,9 @@ scores_chunk1_48:
 	ADDQ          $0x04, AX
 	DECQ          BX
 	ADDQ          SI, DX
-	JMP           scores_by1_48
+	JMP           scores_by1_56
 
-scores_done_96:
+scores_done_104:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -73405,7 +82573,7 @@ scores_first_done_12:
 	ADDQ $0x00000001, 32(SP)
 	JMP  scores_48
 
-scores_done_94:
+scores_done_102:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_47:
@@ -73424,7 +82592,7 @@ softmax_47:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_70
+	JEQ          no_rescale_78
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -73461,17 +82629,17 @@ softmax_47:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_93:
+scale_loop_101:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_93
+	JNZ     scale_loop_101
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_70:
+no_rescale_78:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -73482,7 +82650,7 @@ no_rescale_70:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_71
+	JEQ          no_rescale_79
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -73520,17 +82688,17 @@ no_rescale_70:
 	ADDQ         AX, CX
 	MOVQ         AX, AX
 
-scale_loop_94:
+scale_loop_102:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_94
+	JNZ     scale_loop_102
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_71:
+no_rescale_79:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -73548,9 +82716,9 @@ no_rescale_71:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_59:
+exp_loop_67:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_59
+	JL              exp_tail_67
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -73596,9 +82764,9 @@ exp_loop_59:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_59
+	JMP             exp_loop_67
 
-exp_tail_59:
+exp_tail_67:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -73616,7 +82784,7 @@ exp_tail_59:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_59
+	JZ              exp_done_67
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -73658,15 +82826,15 @@ exp_tail_59:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_59:
+exp_tail1_67:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_59
+	JNZ    exp_tail1_67
 
-exp_done_59:
+exp_done_67:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -73706,7 +82874,7 @@ softmax_48:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_72
+	JEQ          no_rescale_80
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	VMOVUPS      expconst<>+256(SB), Z2
@@ -73743,17 +82911,17 @@ softmax_48:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_95:
+scale_loop_103:
 	VMULPS  (CX), Z0, Z2
 	VMOVUPS Z2, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_95
+	JNZ     scale_loop_103
 	MOVQ    state+72(FP), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_72:
+no_rescale_80:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -73765,9 +82933,9 @@ no_rescale_72:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_60:
+exp_loop_68:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_60
+	JL              exp_tail_68
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -73791,9 +82959,9 @@ exp_loop_60:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_60
+	JMP             exp_loop_68
 
-exp_tail_60:
+exp_tail_68:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -73803,7 +82971,7 @@ exp_tail_60:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_60
+	JZ              exp_done_68
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -73825,13 +82993,13 @@ exp_tail_60:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_60:
+exp_tail1_68:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_60
+	JNZ    exp_tail1_68
 
-exp_done_60:
+exp_done_68:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -73875,11 +83043,11 @@ pv_48:
 	LEAQ  (R8)(DI*1), R9
 	XORQ  R10, R10
 
-pv_block_193:
+pv_block_229:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000200
-	JL      pv_next_193
+	JL      pv_next_229
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -73903,9 +83071,9 @@ pv_block_193:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_193
+	JL      pv_single_229
 
-pv_pair_193:
+pv_pair_229:
 	VBROADCASTSS (R11), Z16
 	VBROADCASTSS 4(R11), Z17
 	VMOVD        (R12), X18
@@ -73998,11 +83166,11 @@ pv_pair_193:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_193
+	JGE          pv_pair_229
 
-pv_single_193:
+pv_single_229:
 	TESTQ        R13, R13
-	JZ           pv_merge_193
+	JZ           pv_merge_229
 	VBROADCASTSS (R11), Z16
 	VMOVD        (R12), X17
 	VCVTPH2PS    X17, X17
@@ -74047,9 +83215,9 @@ pv_single_193:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_193
+	JMP          pv_single_229
 
-pv_merge_193:
+pv_merge_229:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -74067,14 +83235,14 @@ pv_merge_193:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R10*1)
 	ADDQ    $0x00000200, R10
-	JMP     pv_block_193
+	JMP     pv_block_229
 
-pv_next_193:
-pv_block_194:
+pv_next_229:
+pv_block_230:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000100
-	JL      pv_next_194
+	JL      pv_next_230
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -74090,9 +83258,9 @@ pv_block_194:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_194
+	JL      pv_single_230
 
-pv_pair_194:
+pv_pair_230:
 	VBROADCASTSS (R11), Z8
 	VBROADCASTSS 4(R11), Z9
 	VMOVD        (R12), X10
@@ -74143,11 +83311,11 @@ pv_pair_194:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_194
+	JGE          pv_pair_230
 
-pv_single_194:
+pv_single_230:
 	TESTQ        R13, R13
-	JZ           pv_merge_194
+	JZ           pv_merge_230
 	VBROADCASTSS (R11), Z8
 	VMOVD        (R12), X9
 	VCVTPH2PS    X9, X9
@@ -74172,9 +83340,9 @@ pv_single_194:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_194
+	JMP          pv_single_230
 
-pv_merge_194:
+pv_merge_230:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
@@ -74184,14 +83352,14 @@ pv_merge_194:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R10*1)
 	ADDQ    $0x00000100, R10
-	JMP     pv_block_194
+	JMP     pv_block_230
 
-pv_next_194:
-pv_block_195:
+pv_next_230:
+pv_block_231:
 	MOVQ    AX, R11
 	SUBQ    R10, R11
 	CMPQ    R11, $0x00000080
-	JL      pv_next_195
+	JL      pv_next_231
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R10*1), Z2
@@ -74203,9 +83371,9 @@ pv_block_195:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 	CMPQ    R13, $0x02
-	JL      pv_single_195
+	JL      pv_single_231
 
-pv_pair_195:
+pv_pair_231:
 	VBROADCASTSS (R11), Z4
 	VBROADCASTSS 4(R11), Z5
 	VMOVD        (R12), X6
@@ -74234,11 +83402,11 @@ pv_pair_195:
 	LEAQ         (R12)(DI*2), R12
 	SUBQ         $0x02, R13
 	CMPQ         R13, $0x02
-	JGE          pv_pair_195
+	JGE          pv_pair_231
 
-pv_single_195:
+pv_single_231:
 	TESTQ        R13, R13
-	JZ           pv_merge_195
+	JZ           pv_merge_231
 	VBROADCASTSS (R11), Z4
 	VMOVD        (R12), X5
 	VCVTPH2PS    X5, X5
@@ -74253,22 +83421,22 @@ pv_single_195:
 	ADDQ         $0x04, R11
 	ADDQ         DI, R12
 	DECQ         R13
-	JMP          pv_single_195
+	JMP          pv_single_231
 
-pv_merge_195:
+pv_merge_231:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R10*1)
 	ADDQ    $0x00000080, R10
-	JMP     pv_block_195
+	JMP     pv_block_231
 
-pv_next_195:
-pv_block_196:
+pv_next_231:
+pv_block_232:
 	MOVQ    AX, R8
 	SUBQ    R10, R8
 	CMPQ    R8, $0x00000040
-	JL      pv_next_196
+	JL      pv_next_232
 	VMOVUPS (CX)(R10*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R8
@@ -74278,43 +83446,43 @@ pv_block_196:
 	ADDQ    BX, R9
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_196
+	JL      pv_single_232
 
-pv_pair_196:
+pv_pair_232:
 	VBROADCASTSS (R8), Z2
 	VBROADCASTSS 4(R8), Z2
 	ADDQ         $0x08, R8
 	LEAQ         (R9)(DI*2), R9
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_196
+	JGE          pv_pair_232
 
-pv_single_196:
+pv_single_232:
 	TESTQ        R11, R11
-	JZ           pv_merge_196
+	JZ           pv_merge_232
 	VBROADCASTSS (R8), Z2
 	ADDQ         $0x04, R8
 	ADDQ         DI, R9
 	DECQ         R11
-	JMP          pv_single_196
+	JMP          pv_single_232
 
-pv_merge_196:
+pv_merge_232:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R10*1)
 	ADDQ    $0x00000040, R10
-	JMP     pv_block_196
+	JMP     pv_block_232
 
-pv_next_196:
+pv_next_232:
 	JMP first_done_12
 
 other_head_12:
 	XORQ R8, R8
 
-pv_block_197:
+pv_block_233:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000200
-	JL      pv_next_197
+	JL      pv_next_233
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -74338,9 +83506,9 @@ pv_block_197:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_197
+	JL      pv_single_233
 
-pv_pair_197:
+pv_pair_233:
 	VBROADCASTSS (R9), Z16
 	VBROADCASTSS 4(R9), Z17
 	VMOVD        (R10), X18
@@ -74427,11 +83595,11 @@ pv_pair_197:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_197
+	JGE          pv_pair_233
 
-pv_single_197:
+pv_single_233:
 	TESTQ        R11, R11
-	JZ           pv_merge_197
+	JZ           pv_merge_233
 	VBROADCASTSS (R9), Z16
 	VMOVD        (R10), X17
 	VCVTPH2PS    X17, X17
@@ -74476,9 +83644,9 @@ pv_single_197:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_197
+	JMP          pv_single_233
 
-pv_merge_197:
+pv_merge_233:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -74496,14 +83664,14 @@ pv_merge_197:
 	VADDPS  Z15, Z14, Z14
 	VMOVUPS Z14, 448(CX)(R8*1)
 	ADDQ    $0x00000200, R8
-	JMP     pv_block_197
+	JMP     pv_block_233
 
-pv_next_197:
-pv_block_198:
+pv_next_233:
+pv_block_234:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000100
-	JL      pv_next_198
+	JL      pv_next_234
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -74519,9 +83687,9 @@ pv_block_198:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_198
+	JL      pv_single_234
 
-pv_pair_198:
+pv_pair_234:
 	VBROADCASTSS (R9), Z8
 	VBROADCASTSS 4(R9), Z9
 	VMOVD        (R10), X10
@@ -74568,11 +83736,11 @@ pv_pair_198:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_198
+	JGE          pv_pair_234
 
-pv_single_198:
+pv_single_234:
 	TESTQ        R11, R11
-	JZ           pv_merge_198
+	JZ           pv_merge_234
 	VBROADCASTSS (R9), Z8
 	VMOVD        (R10), X9
 	VCVTPH2PS    X9, X9
@@ -74597,9 +83765,9 @@ pv_single_198:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_198
+	JMP          pv_single_234
 
-pv_merge_198:
+pv_merge_234:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
@@ -74609,14 +83777,14 @@ pv_merge_198:
 	VADDPS  Z7, Z6, Z6
 	VMOVUPS Z6, 192(CX)(R8*1)
 	ADDQ    $0x00000100, R8
-	JMP     pv_block_198
+	JMP     pv_block_234
 
-pv_next_198:
-pv_block_199:
+pv_next_234:
+pv_block_235:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000080
-	JL      pv_next_199
+	JL      pv_next_235
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	VMOVUPS 64(CX)(R8*1), Z2
@@ -74628,9 +83796,9 @@ pv_block_199:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_199
+	JL      pv_single_235
 
-pv_pair_199:
+pv_pair_235:
 	VBROADCASTSS (R9), Z4
 	VBROADCASTSS 4(R9), Z5
 	VMOVD        (R10), X6
@@ -74657,11 +83825,11 @@ pv_pair_199:
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_199
+	JGE          pv_pair_235
 
-pv_single_199:
+pv_single_235:
 	TESTQ        R11, R11
-	JZ           pv_merge_199
+	JZ           pv_merge_235
 	VBROADCASTSS (R9), Z4
 	VMOVD        (R10), X5
 	VCVTPH2PS    X5, X5
@@ -74676,22 +83844,22 @@ pv_single_199:
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_199
+	JMP          pv_single_235
 
-pv_merge_199:
+pv_merge_235:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	VADDPS  Z3, Z2, Z2
 	VMOVUPS Z2, 64(CX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     pv_block_199
+	JMP     pv_block_235
 
-pv_next_199:
-pv_block_200:
+pv_next_235:
+pv_block_236:
 	MOVQ    AX, R9
 	SUBQ    R8, R9
 	CMPQ    R9, $0x00000040
-	JL      pv_next_200
+	JL      pv_next_236
 	VMOVUPS (CX)(R8*1), Z0
 	VMOVUPS expconst<>+1344(SB), Z1
 	MOVQ    DX, R9
@@ -74701,33 +83869,33 @@ pv_block_200:
 	ADDQ    BX, R10
 	MOVQ    SI, R11
 	CMPQ    R11, $0x02
-	JL      pv_single_200
+	JL      pv_single_236
 
-pv_pair_200:
+pv_pair_236:
 	VBROADCASTSS (R9), Z2
 	VBROADCASTSS 4(R9), Z2
 	ADDQ         $0x08, R9
 	LEAQ         (R10)(DI*2), R10
 	SUBQ         $0x02, R11
 	CMPQ         R11, $0x02
-	JGE          pv_pair_200
+	JGE          pv_pair_236
 
-pv_single_200:
+pv_single_236:
 	TESTQ        R11, R11
-	JZ           pv_merge_200
+	JZ           pv_merge_236
 	VBROADCASTSS (R9), Z2
 	ADDQ         $0x04, R9
 	ADDQ         DI, R10
 	DECQ         R11
-	JMP          pv_single_200
+	JMP          pv_single_236
 
-pv_merge_200:
+pv_merge_236:
 	VADDPS  Z1, Z0, Z0
 	VMOVUPS Z0, (CX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     pv_block_200
+	JMP     pv_block_236
 
-pv_next_200:
+pv_next_236:
 first_done_12:
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_48
@@ -74774,12 +83942,12 @@ recip_zero_36:
 	ADDQ         DX, CX
 	MOVQ         AX, AX
 
-scale_loop_96:
+scale_loop_104:
 	VMULPS  (CX), Z0, Z1
 	VMOVUPS Z1, (CX)
 	ADDQ    $0x00000040, CX
 	SUBQ    $0x00000040, AX
-	JNZ     scale_loop_96
+	JNZ     scale_loop_104
 	ADDQ    $0x00000001, 32(SP)
 	JMP     norm_24
 

@@ -76,7 +76,7 @@ func (im Impl) Run(p Params, b Buffers) {
 		}
 	case DecodeSplit:
 		g, splits := p.Group(), p.SplitCount()
-		fl := flashStateLen(g) + g*tileBufLen(tk) // the flash kernel's workspace
+		fl := flashStateLen(g) + tileBufs(g)*tileBufLen(tk) // the flash kernel's workspace
 		parts, lses := ws[fl:fl+splits*g*d], ws[fl+splits*g*d:]
 		for kh := 0; kh < p.Hkv; kh++ {
 			h0 := kh * g

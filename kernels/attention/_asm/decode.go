@@ -38,9 +38,17 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 	VMOVSS(KC(CNegInf), mx1)
 
 	by8, by1, done := NewLabel("scores_by8"), NewLabel("scores_by1"), NewLabel("scores_done")
+	by4 := by1
+	withBy4 := t.scoresBy4()
+	var mx4 VecVirtual
+	if withBy4 {
+		by4 = NewLabel("scores_by4")
+		mx4 = XMM()
+		VMOVUPS(KC(CNegInf).Offset(0), mx4)
+	}
 	Label(by8)
 	CMPQ(left, Imm(8))
-	JL(LabelRef(by1))
+	JL(LabelRef(by4))
 	// AVX-512 q8_0 takes its rows in pairs (q8DotPair) with accumulators
 	// of its own; the rest, eight accumulators.
 	rowPairs := t.kv.q8 && t.W == 16
@@ -254,6 +262,78 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 	LEAQ(Mem{Base: row, Index: db, Scale: 8}, row)
 	JMP(LabelRef(by8))
 
+	if withBy4 {
+		// Four keys, a vector of each row at a time.
+		Label(by4)
+		CMPQ(left, Imm(4))
+		JL(LabelRef(by1))
+		var a4 [4]VecVirtual
+		for i := range a4 {
+			a4[i] = t.Vec()
+			t.Zero(a4[i])
+		}
+		// Each row whole, in address order (rows interleaved a vector at
+		// a time, the hardware prefetchers lose a stream from DRAM).
+		rowsDone := NewLabel("scores_by4_rows")
+		if t.W == 16 {
+			// q in registers where a row is 4 or 8 vectors (D 64, 128).
+			for _, nc := range []int{8, 4} {
+				other := NewLabel("scores_by4_no")
+				CMPQ(rl, U32(nc*t.kb()))
+				JNE(LabelRef(other))
+				qv := make([]VecVirtual, nc)
+				for c := range qv {
+					qv[c] = t.Vec()
+					VMOVUPS(Mem{Base: q, Disp: c * t.VB()}, qv[c])
+				}
+				for i, m := range rowsAt(row, row, db, db3, 0)[:4] {
+					for c := range qv {
+						t.kvFMA(m.Offset(c*t.kb()), qv[c], a4[i])
+					}
+				}
+				JMP(LabelRef(rowsDone))
+				Label(other)
+			}
+		}
+		for i := range 4 {
+			p0, qd, end := GP64(), GP64(), GP64()
+			MOVQ(row, p0)
+			for range i {
+				ADDQ(db, p0)
+			}
+			t.qDelta(qd, q, p0)
+			MOVQ(rl, end)
+			ADDQ(p0, end)
+			c4 := NewLabel("scores_c4")
+			Label(c4)
+			k := t.kvLoad(Mem{Base: p0})
+			VFMADD231PS(t.qAt(p0, qd, 0), k, a4[i])
+			ADDQ(U32(t.kb()), p0)
+			CMPQ(p0, end)
+			JB(LabelRef(c4))
+		}
+		Label(rowsDone)
+		var y [4]Register
+		for i, a := range a4 {
+			y[i] = t.Fold256(a, VADDPS)
+		}
+		h := t.hadd(t.hadd(y[0], y[1]), t.hadd(y[2], y[3]))
+		x := XMM()
+		if t.W == 16 {
+			VEXTRACTF32X4(Imm(1), h, x)
+		} else {
+			VEXTRACTF128(Imm(1), h, x)
+		}
+		VADDPS(h.AsX(), x, x)
+		sc := XMM()
+		VBROADCASTSS(scale, sc)
+		VMULPS(sc, x, x)
+		VMAXPS(x, mx4, mx4)
+		VMOVUPS(x, Mem{Base: out})
+		ADDQ(Imm(16), out)
+		SUBQ(Imm(4), left)
+		LEAQ(Mem{Base: row, Index: db, Scale: 4}, row)
+	}
 	Label(by1)
 	TESTQ(left, left)
 	JZ(LabelRef(done))
@@ -290,6 +370,10 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 	Label(done)
 	m := t.HReduce128(mx, VMAXPS)
 	VMAXSS(mx1, m, m)
+	if withBy4 {
+		m4 := HReduce4(mx4, VMAXPS)
+		VMAXSS(m4, m, m)
+	}
 	return m
 }
 
@@ -1682,6 +1766,14 @@ func (t tier) flashDecode(fast bool) {
 	}
 
 	tile, finish := NewLabel("tile"), NewLabel("finish")
+	pipe := t.lonePipelined()
+	loneL := NewLabel("lone")
+	if pipe {
+		g := GP64()
+		Load(Param("ng"), g)
+		CMPQ(g, Imm(1))
+		JEQ(LabelRef(loneL))
+	}
 	Label(tile)
 	{
 		rem, cnt := GP64(), GP64()
@@ -1989,6 +2081,147 @@ func (t tier) flashDecode(fast bool) {
 	})
 	VZEROUPPER()
 	RET()
+	if !pipe {
+		return
+	}
+	// A lone head, pipelined (lonePipelined): the scores of tile t+1 and
+	// the P·V of tile t in one loop, loneChunk keys of each in turn, then
+	// tile t+1's softmax; tile 0's scores and softmax come first, the last
+	// tile's P·V alone last. The two tile buffers (tileBufs) take turns.
+	Label(loneL)
+	MOVQ(U32(0), lH)
+	lCur, lNext, lCurCnt, lJ := AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
+	{
+		b := GP64()
+		Load(Param("tiles"), b)
+		MOVQ(b, lCur)
+		ADDQ(paramAddr("tileStride"), b)
+		MOVQ(b, lNext)
+	}
+	// minTk sets lCnt = min(tk, lRem); jumps to empty when lRem ≤ 0.
+	minTk := func(empty LabelRef) {
+		rem, cnt := GP64(), GP64()
+		MOVQ(lRem, rem)
+		TESTQ(rem, rem)
+		JLE(empty)
+		Load(Param("tk"), cnt)
+		CMPQ(rem, cnt)
+		CMOVQLT(rem, cnt)
+		MOVQ(cnt, lCnt)
+	}
+	loneSoftmax := func(bufL Mem) {
+		rescale(0)
+		ms := t.Vec()
+		VBROADCASTSS(stateAt(0), ms)
+		b, cnt := GP64(), GP64()
+		MOVQ(bufL, b)
+		MOVQ(lCnt, cnt)
+		sum := t.expInPlace(fast, []GPVirtual{b}, cnt, []VecVirtual{ms})[0]
+		VADDSS(stateAt(1), sum, sum)
+		VMOVSS(sum, stateAt(1))
+	}
+	scoresAt := func(bufL Mem, j, cnt GPVirtual) VecVirtual {
+		db := rowBytes()
+		qh, b, kp, kdb := headRow("q", db), GP64(), GP64(), kvStride()
+		MOVQ(bufL, b)
+		LEAQ(Mem{Base: b, Index: j, Scale: 4}, b)
+		MOVQ(j, kp)
+		IMULQ(kdb, kp)
+		ADDQ(lKp, kp)
+		return t.scores(b, qh, kp, cnt, kdb, lRL, scale, nil)
+	}
+	pvAt := func(bufL Mem, j, cnt GPVirtual) {
+		db := rowBytes()
+		oh, b, vp, vdb := headRow("o", db), GP64(), GP64(), kvStride()
+		MOVQ(bufL, b)
+		LEAQ(Mem{Base: b, Index: j, Scale: 4}, b)
+		MOVQ(j, vp)
+		IMULQ(vdb, vp)
+		ADDQ(lVp, vp)
+		t.pv(true, oh, b, vp, cnt, db, vdb, nil)
+	}
+	// Tile 0: its scores and softmax alone.
+	minTk(LabelRef(finish))
+	{
+		z, cnt := GP64(), GP64()
+		XORQ(z, z)
+		MOVQ(lCnt, cnt)
+		VMOVSS(scoresAt(lCur, z, cnt), stateAt(2))
+	}
+	loneSoftmax(lCur)
+	advK := func() {
+		cnt, adv := GP64(), kvStride()
+		MOVQ(lCnt, cnt)
+		MOVQ(cnt, lCurCnt)
+		IMULQ(cnt, adv)
+		ADDQ(adv, lKp)
+		SUBQ(cnt, lRem)
+	}
+	advK()
+	loop, last, chunk, chunkDone := NewLabel("lone_loop"), NewLabel("lone_last"), NewLabel("lone_chunk"), NewLabel("lone_chunk_done")
+	Label(loop)
+	minTk(LabelRef(last))
+	{
+		ninf := XMM()
+		VMOVSS(KC(CNegInf), ninf)
+		VMOVSS(ninf, stateAt(2))
+	}
+	MOVQ(U32(0), lJ)
+	Label(chunk)
+	{
+		j, c := GP64(), GP64()
+		MOVQ(lJ, j)
+		CMPQ(j, lCurCnt)
+		JGE(LabelRef(chunkDone))
+		// scores of the next tile's chunk, while it has keys here
+		noScores := NewLabel("lone_noscores")
+		CMPQ(j, lCnt)
+		JGE(LabelRef(noScores))
+		MOVQ(lCnt, c)
+		SUBQ(j, c)
+		k := GP64()
+		MOVQ(U32(loneChunk), k)
+		CMPQ(c, k)
+		CMOVQGT(k, c)
+		m := scoresAt(lNext, j, c)
+		VMAXSS(stateAt(2), m, m)
+		VMOVSS(m, stateAt(2))
+		Label(noScores)
+		j2, c2, k2 := GP64(), GP64(), GP64()
+		MOVQ(lJ, j2)
+		MOVQ(lCurCnt, c2)
+		SUBQ(j2, c2)
+		MOVQ(U32(loneChunk), k2)
+		CMPQ(c2, k2)
+		CMOVQGT(k2, c2)
+		pvAt(lCur, j2, c2)
+		ADDQ(U32(loneChunk), lJ)
+		JMP(LabelRef(chunk))
+	}
+	Label(chunkDone)
+	loneSoftmax(lNext)
+	{
+		cnt, adv := GP64(), kvStride()
+		MOVQ(lCurCnt, cnt)
+		IMULQ(cnt, adv)
+		ADDQ(adv, lVp)
+		a, b := GP64(), GP64()
+		MOVQ(lCur, a)
+		MOVQ(lNext, b)
+		MOVQ(b, lCur)
+		MOVQ(a, lNext)
+	}
+	advK()
+	JMP(LabelRef(loop))
+	// The last tile's P·V alone.
+	Label(last)
+	{
+		z, cnt := GP64(), GP64()
+		XORQ(z, z)
+		MOVQ(lCurCnt, cnt)
+		pvAt(lCur, z, cnt)
+	}
+	JMP(LabelRef(finish))
 }
 
 // naiveDecode generates the materialized decode for one query head: scores
@@ -2245,3 +2478,48 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 	VMULPS(qb.dq, sc, sc)
 	VFMADD231PS(k, sc, acc)
 }
+
+// lonePipelined reports whether t's flash kernel runs a lone head (ng = 1:
+// decode-flash, and MHA's groups of one) pipelined: the scores of the next
+// tile and the P·V of this one in one loop, loneChunk keys of each in
+// turn, with no software prefetch, so that K and V stream from memory
+// side by side, as kv-read reads them, and the scores' chains overlap
+// P·V's. Head-major AVX-512 f16 and AVX2 f32 only: where it was measured
+// faster (Zen 5, hd 128, one thread, sweeps alternated, 3 rounds a set,
+// time over the paired kv-read, B/A against the phases one after the
+// other with their prefetch):
+//
+//   - AVX-512 f16 (with scoresBy4): from DRAM (ctx 32768 --cold) 0.82–0.83
+//     (then 92–97 % of the read), in L3 (ctx 4096) 0.92, in L2 (ctx 1024)
+//     1.11; 8:8 in L2 0.89–0.91.
+//   - AVX2 f32: from DRAM 0.85–0.90, in L3 0.81–0.84, in L2 0.89–0.93.
+//
+// Not for the rest: AVX-512 f32 (from DRAM 1.28–1.34: its phases' own
+// whole-row prefetch already read at 92–94 % of kv-read there), AVX2 f16
+// (from DRAM 0.82, but in L3 and L2 1.37–1.57: its four-key scores one
+// key at a time or rows interleaved), q8_0 (not built), position-major
+// caches (without prefetch their strided rows streamed 1.1–2.7 times
+// slower from DRAM). A chunk of 8 keys streamed 1.6–2.1 times slower
+// from DRAM than 4 (2 KB of K, then 2 KB of V, where 4 keys take 1 KB);
+// 2 keys 1.07–1.10 of the read against 1.04–1.06. With software prefetch
+// a tile ahead (PREFETCHT0 or T1, one or two tiles, in chunks of 8, 16
+// or 32) from DRAM 0.91–1.03 for f16 but in L2 and L3 1.00–1.14, and
+// AVX-512 f32 1.14–1.26: none kept.
+func (t tier) lonePipelined() bool {
+	if t.pos || t.kv.q8 {
+		return false
+	}
+	return (t.W == 16 && t.kv.size == 2) || (t.W == 8 && t.kv.size == 4)
+}
+
+// loneChunk is the keys of each tile a step of the lone pipeline takes.
+const loneChunk = 4
+
+// scoresBy4 reports whether t's scores take four keys at a time between
+// the batches of eight and the single keys (AVX-512 f16: the lone
+// pipeline's chunks are four keys; one at a time, its scores made
+// lonePipelined's chunks of 4 slower than 8 in cache, 1.07–1.34 against
+// 0.91–0.98 of the phases' time). Each row whole, in address order: a
+// vector of each of the four rows at a time lost the pipeline's gain
+// from DRAM (0.97–1.06).
+func (t tier) scoresBy4() bool { return t.W == 16 && t.kv.size == 2 }
