@@ -103,7 +103,7 @@ func naiveAsm(fs naiveKernels) naiveFunc {
 // flashDecodeExactAVX2 computes, for ng query heads sharing one KV head, what flashGeneric does with ExpExact:
 // per tile of tk of the n keys, x[j] = scale·q·k[j] for each head, the running max and sum
 // rescaled when the max grows, o += exp(x[j]−m)·v[j]; then o /= s. state holds m, s and
-// the tile maxima (3·ng floats); tiles holds ng buffers of tileStride bytes.
+// the tile maxima (3·ng floats); tiles holds max(ng, 2) buffers of tileStride bytes.
 //
 //go:noescape
 func flashDecodeExactAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
@@ -116,7 +116,7 @@ func flashDecodeFastAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale 
 // flashDecodeExactAVX512 computes, for ng query heads sharing one KV head, what flashGeneric does with ExpExact:
 // per tile of tk of the n keys, x[j] = scale·q·k[j] for each head, the running max and sum
 // rescaled when the max grows, o += exp(x[j]−m)·v[j]; then o /= s. state holds m, s and
-// the tile maxima (3·ng floats); tiles holds ng buffers of tileStride bytes.
+// the tile maxima (3·ng floats); tiles holds max(ng, 2) buffers of tileStride bytes.
 //
 //go:noescape
 func flashDecodeExactAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)

@@ -1600,7 +1600,7 @@ func (t tier) flashDecode(fast bool) {
 	Implement(name) // its signature: the stub in decode_amd64.go
 	Attributes(NOSPLIT)
 	Doc(name+" is flash decode with "+map[bool]string{true: "the fast", false: "the exact"}[fast]+" exp; see flashGeneric.",
-		"state holds m[0..ng), s[0..ng), mb[0..ng); tiles holds ng tile buffers of tileStride bytes.")
+		"state holds m[0..ng), s[0..ng), mb[0..ng); tiles holds max(ng, 2) tile buffers of tileStride bytes (a lone head pipelined takes two).")
 	lKp, lVp, lRem, lCnt, lH := AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
 	lTmp := AllocLocal(96)
 	// AVX2 (one head at a time) spreads both regions evenly over the heads
