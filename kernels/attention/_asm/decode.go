@@ -2504,7 +2504,12 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 // 2 keys 1.07–1.10 of the read against 1.04–1.06. With software prefetch
 // a tile ahead (PREFETCHT0 or T1, one or two tiles, in chunks of 8, 16
 // or 32) from DRAM 0.91–1.03 for f16 but in L2 and L3 1.00–1.14, and
-// AVX-512 f32 1.14–1.26: none kept.
+// AVX-512 f32 1.14–1.26: none kept. Nor the groups so (AVX-512, 32:8
+// and 64:8, f32 and f16, every head's scores of the next tile and P·V of
+// this one a chunk at a time, no prefetch; from DRAM): chunks of 4 keys
+// 1.11–1.55 of the time, of 16 1.39–1.72. Their P·V reloads and stores
+// four heads' outputs a chunk, and their phases' near prefetch already
+// keeps memory busier than a lone head's did.
 func (t tier) lonePipelined() bool {
 	if t.pos || t.kv.q8 {
 		return false
