@@ -19936,7 +19936,7 @@ pv_next_80:
 
 // func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $216-104
+TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $248-104
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
@@ -23894,6 +23894,1550 @@ lone_7:
 	MOVQ    AX, 184(SP)
 	ADDQ    tileStride+88(FP), AX
 	MOVQ    AX, 192(SP)
+	CMPQ    176(SP), $0x00000100
+	JNE     fused_no_1
+	MOVQ    q+8(FP), AX
+	VMOVUPS (AX), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(AX), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(AX), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(AX), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 256(AX), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 320(AX), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 384(AX), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 448(AX), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	MOVQ    $0x00000000, 216(SP)
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     fused_store_1
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	VMOVSS  expconst<>+0(SB), X16
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X16, (AX)(CX*4)
+	MOVQ    216(SP), AX
+	MOVQ    24(SP), CX
+
+fs4_1:
+	LEAQ          4(AX), DX
+	CMPQ          DX, CX
+	JGT           fs1_1
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z16
+	VMOVUPS       expconst<>+1344(SB), Z17
+	VMOVUPS       expconst<>+1344(SB), Z18
+	VMOVUPS       expconst<>+1344(SB), Z19
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z16
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z16
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z16
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z16
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z16
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z16
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z16
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z16
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z17
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z17
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z17
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z17
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z17
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z17
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z17
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z17
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z18
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z18
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z18
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z18
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z18
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z18
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z18
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z18
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z19
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z19
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z19
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z19
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z19
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z19
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z19
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z19
+	VEXTRACTF64X4 $0x01, Z16, Y20
+	VADDPS        Y20, Y16, Y20
+	VEXTRACTF64X4 $0x01, Z17, Y16
+	VADDPS        Y16, Y17, Y16
+	VEXTRACTF64X4 $0x01, Z18, Y17
+	VADDPS        Y17, Y18, Y17
+	VEXTRACTF64X4 $0x01, Z19, Y18
+	VADDPS        Y18, Y19, Y18
+	VSHUFPS       $0x88, Y16, Y20, Y19
+	VSHUFPS       $0xdd, Y16, Y20, Y16
+	VADDPS        Y16, Y19, Y16
+	VSHUFPS       $0x88, Y18, Y17, Y19
+	VSHUFPS       $0xdd, Y18, Y17, Y17
+	VADDPS        Y17, Y19, Y17
+	VSHUFPS       $0x88, Y17, Y16, Y18
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y16, Y18, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VBROADCASTSS  scale+64(FP), X16
+	VMULPS        X16, X17, X17
+	MOVQ          184(SP), DX
+	VMOVUPS       X17, (DX)(AX*4)
+	VMOVAPS       X17, X16
+	VMOVHLPS      X16, X16, X17
+	VMAXPS        X17, X16, X16
+	VMOVSHDUP     X16, X17
+	VMAXPS        X17, X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X16, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	ADDQ          $0x04, AX
+	JMP           fs4_1
+
+fs1_1:
+	CMPQ          AX, CX
+	JGE           fsdone_1
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z16
+	VCVTPH2PS     (BX), Z17
+	VFMADD231PS   Z17, Z0, Z16
+	VCVTPH2PS     32(BX), Z17
+	VFMADD231PS   Z17, Z2, Z16
+	VCVTPH2PS     64(BX), Z17
+	VFMADD231PS   Z17, Z4, Z16
+	VCVTPH2PS     96(BX), Z17
+	VFMADD231PS   Z17, Z6, Z16
+	VCVTPH2PS     128(BX), Z17
+	VFMADD231PS   Z17, Z8, Z16
+	VCVTPH2PS     160(BX), Z17
+	VFMADD231PS   Z17, Z10, Z16
+	VCVTPH2PS     192(BX), Z17
+	VFMADD231PS   Z17, Z12, Z16
+	VCVTPH2PS     224(BX), Z17
+	VFMADD231PS   Z17, Z14, Z16
+	VEXTRACTF64X4 $0x01, Z16, Y17
+	VADDPS        Y17, Y16, Y17
+	VEXTRACTF32X4 $0x01, Y17, X16
+	VADDPS        X17, X16, X16
+	VMOVHLPS      X16, X16, X17
+	VADDPS        X17, X16, X16
+	VMOVSHDUP     X16, X17
+	VADDPS        X17, X16, X16
+	VBROADCASTSS  scale+64(FP), X17
+	VMULPS        X17, X16, X16
+	MOVQ          184(SP), DX
+	VMOVSS        X16, (DX)(AX*4)
+	VMOVAPS       X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X16, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	INCQ          AX
+	JMP           fs1_1
+
+fsdone_1:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X16
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X16, X17
+	VUCOMISS     X16, X17
+	JEQ          fused_same_1
+	VSUBSS       X17, X16, X16
+	VBROADCASTSS X16, Z16
+	VMOVUPS      expconst<>+704(SB), Z18
+	VMAXPS       Z16, Z18, Z16
+	VMOVUPS      expconst<>+768(SB), Z18
+	VMINPS       Z16, Z18, Z16
+	VMULPS       expconst<>+128(SB), Z16, Z18
+	VCVTPS2DQ    Z18, Z18
+	VCVTDQ2PS    Z18, Z18
+	VFNMADD231PS expconst<>+832(SB), Z18, Z16
+	VFNMADD231PS expconst<>+896(SB), Z18, Z16
+	VMOVUPS      expconst<>+960(SB), Z19
+	VFMADD213PS  expconst<>+1024(SB), Z16, Z19
+	VFMADD213PS  expconst<>+1088(SB), Z16, Z19
+	VFMADD213PS  expconst<>+1152(SB), Z16, Z19
+	VFMADD213PS  expconst<>+1216(SB), Z16, Z19
+	VFMADD213PS  expconst<>+1280(SB), Z16, Z19
+	VMULPS       Z16, Z16, Z20
+	VFMADD213PS  Z16, Z20, Z19
+	VADDPS       expconst<>+64(SB), Z19, Z19
+	VSCALEFPS    Z18, Z19, Z16
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X16, X18
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X18, (AX)(CX*4)
+	VMULPS       Z16, Z1, Z1
+	VMULPS       Z16, Z3, Z3
+	VMULPS       Z16, Z5, Z5
+	VMULPS       Z16, Z7, Z7
+	VMULPS       Z16, Z9, Z9
+	VMULPS       Z16, Z11, Z11
+	VMULPS       Z16, Z13, Z13
+	VMULPS       Z16, Z15, Z15
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X17, (AX)(CX*4)
+
+fused_same_1:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z16
+	MOVQ         184(SP), AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z17
+	MOVQ         CX, CX
+
+exp_loop_25:
+	CMPQ            CX, $0x00000010
+	JL              exp_tail_25
+	VBROADCASTF64X4 (AX), Z18
+	VINSERTF64X4    $0x01, 32(AX), Z18, Z18
+	VSUBPS          Z16, Z18, Z18
+	VMOVUPS         expconst<>+704(SB), Z19
+	VMAXPS          Z18, Z19, Z18
+	VMOVUPS         expconst<>+768(SB), Z19
+	VMINPS          Z18, Z19, Z18
+	VMULPS          expconst<>+128(SB), Z18, Z19
+	VCVTPS2DQ       Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VFNMADD231PS    expconst<>+832(SB), Z19, Z18
+	VFNMADD231PS    expconst<>+896(SB), Z19, Z18
+	VMOVUPS         expconst<>+960(SB), Z20
+	VFMADD213PS     expconst<>+1024(SB), Z18, Z20
+	VFMADD213PS     expconst<>+1088(SB), Z18, Z20
+	VFMADD213PS     expconst<>+1152(SB), Z18, Z20
+	VFMADD213PS     expconst<>+1216(SB), Z18, Z20
+	VFMADD213PS     expconst<>+1280(SB), Z18, Z20
+	VMULPS          Z18, Z18, Z21
+	VFMADD213PS     Z18, Z21, Z20
+	VADDPS          expconst<>+64(SB), Z20, Z20
+	VSCALEFPS       Z19, Z20, Z18
+	VMOVUPS         Z18, (AX)
+	VADDPS          Z18, Z17, Z17
+	ADDQ            $0x00000040, AX
+	SUBQ            $0x00000010, CX
+	JMP             exp_loop_25
+
+exp_tail_25:
+	VEXTRACTF64X4   $0x01, Z17, Y18
+	VADDPS          Y18, Y17, Y18
+	VEXTRACTF32X4   $0x01, Y18, X17
+	VADDPS          X18, X17, X17
+	VMOVHLPS        X17, X17, X18
+	VADDPS          X18, X17, X17
+	VMOVSHDUP       X17, X18
+	VADDPS          X18, X17, X17
+	TESTQ           CX, CX
+	JZ              exp_done_25
+	VBROADCASTF64X4 (AX), Z18
+	VINSERTF64X4    $0x01, 32(AX), Z18, Z18
+	VSUBPS          Z16, Z18, Z18
+	VMOVUPS         expconst<>+704(SB), Z16
+	VMAXPS          Z18, Z16, Z18
+	VMOVUPS         expconst<>+768(SB), Z16
+	VMINPS          Z18, Z16, Z18
+	VMULPS          expconst<>+128(SB), Z18, Z16
+	VCVTPS2DQ       Z16, Z16
+	VCVTDQ2PS       Z16, Z16
+	VFNMADD231PS    expconst<>+832(SB), Z16, Z18
+	VFNMADD231PS    expconst<>+896(SB), Z16, Z18
+	VMOVUPS         expconst<>+960(SB), Z19
+	VFMADD213PS     expconst<>+1024(SB), Z18, Z19
+	VFMADD213PS     expconst<>+1088(SB), Z18, Z19
+	VFMADD213PS     expconst<>+1152(SB), Z18, Z19
+	VFMADD213PS     expconst<>+1216(SB), Z18, Z19
+	VFMADD213PS     expconst<>+1280(SB), Z18, Z19
+	VMULPS          Z18, Z18, Z20
+	VFMADD213PS     Z18, Z20, Z19
+	VADDPS          expconst<>+64(SB), Z19, Z19
+	VSCALEFPS       Z16, Z19, Z18
+	VMOVUPS         Z18, (AX)
+
+exp_tail1_25:
+	VADDSS (AX), X17, X17
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_25
+
+exp_done_25:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X17, X17
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X17, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 200(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
+
+fused_loop_1:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     fused_last_1
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	VMOVSS  expconst<>+0(SB), X16
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X16, (AX)(CX*4)
+	MOVQ    $0x00000000, 224(SP)
+
+fused_chunk_1:
+	MOVQ    224(SP), AX
+	CMPQ    AX, 200(SP)
+	JGE     fused_chunk_done_1
+	MOVQ    224(SP), AX
+	MOVQ    24(SP), CX
+	LEAQ    4(AX), DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+
+fs4_2:
+	LEAQ          4(AX), DX
+	CMPQ          DX, CX
+	JGT           fs1_2
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z16
+	VMOVUPS       expconst<>+1344(SB), Z17
+	VMOVUPS       expconst<>+1344(SB), Z18
+	VMOVUPS       expconst<>+1344(SB), Z19
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z16
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z16
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z16
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z16
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z16
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z16
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z16
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z16
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z17
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z17
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z17
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z17
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z17
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z17
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z17
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z17
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z18
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z18
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z18
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z18
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z18
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z18
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z18
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z18
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z19
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z19
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z19
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z19
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z19
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z19
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z19
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z19
+	VEXTRACTF64X4 $0x01, Z16, Y20
+	VADDPS        Y20, Y16, Y20
+	VEXTRACTF64X4 $0x01, Z17, Y16
+	VADDPS        Y16, Y17, Y16
+	VEXTRACTF64X4 $0x01, Z18, Y17
+	VADDPS        Y17, Y18, Y17
+	VEXTRACTF64X4 $0x01, Z19, Y18
+	VADDPS        Y18, Y19, Y18
+	VSHUFPS       $0x88, Y16, Y20, Y19
+	VSHUFPS       $0xdd, Y16, Y20, Y16
+	VADDPS        Y16, Y19, Y16
+	VSHUFPS       $0x88, Y18, Y17, Y19
+	VSHUFPS       $0xdd, Y18, Y17, Y17
+	VADDPS        Y17, Y19, Y17
+	VSHUFPS       $0x88, Y17, Y16, Y18
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y16, Y18, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VBROADCASTSS  scale+64(FP), X16
+	VMULPS        X16, X17, X17
+	MOVQ          192(SP), DX
+	VMOVUPS       X17, (DX)(AX*4)
+	VMOVAPS       X17, X16
+	VMOVHLPS      X16, X16, X17
+	VMAXPS        X17, X16, X16
+	VMOVSHDUP     X16, X17
+	VMAXPS        X17, X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X16, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	ADDQ          $0x04, AX
+	JMP           fs4_2
+
+fs1_2:
+	CMPQ          AX, CX
+	JGE           fsdone_2
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z16
+	VCVTPH2PS     (BX), Z17
+	VFMADD231PS   Z17, Z0, Z16
+	VCVTPH2PS     32(BX), Z17
+	VFMADD231PS   Z17, Z2, Z16
+	VCVTPH2PS     64(BX), Z17
+	VFMADD231PS   Z17, Z4, Z16
+	VCVTPH2PS     96(BX), Z17
+	VFMADD231PS   Z17, Z6, Z16
+	VCVTPH2PS     128(BX), Z17
+	VFMADD231PS   Z17, Z8, Z16
+	VCVTPH2PS     160(BX), Z17
+	VFMADD231PS   Z17, Z10, Z16
+	VCVTPH2PS     192(BX), Z17
+	VFMADD231PS   Z17, Z12, Z16
+	VCVTPH2PS     224(BX), Z17
+	VFMADD231PS   Z17, Z14, Z16
+	VEXTRACTF64X4 $0x01, Z16, Y17
+	VADDPS        Y17, Y16, Y17
+	VEXTRACTF32X4 $0x01, Y17, X16
+	VADDPS        X17, X16, X16
+	VMOVHLPS      X16, X16, X17
+	VADDPS        X17, X16, X16
+	VMOVSHDUP     X16, X17
+	VADDPS        X17, X16, X16
+	VBROADCASTSS  scale+64(FP), X17
+	VMULPS        X17, X16, X16
+	MOVQ          192(SP), DX
+	VMOVSS        X16, (DX)(AX*4)
+	VMOVAPS       X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X16, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	INCQ          AX
+	JMP           fs1_2
+
+fsdone_2:
+	MOVQ    224(SP), AX
+	MOVQ    200(SP), CX
+	LEAQ    4(AX), DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+	SUBQ    AX, CX
+	TESTQ   CX, CX
+	JLE     fpvdone_1
+	MOVQ    stride+96(FP), DX
+	MOVQ    AX, BX
+	IMULQ   DX, BX
+	ADDQ    8(SP), BX
+	MOVQ    184(SP), SI
+	LEAQ    (SI)(AX*4), SI
+
+fpvrow_1:
+	VBROADCASTSS (SI), Z16
+	VCVTPH2PS    (BX), Z17
+	VFMADD231PS  Z17, Z16, Z1
+	VCVTPH2PS    32(BX), Z17
+	VFMADD231PS  Z17, Z16, Z3
+	VCVTPH2PS    64(BX), Z17
+	VFMADD231PS  Z17, Z16, Z5
+	VCVTPH2PS    96(BX), Z17
+	VFMADD231PS  Z17, Z16, Z7
+	VCVTPH2PS    128(BX), Z17
+	VFMADD231PS  Z17, Z16, Z9
+	VCVTPH2PS    160(BX), Z17
+	VFMADD231PS  Z17, Z16, Z11
+	VCVTPH2PS    192(BX), Z17
+	VFMADD231PS  Z17, Z16, Z13
+	VCVTPH2PS    224(BX), Z17
+	VFMADD231PS  Z17, Z16, Z15
+	ADDQ         DX, BX
+	ADDQ         $0x04, SI
+	DECQ         CX
+	JNZ          fpvrow_1
+
+fpvdone_1:
+	ADDQ $0x04, 224(SP)
+	JMP  fused_chunk_1
+
+fused_chunk_done_1:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X16
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X16, X17
+	VUCOMISS     X16, X17
+	JEQ          fused_same_2
+	VSUBSS       X17, X16, X16
+	VBROADCASTSS X16, Z16
+	VMOVUPS      expconst<>+704(SB), Z18
+	VMAXPS       Z16, Z18, Z16
+	VMOVUPS      expconst<>+768(SB), Z18
+	VMINPS       Z16, Z18, Z16
+	VMULPS       expconst<>+128(SB), Z16, Z18
+	VCVTPS2DQ    Z18, Z18
+	VCVTDQ2PS    Z18, Z18
+	VFNMADD231PS expconst<>+832(SB), Z18, Z16
+	VFNMADD231PS expconst<>+896(SB), Z18, Z16
+	VMOVUPS      expconst<>+960(SB), Z19
+	VFMADD213PS  expconst<>+1024(SB), Z16, Z19
+	VFMADD213PS  expconst<>+1088(SB), Z16, Z19
+	VFMADD213PS  expconst<>+1152(SB), Z16, Z19
+	VFMADD213PS  expconst<>+1216(SB), Z16, Z19
+	VFMADD213PS  expconst<>+1280(SB), Z16, Z19
+	VMULPS       Z16, Z16, Z20
+	VFMADD213PS  Z16, Z20, Z19
+	VADDPS       expconst<>+64(SB), Z19, Z19
+	VSCALEFPS    Z18, Z19, Z16
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X16, X18
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X18, (AX)(CX*4)
+	VMULPS       Z16, Z1, Z1
+	VMULPS       Z16, Z3, Z3
+	VMULPS       Z16, Z5, Z5
+	VMULPS       Z16, Z7, Z7
+	VMULPS       Z16, Z9, Z9
+	VMULPS       Z16, Z11, Z11
+	VMULPS       Z16, Z13, Z13
+	VMULPS       Z16, Z15, Z15
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X17, (AX)(CX*4)
+
+fused_same_2:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z16
+	MOVQ         192(SP), AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z17
+	MOVQ         CX, CX
+
+exp_loop_26:
+	CMPQ            CX, $0x00000010
+	JL              exp_tail_26
+	VBROADCASTF64X4 (AX), Z18
+	VINSERTF64X4    $0x01, 32(AX), Z18, Z18
+	VSUBPS          Z16, Z18, Z18
+	VMOVUPS         expconst<>+704(SB), Z19
+	VMAXPS          Z18, Z19, Z18
+	VMOVUPS         expconst<>+768(SB), Z19
+	VMINPS          Z18, Z19, Z18
+	VMULPS          expconst<>+128(SB), Z18, Z19
+	VCVTPS2DQ       Z19, Z19
+	VCVTDQ2PS       Z19, Z19
+	VFNMADD231PS    expconst<>+832(SB), Z19, Z18
+	VFNMADD231PS    expconst<>+896(SB), Z19, Z18
+	VMOVUPS         expconst<>+960(SB), Z20
+	VFMADD213PS     expconst<>+1024(SB), Z18, Z20
+	VFMADD213PS     expconst<>+1088(SB), Z18, Z20
+	VFMADD213PS     expconst<>+1152(SB), Z18, Z20
+	VFMADD213PS     expconst<>+1216(SB), Z18, Z20
+	VFMADD213PS     expconst<>+1280(SB), Z18, Z20
+	VMULPS          Z18, Z18, Z21
+	VFMADD213PS     Z18, Z21, Z20
+	VADDPS          expconst<>+64(SB), Z20, Z20
+	VSCALEFPS       Z19, Z20, Z18
+	VMOVUPS         Z18, (AX)
+	VADDPS          Z18, Z17, Z17
+	ADDQ            $0x00000040, AX
+	SUBQ            $0x00000010, CX
+	JMP             exp_loop_26
+
+exp_tail_26:
+	VEXTRACTF64X4   $0x01, Z17, Y18
+	VADDPS          Y18, Y17, Y18
+	VEXTRACTF32X4   $0x01, Y18, X17
+	VADDPS          X18, X17, X17
+	VMOVHLPS        X17, X17, X18
+	VADDPS          X18, X17, X17
+	VMOVSHDUP       X17, X18
+	VADDPS          X18, X17, X17
+	TESTQ           CX, CX
+	JZ              exp_done_26
+	VBROADCASTF64X4 (AX), Z18
+	VINSERTF64X4    $0x01, 32(AX), Z18, Z18
+	VSUBPS          Z16, Z18, Z18
+	VMOVUPS         expconst<>+704(SB), Z16
+	VMAXPS          Z18, Z16, Z18
+	VMOVUPS         expconst<>+768(SB), Z16
+	VMINPS          Z18, Z16, Z18
+	VMULPS          expconst<>+128(SB), Z18, Z16
+	VCVTPS2DQ       Z16, Z16
+	VCVTDQ2PS       Z16, Z16
+	VFNMADD231PS    expconst<>+832(SB), Z16, Z18
+	VFNMADD231PS    expconst<>+896(SB), Z16, Z18
+	VMOVUPS         expconst<>+960(SB), Z19
+	VFMADD213PS     expconst<>+1024(SB), Z18, Z19
+	VFMADD213PS     expconst<>+1088(SB), Z18, Z19
+	VFMADD213PS     expconst<>+1152(SB), Z18, Z19
+	VFMADD213PS     expconst<>+1216(SB), Z18, Z19
+	VFMADD213PS     expconst<>+1280(SB), Z18, Z19
+	VMULPS          Z18, Z18, Z20
+	VFMADD213PS     Z18, Z20, Z19
+	VADDPS          expconst<>+64(SB), Z19, Z19
+	VSCALEFPS       Z16, Z19, Z18
+	VMOVUPS         Z18, (AX)
+
+exp_tail1_26:
+	VADDSS (AX), X17, X17
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_26
+
+exp_done_26:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X17, X17
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X17, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   200(SP), AX
+	IMULQ  AX, CX
+	ADDQ   CX, 8(SP)
+	MOVQ   184(SP), AX
+	MOVQ   192(SP), CX
+	MOVQ   CX, 184(SP)
+	MOVQ   AX, 192(SP)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 200(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
+	JMP    fused_loop_1
+
+fused_last_1:
+	MOVQ  216(SP), AX
+	MOVQ  200(SP), CX
+	SUBQ  AX, CX
+	TESTQ CX, CX
+	JLE   fpvdone_2
+	MOVQ  stride+96(FP), DX
+	MOVQ  AX, BX
+	IMULQ DX, BX
+	ADDQ  8(SP), BX
+	MOVQ  184(SP), SI
+	LEAQ  (SI)(AX*4), SI
+
+fpvrow_2:
+	VBROADCASTSS (SI), Z0
+	VCVTPH2PS    (BX), Z2
+	VFMADD231PS  Z2, Z0, Z1
+	VCVTPH2PS    32(BX), Z2
+	VFMADD231PS  Z2, Z0, Z3
+	VCVTPH2PS    64(BX), Z2
+	VFMADD231PS  Z2, Z0, Z5
+	VCVTPH2PS    96(BX), Z2
+	VFMADD231PS  Z2, Z0, Z7
+	VCVTPH2PS    128(BX), Z2
+	VFMADD231PS  Z2, Z0, Z9
+	VCVTPH2PS    160(BX), Z2
+	VFMADD231PS  Z2, Z0, Z11
+	VCVTPH2PS    192(BX), Z2
+	VFMADD231PS  Z2, Z0, Z13
+	VCVTPH2PS    224(BX), Z2
+	VFMADD231PS  Z2, Z0, Z15
+	ADDQ         DX, BX
+	ADDQ         $0x04, SI
+	DECQ         CX
+	JNZ          fpvrow_2
+
+fpvdone_2:
+fused_store_1:
+	MOVQ    o+0(FP), AX
+	VMOVUPS Z1, (AX)
+	VMOVUPS Z3, 64(AX)
+	VMOVUPS Z5, 128(AX)
+	VMOVUPS Z7, 192(AX)
+	VMOVUPS Z9, 256(AX)
+	VMOVUPS Z11, 320(AX)
+	VMOVUPS Z13, 384(AX)
+	VMOVUPS Z15, 448(AX)
+	JMP     finish_7
+
+fused_no_1:
+	CMPQ    176(SP), $0x00000080
+	JNE     fused_no_2
+	MOVQ    q+8(FP), AX
+	VMOVUPS (AX), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(AX), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(AX), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(AX), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	MOVQ    $0x00000000, 232(SP)
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     fused_store_2
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	VMOVSS  expconst<>+0(SB), X8
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X8, (AX)(CX*4)
+	MOVQ    232(SP), AX
+	MOVQ    24(SP), CX
+
+fs4_3:
+	LEAQ          4(AX), DX
+	CMPQ          DX, CX
+	JGT           fs1_3
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z8
+	VMOVUPS       expconst<>+1344(SB), Z9
+	VMOVUPS       expconst<>+1344(SB), Z10
+	VMOVUPS       expconst<>+1344(SB), Z11
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z8
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z8
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z8
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z8
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z9
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z9
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z9
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z9
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z10
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z10
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z10
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z10
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z11
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z11
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z11
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z11
+	VEXTRACTF64X4 $0x01, Z8, Y12
+	VADDPS        Y12, Y8, Y12
+	VEXTRACTF64X4 $0x01, Z9, Y8
+	VADDPS        Y8, Y9, Y8
+	VEXTRACTF64X4 $0x01, Z10, Y9
+	VADDPS        Y9, Y10, Y9
+	VEXTRACTF64X4 $0x01, Z11, Y10
+	VADDPS        Y10, Y11, Y10
+	VSHUFPS       $0x88, Y8, Y12, Y11
+	VSHUFPS       $0xdd, Y8, Y12, Y8
+	VADDPS        Y8, Y11, Y8
+	VSHUFPS       $0x88, Y10, Y9, Y11
+	VSHUFPS       $0xdd, Y10, Y9, Y9
+	VADDPS        Y9, Y11, Y9
+	VSHUFPS       $0x88, Y9, Y8, Y10
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y8, Y10, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VBROADCASTSS  scale+64(FP), X8
+	VMULPS        X8, X9, X9
+	MOVQ          184(SP), DX
+	VMOVUPS       X9, (DX)(AX*4)
+	VMOVAPS       X9, X8
+	VMOVHLPS      X8, X8, X9
+	VMAXPS        X9, X8, X8
+	VMOVSHDUP     X8, X9
+	VMAXPS        X9, X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X8, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	ADDQ          $0x04, AX
+	JMP           fs4_3
+
+fs1_3:
+	CMPQ          AX, CX
+	JGE           fsdone_3
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z8
+	VCVTPH2PS     (BX), Z9
+	VFMADD231PS   Z9, Z0, Z8
+	VCVTPH2PS     32(BX), Z9
+	VFMADD231PS   Z9, Z2, Z8
+	VCVTPH2PS     64(BX), Z9
+	VFMADD231PS   Z9, Z4, Z8
+	VCVTPH2PS     96(BX), Z9
+	VFMADD231PS   Z9, Z6, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y9
+	VADDPS        Y9, Y8, Y9
+	VEXTRACTF32X4 $0x01, Y9, X8
+	VADDPS        X9, X8, X8
+	VMOVHLPS      X8, X8, X9
+	VADDPS        X9, X8, X8
+	VMOVSHDUP     X8, X9
+	VADDPS        X9, X8, X8
+	VBROADCASTSS  scale+64(FP), X9
+	VMULPS        X9, X8, X8
+	MOVQ          184(SP), DX
+	VMOVSS        X8, (DX)(AX*4)
+	VMOVAPS       X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X8, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	INCQ          AX
+	JMP           fs1_3
+
+fsdone_3:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X8
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X8, X9
+	VUCOMISS     X8, X9
+	JEQ          fused_same_3
+	VSUBSS       X9, X8, X8
+	VBROADCASTSS X8, Z8
+	VMOVUPS      expconst<>+704(SB), Z10
+	VMAXPS       Z8, Z10, Z8
+	VMOVUPS      expconst<>+768(SB), Z10
+	VMINPS       Z8, Z10, Z8
+	VMULPS       expconst<>+128(SB), Z8, Z10
+	VCVTPS2DQ    Z10, Z10
+	VCVTDQ2PS    Z10, Z10
+	VFNMADD231PS expconst<>+832(SB), Z10, Z8
+	VFNMADD231PS expconst<>+896(SB), Z10, Z8
+	VMOVUPS      expconst<>+960(SB), Z11
+	VFMADD213PS  expconst<>+1024(SB), Z8, Z11
+	VFMADD213PS  expconst<>+1088(SB), Z8, Z11
+	VFMADD213PS  expconst<>+1152(SB), Z8, Z11
+	VFMADD213PS  expconst<>+1216(SB), Z8, Z11
+	VFMADD213PS  expconst<>+1280(SB), Z8, Z11
+	VMULPS       Z8, Z8, Z12
+	VFMADD213PS  Z8, Z12, Z11
+	VADDPS       expconst<>+64(SB), Z11, Z11
+	VSCALEFPS    Z10, Z11, Z8
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X8, X10
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X10, (AX)(CX*4)
+	VMULPS       Z8, Z1, Z1
+	VMULPS       Z8, Z3, Z3
+	VMULPS       Z8, Z5, Z5
+	VMULPS       Z8, Z7, Z7
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X9, (AX)(CX*4)
+
+fused_same_3:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z8
+	MOVQ         184(SP), AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z9
+	MOVQ         CX, CX
+
+exp_loop_27:
+	CMPQ            CX, $0x00000010
+	JL              exp_tail_27
+	VBROADCASTF64X4 (AX), Z10
+	VINSERTF64X4    $0x01, 32(AX), Z10, Z10
+	VSUBPS          Z8, Z10, Z10
+	VMOVUPS         expconst<>+704(SB), Z11
+	VMAXPS          Z10, Z11, Z10
+	VMOVUPS         expconst<>+768(SB), Z11
+	VMINPS          Z10, Z11, Z10
+	VMULPS          expconst<>+128(SB), Z10, Z11
+	VCVTPS2DQ       Z11, Z11
+	VCVTDQ2PS       Z11, Z11
+	VFNMADD231PS    expconst<>+832(SB), Z11, Z10
+	VFNMADD231PS    expconst<>+896(SB), Z11, Z10
+	VMOVUPS         expconst<>+960(SB), Z12
+	VFMADD213PS     expconst<>+1024(SB), Z10, Z12
+	VFMADD213PS     expconst<>+1088(SB), Z10, Z12
+	VFMADD213PS     expconst<>+1152(SB), Z10, Z12
+	VFMADD213PS     expconst<>+1216(SB), Z10, Z12
+	VFMADD213PS     expconst<>+1280(SB), Z10, Z12
+	VMULPS          Z10, Z10, Z13
+	VFMADD213PS     Z10, Z13, Z12
+	VADDPS          expconst<>+64(SB), Z12, Z12
+	VSCALEFPS       Z11, Z12, Z10
+	VMOVUPS         Z10, (AX)
+	VADDPS          Z10, Z9, Z9
+	ADDQ            $0x00000040, AX
+	SUBQ            $0x00000010, CX
+	JMP             exp_loop_27
+
+exp_tail_27:
+	VEXTRACTF64X4   $0x01, Z9, Y10
+	VADDPS          Y10, Y9, Y10
+	VEXTRACTF32X4   $0x01, Y10, X9
+	VADDPS          X10, X9, X9
+	VMOVHLPS        X9, X9, X10
+	VADDPS          X10, X9, X9
+	VMOVSHDUP       X9, X10
+	VADDPS          X10, X9, X9
+	TESTQ           CX, CX
+	JZ              exp_done_27
+	VBROADCASTF64X4 (AX), Z10
+	VINSERTF64X4    $0x01, 32(AX), Z10, Z10
+	VSUBPS          Z8, Z10, Z10
+	VMOVUPS         expconst<>+704(SB), Z8
+	VMAXPS          Z10, Z8, Z10
+	VMOVUPS         expconst<>+768(SB), Z8
+	VMINPS          Z10, Z8, Z10
+	VMULPS          expconst<>+128(SB), Z10, Z8
+	VCVTPS2DQ       Z8, Z8
+	VCVTDQ2PS       Z8, Z8
+	VFNMADD231PS    expconst<>+832(SB), Z8, Z10
+	VFNMADD231PS    expconst<>+896(SB), Z8, Z10
+	VMOVUPS         expconst<>+960(SB), Z11
+	VFMADD213PS     expconst<>+1024(SB), Z10, Z11
+	VFMADD213PS     expconst<>+1088(SB), Z10, Z11
+	VFMADD213PS     expconst<>+1152(SB), Z10, Z11
+	VFMADD213PS     expconst<>+1216(SB), Z10, Z11
+	VFMADD213PS     expconst<>+1280(SB), Z10, Z11
+	VMULPS          Z10, Z10, Z12
+	VFMADD213PS     Z10, Z12, Z11
+	VADDPS          expconst<>+64(SB), Z11, Z11
+	VSCALEFPS       Z8, Z11, Z10
+	VMOVUPS         Z10, (AX)
+
+exp_tail1_27:
+	VADDSS (AX), X9, X9
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_27
+
+exp_done_27:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X9, X9
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X9, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 200(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
+
+fused_loop_2:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     fused_last_2
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	VMOVSS  expconst<>+0(SB), X8
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X8, (AX)(CX*4)
+	MOVQ    $0x00000000, 240(SP)
+
+fused_chunk_2:
+	MOVQ    240(SP), AX
+	CMPQ    AX, 200(SP)
+	JGE     fused_chunk_done_2
+	MOVQ    240(SP), AX
+	MOVQ    24(SP), CX
+	LEAQ    4(AX), DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+
+fs4_4:
+	LEAQ          4(AX), DX
+	CMPQ          DX, CX
+	JGT           fs1_4
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z8
+	VMOVUPS       expconst<>+1344(SB), Z9
+	VMOVUPS       expconst<>+1344(SB), Z10
+	VMOVUPS       expconst<>+1344(SB), Z11
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z8
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z8
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z8
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z8
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z9
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z9
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z9
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z9
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z10
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z10
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z10
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z10
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z11
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z11
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z11
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z11
+	VEXTRACTF64X4 $0x01, Z8, Y12
+	VADDPS        Y12, Y8, Y12
+	VEXTRACTF64X4 $0x01, Z9, Y8
+	VADDPS        Y8, Y9, Y8
+	VEXTRACTF64X4 $0x01, Z10, Y9
+	VADDPS        Y9, Y10, Y9
+	VEXTRACTF64X4 $0x01, Z11, Y10
+	VADDPS        Y10, Y11, Y10
+	VSHUFPS       $0x88, Y8, Y12, Y11
+	VSHUFPS       $0xdd, Y8, Y12, Y8
+	VADDPS        Y8, Y11, Y8
+	VSHUFPS       $0x88, Y10, Y9, Y11
+	VSHUFPS       $0xdd, Y10, Y9, Y9
+	VADDPS        Y9, Y11, Y9
+	VSHUFPS       $0x88, Y9, Y8, Y10
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y8, Y10, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VBROADCASTSS  scale+64(FP), X8
+	VMULPS        X8, X9, X9
+	MOVQ          192(SP), DX
+	VMOVUPS       X9, (DX)(AX*4)
+	VMOVAPS       X9, X8
+	VMOVHLPS      X8, X8, X9
+	VMAXPS        X9, X8, X8
+	VMOVSHDUP     X8, X9
+	VMAXPS        X9, X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X8, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	ADDQ          $0x04, AX
+	JMP           fs4_4
+
+fs1_4:
+	CMPQ          AX, CX
+	JGE           fsdone_4
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z8
+	VCVTPH2PS     (BX), Z9
+	VFMADD231PS   Z9, Z0, Z8
+	VCVTPH2PS     32(BX), Z9
+	VFMADD231PS   Z9, Z2, Z8
+	VCVTPH2PS     64(BX), Z9
+	VFMADD231PS   Z9, Z4, Z8
+	VCVTPH2PS     96(BX), Z9
+	VFMADD231PS   Z9, Z6, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y9
+	VADDPS        Y9, Y8, Y9
+	VEXTRACTF32X4 $0x01, Y9, X8
+	VADDPS        X9, X8, X8
+	VMOVHLPS      X8, X8, X9
+	VADDPS        X9, X8, X8
+	VMOVSHDUP     X8, X9
+	VADDPS        X9, X8, X8
+	VBROADCASTSS  scale+64(FP), X9
+	VMULPS        X9, X8, X8
+	MOVQ          192(SP), DX
+	VMOVSS        X8, (DX)(AX*4)
+	VMOVAPS       X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X8, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	INCQ          AX
+	JMP           fs1_4
+
+fsdone_4:
+	MOVQ    240(SP), AX
+	MOVQ    200(SP), CX
+	LEAQ    4(AX), DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+	SUBQ    AX, CX
+	TESTQ   CX, CX
+	JLE     fpvdone_3
+	MOVQ    stride+96(FP), DX
+	MOVQ    AX, BX
+	IMULQ   DX, BX
+	ADDQ    8(SP), BX
+	MOVQ    184(SP), SI
+	LEAQ    (SI)(AX*4), SI
+
+fpvrow_3:
+	VBROADCASTSS (SI), Z8
+	VCVTPH2PS    (BX), Z9
+	VFMADD231PS  Z9, Z8, Z1
+	VCVTPH2PS    32(BX), Z9
+	VFMADD231PS  Z9, Z8, Z3
+	VCVTPH2PS    64(BX), Z9
+	VFMADD231PS  Z9, Z8, Z5
+	VCVTPH2PS    96(BX), Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         DX, BX
+	ADDQ         $0x04, SI
+	DECQ         CX
+	JNZ          fpvrow_3
+
+fpvdone_3:
+	ADDQ $0x04, 240(SP)
+	JMP  fused_chunk_2
+
+fused_chunk_done_2:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X8
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X8, X9
+	VUCOMISS     X8, X9
+	JEQ          fused_same_4
+	VSUBSS       X9, X8, X8
+	VBROADCASTSS X8, Z8
+	VMOVUPS      expconst<>+704(SB), Z10
+	VMAXPS       Z8, Z10, Z8
+	VMOVUPS      expconst<>+768(SB), Z10
+	VMINPS       Z8, Z10, Z8
+	VMULPS       expconst<>+128(SB), Z8, Z10
+	VCVTPS2DQ    Z10, Z10
+	VCVTDQ2PS    Z10, Z10
+	VFNMADD231PS expconst<>+832(SB), Z10, Z8
+	VFNMADD231PS expconst<>+896(SB), Z10, Z8
+	VMOVUPS      expconst<>+960(SB), Z11
+	VFMADD213PS  expconst<>+1024(SB), Z8, Z11
+	VFMADD213PS  expconst<>+1088(SB), Z8, Z11
+	VFMADD213PS  expconst<>+1152(SB), Z8, Z11
+	VFMADD213PS  expconst<>+1216(SB), Z8, Z11
+	VFMADD213PS  expconst<>+1280(SB), Z8, Z11
+	VMULPS       Z8, Z8, Z12
+	VFMADD213PS  Z8, Z12, Z11
+	VADDPS       expconst<>+64(SB), Z11, Z11
+	VSCALEFPS    Z10, Z11, Z8
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X8, X10
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X10, (AX)(CX*4)
+	VMULPS       Z8, Z1, Z1
+	VMULPS       Z8, Z3, Z3
+	VMULPS       Z8, Z5, Z5
+	VMULPS       Z8, Z7, Z7
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X9, (AX)(CX*4)
+
+fused_same_4:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z8
+	MOVQ         192(SP), AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z9
+	MOVQ         CX, CX
+
+exp_loop_28:
+	CMPQ            CX, $0x00000010
+	JL              exp_tail_28
+	VBROADCASTF64X4 (AX), Z10
+	VINSERTF64X4    $0x01, 32(AX), Z10, Z10
+	VSUBPS          Z8, Z10, Z10
+	VMOVUPS         expconst<>+704(SB), Z11
+	VMAXPS          Z10, Z11, Z10
+	VMOVUPS         expconst<>+768(SB), Z11
+	VMINPS          Z10, Z11, Z10
+	VMULPS          expconst<>+128(SB), Z10, Z11
+	VCVTPS2DQ       Z11, Z11
+	VCVTDQ2PS       Z11, Z11
+	VFNMADD231PS    expconst<>+832(SB), Z11, Z10
+	VFNMADD231PS    expconst<>+896(SB), Z11, Z10
+	VMOVUPS         expconst<>+960(SB), Z12
+	VFMADD213PS     expconst<>+1024(SB), Z10, Z12
+	VFMADD213PS     expconst<>+1088(SB), Z10, Z12
+	VFMADD213PS     expconst<>+1152(SB), Z10, Z12
+	VFMADD213PS     expconst<>+1216(SB), Z10, Z12
+	VFMADD213PS     expconst<>+1280(SB), Z10, Z12
+	VMULPS          Z10, Z10, Z13
+	VFMADD213PS     Z10, Z13, Z12
+	VADDPS          expconst<>+64(SB), Z12, Z12
+	VSCALEFPS       Z11, Z12, Z10
+	VMOVUPS         Z10, (AX)
+	VADDPS          Z10, Z9, Z9
+	ADDQ            $0x00000040, AX
+	SUBQ            $0x00000010, CX
+	JMP             exp_loop_28
+
+exp_tail_28:
+	VEXTRACTF64X4   $0x01, Z9, Y10
+	VADDPS          Y10, Y9, Y10
+	VEXTRACTF32X4   $0x01, Y10, X9
+	VADDPS          X10, X9, X9
+	VMOVHLPS        X9, X9, X10
+	VADDPS          X10, X9, X9
+	VMOVSHDUP       X9, X10
+	VADDPS          X10, X9, X9
+	TESTQ           CX, CX
+	JZ              exp_done_28
+	VBROADCASTF64X4 (AX), Z10
+	VINSERTF64X4    $0x01, 32(AX), Z10, Z10
+	VSUBPS          Z8, Z10, Z10
+	VMOVUPS         expconst<>+704(SB), Z8
+	VMAXPS          Z10, Z8, Z10
+	VMOVUPS         expconst<>+768(SB), Z8
+	VMINPS          Z10, Z8, Z10
+	VMULPS          expconst<>+128(SB), Z10, Z8
+	VCVTPS2DQ       Z8, Z8
+	VCVTDQ2PS       Z8, Z8
+	VFNMADD231PS    expconst<>+832(SB), Z8, Z10
+	VFNMADD231PS    expconst<>+896(SB), Z8, Z10
+	VMOVUPS         expconst<>+960(SB), Z11
+	VFMADD213PS     expconst<>+1024(SB), Z10, Z11
+	VFMADD213PS     expconst<>+1088(SB), Z10, Z11
+	VFMADD213PS     expconst<>+1152(SB), Z10, Z11
+	VFMADD213PS     expconst<>+1216(SB), Z10, Z11
+	VFMADD213PS     expconst<>+1280(SB), Z10, Z11
+	VMULPS          Z10, Z10, Z12
+	VFMADD213PS     Z10, Z12, Z11
+	VADDPS          expconst<>+64(SB), Z11, Z11
+	VSCALEFPS       Z8, Z11, Z10
+	VMOVUPS         Z10, (AX)
+
+exp_tail1_28:
+	VADDSS (AX), X9, X9
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_28
+
+exp_done_28:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X9, X9
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X9, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   200(SP), AX
+	IMULQ  AX, CX
+	ADDQ   CX, 8(SP)
+	MOVQ   184(SP), AX
+	MOVQ   192(SP), CX
+	MOVQ   CX, 184(SP)
+	MOVQ   AX, 192(SP)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 200(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
+	JMP    fused_loop_2
+
+fused_last_2:
+	MOVQ  232(SP), AX
+	MOVQ  200(SP), CX
+	SUBQ  AX, CX
+	TESTQ CX, CX
+	JLE   fpvdone_4
+	MOVQ  stride+96(FP), DX
+	MOVQ  AX, BX
+	IMULQ DX, BX
+	ADDQ  8(SP), BX
+	MOVQ  184(SP), SI
+	LEAQ  (SI)(AX*4), SI
+
+fpvrow_4:
+	VBROADCASTSS (SI), Z0
+	VCVTPH2PS    (BX), Z2
+	VFMADD231PS  Z2, Z0, Z1
+	VCVTPH2PS    32(BX), Z2
+	VFMADD231PS  Z2, Z0, Z3
+	VCVTPH2PS    64(BX), Z2
+	VFMADD231PS  Z2, Z0, Z5
+	VCVTPH2PS    96(BX), Z2
+	VFMADD231PS  Z2, Z0, Z7
+	ADDQ         DX, BX
+	ADDQ         $0x04, SI
+	DECQ         CX
+	JNZ          fpvrow_4
+
+fpvdone_4:
+fused_store_2:
+	MOVQ    o+0(FP), AX
+	VMOVUPS Z1, (AX)
+	VMOVUPS Z3, 64(AX)
+	VMOVUPS Z5, 128(AX)
+	VMOVUPS Z7, 192(AX)
+	JMP     finish_7
+
+fused_no_2:
 	MOVQ    16(SP), AX
 	TESTQ   AX, AX
 	JLE     finish_7
@@ -24590,9 +26134,9 @@ no_rescale_26:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_25:
+exp_loop_29:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_25
+	JL              exp_tail_29
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -24619,9 +26163,9 @@ exp_loop_25:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_25
+	JMP             exp_loop_29
 
-exp_tail_25:
+exp_tail_29:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -24631,7 +26175,7 @@ exp_tail_25:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_25
+	JZ              exp_done_29
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -24656,13 +26200,13 @@ exp_tail_25:
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_25:
+exp_tail1_29:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_25
+	JNZ    exp_tail1_29
 
-exp_done_25:
+exp_done_29:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -25720,9 +27264,9 @@ no_rescale_27:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_26:
+exp_loop_30:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_26
+	JL              exp_tail_30
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -25749,9 +27293,9 @@ exp_loop_26:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_26
+	JMP             exp_loop_30
 
-exp_tail_26:
+exp_tail_30:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -25761,7 +27305,7 @@ exp_tail_26:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_26
+	JZ              exp_done_30
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -25786,13 +27330,13 @@ exp_tail_26:
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_26:
+exp_tail1_30:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_26
+	JNZ    exp_tail1_30
 
-exp_done_26:
+exp_done_30:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -26752,9 +28296,9 @@ scores_done_40:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
-exp_loop_27:
+exp_loop_31:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_27
+	JL              exp_tail_31
 	VBROADCASTF64X4 (CX), Z2
 	VINSERTF64X4    $0x01, 32(CX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -26781,9 +28325,9 @@ exp_loop_27:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_27
+	JMP             exp_loop_31
 
-exp_tail_27:
+exp_tail_31:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -26793,7 +28337,7 @@ exp_tail_27:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           DX, DX
-	JZ              exp_done_27
+	JZ              exp_done_31
 	VBROADCASTF64X4 (CX), Z2
 	VINSERTF64X4    $0x01, 32(CX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -26818,13 +28362,13 @@ exp_tail_27:
 	VSCALEFPS       Z0, Z4, Z2
 	VMOVUPS         Z2, (CX)
 
-exp_tail1_27:
+exp_tail1_31:
 	VADDSS (CX), X1, X1
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_27
+	JNZ    exp_tail1_31
 
-exp_done_27:
+exp_done_31:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X3, (CX)
 	VMOVSS   X1, 4(CX)
@@ -27161,7 +28705,7 @@ pv_next_100:
 
 // func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $216-104
+TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $248-104
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
@@ -29493,9 +31037,9 @@ no_rescale_29:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_28:
+exp_loop_32:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_28
+	JL              exp_tail_32
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -29541,9 +31085,9 @@ exp_loop_28:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_28
+	JMP             exp_loop_32
 
-exp_tail_28:
+exp_tail_32:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -29561,7 +31105,7 @@ exp_tail_28:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_28
+	JZ              exp_done_32
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -29603,15 +31147,15 @@ exp_tail_28:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_28:
+exp_tail1_32:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_28
+	JNZ    exp_tail1_32
 
-exp_done_28:
+exp_done_32:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -29710,9 +31254,9 @@ no_rescale_30:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_29:
+exp_loop_33:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_29
+	JL              exp_tail_33
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -29736,9 +31280,9 @@ exp_loop_29:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_29
+	JMP             exp_loop_33
 
-exp_tail_29:
+exp_tail_33:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -29748,7 +31292,7 @@ exp_tail_29:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_29
+	JZ              exp_done_33
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -29770,13 +31314,13 @@ exp_tail_29:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_29:
+exp_tail1_33:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_29
+	JNZ    exp_tail1_33
 
-exp_done_29:
+exp_done_33:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -31092,6 +32636,1514 @@ lone_8:
 	MOVQ    AX, 184(SP)
 	ADDQ    tileStride+88(FP), AX
 	MOVQ    AX, 192(SP)
+	CMPQ    176(SP), $0x00000100
+	JNE     fused_no_3
+	MOVQ    q+8(FP), AX
+	VMOVUPS (AX), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(AX), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(AX), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(AX), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS 256(AX), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS 320(AX), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS 384(AX), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS 448(AX), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	MOVQ    $0x00000000, 216(SP)
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     fused_store_3
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	VMOVSS  expconst<>+0(SB), X16
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X16, (AX)(CX*4)
+	MOVQ    216(SP), AX
+	MOVQ    24(SP), CX
+
+fs4_5:
+	LEAQ          4(AX), DX
+	CMPQ          DX, CX
+	JGT           fs1_5
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z16
+	VMOVUPS       expconst<>+1344(SB), Z17
+	VMOVUPS       expconst<>+1344(SB), Z18
+	VMOVUPS       expconst<>+1344(SB), Z19
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z16
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z16
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z16
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z16
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z16
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z16
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z16
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z16
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z17
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z17
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z17
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z17
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z17
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z17
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z17
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z17
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z18
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z18
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z18
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z18
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z18
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z18
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z18
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z18
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z19
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z19
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z19
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z19
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z19
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z19
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z19
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z19
+	VEXTRACTF64X4 $0x01, Z16, Y20
+	VADDPS        Y20, Y16, Y20
+	VEXTRACTF64X4 $0x01, Z17, Y16
+	VADDPS        Y16, Y17, Y16
+	VEXTRACTF64X4 $0x01, Z18, Y17
+	VADDPS        Y17, Y18, Y17
+	VEXTRACTF64X4 $0x01, Z19, Y18
+	VADDPS        Y18, Y19, Y18
+	VSHUFPS       $0x88, Y16, Y20, Y19
+	VSHUFPS       $0xdd, Y16, Y20, Y16
+	VADDPS        Y16, Y19, Y16
+	VSHUFPS       $0x88, Y18, Y17, Y19
+	VSHUFPS       $0xdd, Y18, Y17, Y17
+	VADDPS        Y17, Y19, Y17
+	VSHUFPS       $0x88, Y17, Y16, Y18
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y16, Y18, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VBROADCASTSS  scale+64(FP), X16
+	VMULPS        X16, X17, X17
+	MOVQ          184(SP), DX
+	VMOVUPS       X17, (DX)(AX*4)
+	VMOVAPS       X17, X16
+	VMOVHLPS      X16, X16, X17
+	VMAXPS        X17, X16, X16
+	VMOVSHDUP     X16, X17
+	VMAXPS        X17, X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X16, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	ADDQ          $0x04, AX
+	JMP           fs4_5
+
+fs1_5:
+	CMPQ          AX, CX
+	JGE           fsdone_5
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z16
+	VCVTPH2PS     (BX), Z17
+	VFMADD231PS   Z17, Z0, Z16
+	VCVTPH2PS     32(BX), Z17
+	VFMADD231PS   Z17, Z2, Z16
+	VCVTPH2PS     64(BX), Z17
+	VFMADD231PS   Z17, Z4, Z16
+	VCVTPH2PS     96(BX), Z17
+	VFMADD231PS   Z17, Z6, Z16
+	VCVTPH2PS     128(BX), Z17
+	VFMADD231PS   Z17, Z8, Z16
+	VCVTPH2PS     160(BX), Z17
+	VFMADD231PS   Z17, Z10, Z16
+	VCVTPH2PS     192(BX), Z17
+	VFMADD231PS   Z17, Z12, Z16
+	VCVTPH2PS     224(BX), Z17
+	VFMADD231PS   Z17, Z14, Z16
+	VEXTRACTF64X4 $0x01, Z16, Y17
+	VADDPS        Y17, Y16, Y17
+	VEXTRACTF32X4 $0x01, Y17, X16
+	VADDPS        X17, X16, X16
+	VMOVHLPS      X16, X16, X17
+	VADDPS        X17, X16, X16
+	VMOVSHDUP     X16, X17
+	VADDPS        X17, X16, X16
+	VBROADCASTSS  scale+64(FP), X17
+	VMULPS        X17, X16, X16
+	MOVQ          184(SP), DX
+	VMOVSS        X16, (DX)(AX*4)
+	VMOVAPS       X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X16, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	INCQ          AX
+	JMP           fs1_5
+
+fsdone_5:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X16
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X16, X17
+	VUCOMISS     X16, X17
+	JEQ          fused_same_5
+	VSUBSS       X17, X16, X16
+	VBROADCASTSS X16, Z16
+	VMOVUPS      expconst<>+256(SB), Z18
+	VMAXPS       Z16, Z18, Z16
+	VMOVUPS      expconst<>+320(SB), Z18
+	VMINPS       Z16, Z18, Z16
+	VMULPS       expconst<>+128(SB), Z16, Z16
+	VCVTPS2DQ    Z16, Z18
+	VCVTDQ2PS    Z18, Z19
+	VSUBPS       Z19, Z16, Z16
+	VMOVUPS      expconst<>+576(SB), Z19
+	VFMADD213PS  expconst<>+512(SB), Z16, Z19
+	VFMADD213PS  expconst<>+448(SB), Z16, Z19
+	VFMADD213PS  expconst<>+384(SB), Z16, Z19
+	VFMADD213PS  expconst<>+64(SB), Z16, Z19
+	VPADDD       expconst<>+192(SB), Z18, Z18
+	VPSLLD       $0x17, Z18, Z18
+	VMULPS       Z18, Z19, Z16
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X16, X18
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X18, (AX)(CX*4)
+	VMULPS       Z16, Z1, Z1
+	VMULPS       Z16, Z3, Z3
+	VMULPS       Z16, Z5, Z5
+	VMULPS       Z16, Z7, Z7
+	VMULPS       Z16, Z9, Z9
+	VMULPS       Z16, Z11, Z11
+	VMULPS       Z16, Z13, Z13
+	VMULPS       Z16, Z15, Z15
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X17, (AX)(CX*4)
+
+fused_same_5:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z16
+	MOVQ         184(SP), AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z17
+	MOVQ         CX, CX
+
+exp_loop_34:
+	CMPQ            CX, $0x00000010
+	JL              exp_tail_34
+	VBROADCASTF64X4 (AX), Z18
+	VINSERTF64X4    $0x01, 32(AX), Z18, Z18
+	VSUBPS          Z16, Z18, Z18
+	VMOVUPS         expconst<>+256(SB), Z19
+	VMAXPS          Z18, Z19, Z18
+	VMOVUPS         expconst<>+320(SB), Z19
+	VMINPS          Z18, Z19, Z18
+	VMULPS          expconst<>+128(SB), Z18, Z18
+	VCVTPS2DQ       Z18, Z19
+	VCVTDQ2PS       Z19, Z20
+	VSUBPS          Z20, Z18, Z18
+	VMOVUPS         expconst<>+576(SB), Z20
+	VFMADD213PS     expconst<>+512(SB), Z18, Z20
+	VFMADD213PS     expconst<>+448(SB), Z18, Z20
+	VFMADD213PS     expconst<>+384(SB), Z18, Z20
+	VFMADD213PS     expconst<>+64(SB), Z18, Z20
+	VPADDD          expconst<>+192(SB), Z19, Z19
+	VPSLLD          $0x17, Z19, Z19
+	VMULPS          Z19, Z20, Z18
+	VMOVUPS         Z18, (AX)
+	VADDPS          Z18, Z17, Z17
+	ADDQ            $0x00000040, AX
+	SUBQ            $0x00000010, CX
+	JMP             exp_loop_34
+
+exp_tail_34:
+	VEXTRACTF64X4   $0x01, Z17, Y18
+	VADDPS          Y18, Y17, Y18
+	VEXTRACTF32X4   $0x01, Y18, X17
+	VADDPS          X18, X17, X17
+	VMOVHLPS        X17, X17, X18
+	VADDPS          X18, X17, X17
+	VMOVSHDUP       X17, X18
+	VADDPS          X18, X17, X17
+	TESTQ           CX, CX
+	JZ              exp_done_34
+	VBROADCASTF64X4 (AX), Z18
+	VINSERTF64X4    $0x01, 32(AX), Z18, Z18
+	VSUBPS          Z16, Z18, Z18
+	VMOVUPS         expconst<>+256(SB), Z16
+	VMAXPS          Z18, Z16, Z18
+	VMOVUPS         expconst<>+320(SB), Z16
+	VMINPS          Z18, Z16, Z18
+	VMULPS          expconst<>+128(SB), Z18, Z18
+	VCVTPS2DQ       Z18, Z16
+	VCVTDQ2PS       Z16, Z19
+	VSUBPS          Z19, Z18, Z18
+	VMOVUPS         expconst<>+576(SB), Z19
+	VFMADD213PS     expconst<>+512(SB), Z18, Z19
+	VFMADD213PS     expconst<>+448(SB), Z18, Z19
+	VFMADD213PS     expconst<>+384(SB), Z18, Z19
+	VFMADD213PS     expconst<>+64(SB), Z18, Z19
+	VPADDD          expconst<>+192(SB), Z16, Z16
+	VPSLLD          $0x17, Z16, Z16
+	VMULPS          Z16, Z19, Z18
+	VMOVUPS         Z18, (AX)
+
+exp_tail1_34:
+	VADDSS (AX), X17, X17
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_34
+
+exp_done_34:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X17, X17
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X17, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 200(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
+
+fused_loop_3:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     fused_last_3
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	VMOVSS  expconst<>+0(SB), X16
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X16, (AX)(CX*4)
+	MOVQ    $0x00000000, 224(SP)
+
+fused_chunk_3:
+	MOVQ    224(SP), AX
+	CMPQ    AX, 200(SP)
+	JGE     fused_chunk_done_3
+	MOVQ    224(SP), AX
+	MOVQ    24(SP), CX
+	LEAQ    4(AX), DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+
+fs4_6:
+	LEAQ          4(AX), DX
+	CMPQ          DX, CX
+	JGT           fs1_6
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z16
+	VMOVUPS       expconst<>+1344(SB), Z17
+	VMOVUPS       expconst<>+1344(SB), Z18
+	VMOVUPS       expconst<>+1344(SB), Z19
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z16
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z16
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z16
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z16
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z16
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z16
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z16
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z16
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z17
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z17
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z17
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z17
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z17
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z17
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z17
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z17
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z18
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z18
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z18
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z18
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z18
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z18
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z18
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z18
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z20
+	VFMADD231PS   Z20, Z0, Z19
+	VCVTPH2PS     32(BX), Z20
+	VFMADD231PS   Z20, Z2, Z19
+	VCVTPH2PS     64(BX), Z20
+	VFMADD231PS   Z20, Z4, Z19
+	VCVTPH2PS     96(BX), Z20
+	VFMADD231PS   Z20, Z6, Z19
+	VCVTPH2PS     128(BX), Z20
+	VFMADD231PS   Z20, Z8, Z19
+	VCVTPH2PS     160(BX), Z20
+	VFMADD231PS   Z20, Z10, Z19
+	VCVTPH2PS     192(BX), Z20
+	VFMADD231PS   Z20, Z12, Z19
+	VCVTPH2PS     224(BX), Z20
+	VFMADD231PS   Z20, Z14, Z19
+	VEXTRACTF64X4 $0x01, Z16, Y20
+	VADDPS        Y20, Y16, Y20
+	VEXTRACTF64X4 $0x01, Z17, Y16
+	VADDPS        Y16, Y17, Y16
+	VEXTRACTF64X4 $0x01, Z18, Y17
+	VADDPS        Y17, Y18, Y17
+	VEXTRACTF64X4 $0x01, Z19, Y18
+	VADDPS        Y18, Y19, Y18
+	VSHUFPS       $0x88, Y16, Y20, Y19
+	VSHUFPS       $0xdd, Y16, Y20, Y16
+	VADDPS        Y16, Y19, Y16
+	VSHUFPS       $0x88, Y18, Y17, Y19
+	VSHUFPS       $0xdd, Y18, Y17, Y17
+	VADDPS        Y17, Y19, Y17
+	VSHUFPS       $0x88, Y17, Y16, Y18
+	VSHUFPS       $0xdd, Y17, Y16, Y16
+	VADDPS        Y16, Y18, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VBROADCASTSS  scale+64(FP), X16
+	VMULPS        X16, X17, X17
+	MOVQ          192(SP), DX
+	VMOVUPS       X17, (DX)(AX*4)
+	VMOVAPS       X17, X16
+	VMOVHLPS      X16, X16, X17
+	VMAXPS        X17, X16, X16
+	VMOVSHDUP     X16, X17
+	VMAXPS        X17, X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X16, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	ADDQ          $0x04, AX
+	JMP           fs4_6
+
+fs1_6:
+	CMPQ          AX, CX
+	JGE           fsdone_6
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z16
+	VCVTPH2PS     (BX), Z17
+	VFMADD231PS   Z17, Z0, Z16
+	VCVTPH2PS     32(BX), Z17
+	VFMADD231PS   Z17, Z2, Z16
+	VCVTPH2PS     64(BX), Z17
+	VFMADD231PS   Z17, Z4, Z16
+	VCVTPH2PS     96(BX), Z17
+	VFMADD231PS   Z17, Z6, Z16
+	VCVTPH2PS     128(BX), Z17
+	VFMADD231PS   Z17, Z8, Z16
+	VCVTPH2PS     160(BX), Z17
+	VFMADD231PS   Z17, Z10, Z16
+	VCVTPH2PS     192(BX), Z17
+	VFMADD231PS   Z17, Z12, Z16
+	VCVTPH2PS     224(BX), Z17
+	VFMADD231PS   Z17, Z14, Z16
+	VEXTRACTF64X4 $0x01, Z16, Y17
+	VADDPS        Y17, Y16, Y17
+	VEXTRACTF32X4 $0x01, Y17, X16
+	VADDPS        X17, X16, X16
+	VMOVHLPS      X16, X16, X17
+	VADDPS        X17, X16, X16
+	VMOVSHDUP     X16, X17
+	VADDPS        X17, X16, X16
+	VBROADCASTSS  scale+64(FP), X17
+	VMULPS        X17, X16, X16
+	MOVQ          192(SP), DX
+	VMOVSS        X16, (DX)(AX*4)
+	VMOVAPS       X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X16, X16
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X16, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	INCQ          AX
+	JMP           fs1_6
+
+fsdone_6:
+	MOVQ    224(SP), AX
+	MOVQ    200(SP), CX
+	LEAQ    4(AX), DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+	SUBQ    AX, CX
+	TESTQ   CX, CX
+	JLE     fpvdone_5
+	MOVQ    stride+96(FP), DX
+	MOVQ    AX, BX
+	IMULQ   DX, BX
+	ADDQ    8(SP), BX
+	MOVQ    184(SP), SI
+	LEAQ    (SI)(AX*4), SI
+
+fpvrow_5:
+	VBROADCASTSS (SI), Z16
+	VCVTPH2PS    (BX), Z17
+	VFMADD231PS  Z17, Z16, Z1
+	VCVTPH2PS    32(BX), Z17
+	VFMADD231PS  Z17, Z16, Z3
+	VCVTPH2PS    64(BX), Z17
+	VFMADD231PS  Z17, Z16, Z5
+	VCVTPH2PS    96(BX), Z17
+	VFMADD231PS  Z17, Z16, Z7
+	VCVTPH2PS    128(BX), Z17
+	VFMADD231PS  Z17, Z16, Z9
+	VCVTPH2PS    160(BX), Z17
+	VFMADD231PS  Z17, Z16, Z11
+	VCVTPH2PS    192(BX), Z17
+	VFMADD231PS  Z17, Z16, Z13
+	VCVTPH2PS    224(BX), Z17
+	VFMADD231PS  Z17, Z16, Z15
+	ADDQ         DX, BX
+	ADDQ         $0x04, SI
+	DECQ         CX
+	JNZ          fpvrow_5
+
+fpvdone_5:
+	ADDQ $0x04, 224(SP)
+	JMP  fused_chunk_3
+
+fused_chunk_done_3:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X16
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X16, X17
+	VUCOMISS     X16, X17
+	JEQ          fused_same_6
+	VSUBSS       X17, X16, X16
+	VBROADCASTSS X16, Z16
+	VMOVUPS      expconst<>+256(SB), Z18
+	VMAXPS       Z16, Z18, Z16
+	VMOVUPS      expconst<>+320(SB), Z18
+	VMINPS       Z16, Z18, Z16
+	VMULPS       expconst<>+128(SB), Z16, Z16
+	VCVTPS2DQ    Z16, Z18
+	VCVTDQ2PS    Z18, Z19
+	VSUBPS       Z19, Z16, Z16
+	VMOVUPS      expconst<>+576(SB), Z19
+	VFMADD213PS  expconst<>+512(SB), Z16, Z19
+	VFMADD213PS  expconst<>+448(SB), Z16, Z19
+	VFMADD213PS  expconst<>+384(SB), Z16, Z19
+	VFMADD213PS  expconst<>+64(SB), Z16, Z19
+	VPADDD       expconst<>+192(SB), Z18, Z18
+	VPSLLD       $0x17, Z18, Z18
+	VMULPS       Z18, Z19, Z16
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X16, X18
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X18, (AX)(CX*4)
+	VMULPS       Z16, Z1, Z1
+	VMULPS       Z16, Z3, Z3
+	VMULPS       Z16, Z5, Z5
+	VMULPS       Z16, Z7, Z7
+	VMULPS       Z16, Z9, Z9
+	VMULPS       Z16, Z11, Z11
+	VMULPS       Z16, Z13, Z13
+	VMULPS       Z16, Z15, Z15
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X17, (AX)(CX*4)
+
+fused_same_6:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z16
+	MOVQ         192(SP), AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z17
+	MOVQ         CX, CX
+
+exp_loop_35:
+	CMPQ            CX, $0x00000010
+	JL              exp_tail_35
+	VBROADCASTF64X4 (AX), Z18
+	VINSERTF64X4    $0x01, 32(AX), Z18, Z18
+	VSUBPS          Z16, Z18, Z18
+	VMOVUPS         expconst<>+256(SB), Z19
+	VMAXPS          Z18, Z19, Z18
+	VMOVUPS         expconst<>+320(SB), Z19
+	VMINPS          Z18, Z19, Z18
+	VMULPS          expconst<>+128(SB), Z18, Z18
+	VCVTPS2DQ       Z18, Z19
+	VCVTDQ2PS       Z19, Z20
+	VSUBPS          Z20, Z18, Z18
+	VMOVUPS         expconst<>+576(SB), Z20
+	VFMADD213PS     expconst<>+512(SB), Z18, Z20
+	VFMADD213PS     expconst<>+448(SB), Z18, Z20
+	VFMADD213PS     expconst<>+384(SB), Z18, Z20
+	VFMADD213PS     expconst<>+64(SB), Z18, Z20
+	VPADDD          expconst<>+192(SB), Z19, Z19
+	VPSLLD          $0x17, Z19, Z19
+	VMULPS          Z19, Z20, Z18
+	VMOVUPS         Z18, (AX)
+	VADDPS          Z18, Z17, Z17
+	ADDQ            $0x00000040, AX
+	SUBQ            $0x00000010, CX
+	JMP             exp_loop_35
+
+exp_tail_35:
+	VEXTRACTF64X4   $0x01, Z17, Y18
+	VADDPS          Y18, Y17, Y18
+	VEXTRACTF32X4   $0x01, Y18, X17
+	VADDPS          X18, X17, X17
+	VMOVHLPS        X17, X17, X18
+	VADDPS          X18, X17, X17
+	VMOVSHDUP       X17, X18
+	VADDPS          X18, X17, X17
+	TESTQ           CX, CX
+	JZ              exp_done_35
+	VBROADCASTF64X4 (AX), Z18
+	VINSERTF64X4    $0x01, 32(AX), Z18, Z18
+	VSUBPS          Z16, Z18, Z18
+	VMOVUPS         expconst<>+256(SB), Z16
+	VMAXPS          Z18, Z16, Z18
+	VMOVUPS         expconst<>+320(SB), Z16
+	VMINPS          Z18, Z16, Z18
+	VMULPS          expconst<>+128(SB), Z18, Z18
+	VCVTPS2DQ       Z18, Z16
+	VCVTDQ2PS       Z16, Z19
+	VSUBPS          Z19, Z18, Z18
+	VMOVUPS         expconst<>+576(SB), Z19
+	VFMADD213PS     expconst<>+512(SB), Z18, Z19
+	VFMADD213PS     expconst<>+448(SB), Z18, Z19
+	VFMADD213PS     expconst<>+384(SB), Z18, Z19
+	VFMADD213PS     expconst<>+64(SB), Z18, Z19
+	VPADDD          expconst<>+192(SB), Z16, Z16
+	VPSLLD          $0x17, Z16, Z16
+	VMULPS          Z16, Z19, Z18
+	VMOVUPS         Z18, (AX)
+
+exp_tail1_35:
+	VADDSS (AX), X17, X17
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_35
+
+exp_done_35:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X17, X17
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X17, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   200(SP), AX
+	IMULQ  AX, CX
+	ADDQ   CX, 8(SP)
+	MOVQ   184(SP), AX
+	MOVQ   192(SP), CX
+	MOVQ   CX, 184(SP)
+	MOVQ   AX, 192(SP)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 200(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
+	JMP    fused_loop_3
+
+fused_last_3:
+	MOVQ  216(SP), AX
+	MOVQ  200(SP), CX
+	SUBQ  AX, CX
+	TESTQ CX, CX
+	JLE   fpvdone_6
+	MOVQ  stride+96(FP), DX
+	MOVQ  AX, BX
+	IMULQ DX, BX
+	ADDQ  8(SP), BX
+	MOVQ  184(SP), SI
+	LEAQ  (SI)(AX*4), SI
+
+fpvrow_6:
+	VBROADCASTSS (SI), Z0
+	VCVTPH2PS    (BX), Z2
+	VFMADD231PS  Z2, Z0, Z1
+	VCVTPH2PS    32(BX), Z2
+	VFMADD231PS  Z2, Z0, Z3
+	VCVTPH2PS    64(BX), Z2
+	VFMADD231PS  Z2, Z0, Z5
+	VCVTPH2PS    96(BX), Z2
+	VFMADD231PS  Z2, Z0, Z7
+	VCVTPH2PS    128(BX), Z2
+	VFMADD231PS  Z2, Z0, Z9
+	VCVTPH2PS    160(BX), Z2
+	VFMADD231PS  Z2, Z0, Z11
+	VCVTPH2PS    192(BX), Z2
+	VFMADD231PS  Z2, Z0, Z13
+	VCVTPH2PS    224(BX), Z2
+	VFMADD231PS  Z2, Z0, Z15
+	ADDQ         DX, BX
+	ADDQ         $0x04, SI
+	DECQ         CX
+	JNZ          fpvrow_6
+
+fpvdone_6:
+fused_store_3:
+	MOVQ    o+0(FP), AX
+	VMOVUPS Z1, (AX)
+	VMOVUPS Z3, 64(AX)
+	VMOVUPS Z5, 128(AX)
+	VMOVUPS Z7, 192(AX)
+	VMOVUPS Z9, 256(AX)
+	VMOVUPS Z11, 320(AX)
+	VMOVUPS Z13, 384(AX)
+	VMOVUPS Z15, 448(AX)
+	JMP     finish_8
+
+fused_no_3:
+	CMPQ    176(SP), $0x00000080
+	JNE     fused_no_4
+	MOVQ    q+8(FP), AX
+	VMOVUPS (AX), Z0
+	VMOVUPS expconst<>+1344(SB), Z1
+	VMOVUPS 64(AX), Z2
+	VMOVUPS expconst<>+1344(SB), Z3
+	VMOVUPS 128(AX), Z4
+	VMOVUPS expconst<>+1344(SB), Z5
+	VMOVUPS 192(AX), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	MOVQ    $0x00000000, 232(SP)
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     fused_store_4
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	VMOVSS  expconst<>+0(SB), X8
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X8, (AX)(CX*4)
+	MOVQ    232(SP), AX
+	MOVQ    24(SP), CX
+
+fs4_7:
+	LEAQ          4(AX), DX
+	CMPQ          DX, CX
+	JGT           fs1_7
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z8
+	VMOVUPS       expconst<>+1344(SB), Z9
+	VMOVUPS       expconst<>+1344(SB), Z10
+	VMOVUPS       expconst<>+1344(SB), Z11
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z8
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z8
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z8
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z8
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z9
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z9
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z9
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z9
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z10
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z10
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z10
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z10
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z11
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z11
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z11
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z11
+	VEXTRACTF64X4 $0x01, Z8, Y12
+	VADDPS        Y12, Y8, Y12
+	VEXTRACTF64X4 $0x01, Z9, Y8
+	VADDPS        Y8, Y9, Y8
+	VEXTRACTF64X4 $0x01, Z10, Y9
+	VADDPS        Y9, Y10, Y9
+	VEXTRACTF64X4 $0x01, Z11, Y10
+	VADDPS        Y10, Y11, Y10
+	VSHUFPS       $0x88, Y8, Y12, Y11
+	VSHUFPS       $0xdd, Y8, Y12, Y8
+	VADDPS        Y8, Y11, Y8
+	VSHUFPS       $0x88, Y10, Y9, Y11
+	VSHUFPS       $0xdd, Y10, Y9, Y9
+	VADDPS        Y9, Y11, Y9
+	VSHUFPS       $0x88, Y9, Y8, Y10
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y8, Y10, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VBROADCASTSS  scale+64(FP), X8
+	VMULPS        X8, X9, X9
+	MOVQ          184(SP), DX
+	VMOVUPS       X9, (DX)(AX*4)
+	VMOVAPS       X9, X8
+	VMOVHLPS      X8, X8, X9
+	VMAXPS        X9, X8, X8
+	VMOVSHDUP     X8, X9
+	VMAXPS        X9, X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X8, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	ADDQ          $0x04, AX
+	JMP           fs4_7
+
+fs1_7:
+	CMPQ          AX, CX
+	JGE           fsdone_7
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z8
+	VCVTPH2PS     (BX), Z9
+	VFMADD231PS   Z9, Z0, Z8
+	VCVTPH2PS     32(BX), Z9
+	VFMADD231PS   Z9, Z2, Z8
+	VCVTPH2PS     64(BX), Z9
+	VFMADD231PS   Z9, Z4, Z8
+	VCVTPH2PS     96(BX), Z9
+	VFMADD231PS   Z9, Z6, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y9
+	VADDPS        Y9, Y8, Y9
+	VEXTRACTF32X4 $0x01, Y9, X8
+	VADDPS        X9, X8, X8
+	VMOVHLPS      X8, X8, X9
+	VADDPS        X9, X8, X8
+	VMOVSHDUP     X8, X9
+	VADDPS        X9, X8, X8
+	VBROADCASTSS  scale+64(FP), X9
+	VMULPS        X9, X8, X8
+	MOVQ          184(SP), DX
+	VMOVSS        X8, (DX)(AX*4)
+	VMOVAPS       X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X8, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	INCQ          AX
+	JMP           fs1_7
+
+fsdone_7:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X8
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X8, X9
+	VUCOMISS     X8, X9
+	JEQ          fused_same_7
+	VSUBSS       X9, X8, X8
+	VBROADCASTSS X8, Z8
+	VMOVUPS      expconst<>+256(SB), Z10
+	VMAXPS       Z8, Z10, Z8
+	VMOVUPS      expconst<>+320(SB), Z10
+	VMINPS       Z8, Z10, Z8
+	VMULPS       expconst<>+128(SB), Z8, Z8
+	VCVTPS2DQ    Z8, Z10
+	VCVTDQ2PS    Z10, Z11
+	VSUBPS       Z11, Z8, Z8
+	VMOVUPS      expconst<>+576(SB), Z11
+	VFMADD213PS  expconst<>+512(SB), Z8, Z11
+	VFMADD213PS  expconst<>+448(SB), Z8, Z11
+	VFMADD213PS  expconst<>+384(SB), Z8, Z11
+	VFMADD213PS  expconst<>+64(SB), Z8, Z11
+	VPADDD       expconst<>+192(SB), Z10, Z10
+	VPSLLD       $0x17, Z10, Z10
+	VMULPS       Z10, Z11, Z8
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X8, X10
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X10, (AX)(CX*4)
+	VMULPS       Z8, Z1, Z1
+	VMULPS       Z8, Z3, Z3
+	VMULPS       Z8, Z5, Z5
+	VMULPS       Z8, Z7, Z7
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X9, (AX)(CX*4)
+
+fused_same_7:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z8
+	MOVQ         184(SP), AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z9
+	MOVQ         CX, CX
+
+exp_loop_36:
+	CMPQ            CX, $0x00000010
+	JL              exp_tail_36
+	VBROADCASTF64X4 (AX), Z10
+	VINSERTF64X4    $0x01, 32(AX), Z10, Z10
+	VSUBPS          Z8, Z10, Z10
+	VMOVUPS         expconst<>+256(SB), Z11
+	VMAXPS          Z10, Z11, Z10
+	VMOVUPS         expconst<>+320(SB), Z11
+	VMINPS          Z10, Z11, Z10
+	VMULPS          expconst<>+128(SB), Z10, Z10
+	VCVTPS2DQ       Z10, Z11
+	VCVTDQ2PS       Z11, Z12
+	VSUBPS          Z12, Z10, Z10
+	VMOVUPS         expconst<>+576(SB), Z12
+	VFMADD213PS     expconst<>+512(SB), Z10, Z12
+	VFMADD213PS     expconst<>+448(SB), Z10, Z12
+	VFMADD213PS     expconst<>+384(SB), Z10, Z12
+	VFMADD213PS     expconst<>+64(SB), Z10, Z12
+	VPADDD          expconst<>+192(SB), Z11, Z11
+	VPSLLD          $0x17, Z11, Z11
+	VMULPS          Z11, Z12, Z10
+	VMOVUPS         Z10, (AX)
+	VADDPS          Z10, Z9, Z9
+	ADDQ            $0x00000040, AX
+	SUBQ            $0x00000010, CX
+	JMP             exp_loop_36
+
+exp_tail_36:
+	VEXTRACTF64X4   $0x01, Z9, Y10
+	VADDPS          Y10, Y9, Y10
+	VEXTRACTF32X4   $0x01, Y10, X9
+	VADDPS          X10, X9, X9
+	VMOVHLPS        X9, X9, X10
+	VADDPS          X10, X9, X9
+	VMOVSHDUP       X9, X10
+	VADDPS          X10, X9, X9
+	TESTQ           CX, CX
+	JZ              exp_done_36
+	VBROADCASTF64X4 (AX), Z10
+	VINSERTF64X4    $0x01, 32(AX), Z10, Z10
+	VSUBPS          Z8, Z10, Z10
+	VMOVUPS         expconst<>+256(SB), Z8
+	VMAXPS          Z10, Z8, Z10
+	VMOVUPS         expconst<>+320(SB), Z8
+	VMINPS          Z10, Z8, Z10
+	VMULPS          expconst<>+128(SB), Z10, Z10
+	VCVTPS2DQ       Z10, Z8
+	VCVTDQ2PS       Z8, Z11
+	VSUBPS          Z11, Z10, Z10
+	VMOVUPS         expconst<>+576(SB), Z11
+	VFMADD213PS     expconst<>+512(SB), Z10, Z11
+	VFMADD213PS     expconst<>+448(SB), Z10, Z11
+	VFMADD213PS     expconst<>+384(SB), Z10, Z11
+	VFMADD213PS     expconst<>+64(SB), Z10, Z11
+	VPADDD          expconst<>+192(SB), Z8, Z8
+	VPSLLD          $0x17, Z8, Z8
+	VMULPS          Z8, Z11, Z10
+	VMOVUPS         Z10, (AX)
+
+exp_tail1_36:
+	VADDSS (AX), X9, X9
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_36
+
+exp_done_36:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X9, X9
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X9, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 200(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
+
+fused_loop_4:
+	MOVQ    16(SP), AX
+	TESTQ   AX, AX
+	JLE     fused_last_4
+	MOVQ    tk+56(FP), CX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	MOVQ    CX, 24(SP)
+	VMOVSS  expconst<>+0(SB), X8
+	MOVQ    state+72(FP), AX
+	MOVQ    ng+16(FP), CX
+	LEAQ    (AX)(CX*4), AX
+	LEAQ    (AX)(CX*4), AX
+	MOVQ    32(SP), CX
+	VMOVSS  X8, (AX)(CX*4)
+	MOVQ    $0x00000000, 240(SP)
+
+fused_chunk_4:
+	MOVQ    240(SP), AX
+	CMPQ    AX, 200(SP)
+	JGE     fused_chunk_done_4
+	MOVQ    240(SP), AX
+	MOVQ    24(SP), CX
+	LEAQ    4(AX), DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+
+fs4_8:
+	LEAQ          4(AX), DX
+	CMPQ          DX, CX
+	JGT           fs1_8
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z8
+	VMOVUPS       expconst<>+1344(SB), Z9
+	VMOVUPS       expconst<>+1344(SB), Z10
+	VMOVUPS       expconst<>+1344(SB), Z11
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z8
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z8
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z8
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z8
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z9
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z9
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z9
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z9
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z10
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z10
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z10
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z10
+	ADDQ          DX, BX
+	VCVTPH2PS     (BX), Z12
+	VFMADD231PS   Z12, Z0, Z11
+	VCVTPH2PS     32(BX), Z12
+	VFMADD231PS   Z12, Z2, Z11
+	VCVTPH2PS     64(BX), Z12
+	VFMADD231PS   Z12, Z4, Z11
+	VCVTPH2PS     96(BX), Z12
+	VFMADD231PS   Z12, Z6, Z11
+	VEXTRACTF64X4 $0x01, Z8, Y12
+	VADDPS        Y12, Y8, Y12
+	VEXTRACTF64X4 $0x01, Z9, Y8
+	VADDPS        Y8, Y9, Y8
+	VEXTRACTF64X4 $0x01, Z10, Y9
+	VADDPS        Y9, Y10, Y9
+	VEXTRACTF64X4 $0x01, Z11, Y10
+	VADDPS        Y10, Y11, Y10
+	VSHUFPS       $0x88, Y8, Y12, Y11
+	VSHUFPS       $0xdd, Y8, Y12, Y8
+	VADDPS        Y8, Y11, Y8
+	VSHUFPS       $0x88, Y10, Y9, Y11
+	VSHUFPS       $0xdd, Y10, Y9, Y9
+	VADDPS        Y9, Y11, Y9
+	VSHUFPS       $0x88, Y9, Y8, Y10
+	VSHUFPS       $0xdd, Y9, Y8, Y8
+	VADDPS        Y8, Y10, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VBROADCASTSS  scale+64(FP), X8
+	VMULPS        X8, X9, X9
+	MOVQ          192(SP), DX
+	VMOVUPS       X9, (DX)(AX*4)
+	VMOVAPS       X9, X8
+	VMOVHLPS      X8, X8, X9
+	VMAXPS        X9, X8, X8
+	VMOVSHDUP     X8, X9
+	VMAXPS        X9, X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X8, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	ADDQ          $0x04, AX
+	JMP           fs4_8
+
+fs1_8:
+	CMPQ          AX, CX
+	JGE           fsdone_8
+	MOVQ          AX, 208(SP)
+	MOVQ          stride+96(FP), DX
+	MOVQ          AX, BX
+	IMULQ         DX, BX
+	ADDQ          (SP), BX
+	VMOVUPS       expconst<>+1344(SB), Z8
+	VCVTPH2PS     (BX), Z9
+	VFMADD231PS   Z9, Z0, Z8
+	VCVTPH2PS     32(BX), Z9
+	VFMADD231PS   Z9, Z2, Z8
+	VCVTPH2PS     64(BX), Z9
+	VFMADD231PS   Z9, Z4, Z8
+	VCVTPH2PS     96(BX), Z9
+	VFMADD231PS   Z9, Z6, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y9
+	VADDPS        Y9, Y8, Y9
+	VEXTRACTF32X4 $0x01, Y9, X8
+	VADDPS        X9, X8, X8
+	VMOVHLPS      X8, X8, X9
+	VADDPS        X9, X8, X8
+	VMOVSHDUP     X8, X9
+	VADDPS        X9, X8, X8
+	VBROADCASTSS  scale+64(FP), X9
+	VMULPS        X9, X8, X8
+	MOVQ          192(SP), DX
+	VMOVSS        X8, (DX)(AX*4)
+	VMOVAPS       X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMAXSS        (AX)(DX*4), X8, X8
+	MOVQ          state+72(FP), AX
+	MOVQ          ng+16(FP), DX
+	LEAQ          (AX)(DX*4), AX
+	LEAQ          (AX)(DX*4), AX
+	MOVQ          32(SP), DX
+	VMOVSS        X8, (AX)(DX*4)
+	MOVQ          208(SP), AX
+	INCQ          AX
+	JMP           fs1_8
+
+fsdone_8:
+	MOVQ    240(SP), AX
+	MOVQ    200(SP), CX
+	LEAQ    4(AX), DX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
+	SUBQ    AX, CX
+	TESTQ   CX, CX
+	JLE     fpvdone_7
+	MOVQ    stride+96(FP), DX
+	MOVQ    AX, BX
+	IMULQ   DX, BX
+	ADDQ    8(SP), BX
+	MOVQ    184(SP), SI
+	LEAQ    (SI)(AX*4), SI
+
+fpvrow_7:
+	VBROADCASTSS (SI), Z8
+	VCVTPH2PS    (BX), Z9
+	VFMADD231PS  Z9, Z8, Z1
+	VCVTPH2PS    32(BX), Z9
+	VFMADD231PS  Z9, Z8, Z3
+	VCVTPH2PS    64(BX), Z9
+	VFMADD231PS  Z9, Z8, Z5
+	VCVTPH2PS    96(BX), Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         DX, BX
+	ADDQ         $0x04, SI
+	DECQ         CX
+	JNZ          fpvrow_7
+
+fpvdone_7:
+	ADDQ $0x04, 240(SP)
+	JMP  fused_chunk_4
+
+fused_chunk_done_4:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       (AX)(CX*4), X8
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMAXSS       (AX)(CX*4), X8, X9
+	VUCOMISS     X8, X9
+	JEQ          fused_same_8
+	VSUBSS       X9, X8, X8
+	VBROADCASTSS X8, Z8
+	VMOVUPS      expconst<>+256(SB), Z10
+	VMAXPS       Z8, Z10, Z8
+	VMOVUPS      expconst<>+320(SB), Z10
+	VMINPS       Z8, Z10, Z8
+	VMULPS       expconst<>+128(SB), Z8, Z8
+	VCVTPS2DQ    Z8, Z10
+	VCVTDQ2PS    Z10, Z11
+	VSUBPS       Z11, Z8, Z8
+	VMOVUPS      expconst<>+576(SB), Z11
+	VFMADD213PS  expconst<>+512(SB), Z8, Z11
+	VFMADD213PS  expconst<>+448(SB), Z8, Z11
+	VFMADD213PS  expconst<>+384(SB), Z8, Z11
+	VFMADD213PS  expconst<>+64(SB), Z8, Z11
+	VPADDD       expconst<>+192(SB), Z10, Z10
+	VPSLLD       $0x17, Z10, Z10
+	VMULPS       Z10, Z11, Z8
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMULSS       (AX)(CX*4), X8, X10
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X10, (AX)(CX*4)
+	VMULPS       Z8, Z1, Z1
+	VMULPS       Z8, Z3, Z3
+	VMULPS       Z8, Z5, Z5
+	VMULPS       Z8, Z7, Z7
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X9, (AX)(CX*4)
+
+fused_same_8:
+	MOVQ         state+72(FP), AX
+	MOVQ         32(SP), CX
+	VBROADCASTSS (AX)(CX*4), Z8
+	MOVQ         192(SP), AX
+	MOVQ         24(SP), CX
+	VMOVUPS      expconst<>+1344(SB), Z9
+	MOVQ         CX, CX
+
+exp_loop_37:
+	CMPQ            CX, $0x00000010
+	JL              exp_tail_37
+	VBROADCASTF64X4 (AX), Z10
+	VINSERTF64X4    $0x01, 32(AX), Z10, Z10
+	VSUBPS          Z8, Z10, Z10
+	VMOVUPS         expconst<>+256(SB), Z11
+	VMAXPS          Z10, Z11, Z10
+	VMOVUPS         expconst<>+320(SB), Z11
+	VMINPS          Z10, Z11, Z10
+	VMULPS          expconst<>+128(SB), Z10, Z10
+	VCVTPS2DQ       Z10, Z11
+	VCVTDQ2PS       Z11, Z12
+	VSUBPS          Z12, Z10, Z10
+	VMOVUPS         expconst<>+576(SB), Z12
+	VFMADD213PS     expconst<>+512(SB), Z10, Z12
+	VFMADD213PS     expconst<>+448(SB), Z10, Z12
+	VFMADD213PS     expconst<>+384(SB), Z10, Z12
+	VFMADD213PS     expconst<>+64(SB), Z10, Z12
+	VPADDD          expconst<>+192(SB), Z11, Z11
+	VPSLLD          $0x17, Z11, Z11
+	VMULPS          Z11, Z12, Z10
+	VMOVUPS         Z10, (AX)
+	VADDPS          Z10, Z9, Z9
+	ADDQ            $0x00000040, AX
+	SUBQ            $0x00000010, CX
+	JMP             exp_loop_37
+
+exp_tail_37:
+	VEXTRACTF64X4   $0x01, Z9, Y10
+	VADDPS          Y10, Y9, Y10
+	VEXTRACTF32X4   $0x01, Y10, X9
+	VADDPS          X10, X9, X9
+	VMOVHLPS        X9, X9, X10
+	VADDPS          X10, X9, X9
+	VMOVSHDUP       X9, X10
+	VADDPS          X10, X9, X9
+	TESTQ           CX, CX
+	JZ              exp_done_37
+	VBROADCASTF64X4 (AX), Z10
+	VINSERTF64X4    $0x01, 32(AX), Z10, Z10
+	VSUBPS          Z8, Z10, Z10
+	VMOVUPS         expconst<>+256(SB), Z8
+	VMAXPS          Z10, Z8, Z10
+	VMOVUPS         expconst<>+320(SB), Z8
+	VMINPS          Z10, Z8, Z10
+	VMULPS          expconst<>+128(SB), Z10, Z10
+	VCVTPS2DQ       Z10, Z8
+	VCVTDQ2PS       Z8, Z11
+	VSUBPS          Z11, Z10, Z10
+	VMOVUPS         expconst<>+576(SB), Z11
+	VFMADD213PS     expconst<>+512(SB), Z10, Z11
+	VFMADD213PS     expconst<>+448(SB), Z10, Z11
+	VFMADD213PS     expconst<>+384(SB), Z10, Z11
+	VFMADD213PS     expconst<>+64(SB), Z10, Z11
+	VPADDD          expconst<>+192(SB), Z8, Z8
+	VPSLLD          $0x17, Z8, Z8
+	VMULPS          Z8, Z11, Z10
+	VMOVUPS         Z10, (AX)
+
+exp_tail1_37:
+	VADDSS (AX), X9, X9
+	ADDQ   $0x04, AX
+	DECQ   CX
+	JNZ    exp_tail1_37
+
+exp_done_37:
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VADDSS (AX)(CX*4), X9, X9
+	MOVQ   state+72(FP), AX
+	MOVQ   ng+16(FP), CX
+	LEAQ   (AX)(CX*4), AX
+	MOVQ   32(SP), CX
+	VMOVSS X9, (AX)(CX*4)
+	MOVQ   stride+96(FP), CX
+	MOVQ   200(SP), AX
+	IMULQ  AX, CX
+	ADDQ   CX, 8(SP)
+	MOVQ   184(SP), AX
+	MOVQ   192(SP), CX
+	MOVQ   CX, 184(SP)
+	MOVQ   AX, 192(SP)
+	MOVQ   stride+96(FP), CX
+	MOVQ   24(SP), AX
+	MOVQ   AX, 200(SP)
+	IMULQ  AX, CX
+	ADDQ   CX, (SP)
+	SUBQ   AX, 16(SP)
+	JMP    fused_loop_4
+
+fused_last_4:
+	MOVQ  232(SP), AX
+	MOVQ  200(SP), CX
+	SUBQ  AX, CX
+	TESTQ CX, CX
+	JLE   fpvdone_8
+	MOVQ  stride+96(FP), DX
+	MOVQ  AX, BX
+	IMULQ DX, BX
+	ADDQ  8(SP), BX
+	MOVQ  184(SP), SI
+	LEAQ  (SI)(AX*4), SI
+
+fpvrow_8:
+	VBROADCASTSS (SI), Z0
+	VCVTPH2PS    (BX), Z2
+	VFMADD231PS  Z2, Z0, Z1
+	VCVTPH2PS    32(BX), Z2
+	VFMADD231PS  Z2, Z0, Z3
+	VCVTPH2PS    64(BX), Z2
+	VFMADD231PS  Z2, Z0, Z5
+	VCVTPH2PS    96(BX), Z2
+	VFMADD231PS  Z2, Z0, Z7
+	ADDQ         DX, BX
+	ADDQ         $0x04, SI
+	DECQ         CX
+	JNZ          fpvrow_8
+
+fpvdone_8:
+fused_store_4:
+	MOVQ    o+0(FP), AX
+	VMOVUPS Z1, (AX)
+	VMOVUPS Z3, 64(AX)
+	VMOVUPS Z5, 128(AX)
+	VMOVUPS Z7, 192(AX)
+	JMP     finish_8
+
+fused_no_4:
 	MOVQ    16(SP), AX
 	TESTQ   AX, AX
 	JLE     finish_8
@@ -31785,9 +34837,9 @@ no_rescale_31:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_30:
+exp_loop_38:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_30
+	JL              exp_tail_38
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -31811,9 +34863,9 @@ exp_loop_30:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_30
+	JMP             exp_loop_38
 
-exp_tail_30:
+exp_tail_38:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -31823,7 +34875,7 @@ exp_tail_30:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_30
+	JZ              exp_done_38
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -31845,13 +34897,13 @@ exp_tail_30:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_30:
+exp_tail1_38:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_30
+	JNZ    exp_tail1_38
 
-exp_done_30:
+exp_done_38:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -32906,9 +35958,9 @@ no_rescale_32:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_31:
+exp_loop_39:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_31
+	JL              exp_tail_39
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -32932,9 +35984,9 @@ exp_loop_31:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_31
+	JMP             exp_loop_39
 
-exp_tail_31:
+exp_tail_39:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -32944,7 +35996,7 @@ exp_tail_31:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_31
+	JZ              exp_done_39
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -32966,13 +36018,13 @@ exp_tail_31:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_31:
+exp_tail1_39:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_31
+	JNZ    exp_tail1_39
 
-exp_done_31:
+exp_done_39:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -33932,9 +36984,9 @@ scores_done_48:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
-exp_loop_32:
+exp_loop_40:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_32
+	JL              exp_tail_40
 	VBROADCASTF64X4 (CX), Z2
 	VINSERTF64X4    $0x01, 32(CX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -33958,9 +37010,9 @@ exp_loop_32:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_32
+	JMP             exp_loop_40
 
-exp_tail_32:
+exp_tail_40:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -33970,7 +37022,7 @@ exp_tail_32:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           DX, DX
-	JZ              exp_done_32
+	JZ              exp_done_40
 	VBROADCASTF64X4 (CX), Z2
 	VINSERTF64X4    $0x01, 32(CX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -33992,13 +37044,13 @@ exp_tail_32:
 	VMULPS          Z0, Z4, Z2
 	VMOVUPS         Z2, (CX)
 
-exp_tail1_32:
+exp_tail1_40:
 	VADDSS (CX), X1, X1
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_32
+	JNZ    exp_tail1_40
 
-exp_done_32:
+exp_done_40:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X3, (CX)
 	VMOVSS   X1, 4(CX)
@@ -34788,9 +37840,9 @@ no_rescale_34:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_33:
+exp_loop_41:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_33
+	JL           exp_tail_41
 	VMOVUPS      (AX), Y4
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y4, Y4
@@ -34848,9 +37900,9 @@ exp_loop_33:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_33
+	JMP          exp_loop_41
 
-exp_tail_33:
+exp_tail_41:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -34864,7 +37916,7 @@ exp_tail_33:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_33
+	JZ           exp_done_41
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -34918,15 +37970,15 @@ exp_tail_33:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_33:
+exp_tail1_41:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_33
+	JNZ    exp_tail1_41
 
-exp_done_33:
+exp_done_41:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -35032,9 +38084,9 @@ no_rescale_35:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_34:
+exp_loop_42:
 	CMPQ         CX, $0x00000008
-	JL           exp_tail_34
+	JL           exp_tail_42
 	VMOVUPS      (AX), Y2
 	VSUBPS       Y0, Y2, Y2
 	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
@@ -35064,9 +38116,9 @@ exp_loop_34:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_34
+	JMP          exp_loop_42
 
-exp_tail_34:
+exp_tail_42:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -35074,7 +38126,7 @@ exp_tail_34:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_34
+	JZ           exp_done_42
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -35102,13 +38154,13 @@ exp_tail_34:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_34:
+exp_tail1_42:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_34
+	JNZ    exp_tail1_42
 
-exp_done_34:
+exp_done_42:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -35729,9 +38781,9 @@ scores_done_51:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
-exp_loop_35:
+exp_loop_43:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_35
+	JL           exp_tail_43
 	VMOVUPS      (CX), Y3
 	VSUBPS       Y0, Y3, Y3
 	VCMPPS       $0x05, expconst<>+640(SB), Y3, Y4
@@ -35761,9 +38813,9 @@ exp_loop_35:
 	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_35
+	JMP          exp_loop_43
 
-exp_tail_35:
+exp_tail_43:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
 	VMOVHLPS     X3, X3, X1
@@ -35771,7 +38823,7 @@ exp_tail_35:
 	VMOVSHDUP    X3, X1
 	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
-	JZ           exp_done_35
+	JZ           exp_done_43
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -35799,13 +38851,13 @@ exp_tail_35:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (CX)
 
-exp_tail1_35:
+exp_tail1_43:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_35
+	JNZ    exp_tail1_43
 
-exp_done_35:
+exp_done_43:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X3, 4(CX)
@@ -36548,9 +39600,9 @@ no_rescale_37:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_36:
+exp_loop_44:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_36
+	JL          exp_tail_44
 	VMOVUPS     (AX), Y4
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y4, Y4
@@ -36594,9 +39646,9 @@ exp_loop_36:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_36
+	JMP         exp_loop_44
 
-exp_tail_36:
+exp_tail_44:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -36610,7 +39662,7 @@ exp_tail_36:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_36
+	JZ           exp_done_44
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -36650,15 +39702,15 @@ exp_tail_36:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_36:
+exp_tail1_44:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_36
+	JNZ    exp_tail1_44
 
-exp_done_36:
+exp_done_44:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -36757,9 +39809,9 @@ no_rescale_38:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_37:
+exp_loop_45:
 	CMPQ        CX, $0x00000008
-	JL          exp_tail_37
+	JL          exp_tail_45
 	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
 	VMOVUPS     expconst<>+256(SB), Y3
@@ -36782,9 +39834,9 @@ exp_loop_37:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_37
+	JMP         exp_loop_45
 
-exp_tail_37:
+exp_tail_45:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -36792,7 +39844,7 @@ exp_tail_37:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_37
+	JZ           exp_done_45
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -36813,13 +39865,13 @@ exp_tail_37:
 	VMULPS       Y0, Y3, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_37:
+exp_tail1_45:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_37
+	JNZ    exp_tail1_45
 
-exp_done_37:
+exp_done_45:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -37440,9 +40492,9 @@ scores_done_54:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 
-exp_loop_38:
+exp_loop_46:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_38
+	JL          exp_tail_46
 	VMOVUPS     (CX), Y3
 	VSUBPS      Y0, Y3, Y3
 	VMOVUPS     expconst<>+256(SB), Y4
@@ -37465,9 +40517,9 @@ exp_loop_38:
 	VADDPS      Y3, Y1, Y1
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_38
+	JMP         exp_loop_46
 
-exp_tail_38:
+exp_tail_46:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
 	VMOVHLPS     X3, X3, X1
@@ -37475,7 +40527,7 @@ exp_tail_38:
 	VMOVSHDUP    X3, X1
 	VADDPS       X1, X3, X3
 	TESTQ        DX, DX
-	JZ           exp_done_38
+	JZ           exp_done_46
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -37496,13 +40548,13 @@ exp_tail_38:
 	VMULPS       Y0, Y4, Y1
 	VMOVUPS      Y1, (CX)
 
-exp_tail1_38:
+exp_tail1_46:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_38
+	JNZ    exp_tail1_46
 
-exp_done_38:
+exp_done_46:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X3, 4(CX)
@@ -38404,9 +41456,9 @@ no_rescale_40:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_39:
+exp_loop_47:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_39
+	JL              exp_tail_47
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -38458,9 +41510,9 @@ exp_loop_39:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_39
+	JMP             exp_loop_47
 
-exp_tail_39:
+exp_tail_47:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -38478,7 +41530,7 @@ exp_tail_39:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_39
+	JZ              exp_done_47
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -38526,15 +41578,15 @@ exp_tail_39:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_39:
+exp_tail1_47:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_39
+	JNZ    exp_tail1_47
 
-exp_done_39:
+exp_done_47:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -38636,9 +41688,9 @@ no_rescale_41:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_40:
+exp_loop_48:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_40
+	JL              exp_tail_48
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -38665,9 +41717,9 @@ exp_loop_40:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_40
+	JMP             exp_loop_48
 
-exp_tail_40:
+exp_tail_48:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -38677,7 +41729,7 @@ exp_tail_40:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_40
+	JZ              exp_done_48
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -38702,13 +41754,13 @@ exp_tail_40:
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_40:
+exp_tail1_48:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_40
+	JNZ    exp_tail1_48
 
-exp_done_40:
+exp_done_48:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -39847,9 +42899,9 @@ scores_done_58:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
-exp_loop_41:
+exp_loop_49:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_41
+	JL              exp_tail_49
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -39876,9 +42928,9 @@ exp_loop_41:
 	VADDPS          Z3, Z1, Z1
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_41
+	JMP             exp_loop_49
 
-exp_tail_41:
+exp_tail_49:
 	VEXTRACTF64X4   $0x01, Z1, Y3
 	VADDPS          Y3, Y1, Y3
 	VEXTRACTF32X4   $0x01, Y3, X1
@@ -39888,7 +42940,7 @@ exp_tail_41:
 	VMOVSHDUP       X1, X3
 	VADDPS          X3, X1, X1
 	TESTQ           DX, DX
-	JZ              exp_done_41
+	JZ              exp_done_49
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -39913,13 +42965,13 @@ exp_tail_41:
 	VSCALEFPS       Z0, Z4, Z3
 	VMOVUPS         Z3, (CX)
 
-exp_tail1_41:
+exp_tail1_49:
 	VADDSS (CX), X1, X1
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_41
+	JNZ    exp_tail1_49
 
-exp_done_41:
+exp_done_49:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X1, 4(CX)
@@ -40972,9 +44024,9 @@ no_rescale_43:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_42:
+exp_loop_50:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_42
+	JL              exp_tail_50
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -41020,9 +44072,9 @@ exp_loop_42:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_42
+	JMP             exp_loop_50
 
-exp_tail_42:
+exp_tail_50:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -41040,7 +44092,7 @@ exp_tail_42:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_42
+	JZ              exp_done_50
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -41082,15 +44134,15 @@ exp_tail_42:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_42:
+exp_tail1_50:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_42
+	JNZ    exp_tail1_50
 
-exp_done_42:
+exp_done_50:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -41189,9 +44241,9 @@ no_rescale_44:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_43:
+exp_loop_51:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_43
+	JL              exp_tail_51
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -41215,9 +44267,9 @@ exp_loop_43:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_43
+	JMP             exp_loop_51
 
-exp_tail_43:
+exp_tail_51:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -41227,7 +44279,7 @@ exp_tail_43:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_43
+	JZ              exp_done_51
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -41249,13 +44301,13 @@ exp_tail_43:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_43:
+exp_tail1_51:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_43
+	JNZ    exp_tail1_51
 
-exp_done_43:
+exp_done_51:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -42394,9 +45446,9 @@ scores_done_62:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 
-exp_loop_44:
+exp_loop_52:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_44
+	JL              exp_tail_52
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -42420,9 +45472,9 @@ exp_loop_44:
 	VADDPS          Z3, Z1, Z1
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_44
+	JMP             exp_loop_52
 
-exp_tail_44:
+exp_tail_52:
 	VEXTRACTF64X4   $0x01, Z1, Y3
 	VADDPS          Y3, Y1, Y3
 	VEXTRACTF32X4   $0x01, Y3, X1
@@ -42432,7 +45484,7 @@ exp_tail_44:
 	VMOVSHDUP       X1, X3
 	VADDPS          X3, X1, X1
 	TESTQ           DX, DX
-	JZ              exp_done_44
+	JZ              exp_done_52
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -42454,13 +45506,13 @@ exp_tail_44:
 	VMULPS          Z0, Z4, Z3
 	VMOVUPS         Z3, (CX)
 
-exp_tail1_44:
+exp_tail1_52:
 	VADDSS (CX), X1, X1
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_44
+	JNZ    exp_tail1_52
 
-exp_done_44:
+exp_done_52:
 	MOVQ     state+72(FP), CX
 	VMOVSS   X2, (CX)
 	VMOVSS   X1, 4(CX)
@@ -43940,9 +46992,9 @@ no_rescale_46:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_45:
+exp_loop_53:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_45
+	JL           exp_tail_53
 	VMOVUPS      (AX), Y4
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y4, Y4
@@ -44000,9 +47052,9 @@ exp_loop_45:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_45
+	JMP          exp_loop_53
 
-exp_tail_45:
+exp_tail_53:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -44016,7 +47068,7 @@ exp_tail_45:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_45
+	JZ           exp_done_53
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -44070,15 +47122,15 @@ exp_tail_45:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_45:
+exp_tail1_53:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_45
+	JNZ    exp_tail1_53
 
-exp_done_45:
+exp_done_53:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -44184,9 +47236,9 @@ no_rescale_47:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_46:
+exp_loop_54:
 	CMPQ         CX, $0x00000008
-	JL           exp_tail_46
+	JL           exp_tail_54
 	VMOVUPS      (AX), Y2
 	VSUBPS       Y0, Y2, Y2
 	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
@@ -44216,9 +47268,9 @@ exp_loop_46:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_46
+	JMP          exp_loop_54
 
-exp_tail_46:
+exp_tail_54:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -44226,7 +47278,7 @@ exp_tail_46:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_46
+	JZ           exp_done_54
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -44254,13 +47306,13 @@ exp_tail_46:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_46:
+exp_tail1_54:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_46
+	JNZ    exp_tail1_54
 
-exp_done_46:
+exp_done_54:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -46797,9 +49849,9 @@ no_rescale_49:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_47:
+exp_loop_55:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_47
+	JL          exp_tail_55
 	VMOVUPS     (AX), Y4
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y4, Y4
@@ -46843,9 +49895,9 @@ exp_loop_47:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_47
+	JMP         exp_loop_55
 
-exp_tail_47:
+exp_tail_55:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -46859,7 +49911,7 @@ exp_tail_47:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_47
+	JZ           exp_done_55
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -46899,15 +49951,15 @@ exp_tail_47:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_47:
+exp_tail1_55:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_47
+	JNZ    exp_tail1_55
 
-exp_done_47:
+exp_done_55:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -47006,9 +50058,9 @@ no_rescale_50:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_48:
+exp_loop_56:
 	CMPQ        CX, $0x00000008
-	JL          exp_tail_48
+	JL          exp_tail_56
 	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
 	VMOVUPS     expconst<>+256(SB), Y3
@@ -47031,9 +50083,9 @@ exp_loop_48:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_48
+	JMP         exp_loop_56
 
-exp_tail_48:
+exp_tail_56:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -47041,7 +50093,7 @@ exp_tail_48:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_48
+	JZ           exp_done_56
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -47062,13 +50114,13 @@ exp_tail_48:
 	VMULPS       Y0, Y3, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_48:
+exp_tail1_56:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_48
+	JNZ    exp_tail1_56
 
-exp_done_48:
+exp_done_56:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -51764,9 +54816,9 @@ no_rescale_52:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_49:
+exp_loop_57:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_49
+	JL              exp_tail_57
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -51818,9 +54870,9 @@ exp_loop_49:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_49
+	JMP             exp_loop_57
 
-exp_tail_49:
+exp_tail_57:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -51838,7 +54890,7 @@ exp_tail_49:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_49
+	JZ              exp_done_57
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -51886,15 +54938,15 @@ exp_tail_49:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_49:
+exp_tail1_57:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_49
+	JNZ    exp_tail1_57
 
-exp_done_49:
+exp_done_57:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -51996,9 +55048,9 @@ no_rescale_53:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_50:
+exp_loop_58:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_50
+	JL              exp_tail_58
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -52025,9 +55077,9 @@ exp_loop_50:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_50
+	JMP             exp_loop_58
 
-exp_tail_50:
+exp_tail_58:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -52037,7 +55089,7 @@ exp_tail_50:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_50
+	JZ              exp_done_58
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -52062,13 +55114,13 @@ exp_tail_50:
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_50:
+exp_tail1_58:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_50
+	JNZ    exp_tail1_58
 
-exp_done_50:
+exp_done_58:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -56981,9 +60033,9 @@ no_rescale_55:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_51:
+exp_loop_59:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_51
+	JL              exp_tail_59
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -57029,9 +60081,9 @@ exp_loop_51:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_51
+	JMP             exp_loop_59
 
-exp_tail_51:
+exp_tail_59:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -57049,7 +60101,7 @@ exp_tail_51:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_51
+	JZ              exp_done_59
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -57091,15 +60143,15 @@ exp_tail_51:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_51:
+exp_tail1_59:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_51
+	JNZ    exp_tail1_59
 
-exp_done_51:
+exp_done_59:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -57198,9 +60250,9 @@ no_rescale_56:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_52:
+exp_loop_60:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_52
+	JL              exp_tail_60
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -57224,9 +60276,9 @@ exp_loop_52:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_52
+	JMP             exp_loop_60
 
-exp_tail_52:
+exp_tail_60:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -57236,7 +60288,7 @@ exp_tail_52:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_52
+	JZ              exp_done_60
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -57258,13 +60310,13 @@ exp_tail_52:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_52:
+exp_tail1_60:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_52
+	JNZ    exp_tail1_60
 
-exp_done_52:
+exp_done_60:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -60451,9 +63503,9 @@ no_rescale_58:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_53:
+exp_loop_61:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_53
+	JL           exp_tail_61
 	VMOVUPS      (AX), Y4
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y4, Y4
@@ -60511,9 +63563,9 @@ exp_loop_53:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_53
+	JMP          exp_loop_61
 
-exp_tail_53:
+exp_tail_61:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -60527,7 +63579,7 @@ exp_tail_53:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_53
+	JZ           exp_done_61
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -60581,15 +63633,15 @@ exp_tail_53:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_53:
+exp_tail1_61:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_53
+	JNZ    exp_tail1_61
 
-exp_done_53:
+exp_done_61:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -60695,9 +63747,9 @@ no_rescale_59:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_54:
+exp_loop_62:
 	CMPQ         CX, $0x00000008
-	JL           exp_tail_54
+	JL           exp_tail_62
 	VMOVUPS      (AX), Y2
 	VSUBPS       Y0, Y2, Y2
 	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
@@ -60727,9 +63779,9 @@ exp_loop_54:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_54
+	JMP          exp_loop_62
 
-exp_tail_54:
+exp_tail_62:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -60737,7 +63789,7 @@ exp_tail_54:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_54
+	JZ           exp_done_62
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -60765,13 +63817,13 @@ exp_tail_54:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_54:
+exp_tail1_62:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_54
+	JNZ    exp_tail1_62
 
-exp_done_54:
+exp_done_62:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -63776,9 +66828,9 @@ no_rescale_61:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_55:
+exp_loop_63:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_55
+	JL          exp_tail_63
 	VMOVUPS     (AX), Y4
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y4, Y4
@@ -63822,9 +66874,9 @@ exp_loop_55:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_55
+	JMP         exp_loop_63
 
-exp_tail_55:
+exp_tail_63:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -63838,7 +66890,7 @@ exp_tail_55:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_55
+	JZ           exp_done_63
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -63878,15 +66930,15 @@ exp_tail_55:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_55:
+exp_tail1_63:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_55
+	JNZ    exp_tail1_63
 
-exp_done_55:
+exp_done_63:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -63985,9 +67037,9 @@ no_rescale_62:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_56:
+exp_loop_64:
 	CMPQ        CX, $0x00000008
-	JL          exp_tail_56
+	JL          exp_tail_64
 	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
 	VMOVUPS     expconst<>+256(SB), Y3
@@ -64010,9 +67062,9 @@ exp_loop_56:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_56
+	JMP         exp_loop_64
 
-exp_tail_56:
+exp_tail_64:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -64020,7 +67072,7 @@ exp_tail_56:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_56
+	JZ           exp_done_64
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -64041,13 +67093,13 @@ exp_tail_56:
 	VMULPS       Y0, Y3, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_56:
+exp_tail1_64:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_56
+	JNZ    exp_tail1_64
 
-exp_done_56:
+exp_done_64:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -69196,9 +72248,9 @@ no_rescale_64:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_57:
+exp_loop_65:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_57
+	JL              exp_tail_65
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -69250,9 +72302,9 @@ exp_loop_57:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_57
+	JMP             exp_loop_65
 
-exp_tail_57:
+exp_tail_65:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -69270,7 +72322,7 @@ exp_tail_57:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_57
+	JZ              exp_done_65
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -69318,15 +72370,15 @@ exp_tail_57:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_57:
+exp_tail1_65:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_57
+	JNZ    exp_tail1_65
 
-exp_done_57:
+exp_done_65:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -69428,9 +72480,9 @@ no_rescale_65:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_58:
+exp_loop_66:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_58
+	JL              exp_tail_66
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -69457,9 +72509,9 @@ exp_loop_58:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_58
+	JMP             exp_loop_66
 
-exp_tail_58:
+exp_tail_66:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -69469,7 +72521,7 @@ exp_tail_58:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_58
+	JZ              exp_done_66
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -69494,13 +72546,13 @@ exp_tail_58:
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_58:
+exp_tail1_66:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_58
+	JNZ    exp_tail1_66
 
-exp_done_58:
+exp_done_66:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -74746,9 +77798,9 @@ no_rescale_67:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_59:
+exp_loop_67:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_59
+	JL              exp_tail_67
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -74794,9 +77846,9 @@ exp_loop_59:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_59
+	JMP             exp_loop_67
 
-exp_tail_59:
+exp_tail_67:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -74814,7 +77866,7 @@ exp_tail_59:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_59
+	JZ              exp_done_67
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -74856,15 +77908,15 @@ exp_tail_59:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_59:
+exp_tail1_67:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_59
+	JNZ    exp_tail1_67
 
-exp_done_59:
+exp_done_67:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -74963,9 +78015,9 @@ no_rescale_68:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_60:
+exp_loop_68:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_60
+	JL              exp_tail_68
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -74989,9 +78041,9 @@ exp_loop_60:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_60
+	JMP             exp_loop_68
 
-exp_tail_60:
+exp_tail_68:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -75001,7 +78053,7 @@ exp_tail_60:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_60
+	JZ              exp_done_68
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -75023,13 +78075,13 @@ exp_tail_60:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_60:
+exp_tail1_68:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_60
+	JNZ    exp_tail1_68
 
-exp_done_60:
+exp_done_68:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -77237,9 +80289,9 @@ no_rescale_70:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_61:
+exp_loop_69:
 	CMPQ         DX, $0x00000008
-	JL           exp_tail_61
+	JL           exp_tail_69
 	VMOVUPS      (AX), Y4
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y4, Y4
@@ -77297,9 +80349,9 @@ exp_loop_61:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_61
+	JMP          exp_loop_69
 
-exp_tail_61:
+exp_tail_69:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -77313,7 +80365,7 @@ exp_tail_61:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_61
+	JZ           exp_done_69
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -77367,15 +80419,15 @@ exp_tail_61:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_61:
+exp_tail1_69:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_61
+	JNZ    exp_tail1_69
 
-exp_done_61:
+exp_done_69:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -77481,9 +80533,9 @@ no_rescale_71:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_62:
+exp_loop_70:
 	CMPQ         CX, $0x00000008
-	JL           exp_tail_62
+	JL           exp_tail_70
 	VMOVUPS      (AX), Y2
 	VSUBPS       Y0, Y2, Y2
 	VCMPPS       $0x05, expconst<>+640(SB), Y2, Y3
@@ -77513,9 +80565,9 @@ exp_loop_62:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_62
+	JMP          exp_loop_70
 
-exp_tail_62:
+exp_tail_70:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -77523,7 +80575,7 @@ exp_tail_62:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_62
+	JZ           exp_done_70
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -77551,13 +80603,13 @@ exp_tail_62:
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_62:
+exp_tail1_70:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_62
+	JNZ    exp_tail1_70
 
-exp_done_62:
+exp_done_70:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -78962,9 +82014,9 @@ no_rescale_73:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 
-exp_loop_63:
+exp_loop_71:
 	CMPQ        DX, $0x00000008
-	JL          exp_tail_63
+	JL          exp_tail_71
 	VMOVUPS     (AX), Y4
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y4, Y4
@@ -79008,9 +82060,9 @@ exp_loop_63:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_63
+	JMP         exp_loop_71
 
-exp_tail_63:
+exp_tail_71:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
 	VMOVHLPS     X4, X4, X2
@@ -79024,7 +82076,7 @@ exp_tail_63:
 	VMOVSHDUP    X2, X3
 	VADDPS       X3, X2, X2
 	TESTQ        DX, DX
-	JZ           exp_done_63
+	JZ           exp_done_71
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -79064,15 +82116,15 @@ exp_tail_63:
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
 
-exp_tail1_63:
+exp_tail1_71:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_63
+	JNZ    exp_tail1_71
 
-exp_done_63:
+exp_done_71:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -79171,9 +82223,9 @@ no_rescale_74:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 
-exp_loop_64:
+exp_loop_72:
 	CMPQ        CX, $0x00000008
-	JL          exp_tail_64
+	JL          exp_tail_72
 	VMOVUPS     (AX), Y2
 	VSUBPS      Y0, Y2, Y2
 	VMOVUPS     expconst<>+256(SB), Y3
@@ -79196,9 +82248,9 @@ exp_loop_64:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_64
+	JMP         exp_loop_72
 
-exp_tail_64:
+exp_tail_72:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
 	VMOVHLPS     X2, X2, X1
@@ -79206,7 +82258,7 @@ exp_tail_64:
 	VMOVSHDUP    X2, X1
 	VADDPS       X1, X2, X2
 	TESTQ        CX, CX
-	JZ           exp_done_64
+	JZ           exp_done_72
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VMOVUPS      expconst<>+256(SB), Y0
@@ -79227,13 +82279,13 @@ exp_tail_64:
 	VMULPS       Y0, Y3, Y1
 	VMOVUPS      Y1, (AX)
 
-exp_tail1_64:
+exp_tail1_72:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_64
+	JNZ    exp_tail1_72
 
-exp_done_64:
+exp_done_72:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -80797,9 +83849,9 @@ no_rescale_76:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_65:
+exp_loop_73:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_65
+	JL              exp_tail_73
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -80851,9 +83903,9 @@ exp_loop_65:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_65
+	JMP             exp_loop_73
 
-exp_tail_65:
+exp_tail_73:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -80871,7 +83923,7 @@ exp_tail_65:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_65
+	JZ              exp_done_73
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -80919,15 +83971,15 @@ exp_tail_65:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_65:
+exp_tail1_73:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_65
+	JNZ    exp_tail1_73
 
-exp_done_65:
+exp_done_73:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -81029,9 +84081,9 @@ no_rescale_77:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_66:
+exp_loop_74:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_66
+	JL              exp_tail_74
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -81058,9 +84110,9 @@ exp_loop_66:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_66
+	JMP             exp_loop_74
 
-exp_tail_66:
+exp_tail_74:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -81070,7 +84122,7 @@ exp_tail_66:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_66
+	JZ              exp_done_74
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -81095,13 +84147,13 @@ exp_tail_66:
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_66:
+exp_tail1_74:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_66
+	JNZ    exp_tail1_74
 
-exp_done_66:
+exp_done_74:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -82716,9 +85768,9 @@ no_rescale_79:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 
-exp_loop_67:
+exp_loop_75:
 	CMPQ            DX, $0x00000010
-	JL              exp_tail_67
+	JL              exp_tail_75
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -82764,9 +85816,9 @@ exp_loop_67:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_67
+	JMP             exp_loop_75
 
-exp_tail_67:
+exp_tail_75:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
 	VEXTRACTF32X4   $0x01, Y4, X2
@@ -82784,7 +85836,7 @@ exp_tail_67:
 	VMOVSHDUP       X3, X4
 	VADDPS          X4, X3, X3
 	TESTQ           DX, DX
-	JZ              exp_done_67
+	JZ              exp_done_75
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -82826,15 +85878,15 @@ exp_tail_67:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_tail1_67:
+exp_tail1_75:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, AX
 	ADDQ   $0x04, CX
 	DECQ   DX
-	JNZ    exp_tail1_67
+	JNZ    exp_tail1_75
 
-exp_done_67:
+exp_done_75:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -82933,9 +85985,9 @@ no_rescale_80:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 
-exp_loop_68:
+exp_loop_76:
 	CMPQ            CX, $0x00000010
-	JL              exp_tail_68
+	JL              exp_tail_76
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -82959,9 +86011,9 @@ exp_loop_68:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_68
+	JMP             exp_loop_76
 
-exp_tail_68:
+exp_tail_76:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
 	VEXTRACTF32X4   $0x01, Y2, X1
@@ -82971,7 +86023,7 @@ exp_tail_68:
 	VMOVSHDUP       X1, X2
 	VADDPS          X2, X1, X1
 	TESTQ           CX, CX
-	JZ              exp_done_68
+	JZ              exp_done_76
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -82993,13 +86045,13 @@ exp_tail_68:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_tail1_68:
+exp_tail1_76:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
 	DECQ   CX
-	JNZ    exp_tail1_68
+	JNZ    exp_tail1_76
 
-exp_done_68:
+exp_done_76:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX

@@ -2109,6 +2109,249 @@ func (t tier) flashDecode(fast bool) {
 		CMOVQLT(rem, cnt)
 		MOVQ(cnt, lCnt)
 	}
+	// AVX-512, a row of 4 or 8 vectors (D 64, 128): the same pipeline
+	// fused into one loop, q and o in registers for the whole call (the
+	// chunks' calls reloaded and stored o every four keys). Against the
+	// chunks (Zen 5, f16, hd 128, sweeps alternated, 3 rounds, time over
+	// the paired kv-read): in L2 (ctx 1024) 0.86, in L3 (ctx 4096) 0.87,
+	// from DRAM 0.98; against the phases before the pipeline 0.95, 0.83
+	// and 0.81–0.85. The rest of D takes the chunks.
+	if t.W == 16 {
+		for _, nc := range []int{8, 4} {
+			skip := NewLabel("fused_no")
+			CMPQ(lRL, U32(nc*t.kb()))
+			JNE(LabelRef(skip))
+			qv, ov := make([]VecVirtual, nc), make([]VecVirtual, nc)
+			{
+				qp := GP64()
+				Load(Param("q"), qp)
+				for c := range nc {
+					qv[c] = t.Vec()
+					VMOVUPS(Mem{Base: qp, Disp: c * t.VB()}, qv[c])
+					ov[c] = t.Vec()
+					t.Zero(ov[c])
+				}
+			}
+			// maxInto folds the scores x (n lanes) into mb.
+			mbInto := func(x VecVirtual, n int) {
+				m := XMM()
+				VMOVAPS(x.AsX(), m)
+				if n == 4 {
+					m = HReduce4(m, VMAXPS)
+				}
+				VMAXSS(stateAt(2), m, m)
+				VMOVSS(m, stateAt(2))
+			}
+			// scoreRows: the scores of n (4 or 1) keys from row j of K at
+			// lKp into bufL + 4j, and their max into mb.
+			scoreRows := func(bufL Mem, j GPVirtual, n int) {
+				st, rp := kvStride(), GP64()
+				MOVQ(j, rp)
+				IMULQ(st, rp)
+				ADDQ(lKp, rp)
+				acc := make([]VecVirtual, n)
+				for i := range n {
+					acc[i] = t.Vec()
+					t.Zero(acc[i])
+				}
+				for i := range n {
+					if i > 0 {
+						ADDQ(st, rp)
+					}
+					for c := range nc {
+						t.kvFMA(Mem{Base: rp, Disp: c * t.kb()}, qv[c], acc[i])
+					}
+				}
+				var x VecVirtual
+				if n == 4 {
+					var y [4]Register
+					for i, a := range acc {
+						y[i] = t.Fold256(a, VADDPS)
+					}
+					h := t.hadd(t.hadd(y[0], y[1]), t.hadd(y[2], y[3]))
+					x = XMM()
+					VEXTRACTF32X4(Imm(1), h, x)
+					VADDPS(h.AsX(), x, x)
+				} else {
+					x = t.HReduce(acc[0], VADDPS)
+				}
+				sc := XMM()
+				VBROADCASTSS(scale, sc)
+				VMULPS(sc, x, x)
+				b := GP64()
+				MOVQ(bufL, b)
+				if n == 4 {
+					VMOVUPS(x, Mem{Base: b, Index: j, Scale: 4})
+				} else {
+					VMOVSS(x, Mem{Base: b, Index: j, Scale: 4})
+				}
+				mbInto(x, n)
+			}
+			// scoresFrom: the scores of keys j … cnt−1 (cnt in cntL), four
+			// at a time then one; at most limit (0: all) keys.
+			scoresSpan := func(bufL Mem, jL, cntL Mem, limit int) {
+				j, e := GP64(), GP64()
+				MOVQ(jL, j)
+				MOVQ(cntL, e)
+				if limit > 0 {
+					lim := GP64()
+					LEAQ(Mem{Base: j, Disp: limit}, lim)
+					CMPQ(e, lim)
+					CMOVQGT(lim, e)
+				}
+				four, one, done := NewLabel("fs4"), NewLabel("fs1"), NewLabel("fsdone")
+				Label(four)
+				t4 := GP64()
+				LEAQ(Mem{Base: j, Disp: 4}, t4)
+				CMPQ(t4, e)
+				JGT(LabelRef(one))
+				MOVQ(j, lJ)
+				scoreRows(bufL, j, 4)
+				MOVQ(lJ, j)
+				ADDQ(Imm(4), j)
+				JMP(LabelRef(four))
+				Label(one)
+				CMPQ(j, e)
+				JGE(LabelRef(done))
+				MOVQ(j, lJ)
+				scoreRows(bufL, j, 1)
+				MOVQ(lJ, j)
+				INCQ(j)
+				JMP(LabelRef(one))
+				Label(done)
+			}
+			// pvSpan: o += Σ p_r·V_r for rows j … cnt−1 (at most limit).
+			pvSpan := func(bufL Mem, jL, cntL Mem, limit int) {
+				j, e := GP64(), GP64()
+				MOVQ(jL, j)
+				MOVQ(cntL, e)
+				if limit > 0 {
+					lim := GP64()
+					LEAQ(Mem{Base: j, Disp: limit}, lim)
+					CMPQ(e, lim)
+					CMOVQGT(lim, e)
+				}
+				SUBQ(j, e) // rows
+				done, row := NewLabel("fpvdone"), NewLabel("fpvrow")
+				TESTQ(e, e)
+				JLE(LabelRef(done))
+				st, vp, wp := kvStride(), GP64(), GP64()
+				MOVQ(j, vp)
+				IMULQ(st, vp)
+				ADDQ(lVp, vp)
+				MOVQ(bufL, wp)
+				LEAQ(Mem{Base: wp, Index: j, Scale: 4}, wp)
+				Label(row)
+				pw := t.Vec()
+				VBROADCASTSS(Mem{Base: wp}, pw)
+				for c := range nc {
+					VFMADD231PS(t.kvLoad(Mem{Base: vp, Disp: c * t.kb()}), pw, ov[c])
+				}
+				ADDQ(st, vp)
+				ADDQ(Imm(4), wp)
+				DECQ(e)
+				JNZ(LabelRef(row))
+				Label(done)
+			}
+			softmaxReg := func(bufL Mem) {
+				mold, mnew := XMM(), XMM()
+				VMOVSS(stateAt(0), mold)
+				VMAXSS(stateAt(2), mold, mnew)
+				same := NewLabel("fused_same")
+				VUCOMISS(mold, mnew)
+				JEQ(LabelRef(same))
+				cx := XMM()
+				VSUBSS(mnew, mold, cx)
+				cv := t.Vec()
+				VBROADCASTSS(cx, cv)
+				t.Exp(fast, cv)
+				sv := XMM()
+				VMULSS(stateAt(1), cv.AsX(), sv)
+				VMOVSS(sv, stateAt(1))
+				for c := range nc {
+					VMULPS(cv, ov[c], ov[c])
+				}
+				VMOVSS(mnew, stateAt(0))
+				Label(same)
+				ms := t.Vec()
+				VBROADCASTSS(stateAt(0), ms)
+				b, cnt := GP64(), GP64()
+				MOVQ(bufL, b)
+				MOVQ(lCnt, cnt)
+				sum := t.expInPlace(fast, []GPVirtual{b}, cnt, []VecVirtual{ms})[0]
+				VADDSS(stateAt(1), sum, sum)
+				VMOVSS(sum, stateAt(1))
+			}
+			setNegInf := func() {
+				x := XMM()
+				VMOVSS(KC(CNegInf), x)
+				VMOVSS(x, stateAt(2))
+			}
+			lZero, lE := AllocLocal(8), AllocLocal(8)
+			MOVQ(U32(0), lZero)
+			store := NewLabel("fused_store")
+			minTk(LabelRef(store))
+			setNegInf()
+			scoresSpan(lCur, lZero, lCnt, 0)
+			softmaxReg(lCur)
+			{
+				cnt, adv := GP64(), kvStride()
+				MOVQ(lCnt, cnt)
+				MOVQ(cnt, lCurCnt)
+				IMULQ(cnt, adv)
+				ADDQ(adv, lKp)
+				SUBQ(cnt, lRem)
+			}
+			loop, last, chunk, chunkDone := NewLabel("fused_loop"), NewLabel("fused_last"), NewLabel("fused_chunk"), NewLabel("fused_chunk_done")
+			Label(loop)
+			minTk(LabelRef(last))
+			setNegInf()
+			MOVQ(U32(0), lE) // the chunk's first key
+			Label(chunk)
+			{
+				j := GP64()
+				MOVQ(lE, j)
+				CMPQ(j, lCurCnt)
+				JGE(LabelRef(chunkDone))
+			}
+			scoresSpan(lNext, lE, lCnt, loneChunk)
+			pvSpan(lCur, lE, lCurCnt, loneChunk)
+			ADDQ(Imm(loneChunk), lE)
+			JMP(LabelRef(chunk))
+			Label(chunkDone)
+			softmaxReg(lNext)
+			{
+				cnt, adv := GP64(), kvStride()
+				MOVQ(lCurCnt, cnt)
+				IMULQ(cnt, adv)
+				ADDQ(adv, lVp)
+				a, b := GP64(), GP64()
+				MOVQ(lCur, a)
+				MOVQ(lNext, b)
+				MOVQ(b, lCur)
+				MOVQ(a, lNext)
+				cnt2, adv2 := GP64(), kvStride()
+				MOVQ(lCnt, cnt2)
+				MOVQ(cnt2, lCurCnt)
+				IMULQ(cnt2, adv2)
+				ADDQ(adv2, lKp)
+				SUBQ(cnt2, lRem)
+			}
+			JMP(LabelRef(loop))
+			Label(last)
+			pvSpan(lCur, lZero, lCurCnt, 0)
+			Label(store)
+			{
+				op := GP64()
+				Load(Param("o"), op)
+				for c := range nc {
+					VMOVUPS(ov[c], Mem{Base: op, Disp: c * t.VB()})
+				}
+			}
+			JMP(LabelRef(finish))
+			Label(skip)
+		}
+	}
 	loneSoftmax := func(bufL Mem) {
 		rescale(0)
 		ms := t.Vec()
@@ -2489,9 +2732,12 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 // time over the paired kv-read, B/A against the phases one after the
 // other with their prefetch):
 //
-//   - AVX-512 f16 (with scoresBy4): from DRAM (ctx 32768 --cold) 0.82–0.83
-//     (then 92–97 % of the read), in L3 (ctx 4096) 0.92, in L2 (ctx 1024)
-//     1.11; 8:8 in L2 0.89–0.91.
+//   - AVX-512 f16, fused (hd 64 and 128: q and o in registers, see the
+//     lone path): at hd 128 from DRAM (ctx 32768 --cold, 1:1 and 8:8)
+//     0.81–0.83 (then 95–98 % of the read), in L3 (ctx 4096) 0.83, in L2
+//     (ctx 1024) 0.95; at hd 64 from DRAM 0.96–1.01 (the phases already
+//     read 93–98 % there). Other D, in chunks of calls (with scoresBy4):
+//     from DRAM 0.82–0.83 at hd 128, L3 0.92, L2 1.11.
 //   - AVX2 f32: from DRAM 0.85–0.90, in L3 0.81–0.84, in L2 0.89–0.93.
 //
 // Not for the rest: AVX-512 f32 (from DRAM 1.28–1.34: its phases' own
