@@ -2115,7 +2115,11 @@ func (t tier) flashDecode(fast bool) {
 	// chunks (Zen 5, f16, hd 128, sweeps alternated, 3 rounds, time over
 	// the paired kv-read): in L2 (ctx 1024) 0.86, in L3 (ctx 4096) 0.87,
 	// from DRAM 0.98; against the phases before the pipeline 0.95, 0.83
-	// and 0.81–0.85. The rest of D takes the chunks.
+	// and 0.81–0.85. Then q scaled once (scale·q, not each score) and the
+	// tile's max taken over its buffer after its scores (not folded in
+	// at each step: a chain through memory and a reduction a step): L2
+	// 0.91–0.96, L3 0.89–0.95, DRAM 1.00 (4 rounds, hd 64 and 128). The
+	// rest of D takes the chunks.
 	if t.W == 16 {
 		for _, nc := range []int{8, 4} {
 			skip := NewLabel("fused_no")
@@ -2125,22 +2129,14 @@ func (t tier) flashDecode(fast bool) {
 			{
 				qp := GP64()
 				Load(Param("q"), qp)
+				sv := t.Vec()
+				VBROADCASTSS(scale, sv)
 				for c := range nc {
 					qv[c] = t.Vec()
-					VMOVUPS(Mem{Base: qp, Disp: c * t.VB()}, qv[c])
+					VMULPS(Mem{Base: qp, Disp: c * t.VB()}, sv, qv[c])
 					ov[c] = t.Vec()
 					t.Zero(ov[c])
 				}
-			}
-			// maxInto folds the scores x (n lanes) into mb.
-			mbInto := func(x VecVirtual, n int) {
-				m := XMM()
-				VMOVAPS(x.AsX(), m)
-				if n == 4 {
-					m = HReduce4(m, VMAXPS)
-				}
-				VMAXSS(stateAt(2), m, m)
-				VMOVSS(m, stateAt(2))
 			}
 			// scoreRows: the scores of n (4 or 1) keys from row j of K at
 			// lKp into bufL + 4j, and their max into mb.
@@ -2175,9 +2171,6 @@ func (t tier) flashDecode(fast bool) {
 				} else {
 					x = t.HReduce(acc[0], VADDPS)
 				}
-				sc := XMM()
-				VBROADCASTSS(scale, sc)
-				VMULPS(sc, x, x)
 				b := GP64()
 				MOVQ(bufL, b)
 				if n == 4 {
@@ -2185,7 +2178,34 @@ func (t tier) flashDecode(fast bool) {
 				} else {
 					VMOVSS(x, Mem{Base: b, Index: j, Scale: 4})
 				}
-				mbInto(x, n)
+			}
+			// maxOf sets mb to the max of the cnt scores at bufL.
+			maxOf := func(bufL Mem) {
+				b, n := GP64(), GP64()
+				MOVQ(bufL, b)
+				MOVQ(lCnt, n)
+				mv := t.Vec()
+				VBROADCASTSS(KC(CNegInf), mv)
+				vl, one, done := NewLabel("fmax16"), NewLabel("fmax1"), NewLabel("fmaxdone")
+				Label(vl)
+				CMPQ(n, Imm(16))
+				JL(LabelRef(one))
+				VMAXPS(Mem{Base: b}, mv, mv)
+				ADDQ(Imm(64), b)
+				SUBQ(Imm(16), n)
+				JMP(LabelRef(vl))
+				Label(one)
+				m := t.HReduce(mv, VMAXPS)
+				Label(done)
+				TESTQ(n, n)
+				fin := NewLabel("fmaxfin")
+				JZ(LabelRef(fin))
+				VMAXSS(Mem{Base: b}, m, m)
+				ADDQ(Imm(4), b)
+				DECQ(n)
+				JMP(LabelRef(done))
+				Label(fin)
+				VMOVSS(m, stateAt(2))
 			}
 			// scoresFrom: the scores of keys j … cnt−1 (cnt in cntL), four
 			// at a time then one; at most limit (0: all) keys.
@@ -2282,17 +2302,12 @@ func (t tier) flashDecode(fast bool) {
 				VADDSS(stateAt(1), sum, sum)
 				VMOVSS(sum, stateAt(1))
 			}
-			setNegInf := func() {
-				x := XMM()
-				VMOVSS(KC(CNegInf), x)
-				VMOVSS(x, stateAt(2))
-			}
 			lZero, lE := AllocLocal(8), AllocLocal(8)
 			MOVQ(U32(0), lZero)
 			store := NewLabel("fused_store")
 			minTk(LabelRef(store))
-			setNegInf()
 			scoresSpan(lCur, lZero, lCnt, 0)
+			maxOf(lCur)
 			softmaxReg(lCur)
 			{
 				cnt, adv := GP64(), kvStride()
@@ -2305,7 +2320,6 @@ func (t tier) flashDecode(fast bool) {
 			loop, last, chunk, chunkDone := NewLabel("fused_loop"), NewLabel("fused_last"), NewLabel("fused_chunk"), NewLabel("fused_chunk_done")
 			Label(loop)
 			minTk(LabelRef(last))
-			setNegInf()
 			MOVQ(U32(0), lE) // the chunk's first key
 			Label(chunk)
 			{
@@ -2319,6 +2333,7 @@ func (t tier) flashDecode(fast bool) {
 			ADDQ(Imm(loneChunk), lE)
 			JMP(LabelRef(chunk))
 			Label(chunkDone)
+			maxOf(lNext)
 			softmaxReg(lNext)
 			{
 				cnt, adv := GP64(), kvStride()
