@@ -25,6 +25,13 @@ import (
 // (AVX2), as many on every ng-th step. AVX-512's whole-row path steps
 // per two rows instead, f32 only.
 func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher) VecVirtual {
+	return t.scoresBy(false, buf, q, k, cnt, db, rl, scale, pf)
+}
+
+// scoresBy is scores; with four set, where the tier's scoresBy4 allows,
+// it also takes four keys at a time between the batches of eight and the
+// single keys (the lone chunks' four keys a call).
+func (t tier) scoresBy(four bool, buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher) VecVirtual {
 	pf.hold()
 	defer pf.release()
 	left, row, out := GP64(), GP64(), GP64()
@@ -39,7 +46,7 @@ func (t tier) scores(buf, q, k, cnt, db GPVirtual, rl, scale Mem, pf *prefetcher
 
 	by8, by1, done := NewLabel("scores_by8"), NewLabel("scores_by1"), NewLabel("scores_done")
 	by4 := by1
-	withBy4 := t.scoresBy4()
+	withBy4 := four && t.scoresBy4()
 	var mx4 VecVirtual
 	if withBy4 {
 		by4 = NewLabel("scores_by4")
@@ -2109,6 +2116,30 @@ func (t tier) flashDecode(fast bool) {
 		CMOVQLT(rem, cnt)
 		MOVQ(cnt, lCnt)
 	}
+	// advK moves K on past the lCnt keys just scored, which become the
+	// current tile (lCurCnt).
+	advK := func() {
+		cnt, adv := GP64(), kvStride()
+		MOVQ(lCnt, cnt)
+		MOVQ(cnt, lCurCnt)
+		IMULQ(cnt, adv)
+		ADDQ(adv, lKp)
+		SUBQ(cnt, lRem)
+	}
+	// nextTile moves V on past the current tile and swaps the tile
+	// buffers: the next tile's scores become the current ones.
+	nextTile := func() {
+		cnt, adv := GP64(), kvStride()
+		MOVQ(lCurCnt, cnt)
+		IMULQ(cnt, adv)
+		ADDQ(adv, lVp)
+		a, b := GP64(), GP64()
+		MOVQ(lCur, a)
+		MOVQ(lNext, b)
+		MOVQ(b, lCur)
+		MOVQ(a, lNext)
+		advK()
+	}
 	// AVX-512, a row of 4 or 8 vectors (D 64, 128): the same pipeline
 	// fused into one loop, q and o in registers for the whole call (the
 	// chunks' calls reloaded and stored o every four keys). Against the
@@ -2309,14 +2340,7 @@ func (t tier) flashDecode(fast bool) {
 			scoresSpan(lCur, lZero, lCnt, 0)
 			maxOf(lCur)
 			softmaxReg(lCur)
-			{
-				cnt, adv := GP64(), kvStride()
-				MOVQ(lCnt, cnt)
-				MOVQ(cnt, lCurCnt)
-				IMULQ(cnt, adv)
-				ADDQ(adv, lKp)
-				SUBQ(cnt, lRem)
-			}
+			advK()
 			loop, last, chunk, chunkDone := NewLabel("fused_loop"), NewLabel("fused_last"), NewLabel("fused_chunk"), NewLabel("fused_chunk_done")
 			Label(loop)
 			minTk(LabelRef(last))
@@ -2335,23 +2359,7 @@ func (t tier) flashDecode(fast bool) {
 			Label(chunkDone)
 			maxOf(lNext)
 			softmaxReg(lNext)
-			{
-				cnt, adv := GP64(), kvStride()
-				MOVQ(lCurCnt, cnt)
-				IMULQ(cnt, adv)
-				ADDQ(adv, lVp)
-				a, b := GP64(), GP64()
-				MOVQ(lCur, a)
-				MOVQ(lNext, b)
-				MOVQ(b, lCur)
-				MOVQ(a, lNext)
-				cnt2, adv2 := GP64(), kvStride()
-				MOVQ(lCnt, cnt2)
-				MOVQ(cnt2, lCurCnt)
-				IMULQ(cnt2, adv2)
-				ADDQ(adv2, lKp)
-				SUBQ(cnt2, lRem)
-			}
+			nextTile()
 			JMP(LabelRef(loop))
 			Label(last)
 			pvSpan(lCur, lZero, lCurCnt, 0)
@@ -2386,7 +2394,7 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(j, kp)
 		IMULQ(kdb, kp)
 		ADDQ(lKp, kp)
-		return t.scores(b, qh, kp, cnt, kdb, lRL, scale, nil)
+		return t.scoresBy(true, b, qh, kp, cnt, kdb, lRL, scale, nil)
 	}
 	pvAt := func(bufL Mem, j, cnt GPVirtual) {
 		db := rowBytes()
@@ -2407,14 +2415,6 @@ func (t tier) flashDecode(fast bool) {
 		VMOVSS(scoresAt(lCur, z, cnt), stateAt(2))
 	}
 	loneSoftmax(lCur)
-	advK := func() {
-		cnt, adv := GP64(), kvStride()
-		MOVQ(lCnt, cnt)
-		MOVQ(cnt, lCurCnt)
-		IMULQ(cnt, adv)
-		ADDQ(adv, lKp)
-		SUBQ(cnt, lRem)
-	}
 	advK()
 	loop, last, chunk, chunkDone := NewLabel("lone_loop"), NewLabel("lone_last"), NewLabel("lone_chunk"), NewLabel("lone_chunk_done")
 	Label(loop)
@@ -2458,18 +2458,7 @@ func (t tier) flashDecode(fast bool) {
 	}
 	Label(chunkDone)
 	loneSoftmax(lNext)
-	{
-		cnt, adv := GP64(), kvStride()
-		MOVQ(lCurCnt, cnt)
-		IMULQ(cnt, adv)
-		ADDQ(adv, lVp)
-		a, b := GP64(), GP64()
-		MOVQ(lCur, a)
-		MOVQ(lNext, b)
-		MOVQ(b, lCur)
-		MOVQ(a, lNext)
-	}
-	advK()
+	nextTile()
 	JMP(LabelRef(loop))
 	// The last tile's P·V alone.
 	Label(last)
@@ -2782,9 +2771,9 @@ func (t tier) lonePipelined() bool {
 // loneChunk is the keys of each tile a step of the lone pipeline takes.
 const loneChunk = 4
 
-// scoresBy4 reports whether t's scores take four keys at a time between
-// the batches of eight and the single keys (AVX-512 f16: the lone
-// pipeline's chunks are four keys; one at a time, its scores made
+// scoresBy4 reports whether t's scoresBy(true, …) takes four keys at a
+// time between the batches of eight and the single keys (AVX-512 f16: the
+// lone pipeline's chunks are four keys; one at a time, its scores made
 // lonePipelined's chunks of 4 slower than 8 in cache, 1.07–1.34 against
 // 0.91–0.98 of the phases' time). Each row whole, in address order: a
 // vector of each of the four rows at a time lost the pipeline's gain
