@@ -72,58 +72,39 @@ func BenchmarkStores(b *testing.B) {
 //
 //	go test -run '^$' -bench Q8Floor ./kernels/kvcache
 func BenchmarkQ8Floor(b *testing.B) {
-	wide := isa.Generic // the widest tier this CPU runs, for the copy
-	for _, im := range Impls() {
-		if isa.Detect(im.Tier).Runs {
-			wide = im.Tier
+	eachSIMDTier(b, func(b *testing.B, im Impl, wide isa.Tier) {
+		head := Params{Op: BatchCopy, Hkv: 8, D: 128, KV: attention.Q8_0, Pos: 4096, Tokens: 512}
+		pos := head
+		pos.Layout = attention.PosMajor
+		small := Params{Op: BatchCopy, Hkv: 2, D: 128, KV: attention.Q8_0, Tokens: 16, Cap: 16}
+		bh, bp, bs := Alloc(head), Alloc(pos), Alloc(small)
+		for _, x := range []Buffers{bh, bp, bs} {
+			FillRandom(x, 1)
 		}
-	}
-	for _, im := range Impls() {
-		if !isa.Detect(im.Tier).Runs || im.Tier == isa.Generic {
-			continue
+		w := head.Work()
+		src, dst := copyData(w)
+		blocks := w.Read / 4 / 32
+		smallBlocks := small.Work().Read / 4 / 32
+		var sink float32
+		calls := []func(){
+			func() { sink += roofline.CopyRead(wide, dst, src) },
+			func() { im.Run(&head, &bh) },
+			func() { im.Run(&pos, &bp) },
+			func() {
+				for range 64 {
+					im.Run(&small, &bs)
+				}
+			},
 		}
-		b.Run("isa="+string(im.Tier), func(b *testing.B) {
-			head := Params{Op: BatchCopy, Hkv: 8, D: 128, KV: attention.Q8_0, Pos: 4096, Tokens: 512}
-			pos := head
-			pos.Layout = attention.PosMajor
-			small := Params{Op: BatchCopy, Hkv: 2, D: 128, KV: attention.Q8_0, Tokens: 16, Cap: 16}
-			bh, bp, bs := Alloc(head), Alloc(pos), Alloc(small)
-			for _, x := range []Buffers{bh, bp, bs} {
-				FillRandom(x, 1)
-			}
-			w := head.Work()
-			// Both written before they are timed: a page never written
-			// reads as the kernel's one shared zero page, from L1, and
-			// made the copy look twice as fast as it is.
-			src := make([]float32, int(w.Read)/4)
-			dst := make([]float32, int(w.Written)/4)
-			for i := range src {
-				src[i] = float32(i & 1023)
-			}
-			copy(dst, src)
-			blocks := w.Read / 4 / 32
-			smallBlocks := small.Work().Read / 4 / 32
-			var sink float32
-			calls := []func(){
-				func() { sink += roofline.CopyRead(wide, dst, src) },
-				func() { im.Run(&head, &bh) },
-				func() { im.Run(&pos, &bp) },
-				func() {
-					for range 64 {
-						im.Run(&small, &bs)
-					}
-				},
-			}
-			best := fastest(b, 1, calls...)
-			warm := best[3] / 64 / smallBlocks // ns a block
-			b.ReportMetric(best[0]/blocks, "copy_ns/block")
-			b.ReportMetric(warm, "warm_ns/block")
-			b.ReportMetric(100*best[0]/best[1], "head_%copy")
-			b.ReportMetric(100*best[0]/best[2], "pos_%copy")
-			b.ReportMetric(100*best[0]/(warm*blocks), "warm_%copy")
-			_ = sink
-		})
-	}
+		best := fastest(b, 1, calls...)
+		warm := best[3] / 64 / smallBlocks // ns a block
+		b.ReportMetric(best[0]/blocks, "copy_ns/block")
+		b.ReportMetric(warm, "warm_ns/block")
+		b.ReportMetric(100*best[0]/best[1], "head_%copy")
+		b.ReportMetric(100*best[0]/best[2], "pos_%copy")
+		b.ReportMetric(100*best[0]/(warm*blocks), "warm_%copy")
+		_ = sink
+	})
 }
 
 // BenchmarkF16AppendFloor shows how close to its copy ceiling a token's
@@ -152,52 +133,36 @@ func BenchmarkQ8Floor(b *testing.B) {
 //
 //	go test -run '^$' -bench F16AppendFloor ./kernels/kvcache
 func BenchmarkF16AppendFloor(b *testing.B) {
-	wide := isa.Generic // the widest tier this CPU runs, for the copy
-	for _, im := range Impls() {
-		if isa.Detect(im.Tier).Runs {
-			wide = im.Tier
+	eachSIMDTier(b, func(b *testing.B, im Impl, wide isa.Tier) {
+		p := Params{Op: Append, Hkv: 8, D: 128, KV: attention.F16, Pos: 4096}
+		bufs := Alloc(p)
+		FillRandom(bufs, 1)
+		w := p.Work()
+		src, dst := copyData(w)
+		n := p.Hkv * p.D // a token's values of K (and of V), head-major back to back
+		row := 2 * n     // bytes of f16 they take
+		// The rows converted into, at 16 places in a 4 KB page (where
+		// a store sits against its loads' addresses modulo 4 KB can
+		// slow it: 4K aliasing): convert is the fastest of them.
+		kv := buf.Bytes(2*row + 8<<10)
+		var sink float32
+		calls := []func(){
+			func() { sink += roofline.CopyRead(wide, dst, src) },
+			func() { sink += roofline.CopyRead2(wide, dst, src) },
+			func() { im.Run(&p, &bufs) },
 		}
-	}
-	for _, im := range Impls() {
-		if !isa.Detect(im.Tier).Runs || im.Tier == isa.Generic {
-			continue
+		for off := 0; off < 4<<10; off += 256 {
+			k, v := kv[off:off+row], kv[off+row+4<<10:][:row]
+			calls = append(calls, func() { im.toF16.rows(k, v, row, bufs.SrcK, bufs.SrcV, 4*n, 1, n) })
 		}
-		b.Run("isa="+string(im.Tier), func(b *testing.B) {
-			p := Params{Op: Append, Hkv: 8, D: 128, KV: attention.F16, Pos: 4096}
-			bufs := Alloc(p)
-			FillRandom(bufs, 1)
-			w := p.Work()
-			src := make([]float32, int(w.Read)/4)
-			dst := make([]float32, int(w.Written)/4)
-			for i := range src {
-				src[i] = float32(i & 1023)
-			}
-			copy(dst, src)
-			n := p.Hkv * p.D // a token's values of K (and of V), head-major back to back
-			row := 2 * n     // bytes of f16 they take
-			// The rows converted into, at 16 places in a 4 KB page (where
-			// a store sits against its loads' addresses modulo 4 KB can
-			// slow it: 4K aliasing): convert is the fastest of them.
-			kv := buf.Bytes(2*row + 8<<10)
-			var sink float32
-			calls := []func(){
-				func() { sink += roofline.CopyRead(wide, dst, src) },
-				func() { sink += roofline.CopyRead2(wide, dst, src) },
-				func() { im.Run(&p, &bufs) },
-			}
-			for off := 0; off < 4<<10; off += 256 {
-				k, v := kv[off:off+row], kv[off+row+4<<10:][:row]
-				calls = append(calls, func() { im.toF16.rows(k, v, row, bufs.SrcK, bufs.SrcV, 4*n, 1, n) })
-			}
-			best := fastest(b, 64, calls...) // 64 calls a timing: a call is tens of ns
-			cp, conv := min(best[0], best[1]), slices.Min(best[3:])
-			b.ReportMetric(cp, "copy_ns")
-			b.ReportMetric(conv, "convert_ns")
-			b.ReportMetric(100*cp/conv, "convert_%copy")
-			b.ReportMetric(100*cp/best[2], "append_%copy")
-			_ = sink
-		})
-	}
+		best := fastest(b, 64, calls...) // 64 calls a timing: a call is tens of ns
+		cp, conv := min(best[0], best[1]), slices.Min(best[3:])
+		b.ReportMetric(cp, "copy_ns")
+		b.ReportMetric(conv, "convert_ns")
+		b.ReportMetric(100*cp/conv, "convert_%copy")
+		b.ReportMetric(100*cp/best[2], "append_%copy")
+		_ = sink
+	})
 }
 
 // fastest runs calls in turn, round after round while b.Loop lasts, and
@@ -218,4 +183,34 @@ func fastest(b *testing.B, reps int, calls ...func()) []float64 {
 		}
 	}
 	return best
+}
+
+// eachSIMDTier runs f as a sub-benchmark per SIMD tier this CPU runs,
+// with wide the widest of them (for a copy ceiling).
+func eachSIMDTier(b *testing.B, f func(b *testing.B, im Impl, wide isa.Tier)) {
+	wide := isa.Generic
+	for _, im := range Impls() {
+		if isa.Detect(im.Tier).Runs {
+			wide = im.Tier
+		}
+	}
+	for _, im := range Impls() {
+		if !isa.Detect(im.Tier).Runs || im.Tier == isa.Generic {
+			continue
+		}
+		b.Run("isa="+string(im.Tier), func(b *testing.B) { f(b, im, wide) })
+	}
+}
+
+// copyData returns a copy ceiling's data for work w: as many floats as w
+// reads, and as many as it writes to copy them into. Both are written
+// before they are timed: a page never written reads as the kernel's one
+// shared zero page, from L1, and made a copy look twice as fast as it is.
+func copyData(w Work) (src, dst []float32) {
+	src, dst = make([]float32, int(w.Read)/4), make([]float32, int(w.Written)/4)
+	for i := range src {
+		src[i] = float32(i & 1023)
+	}
+	copy(dst, src)
+	return src, dst
 }
