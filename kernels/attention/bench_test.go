@@ -2,11 +2,10 @@ package attention
 
 import (
 	"fmt"
-	"math"
 	"testing"
-	"time"
 
 	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/isa/isatest"
 	"github.com/ckbench/ckbench/roofline"
 )
 
@@ -126,17 +125,7 @@ func BenchmarkF16Floor(b *testing.B) {
 					},
 					func() { im.Run(p, bufs) },
 				}
-				best := make([]float64, len(calls))
-				for i := range best {
-					best[i] = math.Inf(1)
-				}
-				for b.Loop() {
-					for i, call := range calls {
-						t0 := time.Now()
-						call()
-						best[i] = min(best[i], float64(time.Since(t0).Nanoseconds()))
-					}
-				}
+				best := isatest.Fastest(b, 1, calls...)
 				b.ReportMetric(bytes/best[0], "read_GB/s")
 				b.ReportMetric(bytes/best[1], "floor_GB/s")
 				b.ReportMetric(100*best[0]/best[1], "floor_%read")

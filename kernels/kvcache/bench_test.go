@@ -2,14 +2,13 @@ package kvcache
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/ckbench/ckbench/kernels/attention"
 	"github.com/ckbench/ckbench/kernels/buf"
 	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/isa/isatest"
 	"github.com/ckbench/ckbench/roofline"
 )
 
@@ -96,7 +95,7 @@ func BenchmarkQ8Floor(b *testing.B) {
 				}
 			},
 		}
-		best := fastest(b, 1, calls...)
+		best := isatest.Fastest(b, 1, calls...)
 		warm := best[3] / 64 / smallBlocks // ns a block
 		b.ReportMetric(best[0]/blocks, "copy_ns/block")
 		b.ReportMetric(warm, "warm_ns/block")
@@ -155,7 +154,7 @@ func BenchmarkF16AppendFloor(b *testing.B) {
 			k, v := kv[off:off+row], kv[off+row+4<<10:][:row]
 			calls = append(calls, func() { im.toF16.rows(k, v, row, bufs.SrcK, bufs.SrcV, 4*n, 1, n) })
 		}
-		best := fastest(b, 64, calls...) // 64 calls a timing: a call is tens of ns
+		best := isatest.Fastest(b, 64, calls...) // 64 calls a timing: a call is tens of ns
 		cp, conv := min(best[0], best[1]), slices.Min(best[3:])
 		b.ReportMetric(cp, "copy_ns")
 		b.ReportMetric(conv, "convert_ns")
@@ -163,26 +162,6 @@ func BenchmarkF16AppendFloor(b *testing.B) {
 		b.ReportMetric(100*cp/best[2], "append_%copy")
 		_ = sink
 	})
-}
-
-// fastest runs calls in turn, round after round while b.Loop lasts, and
-// returns each one's fastest time in ns a call, timing reps calls at a
-// time (the host's noise only slows a call).
-func fastest(b *testing.B, reps int, calls ...func()) []float64 {
-	best := make([]float64, len(calls))
-	for i := range best {
-		best[i] = math.Inf(1)
-	}
-	for b.Loop() {
-		for i, call := range calls {
-			t0 := time.Now()
-			for range reps {
-				call()
-			}
-			best[i] = min(best[i], float64(time.Since(t0).Nanoseconds())/float64(reps))
-		}
-	}
-	return best
 }
 
 // eachSIMDTier runs f as a sub-benchmark per SIMD tier this CPU runs,

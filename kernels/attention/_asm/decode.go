@@ -1781,16 +1781,22 @@ func (t tier) flashDecode(fast bool) {
 		CMPQ(g, Imm(1))
 		JEQ(LabelRef(loneL))
 	}
-	Label(tile)
-	{
+	// minTk sets lCnt = min(tk, lRem), the next tile's keys, and returns
+	// it in a register; it jumps to empty when no key is left.
+	minTk := func(empty LabelRef) GPVirtual {
 		rem, cnt := GP64(), GP64()
 		MOVQ(lRem, rem)
 		TESTQ(rem, rem)
-		JLE(LabelRef(finish))
+		JLE(empty)
 		Load(Param("tk"), cnt)
 		CMPQ(rem, cnt)
 		CMOVQLT(rem, cnt)
 		MOVQ(cnt, lCnt)
+		return cnt
+	}
+	Label(tile)
+	{
+		cnt := minTk(LabelRef(finish))
 		// Prefetch regions of this tile: its V (phase A), the next K
 		// (phase C; the AVX-512 groups begin it in B), cnt rows of stride
 		// bytes. The head-major kernels, only ever given a head's rows
@@ -2104,17 +2110,6 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(b, lCur)
 		ADDQ(paramAddr("tileStride"), b)
 		MOVQ(b, lNext)
-	}
-	// minTk sets lCnt = min(tk, lRem); jumps to empty when lRem ≤ 0.
-	minTk := func(empty LabelRef) {
-		rem, cnt := GP64(), GP64()
-		MOVQ(lRem, rem)
-		TESTQ(rem, rem)
-		JLE(empty)
-		Load(Param("tk"), cnt)
-		CMPQ(rem, cnt)
-		CMOVQLT(rem, cnt)
-		MOVQ(cnt, lCnt)
 	}
 	// advK moves K on past the lCnt keys just scored, which become the
 	// current tile (lCurCnt).

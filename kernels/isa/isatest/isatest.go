@@ -7,10 +7,12 @@ package isatest
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ckbench/ckbench/kernels/isa"
 )
@@ -121,4 +123,25 @@ func evexInAVX2(src string) (funcs int, bad []string) {
 		}
 	}
 	return funcs, bad
+}
+
+// Fastest runs calls in turn, round after round while b.Loop lasts, and
+// returns each one's fastest time in ns a call, timing reps calls at a
+// time: the floor benchmarks' ruler, since the host's noise only slows a
+// call, and calls in alternation see the same moments of the host.
+func Fastest(b *testing.B, reps int, calls ...func()) []float64 {
+	best := make([]float64, len(calls))
+	for i := range best {
+		best[i] = math.Inf(1)
+	}
+	for b.Loop() {
+		for i, call := range calls {
+			t0 := time.Now()
+			for range reps {
+				call()
+			}
+			best[i] = min(best[i], float64(time.Since(t0).Nanoseconds())/float64(reps))
+		}
+	}
+	return best
 }
