@@ -217,7 +217,30 @@ func TestGate(t *testing.T) {
 // does: within Tolerance of the float64 reference over the encoded cache,
 // all of o written, no workspace read before written, nothing written
 // past o or the workspace.
+//
+// Where a lone head runs (decode-flash, or a group of one) it does so
+// for both of the flash kernels' lone paths (lonePaths), whichever this
+// CPU takes.
 func gate(t *testing.T, im Impl, p Params, fill pattern) {
+	t.Helper()
+	for _, im := range lonePaths(im, p) {
+		gateOne(t, im, p, fill)
+	}
+}
+
+// lonePaths is im, and where p runs a lone head, im with the other lone
+// path (the pipeline or the phases: Impl.lonePipe) after it, so that
+// every CPU checks both, not only the one it takes by default.
+func lonePaths(im Impl, p Params) []Impl {
+	if p.Kernel != DecodeFlash && p.Group() != 1 {
+		return []Impl{im}
+	}
+	other := im
+	other.lonePipe = !im.lonePipe
+	return []Impl{im, other}
+}
+
+func gateOne(t *testing.T, im Impl, p Params, fill pattern) {
 	t.Helper()
 	b := Alloc(p)
 	fill(p.Shape, b)
@@ -239,7 +262,7 @@ func gate(t *testing.T, im Impl, p Params, fill pattern) {
 	im.Run(p, b)
 	want := Reference(p.Shape, b.Q, b.K, b.V)
 	if err := MaxRelErr(b.O, want, p.D); !(err <= Tolerance(p.Exp)) {
-		t.Fatalf("%+v: max rel err %.3g > %.0e", p, err, Tolerance(p.Exp))
+		t.Fatalf("%+v (lone pipelined %v): max rel err %.3g > %.0e", p, im.lonePipe, err, Tolerance(p.Exp))
 	}
 }
 
@@ -379,11 +402,13 @@ func TestLSE(t *testing.T) {
 							t.Fatal(err)
 						}
 						b.LSE = make([]float32, p.H)
-						im.Run(p, b)
 						want := referenceLSE(p.Shape, b.Q, b.K)
-						for h, w := range want {
-							if d := math.Abs(float64(b.LSE[h]) - w); !(d <= Tolerance(e)*max(1, math.Abs(w))) {
-								t.Errorf("%s %s %s %s head %d: LSE %v, reference %v", k, kv, l, e, h, b.LSE[h], w)
+						for _, im := range lonePaths(im, p) {
+							im.Run(p, b)
+							for h, w := range want {
+								if d := math.Abs(float64(b.LSE[h]) - w); !(d <= Tolerance(e)*max(1, math.Abs(w))) {
+									t.Errorf("%s %s %s %s head %d (lone pipelined %v): LSE %v, reference %v", k, kv, l, e, h, im.lonePipe, b.LSE[h], w)
+								}
 							}
 						}
 					}

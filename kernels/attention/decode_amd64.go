@@ -5,6 +5,8 @@ package attention
 import (
 	"unsafe"
 
+	"github.com/klauspost/cpuid/v2"
+
 	"github.com/ckbench/ckbench/kernels/isa"
 )
 
@@ -13,8 +15,9 @@ import (
 // The AVX2 and AVX-512 tiers, registered whether or not this CPU runs them
 // (callers check isa.Detect first; an unsupported tier is reported, never run).
 func init() {
+	pipe := lonePipelinedOn(cpuid.CPU.VendorID)
 	impls = append(impls,
-		Impl{Tier: isa.AVX2,
+		Impl{Tier: isa.AVX2, lonePipe: pipe,
 			flash: flashAsm(flashKernels{
 				F32:  {flashDecodeExactAVX2, flashDecodeFastAVX2},
 				F16:  {flashDecodeExactF16AVX2, flashDecodeFastF16AVX2},
@@ -29,7 +32,7 @@ func init() {
 				F16:  {naiveDecodeExactF16AVX2, naiveDecodeFastF16AVX2},
 				Q8_0: {naiveDecodeExactQ8AVX2, naiveDecodeFastQ8AVX2},
 			})},
-		Impl{Tier: isa.AVX512,
+		Impl{Tier: isa.AVX512, lonePipe: pipe,
 			flash: flashAsm(flashKernels{
 				F32:  {flashDecodeExactAVX512, flashDecodeFastAVX512},
 				F16:  {flashDecodeExactF16AVX512, flashDecodeFastF16AVX512},
@@ -47,9 +50,31 @@ func init() {
 	)
 }
 
+// lonePipelinedOn reports whether a lone head (decode-flash, and a group
+// of one) takes the flash kernels' pipelined path on a CPU of this vendor:
+// the scores of the next tile beside this tile's P·V, four keys of each in
+// turn and no software prefetch, where the phases (scores, softmax, P·V
+// one after the other) prefetch a tile ahead. Only the head-major AVX-512
+// f16 and AVX2 f32 kernels have that path (the generator's lonePipelined,
+// whose doc has the measurements). Which is faster is the CPU's:
+//
+//   - AMD (Zen 5, where it was built): the pipeline, from DRAM 0.81–0.90
+//     of the phases' time, in L3 0.81–0.87, in L2 0.89–0.95.
+//   - Intel (Xeon family 6 model 207, 2.4 GHz, one thread, hd 128,
+//     sweeps alternated, 3–4 rounds, the phases' time over the
+//     pipeline's): from DRAM (ctx 32768 --cold) AVX-512 f16 0.68–0.82
+//     (90 % of the paired kv-read against 70–76 %), AVX2 f32 0.82–0.91
+//     (100 % against 85–86 %); in cache AVX2 f32 0.85–0.95, but AVX-512
+//     f16 in L2 (ctx 4096, 2 MB) 1.08–1.18 (63–66 % of the read against
+//     76–86 %). A decode's cache mostly comes from DRAM: the phases.
+//
+// Other vendors take the phases, the kernels' older and more measured
+// path. The tests run both paths on every CPU (gate's lonePaths).
+func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
+
 // The asm kernels take the cache as bytes, whatever its element type.
 type (
-	flashAsmFunc func(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+	flashAsmFunc func(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 	naiveAsmFunc func(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 	// flashKernels and naiveKernels are a tier's kernels per KV type, exact then fast exp.
 	flashKernels [Q8_0 + 1][2]flashAsmFunc
@@ -78,7 +103,7 @@ func expIndex(e Exp) int {
 // cache: the same kernels but for how they prefetch, row by row). The
 // slice expressions are the bounds checks the asm cannot do.
 func flashAsm(head, pos flashKernels) flashFunc {
-	return func(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32) {
+	return func(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32, pipe bool) {
 		fs := &head
 		if k.rs > 1 {
 			fs = &pos
@@ -87,7 +112,11 @@ func flashAsm(head, pos flashKernels) flashFunc {
 		tb := tileBufLen(tk)
 		tiles := ws[flashStateLen(g) : flashStateLen(g)+tileBufs(g)*tb]
 		o, q = o[:g*d], q[:g*d]
-		f(&o[0], &q[0], g, kvPtr(k, n), kvPtr(v, n), n, d, tk, scale, &ws[0], &tiles[0], 4*tb, k.strideBytes())
+		p := 0
+		if pipe {
+			p = 1
+		}
+		f(&o[0], &q[0], g, kvPtr(k, n), kvPtr(v, n), n, d, tk, scale, &ws[0], &tiles[0], 4*tb, k.strideBytes(), p)
 	}
 }
 
@@ -104,27 +133,31 @@ func naiveAsm(fs naiveKernels) naiveFunc {
 // per tile of tk of the n keys, x[j] = scale·q·k[j] for each head, the running max and sum
 // rescaled when the max grows, o += exp(x[j]−m)·v[j]; then o /= s. state holds m, s and
 // the tile maxima (3·ng floats); tiles holds max(ng, 2) buffers of tileStride bytes.
+// With pipe ≠ 0 a lone head (ng = 1) takes the pipelined path, in the kernels
+// that have one (the generator's lonePipelined); otherwise the phases.
 //
 //go:noescape
-func flashDecodeExactAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeExactAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // flashDecodeFastAVX2 is flashDecodeExact with CKE's polynomial exp (FastExp) for exp.
 //
 //go:noescape
-func flashDecodeFastAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeFastAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // flashDecodeExactAVX512 computes, for ng query heads sharing one KV head, what flashGeneric does with ExpExact:
 // per tile of tk of the n keys, x[j] = scale·q·k[j] for each head, the running max and sum
 // rescaled when the max grows, o += exp(x[j]−m)·v[j]; then o /= s. state holds m, s and
 // the tile maxima (3·ng floats); tiles holds max(ng, 2) buffers of tileStride bytes.
+// With pipe ≠ 0 a lone head (ng = 1) takes the pipelined path, in the kernels
+// that have one (the generator's lonePipelined); otherwise the phases.
 //
 //go:noescape
-func flashDecodeExactAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeExactAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // flashDecodeFastAVX512 is flashDecodeExact with CKE's polynomial exp (FastExp) for exp.
 //
 //go:noescape
-func flashDecodeFastAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeFastAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // naiveDecodeExactAVX2 computes what naiveGeneric does with ExpExact for one head: ws[j] =
 // scale·q·k[j] for the n keys, then ws[j] = exp(ws[j]−max), s = Σ ws[j], and
@@ -155,7 +188,7 @@ func naiveDecodeFastAVX512(o, q *float32, k, v *byte, n, d int, scale float32, w
 // flashDecodeExactF16AVX2 is flashDecodeExactAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeExactF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeExactF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // naiveDecodeExactF16AVX2 is naiveDecodeExactAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
@@ -165,7 +198,7 @@ func naiveDecodeExactF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32,
 // flashDecodeFastF16AVX2 is flashDecodeFastAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeFastF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeFastF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // naiveDecodeFastF16AVX2 is naiveDecodeFastAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
@@ -175,7 +208,7 @@ func naiveDecodeFastF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, 
 // flashDecodeExactF16AVX512 is flashDecodeExactAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeExactF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeExactF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // naiveDecodeExactF16AVX512 is naiveDecodeExactAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
@@ -185,7 +218,7 @@ func naiveDecodeExactF16AVX512(o, q *float32, k, v *byte, n, d int, scale float3
 // flashDecodeFastF16AVX512 is flashDecodeFastAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeFastF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeFastF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // naiveDecodeFastF16AVX512 is naiveDecodeFastAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
@@ -195,7 +228,7 @@ func naiveDecodeFastF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32
 // flashDecodeExactQ8AVX2 is flashDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeExactQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeExactQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // naiveDecodeExactQ8AVX2 is naiveDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
 //
@@ -205,7 +238,7 @@ func naiveDecodeExactQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, 
 // flashDecodeFastQ8AVX2 is flashDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeFastQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeFastQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // naiveDecodeFastQ8AVX2 is naiveDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
 //
@@ -215,7 +248,7 @@ func naiveDecodeFastQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, w
 // flashDecodeExactQ8AVX512 is flashDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeExactQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeExactQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // naiveDecodeExactQ8AVX512 is naiveDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
 //
@@ -225,7 +258,7 @@ func naiveDecodeExactQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32
 // flashDecodeFastQ8AVX512 is flashDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeFastQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeFastQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // naiveDecodeFastQ8AVX512 is naiveDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
 //
@@ -240,59 +273,59 @@ func naiveDecodeFastQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32,
 // flashDecodeExactAVX2Pos is flashDecodeExactAVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactAVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeExactAVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // flashDecodeFastAVX2Pos is flashDecodeFastAVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastAVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeFastAVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // flashDecodeExactF16AVX2Pos is flashDecodeExactF16AVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactF16AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeExactF16AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // flashDecodeFastF16AVX2Pos is flashDecodeFastF16AVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastF16AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeFastF16AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // flashDecodeExactQ8AVX2Pos is flashDecodeExactQ8AVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactQ8AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeExactQ8AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // flashDecodeFastQ8AVX2Pos is flashDecodeFastQ8AVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastQ8AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeFastQ8AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // flashDecodeExactAVX512Pos is flashDecodeExactAVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactAVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeExactAVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // flashDecodeFastAVX512Pos is flashDecodeFastAVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastAVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeFastAVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // flashDecodeExactF16AVX512Pos is flashDecodeExactF16AVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactF16AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeExactF16AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // flashDecodeFastF16AVX512Pos is flashDecodeFastF16AVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastF16AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeFastF16AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // flashDecodeExactQ8AVX512Pos is flashDecodeExactQ8AVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactQ8AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeExactQ8AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
 
 // flashDecodeFastQ8AVX512Pos is flashDecodeFastQ8AVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastQ8AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride int)
+func flashDecodeFastQ8AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)

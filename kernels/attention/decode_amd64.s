@@ -113,9 +113,9 @@ TEXT expconst<>(SB), NOSPLIT|NOFRAME, $0
 	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
 	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
 
-// func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $224-104
+TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $224-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
@@ -154,16 +154,20 @@ zero_loop_1:
 	JMP     init_1
 
 init_done_1:
-	MOVQ k+24(FP), AX
-	MOVQ AX, (SP)
-	MOVQ v+32(FP), AX
-	MOVQ AX, 8(SP)
-	MOVQ n+40(FP), AX
-	MOVQ AX, 16(SP)
-	MOVQ ng+16(FP), AX
-	CMPQ AX, $0x01
-	JEQ  lone_1
+	MOVQ  k+24(FP), AX
+	MOVQ  AX, (SP)
+	MOVQ  v+32(FP), AX
+	MOVQ  AX, 8(SP)
+	MOVQ  n+40(FP), AX
+	MOVQ  AX, 16(SP)
+	MOVQ  pipe+104(FP), AX
+	TESTQ AX, AX
+	JZ    lone_phases_1
+	MOVQ  ng+16(FP), AX
+	CMPQ  AX, $0x01
+	JEQ   lone_1
 
+lone_phases_1:
 tile_1:
 	MOVQ    16(SP), AX
 	TESTQ   AX, AX
@@ -3629,9 +3633,9 @@ pv_next_19:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeFastAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $224-104
+TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $224-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
@@ -3670,16 +3674,20 @@ zero_loop_3:
 	JMP     init_2
 
 init_done_2:
-	MOVQ k+24(FP), AX
-	MOVQ AX, (SP)
-	MOVQ v+32(FP), AX
-	MOVQ AX, 8(SP)
-	MOVQ n+40(FP), AX
-	MOVQ AX, 16(SP)
-	MOVQ ng+16(FP), AX
-	CMPQ AX, $0x01
-	JEQ  lone_2
+	MOVQ  k+24(FP), AX
+	MOVQ  AX, (SP)
+	MOVQ  v+32(FP), AX
+	MOVQ  AX, 8(SP)
+	MOVQ  n+40(FP), AX
+	MOVQ  AX, 16(SP)
+	MOVQ  pipe+104(FP), AX
+	TESTQ AX, AX
+	JZ    lone_phases_2
+	MOVQ  ng+16(FP), AX
+	CMPQ  AX, $0x01
+	JEQ   lone_2
 
+lone_phases_2:
 tile_2:
 	MOVQ    16(SP), AX
 	TESTQ   AX, AX
@@ -7026,9 +7034,9 @@ pv_next_38:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $184-104
+TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $184-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
@@ -10975,9 +10983,9 @@ pv_next_50:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $184-104
+TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $184-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
@@ -14891,9 +14899,9 @@ pv_next_62:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeExactF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactF16AVX2(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeExactF16AVX2(SB), NOSPLIT, $192-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
@@ -17451,9 +17459,9 @@ pv_next_71:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeFastF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastF16AVX2(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeFastF16AVX2(SB), NOSPLIT, $192-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
@@ -19934,9 +19942,9 @@ pv_next_80:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $248-104
+TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $248-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
@@ -19975,16 +19983,20 @@ zero_loop_13:
 	JMP     init_7
 
 init_done_7:
-	MOVQ k+24(FP), AX
-	MOVQ AX, (SP)
-	MOVQ v+32(FP), AX
-	MOVQ AX, 8(SP)
-	MOVQ n+40(FP), AX
-	MOVQ AX, 16(SP)
-	MOVQ ng+16(FP), AX
-	CMPQ AX, $0x01
-	JEQ  lone_7
+	MOVQ  k+24(FP), AX
+	MOVQ  AX, (SP)
+	MOVQ  v+32(FP), AX
+	MOVQ  AX, 8(SP)
+	MOVQ  n+40(FP), AX
+	MOVQ  AX, 16(SP)
+	MOVQ  pipe+104(FP), AX
+	TESTQ AX, AX
+	JZ    lone_phases_3
+	MOVQ  ng+16(FP), AX
+	CMPQ  AX, $0x01
+	JEQ   lone_7
 
+lone_phases_3:
 tile_7:
 	MOVQ    16(SP), AX
 	TESTQ   AX, AX
@@ -28035,9 +28047,9 @@ pv_next_100:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $248-104
+TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $248-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
@@ -28076,16 +28088,20 @@ zero_loop_15:
 	JMP     init_8
 
 init_done_8:
-	MOVQ k+24(FP), AX
-	MOVQ AX, (SP)
-	MOVQ v+32(FP), AX
-	MOVQ AX, 8(SP)
-	MOVQ n+40(FP), AX
-	MOVQ AX, 16(SP)
-	MOVQ ng+16(FP), AX
-	CMPQ AX, $0x01
-	JEQ  lone_8
+	MOVQ  k+24(FP), AX
+	MOVQ  AX, (SP)
+	MOVQ  v+32(FP), AX
+	MOVQ  AX, 8(SP)
+	MOVQ  n+40(FP), AX
+	MOVQ  AX, 16(SP)
+	MOVQ  pipe+104(FP), AX
+	TESTQ AX, AX
+	JZ    lone_phases_4
+	MOVQ  ng+16(FP), AX
+	CMPQ  AX, $0x01
+	JEQ   lone_8
 
+lone_phases_4:
 tile_8:
 	MOVQ    16(SP), AX
 	TESTQ   AX, AX
@@ -36049,9 +36065,9 @@ pv_next_120:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeExactQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactQ8AVX2(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeExactQ8AVX2(SB), NOSPLIT, $192-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
@@ -37823,9 +37839,9 @@ pv_next_128:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeFastQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastQ8AVX2(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeFastQ8AVX2(SB), NOSPLIT, $192-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
@@ -39520,9 +39536,9 @@ pv_next_136:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeExactQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactQ8AVX512(SB), NOSPLIT, $176-104
+TEXT ·flashDecodeExactQ8AVX512(SB), NOSPLIT, $176-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
@@ -42094,9 +42110,9 @@ pv_next_148:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeFastQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastQ8AVX512(SB), NOSPLIT, $176-104
+TEXT ·flashDecodeFastQ8AVX512(SB), NOSPLIT, $176-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
@@ -44635,9 +44651,9 @@ pv_next_160:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactAVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeExactAVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeExactAVX2Pos(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeExactAVX2Pos(SB), NOSPLIT, $192-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
@@ -47506,9 +47522,9 @@ norm_done_13:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastAVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeFastAVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeFastAVX2Pos(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeFastAVX2Pos(SB), NOSPLIT, $192-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
@@ -50314,9 +50330,9 @@ norm_done_14:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactAVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeExactAVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactAVX512Pos(SB), NOSPLIT, $176-104
+TEXT ·flashDecodeExactAVX512Pos(SB), NOSPLIT, $176-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
@@ -55537,9 +55553,9 @@ norm_done_15:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastAVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeFastAVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastAVX512Pos(SB), NOSPLIT, $176-104
+TEXT ·flashDecodeFastAVX512Pos(SB), NOSPLIT, $176-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
@@ -60733,9 +60749,9 @@ norm_done_16:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactF16AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeExactF16AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactF16AVX2Pos(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeExactF16AVX2Pos(SB), NOSPLIT, $192-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
@@ -64072,9 +64088,9 @@ norm_done_17:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastF16AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeFastF16AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastF16AVX2Pos(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeFastF16AVX2Pos(SB), NOSPLIT, $192-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
@@ -67348,9 +67364,9 @@ norm_done_18:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactF16AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeExactF16AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactF16AVX512Pos(SB), NOSPLIT, $176-104
+TEXT ·flashDecodeExactF16AVX512Pos(SB), NOSPLIT, $176-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
@@ -72468,9 +72484,9 @@ norm_done_19:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastF16AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeFastF16AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastF16AVX512Pos(SB), NOSPLIT, $176-104
+TEXT ·flashDecodeFastF16AVX512Pos(SB), NOSPLIT, $176-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
@@ -77561,9 +77577,9 @@ norm_done_20:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactQ8AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeExactQ8AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactQ8AVX2Pos(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeExactQ8AVX2Pos(SB), NOSPLIT, $192-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
@@ -79300,9 +79316,9 @@ norm_done_21:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastQ8AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeFastQ8AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastQ8AVX2Pos(SB), NOSPLIT, $192-104
+TEXT ·flashDecodeFastQ8AVX2Pos(SB), NOSPLIT, $192-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
@@ -80976,9 +80992,9 @@ norm_done_22:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactQ8AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeExactQ8AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactQ8AVX512Pos(SB), NOSPLIT, $176-104
+TEXT ·flashDecodeExactQ8AVX512Pos(SB), NOSPLIT, $176-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
@@ -82901,9 +82917,9 @@ norm_done_23:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastQ8AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int)
+// func flashDecodeFastQ8AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastQ8AVX512Pos(SB), NOSPLIT, $176-104
+TEXT ·flashDecodeFastQ8AVX512Pos(SB), NOSPLIT, $176-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX

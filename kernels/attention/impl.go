@@ -7,8 +7,10 @@ import (
 )
 
 // flashFunc runs flash decode for g query heads that share one KV head:
-// q and o hold g rows of d floats, k and v hold n rows of d values.
-type flashFunc func(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32)
+// q and o hold g rows of d floats, k and v hold n rows of d values. With
+// pipe set a lone head (g = 1) takes the pipelined path of the kernels
+// that have one (Impl.lonePipe); the result is the same either way.
+type flashFunc func(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32, pipe bool)
 
 // naiveFunc runs the materialized decode for one query head.
 type naiveFunc func(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws []float32)
@@ -18,6 +20,10 @@ type Impl struct {
 	Tier  isa.Tier
 	flash flashFunc
 	naive naiveFunc
+	// lonePipe: a lone head takes the flash kernels' pipelined path, where
+	// they have one and this CPU runs it faster (lonePipelinedOn), chosen
+	// once when the tier is registered.
+	lonePipe bool
 }
 
 // impls holds every tier compiled into this binary, generic first. The
@@ -60,7 +66,7 @@ func (im Impl) Run(p Params, b Buffers) {
 	case DecodeFlash:
 		for h := 0; h < p.H; h++ {
 			kh := h * p.Hkv / p.H
-			im.flash(b.O[h*d:(h+1)*d], q[h*d:(h+1)*d], 1, kOf(kh), vOf(kh), n, d, tk, scale, p.Exp, ws)
+			im.flash(b.O[h*d:(h+1)*d], q[h*d:(h+1)*d], 1, kOf(kh), vOf(kh), n, d, tk, scale, p.Exp, ws, im.lonePipe)
 			if b.LSE != nil {
 				stateLSE(b.LSE[h:h+1], ws, 1)
 			}
@@ -69,7 +75,7 @@ func (im Impl) Run(p Params, b Buffers) {
 		g := p.Group()
 		for kh := 0; kh < p.Hkv; kh++ {
 			h0 := kh * g
-			im.flash(b.O[h0*d:(h0+g)*d], q[h0*d:(h0+g)*d], g, kOf(kh), vOf(kh), n, d, tk, scale, p.Exp, ws)
+			im.flash(b.O[h0*d:(h0+g)*d], q[h0*d:(h0+g)*d], g, kOf(kh), vOf(kh), n, d, tk, scale, p.Exp, ws, im.lonePipe)
 			if b.LSE != nil {
 				stateLSE(b.LSE[h0:h0+g], ws, g)
 			}
@@ -90,7 +96,7 @@ func (im Impl) Run(p Params, b Buffers) {
 					}
 					continue
 				}
-				im.flash(oc, q[h0*d:(h0+g)*d], g, k.sub(lo, hi), v.sub(lo, hi), hi-lo, d, tk, scale, p.Exp, ws)
+				im.flash(oc, q[h0*d:(h0+g)*d], g, k.sub(lo, hi), v.sub(lo, hi), hi-lo, d, tk, scale, p.Exp, ws, im.lonePipe)
 				stateLSE(lc, ws, g)
 			}
 			mergeLSE(b.O[h0*d:(h0+g)*d], lse(b.LSE, h0, g), parts, lses, splits, g, d)

@@ -1775,11 +1775,16 @@ func (t tier) flashDecode(fast bool) {
 	tile, finish := NewLabel("tile"), NewLabel("finish")
 	pipe := t.lonePipelined()
 	loneL := NewLabel("lone")
-	if pipe {
-		g := GP64()
+	if pipe { // a lone head, where the caller asks (pipe ≠ 0: lonePipelined's doc)
+		g, ask := GP64(), GP64()
+		phases := NewLabel("lone_phases")
+		Load(Param("pipe"), ask)
+		TESTQ(ask, ask)
+		JZ(LabelRef(phases))
 		Load(Param("ng"), g)
 		CMPQ(g, Imm(1))
 		JEQ(LabelRef(loneL))
+		Label(phases)
 	}
 	// minTk sets lCnt = min(tk, lRem), the next tile's keys, and returns
 	// it in a register; it jumps to empty when no key is left.
