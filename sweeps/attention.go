@@ -779,6 +779,11 @@ func (attentionFamily) List(w io.Writer) {
 		flops, bytes, traffic := attention.WorkFormula(k)
 		fmt.Fprintf(w, "  %s\n      FLOPs   %s\n      bytes   %s\n      traffic %s\n", k, flops, bytes, traffic)
 	}
+	lone := "phases: a tile's scores, softmax and P·V in turn, prefetching a tile ahead (the pipelined path, where a tier has one, runs on AMD CPUs only: faster on Zen 5, slower from DRAM on an Intel Xeon)"
+	if attention.LonePipelined() {
+		lone = "pipelined: the next tile's scores beside this tile's P·V, four keys at a time (head-major AVX-512 f16 and AVX2 f32; the others take the phases)"
+	}
+	fmt.Fprintf(w, "  a lone head (decode-flash, groups of one) on this CPU: %s\n", lone)
 	fmt.Fprintf(w, "  %s\n      the ceiling: a plain load-and-sum loop (a 64-bit XOR for f16 and q8_0) over the same K and V bytes, K and V side by side\n      bytes   2·Hkv·T·D·e; timed in alternation with every point of the shape: their read_gbs, %% read\n", KVRead)
 	fmt.Fprintln(w, "  prefill-materialized, prefill-flash (Tq = --tq query rows at the last of T = ctx positions; f32 K and V;")
 	fmt.Fprintln(w, "  named with --kernel, never by a preset; n = Σ over query rows of the keys each sees)")

@@ -438,7 +438,10 @@ func (s Shape) Validate() error {
 //     4096), both tiers (decode-flash alone and at 32:8, and -gqa at 1:1;
 //     Zen 5, 3 rounds); groups of 4 lost 7–9 % from DRAM with it, so they
 //     keep 32. At hd 64 tk 128 was mixed from DRAM (0.86 to 1.21): it
-//     keeps 32.
+//     keeps 32. On an Intel Xeon (family 6 model 207, one head, hd 128,
+//     3 rounds) tk 32 took 0.82–1.00 of tk 128's time from DRAM (medians
+//     0.96 AVX2, 0.98 AVX-512) and 0.99–1.03 in cache: too little to
+//     split the choice by CPU.
 //   - f16 when g is 1, D ≤ 128: twice AutoTileK, 64 up to D = 64 and 32
 //     up to 128 (a tile of 8 KB of K, and of V). On Zen 5 (one thread,
 //     sweeps of tk 16, 32, 64 and 128 in turn, 3–4 rounds, the ratio

@@ -34,6 +34,21 @@ var impls = []Impl{{Tier: isa.Generic, flash: flashGeneric, naive: naiveGeneric}
 // can run them: check isa.Detect before calling Run on one.
 func Impls() []Impl { return impls }
 
+// LonePipelined reports whether a lone head (decode-flash, a group of one)
+// takes the flash kernels' pipelined path on this CPU, in the tiers that
+// have one (head-major AVX-512 f16 and AVX2 f32): chosen once, from the
+// CPU's vendor, where it was measured faster. Otherwise a tile's scores,
+// softmax and P·V run one after the other, prefetching ahead. Either way
+// the results are the same (the gate checks both).
+func LonePipelined() bool {
+	for _, im := range impls {
+		if im.lonePipe {
+			return true
+		}
+	}
+	return false
+}
+
 // Tiers lists the tiers this binary has attention kernels for.
 func Tiers() []isa.Tier { return isa.TiersOf(impls) }
 

@@ -876,6 +876,16 @@ type prefetcher struct {
 // at that prefetch, most likely for a miss buffer while all were busy
 // with lines on their way from DRAM. The scratch loop's best scheme was
 // near alone, as the kernel's is now.
+//
+// On an Intel Xeon (family 6 model 207, one thread, AVX-512, hd 128,
+// sweeps alternated, 3 rounds, against near alone) the far T1 stream of
+// every line beside near: from DRAM (ctx 32768 --cold) f16 32:8 0.75–0.90
+// of the time (74–75 % of the paired kv-read against 60–67 %), f32 32:8
+// 0.62–0.90, f32 64:8 median 0.85 (0.73–1.32), f16 64:8 0.99 (bound by
+// its widening there, not its stream); but in L3 (ctx 1024) 1.02–1.10.
+// One line in four: from DRAM 0.88–0.96 for 32:8, 0.96–1.06 for 64:8.
+// Not kept: no target from DRAM came within reach with it, and f32 64:8
+// in L3, at 65 % of its bound there, would have fallen below its 60.
 
 // hold moves the prefetcher's cursor (and countdown) into registers for
 // the loops that follow, until release; a nil prefetcher holds nothing.
@@ -2730,8 +2740,8 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 	VFMADD231PS(k, sc, acc)
 }
 
-// lonePipelined reports whether t's flash kernel runs a lone head (ng = 1:
-// decode-flash, and MHA's groups of one) pipelined: the scores of the next
+// lonePipelined reports whether t's flash kernel has a pipelined path for
+// a lone head (ng = 1: decode-flash, and MHA's groups of one): the scores of the next
 // tile and the P·V of this one in one loop, loneChunk keys of each in
 // turn, with no software prefetch, so that K and V stream from memory
 // side by side, as kv-read reads them, and the scores' chains overlap
@@ -2765,6 +2775,19 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 // 1.11–1.55 of the time, of 16 1.39–1.72. Their P·V reloads and stores
 // four heads' outputs a chunk, and their phases' near prefetch already
 // keeps memory busier than a lone head's did.
+//
+// Whether a call takes the path is the caller's (the pipe argument): the
+// Go side asks for it on the CPUs where it was measured faster
+// (lonePipelinedOn in decode_amd64.go). On an Intel Xeon (family 6 model
+// 207, 2.4 GHz, one thread, hd 128, sweeps alternated, 3–4 rounds) the
+// phases took, against the pipeline, from DRAM 0.68–0.82 of the time for
+// AVX-512 f16 (90 % of the paired kv-read against 70–76 %) and 0.82–0.91
+// for AVX2 f32 (100 % against 85–86 %); in cache AVX2 f32 0.85–0.95, but
+// AVX-512 f16 in L2 (ctx 4096) 1.08–1.18. Also measured there, not kept:
+// the fused loop prefetching the four rows of K and of V one tile ahead
+// after each step, PREFETCHT1: from DRAM 1.02 of the phases' time (85–89
+// % of the read), in cache 1.04–1.26 (the pipeline's gain there gone);
+// PREFETCHT0: from DRAM 1.10.
 func (t tier) lonePipelined() bool {
 	if t.pos || t.kv.q8 {
 		return false
