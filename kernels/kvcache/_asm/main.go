@@ -64,6 +64,16 @@ func main() {
 //     (f32) of the time position-major, 0.91 and 0.88 head-major; in L3
 //     a token's append 0.83 (f16) and 0.96 (f32) head-major, 0.92 and
 //     1.00 position-major, batch-copy 0.96–1.00.
+//   - AVX2 f32 stores a 64-byte line's two ymm halves back to back (K's
+//     two, then V's two), not a half of K, a half of V, the other half of
+//     K: on an Intel Xeon (family 6 model 207; sweeps alternated, 3–4
+//     rounds, against the halves alternating) batch-copy from DRAM took
+//     0.68–0.95 of the time head-major (91–103 % of the paired kv-copy
+//     against 64–94 %) and 0.69–1.01 position-major, in L3 0.85–0.91 and
+//     0.66–0.74 (96–100 % of the copy), a token's append 0.84–1.01 and
+//     0.75–0.79. AVX2 f16 (four xmm stores a line) the same way took
+//     1.08–1.13 from DRAM: it keeps the halves alternating. Measured on
+//     Intel only: an AMD session should A/B it.
 func pairedRows(name string, f16 bool, w int) {
 	Implement(name)
 	Attributes(NOSPLIT)
@@ -106,8 +116,26 @@ func pairedRows(name string, f16 bool, w int) {
 	TESTQ(n8, n8)
 	JZ(LabelRef(tail))
 	Label(by8)
-	for u := range unroll {
-		one(u)
+	if w == 8 && !f16 { // AVX2 f32: a line's two halves back to back (see the doc)
+		for u := 0; u < unroll; u += 2 {
+			for _, pp := range [2][2]GPVirtual{{sk, dk}, {sv, dv}} {
+				for uu := u; uu < u+2; uu++ {
+					x := vec()
+					VMOVUPS(Mem{Base: pp[0], Index: j, Scale: 4, Disp: 4 * w * uu}, x)
+					if f16 {
+						h := narrow(x)
+						VCVTPS2PH(Imm(0), x, h)
+						VMOVDQU(h, Mem{Base: pp[1], Index: j, Scale: 2, Disp: 2 * w * uu})
+					} else {
+						VMOVUPS(x, Mem{Base: pp[1], Index: j, Scale: 4, Disp: 4 * w * uu})
+					}
+				}
+			}
+		}
+	} else {
+		for u := range unroll {
+			one(u)
+		}
 	}
 	ADDQ(U32(unroll*w), j)
 	CMPQ(j, n8)
