@@ -96,17 +96,22 @@ func pairedRows(name string, f16 bool, w int) {
 	MOVQ(n, n8)
 	ANDQ(U32(^uint32(unroll*w-1)), n8) // values done eight vectors at a time
 	row, by8, by1, tail, next, done := name+"_row", name+"_by8", name+"_by1", name+"_tail", name+"_next", name+"_done"
-	one := func(u int) {
-		for _, pp := range [2][2]GPVirtual{{sk, dk}, {sv, dv}} {
-			x := vec()
-			VMOVUPS(Mem{Base: pp[0], Index: j, Scale: 4, Disp: 4 * w * u}, x)
-			if f16 {
-				h := narrow(x)
-				VCVTPS2PH(Imm(0), x, h)
-				VMOVDQU(h, Mem{Base: pp[1], Index: j, Scale: 2, Disp: 2 * w * u})
-			} else {
-				VMOVUPS(x, Mem{Base: pp[1], Index: j, Scale: 4, Disp: 4 * w * u})
-			}
+	streams := [2][2]GPVirtual{{sk, dk}, {sv, dv}} // K's src and dst, V's
+	// vector stores vector u of a stream: loaded, converted, stored.
+	vector := func(pp [2]GPVirtual, u int) {
+		x := vec()
+		VMOVUPS(Mem{Base: pp[0], Index: j, Scale: 4, Disp: 4 * w * u}, x)
+		if f16 {
+			h := narrow(x)
+			VCVTPS2PH(Imm(0), x, h)
+			VMOVDQU(h, Mem{Base: pp[1], Index: j, Scale: 2, Disp: 2 * w * u})
+		} else {
+			VMOVUPS(x, Mem{Base: pp[1], Index: j, Scale: 4, Disp: 4 * w * u})
+		}
+	}
+	one := func(u int) { // vector u of K, then of V
+		for _, pp := range streams {
+			vector(pp, u)
 		}
 	}
 	TESTQ(nrows, nrows)
@@ -118,18 +123,9 @@ func pairedRows(name string, f16 bool, w int) {
 	Label(by8)
 	if w == 8 && !f16 { // AVX2 f32: a line's two halves back to back (see the doc)
 		for u := 0; u < unroll; u += 2 {
-			for _, pp := range [2][2]GPVirtual{{sk, dk}, {sv, dv}} {
-				for uu := u; uu < u+2; uu++ {
-					x := vec()
-					VMOVUPS(Mem{Base: pp[0], Index: j, Scale: 4, Disp: 4 * w * uu}, x)
-					if f16 {
-						h := narrow(x)
-						VCVTPS2PH(Imm(0), x, h)
-						VMOVDQU(h, Mem{Base: pp[1], Index: j, Scale: 2, Disp: 2 * w * uu})
-					} else {
-						VMOVUPS(x, Mem{Base: pp[1], Index: j, Scale: 4, Disp: 4 * w * uu})
-					}
-				}
+			for _, pp := range streams {
+				vector(pp, u)
+				vector(pp, u+1)
 			}
 		}
 	} else {
