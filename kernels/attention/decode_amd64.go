@@ -59,14 +59,16 @@ func init() {
 // whose doc has the measurements). Which is faster is the CPU's:
 //
 //   - AMD (Zen 5, where it was built): the pipeline, from DRAM 0.81–0.90
-//     of the phases' time, in L3 0.81–0.87, in L2 0.89–0.95.
+//     of the phases' time, in L3 0.81–0.84, in L2 0.89–0.95.
 //   - Intel (Xeon family 6 model 207, 2.4 GHz, one thread, hd 128,
 //     sweeps alternated, 3–4 rounds, the phases' time over the
 //     pipeline's): from DRAM (ctx 32768 --cold) AVX-512 f16 0.68–0.82
 //     (90 % of the paired kv-read against 70–76 %), AVX2 f32 0.82–0.91
-//     (100 % against 85–86 %); in cache AVX2 f32 0.85–0.95, but AVX-512
-//     f16 in L2 (ctx 4096, 2 MB) 1.08–1.18 (63–66 % of the read against
-//     76–86 %). A decode's cache mostly comes from DRAM: the phases.
+//     (100 % against 85–86 %; ctx 4096 --cold 0.85–0.89); warm, AVX2 f32
+//     at ctx 2048 0.95 (median of 3, points unstable), but AVX-512 f16 in
+//     L2 (ctx 1024 and 4096) medians 1.12–1.18 (at ctx 4096 63–66 % of
+//     the read against 76–86 %; hd 64 about even). A decode's cache
+//     mostly comes from DRAM: the phases.
 //
 // Other vendors take the phases, the kernels' older and more measured
 // path. The tests run both paths on every CPU (gate's lonePaths).

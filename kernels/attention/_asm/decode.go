@@ -2782,8 +2782,9 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 // 207, 2.4 GHz, one thread, hd 128, sweeps alternated, 3–4 rounds) the
 // phases took, against the pipeline, from DRAM 0.68–0.82 of the time for
 // AVX-512 f16 (90 % of the paired kv-read against 70–76 %) and 0.82–0.91
-// for AVX2 f32 (100 % against 85–86 %); in cache AVX2 f32 0.85–0.95, but
-// AVX-512 f16 in L2 (ctx 4096) 1.08–1.18. Also measured there, not kept:
+// for AVX2 f32 (100 % against 85–86 %; ctx 4096 --cold 0.85–0.89); warm,
+// AVX2 f32 at ctx 2048 0.95, but AVX-512 f16 in L2 (ctx 1024 and 4096,
+// hd 128) medians 1.12–1.18. Also measured there, not kept:
 // the fused loop prefetching the four rows of K and of V one tile ahead
 // after each step, PREFETCHT1: from DRAM 1.02 of the phases' time (85–89
 // % of the read), in cache 1.04–1.26 (the pipeline's gain there gone);
