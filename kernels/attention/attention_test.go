@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ckbench/ckbench/kernels/buf"
+	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/kernels/isa/isatest"
 )
 
@@ -230,9 +231,10 @@ func gate(t *testing.T, im Impl, p Params, fill pattern) {
 
 // lonePaths is im, and where p runs a lone head, im with the other lone
 // path (the pipeline or the phases: Impl.lonePipe) after it, so that
-// every CPU checks both, not only the one it takes by default.
+// every CPU checks both, not only the one it takes by default. The
+// generic tier has one path (flashGeneric ignores pipe): it runs once.
 func lonePaths(im Impl, p Params) []Impl {
-	if p.Kernel != DecodeFlash && p.Group() != 1 {
+	if im.Tier == isa.Generic || (p.Kernel != DecodeFlash && p.Group() != 1) {
 		return []Impl{im}
 	}
 	other := im
